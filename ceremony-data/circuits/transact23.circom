@@ -1,0 +1,6 @@
+pragma circom 2.1.0;
+
+include "lib/mix-chain.circom";
+
+// Test stand-in for the production `transact23` circuit: 12 public inputs, 500 rounds.
+component main {public [pub]} = MixChain(12, 500);

@@ -1,0 +1,19 @@
+import { Command } from 'commander';
+import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
+import { stderrProgress } from './shared-options.ts';
+
+export function auditCommand(): Command {
+  return new Command('audit')
+    .description('re-verify a published ceremony folder from its files alone: every link, every final key, the transcript and the manifest')
+    .argument('<dir>', 'published ceremony folder (ceremony.json, circuits, ptau, chains, transcript, final)')
+    .option('--quiet', 'no progress lines on stderr')
+    .action(async (dir: string, options: { quiet?: boolean }) => {
+      const report = await auditCeremony(dir, options.quiet ? undefined : stderrProgress);
+      for (const finding of report.findings) {
+        process.stdout.write(`${finding.subject} ${finding.ok ? 'ok' : 'FAIL'}: ${finding.summary}\n`);
+      }
+      const failures = report.findings.filter((f) => !f.ok).length;
+      process.stdout.write(failures === 0 ? 'audit passed\n' : `audit FAILED: ${failures} problem${failures === 1 ? '' : 's'}\n`);
+      if (failures > 0) process.exitCode = 1;
+    });
+}

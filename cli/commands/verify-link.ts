@@ -1,0 +1,23 @@
+import { Command } from 'commander';
+import { CoordinatorError } from '../../core/errors.ts';
+import { parseBeaconParameters } from '../../core/finalise/beacon-parameters.ts';
+import type { LinkExpectation } from '../../core/verify/check-link-structure.ts';
+import { verifyLink } from '../../core/verify/verify-link.ts';
+
+export function verifyLinkCommand(): Command {
+  return new Command('verify-link')
+    .description('check that NEXT is a valid next link on the already-verified PREV (no r1cs or ptau needed); prints the contribution hash')
+    .argument('<prev>', 'the verified head zkey')
+    .argument('<next>', 'the candidate zkey')
+    .option('--beacon <hex>', 'NEXT must be the final beacon contribution with this beacon (hexadecimal)')
+    .option('--iterations <n>', 'with --beacon: the beacon is hashed 2^n times (10..63)')
+    .action(async (prev: string, next: string, options: { beacon?: string; iterations?: string }) => {
+      if ((options.beacon === undefined) !== (options.iterations === undefined)) {
+        throw new CoordinatorError('usage.invalid_arguments', '--beacon and --iterations go together');
+      }
+      const expect: LinkExpectation = options.beacon !== undefined ? { kind: 'beacon', ...parseBeaconParameters(options.beacon, options.iterations!) } : { kind: 'random' };
+      const link = await verifyLink(prev, next, { expect });
+      process.stdout.write(`${link.contributionHash}\n`);
+      process.stderr.write(`valid: contribution #${link.index}${link.recordedName ? ` by "${link.recordedName}"` : ''} extends ${prev}\n`);
+    });
+}

@@ -1,0 +1,193 @@
+/**
+ * `ceremony audit DIR`: re-verifies a published ceremony from its files alone: the configuration,
+ * r1cs and ptau (inputs), every zkey of every chain, the transcript, the final keys and the
+ * manifest. Nothing is taken on trust: contribution 0 is rebuilt from r1cs + ptau, every link is
+ * verified against the one before it, every file is hashed against the transcript, the final key
+ * is checked as the announced beacon applied to the last head, and the manifest is recomputed.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import * as snarkjs from 'snarkjs';
+import { loadCeremonyConfig, type CeremonyConfig } from '../config/ceremony-config.ts';
+import { ceremonyPaths, type CeremonyPaths } from '../chain/ceremony-paths.ts';
+import { Transcript } from '../transcript/transcript.ts';
+import { chainsFromTranscript, type CircuitChain } from '../ceremony/open-ceremony.ts';
+import { checkCeremonyInputs } from '../ceremony/init-ceremony.ts';
+import { hashFile } from '../crypto/file-hash.ts';
+import { verifyContribution } from '../verify/verify-contribution.ts';
+import { CoordinatorError, isCoordinatorError } from '../errors.ts';
+import { deltaEntryFromVerificationKey, type DeltaEntry, type VerificationKeyDelta } from '../manifest/delta-manifest.ts';
+import { silentProgress, type Progress } from '../ceremony/progress.ts';
+
+export interface AuditFinding {
+  /** A circuit name, or `inputs`, `transcript`, `manifest`. */
+  subject: string;
+  ok: boolean;
+  summary: string;
+}
+
+export interface AuditReport {
+  ok: boolean;
+  finalised: boolean;
+  findings: AuditFinding[];
+}
+
+function describe(error: unknown): string {
+  return isCoordinatorError(error) ? `[${error.code}] ${error.message}` : (error as Error).message;
+}
+
+async function expectFileHash(filePath: string, expected: string, what: string): Promise<void> {
+  let actual: string;
+  try {
+    actual = await hashFile(filePath);
+  } catch {
+    throw new CoordinatorError('chain.file_missing', `${what} (${path.basename(filePath)}) is missing`);
+  }
+  if (actual !== expected) throw new CoordinatorError('chain.file_hash_mismatch', `${what} (${path.basename(filePath)}) is not the file the transcript records`);
+}
+
+async function auditChain(
+  config: CeremonyConfig,
+  paths: CeremonyPaths,
+  chain: CircuitChain,
+  scratchDir: string,
+  progress: Progress,
+): Promise<{ summary: string; manifestEntry?: DeltaEntry }> {
+  const name = chain.circuit.name;
+  if (!chain.init) throw new CoordinatorError('transcript.corrupt', 'the transcript has no contribution 0 for this circuit');
+  const initPath = paths.zkeyPath(name, 0);
+
+  progress(`${name}: rebuilding contribution 0 from the r1cs and the ptau`);
+  await expectFileHash(initPath, chain.init.fileHash, 'contribution 0');
+  const rebuilt = path.join(scratchDir, `${name}_0000.zkey`);
+  await snarkjs.zKey.newZKey(chain.circuit.r1csPath, config.ptauPath, rebuilt);
+  if ((await hashFile(rebuilt)) !== chain.init.fileHash) {
+    throw new CoordinatorError('chain.file_hash_mismatch', 'contribution 0 is not the key that the r1cs and the ptau produce');
+  }
+
+  let previous = initPath;
+  for (const entry of chain.contributions) {
+    progress(`${name}: verifying contribution ${entry.index}`);
+    const current = paths.zkeyPath(name, entry.index);
+    await expectFileHash(current, entry.fileHash, `contribution ${entry.index}`);
+    const link = await verifyContribution({ initZkeyPath: initPath, ptauPath: config.ptauPath, headZkeyPath: previous, candidatePath: current });
+    if (link.contributionHash !== entry.contributionHash) {
+      throw new CoordinatorError('transcript.corrupt', `contribution ${entry.index}: the transcript records a different contribution hash`);
+    }
+    previous = current;
+  }
+
+  if (!chain.beacon) return { summary: `${chain.contributions.length} contributions verified; not finalised` };
+
+  progress(`${name}: verifying the final key`);
+  const finalPath = paths.finalZkeyPath(name);
+  await expectFileHash(finalPath, chain.beacon.fileHash, 'the final key');
+  const link = await verifyContribution({
+    initZkeyPath: initPath,
+    ptauPath: config.ptauPath,
+    headZkeyPath: previous,
+    candidatePath: finalPath,
+    expect: { kind: 'beacon', beaconHex: chain.beacon.beacon, iterationsExp: chain.beacon.iterationsExp },
+  });
+  if (link.contributionHash !== chain.beacon.contributionHash) {
+    throw new CoordinatorError('transcript.corrupt', 'the final key: the transcript records a different beacon contribution hash');
+  }
+  const vkey = (await snarkjs.zKey.exportVerificationKey(finalPath)) as unknown as VerificationKeyDelta;
+  const published = await readFile(paths.verificationKeyPath(name), 'utf8').then(JSON.parse, () => undefined);
+  if (published === undefined || JSON.stringify(published) !== JSON.stringify(vkey)) {
+    throw new CoordinatorError('chain.file_hash_mismatch', `${name}.vkey.json is missing or is not the verification key of the final key`);
+  }
+  return {
+    summary: `${chain.contributions.length} contributions + beacon verified, final contribution hash ${link.contributionHash.slice(0, 16)}…`,
+    manifestEntry: deltaEntryFromVerificationKey(vkey),
+  };
+}
+
+async function auditManifest(paths: CeremonyPaths, expected: Map<string, DeltaEntry>, manifestHash: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(paths.manifestPath, 'utf8');
+  } catch {
+    throw new CoordinatorError('chain.file_missing', 'final/manifest.json is missing');
+  }
+  if (createHash('blake2b512').update(text).digest('hex') !== manifestHash) {
+    throw new CoordinatorError('chain.file_hash_mismatch', 'manifest.json is not the manifest the transcript records');
+  }
+  let manifest: Record<string, DeltaEntry>;
+  try {
+    manifest = JSON.parse(text);
+  } catch {
+    throw new CoordinatorError('input.not_json', 'manifest.json is not valid JSON');
+  }
+  const names = Object.keys(manifest);
+  const wanted = [...expected.keys()];
+  if (names.length !== wanted.length || names.some((n, i) => n !== wanted[i])) {
+    throw new CoordinatorError('input.invalid', `manifest.json lists ${names.join(', ')}; expected ${wanted.join(', ')}`);
+  }
+  for (const [verifier, entry] of expected) {
+    const found = manifest[verifier];
+    if (found?.deltax1 !== entry.deltax1 || found?.deltax2 !== entry.deltax2) {
+      throw new CoordinatorError('input.invalid', `manifest entry ${verifier} does not match the delta of the final key`);
+    }
+  }
+  return `${names.length} verifiers match the final keys`;
+}
+
+export async function auditCeremony(dir: string, progress: Progress = silentProgress): Promise<AuditReport> {
+  const findings: AuditFinding[] = [];
+  const record = (subject: string, ok: boolean, summary: string): void => {
+    findings.push({ subject, ok, summary });
+  };
+  const config = await loadCeremonyConfig(dir);
+  const paths = ceremonyPaths(config.dataDir);
+
+  try {
+    await checkCeremonyInputs(config);
+    record('inputs', true, `${config.circuits.length} r1cs files match the configuration; the ptau covers them`);
+  } catch (error) {
+    record('inputs', false, describe(error));
+    return { ok: false, finalised: false, findings };
+  }
+
+  let chains: Map<string, CircuitChain>;
+  let finalisedEntry;
+  try {
+    const transcript = await Transcript.load(paths.transcriptPath, config.id);
+    chains = chainsFromTranscript(config, transcript.entries);
+    finalisedEntry = transcript.entries.find((e) => e.type === 'finalised');
+    record('transcript', true, `${transcript.entries.length} entries, hash chain intact`);
+  } catch (error) {
+    record('transcript', false, describe(error));
+    return { ok: false, finalised: false, findings };
+  }
+
+  const scratchDir = await mkdtemp(path.join(tmpdir(), 'ceremony-audit-'));
+  const manifest = new Map<string, DeltaEntry>();
+  try {
+    for (const chain of chains.values()) {
+      try {
+        const result = await auditChain(config, paths, chain, scratchDir, progress);
+        if (result.manifestEntry) manifest.set(chain.circuit.verifier, result.manifestEntry);
+        record(chain.circuit.name, true, result.summary);
+      } catch (error) {
+        record(chain.circuit.name, false, describe(error));
+      }
+    }
+  } finally {
+    await rm(scratchDir, { recursive: true, force: true });
+  }
+
+  if (finalisedEntry?.type === 'finalised') {
+    try {
+      if (manifest.size !== config.circuits.length) throw new CoordinatorError('input.invalid', 'not every final key verified, so the manifest cannot be recomputed');
+      record('manifest', true, await auditManifest(paths, manifest, finalisedEntry.manifestHash));
+    } catch (error) {
+      record('manifest', false, describe(error));
+    }
+  } else {
+    record('manifest', true, 'the ceremony is not finalised yet: no manifest to check');
+  }
+  return { ok: findings.every((f) => f.ok), finalised: Boolean(finalisedEntry), findings };
+}

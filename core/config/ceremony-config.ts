@@ -1,0 +1,114 @@
+/**
+ * The ceremony's configuration (`ceremony.json` in the data folder), validated once at load into
+ * a frozen object with absolute paths. A bad field is named in the error.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { CoordinatorError } from '../errors.ts';
+
+export const CONFIG_FILE_NAME = 'ceremony.json';
+
+const circuitSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'a circuit name is letters, digits and underscores'),
+    verifier: z.string().regex(/^[A-Z][A-Za-z0-9_]*$/, 'a verifier name is a Solidity contract name'),
+    publicInputs: z.number().int().positive(),
+    r1cs: z.string().min(1),
+  })
+  .strict();
+
+const configSchema = z
+  .object({
+    /** Identifies the ceremony (also the scope of anonymous sign-in proofs). */
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'an id is lower-case letters, digits and dashes'),
+    title: z.string().min(1).default('Groth16 Phase 2 ceremony'),
+    /**
+     * True for a test network ceremony: its keys may be built on a powers of tau whose secret is
+     * known, and must never be used for mainnet verifiers.
+     */
+    testNetwork: z.boolean().default(false),
+    ptau: z.string().min(1),
+    circuits: z.array(circuitSchema).min(1),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    const seen = new Map<string, number>();
+    config.circuits.forEach((circuit, index) => {
+      for (const key of ['name', 'verifier'] as const) {
+        const label = `${key}:${circuit[key]}`;
+        if (seen.has(label)) {
+          ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['circuits', index, key], message: `duplicate ${key} "${circuit[key]}"` });
+        }
+        seen.set(label, index);
+      }
+    });
+  });
+
+export interface CircuitConfig {
+  name: string;
+  verifier: string;
+  publicInputs: number;
+  /** Absolute path of the circuit's r1cs. */
+  r1csPath: string;
+  /** The path as written in ceremony.json, relative to the data folder. */
+  r1cs: string;
+}
+
+export interface CeremonyConfig {
+  dataDir: string;
+  id: string;
+  title: string;
+  testNetwork: boolean;
+  ptauPath: string;
+  ptau: string;
+  circuits: readonly CircuitConfig[];
+}
+
+function formatIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
+}
+
+/** Parses an already-read configuration object. `dataDir` anchors its relative paths. */
+export function parseCeremonyConfig(raw: unknown, dataDir: string): CeremonyConfig {
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new CoordinatorError('config.invalid', `${path.join(dataDir, CONFIG_FILE_NAME)} is invalid: ${formatIssues(parsed.error)}`);
+  }
+  const absoluteDir = path.resolve(dataDir);
+  const config: CeremonyConfig = {
+    dataDir: absoluteDir,
+    id: parsed.data.id,
+    title: parsed.data.title,
+    testNetwork: parsed.data.testNetwork,
+    ptau: parsed.data.ptau,
+    ptauPath: path.resolve(absoluteDir, parsed.data.ptau),
+    circuits: parsed.data.circuits.map((circuit) => Object.freeze({ ...circuit, r1csPath: path.resolve(absoluteDir, circuit.r1cs) })),
+  };
+  return Object.freeze(config);
+}
+
+export async function loadCeremonyConfig(dataDir: string): Promise<CeremonyConfig> {
+  const file = path.join(dataDir, CONFIG_FILE_NAME);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    throw new CoordinatorError('config.not_found', `no ceremony configuration at ${file} (is --data the right folder?)`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new CoordinatorError('config.invalid', `${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  return parseCeremonyConfig(raw, dataDir);
+}
+
+export function findCircuit(config: CeremonyConfig, name: string): CircuitConfig {
+  const circuit = config.circuits.find((c) => c.name === name);
+  if (!circuit) {
+    throw new CoordinatorError('circuit.unknown', `unknown circuit "${name}"; this ceremony has: ${config.circuits.map((c) => c.name).join(', ')}`);
+  }
+  return circuit;
+}

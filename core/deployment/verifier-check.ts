@@ -1,0 +1,25 @@
+/**
+ * The result shape shared by both deployment checks (`verifyDeployment`, `checkManifest`): one
+ * line per verifier, plus at most one cause that failed them all (reported once, not per line).
+ */
+
+export interface VerifierCheck {
+  verifier: string;
+  match: boolean;
+  /** Why this verifier did not match; empty on a match and when `CheckReport.failure` explains it. */
+  reasons: string[];
+  /** Reported whatever the result, e.g. a delta equal to gamma (a key without Phase 2). */
+  warnings: string[];
+}
+
+export interface CheckReport {
+  /** A cause that failed every verifier that needed it, e.g. an RPC endpoint that cannot be reached. */
+  failure?: string;
+  /** In manifest order. */
+  verifiers: VerifierCheck[];
+}
+
+/** True only when there is at least one verifier and every one matched. */
+export function allVerifiersMatch(report: CheckReport): boolean {
+  return report.verifiers.length > 0 && report.verifiers.every((check) => check.match);
+}

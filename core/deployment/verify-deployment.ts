@@ -1,0 +1,154 @@
+/**
+ * The deployment check of the service document ("Verifier contracts"): for each verifier of the
+ * manifest, read the deployed bytecode and require both delta x coordinates, in hex without
+ * leading zeros, to occur in it. The compiler stores a constant padded to 32 bytes or, with the
+ * optimizer, without its leading zero bytes; the unpadded hex string is a substring of both.
+ *
+ * Every verifier gets its own result; an RPC endpoint that cannot be reached at all is reported
+ * once. All network calls have bounded timeouts, so the check never hangs.
+ */
+import { BaseError, createPublicClient, http, isAddress, type Address, type PublicClient } from 'viem';
+import { CoordinatorError } from '../errors.ts';
+import type { DeltaEntry } from '../manifest/delta-manifest.ts';
+import { deltaIsG2Generator } from './delta-is-g2-generator.ts';
+import { parseDeltaEntry } from './parse-delta-entry.ts';
+import type { UncheckedManifest } from './read-manifest-file.ts';
+import type { UncheckedVerifierAddresses } from './read-verifiers-file.ts';
+import type { CheckReport, VerifierCheck } from './verifier-check.ts';
+
+export interface VerifyDeploymentOptions {
+  /** JSON-RPC endpoint (http or https) of the network being checked. */
+  rpcUrl: string;
+  /** Verifier name → `{ deltax1, deltax2 }`; entries are validated one by one. */
+  manifest: UncheckedManifest;
+  /** Verifier name → deployed address on that network. */
+  verifiers: UncheckedVerifierAddresses;
+  /** Timeout of the eth_chainId reachability probe, no retry. Default 5000 ms. */
+  probeTimeoutMs?: number;
+  /** Timeout of each eth_getCode request, retried once. Default 15000 ms. */
+  requestTimeoutMs?: number;
+}
+
+const DEFAULT_PROBE_TIMEOUT_MS = 5_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 15_000;
+
+export const GENERATOR_DELTA_WARNING =
+  'delta equals gamma (the G2 generator): the key never went through Phase 2 and anyone can forge its proofs; ' +
+  'every verifier carries the gamma constants, so a match proves nothing';
+
+interface PendingCheck {
+  check: VerifierCheck;
+  delta?: DeltaEntry;
+  address?: Address;
+}
+
+export async function verifyDeployment(options: VerifyDeploymentOptions): Promise<CheckReport> {
+  const rpcUrl = requireHttpUrl(options.rpcUrl);
+  const pending = Object.entries(options.manifest).map(([verifier, entry]) =>
+    // Own properties only: a name like `constructor` must not find Object.prototype's.
+    prepareCheck(verifier, entry, Object.hasOwn(options.verifiers, verifier) ? options.verifiers[verifier] : undefined),
+  );
+
+  const needCode = pending.filter((p) => p.address !== undefined);
+  let failure: string | undefined;
+  if (needCode.length > 0) {
+    failure = await probeEndpoint(rpcUrl, options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS);
+  }
+  if (failure === undefined && needCode.length > 0) {
+    const client = createPublicClient({
+      transport: http(rpcUrl, { timeout: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, retryCount: 1 }),
+    });
+    // Concurrent: a manifest lists a handful of verifiers, and this bounds the total time by one
+    // request's timeout instead of their sum.
+    await Promise.all(needCode.map((p) => compareBytecode(client, p)));
+  }
+
+  for (const p of pending) {
+    p.check.match = p.check.reasons.length === 0 && failure === undefined && p.address !== undefined;
+  }
+  return { ...(failure === undefined ? {} : { failure }), verifiers: pending.map((p) => p.check) };
+}
+
+/** A malformed endpoint is a usage error (exit 2), not a network being down. */
+function requireHttpUrl(rpcUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(rpcUrl);
+  } catch {
+    throw new CoordinatorError('usage.invalid_arguments', `RPC URL ${JSON.stringify(rpcUrl)} is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new CoordinatorError('usage.invalid_arguments', `RPC URL ${rpcUrl} must be http:// or https://`);
+  }
+  return rpcUrl;
+}
+
+function prepareCheck(verifier: string, entry: unknown, address: unknown): PendingCheck {
+  const check: VerifierCheck = { verifier, match: false, reasons: [], warnings: [] };
+  const pending: PendingCheck = { check };
+
+  const parsed = parseDeltaEntry(entry);
+  if (parsed.ok) {
+    pending.delta = parsed.delta;
+    if (deltaIsG2Generator(parsed.delta)) check.warnings.push(GENERATOR_DELTA_WARNING);
+  } else {
+    check.reasons.push(...parsed.reasons);
+  }
+
+  if (address === undefined) {
+    check.reasons.push('no address in the verifiers file');
+  } else if (typeof address !== 'string' || !isAddress(address)) {
+    check.reasons.push(`address ${JSON.stringify(address)} is not a valid address (0x + 40 hex digits, EIP-55 checksum if mixed case)`);
+  } else {
+    // Fetched even when the entry is broken, so the output also says whether a contract is there.
+    pending.address = address;
+  }
+  return pending;
+}
+
+/** Returns why the endpoint cannot be used, or undefined when it answered eth_chainId. */
+async function probeEndpoint(rpcUrl: string, timeoutMs: number): Promise<string | undefined> {
+  const probe = createPublicClient({ transport: http(rpcUrl, { timeout: timeoutMs, retryCount: 0 }) });
+  try {
+    await probe.getChainId();
+    return undefined;
+  } catch (error) {
+    return `RPC endpoint ${rpcUrl} cannot be reached (eth_chainId, ${timeoutMs} ms timeout): ${describeError(error)}`;
+  }
+}
+
+async function compareBytecode(client: PublicClient, pending: PendingCheck): Promise<void> {
+  const { check, address, delta } = pending;
+  if (address === undefined) return;
+  let code: string | undefined;
+  try {
+    code = await client.getCode({ address, blockTag: 'latest' });
+  } catch (error) {
+    check.reasons.push(`eth_getCode at ${address} failed: ${describeError(error)}`);
+    return;
+  }
+  if (code === undefined || code === '0x') {
+    check.reasons.push(`no contract code at ${address}`);
+    return;
+  }
+  if (delta === undefined) return;
+  const bytecode = code.toLowerCase();
+  for (const field of ['deltax1', 'deltax2'] as const) {
+    const hex = BigInt(delta[field]).toString(16);
+    if (!bytecode.includes(hex)) check.reasons.push(`${field} (0x${hex}) does not occur in the bytecode at ${address}`);
+  }
+}
+
+/**
+ * viem's messages span many lines (URL, body, version). Keep the first line of its summary, the
+ * server's or transport's details, and a non-viem root cause such as `connect ECONNREFUSED ...`.
+ */
+function describeError(error: unknown): string {
+  const firstLine = (text: string) => text.split('\n')[0]!.trim().replace(/\.$/, '');
+  if (!(error instanceof BaseError)) return firstLine(error instanceof Error ? error.message : String(error));
+  let root: unknown = error;
+  while (root instanceof Error && root.cause instanceof Error) root = root.cause;
+  const parts = [firstLine(error.shortMessage), error.details ? firstLine(error.details) : undefined];
+  if (root instanceof Error && !(root instanceof BaseError)) parts.push(firstLine(root.message));
+  return parts.filter((part, i): part is string => !!part && parts.indexOf(part) === i).join(': ');
+}

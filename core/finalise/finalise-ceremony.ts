@@ -1,0 +1,137 @@
+/**
+ * `ceremony finalise`: applies the random beacon to the head of every chain, checks each final key
+ * as a link (the beacon record must be exactly the announced beacon) and against contribution 0,
+ * then writes the final keys, verification keys, Solidity verifiers and the delta manifest.
+ *
+ * Resumable: a circuit whose beacon entry is already in the transcript is not redone, so a crash
+ * half-way is finished by running the same command again (with the same beacon).
+ */
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import * as snarkjs from 'snarkjs';
+import { commitFile, tempPathFor, writeFileAtomic } from '../fs/atomic-write.ts';
+import { hashFile } from '../crypto/file-hash.ts';
+import { CoordinatorError } from '../errors.ts';
+import { withCeremonyLock } from '../chain/ceremony-lock.ts';
+import { ceremonyPaths } from '../chain/ceremony-paths.ts';
+import { verifyContribution } from '../verify/verify-contribution.ts';
+import { openCeremony, type CeremonyState, type CircuitChain } from '../ceremony/open-ceremony.ts';
+import { silentProgress, type Progress } from '../ceremony/progress.ts';
+import { deltaEntryFromVerificationKey, serialiseManifest, type DeltaManifest, type VerificationKeyDelta } from '../manifest/delta-manifest.ts';
+import { exportSolidityVerifier } from './solidity-verifier.ts';
+import type { BeaconParameters } from './beacon-parameters.ts';
+
+export const FINAL_BEACON_NAME = 'Final beacon';
+
+export interface FinalisedCircuit {
+  circuit: string;
+  verifier: string;
+  contributions: number;
+  contributionHash: string;
+  fileHash: string;
+}
+
+export interface FinaliseResult {
+  circuits: FinalisedCircuit[];
+  manifest: DeltaManifest;
+  manifestPath: string;
+}
+
+function checkReadyToFinalise(state: CeremonyState, beacon: BeaconParameters): void {
+  if (state.finalised) throw new CoordinatorError('ceremony.finalised', 'the ceremony is already finalised');
+  const chains = [...state.chains.values()];
+  if (chains.some((chain) => !chain.head)) {
+    throw new CoordinatorError('ceremony.not_initialised', 'the ceremony is not initialised; run `ceremony init` first');
+  }
+  const bare = chains.filter((chain) => chain.headIndex < 1).map((chain) => chain.circuit.name);
+  if (bare.length > 0) {
+    throw new CoordinatorError(
+      'finalise.no_contributions',
+      `no contribution beyond contribution 0 for: ${bare.join(', ')}; a key with no contribution is not secret to anyone`,
+    );
+  }
+  for (const chain of chains) {
+    if (chain.beacon && (chain.beacon.beacon !== beacon.beaconHex || chain.beacon.iterationsExp !== beacon.iterationsExp)) {
+      throw new CoordinatorError(
+        'finalise.beacon_mismatch',
+        `${chain.circuit.name} was already finalised with beacon ${chain.beacon.beacon} (2^${chain.beacon.iterationsExp}); finish with the same beacon`,
+      );
+    }
+  }
+}
+
+async function applyBeacon(state: CeremonyState, chain: CircuitChain, beacon: BeaconParameters): Promise<void> {
+  const name = chain.circuit.name;
+  const finalPath = state.paths.finalZkeyPath(name);
+  const staged = tempPathFor(finalPath);
+  try {
+    const headPath = state.paths.zkeyPath(name, chain.headIndex);
+    const made = await snarkjs.zKey.beacon(headPath, staged, FINAL_BEACON_NAME, beacon.beaconHex, beacon.iterationsExp);
+    if (made === false) throw new CoordinatorError('finalise.bad_beacon', `snarkjs refused the beacon for ${name}`);
+    let link;
+    try {
+      link = await verifyContribution({
+        initZkeyPath: state.paths.zkeyPath(name, 0),
+        ptauPath: state.config.ptauPath,
+        headZkeyPath: headPath,
+        candidatePath: staged,
+        expect: { kind: 'beacon', ...beacon },
+      });
+    } catch (error) {
+      throw new CoordinatorError('finalise.verification_failed', `the final key of ${name} failed verification: ${(error as Error).message}`);
+    }
+    const fileHash = await hashFile(staged);
+    await commitFile(staged, finalPath);
+    await state.transcript.append([
+      {
+        type: 'beacon',
+        circuit: name,
+        index: chain.headIndex + 1,
+        contributionHash: link.contributionHash,
+        fileHash,
+        beacon: beacon.beaconHex,
+        iterationsExp: beacon.iterationsExp,
+      },
+    ]);
+  } finally {
+    await rm(staged, { force: true });
+  }
+}
+
+export async function finaliseCeremony(dataDir: string, beacon: BeaconParameters, progress: Progress = silentProgress): Promise<FinaliseResult> {
+  return withCeremonyLock(ceremonyPaths(dataDir).lockPath, async () => {
+    let state = await openCeremony(dataDir);
+    checkReadyToFinalise(state, beacon);
+    await mkdir(state.paths.finalDir, { recursive: true });
+
+    for (const chain of state.chains.values()) {
+      if (chain.beacon) {
+        progress(`${chain.circuit.name}: beacon already applied, keeping it`);
+        continue;
+      }
+      progress(`${chain.circuit.name}: applying the beacon to contribution ${chain.headIndex} and verifying the final key`);
+      await applyBeacon(state, chain, beacon);
+    }
+
+    state = await openCeremony(dataDir);
+    const manifest: DeltaManifest = {};
+    const circuits: FinalisedCircuit[] = [];
+    for (const chain of state.chains.values()) {
+      const { name, verifier } = chain.circuit;
+      const finalPath = state.paths.finalZkeyPath(name);
+      if ((await hashFile(finalPath)) !== chain.beacon!.fileHash) {
+        throw new CoordinatorError('chain.file_hash_mismatch', `${finalPath} is not the final key the transcript records`);
+      }
+      progress(`${name}: exporting the verification key and ${verifier}.sol`);
+      const vkey = await snarkjs.zKey.exportVerificationKey(finalPath);
+      await writeFileAtomic(state.paths.verificationKeyPath(name), `${JSON.stringify(vkey, null, 1)}\n`);
+      await writeFileAtomic(state.paths.solidityVerifierPath(verifier), await exportSolidityVerifier(finalPath, verifier));
+      manifest[verifier] = deltaEntryFromVerificationKey(vkey as unknown as VerificationKeyDelta);
+      circuits.push({ circuit: name, verifier, contributions: chain.headIndex, contributionHash: chain.beacon!.contributionHash, fileHash: chain.beacon!.fileHash });
+    }
+    await writeFileAtomic(state.paths.manifestPath, serialiseManifest(manifest));
+    const manifestHash = createHash('blake2b512').update(await readFile(state.paths.manifestPath)).digest('hex');
+    await state.transcript.append([{ type: 'finalised', manifestHash }]);
+    return { circuits, manifest, manifestPath: state.paths.manifestPath };
+  });
+}

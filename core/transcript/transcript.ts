@@ -1,0 +1,149 @@
+/**
+ * The public transcript: an append-only, hash-chained log of every link of every chain (one JSON
+ * object a line). Each entry carries the hash of the one before, starting from a genesis hash
+ * bound to the ceremony id, so no entry can be changed, dropped or reordered without breaking
+ * every later hash. The whole file is rewritten through a temporary file and an atomic rename,
+ * so a crash leaves the previous transcript intact. It is the commit point of the CLI ceremony:
+ * a zkey is part of a chain only once its entry is here.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { CoordinatorError } from '../errors.ts';
+
+const hex = z.string().regex(/^[0-9a-f]+$/);
+const hash512 = z.string().regex(/^[0-9a-f]{128}$/);
+
+const base = {
+  seq: z.number().int().nonnegative(),
+  time: z.string().datetime(),
+  prevHash: hash512,
+  hash: hash512,
+};
+
+const entrySchema = z.discriminatedUnion('type', [
+  z.object({ ...base, type: z.literal('init'), circuit: z.string(), index: z.literal(0), circuitHash: hash512, fileHash: hash512 }).strict(),
+  z
+    .object({
+      ...base,
+      type: z.literal('contribution'),
+      circuit: z.string(),
+      index: z.number().int().positive(),
+      contributor: z.string(),
+      contributionHash: hash512,
+      fileHash: hash512,
+    })
+    .strict(),
+  z
+    .object({
+      ...base,
+      type: z.literal('beacon'),
+      circuit: z.string(),
+      index: z.number().int().positive(),
+      contributionHash: hash512,
+      fileHash: hash512,
+      beacon: hex,
+      iterationsExp: z.number().int(),
+    })
+    .strict(),
+  z.object({ ...base, type: z.literal('finalised'), manifestHash: hash512 }).strict(),
+]);
+
+export type TranscriptEntry = z.infer<typeof entrySchema>;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An entry as a caller proposes it; the transcript fills in sequence, time and hashes. */
+export type NewTranscriptEntry = DistributiveOmit<TranscriptEntry, 'seq' | 'time' | 'prevHash' | 'hash'> & { time?: string };
+
+/** JSON with keys sorted at every level: the form the entry hash is computed over. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function genesisHash(ceremonyId: string): string {
+  return createHash('blake2b512').update(`phase2-ceremony transcript genesis:${ceremonyId}`).digest('hex');
+}
+
+export function entryHash(entry: Omit<TranscriptEntry, 'hash'> | TranscriptEntry): string {
+  const { hash: _ignored, ...rest } = entry as TranscriptEntry;
+  return createHash('blake2b512').update(canonicalJson(rest)).digest('hex');
+}
+
+function corrupt(path: string, line: number, why: string): CoordinatorError {
+  return new CoordinatorError('transcript.corrupt', `transcript ${path}, line ${line}: ${why}`);
+}
+
+/** Parses and checks a transcript's text: schema, sequence numbers and the hash chain. */
+export function parseTranscript(text: string, ceremonyId: string, path = 'transcript'): TranscriptEntry[] {
+  const entries: TranscriptEntry[] = [];
+  let prevHash = genesisHash(ceremonyId);
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  lines.forEach((line, i) => {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(line);
+    } catch {
+      throw corrupt(path, i + 1, 'not valid JSON');
+    }
+    const parsed = entrySchema.safeParse(raw);
+    if (!parsed.success) throw corrupt(path, i + 1, `unexpected entry: ${parsed.error.issues.map((x) => `${x.path.join('.')} ${x.message}`).join('; ')}`);
+    const entry = parsed.data;
+    if (entry.seq !== i) throw corrupt(path, i + 1, `sequence number ${entry.seq}, expected ${i}`);
+    if (entry.prevHash !== prevHash) throw corrupt(path, i + 1, 'does not chain to the entry before it (prevHash differs)');
+    if (entryHash(entry) !== entry.hash) throw corrupt(path, i + 1, 'its hash does not match its contents');
+    prevHash = entry.hash;
+    entries.push(entry);
+  });
+  return entries;
+}
+
+export class Transcript {
+  private constructor(
+    readonly path: string,
+    readonly ceremonyId: string,
+    private readonly list: TranscriptEntry[],
+  ) {}
+
+  /** Loads and verifies the transcript; a missing file is an empty transcript. */
+  static async load(path: string, ceremonyId: string): Promise<Transcript> {
+    let text = '';
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    return new Transcript(path, ceremonyId, parseTranscript(text, ceremonyId, path));
+  }
+
+  get entries(): readonly TranscriptEntry[] {
+    return this.list;
+  }
+
+  get lastHash(): string {
+    return this.list.at(-1)?.hash ?? genesisHash(this.ceremonyId);
+  }
+
+  /** Appends entries durably (temp file + rename); returns them as written. */
+  async append(proposed: NewTranscriptEntry[]): Promise<TranscriptEntry[]> {
+    const added: TranscriptEntry[] = [];
+    let prevHash = this.lastHash;
+    for (const item of proposed) {
+      const unsigned = { ...item, seq: this.list.length + added.length, time: item.time ?? new Date().toISOString(), prevHash };
+      const entry = { ...unsigned, hash: entryHash(unsigned as TranscriptEntry) } as TranscriptEntry;
+      added.push(entry);
+      prevHash = entry.hash;
+    }
+    const all = [...this.list, ...added];
+    await writeFileAtomic(this.path, all.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
+    this.list.push(...added);
+    return added;
+  }
+}

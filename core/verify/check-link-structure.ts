@@ -1,0 +1,118 @@
+/**
+ * The structural half of deciding whether a candidate zkey is the next link on a verified head:
+ * same circuit (header, IC, coefficients, A, B1, B2 byte-equal), an MPC history that is the head's
+ * plus exactly one new record of the expected kind, a new delta that the header carries, and L and
+ * H of the head's sizes. No cryptography: both `verifyContribution` (which then asks snarkjs) and
+ * `verifyLink` (which checks the new record and L, H itself) start here, so a refusal carries the
+ * same code whichever path ran.
+ */
+import { CoordinatorError, type ErrorCode } from '../errors.ts';
+import {
+  CONTRIBUTION_TYPE,
+  FIXED_SECTIONS,
+  hashSection,
+  SECTION,
+  type ContributionRecord,
+  type ZkeyInfo,
+} from '../zkey/zkey-file.ts';
+
+/** What kind of record the new link must add. */
+export type LinkExpectation =
+  | { kind: 'random' }
+  | { kind: 'beacon'; beaconHex: string; iterationsExp: number };
+
+function refuse(code: ErrorCode, message: string): never {
+  throw new CoordinatorError(code, message);
+}
+
+async function sameSectionBytes(a: ZkeyInfo, b: ZkeyInfo, id: number): Promise<boolean> {
+  if (a.sections.get(id)?.size !== b.sections.get(id)?.size) return false;
+  const [ha, hb] = await Promise.all([hashSection(a, id), hashSection(b, id)]);
+  return ha.equals(hb);
+}
+
+const SECTION_NAMES: Record<number, string> = { 3: 'IC', 4: 'coefficients', 5: 'A', 6: 'B1', 7: 'B2' };
+
+async function checkSameCircuit(head: ZkeyInfo, candidate: ZkeyInfo): Promise<void> {
+  const h = head.header;
+  const c = candidate.header;
+  if (!head.mpc.csHash.equals(candidate.mpc.csHash) || h.nVars !== c.nVars || h.nPublic !== c.nPublic || h.domainSize !== c.domainSize) {
+    refuse(
+      'contribution.wrong_circuit',
+      `the file is a key of another circuit (circuit hash ${candidate.mpc.csHash.toString('hex').slice(0, 16)}…, ` +
+        `${c.nPublic} public inputs, ${c.nVars} variables; expected ${head.mpc.csHash.toString('hex').slice(0, 16)}…, ${h.nPublic}, ${h.nVars})`,
+    );
+  }
+  if (!h.fixedPart.equals(c.fixedPart)) {
+    refuse('contribution.header_mismatch', 'the key header (alpha, beta or gamma) differs from the chain head');
+  }
+  for (const id of FIXED_SECTIONS) {
+    if (!(await sameSectionBytes(head, candidate, id))) {
+      refuse('contribution.header_mismatch', `the ${SECTION_NAMES[id]} section differs from the chain head; a contribution may only change delta, L and H`);
+    }
+  }
+}
+
+/** Finds the one new record, or says precisely how the history fails to extend the head's. */
+function newRecordOnHead(head: ZkeyInfo, candidate: ZkeyInfo): ContributionRecord {
+  const headRecords = head.mpc.contributions;
+  const records = candidate.mpc.contributions;
+  const sharedPrefix = (length: number): boolean => {
+    for (let i = 0; i < length; i++) if (!records[i]!.raw.equals(headRecords[i]!.raw)) return false;
+    return true;
+  };
+  const h = headRecords.length;
+  const c = records.length;
+  if (c <= h && sharedPrefix(c)) {
+    if (c === h) refuse('contribution.no_new_contribution', `the file is the current head (contribution ${h}) itself: it adds no contribution`);
+    refuse('contribution.stale', `the file carries ${c} contributions, the head has ${h}; it is the chain's contribution ${c}, not a new link`);
+  }
+  if (c >= 1 && c - 1 < h && sharedPrefix(c - 1)) {
+    refuse('contribution.stale', `the file was built on contribution ${c - 1}, but the head is now contribution ${h}; download the head and contribute again`);
+  }
+  if (!sharedPrefix(Math.min(h, c))) {
+    refuse('contribution.history_mismatch', "the file's contribution history is not the chain's history");
+  }
+  if (c > h + 1) refuse('contribution.multiple_new_contributions', `the file adds ${c - h} contributions at once; exactly one is accepted per link`);
+  return records[h]!;
+}
+
+function checkExpectedKind(record: ContributionRecord, expect: LinkExpectation): void {
+  if (expect.kind === 'random') {
+    if (record.type !== CONTRIBUTION_TYPE.random) {
+      refuse('contribution.unexpected_type', 'the new contribution is a beacon contribution; only the coordinator applies the beacon, at finalisation');
+    }
+    return;
+  }
+  const beaconMatches =
+    record.type === CONTRIBUTION_TYPE.beacon &&
+    record.beaconHash?.toString('hex') === expect.beaconHex.toLowerCase() &&
+    record.numIterationsExp === expect.iterationsExp;
+  if (!beaconMatches) {
+    refuse('finalise.beacon_mismatch', `the final contribution is not the beacon ${expect.beaconHex} with 2^${expect.iterationsExp} iterations`);
+  }
+}
+
+/**
+ * Checks everything about `candidate` as the next link on the verified `head` that needs no
+ * cryptography, and returns the one new contribution record. Throws a CoordinatorError with the
+ * code of the first failure.
+ */
+export async function checkLinkStructure(head: ZkeyInfo, candidate: ZkeyInfo, expect: LinkExpectation): Promise<ContributionRecord> {
+  await checkSameCircuit(head, candidate);
+  const record = newRecordOnHead(head, candidate);
+  checkExpectedKind(record, expect);
+
+  if (record.deltaAfter.equals(head.header.delta1)) {
+    refuse('contribution.delta_unchanged', 'the new contribution leaves delta unchanged (its secret is 1): it adds no randomness');
+  }
+  if (!record.deltaAfter.equals(candidate.header.delta1)) {
+    refuse('contribution.delta_mismatch', "the key's delta is not the delta its new contribution produced");
+  }
+  for (const id of [SECTION.l, SECTION.h]) {
+    if (candidate.sections.get(id)?.size !== head.sections.get(id)?.size) {
+      refuse('zkey.malformed', `section ${id} has a different size from the chain head`);
+    }
+  }
+  return record;
+}

@@ -1,0 +1,53 @@
+/**
+ * `npm start` until the coordinator server lands: runs the whole test-network ceremony of the
+ * nine circuits on this machine with embedded defaults, in a fresh folder (`.demo/`, git-ignored):
+ * development ptau (made once, cached), init, one contribution per circuit, finalise with a
+ * beacon, audit. Every step is the same core code the `ceremony` command runs.
+ */
+import { cp, mkdir, rm, stat, symlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { loadCeremonyConfig } from '../core/config/ceremony-config.ts';
+import { createDevPtau } from '../core/ptau/dev-ptau.ts';
+import { readPtauSummary } from '../core/ptau/ptau-header.ts';
+import { initCeremony } from '../core/ceremony/init-ceremony.ts';
+import { contributeLocally } from '../core/ceremony/extend-chain.ts';
+import { finaliseCeremony } from '../core/finalise/finalise-ceremony.ts';
+import { auditCeremony } from '../core/audit/audit-ceremony.ts';
+import { releaseBn128 } from '../core/crypto/bn128.ts';
+import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
+
+silenceSnarkjsHandleWarnings();
+const log = (message: string): void => void process.stdout.write(`${message}\n`);
+const projectDir = path.resolve('ceremony-data');
+const demoDir = path.resolve('.demo');
+const config = await loadCeremonyConfig(projectDir);
+
+if (!(await stat(config.ptauPath).then(() => true, () => false))) {
+  log(`making the development ptau ${config.ptau} (once; secret is public: test network only)…`);
+  await createDevPtau(10, config.ptauPath);
+}
+log(`ptau: ${config.ptau}, power ${(await readPtauSummary(config.ptauPath)).power}`);
+
+await rm(demoDir, { recursive: true, force: true });
+await mkdir(path.join(demoDir, path.dirname(config.ptau)), { recursive: true });
+await cp(path.join(projectDir, 'ceremony.json'), path.join(demoDir, 'ceremony.json'));
+await cp(path.join(projectDir, 'circuits'), path.join(demoDir, 'circuits'), { recursive: true });
+await symlink(config.ptauPath, path.join(demoDir, config.ptau));
+
+const progress = (message: string): void => log(`  ${message}`);
+log(`init ${demoDir}`);
+await initCeremony(demoDir, progress);
+for (const circuit of config.circuits) {
+  const accepted = await contributeLocally(demoDir, circuit.name, 'demo-contributor');
+  log(`contributed to ${circuit.name}: contribution hash ${accepted.contributionHash.slice(0, 32)}…`);
+}
+const beacon = randomBytes(32).toString('hex');
+log(`finalise with beacon ${beacon}`);
+const final = await finaliseCeremony(demoDir, { beaconHex: beacon, iterationsExp: 10 }, progress);
+log('audit');
+const report = await auditCeremony(demoDir);
+for (const finding of report.findings) log(`  ${finding.subject} ${finding.ok ? 'ok' : 'FAIL'}: ${finding.summary}`);
+log(report.ok ? `done: manifest at ${final.manifestPath}` : 'audit FAILED');
+await releaseBn128();
+process.exitCode = report.ok ? 0 : 1;

@@ -1,0 +1,126 @@
+/**
+ * `ceremony audit` passes on a good published folder and fails on any single-byte tampering of a
+ * zkey, the transcript or the manifest, naming what is wrong. It also catches a forged link whose
+ * transcript was rewritten to match, so it relies on verification, not only on file hashes.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { copyCeremony, finalisedCeremony, type FinalisedCeremony } from '../fixtures/ceremony-fixture.ts';
+import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
+import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { entryHash, genesisHash, type TranscriptEntry } from '../../core/transcript/transcript.ts';
+import { hashFile } from '../../core/crypto/file-hash.ts';
+import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { runCli } from '../helpers/run-cli.ts';
+
+let published: FinalisedCeremony;
+const copies: string[] = [];
+
+async function tamperedCeremony(tamper: (dir: string) => Promise<void>): Promise<AuditReport> {
+  const dir = await copyCeremony(published.dataDir);
+  copies.push(dir);
+  await tamper(dir);
+  return auditCeremony(dir);
+}
+
+async function flipByte(file: string, offset: number): Promise<void> {
+  const bytes = await readFile(file);
+  bytes[offset] = bytes[offset]! ^ 0x01;
+  await writeFile(file, bytes);
+}
+
+async function replaceOnce(file: string, from: RegExp, to: (match: string) => string): Promise<void> {
+  const text = await readFile(file, 'utf8');
+  const match = text.match(from);
+  assert.ok(match, `${from} not found in ${file}`);
+  await writeFile(file, text.replace(from, to(match[0])));
+}
+
+function failed(report: AuditReport): string[] {
+  return report.findings.filter((f) => !f.ok).map((f) => f.subject);
+}
+
+before(async () => {
+  published = await finalisedCeremony();
+});
+
+after(async () => {
+  await releaseBn128();
+  await Promise.all(copies.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+test('audit passes on the untouched ceremony (CLI, exit 0)', async () => {
+  const result = await runCli(['audit', published.dataDir, '--quiet']);
+  assert.equal(result.code, 0, result.stdout + result.stderr);
+  assert.match(result.stdout, /^manifest ok: 9 verifiers match the final keys$/m);
+});
+
+test('one byte changed in a contribution zkey fails that circuit', async () => {
+  const report = await tamperedCeremony(async (dir) => {
+    const file = ceremonyPaths(dir).zkeyPath('transact42', 1);
+    await flipByte(file, (await readZkeyInfo(file)).sections.get(SECTION.l)!.offset + 10);
+  });
+  assert.equal(report.ok, false);
+  assert.deepEqual(failed(report).filter((s) => s !== 'manifest'), ['transact42']);
+});
+
+test('one byte changed in contribution 0 fails that circuit', async () => {
+  const report = await tamperedCeremony(async (dir) => {
+    const file = ceremonyPaths(dir).zkeyPath('register', 0);
+    await flipByte(file, (await readZkeyInfo(file)).sections.get(SECTION.a)!.offset + 3);
+  });
+  assert.deepEqual(failed(report).filter((s) => s !== 'manifest'), ['register']);
+});
+
+test('one byte changed in a final zkey fails that circuit and the manifest check', async () => {
+  const report = await tamperedCeremony(async (dir) => {
+    const file = ceremonyPaths(dir).finalZkeyPath('transact84');
+    await flipByte(file, (await readZkeyInfo(file)).sections.get(SECTION.h)!.offset + 100);
+  });
+  assert.deepEqual(failed(report), ['transact84', 'manifest']);
+});
+
+test('one character changed in the transcript fails the transcript', async () => {
+  const report = await tamperedCeremony(async (dir) => {
+    await replaceOnce(ceremonyPaths(dir).transcriptPath, /"contributor":"bob"/, () => '"contributor":"bot"');
+  });
+  assert.equal(report.ok, false);
+  assert.deepEqual(failed(report), ['transcript']);
+});
+
+test('one digit changed in the manifest fails the manifest', async () => {
+  const report = await tamperedCeremony(async (dir) => {
+    await replaceOnce(ceremonyPaths(dir).manifestPath, /"deltax2": "\d/, (m) => m.slice(0, -1) + (m.endsWith('1') ? '2' : '1'));
+  });
+  assert.deepEqual(failed(report), ['manifest']);
+  const cli = await runCli(['audit', copies.at(-1)!, '--quiet']);
+  assert.equal(cli.code, 1);
+  assert.match(cli.stdout, /^manifest FAIL: /m);
+  assert.match(cli.stdout, /^audit FAILED: 1 problem$/m);
+});
+
+test('a forged link is caught even when the transcript was rewritten to match it', async () => {
+  const report = await tamperedCeremony(async (dir) => {
+    const paths = ceremonyPaths(dir);
+    const file = paths.zkeyPath('transact21', 2);
+    const bytes = await readFile(file);
+    const l = (await readZkeyInfo(file)).sections.get(SECTION.l)!.offset;
+    bytes.copy(bytes, l, l + 64, l + 128); // a valid point, in the wrong place
+    await writeFile(file, bytes);
+    // Rewrite the transcript as a forger would: new file hash, every hash after it recomputed.
+    const fileHash = await hashFile(file);
+    const entries: TranscriptEntry[] = (await readFile(paths.transcriptPath, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    let prevHash = genesisHash(published.config.id);
+    for (const entry of entries) {
+      if (entry.type === 'contribution' && entry.circuit === 'transact21' && entry.index === 2) entry.fileHash = fileHash;
+      entry.prevHash = prevHash;
+      entry.hash = entryHash(entry);
+      prevHash = entry.hash;
+    }
+    await writeFile(paths.transcriptPath, entries.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  });
+  assert.deepEqual(failed(report).filter((s) => s !== 'manifest'), ['transact21']);
+  assert.match(report.findings.find((f) => f.subject === 'transact21')!.summary, /contribution\.l_section_invalid/);
+});

@@ -1,0 +1,128 @@
+/**
+ * The whole CLI ceremony on the nine test circuits: init, three contributions to every chain,
+ * finalise, a manifest equal to what snarkjs's own CLI exports, and an audit that passes.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile, rm, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { newCeremonyDir, REPO_ROOT, TEST_BEACON } from '../fixtures/ceremony-fixture.ts';
+import { runCli } from '../helpers/run-cli.ts';
+import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+
+const run = promisify(execFile);
+const SNARKJS_CLI = path.join(REPO_ROOT, 'node_modules', 'snarkjs', 'build', 'cli.cjs');
+const SPEC_PUBLIC_INPUTS: Record<string, number> = {
+  register: 6,
+  treeUpdate: 64,
+  transact21: 12,
+  transact22: 12,
+  transact23: 12,
+  transact42: 12,
+  transact44: 12,
+  transact82: 12,
+  transact84: 12,
+};
+
+let dataDir: string;
+let scratch: string;
+
+before(async () => {
+  dataDir = await newCeremonyDir();
+  scratch = await mkdtemp(path.join(tmpdir(), 'flow-'));
+});
+
+after(async () => {
+  await releaseBn128();
+  await rm(dataDir, { recursive: true, force: true });
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe('a ceremony from init to audit', () => {
+  test('init creates contribution 0 of all nine chains', async () => {
+    const result = await runCli(['init', '--data', dataDir]);
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trim().split('\n');
+    assert.equal(lines.length, 9);
+    for (const [circuit, inputs] of Object.entries(SPEC_PUBLIC_INPUTS)) {
+      assert.ok(lines.some((l) => l.startsWith(`${circuit} initialised:`) && l.includes(`${inputs} public inputs`)), `${circuit} missing`);
+    }
+  });
+
+  test('init refuses to run again on an initialised folder', async () => {
+    const result = await runCli(['init', '--data', dataDir]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /error \[ceremony\.already_initialised\]/);
+  });
+
+  test('finalise refuses while a chain has only contribution 0', async () => {
+    const result = await runCli(['finalise', '--beacon', TEST_BEACON, '--iterations', '10', '--data', dataDir]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /error \[finalise\.no_contributions\].*register/);
+  });
+
+  test('three contributions to every circuit, each printed with its hash', async () => {
+    for (const name of ['alice', 'bob', 'carol']) {
+      const result = await runCli(['contribute', '--all', '--name', name, '--data', dataDir]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout.trim().split('\n').filter((l) => / contribution hash [0-9a-f]{128}$/.test(l)).length, 9);
+    }
+    const state = await openCeremony(dataDir);
+    for (const chain of state.chains.values()) {
+      assert.equal(chain.headIndex, 3, chain.circuit.name);
+      assert.deepEqual(chain.contributions.map((c) => c.contributor), ['alice', 'bob', 'carol']);
+    }
+  });
+
+  test('finalise refuses a beacon that is not hex and an out-of-range iteration count', async () => {
+    const notHex = await runCli(['finalise', '--beacon', 'not-hex', '--iterations', '10', '--data', dataDir]);
+    assert.equal(notHex.code, 1);
+    assert.match(notHex.stderr, /error \[finalise\.bad_beacon\]/);
+    const badIterations = await runCli(['finalise', '--beacon', TEST_BEACON, '--iterations', '5', '--data', dataDir]);
+    assert.equal(badIterations.code, 1);
+    assert.match(badIterations.stderr, /error \[finalise\.bad_iterations\]/);
+  });
+
+  test('finalise writes final keys, verification keys, verifiers and the manifest', async () => {
+    const result = await runCli(['finalise', '--beacon', TEST_BEACON, '--iterations', '10', '--data', dataDir]);
+    assert.equal(result.code, 0, result.stderr);
+    const state = await openCeremony(dataDir);
+    const manifest = JSON.parse(await readFile(state.paths.manifestPath, 'utf8'));
+    assert.deepEqual(Object.keys(manifest), state.config.circuits.map((c) => c.verifier));
+    for (const circuit of state.config.circuits) {
+      // The manifest must equal what snarkjs's own CLI exports from the final key.
+      const vkeyPath = path.join(scratch, `${circuit.name}.json`);
+      await run(process.execPath, [SNARKJS_CLI, 'zkey', 'export', 'verificationkey', state.paths.finalZkeyPath(circuit.name), vkeyPath]);
+      const vkey = JSON.parse(await readFile(vkeyPath, 'utf8'));
+      assert.deepEqual(manifest[circuit.verifier], { deltax1: vkey.vk_delta_2[0][1], deltax2: vkey.vk_delta_2[0][0] });
+      assert.notDeepEqual(vkey.vk_delta_2, vkey.vk_gamma_2, 'delta must differ from gamma after phase 2');
+      assert.deepEqual(JSON.parse(await readFile(state.paths.verificationKeyPath(circuit.name), 'utf8')), vkey);
+      const solidity = await readFile(state.paths.solidityVerifierPath(circuit.verifier), 'utf8');
+      assert.match(solidity, new RegExp(`contract ${circuit.verifier} \\{`));
+      assert.ok(solidity.includes(`deltax1 = ${vkey.vk_delta_2[0][1]};`));
+    }
+    const beacons = state.transcript.entries.filter((e) => e.type === 'beacon');
+    assert.equal(beacons.length, 9);
+    assert.ok(beacons.every((b) => b.type === 'beacon' && b.beacon === TEST_BEACON && b.index === 4));
+  });
+
+  test('no contribution is accepted after finalisation, and finalise does not run twice', async () => {
+    const contribute = await runCli(['contribute', 'register', '--data', dataDir]);
+    assert.equal(contribute.code, 1);
+    assert.match(contribute.stderr, /error \[ceremony\.finalised\]/);
+    const again = await runCli(['finalise', '--beacon', TEST_BEACON, '--iterations', '10', '--data', dataDir]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /error \[ceremony\.finalised\]/);
+  });
+
+  test('audit passes on the published folder', async () => {
+    const result = await runCli(['audit', dataDir, '--quiet']);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /^audit passed$/m);
+    assert.equal(result.stdout.split('\n').filter((l) => / ok: 3 contributions \+ beacon verified/.test(l)).length, 9);
+  });
+});

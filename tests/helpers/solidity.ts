@@ -1,0 +1,69 @@
+/**
+ * Compiling and deploying Solidity in tests: solc-js (the wasm build, so no system compiler is
+ * needed) and a viem wallet on anvil's first dev account. solc-js is slow, so callers compile
+ * everything they need in one `compileContracts` call.
+ */
+import solc from 'solc';
+import { createPublicClient, createWalletClient, http, type Abi, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { foundry } from 'viem/chains';
+import { ANVIL_DEV_PRIVATE_KEY } from './anvil.ts';
+
+export interface CompiledContract {
+  abi: Abi;
+  bytecode: Hex;
+}
+
+interface SolcOutput {
+  errors?: Array<{ severity: string; formattedMessage: string }>;
+  contracts?: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
+}
+
+/**
+ * Compiles every source in one solc call, optimizer on as a deployment would be. Returns the
+ * contracts keyed `<source name>:<contract name>`, so equal contract names in different sources
+ * do not collide.
+ */
+export function compileContracts(sources: Record<string, string>): Map<string, CompiledContract> {
+  const input = {
+    language: 'Solidity',
+    sources: Object.fromEntries(Object.entries(sources).map(([name, content]) => [name, { content }])),
+    settings: {
+      optimizer: { enabled: true, runs: 200 },
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+    },
+  };
+  const output = JSON.parse(solc.compile(JSON.stringify(input)) as string) as SolcOutput;
+  const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
+  if (errors.length > 0) {
+    throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
+  }
+  const compiled = new Map<string, CompiledContract>();
+  for (const [sourceName, contracts] of Object.entries(output.contracts ?? {})) {
+    for (const [contractName, contract] of Object.entries(contracts)) {
+      compiled.set(`${sourceName}:${contractName}`, { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` });
+    }
+  }
+  return compiled;
+}
+
+/**
+ * Deploys the contracts in order from anvil's dev account and returns their addresses in the
+ * same order. Transactions are sent one after another (anvil automines each) so nonces never race.
+ */
+export async function deployContracts(rpcUrl: string, contracts: CompiledContract[]): Promise<Address[]> {
+  const account = privateKeyToAccount(ANVIL_DEV_PRIVATE_KEY);
+  const transport = http(rpcUrl, { timeout: 10_000, retryCount: 0 });
+  const wallet = createWalletClient({ account, chain: foundry, transport });
+  const publicClient = createPublicClient({ chain: foundry, transport });
+  const addresses: Address[] = [];
+  for (const contract of contracts) {
+    const hash = await wallet.deployContract({ abi: contract.abi, bytecode: contract.bytecode });
+    const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    if (receipt.status !== 'success' || !receipt.contractAddress) {
+      throw new Error(`deployment transaction ${hash} failed`);
+    }
+    addresses.push(receipt.contractAddress);
+  }
+  return addresses;
+}

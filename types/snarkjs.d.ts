@@ -1,0 +1,85 @@
+// The parts of snarkjs (which ships no types) that this project calls.
+declare module 'snarkjs' {
+  export interface Logger {
+    debug(message: string): void;
+    info(message: string): void;
+    warn(message: string): void;
+    error(message: string): void;
+  }
+  export namespace curves {
+    function getCurveFromName(name: string, options?: { singleThread?: boolean }): Promise<unknown>;
+  }
+  export namespace zKey {
+    function newZKey(r1csPath: string, ptauPath: string, zkeyPath: string, logger?: Logger): Promise<unknown>;
+    function contribute(oldPath: string, newPath: string, name: string, entropy: string, logger?: Logger): Promise<Uint8Array>;
+    function beacon(oldPath: string, newPath: string, name: string, beaconHex: string, numIterationsExp: number, logger?: Logger): Promise<Uint8Array | false>;
+    function verifyFromInit(initPath: string, ptauPath: string, zkeyPath: string, logger?: Logger): Promise<boolean>;
+    function verifyFromR1cs(r1csPath: string, ptauPath: string, zkeyPath: string, logger?: Logger): Promise<boolean>;
+    function exportVerificationKey(zkeyPath: string, logger?: Logger): Promise<Record<string, unknown>>;
+    function exportSolidityVerifier(zkeyPath: string, templates: { groth16: string }, logger?: Logger): Promise<string>;
+  }
+  export namespace powersOfTau {
+    function newAccumulator(curve: unknown, power: number, path: string, logger?: Logger): Promise<unknown>;
+    function beacon(oldPath: string, newPath: string, name: string, beaconHex: string, numIterationsExp: number, logger?: Logger): Promise<unknown>;
+    function preparePhase2(oldPath: string, newPath: string, logger?: Logger): Promise<unknown>;
+  }
+  export namespace groth16 {
+    function fullProve(input: Record<string, unknown>, wasmPath: string, zkeyPath: string, logger?: Logger): Promise<{ proof: unknown; publicSignals: string[] }>;
+    function verify(vkey: unknown, publicSignals: string[], proof: unknown, logger?: Logger): Promise<boolean>;
+  }
+}
+
+declare module 'ffjavascript' {
+  export interface CurveGroup {
+    g: Uint8Array;
+    F: { n8: number };
+    fromRprLEM(buff: Uint8Array, offset?: number): Uint8Array;
+    toRprUncompressed(buff: Uint8Array, offset: number, point: Uint8Array): void;
+    toRprLEM(buff: Uint8Array, offset: number, point: Uint8Array): void;
+    toAffine(point: Uint8Array): Uint8Array;
+    eq(a: Uint8Array, b: Uint8Array): boolean;
+    isZero(point: Uint8Array): boolean;
+    neg(point: Uint8Array): Uint8Array;
+    add(a: Uint8Array, b: Uint8Array): Uint8Array;
+    timesFr(point: Uint8Array, scalar: Uint8Array): Uint8Array;
+    timesScalar(point: Uint8Array, scalar: number | bigint | Uint8Array): Uint8Array;
+    multiExpAffine(bases: Uint8Array, scalars: Uint8Array, logger?: unknown, name?: string): Promise<Uint8Array>;
+    toObject(point: Uint8Array): bigint[] | bigint[][];
+    fromObject(obj: unknown): Uint8Array;
+    zero: Uint8Array;
+    [key: string]: unknown;
+  }
+  export interface Bn128Curve {
+    G1: CurveGroup;
+    G2: CurveGroup;
+    Fr: { n8: number; [key: string]: unknown };
+    q: bigint;
+    r: bigint;
+    pairingEq(...points: Uint8Array[]): Promise<boolean>;
+    terminate(): Promise<void>;
+    [key: string]: unknown;
+  }
+  export function buildBn128(singleThread?: boolean): Promise<Bn128Curve>;
+  export class F1Field {
+    constructor(prime: bigint);
+  }
+  export const ChaCha: new (seed: number[]) => unknown;
+}
+
+declare module 'r1csfile' {
+  export interface R1csHeader {
+    n8: number;
+    prime: bigint;
+    nVars: number;
+    nOutputs: number;
+    nPubInputs: number;
+    nPrvInputs: number;
+    nLabels: number;
+    nConstraints: number;
+  }
+  export function readR1csHeader(fd: unknown, sections: unknown, options?: unknown): Promise<R1csHeader>;
+}
+
+declare module '@iden3/binfileutils' {
+  export function readBinFile(path: string, type: string, maxVersion: number, cacheSize?: number, pageSize?: number): Promise<{ fd: { close(): Promise<void> }; sections: unknown }>;
+}
