@@ -19,6 +19,10 @@ import { parseArgs } from 'node:util';
 import * as snarkjs from 'snarkjs';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { LINK_SCALAR_BYTES, verifyLink } from '../core/verify/verify-link.ts';
+import { verifyContribution } from '../core/verify/verify-contribution.ts';
+import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
+
+silenceSnarkjsHandleWarnings();
 import { readZkeyInfo, SECTION, type ZkeyInfo } from '../core/zkey/zkey-file.ts';
 import { devPtau, FIXTURE_CACHE, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { BENCH_PUBLIC_INPUTS, generateMultiplicationCircuit } from './generate-circuit.ts';
@@ -109,6 +113,9 @@ log('snarkjs zKey.verifyFromInit');
 const fromInit = await timed(() => snarkjs.zKey.verifyFromInit(z0, ptau, z2, silent));
 if (fromInit.value !== true) throw new Error('snarkjs verifyFromInit refused the benchmark key');
 
+log('verifyContribution (ceremony verify: structure + verifyFromInit)');
+const ceremonyVerify = await timed(() => verifyContribution({ initZkeyPath: z0, ptauPath: ptau, headZkeyPath: z1, candidatePath: z2 }));
+
 log('npx snarkjs zkey verify (r1cs + ptau)');
 const cli = await timed(() => runSnarkjsCli(['zkey', 'verify', r1cs, ptau, z2]));
 if (cli.value !== 0) throw new Error(`npx snarkjs zkey verify exited with ${cli.value}`);
@@ -117,6 +124,7 @@ const rows: Array<[string, number]> = [
   [`MSM floor (2 × ${points} points, ${LINK_SCALAR_BYTES * 8}-bit scalars)`, floorMs],
   ['verifyLink (ceremony verify-link)', linkMs],
   ['snarkjs zKey.verifyFromInit', fromInit.ms],
+  ['ceremony verify (verifyContribution)', ceremonyVerify.ms],
   ['npx snarkjs zkey verify (r1cs + ptau)', cli.ms],
 ];
 const width = Math.max(...rows.map(([name]) => name.length));
@@ -128,4 +136,8 @@ process.stdout.write(`${'check'.padEnd(width)}  ${'time (ms)'.padStart(10)}  ${'
 for (const [name, ms] of rows) {
   process.stdout.write(`${name.padEnd(width)}  ${ms.toFixed(0).padStart(10)}  ${(ms / linkMs).toFixed(2).padStart(12)}\n`);
 }
+process.stdout.write(
+  `ratios against snarkjs's CLI (same run): ceremony verify ${(cli.ms / ceremonyVerify.ms).toFixed(1)}× faster, ` +
+    `verify-link ${(cli.ms / linkMs).toFixed(1)}× faster; verify-link vs verifyFromInit ${(fromInit.ms / linkMs).toFixed(1)}×\n`,
+);
 await releaseBn128();

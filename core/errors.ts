@@ -56,6 +56,30 @@ export const ERROR_STATUS = {
   'finalise.no_contributions': 409,
   'finalise.beacon_mismatch': 409,
   'finalise.verification_failed': 500,
+
+  // Coordinator server: requests, sign-in, lobby, uploads
+  'request.invalid': 400,
+  'not_found': 404,
+  'manifest.not_finalised': 404,
+  'auth.required': 401,
+  'auth.below_minimum': 403,
+  'auth.github_failed': 502,
+  'auth.invalid_proof': 401,
+  'auth.challenge_unknown': 401,
+  'auth.wrong_scope': 401,
+  'auth.unknown_root': 401,
+  'auth.nullifier_used': 409,
+  'auth.not_coordinator': 403,
+  'auth.csrf': 403,
+  'auth.demo_disabled': 403,
+  'ceremony.not_open': 409,
+  'lobby.already_contributed': 409,
+  'lobby.not_your_turn': 409,
+  'lobby.cooldown': 429,
+  'upload.too_large': 413,
+  'upload.incomplete': 400,
+  'contribution.not_next': 409,
+  'verification.unavailable': 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

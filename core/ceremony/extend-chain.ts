@@ -4,7 +4,7 @@
  * safe: until the transcript entry is written the new file is an orphan beyond the head, which the
  * next write replaces; a refused candidate never touches the chain.
  */
-import { copyFile, readdir, rm, mkdir } from 'node:fs/promises';
+import { copyFile, readdir, rename, rm, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as snarkjs from 'snarkjs';
@@ -97,6 +97,42 @@ export async function contributeLocally(dataDir: string, circuitName: string, co
     const headPath = state.paths.zkeyPath(chain.circuit.name, chain.headIndex);
     await snarkjs.zKey.contribute(headPath, staged, contributor, randomBytes(64).toString('hex'));
     return commitStagedLink(state, chain, staged, contributor);
+  });
+}
+
+export interface PreverifiedLink {
+  /** The candidate file; it is moved into the chain (rename: keep it on the data folder's filesystem). */
+  candidatePath: string;
+  /** The head index the candidate was verified against. */
+  headIndex: number;
+  /** BLAKE2b-512 of the candidate as verified: the committed bytes must be exactly these. */
+  fileHash: string;
+  contributionHash: string;
+  contributor: string;
+}
+
+/**
+ * Commits a candidate that a verifier (a worker) already checked against head `headIndex`.
+ * Refuses with `contribution.not_next` when the head has moved since, and with
+ * `chain.file_hash_mismatch` when the file is not the one that was verified, so a verification
+ * result can only ever commit the exact bytes it checked, on the exact head it checked them on.
+ */
+export async function commitPreverifiedContribution(dataDir: string, circuitName: string, link: PreverifiedLink): Promise<AcceptedContribution> {
+  return withChain(dataDir, circuitName, async (state, chain, staged) => {
+    if (chain.headIndex !== link.headIndex) {
+      throw new CoordinatorError('contribution.not_next', `the contribution was verified on head ${link.headIndex}, but the head of ${circuitName} is now ${chain.headIndex}`);
+    }
+    await rename(link.candidatePath, staged);
+    if ((await hashFile(staged)) !== link.fileHash) {
+      throw new CoordinatorError('chain.file_hash_mismatch', 'the candidate file changed after it was verified');
+    }
+    const index = chain.headIndex + 1;
+    const target = state.paths.zkeyPath(chain.circuit.name, index);
+    await commitFile(staged, target);
+    await state.transcript.append([
+      { type: 'contribution', circuit: chain.circuit.name, index, contributor: link.contributor, contributionHash: link.contributionHash, fileHash: link.fileHash },
+    ]);
+    return { circuit: chain.circuit.name, index, contributor: link.contributor, contributionHash: link.contributionHash, fileHash: link.fileHash, path: target };
   });
 }
 

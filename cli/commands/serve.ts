@@ -1,0 +1,36 @@
+import { Command } from 'commander';
+import { loadServerConfig } from '../../server/config/server-config.ts';
+import { startCoordinator, jsonLog } from '../../server/start-coordinator.ts';
+
+export function serveCommand(): Command {
+  return new Command('serve')
+    .description('run the coordinator server (sign-in, queues, uploads, verification, transcript API); config from the environment')
+    .option('--data <dir>', 'ceremony data folder (env CEREMONY_DATA, default ceremony-data)')
+    .option('--port <n>', 'port to listen on (env PORT, default 8080)')
+    .option('--host <host>', 'interface to listen on (env HOST, default 127.0.0.1)')
+    .option('--open', 'open the ceremony at start (env OPEN_ON_START)')
+    .addHelpText(
+      'after',
+      '\nEnvironment: REDIS_URL (BullMQ workers; without it verification runs in-process), PUBLIC_URL, DATABASE_FILE,\n' +
+        'TURN_TIMEOUT_MS, HEARTBEAT_EXTENSION_MS, MAX_TURN_MS, COOLDOWN_MS, GITHUB_CLIENT_ID/SECRET, GITHUB_MIN_*,\n' +
+        'COORDINATOR_GITHUB_IDS, COORDINATOR_TOKEN, SEMAPHORE_GROUP_MEMBERS, DEMO_SIGN_IN, SECURE_COOKIES.',
+    )
+    .action(async (options: { data?: string; port?: string; host?: string; open?: boolean }) => {
+      const config = loadServerConfig(process.env, {
+        CEREMONY_DATA: options.data,
+        PORT: options.port,
+        HOST: options.host,
+        OPEN_ON_START: options.open ? 'true' : undefined,
+      });
+      const coordinator = await startCoordinator(config);
+      process.stdout.write(`coordinator listening on ${coordinator.url}\n`);
+      await new Promise<void>((resolve) => {
+        const stop = (signal: string): void => {
+          jsonLog.info('shutting down', { signal });
+          void coordinator.close().then(resolve);
+        };
+        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGINT', () => stop('SIGINT'));
+      });
+    });
+}

@@ -1,0 +1,40 @@
+/**
+ * `npm start`: the coordinator on embedded defaults, on a machine with nothing but Node. It makes
+ * the development ptau once (secret public: test network only), initialises the project's
+ * test-network ceremony in ceremony-data/ if it is not yet, and serves it on 127.0.0.1:8080 with
+ * SQLite, in-process verification and the loopback-only demo sign-in, ceremony open.
+ */
+import { stat } from 'node:fs/promises';
+import { loadCeremonyConfig } from '../core/config/ceremony-config.ts';
+import { createDevPtau } from '../core/ptau/dev-ptau.ts';
+import { openCeremony } from '../core/ceremony/open-ceremony.ts';
+import { initCeremony } from '../core/ceremony/init-ceremony.ts';
+import { releaseBn128 } from '../core/crypto/bn128.ts';
+import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
+import { loadServerConfig } from '../server/config/server-config.ts';
+import { startCoordinator, jsonLog } from '../server/start-coordinator.ts';
+
+silenceSnarkjsHandleWarnings();
+const dataDir = process.env.CEREMONY_DATA ?? 'ceremony-data';
+const config = await loadCeremonyConfig(dataDir);
+if (!config.testNetwork) throw new Error(`${dataDir} is not a test-network ceremony; start a real one with \`ceremony serve\``);
+if (!(await stat(config.ptauPath).then(() => true, () => false))) {
+  process.stderr.write(`making the development ptau ${config.ptau} (once, ~15 s; its secret is public: test network only)\n`);
+  await createDevPtau(10, config.ptauPath);
+}
+if ((await openCeremony(dataDir)).transcript.entries.length === 0) {
+  process.stderr.write(`initialising the ceremony in ${dataDir}\n`);
+  await initCeremony(dataDir, (m) => process.stderr.write(`  ${m}\n`));
+  await releaseBn128();
+}
+const coordinator = await startCoordinator(loadServerConfig({ OPEN_ON_START: 'true', ...process.env, CEREMONY_DATA: dataDir }));
+process.stdout.write(
+  `coordinator listening on ${coordinator.url} (test network, demo sign-in on loopback)\n` +
+    `  ceremony state: ${coordinator.url}/api/ceremony   transcript: ${coordinator.url}/api/transcript\n`,
+);
+const stop = (signal: string): void => {
+  jsonLog.info('shutting down', { signal });
+  void coordinator.close().then(() => process.exit(0));
+};
+process.once('SIGTERM', () => stop('SIGTERM'));
+process.once('SIGINT', () => stop('SIGINT'));

@@ -1,0 +1,62 @@
+/**
+ * createApp builds the coordinator's Express app from its dependencies without listening, so
+ * tests drive it in-process and the entry file (main.ts) wires config → db → queue → listen.
+ */
+import express, { type RequestHandler, type Router } from 'express';
+import type { CeremonyConfig } from '../core/config/ceremony-config.ts';
+import type { Clock } from './clock.ts';
+import type { Lobby } from './lobby/lobby.ts';
+import type { ContributionStore } from './contributions/contribution-store.ts';
+import type { CeremonyPhaseStore } from './ceremony-phase.ts';
+import type { CeremonyService, ServiceLog } from './ceremony-service.ts';
+import { createPublicRouter } from './routes/public-router.ts';
+import { createContributorRouter } from './routes/contributor-router.ts';
+import { createCoordinatorRouter } from './routes/coordinator-router.ts';
+import { createContributionUploadHandler } from './files/contribution-uploads.ts';
+import { errorHandler, notFoundHandler } from './http/error-handler.ts';
+
+export interface AuthWiring {
+  /** Routes under /auth (sign-in, session, logout). */
+  router: Router;
+  /** Sets req.principal from the session cookie. */
+  sessionMiddleware: RequestHandler;
+  requireContributor: RequestHandler;
+  requireCoordinator: RequestHandler;
+  requireCsrf: RequestHandler;
+}
+
+export interface AppDeps {
+  config: CeremonyConfig;
+  clock: Clock;
+  lobby: Lobby;
+  contributions: ContributionStore;
+  phase: CeremonyPhaseStore;
+  service: CeremonyService;
+  constraints: ReadonlyMap<string, number>;
+  receiptPublicKeyPem: string;
+  auth: AuthWiring;
+  log: ServiceLog;
+  /** Folder of the built browser app, served at / when present. */
+  webDir?: string;
+}
+
+export function createApp(deps: AppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.use(deps.auth.sessionMiddleware);
+
+  // Uploads first: tus reads the raw request body itself, so no body parser may run before it.
+  const uploads = createContributionUploadHandler({ config: deps.config, lobby: deps.lobby, service: deps.service });
+  app.all('/api/circuits/:name/contributions{/*rest}', deps.auth.requireContributor, deps.auth.requireCsrf, uploads);
+
+  app.use(express.json({ limit: '256kb' }));
+  app.use(createPublicRouter({ config: deps.config, lobby: deps.lobby, phase: deps.phase, constraints: deps.constraints, receiptPublicKeyPem: deps.receiptPublicKeyPem }));
+  app.use('/auth', deps.auth.router);
+  app.use(createContributorRouter({ ...deps, requireContributor: deps.auth.requireContributor, requireCsrf: deps.auth.requireCsrf }));
+  app.use(createCoordinatorRouter({ ...deps, requireCoordinator: deps.auth.requireCoordinator, requireCsrf: deps.auth.requireCsrf }));
+  if (deps.webDir) app.use(express.static(deps.webDir, { index: 'index.html', fallthrough: true }));
+  app.use('/api', notFoundHandler);
+  app.use(errorHandler(deps.log));
+  return app;
+}

@@ -1,0 +1,117 @@
+/**
+ * Everything under `/auth`: the session endpoints and every configured sign-in method (GitHub,
+ * Semaphore, coordinator token, loopback demo). Build it with `createAuthRouter(deps)`, mount it
+ * at `/auth` after `createSessionMiddleware(deps)`; pass the same `deps` to both (and, to share
+ * one store, the same `sessions`). Errors are thrown as CoordinatorError for the app's error
+ * middleware to render.
+ */
+import express, { type Router } from 'express';
+import { CoordinatorError } from '../../core/errors.ts';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../store/database.ts';
+import type { AuthConfig } from './auth-config.ts';
+import { createCoordinatorSignInRouter } from './coordinator-sign-in.ts';
+import { assertDemoSignInAllowed, createDemoSignInRouter } from './demo-sign-in.ts';
+import { createGithubSignInRouter } from './github-sign-in.ts';
+import { requireCsrf } from './require-csrf.ts';
+import { SemaphoreGroup } from './semaphore-group.ts';
+import { createSemaphoreSignInRouter } from './semaphore-sign-in.ts';
+import { clearSessionCookie, readSessionCookie } from './session-cookie.ts';
+import { SessionStore } from './session-store.ts';
+import { signedInBody } from './start-session.ts';
+
+export interface AuthDeps {
+  db: Db;
+  clock: Clock;
+  config: AuthConfig;
+  /** This ceremony's id: the Semaphore scope. */
+  ceremonyId: string;
+  testNetwork: boolean;
+  /** The address the server listens on (demo sign-in needs loopback). */
+  host: string;
+  /** Shared with `createSessionMiddleware`; made from db/clock/config when absent. */
+  sessions?: SessionStore;
+  /** To change the member list at run time (`updateGroupMembers`); made from config when absent. */
+  semaphoreGroup?: SemaphoreGroup;
+}
+
+/** Which sign-in methods this server offers (`GET /auth/methods`). */
+export interface AuthMethods {
+  github: boolean;
+  semaphore: boolean;
+  coordinatorToken: boolean;
+  demo: boolean;
+}
+
+export function createAuthRouter(deps: AuthDeps): Router {
+  const { config, db, clock } = deps;
+  if (config.demo.enabled) assertDemoSignInAllowed({ testNetwork: deps.testNetwork, host: deps.host });
+  const sessions = deps.sessions ?? new SessionStore(db, clock, config.sessionTtlMs);
+  const secureCookies = config.secureCookies;
+  const methods: AuthMethods = {
+    github: config.github !== undefined,
+    semaphore: config.semaphore !== undefined || deps.semaphoreGroup !== undefined,
+    coordinatorToken: config.coordinatorToken !== undefined,
+    demo: config.demo.enabled,
+  };
+
+  const router = express.Router();
+  router.use(express.json({ limit: '64kb' }));
+
+  router.get('/methods', (_req, res) => {
+    res.json(methods);
+  });
+
+  router.get('/session', (req, res) => {
+    if (!req.principal || req.csrfToken === undefined) {
+      res.json({ principal: null });
+      return;
+    }
+    const token = readSessionCookie(req);
+    const session = token === undefined ? null : sessions.find(token);
+    if (!session) {
+      res.json({ principal: null });
+      return;
+    }
+    res.json(signedInBody(session));
+  });
+
+  router.post('/logout', requireCsrf, (req, res) => {
+    const token = readSessionCookie(req);
+    if (token !== undefined) sessions.revoke(token);
+    clearSessionCookie(res, { secure: secureCookies });
+    res.status(204).end();
+  });
+
+  if (config.github) {
+    router.use(createGithubSignInRouter({ db, clock, github: config.github, sessions, secureCookies }));
+  }
+
+  const semaphore = config.semaphore;
+  const group = deps.semaphoreGroup ?? (semaphore ? new SemaphoreGroup(db, clock, semaphore.groupMembers, semaphore.rootWindow) : undefined);
+  if (group) {
+    router.use(
+      createSemaphoreSignInRouter({
+        db,
+        clock,
+        ceremonyId: deps.ceremonyId,
+        group,
+        challengeTtlMs: semaphore?.challengeTtlMs ?? 5 * 60_000,
+        sessions,
+        secureCookies,
+      }),
+    );
+  }
+
+  router.use(createCoordinatorSignInRouter({ coordinatorToken: config.coordinatorToken, sessions, secureCookies }));
+  router.use(createDemoSignInRouter({ enabled: config.demo.enabled, sessions, secureCookies }));
+
+  const notConfigured = [...(methods.github ? [] : ['/github']), ...(methods.semaphore ? [] : ['/semaphore'])];
+  if (notConfigured.length > 0) {
+    router.use(notConfigured, (_req, _res, next) => {
+      next(new CoordinatorError('not_found', 'This sign-in method is not configured on this server'));
+    });
+  }
+
+  return router;
+}

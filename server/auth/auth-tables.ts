@@ -1,0 +1,47 @@
+/**
+ * The tables the `auth` module owns (sessions, OAuth states, Semaphore challenges, nullifiers and
+ * group roots) and their migrations. Append new migrations; never edit a released one.
+ */
+import { applyMigrations, type Db } from '../store/database.ts';
+
+const AUTH_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE auth_sessions (
+     token_hash TEXT PRIMARY KEY,
+     principal_id TEXT NOT NULL,
+     principal_kind TEXT NOT NULL,
+     display_name TEXT NOT NULL,
+     coordinator INTEGER NOT NULL,
+     csrf_token TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE INDEX auth_sessions_expires_at ON auth_sessions (expires_at);
+
+   CREATE TABLE auth_oauth_states (
+     state TEXT PRIMARY KEY,
+     expires_at INTEGER NOT NULL
+   );
+
+   CREATE TABLE auth_semaphore_challenges (
+     challenge TEXT PRIMARY KEY,
+     expires_at INTEGER NOT NULL,
+     consumed_at INTEGER
+   );
+
+   CREATE TABLE auth_semaphore_nullifiers (
+     scope TEXT NOT NULL,
+     nullifier TEXT NOT NULL,
+     used_at INTEGER NOT NULL,
+     PRIMARY KEY (scope, nullifier)
+   );
+
+   CREATE TABLE auth_semaphore_roots (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     root TEXT NOT NULL,
+     added_at INTEGER NOT NULL
+   );`,
+];
+
+export function migrateAuthTables(db: Db): void {
+  applyMigrations(db, 'auth', AUTH_MIGRATIONS);
+}

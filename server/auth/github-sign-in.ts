@@ -1,0 +1,100 @@
+/**
+ * GitHub sign-in through passport-github2 (`GET /github` → GitHub → `GET /github/callback`).
+ * Passport runs with `session: false`: the callback creates our own session. The minimums are
+ * checked at every sign-in; the contributor is keyed on GitHub's numeric id, never the login,
+ * so a renamed account stays the same contributor and a re-registered login is someone else.
+ */
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import passport from 'passport';
+import GitHub from 'passport-github2';
+import { CoordinatorError, isCoordinatorError } from '../../core/errors.ts';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../store/database.ts';
+import type { AuthConfig } from './auth-config.ts';
+import { checkGithubMinimums } from './github-minimums.ts';
+import { SqliteOAuthStateStore, STATE_REFUSED } from './oauth-state-store.ts';
+import type { Principal } from './principal.ts';
+import type { SessionStore } from './session-store.ts';
+import { startSession } from './start-session.ts';
+
+export type GithubConfig = NonNullable<AuthConfig['github']>;
+
+export interface GithubSignInDeps {
+  db: Db;
+  clock: Clock;
+  github: GithubConfig;
+  sessions: SessionStore;
+  secureCookies: boolean;
+}
+
+export function createGithubSignInRouter(deps: GithubSignInDeps): Router {
+  const { github, clock } = deps;
+  const authenticator = new passport.Passport();
+  const callbackPath = new URL(github.callbackUrl, 'http://placeholder').pathname;
+  const stateStore = new SqliteOAuthStateStore(deps.db, clock, github.stateTtlMs, callbackPath, deps.secureCookies);
+  const coordinatorIds = new Set(github.coordinatorGithubIds);
+
+  authenticator.use(
+    new GitHub.Strategy(
+      {
+        clientID: github.clientId,
+        clientSecret: github.clientSecret,
+        callbackURL: github.callbackUrl,
+        authorizationURL: github.authorizationUrl,
+        tokenURL: github.tokenUrl,
+        userProfileURL: github.userProfileUrl,
+        // No scope: the public profile is all we read.
+        scope: [],
+        // passport-oauth2 picks the store's call shape by arity: ours is store(req, meta, cb).
+        store: stateStore as unknown as GitHub.StrategyOptions['store'],
+      },
+      (_accessToken: string, _refreshToken: string, profile: { _json?: unknown }, done: (err: unknown, user?: Principal | false) => void) => {
+        try {
+          done(null, principalOfProfile(profile._json, github, coordinatorIds, clock.now()));
+        } catch (error) {
+          done(error);
+        }
+      },
+    ),
+  );
+
+  const router = express.Router();
+
+  router.get('/github', authenticator.authenticate('github', { session: false }));
+
+  router.get('/github/callback', (req: Request, res: Response, next: NextFunction) => {
+    if (req.query.code === undefined && req.query.error === undefined) {
+      return next(new CoordinatorError('request.invalid', 'The GitHub callback needs `code` and `state`'));
+    }
+    const finish = (err: unknown, user: Principal | false | undefined, info: unknown) => {
+      if (err) return next(toCoordinatorError(err));
+      if (!user) {
+        const refusal = info as { message?: string; reason?: string } | undefined;
+        if (refusal?.reason === STATE_REFUSED) return next(new CoordinatorError('auth.csrf', refusal.message ?? 'Bad OAuth state'));
+        return next(new CoordinatorError('auth.required', `GitHub sign-in did not complete${refusal?.message ? `: ${refusal.message}` : ''}`));
+      }
+      startSession(req, res, deps.sessions, user, deps.secureCookies);
+      res.redirect(303, github.successRedirect);
+    };
+    authenticator.authenticate('github', { session: false }, finish)(req, res, next);
+  });
+
+  return router;
+}
+
+function principalOfProfile(json: unknown, github: GithubConfig, coordinatorIds: ReadonlySet<string>, nowMs: number): Principal {
+  const profile = (json ?? {}) as Record<string, unknown>;
+  const id = profile.id;
+  const login = profile.login;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0 || typeof login !== 'string' || login === '') {
+    throw new CoordinatorError('auth.github_failed', 'GitHub profile lacks a numeric id or a login');
+  }
+  checkGithubMinimums(profile, github.minimums, nowMs);
+  return { id: `github:${id}`, kind: 'github', displayName: login, coordinator: coordinatorIds.has(String(id)) };
+}
+
+function toCoordinatorError(err: unknown): CoordinatorError {
+  if (isCoordinatorError(err)) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new CoordinatorError('auth.github_failed', `GitHub sign-in failed: ${message}`);
+}

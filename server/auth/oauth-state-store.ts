@@ -1,0 +1,73 @@
+/**
+ * The OAuth `state` of GitHub sign-in, kept without express-session: a random value stored in
+ * SQLite (one-time, expiring on the injected clock) AND set as a short-lived cookie in the browser
+ * that started the sign-in. The callback must bring back both, so a `code`+`state` pair minted by
+ * someone else's browser (login CSRF) or replayed is refused. Implements passport-oauth2's
+ * state-store interface (`store(req, meta, cb)` / `verify(req, state, cb)`; arity matters).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Request } from 'express';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../store/database.ts';
+import { migrateAuthTables } from './auth-tables.ts';
+import { readCookie } from './session-cookie.ts';
+
+export const OAUTH_STATE_COOKIE = 'ceremony_oauth_state';
+/** Marks a refusal by this store in the `info` passport hands to the callback. */
+export const STATE_REFUSED = 'oauth_state_refused';
+
+export interface StateRefusal {
+  message: string;
+  reason: typeof STATE_REFUSED;
+}
+
+export class SqliteOAuthStateStore {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+    private readonly cookiePath: string,
+    private readonly secureCookies: boolean,
+  ) {
+    migrateAuthTables(db);
+  }
+
+  store(req: Request, _meta: unknown, callback: (err: Error | null, state?: string) => void): void {
+    try {
+      const now = this.clock.now();
+      const state = randomBytes(24).toString('base64url');
+      this.db.prepare('DELETE FROM auth_oauth_states WHERE expires_at <= ?').run(now);
+      this.db.prepare('INSERT INTO auth_oauth_states (state, expires_at) VALUES (?, ?)').run(state, now + this.ttlMs);
+      // Lax, not Strict: the cookie must come back on GitHub's top-level redirect to the callback.
+      req.res?.cookie(OAUTH_STATE_COOKIE, state, {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: this.secureCookies,
+        path: this.cookiePath,
+        maxAge: this.ttlMs,
+      });
+      callback(null, state);
+    } catch (error) {
+      callback(error as Error);
+    }
+  }
+
+  verify(req: Request, state: unknown, callback: (err: Error | null, ok: boolean, info?: StateRefusal) => void): void {
+    try {
+      req.res?.clearCookie(OAUTH_STATE_COOKIE, { httpOnly: true, sameSite: 'lax', secure: this.secureCookies, path: this.cookiePath });
+      const bound = readCookie(req, OAUTH_STATE_COOKIE);
+      if (typeof state !== 'string' || state === '' || bound !== state) {
+        return callback(null, false, refusal('The sign-in state does not belong to this browser'));
+      }
+      const consumed = this.db.prepare('DELETE FROM auth_oauth_states WHERE state = ? AND expires_at > ?').run(state, this.clock.now());
+      if (consumed.changes !== 1) return callback(null, false, refusal('The sign-in state is unknown, expired or already used'));
+      callback(null, true);
+    } catch (error) {
+      callback(error as Error, false);
+    }
+  }
+}
+
+function refusal(message: string): StateRefusal {
+  return { message: `${message}; start the GitHub sign-in again`, reason: STATE_REFUSED };
+}

@@ -1,0 +1,41 @@
+/**
+ * The ceremony's phase as the coordinator runs it: `setup` (not yet opened), `open` (turns are
+ * granted), `paused` (queues kept, no new turns), `closed` (no more contributions; ready to
+ * finalise), `finalised`. Only coordinators change it.
+ */
+import { applyMigrations, type Db } from './store/database.ts';
+import { CoordinatorError } from '../core/errors.ts';
+
+export const PHASES = ['setup', 'open', 'paused', 'closed', 'finalised'] as const;
+export type CeremonyPhase = (typeof PHASES)[number];
+
+const ALLOWED: Record<CeremonyPhase, readonly CeremonyPhase[]> = {
+  setup: ['open', 'closed'],
+  open: ['paused', 'closed'],
+  paused: ['open', 'closed'],
+  closed: ['open', 'finalised'],
+  finalised: [],
+};
+
+export class CeremonyPhaseStore {
+  constructor(private readonly db: Db) {
+    applyMigrations(db, 'phase', [
+      `CREATE TABLE ceremony_phase (id INTEGER PRIMARY KEY CHECK (id = 1), phase TEXT NOT NULL, updated_at INTEGER NOT NULL);
+       INSERT INTO ceremony_phase (id, phase, updated_at) VALUES (1, 'setup', 0);`,
+    ]);
+  }
+
+  get(): CeremonyPhase {
+    return (this.db.prepare('SELECT phase FROM ceremony_phase WHERE id = 1').get() as { phase: CeremonyPhase }).phase;
+  }
+
+  set(next: CeremonyPhase, at: number): CeremonyPhase {
+    const current = this.get();
+    if (current === next) return current;
+    if (!ALLOWED[current].includes(next)) {
+      throw new CoordinatorError('request.invalid', `the ceremony cannot go from ${current} to ${next}`);
+    }
+    this.db.prepare('UPDATE ceremony_phase SET phase = ?, updated_at = ? WHERE id = 1').run(next, at);
+    return next;
+  }
+}

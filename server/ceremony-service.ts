@@ -1,0 +1,228 @@
+/**
+ * The coordinator's one flow, upload → contribution row → verification job → verdict → chain head
+ * → transcript → receipt, and its recovery after a crash. HTTP handlers call into it; it calls the
+ * core for everything about zkeys and the lobby for everything about turns.
+ *
+ * Crash safety: the transcript (core) is the commit point of a link; SQLite records the verdict.
+ * At start-up every contribution still `verifying` is reconciled: already in the transcript →
+ * accepted; candidate still on disk → verified again; otherwise → an error the contributor sees,
+ * and they are put back in the queue.
+ */
+import { rm } from 'node:fs/promises';
+import { commitPreverifiedContribution } from '../core/ceremony/extend-chain.ts';
+import { openCeremony } from '../core/ceremony/open-ceremony.ts';
+import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
+import type { CeremonyConfig } from '../core/config/ceremony-config.ts';
+import { hashFile } from '../core/crypto/file-hash.ts';
+import { CoordinatorError, isCoordinatorError } from '../core/errors.ts';
+import type { Clock } from './clock.ts';
+import type { Db } from './store/database.ts';
+import type { Lobby } from './lobby/lobby.ts';
+import type { ContributionRow, ContributionStore } from './contributions/contribution-store.ts';
+import type { ReceiptSigner } from './contributions/receipt-signer.ts';
+import type { CeremonyPhaseStore } from './ceremony-phase.ts';
+import type { Principal } from './auth/principal.ts';
+import type { VerificationDispatcher, VerificationOutcome, VerificationRequest } from './verification/verification-job.ts';
+
+export interface ServiceLog {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface CeremonyServiceDeps {
+  config: CeremonyConfig;
+  db: Db;
+  clock: Clock;
+  lobby: Lobby;
+  contributions: ContributionStore;
+  phase: CeremonyPhaseStore;
+  dispatcher: VerificationDispatcher;
+  receipts: ReceiptSigner;
+  log: ServiceLog;
+  /** How often deadlines are checked and turns granted (ms). */
+  tickIntervalMs?: number;
+}
+
+export interface SubmittedUpload {
+  principal: Principal;
+  circuit: string;
+  /** The finished upload, inside the data folder (it is renamed into the chain on acceptance). */
+  path: string;
+  size: number;
+}
+
+export class CeremonyService {
+  private timer: NodeJS.Timeout | undefined;
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(private readonly deps: CeremonyServiceDeps) {
+    deps.dispatcher.onOutcome((outcome) => {
+      const work = this.applyOutcome(outcome).catch((error: unknown) => {
+        deps.log.warn('could not apply a verification outcome', { contributionId: outcome.contributionId, error: String(error) });
+      });
+      this.pending.add(work);
+      void work.finally(() => this.pending.delete(work));
+    });
+  }
+
+  /** Reconciles unfinished work, then starts granting turns and expiring deadlines. */
+  async start(): Promise<void> {
+    await this.recover();
+    this.tick();
+    this.timer = setInterval(() => this.tick(), this.deps.tickIntervalMs ?? 1000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await Promise.allSettled([...this.pending]);
+  }
+
+  tick(): void {
+    this.deps.lobby.tick();
+  }
+
+  /** Waits until every outcome received so far has been applied (tests, shutdown). */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  async headIndex(circuit: string): Promise<number> {
+    const state = await openCeremony(this.deps.config.dataDir);
+    const chain = state.chains.get(circuit);
+    if (!chain?.head) throw new CoordinatorError('ceremony.not_initialised', 'the ceremony is not initialised');
+    return chain.headIndex;
+  }
+
+  /** A finished upload by the holder of the turn: record it, then send it to verification. */
+  async submit(upload: SubmittedUpload): Promise<ContributionRow> {
+    const { lobby, contributions, clock } = this.deps;
+    lobby.requireTurn(upload.principal.id, upload.circuit);
+    const headIndex = await this.headIndex(upload.circuit);
+    const fileHash = await hashFile(upload.path);
+    const row = this.deps.db.transaction(() => {
+      const created = contributions.create({
+        circuit: upload.circuit,
+        contributorId: upload.principal.id,
+        contributorName: upload.principal.displayName,
+        headIndex,
+        candidatePath: upload.path,
+        size: upload.size,
+        fileHash,
+        createdAt: clock.now(),
+      });
+      lobby.markSubmitted(upload.principal.id, upload.circuit, created.id);
+      return created;
+    })();
+    this.deps.log.info('contribution uploaded, verifying', { contributionId: row.id, circuit: row.circuit, contributor: row.contributorId });
+    await this.deps.dispatcher.enqueue(this.requestFor(row));
+    return row;
+  }
+
+  private requestFor(row: ContributionRow): VerificationRequest {
+    const paths = ceremonyPaths(this.deps.config.dataDir);
+    return {
+      contributionId: row.id,
+      circuit: row.circuit,
+      headIndex: row.headIndex,
+      initZkeyPath: paths.zkeyPath(row.circuit, 0),
+      headZkeyPath: paths.zkeyPath(row.circuit, row.headIndex),
+      ptauPath: this.deps.config.ptauPath,
+      candidatePath: row.candidatePath,
+    };
+  }
+
+  private async applyOutcome(outcome: VerificationOutcome): Promise<void> {
+    const { contributions, lobby, clock, log, db } = this.deps;
+    const row = contributions.get(outcome.contributionId);
+    if (!row || row.status !== 'verifying') return; // unknown or already decided: a duplicate outcome
+    try {
+      await this.decide(row, outcome);
+    } finally {
+      this.tick(); // the circuit is free again: hand it to the next in line now
+    }
+  }
+
+  private async decide(row: ContributionRow, outcome: VerificationOutcome): Promise<void> {
+    const { contributions, lobby, clock, log, db } = this.deps;
+    if (outcome.status === 'valid') {
+      try {
+        const accepted = await commitPreverifiedContribution(this.deps.config.dataDir, row.circuit, {
+          candidatePath: row.candidatePath,
+          headIndex: row.headIndex,
+          fileHash: row.fileHash,
+          contributionHash: outcome.contributionHash,
+          contributor: row.contributorName,
+        });
+        this.recordAccepted(row, accepted.index, outcome.contributionHash);
+        log.info('contribution accepted', { contributionId: row.id, circuit: row.circuit, index: accepted.index });
+      } catch (error) {
+        if (!isCoordinatorError(error)) throw error;
+        db.transaction(() => {
+          contributions.finish(row.id, { status: 'discarded', code: error.code, message: error.message }, clock.now());
+          lobby.recordDiscarded(row.id);
+        })();
+        log.warn('verified contribution not committed', { contributionId: row.id, code: error.code });
+      }
+      return;
+    }
+    const refusal = outcome.status === 'invalid'
+      ? { code: outcome.code, message: outcome.message }
+      : { code: 'verification.unavailable', message: `the contribution could not be verified (${outcome.message}); please contribute again` };
+    db.transaction(() => {
+      contributions.finish(row.id, { status: outcome.status === 'invalid' ? 'refused' : 'error', ...refusal }, clock.now());
+      lobby.recordRefused(row.id, refusal);
+    })();
+    await rm(row.candidatePath, { force: true });
+    log.info('contribution refused', { contributionId: row.id, circuit: row.circuit, code: refusal.code });
+  }
+
+  private recordAccepted(row: ContributionRow, index: number, contributionHash: string): void {
+    const { contributions, lobby, clock, db, receipts, config } = this.deps;
+    db.transaction(() => {
+      if (!contributions.finish(row.id, { status: 'accepted', contributionHash, chainIndex: index }, clock.now())) return;
+      contributions.saveReceipt(
+        row.id,
+        receipts.sign({
+          ceremony: config.id,
+          circuit: row.circuit,
+          index,
+          contributor: row.contributorName,
+          contributionHash,
+          fileHash: row.fileHash,
+          acceptedAt: new Date(clock.now()).toISOString(),
+        }),
+      );
+      lobby.recordAccepted(row.id, { index, contributionHash });
+    })();
+  }
+
+  /** Start-up reconciliation of contributions left `verifying` by a crash. */
+  private async recover(): Promise<void> {
+    const { contributions, lobby, clock, db, log } = this.deps;
+    const unfinished = contributions.byStatus('verifying');
+    if (unfinished.length === 0) return;
+    const state = await openCeremony(this.deps.config.dataDir);
+    for (const row of unfinished) {
+      const committed = state.transcript.entries.find(
+        (e) => e.type === 'contribution' && e.circuit === row.circuit && e.fileHash === row.fileHash,
+      );
+      if (committed && committed.type === 'contribution') {
+        this.recordAccepted(row, committed.index, committed.contributionHash);
+        log.info('recovered an accepted contribution', { contributionId: row.id });
+        continue;
+      }
+      const candidateThere = await hashFile(row.candidatePath).then((hash) => hash === row.fileHash, () => false);
+      if (candidateThere) {
+        log.info('re-enqueueing an unfinished verification', { contributionId: row.id });
+        await this.deps.dispatcher.enqueue(this.requestFor(row));
+        continue;
+      }
+      const refusal = { code: 'verification.unavailable', message: 'the uploaded file was lost in a coordinator restart; please contribute again' };
+      db.transaction(() => {
+        contributions.finish(row.id, { status: 'error', ...refusal }, clock.now());
+        lobby.recordRefused(row.id, refusal);
+      })();
+    }
+  }
+}

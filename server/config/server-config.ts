@@ -1,0 +1,74 @@
+/**
+ * The coordinator's configuration, from the environment (and `ceremony serve` flags), validated
+ * once at start-up into a frozen object. Every option has a default that works on a machine with
+ * nothing but Node: SQLite in the data folder, in-process verification, loopback only.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { CoordinatorError } from '../../core/errors.ts';
+
+const durationMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const serverSchema = z.object({
+  /** Ceremony data folder (ceremony.json, chains, transcript; state/ and uploads/ are added). */
+  CEREMONY_DATA: z.string().default('ceremony-data'),
+  /** Interface to listen on. Loopback by default: put a TLS proxy in front for the public. */
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** Public base URL (OAuth callback, links). Default http://HOST:PORT. */
+  PUBLIC_URL: z.string().url().optional(),
+  /** With a Redis URL, verification goes to BullMQ workers (`ceremony worker`); without, it runs in-process. */
+  REDIS_URL: z.string().url().optional(),
+  /** SQLite database file. Default DATA/state/coordinator.sqlite. */
+  DATABASE_FILE: z.string().optional(),
+  /** Ed25519 key signing receipts, created on first start. Default DATA/state/receipt-key.pem. */
+  RECEIPT_KEY_FILE: z.string().optional(),
+  TURN_TIMEOUT_MS: durationMs(10 * 60_000),
+  HEARTBEAT_EXTENSION_MS: durationMs(2 * 60_000),
+  MAX_TURN_MS: durationMs(60 * 60_000),
+  COOLDOWN_MS: durationMs(5 * 60_000),
+  /** Open the ceremony at start-up (test networks and demos; production opens from the console). */
+  OPEN_ON_START: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+});
+
+export type ServerEnv = z.infer<typeof serverSchema>;
+
+export interface ServerConfig {
+  dataDir: string;
+  host: string;
+  port: number;
+  publicUrl: string;
+  redisUrl: string | undefined;
+  databaseFile: string;
+  receiptKeyFile: string;
+  lobby: { turnTimeoutMs: number; heartbeatExtensionMs: number; maxTurnMs: number; cooldownMs: number };
+  openOnStart: boolean;
+  /** The raw environment, for sections parsed by their own modules (auth). */
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export function loadServerConfig(env: Record<string, string | undefined>, overrides: Partial<Record<keyof ServerEnv, string>> = {}): ServerConfig {
+  const parsed = serverSchema.safeParse({ ...env, ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) });
+  if (!parsed.success) {
+    throw new CoordinatorError('config.invalid', `server configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.CEREMONY_DATA);
+  return Object.freeze({
+    dataDir,
+    host: e.HOST,
+    port: e.PORT,
+    publicUrl: (e.PUBLIC_URL ?? `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`).replace(/\/$/, ''),
+    redisUrl: e.REDIS_URL,
+    databaseFile: path.resolve(e.DATABASE_FILE ?? path.join(dataDir, 'state', 'coordinator.sqlite')),
+    receiptKeyFile: path.resolve(e.RECEIPT_KEY_FILE ?? path.join(dataDir, 'state', 'receipt-key.pem')),
+    lobby: Object.freeze({
+      turnTimeoutMs: e.TURN_TIMEOUT_MS,
+      heartbeatExtensionMs: e.HEARTBEAT_EXTENSION_MS,
+      maxTurnMs: e.MAX_TURN_MS,
+      cooldownMs: e.COOLDOWN_MS,
+    }),
+    openOnStart: e.OPEN_ON_START,
+    env: Object.freeze({ ...env }),
+  });
+}

@@ -1,0 +1,159 @@
+/**
+ * Contributions as the coordinator tracks them, from upload to verdict (table `contributions`).
+ * A row in `verifying` is work the coordinator still owes: at start-up every such row is sent to
+ * verification again (SQLite is the source of truth; Redis only holds jobs).
+ */
+import { randomUUID } from 'node:crypto';
+import { applyMigrations, type Db } from '../store/database.ts';
+
+export type ContributionStatus = 'verifying' | 'accepted' | 'refused' | 'discarded' | 'error';
+
+export interface ContributionRow {
+  id: string;
+  circuit: string;
+  contributorId: string;
+  contributorName: string;
+  headIndex: number;
+  candidatePath: string;
+  size: number;
+  fileHash: string;
+  status: ContributionStatus;
+  code: string | null;
+  message: string | null;
+  contributionHash: string | null;
+  chainIndex: number | null;
+  createdAt: number;
+  finishedAt: number | null;
+}
+
+const MIGRATIONS = [
+  `CREATE TABLE contributions (
+     id TEXT PRIMARY KEY,
+     circuit TEXT NOT NULL,
+     contributor_id TEXT NOT NULL,
+     contributor_name TEXT NOT NULL,
+     head_index INTEGER NOT NULL,
+     candidate_path TEXT NOT NULL,
+     size INTEGER NOT NULL,
+     file_hash TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('verifying', 'accepted', 'refused', 'discarded', 'error')),
+     code TEXT,
+     message TEXT,
+     contribution_hash TEXT,
+     chain_index INTEGER,
+     created_at INTEGER NOT NULL,
+     finished_at INTEGER
+   );
+   CREATE INDEX contributions_by_status ON contributions (status);
+   CREATE INDEX contributions_by_contributor ON contributions (contributor_id, created_at);
+   CREATE TABLE receipts (
+     contribution_id TEXT PRIMARY KEY REFERENCES contributions (id),
+     body TEXT NOT NULL,
+     signature TEXT NOT NULL
+   );`,
+];
+
+interface RawRow {
+  id: string;
+  circuit: string;
+  contributor_id: string;
+  contributor_name: string;
+  head_index: number;
+  candidate_path: string;
+  size: number;
+  file_hash: string;
+  status: ContributionStatus;
+  code: string | null;
+  message: string | null;
+  contribution_hash: string | null;
+  chain_index: number | null;
+  created_at: number;
+  finished_at: number | null;
+}
+
+function fromRaw(row: RawRow): ContributionRow {
+  return {
+    id: row.id,
+    circuit: row.circuit,
+    contributorId: row.contributor_id,
+    contributorName: row.contributor_name,
+    headIndex: row.head_index,
+    candidatePath: row.candidate_path,
+    size: row.size,
+    fileHash: row.file_hash,
+    status: row.status,
+    code: row.code,
+    message: row.message,
+    contributionHash: row.contribution_hash,
+    chainIndex: row.chain_index,
+    createdAt: row.created_at,
+    finishedAt: row.finished_at,
+  };
+}
+
+export interface Receipt {
+  body: string;
+  signature: string;
+}
+
+export class ContributionStore {
+  constructor(private readonly db: Db) {
+    applyMigrations(db, 'contributions', MIGRATIONS);
+  }
+
+  create(input: Omit<ContributionRow, 'id' | 'status' | 'code' | 'message' | 'contributionHash' | 'chainIndex' | 'finishedAt'>): ContributionRow {
+    const id = randomUUID();
+    this.db
+      .prepare(
+        `INSERT INTO contributions (id, circuit, contributor_id, contributor_name, head_index, candidate_path, size, file_hash, status, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'verifying', ?)`,
+      )
+      .run(id, input.circuit, input.contributorId, input.contributorName, input.headIndex, input.candidatePath, input.size, input.fileHash, input.createdAt);
+    return this.get(id)!;
+  }
+
+  get(id: string): ContributionRow | undefined {
+    const row = this.db.prepare('SELECT * FROM contributions WHERE id = ?').get(id) as RawRow | undefined;
+    return row && fromRaw(row);
+  }
+
+  byStatus(status: ContributionStatus): ContributionRow[] {
+    return (this.db.prepare('SELECT * FROM contributions WHERE status = ? ORDER BY created_at').all(status) as RawRow[]).map(fromRaw);
+  }
+
+  forContributor(contributorId: string): ContributionRow[] {
+    return (this.db.prepare('SELECT * FROM contributions WHERE contributor_id = ? ORDER BY created_at').all(contributorId) as RawRow[]).map(fromRaw);
+  }
+
+  /** Moves a `verifying` row to its verdict; returns false if it was already decided (a duplicate outcome). */
+  finish(id: string, verdict: { status: Exclude<ContributionStatus, 'verifying'>; code?: string; message?: string; contributionHash?: string; chainIndex?: number }, at: number): boolean {
+    const result = this.db
+      .prepare(
+        `UPDATE contributions SET status = ?, code = ?, message = ?, contribution_hash = ?, chain_index = ?, finished_at = ?
+         WHERE id = ? AND status = 'verifying'`,
+      )
+      .run(verdict.status, verdict.code ?? null, verdict.message ?? null, verdict.contributionHash ?? null, verdict.chainIndex ?? null, at, id);
+    return result.changes === 1;
+  }
+
+  saveReceipt(contributionId: string, receipt: Receipt): void {
+    this.db.prepare('INSERT OR REPLACE INTO receipts (contribution_id, body, signature) VALUES (?, ?, ?)').run(contributionId, receipt.body, receipt.signature);
+  }
+
+  receiptsFor(contributorId: string): Array<Receipt & { contributionId: string }> {
+    return this.db
+      .prepare(
+        `SELECT r.contribution_id AS contributionId, r.body, r.signature FROM receipts r
+         JOIN contributions c ON c.id = r.contribution_id WHERE c.contributor_id = ? ORDER BY c.created_at`,
+      )
+      .all(contributorId) as Array<Receipt & { contributionId: string }>;
+  }
+
+  /** Recent verification durations (ms) per circuit, for ETAs and the console. */
+  counts(): Record<ContributionStatus, number> {
+    const rows = this.db.prepare('SELECT status, COUNT(*) AS n FROM contributions GROUP BY status').all() as Array<{ status: ContributionStatus; n: number }>;
+    const counts: Record<ContributionStatus, number> = { verifying: 0, accepted: 0, refused: 0, discarded: 0, error: 0 };
+    for (const row of rows) counts[row.status] = row.n;
+    return counts;
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * The one place where errors become HTTP responses: a CoordinatorError keeps its code and maps to
+ * its status (core/errors.ts); anything else is a 500 whose details go to the log, not the client.
+ */
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { isCoordinatorError } from '../../core/errors.ts';
+
+export function errorHandler(log: { warn(message: string, fields?: Record<string, unknown>): void }): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    if (isCoordinatorError(error)) {
+      res.status(error.httpStatus).json(error.toJSON());
+      return;
+    }
+    const status = typeof error?.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 500;
+    if (status === 500) log.warn('unhandled error', { method: req.method, path: req.path, error: String(error?.stack ?? error) });
+    res.status(status).json({
+      error:
+        status === 500
+          ? { code: 'internal', message: 'internal error; the coordinator logged it' }
+          : { code: status === 404 ? 'not_found' : 'request.invalid', message: status === 404 ? 'no such file' : String(error?.message ?? 'bad request') },
+    });
+  };
+}
+
+export const notFoundHandler: RequestHandler = (req, res) => {
+  res.status(404).json({ error: { code: 'not_found', message: `no route for ${req.method} ${req.path}` } });
+};

@@ -1,0 +1,63 @@
+/**
+ * The lobby's tables (module 'lobby' in schema_migrations). Append new migrations, never edit one.
+ *
+ * - lobby_queue: one row per waiting contributor (a contributor waits for at most one circuit).
+ *   seq is the enqueue order: AUTOINCREMENT never reuses a value, so a re-queued contributor always
+ *   sorts after everyone already waiting. Position = COUNT of earlier rows of the same circuit,
+ *   a range scan of lobby_queue_by_circuit.
+ * - lobby_turns: the turn or verifying submission of each busy circuit. circuit is the primary key
+ *   (one per circuit: the chain is extended by one contributor at a time) and contributor_id is
+ *   unique (one per contributor across circuits).
+ * - lobby_turn_history: every ended turn with its outcome; accepted rows give the ETA's averages.
+ * - lobby_accepted: one accepted contribution per contributor per circuit (primary key).
+ * - lobby_refusals: each contributor's last refusal, shown in their status.
+ */
+export const LOBBY_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE lobby_queue (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    contributor_id TEXT NOT NULL UNIQUE,
+    circuit TEXT NOT NULL,
+    enqueued_at INTEGER NOT NULL,
+    eligible_at INTEGER NOT NULL
+  );
+  CREATE INDEX lobby_queue_by_circuit ON lobby_queue (circuit, seq, eligible_at);
+
+  CREATE TABLE lobby_turns (
+    circuit TEXT PRIMARY KEY,
+    contributor_id TEXT NOT NULL UNIQUE,
+    state TEXT NOT NULL CHECK (state IN ('turn', 'verifying')),
+    started_at INTEGER NOT NULL,
+    deadline INTEGER NOT NULL,
+    contribution_id TEXT UNIQUE,
+    CHECK ((state = 'turn') = (contribution_id IS NULL))
+  );
+
+  CREATE TABLE lobby_turn_history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    circuit TEXT NOT NULL,
+    contributor_id TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    ended_at INTEGER NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ('accepted', 'refused', 'discarded', 'missed')),
+    contribution_id TEXT UNIQUE
+  );
+  CREATE INDEX lobby_turn_history_by_outcome ON lobby_turn_history (circuit, outcome, id);
+
+  CREATE TABLE lobby_accepted (
+    contributor_id TEXT NOT NULL,
+    circuit TEXT NOT NULL,
+    contribution_id TEXT NOT NULL UNIQUE,
+    chain_index INTEGER NOT NULL,
+    contribution_hash TEXT NOT NULL,
+    accepted_at INTEGER NOT NULL,
+    PRIMARY KEY (contributor_id, circuit)
+  );
+
+  CREATE TABLE lobby_refusals (
+    contributor_id TEXT PRIMARY KEY,
+    circuit TEXT NOT NULL,
+    code TEXT NOT NULL,
+    message TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );`,
+];

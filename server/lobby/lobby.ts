@@ -1,0 +1,390 @@
+/**
+ * The lobby: one FIFO queue per circuit, the turn (or verifying submission) of each circuit, and
+ * each contributor's progress through the circuits in the configured order.
+ *
+ * Invariants, held by the schema (see lobby-schema.ts) as well as by the code:
+ * - a contributor is in at most one place: waiting in one queue, or holding one turn/verifying
+ *   submission; a contributor is never queued for a circuit they have an accepted contribution for;
+ * - a circuit has at most one turn or verifying submission: its chain grows one link at a time;
+ * - one accepted contribution per contributor per circuit;
+ * - a missed deadline is not a ban and not a contribution: the contributor goes to the back of the
+ *   same queue, eligible again after the cooldown.
+ *
+ * SQLite is the only state: no field of this class caches lobby state, every change runs in one
+ * transaction, so a new Lobby on the same database after a crash continues exactly where it was.
+ * Time comes from the injected Clock only.
+ *
+ * Nothing here runs by itself: the server calls tick() on an interval (and may call it right
+ * after join/record* to grant turns without waiting) and logs the events it returns.
+ */
+import { CoordinatorError } from '../../core/errors.ts';
+import type { Clock } from '../clock.ts';
+import { applyMigrations, type Db } from '../store/database.ts';
+import { estimateWait, TURN_SAMPLES } from './estimate-wait.ts';
+import { LOBBY_MIGRATIONS } from './lobby-schema.ts';
+import {
+  LOBBY_DEFAULTS,
+  type ActiveTurn,
+  type CircuitProgress,
+  type ContributorStatus,
+  type LobbyEvent,
+  type LobbyOptions,
+  type ResolvedLobbyOptions,
+} from './lobby-types.ts';
+
+export * from './lobby-types.ts';
+
+interface QueueRow {
+  seq: number;
+  contributor_id: string;
+  circuit: string;
+  enqueued_at: number;
+  eligible_at: number;
+}
+
+interface TurnRow {
+  circuit: string;
+  contributor_id: string;
+  state: 'turn' | 'verifying';
+  started_at: number;
+  deadline: number;
+  contribution_id: string | null;
+}
+
+interface AcceptedRow {
+  circuit: string;
+  contribution_id: string;
+  chain_index: number;
+  contribution_hash: string;
+}
+
+interface RefusalRow {
+  circuit: string;
+  code: string;
+  message: string;
+  at: number;
+}
+
+type Outcome = 'accepted' | 'refused' | 'discarded' | 'missed';
+
+export class Lobby {
+  private readonly options: ResolvedLobbyOptions;
+  private readonly statements: LobbyStatements;
+
+  constructor(
+    private readonly db: Db,
+    options: LobbyOptions,
+    private readonly clock: Clock,
+  ) {
+    this.options = resolveOptions(options);
+    applyMigrations(db, 'lobby', LOBBY_MIGRATIONS);
+    this.statements = prepareStatements(db);
+  }
+
+  /**
+   * Puts the contributor at the back of the queue of the first circuit (in order) they have no
+   * accepted contribution for. Idempotent: a contributor already waiting or holding a turn keeps
+   * their place, a contributor who is done stays done.
+   */
+  join(contributorId: string): ContributorStatus {
+    this.db
+      .transaction(() => {
+        if (this.statements.queueEntryOf.get(contributorId) || this.statements.turnOfContributor.get(contributorId)) return;
+        this.enqueueForNextCircuit(contributorId, this.clock.now());
+      })
+      .immediate();
+    return this.status(contributorId);
+  }
+
+  status(contributorId: string): ContributorStatus {
+    return this.db.transaction(() => this.readStatus(contributorId))();
+  }
+
+  /** Contributors waiting, per configured circuit (0 for an empty queue). */
+  queueLengths(): Record<string, number> {
+    const lengths: Record<string, number> = Object.fromEntries(this.options.circuits.map((circuit) => [circuit, 0]));
+    for (const { circuit, waiting } of this.statements.queueLengths.all()) {
+      if (circuit in lengths) lengths[circuit] = waiting;
+    }
+    return lengths;
+  }
+
+  activeTurns(): ActiveTurn[] {
+    return this.statements.allTurns.all().map((row) =>
+      row.state === 'turn'
+        ? { circuit: row.circuit, contributorId: row.contributor_id, state: 'turn', deadline: row.deadline }
+        : { circuit: row.circuit, contributorId: row.contributor_id, state: 'verifying' },
+    );
+  }
+
+  /**
+   * (1) Ends every turn whose deadline has passed (deadline < now) as missed: the circuit is freed
+   * and the contributor goes to the back of the same queue, eligible at now + cooldown.
+   * (2) While the ceremony is open, gives each free circuit to its first eligible waiting contributor.
+   */
+  tick(): LobbyEvent[] {
+    return this.db
+      .transaction(() => {
+        const now = this.clock.now();
+        const events: LobbyEvent[] = [];
+        for (const turn of this.statements.expiredTurns.all(now)) {
+          const eligibleAt = now + this.options.cooldownMs;
+          this.endTurn(turn, 'missed', now);
+          this.statements.enqueue.run(turn.contributor_id, turn.circuit, now, eligibleAt);
+          events.push({ type: 'turn_missed', circuit: turn.circuit, contributorId: turn.contributor_id, at: now, deadline: turn.deadline, eligibleAt });
+        }
+        if (!this.options.isOpen()) return events;
+        for (const circuit of this.options.circuits) {
+          if (this.statements.turnOfCircuit.get(circuit)) continue;
+          const next = this.statements.firstEligible.get(circuit, now);
+          if (!next) continue;
+          const deadline = now + Math.min(this.options.turnTimeoutMs, this.options.maxTurnMs);
+          this.statements.dequeue.run(next.contributor_id);
+          this.statements.grantTurn.run(circuit, next.contributor_id, now, deadline);
+          events.push({ type: 'turn_granted', circuit, contributorId: next.contributor_id, at: now, deadline });
+        }
+        return events;
+      })
+      .immediate();
+  }
+
+  /** Extends the live turn: deadline = max(deadline, now + heartbeatExtension), never past startedAt + maxTurn. */
+  heartbeat(contributorId: string, circuit: string): { deadline: number } {
+    return this.db
+      .transaction(() => {
+        const turn = this.requireLiveTurn(contributorId, circuit);
+        const deadline = Math.min(
+          Math.max(turn.deadline, this.clock.now() + this.options.heartbeatExtensionMs),
+          turn.started_at + this.options.maxTurnMs,
+        );
+        if (deadline !== turn.deadline) this.statements.setDeadline.run(deadline, circuit);
+        return { deadline };
+      })
+      .immediate();
+  }
+
+  /**
+   * Refuses unless the contributor holds the live turn (granted, deadline not passed, nothing
+   * uploaded yet) for this circuit. Throws circuit.unknown, lobby.already_contributed or
+   * lobby.not_your_turn with a message saying where the contributor actually is.
+   */
+  requireTurn(contributorId: string, circuit: string): void {
+    this.db.transaction(() => this.requireLiveTurn(contributorId, circuit))();
+  }
+
+  /**
+   * The upload of the turn's contribution is complete: the turn becomes a verifying submission
+   * (no deadline any more; the circuit stays busy until record*). Requires the live turn, like
+   * requireTurn; repeating it with the same contributionId is a no-op.
+   */
+  markSubmitted(contributorId: string, circuit: string, contributionId: string): void {
+    this.db
+      .transaction(() => {
+        const current = this.statements.turnOfContribution.get(contributionId);
+        if (current && current.contributor_id === contributorId && current.circuit === circuit) return;
+        if (current || this.statements.historyOfContribution.get(contributionId)) {
+          throw new CoordinatorError('request.invalid', `contribution id ${contributionId} is already used`);
+        }
+        this.requireLiveTurn(contributorId, circuit);
+        this.statements.setVerifying.run(contributionId, circuit);
+      })
+      .immediate();
+  }
+
+  /**
+   * The submission became the circuit's new head: the circuit is freed and the contributor is
+   * queued for their next circuit (at the back), or done. Returns false, changing nothing, if an
+   * outcome was already recorded for this contribution (outcomes may be delivered twice).
+   */
+  recordAccepted(contributionId: string, result: { index: number; contributionHash: string }): boolean {
+    return this.db
+      .transaction(() => {
+        const turn = this.verifyingSubmission(contributionId);
+        if (!turn) return false;
+        const now = this.clock.now();
+        this.endTurn(turn, 'accepted', now);
+        this.statements.recordAccepted.run(turn.contributor_id, turn.circuit, contributionId, result.index, result.contributionHash, now);
+        this.enqueueForNextCircuit(turn.contributor_id, now);
+        return true;
+      })
+      .immediate();
+  }
+
+  /**
+   * The submission was refused: the circuit is freed, the contributor goes to the back of the same
+   * queue (eligible at once) and their status shows the refusal. Returns false if already recorded.
+   */
+  recordRefused(contributionId: string, refusal: { code: string; message: string }): boolean {
+    return this.requeueAfterVerification(contributionId, 'refused', refusal);
+  }
+
+  /** The verification result no longer applies (e.g. the head moved): like refused, without a reason shown. */
+  recordDiscarded(contributionId: string): boolean {
+    return this.requeueAfterVerification(contributionId, 'discarded');
+  }
+
+  private requeueAfterVerification(contributionId: string, outcome: 'refused' | 'discarded', refusal?: { code: string; message: string }): boolean {
+    return this.db
+      .transaction(() => {
+        const turn = this.verifyingSubmission(contributionId);
+        if (!turn) return false;
+        const now = this.clock.now();
+        this.endTurn(turn, outcome, now);
+        this.statements.enqueue.run(turn.contributor_id, turn.circuit, now, now);
+        if (refusal) this.statements.recordRefusal.run(turn.contributor_id, turn.circuit, refusal.code, refusal.message, now);
+        return true;
+      })
+      .immediate();
+  }
+
+  /** The verifying submission of this contribution; undefined if its outcome is already recorded. */
+  private verifyingSubmission(contributionId: string): TurnRow | undefined {
+    const turn = this.statements.turnOfContribution.get(contributionId);
+    if (turn) return turn;
+    if (this.statements.historyOfContribution.get(contributionId)) return undefined;
+    throw new CoordinatorError('not_found', `no submission ${contributionId} is being verified`);
+  }
+
+  private endTurn(turn: TurnRow, outcome: Outcome, now: number): void {
+    this.statements.endTurn.run(turn.circuit);
+    this.statements.logTurn.run(turn.circuit, turn.contributor_id, turn.started_at, now, outcome, turn.contribution_id);
+  }
+
+  private enqueueForNextCircuit(contributorId: string, now: number): void {
+    const accepted = new Set(this.statements.acceptedOf.all(contributorId).map((row) => row.circuit));
+    const next = this.options.circuits.find((circuit) => !accepted.has(circuit));
+    if (next !== undefined) this.statements.enqueue.run(contributorId, next, now, now);
+  }
+
+  private requireLiveTurn(contributorId: string, circuit: string): TurnRow {
+    if (!this.options.circuits.includes(circuit)) throw new CoordinatorError('circuit.unknown', `unknown circuit "${circuit}"`);
+    const notYourTurn = (message: string): CoordinatorError => new CoordinatorError('lobby.not_your_turn', message);
+    if (this.statements.acceptedOf.all(contributorId).some((row) => row.circuit === circuit)) {
+      throw new CoordinatorError('lobby.already_contributed', `you already contributed to ${circuit}`);
+    }
+    const turn = this.statements.turnOfContributor.get(contributorId);
+    if (turn) {
+      if (turn.circuit !== circuit) {
+        throw notYourTurn(turn.state === 'turn' ? `your turn is on ${turn.circuit}, not ${circuit}` : `your contribution to ${turn.circuit} is being verified; ${circuit} comes later`);
+      }
+      if (turn.state === 'verifying') throw notYourTurn(`your contribution to ${circuit} is already uploaded and being verified`);
+      if (turn.deadline < this.clock.now()) throw notYourTurn(`your turn on ${circuit} expired at ${new Date(turn.deadline).toISOString()}`);
+      return turn;
+    }
+    const waiting = this.statements.queueEntryOf.get(contributorId);
+    if (waiting) {
+      const position = this.statements.positionOf.get(waiting.circuit, waiting.seq)!.ahead + 1;
+      const cooling = waiting.eligible_at > this.clock.now() ? `, after a missed turn not before ${new Date(waiting.eligible_at).toISOString()}` : '';
+      throw notYourTurn(
+        waiting.circuit === circuit
+          ? `it is not your turn on ${circuit} yet: position ${position} in its queue${cooling}`
+          : `you are waiting for ${waiting.circuit} (position ${position}${cooling}), not ${circuit}`,
+      );
+    }
+    throw notYourTurn(`you are not in the queue: join the ceremony first`);
+  }
+
+  private readStatus(contributorId: string): ContributorStatus {
+    const now = this.clock.now();
+    const accepted = new Map(this.statements.acceptedOf.all(contributorId).map((row) => [row.circuit, row]));
+    const turn = this.statements.turnOfContributor.get(contributorId);
+    const waiting = this.statements.queueEntryOf.get(contributorId);
+    const circuits = this.options.circuits.map((circuit): CircuitProgress => {
+      const done = accepted.get(circuit);
+      if (done) return { circuit, state: 'accepted', contributionId: done.contribution_id, index: done.chain_index, contributionHash: done.contribution_hash };
+      if (turn?.circuit === circuit) {
+        return turn.state === 'turn'
+          ? { circuit, state: 'turn', startedAt: turn.started_at, deadline: turn.deadline }
+          : { circuit, state: 'verifying', contributionId: turn.contribution_id! };
+      }
+      if (waiting?.circuit === circuit) {
+        const position = this.statements.positionOf.get(circuit, waiting.seq)!.ahead + 1;
+        const current = this.statements.turnOfCircuit.get(circuit);
+        const etaMs = estimateWait({
+          position,
+          averageTurnMs: this.averageTurnMs(circuit),
+          currentStartedAt: current?.started_at,
+          eligibleAt: waiting.eligible_at,
+          now,
+        });
+        return waiting.eligible_at > now
+          ? { circuit, state: 'waiting', position, etaMs, eligibleAt: waiting.eligible_at }
+          : { circuit, state: 'waiting', position, etaMs };
+      }
+      return { circuit, state: 'pending' };
+    });
+    const refusal = this.statements.refusalOf.get(contributorId);
+    return {
+      contributorId,
+      circuits,
+      ...(refusal ? { lastRefusal: { circuit: refusal.circuit, code: refusal.code, message: refusal.message, at: refusal.at } } : {}),
+      done: this.options.circuits.every((circuit) => accepted.has(circuit)),
+    };
+  }
+
+  private averageTurnMs(circuit: string): number {
+    return this.statements.averageTurn.get(circuit, TURN_SAMPLES)?.average ?? this.options.defaultTurnEstimateMs;
+  }
+}
+
+type LobbyStatements = ReturnType<typeof prepareStatements>;
+
+/** Every query of the lobby, prepared once. */
+function prepareStatements(db: Db) {
+  return {
+    queueEntryOf: db.prepare<[string], QueueRow>('SELECT * FROM lobby_queue WHERE contributor_id = ?'),
+    positionOf: db.prepare<[string, number], { ahead: number }>('SELECT COUNT(*) AS ahead FROM lobby_queue WHERE circuit = ? AND seq < ?'),
+    queueLengths: db.prepare<[], { circuit: string; waiting: number }>('SELECT circuit, COUNT(*) AS waiting FROM lobby_queue GROUP BY circuit'),
+    enqueue: db.prepare<[string, string, number, number]>('INSERT INTO lobby_queue (contributor_id, circuit, enqueued_at, eligible_at) VALUES (?, ?, ?, ?)'),
+    dequeue: db.prepare<[string]>('DELETE FROM lobby_queue WHERE contributor_id = ?'),
+    // Walks the circuit's queue in FIFO order; the NOT EXISTS is a guard, the invariants already
+    // keep a waiting contributor from holding a turn.
+    firstEligible: db.prepare<[string, number], QueueRow>(
+      `SELECT q.* FROM lobby_queue q WHERE q.circuit = ? AND q.eligible_at <= ?
+         AND NOT EXISTS (SELECT 1 FROM lobby_turns t WHERE t.contributor_id = q.contributor_id)
+       ORDER BY q.seq LIMIT 1`,
+    ),
+    turnOfCircuit: db.prepare<[string], TurnRow>('SELECT * FROM lobby_turns WHERE circuit = ?'),
+    turnOfContributor: db.prepare<[string], TurnRow>('SELECT * FROM lobby_turns WHERE contributor_id = ?'),
+    turnOfContribution: db.prepare<[string], TurnRow>('SELECT * FROM lobby_turns WHERE contribution_id = ?'),
+    allTurns: db.prepare<[], TurnRow>('SELECT * FROM lobby_turns ORDER BY started_at, circuit'),
+    expiredTurns: db.prepare<[number], TurnRow>("SELECT * FROM lobby_turns WHERE state = 'turn' AND deadline < ? ORDER BY deadline"),
+    grantTurn: db.prepare<[string, string, number, number]>("INSERT INTO lobby_turns (circuit, contributor_id, state, started_at, deadline) VALUES (?, ?, 'turn', ?, ?)"),
+    setDeadline: db.prepare<[number, string]>('UPDATE lobby_turns SET deadline = ? WHERE circuit = ?'),
+    setVerifying: db.prepare<[string, string]>("UPDATE lobby_turns SET state = 'verifying', contribution_id = ? WHERE circuit = ?"),
+    endTurn: db.prepare<[string]>('DELETE FROM lobby_turns WHERE circuit = ?'),
+    logTurn: db.prepare<[string, string, number, number, Outcome, string | null]>(
+      'INSERT INTO lobby_turn_history (circuit, contributor_id, started_at, ended_at, outcome, contribution_id) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    historyOfContribution: db.prepare<[string], { outcome: Outcome }>('SELECT outcome FROM lobby_turn_history WHERE contribution_id = ?'),
+    averageTurn: db.prepare<[string, number], { average: number | null }>(
+      `SELECT AVG(ended_at - started_at) AS average FROM (
+         SELECT started_at, ended_at FROM lobby_turn_history WHERE circuit = ? AND outcome = 'accepted' ORDER BY id DESC LIMIT ?)`,
+    ),
+    acceptedOf: db.prepare<[string], AcceptedRow>('SELECT circuit, contribution_id, chain_index, contribution_hash FROM lobby_accepted WHERE contributor_id = ?'),
+    recordAccepted: db.prepare<[string, string, string, number, string, number]>(
+      'INSERT INTO lobby_accepted (contributor_id, circuit, contribution_id, chain_index, contribution_hash, accepted_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    refusalOf: db.prepare<[string], RefusalRow>('SELECT circuit, code, message, at FROM lobby_refusals WHERE contributor_id = ?'),
+    recordRefusal: db.prepare<[string, string, string, string, number]>(
+      `INSERT INTO lobby_refusals (contributor_id, circuit, code, message, at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (contributor_id) DO UPDATE SET circuit = excluded.circuit, code = excluded.code, message = excluded.message, at = excluded.at`,
+    ),
+  };
+}
+
+function resolveOptions(options: LobbyOptions): ResolvedLobbyOptions {
+  const resolved: ResolvedLobbyOptions = {
+    ...LOBBY_DEFAULTS,
+    ...Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)),
+    circuits: [...options.circuits],
+    isOpen: options.isOpen,
+  } as ResolvedLobbyOptions;
+  if (resolved.circuits.length === 0 || new Set(resolved.circuits).size !== resolved.circuits.length) {
+    throw new CoordinatorError('config.invalid', 'lobby circuits must be a non-empty list of distinct names');
+  }
+  for (const key of ['turnTimeoutMs', 'heartbeatExtensionMs', 'maxTurnMs', 'cooldownMs', 'defaultTurnEstimateMs'] as const) {
+    if (!Number.isFinite(resolved[key]) || resolved[key] < 0) throw new CoordinatorError('config.invalid', `lobby ${key} must be a non-negative number of milliseconds`);
+  }
+  return Object.freeze(resolved);
+}

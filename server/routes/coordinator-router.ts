@@ -1,0 +1,76 @@
+/**
+ * Coordinator actions: open, pause and close the ceremony, watch heads, queues and verification
+ * jobs, and finalise. Every route needs a coordinator identity, and every change a CSRF token.
+ */
+import { Router, type RequestHandler } from 'express';
+import { z } from 'zod';
+import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
+import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
+import { CoordinatorError } from '../../core/errors.ts';
+import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
+import { parseBeaconParameters } from '../../core/finalise/beacon-parameters.ts';
+import type { Lobby } from '../lobby/lobby.ts';
+import type { ContributionStore } from '../contributions/contribution-store.ts';
+import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
+import type { Clock } from '../clock.ts';
+
+export interface CoordinatorRouterDeps {
+  config: CeremonyConfig;
+  lobby: Lobby;
+  contributions: ContributionStore;
+  phase: CeremonyPhaseStore;
+  clock: Clock;
+  requireCoordinator: RequestHandler;
+  requireCsrf: RequestHandler;
+}
+
+const phaseBody = z.object({ phase: z.enum(['open', 'paused', 'closed']) }).strict();
+const finaliseBody = z.object({ beacon: z.string(), iterations: z.union([z.number(), z.string()]) }).strict();
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body ?? {});
+  if (!parsed.success) throw new CoordinatorError('request.invalid', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+  return parsed.data;
+}
+
+export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
+  const router = Router();
+  const guard = [deps.requireCoordinator, deps.requireCsrf];
+  let finalising: Promise<unknown> | undefined;
+
+  router.get('/api/admin/overview', ...guard, async (_req, res) => {
+    const state = await openCeremony(deps.config.dataDir);
+    res.json({
+      phase: deps.phase.get(),
+      queues: deps.lobby.queueLengths(),
+      activeTurns: deps.lobby.activeTurns(),
+      contributionCounts: deps.contributions.counts(),
+      verifying: deps.contributions.byStatus('verifying').map((c) => ({ id: c.id, circuit: c.circuit, contributor: c.contributorName, since: c.createdAt })),
+      heads: deps.config.circuits.map((c) => ({ circuit: c.name, headIndex: state.chains.get(c.name)!.headIndex })),
+    });
+  });
+
+  router.post('/api/admin/phase', ...guard, (req, res) => {
+    const { phase } = parse(phaseBody, req.body);
+    res.json({ phase: deps.phase.set(phase, deps.clock.now()) });
+  });
+
+  router.post('/api/admin/finalise', ...guard, async (req, res) => {
+    const body = parse(finaliseBody, req.body);
+    const beacon = parseBeaconParameters(body.beacon, body.iterations);
+    if (deps.phase.get() !== 'closed') throw new CoordinatorError('ceremony.not_open', 'close the ceremony before finalising it');
+    if (deps.contributions.byStatus('verifying').length > 0) throw new CoordinatorError('request.invalid', 'contributions are still being verified; finalise when they are done');
+    if (finalising) throw new CoordinatorError('ceremony.locked', 'finalisation is already running');
+    // Runs to the end even if the client goes away: finalisation is resumable, but a half-done one helps nobody.
+    finalising = finaliseCeremony(deps.config.dataDir, beacon);
+    try {
+      const result = (await finalising) as Awaited<ReturnType<typeof finaliseCeremony>>;
+      deps.phase.set('finalised', deps.clock.now());
+      res.json({ manifest: result.manifest, circuits: result.circuits });
+    } finally {
+      finalising = undefined;
+    }
+  });
+
+  return router;
+}

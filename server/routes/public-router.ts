@@ -1,0 +1,114 @@
+/**
+ * What anyone may read without signing in: health, the ceremony and its circuits, the transcript,
+ * the manifest (once finalised) and every file an auditor needs: every zkey of every chain (HTTP
+ * range requests supported, streamed from disk), the r1cs, the ptau and the final keys.
+ */
+import { Router } from 'express';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
+import { findCircuit, type CeremonyConfig } from '../../core/config/ceremony-config.ts';
+import { CoordinatorError } from '../../core/errors.ts';
+import type { Lobby } from '../lobby/lobby.ts';
+import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
+
+export interface PublicRouterDeps {
+  config: CeremonyConfig;
+  lobby: Lobby;
+  phase: CeremonyPhaseStore;
+  /** Constraints per circuit, read once from the r1cs at start-up. */
+  constraints: ReadonlyMap<string, number>;
+  receiptPublicKeyPem: string;
+}
+
+function parseIndex(raw: string): number {
+  if (!/^\d{1,6}$/.test(raw)) throw new CoordinatorError('request.invalid', `"${raw}" is not a chain index`);
+  return Number(raw);
+}
+
+export function createPublicRouter(deps: PublicRouterDeps): Router {
+  const router = Router();
+  const { config } = deps;
+
+  router.get('/healthz', (_req, res) => {
+    res.json({ ok: true, phase: deps.phase.get() });
+  });
+
+  router.get('/api/ceremony', async (_req, res) => {
+    const state = await openCeremony(config.dataDir);
+    const queues = deps.lobby.queueLengths();
+    res.json({
+      id: config.id,
+      title: config.title,
+      testNetwork: config.testNetwork,
+      phase: deps.phase.get(),
+      finalised: Boolean(state.finalised),
+      receiptPublicKey: deps.receiptPublicKeyPem,
+      circuits: config.circuits.map((circuit) => {
+        const chain = state.chains.get(circuit.name)!;
+        return {
+          name: circuit.name,
+          verifier: circuit.verifier,
+          publicInputs: circuit.publicInputs,
+          constraints: deps.constraints.get(circuit.name) ?? null,
+          contributions: Math.max(chain.headIndex, 0),
+          queueLength: queues[circuit.name] ?? 0,
+          headIndex: chain.headIndex,
+          headHash: chain.head?.fileHash ?? null,
+          headContributionHash: chain.head?.type === 'contribution' ? chain.head.contributionHash : null,
+          chain: [...(chain.init ? [chain.init] : []), ...chain.contributions].map((entry) => ({
+            index: entry.index,
+            contributor: entry.type === 'contribution' ? entry.contributor : null,
+            contributionHash: entry.type === 'contribution' ? entry.contributionHash : null,
+            fileHash: entry.fileHash,
+            time: entry.time,
+          })),
+          final: chain.beacon ? { contributionHash: chain.beacon.contributionHash, fileHash: chain.beacon.fileHash, beacon: chain.beacon.beacon } : null,
+        };
+      }),
+    });
+  });
+
+  router.get('/api/transcript', async (_req, res) => {
+    const state = await openCeremony(config.dataDir);
+    res.json({ ceremony: config.id, entries: state.transcript.entries });
+  });
+
+  router.get('/api/manifest', async (_req, res) => {
+    const state = await openCeremony(config.dataDir);
+    if (!state.finalised) throw new CoordinatorError('manifest.not_finalised', 'the ceremony is not finalised yet; the manifest does not exist');
+    res.type('application/json').send(await readFile(state.paths.manifestPath));
+  });
+
+  router.get('/api/circuits/:name/zkeys/:index', async (req, res) => {
+    const circuit = findCircuit(config, req.params.name);
+    const index = parseIndex(req.params.index);
+    const state = await openCeremony(config.dataDir);
+    const chain = state.chains.get(circuit.name)!;
+    if (index > chain.headIndex) {
+      throw new CoordinatorError('not_found', `${circuit.name} has no contribution ${index}; its head is ${chain.headIndex}`);
+    }
+    const file = state.paths.zkeyPath(circuit.name, index);
+    res.setHeader('X-Chain-Head', String(chain.headIndex));
+    res.sendFile(file, { headers: { 'Content-Type': 'application/octet-stream' }, dotfiles: 'deny' });
+  });
+
+  router.get('/api/circuits/:name/r1cs', (req, res) => {
+    const circuit = findCircuit(config, req.params.name);
+    res.sendFile(circuit.r1csPath, { headers: { 'Content-Type': 'application/octet-stream' } });
+  });
+
+  router.get('/api/ptau', (_req, res) => {
+    res.sendFile(config.ptauPath, { headers: { 'Content-Type': 'application/octet-stream' } });
+  });
+
+  router.get('/api/final/:file', async (req, res) => {
+    const state = await openCeremony(config.dataDir);
+    if (!state.finalised) throw new CoordinatorError('manifest.not_finalised', 'the ceremony is not finalised yet');
+    const name = req.params.file;
+    if (!/^[A-Za-z0-9_]+\.(zkey|vkey\.json|sol|json)$/.test(name)) throw new CoordinatorError('not_found', `no final file "${name}"`);
+    res.sendFile(path.join(state.paths.finalDir, name));
+  });
+
+  return router;
+}

@@ -1,0 +1,135 @@
+/**
+ * Wires the coordinator: configuration → ceremony on disk → SQLite → verification (BullMQ with a
+ * REDIS_URL, worker threads without) → lobby, service, app → listen; and shuts it all down in
+ * reverse order. `ceremony serve` and the integration tests both start it through here.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { loadCeremonyConfig, type CeremonyConfig } from '../core/config/ceremony-config.ts';
+import { openCeremony } from '../core/ceremony/open-ceremony.ts';
+import { readR1csSummary } from '../core/setup/r1cs-header.ts';
+import { CoordinatorError } from '../core/errors.ts';
+import { releaseBn128 } from '../core/crypto/bn128.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { openDatabase, type Db } from './store/database.ts';
+import { Lobby } from './lobby/lobby.ts';
+import { ContributionStore } from './contributions/contribution-store.ts';
+import { ReceiptSigner } from './contributions/receipt-signer.ts';
+import { CeremonyPhaseStore } from './ceremony-phase.ts';
+import { CeremonyService, type ServiceLog } from './ceremony-service.ts';
+import { createApp } from './app.ts';
+import { createAuthRouter } from './auth/auth-router.ts';
+import { createSessionMiddleware } from './auth/session-middleware.ts';
+import { SessionStore } from './auth/session-store.ts';
+import { requireContributor, requireCoordinator } from './auth/require-principal.ts';
+import { requireCsrf } from './auth/require-csrf.ts';
+import { authConfigFromEnv } from './config/auth-env.ts';
+import type { ServerConfig } from './config/server-config.ts';
+import { createBullmqDispatcher } from './verification/bullmq-dispatcher.ts';
+import { createInProcessDispatcher } from './verification/in-process-dispatcher.ts';
+import type { VerificationDispatcher } from './verification/verification-job.ts';
+
+export interface StartOptions {
+  clock?: Clock;
+  log?: ServiceLog;
+  /** Interval of deadline checks and turn grants (ms). */
+  tickIntervalMs?: number;
+  /** Folder of the built browser app to serve at /. */
+  webDir?: string;
+}
+
+export interface RunningCoordinator {
+  url: string;
+  config: CeremonyConfig;
+  db: Db;
+  lobby: Lobby;
+  service: CeremonyService;
+  phase: CeremonyPhaseStore;
+  close(): Promise<void>;
+}
+
+/** Structured log lines (one JSON object per line) on stderr. */
+export const jsonLog: ServiceLog = {
+  info: (message, fields) => process.stderr.write(`${JSON.stringify({ level: 'info', time: new Date().toISOString(), message, ...fields })}\n`),
+  warn: (message, fields) => process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), message, ...fields })}\n`),
+};
+
+export async function startCoordinator(serverConfig: ServerConfig, options: StartOptions = {}): Promise<RunningCoordinator> {
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? jsonLog;
+  const config = await loadCeremonyConfig(serverConfig.dataDir);
+  const state = await openCeremony(config.dataDir);
+  if ([...state.chains.values()].some((chain) => !chain.head)) {
+    throw new CoordinatorError('ceremony.not_initialised', `the ceremony in ${config.dataDir} is not initialised; run \`ceremony init --data ${config.dataDir}\` first`);
+  }
+  const constraints = new Map<string, number>();
+  for (const circuit of config.circuits) constraints.set(circuit.name, (await readR1csSummary(circuit.r1csPath)).nConstraints);
+
+  const auth = authConfigFromEnv(serverConfig.env, { publicUrl: serverConfig.publicUrl, testNetwork: config.testNetwork, host: serverConfig.host });
+  const db = openDatabase(serverConfig.databaseFile);
+  const phase = new CeremonyPhaseStore(db);
+  if (state.finalised && phase.get() !== 'finalised') {
+    if (phase.get() !== 'closed') phase.set('closed', clock.now());
+    phase.set('finalised', clock.now());
+  }
+  if (serverConfig.openOnStart && phase.get() === 'setup') phase.set('open', clock.now());
+
+  const lobby = new Lobby(db, { circuits: config.circuits.map((c) => c.name), isOpen: () => phase.get() === 'open', ...serverConfig.lobby }, clock);
+  const contributions = new ContributionStore(db);
+  const receipts = ReceiptSigner.fromKeyFile(serverConfig.receiptKeyFile);
+  const dispatcher: VerificationDispatcher = serverConfig.redisUrl
+    ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
+    : createInProcessDispatcher();
+  const service = new CeremonyService({ config, db, clock, lobby, contributions, phase, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs });
+
+  const sessions = new SessionStore(db, clock, auth.sessionTtlMs);
+  const app = createApp({
+    config,
+    clock,
+    lobby,
+    contributions,
+    phase,
+    service,
+    constraints,
+    receiptPublicKeyPem: receipts.publicKeyPem,
+    log,
+    webDir: options.webDir,
+    auth: {
+      router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions }),
+      sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),
+      requireContributor,
+      requireCoordinator,
+      requireCsrf,
+    },
+  });
+
+  await service.start();
+  const server: Server = await new Promise((resolve, reject) => {
+    const listening = app.listen(serverConfig.port, serverConfig.host, () => resolve(listening));
+    listening.once('error', reject);
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  log.info('coordinator listening', { url, verification: serverConfig.redisUrl ? 'bullmq' : 'in-process', phase: phase.get(), ceremony: config.id });
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    config,
+    db,
+    lobby,
+    service,
+    phase,
+    close: () =>
+      (closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        await service.stop();
+        await dispatcher.close();
+        db.close();
+        await releaseBn128();
+      })()),
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * The verifier `ceremony serve` uses with REDIS_URL: verification jobs on a BullMQ queue, taken by
+ * any number of `ceremony worker` processes (worker/verification-worker.ts) on any machine that
+ * sees the data folder at the same paths.
+ *
+ * - One job per contribution: the job id is derived from the contributionId, so enqueueing the same
+ *   contribution again (a double submit, a restart re-enqueueing what SQLite still marks as
+ *   verifying) never queues it twice. A job that already finished is answered from its stored
+ *   result (finished jobs are kept `keepFinishedSeconds`), except one that ended in 'error', which is
+ *   removed and queued afresh: an error decided nothing about the contribution.
+ * - A valid or invalid contribution is decided once. The worker returns 'valid' as the job's
+ *   result and throws an UnrecoverableError for 'invalid' (so BullMQ never retries it), carrying
+ *   `{"code","message"}` as JSON in the error message. Any other failure (I/O) is retried
+ *   `attempts` times with exponential backoff, then reported as 'error'.
+ * - Outcomes come from QueueEvents; a periodic sweep of the requests still awaiting an outcome
+ *   catches anything the event stream could not deliver (events sent while this process was
+ *   connecting, a Redis restart that lost the job, which is then queued again).
+ */
+import { Queue, QueueEvents, type Job } from 'bullmq';
+import { CoordinatorError } from '../../core/errors.ts';
+import type { VerificationDispatcher, VerificationOutcome, VerificationRequest } from './verification-job.ts';
+
+/** Queue the coordinator and `ceremony worker` use unless told otherwise (VERIFICATION_QUEUE). */
+export const DEFAULT_VERIFICATION_QUEUE = 'ceremony-verification';
+
+export interface BullmqDispatcherOptions {
+  /** redis:// or rediss:// URL of the Redis the workers listen on. */
+  redisUrl: string;
+  /** Default 'ceremony-verification' (must match the workers' VERIFICATION_QUEUE). */
+  queueName?: string;
+  /** Tries per job when verification cannot be carried out (I/O); an invalid key is tried once. Default 3. */
+  attempts?: number;
+  /** Delay before the first retry, doubled for each further one. Default 1000 ms. */
+  backoffMs?: number;
+  /** How long finished jobs (and so their outcomes) stay in Redis. Default 7 days. */
+  keepFinishedSeconds?: number;
+  /** How often requests still awaiting an outcome are checked against Redis. Default 5000 ms. */
+  reconcileIntervalMs?: number;
+}
+
+type VerificationJob = Job<VerificationRequest, VerificationOutcome, 'verify'>;
+
+/**
+ * BullMQ refuses custom ids that are integers or contain ':'; database ids are often both, so the
+ * contribution id is prefixed and escaped.
+ */
+export function verificationJobId(contributionId: string): string {
+  return `contribution-${encodeURIComponent(contributionId)}`;
+}
+
+/** Reads the invalid-contribution payload the worker puts in its UnrecoverableError, if it is one. */
+function parseRefusal(failedReason: string | undefined): { code: string; message: string } | undefined {
+  if (!failedReason?.startsWith('{')) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(failedReason);
+    if (typeof parsed !== 'object' || parsed === null) return undefined;
+    const { code, message } = parsed as { code?: unknown; message?: unknown };
+    if (typeof code !== 'string' || typeof message !== 'string') return undefined;
+    return code.startsWith('zkey.') || code.startsWith('contribution.') ? { code, message } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function outcomeOfFailure(contributionId: string, failedReason: string | undefined, attemptsMade: number | undefined): VerificationOutcome {
+  const refusal = parseRefusal(failedReason);
+  if (refusal) return { contributionId, status: 'invalid', ...refusal };
+  const tries = attemptsMade === undefined ? '' : ` after ${attemptsMade} attempt(s)`;
+  return { contributionId, status: 'error', message: `verification failed${tries}: ${failedReason ?? 'unknown reason'}` };
+}
+
+function outcomeOfResult(contributionId: string, returnvalue: unknown): VerificationOutcome {
+  const result = returnvalue as Partial<Extract<VerificationOutcome, { status: 'valid' }>> | null | undefined;
+  if (result?.status === 'valid' && typeof result.contributionHash === 'string') {
+    return result.recordedName === undefined
+      ? { contributionId, status: 'valid', contributionHash: result.contributionHash }
+      : { contributionId, status: 'valid', contributionHash: result.contributionHash, recordedName: result.recordedName };
+  }
+  return { contributionId, status: 'error', message: `the worker returned an unexpected result: ${JSON.stringify(returnvalue)}` };
+}
+
+export async function createBullmqDispatcher(options: BullmqDispatcherOptions): Promise<VerificationDispatcher> {
+  const queueName = options.queueName ?? DEFAULT_VERIFICATION_QUEUE;
+  const attempts = options.attempts ?? 3;
+  const backoffMs = options.backoffMs ?? 1000;
+  const keepFinishedSeconds = options.keepFinishedSeconds ?? 7 * 24 * 3600;
+  const reconcileIntervalMs = options.reconcileIntervalMs ?? 5000;
+  const connection = { url: options.redisUrl };
+
+  const queue = new Queue<VerificationRequest, VerificationOutcome, 'verify'>(queueName, { connection });
+  const events = new QueueEvents(queueName, { connection });
+  const listeners: Array<(outcome: VerificationOutcome) => void> = [];
+  /** Requests awaiting an outcome, by job id. */
+  const pending = new Map<string, VerificationRequest>();
+  let closed = false;
+
+  // Without a listener an 'error' event would throw; ioredis reconnects by itself, and a request
+  // that cannot reach Redis fails in enqueue, so connection trouble only needs to be visible.
+  const logError = (error: Error): void => void process.stderr.write(`verification queue: ${error.message}\n`);
+  queue.on('error', logError);
+  events.on('error', logError);
+
+  const settle = (jobId: string, outcome: (contributionId: string) => VerificationOutcome): void => {
+    const request = pending.get(jobId);
+    if (!request || closed) return;
+    pending.delete(jobId);
+    const decided = outcome(request.contributionId);
+    for (const listener of listeners) {
+      try {
+        const result: unknown = listener(decided);
+        if (result instanceof Promise) result.catch(reportListenerError);
+      } catch (error) {
+        reportListenerError(error);
+      }
+    }
+  };
+
+  events.on('completed', ({ jobId, returnvalue }) => settle(jobId, (id) => outcomeOfResult(id, returnvalue)));
+  // 'failed' is only published once a job has no attempts left (or failed unrecoverably).
+  events.on('failed', ({ jobId, failedReason }) => settle(jobId, (id) => outcomeOfFailure(id, failedReason, undefined)));
+
+  const add = (jobId: string, request: VerificationRequest): Promise<unknown> =>
+    queue.add('verify', request, {
+      jobId,
+      attempts,
+      backoff: { type: 'exponential', delay: backoffMs },
+      removeOnComplete: { age: keepFinishedSeconds },
+      removeOnFail: { age: keepFinishedSeconds },
+    });
+
+  /** Job ids being reconciled, so a sweep and an enqueue never remove and re-add the same job twice. */
+  const reconciling = new Set<string>();
+
+  /** Brings one pending request in line with its job: answers it if finished, queues it if lost. */
+  const reconcile = async (jobId: string, request: VerificationRequest): Promise<void> => {
+    if (reconciling.has(jobId)) return;
+    reconciling.add(jobId);
+    try {
+      await reconcileJob(jobId, request);
+    } finally {
+      reconciling.delete(jobId);
+    }
+  };
+
+  const reconcileJob = async (jobId: string, request: VerificationRequest): Promise<void> => {
+    const job = (await queue.getJob(jobId)) as VerificationJob | undefined;
+    if (!job) {
+      await add(jobId, request);
+      return;
+    }
+    const state = await job.getState();
+    if (state === 'completed') {
+      settle(jobId, (id) => outcomeOfResult(id, job.returnvalue));
+    } else if (state === 'failed') {
+      const outcome = outcomeOfFailure(request.contributionId, job.failedReason, job.attemptsMade);
+      if (outcome.status === 'invalid') {
+        settle(jobId, () => outcome);
+      } else {
+        // A verifier error decides nothing: this request asks for the verification again.
+        await job.remove();
+        await add(jobId, request);
+      }
+    }
+    // Waiting, delayed, active: its event will come (or the next sweep sees it finished).
+  };
+
+  let sweeping = false;
+  const sweep = setInterval(() => {
+    if (sweeping || closed) return;
+    sweeping = true;
+    void (async () => {
+      for (const [jobId, request] of [...pending]) {
+        if (closed) break;
+        await reconcile(jobId, request).catch((error: Error) => logError(error));
+      }
+    })().finally(() => (sweeping = false));
+  }, reconcileIntervalMs);
+  sweep.unref();
+
+  try {
+    await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
+  } catch (error) {
+    clearInterval(sweep);
+    await Promise.allSettled([events.close(), queue.close()]);
+    throw new CoordinatorError('verification.unavailable', `cannot reach the verification queue on Redis: ${(error as Error).message}`);
+  }
+
+  return {
+    async enqueue(request) {
+      if (closed) throw new Error('the verification dispatcher is closed');
+      const jobId = verificationJobId(request.contributionId);
+      if (pending.has(jobId)) return;
+      const copy = { ...request };
+      // Pending first, so a 'completed' event arriving while we look at the job is not missed.
+      pending.set(jobId, copy);
+      try {
+        await reconcile(jobId, copy);
+      } catch (error) {
+        pending.delete(jobId);
+        throw new CoordinatorError('verification.unavailable', `cannot queue the verification of ${request.contributionId}: ${(error as Error).message}`);
+      }
+    },
+
+    onOutcome(listener) {
+      listeners.push(listener);
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(sweep);
+      pending.clear();
+      await Promise.allSettled([events.close(), queue.close()]);
+    },
+  };
+}
+
+function reportListenerError(error: unknown): void {
+  process.stderr.write(`verification outcome listener failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+}

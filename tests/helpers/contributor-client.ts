@@ -1,0 +1,144 @@
+/**
+ * A contributor as the coordinator sees one over HTTP: signs in (demo sign-in on loopback),
+ * joins, polls its status, downloads the head, contributes with snarkjs and uploads the result
+ * with the real tus client, exactly as the browser does.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import * as snarkjs from 'snarkjs';
+import * as tus from 'tus-js-client';
+
+export interface CircuitProgressView {
+  circuit: string;
+  state: 'pending' | 'waiting' | 'turn' | 'verifying' | 'accepted';
+  position?: number;
+  etaMs?: number;
+  deadline?: number;
+  contributionHash?: string;
+  index?: number;
+}
+
+export interface MeView {
+  principal: { id: string; displayName: string };
+  status: { circuits: CircuitProgressView[]; done: boolean; lastRefusal?: { circuit: string; code: string; message: string } };
+  contributions: Array<{ id: string; circuit: string; status: string; code: string | null; contributionHash: string | null }>;
+}
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class ContributorClient {
+  cookie = '';
+  csrfToken = '';
+  private workDir: Promise<string> = mkdtemp(path.join(tmpdir(), 'contributor-'));
+
+  constructor(readonly baseUrl: string) {}
+
+  async request<T>(method: string, route: string, body?: unknown): Promise<T> {
+    const response = await fetch(`${this.baseUrl}${route}`, {
+      method,
+      headers: {
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(this.cookie ? { cookie: this.cookie } : {}),
+        ...(this.csrfToken ? { 'x-csrf-token': this.csrfToken } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const setCookie = response.headers.get('set-cookie');
+    if (setCookie?.startsWith('ceremony_session=')) this.cookie = setCookie.split(';')[0]!;
+    const text = await response.text();
+    const json = text ? JSON.parse(text) : undefined;
+    if (!response.ok) throw new HttpError(response.status, json?.error?.code, `${method} ${route}: ${response.status} ${text}`);
+    return json as T;
+  }
+
+  async signInDemo(name: string): Promise<void> {
+    const session = await this.request<{ csrfToken: string }>('POST', '/auth/demo', { name });
+    this.csrfToken = session.csrfToken;
+  }
+
+  async signInCoordinator(token: string): Promise<void> {
+    const session = await this.request<{ csrfToken: string }>('POST', '/auth/coordinator', { token });
+    this.csrfToken = session.csrfToken;
+  }
+
+  join(): Promise<MeView> {
+    return this.request('POST', '/api/me/join');
+  }
+
+  me(): Promise<MeView> {
+    return this.request('GET', '/api/me');
+  }
+
+  async progress(circuit: string): Promise<CircuitProgressView> {
+    return (await this.me()).status.circuits.find((c) => c.circuit === circuit)!;
+  }
+
+  /** Polls until `predicate` holds for this contributor's status (fails after `timeoutMs`). */
+  async waitFor(predicate: (me: MeView) => boolean, what: string, timeoutMs = 60_000): Promise<MeView> {
+    const started = Date.now();
+    for (;;) {
+      const me = await this.me();
+      if (predicate(me)) return me;
+      if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(me.status)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  async headIndex(circuit: string): Promise<number> {
+    const ceremony = await this.request<{ circuits: Array<{ name: string; headIndex: number }> }>('GET', '/api/ceremony');
+    return ceremony.circuits.find((c) => c.name === circuit)!.headIndex;
+  }
+
+  /** Downloads the current head of `circuit` and contributes to it with snarkjs; returns the file and its hash. */
+  async makeContribution(circuit: string): Promise<{ file: string; contributionHash: string }> {
+    const dir = await this.workDir;
+    const index = await this.headIndex(circuit);
+    const response = await fetch(`${this.baseUrl}/api/circuits/${circuit}/zkeys/${index}`);
+    if (!response.ok) throw new Error(`download failed: ${response.status}`);
+    const head = path.join(dir, `${circuit}_head.zkey`);
+    await writeFile(head, Buffer.from(await response.arrayBuffer()));
+    const file = path.join(dir, `${circuit}_next.zkey`);
+    const hash = await snarkjs.zKey.contribute(head, file, this.cookie ? 'http-contributor' : 'anonymous', randomBytes(32).toString('hex'));
+    return { file, contributionHash: Buffer.from(hash).toString('hex') };
+  }
+
+  /** Uploads a file with tus (resumable). Rejects with the server's error body on refusal. */
+  upload(circuit: string, file: string | Buffer, options: { chunkSize?: number; onUrl?: (url: string) => void; uploadUrl?: string; onChunkComplete?: (uploaded: number) => void } = {}): Promise<string> {
+    return (async () => {
+      const bytes = typeof file === 'string' ? await readFile(file) : file;
+      return new Promise<string>((resolve, reject) => {
+        const upload = new tus.Upload(bytes, {
+          endpoint: `${this.baseUrl}/api/circuits/${circuit}/contributions`,
+          uploadUrl: options.uploadUrl,
+          headers: { cookie: this.cookie, 'x-csrf-token': this.csrfToken },
+          chunkSize: options.chunkSize ?? Infinity,
+          retryDelays: [],
+          metadata: { filename: `${circuit}.zkey` },
+          onUploadUrlAvailable: () => options.onUrl?.(upload.url!),
+          onChunkComplete: (_size, uploaded) => options.onChunkComplete?.(uploaded),
+          onError: (error) => reject(error),
+          onSuccess: () => resolve(upload.url!),
+        });
+        upload.start();
+      });
+    })();
+  }
+
+  /** Contributes to `circuit` when it is this contributor's turn, and waits for the verdict. */
+  async takeTurn(circuit: string, timeoutMs = 120_000): Promise<MeView> {
+    await this.waitFor((me) => me.status.circuits.find((c) => c.circuit === circuit)?.state === 'turn', `a turn on ${circuit}`, timeoutMs);
+    const { file } = await this.makeContribution(circuit);
+    await this.upload(circuit, file);
+    return this.waitFor((me) => me.status.circuits.find((c) => c.circuit === circuit)?.state === 'accepted', `${circuit} accepted`, timeoutMs);
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * A real, throw-away redis-server for tests: on a free loopback port, without persistence, killed
+ * with the test process at the latest. REDIS_SERVER_BIN overrides the binary (default: the one on
+ * PATH; CI installs Debian's).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createConnection, createServer } from 'node:net';
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    let reply = '';
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (data) => {
+      reply += data.toString();
+      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
+    });
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+async function startOnce(port: number): Promise<RedisServer | undefined> {
+  const binary = process.env.REDIS_SERVER_BIN ?? 'redis-server';
+  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const killOnExit = (): void => void child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
+
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) break; // e.g. the port was taken in the meantime
+    const failed = await Promise.race([spawnError, new Promise<undefined>((r) => setTimeout(r, 50))]);
+    if (failed) throw new Error(`cannot start ${binary}: ${failed.message}`);
+    if (await ping(port)) {
+      return {
+        url: `redis://127.0.0.1:${port}`,
+        port,
+        async stop() {
+          process.off('exit', killOnExit);
+          if (child.exitCode === null && child.signalCode === null) {
+            child.kill('SIGTERM');
+            const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+            await exited(child);
+            clearTimeout(timer);
+          }
+        },
+      };
+    }
+  }
+  child.kill('SIGKILL');
+  await exited(child);
+  process.off('exit', killOnExit);
+  if (!/Address already in use/i.test(stderr)) throw new Error(`redis-server did not answer PING on port ${port}: ${stderr.trim()}`);
+  return undefined;
+}
+
+/** Starts redis-server and resolves once it answers PING. */
+export async function startRedisServer(): Promise<RedisServer> {
+  for (let tries = 0; tries < 5; tries++) {
+    const server = await startOnce(await freePort());
+    if (server) return server;
+  }
+  throw new Error('could not find a free port for redis-server');
+}

@@ -1,0 +1,178 @@
+// GitHub sign-in: the real passport-github2 strategy against a local emulator of GitHub.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ManualClock } from '../../../server/clock.ts';
+import { startGithubEmulator, type GithubEmulator, type GithubProfile } from '../../helpers/github-emulator.ts';
+import { Browser, errorCode, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
+
+const DAY = 24 * 60 * 60 * 1000;
+const clock = new ManualClock(Date.UTC(2026, 6, 1));
+
+function profile(overrides: Partial<GithubProfile> = {}): GithubProfile {
+  return {
+    id: 4242,
+    login: 'alice',
+    followers: 1,
+    following: 5,
+    public_repos: 2,
+    created_at: new Date(clock.now() - 30 * DAY).toISOString(),
+    ...overrides,
+  };
+}
+
+/** Runs the whole redirect dance in `browser`; returns the response of our callback. */
+async function signInWithGithub(browser: Browser, server: AuthTestServer): Promise<Response> {
+  const start = await browser.request(`${server.url}/auth/github`);
+  assert.equal(start.status, 302);
+  const authorize = await browser.request(start.headers.get('location')!);
+  assert.equal(authorize.status, 302);
+  return browser.request(authorize.headers.get('location')!);
+}
+
+async function sessionOf(browser: Browser, server: AuthTestServer) {
+  return (await (await browser.request(`${server.url}/auth/session`)).json()) as {
+    principal: { id: string; kind: string; displayName: string; coordinator: boolean } | null;
+    csrfToken?: string;
+  };
+}
+
+describe('GitHub sign-in', () => {
+  let github: GithubEmulator;
+  let server: AuthTestServer;
+
+  before(async () => {
+    github = await startGithubEmulator();
+    server = await startAuthTestServer({
+      clock,
+      config: {
+        github: {
+          clientId: github.clientId,
+          clientSecret: github.clientSecret,
+          authorizationUrl: github.authorizationUrl,
+          tokenUrl: github.tokenUrl,
+          userProfileUrl: github.userProfileUrl,
+          coordinatorGithubIds: [777],
+          successRedirect: '/contribute',
+        },
+      },
+    });
+  });
+
+  after(async () => {
+    await server.close();
+    await github.close();
+  });
+
+  it('signs in a qualifying account as github:<numeric id> and redirects', async () => {
+    github.setProfile(profile());
+    const browser = new Browser();
+    const callback = await signInWithGithub(browser, server);
+    assert.equal(callback.status, 303);
+    assert.equal(callback.headers.get('location'), '/contribute');
+    const setCookie = callback.headers.getSetCookie().find((c) => c.startsWith('ceremony_session='));
+    assert.match(setCookie!, /HttpOnly/);
+    assert.match(setCookie!, /SameSite=Strict/);
+    const session = await sessionOf(browser, server);
+    assert.deepEqual(session.principal, { id: 'github:4242', kind: 'github', displayName: 'alice', coordinator: false });
+    assert.equal(typeof session.csrfToken, 'string');
+    // The token in the cookie is not what is stored.
+    const stored = server.db.prepare('SELECT token_hash FROM auth_sessions').all() as Array<{ token_hash: string }>;
+    assert.ok(stored.every((row) => !setCookie!.includes(row.token_hash)));
+  });
+
+  it('keeps the contributor id across a login rename', async () => {
+    github.setProfile(profile({ login: 'alice-renamed' }));
+    const browser = new Browser();
+    assert.equal((await signInWithGithub(browser, server)).status, 303);
+    const session = await sessionOf(browser, server);
+    assert.equal(session.principal?.id, 'github:4242');
+    assert.equal(session.principal?.displayName, 'alice-renamed');
+  });
+
+  it('marks configured GitHub ids as coordinators', async () => {
+    github.setProfile(profile({ id: 777, login: 'carol' }));
+    const browser = new Browser();
+    await signInWithGithub(browser, server);
+    assert.equal((await sessionOf(browser, server)).principal?.coordinator, true);
+  });
+
+  const shortfalls: Array<[string, Partial<GithubProfile>, RegExp]> = [
+    ['followers', { followers: 0 }, /followers 0 < 1/],
+    ['following', { following: 4 }, /following 4 < 5/],
+    ['public repositories', { public_repos: 1 }, /publicRepos 1 < 2/],
+    ['account age', { created_at: new Date(clock.now() - 29 * DAY).toISOString() }, /accountAgeDays 29 < 30/],
+  ];
+  for (const [name, overrides, message] of shortfalls) {
+    it(`refuses an account below the ${name} minimum, naming it`, async () => {
+      github.setProfile(profile(overrides));
+      const browser = new Browser();
+      const callback = await signInWithGithub(browser, server);
+      assert.equal(callback.status, 403);
+      const body = (await callback.json()) as { error: { code: string; message: string } };
+      assert.equal(body.error.code, 'auth.below_minimum');
+      assert.match(body.error.message, message);
+      assert.equal((await sessionOf(browser, server)).principal, null);
+    });
+  }
+
+  it('checks minimums at every sign-in (an account that fell below is refused)', async () => {
+    github.setProfile(profile({ followers: 0, following: 0 }));
+    const callback = await signInWithGithub(new Browser(), server);
+    const body = (await callback.json()) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, 'auth.below_minimum');
+    assert.match(body.error.message, /followers 0 < 1, following 0 < 5/);
+  });
+
+  it('refuses a forged state', async () => {
+    github.setProfile(profile());
+    const browser = new Browser();
+    const start = await browser.request(`${server.url}/auth/github`);
+    const authorizeUrl = new URL(start.headers.get('location')!);
+    authorizeUrl.searchParams.set('state', 'forged-state-value');
+    const authorize = await browser.request(authorizeUrl.toString());
+    const callback = await browser.request(authorize.headers.get('location')!);
+    assert.equal(callback.status, 403);
+    assert.equal(await errorCode(callback), 'auth.csrf');
+    assert.equal((await sessionOf(browser, server)).principal, null);
+  });
+
+  it("refuses a real state carried to another browser (login CSRF), and a replayed one", async () => {
+    github.setProfile(profile());
+    const attacker = new Browser();
+    const start = await attacker.request(`${server.url}/auth/github`);
+    const authorize = await attacker.request(start.headers.get('location')!);
+    const callbackUrl = authorize.headers.get('location')!;
+
+    const victim = new Browser();
+    const planted = await victim.request(callbackUrl);
+    assert.equal(planted.status, 403);
+    assert.equal(await errorCode(planted), 'auth.csrf');
+
+    // The attacker's own browser can complete once; the state is then spent.
+    const state = new URL(callbackUrl).searchParams.get('state')!;
+    const first = await attacker.request(callbackUrl);
+    assert.equal(first.status, 303);
+    const again = new Browser();
+    again.cookies.set('ceremony_oauth_state', state);
+    const replay = await again.request(callbackUrl);
+    assert.equal(replay.status, 403);
+    assert.equal(await errorCode(replay), 'auth.csrf');
+  });
+
+  it('refuses an expired state', async () => {
+    github.setProfile(profile());
+    const browser = new Browser();
+    const start = await browser.request(`${server.url}/auth/github`);
+    const authorize = await browser.request(start.headers.get('location')!);
+    clock.advance(10 * 60_000 + 1);
+    const callback = await browser.request(authorize.headers.get('location')!);
+    assert.equal(callback.status, 403);
+    assert.equal(await errorCode(callback), 'auth.csrf');
+  });
+
+  it('answers a callback without code as a bad request, not a new sign-in', async () => {
+    const response = await new Browser().request(`${server.url}/auth/github/callback`);
+    assert.equal(response.status, 400);
+    assert.equal(await errorCode(response), 'request.invalid');
+  });
+});

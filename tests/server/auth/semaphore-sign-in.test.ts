@@ -1,0 +1,171 @@
+// Semaphore sign-in with real proofs from the official artifacts, checked by the real verifyProof.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Group } from '@semaphore-protocol/group';
+import { Identity } from '@semaphore-protocol/identity';
+import { generateProof } from '@semaphore-protocol/proof';
+import { ManualClock } from '../../../server/clock.ts';
+import { openDatabase } from '../../../server/store/database.ts';
+import { SemaphoreGroup } from '../../../server/auth/semaphore-group.ts';
+import { encodeSemaphoreScope } from '../../../server/auth/semaphore-scope.ts';
+import type { SemaphoreProofJson } from '../../../server/auth/semaphore-sign-in.ts';
+import { Browser, errorCode, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
+
+const SNARK_SCALAR_FIELD = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
+const CEREMONY_ID = 'test-ceremony';
+const artifactsDir = path.dirname(createRequire(import.meta.url).resolve('@zk-kit/semaphore-artifacts/package.json'));
+// Two members: a depth-1 tree, the smallest official artifacts (fast proofs).
+const artifacts = { wasm: path.join(artifactsDir, 'semaphore-1.wasm'), zkey: path.join(artifactsDir, 'semaphore-1.zkey') };
+
+const alice = new Identity('alice: test identity for the auth suite');
+const bob = new Identity('bob: test identity for the auth suite');
+const outsider = new Identity('mallory: not in the ceremony group');
+const group = new Group([alice.commitment, bob.commitment]);
+
+type Proof = SemaphoreProofJson;
+
+describe('Semaphore sign-in', () => {
+  const clock = new ManualClock();
+  let server: AuthTestServer;
+
+  before(async () => {
+    server = await startAuthTestServer({
+      clock,
+      ceremonyId: CEREMONY_ID,
+      config: { semaphore: { groupMembers: [alice.commitment.toString(), bob.commitment.toString()] } },
+    });
+  });
+
+  after(async () => {
+    await server.close();
+    await (globalThis as { curve_bn128?: { terminate(): Promise<void> } }).curve_bn128?.terminate();
+  });
+
+  async function challenge(browser: Browser) {
+    const response = await browser.request(`${server.url}/auth/semaphore/challenge`, { method: 'POST' });
+    assert.equal(response.status, 200);
+    return (await response.json()) as { challenge: string; scope: string; expiresAt: string; groupRoot: string };
+  }
+
+  async function submit(browser: Browser, proof: unknown) {
+    return browser.post(`${server.url}/auth/semaphore`, { proof });
+  }
+
+  let aliceProof: Proof;
+
+  it('issues a one-time challenge usable as the proof message, with the scope and root', async () => {
+    const issued = await challenge(new Browser());
+    assert.match(issued.challenge, /^[1-9][0-9]*$/);
+    assert.ok(BigInt(issued.challenge) < SNARK_SCALAR_FIELD);
+    assert.equal(issued.scope, encodeSemaphoreScope(CEREMONY_ID));
+    assert.equal(issued.groupRoot, group.root.toString());
+    assert.equal(Date.parse(issued.expiresAt), clock.now() + 5 * 60_000);
+    const members = (await (await new Browser().request(`${server.url}/auth/semaphore/group`)).json()) as { members: string[]; root: string };
+    assert.deepEqual(members.members, [alice.commitment.toString(), bob.commitment.toString()]);
+  });
+
+  it('signs in a valid proof as semaphore:<nullifier>', async () => {
+    const browser = new Browser();
+    const { challenge: message } = await challenge(browser);
+    // The ceremony id as a plain string: the server must encode it the way the library does.
+    aliceProof = await generateProof(alice, group, message, CEREMONY_ID, undefined, artifacts);
+    assert.equal(aliceProof.scope, encodeSemaphoreScope(CEREMONY_ID));
+    const response = await submit(browser, aliceProof);
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as { principal: { id: string; displayName: string; coordinator: boolean }; csrfToken: string };
+    assert.deepEqual(body.principal, { id: `semaphore:${aliceProof.nullifier}`, kind: 'semaphore', displayName: 'anonymous', coordinator: false });
+    const me = (await (await browser.request(`${server.url}/api/me`)).json()) as { principal: { id: string } };
+    assert.equal(me.principal.id, `semaphore:${aliceProof.nullifier}`);
+  });
+
+  it('refuses a replayed challenge', async () => {
+    const response = await submit(new Browser(), aliceProof);
+    assert.equal(response.status, 401);
+    assert.equal(await errorCode(response), 'auth.challenge_unknown');
+  });
+
+  it('refuses a reused nullifier (same identity, fresh challenge)', async () => {
+    const browser = new Browser();
+    const { challenge: message, scope } = await challenge(browser);
+    const proof = await generateProof(alice, group, message, scope, undefined, artifacts);
+    assert.equal(proof.nullifier, aliceProof.nullifier);
+    const response = await submit(browser, proof);
+    assert.equal(response.status, 409);
+    assert.equal(await errorCode(response), 'auth.nullifier_used');
+  });
+
+  it('refuses a forged proof (one proof point tampered)', async () => {
+    const browser = new Browser();
+    const { challenge: message, scope } = await challenge(browser);
+    const proof = await generateProof(bob, group, message, scope, undefined, artifacts);
+    const forged = { ...proof, points: proof.points.map((p: string, i: number) => (i === 0 ? (BigInt(p) + 1n).toString() : p)) };
+    const response = await submit(browser, forged);
+    assert.equal(response.status, 401);
+    assert.equal(await errorCode(response), 'auth.invalid_proof');
+  });
+
+  it('refuses a malformed proof body', async () => {
+    const response = await submit(new Browser(), { ...aliceProof, points: ['1', '2'] });
+    assert.equal(response.status, 400);
+    assert.equal(await errorCode(response), 'request.invalid');
+  });
+
+  it('refuses an expired challenge', async () => {
+    const browser = new Browser();
+    const { challenge: message, scope } = await challenge(browser);
+    const proof = await generateProof(bob, group, message, scope, undefined, artifacts);
+    clock.advance(5 * 60_000 + 1);
+    const response = await submit(browser, proof);
+    assert.equal(response.status, 401);
+    assert.equal(await errorCode(response), 'auth.challenge_unknown');
+  });
+
+  it('refuses a proof scoped to another ceremony', async () => {
+    const browser = new Browser();
+    const { challenge: message } = await challenge(browser);
+    const proof = await generateProof(bob, group, message, 'other-ceremony', undefined, artifacts);
+    const response = await submit(browser, proof);
+    assert.equal(response.status, 401);
+    assert.equal(await errorCode(response), 'auth.wrong_scope');
+  });
+
+  it('refuses a proof against a group root that is not configured', async () => {
+    const browser = new Browser();
+    const { challenge: message, scope } = await challenge(browser);
+    const otherGroup = new Group([outsider.commitment, bob.commitment]);
+    const proof = await generateProof(outsider, otherGroup, message, scope, undefined, artifacts);
+    const response = await submit(browser, proof);
+    assert.equal(response.status, 401);
+    assert.equal(await errorCode(response), 'auth.unknown_root');
+  });
+});
+
+describe('Semaphore group root window', () => {
+  it('accepts the current root and the rootWindow before it, across a restart', () => {
+    const db = openDatabase(':memory:');
+    const clock = new ManualClock();
+    const members = ['1', '2'];
+    const semaphoreGroup = new SemaphoreGroup(db, clock, members, 2);
+    const roots = [semaphoreGroup.root];
+    for (const added of ['3', '4', '5']) {
+      members.push(added);
+      semaphoreGroup.updateGroupMembers(members);
+      roots.push(semaphoreGroup.root);
+    }
+    assert.equal(semaphoreGroup.root, new Group(members.map(BigInt)).root.toString());
+    assert.deepEqual(roots.map((r) => semaphoreGroup.isAcceptedRoot(r)), [false, true, true, true]);
+    const restarted = new SemaphoreGroup(db, clock, members, 2);
+    assert.deepEqual(roots.map((r) => restarted.isAcceptedRoot(r)), [false, true, true, true]);
+    assert.equal(restarted.isAcceptedRoot('12345'), false);
+    db.close();
+  });
+
+  it('encodes scopes exactly as the proof library does', () => {
+    assert.equal(encodeSemaphoreScope('2024'), '2024');
+    assert.equal(encodeSemaphoreScope('0x10'), '16');
+    assert.equal(BigInt(encodeSemaphoreScope('a')), 0x61n << 248n);
+    assert.throws(() => encodeSemaphoreScope('x'.repeat(32)), /31 bytes/);
+  });
+});

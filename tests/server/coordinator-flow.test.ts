@@ -1,0 +1,154 @@
+/**
+ * The coordinator end to end over HTTP, with verification on a real Redis by a separate
+ * `ceremony worker` process: two contributors go through all nine circuits while a third waits
+ * and watches its position move; a bad zkey is refused with its code while the head stays;
+ * out-of-turn, wrong-circuit and unauthenticated uploads and a coordinator action without
+ * rights are refused. At the end the transcript, receipts and an audit of the folder agree.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
+import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { loadServerConfig } from '../../server/config/server-config.ts';
+import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
+
+const quiet = { info: () => {}, warn: () => {} };
+let redis: RedisServer;
+let worker: ChildProcess;
+let coordinator: RunningCoordinator;
+let dataDir: string;
+const CIRCUITS = ['register', 'treeUpdate', 'transact21', 'transact22', 'transact23', 'transact42', 'transact44', 'transact82', 'transact84'];
+
+async function expectRefused(promise: Promise<unknown>, status: number, code: string): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => {
+    const text = String((error as Error).message ?? error);
+    if (error instanceof HttpError) {
+      assert.equal(error.status, status, text);
+      assert.equal(error.code, code, text);
+    } else {
+      // tus-js-client reports the response status and body in its message
+      assert.match(text, new RegExp(`response code: ${status}`), text);
+      assert.match(text, new RegExp(code.replace('.', '\\.')), text);
+    }
+    return true;
+  });
+}
+
+before(async () => {
+  redis = await startRedisServer();
+  dataDir = await newCeremonyDir();
+  await initCeremony(dataDir);
+  worker = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'worker', '--redis', redis.url], { stdio: ['ignore', 'ignore', 'inherit'] });
+  coordinator = await startCoordinator(
+    loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', REDIS_URL: redis.url, OPEN_ON_START: 'true', COORDINATOR_TOKEN: 'coordinator-token-for-tests' }),
+    { log: quiet, tickIntervalMs: 100 },
+  );
+});
+
+after(async () => {
+  await coordinator?.close();
+  worker?.kill('SIGTERM');
+  await redis?.stop();
+  await releaseBn128();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('two contributors through all nine circuits, a third waiting', () => {
+  const alice = () => new ContributorClient(coordinator.url);
+  let a: ContributorClient;
+  let b: ContributorClient;
+  let c: ContributorClient;
+
+  test('sign in and join in order: FIFO positions on the first circuit', async () => {
+    a = alice();
+    b = new ContributorClient(coordinator.url);
+    c = new ContributorClient(coordinator.url);
+    await a.signInDemo('alice');
+    await b.signInDemo('bob');
+    await c.signInDemo('carol');
+    await a.join();
+    await b.join();
+    assert.equal((await a.progress('register')).state, 'turn');
+    assert.equal((await b.progress('register')).position, 1);
+    assert.ok(((await b.progress('register')).etaMs ?? 0) > 0);
+    assert.equal((await c.progress('register')).state, 'pending', 'not joined yet');
+  });
+
+  test('refusals: unauthenticated, out of turn, another circuit, coordinator action without rights', async () => {
+    const anonymous = new ContributorClient(coordinator.url);
+    const { file } = await a.makeContribution('register');
+    await expectRefused(anonymous.upload('register', file), 401, 'auth.required');
+    await expectRefused(b.upload('register', file), 409, 'lobby.not_your_turn');
+    await expectRefused(a.upload('treeUpdate', file), 409, 'lobby.not_your_turn');
+    await expectRefused(a.request('POST', '/api/admin/phase', { phase: 'paused' }), 403, 'auth.not_coordinator');
+    await expectRefused(anonymous.request('GET', '/api/me'), 401, 'auth.required');
+  });
+
+  test('a bad zkey is refused with its code, the head stays, and the contributor may try again', async () => {
+    const head = ceremonyPaths(dataDir).zkeyPath('register', 0);
+    await a.upload('register', head); // the head itself: no new contribution
+    const me = await a.waitFor((m) => m.status.lastRefusal !== undefined, 'the refusal');
+    assert.equal(me.status.lastRefusal?.code, 'contribution.no_new_contribution');
+    assert.equal(await a.headIndex('register'), 0);
+    const refused = me.contributions.find((x) => x.status === 'refused');
+    assert.equal(refused?.code, 'contribution.no_new_contribution');
+  });
+
+  test('both contribute to every circuit; the third sees its position move', async () => {
+    // alice was refused on register and went to the back of its queue, behind bob; carol joins last.
+    await c.join();
+    assert.equal((await c.progress('register')).position, 2);
+    const positions: number[] = [];
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        const p = await c.progress('register');
+        if (p.state === 'waiting' && positions.at(-1) !== p.position) positions.push(p.position!);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const run = async (who: ContributorClient) => {
+      for (const circuit of CIRCUITS) await who.takeTurn(circuit);
+    };
+    await Promise.all([run(a), run(b)]);
+    watching = false;
+    await watcher;
+    for (const who of [a, b]) assert.equal((await who.me()).status.done, true);
+    const ceremony = await a.request<{ circuits: Array<{ name: string; contributions: number; queueLength: number }> }>('GET', '/api/ceremony');
+    for (const circuit of ceremony.circuits) assert.equal(circuit.contributions, 2, circuit.name);
+    await c.waitFor((m) => m.status.circuits[0]!.state === 'turn', "carol's turn");
+    assert.deepEqual(positions, [2, 1]);
+  });
+
+  test('signed receipts verify against the published key; the transcript and an audit agree', async () => {
+    const { receiptPublicKey } = await a.request<{ receiptPublicKey: string }>('GET', '/api/ceremony');
+    const { receipts } = await a.request<{ receipts: Array<{ body: string; signature: string }> }>('GET', '/api/me/receipts');
+    assert.equal(receipts.length, 9);
+    for (const receipt of receipts) {
+      assert.equal(verifyReceipt(receipt, receiptPublicKey), true);
+      assert.equal(verifyReceipt({ ...receipt, body: receipt.body.replace('alice', 'mallory') }, receiptPublicKey), false);
+    }
+    const { entries } = await a.request<{ entries: Array<{ type: string; contributor?: string }> }>('GET', '/api/transcript');
+    assert.equal(entries.filter((e) => e.type === 'contribution').length, 18);
+    const report = await auditCeremony(dataDir);
+    assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
+  });
+
+  test('zkeys download by index with HTTP range requests; the manifest is 404 until finalised', async () => {
+    const whole = Buffer.from(await (await fetch(`${coordinator.url}/api/circuits/register/zkeys/2`)).arrayBuffer());
+    const ranged = await fetch(`${coordinator.url}/api/circuits/register/zkeys/2`, { headers: { range: 'bytes=4-11' } });
+    assert.equal(ranged.status, 206);
+    assert.deepEqual(Buffer.from(await ranged.arrayBuffer()), whole.subarray(4, 12));
+    await expectRefused(a.request('GET', '/api/circuits/register/zkeys/3'), 404, 'not_found');
+    await expectRefused(a.request('GET', '/api/manifest'), 404, 'manifest.not_finalised');
+  });
+});

@@ -1,0 +1,137 @@
+/**
+ * `kill -9` of the coordinator during an upload and during verification, then a restart: the
+ * upload resumes where it stopped (tus), the verification job survives in Redis and SQLite,
+ * nothing is lost, the head and transcript are consistent, and the queue goes on.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { ContributorClient } from '../helpers/contributor-client.ts';
+import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
+import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
+import { hashFile } from '../../core/crypto/file-hash.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+
+let redis: RedisServer;
+let dataDir: string;
+let port: number;
+let server: ChildProcess | undefined;
+let worker: ChildProcess | undefined;
+const CLI = path.join(REPO_ROOT, 'bin', 'ceremony.js');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port: p } = probe.address() as { port: number };
+      probe.close(() => resolve(p));
+    });
+  });
+}
+
+async function startServer(): Promise<void> {
+  server = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', String(port), '--open'], {
+    env: { ...process.env, REDIS_URL: redis.url },
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  for (let i = 0; i < 200; i++) {
+    const up = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+    if (up) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the coordinator did not start');
+}
+
+async function killServer(): Promise<void> {
+  const child = server!;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+  server = undefined;
+}
+
+async function assertChainsConsistent(): Promise<void> {
+  const state = await openCeremony(dataDir);
+  for (const chain of state.chains.values()) {
+    assert.equal(await hashFile(state.paths.zkeyPath(chain.circuit.name, chain.headIndex)), chain.head!.fileHash, chain.circuit.name);
+  }
+}
+
+before(async () => {
+  redis = await startRedisServer();
+  dataDir = await newCeremonyDir();
+  await initCeremony(dataDir);
+  port = await freePort();
+  await startServer();
+});
+
+after(async () => {
+  server?.kill('SIGKILL');
+  worker?.kill('SIGKILL');
+  await redis?.stop();
+  await releaseBn128();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+test('kill -9 during an upload and during verification: nothing lost, the queue resumes', async () => {
+  const base = `http://127.0.0.1:${port}`;
+  const alice = new ContributorClient(base);
+  const bob = new ContributorClient(base);
+  await alice.signInDemo('alice');
+  await bob.signInDemo('bob');
+  await alice.join();
+  await bob.join();
+  assert.equal((await alice.progress('register')).state, 'turn');
+  const { file, contributionHash } = await alice.makeContribution('register');
+  const bytes = await readFile(file);
+
+  // 1. Upload the first third, then the coordinator dies.
+  const third = Math.ceil(bytes.length / 3);
+  let uploadUrl: string | undefined;
+  let receivedBeforeCrash = 0;
+  const exited = new Promise((resolve) => server!.once('exit', resolve));
+  const partial = alice.upload('register', bytes, {
+    chunkSize: third,
+    onUrl: (u) => (uploadUrl = u),
+    // SIGKILL as soon as the first chunk is acknowledged, before the next one is sent.
+    onChunkComplete: (uploaded) => {
+      if (receivedBeforeCrash === 0) {
+        receivedBeforeCrash = uploaded;
+        server!.kill('SIGKILL');
+      }
+    },
+  });
+  await assert.rejects(partial);
+  await exited;
+  server = undefined;
+  assert.ok(uploadUrl && receivedBeforeCrash > 0 && receivedBeforeCrash < bytes.length, 'killed mid-upload');
+  await assertChainsConsistent();
+
+  // 2. Restart: the session and the turn survived; the upload resumes and completes.
+  await startServer();
+  assert.equal((await alice.progress('register')).state, 'turn');
+  await alice.upload('register', bytes, { chunkSize: third, uploadUrl: new URL(uploadUrl!, base).toString() });
+  await alice.waitFor((m) => m.status.circuits[0]!.state === 'verifying', 'verifying');
+
+  // 3. No worker is running: the job waits in Redis. Kill the coordinator during verification.
+  await killServer();
+  await startServer();
+  assert.equal((await alice.progress('register')).state, 'verifying', 'the verification survived the restart');
+
+  // 4. A worker comes up: the contribution is accepted and the queue moves on to bob.
+  worker = spawn(process.execPath, [CLI, 'worker', '--redis', redis.url], { stdio: ['ignore', 'ignore', 'ignore'] });
+  const me = await alice.waitFor((m) => m.status.circuits[0]!.state === 'accepted', 'accepted after the restarts', 60_000);
+  assert.equal(me.status.circuits[0]!.contributionHash, contributionHash);
+  await bob.waitFor((m) => m.status.circuits[0]!.state === 'turn', "bob's turn");
+  await assertChainsConsistent();
+  const state = await openCeremony(dataDir);
+  assert.equal(state.chains.get('register')!.headIndex, 1);
+  assert.equal(state.transcript.entries.filter((e) => e.type === 'contribution').length, 1, 'accepted exactly once');
+  const report = await auditCeremony(dataDir);
+  assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
+});

@@ -1,0 +1,62 @@
+/** A lobby on an in-memory (or given) database with a clock the test moves, and a few shorthands. */
+import assert from 'node:assert/strict';
+import { isCoordinatorError, type ErrorCode } from '../../../core/errors.ts';
+import { ManualClock } from '../../../server/clock.ts';
+import { Lobby, type CircuitProgress, type LobbyOptions } from '../../../server/lobby/lobby.ts';
+import { openDatabase, type Db } from '../../../server/store/database.ts';
+
+export const MINUTE = 60_000;
+export const CIRCUITS = ['register', 'transact2', 'transact21'] as const;
+
+export interface LobbyFixture {
+  lobby: Lobby;
+  clock: ManualClock;
+  db: Db;
+  open: { value: boolean };
+}
+
+export function makeLobby(overrides: Partial<LobbyOptions> = {}, db: Db = openDatabase(':memory:'), clock = new ManualClock()): LobbyFixture {
+  const open = { value: true };
+  const lobby = new Lobby(
+    db,
+    {
+      circuits: CIRCUITS,
+      turnTimeoutMs: 10 * MINUTE,
+      heartbeatExtensionMs: 2 * MINUTE,
+      maxTurnMs: 60 * MINUTE,
+      cooldownMs: 5 * MINUTE,
+      defaultTurnEstimateMs: 3 * MINUTE,
+      isOpen: () => open.value,
+      ...overrides,
+    },
+    clock,
+  );
+  return { lobby, clock, db, open };
+}
+
+export function progressOf(lobby: Lobby, contributorId: string, circuit: string): CircuitProgress {
+  const progress = lobby.status(contributorId).circuits.find((entry) => entry.circuit === circuit);
+  assert.ok(progress, `no progress for ${circuit}`);
+  return progress;
+}
+
+export function positionOf(lobby: Lobby, contributorId: string, circuit: string): number | undefined {
+  const progress = progressOf(lobby, contributorId, circuit);
+  return progress.state === 'waiting' ? progress.position : undefined;
+}
+
+export function assertRefused(action: () => unknown, code: ErrorCode, message?: RegExp): void {
+  assert.throws(action, (error: unknown) => {
+    assert.ok(isCoordinatorError(error, code), `expected ${code}, got ${String(error)}`);
+    if (message) assert.match(error.message, message);
+    return true;
+  });
+}
+
+/** Takes the contributor's live turn through upload and an accepted verification. */
+export function contributeAccepted(fixture: LobbyFixture, contributorId: string, circuit: string, index: number): string {
+  const contributionId = `${contributorId}-${circuit}-${index}`;
+  fixture.lobby.markSubmitted(contributorId, circuit, contributionId);
+  fixture.lobby.recordAccepted(contributionId, { index, contributionHash: `hash-${contributionId}` });
+  return contributionId;
+}

@@ -1,0 +1,86 @@
+/**
+ * Deadlines on a clock the test controls: a missed turn frees the circuit for the next in line
+ * and puts the late contributor back in the queue after a cooldown — not a ban; heartbeats keep
+ * a turn alive; an upload after the deadline is refused. Verification runs in-process here (the
+ * embedded default, no Redis).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
+import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
+import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { ManualClock } from '../../server/clock.ts';
+import { loadServerConfig } from '../../server/config/server-config.ts';
+import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+
+const TURN = 60_000;
+const COOLDOWN = 120_000;
+const clock = new ManualClock(Date.now());
+let coordinator: RunningCoordinator;
+let dataDir: string;
+
+before(async () => {
+  dataDir = await newCeremonyDir();
+  await initCeremony(dataDir);
+  coordinator = await startCoordinator(
+    loadServerConfig({
+      CEREMONY_DATA: dataDir,
+      PORT: '0',
+      OPEN_ON_START: 'true',
+      TURN_TIMEOUT_MS: String(TURN),
+      HEARTBEAT_EXTENSION_MS: String(TURN),
+      COOLDOWN_MS: String(COOLDOWN),
+    }),
+    { clock, log: { info: () => {}, warn: () => {} }, tickIntervalMs: 60_000 },
+  );
+});
+
+after(async () => {
+  await coordinator?.close();
+  await releaseBn128();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+test('a missed deadline passes the turn on, and the late contributor comes back after the cooldown', async () => {
+  const late = new ContributorClient(coordinator.url);
+  const next = new ContributorClient(coordinator.url);
+  await late.signInDemo('late');
+  await next.signInDemo('next');
+  await late.join();
+  await next.join();
+  const turn = await late.progress('register');
+  assert.equal(turn.state, 'turn');
+  assert.equal(turn.deadline, clock.now() + TURN);
+
+  // A heartbeat keeps the turn alive past its first deadline.
+  clock.advance(TURN - 1_000);
+  const { deadline } = await late.request<{ deadline: number }>('POST', '/api/circuits/register/heartbeat');
+  assert.equal(deadline, clock.now() + TURN);
+  clock.advance(30_000);
+  coordinator.service.tick();
+  assert.equal((await late.progress('register')).state, 'turn', 'the heartbeat extended the deadline');
+
+  // Then the contributor goes silent: the deadline fires on the next tick.
+  const { file } = await late.makeContribution('register');
+  clock.advance(TURN);
+  coordinator.service.tick();
+  assert.equal((await next.progress('register')).state, 'turn', 'the circuit went to the next in line');
+  const missed = await late.progress('register');
+  assert.equal(missed.state, 'waiting', 'a missed turn is not a ban: back in the queue');
+  await assert.rejects(late.upload('register', file), /response code: 409[\s\S]*lobby\.not_your_turn/);
+  await assert.rejects(late.request('POST', '/api/circuits/register/heartbeat'), (e: unknown) => e instanceof HttpError && e.code === 'lobby.not_your_turn');
+
+  // next contributes; the late one is still cooling down, then gets a new turn.
+  await next.upload('register', (await next.makeContribution('register')).file);
+  await next.waitFor((m) => m.status.circuits[0]!.state === 'accepted', 'next accepted');
+  coordinator.service.tick();
+  assert.equal((await late.progress('register')).state, 'waiting', 'still in its cooldown');
+  clock.advance(COOLDOWN);
+  coordinator.service.tick();
+  assert.equal((await late.progress('register')).state, 'turn', 'after the cooldown the turn comes back');
+  await late.upload('register', (await late.makeContribution('register')).file);
+  const me = await late.waitFor((m) => m.status.circuits[0]!.state === 'accepted', 'late accepted');
+  assert.equal(me.status.circuits[0]!.index, 2);
+});

@@ -1,0 +1,146 @@
+/**
+ * The Redis path: the coordinator's BullMQ dispatcher and a verification worker against a real
+ * redis-server. Each test uses its own queue so their jobs never meet.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Queue, type Worker } from 'bullmq';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { createBullmqDispatcher, DEFAULT_VERIFICATION_QUEUE as SERVER_QUEUE, verificationJobId, type BullmqDispatcherOptions } from '../../server/verification/bullmq-dispatcher.ts';
+import type { VerificationDispatcher, VerificationOutcome } from '../../server/verification/verification-job.ts';
+import { DEFAULT_VERIFICATION_QUEUE as WORKER_QUEUE, startVerificationWorker, type VerificationWorkerOptions } from '../../worker/verification-worker.ts';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { outcomeCollector, placeFile, verificationFixture, type VerificationFixture } from './verification-fixture.ts';
+
+let redis: RedisServer;
+let fixture: VerificationFixture;
+const closers: Array<() => Promise<unknown>> = [];
+let queues = 0;
+
+before(async () => {
+  [redis, fixture] = await Promise.all([startRedisServer(), verificationFixture(['register'])]);
+});
+
+after(async () => {
+  for (const close of closers.reverse()) await close().catch(() => {});
+  await redis?.stop();
+  await fixture?.cleanup();
+  await releaseBn128();
+});
+
+interface Setup {
+  queueName: string;
+  dispatcher: VerificationDispatcher;
+  outcomes: ReturnType<typeof outcomeCollector<VerificationOutcome>>;
+  queue: Queue;
+  startWorker(options?: Partial<VerificationWorkerOptions>): Worker;
+  /** How many times each job id was taken up by a worker. */
+  starts: Map<string, number>;
+}
+
+async function setup(options: Partial<BullmqDispatcherOptions> = {}): Promise<Setup> {
+  const queueName = `verification-test-${++queues}`;
+  const dispatcher = await createBullmqDispatcher({ redisUrl: redis.url, queueName, backoffMs: 100, ...options });
+  closers.push(() => dispatcher.close());
+  const outcomes = outcomeCollector<VerificationOutcome>();
+  dispatcher.onOutcome(outcomes.listener);
+  const queue = new Queue(queueName, { connection: { url: redis.url } });
+  closers.push(() => queue.close());
+  const starts = new Map<string, number>();
+  const startWorker = (overrides: Partial<VerificationWorkerOptions> = {}): Worker => {
+    const worker = startVerificationWorker({ redisUrl: redis.url, queueName, ...overrides });
+    worker.on('active', (job) => starts.set(job.id!, (starts.get(job.id!) ?? 0) + 1));
+    closers.push(() => worker.close());
+    return worker;
+  };
+  return { queueName, dispatcher, outcomes, queue, startWorker, starts };
+}
+
+test('the coordinator and the workers agree on the default queue name', () => {
+  assert.equal(SERVER_QUEUE, WORKER_QUEUE);
+});
+
+test('valid and invalid contributions through a worker; an invalid one is tried exactly once', async () => {
+  const { dispatcher, outcomes, queue, startWorker, starts } = await setup();
+  startWorker();
+  const candidate = await fixture.candidate('register', 'carol');
+  await dispatcher.enqueue(fixture.request('1', 'register', candidate.path));
+  await dispatcher.enqueue(fixture.request('2', 'register', fixture.headPath('register')));
+
+  assert.deepEqual(await outcomes.next('1'), { contributionId: '1', status: 'valid', contributionHash: candidate.hash, recordedName: 'carol' });
+  const invalid = await outcomes.next('2');
+  assert.equal(invalid.status, 'invalid');
+  assert.equal(invalid.status === 'invalid' && invalid.code, 'contribution.no_new_contribution');
+  assert.match(invalid.status === 'invalid' ? invalid.message : '', /contribution/);
+
+  const job = await queue.getJob(verificationJobId('2'));
+  assert.equal(await job!.getState(), 'failed');
+  assert.equal(job!.attemptsMade, 1, 'an invalid contribution must not be retried');
+  assert.equal(starts.get(verificationJobId('2')), 1);
+});
+
+test('an I/O failure is retried, and succeeds once the file is there', async () => {
+  const { dispatcher, outcomes, queue, startWorker, starts } = await setup({ attempts: 3, backoffMs: 200 });
+  const worker = startWorker();
+  const candidate = await fixture.candidate('register', 'dave');
+  const uploadPath = fixture.missingPath('late-upload');
+  // The first try finds no file; the file lands before the retry.
+  worker.once('failed', () => void placeFile(candidate.path, uploadPath));
+  await dispatcher.enqueue(fixture.request('late', 'register', uploadPath));
+
+  assert.deepEqual(await outcomes.next('late'), { contributionId: 'late', status: 'valid', contributionHash: candidate.hash, recordedName: 'dave' });
+  const job = await queue.getJob(verificationJobId('late'));
+  assert.equal(job!.attemptsMade, 2);
+  assert.equal(starts.get(verificationJobId('late')), 2);
+});
+
+test('an I/O failure that persists ends as an error; enqueueing it again verifies it again', async () => {
+  const { dispatcher, outcomes, startWorker, starts } = await setup({ attempts: 2, backoffMs: 50 });
+  startWorker();
+  const uploadPath = fixture.missingPath('never');
+  const request = fixture.request('gone', 'register', uploadPath);
+  await dispatcher.enqueue(request);
+  const error = await outcomes.next('gone');
+  assert.equal(error.status, 'error');
+  assert.match(error.status === 'error' ? error.message : '', /cannot open/);
+  assert.equal(starts.get(verificationJobId('gone')), 2);
+
+  const candidate = await fixture.candidate('register', 'erin');
+  await placeFile(candidate.path, uploadPath);
+  await dispatcher.enqueue(request);
+  assert.equal((await outcomes.next('gone')).status, 'valid');
+  assert.equal(starts.get(verificationJobId('gone')), 3);
+});
+
+test('the same contribution enqueued twice, and again after a coordinator restart, is verified once', async () => {
+  const { queueName, dispatcher, outcomes, startWorker, starts } = await setup();
+  const candidate = await fixture.candidate('register', 'frank');
+  const request = fixture.request('twice', 'register', candidate.path);
+  await Promise.all([dispatcher.enqueue(request), dispatcher.enqueue(request)]);
+  await dispatcher.enqueue(request);
+  startWorker();
+  assert.equal((await outcomes.next('twice')).status, 'valid');
+
+  // A restarted coordinator re-enqueues what SQLite still marks as verifying: the stored result answers.
+  await dispatcher.close();
+  const restarted = await createBullmqDispatcher({ redisUrl: redis.url, queueName });
+  closers.push(() => restarted.close());
+  const afterRestart = outcomeCollector<VerificationOutcome>();
+  restarted.onOutcome(afterRestart.listener);
+  await restarted.enqueue(request);
+  assert.deepEqual(await afterRestart.next('twice'), { contributionId: 'twice', status: 'valid', contributionHash: candidate.hash, recordedName: 'frank' });
+
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(starts.get(verificationJobId('twice')), 1, 'verified more than once');
+  assert.equal(outcomes.all.length, 1);
+  assert.equal(afterRestart.all.length, 1);
+});
+
+test('a job lost from Redis is queued again by the sweep', async () => {
+  const { dispatcher, outcomes, queue, startWorker } = await setup({ reconcileIntervalMs: 200 });
+  const candidate = await fixture.candidate('register', 'grace');
+  await dispatcher.enqueue(fixture.request('lost', 'register', candidate.path));
+  await (await queue.getJob(verificationJobId('lost')))!.remove();
+  startWorker();
+  assert.equal((await outcomes.next('lost')).status, 'valid');
+});

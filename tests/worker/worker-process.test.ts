@@ -1,0 +1,156 @@
+/**
+ * `ceremony worker` as a real process: its command line, a graceful stop on SIGTERM, and a worker
+ * killed with SIGKILL in the middle of a job, whose job another worker then completes (BullMQ's
+ * stalled-job recovery, with short lock settings).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { Queue, QueueEvents } from 'bullmq';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { createBullmqDispatcher, verificationJobId } from '../../server/verification/bullmq-dispatcher.ts';
+import type { VerificationOutcome } from '../../server/verification/verification-job.ts';
+import { startVerificationWorker } from '../../worker/verification-worker.ts';
+import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { outcomeCollector, verificationFixture, type VerificationFixture } from './verification-fixture.ts';
+
+interface CeremonyProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves once stderr matches `pattern`. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const children: ChildProcess[] = [];
+
+/** Runs `ceremony ARGS` with an environment of our choosing (no REDIS_URL leaking in from CI). */
+function ceremony(args: string[], env: Record<string, string> = {}): CeremonyProcess {
+  const { REDIS_URL: _ignored, ...inherited } = process.env;
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), ...args], {
+    cwd: REPO_ROOT,
+    env: { ...inherited, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  const watchers: Array<() => void> = [];
+  const collect = (data: Buffer): void => {
+    output += data.toString();
+    for (const watcher of [...watchers]) watcher();
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  return {
+    child,
+    output: () => output,
+    exited,
+    waitFor(pattern, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${pattern} from ceremony ${args.join(' ')} within ${timeoutMs} ms; output:\n${output}`)), timeoutMs);
+        const check = (): void => {
+          if (!pattern.test(output)) return;
+          clearTimeout(timer);
+          watchers.splice(watchers.indexOf(check), 1);
+          resolve();
+        };
+        watchers.push(check);
+        void exited.then(() => setImmediate(() => watchers.includes(check) && reject(new Error(`ceremony ${args.join(' ')} exited; output:\n${output}`))));
+        check();
+      });
+    },
+  };
+}
+
+let redis: RedisServer;
+let fixture: VerificationFixture;
+const closers: Array<() => Promise<unknown>> = [];
+
+before(async () => {
+  [redis, fixture] = await Promise.all([startRedisServer(), verificationFixture(['transact84'])]);
+});
+
+after(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const close of closers.reverse()) await close().catch(() => {});
+  await redis?.stop();
+  await fixture?.cleanup();
+  await releaseBn128();
+});
+
+test('`ceremony worker --help` documents its options and environment; `ceremony --help` lists it', async () => {
+  const help = ceremony(['worker', '--help']);
+  assert.equal((await help.exited).code, 0);
+  for (const text of ['--redis <url>', '--concurrency <n>', 'REDIS_URL', 'VERIFICATION_QUEUE', 'WORKER_CONCURRENCY', 'WORKER_LOCK_DURATION_MS']) {
+    assert.ok(help.output().includes(text), `--help lacks ${text}`);
+  }
+  const top = ceremony(['--help']);
+  assert.equal((await top.exited).code, 0);
+  assert.match(top.output(), /^\s+worker \[options\]\s+\S/m);
+});
+
+test('`ceremony worker` refuses a missing Redis URL or a bad setting, naming it', async () => {
+  const noRedis = ceremony(['worker']);
+  assert.equal((await noRedis.exited).code, 1);
+  assert.match(noRedis.output(), /config\.invalid.*REDIS_URL/);
+  const badConcurrency = ceremony(['worker', '--redis', redis.url, '--concurrency', 'many']);
+  assert.equal((await badConcurrency.exited).code, 2);
+  assert.match(badConcurrency.output(), /usage\.invalid_arguments.*--concurrency/);
+  const badEnvironment = ceremony(['worker', '--redis', redis.url], { WORKER_LOCK_DURATION_MS: 'soon' });
+  assert.equal((await badEnvironment.exited).code, 1);
+  assert.match(badEnvironment.output(), /config\.invalid.*WORKER_LOCK_DURATION_MS/);
+});
+
+test('SIGTERM stops a worker gracefully: it exits by itself with status 0', async () => {
+  const worker = ceremony(['worker', '--redis', redis.url], { VERIFICATION_QUEUE: 'graceful-test' });
+  await worker.waitFor(/ready on queue graceful-test/);
+  worker.child.kill('SIGTERM');
+  const started = Date.now();
+  assert.deepEqual(await worker.exited, { code: 0, signal: null });
+  assert.ok(Date.now() - started < 10_000);
+  assert.match(worker.output(), /verification worker stopped/);
+});
+
+test('a worker killed with SIGKILL mid-job: another worker completes the job', async (t) => {
+  const queueName = 'kill-test';
+  const lockSettings = { WORKER_LOCK_DURATION_MS: '2000', WORKER_STALLED_INTERVAL_MS: '1000' };
+  const dispatcher = await createBullmqDispatcher({ redisUrl: redis.url, queueName });
+  closers.push(() => dispatcher.close());
+  const outcomes = outcomeCollector<VerificationOutcome>();
+  dispatcher.onOutcome(outcomes.listener);
+  const queue = new Queue(queueName, { connection: { url: redis.url } });
+  closers.push(() => queue.close());
+  const events = new QueueEvents(queueName, { connection: { url: redis.url } });
+  closers.push(() => events.close());
+  await events.waitUntilReady();
+
+  const doomed = ceremony(['worker', '--redis', redis.url], { ...lockSettings, VERIFICATION_QUEUE: queueName, WORKER_NAME: 'doomed' });
+  await doomed.waitFor(/ready on queue kill-test/);
+
+  // The doomed worker's first job also builds the curve (its first verification ever): about half
+  // a second of real work, so the kill lands mid-job. Asserted below rather than assumed.
+  const jobId = verificationJobId('k1');
+  const taken = new Promise<void>((resolve) => events.on('active', ({ jobId: id }) => id === jobId && resolve()));
+  const candidate = await fixture.candidate('transact84', 'heidi');
+  await dispatcher.enqueue(fixture.request('k1', 'transact84', candidate.path));
+  await taken;
+  doomed.child.kill('SIGKILL');
+  assert.equal((await doomed.exited).signal, 'SIGKILL');
+
+  const job = await queue.getJob(jobId);
+  assert.equal(await job!.getState(), 'active', 'the job finished before the kill; the test proves nothing');
+  assert.equal(job!.processedBy, 'doomed');
+
+  const killedAt = Date.now();
+  const rescuer = startVerificationWorker({ redisUrl: redis.url, queueName, name: 'rescuer', lockDurationMs: 2000, stalledIntervalMs: 500 });
+  closers.push(() => rescuer.close());
+  assert.deepEqual(await outcomes.next('k1', 20_000), { contributionId: 'k1', status: 'valid', contributionHash: candidate.hash, recordedName: 'heidi' });
+  const finished = await queue.getJob(jobId);
+  assert.equal(finished!.processedBy, 'rescuer');
+  assert.equal(finished!.attemptsStarted, 2);
+  assert.equal(outcomes.all.length, 1);
+  t.diagnostic(`job recovered ${Date.now() - killedAt} ms after the kill`);
+});

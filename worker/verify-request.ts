@@ -1,0 +1,70 @@
+/**
+ * One verification request, as every verifier runs it (the in-process thread and the BullMQ
+ * worker processes): the core's verifyContribution on the paths the request names, and the
+ * sorting of its failures into the two kinds that matter to a queue. A refusal of the contribution
+ * (a `zkey.` or `contribution.` code) is an answer and must never be retried; anything else
+ * (a missing file, a disk error) says nothing about the contribution and may be retried.
+ *
+ * Only the request and outcome shapes are shared with the server (type-only imports).
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { isCoordinatorError } from '../core/errors.ts';
+import { verifyContribution } from '../core/verify/verify-contribution.ts';
+import type { VerificationOutcome, VerificationRequest } from '../server/verification/verification-job.ts';
+
+/** The outcomes a verification can decide; 'error' is for the queue to give after its retries. */
+export type DecidedOutcome = Extract<VerificationOutcome, { status: 'valid' | 'invalid' }>;
+
+// Workers on several machines read the same data folder through the same mount point, so a
+// relative path (resolved against each worker's own cwd) would silently mean different files.
+const absolutePath = z.string().min(1).refine((p) => path.isAbsolute(p), { message: 'must be an absolute path' });
+
+const verificationRequestSchema = z.object({
+  contributionId: z.string().min(1),
+  circuit: z.string().min(1),
+  headIndex: z.number().int().nonnegative(),
+  initZkeyPath: absolutePath,
+  headZkeyPath: absolutePath,
+  ptauPath: absolutePath,
+  candidatePath: absolutePath,
+});
+
+/** Checks data that crossed a process boundary (a job from Redis, a thread message). */
+export function parseVerificationRequest(data: unknown): VerificationRequest {
+  const parsed = verificationRequestSchema.safeParse(data);
+  if (!parsed.success) {
+    throw new TypeError(`malformed verification request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  }
+  return parsed.data;
+}
+
+/** True for the codes that refuse a contribution (as opposed to a problem of the verifier). */
+export function isRefusalCode(code: string): boolean {
+  return code.startsWith('zkey.') || code.startsWith('contribution.');
+}
+
+/**
+ * Verifies the candidate of `request` against its head. Resolves with 'valid' or 'invalid';
+ * rejects (with the original error) when the verification could not be carried out, which a
+ * queue should retry.
+ */
+export async function verifyRequest(request: VerificationRequest): Promise<DecidedOutcome> {
+  const { contributionId } = request;
+  try {
+    const link = await verifyContribution({
+      initZkeyPath: request.initZkeyPath,
+      ptauPath: request.ptauPath,
+      headZkeyPath: request.headZkeyPath,
+      candidatePath: request.candidatePath,
+    });
+    return link.recordedName === undefined
+      ? { contributionId, status: 'valid', contributionHash: link.contributionHash }
+      : { contributionId, status: 'valid', contributionHash: link.contributionHash, recordedName: link.recordedName };
+  } catch (error) {
+    if (isCoordinatorError(error) && isRefusalCode(error.code)) {
+      return { contributionId, status: 'invalid', code: error.code, message: error.message };
+    }
+    throw error;
+  }
+}
