@@ -139,6 +139,8 @@ export class CeremonyService {
     try {
       await this.decide(row, outcome);
     } finally {
+      // The upload's tus metadata file is of no use once the verdict is in.
+      await rm(`${row.candidatePath}.json`, { force: true });
       this.tick(); // the circuit is free again: hand it to the next in line now
     }
   }

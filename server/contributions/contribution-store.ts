@@ -149,7 +149,7 @@ export class ContributionStore {
       .all(contributorId) as Array<Receipt & { contributionId: string }>;
   }
 
-  /** Recent verification durations (ms) per circuit, for ETAs and the console. */
+  /** How many contributions are in each status (the console's overview). */
   counts(): Record<ContributionStatus, number> {
     const rows = this.db.prepare('SELECT status, COUNT(*) AS n FROM contributions GROUP BY status').all() as Array<{ status: ContributionStatus; n: number }>;
     const counts: Record<ContributionStatus, number> = { verifying: 0, accepted: 0, refused: 0, discarded: 0, error: 0 };
