@@ -3,7 +3,10 @@ FROM node:20-bookworm-slim
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm ci --no-audit --no-fund
+COPY vite.config.ts ./
+COPY web ./web
+RUN npx vite build && npm prune --omit=dev
 COPY bin ./bin
 COPY cli ./cli
 COPY core ./core

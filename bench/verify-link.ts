@@ -9,12 +9,11 @@
  * and prints a table with each time as a multiple of verifyLink's. Fixtures (ptau of power P+1,
  * circuit, z0..z2) are cached under .fixture-cache/.
  *
- * Usage: tsx bench/verify-link.ts [--power P (12..16, default 14)] [--runs N (default 3)]
+ * Usage: tsx bench/verify-link.ts [--power P (10..18, default 14)] [--runs N (default 3)]
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { open } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import * as snarkjs from 'snarkjs';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
@@ -24,18 +23,16 @@ import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.j
 
 silenceSnarkjsHandleWarnings();
 import { readZkeyInfo, SECTION, type ZkeyInfo } from '../core/zkey/zkey-file.ts';
-import { devPtau, FIXTURE_CACHE, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
-import { BENCH_PUBLIC_INPUTS, generateMultiplicationCircuit } from './generate-circuit.ts';
+import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
+import { benchChain, benchLog as log } from './bench-chain.ts';
 
 const { values } = parseArgs({ options: { power: { type: 'string', default: '14' }, runs: { type: 'string', default: '3' } } });
 const power = Number(values.power);
 const runs = Number(values.runs);
-if (!Number.isInteger(power) || power < 12 || power > 16) throw new Error(`--power must be an integer from 12 to 16, got ${values.power}`);
+if (!Number.isInteger(power) || power < 10 || power > 18) throw new Error(`--power must be an integer from 10 to 18, got ${values.power}`);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
 
 const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
-const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => false);
-const log = (message: string): void => void process.stderr.write(`… ${message}\n`);
 
 async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
   const started = performance.now();
@@ -48,27 +45,6 @@ async function median(work: () => Promise<unknown>, times: number): Promise<numb
   for (let i = 0; i < times; i++) samples.push((await timed(work)).ms);
   samples.sort((a, b) => a - b);
   return samples[Math.floor(samples.length / 2)]!;
-}
-
-async function fixtures(): Promise<{ r1cs: string; ptau: string; z0: string; z1: string; z2: string }> {
-  const constraints = 2 ** power;
-  // The domain must hold the constraints plus one row per public input and the constant.
-  const ptauPower = Math.ceil(Math.log2(constraints + BENCH_PUBLIC_INPUTS + 1));
-  log(`dev ptau of power ${ptauPower} (cached; minutes on first use at power 15)`);
-  const ptau = await devPtau(ptauPower);
-  const dir = path.join(FIXTURE_CACHE, `bench-verify-link-${power}`);
-  await mkdir(dir, { recursive: true });
-  const r1cs = path.join(dir, `mul${constraints}.r1cs`);
-  if (!(await exists(r1cs))) {
-    log(`compiling a circuit of ${constraints} constraints`);
-    await generateMultiplicationCircuit(constraints, dir);
-  }
-  const [z0, z1, z2] = ['z0', 'z1', 'z2'].map((name) => path.join(dir, `${name}.zkey`)) as [string, string, string];
-  // Written in order, each after its predecessor; a missing last file means the chain is rebuilt from there.
-  if (!(await exists(z0))) await snarkjs.zKey.newZKey(r1cs, ptau, z0, silent);
-  if (!(await exists(z1))) await snarkjs.zKey.contribute(z0, z1, 'one', 'bench entropy one', silent);
-  if (!(await exists(z2))) await snarkjs.zKey.contribute(z1, z2, 'two', 'bench entropy two', silent);
-  return { r1cs, ptau, z0, z1, z2 };
 }
 
 async function readLAndH(info: ZkeyInfo): Promise<Uint8Array> {
@@ -93,7 +69,7 @@ function runSnarkjsCli(args: string[]): Promise<number> {
   });
 }
 
-const { r1cs, ptau, z0, z1, z2 } = await fixtures();
+const { r1cs, ptau, z0, z1, z2 } = await benchChain(power);
 const [prev, next] = await Promise.all([readZkeyInfo(z1), readZkeyInfo(z2)]);
 const points = (prev.sections.get(SECTION.l)!.size + prev.sections.get(SECTION.h)!.size) / 64;
 const curve = await getBn128();

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: prepares the shared fixtures once (so parallel test files do not all build them),
-// then runs every tests/**/*.test.ts with node's test runner through tsx.
+// builds the web app (web/dist) when browser tests are among the files, then runs every
+// tests/**/*.test.ts with node's test runner through tsx (tests/browser/ last, one at a time).
 // Pass file paths to run only those: `npm test -- tests/core/init.test.ts`.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -18,5 +19,18 @@ const files = process.argv.slice(2).length > 0 ? process.argv.slice(2) : findTes
 const node = process.execPath;
 const prepare = spawnSync(node, ['--import', 'tsx', 'tests/fixtures/prepare-fixtures.ts'], { stdio: 'inherit' });
 if (prepare.status !== 0) process.exit(prepare.status ?? 1);
-const run = spawnSync(node, ['--import', 'tsx', '--import', './tests/setup.mjs', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
-process.exit(run.status ?? 1);
+const isBrowserTest = (file) => path.normalize(file).startsWith(path.join('tests', 'browser') + path.sep);
+const browserFiles = files.filter(isBrowserTest);
+const otherFiles = files.filter((file) => !isBrowserTest(file));
+// The browser tests drive the built app: build it once (web/dist, git-ignored) before they start.
+if (browserFiles.length > 0) {
+  const build = spawnSync(node, ['node_modules/vite/bin/vite.js', 'build'], { stdio: 'inherit' });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
+const runTests = (list, concurrency) =>
+  spawnSync(node, ['--import', 'tsx', '--import', './tests/setup.mjs', '--test', `--test-concurrency=${concurrency}`, ...list], { stdio: 'inherit' }).status ?? 1;
+let status = otherFiles.length > 0 ? runTests(otherFiles, 2) : 0;
+// Browser tests last and one at a time: Chromium and its Web Workers take every core, which would
+// starve the tests that act on a clock (e.g. crash-safety kills a contribution after N ms).
+if (browserFiles.length > 0) status = runTests(browserFiles, 1) || status;
+process.exit(status);

@@ -12,7 +12,7 @@ import { initCeremony } from '../core/ceremony/init-ceremony.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
 import { loadServerConfig } from '../server/config/server-config.ts';
-import { startCoordinator, jsonLog } from '../server/start-coordinator.ts';
+import { builtWebDir, startCoordinator, jsonLog } from '../server/start-coordinator.ts';
 
 silenceSnarkjsHandleWarnings();
 const dataDir = process.env.CEREMONY_DATA ?? 'ceremony-data';
@@ -27,10 +27,12 @@ if ((await openCeremony(dataDir)).transcript.entries.length === 0) {
   await initCeremony(dataDir, (m) => process.stderr.write(`  ${m}\n`));
   await releaseBn128();
 }
-const coordinator = await startCoordinator(loadServerConfig({ OPEN_ON_START: 'true', ...process.env, CEREMONY_DATA: dataDir }));
+const webDir = builtWebDir();
+const coordinator = await startCoordinator(loadServerConfig({ OPEN_ON_START: 'true', ...process.env, CEREMONY_DATA: dataDir }), { webDir });
 process.stdout.write(
   `coordinator listening on ${coordinator.url} (test network, demo sign-in on loopback)\n` +
-    `  ceremony state: ${coordinator.url}/api/ceremony   transcript: ${coordinator.url}/api/transcript\n`,
+    `  ceremony state: ${coordinator.url}/api/ceremony   transcript: ${coordinator.url}/api/transcript\n` +
+    (webDir ? `  contribute: ${coordinator.url}/   public page: ${coordinator.url}/ceremony/   console: ${coordinator.url}/console/\n` : '  (no browser app: run `npm run build:web` first)\n'),
 );
 const stop = (signal: string): void => {
   jsonLog.info('shutting down', { signal });

@@ -5,6 +5,8 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { loadCeremonyConfig, type CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { openCeremony } from '../core/ceremony/open-ceremony.ts';
 import { readR1csSummary } from '../core/setup/r1cs-header.ts';
@@ -46,6 +48,12 @@ export interface RunningCoordinator {
   service: CeremonyService;
   phase: CeremonyPhaseStore;
   close(): Promise<void>;
+}
+
+/** The built browser app (`npm run build:web` → web/dist), or undefined when it has not been built. */
+export function builtWebDir(): string | undefined {
+  const dir = fileURLToPath(new URL('../web/dist/', import.meta.url));
+  return existsSync(`${dir}index.html`) ? dir : undefined;
 }
 
 /** Structured log lines (one JSON object per line) on stderr. */

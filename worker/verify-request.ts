@@ -1,16 +1,18 @@
 /**
  * One verification request, as every verifier runs it (the in-process thread and the BullMQ
- * worker processes): the core's verifyContribution on the paths the request names, and the
- * sorting of its failures into the two kinds that matter to a queue. A refusal of the contribution
- * (a `zkey.` or `contribution.` code) is an answer and must never be retried; anything else
- * (a missing file, a disk error) says nothing about the contribution and may be retried.
+ * worker processes): the core's incremental verifyLink of the candidate on the verified head (no
+ * r1cs, no ptau, cost flat in chain length; the final key is still checked from contribution 0
+ * at finalisation), and the sorting of its failures into the two kinds that matter to a queue.
+ * A refusal of the contribution (a `zkey.` or `contribution.` code) is an answer and must never be
+ * retried; anything else (a missing file, a disk error) says nothing about the contribution and
+ * may be retried.
  *
  * Only the request and outcome shapes are shared with the server (type-only imports).
  */
 import path from 'node:path';
 import { z } from 'zod';
 import { isCoordinatorError } from '../core/errors.ts';
-import { verifyContribution } from '../core/verify/verify-contribution.ts';
+import { verifyLink } from '../core/verify/verify-link.ts';
 import type { VerificationOutcome, VerificationRequest } from '../server/verification/verification-job.ts';
 
 /** The outcomes a verification can decide; 'error' is for the queue to give after its retries. */
@@ -52,12 +54,7 @@ export function isRefusalCode(code: string): boolean {
 export async function verifyRequest(request: VerificationRequest): Promise<DecidedOutcome> {
   const { contributionId } = request;
   try {
-    const link = await verifyContribution({
-      initZkeyPath: request.initZkeyPath,
-      ptauPath: request.ptauPath,
-      headZkeyPath: request.headZkeyPath,
-      candidatePath: request.candidatePath,
-    });
+    const link = await verifyLink(request.headZkeyPath, request.candidatePath);
     return link.recordedName === undefined
       ? { contributionId, status: 'valid', contributionHash: link.contributionHash }
       : { contributionId, status: 'valid', contributionHash: link.contributionHash, recordedName: link.recordedName };

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, jsonLog } from '../../server/start-coordinator.ts';
+import { builtWebDir, startCoordinator, jsonLog } from '../../server/start-coordinator.ts';
 
 export function serveCommand(): Command {
   return new Command('serve')
@@ -22,7 +22,7 @@ export function serveCommand(): Command {
         HOST: options.host,
         OPEN_ON_START: options.open ? 'true' : undefined,
       });
-      const coordinator = await startCoordinator(config);
+      const coordinator = await startCoordinator(config, { webDir: builtWebDir() });
       process.stdout.write(`coordinator listening on ${coordinator.url}\n`);
       await new Promise<void>((resolve) => {
         const stop = (signal: string): void => {

@@ -4,14 +4,24 @@
  * INSECURE_PTAU_MARKER as its contribution name, and `ceremony init` refuses it unless the
  * ceremony is marked as a test network. Deterministic: the same power gives the same bytes, so
  * fixtures can be cached instead of committed.
+ *
+ * The file is written straight from the known secret: every point is a known scalar times a
+ * generator (phase1-sections.ts: the powers and the beacon contribution record with its hashes;
+ * lagrange-sections.ts: the phase-2 Lagrange sections), using one fixed-base multiplication per
+ * point (fixed-base-times.ts). The bytes are exactly those of snarkjs's newAccumulator + beacon +
+ * preparePhase2 on the same beacon (tests/ptau compares them), without preparePhase2's group FFTs
+ * (hours at power 18). `createDevPtauWithSnarkjs` keeps that all-snarkjs path as the reference.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { commitFile, tempPathFor } from '../fs/atomic-write.ts';
 import { getBn128 } from '../crypto/bn128.ts';
 import { CoordinatorError } from '../errors.ts';
 import { INSECURE_PTAU_MARKER } from './ptau-header.ts';
+import { devPtauKey } from './dev-ptau-secret.ts';
+import { firstChallengeHash, writePhase1Sections } from './phase1-sections.ts';
+import { writeLagrangeSections } from './lagrange-sections.ts';
 
 /** The public beacon the development secret comes from. Public on purpose: the secret is known. */
 export const DEV_PTAU_BEACON = '0000000000000000000000000000000000000000000000000000000000000000';
@@ -19,14 +29,64 @@ const DEV_PTAU_BEACON_ITERATIONS_EXP = 10;
 export const MIN_DEV_PTAU_POWER = 1;
 export const MAX_DEV_PTAU_POWER = 20;
 
+const PREPARED_SECTION_COUNT = 11;
+
 export interface DevPtauProgress {
   (step: 'accumulator' | 'beacon' | 'prepare', done: boolean): void;
 }
 
-export async function createDevPtau(power: number, outPath: string, onProgress?: DevPtauProgress): Promise<void> {
+function requirePower(power: number): void {
   if (!Number.isInteger(power) || power < MIN_DEV_PTAU_POWER || power > MAX_DEV_PTAU_POWER) {
     throw new CoordinatorError('usage.invalid_arguments', `--power must be an integer from ${MIN_DEV_PTAU_POWER} to ${MAX_DEV_PTAU_POWER}, got ${power}`);
   }
+}
+
+/**
+ * Makes the development ptau of `power` at `outPath` (temp file, then rename). About 3·2^(p+2) G1
+ * and 3·2^p G2 fixed-base multiplications; power 18 takes a few minutes on two cores.
+ */
+export async function createDevPtau(power: number, outPath: string, onProgress?: DevPtauProgress): Promise<void> {
+  requirePower(power);
+  await mkdir(path.dirname(path.resolve(outPath)), { recursive: true });
+  const temp = tempPathFor(outPath);
+  try {
+    const curve = await getBn128();
+    onProgress?.('accumulator', false);
+    const challengeHash = firstChallengeHash(curve, power);
+    const key = devPtauKey(curve, DEV_PTAU_BEACON, DEV_PTAU_BEACON_ITERATIONS_EXP, challengeHash);
+    onProgress?.('accumulator', true);
+    const handle = await open(temp, 'w+');
+    try {
+      const head = Buffer.alloc(12);
+      head.write('ptau', 0, 'latin1');
+      head.writeUInt32LE(1, 4); // version
+      head.writeUInt32LE(PREPARED_SECTION_COUNT, 8);
+      await handle.write(head, 0, 12, 0);
+      onProgress?.('beacon', false);
+      const end = await writePhase1Sections(handle, 12, curve, {
+        power,
+        key,
+        challengeHash,
+        contributionName: INSECURE_PTAU_MARKER,
+        beaconHash: Buffer.from(DEV_PTAU_BEACON, 'hex'),
+        beaconIterationsExp: DEV_PTAU_BEACON_ITERATIONS_EXP,
+      });
+      onProgress?.('beacon', true);
+      onProgress?.('prepare', false);
+      await writeLagrangeSections(handle, end, curve, power, { tau: key.tau.prvKey, alpha: key.alpha.prvKey, beta: key.beta.prvKey });
+      onProgress?.('prepare', true);
+    } finally {
+      await handle.close();
+    }
+    await commitFile(temp, outPath);
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
+
+/** The all-snarkjs path (newAccumulator + beacon + preparePhase2): minutes at 15, hours at 18. */
+export async function createDevPtauWithSnarkjs(power: number, outPath: string, onProgress?: DevPtauProgress): Promise<void> {
+  requirePower(power);
   await mkdir(path.dirname(path.resolve(outPath)), { recursive: true });
   const empty = tempPathFor(outPath);
   const contributed = tempPathFor(outPath);

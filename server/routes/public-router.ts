@@ -2,6 +2,8 @@
  * What anyone may read without signing in: health, the ceremony and its circuits, the transcript,
  * the manifest (once finalised) and every file an auditor needs: every zkey of every chain (HTTP
  * range requests supported, streamed from disk), the r1cs, the ptau and the final keys.
+ * Every path served is built here from a configured circuit name, a parsed index or a checked
+ * file name, never from the raw URL, so dot-folders above the data folder are allowed.
  */
 import { Router } from 'express';
 import { readFile } from 'node:fs/promises';
@@ -90,16 +92,16 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
     }
     const file = state.paths.zkeyPath(circuit.name, index);
     res.setHeader('X-Chain-Head', String(chain.headIndex));
-    res.sendFile(file, { headers: { 'Content-Type': 'application/octet-stream' }, dotfiles: 'deny' });
+    res.sendFile(file, { headers: { 'Content-Type': 'application/octet-stream' }, dotfiles: 'allow' });
   });
 
   router.get('/api/circuits/:name/r1cs', (req, res) => {
     const circuit = findCircuit(config, req.params.name);
-    res.sendFile(circuit.r1csPath, { headers: { 'Content-Type': 'application/octet-stream' } });
+    res.sendFile(circuit.r1csPath, { headers: { 'Content-Type': 'application/octet-stream' }, dotfiles: 'allow' });
   });
 
   router.get('/api/ptau', (_req, res) => {
-    res.sendFile(config.ptauPath, { headers: { 'Content-Type': 'application/octet-stream' } });
+    res.sendFile(config.ptauPath, { headers: { 'Content-Type': 'application/octet-stream' }, dotfiles: 'allow' });
   });
 
   router.get('/api/final/:file', async (req, res) => {
@@ -107,7 +109,7 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
     if (!state.finalised) throw new CoordinatorError('manifest.not_finalised', 'the ceremony is not finalised yet');
     const name = req.params.file;
     if (!/^[A-Za-z0-9_]+\.(zkey|vkey\.json|sol|json)$/.test(name)) throw new CoordinatorError('not_found', `no final file "${name}"`);
-    res.sendFile(path.join(state.paths.finalDir, name));
+    res.sendFile(path.join(state.paths.finalDir, name), { dotfiles: 'allow' });
   });
 
   return router;

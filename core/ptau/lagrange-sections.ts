@@ -1,0 +1,139 @@
+/**
+ * The phase-2 sections (12–15) of a ptau whose secret is known, written straight from the secret
+ * instead of by snarkjs's preparePhase2 (a group inverse FFT per power: n·log n full scalar
+ * multiplications, hours at power 18). Layout as preparePhase2 writes it: each section holds, for
+ * every power p = 0..power (and p = power+1 for tauG1), the 2^p points L^(p)_j(tau)·G, where L^(p)_j
+ * is the Lagrange basis of the 2^p-th roots of unity, scaled by alpha (14) or beta (15).
+ *
+ * preparePhase2 computes ifft(tau^0·G, …, tau^(n-1)·G), i.e. (1/n)·Σ_i ω^(-ij)·tau^i·G, which is
+ * L_j(tau)·G = (tau^n − 1)/n · ω^j/(tau − ω^j) · G. For tauG1 at p = power+1 the file holds only
+ * n−1 powers (the last is taken as zero), so that one power drops the term i = n−1:
+ * L_j(tau) − tau^(n−1)·ω^j/n. Scalars are computed in Fr (one batch inversion per power), then
+ * multiplied into the generators by generatorTimesFr.
+ */
+import type { FileHandle } from 'node:fs/promises';
+import type { Bn128Curve, CurveGroup } from 'ffjavascript';
+import { generatorTimesFr } from './fixed-base-times.ts';
+
+const FR_BYTES = 32;
+
+interface FrOps {
+  one: Uint8Array;
+  w: Uint8Array[];
+  e(value: bigint | number): Uint8Array;
+  add(a: Uint8Array, b: Uint8Array): Uint8Array;
+  sub(a: Uint8Array, b: Uint8Array): Uint8Array;
+  mul(a: Uint8Array, b: Uint8Array): Uint8Array;
+  square(a: Uint8Array): Uint8Array;
+  inv(a: Uint8Array): Uint8Array;
+  isZero(a: Uint8Array): boolean;
+}
+
+/**
+ * L^(p)_j(tau) for j = 0..2^p−1, as 32-byte Fr elements back to back. With `dropLastPower`, the
+ * basis evaluated on tau^0..tau^(n−2) only (see the module comment).
+ */
+export function lagrangeScalars(curve: Bn128Curve, tau: Uint8Array, p: number, dropLastPower = false): Uint8Array {
+  const Fr = curve.Fr as unknown as FrOps;
+  const n = 2 ** p;
+  const omega = Fr.w[p];
+  if (!omega) throw new RangeError(`no 2^${p}-th root of unity in Fr`);
+  let tauN = tau;
+  for (let i = 0; i < p; i++) tauN = Fr.square(tauN);
+  const nInv = Fr.inv(Fr.e(n));
+  const scale = Fr.mul(Fr.sub(tauN, Fr.one), nInv);
+
+  // Batch inversion of d_j = tau − ω^j: prefix products, one inversion, then walk back.
+  const roots: Uint8Array[] = new Array(n);
+  const prefix: Uint8Array[] = new Array(n);
+  let root = Fr.one;
+  let acc = Fr.one;
+  for (let j = 0; j < n; j++) {
+    roots[j] = root;
+    const d = Fr.sub(tau, root);
+    if (Fr.isZero(d)) throw new RangeError('tau is a root of unity; pick another beacon');
+    acc = Fr.mul(acc, d);
+    prefix[j] = acc;
+    root = Fr.mul(root, omega);
+  }
+  let invAcc = Fr.inv(acc);
+  const out = new Uint8Array(n * FR_BYTES);
+  // tau^(n−1)·ω^j/n, subtracted when the last power is missing.
+  const dropScale = dropLastPower ? Fr.mul(Fr.mul(tauN, Fr.inv(tau)), nInv) : undefined;
+  for (let j = n - 1; j >= 0; j--) {
+    const invD = j > 0 ? Fr.mul(invAcc, prefix[j - 1]!) : invAcc;
+    const d = Fr.sub(tau, roots[j]!);
+    invAcc = Fr.mul(invAcc, d);
+    let l = Fr.mul(Fr.mul(scale, roots[j]!), invD);
+    if (dropScale) l = Fr.sub(l, Fr.mul(dropScale, roots[j]!));
+    out.set(l, j * FR_BYTES);
+  }
+  return out;
+}
+
+function timesEach(curve: Bn128Curve, scalars: Uint8Array, factor: Uint8Array): Uint8Array {
+  const Fr = curve.Fr as unknown as FrOps;
+  const out = new Uint8Array(scalars.byteLength);
+  for (let i = 0; i < scalars.byteLength; i += FR_BYTES) out.set(Fr.mul(scalars.subarray(i, i + FR_BYTES), factor), i);
+  return out;
+}
+
+/** The secret scalars (Fr, Montgomery form). */
+export interface PtauSecret {
+  tau: Uint8Array;
+  alpha: Uint8Array;
+  beta: Uint8Array;
+}
+
+export interface LagrangeProgress {
+  (section: number, power: number): void;
+}
+
+/**
+ * Appends sections 12–15 at `position` of `handle`; returns the position after them. The caller
+ * owns the file header (its section count must say 11).
+ */
+export async function writeLagrangeSections(handle: FileHandle, position: number, curve: Bn128Curve, power: number, secret: PtauSecret, onProgress?: LagrangeProgress): Promise<number> {
+  const g1 = curve.G1 as CurveGroup;
+  const g2 = curve.G2 as CurveGroup;
+  const g1Size = g1.F.n8 * 2;
+  const g2Size = g2.F.n8 * 2;
+  // Scalars of powers 0..power are shared by all four sections; 2^(power+1)·32 bytes (16 MB at 18).
+  const basis = new Map<number, Uint8Array>();
+  const scalarsAt = (p: number): Uint8Array => {
+    let s = basis.get(p);
+    if (!s) basis.set(p, (s = lagrangeScalars(curve, secret.tau, p)));
+    return s;
+  };
+
+  const sections: Array<{ id: number; group: 'G1' | 'G2'; factor?: Uint8Array; extraPower: boolean }> = [
+    { id: 12, group: 'G1', extraPower: true },
+    { id: 13, group: 'G2', extraPower: false },
+    { id: 14, group: 'G1', factor: secret.alpha, extraPower: false },
+    { id: 15, group: 'G1', factor: secret.beta, extraPower: false },
+  ];
+  let pos = position;
+  const write = async (bytes: Uint8Array): Promise<void> => {
+    let written = 0;
+    while (written < bytes.byteLength) {
+      const { bytesWritten } = await handle.write(bytes, written, bytes.byteLength - written, pos + written);
+      written += bytesWritten;
+    }
+    pos += bytes.byteLength;
+  };
+  for (const section of sections) {
+    const lastPower = section.extraPower ? power + 1 : power;
+    const pointSize = section.group === 'G1' ? g1Size : g2Size;
+    const header = Buffer.alloc(12);
+    header.writeUInt32LE(section.id, 0);
+    header.writeBigUInt64LE(BigInt((2 ** (lastPower + 1) - 1) * pointSize), 4);
+    await write(header);
+    for (let p = 0; p <= lastPower; p++) {
+      onProgress?.(section.id, p);
+      let scalars = p > power ? lagrangeScalars(curve, secret.tau, p, true) : scalarsAt(p);
+      if (section.factor) scalars = timesEach(curve, scalars, section.factor);
+      await write(await generatorTimesFr(curve, section.group, scalars));
+    }
+  }
+  return pos;
+}

@@ -1,0 +1,359 @@
+/**
+ * The browser app end to end in headless Chromium, against a real coordinator (in-process,
+ * serving web/dist) with verification by a `ceremony worker` process on a real Redis:
+ *
+ * - the coordinator pauses the ceremony from the console; alice (test-network sign-in), carol
+ *   (an HTTP client) and bob (anonymous: a pasted Semaphore identity, proof made in the browser)
+ *   join; the public page shows the queue; the console reopens it;
+ * - bob waits and sees his position move (3rd → … → next) before his turn;
+ * - alice's page takes all nine turns by itself (download, compute in a Web Worker, tus upload,
+ *   verdict); mid-upload on treeUpdate her tab is reloaded (the beforeunload warning is
+ *   accepted) and the upload resumes from the server's offset, no new upload created;
+ * - bob's first upload is corrupted in transit (the test rewrites one byte of a PATCH body, as a
+ *   faulty network would; no hook in the app): the coordinator refuses it, the page says why in
+ *   plain words and what happens next (the test holds his retry's download until it has looked),
+ *   then takes the new turn and is accepted;
+ * - both get an attestation with their hashes and signed receipts that verify;
+ * - the coordinator closes and finalises from the console; the manifest and the Solidity
+ *   verifiers are listed there and the manifest appears on the public page;
+ * - the public page's fetch script, run as shown, lays out the files and `ceremony audit` passes.
+ *
+ * Screenshots of each step: test-artifacts/browser/*.png. Needs web/dist (`npm run build:web`;
+ * `npm test` builds it) and Chromium at /usr/bin/chromium (CHROMIUM_BIN overrides).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Identity } from '@semaphore-protocol/identity';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import { newCeremonyDir, REPO_ROOT, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { ContributorClient } from '../helpers/contributor-client.ts';
+import { echoPageErrors, launchChromium, screenshot } from '../helpers/chromium.ts';
+import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { loadServerConfig } from '../../server/config/server-config.ts';
+import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
+import { plainWords } from '../../web/src/api/error-messages.ts';
+
+const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
+const COORDINATOR_TOKEN = 'coordinator-token-for-browser-tests';
+const CIRCUITS = ['register', 'treeUpdate', 'transact21', 'transact22', 'transact23', 'transact42', 'transact44', 'transact82', 'transact84'];
+const quiet = { info: () => {}, warn: () => {} };
+
+let redis: RedisServer;
+let worker: ChildProcess;
+let coordinator: RunningCoordinator;
+let dataDir: string;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+const bobIdentity = new Identity();
+
+async function newPage(label: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  contexts.push(context);
+  const page = await context.newPage();
+  echoPageErrors(page, label);
+  // Confirmations (close, finalise) and the beforeunload warning are accepted like a person would.
+  page.on('dialog', (dialog) => void dialog.accept().catch(() => {}));
+  // Every status (and queue position, as waiting@N) each circuit row goes through, recorded by a
+  // test-side observer installed in every document of the page, so it survives reloads.
+  await page.addInitScript(() => {
+    const seen: Record<string, string[]> = {};
+    (window as unknown as { statusesSeen: typeof seen }).statusesSeen = seen;
+    new MutationObserver(() => {
+      for (const row of document.querySelectorAll('#circuits tr[data-circuit]')) {
+        const list = (seen[row.getAttribute('data-circuit')!] ??= []);
+        const position = row.getAttribute('data-position');
+        const status = `${row.getAttribute('data-status')}${position ? `@${position}` : ''}`;
+        if (list.at(-1) !== status) list.push(status);
+      }
+    }).observe(document, { subtree: true, childList: true, attributes: true });
+  });
+  return page;
+}
+
+const row = (circuit: string) => `#circuits tr[data-circuit="${circuit}"]`;
+
+async function rowState(page: Page, circuit: string): Promise<{ status: string | null; position: string | null }> {
+  return page.$eval(row(circuit), (tr) => ({ status: tr.getAttribute('data-status'), position: tr.getAttribute('data-position') }));
+}
+
+async function waitForAllAccepted(page: Page, timeout: number): Promise<void> {
+  await page.waitForFunction(
+    (count) => {
+      const rows = [...document.querySelectorAll('#circuits tr[data-circuit]')];
+      return rows.length === count && rows.every((r) => r.getAttribute('data-status') === 'accepted');
+    },
+    CIRCUITS.length,
+    { timeout, polling: 250 },
+  );
+}
+
+async function statusesSeen(page: Page): Promise<Record<string, string[]>> {
+  return page.evaluate(() => (window as unknown as { statusesSeen: Record<string, string[]> }).statusesSeen);
+}
+
+before(async () => {
+  assert.ok(existsSync(path.join(WEB_DIR, 'index.html')), `no built web app in ${WEB_DIR}: run \`npm run build:web\` (npm test does it)`);
+  redis = await startRedisServer();
+  dataDir = await newCeremonyDir();
+  await initCeremony(dataDir);
+  worker = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'worker', '--redis', redis.url], { stdio: ['ignore', 'ignore', 'inherit'] });
+  coordinator = await startCoordinator(
+    loadServerConfig({
+      CEREMONY_DATA: dataDir,
+      PORT: '0',
+      REDIS_URL: redis.url,
+      OPEN_ON_START: 'true',
+      COORDINATOR_TOKEN,
+      SEMAPHORE_GROUP_MEMBERS: bobIdentity.commitment.toString(),
+    }),
+    { log: quiet, tickIntervalMs: 100, webDir: WEB_DIR },
+  );
+  browser = await launchChromium();
+});
+
+after(async () => {
+  for (const context of contexts) await context.close().catch(() => {});
+  await browser?.close();
+  await coordinator?.close();
+  worker?.kill('SIGTERM');
+  await redis?.stop();
+  await releaseBn128();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('contributing in the browser, the public page and the coordinator console', { timeout: 240_000 }, () => {
+  let consolePage: Page;
+  let publicPage: Page;
+  let alice: Page;
+  let bob: Page;
+  const carol = () => carolClient;
+  let carolClient: ContributorClient;
+  let carolRun: Promise<void>;
+  const aliceHeartbeats = new Set<string>();
+  let letBobRetry!: () => void;
+  const bobRetryMayStart = new Promise<void>((resolve) => (letBobRetry = resolve));
+
+  test('the public page needs no sign-in: chains at contribution 0, downloads, how to audit', async () => {
+    publicPage = await newPage('public');
+    await publicPage.goto(`${coordinator.url}/ceremony/`);
+    await publicPage.waitForSelector('#circuits details[data-circuit]');
+    assert.equal(await publicPage.locator('#circuits details[data-circuit]').count(), CIRCUITS.length);
+    assert.equal(await publicPage.textContent('#phase'), 'open for contributions');
+    assert.equal(await publicPage.getAttribute('#circuit-register tr[data-index="0"] a', 'href'), '/api/circuits/register/zkeys/0');
+    assert.match((await publicPage.textContent('#final'))!, /Not yet/);
+    assert.match((await publicPage.textContent('#audit-script'))!, /bin\/ceremony\.js" audit \./);
+    await screenshot(publicPage, '01-public-page-before');
+  });
+
+  test('the coordinator signs in to the console and pauses the ceremony', async () => {
+    consolePage = await newPage('console');
+    await consolePage.goto(`${coordinator.url}/console/`);
+    await consolePage.fill('#coordinator-token', COORDINATOR_TOKEN);
+    await consolePage.click('#coordinator-sign-in button[type=submit]');
+    await consolePage.waitForSelector('#console-phase[data-phase="open"]');
+    await consolePage.click('#phase-paused');
+    await consolePage.waitForSelector('#console-phase[data-phase="paused"]');
+    await screenshot(consolePage, '02-console-paused');
+  });
+
+  test('alice signs in (test network) and joins; carol joins over HTTP; bob signs in anonymously with a pasted Semaphore identity and joins', async () => {
+    alice = await newPage('alice');
+    await alice.goto(`${coordinator.url}/`);
+    await alice.waitForSelector('#demo-sign-in');
+    await screenshot(alice, '03-sign-in-choices');
+    await alice.fill('#demo-name', 'alice');
+    await alice.click('#demo-sign-in button[type=submit]');
+    await alice.waitForSelector('#join');
+    assert.equal(await alice.textContent('#signed-in-as'), 'alice');
+    alice.on('request', (request) => {
+      if (request.method() === 'POST' && /\/api\/circuits\/[^/]+\/heartbeat$/.test(request.url())) aliceHeartbeats.add(request.url().split('/').at(-2)!);
+    });
+    await alice.click('#join');
+    await alice.waitForSelector(`${row('register')}[data-status="waiting"][data-position="1"]`);
+    assert.match((await alice.textContent(`${row('register')} .detail`))!, /next in line\. No turn starts until the coordinator reopens the ceremony/);
+    assert.match((await alice.textContent('#phase-notice'))!, /paused/);
+
+    carolClient = new ContributorClient(coordinator.url);
+    await carol().signInDemo('carol');
+    await carol().join();
+
+    bob = await newPage('bob');
+    await bob.goto(`${coordinator.url}/`);
+    await bob.click('#semaphore-sign-in summary');
+    await bob.fill('#semaphore-import', bobIdentity.export());
+    await bob.click('#semaphore-sign-in-pasted');
+    await bob.waitForSelector('#join', { timeout: 60_000 });
+    assert.equal(await bob.textContent('#signed-in-as'), 'anonymous');
+    await bob.click('#join');
+    await bob.waitForSelector(`${row('register')}[data-status="waiting"][data-position="3"]`);
+    assert.match((await bob.textContent(`${row('register')} .detail`))!, /3rd in line/);
+    await screenshot(bob, '04-bob-anonymous-3rd-in-line');
+
+    await publicPage.reload();
+    await publicPage.waitForSelector('#circuit-register .queue[data-queue="3"]');
+    await screenshot(publicPage, '05-public-page-queue');
+  });
+
+  test('the console reopens the ceremony: alice takes every turn, bob sees his position move, carol contributes in between', async () => {
+    // alice: hold the third chunk of her treeUpdate upload, to reload the tab mid-upload.
+    let patches = 0;
+    let releaseHeld: (() => void) | undefined;
+    const heldPatch = new Promise<void>((resolve) => (releaseHeld = resolve));
+    await alice.route('**/api/circuits/treeUpdate/contributions/**', async (route) => {
+      if (route.request().method() === 'PATCH' && ++patches === 3) {
+        releaseHeld!();
+        return; // never answered: the reload cancels it
+      }
+      await route.continue();
+    });
+    // bob: one byte of his first register upload is flipped on the way, as a bad network would.
+    let corrupted = false;
+    await bob.route('**/api/circuits/register/contributions/**', async (route) => {
+      const body = route.request().postDataBuffer();
+      if (corrupted || route.request().method() !== 'PATCH' || !body || body.length === 0) return route.continue();
+      corrupted = true;
+      const damaged = Buffer.from(body);
+      damaged[damaged.length >> 1]! ^= 0xff;
+      await route.continue({ postData: damaged });
+    });
+    // …and his second download of the register key (the retry) waits until the refusal is looked at.
+    let registerDownloads = 0;
+    await bob.route('**/api/circuits/register/zkeys/**', async (route) => {
+      if (++registerDownloads === 2) await bobRetryMayStart;
+      await route.continue();
+    });
+
+    await consolePage.click('#phase-open');
+    await consolePage.waitForSelector('#console-phase[data-phase="open"]');
+    carolRun = (async () => {
+      for (const circuit of CIRCUITS) await carol().takeTurn(circuit, 180_000);
+    })();
+
+    await heldPatch;
+    await alice.waitForSelector(`${row('treeUpdate')}[data-status="uploading"]`);
+    await screenshot(alice, '06-alice-uploading-treeUpdate');
+    const afterReload: Request[] = [];
+    let reloaded = false;
+    alice.on('request', (request) => {
+      if (reloaded && request.url().includes('/api/circuits/treeUpdate/contributions')) afterReload.push(request);
+    });
+    let warned = false;
+    alice.once('dialog', (dialog) => (warned = dialog.type() === 'beforeunload'));
+    reloaded = true;
+    await alice.reload();
+    assert.equal(warned, true, 'a beforeunload warning during the turn');
+    await alice.waitForSelector(`${row('treeUpdate')}[data-status="uploading"], ${row('treeUpdate')}[data-status="verifying"], ${row('treeUpdate')}[data-status="accepted"]`, { timeout: 30_000 });
+    await alice.waitForSelector(`${row('treeUpdate')}[data-status="accepted"]`, { timeout: 60_000 });
+    await screenshot(alice, '07-alice-after-reload-treeUpdate-accepted');
+    const methods = afterReload.map((r) => r.method());
+    assert.ok(!methods.includes('POST'), `the upload resumed rather than restarted: ${methods.join(' ')}`);
+    assert.equal(methods[0], 'HEAD', `resumed with a HEAD for the offset: ${methods.join(' ')}`);
+    const firstPatch = afterReload.find((r) => r.method() === 'PATCH');
+    assert.ok(firstPatch && Number(firstPatch.headers()['upload-offset']) > 0, 'the first PATCH after the reload continues from a non-zero offset');
+    assert.ok(
+      (await alice.textContent(`${row('treeUpdate')} .detail`))!.includes('matches the hash this browser computed'),
+      'the accepted hash is the one computed before the reload',
+    );
+
+    await waitForAllAccepted(alice, 120_000);
+    await bob.waitForSelector(`${row('register')}:not([data-status^="waiting"])`);
+    const bobRegister = (await statusesSeen(bob)).register!;
+    const positions = bobRegister.filter((s) => s.startsWith('waiting@')).map((s) => Number(s.slice('waiting@'.length)));
+    assert.equal(positions[0], 3, `bob starts 3rd: ${bobRegister}`);
+    assert.ok(positions.length >= 2 && positions.every((p, i) => i === 0 || p < positions[i - 1]!), `bob's position moves forward: ${bobRegister}`);
+
+    assert.deepEqual([...aliceHeartbeats].sort(), [...CIRCUITS].sort(), 'a heartbeat on every turn');
+    // Every circuit after the reload (the observer starts afresh with each document) went through each stage.
+    const seen = await statusesSeen(alice);
+    for (const circuit of CIRCUITS.slice(CIRCUITS.indexOf('treeUpdate') + 1)) {
+      const stages = seen[circuit]!.map((s) => s.split('@')[0]!).filter((s) => ['computing', 'uploading', 'verifying', 'accepted'].includes(s));
+      assert.deepEqual([...new Set(stages)], ['computing', 'uploading', 'verifying', 'accepted'], `${circuit}: ${seen[circuit]}`);
+    }
+  });
+
+  test('bob’s corrupted upload is refused with its reason in plain words and what happens next; his next turn is accepted', async () => {
+    const refusal = await bob.waitForSelector(`${row('register')} .refusal`, { timeout: 60_000 });
+    const code = (await refusal.getAttribute('data-refusal-code'))!;
+    assert.match(code, /^(zkey|contribution)\./, code);
+    const words = plainWords(code);
+    const text = (await refusal.textContent())!;
+    assert.ok(text.includes(words.what) && text.includes(`What happens next: ${words.next}`), text);
+    assert.ok((await bob.textContent('#attempts'))!.includes(words.what), 'the attempts list keeps the refusal');
+    await screenshot(bob, '08-bob-refused-retrying');
+    letBobRetry();
+    await bob.waitForSelector(`${row('register')}[data-status="accepted"]`, { timeout: 60_000 });
+    assert.equal(await bob.$(`${row('register')} .refusal`), null, 'the refusal notice goes once the circuit is accepted');
+    await screenshot(bob, '09-bob-register-accepted-after-refusal');
+  });
+
+  test('alice’s attestation lists her hashes; her signed receipts download and verify', async () => {
+    await alice.waitForSelector('#attestation');
+    await screenshot(alice, '10-alice-attestation');
+    const attestation = (await alice.textContent('#attestation-text'))!;
+    const ceremony = (await (await fetch(`${coordinator.url}/api/ceremony`)).json()) as { receiptPublicKey: string; circuits: Array<{ name: string; chain: Array<{ contributor: string | null; contributionHash: string | null }> }> };
+    for (const circuit of ceremony.circuits) {
+      const mine = circuit.chain.find((e) => e.contributor === 'alice')!;
+      assert.ok(attestation.replace(/\s+/g, '').includes(mine.contributionHash!), `${circuit.name} hash in the attestation`);
+    }
+    const [download] = await Promise.all([alice.waitForEvent('download'), alice.click('#download-receipts')]);
+    const file = JSON.parse(await readFile((await download.path())!, 'utf8')) as { receiptPublicKey: string; receipts: Array<{ body: string; signature: string }> };
+    assert.equal(file.receipts.length, CIRCUITS.length);
+    for (const receipt of file.receipts) assert.equal(verifyReceipt(receipt, ceremony.receiptPublicKey), true);
+  });
+
+  test('bob and carol finish; bob’s contributions are listed as anonymous on the public page', async () => {
+    await waitForAllAccepted(bob, 120_000);
+    await bob.waitForSelector('#attestation');
+    await carolRun;
+    await publicPage.reload();
+    await publicPage.waitForSelector('#circuit-register tr[data-index="3"]');
+    const names = await publicPage.$$eval('#circuit-register tbody tr .contributor', (cells) => cells.map((c) => c.textContent));
+    assert.deepEqual(names, ['initial key (r1cs + ptau)', 'alice', 'carol', 'anonymous']);
+    await screenshot(publicPage, '11-public-page-chains');
+  });
+
+  test('the coordinator closes and finalises from the console; verifiers and manifest are listed, and the manifest appears on the public page', async () => {
+    await consolePage.click('#phase-closed');
+    await consolePage.waitForSelector('#console-phase[data-phase="closed"]');
+    await consolePage.waitForFunction(() => !(document.querySelector('#finalise') as HTMLButtonElement | null)?.disabled);
+    await consolePage.fill('#beacon', TEST_BEACON);
+    await consolePage.fill('#iterations', String(TEST_BEACON_ITERATIONS));
+    await screenshot(consolePage, '12-console-closed-ready-to-finalise');
+    await consolePage.click('#finalise');
+    await consolePage.waitForSelector('#finalised', { timeout: 120_000 });
+    assert.equal(await consolePage.locator('#verifiers li').count(), CIRCUITS.length);
+    const manifest = (await (await fetch(`${coordinator.url}/api/manifest`)).json()) as Record<string, unknown>;
+    assert.deepEqual(JSON.parse((await consolePage.textContent('#console-manifest'))!), manifest);
+    await screenshot(consolePage, '13-console-finalised');
+
+    await publicPage.reload();
+    await publicPage.waitForSelector('#manifest');
+    assert.deepEqual(JSON.parse((await publicPage.textContent('#manifest'))!), manifest);
+    assert.equal(await publicPage.textContent('#phase'), 'finalised');
+    assert.equal(await publicPage.locator('#final-files a[href$=".sol"]').count(), CIRCUITS.length);
+    const solidity = await fetch(`${coordinator.url}${await publicPage.getAttribute('#final-files a[href$=".sol"]', 'href')}`);
+    assert.equal(solidity.status, 200);
+    await screenshot(publicPage, '14-public-page-finalised');
+  });
+
+  test('the public page’s fetch script lays out every published file and `ceremony audit` passes on them', async () => {
+    const script = (await publicPage.textContent('#audit-script'))!;
+    const folder = await mkdtemp(path.join(tmpdir(), 'audit-from-page-'));
+    try {
+      // Asynchronously: the coordinator answering curl runs in this process.
+      const { stdout } = await promisify(execFile)('sh', ['-c', script], { cwd: folder, env: { ...process.env, CEREMONY_REPO: REPO_ROOT }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
+      assert.match(stdout, /audit passed/);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * The development ptau (core/ptau/dev-ptau.ts) made from its known secret: byte for byte what
+ * snarkjs's own newAccumulator + beacon + preparePhase2 make, deterministic, accepted by
+ * `powersoftau verify`, marked insecure, and good for a key whose proofs verify and for
+ * `ceremony init` of the project's ceremony.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import * as snarkjs from 'snarkjs';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { createDevPtau, createDevPtauWithSnarkjs } from '../../core/ptau/dev-ptau.ts';
+import { readPtauSummary } from '../../core/ptau/ptau-header.ts';
+import { compileCircuit } from '../../core/setup/compile-circuit.ts';
+import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { multiplicationCircuitSource } from '../../bench/generate-circuit.ts';
+import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
+
+const POWER = 8;
+const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
+let dir: string;
+let ptau: string;
+
+before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'dev-ptau-'));
+  ptau = path.join(dir, `dev${POWER}.ptau`);
+  await createDevPtau(POWER, ptau);
+});
+
+after(async () => {
+  await releaseBn128();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('same bytes as the all-snarkjs path, and the same bytes on every run', async () => {
+  const again = path.join(dir, 'again.ptau');
+  const reference = path.join(dir, 'reference.ptau');
+  await createDevPtau(POWER, again);
+  await createDevPtauWithSnarkjs(POWER, reference);
+  const bytes = await readFile(ptau);
+  assert.ok(bytes.equals(await readFile(again)), 'two runs differ');
+  assert.ok(bytes.equals(await readFile(reference)), 'differs from snarkjs newAccumulator + beacon + preparePhase2');
+});
+
+test('snarkjs powersoftau verify accepts it', async () => {
+  const verify = (snarkjs.powersOfTau as unknown as { verify(path: string, logger?: snarkjs.Logger): Promise<boolean> }).verify;
+  assert.equal(await verify(ptau, silent), true);
+});
+
+test('marked insecure, prepared for phase 2, of the asked power', async () => {
+  assert.deepEqual(await readPtauSummary(ptau), { power: POWER, preparedForPhase2: true, insecure: true });
+});
+
+test('zkey new works with it and a proof made with the key verifies', async () => {
+  const source = path.join(dir, 'mul100.circom');
+  await writeFile(source, multiplicationCircuitSource(100));
+  const wasmDir = path.join(dir, 'wasm');
+  const r1cs = await compileCircuit(source, dir, { wasmDir });
+  const zkey = path.join(dir, 'mul100.zkey');
+  await snarkjs.zKey.newZKey(r1cs, ptau, zkey, silent);
+  const input = { in: Array.from({ length: 12 }, (_, i) => String(i + 2)) };
+  const { proof, publicSignals } = await snarkjs.groth16.fullProve(input, path.join(wasmDir, 'mul100_js', 'mul100.wasm'), zkey, silent);
+  const vkey = await snarkjs.zKey.exportVerificationKey(zkey, silent);
+  assert.equal(await snarkjs.groth16.verify(vkey, publicSignals, proof, silent), true);
+  assert.equal(await snarkjs.groth16.verify(vkey, ['1', ...publicSignals.slice(1)], proof, silent), false, 'a changed public signal must not verify');
+});
+
+test('ceremony init of the project ceremony works with the (cached) development ptau', async () => {
+  const ceremony = await newCeremonyDir({ parentDir: dir });
+  const circuits = await initCeremony(ceremony);
+  assert.equal(circuits.length, 9);
+});

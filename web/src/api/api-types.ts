@@ -1,0 +1,124 @@
+/**
+ * The coordinator's JSON answers as the browser reads them. Shapes the server already names are
+ * imported as types (one definition, checked by both typechecks); the rest mirror the routes in
+ * server/routes and server/auth.
+ */
+import type { CircuitProgress, ContributorStatus } from '../../../server/lobby/lobby-types.ts';
+import type { Principal } from '../../../server/auth/principal.ts';
+
+export type { CircuitProgress, ContributorStatus, Principal };
+
+export type CeremonyPhase = 'setup' | 'open' | 'paused' | 'closed' | 'finalised';
+
+export interface AuthMethods {
+  github: boolean;
+  semaphore: boolean;
+  coordinatorToken: boolean;
+  demo: boolean;
+}
+
+export interface SessionView {
+  principal: Principal | null;
+  csrfToken?: string;
+}
+
+export interface ContributionView {
+  id: string;
+  circuit: string;
+  status: 'verifying' | 'accepted' | 'refused' | 'discarded' | 'error';
+  code: string | null;
+  message: string | null;
+  contributionHash: string | null;
+  index: number | null;
+  createdAt: number;
+  finishedAt: number | null;
+}
+
+/** GET /api/me */
+export interface MeView {
+  principal: Principal;
+  /** Server time (ms): deadlines are in the server's clock. */
+  now: number;
+  phase: CeremonyPhase;
+  status: ContributorStatus;
+  contributions: ContributionView[];
+}
+
+export interface ChainEntryView {
+  index: number;
+  contributor: string | null;
+  contributionHash: string | null;
+  fileHash: string;
+  time: string;
+}
+
+export interface CircuitView {
+  name: string;
+  verifier: string;
+  publicInputs: number;
+  constraints: number | null;
+  contributions: number;
+  queueLength: number;
+  headIndex: number;
+  headHash: string | null;
+  headContributionHash: string | null;
+  chain: ChainEntryView[];
+  final: { contributionHash: string; fileHash: string; beacon: string } | null;
+}
+
+/** GET /api/ceremony */
+export interface CeremonyView {
+  id: string;
+  title?: string;
+  testNetwork: boolean;
+  phase: CeremonyPhase;
+  finalised: boolean;
+  receiptPublicKey: string;
+  circuits: CircuitView[];
+}
+
+export interface TranscriptEntryView {
+  seq: number;
+  time: string;
+  type: 'init' | 'contribution' | 'beacon' | 'finalised';
+  circuit?: string;
+  index?: number;
+  contributor?: string;
+  contributionHash?: string;
+  fileHash?: string;
+  beacon?: string;
+  iterationsExp?: number;
+  manifestHash?: string;
+  prevHash: string;
+  hash: string;
+}
+
+/** GET /api/transcript */
+export interface TranscriptView {
+  ceremony: string;
+  entries: TranscriptEntryView[];
+}
+
+/** GET /api/manifest: verifier name → delta point. */
+export type ManifestView = Record<string, { deltax1: string; deltax2: string }>;
+
+export interface SignedReceipt {
+  body: string;
+  signature: string;
+}
+
+/** GET /api/admin/overview */
+export interface AdminOverview {
+  phase: CeremonyPhase;
+  queues: Record<string, number>;
+  activeTurns: Array<{ circuit: string; contributorId: string; state: 'turn' | 'verifying'; deadline?: number }>;
+  contributionCounts: Record<ContributionView['status'], number>;
+  verifying: Array<{ id: string; circuit: string; contributor: string; since: number }>;
+  heads: Array<{ circuit: string; headIndex: number }>;
+}
+
+/** POST /api/admin/finalise */
+export interface FinaliseResult {
+  manifest: ManifestView;
+  circuits: unknown;
+}

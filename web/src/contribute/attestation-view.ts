@@ -1,0 +1,45 @@
+/**
+ * The end of the journey: an attestation listing each circuit's accepted contribution hash,
+ * to copy and publish, and the coordinator's signed receipts to download and keep.
+ */
+import type { ApiClient } from '../api/api-client.ts';
+import type { CeremonyView, MeView, SignedReceipt } from '../api/api-types.ts';
+import { copyButton, downloadText, h } from '../ui/element.ts';
+import { formatHashBlock } from '../ui/format-units.ts';
+import { errorNotice } from '../sign-in/sign-in-panel.ts';
+
+export function attestationText(me: MeView, ceremony: Pick<CeremonyView, 'id' | 'title'>, origin: string): string {
+  const lines = [
+    `I contributed to the Groth16 Phase 2 ceremony "${ceremony.title ?? ceremony.id}" (${ceremony.id}) at ${origin}`,
+    `as ${me.principal.displayName}. My contribution hashes, one per circuit:`,
+    '',
+  ];
+  for (const progress of me.status.circuits) {
+    if (progress.state !== 'accepted') continue;
+    lines.push(`${progress.circuit} #${progress.index}:`, formatHashBlock(progress.contributionHash), '');
+  }
+  return lines.join('\n').trimEnd();
+}
+
+export function renderAttestation(api: ApiClient, me: MeView, ceremony: CeremonyView): HTMLElement {
+  const text = attestationText(me, ceremony, location.origin);
+  const feedback = h('div', { 'aria-live': 'polite' });
+  const downloadReceipts = async () => {
+    try {
+      const { receipts } = await api.get<{ receipts: SignedReceipt[] }>('/api/me/receipts');
+      const file = { ceremony: ceremony.id, coordinator: location.origin, receiptPublicKey: ceremony.receiptPublicKey, signature: 'Ed25519 over each receipt body (UTF-8)', receipts };
+      downloadText(`receipts-${ceremony.id}.json`, `${JSON.stringify(file, null, 2)}\n`);
+    } catch (error) {
+      feedback.replaceChildren(errorNotice(error));
+    }
+  };
+  return h(
+    'section',
+    { class: 'card', id: 'attestation', 'aria-labelledby': 'attestation-title' },
+    h('h2', { id: 'attestation-title' }, 'Thank you: every contribution was accepted'),
+    h('p', {}, 'Your randomness is now part of every proving key, and it is gone: it was used inside this page and dropped after each circuit. Publish the attestation below (a gist, a post) so anyone can check your hashes against the public transcript; keep the signed receipts as the coordinator’s proof that it accepted them.'),
+    h('pre', { id: 'attestation-text', tabindex: 0, 'aria-label': 'Attestation' }, text),
+    h('div', { class: 'actions' }, copyButton('Copy attestation', () => text, { id: 'copy-attestation' }), h('button', { type: 'button', id: 'download-receipts', onclick: () => void downloadReceipts() }, 'Download signed receipts')),
+    feedback,
+  );
+}

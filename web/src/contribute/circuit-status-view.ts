@@ -1,0 +1,161 @@
+/**
+ * Where the contributor stands on each circuit, in words and progress bars: one table row per
+ * circuit, combining the coordinator's state with the browser's own work during a turn. Each row
+ * carries `data-circuit` and `data-status` so tests and assistive tools can read it directly.
+ */
+import type { CircuitProgress, ContributionView } from '../api/api-types.ts';
+import { plainWords } from '../api/error-messages.ts';
+import { h } from '../ui/element.ts';
+import { formatBytes, formatCountdown, formatDuration, formatPosition, formatTime, percent, shortHash } from '../ui/format-units.ts';
+import type { SessionSnapshot, TurnActivity } from './contributor-session.ts';
+
+export type CircuitStatus = 'pending' | 'waiting' | 'turn' | 'preparing' | 'downloading' | 'computing' | 'uploading' | 'verifying' | 'accepted' | 'failed';
+
+export interface CircuitLine {
+  circuit: string;
+  status: CircuitStatus;
+  /** Short status word(s). */
+  label: string;
+  /** One sentence of detail. */
+  detail: string;
+  progress?: { value: number; max: number; text: string };
+  /** The latest refused attempt on a circuit not yet accepted. */
+  refusal?: ContributionView;
+}
+
+const LABELS: Record<CircuitStatus, string> = {
+  pending: 'Later',
+  waiting: 'Waiting',
+  turn: 'Your turn',
+  preparing: 'Your turn: preparing',
+  downloading: 'Downloading',
+  computing: 'Computing',
+  uploading: 'Uploading',
+  verifying: 'Verifying',
+  accepted: 'Accepted',
+  failed: 'Problem',
+};
+
+function latestRefusal(circuit: string, contributions: readonly ContributionView[]): ContributionView | undefined {
+  const attempts = contributions.filter((c) => c.circuit === circuit).sort((a, b) => a.createdAt - b.createdAt);
+  const last = attempts.at(-1);
+  return last && (last.status === 'refused' || last.status === 'error' || last.status === 'discarded') ? last : undefined;
+}
+
+export function describeCircuit(progress: CircuitProgress, snapshot: SessionSnapshot, previous: string | undefined): CircuitLine {
+  const { circuit } = progress;
+  const serverNow = Date.now() + snapshot.clockOffsetMs;
+  const refusal = progress.state === 'accepted' ? undefined : latestRefusal(circuit, snapshot.me?.contributions ?? []);
+  const line = (status: CircuitStatus, detail: string, extra: Partial<CircuitLine> = {}): CircuitLine => ({ circuit, status, label: LABELS[status], detail, refusal, ...extra });
+
+  switch (progress.state) {
+    case 'pending':
+      return line('pending', previous ? `After ${previous}.` : 'Join to take your place in line.');
+    case 'waiting': {
+      if (progress.eligibleAt && progress.eligibleAt > serverNow) {
+        return line('waiting', `You missed your turn; you are ${formatPosition(progress.position)} and eligible again in ${formatCountdown(progress.eligibleAt - serverNow)}.`);
+      }
+      const phase = snapshot.me?.phase;
+      if (phase === 'paused' || phase === 'setup') {
+        return line('waiting', `You are ${formatPosition(progress.position)}. No turn starts until the coordinator ${phase === 'paused' ? 'reopens' : 'opens'} the ceremony.`);
+      }
+      return line('waiting', `You are ${formatPosition(progress.position)}; your turn in ${formatDuration(progress.etaMs)}.`);
+    }
+    case 'verifying':
+      return line('verifying', 'The coordinator is checking your contribution.');
+    case 'accepted': {
+      const local = snapshot.localHashes.get(circuit);
+      const match = local === undefined ? '' : local === progress.contributionHash ? ' It matches the hash this browser computed.' : ' It does NOT match the hash this browser computed: tell the coordinator.';
+      return line('accepted', `Contribution #${progress.index}, hash ${shortHash(progress.contributionHash)}.${match}`);
+    }
+    case 'turn': {
+      const deadline = Math.max(progress.deadline, snapshot.deadlines.get(circuit) ?? 0);
+      const timeLeft = `${formatCountdown(deadline - serverNow)} left in your turn`;
+      return describeActivity(snapshot.activities.get(circuit), timeLeft, line);
+    }
+  }
+}
+
+function describeActivity(activity: TurnActivity | undefined, timeLeft: string, line: (status: CircuitStatus, detail: string, extra?: Partial<CircuitLine>) => CircuitLine): CircuitLine {
+  if (!activity || activity.stage === 'submitted') return line('turn', `Starting… (${timeLeft})`);
+  switch (activity.stage) {
+    case 'preparing':
+      return line('preparing', `Looking up the current key (${timeLeft}).`);
+    case 'downloading': {
+      const text = activity.total ? `${formatBytes(activity.loaded)} of ${formatBytes(activity.total)} (${percent(activity.loaded, activity.total)}%)` : formatBytes(activity.loaded);
+      return line('downloading', `Downloading the current key: ${text}. ${timeLeft}.`, { progress: { value: activity.loaded, max: activity.total ?? activity.loaded, text } });
+    }
+    case 'computing':
+      return line('computing', `Adding your randomness: ${activity.step}, ${activity.percent}%. ${timeLeft}.`, { progress: { value: activity.percent, max: 100, text: `${activity.percent}%` } });
+    case 'uploading': {
+      const text = `${formatBytes(activity.sent)} of ${formatBytes(activity.total)} (${percent(activity.sent, activity.total)}%)`;
+      const resumed = activity.resumedFrom ? ` Resumed at ${formatBytes(activity.resumedFrom)}.` : '';
+      return line('uploading', `Uploading your contribution: ${text}.${resumed} ${timeLeft}.`, { progress: { value: activity.sent, max: activity.total, text } });
+    }
+    case 'failed': {
+      const words = plainWords(activity.code, activity.message);
+      return line('failed', `${words.what} ${words.next} Trying again shortly. (${timeLeft})`);
+    }
+  }
+}
+
+export function renderCircuitTable(circuits: readonly CircuitProgress[], snapshot: SessionSnapshot): HTMLTableElement {
+  return h(
+    'table',
+    { id: 'circuits' },
+    h('caption', {}, 'Your contributions, circuit by circuit'),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Circuit'), h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Progress'))),
+    h(
+      'tbody',
+      {},
+      circuits.map((progress, i) => {
+        const line = describeCircuit(progress, snapshot, circuits[i - 1]?.circuit);
+        const status = line.refusal && (line.status === 'waiting' || line.status === 'turn') ? 'refused' : line.status;
+        return h(
+          'tr',
+          { 'data-circuit': line.circuit, 'data-status': status, 'data-position': progress.state === 'waiting' ? progress.position : null },
+          h('th', { scope: 'row' }, h('code', {}, line.circuit)),
+          h(
+            'td',
+            {},
+            h('span', { class: `status status-${line.status}` }, line.label),
+            h('div', { class: 'detail' }, line.detail),
+            line.refusal ? renderRefusal(line.refusal) : null,
+          ),
+          h('td', {}, line.progress ? h('progress', { value: line.progress.value, max: line.progress.max || 1, 'aria-label': `${line.circuit}: ${line.progress.text}` }) : null),
+        );
+      }),
+    ),
+  );
+}
+
+function renderRefusal(refusal: ContributionView): HTMLElement {
+  const words = plainWords(refusal.code ?? 'contribution.invalid', refusal.message);
+  return h(
+    'div',
+    { class: 'refusal', 'data-refusal-code': refusal.code ?? '' },
+    h('strong', {}, 'Last attempt refused. '),
+    words.what,
+    ' ',
+    h('span', { class: 'next' }, `What happens next: ${words.next}`),
+  );
+}
+
+/** Every attempt that did not count, newest first: the record of what went wrong and when. */
+export function renderAttemptHistory(contributions: readonly ContributionView[]): HTMLElement | null {
+  const failed = contributions.filter((c) => c.status !== 'accepted' && c.status !== 'verifying').sort((a, b) => b.createdAt - a.createdAt);
+  if (failed.length === 0) return null;
+  return h(
+    'details',
+    { id: 'attempts', open: true },
+    h('summary', {}, `Attempts that did not count (${failed.length})`),
+    h(
+      'ul',
+      {},
+      failed.map((c) => {
+        const words = plainWords(c.code ?? 'contribution.invalid', c.message);
+        return h('li', { 'data-refusal-code': c.code ?? '' }, h('code', {}, c.circuit), ` — ${formatTime(c.finishedAt ?? c.createdAt)}: ${words.what} `, h('span', { class: 'muted' }, `(${c.code ?? c.status})`));
+      }),
+    ),
+  );
+}

@@ -1,0 +1,53 @@
+/**
+ * The Web Worker that makes one contribution with snarkjs's browser build, off the page's main
+ * thread. Its randomness is 64 bytes from crypto.getRandomValues, mixed (by snarkjs, with BLAKE2b)
+ * with whatever text the person typed. Neither leaves this worker; the page terminates the worker
+ * as soon as the contribution is made, which drops the toxic waste with the whole heap.
+ */
+import { zKey, type MemFile } from 'snarkjs';
+import type { WorkerReply, WorkerRequest } from './contribution-messages.ts';
+
+interface DedicatedWorkerScope {
+  onmessage: ((event: MessageEvent<WorkerRequest>) => void) | null;
+  postMessage(message: WorkerReply, transfer?: Transferable[]): void;
+}
+const scope = self as unknown as DedicatedWorkerScope;
+
+function post(message: WorkerReply, transfer: Transferable[] = []): void {
+  scope.postMessage(message, transfer);
+}
+
+/** snarkjs logs "Applying key: L Section: 0/N" and "… H Section: …"; those two sections are the work. */
+function progressOf(message: string): { percent: number; step: string } | undefined {
+  const match = /(L|H) Section: (\d+)\/(\d+)/.exec(message);
+  if (!match) return undefined;
+  const [, section, done, total] = match;
+  const fraction = Number(total) > 0 ? Number(done) / Number(total) : 0;
+  return section === 'L' ? { percent: 10 + Math.round(40 * fraction), step: 'updating the L section' } : { percent: 50 + Math.round(40 * fraction), step: 'updating the H section' };
+}
+
+scope.onmessage = async (event) => {
+  const request = event.data;
+  try {
+    post({ type: 'progress', percent: 2, step: 'preparing the curve' });
+    const random = crypto.getRandomValues(new Uint8Array(64));
+    const entropy = `${Array.from(random, (b) => b.toString(16).padStart(2, '0')).join('')}${request.typedEntropy}`;
+    random.fill(0);
+    const output: MemFile = { type: 'mem' };
+    const logger = {
+      debug: (message: string) => {
+        const progress = progressOf(message);
+        if (progress) post({ type: 'progress', ...progress });
+      },
+      info: () => post({ type: 'progress', percent: 95, step: 'writing your contribution' }),
+      warn: () => {},
+      error: (message: string) => post({ type: 'progress', percent: 95, step: message }),
+    };
+    post({ type: 'progress', percent: 5, step: 'drawing your secret' });
+    const hash = await zKey.contribute(request.head, output, request.name, entropy, logger);
+    if (!output.data) throw new Error('snarkjs produced no key');
+    post({ type: 'done', zkey: output.data, hash: Array.from(hash, (b) => b.toString(16).padStart(2, '0')).join('') }, [output.data.buffer]);
+  } catch (error) {
+    post({ type: 'failed', message: (error as Error).message ?? String(error) });
+  }
+};

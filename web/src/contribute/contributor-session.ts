@@ -1,0 +1,282 @@
+/**
+ * The contributor's side of the ceremony as a state machine driven by the coordinator's
+ * `GET /api/me` (the source of truth, so a reload resumes exactly where the server says):
+ *
+ *   pending → waiting (position, ETA) → turn → verifying → accepted
+ *                 ↑                       │ (missed deadline / refused: back of the queue)
+ *                 └───────────────────────┘
+ *
+ * While a circuit is this contributor's turn, the page runs the turn locally
+ * (preparing → downloading → computing → uploading → submitted) and keeps it alive with
+ * heartbeats. A computed contribution is kept in IndexedDB until uploaded, so a reload
+ * mid-upload resumes the tus upload from the server's offset.
+ */
+import type { ApiClient } from '../api/api-client.ts';
+import { ApiError } from '../api/api-client.ts';
+import type { CeremonyView, MeView } from '../api/api-types.ts';
+import { candidateKey, candidateStore, type StoredCandidate } from './candidate-store.ts';
+import { computeContribution } from './compute-contribution.ts';
+import { downloadZkey } from './download-zkey.ts';
+import { uploadContribution } from './upload-contribution.ts';
+
+export type TurnActivity =
+  | { stage: 'preparing' }
+  | { stage: 'downloading'; loaded: number; total: number | null }
+  | { stage: 'computing'; percent: number; step: string }
+  | { stage: 'uploading'; sent: number; total: number; resumedFrom: number | null }
+  /** Uploaded; `afterPoll` is the last poll started before, whose answer may still say `turn`. */
+  | { stage: 'submitted'; afterPoll: number }
+  | { stage: 'failed'; code: string; message: string; retryAt: number };
+
+export interface SessionSnapshot {
+  me: MeView | null;
+  /** serverTime ≈ Date.now() + clockOffsetMs */
+  clockOffsetMs: number;
+  /** Local work on the circuit whose turn it is (only meaningful while its state is `turn`). */
+  activities: ReadonlyMap<string, TurnActivity>;
+  /** Turn deadlines from the latest heartbeat (server clock). */
+  deadlines: ReadonlyMap<string, number>;
+  /** Contribution hashes this browser computed, by circuit (to compare with the accepted ones). */
+  localHashes: ReadonlyMap<string, string>;
+  /** The coordinator could not be reached at the last poll. */
+  connectionError: string | null;
+}
+
+export interface SessionOptions {
+  api: ApiClient;
+  ceremonyId: string;
+  /** Reads and clears the text the person typed as extra entropy (used for one circuit only). */
+  takeTypedEntropy: () => string;
+  onChange: (snapshot: SessionSnapshot) => void;
+}
+
+const HEARTBEAT_EVERY_MS = 30_000;
+const RETRY_AFTER_MS = 5_000;
+const LOCAL_HASHES_KEY = 'ceremony.localHashes';
+
+export class ContributorSession {
+  private me: MeView | null = null;
+  private clockOffsetMs = 0;
+  private connectionError: string | null = null;
+  private readonly activities = new Map<string, TurnActivity>();
+  private readonly deadlines = new Map<string, number>();
+  private readonly lastHeartbeat = new Map<string, number>();
+  private readonly tasks = new Map<string, AbortController>();
+  private readonly localHashes = new Map<string, string>();
+  private pollsStarted = 0;
+  private pollTimer: ReturnType<typeof setTimeout> | undefined;
+  private polling: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly options: SessionOptions) {}
+
+  snapshot(): SessionSnapshot {
+    return { me: this.me, clockOffsetMs: this.clockOffsetMs, activities: this.activities, deadlines: this.deadlines, localHashes: this.localHashes, connectionError: this.connectionError };
+  }
+
+  /** True while leaving the page would cost this contributor a turn or work in progress. */
+  get hasTurnInProgress(): boolean {
+    return this.tasks.size > 0 || (this.me?.status.circuits.some((c) => c.state === 'turn') ?? false);
+  }
+
+  get joined(): boolean {
+    return (this.me?.status.circuits.some((c) => c.state !== 'pending') ?? false) || (this.me?.contributions.length ?? 0) > 0;
+  }
+
+  start(): Promise<void> {
+    return this.poll();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.pollTimer);
+    for (const task of this.tasks.values()) task.abort();
+  }
+
+  async join(): Promise<void> {
+    const seq = ++this.pollsStarted;
+    this.accept(await this.options.api.post<MeView>('/api/me/join'), seq);
+    if (!this.polling) this.schedule();
+  }
+
+  /** Polls now (coalescing with a poll already under way) and schedules the next one. */
+  poll(): Promise<void> {
+    this.polling ??= (async () => {
+      clearTimeout(this.pollTimer);
+      const seq = ++this.pollsStarted;
+      try {
+        this.accept(await this.options.api.get<MeView>('/api/me'), seq);
+        this.connectionError = null;
+      } catch (error) {
+        this.connectionError = error instanceof ApiError ? error.code : String(error);
+        this.emit();
+      } finally {
+        this.polling = undefined;
+        this.schedule();
+      }
+    })();
+    return this.polling;
+  }
+
+  /** (Re)arms the next poll, at the pace the current state calls for. */
+  private schedule(): void {
+    clearTimeout(this.pollTimer);
+    if (!this.stopped) this.pollTimer = setTimeout(() => void this.poll(), this.pollInterval());
+  }
+
+  private pollInterval(): number {
+    const circuits = this.me?.status.circuits ?? [];
+    if (this.me?.status.done || !this.joined) return 5000;
+    const close = circuits.some((c) => c.state === 'turn' || c.state === 'verifying' || (c.state === 'waiting' && c.position <= 3));
+    return close ? 1000 : 2500;
+  }
+
+  private accept(me: MeView, seq: number): void {
+    if (!this.me) this.loadLocalHashes(me.principal.id);
+    this.me = me;
+    this.clockOffsetMs = me.now - Date.now();
+    this.reconcile(me, seq);
+    this.emit();
+  }
+
+  private emit(): void {
+    this.options.onChange(this.snapshot());
+  }
+
+  private setActivity(circuit: string, activity: TurnActivity): void {
+    this.activities.set(circuit, activity);
+    this.emit();
+  }
+
+  /** Brings local work in line with the server's view of this contributor. */
+  private reconcile(me: MeView, seq: number): void {
+    for (const progress of me.status.circuits) {
+      const { circuit } = progress;
+      const task = this.tasks.get(circuit);
+      if (progress.state === 'turn') {
+        if (!this.deadlines.has(circuit) || (this.deadlines.get(circuit) ?? 0) < progress.deadline) this.deadlines.set(circuit, progress.deadline);
+        const last = this.lastHeartbeat.get(circuit) ?? 0;
+        if (Date.now() - last >= HEARTBEAT_EVERY_MS) void this.heartbeat(circuit);
+        const activity = this.activities.get(circuit);
+        // `turn` again after an upload means the upload was refused and the turn granted anew,
+        // unless this answer was already on its way before the upload completed.
+        const mayStart =
+          !activity || (activity.stage === 'submitted' && seq > activity.afterPoll) || (activity.stage === 'failed' && Date.now() >= activity.retryAt);
+        if (!task && mayStart) void this.takeTurn(circuit);
+      } else {
+        this.deadlines.delete(circuit);
+        this.lastHeartbeat.delete(circuit);
+        // The turn is gone (deadline missed, or the ceremony moved on): stop any local work on it.
+        // Once uploaded (verifying/accepted) the task is finishing by itself and is left alone.
+        if (task && (progress.state === 'waiting' || progress.state === 'pending')) task.abort();
+        if (!task) this.activities.delete(circuit);
+      }
+    }
+  }
+
+  private async heartbeat(circuit: string): Promise<void> {
+    this.lastHeartbeat.set(circuit, Date.now());
+    try {
+      const { deadline } = await this.options.api.post<{ deadline: number }>(`/api/circuits/${encodeURIComponent(circuit)}/heartbeat`);
+      this.deadlines.set(circuit, deadline);
+      this.emit();
+    } catch {
+      // The next poll shows whether the turn is still ours; a failed heartbeat is retried then.
+      this.lastHeartbeat.set(circuit, Date.now() - HEARTBEAT_EVERY_MS + RETRY_AFTER_MS);
+    }
+  }
+
+  private async takeTurn(circuit: string): Promise<void> {
+    const me = this.me!;
+    const controller = new AbortController();
+    const { signal } = controller;
+    this.tasks.set(circuit, controller);
+    const key = candidateKey(this.options.ceremonyId, me.principal.id, circuit);
+    try {
+      this.setActivity(circuit, { stage: 'preparing' });
+      const ceremony = await this.options.api.get<CeremonyView>('/api/ceremony');
+      const headIndex = ceremony.circuits.find((c) => c.name === circuit)?.headIndex;
+      if (headIndex === undefined) throw new ApiError(404, 'circuit.unknown', circuit);
+
+      let candidate = await candidateStore.get(key).catch(() => undefined);
+      if (candidate && candidate.baseIndex !== headIndex) {
+        await candidateStore.delete(key).catch(() => {});
+        candidate = undefined;
+      }
+      if (!candidate) candidate = await this.makeContribution(circuit, key, headIndex, me.principal.displayName, signal);
+      this.rememberLocalHash(circuit, candidate.hash);
+
+      const total = candidate.zkey.byteLength;
+      let resumedFrom: number | null = null;
+      this.setActivity(circuit, { stage: 'uploading', sent: 0, total, resumedFrom });
+      await uploadContribution({
+        circuit,
+        zkey: candidate.zkey,
+        fingerprint: `ceremony:${key}:${headIndex}:${total}:${candidate.hash.slice(0, 16)}`,
+        csrfToken: this.options.api.csrfToken ?? '',
+        onStart: (offset) => {
+          resumedFrom = offset;
+          this.setActivity(circuit, { stage: 'uploading', sent: offset, total, resumedFrom });
+        },
+        onProgress: (sent) => this.setActivity(circuit, { stage: 'uploading', sent, total, resumedFrom }),
+        signal,
+      });
+      await candidateStore.delete(key).catch(() => {});
+      this.setActivity(circuit, { stage: 'submitted', afterPoll: this.pollsStarted });
+    } catch (error) {
+      if (signal.aborted) {
+        this.activities.delete(circuit);
+      } else {
+        const refusal = error instanceof ApiError ? error : new ApiError(0, 'browser', (error as Error).message ?? String(error));
+        // A refusal of the file itself means this candidate will never be accepted: drop it.
+        if (refusal.status === 413 || refusal.status === 422 || refusal.code === 'contribution.not_next') await candidateStore.delete(key).catch(() => {});
+        this.setActivity(circuit, { stage: 'failed', code: refusal.code, message: refusal.message, retryAt: Date.now() + RETRY_AFTER_MS });
+      }
+    } finally {
+      this.tasks.delete(circuit);
+      if (!this.stopped) void this.poll();
+    }
+  }
+
+  private async makeContribution(circuit: string, key: string, headIndex: number, name: string, signal: AbortSignal): Promise<StoredCandidate> {
+    const head = await downloadZkey(circuit, headIndex, (loaded, total) => this.setActivity(circuit, { stage: 'downloading', loaded, total }), signal);
+    this.setActivity(circuit, { stage: 'computing', percent: 0, step: 'starting' });
+    const computed = await computeContribution(
+      { head, name, typedEntropy: this.options.takeTypedEntropy() },
+      (percent, step) => this.setActivity(circuit, { stage: 'computing', percent, step }),
+      signal,
+    );
+    this.setActivity(circuit, { stage: 'computing', percent: 100, step: 'done' });
+    const candidate: StoredCandidate = { key, baseIndex: headIndex, zkey: computed.zkey, hash: computed.hash, savedAt: Date.now() };
+    // Without IndexedDB (private windows in some browsers) the upload still works; it only cannot survive a reload.
+    await candidateStore.put(candidate).catch(() => {});
+    return candidate;
+  }
+
+  private loadLocalHashes(principalId: string): void {
+    const prefix = `${this.options.ceremonyId}|${principalId}|`;
+    for (const [key, hash] of Object.entries(readJson<Record<string, string>>(LOCAL_HASHES_KEY) ?? {})) {
+      if (key.startsWith(prefix)) this.localHashes.set(key.slice(prefix.length), hash);
+    }
+  }
+
+  private rememberLocalHash(circuit: string, hash: string): void {
+    this.localHashes.set(circuit, hash);
+    const all = readJson<Record<string, string>>(LOCAL_HASHES_KEY) ?? {};
+    all[`${this.options.ceremonyId}|${this.me?.principal.id ?? ''}|${circuit}`] = hash;
+    try {
+      localStorage.setItem(LOCAL_HASHES_KEY, JSON.stringify(all));
+    } catch {
+      // storage full or off: the comparison is a convenience
+    }
+  }
+}
+
+function readJson<T>(key: string): T | undefined {
+  try {
+    const raw = localStorage.getItem(key);
+    return raw ? (JSON.parse(raw) as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,250 @@
+/**
+ * The public ceremony page (/ceremony/), no sign-in: each circuit's chain (index, contributor,
+ * contribution hash, time), queue lengths, the transcript, a download link for every file an
+ * auditor needs, and how to re-verify it all with `ceremony audit`. Refreshes itself.
+ */
+import '../styles.css';
+import { ApiClient, ApiError } from '../api/api-client.ts';
+import type { CeremonyView, CircuitView, ManifestView, TranscriptView } from '../api/api-types.ts';
+import { errorNotice } from '../sign-in/sign-in-panel.ts';
+import { byId, copyButton, downloadText, h, replaceChildren } from '../ui/element.ts';
+import { formatTime, shortHash } from '../ui/format-units.ts';
+import { renderSiteHeader } from '../ui/site-header.ts';
+
+const api = new ApiClient();
+const REFRESH_MS = 5000;
+const PHASE_WORDS: Record<CeremonyView['phase'], string> = {
+  setup: 'not open yet',
+  open: 'open for contributions',
+  paused: 'paused',
+  closed: 'closed, awaiting finalisation',
+  finalised: 'finalised',
+};
+
+const zkeyName = (circuit: string, index: number) => `${circuit}_${String(index).padStart(4, '0')}.zkey`;
+const zkeyUrl = (circuit: string, index: number) => `/api/circuits/${encodeURIComponent(circuit)}/zkeys/${index}`;
+
+function transcriptJsonl(transcript: TranscriptView): string {
+  // Byte for byte the coordinator's transcript/transcript.jsonl (one JSON entry per line).
+  return transcript.entries.map((entry) => JSON.stringify(entry)).join('\n') + '\n';
+}
+
+function renderSummary(ceremony: CeremonyView, transcript: TranscriptView): HTMLElement {
+  const contributions = ceremony.circuits.reduce((sum, c) => sum + c.contributions, 0);
+  const contributors = new Set(transcript.entries.filter((e) => e.type === 'contribution').map((e) => e.contributor)).size;
+  const waiting = ceremony.circuits.reduce((sum, c) => sum + c.queueLength, 0);
+  const stat = (label: string, value: string | number, id: string) => h('div', {}, h('div', { class: 'stat', id }, String(value)), h('div', { class: 'muted' }, label));
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'page-title' },
+    h('h1', { id: 'page-title' }, ceremony.title ?? ceremony.id),
+    h('p', { class: 'lead' }, 'The ceremony is ', h('strong', { id: 'phase', 'data-phase': ceremony.phase }, PHASE_WORDS[ceremony.phase]), '. Everything on this page is public and can be re-verified from the files below.'),
+    h(
+      'div',
+      { class: 'grid-2' },
+      stat('circuits', ceremony.circuits.length, 'stat-circuits'),
+      stat('contributions accepted', contributions, 'stat-contributions'),
+      stat('named contributors (anonymous ones count once)', contributors, 'stat-contributors'),
+      stat('waiting in queues', waiting, 'stat-waiting'),
+    ),
+  );
+}
+
+function renderFinal(ceremony: CeremonyView, manifest: ManifestView | null): HTMLElement {
+  if (!manifest) {
+    return h('section', { class: 'card', id: 'final' }, h('h2', {}, 'Final keys and manifest'), h('p', { class: 'muted' }, 'Not yet: the coordinator finalises the ceremony (a public random beacon applied to each chain’s last key) after it closes. The manifest and the Solidity verifiers appear here then.'));
+  }
+  const manifestText = `${JSON.stringify(manifest, null, 2)}\n`;
+  return h(
+    'section',
+    { class: 'card', id: 'final', 'aria-labelledby': 'final-title' },
+    h('h2', { id: 'final-title' }, 'Final keys and manifest'),
+    h('p', {}, 'The delta manifest ties each deployed verifier contract to this ceremony: check a deployment with ', h('code', {}, 'ceremony verify-deployment RPC manifest.json verifiers.json'), '.'),
+    h('div', { class: 'actions' }, h('a', { class: 'button', href: '/api/manifest', download: 'manifest.json', id: 'manifest-link' }, 'Download manifest.json'), copyButton('Copy manifest', () => manifestText)),
+    h('pre', { id: 'manifest' }, manifestText),
+    h(
+      'table',
+      { id: 'final-files' },
+      h('caption', {}, 'Final files'),
+      h('thead', {}, h('tr', {}, ['Circuit', 'Verifier contract', 'Final key', 'Verification key', 'Beacon hash'].map((t) => h('th', { scope: 'col' }, t)))),
+      h(
+        'tbody',
+        {},
+        ceremony.circuits.map((c) =>
+          h(
+            'tr',
+            { 'data-circuit': c.name },
+            h('th', { scope: 'row' }, h('code', {}, c.name)),
+            h('td', {}, h('a', { href: `/api/final/${c.verifier}.sol`, download: `${c.verifier}.sol` }, `${c.verifier}.sol`)),
+            h('td', {}, h('a', { href: `/api/final/${c.name}.zkey`, download: `${c.name}.zkey` }, `${c.name}.zkey`)),
+            h('td', {}, h('a', { href: `/api/final/${c.name}.vkey.json`, download: `${c.name}.vkey.json` }, `${c.name}.vkey.json`)),
+            h('td', { class: 'hash', title: c.final?.contributionHash ?? '' }, shortHash(c.final?.contributionHash)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function renderCircuit(circuit: CircuitView, open: boolean): HTMLElement {
+  return h(
+    'details',
+    { class: 'circuit', id: `circuit-${circuit.name}`, 'data-circuit': circuit.name, open },
+    h(
+      'summary',
+      {},
+      h('code', {}, circuit.name),
+      ` — ${circuit.contributions} contribution${circuit.contributions === 1 ? '' : 's'}, `,
+      h('span', { class: 'queue', 'data-queue': circuit.queueLength }, `${circuit.queueLength} waiting`),
+    ),
+    h(
+      'p',
+      { class: 'detail' },
+      `Verifier ${circuit.verifier}, ${circuit.publicInputs} public inputs${circuit.constraints ? `, ${circuit.constraints} constraints` : ''}. `,
+      h('a', { href: `/api/circuits/${encodeURIComponent(circuit.name)}/r1cs`, download: `${circuit.name}.r1cs` }, 'r1cs'),
+    ),
+    h(
+      'table',
+      { class: 'chain' },
+      h('caption', { class: 'visually-hidden' }, `Chain of ${circuit.name}`),
+      h('thead', {}, h('tr', {}, ['#', 'Contributor', 'Contribution hash', 'Time', 'File'].map((t) => h('th', { scope: 'col' }, t)))),
+      h(
+        'tbody',
+        {},
+        circuit.chain.map((entry) =>
+          h(
+            'tr',
+            { 'data-index': entry.index },
+            h('td', {}, String(entry.index)),
+            h('td', { class: 'contributor' }, entry.index === 0 ? h('span', { class: 'muted' }, 'initial key (r1cs + ptau)') : entry.contributor === 'anonymous' ? h('em', {}, 'anonymous') : (entry.contributor ?? '—')),
+            h('td', { class: 'hash', title: entry.contributionHash ?? '' }, shortHash(entry.contributionHash)),
+            h('td', {}, formatTime(entry.time)),
+            h('td', {}, h('a', { href: zkeyUrl(circuit.name, entry.index), download: zkeyName(circuit.name, entry.index) }, zkeyName(circuit.name, entry.index))),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function renderTranscript(transcript: TranscriptView, open: boolean): HTMLElement {
+  return h(
+    'section',
+    { class: 'card', id: 'transcript', 'aria-labelledby': 'transcript-title' },
+    h('h2', { id: 'transcript-title' }, 'Transcript'),
+    h('p', {}, `Every link of every chain, hash-chained: each entry commits to the one before it, so the history cannot be rewritten unnoticed. ${transcript.entries.length} entries.`),
+    h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', id: 'download-transcript', onclick: () => downloadText('transcript.jsonl', transcriptJsonl(transcript), 'application/jsonl') }, 'Download transcript.jsonl')),
+    h(
+      'details',
+      { id: 'transcript-entries', open },
+      h('summary', {}, 'All entries'),
+      h(
+        'table',
+        { class: 'chain' },
+        h('thead', {}, h('tr', {}, ['Seq', 'Time', 'Entry', 'Contributor', 'Hash'].map((t) => h('th', { scope: 'col' }, t)))),
+        h(
+          'tbody',
+          {},
+          transcript.entries.map((e) =>
+            h(
+              'tr',
+              {},
+              h('td', {}, String(e.seq)),
+              h('td', {}, formatTime(e.time)),
+              h('td', {}, e.type === 'finalised' ? 'finalised' : `${e.type} ${e.circuit ?? ''} #${e.index ?? ''}`),
+              h('td', {}, e.contributor ?? ''),
+              h('td', { class: 'hash', title: e.contributionHash ?? e.manifestHash ?? e.fileHash ?? '' }, shortHash(e.contributionHash ?? e.manifestHash ?? e.fileHash)),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** A shell script that lays out every published file the way `ceremony audit` reads a folder. */
+export function auditScript(ceremony: CeremonyView, origin: string): string {
+  const lines = [
+    '#!/bin/sh',
+    `# Fetches every published file of ${ceremony.id} into the current (empty) folder, laid out as`,
+    '# `ceremony audit` reads it, then audits it. Usage: CEREMONY_REPO=/path/to/checkout sh fetch-ceremony.sh',
+    'set -eu',
+    `BASE='${origin}'`,
+    ': "${CEREMONY_REPO:?set CEREMONY_REPO to a checkout of the project repository (npm ci done)}"',
+    'fetch() { mkdir -p "$(dirname "$1")" && curl -fsS -o "$1" "$BASE$2"; }',
+    'cp "$CEREMONY_REPO/ceremony-data/ceremony.json" .',
+    `fetch "$(node -p "require('./ceremony.json').ptau")" /api/ptau`,
+  ];
+  for (const circuit of ceremony.circuits) {
+    lines.push(`fetch "$(node -p "require('./ceremony.json').circuits.find((c) => c.name === '${circuit.name}').r1cs")" /api/circuits/${circuit.name}/r1cs`);
+    for (const entry of circuit.chain) lines.push(`fetch chains/${circuit.name}/${zkeyName(circuit.name, entry.index)} ${zkeyUrl(circuit.name, entry.index)}`);
+  }
+  lines.push(`curl -fsS "$BASE/api/transcript" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{require("fs").mkdirSync("transcript",{recursive:true});require("fs").writeFileSync("transcript/transcript.jsonl",JSON.parse(s).entries.map(e=>JSON.stringify(e)).join("\\n")+"\\n")})'`);
+  if (ceremony.finalised) {
+    lines.push('fetch final/manifest.json /api/manifest');
+    for (const circuit of ceremony.circuits) {
+      lines.push(`fetch final/${circuit.name}.zkey /api/final/${circuit.name}.zkey`, `fetch final/${circuit.name}.vkey.json /api/final/${circuit.name}.vkey.json`, `fetch final/${circuit.verifier}.sol /api/final/${circuit.verifier}.sol`);
+    }
+  }
+  lines.push('node "$CEREMONY_REPO/bin/ceremony.js" audit .');
+  return `${lines.join('\n')}\n`;
+}
+
+function renderAudit(ceremony: CeremonyView): HTMLElement {
+  const script = auditScript(ceremony, location.origin);
+  return h(
+    'section',
+    { class: 'card', id: 'audit', 'aria-labelledby': 'audit-title' },
+    h('h2', { id: 'audit-title' }, 'Re-verify everything yourself'),
+    h(
+      'ol',
+      {},
+      h('li', {}, 'Check out the project’s repository (it holds ', h('code', {}, 'ceremony-data/ceremony.json'), ' and the circuits) and run ', h('code', {}, 'npm ci'), ' in it.'),
+      h('li', {}, 'In an empty folder, run the script below with ', h('code', {}, 'CEREMONY_REPO=/path/to/checkout sh fetch-ceremony.sh'), '. It fetches every file listed on this page into the layout the audit reads: the powers of tau, each r1cs, every zkey of every chain, the transcript and, once finalised, the final keys, verification keys, verifiers and manifest.'),
+      h('li', {}, 'It then runs ', h('code', {}, 'ceremony audit .'), ', which rebuilds contribution 0 of each chain from the r1cs and the powers of tau, verifies every link against the one before it, checks every file against the transcript, checks each final key as the beacon applied to the last contribution, and recomputes the manifest. It prints each finding, then ', h('code', {}, 'audit passed'), ' or the problems.'),
+    ),
+    h('div', { class: 'actions' }, h('a', { class: 'button secondary', href: '/api/ptau', download: 'powers-of-tau.ptau' }, 'Powers of tau (ptau)'), h('button', { type: 'button', class: 'secondary', onclick: () => downloadText('fetch-ceremony.sh', script, 'text/x-shellscript') }, 'Download fetch-ceremony.sh'), copyButton('Copy script', () => script)),
+    h('details', {}, h('summary', {}, 'fetch-ceremony.sh'), h('pre', { id: 'audit-script' }, script)),
+  );
+}
+
+async function load(): Promise<{ ceremony: CeremonyView; transcript: TranscriptView; manifest: ManifestView | null }> {
+  const [ceremony, transcript] = await Promise.all([api.get<CeremonyView>('/api/ceremony'), api.get<TranscriptView>('/api/transcript')]);
+  const manifest = ceremony.finalised ? await api.get<ManifestView>('/api/manifest').catch((error: unknown) => (error instanceof ApiError && error.code === 'manifest.not_finalised' ? null : Promise.reject(error))) : null;
+  return { ceremony, transcript, manifest };
+}
+
+async function main(): Promise<void> {
+  const app = byId('app');
+  const main = h('main', { id: 'main' });
+  let lastState = '';
+  const refresh = async () => {
+    try {
+      const { ceremony, transcript, manifest } = await load();
+      const state = JSON.stringify([ceremony, transcript.entries.length, manifest !== null]);
+      if (state !== lastState) {
+        lastState = state;
+        // Keep whatever the reader opened across refreshes.
+        const open = new Set([...main.querySelectorAll('details[open]')].map((d) => d.id).filter(Boolean));
+        const firstLoad = main.childElementCount === 0;
+        document.title = `${ceremony.title ?? ceremony.id} · ceremony`;
+        replaceChildren(app, renderSiteHeader('ceremony', ceremony), main);
+        replaceChildren(
+          main,
+          renderSummary(ceremony, transcript),
+          renderFinal(ceremony, manifest),
+          h('section', { class: 'card', id: 'circuits', 'aria-labelledby': 'circuits-title' }, h('h2', { id: 'circuits-title' }, 'Circuits and their chains'), ceremony.circuits.map((c) => renderCircuit(c, (firstLoad && c.chain.length <= 12) || open.has(`circuit-${c.name}`)))),
+          renderTranscript(transcript, open.has('transcript-entries')),
+          renderAudit(ceremony),
+        );
+      }
+    } catch (error) {
+      if (main.childElementCount === 0) replaceChildren(app, h('main', {}, errorNotice(error)));
+    } finally {
+      setTimeout(() => void refresh(), REFRESH_MS);
+    }
+  };
+  await refresh();
+}
+
+void main();

@@ -1,0 +1,210 @@
+/**
+ * The contributor page (/): sign in, join, and let the page take every turn: download the
+ * current key, add this browser's randomness in a Web Worker, upload, wait for the verdict; then
+ * an attestation and the signed receipts. The coordinator's `/api/me` drives it all, so closing
+ * and reopening the tab resumes where things stand.
+ */
+import '../styles.css';
+import { ApiClient } from '../api/api-client.ts';
+import type { AuthMethods, CeremonyPhase, CeremonyView, MeView, SessionView } from '../api/api-types.ts';
+import { renderAttemptHistory, renderCircuitTable, describeCircuit } from '../contribute/circuit-status-view.ts';
+import { renderAttestation } from '../contribute/attestation-view.ts';
+import { ContributorSession, type SessionSnapshot } from '../contribute/contributor-session.ts';
+import { errorNotice, renderSignInPanel } from '../sign-in/sign-in-panel.ts';
+import { plainWords } from '../api/error-messages.ts';
+import { byId, h, replaceChildren } from '../ui/element.ts';
+import { renderSiteHeader } from '../ui/site-header.ts';
+
+const api = new ApiClient();
+
+const PHASE_NOTICES: Partial<Record<CeremonyPhase, { tone: string; text: string }>> = {
+  setup: { tone: 'warn', text: 'The ceremony has not opened yet. You can join now; turns start when the coordinator opens it.' },
+  paused: { tone: 'warn', text: 'The coordinator has paused the ceremony: no new turns start for now. Your place in line is kept, and a turn already under way can finish.' },
+  closed: { tone: 'warn', text: 'The ceremony is closed: it takes no more contributions. Thank you for your interest.' },
+  finalised: { tone: 'ok', text: 'The ceremony is finalised. Its final keys and manifest are on the public ceremony page.' },
+};
+
+function kindOf(session: SessionView): string {
+  switch (session.principal?.kind) {
+    case 'github':
+      return 'GitHub';
+    case 'semaphore':
+      return 'anonymous Semaphore identity';
+    case 'demo':
+      return 'test-network name';
+    default:
+      return 'coordinator token';
+  }
+}
+
+function renderIntro(ceremony: CeremonyView): HTMLElement {
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'page-title' },
+    h('h1', { id: 'page-title' }, 'Contribute to the ceremony'),
+    h(
+      'p',
+      { class: 'lead' },
+      `This ceremony makes the proving keys of ${ceremony.circuits.length} circuits. Your browser adds its own secret randomness to each key and then forgets it; as long as one contributor’s randomness is gone for good, nobody can forge proofs. `,
+      'Everything runs in this page: keep the tab open until the last circuit is accepted. You wait in line for each circuit in turn; the page shows your place and what it is doing.',
+    ),
+  );
+}
+
+function renderEntropyCard(): { card: HTMLElement; take: () => string } {
+  const field = h('textarea', { id: 'entropy', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'entropy-hint' });
+  const card = h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'entropy-title' },
+    h('h2', { id: 'entropy-title' }, 'Extra randomness (optional)'),
+    h('label', { for: 'entropy', class: 'visually-hidden' }, 'Extra randomness'),
+    field,
+    h(
+      'p',
+      { class: 'hint', id: 'entropy-hint' },
+      'Type anything here. It is mixed with 64 random bytes from your browser’s crypto.getRandomValues into the next circuit’s secret, never sent anywhere, and erased from the page as soon as that circuit’s contribution is made. Type again for the next circuit if you like; without it, the browser’s randomness is used alone.',
+    ),
+  );
+  return {
+    card,
+    take: () => {
+      const text = field.value;
+      field.value = '';
+      return text;
+    },
+  };
+}
+
+function renderConnectionProblem(code: string): HTMLElement {
+  if (code === 'auth.required') {
+    return h('div', { class: 'banner bad', role: 'alert' }, 'Your session has ended, so the page can no longer act for you. ', h('a', { href: '/' }, 'Sign in again'), ': your place in line and your accepted contributions are kept.');
+  }
+  const words = plainWords(code);
+  return h('div', { class: 'banner bad', role: 'alert' }, `${words.what} The page keeps trying; a turn’s deadline still runs meanwhile.`);
+}
+
+async function showSession(main: HTMLElement, ceremony: CeremonyView, session: SessionView): Promise<void> {
+  const principal = session.principal!;
+  const signOut = h('button', { type: 'button', class: 'secondary', id: 'sign-out' }, 'Sign out');
+  const account = h(
+    'section',
+    { class: 'card', id: 'account' },
+    h('div', { class: 'actions' }, h('span', {}, 'Signed in as ', h('strong', { id: 'signed-in-as' }, principal.displayName), ` (${kindOf(session)}).`), signOut),
+  );
+  if (principal.kind === 'coordinator-token') {
+    replaceChildren(main, account, h('section', { class: 'card' }, h('p', {}, 'This session is the coordinator’s; it cannot contribute. Open the ', h('a', { href: '/console/' }, 'coordinator console'), ', or sign out and sign in as a contributor.')));
+    signOut.addEventListener('click', () => void api.signOut().then(() => location.reload()));
+    return;
+  }
+
+  const phaseBanner = h('div', { id: 'phase-notice' });
+  const entropy = renderEntropyCard();
+  const joinFeedback = h('div', { 'aria-live': 'polite' });
+  const joinButton = h('button', { type: 'button', id: 'join' }, 'Join the ceremony');
+  const joinCard = h(
+    'section',
+    { class: 'card', id: 'join-card' },
+    h('h2', {}, 'Ready?'),
+    h('p', {}, 'Joining puts you in line for the first circuit. When a turn comes the page downloads the current key, adds your randomness and uploads the result, circuit after circuit, with no further clicks. Your turn is kept alive while this tab is open.'),
+    joinButton,
+    joinFeedback,
+  );
+  const status = h('section', { class: 'card', id: 'status', 'aria-labelledby': 'status-title' });
+  const announcer = h('p', { class: 'visually-hidden', role: 'status', id: 'announcer' });
+  const attestationSlot = h('div');
+  replaceChildren(main, account, phaseBanner, attestationSlot, joinCard, status, entropy.card, announcer);
+
+  const contributor = new ContributorSession({ api, ceremonyId: ceremony.id, takeTypedEntropy: entropy.take, onChange: () => scheduleRender() });
+  signOut.addEventListener('click', async () => {
+    if (contributor.hasTurnInProgress && !confirm('It is your turn on a circuit. Sign out anyway? You will lose this turn.')) return;
+    contributor.stop();
+    await api.signOut().catch(() => {});
+    location.reload();
+  });
+  joinButton.addEventListener('click', async () => {
+    joinButton.disabled = true;
+    try {
+      await contributor.join();
+    } catch (error) {
+      joinFeedback.replaceChildren(errorNotice(error));
+      joinButton.disabled = false;
+    }
+  });
+  window.addEventListener('beforeunload', (event) => {
+    if (!contributor.hasTurnInProgress) return;
+    event.preventDefault();
+    // Older browsers show the dialog only when returnValue is set.
+    event.returnValue = '';
+  });
+
+  const announced = new Map<string, string>();
+  let attestationShown = false;
+  let renderQueued = false;
+  const scheduleRender = () => {
+    if (renderQueued) return;
+    renderQueued = true;
+    requestAnimationFrame(() => {
+      renderQueued = false;
+      render(contributor.snapshot());
+    });
+  };
+  const render = (snapshot: SessionSnapshot) => {
+    const me = snapshot.me;
+    if (!me) return;
+    const notice = PHASE_NOTICES[me.phase];
+    replaceChildren(
+      phaseBanner,
+      notice ? h('div', { class: `banner ${notice.tone}`, 'data-phase': me.phase }, notice.text) : null,
+      snapshot.connectionError ? renderConnectionProblem(snapshot.connectionError) : null,
+    );
+    joinCard.hidden = contributor.joined || me.phase === 'closed' || me.phase === 'finalised';
+    entropy.card.hidden = me.status.done || me.phase === 'closed' || me.phase === 'finalised';
+    const accepted = me.status.circuits.filter((c) => c.state === 'accepted').length;
+    replaceChildren(
+      status,
+      h('h2', { id: 'status-title' }, `Progress: ${accepted} of ${me.status.circuits.length} circuits accepted`),
+      renderCircuitTable(me.status.circuits, snapshot),
+      renderAttemptHistory(me.contributions),
+    );
+    announceChanges(me, snapshot);
+    if (me.status.done && !attestationShown) {
+      attestationShown = true;
+      attestationSlot.replaceChildren(renderAttestation(api, me, ceremony));
+    }
+  };
+  const announceChanges = (me: MeView, snapshot: SessionSnapshot) => {
+    for (let i = 0; i < me.status.circuits.length; i++) {
+      const line = describeCircuit(me.status.circuits[i]!, snapshot, me.status.circuits[i - 1]?.circuit);
+      if (announced.get(line.circuit) !== line.status && ['turn', 'verifying', 'accepted', 'failed'].includes(line.status)) {
+        announcer.textContent = `${line.circuit}: ${line.label}. ${line.detail}`;
+      }
+      announced.set(line.circuit, line.status);
+    }
+  };
+  // Countdowns move even when nothing else does.
+  setInterval(() => {
+    if (contributor.hasTurnInProgress) scheduleRender();
+  }, 1000);
+  await contributor.start();
+}
+
+async function main(): Promise<void> {
+  const app = byId('app');
+  try {
+    const [ceremony, methods, session] = await Promise.all([api.get<CeremonyView>('/api/ceremony'), api.get<AuthMethods>('/auth/methods'), api.loadSession()]);
+    document.title = `Contribute · ${ceremony.title ?? ceremony.id}`;
+    const main = h('main', { id: 'main' });
+    replaceChildren(app, renderSiteHeader('contribute', ceremony), main);
+    const body = h('div');
+    main.append(renderIntro(ceremony), body);
+    if (session.principal) {
+      await showSession(body, ceremony, session);
+    } else {
+      body.append(renderSignInPanel(api, methods, (signedIn) => void showSession(body, ceremony, signedIn)));
+    }
+  } catch (error) {
+    replaceChildren(app, h('main', {}, errorNotice(error)));
+  }
+}
+
+void main();
