@@ -10,7 +10,7 @@ import path from 'node:path';
 import { stat } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import { Server as TusServer, EVENTS } from '@tus/server';
+import { Server as TusServer } from '@tus/server';
 import { FileStore } from '@tus/file-store';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
 import { CoordinatorError } from '../../core/errors.ts';
@@ -88,7 +88,6 @@ function createCircuitUploadServer(circuit: string, deps: UploadDeps): TusServer
       return { status_code: 500, body: JSON.stringify({ error: { code: 'upload.failed', message: error.message } }) };
     },
   });
-  server.on(EVENTS.POST_RECEIVE, () => {});
   return server;
 }
 

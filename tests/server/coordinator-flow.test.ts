@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
@@ -89,6 +89,9 @@ describe('two contributors through all nine circuits, a third waiting', () => {
     await expectRefused(anonymous.upload('register', file), 401, 'auth.required');
     await expectRefused(b.upload('register', file), 409, 'lobby.not_your_turn');
     await expectRefused(a.upload('treeUpdate', file), 409, 'lobby.not_your_turn');
+    // Larger than the head plus room for one record: refused before a byte is stored.
+    const headSize = (await stat(ceremonyPaths(dataDir).zkeyPath('register', 0))).size;
+    await assert.rejects(a.upload('register', Buffer.alloc(headSize + 128 * 1024)), /response code: 413/);
     await expectRefused(a.request('POST', '/api/admin/phase', { phase: 'paused' }), 403, 'auth.not_coordinator');
     await expectRefused(anonymous.request('GET', '/api/me'), 401, 'auth.required');
   });
