@@ -1,7 +1,7 @@
 /**
  * A coordinator in its own process for the server benchmarks, so the RSS the parent samples
  * (/proc/PID/status) is the coordinator's alone. Starts on an already-initialised data folder,
- * in-process verification, open, on loopback with a free port; optionally seeds N waiting
+ * embedded verifier, open, on loopback with a free port; optionally seeds N waiting
  * contributors straight into SQLite (one session each, through SessionStore, and a join through
  * the Lobby, as demo sign-in + POST /api/me/join would) and writes their cookies to a file.
  *

@@ -1,9 +1,10 @@
 /**
  * Server transfer: one contribution of a 2^P-constraint key (default 2^16) uploaded over tus by a
  * demo contributor, verified and committed, then the new head downloaded, while the coordinator
- * (its own process, in-process verification) has its RSS sampled every 20 ms. Prints the RSS peak
- * over the idle baseline in each phase against the file size, and the time from upload complete
- * to new head minus the verification itself (verifyLink on the same pair, timed separately).
+ * (its own process) and its embedded verifier (a child process) have their RSS sampled every
+ * 20 ms. Prints the coordinator's RSS peak over its idle baseline in each phase against the file
+ * size, the verifier's, and the time from upload complete to new head minus the verification
+ * itself (verifyLink on the same pair, timed separately in a process set up like the verifier).
  *
  * Usage: tsx bench/server-transfer.ts [--power P (default 16)] [--chunk-mb M (default: one PATCH)]
  */
@@ -62,6 +63,9 @@ export interface TransferFigures {
   /** Upload complete → "contribution uploaded, verifying" (file hash, SQLite, enqueue). */
   toQueuedSeconds: number;
   verifyPeakOverBaselineMb: number;
+  /** The embedded verifier process: RSS when idle (curve built) and its peak while verifying. */
+  verifierIdleMb: number;
+  verifierPeakMb: number;
   downloadSeconds: number;
   downloadPeakOverBaselineMb: number;
   /** Peak of the download minus the RSS it started from (the verifier's memory stays resident). */
@@ -79,8 +83,11 @@ export async function runServerTransfer(power: number, uploadChunkMb?: number): 
     const fileBytes = (await stat(chain.z1)).size;
     const coordinator = await startCoordinatorProcess(dataDir);
     const rss = new RssSampler(coordinator.pid);
+    const verifierPid = (await coordinator.waitForLog('embedded verifier ready', undefined, 60_000)).pid as number;
+    const verifierRss = new RssSampler(verifierPid);
     try {
       rss.mark('idle');
+      verifierRss.mark('idle');
       await new Promise((r) => setTimeout(r, 1500));
       const client = new ContributorClient(coordinator.url);
       await client.signInDemo('bench');
@@ -92,9 +99,11 @@ export async function runServerTransfer(power: number, uploadChunkMb?: number): 
       await client.upload(CIRCUIT, bytes, uploadChunkMb ? { chunkSize: uploadChunkMb * MB } : {});
       const uploadDone = Date.now();
       rss.mark('verify');
+      verifierRss.mark('verify');
       const accepted = await coordinator.waitForLog('contribution accepted');
       const queued = await coordinator.waitForLog('contribution uploaded, verifying');
       rss.mark('download');
+      verifierRss.mark('download');
       const downloadStart = Date.now();
       const response = await fetch(`${coordinator.url}/api/circuits/${CIRCUIT}/zkeys/1`);
       if (!response.ok || !response.body) throw new Error(`download failed: ${response.status}`);
@@ -105,6 +114,7 @@ export async function runServerTransfer(power: number, uploadChunkMb?: number): 
       rss.mark('after');
       await new Promise((r) => setTimeout(r, 200));
       rss.stop();
+      verifierRss.stop();
       await coordinator.stop();
 
       log('timing verifyLink on the same pair (coordinator stopped)');
@@ -131,12 +141,15 @@ export async function runServerTransfer(power: number, uploadChunkMb?: number): 
         overheadSeconds: toHeadSeconds - verifySeconds,
         toQueuedSeconds: (queued.time - uploadDone) / 1000,
         verifyPeakOverBaselineMb: over('verify'),
+        verifierIdleMb: verifierRss.median('idle') / MB,
+        verifierPeakMb: verifierRss.peak('verify') / MB,
         downloadSeconds: (downloadDone - downloadStart) / 1000,
         downloadPeakOverBaselineMb: over('download'),
         downloadGrowthMb: rss.growth('download') / MB,
       };
     } finally {
       rss.stop();
+      verifierRss.stop();
       await coordinator.stop();
     }
   } finally {
@@ -149,11 +162,12 @@ export function printTransfer(power: number, f: TransferFigures): void {
     [`zkey (2^${power} constraints)`, `${f.fileMb.toFixed(1)} MB`],
     ['coordinator RSS at idle (baseline)', `${f.baselineMb.toFixed(1)} MB`],
     [`upload over tus (${f.uploadChunkMb ? `${f.uploadChunkMb} MB PATCHes` : 'one PATCH'})`, `${f.uploadSeconds.toFixed(2)} s, RSS peak +${f.uploadPeakOverBaselineMb.toFixed(1)} MB over baseline`],
-    ['upload complete → new head', `${f.toHeadSeconds.toFixed(2)} s, RSS peak +${f.verifyPeakOverBaselineMb.toFixed(1)} MB (verification thread included)`],
+    ['upload complete → new head', `${f.toHeadSeconds.toFixed(2)} s, coordinator RSS peak +${f.verifyPeakOverBaselineMb.toFixed(1)} MB over baseline`],
+    ['  embedded verifier process RSS', `${f.verifierIdleMb.toFixed(1)} MB idle, ${f.verifierPeakMb.toFixed(1)} MB peak while verifying`],
     ['  of which verifyLink (timed apart)', `${f.verifySeconds.toFixed(2)} s`],
     ['  overhead (goal < 1 s)', `${f.overheadSeconds.toFixed(2)} s`],
     ['    upload complete → queued (hash, SQLite)', `${f.toQueuedSeconds.toFixed(2)} s`],
-    ['    queued → head, minus verifyLink', `${(f.overheadSeconds - f.toQueuedSeconds).toFixed(2)} s (verifier thread's cold curve, commit + fsync)`],
+    ['    queued → head, minus verifyLink', `${(f.overheadSeconds - f.toQueuedSeconds).toFixed(2)} s (IPC, commit: rename, re-hash, fsync, transcript)`],
     ['download of the new head', `${f.downloadSeconds.toFixed(2)} s, RSS peak +${f.downloadGrowthMb.toFixed(1)} MB over its start (+${f.downloadPeakOverBaselineMb.toFixed(1)} MB over baseline)`],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));

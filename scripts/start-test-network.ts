@@ -2,7 +2,7 @@
  * `npm start`: the coordinator on embedded defaults, on a machine with nothing but Node. It makes
  * the development ptau once (secret public: test network only), initialises the project's
  * test-network ceremony in ceremony-data/ if it is not yet, and serves it on 127.0.0.1:8080 with
- * SQLite, in-process verification and the loopback-only demo sign-in, ceremony open.
+ * SQLite, an embedded verifier process and the loopback-only demo sign-in, ceremony open.
  */
 import { stat } from 'node:fs/promises';
 import { loadCeremonyConfig } from '../core/config/ceremony-config.ts';

@@ -1,6 +1,6 @@
 /**
  * Wires the coordinator: configuration → ceremony on disk → SQLite → verification (BullMQ with a
- * REDIS_URL, worker threads without) → lobby, service, app → listen; and shuts it all down in
+ * REDIS_URL, an embedded verifier process without) → lobby, service, app → listen; and shuts it all down in
  * reverse order. `ceremony serve` and the integration tests both start it through here.
  */
 import type { AddressInfo } from 'node:net';
@@ -28,7 +28,7 @@ import { requireCsrf } from './auth/require-csrf.ts';
 import { authConfigFromEnv } from './config/auth-env.ts';
 import type { ServerConfig } from './config/server-config.ts';
 import { createBullmqDispatcher } from './verification/bullmq-dispatcher.ts';
-import { createInProcessDispatcher } from './verification/in-process-dispatcher.ts';
+import { createEmbeddedDispatcher } from './verification/embedded-dispatcher.ts';
 import type { VerificationDispatcher } from './verification/verification-job.ts';
 
 export interface StartOptions {
@@ -87,7 +87,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   const receipts = ReceiptSigner.fromKeyFile(serverConfig.receiptKeyFile);
   const dispatcher: VerificationDispatcher = serverConfig.redisUrl
     ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
-    : createInProcessDispatcher();
+    : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });
   const service = new CeremonyService({ config, db, clock, lobby, contributions, phase, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs });
 
   const sessions = new SessionStore(db, clock, auth.sessionTtlMs);
@@ -118,7 +118,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   });
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  log.info('coordinator listening', { url, verification: serverConfig.redisUrl ? 'bullmq' : 'in-process', phase: phase.get(), ceremony: config.id });
+  log.info('coordinator listening', { url, verification: serverConfig.redisUrl ? 'bullmq' : 'embedded', phase: phase.get(), ceremony: config.id });
 
   let closing: Promise<void> | undefined;
   return {

@@ -1,5 +1,5 @@
 /**
- * One verification request, as every verifier runs it (the in-process thread and the BullMQ
+ * One verification request, as every verifier runs it (the embedded verifier process and the BullMQ
  * worker processes): the core's incremental verifyLink of the candidate on the verified head (no
  * r1cs, no ptau, cost flat in chain length; the final key is still checked from contribution 0
  * at finalisation), and the sorting of its failures into the two kinds that matter to a queue.

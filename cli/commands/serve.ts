@@ -11,7 +11,7 @@ export function serveCommand(): Command {
     .option('--open', 'open the ceremony at start (env OPEN_ON_START)')
     .addHelpText(
       'after',
-      '\nEnvironment: REDIS_URL (BullMQ workers; without it verification runs in-process), PUBLIC_URL, DATABASE_FILE,\n' +
+      '\nEnvironment: REDIS_URL (BullMQ workers; without it an embedded verifier process runs it), PUBLIC_URL, DATABASE_FILE,\n' +
         'TURN_TIMEOUT_MS, HEARTBEAT_EXTENSION_MS, MAX_TURN_MS, COOLDOWN_MS, GITHUB_CLIENT_ID/SECRET, GITHUB_MIN_*,\n' +
         'COORDINATOR_GITHUB_IDS, COORDINATOR_TOKEN, SEMAPHORE_GROUP_MEMBERS, DEMO_SIGN_IN, SECURE_COOKIES.',
     )

@@ -1,7 +1,7 @@
 /**
  * The coordinator's configuration, from the environment (and `ceremony serve` flags), validated
  * once at start-up into a frozen object. Every option has a default that works on a machine with
- * nothing but Node: SQLite in the data folder, in-process verification, loopback only.
+ * nothing but Node: SQLite in the data folder, an embedded verifier process, loopback only.
  */
 import path from 'node:path';
 import { z } from 'zod';
@@ -17,7 +17,7 @@ const serverSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /** Public base URL (OAuth callback, links). Default http://HOST:PORT. */
   PUBLIC_URL: z.string().url().optional(),
-  /** With a Redis URL, verification goes to BullMQ workers (`ceremony worker`); without, it runs in-process. */
+  /** With a Redis URL, verification goes to BullMQ workers (`ceremony worker`); without, an embedded verifier process runs it. */
   REDIS_URL: z.string().url().optional(),
   /** SQLite database file. Default DATA/state/coordinator.sqlite. */
   DATABASE_FILE: z.string().optional(),

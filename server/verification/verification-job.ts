@@ -1,6 +1,6 @@
 /**
- * What the coordinator asks of a verifier, and what it gets back. Shared by the in-process
- * verifier (worker threads) and the BullMQ worker processes, which only ever see these shapes:
+ * What the coordinator asks of a verifier, and what it gets back. Shared by the embedded
+ * verifier process and the BullMQ worker processes, which only ever see these shapes:
  * server and worker never import each other.
  */
 export interface VerificationRequest {

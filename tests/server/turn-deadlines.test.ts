@@ -1,8 +1,8 @@
 /**
  * Deadlines on a clock the test controls: a missed turn frees the circuit for the next in line
  * and puts the late contributor back in the queue after a cooldown — not a ban; heartbeats keep
- * a turn alive; an upload after the deadline is refused. Verification runs in-process here (the
- * embedded default, no Redis).
+ * a turn alive; an upload after the deadline is refused. Verification runs in the embedded
+ * verifier process here (the default, no Redis).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

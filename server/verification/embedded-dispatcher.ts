@@ -1,38 +1,40 @@
 /**
- * The verifier `ceremony serve` uses when there is no Redis: an in-memory queue feeding one worker
- * thread (worker/verification-thread.ts), so verifications never block the HTTP event loop.
+ * The verifier `ceremony serve` uses when there is no Redis: an in-memory queue feeding one child
+ * process (worker/embedded-verifier.ts), so verifications never block the HTTP event loop and get
+ * every core for their multi-exponentiations.
  *
  * Semantics match the BullMQ dispatcher, so the server does not care which one it has:
  *  - enqueue is idempotent per contributionId while the request is queued, running or waiting
  *    for a retry; once its outcome has been emitted, enqueueing it again verifies it again;
  *  - an invalid contribution is an outcome, never retried;
- *  - a verification that could not be carried out (a missing or unreadable file, a crashed thread)
- *    is retried with exponential backoff, and after `attempts` tries becomes an 'error' outcome;
+ *  - a verification that could not be carried out (a missing or unreadable file, a verifier that
+ *    died) is retried with exponential backoff, and after `attempts` tries becomes an 'error'
+ *    outcome;
  *  - nothing survives close() or a crash: the queue lives in memory, and after a restart the server
  *    re-enqueues whatever SQLite still marks as verifying.
+ *
+ * The verifier is forked at once, not on the first upload, so its curve is built while nobody
+ * waits; one that dies is replaced when the next request needs it.
  */
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import type { FromVerificationThread, ToVerificationThread } from '../../worker/verification-thread.ts';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { FromEmbeddedVerifier, ToEmbeddedVerifier } from '../../worker/embedded-verifier.ts';
 import type { VerificationDispatcher, VerificationOutcome, VerificationRequest } from './verification-job.ts';
 
-export interface InProcessDispatcherOptions {
-  /** Verifications running at once (they share the thread and its curve). Default 1. */
+export interface EmbeddedDispatcherOptions {
+  /** Verifications running at once (they share the process and its curve). Default 1. */
   concurrency?: number;
   /** Tries per request when verification cannot be carried out (I/O); not for invalid keys. Default 3. */
   attempts?: number;
   /** Delay before the first retry, doubled for each further one. Default 1000 ms. */
   backoffMs?: number;
-  /** How long close() lets running verifications finish before terminating the thread. Default 10000 ms. */
+  /** How long close() lets running verifications finish before killing the verifier. Default 10000 ms. */
   closeTimeoutMs?: number;
+  /** Called with the verifier's pid each time one is ready (its curve built): logs, benchmarks. */
+  onVerifierReady?: (pid: number) => void;
 }
 
-const THREAD_ENTRY = new URL('../../worker/verification-thread-entry.js', import.meta.url);
-/**
- * What snarkjs's `web-worker` dependency expects to find in any non-main thread (it treats the
- * thread as one of its own and loads `mod`): an empty module. It also listens on parentPort, so
- * requests travel on a MessagePort of their own. See worker/verification-thread.ts.
- */
-const THREAD_WORKER_DATA = { mod: 'data:text/javascript,', name: 'ceremony-verification', type: 'module' };
+const VERIFIER_ENTRY = fileURLToPath(new URL('../../worker/embedded-verifier-entry.js', import.meta.url));
 
 interface Tracked {
   request: VerificationRequest;
@@ -47,7 +49,7 @@ function positiveInteger(name: string, value: number): number {
   return value;
 }
 
-export function createInProcessDispatcher(options: InProcessDispatcherOptions = {}): VerificationDispatcher {
+export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}): VerificationDispatcher {
   const concurrency = positiveInteger('concurrency', options.concurrency ?? 1);
   const attempts = positiveInteger('attempts', options.attempts ?? 3);
   const backoffMs = options.backoffMs ?? 1000;
@@ -56,7 +58,7 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions = 
   const tracked = new Map<string, Tracked>();
   const waiting: string[] = [];
   const listeners: Array<(outcome: VerificationOutcome) => void> = [];
-  let thread: { worker: Worker; port: MessagePort } | undefined;
+  let verifier: ChildProcess | undefined;
   let running = 0;
   let closed = false;
 
@@ -100,31 +102,39 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions = 
     pump();
   };
 
-  const onThreadMessage = (message: FromVerificationThread): void => {
-    if (closed) return;
-    if (message.type === 'outcome') finish(message.outcome);
+  const onVerifierMessage = (from: ChildProcess, message: FromEmbeddedVerifier): void => {
+    if (closed || from !== verifier) return;
+    if (message.type === 'ready') options.onVerifierReady?.(from.pid!);
+    else if (message.type === 'outcome') finish(message.outcome);
     else fail(message.contributionId, message.message);
   };
 
-  // A thread that dies takes its running verifications with it: they count as failed tries
-  // (retried like an I/O error), and the next request starts a fresh thread.
-  const onThreadDeath = (dead: Worker, reason: string): void => {
-    if (thread?.worker !== dead) return;
-    thread.port.close();
-    thread = undefined;
+  // A verifier that dies takes its running verifications with it: they count as failed tries
+  // (retried like an I/O error), and the next request starts a fresh verifier.
+  const onVerifierDeath = (dead: ChildProcess, reason: string): void => {
+    if (verifier !== dead) return;
+    verifier = undefined;
     if (closed) return;
     for (const [contributionId, entry] of tracked) {
       if (entry.state === 'running') fail(contributionId, reason);
     }
   };
 
-  const startThread = (): { worker: Worker; port: MessagePort } => {
-    const channel = new MessageChannel();
-    const started = new Worker(THREAD_ENTRY, { workerData: { ...THREAD_WORKER_DATA, port: channel.port2 }, transferList: [channel.port2] });
-    channel.port1.on('message', onThreadMessage);
-    started.on('error', (error) => onThreadDeath(started, `verification thread crashed: ${error.message}`));
-    started.on('exit', (code) => onThreadDeath(started, `verification thread exited (code ${code})`));
-    return { worker: started, port: channel.port1 };
+  const startVerifier = (): ChildProcess => {
+    // No inherited execArgv: the entry registers TypeScript itself, and a parent's --inspect or
+    // test-runner flags would only get in the way.
+    const child = fork(VERIFIER_ENTRY, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.on('message', (message) => onVerifierMessage(child, message as FromEmbeddedVerifier));
+    child.once('error', (error) => onVerifierDeath(child, `the verifier process failed: ${error.message}`));
+    child.once('exit', (code, signal) => onVerifierDeath(child, `the verifier process exited (${signal ?? `code ${code}`})`));
+    return child;
+  };
+
+  const send = (contributionId: string, message: ToEmbeddedVerifier): void => {
+    verifier ??= startVerifier();
+    verifier.send(message, (error) => {
+      if (error) fail(contributionId, `could not reach the verifier process: ${error.message}`);
+    });
   };
 
   function pump(): void {
@@ -134,10 +144,11 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions = 
       if (!entry || entry.state !== 'queued') continue;
       entry.state = 'running';
       running++;
-      thread ??= startThread();
-      thread.port.postMessage({ type: 'verify', request: entry.request } satisfies ToVerificationThread);
+      send(contributionId, { type: 'verify', request: entry.request });
     }
   }
+
+  verifier = startVerifier();
 
   return {
     async enqueue(request) {
@@ -158,16 +169,19 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions = 
       for (const entry of tracked.values()) if (entry.retryTimer) clearTimeout(entry.retryTimer);
       tracked.clear();
       waiting.length = 0;
-      const stopping = thread;
-      thread = undefined;
-      if (!stopping) return;
-      const exited = new Promise<void>((resolve) => stopping.worker.once('exit', () => resolve()));
-      stopping.port.postMessage({ type: 'shutdown' } satisfies ToVerificationThread);
+      const stopping = verifier;
+      verifier = undefined;
+      if (!stopping || stopping.exitCode !== null || stopping.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => stopping.once('exit', () => resolve()));
+      if (stopping.connected) stopping.send({ type: 'shutdown' } satisfies ToEmbeddedVerifier, () => {});
+      else stopping.kill('SIGKILL');
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), closeTimeoutMs)));
-      if ((await Promise.race([exited, timedOut])) === 'timeout') await stopping.worker.terminate();
+      if ((await Promise.race([exited, timedOut])) === 'timeout') {
+        stopping.kill('SIGKILL');
+        await exited;
+      }
       clearTimeout(timer);
-      stopping.port.close();
     },
   };
 }

@@ -1,22 +1,30 @@
 /**
- * The embedded verifier of `ceremony serve` without Redis: real keys verified in a real worker
- * thread (TypeScript loaded inside it), outcomes, retries of I/O failures, and an HTTP-style event
- * loop that keeps ticking while keys are checked.
+ * The embedded verifier of `ceremony serve` without Redis: real keys verified in a real child
+ * process (TypeScript loaded inside it), outcomes, retries of I/O failures, a verifier killed
+ * mid-verification and replaced, and an HTTP-style event loop that keeps ticking while keys are
+ * checked.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
-import { createInProcessDispatcher } from '../../server/verification/in-process-dispatcher.ts';
+import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { createEmbeddedDispatcher } from '../../server/verification/embedded-dispatcher.ts';
 import type { VerificationDispatcher, VerificationOutcome } from '../../server/verification/verification-job.ts';
 import { outcomeCollector, verificationFixture, type VerificationFixture } from './verification-fixture.ts';
 
 let fixture: VerificationFixture;
 let dispatcher: VerificationDispatcher;
 const outcomes = outcomeCollector<VerificationOutcome>();
+/** The pid of each verifier process of `dispatcher`, as it became ready. */
+const verifierPids: number[] = [];
 
 before(async () => {
   fixture = await verificationFixture(['register', 'transact84']);
-  dispatcher = createInProcessDispatcher({ backoffMs: 50 });
+  dispatcher = createEmbeddedDispatcher({ backoffMs: 50, onVerifierReady: (pid) => verifierPids.push(pid) });
   dispatcher.onOutcome(outcomes.listener);
 });
 
@@ -80,19 +88,67 @@ test('the event loop keeps ticking while contributions are verified', async () =
   assert.ok(Math.max(...gaps) < 250, `the event loop stalled for ${Math.max(...gaps).toFixed(0)} ms`);
 });
 
-test('close() stops the thread; a closed dispatcher takes no more requests', async () => {
-  const own = createInProcessDispatcher();
+test('a verifier killed mid-verification is replaced and the request verified again', async () => {
+  await waitUntil(() => verifierPids.length > 0, 'the first verifier to be ready');
+  const firstPid = verifierPids.at(-1)!;
+  const candidate = await fixture.candidate('transact84', 'grace');
+  // Stopped first, so the request is certainly still with it when it dies.
+  process.kill(firstPid, 'SIGSTOP');
+  await dispatcher.enqueue(fixture.request('c-killed', 'transact84', candidate.path));
+  await new Promise((r) => setTimeout(r, 100));
+  process.kill(firstPid, 'SIGKILL');
+  const outcome = await outcomes.next('c-killed');
+  assert.deepEqual(outcome, { contributionId: 'c-killed', status: 'valid', contributionHash: candidate.hash, recordedName: 'grace' });
+  assert.ok(verifierPids.length >= 2 && verifierPids.at(-1) !== firstPid, `no new verifier process (pids ${verifierPids.join(', ')})`);
+  assert.ok(!processAlive(firstPid), 'the killed verifier is still there');
+});
+
+test('close() stops the verifier process; a closed dispatcher takes no more requests', async () => {
+  const pids: number[] = [];
+  const own = createEmbeddedDispatcher({ onVerifierReady: (pid) => pids.push(pid) });
   const collected = outcomeCollector<VerificationOutcome>();
   own.onOutcome(collected.listener);
   const candidate = await fixture.candidate('register', 'frank');
   await own.enqueue(fixture.request('c-own', 'register', candidate.path));
   assert.equal((await collected.next('c-own')).status, 'valid');
-  const workersBefore = process.getActiveResourcesInfo().filter((r) => r === 'MessagePort' || r === 'Worker').length;
+  assert.equal(pids.length, 1);
+  assert.ok(processAlive(pids[0]!), 'the verifier is not running');
   const started = Date.now();
   await own.close();
-  assert.ok(Date.now() - started < 5000, 'close() waited for the thread to time out');
-  const workersAfter = process.getActiveResourcesInfo().filter((r) => r === 'MessagePort' || r === 'Worker').length;
-  assert.ok(workersAfter < workersBefore, `thread handles before close ${workersBefore}, after ${workersAfter}`);
+  assert.ok(Date.now() - started < 5000, 'close() waited for the verifier to time out');
+  assert.ok(!processAlive(pids[0]!), `verifier ${pids[0]} still runs after close()`);
   await assert.rejects(own.enqueue(fixture.request('c-late', 'register', candidate.path)), /closed/);
   await own.close();
 });
+
+test('a coordinator killed by kill -9 leaves no verifier process behind', async () => {
+  // A stand-in for the coordinator: a process that creates the dispatcher and reports its verifier.
+  const dispatcherModule = pathToFileURL(path.join(REPO_ROOT, 'server', 'verification', 'embedded-dispatcher.ts')).href;
+  const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e',
+    `import { createEmbeddedDispatcher } from ${JSON.stringify(dispatcherModule)};
+     createEmbeddedDispatcher({ onVerifierReady: (pid) => console.log(pid) });`], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const verifierPid = Number(await new Promise<string>((resolve, reject) => {
+    createInterface({ input: parent.stdout! }).once('line', resolve);
+    parent.once('exit', (code) => reject(new Error(`the stand-in coordinator exited with ${code}`)));
+  }));
+  assert.ok(processAlive(verifierPid));
+  parent.kill('SIGKILL');
+  await waitUntil(() => !processAlive(verifierPid), `verifier ${verifierPid} to leave after its coordinator died`, 10_000);
+});
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitUntil(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
