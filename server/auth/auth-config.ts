@@ -50,6 +50,11 @@ const githubSchema = z
     coordinatorGithubIds: z.array(z.union([z.number().int().positive(), z.string().regex(/^[1-9][0-9]*$/)]).transform(String)).default([]),
     /** Where the browser lands after a successful sign-in. Default `/`. */
     successRedirect: z.string().min(1).default('/'),
+    /**
+     * Where a browser lands when GitHub sign-in is refused, with `?signInError=<code>` added (the
+     * page explains the code). Default `/`. Clients that do not ask for HTML get the JSON error.
+     */
+    failureRedirect: z.string().min(1).default('/'),
     /** How long an issued OAuth `state` stays valid, in ms. Default 10 minutes. */
     stateTtlMs: z.number().int().positive().default(10 * 60_000),
   })

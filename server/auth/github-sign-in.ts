@@ -66,12 +66,18 @@ export function createGithubSignInRouter(deps: GithubSignInDeps): Router {
     if (req.query.code === undefined && req.query.error === undefined) {
       return next(new CoordinatorError('request.invalid', 'The GitHub callback needs `code` and `state`'));
     }
+    // The callback is a top-level navigation: a person sees its answer as a page, so a refusal
+    // sends the browser back to the app, which says in plain words what the code means.
+    const refuse = (error: CoordinatorError): void => {
+      if (req.accepts(['json', 'html']) !== 'html') return next(error);
+      res.redirect(303, withSignInError(github.failureRedirect, error.code));
+    };
     const finish = (err: unknown, user: Principal | false | undefined, info: unknown) => {
-      if (err) return next(toCoordinatorError(err));
+      if (err) return refuse(toCoordinatorError(err));
       if (!user) {
         const refusal = info as { message?: string; reason?: string } | undefined;
-        if (refusal?.reason === STATE_REFUSED) return next(new CoordinatorError('auth.csrf', refusal.message ?? 'Bad OAuth state'));
-        return next(new CoordinatorError('auth.required', `GitHub sign-in did not complete${refusal?.message ? `: ${refusal.message}` : ''}`));
+        if (refusal?.reason === STATE_REFUSED) return refuse(new CoordinatorError('auth.csrf', refusal.message ?? 'Bad OAuth state'));
+        return refuse(new CoordinatorError('auth.required', `GitHub sign-in did not complete${refusal?.message ? `: ${refusal.message}` : ''}`));
       }
       startSession(req, res, deps.sessions, user, deps.secureCookies);
       res.redirect(303, github.successRedirect);
@@ -91,6 +97,14 @@ function principalOfProfile(json: unknown, github: GithubConfig, coordinatorIds:
   }
   checkGithubMinimums(profile, github.minimums, nowMs);
   return { id: `github:${id}`, kind: 'github', displayName: login, coordinator: coordinatorIds.has(String(id)) };
+}
+
+/** `target` (a path or an absolute URL, possibly with a query) with `signInError=<code>` added. */
+export function withSignInError(target: string, code: string): string {
+  const absolute = /^[a-z][a-z0-9+.-]*:/i.test(target);
+  const url = new URL(target, 'http://placeholder');
+  url.searchParams.set('signInError', code);
+  return absolute ? url.href : `${url.pathname}${url.search}${url.hash}`;
 }
 
 function toCoordinatorError(err: unknown): CoordinatorError {

@@ -1,7 +1,8 @@
 /**
  * The sign-in paths of the browser app not taken by the contribution test, in headless Chromium
- * against a real coordinator (in-process verification; nobody contributes here):
- * GitHub through the real OAuth redirects (a local GitHub emulator) back to the contributor page;
+ * against a real coordinator (embedded verifier; nobody contributes here):
+ * GitHub through the real OAuth redirects (a local GitHub emulator) back to the contributor page,
+ * signed in, or with the refusal explained when the account is below the minimums;
  * a Semaphore identity created in the browser, kept across a reload, and refused in plain words
  * while its commitment is not in the group; the console refusing a wrong token and a
  * non-coordinator account. Screenshots: test-artifacts/browser/sign-in-*.png.
@@ -83,6 +84,18 @@ describe('sign-in methods in the browser', { timeout: 120_000 }, () => {
     await page.goto(`${coordinator.url}/console/`);
     const notice = await page.waitForSelector('[data-error-code="auth.not_coordinator"]');
     assert.ok((await notice.textContent())!.includes(plainWords('auth.not_coordinator').what));
+  });
+
+  test('GitHub: an account below the minimums lands back on the page with the refusal in plain words', async () => {
+    github.setProfile({ id: 4343, login: 'brand-new', followers: 0, following: 0, public_repos: 0, created_at: new Date().toISOString() });
+    const page = await newPage('github-refused');
+    await page.goto(`${coordinator.url}/`);
+    await page.click('#github-sign-in');
+    const notice = await page.waitForSelector('#sign-in [data-error-code="auth.below_minimum"]');
+    assert.ok((await notice.textContent())!.includes(plainWords('auth.below_minimum').what));
+    assert.equal(new URL(page.url()).search, '', 'the code is taken out of the address');
+    assert.equal(await page.$('#join'), null, 'not signed in');
+    await screenshot(page, 'sign-in-github-below-minimums');
   });
 
   test('Semaphore: an identity created in the browser is kept across a reload; outside the group, sign-in is refused in plain words', async () => {

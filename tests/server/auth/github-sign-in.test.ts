@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../../server/clock.ts';
+import { withSignInError } from '../../../server/auth/github-sign-in.ts';
 import { startGithubEmulator, type GithubEmulator, type GithubProfile } from '../../helpers/github-emulator.ts';
 import { Browser, errorCode, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
 
@@ -121,6 +122,22 @@ describe('GitHub sign-in', () => {
     const body = (await callback.json()) as { error: { code: string; message: string } };
     assert.equal(body.error.code, 'auth.below_minimum');
     assert.match(body.error.message, /followers 0 < 1, following 0 < 5/);
+  });
+
+  it('sends a browser (Accept: text/html) back to the app with the refusal code instead of a JSON page', async () => {
+    github.setProfile(profile({ followers: 0 }));
+    const browser = new Browser();
+    const start = await browser.request(`${server.url}/auth/github`);
+    const authorize = await browser.request(start.headers.get('location')!);
+    const callback = await browser.request(authorize.headers.get('location')!, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    assert.equal(callback.status, 303);
+    assert.equal(callback.headers.get('location'), '/?signInError=auth.below_minimum');
+    assert.equal((await sessionOf(browser, server)).principal, null);
+  });
+
+  it('adds the code to a failure redirect that has a query or is an absolute URL', () => {
+    assert.equal(withSignInError('/contribute?from=mail', 'auth.csrf'), '/contribute?from=mail&signInError=auth.csrf');
+    assert.equal(withSignInError('https://ceremony.example/#top', 'auth.csrf'), 'https://ceremony.example/?signInError=auth.csrf#top');
   });
 
   it('refuses a forged state', async () => {

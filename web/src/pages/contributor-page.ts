@@ -5,13 +5,13 @@
  * and reopening the tab resumes where things stand.
  */
 import '../styles.css';
-import { ApiClient } from '../api/api-client.ts';
+import { ApiClient, ApiError } from '../api/api-client.ts';
 import type { AuthMethods, CeremonyPhase, CeremonyView, MeView, SessionView } from '../api/api-types.ts';
 import { renderAttemptHistory, renderCircuitTable, describeCircuit } from '../contribute/circuit-status-view.ts';
 import { renderAttestation } from '../contribute/attestation-view.ts';
 import { ContributorSession, type SessionSnapshot } from '../contribute/contributor-session.ts';
 import { errorNotice, renderSignInPanel } from '../sign-in/sign-in-panel.ts';
-import { plainWords } from '../api/error-messages.ts';
+import { ERROR_MESSAGES, plainWords } from '../api/error-messages.ts';
 import { byId, h, replaceChildren } from '../ui/element.ts';
 import { renderSiteHeader } from '../ui/site-header.ts';
 
@@ -188,6 +188,20 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
   await contributor.start();
 }
 
+/**
+ * The refusal code the coordinator's GitHub callback put in the address (`?signInError=<code>`),
+ * removed from the address so a reload or a shared link does not show it again.
+ */
+function takeSignInError(): ApiError | undefined {
+  const url = new URL(location.href);
+  const code = url.searchParams.get('signInError');
+  if (code === null) return undefined;
+  url.searchParams.delete('signInError');
+  history.replaceState(history.state, '', `${url.pathname}${url.search}${url.hash}`);
+  // The address is anyone's to write: only a code of our own table is shown, in its own words.
+  return new ApiError(0, Object.hasOwn(ERROR_MESSAGES, code) ? code : 'auth.github_failed', '');
+}
+
 async function main(): Promise<void> {
   const app = byId('app');
   try {
@@ -200,7 +214,7 @@ async function main(): Promise<void> {
     if (session.principal) {
       await showSession(body, ceremony, session);
     } else {
-      body.append(renderSignInPanel(api, methods, (signedIn) => void showSession(body, ceremony, signedIn)));
+      body.append(renderSignInPanel(api, methods, (signedIn) => void showSession(body, ceremony, signedIn), takeSignInError()));
     }
   } catch (error) {
     replaceChildren(app, h('main', {}, errorNotice(error)));

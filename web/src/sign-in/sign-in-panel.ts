@@ -16,9 +16,14 @@ export function errorNotice(error: unknown): HTMLElement {
   return h('div', { class: 'banner bad', role: 'alert', 'data-error-code': code }, h('strong', {}, words.what), ' ', words.next, code.startsWith('semaphore.') ? h('div', { class: 'detail' }, message) : null);
 }
 
-export function renderSignInPanel(api: ApiClient, methods: AuthMethods, onSignedIn: (session: SessionView) => void): HTMLElement {
+/**
+ * `initialError` is a refusal to show at once: GitHub sign-in happens in redirects, so the
+ * coordinator reports its refusal by sending the browser back here with `?signInError=<code>`.
+ */
+export function renderSignInPanel(api: ApiClient, methods: AuthMethods, onSignedIn: (session: SessionView) => void, initialError?: unknown): HTMLElement {
   const feedback = h('div', { 'aria-live': 'polite' });
   const fail = (error: unknown) => replaceChildren(feedback, errorNotice(error));
+  if (initialError !== undefined) fail(initialError);
   const choices: HTMLElement[] = [];
 
   if (methods.github) {
