@@ -6,10 +6,12 @@
  *  2. transfer      bench/server-transfer.ts: tus upload + download of a 2^P key, coordinator RSS,
  *                   upload complete → new head minus verification
  *  3. lobby         bench/lobby-load.ts: 10,000 waiting contributors polling every 10 s
- * Contribution in the browser vs Node is benchmarked with the browser app (web/), not here.
+ *  4. contribution  bench/browser-contribution.ts: a contribution on a 2^P key with snarkjs in Node
+ *                   (CLI and API) vs the browser app's Web Worker in headless Chromium
  *
- * Usage: tsx bench/index.ts [--only verify,transfer,lobby] [--powers 14,16] [--transfer-power 16]
- *                           [--contributors 10000] [--seconds 25]
+ * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution] [--powers 14,16]
+ *                           [--transfer-power 16] [--contributors 10000] [--seconds 25]
+ *                           [--contribution-power 16]
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -18,8 +20,9 @@ import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { printTransfer, runServerTransfer } from './server-transfer.ts';
 import { printLobby, runLobbyLoad } from './lobby-load.ts';
+import { printBrowserContribution, runBrowserContribution } from './browser-contribution.ts';
 
-const BENCHES = ['verify', 'transfer', 'lobby'] as const;
+const BENCHES = ['verify', 'transfer', 'lobby', 'contribution'] as const;
 const { values } = parseArgs({
   options: {
     only: { type: 'string', default: BENCHES.join(',') },
@@ -27,6 +30,7 @@ const { values } = parseArgs({
     'transfer-power': { type: 'string', default: '16' },
     contributors: { type: 'string', default: '10000' },
     seconds: { type: 'string', default: '25' },
+    'contribution-power': { type: 'string', default: '16' },
   },
 });
 const selected = new Set(values.only.split(',').map((s) => s.trim()));
@@ -45,5 +49,9 @@ if (selected.has('transfer')) {
 }
 if (selected.has('lobby')) {
   printLobby(await runLobbyLoad(Number(values.contributors), Number(values.seconds), 10));
+}
+if (selected.has('contribution')) {
+  const power = Number(values['contribution-power']);
+  printBrowserContribution(power, await runBrowserContribution(power, 1));
 }
 await releaseBn128();

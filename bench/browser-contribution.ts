@@ -1,0 +1,253 @@
+/**
+ * Contribution: snarkjs in Node vs the browser app's path in headless Chromium, on the same key
+ * (contribution 3 on the bench chain's z2 of 2^P constraints; goal: browser ≤ 1.5× Node). Rows:
+ *  - npx snarkjs zkey contribute Z2 OUT   (snarkjs's CLI, a fresh process per run)
+ *  - snarkjs zKey.contribute in-process    (the curve released before each run, so every row pays
+ *                                           its curve set-up, as the browser's fresh worker does)
+ *  - the browser: web/src/contribute/compute-contribution.ts (the app's own Web Worker), built
+ *    with vite from bench/browser-contribution/ into .fixture-cache/bench-browser-contribution/
+ *    and served with the head by a static server on 127.0.0.1; the head's download is timed apart.
+ * Each browser output is PUT back to the server and checked with verifyLink(z2, output): it must
+ * be a valid next link whose contribution hash is the one the page reported.
+ *
+ * Usage: tsx bench/browser-contribution.ts [--power P (default 16)] [--runs N (default 1)]
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import type { Browser } from 'playwright-core';
+import * as snarkjs from 'snarkjs';
+import { build } from 'vite';
+import { releaseBn128 } from '../core/crypto/bn128.ts';
+import { verifyLink } from '../core/verify/verify-link.ts';
+import { echoPageErrors, launchChromium } from '../tests/helpers/chromium.ts';
+import { FIXTURE_CACHE, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
+import { benchChain, benchLog as log } from './bench-chain.ts';
+import type { BenchPageGlobal, BrowserContributionResult } from './browser-contribution/bench-result.ts';
+
+const PAGE_SOURCE = path.join(REPO_ROOT, 'bench', 'browser-contribution');
+const PAGE_BUILD = path.join(FIXTURE_CACHE, 'bench-browser-contribution');
+const MB = 1024 * 1024;
+/** The browser's compute time may be at most this multiple of Node's. */
+const GOAL_RATIO = 1.5;
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.css': 'text/css; charset=utf-8',
+};
+const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+export interface ContributionFigures {
+  keyMb: number;
+  constraints: number;
+  runs: number;
+  cliMs: number;
+  nodeApiMs: number;
+  browserComputeMs: number;
+  browserDownloadMs: number;
+  nodeCpus: number;
+  browserHardwareConcurrency: number;
+}
+
+function median(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** The benchmark page, rebuilt every run (seconds): never stale against web/src, nothing to invalidate. */
+async function buildPage(): Promise<void> {
+  log('building the benchmark page (vite)');
+  await build({
+    configFile: false,
+    root: PAGE_SOURCE,
+    base: '/',
+    publicDir: false,
+    logLevel: 'warn',
+    build: { outDir: PAGE_BUILD, emptyOutDir: true, target: 'es2022', chunkSizeWarningLimit: 4096 },
+    // As the app's own build (vite.config.ts): the contribution worker is an ES module.
+    worker: { format: 'es' },
+  });
+}
+
+function runSnarkjsCli(args: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npx', ['snarkjs', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'ignore'] });
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code ?? -1));
+  });
+}
+
+const randomEntropy = (): string => randomBytes(32).toString('hex');
+
+interface StaticServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The built page, GET /zkey (the head, streamed) and PUT /output (the browser's new key, streamed
+ * to outputPath). Same origin as the page, so no CORS; no cross-origin isolation either: snarkjs's
+ * browser build (ffjavascript's thread pool) uses plain Workers and postMessage, not
+ * SharedArrayBuffer.
+ */
+async function startStaticServer(zkeyPath: string, outputPath: string): Promise<StaticServer> {
+  const fail = (res: ServerResponse, status: number, message: string): void => {
+    if (!res.headersSent) res.writeHead(status, { 'content-type': 'text/plain' });
+    res.end(message);
+  };
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const route = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (route === '/output' && req.method === 'PUT') {
+      await pipeline(req, createWriteStream(outputPath));
+      res.writeHead(204).end();
+      return;
+    }
+    if (req.method !== 'GET') return fail(res, 405, 'method not allowed');
+    const file = route === '/zkey' ? zkeyPath : path.join(PAGE_BUILD, route === '/' ? 'index.html' : route);
+    if (file !== zkeyPath && !file.startsWith(PAGE_BUILD + path.sep)) return fail(res, 403, 'outside the page');
+    const size = await stat(file).then((s) => (s.isFile() ? s.size : undefined), () => undefined);
+    if (size === undefined) return fail(res, 404, 'not found');
+    res.writeHead(200, {
+      'content-type': CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream',
+      'content-length': size,
+      'cache-control': 'no-store',
+    });
+    await pipeline(createReadStream(file), res);
+  };
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((error: Error) => fail(res, 500, error.message));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export async function runBrowserContribution(power: number, runs: number): Promise<ContributionFigures> {
+  const chain = await benchChain(power);
+  const keyBytes = (await stat(chain.z2)).size;
+  const scratch = await mkdtemp(path.join(tmpdir(), 'bench-contribution-'));
+  const nodeOutput = path.join(scratch, 'node.zkey');
+  const browserOutput = path.join(scratch, 'browser.zkey');
+  let server: StaticServer | undefined;
+  let browser: Browser | undefined;
+  try {
+    await buildPage();
+
+    const cli: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      log(`npx snarkjs zkey contribute (${i + 1}/${runs})`);
+      // Removed first, so the checks below can only see this run's key.
+      await rm(nodeOutput, { force: true });
+      const started = performance.now();
+      const code = await runSnarkjsCli(['zkey', 'contribute', chain.z2, nodeOutput, '--name=bench', `-e=${randomEntropy()}`]);
+      cli.push(performance.now() - started);
+      if (code !== 0) throw new Error(`npx snarkjs zkey contribute exited with ${code}`);
+      if ((await stat(nodeOutput)).size === 0) throw new Error('npx snarkjs zkey contribute wrote an empty key');
+    }
+
+    const nodeApi: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      log(`snarkjs zKey.contribute in Node (${i + 1}/${runs})`);
+      await releaseBn128();
+      const started = performance.now();
+      const hash = await snarkjs.zKey.contribute(chain.z2, nodeOutput, 'bench', randomEntropy(), silent);
+      nodeApi.push(performance.now() - started);
+      if (!(hash instanceof Uint8Array) || hash.length !== 64) throw new Error('snarkjs zKey.contribute returned no contribution hash');
+    }
+    // The Node curve's threads and memory would otherwise sit beside Chromium's for its runs.
+    await releaseBn128();
+
+    server = await startStaticServer(chain.z2, browserOutput);
+    browser = await launchChromium();
+    const page = await browser.newPage();
+    echoPageErrors(page, 'bench');
+    // A contribution at 2^18 takes minutes; Playwright's 30 s defaults would cut it short.
+    page.setDefaultTimeout(0);
+    page.setDefaultNavigationTimeout(0);
+    await page.goto(`${server.url}/`);
+    const results: BrowserContributionResult[] = [];
+    for (let i = 0; i < runs; i++) {
+      log(`browser contribution in headless Chromium (${i + 1}/${runs})`);
+      await rm(browserOutput, { force: true });
+      const result = await page.evaluate(
+        ([zkeyUrl, outputUrl]) => (globalThis as unknown as BenchPageGlobal).benchContribute(zkeyUrl, outputUrl),
+        [`${server.url}/zkey`, `${server.url}/output`] as const,
+      );
+      const written = (await stat(browserOutput)).size;
+      if (written !== result.outputBytes) throw new Error(`the page made ${result.outputBytes} bytes, the server received ${written}`);
+      log('verifyLink(z2, browser output)');
+      const link = await verifyLink(chain.z2, browserOutput);
+      if (link.contributionHash !== result.hash) {
+        throw new Error(`the browser reported contribution hash ${result.hash}, verifyLink computed ${link.contributionHash}`);
+      }
+      if (link.recordedName !== 'bench') throw new Error(`the browser's record is named ${String(link.recordedName)}, not "bench"`);
+      // verifyLink's curve (threads, wasm memory) would otherwise sit beside the next browser run.
+      await releaseBn128();
+      results.push(result);
+    }
+
+    return {
+      keyMb: keyBytes / MB,
+      constraints: 2 ** power,
+      runs,
+      cliMs: median(cli),
+      nodeApiMs: median(nodeApi),
+      browserComputeMs: median(results.map((r) => r.computeMs)),
+      browserDownloadMs: median(results.map((r) => r.downloadMs)),
+      nodeCpus: cpus().length,
+      browserHardwareConcurrency: results[0]!.hardwareConcurrency,
+    };
+  } finally {
+    await browser?.close();
+    await server?.close();
+    await releaseBn128();
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+export function printBrowserContribution(power: number, f: ContributionFigures): void {
+  const ratio = (ms: number): string => `${(f.browserComputeMs / ms).toFixed(2)}×`;
+  const goal = (ms: number): string => `goal ≤ ${GOAL_RATIO}× (${f.browserComputeMs / ms <= GOAL_RATIO ? 'met' : 'missed'})`;
+  const rows: Array<[string, string, string]> = [
+    ['npx snarkjs zkey contribute (CLI)', f.cliMs.toFixed(0), ''],
+    ['snarkjs zKey.contribute in Node (API)', f.nodeApiMs.toFixed(0), ''],
+    ['browser: computeContribution (Web Worker)', f.browserComputeMs.toFixed(0), ''],
+    ['browser: download of the head (localhost)', f.browserDownloadMs.toFixed(0), 'not in the compute time'],
+    ['browser ÷ CLI', ratio(f.cliMs), goal(f.cliMs)],
+    ['browser ÷ Node API', ratio(f.nodeApiMs), goal(f.nodeApiMs)],
+  ];
+  const width = Math.max(...rows.map(([name]) => name.length));
+  process.stdout.write(
+    `\ncontribution at 2^${power}: key ${f.keyMb.toFixed(1)} MB, ${f.constraints} constraints; median of ${f.runs} run(s) per row; ` +
+      `Node os.cpus() ${f.nodeCpus}, Chromium navigator.hardwareConcurrency ${f.browserHardwareConcurrency}\n`,
+  );
+  process.stdout.write(`${'path'.padEnd(width)}  ${'time (ms)'.padStart(10)}\n`);
+  for (const [name, value, note] of rows) process.stdout.write(`${name.padEnd(width)}  ${value.padStart(10)}${note ? `  ${note}` : ''}\n`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({ options: { power: { type: 'string', default: '16' }, runs: { type: 'string', default: '1' } } });
+  const power = Number(values.power);
+  const runs = Number(values.runs);
+  if (!Number.isInteger(power) || power < 10 || power > 18) throw new Error(`--power must be an integer from 10 to 18, got ${values.power}`);
+  if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
+  printBrowserContribution(power, await runBrowserContribution(power, runs));
+}

@@ -1,0 +1,29 @@
+/**
+ * The benchmark page: the browser app's own contribution path (computeContribution and its Web
+ * Worker, imported from web/src, not a copy), driven by bench/browser-contribution.ts through
+ * `benchContribute` on the page's global. Timing is taken here with performance.now(), so
+ * Playwright's round trips are not part of it.
+ */
+import { computeContribution } from '../../web/src/contribute/compute-contribution.ts';
+import type { BenchPageGlobal, BrowserContributionResult } from './bench-result.ts';
+
+async function benchContribute(zkeyUrl: string, outputUrl: string): Promise<BrowserContributionResult> {
+  const downloadStart = performance.now();
+  // no-store: with --runs N every run must really fetch the head, as a contributor's page does.
+  const response = await fetch(zkeyUrl, { cache: 'no-store' });
+  if (!response.ok) throw new Error(`GET ${zkeyUrl} answered ${response.status}`);
+  const head = new Uint8Array(await response.arrayBuffer());
+  const downloadMs = performance.now() - downloadStart;
+
+  const computeStart = performance.now();
+  // Progress is ignored: the app only paints it, which is not part of the work being timed.
+  const { zkey, hash } = await computeContribution({ head, name: 'bench', typedEntropy: '' }, () => {}, new AbortController().signal);
+  const computeMs = performance.now() - computeStart;
+
+  // The worker transferred a plain ArrayBuffer (never shared memory), which fetch's BodyInit wants.
+  const upload = await fetch(outputUrl, { method: 'PUT', body: zkey as Uint8Array<ArrayBuffer> });
+  if (!upload.ok) throw new Error(`PUT ${outputUrl} answered ${upload.status}`);
+  return { downloadMs, computeMs, hash, outputBytes: zkey.byteLength, hardwareConcurrency: navigator.hardwareConcurrency };
+}
+
+(globalThis as unknown as BenchPageGlobal).benchContribute = benchContribute;
