@@ -93,8 +93,8 @@ interface StaticServer {
 }
 
 /**
- * The built page, GET /zkey (the head, streamed) and PUT /output (the browser's new key, streamed
- * to outputPath). Same origin as the page, so no CORS; no cross-origin isolation either: snarkjs's
+ * The built page, GET /zkey (the head, streamed) and PUT /output?offset=N (a slice of the
+ * browser's new key, streamed into outputPath at N). Same origin as the page, so no CORS; no cross-origin isolation either: snarkjs's
  * browser build (ffjavascript's thread pool) uses plain Workers and postMessage, not
  * SharedArrayBuffer.
  */
@@ -106,7 +106,10 @@ async function startStaticServer(zkeyPath: string, outputPath: string): Promise<
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const route = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (route === '/output' && req.method === 'PUT') {
-      await pipeline(req, createWriteStream(outputPath));
+      // One slice of the key at ?offset=N (the page sends them in order, the first at 0).
+      const offset = Number(new URL(req.url ?? '/', 'http://localhost').searchParams.get('offset') ?? '0');
+      if (!Number.isSafeInteger(offset) || offset < 0) return fail(res, 400, 'bad offset');
+      await pipeline(req, createWriteStream(outputPath, { flags: offset === 0 ? 'w' : 'r+', start: offset }));
       res.writeHead(204).end();
       return;
     }

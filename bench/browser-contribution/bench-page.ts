@@ -7,6 +7,8 @@
 import { computeContribution } from '../../web/src/contribute/compute-contribution.ts';
 import type { BenchPageGlobal, BrowserContributionResult } from './bench-result.ts';
 
+const OUTPUT_SLICE = 8 * 1024 * 1024;
+
 async function benchContribute(zkeyUrl: string, outputUrl: string): Promise<BrowserContributionResult> {
   const downloadStart = performance.now();
   // no-store: with --runs N every run must really fetch the head, as a contributor's page does.
@@ -20,9 +22,14 @@ async function benchContribute(zkeyUrl: string, outputUrl: string): Promise<Brow
   const { zkey, hash } = await computeContribution({ head, name: 'bench', typedEntropy: '' }, () => {}, new AbortController().signal);
   const computeMs = performance.now() - computeStart;
 
-  // The worker transferred a plain ArrayBuffer (never shared memory), which fetch's BodyInit wants.
-  const upload = await fetch(outputUrl, { method: 'PUT', body: zkey as Uint8Array<ArrayBuffer> });
-  if (!upload.ok) throw new Error(`PUT ${outputUrl} answered ${upload.status}`);
+  // In slices, as the app's tus upload does: Chromium hands every request body to the DevTools
+  // protocol as one JSON string, and a 2^18 key in one body makes a message Playwright cannot read.
+  for (let offset = 0; offset < zkey.byteLength; offset += OUTPUT_SLICE) {
+    // The worker transferred a plain ArrayBuffer (never shared memory), which fetch's BodyInit wants.
+    const slice = zkey.subarray(offset, offset + OUTPUT_SLICE) as Uint8Array<ArrayBuffer>;
+    const upload = await fetch(`${outputUrl}?offset=${offset}`, { method: 'PUT', body: slice });
+    if (!upload.ok) throw new Error(`PUT ${outputUrl}?offset=${offset} answered ${upload.status}`);
+  }
   return { downloadMs, computeMs, hash, outputBytes: zkey.byteLength, hardwareConcurrency: navigator.hardwareConcurrency };
 }
 
