@@ -51,7 +51,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.all('/api/circuits/:name/contributions{/*rest}', deps.auth.requireContributor, deps.auth.requireCsrf, uploads);
 
   app.use(express.json({ limit: '256kb' }));
-  app.use(createPublicRouter({ config: deps.config, lobby: deps.lobby, phase: deps.phase, constraints: deps.constraints, receiptPublicKeyPem: deps.receiptPublicKeyPem }));
+  app.use(createPublicRouter({ config: deps.config, lobby: deps.lobby, phase: deps.phase, constraints: deps.constraints, receiptPublicKeyPem: deps.receiptPublicKeyPem, ceremonyState: () => deps.service.ceremonyState() }));
   app.use('/auth', deps.auth.router);
   app.use(createContributorRouter({ ...deps, requireContributor: deps.auth.requireContributor, requireCsrf: deps.auth.requireCsrf }));
   app.use(createCoordinatorRouter({ ...deps, requireCoordinator: deps.auth.requireCoordinator, requireCsrf: deps.auth.requireCsrf }));

@@ -10,12 +10,13 @@
  */
 import { rm } from 'node:fs/promises';
 import { commitPreverifiedContribution } from '../core/ceremony/extend-chain.ts';
-import { openCeremony } from '../core/ceremony/open-ceremony.ts';
+import { openCeremony, type CeremonyState } from '../core/ceremony/open-ceremony.ts';
 import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
 import type { CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { CoordinatorError, isCoordinatorError } from '../core/errors.ts';
 import type { Clock } from './clock.ts';
+import { CeremonyStateReader } from './ceremony-state-reader.ts';
 import type { Db } from './store/database.ts';
 import type { Lobby } from './lobby/lobby.ts';
 import type { ContributionRow, ContributionStore } from './contributions/contribution-store.ts';
@@ -54,8 +55,10 @@ export interface SubmittedUpload {
 export class CeremonyService {
   private timer: NodeJS.Timeout | undefined;
   private readonly pending = new Set<Promise<void>>();
+  private readonly stateReader: CeremonyStateReader;
 
   constructor(private readonly deps: CeremonyServiceDeps) {
+    this.stateReader = new CeremonyStateReader(deps.config.dataDir);
     deps.dispatcher.onOutcome((outcome) => {
       const work = this.applyOutcome(outcome).catch((error: unknown) => {
         deps.log.warn('could not apply a verification outcome', { contributionId: outcome.contributionId, error: String(error) });
@@ -87,8 +90,13 @@ export class CeremonyService {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 
+  /** The ceremony on disk (chains, transcript), re-read only when the transcript changed. Read-only. */
+  ceremonyState(): Promise<CeremonyState> {
+    return this.stateReader.read();
+  }
+
   async headIndex(circuit: string): Promise<number> {
-    const state = await openCeremony(this.deps.config.dataDir);
+    const state = await this.ceremonyState();
     const chain = state.chains.get(circuit);
     if (!chain?.head) throw new CoordinatorError('ceremony.not_initialised', 'the ceremony is not initialised');
     return chain.headIndex;

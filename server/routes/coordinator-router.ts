@@ -4,7 +4,7 @@
  */
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
-import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
+import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
@@ -20,6 +20,8 @@ export interface CoordinatorRouterDeps {
   contributions: ContributionStore;
   phase: CeremonyPhaseStore;
   clock: Clock;
+  /** Provides the ceremony on disk, cached until the transcript changes. */
+  service: { ceremonyState(): Promise<CeremonyState> };
   requireCoordinator: RequestHandler;
   requireCsrf: RequestHandler;
 }
@@ -39,7 +41,7 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
   let finalising: Promise<unknown> | undefined;
 
   router.get('/api/admin/overview', ...guard, async (_req, res) => {
-    const state = await openCeremony(deps.config.dataDir);
+    const state = await deps.service.ceremonyState();
     res.json({
       phase: deps.phase.get(),
       queues: deps.lobby.queueLengths(),

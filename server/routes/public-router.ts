@@ -8,7 +8,7 @@
 import { Router } from 'express';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
+import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
 import { findCircuit, type CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import type { Lobby } from '../lobby/lobby.ts';
@@ -21,6 +21,8 @@ export interface PublicRouterDeps {
   /** Constraints per circuit, read once from the r1cs at start-up. */
   constraints: ReadonlyMap<string, number>;
   receiptPublicKeyPem: string;
+  /** The ceremony on disk, cached until the transcript changes (CeremonyService.ceremonyState). */
+  ceremonyState: () => Promise<CeremonyState>;
 }
 
 function parseIndex(raw: string): number {
@@ -37,7 +39,7 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
   });
 
   router.get('/api/ceremony', async (_req, res) => {
-    const state = await openCeremony(config.dataDir);
+    const state = await deps.ceremonyState();
     const queues = deps.lobby.queueLengths();
     res.json({
       id: config.id,
@@ -72,12 +74,12 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
   });
 
   router.get('/api/transcript', async (_req, res) => {
-    const state = await openCeremony(config.dataDir);
+    const state = await deps.ceremonyState();
     res.json({ ceremony: config.id, entries: state.transcript.entries });
   });
 
   router.get('/api/manifest', async (_req, res) => {
-    const state = await openCeremony(config.dataDir);
+    const state = await deps.ceremonyState();
     if (!state.finalised) throw new CoordinatorError('manifest.not_finalised', 'the ceremony is not finalised yet; the manifest does not exist');
     res.type('application/json').send(await readFile(state.paths.manifestPath));
   });
@@ -85,7 +87,7 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
   router.get('/api/circuits/:name/zkeys/:index', async (req, res) => {
     const circuit = findCircuit(config, req.params.name);
     const index = parseIndex(req.params.index);
-    const state = await openCeremony(config.dataDir);
+    const state = await deps.ceremonyState();
     const chain = state.chains.get(circuit.name)!;
     if (index > chain.headIndex) {
       throw new CoordinatorError('not_found', `${circuit.name} has no contribution ${index}; its head is ${chain.headIndex}`);
@@ -105,7 +107,7 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
   });
 
   router.get('/api/final/:file', async (req, res) => {
-    const state = await openCeremony(config.dataDir);
+    const state = await deps.ceremonyState();
     if (!state.finalised) throw new CoordinatorError('manifest.not_finalised', 'the ceremony is not finalised yet');
     const name = req.params.file;
     if (!/^[A-Za-z0-9_]+\.(zkey|vkey\.json|sol|json)$/.test(name)) throw new CoordinatorError('not_found', `no final file "${name}"`);
