@@ -18,7 +18,7 @@
  */
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import { CoordinatorError } from '../../core/errors.ts';
-import type { VerificationDispatcher, VerificationOutcome, VerificationRequest } from './verification-job.ts';
+import { notifyOutcome, type VerificationDispatcher, type VerificationOutcome, type VerificationRequest } from './verification-job.ts';
 
 /** Queue the coordinator and `ceremony worker` use unless told otherwise (VERIFICATION_QUEUE). */
 export const DEFAULT_VERIFICATION_QUEUE = 'ceremony-verification';
@@ -104,15 +104,7 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
     const request = pending.get(jobId);
     if (!request || closed) return;
     pending.delete(jobId);
-    const decided = outcome(request.contributionId);
-    for (const listener of listeners) {
-      try {
-        const result: unknown = listener(decided);
-        if (result instanceof Promise) result.catch(reportListenerError);
-      } catch (error) {
-        reportListenerError(error);
-      }
-    }
+    notifyOutcome(listeners, outcome(request.contributionId));
   };
 
   events.on('completed', ({ jobId, returnvalue }) => settle(jobId, (id) => outcomeOfResult(id, returnvalue)));
@@ -213,8 +205,4 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
       await Promise.allSettled([events.close(), queue.close()]);
     },
   };
-}
-
-function reportListenerError(error: unknown): void {
-  process.stderr.write(`verification outcome listener failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
 }

@@ -19,7 +19,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { FromEmbeddedVerifier, ToEmbeddedVerifier } from '../../worker/embedded-verifier.ts';
-import type { VerificationDispatcher, VerificationOutcome, VerificationRequest } from './verification-job.ts';
+import { notifyOutcome, type VerificationDispatcher, type VerificationOutcome, type VerificationRequest } from './verification-job.ts';
 
 export interface EmbeddedDispatcherOptions {
   /** Verifications running at once (they share the process and its curve). Default 1. */
@@ -62,16 +62,7 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
   let running = 0;
   let closed = false;
 
-  const emit = (outcome: VerificationOutcome): void => {
-    for (const listener of listeners) {
-      try {
-        const result: unknown = listener(outcome);
-        if (result instanceof Promise) result.catch(reportListenerError);
-      } catch (error) {
-        reportListenerError(error);
-      }
-    }
-  };
+  const emit = (outcome: VerificationOutcome): void => notifyOutcome(listeners, outcome);
 
   const finish = (outcome: VerificationOutcome): void => {
     const entry = tracked.get(outcome.contributionId);
@@ -184,8 +175,4 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
       clearTimeout(timer);
     },
   };
-}
-
-function reportListenerError(error: unknown): void {
-  process.stderr.write(`verification outcome listener failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
 }

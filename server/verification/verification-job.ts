@@ -1,7 +1,7 @@
 /**
  * What the coordinator asks of a verifier, and what it gets back. Shared by the embedded
  * verifier process and the BullMQ worker processes, which only ever see these shapes:
- * server and worker never import each other.
+ * server and worker never import each other. Also the outcome fan-out both dispatchers use.
  */
 export interface VerificationRequest {
   /** The contribution row this verifies (also the BullMQ job id, so a job is never queued twice). */
@@ -27,4 +27,23 @@ export interface VerificationDispatcher {
   /** Called once per finished request (valid, invalid or error). */
   onOutcome(listener: (outcome: VerificationOutcome) => void): void;
   close(): Promise<void>;
+}
+
+/**
+ * Hands an outcome to every listener. A listener that throws or rejects is reported on stderr and
+ * does not keep the others from hearing it: one failing consumer must not lose a verdict.
+ */
+export function notifyOutcome(listeners: ReadonlyArray<(outcome: VerificationOutcome) => void>, outcome: VerificationOutcome): void {
+  for (const listener of listeners) {
+    try {
+      const result: unknown = listener(outcome);
+      if (result instanceof Promise) result.catch(reportListenerError);
+    } catch (error) {
+      reportListenerError(error);
+    }
+  }
+}
+
+function reportListenerError(error: unknown): void {
+  process.stderr.write(`verification outcome listener failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
 }
