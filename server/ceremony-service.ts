@@ -165,7 +165,7 @@ export class CeremonyService {
           contributor: row.contributorName,
         });
         this.recordAccepted(row, accepted.index, outcome.contributionHash);
-        log.info('contribution accepted', { contributionId: row.id, circuit: row.circuit, index: accepted.index });
+        log.info('contribution accepted', { contributionId: row.id, circuit: row.circuit, index: accepted.index, sinceUploadMs: clock.now() - row.createdAt });
       } catch (error) {
         if (!isCoordinatorError(error)) throw error;
         db.transaction(() => {
@@ -184,7 +184,7 @@ export class CeremonyService {
       lobby.recordRefused(row.id, refusal);
     })();
     await rm(row.candidatePath, { force: true });
-    log.info('contribution refused', { contributionId: row.id, circuit: row.circuit, code: refusal.code });
+    log.info('contribution refused', { contributionId: row.id, circuit: row.circuit, code: refusal.code, sinceUploadMs: clock.now() - row.createdAt });
   }
 
   private recordAccepted(row: ContributionRow, index: number, contributionHash: string): void {
