@@ -9,7 +9,7 @@
  *  4. contribution  bench/browser-contribution.ts: a contribution on a 2^P key with snarkjs in Node
  *                   (CLI and API) vs the browser app's Web Worker in headless Chromium
  *
- * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution] [--powers 14,16]
+ * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution] [--powers 14,16] [--terms K]
  *                           [--transfer-power 16] [--contributors 10000] [--seconds 25]
  *                           [--contribution-power 16]
  */
@@ -27,6 +27,7 @@ const { values } = parseArgs({
   options: {
     only: { type: 'string', default: BENCHES.join(',') },
     powers: { type: 'string', default: '14' },
+    terms: { type: 'string', default: '1' },
     'transfer-power': { type: 'string', default: '16' },
     contributors: { type: 'string', default: '10000' },
     seconds: { type: 'string', default: '25' },
@@ -38,8 +39,8 @@ for (const name of selected) if (!(BENCHES as readonly string[]).includes(name))
 
 if (selected.has('verify')) {
   for (const power of values.powers.split(',').map(Number)) {
-    process.stdout.write(`\nverification at 2^${power}\n`);
-    const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'verify-link.ts'), '--power', String(power)], { cwd: REPO_ROOT, stdio: 'inherit' });
+    process.stdout.write(`\nverification at 2^${power}${values.terms === '1' ? '' : `, ${values.terms} terms per left factor`}\n`);
+    const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'verify-link.ts'), '--power', String(power), '--terms', values.terms], { cwd: REPO_ROOT, stdio: 'inherit' });
     if (run.status !== 0) throw new Error(`bench/verify-link.ts --power ${power} exited with ${run.status}`);
   }
 }

@@ -9,7 +9,7 @@
  * and prints a table with each time as a multiple of verifyLink's. Fixtures (ptau of power P+1,
  * circuit, z0..z2) are cached under .fixture-cache/.
  *
- * Usage: tsx bench/verify-link.ts [--power P (10..18, default 14)] [--runs N (default 3)]
+ * Usage: tsx bench/verify-link.ts [--power P (10..18, default 14)] [--terms K (default 1)] [--runs N (default 3)]
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -26,8 +26,9 @@ import { readZkeyInfo, SECTION, type ZkeyInfo } from '../core/zkey/zkey-file.ts'
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { benchChain, benchLog as log } from './bench-chain.ts';
 
-const { values } = parseArgs({ options: { power: { type: 'string', default: '14' }, runs: { type: 'string', default: '3' } } });
+const { values } = parseArgs({ options: { power: { type: 'string', default: '14' }, terms: { type: 'string', default: '1' }, runs: { type: 'string', default: '3' } } });
 const power = Number(values.power);
+const terms = Number(values.terms);
 const runs = Number(values.runs);
 if (!Number.isInteger(power) || power < 10 || power > 18) throw new Error(`--power must be an integer from 10 to 18, got ${values.power}`);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
@@ -69,7 +70,7 @@ function runSnarkjsCli(args: string[]): Promise<number> {
   });
 }
 
-const { r1cs, ptau, z0, z1, z2 } = await benchChain(power);
+const { r1cs, ptau, z0, z1, z2 } = await benchChain(power, terms);
 const [prev, next] = await Promise.all([readZkeyInfo(z1), readZkeyInfo(z2)]);
 const points = (prev.sections.get(SECTION.l)!.size + prev.sections.get(SECTION.h)!.size) / 64;
 const curve = await getBn128();
@@ -105,7 +106,7 @@ const rows: Array<[string, number]> = [
 ];
 const width = Math.max(...rows.map(([name]) => name.length));
 process.stdout.write(
-  `circuit: 2^${power} constraints, ${prev.header.nVars} variables, |L| = ${prev.sections.get(SECTION.l)!.size / 64}, ` +
+  `circuit: 2^${power} constraints (${terms} term(s) per left factor), ${prev.header.nVars} variables, |L| = ${prev.sections.get(SECTION.l)!.size / 64}, ` +
     `|H| = ${prev.header.domainSize}; median of ${runs} for the first two rows, 1 run for the others\n`,
 );
 process.stdout.write(`${'check'.padEnd(width)}  ${'time (ms)'.padStart(10)}  ${'÷ verifyLink'.padStart(12)}\n`);
