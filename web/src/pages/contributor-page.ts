@@ -211,10 +211,12 @@ async function main(): Promise<void> {
     replaceChildren(app, renderSiteHeader('contribute', ceremony), main);
     const body = h('div');
     main.append(renderIntro(ceremony), body);
+    // Taken out of the address in any case; shown only to someone who is still signed out.
+    const signInError = takeSignInError();
     if (session.principal) {
       await showSession(body, ceremony, session);
     } else {
-      body.append(renderSignInPanel(api, methods, (signedIn) => void showSession(body, ceremony, signedIn), takeSignInError()));
+      body.append(renderSignInPanel(api, methods, (signedIn) => void showSession(body, ceremony, signedIn), signInError));
     }
   } catch (error) {
     replaceChildren(app, h('main', {}, errorNotice(error)));
