@@ -4,9 +4,10 @@
  * core for everything about zkeys and the lobby for everything about turns.
  *
  * Crash safety: the transcript (core) is the commit point of a link; SQLite records the verdict.
- * At start-up every contribution still `verifying` is reconciled: already in the transcript →
- * accepted; candidate still on disk → verified again; otherwise → an error the contributor sees,
- * and they are put back in the queue.
+ * A contribution left `verifying` without a verdict (a crash at start-up, or a commit that failed
+ * for a reason that says nothing about the contribution, such as a full disk) is settled from the
+ * transcript: already in it → accepted; otherwise, at start-up and with its candidate intact →
+ * verified again; otherwise → an error the contributor sees, and they are put back in the queue.
  */
 import { rm } from 'node:fs/promises';
 import { commitPreverifiedContribution } from '../core/ceremony/extend-chain.ts';
@@ -21,7 +22,6 @@ import type { Db } from './store/database.ts';
 import type { Lobby } from './lobby/lobby.ts';
 import type { ContributionRow, ContributionStore } from './contributions/contribution-store.ts';
 import type { ReceiptSigner } from './contributions/receipt-signer.ts';
-import type { CeremonyPhaseStore } from './ceremony-phase.ts';
 import type { Principal } from './auth/principal.ts';
 import type { VerificationDispatcher, VerificationOutcome, VerificationRequest } from './verification/verification-job.ts';
 
@@ -36,7 +36,6 @@ export interface CeremonyServiceDeps {
   clock: Clock;
   lobby: Lobby;
   contributions: ContributionStore;
-  phase: CeremonyPhaseStore;
   dispatcher: VerificationDispatcher;
   receipts: ReceiptSigner;
   log: ServiceLog;
@@ -82,12 +81,7 @@ export class CeremonyService {
   }
 
   tick(): void {
-    this.deps.lobby.tick();
-  }
-
-  /** Waits until every outcome received so far has been applied (tests, shutdown). */
-  async settled(): Promise<void> {
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    for (const { type, ...fields } of this.deps.lobby.tick()) this.deps.log.info(`lobby ${type.replace('_', ' ')}`, fields);
   }
 
   /** The ceremony on disk (chains, transcript), re-read only when the transcript changed. Read-only. */
@@ -141,7 +135,7 @@ export class CeremonyService {
   }
 
   private async applyOutcome(outcome: VerificationOutcome): Promise<void> {
-    const { contributions, lobby, clock, log, db } = this.deps;
+    const { contributions } = this.deps;
     const row = contributions.get(outcome.contributionId);
     if (!row || row.status !== 'verifying') return; // unknown or already decided: a duplicate outcome
     try {
@@ -167,11 +161,18 @@ export class CeremonyService {
         this.recordAccepted(row, accepted.index, outcome.contributionHash);
         log.info('contribution accepted', { contributionId: row.id, circuit: row.circuit, index: accepted.index, sinceUploadMs: clock.now() - row.createdAt });
       } catch (error) {
-        if (!isCoordinatorError(error)) throw error;
+        if (!isCoordinatorError(error)) {
+          // Says nothing about the contribution (a disk error, say): the transcript tells whether
+          // the link got committed. Not verified again: the same failure would likely repeat.
+          log.warn('could not commit a verified contribution', { contributionId: row.id, error: String(error) });
+          await this.settleUnfinished(row, await openCeremony(this.deps.config.dataDir), { reverify: false });
+          return;
+        }
         db.transaction(() => {
           contributions.finish(row.id, { status: 'discarded', code: error.code, message: error.message }, clock.now());
           lobby.recordDiscarded(row.id);
         })();
+        await rm(row.candidatePath, { force: true });
         log.warn('verified contribution not committed', { contributionId: row.id, code: error.code });
       }
       return;
@@ -179,11 +180,7 @@ export class CeremonyService {
     const refusal = outcome.status === 'invalid'
       ? { code: outcome.code, message: outcome.message }
       : { code: 'verification.unavailable', message: `the contribution could not be verified (${outcome.message}); please contribute again` };
-    db.transaction(() => {
-      contributions.finish(row.id, { status: outcome.status === 'invalid' ? 'refused' : 'error', ...refusal }, clock.now());
-      lobby.recordRefused(row.id, refusal);
-    })();
-    await rm(row.candidatePath, { force: true });
+    await this.refuse(row, outcome.status === 'invalid' ? 'refused' : 'error', refusal);
     log.info('contribution refused', { contributionId: row.id, circuit: row.circuit, code: refusal.code, sinceUploadMs: clock.now() - row.createdAt });
   }
 
@@ -207,32 +204,44 @@ export class CeremonyService {
     })();
   }
 
+  /** Records a verdict against the contribution, puts its author back in line, drops the file. */
+  private async refuse(row: ContributionRow, status: 'refused' | 'error', refusal: { code: string; message: string }): Promise<void> {
+    const { contributions, lobby, clock, db } = this.deps;
+    db.transaction(() => {
+      contributions.finish(row.id, { status, ...refusal }, clock.now());
+      lobby.recordRefused(row.id, refusal);
+    })();
+    await rm(row.candidatePath, { force: true });
+  }
+
   /** Start-up reconciliation of contributions left `verifying` by a crash. */
   private async recover(): Promise<void> {
-    const { contributions, lobby, clock, db, log } = this.deps;
-    const unfinished = contributions.byStatus('verifying');
+    const unfinished = this.deps.contributions.byStatus('verifying');
     if (unfinished.length === 0) return;
     const state = await openCeremony(this.deps.config.dataDir);
-    for (const row of unfinished) {
-      const committed = state.transcript.entries.find(
-        (e) => e.type === 'contribution' && e.circuit === row.circuit && e.fileHash === row.fileHash,
-      );
-      if (committed && committed.type === 'contribution') {
-        this.recordAccepted(row, committed.index, committed.contributionHash);
-        log.info('recovered an accepted contribution', { contributionId: row.id });
-        continue;
-      }
-      const candidateThere = await hashFile(row.candidatePath).then((hash) => hash === row.fileHash, () => false);
-      if (candidateThere) {
-        log.info('re-enqueueing an unfinished verification', { contributionId: row.id });
-        await this.deps.dispatcher.enqueue(this.requestFor(row));
-        continue;
-      }
-      const refusal = { code: 'verification.unavailable', message: 'the uploaded file was lost in a coordinator restart; please contribute again' };
-      db.transaction(() => {
-        contributions.finish(row.id, { status: 'error', ...refusal }, clock.now());
-        lobby.recordRefused(row.id, refusal);
-      })();
+    for (const row of unfinished) await this.settleUnfinished(row, state, { reverify: true });
+  }
+
+  /** Settles a `verifying` contribution whose verdict was never applied (see the file comment). */
+  private async settleUnfinished(row: ContributionRow, state: CeremonyState, options: { reverify: boolean }): Promise<void> {
+    const { log } = this.deps;
+    const committed = state.transcript.entries.find(
+      (e) => e.type === 'contribution' && e.circuit === row.circuit && e.fileHash === row.fileHash,
+    );
+    if (committed && committed.type === 'contribution') {
+      this.recordAccepted(row, committed.index, committed.contributionHash);
+      log.info('recovered an accepted contribution', { contributionId: row.id, index: committed.index });
+      return;
     }
+    if (options.reverify && (await hashFile(row.candidatePath).then((hash) => hash === row.fileHash, () => false))) {
+      log.info('re-enqueueing an unfinished verification', { contributionId: row.id });
+      await this.deps.dispatcher.enqueue(this.requestFor(row));
+      return;
+    }
+    const message = options.reverify
+      ? 'the uploaded file was lost in a coordinator restart; please contribute again'
+      : 'the coordinator could not store your verified contribution; please contribute again';
+    await this.refuse(row, 'error', { code: 'verification.unavailable', message });
+    log.warn('unfinished contribution settled as an error', { contributionId: row.id, reason: message });
   }
 }

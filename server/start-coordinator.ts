@@ -88,7 +88,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   const dispatcher: VerificationDispatcher = serverConfig.redisUrl
     ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
     : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });
-  const service = new CeremonyService({ config, db, clock, lobby, contributions, phase, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs });
+  const service = new CeremonyService({ config, db, clock, lobby, contributions, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs });
 
   const sessions = new SessionStore(db, clock, auth.sessionTtlMs);
   const app = createApp({

@@ -5,6 +5,10 @@
  * lasts. The upload streams to a file in the data folder with a size limit derived from the head
  * (a valid next link is the head plus one small MPC record); nothing is held in memory. When the
  * last byte arrives the file is handed to the ceremony service, which hashes and verifies it.
+ *
+ * Nothing stays behind: an upload that cannot finish any more (older than the longest turn) is
+ * deleted by tus's expiration sweep, and a finished upload the service does not take (the turn
+ * ended while it was being checked) is deleted at once. Each can be hundreds of MB.
  */
 import path from 'node:path';
 import { stat } from 'node:fs/promises';
@@ -21,6 +25,8 @@ import type { CeremonyService } from '../ceremony-service.ts';
 
 /** Room for the one new MPC record (≈ 450 bytes plus a name of up to 64) over the head's size. */
 const NEXT_LINK_SLACK_BYTES = 64 * 1024;
+/** How often unfinished uploads past their expiry are looked for. */
+const EXPIRY_SWEEP_MS = 60_000;
 
 export function uploadsDir(config: CeremonyConfig): string {
   return path.join(config.dataDir, 'uploads');
@@ -43,7 +49,8 @@ function principalOf(request: { runtime?: { node?: { req?: IncomingMessage } } }
 
 function createCircuitUploadServer(circuit: string, deps: UploadDeps): TusServer {
   const directory = path.join(uploadsDir(deps.config), circuit);
-  const datastore = new FileStore({ directory });
+  // Margin over the longest turn, so an upload is never removed under a turn that is still running.
+  const datastore = new FileStore({ directory, expirationPeriodInMilliseconds: deps.lobby.longestTurnMs + EXPIRY_SWEEP_MS });
   const paths = ceremonyPaths(deps.config.dataDir);
   const server = new TusServer({
     path: `/api/circuits/${circuit}/contributions`,
@@ -79,6 +86,7 @@ function createCircuitUploadServer(circuit: string, deps: UploadDeps): TusServer
         const row = await deps.service.submit({ principal, circuit, path: path.join(directory, upload.id), size: upload.size ?? upload.offset });
         return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
       } catch (error) {
+        await datastore.remove(upload.id).catch(() => {});
         if (error instanceof CoordinatorError) throw tusError(error);
         throw error;
       }
@@ -98,6 +106,10 @@ function createCircuitUploadServer(circuit: string, deps: UploadDeps): TusServer
  */
 export function createContributionUploadHandler(deps: UploadDeps): RequestHandler {
   const servers = new Map(deps.config.circuits.map((c) => [c.name, createCircuitUploadServer(c.name, deps)]));
+  // Unreferenced: the sweep must never keep a stopped coordinator (or a test) alive.
+  setInterval(() => {
+    for (const server of servers.values()) void server.cleanUpExpiredUploads().catch(() => {});
+  }, EXPIRY_SWEEP_MS).unref();
   return async (req: Request, res: Response) => {
     const server = servers.get(String(req.params.name));
     if (!server) throw new CoordinatorError('circuit.unknown', `unknown circuit "${req.params.name}"`);

@@ -109,6 +109,11 @@ export class Lobby {
     return lengths;
   }
 
+  /** The longest a turn can last, heartbeats included (maxTurnMs). */
+  get longestTurnMs(): number {
+    return this.options.maxTurnMs;
+  }
+
   activeTurns(): ActiveTurn[] {
     return this.statements.allTurns.all().map((row) =>
       row.state === 'turn'

@@ -54,6 +54,8 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
 
   router.post('/api/admin/phase', ...guard, (req, res) => {
     const { phase } = parse(phaseBody, req.body);
+    // Reopening under a running finalisation would grant turns on chains being sealed.
+    if (finalising) throw new CoordinatorError('ceremony.locked', 'finalisation is running; the phase cannot change until it ends');
     res.json({ phase: deps.phase.set(phase, deps.clock.now()) });
   });
 
@@ -61,8 +63,13 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
     const body = parse(finaliseBody, req.body);
     const beacon = parseBeaconParameters(body.beacon, body.iterations);
     if (deps.phase.get() !== 'closed') throw new CoordinatorError('ceremony.not_open', 'close the ceremony before finalising it');
-    if (deps.contributions.byStatus('verifying').length > 0) throw new CoordinatorError('request.invalid', 'contributions are still being verified; finalise when they are done');
     if (finalising) throw new CoordinatorError('ceremony.locked', 'finalisation is already running');
+    // A turn still running when the ceremony closed may yet upload; its contribution must not be
+    // cut off by the beacon, so finalisation waits for it (or for its deadline).
+    const busy = deps.lobby.activeTurns();
+    if (busy.length > 0) {
+      throw new CoordinatorError('ceremony.locked', `${busy.length} turn(s) are still running or being verified (${busy.map((t) => t.circuit).join(', ')}); finalise when they are done`);
+    }
     // Runs to the end even if the client goes away: finalisation is resumable, but a half-done one helps nobody.
     finalising = finaliseCeremony(deps.config.dataDir, beacon);
     try {

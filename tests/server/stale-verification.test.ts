@@ -1,12 +1,12 @@
 /**
  * A verification result for a contribution that is no longer next (the head moved while the job
  * waited in Redis) is discarded: the head it did not extend stays, nothing is committed twice,
- * and the contributor is told and put back in the queue.
+ * the upload is deleted, and the contributor is told and put back in the queue.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
@@ -58,6 +58,8 @@ test('a verified contribution whose head moved meanwhile is discarded, not commi
   const state = await openCeremony(dataDir);
   assert.equal(state.chains.get('register')!.headIndex, 1);
   assert.deepEqual(state.chains.get('register')!.contributions.map((c) => c.contributor), ['offline-contributor']);
+  // The discarded upload (tens to hundreds of MB in production) does not stay on disk.
+  assert.deepEqual(await readdir(path.join(dataDir, 'uploads', 'register')), []);
   // alice is back in the queue and gets a new turn on the new head.
   await alice.waitFor((m) => m.status.circuits[0]!.state === 'turn', 'a new turn');
 });

@@ -62,8 +62,9 @@ test('a missed deadline passes the turn on, and the late contributor comes back 
   coordinator.service.tick();
   assert.equal((await late.progress('register')).state, 'turn', 'the heartbeat extended the deadline');
 
-  // Then the contributor goes silent: the deadline fires on the next tick.
+  // Then the contributor goes silent, an upload begun: the deadline fires on the next tick.
   const { file } = await late.makeContribution('register');
+  const lateUpload = await createUpload(late, 'register', 1024);
   clock.advance(TURN);
   coordinator.service.tick();
   assert.equal((await next.progress('register')).state, 'turn', 'the circuit went to the next in line');
@@ -71,6 +72,12 @@ test('a missed deadline passes the turn on, and the late contributor comes back 
   assert.equal(missed.state, 'waiting', 'a missed turn is not a ban: back in the queue');
   await assert.rejects(late.upload('register', file), /response code: 409[\s\S]*lobby\.not_your_turn/);
   await assert.rejects(late.request('POST', '/api/circuits/register/heartbeat'), (e: unknown) => e instanceof HttpError && e.code === 'lobby.not_your_turn');
+  // The new turn holder cannot take over (and finish under its own name) the upload late began.
+  const takeover = await fetch(lateUpload, { method: 'HEAD', headers: tusHeaders(next) });
+  assert.equal(takeover.status, 409);
+  const append = await fetch(lateUpload, { method: 'PATCH', headers: { ...tusHeaders(next), 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, body: new Uint8Array(16) });
+  assert.equal(append.status, 409);
+  assert.equal(((await append.json()) as { error: { code: string } }).error.code, 'lobby.not_your_turn');
 
   // next contributes; the late one is still cooling down, then gets a new turn.
   await next.upload('register', (await next.makeContribution('register')).file);
@@ -84,3 +91,14 @@ test('a missed deadline passes the turn on, and the late contributor comes back 
   const me = await late.waitFor((m) => m.status.circuits[0]!.state === 'accepted', 'late accepted');
   assert.equal(me.status.circuits[0]!.index, 2);
 });
+
+function tusHeaders(client: ContributorClient): Record<string, string> {
+  return { 'tus-resumable': '1.0.0', cookie: client.cookie, 'x-csrf-token': client.csrfToken };
+}
+
+/** Creates an empty tus upload of `length` bytes on the circuit (as a client does before sending data); returns its URL. */
+async function createUpload(client: ContributorClient, circuit: string, length: number): Promise<string> {
+  const response = await fetch(`${client.baseUrl}/api/circuits/${circuit}/contributions`, { method: 'POST', headers: { ...tusHeaders(client), 'upload-length': String(length) } });
+  assert.equal(response.status, 201, await response.text());
+  return new URL(response.headers.get('location')!, client.baseUrl).href;
+}

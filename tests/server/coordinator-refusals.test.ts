@@ -1,0 +1,81 @@
+/**
+ * The coordinator's actions refused at the wrong moment, over HTTP against a real coordinator
+ * (embedded verifier): finalising an open ceremony, joining a closed one, finalising while a turn
+ * that began before the close is still running (its contribution is then accepted, not cut off),
+ * and changing the phase or finalising again while a finalisation runs. Then the finalisation
+ * itself completes.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
+import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { loadServerConfig } from '../../server/config/server-config.ts';
+import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+
+const TOKEN = 'coordinator-token-for-refusal-tests';
+let coordinator: RunningCoordinator;
+let dataDir: string;
+
+before(async () => {
+  dataDir = await newCeremonyDir();
+  await initCeremony(dataDir);
+  coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', OPEN_ON_START: 'true', COORDINATOR_TOKEN: TOKEN }), {
+    log: { info: () => {}, warn: () => {} },
+  });
+});
+
+after(async () => {
+  await coordinator?.close();
+  await releaseBn128();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+function refusedWith(status: number, code: string): (error: unknown) => boolean {
+  return (error) => {
+    assert.ok(error instanceof HttpError, String(error));
+    assert.equal(error.status, status, error.message);
+    assert.equal(error.code, code, error.message);
+    return true;
+  };
+}
+
+const finaliseBody = { beacon: TEST_BEACON, iterations: TEST_BEACON_ITERATIONS };
+
+test('finalise and phase changes are refused while they would cut off or race with work', async () => {
+  const admin = new ContributorClient(coordinator.url);
+  await admin.signInCoordinator(TOKEN);
+  const alice = new ContributorClient(coordinator.url);
+  await alice.signInDemo('alice');
+  await alice.join();
+  // Every circuit but the last gets its contribution (finalise needs one per chain); the last
+  // turn is still running when the ceremony closes.
+  const circuits = coordinator.config.circuits.map((c) => c.name);
+  const last = circuits.at(-1)!;
+  for (const circuit of circuits.slice(0, -1)) await alice.takeTurn(circuit);
+  await alice.waitFor((me) => me.status.circuits.find((c) => c.circuit === last)?.state === 'turn', `a turn on ${last}`);
+
+  await assert.rejects(admin.request('POST', '/api/admin/finalise', finaliseBody), refusedWith(409, 'ceremony.not_open'));
+
+  await admin.request('POST', '/api/admin/phase', { phase: 'closed' });
+  const bob = new ContributorClient(coordinator.url);
+  await bob.signInDemo('bob');
+  await assert.rejects(bob.join(), refusedWith(409, 'ceremony.not_open'));
+
+  // alice's turn began before the close: finalising now would discard what she is computing.
+  await assert.rejects(admin.request('POST', '/api/admin/finalise', finaliseBody), refusedWith(409, 'ceremony.locked'));
+  await alice.upload(last, (await alice.makeContribution(last)).file);
+  await alice.waitFor((me) => me.status.circuits.find((c) => c.circuit === last)?.state === 'accepted', 'alice accepted after the close');
+  assert.deepEqual(coordinator.lobby.activeTurns(), [], 'no new turn is granted while closed');
+
+  const finalising = admin.request<{ manifest: Record<string, unknown> }>('POST', '/api/admin/finalise', finaliseBody);
+  // Finalisation takes seconds (a beacon and a full verification per circuit); these land inside it.
+  await new Promise((r) => setTimeout(r, 300));
+  await assert.rejects(admin.request('POST', '/api/admin/phase', { phase: 'open' }), refusedWith(409, 'ceremony.locked'));
+  await assert.rejects(admin.request('POST', '/api/admin/finalise', finaliseBody), refusedWith(409, 'ceremony.locked'));
+  const done = await finalising;
+  assert.equal(Object.keys(done.manifest).length, 9);
+  assert.equal(coordinator.phase.get(), 'finalised');
+});
