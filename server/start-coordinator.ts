@@ -111,11 +111,26 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     },
   });
 
-  await service.start();
-  const server: Server = await new Promise((resolve, reject) => {
-    const listening = app.listen(serverConfig.port, serverConfig.host, () => resolve(listening));
-    listening.once('error', reject);
-  });
+  let server: Server;
+  try {
+    await service.start();
+    server = await new Promise((resolve, reject) => {
+      // Express 5 hands a listen error (EADDRINUSE, EACCES) to this callback.
+      const listening = app.listen(serverConfig.port, serverConfig.host, (error?: Error) => (error ? reject(error) : resolve(listening)));
+    });
+  } catch (error) {
+    // Nothing may outlive a failed start: the verifier process or Redis connections would keep
+    // a coordinator that serves nothing alive.
+    await service.stop();
+    await dispatcher.close();
+    db.close();
+    await releaseBn128();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES') {
+      throw new CoordinatorError('config.invalid', `cannot listen on ${serverConfig.host}:${serverConfig.port}: ${(error as Error).message}`);
+    }
+    throw error;
+  }
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   log.info('coordinator listening', { url, verification: serverConfig.redisUrl ? 'bullmq' : 'embedded', phase: phase.get(), ceremony: config.id });

@@ -3,11 +3,14 @@
  * (embedded verifier): finalising an open ceremony, joining a closed one, finalising while a turn
  * that began before the close is still running (its contribution is then accepted, not cut off),
  * and changing the phase or finalising again while a finalisation runs. Then the finalisation
- * itself completes.
+ * itself completes. Also: a coordinator that cannot listen on its port says so and leaves nothing
+ * running behind it.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { readdirSync, readFileSync } from 'node:fs';
 import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
@@ -79,3 +82,41 @@ test('finalise and phase changes are refused while they would cut off or race wi
   assert.equal(Object.keys(done.manifest).length, 9);
   assert.equal(coordinator.phase.get(), 'finalised');
 });
+
+test('a port already taken: start-up fails with config.invalid and leaves no verifier process behind', async () => {
+  const squatter = createServer();
+  await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+  const { port } = squatter.address() as { port: number };
+  const before = new Set(childVerifiers());
+  try {
+    await assert.rejects(
+      startCoordinator(loadServerConfig({ CEREMONY_DATA: dataDir, PORT: String(port), HOST: '127.0.0.1', COORDINATOR_TOKEN: TOKEN }), { log: { info: () => {}, warn: () => {} } }),
+      (error: unknown) => (error as { code?: string }).code === 'config.invalid' && /cannot listen on 127\.0\.0\.1:\d+/.test((error as Error).message),
+    );
+  } finally {
+    squatter.close();
+  }
+  const deadline = Date.now() + 10_000;
+  let left = childVerifiers().filter((pid) => !before.has(pid));
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = childVerifiers().filter((pid) => !before.has(pid));
+  }
+  assert.deepEqual(left, [], 'a verifier process outlived the failed start');
+});
+
+/** Pids of this process's children that run the embedded verifier (Linux /proc). */
+function childVerifiers(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('embedded-verifier')) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
