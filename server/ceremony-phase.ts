@@ -18,15 +18,19 @@ const ALLOWED: Record<CeremonyPhase, readonly CeremonyPhase[]> = {
 };
 
 export class CeremonyPhaseStore {
-  constructor(private readonly db: Db) {
+  /** Prepared once: get() runs on every lobby tick and every request that checks the phase. */
+  private readonly statements: PhaseStatements;
+
+  constructor(db: Db) {
     applyMigrations(db, 'phase', [
       `CREATE TABLE ceremony_phase (id INTEGER PRIMARY KEY CHECK (id = 1), phase TEXT NOT NULL, updated_at INTEGER NOT NULL);
        INSERT INTO ceremony_phase (id, phase, updated_at) VALUES (1, 'setup', 0);`,
     ]);
+    this.statements = prepareStatements(db);
   }
 
   get(): CeremonyPhase {
-    return (this.db.prepare('SELECT phase FROM ceremony_phase WHERE id = 1').get() as { phase: CeremonyPhase }).phase;
+    return this.statements.select.get()!.phase;
   }
 
   set(next: CeremonyPhase, at: number): CeremonyPhase {
@@ -35,7 +39,16 @@ export class CeremonyPhaseStore {
     if (!ALLOWED[current].includes(next)) {
       throw new CoordinatorError('request.invalid', `the ceremony cannot go from ${current} to ${next}`);
     }
-    this.db.prepare('UPDATE ceremony_phase SET phase = ?, updated_at = ? WHERE id = 1').run(next, at);
+    this.statements.update.run(next, at);
     return next;
   }
+}
+
+type PhaseStatements = ReturnType<typeof prepareStatements>;
+
+function prepareStatements(db: Db) {
+  return {
+    select: db.prepare<[], { phase: CeremonyPhase }>('SELECT phase FROM ceremony_phase WHERE id = 1'),
+    update: db.prepare<[CeremonyPhase, number]>('UPDATE ceremony_phase SET phase = ?, updated_at = ? WHERE id = 1'),
+  };
 }

@@ -14,7 +14,7 @@
  */
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { VerificationOutcome, VerificationRequest } from '../server/verification/verification-job.ts';
+import { DEFAULT_VERIFICATION_QUEUE, type VerificationOutcome, type VerificationRequest } from '../server/verification/verification-job.ts';
 import { parseVerificationRequest, verifyRequest } from './verify-request.ts';
 
 export interface VerificationWorkerOptions {
@@ -39,7 +39,7 @@ export interface VerificationWorkerOptions {
   onError?: (error: Error) => void;
 }
 
-export const DEFAULT_VERIFICATION_QUEUE = 'ceremony-verification';
+export { DEFAULT_VERIFICATION_QUEUE };
 
 type VerificationJob = Job<unknown, VerificationOutcome, string>;
 

@@ -7,13 +7,13 @@
  * retried; anything else (a missing file, a disk error) says nothing about the contribution and
  * may be retried.
  *
- * Only the request and outcome shapes are shared with the server (type-only imports).
+ * Only verification-job.ts is shared with the server (the request and outcome shapes, isRefusalCode).
  */
 import path from 'node:path';
 import { z } from 'zod';
 import { isCoordinatorError } from '../core/errors.ts';
 import { verifyLink } from '../core/verify/verify-link.ts';
-import type { VerificationOutcome, VerificationRequest } from '../server/verification/verification-job.ts';
+import { isRefusalCode, type VerificationOutcome, type VerificationRequest } from '../server/verification/verification-job.ts';
 
 /** The outcomes a verification can decide; 'error' is for the queue to give after its retries. */
 export type DecidedOutcome = Extract<VerificationOutcome, { status: 'valid' | 'invalid' }>;
@@ -39,11 +39,6 @@ export function parseVerificationRequest(data: unknown): VerificationRequest {
     throw new TypeError(`malformed verification request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
   }
   return parsed.data;
-}
-
-/** True for the codes that refuse a contribution (as opposed to a problem of the verifier). */
-export function isRefusalCode(code: string): boolean {
-  return code.startsWith('zkey.') || code.startsWith('contribution.');
 }
 
 /**

@@ -60,6 +60,12 @@ const githubSchema = z
   })
   .strict();
 
+/** Defaults of the `semaphore` section, for code that runs a Semaphore group without that section. */
+export const SEMAPHORE_DEFAULTS = Object.freeze({
+  rootWindow: 3,
+  challengeTtlMs: 5 * 60_000,
+});
+
 const semaphoreSchema = z
   .object({
     /** Identity commitments (decimal strings) of the group allowed to contribute anonymously. */
@@ -68,9 +74,9 @@ const semaphoreSchema = z
      * How many roots before the current one are still accepted, so a proof made just before a
      * membership change is not refused. Default 3.
      */
-    rootWindow: z.number().int().nonnegative().default(3),
+    rootWindow: z.number().int().nonnegative().default(SEMAPHORE_DEFAULTS.rootWindow),
     /** How long a sign-in challenge stays valid, in ms. Default 5 minutes. */
-    challengeTtlMs: z.number().int().positive().default(5 * 60_000),
+    challengeTtlMs: z.number().int().positive().default(SEMAPHORE_DEFAULTS.challengeTtlMs),
   })
   .strict();
 

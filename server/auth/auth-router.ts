@@ -9,7 +9,7 @@ import express, { type Router } from 'express';
 import { CoordinatorError } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../store/database.ts';
-import type { AuthConfig } from './auth-config.ts';
+import { SEMAPHORE_DEFAULTS, type AuthConfig } from './auth-config.ts';
 import { createCoordinatorSignInRouter } from './coordinator-sign-in.ts';
 import { assertDemoSignInAllowed, createDemoSignInRouter } from './demo-sign-in.ts';
 import { createGithubSignInRouter } from './github-sign-in.ts';
@@ -96,7 +96,7 @@ export function createAuthRouter(deps: AuthDeps): Router {
         clock,
         ceremonyId: deps.ceremonyId,
         group,
-        challengeTtlMs: semaphore?.challengeTtlMs ?? 5 * 60_000,
+        challengeTtlMs: semaphore?.challengeTtlMs ?? SEMAPHORE_DEFAULTS.challengeTtlMs,
         sessions,
         secureCookies,
       }),

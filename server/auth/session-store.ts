@@ -35,12 +35,15 @@ export function hashSessionToken(token: string): string {
 }
 
 export class SessionStore {
+  private readonly statements: SessionStatements;
+
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly clock: Clock,
     readonly ttlMs: number,
   ) {
     migrateAuthTables(db);
+    this.statements = prepareStatements(db);
   }
 
   create(principal: Principal): IssuedSession {
@@ -48,24 +51,14 @@ export class SessionStore {
     const token = randomBytes(32).toString('base64url');
     const csrfToken = randomBytes(32).toString('base64url');
     const expiresAt = now + this.ttlMs;
-    this.db.prepare('DELETE FROM auth_sessions WHERE expires_at <= ?').run(now);
-    this.db
-      .prepare(
-        `INSERT INTO auth_sessions (token_hash, principal_id, principal_kind, display_name, coordinator, csrf_token, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(hashSessionToken(token), principal.id, principal.kind, principal.displayName, principal.coordinator ? 1 : 0, csrfToken, now, expiresAt);
+    this.statements.deleteExpired.run(now);
+    this.statements.insert.run(hashSessionToken(token), principal.id, principal.kind, principal.displayName, principal.coordinator ? 1 : 0, csrfToken, now, expiresAt);
     return { token, principal: { ...principal }, csrfToken, expiresAt };
   }
 
   /** The live session for a cookie token, or null when unknown or expired. */
   find(token: string): Session | null {
-    const row = this.db
-      .prepare(
-        `SELECT principal_id, principal_kind, display_name, coordinator, csrf_token, expires_at
-         FROM auth_sessions WHERE token_hash = ? AND expires_at > ?`,
-      )
-      .get(hashSessionToken(token), this.clock.now()) as SessionRow | undefined;
+    const row = this.statements.findLive.get(hashSessionToken(token), this.clock.now());
     if (!row) return null;
     return {
       principal: { id: row.principal_id, kind: row.principal_kind, displayName: row.display_name, coordinator: row.coordinator === 1 },
@@ -75,6 +68,24 @@ export class SessionStore {
   }
 
   revoke(token: string): void {
-    this.db.prepare('DELETE FROM auth_sessions WHERE token_hash = ?').run(hashSessionToken(token));
+    this.statements.revoke.run(hashSessionToken(token));
   }
+}
+
+type SessionStatements = ReturnType<typeof prepareStatements>;
+
+/** Every query of the store, prepared once (find runs on every request with a session cookie). */
+function prepareStatements(db: Db) {
+  return {
+    deleteExpired: db.prepare<[number]>('DELETE FROM auth_sessions WHERE expires_at <= ?'),
+    insert: db.prepare<[string, string, PrincipalKind, string, number, string, number, number]>(
+      `INSERT INTO auth_sessions (token_hash, principal_id, principal_kind, display_name, coordinator, csrf_token, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    findLive: db.prepare<[string, number], SessionRow>(
+      `SELECT principal_id, principal_kind, display_name, coordinator, csrf_token, expires_at
+       FROM auth_sessions WHERE token_hash = ? AND expires_at > ?`,
+    ),
+    revoke: db.prepare<[string]>('DELETE FROM auth_sessions WHERE token_hash = ?'),
+  };
 }

@@ -13,8 +13,7 @@
  *  SECURE_COOKIES                             true behind HTTPS
  */
 import { parseAuthConfig, type AuthConfig } from '../auth/auth-config.ts';
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+import { isLoopbackHost } from '../auth/demo-sign-in.ts';
 
 function list(value: string | undefined): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
@@ -49,7 +48,7 @@ export function authConfigFromEnv(env: Readonly<Record<string, string | undefine
         )
       : undefined;
   const members = list(env.SEMAPHORE_GROUP_MEMBERS);
-  const demoDefault = context.testNetwork && LOOPBACK.has(context.host);
+  const demoDefault = context.testNetwork && isLoopbackHost(context.host);
   return parseAuthConfig({
     github,
     semaphore: members.length > 0 ? { groupMembers: members } : undefined,

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { CoordinatorError } from '../../core/errors.ts';
+import { LOBBY_DEFAULTS } from '../lobby/lobby-types.ts';
 
 const durationMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -23,10 +24,10 @@ const serverSchema = z.object({
   DATABASE_FILE: z.string().optional(),
   /** Ed25519 key signing receipts, created on first start. Default DATA/state/receipt-key.pem. */
   RECEIPT_KEY_FILE: z.string().optional(),
-  TURN_TIMEOUT_MS: durationMs(10 * 60_000),
-  HEARTBEAT_EXTENSION_MS: durationMs(2 * 60_000),
-  MAX_TURN_MS: durationMs(60 * 60_000),
-  COOLDOWN_MS: durationMs(5 * 60_000),
+  TURN_TIMEOUT_MS: durationMs(LOBBY_DEFAULTS.turnTimeoutMs),
+  HEARTBEAT_EXTENSION_MS: durationMs(LOBBY_DEFAULTS.heartbeatExtensionMs),
+  MAX_TURN_MS: durationMs(LOBBY_DEFAULTS.maxTurnMs),
+  COOLDOWN_MS: durationMs(LOBBY_DEFAULTS.cooldownMs),
   /** Open the ceremony at start-up (test networks and demos; production opens from the console). */
   OPEN_ON_START: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
 });

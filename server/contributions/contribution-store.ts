@@ -97,63 +97,76 @@ export interface Receipt {
 }
 
 export class ContributionStore {
-  constructor(private readonly db: Db) {
+  private readonly statements: ContributionStatements;
+
+  constructor(db: Db) {
     applyMigrations(db, 'contributions', MIGRATIONS);
+    this.statements = prepareStatements(db);
   }
 
   create(input: Omit<ContributionRow, 'id' | 'status' | 'code' | 'message' | 'contributionHash' | 'chainIndex' | 'finishedAt'>): ContributionRow {
     const id = randomUUID();
-    this.db
-      .prepare(
-        `INSERT INTO contributions (id, circuit, contributor_id, contributor_name, head_index, candidate_path, size, file_hash, status, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'verifying', ?)`,
-      )
-      .run(id, input.circuit, input.contributorId, input.contributorName, input.headIndex, input.candidatePath, input.size, input.fileHash, input.createdAt);
+    this.statements.insert.run(id, input.circuit, input.contributorId, input.contributorName, input.headIndex, input.candidatePath, input.size, input.fileHash, input.createdAt);
     return this.get(id)!;
   }
 
   get(id: string): ContributionRow | undefined {
-    const row = this.db.prepare('SELECT * FROM contributions WHERE id = ?').get(id) as RawRow | undefined;
+    const row = this.statements.byId.get(id);
     return row && fromRaw(row);
   }
 
   byStatus(status: ContributionStatus): ContributionRow[] {
-    return (this.db.prepare('SELECT * FROM contributions WHERE status = ? ORDER BY created_at').all(status) as RawRow[]).map(fromRaw);
+    return this.statements.byStatus.all(status).map(fromRaw);
   }
 
   forContributor(contributorId: string): ContributionRow[] {
-    return (this.db.prepare('SELECT * FROM contributions WHERE contributor_id = ? ORDER BY created_at').all(contributorId) as RawRow[]).map(fromRaw);
+    return this.statements.forContributor.all(contributorId).map(fromRaw);
   }
 
   /** Moves a `verifying` row to its verdict; returns false if it was already decided (a duplicate outcome). */
   finish(id: string, verdict: { status: Exclude<ContributionStatus, 'verifying'>; code?: string; message?: string; contributionHash?: string; chainIndex?: number }, at: number): boolean {
-    const result = this.db
-      .prepare(
-        `UPDATE contributions SET status = ?, code = ?, message = ?, contribution_hash = ?, chain_index = ?, finished_at = ?
-         WHERE id = ? AND status = 'verifying'`,
-      )
-      .run(verdict.status, verdict.code ?? null, verdict.message ?? null, verdict.contributionHash ?? null, verdict.chainIndex ?? null, at, id);
+    const result = this.statements.finish.run(verdict.status, verdict.code ?? null, verdict.message ?? null, verdict.contributionHash ?? null, verdict.chainIndex ?? null, at, id);
     return result.changes === 1;
   }
 
   saveReceipt(contributionId: string, receipt: Receipt): void {
-    this.db.prepare('INSERT OR REPLACE INTO receipts (contribution_id, body, signature) VALUES (?, ?, ?)').run(contributionId, receipt.body, receipt.signature);
+    this.statements.saveReceipt.run(contributionId, receipt.body, receipt.signature);
   }
 
   receiptsFor(contributorId: string): Array<Receipt & { contributionId: string }> {
-    return this.db
-      .prepare(
-        `SELECT r.contribution_id AS contributionId, r.body, r.signature FROM receipts r
-         JOIN contributions c ON c.id = r.contribution_id WHERE c.contributor_id = ? ORDER BY c.created_at`,
-      )
-      .all(contributorId) as Array<Receipt & { contributionId: string }>;
+    return this.statements.receiptsFor.all(contributorId);
   }
 
   /** How many contributions are in each status (the console's overview). */
   counts(): Record<ContributionStatus, number> {
-    const rows = this.db.prepare('SELECT status, COUNT(*) AS n FROM contributions GROUP BY status').all() as Array<{ status: ContributionStatus; n: number }>;
+    const rows = this.statements.counts.all();
     const counts: Record<ContributionStatus, number> = { verifying: 0, accepted: 0, refused: 0, discarded: 0, error: 0 };
     for (const row of rows) counts[row.status] = row.n;
     return counts;
   }
+}
+
+type ContributionStatements = ReturnType<typeof prepareStatements>;
+
+/** Every query of the store, prepared once. */
+function prepareStatements(db: Db) {
+  return {
+    insert: db.prepare<[string, string, string, string, number, string, number, string, number]>(
+      `INSERT INTO contributions (id, circuit, contributor_id, contributor_name, head_index, candidate_path, size, file_hash, status, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'verifying', ?)`,
+    ),
+    byId: db.prepare<[string], RawRow>('SELECT * FROM contributions WHERE id = ?'),
+    byStatus: db.prepare<[ContributionStatus], RawRow>('SELECT * FROM contributions WHERE status = ? ORDER BY created_at'),
+    forContributor: db.prepare<[string], RawRow>('SELECT * FROM contributions WHERE contributor_id = ? ORDER BY created_at'),
+    finish: db.prepare<[Exclude<ContributionStatus, 'verifying'>, string | null, string | null, string | null, number | null, number, string]>(
+      `UPDATE contributions SET status = ?, code = ?, message = ?, contribution_hash = ?, chain_index = ?, finished_at = ?
+       WHERE id = ? AND status = 'verifying'`,
+    ),
+    saveReceipt: db.prepare<[string, string, string]>('INSERT OR REPLACE INTO receipts (contribution_id, body, signature) VALUES (?, ?, ?)'),
+    receiptsFor: db.prepare<[string], Receipt & { contributionId: string }>(
+      `SELECT r.contribution_id AS contributionId, r.body, r.signature FROM receipts r
+       JOIN contributions c ON c.id = r.contribution_id WHERE c.contributor_id = ? ORDER BY c.created_at`,
+    ),
+    counts: db.prepare<[], { status: ContributionStatus; n: number }>('SELECT status, COUNT(*) AS n FROM contributions GROUP BY status'),
+  };
 }

@@ -15,13 +15,23 @@
  * - Outcomes come from QueueEvents; a periodic sweep of the requests still awaiting an outcome
  *   catches anything the event stream could not deliver (events sent while this process was
  *   connecting, a Redis restart that lost the job, which is then queued again).
+ * - Redis being unreachable never loses a request: enqueue keeps it among the requests awaiting an
+ *   outcome whether or not Redis answered, reports the failure on stderr and returns (after at most
+ *   `enqueueTimeoutMs`: ioredis holds commands while it reconnects, for minutes). The caller has
+ *   already recorded the contribution as verifying; the sweep queues the job once Redis is back.
  */
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import { CoordinatorError } from '../../core/errors.ts';
-import { notifyOutcome, type VerificationDispatcher, type VerificationOutcome, type VerificationRequest } from './verification-job.ts';
+import {
+  DEFAULT_VERIFICATION_QUEUE,
+  isRefusalCode,
+  notifyOutcome,
+  type VerificationDispatcher,
+  type VerificationOutcome,
+  type VerificationRequest,
+} from './verification-job.ts';
 
-/** Queue the coordinator and `ceremony worker` use unless told otherwise (VERIFICATION_QUEUE). */
-export const DEFAULT_VERIFICATION_QUEUE = 'ceremony-verification';
+export { DEFAULT_VERIFICATION_QUEUE };
 
 export interface BullmqDispatcherOptions {
   /** redis:// or rediss:// URL of the Redis the workers listen on. */
@@ -36,6 +46,11 @@ export interface BullmqDispatcherOptions {
   keepFinishedSeconds?: number;
   /** How often requests still awaiting an outcome are checked against Redis. Default 5000 ms. */
   reconcileIntervalMs?: number;
+  /**
+   * How long enqueue waits for Redis before returning anyway (the request stays pending and the
+   * sweep queues it). Default 5000 ms.
+   */
+  enqueueTimeoutMs?: number;
 }
 
 type VerificationJob = Job<VerificationRequest, VerificationOutcome, 'verify'>;
@@ -56,7 +71,7 @@ function parseRefusal(failedReason: string | undefined): { code: string; message
     if (typeof parsed !== 'object' || parsed === null) return undefined;
     const { code, message } = parsed as { code?: unknown; message?: unknown };
     if (typeof code !== 'string' || typeof message !== 'string') return undefined;
-    return code.startsWith('zkey.') || code.startsWith('contribution.') ? { code, message } : undefined;
+    return isRefusalCode(code) ? { code, message } : undefined;
   } catch {
     return undefined;
   }
@@ -85,6 +100,7 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
   const backoffMs = options.backoffMs ?? 1000;
   const keepFinishedSeconds = options.keepFinishedSeconds ?? 7 * 24 * 3600;
   const reconcileIntervalMs = options.reconcileIntervalMs ?? 5000;
+  const enqueueTimeoutMs = options.enqueueTimeoutMs ?? 5000;
   const connection = { url: options.redisUrl };
 
   const queue = new Queue<VerificationRequest, VerificationOutcome, 'verify'>(queueName, { connection });
@@ -95,7 +111,7 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
   let closed = false;
 
   // Without a listener an 'error' event would throw; ioredis reconnects by itself, and a request
-  // that cannot reach Redis fails in enqueue, so connection trouble only needs to be visible.
+  // that cannot reach Redis stays pending for the sweep, so connection trouble only needs to be visible.
   const logError = (error: Error): void => void process.stderr.write(`verification queue: ${error.message}\n`);
   queue.on('error', logError);
   events.on('error', logError);
@@ -184,13 +200,27 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
       if (pending.has(jobId)) return;
       const copy = { ...request };
       // Pending first, so a 'completed' event arriving while we look at the job is not missed.
+      // It stays pending if Redis cannot be reached: the caller has recorded the contribution as
+      // verifying, and the sweep queues the job once Redis answers again.
       pending.set(jobId, copy);
-      try {
-        await reconcile(jobId, copy);
-      } catch (error) {
-        pending.delete(jobId);
-        throw new CoordinatorError('verification.unavailable', `cannot queue the verification of ${request.contributionId}: ${(error as Error).message}`);
+      const failed = (error: Error): void => {
+        if (!closed) logError(new Error(`cannot queue the verification of ${request.contributionId} yet (retried every ${reconcileIntervalMs} ms): ${error.message}`));
+      };
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), enqueueTimeoutMs);
+        timer.unref();
+      });
+      const attempt = reconcile(jobId, copy).then(
+        () => 'done' as const,
+        (error: Error) => failed(error),
+      );
+      // ioredis holds commands while it reconnects (minutes before it gives up): do not hold the
+      // caller that long. The attempt goes on; while it runs, the sweep leaves this job to it.
+      if ((await Promise.race([attempt, timedOut])) === 'timeout') {
+        failed(new Error(`Redis did not answer within ${enqueueTimeoutMs} ms`));
       }
+      clearTimeout(timer);
     },
 
     onOutcome(listener) {

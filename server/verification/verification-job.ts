@@ -1,8 +1,21 @@
 /**
  * What the coordinator asks of a verifier, and what it gets back. Shared by the embedded
  * verifier process and the BullMQ worker processes, which only ever see these shapes:
- * server and worker never import each other. Also the outcome fan-out both dispatchers use.
+ * server and worker never import each other. Also the outcome fan-out both dispatchers use, the
+ * default queue name and the refusal codes both sides of the BullMQ queue must agree on. No
+ * runtime dependencies, so either side can import it.
  */
+/** Queue the coordinator and `ceremony worker` use unless told otherwise (VERIFICATION_QUEUE). */
+export const DEFAULT_VERIFICATION_QUEUE = 'ceremony-verification';
+
+/**
+ * True for the error codes that refuse a contribution (`zkey.`, `contribution.`), as opposed to a
+ * problem of the verifier: a refusal is an answer and is never retried.
+ */
+export function isRefusalCode(code: string): boolean {
+  return code.startsWith('zkey.') || code.startsWith('contribution.');
+}
+
 export interface VerificationRequest {
   /** The contribution row this verifies (also the BullMQ job id, so a job is never queued twice). */
   contributionId: string;

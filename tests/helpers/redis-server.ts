@@ -93,3 +93,17 @@ export async function startRedisServer(): Promise<RedisServer> {
   }
   throw new Error('could not find a free port for redis-server');
 }
+
+/**
+ * Starts redis-server on a given port, e.g. again on the port of one that was stopped (clients
+ * reconnect to the same URL). Retries for a few seconds while the port is still taken.
+ */
+export async function startRedisServerOnPort(port: number): Promise<RedisServer> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const server = await startOnce(port);
+    if (server) return server;
+    if (Date.now() > deadline) throw new Error(`port ${port} stayed taken; cannot start redis-server on it`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -4,12 +4,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { copyFileSync, renameSync } from 'node:fs';
 import { Queue, type Worker } from 'bullmq';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { createBullmqDispatcher, DEFAULT_VERIFICATION_QUEUE as SERVER_QUEUE, verificationJobId, type BullmqDispatcherOptions } from '../../server/verification/bullmq-dispatcher.ts';
 import type { VerificationDispatcher, VerificationOutcome } from '../../server/verification/verification-job.ts';
 import { DEFAULT_VERIFICATION_QUEUE as WORKER_QUEUE, startVerificationWorker, type VerificationWorkerOptions } from '../../worker/verification-worker.ts';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { startRedisServer, startRedisServerOnPort, type RedisServer } from '../helpers/redis-server.ts';
 import { outcomeCollector, placeFile, verificationFixture, type VerificationFixture } from './verification-fixture.ts';
 
 let redis: RedisServer;
@@ -38,17 +39,20 @@ interface Setup {
   starts: Map<string, number>;
 }
 
+/** `options.redisUrl` puts the dispatcher, the queue and the workers on another Redis than the shared one. */
 async function setup(options: Partial<BullmqDispatcherOptions> = {}): Promise<Setup> {
   const queueName = `verification-test-${++queues}`;
-  const dispatcher = await createBullmqDispatcher({ redisUrl: redis.url, queueName, backoffMs: 100, ...options });
+  const redisUrl = options.redisUrl ?? redis.url;
+  const dispatcher = await createBullmqDispatcher({ redisUrl, queueName, backoffMs: 100, ...options });
   closers.push(() => dispatcher.close());
   const outcomes = outcomeCollector<VerificationOutcome>();
   dispatcher.onOutcome(outcomes.listener);
-  const queue = new Queue(queueName, { connection: { url: redis.url } });
+  const queue = new Queue(queueName, { connection: { url: redisUrl } });
+  queue.on('error', () => {});
   closers.push(() => queue.close());
   const starts = new Map<string, number>();
   const startWorker = (overrides: Partial<VerificationWorkerOptions> = {}): Worker => {
-    const worker = startVerificationWorker({ redisUrl: redis.url, queueName, ...overrides });
+    const worker = startVerificationWorker({ redisUrl, queueName, ...overrides });
     worker.on('active', (job) => starts.set(job.id!, (starts.get(job.id!) ?? 0) + 1));
     closers.push(() => worker.close());
     return worker;
@@ -84,8 +88,12 @@ test('an I/O failure is retried, and succeeds once the file is there', async () 
   const worker = startWorker();
   const candidate = await fixture.candidate('register', 'dave');
   const uploadPath = fixture.missingPath('late-upload');
-  // The first try finds no file; the file lands before the retry.
-  worker.once('failed', () => void placeFile(candidate.path, uploadPath));
+  // The first try finds no file; the file lands before the retry (synchronously, so however slow
+  // the disk, it is there before the 200 ms backoff ends and the second try is the last).
+  worker.once('failed', () => {
+    copyFileSync(candidate.path, `${uploadPath}.part`);
+    renameSync(`${uploadPath}.part`, uploadPath);
+  });
   await dispatcher.enqueue(fixture.request('late', 'register', uploadPath));
 
   assert.deepEqual(await outcomes.next('late'), { contributionId: 'late', status: 'valid', contributionHash: candidate.hash, recordedName: 'dave' });
@@ -143,4 +151,22 @@ test('a job lost from Redis is queued again by the sweep', async () => {
   await (await queue.getJob(verificationJobId('lost')))!.remove();
   startWorker();
   assert.equal((await outcomes.next('lost')).status, 'valid');
+});
+
+test('an upload completed while Redis is down is queued once Redis is back', async () => {
+  let ownRedis = await startRedisServer();
+  closers.push(() => ownRedis.stop());
+  const { dispatcher, outcomes, startWorker } = await setup({ redisUrl: ownRedis.url, reconcileIntervalMs: 200, enqueueTimeoutMs: 500 });
+  startWorker({ onError: () => {} });
+  const candidate = await fixture.candidate('register', 'heidi');
+  await ownRedis.stop();
+
+  // The coordinator has already recorded the contribution as verifying: enqueue must not fail
+  // (nor hang for the minutes ioredis keeps retrying), and must not forget the request.
+  const started = Date.now();
+  await dispatcher.enqueue(fixture.request('outage', 'register', candidate.path));
+  assert.ok(Date.now() - started < 3000, `enqueue took ${Date.now() - started} ms with Redis down`);
+
+  ownRedis = await startRedisServerOnPort(ownRedis.port);
+  assert.deepEqual(await outcomes.next('outage'), { contributionId: 'outage', status: 'valid', contributionHash: candidate.hash, recordedName: 'heidi' });
 });
