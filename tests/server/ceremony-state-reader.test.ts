@@ -48,8 +48,11 @@ test('a corrupt transcript is refused on every read, not cached; a repaired one 
   const good = await readFile(transcriptPath, 'utf8');
   await writeFile(transcriptPath, good.replace('"alice"', '"mallory"'));
   try {
+    const loadsBefore = reader.loads;
     await assert.rejects(reader.read(), { code: 'transcript.corrupt' });
     await assert.rejects(reader.read(), { code: 'transcript.corrupt' });
+    // A cached rejected promise would also reject twice: each read must have loaded again.
+    assert.equal(reader.loads, loadsBefore + 2, 'the failed load was cached');
   } finally {
     await writeFile(transcriptPath, good);
   }

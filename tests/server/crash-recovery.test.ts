@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
@@ -35,16 +36,34 @@ function freePort(): Promise<number> {
 }
 
 async function startServer(): Promise<void> {
-  server = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', String(port), '--open'], {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', String(port), '--open'], {
     env: { ...process.env, REDIS_URL: redis.url },
-    stdio: ['ignore', 'ignore', 'ignore'],
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  server = child;
+  // Whatever answers /healthz on the port may be another process (the port was free when picked,
+  // not necessarily now). Ours is up once it logged that it listens there, is still running, and
+  // answers. (A coordinator that fails to bind may log the error and stay alive.)
+  let stderr = '';
+  let listening = false;
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    stderr = `${stderr}${line}\n`.slice(-2000);
+    try {
+      const entry = JSON.parse(line) as { message?: string; url?: string };
+      if (entry.message === 'coordinator listening' && new URL(entry.url!).port === String(port)) listening = true;
+    } catch {
+      // not a JSON log line
+    }
   });
   for (let i = 0; i < 200; i++) {
-    const up = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
-    if (up) return;
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`the coordinator exited before it was up (code ${child.exitCode}, signal ${child.signalCode}): ${stderr.trim()}`);
+    }
+    const up = listening && (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false));
+    if (up && child.exitCode === null && child.signalCode === null) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('the coordinator did not start');
+  throw new Error(`the coordinator did not start: ${stderr.trim()}`);
 }
 
 async function killServer(): Promise<void> {
@@ -115,7 +134,10 @@ test('kill -9 during an upload and during verification: nothing lost, the queue 
   // 2. Restart: the session and the turn survived; the upload resumes and completes.
   await startServer();
   assert.equal((await alice.progress('register')).state, 'turn');
-  await alice.upload('register', bytes, { chunkSize: third, uploadUrl: new URL(uploadUrl!, base).toString() });
+  const resumedUrl = await alice.upload('register', bytes, { chunkSize: third, uploadUrl: new URL(uploadUrl!, base).toString() });
+  // tus-js-client silently creates a new upload when HEAD of the old one fails: the same URL
+  // proves the upload was resumed, not started again.
+  assert.equal(new URL(resumedUrl, base).pathname, new URL(uploadUrl!, base).pathname, 'the upload resumed, not restarted');
   await alice.waitFor((m) => m.status.circuits[0]!.state === 'verifying', 'verifying');
 
   // 3. No worker is running: the job waits in Redis. Kill the coordinator during verification.

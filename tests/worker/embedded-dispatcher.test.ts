@@ -1,8 +1,8 @@
 /**
  * The embedded verifier of `ceremony serve` without Redis: real keys verified in a real child
  * process (TypeScript loaded inside it), outcomes, retries of I/O failures, a verifier killed
- * mid-verification and replaced, and an HTTP-style event loop that keeps ticking while keys are
- * checked.
+ * mid-verification and replaced, and several requests queued at once verified in order (the
+ * worst event-loop gap meanwhile is reported, not asserted).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -60,14 +60,17 @@ test('a missing candidate is retried with backoff, then reported as an error', a
 
 test('enqueueing the same contribution twice verifies it once', async () => {
   const candidate = await fixture.candidate('register', 'dave');
+  const other = await fixture.candidate('register', 'dave-next');
   const request = fixture.request('c-twice', 'register', candidate.path);
   await Promise.all([dispatcher.enqueue(request), dispatcher.enqueue(request)]);
-  await outcomes.next('c-twice');
-  await new Promise((r) => setTimeout(r, 300));
+  // Concurrency 1, first in first out: once a request enqueued after the duplicates has its
+  // outcome, a second verification of c-twice would already have reported.
+  await dispatcher.enqueue(fixture.request('c-twice-next', 'register', other.path));
+  assert.equal((await outcomes.next('c-twice-next')).status, 'valid');
   assert.equal(outcomes.all.filter((o) => o.contributionId === 'c-twice').length, 1);
 });
 
-test('the event loop keeps ticking while contributions are verified', async () => {
+test('several contributions queued at once are all verified, in order', async (t) => {
   const candidates = await Promise.all([1, 2, 3, 4].map((n) => fixture.candidate('transact84', `erin${n}`)));
   const gaps: number[] = [];
   let last = performance.now();
@@ -81,11 +84,14 @@ test('the event loop keeps ticking while contributions are verified', async () =
     await Promise.all(candidates.map((c, n) => dispatcher.enqueue(fixture.request(ids[n]!, 'transact84', c.path))));
     const results = await Promise.all(ids.map((id) => outcomes.next(id)));
     assert.deepEqual(results.map((r) => r.status), ['valid', 'valid', 'valid', 'valid']);
+    // One verifier, first in first out: the outcomes arrive in the order of the requests.
+    assert.deepEqual(outcomes.all.map((o) => o.contributionId).filter((id) => ids.includes(id)), ids);
   } finally {
     clearInterval(ticker);
   }
-  assert.ok(gaps.length >= 10, `only ${gaps.length} ticks during the verifications`);
-  assert.ok(Math.max(...gaps) < 250, `the event loop stalled for ${Math.max(...gaps).toFixed(0)} ms`);
+  // For information only: the test circuits are too small to stall the loop, and a wall-clock
+  // limit would only flake on a loaded runner.
+  t.diagnostic(`${gaps.length} ticks of 5 ms during the verifications; worst gap ${gaps.length ? Math.max(...gaps).toFixed(0) : '-'} ms`);
 });
 
 test('a verifier killed mid-verification is replaced and the request verified again', async () => {
