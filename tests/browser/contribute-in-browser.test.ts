@@ -236,7 +236,10 @@ describe('contributing in the browser, the public page and the coordinator conso
     await consolePage.waitForSelector('#console-phase[data-phase="open"]');
     carolRun = (async () => {
       for (const circuit of CIRCUITS) await carol().takeTurn(circuit, 180_000);
-    })();
+    })().catch((error: Error) => {
+      // Who holds the circuit carol waits for, so a failure here says where the queue stuck.
+      throw new Error(`${error.message}; turns held: ${JSON.stringify(coordinator.lobby.activeTurns())}`);
+    });
 
     await heldPatch;
     await alice.waitForSelector(`${row('treeUpdate')}[data-status="uploading"]`);

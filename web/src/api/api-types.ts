@@ -5,10 +5,9 @@
  */
 import type { CircuitProgress, ContributorStatus } from '../../../server/lobby/lobby-types.ts';
 import type { Principal } from '../../../server/auth/principal.ts';
+import type { CeremonyPhase } from '../../../server/ceremony-phase.ts';
 
-export type { CircuitProgress, ContributorStatus, Principal };
-
-export type CeremonyPhase = 'setup' | 'open' | 'paused' | 'closed' | 'finalised';
+export type { CeremonyPhase, CircuitProgress, ContributorStatus, Principal };
 
 export interface AuthMethods {
   github: boolean;

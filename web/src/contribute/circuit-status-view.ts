@@ -21,6 +21,8 @@ export interface CircuitLine {
   progress?: { value: number; max: number; text: string };
   /** The latest refused attempt on a circuit not yet accepted. */
   refusal?: ContributionView;
+  /** Place in the circuit's queue while waiting. */
+  position?: number;
 }
 
 const LABELS: Record<CircuitStatus, string> = {
@@ -46,7 +48,8 @@ export function describeCircuit(progress: CircuitProgress, snapshot: SessionSnap
   const { circuit } = progress;
   const serverNow = Date.now() + snapshot.clockOffsetMs;
   const refusal = progress.state === 'accepted' ? undefined : latestRefusal(circuit, snapshot.me?.contributions ?? []);
-  const line = (status: CircuitStatus, detail: string, extra: Partial<CircuitLine> = {}): CircuitLine => ({ circuit, status, label: LABELS[status], detail, refusal, ...extra });
+  const position = progress.state === 'waiting' ? progress.position : undefined;
+  const line = (status: CircuitStatus, detail: string, extra: Partial<CircuitLine> = {}): CircuitLine => ({ circuit, status, label: LABELS[status], detail, refusal, position, ...extra });
 
   switch (progress.state) {
     case 'pending':
@@ -77,8 +80,12 @@ export function describeCircuit(progress: CircuitProgress, snapshot: SessionSnap
 }
 
 function describeActivity(activity: TurnActivity | undefined, timeLeft: string, line: (status: CircuitStatus, detail: string, extra?: Partial<CircuitLine>) => CircuitLine): CircuitLine {
-  if (!activity || activity.stage === 'submitted') return line('turn', `Starting… (${timeLeft})`);
+  if (!activity) return line('turn', `Starting… (${timeLeft})`);
   switch (activity.stage) {
+    // The upload is complete, so the coordinator is already verifying it; a poll answered before
+    // the upload ended may still say `turn`, which must not make the page look as if it restarted.
+    case 'submitted':
+      return line('verifying', 'The coordinator is checking your contribution.');
     case 'preparing':
       return line('preparing', `Looking up the current key (${timeLeft}).`);
     case 'downloading': {
@@ -99,7 +106,12 @@ function describeActivity(activity: TurnActivity | undefined, timeLeft: string, 
   }
 }
 
-export function renderCircuitTable(circuits: readonly CircuitProgress[], snapshot: SessionSnapshot): HTMLTableElement {
+/** Every circuit's line, in order (each names the circuit before it): computed once per render, shared by the table and the announcer. */
+export function describeCircuits(circuits: readonly CircuitProgress[], snapshot: SessionSnapshot): CircuitLine[] {
+  return circuits.map((progress, i) => describeCircuit(progress, snapshot, circuits[i - 1]?.circuit));
+}
+
+export function renderCircuitTable(lines: readonly CircuitLine[]): HTMLTableElement {
   return h(
     'table',
     { id: 'circuits' },
@@ -108,12 +120,11 @@ export function renderCircuitTable(circuits: readonly CircuitProgress[], snapsho
     h(
       'tbody',
       {},
-      circuits.map((progress, i) => {
-        const line = describeCircuit(progress, snapshot, circuits[i - 1]?.circuit);
+      lines.map((line) => {
         const status = line.refusal && (line.status === 'waiting' || line.status === 'turn') ? 'refused' : line.status;
         return h(
           'tr',
-          { 'data-circuit': line.circuit, 'data-status': status, 'data-position': progress.state === 'waiting' ? progress.position : null },
+          { 'data-circuit': line.circuit, 'data-status': status, 'data-position': line.position },
           h('th', { scope: 'row' }, h('code', {}, line.circuit)),
           h(
             'td',
@@ -141,13 +152,17 @@ function renderRefusal(refusal: ContributionView): HTMLElement {
   );
 }
 
-/** Every attempt that did not count, newest first: the record of what went wrong and when. */
-export function renderAttemptHistory(contributions: readonly ContributionView[]): HTMLElement | null {
+/**
+ * Every attempt that did not count, newest first: the record of what went wrong and when. Open
+ * the first time it appears; after that `open` carries over what the reader chose, since the
+ * page rebuilds it on every render.
+ */
+export function renderAttemptHistory(contributions: readonly ContributionView[], open = true): HTMLElement | null {
   const failed = contributions.filter((c) => c.status !== 'accepted' && c.status !== 'verifying').sort((a, b) => b.createdAt - a.createdAt);
   if (failed.length === 0) return null;
   return h(
     'details',
-    { id: 'attempts', open: true },
+    { id: 'attempts', open },
     h('summary', {}, `Attempts that did not count (${failed.length})`),
     h(
       'ul',

@@ -51,8 +51,17 @@ export interface SessionOptions {
 }
 
 const HEARTBEAT_EVERY_MS = 30_000;
+/** Poll pace (see pollInterval): by the best waiting position across circuits. */
+const NEXT_IN_LINE = 3;
+const NEAR_FRONT = 20;
+const CLOSE_POLL_MS = 1000;
+const NEAR_POLL_MS = 2500;
+const FAR_POLL_MS = 10_000;
+const NOT_WAITING_POLL_MS = 5000;
 const RETRY_AFTER_MS = 5_000;
 const LOCAL_HASHES_KEY = 'ceremony.localHashes';
+/** A saved candidate older than this is dropped at start: its turn is long over (turns last at most an hour). */
+const CANDIDATE_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
 export class ContributorSession {
   private me: MeView | null = null;
@@ -63,6 +72,8 @@ export class ContributorSession {
   private readonly lastHeartbeat = new Map<string, number>();
   private readonly tasks = new Map<string, AbortController>();
   private readonly localHashes = new Map<string, string>();
+  /** Circuits whose saved candidate this page has already deleted (once accepted), not to ask IndexedDB every poll. */
+  private readonly candidatesForgotten = new Set<string>();
   private pollsStarted = 0;
   private pollTimer: ReturnType<typeof setTimeout> | undefined;
   private polling: Promise<void> | undefined;
@@ -84,6 +95,9 @@ export class ContributorSession {
   }
 
   start(): Promise<void> {
+    // Keys of hundreds of MB must not pile up in the browser: whatever an earlier visit left
+    // behind and never finished uploading is dropped after a day.
+    void candidateStore.prune(Date.now() - CANDIDATE_MAX_AGE_MS).catch(() => {});
     return this.poll();
   }
 
@@ -124,11 +138,19 @@ export class ContributorSession {
     if (!this.stopped) this.pollTimer = setTimeout(() => void this.poll(), this.pollInterval());
   }
 
+  /**
+   * Paced by how soon something can change for this contributor: the coordinator's load goal
+   * assumes 10,000 waiters poll about every 10 s (1,000 req/s); at 2.5 s for everyone that would
+   * be 4,000 req/s. Only the few near a turn poll fast, so a granted turn starts within a second.
+   */
   private pollInterval(): number {
     const circuits = this.me?.status.circuits ?? [];
-    if (this.me?.status.done || !this.joined) return 5000;
-    const close = circuits.some((c) => c.state === 'turn' || c.state === 'verifying' || (c.state === 'waiting' && c.position <= 3));
-    return close ? 1000 : 2500;
+    if (this.me?.status.done || !this.joined) return NOT_WAITING_POLL_MS;
+    const positions = circuits.flatMap((c) => (c.state === 'waiting' ? [c.position] : []));
+    const busy = circuits.some((c) => c.state === 'turn' || c.state === 'verifying');
+    const front = Math.min(Infinity, ...positions);
+    if (busy || front <= NEXT_IN_LINE) return CLOSE_POLL_MS;
+    return front <= NEAR_FRONT ? NEAR_POLL_MS : FAR_POLL_MS;
   }
 
   private accept(me: MeView, seq: number): void {
@@ -171,7 +193,16 @@ export class ContributorSession {
         if (task && (progress.state === 'waiting' || progress.state === 'pending')) task.abort();
         if (!task) this.activities.delete(circuit);
       }
+      // Accepted, the saved copy is of no further use (a reload after the upload but before its
+      // own clean-up, or another tab, can leave one behind).
+      if (progress.state === 'accepted' || me.status.done) this.forgetCandidate(me.principal.id, circuit);
     }
+  }
+
+  private forgetCandidate(principalId: string, circuit: string): void {
+    if (this.candidatesForgotten.has(circuit)) return;
+    this.candidatesForgotten.add(circuit);
+    void candidateStore.delete(candidateKey(this.options.ceremonyId, principalId, circuit)).catch(() => {});
   }
 
   private async heartbeat(circuit: string): Promise<void> {

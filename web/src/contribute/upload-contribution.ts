@@ -7,6 +7,7 @@
  */
 import * as tus from 'tus-js-client';
 import { ApiError, apiErrorFromBody } from '../api/api-client.ts';
+import { chunkSizeFor } from './upload-chunks.ts';
 
 export interface UploadRequest {
   circuit: string;
@@ -19,12 +20,6 @@ export interface UploadRequest {
   signal: AbortSignal;
 }
 
-const MIN_CHUNK = 64 * 1024;
-const MAX_CHUNK = 8 * 1024 * 1024;
-
-export function chunkSizeFor(size: number): number {
-  return Math.min(MAX_CHUNK, Math.max(MIN_CHUNK, Math.ceil(size / 20)));
-}
 
 /** The server's refusal inside a tus error (status and `{error: {code, message}}` body), if any. */
 function refusalOf(error: Error): ApiError {

@@ -14,7 +14,12 @@ import { renderSiteHeader } from '../ui/site-header.ts';
 const api = new ApiClient();
 const REFRESH_MS = 2000;
 
-/** Which phase changes the server allows from each phase (server/ceremony-phase.ts). */
+/**
+ * Which phase changes the three phase buttons may offer: a copy of ALLOWED in
+ * server/ceremony-phase.ts (keep the two in step). It cannot be imported: that module loads
+ * ./store/database.ts (better-sqlite3) at run time, which must stay out of the browser bundle.
+ * `closed → finalised` is left out here because finalising has its own form (POST /api/admin/finalise).
+ */
 const NEXT_PHASES: Record<CeremonyPhase, Array<'open' | 'paused' | 'closed'>> = {
   setup: ['open', 'closed'],
   open: ['paused', 'closed'],
@@ -143,13 +148,19 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
   });
 
   let finalisedShown = false;
-  const refresh = async () => {
+  /** What a failed refresh put in the feedback area; taken away by the next refresh that fully succeeds. */
+  let refreshNotice: HTMLElement | undefined;
+  const showRefreshProblem = (error: unknown) => {
+    refreshNotice = errorNotice(error);
+    feedback.replaceChildren(refreshNotice);
+  };
+  const update = async () => {
     let overview: AdminOverview;
     let ceremony: CeremonyView;
     try {
       [overview, ceremony] = await Promise.all([api.get<AdminOverview>('/api/admin/overview'), api.get<CeremonyView>('/api/ceremony')]);
     } catch (error) {
-      feedback.replaceChildren(errorNotice(error));
+      showRefreshProblem(error);
       return;
     }
     const phase = overview.phase;
@@ -219,13 +230,34 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
     if (hint) hint.textContent = canFinalise ? 'The ceremony is closed and no verification is running: it can be finalised.' : 'Close the ceremony and let running verifications finish before finalising.';
     if (!busy) finaliseButton.disabled = !canFinalise;
     if (phase === 'finalised' && !finalisedShown) {
-      finalisedShown = true;
-      const manifest = await api.get<ManifestView>('/api/manifest');
-      finalisedSlot.replaceChildren(renderFinalised(ceremony, manifest));
+      // Marked shown only once it is: a failed fetch is said in the feedback and retried next refresh.
+      try {
+        const manifest = await api.get<ManifestView>('/api/manifest');
+        finalisedSlot.replaceChildren(renderFinalised(ceremony, manifest));
+        finalisedShown = true;
+      } catch (error) {
+        showRefreshProblem(error);
+        return;
+      }
+    }
+    refreshNotice?.remove();
+    refreshNotice = undefined;
+  };
+  // Refreshes run one after another, never side by side: with a slow coordinator an older answer
+  // must not land after a newer one, and the refresh after an action waits for one under way.
+  let refreshing: Promise<void> = Promise.resolve();
+  const refresh = (): Promise<void> => (refreshing = refreshing.then(update, update));
+  // The next periodic refresh is armed only when this one has ended (as ceremony-page.ts does).
+  const refreshLoop = async () => {
+    try {
+      await refresh();
+    } catch (error) {
+      showRefreshProblem(error);
+    } finally {
+      setTimeout(() => void refreshLoop(), REFRESH_MS);
     }
   };
-  await refresh();
-  setInterval(() => void refresh(), REFRESH_MS);
+  await refreshLoop();
 }
 
 async function main(): Promise<void> {

@@ -6,8 +6,8 @@
  */
 import '../styles.css';
 import { ApiClient, ApiError } from '../api/api-client.ts';
-import type { AuthMethods, CeremonyPhase, CeremonyView, MeView, SessionView } from '../api/api-types.ts';
-import { renderAttemptHistory, renderCircuitTable, describeCircuit } from '../contribute/circuit-status-view.ts';
+import type { AuthMethods, CeremonyPhase, CeremonyView, SessionView } from '../api/api-types.ts';
+import { describeCircuits, renderAttemptHistory, renderCircuitTable, type CircuitLine } from '../contribute/circuit-status-view.ts';
 import { renderAttestation } from '../contribute/attestation-view.ts';
 import { ContributorSession, type SessionSnapshot } from '../contribute/contributor-session.ts';
 import { errorNotice, renderSignInPanel } from '../sign-in/sign-in-panel.ts';
@@ -160,21 +160,23 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
     joinCard.hidden = contributor.joined || me.phase === 'closed' || me.phase === 'finalised';
     entropy.card.hidden = me.status.done || me.phase === 'closed' || me.phase === 'finalised';
     const accepted = me.status.circuits.filter((c) => c.state === 'accepted').length;
+    const lines = describeCircuits(me.status.circuits, snapshot);
+    // Rebuilt every render: keep the attempts list as open or closed as the reader left it.
+    const attemptsOpen = status.querySelector<HTMLDetailsElement>('details#attempts')?.open;
     replaceChildren(
       status,
       h('h2', { id: 'status-title' }, `Progress: ${accepted} of ${me.status.circuits.length} circuits accepted`),
-      renderCircuitTable(me.status.circuits, snapshot),
-      renderAttemptHistory(me.contributions),
+      renderCircuitTable(lines),
+      renderAttemptHistory(me.contributions, attemptsOpen),
     );
-    announceChanges(me, snapshot);
+    announceChanges(lines);
     if (me.status.done && !attestationShown) {
       attestationShown = true;
       attestationSlot.replaceChildren(renderAttestation(api, me, ceremony));
     }
   };
-  const announceChanges = (me: MeView, snapshot: SessionSnapshot) => {
-    for (let i = 0; i < me.status.circuits.length; i++) {
-      const line = describeCircuit(me.status.circuits[i]!, snapshot, me.status.circuits[i - 1]?.circuit);
+  const announceChanges = (lines: readonly CircuitLine[]) => {
+    for (const line of lines) {
       if (announced.get(line.circuit) !== line.status && ['turn', 'verifying', 'accepted', 'failed'].includes(line.status)) {
         announcer.textContent = `${line.circuit}: ${line.label}. ${line.detail}`;
       }

@@ -10,6 +10,8 @@ declare module 'snarkjs' {
   export interface MemFile {
     type: 'mem';
     data?: Uint8Array;
+    /** Bytes to allocate when snarkjs creates the file (fastfile's default is 1 MiB, grown by ×1.1). */
+    initialSize?: number;
   }
   export namespace zKey {
     function contribute(oldZkey: Uint8Array | MemFile, newZkey: MemFile, name: string, entropy: string, logger?: Logger): Promise<Uint8Array>;
