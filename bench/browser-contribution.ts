@@ -234,7 +234,9 @@ export function printBrowserContribution(power: number, f: ContributionFigures):
     ['snarkjs zKey.contribute in Node (API)', f.nodeApiMs.toFixed(0), ''],
     ['browser: computeContribution (Web Worker)', f.browserComputeMs.toFixed(0), ''],
     ['browser: download of the head (localhost)', f.browserDownloadMs.toFixed(0), 'not in the compute time'],
-    ['browser ÷ CLI', ratio(f.cliMs), goal(f.cliMs)],
+    // The goal is judged like for like: the API row, like the browser's, pays curve set-up but no
+    // process start-up (the CLI row also pays npx and Node starting).
+    ['browser ÷ CLI', ratio(f.cliMs), ''],
     ['browser ÷ Node API', ratio(f.nodeApiMs), goal(f.nodeApiMs)],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));

@@ -6,7 +6,7 @@
  * size, the verifier's, and the time from upload complete to new head minus the verification
  * itself (verifyLink on the same pair, timed separately in a process set up like the verifier).
  *
- * Usage: tsx bench/server-transfer.ts [--power P (default 16)] [--chunk-mb M (default: one PATCH)]
+ * Usage: tsx bench/server-transfer.ts [--power P (default 16)] [--chunk-mb M (default: the app's PATCH size)]
  */
 import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { verifyLink } from '../core/verify/verify-link.ts';
 import { FIXTURE_CACHE } from '../tests/fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../tests/helpers/contributor-client.ts';
+import { chunkSizeFor } from '../web/src/contribute/upload-chunks.ts';
 import { benchChain, benchLog as log, type BenchChain } from './bench-chain.ts';
 import { RssSampler, startCoordinatorProcess } from './coordinator-process.ts';
 
@@ -55,7 +56,8 @@ export interface TransferFigures {
   fileMb: number;
   baselineMb: number;
   uploadSeconds: number;
-  uploadChunkMb: number | undefined;
+  /** Size of each tus PATCH. */
+  uploadChunkMb: number;
   uploadPeakOverBaselineMb: number;
   toHeadSeconds: number;
   verifySeconds: number;
@@ -96,7 +98,9 @@ export async function runServerTransfer(power: number, uploadChunkMb?: number): 
       const bytes = await readFile(chain.z1); // the client's memory, not the coordinator's
       rss.mark('upload');
       const uploadStart = Date.now();
-      await client.upload(CIRCUIT, bytes, uploadChunkMb ? { chunkSize: uploadChunkMb * MB } : {});
+      // PATCHes as the browser app cuts them (web/src/contribute/upload-chunks.ts) unless told otherwise.
+      const chunkSize = uploadChunkMb ? uploadChunkMb * MB : chunkSizeFor(bytes.byteLength);
+      await client.upload(CIRCUIT, bytes, { chunkSize });
       const uploadDone = Date.now();
       rss.mark('verify');
       verifierRss.mark('verify');
@@ -134,7 +138,7 @@ export async function runServerTransfer(power: number, uploadChunkMb?: number): 
         fileMb: fileBytes / MB,
         baselineMb: baseline / MB,
         uploadSeconds: (uploadDone - uploadStart) / 1000,
-        uploadChunkMb,
+        uploadChunkMb: chunkSize / MB,
         uploadPeakOverBaselineMb: over('upload'),
         toHeadSeconds,
         verifySeconds,
@@ -161,7 +165,7 @@ export function printTransfer(power: number, f: TransferFigures): void {
   const rows: Array<[string, string]> = [
     [`zkey (2^${power} constraints)`, `${f.fileMb.toFixed(1)} MB`],
     ['coordinator RSS at idle (baseline)', `${f.baselineMb.toFixed(1)} MB`],
-    [`upload over tus (${f.uploadChunkMb ? `${f.uploadChunkMb} MB PATCHes` : 'one PATCH'})`, `${f.uploadSeconds.toFixed(2)} s, RSS peak +${f.uploadPeakOverBaselineMb.toFixed(1)} MB over baseline`],
+    [`upload over tus (${f.uploadChunkMb.toFixed(2)} MB PATCHes)`, `${f.uploadSeconds.toFixed(2)} s, RSS peak +${f.uploadPeakOverBaselineMb.toFixed(1)} MB over baseline`],
     ['upload complete → new head', `${f.toHeadSeconds.toFixed(2)} s, coordinator RSS peak +${f.verifyPeakOverBaselineMb.toFixed(1)} MB over baseline`],
     ['  embedded verifier process RSS', `${f.verifierIdleMb.toFixed(1)} MB idle, ${f.verifierPeakMb.toFixed(1)} MB peak while verifying`],
     ['  of which verifyLink (timed apart)', `${f.verifySeconds.toFixed(2)} s`],
