@@ -9,7 +9,8 @@ import { auditCommand } from './audit.ts';
 import { checkManifestCommand } from './check-manifest.ts';
 import { verifyDeploymentCommand } from './verify-deployment.ts';
 import { verifyLinkCommand } from './verify-link.ts';
+import { checkFeesCommand } from './check-fees.ts';
 import { workerCommand } from './worker.ts';
 import { serveCommand } from './serve.ts';
 
-export const COMMANDS: Array<() => Command> = [initCommand, contributeCommand, verifyCommand, finaliseCommand, auditCommand, devPtauCommand, checkManifestCommand, verifyDeploymentCommand, verifyLinkCommand, serveCommand, workerCommand];
+export const COMMANDS: Array<() => Command> = [initCommand, contributeCommand, verifyCommand, finaliseCommand, auditCommand, devPtauCommand, checkManifestCommand, verifyDeploymentCommand, checkFeesCommand, verifyLinkCommand, serveCommand, workerCommand];

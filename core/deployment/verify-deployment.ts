@@ -7,8 +7,9 @@
  * Every verifier gets its own result; an RPC endpoint that cannot be reached at all is reported
  * once. All network calls have bounded timeouts, so the check never hangs.
  */
-import { BaseError, createPublicClient, http, isAddress, type Address, type PublicClient } from 'viem';
+import { createPublicClient, http, isAddress, type Address, type PublicClient } from 'viem';
 import { CoordinatorError } from '../errors.ts';
+import { describeRpcError } from './describe-rpc-error.ts';
 import type { DeltaEntry } from '../manifest/delta-manifest.ts';
 import { deltaIsG2Generator } from './delta-is-g2-generator.ts';
 import { parseDeltaEntry } from './parse-delta-entry.ts';
@@ -113,7 +114,7 @@ async function probeEndpoint(rpcUrl: string, timeoutMs: number): Promise<string 
     await probe.getChainId();
     return undefined;
   } catch (error) {
-    return `RPC endpoint ${rpcUrl} cannot be reached (eth_chainId, ${timeoutMs} ms timeout): ${describeError(error)}`;
+    return `RPC endpoint ${rpcUrl} cannot be reached (eth_chainId, ${timeoutMs} ms timeout): ${describeRpcError(error)}`;
   }
 }
 
@@ -124,7 +125,7 @@ async function compareBytecode(client: PublicClient, pending: PendingCheck): Pro
   try {
     code = await client.getCode({ address, blockTag: 'latest' });
   } catch (error) {
-    check.reasons.push(`eth_getCode at ${address} failed: ${describeError(error)}`);
+    check.reasons.push(`eth_getCode at ${address} failed: ${describeRpcError(error)}`);
     return;
   }
   if (code === undefined || code === '0x') {
@@ -137,18 +138,4 @@ async function compareBytecode(client: PublicClient, pending: PendingCheck): Pro
     const hex = BigInt(delta[field]).toString(16);
     if (!bytecode.includes(hex)) check.reasons.push(`${field} (0x${hex}) does not occur in the bytecode at ${address}`);
   }
-}
-
-/**
- * viem's messages span many lines (URL, body, version). Keep the first line of its summary, the
- * server's or transport's details, and a non-viem root cause such as `connect ECONNREFUSED ...`.
- */
-function describeError(error: unknown): string {
-  const firstLine = (text: string) => text.split('\n')[0]!.trim().replace(/\.$/, '');
-  if (!(error instanceof BaseError)) return firstLine(error instanceof Error ? error.message : String(error));
-  let root: unknown = error;
-  while (root instanceof Error && root.cause instanceof Error) root = root.cause;
-  const parts = [firstLine(error.shortMessage), error.details ? firstLine(error.details) : undefined];
-  if (root instanceof Error && !(root instanceof BaseError)) parts.push(firstLine(root.message));
-  return parts.filter((part, i): part is string => !!part && parts.indexOf(part) === i).join(': ');
 }
