@@ -35,9 +35,12 @@ export async function readWithdrawFee(rpcUrl: string, address: Address, timeoutM
 function describeCallError(error: unknown): string {
   const reverted = error instanceof BaseError ? error.walk((e) => e instanceof ContractFunctionRevertedError) : null;
   if (reverted instanceof ContractFunctionRevertedError) {
-    if (reverted.reason) return `reverted: ${reverted.reason}`;
-    // No data: most often a contract without this function (and without a fallback).
-    return reverted.data ? `reverted with error ${reverted.data.errorName}` : 'reverted without a reason (does the contract have withdrawFeeBps()?)';
+    if (reverted.signature) return `reverted with custom error ${reverted.signature}`;
+    if (reverted.data && reverted.data.errorName !== 'Error' && reverted.data.errorName !== 'Panic') return `reverted with error ${reverted.data.errorName}`;
+    // Without revert data viem passes on the node's message, which is only "execution reverted".
+    if (reverted.reason && reverted.reason !== 'execution reverted') return `reverted: ${reverted.reason}`;
+    // No data at all: most often a contract without this function (and without a fallback).
+    return 'reverted without a reason (does the contract have withdrawFeeBps()?)';
   }
   return `failed: ${describeRpcError(error)}`;
 }
