@@ -78,6 +78,11 @@ export const ERROR_STATUS = {
   'lobby.cooldown': 429,
   'upload.too_large': 413,
   'upload.incomplete': 400,
+  'upload.too_small': 400,
+  'upload.length_required': 411,
+  'upload.submitting': 409,
+  'upload.disk_full': 507,
+  'upload.failed': 500,
   'contribution.not_next': 409,
   'verification.unavailable': 503,
 } as const;

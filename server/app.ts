@@ -12,7 +12,7 @@ import type { CeremonyService, ServiceLog } from './ceremony-service.ts';
 import { createPublicRouter } from './routes/public-router.ts';
 import { createContributorRouter } from './routes/contributor-router.ts';
 import { createCoordinatorRouter } from './routes/coordinator-router.ts';
-import { createContributionUploadHandler } from './files/contribution-uploads.ts';
+import type { ContributionUploads } from './files/contribution-uploads.ts';
 import { errorHandler, notFoundHandler } from './http/error-handler.ts';
 
 export interface AuthWiring {
@@ -35,6 +35,8 @@ export interface AppDeps {
   constraints: ReadonlyMap<string, number>;
   receiptPublicKeyPem: string;
   auth: AuthWiring;
+  /** The tus upload endpoints, with their limits and expiry sweep (start-coordinator closes it). */
+  uploads: ContributionUploads;
   log: ServiceLog;
   /** Folder of the built browser app, served at / when present. */
   webDir?: string;
@@ -47,11 +49,11 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(deps.auth.sessionMiddleware);
 
   // Uploads first: tus reads the raw request body itself, so no body parser may run before it.
-  const uploads = createContributionUploadHandler({ config: deps.config, lobby: deps.lobby, service: deps.service });
+  const uploads = deps.uploads.handler;
   app.all('/api/circuits/:name/contributions{/*rest}', deps.auth.requireContributor, deps.auth.requireCsrf, uploads);
 
   app.use(express.json({ limit: '256kb' }));
-  app.use(createPublicRouter({ config: deps.config, lobby: deps.lobby, phase: deps.phase, constraints: deps.constraints, receiptPublicKeyPem: deps.receiptPublicKeyPem, ceremonyState: () => deps.service.ceremonyState() }));
+  app.use(createPublicRouter({ config: deps.config, lobby: deps.lobby, phase: deps.phase, constraints: deps.constraints, receiptPublicKeyPem: deps.receiptPublicKeyPem, ceremonyState: () => deps.service.ceremonyState(), diskSpace: () => deps.uploads.diskSpace() }));
   app.use('/auth', deps.auth.router);
   app.use(createContributorRouter({ ...deps, requireContributor: deps.auth.requireContributor, requireCsrf: deps.auth.requireCsrf }));
   app.use(createCoordinatorRouter({ ...deps, requireCoordinator: deps.auth.requireCoordinator, requireCsrf: deps.auth.requireCsrf }));

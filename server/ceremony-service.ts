@@ -96,6 +96,14 @@ export class CeremonyService {
     return chain.headIndex;
   }
 
+  /**
+   * Finished uploads still waiting for their verdict (the candidates of `verifying` rows). The
+   * upload sweep and a replacing upload never delete these, however long the verifier takes.
+   */
+  candidatesAwaitingVerdict(): Set<string> {
+    return new Set(this.deps.contributions.byStatus('verifying').map((row) => row.candidatePath));
+  }
+
   /** A finished upload by the holder of the turn: record it, then send it to verification. */
   async submit(upload: SubmittedUpload): Promise<ContributionRow> {
     const { lobby, contributions, clock } = this.deps;
@@ -177,9 +185,12 @@ export class CeremonyService {
       }
       return;
     }
+    // A verifier error's text (an OS error, a stack) names server paths and internals: it is
+    // logged, and the contributor gets the code with plain words.
+    if (outcome.status === 'error') log.warn('verification failed', { contributionId: row.id, error: outcome.message });
     const refusal = outcome.status === 'invalid'
       ? { code: outcome.code, message: outcome.message }
-      : { code: 'verification.unavailable', message: `the contribution could not be verified (${outcome.message}); please contribute again` };
+      : { code: 'verification.unavailable', message: 'the contribution could not be verified; please contribute again' };
     await this.refuse(row, outcome.status === 'invalid' ? 'refused' : 'error', refusal);
     log.info('contribution refused', { contributionId: row.id, circuit: row.circuit, code: refusal.code, sinceUploadMs: clock.now() - row.createdAt });
   }

@@ -20,6 +20,7 @@ import { ReceiptSigner } from './contributions/receipt-signer.ts';
 import { CeremonyPhaseStore } from './ceremony-phase.ts';
 import { CeremonyService, type ServiceLog } from './ceremony-service.ts';
 import { createApp } from './app.ts';
+import { ContributionUploads } from './files/contribution-uploads.ts';
 import { createAuthRouter } from './auth/auth-router.ts';
 import { createSessionMiddleware } from './auth/session-middleware.ts';
 import { SessionStore } from './auth/session-store.ts';
@@ -47,6 +48,7 @@ export interface RunningCoordinator {
   lobby: Lobby;
   service: CeremonyService;
   phase: CeremonyPhaseStore;
+  uploads: ContributionUploads;
   close(): Promise<void>;
 }
 
@@ -91,6 +93,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   const service = new CeremonyService({ config, db, clock, lobby, contributions, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs });
 
   const sessions = new SessionStore(db, clock, auth.sessionTtlMs);
+  const uploads = new ContributionUploads({ config, lobby, service, clock, log, diskMarginBytes: serverConfig.uploads.diskMarginBytes });
   const app = createApp({
     config,
     clock,
@@ -101,6 +104,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     constraints,
     receiptPublicKeyPem: receipts.publicKeyPem,
     log,
+    uploads,
     webDir: options.webDir,
     auth: {
       router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions }),
@@ -121,6 +125,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   } catch (error) {
     // Nothing may outlive a failed start: the verifier process or Redis connections would keep
     // a coordinator that serves nothing alive.
+    await uploads.close();
     await service.stop();
     await dispatcher.close();
     db.close();
@@ -143,12 +148,14 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     lobby,
     service,
     phase,
+    uploads,
     close: () =>
       (closing ??= (async () => {
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();
         });
+        await uploads.close();
         await service.stop();
         await dispatcher.close();
         db.close();

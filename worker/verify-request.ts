@@ -49,7 +49,8 @@ export function parseVerificationRequest(data: unknown): VerificationRequest {
 export async function verifyRequest(request: VerificationRequest): Promise<DecidedOutcome> {
   const { contributionId } = request;
   try {
-    const link = await verifyLink(request.headZkeyPath, request.candidatePath);
+    // Refusals reach the contributor: files are named by role, never by the coordinator's paths.
+    const link = await verifyLink(request.headZkeyPath, request.candidatePath, { labels: { prev: 'the chain head', next: 'the uploaded key' } });
     return link.recordedName === undefined
       ? { contributionId, status: 'valid', contributionHash: link.contributionHash }
       : { contributionId, status: 'valid', contributionHash: link.contributionHash, recordedName: link.recordedName };

@@ -76,6 +76,8 @@ async function applyBeacon(state: CeremonyState, chain: CircuitChain, beacon: Be
         headZkeyPath: headPath,
         candidatePath: staged,
         expect: { kind: 'beacon', ...beacon },
+        // The coordinator's console shows this message: roles, not the server's paths.
+        labels: { head: `the head of ${name}`, candidate: `the final key of ${name}` },
       });
     } catch (error) {
       throw new CoordinatorError('finalise.verification_failed', `the final key of ${name} failed verification: ${(error as Error).message}`);

@@ -29,6 +29,8 @@ export interface VerifyContributionInput {
   headZkeyPath: string;
   candidatePath: string;
   expect?: LinkExpectation;
+  /** How refusals name the head and the candidate (default: their paths); a server passes roles. */
+  labels?: { head: string; candidate: string };
 }
 
 export interface VerifiedLink {
@@ -61,8 +63,8 @@ function codeForSnarkjsFailure(errors: string[]): { code: ErrorCode; message: st
 
 export async function verifyContribution(input: VerifyContributionInput): Promise<VerifiedLink> {
   const expect = input.expect ?? { kind: 'random' };
-  const candidate = await readZkeyInfo(input.candidatePath);
-  const head = await readZkeyInfo(input.headZkeyPath);
+  const candidate = await readZkeyInfo(input.candidatePath, input.labels?.candidate);
+  const head = await readZkeyInfo(input.headZkeyPath, input.labels?.head);
 
   const record = await checkLinkStructure(head, candidate, expect);
 
@@ -77,7 +79,9 @@ export async function verifyContribution(input: VerifyContributionInput): Promis
   try {
     valid = await snarkjs.zKey.verifyFromInit(input.initZkeyPath, input.ptauPath, input.candidatePath, logger);
   } catch (error) {
-    throw new CoordinatorError('contribution.invalid', `the key could not be verified: ${(error as Error).message}`);
+    // snarkjs names files by path in its messages: put the caller's labels in their place.
+    const message = input.labels ? (error as Error).message.split(input.candidatePath).join(input.labels.candidate) : (error as Error).message;
+    throw new CoordinatorError('contribution.invalid', `the key could not be verified: ${message}`);
   }
   if (valid !== true) {
     const { code, message } = codeForSnarkjsFailure(errors);

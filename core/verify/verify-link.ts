@@ -28,6 +28,8 @@ import type { VerifiedLink } from './verify-contribution.ts';
 export interface VerifyLinkOptions {
   /** Kind of record NEXT must add. Default: a random (non-beacon) contribution. */
   expect?: LinkExpectation;
+  /** How refusals name PREV and NEXT (default: their paths); a server passes roles, never its paths. */
+  labels?: { prev: string; next: string };
 }
 
 /**
@@ -242,8 +244,8 @@ async function randomCombination(curve: Curve, prev: ZkeyInfo, next: ZkeyInfo, i
     const read = (first: number) => {
       const n = Math.min(CHUNK_POINTS, count - first);
       return Promise.all([
-        readChunk(prevFile, prevSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${prev.path}`),
-        readChunk(nextFile, nextSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${next.path}`),
+        readChunk(prevFile, prevSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${prev.label}`),
+        readChunk(nextFile, nextSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${next.label}`),
       ]);
     };
     let pending = count > 0 ? read(0) : undefined;
@@ -288,8 +290,8 @@ async function checkLAndH(curve: Curve, prev: ZkeyInfo, next: ZkeyInfo, nextDelt
  */
 export async function verifyLink(prevPath: string, nextPath: string, options: VerifyLinkOptions = {}): Promise<VerifiedLink> {
   const expect = options.expect ?? { kind: 'random' };
-  const next = await readZkeyInfo(nextPath);
-  const prev = await readZkeyInfo(prevPath);
+  const next = await readZkeyInfo(nextPath, options.labels?.next);
+  const prev = await readZkeyInfo(prevPath, options.labels?.prev);
   const record = await checkLinkStructure(prev, next, expect);
 
   const bn128 = await getBn128();

@@ -80,14 +80,19 @@ export interface MpcParams {
 
 export interface ZkeyInfo {
   path: string;
+  /** How messages name the file: its path for local tools, its role ("the uploaded key") on a server. */
+  label: string;
   fileSize: number;
   sections: Map<number, SectionLocation>;
   header: Groth16Header;
   mpc: MpcParams;
 }
 
-function malformed(filePath: string, why: string): CoordinatorError {
-  return new CoordinatorError('zkey.malformed', `${filePath} is not a valid Groth16 zkey: ${why}`);
+/** A contribution record with no parameters (no name): the least one contribution adds to a key. */
+export const MIN_CONTRIBUTION_RECORD_BYTES = CONTRIBUTION_FIXED_SIZE;
+
+function malformed(label: string, why: string): CoordinatorError {
+  return new CoordinatorError('zkey.malformed', `${label} is not a valid Groth16 zkey: ${why}`);
 }
 
 async function readExactly(handle: FileHandle, position: number, length: number): Promise<Buffer> {
@@ -97,39 +102,39 @@ async function readExactly(handle: FileHandle, position: number, length: number)
   return buffer;
 }
 
-async function readSectionTable(handle: FileHandle, filePath: string, fileSize: number): Promise<Map<number, SectionLocation>> {
-  if (fileSize < 12) throw malformed(filePath, 'file is too short to hold a zkey header');
+async function readSectionTable(handle: FileHandle, label: string, fileSize: number): Promise<Map<number, SectionLocation>> {
+  if (fileSize < 12) throw malformed(label, 'file is too short to hold a zkey header');
   const head = await readExactly(handle, 0, 12);
-  if (head.toString('latin1', 0, 4) !== 'zkey') throw malformed(filePath, 'missing "zkey" magic bytes');
+  if (head.toString('latin1', 0, 4) !== 'zkey') throw malformed(label, 'missing "zkey" magic bytes');
   const sectionCount = head.readUInt32LE(8);
   if (sectionCount !== MAX_SECTION_ID) {
-    throw malformed(filePath, `expected ${MAX_SECTION_ID} sections for a Groth16 key, found ${sectionCount}`);
+    throw malformed(label, `expected ${MAX_SECTION_ID} sections for a Groth16 key, found ${sectionCount}`);
   }
   const sections = new Map<number, SectionLocation>();
   let position = 12;
   for (let i = 0; i < sectionCount; i++) {
-    if (position + 12 > fileSize) throw malformed(filePath, 'truncated in the section table');
+    if (position + 12 > fileSize) throw malformed(label, 'truncated in the section table');
     const entry = await readExactly(handle, position, 12);
     const id = entry.readUInt32LE(0);
     const size = Number(entry.readBigUInt64LE(4));
     position += 12;
-    if (id < 1 || id > MAX_SECTION_ID) throw malformed(filePath, `unknown section id ${id}`);
-    if (sections.has(id)) throw malformed(filePath, `section ${id} appears twice`);
-    if (position + size > fileSize) throw malformed(filePath, `truncated: section ${id} runs past the end of the file`);
+    if (id < 1 || id > MAX_SECTION_ID) throw malformed(label, `unknown section id ${id}`);
+    if (sections.has(id)) throw malformed(label, `section ${id} appears twice`);
+    if (position + size > fileSize) throw malformed(label, `truncated: section ${id} runs past the end of the file`);
     sections.set(id, { offset: position, size });
     position += size;
   }
-  if (position !== fileSize) throw malformed(filePath, `${fileSize - position} unexpected bytes after the last section`);
+  if (position !== fileSize) throw malformed(label, `${fileSize - position} unexpected bytes after the last section`);
   return sections;
 }
 
-function section(sections: Map<number, SectionLocation>, id: number, filePath: string): SectionLocation {
+function section(sections: Map<number, SectionLocation>, id: number, label: string): SectionLocation {
   const location = sections.get(id);
-  if (!location) throw malformed(filePath, `section ${id} is missing`);
+  if (!location) throw malformed(label, `section ${id} is missing`);
   return location;
 }
 
-function parseGrothHeader(bytes: Buffer, filePath: string): Groth16Header {
+function parseGrothHeader(bytes: Buffer, label: string): Groth16Header {
   let p = 0;
   const u32 = (): number => {
     const v = bytes.readUInt32LE(p);
@@ -147,18 +152,18 @@ function parseGrothHeader(bytes: Buffer, filePath: string): Groth16Header {
     return v;
   };
   const n8q = u32();
-  if (n8q !== N8) throw malformed(filePath, `field size ${n8q} is not bn128's`);
-  if (bigint(n8q) !== BN128_Q) throw malformed(filePath, 'base field is not bn128');
+  if (n8q !== N8) throw malformed(label, `field size ${n8q} is not bn128's`);
+  if (bigint(n8q) !== BN128_Q) throw malformed(label, 'base field is not bn128');
   const n8r = u32();
-  if (n8r !== N8) throw malformed(filePath, `scalar size ${n8r} is not bn128's`);
-  if (bigint(n8r) !== BN128_R) throw malformed(filePath, 'scalar field is not bn128');
+  if (n8r !== N8) throw malformed(label, `scalar size ${n8r} is not bn128's`);
+  if (bigint(n8r) !== BN128_R) throw malformed(label, 'scalar field is not bn128');
   const nVars = u32();
   const nPublic = u32();
   const domainSize = u32();
   const expectedSize = p + 3 * G1_SIZE + 3 * G2_SIZE;
-  if (bytes.length !== expectedSize) throw malformed(filePath, `Groth16 header is ${bytes.length} bytes, expected ${expectedSize}`);
-  if (domainSize === 0 || (domainSize & (domainSize - 1)) !== 0) throw malformed(filePath, `domain size ${domainSize} is not a power of two`);
-  if (nPublic + 1 > nVars) throw malformed(filePath, `${nPublic} public signals do not fit in ${nVars} variables`);
+  if (bytes.length !== expectedSize) throw malformed(label, `Groth16 header is ${bytes.length} bytes, expected ${expectedSize}`);
+  if (domainSize === 0 || (domainSize & (domainSize - 1)) !== 0) throw malformed(label, `domain size ${domainSize} is not a power of two`);
+  if (nPublic + 1 > nVars) throw malformed(label, `${nPublic} public signals do not fit in ${nVars} variables`);
   const fixedEnd = p + 2 * G1_SIZE + 2 * G2_SIZE;
   const header: Groth16Header = {
     nVars,
@@ -175,15 +180,15 @@ function parseGrothHeader(bytes: Buffer, filePath: string): Groth16Header {
   return header;
 }
 
-function parseMpc(bytes: Buffer, filePath: string): MpcParams {
-  if (bytes.length < 68) throw malformed(filePath, 'MPC section is too short');
+function parseMpc(bytes: Buffer, label: string): MpcParams {
+  if (bytes.length < 68) throw malformed(label, 'MPC section is too short');
   const csHash = Buffer.from(bytes.subarray(0, 64));
   const count = bytes.readUInt32LE(64);
   let p = 68;
   const contributions: ContributionRecord[] = [];
   for (let i = 0; i < count; i++) {
     const start = p;
-    if (p + CONTRIBUTION_FIXED_SIZE > bytes.length) throw malformed(filePath, `MPC section truncated in contribution ${i + 1}`);
+    if (p + CONTRIBUTION_FIXED_SIZE > bytes.length) throw malformed(label, `MPC section truncated in contribution ${i + 1}`);
     const take = (n: number): Buffer => {
       const v = Buffer.from(bytes.subarray(p, p + n));
       p += n;
@@ -201,15 +206,15 @@ function parseMpc(bytes: Buffer, filePath: string): MpcParams {
     const paramsLength = bytes.readUInt32LE(p);
     p += 4;
     const paramsEnd = p + paramsLength;
-    if (paramsEnd > bytes.length) throw malformed(filePath, `MPC section truncated in the parameters of contribution ${i + 1}`);
+    if (paramsEnd > bytes.length) throw malformed(label, `MPC section truncated in the parameters of contribution ${i + 1}`);
     let lastParam = 0;
     while (p < paramsEnd) {
       const id = bytes[p++]!;
-      if (id <= lastParam) throw malformed(filePath, `contribution ${i + 1} has unsorted parameters`);
+      if (id <= lastParam) throw malformed(label, `contribution ${i + 1} has unsorted parameters`);
       lastParam = id;
       if (id === 1 || id === 3) {
         const length = bytes[p++]!;
-        if (p + length > paramsEnd) throw malformed(filePath, `contribution ${i + 1} has a parameter running past its end`);
+        if (p + length > paramsEnd) throw malformed(label, `contribution ${i + 1} has a parameter running past its end`);
         const value = Buffer.from(bytes.subarray(p, p + length));
         p += length;
         if (id === 1) record.name = value.toString('utf8');
@@ -217,17 +222,17 @@ function parseMpc(bytes: Buffer, filePath: string): MpcParams {
       } else if (id === 2) {
         record.numIterationsExp = bytes[p++]!;
       } else {
-        throw malformed(filePath, `contribution ${i + 1} has unknown parameter ${id}`);
+        throw malformed(label, `contribution ${i + 1} has unknown parameter ${id}`);
       }
     }
-    if (p !== paramsEnd) throw malformed(filePath, `contribution ${i + 1} parameters do not match their length`);
+    if (p !== paramsEnd) throw malformed(label, `contribution ${i + 1} parameters do not match their length`);
     contributions.push({ ...record, raw: Buffer.from(bytes.subarray(start, p)) });
   }
-  if (p !== bytes.length) throw malformed(filePath, `${bytes.length - p} unexpected bytes at the end of the MPC section`);
+  if (p !== bytes.length) throw malformed(label, `${bytes.length - p} unexpected bytes at the end of the MPC section`);
   return { csHash, contributions };
 }
 
-function checkSectionSizes(sections: Map<number, SectionLocation>, header: Groth16Header, filePath: string): void {
+function checkSectionSizes(sections: Map<number, SectionLocation>, header: Groth16Header, label: string): void {
   const expected: Array<[number, number, string]> = [
     [SECTION.protocol, 4, 'protocol'],
     [SECTION.ic, (header.nPublic + 1) * G1_SIZE, 'IC'],
@@ -238,43 +243,46 @@ function checkSectionSizes(sections: Map<number, SectionLocation>, header: Groth
     [SECTION.h, header.domainSize * G1_SIZE, 'H'],
   ];
   for (const [id, size, name] of expected) {
-    const actual = section(sections, id, filePath).size;
-    if (actual !== size) throw malformed(filePath, `${name} section is ${actual} bytes, the header implies ${size}`);
+    const actual = section(sections, id, label).size;
+    if (actual !== size) throw malformed(label, `${name} section is ${actual} bytes, the header implies ${size}`);
   }
-  const coefficients = section(sections, SECTION.coefficients, filePath).size;
-  if (coefficients < 4 || (coefficients - 4) % (12 + N8) !== 0) throw malformed(filePath, 'coefficients section has an invalid size');
+  const coefficients = section(sections, SECTION.coefficients, label).size;
+  if (coefficients < 4 || (coefficients - 4) % (12 + N8) !== 0) throw malformed(label, 'coefficients section has an invalid size');
 }
 
 /**
  * Reads and checks the structure of a Groth16 zkey (section table, headers, section sizes, MPC
  * records). Throws `zkey.malformed` (or `zkey.not_groth16`) with the reason; reads only the small
- * sections, so it is cheap on keys of any size.
+ * sections, so it is cheap on keys of any size. Messages name the file by `label` (default: its
+ * path); a server passes a role ("the uploaded key") so no refusal carries one of its paths.
  */
-export async function readZkeyInfo(filePath: string): Promise<ZkeyInfo> {
+export async function readZkeyInfo(filePath: string, label: string = filePath): Promise<ZkeyInfo> {
   let handle: FileHandle;
   try {
     handle = await open(filePath, 'r');
   } catch (error) {
-    throw new CoordinatorError('input.file_not_found', `cannot open ${filePath}: ${(error as Error).message}`);
+    // The OS message repeats the path, so only its code is kept when a role names the file.
+    const reason = label === filePath ? (error as Error).message : ((error as NodeJS.ErrnoException).code ?? 'unreadable');
+    throw new CoordinatorError('input.file_not_found', `cannot open ${label}: ${reason}`);
   }
   try {
     const { size: fileSize } = await handle.stat();
-    const sections = await readSectionTable(handle, filePath, fileSize);
-    const protocolSection = section(sections, SECTION.protocol, filePath);
-    if (protocolSection.size !== 4) throw malformed(filePath, 'protocol section has an invalid size');
+    const sections = await readSectionTable(handle, label, fileSize);
+    const protocolSection = section(sections, SECTION.protocol, label);
+    if (protocolSection.size !== 4) throw malformed(label, 'protocol section has an invalid size');
     const protocol = (await readExactly(handle, protocolSection.offset, 4)).readUInt32LE(0);
     if (protocol !== GROTH16_PROTOCOL_ID) {
-      throw new CoordinatorError('zkey.not_groth16', `${filePath} is a zkey of protocol ${protocol}, not Groth16`);
+      throw new CoordinatorError('zkey.not_groth16', `${label} is a zkey of protocol ${protocol}, not Groth16`);
     }
-    const headerSection = section(sections, SECTION.grothHeader, filePath);
-    const header = parseGrothHeader(await readExactly(handle, headerSection.offset, headerSection.size), filePath);
-    checkSectionSizes(sections, header, filePath);
-    const mpcSection = section(sections, SECTION.mpc, filePath);
-    const mpc = parseMpc(await readExactly(handle, mpcSection.offset, mpcSection.size), filePath);
-    return { path: filePath, fileSize, sections, header, mpc };
+    const headerSection = section(sections, SECTION.grothHeader, label);
+    const header = parseGrothHeader(await readExactly(handle, headerSection.offset, headerSection.size), label);
+    checkSectionSizes(sections, header, label);
+    const mpcSection = section(sections, SECTION.mpc, label);
+    const mpc = parseMpc(await readExactly(handle, mpcSection.offset, mpcSection.size), label);
+    return { path: filePath, label, fileSize, sections, header, mpc };
   } catch (error) {
     if (error instanceof CoordinatorError) throw error;
-    throw malformed(filePath, (error as Error).message);
+    throw malformed(label, (error as Error).message);
   } finally {
     await handle.close();
   }
@@ -282,7 +290,7 @@ export async function readZkeyInfo(filePath: string): Promise<ZkeyInfo> {
 
 /** Streams one section through BLAKE2b-512 and returns its digest. */
 export async function hashSection(info: ZkeyInfo, id: number): Promise<Buffer> {
-  const location = section(info.sections, id, info.path);
+  const location = section(info.sections, id, info.label);
   const hash = createHash(FILE_HASH_ALGORITHM);
   const handle = await open(info.path, 'r');
   try {
@@ -291,7 +299,7 @@ export async function hashSection(info: ZkeyInfo, id: number): Promise<Buffer> {
     for (let done = 0; done < location.size; ) {
       const length = Math.min(buffer.length, location.size - done);
       const { bytesRead } = await handle.read(buffer, 0, length, location.offset + done);
-      if (bytesRead !== length) throw malformed(info.path, `section ${id} could not be read completely`);
+      if (bytesRead !== length) throw malformed(info.label, `section ${id} could not be read completely`);
       hash.update(buffer.subarray(0, length));
       done += length;
     }

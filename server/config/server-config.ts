@@ -28,6 +28,8 @@ const serverSchema = z.object({
   HEARTBEAT_EXTENSION_MS: durationMs(LOBBY_DEFAULTS.heartbeatExtensionMs),
   MAX_TURN_MS: durationMs(LOBBY_DEFAULTS.maxTurnMs),
   COOLDOWN_MS: durationMs(LOBBY_DEFAULTS.cooldownMs),
+  /** Free space the data folder's disk must keep beyond the largest possible upload, or new uploads are refused (upload.disk_full). Default 1 GiB. */
+  UPLOAD_DISK_MARGIN_BYTES: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).default(1024 ** 3),
   /** Open the ceremony at start-up (test networks and demos; production opens from the console). */
   OPEN_ON_START: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
 });
@@ -44,6 +46,7 @@ export interface ServerConfig {
   receiptKeyFile: string;
   lobby: { turnTimeoutMs: number; heartbeatExtensionMs: number; maxTurnMs: number; cooldownMs: number };
   openOnStart: boolean;
+  uploads: { diskMarginBytes: number };
   /** The raw environment, for sections parsed by their own modules (auth). */
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -70,6 +73,7 @@ export function loadServerConfig(env: Record<string, string | undefined>, overri
       cooldownMs: e.COOLDOWN_MS,
     }),
     openOnStart: e.OPEN_ON_START,
+    uploads: Object.freeze({ diskMarginBytes: e.UPLOAD_DISK_MARGIN_BYTES }),
     env: Object.freeze({ ...env }),
   });
 }

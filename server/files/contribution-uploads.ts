@@ -2,26 +2,44 @@
  * Contribution uploads over the resumable tus protocol (@tus/server, FileStore), one endpoint per
  * circuit at /api/circuits/:name/contributions. Only the signed-in holder of the turn on that
  * circuit may create an upload, and only its owner may resume it (PATCH/HEAD) while the turn
- * lasts. The upload streams to a file in the data folder with a size limit derived from the head
- * (a valid next link is the head plus one small MPC record); nothing is held in memory. When the
+ * lasts. The upload streams to a file in the data folder; nothing is held in memory. When the
  * last byte arrives the file is handed to the ceremony service, which hashes and verifies it.
  *
- * Nothing stays behind: an upload that cannot finish any more (older than the longest turn) is
- * deleted by tus's expiration sweep, and a finished upload the service does not take (the turn
- * ended while it was being checked) is deleted at once. Each can be hundreds of MB.
+ * Limits, each refused at creation before a byte is stored:
+ *  - size: a valid next link is the head plus exactly one MPC record, so an upload must be at
+ *    least head + an empty record (upload.too_small: an empty upload would spend the turn on a
+ *    certain refusal) and at most head + 64 KiB (upload.too_large); its length must be declared
+ *    at creation (upload.length_required), else these could not be checked;
+ *  - one upload in progress per circuit: a new creation by the turn holder replaces the earlier
+ *    one (its writer is stopped, its file deleted). Replacing rather than refusing lets a
+ *    contributor whose browser lost the upload's URL start over within the same turn, where a
+ *    refusal would strand them until the old upload expired, i.e. past their turn. Creations on a
+ *    circuit run one at a time, so two racing creations cannot both stay. An upload being handed
+ *    in (its last byte arrived) is never replaced: the creation is refused (upload.submitting);
+ *  - free space: the data folder's disk must keep room for the largest possible upload plus a
+ *    margin (upload.disk_full, 507; the state is shown in /healthz).
+ *
+ * Nothing stays behind, and nothing accepted is lost: an upload that cannot finish any more
+ * (older than the longest turn plus a sweep period, by the coordinator's clock) is deleted by a
+ * periodic sweep, but a finished upload waiting for its verdict is never swept, however long the
+ * verifier is away; a finished upload the service does not take is deleted at once, and so is an
+ * upload whose creation failed (e.g. a creation-with-upload body larger than declared).
  */
 import path from 'node:path';
-import { stat } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import { Server as TusServer } from '@tus/server';
+import { MemoryLocker, Server as TusServer } from '@tus/server';
 import { FileStore } from '@tus/file-store';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
+import { MIN_CONTRIBUTION_RECORD_BYTES } from '../../core/zkey/zkey-file.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Lobby } from '../lobby/lobby.ts';
-import type { CeremonyService } from '../ceremony-service.ts';
+import type { CeremonyService, ServiceLog } from '../ceremony-service.ts';
+import type { Clock } from '../clock.ts';
+import { checkDiskSpace, type DiskSpace } from './check-disk-space.ts';
 
 /** Room for the one new MPC record (≈ 450 bytes plus a name of up to 64) over the head's size. */
 const NEXT_LINK_SLACK_BYTES = 64 * 1024;
@@ -32,14 +50,45 @@ export function uploadsDir(config: CeremonyConfig): string {
   return path.join(config.dataDir, 'uploads');
 }
 
-interface UploadDeps {
+export interface ContributionUploadsDeps {
   config: CeremonyConfig;
   lobby: Lobby;
   service: CeremonyService;
+  clock: Clock;
+  log: ServiceLog;
+  /** Free space to keep beyond the largest possible upload (UPLOAD_DISK_MARGIN_BYTES). */
+  diskMarginBytes: number;
+}
+
+interface CircuitUploads {
+  circuit: string;
+  directory: string;
+  datastore: FileStore;
+  locker: MemoryLocker;
+  server: TusServer;
+  /** The tail of this circuit's creations, which run one at a time. */
+  creations: Promise<void>;
+}
+
+/** What tus keeps next to each upload (`<id>.json`). */
+interface StoredUpload {
+  size?: number;
+  creation_date?: string;
+  metadata?: Record<string, string | null>;
 }
 
 function tusError(error: CoordinatorError): { status_code: number; body: string } {
   return { status_code: error.httpStatus, body: JSON.stringify(error.toJSON()) };
+}
+
+/** Runs `check`, turning a CoordinatorError into the error shape tus answers with. */
+function asTusError(check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    if (error instanceof CoordinatorError) throw tusError(error);
+    throw error;
+  }
 }
 
 /** The Express request behind a tus request (srvx wraps the Node request; Express decorated it). */
@@ -47,72 +96,245 @@ function principalOf(request: { runtime?: { node?: { req?: IncomingMessage } } }
   return (request.runtime?.node?.req as (IncomingMessage & { principal?: Principal }) | undefined)?.principal;
 }
 
-function createCircuitUploadServer(circuit: string, deps: UploadDeps): TusServer {
-  const directory = path.join(uploadsDir(deps.config), circuit);
-  // Margin over the longest turn, so an upload is never removed under a turn that is still running.
-  const datastore = new FileStore({ directory, expirationPeriodInMilliseconds: deps.lobby.longestTurnMs + EXPIRY_SWEEP_MS });
-  const paths = ceremonyPaths(deps.config.dataDir);
-  const server = new TusServer({
-    path: `/api/circuits/${circuit}/contributions`,
-    datastore,
-    relativeLocation: true,
-    maxSize: async () => {
-      const headIndex = await deps.service.headIndex(circuit);
-      return (await stat(paths.zkeyPath(circuit, headIndex))).size + NEXT_LINK_SLACK_BYTES;
-    },
-    onIncomingRequest: async (request, uploadId) => {
-      const principal = principalOf(request as never);
-      if (!principal) throw tusError(new CoordinatorError('auth.required', 'sign in before uploading a contribution'));
-      try {
-        deps.lobby.requireTurn(principal.id, circuit);
-      } catch (error) {
-        if (error instanceof CoordinatorError) throw tusError(error);
-        throw error;
+export class ContributionUploads {
+  /** Age (coordinator clock) after which an unfinished upload is deleted: the longest turn plus a sweep period. */
+  readonly expiryMs: number;
+  /** Express handler for every upload route; the session middleware must run before it. */
+  readonly handler: RequestHandler;
+  private readonly circuits = new Map<string, CircuitUploads>();
+  /** Uploads whose last byte arrived and that are being handed to the service (file paths). */
+  private readonly finishing = new Set<string>();
+  /** The upload each creation request made, so a creation that fails afterwards is removed. */
+  private readonly created = new WeakMap<object, { circuit: CircuitUploads; id: string }>();
+  private readonly timer: NodeJS.Timeout;
+  private sweeping: Promise<number> | undefined;
+
+  constructor(private readonly deps: ContributionUploadsDeps) {
+    // Margin over the longest turn, so an upload is never removed under a turn that is still running.
+    this.expiryMs = deps.lobby.longestTurnMs + EXPIRY_SWEEP_MS;
+    for (const { name } of deps.config.circuits) this.circuits.set(name, this.createCircuitUploads(name));
+    // Unreferenced: the sweep must never keep a stopped coordinator (or a test) alive.
+    this.timer = setInterval(() => {
+      this.sweepExpired().catch((error: unknown) => deps.log.warn('upload sweep failed', { error: String(error) }));
+    }, EXPIRY_SWEEP_MS);
+    this.timer.unref();
+    this.handler = async (req: Request, res: Response) => {
+      const uploads = this.circuits.get(String(req.params.name));
+      if (!uploads) throw new CoordinatorError('circuit.unknown', `unknown circuit "${req.params.name}"`);
+      if (req.method === 'POST' && this.holdsTurn(req, uploads.circuit)) {
+        await this.oneAtATime(uploads, () => uploads.server.handle(req, res));
+      } else {
+        await uploads.server.handle(req, res);
       }
-      if (request.method !== 'POST' && uploadId) {
-        const upload = await datastore.getUpload(uploadId).catch(() => undefined);
-        if (upload && upload.metadata?.contributor !== principal.id) {
-          throw tusError(new CoordinatorError('lobby.not_your_turn', 'this upload belongs to another contributor'));
+    };
+  }
+
+  /** Stops the periodic sweep and waits for a running one. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.sweeping?.catch(() => {});
+  }
+
+  /**
+   * Deletes every upload older than `expiryMs` by the coordinator's clock, except finished ones
+   * waiting for their verdict (or being handed in). Returns how many it deleted.
+   */
+  sweepExpired(): Promise<number> {
+    this.sweeping ??= (async () => {
+      let removed = 0;
+      const awaiting = this.deps.service.candidatesAwaitingVerdict();
+      const now = this.deps.clock.now();
+      for (const uploads of this.circuits.values()) {
+        for (const id of await this.uploadIds(uploads)) {
+          const file = path.join(uploads.directory, id);
+          if (awaiting.has(file) || this.finishing.has(file)) continue;
+          const createdAt = await this.createdAt(uploads, id);
+          if (createdAt !== undefined && now - createdAt <= this.expiryMs) continue;
+          if (await this.removeUpload(uploads, id, awaiting)) removed++;
         }
       }
-    },
-    onUploadCreate: async (request, upload) => {
-      const principal = principalOf(request as never)!;
-      return { metadata: { ...upload.metadata, contributor: principal.id, circuit } };
-    },
-    onUploadFinish: async (request, upload) => {
-      const principal = principalOf(request as never)!;
-      try {
-        const row = await deps.service.submit({ principal, circuit, path: path.join(directory, upload.id), size: upload.size ?? upload.offset });
-        return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
-      } catch (error) {
-        await datastore.remove(upload.id).catch(() => {});
-        if (error instanceof CoordinatorError) throw tusError(error);
-        throw error;
-      }
-    },
-    onResponseError: (_request, error) => {
-      if ('status_code' in error) return undefined;
-      return { status_code: 500, body: JSON.stringify({ error: { code: 'upload.failed', message: error.message } }) };
-    },
-  });
-  return server;
-}
+      return removed;
+    })().finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
 
-/**
- * Express handler for every upload route. The session middleware runs before it (it sets
- * `req.principal`); the turn and ownership checks run inside tus's hooks so they also guard
- * every resumed PATCH.
- */
-export function createContributionUploadHandler(deps: UploadDeps): RequestHandler {
-  const servers = new Map(deps.config.circuits.map((c) => [c.name, createCircuitUploadServer(c.name, deps)]));
-  // Unreferenced: the sweep must never keep a stopped coordinator (or a test) alive.
-  setInterval(() => {
-    for (const server of servers.values()) void server.cleanUpExpiredUploads().catch(() => {});
-  }, EXPIRY_SWEEP_MS).unref();
-  return async (req: Request, res: Response) => {
-    const server = servers.get(String(req.params.name));
-    if (!server) throw new CoordinatorError('circuit.unknown', `unknown circuit "${req.params.name}"`);
-    await server.handle(req, res);
-  };
+  /** Free space on the data folder's disk against the largest possible upload plus the margin. */
+  async diskSpace(): Promise<DiskSpace> {
+    let largest = 0;
+    for (const circuit of this.circuits.keys()) largest = Math.max(largest, (await this.headSize(circuit)) + NEXT_LINK_SLACK_BYTES);
+    return checkDiskSpace(this.deps.config.dataDir, largest + this.deps.diskMarginBytes);
+  }
+
+  private createCircuitUploads(circuit: string): CircuitUploads {
+    const directory = path.join(uploadsDir(this.deps.config), circuit);
+    // tus's own expiry (Upload-Expires headers, refusing a PATCH to an expired upload) agrees with
+    // the sweep's; tus's own sweep is not used: it would delete finished uploads awaiting a verdict.
+    const datastore = new FileStore({ directory, expirationPeriodInMilliseconds: this.expiryMs });
+    const locker = new MemoryLocker();
+    const uploads: CircuitUploads = { circuit, directory, datastore, locker, server: undefined as never, creations: Promise.resolve() };
+    uploads.server = new TusServer({
+      path: `/api/circuits/${circuit}/contributions`,
+      datastore,
+      locker,
+      relativeLocation: true,
+      maxSize: async () => (await this.headSize(circuit)) + NEXT_LINK_SLACK_BYTES,
+      onIncomingRequest: async (request, uploadId) => {
+        const principal = principalOf(request as never);
+        if (!principal) throw tusError(new CoordinatorError('auth.required', 'sign in before uploading a contribution'));
+        asTusError(() => this.deps.lobby.requireTurn(principal.id, circuit));
+        if (request.method === 'POST') {
+          await this.checkDeclaredLength(circuit, request.headers);
+        } else if (uploadId) {
+          const upload = await datastore.getUpload(uploadId).catch(() => undefined);
+          if (upload && upload.metadata?.contributor !== principal.id) {
+            throw tusError(new CoordinatorError('lobby.not_your_turn', 'this upload belongs to another contributor'));
+          }
+        }
+      },
+      onUploadCreate: async (request, upload) => {
+        const principal = principalOf(request as never)!;
+        await this.replaceEarlierUploads(uploads, upload.id);
+        const disk = await this.diskSpace();
+        if (!disk.accepting) {
+          this.deps.log.warn('upload refused: disk short of space', { ...disk });
+          throw tusError(new CoordinatorError('upload.disk_full', 'the coordinator is short of disk space and takes no uploads for now; please try again later'));
+        }
+        this.created.set(request, { circuit: uploads, id: upload.id });
+        // The creation time by the coordinator's clock, which the sweep judges by.
+        return { metadata: { ...upload.metadata, contributor: principal.id, circuit, createdAt: String(this.deps.clock.now()) } };
+      },
+      onUploadFinish: async (request, upload) => {
+        const principal = principalOf(request as never)!;
+        const file = path.join(directory, upload.id);
+        this.finishing.add(file);
+        try {
+          const row = await this.deps.service.submit({ principal, circuit, path: file, size: upload.size ?? upload.offset });
+          return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
+        } catch (error) {
+          await this.removeFiles(uploads, upload.id);
+          if (error instanceof CoordinatorError) throw tusError(error);
+          throw error;
+        } finally {
+          this.finishing.delete(file);
+        }
+      },
+      onResponseError: async (request, error) => {
+        // A creation that failed after its file was made (a body larger than declared, a write
+        // error): the client never got its URL, so the file could only wait for the sweep.
+        const created = request.method === 'POST' ? this.created.get(request) : undefined;
+        if (created) await this.removeFiles(created.circuit, created.id);
+        if ('status_code' in error) {
+          if (error.status_code === 413) {
+            return tusError(new CoordinatorError('upload.too_large', 'the file is larger than a valid contribution to this circuit can be'));
+          }
+          return undefined;
+        }
+        // Never the error's text: it may name server paths.
+        this.deps.log.warn('upload failed', { circuit, error: String(error) });
+        return tusError(new CoordinatorError('upload.failed', 'the coordinator could not store the upload'));
+      },
+    });
+    return uploads;
+  }
+
+  private holdsTurn(req: Request, circuit: string): boolean {
+    const principal = (req as Request & { principal?: Principal }).principal;
+    if (!principal) return false;
+    try {
+      this.deps.lobby.requireTurn(principal.id, circuit);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private oneAtATime<T>(uploads: CircuitUploads, work: () => Promise<T>): Promise<T> {
+    const run = uploads.creations.then(work, work);
+    uploads.creations = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private async headSize(circuit: string): Promise<number> {
+    const headIndex = await this.deps.service.headIndex(circuit);
+    return (await stat(ceremonyPaths(this.deps.config.dataDir).zkeyPath(circuit, headIndex))).size;
+  }
+
+  /** A creation must declare its length, and it must fit a next link (tus checks the maximum). */
+  private async checkDeclaredLength(circuit: string, headers: Headers): Promise<void> {
+    const declared = headers.get('upload-length');
+    if (declared === null) {
+      throw tusError(new CoordinatorError('upload.length_required', 'declare the size of the contribution when creating the upload (Upload-Length)'));
+    }
+    const minimum = (await this.headSize(circuit)) + MIN_CONTRIBUTION_RECORD_BYTES;
+    if (Number(declared) < minimum) {
+      throw tusError(
+        new CoordinatorError('upload.too_small', `a contribution to ${circuit} is at least ${minimum} bytes (the head plus one contribution record); this upload declares ${declared}`),
+      );
+    }
+  }
+
+  /** Deletes every other upload of the circuit, except finished ones awaiting a verdict. */
+  private async replaceEarlierUploads(uploads: CircuitUploads, newId: string): Promise<void> {
+    const awaiting = this.deps.service.candidatesAwaitingVerdict();
+    const earlier = (await this.uploadIds(uploads)).filter((id) => id !== newId && !awaiting.has(path.join(uploads.directory, id)));
+    const refuseSubmitting = (): never => {
+      throw tusError(new CoordinatorError('upload.submitting', 'your previous upload for this circuit is being handed in; wait for its verdict'));
+    };
+    if (earlier.some((id) => this.finishing.has(path.join(uploads.directory, id)))) refuseSubmitting();
+    for (const id of earlier) {
+      if (!(await this.removeUpload(uploads, id, awaiting))) refuseSubmitting();
+      this.deps.log.info('upload replaced by a new one', { circuit: uploads.circuit, upload: id });
+    }
+  }
+
+  /**
+   * Deletes an upload under its tus lock: a PATCH still writing to it is asked to stop (tus lets
+   * it drain briefly) before the file goes. Returns false, deleting nothing, if its last byte
+   * arrived meanwhile and it is being handed in.
+   */
+  private async removeUpload(uploads: CircuitUploads, id: string, awaiting: Set<string>): Promise<boolean> {
+    const lock = uploads.locker.newLock(id);
+    await lock.lock(new AbortController().signal, async () => {});
+    try {
+      const file = path.join(uploads.directory, id);
+      if (this.finishing.has(file)) return false;
+      if (awaiting.has(file)) return true;
+      await this.removeFiles(uploads, id);
+      return true;
+    } finally {
+      await lock.unlock();
+    }
+  }
+
+  private async removeFiles(uploads: CircuitUploads, id: string): Promise<void> {
+    const file = path.join(uploads.directory, id);
+    await rm(file, { force: true });
+    await rm(`${file}.json`, { force: true });
+  }
+
+  /** Every upload in the circuit's folder, including halves of one a crash left (data or metadata only). */
+  private async uploadIds(uploads: CircuitUploads): Promise<string[]> {
+    const entries = await readdir(uploads.directory).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return [];
+      throw error;
+    });
+    return [...new Set(entries.map((name) => name.replace(/\.json$/, '')))];
+  }
+
+  /** When an upload was created by the coordinator's clock (undefined: not known, treat as expired). */
+  private async createdAt(uploads: CircuitUploads, id: string): Promise<number | undefined> {
+    const stored = await readFile(path.join(uploads.directory, `${id}.json`), 'utf8').then(
+      (text) => JSON.parse(text) as StoredUpload,
+      () => undefined,
+    );
+    const recorded = Number(stored?.metadata?.createdAt ?? Number.NaN);
+    if (Number.isFinite(recorded)) return recorded;
+    const created = Date.parse(stored?.creation_date ?? '');
+    if (Number.isFinite(created)) return created;
+    // Half an upload (a crash between writing its two files): by the data file's age.
+    return stat(path.join(uploads.directory, id)).then((s) => s.mtimeMs, () => undefined);
+  }
 }

@@ -13,6 +13,7 @@ import { findCircuit, type CeremonyConfig } from '../../core/config/ceremony-con
 import { CoordinatorError } from '../../core/errors.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
+import type { DiskSpace } from '../files/check-disk-space.ts';
 
 export interface PublicRouterDeps {
   config: CeremonyConfig;
@@ -23,6 +24,8 @@ export interface PublicRouterDeps {
   receiptPublicKeyPem: string;
   /** The ceremony on disk, cached until the transcript changes (CeremonyService.ceremonyState). */
   ceremonyState: () => Promise<CeremonyState>;
+  /** The upload free-space guard's state (ContributionUploads.diskSpace). */
+  diskSpace?: () => Promise<DiskSpace>;
 }
 
 function parseIndex(raw: string): number {
@@ -34,8 +37,10 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
   const router = Router();
   const { config } = deps;
 
-  router.get('/healthz', (_req, res) => {
-    res.json({ ok: true, phase: deps.phase.get() });
+  router.get('/healthz', async (_req, res) => {
+    // A full disk stops uploads, not the coordinator: `ok` stays true, `uploads` says why uploads are refused.
+    const uploads = deps.diskSpace ? await deps.diskSpace().catch(() => null) : undefined;
+    res.json({ ok: true, phase: deps.phase.get(), ...(uploads === undefined ? {} : { uploads }) });
   });
 
   router.get('/api/ceremony', async (_req, res) => {

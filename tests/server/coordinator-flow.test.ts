@@ -20,6 +20,8 @@ import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
+import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
+import { SECTION } from '../../core/zkey/zkey-file.ts';
 
 const quiet = { info: () => {}, warn: () => {} };
 let redis: RedisServer;
@@ -91,19 +93,25 @@ describe('two contributors through all nine circuits, a third waiting', () => {
     await expectRefused(a.upload('treeUpdate', file), 409, 'lobby.not_your_turn');
     // Larger than the head plus room for one record: refused before a byte is stored.
     const headSize = (await stat(ceremonyPaths(dataDir).zkeyPath('register', 0))).size;
-    await assert.rejects(a.upload('register', Buffer.alloc(headSize + 128 * 1024)), /response code: 413/);
+    await expectRefused(a.upload('register', Buffer.alloc(headSize + 128 * 1024)), 413, 'upload.too_large');
     await expectRefused(a.request('POST', '/api/admin/phase', { phase: 'paused' }), 403, 'auth.not_coordinator');
     await expectRefused(anonymous.request('GET', '/api/me'), 401, 'auth.required');
   });
 
   test('a bad zkey is refused with its code, the head stays, and the contributor may try again', async () => {
-    const head = ceremonyPaths(dataDir).zkeyPath('register', 0);
-    await a.upload('register', head); // the head itself: no new contribution
+    // A real contribution with one byte of its IC section changed: a contribution may not touch IC.
+    const { file } = await a.makeContribution('register');
+    const bad = await tamperedCopy(file, `${file}.bad`, (bytes, info) => {
+      const at = sectionOffset(info, SECTION.ic) + 5;
+      bytes[at] = bytes[at]! ^ 1;
+    });
+    await a.upload('register', bad);
     const me = await a.waitFor((m) => m.status.lastRefusal !== undefined, 'the refusal');
-    assert.equal(me.status.lastRefusal?.code, 'contribution.no_new_contribution');
+    assert.equal(me.status.lastRefusal?.code, 'contribution.header_mismatch');
     assert.equal(await a.headIndex('register'), 0);
     const refused = me.contributions.find((x) => x.status === 'refused');
-    assert.equal(refused?.code, 'contribution.no_new_contribution');
+    assert.equal(refused?.code, 'contribution.header_mismatch');
+    assert.ok(!JSON.stringify(me).includes(dataDir), 'no refusal names a server path');
   });
 
   test('both contribute to every circuit; the third sees its position move', async () => {

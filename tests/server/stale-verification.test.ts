@@ -54,6 +54,7 @@ test('a verified contribution whose head moved meanwhile is discarded, not commi
 
   const me = await alice.waitFor((m) => m.contributions.some((c) => c.status === 'discarded'), 'the discarded verdict', 60_000);
   assert.equal(me.contributions[0]!.code, 'contribution.not_next');
+  assert.ok(!JSON.stringify(me).includes(dataDir), 'the verdict names no server path');
   assert.notEqual(me.status.circuits[0]!.state, 'accepted');
   const state = await openCeremony(dataDir);
   assert.equal(state.chains.get('register')!.headIndex, 1);

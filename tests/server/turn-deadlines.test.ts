@@ -6,7 +6,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
@@ -64,7 +64,7 @@ test('a missed deadline passes the turn on, and the late contributor comes back 
 
   // Then the contributor goes silent, an upload begun: the deadline fires on the next tick.
   const { file } = await late.makeContribution('register');
-  const lateUpload = await createUpload(late, 'register', 1024);
+  const lateUpload = await createUpload(late, 'register', (await stat(file)).size);
   clock.advance(TURN);
   coordinator.service.tick();
   assert.equal((await next.progress('register')).state, 'turn', 'the circuit went to the next in line');

@@ -84,6 +84,11 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'lobby.cooldown': { what: 'You missed your turn, so there is a short wait before the next one.', next: 'Keep the tab open: your turn comes again after the wait.' },
   'upload.too_large': { what: 'The file is larger than a valid contribution can be.', next: RETRY_TURN },
   'upload.incomplete': { what: 'The upload did not complete.', next: 'The page resumes it; keep the tab open.' },
+  'upload.too_small': { what: 'The file is smaller than a valid contribution can be.', next: RETRY_TURN },
+  'upload.length_required': { what: 'The upload did not say its size in advance.', next: 'Reload the page and try again.' },
+  'upload.submitting': { what: 'Your previous upload for this circuit is being handed in right now.', next: 'Wait for its verdict; this page shows it.' },
+  'upload.disk_full': { what: 'The coordinator is short of disk space and takes no uploads for now.', next: OPERATOR },
+  'upload.failed': { what: 'The coordinator could not store your upload.', next: OPERATOR },
   'contribution.not_next': { what: 'Someone else’s contribution was added first, so yours no longer fits the chain.', next: RETRY_TURN },
   'verification.unavailable': { what: 'The coordinator could not verify your contribution right now.', next: 'It is checked again automatically; if it is refused you get another turn.' },
 };

@@ -1,0 +1,269 @@
+/**
+ * The limits on uploads, over real HTTP and tus against a real coordinator (verification by a
+ * `ceremony worker` on a real Redis, started only when the test wants a verifier), on a clock the
+ * test controls:
+ *  - an upload shorter than the smallest possible next link (an empty one above all), or of
+ *    undeclared length, is refused at creation; a creation-with-upload body larger than declared
+ *    (413) leaves no file behind; the turn is not spent;
+ *  - a second creation in the same turn replaces the first: its writer is stopped, its URL is
+ *    gone, one file stays;
+ *  - a finished upload waiting for a verifier outlives the expiry sweep, and is accepted once a
+ *    verifier starts; an unfinished one is swept once expired by the coordinator's clock;
+ *  - a malformed and a truncated upload are refused without naming any server path;
+ *  - the free-space guard refuses uploads (507) when the disk is short of the largest key plus
+ *    the configured margin, and /healthz shows it.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { ContributorClient, type MeView } from '../helpers/contributor-client.ts';
+import { truncatedCopy } from '../helpers/zkey-tamper.ts';
+import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { MIN_CONTRIBUTION_RECORD_BYTES } from '../../core/zkey/zkey-file.ts';
+import { ManualClock } from '../../server/clock.ts';
+import { loadServerConfig } from '../../server/config/server-config.ts';
+import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+
+const quiet = { info: () => {}, warn: () => {} };
+const clock = new ManualClock(Date.now());
+let redis: RedisServer;
+let worker: ChildProcess | undefined;
+let coordinator: RunningCoordinator;
+let dataDir: string;
+let alice: ContributorClient;
+
+before(async () => {
+  redis = await startRedisServer();
+  dataDir = await newCeremonyDir();
+  await initCeremony(dataDir);
+  coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', REDIS_URL: redis.url, OPEN_ON_START: 'true' }), {
+    clock,
+    log: quiet,
+    tickIntervalMs: 60_000,
+  });
+  alice = new ContributorClient(coordinator.url);
+  await alice.signInDemo('alice');
+  await alice.join();
+});
+
+after(async () => {
+  await coordinator?.close();
+  if (worker?.pid !== undefined && worker.exitCode === null) process.kill(-worker.pid, 'SIGKILL');
+  await redis?.stop();
+  await releaseBn128();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+function tusHeaders(client: ContributorClient): Record<string, string> {
+  return { 'tus-resumable': '1.0.0', cookie: client.cookie, 'x-csrf-token': client.csrfToken };
+}
+
+function createUpload(client: ContributorClient, circuit: string, headers: Record<string, string>, body?: Uint8Array<ArrayBuffer>): Promise<Response> {
+  return fetch(`${client.baseUrl}/api/circuits/${circuit}/contributions`, { method: 'POST', headers: { ...tusHeaders(client), ...headers }, body });
+}
+
+async function refusal(response: Response): Promise<{ status: number; code: string; message: string }> {
+  const text = await response.text();
+  assertNoServerPath(text);
+  const { error } = JSON.parse(text) as { error: { code: string; message: string } };
+  return { status: response.status, code: error.code, message: error.message };
+}
+
+/** The data files of a circuit's uploads (tus keeps `<id>` and `<id>.json`). */
+async function uploadFiles(circuit: string): Promise<string[]> {
+  const entries = await readdir(path.join(dataDir, 'uploads', circuit)).catch(() => []);
+  return entries.filter((name) => !name.endsWith('.json')).sort();
+}
+
+function assertNoServerPath(text: string): void {
+  assert.ok(!text.includes(dataDir), `a message names the data folder: ${text}`);
+  assert.ok(!/\/uploads\//.test(text), `a message names an upload's path: ${text}`);
+}
+
+async function headSize(circuit: string): Promise<number> {
+  const index = await alice.headIndex(circuit);
+  return (await stat(ceremonyPaths(dataDir).zkeyPath(circuit, index))).size;
+}
+
+const stateOf = (circuit: string) => (me: MeView) => me.status.circuits.find((c) => c.circuit === circuit)?.state;
+
+test('an upload shorter than the smallest next link, or of undeclared length, is refused at creation and stores nothing', async () => {
+  assert.equal((await alice.progress('register')).state, 'turn');
+  const minimum = (await headSize('register')) + MIN_CONTRIBUTION_RECORD_BYTES;
+
+  // The empty upload the review found: tus would create and finish it at once.
+  await assert.rejects(alice.upload('register', Buffer.alloc(0)), /response code: 400[\s\S]*upload\.too_small/);
+  const empty = await refusal(await createUpload(alice, 'register', { 'upload-length': '0' }));
+  assert.deepEqual([empty.status, empty.code], [400, 'upload.too_small']);
+  assert.match(empty.message, new RegExp(`at least ${minimum} bytes`));
+  const short = await refusal(await createUpload(alice, 'register', { 'upload-length': String(minimum - 1) }));
+  assert.deepEqual([short.status, short.code], [400, 'upload.too_small']);
+  // A deferred length would be declared on a later PATCH, past this check.
+  const deferred = await refusal(await createUpload(alice, 'register', { 'upload-defer-length': '1' }));
+  assert.deepEqual([deferred.status, deferred.code], [411, 'upload.length_required']);
+  // Creation with upload, the body longer than declared: refused, and its fresh file removed.
+  const overlong = await refusal(
+    await createUpload(alice, 'register', { 'upload-length': String(minimum), 'content-type': 'application/offset+octet-stream' }, new Uint8Array(minimum + 10)),
+  );
+  assert.deepEqual([overlong.status, overlong.code], [413, 'upload.too_large']);
+
+  assert.deepEqual(await uploadFiles('register'), [], 'no refused creation left a file');
+  assert.equal((await alice.progress('register')).state, 'turn', 'the turn is not spent');
+});
+
+let contribution: { file: string; contributionHash: string };
+
+test('a second creation in the same turn replaces the first: its writer is stopped, its URL gone, one file stays', async () => {
+  contribution = await alice.makeContribution('register');
+  const bytes = await readFile(contribution.file);
+  const length = { 'upload-length': String(bytes.length) };
+  const first = await createUpload(alice, 'register', length);
+  assert.equal(first.status, 201, await first.text());
+  const firstUrl = new URL(first.headers.get('location')!, alice.baseUrl).href;
+  const patch = (offset: number, body: BodyInit) =>
+    fetch(firstUrl, {
+      method: 'PATCH',
+      headers: { ...tusHeaders(alice), 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+  assert.equal((await patch(0, bytes.subarray(0, 1000))).status, 204);
+
+  // A PATCH still streaming into the first upload when the second is created.
+  let feed!: ReadableStreamDefaultController<Uint8Array>;
+  const stream = new ReadableStream<Uint8Array>({ start: (controller) => void (feed = controller) });
+  const writing = patch(1000, stream);
+  feed.enqueue(bytes.subarray(1000, 2000));
+  await waitUntil(async () => (await stat(path.join(dataDir, 'uploads', 'register', path.basename(firstUrl)))).size === 2000, 'the streamed bytes to land');
+
+  const second = await createUpload(alice, 'register', length);
+  assert.equal(second.status, 201, await second.text());
+  const secondId = path.basename(second.headers.get('location')!);
+  // The first writer was stopped (it ends although its body never does) and its file deleted.
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the first upload is still being written')), 20_000)));
+  await Promise.race([writing.then((r) => r.body?.cancel(), () => undefined), stuck]).finally(() => clearTimeout(timer));
+  try {
+    feed.close();
+  } catch {
+    // the server already dropped the stream
+  }
+  assert.deepEqual(await uploadFiles('register'), [secondId]);
+  const head = await fetch(firstUrl, { method: 'HEAD', headers: tusHeaders(alice) });
+  assert.equal(head.status, 404, 'the replaced upload cannot be resumed');
+  assert.equal((await patch(2000, bytes.subarray(2000, 3000))).status, 404, 'nor written to');
+
+  // The real client's upload replaces the second in turn, and completes.
+  await alice.upload('register', bytes);
+  await alice.waitFor((me) => stateOf('register')(me) === 'verifying', 'verifying');
+  assert.equal((await uploadFiles('register')).length, 1, 'only the finished upload stays');
+});
+
+test('a finished upload waiting for a verifier outlives the expiry sweep and is accepted once a verifier starts', async () => {
+  // No worker yet: the job waits in Redis while the coordinator's clock passes the expiry.
+  const [candidate] = await uploadFiles('register');
+  clock.advance(coordinator.uploads.expiryMs + 60_000);
+  assert.equal(await coordinator.uploads.sweepExpired(), 0, 'the sweep deleted nothing');
+  assert.deepEqual(await uploadFiles('register'), [candidate], 'the finished upload is still there');
+
+  worker = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'worker', '--redis', redis.url], { stdio: 'ignore', detached: true });
+  const me = await alice.waitFor((m) => stateOf('register')(m) === 'accepted', 'register accepted', 90_000);
+  assert.equal(me.status.circuits.find((c) => c.circuit === 'register')!.contributionHash, contribution.contributionHash);
+  assert.equal(await alice.headIndex('register'), 1);
+  assert.deepEqual(await uploadFiles('register'), [], 'the accepted upload became the head');
+});
+
+test('a malformed and a truncated upload are refused, and no message names a server path', async () => {
+  await alice.waitFor((m) => stateOf('treeUpdate')(m) === 'turn', 'a turn on treeUpdate');
+  const { file } = await alice.makeContribution('treeUpdate');
+  const size = (await stat(file)).size;
+  const refusals: Array<{ code: string; message: string }> = [];
+  const refusedUpload = async (bytes: Buffer): Promise<void> => {
+    const before = (await alice.me()).contributions.length;
+    await alice.upload('treeUpdate', bytes);
+    const me = await alice.waitFor((m) => m.contributions.length > before && m.contributions.at(-1)!.status === 'refused', 'the refusal');
+    refusals.push(me.status.lastRefusal!);
+  };
+
+  await refusedUpload(randomBytes(size)); // the size of a real contribution, but not a zkey
+  await alice.waitFor((m) => stateOf('treeUpdate')(m) === 'turn', 'the turn again after the refusal');
+  const truncated = await truncatedCopy(file, path.join(await mkdtemp(path.join(tmpdir(), 'truncated-')), 'next.zkey'), 8);
+  await refusedUpload(await readFile(truncated));
+
+  assert.deepEqual(refusals.map((r) => r.code), ['zkey.malformed', 'zkey.malformed']);
+  for (const { message } of refusals) assert.match(message, /^the uploaded key is not a valid Groth16 zkey: /);
+  assert.match(refusals[1]!.message, /truncated|runs past the end/);
+  for (const route of ['/api/me', '/api/me/receipts']) {
+    const text = await (await fetch(`${alice.baseUrl}${route}`, { headers: { cookie: alice.cookie } })).text();
+    assertNoServerPath(text);
+  }
+  await rm(path.dirname(truncated), { recursive: true, force: true });
+});
+
+test('an unfinished upload is swept once expired by the coordinator clock, not before', async () => {
+  await alice.waitFor((m) => stateOf('treeUpdate')(m) === 'turn', 'the turn again');
+  const created = await createUpload(alice, 'treeUpdate', { 'upload-length': String((await headSize('treeUpdate')) + 1024) });
+  assert.equal(created.status, 201, await created.text());
+  assert.equal((await uploadFiles('treeUpdate')).length, 1);
+  clock.advance(coordinator.uploads.expiryMs - 1_000);
+  assert.equal(await coordinator.uploads.sweepExpired(), 0);
+  assert.equal((await uploadFiles('treeUpdate')).length, 1, 'not expired yet');
+  clock.advance(2_000);
+  assert.equal(await coordinator.uploads.sweepExpired(), 1);
+  assert.deepEqual(await uploadFiles('treeUpdate'), []);
+});
+
+test('the free-space guard refuses uploads when the disk is short of the largest key plus the margin, and /healthz shows it', async () => {
+  const healthy = (await (await fetch(`${coordinator.url}/healthz`)).json()) as { uploads: { accepting: boolean; freeBytes: number; requiredBytes: number } };
+  assert.equal(healthy.uploads.accepting, true);
+  assert.ok(healthy.uploads.freeBytes >= healthy.uploads.requiredBytes);
+  assert.ok(healthy.uploads.requiredBytes > 1024 ** 3, 'the default margin (1 GiB) plus the largest key');
+
+  // A second coordinator on the same ceremony, whose margin is more than any disk holds.
+  const stateDir = await mkdtemp(path.join(tmpdir(), 'guard-state-'));
+  const guarded = await startCoordinator(
+    loadServerConfig({
+      CEREMONY_DATA: dataDir,
+      PORT: '0',
+      OPEN_ON_START: 'true',
+      DATABASE_FILE: path.join(stateDir, 'coordinator.sqlite'),
+      UPLOAD_DISK_MARGIN_BYTES: String(2 ** 52),
+    }),
+    { clock, log: quiet, tickIntervalMs: 60_000 },
+  );
+  try {
+    const health = (await (await fetch(`${guarded.url}/healthz`)).json()) as typeof healthy & { ok: boolean };
+    assert.equal(health.ok, true, 'a full disk stops uploads, not the coordinator');
+    assert.equal(health.uploads.accepting, false);
+    assert.ok(health.uploads.freeBytes < health.uploads.requiredBytes);
+
+    const bob = new ContributorClient(guarded.url);
+    await bob.signInDemo('bob');
+    await bob.join();
+    assert.equal((await bob.progress('register')).state, 'turn');
+    const before = await uploadFiles('register');
+    const refused = await refusal(await createUpload(bob, 'register', { 'upload-length': String((await headSize('register')) + 1024) }));
+    assert.deepEqual([refused.status, refused.code], [507, 'upload.disk_full']);
+    assert.deepEqual(await uploadFiles('register'), before, 'nothing stored');
+    assert.equal((await bob.progress('register')).state, 'turn', 'the turn is not spent');
+  } finally {
+    await guarded.close();
+    await rm(stateDir, { recursive: true, force: true });
+  }
+});
+
+async function waitUntil(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const started = Date.now();
+  while (!(await condition().catch(() => false))) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
