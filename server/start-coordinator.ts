@@ -19,7 +19,9 @@ import { ContributionStore } from './contributions/contribution-store.ts';
 import { ReceiptSigner } from './contributions/receipt-signer.ts';
 import { CeremonyPhaseStore } from './ceremony-phase.ts';
 import { CeremonyService, type ServiceLog } from './ceremony-service.ts';
+import { Redis } from 'ioredis';
 import { createApp } from './app.ts';
+import { createRateLimits } from './http/rate-limits.ts';
 import { createAuthRouter } from './auth/auth-router.ts';
 import { createSessionMiddleware } from './auth/session-middleware.ts';
 import { SessionStore } from './auth/session-store.ts';
@@ -90,7 +92,11 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });
   const service = new CeremonyService({ config, db, clock, lobby, contributions, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs });
 
-  const sessions = new SessionStore(db, clock, auth.sessionTtlMs);
+  const sessions = new SessionStore(db, clock, auth.sessionTtlMs, auth);
+  // Rate-limit counts are shared through Redis when there is one (every coordinator process sees them).
+  const rateLimitRedis = serverConfig.redisUrl ? new Redis(serverConfig.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
+  rateLimitRedis?.on('error', (error) => log.warn('rate-limit redis error', { error: error.message }));
+  const rateLimits = createRateLimits({ config: serverConfig.rateLimits, redis: rateLimitRedis, prefix: `ceremony:${config.id}` });
   const app = createApp({
     config,
     clock,
@@ -102,8 +108,11 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     receiptPublicKeyPem: receipts.publicKeyPem,
     log,
     webDir: options.webDir,
+    publicUrl: serverConfig.publicUrl,
+    rateLimits,
+    trustProxy: serverConfig.trustProxy,
     auth: {
-      router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions }),
+      router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions, rateLimits }),
       sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),
       requireContributor,
       requireCoordinator,
@@ -123,6 +132,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     // a coordinator that serves nothing alive.
     await service.stop();
     await dispatcher.close();
+    rateLimitRedis?.disconnect();
     db.close();
     await releaseBn128();
     const code = (error as NodeJS.ErrnoException).code;
@@ -151,6 +161,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
         });
         await service.stop();
         await dispatcher.close();
+        await rateLimitRedis?.quit().catch(() => rateLimitRedis.disconnect());
         db.close();
         await releaseBn128();
       })()),
