@@ -24,7 +24,7 @@ export interface RateLimitConfig {
   uploadCreation: number;
 }
 
-export const RATE_LIMIT_DEFAULTS: RateLimitConfig = Object.freeze({ windowMs: 60_000, signIn: 20, challenge: 20, uploadCreation: 10 });
+export const RATE_LIMIT_DEFAULTS: RateLimitConfig = Object.freeze({ windowMs: 60_000, signIn: 20, challenge: 20, uploadCreation: 30 });
 
 export interface RateLimits {
   signIn: RequestHandler;
