@@ -13,6 +13,7 @@ import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { isCoordinatorError } from '../../core/errors.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { ManualClock } from '../../server/clock.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
@@ -50,6 +51,13 @@ after(async () => {
   for (const coordinator of running) await coordinator.close();
   await releaseBn128();
   await rm(dataDir, { recursive: true, force: true });
+});
+
+test('limits are validated at start-up with the setting named', async () => {
+  for (const [name, value] of [['RATE_LIMIT_SIGN_IN', 'lots'], ['RATE_LIMIT_WINDOW_MS', '0'], ['MAX_MISSED_TURNS', '0'], ['TRUST_PROXY', '-1']] as const) {
+    assert.throws(() => loadServerConfig({ [name]: value }), (e: unknown) => isCoordinatorError(e, 'config.invalid') && e.message.includes(name), `${name}=${value}`);
+  }
+  await assert.rejects(start({ SEMAPHORE_GROUP_MEMBERS: '12345', SEMAPHORE_ROOT_DURATION_MS: 'an hour' }), (e: unknown) => isCoordinatorError(e, 'config.invalid') && e.message.includes('rootDurationMs'));
 });
 
 describe('rate limits', () => {
