@@ -85,6 +85,9 @@ export const ERROR_STATUS = {
   'upload.failed': 500,
   'contribution.not_next': 409,
   'verification.unavailable': 503,
+  'auth.root_expired': 401,
+  'rate.limited': 429,
+  'lobby.not_queued': 404,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -14,6 +14,9 @@ import { createContributorRouter } from './routes/contributor-router.ts';
 import { createCoordinatorRouter } from './routes/coordinator-router.ts';
 import type { ContributionUploads } from './files/contribution-uploads.ts';
 import { errorHandler, notFoundHandler } from './http/error-handler.ts';
+import type { RateLimits } from './http/rate-limits.ts';
+import { securityHeaders } from './http/security-headers.ts';
+import { tusCorsOrigin } from './http/tus-cors-origin.ts';
 
 export interface AuthWiring {
   /** Routes under /auth (sign-in, session, logout). */
@@ -40,21 +43,31 @@ export interface AppDeps {
   log: ServiceLog;
   /** Folder of the built browser app, served at / when present. */
   webDir?: string;
+  /** Public base URL: the one origin tus answers CORS for; https turns on HSTS. Default: same-origin only. */
+  publicUrl?: string;
+  /** Rate limits of sign-in, challenge and upload creation (server/http/rate-limits.ts); none when absent. */
+  rateLimits?: RateLimits;
+  /** Trusted reverse-proxy hops (client address from X-Forwarded-For). Default 0. */
+  trustProxy?: number;
 }
 
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', false);
+  app.set('trust proxy', deps.trustProxy ? deps.trustProxy : false);
+  app.use(securityHeaders({ https: deps.publicUrl?.startsWith('https:') ?? false }));
   app.use(deps.auth.sessionMiddleware);
 
   // Uploads first: tus reads the raw request body itself, so no body parser may run before it.
   const uploads = deps.uploads.handler;
+  if (deps.rateLimits) app.post('/api/circuits/:name/contributions', deps.rateLimits.uploadCreation);
+  app.use('/api/circuits/:name/contributions', tusCorsOrigin(deps.publicUrl ? new URL(deps.publicUrl).origin : undefined));
   app.all('/api/circuits/:name/contributions{/*rest}', deps.auth.requireContributor, deps.auth.requireCsrf, uploads);
 
+  // Before the app-wide parser: /auth parses its own bodies with a smaller limit (64 kB).
+  app.use('/auth', deps.auth.router);
   app.use(express.json({ limit: '256kb' }));
   app.use(createPublicRouter({ config: deps.config, lobby: deps.lobby, phase: deps.phase, constraints: deps.constraints, receiptPublicKeyPem: deps.receiptPublicKeyPem, ceremonyState: () => deps.service.ceremonyState(), diskSpace: () => deps.uploads.diskSpace() }));
-  app.use('/auth', deps.auth.router);
   app.use(createContributorRouter({ ...deps, requireContributor: deps.auth.requireContributor, requireCsrf: deps.auth.requireCsrf }));
   app.use(createCoordinatorRouter({ ...deps, requireCoordinator: deps.auth.requireCoordinator, requireCsrf: deps.auth.requireCsrf }));
   if (deps.webDir) app.use(express.static(deps.webDir, { index: 'index.html', fallthrough: true }));

@@ -19,8 +19,10 @@ import { ContributionStore } from './contributions/contribution-store.ts';
 import { ReceiptSigner } from './contributions/receipt-signer.ts';
 import { CeremonyPhaseStore } from './ceremony-phase.ts';
 import { CeremonyService, type ServiceLog } from './ceremony-service.ts';
+import { Redis } from 'ioredis';
 import { createApp } from './app.ts';
 import { ContributionUploads } from './files/contribution-uploads.ts';
+import { createRateLimits } from './http/rate-limits.ts';
 import { createAuthRouter } from './auth/auth-router.ts';
 import { createSessionMiddleware } from './auth/session-middleware.ts';
 import { SessionStore } from './auth/session-store.ts';
@@ -92,8 +94,12 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });
   const service = new CeremonyService({ config, db, clock, lobby, contributions, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs });
 
-  const sessions = new SessionStore(db, clock, auth.sessionTtlMs);
   const uploads = new ContributionUploads({ config, lobby, service, clock, log, diskMarginBytes: serverConfig.uploads.diskMarginBytes });
+  const sessions = new SessionStore(db, clock, auth.sessionTtlMs, auth);
+  // Rate-limit counts are shared through Redis when there is one (every coordinator process sees them).
+  const rateLimitRedis = serverConfig.redisUrl ? new Redis(serverConfig.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
+  rateLimitRedis?.on('error', (error) => log.warn('rate-limit redis error', { error: error.message }));
+  const rateLimits = createRateLimits({ config: serverConfig.rateLimits, redis: rateLimitRedis, prefix: `ceremony:${config.id}` });
   const app = createApp({
     config,
     clock,
@@ -106,8 +112,11 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     log,
     uploads,
     webDir: options.webDir,
+    publicUrl: serverConfig.publicUrl,
+    rateLimits,
+    trustProxy: serverConfig.trustProxy,
     auth: {
-      router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions }),
+      router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions, rateLimits }),
       sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),
       requireContributor,
       requireCoordinator,
@@ -128,6 +137,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     await uploads.close();
     await service.stop();
     await dispatcher.close();
+    rateLimitRedis?.disconnect();
     db.close();
     await releaseBn128();
     const code = (error as NodeJS.ErrnoException).code;
@@ -158,6 +168,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
         await uploads.close();
         await service.stop();
         await dispatcher.close();
+        await rateLimitRedis?.quit().catch(() => rateLimitRedis.disconnect());
         db.close();
         await releaseBn128();
       })()),

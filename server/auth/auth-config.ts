@@ -63,7 +63,9 @@ const githubSchema = z
 /** Defaults of the `semaphore` section, for code that runs a Semaphore group without that section. */
 export const SEMAPHORE_DEFAULTS = Object.freeze({
   rootWindow: 3,
+  rootDurationMs: 60 * 60_000,
   challengeTtlMs: 5 * 60_000,
+  maxChallenges: 10_000,
 });
 
 const semaphoreSchema = z
@@ -75,8 +77,15 @@ const semaphoreSchema = z
      * membership change is not refused. Default 3.
      */
     rootWindow: z.number().int().nonnegative().default(SEMAPHORE_DEFAULTS.rootWindow),
+    /**
+     * How long a replaced root stays usable, in ms (Semaphore's `merkleTreeDuration`). A member
+     * removal ends it at once for every earlier root. Default 1 hour.
+     */
+    rootDurationMs: z.number().int().nonnegative().default(SEMAPHORE_DEFAULTS.rootDurationMs),
     /** How long a sign-in challenge stays valid, in ms. Default 5 minutes. */
     challengeTtlMs: z.number().int().positive().default(SEMAPHORE_DEFAULTS.challengeTtlMs),
+    /** Live (unused, unexpired) challenges at most; beyond, challenge creation answers `rate.limited`. Default 10 000. */
+    maxChallenges: z.number().int().positive().default(SEMAPHORE_DEFAULTS.maxChallenges),
   })
   .strict();
 
@@ -103,6 +112,13 @@ export const authConfigSchema = z
       .default({}),
     /** Lifetime of a session, in ms (fixed, not sliding). Default 12 hours. */
     sessionTtlMs: z.number().int().positive().default(12 * 60 * 60_000),
+    /** Sessions one principal may hold at once; a new sign-in ends the oldest beyond it. Default 5. */
+    sessionsPerPrincipal: z.number().int().positive().default(5),
+    /**
+     * Live sessions at most (expired ones are swept first); beyond, sign-in answers `rate.limited`
+     * except for coordinators, so a flood cannot lock the coordinator out. Default 100 000.
+     */
+    maxSessions: z.number().int().positive().default(100_000),
     /** Mark the session cookie `Secure` (set whenever the server is reached over HTTPS). Default false. */
     secureCookies: z.boolean().default(false),
   })

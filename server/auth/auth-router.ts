@@ -13,6 +13,7 @@ import { SEMAPHORE_DEFAULTS, type AuthConfig } from './auth-config.ts';
 import { createCoordinatorSignInRouter } from './coordinator-sign-in.ts';
 import { assertDemoSignInAllowed, createDemoSignInRouter } from './demo-sign-in.ts';
 import { createGithubSignInRouter } from './github-sign-in.ts';
+import type { RateLimits } from '../http/rate-limits.ts';
 import { requireCsrf } from './require-csrf.ts';
 import { SemaphoreGroup } from './semaphore-group.ts';
 import { createSemaphoreSignInRouter } from './semaphore-sign-in.ts';
@@ -33,6 +34,8 @@ export interface AuthDeps {
   sessions?: SessionStore;
   /** To change the member list at run time (`updateGroupMembers`); made from config when absent. */
   semaphoreGroup?: SemaphoreGroup;
+  /** Rate limits of the sign-in routes and of challenge creation; none when absent. */
+  rateLimits?: Pick<RateLimits, 'signIn' | 'challenge'>;
 }
 
 /** Which sign-in methods this server offers (`GET /auth/methods`). */
@@ -46,7 +49,7 @@ export interface AuthMethods {
 export function createAuthRouter(deps: AuthDeps): Router {
   const { config, db, clock } = deps;
   if (config.demo.enabled) assertDemoSignInAllowed({ testNetwork: deps.testNetwork, host: deps.host });
-  const sessions = deps.sessions ?? new SessionStore(db, clock, config.sessionTtlMs);
+  const sessions = deps.sessions ?? new SessionStore(db, clock, config.sessionTtlMs, config);
   const secureCookies = config.secureCookies;
   const methods: AuthMethods = {
     github: config.github !== undefined,
@@ -56,6 +59,12 @@ export function createAuthRouter(deps: AuthDeps): Router {
   };
 
   const router = express.Router();
+  if (deps.rateLimits) {
+    // Before the body parser: a refused attempt costs no parsing.
+    router.get(['/github', '/github/callback'], deps.rateLimits.signIn);
+    router.post(['/semaphore', '/coordinator', '/demo'], deps.rateLimits.signIn);
+    router.post('/semaphore/challenge', deps.rateLimits.challenge);
+  }
   router.use(express.json({ limit: '64kb' }));
 
   router.get('/methods', (_req, res) => {
@@ -88,7 +97,7 @@ export function createAuthRouter(deps: AuthDeps): Router {
   }
 
   const semaphore = config.semaphore;
-  const group = deps.semaphoreGroup ?? (semaphore ? new SemaphoreGroup(db, clock, semaphore.groupMembers, semaphore.rootWindow) : undefined);
+  const group = deps.semaphoreGroup ?? (semaphore ? new SemaphoreGroup(db, clock, semaphore.groupMembers, semaphore) : undefined);
   if (group) {
     router.use(
       createSemaphoreSignInRouter({
@@ -97,6 +106,7 @@ export function createAuthRouter(deps: AuthDeps): Router {
         ceremonyId: deps.ceremonyId,
         group,
         challengeTtlMs: semaphore?.challengeTtlMs ?? SEMAPHORE_DEFAULTS.challengeTtlMs,
+        maxChallenges: semaphore?.maxChallenges ?? SEMAPHORE_DEFAULTS.maxChallenges,
         sessions,
         secureCookies,
       }),

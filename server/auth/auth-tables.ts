@@ -1,6 +1,11 @@
 /**
  * The tables the `auth` module owns (sessions, OAuth states, Semaphore challenges, nullifiers and
  * group roots) and their migrations. Append new migrations; never edit a released one.
+ *
+ * Migration 2: a root records when a newer one replaced it (superseded_at: the start of its grace
+ * period) and when a member removal made it unacceptable (revoked_at); the member list of the
+ * latest root is kept, so a restart with a shorter list is recognised as a removal; sessions are
+ * indexed by principal (per-principal cap).
  */
 import { applyMigrations, type Db } from '../store/database.ts';
 
@@ -40,6 +45,13 @@ const AUTH_MIGRATIONS: readonly string[] = [
      root TEXT NOT NULL,
      added_at INTEGER NOT NULL
    );`,
+  `ALTER TABLE auth_semaphore_roots ADD COLUMN superseded_at INTEGER;
+   ALTER TABLE auth_semaphore_roots ADD COLUMN revoked_at INTEGER;
+   CREATE TABLE auth_semaphore_members (
+     commitment TEXT PRIMARY KEY
+   );
+   CREATE INDEX auth_sessions_principal ON auth_sessions (principal_id, created_at);
+   CREATE INDEX auth_semaphore_challenges_expires_at ON auth_semaphore_challenges (expires_at);`,
 ];
 
 export function migrateAuthTables(db: Db): void {

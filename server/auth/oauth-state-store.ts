@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Request } from 'express';
+import { CoordinatorError } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../store/database.ts';
 import { migrateAuthTables } from './auth-tables.ts';
@@ -20,6 +21,9 @@ export interface StateRefusal {
   message: string;
   reason: typeof STATE_REFUSED;
 }
+
+/** Outstanding states at most (expired ones are swept first): a flood of sign-in starts cannot grow the table. */
+const MAX_OAUTH_STATES = 10_000;
 
 export class SqliteOAuthStateStore {
   constructor(
@@ -37,6 +41,9 @@ export class SqliteOAuthStateStore {
       const now = this.clock.now();
       const state = randomBytes(24).toString('base64url');
       this.db.prepare('DELETE FROM auth_oauth_states WHERE expires_at <= ?').run(now);
+      if ((this.db.prepare('SELECT COUNT(*) AS n FROM auth_oauth_states').get() as { n: number }).n >= MAX_OAUTH_STATES) {
+        return callback(new CoordinatorError('rate.limited', 'Too many GitHub sign-ins are in progress; try again shortly', { retryAfterSeconds: 60 }));
+      }
       this.db.prepare('INSERT INTO auth_oauth_states (state, expires_at) VALUES (?, ?)').run(state, now + this.ttlMs);
       // Lax, not Strict: the cookie must come back on GitHub's top-level redirect to the callback.
       req.res?.cookie(OAUTH_STATE_COOKIE, state, {

@@ -2,8 +2,12 @@
  * One-time sign-in challenges for Semaphore: a random field element the browser must use as the
  * proof's `message`, so a proof cannot be replayed. Stored with an expiry on the injected clock;
  * consumed by a single UPDATE, so two requests racing with one challenge cannot both pass.
+ * Bounded: expired and used rows are swept before each issue (a used challenge stays refused
+ * without its row: consume only matches a live one), and at most `maxLive` may be outstanding;
+ * beyond, issue refuses with `rate.limited` until the oldest expires.
  */
 import { randomBytes } from 'node:crypto';
+import { CoordinatorError } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../store/database.ts';
 import { migrateAuthTables } from './auth-tables.ts';
@@ -19,6 +23,7 @@ export class SemaphoreChallenges {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly ttlMs: number,
+    private readonly maxLive: number,
   ) {
     migrateAuthTables(db);
   }
@@ -27,9 +32,27 @@ export class SemaphoreChallenges {
     const now = this.clock.now();
     const challenge = BigInt(`0x${randomBytes(31).toString('hex')}`).toString();
     const expiresAt = now + this.ttlMs;
-    this.db.prepare('DELETE FROM auth_semaphore_challenges WHERE expires_at <= ?').run(now);
-    this.db.prepare('INSERT INTO auth_semaphore_challenges (challenge, expires_at) VALUES (?, ?)').run(challenge, expiresAt);
+    this.db
+      .transaction(() => {
+        this.sweep();
+        const live = this.db.prepare('SELECT COUNT(*) AS live, MIN(expires_at) AS oldest FROM auth_semaphore_challenges').get() as { live: number; oldest: number | null };
+        if (live.live >= this.maxLive) {
+          throw new CoordinatorError('rate.limited', 'Too many sign-ins are in progress; try again shortly', { retryAfterSeconds: ((live.oldest ?? now + 1000) - now) / 1000 });
+        }
+        this.db.prepare('INSERT INTO auth_semaphore_challenges (challenge, expires_at) VALUES (?, ?)').run(challenge, expiresAt);
+      })
+      .immediate();
     return { challenge, expiresAt };
+  }
+
+  /** Deletes expired and used challenges; returns how many. */
+  sweep(): number {
+    return this.db.prepare('DELETE FROM auth_semaphore_challenges WHERE expires_at <= ? OR consumed_at IS NOT NULL').run(this.clock.now()).changes;
+  }
+
+  /** Rows in the table (outstanding, or not yet swept). */
+  count(): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM auth_semaphore_challenges').get() as { n: number }).n;
   }
 
   /** True exactly once for an issued, unexpired challenge. */

@@ -3,10 +3,11 @@
  * one-time `message`; `POST /semaphore` takes the proof and checks, in this order, each with its
  * own code: shape (request.invalid), scope = this ceremony (auth.wrong_scope), the challenge
  * (auth.challenge_unknown; consumed here, so it is spent even if a later check fails), the root
- * (auth.unknown_root), the proof itself with the real, awaited `verifyProof` (auth.invalid_proof),
- * and the nullifier (auth.nullifier_used). The nullifier is the contributor's identity: one per
- * identity per ceremony. It is spent at the first sign-in, and a second sign-in with it is refused;
- * a returning contributor resumes with the session cookie the first sign-in set.
+ * (auth.unknown_root, or auth.root_expired for a past root out of its window or revoked by a
+ * member removal), the proof itself with the real, awaited `verifyProof` (auth.invalid_proof).
+ * The nullifier is the contributor's identity: one per identity per ceremony, so a member who
+ * signed out, or whose session ended, signs in again as the same contributor with a new session
+ * (`semaphore:<nullifier>`). Replay is stopped by the one-time challenge, not by the nullifier.
  */
 import { verifyProof } from '@semaphore-protocol/proof';
 import express, { type Router } from 'express';
@@ -44,6 +45,8 @@ export interface SemaphoreSignInDeps {
   ceremonyId: string;
   group: SemaphoreGroup;
   challengeTtlMs: number;
+  /** Outstanding challenges at most. */
+  maxChallenges: number;
   sessions: SessionStore;
   secureCookies: boolean;
 }
@@ -52,8 +55,9 @@ export function createSemaphoreSignInRouter(deps: SemaphoreSignInDeps): Router {
   const { db, clock, group } = deps;
   migrateAuthTables(db);
   const scope = encodeSemaphoreScope(deps.ceremonyId);
-  const challenges = new SemaphoreChallenges(db, clock, deps.challengeTtlMs);
-  const spendNullifier = db.prepare('INSERT OR IGNORE INTO auth_semaphore_nullifiers (scope, nullifier, used_at) VALUES (?, ?, ?)');
+  const challenges = new SemaphoreChallenges(db, clock, deps.challengeTtlMs, deps.maxChallenges);
+  // First sign-in of each identity, kept for the record (how many distinct members took part).
+  const recordNullifier = db.prepare('INSERT OR IGNORE INTO auth_semaphore_nullifiers (scope, nullifier, used_at) VALUES (?, ?, ?)');
 
   const router = express.Router();
 
@@ -76,8 +80,12 @@ export function createSemaphoreSignInRouter(deps: SemaphoreSignInDeps): Router {
     if (!challenges.consume(proof.message)) {
       throw new CoordinatorError('auth.challenge_unknown', 'The proof message is not a live challenge (unknown, expired or already used)');
     }
-    if (!group.isAcceptedRoot(proof.merkleTreeRoot)) {
+    const rootStatus = group.rootStatus(proof.merkleTreeRoot);
+    if (rootStatus === 'unknown') {
       throw new CoordinatorError('auth.unknown_root', 'The proof is for a group root this ceremony does not accept');
+    }
+    if (rootStatus === 'expired') {
+      throw new CoordinatorError('auth.root_expired', 'The proof is for an earlier group root that is no longer accepted; make a new proof against the current group');
     }
     let valid = false;
     try {
@@ -87,9 +95,7 @@ export function createSemaphoreSignInRouter(deps: SemaphoreSignInDeps): Router {
     }
     if (!valid) throw new CoordinatorError('auth.invalid_proof', 'The Semaphore proof does not verify');
 
-    if (spendNullifier.run(scope, proof.nullifier, clock.now()).changes !== 1) {
-      throw new CoordinatorError('auth.nullifier_used', 'This identity has already signed in to this ceremony; resume from the browser that did');
-    }
+    recordNullifier.run(scope, proof.nullifier, clock.now());
     const principal: Principal = { id: `semaphore:${proof.nullifier}`, kind: 'semaphore', displayName: 'anonymous', coordinator: false };
     const session = startSession(req, res, deps.sessions, principal, deps.secureCookies);
     res.json(signedInBody(session));

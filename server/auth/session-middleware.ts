@@ -19,7 +19,7 @@ export interface SessionMiddlewareDeps {
 }
 
 export function createSessionMiddleware(deps: SessionMiddlewareDeps): RequestHandler {
-  const sessions = deps.sessions ?? new SessionStore(deps.db, deps.clock, deps.config.sessionTtlMs);
+  const sessions = deps.sessions ?? new SessionStore(deps.db, deps.clock, deps.config.sessionTtlMs, deps.config);
   return (req, res, next) => {
     const token = readSessionCookie(req);
     if (token === undefined) return next();

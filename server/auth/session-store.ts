@@ -2,8 +2,14 @@
  * Sessions in SQLite. The browser holds an opaque random token; only its sha256 is stored, so a
  * copy of the database does not hand out live sessions. Each session carries its own CSRF token
  * and a fixed expiry computed from the injected clock.
+ *
+ * Bounded: expired rows are swept before every insert, one principal holds at most
+ * `sessionsPerPrincipal` sessions (a new sign-in ends the oldest: a demo or Semaphore user signing
+ * in over and over does not pile up rows), and the table holds at most `maxSessions` live rows
+ * (beyond, non-coordinator sign-ins are refused with `rate.limited`).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { CoordinatorError } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../store/database.ts';
 import { migrateAuthTables } from './auth-tables.ts';
@@ -34,13 +40,23 @@ export function hashSessionToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
+export interface SessionLimits {
+  /** Sessions one principal may hold; the oldest beyond this end. */
+  sessionsPerPrincipal: number;
+  /** Live sessions in all. */
+  maxSessions: number;
+}
+
+export const SESSION_LIMIT_DEFAULTS: SessionLimits = Object.freeze({ sessionsPerPrincipal: 5, maxSessions: 100_000 });
+
 export class SessionStore {
   private readonly statements: SessionStatements;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly clock: Clock,
     readonly ttlMs: number,
+    private readonly limits: SessionLimits = SESSION_LIMIT_DEFAULTS,
   ) {
     migrateAuthTables(db);
     this.statements = prepareStatements(db);
@@ -51,9 +67,27 @@ export class SessionStore {
     const token = randomBytes(32).toString('base64url');
     const csrfToken = randomBytes(32).toString('base64url');
     const expiresAt = now + this.ttlMs;
-    this.statements.deleteExpired.run(now);
-    this.statements.insert.run(hashSessionToken(token), principal.id, principal.kind, principal.displayName, principal.coordinator ? 1 : 0, csrfToken, now, expiresAt);
+    this.db
+      .transaction(() => {
+        this.statements.deleteExpired.run(now);
+        if (!principal.coordinator && this.statements.count.get()!.live >= this.limits.maxSessions) {
+          throw new CoordinatorError('rate.limited', 'The coordinator holds as many sessions as it allows; try again later', { retryAfterSeconds: 60 });
+        }
+        this.statements.insert.run(hashSessionToken(token), principal.id, principal.kind, principal.displayName, principal.coordinator ? 1 : 0, csrfToken, now, expiresAt);
+        this.statements.trimPrincipal.run(principal.id, principal.id, this.limits.sessionsPerPrincipal);
+      })
+      .immediate();
     return { token, principal: { ...principal }, csrfToken, expiresAt };
+  }
+
+  /** Deletes expired sessions; returns how many. */
+  sweep(): number {
+    return this.statements.deleteExpired.run(this.clock.now()).changes;
+  }
+
+  /** Sessions in the table (live or not yet swept). */
+  count(): number {
+    return this.statements.count.get()!.live;
   }
 
   /** The live session for a cookie token, or null when unknown or expired. */
@@ -87,5 +121,11 @@ function prepareStatements(db: Db) {
        FROM auth_sessions WHERE token_hash = ? AND expires_at > ?`,
     ),
     revoke: db.prepare<[string]>('DELETE FROM auth_sessions WHERE token_hash = ?'),
+    count: db.prepare<[], { live: number }>('SELECT COUNT(*) AS live FROM auth_sessions'),
+    // Keeps the principal's newest sessions (rowid breaks ties of one clock tick).
+    trimPrincipal: db.prepare<[string, string, number]>(
+      `DELETE FROM auth_sessions WHERE principal_id = ? AND rowid NOT IN (
+         SELECT rowid FROM auth_sessions WHERE principal_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?)`,
+    ),
   };
 }

@@ -8,9 +8,12 @@
  *  GITHUB_MIN_FOLLOWERS, GITHUB_MIN_FOLLOWING, GITHUB_MIN_PUBLIC_REPOS, GITHUB_MIN_ACCOUNT_AGE_DAYS
  *  COORDINATOR_GITHUB_IDS                     comma-separated numeric ids
  *  SEMAPHORE_GROUP_MEMBERS                    comma-separated identity commitments = Semaphore on
+ *  SEMAPHORE_ROOT_DURATION_MS                 how long a replaced group root stays usable (default 1 h)
+ *  SEMAPHORE_MAX_CHALLENGES                   outstanding sign-in challenges at most (default 10 000)
+ *  SESSIONS_PER_PRINCIPAL, MAX_SESSIONS       session caps (default 5 per principal, 100 000 in all)
  *  COORDINATOR_TOKEN                          coordinator sign-in with a shared secret
  *  DEMO_SIGN_IN                               true/false; default true for a test network on loopback
- *  SECURE_COOKIES                             true behind HTTPS
+ *  SECURE_COOKIES                             true behind HTTPS; always on when PUBLIC_URL is https
  */
 import { parseAuthConfig, type AuthConfig } from '../auth/auth-config.ts';
 import { isLoopbackHost } from '../auth/demo-sign-in.ts';
@@ -21,6 +24,10 @@ function list(value: string | undefined): string[] {
 
 function optionalNumber(value: string | undefined): number | undefined {
   return value === undefined || value === '' ? undefined : Number(value);
+}
+
+function definedOnly<T extends Record<string, unknown>>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 export function authConfigFromEnv(env: Readonly<Record<string, string | undefined>>, context: { publicUrl: string; testNetwork: boolean; host: string }): AuthConfig {
@@ -51,9 +58,13 @@ export function authConfigFromEnv(env: Readonly<Record<string, string | undefine
   const demoDefault = context.testNetwork && isLoopbackHost(context.host);
   return parseAuthConfig({
     github,
-    semaphore: members.length > 0 ? { groupMembers: members } : undefined,
+    semaphore:
+      members.length > 0
+        ? definedOnly({ groupMembers: members, rootDurationMs: optionalNumber(env.SEMAPHORE_ROOT_DURATION_MS), maxChallenges: optionalNumber(env.SEMAPHORE_MAX_CHALLENGES) })
+        : undefined,
     coordinatorToken: env.COORDINATOR_TOKEN || undefined,
     demo: { enabled: env.DEMO_SIGN_IN === undefined ? demoDefault : env.DEMO_SIGN_IN === 'true' },
-    secureCookies: env.SECURE_COOKIES === 'true',
+    secureCookies: env.SECURE_COOKIES === 'true' || context.publicUrl.startsWith('https:'),
+    ...definedOnly({ sessionsPerPrincipal: optionalNumber(env.SESSIONS_PER_PRINCIPAL), maxSessions: optionalNumber(env.MAX_SESSIONS) }),
   });
 }

@@ -7,8 +7,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { CoordinatorError } from '../../core/errors.ts';
 import { LOBBY_DEFAULTS } from '../lobby/lobby-types.ts';
+import { RATE_LIMIT_DEFAULTS, type RateLimitConfig } from '../http/rate-limits.ts';
 
 const durationMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const count = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 const serverSchema = z.object({
   /** Ceremony data folder (ceremony.json, chains, transcript; state/ and uploads/ are added). */
@@ -30,6 +32,15 @@ const serverSchema = z.object({
   COOLDOWN_MS: durationMs(LOBBY_DEFAULTS.cooldownMs),
   /** Free space the data folder's disk must keep beyond the largest possible upload, or new uploads are refused (upload.disk_full). Default 1 GiB. */
   UPLOAD_DISK_MARGIN_BYTES: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).default(1024 ** 3),
+  /** Missed turns in one circuit after which the entry leaves the queue (the contributor sees why). */
+  MAX_MISSED_TURNS: count(LOBBY_DEFAULTS.maxMissedTurns),
+  /** The window of every rate limit, and the limit of each route in it (see server/http/rate-limits.ts). */
+  RATE_LIMIT_WINDOW_MS: durationMs(RATE_LIMIT_DEFAULTS.windowMs),
+  RATE_LIMIT_SIGN_IN: count(RATE_LIMIT_DEFAULTS.signIn),
+  RATE_LIMIT_CHALLENGE: count(RATE_LIMIT_DEFAULTS.challenge),
+  RATE_LIMIT_UPLOAD_CREATION: count(RATE_LIMIT_DEFAULTS.uploadCreation),
+  /** Reverse proxies in front of the coordinator whose X-Forwarded-For is trusted (rate limits key on the client address). Default 0. */
+  TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   /** Open the ceremony at start-up (test networks and demos; production opens from the console). */
   OPEN_ON_START: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
 });
@@ -44,7 +55,10 @@ export interface ServerConfig {
   redisUrl: string | undefined;
   databaseFile: string;
   receiptKeyFile: string;
-  lobby: { turnTimeoutMs: number; heartbeatExtensionMs: number; maxTurnMs: number; cooldownMs: number };
+  lobby: { turnTimeoutMs: number; heartbeatExtensionMs: number; maxTurnMs: number; cooldownMs: number; maxMissedTurns: number };
+  rateLimits: RateLimitConfig;
+  /** Trusted proxy hops (Express `trust proxy`). */
+  trustProxy: number;
   openOnStart: boolean;
   uploads: { diskMarginBytes: number };
   /** The raw environment, for sections parsed by their own modules (auth). */
@@ -71,7 +85,15 @@ export function loadServerConfig(env: Record<string, string | undefined>, overri
       heartbeatExtensionMs: e.HEARTBEAT_EXTENSION_MS,
       maxTurnMs: e.MAX_TURN_MS,
       cooldownMs: e.COOLDOWN_MS,
+      maxMissedTurns: e.MAX_MISSED_TURNS,
     }),
+    rateLimits: Object.freeze({
+      windowMs: e.RATE_LIMIT_WINDOW_MS,
+      signIn: e.RATE_LIMIT_SIGN_IN,
+      challenge: e.RATE_LIMIT_CHALLENGE,
+      uploadCreation: e.RATE_LIMIT_UPLOAD_CREATION,
+    }),
+    trustProxy: e.TRUST_PROXY,
     openOnStart: e.OPEN_ON_START,
     uploads: Object.freeze({ diskMarginBytes: e.UPLOAD_DISK_MARGIN_BYTES }),
     env: Object.freeze({ ...env }),

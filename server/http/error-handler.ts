@@ -8,6 +8,9 @@ import { isCoordinatorError } from '../../core/errors.ts';
 export function errorHandler(log: { warn(message: string, fields?: Record<string, unknown>): void }): ErrorRequestHandler {
   return (error, req, res, _next) => {
     if (isCoordinatorError(error)) {
+      // Refusals that end by themselves (rate limits, full tables) say when to come back.
+      const retryAfter = error.details?.retryAfterSeconds;
+      if (typeof retryAfter === 'number' && !res.headersSent) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfter))));
       res.status(error.httpStatus).json(error.toJSON());
       return;
     }

@@ -11,6 +11,10 @@
  * - lobby_turn_history: every ended turn with its outcome; accepted rows give the ETA's averages.
  * - lobby_accepted: one accepted contribution per contributor per circuit (primary key).
  * - lobby_refusals: each contributor's last refusal, shown in their status.
+ * - lobby_missed_turns (migration 2): missed turns per contributor per circuit, counted since the
+ *   contributor last (re)joined; at the limit the entry leaves the queue.
+ * - lobby_removals (migration 2): why a contributor's entry left the queue (too many missed turns,
+ *   or the coordinator removed it), shown in their status until they join again.
  */
 export const LOBBY_MIGRATIONS: readonly string[] = [
   `CREATE TABLE lobby_queue (
@@ -57,6 +61,20 @@ export const LOBBY_MIGRATIONS: readonly string[] = [
     contributor_id TEXT PRIMARY KEY,
     circuit TEXT NOT NULL,
     code TEXT NOT NULL,
+    message TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );`,
+  `CREATE TABLE lobby_missed_turns (
+    contributor_id TEXT NOT NULL,
+    circuit TEXT NOT NULL,
+    missed INTEGER NOT NULL,
+    PRIMARY KEY (contributor_id, circuit)
+  );
+
+  CREATE TABLE lobby_removals (
+    contributor_id TEXT PRIMARY KEY,
+    circuit TEXT NOT NULL,
+    reason TEXT NOT NULL CHECK (reason IN ('missed_turns', 'coordinator')),
     message TEXT NOT NULL,
     at INTEGER NOT NULL
   );`,

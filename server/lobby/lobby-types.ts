@@ -18,6 +18,11 @@ export interface LobbyOptions {
   isOpen: () => boolean;
   /** ETA per turn for a circuit before any of its turns was measured. Default 3 min. */
   defaultTurnEstimateMs?: number;
+  /**
+   * Missed turns in one circuit (since the contributor last joined) after which the entry leaves
+   * the queue instead of going to its back; joining again starts a new count. Default 3.
+   */
+  maxMissedTurns?: number;
 }
 
 export const LOBBY_DEFAULTS = Object.freeze({
@@ -26,6 +31,7 @@ export const LOBBY_DEFAULTS = Object.freeze({
   maxTurnMs: 60 * 60_000,
   cooldownMs: 5 * 60_000,
   defaultTurnEstimateMs: 3 * 60_000,
+  maxMissedTurns: 3,
 });
 
 export type ResolvedLobbyOptions = Required<LobbyOptions>;
@@ -50,11 +56,32 @@ export interface LobbyRefusal {
   at: number;
 }
 
+/** Why a contributor's entry left the queue (until they join again). */
+export interface LobbyRemoval {
+  circuit: string;
+  reason: 'missed_turns' | 'coordinator';
+  message: string;
+  at: number;
+}
+
+/** One waiting entry as the coordinator console lists it. */
+export interface QueueEntry {
+  circuit: string;
+  contributorId: string;
+  position: number;
+  enqueuedAt: number;
+  /** Set while a missed-turn cooldown runs. */
+  eligibleAt?: number;
+  missedTurns: number;
+}
+
 export interface ContributorStatus {
   contributorId: string;
   circuits: CircuitProgress[];
   /** The most recent refused contribution of this contributor (kept until another refusal replaces it). */
   lastRefusal?: LobbyRefusal;
+  /** Set when the contributor's entry left the queue (missed turns, or the coordinator); cleared by joining again. */
+  removed?: LobbyRemoval;
   /** Every configured circuit has an accepted contribution from this contributor. */
   done: boolean;
 }
@@ -69,4 +96,5 @@ export interface ActiveTurn {
 
 export type LobbyEvent =
   | { type: 'turn_granted'; circuit: string; contributorId: string; at: number; deadline: number }
-  | { type: 'turn_missed'; circuit: string; contributorId: string; at: number; deadline: number; eligibleAt: number };
+  | { type: 'turn_missed'; circuit: string; contributorId: string; at: number; deadline: number; eligibleAt: number }
+  | { type: 'entry_removed'; circuit: string; contributorId: string; at: number; reason: LobbyRemoval['reason']; missedTurns?: number };

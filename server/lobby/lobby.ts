@@ -8,7 +8,9 @@
  * - a circuit has at most one turn or verifying submission: its chain grows one link at a time;
  * - one accepted contribution per contributor per circuit;
  * - a missed deadline is not a ban and not a contribution: the contributor goes to the back of the
- *   same queue, eligible again after the cooldown.
+ *   same queue, eligible again after the cooldown; after `maxMissedTurns` misses in one circuit the
+ *   entry leaves the queue instead (with a reason in the status) until the contributor joins again,
+ *   so an absent contributor does not hold up everyone behind them forever.
  *
  * SQLite is the only state: no field of this class caches lobby state, every change runs in one
  * transaction, so a new Lobby on the same database after a crash continues exactly where it was.
@@ -29,6 +31,8 @@ import {
   type ContributorStatus,
   type LobbyEvent,
   type LobbyOptions,
+  type LobbyRemoval,
+  type QueueEntry,
   type ResolvedLobbyOptions,
 } from './lobby-types.ts';
 
@@ -56,6 +60,13 @@ interface AcceptedRow {
   contribution_id: string;
   chain_index: number;
   contribution_hash: string;
+}
+
+interface RemovalRow {
+  circuit: string;
+  reason: LobbyRemoval['reason'];
+  message: string;
+  at: number;
 }
 
 interface RefusalRow {
@@ -90,6 +101,9 @@ export class Lobby {
     this.db
       .transaction(() => {
         if (this.statements.queueEntryOf.get(contributorId) || this.statements.turnOfContributor.get(contributorId)) return;
+        // Joining again after a removal is the contributor saying they are back: a fresh count.
+        this.statements.clearRemoval.run(contributorId);
+        this.statements.clearMissed.run(contributorId);
         this.enqueueForNextCircuit(contributorId, this.clock.now());
       })
       .immediate();
@@ -135,8 +149,15 @@ export class Lobby {
         for (const turn of this.statements.expiredTurns.all(now)) {
           const eligibleAt = now + this.options.cooldownMs;
           this.endTurn(turn, 'missed', now);
-          this.statements.enqueue.run(turn.contributor_id, turn.circuit, now, eligibleAt);
+          const missed = this.statements.countMissed.get(turn.contributor_id, turn.circuit)!.missed;
           events.push({ type: 'turn_missed', circuit: turn.circuit, contributorId: turn.contributor_id, at: now, deadline: turn.deadline, eligibleAt });
+          if (missed >= this.options.maxMissedTurns) {
+            const message = `your entry for ${turn.circuit} left the queue after ${missed} missed turns; join again when you can stay until your turn ends`;
+            this.statements.recordRemoval.run(turn.contributor_id, turn.circuit, 'missed_turns', message, now);
+            events.push({ type: 'entry_removed', circuit: turn.circuit, contributorId: turn.contributor_id, at: now, reason: 'missed_turns', missedTurns: missed });
+          } else {
+            this.statements.enqueue.run(turn.contributor_id, turn.circuit, now, eligibleAt);
+          }
         }
         if (!this.options.isOpen()) return events;
         for (const circuit of this.options.circuits) {
@@ -151,6 +172,43 @@ export class Lobby {
         return events;
       })
       .immediate();
+  }
+
+  /**
+   * The coordinator takes a contributor's entry out of the lobby: a waiting entry, or a turn not
+   * yet uploaded (the circuit goes to the next in line). The contributor sees the reason and may
+   * join again. Throws lobby.not_queued when there is no such entry (or it is being verified).
+   */
+  removeEntry(contributorId: string, message = 'the coordinator removed your entry from the queue'): LobbyRemoval {
+    return this.db
+      .transaction(() => {
+        const now = this.clock.now();
+        const waiting = this.statements.queueEntryOf.get(contributorId);
+        const turn = this.statements.turnOfContributor.get(contributorId);
+        if (turn?.state === 'verifying') throw new CoordinatorError('lobby.not_queued', `${contributorId} has a contribution to ${turn.circuit} being verified; it cannot be removed now`);
+        const circuit = waiting?.circuit ?? turn?.circuit;
+        if (circuit === undefined) throw new CoordinatorError('lobby.not_queued', `${contributorId} is not waiting in any queue`);
+        if (waiting) this.statements.dequeue.run(contributorId);
+        if (turn) this.endTurn(turn, 'discarded', now);
+        this.statements.recordRemoval.run(contributorId, circuit, 'coordinator', message, now);
+        return { circuit, reason: 'coordinator' as const, message, at: now };
+      })
+      .immediate();
+  }
+
+  /** Waiting entries in queue order, per circuit, at most `limit` per circuit (the console's list). */
+  queueEntries(limit = 500): QueueEntry[] {
+    const now = this.clock.now();
+    return this.options.circuits.flatMap((circuit) =>
+      this.statements.queueOfCircuit.all(circuit, limit).map((row, index) => ({
+        circuit,
+        contributorId: row.contributor_id,
+        position: index + 1,
+        enqueuedAt: row.enqueued_at,
+        ...(row.eligible_at > now ? { eligibleAt: row.eligible_at } : {}),
+        missedTurns: row.missed,
+      })),
+    );
   }
 
   /** Extends the live turn: deadline = max(deadline, now + heartbeatExtension), never past startedAt + maxTurn. */
@@ -319,10 +377,12 @@ export class Lobby {
       return { circuit, state: 'pending' };
     });
     const refusal = this.statements.refusalOf.get(contributorId);
+    const removal = this.statements.removalOf.get(contributorId);
     return {
       contributorId,
       circuits,
       ...(refusal ? { lastRefusal: { circuit: refusal.circuit, code: refusal.code, message: refusal.message, at: refusal.at } } : {}),
+      ...(removal ? { removed: { circuit: removal.circuit, reason: removal.reason, message: removal.message, at: removal.at } } : {}),
       done: this.options.circuits.every((circuit) => accepted.has(circuit)),
     };
   }
@@ -370,6 +430,22 @@ function prepareStatements(db: Db) {
     recordAccepted: db.prepare<[string, string, string, number, string, number]>(
       'INSERT INTO lobby_accepted (contributor_id, circuit, contribution_id, chain_index, contribution_hash, accepted_at) VALUES (?, ?, ?, ?, ?, ?)',
     ),
+    countMissed: db.prepare<[string, string], { missed: number }>(
+      `INSERT INTO lobby_missed_turns (contributor_id, circuit, missed) VALUES (?, ?, 1)
+       ON CONFLICT (contributor_id, circuit) DO UPDATE SET missed = missed + 1 RETURNING missed`,
+    ),
+    clearMissed: db.prepare<[string]>('DELETE FROM lobby_missed_turns WHERE contributor_id = ?'),
+    removalOf: db.prepare<[string], RemovalRow>('SELECT circuit, reason, message, at FROM lobby_removals WHERE contributor_id = ?'),
+    recordRemoval: db.prepare<[string, string, LobbyRemoval['reason'], string, number]>(
+      `INSERT INTO lobby_removals (contributor_id, circuit, reason, message, at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (contributor_id) DO UPDATE SET circuit = excluded.circuit, reason = excluded.reason, message = excluded.message, at = excluded.at`,
+    ),
+    clearRemoval: db.prepare<[string]>('DELETE FROM lobby_removals WHERE contributor_id = ?'),
+    queueOfCircuit: db.prepare<[string, number], QueueRow & { missed: number }>(
+      `SELECT q.*, COALESCE(m.missed, 0) AS missed FROM lobby_queue q
+       LEFT JOIN lobby_missed_turns m ON m.contributor_id = q.contributor_id AND m.circuit = q.circuit
+       WHERE q.circuit = ? ORDER BY q.seq LIMIT ?`,
+    ),
     refusalOf: db.prepare<[string], RefusalRow>('SELECT circuit, code, message, at FROM lobby_refusals WHERE contributor_id = ?'),
     recordRefusal: db.prepare<[string, string, string, string, number]>(
       `INSERT INTO lobby_refusals (contributor_id, circuit, code, message, at) VALUES (?, ?, ?, ?, ?)
@@ -387,6 +463,9 @@ function resolveOptions(options: LobbyOptions): ResolvedLobbyOptions {
   } as ResolvedLobbyOptions;
   if (resolved.circuits.length === 0 || new Set(resolved.circuits).size !== resolved.circuits.length) {
     throw new CoordinatorError('config.invalid', 'lobby circuits must be a non-empty list of distinct names');
+  }
+  if (!Number.isInteger(resolved.maxMissedTurns) || resolved.maxMissedTurns < 1) {
+    throw new CoordinatorError('config.invalid', 'lobby maxMissedTurns must be a positive whole number');
   }
   for (const key of ['turnTimeoutMs', 'heartbeatExtensionMs', 'maxTurnMs', 'cooldownMs', 'defaultTurnEstimateMs'] as const) {
     if (!Number.isFinite(resolved[key]) || resolved[key] < 0) throw new CoordinatorError('config.invalid', `lobby ${key} must be a non-negative number of milliseconds`);

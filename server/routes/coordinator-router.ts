@@ -27,6 +27,7 @@ export interface CoordinatorRouterDeps {
 }
 
 const phaseBody = z.object({ phase: z.enum(['open', 'paused', 'closed']) }).strict();
+const removeEntryBody = z.object({ contributorId: z.string().min(1).max(200) }).strict();
 const finaliseBody = z.object({ beacon: z.string(), iterations: z.union([z.number(), z.string()]) }).strict();
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
@@ -50,6 +51,19 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
       verifying: deps.contributions.byStatus('verifying').map((c) => ({ id: c.id, circuit: c.circuit, contributor: c.contributorName, since: c.createdAt })),
       heads: deps.config.circuits.map((c) => ({ circuit: c.name, headIndex: state.chains.get(c.name)!.headIndex })),
     });
+  });
+
+  // The waiting entries (first 500 per circuit) and the turns, for the console's queue table.
+  router.get('/api/admin/queue', ...guard, (_req, res) => {
+    res.json({ entries: deps.lobby.queueEntries(), activeTurns: deps.lobby.activeTurns() });
+  });
+
+  // Takes a stuck contributor out of the lobby (waiting, or holding a turn not yet uploaded); they see why.
+  router.post('/api/admin/queue/remove', ...guard, (req, res) => {
+    const { contributorId } = parse(removeEntryBody, req.body);
+    const removal = deps.lobby.removeEntry(contributorId);
+    deps.lobby.tick(); // a freed circuit goes to the next in line now
+    res.json({ contributorId, removed: removal });
   });
 
   router.post('/api/admin/phase', ...guard, (req, res) => {

@@ -86,14 +86,16 @@ describe('Semaphore sign-in', () => {
     assert.equal(await errorCode(response), 'auth.challenge_unknown');
   });
 
-  it('refuses a reused nullifier (same identity, fresh challenge)', async () => {
+  it('signs the same identity in again as the same contributor, with a new session (fresh challenge)', async () => {
     const browser = new Browser();
     const { challenge: message, scope } = await challenge(browser);
     const proof = await generateProof(alice, group, message, scope, undefined, artifacts);
     assert.equal(proof.nullifier, aliceProof.nullifier);
     const response = await submit(browser, proof);
-    assert.equal(response.status, 409);
-    assert.equal(await errorCode(response), 'auth.nullifier_used');
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as { principal: { id: string } };
+    assert.equal(body.principal.id, `semaphore:${aliceProof.nullifier}`);
+    assert.ok(browser.cookies.get('ceremony_session'), 'a session cookie of its own');
   });
 
   it('refuses a forged proof (one proof point tampered)', async () => {
@@ -147,7 +149,8 @@ describe('Semaphore group root window', () => {
     const db = openDatabase(':memory:');
     const clock = new ManualClock();
     const members = ['1', '2'];
-    const semaphoreGroup = new SemaphoreGroup(db, clock, members, 2);
+    const options = { rootWindow: 2, rootDurationMs: 60 * 60_000 };
+    const semaphoreGroup = new SemaphoreGroup(db, clock, members, options);
     const roots = [semaphoreGroup.root];
     for (const added of ['3', '4', '5']) {
       members.push(added);
@@ -156,9 +159,29 @@ describe('Semaphore group root window', () => {
     }
     assert.equal(semaphoreGroup.root, new Group(members.map(BigInt)).root.toString());
     assert.deepEqual(roots.map((r) => semaphoreGroup.isAcceptedRoot(r)), [false, true, true, true]);
-    const restarted = new SemaphoreGroup(db, clock, members, 2);
+    const restarted = new SemaphoreGroup(db, clock, members, options);
     assert.deepEqual(roots.map((r) => restarted.isAcceptedRoot(r)), [false, true, true, true]);
     assert.equal(restarted.isAcceptedRoot('12345'), false);
+    assert.equal(restarted.rootStatus(roots[0]!), 'expired');
+    assert.equal(restarted.rootStatus('12345'), 'unknown');
+    // The grace period runs from when each root was replaced.
+    clock.advance(60 * 60_000 + 1);
+    assert.deepEqual(roots.map((r) => restarted.isAcceptedRoot(r)), [false, false, false, true]);
+    db.close();
+  });
+
+  it('revokes every earlier root when a member is removed, also when the removal comes with a restart', () => {
+    const db = openDatabase(':memory:');
+    const clock = new ManualClock();
+    const options = { rootWindow: 3, rootDurationMs: 60 * 60_000 };
+    const semaphoreGroup = new SemaphoreGroup(db, clock, ['1', '2'], options);
+    const first = semaphoreGroup.root;
+    semaphoreGroup.updateGroupMembers(['1', '2', '3']);
+    const second = semaphoreGroup.root;
+    assert.equal(semaphoreGroup.isAcceptedRoot(first), true, 'an addition keeps the window');
+    const restarted = new SemaphoreGroup(db, clock, ['1', '3'], options);
+    assert.deepEqual([first, second].map((r) => restarted.rootStatus(r)), ['expired', 'expired']);
+    assert.equal(restarted.isAcceptedRoot(restarted.root), true);
     db.close();
   });
 

@@ -91,6 +91,8 @@ export class ContributorSession {
   }
 
   get joined(): boolean {
+    // An entry that left the queue (missed turns, or the coordinator) waits for a new join.
+    if (this.me?.status.removed) return false;
     return (this.me?.status.circuits.some((c) => c.state !== 'pending') ?? false) || (this.me?.contributions.length ?? 0) > 0;
   }
 

@@ -12,6 +12,12 @@ import { formatCountdown, formatTime, shortHash } from '../ui/format-units.ts';
 import { renderSiteHeader } from '../ui/site-header.ts';
 
 const api = new ApiClient();
+
+/** GET /api/admin/queue (server/routes/coordinator-router.ts). */
+interface AdminQueue {
+  entries: Array<{ circuit: string; contributorId: string; position: number; enqueuedAt: number; eligibleAt?: number; missedTurns: number }>;
+  activeTurns: AdminOverview['activeTurns'];
+}
 const REFRESH_MS = 2000;
 
 /**
@@ -86,6 +92,7 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
   const feedback = h('div', { 'aria-live': 'polite', id: 'console-feedback' });
   const phaseCard = h('section', { class: 'card', id: 'phase-card' });
   const overviewCard = h('section', { class: 'card', id: 'overview' });
+  const queueCard = h('section', { class: 'card', id: 'queue-card' });
   const finaliseCard = h('section', { class: 'card', id: 'finalise-card' });
   const finalisedSlot = h('div');
   const signOut = h('button', { type: 'button', class: 'secondary', onclick: () => void api.signOut().then(() => location.reload()) }, 'Sign out');
@@ -95,6 +102,7 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
     feedback,
     phaseCard,
     overviewCard,
+    queueCard,
     finaliseCard,
     finalisedSlot,
   );
@@ -157,8 +165,9 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
   const update = async () => {
     let overview: AdminOverview;
     let ceremony: CeremonyView;
+    let queue: AdminQueue;
     try {
-      [overview, ceremony] = await Promise.all([api.get<AdminOverview>('/api/admin/overview'), api.get<CeremonyView>('/api/ceremony')]);
+      [overview, ceremony, queue] = await Promise.all([api.get<AdminOverview>('/api/admin/overview'), api.get<CeremonyView>('/api/ceremony'), api.get<AdminQueue>('/api/admin/queue')]);
     } catch (error) {
       showRefreshProblem(error);
       return;
@@ -220,6 +229,54 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
       overview.verifying.length === 0
         ? h('p', { class: 'muted', id: 'verification-jobs' }, 'None running.')
         : h('ul', { id: 'verification-jobs' }, overview.verifying.map((v) => h('li', {}, `${v.circuit}: ${v.contributor}, since ${formatTime(v.since)}`))),
+    );
+    const removable = [
+      ...queue.activeTurns.filter((t) => t.state === 'turn').map((t) => ({ circuit: t.circuit, contributorId: t.contributorId, where: 'turn', missed: '' })),
+      ...queue.entries.map((e) => ({ circuit: e.circuit, contributorId: e.contributorId, where: `#${e.position}${e.eligibleAt ? ' (cooling down)' : ''}`, missed: String(e.missedTurns) })),
+    ];
+    replaceChildren(
+      queueCard,
+      h('h2', {}, 'Queues'),
+      h('p', { class: 'hint' }, 'Remove takes a stuck contributor out of the lobby (a waiting entry, or a turn not yet uploaded); they see why and may join again.'),
+      removable.length === 0
+        ? h('p', { class: 'muted', id: 'queue-empty' }, 'Nobody is waiting.')
+        : h(
+            'table',
+            { id: 'console-queue' },
+            h('thead', {}, h('tr', {}, ['Circuit', 'Contributor', 'Place', 'Missed turns', ''].map((t) => h('th', { scope: 'col' }, t)))),
+            h(
+              'tbody',
+              {},
+              removable.map((entry) =>
+                h(
+                  'tr',
+                  { 'data-contributor': entry.contributorId },
+                  h('td', {}, h('code', {}, entry.circuit)),
+                  h('td', {}, entry.contributorId),
+                  h('td', {}, entry.where),
+                  h('td', {}, entry.missed),
+                  h(
+                    'td',
+                    {},
+                    h(
+                      'button',
+                      {
+                        type: 'button',
+                        class: 'danger',
+                        'data-remove': entry.contributorId,
+                        disabled: busy,
+                        onclick: () => {
+                          if (!confirm(`Remove ${entry.contributorId} from the queue of ${entry.circuit}?`)) return;
+                          void act(() => api.post('/api/admin/queue/remove', { contributorId: entry.contributorId }));
+                        },
+                      },
+                      'Remove',
+                    ),
+                  ),
+                ),
+              ),
+            ),
+          ),
     );
     const canFinalise = phase === 'closed' && overview.verifying.length === 0;
     finaliseCard.hidden = phase === 'finalised';

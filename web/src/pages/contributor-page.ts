@@ -109,6 +109,8 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
     joinButton,
     joinFeedback,
   );
+  const removalNotice = h('div', { id: 'removal-notice', 'aria-live': 'polite' });
+  joinCard.prepend(removalNotice);
   const status = h('section', { class: 'card', id: 'status', 'aria-labelledby': 'status-title' });
   const announcer = h('p', { class: 'visually-hidden', role: 'status', id: 'announcer' });
   const attestationSlot = h('div');
@@ -158,6 +160,12 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
       snapshot.connectionError ? renderConnectionProblem(snapshot.connectionError) : null,
     );
     joinCard.hidden = contributor.joined || me.phase === 'closed' || me.phase === 'finalised';
+    const removed = me.status.removed;
+    replaceChildren(
+      removalNotice,
+      removed ? h('div', { class: 'banner warn', 'data-reason': removed.reason }, h('strong', {}, `You left the queue for ${removed.circuit}. `), `${removed.message.charAt(0).toUpperCase()}${removed.message.slice(1)}.`) : null,
+    );
+    if (removed && !joinCard.hidden) joinButton.disabled = false;
     entropy.card.hidden = me.status.done || me.phase === 'closed' || me.phase === 'finalised';
     const accepted = me.status.circuits.filter((c) => c.state === 'accepted').length;
     const lines = describeCircuits(me.status.circuits, snapshot);

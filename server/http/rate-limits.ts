@@ -1,0 +1,80 @@
+/**
+ * Request rate limits (express-rate-limit) for the routes an abuser would hammer: every sign-in
+ * route (per client address), Semaphore challenge creation (per address) and upload creation (per
+ * signed-in contributor, else per address). Counts live in this process, or in Redis when the
+ * coordinator has one (rate-limit-redis), so they are shared by every coordinator process and
+ * survive a restart. A refusal is `429 rate.limited` with `Retry-After` (seconds) and the
+ * `RateLimit`/`RateLimit-Policy` headers of the IETF draft.
+ */
+import type { Request, RequestHandler } from 'express';
+import { ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
+import { RedisStore, type RedisReply } from 'rate-limit-redis';
+import type { Redis } from 'ioredis';
+import { CoordinatorError } from '../../core/errors.ts';
+import type { Principal } from '../auth/principal.ts';
+
+export interface RateLimitConfig {
+  /** The window every limit counts in, in ms. */
+  windowMs: number;
+  /** Sign-in attempts (any method, successful or not) per client address per window. */
+  signIn: number;
+  /** Semaphore challenges per client address per window. */
+  challenge: number;
+  /** tus upload creations (POST) per contributor per window. */
+  uploadCreation: number;
+}
+
+export const RATE_LIMIT_DEFAULTS: RateLimitConfig = Object.freeze({ windowMs: 60_000, signIn: 20, challenge: 20, uploadCreation: 30 });
+
+export interface RateLimits {
+  signIn: RequestHandler;
+  challenge: RequestHandler;
+  uploadCreation: RequestHandler;
+}
+
+export interface RateLimitOptions {
+  config: RateLimitConfig;
+  /** Share counts through this Redis connection; in memory when absent. */
+  redis?: Redis;
+  /** Key prefix in Redis (one ceremony's coordinators share counts, another's do not). */
+  prefix?: string;
+}
+
+const byAddress = (req: Request): string => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+
+export function createRateLimits(options: RateLimitOptions): RateLimits {
+  const { config } = options;
+  const store = (name: string): Store | undefined =>
+    options.redis
+      ? new RedisStore({
+          prefix: `${options.prefix ?? 'ceremony'}:rl:${name}:`,
+          sendCommand: (command: string, ...args: string[]) => options.redis!.call(command, ...args) as Promise<RedisReply>,
+        })
+      : undefined;
+  const limiter = (name: string, limit: number, what: string, keyGenerator: (req: Request) => string): RequestHandler => {
+    const shared = store(name);
+    return rateLimit({
+      windowMs: config.windowMs,
+      limit,
+      standardHeaders: 'draft-8',
+      legacyHeaders: false,
+      // A Redis outage must not lock everyone out of signing in: count nothing rather than refuse.
+      passOnStoreError: true,
+      keyGenerator,
+      ...(shared ? { store: shared } : {}),
+      handler: (req, _res, next) => {
+        const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
+        const seconds = resetTime ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : Math.ceil(config.windowMs / 1000);
+        next(new CoordinatorError('rate.limited', `Too many ${what}: at most ${limit} per ${Math.round(config.windowMs / 1000)} s; try again in ${seconds} s`, { retryAfterSeconds: seconds }));
+      },
+    });
+  };
+  return {
+    signIn: limiter('sign-in', config.signIn, 'sign-in attempts from this address', byAddress),
+    challenge: limiter('challenge', config.challenge, 'sign-in challenges from this address', byAddress),
+    uploadCreation: limiter('upload', config.uploadCreation, 'uploads started', (req) => {
+      const principal = (req as Request & { principal?: Principal }).principal;
+      return principal ? `principal:${principal.id}` : byAddress(req);
+    }),
+  };
+}

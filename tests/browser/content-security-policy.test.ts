@@ -1,0 +1,114 @@
+/**
+ * The browser app under the coordinator's Content-Security-Policy, in headless Chromium: an
+ * anonymous contributor signs in with a pasted Semaphore identity (the proof is made in the page:
+ * WebAssembly and ffjavascript's blob: workers), joins, and the page contributes to the first
+ * circuit by itself (snarkjs in the module Web Worker, tus upload) until it is accepted; then the
+ * coordinator removes the contributor's entry from the console's queue table, and the page says
+ * why. Not one CSP violation may be reported (securitypolicyviolation events in every document,
+ * and Chromium's console), and every page must have been served with the policy.
+ *
+ * Needs web/dist (`npm test` builds it) and Chromium at /usr/bin/chromium (CHROMIUM_BIN overrides).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Identity } from '@semaphore-protocol/identity';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { echoPageErrors, launchChromium, screenshot } from '../helpers/chromium.ts';
+import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { loadServerConfig } from '../../server/config/server-config.ts';
+import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+
+const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
+const COORDINATOR_TOKEN = 'coordinator-token-for-csp-test';
+const identity = new Identity();
+let coordinator: RunningCoordinator;
+let dataDir: string;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+/** Every CSP complaint seen, from any page: `label: what`. */
+const violations: string[] = [];
+/** Documents served without the policy. */
+const unprotected: string[] = [];
+
+async function newPage(label: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  contexts.push(context);
+  const page = await context.newPage();
+  echoPageErrors(page, label);
+  page.on('dialog', (dialog) => void dialog.accept().catch(() => {}));
+  page.on('console', (message) => {
+    if (/Content.Security.Policy|Refused to (load|execute|compile|create|connect|apply|evaluate|frame)/i.test(message.text())) violations.push(`${label} console: ${message.text()}`);
+  });
+  page.on('response', (response) => {
+    if (response.request().resourceType() === 'document' && !response.headers()['content-security-policy']) unprotected.push(response.url());
+  });
+  await page.exposeFunction('reportCspViolation', (what: string) => violations.push(`${label} event: ${what}`));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      void (window as unknown as { reportCspViolation(what: string): Promise<void> }).reportCspViolation(`${event.violatedDirective} blocked ${event.blockedURI} (${event.sourceFile}:${event.lineNumber})`);
+    });
+  });
+  return page;
+}
+
+const row = (circuit: string) => `#circuits tr[data-circuit="${circuit}"]`;
+
+before(async () => {
+  assert.ok(existsSync(path.join(WEB_DIR, 'index.html')), `no built web app in ${WEB_DIR}: run \`npm run build:web\` (npm test does it)`);
+  dataDir = await newCeremonyDir();
+  await initCeremony(dataDir);
+  coordinator = await startCoordinator(
+    loadServerConfig({
+      CEREMONY_DATA: dataDir,
+      PORT: '0',
+      OPEN_ON_START: 'true',
+      COORDINATOR_TOKEN,
+      SEMAPHORE_GROUP_MEMBERS: identity.commitment.toString(),
+    }),
+    { log: { info: () => {}, warn: () => {} }, tickIntervalMs: 100, webDir: WEB_DIR },
+  );
+  browser = await launchChromium();
+});
+
+after(async () => {
+  for (const context of contexts) await context.close().catch(() => {});
+  await browser?.close();
+  await coordinator?.close();
+  await releaseBn128();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+test('sign-in with a Semaphore proof, a contribution and the console run under the CSP without a violation', { timeout: 240_000 }, async () => {
+  const contributor = await newPage('contributor');
+  await contributor.goto(`${coordinator.url}/`);
+  await contributor.click('#semaphore-sign-in summary');
+  await contributor.fill('#semaphore-import', identity.export());
+  await contributor.click('#semaphore-sign-in-pasted');
+  await contributor.waitForSelector('#join', { timeout: 60_000 });
+  await contributor.click('#join');
+  await contributor.waitForSelector(`${row('register')}[data-status="accepted"]`, { timeout: 150_000 });
+  await screenshot(contributor, 'csp-01-register-accepted');
+
+  const consolePage = await newPage('console');
+  await consolePage.goto(`${coordinator.url}/console/`);
+  await consolePage.fill('#coordinator-token', COORDINATOR_TOKEN);
+  await consolePage.click('#coordinator-sign-in button[type=submit]');
+  const remove = '#console-queue button[data-remove^="semaphore:"]';
+  await consolePage.waitForSelector(remove, { timeout: 30_000 });
+  await screenshot(consolePage, 'csp-02-console-queue');
+  await consolePage.click(remove);
+  await contributor.waitForSelector('#removal-notice [data-reason="coordinator"]', { timeout: 30_000 });
+  assert.match((await contributor.textContent('#removal-notice'))!, /coordinator removed your entry/);
+  assert.equal(await contributor.isVisible('#join'), true, 'the contributor may join again');
+  await screenshot(contributor, 'csp-03-removed-by-coordinator');
+
+  const served = await fetch(`${coordinator.url}/`);
+  assert.match(served.headers.get('content-security-policy') ?? '', /script-src 'self' 'wasm-unsafe-eval'/);
+  assert.deepEqual(unprotected, [], 'every document carries the policy');
+  assert.deepEqual(violations, []);
+});
