@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
-import { stderrProgress } from './shared-options.ts';
+import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 
 export function auditCommand(): Command {
   return new Command('audit')
@@ -8,7 +8,7 @@ export function auditCommand(): Command {
     .argument('<dir>', 'published ceremony folder (ceremony.json, circuits, ptau, chains, transcript, final)')
     .option('--quiet', 'no progress lines on stderr')
     .action(async (dir: string, options: { quiet?: boolean }) => {
-      const report = await auditCeremony(dir, options.quiet ? undefined : stderrProgress);
+      const report = await withStderrProgress((progress) => auditCeremony(dir, progress), { quiet: options.quiet });
       for (const finding of report.findings) {
         process.stdout.write(`${finding.subject} ${finding.ok ? 'ok' : 'FAIL'}: ${finding.summary}\n`);
       }
