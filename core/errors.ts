@@ -80,6 +80,7 @@ export const ERROR_STATUS = {
   'upload.incomplete': 400,
   'contribution.not_next': 409,
   'verification.unavailable': 503,
+  'metrics.forbidden': 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -14,6 +14,8 @@ import { createContributorRouter } from './routes/contributor-router.ts';
 import { createCoordinatorRouter } from './routes/coordinator-router.ts';
 import { createContributionUploadHandler } from './files/contribution-uploads.ts';
 import { errorHandler, notFoundHandler } from './http/error-handler.ts';
+import type { CoordinatorMetrics } from './metrics/coordinator-metrics.ts';
+import { createMetricsRouter } from './metrics/metrics-router.ts';
 
 export interface AuthWiring {
   /** Routes under /auth (sign-in, session, logout). */
@@ -38,6 +40,8 @@ export interface AppDeps {
   log: ServiceLog;
   /** Folder of the built browser app, served at / when present. */
   webDir?: string;
+  /** GET /metrics, with METRICS_TOKEN when set (server/metrics). */
+  metrics?: { registry: CoordinatorMetrics; token?: string };
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -47,11 +51,12 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(deps.auth.sessionMiddleware);
 
   // Uploads first: tus reads the raw request body itself, so no body parser may run before it.
-  const uploads = createContributionUploadHandler({ config: deps.config, lobby: deps.lobby, service: deps.service });
+  const uploads = createContributionUploadHandler({ config: deps.config, lobby: deps.lobby, service: deps.service, onUploadFinished: deps.metrics && ((circuit, ms) => deps.metrics!.registry.uploadFinished(circuit, ms)) });
   app.all('/api/circuits/:name/contributions{/*rest}', deps.auth.requireContributor, deps.auth.requireCsrf, uploads);
 
   app.use(express.json({ limit: '256kb' }));
   app.use(createPublicRouter({ config: deps.config, lobby: deps.lobby, phase: deps.phase, constraints: deps.constraints, receiptPublicKeyPem: deps.receiptPublicKeyPem, ceremonyState: () => deps.service.ceremonyState() }));
+  if (deps.metrics) app.use(createMetricsRouter({ metrics: deps.metrics.registry, token: deps.metrics.token }));
   app.use('/auth', deps.auth.router);
   app.use(createContributorRouter({ ...deps, requireContributor: deps.auth.requireContributor, requireCsrf: deps.auth.requireCsrf }));
   app.use(createCoordinatorRouter({ ...deps, requireCoordinator: deps.auth.requireCoordinator, requireCsrf: deps.auth.requireCsrf }));

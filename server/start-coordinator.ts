@@ -30,6 +30,7 @@ import type { ServerConfig } from './config/server-config.ts';
 import { createBullmqDispatcher } from './verification/bullmq-dispatcher.ts';
 import { createEmbeddedDispatcher } from './verification/embedded-dispatcher.ts';
 import type { VerificationDispatcher } from './verification/verification-job.ts';
+import { CoordinatorMetrics } from './metrics/coordinator-metrics.ts';
 
 export interface StartOptions {
   clock?: Clock;
@@ -88,7 +89,8 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   const dispatcher: VerificationDispatcher = serverConfig.redisUrl
     ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
     : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });
-  const service = new CeremonyService({ config, db, clock, lobby, contributions, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs });
+  const metrics: CoordinatorMetrics = new CoordinatorMetrics({ config, lobby, phase, ceremonyState: () => service.ceremonyState() });
+  const service = new CeremonyService({ config, db, clock, lobby, contributions, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs, observer: metrics });
 
   const sessions = new SessionStore(db, clock, auth.sessionTtlMs);
   const app = createApp({
@@ -102,6 +104,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     receiptPublicKeyPem: receipts.publicKeyPem,
     log,
     webDir: options.webDir,
+    metrics: { registry: metrics, token: serverConfig.metricsToken },
     auth: {
       router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions }),
       sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),

@@ -30,6 +30,8 @@ const serverSchema = z.object({
   COOLDOWN_MS: durationMs(LOBBY_DEFAULTS.cooldownMs),
   /** Open the ceremony at start-up (test networks and demos; production opens from the console). */
   OPEN_ON_START: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** Lets a Prometheus scraper read GET /metrics from outside loopback with `Authorization: Bearer <token>`. */
+  METRICS_TOKEN: z.string().regex(/^[A-Za-z0-9._~+/=-]{16,256}$/, 'must be 16 to 256 characters usable in a bearer token (letters, digits, . _ ~ + / = -)').optional(),
 });
 
 export type ServerEnv = z.infer<typeof serverSchema>;
@@ -44,6 +46,8 @@ export interface ServerConfig {
   receiptKeyFile: string;
   lobby: { turnTimeoutMs: number; heartbeatExtensionMs: number; maxTurnMs: number; cooldownMs: number };
   openOnStart: boolean;
+  /** METRICS_TOKEN, when set. */
+  metricsToken: string | undefined;
   /** The raw environment, for sections parsed by their own modules (auth). */
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -70,6 +74,7 @@ export function loadServerConfig(env: Record<string, string | undefined>, overri
       cooldownMs: e.COOLDOWN_MS,
     }),
     openOnStart: e.OPEN_ON_START,
+    metricsToken: e.METRICS_TOKEN,
     env: Object.freeze({ ...env }),
   });
 }

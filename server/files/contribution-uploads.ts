@@ -36,6 +36,8 @@ interface UploadDeps {
   config: CeremonyConfig;
   lobby: Lobby;
   service: CeremonyService;
+  /** Told when an upload received its last byte, `durationMs` after it was created (metrics). */
+  onUploadFinished?: (circuit: string, durationMs: number) => void;
 }
 
 function tusError(error: CoordinatorError): { status_code: number; body: string } {
@@ -82,6 +84,7 @@ function createCircuitUploadServer(circuit: string, deps: UploadDeps): TusServer
     },
     onUploadFinish: async (request, upload) => {
       const principal = principalOf(request as never)!;
+      if (upload.creation_date) deps.onUploadFinished?.(circuit, Date.now() - Date.parse(upload.creation_date));
       try {
         const row = await deps.service.submit({ principal, circuit, path: path.join(directory, upload.id), size: upload.size ?? upload.offset });
         return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
