@@ -81,6 +81,7 @@ export const ERROR_STATUS = {
   'contribution.not_next': 409,
   'verification.unavailable': 503,
   'metrics.forbidden': 403,
+  'publish.out_exists': 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

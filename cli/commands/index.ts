@@ -11,5 +11,6 @@ import { verifyDeploymentCommand } from './verify-deployment.ts';
 import { verifyLinkCommand } from './verify-link.ts';
 import { workerCommand } from './worker.ts';
 import { serveCommand } from './serve.ts';
+import { publishCommand } from './publish.ts';
 
-export const COMMANDS: Array<() => Command> = [initCommand, contributeCommand, verifyCommand, finaliseCommand, auditCommand, devPtauCommand, checkManifestCommand, verifyDeploymentCommand, verifyLinkCommand, serveCommand, workerCommand];
+export const COMMANDS: Array<() => Command> = [initCommand, contributeCommand, verifyCommand, finaliseCommand, auditCommand, devPtauCommand, checkManifestCommand, publishCommand, verifyDeploymentCommand, verifyLinkCommand, serveCommand, workerCommand];

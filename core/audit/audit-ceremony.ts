@@ -20,6 +20,7 @@ import { verifyContribution } from '../verify/verify-contribution.ts';
 import { CoordinatorError, isCoordinatorError } from '../errors.ts';
 import { deltaEntryFromVerificationKey, type DeltaEntry, type VerificationKeyDelta } from '../manifest/delta-manifest.ts';
 import { silentProgress, snarkjsProgressLogger, type Progress } from '../ceremony/progress.ts';
+import { resolveAuditPtau } from '../publish/published-ptau.ts';
 
 export interface AuditFinding {
   /** A circuit name, or `inputs`, `transcript`, `manifest`. */
@@ -136,15 +137,21 @@ async function auditManifest(paths: CeremonyPaths, expected: Map<string, DeltaEn
   return `${names.length} verifiers match the final keys`;
 }
 
-export async function auditCeremony(dir: string, progress: Progress = silentProgress): Promise<AuditReport> {
+export interface AuditOptions {
+  /** The ptau to use instead of the folder's (a publication made without it): checked against its record. */
+  ptauPath?: string;
+}
+
+export async function auditCeremony(dir: string, progress: Progress = silentProgress, options: AuditOptions = {}): Promise<AuditReport> {
   const findings: AuditFinding[] = [];
   const record = (subject: string, ok: boolean, summary: string): void => {
     findings.push({ subject, ok, summary });
   };
-  const config = await loadCeremonyConfig(dir);
+  let config = await loadCeremonyConfig(dir);
   const paths = ceremonyPaths(config.dataDir);
 
   try {
+    config = { ...config, ptauPath: await resolveAuditPtau(config, options.ptauPath) };
     await checkCeremonyInputs(config);
     record('inputs', true, `${config.circuits.length} r1cs files match the configuration; the ptau covers them`);
   } catch (error) {
