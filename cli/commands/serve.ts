@@ -13,7 +13,7 @@ export function serveCommand(): Command {
       'after',
       '\nEnvironment: REDIS_URL (BullMQ workers; without it an embedded verifier process runs it), PUBLIC_URL, DATABASE_FILE,\n' +
         'TURN_TIMEOUT_MS, HEARTBEAT_EXTENSION_MS, MAX_TURN_MS, COOLDOWN_MS, GITHUB_CLIENT_ID/SECRET, GITHUB_MIN_*,\n' +
-        'COORDINATOR_GITHUB_IDS, COORDINATOR_TOKEN, SEMAPHORE_GROUP_MEMBERS, DEMO_SIGN_IN, SECURE_COOKIES.',
+        'COORDINATOR_GITHUB_IDS, COORDINATOR_TOKEN, SEMAPHORE_GROUP_MEMBERS, DEMO_SIGN_IN, SECURE_COOKIES, METRICS_TOKEN (GET /metrics beyond loopback).',
     )
     .action(async (options: { data?: string; port?: string; host?: string; open?: boolean }) => {
       const config = loadServerConfig(process.env, {
