@@ -41,7 +41,7 @@ export interface AppDeps {
   /** Folder of the built browser app, served at / when present. */
   webDir?: string;
   /** GET /metrics, with METRICS_TOKEN when set (server/metrics). */
-  metrics?: { registry: CoordinatorMetrics; token?: string };
+  metrics?: { collector: CoordinatorMetrics; token?: string };
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -51,12 +51,12 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(deps.auth.sessionMiddleware);
 
   // Uploads first: tus reads the raw request body itself, so no body parser may run before it.
-  const uploads = createContributionUploadHandler({ config: deps.config, lobby: deps.lobby, service: deps.service, onUploadFinished: deps.metrics && ((circuit, ms) => deps.metrics!.registry.uploadFinished(circuit, ms)) });
+  const uploads = createContributionUploadHandler({ config: deps.config, lobby: deps.lobby, service: deps.service, onUploadFinished: deps.metrics && ((circuit, ms) => deps.metrics!.collector.uploadFinished(circuit, ms)) });
   app.all('/api/circuits/:name/contributions{/*rest}', deps.auth.requireContributor, deps.auth.requireCsrf, uploads);
 
   app.use(express.json({ limit: '256kb' }));
   app.use(createPublicRouter({ config: deps.config, lobby: deps.lobby, phase: deps.phase, constraints: deps.constraints, receiptPublicKeyPem: deps.receiptPublicKeyPem, ceremonyState: () => deps.service.ceremonyState() }));
-  if (deps.metrics) app.use(createMetricsRouter({ metrics: deps.metrics.registry, token: deps.metrics.token }));
+  if (deps.metrics) app.use(createMetricsRouter({ metrics: deps.metrics.collector, token: deps.metrics.token }));
   app.use('/auth', deps.auth.router);
   app.use(createContributorRouter({ ...deps, requireContributor: deps.auth.requireContributor, requireCsrf: deps.auth.requireCsrf }));
   app.use(createCoordinatorRouter({ ...deps, requireCoordinator: deps.auth.requireCoordinator, requireCsrf: deps.auth.requireCsrf }));

@@ -104,7 +104,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     receiptPublicKeyPem: receipts.publicKeyPem,
     log,
     webDir: options.webDir,
-    metrics: { registry: metrics, token: serverConfig.metricsToken },
+    metrics: { collector: metrics, token: serverConfig.metricsToken },
     auth: {
       router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions }),
       sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),
