@@ -88,6 +88,8 @@ export const ERROR_STATUS = {
   'auth.root_expired': 401,
   'rate.limited': 429,
   'lobby.not_queued': 404,
+  'metrics.forbidden': 403,
+  'publish.out_exists': 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -11,6 +11,7 @@ import { loadCeremonyConfig } from '../core/config/ceremony-config.ts';
 import { createDevPtau } from '../core/ptau/dev-ptau.ts';
 import { readPtauSummary } from '../core/ptau/ptau-header.ts';
 import { initCeremony } from '../core/ceremony/init-ceremony.ts';
+import { createProgressRenderer } from '../cli/progress/progress-renderer.ts';
 import { contributeLocally } from '../core/ceremony/extend-chain.ts';
 import { finaliseCeremony } from '../core/finalise/finalise-ceremony.ts';
 import { auditCeremony } from '../core/audit/audit-ceremony.ts';
@@ -35,7 +36,7 @@ await cp(path.join(projectDir, 'ceremony.json'), path.join(demoDir, 'ceremony.js
 await cp(path.join(projectDir, 'circuits'), path.join(demoDir, 'circuits'), { recursive: true });
 await symlink(config.ptauPath, path.join(demoDir, config.ptau));
 
-const progress = (message: string): void => log(`  ${message}`);
+const progress = createProgressRenderer(process.stderr).progress;
 log(`init ${demoDir}`);
 await initCeremony(demoDir, progress);
 for (const circuit of config.circuits) {

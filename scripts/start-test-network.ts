@@ -9,6 +9,7 @@ import { loadCeremonyConfig } from '../core/config/ceremony-config.ts';
 import { createDevPtau } from '../core/ptau/dev-ptau.ts';
 import { openCeremony } from '../core/ceremony/open-ceremony.ts';
 import { initCeremony } from '../core/ceremony/init-ceremony.ts';
+import { createProgressRenderer } from '../cli/progress/progress-renderer.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
 import { loadServerConfig } from '../server/config/server-config.ts';
@@ -24,7 +25,7 @@ if (!(await stat(config.ptauPath).then(() => true, () => false))) {
 }
 if ((await openCeremony(dataDir)).transcript.entries.length === 0) {
   process.stderr.write(`initialising the ceremony in ${dataDir}\n`);
-  await initCeremony(dataDir, (m) => process.stderr.write(`  ${m}\n`));
+  await initCeremony(dataDir, createProgressRenderer(process.stderr).progress);
   await releaseBn128();
 }
 const webDir = builtWebDir();

@@ -17,6 +17,8 @@ import { errorHandler, notFoundHandler } from './http/error-handler.ts';
 import type { RateLimits } from './http/rate-limits.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { tusCorsOrigin } from './http/tus-cors-origin.ts';
+import type { CoordinatorMetrics } from './metrics/coordinator-metrics.ts';
+import { createMetricsRouter } from './metrics/metrics-router.ts';
 
 export interface AuthWiring {
   /** Routes under /auth (sign-in, session, logout). */
@@ -49,6 +51,8 @@ export interface AppDeps {
   rateLimits?: RateLimits;
   /** Trusted reverse-proxy hops (client address from X-Forwarded-For). Default 0. */
   trustProxy?: number;
+  /** GET /metrics, with METRICS_TOKEN when set (server/metrics). */
+  metrics?: { collector: CoordinatorMetrics; token?: string };
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -68,6 +72,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/auth', deps.auth.router);
   app.use(express.json({ limit: '256kb' }));
   app.use(createPublicRouter({ config: deps.config, lobby: deps.lobby, phase: deps.phase, constraints: deps.constraints, receiptPublicKeyPem: deps.receiptPublicKeyPem, ceremonyState: () => deps.service.ceremonyState(), diskSpace: () => deps.uploads.diskSpace() }));
+  if (deps.metrics) app.use(createMetricsRouter({ metrics: deps.metrics.collector, token: deps.metrics.token }));
   app.use(createContributorRouter({ ...deps, requireContributor: deps.auth.requireContributor, requireCsrf: deps.auth.requireCsrf }));
   app.use(createCoordinatorRouter({ ...deps, requireCoordinator: deps.auth.requireCoordinator, requireCsrf: deps.auth.requireCsrf }));
   if (deps.webDir) app.use(express.static(deps.webDir, { index: 'index.html', fallthrough: true }));

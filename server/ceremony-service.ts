@@ -20,6 +20,7 @@ import type { Clock } from './clock.ts';
 import { CeremonyStateReader } from './ceremony-state-reader.ts';
 import type { Db } from './store/database.ts';
 import type { Lobby } from './lobby/lobby.ts';
+import type { LobbyEvent } from './lobby/lobby-types.ts';
 import type { ContributionRow, ContributionStore } from './contributions/contribution-store.ts';
 import type { ReceiptSigner } from './contributions/receipt-signer.ts';
 import type { Principal } from './auth/principal.ts';
@@ -28,6 +29,17 @@ import type { VerificationDispatcher, VerificationOutcome, VerificationRequest }
 export interface ServiceLog {
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** A verdict on an uploaded contribution, as an observer (metrics) sees it. */
+export type ContributionDecision =
+  | { circuit: string; outcome: 'accepted'; sinceUploadMs: number }
+  | { circuit: string; outcome: 'refused'; code: string; sinceUploadMs: number };
+
+/** Told what the service does (metrics); it only counts, and must not throw. */
+export interface ServiceObserver {
+  lobbyEvent(event: LobbyEvent): void;
+  contributionDecided(decision: ContributionDecision): void;
 }
 
 export interface CeremonyServiceDeps {
@@ -41,6 +53,7 @@ export interface CeremonyServiceDeps {
   log: ServiceLog;
   /** How often deadlines are checked and turns granted (ms). */
   tickIntervalMs?: number;
+  observer?: ServiceObserver;
 }
 
 export interface SubmittedUpload {
@@ -81,7 +94,11 @@ export class CeremonyService {
   }
 
   tick(): void {
-    for (const { type, ...fields } of this.deps.lobby.tick()) this.deps.log.info(`lobby ${type.replace('_', ' ')}`, fields);
+    for (const event of this.deps.lobby.tick()) {
+      const { type, ...fields } = event;
+      this.deps.log.info(`lobby ${type.replace('_', ' ')}`, fields);
+      this.deps.observer?.lobbyEvent(event);
+    }
   }
 
   /** The ceremony on disk (chains, transcript), re-read only when the transcript changed. Read-only. */
@@ -168,6 +185,7 @@ export class CeremonyService {
         });
         this.recordAccepted(row, accepted.index, outcome.contributionHash);
         log.info('contribution accepted', { contributionId: row.id, circuit: row.circuit, index: accepted.index, sinceUploadMs: clock.now() - row.createdAt });
+        this.deps.observer?.contributionDecided({ circuit: row.circuit, outcome: 'accepted', sinceUploadMs: clock.now() - row.createdAt });
       } catch (error) {
         if (!isCoordinatorError(error)) {
           // Says nothing about the contribution (a disk error, say): the transcript tells whether
@@ -182,6 +200,7 @@ export class CeremonyService {
         })();
         await rm(row.candidatePath, { force: true });
         log.warn('verified contribution not committed', { contributionId: row.id, code: error.code });
+        this.deps.observer?.contributionDecided({ circuit: row.circuit, outcome: 'refused', code: error.code, sinceUploadMs: clock.now() - row.createdAt });
       }
       return;
     }
@@ -193,6 +212,7 @@ export class CeremonyService {
       : { code: 'verification.unavailable', message: 'the contribution could not be verified; please contribute again' };
     await this.refuse(row, outcome.status === 'invalid' ? 'refused' : 'error', refusal);
     log.info('contribution refused', { contributionId: row.id, circuit: row.circuit, code: refusal.code, sinceUploadMs: clock.now() - row.createdAt });
+    this.deps.observer?.contributionDecided({ circuit: row.circuit, outcome: 'refused', code: refusal.code, sinceUploadMs: clock.now() - row.createdAt });
   }
 
   private recordAccepted(row: ContributionRow, index: number, contributionHash: string): void {

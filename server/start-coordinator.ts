@@ -33,6 +33,7 @@ import type { ServerConfig } from './config/server-config.ts';
 import { createBullmqDispatcher } from './verification/bullmq-dispatcher.ts';
 import { createEmbeddedDispatcher } from './verification/embedded-dispatcher.ts';
 import type { VerificationDispatcher } from './verification/verification-job.ts';
+import { CoordinatorMetrics } from './metrics/coordinator-metrics.ts';
 
 export interface StartOptions {
   clock?: Clock;
@@ -92,9 +93,10 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   const dispatcher: VerificationDispatcher = serverConfig.redisUrl
     ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
     : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });
-  const service = new CeremonyService({ config, db, clock, lobby, contributions, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs });
+  const metrics: CoordinatorMetrics = new CoordinatorMetrics({ config, lobby, phase, ceremonyState: () => service.ceremonyState() });
+  const service = new CeremonyService({ config, db, clock, lobby, contributions, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs, observer: metrics });
 
-  const uploads = new ContributionUploads({ config, lobby, service, clock, log, diskMarginBytes: serverConfig.uploads.diskMarginBytes });
+  const uploads = new ContributionUploads({ config, lobby, service, clock, log, diskMarginBytes: serverConfig.uploads.diskMarginBytes, onUploadFinished: (circuit, ms) => metrics.uploadFinished(circuit, ms) });
   const sessions = new SessionStore(db, clock, auth.sessionTtlMs, auth);
   // Rate-limit counts are shared through Redis when there is one (every coordinator process sees them).
   const rateLimitRedis = serverConfig.redisUrl ? new Redis(serverConfig.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
@@ -115,6 +117,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     publicUrl: serverConfig.publicUrl,
     rateLimits,
     trustProxy: serverConfig.trustProxy,
+    metrics: { collector: metrics, token: serverConfig.metricsToken },
     auth: {
       router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions, rateLimits }),
       sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),

@@ -2,7 +2,8 @@ import { Command } from 'commander';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { CoordinatorError } from '../../core/errors.ts';
-import { dataDirOption, stderrProgress } from './shared-options.ts';
+import { dataDirOption } from './shared-options.ts';
+import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 
 export function contributeCommand(): Command {
   return new Command('contribute')
@@ -16,10 +17,11 @@ export function contributeCommand(): Command {
         throw new CoordinatorError('usage.invalid_arguments', 'name one circuit, or pass --all for every circuit');
       }
       const circuits = options.all ? (await openCeremony(options.data)).config.circuits.map((c) => c.name) : [circuit!];
-      for (const name of circuits) {
-        stderrProgress(`${name}: contributing`);
-        const accepted = await contributeLocally(options.data, name, options.name);
-        process.stdout.write(`${accepted.circuit} #${accepted.index} contribution hash ${accepted.contributionHash}\n`);
-      }
+      await withStderrProgress(async (progress) => {
+        for (const name of circuits) {
+          const accepted = await contributeLocally(options.data, name, options.name, progress);
+          process.stdout.write(`${accepted.circuit} #${accepted.index} contribution hash ${accepted.contributionHash}\n`);
+        }
+      });
     });
 }

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { createDevPtau } from '../../core/ptau/dev-ptau.ts';
 import { CoordinatorError } from '../../core/errors.ts';
-import { stderrProgress } from './shared-options.ts';
+import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 
 export function devPtauCommand(): Command {
   return new Command('dev-ptau')
@@ -12,9 +12,7 @@ export function devPtauCommand(): Command {
       const power = Number(options.power);
       if (!Number.isInteger(power)) throw new CoordinatorError('usage.invalid_arguments', `--power must be an integer, got "${options.power}"`);
       const started = Date.now();
-      await createDevPtau(power, out, (step, done) => {
-        if (!done) stderrProgress(`power ${power}: ${step}`);
-      });
+      await withStderrProgress((progress) => createDevPtau(power, out, progress));
       process.stderr.write(`WARNING: ${out} has a publicly known secret. Use it for test networks only, never for mainnet keys.\n`);
       process.stdout.write(`${out} (power ${power}) written in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     });

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
 import { parseBeaconParameters } from '../../core/finalise/beacon-parameters.ts';
-import { dataDirOption, stderrProgress } from './shared-options.ts';
+import { dataDirOption } from './shared-options.ts';
+import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 
 export function finaliseCommand(): Command {
   return new Command('finalise')
@@ -11,7 +12,7 @@ export function finaliseCommand(): Command {
     .addOption(dataDirOption())
     .action(async (options: { data: string; beacon: string; iterations: string }) => {
       const beacon = parseBeaconParameters(options.beacon, options.iterations);
-      const result = await finaliseCeremony(options.data, beacon, stderrProgress);
+      const result = await withStderrProgress((progress) => finaliseCeremony(options.data, beacon, progress));
       for (const c of result.circuits) {
         process.stdout.write(`${c.circuit} final (${c.contributions} contributions + beacon) contribution hash ${c.contributionHash}\n`);
       }

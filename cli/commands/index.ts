@@ -12,5 +12,6 @@ import { verifyLinkCommand } from './verify-link.ts';
 import { checkFeesCommand } from './check-fees.ts';
 import { workerCommand } from './worker.ts';
 import { serveCommand } from './serve.ts';
+import { publishCommand } from './publish.ts';
 
-export const COMMANDS: Array<() => Command> = [initCommand, contributeCommand, verifyCommand, finaliseCommand, auditCommand, devPtauCommand, checkManifestCommand, verifyDeploymentCommand, checkFeesCommand, verifyLinkCommand, serveCommand, workerCommand];
+export const COMMANDS: Array<() => Command> = [initCommand, contributeCommand, verifyCommand, finaliseCommand, auditCommand, devPtauCommand, checkManifestCommand, publishCommand, verifyDeploymentCommand, checkFeesCommand, verifyLinkCommand, serveCommand, workerCommand];

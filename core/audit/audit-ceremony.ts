@@ -19,7 +19,8 @@ import { hashFile } from '../crypto/file-hash.ts';
 import { verifyContribution } from '../verify/verify-contribution.ts';
 import { CoordinatorError, isCoordinatorError } from '../errors.ts';
 import { deltaEntryFromVerificationKey, type DeltaEntry, type VerificationKeyDelta } from '../manifest/delta-manifest.ts';
-import { silentProgress, type Progress } from '../ceremony/progress.ts';
+import { silentProgress, snarkjsProgressLogger, type Progress } from '../ceremony/progress.ts';
+import { resolveAuditPtau } from '../publish/published-ptau.ts';
 
 export interface AuditFinding {
   /** A circuit name, or `inputs`, `transcript`, `manifest`. */
@@ -59,20 +60,20 @@ async function auditChain(
   if (!chain.init) throw new CoordinatorError('transcript.corrupt', 'the transcript has no contribution 0 for this circuit');
   const initPath = paths.zkeyPath(name, 0);
 
-  progress(`${name}: rebuilding contribution 0 from the r1cs and the ptau`);
+  progress({ type: 'step', circuit: name, step: 'rebuilding contribution 0 from the r1cs and the ptau' });
   await expectFileHash(initPath, chain.init.fileHash, 'contribution 0');
   const rebuilt = path.join(scratchDir, `${name}_0000.zkey`);
-  await snarkjs.zKey.newZKey(chain.circuit.r1csPath, config.ptauPath, rebuilt);
+  await snarkjs.zKey.newZKey(chain.circuit.r1csPath, config.ptauPath, rebuilt, snarkjsProgressLogger(progress, name));
   if ((await hashFile(rebuilt)) !== chain.init.fileHash) {
     throw new CoordinatorError('chain.file_hash_mismatch', 'contribution 0 is not the key that the r1cs and the ptau produce');
   }
 
   let previous = initPath;
   for (const entry of chain.contributions) {
-    progress(`${name}: verifying contribution ${entry.index}`);
+    progress({ type: 'step', circuit: name, step: `verifying contribution ${entry.index} of ${chain.contributions.length}` });
     const current = paths.zkeyPath(name, entry.index);
     await expectFileHash(current, entry.fileHash, `contribution ${entry.index}`);
-    const link = await verifyContribution({ initZkeyPath: initPath, ptauPath: config.ptauPath, headZkeyPath: previous, candidatePath: current });
+    const link = await verifyContribution({ initZkeyPath: initPath, ptauPath: config.ptauPath, headZkeyPath: previous, candidatePath: current, progress: { to: progress, circuit: name } });
     if (link.contributionHash !== entry.contributionHash) {
       throw new CoordinatorError('transcript.corrupt', `contribution ${entry.index}: the transcript records a different contribution hash`);
     }
@@ -81,7 +82,7 @@ async function auditChain(
 
   if (!chain.beacon) return { summary: `${chain.contributions.length} contributions verified; not finalised` };
 
-  progress(`${name}: verifying the final key`);
+  progress({ type: 'step', circuit: name, step: 'verifying the final key' });
   const finalPath = paths.finalZkeyPath(name);
   await expectFileHash(finalPath, chain.beacon.fileHash, 'the final key');
   const link = await verifyContribution({
@@ -90,6 +91,7 @@ async function auditChain(
     headZkeyPath: previous,
     candidatePath: finalPath,
     expect: { kind: 'beacon', beaconHex: chain.beacon.beacon, iterationsExp: chain.beacon.iterationsExp },
+    progress: { to: progress, circuit: name },
   });
   if (link.contributionHash !== chain.beacon.contributionHash) {
     throw new CoordinatorError('transcript.corrupt', 'the final key: the transcript records a different beacon contribution hash');
@@ -135,15 +137,21 @@ async function auditManifest(paths: CeremonyPaths, expected: Map<string, DeltaEn
   return `${names.length} verifiers match the final keys`;
 }
 
-export async function auditCeremony(dir: string, progress: Progress = silentProgress): Promise<AuditReport> {
+export interface AuditOptions {
+  /** The ptau to use instead of the folder's (a publication made without it): checked against its record. */
+  ptauPath?: string;
+}
+
+export async function auditCeremony(dir: string, progress: Progress = silentProgress, options: AuditOptions = {}): Promise<AuditReport> {
   const findings: AuditFinding[] = [];
   const record = (subject: string, ok: boolean, summary: string): void => {
     findings.push({ subject, ok, summary });
   };
-  const config = await loadCeremonyConfig(dir);
+  let config = await loadCeremonyConfig(dir);
   const paths = ceremonyPaths(config.dataDir);
 
   try {
+    config = { ...config, ptauPath: await resolveAuditPtau(config, options.ptauPath) };
     await checkCeremonyInputs(config);
     record('inputs', true, `${config.circuits.length} r1cs files match the configuration; the ptau covers them`);
   } catch (error) {
@@ -174,6 +182,7 @@ export async function auditCeremony(dir: string, progress: Progress = silentProg
       } catch (error) {
         record(chain.circuit.name, false, describe(error));
       }
+      progress({ type: 'finished', circuit: chain.circuit.name });
     }
   } finally {
     await rm(scratchDir, { recursive: true, force: true });

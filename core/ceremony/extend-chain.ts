@@ -15,6 +15,7 @@ import { verifyContribution, type VerifiedLink } from '../verify/verify-contribu
 import { withCeremonyLock } from '../chain/ceremony-lock.ts';
 import { ceremonyPaths } from '../chain/ceremony-paths.ts';
 import { openCeremony, requireChain, type CeremonyState, type CircuitChain } from './open-ceremony.ts';
+import { silentProgress, snarkjsProgressLogger, type Progress } from './progress.ts';
 
 export interface AcceptedContribution {
   circuit: string;
@@ -26,12 +27,13 @@ export interface AcceptedContribution {
 }
 
 /** Verifies a candidate against the current head of a chain, changing nothing. */
-export async function verifyAgainstHead(state: CeremonyState, chain: CircuitChain, candidatePath: string): Promise<VerifiedLink> {
+export async function verifyAgainstHead(state: CeremonyState, chain: CircuitChain, candidatePath: string, progress: Progress = silentProgress): Promise<VerifiedLink> {
   return verifyContribution({
     initZkeyPath: state.paths.zkeyPath(chain.circuit.name, 0),
     ptauPath: state.config.ptauPath,
     headZkeyPath: state.paths.zkeyPath(chain.circuit.name, chain.headIndex),
     candidatePath,
+    progress: { to: progress, circuit: chain.circuit.name },
   });
 }
 
@@ -47,8 +49,8 @@ async function removeLeftovers(chainDir: string): Promise<void> {
   await Promise.all(names.filter(isTempPath).map((name) => rm(path.join(chainDir, name), { force: true })));
 }
 
-async function commitStagedLink(state: CeremonyState, chain: CircuitChain, staged: string, contributor: string): Promise<AcceptedContribution> {
-  const link = await verifyAgainstHead(state, chain, staged);
+async function commitStagedLink(state: CeremonyState, chain: CircuitChain, staged: string, contributor: string, progress: Progress = silentProgress): Promise<AcceptedContribution> {
+  const link = await verifyAgainstHead(state, chain, staged, progress);
   const fileHash = await hashFile(staged);
   const index = chain.headIndex + 1;
   const target = state.paths.zkeyPath(chain.circuit.name, index);
@@ -92,11 +94,16 @@ export async function acceptContribution(dataDir: string, circuitName: string, c
  * Makes one contribution on this machine: fresh entropy from the OS, held only in memory for the
  * length of the snarkjs call (never logged or written), then verified and committed like any other.
  */
-export async function contributeLocally(dataDir: string, circuitName: string, contributor: string): Promise<AcceptedContribution> {
+export async function contributeLocally(dataDir: string, circuitName: string, contributor: string, progress: Progress = silentProgress): Promise<AcceptedContribution> {
   return withChain(dataDir, circuitName, async (state, chain, staged) => {
-    const headPath = state.paths.zkeyPath(chain.circuit.name, chain.headIndex);
-    await snarkjs.zKey.contribute(headPath, staged, contributor, randomBytes(64).toString('hex'));
-    return commitStagedLink(state, chain, staged, contributor);
+    const name = chain.circuit.name;
+    const headPath = state.paths.zkeyPath(name, chain.headIndex);
+    progress({ type: 'step', circuit: name, step: `contributing to contribution ${chain.headIndex}` });
+    await snarkjs.zKey.contribute(headPath, staged, contributor, randomBytes(64).toString('hex'), snarkjsProgressLogger(progress, name));
+    progress({ type: 'step', circuit: name, step: `verifying contribution ${chain.headIndex + 1}` });
+    const accepted = await commitStagedLink(state, chain, staged, contributor, progress);
+    progress({ type: 'finished', circuit: name });
+    return accepted;
   });
 }
 

@@ -17,7 +17,7 @@ import type { NewTranscriptEntry } from '../transcript/transcript.ts';
 import { openCeremony } from './open-ceremony.ts';
 import { withCeremonyLock } from '../chain/ceremony-lock.ts';
 import { ceremonyPaths } from '../chain/ceremony-paths.ts';
-import { silentProgress, type Progress } from './progress.ts';
+import { silentProgress, snarkjsProgressLogger, type Progress } from './progress.ts';
 
 const BN128_R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 
@@ -63,10 +63,10 @@ export async function checkCeremonyInputs(config: CeremonyConfig): Promise<Map<s
   return summaries;
 }
 
-async function createInitialKey(config: CeremonyConfig, circuit: CircuitConfig, target: string): Promise<void> {
+async function createInitialKey(config: CeremonyConfig, circuit: CircuitConfig, target: string, progress: Progress): Promise<void> {
   const temp = tempPathFor(target);
   const errors: string[] = [];
-  const logger: snarkjs.Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: (m) => errors.push(m) };
+  const logger = snarkjsProgressLogger(progress, circuit.name, errors);
   try {
     const result = await snarkjs.zKey.newZKey(circuit.r1csPath, config.ptauPath, temp, logger);
     if (result === -1 || errors.length > 0) {
@@ -89,15 +89,16 @@ export async function initCeremony(dataDir: string, progress: Progress = silentP
     const results: InitializedCircuit[] = [];
     const entries: NewTranscriptEntry[] = [];
     for (const circuit of state.config.circuits) {
-      progress(`${circuit.name}: creating contribution 0 (${summaries.get(circuit.name)!.nConstraints} constraints)`);
+      progress({ type: 'step', circuit: circuit.name, step: `creating contribution 0 (${summaries.get(circuit.name)!.nConstraints} constraints)` });
       await mkdir(state.paths.chainDir(circuit.name), { recursive: true });
       const target = state.paths.zkeyPath(circuit.name, 0);
-      await createInitialKey(state.config, circuit, target);
+      await createInitialKey(state.config, circuit, target, progress);
       const info = await readZkeyInfo(target);
       const fileHash = await hashFile(target);
       const circuitHash = info.mpc.csHash.toString('hex');
       entries.push({ type: 'init', circuit: circuit.name, index: 0, circuitHash, fileHash });
       results.push({ circuit: circuit.name, constraints: summaries.get(circuit.name)!.nConstraints, publicInputs: info.header.nPublic, circuitHash, fileHash });
+      progress({ type: 'finished', circuit: circuit.name });
     }
     await state.transcript.append(entries);
     return results;

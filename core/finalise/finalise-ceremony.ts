@@ -16,7 +16,7 @@ import { withCeremonyLock } from '../chain/ceremony-lock.ts';
 import { ceremonyPaths } from '../chain/ceremony-paths.ts';
 import { verifyContribution } from '../verify/verify-contribution.ts';
 import { openCeremony, type CeremonyState, type CircuitChain } from '../ceremony/open-ceremony.ts';
-import { silentProgress, type Progress } from '../ceremony/progress.ts';
+import { silentProgress, snarkjsProgressLogger, type Progress } from '../ceremony/progress.ts';
 import { deltaEntryFromVerificationKey, serialiseManifest, type DeltaManifest, type VerificationKeyDelta } from '../manifest/delta-manifest.ts';
 import { exportSolidityVerifier } from './solidity-verifier.ts';
 import type { BeaconParameters } from './beacon-parameters.ts';
@@ -60,14 +60,15 @@ function checkReadyToFinalise(state: CeremonyState, beacon: BeaconParameters): v
   }
 }
 
-async function applyBeacon(state: CeremonyState, chain: CircuitChain, beacon: BeaconParameters): Promise<void> {
+async function applyBeacon(state: CeremonyState, chain: CircuitChain, beacon: BeaconParameters, progress: Progress): Promise<void> {
   const name = chain.circuit.name;
   const finalPath = state.paths.finalZkeyPath(name);
   const staged = tempPathFor(finalPath);
   try {
     const headPath = state.paths.zkeyPath(name, chain.headIndex);
-    const made = await snarkjs.zKey.beacon(headPath, staged, FINAL_BEACON_NAME, beacon.beaconHex, beacon.iterationsExp);
+    const made = await snarkjs.zKey.beacon(headPath, staged, FINAL_BEACON_NAME, beacon.beaconHex, beacon.iterationsExp, snarkjsProgressLogger(progress, name));
     if (made === false) throw new CoordinatorError('finalise.bad_beacon', `snarkjs refused the beacon for ${name}`);
+    progress({ type: 'step', circuit: name, step: 'verifying the final key' });
     let link;
     try {
       link = await verifyContribution({
@@ -78,6 +79,7 @@ async function applyBeacon(state: CeremonyState, chain: CircuitChain, beacon: Be
         expect: { kind: 'beacon', ...beacon },
         // The coordinator's console shows this message: roles, not the server's paths.
         labels: { head: `the head of ${name}`, candidate: `the final key of ${name}` },
+        progress: { to: progress, circuit: name },
       });
     } catch (error) {
       throw new CoordinatorError('finalise.verification_failed', `the final key of ${name} failed verification: ${(error as Error).message}`);
@@ -108,11 +110,11 @@ export async function finaliseCeremony(dataDir: string, beacon: BeaconParameters
 
     for (const chain of state.chains.values()) {
       if (chain.beacon) {
-        progress(`${chain.circuit.name}: beacon already applied, keeping it`);
+        progress({ type: 'step', circuit: chain.circuit.name, step: 'beacon already applied, keeping it' });
         continue;
       }
-      progress(`${chain.circuit.name}: applying the beacon to contribution ${chain.headIndex} and verifying the final key`);
-      await applyBeacon(state, chain, beacon);
+      progress({ type: 'step', circuit: chain.circuit.name, step: `applying the beacon to contribution ${chain.headIndex}` });
+      await applyBeacon(state, chain, beacon, progress);
     }
 
     state = await openCeremony(dataDir);
@@ -124,12 +126,13 @@ export async function finaliseCeremony(dataDir: string, beacon: BeaconParameters
       if ((await hashFile(finalPath)) !== chain.beacon!.fileHash) {
         throw new CoordinatorError('chain.file_hash_mismatch', `${finalPath} is not the final key the transcript records`);
       }
-      progress(`${name}: exporting the verification key and ${verifier}.sol`);
+      progress({ type: 'step', circuit: name, step: `exporting the verification key and ${verifier}.sol` });
       const vkey = await snarkjs.zKey.exportVerificationKey(finalPath);
       await writeFileAtomic(state.paths.verificationKeyPath(name), `${JSON.stringify(vkey, null, 1)}\n`);
       await writeFileAtomic(state.paths.solidityVerifierPath(verifier), await exportSolidityVerifier(finalPath, verifier));
       manifest[verifier] = deltaEntryFromVerificationKey(vkey as unknown as VerificationKeyDelta);
       circuits.push({ circuit: name, verifier, contributions: chain.headIndex, contributionHash: chain.beacon!.contributionHash, fileHash: chain.beacon!.fileHash });
+      progress({ type: 'finished', circuit: name });
     }
     await writeFileAtomic(state.paths.manifestPath, serialiseManifest(manifest));
     const manifestHash = createHash('blake2b512').update(await readFile(state.paths.manifestPath)).digest('hex');

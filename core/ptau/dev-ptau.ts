@@ -22,6 +22,7 @@ import { INSECURE_PTAU_MARKER } from './ptau-header.ts';
 import { devPtauKey } from './dev-ptau-secret.ts';
 import { firstChallengeHash, writePhase1Sections } from './phase1-sections.ts';
 import { writeLagrangeSections } from './lagrange-sections.ts';
+import { silentProgress, type Progress } from '../ceremony/progress.ts';
 
 /** The public beacon the development secret comes from. Public on purpose: the secret is known. */
 export const DEV_PTAU_BEACON = '0000000000000000000000000000000000000000000000000000000000000000';
@@ -31,9 +32,9 @@ export const MAX_DEV_PTAU_POWER = 20;
 
 const PREPARED_SECTION_COUNT = 11;
 
-export interface DevPtauProgress {
-  (step: 'accumulator' | 'beacon' | 'prepare', done: boolean): void;
-}
+/** The subject dev-ptau reports its progress under (it works on no circuit). */
+export const DEV_PTAU_PROGRESS_SUBJECT = 'ptau';
+const step = (progress: Progress, what: string): void => progress({ type: 'step', circuit: DEV_PTAU_PROGRESS_SUBJECT, step: what });
 
 function requirePower(power: number): void {
   if (!Number.isInteger(power) || power < MIN_DEV_PTAU_POWER || power > MAX_DEV_PTAU_POWER) {
@@ -45,16 +46,16 @@ function requirePower(power: number): void {
  * Makes the development ptau of `power` at `outPath` (temp file, then rename). About 3·2^(p+2) G1
  * and 3·2^p G2 fixed-base multiplications; power 18 takes a few minutes on two cores.
  */
-export async function createDevPtau(power: number, outPath: string, onProgress?: DevPtauProgress): Promise<void> {
+export async function createDevPtau(power: number, outPath: string, progress: Progress = silentProgress): Promise<void> {
   requirePower(power);
   await mkdir(path.dirname(path.resolve(outPath)), { recursive: true });
   const temp = tempPathFor(outPath);
+  const subject = DEV_PTAU_PROGRESS_SUBJECT;
   try {
     const curve = await getBn128();
-    onProgress?.('accumulator', false);
+    step(progress, `deriving the public secret (power ${power})`);
     const challengeHash = firstChallengeHash(curve, power);
     const key = devPtauKey(curve, DEV_PTAU_BEACON, DEV_PTAU_BEACON_ITERATIONS_EXP, challengeHash);
-    onProgress?.('accumulator', true);
     const handle = await open(temp, 'w+');
     try {
       const head = Buffer.alloc(12);
@@ -62,7 +63,7 @@ export async function createDevPtau(power: number, outPath: string, onProgress?:
       head.writeUInt32LE(1, 4); // version
       head.writeUInt32LE(PREPARED_SECTION_COUNT, 8);
       await handle.write(head, 0, 12, 0);
-      onProgress?.('beacon', false);
+      step(progress, 'writing the powers of tau');
       const end = await writePhase1Sections(handle, 12, curve, {
         power,
         key,
@@ -70,22 +71,27 @@ export async function createDevPtau(power: number, outPath: string, onProgress?:
         contributionName: INSECURE_PTAU_MARKER,
         beaconHash: Buffer.from(DEV_PTAU_BEACON, 'hex'),
         beaconIterationsExp: DEV_PTAU_BEACON_ITERATIONS_EXP,
+        onPoints: (part, done, total) => progress({ type: 'count', circuit: subject, part, done, total }),
       });
-      onProgress?.('beacon', true);
-      onProgress?.('prepare', false);
-      await writeLagrangeSections(handle, end, curve, power, { tau: key.tau.prvKey, alpha: key.alpha.prvKey, beta: key.beta.prvKey });
-      onProgress?.('prepare', true);
+      step(progress, 'writing the phase 2 Lagrange sections');
+      // Called before the 2^p points of power p: the 2^p - 1 points of the powers below are done.
+      const lagrange = (section: number, p: number): void => {
+        const lastPower = section === 12 ? power + 1 : power;
+        progress({ type: 'count', circuit: subject, part: `section ${section}`, done: 2 ** p - 1, total: 2 ** (lastPower + 1) - 1 });
+      };
+      await writeLagrangeSections(handle, end, curve, power, { tau: key.tau.prvKey, alpha: key.alpha.prvKey, beta: key.beta.prvKey }, lagrange);
     } finally {
       await handle.close();
     }
     await commitFile(temp, outPath);
+    progress({ type: 'finished', circuit: subject });
   } finally {
     await rm(temp, { force: true });
   }
 }
 
 /** The all-snarkjs path (newAccumulator + beacon + preparePhase2): minutes at 15, hours at 18. */
-export async function createDevPtauWithSnarkjs(power: number, outPath: string, onProgress?: DevPtauProgress): Promise<void> {
+export async function createDevPtauWithSnarkjs(power: number, outPath: string, progress: Progress = silentProgress): Promise<void> {
   requirePower(power);
   await mkdir(path.dirname(path.resolve(outPath)), { recursive: true });
   const empty = tempPathFor(outPath);
@@ -93,16 +99,14 @@ export async function createDevPtauWithSnarkjs(power: number, outPath: string, o
   const prepared = tempPathFor(outPath);
   try {
     const curve = await getBn128();
-    onProgress?.('accumulator', false);
+    step(progress, 'new accumulator');
     await snarkjs.powersOfTau.newAccumulator(curve, power, empty);
-    onProgress?.('accumulator', true);
-    onProgress?.('beacon', false);
+    step(progress, 'beacon');
     await snarkjs.powersOfTau.beacon(empty, contributed, INSECURE_PTAU_MARKER, DEV_PTAU_BEACON, DEV_PTAU_BEACON_ITERATIONS_EXP);
-    onProgress?.('beacon', true);
-    onProgress?.('prepare', false);
+    step(progress, 'preparing phase 2');
     await snarkjs.powersOfTau.preparePhase2(contributed, prepared);
-    onProgress?.('prepare', true);
     await commitFile(prepared, outPath);
+    progress({ type: 'finished', circuit: DEV_PTAU_PROGRESS_SUBJECT });
   } finally {
     await Promise.all([empty, contributed, prepared].map((file) => rm(file, { force: true })));
   }

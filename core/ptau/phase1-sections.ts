@@ -120,6 +120,8 @@ export interface Phase1Options {
   contributionName: string;
   beaconHash: Uint8Array;
   beaconIterationsExp: number;
+  /** Called after each chunk of points of a section is written (for progress display). */
+  onPoints?: (section: string, done: number, total: number) => void;
 }
 
 /**
@@ -169,6 +171,7 @@ export async function writePhase1Sections(handle: FileHandle, position: number, 
       const points = await generatorTimesFr(curve, section.group, scalars);
       if (start === 0) firstPoints.set(section.id, [points.slice(0, pointSize), points.slice(pointSize, 2 * pointSize)]);
       await out.write(points);
+      options.onPoints?.(`section ${section.id} (${section.group})`, start + n, section.count);
       const compressed = await group.batchLEMtoC(points);
       // Fed in the pieces snarkjs's beacon feeds (one per chunk of 2^20 bytes of points): the
       // partial hash stores the hasher's whole 128-byte block buffer, whose bytes past `pos` are

@@ -18,6 +18,7 @@ import { getBn128 } from '../crypto/bn128.ts';
 import { contributionHash } from '../zkey/contribution-hash.ts';
 import { readZkeyInfo, type ZkeyInfo } from '../zkey/zkey-file.ts';
 import { checkLinkStructure, type LinkExpectation } from './check-link-structure.ts';
+import { snarkjsProgressLogger, type Progress } from '../ceremony/progress.ts';
 
 export type { LinkExpectation } from './check-link-structure.ts';
 
@@ -31,6 +32,8 @@ export interface VerifyContributionInput {
   expect?: LinkExpectation;
   /** How refusals name the head and the candidate (default: their paths); a server passes roles. */
   labels?: { head: string; candidate: string };
+  /** Where snarkjs's counted progress goes, as work on `circuit` (the CLI renders it). */
+  progress?: { to: Progress; circuit: string };
 }
 
 export interface VerifiedLink {
@@ -69,12 +72,9 @@ export async function verifyContribution(input: VerifyContributionInput): Promis
   const record = await checkLinkStructure(head, candidate, expect);
 
   const errors: string[] = [];
-  const logger: snarkjs.Logger = {
-    debug: () => {},
-    info: () => {},
-    warn: () => {},
-    error: (message: string) => errors.push(message),
-  };
+  const logger = input.progress
+    ? snarkjsProgressLogger(input.progress.to, input.progress.circuit, errors)
+    : { debug: () => {}, info: () => {}, warn: () => {}, error: (message: string) => void errors.push(message) };
   let valid: boolean;
   try {
     valid = await snarkjs.zKey.verifyFromInit(input.initZkeyPath, input.ptauPath, input.candidatePath, logger);

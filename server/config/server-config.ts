@@ -43,6 +43,8 @@ const serverSchema = z.object({
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   /** Open the ceremony at start-up (test networks and demos; production opens from the console). */
   OPEN_ON_START: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** Lets a Prometheus scraper read GET /metrics from outside loopback with `Authorization: Bearer <token>`. */
+  METRICS_TOKEN: z.string().regex(/^[A-Za-z0-9._~+/=-]{16,256}$/, 'must be 16 to 256 characters usable in a bearer token (letters, digits, . _ ~ + / = -)').optional(),
 });
 
 export type ServerEnv = z.infer<typeof serverSchema>;
@@ -61,6 +63,8 @@ export interface ServerConfig {
   trustProxy: number;
   openOnStart: boolean;
   uploads: { diskMarginBytes: number };
+  /** METRICS_TOKEN, when set. */
+  metricsToken: string | undefined;
   /** The raw environment, for sections parsed by their own modules (auth). */
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -96,6 +100,7 @@ export function loadServerConfig(env: Record<string, string | undefined>, overri
     trustProxy: e.TRUST_PROXY,
     openOnStart: e.OPEN_ON_START,
     uploads: Object.freeze({ diskMarginBytes: e.UPLOAD_DISK_MARGIN_BYTES }),
+    metricsToken: e.METRICS_TOKEN,
     env: Object.freeze({ ...env }),
   });
 }

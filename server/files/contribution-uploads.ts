@@ -58,6 +58,8 @@ export interface ContributionUploadsDeps {
   log: ServiceLog;
   /** Free space to keep beyond the largest possible upload (UPLOAD_DISK_MARGIN_BYTES). */
   diskMarginBytes: number;
+  /** Told when an upload received its last byte, `durationMs` after it was created (metrics). */
+  onUploadFinished?: (circuit: string, durationMs: number) => void;
 }
 
 interface CircuitUploads {
@@ -206,6 +208,7 @@ export class ContributionUploads {
       onUploadFinish: async (request, upload) => {
         const principal = principalOf(request as never)!;
         const file = path.join(directory, upload.id);
+        if (upload.creation_date) this.deps.onUploadFinished?.(circuit, Date.now() - Date.parse(upload.creation_date));
         this.finishing.add(file);
         try {
           const row = await this.deps.service.submit({ principal, circuit, path: file, size: upload.size ?? upload.offset });

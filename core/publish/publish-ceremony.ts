@@ -1,0 +1,201 @@
+/**
+ * `ceremony publish DIR OUT`: writes exactly the public set of a ceremony (public-file-list.ts,
+ * an allow-list from ceremony.json and the transcript) to a new folder OUT, or to a gzipped
+ * tarball when OUT ends in .tar.gz or .tgz (one top folder named after it), with SHA256SUMS
+ * (`sha256sum -c SHA256SUMS` checks it). The private parts of the data folder (state/: SQLite
+ * and the receipt signing key; uploads/) and anything else not on the list are never read.
+ *
+ * Crash safe and never overwriting: everything is written under a temporary name beside OUT,
+ * flushed, then renamed to OUT; an existing OUT is refused. Consistent with a running
+ * coordinator: the transcript is read once and that snapshot is what gets published, with exactly
+ * the links it records (zkeys are immutable once committed); each zkey is checked against the
+ * BLAKE2b-512 the transcript records while it is copied.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { create as createTar } from 'tar';
+import { loadCeremonyConfig } from '../config/ceremony-config.ts';
+import { ceremonyPaths } from '../chain/ceremony-paths.ts';
+import { parseTranscript } from '../transcript/transcript.ts';
+import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
+import { fsyncDirectory } from '../fs/atomic-write.ts';
+import { CoordinatorError } from '../errors.ts';
+import { silentProgress, type Progress } from '../ceremony/progress.ts';
+import { publicFileList, type PublicFile } from './public-file-list.ts';
+import { PTAU_RECORD_FILE, type PtauRecord } from './published-ptau.ts';
+
+export const CHECKSUMS_FILE = 'SHA256SUMS';
+const PROGRESS_SUBJECT = 'publish';
+
+export interface PublishOptions {
+  /** Leave the ptau out; record its path, size and hashes (and `ptauSource`) in ptau-source.json. */
+  withoutPtau?: boolean;
+  /** Where auditors can download the ptau (a URL), recorded with `withoutPtau`. */
+  ptauSource?: string;
+  progress?: Progress;
+}
+
+export interface PublishResult {
+  out: string;
+  tarball: boolean;
+  /** Every file of the publication, relative to its root, SHA256SUMS last. */
+  files: string[];
+  bytes: number;
+  ptau: 'included' | 'recorded';
+}
+
+export function isTarballPath(out: string): boolean {
+  return /\.(tar\.gz|tgz)$/i.test(out);
+}
+
+const exists = (file: string): Promise<boolean> => stat(file).then(() => true, () => false);
+
+interface Copied {
+  sha256: string;
+  blake2b512: string;
+  bytes: number;
+}
+
+/** Copies `source` to `target` (created exclusively, flushed), hashing it on the way. */
+async function copyHashed(source: string, target: string, onBytes: (n: number) => void): Promise<Copied> {
+  await mkdir(path.dirname(target), { recursive: true });
+  const sha256 = createHash('sha256');
+  const blake = createHash(FILE_HASH_ALGORITHM);
+  const handle = await open(target, 'wx');
+  let bytes = 0;
+  try {
+    for await (const chunk of createReadStream(source, { highWaterMark: 1 << 20 })) {
+      const buffer = chunk as Buffer;
+      sha256.update(buffer);
+      blake.update(buffer);
+      await handle.write(buffer);
+      bytes += buffer.byteLength;
+      onBytes(buffer.byteLength);
+    }
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return { sha256: sha256.digest('hex'), blake2b512: blake.digest('hex'), bytes };
+}
+
+async function writeFlushed(target: string, contents: string): Promise<Copied> {
+  await mkdir(path.dirname(target), { recursive: true });
+  const handle = await open(target, 'wx');
+  try {
+    await handle.writeFile(contents);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return {
+    sha256: createHash('sha256').update(contents).digest('hex'),
+    blake2b512: createHash(FILE_HASH_ALGORITHM).update(contents).digest('hex'),
+    bytes: Buffer.byteLength(contents),
+  };
+}
+
+async function hashOnly(source: string, onBytes: (n: number) => void): Promise<Copied> {
+  const sha256 = createHash('sha256');
+  const blake = createHash(FILE_HASH_ALGORITHM);
+  let bytes = 0;
+  for await (const chunk of createReadStream(source, { highWaterMark: 1 << 20 })) {
+    sha256.update(chunk as Buffer);
+    blake.update(chunk as Buffer);
+    bytes += (chunk as Buffer).byteLength;
+    onBytes((chunk as Buffer).byteLength);
+  }
+  return { sha256: sha256.digest('hex'), blake2b512: blake.digest('hex'), bytes };
+}
+
+async function fileSize(dataDir: string, file: PublicFile): Promise<number> {
+  const info = await stat(path.join(dataDir, file.relative)).catch(() => undefined);
+  if (!info?.isFile()) {
+    const hint = file.kind === 'ptau' ? ' (publish with --without-ptau to leave the ptau out and record its hash instead)' : '';
+    throw new CoordinatorError('chain.file_missing', `${file.relative} is missing from the data folder${hint}`);
+  }
+  return info.size;
+}
+
+export async function publishCeremony(dataDir: string, out: string, options: PublishOptions = {}): Promise<PublishResult> {
+  const progress = options.progress ?? silentProgress;
+  const config = await loadCeremonyConfig(dataDir);
+  const target = path.resolve(out);
+  const tarball = isTarballPath(target);
+  if (await exists(target)) throw new CoordinatorError('publish.out_exists', `${out} already exists; publish writes a new folder or tarball and never overwrites one`);
+
+  // The snapshot that is published: later appends by a running coordinator are not part of it.
+  const transcriptText = await readFile(ceremonyPaths(config.dataDir).transcriptPath, 'utf8').catch(() => '');
+  const entries = parseTranscript(transcriptText, config.id);
+  if (entries.length === 0) throw new CoordinatorError('ceremony.not_initialised', `${dataDir} has no transcript entries; run \`ceremony init\` first`);
+  const withPtau = !options.withoutPtau;
+  const files = await publicFileList(config, entries, { withPtau });
+  const ptauFile = { relative: config.ptau, kind: 'ptau' } as const;
+
+  const sizes = await Promise.all(files.filter((f) => f.kind !== 'transcript').map((f) => fileSize(config.dataDir, f)));
+  const ptauSize = withPtau ? 0 : await fileSize(config.dataDir, ptauFile);
+  const total = sizes.reduce((a, b) => a + b, 0) + ptauSize;
+  let done = 0;
+  const onBytes = (n: number): void => {
+    done += n;
+    progress({ type: 'count', circuit: PROGRESS_SUBJECT, part: 'bytes', done, total });
+  };
+
+  await mkdir(path.dirname(target), { recursive: true });
+  const staging = await mkdtemp(path.join(path.dirname(target), `.${path.basename(target)}.publishing-`));
+  try {
+    const rootName = path.basename(target).replace(/\.(tar\.gz|tgz)$/i, '');
+    const root = tarball ? path.join(staging, rootName) : staging;
+    const sums = new Map<string, string>();
+    let bytes = 0;
+
+    progress({ type: 'step', circuit: PROGRESS_SUBJECT, step: `copying ${files.length} public files` });
+    for (const file of files) {
+      const destination = path.join(root, file.relative);
+      const copied = file.kind === 'transcript' ? await writeFlushed(destination, transcriptText) : await copyHashed(path.join(config.dataDir, file.relative), destination, onBytes);
+      if (file.fileHash !== undefined && copied.blake2b512 !== file.fileHash) {
+        throw new CoordinatorError('chain.file_hash_mismatch', `${file.relative} is not the file the transcript records; refusing to publish it`);
+      }
+      sums.set(file.relative, copied.sha256);
+      bytes += copied.bytes;
+    }
+    let ptau: PublishResult['ptau'] = 'included';
+    if (!withPtau) {
+      progress({ type: 'step', circuit: PROGRESS_SUBJECT, step: `hashing ${config.ptau} to record it` });
+      const hashed = await hashOnly(config.ptauPath, onBytes);
+      const record: PtauRecord = {
+        file: config.ptau,
+        size: hashed.bytes,
+        blake2b512: hashed.blake2b512,
+        sha256: hashed.sha256,
+        ...(options.ptauSource ? { source: options.ptauSource } : {}),
+        note: 'The powers of tau was left out of this publication. Download it, check its hash, and run `ceremony audit DIR --ptau FILE`.',
+      };
+      sums.set(PTAU_RECORD_FILE, (await writeFlushed(path.join(root, PTAU_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`)).sha256);
+      ptau = 'recorded';
+    }
+    const listed = [...sums.keys()].sort();
+    await writeFlushed(path.join(root, CHECKSUMS_FILE), listed.map((name) => `${sums.get(name)}  ${name}\n`).join(''));
+
+    if (tarball) {
+      progress({ type: 'step', circuit: PROGRESS_SUBJECT, step: `writing ${path.basename(target)}` });
+      const archive = path.join(staging, 'publication.tar.gz');
+      await createTar({ gzip: true, portable: true, cwd: staging, file: archive }, [rootName]);
+      const handle = await open(archive, 'r');
+      await handle.sync().finally(() => handle.close());
+      if (await exists(target)) throw new CoordinatorError('publish.out_exists', `${out} appeared while publishing; it was left as it is`);
+      await rename(archive, target);
+    } else {
+      // rename() would replace an empty folder created meanwhile: check again right before it.
+      if (await exists(target)) throw new CoordinatorError('publish.out_exists', `${out} appeared while publishing; it was left as it is`);
+      await rename(staging, target);
+    }
+    await fsyncDirectory(path.dirname(target));
+    progress({ type: 'finished', circuit: PROGRESS_SUBJECT });
+    return { out: target, tarball, files: [...listed, CHECKSUMS_FILE], bytes, ptau };
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The coordinator's Prometheus metrics (prom-client), in a registry of its own per coordinator
+ * (never prom-client's global default registry), so several coordinators in one process (tests)
+ * never share or clash over a series. State (phase, queues, turns, chain lengths) is read at
+ * scrape time from the lobby, the phase store and the ceremony on disk; events (verdicts, turns
+ * missed, finished uploads) are counted as they happen, through the service's observer hook and
+ * the upload handler.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
+import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
+import type { Lobby } from '../lobby/lobby.ts';
+import type { LobbyEvent } from '../lobby/lobby-types.ts';
+import { PHASES, type CeremonyPhaseStore } from '../ceremony-phase.ts';
+import type { ContributionDecision, ServiceObserver } from '../ceremony-service.ts';
+
+export interface MetricsSources {
+  config: CeremonyConfig;
+  lobby: Lobby;
+  phase: CeremonyPhaseStore;
+  /** The ceremony on disk (cached until the transcript changes). */
+  ceremonyState: () => Promise<CeremonyState>;
+}
+
+const CIRCUIT_STATES = ['idle', 'turn', 'verifying', 'finalised'] as const;
+// Seconds: a verification takes from about a second (test circuits) to minutes (2^18 and up);
+// an upload of a real-size key from seconds to many minutes on a slow line.
+const VERIFICATION_BUCKETS = [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200];
+const UPLOAD_BUCKETS = [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1200, 1800];
+
+export class CoordinatorMetrics implements ServiceObserver {
+  readonly registry = new Registry();
+  private readonly accepted: Counter<'circuit'>;
+  private readonly refused: Counter<'circuit' | 'code'>;
+  private readonly turnsMissed: Counter<'circuit'>;
+  private readonly verificationSeconds: Histogram<'circuit'>;
+  private readonly uploadSeconds: Histogram<'circuit'>;
+
+  constructor(sources: MetricsSources) {
+    const registers = [this.registry];
+    const circuits = sources.config.circuits.map((c) => c.name);
+    collectDefaultMetrics({ register: this.registry });
+
+    new Gauge({
+      name: 'ceremony_phase',
+      help: 'The ceremony phase: 1 for the current one (setup, open, paused, closed, finalised), 0 for the others',
+      labelNames: ['phase'],
+      registers,
+      collect() {
+        const current = sources.phase.get();
+        for (const phase of PHASES) this.set({ phase }, phase === current ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'ceremony_queue_length',
+      help: 'Contributors waiting for a turn, per circuit',
+      labelNames: ['circuit'],
+      registers,
+      collect() {
+        for (const [circuit, waiting] of Object.entries(sources.lobby.queueLengths())) this.set({ circuit }, waiting);
+      },
+    });
+    new Gauge({
+      name: 'ceremony_circuit_state',
+      help: 'What each circuit is doing: 1 for its current state (idle, turn: a contributor holds the turn, verifying: an upload is being verified, finalised), 0 for the others',
+      labelNames: ['circuit', 'state'],
+      registers,
+      async collect() {
+        const active = new Map(sources.lobby.activeTurns().map((t) => [t.circuit, t.state]));
+        const state = await sources.ceremonyState();
+        for (const circuit of circuits) {
+          const current = state.chains.get(circuit)?.beacon ? 'finalised' : (active.get(circuit) ?? 'idle');
+          for (const s of CIRCUIT_STATES) this.set({ circuit, state: s }, s === current ? 1 : 0);
+        }
+      },
+    });
+    new Gauge({
+      name: 'ceremony_chain_contributions',
+      help: 'Contributions committed to each chain (the head index)',
+      labelNames: ['circuit'],
+      registers,
+      async collect() {
+        const state = await sources.ceremonyState();
+        for (const circuit of circuits) this.set({ circuit }, Math.max(state.chains.get(circuit)?.headIndex ?? 0, 0));
+      },
+    });
+
+    this.accepted = new Counter({ name: 'ceremony_contributions_accepted_total', help: 'Contributions verified and committed, per circuit', labelNames: ['circuit'], registers });
+    this.refused = new Counter({
+      name: 'ceremony_contributions_refused_total',
+      help: 'Uploaded contributions not committed, per circuit and error code (verification.unavailable: the verifier could not decide)',
+      labelNames: ['circuit', 'code'],
+      registers,
+    });
+    this.turnsMissed = new Counter({ name: 'ceremony_turns_missed_total', help: 'Turns that ended at their deadline without an upload, per circuit', labelNames: ['circuit'], registers });
+    this.verificationSeconds = new Histogram({
+      name: 'ceremony_verification_duration_seconds',
+      help: 'From a finished upload to its verdict (queue wait plus verification), per circuit',
+      labelNames: ['circuit'],
+      buckets: VERIFICATION_BUCKETS,
+      registers,
+    });
+    this.uploadSeconds = new Histogram({
+      name: 'ceremony_upload_duration_seconds',
+      help: 'From the creation of a contribution upload to its last byte (resumptions included), per circuit',
+      labelNames: ['circuit'],
+      buckets: UPLOAD_BUCKETS,
+      registers,
+    });
+    // Every circuit's series from the first scrape, so rate() and alerts see a 0, not nothing.
+    for (const circuit of circuits) {
+      for (const counter of [this.accepted, this.turnsMissed]) counter.inc({ circuit }, 0);
+    }
+  }
+
+  lobbyEvent(event: LobbyEvent): void {
+    // Turns granted are not counted here: a join can grant one at once, without a tick event.
+    if (event.type === 'turn_missed') this.turnsMissed.inc({ circuit: event.circuit });
+  }
+
+  contributionDecided(decision: ContributionDecision): void {
+    if (decision.outcome === 'accepted') this.accepted.inc({ circuit: decision.circuit });
+    else this.refused.inc({ circuit: decision.circuit, code: decision.code });
+    this.verificationSeconds.observe({ circuit: decision.circuit }, decision.sinceUploadMs / 1000);
+  }
+
+  /** A contribution upload received its last byte, `durationMs` after it was created. */
+  uploadFinished(circuit: string, durationMs: number): void {
+    this.uploadSeconds.observe({ circuit }, Math.max(durationMs, 0) / 1000);
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The public page's fetch script (web/src/pages/ceremony-page.ts, taken from the page in
+ * Chromium) and `ceremony publish` lay a finalised ceremony out the same way: every file the
+ * script fetches is in the publication at the same path with the same bytes; the publication adds
+ * only SHA256SUMS and the circom sources (which the script's user has in the checkout).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Browser } from 'playwright-core';
+import { copyCeremony, finalisedCeremony, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { echoPageErrors, launchChromium } from '../helpers/chromium.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
+import { loadServerConfig } from '../../server/config/server-config.ts';
+import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+
+const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
+const AUDIT_LINE = 'node "$CEREMONY_REPO/bin/ceremony.js" audit .';
+let dataDir: string;
+let work: string;
+let coordinator: RunningCoordinator;
+let browser: Browser;
+
+async function listFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/'))
+    .sort();
+}
+
+const sha256 = async (file: string): Promise<string> => createHash('sha256').update(await readFile(file)).digest('hex');
+
+before(async () => {
+  assert.ok(existsSync(path.join(WEB_DIR, 'index.html')), `no built web app in ${WEB_DIR}: run \`npm run build:web\` (npm test does it)`);
+  dataDir = await copyCeremony((await finalisedCeremony()).dataDir);
+  work = await mkdtemp(path.join(tmpdir(), 'publish-layout-'));
+  // The coordinator adds its private state/ (SQLite, receipt key) to the folder it serves.
+  coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0' }), { log: { info: () => {}, warn: () => {} }, webDir: WEB_DIR });
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await coordinator?.close();
+  await releaseBn128();
+  await rm(dataDir, { recursive: true, force: true });
+  await rm(work, { recursive: true, force: true });
+});
+
+test('the public page’s fetch script and `ceremony publish` give the same layout', { timeout: 180_000 }, async () => {
+  assert.ok(existsSync(path.join(dataDir, 'state', 'receipt-key.pem')), 'the served folder has private state');
+  const page = await (await browser.newContext()).newPage();
+  echoPageErrors(page, 'ceremony');
+  await page.goto(`${coordinator.url}/ceremony/`);
+  const script = (await (await page.waitForSelector('#audit-script', { state: 'attached' })).textContent())!;
+  const lines = script.trimEnd().split('\n');
+  assert.equal(lines.at(-1), AUDIT_LINE, 'the script ends by auditing (left out here: only the layout is compared)');
+  const fetched = path.join(work, 'fetched');
+  await mkdir(fetched);
+  // Asynchronously: the coordinator answering curl runs in this process.
+  await promisify(execFile)('sh', ['-c', lines.slice(0, -1).join('\n')], { cwd: fetched, env: { ...process.env, CEREMONY_REPO: REPO_ROOT }, timeout: 120_000 });
+
+  const published = path.join(work, 'published');
+  await publishCeremony(dataDir, published);
+
+  const fetchedFiles = await listFiles(fetched);
+  const publishedFiles = await listFiles(published);
+  assert.ok(fetchedFiles.includes('final/manifest.json') && fetchedFiles.some((f) => f.startsWith('chains/')), fetchedFiles.join('\n'));
+  assert.deepEqual(fetchedFiles.filter((f) => !publishedFiles.includes(f)), [], 'every fetched file is published at the same path');
+  const extra = publishedFiles.filter((f) => !fetchedFiles.includes(f));
+  assert.deepEqual(extra.filter((f) => f !== 'SHA256SUMS' && !/^circuits\/.+\.circom$/.test(f)), [], 'the publication adds only SHA256SUMS and the circom sources');
+  assert.ok(extra.includes('SHA256SUMS') && extra.includes('circuits/lib/mix-chain.circom'), extra.join(', '));
+  for (const file of fetchedFiles) {
+    if (file === 'ceremony.json') {
+      // The script copies it from the checkout (its own formatting); the content must agree.
+      assert.deepEqual(JSON.parse(await readFile(path.join(fetched, file), 'utf8')), JSON.parse(await readFile(path.join(published, file), 'utf8')));
+    } else if (file === 'transcript/transcript.jsonl') {
+      // The script rebuilds it from /api/transcript, whose entries are re-serialised (the
+      // `finalised` entry's keys come out in another order); publish copies the file's bytes.
+      const entries = async (dir: string) => (await readFile(path.join(dir, file), 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+      assert.deepEqual(await entries(fetched), await entries(published));
+    } else {
+      assert.equal(await sha256(path.join(fetched, file)), await sha256(path.join(published, file)), file);
+    }
+  }
+  for (const source of extra.filter((f) => f.endsWith('.circom'))) {
+    assert.equal(await sha256(path.join(published, source)), await sha256(path.join(REPO_ROOT, 'ceremony-data', source)), `${source} is the checkout's`);
+  }
+});

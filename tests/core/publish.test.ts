@@ -1,0 +1,210 @@
+/**
+ * `ceremony publish`: exactly the allow-listed public files reach the folder or tarball (planted
+ * private and stray files never do), SHA256SUMS verifies with sha256sum, `ceremony audit` passes
+ * on the result, an existing OUT is refused, a tampered link is refused with nothing left behind,
+ * and a publication without the ptau records it so that the audit names what is missing and
+ * accepts the right file (only) through --ptau.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile, copyFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { copyCeremony, newCeremonyDir, PROJECT_DATA_DIR, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { runCli } from '../helpers/run-cli.ts';
+import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
+import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
+import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
+import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+
+const run = promisify(execFile);
+const PLANTED = 'PLANTED-PRIVATE-CONTENT-7f3a';
+const CIRCUITS = ['register', 'treeUpdate'];
+let dataDir: string;
+let work: string;
+let ptauFile: string;
+
+/** Every regular file under `dir`, relative, sorted. */
+async function listFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/'))
+    .sort();
+}
+
+const EXPECTED = [
+  'SHA256SUMS',
+  'ceremony.json',
+  ...CIRCUITS.flatMap((c) => [`chains/${c}/${c}_0000.zkey`, `chains/${c}/${c}_0001.zkey`]),
+  'circuits/lib/mix-chain.circom',
+  ...CIRCUITS.flatMap((c) => [`circuits/${c}.circom`, `circuits/${c}.r1cs`]),
+  'final/VerifierRegister.sol',
+  'final/VerifierTreeUpdate.sol',
+  'final/manifest.json',
+  ...CIRCUITS.flatMap((c) => [`final/${c}.vkey.json`, `final/${c}.zkey`]),
+  'ptau/dev-pot10-insecure.ptau',
+  'transcript/transcript.jsonl',
+].sort();
+
+async function assertNothingPlanted(dir: string): Promise<void> {
+  for (const file of await listFiles(dir)) {
+    assert.ok(!(await readFile(path.join(dir, file))).includes(PLANTED), `${file} carries planted private content`);
+  }
+}
+
+async function assertChecksumsVerify(dir: string): Promise<void> {
+  const { stdout } = await run('sha256sum', ['--check', '--strict', 'SHA256SUMS'], { cwd: dir });
+  const checked = stdout.trim().split('\n').map((line) => line.replace(/: OK$/, ''));
+  assert.deepEqual(checked.sort(), (await listFiles(dir)).filter((f) => f !== 'SHA256SUMS'), 'SHA256SUMS covers every other file');
+}
+
+async function assertNoLeftovers(parent: string): Promise<void> {
+  assert.deepEqual((await readdir(parent)).filter((name) => name.includes('.publishing-')), [], 'no temporary folder left behind');
+}
+
+before(async () => {
+  const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as { circuits: Array<{ name: string }> };
+  dataDir = await newCeremonyDir({ configOverrides: { circuits: project.circuits.filter((c) => CIRCUITS.includes(c.name)) } });
+  await initCeremony(dataDir);
+  for (const circuit of CIRCUITS) await contributeLocally(dataDir, circuit, 'alice');
+  await finaliseCeremony(dataDir, { beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS });
+  ptauFile = (await loadCeremonyConfig(dataDir)).ptauPath;
+  // What a running coordinator and careless hands leave in a data folder.
+  await mkdir(path.join(dataDir, 'state'), { recursive: true });
+  await writeFile(path.join(dataDir, 'state', 'receipt-key.pem'), `-----BEGIN PRIVATE KEY-----\n${PLANTED}\n`);
+  await writeFile(path.join(dataDir, 'state', 'coordinator.sqlite'), PLANTED);
+  await mkdir(path.join(dataDir, 'uploads', 'register'), { recursive: true });
+  await writeFile(path.join(dataDir, 'uploads', 'register', 'a1b2c3'), PLANTED);
+  await writeFile(path.join(dataDir, 'chains', 'register', 'notes.txt'), PLANTED);
+  await copyFile(path.join(dataDir, 'chains', 'register', 'register_0001.zkey'), path.join(dataDir, 'chains', 'register', 'register_0002.zkey')); // an orphan beyond the head
+  await writeFile(path.join(dataDir, 'secret.txt'), PLANTED);
+  await writeFile(path.join(dataDir, 'final', 'draft-announcement.txt'), PLANTED);
+  await writeFile(path.join(dataDir, 'circuits', 'scratch.circom'), `// ${PLANTED}`);
+  work = await mkdtemp(path.join(tmpdir(), 'publish-test-'));
+});
+
+after(async () => {
+  await releaseBn128();
+  await rm(dataDir, { recursive: true, force: true });
+  await rm(work, { recursive: true, force: true });
+});
+
+describe('publish to a folder', () => {
+  const out = () => path.join(work, 'published');
+
+  test('exactly the public files, checksums that verify, nothing planted', async () => {
+    const result = await runCli(['publish', dataDir, out()]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, new RegExp(`^published ${EXPECTED.length} files`));
+    assert.deepEqual(await listFiles(out()), EXPECTED);
+    await assertNothingPlanted(out());
+    await assertChecksumsVerify(out());
+    await assertNoLeftovers(work);
+  });
+
+  test('`ceremony audit OUT` passes on it', async () => {
+    const result = await runCli(['audit', out(), '--quiet']);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /^audit passed$/m);
+  });
+
+  test('an existing OUT is refused and left as it is, also an empty folder', async () => {
+    const before = await listFiles(out());
+    const again = await runCli(['publish', dataDir, out()]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^error \[publish\.out_exists\]: /m);
+    assert.deepEqual(await listFiles(out()), before);
+    const empty = path.join(work, 'empty');
+    await mkdir(empty);
+    assert.equal((await runCli(['publish', dataDir, empty])).code, 1);
+    assert.deepEqual(await readdir(empty), []);
+    await assertNoLeftovers(work);
+  });
+
+  test('a link that is not the file the transcript records is refused, and nothing is left behind', async () => {
+    const tampered = await copyCeremony(dataDir);
+    try {
+      const handle = await open(path.join(tampered, 'chains', 'treeUpdate', 'treeUpdate_0001.zkey'), 'r+');
+      await handle.write(Buffer.from([0xff]), 0, 1, 200);
+      await handle.close();
+      const target = path.join(work, 'tampered');
+      const result = await runCli(['publish', tampered, target]);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /^error \[chain\.file_hash_mismatch\]: chains\/treeUpdate\/treeUpdate_0001\.zkey is not the file the transcript records/m);
+      await assert.rejects(stat(target), { code: 'ENOENT' });
+      await assertNoLeftovers(work);
+    } finally {
+      await rm(tampered, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('publish to a tarball', () => {
+  test('one folder named after it, the same files; extracted, checksums verify and the audit passes', async () => {
+    const tarball = path.join(work, 'ceremony-public.tar.gz');
+    const result = await runCli(['publish', dataDir, tarball]);
+    assert.equal(result.code, 0, result.stderr);
+    const { stdout: listing } = await run('tar', ['-tzf', tarball]);
+    const entries = listing.trim().split('\n');
+    assert.ok(entries.every((e) => e.startsWith('ceremony-public/')), listing);
+    const extracted = path.join(work, 'extracted');
+    await mkdir(extracted);
+    await run('tar', ['-xzf', tarball, '-C', extracted]);
+    assert.deepEqual(await readdir(extracted), ['ceremony-public']);
+    const root = path.join(extracted, 'ceremony-public');
+    assert.deepEqual(await listFiles(root), EXPECTED);
+    await assertNothingPlanted(root);
+    await assertChecksumsVerify(root);
+    const report = await auditCeremony(root);
+    assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
+    assert.equal(report.finalised, true);
+
+    const again = await runCli(['publish', dataDir, tarball]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^error \[publish\.out_exists\]: /m);
+    await assertNoLeftovers(work);
+  });
+});
+
+describe('publish without the ptau', () => {
+  const out = () => path.join(work, 'without-ptau');
+
+  test('the ptau is left out and recorded (path, size, hashes, source)', async () => {
+    const result = await runCli(['publish', dataDir, out(), '--without-ptau', '--ptau-source', 'https://example.org/pot10.ptau']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(await listFiles(out()), [...EXPECTED.filter((f) => !f.startsWith('ptau/')), 'ptau-source.json'].sort());
+    const record = JSON.parse(await readFile(path.join(out(), 'ptau-source.json'), 'utf8'));
+    assert.equal(record.file, 'ptau/dev-pot10-insecure.ptau');
+    assert.equal(record.size, (await stat(ptauFile)).size);
+    assert.equal(record.source, 'https://example.org/pot10.ptau');
+    const { stdout } = await run('sha256sum', [ptauFile]);
+    assert.equal(record.sha256, stdout.split(' ')[0]);
+    await assertChecksumsVerify(out());
+  });
+
+  test('the audit says what is missing and where to get it', async () => {
+    const result = await runCli(['audit', out(), '--quiet']);
+    assert.equal(result.code, 1);
+    assert.match(result.stdout, /^inputs FAIL: \[chain\.file_missing\] the powers of tau \(ptau\/dev-pot10-insecure\.ptau, \d+ bytes\) was left out of this publication; download it from https:\/\/example\.org\/pot10\.ptau .*--ptau FILE$/m);
+  });
+
+  test('--ptau with another file is refused; with the recorded one the audit passes', async () => {
+    const wrong = await runCli(['audit', out(), '--quiet', '--ptau', path.join(out(), 'circuits', 'register.r1cs')]);
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stdout, /^inputs FAIL: \[chain\.file_hash_mismatch\] .* is not the powers of tau this publication records/m);
+    const right = await runCli(['audit', out(), '--quiet', '--ptau', ptauFile]);
+    assert.equal(right.code, 0, right.stdout + right.stderr);
+    assert.match(right.stdout, /^audit passed$/m);
+  });
+
+  test('--ptau-source without --without-ptau is a usage error', async () => {
+    const result = await runCli(['publish', dataDir, path.join(work, 'never'), '--ptau-source', 'https://example.org/x']);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /^error \[usage\.invalid_arguments\]: /m);
+  });
+});
