@@ -38,6 +38,8 @@ export interface StartOptions {
   tickIntervalMs?: number;
   /** Folder of the built browser app to serve at /. */
   webDir?: string;
+  /** Test network on loopback only: token of the coordinator sign-in link (server/auth/coordinator-link.ts). */
+  coordinatorLinkToken?: string;
 }
 
 export interface RunningCoordinator {
@@ -50,9 +52,10 @@ export interface RunningCoordinator {
   close(): Promise<void>;
 }
 
-/** The built browser app (`npm run build:web` → web/dist), or undefined when it has not been built. */
+/** The built browser app (`npm run build` → web/dist), or undefined when it has not been built. */
 export function builtWebDir(): string | undefined {
-  const dir = fileURLToPath(new URL('../web/dist/', import.meta.url));
+  // Compiled, this module is dist/server/start-coordinator.js: one folder deeper than its source.
+  const dir = fileURLToPath(new URL(import.meta.url.endsWith('.js') ? '../../web/dist/' : '../web/dist/', import.meta.url));
   return existsSync(`${dir}index.html`) ? dir : undefined;
 }
 
@@ -103,7 +106,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     log,
     webDir: options.webDir,
     auth: {
-      router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions }),
+      router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions, coordinatorLinkToken: options.coordinatorLinkToken }),
       sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),
       requireContributor,
       requireCoordinator,

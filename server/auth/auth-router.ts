@@ -11,6 +11,7 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../store/database.ts';
 import { SEMAPHORE_DEFAULTS, type AuthConfig } from './auth-config.ts';
 import { createCoordinatorSignInRouter } from './coordinator-sign-in.ts';
+import { assertCoordinatorLinkAllowed, createCoordinatorLinkRouter } from './coordinator-link.ts';
 import { assertDemoSignInAllowed, createDemoSignInRouter } from './demo-sign-in.ts';
 import { createGithubSignInRouter } from './github-sign-in.ts';
 import { requireCsrf } from './require-csrf.ts';
@@ -33,6 +34,8 @@ export interface AuthDeps {
   sessions?: SessionStore;
   /** To change the member list at run time (`updateGroupMembers`); made from config when absent. */
   semaphoreGroup?: SemaphoreGroup;
+  /** The test network's coordinator sign-in link token (`npm start`); absent = no link route. */
+  coordinatorLinkToken?: string;
 }
 
 /** Which sign-in methods this server offers (`GET /auth/methods`). */
@@ -46,6 +49,7 @@ export interface AuthMethods {
 export function createAuthRouter(deps: AuthDeps): Router {
   const { config, db, clock } = deps;
   if (config.demo.enabled) assertDemoSignInAllowed({ testNetwork: deps.testNetwork, host: deps.host });
+  if (deps.coordinatorLinkToken !== undefined) assertCoordinatorLinkAllowed({ testNetwork: deps.testNetwork, host: deps.host });
   const sessions = deps.sessions ?? new SessionStore(db, clock, config.sessionTtlMs);
   const secureCookies = config.secureCookies;
   const methods: AuthMethods = {
@@ -105,6 +109,7 @@ export function createAuthRouter(deps: AuthDeps): Router {
 
   router.use(createCoordinatorSignInRouter({ coordinatorToken: config.coordinatorToken, sessions, secureCookies }));
   router.use(createDemoSignInRouter({ enabled: config.demo.enabled, sessions, secureCookies }));
+  if (deps.coordinatorLinkToken !== undefined) router.use(createCoordinatorLinkRouter({ token: deps.coordinatorLinkToken, sessions, secureCookies }));
 
   const notConfigured = [...(methods.github ? [] : ['/github']), ...(methods.semaphore ? [] : ['/semaphore'])];
   if (notConfigured.length > 0) {
