@@ -44,8 +44,11 @@ function mustRun(command: string, args: string[], cwd: string, timeoutMs?: numbe
   return result.output;
 }
 
+/** Stops the whole group with SIGTERM: the coordinator shuts down by itself (exit 0 after npm/npx). */
 async function stopped(process: GroupProcess): Promise<void> {
-  await process.stop('SIGTERM');
+  const { code, signal } = await process.stop('SIGTERM');
+  assert.ok(code === 0 || signal === 'SIGTERM', `stopped with ${code ?? signal}:\n${process.output()}`);
+  assert.match(process.output(), /"message":"shutting down"/);
   assert.equal(groupAlive(process.child.pid!), false, 'a process of the group outlived the stop');
 }
 

@@ -74,8 +74,11 @@ export function startGroup(command: string, args: string[], options: { cwd: stri
       const timer = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), graceMs);
       const result = await exited;
       clearTimeout(timer);
-      // Whatever the leader forked and left behind goes with the group.
+      // Whatever the leader forked and left behind goes with the group; killed processes are
+      // gone once reaped, so wait for that rather than report a group that is dying.
       signalGroup(child.pid, 'SIGKILL');
+      const deadline = Date.now() + 10_000;
+      while (child.pid !== undefined && groupAlive(child.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       running.delete(group);
       return result;
     },
