@@ -2,7 +2,7 @@
  * Every `ceremony` sub-command, in the order `--help` lists them. Each entry names its module's
  * loader rather than importing it, so `ceremony --help` and every command load only the module of
  * the command that runs (the others pull in snarkjs, Express, BullMQ…). `summary` is what the
- * top-level `--help` lists; it matches the command's own description (tests/ops/compiled-cli.test.ts).
+ * top-level `--help` lists; it matches the command's own description (tests/cli.test.ts checks it).
  */
 import type { Command } from 'commander';
 

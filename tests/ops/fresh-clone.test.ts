@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rename, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -166,4 +166,28 @@ test('`npm start` prints a coordinator sign-in link that lands in the console; a
   await fresh.goto(second.link);
   await fresh.waitForSelector('#console-phase', { timeout: 30_000 });
   await stopped(second.process);
+});
+
+test('a dist/ older than the sources is never run: `ceremony` runs the sources and says so until `npm run build`', { timeout: 600_000 }, async () => {
+  const rebuildNothing = mustRun('npm', ['run', 'build'], clone);
+  assert.doesNotMatch(rebuildNothing, /built (web\/)?dist\//, 'a current build was rebuilt');
+  const usage = run('node', ['scripts/build.js', 'everything'], clone);
+  assert.equal(usage.status, 2);
+  assert.match(usage.output, /error \[usage\.invalid_arguments\]: unknown build part "everything"/);
+
+  // An edit after the build: a marker only the sources print.
+  const source = path.join(clone, 'cli', 'commands', 'index.ts');
+  const original = await readFile(source, 'utf8');
+  await writeFile(source, original.replace("summary: 'run the coordinator server", "summary: 'EDITED run the coordinator server"));
+  const stale = run('npx', ['--offline', 'ceremony', '--help'], clone);
+  assert.equal(stale.status, 0, stale.output);
+  assert.match(stale.output, /note: dist\/ is older than the sources; running the sources through tsx/);
+  assert.match(stale.output, /EDITED run the coordinator server/);
+
+  const rebuilt = mustRun('npm', ['run', 'build'], clone);
+  assert.match(rebuilt, /built dist\/ in/);
+  assert.doesNotMatch(rebuilt, /built web\/dist\//, 'the browser app did not change');
+  const current = run('npx', ['--offline', 'ceremony', '--help'], clone);
+  assert.doesNotMatch(current.output, /note: /);
+  assert.match(current.output, /EDITED run the coordinator server/, 'the rebuilt dist/ has the edit');
 });
