@@ -7,7 +7,7 @@
  * Exit codes: 0 success; 1 a refusal or failed check (the message names the code); 2 a usage
  * error (bad arguments, unreadable input files).
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help } from 'commander';
 import { isCoordinatorError } from '../core/errors.ts';
 import { COMMANDS, type CommandEntry } from './commands/index.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
@@ -27,7 +27,14 @@ async function buildProgram(selected: CommandEntry | undefined): Promise<Command
   const program = new Command('ceremony')
     .description('Groth16 Phase 2 ceremony coordinator: zkey chains, verification, finalisation, delta manifest, audit')
     .showHelpAfterError('(run with --help for usage)')
-    .exitOverride();
+    .exitOverride()
+    // A command not loaded has no options or arguments to list: its entry says what they are.
+    .configureHelp({
+      subcommandTerm: (command) => {
+        const entry = COMMANDS.find((e) => e.name === command.name());
+        return entry ? `${entry.name} ${entry.usage}`.trim() : new Help().subcommandTerm(command);
+      },
+    });
   for (const entry of COMMANDS) {
     const command = entry === selected ? (await entry.load())() : new Command(entry.name).description(entry.summary);
     program.addCommand(command.exitOverride());

@@ -21,7 +21,8 @@ export const PARTS = {
   web: {
     out: 'web/dist',
     stamp: 'web/dist/.build-stamp',
-    sources: ['web', 'vite.config.ts'],
+    // Not the whole web/ folder: its own mtime changes whenever web/dist is replaced.
+    sources: ['web/src', 'web/index.html', 'web/ceremony', 'web/console', 'web/tsconfig.json', 'vite.config.ts'],
   },
 };
 

@@ -1,6 +1,7 @@
 /** The `ceremony` command lists every sub-command, each has --help, and usage errors exit 2. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Help } from 'commander';
 import { runCli } from './helpers/run-cli.ts';
 import { COMMANDS } from '../cli/commands/index.ts';
 
@@ -13,6 +14,7 @@ test('--help lists every command with a one-line description', async () => {
     // --help lists the summary without loading the module: it must say what the command says.
     assert.equal(command.name(), entry.name);
     assert.equal(entry.summary, command.description(), `${entry.name}: summary in cli/commands/index.ts differs from the command's description`);
+    assert.equal(`${entry.name} ${entry.usage}`.trim(), new Help().subcommandTerm(command), `${entry.name}: usage in cli/commands/index.ts differs from the command's`);
     assert.match(result.stdout, new RegExp(`^  ${command.name()}\\b`, 'm'), `${command.name()} missing from --help`);
   }
 });

@@ -70,15 +70,17 @@ export function startGroup(command: string, args: string[], options: { cwd: stri
       });
     },
     async stop(signal = 'SIGTERM', graceMs = 15_000) {
-      signalGroup(child.pid, signal);
-      const timer = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), graceMs);
+      const pid = child.pid;
+      signalGroup(pid, signal);
+      // The leader (npm, npx) may exit before what it started has finished shutting down: wait for
+      // the whole group, and kill what is left after the grace period.
+      const deadline = Date.now() + graceMs;
       const result = await exited;
-      clearTimeout(timer);
-      // Whatever the leader forked and left behind goes with the group; killed processes are
-      // gone once reaped, so wait for that rather than report a group that is dying.
-      signalGroup(child.pid, 'SIGKILL');
-      const deadline = Date.now() + 10_000;
-      while (child.pid !== undefined && groupAlive(child.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while (pid !== undefined && groupAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      signalGroup(pid, 'SIGKILL');
+      // Killed processes are gone once reaped.
+      const reaped = Date.now() + 10_000;
+      while (pid !== undefined && groupAlive(pid) && Date.now() < reaped) await new Promise((r) => setTimeout(r, 50));
       running.delete(group);
       return result;
     },
