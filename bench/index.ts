@@ -8,8 +8,10 @@
  *  3. lobby         bench/lobby-load.ts: 10,000 waiting contributors polling every 10 s
  *  4. contribution  bench/browser-contribution.ts: a contribution on a 2^P key with snarkjs in Node
  *                   (CLI and API) vs the browser app's Web Worker in headless Chromium
+ *  5. startup       bench/startup.ts: `ceremony --help`, verify-link and `ceremony serve` start-up,
+ *                   compiled (dist/) vs the sources through tsx
  *
- * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution] [--powers 14,16] [--terms K]
+ * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup] [--powers 14,16] [--terms K]
  *                           [--transfer-power 16] [--contributors 10000] [--seconds 25]
  *                           [--contribution-power 16]
  */
@@ -21,8 +23,9 @@ import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { printTransfer, runServerTransfer } from './server-transfer.ts';
 import { printLobby, runLobbyLoad } from './lobby-load.ts';
 import { printBrowserContribution, runBrowserContribution } from './browser-contribution.ts';
+import { printStartup, runStartup } from './startup.ts';
 
-const BENCHES = ['verify', 'transfer', 'lobby', 'contribution'] as const;
+const BENCHES = ['verify', 'transfer', 'lobby', 'contribution', 'startup'] as const;
 const { values } = parseArgs({
   options: {
     only: { type: 'string', default: BENCHES.join(',') },
@@ -54,5 +57,8 @@ if (selected.has('lobby')) {
 if (selected.has('contribution')) {
   const power = Number(values['contribution-power']);
   printBrowserContribution(power, await runBrowserContribution(power, 1));
+}
+if (selected.has('startup')) {
+  printStartup(await runStartup(5), 5);
 }
 await releaseBn128();

@@ -1,7 +1,20 @@
 #!/usr/bin/env node
-// Entry point of the `ceremony` command. The sources are TypeScript run through tsx, so an
-// `npm ci` is all a fresh machine needs before `npx ceremony --help` works.
-import { register } from 'tsx/esm/api';
+// Entry point of the `ceremony` command. It runs the compiled app (dist/, built by `npm install`,
+// `npm start`, `npm test` or `npm run build`) with plain Node. In a checkout whose sources changed
+// since the last build, the compiled code would be old code: then it runs the TypeScript sources
+// through tsx instead, and says so, so nobody debugs yesterday's build.
+import { buildState } from '../scripts/build-state.js';
 
-register();
-await import('../cli/main.ts');
+const state = buildState('dist');
+if (state === 'current' || state === 'no-sources') {
+  await import('../dist/cli/main.js');
+} else {
+  process.stderr.write(
+    state === 'stale'
+      ? 'note: dist/ is older than the sources; running the sources through tsx (slower start; `npm run build` compiles them)\n'
+      : 'note: the app is not compiled; running the sources through tsx (slower start; `npm run build` compiles them)\n',
+  );
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../cli/main.ts');
+}

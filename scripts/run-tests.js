@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm test`: prepares the shared fixtures once (so parallel test files do not all build them),
-// builds the web app (web/dist) when browser tests are among the files, then runs every
+// builds what is stale (dist/ and web/dist, scripts/build.js), then runs every
 // tests/**/*.test.ts with node's test runner through tsx (tests/browser/ last, one at a time).
 // Pass file paths to run only those: `npm test -- tests/core/init.test.ts`.
 import { spawnSync } from 'node:child_process';
@@ -22,11 +22,10 @@ if (prepare.status !== 0) process.exit(prepare.status ?? 1);
 const isBrowserTest = (file) => path.normalize(file).startsWith(path.join('tests', 'browser') + path.sep);
 const browserFiles = files.filter(isBrowserTest);
 const otherFiles = files.filter((file) => !isBrowserTest(file));
-// The browser tests drive the built app: build it once (web/dist, git-ignored) before they start.
-if (browserFiles.length > 0) {
-  const build = spawnSync(node, ['node_modules/vite/bin/vite.js', 'build'], { stdio: 'inherit' });
-  if (build.status !== 0) process.exit(build.status ?? 1);
-}
+// The tests run the compiled app (bin/ceremony.js → dist/) and the built browser app (web/dist):
+// build whatever is older than its sources first (a no-op when both are current).
+const build = spawnSync(node, ['scripts/build.js'], { stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
 const runTests = (list, concurrency) =>
   spawnSync(node, ['--import', 'tsx', '--import', './tests/setup.mjs', '--test', `--test-concurrency=${concurrency}`, ...list], { stdio: 'inherit' }).status ?? 1;
 let status = otherFiles.length > 0 ? runTests(otherFiles, 2) : 0;

@@ -42,6 +42,8 @@ export interface StartOptions {
   tickIntervalMs?: number;
   /** Folder of the built browser app to serve at /. */
   webDir?: string;
+  /** Test network on loopback only: token of the coordinator sign-in link (server/auth/coordinator-link.ts). */
+  coordinatorLinkToken?: string;
 }
 
 export interface RunningCoordinator {
@@ -55,9 +57,10 @@ export interface RunningCoordinator {
   close(): Promise<void>;
 }
 
-/** The built browser app (`npm run build:web` → web/dist), or undefined when it has not been built. */
+/** The built browser app (`npm run build` → web/dist), or undefined when it has not been built. */
 export function builtWebDir(): string | undefined {
-  const dir = fileURLToPath(new URL('../web/dist/', import.meta.url));
+  // Compiled, this module is dist/server/start-coordinator.js: one folder deeper than its source.
+  const dir = fileURLToPath(new URL(import.meta.url.endsWith('.js') ? '../../web/dist/' : '../web/dist/', import.meta.url));
   return existsSync(`${dir}index.html`) ? dir : undefined;
 }
 
@@ -119,7 +122,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     trustProxy: serverConfig.trustProxy,
     metrics: { collector: metrics, token: serverConfig.metricsToken },
     auth: {
-      router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions, rateLimits }),
+      router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions, rateLimits, coordinatorLinkToken: options.coordinatorLinkToken }),
       sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),
       requireContributor,
       requireCoordinator,

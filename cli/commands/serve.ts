@@ -1,4 +1,6 @@
+/** `ceremony serve`: the coordinator server (server/start-coordinator.ts) with the built browser app. */
 import { Command } from 'commander';
+import { CoordinatorError } from '../../core/errors.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { builtWebDir, startCoordinator, jsonLog } from '../../server/start-coordinator.ts';
 
@@ -25,7 +27,12 @@ export function serveCommand(): Command {
         HOST: options.host,
         OPEN_ON_START: options.open ? 'true' : undefined,
       });
-      const coordinator = await startCoordinator(config, { webDir: builtWebDir() });
+      // Without the app, /, /ceremony/ and /console/ would answer Express's bare "Cannot GET".
+      const webDir = builtWebDir();
+      if (webDir === undefined) {
+        throw new CoordinatorError('config.invalid', 'the browser app is not built (web/dist is missing); run `npm run build` in the project folder, then start again');
+      }
+      const coordinator = await startCoordinator(config, { webDir });
       process.stdout.write(`coordinator listening on ${coordinator.url}\n`);
       await new Promise<void>((resolve) => {
         const stop = (signal: string): void => {

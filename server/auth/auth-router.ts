@@ -11,6 +11,7 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../store/database.ts';
 import { SEMAPHORE_DEFAULTS, type AuthConfig } from './auth-config.ts';
 import { createCoordinatorSignInRouter } from './coordinator-sign-in.ts';
+import { assertCoordinatorLinkAllowed, createCoordinatorLinkRouter } from './coordinator-link.ts';
 import { assertDemoSignInAllowed, createDemoSignInRouter } from './demo-sign-in.ts';
 import { createGithubSignInRouter } from './github-sign-in.ts';
 import type { RateLimits } from '../http/rate-limits.ts';
@@ -36,6 +37,8 @@ export interface AuthDeps {
   semaphoreGroup?: SemaphoreGroup;
   /** Rate limits of the sign-in routes and of challenge creation; none when absent. */
   rateLimits?: Pick<RateLimits, 'signIn' | 'challenge'>;
+  /** The test network's coordinator sign-in link token (`npm start`); absent = no link route. */
+  coordinatorLinkToken?: string;
 }
 
 /** Which sign-in methods this server offers (`GET /auth/methods`). */
@@ -49,6 +52,7 @@ export interface AuthMethods {
 export function createAuthRouter(deps: AuthDeps): Router {
   const { config, db, clock } = deps;
   if (config.demo.enabled) assertDemoSignInAllowed({ testNetwork: deps.testNetwork, host: deps.host });
+  if (deps.coordinatorLinkToken !== undefined) assertCoordinatorLinkAllowed({ testNetwork: deps.testNetwork, host: deps.host });
   const sessions = deps.sessions ?? new SessionStore(db, clock, config.sessionTtlMs, config);
   const secureCookies = config.secureCookies;
   const methods: AuthMethods = {
@@ -115,6 +119,7 @@ export function createAuthRouter(deps: AuthDeps): Router {
 
   router.use(createCoordinatorSignInRouter({ coordinatorToken: config.coordinatorToken, sessions, secureCookies }));
   router.use(createDemoSignInRouter({ enabled: config.demo.enabled, sessions, secureCookies }));
+  if (deps.coordinatorLinkToken !== undefined) router.use(createCoordinatorLinkRouter({ token: deps.coordinatorLinkToken, sessions, secureCookies }));
 
   const notConfigured = [...(methods.github ? [] : ['/github']), ...(methods.semaphore ? [] : ['/semaphore'])];
   if (notConfigured.length > 0) {

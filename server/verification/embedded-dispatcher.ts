@@ -34,7 +34,11 @@ export interface EmbeddedDispatcherOptions {
   onVerifierReady?: (pid: number) => void;
 }
 
-const VERIFIER_ENTRY = fileURLToPath(new URL('../../worker/embedded-verifier-entry.js', import.meta.url));
+// Compiled (dist/), the verifier's own compiled module runs with plain Node; from the sources, an
+// entry that registers tsx first (whatever loader this process used).
+const VERIFIER_ENTRY = fileURLToPath(
+  new URL(import.meta.url.endsWith('.js') ? '../../worker/embedded-verifier.js' : '../../worker/embedded-verifier-entry.js', import.meta.url),
+);
 
 interface Tracked {
   request: VerificationRequest;
@@ -112,8 +116,8 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
   };
 
   const startVerifier = (): ChildProcess => {
-    // No inherited execArgv: the entry registers TypeScript itself, and a parent's --inspect or
-    // test-runner flags would only get in the way.
+    // No inherited execArgv: the entry registers TypeScript itself if it needs it, and a parent's
+    // --inspect or test-runner flags would only get in the way.
     const child = fork(VERIFIER_ENTRY, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.on('message', (message) => onVerifierMessage(child, message as FromEmbeddedVerifier));
     child.once('error', (error) => onVerifierDeath(child, `the verifier process failed: ${error.message}`));

@@ -63,7 +63,7 @@ function renderSignIn(methods: AuthMethods, onSignedIn: (session: SessionView) =
     h('p', { class: 'lead' }, 'Sign in as a coordinator of this ceremony.'),
     methods.coordinatorToken ? form : null,
     methods.github ? h('p', {}, h('a', { class: 'button secondary', href: '/auth/github' }, 'Sign in with GitHub'), ' (coordinator accounts only)') : null,
-    !methods.coordinatorToken && !methods.github ? h('p', {}, 'No coordinator sign-in is configured (set COORDINATOR_TOKEN or COORDINATOR_GITHUB_IDS).') : null,
+    !methods.coordinatorToken && !methods.github ? h('p', {}, 'No coordinator sign-in is configured (set COORDINATOR_TOKEN or COORDINATOR_GITHUB_IDS). On a test network started with `npm start`, open the coordinator sign-in link it printed.') : null,
     feedback,
   );
 }

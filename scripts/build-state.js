@@ -1,0 +1,65 @@
+/**
+ * Whether the compiled app is up to date with its sources, for the build (scripts/build.js), the
+ * `ceremony` command (bin/ceremony.js) and `ceremony serve`. Plain JavaScript, no dependencies:
+ * bin/ runs it on every command before anything is compiled. A part is current when its stamp
+ * (written last by a successful build) is newer than every source file and folder (a folder's
+ * mtime changes when a file in it is added, removed or renamed).
+ */
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** What each part of the build is made from, its output folder and its stamp (repo-relative). */
+export const PARTS = {
+  dist: {
+    out: 'dist',
+    stamp: 'dist/.build-stamp',
+    sources: ['core', 'cli', 'server', 'worker', 'types', 'scripts/start-test-network.ts', 'tsconfig.json', 'tsconfig.build.json'],
+  },
+  web: {
+    out: 'web/dist',
+    stamp: 'web/dist/.build-stamp',
+    // Not the whole web/ folder: its own mtime changes whenever web/dist is replaced.
+    sources: ['web/src', 'web/index.html', 'web/ceremony', 'web/console', 'web/tsconfig.json', 'vite.config.ts'],
+  },
+};
+
+function mtimeOrUndefined(file) {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Newest mtime under `entry` (file or folder, recursively), skipping `skip` (absolute paths). */
+function newestMtime(entry, skip) {
+  if (skip.has(entry)) return 0;
+  let stats;
+  try {
+    stats = statSync(entry);
+  } catch {
+    return 0;
+  }
+  let newest = stats.mtimeMs;
+  if (stats.isDirectory()) {
+    for (const name of readdirSync(entry)) newest = Math.max(newest, newestMtime(path.join(entry, name), skip));
+  }
+  return newest;
+}
+
+/**
+ * 'current', 'stale' (built, but a source changed since), 'missing' (never built), or 'no-sources'
+ * (an installation without the TypeScript sources: whatever is built is what there is).
+ */
+export function buildState(part, root = REPO_ROOT) {
+  const spec = PARTS[part];
+  const stamp = mtimeOrUndefined(path.join(root, spec.stamp));
+  const sources = spec.sources.map((s) => path.join(root, s));
+  if (!sources.some((s) => mtimeOrUndefined(s) !== undefined)) return 'no-sources';
+  if (stamp === undefined) return 'missing';
+  const skip = new Set([path.join(root, spec.out)]);
+  return sources.some((s) => newestMtime(s, skip) > stamp) ? 'stale' : 'current';
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+/**
+ * `npm run build` (also run by `npm install` through `prepare`, by `npm start` and by `npm test`):
+ * compiles core/, cli/, server/, worker/ and the test-network start script to dist/ with tsc
+ * (tsconfig.build.json), and builds the browser app to web/dist with Vite. A part whose stamp is
+ * newer than all its sources is skipped, so running it again costs a few milliseconds.
+ *
+ *   node scripts/build.js [dist|web ...] [--force]
+ *
+ * dist/ is written to a temporary folder and renamed into place, so a failed or interrupted
+ * build never leaves a half-written dist/ that looks current.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { PARTS, REPO_ROOT, buildState } from './build-state.js';
+
+const args = process.argv.slice(2);
+const force = args.includes('--force');
+const unknown = args.filter((a) => a !== '--force' && !(a in PARTS));
+if (unknown.length > 0) {
+  process.stderr.write(`error [usage.invalid_arguments]: unknown build part ${unknown.map((a) => `"${a}"`).join(', ')} (expected: ${Object.keys(PARTS).join(', ')}, --force)\n`);
+  process.exit(2);
+}
+const parts = args.filter((a) => a in PARTS);
+const wanted = parts.length > 0 ? parts : Object.keys(PARTS);
+
+function tool(relative, name) {
+  const file = path.join(REPO_ROOT, 'node_modules', relative);
+  if (!existsSync(file)) {
+    process.stderr.write(`error [config.invalid]: ${name} is not installed; the build needs the dev dependencies (run \`npm install\`)\n`);
+    process.exit(1);
+  }
+  return file;
+}
+
+function run(file, argv) {
+  const result = spawnSync(process.execPath, [file, ...argv], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+const builders = {
+  dist() {
+    const tmp = path.join(REPO_ROOT, `dist.tmp-${process.pid}`);
+    try {
+      run(tool('typescript/bin/tsc', 'TypeScript'), ['-p', 'tsconfig.build.json', '--outDir', tmp]);
+      writeFileSync(path.join(tmp, '.build-stamp'), `${new Date().toISOString()}\n`);
+      rmSync(path.join(REPO_ROOT, 'dist'), { recursive: true, force: true });
+      renameSync(tmp, path.join(REPO_ROOT, 'dist'));
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  },
+  web() {
+    run(tool('vite/bin/vite.js', 'Vite'), ['build', '--logLevel', 'warn']);
+    writeFileSync(path.join(REPO_ROOT, PARTS.web.stamp), `${new Date().toISOString()}\n`);
+  },
+};
+
+for (const part of wanted) {
+  const state = buildState(part);
+  if (state === 'no-sources') continue;
+  if (!force && state === 'current') continue;
+  const started = Date.now();
+  builders[part]();
+  process.stderr.write(`built ${PARTS[part].out}/ in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+}
