@@ -12,7 +12,8 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { isCoordinatorError } from '../core/errors.ts';
-import { verifyLink } from '../core/verify/verify-link.ts';
+import { verifyLink, type LinkVerdict } from '../core/verify/verify-link.ts';
+import { circuitChallengeKey, linkChallengeSeed, readCachedCombination, writeCachedCombination, type LinkCombination } from '../core/verify/link-challenge.ts';
 import { isRefusalCode, type VerificationOutcome, type VerificationRequest } from '../server/verification/verification-job.ts';
 
 /** The outcomes a verification can decide; 'error' is for the queue to give after its retries. */
@@ -30,6 +31,13 @@ const verificationRequestSchema = z.object({
   headZkeyPath: absolutePath,
   ptauPath: absolutePath,
   candidatePath: absolutePath,
+  challenge: z
+    .object({
+      stateDir: absolutePath,
+      headFileHash: z.string().regex(/^[0-9a-f]{32,128}$/),
+      candidateFileHash: z.string().regex(/^[0-9a-f]{32,128}$/),
+    })
+    .optional(),
 });
 
 /** Checks data that crossed a process boundary (a job from Redis, a thread message). */
@@ -41,6 +49,25 @@ export function parseVerificationRequest(data: unknown): VerificationRequest {
   return parsed.data;
 }
 
+async function verifyWithChallenge(request: VerificationRequest): Promise<LinkVerdict> {
+  const { challenge } = request;
+  if (!challenge) return verifyLink(request.headZkeyPath, request.candidatePath);
+  const key = circuitChallengeKey(await linkChallengeSeed(challenge.stateDir), request.circuit);
+  const head = await readCachedCombination(challenge.stateDir, key, challenge.headFileHash);
+  const link = await verifyLink(request.headZkeyPath, request.candidatePath, { challenge: head ? { key, head } : { key } });
+  // Before the verdict leaves: the next verification on this circuit has this candidate as head.
+  // A cache that cannot be written only costs that verification its second MSM.
+  // The head's too when it had to be computed (after a restart, or for contribution 0).
+  const entries: Array<[string, LinkCombination]> = [[challenge.candidateFileHash, link.combination]];
+  if (link.headCombination) entries.push([challenge.headFileHash, link.headCombination]);
+  for (const [fileHash, combination] of entries) {
+    await writeCachedCombination(challenge.stateDir, key, fileHash, combination).catch((error: NodeJS.ErrnoException) => {
+      process.stderr.write(`verifier: could not cache a link combination (${error.code ?? error.name})\n`);
+    });
+  }
+  return link;
+}
+
 /**
  * Verifies the candidate of `request` against its head. Resolves with 'valid' or 'invalid';
  * rejects (with the original error) when the verification could not be carried out, which a
@@ -49,7 +76,7 @@ export function parseVerificationRequest(data: unknown): VerificationRequest {
 export async function verifyRequest(request: VerificationRequest): Promise<DecidedOutcome> {
   const { contributionId } = request;
   try {
-    const link = await verifyLink(request.headZkeyPath, request.candidatePath);
+    const link = await verifyWithChallenge(request);
     return link.recordedName === undefined
       ? { contributionId, status: 'valid', contributionHash: link.contributionHash }
       : { contributionId, status: 'valid', contributionHash: link.contributionHash, recordedName: link.recordedName };
