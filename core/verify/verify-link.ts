@@ -25,8 +25,8 @@
  * assumed indistinguishable from random) and independent of everything an adversary sees, except
  * through verdicts. Take any adversary who submits candidates one after another (as many
  * identities as it likes). Until a cheating L or H first passes, every verdict is one it can
- * predict itself: an honest L‖H is accepted, a cheating one refused, and every other refusal is
- * decided before any scalar is used. So its k-th candidate is a function of its own coins and of
+ * predict itself: an honest L‖H is accepted, a cheating one refused, and every other refusal
+ * (structure, proofs of knowledge, points off the curve) does not depend on the scalars. So its k-th candidate is a function of its own coins and of
  * verdicts it knew in advance: the sequence of its attempts is fixed before the key matters. For each such
  * attempt with a cheating L or H (some d_i ≠ 0, see LINK_SCALAR_BYTES), the check passes for at
  * most a 2^-64 fraction of the keys; a union bound over q attempts gives success ≤ q/2^64, and
@@ -34,10 +34,10 @@
  * kind). Refusals therefore leak nothing useful: a refused attempt only tells the adversary what
  * it expected. What must stay private is the key itself and anything computed from it (the cached
  * combinations live next to it in state/, never in a response, a log or a published file). The
- * MSM's running time is not constant in the scalars, but the same scalars are used for every
- * attempt, so it tells an adversary at most a few bits about the key's zero windows; every bit
- * known would at most double the bound above. With fresh randomness per check (the CLI) the bound
- * is 2^-64 per check.
+ * MSM's running time depends on the scalars only through which bucket windows are zero, summed
+ * over hundreds of thousands of scalars and drowned in I/O and scheduling noise; should an
+ * adversary still learn b bits about the key, the bound becomes q·2^b/2^64. With fresh
+ * randomness per check (the CLI) the bound is 2^-64 per check.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
