@@ -24,16 +24,8 @@ import { hashFile } from '../core/crypto/file-hash.ts';
 import { isCoordinatorError, type ErrorCode } from '../core/errors.ts';
 import { openCeremony } from '../core/ceremony/open-ceremony.ts';
 import { LINK_SCALAR_BYTES, verifyLink } from '../core/verify/verify-link.ts';
-import {
-  CHALLENGE_SEED_FILE,
-  challengeScalars,
-  circuitChallengeKey,
-  LINK_CACHE_DIR,
-  readCachedCombination,
-  stateDirFor,
-  writeCachedCombination,
-  type LinkCombination,
-} from '../core/verify/link-challenge.ts';
+import { CHALLENGE_SEED_FILE, challengeScalars, circuitChallengeKey, stateDirFor } from '../core/verify/link-challenge.ts';
+import { LINK_CACHE_DIR, readCachedCombination, writeCachedCombination, type LinkCombination } from '../core/verify/link-combination-cache.ts';
 import { SECTION } from '../core/zkey/zkey-file.ts';
 import { verifyRequest } from '../worker/verify-request.ts';
 import type { VerificationRequest } from '../server/verification/verification-job.ts';

@@ -13,7 +13,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { isCoordinatorError } from '../core/errors.ts';
 import { verifyLink, type LinkVerdict } from '../core/verify/verify-link.ts';
-import { circuitChallengeKey, linkChallengeSeed, readCachedCombination, writeCachedCombination, type LinkCombination } from '../core/verify/link-challenge.ts';
+import { circuitChallengeKey, linkChallengeSeed } from '../core/verify/link-challenge.ts';
+import { readCachedCombination, writeCachedCombination, type LinkCombination } from '../core/verify/link-combination-cache.ts';
 import { isRefusalCode, type VerificationOutcome, type VerificationRequest } from '../server/verification/verification-job.ts';
 
 /** The outcomes a verification can decide; 'error' is for the queue to give after its retries. */

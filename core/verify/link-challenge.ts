@@ -1,14 +1,13 @@
 /**
- * The coordinator's secret challenge for link verification, and the cache it makes possible.
- * Owns the seed file in the data folder's private state/ (created once, mode 0600), the key each
- * circuit derives from it, the scalar stream that key defines, and the cache of verified
- * candidates' random combinations of L and H (state/link-cache/, one small MAC'd file per file
- * hash). verify-link.ts says why fixed secret scalars are sound; this module keeps them secret.
+ * The coordinator's secret challenge for link verification: the seed file in the data folder's
+ * private state/ (created once, mode 0600), the key each circuit derives from it, and the scalar
+ * stream that key defines. verify-link.ts says why fixed secret scalars are sound; this module
+ * keeps them secret (link-combination-cache.ts keeps what is computed with them).
  *
- * Nothing here ever puts the seed, a key or a cached combination into an error message or a log.
+ * Nothing here ever puts the seed or a key into an error message or a log.
  */
-import { createCipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { link, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { createCipheriv, createHmac, randomBytes } from 'node:crypto';
+import { link, mkdir, open, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDirectory, tempPathFor } from '../fs/atomic-write.ts';
 
@@ -18,13 +17,7 @@ export function stateDirFor(dataDir: string): string {
 }
 
 export const CHALLENGE_SEED_FILE = 'link-challenge.seed';
-export const LINK_CACHE_DIR = 'link-cache';
 const SEED_BYTES = 32;
-const G1_BYTES = 64;
-const CACHE_VERSION = 1;
-const CACHE_ENTRY_BYTES = 1 + 2 * G1_BYTES + 32;
-/** File hashes as the transcript records them (hex); anything else never names a cache file. */
-const FILE_HASH = /^[0-9a-f]{32,128}$/;
 
 class ChallengeStateError extends Error {}
 
@@ -34,7 +27,7 @@ class ChallengeStateError extends Error {}
  * fails if another got there first; everyone then reads the one that won.
  */
 /** Writes a private (0600) file to a temporary name; the caller links or renames it into place. */
-async function writePrivateTemp(target: string, contents: Uint8Array): Promise<string> {
+export async function writePrivateTemp(target: string, contents: Uint8Array): Promise<string> {
   const temp = tempPathFor(target);
   const handle = await open(temp, 'wx', 0o600);
   try {
@@ -106,47 +99,4 @@ export function challengeScalars(key: Uint8Array, section: number, first: number
   const stream = cipher.update(Buffer.alloc(skip + count * bytesPerScalar));
   // A plain Uint8Array with its own buffer: ffjavascript posts slices of it to its workers.
   return new Uint8Array(stream.subarray(skip));
-}
-
-/** Σ r_i·P_i over a file's L and over its H, each a G1 point as 64 bytes (ffjavascript's affine LEM). */
-export interface LinkCombination {
-  l: Uint8Array;
-  h: Uint8Array;
-}
-
-function entryMac(key: Uint8Array, fileHash: string, combination: LinkCombination): Buffer {
-  return createHmac('sha256', key).update(`link combination v${CACHE_VERSION}\0${fileHash}\0`).update(combination.l).update(combination.h).digest();
-}
-
-function cachePath(stateDir: string, fileHash: string): string {
-  return path.join(stateDir, LINK_CACHE_DIR, `${fileHash}.bin`);
-}
-
-/**
- * The cached combination of the file with this hash under this circuit key, or undefined when
- * there is none or it does not authenticate (another circuit's, another seed's, damaged): the
- * caller then computes it again, so the cache can only save work, never change a verdict.
- */
-export async function readCachedCombination(stateDir: string, key: Uint8Array, fileHash: string): Promise<LinkCombination | undefined> {
-  if (!FILE_HASH.test(fileHash)) return undefined;
-  const bytes = await readFile(cachePath(stateDir, fileHash)).catch(() => undefined);
-  if (!bytes || bytes.length !== CACHE_ENTRY_BYTES || bytes[0] !== CACHE_VERSION) return undefined;
-  const combination = { l: new Uint8Array(bytes.subarray(1, 1 + G1_BYTES)), h: new Uint8Array(bytes.subarray(1 + G1_BYTES, 1 + 2 * G1_BYTES)) };
-  const mac = bytes.subarray(1 + 2 * G1_BYTES);
-  return timingSafeEqual(mac, entryMac(key, fileHash, combination)) ? combination : undefined;
-}
-
-/** Records a verified file's combination (crash-safe: temporary file and rename, mode 0600). */
-export async function writeCachedCombination(stateDir: string, key: Uint8Array, fileHash: string, combination: LinkCombination): Promise<void> {
-  if (!FILE_HASH.test(fileHash)) throw new ChallengeStateError('a link combination can only be cached under a file hash');
-  if (combination.l.length !== G1_BYTES || combination.h.length !== G1_BYTES) throw new ChallengeStateError('a link combination is two G1 points');
-  const entry = Buffer.concat([Buffer.from([CACHE_VERSION]), combination.l, combination.h, entryMac(key, fileHash, combination)]);
-  const target = cachePath(stateDir, fileHash);
-  await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
-  const temp = await writePrivateTemp(target, entry);
-  try {
-    await rename(temp, target);
-  } finally {
-    await rm(temp, { force: true });
-  }
 }

@@ -48,7 +48,8 @@ import { contributionHash } from '../zkey/contribution-hash.ts';
 import { CONTRIBUTION_TYPE, readZkeyInfo, SECTION, type ContributionRecord, type ZkeyInfo } from '../zkey/zkey-file.ts';
 import { checkLinkStructure, type LinkExpectation } from './check-link-structure.ts';
 import type { VerifiedLink } from './verify-contribution.ts';
-import { challengeScalars, type LinkCombination } from './link-challenge.ts';
+import { challengeScalars } from './link-challenge.ts';
+import type { LinkCombination } from './link-combination-cache.ts';
 
 export interface VerifyLinkOptions {
   /** Kind of record NEXT must add. Default: a random (non-beacon) contribution. */

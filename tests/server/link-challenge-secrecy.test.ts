@@ -17,7 +17,8 @@ import { ContributorClient } from '../helpers/contributor-client.ts';
 import { G1, sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
-import { CHALLENGE_SEED_FILE, circuitChallengeKey, LINK_CACHE_DIR, stateDirFor } from '../../core/verify/link-challenge.ts';
+import { CHALLENGE_SEED_FILE, circuitChallengeKey, stateDirFor } from '../../core/verify/link-challenge.ts';
+import { LINK_CACHE_DIR } from '../../core/verify/link-combination-cache.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 
 interface Served {
