@@ -80,8 +80,12 @@ export interface LinkVerdict extends VerifiedLink {
  */
 export const LINK_SCALAR_BYTES = 8;
 
-/** Points per streamed chunk (4 MiB of bases per file). */
-const CHUNK_POINTS = 1 << 16;
+/**
+ * Points per streamed chunk (8 MiB of bases per file). ffjavascript sums 2^13 buckets per 13-bit
+ * window of each MSM call whatever its size: at 2^16 points that is a quarter of the work of the
+ * points themselves, at 2^17 an eighth (measured about 20% faster per section at 2^18).
+ */
+const CHUNK_POINTS = 1 << 17;
 const N8 = 32;
 const G1_SIZE = 2 * N8;
 const BN128_Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
@@ -302,10 +306,16 @@ async function randomCombination(curve: Curve, prev: ZkeyInfo, next: ZkeyInfo, i
     for (let first = 0; pending; first += CHUNK_POINTS) {
       const [prevBases, nextBases] = await pending;
       pending = first + CHUNK_POINTS < count ? read(first + CHUNK_POINTS) : undefined;
-      const bad = firstPointOffCurve(curve, nextBases);
-      if (bad >= 0) refuse('contribution.point_not_on_curve', `point ${first + bad} of the ${name} section is not a point of the curve`);
       const scalars = scalarsFor(id, first, nextBases.length / G1_SIZE);
-      const [rPrev, rNext] = await Promise.all([prevBases ? multiExp(curve, prevBases, scalars) : undefined, multiExp(curve, nextBases, scalars)]);
+      // The MSMs run on ffjavascript's worker threads while this thread checks the same points
+      // are on the curve; a refusal waits for them (their sums are then simply dropped).
+      const sums = Promise.all([prevBases ? multiExp(curve, prevBases, scalars) : undefined, multiExp(curve, nextBases, scalars)]);
+      const bad = firstPointOffCurve(curve, nextBases);
+      if (bad >= 0) {
+        await sums.catch(() => undefined);
+        refuse('contribution.point_not_on_curve', `point ${first + bad} of the ${name} section is not a point of the curve`);
+      }
+      const [rPrev, rNext] = await sums;
       if (rPrev) prevSum = G1.add(prevSum, rPrev);
       nextSum = G1.add(nextSum, rNext);
     }
