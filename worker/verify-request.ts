@@ -56,9 +56,9 @@ async function verifyWithChallenge(request: VerificationRequest): Promise<LinkVe
   const key = circuitChallengeKey(await linkChallengeSeed(challenge.stateDir), request.circuit);
   const head = await readCachedCombination(challenge.stateDir, key, challenge.headFileHash);
   const link = await verifyLink(request.headZkeyPath, request.candidatePath, { challenge: head ? { key, head } : { key } });
-  // Before the verdict leaves: the next verification on this circuit has this candidate as head.
-  // A cache that cannot be written only costs that verification its second MSM.
-  // The head's too when it had to be computed (after a restart, or for contribution 0).
+  // Cached before the verdict leaves, since the next verification on this circuit has this
+  // candidate as head; the head's too when it had to be computed (after a restart, or for
+  // contribution 0). A cache that cannot be written only costs a later verification its second MSM.
   const entries: Array<[string, LinkCombination]> = [[challenge.candidateFileHash, link.combination]];
   if (link.headCombination) entries.push([challenge.headFileHash, link.headCombination]);
   for (const [fileHash, combination] of entries) {
