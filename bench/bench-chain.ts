@@ -13,6 +13,7 @@ import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as snarkjs from 'snarkjs';
+import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { devPtau, FIXTURE_CACHE } from '../tests/fixtures/ceremony-fixture.ts';
 import { BENCH_PUBLIC_INPUTS, circuitName, generateMultiplicationCircuit, generateRealShapedCircuit } from './generate-circuit.ts';
 
@@ -153,4 +154,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
     if (r1csOnly) process.stdout.write(`${await realShapedR1cs(name)}\n`);
   }
   if (!r1csOnly) for (const name of process.argv.slice(2)) process.stdout.write(`${JSON.stringify(await realShapedChain(name))}\n`);
+  // snarkjs's curve keeps its worker threads (and so this process) alive until released.
+  await releaseBn128();
 }
