@@ -1,10 +1,13 @@
 /**
  * `npm run bench`: the benchmarks, one after another (never two at once: they time CPU-bound
  * work), each printing its own table.
- *  1. verification  bench/verify-link.ts per power: verifyLink vs verifyFromInit vs snarkjs CLI,
- *                   with the MSM floor (child process per power)
- *  2. transfer      bench/server-transfer.ts: tus upload + download of a 2^P key, coordinator RSS,
- *                   upload complete → new head minus verification
+ *  1. verification  bench/verify-link.ts per power and per real-shaped circuit (--circuits):
+ *                   the MSM floor, verify-link as a CLI process and warm (two MSMs, and one with
+ *                   the head cached as in the coordinator), verifyFromInit, snarkjs zkey verify
+ *                   (child process per table)
+ *  2. transfer      bench/server-transfer.ts: tus upload + download of a 2^P key (or of a
+ *                   real-shaped one: --transfer-circuit rs18), coordinator RSS, upload complete →
+ *                   verdict for a first (uncached) and a second (cached, one MSM) link
  *  3. lobby         bench/lobby-load.ts: 10,000 waiting contributors polling every 10 s
  *  4. contribution  bench/browser-contribution.ts: a contribution on a 2^P key with snarkjs in Node
  *                   (CLI and API) vs the browser app's Web Worker in headless Chromium
@@ -12,7 +15,8 @@
  *                   compiled (dist/) vs the sources through tsx
  *
  * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup] [--powers 14,16] [--terms K]
- *                           [--transfer-power 16] [--contributors 10000] [--seconds 25]
+ *                           [--circuits rs17p64,rs18] [--runs N]
+ *                           [--transfer-power 16 | --transfer-circuit rs18] [--contributors 10000] [--seconds 25]
  *                           [--contribution-power 16]
  */
 import { spawnSync } from 'node:child_process';
@@ -21,6 +25,7 @@ import { parseArgs } from 'node:util';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { printTransfer, runServerTransfer } from './server-transfer.ts';
+import { isRealShapeName, REAL_SHAPE_NAMES } from './bench-chain.ts';
 import { printLobby, runLobbyLoad } from './lobby-load.ts';
 import { printBrowserContribution, runBrowserContribution } from './browser-contribution.ts';
 import { printStartup, runStartup } from './startup.ts';
@@ -31,6 +36,10 @@ const { values } = parseArgs({
     only: { type: 'string', default: BENCHES.join(',') },
     powers: { type: 'string', default: '14' },
     terms: { type: 'string', default: '1' },
+    /** Real-shaped circuits (bench-chain.ts REAL_SHAPES) verified after the powers; none by default (minutes to build). */
+    circuits: { type: 'string', default: '' },
+    runs: { type: 'string', default: '3' },
+    'transfer-circuit': { type: 'string' },
     'transfer-power': { type: 'string', default: '16' },
     contributors: { type: 'string', default: '10000' },
     seconds: { type: 'string', default: '25' },
@@ -43,13 +52,21 @@ for (const name of selected) if (!(BENCHES as readonly string[]).includes(name))
 if (selected.has('verify')) {
   for (const power of values.powers.split(',').map(Number)) {
     process.stdout.write(`\nverification at 2^${power}${values.terms === '1' ? '' : `, ${values.terms} terms per left factor`}\n`);
-    const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'verify-link.ts'), '--power', String(power), '--terms', values.terms], { cwd: REPO_ROOT, stdio: 'inherit' });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'verify-link.ts'), '--power', String(power), '--terms', values.terms, '--runs', values.runs], { cwd: REPO_ROOT, stdio: 'inherit' });
     if (run.status !== 0) throw new Error(`bench/verify-link.ts --power ${power} exited with ${run.status}`);
+  }
+  for (const circuit of values.circuits.split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (!isRealShapeName(circuit)) throw new Error(`--circuits: unknown circuit "${circuit}" (known: ${REAL_SHAPE_NAMES.join(', ')})`);
+    process.stdout.write(`\nverification of ${circuit} (real-shaped)\n`);
+    const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'verify-link.ts'), '--circuit', circuit, '--runs', values.runs], { cwd: REPO_ROOT, stdio: 'inherit' });
+    if (run.status !== 0) throw new Error(`bench/verify-link.ts --circuit ${circuit} exited with ${run.status}`);
   }
 }
 if (selected.has('transfer')) {
-  const power = Number(values['transfer-power']);
-  printTransfer(power, await runServerTransfer(power));
+  const circuit = values['transfer-circuit'];
+  if (circuit !== undefined && !isRealShapeName(circuit)) throw new Error(`--transfer-circuit: unknown circuit "${circuit}" (known: ${REAL_SHAPE_NAMES.join(', ')})`);
+  const target = circuit ?? Number(values['transfer-power']);
+  printTransfer(target, await runServerTransfer(target));
 }
 if (selected.has('lobby')) {
   printLobby(await runLobbyLoad(Number(values.contributors), Number(values.seconds), 10));

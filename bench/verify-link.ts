@@ -1,36 +1,47 @@
 /**
- * How close `ceremony verify-link` (verifyLink) comes to its floor, and what it saves over snarkjs.
- * On one chain link (contribution 2 on contribution 1) of a generated circuit of 2^P multiplication
- * constraints it times:
- *  - verifyLink(z1, z2)                          (no r1cs, no ptau)
- *  - snarkjs zKey.verifyFromInit(z0, ptau, z2)   (what `ceremony verify` runs)
- *  - npx snarkjs zkey verify r1cs ptau z2        (rebuilds the key from r1cs + ptau)
- *  - the MSM floor: two multiExpAffine over |L|+|H| points with LINK_SCALAR_BYTES scalars
- * and prints a table with each time as a multiple of verifyLink's. Fixtures (ptau of power P+1,
- * circuit, z0..z2) are cached under .fixture-cache/.
+ * How close link verification comes to its floor, and what it saves over snarkjs. On one chain
+ * link (contribution 2 on contribution 1) of a generated circuit of 2^P multiplication
+ * constraints (--power, --terms) or of a circuit shaped like the ceremony's (--circuit rs18 or
+ * rs17p64, see bench-chain.ts), it times in one run:
+ *  - the MSM floor: one multiExpAffine over |L|+|H| points with LINK_SCALAR_BYTES scalars (and two,
+ *    what a link costs without a cached head)
+ *  - `ceremony verify-link prev next`, the real CLI process (start-up, curve, two MSMs)
+ *  - verifyLink in a warm process (curve built): two MSMs with fresh scalars, as the CLI does; and
+ *    with the coordinator's circuit key and the head's combination cached, one MSM, as the
+ *    coordinator's verifiers do from the second link of a chain on
+ *  - snarkjs zKey.verifyFromInit(z0, ptau, z2) (what p0tion runs), and verifyContribution
+ *  - npx snarkjs zkey verify r1cs ptau z2 (rebuilds the key from r1cs + ptau)
+ * and prints a table with each time as a multiple of the warm two-MSM verifyLink's, then ratios.
+ * Fixtures are cached under CEREMONY_FIXTURE_CACHE.
  *
- * Usage: tsx bench/verify-link.ts [--power P (10..18, default 14)] [--terms K (default 1)] [--runs N (default 3)]
+ * Usage: tsx bench/verify-link.ts [--power P (10..18, default 14)] [--terms K (default 1)]
+ *                                 [--circuit rs18|rs17p64] [--runs N (default 3)]
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as snarkjs from 'snarkjs';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { LINK_SCALAR_BYTES, verifyLink } from '../core/verify/verify-link.ts';
+import { circuitChallengeKey } from '../core/verify/link-challenge.ts';
 import { verifyContribution } from '../core/verify/verify-contribution.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
 
 silenceSnarkjsHandleWarnings();
 import { readZkeyInfo, SECTION, type ZkeyInfo } from '../core/zkey/zkey-file.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
-import { benchChain, benchLog as log } from './bench-chain.ts';
+import { benchChain, benchLog as log, isRealShapeName, REAL_SHAPE_NAMES, realShapedChain, type BenchChain } from './bench-chain.ts';
 
-const { values } = parseArgs({ options: { power: { type: 'string', default: '14' }, terms: { type: 'string', default: '1' }, runs: { type: 'string', default: '3' } } });
+const { values } = parseArgs({
+  options: { power: { type: 'string', default: '14' }, terms: { type: 'string', default: '1' }, circuit: { type: 'string' }, runs: { type: 'string', default: '3' } },
+});
 const power = Number(values.power);
 const terms = Number(values.terms);
 const runs = Number(values.runs);
-if (!Number.isInteger(power) || power < 10 || power > 18) throw new Error(`--power must be an integer from 10 to 18, got ${values.power}`);
+if (values.circuit === undefined && (!Number.isInteger(power) || power < 10 || power > 18)) throw new Error(`--power must be an integer from 10 to 18, got ${values.power}`);
+if (values.circuit !== undefined && !isRealShapeName(values.circuit)) throw new Error(`--circuit must be one of ${REAL_SHAPE_NAMES.join(', ')}, got ${values.circuit}`);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
 
 const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -62,29 +73,41 @@ async function readLAndH(info: ZkeyInfo): Promise<Uint8Array> {
   return bytes;
 }
 
-function runSnarkjsCli(args: string[]): Promise<number> {
+function runProcess(command: string, args: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['snarkjs', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'ignore'] });
+    const child = spawn(command, args, { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'ignore'] });
     child.on('error', reject);
     child.on('close', (code) => resolve(code ?? -1));
   });
 }
+const runSnarkjsCli = (args: string[]): Promise<number> => runProcess('npx', ['snarkjs', ...args]);
+/** The real `ceremony verify-link`, as an auditor runs it: a fresh process each time. */
+async function runVerifyLinkCli(prev: string, next: string): Promise<void> {
+  const code = await runProcess(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'verify-link', prev, next]);
+  if (code !== 0) throw new Error(`ceremony verify-link exited with ${code}`);
+}
 
-const { r1cs, ptau, z0, z1, z2 } = await benchChain(power, terms);
+const chain: BenchChain = values.circuit !== undefined ? await realShapedChain(values.circuit) : await benchChain(power, terms);
+const { r1cs, ptau, z0, z1, z2 } = chain;
 const [prev, next] = await Promise.all([readZkeyInfo(z1), readZkeyInfo(z2)]);
 const points = (prev.sections.get(SECTION.l)!.size + prev.sections.get(SECTION.h)!.size) / 64;
 const curve = await getBn128();
 
 log('MSM floor');
 const [prevBases, nextBases] = await Promise.all([readLAndH(prev), readLAndH(next)]);
-const floorMs = await median(async () => {
-  const scalars = new Uint8Array(randomBytes(points * LINK_SCALAR_BYTES));
-  await Promise.all([curve.G1.multiExpAffine(prevBases, scalars), curve.G1.multiExpAffine(nextBases, scalars)]);
-}, runs);
+const scalars = new Uint8Array(randomBytes(points * LINK_SCALAR_BYTES));
+const floorMs = await median(() => curve.G1.multiExpAffine(nextBases, scalars), runs);
+const floor2Ms = await median(() => Promise.all([curve.G1.multiExpAffine(prevBases, scalars), curve.G1.multiExpAffine(nextBases, scalars)]), runs);
 
-log('verifyLink');
+log('verifyLink in a warm process: two MSMs (fresh scalars), one MSM (circuit key, head cached)');
 await verifyLink(z1, z2); // warm-up: curve and worker start-up are not part of the check
 const linkMs = await median(() => verifyLink(z1, z2), runs);
+const key = circuitChallengeKey(randomBytes(32), 'bench');
+const { combination: head } = await verifyLink(z0, z1, { challenge: { key } });
+const cachedMs = await median(() => verifyLink(z1, z2, { challenge: { key, head } }), runs);
+
+log('ceremony verify-link (CLI process)');
+const cliLinkMs = await median(() => runVerifyLinkCli(z1, z2), runs);
 
 log('snarkjs zKey.verifyFromInit');
 const fromInit = await timed(() => snarkjs.zKey.verifyFromInit(z0, ptau, z2, silent));
@@ -98,23 +121,29 @@ const cli = await timed(() => runSnarkjsCli(['zkey', 'verify', r1cs, ptau, z2]))
 if (cli.value !== 0) throw new Error(`npx snarkjs zkey verify exited with ${cli.value}`);
 
 const rows: Array<[string, number]> = [
-  [`MSM floor (2 × ${points} points, ${LINK_SCALAR_BYTES * 8}-bit scalars)`, floorMs],
-  ['verifyLink (ceremony verify-link)', linkMs],
+  [`MSM floor (1 × ${points} points, ${LINK_SCALAR_BYTES * 8}-bit scalars)`, floorMs],
+  [`MSM floor (2 × ${points} points)`, floor2Ms],
+  ['verify-link, warm, head cached (1 MSM: coordinator)', cachedMs],
+  ['verify-link, warm, two MSMs (verifyLink)', linkMs],
+  ['ceremony verify-link (CLI process)', cliLinkMs],
   ['snarkjs zKey.verifyFromInit', fromInit.ms],
   ['ceremony verify (verifyContribution)', ceremonyVerify.ms],
   ['npx snarkjs zkey verify (r1cs + ptau)', cli.ms],
 ];
 const width = Math.max(...rows.map(([name]) => name.length));
+const shape = values.circuit !== undefined ? `${values.circuit} (real-shaped, domain 2^${chain.power})` : `2^${power} constraints (${terms} term(s) per left factor)`;
 process.stdout.write(
-  `circuit: 2^${power} constraints (${terms} term(s) per left factor), ${prev.header.nVars} variables, |L| = ${prev.sections.get(SECTION.l)!.size / 64}, ` +
-    `|H| = ${prev.header.domainSize}; median of ${runs} for the first two rows, 1 run for the others\n`,
+  `circuit: ${shape}, ${prev.header.nVars} variables, ${prev.header.nPublic} public, |L| = ${prev.sections.get(SECTION.l)!.size / 64}, ` +
+    `|H| = ${prev.header.domainSize}; median of ${runs} for the first five rows, 1 run for the others\n`,
 );
 process.stdout.write(`${'check'.padEnd(width)}  ${'time (ms)'.padStart(10)}  ${'÷ verifyLink'.padStart(12)}\n`);
 for (const [name, ms] of rows) {
   process.stdout.write(`${name.padEnd(width)}  ${ms.toFixed(0).padStart(10)}  ${(ms / linkMs).toFixed(2).padStart(12)}\n`);
 }
+const x = (a: number, b: number): string => `${(a / b).toFixed(1)}×`;
 process.stdout.write(
-  `ratios against snarkjs's CLI (same run): ceremony verify ${(cli.ms / ceremonyVerify.ms).toFixed(1)}× faster, ` +
-    `verify-link ${(cli.ms / linkMs).toFixed(1)}× faster; verify-link vs verifyFromInit ${(fromInit.ms / linkMs).toFixed(1)}×\n`,
+  `ratios (same run): verifyFromInit ÷ CLI verify-link ${x(fromInit.ms, cliLinkMs)}, ÷ warm verify-link ${x(fromInit.ms, linkMs)}, ÷ cached ${x(fromInit.ms, cachedMs)}; ` +
+    `zkey verify ÷ CLI verify-link ${x(cli.ms, cliLinkMs)}, ÷ ceremony verify ${x(cli.ms, ceremonyVerify.ms)}; ` +
+    `cached ÷ 1-MSM floor ${(cachedMs / floorMs).toFixed(2)}, warm ÷ 2-MSM floor ${(linkMs / floor2Ms).toFixed(2)}, CLI start-up ≈ ${(cliLinkMs - linkMs).toFixed(0)} ms\n`,
 );
 await releaseBn128();

@@ -25,6 +25,7 @@ import type { ContributionRow, ContributionStore } from './contributions/contrib
 import type { ReceiptSigner } from './contributions/receipt-signer.ts';
 import type { Principal } from './auth/principal.ts';
 import type { VerificationDispatcher, VerificationOutcome, VerificationRequest } from './verification/verification-job.ts';
+import { stateDirFor } from '../core/verify/link-challenge.ts';
 
 export interface ServiceLog {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -142,12 +143,16 @@ export class CeremonyService {
       return created;
     })();
     this.deps.log.info('contribution uploaded, verifying', { contributionId: row.id, circuit: row.circuit, contributor: row.contributorId });
-    await this.deps.dispatcher.enqueue(this.requestFor(row));
+    await this.deps.dispatcher.enqueue(await this.requestFor(row));
     return row;
   }
 
-  private requestFor(row: ContributionRow): VerificationRequest {
+  private async requestFor(row: ContributionRow): Promise<VerificationRequest> {
     const paths = ceremonyPaths(this.deps.config.dataDir);
+    // The head's file hash, from the transcript, names its cached combination (one MSM per link).
+    const chain = (await this.ceremonyState()).chains.get(row.circuit);
+    const head = row.headIndex === 0 ? chain?.init : chain?.contributions.find((entry) => entry.index === row.headIndex);
+    const challenge = head ? { challenge: { stateDir: stateDirFor(paths.dataDir), headFileHash: head.fileHash, candidateFileHash: row.fileHash } } : {};
     return {
       contributionId: row.id,
       circuit: row.circuit,
@@ -156,6 +161,7 @@ export class CeremonyService {
       headZkeyPath: paths.zkeyPath(row.circuit, row.headIndex),
       ptauPath: this.deps.config.ptauPath,
       candidatePath: row.candidatePath,
+      ...challenge,
     };
   }
 
@@ -266,7 +272,7 @@ export class CeremonyService {
     }
     if (options.reverify && (await hashFile(row.candidatePath).then((hash) => hash === row.fileHash, () => false))) {
       log.info('re-enqueueing an unfinished verification', { contributionId: row.id });
-      await this.deps.dispatcher.enqueue(this.requestFor(row));
+      await this.deps.dispatcher.enqueue(await this.requestFor(row));
       return;
     }
     const message = options.reverify

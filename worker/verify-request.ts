@@ -12,7 +12,9 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { isCoordinatorError } from '../core/errors.ts';
-import { verifyLink } from '../core/verify/verify-link.ts';
+import { verifyLink, type LinkVerdict } from '../core/verify/verify-link.ts';
+import { circuitChallengeKey, linkChallengeSeed } from '../core/verify/link-challenge.ts';
+import { readCachedCombination, writeCachedCombination, type LinkCombination } from '../core/verify/link-combination-cache.ts';
 import { isRefusalCode, type VerificationOutcome, type VerificationRequest } from '../server/verification/verification-job.ts';
 
 /** The outcomes a verification can decide; 'error' is for the queue to give after its retries. */
@@ -30,7 +32,17 @@ const verificationRequestSchema = z.object({
   headZkeyPath: absolutePath,
   ptauPath: absolutePath,
   candidatePath: absolutePath,
+  challenge: z
+    .object({
+      stateDir: absolutePath,
+      headFileHash: z.string().regex(/^[0-9a-f]{32,128}$/),
+      candidateFileHash: z.string().regex(/^[0-9a-f]{32,128}$/),
+    })
+    .optional(),
 });
+
+// Refusals reach the contributor: files are named by role, never by the coordinator's paths.
+const LINK_LABELS = { prev: 'the chain head', next: 'the uploaded key' };
 
 /** Checks data that crossed a process boundary (a job from Redis, a thread message). */
 export function parseVerificationRequest(data: unknown): VerificationRequest {
@@ -41,6 +53,25 @@ export function parseVerificationRequest(data: unknown): VerificationRequest {
   return parsed.data;
 }
 
+async function verifyWithChallenge(request: VerificationRequest): Promise<LinkVerdict> {
+  const { challenge } = request;
+  if (!challenge) return verifyLink(request.headZkeyPath, request.candidatePath, { labels: LINK_LABELS });
+  const key = circuitChallengeKey(await linkChallengeSeed(challenge.stateDir), request.circuit);
+  const head = await readCachedCombination(challenge.stateDir, key, challenge.headFileHash);
+  const link = await verifyLink(request.headZkeyPath, request.candidatePath, { labels: LINK_LABELS, challenge: head ? { key, head } : { key } });
+  // Cached before the verdict leaves, since the next verification on this circuit has this
+  // candidate as head; the head's too when it had to be computed (after a restart, or for
+  // contribution 0). A cache that cannot be written only costs a later verification its second MSM.
+  const entries: Array<[string, LinkCombination]> = [[challenge.candidateFileHash, link.combination]];
+  if (link.headCombination) entries.push([challenge.headFileHash, link.headCombination]);
+  for (const [fileHash, combination] of entries) {
+    await writeCachedCombination(challenge.stateDir, key, fileHash, combination).catch((error: NodeJS.ErrnoException) => {
+      process.stderr.write(`verifier: could not cache a link combination (${error.code ?? error.name})\n`);
+    });
+  }
+  return link;
+}
+
 /**
  * Verifies the candidate of `request` against its head. Resolves with 'valid' or 'invalid';
  * rejects (with the original error) when the verification could not be carried out, which a
@@ -49,8 +80,7 @@ export function parseVerificationRequest(data: unknown): VerificationRequest {
 export async function verifyRequest(request: VerificationRequest): Promise<DecidedOutcome> {
   const { contributionId } = request;
   try {
-    // Refusals reach the contributor: files are named by role, never by the coordinator's paths.
-    const link = await verifyLink(request.headZkeyPath, request.candidatePath, { labels: { prev: 'the chain head', next: 'the uploaded key' } });
+    const link = await verifyWithChallenge(request);
     return link.recordedName === undefined
       ? { contributionId, status: 'valid', contributionHash: link.contributionHash }
       : { contributionId, status: 'valid', contributionHash: link.contributionHash, recordedName: link.recordedName };

@@ -26,6 +26,12 @@ export interface VerificationRequest {
   headZkeyPath: string;
   ptauPath: string;
   candidatePath: string;
+  /**
+   * Lets the verifier use the coordinator's secret challenge and its cache of combinations (one
+   * MSM per link instead of two; see core/verify/link-challenge.ts). The coordinator always sends
+   * it; without it the verifier draws fresh scalars. Hashes are the transcript's file hashes.
+   */
+  challenge?: { stateDir: string; headFileHash: string; candidateFileHash: string };
 }
 
 export type VerificationOutcome =
