@@ -7,7 +7,7 @@
 import { copyFile, readdir, rename, rm, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import * as snarkjs from 'snarkjs';
+import { contributeFast } from '../kernel/contribute-fast.ts';
 import { commitFile, isTempPath, tempPathFor } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
@@ -90,13 +90,17 @@ export async function acceptContribution(dataDir: string, circuitName: string, c
 
 /**
  * Makes one contribution on this machine: fresh entropy from the OS, held only in memory for the
- * length of the snarkjs call (never logged or written), then verified and committed like any other.
+ * length of the snarkjs call (never logged or written), with L and H scaled by the G1 kernel on
+ * every core (core/kernel), then verified and committed like any other.
  */
 export async function contributeLocally(dataDir: string, circuitName: string, contributor: string): Promise<AcceptedContribution> {
   return withChain(dataDir, circuitName, async (state, chain, staged) => {
     const headPath = state.paths.zkeyPath(chain.circuit.name, chain.headIndex);
-    await snarkjs.zKey.contribute(headPath, staged, contributor, randomBytes(64).toString('hex'));
-    return commitStagedLink(state, chain, staged, contributor);
+    const made = await contributeFast(headPath, staged, contributor, randomBytes(64).toString('hex'));
+    const accepted = await commitStagedLink(state, chain, staged, contributor);
+    // The hash the contributor was shown must be the one the verifier recorded.
+    if (accepted.contributionHash !== made.hash) throw new Error('the contribution hash of the new key differs from the one computed while making it');
+    return accepted;
   });
 }
 
