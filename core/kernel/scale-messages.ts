@@ -6,4 +6,5 @@ export interface ScaleRequest {
   steps: number;
 }
 
+/** id -1: the worker's start-up (ready, or the error that stopped it). */
 export type ScaleReply = { id: number; points: Uint8Array } | { id: number; error: string } | { id: -1; ready: true };

@@ -40,6 +40,7 @@ export class ScalePool implements PointScaler {
         endpoint.listen(
           (reply) => {
             if ('ready' in reply) return ready();
+            if ('error' in reply && reply.id === -1) return failed(new Error(`kernel worker could not start: ${reply.error}`));
             const waiting = pool.pending[index]!.get(reply.id);
             if (!waiting) return;
             pool.pending[index]!.delete(reply.id);
