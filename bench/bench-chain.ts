@@ -3,12 +3,18 @@
  * K terms per left factor): a generated circuit of 2^P multiplication constraints (12 public
  * inputs), the dev ptau it needs, contribution 0 (snarkjs zkey new) and two contributions on it.
  * Shared by the verification, server and contribution benches.
+ *
+ * realShapedChain(name) is the same for circuits shaped like the ceremony's real ones (see
+ * REAL_SHAPES), cached under bench-real-shaped-NAME/ with every file written to a temporary name
+ * and renamed, so several processes may build or read them at once.
  */
-import { mkdir, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import * as snarkjs from 'snarkjs';
 import { devPtau, FIXTURE_CACHE } from '../tests/fixtures/ceremony-fixture.ts';
-import { BENCH_PUBLIC_INPUTS, circuitName, generateMultiplicationCircuit } from './generate-circuit.ts';
+import { BENCH_PUBLIC_INPUTS, circuitName, generateMultiplicationCircuit, generateRealShapedCircuit } from './generate-circuit.ts';
 
 export interface BenchChain {
   power: number;
@@ -57,4 +63,81 @@ export async function benchChain(power: number, terms = 1): Promise<BenchChain> 
     await snarkjs.zKey.contribute(z1, z2, 'two', 'bench entropy two', silent);
   }
   return { power, terms, r1cs, ptau, z0, z1, z2 };
+}
+
+/** Circuits shaped like the ceremony's: the largest ones of each kind it runs. */
+export const REAL_SHAPES = {
+  /** Domain 2^18: about 233,000 constraints, 12 public inputs. */
+  rs18: { constraints: 233_000, publicInputs: 12 },
+  /** Domain 2^17: 131,000 constraints, 64 public inputs (131,000 + 64 + 1 ≤ 131,072 rows). */
+  rs17p64: { constraints: 131_000, publicInputs: 64 },
+} as const;
+export type RealShapeName = keyof typeof REAL_SHAPES;
+export const REAL_SHAPE_NAMES = Object.keys(REAL_SHAPES) as RealShapeName[];
+
+export interface RealShapedChain extends BenchChain {
+  name: RealShapeName;
+  constraints: number;
+  publicInputs: number;
+}
+
+/** The ptau every real-shaped chain is made from (a larger ptau serves a smaller domain). */
+export const REAL_SHAPED_PTAU_POWER = 18;
+
+export function isRealShapeName(name: string): name is RealShapeName {
+  return Object.hasOwn(REAL_SHAPES, name);
+}
+
+/** Runs `write(tmp)` and renames tmp to target: readers never see a half-written file. */
+async function writeAtomically(target: string, write: (tmp: string) => Promise<unknown>): Promise<void> {
+  const tmp = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await write(tmp);
+    await rename(tmp, target);
+  } finally {
+    await rm(tmp, { force: true });
+  }
+}
+
+export async function realShapedChain(name: string): Promise<RealShapedChain> {
+  if (!isRealShapeName(name)) throw new Error(`unknown real-shaped circuit "${name}" (known: ${REAL_SHAPE_NAMES.join(', ')})`);
+  const { constraints, publicInputs } = REAL_SHAPES[name];
+  const power = Math.ceil(Math.log2(constraints + publicInputs + 1));
+  if (power > REAL_SHAPED_PTAU_POWER) throw new Error(`${name} needs a ptau of power ${power}`);
+  benchLog(`dev ptau of power ${REAL_SHAPED_PTAU_POWER} (cached)`);
+  const ptau = await devPtau(REAL_SHAPED_PTAU_POWER);
+  const dir = path.join(FIXTURE_CACHE, `bench-real-shaped-${name}`);
+  await mkdir(dir, { recursive: true });
+  const r1cs = path.join(dir, `${name}.r1cs`);
+  if (!(await exists(r1cs))) {
+    benchLog(`compiling ${name}: ${constraints} constraints, ${publicInputs} public inputs`);
+    await writeAtomically(r1cs, async (tmp) => {
+      // circom names its output after the source, so it compiles in a private folder.
+      const work = `${tmp}.d`;
+      try {
+        await rename(await generateRealShapedCircuit(name, constraints, publicInputs, work), tmp);
+      } finally {
+        await rm(work, { recursive: true, force: true });
+      }
+    });
+  }
+  const [z0, z1, z2] = ['z0', 'z1', 'z2'].map((file) => path.join(dir, `${file}.zkey`)) as [string, string, string];
+  if (!(await exists(z0))) {
+    benchLog(`snarkjs zkey new (${name}; minutes at 2^${power})`);
+    await writeAtomically(z0, (tmp) => snarkjs.zKey.newZKey(r1cs, ptau, tmp, silent));
+  }
+  if (!(await exists(z1))) {
+    benchLog(`snarkjs zkey contribute (${name}, 1)`);
+    await writeAtomically(z1, (tmp) => snarkjs.zKey.contribute(z0, tmp, 'one', 'bench entropy one', silent));
+  }
+  if (!(await exists(z2))) {
+    benchLog(`snarkjs zkey contribute (${name}, 2)`);
+    await writeAtomically(z2, (tmp) => snarkjs.zKey.contribute(z1, tmp, 'two', 'bench entropy two', silent));
+  }
+  return { name, power, terms: 4, constraints, publicInputs, r1cs, ptau, z0, z1, z2 };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  // tsx bench/bench-chain.ts rs18 rs17p64: builds (or finds) the named real-shaped chains.
+  for (const name of process.argv.slice(2)) process.stdout.write(`${JSON.stringify(await realShapedChain(name))}\n`);
 }
