@@ -99,13 +99,10 @@ async function writeAtomically(target: string, write: (tmp: string) => Promise<u
   }
 }
 
-export async function realShapedChain(name: string): Promise<RealShapedChain> {
+/** The compiled r1cs of a real-shaped circuit (cached; needs no ptau). */
+export async function realShapedR1cs(name: string): Promise<string> {
   if (!isRealShapeName(name)) throw new Error(`unknown real-shaped circuit "${name}" (known: ${REAL_SHAPE_NAMES.join(', ')})`);
   const { constraints, publicInputs } = REAL_SHAPES[name];
-  const power = Math.ceil(Math.log2(constraints + publicInputs + 1));
-  if (power > REAL_SHAPED_PTAU_POWER) throw new Error(`${name} needs a ptau of power ${power}`);
-  benchLog(`dev ptau of power ${REAL_SHAPED_PTAU_POWER} (cached)`);
-  const ptau = await devPtau(REAL_SHAPED_PTAU_POWER);
   const dir = path.join(FIXTURE_CACHE, `bench-real-shaped-${name}`);
   await mkdir(dir, { recursive: true });
   const r1cs = path.join(dir, `${name}.r1cs`);
@@ -121,6 +118,18 @@ export async function realShapedChain(name: string): Promise<RealShapedChain> {
       }
     });
   }
+  return r1cs;
+}
+
+export async function realShapedChain(name: string): Promise<RealShapedChain> {
+  const r1cs = await realShapedR1cs(name);
+  const shape = name as RealShapeName;
+  const { constraints, publicInputs } = REAL_SHAPES[shape];
+  const power = Math.ceil(Math.log2(constraints + publicInputs + 1));
+  if (power > REAL_SHAPED_PTAU_POWER) throw new Error(`${name} needs a ptau of power ${power}`);
+  benchLog(`dev ptau of power ${REAL_SHAPED_PTAU_POWER} (cached)`);
+  const ptau = await devPtau(REAL_SHAPED_PTAU_POWER);
+  const dir = path.dirname(r1cs);
   const [z0, z1, z2] = ['z0', 'z1', 'z2'].map((file) => path.join(dir, `${file}.zkey`)) as [string, string, string];
   if (!(await exists(z0))) {
     benchLog(`snarkjs zkey new (${name}; minutes at 2^${power})`);
@@ -134,10 +143,14 @@ export async function realShapedChain(name: string): Promise<RealShapedChain> {
     benchLog(`snarkjs zkey contribute (${name}, 2)`);
     await writeAtomically(z2, (tmp) => snarkjs.zKey.contribute(z1, tmp, 'two', 'bench entropy two', silent));
   }
-  return { name, power, terms: 4, constraints, publicInputs, r1cs, ptau, z0, z1, z2 };
+  return { name: shape, power, terms: 4, constraints, publicInputs, r1cs, ptau, z0, z1, z2 };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  // tsx bench/bench-chain.ts rs18 rs17p64: builds (or finds) the named real-shaped chains.
-  for (const name of process.argv.slice(2)) process.stdout.write(`${JSON.stringify(await realShapedChain(name))}\n`);
+  // tsx bench/bench-chain.ts [--r1cs-only] rs18 rs17p64: builds (or finds) the named real-shaped chains.
+  const r1csOnly = process.argv.includes('--r1cs-only');
+  for (const name of process.argv.slice(2).filter((a) => a !== '--r1cs-only')) {
+    if (r1csOnly) process.stdout.write(`${await realShapedR1cs(name)}\n`);
+  }
+  if (!r1csOnly) for (const name of process.argv.slice(2)) process.stdout.write(`${JSON.stringify(await realShapedChain(name))}\n`);
 }
