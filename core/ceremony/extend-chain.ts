@@ -12,6 +12,7 @@ import { commitFile, isTempPath, tempPathFor } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
 import { verifyContribution, type VerifiedLink } from '../verify/verify-contribution.ts';
+import { verifyLink } from '../verify/verify-link.ts';
 import { withCeremonyLock } from '../chain/ceremony-lock.ts';
 import { ceremonyPaths } from '../chain/ceremony-paths.ts';
 import { openCeremony, requireChain, type CeremonyState, type CircuitChain } from './open-ceremony.ts';
@@ -47,8 +48,10 @@ async function removeLeftovers(chainDir: string): Promise<void> {
   await Promise.all(names.filter(isTempPath).map((name) => rm(path.join(chainDir, name), { force: true })));
 }
 
-async function commitStagedLink(state: CeremonyState, chain: CircuitChain, staged: string, contributor: string): Promise<AcceptedContribution> {
-  const link = await verifyAgainstHead(state, chain, staged);
+type LinkVerifier = (state: CeremonyState, chain: CircuitChain, candidatePath: string) => Promise<VerifiedLink>;
+
+async function commitStagedLink(state: CeremonyState, chain: CircuitChain, staged: string, contributor: string, verify: LinkVerifier = verifyAgainstHead): Promise<AcceptedContribution> {
+  const link = await verify(state, chain, staged);
   const fileHash = await hashFile(staged);
   const index = chain.headIndex + 1;
   const target = state.paths.zkeyPath(chain.circuit.name, index);
@@ -97,7 +100,9 @@ export async function contributeLocally(dataDir: string, circuitName: string, co
   return withChain(dataDir, circuitName, async (state, chain, staged) => {
     const headPath = state.paths.zkeyPath(chain.circuit.name, chain.headIndex);
     const made = await contributeFast(headPath, staged, contributor, randomBytes(64).toString('hex'));
-    const accepted = await commitStagedLink(state, chain, staged, contributor);
+    // Made here from a committed (so verified) head: the incremental link check against that head
+    // (verifyLink: proof of knowledge, delta, L and H against the head's) is the whole proof needed.
+    const accepted = await commitStagedLink(state, chain, staged, contributor, (_state, _chain, candidate) => verifyLink(headPath, candidate));
     // The hash the contributor was shown must be the one the verifier recorded.
     if (accepted.contributionHash !== made.hash) throw new Error('the contribution hash of the new key differs from the one computed while making it');
     return accepted;
