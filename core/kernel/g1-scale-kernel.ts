@@ -74,9 +74,4 @@ export class G1ScaleKernel {
       slice.set(memory.subarray(this.layout.pts, this.layout.pts + n * POINT_BYTES));
     }
   }
-
-  /** Overwrites the kernel's working memory (the points it last held are secret-dependent). */
-  wipe(): void {
-    new Uint8Array(this.exports.memory.buffer, this.layout.sched).fill(0);
-  }
 }
