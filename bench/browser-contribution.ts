@@ -9,13 +9,17 @@
  *    and served with the head by a static server on 127.0.0.1; the head's download is timed apart.
  * Each browser output is PUT back to the server and checked with verifyLink(z2, output): it must
  * be a valid next link whose contribution hash is the one the page reported.
+ * Then the CLI: `ceremony contribute` (kernel threads, then its own verification and the commit)
+ * on a one-circuit ceremony whose head is the chain's z0, against `npx snarkjs zkey contribute`
+ * of that same head; and the single-threaded per-point cost of each kernel tried.
+ * At --power 18 the key is the real-shaped rs18 (bench-chain.ts: 233,000 constraints).
  *
  * Usage: tsx bench/browser-contribution.ts [--power P (default 16)] [--runs N (default 1)]
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
@@ -29,14 +33,17 @@ import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { verifyLink } from '../core/verify/verify-link.ts';
 import { echoPageErrors, launchChromium } from '../tests/helpers/chromium.ts';
 import { FIXTURE_CACHE, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
-import { benchChain, benchLog as log } from './bench-chain.ts';
+import { benchChain, benchLog as log, realShapedChain, type BenchChain } from './bench-chain.ts';
+import { initCeremony } from '../core/ceremony/init-ceremony.ts';
+import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
+import { printKernelPerPoint, runKernelPerPoint, type PerPointFigures } from './kernel-per-point.ts';
 import type { BenchPageGlobal, BrowserContributionResult } from './browser-contribution/bench-result.ts';
 
 const PAGE_SOURCE = path.join(REPO_ROOT, 'bench', 'browser-contribution');
 const PAGE_BUILD = path.join(FIXTURE_CACHE, 'bench-browser-contribution');
 const MB = 1024 * 1024;
-/** The browser's compute time may be at most this multiple of Node's. */
-const GOAL_RATIO = 1.5;
+/** The browser's contribution, and `ceremony contribute`, must be at least this much faster than snarkjs. */
+const GOAL_SPEEDUP = 1.5;
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -55,6 +62,56 @@ export interface ContributionFigures {
   browserDownloadMs: number;
   nodeCpus: number;
   browserHardwareConcurrency: number;
+  /** `ceremony contribute` (CLI process: kernel threads, verification, commit) on the ceremony's head z0. */
+  ceremonyContributeMs: number;
+  /** `npx snarkjs zkey contribute` of that same head. */
+  snarkjsSameHeadMs: number;
+  perPoint: PerPointFigures;
+}
+
+const CIRCUIT = 'mul';
+const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => false);
+
+/** The key of the benchmark: the real-shaped rs18 at 2^18, the synthetic bench chain otherwise. */
+async function contributionChain(power: number): Promise<BenchChain & { constraints: number }> {
+  if (power === 18) return realShapedChain('rs18');
+  const chain = await benchChain(power);
+  return { ...chain, constraints: 2 ** power };
+}
+
+/** An initialised one-circuit test-network ceremony on the chain's circuit (cached; its head is z0). */
+async function ceremonyTemplate(chain: BenchChain): Promise<string> {
+  const template = path.join(FIXTURE_CACHE, `bench-contribute-${path.basename(path.dirname(chain.r1cs))}`);
+  if (await exists(path.join(template, 'ready'))) return template;
+  await rm(template, { recursive: true, force: true });
+  await mkdir(path.join(template, 'circuits'), { recursive: true });
+  await mkdir(path.join(template, 'ptau'), { recursive: true });
+  await cp(chain.r1cs, path.join(template, 'circuits', `${CIRCUIT}.r1cs`));
+  await symlink(chain.ptau, path.join(template, 'ptau', 'dev.ptau'));
+  const { publicInputs } = (chain as { publicInputs?: number });
+  const config = {
+    id: 'bench-contribute',
+    title: 'contribution benchmark',
+    testNetwork: true,
+    ptau: 'ptau/dev.ptau',
+    circuits: [{ name: CIRCUIT, verifier: 'VerifierMul', publicInputs: publicInputs ?? 12, r1cs: `circuits/${CIRCUIT}.r1cs` }],
+  };
+  await writeFile(path.join(template, 'ceremony.json'), JSON.stringify(config, null, 2));
+  log(`initialising the contribution benchmark ceremony (snarkjs zkey new at 2^${chain.power}; cached)`);
+  await initCeremony(template);
+  if (!(await readFile(ceremonyPaths(template).zkeyPath(CIRCUIT, 0))).equals(await readFile(chain.z0))) {
+    throw new Error('the ceremony\'s contribution 0 differs from the bench chain\'s z0');
+  }
+  await writeFile(path.join(template, 'ready'), '');
+  return template;
+}
+
+function runCeremonyCli(args: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code ?? -1));
+  });
 }
 
 function median(samples: number[]): number {
@@ -144,7 +201,7 @@ async function startStaticServer(zkeyPath: string, outputPath: string): Promise<
 }
 
 export async function runBrowserContribution(power: number, runs: number): Promise<ContributionFigures> {
-  const chain = await benchChain(power);
+  const chain = await contributionChain(power);
   const keyBytes = (await stat(chain.z2)).size;
   const scratch = await mkdtemp(path.join(tmpdir(), 'bench-contribution-'));
   const nodeOutput = path.join(scratch, 'node.zkey');
@@ -207,9 +264,38 @@ export async function runBrowserContribution(power: number, runs: number): Promi
       results.push(result);
     }
 
+    await browser.close();
+    browser = undefined;
+
+    const template = await ceremonyTemplate(chain);
+    const ceremonyRuns: number[] = [];
+    const sameHead: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      log(`ceremony contribute (CLI: kernel, verification, commit) (${i + 1}/${runs})`);
+      const dataDir = path.join(scratch, `ceremony-${i}`);
+      await cp(template, dataDir, { recursive: true, verbatimSymlinks: true });
+      let started = performance.now();
+      const code = await runCeremonyCli(['contribute', CIRCUIT, '--data', dataDir, '--name', 'bench']);
+      ceremonyRuns.push(performance.now() - started);
+      if (code !== 0) throw new Error(`ceremony contribute exited with ${code}`);
+      if (!(await exists(ceremonyPaths(dataDir).zkeyPath(CIRCUIT, 1)))) throw new Error('ceremony contribute committed no contribution 1');
+      await rm(dataDir, { recursive: true, force: true });
+      log(`npx snarkjs zkey contribute of the same head (${i + 1}/${runs})`);
+      await rm(nodeOutput, { force: true });
+      started = performance.now();
+      const snarkjsCode = await runSnarkjsCli(['zkey', 'contribute', ceremonyPaths(template).zkeyPath(CIRCUIT, 0), nodeOutput, '--name=bench', `-e=${randomEntropy()}`]);
+      sameHead.push(performance.now() - started);
+      if (snarkjsCode !== 0) throw new Error(`npx snarkjs zkey contribute exited with ${snarkjsCode}`);
+    }
+    log('per-point cost of each kernel, single-threaded');
+    const perPoint = await runKernelPerPoint();
+
     return {
+      ceremonyContributeMs: median(ceremonyRuns),
+      snarkjsSameHeadMs: median(sameHead),
+      perPoint,
       keyMb: keyBytes / MB,
-      constraints: 2 ** power,
+      constraints: chain.constraints,
       runs,
       cliMs: median(cli),
       nodeApiMs: median(nodeApi),
@@ -227,25 +313,28 @@ export async function runBrowserContribution(power: number, runs: number): Promi
 }
 
 export function printBrowserContribution(power: number, f: ContributionFigures): void {
-  const ratio = (ms: number): string => `${(f.browserComputeMs / ms).toFixed(2)}×`;
-  const goal = (ms: number): string => `goal ≤ ${GOAL_RATIO}× (${f.browserComputeMs / ms <= GOAL_RATIO ? 'met' : 'missed'})`;
+  const speedup = (ours: number, theirs: number): string => `${(theirs / ours).toFixed(2)}× faster`;
+  const goal = (ours: number, theirs: number): string => `goal ≥ ${GOAL_SPEEDUP}× (${theirs / ours >= GOAL_SPEEDUP ? 'met' : 'missed'})`;
   const rows: Array<[string, string, string]> = [
     ['npx snarkjs zkey contribute (CLI)', f.cliMs.toFixed(0), ''],
     ['snarkjs zKey.contribute in Node (API)', f.nodeApiMs.toFixed(0), ''],
-    ['browser: computeContribution (Web Worker)', f.browserComputeMs.toFixed(0), ''],
+    ['browser: computeContribution (kernel workers)', f.browserComputeMs.toFixed(0), ''],
     ['browser: download of the head (localhost)', f.browserDownloadMs.toFixed(0), 'not in the compute time'],
     // The goal is judged like for like: the API row, like the browser's, pays curve set-up but no
     // process start-up (the CLI row also pays npx and Node starting).
-    ['browser ÷ CLI', ratio(f.cliMs), ''],
-    ['browser ÷ Node API', ratio(f.nodeApiMs), goal(f.nodeApiMs)],
+    ['browser vs Node API', speedup(f.browserComputeMs, f.nodeApiMs), goal(f.browserComputeMs, f.nodeApiMs)],
+    ['npx snarkjs zkey contribute (ceremony head)', f.snarkjsSameHeadMs.toFixed(0), ''],
+    ['ceremony contribute (+ verify + commit)', f.ceremonyContributeMs.toFixed(0), 'CLI process, kernel threads'],
+    ['ceremony contribute vs snarkjs CLI', speedup(f.ceremonyContributeMs, f.snarkjsSameHeadMs), goal(f.ceremonyContributeMs, f.snarkjsSameHeadMs)],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   process.stdout.write(
     `\ncontribution at 2^${power}: key ${f.keyMb.toFixed(1)} MB, ${f.constraints} constraints; median of ${f.runs} run(s) per row; ` +
       `Node os.cpus() ${f.nodeCpus}, Chromium navigator.hardwareConcurrency ${f.browserHardwareConcurrency}\n`,
   );
-  process.stdout.write(`${'path'.padEnd(width)}  ${'time (ms)'.padStart(10)}\n`);
-  for (const [name, value, note] of rows) process.stdout.write(`${name.padEnd(width)}  ${value.padStart(10)}${note ? `  ${note}` : ''}\n`);
+  process.stdout.write(`${'path'.padEnd(width)}  ${'time (ms)'.padStart(12)}\n`);
+  for (const [name, value, note] of rows) process.stdout.write(`${name.padEnd(width)}  ${value.padStart(12)}${note ? `  ${note}` : ''}\n`);
+  printKernelPerPoint(f.perPoint);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -7,11 +7,12 @@
 import { copyFile, readdir, rename, rm, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import * as snarkjs from 'snarkjs';
+import { contributeFast } from '../kernel/contribute-fast.ts';
 import { commitFile, isTempPath, tempPathFor } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
 import { verifyContribution, type VerifiedLink } from '../verify/verify-contribution.ts';
+import { verifyLink } from '../verify/verify-link.ts';
 import { withCeremonyLock } from '../chain/ceremony-lock.ts';
 import { ceremonyPaths } from '../chain/ceremony-paths.ts';
 import { openCeremony, requireChain, type CeremonyState, type CircuitChain } from './open-ceremony.ts';
@@ -49,8 +50,10 @@ async function removeLeftovers(chainDir: string): Promise<void> {
   await Promise.all(names.filter(isTempPath).map((name) => rm(path.join(chainDir, name), { force: true })));
 }
 
-async function commitStagedLink(state: CeremonyState, chain: CircuitChain, staged: string, contributor: string, progress: Progress = silentProgress): Promise<AcceptedContribution> {
-  const link = await verifyAgainstHead(state, chain, staged, progress);
+type LinkVerifier = (state: CeremonyState, chain: CircuitChain, candidatePath: string) => Promise<VerifiedLink>;
+
+async function commitStagedLink(state: CeremonyState, chain: CircuitChain, staged: string, contributor: string, verify: LinkVerifier = verifyAgainstHead): Promise<AcceptedContribution> {
+  const link = await verify(state, chain, staged);
   const fileHash = await hashFile(staged);
   const index = chain.headIndex + 1;
   const target = state.paths.zkeyPath(chain.circuit.name, index);
@@ -92,16 +95,21 @@ export async function acceptContribution(dataDir: string, circuitName: string, c
 
 /**
  * Makes one contribution on this machine: fresh entropy from the OS, held only in memory for the
- * length of the snarkjs call (never logged or written), then verified and committed like any other.
+ * length of the snarkjs call (never logged or written), with L and H scaled by the G1 kernel on
+ * every core (core/kernel), then verified and committed like any other.
  */
 export async function contributeLocally(dataDir: string, circuitName: string, contributor: string, progress: Progress = silentProgress): Promise<AcceptedContribution> {
   return withChain(dataDir, circuitName, async (state, chain, staged) => {
     const name = chain.circuit.name;
     const headPath = state.paths.zkeyPath(name, chain.headIndex);
     progress({ type: 'step', circuit: name, step: `contributing to contribution ${chain.headIndex}` });
-    await snarkjs.zKey.contribute(headPath, staged, contributor, randomBytes(64).toString('hex'), snarkjsProgressLogger(progress, name));
+    const made = await contributeFast(headPath, staged, contributor, randomBytes(64).toString('hex'), { logger: snarkjsProgressLogger(progress, name) });
     progress({ type: 'step', circuit: name, step: `verifying contribution ${chain.headIndex + 1}` });
-    const accepted = await commitStagedLink(state, chain, staged, contributor, progress);
+    // Made here from a committed (so verified) head: the incremental link check against that head
+    // (verifyLink: proof of knowledge, delta, L and H against the head's) is the whole proof needed.
+    const accepted = await commitStagedLink(state, chain, staged, contributor, (_state, _chain, candidate) => verifyLink(headPath, candidate));
+    // The hash the contributor was shown must be the one the verifier recorded.
+    if (accepted.contributionHash !== made.hash) throw new Error('the contribution hash of the new key differs from the one computed while making it');
     progress({ type: 'finished', circuit: name });
     return accepted;
   });

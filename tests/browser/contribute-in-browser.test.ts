@@ -73,6 +73,10 @@ async function newPage(label: string): Promise<Page> {
         const position = row.getAttribute('data-position');
         const status = `${row.getAttribute('data-status')}${position ? `@${position}` : ''}`;
         if (list.at(-1) !== status) list.push(status);
+        // What the computing step says (which engine, how many workers), once per distinct text.
+        const detail = row.querySelector('.detail')?.textContent ?? '';
+        const details = ((window as unknown as { computingDetails?: string[] }).computingDetails ??= []);
+        if (status === 'computing' && detail.includes('section') && !details.includes(detail)) details.push(detail);
       }
     }).observe(document, { subtree: true, childList: true, attributes: true });
   });
@@ -268,6 +272,10 @@ describe('contributing in the browser, the public page and the coordinator conso
     );
 
     await waitForAllAccepted(alice, 120_000);
+    // The page scaled L and H with the kernel pool, one worker per logical core, and said so.
+    const { details, cores } = await alice.evaluate(() => ({ details: (window as unknown as { computingDetails?: string[] }).computingDetails ?? [], cores: navigator.hardwareConcurrency }));
+    const workers = Math.min(cores, 16);
+    assert.ok(details.length > 0 && details.every((d) => d.includes(`fast kernel on ${workers} worker`)), `computing said: ${details.join(' | ')}`);
     await bob.waitForSelector(`${row('register')}:not([data-status^="waiting"])`);
     const bobRegister = (await statusesSeen(bob)).register!;
     const positions = bobRegister.filter((s) => s.startsWith('waiting@')).map((s) => Number(s.slice('waiting@'.length)));

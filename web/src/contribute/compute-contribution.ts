@@ -1,22 +1,57 @@
 /**
- * Page side of one contribution: starts a fresh Web Worker for it, relays its progress, and
- * terminates it when the contribution is made, fails or is abandoned, so nothing secret outlives
- * the circuit. One worker per circuit costs a curve set-up (well under a second); it buys that
- * guarantee.
+ * Page side of one contribution: starts a fresh Web Worker for it (snarkjs) and, where the browser
+ * can run it, a pool of kernel Web Workers (one per logical core) that scale L and H for it; relays
+ * progress and the kernel's work between them, and terminates them all when the contribution is
+ * made, fails or is abandoned, so nothing secret outlives the circuit. Where the kernel cannot run
+ * (contribution-engine.ts), snarkjs does all the work in its worker, and the progress says so.
  */
-import type { WorkerReply, WorkerRequest } from './contribution-messages.ts';
+import { g1KernelWasm } from '../../../core/kernel/g1-kernel-wasm.ts';
+import { ScalePool, type ScaleEndpoint } from '../../../core/kernel/scale-pool.ts';
+import type { ScaleReply } from '../../../core/kernel/scale-messages.ts';
+import { pageContributionEngine } from './contribution-engine.ts';
+import type { ScaledMessage, WorkerReply, WorkerRequest } from './contribution-messages.ts';
 
 export interface ComputedContribution {
   zkey: Uint8Array;
   /** The contribution hash as snarkjs computes it (hex); the coordinator must report the same. */
   hash: string;
+  /** Kernel workers used (0: snarkjs alone, the fallback). */
+  kernelWorkers: number;
 }
 
-export function computeContribution(request: WorkerRequest, onProgress: (percent: number, step: string) => void, signal: AbortSignal): Promise<ComputedContribution> {
+function kernelWorkerEndpoint(): ScaleEndpoint {
+  const worker = new Worker(new URL('./kernel-worker.ts', import.meta.url), { type: 'module', name: 'kernel' });
+  return {
+    post: (request, transfer) => worker.postMessage(request, transfer),
+    listen: (onReply, onFailure) => {
+      worker.onmessage = (event: MessageEvent<ScaleReply>) => onReply(event.data);
+      worker.onerror = (event) => onFailure(new Error(`a kernel worker stopped: ${event.message || 'it could not be loaded'}`));
+    },
+    terminate: () => worker.terminate(),
+  };
+}
+
+/** The kernel pool, or why there is none (the fallback's reason, shown on the page). */
+async function startKernelPool(): Promise<{ pool?: ScalePool; note: string }> {
+  const choice = pageContributionEngine(g1KernelWasm);
+  if (choice.engine !== 'kernel') return { note: `snarkjs in one worker (${choice.reason})` };
+  try {
+    const pool = await ScalePool.start(Array.from({ length: choice.workers }, kernelWorkerEndpoint));
+    return { pool, note: `fast kernel on ${pool.workers} worker${pool.workers === 1 ? '' : 's'}` };
+  } catch {
+    return { note: 'snarkjs in one worker (the fast kernel could not start in this browser)' };
+  }
+}
+
+export async function computeContribution(request: WorkerRequest, onProgress: (percent: number, step: string) => void, signal: AbortSignal): Promise<ComputedContribution> {
+  if (signal.aborted) throw new DOMException('contribution abandoned', 'AbortError');
+  onProgress(1, 'starting the workers');
+  const { pool, note } = await startKernelPool();
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./contribution-worker.ts', import.meta.url), { type: 'module', name: 'contribution' });
     const finish = (): void => {
       worker.terminate();
+      pool?.close();
       signal.removeEventListener('abort', abort);
     };
     const abort = (): void => {
@@ -28,9 +63,16 @@ export function computeContribution(request: WorkerRequest, onProgress: (percent
     worker.onmessage = (event: MessageEvent<WorkerReply>) => {
       const reply = event.data;
       if (reply.type === 'progress') onProgress(reply.percent, reply.step);
-      else if (reply.type === 'done') {
+      else if (reply.type === 'scale') {
+        const answer = (message: ScaledMessage, transfer: Transferable[] = []): void => worker.postMessage(message, transfer);
+        if (!pool) return answer({ type: 'scaled', id: reply.id, error: 'no kernel pool' });
+        pool.scale(reply.points, reply.chain).then(
+          (points) => answer({ type: 'scaled', id: reply.id, points }, [points.buffer]),
+          (error: Error) => answer({ type: 'scaled', id: reply.id, error: error.message }),
+        );
+      } else if (reply.type === 'done') {
         finish();
-        resolve({ zkey: reply.zkey, hash: reply.hash });
+        resolve({ zkey: reply.zkey, hash: reply.hash, kernelWorkers: pool?.workers ?? 0 });
       } else {
         finish();
         reject(new Error(`the contribution failed in the browser: ${reply.message}`));
@@ -40,7 +82,8 @@ export function computeContribution(request: WorkerRequest, onProgress: (percent
       finish();
       reject(new Error(`the contribution worker stopped: ${event.message || 'it could not be loaded'}`));
     };
+    const message: WorkerRequest = { ...request, kernelWorkers: pool?.workers ?? 0, engineNote: note };
     // The head is transferred, not copied: the page does not need it any more.
-    worker.postMessage(request, [request.head.buffer]);
+    worker.postMessage(message, [request.head.buffer]);
   });
 }

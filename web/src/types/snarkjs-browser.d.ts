@@ -13,6 +13,10 @@ declare module 'snarkjs' {
     /** Bytes to allocate when snarkjs creates the file (fastfile's default is 1 MiB, grown by ×1.1). */
     initialSize?: number;
   }
+  export namespace curves {
+    /** ffjavascript's curve, cached per page: the one zKey.contribute then uses. */
+    function getCurveFromName(name: string): Promise<unknown>;
+  }
   export namespace zKey {
     function contribute(oldZkey: Uint8Array | MemFile, newZkey: MemFile, name: string, entropy: string, logger?: Logger): Promise<Uint8Array>;
   }

@@ -1,0 +1,89 @@
+/**
+ * Per-point cost of scaling G1 points by one scalar, single-threaded, for each kernel tried for
+ * contributions (issue 12): ffjavascript's batchApplyKey (what snarkjs uses; its curve built
+ * single-threaded here), mcl-wasm's G1 mul (GLV; one call per point, plus normalize to affine, NOT
+ * counting the conversion from and to the zkey's Montgomery layout, so a lower bound for it), and
+ * this project's kernel (core/kernel, WebAssembly: GLV, width-5 NAF, lockstep batch-affine). The
+ * kernel's output is checked against ffjavascript's before any figure is printed.
+ *
+ * Usage: tsx bench/kernel-per-point.ts [--points N (default 8192)]
+ */
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { buildBn128 } from 'ffjavascript';
+import * as mcl from 'mcl-wasm';
+import { BN254_R, planScaleChain } from '../core/kernel/g1-scale-chain.ts';
+import { G1ScaleKernel } from '../core/kernel/g1-scale-kernel.ts';
+
+export interface PerPointFigures {
+  points: number;
+  rows: Array<{ kernel: string; usPerPoint: number; note: string }>;
+}
+
+export async function runKernelPerPoint(points = 8192): Promise<PerPointFigures> {
+  const curve = await buildBn128(true);
+  try {
+    const Fr = curve.Fr as unknown as { e(v: bigint): Uint8Array; one: Uint8Array };
+    const k = BigInt(`0x${randomBytes(32).toString('hex')}`) % BN254_R;
+    const input = new Uint8Array(points * 64);
+    let p = curve.G1.g;
+    for (let i = 0; i < points; i++) {
+      p = curve.G1.add(p, curve.G1.g);
+      curve.G1.toRprLEM(input, i * 64, curve.G1.toAffine(p));
+    }
+    const batchApplyKey = curve.G1.batchApplyKey as (b: Uint8Array, first: Uint8Array, inc: Uint8Array) => Promise<Uint8Array>;
+
+    let started = performance.now();
+    const reference = await batchApplyKey.call(curve.G1, input.slice(), Fr.e(k), Fr.one);
+    const ffjsMs = performance.now() - started;
+
+    const kernel = await G1ScaleKernel.instantiate();
+    const chain = planScaleChain(k);
+    if (!chain) throw new Error('no chain for the bench scalar');
+    const mine = input.slice();
+    started = performance.now();
+    kernel.scale(mine, chain);
+    const kernelMs = performance.now() - started;
+    if (!Buffer.from(mine).equals(Buffer.from(reference))) throw new Error('the kernel and ffjavascript disagree');
+
+    await mcl.init(mcl.BN_SNARK1);
+    const base = mcl.hashAndMapToG1('bench');
+    const scalar = new mcl.Fr();
+    scalar.setStr(k.toString());
+    const mclPoints: mcl.G1[] = [];
+    let q = base;
+    for (let i = 0; i < points; i++) mclPoints.push((q = mcl.add(q, base)));
+    started = performance.now();
+    for (const point of mclPoints) mcl.mul(point, scalar).normalize();
+    const mclMs = performance.now() - started;
+
+    const us = (ms: number): number => (ms * 1000) / points;
+    return {
+      points,
+      rows: [
+        { kernel: 'ffjavascript batchApplyKey (snarkjs)', usPerPoint: us(ffjsMs), note: 'one thread' },
+        { kernel: 'mcl-wasm 2.4.1 G1 mul + normalize', usPerPoint: us(mclMs), note: 'layout conversion not counted' },
+        { kernel: 'core/kernel (WebAssembly, this project)', usPerPoint: us(kernelMs), note: 'same bytes as ffjavascript' },
+      ],
+    };
+  } finally {
+    await curve.terminate();
+  }
+}
+
+export function printKernelPerPoint(f: PerPointFigures): void {
+  const width = Math.max(...f.rows.map((r) => r.kernel.length));
+  const ffjs = f.rows[0]!.usPerPoint;
+  process.stdout.write(`\nG1 points × one scalar, single-threaded, ${f.points} points\n`);
+  process.stdout.write(`${'kernel'.padEnd(width)}  ${'µs/point'.padStart(9)}  ${'vs ffjs'.padStart(7)}\n`);
+  for (const r of f.rows) {
+    process.stdout.write(`${r.kernel.padEnd(width)}  ${r.usPerPoint.toFixed(1).padStart(9)}  ${`${(ffjs / r.usPerPoint).toFixed(2)}×`.padStart(7)}  ${r.note}\n`);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({ options: { points: { type: 'string', default: '8192' } } });
+  const points = Number(values.points);
+  if (!Number.isInteger(points) || points < 1) throw new Error(`--points must be a positive integer, got ${values.points}`);
+  printKernelPerPoint(await runKernelPerPoint(points));
+}

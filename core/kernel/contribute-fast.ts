@@ -1,0 +1,50 @@
+/**
+ * A Phase 2 contribution in Node with the G1 kernel on every core: snarkjs's own `zkey contribute`
+ * (or `beacon`, for a deterministic secret) with L and H scaled by the kernel pool. The output is a
+ * standard snarkjs zkey; the returned hash is the one snarkjs prints.
+ */
+import * as snarkjs from 'snarkjs';
+import { getBn128 } from '../crypto/bn128.ts';
+import { installFastApplyKey, type FastApplyKeyStats, type PatchableCurve } from './fast-apply-key.ts';
+import { nodeScalePool } from './node-scale-pool.ts';
+
+export interface FastContributionOptions {
+  /** Threads for the kernel (default: every core). */
+  workers?: number;
+  /** snarkjs's logger (its counted progress: "Applying key: L Section: i/n"). */
+  logger?: snarkjs.Logger;
+}
+
+export interface FastContributionResult {
+  hash: string;
+  workers: number;
+  stats: FastApplyKeyStats;
+}
+
+async function withKernel(options: FastContributionOptions, run: () => Promise<Uint8Array>): Promise<FastContributionResult> {
+  const curve = (await getBn128()) as unknown as PatchableCurve;
+  const pool = await nodeScalePool(options.workers);
+  const stats: FastApplyKeyStats = { kernelPoints: 0, fallbackPoints: 0 };
+  const restore = installFastApplyKey(curve, pool, stats);
+  try {
+    const hash = await run();
+    return { hash: Buffer.from(hash).toString('hex'), workers: pool.workers, stats };
+  } finally {
+    restore();
+    pool.close();
+  }
+}
+
+/** `snarkjs zkey contribute`, with the kernel. `entropy` is mixed into snarkjs's own randomness. */
+export function contributeFast(headPath: string, outPath: string, name: string, entropy: string, options: FastContributionOptions = {}): Promise<FastContributionResult> {
+  return withKernel(options, () => snarkjs.zKey.contribute(headPath, outPath, name, entropy, options.logger) as Promise<Uint8Array>);
+}
+
+/** `snarkjs zkey beacon` (a secret derived from a public beacon), with the kernel: deterministic, for comparisons. */
+export function beaconFast(headPath: string, outPath: string, name: string, beaconHex: string, iterationsExp: number, options: FastContributionOptions = {}): Promise<FastContributionResult> {
+  return withKernel(options, async () => {
+    const hash = await snarkjs.zKey.beacon(headPath, outPath, name, beaconHex, iterationsExp);
+    if (!hash) throw new Error('snarkjs refused the beacon');
+    return hash;
+  });
+}

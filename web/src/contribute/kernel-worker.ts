@@ -1,0 +1,29 @@
+/**
+ * One Web Worker of the page's kernel pool: instantiates the G1 kernel (plain WebAssembly from
+ * bytes, which a CSP allows with 'wasm-unsafe-eval') and scales the slices of L and H it is sent.
+ * The page terminates it when the contribution ends.
+ */
+import { G1ScaleKernel } from '../../../core/kernel/g1-scale-kernel.ts';
+import type { ScaleReply, ScaleRequest } from '../../../core/kernel/scale-messages.ts';
+
+interface DedicatedWorkerScope {
+  onmessage: ((event: MessageEvent<ScaleRequest>) => void) | null;
+  postMessage(message: ScaleReply, transfer?: Transferable[]): void;
+}
+const scope = self as unknown as DedicatedWorkerScope;
+
+const kernel = G1ScaleKernel.instantiate();
+kernel.then(
+  () => scope.postMessage({ id: -1, ready: true }),
+  (error: Error) => scope.postMessage({ id: -1, error: error.message ?? String(error) }),
+);
+
+scope.onmessage = async (event) => {
+  const request = event.data;
+  try {
+    (await kernel).scale(request.points, { schedule: request.schedule, steps: request.steps });
+    scope.postMessage({ id: request.id, points: request.points }, [request.points.buffer]);
+  } catch (error) {
+    scope.postMessage({ id: request.id, error: (error as Error).message ?? String(error) });
+  }
+};
