@@ -11,7 +11,7 @@
  * build never leaves a half-written dist/ that looks current.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PARTS, REPO_ROOT, buildState } from './build-state.js';
 
@@ -34,6 +34,17 @@ function tool(relative, name) {
   return file;
 }
 
+/** Data files the compiled modules read next to themselves (e.g. core/fees/published-fees.json): tsc copies none. */
+function copyDataFiles(tmp) {
+  for (const root of ['core', 'server', 'worker', 'cli']) {
+    for (const entry of readdirSync(path.join(REPO_ROOT, root), { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.json')) continue;
+      const relative = path.relative(REPO_ROOT, path.join(entry.parentPath, entry.name));
+      cpSync(path.join(REPO_ROOT, relative), path.join(tmp, relative));
+    }
+  }
+}
+
 function run(file, argv) {
   const result = spawnSync(process.execPath, [file, ...argv], { cwd: REPO_ROOT, stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
@@ -44,6 +55,7 @@ const builders = {
     const tmp = path.join(REPO_ROOT, `dist.tmp-${process.pid}`);
     try {
       run(tool('typescript/bin/tsc', 'TypeScript'), ['-p', 'tsconfig.build.json', '--outDir', tmp]);
+      copyDataFiles(tmp);
       writeFileSync(path.join(tmp, '.build-stamp'), `${new Date().toISOString()}\n`);
       rmSync(path.join(REPO_ROOT, 'dist'), { recursive: true, force: true });
       renameSync(tmp, path.join(REPO_ROOT, 'dist'));

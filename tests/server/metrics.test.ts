@@ -15,6 +15,8 @@ import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
+import { SECTION } from '../../core/zkey/zkey-file.ts';
 
 const quiet = { info: () => {}, warn: () => {} };
 const TOKEN = 'metrics-token-for-tests-0123456789';
@@ -132,10 +134,16 @@ describe('metrics during contributions', () => {
     let samples = await waitForSample(coordinator.url, 'ceremony_circuit_state', { circuit: 'register', state: 'turn' }, 1, "alice's turn");
     assert.equal(valueOf(samples, 'ceremony_queue_length', { circuit: 'register' }), 1, 'bob waits');
 
-    await a.upload('register', ceremonyPaths(dataDir).zkeyPath('register', 0)); // the head itself: refused
+    // A real contribution with one byte of its IC section changed: refused (a contribution may not touch IC).
+    const { file } = await a.makeContribution('register');
+    const bad = await tamperedCopy(file, `${file}.bad`, (bytes, info) => {
+      const at = sectionOffset(info, SECTION.ic) + 5;
+      bytes[at] = bytes[at]! ^ 1;
+    });
+    await a.upload('register', bad);
     await a.waitFor((me) => me.status.lastRefusal !== undefined, 'the refusal');
     samples = await scrape(coordinator.url);
-    assert.equal(valueOf(samples, 'ceremony_contributions_refused_total', { circuit: 'register', code: 'contribution.no_new_contribution' }), 1);
+    assert.equal(valueOf(samples, 'ceremony_contributions_refused_total', { circuit: 'register', code: 'contribution.header_mismatch' }), 1);
     assert.equal(valueOf(samples, 'ceremony_contributions_accepted_total', { circuit: 'register' }), 0);
     assert.equal(valueOf(samples, 'ceremony_upload_duration_seconds_count', { circuit: 'register' }), 1);
     assert.equal(valueOf(samples, 'ceremony_verification_duration_seconds_count', { circuit: 'register' }), 1);
@@ -183,7 +191,7 @@ describe('who may read /metrics', () => {
     const samples = await scrape(exposed.url.replace('0.0.0.0', '127.0.0.1'));
     assert.equal(valueOf(samples, 'ceremony_contributions_accepted_total', { circuit: 'register' }), 0);
     assert.equal(valueOf(samples, 'ceremony_turns_missed_total', { circuit: 'register' }), 0);
-    assert.equal(valueOf(samples, 'ceremony_contributions_refused_total', { circuit: 'register', code: 'contribution.no_new_contribution' }), undefined);
+    assert.equal(valueOf(samples, 'ceremony_contributions_refused_total', { circuit: 'register', code: 'contribution.header_mismatch' }), undefined);
     const first = await scrape(coordinator.url);
     assert.equal(valueOf(first, 'ceremony_contributions_accepted_total', { circuit: 'register' }), 1);
   });
