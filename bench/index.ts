@@ -50,7 +50,7 @@ const selected = new Set(values.only.split(',').map((s) => s.trim()));
 for (const name of selected) if (!(BENCHES as readonly string[]).includes(name)) throw new Error(`--only: unknown bench "${name}" (known: ${BENCHES.join(', ')})`);
 
 if (selected.has('verify')) {
-  for (const power of values.powers.split(',').map(Number)) {
+  for (const power of values.powers.split(',').filter((p) => p.trim() !== '').map(Number)) {
     process.stdout.write(`\nverification at 2^${power}${values.terms === '1' ? '' : `, ${values.terms} terms per left factor`}\n`);
     const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'verify-link.ts'), '--power', String(power), '--terms', values.terms, '--runs', values.runs], { cwd: REPO_ROOT, stdio: 'inherit' });
     if (run.status !== 0) throw new Error(`bench/verify-link.ts --power ${power} exited with ${run.status}`);
