@@ -30,6 +30,7 @@ export const ERROR_STATUS = {
   'ceremony.finalised': 409,
   'transcript.corrupt': 500,
   'chain.file_missing': 500,
+  'chain.file_unreadable': 500,
   'chain.file_hash_mismatch': 500,
 
   // A candidate zkey that is refused as the next link of a chain

@@ -39,12 +39,22 @@ function describe(error: unknown): string {
   return isCoordinatorError(error) ? `[${error.code}] ${error.message}` : (error as Error).message;
 }
 
+/**
+ * "Missing" sends the auditor looking for a lost file; a file that is there but cannot be read (a
+ * directory in its place, permissions, an I/O error) needs another fix, so the code says which.
+ */
+function readFailure(error: unknown, what: string): CoordinatorError {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return new CoordinatorError('chain.file_missing', `${what} is missing`);
+  return new CoordinatorError('chain.file_unreadable', `${what} cannot be read (${code ?? (error as Error).message})`);
+}
+
 async function expectFileHash(filePath: string, expected: string, what: string): Promise<void> {
   let actual: string;
   try {
     actual = await hashFile(filePath);
-  } catch {
-    throw new CoordinatorError('chain.file_missing', `${what} (${path.basename(filePath)}) is missing`);
+  } catch (error) {
+    throw readFailure(error, `${what} (${path.basename(filePath)})`);
   }
   if (actual !== expected) throw new CoordinatorError('chain.file_hash_mismatch', `${what} (${path.basename(filePath)}) is not the file the transcript records`);
 }
@@ -111,8 +121,8 @@ async function auditManifest(paths: CeremonyPaths, expected: Map<string, DeltaEn
   let text: string;
   try {
     text = await readFile(paths.manifestPath, 'utf8');
-  } catch {
-    throw new CoordinatorError('chain.file_missing', 'final/manifest.json is missing');
+  } catch (error) {
+    throw readFailure(error, 'final/manifest.json');
   }
   if (createHash('blake2b512').update(text).digest('hex') !== manifestHash) {
     throw new CoordinatorError('chain.file_hash_mismatch', 'manifest.json is not the manifest the transcript records');

@@ -187,7 +187,8 @@ export class ContributionUploads {
         if (request.method === 'POST') {
           await this.checkDeclaredLength(circuit, request.headers);
         } else if (uploadId) {
-          const upload = await datastore.getUpload(uploadId).catch(() => undefined);
+          // An upload that does not exist is tus's own 404 below; anything else is a disk problem to log.
+          const upload = await datastore.getUpload(uploadId).catch((error: unknown) => this.unlessMissing(error, 'upload metadata unreadable', circuit));
           if (upload && upload.metadata?.contributor !== principal.id) {
             throw tusError(new CoordinatorError('lobby.not_your_turn', 'this upload belongs to another contributor'));
           }
@@ -331,13 +332,28 @@ export class ContributionUploads {
   private async createdAt(uploads: CircuitUploads, id: string): Promise<number | undefined> {
     const stored = await readFile(path.join(uploads.directory, `${id}.json`), 'utf8').then(
       (text) => JSON.parse(text) as StoredUpload,
-      () => undefined,
+      (error: unknown) => this.unlessMissing(error, 'upload metadata unreadable', uploads.circuit),
     );
     const recorded = Number(stored?.metadata?.createdAt ?? Number.NaN);
     if (Number.isFinite(recorded)) return recorded;
     const created = Date.parse(stored?.creation_date ?? '');
     if (Number.isFinite(created)) return created;
     // Half an upload (a crash between writing its two files): by the data file's age.
-    return stat(path.join(uploads.directory, id)).then((s) => s.mtimeMs, () => undefined);
+    return stat(path.join(uploads.directory, id)).then(
+      (s) => s.mtimeMs,
+      (error: unknown) => this.unlessMissing(error, 'upload file unreadable', uploads.circuit),
+    );
+  }
+
+  /**
+   * For a catch whose caller carries on without the file: a file that is gone is expected (a crash
+   * left half an upload, a sweep removed it); any other error is logged with its code, for the
+   * operator only, so a failing disk does not pass as missing uploads.
+   */
+  private unlessMissing(error: unknown, what: string, circuit: string): undefined {
+    const code = (error as NodeJS.ErrnoException).code;
+    const tusStatus = (error as { status_code?: number }).status_code;
+    if (code !== 'ENOENT' && tusStatus !== 404 && tusStatus !== 410) this.deps.log.warn(what, { circuit, code: code ?? (tusStatus !== undefined ? `tus ${tusStatus}` : String(error)) });
+    return undefined;
   }
 }

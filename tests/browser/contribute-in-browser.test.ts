@@ -83,6 +83,20 @@ async function newPage(label: string): Promise<Page> {
   return page;
 }
 
+interface RegisterChainView {
+  headIndex: number;
+  headHash: string | null;
+  transcript: unknown[];
+}
+
+/** The register chain's head and its transcript entries, from the public API. */
+async function registerChainView(baseUrl: string): Promise<RegisterChainView> {
+  const ceremony = (await (await fetch(`${baseUrl}/api/ceremony`)).json()) as { circuits: Array<{ name: string; headIndex: number; headHash: string | null }> };
+  const { entries } = (await (await fetch(`${baseUrl}/api/transcript`)).json()) as { entries: Array<{ circuit?: string }> };
+  const register = ceremony.circuits.find((c) => c.name === 'register')!;
+  return { headIndex: register.headIndex, headHash: register.headHash, transcript: entries.filter((e) => e.circuit === 'register') };
+}
+
 const row = (circuit: string) => `#circuits tr[data-circuit="${circuit}"]`;
 
 async function rowState(page: Page, circuit: string): Promise<{ status: string | null; position: string | null }> {
@@ -145,6 +159,9 @@ describe('contributing in the browser, the public page and the coordinator conso
   const aliceHeartbeats = new Set<string>();
   let letBobRetry!: () => void;
   const bobRetryMayStart = new Promise<void>((resolve) => (letBobRetry = resolve));
+  // The register chain as the public API shows it when bob's corrupted bytes are sent: he holds the
+  // turn then, so nothing may move it until his retry (held below) starts.
+  let registerBeforeBobUpload: Promise<RegisterChainView> | undefined;
 
   test('the public page needs no sign-in: chains at contribution 0, downloads, how to audit', async () => {
     publicPage = await newPage('public');
@@ -225,6 +242,8 @@ describe('contributing in the browser, the public page and the coordinator conso
       const body = route.request().postDataBuffer();
       if (corrupted || route.request().method() !== 'PATCH' || !body || body.length === 0) return route.continue();
       corrupted = true;
+      registerBeforeBobUpload = registerChainView(coordinator.url);
+      await registerBeforeBobUpload;
       const damaged = Buffer.from(body);
       damaged[damaged.length >> 1]! ^= 0xff;
       await route.continue({ postData: damaged });
@@ -299,6 +318,11 @@ describe('contributing in the browser, the public page and the coordinator conso
     const text = (await refusal.textContent())!;
     assert.ok(text.includes(words.what) && text.includes(`What happens next: ${words.next}`), text);
     assert.ok((await bob.textContent('#attempts'))!.includes(words.what), 'the attempts list keeps the refusal');
+    // The refused upload left the register chain alone: same head (index and file hash), same transcript entries.
+    assert.ok(registerBeforeBobUpload, 'bob’s corrupted upload was seen');
+    const before = await registerBeforeBobUpload;
+    assert.ok(before.headIndex >= 1 && before.headHash, `register had contributions before bob’s turn: ${JSON.stringify(before)}`);
+    assert.deepEqual(await registerChainView(coordinator.url), before, 'the head or the transcript moved after a refused upload');
     await screenshot(bob, '08-bob-refused-retrying');
     letBobRetry();
     await bob.waitForSelector(`${row('register')}[data-status="accepted"]`, { timeout: 60_000 });

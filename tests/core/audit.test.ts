@@ -5,7 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { copyCeremony, finalisedCeremony, type FinalisedCeremony } from '../fixtures/ceremony-fixture.ts';
 import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
@@ -80,6 +80,23 @@ test('one byte changed in a final zkey fails that circuit and the manifest check
     await flipByte(file, (await readZkeyInfo(file)).sections.get(SECTION.h)!.offset + 100);
   });
   assert.deepEqual(failed(report), ['transact84', 'manifest']);
+});
+
+test('a zkey that cannot be read is reported as unreadable with the OS code; a deleted one as missing', async () => {
+  const unreadable = await tamperedCeremony(async (dir) => {
+    const file = ceremonyPaths(dir).zkeyPath('treeUpdate', 2);
+    await rm(file);
+    await mkdir(file); // there, but not a file: reading it fails with EISDIR
+  });
+  const treeUpdate = unreadable.findings.find((f) => f.subject === 'treeUpdate')!;
+  assert.equal(treeUpdate.ok, false);
+  assert.match(treeUpdate.summary, /^\[chain\.file_unreadable\] contribution 2 \(treeUpdate_0002\.zkey\) cannot be read \(EISDIR\)$/);
+  assert.deepEqual(failed(unreadable).filter((s) => s !== 'manifest'), ['treeUpdate']);
+
+  const missing = await tamperedCeremony(async (dir) => {
+    await rm(ceremonyPaths(dir).zkeyPath('treeUpdate', 2));
+  });
+  assert.match(missing.findings.find((f) => f.subject === 'treeUpdate')!.summary, /^\[chain\.file_missing\] contribution 2 \(treeUpdate_0002\.zkey\) is missing$/);
 });
 
 test('one character changed in the transcript fails the transcript', async () => {

@@ -10,10 +10,11 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
@@ -74,8 +75,9 @@ test('finalise and phase changes are refused while they would cut off or race wi
   assert.deepEqual(coordinator.lobby.activeTurns(), [], 'no new turn is granted while closed');
 
   const finalising = admin.request<{ manifest: Record<string, unknown> }>('POST', '/api/admin/finalise', finaliseBody);
-  // Finalisation takes seconds (a beacon and a full verification per circuit); these land inside it.
-  await new Promise((r) => setTimeout(r, 300));
+  // Finalisation takes seconds (a beacon and a full verification per circuit); these land inside
+  // it, once it has visibly begun: it creates the final folder under the ceremony lock.
+  await finalisationStarted(finalising);
   await assert.rejects(admin.request('POST', '/api/admin/phase', { phase: 'open' }), refusedWith(409, 'ceremony.locked'));
   await assert.rejects(admin.request('POST', '/api/admin/finalise', finaliseBody), refusedWith(409, 'ceremony.locked'));
   const done = await finalising;
@@ -104,6 +106,25 @@ test('a port already taken: start-up fails with config.invalid and leaves no ver
   }
   assert.deepEqual(left, [], 'a verifier process outlived the failed start');
 });
+
+/**
+ * Resolves once the final folder exists (finalisation has taken the lock and begun); rejects if the
+ * request settles first, so a finalisation that never starts fails here rather than later.
+ */
+async function finalisationStarted(request: Promise<unknown>): Promise<void> {
+  let settled: unknown;
+  void request.then(
+    () => (settled = 'finished'),
+    (error: unknown) => (settled = error),
+  );
+  const finalDir = ceremonyPaths(dataDir).finalDir;
+  const deadline = Date.now() + 60_000;
+  while (!existsSync(finalDir)) {
+    if (settled !== undefined) throw new Error(`the finalise request ended before the final folder appeared: ${String(settled)}`);
+    if (Date.now() > deadline) throw new Error('finalisation did not begin within 60 s');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 /** Pids of this process's children that run the embedded verifier (Linux /proc). */
 function childVerifiers(): number[] {

@@ -17,7 +17,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
@@ -33,6 +33,9 @@ import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 
 const quiet = { info: () => {}, warn: () => {} };
+/** What the coordinator under test warned about: disk errors are logged, never sent to clients. */
+const warnings: Array<{ message: string; fields?: Record<string, unknown> }> = [];
+const recordingLog = { info: () => {}, warn: (message: string, fields?: Record<string, unknown>) => void warnings.push({ message, fields }) };
 const clock = new ManualClock(Date.now());
 let redis: RedisServer;
 let worker: ChildProcess | undefined;
@@ -46,7 +49,7 @@ before(async () => {
   await initCeremony(dataDir);
   coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', REDIS_URL: redis.url, OPEN_ON_START: 'true' }), {
     clock,
-    log: quiet,
+    log: recordingLog,
     tickIntervalMs: 60_000,
   });
   alice = new ContributorClient(coordinator.url);
@@ -219,6 +222,19 @@ test('an unfinished upload is swept once expired by the coordinator clock, not b
   clock.advance(2_000);
   assert.equal(await coordinator.uploads.sweepExpired(), 1);
   assert.deepEqual(await uploadFiles('treeUpdate'), []);
+});
+
+test('an upload whose metadata cannot be read is logged with its error code by the sweep, and still swept by its age', async () => {
+  const directory = path.join(dataDir, 'uploads', 'treeUpdate');
+  await mkdir(directory, { recursive: true });
+  const stray = path.join(directory, 'stray-upload');
+  await writeFile(stray, randomBytes(16));
+  await utimes(stray, new Date(0), new Date(0));
+  await symlink('stray-upload.json', `${stray}.json`); // a link to itself: reading it fails with ELOOP
+  warnings.length = 0;
+  assert.equal(await coordinator.uploads.sweepExpired(), 1);
+  assert.deepEqual(warnings, [{ message: 'upload metadata unreadable', fields: { circuit: 'treeUpdate', code: 'ELOOP' } }]);
+  assert.deepEqual(await readdir(directory), []);
 });
 
 test('the free-space guard refuses uploads when the disk is short of the largest key plus the margin, and /healthz shows it', async () => {

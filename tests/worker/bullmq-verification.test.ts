@@ -138,10 +138,14 @@ test('the same contribution enqueued twice, and again after a coordinator restar
   await restarted.enqueue(request);
   assert.deepEqual(await afterRestart.next('twice'), { contributionId: 'twice', status: 'valid', contributionHash: candidate.hash, recordedName: 'frank' });
 
-  await new Promise((r) => setTimeout(r, 300));
+  // A job enqueued after all of these, and finished: the queue is FIFO, so a second verification
+  // of 'twice' would have been taken up before it.
+  await restarted.enqueue(fixture.request('barrier', 'register', fixture.headPath('register')));
+  assert.equal((await afterRestart.next('barrier')).status, 'invalid');
+  assert.equal(starts.get(verificationJobId('barrier')), 1);
   assert.equal(starts.get(verificationJobId('twice')), 1, 'verified more than once');
   assert.equal(outcomes.all.length, 1);
-  assert.equal(afterRestart.all.length, 1);
+  assert.deepEqual(afterRestart.all.map((o) => o.contributionId), ['twice', 'barrier']);
 });
 
 test('a job lost from Redis is queued again by the sweep', async () => {

@@ -39,6 +39,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'ceremony.finalised': { what: 'The ceremony is finalised; it takes no more contributions.', next: 'Thank you. See the public ceremony page for the final keys.' },
   'transcript.corrupt': { what: 'The ceremony’s transcript on the server is damaged.', next: OPERATOR },
   'chain.file_missing': { what: 'A key of the chain is missing on the server.', next: OPERATOR },
+  'chain.file_unreadable': { what: 'A key of the chain on the server cannot be read.', next: OPERATOR },
   'chain.file_hash_mismatch': { what: 'A key of the chain on the server does not match the transcript.', next: OPERATOR },
 
   'zkey.malformed': REFUSED_FILE('the file that arrived is not a well-formed key (it may have been damaged on the way).'),
