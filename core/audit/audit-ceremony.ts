@@ -4,9 +4,31 @@
  * manifest. Nothing is taken on trust: contribution 0 is rebuilt from r1cs + ptau, every link is
  * verified against the one before it, every file is hashed against the transcript, the final key
  * is checked as the announced beacon applied to the last head, and the manifest is recomputed.
+ *
+ * Links are verified incrementally, in one pass per chain (verify-link.ts): 0→1→…→K→final under
+ * one random challenge key drawn for this audit alone (crypto.randomBytes, 32 bytes, held in
+ * memory and never written, logged or returned). The combination R_k = Σ r_i·P_i of zkey k's L‖H
+ * computed when k was checked as NEXT is carried forward as the `head` of link k→k+1, so a chain
+ * of K links (the beacon link included) costs K+1 MSMs instead of 2K. Each zkey's L and H are read
+ * once, from the file whose hash was just checked against the transcript.
+ *
+ * Soundness. Contribution 0 is byte-identical to the key r1cs + ptau produce (rebuilt here), so it
+ * is honest. Induction along the chain: if zkey k is honest (its L‖H are δ_k-scaled from
+ * contribution 0), link k→k+1 is accepted only if e(R_{k+1}, δ2_{k+1}) = e(R_k, δ2_k); with
+ * d_i = dlog(s·N_i − P_i) as in verify-link.ts this says Σ r_i·d_i = 0 mod p. The files are all
+ * fixed (published) before the key is drawn, and the key is fresh for every audit, so unlike the
+ * coordinator's fixed key no adaptive argument is needed: for each link whose L‖H cheat (some
+ * d_i ≠ 0), the check passes for at most one value of one uniform 64-bit r_i, probability
+ * ≤ 2^-64 (Schwartz–Zippel, ChaCha20 keystream taken as random). A union bound over the K links of
+ * a chain gives ≤ K/2^64 that any cheating link of it passes; over a whole ceremony of n links,
+ * ≤ n/2^64 (370 links: < 2^-55). Reusing the scalars across the links of one chain costs nothing:
+ * the bound for each link only needs its r_i uniform and independent of the (fixed) files. The
+ * scalars are 64-bit (verify-link's LINK_SCALAR_BYTES, not an option of its API), not 128-bit.
+ * Everything else a link needs (structure, proofs of knowledge, δ in G1 and G2, points on the
+ * curve, the beacon's parameters and key) is checked deterministically by verifyLink.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
@@ -16,7 +38,8 @@ import { Transcript } from '../transcript/transcript.ts';
 import { chainsFromTranscript, type CircuitChain } from '../ceremony/open-ceremony.ts';
 import { checkCeremonyInputs } from '../ceremony/init-ceremony.ts';
 import { hashFile } from '../crypto/file-hash.ts';
-import { verifyContribution } from '../verify/verify-contribution.ts';
+import { verifyLink } from '../verify/verify-link.ts';
+import type { LinkCombination } from '../verify/link-combination-cache.ts';
 import { CoordinatorError, isCoordinatorError } from '../errors.ts';
 import { deltaEntryFromVerificationKey, type DeltaEntry, type VerificationKeyDelta } from '../manifest/delta-manifest.ts';
 import { silentProgress, snarkjsProgressLogger, type Progress } from '../ceremony/progress.ts';
@@ -78,34 +101,39 @@ async function auditChain(
     throw new CoordinatorError('chain.file_hash_mismatch', 'contribution 0 is not the key that the r1cs and the ptau produce');
   }
 
+  // The auditor's own randomness for this chain: never stored, so no one can have chosen the
+  // published files knowing it (see the header).
+  const key = randomBytes(32);
+  const links = chain.contributions.length + (chain.beacon ? 1 : 0);
+  progress({ type: 'step', circuit: name, step: `verifying ${links} link${links === 1 ? '' : 's'} in one pass` });
+  progress({ type: 'count', circuit: name, part: 'links', done: 0, total: Math.max(links, 1) });
   let previous = initPath;
+  let head: LinkCombination | undefined;
   for (const entry of chain.contributions) {
-    progress({ type: 'step', circuit: name, step: `verifying contribution ${entry.index} of ${chain.contributions.length}` });
     const current = paths.zkeyPath(name, entry.index);
     await expectFileHash(current, entry.fileHash, `contribution ${entry.index}`);
-    const link = await verifyContribution({ initZkeyPath: initPath, ptauPath: config.ptauPath, headZkeyPath: previous, candidatePath: current, progress: { to: progress, circuit: name } });
+    const link = await verifyLink(previous, current, { challenge: { key, head }, labels: { prev: `contribution ${entry.index - 1}`, next: `contribution ${entry.index}` } });
     if (link.contributionHash !== entry.contributionHash) {
       throw new CoordinatorError('transcript.corrupt', `contribution ${entry.index}: the transcript records a different contribution hash`);
     }
+    head = link.combination;
     previous = current;
+    progress({ type: 'count', circuit: name, part: 'links', done: entry.index, total: Math.max(links, 1) });
   }
 
   if (!chain.beacon) return { summary: `${chain.contributions.length} contributions verified; not finalised` };
 
-  progress({ type: 'step', circuit: name, step: 'verifying the final key' });
   const finalPath = paths.finalZkeyPath(name);
   await expectFileHash(finalPath, chain.beacon.fileHash, 'the final key');
-  const link = await verifyContribution({
-    initZkeyPath: initPath,
-    ptauPath: config.ptauPath,
-    headZkeyPath: previous,
-    candidatePath: finalPath,
+  const link = await verifyLink(previous, finalPath, {
+    challenge: { key, head },
     expect: { kind: 'beacon', beaconHex: chain.beacon.beacon, iterationsExp: chain.beacon.iterationsExp },
-    progress: { to: progress, circuit: name },
+    labels: { prev: `contribution ${chain.contributions.length}`, next: 'the final key' },
   });
   if (link.contributionHash !== chain.beacon.contributionHash) {
     throw new CoordinatorError('transcript.corrupt', 'the final key: the transcript records a different beacon contribution hash');
   }
+  progress({ type: 'count', circuit: name, part: 'links', done: links, total: links });
   const vkey = (await snarkjs.zKey.exportVerificationKey(finalPath)) as unknown as VerificationKeyDelta;
   const published = await readFile(paths.verificationKeyPath(name), 'utf8').then(JSON.parse, () => undefined);
   if (published === undefined || JSON.stringify(published) !== JSON.stringify(vkey)) {

@@ -1,7 +1,10 @@
 /**
  * `ceremony audit` passes on a good published folder and fails on any single-byte tampering of a
  * zkey, the transcript or the manifest, naming what is wrong. It also catches a forged link whose
- * transcript was rewritten to match, so it relies on verification, not only on file hashes.
+ * transcript was rewritten to match, so it relies on verification, not only on file hashes: the
+ * incremental one-pass check of each chain refuses a replaced point in a link (L of a contribution,
+ * H of the final key, where the previous combination is the one carried forward) and a final key
+ * made with another beacon than the transcript announces.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +17,8 @@ import { hashFile } from '../../core/crypto/file-hash.ts';
 import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { runCli } from '../helpers/run-cli.ts';
+import * as snarkjs from 'snarkjs';
+import type { CeremonyPaths } from '../../core/chain/ceremony-paths.ts';
 
 let published: FinalisedCeremony;
 const copies: string[] = [];
@@ -36,6 +41,27 @@ async function replaceOnce(file: string, from: RegExp, to: (match: string) => st
   const match = text.match(from);
   assert.ok(match, `${from} not found in ${file}`);
   await writeFile(file, text.replace(from, to(match[0])));
+}
+
+/** Rewrites the transcript as a forger would: entries changed, every hash after them recomputed. */
+async function rewriteTranscript(paths: CeremonyPaths, change: (entry: TranscriptEntry) => void): Promise<void> {
+  const entries: TranscriptEntry[] = (await readFile(paths.transcriptPath, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+  let prevHash = genesisHash(published.config.id);
+  for (const entry of entries) {
+    change(entry);
+    entry.prevHash = prevHash;
+    entry.hash = entryHash(entry);
+    prevHash = entry.hash;
+  }
+  await writeFile(paths.transcriptPath, entries.map((e) => JSON.stringify(e)).join('\n') + '\n');
+}
+
+/** Replaces point `index` of a G1 section with point `index + 1` of it: a valid point, in the wrong place. */
+async function replacePoint(file: string, section: number, index: number): Promise<void> {
+  const bytes = await readFile(file);
+  const offset = (await readZkeyInfo(file)).sections.get(section)!.offset + index * 64;
+  bytes.copy(bytes, offset, offset + 64, offset + 128);
+  await writeFile(file, bytes);
 }
 
 function failed(report: AuditReport): string[] {
@@ -122,22 +148,43 @@ test('a forged link is caught even when the transcript was rewritten to match it
   const report = await tamperedCeremony(async (dir) => {
     const paths = ceremonyPaths(dir);
     const file = paths.zkeyPath('transact21', 2);
-    const bytes = await readFile(file);
-    const l = (await readZkeyInfo(file)).sections.get(SECTION.l)!.offset;
-    bytes.copy(bytes, l, l + 64, l + 128); // a valid point, in the wrong place
-    await writeFile(file, bytes);
-    // Rewrite the transcript as a forger would: new file hash, every hash after it recomputed.
+    await replacePoint(file, SECTION.l, 0);
     const fileHash = await hashFile(file);
-    const entries: TranscriptEntry[] = (await readFile(paths.transcriptPath, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
-    let prevHash = genesisHash(published.config.id);
-    for (const entry of entries) {
+    await rewriteTranscript(paths, (entry) => {
       if (entry.type === 'contribution' && entry.circuit === 'transact21' && entry.index === 2) entry.fileHash = fileHash;
-      entry.prevHash = prevHash;
-      entry.hash = entryHash(entry);
-      prevHash = entry.hash;
-    }
-    await writeFile(paths.transcriptPath, entries.map((e) => JSON.stringify(e)).join('\n') + '\n');
+    });
   });
   assert.deepEqual(failed(report).filter((s) => s !== 'manifest'), ['transact21']);
   assert.match(report.findings.find((f) => f.subject === 'transact21')!.summary, /contribution\.l_section_invalid/);
+});
+
+test('a replaced point in the final key is caught against the combination carried along the chain', async () => {
+  const report = await tamperedCeremony(async (dir) => {
+    const paths = ceremonyPaths(dir);
+    const file = paths.finalZkeyPath('transact44');
+    await replacePoint(file, SECTION.h, 5);
+    const fileHash = await hashFile(file);
+    await rewriteTranscript(paths, (entry) => {
+      if (entry.type === 'beacon' && entry.circuit === 'transact44') entry.fileHash = fileHash;
+    });
+  });
+  assert.deepEqual(failed(report), ['transact44', 'manifest']);
+  assert.match(report.findings.find((f) => f.subject === 'transact44')!.summary, /contribution\.h_section_invalid/);
+});
+
+test('a final key made with another beacon than the transcript announces is refused', async () => {
+  const report = await tamperedCeremony(async (dir) => {
+    const paths = ceremonyPaths(dir);
+    const file = paths.finalZkeyPath('register');
+    const otherBeacon = 'aa'.repeat(32);
+    await rm(file);
+    // Same iteration count as the fixture's beacon: only the beacon value differs.
+    assert.ok(await snarkjs.zKey.beacon(paths.zkeyPath('register', 2), file, 'forged', otherBeacon, 10), 'snarkjs made no final key');
+    const fileHash = await hashFile(file);
+    await rewriteTranscript(paths, (entry) => {
+      if (entry.type === 'beacon' && entry.circuit === 'register') entry.fileHash = fileHash;
+    });
+  });
+  assert.deepEqual(failed(report), ['register', 'manifest']);
+  assert.match(report.findings.find((f) => f.subject === 'register')!.summary, /finalise\.beacon_mismatch/);
 });
