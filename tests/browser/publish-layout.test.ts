@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -20,6 +20,7 @@ import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+import { listFiles } from '../helpers/list-files.ts';
 
 const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
 const AUDIT_LINE = 'node "$CEREMONY_REPO/bin/ceremony.js" audit .';
@@ -27,14 +28,6 @@ let dataDir: string;
 let work: string;
 let coordinator: RunningCoordinator;
 let browser: Browser;
-
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/'))
-    .sort();
-}
 
 const sha256 = async (file: string): Promise<string> => createHash('sha256').update(await readFile(file)).digest('hex');
 

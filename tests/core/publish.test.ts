@@ -20,6 +20,7 @@ import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
 import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { listFiles } from '../helpers/list-files.ts';
 
 const run = promisify(execFile);
 const PLANTED = 'PLANTED-PRIVATE-CONTENT-7f3a';
@@ -27,15 +28,6 @@ const CIRCUITS = ['register', 'treeUpdate'];
 let dataDir: string;
 let work: string;
 let ptauFile: string;
-
-/** Every regular file under `dir`, relative, sorted. */
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/'))
-    .sort();
-}
 
 const EXPECTED = [
   'SHA256SUMS',
