@@ -6,6 +6,10 @@
 import { buildState } from '../scripts/build-state.js';
 
 const state = buildState('dist');
+// The browser app is served as built: say so when it is older than its sources.
+if (process.argv[2] === 'serve' && buildState('web') === 'stale') {
+  process.stderr.write('note: web/dist is older than its sources; `npm run build` rebuilds it\n');
+}
 if (state === 'current' || state === 'no-sources') {
   await import('../dist/cli/main.js');
 } else {

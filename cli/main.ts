@@ -44,8 +44,9 @@ async function buildProgram(selected: CommandEntry | undefined): Promise<Command
 
 async function main(argv: string[]): Promise<number> {
   const selected = selectedCommand(argv);
-  const program = await buildProgram(selected);
   try {
+    // Inside the try: loading the command's module can fail too (a file missing from dist/).
+    const program = await buildProgram(selected);
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT_OK;
   } catch (error) {

@@ -22,7 +22,7 @@ export const PARTS = {
     out: 'web/dist',
     stamp: 'web/dist/.build-stamp',
     // Not the whole web/ folder: its own mtime changes whenever web/dist is replaced.
-    sources: ['web/src', 'web/index.html', 'web/ceremony', 'web/console', 'web/tsconfig.json', 'vite.config.ts'],
+    sources: ['web/src', 'core/kernel', 'web/index.html', 'web/ceremony', 'web/console', 'web/tsconfig.json', 'vite.config.ts'],
   },
 };
 

@@ -11,7 +11,7 @@
  * build never leaves a half-written dist/ that looks current.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PARTS, REPO_ROOT, buildState } from './build-state.js';
 
@@ -32,6 +32,14 @@ function tool(relative, name) {
     process.exit(1);
   }
   return file;
+}
+
+// A stamp carries the time the build started: a source saved while tsc or Vite ran is newer than
+// it, so the next check sees the part as stale instead of taking the build for current.
+const buildStarted = new Date();
+function writeStamp(file) {
+  writeFileSync(file, `${buildStarted.toISOString()}\n`);
+  utimesSync(file, buildStarted, buildStarted);
 }
 
 /** Data files the compiled modules read next to themselves (e.g. core/fees/published-fees.json): tsc copies none. */
@@ -56,7 +64,7 @@ const builders = {
     try {
       run(tool('typescript/bin/tsc', 'TypeScript'), ['-p', 'tsconfig.build.json', '--outDir', tmp]);
       copyDataFiles(tmp);
-      writeFileSync(path.join(tmp, '.build-stamp'), `${new Date().toISOString()}\n`);
+      writeStamp(path.join(tmp, '.build-stamp'));
       rmSync(path.join(REPO_ROOT, 'dist'), { recursive: true, force: true });
       renameSync(tmp, path.join(REPO_ROOT, 'dist'));
     } finally {
@@ -65,7 +73,7 @@ const builders = {
   },
   web() {
     run(tool('vite/bin/vite.js', 'Vite'), ['build', '--logLevel', 'warn']);
-    writeFileSync(path.join(REPO_ROOT, PARTS.web.stamp), `${new Date().toISOString()}\n`);
+    writeStamp(path.join(REPO_ROOT, PARTS.web.stamp));
   },
 };
 

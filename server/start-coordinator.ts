@@ -99,39 +99,42 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   const metrics: CoordinatorMetrics = new CoordinatorMetrics({ config, lobby, phase, ceremonyState: () => service.ceremonyState() });
   const service = new CeremonyService({ config, db, clock, lobby, contributions, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs, observer: metrics });
 
-  const uploads = new ContributionUploads({ config, lobby, service, clock, log, diskMarginBytes: serverConfig.uploads.diskMarginBytes, onUploadFinished: (circuit, ms) => metrics.uploadFinished(circuit, ms) });
-  const sessions = new SessionStore(db, clock, auth.sessionTtlMs, auth);
-  // Rate-limit counts are shared through Redis when there is one (every coordinator process sees them).
-  const rateLimitRedis = serverConfig.redisUrl ? new Redis(serverConfig.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
-  rateLimitRedis?.on('error', (error) => log.warn('rate-limit redis error', { error: error.message }));
-  const rateLimits = createRateLimits({ config: serverConfig.rateLimits, redis: rateLimitRedis, prefix: `ceremony:${config.id}` });
-  const app = createApp({
-    config,
-    clock,
-    lobby,
-    contributions,
-    phase,
-    service,
-    constraints,
-    receiptPublicKeyPem: receipts.publicKeyPem,
-    log,
-    uploads,
-    webDir: options.webDir,
-    publicUrl: serverConfig.publicUrl,
-    rateLimits,
-    trustProxy: serverConfig.trustProxy,
-    metrics: { collector: metrics, token: serverConfig.metricsToken },
-    auth: {
-      router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions, rateLimits, coordinatorLinkToken: options.coordinatorLinkToken }),
-      sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),
-      requireContributor,
-      requireCoordinator,
-      requireCsrf,
-    },
-  });
-
+  // Everything from here on is started inside the try, so that a failure anywhere (a bad auth
+  // setting refused by createApp, a port in use) stops what was already started.
+  let uploads!: ContributionUploads;
+  let rateLimitRedis: Redis | undefined;
   let server: Server;
   try {
+    uploads = new ContributionUploads({ config, lobby, service, clock, log, diskMarginBytes: serverConfig.uploads.diskMarginBytes, onUploadFinished: (circuit, ms) => metrics.uploadFinished(circuit, ms) });
+    const sessions = new SessionStore(db, clock, auth.sessionTtlMs, auth);
+    // Rate-limit counts are shared through Redis when there is one (every coordinator process sees them).
+    rateLimitRedis = serverConfig.redisUrl ? new Redis(serverConfig.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
+    rateLimitRedis?.on('error', (error) => log.warn('rate-limit redis error', { error: error.message }));
+    const rateLimits = createRateLimits({ config: serverConfig.rateLimits, redis: rateLimitRedis, prefix: `ceremony:${config.id}` });
+    const app = createApp({
+      config,
+      clock,
+      lobby,
+      contributions,
+      phase,
+      service,
+      constraints,
+      receiptPublicKeyPem: receipts.publicKeyPem,
+      log,
+      uploads,
+      webDir: options.webDir,
+      publicUrl: serverConfig.publicUrl,
+      rateLimits,
+      trustProxy: serverConfig.trustProxy,
+      metrics: { collector: metrics, token: serverConfig.metricsToken },
+      auth: {
+        router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions, rateLimits, coordinatorLinkToken: options.coordinatorLinkToken }),
+        sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),
+        requireContributor,
+        requireCoordinator,
+        requireCsrf,
+      },
+    });
     await service.start();
     server = await new Promise((resolve, reject) => {
       // Express 5 hands a listen error (EADDRINUSE, EACCES) to this callback.
@@ -140,7 +143,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   } catch (error) {
     // Nothing may outlive a failed start: the verifier process or Redis connections would keep
     // a coordinator that serves nothing alive.
-    await uploads.close();
+    await uploads?.close();
     await service.stop();
     await dispatcher.close();
     rateLimitRedis?.disconnect();

@@ -107,9 +107,12 @@ export async function contributeLocally(dataDir: string, circuitName: string, co
     progress({ type: 'step', circuit: name, step: `verifying contribution ${chain.headIndex + 1}` });
     // Made here from a committed (so verified) head: the incremental link check against that head
     // (verifyLink: proof of knowledge, delta, L and H against the head's) is the whole proof needed.
-    const accepted = await commitStagedLink(state, chain, staged, contributor, (_state, _chain, candidate) => verifyLink(headPath, candidate));
-    // The hash the contributor was shown must be the one the verifier recorded.
-    if (accepted.contributionHash !== made.hash) throw new Error('the contribution hash of the new key differs from the one computed while making it');
+    const accepted = await commitStagedLink(state, chain, staged, contributor, async (_state, _chain, candidate) => {
+      const link = await verifyLink(headPath, candidate);
+      // Checked before the commit: the hash the contributor is shown must be the one recorded.
+      if (link.contributionHash !== made.hash) throw new Error('the contribution hash of the new key differs from the one computed while making it');
+      return link;
+    });
     progress({ type: 'finished', circuit: name });
     return accepted;
   });

@@ -21,7 +21,19 @@ export interface FastContributionResult {
   stats: FastApplyKeyStats;
 }
 
-async function withKernel(options: FastContributionOptions, run: () => Promise<Uint8Array>): Promise<FastContributionResult> {
+/**
+ * The kernel is installed on the process's one shared curve, so contributions take turns: two at
+ * once would each save the other's patch as "the original" and leave a closed pool installed.
+ */
+let kernelTurn: Promise<unknown> = Promise.resolve();
+
+function withKernel(options: FastContributionOptions, run: () => Promise<Uint8Array>): Promise<FastContributionResult> {
+  const turn = kernelTurn.then(() => withKernelNow(options, run));
+  kernelTurn = turn.catch(() => {});
+  return turn;
+}
+
+async function withKernelNow(options: FastContributionOptions, run: () => Promise<Uint8Array>): Promise<FastContributionResult> {
   const curve = (await getBn128()) as unknown as PatchableCurve;
   const pool = await nodeScalePool(options.workers);
   const stats: FastApplyKeyStats = { kernelPoints: 0, fallbackPoints: 0 };

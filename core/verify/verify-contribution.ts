@@ -80,7 +80,11 @@ export async function verifyContribution(input: VerifyContributionInput): Promis
     valid = await snarkjs.zKey.verifyFromInit(input.initZkeyPath, input.ptauPath, input.candidatePath, logger);
   } catch (error) {
     // snarkjs names files by path in its messages: put the caller's labels in their place.
-    const message = input.labels ? (error as Error).message.split(input.candidatePath).join(input.labels.candidate) : (error as Error).message;
+    let message = (error as Error).message;
+    if (input.labels) {
+      const roles: Array<[string, string]> = [[input.candidatePath, input.labels.candidate], [input.headZkeyPath, input.labels.head], [input.initZkeyPath, 'contribution 0'], [input.ptauPath, 'the ptau']];
+      for (const [file, role] of roles) message = message.split(file).join(role);
+    }
     throw new CoordinatorError('contribution.invalid', `the key could not be verified: ${message}`);
   }
   if (valid !== true) {

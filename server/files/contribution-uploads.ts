@@ -209,7 +209,9 @@ export class ContributionUploads {
       onUploadFinish: async (request, upload) => {
         const principal = principalOf(request as never)!;
         const file = path.join(directory, upload.id);
-        if (upload.creation_date) this.deps.onUploadFinished?.(circuit, Date.now() - Date.parse(upload.creation_date));
+        // Timed on the coordinator's clock, as the sweep judges uploads (createdAt, set at creation).
+        const createdAt = Number(upload.metadata?.createdAt);
+        if (Number.isFinite(createdAt)) this.deps.onUploadFinished?.(circuit, this.deps.clock.now() - createdAt);
         this.finishing.add(file);
         try {
           const row = await this.deps.service.submit({ principal, circuit, path: file, size: upload.size ?? upload.offset });

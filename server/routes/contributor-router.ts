@@ -17,6 +17,8 @@ export interface ContributorRouterDeps {
   contributions: ContributionStore;
   phase: CeremonyPhaseStore;
   clock: Clock;
+  /** Runs the lobby's clock now: its events are logged and counted there, never lost. */
+  service: { tick(): void };
   requireContributor: RequestHandler;
   requireCsrf: RequestHandler;
 }
@@ -57,7 +59,7 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
     if (phase === 'closed' || phase === 'finalised') throw new CoordinatorError('ceremony.not_open', `the ceremony is ${phase}; it takes no more contributors`);
     const who = principal(req);
     deps.lobby.join(who.id);
-    deps.lobby.tick(); // grant a free circuit at once rather than at the next timer tick
+    deps.service.tick(); // grant a free circuit at once rather than at the next timer tick
     res.json(view(who));
   });
 

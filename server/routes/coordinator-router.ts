@@ -13,6 +13,7 @@ import type { Lobby } from '../lobby/lobby.ts';
 import type { ContributionStore } from '../contributions/contribution-store.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { Clock } from '../clock.ts';
+import type { ServiceLog } from '../ceremony-service.ts';
 
 export interface CoordinatorRouterDeps {
   config: CeremonyConfig;
@@ -21,7 +22,8 @@ export interface CoordinatorRouterDeps {
   phase: CeremonyPhaseStore;
   clock: Clock;
   /** Provides the ceremony on disk, cached until the transcript changes. */
-  service: { ceremonyState(): Promise<CeremonyState> };
+  service: { ceremonyState(): Promise<CeremonyState>; tick(): void };
+  log: ServiceLog;
   requireCoordinator: RequestHandler;
   requireCsrf: RequestHandler;
 }
@@ -62,7 +64,8 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
   router.post('/api/admin/queue/remove', ...guard, (req, res) => {
     const { contributorId } = parse(removeEntryBody, req.body);
     const removal = deps.lobby.removeEntry(contributorId);
-    deps.lobby.tick(); // a freed circuit goes to the next in line now
+    deps.log.info('lobby entry removed by the coordinator', { contributorId, removal });
+    deps.service.tick(); // a freed circuit goes to the next in line now
     res.json({ contributorId, removed: removal });
   });
 
