@@ -46,13 +46,8 @@ export class SemaphoreChallenges {
   }
 
   /** Deletes expired and used challenges; returns how many. */
-  sweep(): number {
+  private sweep(): number {
     return this.db.prepare('DELETE FROM auth_semaphore_challenges WHERE expires_at <= ? OR consumed_at IS NOT NULL').run(this.clock.now()).changes;
-  }
-
-  /** Rows in the table (outstanding, or not yet swept). */
-  count(): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM auth_semaphore_challenges').get() as { n: number }).n;
   }
 
   /** True exactly once for an issued, unexpired challenge. */

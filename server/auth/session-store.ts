@@ -80,16 +80,6 @@ export class SessionStore {
     return { token, principal: { ...principal }, csrfToken, expiresAt };
   }
 
-  /** Deletes expired sessions; returns how many. */
-  sweep(): number {
-    return this.statements.deleteExpired.run(this.clock.now()).changes;
-  }
-
-  /** Sessions in the table (live or not yet swept). */
-  count(): number {
-    return this.statements.count.get()!.live;
-  }
-
   /** The live session for a cookie token, or null when unknown or expired. */
   find(token: string): Session | null {
     const row = this.statements.findLive.get(hashSessionToken(token), this.clock.now());

@@ -110,5 +110,24 @@ test('sign-in with a Semaphore proof, a contribution and the console run under t
   const served = await fetch(`${coordinator.url}/`);
   assert.match(served.headers.get('content-security-policy') ?? '', /script-src 'self' 'wasm-unsafe-eval'/);
   assert.deepEqual(unprotected, [], 'every document carries the policy');
+  // One round trip per page, so a report still on its way through exposeFunction has arrived.
+  await contributor.evaluate(() => 0);
+  await consolePage.evaluate(() => 0);
   assert.deepEqual(violations, []);
+});
+
+// The control for the test above: its "no violation" holds only if a violation would be seen.
+test('the violation detector itself: an inline script injected into the app is blocked and reported', async () => {
+  const page = await newPage('control');
+  await page.goto(`${coordinator.url}/`);
+  violations.length = 0;
+  await page.evaluate(() => {
+    const script = document.createElement('script');
+    script.textContent = 'window.inlineScriptRan = true';
+    document.head.append(script);
+  });
+  const deadline = Date.now() + 10_000;
+  while (violations.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(violations.some((v) => /script-src/.test(v)), `the injected inline script was reported: ${JSON.stringify(violations)}`);
+  assert.equal(await page.evaluate(() => (window as unknown as { inlineScriptRan?: boolean }).inlineScriptRan), undefined, 'the inline script did not run');
 });

@@ -203,7 +203,8 @@ test('compose topology: redis, server and two workers as processes; a worker kil
   for (let i = 1; i < transcript.entries.length; i++) assert.equal(transcript.entries[i]!.prevHash, transcript.entries[i - 1]!.hash);
 
   for (const stopping of [survivor, server, redis]) {
-    await stopping.stop('SIGTERM');
+    const { lingered } = await stopping.stop('SIGTERM');
+    assert.equal(lingered, false, 'a process of the group was still running when the grace period ended');
     assert.equal(groupAlive(stopping.child.pid!), false);
   }
   assert.match(survivor.output(), /verification worker stopped/);

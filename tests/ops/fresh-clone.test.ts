@@ -46,7 +46,8 @@ function mustRun(command: string, args: string[], cwd: string, timeoutMs?: numbe
 
 /** Stops the whole group with SIGTERM: the coordinator shuts down by itself (exit 0 after npm/npx). */
 async function stopped(process: GroupProcess): Promise<void> {
-  const { code, signal } = await process.stop('SIGTERM');
+  const { code, signal, lingered } = await process.stop('SIGTERM');
+  assert.equal(lingered, false, 'a process of the group was still running when the grace period ended');
   assert.ok(code === 0 || signal === 'SIGTERM', `stopped with ${code ?? signal}:\n${process.output()}`);
   assert.match(process.output(), /"message":"shutting down"/);
   assert.equal(groupAlive(process.child.pid!), false, 'a process of the group outlived the stop');

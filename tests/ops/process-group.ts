@@ -12,8 +12,12 @@ export interface GroupProcess {
   /** Resolves with the first match of `pattern` in the output; rejects if the process exits first. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Signals the whole group (SIGKILL of the group after `graceMs`) and waits for the leader to exit. */
-  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /**
+   * Signals the whole group (SIGKILL of the group after `graceMs`) and waits for it to be gone.
+   * `lingered`: some process of the group was still alive when the grace period ended (so only the
+   * SIGKILL stopped it): what a test asserts to be false for a clean shutdown.
+   */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; lingered: boolean }>;
 }
 
 const running = new Set<GroupProcess>();
@@ -77,12 +81,13 @@ export function startGroup(command: string, args: string[], options: { cwd: stri
       const deadline = Date.now() + graceMs;
       const result = await exited;
       while (pid !== undefined && groupAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const lingered = signal !== 'SIGKILL' && pid !== undefined && groupAlive(pid);
       signalGroup(pid, 'SIGKILL');
       // Killed processes are gone once reaped.
       const reaped = Date.now() + 10_000;
       while (pid !== undefined && groupAlive(pid) && Date.now() < reaped) await new Promise((r) => setTimeout(r, 50));
       running.delete(group);
-      return result;
+      return { ...result, lingered };
     },
   };
   running.add(group);
