@@ -16,7 +16,6 @@ import type { ContributionUploads } from './files/contribution-uploads.ts';
 import { errorHandler, notFoundHandler } from './http/error-handler.ts';
 import type { RateLimits } from './http/rate-limits.ts';
 import { securityHeaders } from './http/security-headers.ts';
-import { tusCorsOrigin } from './http/tus-cors-origin.ts';
 import type { CoordinatorMetrics } from './metrics/coordinator-metrics.ts';
 import { createMetricsRouter } from './metrics/metrics-router.ts';
 
@@ -45,7 +44,7 @@ export interface AppDeps {
   log: ServiceLog;
   /** Folder of the built browser app, served at / when present. */
   webDir?: string;
-  /** Public base URL: the one origin tus answers CORS for; https turns on HSTS. Default: same-origin only. */
+  /** Public base URL: https turns on HSTS (tus answers CORS for its origin only: ContributionUploads). */
   publicUrl?: string;
   /** Rate limits of sign-in, challenge and upload creation (server/http/rate-limits.ts); none when absent. */
   rateLimits?: RateLimits;
@@ -65,7 +64,6 @@ export function createApp(deps: AppDeps): express.Express {
   // Uploads first: tus reads the raw request body itself, so no body parser may run before it.
   const uploads = deps.uploads.handler;
   if (deps.rateLimits) app.post('/api/circuits/:name/contributions', deps.rateLimits.uploadCreation);
-  app.use('/api/circuits/:name/contributions', tusCorsOrigin(deps.publicUrl ? new URL(deps.publicUrl).origin : undefined));
   app.all('/api/circuits/:name/contributions{/*rest}', deps.auth.requireContributor, deps.auth.requireCsrf, uploads);
 
   // Before the app-wide parser: /auth parses its own bodies with a smaller limit (64 kB).

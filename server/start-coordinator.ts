@@ -105,7 +105,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   let rateLimitRedis: Redis | undefined;
   let server: Server;
   try {
-    uploads = new ContributionUploads({ config, lobby, service, clock, log, diskMarginBytes: serverConfig.uploads.diskMarginBytes, onUploadFinished: (circuit, ms) => metrics.uploadFinished(circuit, ms) });
+    uploads = new ContributionUploads({ config, lobby, service, clock, log, diskMarginBytes: serverConfig.uploads.diskMarginBytes, publicOrigin: serverConfig.publicUrl ? new URL(serverConfig.publicUrl).origin : undefined, onUploadFinished: (circuit, ms) => metrics.uploadFinished(circuit, ms) });
     const sessions = new SessionStore(db, clock, auth.sessionTtlMs, auth);
     // Rate-limit counts are shared through Redis when there is one (every coordinator process sees them).
     rateLimitRedis = serverConfig.redisUrl ? new Redis(serverConfig.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;

@@ -58,6 +58,11 @@ export interface ContributionUploadsDeps {
   log: ServiceLog;
   /** Free space to keep beyond the largest possible upload (UPLOAD_DISK_MARGIN_BYTES). */
   diskMarginBytes: number;
+  /**
+   * The one origin tus answers CORS for (PUBLIC_URL's): uploads carry the session cookie and CSRF
+   * token, so no other origin may read the answers. Absent: none (the app is same-origin).
+   */
+  publicOrigin?: string;
   /** Told when an upload received its last byte, `durationMs` after it was created (metrics). */
   onUploadFinished?: (circuit: string, durationMs: number) => void;
 }
@@ -179,6 +184,8 @@ export class ContributionUploads {
       datastore,
       locker,
       relativeLocation: true,
+      // tus answers `Access-Control-Allow-Origin: *` by default.
+      allowedOrigins: (origin) => origin === this.deps.publicOrigin,
       maxSize: async () => (await this.headSize(circuit)) + NEXT_LINK_SLACK_BYTES,
       onIncomingRequest: async (request, uploadId) => {
         const principal = principalOf(request as never);
