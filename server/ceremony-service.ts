@@ -191,7 +191,6 @@ export class CeremonyService {
         });
         this.recordAccepted(row, accepted.index, outcome.contributionHash);
         log.info('contribution accepted', { contributionId: row.id, circuit: row.circuit, index: accepted.index, sinceUploadMs: clock.now() - row.createdAt });
-        this.deps.observer?.contributionDecided({ circuit: row.circuit, outcome: 'accepted', sinceUploadMs: clock.now() - row.createdAt });
       } catch (error) {
         if (!isCoordinatorError(error)) {
           // Says nothing about the contribution (a disk error, say): the transcript tells whether
@@ -206,7 +205,7 @@ export class CeremonyService {
         })();
         await rm(row.candidatePath, { force: true });
         log.warn('verified contribution not committed', { contributionId: row.id, code: error.code });
-        this.deps.observer?.contributionDecided({ circuit: row.circuit, outcome: 'refused', code: error.code, sinceUploadMs: clock.now() - row.createdAt });
+        this.observeVerdict(row, error.code);
       }
       return;
     }
@@ -218,13 +217,12 @@ export class CeremonyService {
       : { code: 'verification.unavailable', message: 'the contribution could not be verified; please contribute again' };
     await this.refuse(row, outcome.status === 'invalid' ? 'refused' : 'error', refusal);
     log.info('contribution refused', { contributionId: row.id, circuit: row.circuit, code: refusal.code, sinceUploadMs: clock.now() - row.createdAt });
-    this.deps.observer?.contributionDecided({ circuit: row.circuit, outcome: 'refused', code: refusal.code, sinceUploadMs: clock.now() - row.createdAt });
   }
 
   private recordAccepted(row: ContributionRow, index: number, contributionHash: string): void {
     const { contributions, lobby, clock, db, receipts, config } = this.deps;
-    db.transaction(() => {
-      if (!contributions.finish(row.id, { status: 'accepted', contributionHash, chainIndex: index }, clock.now())) return;
+    const recorded = db.transaction(() => {
+      if (!contributions.finish(row.id, { status: 'accepted', contributionHash, chainIndex: index }, clock.now())) return false;
       contributions.saveReceipt(
         row.id,
         receipts.sign({
@@ -238,7 +236,20 @@ export class CeremonyService {
         }),
       );
       lobby.recordAccepted(row.id, { index, contributionHash });
+      return true;
     })();
+    if (recorded) this.observeVerdict(row);
+  }
+
+  /**
+   * Tells the observer (metrics) of a verdict: accepted without a code, refused with one. Called
+   * where every verdict is recorded, so those settled after a restart are counted too.
+   */
+  private observeVerdict(row: ContributionRow, refusalCode?: string): void {
+    const sinceUploadMs = this.deps.clock.now() - row.createdAt;
+    this.deps.observer?.contributionDecided(
+      refusalCode === undefined ? { circuit: row.circuit, outcome: 'accepted', sinceUploadMs } : { circuit: row.circuit, outcome: 'refused', code: refusalCode, sinceUploadMs },
+    );
   }
 
   /** Records a verdict against the contribution, puts its author back in line, drops the file. */
@@ -248,6 +259,7 @@ export class CeremonyService {
       contributions.finish(row.id, { status, ...refusal }, clock.now());
       lobby.recordRefused(row.id, refusal);
     })();
+    this.observeVerdict(row, refusal.code);
     await rm(row.candidatePath, { force: true });
   }
 
