@@ -69,7 +69,7 @@ export function createApp(deps: AppDeps): express.Express {
   // Before the app-wide parser: /auth parses its own bodies with a smaller limit (64 kB).
   app.use('/auth', deps.auth.router);
   app.use(express.json({ limit: '256kb' }));
-  app.use(createPublicRouter({ config: deps.config, lobby: deps.lobby, phase: deps.phase, constraints: deps.constraints, receiptPublicKeyPem: deps.receiptPublicKeyPem, ceremonyState: () => deps.service.ceremonyState(), diskSpace: () => deps.uploads.diskSpace() }));
+  app.use(createPublicRouter({ config: deps.config, lobby: deps.lobby, phase: deps.phase, constraints: deps.constraints, receiptPublicKeyPem: deps.receiptPublicKeyPem, ceremonyState: () => deps.service.ceremonyState(), diskSpace: () => deps.uploads.diskSpace(), log: deps.log }));
   if (deps.metrics) app.use(createMetricsRouter({ metrics: deps.metrics.collector, token: deps.metrics.token }));
   app.use(createContributorRouter({ ...deps, requireContributor: deps.auth.requireContributor, requireCsrf: deps.auth.requireCsrf }));
   app.use(createCoordinatorRouter({ ...deps, requireCoordinator: deps.auth.requireCoordinator, requireCsrf: deps.auth.requireCsrf }));

@@ -15,6 +15,15 @@ import type { Lobby } from '../lobby/lobby.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { DiskSpace } from '../files/check-disk-space.ts';
 
+async function freeSpaceOrNull(diskSpace: () => Promise<DiskSpace>, log: PublicRouterDeps['log']): Promise<DiskSpace | null> {
+  try {
+    return await diskSpace();
+  } catch (error) {
+    log?.warn('free-space check failed', { code: (error as NodeJS.ErrnoException).code ?? (error as Error).name });
+    return null;
+  }
+}
+
 export interface PublicRouterDeps {
   config: CeremonyConfig;
   lobby: Lobby;
@@ -26,6 +35,8 @@ export interface PublicRouterDeps {
   ceremonyState: () => Promise<CeremonyState>;
   /** The upload free-space guard's state (ContributionUploads.diskSpace). */
   diskSpace?: () => Promise<DiskSpace>;
+  /** Where a failed free-space check is reported (the answer only says `uploads: null`). */
+  log?: { warn(message: string, fields?: Record<string, unknown>): void };
 }
 
 function parseIndex(raw: string): number {
@@ -39,7 +50,7 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
 
   router.get('/healthz', async (_req, res) => {
     // A full disk stops uploads, not the coordinator: `ok` stays true, `uploads` says why uploads are refused.
-    const uploads = deps.diskSpace ? await deps.diskSpace().catch(() => null) : undefined;
+    const uploads = deps.diskSpace ? await freeSpaceOrNull(deps.diskSpace, deps.log) : undefined;
     res.json({ ok: true, phase: deps.phase.get(), ...(uploads === undefined ? {} : { uploads }) });
   });
 
