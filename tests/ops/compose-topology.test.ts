@@ -28,7 +28,7 @@ import { ContributorClient } from '../helpers/contributor-client.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { DEFAULT_VERIFICATION_QUEUE, verificationJobId } from '../../server/verification/bullmq-dispatcher.ts';
-import { groupAlive, startGroup, stopAllGroups, type GroupProcess } from './process-group.ts';
+import { groupAlive, startGroup, stopAllGroups, type GroupProcess } from '../helpers/process-group.ts';
 
 interface ComposeService {
   image?: string;

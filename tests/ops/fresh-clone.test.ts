@@ -19,7 +19,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { echoPageErrors, launchChromium, screenshot } from '../helpers/chromium.ts';
-import { startGroup, stopAllGroups, groupAlive, type GroupProcess } from './process-group.ts';
+import { startGroup, stopAllGroups, groupAlive, type GroupProcess } from '../helpers/process-group.ts';
 
 const CIRCUITS = ['register', 'treeUpdate', 'transact21', 'transact22', 'transact23', 'transact42', 'transact44', 'transact82', 'transact84'];
 let work: string;

@@ -8,12 +8,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { newCeremonyDir, PROJECT_DATA_DIR, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
+import { startGroup, stopAllGroups, type GroupProcess } from '../helpers/process-group.ts';
 import { G1, sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
@@ -22,47 +21,32 @@ import { LINK_CACHE_DIR } from '../../core/verify/link-combination-cache.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 
 interface Served {
-  child: ChildProcess;
+  group: GroupProcess;
   url: string;
-  output: () => string;
 }
 
 let dataDir: string;
 let served: Served | undefined;
-/** Everything every coordinator process printed (its JSON log, its verifier's stderr). */
-let printed = '';
+/** Every coordinator process started, for the scan of everything they printed (JSON log, verifier's stderr). */
+const started: GroupProcess[] = [];
+const printed = (): string => started.map((group) => group.output()).join('');
 const responses: string[] = [];
 
+/** `ceremony serve` in its own process group (stopping it stops the verifier it forks too). */
 async function serve(): Promise<Served> {
-  // Its own process group, so stopping it stops the verifier it forks too.
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'serve', '--data', dataDir, '--port', '0', '--open'], {
+  const group = startGroup(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'serve', '--data', dataDir, '--port', '0', '--open'], {
     cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
     env: { ...process.env, DEMO_SIGN_IN: 'true' },
+    label: 'ceremony serve',
   });
-  let output = '';
-  const collect = (chunk: Buffer): void => {
-    output += chunk.toString();
-    printed += chunk.toString();
-  };
-  child.stderr!.on('data', collect);
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      collect(chunk);
-      const match = /coordinator listening on (\S+)/.exec(output);
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`ceremony serve exited with ${code}: ${output}`)));
-  });
-  return { child, url, output: () => output };
+  started.push(group);
+  const [, url] = await group.waitFor(/coordinator listening on (\S+)/, 60_000);
+  return { group, url: url! };
 }
 
 async function stop(server: Served | undefined): Promise<void> {
-  if (!server || server.child.exitCode !== null) return;
-  const exited = once(server.child, 'exit');
-  process.kill(-server.child.pid!, 'SIGTERM');
-  await exited;
+  const result = await server?.group.stop('SIGTERM');
+  assert.equal(result?.lingered ?? false, false, 'the coordinator or its verifier outlived the grace period');
 }
 
 /** A client whose JSON responses are kept for the scan. */
@@ -115,7 +99,11 @@ before(async () => {
 });
 
 after(async () => {
-  await stop(served);
+  try {
+    await stop(served);
+  } finally {
+    await stopAllGroups(); // one that never got to listen
+  }
   await releaseBn128();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
@@ -174,8 +162,8 @@ describe('the link challenge seed stays in state/', () => {
       const text = bytes.toString('latin1');
       for (const form of forms) assert.ok(!text.includes(form), `${file} holds a secret`);
     }
-    assert.ok(printed.includes('coordinator listening'), 'the scan sees the logs');
-    for (const form of forms) assert.ok(!printed.includes(form), 'a log line holds a secret');
+    assert.ok(printed().includes('coordinator listening'), 'the scan sees the logs');
+    for (const form of forms) assert.ok(!printed().includes(form), 'a log line holds a secret');
     assert.ok(responses.length > 10);
     for (const body of responses) for (const form of forms) assert.ok(!body.includes(form), 'a response holds a secret');
   });

@@ -16,7 +16,7 @@ import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { G1, recordOffset, sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
-import { startGroup, stopAllGroups, type GroupProcess } from '../ops/process-group.ts';
+import { startGroup, stopAllGroups, type GroupProcess } from '../helpers/process-group.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
