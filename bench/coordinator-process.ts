@@ -81,6 +81,8 @@ export async function startCoordinatorProcess(dataDir: string, extraArgs: string
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'coordinator-child.ts'), '--data', dataDir, ...extraArgs], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: stop() signals the group, so the verifier it forks stops with it.
+    detached: true,
   });
   const logs: LogLine[] = [];
   const waiters: Array<() => void> = [];
@@ -114,7 +116,7 @@ export async function startCoordinatorProcess(dataDir: string, extraArgs: string
       }
     },
     async stop() {
-      child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
       await exited;
     },
   };

@@ -103,7 +103,12 @@ export async function runServerTransfer(target: number | string, uploadChunkMb?:
     const fileBytes = (await stat(chain.z1)).size;
     const coordinator = await startCoordinatorProcess(dataDir);
     const rss = new RssSampler(coordinator.pid);
-    const verifierPid = (await coordinator.waitForLog('embedded verifier ready', undefined, 60_000)).pid as number;
+    const verifierReady = await coordinator.waitForLog('embedded verifier ready', undefined, 60_000).catch(async (error: unknown) => {
+      rss.stop();
+      await coordinator.stop(); // a coordinator that never got ready must not outlive the bench
+      throw error;
+    });
+    const verifierPid = verifierReady.pid as number;
     const verifierRss = new RssSampler(verifierPid);
     try {
       rss.mark('idle');
