@@ -18,8 +18,8 @@ import { openCeremony } from './open-ceremony.ts';
 import { withCeremonyLock } from '../chain/ceremony-lock.ts';
 import { ceremonyPaths } from '../chain/ceremony-paths.ts';
 import { silentProgress, snarkjsProgressLogger, type Progress } from './progress.ts';
+import { BN254_R } from '../crypto/bn254-moduli.ts';
 
-const BN128_R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 
 export interface InitializedCircuit {
   circuit: string;
@@ -44,7 +44,7 @@ export async function checkCeremonyInputs(config: CeremonyConfig): Promise<Map<s
   const summaries = new Map<string, R1csSummary>();
   for (const circuit of config.circuits) {
     const summary = await readR1csSummary(circuit.r1csPath);
-    if (summary.prime !== BN128_R) throw new CoordinatorError('r1cs.malformed', `circuit ${circuit.name}: ${circuit.r1cs} is not over bn128`);
+    if (summary.prime !== BN254_R) throw new CoordinatorError('r1cs.malformed', `circuit ${circuit.name}: ${circuit.r1cs} is not over bn128`);
     if (summary.publicInputs !== circuit.publicInputs) {
       throw new CoordinatorError(
         'circuit.public_inputs_mismatch',

@@ -3,9 +3,9 @@
  * coordinate is a reason for that verifier's MISMATCH, never a crash of the whole check.
  */
 import { isDecimalString, type DeltaEntry } from '../manifest/delta-manifest.ts';
+import { BN254_Q } from '../crypto/bn254-moduli.ts';
 
 /** The BN254 base field: every G2 coordinate component is smaller than this. */
-const BN254_BASE_FIELD_MODULUS = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
 
 export type ParsedDeltaEntry = { ok: true; delta: DeltaEntry } | { ok: false; reasons: string[] };
 
@@ -20,7 +20,7 @@ export function parseDeltaEntry(entry: unknown): ParsedDeltaEntry {
       reasons.push(`manifest entry has no ${field}`);
     } else if (!isDecimalString(value)) {
       reasons.push(`${field} ${JSON.stringify(value)} is not a decimal integer string`);
-    } else if (BigInt(value) >= BN254_BASE_FIELD_MODULUS) {
+    } else if (BigInt(value) >= BN254_Q) {
       // Not a coordinate of any key; its hex form could still occur in bytecode by accident.
       reasons.push(`${field} ${value} is not below the BN254 base field modulus`);
     }

@@ -8,11 +8,10 @@
  * the kernel's affine formulas cannot take. A scalar whose chain fails that check is refused
  * (`null`) and the caller uses the generic path instead; for a random secret it never happens.
  */
+import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
 
-/** The order of BN254's G1 (the scalar field Fr). */
-export const BN254_R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
-/** The base field modulus Fq. */
-export const BN254_Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
+export { BN254_Q, BN254_R };
+
 /** A primitive cube root of unity in Fr: λ·P = (β·x, y) for the β below, on every point of G1. */
 export const GLV_LAMBDA = 4407920970296243842393367215006156084916469457145843978461n;
 /** The cube root of unity in Fq matching GLV_LAMBDA (checked against ffjavascript in the tests). */

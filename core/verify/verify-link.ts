@@ -50,6 +50,7 @@ import { checkLinkStructure, type LinkExpectation } from './check-link-structure
 import type { VerifiedLink } from './verify-contribution.ts';
 import { challengeScalars } from './link-challenge.ts';
 import type { LinkCombination } from './link-combination-cache.ts';
+import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
 
 export interface VerifyLinkOptions {
   /** Kind of record NEXT must add. Default: a random (non-beacon) contribution. */
@@ -90,10 +91,8 @@ export const LINK_SCALAR_BYTES = 8;
 const CHUNK_POINTS = 1 << 17;
 const N8 = 32;
 const G1_SIZE = 2 * N8;
-const BN128_Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
-const BN128_R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 /** Most significant 32 bits of q: a coordinate whose top word is below this is canonical. */
-const Q_TOP_WORD = Number(BN128_Q >> 224n);
+const Q_TOP_WORD = Number(BN254_Q >> 224n);
 
 /** The parts of ffjavascript's curve that its typings (types/snarkjs.d.ts) leave out. */
 interface CurveExtras {
@@ -125,7 +124,7 @@ function coordinatesCanonical(bytes: Uint8Array, offset: number, coordinates: nu
     const start = offset + c * N8;
     const top = view.getUint32(start + N8 - 4, true);
     if (top > Q_TOP_WORD) return false;
-    if (top === Q_TOP_WORD && littleEndianBigint(bytes, start) >= BN128_Q) return false;
+    if (top === Q_TOP_WORD && littleEndianBigint(bytes, start) >= BN254_Q) return false;
   }
   return true;
 }
@@ -142,7 +141,7 @@ function g1Point(curve: Curve, lem: Buffer, what: string): Uint8Array {
 /** Decodes a G2 point; G2 has a large cofactor, so also refuses one outside the order-r subgroup. */
 function g2Point(curve: Curve, lem: Buffer, what: string): Uint8Array {
   const point = curve.G2.fromRprLEM(lem, 0);
-  if (!coordinatesCanonical(lem, 0, 4) || !curve.G2.isValid(point) || !curve.G2.isZero(curve.G2.timesScalar(point, BN128_R))) {
+  if (!coordinatesCanonical(lem, 0, 4) || !curve.G2.isValid(point) || !curve.G2.isZero(curve.G2.timesScalar(point, BN254_R))) {
     refuse('contribution.point_not_on_curve', `${what} is not a point of the curve's order-r subgroup`);
   }
   return point;

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import { CoordinatorError } from '../errors.ts';
 import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
+import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
 
 export const SECTION = {
   protocol: 1,
@@ -30,8 +31,6 @@ export const SECTION = {
 export const FIXED_SECTIONS = [SECTION.ic, SECTION.coefficients, SECTION.a, SECTION.b1, SECTION.b2] as const;
 
 const GROTH16_PROTOCOL_ID = 1;
-const BN128_Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
-const BN128_R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 const N8 = 32;
 const G1_SIZE = 2 * N8;
 const G2_SIZE = 4 * N8;
@@ -153,10 +152,10 @@ function parseGrothHeader(bytes: Buffer, label: string): Groth16Header {
   };
   const n8q = u32();
   if (n8q !== N8) throw malformed(label, `field size ${n8q} is not bn128's`);
-  if (bigint(n8q) !== BN128_Q) throw malformed(label, 'base field is not bn128');
+  if (bigint(n8q) !== BN254_Q) throw malformed(label, 'base field is not bn128');
   const n8r = u32();
   if (n8r !== N8) throw malformed(label, `scalar size ${n8r} is not bn128's`);
-  if (bigint(n8r) !== BN128_R) throw malformed(label, 'scalar field is not bn128');
+  if (bigint(n8r) !== BN254_R) throw malformed(label, 'scalar field is not bn128');
   const nVars = u32();
   const nPublic = u32();
   const domainSize = u32();

@@ -6,13 +6,13 @@
  */
 import { z } from 'zod';
 import { CoordinatorError } from '../../core/errors.ts';
+import { BN254_R } from '../../core/crypto/bn254-moduli.ts';
 
-const SNARK_SCALAR_FIELD = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 
 const decimalFieldElement = z
   .string()
   .regex(/^(0|[1-9][0-9]*)$/, 'an identity commitment is a decimal string')
-  .refine((value) => BigInt(value) < SNARK_SCALAR_FIELD, 'an identity commitment must be below the SNARK scalar field');
+  .refine((value) => BigInt(value) < BN254_R, 'an identity commitment must be below the SNARK scalar field');
 
 const githubMinimumsSchema = z
   .object({
