@@ -96,7 +96,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   const dispatcher: VerificationDispatcher = serverConfig.redisUrl
     ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
     : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });
-  const metrics: CoordinatorMetrics = new CoordinatorMetrics({ config, lobby, phase, ceremonyState: () => service.ceremonyState() });
+  const metrics: CoordinatorMetrics = new CoordinatorMetrics({ config, lobby, phase, ceremonyState: () => service.ceremonyState(), diskSpace: () => uploads.diskSpace() });
   const service = new CeremonyService({ config, db, clock, lobby, contributions, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs, observer: metrics });
 
   // Everything from here on is started inside the try, so that a failure anywhere (a bad auth

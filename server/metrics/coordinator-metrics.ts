@@ -13,6 +13,7 @@ import type { Lobby } from '../lobby/lobby.ts';
 import type { LobbyEvent } from '../lobby/lobby-types.ts';
 import { PHASES, type CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { ContributionDecision, ServiceObserver } from '../ceremony-service.ts';
+import type { DiskSpace } from '../files/check-disk-space.ts';
 
 export interface MetricsSources {
   config: CeremonyConfig;
@@ -20,6 +21,12 @@ export interface MetricsSources {
   phase: CeremonyPhaseStore;
   /** The ceremony on disk (cached until the transcript changes). */
   ceremonyState: () => Promise<CeremonyState>;
+  /**
+   * The upload free-space guard (ContributionUploads.diskSpace). Its byte figures are shown here,
+   * behind the metrics token, and not in the public /healthz: how close the disk is to refusing
+   * uploads tells an attacker how much to upload to stop the ceremony.
+   */
+  diskSpace?: () => Promise<DiskSpace>;
 }
 
 const CIRCUIT_STATES = ['idle', 'turn', 'verifying', 'finalised'] as const;
@@ -84,6 +91,30 @@ export class CoordinatorMetrics implements ServiceObserver {
         for (const circuit of circuits) this.set({ circuit }, Math.max(state.chains.get(circuit)?.headIndex ?? 0, 0));
       },
     });
+
+    if (sources.diskSpace) {
+      const diskSpace = sources.diskSpace;
+      // A failed check (logged by /healthz) leaves the gauges out of that scrape rather than failing it.
+      const read = (): Promise<DiskSpace | undefined> => diskSpace().catch(() => undefined);
+      new Gauge({
+        name: 'ceremony_upload_disk_free_bytes',
+        help: "Bytes free for the coordinator's user on the disk that holds the data folder",
+        registers,
+        async collect() {
+          const space = await read();
+          if (space) this.set(space.freeBytes);
+        },
+      });
+      new Gauge({
+        name: 'ceremony_upload_disk_required_bytes',
+        help: 'Free bytes below which uploads are refused (upload.disk_full): the largest key plus UPLOAD_DISK_MARGIN_BYTES',
+        registers,
+        async collect() {
+          const space = await read();
+          if (space) this.set(space.requiredBytes);
+        },
+      });
+    }
 
     this.accepted = new Counter({ name: 'ceremony_contributions_accepted_total', help: 'Contributions verified and committed, per circuit', labelNames: ['circuit'], registers });
     this.refused = new Counter({

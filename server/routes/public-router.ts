@@ -49,8 +49,11 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
   const { config } = deps;
 
   router.get('/healthz', async (_req, res) => {
-    // A full disk stops uploads, not the coordinator: `ok` stays true, `uploads` says why uploads are refused.
-    const uploads = deps.diskSpace ? await freeSpaceOrNull(deps.diskSpace, deps.log) : undefined;
+    // A full disk stops uploads, not the coordinator: `ok` stays true, `uploads.accepting` says
+    // whether uploads are taken. The byte figures are in /metrics only (behind its token): how
+    // close the disk is to the guard would tell an attacker how much to upload to stop uploads.
+    const space = deps.diskSpace ? await freeSpaceOrNull(deps.diskSpace, deps.log) : undefined;
+    const uploads = space === undefined ? undefined : space === null ? null : { accepting: space.accepting };
     res.json({ ok: true, phase: deps.phase.get(), ...(uploads === undefined ? {} : { uploads }) });
   });
 
