@@ -52,6 +52,7 @@ import { challengeScalars } from './link-challenge.ts';
 import type { LinkCombination } from './link-combination-cache.ts';
 import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
 import { hashToG2, rngFromBeacon } from '../crypto/snarkjs-rng.ts';
+import { readExactlyInto, ShortReadError } from '../binfile/read-exactly.ts';
 
 export interface VerifyLinkOptions {
   /** Kind of record NEXT must add. Default: a random (non-beacon) contribution. */
@@ -241,8 +242,12 @@ async function readChunk(handle: FileHandle, position: number, length: number, w
   // A plain Uint8Array with its own buffer: ffjavascript posts slices of it to its workers, and a
   // Buffer's slices would drag the whole backing store along.
   const bytes = new Uint8Array(length);
-  const { bytesRead } = await handle.read(bytes, 0, length, position);
-  if (bytesRead !== length) refuse('zkey.malformed', `${what} could not be read completely`);
+  try {
+    await readExactlyInto(handle, bytes, position);
+  } catch (error) {
+    if (error instanceof ShortReadError) refuse('zkey.malformed', `${what} could not be read completely`);
+    throw error;
+  }
   return bytes;
 }
 
