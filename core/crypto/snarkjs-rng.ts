@@ -14,7 +14,7 @@ import { ChaCha, type Bn128Curve, type CurveGroup } from 'ffjavascript';
 export type SnarkjsRng = InstanceType<typeof ChaCha>;
 
 /** A ChaCha stream seeded with the first eight big-endian 32-bit words of `digest`, as snarkjs seeds it. */
-export function rngFromDigest(digest: Uint8Array): SnarkjsRng {
+function rngFromDigest(digest: Uint8Array): SnarkjsRng {
   const view = new DataView(digest.buffer, digest.byteOffset, digest.byteLength);
   const seed: number[] = [];
   for (let i = 0; i < 8; i++) seed.push(view.getUint32(i * 4, false));
