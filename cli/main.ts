@@ -12,9 +12,9 @@ import { isCoordinatorError } from '../core/errors.ts';
 import { COMMANDS, type CommandEntry } from './commands/index.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
 
-export const EXIT_OK = 0;
-export const EXIT_FAILED = 1;
-export const EXIT_USAGE = 2;
+const EXIT_OK = 0;
+const EXIT_FAILED = 1;
+const EXIT_USAGE = 2;
 
 /** The command `argv` runs (`ceremony NAME …` or `ceremony help NAME`), if it names one. */
 function selectedCommand(argv: string[]): CommandEntry | undefined {

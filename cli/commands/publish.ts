@@ -2,7 +2,6 @@ import { Command } from 'commander';
 import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
-import { dataDirOption } from './shared-options.ts';
 
 export function publishCommand(): Command {
   return new Command('publish')

@@ -48,7 +48,7 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-export function formatRate(perSecond: number): string {
+function formatRate(perSecond: number): string {
   if (perSecond >= 1e6) return `${(perSecond / 1e6).toFixed(1)}M/s`;
   if (perSecond >= 1e3) return `${(perSecond / 1e3).toFixed(1)}k/s`;
   return `${perSecond.toFixed(perSecond < 10 ? 1 : 0)}/s`;

@@ -28,7 +28,7 @@ export interface AcceptedContribution {
 }
 
 /** Verifies a candidate against the current head of a chain, changing nothing. */
-export async function verifyAgainstHead(state: CeremonyState, chain: CircuitChain, candidatePath: string, progress: Progress = silentProgress): Promise<VerifiedLink> {
+async function verifyAgainstHead(state: CeremonyState, chain: CircuitChain, candidatePath: string, progress: Progress = silentProgress): Promise<VerifiedLink> {
   return verifyContribution({
     initZkeyPath: state.paths.zkeyPath(chain.circuit.name, 0),
     ptauPath: state.config.ptauPath,

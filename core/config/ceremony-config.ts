@@ -70,7 +70,7 @@ function formatIssues(error: z.ZodError): string {
 }
 
 /** Parses an already-read configuration object. `dataDir` anchors its relative paths. */
-export function parseCeremonyConfig(raw: unknown, dataDir: string): CeremonyConfig {
+function parseCeremonyConfig(raw: unknown, dataDir: string): CeremonyConfig {
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
     throw new CoordinatorError('config.invalid', `${path.join(dataDir, CONFIG_FILE_NAME)} is invalid: ${formatIssues(parsed.error)}`);

@@ -14,9 +14,3 @@ export async function hashFile(filePath: string): Promise<string> {
   }
   return hash.digest('hex');
 }
-
-export function hashBytes(...parts: Uint8Array[]): Buffer {
-  const hash = createHash(FILE_HASH_ALGORITHM);
-  for (const part of parts) hash.update(part);
-  return hash.digest();
-}

@@ -35,7 +35,7 @@ const scheduleSchema = z
 
 export type FeeSchedule = z.output<typeof scheduleSchema>;
 
-export const PUBLISHED_FEES_PATH = fileURLToPath(new URL('./published-fees.json', import.meta.url));
+const PUBLISHED_FEES_PATH = fileURLToPath(new URL('./published-fees.json', import.meta.url));
 
 /** Reads the shipped schedule, or the one at `path`; a missing or malformed file is an input error. */
 export async function readFeeSchedule(path: string = PUBLISHED_FEES_PATH): Promise<FeeSchedule> {

@@ -7,7 +7,7 @@
 export type RelayerAnswer = { ok: true; body: unknown } | { ok: false; reason: string };
 
 /** A quote is a few dozen bytes; a body this large is not a quote, and is not read further. */
-export const MAX_RELAYER_BODY_BYTES = 64 * 1024;
+const MAX_RELAYER_BODY_BYTES = 64 * 1024;
 
 export async function fetchRelayerJson(url: string, timeoutMs: number): Promise<RelayerAnswer> {
   const signal = AbortSignal.timeout(timeoutMs);

@@ -12,7 +12,7 @@ export interface RenderedFeeReport {
   exitCode: 0 | 1;
 }
 
-export const UNREADABLE = 'unreadable';
+const UNREADABLE = 'unreadable';
 export const OUT_OF_DATE_MARK = "(schedule out of date: the relayer's answer is the current fee)";
 
 export function renderFeeReport(report: FeeReport): RenderedFeeReport {

@@ -1,8 +1,8 @@
 /** Validation of the random beacon applied at finalisation (snarkjs's limits, with clear errors). */
 import { CoordinatorError } from '../errors.ts';
 
-export const MIN_BEACON_ITERATIONS_EXP = 10;
-export const MAX_BEACON_ITERATIONS_EXP = 63;
+const MIN_BEACON_ITERATIONS_EXP = 10;
+const MAX_BEACON_ITERATIONS_EXP = 63;
 
 export interface BeaconParameters {
   /** Lower-case hex, an even number of digits, 1 to 255 bytes. */

@@ -4,7 +4,7 @@
  * A crash at any moment leaves either the old file or the new one, never a torn one.
  */
 import { randomBytes } from 'node:crypto';
-import { open, rename, rm, mkdir } from 'node:fs/promises';
+import { link, open, rename, rm, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 
 const TEMP_SUFFIX = '.tmp';
@@ -39,22 +39,48 @@ export async function commitFile(source: string, target: string): Promise<void> 
   await fsyncDirectory(path.dirname(target));
 }
 
-/** Writes `contents` to `target` through a temporary file and an atomic rename. */
-export async function writeFileAtomic(target: string, contents: string | Uint8Array): Promise<void> {
-  await mkdir(path.dirname(target), { recursive: true });
+export interface AtomicWriteOptions {
+  /** Permission bits of the file (default 0o666, less the umask); 0o600 for secrets. */
+  mode?: number;
+  /** Permission bits of the folders created on the way (default 0o777, less the umask). */
+  directoryMode?: number;
+  /**
+   * Never replace an existing target: the temporary file is hard-linked to the target's name,
+   * which fails if the name exists, instead of renamed over it. Several processes creating the
+   * same file at once (verifiers starting together on one data folder) then agree on one content,
+   * the first written; the others' is dropped. Default false: the new contents replace the old.
+   */
+  keepExisting?: boolean;
+}
+
+/**
+ * Writes `contents` to `target` through a temporary file and an atomic rename (or link, see
+ * `keepExisting`). Resolves to false only when `keepExisting` kept a file that was already there.
+ */
+export async function writeFileAtomic(target: string, contents: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<boolean> {
+  await mkdir(path.dirname(target), { recursive: true, mode: options.directoryMode });
   const temp = tempPathFor(target);
+  let written = true;
   try {
-    const handle = await open(temp, 'wx');
+    const handle = await open(temp, 'wx', options.mode);
     try {
       await handle.writeFile(contents);
       await handle.sync();
     } finally {
       await handle.close();
     }
-    await rename(temp, target);
+    if (options.keepExisting) {
+      written = await link(temp, target).then(
+        () => true,
+        (error: NodeJS.ErrnoException) => (error.code === 'EEXIST' ? false : Promise.reject(error)),
+      );
+    } else {
+      await rename(temp, target);
+    }
     await fsyncDirectory(path.dirname(target));
-  } catch (error) {
+  } finally {
+    // After a rename there is nothing left to remove; after a link, the temporary name goes.
     await rm(temp, { force: true });
-    throw error;
   }
+  return written;
 }

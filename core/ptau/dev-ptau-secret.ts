@@ -3,12 +3,13 @@
  * snarkjs's `powersoftau beacon` derives it (misc.rngFromBeaconParams + keypair.createPTauKey):
  * the beacon hash is SHA-256'd 2^exp times, the result seeds ChaCha, tau, alpha and beta are the
  * first three Fr draws, then each one's proof-of-knowledge points are drawn in turn (g1_s from the
- * same stream, g2_sp hashed from the challenge, g1_s and g1_sx). snarkjs does not export these
- * helpers, hence the copy; tests/ptau compares the whole file with snarkjs's own beacon output, so
- * a drift in snarkjs cannot go unnoticed.
+ * same stream, g2_sp hashed from the challenge, g1_s and g1_sx). snarkjs does not export
+ * createPTauKey, hence the copy (its streams come from crypto/snarkjs-rng.ts); tests/ptau compares
+ * the whole file with snarkjs's own beacon output, so a drift in snarkjs cannot go unnoticed.
  */
 import { createHash } from 'node:crypto';
-import { ChaCha, type Bn128Curve, type CurveGroup } from 'ffjavascript';
+import type { Bn128Curve, CurveGroup } from 'ffjavascript';
+import { hashToG2, rngFromBeacon } from '../crypto/snarkjs-rng.ts';
 
 /** One of tau, alpha, beta: the secret (Fr, Montgomery form) and its public proof of knowledge. */
 export interface PtauKeyPart {
@@ -25,21 +26,9 @@ export interface DevPtauKey {
   beta: PtauKeyPart;
 }
 
-interface Rng {
-  nextU32(): number;
-}
-
-function beaconRng(beaconHex: string, iterationsExp: number): Rng {
-  if (iterationsExp >= 32) throw new RangeError('beacon iteration exponents of 32 and more are not supported here');
-  let hash: Buffer = Buffer.from(beaconHex, 'hex');
-  for (let i = 0; i < 2 ** iterationsExp; i++) hash = createHash('sha256').update(hash).digest();
-  return new ChaCha(Array.from({ length: 8 }, (_, i) => hash.readUInt32BE(i * 4))) as Rng;
-}
-
 /** snarkjs keypair.hashToG2 of blake2b(personalization ‖ challenge ‖ g1_s ‖ g1_sx), uncompressed. */
 function g2sp(curve: Bn128Curve, personalization: number, challenge: Uint8Array, g1s: Uint8Array, g1sx: Uint8Array): Uint8Array {
   const g1 = curve.G1 as CurveGroup;
-  const g2 = curve.G2 as CurveGroup & { fromRng(rng: unknown): Uint8Array };
   const toUncompressed = g1.toUncompressed as (p: Uint8Array) => Uint8Array;
   const hash = createHash('blake2b512')
     .update(Uint8Array.of(personalization))
@@ -47,8 +36,7 @@ function g2sp(curve: Bn128Curve, personalization: number, challenge: Uint8Array,
     .update(toUncompressed.call(g1, g1s))
     .update(toUncompressed.call(g1, g1sx))
     .digest();
-  const seed = Array.from({ length: 8 }, (_, i) => hash.readUInt32BE(i * 4));
-  return g2.fromRng(new ChaCha(seed));
+  return hashToG2(curve, hash);
 }
 
 /**
@@ -56,7 +44,9 @@ function g2sp(curve: Bn128Curve, personalization: number, challenge: Uint8Array,
  * secret itself does not depend on the challenge; the proofs of knowledge do.
  */
 export function devPtauKey(curve: Bn128Curve, beaconHex: string, iterationsExp: number, challengeHash: Uint8Array): DevPtauKey {
-  const rng = beaconRng(beaconHex, iterationsExp);
+  // 2^32 and more SHA-256 rounds would take hours; a development beacon never needs them.
+  if (iterationsExp >= 32) throw new RangeError('beacon iteration exponents of 32 and more are not supported here');
+  const rng = rngFromBeacon(Buffer.from(beaconHex, 'hex'), iterationsExp);
   const Fr = curve.Fr as unknown as { fromRng(rng: unknown): Uint8Array };
   const g1 = curve.G1 as CurveGroup & { fromRng(rng: unknown): Uint8Array };
   const g2 = curve.G2 as CurveGroup;

@@ -25,15 +25,15 @@ import { writeLagrangeSections } from './lagrange-sections.ts';
 import { silentProgress, type Progress } from '../ceremony/progress.ts';
 
 /** The public beacon the development secret comes from. Public on purpose: the secret is known. */
-export const DEV_PTAU_BEACON = '0000000000000000000000000000000000000000000000000000000000000000';
+const DEV_PTAU_BEACON = '0000000000000000000000000000000000000000000000000000000000000000';
 const DEV_PTAU_BEACON_ITERATIONS_EXP = 10;
-export const MIN_DEV_PTAU_POWER = 1;
-export const MAX_DEV_PTAU_POWER = 20;
+const MIN_DEV_PTAU_POWER = 1;
+const MAX_DEV_PTAU_POWER = 20;
 
 const PREPARED_SECTION_COUNT = 11;
 
 /** The subject dev-ptau reports its progress under (it works on no circuit). */
-export const DEV_PTAU_PROGRESS_SUBJECT = 'ptau';
+const DEV_PTAU_PROGRESS_SUBJECT = 'ptau';
 const step = (progress: Progress, what: string): void => progress({ type: 'step', circuit: DEV_PTAU_PROGRESS_SUBJECT, step: what });
 
 function requirePower(power: number): void {

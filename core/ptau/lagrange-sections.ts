@@ -33,7 +33,7 @@ interface FrOps {
  * L^(p)_j(tau) for j = 0..2^p−1, as 32-byte Fr elements back to back. With `dropLastPower`, the
  * basis evaluated on tau^0..tau^(n−2) only (see the module comment).
  */
-export function lagrangeScalars(curve: Bn128Curve, tau: Uint8Array, p: number, dropLastPower = false): Uint8Array {
+function lagrangeScalars(curve: Bn128Curve, tau: Uint8Array, p: number, dropLastPower = false): Uint8Array {
   const Fr = curve.Fr as unknown as FrOps;
   const n = 2 ** p;
   const omega = Fr.w[p];

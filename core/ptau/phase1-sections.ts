@@ -17,6 +17,7 @@ import { createRequire } from 'node:module';
 import type { Bn128Curve, CurveGroup } from 'ffjavascript';
 import type { DevPtauKey } from './dev-ptau-secret.ts';
 import { generatorTimesFr } from './fixed-base-times.ts';
+import { readExactlyInto } from '../binfile/read-exactly.ts';
 
 const FR_BYTES = 32;
 /** Points per generated, written and hashed chunk; a multiple of snarkjs's beacon chunk (below). */
@@ -207,7 +208,7 @@ export async function writePhase1Sections(handle: FileHandle, position: number, 
     for (let start = 0; start < count; start += CHUNK_POINTS) {
       const n = Math.min(CHUNK_POINTS, count - start);
       const lem = new Uint8Array(n * pointSize);
-      await handle.read(lem, 0, lem.byteLength, offset + start * pointSize);
+      await readExactlyInto(handle, lem, offset + start * pointSize);
       nextChallenge.update(await group.batchLEMtoU(lem));
     }
   }

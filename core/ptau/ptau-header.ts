@@ -4,6 +4,8 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { CoordinatorError } from '../errors.ts';
+import { readExactly } from '../binfile/read-exactly.ts';
+import { readSectionTable } from '../binfile/section-table.ts';
 
 /**
  * Name of the one contribution of a development ptau (see dev-ptau.ts). Its secret is derived
@@ -21,13 +23,6 @@ export interface PtauSummary {
   insecure: boolean;
 }
 
-async function readExactly(handle: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(length);
-  const { bytesRead } = await handle.read(buffer, 0, length, position);
-  if (bytesRead !== length) throw new RangeError('unexpected end of file');
-  return buffer;
-}
-
 export async function readPtauSummary(ptauPath: string): Promise<PtauSummary> {
   let handle: FileHandle;
   try {
@@ -37,20 +32,7 @@ export async function readPtauSummary(ptauPath: string): Promise<PtauSummary> {
   }
   try {
     const { size } = await handle.stat();
-    const head = await readExactly(handle, 0, 12);
-    if (head.toString('latin1', 0, 4) !== 'ptau') throw new Error('missing "ptau" magic bytes');
-    const sectionCount = head.readUInt32LE(8);
-    const sections = new Map<number, { offset: number; size: number }>();
-    let position = 12;
-    for (let i = 0; i < sectionCount; i++) {
-      const entry = await readExactly(handle, position, 12);
-      const id = entry.readUInt32LE(0);
-      const length = Number(entry.readBigUInt64LE(4));
-      position += 12;
-      if (position + length > size) throw new Error(`section ${id} runs past the end of the file`);
-      sections.set(id, { offset: position, size: length });
-      position += length;
-    }
+    const { sections } = await readSectionTable(handle, size, 'ptau');
     const header = sections.get(PTAU_HEADER_SECTION);
     if (!header) throw new Error('no header section');
     const headerBytes = await readExactly(handle, header.offset, header.size);

@@ -13,7 +13,7 @@ import { zkeyFileName } from '../chain/ceremony-paths.ts';
 import type { TranscriptEntry } from '../transcript/transcript.ts';
 import { CoordinatorError } from '../errors.ts';
 
-export const TRANSCRIPT_FILE = 'transcript/transcript.jsonl';
+const TRANSCRIPT_FILE = 'transcript/transcript.jsonl';
 
 export interface PublicFile {
   /** Path inside the data folder and inside the publication (always with `/`). */

@@ -26,7 +26,7 @@ import { silentProgress, type Progress } from '../ceremony/progress.ts';
 import { publicFileList, type PublicFile } from './public-file-list.ts';
 import { PTAU_RECORD_FILE, type PtauRecord } from './published-ptau.ts';
 
-export const CHECKSUMS_FILE = 'SHA256SUMS';
+const CHECKSUMS_FILE = 'SHA256SUMS';
 const PROGRESS_SUBJECT = 'publish';
 
 export interface PublishOptions {
@@ -46,7 +46,7 @@ export interface PublishResult {
   ptau: 'included' | 'recorded';
 }
 
-export function isTarballPath(out: string): boolean {
+function isTarballPath(out: string): boolean {
   return /\.(tar\.gz|tgz)$/i.test(out);
 }
 

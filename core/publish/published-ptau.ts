@@ -26,7 +26,7 @@ const recordSchema = z.object({
 
 export type PtauRecord = z.infer<typeof recordSchema>;
 
-export async function readPtauRecord(dir: string): Promise<PtauRecord | undefined> {
+async function readPtauRecord(dir: string): Promise<PtauRecord | undefined> {
   let text: string;
   try {
     text = await readFile(path.join(dir, PTAU_RECORD_FILE), 'utf8');

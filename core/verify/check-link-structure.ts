@@ -8,6 +8,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { CoordinatorError, type ErrorCode } from '../errors.ts';
+import { readExactlyInto, ShortReadError } from '../binfile/read-exactly.ts';
 import {
   CONTRIBUTION_TYPE,
   FIXED_SECTIONS,
@@ -29,9 +30,13 @@ function refuse(code: ErrorCode, message: string): never {
 /** Bytes of each section compared per read: 4 MiB from each file. */
 const COMPARE_CHUNK = 4 << 20;
 
-async function readFully(handle: FileHandle, buffer: Buffer, length: number, position: number): Promise<void> {
-  const { bytesRead } = await handle.read(buffer, 0, length, position);
-  if (bytesRead !== length) refuse('zkey.malformed', 'a section of the key could not be read completely');
+async function readSectionChunk(handle: FileHandle, buffer: Buffer, length: number, position: number): Promise<void> {
+  try {
+    await readExactlyInto(handle, buffer.subarray(0, length), position);
+  } catch (error) {
+    if (error instanceof ShortReadError) refuse('zkey.malformed', 'a section of the key could not be read completely');
+    throw error;
+  }
 }
 
 /**
@@ -52,7 +57,7 @@ async function sameSectionBytes(a: ZkeyInfo, b: ZkeyInfo, id: number): Promise<b
     const [ba, bb] = [Buffer.allocUnsafe(Math.min(COMPARE_CHUNK, sa.size)), Buffer.allocUnsafe(Math.min(COMPARE_CHUNK, sa.size))];
     for (let done = 0; done < sa.size; done += COMPARE_CHUNK) {
       const length = Math.min(COMPARE_CHUNK, sa.size - done);
-      await Promise.all([readFully(fa, ba, length, sa.offset + done), readFully(fb, bb, length, sb.offset + done)]);
+      await Promise.all([readSectionChunk(fa, ba, length, sa.offset + done), readSectionChunk(fb, bb, length, sb.offset + done)]);
       if (!ba.subarray(0, length).equals(bb.subarray(0, length))) return false;
     }
     return true;

@@ -7,9 +7,9 @@
  * Nothing here ever puts the seed or a key into an error message or a log.
  */
 import { createCipheriv, createHmac, randomBytes } from 'node:crypto';
-import { link, mkdir, open, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fsyncDirectory, tempPathFor } from '../fs/atomic-write.ts';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
 
 /** The private state folder of a data folder (also home of the SQLite file and the receipt key). */
 export function stateDirFor(dataDir: string): string {
@@ -23,33 +23,12 @@ class ChallengeStateError extends Error {}
 
 /**
  * Creates the seed if there is none, in a way that is safe when several verifiers start at once on
- * the same folder: each writes its own temporary file and hard-links it to the final name, which
- * fails if another got there first; everyone then reads the one that won.
+ * the same folder: each writes its own temporary file and links it to the final name, which fails
+ * if another got there first (writeFileAtomic's keepExisting); everyone then reads the one that won.
  */
-/** Writes a private (0600) file to a temporary name; the caller links or renames it into place. */
-export async function writePrivateTemp(target: string, contents: Uint8Array): Promise<string> {
-  const temp = tempPathFor(target);
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    await handle.writeFile(contents);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  return temp;
-}
-
 async function createSeedOnce(stateDir: string, target: string): Promise<void> {
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
-  const temp = await writePrivateTemp(target, randomBytes(SEED_BYTES));
-  try {
-    await link(temp, target).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EEXIST') throw error;
-    });
-    await fsyncDirectory(stateDir);
-  } finally {
-    await rm(temp, { force: true });
-  }
+  await writeFileAtomic(target, randomBytes(SEED_BYTES), { mode: 0o600, keepExisting: true });
 }
 
 async function loadSeed(stateDir: string): Promise<Buffer> {

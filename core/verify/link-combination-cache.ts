@@ -6,9 +6,9 @@
  * as private as they are (mode 0600, never in an error message or a log).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { writePrivateTemp } from './link-challenge.ts';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
 
 export const LINK_CACHE_DIR = 'link-cache';
 const G1_BYTES = 64;
@@ -51,11 +51,5 @@ export async function writeCachedCombination(stateDir: string, key: Uint8Array, 
   if (combination.l.length !== G1_BYTES || combination.h.length !== G1_BYTES) throw new Error('a link combination is two G1 points');
   const entry = Buffer.concat([Buffer.from([CACHE_VERSION]), combination.l, combination.h, entryMac(key, fileHash, combination)]);
   const target = cachePath(stateDir, fileHash);
-  await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
-  const temp = await writePrivateTemp(target, entry);
-  try {
-    await rename(temp, target);
-  } finally {
-    await rm(temp, { force: true });
-  }
+  await writeFileAtomic(target, entry, { mode: 0o600, directoryMode: 0o700 });
 }

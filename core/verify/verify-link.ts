@@ -41,7 +41,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
-import { ChaCha, type Bn128Curve, type CurveGroup } from 'ffjavascript';
+import type { Bn128Curve, CurveGroup } from 'ffjavascript';
 import { CoordinatorError, type ErrorCode } from '../errors.ts';
 import { getBn128 } from '../crypto/bn128.ts';
 import { contributionHash } from '../zkey/contribution-hash.ts';
@@ -51,6 +51,8 @@ import type { VerifiedLink } from './verify-contribution.ts';
 import { challengeScalars } from './link-challenge.ts';
 import type { LinkCombination } from './link-combination-cache.ts';
 import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
+import { hashToG2, rngFromBeacon } from '../crypto/snarkjs-rng.ts';
+import { readExactlyInto, ShortReadError } from '../binfile/read-exactly.ts';
 
 export interface VerifyLinkOptions {
   /** Kind of record NEXT must add. Default: a random (non-beacon) contribution. */
@@ -162,27 +164,6 @@ function hashPubKey(curve: Curve, hash: ReturnType<typeof createHash>, record: C
   hash.update(record.transcript);
 }
 
-/** A ChaCha stream seeded with the eight big-endian 32-bit words of a digest, as snarkjs seeds it. */
-function chachaFromDigest(digest: Uint8Array): unknown {
-  const view = new DataView(digest.buffer, digest.byteOffset, digest.byteLength);
-  const seed: number[] = [];
-  for (let i = 0; i < 8; i++) seed.push(view.getUint32(i * 4, false));
-  return new ChaCha(seed);
-}
-
-/** snarkjs keypair.hashToG2: the G2 point the contributor had to raise to its secret. */
-function hashToG2(curve: Curve, transcript: Uint8Array): Uint8Array {
-  return curve.G2.fromRng(chachaFromDigest(transcript));
-}
-
-/** snarkjs misc.rngFromBeaconParams: SHA-256 iterated 2^n times, then ChaCha. */
-function rngFromBeacon(beaconHash: Buffer, iterationsExp: number): unknown {
-  let digest: Buffer = beaconHash;
-  // 2^n as a float is exact for any n a beacon can carry (≤ 63); the loop is the n that was asked.
-  for (let i = 0, n = 2 ** iterationsExp; i < n; i++) digest = createHash('sha256').update(digest).digest();
-  return chachaFromDigest(digest);
-}
-
 async function sameRatio(curve: Curve, g1s: Uint8Array, g1sx: Uint8Array, g2s: Uint8Array, g2sx: Uint8Array): Promise<boolean> {
   if (curve.G1.isZero(g1s) || curve.G1.isZero(g1sx) || curve.G2.isZero(g2s) || curve.G2.isZero(g2sx)) return false;
   return curve.pairingEq(g1s, g2sx, curve.G1.neg(g1sx), g2s);
@@ -261,8 +242,12 @@ async function readChunk(handle: FileHandle, position: number, length: number, w
   // A plain Uint8Array with its own buffer: ffjavascript posts slices of it to its workers, and a
   // Buffer's slices would drag the whole backing store along.
   const bytes = new Uint8Array(length);
-  const { bytesRead } = await handle.read(bytes, 0, length, position);
-  if (bytesRead !== length) refuse('zkey.malformed', `${what} could not be read completely`);
+  try {
+    await readExactlyInto(handle, bytes, position);
+  } catch (error) {
+    if (error instanceof ShortReadError) refuse('zkey.malformed', `${what} could not be read completely`);
+    throw error;
+  }
   return bytes;
 }
 

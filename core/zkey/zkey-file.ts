@@ -3,7 +3,7 @@
  * sections: it reads the section table, the two headers and the MPC section (the contribution
  * history), checks every size against the header, and hashes sections by streaming them.
  *
- * Format: magic "zkey", u32 version, u32 section count, then per section u32 id, u64 size, data.
+ * Format: the snarkjs binfile section table (binfile/section-table.ts) with magic "zkey".
  * Sections of a Groth16 key: 1 protocol, 2 Groth16 header, 3 IC, 4 coefficients, 5 A, 6 B1,
  * 7 B2, 8 L (called C in snarkjs), 9 H, 10 MPC parameters. Points are stored affine, each field
  * element little-endian in Montgomery form.
@@ -13,6 +13,8 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { CoordinatorError } from '../errors.ts';
 import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
 import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
+import { readExactly, readExactlyInto, ShortReadError } from '../binfile/read-exactly.ts';
+import { readSectionTable, SectionTableError, type SectionLocation } from '../binfile/section-table.ts';
 
 export const SECTION = {
   protocol: 1,
@@ -36,11 +38,6 @@ const G1_SIZE = 2 * N8;
 const G2_SIZE = 4 * N8;
 const CONTRIBUTION_FIXED_SIZE = 3 * G1_SIZE + G2_SIZE + 64 + 4 + 4;
 const MAX_SECTION_ID = 10;
-
-export interface SectionLocation {
-  offset: number;
-  size: number;
-}
 
 export interface Groth16Header {
   nVars: number;
@@ -94,37 +91,20 @@ function malformed(label: string, why: string): CoordinatorError {
   return new CoordinatorError('zkey.malformed', `${label} is not a valid Groth16 zkey: ${why}`);
 }
 
-async function readExactly(handle: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(length);
-  const { bytesRead } = await handle.read(buffer, 0, length, position);
-  if (bytesRead !== length) throw new RangeError('unexpected end of file');
-  return buffer;
-}
-
-async function readSectionTable(handle: FileHandle, label: string, fileSize: number): Promise<Map<number, SectionLocation>> {
-  if (fileSize < 12) throw malformed(label, 'file is too short to hold a zkey header');
-  const head = await readExactly(handle, 0, 12);
-  if (head.toString('latin1', 0, 4) !== 'zkey') throw malformed(label, 'missing "zkey" magic bytes');
-  const sectionCount = head.readUInt32LE(8);
-  if (sectionCount !== MAX_SECTION_ID) {
-    throw malformed(label, `expected ${MAX_SECTION_ID} sections for a Groth16 key, found ${sectionCount}`);
+/** The section table of a Groth16 key: the shared binfile table, with exactly its ten sections and nothing after them. */
+async function readZkeySections(handle: FileHandle, label: string, fileSize: number): Promise<Map<number, SectionLocation>> {
+  let table;
+  try {
+    table = await readSectionTable(handle, fileSize, 'zkey', MAX_SECTION_ID);
+  } catch (error) {
+    if (error instanceof SectionTableError) throw malformed(label, error.message);
+    throw error;
   }
-  const sections = new Map<number, SectionLocation>();
-  let position = 12;
-  for (let i = 0; i < sectionCount; i++) {
-    if (position + 12 > fileSize) throw malformed(label, 'truncated in the section table');
-    const entry = await readExactly(handle, position, 12);
-    const id = entry.readUInt32LE(0);
-    const size = Number(entry.readBigUInt64LE(4));
-    position += 12;
+  for (const id of table.sections.keys()) {
     if (id < 1 || id > MAX_SECTION_ID) throw malformed(label, `unknown section id ${id}`);
-    if (sections.has(id)) throw malformed(label, `section ${id} appears twice`);
-    if (position + size > fileSize) throw malformed(label, `truncated: section ${id} runs past the end of the file`);
-    sections.set(id, { offset: position, size });
-    position += size;
   }
-  if (position !== fileSize) throw malformed(label, `${fileSize - position} unexpected bytes after the last section`);
-  return sections;
+  if (table.end !== fileSize) throw malformed(label, `${fileSize - table.end} unexpected bytes after the last section`);
+  return table.sections;
 }
 
 function section(sections: Map<number, SectionLocation>, id: number, label: string): SectionLocation {
@@ -266,7 +246,7 @@ export async function readZkeyInfo(filePath: string, label: string = filePath): 
   }
   try {
     const { size: fileSize } = await handle.stat();
-    const sections = await readSectionTable(handle, label, fileSize);
+    const sections = await readZkeySections(handle, label, fileSize);
     const protocolSection = section(sections, SECTION.protocol, label);
     if (protocolSection.size !== 4) throw malformed(label, 'protocol section has an invalid size');
     const protocol = (await readExactly(handle, protocolSection.offset, 4)).readUInt32LE(0);
@@ -297,8 +277,12 @@ export async function hashSection(info: ZkeyInfo, id: number): Promise<Buffer> {
     const buffer = Buffer.alloc(Math.min(chunkSize, Math.max(location.size, 1)));
     for (let done = 0; done < location.size; ) {
       const length = Math.min(buffer.length, location.size - done);
-      const { bytesRead } = await handle.read(buffer, 0, length, location.offset + done);
-      if (bytesRead !== length) throw malformed(info.label, `section ${id} could not be read completely`);
+      try {
+        await readExactlyInto(handle, buffer.subarray(0, length), location.offset + done);
+      } catch (error) {
+        if (error instanceof ShortReadError) throw malformed(info.label, `section ${id} could not be read completely`);
+        throw error;
+      }
       hash.update(buffer.subarray(0, length));
       done += length;
     }

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { newCeremonyDir, PROJECT_DATA_DIR, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { startGroup, stopAllGroups, type GroupProcess } from '../helpers/process-group.ts';
-import { G1, sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
+import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { CHALLENGE_SEED_FILE, circuitChallengeKey, stateDirFor } from '../../core/verify/link-challenge.ts';

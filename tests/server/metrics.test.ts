@@ -11,7 +11,6 @@ import { rm } from 'node:fs/promises';
 import { copyCeremony, newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
-import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';

@@ -8,7 +8,7 @@ import { copyButton, downloadText, h } from '../ui/element.ts';
 import { formatHashBlock } from '../ui/format-units.ts';
 import { errorNotice } from '../sign-in/sign-in-panel.ts';
 
-export function attestationText(me: MeView, ceremony: Pick<CeremonyView, 'id' | 'title'>, origin: string): string {
+function attestationText(me: MeView, ceremony: Pick<CeremonyView, 'id' | 'title'>, origin: string): string {
   const lines = [
     `I contributed to the Groth16 Phase 2 ceremony "${ceremony.title ?? ceremony.id}" (${ceremony.id}) at ${origin}`,
     `as ${me.principal.displayName}. My contribution hashes, one per circuit:`,

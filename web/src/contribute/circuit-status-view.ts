@@ -44,7 +44,7 @@ function latestRefusal(circuit: string, contributions: readonly ContributionView
   return last && (last.status === 'refused' || last.status === 'error' || last.status === 'discarded') ? last : undefined;
 }
 
-export function describeCircuit(progress: CircuitProgress, snapshot: SessionSnapshot, previous: string | undefined): CircuitLine {
+function describeCircuit(progress: CircuitProgress, snapshot: SessionSnapshot, previous: string | undefined): CircuitLine {
   const { circuit } = progress;
   const serverNow = Date.now() + snapshot.clockOffsetMs;
   const refusal = progress.state === 'accepted' ? undefined : latestRefusal(circuit, snapshot.me?.contributions ?? []);

@@ -163,7 +163,7 @@ function renderTranscript(transcript: TranscriptView, open: boolean): HTMLElemen
 }
 
 /** A shell script that lays out every published file the way `ceremony audit` reads a folder. */
-export function auditScript(ceremony: CeremonyView, origin: string): string {
+function auditScript(ceremony: CeremonyView, origin: string): string {
   const lines = [
     '#!/bin/sh',
     `# Fetches every published file of ${ceremony.id} into the current (empty) folder, laid out as`,
