@@ -92,7 +92,7 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
 
   const lobby = new Lobby(db, { circuits: config.circuits.map((c) => c.name), isOpen: () => phase.get() === 'open', ...serverConfig.lobby }, clock);
   const contributions = new ContributionStore(db);
-  const receipts = ReceiptSigner.fromKeyFile(serverConfig.receiptKeyFile);
+  const receipts = await ReceiptSigner.fromKeyFile(serverConfig.receiptKeyFile);
   const dispatcher: VerificationDispatcher = serverConfig.redisUrl
     ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
     : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });

@@ -4,8 +4,8 @@
  * so a contributor can prove later that the coordinator accepted their contribution.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../../core/fs/atomic-write.ts';
 import type { Receipt } from './contribution-store.ts';
 
 export interface ReceiptBody {
@@ -24,16 +24,19 @@ export class ReceiptSigner {
     readonly publicKeyPem: string,
   ) {}
 
-  /** Loads the key at `keyFile`, creating it (mode 0600, atomically) when absent. */
-  static fromKeyFile(keyFile: string): ReceiptSigner {
-    if (!existsSync(keyFile)) {
-      mkdirSync(path.dirname(keyFile), { recursive: true });
+  /**
+   * Loads the key at `keyFile`, creating it (mode 0600, in a 0700 folder, written and flushed
+   * through a temporary file) when absent. Coordinators starting together on one state folder
+   * agree on one key, the first written (`keepExisting`): a receipt signed by either verifies
+   * against the key every later start publishes.
+   */
+  static async fromKeyFile(keyFile: string): Promise<ReceiptSigner> {
+    const existing = await readFile(keyFile).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error)));
+    if (existing === undefined) {
       const { privateKey } = generateKeyPairSync('ed25519');
-      const temp = `${keyFile}.${process.pid}.tmp`;
-      writeFileSync(temp, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
-      renameSync(temp, keyFile);
+      await writeFileAtomic(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, directoryMode: 0o700, keepExisting: true });
     }
-    const privateKey = createPrivateKey(readFileSync(keyFile));
+    const privateKey = createPrivateKey(existing ?? (await readFile(keyFile)));
     return new ReceiptSigner(privateKey, createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString());
   }
 
