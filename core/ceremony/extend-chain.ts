@@ -54,14 +54,19 @@ type LinkVerifier = (state: CeremonyState, chain: CircuitChain, candidatePath: s
 
 async function commitStagedLink(state: CeremonyState, chain: CircuitChain, staged: string, contributor: string, verify: LinkVerifier = verifyAgainstHead): Promise<AcceptedContribution> {
   const link = await verify(state, chain, staged);
-  const fileHash = await hashFile(staged);
+  return commitLink(state, chain, staged, { contributor, contributionHash: link.contributionHash, fileHash: await hashFile(staged) });
+}
+
+/**
+ * The commit itself: the staged file becomes the next index (flushed, renamed), then the
+ * transcript entry is written, which is the commit point (see the module header).
+ */
+async function commitLink(state: CeremonyState, chain: CircuitChain, staged: string, link: { contributor: string; contributionHash: string; fileHash: string }): Promise<AcceptedContribution> {
   const index = chain.headIndex + 1;
   const target = state.paths.zkeyPath(chain.circuit.name, index);
   await commitFile(staged, target);
-  await state.transcript.append([
-    { type: 'contribution', circuit: chain.circuit.name, index, contributor, contributionHash: link.contributionHash, fileHash },
-  ]);
-  return { circuit: chain.circuit.name, index, contributor, contributionHash: link.contributionHash, fileHash, path: target };
+  await state.transcript.append([{ type: 'contribution', circuit: chain.circuit.name, index, ...link }]);
+  return { circuit: chain.circuit.name, index, ...link, path: target };
 }
 
 async function withChain<T>(dataDir: string, circuitName: string, work: (state: CeremonyState, chain: CircuitChain, stagedPath: string) => Promise<T>): Promise<T> {
@@ -144,13 +149,7 @@ export async function commitPreverifiedContribution(dataDir: string, circuitName
     if ((await hashFile(staged)) !== link.fileHash) {
       throw new CoordinatorError('chain.file_hash_mismatch', 'the candidate file changed after it was verified');
     }
-    const index = chain.headIndex + 1;
-    const target = state.paths.zkeyPath(chain.circuit.name, index);
-    await commitFile(staged, target);
-    await state.transcript.append([
-      { type: 'contribution', circuit: chain.circuit.name, index, contributor: link.contributor, contributionHash: link.contributionHash, fileHash: link.fileHash },
-    ]);
-    return { circuit: chain.circuit.name, index, contributor: link.contributor, contributionHash: link.contributionHash, fileHash: link.fileHash, path: target };
+    return commitLink(state, chain, staged, { contributor: link.contributor, contributionHash: link.contributionHash, fileHash: link.fileHash });
   });
 }
 
