@@ -1,9 +1,10 @@
 /**
  * The one place where errors become HTTP responses: a CoordinatorError keeps its code and maps to
- * its status (core/errors.ts); anything else is a 500 whose details go to the log, not the client.
+ * its status (error-status.ts); anything else is a 500 whose details go to the log, not the client.
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isCoordinatorError } from '../../core/errors.ts';
+import { errorStatus } from './error-status.ts';
 
 export function errorHandler(log: { warn(message: string, fields?: Record<string, unknown>): void }): ErrorRequestHandler {
   return (error, req, res, _next) => {
@@ -11,7 +12,7 @@ export function errorHandler(log: { warn(message: string, fields?: Record<string
       // Refusals that end by themselves (rate limits, full tables) say when to come back.
       const retryAfter = error.details?.retryAfterSeconds;
       if (typeof retryAfter === 'number' && !res.headersSent) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfter))));
-      res.status(error.httpStatus).json(error.toJSON());
+      res.status(errorStatus(error.code)).json(error.toJSON());
       return;
     }
     const status = typeof error?.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 500;
