@@ -69,7 +69,7 @@ describe('the code table', () => {
     assert.equal(isErrorCode('ceremony.not_closed'), true);
     assert.equal(isErrorCode('toString'), false, 'inherited properties are no codes');
     assert.equal(isErrorCode(42), false);
-    assert.equal(errorCodeOr('lobby.cooldown', 'internal'), 'lobby.cooldown');
+    assert.equal(errorCodeOr('lobby.not_your_turn', 'internal'), 'lobby.not_your_turn');
     assert.equal(errorCodeOr('contribution.renamed_long_ago', 'internal'), 'internal');
   });
 });
