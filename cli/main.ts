@@ -8,7 +8,7 @@
  * error (bad arguments, unreadable input files).
  */
 import { Command, CommanderError, Help } from 'commander';
-import { isCoordinatorError } from '../core/errors.ts';
+import { isCoordinatorError, isUsageError } from '../core/errors.ts';
 import { COMMANDS, type CommandEntry } from './commands/index.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
 
@@ -56,7 +56,7 @@ async function main(argv: string[]): Promise<number> {
     }
     if (isCoordinatorError(error)) {
       process.stderr.write(`error [${error.code}]: ${error.message}\n`);
-      return error.code.startsWith('usage.') || error.code.startsWith('input.') ? EXIT_USAGE : EXIT_FAILED;
+      return isUsageError(error.code) ? EXIT_USAGE : EXIT_FAILED;
     }
     process.stderr.write(`unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     return EXIT_FAILED;

@@ -1,99 +1,155 @@
 /**
- * The one error family of the project. Every refusal carries a stable string code that the CLI
- * prints and the coordinator maps to an HTTP status here, in one table, so a code means the same
- * thing to a contributor's browser, an auditor's terminal and a test.
+ * The one error family of the project, and the one list of its codes. Every refusal carries a
+ * stable string code that the CLI prints, the coordinator sends and the browser explains, so a code
+ * means the same thing to a contributor's browser, an auditor's terminal and a test. Each code says
+ * here what it means beyond its text (is it a verdict on a contribution? is it the caller's
+ * mistake?); the HTTP status of each is the server's business (server/http/error-status.ts).
+ *
+ * Three codes say "you asked wrongly", one per kind of caller:
+ *  - `usage.invalid_arguments`: the command line of `ceremony …` (arguments, options);
+ *  - `input.*`: a file a command was given to read (missing, not JSON, not the shape it must have);
+ *  - `request.invalid`: an HTTP request to the coordinator (body, parameters, query).
  */
 
-/** Stable error codes and the HTTP status each maps to. Add new codes here, never elsewhere. */
-export const ERROR_STATUS = {
-  // Input files and usage
-  'usage.invalid_arguments': 400,
-  'input.file_not_found': 404,
-  'input.not_json': 400,
-  'input.invalid': 400,
+/** What a code means beyond its name. Absent means false. */
+export interface ErrorCodeTraits {
+  /**
+   * A verdict on a candidate zkey: it can never be the next link of its chain. The verifier
+   * returns it as an answer that is never retried; anything else a verifier throws is a problem of
+   * the verifier (I/O, a crash), retried, and decides nothing about the contribution.
+   */
+  readonly refusesContribution?: true;
+  /** The caller asked wrongly (command-line arguments or an input file): the CLI exits 2, not 1. */
+  readonly usage?: true;
+}
+
+const USAGE = { usage: true } as const;
+const REFUSES = { refusesContribution: true } as const;
+const PLAIN = {} as const;
+
+/** Every error code. Add new codes here, never elsewhere (the compiler then asks for their status and plain words). */
+export const ERROR_CODES = {
+  // The caller of the `ceremony` command: its arguments and the files it was given
+  'usage.invalid_arguments': USAGE,
+  'input.file_not_found': USAGE,
+  'input.not_json': USAGE,
+  'input.invalid': USAGE,
 
   // Ceremony configuration and setup
-  'config.not_found': 500,
-  'config.invalid': 500,
-  'circuit.unknown': 404,
-  'r1cs.malformed': 500,
-  'circuit.public_inputs_mismatch': 500,
-  'ptau.malformed': 500,
-  'ptau.not_prepared': 500,
-  'ptau.too_small': 500,
-  'ptau.insecure': 500,
+  'config.not_found': PLAIN,
+  'config.invalid': PLAIN,
+  'circuit.unknown': PLAIN,
+  'r1cs.malformed': PLAIN,
+  'circuit.public_inputs_mismatch': PLAIN,
+  'ptau.malformed': PLAIN,
+  'ptau.not_prepared': PLAIN,
+  'ptau.too_small': PLAIN,
+  'ptau.insecure': PLAIN,
 
   // Ceremony state
-  'ceremony.already_initialised': 409,
-  'ceremony.not_initialised': 409,
-  'ceremony.locked': 409,
-  'ceremony.finalised': 409,
-  'transcript.corrupt': 500,
-  'chain.file_missing': 500,
-  'chain.file_unreadable': 500,
-  'chain.file_hash_mismatch': 500,
+  'ceremony.already_initialised': PLAIN,
+  'ceremony.not_initialised': PLAIN,
+  'ceremony.locked': PLAIN,
+  'ceremony.finalised': PLAIN,
+  'ceremony.not_open': PLAIN,
+  'ceremony.not_closed': PLAIN,
+  'ceremony.invalid_phase_change': PLAIN,
+  'transcript.corrupt': PLAIN,
+  'chain.file_missing': PLAIN,
+  'chain.file_unreadable': PLAIN,
+  'chain.file_hash_mismatch': PLAIN,
 
   // A candidate zkey that is refused as the next link of a chain
-  'zkey.malformed': 422,
-  'zkey.not_groth16': 422,
-  'contribution.wrong_circuit': 422,
-  'contribution.header_mismatch': 422,
-  'contribution.stale': 409,
-  'contribution.no_new_contribution': 422,
-  'contribution.multiple_new_contributions': 422,
-  'contribution.history_mismatch': 422,
-  'contribution.unexpected_type': 422,
-  'contribution.delta_unchanged': 422,
-  'contribution.delta_mismatch': 422,
-  'contribution.invalid_proof_of_knowledge': 422,
-  'contribution.l_section_invalid': 422,
-  'contribution.h_section_invalid': 422,
-  'contribution.point_not_on_curve': 422,
-  'contribution.invalid': 422,
+  'zkey.malformed': REFUSES,
+  'zkey.not_groth16': REFUSES,
+  'contribution.wrong_circuit': REFUSES,
+  'contribution.header_mismatch': REFUSES,
+  'contribution.stale': REFUSES,
+  'contribution.no_new_contribution': REFUSES,
+  'contribution.multiple_new_contributions': REFUSES,
+  'contribution.history_mismatch': REFUSES,
+  'contribution.unexpected_type': REFUSES,
+  'contribution.delta_unchanged': REFUSES,
+  'contribution.delta_mismatch': REFUSES,
+  'contribution.invalid_proof_of_knowledge': REFUSES,
+  'contribution.l_section_invalid': REFUSES,
+  'contribution.h_section_invalid': REFUSES,
+  'contribution.point_not_on_curve': REFUSES,
+  'contribution.invalid': REFUSES,
+  /** Verified, but another link was committed first: it can no longer extend the chain. */
+  'contribution.not_next': REFUSES,
 
   // Finalisation
-  'finalise.bad_beacon': 400,
-  'finalise.bad_iterations': 400,
-  'finalise.no_contributions': 409,
-  'finalise.beacon_mismatch': 409,
-  'finalise.verification_failed': 500,
+  'finalise.bad_beacon': PLAIN,
+  'finalise.bad_iterations': PLAIN,
+  'finalise.no_contributions': PLAIN,
+  'finalise.beacon_mismatch': PLAIN,
+  'finalise.verification_failed': PLAIN,
 
   // Coordinator server: requests, sign-in, lobby, uploads
-  'request.invalid': 400,
-  'not_found': 404,
-  'manifest.not_finalised': 404,
-  'auth.required': 401,
-  'auth.below_minimum': 403,
-  'auth.github_failed': 502,
-  'auth.invalid_proof': 401,
-  'auth.challenge_unknown': 401,
-  'auth.wrong_scope': 401,
-  'auth.unknown_root': 401,
-  'auth.nullifier_used': 409,
-  'auth.not_coordinator': 403,
-  'auth.csrf': 403,
-  'auth.demo_disabled': 403,
-  'ceremony.not_open': 409,
-  'lobby.already_contributed': 409,
-  'lobby.not_your_turn': 409,
-  'lobby.cooldown': 429,
-  'upload.too_large': 413,
-  'upload.incomplete': 400,
-  'upload.too_small': 400,
-  'upload.length_required': 411,
-  'upload.submitting': 409,
-  'upload.disk_full': 507,
-  'upload.failed': 500,
-  'contribution.not_next': 409,
-  'verification.unavailable': 503,
-  'auth.root_expired': 401,
-  'rate.limited': 429,
-  'lobby.not_queued': 404,
-  'metrics.forbidden': 403,
-  'publish.out_exists': 409,
-} as const;
+  'request.invalid': PLAIN,
+  'request.too_large': PLAIN,
+  'not_found': PLAIN,
+  /** Anything that is not a CoordinatorError: the details go to the coordinator's log, never out. */
+  'internal': PLAIN,
+  'manifest.not_finalised': PLAIN,
+  'auth.required': PLAIN,
+  'auth.below_minimum': PLAIN,
+  'auth.github_failed': PLAIN,
+  'auth.invalid_proof': PLAIN,
+  'auth.challenge_unknown': PLAIN,
+  'auth.wrong_scope': PLAIN,
+  'auth.unknown_root': PLAIN,
+  'auth.root_expired': PLAIN,
+  'auth.not_coordinator': PLAIN,
+  'auth.csrf': PLAIN,
+  'auth.demo_disabled': PLAIN,
+  'rate.limited': PLAIN,
+  'lobby.already_contributed': PLAIN,
+  'lobby.not_your_turn': PLAIN,
+  'lobby.not_queued': PLAIN,
+  'upload.too_large': PLAIN,
+  'upload.too_small': PLAIN,
+  'upload.length_required': PLAIN,
+  'upload.submitting': PLAIN,
+  'upload.disk_full': PLAIN,
+  'upload.failed': PLAIN,
+  'verification.unavailable': PLAIN,
+  'metrics.forbidden': PLAIN,
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+  // `ceremony publish`
+  'publish.out_exists': PLAIN,
+} as const satisfies Record<string, ErrorCodeTraits>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Every code, in the table's order (for tables keyed by code, and their tests). */
+export const ALL_ERROR_CODES = Object.keys(ERROR_CODES) as readonly ErrorCode[];
+
+const TRAITS: Readonly<Record<ErrorCode, ErrorCodeTraits>> = ERROR_CODES;
+
+/** True for a code of the table; for codes read from outside (a queue's failure text, an old database row). */
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+}
+
+/**
+ * `value` if it is a code of the table, else `fallback`: a code that crossed a process or a
+ * database (written by another version, or damaged) is checked, never cast.
+ */
+export function errorCodeOr(value: unknown, fallback: ErrorCode): ErrorCode {
+  return isErrorCode(value) ? value : fallback;
+}
+
+/** See ErrorCodeTraits.refusesContribution. */
+export function refusesContribution(code: ErrorCode): boolean {
+  return TRAITS[code].refusesContribution === true;
+}
+
+/** See ErrorCodeTraits.usage. */
+export function isUsageError(code: ErrorCode): boolean {
+  return TRAITS[code].usage === true;
+}
 
 export class CoordinatorError extends Error {
   override readonly name = 'CoordinatorError';
@@ -104,10 +160,6 @@ export class CoordinatorError extends Error {
     readonly details?: Record<string, unknown>,
   ) {
     super(message);
-  }
-
-  get httpStatus(): number {
-    return ERROR_STATUS[this.code];
   }
 
   toJSON(): { error: { code: ErrorCode; message: string } } {

@@ -37,7 +37,7 @@ export class CeremonyPhaseStore {
     const current = this.get();
     if (current === next) return current;
     if (!ALLOWED[current].includes(next)) {
-      throw new CoordinatorError('request.invalid', `the ceremony cannot go from ${current} to ${next}`);
+      throw new CoordinatorError('ceremony.invalid_phase_change', `the ceremony cannot go from ${current} to ${next}`);
     }
     this.statements.update.run(next, at);
     return next;

@@ -15,7 +15,7 @@ import { openCeremony, type CeremonyState } from '../core/ceremony/open-ceremony
 import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
 import type { CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
-import { CoordinatorError, isCoordinatorError } from '../core/errors.ts';
+import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../core/errors.ts';
 import type { Clock } from './clock.ts';
 import { CeremonyStateReader } from './ceremony-state-reader.ts';
 import type { Db } from './store/database.ts';
@@ -35,7 +35,7 @@ export interface ServiceLog {
 /** A verdict on an uploaded contribution, as an observer (metrics) sees it. */
 export type ContributionDecision =
   | { circuit: string; outcome: 'accepted'; sinceUploadMs: number }
-  | { circuit: string; outcome: 'refused'; code: string; sinceUploadMs: number };
+  | { circuit: string; outcome: 'refused'; code: ErrorCode; sinceUploadMs: number };
 
 /** Told what the service does (metrics); it only counts, and must not throw. */
 export interface ServiceObserver {
@@ -212,7 +212,7 @@ export class CeremonyService {
     // A verifier error's text (an OS error, a stack) names server paths and internals: it is
     // logged, and the contributor gets the code with plain words.
     if (outcome.status === 'error') log.warn('verification failed', { contributionId: row.id, error: outcome.message });
-    const refusal = outcome.status === 'invalid'
+    const refusal: { code: ErrorCode; message: string } = outcome.status === 'invalid'
       ? { code: outcome.code, message: outcome.message }
       : { code: 'verification.unavailable', message: 'the contribution could not be verified; please contribute again' };
     await this.refuse(row, outcome.status === 'invalid' ? 'refused' : 'error', refusal);
@@ -245,7 +245,7 @@ export class CeremonyService {
    * Tells the observer (metrics) of a verdict: accepted without a code, refused with one. Called
    * where every verdict is recorded, so those settled after a restart are counted too.
    */
-  private observeVerdict(row: ContributionRow, refusalCode?: string): void {
+  private observeVerdict(row: ContributionRow, refusalCode?: ErrorCode): void {
     const sinceUploadMs = this.deps.clock.now() - row.createdAt;
     this.deps.observer?.contributionDecided(
       refusalCode === undefined ? { circuit: row.circuit, outcome: 'accepted', sinceUploadMs } : { circuit: row.circuit, outcome: 'refused', code: refusalCode, sinceUploadMs },
@@ -253,7 +253,7 @@ export class CeremonyService {
   }
 
   /** Records a verdict against the contribution, puts its author back in line, drops the file. */
-  private async refuse(row: ContributionRow, status: 'refused' | 'error', refusal: { code: string; message: string }): Promise<void> {
+  private async refuse(row: ContributionRow, status: 'refused' | 'error', refusal: { code: ErrorCode; message: string }): Promise<void> {
     const { contributions, lobby, clock, db } = this.deps;
     db.transaction(() => {
       contributions.finish(row.id, { status, ...refusal }, clock.now());

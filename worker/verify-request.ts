@@ -3,9 +3,9 @@
  * worker processes): the core's incremental verifyLink of the candidate on the verified head (no
  * r1cs, no ptau, cost flat in chain length; the final key is still checked from contribution 0
  * at finalisation), and the sorting of its failures into the two kinds that matter to a queue.
- * A refusal of the contribution (a `zkey.` or `contribution.` code) is an answer and must never be
- * retried; anything else (a missing file, a disk error) says nothing about the contribution and
- * may be retried.
+ * A refusal of the contribution (a code that core/errors.ts marks `refusesContribution`) is an
+ * answer and must never be retried; anything else (a missing file, a disk error) says nothing about
+ * the contribution and may be retried.
  *
  * Only verification-job.ts is shared with the server (the request and outcome shapes, isRefusalCode).
  */

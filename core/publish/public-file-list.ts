@@ -27,7 +27,7 @@ export interface PublicFile {
 function insideDataDir(config: CeremonyConfig, written: string, what: string): string {
   const relative = path.relative(config.dataDir, path.resolve(config.dataDir, written));
   if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
-    throw new CoordinatorError('input.invalid', `${what} (${written}) is outside the data folder; a publication keeps the folder's layout, so it must be inside`);
+    throw new CoordinatorError('config.invalid', `${what} (${written}) is outside the data folder; a publication keeps the folder's layout, so it must be inside`);
   }
   return relative.split(path.sep).join('/');
 }

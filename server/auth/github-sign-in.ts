@@ -7,7 +7,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import passport from 'passport';
 import GitHub from 'passport-github2';
-import { CoordinatorError, isCoordinatorError } from '../../core/errors.ts';
+import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../store/database.ts';
 import type { AuthConfig } from './auth-config.ts';
@@ -100,7 +100,7 @@ function principalOfProfile(json: unknown, github: GithubConfig, coordinatorIds:
 }
 
 /** `target` (a path or an absolute URL, possibly with a query) with `signInError=<code>` added. */
-export function withSignInError(target: string, code: string): string {
+export function withSignInError(target: string, code: ErrorCode): string {
   const absolute = /^[a-z][a-z0-9+.-]*:/i.test(target);
   const url = new URL(target, 'http://placeholder');
   url.searchParams.set('signInError', code);

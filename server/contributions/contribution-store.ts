@@ -4,6 +4,7 @@
  * verification again (SQLite is the source of truth; Redis only holds jobs).
  */
 import { randomUUID } from 'node:crypto';
+import { errorCodeOr, type ErrorCode } from '../../core/errors.ts';
 import { applyMigrations, type Db } from '../store/database.ts';
 
 export type ContributionStatus = 'verifying' | 'accepted' | 'refused' | 'discarded' | 'error';
@@ -18,7 +19,7 @@ export interface ContributionRow {
   size: number;
   fileHash: string;
   status: ContributionStatus;
-  code: string | null;
+  code: ErrorCode | null;
   message: string | null;
   contributionHash: string | null;
   chainIndex: number | null;
@@ -82,7 +83,8 @@ function fromRaw(row: RawRow): ContributionRow {
     size: row.size,
     fileHash: row.file_hash,
     status: row.status,
-    code: row.code,
+    // A row written by another version may hold a code this one does not know.
+    code: row.code === null ? null : errorCodeOr(row.code, 'internal'),
     message: row.message,
     contributionHash: row.contribution_hash,
     chainIndex: row.chain_index,
@@ -124,7 +126,7 @@ export class ContributionStore {
   }
 
   /** Moves a `verifying` row to its verdict; returns false if it was already decided (a duplicate outcome). */
-  finish(id: string, verdict: { status: Exclude<ContributionStatus, 'verifying'>; code?: string; message?: string; contributionHash?: string; chainIndex?: number }, at: number): boolean {
+  finish(id: string, verdict: { status: Exclude<ContributionStatus, 'verifying'>; code?: ErrorCode; message?: string; contributionHash?: string; chainIndex?: number }, at: number): boolean {
     const result = this.statements.finish.run(verdict.status, verdict.code ?? null, verdict.message ?? null, verdict.contributionHash ?? null, verdict.chainIndex ?? null, at, id);
     return result.changes === 1;
   }

@@ -40,6 +40,7 @@ import type { Lobby } from '../lobby/lobby.ts';
 import type { CeremonyService, ServiceLog } from '../ceremony-service.ts';
 import type { Clock } from '../clock.ts';
 import { checkDiskSpace, type DiskSpace } from './check-disk-space.ts';
+import { errorStatus } from '../http/error-status.ts';
 
 /** Room for the one new MPC record (≈ 450 bytes plus a name of up to 64) over the head's size. */
 const NEXT_LINK_SLACK_BYTES = 64 * 1024;
@@ -85,7 +86,7 @@ interface StoredUpload {
 }
 
 function tusError(error: CoordinatorError): { status_code: number; body: string } {
-  return { status_code: error.httpStatus, body: JSON.stringify(error.toJSON()) };
+  return { status_code: errorStatus(error.code), body: JSON.stringify(error.toJSON()) };
 }
 
 /** Runs `check`, turning a CoordinatorError into the error shape tus answers with. */

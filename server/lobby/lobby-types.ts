@@ -2,6 +2,7 @@
  * The lobby's public shapes: options (with documented defaults), a contributor's progress through
  * the circuits, the turns in progress and the events a tick produces. No behaviour here.
  */
+import type { ErrorCode } from '../../core/errors.ts';
 
 export interface LobbyOptions {
   /** Contribution order (ceremony.json order). Every contributor works through them in this order. */
@@ -51,7 +52,7 @@ export type CircuitProgress =
 
 export interface LobbyRefusal {
   circuit: string;
-  code: string;
+  code: ErrorCode;
   message: string;
   at: number;
 }

@@ -19,7 +19,7 @@
  * Nothing here runs by itself: the server calls tick() on an interval (and may call it right
  * after join/record* to grant turns without waiting) and logs the events it returns.
  */
-import { CoordinatorError } from '../../core/errors.ts';
+import { CoordinatorError, errorCodeOr, type ErrorCode } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
 import { applyMigrations, type Db } from '../store/database.ts';
 import { estimateWait, TURN_SAMPLES } from './estimate-wait.ts';
@@ -277,7 +277,7 @@ export class Lobby {
    * The submission was refused: the circuit is freed, the contributor goes to the back of the same
    * queue (eligible at once) and their status shows the refusal. Returns false if already recorded.
    */
-  recordRefused(contributionId: string, refusal: { code: string; message: string }): boolean {
+  recordRefused(contributionId: string, refusal: { code: ErrorCode; message: string }): boolean {
     return this.requeueAfterVerification(contributionId, 'refused', refusal);
   }
 
@@ -286,7 +286,7 @@ export class Lobby {
     return this.requeueAfterVerification(contributionId, 'discarded');
   }
 
-  private requeueAfterVerification(contributionId: string, outcome: 'refused' | 'discarded', refusal?: { code: string; message: string }): boolean {
+  private requeueAfterVerification(contributionId: string, outcome: 'refused' | 'discarded', refusal?: { code: ErrorCode; message: string }): boolean {
     return this.db
       .transaction(() => {
         const turn = this.verifyingSubmission(contributionId);
@@ -381,7 +381,7 @@ export class Lobby {
     return {
       contributorId,
       circuits,
-      ...(refusal ? { lastRefusal: { circuit: refusal.circuit, code: refusal.code, message: refusal.message, at: refusal.at } } : {}),
+      ...(refusal ? { lastRefusal: { circuit: refusal.circuit, code: errorCodeOr(refusal.code, 'internal'), message: refusal.message, at: refusal.at } } : {}),
       ...(removal ? { removed: { circuit: removal.circuit, reason: removal.reason, message: removal.message, at: removal.at } } : {}),
       done: this.options.circuits.every((circuit) => accepted.has(circuit)),
     };

@@ -79,7 +79,7 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
   router.post('/api/admin/finalise', ...guard, async (req, res) => {
     const body = parse(finaliseBody, req.body);
     const beacon = parseBeaconParameters(body.beacon, body.iterations);
-    if (deps.phase.get() !== 'closed') throw new CoordinatorError('ceremony.not_open', 'close the ceremony before finalising it');
+    if (deps.phase.get() !== 'closed') throw new CoordinatorError('ceremony.not_closed', 'close the ceremony before finalising it');
     if (finalising) throw new CoordinatorError('ceremony.locked', 'finalisation is already running');
     // A turn still running when the ceremony closed may yet upload; its contribution must not be
     // cut off by the beacon, so finalisation waits for it (or for its deadline).

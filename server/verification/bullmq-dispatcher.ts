@@ -21,7 +21,7 @@
  *   already recorded the contribution as verifying; the sweep queues the job once Redis is back.
  */
 import { Queue, QueueEvents, type Job } from 'bullmq';
-import { CoordinatorError } from '../../core/errors.ts';
+import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import {
   DEFAULT_VERIFICATION_QUEUE,
   isRefusalCode,
@@ -64,7 +64,7 @@ export function verificationJobId(contributionId: string): string {
 }
 
 /** Reads the invalid-contribution payload the worker puts in its UnrecoverableError, if it is one. */
-function parseRefusal(failedReason: string | undefined): { code: string; message: string } | undefined {
+function parseRefusal(failedReason: string | undefined): { code: ErrorCode; message: string } | undefined {
   if (!failedReason?.startsWith('{')) return undefined;
   try {
     const parsed: unknown = JSON.parse(failedReason);

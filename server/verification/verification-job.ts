@@ -2,18 +2,21 @@
  * What the coordinator asks of a verifier, and what it gets back. Shared by the embedded
  * verifier process and the BullMQ worker processes, which only ever see these shapes:
  * server and worker never import each other. Also the outcome fan-out both dispatchers use, the
- * default queue name and the refusal codes both sides of the BullMQ queue must agree on. No
- * runtime dependencies, so either side can import it.
+ * default queue name and the refusal test both sides of the BullMQ queue must agree on. Its only
+ * import is core/errors.ts (no packages), so either side can import it.
  */
+import { isErrorCode, refusesContribution, type ErrorCode } from '../../core/errors.ts';
+
 /** Queue the coordinator and `ceremony worker` use unless told otherwise (VERIFICATION_QUEUE). */
 export const DEFAULT_VERIFICATION_QUEUE = 'ceremony-verification';
 
 /**
- * True for the error codes that refuse a contribution (`zkey.`, `contribution.`), as opposed to a
- * problem of the verifier: a refusal is an answer and is never retried.
+ * True for the error codes that refuse a contribution (core/errors.ts: refusesContribution), as
+ * opposed to a problem of the verifier: a refusal is an answer and is never retried. Takes any
+ * string, as read back from a queue: an unknown code is no refusal.
  */
-export function isRefusalCode(code: string): boolean {
-  return code.startsWith('zkey.') || code.startsWith('contribution.');
+export function isRefusalCode(code: string): code is ErrorCode {
+  return isErrorCode(code) && refusesContribution(code);
 }
 
 export interface VerificationRequest {
@@ -36,7 +39,7 @@ export interface VerificationRequest {
 
 export type VerificationOutcome =
   | { contributionId: string; status: 'valid'; contributionHash: string; recordedName?: string }
-  | { contributionId: string; status: 'invalid'; code: string; message: string }
+  | { contributionId: string; status: 'invalid'; code: ErrorCode; message: string }
   /** The verifier could not decide (I/O, crash) after its retries; the contribution may be retried. */
   | { contributionId: string; status: 'error'; message: string };
 

@@ -20,6 +20,8 @@ import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
 import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { isCoordinatorError } from '../../core/errors.ts';
+import { publicFileList } from '../../core/publish/public-file-list.ts';
 import { listFiles } from '../helpers/list-files.ts';
 
 const run = promisify(execFile);
@@ -198,5 +200,16 @@ describe('publish without the ptau', () => {
     const result = await runCli(['publish', dataDir, path.join(work, 'never'), '--ptau-source', 'https://example.org/x']);
     assert.equal(result.code, 2);
     assert.match(result.stderr, /^error \[usage\.invalid_arguments\]: /m);
+  });
+});
+
+describe('a ceremony.json that points outside the data folder', () => {
+  test('is refused as config.invalid, the configuration being wrong (not an input file): exit 1, not 2', async () => {
+    const config = await loadCeremonyConfig(dataDir);
+    await assert.rejects(publicFileList({ ...config, ptau: '../elsewhere.ptau' }, [], { withPtau: true }), (error: unknown) => {
+      assert.ok(isCoordinatorError(error, 'config.invalid'), String(error));
+      assert.match(error.message, /the ptau \(\.\.\/elsewhere\.ptau\) is outside the data folder/);
+      return true;
+    });
   });
 });

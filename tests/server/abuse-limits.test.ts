@@ -156,7 +156,7 @@ describe('request bodies and browser hardening', () => {
     const { url } = await start({});
     const response = await post(`${url}/auth/demo`, { name: 'big', padding: 'x'.repeat(100 * 1024) });
     assert.equal(response.status, 413);
-    assert.equal(await codeOf(response), 'request.invalid');
+    assert.equal(await codeOf(response), 'request.too_large');
     assert.equal((await post(`${url}/auth/demo`, { name: 'small' })).status, 200);
   });
 

@@ -1,6 +1,7 @@
 /**
  * The coordinator's actions refused at the wrong moment, over HTTP against a real coordinator
- * (embedded verifier): finalising an open ceremony, joining a closed one, finalising while a turn
+ * (embedded verifier): finalising an open ceremony, joining a closed one, a phase change the phase
+ * table has no move for (closed → paused, finalised → open), finalising while a turn
  * that began before the close is still running (its contribution is then accepted, not cut off),
  * and changing the phase or finalising again while a finalisation runs. Then the finalisation
  * itself completes. Also: a coordinator that cannot listen on its port says so and leaves nothing
@@ -61,9 +62,12 @@ test('finalise and phase changes are refused while they would cut off or race wi
   for (const circuit of circuits.slice(0, -1)) await alice.takeTurn(circuit);
   await alice.waitFor((me) => me.status.circuits.find((c) => c.circuit === last)?.state === 'turn', `a turn on ${last}`);
 
-  await assert.rejects(admin.request('POST', '/api/admin/finalise', finaliseBody), refusedWith(409, 'ceremony.not_open'));
+  await assert.rejects(admin.request('POST', '/api/admin/finalise', finaliseBody), refusedWith(409, 'ceremony.not_closed'));
 
   await admin.request('POST', '/api/admin/phase', { phase: 'closed' });
+  // closed → paused is no move of the phase table: refused as such, and the phase stays.
+  await assert.rejects(admin.request('POST', '/api/admin/phase', { phase: 'paused' }), refusedWith(409, 'ceremony.invalid_phase_change'));
+  assert.equal(coordinator.phase.get(), 'closed');
   const bob = new ContributorClient(coordinator.url);
   await bob.signInDemo('bob');
   await assert.rejects(bob.join(), refusedWith(409, 'ceremony.not_open'));
@@ -82,6 +86,8 @@ test('finalise and phase changes are refused while they would cut off or race wi
   await assert.rejects(admin.request('POST', '/api/admin/finalise', finaliseBody), refusedWith(409, 'ceremony.locked'));
   const done = await finalising;
   assert.equal(Object.keys(done.manifest).length, 9);
+  assert.equal(coordinator.phase.get(), 'finalised');
+  await assert.rejects(admin.request('POST', '/api/admin/phase', { phase: 'open' }), refusedWith(409, 'ceremony.invalid_phase_change'));
   assert.equal(coordinator.phase.get(), 'finalised');
 });
 

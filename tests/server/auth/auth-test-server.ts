@@ -6,6 +6,7 @@ import express, { type ErrorRequestHandler } from 'express';
 import type { AddressInfo } from 'node:net';
 import { isCoordinatorError } from '../../../core/errors.ts';
 import { ManualClock } from '../../../server/clock.ts';
+import { errorStatus } from '../../../server/http/error-status.ts';
 import { openDatabase, type Db } from '../../../server/store/database.ts';
 import { parseAuthConfig, type AuthConfigInput } from '../../../server/auth/auth-config.ts';
 import { createAuthRouter, type AuthDeps } from '../../../server/auth/auth-router.ts';
@@ -56,7 +57,7 @@ export async function startAuthTestServer(options: AuthTestServerOptions): Promi
   });
   const onError: ErrorRequestHandler = (err, _req, res, _next) => {
     if (isCoordinatorError(err)) {
-      res.status(err.httpStatus).json(err.toJSON());
+      res.status(errorStatus(err.code)).json(err.toJSON());
       return;
     }
     res.status(500).json({ error: { code: 'internal', message: String(err) } });

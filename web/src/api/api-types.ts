@@ -6,6 +6,7 @@
 import type { CircuitProgress, ContributorStatus } from '../../../server/lobby/lobby-types.ts';
 import type { Principal } from '../../../server/auth/principal.ts';
 import type { CeremonyPhase } from '../../../server/ceremony-phase.ts';
+import type { ErrorCode } from '../../../core/errors.ts';
 
 export type { CeremonyPhase, CircuitProgress, ContributorStatus, Principal };
 
@@ -25,7 +26,7 @@ export interface ContributionView {
   id: string;
   circuit: string;
   status: 'verifying' | 'accepted' | 'refused' | 'discarded' | 'error';
-  code: string | null;
+  code: ErrorCode | null;
   message: string | null;
   contributionHash: string | null;
   index: number | null;

@@ -18,10 +18,11 @@ const SIGN_IN_AGAIN = 'Sign in again.';
 const REFUSED_FILE = (what: string): PlainWords => ({ what: `Your contribution was refused: ${what}`, next: RETRY_TURN });
 
 export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
-  'usage.invalid_arguments': { what: 'The request was not understood.', next: 'Reload the page and try again.' },
+  // The `ceremony` command's own codes: a page meets them only through a coordinator-side tool.
+  'usage.invalid_arguments': { what: 'A command of the coordinator was called with invalid arguments.', next: OPERATOR },
   'input.file_not_found': { what: 'A file the coordinator needs is missing.', next: OPERATOR },
-  'input.not_json': { what: 'The request was not valid JSON.', next: 'Reload the page and try again.' },
-  'input.invalid': { what: 'The request was not valid.', next: 'Reload the page and try again.' },
+  'input.not_json': { what: 'A file the coordinator read is not valid JSON.', next: OPERATOR },
+  'input.invalid': { what: 'A file the coordinator read is not what it should be.', next: OPERATOR },
 
   'config.not_found': { what: 'The ceremony is not configured on this server.', next: OPERATOR },
   'config.invalid': { what: 'The ceremony’s configuration is invalid.', next: OPERATOR },
@@ -37,6 +38,8 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'ceremony.not_initialised': { what: 'The ceremony has not been set up yet.', next: OPERATOR },
   'ceremony.locked': { what: 'The ceremony is busy with another operation.', next: 'Wait a moment and try again.' },
   'ceremony.finalised': { what: 'The ceremony is finalised; it takes no more contributions.', next: 'Thank you. See the public ceremony page for the final keys.' },
+  'ceremony.not_closed': { what: 'The ceremony is still taking contributions, so it cannot be finalised yet.', next: 'Close the ceremony first, then finalise.' },
+  'ceremony.invalid_phase_change': { what: 'The ceremony cannot move from its current phase to that one.', next: 'Reload the console to see the current phase.' },
   'transcript.corrupt': { what: 'The ceremony’s transcript on the server is damaged.', next: OPERATOR },
   'chain.file_missing': { what: 'A key of the chain is missing on the server.', next: OPERATOR },
   'chain.file_unreadable': { what: 'A key of the chain on the server cannot be read.', next: OPERATOR },
@@ -66,6 +69,8 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'finalise.verification_failed': { what: 'A final key did not verify.', next: 'Do not publish; check the server logs and run `ceremony audit`.' },
 
   'request.invalid': { what: 'The coordinator refused the request as invalid.', next: 'Reload the page and try again.' },
+  'request.too_large': { what: 'The request was larger than the coordinator accepts.', next: 'Reload the page and try again.' },
+  internal: { what: 'The coordinator ran into an unexpected problem.', next: OPERATOR },
   not_found: { what: 'That does not exist (yet).', next: 'Reload the page.' },
   'manifest.not_finalised': { what: 'The ceremony is not finalised yet, so there is no manifest.', next: 'It appears here once the coordinator finalises the ceremony.' },
   'auth.required': { what: 'You are not signed in (or your session expired).', next: SIGN_IN_AGAIN },
@@ -75,7 +80,6 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'auth.challenge_unknown': { what: 'The sign-in challenge expired or was already used.', next: 'Try again: a fresh challenge is fetched each time.' },
   'auth.wrong_scope': { what: 'The proof was made for another ceremony.', next: 'Try again.' },
   'auth.unknown_root': { what: 'Your identity is not in this ceremony’s group (or the group changed).', next: 'Ask the coordinator to add your identity commitment, then try again.' },
-  'auth.nullifier_used': { what: 'This identity has already signed in to this ceremony.', next: 'Resume from the browser you first signed in with; its session continues where it was.' },
   'auth.root_expired': { what: 'Your proof was made for an earlier version of the group, which is no longer accepted.', next: 'Sign in again: a new proof is made against the current group.' },
   'rate.limited': { what: 'Too many attempts in a short time.', next: 'Wait a moment (the answer says how long) and try again.' },
   'lobby.not_queued': { what: 'That contributor is not waiting in any queue.', next: 'Refresh the queue list.' },
@@ -85,9 +89,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'ceremony.not_open': { what: 'The ceremony is not open for contributions right now.', next: 'Your place is kept while it is paused; come back when the coordinator opens it.' },
   'lobby.already_contributed': { what: 'You have already contributed to this circuit.', next: 'Nothing to do: your contribution counts.' },
   'lobby.not_your_turn': { what: 'It is not your turn on this circuit (your turn may have ended).', next: 'You stay in the queue; this page contributes when your turn comes.' },
-  'lobby.cooldown': { what: 'You missed your turn, so there is a short wait before the next one.', next: 'Keep the tab open: your turn comes again after the wait.' },
   'upload.too_large': { what: 'The file is larger than a valid contribution can be.', next: RETRY_TURN },
-  'upload.incomplete': { what: 'The upload did not complete.', next: 'The page resumes it; keep the tab open.' },
   'upload.too_small': { what: 'The file is smaller than a valid contribution can be.', next: RETRY_TURN },
   'upload.length_required': { what: 'The upload did not say its size in advance.', next: 'Reload the page and try again.' },
   'upload.submitting': { what: 'Your previous upload for this circuit is being handed in right now.', next: 'Wait for its verdict; this page shows it.' },
