@@ -24,7 +24,8 @@ import type { LobbyEvent } from './lobby/lobby-types.ts';
 import type { ContributionRow, ContributionStore } from './contributions/contribution-store.ts';
 import type { ReceiptSigner } from './contributions/receipt-signer.ts';
 import type { Principal } from './auth/principal.ts';
-import type { VerificationDispatcher, VerificationOutcome, VerificationRequest } from './verification/verification-job.ts';
+import type { VerificationOutcome, VerificationRequest } from '../core/verification/verification-contract.ts';
+import type { VerificationDispatcher } from './verification/verification-dispatcher.ts';
 import { stateDirFor } from '../core/verify/link-challenge.ts';
 
 export interface ServiceLog {
@@ -157,9 +158,7 @@ export class CeremonyService {
       contributionId: row.id,
       circuit: row.circuit,
       headIndex: row.headIndex,
-      initZkeyPath: paths.zkeyPath(row.circuit, 0),
       headZkeyPath: paths.zkeyPath(row.circuit, row.headIndex),
-      ptauPath: this.deps.config.ptauPath,
       candidatePath: row.candidatePath,
       ...challenge,
     };

@@ -32,7 +32,7 @@ import { authConfigFromEnv } from './config/auth-env.ts';
 import type { ServerConfig } from './config/server-config.ts';
 import { createBullmqDispatcher } from './verification/bullmq-dispatcher.ts';
 import { createEmbeddedDispatcher } from './verification/embedded-dispatcher.ts';
-import type { VerificationDispatcher } from './verification/verification-job.ts';
+import type { VerificationDispatcher } from './verification/verification-dispatcher.ts';
 import { CoordinatorMetrics } from './metrics/coordinator-metrics.ts';
 
 export interface StartOptions {
