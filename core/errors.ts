@@ -91,6 +91,8 @@ export const ERROR_STATUS = {
   'lobby.not_queued': 404,
   'metrics.forbidden': 403,
   'publish.out_exists': 409,
+  /** A contribution or turn asked to move where its life cycle does not go: a coordinator bug, never the contributor's doing. */
+  'lifecycle.illegal_transition': 500,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
