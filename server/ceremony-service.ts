@@ -8,6 +8,9 @@
  * for a reason that says nothing about the contribution, such as a full disk) is settled from the
  * transcript: already in it → accepted; otherwise, at start-up and with its candidate intact →
  * verified again; otherwise → an error the contributor sees, and they are put back in the queue.
+ * Every verdict goes through recordVerdict: its state comes from the contribution life cycle
+ * (contributions/contribution-lifecycle.ts), and the contribution row and the lobby's turn record
+ * it in one transaction.
  */
 import { rm } from 'node:fs/promises';
 import { commitPreverifiedContribution } from '../core/ceremony/extend-chain.ts';
