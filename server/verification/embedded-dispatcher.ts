@@ -1,8 +1,8 @@
 /**
  * The verifier `ceremony serve` uses when there is no Redis: an in-memory queue feeding one child
  * process (worker/embedded-verifier.ts, forked by the path the verifier contract gives, never
- * imported), so verifications never block the HTTP event loop and get
- * every core for their multi-exponentiations.
+ * imported), so verifications never block the HTTP event loop and get every core for their
+ * multi-exponentiations.
  *
  * Semantics match the BullMQ dispatcher, so the server does not care which one it has:
  *  - enqueue is idempotent per contributionId while the request is queued, running or waiting
@@ -38,8 +38,6 @@ export interface EmbeddedDispatcherOptions {
   closeTimeoutMs?: number;
   /** Called with the verifier's pid each time one is ready (its curve built): logs, benchmarks. */
   onVerifierReady?: (pid: number) => void;
-  /** The file forked as the verifier. Default: the contract's EMBEDDED_VERIFIER_ENTRY. */
-  verifierEntry?: string;
 }
 
 interface Tracked {
@@ -60,7 +58,6 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
   const attempts = positiveInteger('attempts', options.attempts ?? 3);
   const backoffMs = options.backoffMs ?? 1000;
   const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
-  const verifierEntry = options.verifierEntry ?? EMBEDDED_VERIFIER_ENTRY;
 
   const tracked = new Map<string, Tracked>();
   const waiting: string[] = [];
@@ -121,7 +118,7 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
   const startVerifier = (): ChildProcess => {
     // No inherited execArgv: the entry registers TypeScript itself if it needs it, and a parent's
     // --inspect or test-runner flags would only get in the way.
-    const child = fork(verifierEntry, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(EMBEDDED_VERIFIER_ENTRY, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.on('message', (message) => onVerifierMessage(child, message as FromEmbeddedVerifier));
     child.once('error', (error) => onVerifierDeath(child, `the verifier process failed: ${error.message}`));
     child.once('exit', (code, signal) => onVerifierDeath(child, `the verifier process exited (${signal ?? `code ${code}`})`));
