@@ -1,9 +1,9 @@
 /**
  * The embedded verifier: a child process that `ceremony serve` forks when there is no Redis
- * (server/verification/embedded-dispatcher.ts, which finds this file through the verifier contract,
- * core/verification/verification-contract.ts, as it does the messages both sides exchange). It runs verifyRequest for each request the
- * coordinator sends over the IPC channel, so the HTTP event loop never waits on a zkey being read
- * or checked.
+ * (server/verification/embedded-dispatcher.ts, which finds this file, and the messages both sides
+ * exchange, in the verifier contract: core/verification/verification-contract.ts). It runs
+ * verifyRequest for each request the coordinator sends over the IPC channel, so the HTTP event
+ * loop never waits on a zkey being read or checked.
  *
  * Why a process rather than a worker thread: ffjavascript spreads every multi-exponentiation over
  * worker threads of its own (through the `web-worker` package), which it can only start from a
