@@ -116,6 +116,8 @@ export const ERROR_CODES = {
   'upload.failed': PLAIN,
   'verification.unavailable': PLAIN,
   'metrics.forbidden': PLAIN,
+  /** A contribution or turn asked to move where its life cycle does not go: a coordinator bug, never the contributor's doing. */
+  'lifecycle.illegal_transition': PLAIN,
 
   // `ceremony publish`
   'publish.out_exists': PLAIN,

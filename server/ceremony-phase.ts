@@ -1,31 +1,48 @@
 /**
  * The ceremony's phase as the coordinator runs it: `setup` (not yet opened), `open` (turns are
  * granted), `paused` (queues kept, no new turns), `closed` (no more contributions; ready to
- * finalise), `finalised`. Only coordinators change it.
+ * finalise), `finalising` (the beacon and final keys are being made), `finalised`. The phase and
+ * the moves between phases are one table, persisted in SQLite like every other state.
+ *
+ * Coordinators move between setup, open, paused and closed (set). Only the finalisation moves
+ * into and out of `finalising` (beginFinalising, endFinalising), and nothing else changes the phase
+ * while it runs. A coordinator that stops during finalisation finds `finalising` on its next start
+ * with nothing running; recoverInterruptedFinalisation sends it back to `closed` and remembers
+ * when, so the coordinator can finalise again (finalisation resumes: each circuit already sealed
+ * in the transcript is not redone, and every file it writes is written temp-then-rename).
  */
 import { applyMigrations, type Db } from './store/database.ts';
 import { CoordinatorError } from '../core/errors.ts';
 
-export const PHASES = ['setup', 'open', 'paused', 'closed', 'finalised'] as const;
+export const PHASES = ['setup', 'open', 'paused', 'closed', 'finalising', 'finalised'] as const;
 export type CeremonyPhase = (typeof PHASES)[number];
 
 const ALLOWED: Record<CeremonyPhase, readonly CeremonyPhase[]> = {
   setup: ['open', 'closed'],
   open: ['paused', 'closed'],
   paused: ['open', 'closed'],
-  closed: ['open', 'finalised'],
+  closed: ['open', 'finalising'],
+  // Back to closed when a finalisation fails or was interrupted by a restart.
+  finalising: ['finalised', 'closed'],
   finalised: [],
 };
+
+/** The phases a coordinator sets by hand; the others belong to the finalisation. */
+export const COORDINATOR_PHASES = ['open', 'paused', 'closed'] as const;
+
+const MIGRATIONS = [
+  `CREATE TABLE ceremony_phase (id INTEGER PRIMARY KEY CHECK (id = 1), phase TEXT NOT NULL, updated_at INTEGER NOT NULL);
+   INSERT INTO ceremony_phase (id, phase, updated_at) VALUES (1, 'setup', 0);`,
+  // When a finalisation was last found interrupted by a restart (null: never, or finalised since).
+  `ALTER TABLE ceremony_phase ADD COLUMN finalisation_interrupted_at INTEGER;`,
+];
 
 export class CeremonyPhaseStore {
   /** Prepared once: get() runs on every lobby tick and every request that checks the phase. */
   private readonly statements: PhaseStatements;
 
-  constructor(db: Db) {
-    applyMigrations(db, 'phase', [
-      `CREATE TABLE ceremony_phase (id INTEGER PRIMARY KEY CHECK (id = 1), phase TEXT NOT NULL, updated_at INTEGER NOT NULL);
-       INSERT INTO ceremony_phase (id, phase, updated_at) VALUES (1, 'setup', 0);`,
-    ]);
+  constructor(private readonly db: Db) {
+    applyMigrations(db, 'phase', MIGRATIONS);
     this.statements = prepareStatements(db);
   }
 
@@ -33,9 +50,63 @@ export class CeremonyPhaseStore {
     return this.statements.select.get()!.phase;
   }
 
-  set(next: CeremonyPhase, at: number): CeremonyPhase {
+  /** When a restart last found a finalisation interrupted, until the ceremony is finalised. */
+  finalisationInterruptedAt(): number | undefined {
+    return this.statements.select.get()!.finalisation_interrupted_at ?? undefined;
+  }
+
+  /** A coordinator's change between setup, open, paused and closed. Refused while finalising. */
+  set(next: (typeof COORDINATOR_PHASES)[number], at: number): CeremonyPhase {
+    return this.db.transaction(() => {
+      const current = this.get();
+      if (current === 'finalising') throw new CoordinatorError('ceremony.locked', 'finalisation is running; the phase cannot change until it ends');
+      if (current === next) return current;
+      return this.move(current, next, at);
+    }).immediate();
+  }
+
+  /**
+   * closed → finalising, atomically, so two finalise requests cannot both begin. Refused with
+   * ceremony.locked when a finalisation is already running.
+   */
+  beginFinalising(at: number): void {
+    this.db.transaction(() => {
+      this.requireFinalisable();
+      this.move('closed', 'finalising', at);
+    }).immediate();
+  }
+
+  /** Throws unless a finalisation may begin: the ceremony is closed and none is running. */
+  requireFinalisable(): void {
     const current = this.get();
-    if (current === next) return current;
+    if (current === 'finalising') throw new CoordinatorError('ceremony.locked', 'finalisation is already running');
+    if (current === 'finalised') throw new CoordinatorError('ceremony.finalised', 'the ceremony is already finalised');
+    if (current !== 'closed') throw new CoordinatorError('ceremony.not_closed', 'close the ceremony before finalising it');
+  }
+
+  /** finalising → finalised when it succeeded, back to closed when it failed (it may be run again). */
+  endFinalising(result: 'finalised' | 'failed', at: number): void {
+    this.db.transaction(() => {
+      this.move(this.get(), result === 'finalised' ? 'finalised' : 'closed', at);
+      if (result === 'finalised') this.statements.setInterrupted.run(null);
+    }).immediate();
+  }
+
+  /**
+   * At start-up, before anything runs: a phase left `finalising` was interrupted (the process
+   * stopped mid-finalisation). It goes back to `closed`, and the time is kept for the console.
+   * Returns whether it was.
+   */
+  recoverInterruptedFinalisation(at: number): boolean {
+    return this.db.transaction(() => {
+      if (this.get() !== 'finalising') return false;
+      this.move('finalising', 'closed', at);
+      this.statements.setInterrupted.run(at);
+      return true;
+    }).immediate();
+  }
+
+  private move(current: CeremonyPhase, next: CeremonyPhase, at: number): CeremonyPhase {
     if (!ALLOWED[current].includes(next)) {
       throw new CoordinatorError('ceremony.invalid_phase_change', `the ceremony cannot go from ${current} to ${next}`);
     }
@@ -48,7 +119,10 @@ type PhaseStatements = ReturnType<typeof prepareStatements>;
 
 function prepareStatements(db: Db) {
   return {
-    select: db.prepare<[], { phase: CeremonyPhase }>('SELECT phase FROM ceremony_phase WHERE id = 1'),
+    select: db.prepare<[], { phase: CeremonyPhase; finalisation_interrupted_at: number | null }>(
+      'SELECT phase, finalisation_interrupted_at FROM ceremony_phase WHERE id = 1',
+    ),
     update: db.prepare<[CeremonyPhase, number]>('UPDATE ceremony_phase SET phase = ?, updated_at = ? WHERE id = 1'),
+    setInterrupted: db.prepare<[number | null]>('UPDATE ceremony_phase SET finalisation_interrupted_at = ? WHERE id = 1'),
   };
 }

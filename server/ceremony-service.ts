@@ -8,6 +8,9 @@
  * for a reason that says nothing about the contribution, such as a full disk) is settled from the
  * transcript: already in it → accepted; otherwise, at start-up and with its candidate intact →
  * verified again; otherwise → an error the contributor sees, and they are put back in the queue.
+ * Every verdict goes through recordVerdict: its state comes from the contribution life cycle
+ * (contributions/contribution-lifecycle.ts), and the contribution row and the lobby's turn record
+ * it in one transaction.
  */
 import { rm } from 'node:fs/promises';
 import { commitPreverifiedContribution } from '../core/ceremony/extend-chain.ts';
@@ -22,9 +25,11 @@ import type { Db } from './store/database.ts';
 import type { Lobby } from './lobby/lobby.ts';
 import type { LobbyEvent } from './lobby/lobby-types.ts';
 import type { ContributionRow, ContributionStore } from './contributions/contribution-store.ts';
+import { settleVerdict, type Verdict } from './contributions/contribution-lifecycle.ts';
 import type { ReceiptSigner } from './contributions/receipt-signer.ts';
 import type { Principal } from './auth/principal.ts';
-import type { VerificationDispatcher, VerificationOutcome, VerificationRequest } from './verification/verification-job.ts';
+import type { VerificationOutcome, VerificationRequest } from '../core/verification/verification-contract.ts';
+import type { VerificationDispatcher } from './verification/verification-dispatcher.ts';
 import { stateDirFor } from '../core/verify/link-challenge.ts';
 
 export interface ServiceLog {
@@ -157,9 +162,7 @@ export class CeremonyService {
       contributionId: row.id,
       circuit: row.circuit,
       headIndex: row.headIndex,
-      initZkeyPath: paths.zkeyPath(row.circuit, 0),
       headZkeyPath: paths.zkeyPath(row.circuit, row.headIndex),
-      ptauPath: this.deps.config.ptauPath,
       candidatePath: row.candidatePath,
       ...challenge,
     };
@@ -179,7 +182,7 @@ export class CeremonyService {
   }
 
   private async decide(row: ContributionRow, outcome: VerificationOutcome): Promise<void> {
-    const { contributions, lobby, clock, log, db } = this.deps;
+    const { clock, log } = this.deps;
     if (outcome.status === 'valid') {
       try {
         const accepted = await commitPreverifiedContribution(this.deps.config.dataDir, row.circuit, {
@@ -189,7 +192,7 @@ export class CeremonyService {
           contributionHash: outcome.contributionHash,
           contributor: row.contributorName,
         });
-        this.recordAccepted(row, accepted.index, outcome.contributionHash);
+        this.recordVerdict(row, { event: 'committed', chainIndex: accepted.index, contributionHash: outcome.contributionHash });
         log.info('contribution accepted', { contributionId: row.id, circuit: row.circuit, index: accepted.index, sinceUploadMs: clock.now() - row.createdAt });
       } catch (error) {
         if (!isCoordinatorError(error)) {
@@ -199,13 +202,9 @@ export class CeremonyService {
           await this.settleUnfinished(row, await openCeremony(this.deps.config.dataDir), { reverify: false });
           return;
         }
-        db.transaction(() => {
-          contributions.finish(row.id, { status: 'discarded', code: error.code, message: error.message }, clock.now());
-          lobby.recordDiscarded(row.id);
-        })();
+        this.recordVerdict(row, { event: 'not_committed', code: error.code, message: error.message });
         await rm(row.candidatePath, { force: true });
         log.warn('verified contribution not committed', { contributionId: row.id, code: error.code });
-        this.observeVerdict(row, error.code);
       }
       return;
     }
@@ -215,30 +214,46 @@ export class CeremonyService {
     const refusal: { code: ErrorCode; message: string } = outcome.status === 'invalid'
       ? { code: outcome.code, message: outcome.message }
       : { code: 'verification.unavailable', message: 'the contribution could not be verified; please contribute again' };
-    await this.refuse(row, outcome.status === 'invalid' ? 'refused' : 'error', refusal);
+    await this.refuse(row, { event: outcome.status === 'invalid' ? 'refused' : 'unverifiable', ...refusal });
     log.info('contribution refused', { contributionId: row.id, circuit: row.circuit, code: refusal.code, sinceUploadMs: clock.now() - row.createdAt });
   }
 
-  private recordAccepted(row: ContributionRow, index: number, contributionHash: string): void {
+  /**
+   * Records a verdict on a `verifying` contribution in both of its stores, the contribution row
+   * (with its receipt when accepted) and the lobby's turn, in one transaction: a crash or a throw
+   * between the two cannot leave one changed without the other. The state both record comes from
+   * the life cycle's transition. Returns false, changing nothing, when the contribution is
+   * already decided (outcomes may be delivered twice).
+   */
+  private recordVerdict(row: ContributionRow, verdict: Verdict): boolean {
     const { contributions, lobby, clock, db, receipts, config } = this.deps;
     const recorded = db.transaction(() => {
-      if (!contributions.finish(row.id, { status: 'accepted', contributionHash, chainIndex: index }, clock.now())) return false;
-      contributions.saveReceipt(
-        row.id,
-        receipts.sign({
-          ceremony: config.id,
-          circuit: row.circuit,
-          index,
-          contributor: row.contributorName,
-          contributionHash,
-          fileHash: row.fileHash,
-          acceptedAt: new Date(clock.now()).toISOString(),
-        }),
-      );
-      lobby.recordAccepted(row.id, { index, contributionHash });
-      return true;
+      const current = contributions.get(row.id)?.status;
+      if (current !== 'verifying') return undefined;
+      const settled = settleVerdict(current, verdict);
+      const now = clock.now();
+      if (!contributions.finish(row.id, settled, now)) return undefined;
+      if (settled.status === 'accepted') {
+        contributions.saveReceipt(
+          row.id,
+          receipts.sign({
+            ceremony: config.id,
+            circuit: row.circuit,
+            index: settled.chainIndex,
+            contributor: row.contributorName,
+            contributionHash: settled.contributionHash,
+            fileHash: row.fileHash,
+            acceptedAt: new Date(now).toISOString(),
+          }),
+        );
+      }
+      // False only if the lobby already ended this turn, which one transaction per verdict rules
+      // out; the row is brought in step rather than left verifying for ever.
+      lobby.recordVerdict(row.id, settled);
+      return settled;
     })();
-    if (recorded) this.observeVerdict(row);
+    if (recorded) this.observeVerdict(row, recorded.status === 'accepted' ? undefined : recorded.code);
+    return recorded !== undefined;
   }
 
   /**
@@ -253,13 +268,8 @@ export class CeremonyService {
   }
 
   /** Records a verdict against the contribution, puts its author back in line, drops the file. */
-  private async refuse(row: ContributionRow, status: 'refused' | 'error', refusal: { code: ErrorCode; message: string }): Promise<void> {
-    const { contributions, lobby, clock, db } = this.deps;
-    db.transaction(() => {
-      contributions.finish(row.id, { status, ...refusal }, clock.now());
-      lobby.recordRefused(row.id, refusal);
-    })();
-    this.observeVerdict(row, refusal.code);
+  private async refuse(row: ContributionRow, verdict: Verdict & { event: 'refused' | 'unverifiable' }): Promise<void> {
+    this.recordVerdict(row, verdict);
     await rm(row.candidatePath, { force: true });
   }
 
@@ -278,7 +288,7 @@ export class CeremonyService {
       (e) => e.type === 'contribution' && e.circuit === row.circuit && e.fileHash === row.fileHash,
     );
     if (committed && committed.type === 'contribution') {
-      this.recordAccepted(row, committed.index, committed.contributionHash);
+      this.recordVerdict(row, { event: 'committed', chainIndex: committed.index, contributionHash: committed.contributionHash });
       log.info('recovered an accepted contribution', { contributionId: row.id, index: committed.index });
       return;
     }
@@ -290,7 +300,7 @@ export class CeremonyService {
     const message = options.reverify
       ? 'the uploaded file was lost in a coordinator restart; please contribute again'
       : 'the coordinator could not store your verified contribution; please contribute again';
-    await this.refuse(row, 'error', { code: 'verification.unavailable', message });
+    await this.refuse(row, { event: 'unverifiable', code: 'verification.unavailable', message });
     log.warn('unfinished contribution settled as an error', { contributionId: row.id, reason: message });
   }
 }

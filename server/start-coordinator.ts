@@ -32,7 +32,7 @@ import { authConfigFromEnv } from './config/auth-env.ts';
 import type { ServerConfig } from './config/server-config.ts';
 import { createBullmqDispatcher } from './verification/bullmq-dispatcher.ts';
 import { createEmbeddedDispatcher } from './verification/embedded-dispatcher.ts';
-import type { VerificationDispatcher } from './verification/verification-job.ts';
+import type { VerificationDispatcher } from './verification/verification-dispatcher.ts';
 import { CoordinatorMetrics } from './metrics/coordinator-metrics.ts';
 
 export interface StartOptions {
@@ -85,8 +85,15 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   const db = openDatabase(serverConfig.databaseFile);
   const phase = new CeremonyPhaseStore(db);
   if (state.finalised && phase.get() !== 'finalised') {
-    if (phase.get() !== 'closed') phase.set('closed', clock.now());
-    phase.set('finalised', clock.now());
+    // Finalisation completed on disk, but the coordinator stopped before recording it (or the
+    // ceremony was finalised with `ceremony finalise`): the transcript says it is done.
+    if (phase.get() !== 'finalising') {
+      if (phase.get() !== 'closed') phase.set('closed', clock.now());
+      phase.beginFinalising(clock.now());
+    }
+    phase.endFinalising('finalised', clock.now());
+  } else if (phase.recoverInterruptedFinalisation(clock.now())) {
+    log.warn('a finalisation was interrupted by a stop; the ceremony is closed again and may be finalised again (with the same beacon)');
   }
   if (serverConfig.openOnStart && phase.get() === 'setup') phase.set('open', clock.now());
 

@@ -28,7 +28,7 @@ import { CHALLENGE_SEED_FILE, challengeScalars, circuitChallengeKey, stateDirFor
 import { LINK_CACHE_DIR, readCachedCombination, writeCachedCombination, type LinkCombination } from '../core/verify/link-combination-cache.ts';
 import { SECTION } from '../core/zkey/zkey-file.ts';
 import { verifyRequest } from '../worker/verify-request.ts';
-import type { VerificationRequest } from '../server/verification/verification-job.ts';
+import type { VerificationRequest } from '../core/verification/verification-contract.ts';
 import { devPtau, PROJECT_DATA_DIR } from './fixtures/ceremony-fixture.ts';
 import { G1, sectionOffset, tamperedCopy } from './helpers/zkey-tamper.ts';
 import { verificationFixture, type VerificationFixture } from './worker/verification-fixture.ts';

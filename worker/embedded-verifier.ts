@@ -1,8 +1,9 @@
 /**
  * The embedded verifier: a child process that `ceremony serve` forks when there is no Redis
- * (server/verification/embedded-dispatcher.ts). It runs verifyRequest for each request the
- * coordinator sends over the IPC channel, so the HTTP event loop never waits on a zkey being read
- * or checked.
+ * (server/verification/embedded-dispatcher.ts, which finds this file, and the messages both sides
+ * exchange, in the verifier contract: core/verification/verification-contract.ts). It runs
+ * verifyRequest for each request the coordinator sends over the IPC channel, so the HTTP event
+ * loop never waits on a zkey being read or checked.
  *
  * Why a process rather than a worker thread: ffjavascript spreads every multi-exponentiation over
  * worker threads of its own (through the `web-worker` package), which it can only start from a
@@ -16,17 +17,8 @@
  */
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
-import type { VerificationRequest } from '../server/verification/verification-job.ts';
-import { parseVerificationRequest, verifyRequest, type DecidedOutcome } from './verify-request.ts';
-
-/** Coordinator → verifier. */
-export type ToEmbeddedVerifier = { type: 'verify'; request: VerificationRequest } | { type: 'shutdown' };
-
-/** Verifier → coordinator. `failure` is a verification that could not be carried out (retryable). */
-export type FromEmbeddedVerifier =
-  | { type: 'ready' }
-  | { type: 'outcome'; outcome: DecidedOutcome }
-  | { type: 'failure'; contributionId: string; message: string };
+import { parseVerificationRequest, type FromEmbeddedVerifier, type ToEmbeddedVerifier } from '../core/verification/verification-contract.ts';
+import { verifyRequest } from './verify-request.ts';
 
 function describe(error: unknown): string {
   if (error instanceof Error) return (error as NodeJS.ErrnoException).code ? `${(error as NodeJS.ErrnoException).code}: ${error.message}` : error.message;

@@ -14,8 +14,14 @@
  */
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { DEFAULT_VERIFICATION_QUEUE, type VerificationOutcome, type VerificationRequest } from '../server/verification/verification-job.ts';
-import { parseVerificationRequest, verifyRequest } from './verify-request.ts';
+import {
+  DEFAULT_VERIFICATION_QUEUE,
+  VERIFICATION_JOB_NAME,
+  parseVerificationRequest,
+  type VerificationOutcome,
+  type VerificationRequest,
+} from '../core/verification/verification-contract.ts';
+import { verifyRequest } from './verify-request.ts';
 
 export interface VerificationWorkerOptions {
   redisUrl: string;
@@ -39,12 +45,10 @@ export interface VerificationWorkerOptions {
   onError?: (error: Error) => void;
 }
 
-export { DEFAULT_VERIFICATION_QUEUE };
-
 type VerificationJob = Job<unknown, VerificationOutcome, string>;
 
 async function processVerification(job: VerificationJob): Promise<VerificationOutcome> {
-  if (job.name !== 'verify') throw new UnrecoverableError(`unknown job type "${job.name}"`);
+  if (job.name !== VERIFICATION_JOB_NAME) throw new UnrecoverableError(`unknown job type "${job.name}"`);
   let request: VerificationRequest;
   try {
     request = parseVerificationRequest(job.data);

@@ -7,51 +7,17 @@
  * answer and must never be retried; anything else (a missing file, a disk error) says nothing about
  * the contribution and may be retried.
  *
- * Only verification-job.ts is shared with the server (the request and outcome shapes, isRefusalCode).
+ * What it shares with the coordinator (the request and outcome shapes, isRefusalCode) is the
+ * verifier contract, core/verification/verification-contract.ts.
  */
-import path from 'node:path';
-import { z } from 'zod';
 import { isCoordinatorError } from '../core/errors.ts';
 import { verifyLink, type LinkVerdict } from '../core/verify/verify-link.ts';
 import { circuitChallengeKey, linkChallengeSeed } from '../core/verify/link-challenge.ts';
 import { readCachedCombination, writeCachedCombination, type LinkCombination } from '../core/verify/link-combination-cache.ts';
-import { isRefusalCode, type VerificationOutcome, type VerificationRequest } from '../server/verification/verification-job.ts';
-
-/** The outcomes a verification can decide; 'error' is for the queue to give after its retries. */
-export type DecidedOutcome = Extract<VerificationOutcome, { status: 'valid' | 'invalid' }>;
-
-// Workers on several machines read the same data folder through the same mount point, so a
-// relative path (resolved against each worker's own cwd) would silently mean different files.
-const absolutePath = z.string().min(1).refine((p) => path.isAbsolute(p), { message: 'must be an absolute path' });
-
-const verificationRequestSchema = z.object({
-  contributionId: z.string().min(1),
-  circuit: z.string().min(1),
-  headIndex: z.number().int().nonnegative(),
-  initZkeyPath: absolutePath,
-  headZkeyPath: absolutePath,
-  ptauPath: absolutePath,
-  candidatePath: absolutePath,
-  challenge: z
-    .object({
-      stateDir: absolutePath,
-      headFileHash: z.string().regex(/^[0-9a-f]{32,128}$/),
-      candidateFileHash: z.string().regex(/^[0-9a-f]{32,128}$/),
-    })
-    .optional(),
-});
+import { isRefusalCode, type DecidedOutcome, type VerificationRequest } from '../core/verification/verification-contract.ts';
 
 // Refusals reach the contributor: files are named by role, never by the coordinator's paths.
 const LINK_LABELS = { prev: 'the chain head', next: 'the uploaded key' };
-
-/** Checks data that crossed a process boundary (a job from Redis, a thread message). */
-export function parseVerificationRequest(data: unknown): VerificationRequest {
-  const parsed = verificationRequestSchema.safeParse(data);
-  if (!parsed.success) {
-    throw new TypeError(`malformed verification request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
-  }
-  return parsed.data;
-}
 
 async function verifyWithChallenge(request: VerificationRequest): Promise<LinkVerdict> {
   const { challenge } = request;

@@ -1,13 +1,16 @@
 /**
  * Contributions as the coordinator tracks them, from upload to verdict (table `contributions`).
  * A row in `verifying` is work the coordinator still owes: at start-up every such row is sent to
- * verification again (SQLite is the source of truth; Redis only holds jobs).
+ * verification again (SQLite is the source of truth; Redis only holds jobs). The statuses and
+ * the moves between them are the life cycle's (contribution-lifecycle.ts); a verdict is written
+ * here and in the lobby in one transaction, by the ceremony service.
  */
 import { randomUUID } from 'node:crypto';
 import { errorCodeOr, type ErrorCode } from '../../core/errors.ts';
 import { applyMigrations, type Db } from '../store/database.ts';
+import { CONTRIBUTION_STATUSES, type ContributionStatus, type SettledVerdict } from './contribution-lifecycle.ts';
 
-export type ContributionStatus = 'verifying' | 'accepted' | 'refused' | 'discarded' | 'error';
+export type { ContributionStatus };
 
 export interface ContributionRow {
   id: string;
@@ -125,9 +128,15 @@ export class ContributionStore {
     return this.statements.forContributor.all(contributorId).map(fromRaw);
   }
 
-  /** Moves a `verifying` row to its verdict; returns false if it was already decided (a duplicate outcome). */
-  finish(id: string, verdict: { status: Exclude<ContributionStatus, 'verifying'>; code?: ErrorCode; message?: string; contributionHash?: string; chainIndex?: number }, at: number): boolean {
-    const result = this.statements.finish.run(verdict.status, verdict.code ?? null, verdict.message ?? null, verdict.contributionHash ?? null, verdict.chainIndex ?? null, at, id);
+  /**
+   * Moves a `verifying` row to its settled verdict (settleVerdict); returns false, changing
+   * nothing, if it was already decided (a duplicate outcome).
+   */
+  finish(id: string, verdict: SettledVerdict, at: number): boolean {
+    const result =
+      verdict.status === 'accepted'
+        ? this.statements.finish.run(verdict.status, null, null, verdict.contributionHash, verdict.chainIndex, at, id)
+        : this.statements.finish.run(verdict.status, verdict.code, verdict.message, null, null, at, id);
     return result.changes === 1;
   }
 
@@ -142,7 +151,7 @@ export class ContributionStore {
   /** How many contributions are in each status (the console's overview). */
   counts(): Record<ContributionStatus, number> {
     const rows = this.statements.counts.all();
-    const counts: Record<ContributionStatus, number> = { verifying: 0, accepted: 0, refused: 0, discarded: 0, error: 0 };
+    const counts = Object.fromEntries(CONTRIBUTION_STATUSES.map((status) => [status, 0])) as Record<ContributionStatus, number>;
     for (const row of rows) counts[row.status] = row.n;
     return counts;
   }
@@ -160,7 +169,7 @@ function prepareStatements(db: Db) {
     byId: db.prepare<[string], RawRow>('SELECT * FROM contributions WHERE id = ?'),
     byStatus: db.prepare<[ContributionStatus], RawRow>('SELECT * FROM contributions WHERE status = ? ORDER BY created_at'),
     forContributor: db.prepare<[string], RawRow>('SELECT * FROM contributions WHERE contributor_id = ? ORDER BY created_at'),
-    finish: db.prepare<[Exclude<ContributionStatus, 'verifying'>, string | null, string | null, string | null, number | null, number, string]>(
+    finish: db.prepare<[SettledVerdict['status'], string | null, string | null, string | null, number | null, number, string]>(
       `UPDATE contributions SET status = ?, code = ?, message = ?, contribution_hash = ?, chain_index = ?, finished_at = ?
        WHERE id = ? AND status = 'verifying'`,
     ),

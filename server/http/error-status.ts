@@ -87,6 +87,7 @@ export const ERROR_STATUS = {
   'upload.failed': 500,
   'verification.unavailable': 503,
   'metrics.forbidden': 403,
+  'lifecycle.illegal_transition': 500,
 
   'publish.out_exists': 409,
 } as const satisfies Record<ErrorCode, number>;

@@ -12,6 +12,10 @@
  *   entry leaves the queue instead (with a reason in the status) until the contributor joins again,
  *   so an absent contributor does not hold up everyone behind them forever.
  *
+ * A turn's states and how it ends are the contribution life cycle's
+ * (server/contributions/contribution-lifecycle.ts): every move here goes through its transition,
+ * and the outcome a turn ends with is derived from the state it ends in.
+ *
  * SQLite is the only state: no field of this class caches lobby state, every change runs in one
  * transaction, so a new Lobby on the same database after a crash continues exactly where it was.
  * Time comes from the injected Clock only.
@@ -21,6 +25,7 @@
  */
 import { CoordinatorError, errorCodeOr, type ErrorCode } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
+import { isShownRefusal, transition, turnOutcome, type LifecycleEvent, type SettledVerdict, type TurnOutcome } from '../contributions/contribution-lifecycle.ts';
 import { applyMigrations, type Db } from '../store/database.ts';
 import { estimateWait, TURN_SAMPLES } from './estimate-wait.ts';
 import { LOBBY_MIGRATIONS } from './lobby-schema.ts';
@@ -49,6 +54,7 @@ interface QueueRow {
 interface TurnRow {
   circuit: string;
   contributor_id: string;
+  /** The two states of the life cycle a turn is held in (lobby_turns' CHECK). */
   state: 'turn' | 'verifying';
   started_at: number;
   deadline: number;
@@ -75,8 +81,6 @@ interface RefusalRow {
   message: string;
   at: number;
 }
-
-type Outcome = 'accepted' | 'refused' | 'discarded' | 'missed';
 
 export class Lobby {
   private readonly options: ResolvedLobbyOptions;
@@ -148,7 +152,7 @@ export class Lobby {
         const events: LobbyEvent[] = [];
         for (const turn of this.statements.expiredTurns.all(now)) {
           const eligibleAt = now + this.options.cooldownMs;
-          this.endTurn(turn, 'missed', now);
+          this.endTurn(turn, 'deadline_passed', now);
           const missed = this.statements.countMissed.get(turn.contributor_id, turn.circuit)!.missed;
           events.push({ type: 'turn_missed', circuit: turn.circuit, contributorId: turn.contributor_id, at: now, deadline: turn.deadline, eligibleAt });
           if (missed >= this.options.maxMissedTurns) {
@@ -189,7 +193,7 @@ export class Lobby {
         const circuit = waiting?.circuit ?? turn?.circuit;
         if (circuit === undefined) throw new CoordinatorError('lobby.not_queued', `${contributorId} is not waiting in any queue`);
         if (waiting) this.statements.dequeue.run(contributorId);
-        if (turn) this.endTurn(turn, 'discarded', now);
+        if (turn) this.endTurn(turn, 'removed', now);
         this.statements.recordRemoval.run(contributorId, circuit, 'coordinator', message, now);
         return { circuit, reason: 'coordinator' as const, message, at: now };
       })
@@ -248,53 +252,36 @@ export class Lobby {
         if (current || this.statements.historyOfContribution.get(contributionId)) {
           throw new CoordinatorError('request.invalid', `contribution id ${contributionId} is already used`);
         }
-        this.requireLiveTurn(contributorId, circuit);
-        this.statements.setVerifying.run(contributionId, circuit);
+        const turn = this.requireLiveTurn(contributorId, circuit);
+        // 'verifying' by the life cycle's table, which refuses the move from anything but a turn.
+        this.statements.setVerifying.run(transition(turn.state, 'uploaded') as TurnRow['state'], contributionId, circuit);
       })
       .immediate();
   }
 
   /**
-   * The submission became the circuit's new head: the circuit is freed and the contributor is
-   * queued for their next circuit (at the back), or done. Returns false, changing nothing, if an
-   * outcome was already recorded for this contribution (outcomes may be delivered twice).
+   * Records the verdict on a verifying submission (the ceremony service calls this in the same
+   * transaction that records it on the contribution row). The circuit is freed. Accepted: the
+   * contributor is queued for their next circuit (at the back), or done. Refused, error or
+   * discarded: back of the same queue, eligible at once; a refusal or error is shown in their
+   * status. Returns false, changing nothing, if a verdict was already recorded for this
+   * contribution (outcomes may be delivered twice).
    */
-  recordAccepted(contributionId: string, result: { index: number; contributionHash: string }): boolean {
+  recordVerdict(contributionId: string, verdict: SettledVerdict): boolean {
     return this.db
       .transaction(() => {
         const turn = this.verifyingSubmission(contributionId);
         if (!turn) return false;
         const now = this.clock.now();
-        this.endTurn(turn, 'accepted', now);
-        this.statements.recordAccepted.run(turn.contributor_id, turn.circuit, contributionId, result.index, result.contributionHash, now);
-        this.enqueueForNextCircuit(turn.contributor_id, now);
-        return true;
-      })
-      .immediate();
-  }
-
-  /**
-   * The submission was refused: the circuit is freed, the contributor goes to the back of the same
-   * queue (eligible at once) and their status shows the refusal. Returns false if already recorded.
-   */
-  recordRefused(contributionId: string, refusal: { code: ErrorCode; message: string }): boolean {
-    return this.requeueAfterVerification(contributionId, 'refused', refusal);
-  }
-
-  /** The verification result no longer applies (e.g. the head moved): like refused, without a reason shown. */
-  recordDiscarded(contributionId: string): boolean {
-    return this.requeueAfterVerification(contributionId, 'discarded');
-  }
-
-  private requeueAfterVerification(contributionId: string, outcome: 'refused' | 'discarded', refusal?: { code: ErrorCode; message: string }): boolean {
-    return this.db
-      .transaction(() => {
-        const turn = this.verifyingSubmission(contributionId);
-        if (!turn) return false;
-        const now = this.clock.now();
-        this.endTurn(turn, outcome, now);
-        this.statements.enqueue.run(turn.contributor_id, turn.circuit, now, now);
-        if (refusal) this.statements.recordRefusal.run(turn.contributor_id, turn.circuit, refusal.code, refusal.message, now);
+        const outcome = turnOutcome(transition(turn.state, VERDICT_EVENTS[verdict.status]));
+        this.logEndedTurn(turn, outcome, now);
+        if (verdict.status === 'accepted') {
+          this.statements.recordAccepted.run(turn.contributor_id, turn.circuit, contributionId, verdict.chainIndex, verdict.contributionHash, now);
+          this.enqueueForNextCircuit(turn.contributor_id, now);
+        } else {
+          this.statements.enqueue.run(turn.contributor_id, turn.circuit, now, now);
+          if (isShownRefusal(verdict)) this.statements.recordRefusal.run(turn.contributor_id, turn.circuit, verdict.code, verdict.message, now);
+        }
         return true;
       })
       .immediate();
@@ -308,7 +295,12 @@ export class Lobby {
     throw new CoordinatorError('not_found', `no submission ${contributionId} is being verified`);
   }
 
-  private endTurn(turn: TurnRow, outcome: Outcome, now: number): void {
+  /** Ends a turn by a life-cycle event (a missed deadline, a removal). */
+  private endTurn(turn: TurnRow, event: LifecycleEvent, now: number): void {
+    this.logEndedTurn(turn, turnOutcome(transition(turn.state, event)), now);
+  }
+
+  private logEndedTurn(turn: TurnRow, outcome: TurnOutcome, now: number): void {
     this.statements.endTurn.run(turn.circuit);
     this.statements.logTurn.run(turn.circuit, turn.contributor_id, turn.started_at, now, outcome, turn.contribution_id);
   }
@@ -392,6 +384,14 @@ export class Lobby {
   }
 }
 
+/** The life-cycle event each settled verdict is, for the transition of the turn it ends. */
+const VERDICT_EVENTS: Record<SettledVerdict['status'], LifecycleEvent> = {
+  accepted: 'committed',
+  refused: 'refused',
+  discarded: 'not_committed',
+  error: 'unverifiable',
+};
+
 type LobbyStatements = ReturnType<typeof prepareStatements>;
 
 /** Every query of the lobby, prepared once. */
@@ -416,12 +416,12 @@ function prepareStatements(db: Db) {
     expiredTurns: db.prepare<[number], TurnRow>("SELECT * FROM lobby_turns WHERE state = 'turn' AND deadline < ? ORDER BY deadline"),
     grantTurn: db.prepare<[string, string, number, number]>("INSERT INTO lobby_turns (circuit, contributor_id, state, started_at, deadline) VALUES (?, ?, 'turn', ?, ?)"),
     setDeadline: db.prepare<[number, string]>('UPDATE lobby_turns SET deadline = ? WHERE circuit = ?'),
-    setVerifying: db.prepare<[string, string]>("UPDATE lobby_turns SET state = 'verifying', contribution_id = ? WHERE circuit = ?"),
+    setVerifying: db.prepare<[TurnRow['state'], string, string]>('UPDATE lobby_turns SET state = ?, contribution_id = ? WHERE circuit = ?'),
     endTurn: db.prepare<[string]>('DELETE FROM lobby_turns WHERE circuit = ?'),
-    logTurn: db.prepare<[string, string, number, number, Outcome, string | null]>(
+    logTurn: db.prepare<[string, string, number, number, TurnOutcome, string | null]>(
       'INSERT INTO lobby_turn_history (circuit, contributor_id, started_at, ended_at, outcome, contribution_id) VALUES (?, ?, ?, ?, ?, ?)',
     ),
-    historyOfContribution: db.prepare<[string], { outcome: Outcome }>('SELECT outcome FROM lobby_turn_history WHERE contribution_id = ?'),
+    historyOfContribution: db.prepare<[string], { outcome: TurnOutcome }>('SELECT outcome FROM lobby_turn_history WHERE contribution_id = ?'),
     averageTurn: db.prepare<[string, number], { average: number | null }>(
       `SELECT AVG(ended_at - started_at) AS average FROM (
          SELECT started_at, ended_at FROM lobby_turn_history WHERE circuit = ? AND outcome = 'accepted' ORDER BY id DESC LIMIT ?)`,

@@ -56,7 +56,7 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
 
   router.post('/api/me/join', ...guard, (req, res) => {
     const phase = deps.phase.get();
-    if (phase === 'closed' || phase === 'finalised') throw new CoordinatorError('ceremony.not_open', `the ceremony is ${phase}; it takes no more contributors`);
+    if (phase === 'closed' || phase === 'finalising' || phase === 'finalised') throw new CoordinatorError('ceremony.not_open', `the ceremony is ${phase}; it takes no more contributors`);
     const who = principal(req);
     deps.lobby.join(who.id);
     deps.service.tick(); // grant a free circuit at once rather than at the next timer tick

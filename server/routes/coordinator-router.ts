@@ -11,7 +11,7 @@ import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
 import { parseBeaconParameters } from '../../core/finalise/beacon-parameters.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { ContributionStore } from '../contributions/contribution-store.ts';
-import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
+import { COORDINATOR_PHASES, type CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { Clock } from '../clock.ts';
 import type { ServiceLog } from '../ceremony-service.ts';
 
@@ -28,7 +28,7 @@ export interface CoordinatorRouterDeps {
   requireCsrf: RequestHandler;
 }
 
-const phaseBody = z.object({ phase: z.enum(['open', 'paused', 'closed']) }).strict();
+const phaseBody = z.object({ phase: z.enum(COORDINATOR_PHASES) }).strict();
 const removeEntryBody = z.object({ contributorId: z.string().min(1).max(200) }).strict();
 const finaliseBody = z.object({ beacon: z.string(), iterations: z.union([z.number(), z.string()]) }).strict();
 
@@ -41,12 +41,13 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
 export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
   const router = Router();
   const guard = [deps.requireCoordinator, deps.requireCsrf];
-  let finalising: Promise<unknown> | undefined;
 
   router.get('/api/admin/overview', ...guard, async (_req, res) => {
     const state = await deps.service.ceremonyState();
+    const interruptedAt = deps.phase.finalisationInterruptedAt();
     res.json({
       phase: deps.phase.get(),
+      ...(interruptedAt === undefined ? {} : { finalisationInterruptedAt: interruptedAt }),
       queues: deps.lobby.queueLengths(),
       activeTurns: deps.lobby.activeTurns(),
       contributionCounts: deps.contributions.counts(),
@@ -71,31 +72,35 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
 
   router.post('/api/admin/phase', ...guard, (req, res) => {
     const { phase } = parse(phaseBody, req.body);
-    // Reopening under a running finalisation would grant turns on chains being sealed.
-    if (finalising) throw new CoordinatorError('ceremony.locked', 'finalisation is running; the phase cannot change until it ends');
+    // Refused while finalising (ceremony.locked): reopening would grant turns on chains being sealed.
     res.json({ phase: deps.phase.set(phase, deps.clock.now()) });
   });
 
   router.post('/api/admin/finalise', ...guard, async (req, res) => {
     const body = parse(finaliseBody, req.body);
     const beacon = parseBeaconParameters(body.beacon, body.iterations);
-    if (deps.phase.get() !== 'closed') throw new CoordinatorError('ceremony.not_closed', 'close the ceremony before finalising it');
-    if (finalising) throw new CoordinatorError('ceremony.locked', 'finalisation is already running');
+    deps.phase.requireFinalisable();
     // A turn still running when the ceremony closed may yet upload; its contribution must not be
     // cut off by the beacon, so finalisation waits for it (or for its deadline).
     const busy = deps.lobby.activeTurns();
     if (busy.length > 0) {
       throw new CoordinatorError('ceremony.locked', `${busy.length} turn(s) are still running or being verified (${busy.map((t) => t.circuit).join(', ')}); finalise when they are done`);
     }
+    // closed → finalising in one transaction: a second request, or a phase change, is refused
+    // from here on. Persisted, so a stop half-way is seen (and undone) at the next start.
+    deps.phase.beginFinalising(deps.clock.now());
+    deps.log.info('finalisation started', { iterationsExp: beacon.iterationsExp });
     // Runs to the end even if the client goes away: finalisation is resumable, but a half-done one helps nobody.
-    finalising = finaliseCeremony(deps.config.dataDir, beacon);
+    let result: Awaited<ReturnType<typeof finaliseCeremony>>;
     try {
-      const result = (await finalising) as Awaited<ReturnType<typeof finaliseCeremony>>;
-      deps.phase.set('finalised', deps.clock.now());
-      res.json({ manifest: result.manifest, circuits: result.circuits });
-    } finally {
-      finalising = undefined;
+      result = await finaliseCeremony(deps.config.dataDir, beacon);
+    } catch (error) {
+      deps.phase.endFinalising('failed', deps.clock.now());
+      throw error;
     }
+    deps.phase.endFinalising('finalised', deps.clock.now());
+    deps.log.info('ceremony finalised', { circuits: result.circuits.length });
+    res.json({ manifest: result.manifest, circuits: result.circuits });
   });
 
   return router;

@@ -24,14 +24,12 @@ import { Queue, QueueEvents, type Job } from 'bullmq';
 import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import {
   DEFAULT_VERIFICATION_QUEUE,
+  VERIFICATION_JOB_NAME,
   isRefusalCode,
-  notifyOutcome,
-  type VerificationDispatcher,
   type VerificationOutcome,
   type VerificationRequest,
-} from './verification-job.ts';
-
-export { DEFAULT_VERIFICATION_QUEUE };
+} from '../../core/verification/verification-contract.ts';
+import { notifyOutcome, type VerificationDispatcher } from './verification-dispatcher.ts';
 
 export interface BullmqDispatcherOptions {
   /** redis:// or rediss:// URL of the Redis the workers listen on. */
@@ -53,7 +51,7 @@ export interface BullmqDispatcherOptions {
   enqueueTimeoutMs?: number;
 }
 
-type VerificationJob = Job<VerificationRequest, VerificationOutcome, 'verify'>;
+type VerificationJob = Job<VerificationRequest, VerificationOutcome, typeof VERIFICATION_JOB_NAME>;
 
 /**
  * BullMQ refuses custom ids that are integers or contain ':'; database ids are often both, so the
@@ -103,7 +101,7 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
   const enqueueTimeoutMs = options.enqueueTimeoutMs ?? 5000;
   const connection = { url: options.redisUrl };
 
-  const queue = new Queue<VerificationRequest, VerificationOutcome, 'verify'>(queueName, { connection });
+  const queue = new Queue<VerificationRequest, VerificationOutcome, typeof VERIFICATION_JOB_NAME>(queueName, { connection });
   const events = new QueueEvents(queueName, { connection });
   const listeners: Array<(outcome: VerificationOutcome) => void> = [];
   /** Requests awaiting an outcome, by job id. */
@@ -128,7 +126,7 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
   events.on('failed', ({ jobId, failedReason }) => settle(jobId, (id) => outcomeOfFailure(id, failedReason, undefined)));
 
   const add = (jobId: string, request: VerificationRequest): Promise<unknown> =>
-    queue.add('verify', request, {
+    queue.add(VERIFICATION_JOB_NAME, request, {
       jobId,
       attempts,
       backoff: { type: 'exponential', delay: backoffMs },

@@ -1,7 +1,8 @@
 /**
  * The verifier `ceremony serve` uses when there is no Redis: an in-memory queue feeding one child
- * process (worker/embedded-verifier.ts), so verifications never block the HTTP event loop and get
- * every core for their multi-exponentiations.
+ * process (worker/embedded-verifier.ts, forked by the path the verifier contract gives, never
+ * imported), so verifications never block the HTTP event loop and get every core for their
+ * multi-exponentiations.
  *
  * Semantics match the BullMQ dispatcher, so the server does not care which one it has:
  *  - enqueue is idempotent per contributionId while the request is queued, running or waiting
@@ -17,9 +18,14 @@
  * waits; one that dies is replaced when the next request needs it.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import type { FromEmbeddedVerifier, ToEmbeddedVerifier } from '../../worker/embedded-verifier.ts';
-import { notifyOutcome, type VerificationDispatcher, type VerificationOutcome, type VerificationRequest } from './verification-job.ts';
+import {
+  EMBEDDED_VERIFIER_ENTRY,
+  type FromEmbeddedVerifier,
+  type ToEmbeddedVerifier,
+  type VerificationOutcome,
+  type VerificationRequest,
+} from '../../core/verification/verification-contract.ts';
+import { notifyOutcome, type VerificationDispatcher } from './verification-dispatcher.ts';
 
 export interface EmbeddedDispatcherOptions {
   /** Verifications running at once (they share the process and its curve). Default 1. */
@@ -33,12 +39,6 @@ export interface EmbeddedDispatcherOptions {
   /** Called with the verifier's pid each time one is ready (its curve built): logs, benchmarks. */
   onVerifierReady?: (pid: number) => void;
 }
-
-// Compiled (dist/), the verifier's own compiled module runs with plain Node; from the sources, an
-// entry that registers tsx first (whatever loader this process used).
-const VERIFIER_ENTRY = fileURLToPath(
-  new URL(import.meta.url.endsWith('.js') ? '../../worker/embedded-verifier.js' : '../../worker/embedded-verifier-entry.js', import.meta.url),
-);
 
 interface Tracked {
   request: VerificationRequest;
@@ -118,7 +118,7 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
   const startVerifier = (): ChildProcess => {
     // No inherited execArgv: the entry registers TypeScript itself if it needs it, and a parent's
     // --inspect or test-runner flags would only get in the way.
-    const child = fork(VERIFIER_ENTRY, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(EMBEDDED_VERIFIER_ENTRY, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.on('message', (message) => onVerifierMessage(child, message as FromEmbeddedVerifier));
     child.once('error', (error) => onVerifierDeath(child, `the verifier process failed: ${error.message}`));
     child.once('exit', (code, signal) => onVerifierDeath(child, `the verifier process exited (${signal ?? `code ${code}`})`));

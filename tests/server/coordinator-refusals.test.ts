@@ -3,8 +3,9 @@
  * (embedded verifier): finalising an open ceremony, joining a closed one, a phase change the phase
  * table has no move for (closed → paused, finalised → open), finalising while a turn
  * that began before the close is still running (its contribution is then accepted, not cut off),
- * and changing the phase or finalising again while a finalisation runs. Then the finalisation
- * itself completes. Also: a coordinator that cannot listen on its port says so and leaves nothing
+ * and changing the phase or finalising again while a finalisation runs. A coordinator stopped
+ * mid-finalisation comes back closed, and says so; finalising is a phase seen over HTTP while it
+ * runs. Then the finalisation itself completes. Also: a coordinator that cannot listen on its port says so and leaves nothing
  * running behind it.
  */
 import { after, before, test } from 'node:test';
@@ -50,7 +51,7 @@ function refusedWith(status: number, code: string): (error: unknown) => boolean 
 const finaliseBody = { beacon: TEST_BEACON, iterations: TEST_BEACON_ITERATIONS };
 
 test('finalise and phase changes are refused while they would cut off or race with work', async () => {
-  const admin = new ContributorClient(coordinator.url);
+  let admin = new ContributorClient(coordinator.url);
   await admin.signInCoordinator(TOKEN);
   const alice = new ContributorClient(coordinator.url);
   await alice.signInDemo('alice');
@@ -78,17 +79,39 @@ test('finalise and phase changes are refused while they would cut off or race wi
   await alice.waitFor((me) => me.status.circuits.find((c) => c.circuit === last)?.state === 'accepted', 'alice accepted after the close');
   assert.deepEqual(coordinator.lobby.activeTurns(), [], 'no new turn is granted while closed');
 
+  // A stop in the middle of a finalisation: the phase was persisted as finalising, and nothing
+  // finishes it. The next start puts the ceremony back to closed and tells the console when.
+  coordinator.phase.beginFinalising(Date.now());
+  assert.equal((await admin.request<{ phase: string }>('GET', '/api/ceremony')).phase, 'finalising');
+  await coordinator.close();
+  const stoppedAt = Date.now();
+  coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', OPEN_ON_START: 'true', COORDINATOR_TOKEN: TOKEN }), {
+    log: { info: () => {}, warn: () => {} },
+  });
+  admin = reconnect(admin, coordinator);
+  assert.equal((await admin.request<{ phase: string }>('GET', '/api/ceremony')).phase, 'closed');
+  const interrupted = await admin.request<{ phase: string; finalisationInterruptedAt?: number }>('GET', '/api/admin/overview');
+  assert.equal(interrupted.phase, 'closed');
+  assert.ok((interrupted.finalisationInterruptedAt ?? 0) >= stoppedAt, `finalisationInterruptedAt ${interrupted.finalisationInterruptedAt}`);
+
   const finalising = admin.request<{ manifest: Record<string, unknown> }>('POST', '/api/admin/finalise', finaliseBody);
   // Finalisation takes seconds (a beacon and a full verification per circuit); these land inside
   // it, once it has visibly begun: it creates the final folder under the ceremony lock.
   await finalisationStarted(finalising);
+  assert.equal((await admin.request<{ phase: string }>('GET', '/api/ceremony')).phase, 'finalising');
+  assert.equal((await admin.request<{ phase: string }>('GET', '/api/admin/overview')).phase, 'finalising');
   await assert.rejects(admin.request('POST', '/api/admin/phase', { phase: 'open' }), refusedWith(409, 'ceremony.locked'));
+  await assert.rejects(admin.request('POST', '/api/admin/phase', { phase: 'closed' }), refusedWith(409, 'ceremony.locked'));
   await assert.rejects(admin.request('POST', '/api/admin/finalise', finaliseBody), refusedWith(409, 'ceremony.locked'));
   const done = await finalising;
   assert.equal(Object.keys(done.manifest).length, 9);
   assert.equal(coordinator.phase.get(), 'finalised');
   await assert.rejects(admin.request('POST', '/api/admin/phase', { phase: 'open' }), refusedWith(409, 'ceremony.invalid_phase_change'));
+  await assert.rejects(admin.request('POST', '/api/admin/finalise', finaliseBody), refusedWith(409, 'ceremony.finalised'));
   assert.equal(coordinator.phase.get(), 'finalised');
+  const finished = await admin.request<{ phase: string; finalisationInterruptedAt?: number }>('GET', '/api/admin/overview');
+  assert.equal(finished.phase, 'finalised');
+  assert.equal(finished.finalisationInterruptedAt, undefined, 'the interruption is forgotten once finalised');
 });
 
 test('a port already taken: start-up fails with config.invalid and leaves no verifier process behind', async () => {
@@ -112,6 +135,14 @@ test('a port already taken: start-up fails with config.invalid and leaves no ver
   }
   assert.deepEqual(left, [], 'a verifier process outlived the failed start');
 });
+
+/** The same signed-in client (its session lives in SQLite) against the coordinator now running. */
+function reconnect(client: ContributorClient, running: RunningCoordinator): ContributorClient {
+  const again = new ContributorClient(running.url);
+  again.cookie = client.cookie;
+  again.csrfToken = client.csrfToken;
+  return again;
+}
 
 /**
  * Resolves once the final folder exists (finalisation has taken the lock and begun); rejects if the

@@ -13,7 +13,7 @@ import express from 'express';
 import { ALL_ERROR_CODES, CoordinatorError, errorCodeOr, isErrorCode, isUsageError, refusesContribution, type ErrorCode } from '../../core/errors.ts';
 import { ERROR_STATUS, errorStatus } from '../../server/http/error-status.ts';
 import { errorHandler, notFoundHandler } from '../../server/http/error-handler.ts';
-import { isRefusalCode } from '../../server/verification/verification-job.ts';
+import { isRefusalCode } from '../../core/verification/verification-contract.ts';
 import { ContributionStore } from '../../server/contributions/contribution-store.ts';
 import { openDatabase } from '../../server/store/database.ts';
 import { ERROR_MESSAGES } from '../../web/src/api/error-messages.ts';
@@ -156,7 +156,7 @@ describe('codes read back from SQLite', () => {
     lobby.join('alice');
     lobby.tick();
     lobby.markSubmitted('alice', 'register', 'c1');
-    lobby.recordRefused('c1', { code: 'zkey.malformed', message: 'not a zkey' });
+    lobby.recordVerdict('c1', { status: 'refused', code: 'zkey.malformed', message: 'not a zkey' });
     assert.equal(lobby.status('alice').lastRefusal?.code, 'zkey.malformed');
     db.prepare("UPDATE lobby_refusals SET code = 'zkey.renamed' WHERE contributor_id = 'alice'").run();
     assert.deepEqual([lobby.status('alice').lastRefusal?.code, lobby.status('alice').lastRefusal?.message], ['internal', 'not a zkey']);

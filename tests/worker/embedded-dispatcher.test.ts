@@ -13,7 +13,8 @@ import { pathToFileURL } from 'node:url';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { createEmbeddedDispatcher } from '../../server/verification/embedded-dispatcher.ts';
-import type { VerificationDispatcher, VerificationOutcome } from '../../server/verification/verification-job.ts';
+import type { VerificationOutcome } from '../../core/verification/verification-contract.ts';
+import type { VerificationDispatcher } from '../../server/verification/verification-dispatcher.ts';
 import { outcomeCollector, verificationFixture, type VerificationFixture } from './verification-fixture.ts';
 
 let fixture: VerificationFixture;

@@ -12,8 +12,7 @@ import { newCeremonyDir, PROJECT_DATA_DIR } from '../fixtures/ceremony-fixture.t
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
-import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
-import type { VerificationRequest } from '../../server/verification/verification-job.ts';
+import type { VerificationRequest } from '../../core/verification/verification-contract.ts';
 
 export interface VerificationFixture {
   dataDir: string;
@@ -38,7 +37,6 @@ export async function verificationFixture(circuits: string[]): Promise<Verificat
     await contributeLocally(dataDir, 'register', 'alice');
     heads.set('register', 1);
   }
-  const config = await loadCeremonyConfig(dataDir);
   const paths = ceremonyPaths(dataDir);
   const work = await mkdtemp(path.join(tmpdir(), 'verification-work-'));
   const headPath = (circuit: string): string => paths.zkeyPath(circuit, heads.get(circuit)!);
@@ -58,9 +56,7 @@ export async function verificationFixture(circuits: string[]): Promise<Verificat
         contributionId,
         circuit,
         headIndex: heads.get(circuit)!,
-        initZkeyPath: paths.zkeyPath(circuit, 0),
         headZkeyPath: headPath(circuit),
-        ptauPath: config.ptauPath,
         candidatePath,
       };
     },

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Queue, QueueEvents } from 'bullmq';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { createBullmqDispatcher, verificationJobId } from '../../server/verification/bullmq-dispatcher.ts';
-import type { VerificationOutcome } from '../../server/verification/verification-job.ts';
+import type { VerificationOutcome } from '../../core/verification/verification-contract.ts';
 import { startVerificationWorker } from '../../worker/verification-worker.ts';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';

@@ -57,6 +57,6 @@ export function assertRefused(action: () => unknown, code: ErrorCode, message?: 
 export function contributeAccepted(fixture: LobbyFixture, contributorId: string, circuit: string, index: number): string {
   const contributionId = `${contributorId}-${circuit}-${index}`;
   fixture.lobby.markSubmitted(contributorId, circuit, contributionId);
-  fixture.lobby.recordAccepted(contributionId, { index, contributionHash: `hash-${contributionId}` });
+  fixture.lobby.recordVerdict(contributionId, { status: 'accepted', chainIndex: index, contributionHash: `hash-${contributionId}` });
   return contributionId;
 }

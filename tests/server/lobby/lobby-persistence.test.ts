@@ -35,7 +35,7 @@ test('a new Lobby on the same database file after a restart continues exactly, a
     clock.advance(10 * MINUTE);
     const events = after.lobby.tick();
     assert.deepEqual(events.map(({ type, contributorId }) => [type, contributorId]), [['turn_missed', 'bob'], ['turn_granted', 'carol']]);
-    assert.equal(after.lobby.recordAccepted('a2', { index: 1, contributionHash: 'h2' }), true);
+    assert.equal(after.lobby.recordVerdict('a2', { status: 'accepted', chainIndex: 1, contributionHash: 'h2' }), true);
     assert.equal(after.lobby.status('alice').circuits[1]?.state, 'accepted');
     after.db.close();
   } finally {

@@ -76,8 +76,8 @@ test('a refused contribution frees the circuit and puts the contributor at the b
   lobby.tick();
   lobby.markSubmitted('alice', 'register', 'c1');
   assert.deepEqual(progressOf(lobby, 'alice', 'register'), { circuit: 'register', state: 'verifying', contributionId: 'c1' });
-  assert.equal(lobby.recordRefused('c1', { code: 'contribution.invalid_proof_of_knowledge', message: 'bad proof' }), true);
-  assert.equal(lobby.recordRefused('c1', { code: 'contribution.invalid_proof_of_knowledge', message: 'bad proof' }), false, 'a repeated outcome changes nothing');
+  assert.equal(lobby.recordVerdict('c1', { status: 'refused', code: 'contribution.invalid_proof_of_knowledge', message: 'bad proof' }), true);
+  assert.equal(lobby.recordVerdict('c1', { status: 'refused', code: 'contribution.invalid_proof_of_knowledge', message: 'bad proof' }), false, 'a repeated outcome changes nothing');
   const status = lobby.status('alice');
   assert.deepEqual(status.lastRefusal, { circuit: 'register', code: 'contribution.invalid_proof_of_knowledge', message: 'bad proof', at: clock.now() });
   assert.equal(positionOf(lobby, 'alice', 'register'), 2, 'behind bob');
@@ -85,11 +85,11 @@ test('a refused contribution frees the circuit and puts the contributor at the b
   const granted = lobby.tick();
   assert.deepEqual(granted.map((event) => event.contributorId), ['bob']);
   lobby.markSubmitted('bob', 'register', 'c2');
-  assert.equal(lobby.recordDiscarded('c2'), true);
+  assert.equal(lobby.recordVerdict('c2', { status: 'discarded', code: 'contribution.not_next', message: 'the head moved' }), true);
   assert.equal(lobby.status('bob').lastRefusal, undefined, 'a discarded result shows no reason');
   assert.equal(positionOf(lobby, 'bob', 'register'), 2, 'discarded goes to the back too');
   assert.deepEqual(lobby.tick().map((event) => event.contributorId), ['alice'], 'a refused contributor is eligible at once');
-  assertRefused(() => lobby.recordAccepted('never-submitted', { index: 1, contributionHash: 'x' }), 'not_found');
+  assertRefused(() => lobby.recordVerdict('never-submitted', { status: 'accepted', chainIndex: 1, contributionHash: 'x' }), 'not_found');
 });
 
 test('a contributor holds one turn at a time across circuits; each circuit has one turn or verifying submission', () => {
@@ -118,7 +118,7 @@ test('a contributor holds one turn at a time across circuits; each circuit has o
   assert.deepEqual(lobby.tick(), []);
   assert.equal(positionOf(lobby, 'bob', 'transact2'), 1);
   assert.deepEqual(lobby.activeTurns(), [{ circuit: 'transact2', contributorId: 'alice', state: 'verifying' }]);
-  lobby.recordAccepted('a2', { index: 1, contributionHash: 'h' });
+  lobby.recordVerdict('a2', { status: 'accepted', chainIndex: 1, contributionHash: 'h' });
   assert.deepEqual(lobby.tick().map(({ circuit, contributorId }) => [circuit, contributorId]), [['transact2', 'bob'], ['transact21', 'alice']]);
 });
 

@@ -115,7 +115,7 @@ test('markSubmitted turns the live turn into a verifying submission, once per co
   assertRefused(() => lobby.markSubmitted('alice', 'register', 'c2'), 'lobby.not_your_turn', /being verified/);
   clock.advance(2 * 60 * MINUTE);
   assert.deepEqual(lobby.tick(), []);
-  lobby.recordRefused('c1', { code: 'zkey.malformed', message: 'not a zkey' });
+  lobby.recordVerdict('c1', { status: 'refused', code: 'zkey.malformed', message: 'not a zkey' });
   lobby.tick();
   assertRefused(() => lobby.markSubmitted('alice', 'register', 'c1'), 'request.invalid', /already used/);
 });

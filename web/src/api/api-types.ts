@@ -110,6 +110,8 @@ export interface SignedReceipt {
 /** GET /api/admin/overview */
 export interface AdminOverview {
   phase: CeremonyPhase;
+  /** When a restart last found a finalisation interrupted (the ceremony went back to closed); absent once finalised. */
+  finalisationInterruptedAt?: number;
   queues: Record<string, number>;
   activeTurns: Array<{ circuit: string; contributorId: string; state: 'turn' | 'verifying'; deadline?: number }>;
   contributionCounts: Record<ContributionView['status'], number>;

@@ -99,6 +99,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'verification.unavailable': { what: 'The coordinator could not verify your contribution right now.', next: 'It is checked again automatically; if it is refused you get another turn.' },
   'publish.out_exists': { what: 'A publication of the ceremony was refused: its destination already exists.', next: OPERATOR },
   'metrics.forbidden': { what: 'The coordinator’s monitoring figures are only for its operators.', next: 'Nothing to do: contributing does not need them.' },
+  'lifecycle.illegal_transition': { what: 'The coordinator hit an internal inconsistency while recording a contribution.', next: OPERATOR },
 };
 
 /** Plain words for any code, including ones this page does not know (network errors, new codes). */

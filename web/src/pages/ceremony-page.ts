@@ -18,6 +18,7 @@ const PHASE_WORDS: Record<CeremonyView['phase'], string> = {
   open: 'open for contributions',
   paused: 'paused',
   closed: 'closed, awaiting finalisation',
+  finalising: 'closed, being finalised',
   finalised: 'finalised',
 };
 

@@ -24,13 +24,15 @@ const REFRESH_MS = 2000;
  * Which phase changes the three phase buttons may offer: a copy of ALLOWED in
  * server/ceremony-phase.ts (keep the two in step). It cannot be imported: that module loads
  * ./store/database.ts (better-sqlite3) at run time, which must stay out of the browser bundle.
- * `closed → finalised` is left out here because finalising has its own form (POST /api/admin/finalise).
+ * `closed → finalising → finalised` is left out here because finalising has its own form (POST
+ * /api/admin/finalise); while it runs, the phase does not change.
  */
 const NEXT_PHASES: Record<CeremonyPhase, Array<'open' | 'paused' | 'closed'>> = {
   setup: ['open', 'closed'],
   open: ['paused', 'closed'],
   paused: ['open', 'closed'],
   closed: ['open'],
+  finalising: [],
   finalised: [],
 };
 const PHASE_ACTIONS = { open: 'Open', paused: 'Pause', closed: 'Close' } as const;
@@ -196,7 +198,10 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
           ),
         ),
       ),
-      h('p', { class: 'hint' }, phase === 'finalised' ? 'The ceremony is finalised: its phase no longer changes.' : 'Pause keeps every queue and lets a turn under way finish; close stops contributions so the ceremony can be finalised.'),
+      h('p', { class: 'hint' }, phase === 'finalised' ? 'The ceremony is finalised: its phase no longer changes.' : phase === 'finalising' ? 'Finalisation is running: the phase changes when it ends.' : 'Pause keeps every queue and lets a turn under way finish; close stops contributions so the ceremony can be finalised.'),
+      overview.finalisationInterruptedAt === undefined
+        ? null
+        : h('div', { class: 'banner warn', id: 'finalisation-interrupted' }, `A finalisation was interrupted by a coordinator restart (found ${formatTime(overview.finalisationInterruptedAt)}); the ceremony is closed again. Finalise again with the same beacon: circuits already sealed are not redone.`),
     );
     const turns = new Map(overview.activeTurns.map((t) => [t.circuit, t]));
     const counts = overview.contributionCounts;

@@ -21,6 +21,7 @@ const PHASE_NOTICES: Partial<Record<CeremonyPhase, { tone: string; text: string 
   setup: { tone: 'warn', text: 'The ceremony has not opened yet. You can join now; turns start when the coordinator opens it.' },
   paused: { tone: 'warn', text: 'The coordinator has paused the ceremony: no new turns start for now. Your place in line is kept, and a turn already under way can finish.' },
   closed: { tone: 'warn', text: 'The ceremony is closed: it takes no more contributions. Thank you for your interest.' },
+  finalising: { tone: 'warn', text: 'The ceremony is closed and being finalised: it takes no more contributions. Its final keys appear on the public ceremony page soon.' },
   finalised: { tone: 'ok', text: 'The ceremony is finalised. Its final keys and manifest are on the public ceremony page.' },
 };
 
@@ -159,14 +160,14 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
       notice ? h('div', { class: `banner ${notice.tone}`, 'data-phase': me.phase }, notice.text) : null,
       snapshot.connectionError ? renderConnectionProblem(snapshot.connectionError) : null,
     );
-    joinCard.hidden = contributor.joined || me.phase === 'closed' || me.phase === 'finalised';
+    joinCard.hidden = contributor.joined || me.phase === 'closed' || me.phase === 'finalising' || me.phase === 'finalised';
     const removed = me.status.removed;
     replaceChildren(
       removalNotice,
       removed ? h('div', { class: 'banner warn', 'data-reason': removed.reason }, h('strong', {}, `You left the queue for ${removed.circuit}. `), `${removed.message.charAt(0).toUpperCase()}${removed.message.slice(1)}.`) : null,
     );
     if (removed && !joinCard.hidden) joinButton.disabled = false;
-    entropy.card.hidden = me.status.done || me.phase === 'closed' || me.phase === 'finalised';
+    entropy.card.hidden = me.status.done || me.phase === 'closed' || me.phase === 'finalising' || me.phase === 'finalised';
     const accepted = me.status.circuits.filter((c) => c.state === 'accepted').length;
     const lines = describeCircuits(me.status.circuits, snapshot);
     // Rebuilt every render: keep the attempts list as open or closed as the reader left it.

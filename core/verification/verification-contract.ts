@@ -1,0 +1,104 @@
+/**
+ * The verifier contract: everything the coordinator (server/) and the verifiers (worker/) must
+ * agree on, in the one place both import, since server and worker never import each other.
+ *
+ *  - the request a verifier runs and the outcome it gives back, and the check of a request that
+ *    crossed a process boundary (a BullMQ job from Redis, an IPC message);
+ *  - the rule that sorts failures: a refusal of the contribution is an answer, never retried;
+ *    anything else says nothing about the contribution and may be retried;
+ *  - the BullMQ queue's default name and job name;
+ *  - the IPC messages of the embedded verifier process, and where its entry file is, so the
+ *    coordinator can fork it without loading worker code.
+ *
+ * The request carries only what a verifier reads: the incremental link check needs the head and
+ * the candidate (no contribution 0, no ptau; the final keys are checked from contribution 0 at
+ * finalisation).
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { isErrorCode, refusesContribution, type ErrorCode } from '../errors.ts';
+
+/** Queue the coordinator and `ceremony worker` use unless told otherwise (VERIFICATION_QUEUE). */
+export const DEFAULT_VERIFICATION_QUEUE = 'ceremony-verification';
+
+/** Name of every job the coordinator puts on the queue; a worker refuses any other. */
+export const VERIFICATION_JOB_NAME = 'verify';
+
+/**
+ * True for the error codes that refuse a contribution (core/errors.ts: refusesContribution), as
+ * opposed to a problem of the verifier: a refusal is an answer and is never retried. Takes any
+ * string, as read back from a queue: an unknown code is no refusal.
+ */
+export function isRefusalCode(code: string): code is ErrorCode {
+  return isErrorCode(code) && refusesContribution(code);
+}
+
+export interface VerificationRequest {
+  /** The contribution row this verifies (also the BullMQ job id, so a job is never queued twice). */
+  contributionId: string;
+  circuit: string;
+  /** Index of the head the candidate must extend. */
+  headIndex: number;
+  headZkeyPath: string;
+  candidatePath: string;
+  /**
+   * Lets the verifier use the coordinator's secret challenge and its cache of combinations (one
+   * MSM per link instead of two; see core/verify/link-challenge.ts). The coordinator always sends
+   * it; without it the verifier draws fresh scalars. Hashes are the transcript's file hashes.
+   */
+  challenge?: { stateDir: string; headFileHash: string; candidateFileHash: string };
+}
+
+export type VerificationOutcome =
+  | { contributionId: string; status: 'valid'; contributionHash: string; recordedName?: string }
+  | { contributionId: string; status: 'invalid'; code: ErrorCode; message: string }
+  /** The verifier could not decide (I/O, crash) after its retries; the contribution may be retried. */
+  | { contributionId: string; status: 'error'; message: string };
+
+/** The outcomes a verification can decide; 'error' is for the queue to give after its retries. */
+export type DecidedOutcome = Extract<VerificationOutcome, { status: 'valid' | 'invalid' }>;
+
+// Workers on several machines read the same data folder through the same mount point, so a
+// relative path (resolved against each worker's own cwd) would silently mean different files.
+const absolutePath = z.string().min(1).refine((p) => path.isAbsolute(p), { message: 'must be an absolute path' });
+const fileHash = z.string().regex(/^[0-9a-f]{32,128}$/);
+
+// Not strict: a job queued by a coordinator of an earlier version (with fields since dropped)
+// is still verified after an upgrade.
+const verificationRequestSchema = z.object({
+  contributionId: z.string().min(1),
+  circuit: z.string().min(1),
+  headIndex: z.number().int().nonnegative(),
+  headZkeyPath: absolutePath,
+  candidatePath: absolutePath,
+  challenge: z.object({ stateDir: absolutePath, headFileHash: fileHash, candidateFileHash: fileHash }).optional(),
+});
+
+/** Checks data that crossed a process boundary; throws a TypeError naming every bad field. */
+export function parseVerificationRequest(data: unknown): VerificationRequest {
+  const parsed = verificationRequestSchema.safeParse(data);
+  if (!parsed.success) {
+    throw new TypeError(`malformed verification request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  }
+  return parsed.data;
+}
+
+/** Coordinator → embedded verifier. */
+export type ToEmbeddedVerifier = { type: 'verify'; request: VerificationRequest } | { type: 'shutdown' };
+
+/** Embedded verifier → coordinator. `failure` is a verification that could not be carried out (retryable). */
+export type FromEmbeddedVerifier =
+  | { type: 'ready' }
+  | { type: 'outcome'; outcome: DecidedOutcome }
+  | { type: 'failure'; contributionId: string; message: string };
+
+/**
+ * The file the coordinator forks as its embedded verifier. Compiled (dist/), the verifier's own
+ * compiled module, run with plain Node; from the sources, a plain-JavaScript entry that registers
+ * tsx first (whatever loader the coordinator used). Resolved from this module's own place, which
+ * is at the same depth in both trees.
+ */
+export const EMBEDDED_VERIFIER_ENTRY = fileURLToPath(
+  new URL(import.meta.url.endsWith('.js') ? '../../worker/embedded-verifier.js' : '../../worker/embedded-verifier-entry.js', import.meta.url),
+);

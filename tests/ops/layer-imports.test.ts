@@ -1,0 +1,69 @@
+/**
+ * The layering STYLE.md asks for, checked on the sources so it stays true: core imports nothing
+ * outside core; server and worker never import each other (what they share, the verifier
+ * contract, lives in core/verification/). A source scan of every import specifier, static and
+ * dynamic, resolved against the importing file.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const LAYERS = ['core', 'server', 'worker', 'cli', 'web'] as const;
+type Layer = (typeof LAYERS)[number];
+
+/** Which layers each layer may not import. */
+const FORBIDDEN: Partial<Record<Layer, readonly Layer[]>> = {
+  core: ['server', 'worker', 'cli', 'web'],
+  server: ['worker', 'cli'],
+  worker: ['server', 'cli'],
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    if (entry.name === 'node_modules' || entry.name === 'dist') return [];
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(full);
+    return /\.(ts|js|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [full] : [];
+  });
+}
+
+/** Every module specifier of `source`: `import … from 'x'`, `export … from 'x'`, `import 'x'`, `import('x')`. */
+export function importSpecifiers(source: string): string[] {
+  const pattern = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)(['"])([^'"\n]+)\1/gm;
+  return [...source.matchAll(pattern)].map((match) => match[2]!);
+}
+
+function layerOf(file: string): Layer | undefined {
+  const first = path.relative(ROOT, file).split(path.sep)[0];
+  return LAYERS.find((layer) => layer === first);
+}
+
+function violations(layer: Layer): string[] {
+  const forbidden = FORBIDDEN[layer] ?? [];
+  return sourceFiles(path.join(ROOT, layer)).flatMap((file) =>
+    importSpecifiers(readFileSync(file, 'utf8'))
+      .filter((specifier) => specifier.startsWith('.'))
+      .filter((specifier) => forbidden.includes(layerOf(path.resolve(path.dirname(file), specifier))!))
+      .map((specifier) => `${path.relative(ROOT, file)} imports ${specifier}`),
+  );
+}
+
+test('the scan sees static, re-exported, side-effect and dynamic imports', () => {
+  const source = [
+    "import { a } from '../server/a.ts';",
+    "import type { B } from \"../worker/b.ts\";",
+    "export { c } from './c.ts';",
+    "import './d.js';",
+    "const e = await import('../cli/e.ts');",
+  ].join('\n');
+  assert.deepEqual(importSpecifiers(source), ['../server/a.ts', '../worker/b.ts', './c.ts', './d.js', '../cli/e.ts']);
+});
+
+for (const layer of Object.keys(FORBIDDEN) as Layer[]) {
+  test(`${layer}/ imports none of ${FORBIDDEN[layer]!.join(', ')}`, () => {
+    assert.ok(sourceFiles(path.join(ROOT, layer)).length > 0, `no sources found under ${layer}/`);
+    assert.deepEqual(violations(layer), []);
+  });
+}
