@@ -85,11 +85,12 @@ export interface LinkVerdict extends VerifiedLink {
 export const LINK_SCALAR_BYTES = 8;
 
 /**
- * Points per streamed chunk (8 MiB of bases per file). ffjavascript sums 2^13 buckets per 13-bit
- * window of each MSM call whatever its size: at 2^16 points that is a quarter of the work of the
- * points themselves, at 2^17 an eighth (measured about 20% faster per section at 2^18).
+ * Points per streamed chunk (16 MiB of bases per file; a 2^18 circuit's H in one chunk). Each
+ * thread of an MSM call sums its 2^12 buckets once per window whatever its share of the chunk:
+ * with 2^16 points a thread, that costs about a quarter of the work of the points themselves, with
+ * 2^17 (this chunk on two cores) an eighth.
  */
-const CHUNK_POINTS = 1 << 17;
+const CHUNK_POINTS = 1 << 18;
 const N8 = 32;
 const G1_SIZE = 2 * N8;
 /** Most significant 32 bits of q: a coordinate whose top word is below this is canonical. */
