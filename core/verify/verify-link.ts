@@ -34,10 +34,10 @@
  * kind). Refusals therefore leak nothing useful: a refused attempt only tells the adversary what
  * it expected. What must stay private is the key itself and anything computed from it (the cached
  * combinations live next to it in state/, never in a response, a log or a published file). The
- * MSM's running time depends on the scalars only through how the points fall into buckets (how many
- * share a bucket, which windows are zero), summed over hundreds of thousands of scalars and drowned in I/O and scheduling noise; should an
- * adversary still learn b bits about the key, the bound becomes q·2^b/2^64. With fresh
- * randomness per check (the CLI) the bound is 2^-64 per check.
+ * MSM's running time depends on the scalars only through how the points fall into buckets (how
+ * many share one, which windows are zero), summed over hundreds of thousands of scalars and drowned
+ * in I/O and scheduling noise; should an adversary still learn b bits about the key, the bound
+ * becomes q·2^b/2^64. With fresh randomness per check (the CLI) the bound is 2^-64 per check.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
