@@ -140,7 +140,11 @@ export async function g1MultiExp(bases: Uint8Array, scalars: Uint8Array, scalarB
   try {
     parts = await threads.partialSums(bases, scalars, scalarBytes);
   } catch (error) {
-    if (threads.broken && pool && (await pool) === threads) pool = undefined;
+    // A dead thread: the next call starts a new pool; this one's remaining threads are stopped.
+    if (threads.broken) {
+      if (pool && (await pool.catch(() => undefined)) === threads) pool = undefined;
+      await threads.close();
+    }
     throw error;
   }
   for (const part of parts) {
