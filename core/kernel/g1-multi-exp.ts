@@ -78,11 +78,12 @@ class MsmPool {
       return await Promise.all(Array.from({ length: slices }, (_, index) => {
         const first = Math.floor((total * index) / slices);
         const end = Math.floor((total * (index + 1)) / slices);
-        // Copies the threads own (transferred, not cloned again).
+        // Copies the threads own (transferred, not cloned again). Copied through the Uint8Array
+        // constructor: a Buffer's slice() is a view, and transferring it would detach the caller's memory.
         const request: MsmRequest = {
           id: this.nextId++,
-          bases: bases.slice(first * POINT_BYTES, end * POINT_BYTES),
-          scalars: scalars.slice(first * scalarBytes, end * scalarBytes),
+          bases: new Uint8Array(bases.subarray(first * POINT_BYTES, end * POINT_BYTES)),
+          scalars: new Uint8Array(scalars.subarray(first * scalarBytes, end * scalarBytes)),
           scalarBytes,
         };
         return new Promise<Uint8Array>((resolve, reject) => {

@@ -160,6 +160,17 @@ describe('G1 MSM kernel', () => {
     assert.ok(msmWindowBits(1 << 16, 64) > msmWindowBits(64, 64));
   });
 
+  it('leaves a caller\'s Buffer usable (its slices are views: they must be copied, not transferred)', async () => {
+    const n = 9000;
+    const bases = Buffer.from(randomBases(n));
+    const scalars = Buffer.from(randomScalars(n, 8));
+    const before = Buffer.from(bases);
+    const expected = await G1().multiExpAffine(new Uint8Array(bases), new Uint8Array(scalars));
+    assert.ok(samePoint(await g1MultiExp(bases, scalars, 8), expected));
+    assert.equal(bases.byteLength, n * 64);
+    assert.deepEqual(bases, before);
+  });
+
   it('refuses buffers that do not match', async () => {
     await assert.rejects(g1MultiExp(new Uint8Array(63), new Uint8Array(8), 8), RangeError);
     await assert.rejects(g1MultiExp(new Uint8Array(64), new Uint8Array(7), 8), RangeError);
