@@ -3,8 +3,9 @@
  * link (contribution 2 on contribution 1) of a generated circuit of 2^P multiplication
  * constraints (--power, --terms) or of a circuit shaped like the ceremony's (--circuit rs18 or
  * rs17p64, see bench-chain.ts), it times in one run:
- *  - the MSM floor: one multiExpAffine over |L|+|H| points with LINK_SCALAR_BYTES scalars (and two,
- *    what a link costs without a cached head)
+ *  - the MSM over |L|+|H| points, the kernel's (g1MultiExp, what verify-link runs) next to
+ *    ffjavascript's multiExpAffine, with LINK_SCALAR_BYTES scalars and with 253-bit ones (the
+ *    audit's); the floor is the kernel's: one MSM, and two (what a link costs without a cached head)
  *  - `ceremony verify-link prev next`, the real CLI process (start-up, curve, two MSMs)
  *  - verifyLink in a warm process (curve built): two MSMs with fresh scalars, as the CLI does; and
  *    with the coordinator's circuit key and the head's combination cached, one MSM, as the
@@ -24,6 +25,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as snarkjs from 'snarkjs';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
+import { closeG1MultiExp, g1MultiExp } from '../core/kernel/g1-multi-exp.ts';
 import { LINK_SCALAR_BYTES, verifyLink } from '../core/verify/verify-link.ts';
 import { circuitChallengeKey } from '../core/verify/link-challenge.ts';
 import { verifyContribution } from '../core/verify/verify-contribution.ts';
@@ -96,8 +98,17 @@ const curve = await getBn128();
 log('MSM floor');
 const [prevBases, nextBases] = await Promise.all([readLAndH(prev), readLAndH(next)]);
 const scalars = new Uint8Array(randomBytes(points * LINK_SCALAR_BYTES));
-const floorMs = await median(() => curve.G1.multiExpAffine(nextBases, scalars), runs);
-const floor2Ms = await median(() => Promise.all([curve.G1.multiExpAffine(prevBases, scalars), curve.G1.multiExpAffine(nextBases, scalars)]), runs);
+const ffMs = await median(() => curve.G1.multiExpAffine(nextBases, scalars), runs);
+await g1MultiExp(nextBases.subarray(0, 64), scalars.subarray(0, LINK_SCALAR_BYTES), LINK_SCALAR_BYTES); // threads started
+const floorMs = await median(() => g1MultiExp(nextBases, scalars, LINK_SCALAR_BYTES), runs);
+const floor2Ms = await median(() => Promise.all([g1MultiExp(prevBases, scalars, LINK_SCALAR_BYTES), g1MultiExp(nextBases, scalars, LINK_SCALAR_BYTES)]), runs);
+if (!curve.G1.eq(await g1MultiExp(nextBases, scalars, LINK_SCALAR_BYTES), await curve.G1.multiExpAffine(nextBases, scalars))) throw new Error('the kernel MSM and ffjavascript disagree');
+// Field-sized scalars (below 2^253 < r), as the audit's check of contribution 0 uses: one run each.
+const wideScalars = new Uint8Array(randomBytes(points * 32));
+for (let i = 31; i < wideScalars.length; i += 32) wideScalars[i]! &= 0x1f;
+const ffWide = await timed(() => curve.G1.multiExpAffine(nextBases, wideScalars));
+const kernelWide = await timed(() => g1MultiExp(nextBases, wideScalars, 32));
+if (!curve.G1.eq(kernelWide.value, ffWide.value)) throw new Error('the kernel MSM and ffjavascript disagree on 32-byte scalars');
 
 log('verifyLink in a warm process: two MSMs (fresh scalars), one MSM (circuit key, head cached)');
 await verifyLink(z1, z2); // warm-up: curve and worker start-up are not part of the check
@@ -121,8 +132,11 @@ const cli = await timed(() => runSnarkjsCli(['zkey', 'verify', r1cs, ptau, z2]))
 if (cli.value !== 0) throw new Error(`npx snarkjs zkey verify exited with ${cli.value}`);
 
 const rows: Array<[string, number]> = [
-  [`MSM floor (1 × ${points} points, ${LINK_SCALAR_BYTES * 8}-bit scalars)`, floorMs],
-  [`MSM floor (2 × ${points} points)`, floor2Ms],
+  [`ffjavascript MSM (${points} points, ${LINK_SCALAR_BYTES * 8}-bit scalars)`, ffMs],
+  [`kernel MSM = floor (${points} points, ${LINK_SCALAR_BYTES * 8}-bit scalars)`, floorMs],
+  [`kernel MSM floor (2 × ${points} points)`, floor2Ms],
+  [`ffjavascript MSM (${points} points, 253-bit scalars)`, ffWide.ms],
+  [`kernel MSM (${points} points, 253-bit scalars)`, kernelWide.ms],
   ['verify-link, warm, head cached (1 MSM: coordinator)', cachedMs],
   ['verify-link, warm, two MSMs (verifyLink)', linkMs],
   ['ceremony verify-link (CLI process)', cliLinkMs],
@@ -134,7 +148,7 @@ const width = Math.max(...rows.map(([name]) => name.length));
 const shape = values.circuit !== undefined ? `${values.circuit} (real-shaped, domain 2^${chain.power})` : `2^${power} constraints (${terms} term(s) per left factor)`;
 process.stdout.write(
   `circuit: ${shape}, ${prev.header.nVars} variables, ${prev.header.nPublic} public, |L| = ${prev.sections.get(SECTION.l)!.size / 64}, ` +
-    `|H| = ${prev.header.domainSize}; median of ${runs} for the first five rows, 1 run for the others\n`,
+    `|H| = ${prev.header.domainSize}; median of ${runs} except the 253-bit rows and those below the CLI's (1 run)\n`,
 );
 process.stdout.write(`${'check'.padEnd(width)}  ${'time (ms)'.padStart(10)}  ${'÷ verifyLink'.padStart(12)}\n`);
 for (const [name, ms] of rows) {
@@ -142,8 +156,9 @@ for (const [name, ms] of rows) {
 }
 const x = (a: number, b: number): string => `${(a / b).toFixed(1)}×`;
 process.stdout.write(
-  `ratios (same run): verifyFromInit ÷ CLI verify-link ${x(fromInit.ms, cliLinkMs)}, ÷ warm verify-link ${x(fromInit.ms, linkMs)}, ÷ cached ${x(fromInit.ms, cachedMs)}; ` +
+  `ratios (same run): ffjavascript MSM ÷ kernel MSM ${x(ffMs, floorMs)} (64-bit), ${x(ffWide.ms, kernelWide.ms)} (253-bit); verifyFromInit ÷ CLI verify-link ${x(fromInit.ms, cliLinkMs)}, ÷ warm verify-link ${x(fromInit.ms, linkMs)}, ÷ cached ${x(fromInit.ms, cachedMs)}; ` +
     `zkey verify ÷ CLI verify-link ${x(cli.ms, cliLinkMs)}, ÷ ceremony verify ${x(cli.ms, ceremonyVerify.ms)}; ` +
     `cached ÷ 1-MSM floor ${(cachedMs / floorMs).toFixed(2)}, warm ÷ 2-MSM floor ${(linkMs / floor2Ms).toFixed(2)}, CLI start-up ≈ ${(cliLinkMs - linkMs).toFixed(0)} ms\n`,
 );
+await closeG1MultiExp();
 await releaseBn128();

@@ -34,10 +34,10 @@
  * kind). Refusals therefore leak nothing useful: a refused attempt only tells the adversary what
  * it expected. What must stay private is the key itself and anything computed from it (the cached
  * combinations live next to it in state/, never in a response, a log or a published file). The
- * MSM's running time depends on the scalars only through which bucket windows are zero, summed
- * over hundreds of thousands of scalars and drowned in I/O and scheduling noise; should an
- * adversary still learn b bits about the key, the bound becomes q·2^b/2^64. With fresh
- * randomness per check (the CLI) the bound is 2^-64 per check.
+ * MSM's running time depends on the scalars only through how the points fall into buckets (how
+ * many share one, which windows are zero), summed over hundreds of thousands of scalars and drowned
+ * in I/O and scheduling noise; should an adversary still learn b bits about the key, the bound
+ * becomes q·2^b/2^64. With fresh randomness per check (the CLI) the bound is 2^-64 per check.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
@@ -53,6 +53,7 @@ import type { LinkCombination } from './link-combination-cache.ts';
 import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
 import { hashToG2, rngFromBeacon } from '../crypto/snarkjs-rng.ts';
 import { readExactlyInto, ShortReadError } from '../binfile/read-exactly.ts';
+import { g1MultiExp } from '../kernel/g1-multi-exp.ts';
 
 export interface VerifyLinkOptions {
   /** Kind of record NEXT must add. Default: a random (non-beacon) contribution. */
@@ -86,11 +87,12 @@ export interface LinkVerdict extends VerifiedLink {
 export const LINK_SCALAR_BYTES = 8;
 
 /**
- * Points per streamed chunk (8 MiB of bases per file). ffjavascript sums 2^13 buckets per 13-bit
- * window of each MSM call whatever its size: at 2^16 points that is a quarter of the work of the
- * points themselves, at 2^17 an eighth (measured about 20% faster per section at 2^18).
+ * Points per streamed chunk (16 MiB of bases per file; a 2^18 circuit's H in one chunk). Each
+ * thread of an MSM call sums its 2^12 buckets once per window whatever its share of the chunk:
+ * with 2^16 points a thread, that costs about a quarter of the work of the points themselves, with
+ * 2^17 (this chunk on two cores) an eighth.
  */
-const CHUNK_POINTS = 1 << 17;
+const CHUNK_POINTS = 1 << 18;
 const N8 = 32;
 const G1_SIZE = 2 * N8;
 /** Most significant 32 bits of q: a coordinate whose top word is below this is canonical. */
@@ -251,9 +253,17 @@ async function readChunk(handle: FileHandle, position: number, length: number, w
   return bytes;
 }
 
-/** The one multi-exponentiation of the check, kept apart so a faster MSM can replace it. */
-function multiExp(curve: Curve, bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
-  return curve.G1.multiExpAffine(bases, scalars);
+/**
+ * The one multi-exponentiation of the check: the kernel's Pippenger MSM on every core
+ * (core/kernel/g1-multi-exp.ts), or ffjavascript's where the kernel cannot run. Both compute the
+ * same point, so which one ran changes nothing in the argument above.
+ */
+async function multiExp(curve: Curve, bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
+  try {
+    return await g1MultiExp(bases, scalars, LINK_SCALAR_BYTES);
+  } catch {
+    return curve.G1.multiExpAffine(bases, scalars);
+  }
 }
 
 /** Where the scalars come from: a fresh random draw, or the circuit key's stream (see the module comment). */
@@ -293,7 +303,7 @@ async function randomCombination(curve: Curve, prev: ZkeyInfo, next: ZkeyInfo, i
       const [prevBases, nextBases] = await pending;
       pending = first + CHUNK_POINTS < count ? read(first + CHUNK_POINTS) : undefined;
       const scalars = scalarsFor(id, first, nextBases.length / G1_SIZE);
-      // The MSMs run on ffjavascript's worker threads while this thread checks the same points
+      // The MSMs run on the kernel's threads while this thread checks the same points
       // are on the curve; a refusal waits for them (their sums are then simply dropped).
       const sums = Promise.all([prevBases ? multiExp(curve, prevBases, scalars) : undefined, multiExp(curve, nextBases, scalars)]);
       const bad = firstPointOffCurve(curve, nextBases);

@@ -3,7 +3,7 @@
  * scalar give the same bytes, for random scalars, scalars whose GLV halves are negative or empty,
  * the point at infinity and a batch that does not fill the kernel's batch size; the chain planner
  * refuses the scalars its affine formulas cannot follow; the committed WebAssembly is what
- * g1-scale.c compiles to; the pool of threads gives what one kernel gives.
+ * the kernel's C files compile to; the pool of threads gives what one kernel gives.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -83,7 +83,7 @@ describe('G1 kernel', () => {
     }
   });
 
-  it('the committed WebAssembly is g1-scale.c compiled', () => {
+  it('the committed WebAssembly is what the kernel C files (g1-scale.c, g1-msm.c) compile to', () => {
     assert.deepEqual(buildG1Kernel(), Buffer.from(g1KernelWasm()));
   });
 });

@@ -1,0 +1,166 @@
+/**
+ * g1MultiExp: Σ s_i·P_i over BN254 G1 with the kernel's Pippenger MSM (g1-msm.c) on one thread
+ * per core. The one entry point for link verification (64-bit scalars) and the audit (32-byte
+ * scalars below r).
+ *
+ * The threads are started on first use and shared by every later call of the process. They hold
+ * the event loop only while a call is running (ref'd when busy, unref'd when idle), so a command
+ * exits as soon as its own work is done, without having to close anything; `closeG1MultiExp`
+ * stops them explicitly (tests, servers shutting down). A thread that dies fails the calls waiting
+ * on it and the next call starts a new pool.
+ */
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { getBn128 } from '../crypto/bn128.ts';
+import type { MsmReply, MsmRequest } from './msm-messages.ts';
+
+const POINT_BYTES = 64;
+/** Below this many points a second thread costs more in messages than it saves. */
+const MIN_POINTS_PER_THREAD = 4096;
+
+interface Pending {
+  resolve(sums: Uint8Array): void;
+  reject(error: Error): void;
+}
+
+class MsmPool {
+  private nextId = 0;
+  private busy = 0;
+  private readonly pending: Array<Map<number, Pending>>;
+  broken = false;
+
+  private constructor(private readonly workers: Worker[]) {
+    this.pending = workers.map(() => new Map());
+  }
+
+  static async start(threads: number): Promise<MsmPool> {
+    // Compiled (dist/), a thread runs its plain JS body; from sources, an entry that registers tsx first.
+    const entry = new URL(import.meta.url.endsWith('.js') ? './msm-thread-body.js' : './msm-thread.mjs', import.meta.url);
+    const pool = new MsmPool(Array.from({ length: threads }, () => new Worker(entry)));
+    try {
+      await Promise.all(pool.workers.map((worker, index) => new Promise<void>((ready, failed) => {
+        worker.on('message', (reply: MsmReply) => {
+          if ('ready' in reply) return ready();
+          if (reply.id === -1 && 'error' in reply) return failed(new Error(`MSM thread could not start: ${reply.error}`));
+          const waiting = pool.pending[index]!.get(reply.id);
+          if (!waiting) return;
+          pool.pending[index]!.delete(reply.id);
+          if ('error' in reply) waiting.reject(new Error(`MSM thread: ${reply.error}`));
+          else waiting.resolve(reply.sums);
+        });
+        const fail = (error: Error): void => {
+          pool.broken = true;
+          failed(error);
+          for (const waiting of pool.pending[index]!.values()) waiting.reject(error);
+          pool.pending[index]!.clear();
+        };
+        worker.on('error', fail);
+        worker.on('exit', (code) => fail(new Error(`MSM thread exited with code ${code}`)));
+      })));
+    } catch (error) {
+      await pool.close();
+      throw error;
+    }
+    pool.idle();
+    return pool;
+  }
+
+  private idle(): void {
+    for (const worker of this.workers) worker.unref();
+  }
+
+  /** The partial sums (64-byte affine points, concatenated) of the slices, one slice per thread. */
+  async partialSums(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array[]> {
+    const total = bases.byteLength / POINT_BYTES;
+    const slices = Math.max(1, Math.min(this.workers.length, Math.floor(total / MIN_POINTS_PER_THREAD)));
+    if (this.busy++ === 0) for (const worker of this.workers) worker.ref();
+    try {
+      return await Promise.all(Array.from({ length: slices }, (_, index) => {
+        const first = Math.floor((total * index) / slices);
+        const end = Math.floor((total * (index + 1)) / slices);
+        // Copies the threads own (transferred, not cloned again). Copied through the Uint8Array
+        // constructor: a Buffer's slice() is a view, and transferring it would detach the caller's memory.
+        const request: MsmRequest = {
+          id: this.nextId++,
+          bases: new Uint8Array(bases.subarray(first * POINT_BYTES, end * POINT_BYTES)),
+          scalars: new Uint8Array(scalars.subarray(first * scalarBytes, end * scalarBytes)),
+          scalarBytes,
+        };
+        return new Promise<Uint8Array>((resolve, reject) => {
+          if (this.broken) return reject(new Error('the MSM pool has stopped'));
+          this.pending[index]!.set(request.id, { resolve, reject });
+          this.workers[index]!.postMessage(request, [request.bases.buffer as ArrayBuffer, request.scalars.buffer as ArrayBuffer]);
+        });
+      }));
+    } finally {
+      if (--this.busy === 0) this.idle();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.broken = true;
+    await Promise.all(this.workers.map((worker) => worker.terminate()));
+  }
+}
+
+let pool: Promise<MsmPool> | undefined;
+
+function currentPool(): Promise<MsmPool> {
+  if (!pool) {
+    const starting = MsmPool.start(Math.max(1, availableParallelism()));
+    pool = starting;
+    // A pool that could not start is not kept: the next call tries again.
+    starting.catch(() => {
+      if (pool === starting) pool = undefined;
+    });
+  }
+  return pool;
+}
+
+/**
+ * Σ scalars_i · bases_i over G1, as a point of ffjavascript's bn128 curve (what
+ * `curve.G1.multiExpAffine` returns; `curve.G1.toAffine`, `eq`, `add` take it).
+ *
+ * @param bases n affine points in the zkey/ptau layout: x then y, 32 bytes each, little-endian,
+ *   Montgomery form, fully reduced; (0,0) is the point at infinity. Not modified.
+ * @param scalars n little-endian unsigned integers of `scalarBytes` bytes each (8 for link checks;
+ *   32 for field elements, which must then be below r, in plain form, not Montgomery).
+ * @param scalarBytes 1 to 32.
+ * Rejects when the kernel cannot run (threads that cannot start or die); callers that must not
+ * depend on it fall back to ffjavascript.
+ */
+export async function g1MultiExp(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
+  if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) throw new RangeError('scalars must be 1 to 32 bytes wide');
+  if (bases.byteLength % POINT_BYTES !== 0) throw new RangeError('the base buffer is not a whole number of G1 points');
+  if (scalars.byteLength !== (bases.byteLength / POINT_BYTES) * scalarBytes) throw new RangeError('there must be one scalar per point');
+  const [curve, threads] = await Promise.all([getBn128(), currentPool()]);
+  const G1 = curve.G1;
+  let sum = G1.zero;
+  if (bases.byteLength === 0) return sum;
+  let parts: Uint8Array[];
+  try {
+    parts = await threads.partialSums(bases, scalars, scalarBytes);
+  } catch (error) {
+    // A dead thread: the next call starts a new pool; this one's remaining threads are stopped.
+    if (threads.broken) {
+      if (pool && (await pool.catch(() => undefined)) === threads) pool = undefined;
+      await threads.close();
+    }
+    throw error;
+  }
+  for (const part of parts) {
+    for (let offset = 0; offset < part.byteLength; offset += POINT_BYTES) {
+      // (0,0) is infinity; ffjavascript decodes it as a zero point its add does not treat as one.
+      if (part.subarray(offset, offset + POINT_BYTES).every((byte) => byte === 0)) continue;
+      sum = G1.add(sum, G1.fromRprLEM(part, offset));
+    }
+  }
+  return G1.isZero(sum) ? G1.zero : sum;
+}
+
+/** Stops the MSM threads, if started (the next g1MultiExp starts new ones). */
+export async function closeG1MultiExp(): Promise<void> {
+  const current = pool;
+  pool = undefined;
+  if (current) await (await current.catch(() => undefined))?.close();
+}

@@ -1,0 +1,10 @@
+/** Messages between the MSM pool and its threads. */
+export interface MsmRequest {
+  id: number;
+  bases: Uint8Array;
+  scalars: Uint8Array;
+  scalarBytes: number;
+}
+
+/** id -1: the thread's start-up (ready, or the error that stopped it). */
+export type MsmReply = { id: number; sums: Uint8Array } | { id: number; error: string } | { id: -1; ready: true };

@@ -1,0 +1,25 @@
+/**
+ * One Node MSM thread: instantiates the kernel once, then sums the slices it is sent and replies
+ * with their partial sums (64-byte affine points).
+ */
+import { parentPort } from 'node:worker_threads';
+import { G1MsmKernel } from './g1-msm-kernel.ts';
+import type { MsmReply, MsmRequest } from './msm-messages.ts';
+
+const port = parentPort;
+if (!port) throw new Error('msm-thread-body runs only as a worker thread');
+try {
+  const kernel = await G1MsmKernel.instantiate();
+  port.on('message', (request: MsmRequest) => {
+    let reply: MsmReply;
+    try {
+      reply = { id: request.id, sums: kernel.multiExpParts(request.bases, request.scalars, request.scalarBytes) };
+    } catch (error) {
+      reply = { id: request.id, error: (error as Error).message };
+    }
+    port.postMessage(reply, 'sums' in reply ? [reply.sums.buffer as ArrayBuffer] : []);
+  });
+  port.postMessage({ id: -1, ready: true } satisfies MsmReply);
+} catch (error) {
+  port.postMessage({ id: -1, error: (error as Error).message } satisfies MsmReply);
+}
