@@ -32,6 +32,8 @@ export const ERROR_STATUS = {
   'chain.file_missing': 500,
   'chain.file_unreadable': 500,
   'chain.file_hash_mismatch': 500,
+  /** The audit: a published contribution 0 is not what `zkey new` makes of the r1cs and the ptau. */
+  'audit.initial_key_mismatch': 500,
 
   // A candidate zkey that is refused as the next link of a chain
   'zkey.malformed': 422,

@@ -1,0 +1,640 @@
+/**
+ * checkInitialKey: decides whether a zkey is exactly the contribution 0 that snarkjs 0.7.6's
+ * `zkey new` writes for (r1cs, ptau), without rebuilding it. Rebuilding costs one full-size MSM per
+ * variable and section (about 200 s at 2^18 here); this check costs a handful of large MSMs.
+ *
+ * What `zkey new` writes (snarkjs src/zkey_new.js), and how each part is checked here. Writing
+ * λ_c, λ^G2_c, α_c, β_c for points c of ptau sections 12–15 at the circuit's domain (Lagrange basis
+ * of τ, in G1, G2, and scaled by α and β), a_cs, b_cs, c_cs for the r1cs coefficients of signal s
+ * in constraint c, and n for the number of constraints:
+ *   - sections 1, 2 (protocol, header: q, r, nVars, nPublic, domainSize, α1, β1, β2 from ptau
+ *     sections 4–6, γ2 = δ2 = the G2 generator, δ1 = the G1 generator): compared byte for byte;
+ *   - section 4 (coefficients): recomputed from the r1cs (A and B terms, then one row (0, n+s, s, 1)
+ *     per public signal s ≤ nPublic; each value coef·R² mod r) and compared byte for byte;
+ *   - section 9 (H): the odd points of the doubled domain's Lagrange basis (ptau section 12),
+ *     compared byte for byte;
+ *   - sections 3, 5, 6, 7, 8 (IC, A, B1, B2, L): each point is a fixed linear combination of ptau
+ *     points, A_s = Σ_c a_cs·λ_c (+ λ_{n+s} if s ≤ nPublic), B1_s = Σ_c b_cs·λ_c,
+ *     B2_s = Σ_c b_cs·λ^G2_c, and for IC (s ≤ nPublic) and L (s > nPublic)
+ *     K_s = Σ_c (a_cs·β_c + b_cs·α_c + c_cs·λ_c) (+ β_{n+s} for IC). Checked by random linear
+ *     combination, below; every point is also checked to be a canonically encoded curve point;
+ *   - section 10: the circuit hash (csHash) recomputed as snarkjs does (BLAKE2b-512 over the header
+ *     points, each point section and the differences τ^{i+d} − τ^i of ptau section 2), no
+ *     contributions.
+ *
+ * The random linear combination. The auditor draws independent uniform 128-bit scalars ρ_X,s for
+ * every point X_s of IC, A, B1, L (one G1 equation) and of B2 (one G2 equation), from
+ * crypto.randomBytes, after the files are fixed. With c_j = Σ_s ρ_s·M_sj (M the coefficients above,
+ * computed from the r1cs mod r) the check is Σ_s ρ_s·X_s = Σ_j c_j·P_j: one MSM over the key's
+ * points with 16-byte scalars, one over the ptau points with full scalars.
+ *
+ * Soundness. G1 of BN254 has prime order r (cofactor 1), so every on-curve point of the key is
+ * in it; let e_s = dlog(X_s − X*_s), X*_s the point snarkjs writes. The check holds iff
+ * Σ ρ_s·e_s = 0 mod r. If some e_t ≠ 0, fix all other scalars: at most one residue of ρ_t mod r
+ * satisfies it, and ρ_t is uniform over 2^128 < r distinct residues, so a key whose G1 sections
+ * differ from snarkjs's passes with probability ≤ 2^-128 (Schwartz–Zippel in one variable). The
+ * scalars are never stored or shown, so no one could have fitted the published file to them. Equal
+ * points with canonical coordinates (checked) are equal bytes, so the sections are byte-identical.
+ *
+ * G2 and its cofactor. B2's points are only checked to lie on the twist curve E'(F_q²), whose order
+ * is r·h with h = 2q − r = 10069 · 5864401 · 1875725156269 · (a 197-bit prime); a per-point
+ * subgroup check (a scalar multiplication by r for each of nVars G2 points) would cost more than
+ * the whole rest of this check. For an error e_t with a component of order ℓ | h, the same argument
+ * gives a pass probability of about 1/ℓ: ≤ 2^-128 for an error in the order-r part, but only
+ * ≈ 1/10069 for an error made of small-order points alone (checking that the combined sum lies in
+ * the subgroup adds nothing: it equals the right-hand side, which does). Why this is enough: B2 is
+ * used only by provers, to compute the proof's B in G2; the verifying key (α, β, γ, δ, IC) is checked
+ * at 2^-128 above, and verifiers (snarkjs, the EVM's pairing precompile, EIP-197) refuse G2 points
+ * outside the subgroup, so a small-order component in B2 can only make honest proofs fail to
+ * verify (liveness), never make a false proof verify (soundness). Raising that bound to 2^-128 needs
+ * ten independent G2 combinations or per-point membership tests; left for a faster G2 MSM.
+ *
+ * The ptau is an input the audit checks against its recorded hash; its points are taken as given.
+ * Memory: the r1cs and the key are streamed; what is held is one 16-byte scalar and one bigint per
+ * variable and role, and one 32-byte scalar per domain point and ptau section.
+ */
+import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { open, type FileHandle } from 'node:fs/promises';
+import type { Bn128Curve, CurveGroup } from 'ffjavascript';
+import { CoordinatorError } from '../errors.ts';
+import { getBn128 } from '../crypto/bn128.ts';
+import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
+import { readZkeyInfo, SECTION, type ZkeyInfo } from '../zkey/zkey-file.ts';
+
+const N8 = 32;
+const G1_SIZE = 2 * N8;
+const G2_SIZE = 4 * N8;
+/** Bytes of each random scalar: 128 bits, see the module comment. */
+export const INITIAL_KEY_SCALAR_BYTES = 16;
+const CHUNK_POINTS = 1 << 17;
+/** Most significant 32 bits of q: a coordinate whose top word is below this is canonical. */
+const Q_TOP_WORD = Number(BN254_Q >> 224n);
+/** 2^256 mod r: the Montgomery factor of snarkjs's Fr. */
+const MONT_R = (1n << 256n) % BN254_R;
+const MONT_R2 = (MONT_R * MONT_R) % BN254_R;
+/** ffjavascript's two-adicity of r: above it snarkjs takes H from elsewhere (never at our sizes). */
+const FR_TWO_ADICITY = 28;
+
+/** The parts of ffjavascript's curve that its typings leave out. */
+interface CurveExtras {
+  G1: CurveGroup & { batchLEMtoU(b: Uint8Array): Promise<Uint8Array> };
+  G2: CurveGroup & { batchLEMtoU(b: Uint8Array): Promise<Uint8Array> };
+  tm: {
+    memory: WebAssembly.Memory;
+    instance: { exports: Record<string, unknown> };
+    concurrency: number;
+    startSyncOp(): void;
+    endSyncOp(): void;
+    alloc(length: number): number;
+    queueAction(task: unknown[]): Promise<Uint8Array[]>;
+  };
+}
+type Curve = Bn128Curve & CurveExtras;
+type GroupName = 'G1' | 'G2';
+
+/** The sections a mismatch can name, as refusals name them. */
+export type InitialKeyPart = 'header' | 'IC' | 'coefficients' | 'A' | 'B1' | 'B2' | 'L' | 'H' | 'circuit hash' | 'contributions';
+
+export interface CheckInitialKeyOptions {
+  /** How messages name the key (default: "contribution 0"). */
+  label?: string;
+  /** Called with the fraction of the work done, in [0, 1]. */
+  onProgress?: (fraction: number) => void;
+}
+
+function mismatch(part: InitialKeyPart, label: string, why: string): CoordinatorError {
+  return new CoordinatorError('audit.initial_key_mismatch', `${label} is not the key that the r1cs and the ptau produce: ${part} ${why}`);
+}
+
+/**
+ * The one place that runs the multi-exponentiations, so a faster MSM (core/kernel) can replace
+ * ffjavascript's in one line. Scalars are little-endian, scalars.length / points bytes each.
+ */
+function multiExp(curve: Curve, group: GroupName, bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
+  return curve[group].multiExpAffine(bases, scalars);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+interface BinSection {
+  offset: number;
+  size: number;
+}
+
+/** The section table of a snarkjs binary file (zkey, r1cs, ptau): first occurrence of each id. */
+async function binSections(handle: FileHandle, magic: string, what: string, errorCode: 'r1cs.malformed' | 'ptau.malformed'): Promise<Map<number, BinSection>> {
+  const { size: fileSize } = await handle.stat();
+  const head = Buffer.alloc(12);
+  await handle.read(head, 0, 12, 0);
+  if (fileSize < 12 || head.toString('latin1', 0, 4) !== magic) throw new CoordinatorError(errorCode, `${what} is not a ${magic} file`);
+  const count = head.readUInt32LE(8);
+  const sections = new Map<number, BinSection>();
+  let position = 12;
+  for (let i = 0; i < count; i++) {
+    const entry = Buffer.alloc(12);
+    const { bytesRead } = await handle.read(entry, 0, 12, position);
+    if (bytesRead !== 12) throw new CoordinatorError(errorCode, `${what} is truncated in its section table`);
+    const id = entry.readUInt32LE(0);
+    const size = Number(entry.readBigUInt64LE(4));
+    position += 12;
+    if (position + size > fileSize) throw new CoordinatorError(errorCode, `${what}: section ${id} runs past the end of the file`);
+    if (!sections.has(id)) sections.set(id, { offset: position, size });
+    position += size;
+  }
+  return sections;
+}
+
+async function readAt(handle: FileHandle, position: number, length: number, what: string): Promise<Uint8Array> {
+  // A plain Uint8Array with its own buffer: ffjavascript posts slices of it to its workers.
+  const bytes = new Uint8Array(length);
+  const { bytesRead } = await handle.read(bytes, 0, length, position);
+  if (bytesRead !== length) throw new CoordinatorError('chain.file_unreadable', `${what} could not be read completely`);
+  return bytes;
+}
+
+/** Sequential reader over one section, in 4 MiB reads: the r1cs and the coefficients are never held whole. */
+class SectionReader {
+  private buffer = Buffer.alloc(0);
+  private at = 0;
+  private position: number;
+  private readonly end: number;
+
+  constructor(private readonly handle: FileHandle, section: BinSection, private readonly what: string) {
+    this.position = section.offset;
+    this.end = section.offset + section.size;
+  }
+
+  get remaining(): number {
+    return this.end - this.position + (this.buffer.length - this.at);
+  }
+
+  /** The next `n` bytes (a view valid until the next call). */
+  async take(n: number): Promise<Buffer> {
+    if (this.buffer.length - this.at < n) {
+      const keep = this.buffer.subarray(this.at);
+      const length = Math.min(Math.max(n - keep.length, 4 << 20), this.end - this.position);
+      if (keep.length + length < n) throw new CoordinatorError('chain.file_unreadable', `${this.what} ends too early`);
+      const next = Buffer.alloc(keep.length + length);
+      keep.copy(next, 0);
+      const { bytesRead } = await this.handle.read(next, keep.length, length, this.position);
+      if (bytesRead !== length) throw new CoordinatorError('chain.file_unreadable', `${this.what} could not be read completely`);
+      this.position += length;
+      this.buffer = next;
+      this.at = 0;
+    }
+    const out = this.buffer.subarray(this.at, this.at + n);
+    this.at += n;
+    return out;
+  }
+
+  async u32(): Promise<number> {
+    return (await this.take(4)).readUInt32LE(0);
+  }
+}
+
+function leBigint(bytes: Buffer, offset: number): bigint {
+  return (
+    bytes.readBigUInt64LE(offset) |
+    (bytes.readBigUInt64LE(offset + 8) << 64n) |
+    (bytes.readBigUInt64LE(offset + 16) << 128n) |
+    (bytes.readBigUInt64LE(offset + 24) << 192n)
+  );
+}
+
+function writeLe(target: Uint8Array, offset: number, value: bigint, bytes: number): void {
+  let v = value;
+  for (let i = 0; i < bytes; i++) {
+    target[offset + i] = Number(v & 0xffn);
+    v >>= 8n;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Points
+
+function coordinatesCanonical(bytes: Uint8Array, offset: number, coordinates: number): boolean {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let c = 0; c < coordinates; c++) {
+    const start = offset + c * N8;
+    const top = view.getUint32(start + N8 - 4, true);
+    if (top > Q_TOP_WORD) return false;
+    if (top === Q_TOP_WORD && leBigint(Buffer.from(bytes.buffer, bytes.byteOffset + start, N8), 0) >= BN254_Q) return false;
+  }
+  return true;
+}
+
+/**
+ * Index of the first point of `bases` that is not a canonically encoded point of the group's curve
+ * (the all-zero identity allowed), or -1; ffjavascript's wasm on the main thread, in small batches.
+ */
+function firstPointOffCurve(curve: Curve, group: GroupName, bases: Uint8Array): number {
+  const size = group === 'G1' ? G1_SIZE : G2_SIZE;
+  const prefix = group === 'G1' ? 'g1m' : 'g2m';
+  const exports = curve.tm.instance.exports as Record<string, (p: number) => number>;
+  const inCurve = exports[`${prefix}_inCurveAffine`]!;
+  const isZero = exports[`${prefix}_isZeroAffine`]!;
+  const count = bases.length / size;
+  const batch = 256;
+  curve.tm.startSyncOp();
+  try {
+    const pointer = curve.tm.alloc(batch * size);
+    const memory = new Uint8Array(curve.tm.memory.buffer);
+    for (let first = 0; first < count; first += batch) {
+      const n = Math.min(batch, count - first);
+      memory.set(bases.subarray(first * size, (first + n) * size), pointer);
+      for (let i = 0; i < n; i++) {
+        const p = pointer + i * size;
+        const onCurve = isZero(p) !== 0 || inCurve(p) !== 0;
+        if (!onCurve || !coordinatesCanonical(bases, (first + i) * size, size / N8)) return first + i;
+      }
+    }
+    return -1;
+  } finally {
+    curve.tm.endSyncOp();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The r1cs pass
+
+interface R1csHeader {
+  nWires: number;
+  nPublic: number;
+  nConstraints: number;
+  constraints: BinSection;
+}
+
+async function readR1csHeader(handle: FileHandle, what: string): Promise<R1csHeader> {
+  const sections = await binSections(handle, 'r1cs', what, 'r1cs.malformed');
+  const header = sections.get(1);
+  const constraints = sections.get(2);
+  if (!header || !constraints) throw new CoordinatorError('r1cs.malformed', `${what} lacks its header or constraints section`);
+  const bytes = Buffer.from(await readAt(handle, header.offset, header.size, what));
+  if (bytes.length < 4 || bytes.readUInt32LE(0) !== N8 || bytes.length !== 4 + N8 + 4 * 4 + 8 + 4) throw new CoordinatorError('r1cs.malformed', `${what} has an unexpected header`);
+  if (leBigint(bytes, 4) !== BN254_R) throw new CoordinatorError('r1cs.malformed', `${what} is not over bn128's scalar field`);
+  let p = 4 + N8;
+  const nWires = bytes.readUInt32LE(p);
+  const nPubOut = bytes.readUInt32LE(p + 4);
+  const nPubIn = bytes.readUInt32LE(p + 8);
+  p += 16 + 8;
+  const nConstraints = bytes.readUInt32LE(p);
+  return { nWires, nPublic: nPubOut + nPubIn, nConstraints, constraints };
+}
+
+/** The random scalars of one role (one key section), as bytes for the MSM and as bigints for the sums. */
+interface RoleScalars {
+  bytes: Uint8Array;
+  values: bigint[];
+}
+
+function drawScalars(count: number): RoleScalars {
+  const bytes = new Uint8Array(randomBytes(count * INITIAL_KEY_SCALAR_BYTES));
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const values = new Array<bigint>(count);
+  for (let i = 0; i < count; i++) values[i] = view.readBigUInt64LE(i * 16) | (view.readBigUInt64LE(i * 16 + 8) << 64n);
+  return { bytes, values };
+}
+
+/** Which roles' scalars go into the ptau-side coefficients (all, or one section to name a culprit). */
+interface Roles {
+  a?: bigint[];
+  b1?: bigint[];
+  /** IC for s ≤ nPublic and L for s > nPublic: the K_s of the module comment. */
+  k?: bigint[];
+  b2?: bigint[];
+}
+
+/** Full-width scalars for the ptau points: λ (12), λ^G2 (13), α (14), β (15), one per domain point. */
+interface PtauScalars {
+  lambda: Uint8Array;
+  lambdaG2: Uint8Array;
+  alpha: Uint8Array;
+  beta: Uint8Array;
+}
+
+/**
+ * One streaming pass over the r1cs constraints: sums c_j = Σ_s ρ_s·M_sj for the ptau points and,
+ * when `coefficients` is given, compares the key's section 4 with what snarkjs writes.
+ */
+async function scanR1cs(r1cs: FileHandle, header: R1csHeader, domainSize: number, roles: Roles, coefficients: SectionReader | undefined, label: string, r1csWhat: string): Promise<PtauScalars> {
+  const { nWires, nPublic, nConstraints } = header;
+  const reader = new SectionReader(r1cs, header.constraints, r1csWhat);
+  const out: PtauScalars = {
+    lambda: new Uint8Array(domainSize * N8),
+    lambdaG2: new Uint8Array(domainSize * N8),
+    alpha: new Uint8Array(domainSize * N8),
+    beta: new Uint8Array(domainSize * N8),
+  };
+  const zero = (_s: number): bigint => 0n;
+  const rA = roles.a ? (s: number) => roles.a![s]! : zero;
+  const rB1 = roles.b1 ? (s: number) => roles.b1![s]! : zero;
+  const rK = roles.k ? (s: number) => roles.k![s]! : zero;
+  const rB2 = roles.b2 ? (s: number) => roles.b2![s]! : zero;
+  const oneCoefficient = Buffer.alloc(N8);
+  writeLe(oneCoefficient, 0, MONT_R2, N8);
+  const entry = Buffer.alloc(12 + N8);
+  const checkCoefficient = async (matrix: number, constraint: number, signal: number, value: bigint | undefined): Promise<void> => {
+    if (!coefficients) return;
+    entry.writeUInt32LE(matrix, 0);
+    entry.writeUInt32LE(constraint, 4);
+    entry.writeUInt32LE(signal, 8);
+    if (value === undefined) oneCoefficient.copy(entry, 12);
+    else writeLe(entry, 12, (value * MONT_R2) % BN254_R, N8);
+    if (coefficients.remaining < entry.length || !(await coefficients.take(entry.length)).equals(entry)) {
+      throw mismatch('coefficients', label, `differ at constraint ${constraint}`);
+    }
+  };
+
+  const term = async (): Promise<[number, bigint]> => {
+    const bytes = await reader.take(4 + N8);
+    const signal = bytes.readUInt32LE(0);
+    if (signal >= nWires) throw new CoordinatorError('r1cs.malformed', `${r1csWhat} names signal ${signal} of ${nWires}`);
+    return [signal, leBigint(bytes, 4)];
+  };
+
+  let lambda = 0n;
+  let lambdaG2 = 0n;
+  let alpha = 0n;
+  let beta = 0n;
+  const store = (c: number): void => {
+    writeLe(out.lambda, c * N8, lambda % BN254_R, N8);
+    writeLe(out.lambdaG2, c * N8, lambdaG2 % BN254_R, N8);
+    writeLe(out.alpha, c * N8, alpha % BN254_R, N8);
+    writeLe(out.beta, c * N8, beta % BN254_R, N8);
+    lambda = lambdaG2 = alpha = beta = 0n;
+  };
+
+  for (let c = 0; c < nConstraints; c++) {
+    const nA = await reader.u32();
+    for (let i = 0; i < nA; i++) {
+      const [s, coef] = await term();
+      lambda += rA(s) * coef;
+      beta += rK(s) * coef;
+      await checkCoefficient(0, c, s, coef);
+    }
+    const nB = await reader.u32();
+    for (let i = 0; i < nB; i++) {
+      const [s, coef] = await term();
+      lambda += rB1(s) * coef;
+      lambdaG2 += rB2(s) * coef;
+      alpha += rK(s) * coef;
+      await checkCoefficient(1, c, s, coef);
+    }
+    const nC = await reader.u32();
+    for (let i = 0; i < nC; i++) {
+      const [s, coef] = await term();
+      lambda += rK(s) * coef;
+    }
+    store(c);
+  }
+  for (let s = 0; s <= nPublic; s++) {
+    lambda = rA(s);
+    beta = rK(s);
+    store(nConstraints + s);
+    await checkCoefficient(0, nConstraints + s, s, undefined);
+  }
+  if (coefficients && coefficients.remaining !== 0) throw mismatch('coefficients', label, 'has entries the r1cs does not produce');
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The key side
+
+const G1_SECTIONS: Array<{ id: number; part: InitialKeyPart }> = [
+  { id: SECTION.ic, part: 'IC' },
+  { id: SECTION.l, part: 'L' },
+  { id: SECTION.a, part: 'A' },
+  { id: SECTION.b1, part: 'B1' },
+];
+
+/**
+ * Σ ρ_i·X_i over one point section of the key, streamed, every point checked on the curve; the
+ * uncompressed points go into the circuit hash as snarkjs hashes them (length first, big-endian).
+ */
+async function combineKeySection(curve: Curve, group: GroupName, key: FileHandle, info: ZkeyInfo, id: number, part: InitialKeyPart, scalars: Uint8Array, csHash: ReturnType<typeof createHash>, progress: (points: number) => void): Promise<Uint8Array> {
+  const G = curve[group];
+  const size = group === 'G1' ? G1_SIZE : G2_SIZE;
+  const section = info.sections.get(id)!;
+  const count = section.size / size;
+  hashU32(csHash, count);
+  let sum = G.zero;
+  for (let first = 0; first < count; first += CHUNK_POINTS) {
+    const n = Math.min(CHUNK_POINTS, count - first);
+    const bases = await readAt(key, section.offset + first * size, n * size, `the ${part} section of ${info.label}`);
+    const bad = firstPointOffCurve(curve, group, bases);
+    if (bad >= 0) throw mismatch(part, info.label, `point ${first + bad} is not a point of the curve`);
+    const [partial, uncompressed] = await Promise.all([
+      multiExp(curve, group, bases, scalars.subarray(first * INITIAL_KEY_SCALAR_BYTES, (first + n) * INITIAL_KEY_SCALAR_BYTES)),
+      G.batchLEMtoU(bases),
+    ]);
+    csHash.update(uncompressed);
+    sum = G.add(sum, partial);
+    progress(n);
+  }
+  return sum;
+}
+
+/** Σ c_j·P_j over `domainSize` points of a ptau section starting at point `start`. */
+async function combinePtau(curve: Curve, group: GroupName, ptau: FileHandle, section: BinSection, start: number, domainSize: number, scalars: Uint8Array, what: string, progress: (points: number) => void): Promise<Uint8Array> {
+  const G = curve[group];
+  const size = group === 'G1' ? G1_SIZE : G2_SIZE;
+  if ((start + domainSize) * size > section.size) throw new CoordinatorError('ptau.too_small', `the ptau's ${what} section is too short for this circuit`);
+  let sum = G.zero;
+  for (let first = 0; first < domainSize; first += CHUNK_POINTS) {
+    const n = Math.min(CHUNK_POINTS, domainSize - first);
+    const bases = await readAt(ptau, section.offset + (start + first) * size, n * size, `the ptau's ${what} section`);
+    sum = G.add(sum, await multiExp(curve, group, bases, scalars.subarray(first * N8, (first + n) * N8)));
+    progress(n);
+  }
+  return sum;
+}
+
+function hashU32(hash: ReturnType<typeof createHash>, n: number): void {
+  const bytes = Buffer.alloc(4);
+  bytes.writeUInt32BE(n, 0);
+  hash.update(bytes);
+}
+
+/** The circuit hash's share of H: τ^{i+d} − τ^i (ptau section 2), uncompressed, as snarkjs hashes them. */
+async function hashHPoints(curve: Curve, ptau: FileHandle, tauG1: BinSection, domainSize: number, csHash: ReturnType<typeof createHash>): Promise<void> {
+  // snarkjs reads chunks of min(d − 1, 2^14) points from 0 while below d − 1: d − 1 points for
+  // small domains, whole chunks (d points) above 2^14. Mirrored exactly, file positions included.
+  const chunk = 1 << 14;
+  hashU32(csHash, domainSize - 1);
+  const sGmid = 3 * N8;
+  for (let offset = 0; offset < domainSize - 1; offset += chunk) {
+    const n = Math.min(domainSize - 1, chunk);
+    const high = await readAt(ptau, tauG1.offset + (offset + domainSize) * G1_SIZE, n * G1_SIZE, "the ptau's tau section");
+    const low = await readAt(ptau, tauG1.offset + offset * G1_SIZE, n * G1_SIZE, "the ptau's tau section");
+    const threads = curve.tm.concurrency;
+    const perThread = Math.floor(n / threads);
+    const jobs: Array<Promise<Uint8Array[]>> = [];
+    for (let t = 0; t < threads; t++) {
+      const from = t * perThread;
+      const count = t < threads - 1 ? perThread : n - from;
+      if (count === 0) continue;
+      const task: unknown[] = [
+        { cmd: 'ALLOCSET', var: 0, buff: high.slice(from * G1_SIZE, (from + count) * G1_SIZE) },
+        { cmd: 'ALLOCSET', var: 1, buff: low.slice(from * G1_SIZE, (from + count) * G1_SIZE) },
+        { cmd: 'ALLOC', var: 2, len: count * sGmid },
+      ];
+      for (let i = 0; i < count; i++) {
+        task.push({ cmd: 'CALL', fnName: 'g1m_subAffine', params: [{ var: 0, offset: i * G1_SIZE }, { var: 1, offset: i * G1_SIZE }, { var: 2, offset: i * sGmid }] });
+      }
+      task.push({ cmd: 'CALL', fnName: 'g1m_batchToAffine', params: [{ var: 2 }, { val: count }, { var: 2 }] });
+      task.push({ cmd: 'CALL', fnName: 'g1m_batchLEMtoU', params: [{ var: 2 }, { val: count }, { var: 2 }] });
+      task.push({ cmd: 'GET', out: 0, var: 2, len: count * G1_SIZE });
+      jobs.push(curve.tm.queueAction(task));
+    }
+    for (const result of await Promise.all(jobs)) csHash.update(result[0]!);
+  }
+}
+
+/** Section 9 against the odd points of the doubled domain's Lagrange basis, byte for byte. */
+async function checkH(key: FileHandle, info: ZkeyInfo, ptau: FileHandle, lagrangeG1: BinSection, domainSize: number, progress: (points: number) => void): Promise<void> {
+  const section = info.sections.get(SECTION.h)!;
+  const start = 2 * domainSize - 1;
+  if ((start + 2 * domainSize) * G1_SIZE > lagrangeG1.size) throw new CoordinatorError('ptau.too_small', "the ptau's Lagrange section is too short for this circuit's H");
+  for (let first = 0; first < domainSize; first += CHUNK_POINTS) {
+    const n = Math.min(CHUNK_POINTS, domainSize - first);
+    const [points, doubled] = await Promise.all([
+      readAt(key, section.offset + first * G1_SIZE, n * G1_SIZE, `the H section of ${info.label}`),
+      readAt(ptau, lagrangeG1.offset + (start + 2 * first) * G1_SIZE, 2 * n * G1_SIZE, "the ptau's Lagrange section"),
+    ]);
+    for (let i = 0; i < n; i++) {
+      const expected = doubled.subarray((2 * i + 1) * G1_SIZE, (2 * i + 2) * G1_SIZE);
+      if (Buffer.compare(points.subarray(i * G1_SIZE, (i + 1) * G1_SIZE), expected) !== 0) {
+        throw mismatch('H', info.label, `differs at point ${first + i}`);
+      }
+    }
+    progress(n);
+  }
+}
+
+function generatorLem(group: CurveGroup, size: number): Buffer {
+  const out = new Uint8Array(size);
+  group.toRprLEM(out, 0, group.g);
+  return Buffer.from(out);
+}
+
+function uncompressedOf(group: CurveGroup, lem: Buffer, size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  group.toRprUncompressed(out, 0, group.fromRprLEM(lem, 0));
+  return out;
+}
+
+/** Sections 1 and 2 byte for byte; starts the circuit hash with the header's points. */
+async function checkHeader(curve: Curve, info: ZkeyInfo, r1cs: R1csHeader, domainSize: number, ptau: FileHandle, ptauSections: Map<number, BinSection>, csHash: ReturnType<typeof createHash>): Promise<void> {
+  const label = info.label;
+  const { header } = info;
+  if (header.nVars !== r1cs.nWires) throw mismatch('header', label, `has ${header.nVars} variables, the r1cs ${r1cs.nWires}`);
+  if (header.nPublic !== r1cs.nPublic) throw mismatch('header', label, `has ${header.nPublic} public signals, the r1cs ${r1cs.nPublic}`);
+  if (header.domainSize !== domainSize) throw mismatch('header', label, `has domain size ${header.domainSize}, the r1cs needs ${domainSize}`);
+  const first = async (id: number, size: number, what: string): Promise<Buffer> => {
+    const section = ptauSections.get(id);
+    if (!section || section.size < size) throw new CoordinatorError('ptau.malformed', `the ptau lacks its ${what} section`);
+    return Buffer.from(await readAt(ptau, section.offset, size, `the ptau's ${what} section`));
+  };
+  const expected: Array<[string, Buffer, Buffer, GroupName]> = [
+    ['α1', header.alpha1, await first(4, G1_SIZE, 'alpha'), 'G1'],
+    ['β1', header.beta1, await first(5, G1_SIZE, 'beta'), 'G1'],
+    ['β2', header.beta2, await first(6, G2_SIZE, 'beta G2'), 'G2'],
+    ['γ2', header.gamma2, generatorLem(curve.G2, G2_SIZE), 'G2'],
+    ['δ1', header.delta1, generatorLem(curve.G1, G1_SIZE), 'G1'],
+    ['δ2', header.delta2, generatorLem(curve.G2, G2_SIZE), 'G2'],
+  ];
+  for (const [name, actual, wanted, group] of expected) {
+    if (!actual.equals(wanted)) throw mismatch('header', label, `${name} is not the one snarkjs writes`);
+    csHash.update(uncompressedOf(curve[group], wanted, group === 'G1' ? G1_SIZE : G2_SIZE));
+  }
+}
+
+/**
+ * Throws `audit.initial_key_mismatch` naming the first part of the zkey at `zkeyPath` that is not
+ * what `snarkjs zkey new r1cs ptau` writes (probability ≤ 2^-128 of missing a G1 difference, see the
+ * module comment); read and decode errors throw their own codes. Returns the circuit hash.
+ */
+export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPath: string, options: CheckInitialKeyOptions = {}): Promise<{ csHash: Buffer }> {
+  const label = options.label ?? 'contribution 0';
+  const info = await readZkeyInfo(zkeyPath, label);
+  const curve = (await getBn128()) as unknown as Curve;
+  const [key, r1cs, ptau] = await Promise.all([open(zkeyPath, 'r'), open(r1csPath, 'r'), open(ptauPath, 'r')]);
+  try {
+    const r1csHeader = await readR1csHeader(r1cs, 'the r1cs');
+    const ptauSections = await binSections(ptau, 'ptau', 'the ptau', 'ptau.malformed');
+    const power = Math.ceil(Math.log2(r1csHeader.nConstraints + r1csHeader.nPublic + 1));
+    const domainSize = 2 ** power;
+    if (power >= FR_TWO_ADICITY) throw new CoordinatorError('ptau.too_small', 'the circuit is too large for this check');
+    const lagrange = [12, 13, 14, 15, 2].map((id) => ptauSections.get(id));
+    if (lagrange.some((s) => !s)) throw new CoordinatorError('ptau.not_prepared', 'the ptau has no Lagrange sections');
+    const [lambdaG1, lambdaG2, alphaG1, betaG1, tauG1] = lagrange as [BinSection, BinSection, BinSection, BinSection, BinSection];
+
+    const { nWires, nPublic } = r1csHeader;
+    const totalWork = 2 * domainSize + 4 * nWires + 4 * domainSize + domainSize + nWires;
+    let done = 0;
+    const progress = (points: number): void => {
+      done += points;
+      options.onProgress?.(Math.min(done / totalWork, 1));
+    };
+
+    const csHash = createHash('blake2b512');
+    await checkHeader(curve, info, r1csHeader, domainSize, ptau, ptauSections, csHash);
+    const mpc = info.sections.get(SECTION.mpc)!;
+    if (info.mpc.contributions.length !== 0 || mpc.size !== 68) throw mismatch('contributions', label, 'is not empty');
+
+    const scalars = { a: drawScalars(nWires), b1: drawScalars(nWires), k: drawScalars(nWires), b2: drawScalars(nWires) };
+    const coefficientReader = new SectionReader(key, info.sections.get(SECTION.coefficients)!, `the coefficients section of ${label}`);
+    if ((await coefficientReader.u32()) !== (info.sections.get(SECTION.coefficients)!.size - 4) / (12 + N8)) throw mismatch('coefficients', label, 'has a wrong count');
+    const all: Roles = { a: scalars.a.values, b1: scalars.b1.values, k: scalars.k.values, b2: scalars.b2.values };
+    const ptauScalars = await scanR1cs(r1cs, r1csHeader, domainSize, all, coefficientReader, label, 'the r1cs');
+    progress(2 * domainSize);
+
+    // Key side, in the order snarkjs hashes the sections: IC, H, L (its C), A, B1, B2.
+    const kBytes = scalars.k.bytes;
+    const keyScalars: Record<number, Uint8Array> = {
+      [SECTION.ic]: kBytes.subarray(0, (nPublic + 1) * INITIAL_KEY_SCALAR_BYTES),
+      [SECTION.l]: kBytes.subarray((nPublic + 1) * INITIAL_KEY_SCALAR_BYTES),
+      [SECTION.a]: scalars.a.bytes,
+      [SECTION.b1]: scalars.b1.bytes,
+    };
+    const sums = new Map<number, Uint8Array>();
+    sums.set(SECTION.ic, await combineKeySection(curve, 'G1', key, info, SECTION.ic, 'IC', keyScalars[SECTION.ic]!, csHash, progress));
+    await hashHPoints(curve, ptau, tauG1, domainSize, csHash);
+    await checkH(key, info, ptau, lambdaG1, domainSize, progress);
+    for (const { id, part } of G1_SECTIONS.slice(1)) sums.set(id, await combineKeySection(curve, 'G1', key, info, id, part, keyScalars[id]!, csHash, progress));
+    const keyB2 = await combineKeySection(curve, 'G2', key, info, SECTION.b2, 'B2', scalars.b2.bytes, csHash, progress);
+    if (!csHash.digest().equals(info.mpc.csHash)) throw mismatch('circuit hash', label, 'is not the hash of the key\'s own points');
+
+    // Ptau side: the same combinations, through the coefficients c_j.
+    const ptauG1 = async (p: PtauScalars): Promise<Uint8Array> => {
+      const G1 = curve.G1;
+      let sum = await combinePtau(curve, 'G1', ptau, lambdaG1, domainSize - 1, domainSize, p.lambda, 'Lagrange', progress);
+      sum = G1.add(sum, await combinePtau(curve, 'G1', ptau, alphaG1, domainSize - 1, domainSize, p.alpha, 'alpha Lagrange', progress));
+      return G1.add(sum, await combinePtau(curve, 'G1', ptau, betaG1, domainSize - 1, domainSize, p.beta, 'beta Lagrange', progress));
+    };
+    const expectedB2 = await combinePtau(curve, 'G2', ptau, lambdaG2, domainSize - 1, domainSize, ptauScalars.lambdaG2, 'Lagrange G2', progress);
+    if (!curve.G2.eq(keyB2, expectedB2)) throw mismatch('B2', label, 'is not the combination of the ptau points the r1cs fixes');
+    const keyG1 = [...sums.values()].reduce((acc, p) => curve.G1.add(acc, p), curve.G1.zero);
+    if (!curve.G1.eq(keyG1, await ptauG1(ptauScalars))) {
+      // Rare path: one equation per section to name the culprit.
+      const k = scalars.k.values;
+      const only: Record<number, Roles> = {
+        [SECTION.ic]: { k: k.map((v, s) => (s <= nPublic ? v : 0n)) },
+        [SECTION.l]: { k: k.map((v, s) => (s > nPublic ? v : 0n)) },
+        [SECTION.a]: { a: scalars.a.values },
+        [SECTION.b1]: { b1: scalars.b1.values },
+      };
+      for (const { id, part } of G1_SECTIONS) {
+        const expected = await ptauG1(await scanR1cs(r1cs, r1csHeader, domainSize, only[id]!, undefined, label, 'the r1cs'));
+        if (!curve.G1.eq(sums.get(id)!, expected)) throw mismatch(part, label, 'is not the combination of the ptau points the r1cs fixes');
+      }
+      throw mismatch('IC', label, 'and the other G1 sections do not combine to the ptau points the r1cs fixes');
+    }
+    options.onProgress?.(1);
+    return { csHash: info.mpc.csHash };
+  } finally {
+    await Promise.all([key.close(), r1cs.close(), ptau.close()]);
+  }
+}
