@@ -7,6 +7,7 @@
  * λ_c, λ^G2_c, α_c, β_c for points c of ptau sections 12–15 at the circuit's domain (Lagrange basis
  * of τ, in G1, G2, and scaled by α and β), a_cs, b_cs, c_cs for the r1cs coefficients of signal s
  * in constraint c, and n for the number of constraints:
+ *   - the file's version (1) and section order (1, 2, 4, 3, 9, 8, 5, 6, 7, 10);
  *   - sections 1, 2 (protocol, header: q, r, nVars, nPublic, domainSize, α1, β1, β2 from ptau
  *     sections 4–6, γ2 = δ2 = the G2 generator, δ1 = the G1 generator): compared byte for byte;
  *   - section 4 (coefficients): recomputed from the r1cs (A and B terms, then one row (0, n+s, s, 1)
@@ -588,6 +589,17 @@ async function checkHeader(curve: Curve, info: ZkeyInfo, r1cs: R1csHeader, domai
   }
 }
 
+/** The order in which `zkey new` writes the sections (the file is compared as bytes, so order counts). */
+const SECTION_ORDER = [1, 2, 4, 3, 9, 8, 5, 6, 7, 10];
+
+/** The file's version and section order (readZkeyInfo has checked the rest of the layout). */
+async function checkLayout(key: FileHandle, info: ZkeyInfo): Promise<void> {
+  const head = Buffer.from(await readAt(key, 0, 12, info.label));
+  if (head.readUInt32LE(4) !== 1) throw mismatch('header', info.label, `has file version ${head.readUInt32LE(4)}, not 1`);
+  const order = [...info.sections.entries()].sort((x, y) => x[1].offset - y[1].offset).map(([id]) => id);
+  if (order.join(',') !== SECTION_ORDER.join(',')) throw mismatch('header', info.label, `lists its sections in the order ${order.join(',')}, not ${SECTION_ORDER.join(',')}`);
+}
+
 /**
  * Throws `audit.initial_key_mismatch` naming the first part of the zkey at `zkeyPath` that is not
  * what `snarkjs zkey new r1cs ptau` writes (probability ≤ 2^-128 of missing a G1 difference, see the
@@ -624,6 +636,7 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
       since = now;
     };
     const csHash = createHash('blake2b512');
+    await checkLayout(key, info);
     await checkHeader(curve, info, r1csHeader, domainSize, ptau, ptauSections, csHash);
     const mpc = info.sections.get(SECTION.mpc)!;
     if (info.mpc.contributions.length !== 0 || mpc.size !== 68) throw mismatch('contributions', label, 'is not empty');

@@ -184,6 +184,14 @@ test('a changed α1 or β1 in the header is refused', async () => {
   }
 });
 
+test('another file version is refused', async () => {
+  const key = await copyOf(zkeyPath);
+  const bytes = await readFile(key);
+  bytes.writeUInt32LE(2, 4);
+  await writeFile(key, bytes);
+  await assertRefused(key, 'header');
+});
+
 test('a wrong circuit hash is refused', async () => {
   const key = await copyOf(zkeyPath);
   const info = await readZkeyInfo(key);
