@@ -18,9 +18,9 @@
  * scalars of its own fresh randomness.
  *
  * Soundness. Contribution 0 is the key r1cs + ptau produce, except with probability ≤ 2^-128 for
- * its G1 sections (see check-initial-key.ts, which also bounds B2's G2 cofactor case and says why
- * that case cannot break soundness), so it is honest. Induction along the chain: if zkey k is honest (its L‖H are δ_k-scaled from
- * contribution 0), link k→k+1 is accepted only if e(R_{k+1}, δ2_{k+1}) = e(R_k, δ2_k); with
+ * its G1 sections (check-initial-key.ts, which also bounds B2's G2 cofactor case and says why that
+ * case cannot make a false proof verify), so it is honest. Induction along the chain: if zkey k is
+ * honest (its L‖H are δ_k-scaled from contribution 0), link k→k+1 is accepted only if e(R_{k+1}, δ2_{k+1}) = e(R_k, δ2_k); with
  * d_i = dlog(s·N_i − P_i) as in verify-link.ts this says Σ r_i·d_i = 0 mod p. The files are all
  * fixed (published) before the key is drawn, and the key is fresh for every audit, so unlike the
  * coordinator's fixed key no adaptive argument is needed: for each link whose L‖H cheat (some

@@ -1,7 +1,8 @@
 /**
  * checkInitialKey: decides whether a zkey is exactly the contribution 0 that snarkjs 0.7.6's
- * `zkey new` writes for (r1cs, ptau), without rebuilding it. Rebuilding costs one full-size MSM per
- * variable and section (about 200 s at 2^18 here); this check costs a handful of large MSMs.
+ * `zkey new` writes for (r1cs, ptau), without rebuilding it. Rebuilding composes every point from
+ * the ptau, one small MSM per variable and section (about 200 s at 2^18 here); this check costs a
+ * few large MSMs with short scalars on the key's side.
  *
  * What `zkey new` writes (snarkjs src/zkey_new.js), and how each part is checked here. Writing
  * λ_c, λ^G2_c, α_c, β_c for points c of ptau sections 12–15 at the circuit's domain (Lagrange basis
@@ -46,7 +47,7 @@
  * union bound: ≤ 2·2^-128 for B1 and B2 together.
  *
  * G2 and its cofactor. B2's points are only checked to lie on the twist curve E'(F_q²), whose order
- * is r·h with h = 2q − r = 10069 · 5864401 · 1875725156269 · (a 197-bit prime); a per-point
+ * is r·h with h = 2q − r = 10069 · 5864401 · 1875725156269 · (a 178-bit prime); a per-point
  * subgroup check (a scalar multiplication by r for each of nVars G2 points) would cost more than
  * the whole rest of this check. For an error e_t with a component of order ℓ | h, the same argument
  * gives a pass probability of about 1/ℓ: [r]·T = 0 holds iff Σ ρ_s·c_s = 0, and ρ_s mod 10069 takes
@@ -62,8 +63,7 @@
  * Memory: the r1cs and the key are streamed; what is held is one 16-byte scalar and one bigint per
  * variable and role, and one 32-byte scalar per domain point and ptau section.
  */
-import { randomBytes } from 'node:crypto';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Bn128Curve, CurveGroup } from 'ffjavascript';
 import { CoordinatorError } from '../errors.ts';
