@@ -318,37 +318,32 @@ function drawScalars(count: number): RoleScalars {
   return { bytes, values };
 }
 
-/** Which roles' scalars go into the ptau-side coefficients (all, or one section to name a culprit). */
-interface Roles {
-  a?: bigint[];
-  b1?: bigint[];
-  /** IC for s ≤ nPublic and L for s > nPublic: the K_s of the module comment. */
-  k?: bigint[];
-}
-
-/** Full-width scalars for the ptau points: λ (12), α (14), β (15), one per domain point. */
-interface PtauScalars {
-  lambda: Uint8Array;
-  alpha: Uint8Array;
-  beta: Uint8Array;
+/** Full-width scalars for the λ points (ptau section 12), one per domain point. */
+interface LambdaScalars {
+  /** u_c = Σ_s ρ_s·a_cs (+ ρ_s at row n+s): Σ ρ_s·A_s. */
+  u: Uint8Array;
+  /** v_c = Σ_s ρ_s·b_cs: Σ ρ_s·B1_s. */
+  v: Uint8Array;
+  /** w_c = Σ_s ρ_s·c_cs: Σ ρ_s·C'_s, the λ part of Σ ρ_s·K_s. */
+  w: Uint8Array;
+  /** w + σ1·u + σ2·v: the one MSM of the combined check. */
+  combined: Uint8Array;
 }
 
 /**
  * One streaming pass over the r1cs constraints: sums c_j = Σ_s ρ_s·M_sj for the ptau points and,
  * when `coefficients` is given, compares the key's section 4 with what snarkjs writes.
  */
-async function scanR1cs(r1cs: FileHandle, header: R1csHeader, domainSize: number, roles: Roles, coefficients: SectionReader | undefined, label: string, r1csWhat: string): Promise<PtauScalars> {
+async function scanR1cs(r1cs: FileHandle, header: R1csHeader, domainSize: number, rho: bigint[], sigma: [bigint, bigint], coefficients: SectionReader | undefined, label: string, r1csWhat: string): Promise<LambdaScalars> {
   const { nWires, nPublic, nConstraints } = header;
   const reader = new SectionReader(r1cs, header.constraints, r1csWhat);
-  const out: PtauScalars = {
-    lambda: new Uint8Array(domainSize * N8),
-    alpha: new Uint8Array(domainSize * N8),
-    beta: new Uint8Array(domainSize * N8),
+  const out: LambdaScalars = {
+    u: new Uint8Array(domainSize * N8),
+    v: new Uint8Array(domainSize * N8),
+    w: new Uint8Array(domainSize * N8),
+    combined: new Uint8Array(domainSize * N8),
   };
-  const zero = (_s: number): bigint => 0n;
-  const rA = roles.a ? (s: number) => roles.a![s]! : zero;
-  const rB1 = roles.b1 ? (s: number) => roles.b1![s]! : zero;
-  const rK = roles.k ? (s: number) => roles.k![s]! : zero;
+  const [sigma1, sigma2] = sigma;
   // Circuits reuse a few coefficients (1, −1, powers of two) most of the time: their section-4
   // encodings are computed once.
   const encodings = new Map<bigint, Buffer>();
@@ -392,14 +387,18 @@ async function scanR1cs(r1cs: FileHandle, header: R1csHeader, domainSize: number
     return n;
   };
 
-  let lambda = 0n;
-  let alpha = 0n;
-  let beta = 0n;
+  let u = 0n;
+  let v = 0n;
+  let w = 0n;
   const store = (c: number): void => {
-    writeLe(out.lambda, c * N8, lambda % BN254_R, N8);
-    writeLe(out.alpha, c * N8, alpha % BN254_R, N8);
-    writeLe(out.beta, c * N8, beta % BN254_R, N8);
-    lambda = alpha = beta = 0n;
+    u %= BN254_R;
+    v %= BN254_R;
+    w %= BN254_R;
+    writeLe(out.u, c * N8, u, N8);
+    writeLe(out.v, c * N8, v, N8);
+    writeLe(out.w, c * N8, w, N8);
+    writeLe(out.combined, c * N8, (w + sigma1 * u + sigma2 * v) % BN254_R, N8);
+    u = v = w = 0n;
   };
 
   for (let c = 0; c < nConstraints; c++) {
@@ -407,28 +406,25 @@ async function scanR1cs(r1cs: FileHandle, header: R1csHeader, domainSize: number
     await ensureCoefficients(nA, c);
     for (let i = 0; i < nA; i++) {
       const [s, coef] = term();
-      lambda += rA(s) * coef;
-      beta += rK(s) * coef;
+      u += rho[s]! * coef;
       checkCoefficient(0, c, s, coef);
     }
     const nB = await count();
     await ensureCoefficients(nB, c);
     for (let i = 0; i < nB; i++) {
       const [s, coef] = term();
-      lambda += rB1(s) * coef;
-      alpha += rK(s) * coef;
+      v += rho[s]! * coef;
       checkCoefficient(1, c, s, coef);
     }
     const nC = await count();
     for (let i = 0; i < nC; i++) {
       const [s, coef] = term();
-      lambda += rK(s) * coef;
+      w += rho[s]! * coef;
     }
     store(c);
   }
   for (let s = 0; s <= nPublic; s++) {
-    lambda = rA(s);
-    beta = rK(s);
+    u = rho[s]!;
     store(nConstraints + s);
     await ensureCoefficients(1, nConstraints + s);
     checkCoefficient(0, nConstraints + s, s, 1n);
@@ -472,6 +468,17 @@ async function combineKeySection(curve: Curve, group: GroupName, key: FileHandle
     progress(group === 'G2' ? 3 * n : n);
   }
   return sum;
+}
+
+/**
+ * Π e(P_i, Q_i) = 1, leaving out pairs with an identity point: ffjavascript's pairing does not
+ * treat the point at infinity as neutral (a circuit whose public signals never appear in B has
+ * zero sums here).
+ */
+function pairingHolds(curve: Curve, pairs: Array<[Uint8Array, Uint8Array]>): Promise<boolean> {
+  const kept = pairs.filter(([p, q]) => !curve.G1.isZero(p) && !curve.G2.isZero(q));
+  if (kept.length === 0) return Promise.resolve(true);
+  return curve.pairingEq(...kept.flat());
 }
 
 /** Σ c_j·P_j over `domainSize` points of a ptau section starting at point `start`. */
@@ -630,13 +637,13 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     const power = Math.ceil(Math.log2(r1csHeader.nConstraints + r1csHeader.nPublic + 1));
     const domainSize = 2 ** power;
     if (power >= FR_TWO_ADICITY) throw new CoordinatorError('ptau.too_small', 'the circuit is too large for this check');
-    const lagrange = [12, 14, 15, 2].map((id) => ptauSections.get(id));
+    const lagrange = [12, 2].map((id) => ptauSections.get(id));
     if (lagrange.some((s) => !s)) throw new CoordinatorError('ptau.not_prepared', 'the ptau has no Lagrange sections');
-    const [lambdaG1, alphaG1, betaG1, tauG1] = lagrange as [BinSection, BinSection, BinSection, BinSection];
+    const [lambdaG1, tauG1] = lagrange as [BinSection, BinSection];
 
     const { nWires, nPublic } = r1csHeader;
     // In points, a G2 point counted as three G1 points; the r1cs pass as two domains' worth.
-    const totalWork = 2 * domainSize + 3 * nWires + domainSize + 3 * nWires + 3 * domainSize;
+    const totalWork = 2 * domainSize + 3 * nWires + domainSize + 3 * nWires + domainSize;
     let done = 0;
     const progress = (points: number): void => {
       done += points;
@@ -655,25 +662,27 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     const mpc = info.sections.get(SECTION.mpc)!;
     if (info.mpc.contributions.length !== 0 || mpc.size !== 68) throw mismatch('contributions', label, 'is not empty');
 
-    const scalars = { a: drawScalars(nWires), b1: drawScalars(nWires), k: drawScalars(nWires) };
+    // One ρ per variable for A, B1, IC/L and B2, and σ1, σ2 to fold three equations into one (see
+    // the module comment).
+    const rho = drawScalars(nWires);
+    const [sigma1, sigma2] = drawScalars(2).values as [bigint, bigint];
     const coefficientReader = new SectionReader(key, info.sections.get(SECTION.coefficients)!, `the coefficients section of ${label}`);
     if ((await coefficientReader.u32()) !== (info.sections.get(SECTION.coefficients)!.size - 4) / (12 + N8)) throw mismatch('coefficients', label, 'has a wrong count');
-    const all: Roles = { a: scalars.a.values, b1: scalars.b1.values, k: scalars.k.values };
     // The r1cs pass runs on this thread while the key's MSMs run on ffjavascript's workers.
     const scanStart = performance.now();
-    const scan = scanR1cs(r1cs, r1csHeader, domainSize, all, coefficientReader, label, 'the r1cs').then((result) => {
+    const scan = scanR1cs(r1cs, r1csHeader, domainSize, rho.values, [sigma1, sigma2], coefficientReader, label, 'the r1cs').then((result) => {
       progress(2 * domainSize);
       if (options.timings) options.timings['r1cs pass (overlaps the key side)'] = performance.now() - scanStart;
       return result;
     });
 
     // Key side, in the order snarkjs hashes the sections: IC, H, L (its C), A, B1, B2.
-    const kBytes = scalars.k.bytes;
+    const icBytes = (nPublic + 1) * INITIAL_KEY_SCALAR_BYTES;
     const keyScalars: Record<number, Uint8Array> = {
-      [SECTION.ic]: kBytes.subarray(0, (nPublic + 1) * INITIAL_KEY_SCALAR_BYTES),
-      [SECTION.l]: kBytes.subarray((nPublic + 1) * INITIAL_KEY_SCALAR_BYTES),
-      [SECTION.a]: scalars.a.bytes,
-      [SECTION.b1]: scalars.b1.bytes,
+      [SECTION.ic]: rho.bytes.subarray(0, icBytes),
+      [SECTION.l]: rho.bytes.subarray(icBytes),
+      [SECTION.a]: rho.bytes,
+      [SECTION.b1]: rho.bytes,
     };
     const sums = new Map<number, Uint8Array>();
     const keySide = async (): Promise<Uint8Array> => {
@@ -685,8 +694,7 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
       lap('H bytes');
       for (const { id, part } of G1_SECTIONS.slice(1)) sums.set(id, await combineKeySection(curve, 'G1', key, info, id, part, keyScalars[id]!, csHash, progress));
       lap('key G1 sections');
-      // B1's scalars again: B2 is checked against B1 (see the module comment).
-      const b2 = await combineKeySection(curve, 'G2', key, info, SECTION.b2, 'B2', scalars.b1.bytes, csHash, progress);
+      const b2 = await combineKeySection(curve, 'G2', key, info, SECTION.b2, 'B2', rho.bytes, csHash, progress);
       lap('key G2 MSM');
       return b2;
     };
@@ -695,41 +703,43 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     const [scanned, keyed] = await Promise.allSettled([scan, keySide()]);
     if (scanned.status === 'rejected') throw scanned.reason;
     if (keyed.status === 'rejected') throw keyed.reason;
-    const ptauScalars = scanned.value;
-    const keyB2 = keyed.value;
+    const lambdaScalars = scanned.value;
+    const T = keyed.value;
 
-    // Ptau side: the same combinations, through the coefficients c_j.
-    const ptauG1 = async (p: PtauScalars): Promise<Uint8Array> => {
-      const G1 = curve.G1;
-      let sum = await combinePtau(curve, 'G1', ptau, lambdaG1, domainSize - 1, domainSize, p.lambda, 'Lagrange', progress);
-      sum = G1.add(sum, await combinePtau(curve, 'G1', ptau, alphaG1, domainSize - 1, domainSize, p.alpha, 'alpha Lagrange', progress));
-      return G1.add(sum, await combinePtau(curve, 'G1', ptau, betaG1, domainSize - 1, domainSize, p.beta, 'beta Lagrange', progress));
-    };
-    const keyG1 = [...sums.values()].reduce((acc, p) => curve.G1.add(acc, p), curve.G1.zero);
-    const expectedG1 = await ptauG1(ptauScalars);
-    lap('ptau G1 MSMs');
-    if (!curve.G1.eq(keyG1, expectedG1)) {
-      // Rare path: one equation per section to name the culprit.
-      const k = scalars.k.values;
-      const only: Record<number, Roles> = {
-        [SECTION.ic]: { k: k.map((v, s) => (s <= nPublic ? v : 0n)) },
-        [SECTION.l]: { k: k.map((v, s) => (s > nPublic ? v : 0n)) },
-        [SECTION.a]: { a: scalars.a.values },
-        [SECTION.b1]: { b1: scalars.b1.values },
-      };
-      for (const { id, part } of G1_SECTIONS) {
-        const expected = await ptauG1(await scanR1cs(r1cs, r1csHeader, domainSize, only[id]!, undefined, label, 'the r1cs'));
-        if (!curve.G1.eq(sums.get(id)!, expected)) throw mismatch(part, label, 'is not the combination of the ptau points the r1cs fixes');
-      }
-      throw mismatch('IC', label, 'and the other G1 sections do not combine to the ptau points the r1cs fixes');
-    }
-    // B1 is now known right: B2 must carry the same discrete logarithms, in the order-r subgroup.
+    const G1 = curve.G1;
     const G2 = curve.G2;
-    if (!G2.isZero(G2.timesScalar(keyB2, BN254_R))) throw mismatch('B2', label, 'has points outside the order-r subgroup');
-    if (!(await curve.pairingEq(sums.get(SECTION.b1)!, G2.g, curve.G1.neg(curve.G1.g), keyB2))) {
-      throw mismatch('B2', label, 'is not B1 in G2');
+    const lambdaMsm = (scalars: Uint8Array): Promise<Uint8Array> => combinePtau(curve, 'G1', ptau, lambdaG1, domainSize - 1, domainSize, scalars, 'Lagrange', progress);
+    const alpha1 = G1.fromRprLEM(info.header.alpha1, 0);
+    const beta2 = G2.fromRprLEM(info.header.beta2, 0);
+    const sumA = sums.get(SECTION.a)!;
+    const sumB1 = sums.get(SECTION.b1)!;
+    const sumK = G1.add(sums.get(SECTION.ic)!, sums.get(SECTION.l)!);
+    /** e(ΣρK − W, g2) = e(ΣρA, β2)·e(α1, T), for sums restricted to some variables. */
+    const kHolds = (k: Uint8Array, w: Uint8Array, a: Uint8Array, t: Uint8Array): Promise<boolean> =>
+      pairingHolds(curve, [[G1.add(k, G1.neg(w)), G2.g], [G1.neg(a), beta2], [G1.neg(alpha1), t]]);
+
+    if (!G2.isZero(G2.timesScalar(T, BN254_R))) throw mismatch('B2', label, 'has points outside the order-r subgroup');
+    const b2Holds = await pairingHolds(curve, [[sumB1, G2.g], [G1.neg(G1.g), T]]);
+    const folded = G1.add(sumK, G1.add(G1.timesScalar(sumA, sigma1), G1.timesScalar(sumB1, sigma2)));
+    const combinedHolds = await kHolds(folded, await lambdaMsm(lambdaScalars.combined), sumA, T);
+    lap('ptau MSM and pairings');
+    if (!b2Holds || !combinedHolds) {
+      // Rare path: the equations one by one, to name the culprit. B2 is judged against B1 once B1
+      // is known right; IC against L by restricting ρ to the public variables.
+      if (!G1.eq(sumA, await lambdaMsm(lambdaScalars.u))) throw mismatch('A', label, 'is not the combination of the ptau points the r1cs fixes');
+      if (!G1.eq(sumB1, await lambdaMsm(lambdaScalars.v))) throw mismatch('B1', label, 'is not the combination of the ptau points the r1cs fixes');
+      if (!b2Holds) throw mismatch('B2', label, 'is not B1 in G2');
+      const publicRho = rho.values.map((value, i) => (i <= nPublic ? value : 0n));
+      const publicScan = await scanR1cs(r1cs, r1csHeader, domainSize, publicRho, [0n, 0n], undefined, label, 'the r1cs');
+      // IC alone, the way zkey new composes it: λ, α·λ and β·λ points (ptau sections 12, 14, 15).
+      const [alphaG1, betaG1] = [14, 15].map((id) => ptauSections.get(id));
+      if (!alphaG1 || !betaG1) throw new CoordinatorError('ptau.not_prepared', 'the ptau has no alpha and beta Lagrange sections');
+      let expectedIc = await lambdaMsm(publicScan.w);
+      expectedIc = G1.add(expectedIc, await combinePtau(curve, 'G1', ptau, alphaG1, domainSize - 1, domainSize, publicScan.v, 'alpha Lagrange', progress));
+      expectedIc = G1.add(expectedIc, await combinePtau(curve, 'G1', ptau, betaG1, domainSize - 1, domainSize, publicScan.u, 'beta Lagrange', progress));
+      if (!G1.eq(sums.get(SECTION.ic)!, expectedIc)) throw mismatch('IC', label, 'is not the combination of the ptau points the r1cs fixes');
+      throw mismatch('L', label, 'is not the combination of the ptau points the r1cs fixes');
     }
-    lap('B2 pairing');
     // Last, so that a changed point is named by its section rather than by the hash it also breaks.
     if (!csHash.digest().equals(info.mpc.csHash)) throw mismatch('circuit hash', label, "is not the hash of the key's points");
     options.onProgress?.(1);
