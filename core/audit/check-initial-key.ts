@@ -18,50 +18,55 @@
  *   - sections 3, 5, 6, 7, 8 (IC, A, B1, B2, L): each point is a fixed linear combination of ptau
  *     points, A_s = Σ_c a_cs·λ_c (+ λ_{n+s} if s ≤ nPublic), B1_s = Σ_c b_cs·λ_c,
  *     B2_s = Σ_c b_cs·λ^G2_c, and for IC (s ≤ nPublic) and L (s > nPublic)
- *     K_s = Σ_c (a_cs·β_c + b_cs·α_c + c_cs·λ_c) (+ β_{n+s} for IC). Checked by random linear
- *     combination, below; every point is also checked to be a canonically encoded curve point.
- *     B2 is not combined against the ptau's G2 points (a full-width G2 MSM, the costliest part):
- *     B2_s has B1_s's discrete logarithm, so it is checked against B1 by one pairing;
+ *     K_s = Σ_c (a_cs·β_c + b_cs·α_c + c_cs·λ_c) (+ β_{n+s} for IC), that is
+ *     K_s = β·A_s + α·B1_s + C'_s with C'_s = Σ_c c_cs·λ_c. Checked by random linear combination,
+ *     below; every point is also checked to be a canonically encoded curve point;
  *   - section 10: the circuit hash (csHash) recomputed as snarkjs does (BLAKE2b-512 over the header
  *     points, each point section and the differences τ^{i+d} − τ^i of ptau section 2), no
  *     contributions.
  *
- * The random linear combination. The auditor draws independent uniform 128-bit scalars ρ_X,s for
- * every point X_s of IC, A, B1, L, from crypto.randomBytes, after the files are fixed. With
- * c_j = Σ_s ρ_s·M_sj (M the coefficients above, computed from the r1cs mod r) the G1 check is
- * Σ_s ρ_s·X_s = Σ_j c_j·P_j: MSMs over the key's points with 16-byte scalars, and over the three
- * G1 ptau sections with full scalars. B2 reuses B1's scalars: T = Σ_s ρ_B1,s·B2_s must lie in the
- * order-r subgroup ([r]·T = 0) and e(Σ_s ρ_B1,s·B1_s, g2) = e(g1, T): one G2 MSM with 16-byte
- * scalars, one scalar multiplication, one pairing.
+ * The random linear combination. The auditor draws uniform 128-bit scalars from crypto.randomBytes
+ * after the files are fixed: one ρ_s per variable s, and σ1, σ2. With u_c = Σ_s ρ_s·a_cs (+ ρ_s at
+ * row n+s), v_c = Σ_s ρ_s·b_cs, w_c = Σ_s ρ_s·c_cs (mod r, from the r1cs), and key-side sums
+ * S_A = Σ ρ_s·A_s, S_B = Σ ρ_s·B1_s, S_K = Σ ρ_s·K_s (IC and L), T = Σ ρ_s·B2_s (MSMs with 16-byte
+ * scalars), the checks are
+ *   (1) [r]·T = 0 and e(S_B, g2) = e(g1, T)                                   (B2 is B1 in G2)
+ *   (2) e(S_K + σ1·S_A + σ2·S_B − Σ_c (w_c + σ1·u_c + σ2·v_c)·λ_c, g2) = e(S_A, β2)·e(α1, T)
+ * (2) folds S_A = Σ u_c·λ_c, S_B = Σ v_c·λ_c and S_K = β·S_A + α·S_B + Σ w_c·λ_c into one equation,
+ * so the ptau side is one full-width MSM over λ (section 12); α1 and β2 are the header's, already
+ * compared with the ptau's. On failure the equations are taken apart to name the section.
  *
- * Soundness. G1 of BN254 has prime order r (cofactor 1), so every on-curve point of the key is
- * in it; let e_s = dlog(X_s − X*_s), X*_s the point snarkjs writes. The check holds iff
- * Σ ρ_s·e_s = 0 mod r. If some e_t ≠ 0, fix all other scalars: at most one residue of ρ_t mod r
- * satisfies it, and ρ_t is uniform over 2^128 < r distinct residues, so a key whose G1 sections
- * differ from snarkjs's passes with probability ≤ 2^-128 (Schwartz–Zippel in one variable). The
- * scalars are never stored or shown, so no one could have fitted the published file to them. Equal
- * points with canonical coordinates (checked) are equal bytes, so the sections are byte-identical.
- * B2, given B1 correct (B1_s = b_s·g1): write B2_s = b'_s·g2 + c_s with c_s in the cofactor part
- * (E'(F_q²) is the direct sum of the two, gcd(r, h) = 1). Once [r]·T = 0, the pairing check says
- * Σ ρ_s·(b_s − b'_s) = 0 mod r: ≤ 2^-128 if some b'_s ≠ b_s, as above. Reusing B1's scalars costs a
- * union bound: ≤ 2·2^-128 for B1 and B2 together.
+ * Soundness. G1 of BN254 has prime order r (cofactor 1), so every on-curve point of the key is in
+ * it; write eA_s, eB_s, eK_s for the discrete logarithms of A_s, B1_s, K_s minus what snarkjs
+ * writes, and eB2_s for B2's (its order-r part, see below). (1) says Σ ρ_s·(eB_s − eB2_s) = 0 mod r;
+ * (2) says Σ ρ_s·(eK_s + (σ1 − β)·eA_s + σ2·eB_s − α·eB2_s) = 0, which, with eB2 = eB, is
+ * P(ρ, σ) = Σ_s ρ_s·(eK_s + (σ1 − β)·eA_s + (σ2 − α)·eB_s) = 0. If some eB_s ≠ eB2_s, (1) is a
+ * nonzero linear polynomial in ρ; otherwise, if any error is nonzero, P is a nonzero polynomial of
+ * degree ≤ 2 (its ρ_s·σ1 coefficient is eA_s, its ρ_s·σ2 coefficient eB_s, else Σ ρ_s·eK_s). Each
+ * variable is uniform over 2^128 < r values, drawn after the files are fixed, so by
+ * Schwartz–Zippel a key with any wrong point in IC, A, B1, L or B2's order-r part passes with
+ * probability ≤ 2^-128 + 2·2^-128 = 3·2^-128, whatever α and β are and whoever knows them. The
+ * scalars are never stored or shown. Equal points with canonical coordinates (checked) are equal
+ * bytes, so the sections are byte-identical.
  *
  * G2 and its cofactor. B2's points are only checked to lie on the twist curve E'(F_q²), whose order
- * is r·h with h = 2q − r = 10069 · 5864401 · 1875725156269 · (a 178-bit prime); a per-point
- * subgroup check (a scalar multiplication by r for each of nVars G2 points) would cost more than
- * the whole rest of this check. For an error e_t with a component of order ℓ | h, the same argument
- * gives a pass probability of about 1/ℓ: [r]·T = 0 holds iff Σ ρ_s·c_s = 0, and ρ_s mod 10069 takes
- * only 10069 values, so an error made of small-order points alone passes with probability
- * ≈ 1/10069 (and ≈ 2^-22.5, 2^-40.8 for the next factors). Why this is enough: B2 is
- * used only by provers, to compute the proof's B in G2; the verifying key (α, β, γ, δ, IC) is checked
- * at 2^-128 above, and verifiers (snarkjs, the EVM's pairing precompile, EIP-197) refuse G2 points
- * outside the subgroup, so a small-order component in B2 can only make honest proofs fail to
- * verify (liveness), never make a false proof verify (soundness). Raising that bound to 2^-128 needs
- * ten independent G2 combinations or per-point membership tests; left for a faster G2 MSM.
+ * is r·h with h = 2q − r = 10069 · 5864401 · 1875725156269 · (a 178-bit prime), gcd(r, h) = 1; a
+ * per-point subgroup check (a scalar multiplication by r for each of nVars G2 points) would cost
+ * more than the whole rest of this check. Write B2_s = (order-r part) + c_s: [r]·T = 0 holds iff
+ * Σ ρ_s·c_s = 0, and ρ_s mod 10069 takes only 10069 values, so an error made of small-order points
+ * alone passes with probability ≈ 1/10069 (≈ 2^-22.5, 2^-40.8 for the next factors). Why this is
+ * enough: B2 is used only by provers, to compute the proof's B in G2; the verifying key (α, β, γ, δ,
+ * IC) is checked at 2^-128 above, and verifiers (snarkjs, the EVM's pairing precompile, EIP-197)
+ * refuse G2 points outside the subgroup, so a small-order component in B2 can only make honest
+ * proofs fail to verify (liveness), never make a false proof verify (soundness). Raising that bound
+ * to 2^-128 needs ten independent G2 combinations or per-point membership tests; left for a faster
+ * G2 MSM.
  *
- * The ptau is an input the audit checks against its recorded hash; its points are taken as given.
+ * The ptau is an input the audit checks against its recorded hash; its points are taken as given:
+ * in particular its Lagrange sections 14 and 15 are taken to be α and β times section 12 (as
+ * snarkjs's preparePhase2 writes them and `powersoftau verify` checks), which (2) relies on.
  * Memory: the r1cs and the key are streamed; what is held is one 16-byte scalar and one bigint per
- * variable and role, and one 32-byte scalar per domain point and ptau section.
+ * variable, and four 32-byte scalars (u, v, w and their fold) per domain point.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
