@@ -15,7 +15,7 @@
  *                   compiled (dist/) vs the sources through tsx
  *  6. audit         bench/audit.ts: checking contribution 0 vs `snarkjs zkey new` (rs18, rs17p64),
  *                   and `ceremony audit` of nine real-shaped chains of --audit-links contributions
- *                   + beacon, extrapolated to 370 links (child process; tens of minutes)
+ *                   + beacon, extrapolated to 370 links (child process; minutes)
  *
  * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit] [--audit-links 5] [--powers 14,16] [--terms K]
  *                           [--circuits rs17p64,rs18] [--runs N]
