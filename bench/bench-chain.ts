@@ -90,7 +90,7 @@ export function isRealShapeName(name: string): name is RealShapeName {
 }
 
 /** Runs `write(tmp)` and renames tmp to target: readers never see a half-written file. */
-async function writeAtomically(target: string, write: (tmp: string) => Promise<unknown>): Promise<void> {
+export async function writeAtomically(target: string, write: (tmp: string) => Promise<unknown>): Promise<void> {
   const tmp = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     await write(tmp);

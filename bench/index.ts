@@ -13,8 +13,11 @@
  *                   (CLI and API) vs the browser app's Web Worker in headless Chromium
  *  5. startup       bench/startup.ts: `ceremony --help`, verify-link and `ceremony serve` start-up,
  *                   compiled (dist/) vs the sources through tsx
+ *  6. audit         bench/audit.ts: checking contribution 0 vs `snarkjs zkey new` (rs18, rs17p64),
+ *                   and `ceremony audit` of nine real-shaped chains of --audit-links contributions
+ *                   + beacon, extrapolated to 370 links (child process; minutes)
  *
- * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup] [--powers 14,16] [--terms K]
+ * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit] [--audit-links 5] [--powers 14,16] [--terms K]
  *                           [--circuits rs17p64,rs18] [--runs N]
  *                           [--transfer-power 16 | --transfer-circuit rs18] [--contributors 10000] [--seconds 25]
  *                           [--contribution-power 16]
@@ -30,7 +33,7 @@ import { printLobby, runLobbyLoad } from './lobby-load.ts';
 import { printBrowserContribution, runBrowserContribution } from './browser-contribution.ts';
 import { printStartup, runStartup } from './startup.ts';
 
-const BENCHES = ['verify', 'transfer', 'lobby', 'contribution', 'startup'] as const;
+const BENCHES = ['verify', 'transfer', 'lobby', 'contribution', 'startup', 'audit'] as const;
 const { values } = parseArgs({
   options: {
     only: { type: 'string', default: BENCHES.join(',') },
@@ -44,6 +47,7 @@ const { values } = parseArgs({
     contributors: { type: 'string', default: '10000' },
     seconds: { type: 'string', default: '25' },
     'contribution-power': { type: 'string', default: '16' },
+    'audit-links': { type: 'string', default: '5' },
   },
 });
 const selected = new Set(values.only.split(',').map((s) => s.trim()));
@@ -77,5 +81,9 @@ if (selected.has('contribution')) {
 }
 if (selected.has('startup')) {
   printStartup(await runStartup(5), 5);
+}
+if (selected.has('audit')) {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'audit.ts'), '--links', values['audit-links']], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (run.status !== 0) throw new Error(`bench/audit.ts exited with ${run.status}`);
 }
 await releaseBn128();

@@ -58,6 +58,8 @@ export const ERROR_CODES = {
   'chain.file_missing': PLAIN,
   'chain.file_unreadable': PLAIN,
   'chain.file_hash_mismatch': PLAIN,
+  /** The audit: a published contribution 0 is not what `zkey new` makes of the r1cs and the ptau. */
+  'audit.initial_key_mismatch': PLAIN,
 
   // A candidate zkey that is refused as the next link of a chain
   'zkey.malformed': REFUSES,

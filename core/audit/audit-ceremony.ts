@@ -1,7 +1,7 @@
 /**
  * `ceremony audit DIR`: re-verifies a published ceremony from its files alone: the configuration,
  * r1cs and ptau (inputs), every zkey of every chain, the transcript, the final keys and the
- * manifest. Nothing is taken on trust: contribution 0 is rebuilt from r1cs + ptau, every link is
+ * manifest. Nothing is taken on trust: contribution 0 is checked against r1cs + ptau, every link is
  * verified against the one before it, every file is hashed against the transcript, the final key
  * is checked as the announced beacon applied to the last head, and the manifest is recomputed.
  *
@@ -12,9 +12,15 @@
  * of K links (the beacon link included) costs K+1 MSMs instead of 2K. Each zkey's L and H are read
  * once, from the file whose hash was just checked against the transcript.
  *
- * Soundness. Contribution 0 is byte-identical to the key r1cs + ptau produce (rebuilt here), so it
- * is honest. Induction along the chain: if zkey k is honest (its L‖H are δ_k-scaled from
- * contribution 0), link k→k+1 is accepted only if e(R_{k+1}, δ2_{k+1}) = e(R_k, δ2_k); with
+ * Contribution 0 is not rebuilt (as long as `zkey new`): checkInitialKey (check-initial-key.ts)
+ * compares its header, coefficients, H and circuit hash byte for byte with what r1cs + ptau fix, and
+ * its IC, A, B1, L and B2 by random linear combination against the ptau points, with 128-bit
+ * scalars of its own fresh randomness.
+ *
+ * Soundness. Contribution 0 is the key r1cs + ptau produce, except with probability ≤ 2^-128 for
+ * its G1 sections (check-initial-key.ts, which also bounds B2's G2 cofactor case and says why that
+ * case cannot make a false proof verify), so it is honest. Induction along the chain: if zkey k is
+ * honest (its L‖H are δ_k-scaled from contribution 0), link k→k+1 is accepted only if e(R_{k+1}, δ2_{k+1}) = e(R_k, δ2_k); with
  * d_i = dlog(s·N_i − P_i) as in verify-link.ts this says Σ r_i·d_i = 0 mod p. The files are all
  * fixed (published) before the key is drawn, and the key is fresh for every audit, so unlike the
  * coordinator's fixed key no adaptive argument is needed: for each link whose L‖H cheat (some
@@ -27,9 +33,8 @@
  * Everything else a link needs (structure, proofs of knowledge, δ in G1 and G2, points on the
  * curve, the beacon's parameters and key) is checked deterministically by verifyLink.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { loadCeremonyConfig, type CeremonyConfig } from '../config/ceremony-config.ts';
@@ -42,7 +47,8 @@ import { verifyLink } from '../verify/verify-link.ts';
 import type { LinkCombination } from '../verify/link-combination-cache.ts';
 import { CoordinatorError, isCoordinatorError } from '../errors.ts';
 import { deltaEntryFromVerificationKey, type DeltaEntry, type VerificationKeyDelta } from '../manifest/delta-manifest.ts';
-import { silentProgress, snarkjsProgressLogger, type Progress } from '../ceremony/progress.ts';
+import { silentProgress, type Progress } from '../ceremony/progress.ts';
+import { checkInitialKey } from './check-initial-key.ts';
 import { resolveAuditPtau } from '../publish/published-ptau.ts';
 
 export interface AuditFinding {
@@ -86,20 +92,24 @@ async function auditChain(
   config: CeremonyConfig,
   paths: CeremonyPaths,
   chain: CircuitChain,
-  scratchDir: string,
   progress: Progress,
 ): Promise<{ summary: string; manifestEntry?: DeltaEntry }> {
   const name = chain.circuit.name;
   if (!chain.init) throw new CoordinatorError('transcript.corrupt', 'the transcript has no contribution 0 for this circuit');
   const initPath = paths.zkeyPath(name, 0);
 
-  progress({ type: 'step', circuit: name, step: 'rebuilding contribution 0 from the r1cs and the ptau' });
+  progress({ type: 'step', circuit: name, step: 'checking contribution 0 against the r1cs and the ptau' });
   await expectFileHash(initPath, chain.init.fileHash, 'contribution 0');
-  const rebuilt = path.join(scratchDir, `${name}_0000.zkey`);
-  await snarkjs.zKey.newZKey(chain.circuit.r1csPath, config.ptauPath, rebuilt, snarkjsProgressLogger(progress, name));
-  if ((await hashFile(rebuilt)) !== chain.init.fileHash) {
-    throw new CoordinatorError('chain.file_hash_mismatch', 'contribution 0 is not the key that the r1cs and the ptau produce');
-  }
+  const steps = 1000;
+  let reported = -1;
+  await checkInitialKey(initPath, chain.circuit.r1csPath, config.ptauPath, {
+    onProgress: (fraction) => {
+      const done = Math.floor(fraction * steps);
+      if (done === reported) return;
+      reported = done;
+      progress({ type: 'count', circuit: name, part: 'contribution 0', done, total: steps });
+    },
+  });
 
   // The auditor's own randomness for this chain: never stored, so no one can have chosen the
   // published files knowing it (see the header).
@@ -209,21 +219,16 @@ export async function auditCeremony(dir: string, progress: Progress = silentProg
     return { ok: false, finalised: false, findings };
   }
 
-  const scratchDir = await mkdtemp(path.join(tmpdir(), 'ceremony-audit-'));
   const manifest = new Map<string, DeltaEntry>();
-  try {
-    for (const chain of chains.values()) {
-      try {
-        const result = await auditChain(config, paths, chain, scratchDir, progress);
-        if (result.manifestEntry) manifest.set(chain.circuit.verifier, result.manifestEntry);
-        record(chain.circuit.name, true, result.summary);
-      } catch (error) {
-        record(chain.circuit.name, false, describe(error));
-      }
-      progress({ type: 'finished', circuit: chain.circuit.name });
+  for (const chain of chains.values()) {
+    try {
+      const result = await auditChain(config, paths, chain, progress);
+      if (result.manifestEntry) manifest.set(chain.circuit.verifier, result.manifestEntry);
+      record(chain.circuit.name, true, result.summary);
+    } catch (error) {
+      record(chain.circuit.name, false, describe(error));
     }
-  } finally {
-    await rm(scratchDir, { recursive: true, force: true });
+    progress({ type: 'finished', circuit: chain.circuit.name });
   }
 
   if (finalisedEntry?.type === 'finalised') {

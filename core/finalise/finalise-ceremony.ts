@@ -21,7 +21,7 @@ import { deltaEntryFromVerificationKey, serialiseManifest, type DeltaManifest, t
 import { exportSolidityVerifier } from './solidity-verifier.ts';
 import type { BeaconParameters } from './beacon-parameters.ts';
 
-const FINAL_BEACON_NAME = 'Final beacon';
+export const FINAL_BEACON_NAME = 'Final beacon';
 
 export interface FinalisedCircuit {
   circuit: string;

@@ -33,6 +33,7 @@ export const ERROR_STATUS = {
   'chain.file_missing': 500,
   'chain.file_unreadable': 500,
   'chain.file_hash_mismatch': 500,
+  'audit.initial_key_mismatch': 500,
 
   // A refused contribution is well-formed HTTP carrying a file that cannot be the next link.
   'zkey.malformed': 422,

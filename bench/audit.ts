@@ -1,0 +1,259 @@
+/**
+ * The audit bench (issue 11 item 3), printed as two tables:
+ *  (a) checking contribution 0 (checkInitialKey) against `snarkjs zkey new` of the same circuit,
+ *      same run, for each real shape (rs18, rs17p64), with the check's phases;
+ *  (b) `ceremony audit` (auditCeremony) over a published-ceremony-shaped folder of the service's
+ *      nine circuits, each a chain of LINKS contributions plus a beacon final key, measured, and
+ *      extrapolated to 370 links.
+ *
+ * Nine distinct 2^18 chains would cost about an hour to build here, so (b) builds one chain per
+ * shape (snarkjs's z1, z2 from bench-chain.ts, then contributeFast, then beaconFast; cached in the
+ * fixture cache) and lays the nine circuits out as hard links of those files under nine names:
+ * seven of the rs18 shape (transact*), treeUpdate and register of the rs17p64 shape. The audit
+ * cannot tell: it does the full work for each circuit (every file hashed, every check run).
+ *
+ * Usage: tsx bench/audit.ts [--shapes rs18,rs17p64] [--links 5] [--no-baseline] [--no-ceremony]
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { link, mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import * as snarkjs from 'snarkjs';
+import { auditCeremony } from '../core/audit/audit-ceremony.ts';
+import { checkInitialKey } from '../core/audit/check-initial-key.ts';
+import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
+import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
+import { hashFile } from '../core/crypto/file-hash.ts';
+import { beaconFast, contributeFast } from '../core/kernel/contribute-fast.ts';
+import { deltaEntryFromVerificationKey, serialiseManifest, type DeltaManifest, type VerificationKeyDelta } from '../core/manifest/delta-manifest.ts';
+import { Transcript, type NewTranscriptEntry } from '../core/transcript/transcript.ts';
+import { contributionHash } from '../core/zkey/contribution-hash.ts';
+import { readZkeyInfo, SECTION } from '../core/zkey/zkey-file.ts';
+import { FINAL_BEACON_NAME } from '../core/finalise/finalise-ceremony.ts';
+import { LINK_SCALAR_BYTES } from '../core/verify/verify-link.ts';
+import { FIXTURE_CACHE, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../tests/fixtures/ceremony-fixture.ts';
+import { benchLog, realShapedChain, writeAtomically, type RealShapedChain } from './bench-chain.ts';
+
+const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
+const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => false);
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const REAL_CEREMONY_LINKS = 370;
+
+/** The service's nine circuits and the real shape each is laid out with. */
+const SERVICE_CIRCUITS: Array<{ name: string; verifier: string; shape: 'rs18' | 'rs17p64' }> = [
+  { name: 'register', verifier: 'VerifierRegister', shape: 'rs17p64' },
+  { name: 'treeUpdate', verifier: 'VerifierTreeUpdate', shape: 'rs17p64' },
+  ...['21', '22', '23', '42', '44', '82', '84'].map((n) => ({ name: `transact${n}`, verifier: `VerifierTransact${n}`, shape: 'rs18' as const })),
+];
+
+async function timed<T>(run: () => Promise<T>): Promise<[T, number]> {
+  const start = performance.now();
+  const result = await run();
+  return [result, performance.now() - start];
+}
+
+/** (a): the check against the rebuild it replaces, same run. */
+async function compareWithZkeyNew(chain: RealShapedChain, baseline: boolean): Promise<void> {
+  const timings: Record<string, number> = {};
+  let zkeyNew: number | undefined;
+  if (baseline) {
+    const scratch = path.join(FIXTURE_CACHE, `bench-audit-zkey-new-${process.pid}.zkey`);
+    try {
+      benchLog(`snarkjs zkey new (${chain.name}), the baseline`);
+      [, zkeyNew] = await timed(() => snarkjs.zKey.newZKey(chain.r1cs, chain.ptau, scratch, silent));
+      if ((await hashFile(scratch)) !== (await hashFile(chain.z0))) throw new Error('zkey new made another key than the cached contribution 0');
+    } finally {
+      await rm(scratch, { force: true });
+    }
+  }
+  benchLog(`checkInitialKey (${chain.name})`);
+  const [, check] = await timed(() => checkInitialKey(chain.z0, chain.r1cs, chain.ptau, { timings }));
+  process.stdout.write(`\ncontribution 0 of ${chain.name} (${chain.constraints} constraints, ${chain.publicInputs} public inputs)\n`);
+  if (zkeyNew !== undefined) process.stdout.write(`  snarkjs zkey new (the rebuild)     ${seconds(zkeyNew).padStart(9)}\n`);
+  process.stdout.write(`  checkInitialKey                    ${seconds(check).padStart(9)}${zkeyNew !== undefined ? `   = ${(check / zkeyNew).toFixed(3)} × zkey new (goal ≤ 0.25)` : ''}\n`);
+  for (const [phase, ms] of Object.entries(timings)) process.stdout.write(`    ${phase.padEnd(40)} ${seconds(ms).padStart(8)}\n`);
+}
+
+/** One MSM over L‖H with verify-link's scalar width: the floor a link is compared with. */
+async function oneMsm(zkey: string): Promise<number> {
+  const info = await readZkeyInfo(zkey);
+  const l = info.sections.get(SECTION.l)!;
+  const h = info.sections.get(SECTION.h)!;
+  const handle = await open(zkey, 'r');
+  try {
+    const bases = new Uint8Array(l.size + h.size);
+    await handle.read(bases, 0, l.size, l.offset);
+    await handle.read(bases, l.size, h.size, h.offset);
+    const scalars = new Uint8Array(randomBytes((bases.length / 64) * LINK_SCALAR_BYTES));
+    const curve = await getBn128();
+    const [, ms] = await timed(() => curve.G1.multiExpAffine(bases, scalars));
+    return ms;
+  } finally {
+    await handle.close();
+  }
+}
+
+interface TemplateChain {
+  shape: RealShapedChain;
+  /** Contributions 1..links, then the final key. */
+  keys: string[];
+  final: string;
+}
+
+/** One chain of `links` contributions + beacon on the shape's contribution 0, cached. */
+async function templateChain(shape: RealShapedChain, links: number): Promise<TemplateChain> {
+  const dir = path.join(FIXTURE_CACHE, `bench-audit-chain-${shape.name}`);
+  await mkdir(dir, { recursive: true });
+  const keys: string[] = [];
+  let previous = shape.z0;
+  for (let i = 1; i <= links; i++) {
+    const target = i === 1 ? shape.z1 : i === 2 ? shape.z2 : path.join(dir, `c${i}.zkey`);
+    if (!(await exists(target))) {
+      benchLog(`contributeFast (${shape.name}, ${i} of ${links})`);
+      const from = previous;
+      await writeAtomically(target, (tmp) => contributeFast(from, tmp, `bench ${i}`, randomBytes(32).toString('hex')));
+    }
+    keys.push(target);
+    previous = target;
+  }
+  const final = path.join(dir, `final-after-${links}.zkey`);
+  if (!(await exists(final))) {
+    benchLog(`beaconFast (${shape.name})`);
+    const from = previous;
+    await writeAtomically(final, (tmp) => beaconFast(from, tmp, FINAL_BEACON_NAME, TEST_BEACON, TEST_BEACON_ITERATIONS));
+  }
+  return { shape, keys, final };
+}
+
+async function lastContributionHash(file: string): Promise<string> {
+  const info = await readZkeyInfo(file);
+  return contributionHash(await getBn128(), info.mpc.contributions.at(-1)!);
+}
+
+/** A published ceremony folder of the nine service circuits, every file a hard link of a template's. */
+async function layOutCeremony(dir: string, templates: Map<string, TemplateChain>): Promise<void> {
+  const paths = ceremonyPaths(dir);
+  const anyTemplate = templates.values().next().value!;
+  await mkdir(path.join(dir, 'circuits'), { recursive: true });
+  await mkdir(path.join(dir, 'ptau'), { recursive: true });
+  await mkdir(paths.finalDir, { recursive: true });
+  await mkdir(path.dirname(paths.transcriptPath), { recursive: true });
+  await link(anyTemplate.shape.ptau, path.join(dir, 'ptau', path.basename(anyTemplate.shape.ptau)));
+  const config = {
+    id: 'bench-audit',
+    title: 'Audit bench: nine real-shaped circuits',
+    testNetwork: true,
+    ptau: `ptau/${path.basename(anyTemplate.shape.ptau)}`,
+    circuits: SERVICE_CIRCUITS.map((c) => ({ name: c.name, verifier: c.verifier, publicInputs: templates.get(c.shape)!.shape.publicInputs, r1cs: `circuits/${c.name}.r1cs` })),
+  };
+  await writeFile(path.join(dir, 'ceremony.json'), `${JSON.stringify(config, null, 2)}\n`);
+
+  // What every circuit of a shape shares: hashes and the verification key, computed once.
+  const shared = new Map<string, { fileHashes: string[]; contributionHashes: string[]; circuitHash: string; vkey: VerificationKeyDelta }>();
+  for (const [shape, template] of templates) {
+    const files = [template.shape.z0, ...template.keys, template.final];
+    shared.set(shape, {
+      fileHashes: await Promise.all(files.map((f) => hashFile(f))),
+      contributionHashes: await Promise.all(files.slice(1).map(lastContributionHash)),
+      circuitHash: (await readZkeyInfo(template.shape.z0)).mpc.csHash.toString('hex'),
+      vkey: (await snarkjs.zKey.exportVerificationKey(template.final)) as unknown as VerificationKeyDelta,
+    });
+  }
+
+  const entries: NewTranscriptEntry[] = [];
+  const manifest: DeltaManifest = {};
+  for (const circuit of SERVICE_CIRCUITS) {
+    const template = templates.get(circuit.shape)!;
+    const facts = shared.get(circuit.shape)!;
+    const links = template.keys.length;
+    await link(template.shape.r1cs, path.join(dir, 'circuits', `${circuit.name}.r1cs`));
+    await mkdir(paths.chainDir(circuit.name), { recursive: true });
+    await link(template.shape.z0, paths.zkeyPath(circuit.name, 0));
+    entries.push({ type: 'init', circuit: circuit.name, index: 0, circuitHash: facts.circuitHash, fileHash: facts.fileHashes[0]! });
+    for (let i = 1; i <= links; i++) {
+      await link(template.keys[i - 1]!, paths.zkeyPath(circuit.name, i));
+      entries.push({ type: 'contribution', circuit: circuit.name, index: i, contributor: `bench-${i}`, contributionHash: facts.contributionHashes[i - 1]!, fileHash: facts.fileHashes[i]! });
+    }
+    await link(template.final, paths.finalZkeyPath(circuit.name));
+    entries.push({ type: 'beacon', circuit: circuit.name, index: links + 1, contributionHash: facts.contributionHashes[links]!, fileHash: facts.fileHashes[links + 1]!, beacon: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS });
+    await writeFile(paths.verificationKeyPath(circuit.name), `${JSON.stringify(facts.vkey, null, 1)}\n`);
+    manifest[circuit.verifier] = deltaEntryFromVerificationKey(facts.vkey);
+  }
+  await writeFile(paths.manifestPath, serialiseManifest(manifest));
+  const manifestHash = createHash('blake2b512').update(await readFile(paths.manifestPath)).digest('hex');
+  entries.push({ type: 'finalised', manifestHash });
+  const transcript = await Transcript.load(paths.transcriptPath, config.id);
+  await transcript.append(entries);
+}
+
+/** (b): the whole audit of the nine-circuit folder, per circuit, and the extrapolation. */
+async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: number): Promise<void> {
+  const templates = new Map<string, TemplateChain>();
+  for (const [name, shape] of shapes) templates.set(name, await templateChain(shape, links));
+  const msm = new Map<string, number>();
+  for (const [name, template] of templates) msm.set(name, await oneMsm(template.final));
+
+  const dir = path.join(FIXTURE_CACHE, `bench-audit-ceremony-${process.pid}`);
+  await rm(dir, { recursive: true, force: true });
+  try {
+    await layOutCeremony(dir, templates);
+    const marks = new Map<string, { check?: number; links?: number; finished?: number }>();
+    benchLog('ceremony audit over the nine circuits');
+    const [report, total] = await timed(() =>
+      auditCeremony(dir, (event) => {
+        const mark = marks.get(event.circuit) ?? {};
+        marks.set(event.circuit, mark);
+        const now = performance.now();
+        if (event.type === 'step' && event.step.startsWith('checking contribution 0')) mark.check = now;
+        if (event.type === 'step' && event.step.startsWith('verifying')) mark.links = now;
+        if (event.type === 'finished') {
+          mark.finished = now;
+          benchLog(`audited ${event.circuit}`);
+        }
+      }),
+    );
+    if (!report.ok) throw new Error(`the audit failed: ${JSON.stringify(report.findings.filter((f) => !f.ok))}`);
+
+    const linksPerChain = links + 1;
+    process.stdout.write(`\nceremony audit: 9 circuits × (contribution 0 + ${links} contributions + beacon) = ${9 * linksPerChain} links\n`);
+    process.stdout.write('  (one chain per shape, laid out under nine names as hard links: the audit does the full work for each)\n');
+    process.stdout.write(`  ${'circuit'.padEnd(12)} ${'shape'.padEnd(8)} ${'contribution 0'.padStart(14)} ${'links'.padStart(9)} ${'per link'.padStart(9)} ${'÷ one MSM'.padStart(10)}\n`);
+    let checkTotal = 0;
+    let linksTotal = 0;
+    for (const circuit of SERVICE_CIRCUITS) {
+      const mark = marks.get(circuit.name)!;
+      const check = mark.links! - mark.check!;
+      const linkTime = mark.finished! - mark.links!;
+      checkTotal += check;
+      linksTotal += linkTime;
+      const perLink = linkTime / linksPerChain;
+      process.stdout.write(
+        `  ${circuit.name.padEnd(12)} ${circuit.shape.padEnd(8)} ${seconds(check).padStart(14)} ${seconds(linkTime).padStart(9)} ${seconds(perLink).padStart(9)} ${(perLink / msm.get(circuit.shape)!).toFixed(2).padStart(10)}\n`,
+      );
+    }
+    for (const [name, ms] of msm) process.stdout.write(`  one MSM over L‖H of ${name} (${LINK_SCALAR_BYTES}-byte scalars, ffjavascript): ${seconds(ms)}\n`);
+    process.stdout.write(`  total (measured)                 ${seconds(total)}  (contribution 0 checks ${seconds(checkTotal)}, links ${seconds(linksTotal)}, rest ${seconds(total - checkTotal - linksTotal)})\n`);
+    const perLink = linksTotal / (9 * linksPerChain);
+    const extrapolated = total + perLink * (REAL_CEREMONY_LINKS - 9 * linksPerChain);
+    process.stdout.write(`  extrapolated to ${REAL_CEREMONY_LINKS} links       ${seconds(extrapolated)} = ${(extrapolated / 60000).toFixed(1)} min (goal ≤ 15 min; mean link ${seconds(perLink)})\n`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const { values } = parseArgs({
+  options: {
+    shapes: { type: 'string', default: 'rs18,rs17p64' },
+    links: { type: 'string', default: '5' },
+    'no-baseline': { type: 'boolean', default: false },
+    'no-ceremony': { type: 'boolean', default: false },
+  },
+});
+const shapes = new Map<string, RealShapedChain>();
+for (const name of values.shapes.split(',').map((s) => s.trim()).filter(Boolean)) shapes.set(name, await realShapedChain(name));
+for (const chain of shapes.values()) await compareWithZkeyNew(chain, !values['no-baseline']);
+if (!values['no-ceremony']) {
+  if (!shapes.has('rs18') || !shapes.has('rs17p64')) throw new Error('the nine-circuit audit needs both shapes (--shapes rs18,rs17p64)');
+  await auditNineCircuits(shapes, Number(values.links));
+}
+await releaseBn128();

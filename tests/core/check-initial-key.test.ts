@@ -1,0 +1,211 @@
+/**
+ * checkInitialKey accepts the contribution 0 that `snarkjs zkey new` writes and refuses, naming the
+ * part, a key made from another r1cs of the same shape or from another ptau, and a key with one
+ * point of IC, A, B1, B2, L or H replaced by another valid curve point (its double), a changed
+ * coefficient, a changed α or β, a point off the curve, or a wrong circuit hash. Read errors throw.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFile, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import * as snarkjs from 'snarkjs';
+import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
+import { checkInitialKey } from '../../core/audit/check-initial-key.ts';
+import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
+import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
+import type { CurveGroup } from 'ffjavascript';
+
+const CIRCUIT = 'treeUpdate';
+let scratch: string;
+let r1csPath: string;
+let ptauPath: string;
+let zkeyPath: string;
+
+before(async () => {
+  const published = await finalisedCeremony();
+  const circuit = published.config.circuits.find((c) => c.name === CIRCUIT)!;
+  r1csPath = circuit.r1csPath;
+  ptauPath = published.config.ptauPath;
+  zkeyPath = ceremonyPaths(published.dataDir).zkeyPath(CIRCUIT, 0);
+  scratch = await mkdtemp(path.join(tmpdir(), 'check-initial-key-'));
+});
+
+after(async () => {
+  await rm(scratch, { recursive: true, force: true });
+  await releaseBn128();
+});
+
+let copies = 0;
+async function copyOf(file: string): Promise<string> {
+  const target = path.join(scratch, `copy-${copies++}-${path.basename(file)}`);
+  await copyFile(file, target);
+  return target;
+}
+
+/** Asserts the check refuses with audit.initial_key_mismatch and a message naming `part`. */
+async function assertRefused(key: string, part: string, r1cs = r1csPath, ptau = ptauPath): Promise<void> {
+  await assert.rejects(checkInitialKey(key, r1cs, ptau), (error: Error & { code?: string }) => {
+    assert.equal(error.code, 'audit.initial_key_mismatch', error.message);
+    assert.match(error.message, new RegExp(`: ${part} `), error.message);
+    return true;
+  });
+}
+
+/** Replaces point `index` (or the first non-identity point from it) of a section with its double. */
+async function doublePoint(file: string, section: number, group: 'G1' | 'G2', index = 0): Promise<void> {
+  const curve = await getBn128();
+  const G = curve[group] as CurveGroup;
+  const size = group === 'G1' ? 64 : 128;
+  const info = await readZkeyInfo(file);
+  const location = info.sections.get(section)!;
+  const bytes = await readFile(file);
+  for (let i = index; (i + 1) * size <= location.size; i++) {
+    const at = location.offset + i * size;
+    const point = G.fromRprLEM(bytes, at);
+    if (G.isZero(point)) continue;
+    const doubled = new Uint8Array(size);
+    G.toRprLEM(doubled, 0, G.toAffine(G.add(point, point)));
+    bytes.set(doubled, at);
+    await writeFile(file, bytes);
+    return;
+  }
+  throw new Error(`section ${section} has no point to double`);
+}
+
+test('the contribution 0 that zkey new wrote passes, and the check returns its circuit hash', async () => {
+  const fractions: number[] = [];
+  const { csHash } = await checkInitialKey(zkeyPath, r1csPath, ptauPath, { onProgress: (f) => fractions.push(f) });
+  assert.deepEqual(csHash, (await readZkeyInfo(zkeyPath)).mpc.csHash);
+  assert.equal(fractions.at(-1), 1);
+  assert.ok(fractions.every((f, i) => f >= 0 && f <= 1 && (i === 0 || f >= fractions[i - 1]!)), 'progress only grows, within [0, 1]');
+});
+
+test('a key made from another r1cs of the same shape (one coefficient of C changed) is refused in L or IC', async () => {
+  // Constraint 0's first C term gets coefficient 2: same sizes, same A and B, another circuit.
+  const other = await copyOf(r1csPath);
+  const bytes = await readFile(other);
+  let p = 12;
+  let constraints = -1;
+  for (let i = 0; i < bytes.readUInt32LE(8); i++) {
+    const id = bytes.readUInt32LE(p);
+    const size = Number(bytes.readBigUInt64LE(p + 4));
+    if (id === 2) constraints = p + 12;
+    p += 12 + size;
+  }
+  assert.ok(constraints > 0);
+  let q = constraints;
+  let signal = -1;
+  let nPublic = 0;
+  for (let c = 0; signal < 0; c++) {
+    for (const matrix of ['A', 'B', 'C']) {
+      const n = bytes.readUInt32LE(q);
+      q += 4;
+      if (matrix === 'C' && n > 0) {
+        signal = bytes.readUInt32LE(q);
+        bytes.fill(0, q + 4, q + 36);
+        bytes[q + 4] = 2;
+        break;
+      }
+      q += n * 36;
+    }
+  }
+  await writeFile(other, bytes);
+  nPublic = (await readZkeyInfo(zkeyPath)).header.nPublic;
+  const key = path.join(scratch, 'other-r1cs.zkey');
+  await snarkjs.zKey.newZKey(other, ptauPath, key);
+  await assertRefused(key, signal <= nPublic ? 'IC' : 'L');
+});
+
+test('a key made from another ptau (another secret) is refused', async () => {
+  const curve = await getBn128();
+  const empty = path.join(scratch, 'other-0.ptau');
+  const beacon = path.join(scratch, 'other-1.ptau');
+  const prepared = path.join(scratch, 'other.ptau');
+  await snarkjs.powersOfTau.newAccumulator(curve, 10, empty);
+  await snarkjs.powersOfTau.beacon(empty, beacon, 'other', '0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20', 10);
+  await snarkjs.powersOfTau.preparePhase2(beacon, prepared);
+  const key = path.join(scratch, 'other-ptau.zkey');
+  await snarkjs.zKey.newZKey(r1csPath, prepared, key);
+  await assertRefused(key, 'header');
+  // The same key is what that ptau makes: the check accepts it against its own inputs.
+  await checkInitialKey(key, r1csPath, prepared);
+});
+
+for (const [name, section, group] of [
+  ['IC', SECTION.ic, 'G1'],
+  ['A', SECTION.a, 'G1'],
+  ['B1', SECTION.b1, 'G1'],
+  ['B2', SECTION.b2, 'G2'],
+  ['L', SECTION.l, 'G1'],
+  ['H', SECTION.h, 'G1'],
+] as const) {
+  test(`one point of ${name} replaced by its double (a valid point) is refused, naming ${name}`, async () => {
+    const key = await copyOf(zkeyPath);
+    await doublePoint(key, section, group, 3);
+    await assertRefused(key, name);
+  });
+}
+
+test('a point of A off the curve is refused, naming A', async () => {
+  const key = await copyOf(zkeyPath);
+  const info = await readZkeyInfo(key);
+  const bytes = await readFile(key);
+  bytes[info.sections.get(SECTION.a)!.offset + 64 * 5 + 7]! ^= 0x01;
+  await writeFile(key, bytes);
+  await assertRefused(key, 'A');
+});
+
+test('a changed coefficient in section 4 is refused', async () => {
+  const key = await copyOf(zkeyPath);
+  const info = await readZkeyInfo(key);
+  const bytes = await readFile(key);
+  // Entry 2's value (after the u32 count and two 44-byte entries, past matrix/constraint/signal).
+  bytes[info.sections.get(SECTION.coefficients)!.offset + 4 + 2 * 44 + 12]! ^= 0x01;
+  await writeFile(key, bytes);
+  await assertRefused(key, 'coefficients');
+});
+
+test('a changed α1 or β1 in the header is refused', async () => {
+  for (const field of [0, 1]) {
+    const key = await copyOf(zkeyPath);
+    const info = await readZkeyInfo(key);
+    const curve = await getBn128();
+    const header = info.sections.get(SECTION.grothHeader)!;
+    const at = header.offset + info.header.fixedPart.length - 2 * 64 - 2 * 128 + field * 64;
+    const bytes = await readFile(key);
+    const point = curve.G1.fromRprLEM(bytes, at);
+    const doubled = new Uint8Array(64);
+    curve.G1.toRprLEM(doubled, 0, curve.G1.toAffine(curve.G1.add(point, point)));
+    bytes.set(doubled, at);
+    await writeFile(key, bytes);
+    await assertRefused(key, 'header');
+  }
+});
+
+test('another file version is refused', async () => {
+  const key = await copyOf(zkeyPath);
+  const bytes = await readFile(key);
+  bytes.writeUInt32LE(2, 4);
+  await writeFile(key, bytes);
+  await assertRefused(key, 'header');
+});
+
+test('a wrong circuit hash is refused', async () => {
+  const key = await copyOf(zkeyPath);
+  const info = await readZkeyInfo(key);
+  const bytes = await readFile(key);
+  bytes[info.sections.get(SECTION.mpc)!.offset + 10]! ^= 0x01;
+  await writeFile(key, bytes);
+  await assertRefused(key, 'circuit hash');
+});
+
+test('a truncated key or r1cs throws a read error, never passes', async () => {
+  const key = await copyOf(zkeyPath);
+  await truncate(key, (await readFile(key)).length - 100);
+  await assert.rejects(checkInitialKey(key, r1csPath, ptauPath), (error: Error & { code?: string }) => error.code === 'zkey.malformed');
+  const r1cs = await copyOf(r1csPath);
+  await truncate(r1cs, (await readFile(r1cs)).length - 1000);
+  await assert.rejects(checkInitialKey(zkeyPath, r1cs, ptauPath), (error: Error & { code?: string }) => error.code === 'r1cs.malformed' || error.code === 'chain.file_unreadable');
+});
