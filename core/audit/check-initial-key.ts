@@ -75,6 +75,7 @@ import { CoordinatorError } from '../errors.ts';
 import { getBn128 } from '../crypto/bn128.ts';
 import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
 import { readZkeyInfo, SECTION, type ZkeyInfo } from '../zkey/zkey-file.ts';
+import { g1MultiExp } from '../kernel/g1-multi-exp.ts';
 
 const N8 = 32;
 const G1_SIZE = 2 * N8;
@@ -124,10 +125,19 @@ function mismatch(part: InitialKeyPart, label: string, why: string): Coordinator
 }
 
 /**
- * The one place that runs the multi-exponentiations, so a faster MSM (core/kernel) can replace
- * ffjavascript's in one line. Scalars are little-endian, scalars.length / points bytes each.
+ * The one place that runs the multi-exponentiations. Scalars are little-endian, scalars.length /
+ * points bytes each. G1 runs on the kernel's MSM (core/kernel/g1-multi-exp.ts, 2-2.5× ffjavascript's
+ * here), with ffjavascript's as the fallback where the kernel cannot run; G2 on ffjavascript's.
  */
-function multiExp(curve: Curve, group: GroupName, bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
+async function multiExp(curve: Curve, group: GroupName, bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
+  if (group === 'G1' && bases.length > 0) {
+    const scalarBytes = scalars.length / (bases.length / G1_SIZE);
+    try {
+      return await g1MultiExp(bases, scalars, scalarBytes);
+    } catch {
+      // The kernel could not run (no WebAssembly, a thread that died): the same sum, slower.
+    }
+  }
   return curve[group].multiExpAffine(bases, scalars);
 }
 
