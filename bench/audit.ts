@@ -30,7 +30,7 @@ import { Transcript, type NewTranscriptEntry } from '../core/transcript/transcri
 import { contributionHash } from '../core/zkey/contribution-hash.ts';
 import { readZkeyInfo, SECTION } from '../core/zkey/zkey-file.ts';
 import { FINAL_BEACON_NAME } from '../core/finalise/finalise-ceremony.ts';
-import { LINK_SCALAR_BYTES } from '../core/verify/verify-link.ts';
+import { LINK_SCALAR_BYTES } from '../core/verify/verify-link-from-head.ts';
 import { FIXTURE_CACHE, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../tests/fixtures/ceremony-fixture.ts';
 import { benchLog, realShapedChain, writeAtomically, type RealShapedChain } from './bench-chain.ts';
 

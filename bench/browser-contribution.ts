@@ -7,7 +7,7 @@
  *  - the browser: web/src/contribute/compute-contribution.ts (the app's own Web Worker), built
  *    with vite from bench/browser-contribution/ into .fixture-cache/bench-browser-contribution/
  *    and served with the head by a static server on 127.0.0.1; the head's download is timed apart.
- * Each browser output is PUT back to the server and checked with verifyLink(z2, output): it must
+ * Each browser output is PUT back to the server and checked with verifyLinkFromHead(z2, output): it must
  * be a valid next link whose contribution hash is the one the page reported.
  * Then the CLI: `ceremony contribute` (kernel threads, then its own verification and the commit)
  * on a one-circuit ceremony whose head is the chain's z0, against `npx snarkjs zkey contribute`
@@ -30,7 +30,7 @@ import type { Browser } from 'playwright-core';
 import * as snarkjs from 'snarkjs';
 import { build } from 'vite';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
-import { verifyLink } from '../core/verify/verify-link.ts';
+import { verifyLinkFromHead } from '../core/verify/verify-link-from-head.ts';
 import { echoPageErrors, launchChromium } from '../tests/helpers/chromium.ts';
 import { FIXTURE_CACHE, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { benchChain, benchLog as log, realShapedChain, type BenchChain } from './bench-chain.ts';
@@ -253,13 +253,13 @@ export async function runBrowserContribution(power: number, runs: number): Promi
       );
       const written = (await stat(browserOutput)).size;
       if (written !== result.outputBytes) throw new Error(`the page made ${result.outputBytes} bytes, the server received ${written}`);
-      log('verifyLink(z2, browser output)');
-      const link = await verifyLink(chain.z2, browserOutput);
+      log('verifyLinkFromHead(z2, browser output)');
+      const link = await verifyLinkFromHead(chain.z2, browserOutput);
       if (link.contributionHash !== result.hash) {
-        throw new Error(`the browser reported contribution hash ${result.hash}, verifyLink computed ${link.contributionHash}`);
+        throw new Error(`the browser reported contribution hash ${result.hash}, verifyLinkFromHead computed ${link.contributionHash}`);
       }
       if (link.recordedName !== 'bench') throw new Error(`the browser's record is named ${String(link.recordedName)}, not "bench"`);
-      // verifyLink's curve (threads, wasm memory) would otherwise sit beside the next browser run.
+      // verifyLinkFromHead's curve (threads, wasm memory) would otherwise sit beside the next browser run.
       await releaseBn128();
       results.push(result);
     }

@@ -4,7 +4,7 @@
  * (its own process) and its embedded verifier (a child process) have their RSS sampled every
  * 20 ms. Prints the coordinator's RSS peak over its idle baseline in each phase against the file
  * size, the verifier's, and the time from upload complete to new head minus the verification
- * itself (verifyLink on the same pair, timed separately in a process set up like the verifier).
+ * itself (verifyLinkFromHead on the same pair, timed separately in a process set up like the verifier).
  * A second contributor then uploads the chain's next key: "upload complete → verdict" is printed
  * for both, the first link uncached (two MSMs: the head's combination is not known yet) and the
  * second on the coordinator's cached path (one MSM: the head was verified by this coordinator).
@@ -21,7 +21,7 @@ import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { readZkeyInfo } from '../core/zkey/zkey-file.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
-import { verifyLink } from '../core/verify/verify-link.ts';
+import { verifyLinkFromHead } from '../core/verify/verify-link-from-head.ts';
 import { circuitChallengeKey } from '../core/verify/link-challenge.ts';
 import { randomBytes } from 'node:crypto';
 import { FIXTURE_CACHE } from '../tests/fixtures/ceremony-fixture.ts';
@@ -87,7 +87,7 @@ export interface TransferFigures {
   /** The second link (head verified by this coordinator, its combination cached): one MSM. */
   cachedToHeadSeconds: number;
   cachedToQueuedSeconds: number;
-  /** verifyLink with the head's combination cached, timed apart like verifySeconds. */
+  /** verifyLinkFromHead with the head's combination cached, timed apart like verifySeconds. */
   cachedVerifySeconds: number;
 }
 
@@ -156,22 +156,22 @@ export async function runServerTransfer(target: number | string, uploadChunkMb?:
       const secondQueued = await coordinator.waitForLog('contribution uploaded, verifying', (l) => l !== queued);
       await coordinator.stop();
 
-      log('timing verifyLink on the same pair (coordinator stopped)');
+      log('timing verifyLinkFromHead on the same pair (coordinator stopped)');
       const samples: number[] = [];
-      await verifyLink(chain.z0, chain.z1); // warm-up, as the coordinator's thread is warm after start
+      await verifyLinkFromHead(chain.z0, chain.z1); // warm-up, as the coordinator's thread is warm after start
       for (let i = 0; i < 3; i++) {
         const t = performance.now();
-        await verifyLink(chain.z0, chain.z1);
+        await verifyLinkFromHead(chain.z0, chain.z1);
         samples.push((performance.now() - t) / 1000);
       }
       samples.sort((a, b) => a - b);
       const verifySeconds = samples[1]!;
       const key = circuitChallengeKey(randomBytes(32), CIRCUIT);
-      const { combination: head } = await verifyLink(chain.z0, chain.z1, { challenge: { key } });
+      const { combination: head } = await verifyLinkFromHead(chain.z0, chain.z1, { challenge: { key } });
       const cachedSamples: number[] = [];
       for (let i = 0; i < 3; i++) {
         const t = performance.now();
-        await verifyLink(chain.z1, chain.z2, { challenge: { key, head } });
+        await verifyLinkFromHead(chain.z1, chain.z2, { challenge: { key, head } });
         cachedSamples.push((performance.now() - t) / 1000);
       }
       cachedSamples.sort((a, b) => a - b);
@@ -215,12 +215,12 @@ export function printTransfer(target: number | string, f: TransferFigures): void
     [`upload over tus (${f.uploadChunkMb.toFixed(2)} MB PATCHes)`, `${f.uploadSeconds.toFixed(2)} s, RSS peak +${f.uploadPeakOverBaselineMb.toFixed(1)} MB over baseline`],
     ['upload complete → verdict, first link (uncached, 2 MSMs)', `${f.toHeadSeconds.toFixed(2)} s, coordinator RSS peak +${f.verifyPeakOverBaselineMb.toFixed(1)} MB over baseline`],
     ['  embedded verifier process RSS', `${f.verifierIdleMb.toFixed(1)} MB idle, ${f.verifierPeakMb.toFixed(1)} MB peak while verifying`],
-    ['  of which verifyLink (timed apart)', `${f.verifySeconds.toFixed(2)} s`],
+    ['  of which verifyLinkFromHead (timed apart)', `${f.verifySeconds.toFixed(2)} s`],
     ['  overhead (goal < 1 s)', `${f.overheadSeconds.toFixed(2)} s`],
     ['    upload complete → queued (hash, SQLite)', `${f.toQueuedSeconds.toFixed(2)} s`],
-    ['    queued → head, minus verifyLink', `${(f.overheadSeconds - f.toQueuedSeconds).toFixed(2)} s (IPC, commit: rename, re-hash, fsync, transcript)`],
+    ['    queued → head, minus verifyLinkFromHead', `${(f.overheadSeconds - f.toQueuedSeconds).toFixed(2)} s (IPC, commit: rename, re-hash, fsync, transcript)`],
     ['upload complete → verdict, second link (cached, 1 MSM)', `${f.cachedToHeadSeconds.toFixed(2)} s (goal ≤ 2.5 s at 2^18)`],
-    ['  of which verifyLink, head cached (timed apart)', `${f.cachedVerifySeconds.toFixed(2)} s`],
+    ['  of which verifyLinkFromHead, head cached (timed apart)', `${f.cachedVerifySeconds.toFixed(2)} s`],
     ['  upload complete → queued (hash, SQLite)', `${f.cachedToQueuedSeconds.toFixed(2)} s`],
     ['  rest (IPC, commit: rename, re-hash, fsync, transcript)', `${(f.cachedToHeadSeconds - f.cachedVerifySeconds - f.cachedToQueuedSeconds).toFixed(2)} s`],
     ['download of the new head', `${f.downloadSeconds.toFixed(2)} s, RSS peak +${f.downloadGrowthMb.toFixed(1)} MB over its start (+${f.downloadPeakOverBaselineMb.toFixed(1)} MB over baseline)`],

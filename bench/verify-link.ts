@@ -7,12 +7,12 @@
  *    ffjavascript's multiExpAffine, with LINK_SCALAR_BYTES scalars and with 253-bit ones (the
  *    audit's); the floor is the kernel's: one MSM, and two (what a link costs without a cached head)
  *  - `ceremony verify-link prev next`, the real CLI process (start-up, curve, two MSMs)
- *  - verifyLink in a warm process (curve built): two MSMs with fresh scalars, as the CLI does; and
+ *  - verifyLinkFromHead in a warm process (curve built): two MSMs with fresh scalars, as the CLI does; and
  *    with the coordinator's circuit key and the head's combination cached, one MSM, as the
  *    coordinator's verifiers do from the second link of a chain on
- *  - snarkjs zKey.verifyFromInit(z0, ptau, z2) (what p0tion runs), and verifyContribution
+ *  - snarkjs zKey.verifyFromInit(z0, ptau, z2) (what p0tion runs), and verifyLinkFromInit
  *  - npx snarkjs zkey verify r1cs ptau z2 (rebuilds the key from r1cs + ptau)
- * and prints a table with each time as a multiple of the warm two-MSM verifyLink's, then ratios.
+ * and prints a table with each time as a multiple of the warm two-MSM verifyLinkFromHead's, then ratios.
  * Fixtures are cached under CEREMONY_FIXTURE_CACHE.
  *
  * Usage: tsx bench/verify-link.ts [--power P (10..18, default 14)] [--terms K (default 1)]
@@ -26,9 +26,9 @@ import { parseArgs } from 'node:util';
 import * as snarkjs from 'snarkjs';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { closeG1MultiExp, g1MultiExp } from '../core/kernel/g1-multi-exp.ts';
-import { LINK_SCALAR_BYTES, verifyLink } from '../core/verify/verify-link.ts';
+import { LINK_SCALAR_BYTES, verifyLinkFromHead } from '../core/verify/verify-link-from-head.ts';
 import { circuitChallengeKey } from '../core/verify/link-challenge.ts';
-import { verifyContribution } from '../core/verify/verify-contribution.ts';
+import { verifyLinkFromInit } from '../core/verify/verify-link-from-init.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
 
 silenceSnarkjsHandleWarnings();
@@ -110,12 +110,12 @@ const ffWide = await timed(() => curve.G1.multiExpAffine(nextBases, wideScalars)
 const kernelWide = await timed(() => g1MultiExp(nextBases, wideScalars, 32));
 if (!curve.G1.eq(kernelWide.value, ffWide.value)) throw new Error('the kernel MSM and ffjavascript disagree on 32-byte scalars');
 
-log('verifyLink in a warm process: two MSMs (fresh scalars), one MSM (circuit key, head cached)');
-await verifyLink(z1, z2); // warm-up: curve and worker start-up are not part of the check
-const linkMs = await median(() => verifyLink(z1, z2), runs);
+log('verifyLinkFromHead in a warm process: two MSMs (fresh scalars), one MSM (circuit key, head cached)');
+await verifyLinkFromHead(z1, z2); // warm-up: curve and worker start-up are not part of the check
+const linkMs = await median(() => verifyLinkFromHead(z1, z2), runs);
 const key = circuitChallengeKey(randomBytes(32), 'bench');
-const { combination: head } = await verifyLink(z0, z1, { challenge: { key } });
-const cachedMs = await median(() => verifyLink(z1, z2, { challenge: { key, head } }), runs);
+const { combination: head } = await verifyLinkFromHead(z0, z1, { challenge: { key } });
+const cachedMs = await median(() => verifyLinkFromHead(z1, z2, { challenge: { key, head } }), runs);
 
 log('ceremony verify-link (CLI process)');
 const cliLinkMs = await median(() => runVerifyLinkCli(z1, z2), runs);
@@ -124,8 +124,8 @@ log('snarkjs zKey.verifyFromInit');
 const fromInit = await timed(() => snarkjs.zKey.verifyFromInit(z0, ptau, z2, silent));
 if (fromInit.value !== true) throw new Error('snarkjs verifyFromInit refused the benchmark key');
 
-log('verifyContribution (ceremony verify: structure + verifyFromInit)');
-const ceremonyVerify = await timed(() => verifyContribution({ initZkeyPath: z0, ptauPath: ptau, headZkeyPath: z1, candidatePath: z2 }));
+log('verifyLinkFromInit (ceremony verify: structure + verifyFromInit)');
+const ceremonyVerify = await timed(() => verifyLinkFromInit({ initZkeyPath: z0, ptauPath: ptau, headZkeyPath: z1, candidatePath: z2 }));
 
 log('npx snarkjs zkey verify (r1cs + ptau)');
 const cli = await timed(() => runSnarkjsCli(['zkey', 'verify', r1cs, ptau, z2]));
@@ -138,10 +138,10 @@ const rows: Array<[string, number]> = [
   [`ffjavascript MSM (${points} points, 253-bit scalars)`, ffWide.ms],
   [`kernel MSM (${points} points, 253-bit scalars)`, kernelWide.ms],
   ['verify-link, warm, head cached (1 MSM: coordinator)', cachedMs],
-  ['verify-link, warm, two MSMs (verifyLink)', linkMs],
+  ['verify-link, warm, two MSMs (verifyLinkFromHead)', linkMs],
   ['ceremony verify-link (CLI process)', cliLinkMs],
   ['snarkjs zKey.verifyFromInit', fromInit.ms],
-  ['ceremony verify (verifyContribution)', ceremonyVerify.ms],
+  ['ceremony verify (verifyLinkFromInit)', ceremonyVerify.ms],
   ['npx snarkjs zkey verify (r1cs + ptau)', cli.ms],
 ];
 const width = Math.max(...rows.map(([name]) => name.length));
@@ -150,7 +150,7 @@ process.stdout.write(
   `circuit: ${shape}, ${prev.header.nVars} variables, ${prev.header.nPublic} public, |L| = ${prev.sections.get(SECTION.l)!.size / 64}, ` +
     `|H| = ${prev.header.domainSize}; median of ${runs} except the 253-bit rows and those below the CLI's (1 run)\n`,
 );
-process.stdout.write(`${'check'.padEnd(width)}  ${'time (ms)'.padStart(10)}  ${'÷ verifyLink'.padStart(12)}\n`);
+process.stdout.write(`${'check'.padEnd(width)}  ${'time (ms)'.padStart(10)}  ${'÷ verifyLinkFromHead'.padStart(12)}\n`);
 for (const [name, ms] of rows) {
   process.stdout.write(`${name.padEnd(width)}  ${ms.toFixed(0).padStart(10)}  ${(ms / linkMs).toFixed(2).padStart(12)}\n`);
 }

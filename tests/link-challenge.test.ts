@@ -1,5 +1,5 @@
 /**
- * One MSM per link: verifyLink with the coordinator's secret circuit key, given the head's cached
+ * One MSM per link: verifyLinkFromHead with the coordinator's secret circuit key, given the head's cached
  * combination, reads only the candidate's L and H, decides as the two-MSM path does (same
  * combinations, same hashes), and still refuses every kind of tampered L or H with its code. The
  * cache returns an entry only for the file hash and circuit key it was written for; the scalar
@@ -23,7 +23,7 @@ import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { isCoordinatorError, type ErrorCode } from '../core/errors.ts';
 import { openCeremony } from '../core/ceremony/open-ceremony.ts';
-import { LINK_SCALAR_BYTES, verifyLink } from '../core/verify/verify-link.ts';
+import { LINK_SCALAR_BYTES, verifyLinkFromHead } from '../core/verify/verify-link-from-head.ts';
 import { CHALLENGE_SEED_FILE, challengeScalars, circuitChallengeKey, stateDirFor } from '../core/verify/link-challenge.ts';
 import { LINK_CACHE_DIR, readCachedCombination, writeCachedCombination, type LinkCombination } from '../core/verify/link-combination-cache.ts';
 import { SECTION } from '../core/zkey/zkey-file.ts';
@@ -70,22 +70,22 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-describe('verifyLink with a circuit key', () => {
+describe('verifyLinkFromHead with a circuit key', () => {
   it('two MSMs and one (the head cached) agree on every link', async () => {
-    const first = await verifyLink(key.z0!, key.z1!, { challenge: { key: circuitKey } });
+    const first = await verifyLinkFromHead(key.z0!, key.z1!, { challenge: { key: circuitKey } });
     assert.ok(first.headCombination);
     combination.z0 = first.headCombination;
     combination.z1 = first.combination;
-    const uncached = await verifyLink(key.z1!, key.z2!, { challenge: { key: circuitKey } });
+    const uncached = await verifyLinkFromHead(key.z1!, key.z2!, { challenge: { key: circuitKey } });
     // The head's combination computed now is the one cached when it was the candidate.
     assert.deepEqual(uncached.headCombination, combination.z1);
-    const cached = await verifyLink(key.z1!, key.z2!, { challenge: { key: circuitKey, head: combination.z1 } });
+    const cached = await verifyLinkFromHead(key.z1!, key.z2!, { challenge: { key: circuitKey, head: combination.z1 } });
     assert.equal(cached.headCombination, undefined);
     assert.deepEqual(cached.combination, uncached.combination);
     assert.equal(cached.contributionHash, uncached.contributionHash);
     combination.z2 = cached.combination;
     // Fresh random scalars (the CLI) give other combinations but the same verdict.
-    const fresh = await verifyLink(key.z1!, key.z2!);
+    const fresh = await verifyLinkFromHead(key.z1!, key.z2!);
     assert.equal(fresh.contributionHash, cached.contributionHash);
     assert.notDeepEqual(fresh.combination, cached.combination);
   });
@@ -95,13 +95,13 @@ describe('verifyLink with a circuit key', () => {
       const { offset, size } = info.sections.get(SECTION.h)!;
       bytes.fill(0, offset, offset + size);
     });
-    const cached = await verifyLink(hollow, key.z2!, { challenge: { key: circuitKey, head: combination.z1! } });
+    const cached = await verifyLinkFromHead(hollow, key.z2!, { challenge: { key: circuitKey, head: combination.z1! } });
     assert.deepEqual(cached.combination, combination.z2);
-    await assert.rejects(verifyLink(hollow, key.z2!, { challenge: { key: circuitKey } }), isCoordinatorError);
+    await assert.rejects(verifyLinkFromHead(hollow, key.z2!, { challenge: { key: circuitKey } }), isCoordinatorError);
   });
 
   describe('on the cached path refuses', () => {
-    const cachedCheck = (file: string) => verifyLink(key.z1!, file, { challenge: { key: circuitKey, head: combination.z1! } });
+    const cachedCheck = (file: string) => verifyLinkFromHead(key.z1!, file, { challenge: { key: circuitKey, head: combination.z1! } });
     const edit = (name: string, change: (bytes: Buffer, info: Parameters<Parameters<typeof tamperedCopy>[2]>[1]) => void) =>
       tamperedCopy(key.z2!, path.join(dir, `${name}.zkey`), change);
 
@@ -134,7 +134,7 @@ describe('verifyLink with a circuit key', () => {
       await refusedWith('contribution.point_not_on_curve', cachedCheck(file));
     });
     it("another file's combination given as the head's", () =>
-      refusedWith('contribution.l_section_invalid', verifyLink(key.z1!, key.z2!, { challenge: { key: circuitKey, head: combination.z0! } })));
+      refusedWith('contribution.l_section_invalid', verifyLinkFromHead(key.z1!, key.z2!, { challenge: { key: circuitKey, head: combination.z0! } })));
   });
 });
 

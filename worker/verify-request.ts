@@ -1,6 +1,6 @@
 /**
  * One verification request, as every verifier runs it (the embedded verifier process and the BullMQ
- * worker processes): the core's incremental verifyLink of the candidate on the verified head (no
+ * worker processes): the core's incremental verifyLinkFromHead of the candidate on the verified head (no
  * r1cs, no ptau, cost flat in chain length; the final key is still checked from contribution 0
  * at finalisation), and the sorting of its failures into the two kinds that matter to a queue.
  * A refusal of the contribution (a code that core/errors.ts marks `refusesContribution`) is an
@@ -11,7 +11,7 @@
  * verifier contract, core/verification/verification-contract.ts.
  */
 import { isCoordinatorError } from '../core/errors.ts';
-import { verifyLink, type LinkVerdict } from '../core/verify/verify-link.ts';
+import { verifyLinkFromHead, type LinkVerdict } from '../core/verify/verify-link-from-head.ts';
 import { circuitChallengeKey, linkChallengeSeed } from '../core/verify/link-challenge.ts';
 import { readCachedCombination, writeCachedCombination, type LinkCombination } from '../core/verify/link-combination-cache.ts';
 import { isRefusalCode, type DecidedOutcome, type VerificationRequest } from '../core/verification/verification-contract.ts';
@@ -21,10 +21,10 @@ const LINK_LABELS = { prev: 'the chain head', next: 'the uploaded key' };
 
 async function verifyWithChallenge(request: VerificationRequest): Promise<LinkVerdict> {
   const { challenge } = request;
-  if (!challenge) return verifyLink(request.headZkeyPath, request.candidatePath, { labels: LINK_LABELS });
+  if (!challenge) return verifyLinkFromHead(request.headZkeyPath, request.candidatePath, { labels: LINK_LABELS });
   const key = circuitChallengeKey(await linkChallengeSeed(challenge.stateDir), request.circuit);
   const head = await readCachedCombination(challenge.stateDir, key, challenge.headFileHash);
-  const link = await verifyLink(request.headZkeyPath, request.candidatePath, { labels: LINK_LABELS, challenge: head ? { key, head } : { key } });
+  const link = await verifyLinkFromHead(request.headZkeyPath, request.candidatePath, { labels: LINK_LABELS, challenge: head ? { key, head } : { key } });
   // Cached before the verdict leaves, since the next verification on this circuit has this
   // candidate as head; the head's too when it had to be computed (after a restart, or for
   // contribution 0). A cache that cannot be written only costs a later verification its second MSM.

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { CoordinatorError } from '../../core/errors.ts';
 import { parseBeaconParameters } from '../../core/finalise/beacon-parameters.ts';
 import type { LinkExpectation } from '../../core/verify/check-link-structure.ts';
-import { verifyLink } from '../../core/verify/verify-link.ts';
+import { verifyLinkFromHead } from '../../core/verify/verify-link-from-head.ts';
 
 export function verifyLinkCommand(): Command {
   return new Command('verify-link')
@@ -16,7 +16,7 @@ export function verifyLinkCommand(): Command {
         throw new CoordinatorError('usage.invalid_arguments', '--beacon and --iterations go together');
       }
       const expect: LinkExpectation = options.beacon !== undefined ? { kind: 'beacon', ...parseBeaconParameters(options.beacon, options.iterations!) } : { kind: 'random' };
-      const link = await verifyLink(prev, next, { expect });
+      const link = await verifyLinkFromHead(prev, next, { expect });
       process.stdout.write(`${link.contributionHash}\n`);
       process.stderr.write(`valid: contribution #${link.index}${link.recordedName ? ` by "${link.recordedName}"` : ''} extends ${prev}\n`);
     });

@@ -5,7 +5,7 @@
  * verified against the one before it, every file is hashed against the transcript, the final key
  * is checked as the announced beacon applied to the last head, and the manifest is recomputed.
  *
- * Links are verified incrementally, in one pass per chain (verify-link.ts): 0→1→…→K→final under
+ * Links are verified incrementally, in one pass per chain (verify-link-from-head.ts): 0→1→…→K→final under
  * one random challenge key drawn for this audit alone (crypto.randomBytes, 32 bytes, held in
  * memory and never written, logged or returned). The combination R_k = Σ r_i·P_i of zkey k's L‖H
  * computed when k was checked as NEXT is carried forward as the `head` of link k→k+1, so a chain
@@ -21,7 +21,7 @@
  * its G1 sections (check-initial-key.ts, which also bounds B2's G2 cofactor case and says why that
  * case cannot make a false proof verify), so it is honest. Induction along the chain: if zkey k is
  * honest (its L‖H are δ_k-scaled from contribution 0), link k→k+1 is accepted only if e(R_{k+1}, δ2_{k+1}) = e(R_k, δ2_k); with
- * d_i = dlog(s·N_i − P_i) as in verify-link.ts this says Σ r_i·d_i = 0 mod p. The files are all
+ * d_i = dlog(s·N_i − P_i) as in verify-link-from-head.ts this says Σ r_i·d_i = 0 mod p. The files are all
  * fixed (published) before the key is drawn, and the key is fresh for every audit, so unlike the
  * coordinator's fixed key no adaptive argument is needed: for each link whose L‖H cheat (some
  * d_i ≠ 0), the check passes for at most one value of one uniform 64-bit r_i, probability
@@ -29,9 +29,9 @@
  * a chain gives ≤ K/2^64 that any cheating link of it passes; over a whole ceremony of n links,
  * ≤ n/2^64 (370 links: < 2^-55). Reusing the scalars across the links of one chain costs nothing:
  * the bound for each link only needs its r_i uniform and independent of the (fixed) files. The
- * scalars are 64-bit (verify-link's LINK_SCALAR_BYTES, not an option of its API), not 128-bit.
+ * scalars are 64-bit (verify-link-from-head's LINK_SCALAR_BYTES, not an option of its API), not 128-bit.
  * Everything else a link needs (structure, proofs of knowledge, δ in G1 and G2, points on the
- * curve, the beacon's parameters and key) is checked deterministically by verifyLink.
+ * curve, the beacon's parameters and key) is checked deterministically by verifyLinkFromHead.
  */
 import { readFile } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
@@ -43,7 +43,7 @@ import { Transcript } from '../transcript/transcript.ts';
 import { chainsFromTranscript, type CircuitChain } from '../ceremony/open-ceremony.ts';
 import { checkCeremonyInputs } from '../ceremony/init-ceremony.ts';
 import { hashFile } from '../crypto/file-hash.ts';
-import { verifyLink } from '../verify/verify-link.ts';
+import { verifyLinkFromHead } from '../verify/verify-link-from-head.ts';
 import type { LinkCombination } from '../verify/link-combination-cache.ts';
 import { CoordinatorError, isCoordinatorError } from '../errors.ts';
 import { deltaEntryFromVerificationKey, type DeltaEntry, type VerificationKeyDelta } from '../manifest/delta-manifest.ts';
@@ -122,7 +122,7 @@ async function auditChain(
   for (const entry of chain.contributions) {
     const current = paths.zkeyPath(name, entry.index);
     await expectFileHash(current, entry.fileHash, `contribution ${entry.index}`);
-    const link = await verifyLink(previous, current, { challenge: { key, head }, labels: { prev: `contribution ${entry.index - 1}`, next: `contribution ${entry.index}` } });
+    const link = await verifyLinkFromHead(previous, current, { challenge: { key, head }, labels: { prev: `contribution ${entry.index - 1}`, next: `contribution ${entry.index}` } });
     if (link.contributionHash !== entry.contributionHash) {
       throw new CoordinatorError('transcript.corrupt', `contribution ${entry.index}: the transcript records a different contribution hash`);
     }
@@ -135,7 +135,7 @@ async function auditChain(
 
   const finalPath = paths.finalZkeyPath(name);
   await expectFileHash(finalPath, chain.beacon.fileHash, 'the final key');
-  const link = await verifyLink(previous, finalPath, {
+  const link = await verifyLinkFromHead(previous, finalPath, {
     challenge: { key, head },
     expect: { kind: 'beacon', beaconHex: chain.beacon.beacon, iterationsExp: chain.beacon.iterationsExp },
     labels: { prev: `contribution ${chain.contributions.length}`, next: 'the final key' },

@@ -11,8 +11,8 @@ import { contributeFast } from '../kernel/contribute-fast.ts';
 import { commitFile, isTempPath, tempPathFor } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
-import { verifyContribution, type VerifiedLink } from '../verify/verify-contribution.ts';
-import { verifyLink } from '../verify/verify-link.ts';
+import { verifyLinkFromInit, type VerifiedLink } from '../verify/verify-link-from-init.ts';
+import { verifyLinkFromHead } from '../verify/verify-link-from-head.ts';
 import { withCeremonyLock } from '../chain/ceremony-lock.ts';
 import { ceremonyPaths } from '../chain/ceremony-paths.ts';
 import { openCeremony, requireChain, type CeremonyState, type CircuitChain } from './open-ceremony.ts';
@@ -29,7 +29,7 @@ export interface AcceptedContribution {
 
 /** Verifies a candidate against the current head of a chain, changing nothing. */
 async function verifyAgainstHead(state: CeremonyState, chain: CircuitChain, candidatePath: string, progress: Progress = silentProgress): Promise<VerifiedLink> {
-  return verifyContribution({
+  return verifyLinkFromInit({
     initZkeyPath: state.paths.zkeyPath(chain.circuit.name, 0),
     ptauPath: state.config.ptauPath,
     headZkeyPath: state.paths.zkeyPath(chain.circuit.name, chain.headIndex),
@@ -111,9 +111,9 @@ export async function contributeLocally(dataDir: string, circuitName: string, co
     const made = await contributeFast(headPath, staged, contributor, randomBytes(64).toString('hex'), { logger: snarkjsProgressLogger(progress, name) });
     progress({ type: 'step', circuit: name, step: `verifying contribution ${chain.headIndex + 1}` });
     // Made here from a committed (so verified) head: the incremental link check against that head
-    // (verifyLink: proof of knowledge, delta, L and H against the head's) is the whole proof needed.
+    // (verifyLinkFromHead: proof of knowledge, delta, L and H against the head's) is the whole proof needed.
     const accepted = await commitStagedLink(state, chain, staged, contributor, async (_state, _chain, candidate) => {
-      const link = await verifyLink(headPath, candidate);
+      const link = await verifyLinkFromHead(headPath, candidate);
       // Checked before the commit: the hash the contributor is shown must be the one recorded.
       if (link.contributionHash !== made.hash) throw new Error('the contribution hash of the new key differs from the one computed while making it');
       return link;

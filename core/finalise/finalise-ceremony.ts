@@ -14,7 +14,7 @@ import { hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
 import { withCeremonyLock } from '../chain/ceremony-lock.ts';
 import { ceremonyPaths } from '../chain/ceremony-paths.ts';
-import { verifyContribution } from '../verify/verify-contribution.ts';
+import { verifyLinkFromInit } from '../verify/verify-link-from-init.ts';
 import { openCeremony, type CeremonyState, type CircuitChain } from '../ceremony/open-ceremony.ts';
 import { silentProgress, snarkjsProgressLogger, type Progress } from '../ceremony/progress.ts';
 import { deltaEntryFromVerificationKey, serialiseManifest, type DeltaManifest, type VerificationKeyDelta } from '../manifest/delta-manifest.ts';
@@ -71,7 +71,7 @@ async function applyBeacon(state: CeremonyState, chain: CircuitChain, beacon: Be
     progress({ type: 'step', circuit: name, step: 'verifying the final key' });
     let link;
     try {
-      link = await verifyContribution({
+      link = await verifyLinkFromInit({
         initZkeyPath: state.paths.zkeyPath(name, 0),
         ptauPath: state.config.ptauPath,
         headZkeyPath: headPath,

@@ -2,8 +2,8 @@
  * The structural half of deciding whether a candidate zkey is the next link on a verified head:
  * same circuit (header, IC, coefficients, A, B1, B2 byte-equal), an MPC history that is the head's
  * plus exactly one new record of the expected kind, a new delta that the header carries, and L and
- * H of the head's sizes. No cryptography: both `verifyContribution` (which then asks snarkjs) and
- * `verifyLink` (which checks the new record and L, H itself) start here, so a refusal carries the
+ * H of the head's sizes. No cryptography: both `verifyLinkFromInit` (which then asks snarkjs) and
+ * `verifyLinkFromHead` (which checks the new record and L, H itself) start here, so a refusal carries the
  * same code whichever path ran.
  */
 import { open, type FileHandle } from 'node:fs/promises';

@@ -1,7 +1,7 @@
 /**
  * The coordinator's secret challenge for link verification: the seed file in the data folder's
  * private state/ (created once, mode 0600), the key each circuit derives from it, and the scalar
- * stream that key defines. verify-link.ts says why fixed secret scalars are sound; this module
+ * stream that key defines. verify-link-from-head.ts says why fixed secret scalars are sound; this module
  * keeps them secret (link-combination-cache.ts keeps what is computed with them).
  *
  * Nothing here ever puts the seed or a key into an error message or a log.

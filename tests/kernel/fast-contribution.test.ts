@@ -3,7 +3,7 @@
  * (snarkjs's beacon derives it deterministically) the key is byte for byte the one snarkjs writes;
  * with fresh entropy, `snarkjs zkey verify` (verifyFromInit: r1cs + ptau) accepts it, the hash
  * returned is the one snarkjs computes for the file, and `ceremony contribute` (contributeLocally)
- * commits one on every circuit of the project's test ceremony, each accepted by verifyLink.
+ * commits one on every circuit of the project's test ceremony, each accepted by verifyLinkFromHead.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +17,7 @@ import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
-import { verifyLink } from '../../core/verify/verify-link.ts';
+import { verifyLinkFromHead } from '../../core/verify/verify-link-from-head.ts';
 import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 
 const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -61,7 +61,7 @@ describe('contributions with the G1 kernel', () => {
     const r1cs = circuit.r1csPath;
     const ptau = config.ptauPath;
     assert.equal(await snarkjs.zKey.verifyFromR1cs(r1cs, ptau, out, silent), true);
-    const link = await verifyLink(paths.zkeyPath(circuit.name, 0), out);
+    const link = await verifyLinkFromHead(paths.zkeyPath(circuit.name, 0), out);
     assert.equal(link.contributionHash, made.hash);
   });
 
@@ -71,7 +71,7 @@ describe('contributions with the G1 kernel', () => {
     for (const circuit of config.circuits) {
       const accepted = await contributeLocally(dataDir, circuit.name, 'kernel-test');
       assert.equal(accepted.index, 1);
-      const link = await verifyLink(paths.zkeyPath(circuit.name, 0), accepted.path);
+      const link = await verifyLinkFromHead(paths.zkeyPath(circuit.name, 0), accepted.path);
       assert.equal(link.contributionHash, accepted.contributionHash, circuit.name);
     }
   });

@@ -16,7 +16,7 @@ import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { commitPreverifiedContribution } from '../../core/ceremony/extend-chain.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
-import { verifyLink } from '../../core/verify/verify-link.ts';
+import { verifyLinkFromHead } from '../../core/verify/verify-link-from-head.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { ContributionStore, type ContributionRow } from '../../server/contributions/contribution-store.ts';
 import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
@@ -72,7 +72,7 @@ test('a link already in the transcript is accepted with its receipt; a lost uplo
   // A crash after the transcript append and before the verdict reached SQLite.
   const committedRow = await uploadAndLeaveVerifying(alice, running, 'register');
   await running.close();
-  const link = await verifyLink(ceremonyPaths(dataDir).zkeyPath('register', 0), committedRow.candidatePath);
+  const link = await verifyLinkFromHead(ceremonyPaths(dataDir).zkeyPath('register', 0), committedRow.candidatePath);
   await commitPreverifiedContribution(dataDir, 'register', {
     candidatePath: committedRow.candidatePath,
     headIndex: committedRow.headIndex,

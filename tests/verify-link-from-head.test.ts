@@ -1,5 +1,5 @@
 /**
- * verifyLink against real snarkjs keys: a chain of the `register` circuit (three contributions and
+ * verifyLinkFromHead against real snarkjs keys: a chain of the `register` circuit (three contributions and
  * a beacon) is accepted link by link with snarkjs's own contribution hashes, in agreement with
  * `zKey.verifyFromInit`; every kind of bad link, most of them crafted by editing bytes at offsets
  * from readZkeyInfo's section map, is refused with its own code.
@@ -13,7 +13,7 @@ import * as snarkjs from 'snarkjs';
 import type { Bn128Curve } from 'ffjavascript';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { isCoordinatorError, type ErrorCode } from '../core/errors.ts';
-import { verifyLink } from '../core/verify/verify-link.ts';
+import { verifyLinkFromHead } from '../core/verify/verify-link-from-head.ts';
 import { readZkeyInfo, SECTION, type ZkeyInfo } from '../core/zkey/zkey-file.ts';
 import type { LinkExpectation } from '../core/verify/check-link-structure.ts';
 import { devPtau, PROJECT_DATA_DIR, TEST_BEACON, TEST_BEACON_ITERATIONS } from './fixtures/ceremony-fixture.ts';
@@ -32,7 +32,7 @@ const hash: Record<string, string> = {};
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
 async function refusedWith(code: ErrorCode, prev: string, next: string, expect?: LinkExpectation): Promise<void> {
-  await assert.rejects(verifyLink(prev, next, { expect }), (error: unknown) => {
+  await assert.rejects(verifyLinkFromHead(prev, next, { expect }), (error: unknown) => {
     assert.ok(isCoordinatorError(error), `expected a CoordinatorError, got ${String(error)}`);
     assert.equal(error.code, code, error.message);
     return true;
@@ -84,12 +84,12 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-describe('verifyLink accepts', () => {
+describe('verifyLinkFromHead accepts', () => {
   it('every link of a chain, with the contribution hash snarkjs printed, as verifyFromInit does', async () => {
     const chain = ['z0', 'z1', 'z2', 'z3'];
     for (let i = 1; i < chain.length; i++) {
       const name = chain[i]!;
-      const link = await verifyLink(key[chain[i - 1]!]!, key[name]!);
+      const link = await verifyLinkFromHead(key[chain[i - 1]!]!, key[name]!);
       assert.equal(link.index, i);
       assert.equal(link.contributionHash, hash[name]);
       assert.match(link.contributionHash, /^[0-9a-f]{128}$/);
@@ -99,7 +99,7 @@ describe('verifyLink accepts', () => {
   });
 
   it('the final beacon link when the beacon is expected', async () => {
-    const link = await verifyLink(key.z3!, key.final!, { expect: BEACON });
+    const link = await verifyLinkFromHead(key.z3!, key.final!, { expect: BEACON });
     assert.equal(link.contributionHash, hash.final);
     assert.equal(link.type, 1);
     assert.equal(link.recordedName, 'beacon');
@@ -116,7 +116,7 @@ describe('verifyLink accepts', () => {
   });
 });
 
-describe('verifyLink refuses', () => {
+describe('verifyLinkFromHead refuses', () => {
   it('a truncated file and a file that is not a zkey', async () => {
     const cut = path.join(dir, 'truncated.zkey');
     await copyFile(key.z2!, cut);

@@ -1,6 +1,9 @@
 /**
- * Decides whether a candidate zkey is a valid next link on the head of a circuit's chain. This is
- * the heart of the ceremony: nothing becomes a head without passing here.
+ * Verification of one link from contribution 0: is a candidate zkey a valid next link on the head
+ * of a circuit's chain, checked by snarkjs against the chain's first key and the ptau? Used by
+ * `ceremony verify` and `acceptContribution` (extend-chain.ts), and by finalisation for the
+ * beacon's final key. The coordinator and `ceremony contribute` use the incremental
+ * verify-link-from-head.ts instead, which needs only the head.
  *
  * Two layers, cheapest first:
  *  1. Structure, against the head (check-link-structure.ts, streaming, each failure with its own code): a well-formed
@@ -22,7 +25,7 @@ import { snarkjsProgressLogger, type Progress } from '../ceremony/progress.ts';
 
 export type { LinkExpectation } from './check-link-structure.ts';
 
-export interface VerifyContributionInput {
+export interface VerifyLinkFromInitInput {
   /** Contribution 0 of the chain, as `ceremony init` made it. */
   initZkeyPath: string;
   ptauPath: string;
@@ -64,7 +67,7 @@ function codeForSnarkjsFailure(errors: string[]): { code: ErrorCode; message: st
   return { code: 'contribution.invalid', message: `snarkjs refused the key: ${all}` };
 }
 
-export async function verifyContribution(input: VerifyContributionInput): Promise<VerifiedLink> {
+export async function verifyLinkFromInit(input: VerifyLinkFromInitInput): Promise<VerifiedLink> {
   const expect = input.expect ?? { kind: 'random' };
   const candidate = await readZkeyInfo(input.candidatePath, input.labels?.candidate);
   const head = await readZkeyInfo(input.headZkeyPath, input.labels?.head);

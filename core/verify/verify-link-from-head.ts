@@ -1,7 +1,11 @@
 /**
- * Incremental verification of one link: is NEXT a valid contribution on PREV, an already-verified
- * head? Needs neither the r1cs nor the ptau, and costs two multi-exponentiations with short
- * scalars over L‖H plus a handful of pairings, whatever the chain length.
+ * Verification of one link from its head alone (incremental): is NEXT a valid contribution on
+ * PREV, an already-verified head? Needs neither the r1cs, the ptau nor contribution 0, and costs
+ * two multi-exponentiations with short scalars over L‖H plus a handful of pairings, whatever the
+ * chain length. This is the check every contribution the coordinator accepts passes (its
+ * verifiers, worker/verify-request.ts), and the one `ceremony contribute`, `ceremony verify-link`
+ * and `ceremony audit` run; verify-link-from-init.ts is the slower check from contribution 0
+ * through snarkjs.
  *
  *  1. Structure (checkLinkStructure): same circuit, one new record of the expected kind, new delta
  *     carried by the header.
@@ -47,7 +51,7 @@ import { getBn128 } from '../crypto/bn128.ts';
 import { contributionHash } from '../zkey/contribution-hash.ts';
 import { CONTRIBUTION_TYPE, readZkeyInfo, SECTION, type ContributionRecord, type ZkeyInfo } from '../zkey/zkey-file.ts';
 import { checkLinkStructure, type LinkExpectation } from './check-link-structure.ts';
-import type { VerifiedLink } from './verify-contribution.ts';
+import type { VerifiedLink } from './verify-link-from-init.ts';
 import { challengeScalars } from './link-challenge.ts';
 import type { LinkCombination } from './link-combination-cache.ts';
 import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
@@ -55,7 +59,7 @@ import { hashToG2, rngFromBeacon } from '../crypto/snarkjs-rng.ts';
 import { readExactlyInto, ShortReadError } from '../binfile/read-exactly.ts';
 import { g1MultiExp } from '../kernel/g1-multi-exp.ts';
 
-export interface VerifyLinkOptions {
+export interface VerifyLinkFromHeadOptions {
   /** Kind of record NEXT must add. Default: a random (non-beacon) contribution. */
   expect?: LinkExpectation;
   /** How refusals name PREV and NEXT (default: their paths); a server passes roles, never its paths. */
@@ -327,7 +331,7 @@ function toCombinationBytes(curve: Curve, point: Uint8Array): Uint8Array {
   return out;
 }
 
-async function checkLAndH(curve: Curve, prev: ZkeyInfo, next: ZkeyInfo, nextDelta2: Uint8Array, options: VerifyLinkOptions): Promise<{ next: LinkCombination; prev?: LinkCombination }> {
+async function checkLAndH(curve: Curve, prev: ZkeyInfo, next: ZkeyInfo, nextDelta2: Uint8Array, options: VerifyLinkFromHeadOptions): Promise<{ next: LinkCombination; prev?: LinkCombination }> {
   const G1 = curve.G1;
   const prevDelta2 = curve.G2.fromRprLEM(prev.header.delta2, 0);
   const key = options.challenge?.key;
@@ -360,7 +364,7 @@ async function checkLAndH(curve: Curve, prev: ZkeyInfo, next: ZkeyInfo, nextDelt
  * code on the first failure; returns the new contribution's index, hash (as snarkjs prints it),
  * recorded name and type.
  */
-export async function verifyLink(prevPath: string, nextPath: string, options: VerifyLinkOptions = {}): Promise<LinkVerdict> {
+export async function verifyLinkFromHead(prevPath: string, nextPath: string, options: VerifyLinkFromHeadOptions = {}): Promise<LinkVerdict> {
   const expect = options.expect ?? { kind: 'random' };
   const next = await readZkeyInfo(nextPath, options.labels?.next);
   const prev = await readZkeyInfo(prevPath, options.labels?.prev);
