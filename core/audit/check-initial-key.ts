@@ -73,9 +73,10 @@ import { open, type FileHandle } from 'node:fs/promises';
 import type { Bn128Curve, CurveGroup } from 'ffjavascript';
 import { CoordinatorError } from '../errors.ts';
 import { getBn128 } from '../crypto/bn128.ts';
-import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
+import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { readZkeyInfo, SECTION, type ZkeyInfo } from '../zkey/zkey-file.ts';
 import { g1MultiExp } from '../kernel/g1-multi-exp.ts';
+import { firstPointOffCurve } from '../zkey/point-checks.ts';
 
 const N8 = 32;
 const G1_SIZE = 2 * N8;
@@ -83,8 +84,6 @@ const G2_SIZE = 4 * N8;
 /** Bytes of each random scalar: 128 bits, see the module comment. */
 export const INITIAL_KEY_SCALAR_BYTES = 16;
 const CHUNK_POINTS = 1 << 17;
-/** Most significant 32 bits of q: a coordinate whose top word is below this is canonical. */
-const Q_TOP_WORD = Number(BN254_Q >> 224n);
 /** 2^256 mod r: the Montgomery factor of snarkjs's Fr. */
 const MONT_R = (1n << 256n) % BN254_R;
 const MONT_R2 = (MONT_R * MONT_R) % BN254_R;
@@ -250,47 +249,7 @@ function writeLe(target: Uint8Array, offset: number, value: bigint, bytes: numbe
 // ---------------------------------------------------------------------------------------------
 // Points
 
-function coordinatesCanonical(bytes: Uint8Array, offset: number, coordinates: number): boolean {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let c = 0; c < coordinates; c++) {
-    const start = offset + c * N8;
-    const top = view.getUint32(start + N8 - 4, true);
-    if (top > Q_TOP_WORD) return false;
-    if (top === Q_TOP_WORD && leBigint(Buffer.from(bytes.buffer, bytes.byteOffset + start, N8), 0) >= BN254_Q) return false;
-  }
-  return true;
-}
 
-/**
- * Index of the first point of `bases` that is not a canonically encoded point of the group's curve
- * (the all-zero identity allowed), or -1; ffjavascript's wasm on the main thread, in small batches.
- */
-function firstPointOffCurve(curve: Curve, group: GroupName, bases: Uint8Array): number {
-  const size = group === 'G1' ? G1_SIZE : G2_SIZE;
-  const prefix = group === 'G1' ? 'g1m' : 'g2m';
-  const exports = curve.tm.instance.exports as Record<string, (p: number) => number>;
-  const inCurve = exports[`${prefix}_inCurveAffine`]!;
-  const isZero = exports[`${prefix}_isZeroAffine`]!;
-  const count = bases.length / size;
-  const batch = 256;
-  curve.tm.startSyncOp();
-  try {
-    const pointer = curve.tm.alloc(batch * size);
-    const memory = new Uint8Array(curve.tm.memory.buffer);
-    for (let first = 0; first < count; first += batch) {
-      const n = Math.min(batch, count - first);
-      memory.set(bases.subarray(first * size, (first + n) * size), pointer);
-      for (let i = 0; i < n; i++) {
-        const p = pointer + i * size;
-        const onCurve = isZero(p) !== 0 || inCurve(p) !== 0;
-        if (!onCurve || !coordinatesCanonical(bases, (first + i) * size, size / N8)) return first + i;
-      }
-    }
-    return -1;
-  } finally {
-    curve.tm.endSyncOp();
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The r1cs pass

@@ -54,10 +54,11 @@ import { checkLinkStructure, type LinkExpectation } from './check-link-structure
 import type { VerifiedLink } from './verify-link-from-init.ts';
 import { challengeScalars } from './link-challenge.ts';
 import type { LinkCombination } from './link-combination-cache.ts';
-import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
+import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { hashToG2, rngFromBeacon } from '../crypto/snarkjs-rng.ts';
 import { readExactlyInto, ShortReadError } from '../binfile/read-exactly.ts';
 import { g1MultiExp } from '../kernel/g1-multi-exp.ts';
+import { coordinatesCanonical, firstPointOffCurve } from '../zkey/point-checks.ts';
 
 export interface VerifyLinkFromHeadOptions {
   /** Kind of record NEXT must add. Default: a random (non-beacon) contribution. */
@@ -99,8 +100,6 @@ export const LINK_SCALAR_BYTES = 8;
 const CHUNK_POINTS = 1 << 18;
 const N8 = 32;
 const G1_SIZE = 2 * N8;
-/** Most significant 32 bits of q: a coordinate whose top word is below this is canonical. */
-const Q_TOP_WORD = Number(BN254_Q >> 224n);
 
 /** The parts of ffjavascript's curve that its typings (types/snarkjs.d.ts) leave out. */
 interface CurveExtras {
@@ -121,21 +120,7 @@ function refuse(code: ErrorCode, message: string): never {
   throw new CoordinatorError(code, message);
 }
 
-function littleEndianBigint(bytes: Uint8Array, offset: number): bigint {
-  return BigInt(`0x${Buffer.from(bytes.subarray(offset, offset + N8)).reverse().toString('hex')}`);
-}
 
-/** Each coordinate below q: a non-canonical encoding would be a second file for the same key. */
-function coordinatesCanonical(bytes: Uint8Array, offset: number, coordinates: number): boolean {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let c = 0; c < coordinates; c++) {
-    const start = offset + c * N8;
-    const top = view.getUint32(start + N8 - 4, true);
-    if (top > Q_TOP_WORD) return false;
-    if (top === Q_TOP_WORD && littleEndianBigint(bytes, start) >= BN254_Q) return false;
-  }
-  return true;
-}
 
 /** Decodes a G1 point of the header or the record; refuses one off the curve. */
 function g1Point(curve: Curve, lem: Buffer, what: string): Uint8Array {
@@ -214,35 +199,6 @@ async function checkDelta2(curve: Curve, next: ZkeyInfo): Promise<Uint8Array> {
   return delta2;
 }
 
-/**
- * Index of the first point of `bases` that is not a canonically encoded point of G1 (the all-zero
- * encoding of the identity is allowed), or -1. Runs ffjavascript's own wasm `g1m_inCurveAffine` on
- * the curve's main-thread instance in small batches: about 0.3 µs a point, a few per cent of the
- * MSM; the same check in JS bigints costs ~1.5 µs a point.
- */
-function firstPointOffCurve(curve: Curve, bases: Uint8Array): number {
-  const count = bases.length / G1_SIZE;
-  const exports = curve.tm.instance.exports as { g1m_inCurveAffine(p: number): number; g1m_isZeroAffine(p: number): number };
-  const batch = 256;
-  curve.tm.startSyncOp();
-  try {
-    const pointer = curve.tm.alloc(batch * G1_SIZE);
-    const memory = new Uint8Array(curve.tm.memory.buffer);
-    if (pointer + batch * G1_SIZE > memory.length) throw new Error('ffjavascript main-thread memory is too small for the on-curve check');
-    for (let first = 0; first < count; first += batch) {
-      const n = Math.min(batch, count - first);
-      memory.set(bases.subarray(first * G1_SIZE, (first + n) * G1_SIZE), pointer);
-      for (let i = 0; i < n; i++) {
-        const p = pointer + i * G1_SIZE;
-        const onCurve = exports.g1m_isZeroAffine(p) !== 0 || exports.g1m_inCurveAffine(p) !== 0;
-        if (!onCurve || !coordinatesCanonical(bases, (first + i) * G1_SIZE, 2)) return first + i;
-      }
-    }
-    return -1;
-  } finally {
-    curve.tm.endSyncOp();
-  }
-}
 
 async function readChunk(handle: FileHandle, position: number, length: number, what: string): Promise<Uint8Array> {
   // A plain Uint8Array with its own buffer: ffjavascript posts slices of it to its workers, and a
@@ -310,7 +266,7 @@ async function randomCombination(curve: Curve, prev: ZkeyInfo, next: ZkeyInfo, i
       // The MSMs run on the kernel's threads while this thread checks the same points
       // are on the curve; a refusal waits for them (their sums are then simply dropped).
       const sums = Promise.all([prevBases ? multiExp(curve, prevBases, scalars) : undefined, multiExp(curve, nextBases, scalars)]);
-      const bad = firstPointOffCurve(curve, nextBases);
+      const bad = firstPointOffCurve(curve, 'G1', nextBases);
       if (bad >= 0) {
         await sums.catch(() => undefined);
         refuse('contribution.point_not_on_curve', `point ${first + bad} of the ${name} section is not a point of the curve`);
