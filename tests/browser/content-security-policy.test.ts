@@ -101,8 +101,22 @@ test('sign-in with a Semaphore proof, a contribution and the console run under t
   const remove = '#console-queue button[data-remove^="semaphore:"]';
   await consolePage.waitForSelector(remove, { timeout: 30_000 });
   await screenshot(consolePage, 'csp-02-console-queue');
-  await consolePage.click(remove);
-  await contributor.waitForSelector('#removal-notice [data-reason="coordinator"]', { timeout: 30_000 });
+  // The page contributes to each circuit by itself, so the entry shown may be a turn whose upload
+  // lands before the click: a contribution being verified cannot be removed (lobby.not_queued),
+  // and the console says so. Then the next circuit's turn is removed instead.
+  const removed = '#removal-notice [data-reason="coordinator"]';
+  for (let attempt = 1; ; attempt++) {
+    // A notice of the previous attempt must not answer for this one.
+    await consolePage.evaluate(() => document.querySelectorAll('[data-error-code]').forEach((notice) => notice.remove()));
+    await consolePage.click(remove);
+    const outcome = await Promise.race([
+      contributor.waitForSelector(removed, { timeout: 30_000 }).then(() => 'removed' as const),
+      consolePage.waitForSelector('[data-error-code="lobby.not_queued"]', { timeout: 30_000 }).then(() => 'being verified' as const),
+    ]);
+    if (outcome === 'removed') break;
+    assert.ok(attempt < 5, 'the contributor was never removed: each click found a contribution being verified');
+    await consolePage.waitForSelector(`${remove}:not([disabled])`, { timeout: 60_000 });
+  }
   assert.match((await contributor.textContent('#removal-notice'))!, /coordinator removed your entry/);
   assert.equal(await contributor.isVisible('#join'), true, 'the contributor may join again');
   await screenshot(contributor, 'csp-03-removed-by-coordinator');
