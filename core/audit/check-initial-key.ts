@@ -75,8 +75,8 @@ import { CoordinatorError } from '../errors.ts';
 import { getBn128 } from '../crypto/bn128.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { readZkeyInfo, SECTION, type ZkeyInfo } from '../zkey/zkey-file.ts';
-import { g1MultiExp } from '../kernel/g1-multi-exp.ts';
-import { firstPointOffCurve } from '../zkey/point-checks.ts';
+import { g1MultiExpOrFallback } from '../kernel/g1-multi-exp.ts';
+import { firstPointOffCurve, type CurveMainThread } from '../zkey/point-checks.ts';
 
 const N8 = 32;
 const G1_SIZE = 2 * N8;
@@ -94,15 +94,7 @@ const FR_TWO_ADICITY = 28;
 interface CurveExtras {
   G1: CurveGroup & { batchLEMtoU(b: Uint8Array): Promise<Uint8Array> };
   G2: CurveGroup & { batchLEMtoU(b: Uint8Array): Promise<Uint8Array> };
-  tm: {
-    memory: WebAssembly.Memory;
-    instance: { exports: Record<string, unknown> };
-    concurrency: number;
-    startSyncOp(): void;
-    endSyncOp(): void;
-    alloc(length: number): number;
-    queueAction(task: unknown[]): Promise<Uint8Array[]>;
-  };
+  tm: CurveMainThread['tm'];
 }
 type Curve = Bn128Curve & CurveExtras;
 type GroupName = 'G1' | 'G2';
@@ -128,15 +120,8 @@ function mismatch(part: InitialKeyPart, label: string, why: string): Coordinator
  * points bytes each. G1 runs on the kernel's MSM (core/kernel/g1-multi-exp.ts, 2-2.5× ffjavascript's
  * here), with ffjavascript's as the fallback where the kernel cannot run; G2 on ffjavascript's.
  */
-async function multiExp(curve: Curve, group: GroupName, bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
-  if (group === 'G1' && bases.length > 0) {
-    const scalarBytes = scalars.length / (bases.length / G1_SIZE);
-    try {
-      return await g1MultiExp(bases, scalars, scalarBytes);
-    } catch {
-      // The kernel could not run (no WebAssembly, a thread that died): the same sum, slower.
-    }
-  }
+function multiExp(curve: Curve, group: GroupName, bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
+  if (group === 'G1' && bases.length > 0) return g1MultiExpOrFallback(bases, scalars, scalars.length / (bases.length / G1_SIZE));
   return curve[group].multiExpAffine(bases, scalars);
 }
 

@@ -158,6 +158,20 @@ export async function g1MultiExp(bases: Uint8Array, scalars: Uint8Array, scalarB
   return G1.isZero(sum) ? G1.zero : sum;
 }
 
+/**
+ * g1MultiExp, or ffjavascript's `multiExpAffine` (the same point, slower) where the kernel cannot
+ * run: threads that cannot start or die. What the link check and the audit call; a bad argument
+ * (RangeError) is still thrown, since ffjavascript would only compute the wrong sum from it.
+ */
+export async function g1MultiExpOrFallback(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
+  try {
+    return await g1MultiExp(bases, scalars, scalarBytes);
+  } catch (error) {
+    if (error instanceof RangeError) throw error;
+    return (await getBn128()).G1.multiExpAffine(bases, scalars);
+  }
+}
+
 /** Stops the MSM threads, if started (the next g1MultiExp starts new ones). */
 export async function closeG1MultiExp(): Promise<void> {
   const current = pool;

@@ -57,8 +57,8 @@ import type { LinkCombination } from './link-combination-cache.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { hashToG2, rngFromBeacon } from '../crypto/snarkjs-rng.ts';
 import { readExactlyInto, ShortReadError } from '../binfile/read-exactly.ts';
-import { g1MultiExp } from '../kernel/g1-multi-exp.ts';
-import { coordinatesCanonical, firstPointOffCurve } from '../zkey/point-checks.ts';
+import { g1MultiExpOrFallback } from '../kernel/g1-multi-exp.ts';
+import { coordinatesCanonical, firstPointOffCurve, type CurveMainThread } from '../zkey/point-checks.ts';
 
 export interface VerifyLinkFromHeadOptions {
   /** Kind of record NEXT must add. Default: a random (non-beacon) contribution. */
@@ -106,13 +106,7 @@ interface CurveExtras {
   G1: CurveGroup & { fromRng(rng: unknown): Uint8Array; isValid(p: Uint8Array): boolean };
   G2: CurveGroup & { fromRng(rng: unknown): Uint8Array; isValid(p: Uint8Array): boolean };
   Fr: { fromRng(rng: unknown): Uint8Array };
-  tm: {
-    memory: WebAssembly.Memory;
-    instance: { exports: Record<string, unknown> };
-    startSyncOp(): void;
-    endSyncOp(): void;
-    alloc(length: number): number;
-  };
+  tm: CurveMainThread['tm'];
 }
 type Curve = Bn128Curve & CurveExtras;
 
@@ -218,12 +212,8 @@ async function readChunk(handle: FileHandle, position: number, length: number, w
  * (core/kernel/g1-multi-exp.ts), or ffjavascript's where the kernel cannot run. Both compute the
  * same point, so which one ran changes nothing in the argument above.
  */
-async function multiExp(curve: Curve, bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
-  try {
-    return await g1MultiExp(bases, scalars, LINK_SCALAR_BYTES);
-  } catch {
-    return curve.G1.multiExpAffine(bases, scalars);
-  }
+function multiExp(bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
+  return g1MultiExpOrFallback(bases, scalars, LINK_SCALAR_BYTES);
 }
 
 /** Where the scalars come from: a fresh random draw, or the circuit key's stream (see the module comment). */
@@ -265,7 +255,7 @@ async function randomCombination(curve: Curve, prev: ZkeyInfo, next: ZkeyInfo, i
       const scalars = scalarsFor(id, first, nextBases.length / G1_SIZE);
       // The MSMs run on the kernel's threads while this thread checks the same points
       // are on the curve; a refusal waits for them (their sums are then simply dropped).
-      const sums = Promise.all([prevBases ? multiExp(curve, prevBases, scalars) : undefined, multiExp(curve, nextBases, scalars)]);
+      const sums = Promise.all([prevBases ? multiExp(prevBases, scalars) : undefined, multiExp(nextBases, scalars)]);
       const bad = firstPointOffCurve(curve, 'G1', nextBases);
       if (bad >= 0) {
         await sums.catch(() => undefined);

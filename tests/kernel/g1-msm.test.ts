@@ -18,7 +18,7 @@ import type { Bn128Curve } from 'ffjavascript';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { BN254_R } from '../../core/crypto/bn254-moduli.ts';
 import { G1MsmKernel, msmWindowBits, scalarBitLength } from '../../core/kernel/g1-msm-kernel.ts';
-import { closeG1MultiExp, g1MultiExp } from '../../core/kernel/g1-multi-exp.ts';
+import { closeG1MultiExp, g1MultiExp, g1MultiExpOrFallback } from '../../core/kernel/g1-multi-exp.ts';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 
 let curve: Bn128Curve;
@@ -175,6 +175,14 @@ describe('G1 MSM kernel', () => {
     await assert.rejects(g1MultiExp(new Uint8Array(63), new Uint8Array(8), 8), RangeError);
     await assert.rejects(g1MultiExp(new Uint8Array(64), new Uint8Array(7), 8), RangeError);
     await assert.rejects(g1MultiExp(new Uint8Array(64), new Uint8Array(33), 33), RangeError);
+    // The fallback is for a kernel that cannot run, not for a caller's mistake.
+    await assert.rejects(g1MultiExpOrFallback(new Uint8Array(64), new Uint8Array(7), 8), RangeError);
+  });
+
+  it('the fallback entry point computes the kernel\'s sum', async () => {
+    const bases = randomBases(5000);
+    const scalars = randomScalars(5000, 32);
+    assert.ok(samePoint(await g1MultiExpOrFallback(bases, scalars, 32), await G1().multiExpAffine(bases, scalars)));
   });
 
   it('lets a process that used it exit without closing it', async () => {
