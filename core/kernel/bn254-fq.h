@@ -110,7 +110,7 @@ static void fe_mul(u32 *r, const u32 *a, const u32 *b) {
   fe_reduce_once(r, t);
 }
 
-static void fe_inv(u32 *r, const u32 *a) {
+static inline void fe_inv(u32 *r, const u32 *a) {
   /* Fermat: a^(q-2), square-and-multiply from the top bit. */
   u32 acc[NL];
   fe_copy(acc, ONE);

@@ -16,6 +16,7 @@ interface MsmExports {
   __heap_base: WebAssembly.Global;
   msm_scratch_bytes(n: number, bits: number, c: number): number;
   msm(bases: number, scalars: number, n: number, scalarBytes: number, bits: number, c: number, scratch: number, out: number): void;
+  g1_first_invalid(points: number, n: number): number;
 }
 
 /** Highest bit length among the scalars (0 when all are zero): windows above it would be empty. */
@@ -65,6 +66,25 @@ export class G1MsmKernel {
     const instance = await WebAssembly.instantiate(compiled, {});
     const exports = instance.exports as unknown as MsmExports;
     return new G1MsmKernel(exports, Math.ceil(Number(exports.__heap_base.value) / 64) * 64);
+  }
+
+  /**
+   * The index of the first point of `bases` that is off the curve or not canonically encoded, or -1
+   * (point-check.c; the same verdict as core/zkey/point-checks.ts's firstPointOffCurve).
+   */
+  firstInvalidPoint(bases: Uint8Array): number {
+    if (bases.byteLength % POINT_BYTES !== 0) throw new Error('the base buffer is not a whole number of G1 points');
+    const total = bases.byteLength / POINT_BYTES;
+    for (let first = 0; first < total; first += MSM_POINTS_PER_CALL) {
+      const n = Math.min(MSM_POINTS_PER_CALL, total - first);
+      const end = this.base + n * POINT_BYTES;
+      const have = this.exports.memory.buffer.byteLength;
+      if (end > have) this.exports.memory.grow(Math.ceil((end - have) / 65536));
+      new Uint8Array(this.exports.memory.buffer).set(bases.subarray(first * POINT_BYTES, (first + n) * POINT_BYTES), this.base);
+      const bad = this.exports.g1_first_invalid(this.base, n);
+      if (bad >= 0) return first + bad;
+    }
+    return -1;
   }
 
   /**

@@ -13,13 +13,17 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { getBn128 } from '../crypto/bn128.ts';
 import type { MsmReply, MsmRequest } from './msm-messages.ts';
+import { firstPointOffCurve, type CurveMainThread } from '../zkey/point-checks.ts';
 
 const POINT_BYTES = 64;
 /** Below this many points a second thread costs more in messages than it saves. */
 const MIN_POINTS_PER_THREAD = 4096;
 
+/** A slice's reply: its partial sums, or the index (in the slice) of its first bad point. */
+type SliceResult = { sums: Uint8Array } | { invalidPoint: number };
+
 interface Pending {
-  resolve(sums: Uint8Array): void;
+  resolve(result: SliceResult): void;
   reject(error: Error): void;
 }
 
@@ -46,7 +50,7 @@ class MsmPool {
           if (!waiting) return;
           pool.pending[index]!.delete(reply.id);
           if ('error' in reply) waiting.reject(new Error(`MSM thread: ${reply.error}`));
-          else waiting.resolve(reply.sums);
+          else waiting.resolve(reply);
         });
         const fail = (error: Error): void => {
           pool.broken = true;
@@ -69,13 +73,16 @@ class MsmPool {
     for (const worker of this.workers) worker.unref();
   }
 
-  /** The partial sums (64-byte affine points, concatenated) of the slices, one slice per thread. */
-  async partialSums(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array[]> {
+  /**
+   * The partial sums (64-byte affine points, concatenated) of the slices, one slice per thread; with
+   * `checkPoints`, the index of the first bad point instead when there is one (-1 otherwise).
+   */
+  async partialSums(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, checkPoints = false): Promise<{ parts: Uint8Array[]; invalidPoint: number }> {
     const total = bases.byteLength / POINT_BYTES;
     const slices = Math.max(1, Math.min(this.workers.length, Math.floor(total / MIN_POINTS_PER_THREAD)));
     if (this.busy++ === 0) for (const worker of this.workers) worker.ref();
     try {
-      return await Promise.all(Array.from({ length: slices }, (_, index) => {
+      const results = await Promise.all(Array.from({ length: slices }, (_, index) => {
         const first = Math.floor((total * index) / slices);
         const end = Math.floor((total * (index + 1)) / slices);
         // Copies the threads own (transferred, not cloned again). Copied through the Uint8Array
@@ -85,13 +92,17 @@ class MsmPool {
           bases: new Uint8Array(bases.subarray(first * POINT_BYTES, end * POINT_BYTES)),
           scalars: new Uint8Array(scalars.subarray(first * scalarBytes, end * scalarBytes)),
           scalarBytes,
+          checkPoints,
         };
-        return new Promise<Uint8Array>((resolve, reject) => {
+        return new Promise<SliceResult>((resolve, reject) => {
           if (this.broken) return reject(new Error('the MSM pool has stopped'));
           this.pending[index]!.set(request.id, { resolve, reject });
           this.workers[index]!.postMessage(request, [request.bases.buffer as ArrayBuffer, request.scalars.buffer as ArrayBuffer]);
         });
       }));
+      const bad = results.findIndex((result) => 'invalidPoint' in result);
+      if (bad >= 0) return { parts: [], invalidPoint: Math.floor((total * bad) / slices) + (results[bad] as { invalidPoint: number }).invalidPoint };
+      return { parts: results.map((result) => (result as { sums: Uint8Array }).sums), invalidPoint: -1 };
     } finally {
       if (--this.busy === 0) this.idle();
     }
@@ -117,6 +128,46 @@ function currentPool(): Promise<MsmPool> {
   return pool;
 }
 
+function checkArguments(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): void {
+  if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) throw new RangeError('scalars must be 1 to 32 bytes wide');
+  if (bases.byteLength % POINT_BYTES !== 0) throw new RangeError('the base buffer is not a whole number of G1 points');
+  if (scalars.byteLength !== (bases.byteLength / POINT_BYTES) * scalarBytes) throw new RangeError('there must be one scalar per point');
+}
+
+/** The sum, or (when the points were checked) the index of the first point off the curve or not canonical. */
+export type CheckedSum = { sum: Uint8Array } | { invalidPoint: number };
+
+async function multiExpOnThreads(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, checkPoints: boolean): Promise<CheckedSum> {
+  checkArguments(bases, scalars, scalarBytes);
+  // The curve is only needed to add the threads' partial sums: its build (in a fresh process) runs
+  // while they work.
+  const curveReady = getBn128();
+  curveReady.catch(() => undefined);
+  const threads = await currentPool();
+  let result: { parts: Uint8Array[]; invalidPoint: number } = { parts: [], invalidPoint: -1 };
+  try {
+    if (bases.byteLength > 0) result = await threads.partialSums(bases, scalars, scalarBytes, checkPoints);
+  } catch (error) {
+    // A dead thread: the next call starts a new pool; this one's remaining threads are stopped.
+    if (threads.broken) {
+      if (pool && (await pool.catch(() => undefined)) === threads) pool = undefined;
+      await threads.close();
+    }
+    throw error;
+  }
+  if (result.invalidPoint >= 0) return { invalidPoint: result.invalidPoint };
+  const G1 = (await curveReady).G1;
+  let sum = G1.zero;
+  for (const part of result.parts) {
+    for (let offset = 0; offset < part.byteLength; offset += POINT_BYTES) {
+      // (0,0) is infinity; ffjavascript decodes it as a zero point its add does not treat as one.
+      if (part.subarray(offset, offset + POINT_BYTES).every((byte) => byte === 0)) continue;
+      sum = G1.add(sum, G1.fromRprLEM(part, offset));
+    }
+  }
+  return { sum: G1.isZero(sum) ? G1.zero : sum };
+}
+
 /**
  * Σ scalars_i · bases_i over G1, as a point of ffjavascript's bn128 curve (what
  * `curve.G1.multiExpAffine` returns; `curve.G1.toAffine`, `eq`, `add` take it).
@@ -130,32 +181,16 @@ function currentPool(): Promise<MsmPool> {
  * depend on it fall back to ffjavascript.
  */
 export async function g1MultiExp(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
-  if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) throw new RangeError('scalars must be 1 to 32 bytes wide');
-  if (bases.byteLength % POINT_BYTES !== 0) throw new RangeError('the base buffer is not a whole number of G1 points');
-  if (scalars.byteLength !== (bases.byteLength / POINT_BYTES) * scalarBytes) throw new RangeError('there must be one scalar per point');
-  const [curve, threads] = await Promise.all([getBn128(), currentPool()]);
-  const G1 = curve.G1;
-  let sum = G1.zero;
-  if (bases.byteLength === 0) return sum;
-  let parts: Uint8Array[];
-  try {
-    parts = await threads.partialSums(bases, scalars, scalarBytes);
-  } catch (error) {
-    // A dead thread: the next call starts a new pool; this one's remaining threads are stopped.
-    if (threads.broken) {
-      if (pool && (await pool.catch(() => undefined)) === threads) pool = undefined;
-      await threads.close();
-    }
-    throw error;
-  }
-  for (const part of parts) {
-    for (let offset = 0; offset < part.byteLength; offset += POINT_BYTES) {
-      // (0,0) is infinity; ffjavascript decodes it as a zero point its add does not treat as one.
-      if (part.subarray(offset, offset + POINT_BYTES).every((byte) => byte === 0)) continue;
-      sum = G1.add(sum, G1.fromRprLEM(part, offset));
-    }
-  }
-  return G1.isZero(sum) ? G1.zero : sum;
+  return ((await multiExpOnThreads(bases, scalars, scalarBytes, false)) as { sum: Uint8Array }).sum;
+}
+
+/**
+ * g1MultiExp of points read from a file nobody vouches for: the threads first check each point is
+ * on the curve and canonically encoded (core/zkey/point-checks.ts says why), and answer with the
+ * first bad one's index instead of a sum. Kernel only, like g1MultiExp.
+ */
+export function g1CheckedMultiExp(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<CheckedSum> {
+  return multiExpOnThreads(bases, scalars, scalarBytes, true);
 }
 
 /**
@@ -170,6 +205,26 @@ export async function g1MultiExpOrFallback(bases: Uint8Array, scalars: Uint8Arra
     if (error instanceof RangeError) throw error;
     return (await getBn128()).G1.multiExpAffine(bases, scalars);
   }
+}
+
+/** g1CheckedMultiExp, or where the kernel cannot run the same check on ffjavascript's main thread and its MSM. */
+export async function g1CheckedMultiExpOrFallback(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<CheckedSum> {
+  try {
+    return await g1CheckedMultiExp(bases, scalars, scalarBytes);
+  } catch (error) {
+    if (error instanceof RangeError) throw error;
+    const curve = await getBn128();
+    const invalidPoint = firstPointOffCurve(curve as unknown as CurveMainThread, 'G1', bases);
+    return invalidPoint >= 0 ? { invalidPoint } : { sum: await curve.G1.multiExpAffine(bases, scalars) };
+  }
+}
+
+/**
+ * Starts the MSM threads now rather than on the first call, for a caller that has other work to do
+ * first (the threads compile the kernel meanwhile). A pool that cannot start is reported by that call.
+ */
+export function startG1MultiExpThreads(): void {
+  currentPool().catch(() => undefined);
 }
 
 /** Stops the MSM threads, if started (the next g1MultiExp starts new ones). */

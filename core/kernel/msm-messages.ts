@@ -4,7 +4,9 @@ export interface MsmRequest {
   bases: Uint8Array;
   scalars: Uint8Array;
   scalarBytes: number;
+  /** Check the points first (on the curve, canonical); a bad one is reported instead of summed. */
+  checkPoints?: boolean;
 }
 
 /** id -1: the thread's start-up (ready, or the error that stopped it). */
-export type MsmReply = { id: number; sums: Uint8Array } | { id: number; error: string } | { id: -1; ready: true };
+export type MsmReply = { id: number; sums: Uint8Array } | { id: number; invalidPoint: number } | { id: number; error: string } | { id: -1; ready: true };

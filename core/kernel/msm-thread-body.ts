@@ -1,6 +1,7 @@
 /**
  * One Node MSM thread: instantiates the kernel once, then sums the slices it is sent and replies
- * with their partial sums (64-byte affine points).
+ * with their partial sums (64-byte affine points); asked to, it first checks the slice's points and
+ * replies with the first bad one's index instead.
  */
 import { parentPort } from 'node:worker_threads';
 import { G1MsmKernel } from './g1-msm-kernel.ts';
@@ -13,7 +14,8 @@ try {
   port.on('message', (request: MsmRequest) => {
     let reply: MsmReply;
     try {
-      reply = { id: request.id, sums: kernel.multiExpParts(request.bases, request.scalars, request.scalarBytes) };
+      const invalidPoint = request.checkPoints ? kernel.firstInvalidPoint(request.bases) : -1;
+      reply = invalidPoint >= 0 ? { id: request.id, invalidPoint } : { id: request.id, sums: kernel.multiExpParts(request.bases, request.scalars, request.scalarBytes) };
     } catch (error) {
       reply = { id: request.id, error: (error as Error).message };
     }

@@ -57,8 +57,8 @@ import type { LinkCombination } from './link-combination-cache.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { hashToG2, rngFromBeacon } from '../crypto/snarkjs-rng.ts';
 import { readExactlyInto, ShortReadError } from '../binfile/read-exactly.ts';
-import { g1MultiExpOrFallback } from '../kernel/g1-multi-exp.ts';
-import { coordinatesCanonical, firstPointOffCurve, type CurveMainThread } from '../zkey/point-checks.ts';
+import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback, startG1MultiExpThreads, type CheckedSum } from '../kernel/g1-multi-exp.ts';
+import { coordinatesCanonical } from '../zkey/point-checks.ts';
 
 export interface VerifyLinkFromHeadOptions {
   /** Kind of record NEXT must add. Default: a random (non-beacon) contribution. */
@@ -106,7 +106,6 @@ interface CurveExtras {
   G1: CurveGroup & { fromRng(rng: unknown): Uint8Array; isValid(p: Uint8Array): boolean };
   G2: CurveGroup & { fromRng(rng: unknown): Uint8Array; isValid(p: Uint8Array): boolean };
   Fr: { fromRng(rng: unknown): Uint8Array };
-  tm: CurveMainThread['tm'];
 }
 type Curve = Bn128Curve & CurveExtras;
 
@@ -210,10 +209,16 @@ async function readChunk(handle: FileHandle, position: number, length: number, w
 /**
  * The one multi-exponentiation of the check: the kernel's Pippenger MSM on every core
  * (core/kernel/g1-multi-exp.ts), or ffjavascript's where the kernel cannot run. Both compute the
- * same point, so which one ran changes nothing in the argument above.
+ * same point, so which one ran changes nothing in the argument above. NEXT's points are checked
+ * (on the curve, canonical) by the same threads before they are summed; PREV's were when it was
+ * verified.
  */
 function multiExp(bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
   return g1MultiExpOrFallback(bases, scalars, LINK_SCALAR_BYTES);
+}
+
+function checkedMultiExp(bases: Uint8Array, scalars: Uint8Array): Promise<CheckedSum> {
+  return g1CheckedMultiExpOrFallback(bases, scalars, LINK_SCALAR_BYTES);
 }
 
 /** Where the scalars come from: a fresh random draw, or the circuit key's stream (see the module comment). */
@@ -230,43 +235,46 @@ interface SectionSums {
 /**
  * Σ r_i·P_i over one section of NEXT, and of PREV unless `withPrev` is false, with the same
  * scalars, streamed in chunks; the next chunk is read while the MSMs of the current one run.
- * Checks NEXT's points are on the curve.
+ * Checks NEXT's points are on the curve. Needs the curve only to add the chunks' sums, so it can
+ * start while the curve is being built.
  */
-async function randomCombination(curve: Curve, prev: ZkeyInfo, next: ZkeyInfo, id: number, name: string, scalarsFor: ScalarSource, withPrev: boolean): Promise<SectionSums> {
-  const G1 = curve.G1;
+async function randomCombination(curveReady: Promise<Curve>, prev: ZkeyInfo, next: ZkeyInfo, id: number, name: string, scalarsFor: ScalarSource, withPrev: boolean): Promise<SectionSums> {
+  const sums: Array<{ prev: Uint8Array | undefined; next: Uint8Array }> = [];
   const prevSection = prev.sections.get(id)!;
   const nextSection = next.sections.get(id)!;
   const count = nextSection.size / G1_SIZE;
-  let prevSum = G1.zero;
-  let nextSum = G1.zero;
   const [prevFile, nextFile] = await Promise.all([withPrev ? open(prev.path, 'r') : undefined, open(next.path, 'r')]);
+  /** Both files' chunk, once both reads have ended (so no read is left running on a file being closed). */
+  const read = async (first: number): Promise<[Uint8Array | undefined, Uint8Array]> => {
+    const n = Math.min(CHUNK_POINTS, count - first);
+    const [prevRead, nextRead] = await Promise.allSettled([
+      prevFile ? readChunk(prevFile, prevSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${prev.label}`) : undefined,
+      readChunk(nextFile, nextSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${next.label}`),
+    ]);
+    if (prevRead.status === 'rejected') throw prevRead.reason;
+    if (nextRead.status === 'rejected') throw nextRead.reason;
+    return [prevRead.value, nextRead.value];
+  };
+  let pending = count > 0 ? read(0) : undefined;
   try {
-    const read = (first: number) => {
-      const n = Math.min(CHUNK_POINTS, count - first);
-      return Promise.all([
-        prevFile ? readChunk(prevFile, prevSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${prev.label}`) : undefined,
-        readChunk(nextFile, nextSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${next.label}`),
-      ]);
-    };
-    let pending = count > 0 ? read(0) : undefined;
     for (let first = 0; pending; first += CHUNK_POINTS) {
       const [prevBases, nextBases] = await pending;
       pending = first + CHUNK_POINTS < count ? read(first + CHUNK_POINTS) : undefined;
       const scalars = scalarsFor(id, first, nextBases.length / G1_SIZE);
-      // The MSMs run on the kernel's threads while this thread checks the same points
-      // are on the curve; a refusal waits for them (their sums are then simply dropped).
-      const sums = Promise.all([prevBases ? multiExp(prevBases, scalars) : undefined, multiExp(nextBases, scalars)]);
-      const bad = firstPointOffCurve(curve, 'G1', nextBases);
-      if (bad >= 0) {
-        await sums.catch(() => undefined);
-        refuse('contribution.point_not_on_curve', `point ${first + bad} of the ${name} section is not a point of the curve`);
-      }
-      const [rPrev, rNext] = await sums;
-      if (rPrev) prevSum = G1.add(prevSum, rPrev);
-      nextSum = G1.add(nextSum, rNext);
+      const [rPrev, rNext] = await Promise.all([prevBases ? multiExp(prevBases, scalars) : undefined, checkedMultiExp(nextBases, scalars)]);
+      if ('invalidPoint' in rNext) refuse('contribution.point_not_on_curve', `point ${first + rNext.invalidPoint} of the ${name} section is not a point of the curve`);
+      sums.push({ prev: rPrev, next: rNext.sum });
     }
   } finally {
+    await pending?.catch(() => undefined);
     await Promise.all([prevFile?.close(), nextFile.close()]);
+  }
+  const G1 = (await curveReady).G1;
+  let prevSum = G1.zero;
+  let nextSum = G1.zero;
+  for (const chunk of sums) {
+    if (chunk.prev) prevSum = G1.add(prevSum, chunk.prev);
+    nextSum = G1.add(nextSum, chunk.next);
   }
   return { prev: withPrev ? prevSum : undefined, next: nextSum };
 }
@@ -277,14 +285,34 @@ function toCombinationBytes(curve: Curve, point: Uint8Array): Uint8Array {
   return out;
 }
 
-async function checkLAndH(curve: Curve, prev: ZkeyInfo, next: ZkeyInfo, nextDelta2: Uint8Array, options: VerifyLinkFromHeadOptions): Promise<{ next: LinkCombination; prev?: LinkCombination }> {
-  const G1 = curve.G1;
-  const prevDelta2 = curve.G2.fromRprLEM(prev.header.delta2, 0);
+interface LAndHSums {
+  l: SectionSums;
+  h: SectionSums;
+  /** PREV's combinations from the coordinator's cache, when it had them (then l.prev and h.prev are undefined). */
+  cached?: LinkCombination;
+}
+
+/**
+ * The random combinations of L and H, both sections side by side (one's reads overlap the other's
+ * sums). An L refusal is reported before an H one whichever comes first, so verdicts do not depend
+ * on timing.
+ */
+async function combineLAndH(curveReady: Promise<Curve>, prev: ZkeyInfo, next: ZkeyInfo, options: VerifyLinkFromHeadOptions): Promise<LAndHSums> {
   const key = options.challenge?.key;
   const scalarsFor: ScalarSource = key ? (section, first, n) => challengeScalars(key, section, first, n, LINK_SCALAR_BYTES) : freshScalars;
   const cached = key ? options.challenge?.head : undefined;
-  const l = await randomCombination(curve, prev, next, SECTION.l, 'L', scalarsFor, !cached);
-  const h = await randomCombination(curve, prev, next, SECTION.h, 'H', scalarsFor, !cached);
+  const [l, h] = await Promise.allSettled([
+    randomCombination(curveReady, prev, next, SECTION.l, 'L', scalarsFor, !cached),
+    randomCombination(curveReady, prev, next, SECTION.h, 'H', scalarsFor, !cached),
+  ]);
+  if (l.status === 'rejected') throw l.reason;
+  if (h.status === 'rejected') throw h.reason;
+  return { l: l.value, h: h.value, ...(cached ? { cached } : {}) };
+}
+
+async function checkLAndH(curve: Curve, prev: ZkeyInfo, nextDelta2: Uint8Array, { l, h, cached }: LAndHSums): Promise<{ next: LinkCombination; prev?: LinkCombination }> {
+  const G1 = curve.G1;
+  const prevDelta2 = curve.G2.fromRprLEM(prev.header.delta2, 0);
   // The cached points were written by this coordinator from a verified file, under a MAC.
   const prevL = l.prev ?? G1.fromRprLEM(cached!.l, 0);
   const prevH = h.prev ?? G1.fromRprLEM(cached!.h, 0);
@@ -312,19 +340,37 @@ async function checkLAndH(curve: Curve, prev: ZkeyInfo, next: ZkeyInfo, nextDelt
  */
 export async function verifyLinkFromHead(prevPath: string, nextPath: string, options: VerifyLinkFromHeadOptions = {}): Promise<LinkVerdict> {
   const expect = options.expect ?? { kind: 'random' };
-  const next = await readZkeyInfo(nextPath, options.labels?.next);
-  const prev = await readZkeyInfo(prevPath, options.labels?.prev);
+  // The curve and the MSM threads take a few hundred milliseconds to start in a fresh process (the
+  // CLI): they start now, while the headers are read and the link's structure is checked.
+  const curveReady = getBn128() as Promise<unknown> as Promise<Curve>;
+  curveReady.catch(() => undefined);
+  startG1MultiExpThreads();
+  // Read side by side; NEXT's error, if any, is the one reported (as when they were read in turn).
+  const [nextRead, prevRead] = await Promise.allSettled([readZkeyInfo(nextPath, options.labels?.next), readZkeyInfo(prevPath, options.labels?.prev)]);
+  if (nextRead.status === 'rejected') throw nextRead.reason;
+  if (prevRead.status === 'rejected') throw prevRead.reason;
+  const [next, prev] = [nextRead.value, prevRead.value];
   const record = await checkLinkStructure(prev, next, expect);
 
-  const bn128 = await getBn128();
-  const curve = bn128 as unknown as Curve;
-  await checkProofOfKnowledge(curve, prev, record);
-  const nextDelta2 = await checkDelta2(curve, next);
-  const combinations = await checkLAndH(curve, prev, next, nextDelta2, options);
+  // The sums over L and H (nearly all of the work, on the MSM threads) start now; this thread
+  // meanwhile finishes building the curve and checks the proof of knowledge and delta. Those
+  // refusals come first, as when the steps ran in turn, once the sums have stopped.
+  const combining = combineLAndH(curveReady, prev, next, options);
+  combining.catch(() => undefined);
+  const curve = await curveReady;
+  let nextDelta2: Uint8Array;
+  try {
+    await checkProofOfKnowledge(curve, prev, record);
+    nextDelta2 = await checkDelta2(curve, next);
+  } catch (error) {
+    await combining.catch(() => undefined);
+    throw error;
+  }
+  const combinations = await checkLAndH(curve, prev, nextDelta2, await combining);
 
   return {
     index: next.mpc.contributions.length,
-    contributionHash: contributionHash(bn128, record),
+    contributionHash: contributionHash(curve, record),
     recordedName: record.name,
     type: record.type,
     candidate: next,
