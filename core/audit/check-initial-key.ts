@@ -75,7 +75,8 @@ import { CoordinatorError } from '../errors.ts';
 import { getBn128 } from '../crypto/bn128.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { readZkeyInfo, SECTION, type ZkeyInfo } from '../zkey/zkey-file.ts';
-import { g1MultiExpOrFallback } from '../kernel/g1-multi-exp.ts';
+import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback } from '../kernel/g1-multi-exp.ts';
+import { G1Uncompressed } from '../kernel/g1-uncompressed.ts';
 import { firstPointOffCurve, type CurveMainThread } from '../zkey/point-checks.ts';
 
 const N8 = 32;
@@ -406,7 +407,7 @@ const G1_SECTIONS: Array<{ id: number; part: InitialKeyPart }> = [
  * Σ ρ_i·X_i over one point section of the key, streamed, every point checked on the curve; the
  * uncompressed points go into the circuit hash as snarkjs hashes them (length first, big-endian).
  */
-async function combineKeySection(curve: Curve, group: GroupName, key: FileHandle, info: ZkeyInfo, id: number, part: InitialKeyPart, scalars: Uint8Array, csHash: ReturnType<typeof createHash>, progress: (points: number) => void): Promise<Uint8Array> {
+async function combineKeySection(curve: Curve, kernel: G1Uncompressed, group: GroupName, key: FileHandle, info: ZkeyInfo, id: number, part: InitialKeyPart, scalars: Uint8Array, csHash: ReturnType<typeof createHash>, progress: (points: number) => void): Promise<Uint8Array> {
   const G = curve[group];
   const size = group === 'G1' ? G1_SIZE : G2_SIZE;
   const section = info.sections.get(id)!;
@@ -416,13 +417,24 @@ async function combineKeySection(curve: Curve, group: GroupName, key: FileHandle
   for (let first = 0; first < count; first += CHUNK_POINTS) {
     const n = Math.min(CHUNK_POINTS, count - first);
     const bases = await readAt(key, section.offset + first * size, n * size, `the ${part} section of ${info.label}`);
-    const bad = firstPointOffCurve(curve, group, bases);
-    if (bad >= 0) throw mismatch(part, info.label, `point ${first + bad} is not a point of the curve`);
-    const [partial, uncompressed] = await Promise.all([
-      multiExp(curve, group, bases, scalars.subarray(first * INITIAL_KEY_SCALAR_BYTES, (first + n) * INITIAL_KEY_SCALAR_BYTES)),
-      G.batchLEMtoU(bases),
-    ]);
-    csHash.update(uncompressed);
+    const chunkScalars = scalars.subarray(first * INITIAL_KEY_SCALAR_BYTES, (first + n) * INITIAL_KEY_SCALAR_BYTES);
+    let partial: Uint8Array;
+    if (group === 'G1') {
+      // The MSM threads check the points (on the curve, canonical) before summing them, while this
+      // thread converts them for the hash.
+      const checked = g1CheckedMultiExpOrFallback(bases, chunkScalars, INITIAL_KEY_SCALAR_BYTES);
+      checked.catch(() => undefined);
+      csHash.update(kernel.toUncompressed(bases));
+      const result = await checked;
+      if ('invalidPoint' in result) throw mismatch(part, info.label, `point ${first + result.invalidPoint} is not a point of the curve`);
+      partial = result.sum;
+    } else {
+      const bad = firstPointOffCurve(curve, group, bases);
+      if (bad >= 0) throw mismatch(part, info.label, `point ${first + bad} is not a point of the curve`);
+      const [sum2, uncompressed] = await Promise.all([multiExp(curve, group, bases, chunkScalars), G.batchLEMtoU(bases)]);
+      csHash.update(uncompressed);
+      partial = sum2;
+    }
     sum = G.add(sum, partial);
     progress(group === 'G2' ? 3 * n : n);
   }
@@ -462,42 +474,10 @@ function hashU32(hash: ReturnType<typeof createHash>, n: number): void {
 }
 
 /**
- * τ^{i+d} − τ^i for `n` pairs, uncompressed, as snarkjs hashes them: ffjavascript's own wasm on the
- * main thread (subtraction, one batched inversion, conversion), in batches that fit its small
- * memory. About 1 µs a point; posting one task entry per point to the workers cost four times that.
+ * The circuit hash's share of H: τ^{i+d} − τ^i (ptau section 2), uncompressed, as snarkjs hashes
+ * them; the differences are taken by the kernel (g1-uncompressed.c), one inversion per chunk.
  */
-function hPointDifferences(curve: Curve, high: Uint8Array, low: Uint8Array): Uint8Array {
-  const exports = curve.tm.instance.exports as Record<string, (...args: number[]) => void>;
-  const count = high.length / G1_SIZE;
-  const out = new Uint8Array(count * G1_SIZE);
-  const batch = 512;
-  const projective = 3 * N8;
-  curve.tm.startSyncOp();
-  try {
-    const pHigh = curve.tm.alloc(batch * G1_SIZE);
-    const pLow = curve.tm.alloc(batch * G1_SIZE);
-    const pDiff = curve.tm.alloc(batch * projective);
-    const pAffine = curve.tm.alloc(batch * G1_SIZE);
-    let memory = new Uint8Array(curve.tm.memory.buffer);
-    if (pAffine + batch * G1_SIZE > memory.length) throw new Error('ffjavascript main-thread memory is too small for the H differences');
-    for (let first = 0; first < count; first += batch) {
-      const n = Math.min(batch, count - first);
-      memory.set(high.subarray(first * G1_SIZE, (first + n) * G1_SIZE), pHigh);
-      memory.set(low.subarray(first * G1_SIZE, (first + n) * G1_SIZE), pLow);
-      for (let i = 0; i < n; i++) exports.g1m_subAffine!(pHigh + i * G1_SIZE, pLow + i * G1_SIZE, pDiff + i * projective);
-      exports.g1m_batchToAffine!(pDiff, n, pAffine);
-      exports.g1m_batchLEMtoU!(pAffine, n, pAffine);
-      memory = new Uint8Array(curve.tm.memory.buffer);
-      out.set(memory.subarray(pAffine, pAffine + n * G1_SIZE), first * G1_SIZE);
-    }
-    return out;
-  } finally {
-    curve.tm.endSyncOp();
-  }
-}
-
-/** The circuit hash's share of H: τ^{i+d} − τ^i (ptau section 2), uncompressed, as snarkjs hashes them. */
-async function hashHPoints(curve: Curve, ptau: FileHandle, tauG1: BinSection, domainSize: number, csHash: ReturnType<typeof createHash>): Promise<void> {
+async function hashHPoints(uncompressed: G1Uncompressed, ptau: FileHandle, tauG1: BinSection, domainSize: number, csHash: ReturnType<typeof createHash>): Promise<void> {
   // snarkjs reads chunks of min(d − 1, 2^14) points from 0 while below d − 1: d − 1 points for
   // small domains, whole chunks (d points) above 2^14. Mirrored exactly, file positions included.
   const chunk = 1 << 14;
@@ -506,7 +486,7 @@ async function hashHPoints(curve: Curve, ptau: FileHandle, tauG1: BinSection, do
     const n = Math.min(domainSize - 1, chunk);
     const high = await readAt(ptau, tauG1.offset + (offset + domainSize) * G1_SIZE, n * G1_SIZE, "the ptau's tau section");
     const low = await readAt(ptau, tauG1.offset + offset * G1_SIZE, n * G1_SIZE, "the ptau's tau section");
-    csHash.update(hPointDifferences(curve, high, low));
+    csHash.update(uncompressed.differencesUncompressed(high, low));
   }
 }
 
@@ -616,6 +596,7 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
       since = now;
     };
     const csHash = createHash('blake2b512');
+    const uncompressed = await G1Uncompressed.instantiate();
     await checkLayout(key, info);
     await checkHeader(curve, info, r1csHeader, domainSize, ptau, ptauSections, csHash);
     const mpc = info.sections.get(SECTION.mpc)!;
@@ -645,15 +626,15 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     };
     const sums = new Map<number, Uint8Array>();
     const keySide = async (): Promise<Uint8Array> => {
-      sums.set(SECTION.ic, await combineKeySection(curve, 'G1', key, info, SECTION.ic, 'IC', keyScalars[SECTION.ic]!, csHash, progress));
+      sums.set(SECTION.ic, await combineKeySection(curve, uncompressed, 'G1', key, info, SECTION.ic, 'IC', keyScalars[SECTION.ic]!, csHash, progress));
       lap('key G1 sections');
-      await hashHPoints(curve, ptau, tauG1, domainSize, csHash);
+      await hashHPoints(uncompressed, ptau, tauG1, domainSize, csHash);
       lap('circuit hash of H');
       await checkH(key, info, ptau, lambdaG1, domainSize, progress);
       lap('H bytes');
-      for (const { id, part } of G1_SECTIONS.slice(1)) sums.set(id, await combineKeySection(curve, 'G1', key, info, id, part, keyScalars[id]!, csHash, progress));
+      for (const { id, part } of G1_SECTIONS.slice(1)) sums.set(id, await combineKeySection(curve, uncompressed, 'G1', key, info, id, part, keyScalars[id]!, csHash, progress));
       lap('key G1 sections');
-      const b2 = await combineKeySection(curve, 'G2', key, info, SECTION.b2, 'B2', rho.bytes, csHash, progress);
+      const b2 = await combineKeySection(curve, uncompressed, 'G2', key, info, SECTION.b2, 'B2', rho.bytes, csHash, progress);
       lap('key G2 MSM');
       return b2;
     };
