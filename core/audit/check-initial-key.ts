@@ -77,6 +77,7 @@ import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { readZkeyInfo, SECTION, type ZkeyInfo } from '../zkey/zkey-file.ts';
 import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback } from '../kernel/g1-multi-exp.ts';
 import { G1Uncompressed } from '../kernel/g1-uncompressed.ts';
+import { COEFFICIENT_ENTRY_BYTES, R1csScanKernel } from '../kernel/r1cs-scan.ts';
 import { firstPointOffCurve, type CurveMainThread } from '../zkey/point-checks.ts';
 
 const N8 = 32;
@@ -87,7 +88,10 @@ export const INITIAL_KEY_SCALAR_BYTES = 16;
 const CHUNK_POINTS = 1 << 17;
 /** 2^256 mod r: the Montgomery factor of snarkjs's Fr. */
 const MONT_R = (1n << 256n) % BN254_R;
+/** What section 4 holds for a coefficient of 1 (it holds a·R² mod r for a). */
 const MONT_R2 = (MONT_R * MONT_R) % BN254_R;
+/** Bytes of one r1cs term: signal, coefficient. */
+const R1CS_TERM_BYTES = 4 + N8;
 /** ffjavascript's two-adicity of r: above it snarkjs takes H from elsewhere (never at our sizes). */
 const FR_TWO_ADICITY = 28;
 
@@ -197,6 +201,11 @@ class SectionReader {
     }
   }
 
+  /** The bytes read but not yet taken (a view valid until the next ensure). */
+  peek(): Buffer {
+    return this.buffer.subarray(this.at);
+  }
+
   /** The next `n` bytes, made available by ensure (a view valid until the next ensure). */
   takeNow(n: number): Buffer {
     if (this.buffer.length - this.at < n) throw new RangeError('SectionReader.takeNow past what ensure provided');
@@ -290,11 +299,35 @@ interface LambdaScalars {
   combined: Uint8Array;
 }
 
+/** Walks whole constraints in `bytes`: how many, their length, and how many A and B terms they hold. */
+function wholeConstraints(bytes: Buffer, most: number): { count: number; length: number; abTerms: number[] } {
+  const abTerms: number[] = [];
+  let length = 0;
+  while (abTerms.length < most) {
+    let at = length;
+    let ab = 0;
+    for (let matrix = 0; matrix < 3 && at <= bytes.length; matrix++) {
+      if (at + 4 > bytes.length) {
+        at = Infinity;
+        break;
+      }
+      const terms = bytes.readUInt32LE(at);
+      at += 4 + terms * R1CS_TERM_BYTES;
+      if (matrix < 2) ab += terms;
+    }
+    if (at > bytes.length) break;
+    length = at;
+    abTerms.push(ab);
+  }
+  return { count: abTerms.length, length, abTerms };
+}
+
 /**
  * One streaming pass over the r1cs constraints: sums c_j = Σ_s ρ_s·M_sj for the ptau points and,
- * when `coefficients` is given, compares the key's section 4 with what snarkjs writes.
+ * when `coefficients` is given, compares the key's section 4 with what snarkjs writes. The field
+ * arithmetic runs in the kernel (r1cs-scan.c), a batch of whole constraints at a time.
  */
-async function scanR1cs(r1cs: FileHandle, header: R1csHeader, domainSize: number, rho: bigint[], sigma: [bigint, bigint], coefficients: SectionReader | undefined, label: string, r1csWhat: string): Promise<LambdaScalars> {
+async function scanR1cs(r1cs: FileHandle, header: R1csHeader, domainSize: number, rho: RoleScalars, sigma: [bigint, bigint], coefficients: SectionReader | undefined, label: string, r1csWhat: string): Promise<LambdaScalars> {
   const { nWires, nPublic, nConstraints } = header;
   const reader = new SectionReader(r1cs, header.constraints, r1csWhat);
   const out: LambdaScalars = {
@@ -303,91 +336,54 @@ async function scanR1cs(r1cs: FileHandle, header: R1csHeader, domainSize: number
     w: new Uint8Array(domainSize * N8),
     combined: new Uint8Array(domainSize * N8),
   };
-  const [sigma1, sigma2] = sigma;
-  // Circuits reuse a few coefficients (1, −1, powers of two) most of the time: their section-4
-  // encodings are computed once.
-  const encodings = new Map<bigint, Buffer>();
-  const encoding = (value: bigint): Buffer => {
-    let bytes = encodings.get(value);
-    if (!bytes) {
-      bytes = Buffer.alloc(N8);
-      writeLe(bytes, 0, ((value % BN254_R) * MONT_R2) % BN254_R, N8);
-      if (encodings.size < 4096) encodings.set(value, bytes);
-    }
-    return bytes;
-  };
-  const entry = Buffer.alloc(12 + N8);
-  const ENTRY = 12 + N8;
-  /** Compares one entry; the caller has ensured its bytes. */
-  const checkCoefficient = (matrix: number, constraint: number, signal: number, value: bigint): void => {
-    if (!coefficients) return;
-    entry.writeUInt32LE(matrix, 0);
-    entry.writeUInt32LE(constraint, 4);
-    entry.writeUInt32LE(signal, 8);
-    encoding(value).copy(entry, 12);
-    if (!coefficients.takeNow(ENTRY).equals(entry)) throw mismatch('coefficients', label, `differ at constraint ${constraint}`);
-  };
-  const ensureCoefficients = async (count: number, constraint: number): Promise<void> => {
-    if (!coefficients) return;
-    if (coefficients.remaining < count * ENTRY) throw mismatch('coefficients', label, `end before constraint ${constraint}`);
-    await coefficients.ensure(count * ENTRY);
-  };
+  const kernel = await R1csScanKernel.instantiate(rho.bytes, INITIAL_KEY_SCALAR_BYTES, nWires, sigma);
 
-  const TERM = 4 + N8;
-  const term = (): [number, bigint] => {
-    const bytes = reader.takeNow(TERM);
-    const signal = bytes.readUInt32LE(0);
-    if (signal >= nWires) throw new CoordinatorError('r1cs.malformed', `${r1csWhat} names signal ${signal} of ${nWires}`);
-    return [signal, leBigint(bytes, 4)];
-  };
-  const count = async (): Promise<number> => {
-    await reader.ensure(4);
-    const n = reader.takeNow(4).readUInt32LE(0);
-    await reader.ensure(n * TERM);
-    return n;
-  };
-
-  let u = 0n;
-  let v = 0n;
-  let w = 0n;
-  const store = (c: number): void => {
-    u %= BN254_R;
-    v %= BN254_R;
-    w %= BN254_R;
-    writeLe(out.u, c * N8, u, N8);
-    writeLe(out.v, c * N8, v, N8);
-    writeLe(out.w, c * N8, w, N8);
-    writeLe(out.combined, c * N8, (w + sigma1 * u + sigma2 * v) % BN254_R, N8);
-    u = v = w = 0n;
-  };
-
-  for (let c = 0; c < nConstraints; c++) {
-    const nA = await count();
-    await ensureCoefficients(nA, c);
-    for (let i = 0; i < nA; i++) {
-      const [s, coef] = term();
-      u += rho[s]! * coef;
-      checkCoefficient(0, c, s, coef);
+  for (let c = 0; c < nConstraints;) {
+    let batch = wholeConstraints(reader.peek(), nConstraints - c);
+    if (batch.count === 0) {
+      // Not one whole constraint in hand: read on (a constraint longer than a read is fine).
+      if (reader.remaining <= reader.peek().length) throw new CoordinatorError('r1cs.malformed', `${r1csWhat} ends inside constraint ${c}`);
+      await reader.ensure(Math.min(reader.remaining, reader.peek().length + (4 << 20)));
+      batch = wholeConstraints(reader.peek(), nConstraints - c);
+      if (batch.count === 0) continue;
     }
-    const nB = await count();
-    await ensureCoefficients(nB, c);
-    for (let i = 0; i < nB; i++) {
-      const [s, coef] = term();
-      v += rho[s]! * coef;
-      checkCoefficient(1, c, s, coef);
+    let entries: Uint8Array | undefined;
+    if (coefficients) {
+      const needed = batch.abTerms.reduce((sum, n) => sum + n, 0) * COEFFICIENT_ENTRY_BYTES;
+      if (coefficients.remaining < needed) {
+        let held = coefficients.remaining;
+        const short = batch.abTerms.findIndex((n) => (held -= n * COEFFICIENT_ENTRY_BYTES) < 0);
+        throw mismatch('coefficients', label, `end before constraint ${c + short}`);
+      }
+      entries = await coefficients.take(needed);
     }
-    const nC = await count();
-    for (let i = 0; i < nC; i++) {
-      const [s, coef] = term();
-      w += rho[s]! * coef;
+    const scanned = kernel.scan(reader.takeNow(batch.length), batch.count, c, entries);
+    if ('kind' in scanned) {
+      if (scanned.kind === 'signal_out_of_range') throw new CoordinatorError('r1cs.malformed', `${r1csWhat} names a signal beyond its ${nWires} in constraint ${scanned.constraint}`);
+      throw mismatch('coefficients', label, `differ at constraint ${scanned.constraint}`);
     }
-    store(c);
+    out.u.set(scanned.u, c * N8);
+    out.v.set(scanned.v, c * N8);
+    out.w.set(scanned.w, c * N8);
+    out.combined.set(scanned.combined, c * N8);
+    c += batch.count;
   }
+
+  // The rows snarkjs adds for the public signals: A has ρ_s, B and C nothing.
+  const [sigma1] = sigma;
+  const publicEntry = Buffer.alloc(COEFFICIENT_ENTRY_BYTES);
+  writeLe(publicEntry, 12, MONT_R2, N8);
   for (let s = 0; s <= nPublic; s++) {
-    u = rho[s]!;
-    store(nConstraints + s);
-    await ensureCoefficients(1, nConstraints + s);
-    checkCoefficient(0, nConstraints + s, s, 1n);
+    const row = nConstraints + s;
+    writeLe(out.u, row * N8, rho.values[s]!, N8);
+    writeLe(out.combined, row * N8, (sigma1 * rho.values[s]!) % BN254_R, N8);
+    if (coefficients) {
+      if (coefficients.remaining < COEFFICIENT_ENTRY_BYTES) throw mismatch('coefficients', label, `end before constraint ${row}`);
+      publicEntry.writeUInt32LE(0, 0);
+      publicEntry.writeUInt32LE(row, 4);
+      publicEntry.writeUInt32LE(s, 8);
+      if (!(await coefficients.take(COEFFICIENT_ENTRY_BYTES)).equals(publicEntry)) throw mismatch('coefficients', label, `differ at constraint ${row}`);
+    }
   }
   if (coefficients && coefficients.remaining !== 0) throw mismatch('coefficients', label, 'has entries the r1cs does not produce');
   return out;
@@ -610,7 +606,7 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     if ((await coefficientReader.u32()) !== (info.sections.get(SECTION.coefficients)!.size - 4) / (12 + N8)) throw mismatch('coefficients', label, 'has a wrong count');
     // The r1cs pass runs on this thread while the key's MSMs run on ffjavascript's workers.
     const scanStart = performance.now();
-    const scan = scanR1cs(r1cs, r1csHeader, domainSize, rho.values, [sigma1, sigma2], coefficientReader, label, 'the r1cs').then((result) => {
+    const scan = scanR1cs(r1cs, r1csHeader, domainSize, rho, [sigma1, sigma2], coefficientReader, label, 'the r1cs').then((result) => {
       progress(2 * domainSize);
       if (options.timings) options.timings['r1cs pass (overlaps the key side)'] = performance.now() - scanStart;
       return result;
@@ -669,7 +665,10 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
       if (!G1.eq(sumA, await lambdaMsm(lambdaScalars.u))) throw mismatch('A', label, 'is not the combination of the ptau points the r1cs fixes');
       if (!G1.eq(sumB1, await lambdaMsm(lambdaScalars.v))) throw mismatch('B1', label, 'is not the combination of the ptau points the r1cs fixes');
       if (!b2Holds) throw mismatch('B2', label, 'is not B1 in G2');
-      const publicRho = rho.values.map((value, i) => (i <= nPublic ? value : 0n));
+      const publicRho: RoleScalars = {
+        bytes: rho.bytes.map((byte, i) => (i < (nPublic + 1) * INITIAL_KEY_SCALAR_BYTES ? byte : 0)),
+        values: rho.values.map((value, i) => (i <= nPublic ? value : 0n)),
+      };
       const publicScan = await scanR1cs(r1cs, r1csHeader, domainSize, publicRho, [0n, 0n], undefined, label, 'the r1cs');
       // IC alone, the way zkey new composes it: λ, α·λ and β·λ points (ptau sections 12, 14, 15).
       const [alphaG1, betaG1] = [14, 15].map((id) => ptauSections.get(id));

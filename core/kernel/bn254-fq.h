@@ -31,18 +31,21 @@ static inline int fe_is_zero(const u32 *a) {
   return acc == 0;
 }
 
-/* r = a - q if a >= q (a < 2q). */
-static inline void fe_reduce_once(u32 *r, const u32 *a) {
+/* r = a - m if a >= m (a < 2m). */
+static inline void mod_reduce_once(u32 *r, const u32 *a, const u32 *m) {
   u32 t[NL];
   u64 borrow = 0;
   _Pragma("clang loop unroll(full)") for (int i = 0; i < NL; i++) {
-    u64 d = (u64)a[i] - Q[i] - borrow;
+    u64 d = (u64)a[i] - m[i] - borrow;
     t[i] = (u32)d;
     borrow = (d >> 32) & 1;
   }
   if (borrow) fe_copy(r, a);
   else fe_copy(r, t);
 }
+
+/* r = a - q if a >= q (a < 2q). */
+static inline void fe_reduce_once(u32 *r, const u32 *a) { mod_reduce_once(r, a, Q); }
 
 static inline void fe_add(u32 *r, const u32 *a, const u32 *b) {
   u32 t[NL];
@@ -86,29 +89,33 @@ static inline void fe_neg(u32 *r, const u32 *a) {
 }
 
 /*
- * Montgomery product, CIOS without the extra carry word: valid because q's top limb is below
- * 2^31 - 1 (the "no-carry" variant), which saves a word of carries per outer step.
+ * Montgomery product a·b·2^-256 mod m (minv = -m^-1 mod 2^32), CIOS without the extra carry word:
+ * valid because the moduli used (q, and r in r1cs-scan.c) have a top limb below 2^31 - 1 (the
+ * "no-carry" variant), which saves a word of carries per outer step. Inlined into fe_mul and its
+ * scalar-field twin, so each is compiled with its modulus as constants.
  */
-static void fe_mul(u32 *r, const u32 *a, const u32 *b) {
+static inline void mont_mul(u32 *r, const u32 *a, const u32 *b, const u32 *m, u32 minv) {
   u32 t[NL] = {0};
   _Pragma("clang loop unroll(full)") for (int i = 0; i < NL; i++) {
     u64 A = (u64)t[0] + (u64)a[0] * b[i];
     t[0] = (u32)A;
     A >>= 32;
-    u32 m = t[0] * QINV;
-    u64 C = ((u64)t[0] + (u64)m * Q[0]) >> 32;
+    u32 k = t[0] * minv;
+    u64 C = ((u64)t[0] + (u64)k * m[0]) >> 32;
     _Pragma("clang loop unroll(full)") for (int j = 1; j < NL; j++) {
       A += (u64)t[j] + (u64)a[j] * b[i];
       t[j] = (u32)A;
       A >>= 32;
-      C += (u64)t[j] + (u64)m * Q[j];
+      C += (u64)t[j] + (u64)k * m[j];
       t[j - 1] = (u32)C;
       C >>= 32;
     }
     t[NL - 1] = (u32)(C + A);
   }
-  fe_reduce_once(r, t);
+  mod_reduce_once(r, t, m);
 }
+
+static void fe_mul(u32 *r, const u32 *a, const u32 *b) { mont_mul(r, a, b, Q, QINV); }
 
 static inline void fe_inv(u32 *r, const u32 *a) {
   /* Fermat: a^(q-2), square-and-multiply from the top bit. */
