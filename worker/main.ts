@@ -17,12 +17,39 @@ function jobLabel(job: { id?: string; data: unknown } | undefined): string {
   return typeof contributionId === 'string' ? `contribution ${contributionId}` : `job ${job?.id}`;
 }
 
+/** What the worker's 'failed' event reports: the job after the attempt was counted, and its error. */
+export interface FailedAttempt {
+  id?: string;
+  data: unknown;
+  attemptsMade: number;
+  opts: { attempts?: number };
+}
+
+/**
+ * The operator's line for one failed attempt: which job, which attempt of how many, whether BullMQ
+ * tries it again, and the error with its code (an errno such as ENOENT, or a stable ceremony code).
+ * A refusal's message is its `{"code","message"}` payload. Error messages of the verifier never
+ * carry the challenge seed or a combination derived from it (core/verify/link-challenge.ts), and
+ * the job's data (paths) is not printed beyond the contribution id.
+ */
+export function failedAttemptLine(job: FailedAttempt | undefined, error: Error & { code?: unknown }): string {
+  const attempts = job?.opts.attempts ?? 1;
+  const made = job?.attemptsMade ?? 0;
+  const fate = error.name === 'UnrecoverableError' ? 'not retried' : made < attempts ? 'will be retried' : 'no attempts left';
+  const code = typeof error.code === 'string' ? `${error.code}: ` : '';
+  return `${jobLabel(job)} (job ${job?.id ?? '?'}): attempt ${made} of ${attempts} failed, ${fate}: ${code}${error.message}`;
+}
+
 /** Runs a worker with `config` until a stop signal; resolves once it has shut down. */
 export async function runVerificationWorker(config: WorkerConfig, signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): Promise<void> {
   const worker = startVerificationWorker(config);
   worker.on('active', (job) => log(`${jobLabel(job)}: verifying`));
   worker.on('completed', (job, outcome) => log(`${jobLabel(job)}: ${outcome.status}`));
-  worker.on('failed', (job, error) => log(`${jobLabel(job)}: ${error.name === 'UnrecoverableError' ? 'not retried' : 'failed (retried while attempts remain)'}: ${error.message}`));
+  worker.on('failed', (job, error) => log(failedAttemptLine(job, error)));
+  // A job whose worker stopped renewing its lock (died, or its event loop was blocked for longer
+  // than the lock lasts) goes back to the queue; the second time it fails ('job stalled more than
+  // allowable limit'), so a stall must be visible where it happens.
+  worker.on('stalled', (jobId) => log(`job ${jobId}: stalled (its lock expired), queued again or failed if it stalled before`));
 
   const stopped = new Promise<NodeJS.Signals>((resolve) => {
     for (const signal of signals) process.once(signal, () => resolve(signal));

@@ -15,6 +15,12 @@
  * - Outcomes come from QueueEvents; a periodic sweep of the requests still awaiting an outcome
  *   catches anything the event stream could not deliver (events sent while this process was
  *   connecting, a Redis restart that lost the job, which is then queued again).
+ * - One rule decides what a failed job means, whichever path sees it (reconcileJob): a job that
+ *   failed before this request was enqueued is another request's error and is queued afresh, once
+ *   per enqueue; a job that failed after it (the request's own job, its attempts used up or lost
+ *   twice by its worker) settles the request as 'invalid' or 'error'. A 'failed' event only
+ *   prompts that check: events are read from a Redis stream, late, and one may belong to a job
+ *   since removed and queued again under the same id, whose failure must not settle the new one.
  * - Redis being unreachable never loses a request: enqueue keeps it among the requests awaiting an
  *   outcome whether or not Redis answered, reports the failure on stderr and returns (after at most
  *   `enqueueTimeoutMs`: ioredis holds commands while it reconnects, for minutes). The caller has
@@ -52,6 +58,12 @@ export interface BullmqDispatcherOptions {
 }
 
 type VerificationJob = Job<VerificationRequest, VerificationOutcome, typeof VERIFICATION_JOB_NAME>;
+
+interface PendingRequest {
+  request: VerificationRequest;
+  /** True once the job under this request's id is known to be its own (see reconcileJob). */
+  queued: boolean;
+}
 
 /**
  * BullMQ refuses custom ids that are integers or contain ':'; database ids are often both, so the
@@ -104,8 +116,11 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
   const queue = new Queue<VerificationRequest, VerificationOutcome, typeof VERIFICATION_JOB_NAME>(queueName, { connection });
   const events = new QueueEvents(queueName, { connection });
   const listeners: Array<(outcome: VerificationOutcome) => void> = [];
-  /** Requests awaiting an outcome, by job id. */
-  const pending = new Map<string, VerificationRequest>();
+  /**
+   * Requests awaiting an outcome, by job id. `queued` turns true once the job in Redis is known to
+   * be this request's own (queued by it, or found unfinished): from then on its failure is an answer.
+   */
+  const pending = new Map<string, PendingRequest>();
   let closed = false;
 
   // Without a listener an 'error' event would throw; ioredis reconnects by itself, and a request
@@ -115,15 +130,19 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
   events.on('error', logError);
 
   const settle = (jobId: string, outcome: (contributionId: string) => VerificationOutcome): void => {
-    const request = pending.get(jobId);
-    if (!request || closed) return;
+    const entry = pending.get(jobId);
+    if (!entry || closed) return;
     pending.delete(jobId);
-    notifyOutcome(listeners, outcome(request.contributionId));
+    notifyOutcome(listeners, outcome(entry.request.contributionId));
   };
 
+  // A completed job is never removed and queued again, so its event always answers its request.
   events.on('completed', ({ jobId, returnvalue }) => settle(jobId, (id) => outcomeOfResult(id, returnvalue)));
-  // 'failed' is only published once a job has no attempts left (or failed unrecoverably).
-  events.on('failed', ({ jobId, failedReason }) => settle(jobId, (id) => outcomeOfFailure(id, failedReason, undefined)));
+  // 'failed' is only published once a job has no attempts left (or failed unrecoverably), but it
+  // may be the late event of a job since replaced: the job's state in Redis says what it means.
+  events.on('failed', ({ jobId }) => {
+    if (pending.has(jobId)) void reconcile(jobId).catch((error: Error) => logError(error));
+  });
 
   const add = (jobId: string, request: VerificationRequest): Promise<unknown> =>
     queue.add(VERIFICATION_JOB_NAME, request, {
@@ -134,40 +153,67 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
       removeOnFail: { age: keepFinishedSeconds },
     });
 
-  /** Job ids being reconciled, so a sweep and an enqueue never remove and re-add the same job twice. */
-  const reconciling = new Set<string>();
+  /**
+   * Job ids being reconciled, so a sweep, an event and an enqueue never remove and re-add the same
+   * job twice. A call for a job already being reconciled returns at once (a sweep must not wait
+   * on an enqueue held by a Redis outage) and has the running one look once more when it is done:
+   * it may have read a state the call's event has since made stale.
+   */
+  const reconciling = new Map<string, { again: boolean }>();
 
   /** Brings one pending request in line with its job: answers it if finished, queues it if lost. */
-  const reconcile = async (jobId: string, request: VerificationRequest): Promise<void> => {
-    if (reconciling.has(jobId)) return;
-    reconciling.add(jobId);
+  const reconcile = async (jobId: string): Promise<void> => {
+    const running = reconciling.get(jobId);
+    if (running) {
+      running.again = true;
+      return;
+    }
+    const run = { again: true };
+    reconciling.set(jobId, run);
     try {
-      await reconcileJob(jobId, request);
+      while (run.again) {
+        run.again = false;
+        const entry = pending.get(jobId);
+        if (!entry || closed) return;
+        await reconcileJob(jobId, entry);
+      }
     } finally {
       reconciling.delete(jobId);
     }
   };
 
-  const reconcileJob = async (jobId: string, request: VerificationRequest): Promise<void> => {
+  const reconcileJob = async (jobId: string, entry: PendingRequest): Promise<void> => {
+    // Settled meanwhile (by an event), or settled and enqueued anew: then this look is out of date.
+    const superseded = (): boolean => pending.get(jobId) !== entry;
     const job = (await queue.getJob(jobId)) as VerificationJob | undefined;
+    if (superseded()) return;
     if (!job) {
-      await add(jobId, request);
+      // Never queued (Redis was down at enqueue) or lost from Redis (a restart without persistence).
+      await add(jobId, entry.request);
+      entry.queued = true;
       return;
     }
     const state = await job.getState();
+    if (superseded()) return;
     if (state === 'completed') {
       settle(jobId, (id) => outcomeOfResult(id, job.returnvalue));
     } else if (state === 'failed') {
-      const outcome = outcomeOfFailure(request.contributionId, job.failedReason, job.attemptsMade);
-      if (outcome.status === 'invalid') {
+      const outcome = outcomeOfFailure(entry.request.contributionId, job.failedReason, job.attemptsMade);
+      if (outcome.status === 'invalid' || entry.queued) {
+        // A refusal is an answer whenever it was given; an error is one when this request's own
+        // job ran out of attempts. Queuing that job again would retry it for ever.
         settle(jobId, () => outcome);
       } else {
-        // A verifier error decides nothing: this request asks for the verification again.
+        // The error of an earlier request (before a coordinator restart, say) decided nothing
+        // about the contribution: this request asks for the verification again, once.
         await job.remove();
-        await add(jobId, request);
+        await add(jobId, entry.request);
+        entry.queued = true;
       }
+    } else {
+      // Waiting, delayed, active: this request's job; its event will come (or a sweep sees it finished).
+      entry.queued = true;
     }
-    // Waiting, delayed, active: its event will come (or the next sweep sees it finished).
   };
 
   let sweeping = false;
@@ -175,9 +221,9 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
     if (sweeping || closed) return;
     sweeping = true;
     void (async () => {
-      for (const [jobId, request] of [...pending]) {
+      for (const jobId of [...pending.keys()]) {
         if (closed) break;
-        await reconcile(jobId, request).catch((error: Error) => logError(error));
+        await reconcile(jobId).catch((error: Error) => logError(error));
       }
     })().finally(() => (sweeping = false));
   }, reconcileIntervalMs);
@@ -196,11 +242,10 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
       if (closed) throw new Error('the verification dispatcher is closed');
       const jobId = verificationJobId(request.contributionId);
       if (pending.has(jobId)) return;
-      const copy = { ...request };
       // Pending first, so a 'completed' event arriving while we look at the job is not missed.
       // It stays pending if Redis cannot be reached: the caller has recorded the contribution as
       // verifying, and the sweep queues the job once Redis answers again.
-      pending.set(jobId, copy);
+      pending.set(jobId, { request: { ...request }, queued: false });
       const failed = (error: Error): void => {
         if (!closed) logError(new Error(`cannot queue the verification of ${request.contributionId} yet (retried every ${reconcileIntervalMs} ms): ${error.message}`));
       };
@@ -209,7 +254,7 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
         timer = setTimeout(() => resolve('timeout'), enqueueTimeoutMs);
         timer.unref();
       });
-      const attempt = reconcile(jobId, copy).then(
+      const attempt = reconcile(jobId).then(
         () => 'done' as const,
         (error: Error) => failed(error),
       );

@@ -24,20 +24,28 @@ function freePort(): Promise<number> {
   });
 }
 
-function ping(port: number): Promise<boolean> {
+/**
+ * The process id of the redis-server answering on `port`, or undefined if none answers (yet).
+ * Asked rather than assumed: a port found free can be taken by another test's redis-server before
+ * ours binds it, and ours then exits while the other answers; two test files would share one Redis
+ * (and one default queue, where each one's workers take the other's jobs).
+ */
+function answeringPid(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const socket = createConnection({ host: '127.0.0.1', port });
     let reply = '';
-    const done = (ok: boolean): void => {
+    const done = (pid: number | undefined): void => {
       socket.destroy();
-      resolve(ok);
+      resolve(pid);
     };
-    socket.setTimeout(500, () => done(false));
-    socket.on('error', () => done(false));
-    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.setTimeout(500, () => done(undefined));
+    socket.on('error', () => done(undefined));
+    socket.on('connect', () => socket.write('INFO server\r\n'));
     socket.on('data', (data) => {
       reply += data.toString();
-      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
+      if (reply.startsWith('-')) return done(undefined); // e.g. -LOADING: not ready yet
+      const pid = /\r\nprocess_id:(\d+)\r\n/.exec(reply)?.[1];
+      if (pid !== undefined) done(Number(pid));
     });
   });
 }
@@ -57,12 +65,18 @@ async function startOnce(port: number): Promise<RedisServer | undefined> {
   process.once('exit', killOnExit);
   const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
 
+  let takenByAnother = false;
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break; // e.g. the port was taken in the meantime
     const failed = await Promise.race([spawnError, new Promise<undefined>((r) => setTimeout(r, 50))]);
     if (failed) throw new Error(`cannot start ${binary}: ${failed.message}`);
-    if (await ping(port)) {
+    const pid = await answeringPid(port);
+    if (pid !== undefined && pid !== child.pid) {
+      takenByAnother = true; // ours cannot bind it (REDIS_SERVER_BIN must exec redis-server itself)
+      break;
+    }
+    if (pid !== undefined) {
       return {
         url: `redis://127.0.0.1:${port}`,
         port,
@@ -81,11 +95,11 @@ async function startOnce(port: number): Promise<RedisServer | undefined> {
   child.kill('SIGKILL');
   await exited(child);
   process.off('exit', killOnExit);
-  if (!/Address already in use/i.test(stderr)) throw new Error(`redis-server did not answer PING on port ${port}: ${stderr.trim()}`);
+  if (!takenByAnother && !/Address already in use/i.test(stderr)) throw new Error(`redis-server did not answer on port ${port}: ${stderr.trim()}`);
   return undefined;
 }
 
-/** Starts redis-server and resolves once it answers PING. */
+/** Starts redis-server and resolves once it answers, as itself, on its port. */
 export async function startRedisServer(): Promise<RedisServer> {
   for (let tries = 0; tries < 5; tries++) {
     const server = await startOnce(await freePort());

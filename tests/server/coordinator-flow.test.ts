@@ -12,6 +12,7 @@ import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { warningsToStderr } from '../helpers/warnings-to-stderr.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
@@ -23,7 +24,6 @@ import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
 import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 
-const quiet = { info: () => {}, warn: () => {} };
 let redis: RedisServer;
 let worker: ChildProcess;
 let coordinator: RunningCoordinator;
@@ -49,10 +49,13 @@ before(async () => {
   redis = await startRedisServer();
   dataDir = await newCeremonyDir();
   await initCeremony(dataDir);
+  // The worker logs every job, failed attempt and stall on stderr (stdout would mix into the
+  // test runner's report); with the coordinator's warnings, a verdict of verification.unavailable
+  // comes with its cause in the output.
   worker = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'worker', '--redis', redis.url], { stdio: ['ignore', 'ignore', 'inherit'] });
   coordinator = await startCoordinator(
     loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', REDIS_URL: redis.url, OPEN_ON_START: 'true', COORDINATOR_TOKEN: 'coordinator-token-for-tests' }),
-    { log: quiet, tickIntervalMs: 100 },
+    { log: warningsToStderr(), tickIntervalMs: 100 },
   );
 });
 

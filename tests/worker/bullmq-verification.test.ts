@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, renameSync } from 'node:fs';
-import { Queue, type Worker } from 'bullmq';
+import { Queue, QueueEvents, Worker as BullWorker, type Worker } from 'bullmq';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { createBullmqDispatcher, verificationJobId, type BullmqDispatcherOptions } from '../../server/verification/bullmq-dispatcher.ts';
 import type { VerificationOutcome } from '../../core/verification/verification-contract.ts';
@@ -115,6 +115,53 @@ test('an I/O failure that persists ends as an error; enqueueing it again verifie
   await dispatcher.enqueue(request);
   assert.equal((await outcomes.next('gone')).status, 'valid');
   assert.equal(starts.get(verificationJobId('gone')), 3);
+});
+
+test("a late 'failed' event of a replaced job does not settle the request its replacement serves", async () => {
+  // Events come from a Redis stream and are read late: a job that failed, was removed and queued
+  // again under the same id (an enqueue after an error) can still have its old 'failed' event
+  // delivered while the new job waits. Here that event is written to the stream by hand.
+  const { queueName, dispatcher, outcomes, queue, startWorker } = await setup();
+  const candidate = await fixture.candidate('register', 'ivan');
+  await dispatcher.enqueue(fixture.request('replaced', 'register', candidate.path));
+  const jobId = verificationJobId('replaced');
+  assert.equal(await (await queue.getJob(jobId))!.getState(), 'waiting');
+
+  // From the stream's start: a reader that begins at '$' misses what is written before its first read.
+  const events = new QueueEvents(queueName, { connection: { url: redis.url }, lastEventId: '0-0' });
+  closers.push(() => events.close());
+  await events.waitUntilReady();
+  const delivered = new Promise<void>((resolve) => events.on('failed', ({ jobId: id }) => id === jobId && resolve()));
+  const client = await queue.backend.client;
+  await client.xadd(queue.keys.events!, '*', { event: 'failed', jobId, failedReason: 'ENOENT: the earlier job lost its file', prev: 'active' });
+  await delivered;
+  // Give the dispatcher's own reader the same chance to see it before the worker starts.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.deepEqual(outcomes.all, [], 'a stale event settled the request');
+
+  startWorker();
+  assert.deepEqual(await outcomes.next('replaced'), { contributionId: 'replaced', status: 'valid', contributionHash: candidate.hash, recordedName: 'ivan' });
+});
+
+test('a job that runs out of attempts is answered once as an error and not queued again by the sweep', async () => {
+  // The sweep sees the failed job too (every 50 ms here): it must agree with the event, not
+  // queue the job again, which would verify it again and again.
+  const { dispatcher, outcomes, queue, queueName, starts } = await setup({ attempts: 2, backoffMs: 50, reconcileIntervalMs: 50 });
+  const worker = new BullWorker(queueName, async () => {
+    throw new Error('EIO: the disk failed');
+  }, { connection: { url: redis.url } });
+  worker.on('active', (job) => starts.set(job.id!, (starts.get(job.id!) ?? 0) + 1));
+  closers.push(() => worker.close());
+  await dispatcher.enqueue(fixture.request('exhausted', 'register', fixture.missingPath('exhausted')));
+  const error = await outcomes.next('exhausted');
+  assert.equal(error.status, 'error');
+  assert.match(error.status === 'error' ? error.message : '', /after 2 attempt\(s\): EIO/);
+
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const jobId = verificationJobId('exhausted');
+  assert.equal(starts.get(jobId), 2, 'the job was queued again after its attempts ran out');
+  assert.equal(await (await queue.getJob(jobId))!.getState(), 'failed');
+  assert.equal(outcomes.all.length, 1);
 });
 
 test('the same contribution enqueued twice, and again after a coordinator restart, is verified once', async () => {

@@ -154,3 +154,24 @@ test('a worker killed with SIGKILL mid-job: another worker completes the job', a
   assert.equal(outcomes.all.length, 1);
   t.diagnostic(`job recovered ${Date.now() - killedAt} ms after the kill`);
 });
+
+test('every failed attempt is logged on stderr with its job, attempt, fate and error code', async () => {
+  const queueName = 'failure-log-test';
+  const dispatcher = await createBullmqDispatcher({ redisUrl: redis.url, queueName, attempts: 2, backoffMs: 50 });
+  closers.push(() => dispatcher.close());
+  const outcomes = outcomeCollector<VerificationOutcome>();
+  dispatcher.onOutcome(outcomes.listener);
+  const worker = ceremony(['worker', '--redis', redis.url], { VERIFICATION_QUEUE: queueName });
+  await worker.waitFor(/ready on queue failure-log-test/);
+
+  await dispatcher.enqueue(fixture.request('gone', 'transact84', fixture.missingPath('gone')));
+  assert.equal((await outcomes.next('gone')).status, 'error');
+  const jobId = verificationJobId('gone');
+  await worker.waitFor(/attempt 2 of 2 failed/);
+  const lines = worker.output().split('\n').filter((line) => line.includes(`(job ${jobId})`));
+  assert.equal(lines.length, 2, worker.output());
+  assert.match(lines[0]!, /^contribution gone \(job contribution-gone\): attempt 1 of 2 failed, will be retried: input\.file_not_found: cannot open the uploaded key: ENOENT$/);
+  assert.match(lines[1]!, /^contribution gone \(job contribution-gone\): attempt 2 of 2 failed, no attempts left: input\.file_not_found: cannot open the uploaded key: ENOENT$/);
+  worker.child.kill('SIGTERM');
+  await worker.exited;
+});
