@@ -1,6 +1,9 @@
 /** Messages between the MSM pool and its threads. */
+import type { MsmGroup } from './g1-msm-kernel.ts';
+
 export interface MsmRequest {
   id: number;
+  group: MsmGroup;
   bases: Uint8Array;
   scalars: Uint8Array;
   scalarBytes: number;

@@ -1,6 +1,6 @@
 /**
- * One Node MSM thread: instantiates the kernel once, then sums the slices it is sent and replies
- * with their partial sums (64-byte affine points).
+ * One Node MSM thread: instantiates the kernel once, then sums the slices it is sent, G1 or G2,
+ * and replies with their partial sums (affine points of the slice's group).
  */
 import { parentPort } from 'node:worker_threads';
 import { G1MsmKernel } from './g1-msm-kernel.ts';
@@ -13,7 +13,7 @@ try {
   port.on('message', (request: MsmRequest) => {
     let reply: MsmReply;
     try {
-      reply = { id: request.id, sums: kernel.multiExpParts(request.bases, request.scalars, request.scalarBytes) };
+      reply = { id: request.id, sums: kernel.multiExpParts(request.bases, request.scalars, request.scalarBytes, request.group) };
     } catch (error) {
       reply = { id: request.id, error: (error as Error).message };
     }
