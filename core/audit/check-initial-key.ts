@@ -75,7 +75,7 @@ import { CoordinatorError } from '../errors.ts';
 import { getBn128 } from '../crypto/bn128.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { readZkeyInfo, SECTION, type ZkeyInfo } from '../zkey/zkey-file.ts';
-import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback } from '../kernel/g1-multi-exp.ts';
+import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback, g2MultiExpOrFallback } from '../kernel/g1-multi-exp.ts';
 import { G1Uncompressed } from '../kernel/g1-uncompressed.ts';
 import { COEFFICIENT_ENTRY_BYTES, R1csScanKernel } from '../kernel/r1cs-scan.ts';
 import { firstPointOffCurve, type CurveMainThread } from '../zkey/point-checks.ts';
@@ -122,12 +122,14 @@ function mismatch(part: InitialKeyPart, label: string, why: string): Coordinator
 
 /**
  * The one place that runs the multi-exponentiations. Scalars are little-endian, scalars.length /
- * points bytes each. G1 runs on the kernel's MSM (core/kernel/g1-multi-exp.ts, 2-2.5× ffjavascript's
- * here), with ffjavascript's as the fallback where the kernel cannot run; G2 on ffjavascript's.
+ * points bytes each. Both groups run on the kernel's MSMs (core/kernel/g1-multi-exp.ts: G1 2-2.5×
+ * ffjavascript's here, G2 2.2-2.4× on B2 at rs18, bench/g2-msm.ts), with ffjavascript's as the
+ * fallback where the kernel cannot run.
  */
 function multiExp(curve: Curve, group: GroupName, bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
-  if (group === 'G1' && bases.length > 0) return g1MultiExpOrFallback(bases, scalars, scalars.length / (bases.length / G1_SIZE));
-  return curve[group].multiExpAffine(bases, scalars);
+  if (bases.length === 0) return Promise.resolve(curve[group].zero);
+  const scalarBytes = scalars.length / (bases.length / (group === 'G1' ? G1_SIZE : G2_SIZE));
+  return group === 'G1' ? g1MultiExpOrFallback(bases, scalars, scalarBytes) : g2MultiExpOrFallback(bases, scalars, scalarBytes);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -604,7 +606,7 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     const [sigma1, sigma2] = drawScalars(2).values as [bigint, bigint];
     const coefficientReader = new SectionReader(key, info.sections.get(SECTION.coefficients)!, `the coefficients section of ${label}`);
     if ((await coefficientReader.u32()) !== (info.sections.get(SECTION.coefficients)!.size - 4) / (12 + N8)) throw mismatch('coefficients', label, 'has a wrong count');
-    // The r1cs pass runs on this thread while the key's MSMs run on ffjavascript's workers.
+    // The r1cs pass runs on this thread while the key's MSMs run on the kernel's threads.
     const scanStart = performance.now();
     const scan = scanR1cs(r1cs, r1csHeader, domainSize, rho, [sigma1, sigma2], coefficientReader, label, 'the r1cs').then((result) => {
       progress(2 * domainSize);

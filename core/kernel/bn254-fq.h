@@ -1,7 +1,8 @@
 /*
  * BN254 base field Fq in the layout of snarkjs's zkeys: 8 little-endian 32-bit limbs in Montgomery
- * form (R = 2^256), fully reduced. Shared by the kernel's C files (g1-scale.c, g1-msm.c), each of
- * which includes it: the functions are static so every file gets them inlined.
+ * form (R = 2^256), fully reduced. Shared by the kernel's C files (g1-scale.c, g1-msm.c, and through
+ * bn254-fq2.h g2-msm.c), each of which includes it: the functions are static so every file gets
+ * them inlined.
  */
 #ifndef BN254_FQ_H
 #define BN254_FQ_H
@@ -28,6 +29,12 @@ static inline void fe_copy(u32 *r, const u32 *a) {
 static inline int fe_is_zero(const u32 *a) {
   u32 acc = 0;
   _Pragma("clang loop unroll(full)") for (int i = 0; i < NL; i++) acc |= a[i];
+  return acc == 0;
+}
+
+static inline int fe_eq(const u32 *a, const u32 *b) {
+  u32 acc = 0;
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < NL; i++) acc |= a[i] ^ b[i];
   return acc == 0;
 }
 

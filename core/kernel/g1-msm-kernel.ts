@@ -1,21 +1,30 @@
 /**
- * The kernel's multi-exponentiation (g1-msm.c) behind a typed face, for one thread: Σ s_i·P_i over
- * zkey-layout points (affine, Montgomery, little-endian, 64 bytes; (0,0) the point at infinity)
- * and little-endian scalars of a fixed byte width. Chooses the window for the size and the
- * scalars' actual bit length; inputs larger than one call takes are summed in parts, whose
- * affine partial sums are returned for the caller to add (ffjavascript's G1.add does it).
+ * The kernel's multi-exponentiations (g1-msm.c over G1, g2-msm.c over G2, one WebAssembly module)
+ * behind a typed face, for one thread: Σ s_i·P_i over zkey-layout points (affine, Montgomery,
+ * little-endian: 64 bytes in G1, 128 in G2; all zero the point at infinity) and little-endian
+ * scalars of a fixed byte width. Chooses the window for the size and the scalars' actual bit
+ * length; inputs larger than one call takes are summed in parts, whose affine partial
+ * sums are returned for the caller to add (ffjavascript's G1.add or G2.add does it).
  */
 import { g1KernelWasm } from './g1-kernel-wasm.ts';
 
-const POINT_BYTES = 64;
-/** Points per kernel call: bounds the module's memory (about 70 MB at 32-byte scalars). */
+export type MsmGroup = 'G1' | 'G2';
+
+/** Bytes of one affine point of each group, in the zkey layout. */
+export const MSM_POINT_BYTES: Record<MsmGroup, number> = { G1: 64, G2: 128 };
+/** Points per kernel call: bounds the module's memory (at 32-byte scalars about 70 MB in G1, 110 MB in G2). */
 export const MSM_POINTS_PER_CALL = 1 << 18;
+
+type MsmFunction = (bases: number, scalars: number, n: number, scalarBytes: number, bits: number, c: number, scratch: number, out: number) => void;
+type MsmScratchBytes = (n: number, bits: number, c: number) => number;
 
 interface MsmExports {
   memory: WebAssembly.Memory;
   __heap_base: WebAssembly.Global;
-  msm_scratch_bytes(n: number, bits: number, c: number): number;
-  msm(bases: number, scalars: number, n: number, scalarBytes: number, bits: number, c: number, scratch: number, out: number): void;
+  msm_scratch_bytes: MsmScratchBytes;
+  msm: MsmFunction;
+  g2_msm_scratch_bytes: MsmScratchBytes;
+  g2_msm: MsmFunction;
   g1_first_invalid(points: number, n: number): number;
 }
 
@@ -40,9 +49,12 @@ export function scalarBitLength(scalars: Uint8Array, scalarBytes: number): numbe
 }
 
 /**
- * Window width for n points and scalars of `bits` bits. The kernel's cost per window is about one
- * affine addition a point (bucket filling) plus about 4.5 of them a bucket (2^(c-1) buckets summed
- * by running sums in Jacobian coordinates); there are floor(bits / c) + 1 windows.
+ * Window width for n points and scalars of `bits` bits, in either group. The kernel's cost per
+ * window is about one affine addition a point (bucket filling) plus about 4.5 of them a bucket
+ * (2^(c-1) buckets summed by running sums in Jacobian coordinates); there are floor(bits / c) + 1
+ * windows. In G2 every operation costs about 3.3 times its G1 counterpart, points and buckets
+ * alike, so the same weight holds: measured on one thread in CPU time with 16-byte scalars, the
+ * widths it picks (12 at 65,536 points, 13 at 116,500) were the fastest (`bench/g2-msm.ts --sweep`).
  */
 export function msmWindowBits(n: number, bits: number): number {
   let best = 2;
@@ -73,14 +85,14 @@ export class G1MsmKernel {
    * (point-check.c; the same verdict as core/zkey/point-checks.ts's firstPointOffCurve).
    */
   firstInvalidPoint(bases: Uint8Array): number {
-    if (bases.byteLength % POINT_BYTES !== 0) throw new Error('the base buffer is not a whole number of G1 points');
-    const total = bases.byteLength / POINT_BYTES;
+    if (bases.byteLength % MSM_POINT_BYTES.G1 !== 0) throw new Error('the base buffer is not a whole number of G1 points');
+    const total = bases.byteLength / MSM_POINT_BYTES.G1;
     for (let first = 0; first < total; first += MSM_POINTS_PER_CALL) {
       const n = Math.min(MSM_POINTS_PER_CALL, total - first);
-      const end = this.base + n * POINT_BYTES;
+      const end = this.base + n * MSM_POINT_BYTES.G1;
       const have = this.exports.memory.buffer.byteLength;
       if (end > have) this.exports.memory.grow(Math.ceil((end - have) / 65536));
-      new Uint8Array(this.exports.memory.buffer).set(bases.subarray(first * POINT_BYTES, (first + n) * POINT_BYTES), this.base);
+      new Uint8Array(this.exports.memory.buffer).set(bases.subarray(first * MSM_POINT_BYTES.G1, (first + n) * MSM_POINT_BYTES.G1), this.base);
       const bad = this.exports.g1_first_invalid(this.base, n);
       if (bad >= 0) return first + bad;
     }
@@ -88,35 +100,39 @@ export class G1MsmKernel {
   }
 
   /**
-   * Partial sums of Σ s_i·P_i, one 64-byte affine point per part of at most MSM_POINTS_PER_CALL
-   * points (concatenated; their sum is the result). `scalars` holds scalarBytes bytes per point.
+   * Partial sums of Σ s_i·P_i in `group`, one affine point (MSM_POINT_BYTES) per part of at most
+   * MSM_POINTS_PER_CALL points (concatenated; their sum is the result). `scalars` holds scalarBytes
+   * bytes per point. `window` overrides the window width (benchmarks measure the choice with it).
    */
-  multiExpParts(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Uint8Array {
+  multiExpParts(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, group: MsmGroup = 'G1', window?: number): Uint8Array {
+    const pointBytes = MSM_POINT_BYTES[group];
+    const [msm, scratchBytes] = group === 'G1' ? [this.exports.msm, this.exports.msm_scratch_bytes] : [this.exports.g2_msm, this.exports.g2_msm_scratch_bytes];
     if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) throw new Error('scalars must be 1 to 32 bytes wide');
-    if (bases.byteLength % POINT_BYTES !== 0) throw new Error('the base buffer is not a whole number of G1 points');
-    const total = bases.byteLength / POINT_BYTES;
+    if (window !== undefined && (!Number.isInteger(window) || window < 2 || window > 20)) throw new Error('the window must be 2 to 20 bits');
+    if (bases.byteLength % pointBytes !== 0) throw new Error(`the base buffer is not a whole number of ${group} points`);
+    const total = bases.byteLength / pointBytes;
     if (scalars.byteLength !== total * scalarBytes) throw new Error('there must be one scalar per point');
     const parts = Math.max(1, Math.ceil(total / MSM_POINTS_PER_CALL));
-    const out = new Uint8Array(parts * POINT_BYTES);
+    const out = new Uint8Array(parts * pointBytes);
     for (let part = 0; part < parts; part++) {
       const first = part * MSM_POINTS_PER_CALL;
       const n = Math.min(MSM_POINTS_PER_CALL, total - first);
       const partScalars = scalars.subarray(first * scalarBytes, (first + n) * scalarBytes);
       const bits = scalarBitLength(partScalars, scalarBytes);
       if (n === 0 || bits === 0) continue; // all-zero scalars: the part sums to infinity, (0,0)
-      const c = msmWindowBits(n, bits);
+      const c = window ?? msmWindowBits(n, bits);
       const basesAt = this.base;
-      const scalarsAt = basesAt + n * POINT_BYTES;
+      const scalarsAt = basesAt + n * pointBytes;
       const outAt = Math.ceil((scalarsAt + n * scalarBytes) / 64) * 64;
-      const scratchAt = outAt + 64;
-      const end = scratchAt + this.exports.msm_scratch_bytes(n, bits, c);
+      const scratchAt = outAt + pointBytes;
+      const end = scratchAt + scratchBytes(n, bits, c);
       const have = this.exports.memory.buffer.byteLength;
       if (end > have) this.exports.memory.grow(Math.ceil((end - have) / 65536));
       const memory = new Uint8Array(this.exports.memory.buffer);
-      memory.set(bases.subarray(first * POINT_BYTES, (first + n) * POINT_BYTES), basesAt);
+      memory.set(bases.subarray(first * pointBytes, (first + n) * pointBytes), basesAt);
       memory.set(partScalars, scalarsAt);
-      this.exports.msm(basesAt, scalarsAt, n, scalarBytes, bits, c, scratchAt, outAt);
-      out.set(memory.subarray(outAt, outAt + POINT_BYTES), part * POINT_BYTES);
+      msm(basesAt, scalarsAt, n, scalarBytes, bits, c, scratchAt, outAt);
+      out.set(memory.subarray(outAt, outAt + pointBytes), part * pointBytes);
     }
     return out;
   }

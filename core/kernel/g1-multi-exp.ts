@@ -1,7 +1,8 @@
 /**
- * g1MultiExp: Σ s_i·P_i over BN254 G1 with the kernel's Pippenger MSM (g1-msm.c) on one thread
- * per core. The one entry point for link verification (64-bit scalars) and the audit (32-byte
- * scalars below r).
+ * g1MultiExp and g2MultiExp: Σ s_i·P_i over BN254 G1 or G2 with the kernel's Pippenger MSMs
+ * (g1-msm.c, g2-msm.c) on one thread per core. The entry points for link verification (G1, 64-bit
+ * scalars) and the audit (G1 with 32-byte scalars below r, G1 and G2 with 16-byte ones); the same
+ * threads serve both groups.
  *
  * The threads are started on first use and shared by every later call of the process. They hold
  * the event loop only while a call is running (ref'd when busy, unref'd when idle), so a command
@@ -12,12 +13,15 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { getBn128 } from '../crypto/bn128.ts';
+import { MSM_POINT_BYTES, type MsmGroup } from './g1-msm-kernel.ts';
 import type { MsmReply, MsmRequest } from './msm-messages.ts';
 import { firstPointOffCurve, type CurveMainThread } from '../zkey/point-checks.ts';
 
-const POINT_BYTES = 64;
-/** Below this many points a second thread costs more in messages than it saves. */
-const MIN_POINTS_PER_THREAD = 4096;
+/**
+ * Below this many points a second thread costs more in messages than it saves. A G2 point costs
+ * the kernel about 3.3 times a G1 one (one thread, 65,536 points, 16-byte scalars), so a third as many.
+ */
+const MIN_POINTS_PER_THREAD: Record<MsmGroup, number> = { G1: 4096, G2: 1365 };
 
 /** A slice's reply: its partial sums, or the index (in the slice) of its first bad point. */
 type SliceResult = { sums: Uint8Array } | { invalidPoint: number };
@@ -74,12 +78,13 @@ class MsmPool {
   }
 
   /**
-   * The partial sums (64-byte affine points, concatenated) of the slices, one slice per thread; with
-   * `checkPoints`, the index of the first bad point instead when there is one (-1 otherwise).
+   * The partial sums (affine points of `group`, concatenated) of the slices, one slice per thread;
+   * with `checkPoints` (G1), the index of the first bad point instead when there is one (-1 otherwise).
    */
-  async partialSums(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, checkPoints = false): Promise<{ parts: Uint8Array[]; invalidPoint: number }> {
-    const total = bases.byteLength / POINT_BYTES;
-    const slices = Math.max(1, Math.min(this.workers.length, Math.floor(total / MIN_POINTS_PER_THREAD)));
+  async partialSums(group: MsmGroup, bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, checkPoints = false): Promise<{ parts: Uint8Array[]; invalidPoint: number }> {
+    const pointBytes = MSM_POINT_BYTES[group];
+    const total = bases.byteLength / pointBytes;
+    const slices = Math.max(1, Math.min(this.workers.length, Math.floor(total / MIN_POINTS_PER_THREAD[group])));
     if (this.busy++ === 0) for (const worker of this.workers) worker.ref();
     try {
       const results = await Promise.all(Array.from({ length: slices }, (_, index) => {
@@ -89,7 +94,8 @@ class MsmPool {
         // constructor: a Buffer's slice() is a view, and transferring it would detach the caller's memory.
         const request: MsmRequest = {
           id: this.nextId++,
-          bases: new Uint8Array(bases.subarray(first * POINT_BYTES, end * POINT_BYTES)),
+          group,
+          bases: new Uint8Array(bases.subarray(first * pointBytes, end * pointBytes)),
           scalars: new Uint8Array(scalars.subarray(first * scalarBytes, end * scalarBytes)),
           scalarBytes,
           checkPoints,
@@ -128,17 +134,15 @@ function currentPool(): Promise<MsmPool> {
   return pool;
 }
 
-function checkArguments(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): void {
-  if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) throw new RangeError('scalars must be 1 to 32 bytes wide');
-  if (bases.byteLength % POINT_BYTES !== 0) throw new RangeError('the base buffer is not a whole number of G1 points');
-  if (scalars.byteLength !== (bases.byteLength / POINT_BYTES) * scalarBytes) throw new RangeError('there must be one scalar per point');
-}
-
 /** The sum, or (when the points were checked) the index of the first point off the curve or not canonical. */
 export type CheckedSum = { sum: Uint8Array } | { invalidPoint: number };
 
-async function multiExpOnThreads(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, checkPoints: boolean): Promise<CheckedSum> {
-  checkArguments(bases, scalars, scalarBytes);
+/** Σ scalars_i · bases_i in `group` on the pool, as a point of ffjavascript's curve; with `checkPoints` (G1) the points are checked first. */
+async function multiExpOnThreads(group: MsmGroup, bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, checkPoints: boolean): Promise<CheckedSum> {
+  const pointBytes = MSM_POINT_BYTES[group];
+  if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) throw new RangeError('scalars must be 1 to 32 bytes wide');
+  if (bases.byteLength % pointBytes !== 0) throw new RangeError(`the base buffer is not a whole number of ${group} points`);
+  if (scalars.byteLength !== (bases.byteLength / pointBytes) * scalarBytes) throw new RangeError('there must be one scalar per point');
   // The curve is only needed to add the threads' partial sums: its build (in a fresh process) runs
   // while they work.
   const curveReady = getBn128();
@@ -146,7 +150,7 @@ async function multiExpOnThreads(bases: Uint8Array, scalars: Uint8Array, scalarB
   const threads = await currentPool();
   let result: { parts: Uint8Array[]; invalidPoint: number } = { parts: [], invalidPoint: -1 };
   try {
-    if (bases.byteLength > 0) result = await threads.partialSums(bases, scalars, scalarBytes, checkPoints);
+    if (bases.byteLength > 0) result = await threads.partialSums(group, bases, scalars, scalarBytes, checkPoints);
   } catch (error) {
     // A dead thread: the next call starts a new pool; this one's remaining threads are stopped.
     if (threads.broken) {
@@ -156,16 +160,30 @@ async function multiExpOnThreads(bases: Uint8Array, scalars: Uint8Array, scalarB
     throw error;
   }
   if (result.invalidPoint >= 0) return { invalidPoint: result.invalidPoint };
-  const G1 = (await curveReady).G1;
-  let sum = G1.zero;
+  const G = (await curveReady)[group];
+  let sum = G.zero;
   for (const part of result.parts) {
-    for (let offset = 0; offset < part.byteLength; offset += POINT_BYTES) {
-      // (0,0) is infinity; ffjavascript decodes it as a zero point its add does not treat as one.
-      if (part.subarray(offset, offset + POINT_BYTES).every((byte) => byte === 0)) continue;
-      sum = G1.add(sum, G1.fromRprLEM(part, offset));
+    for (let offset = 0; offset < part.byteLength; offset += pointBytes) {
+      // All zero is infinity; ffjavascript decodes it as a zero point its add does not treat as one.
+      if (part.subarray(offset, offset + pointBytes).every((byte) => byte === 0)) continue;
+      sum = G.add(sum, G.fromRprLEM(part, offset));
     }
   }
-  return { sum: G1.isZero(sum) ? G1.zero : sum };
+  return { sum: G.isZero(sum) ? G.zero : sum };
+}
+
+async function multiExp(group: MsmGroup, bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
+  return ((await multiExpOnThreads(group, bases, scalars, scalarBytes, false)) as { sum: Uint8Array }).sum;
+}
+
+/** The kernel's sum, or ffjavascript's where the kernel cannot run; a RangeError is the caller's and is thrown. */
+async function multiExpOrFallback(group: MsmGroup, bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
+  try {
+    return await multiExp(group, bases, scalars, scalarBytes);
+  } catch (error) {
+    if (error instanceof RangeError) throw error;
+    return (await getBn128())[group].multiExpAffine(bases, scalars);
+  }
 }
 
 /**
@@ -180,8 +198,8 @@ async function multiExpOnThreads(bases: Uint8Array, scalars: Uint8Array, scalarB
  * Rejects when the kernel cannot run (threads that cannot start or die); callers that must not
  * depend on it fall back to ffjavascript.
  */
-export async function g1MultiExp(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
-  return ((await multiExpOnThreads(bases, scalars, scalarBytes, false)) as { sum: Uint8Array }).sum;
+export function g1MultiExp(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
+  return multiExp('G1', bases, scalars, scalarBytes);
 }
 
 /**
@@ -190,7 +208,7 @@ export async function g1MultiExp(bases: Uint8Array, scalars: Uint8Array, scalarB
  * first bad one's index instead of a sum. Kernel only, like g1MultiExp.
  */
 export function g1CheckedMultiExp(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<CheckedSum> {
-  return multiExpOnThreads(bases, scalars, scalarBytes, true);
+  return multiExpOnThreads('G1', bases, scalars, scalarBytes, true);
 }
 
 /**
@@ -198,13 +216,29 @@ export function g1CheckedMultiExp(bases: Uint8Array, scalars: Uint8Array, scalar
  * run: threads that cannot start or die. What the link check and the audit call; a bad argument
  * (RangeError) is still thrown, since ffjavascript would only compute the wrong sum from it.
  */
-export async function g1MultiExpOrFallback(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
-  try {
-    return await g1MultiExp(bases, scalars, scalarBytes);
-  } catch (error) {
-    if (error instanceof RangeError) throw error;
-    return (await getBn128()).G1.multiExpAffine(bases, scalars);
-  }
+export function g1MultiExpOrFallback(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
+  return multiExpOrFallback('G1', bases, scalars, scalarBytes);
+}
+
+/**
+ * Σ scalars_i · bases_i over G2, as a point of ffjavascript's bn128 curve (what
+ * `curve.G2.multiExpAffine` returns).
+ *
+ * @param bases n affine points of the twist in the zkey layout: x.c0, x.c1, y.c0, y.c1, 32 bytes
+ *   each, little-endian, Montgomery form, fully reduced; all zero is the point at infinity. Points
+ *   on the twist but outside the order-r subgroup are summed as they are (the caller checks
+ *   membership where it matters). Not modified.
+ * @param scalars n little-endian unsigned integers of `scalarBytes` bytes each.
+ * @param scalarBytes 1 to 32.
+ * Rejects when the kernel cannot run, as g1MultiExp does.
+ */
+export function g2MultiExp(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
+  return multiExp('G2', bases, scalars, scalarBytes);
+}
+
+/** g2MultiExp, or ffjavascript's `G2.multiExpAffine` where the kernel cannot run (as g1MultiExpOrFallback). */
+export function g2MultiExpOrFallback(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
+  return multiExpOrFallback('G2', bases, scalars, scalarBytes);
 }
 
 /** g1CheckedMultiExp, or where the kernel cannot run the same check on ffjavascript's main thread and its MSM. */
@@ -227,7 +261,7 @@ export function startG1MultiExpThreads(): void {
   currentPool().catch(() => undefined);
 }
 
-/** Stops the MSM threads, if started (the next g1MultiExp starts new ones). */
+/** Stops the MSM threads, if started (the next g1MultiExp or g2MultiExp starts new ones). */
 export async function closeG1MultiExp(): Promise<void> {
   const current = pool;
   pool = undefined;

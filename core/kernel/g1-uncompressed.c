@@ -27,12 +27,6 @@ static void write_uncompressed(u8 *out, const u32 *x, const u32 *y) {
   fe_write_be(out + FB, y);
 }
 
-static int same_fe(const u32 *a, const u32 *b) {
-  u32 acc = 0;
-  for (int i = 0; i < NL; i++) acc |= a[i] ^ b[i];
-  return acc == 0;
-}
-
 static int is_infinity(const u8 *p) { return fe_is_zero(X(p)) && fe_is_zero(Y(p)); }
 
 /* out[i] = uncompressed(points[i]) for n affine points (zkey layout); out may be points. */
@@ -75,10 +69,10 @@ void g1_sub_to_uncompressed(const u8 *a, const u8 *b, u32 n, u8 *scratch, u8 *ou
     if (is_infinity(p) || is_infinity(q)) {
       fe_copy(d, ONE);
       kind[i] = 2;
-    } else if (!same_fe(X(p), X(q))) {
+    } else if (!fe_eq(X(p), X(q))) {
       fe_sub(d, X(q), X(p));
       kind[i] = 0;
-    } else if (same_fe(Y(p), negqy)) {
+    } else if (fe_eq(Y(p), negqy)) {
       /* a = −b: a − b = 2a; y = 0 has no point on BN254 (odd order), so 2y is invertible. */
       fe_add(d, Y(p), Y(p));
       kind[i] = 1;

@@ -1,10 +1,13 @@
 /** Messages between the MSM pool and its threads. */
+import type { MsmGroup } from './g1-msm-kernel.ts';
+
 export interface MsmRequest {
   id: number;
+  group: MsmGroup;
   bases: Uint8Array;
   scalars: Uint8Array;
   scalarBytes: number;
-  /** Check the points first (on the curve, canonical); a bad one is reported instead of summed. */
+  /** G1 only: check the points first (on the curve, canonical); a bad one is reported instead of summed. */
   checkPoints?: boolean;
 }
 

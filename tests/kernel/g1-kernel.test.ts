@@ -83,7 +83,7 @@ describe('G1 kernel', () => {
     }
   });
 
-  it('the committed WebAssembly is what the kernel C files (g1-scale.c, g1-msm.c) compile to', () => {
+  it('the committed WebAssembly is what the kernel C files (g1-scale.c, g1-msm.c, g2-msm.c) compile to', () => {
     assert.deepEqual(buildG1Kernel(), Buffer.from(g1KernelWasm()));
   });
 });
