@@ -185,33 +185,37 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
   const reconcileJob = async (jobId: string, entry: PendingRequest): Promise<void> => {
     // Settled meanwhile (by an event), or settled and enqueued anew: then this look is out of date.
     const superseded = (): boolean => pending.get(jobId) !== entry;
-    const job = (await queue.getJob(jobId)) as VerificationJob | undefined;
-    if (superseded()) return;
-    if (!job) {
+    const requeueLost = async (): Promise<void> => {
       // Never queued (Redis was down at enqueue) or lost from Redis (a restart without persistence).
       await add(jobId, entry.request);
       entry.queued = true;
+    };
+    // The state first, the job's data after: a job read while it was still running carries no
+    // result, and reading its state a moment later as 'completed' would pair that state with a
+    // null result (seen: a valid contribution answered "unexpected result: null"). A job's result
+    // or failure is written together with its final state, so data read after that state is final.
+    const state = await queue.getJobState(jobId);
+    if (superseded()) return;
+    if (state === 'unknown') return requeueLost();
+    if (state !== 'completed' && state !== 'failed') {
+      // Waiting, delayed, active: this request's job; its event will come (or a sweep sees it finished).
+      entry.queued = true;
       return;
     }
-    const state = await job.getState();
+    const job = (await queue.getJob(jobId)) as VerificationJob | undefined;
     if (superseded()) return;
-    if (state === 'completed') {
-      settle(jobId, (id) => outcomeOfResult(id, job.returnvalue));
-    } else if (state === 'failed') {
-      const outcome = outcomeOfFailure(entry.request.contributionId, job.failedReason, job.attemptsMade);
-      if (outcome.status === 'invalid' || entry.queued) {
-        // A refusal is an answer whenever it was given; an error is one when this request's own
-        // job ran out of attempts. Queuing that job again would retry it for ever.
-        settle(jobId, () => outcome);
-      } else {
-        // The error of an earlier request (before a coordinator restart, say) decided nothing
-        // about the contribution: this request asks for the verification again, once.
-        await job.remove();
-        await add(jobId, entry.request);
-        entry.queued = true;
-      }
+    if (!job) return requeueLost();
+    if (state === 'completed') return settle(jobId, (id) => outcomeOfResult(id, job.returnvalue));
+    const outcome = outcomeOfFailure(entry.request.contributionId, job.failedReason, job.attemptsMade);
+    if (outcome.status === 'invalid' || entry.queued) {
+      // A refusal is an answer whenever it was given; an error is one when this request's own
+      // job ran out of attempts. Queuing that job again would retry it for ever.
+      settle(jobId, () => outcome);
     } else {
-      // Waiting, delayed, active: this request's job; its event will come (or a sweep sees it finished).
+      // The error of an earlier request (before a coordinator restart, say) decided nothing
+      // about the contribution: this request asks for the verification again, once.
+      await job.remove();
+      await add(jobId, entry.request);
       entry.queued = true;
     }
   };

@@ -90,7 +90,8 @@ describe('r1cs pass in the kernel', () => {
     // The entry of constraint 60's B term: after every A and B entry of constraints 0–59 and 60's A ones.
     const before = constraints.slice(0, 60).reduce((n, rows) => n + rows[0]!.length + rows[1]!.length, 0) + constraints[60]![0]!.length;
     const changed = Buffer.from(good);
-    changed[before * COEFFICIENT_ENTRY_BYTES + 12] ^= 1;
+    const at = before * COEFFICIENT_ENTRY_BYTES + 12;
+    changed[at] = changed[at]! ^ 1;
     assert.deepEqual(kernel.scan(bytes, constraints.length, 0, changed), { kind: 'coefficient_mismatch', constraint: 60 });
     assert.ok(!('kind' in kernel.scan(bytes, constraints.length, 0, undefined)), 'not compared without entries');
 

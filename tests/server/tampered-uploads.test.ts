@@ -131,7 +131,7 @@ test('tampered L, tampered H and a forged proof of knowledge are refused over HT
     await holder.upload(CIRCUIT, tamper.file);
 
     // The worker process refuses it (never retried), and the contributor is told the code.
-    await worker.waitFor(new RegExp(`contribution \\S+: not retried: .*"code":"${tamper.code.replace('.', '\\.')}"`), 120_000);
+    await worker.waitFor(new RegExp(`contribution \\S+ \\(job \\S+\\): attempt \\d+ of \\d+ failed, not retried: .*"code":"${tamper.code.replace('.', '\\.')}"`), 120_000);
     const me = await holder.waitFor((m) => m.status.lastRefusal?.code === tamper.code, `the refusal of ${tamper.what}`, 120_000);
     assert.equal(me.status.lastRefusal?.circuit, CIRCUIT);
     assert.deepEqual(
