@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { preferSingleThreadedBn128 } from '../../core/crypto/bn128.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { parseBeaconParameters } from '../../core/finalise/beacon-parameters.ts';
 import type { LinkExpectation } from '../../core/verify/check-link-structure.ts';
@@ -16,7 +17,9 @@ export function verifyLinkCommand(): Command {
         throw new CoordinatorError('usage.invalid_arguments', '--beacon and --iterations go together');
       }
       const expect: LinkExpectation = options.beacon !== undefined ? { kind: 'beacon', ...parseBeaconParameters(options.beacon, options.iterations!) } : { kind: 'random' };
-      const link = await verifyLinkFromHead(prev, next, { expect });
+      // The sums run on the kernel's threads; the curve only does pairings here.
+      preferSingleThreadedBn128();
+      const link = await verifyLinkFromHead(prev, next, { expect, sumsDuringStructureCheck: true });
       process.stdout.write(`${link.contributionHash}\n`);
       process.stderr.write(`valid: contribution #${link.index}${link.recordedName ? ` by "${link.recordedName}"` : ''} extends ${prev}\n`);
     });

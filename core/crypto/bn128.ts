@@ -10,8 +10,23 @@ import { buildBn128, type Bn128Curve } from 'ffjavascript';
 
 /** The build in flight: ffjavascript caches only a finished curve, so two early callers would build two. */
 let building: Promise<Bn128Curve> | undefined;
+/** A curve without worker threads, when the process asked for one (ffjavascript does not cache those). */
+let singleThreaded: Promise<Bn128Curve> | undefined;
+let preferSingleThread = false;
+
+/**
+ * Makes getBn128 build ffjavascript's curve without its worker threads, for a short command whose
+ * heavy work runs elsewhere (`ceremony verify-link`: the sums on the kernel's threads, only
+ * pairings and point arithmetic on the curve). Starting and stopping those threads, each compiling
+ * the curve's WebAssembly, costs such a command a few hundred milliseconds of its two cores. Call
+ * it before the first getBn128.
+ */
+export function preferSingleThreadedBn128(): void {
+  preferSingleThread = true;
+}
 
 export function getBn128(): Promise<Bn128Curve> {
+  if (preferSingleThread) return (singleThreaded ??= buildBn128(true));
   const cached = (globalThis as { curve_bn128?: Bn128Curve | null }).curve_bn128;
   if (cached) return Promise.resolve(cached);
   if (!building) {

@@ -12,6 +12,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import type { Bn128Curve } from 'ffjavascript';
 import { getBn128 } from '../crypto/bn128.ts';
 import { MSM_POINT_BYTES, type MsmGroup } from './g1-msm-kernel.ts';
 import type { MsmReply, MsmRequest } from './msm-messages.ts';
@@ -143,14 +144,18 @@ async function multiExpOnThreads(group: MsmGroup, bases: Uint8Array, scalars: Ui
   if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) throw new RangeError('scalars must be 1 to 32 bytes wide');
   if (bases.byteLength % pointBytes !== 0) throw new RangeError(`the base buffer is not a whole number of ${group} points`);
   if (scalars.byteLength !== (bases.byteLength / pointBytes) * scalarBytes) throw new RangeError('there must be one scalar per point');
-  // The curve is only needed to add the threads' partial sums: its build (in a fresh process) runs
-  // while they work.
-  const curveReady = getBn128();
-  curveReady.catch(() => undefined);
   const threads = await currentPool();
   let result: { parts: Uint8Array[]; invalidPoint: number } = { parts: [], invalidPoint: -1 };
+  let curveReady: Promise<Bn128Curve> | undefined;
   try {
-    if (bases.byteLength > 0) result = await threads.partialSums(group, bases, scalars, scalarBytes, checkPoints);
+    if (bases.byteLength > 0) {
+      const summing = threads.partialSums(group, bases, scalars, scalarBytes, checkPoints);
+      // The curve is only needed to add the partial sums: in a fresh process it is built (on this
+      // thread) once the slices are posted, while the threads work.
+      curveReady = getBn128();
+      curveReady.catch(() => undefined);
+      result = await summing;
+    }
   } catch (error) {
     // A dead thread: the next call starts a new pool; this one's remaining threads are stopped.
     if (threads.broken) {
@@ -160,7 +165,7 @@ async function multiExpOnThreads(group: MsmGroup, bases: Uint8Array, scalars: Ui
     throw error;
   }
   if (result.invalidPoint >= 0) return { invalidPoint: result.invalidPoint };
-  const G = (await curveReady)[group];
+  const G = (await (curveReady ?? getBn128()))[group];
   let sum = G.zero;
   for (const part of result.parts) {
     for (let offset = 0; offset < part.byteLength; offset += pointBytes) {

@@ -71,6 +71,13 @@ export interface VerifyLinkFromHeadOptions {
    * are not read: one MSM instead of two.
    */
   challenge?: { key: Uint8Array; head?: LinkCombination };
+  /**
+   * Start the sums over L and H while the structure is still being checked (the fixed sections
+   * compared byte for byte), when both files' L and H have the same sizes. A structure refusal then
+   * waits for the sums: right for a command verifying one link (`ceremony verify-link`), wrong for
+   * a server, where it would make every malformed upload cost a full check. Default false.
+   */
+  sumsDuringStructureCheck?: boolean;
 }
 
 /** A verified link, with NEXT's combination under the scalars used (worth caching only under a key). */
@@ -236,9 +243,9 @@ interface SectionSums {
  * Σ r_i·P_i over one section of NEXT, and of PREV unless `withPrev` is false, with the same
  * scalars, streamed in chunks; the next chunk is read while the MSMs of the current one run.
  * Checks NEXT's points are on the curve. Needs the curve only to add the chunks' sums, so it can
- * start while the curve is being built.
+ * start before the curve is built; `onFirstSumsPosted` is called once the threads have work.
  */
-async function randomCombination(curveReady: Promise<Curve>, prev: ZkeyInfo, next: ZkeyInfo, id: number, name: string, scalarsFor: ScalarSource, withPrev: boolean): Promise<SectionSums> {
+async function randomCombination(prev: ZkeyInfo, next: ZkeyInfo, id: number, name: string, scalarsFor: ScalarSource, withPrev: boolean, onFirstSumsPosted: () => void): Promise<SectionSums> {
   const sums: Array<{ prev: Uint8Array | undefined; next: Uint8Array }> = [];
   const prevSection = prev.sections.get(id)!;
   const nextSection = next.sections.get(id)!;
@@ -261,7 +268,10 @@ async function randomCombination(curveReady: Promise<Curve>, prev: ZkeyInfo, nex
       const [prevBases, nextBases] = await pending;
       pending = first + CHUNK_POINTS < count ? read(first + CHUNK_POINTS) : undefined;
       const scalars = scalarsFor(id, first, nextBases.length / G1_SIZE);
-      const [rPrev, rNext] = await Promise.all([prevBases ? multiExp(prevBases, scalars) : undefined, checkedMultiExp(nextBases, scalars)]);
+      const summing = Promise.all([prevBases ? multiExp(prevBases, scalars) : undefined, checkedMultiExp(nextBases, scalars)]);
+      // The slices are posted to the threads once the pool answers (a microtask or two).
+      setImmediate(onFirstSumsPosted);
+      const [rPrev, rNext] = await summing;
       if ('invalidPoint' in rNext) refuse('contribution.point_not_on_curve', `point ${first + rNext.invalidPoint} of the ${name} section is not a point of the curve`);
       sums.push({ prev: rPrev, next: rNext.sum });
     }
@@ -269,7 +279,7 @@ async function randomCombination(curveReady: Promise<Curve>, prev: ZkeyInfo, nex
     await pending?.catch(() => undefined);
     await Promise.all([prevFile?.close(), nextFile.close()]);
   }
-  const G1 = (await curveReady).G1;
+  const G1 = ((await getBn128()) as unknown as Curve).G1;
   let prevSum = G1.zero;
   let nextSum = G1.zero;
   for (const chunk of sums) {
@@ -297,13 +307,13 @@ interface LAndHSums {
  * sums). An L refusal is reported before an H one whichever comes first, so verdicts do not depend
  * on timing.
  */
-async function combineLAndH(curveReady: Promise<Curve>, prev: ZkeyInfo, next: ZkeyInfo, options: VerifyLinkFromHeadOptions): Promise<LAndHSums> {
+async function combineLAndH(prev: ZkeyInfo, next: ZkeyInfo, options: VerifyLinkFromHeadOptions, onFirstSumsPosted: () => void): Promise<LAndHSums> {
   const key = options.challenge?.key;
   const scalarsFor: ScalarSource = key ? (section, first, n) => challengeScalars(key, section, first, n, LINK_SCALAR_BYTES) : freshScalars;
   const cached = key ? options.challenge?.head : undefined;
   const [l, h] = await Promise.allSettled([
-    randomCombination(curveReady, prev, next, SECTION.l, 'L', scalarsFor, !cached),
-    randomCombination(curveReady, prev, next, SECTION.h, 'H', scalarsFor, !cached),
+    randomCombination(prev, next, SECTION.l, 'L', scalarsFor, !cached, onFirstSumsPosted),
+    randomCombination(prev, next, SECTION.h, 'H', scalarsFor, !cached, onFirstSumsPosted),
   ]);
   if (l.status === 'rejected') throw l.reason;
   if (h.status === 'rejected') throw h.reason;
@@ -340,30 +350,41 @@ async function checkLAndH(curve: Curve, prev: ZkeyInfo, nextDelta2: Uint8Array, 
  */
 export async function verifyLinkFromHead(prevPath: string, nextPath: string, options: VerifyLinkFromHeadOptions = {}): Promise<LinkVerdict> {
   const expect = options.expect ?? { kind: 'random' };
-  // The curve and the MSM threads take a few hundred milliseconds to start in a fresh process (the
-  // CLI): they start now, while the headers are read and the link's structure is checked.
-  const curveReady = getBn128() as Promise<unknown> as Promise<Curve>;
-  curveReady.catch(() => undefined);
+  // The MSM threads take a few hundred milliseconds to start in a fresh process (the CLI): they
+  // start now, while the headers are read and the link's structure is checked.
   startG1MultiExpThreads();
   // Read side by side; NEXT's error, if any, is the one reported (as when they were read in turn).
   const [nextRead, prevRead] = await Promise.allSettled([readZkeyInfo(nextPath, options.labels?.next), readZkeyInfo(prevPath, options.labels?.prev)]);
   if (nextRead.status === 'rejected') throw nextRead.reason;
   if (prevRead.status === 'rejected') throw prevRead.reason;
   const [next, prev] = [nextRead.value, prevRead.value];
-  const record = await checkLinkStructure(prev, next, expect);
-
-  // The sums over L and H (nearly all of the work, on the MSM threads) start now; this thread
-  // meanwhile finishes building the curve and checks the proof of knowledge and delta. Those
-  // refusals come first, as when the steps ran in turn, once the sums have stopped.
-  const combining = combineLAndH(curveReady, prev, next, options);
-  combining.catch(() => undefined);
-  const curve = await curveReady;
+  // The sums over L and H (nearly all of the work, on the MSM threads) start once the structure
+  // is known good, or with it when the caller asks; this thread meanwhile builds the curve (once
+  // the threads have work: in a fresh process the build would otherwise hold up the reads that
+  // feed them) and checks the proof of knowledge and delta. Every refusal of those comes first, as
+  // when the steps ran in turn, once the sums have stopped.
+  let firstSumsPosted!: () => void;
+  const posted = new Promise<void>((resolve) => (firstSumsPosted = resolve));
+  let combining: Promise<LAndHSums> | undefined;
+  const startSums = (): Promise<LAndHSums> => {
+    combining = combineLAndH(prev, next, options, firstSumsPosted);
+    combining.catch(() => undefined).finally(firstSumsPosted);
+    return combining;
+  };
+  const sameShape = [SECTION.l, SECTION.h].every((id) => prev.sections.has(id) && prev.sections.get(id)?.size === next.sections.get(id)?.size);
+  if (options.sumsDuringStructureCheck && sameShape) startSums();
+  let record: ContributionRecord;
+  let curve: Curve;
   let nextDelta2: Uint8Array;
   try {
+    record = await checkLinkStructure(prev, next, expect);
+    combining ??= startSums();
+    await posted;
+    curve = (await getBn128()) as unknown as Curve;
     await checkProofOfKnowledge(curve, prev, record);
     nextDelta2 = await checkDelta2(curve, next);
   } catch (error) {
-    await combining.catch(() => undefined);
+    await combining?.catch(() => undefined);
     throw error;
   }
   const combinations = await checkLAndH(curve, prev, nextDelta2, await combining);
