@@ -59,14 +59,15 @@
  * IC) is checked at 2^-128 above, and verifiers (snarkjs, the EVM's pairing precompile, EIP-197)
  * refuse G2 points outside the subgroup, so a small-order component in B2 can only make honest
  * proofs fail to verify (liveness), never make a false proof verify (soundness). Raising that bound
- * to 2^-128 needs ten independent G2 combinations or per-point membership tests; left for a faster
- * G2 MSM.
+ * to 2^-128 needs ten independent G2 combinations (ten more G2 MSMs, about as many seconds each at
+ * 2^18 even on the kernel) or per-point membership tests; not done.
  *
  * The ptau is an input the audit checks against its recorded hash; its points are taken as given:
  * in particular its Lagrange sections 14 and 15 are taken to be α and β times section 12 (as
  * snarkjs's preparePhase2 writes them and `powersoftau verify` checks), which (2) relies on.
- * Memory: the r1cs and the key are streamed; what is held is one 16-byte scalar and one bigint per
- * variable, and four 32-byte scalars (u, v, w and their fold) per domain point.
+ * Memory: the r1cs and the key are streamed; what is held is one 16-byte scalar, one bigint and (in
+ * the kernel's r1cs pass) one 32-byte Montgomery copy per variable, and four 32-byte scalars (u, v,
+ * w and their fold) per domain point.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
