@@ -473,19 +473,59 @@ function hashU32(hash: ReturnType<typeof createHash>, n: number): void {
 }
 
 /**
- * The circuit hash's share of H: τ^{i+d} − τ^i (ptau section 2), uncompressed, as snarkjs hashes
- * them; the differences are taken by the kernel (g1-uncompressed.c), one inversion per chunk.
+ * τ^{i+d} − τ^i for pairs, uncompressed, on ffjavascript's own main-thread wasm, for the pairs the
+ * kernel cannot take: snarkjs's last chunk at domains above 2^14 reaches one point past the end of
+ * ptau section 2 and hashes whatever bytes follow as if they were a point, so only ffjavascript's
+ * own arithmetic on them reproduces its hash.
  */
-async function hashHPoints(uncompressed: G1Uncompressed, ptau: FileHandle, tauG1: BinSection, domainSize: number, csHash: ReturnType<typeof createHash>): Promise<void> {
+function hPointDifferences(curve: Curve, high: Uint8Array, low: Uint8Array): Uint8Array {
+  const exports = curve.tm.instance.exports as Record<string, (...args: number[]) => void>;
+  const count = high.length / G1_SIZE;
+  const out = new Uint8Array(count * G1_SIZE);
+  const batch = 512;
+  const projective = 3 * N8;
+  curve.tm.startSyncOp();
+  try {
+    const pHigh = curve.tm.alloc(batch * G1_SIZE);
+    const pLow = curve.tm.alloc(batch * G1_SIZE);
+    const pDiff = curve.tm.alloc(batch * projective);
+    const pAffine = curve.tm.alloc(batch * G1_SIZE);
+    let memory = new Uint8Array(curve.tm.memory.buffer);
+    if (pAffine + batch * G1_SIZE > memory.length) throw new Error('ffjavascript main-thread memory is too small for the H differences');
+    for (let first = 0; first < count; first += batch) {
+      const n = Math.min(batch, count - first);
+      memory.set(high.subarray(first * G1_SIZE, (first + n) * G1_SIZE), pHigh);
+      memory.set(low.subarray(first * G1_SIZE, (first + n) * G1_SIZE), pLow);
+      for (let i = 0; i < n; i++) exports.g1m_subAffine!(pHigh + i * G1_SIZE, pLow + i * G1_SIZE, pDiff + i * projective);
+      exports.g1m_batchToAffine!(pDiff, n, pAffine);
+      exports.g1m_batchLEMtoU!(pAffine, n, pAffine);
+      memory = new Uint8Array(curve.tm.memory.buffer);
+      out.set(memory.subarray(pAffine, pAffine + n * G1_SIZE), first * G1_SIZE);
+    }
+    return out;
+  } finally {
+    curve.tm.endSyncOp();
+  }
+}
+
+/**
+ * The circuit hash's share of H: τ^{i+d} − τ^i (ptau section 2), uncompressed, as snarkjs hashes
+ * them; the differences are taken by the kernel (g1-uncompressed.c), one inversion per chunk,
+ * except past the section's end (see hPointDifferences).
+ */
+async function hashHPoints(curve: Curve, uncompressed: G1Uncompressed, ptau: FileHandle, tauG1: BinSection, domainSize: number, csHash: ReturnType<typeof createHash>): Promise<void> {
   // snarkjs reads chunks of min(d − 1, 2^14) points from 0 while below d − 1: d − 1 points for
   // small domains, whole chunks (d points) above 2^14. Mirrored exactly, file positions included.
   const chunk = 1 << 14;
+  const sectionPoints = tauG1.size / G1_SIZE;
   hashU32(csHash, domainSize - 1);
   for (let offset = 0; offset < domainSize - 1; offset += chunk) {
     const n = Math.min(domainSize - 1, chunk);
     const high = await readAt(ptau, tauG1.offset + (offset + domainSize) * G1_SIZE, n * G1_SIZE, "the ptau's tau section");
     const low = await readAt(ptau, tauG1.offset + offset * G1_SIZE, n * G1_SIZE, "the ptau's tau section");
-    csHash.update(uncompressed.differencesUncompressed(high, low));
+    const inside = Math.max(0, Math.min(n, sectionPoints - (offset + domainSize)));
+    csHash.update(uncompressed.differencesUncompressed(high.subarray(0, inside * G1_SIZE), low.subarray(0, inside * G1_SIZE)));
+    if (inside < n) csHash.update(hPointDifferences(curve, high.subarray(inside * G1_SIZE), low.subarray(inside * G1_SIZE)));
   }
 }
 
@@ -627,7 +667,7 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     const keySide = async (): Promise<Uint8Array> => {
       sums.set(SECTION.ic, await combineKeySection(curve, uncompressed, 'G1', key, info, SECTION.ic, 'IC', keyScalars[SECTION.ic]!, csHash, progress));
       lap('key G1 sections');
-      await hashHPoints(uncompressed, ptau, tauG1, domainSize, csHash);
+      await hashHPoints(curve, uncompressed, ptau, tauG1, domainSize, csHash);
       lap('circuit hash of H');
       await checkH(key, info, ptau, lambdaG1, domainSize, progress);
       lap('H bytes');
