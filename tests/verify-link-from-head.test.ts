@@ -31,8 +31,8 @@ const hash: Record<string, string> = {};
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
-async function refusedWith(code: ErrorCode, prev: string, next: string, expect?: LinkExpectation): Promise<void> {
-  await assert.rejects(verifyLinkFromHead(prev, next, { expect }), (error: unknown) => {
+async function refusedWith(code: ErrorCode, prev: string, next: string, expect?: LinkExpectation, sumsDuringStructureCheck = false): Promise<void> {
+  await assert.rejects(verifyLinkFromHead(prev, next, { expect, sumsDuringStructureCheck }), (error: unknown) => {
     assert.ok(isCoordinatorError(error), `expected a CoordinatorError, got ${String(error)}`);
     assert.equal(error.code, code, error.message);
     return true;
@@ -194,6 +194,18 @@ describe('verifyLinkFromHead refuses', () => {
       bytes[sectionOffset(info, SECTION.l) + 3 * G1_SIZE + 32]! ^= 1; // lowest byte of point 3's y
     });
     await refusedWith('contribution.point_not_on_curve', key.z1!, file);
+  });
+
+  it('with the sums started beside the structure check (the CLI), a structure refusal still comes first', async () => {
+    // The head re-uploaded with an L point off the curve: the sums fail too, after the structure.
+    const file = await tampered('no-new-and-off-curve', key.z2!, (bytes, info) => {
+      bytes[sectionOffset(info, SECTION.l) + 3 * G1_SIZE + 32]! ^= 1;
+    });
+    await refusedWith('contribution.no_new_contribution', key.z2!, file, undefined, true);
+    await refusedWith('contribution.stale', key.z2!, key.z2stale!, undefined, true);
+    await refusedWith('contribution.point_not_on_curve', key.z1!, await tampered('off-curve-2', key.z2!, (bytes, info) => {
+      bytes[sectionOffset(info, SECTION.l) + 3 * G1_SIZE + 32]! ^= 1;
+    }), undefined, true);
   });
 
   it('a forged proof of knowledge: g1_sx changed', async () => {
