@@ -171,7 +171,7 @@ function auditScript(ceremony: CeremonyView, origin: string): string {
     '# `ceremony audit` reads it, then audits it. Usage: CEREMONY_REPO=/path/to/checkout sh fetch-ceremony.sh',
     'set -eu',
     `BASE='${origin}'`,
-    ': "${CEREMONY_REPO:?set CEREMONY_REPO to a checkout of the project repository (npm ci done)}"',
+    ': "${CEREMONY_REPO:?set CEREMONY_REPO to a checkout of the project repository (npm install done)}"',
     'fetch() { mkdir -p "$(dirname "$1")" && curl -fsS -o "$1" "$BASE$2"; }',
     'cp "$CEREMONY_REPO/ceremony-data/ceremony.json" .',
     `fetch "$(node -p "require('./ceremony.json').ptau")" /api/ptau`,
@@ -200,7 +200,7 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
     h(
       'ol',
       {},
-      h('li', {}, 'Check out the project’s repository (it holds ', h('code', {}, 'ceremony-data/ceremony.json'), ' and the circuits) and run ', h('code', {}, 'npm ci'), ' in it.'),
+      h('li', {}, 'Check out the project’s repository (it holds ', h('code', {}, 'ceremony-data/ceremony.json'), ' and the circuits) and run ', h('code', {}, 'npm install'), ' in it.'),
       h('li', {}, 'In an empty folder, run the script below with ', h('code', {}, 'CEREMONY_REPO=/path/to/checkout sh fetch-ceremony.sh'), '. It fetches every file listed on this page into the layout the audit reads: the powers of tau, each r1cs, every zkey of every chain, the transcript and, once finalised, the final keys, verification keys, verifiers and manifest.'),
       h('li', {}, 'It then runs ', h('code', {}, 'ceremony audit .'), ', which checks contribution 0 of each chain against the r1cs and the powers of tau (without rebuilding it), verifies every link against the one before it, checks every file against the transcript, checks each final key as the beacon applied to the last contribution, and recomputes the manifest. It prints each finding, then ', h('code', {}, 'audit passed'), ' or the problems.'),
     ),
