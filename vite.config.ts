@@ -5,7 +5,7 @@
  * beside the pages (hard links into node_modules where the filesystem allows, else copies).
  * `npm run dev:web` style use: `npx vite` proxies the API to a coordinator on 127.0.0.1:8080.
  */
-import { copyFile, link, mkdir, readdir } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -37,6 +37,49 @@ function semaphoreArtifacts(): Plugin {
   };
 }
 
+/**
+ * Records the files of this repository the build read (pages, scripts, styles, the contribution
+ * workers and everything they import, core/ included: Rollup's module graph of the pages and of each
+ * worker bundle) in web/dist/.build-inputs.json. scripts/build-state.js calls web/dist stale when
+ * one of them is newer than the build, so the list of sources is the bundle's own, never kept by hand.
+ */
+function recordBuildInputs(): { pages: Plugin; worker: () => Plugin } {
+  const repoRoot = path.dirname(webDir);
+  const inputs = new Set<string>();
+  const collect = (ids: Iterable<string>) => {
+    for (const id of ids) {
+      const file = id.split('?')[0]!;
+      const relative = path.relative(repoRoot, file);
+      const outside = relative.startsWith('..') || relative.split(path.sep).includes('node_modules');
+      if (id.startsWith('\0') || !path.isAbsolute(file) || outside) continue;
+      inputs.add(relative.split(path.sep).join('/'));
+    }
+  };
+  return {
+    pages: {
+      name: 'record-build-inputs',
+      apply: 'build',
+      generateBundle() {
+        collect(this.getModuleIds());
+      },
+      async writeBundle(options) {
+        const file = path.join(options.dir ?? path.join(webDir, 'dist'), BUILD_INPUTS_FILE);
+        await writeFile(file, `${JSON.stringify([...inputs].sort(), null, 1)}\n`);
+      },
+    },
+    worker: () => ({
+      name: 'record-build-inputs-worker',
+      generateBundle() {
+        collect(this.getModuleIds());
+      },
+    }),
+  };
+}
+
+/** The record's name in web/dist (scripts/build-state.js reads it; tests/ops/web-build-inputs checks both agree). */
+const BUILD_INPUTS_FILE = '.build-inputs.json';
+const buildInputs = recordBuildInputs();
+
 const coordinator = process.env.COORDINATOR_URL ?? 'http://127.0.0.1:8080';
 
 export default defineConfig({
@@ -58,8 +101,8 @@ export default defineConfig({
       },
     },
   },
-  worker: { format: 'es' },
-  plugins: [semaphoreArtifacts()],
+  worker: { format: 'es', plugins: () => [buildInputs.worker()] },
+  plugins: [semaphoreArtifacts(), buildInputs.pages],
   server: {
     proxy: Object.fromEntries(['/api', '/auth', '/healthz'].map((route) => [route, { target: coordinator, changeOrigin: false }])),
   },

@@ -3,9 +3,11 @@
  * `ceremony` command (bin/ceremony.js) and `ceremony serve`. Plain JavaScript, no dependencies:
  * bin/ runs it on every command before anything is compiled. A part is current when its stamp
  * (written last by a successful build) is newer than every source file and folder (a folder's
- * mtime changes when a file in it is added, removed or renamed).
+ * mtime changes when a file in it is added, removed or renamed) and, for the browser app, than
+ * every file the last build read: Vite records its module graph (pages and workers, core/ included)
+ * in web/dist/.build-inputs.json (vite.config.ts), so the list follows the bundle's imports.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,10 +23,22 @@ export const PARTS = {
   web: {
     out: 'web/dist',
     stamp: 'web/dist/.build-stamp',
+    // The pages and the build's configuration; what they import is in `inputs`, written by the build.
     // Not the whole web/ folder: its own mtime changes whenever web/dist is replaced.
-    sources: ['web/src', 'core/kernel', 'web/index.html', 'web/ceremony', 'web/console', 'web/tsconfig.json', 'vite.config.ts'],
+    sources: ['web/index.html', 'web/ceremony', 'web/console', 'web/src', 'web/tsconfig.json', 'vite.config.ts'],
+    inputs: 'web/dist/.build-inputs.json',
   },
 };
+
+/** The repo-relative files a build recorded reading, or undefined when there is no readable record. */
+function recordedInputs(file) {
+  try {
+    const list = JSON.parse(readFileSync(file, 'utf8'));
+    return Array.isArray(list) && list.every((entry) => typeof entry === 'string') ? list : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function mtimeOrUndefined(file) {
   try {
@@ -61,5 +75,11 @@ export function buildState(part, root = REPO_ROOT) {
   if (!sources.some((s) => mtimeOrUndefined(s) !== undefined)) return 'no-sources';
   if (stamp === undefined) return 'missing';
   const skip = new Set([path.join(root, spec.out)]);
-  return sources.some((s) => newestMtime(s, skip) > stamp) ? 'stale' : 'current';
+  if (sources.some((s) => newestMtime(s, skip) > stamp)) return 'stale';
+  if (spec.inputs === undefined) return 'current';
+  // No record (a build from before it was kept, or a damaged one) or a recorded input that is gone
+  // or newer: rebuild. A new file matters only once something imports it, which changes the importer.
+  const inputs = recordedInputs(path.join(root, spec.inputs));
+  if (inputs === undefined) return 'stale';
+  return inputs.some((file) => (mtimeOrUndefined(path.join(root, file)) ?? Infinity) > stamp) ? 'stale' : 'current';
 }

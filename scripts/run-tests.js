@@ -2,7 +2,7 @@
 // `npm test`: prepares the shared fixtures once (so parallel test files do not all build them),
 // builds what is stale (dist/ and web/dist, scripts/build.js), then runs every
 // tests/**/*.test.ts with node's test runner through tsx (tests/browser/ last, one at a time).
-// Pass file paths to run only those: `npm test -- tests/core/init.test.ts`.
+// Pass file paths to run only those: `npm test -- tests/core/init-refusals.test.ts`.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';

@@ -17,7 +17,7 @@ export function serveCommand(): Command {
         'TURN_TIMEOUT_MS, HEARTBEAT_EXTENSION_MS, MAX_TURN_MS, COOLDOWN_MS, GITHUB_CLIENT_ID/SECRET, GITHUB_MIN_*,\n' +
         'UPLOAD_DISK_MARGIN_BYTES (free disk kept beyond the largest upload, default 1 GiB),\n' +
         'COORDINATOR_GITHUB_IDS, COORDINATOR_TOKEN, SEMAPHORE_GROUP_MEMBERS, DEMO_SIGN_IN, SECURE_COOKIES, METRICS_TOKEN (GET /metrics beyond loopback).\n' +
-        'Limits (README, Security): RATE_LIMIT_WINDOW_MS, RATE_LIMIT_SIGN_IN, RATE_LIMIT_CHALLENGE, RATE_LIMIT_UPLOAD_CREATION,\n' +
+        'Limits (docs/security.md): RATE_LIMIT_WINDOW_MS, RATE_LIMIT_SIGN_IN, RATE_LIMIT_CHALLENGE, RATE_LIMIT_UPLOAD_CREATION,\n' +
         'TRUST_PROXY, MAX_MISSED_TURNS, SEMAPHORE_ROOT_DURATION_MS, SEMAPHORE_MAX_CHALLENGES, SESSIONS_PER_PRINCIPAL, MAX_SESSIONS.',
     )
     .action(async (options: { data?: string; port?: string; host?: string; open?: boolean }) => {

@@ -8,12 +8,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Bn128Curve } from 'ffjavascript';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { BN254_R, GLV_LAMBDA, glvSplit, planScaleChain } from '../../core/kernel/g1-scale-chain.ts';
 import { G1ScaleKernel } from '../../core/kernel/g1-scale-kernel.ts';
 import { g1KernelWasm } from '../../core/kernel/g1-kernel-wasm.ts';
-import { buildG1Kernel } from '../../core/kernel/build-g1-kernel.ts';
+import {
+  buildG1Kernel, KERNEL_MODULE_FILE, KERNEL_SOURCES, kernelProducers, localToolchain,
+} from '../../core/kernel/build-g1-kernel.ts';
 import { nodeScalePool } from '../../core/kernel/node-scale-pool.ts';
 
 let curve: Bn128Curve;
@@ -83,7 +87,37 @@ describe('G1 kernel', () => {
     }
   });
 
-  it('the committed WebAssembly is what the kernel C files (g1-scale.c, g1-msm.c, g2-msm.c) compile to', () => {
-    assert.deepEqual(buildG1Kernel(), Buffer.from(g1KernelWasm()));
+  const cFiles = KERNEL_SOURCES.map((file) => path.basename(file)).join(', ');
+  it(`the committed WebAssembly is what the kernel's C files (${cFiles}) compile to`, () => {
+    const committed = Buffer.from(g1KernelWasm());
+    const built = buildG1Kernel();
+    if (!built.equals(committed)) assert.fail(kernelMismatchMessage(committed));
+  });
+
+  it('the committed WebAssembly names the clang that built it, for the message above', () => {
+    assert.match(kernelProducers(g1KernelWasm()).join(', '), /clang \d+\.\d+/);
+    const message = kernelMismatchMessage(Buffer.from(g1KernelWasm()));
+    assert.match(message, /built with .*clang \d+\.\d+.*This machine has .*clang/s);
   });
 });
+
+/** What to do when the bytes differ: the versions that built the committed bytes beside the ones installed here. */
+function kernelMismatchMessage(committed: Buffer): string {
+  const recorded = kernelProducers(committed).join(', ') || 'an unrecorded clang';
+  const header = /^\/\/ Built with (.*?):/m.exec(readFileSync(KERNEL_MODULE_FILE, 'utf8'))?.[1];
+  const local = localToolchain();
+  const version = (text: string) => /\d+\.\d+\.\d+/.exec(text)?.[0];
+  const sameClang = version(recorded) !== undefined && version(recorded) === version(local.clang);
+  return [
+    `core/kernel/g1-kernel-wasm.ts is not what this machine's compiler makes of the kernel's C files.`,
+    `The committed bytes were built with ${recorded} (their producers section)` +
+      `${header ? `; the file's header says ${header}` : ''}.`,
+    `This machine has ${local.clang}; ${local.linker}.`,
+    sameClang
+      ? 'Same clang version: the C files (or CLANG_ARGS) changed since the bytes were committed; ' +
+        'run `npm run build:kernel` and commit g1-kernel-wasm.ts.'
+      : 'Another clang version emits other bytes from the same C: install the version above ' +
+        '(Debian 12: apt-get install clang lld), or, after changing the C, rebuild with `npm run build:kernel` ' +
+        'and commit the bytes with the versions it records.',
+  ].join('\n');
+}

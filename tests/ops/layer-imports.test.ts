@@ -1,5 +1,5 @@
 /**
- * The layering STYLE.md asks for, checked on the sources so it stays true: core imports nothing
+ * The layering docs/architecture.md describes, checked on the sources so it stays true: core imports nothing
  * outside core; server and worker never import each other (what they share, the verifier
  * contract, lives in core/verification/). A source scan of every import specifier, static and
  * dynamic, resolved against the importing file.
