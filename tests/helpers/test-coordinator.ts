@@ -36,8 +36,9 @@
  * - `restart(env?)`: stops it and starts it again on the same folder (not initialised again) with the
  *   same options, `env` merged over them; the object is updated in place (url, db, service, …) and
  *   returned;
- * - `close()`: stops everything listed above (each once, also after a failed start-up step) and the
- *   curve's threads in this process.
+ * - `close()`: the end: stops everything listed above (each once, also after a failed start-up step)
+ *   and the curve's threads in this process, and removes the folder it made. To stop the coordinator
+ *   and start it again (a crash, a restart), use stop() and restart(), not close().
  */
 import { rm } from 'node:fs/promises';
 import { newCeremonyDir, type CeremonyDirOptions } from '../fixtures/ceremony-fixture.ts';
@@ -83,7 +84,9 @@ export async function startTestCoordinator(options: TestCoordinatorOptions = {})
   // What close() undoes, last started first; filled in as each part starts, so a failed start-up
   // step stops what was already started.
   const undo: Array<() => Promise<unknown>> = [releaseBn128];
+  let closed = false;
   const closeAll = async (): Promise<void> => {
+    closed = true;
     const errors: unknown[] = [];
     for (const step of undo.splice(0).reverse()) await step().catch((error: unknown) => errors.push(error));
     if (errors.length === 1) throw errors[0];
@@ -143,6 +146,7 @@ export async function startTestCoordinator(options: TestCoordinatorOptions = {})
       startWorker,
       stop: () => running.close(),
       async restart(overrides = {}) {
+        if (closed) throw new Error('restart() after close(): close() ends it all; stop() stops only the coordinator');
         await running.close();
         env = { ...env, ...overrides };
         running = await start();
