@@ -2,7 +2,7 @@
  * Every `ceremony` sub-command, in the order `--help` lists them. Each entry names its module's
  * loader rather than importing it, so `ceremony --help` and every command load only the module of
  * the command that runs (the others pull in snarkjs, Express, BullMQ…). `usage` and `summary` are
- * what the top-level `--help` lists; they match the command's own (tests/cli.test.ts checks it).
+ * what the top-level `--help` lists; they match the command's own (tests/cli/commands.test.ts checks it).
  */
 import type { Command } from 'commander';
 

@@ -5,7 +5,7 @@
  * export them, and both the link verifier (a beacon record's key must be the one its beacon
  * derives) and the development ptau (its one contribution is a beacon) must reproduce them bit for
  * bit; tests/ptau compares a whole development ptau with snarkjs's own beacon output, and
- * tests/verify-link-from-head checks snarkjs's beacon contributions, so a drift cannot go unnoticed.
+ * tests/core/verify-link-from-head.test.ts checks snarkjs's beacon contributions, so a drift cannot go unnoticed.
  */
 import { createHash } from 'node:crypto';
 import { ChaCha, type Bn128Curve, type CurveGroup } from 'ffjavascript';

@@ -11,36 +11,22 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import path from 'node:path';
 import { Identity } from '@semaphore-protocol/identity';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
-import { echoPageErrors, launchChromium, screenshot } from '../helpers/chromium.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
-import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+import type { Page } from 'playwright-core';
+import { screenshot, builtWebApp, startTestBrowser, type TestBrowser } from '../helpers/chromium.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 
-const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
 const COORDINATOR_TOKEN = 'coordinator-token-for-csp-test';
 const identity = new Identity();
-let coordinator: RunningCoordinator;
-let dataDir: string;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
+let coordinator: TestCoordinator;
+let browser: TestBrowser;
 /** Every CSP complaint seen, from any page: `label: what`. */
 const violations: string[] = [];
 /** Documents served without the policy. */
 const unprotected: string[] = [];
 
 async function newPage(label: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-  contexts.push(context);
-  const page = await context.newPage();
-  echoPageErrors(page, label);
-  page.on('dialog', (dialog) => void dialog.accept().catch(() => {}));
+  const page = await browser.newPage(label);
   page.on('console', (message) => {
     if (/Content.Security.Policy|Refused to (load|execute|compile|create|connect|apply|evaluate|frame)/i.test(message.text())) violations.push(`${label} console: ${message.text()}`);
   });
@@ -59,28 +45,17 @@ async function newPage(label: string): Promise<Page> {
 const row = (circuit: string) => `#circuits tr[data-circuit="${circuit}"]`;
 
 before(async () => {
-  assert.ok(existsSync(path.join(WEB_DIR, 'index.html')), `no built web app in ${WEB_DIR}: run \`npm run build:web\` (npm test does it)`);
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
-  coordinator = await startCoordinator(
-    loadServerConfig({
-      CEREMONY_DATA: dataDir,
-      PORT: '0',
-      OPEN_ON_START: 'true',
-      COORDINATOR_TOKEN,
-      SEMAPHORE_GROUP_MEMBERS: identity.commitment.toString(),
-    }),
-    { log: { info: () => {}, warn: () => {} }, tickIntervalMs: 100, webDir: WEB_DIR },
-  );
-  browser = await launchChromium();
+  coordinator = await startTestCoordinator({
+    env: { COORDINATOR_TOKEN, SEMAPHORE_GROUP_MEMBERS: identity.commitment.toString() },
+    tickIntervalMs: 100,
+    webDir: builtWebApp(),
+  });
+  browser = await startTestBrowser();
 });
 
 after(async () => {
-  for (const context of contexts) await context.close().catch(() => {});
   await browser?.close();
   await coordinator?.close();
-  await releaseBn128();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 test('sign-in with a Semaphore proof, a contribution and the console run under the CSP without a violation', { timeout: 240_000 }, async () => {

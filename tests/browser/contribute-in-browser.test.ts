@@ -23,45 +23,29 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Identity } from '@semaphore-protocol/identity';
-import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
-import { newCeremonyDir, REPO_ROOT, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import type { Page, Request } from 'playwright-core';
+import { REPO_ROOT, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
-import { echoPageErrors, launchChromium, screenshot } from '../helpers/chromium.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
-import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+import { screenshot, builtWebApp, startTestBrowser, type TestBrowser } from '../helpers/chromium.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
 import { plainWords } from '../../web/src/api/error-messages.ts';
 
-const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
 const COORDINATOR_TOKEN = 'coordinator-token-for-browser-tests';
 const CIRCUITS = ['register', 'treeUpdate', 'transact21', 'transact22', 'transact23', 'transact42', 'transact44', 'transact82', 'transact84'];
-const quiet = { info: () => {}, warn: () => {} };
 
-let redis: RedisServer;
-let worker: ChildProcess;
-let coordinator: RunningCoordinator;
-let dataDir: string;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
+let coordinator: TestCoordinator;
+let browser: TestBrowser;
 const bobIdentity = new Identity();
 
 async function newPage(label: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-  contexts.push(context);
-  const page = await context.newPage();
-  echoPageErrors(page, label);
-  // Confirmations (close, finalise) and the beforeunload warning are accepted like a person would.
-  page.on('dialog', (dialog) => void dialog.accept().catch(() => {}));
+  const page = await browser.newPage(label);
   // Every status (and queue position, as waiting@N) each circuit row goes through, recorded by a
   // test-side observer installed in every document of the page, so it survives reloads.
   await page.addInitScript(() => {
@@ -119,33 +103,20 @@ async function statusesSeen(page: Page): Promise<Record<string, string[]>> {
 }
 
 before(async () => {
-  assert.ok(existsSync(path.join(WEB_DIR, 'index.html')), `no built web app in ${WEB_DIR}: run \`npm run build:web\` (npm test does it)`);
-  redis = await startRedisServer();
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
-  worker = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'worker', '--redis', redis.url], { stdio: ['ignore', 'ignore', 'inherit'] });
-  coordinator = await startCoordinator(
-    loadServerConfig({
-      CEREMONY_DATA: dataDir,
-      PORT: '0',
-      REDIS_URL: redis.url,
-      OPEN_ON_START: 'true',
-      COORDINATOR_TOKEN,
-      SEMAPHORE_GROUP_MEMBERS: bobIdentity.commitment.toString(),
-    }),
-    { log: quiet, tickIntervalMs: 100, webDir: WEB_DIR },
-  );
-  browser = await launchChromium();
+  // The worker's every line reaches stderr, as do the coordinator's warnings.
+  coordinator = await startTestCoordinator({
+    redis: true,
+    worker: { echo: 'all' },
+    env: { COORDINATOR_TOKEN, SEMAPHORE_GROUP_MEMBERS: bobIdentity.commitment.toString() },
+    tickIntervalMs: 100,
+    webDir: builtWebApp(),
+  });
+  browser = await startTestBrowser();
 });
 
 after(async () => {
-  for (const context of contexts) await context.close().catch(() => {});
   await browser?.close();
   await coordinator?.close();
-  worker?.kill('SIGTERM');
-  await redis?.stop();
-  await releaseBn128();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 describe('contributing in the browser, the public page and the coordinator console', { timeout: 240_000 }, () => {

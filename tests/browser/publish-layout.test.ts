@@ -9,20 +9,19 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { copyCeremony, finalisedCeremony, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
-import { echoPageErrors, launchChromium } from '../helpers/chromium.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { echoPageErrors, launchChromium, builtWebApp } from '../helpers/chromium.ts';
 import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
-import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+import type { RunningCoordinator } from '../../server/start-coordinator.ts';
 import { listFiles } from '../helpers/list-files.ts';
+import { startTestCoordinator } from '../helpers/test-coordinator.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 
-const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
 const AUDIT_LINE = 'node "$CEREMONY_REPO/bin/ceremony.js" audit .';
 let dataDir: string;
 let work: string;
@@ -32,20 +31,17 @@ let browser: Browser;
 const sha256 = async (file: string): Promise<string> => createHash('sha256').update(await readFile(file)).digest('hex');
 
 before(async () => {
-  assert.ok(existsSync(path.join(WEB_DIR, 'index.html')), `no built web app in ${WEB_DIR}: run \`npm run build:web\` (npm test does it)`);
   dataDir = await copyCeremony((await finalisedCeremony()).dataDir);
   work = await mkdtemp(path.join(tmpdir(), 'publish-layout-'));
   // The coordinator adds its private state/ (SQLite, receipt key) to the folder it serves.
-  coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0' }), { log: { info: () => {}, warn: () => {} }, webDir: WEB_DIR });
+  coordinator = await startTestCoordinator({ dataDir, open: false, webDir: builtWebApp() });
   browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
   await coordinator?.close();
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-  await rm(work, { recursive: true, force: true });
+  await cleanUp(dataDir, work);
 });
 
 test('the public page’s fetch script and `ceremony publish` give the same layout', { timeout: 180_000 }, async () => {

@@ -9,24 +9,16 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Identity } from '@semaphore-protocol/identity';
 import type { Browser, Page } from 'playwright-core';
-import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { startGithubEmulator, type GithubEmulator } from '../helpers/github-emulator.ts';
-import { echoPageErrors, launchChromium, screenshot } from '../helpers/chromium.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
-import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+import { echoPageErrors, launchChromium, screenshot, builtWebApp } from '../helpers/chromium.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { plainWords } from '../../web/src/api/error-messages.ts';
 
-const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
 let github: GithubEmulator;
-let coordinator: RunningCoordinator;
-let dataDir: string;
+let coordinator: TestCoordinator;
 let browser: Browser;
 
 async function newPage(label: string): Promise<Page> {
@@ -36,15 +28,9 @@ async function newPage(label: string): Promise<Page> {
 }
 
 before(async () => {
-  assert.ok(existsSync(path.join(WEB_DIR, 'index.html')), `no built web app in ${WEB_DIR}: run \`npm run build:web\` (npm test does it)`);
   github = await startGithubEmulator();
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
-  coordinator = await startCoordinator(
-    loadServerConfig({
-      CEREMONY_DATA: dataDir,
-      PORT: '0',
-      OPEN_ON_START: 'true',
+  coordinator = await startTestCoordinator({
+    env: {
       COORDINATOR_TOKEN: 'coordinator-token-for-browser-tests',
       GITHUB_CLIENT_ID: github.clientId,
       GITHUB_CLIENT_SECRET: github.clientSecret,
@@ -54,9 +40,9 @@ before(async () => {
       // A path: resolved against the request's host, which is only known once listening.
       GITHUB_CALLBACK_URL: '/auth/github/callback',
       SEMAPHORE_GROUP_MEMBERS: new Identity().commitment.toString(),
-    }),
-    { log: { info: () => {}, warn: () => {} }, webDir: WEB_DIR },
-  );
+    },
+    webDir: builtWebApp(),
+  });
   browser = await launchChromium();
 });
 
@@ -64,8 +50,6 @@ after(async () => {
   await browser?.close();
   await coordinator?.close();
   await github?.close();
-  await releaseBn128();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 describe('sign-in methods in the browser', { timeout: 120_000 }, () => {

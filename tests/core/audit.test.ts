@@ -15,8 +15,8 @@ import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
 import { entryHash, genesisHash, type TranscriptEntry } from '../../core/transcript/transcript.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
 import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { runCli } from '../helpers/run-cli.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 import * as snarkjs from 'snarkjs';
 import type { CeremonyPaths } from '../../core/chain/ceremony-paths.ts';
 
@@ -72,10 +72,7 @@ before(async () => {
   published = await finalisedCeremony();
 });
 
-after(async () => {
-  await releaseBn128();
-  await Promise.all(copies.map((d) => rm(d, { recursive: true, force: true })));
-});
+after(() => cleanUp(...copies));
 
 test('audit passes on the untouched ceremony (CLI, exit 0)', async () => {
   const result = await runCli(['audit', published.dataDir, '--quiet']);

@@ -5,14 +5,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile, rm, mkdtemp } from 'node:fs/promises';
+import { readFile, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { newCeremonyDir, REPO_ROOT, TEST_BEACON } from '../fixtures/ceremony-fixture.ts';
 import { runCli } from '../helpers/run-cli.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 
 const run = promisify(execFile);
 const SNARKJS_CLI = path.join(REPO_ROOT, 'node_modules', 'snarkjs', 'build', 'cli.cjs');
@@ -36,11 +36,7 @@ before(async () => {
   scratch = await mkdtemp(path.join(tmpdir(), 'flow-'));
 });
 
-after(async () => {
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-  await rm(scratch, { recursive: true, force: true });
-});
+after(() => cleanUp(dataDir, scratch));
 
 describe('a ceremony from init to audit', () => {
   test('init creates contribution 0 of all nine chains', async () => {

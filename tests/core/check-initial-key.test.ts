@@ -6,14 +6,15 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 import { checkInitialKey } from '../../core/audit/check-initial-key.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
-import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
+import { getBn128 } from '../../core/crypto/bn128.ts';
 import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
 import type { CurveGroup } from 'ffjavascript';
 
@@ -32,10 +33,7 @@ before(async () => {
   scratch = await mkdtemp(path.join(tmpdir(), 'check-initial-key-'));
 });
 
-after(async () => {
-  await rm(scratch, { recursive: true, force: true });
-  await releaseBn128();
-});
+after(() => cleanUp(scratch));
 
 let copies = 0;
 async function copyOf(file: string): Promise<string> {

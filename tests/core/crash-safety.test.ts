@@ -6,27 +6,21 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
 import { runCli } from '../helpers/run-cli.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 
 let dataDir: string;
 
 before(async () => {
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
+  dataDir = await newCeremonyDir({ init: true });
 });
 
-after(async () => {
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-});
+after(() => cleanUp(dataDir));
 
 function contributeAndKillAfter(ms: number): Promise<void> {
   return new Promise((resolve) => {

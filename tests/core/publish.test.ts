@@ -14,15 +14,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { copyCeremony, newCeremonyDir, PROJECT_DATA_DIR, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { runCli } from '../helpers/run-cli.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
 import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
 import { publicFileList } from '../../core/publish/public-file-list.ts';
 import { listFiles } from '../helpers/list-files.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 
 const run = promisify(execFile);
 const PLANTED = 'PLANTED-PRIVATE-CONTENT-7f3a';
@@ -63,8 +62,10 @@ async function assertNoLeftovers(parent: string): Promise<void> {
 
 before(async () => {
   const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as { circuits: Array<{ name: string }> };
-  dataDir = await newCeremonyDir({ configOverrides: { circuits: project.circuits.filter((c) => CIRCUITS.includes(c.name)) } });
-  await initCeremony(dataDir);
+  dataDir = await newCeremonyDir({
+    configOverrides: { circuits: project.circuits.filter((c) => CIRCUITS.includes(c.name)) },
+    init: true,
+  });
   for (const circuit of CIRCUITS) await contributeLocally(dataDir, circuit, 'alice');
   await finaliseCeremony(dataDir, { beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS });
   ptauFile = (await loadCeremonyConfig(dataDir)).ptauPath;
@@ -82,11 +83,7 @@ before(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'publish-test-'));
 });
 
-after(async () => {
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-  await rm(work, { recursive: true, force: true });
-});
+after(() => cleanUp(dataDir, work));
 
 describe('publish to a folder', () => {
   const out = () => path.join(work, 'published');

@@ -3,21 +3,20 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { acceptContribution, contributeLocally, verifyCandidate } from '../../core/ceremony/extend-chain.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 import { G1, recordOffset, sectionOffset, tamperedCopy, truncatedCopy } from '../helpers/zkey-tamper.ts';
 import { runCli } from '../helpers/run-cli.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 
 const CIRCUIT = 'register';
 let dataDir: string;
@@ -49,9 +48,8 @@ async function expectRefused(file: string, code: ErrorCode): Promise<void> {
 }
 
 before(async () => {
-  dataDir = await newCeremonyDir();
+  dataDir = await newCeremonyDir({ init: true });
   work = await mkdtemp(path.join(tmpdir(), 'refusals-'));
-  await initCeremony(dataDir);
   zkeyPath = (await openCeremony(dataDir)).paths.zkeyPath;
   await contributeLocally(dataDir, CIRCUIT, 'alice');
   await contributeLocally(dataDir, CIRCUIT, 'bob');
@@ -59,11 +57,7 @@ before(async () => {
   validHash = Buffer.from(await snarkjs.zKey.contribute(zkeyPath(CIRCUIT, 2), valid, 'carol', randomBytes(32).toString('hex'))).toString('hex');
 });
 
-after(async () => {
-  await releaseBn128();
-  await rm(work, { recursive: true, force: true });
-  await rm(dataDir, { recursive: true, force: true });
-});
+after(() => cleanUp(work, dataDir));
 
 describe('refusals', () => {
   test('a file that is not a zkey', async () => {

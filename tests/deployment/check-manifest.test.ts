@@ -12,7 +12,7 @@ import { checkManifest, GAMMA_DELTA_WARNING } from '../../core/deployment/check-
 import { circuitOfVerifier } from '../../core/deployment/circuit-of-verifier.ts';
 import type { DeltaManifest } from '../../core/manifest/delta-manifest.ts';
 import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
-import { lines, runCeremony } from './run-ceremony-cli.ts';
+import { lines, runCli } from '../helpers/run-cli.ts';
 
 let finalDir: string;
 let manifestPath: string;
@@ -92,8 +92,8 @@ describe('checkManifest', { timeout: 30_000 }, () => {
 
 describe('ceremony check-manifest', { timeout: 60_000 }, () => {
   test('exits 0 with one match line per verifier', async () => {
-    const run = await runCeremony(['check-manifest', manifestPath, finalDir]);
-    assert.equal(run.exitCode, 0, run.stderr);
+    const run = await runCli(['check-manifest', manifestPath, finalDir]);
+    assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(lines(run.stdout), Object.keys(manifest).map((name) => `${name} match`));
     assert.equal(run.stderr, '');
   });
@@ -103,8 +103,8 @@ describe('ceremony check-manifest', { timeout: 60_000 }, () => {
     const path = join(workDir, 'tampered.json');
     const deltax2 = `${entry.deltax2.slice(0, -1)}${entry.deltax2.endsWith('0') ? '1' : '0'}`;
     await writeFile(path, JSON.stringify({ ...manifest, VerifierTransact84: { ...entry, deltax2 } }));
-    const run = await runCeremony(['check-manifest', path, finalDir]);
-    assert.equal(run.exitCode, 1);
+    const run = await runCli(['check-manifest', path, finalDir]);
+    assert.equal(run.code, 1);
     assert.deepEqual(
       lines(run.stdout),
       Object.keys(manifest).map((name) => `${name} ${name === 'VerifierTransact84' ? 'MISMATCH' : 'match'}`),

@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { runCeremony } from './run-ceremony-cli.ts';
+import { runCli } from '../helpers/run-cli.ts';
 
 const RPC_URL = 'http://127.0.0.1:8545';
 const ADDRESS = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
@@ -38,8 +38,8 @@ after(async () => {
 });
 
 async function assertUsageError(args: string[], stderrPattern: RegExp): Promise<void> {
-  const run = await runCeremony(args);
-  assert.equal(run.exitCode, 2, `exit ${run.exitCode}\n${run.stdout}${run.stderr}`);
+  const run = await runCli(args);
+  assert.equal(run.code, 2, `exit ${run.code}\n${run.stdout}${run.stderr}`);
   assert.equal(run.stdout, '');
   assert.match(run.stderr, stderrPattern);
 }
@@ -72,8 +72,8 @@ describe('ceremony check-manifest usage errors exit 2', { concurrency: 4 }, () =
 describe('help', { concurrency: 2 }, () => {
   for (const command of ['verify-deployment', 'check-manifest']) {
     test(`${command} --help exits 0 and shows the usage`, async () => {
-      const run = await runCeremony([command, '--help']);
-      assert.equal(run.exitCode, 0);
+      const run = await runCli([command, '--help']);
+      assert.equal(run.code, 0);
       assert.match(run.stdout, new RegExp(`^Usage: ceremony ${command} `));
     });
   }

@@ -18,7 +18,7 @@ import type { DeltaManifest } from '../../core/manifest/delta-manifest.ts';
 import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
 import { freePort, startAnvil, type AnvilNode } from '../helpers/anvil.ts';
 import { compileContracts, deployContracts } from '../helpers/solidity.ts';
-import { lines, runCeremony } from './run-ceremony-cli.ts';
+import { lines, runCli } from '../helpers/run-cli.ts';
 import { SPEC_DELTA_MANIFEST } from './spec-delta-manifest.ts';
 import { verifierOfZkey, verifierWithDelta } from './verifier-sources.ts';
 
@@ -223,8 +223,8 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
 describe('ceremony verify-deployment', { timeout: 60_000 }, () => {
   test('exits 0 and prints one match line per verifier when all nine match', async () => {
     const verifiersPath = await writeJson('final-verifiers.json', realVerifiers);
-    const run = await runCeremony(['verify-deployment', anvil.rpcUrl, realManifestPath, verifiersPath]);
-    assert.equal(run.exitCode, 0, run.stderr);
+    const run = await runCli(['verify-deployment', anvil.rpcUrl, realManifestPath, verifiersPath]);
+    assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(lines(run.stdout), Object.keys(realManifest).map((name) => `${name} match`));
     assert.equal(run.stderr, '');
   });
@@ -232,8 +232,8 @@ describe('ceremony verify-deployment', { timeout: 60_000 }, () => {
   test("exits 0 for the service document's manifest against contracts carrying its deltas", async () => {
     const manifestPath = await writeJson('spec-manifest.json', SPEC_DELTA_MANIFEST);
     const verifiersPath = await writeJson('spec-verifiers.json', specVerifiers);
-    const run = await runCeremony(['verify-deployment', anvil.rpcUrl, manifestPath, verifiersPath]);
-    assert.equal(run.exitCode, 0, run.stderr);
+    const run = await runCli(['verify-deployment', anvil.rpcUrl, manifestPath, verifiersPath]);
+    assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(lines(run.stdout), Object.keys(SPEC_DELTA_MANIFEST).map((name) => `${name} match`));
   });
 
@@ -244,8 +244,8 @@ describe('ceremony verify-deployment', { timeout: 60_000 }, () => {
       VerifierTransact23: { deltax1: realManifest.VerifierTransact23!.deltax1 },
     });
     const verifiersPath = await writeJson('bad-verifiers.json', { ...realVerifiers, VerifierTransact84: NO_CODE_ADDRESS });
-    const run = await runCeremony(['verify-deployment', anvil.rpcUrl, manifestPath, verifiersPath]);
-    assert.equal(run.exitCode, 1);
+    const run = await runCli(['verify-deployment', anvil.rpcUrl, manifestPath, verifiersPath]);
+    assert.equal(run.code, 1);
     const failing = new Set(['VerifierRegister', 'VerifierTransact23', 'VerifierTransact84']);
     assert.deepEqual(
       lines(run.stdout),
@@ -259,11 +259,13 @@ describe('ceremony verify-deployment', { timeout: 60_000 }, () => {
   test('an unreachable RPC endpoint: every verifier MISMATCH, the reason once, exit 1, quickly', async () => {
     const closedPort = await freePort();
     const verifiersPath = await writeJson('unreachable-verifiers.json', realVerifiers);
-    const run = await runCeremony(['verify-deployment', `http://127.0.0.1:${closedPort}`, realManifestPath, verifiersPath]);
-    assert.equal(run.exitCode, 1);
+    const started = Date.now();
+    const run = await runCli(['verify-deployment', `http://127.0.0.1:${closedPort}`, realManifestPath, verifiersPath]);
+    const elapsedMs = Date.now() - started;
+    assert.equal(run.code, 1);
     assert.deepEqual(lines(run.stdout), Object.keys(realManifest).map((name) => `${name} MISMATCH`));
     assert.equal(lines(run.stderr).length, 1, run.stderr);
     assert.match(run.stderr, /^error: RPC endpoint http:\/\/127\.0\.0\.1:\d+ cannot be reached/);
-    assert.ok(run.elapsedMs < 15_000, `took ${run.elapsedMs} ms`);
+    assert.ok(elapsedMs < 15_000, `took ${elapsedMs} ms`);
   });
 });

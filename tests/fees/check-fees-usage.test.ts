@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { runCeremony } from '../deployment/run-ceremony-cli.ts';
+import { runCli } from '../helpers/run-cli.ts';
 
 const VALID_TARGETS = {
   pools: [{ name: 'Network A', rpcUrl: 'http://127.0.0.1:9', address: '0x5fbdb2315678afecb367f032d93f642f64180aa3' }],
@@ -47,8 +47,8 @@ after(async () => {
 });
 
 async function assertUsageError(args: string[], stderrPattern: RegExp): Promise<void> {
-  const run = await runCeremony(['check-fees', ...args]);
-  assert.equal(run.exitCode, 2, `exit ${run.exitCode}\n${run.stdout}${run.stderr}`);
+  const run = await runCli(['check-fees', ...args]);
+  assert.equal(run.code, 2, `exit ${run.code}\n${run.stdout}${run.stderr}`);
   assert.equal(run.stdout, '');
   assert.match(run.stderr, stderrPattern);
   assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
@@ -77,8 +77,8 @@ describe('ceremony check-fees usage errors exit 2', { concurrency: 4 }, () => {
 });
 
 test('check-fees --help exits 0 and shows the usage and exit codes', async () => {
-  const run = await runCeremony(['check-fees', '--help']);
-  assert.equal(run.exitCode, 0);
+  const run = await runCli(['check-fees', '--help']);
+  assert.equal(run.code, 0);
   assert.match(run.stdout, /^Usage: ceremony check-fees \[options\] <targets\.json>/);
   assert.match(run.stdout, /--schedule <file>/);
   assert.match(run.stdout, /--timeout-ms <n>/);

@@ -14,7 +14,7 @@ import { checkFees, type FeeClaim } from '../../core/fees/check-fees.ts';
 import { readFeeSchedule, type FeeSchedule } from '../../core/fees/fee-schedule.ts';
 import type { FeeTargets } from '../../core/fees/fee-targets.ts';
 import { OUT_OF_DATE_MARK } from '../../core/fees/render-fee-report.ts';
-import { lines, runCeremony, type CliRun } from '../deployment/run-ceremony-cli.ts';
+import { lines, runCli, type CliResult } from '../helpers/run-cli.ts';
 import { freePort, startAnvil, type AnvilNode } from '../helpers/anvil.ts';
 import { compileContracts, deployContracts } from '../helpers/solidity.ts';
 import { startRelayerServer, type RelayerServer } from './relayer-server.ts';
@@ -109,22 +109,22 @@ async function writeJson(value: unknown): Promise<string> {
   return path;
 }
 
-async function checkFeesCli(value: FeeTargets, ...options: string[]): Promise<CliRun> {
-  return runCeremony(['check-fees', await writeJson(value), '--timeout-ms', TIMEOUT_MS, ...options]);
+async function checkFeesCli(value: FeeTargets, ...options: string[]): Promise<CliResult> {
+  return runCli(['check-fees', await writeJson(value), '--timeout-ms', TIMEOUT_MS, ...options]);
 }
 
 /** The stdout line of a claim, split into its name and the rest. */
-function lineOf(run: CliRun, name: string): string {
+function lineOf(run: CliResult, name: string): string {
   const found = lines(run.stdout).filter((line) => line.startsWith(`${name} `));
   assert.equal(found.length, 1, `one line for ${name} in:\n${run.stdout}${run.stderr}`);
   return found[0]!;
 }
 
-function assertMatch(run: CliRun, name: string): void {
+function assertMatch(run: CliResult, name: string): void {
   assert.match(lineOf(run, name), / match$/, `${name}:\n${run.stdout}${run.stderr}`);
 }
 
-function assertMismatch(run: CliRun, name: string, stderr?: RegExp): void {
+function assertMismatch(run: CliResult, name: string, stderr?: RegExp): void {
   assert.match(lineOf(run, name), / MISMATCH/, `${name}:\n${run.stdout}`);
   // The reason is the line on stderr that starts with the claim's name.
   if (stderr) assert.match(run.stderr, new RegExp(`^${escape(name)}: .*${stderr.source}`, 'm'));
@@ -137,7 +137,7 @@ const RELAYER_CLAIMS = ['relayer /quote', 'relayer /gas/quote feeUsdc', 'relayer
 describe('ceremony check-fees', { concurrency: 4 }, () => {
   test('every fee as published: one line per claim, all match, exit 0', async () => {
     const run = await checkFeesCli(targets('ok', networks()));
-    assert.equal(run.exitCode, 0, run.stdout + run.stderr);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
     assert.equal(run.stderr, '');
     assert.equal(lines(run.stdout).length, 5, run.stdout);
     assert.match(lineOf(run, 'pool Network A withdrawFeeBps()'), /live 0 bps +published 0 bps +match$/);
@@ -151,7 +151,7 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
 
   test('a pool charging 30 bps is a MISMATCH showing 30, exit 1; the other claims still match', async () => {
     const run = await checkFeesCli(targets('ok', [['Network A', pool.zeroA], ['Network B', pool.thirty]]));
-    assert.equal(run.exitCode, 1, run.stdout + run.stderr);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
     assert.match(lineOf(run, 'pool Network B withdrawFeeBps()'), /live 30 bps +published 0 bps +MISMATCH$/);
     assertMatch(run, 'pool Network A withdrawFeeBps()');
     for (const name of RELAYER_CLAIMS) assertMatch(run, name);
@@ -170,7 +170,7 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
         ['silent', pool.zeroA, `${relayer.origin}/hang-rpc`],
       ]),
     );
-    assert.equal(run.exitCode, 1, run.stdout + run.stderr);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
     assertMatch(run, 'pool good withdrawFeeBps()');
     for (const name of RELAYER_CLAIMS) assertMatch(run, name);
     for (const name of ['reverting', 'without-fee', 'empty', 'refused', 'silent']) {
@@ -187,7 +187,7 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
 
   test('a relayer answering 404 and 500: both named, the pools still checked', async () => {
     const run = await checkFeesCli(targets('errors', networks()));
-    assert.equal(run.exitCode, 1, run.stdout + run.stderr);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
     assertMatch(run, 'pool Network A withdrawFeeBps()');
     assertMatch(run, 'pool Network B withdrawFeeBps()');
     assertMismatch(run, 'relayer /quote', /GET http:\S+\/errors\/quote answered 404 Not Found$/);
@@ -198,7 +198,7 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
 
   test('a relayer answering HTML, or never answering, is bounded by --timeout-ms', async () => {
     const run = await checkFeesCli(targets('html', networks()));
-    assert.equal(run.exitCode, 1, run.stdout + run.stderr);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
     assertMatch(run, 'pool Network A withdrawFeeBps()');
     assertMismatch(run, 'relayer /quote', /GET http:\S+\/html\/quote answered a body that is not JSON \(text\/html\): "<html><body>Bad gateway<\/body><\/html>"$/);
     assertMismatch(run, 'relayer /gas/quote feeUsdc', new RegExp(`GET http:\\S+/html/gas/quote did not answer within ${TIMEOUT_MS} ms$`));
@@ -207,7 +207,7 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
 
   test('a body that stops half way times out; a missing field fails only its own claim', async () => {
     const run = await checkFeesCli(targets('stalls', networks()));
-    assert.equal(run.exitCode, 1, run.stdout + run.stderr);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
     assertMismatch(run, 'relayer /quote', new RegExp(`GET http:\\S+/stalls/quote did not answer within ${TIMEOUT_MS} ms$`));
     assertMatch(run, 'relayer /gas/quote feeUsdc');
     assertMismatch(run, 'relayer /gas/quote dropWei', /GET http:\S+: no dropWei field; the relayer answered \{"feeUsdc":0\.05\}$/);
@@ -215,7 +215,7 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
 
   test('a /quote object with two fields fails with the fields and the body it got', async () => {
     const run = await checkFeesCli(targets('two-fields', networks()));
-    assert.equal(run.exitCode, 1, run.stdout + run.stderr);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
     assertMismatch(run, 'relayer /quote', /an object with 2 fields \("fee", "token"\): \{"fee":50000,"token":"USDC"\}$/);
     assertMatch(run, 'relayer /gas/quote feeUsdc');
     assertMatch(run, 'relayer /gas/quote dropWei');
@@ -223,7 +223,7 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
 
   test('changed relayer fees are printed as the current value, marked: the schedule is out of date', async () => {
     const run = await checkFeesCli(targets('changed', networks()));
-    assert.equal(run.exitCode, 1, run.stdout + run.stderr);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
     assert.match(lineOf(run, 'relayer /quote'), new RegExp(`live 60000 base units \\(0\\.06 USDC\\), field "amount" +published 50000 base units \\(0\\.05 USDC\\) +MISMATCH ${escape(OUT_OF_DATE_MARK)}$`));
     assert.match(lineOf(run, 'relayer /gas/quote feeUsdc'), new RegExp(`live 60000 base units \\(0\\.06 USDC\\), sent as decimal USDC 0\\.06 .*MISMATCH ${escape(OUT_OF_DATE_MARK)}$`));
     assert.match(lineOf(run, 'relayer /gas/quote dropWei'), new RegExp(`live 400000000000000 wei \\(0\\.0004 gas token\\) .*MISMATCH ${escape(OUT_OF_DATE_MARK)}$`));
@@ -240,7 +240,7 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
       gasPurchaseDropWei: '400000000000000',
     });
     const run = await checkFeesCli(targets('changed', [['Network B', pool.thirty]]), '--schedule', newSchedule);
-    assert.equal(run.exitCode, 0, run.stdout + run.stderr);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
     assert.match(lineOf(run, 'pool Network B withdrawFeeBps()'), /live 30 bps +published 30 bps +match$/);
     for (const name of RELAYER_CLAIMS) assertMatch(run, name);
   });

@@ -3,9 +3,11 @@
  * runs as root in a container), no background network or component updates (there is no
  * internet). CHROMIUM_BIN overrides the binary. Screenshots go to test-artifacts/ (git-ignored).
  */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 
 export const CHROMIUM_BIN = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
@@ -13,6 +15,49 @@ export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM_BIN, args: CHROMIUM_ARGS });
+}
+
+/** The built browser app, as a coordinator serves it (its `webDir`). */
+export const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
+
+/** Fails with what to run when the browser app is not built; returns WEB_DIR. */
+export function builtWebApp(): string {
+  const built = existsSync(path.join(WEB_DIR, 'index.html'));
+  assert.ok(built, `no built web app in ${WEB_DIR}: run \`npm run build:web\` (npm test does it)`);
+  return WEB_DIR;
+}
+
+/**
+ * Chromium for a test file, with pages opened as a person opens them: `newPage(label)` gives each
+ * page its own context (its own cookies: a contributor, the coordinator) at 1100×900, echoes its
+ * errors to stderr under `label` (echoPageErrors) and accepts its dialogs (confirmations, the
+ * beforeunload warning) as a person would. Add the test's own listeners to the page it returns.
+ * `close()` closes every context, then the browser: `after(() => testBrowser?.close())`.
+ */
+export interface TestBrowser {
+  browser: Browser;
+  newPage(label: string): Promise<Page>;
+  close(): Promise<void>;
+}
+
+export async function startTestBrowser(): Promise<TestBrowser> {
+  const browser = await launchChromium();
+  const contexts: BrowserContext[] = [];
+  return {
+    browser,
+    async newPage(label) {
+      const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+      contexts.push(context);
+      const page = await context.newPage();
+      echoPageErrors(page, label);
+      page.on('dialog', (dialog) => void dialog.accept().catch(() => {}));
+      return page;
+    },
+    async close() {
+      for (const context of contexts.splice(0)) await context.close().catch(() => {});
+      await browser.close();
+    },
+  };
 }
 
 export const ARTIFACTS_DIR = path.join(REPO_ROOT, 'test-artifacts', 'browser');

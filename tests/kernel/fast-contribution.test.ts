@@ -7,33 +7,27 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { beaconFast, contributeFast } from '../../core/kernel/contribute-fast.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
 import { verifyLinkFromHead } from '../../core/verify/verify-link-from-head.ts';
 import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 
 const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
 let dataDir: string;
 let scratch: string;
 
 before(async () => {
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
+  dataDir = await newCeremonyDir({ init: true });
   scratch = await mkdtemp(path.join(tmpdir(), 'fast-contribution-'));
 });
-after(async () => {
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-  await rm(scratch, { recursive: true, force: true });
-});
+after(() => cleanUp(dataDir, scratch));
 
 describe('contributions with the G1 kernel', () => {
   it('with a fixed secret, writes exactly the bytes snarkjs writes', async () => {

@@ -7,29 +7,33 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { ManualClock } from '../../server/clock.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 
 const TOKEN = 'coordinator-token-for-abuse-limits';
 const PUBLIC_URL = 'https://ceremony.example';
-const quiet = { info: () => {}, warn: () => {} };
 let dataDir: string;
-const running: RunningCoordinator[] = [];
+const running: TestCoordinator[] = [];
 
-async function start(env: Record<string, string>, clock = new ManualClock(Date.now())): Promise<RunningCoordinator> {
-  const coordinator = await startCoordinator(
-    loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', COORDINATOR_TOKEN: TOKEN, DATABASE_FILE: path.join(dataDir, 'state', `db-${running.length}.sqlite`), ...env }),
-    { clock, log: quiet, tickIntervalMs: 60_000 },
-  );
+async function start(env: Record<string, string>, clock = new ManualClock(Date.now())): Promise<TestCoordinator> {
+  const coordinator = await startTestCoordinator({
+    dataDir,
+    open: false,
+    env: {
+      COORDINATOR_TOKEN: TOKEN,
+      DATABASE_FILE: path.join(dataDir, 'state', `db-${running.length}.sqlite`),
+      ...env,
+    },
+    clock,
+    tickIntervalMs: 60_000,
+  });
   running.push(coordinator);
   return coordinator;
 }
@@ -43,14 +47,12 @@ async function codeOf(response: Response): Promise<string | undefined> {
 }
 
 before(async () => {
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
+  dataDir = await newCeremonyDir({ init: true });
 });
 
 after(async () => {
   for (const coordinator of running) await coordinator.close();
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
+  await cleanUp(dataDir);
 });
 
 test('limits are validated at start-up with the setting named', async () => {

@@ -5,25 +5,20 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { CeremonyStateReader } from '../../server/ceremony-state-reader.ts';
 
 let dataDir: string;
 
 before(async () => {
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
+  dataDir = await newCeremonyDir({ init: true });
 });
 
-after(async () => {
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-});
+after(() => cleanUp(dataDir));
 
 test('the state is loaded once while the transcript is unchanged, and again after a commit', async () => {
   const reader = new CeremonyStateReader(dataDir);

@@ -7,26 +7,17 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
-import { warningsToStderr } from '../helpers/warnings-to-stderr.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
 import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
-import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
 import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 
-let redis: RedisServer;
-let worker: ChildProcess;
-let coordinator: RunningCoordinator;
+let coordinator: TestCoordinator;
 let dataDir: string;
 const CIRCUITS = ['register', 'treeUpdate', 'transact21', 'transact22', 'transact23', 'transact42', 'transact44', 'transact82', 'transact84'];
 
@@ -46,26 +37,18 @@ async function expectRefused(promise: Promise<unknown>, status: number, code: st
 }
 
 before(async () => {
-  redis = await startRedisServer();
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
-  // The worker logs every job, failed attempt and stall on stderr (stdout would mix into the
-  // test runner's report); with the coordinator's warnings, a verdict of verification.unavailable
-  // comes with its cause in the output.
-  worker = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'worker', '--redis', redis.url], { stdio: ['ignore', 'ignore', 'inherit'] });
-  coordinator = await startCoordinator(
-    loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', REDIS_URL: redis.url, OPEN_ON_START: 'true', COORDINATOR_TOKEN: 'coordinator-token-for-tests' }),
-    { log: warningsToStderr(), tickIntervalMs: 100 },
-  );
+  // The worker logs every job, failed attempt and stall on stderr (all of it is echoed); with the
+  // coordinator's warnings, a verdict of verification.unavailable comes with its cause in the output.
+  coordinator = await startTestCoordinator({
+    redis: true,
+    worker: { echo: 'all' },
+    env: { COORDINATOR_TOKEN: 'coordinator-token-for-tests' },
+    tickIntervalMs: 100,
+  });
+  dataDir = coordinator.dataDir;
 });
 
-after(async () => {
-  await coordinator?.close();
-  worker?.kill('SIGTERM');
-  await redis?.stop();
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-});
+after(() => coordinator?.close());
 
 describe('two contributors through all nine circuits, a third waiting', () => {
   const alice = () => new ContributorClient(coordinator.url);

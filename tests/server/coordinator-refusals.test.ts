@@ -10,34 +10,25 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 
 const TOKEN = 'coordinator-token-for-refusal-tests';
-let coordinator: RunningCoordinator;
+let coordinator: TestCoordinator;
 let dataDir: string;
 
 before(async () => {
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
-  coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', OPEN_ON_START: 'true', COORDINATOR_TOKEN: TOKEN }), {
-    log: { info: () => {}, warn: () => {} },
-  });
+  coordinator = await startTestCoordinator({ env: { COORDINATOR_TOKEN: TOKEN } });
+  dataDir = coordinator.dataDir;
 });
 
-after(async () => {
-  await coordinator?.close();
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-});
+after(() => coordinator?.close());
 
 function refusedWith(status: number, code: string): (error: unknown) => boolean {
   return (error) => {
@@ -83,11 +74,9 @@ test('finalise and phase changes are refused while they would cut off or race wi
   // finishes it. The next start puts the ceremony back to closed and tells the console when.
   coordinator.phase.beginFinalising(Date.now());
   assert.equal((await admin.request<{ phase: string }>('GET', '/api/ceremony')).phase, 'finalising');
-  await coordinator.close();
+  await coordinator.stop();
   const stoppedAt = Date.now();
-  coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', OPEN_ON_START: 'true', COORDINATOR_TOKEN: TOKEN }), {
-    log: { info: () => {}, warn: () => {} },
-  });
+  await coordinator.restart();
   admin = reconnect(admin, coordinator);
   assert.equal((await admin.request<{ phase: string }>('GET', '/api/ceremony')).phase, 'closed');
   const interrupted = await admin.request<{ phase: string; finalisationInterruptedAt?: number }>('GET', '/api/admin/overview');

@@ -8,22 +8,22 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
+import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 
 let redis: RedisServer;
 let dataDir: string;
 let port: number;
 let server: ChildProcess | undefined;
-let worker: ChildProcess | undefined;
+let worker: WorkerProcess | undefined;
 const CLI = path.join(REPO_ROOT, 'bin', 'ceremony.js');
 
 function freePort(): Promise<number> {
@@ -83,18 +83,16 @@ async function assertChainsConsistent(): Promise<void> {
 
 before(async () => {
   redis = await startRedisServer();
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
+  dataDir = await newCeremonyDir({ init: true });
   port = await freePort();
   await startServer();
 });
 
 after(async () => {
   server?.kill('SIGKILL');
-  worker?.kill('SIGKILL');
+  await worker?.stop('SIGKILL');
   await redis?.stop();
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
+  await cleanUp(dataDir);
 });
 
 test('kill -9 during an upload and during verification: nothing lost, the queue resumes', async () => {
@@ -146,7 +144,7 @@ test('kill -9 during an upload and during verification: nothing lost, the queue 
   assert.equal((await alice.progress('register')).state, 'verifying', 'the verification survived the restart');
 
   // 4. A worker comes up: the contribution is accepted and the queue moves on to bob.
-  worker = spawn(process.execPath, [CLI, 'worker', '--redis', redis.url], { stdio: ['ignore', 'ignore', 'ignore'] });
+  worker = await startWorkerProcess({ redisUrl: redis.url });
   const me = await alice.waitFor((m) => m.status.circuits[0]!.state === 'accepted', 'accepted after the restarts', 60_000);
   assert.equal(me.status.circuits[0]!.contributionHash, contributionHash);
   await bob.waitFor((m) => m.status.circuits[0]!.state === 'turn', "bob's turn");

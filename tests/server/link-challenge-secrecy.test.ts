@@ -14,8 +14,8 @@ import { newCeremonyDir, PROJECT_DATA_DIR, REPO_ROOT } from '../fixtures/ceremon
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { startGroup, stopAllGroups, type GroupProcess } from '../helpers/process-group.ts';
 import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
-import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
+import { getBn128 } from '../../core/crypto/bn128.ts';
 import { CHALLENGE_SEED_FILE, circuitChallengeKey, stateDirFor } from '../../core/verify/link-challenge.ts';
 import { LINK_CACHE_DIR } from '../../core/verify/link-combination-cache.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
@@ -93,8 +93,10 @@ async function filesOutside(dir: string, skip: string): Promise<string[]> {
 
 before(async () => {
   const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as { circuits: Array<{ name: string }> };
-  dataDir = await newCeremonyDir({ configOverrides: { circuits: project.circuits.filter((c) => c.name === 'register') } });
-  await initCeremony(dataDir);
+  dataDir = await newCeremonyDir({
+    configOverrides: { circuits: project.circuits.filter((c) => c.name === 'register') },
+    init: true,
+  });
   served = await serve();
 });
 
@@ -104,8 +106,7 @@ after(async () => {
   } finally {
     await stopAllGroups(); // one that never got to listen
   }
-  await releaseBn128();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await cleanUp(dataDir);
 });
 
 describe('the link challenge seed stays in state/', () => {

@@ -7,17 +7,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
-import { rm } from 'node:fs/promises';
 import { copyCeremony, newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+import type { RunningCoordinator } from '../../server/start-coordinator.ts';
 import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
+import { startTestCoordinator } from '../helpers/test-coordinator.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 
-const quiet = { info: () => {}, warn: () => {} };
 const TOKEN = 'metrics-token-for-tests-0123456789';
 const TURN_TIMEOUT_MS = 10 * 60_000;
 let dataDir: string;
@@ -86,23 +84,26 @@ async function waitForSample(base: string, name: string, labels: Record<string, 
 }
 
 before(async () => {
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
+  dataDir = await newCeremonyDir({ init: true });
   otherDataDir = await copyCeremony(dataDir);
-  coordinator = await startCoordinator(
-    loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', OPEN_ON_START: 'true', METRICS_TOKEN: TOKEN, TURN_TIMEOUT_MS: String(TURN_TIMEOUT_MS) }),
-    { log: quiet, tickIntervalMs: 100, clock },
-  );
+  coordinator = await startTestCoordinator({
+    dataDir,
+    env: { METRICS_TOKEN: TOKEN, TURN_TIMEOUT_MS: String(TURN_TIMEOUT_MS) },
+    tickIntervalMs: 100,
+    clock,
+  });
   // Listening on every interface, so a request can come from a non-loopback address.
-  exposed = await startCoordinator(loadServerConfig({ CEREMONY_DATA: otherDataDir, PORT: '0', HOST: '0.0.0.0', METRICS_TOKEN: TOKEN }), { log: quiet });
+  exposed = await startTestCoordinator({
+    dataDir: otherDataDir,
+    open: false,
+    env: { HOST: '0.0.0.0', METRICS_TOKEN: TOKEN },
+  });
 });
 
 after(async () => {
   await coordinator?.close();
   await exposed?.close();
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-  await rm(otherDataDir, { recursive: true, force: true });
+  await cleanUp(dataDir, otherDataDir);
 });
 
 describe('metrics during contributions', () => {

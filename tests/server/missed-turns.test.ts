@@ -6,47 +6,33 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
-import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient, HttpError, type MeView } from '../helpers/contributor-client.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { ManualClock } from '../../server/clock.ts';
-import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 
 const TURN = 60_000;
 const COOLDOWN = 30_000;
 const TOKEN = 'coordinator-token-for-missed-turns';
 const clock = new ManualClock(Date.now());
-let coordinator: RunningCoordinator;
-let dataDir: string;
+let coordinator: TestCoordinator;
 
 type Removed = { circuit: string; reason: string; message: string; at: number };
 const removedOf = (me: MeView) => (me.status as MeView['status'] & { removed?: Removed }).removed;
 
 before(async () => {
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
-  coordinator = await startCoordinator(
-    loadServerConfig({
-      CEREMONY_DATA: dataDir,
-      PORT: '0',
-      OPEN_ON_START: 'true',
+  coordinator = await startTestCoordinator({
+    env: {
       TURN_TIMEOUT_MS: String(TURN),
       COOLDOWN_MS: String(COOLDOWN),
       MAX_MISSED_TURNS: '2',
       COORDINATOR_TOKEN: TOKEN,
-    }),
-    { clock, log: { info: () => {}, warn: () => {} }, tickIntervalMs: 60_000 },
-  );
+    },
+    clock,
+    tickIntervalMs: 60_000,
+  });
 });
 
-after(async () => {
-  await coordinator?.close();
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-});
+after(() => coordinator?.close());
 
 /** Lets the turn of whoever holds it pass its deadline, then the cooldown. */
 function missTurn(): void {

@@ -12,24 +12,22 @@ import { rm } from 'node:fs/promises';
 import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 import { commitPreverifiedContribution } from '../../core/ceremony/extend-chain.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { verifyLinkFromHead } from '../../core/verify/verify-link-from-head.ts';
-import { loadServerConfig } from '../../server/config/server-config.ts';
 import { ContributionStore, type ContributionRow } from '../../server/contributions/contribution-store.ts';
 import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+import type { RunningCoordinator } from '../../server/start-coordinator.ts';
 
 let redis: RedisServer;
 let dataDir: string;
-let coordinator: RunningCoordinator | undefined;
+let coordinator: TestCoordinator | undefined;
 
-async function start(): Promise<RunningCoordinator> {
-  coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', OPEN_ON_START: 'true', REDIS_URL: redis.url }), {
-    log: { info: () => {}, warn: () => {} },
-  });
+/** A coordinator on the test's folder and Redis; its close() leaves both. */
+async function start(): Promise<TestCoordinator> {
+  coordinator = await startTestCoordinator({ dataDir, redis });
   return coordinator;
 }
 
@@ -52,15 +50,13 @@ async function uploadAndLeaveVerifying(client: ContributorClient, running: Runni
 
 before(async () => {
   redis = await startRedisServer();
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
+  dataDir = await newCeremonyDir({ init: true });
 });
 
 after(async () => {
   await coordinator?.close();
   await redis?.stop();
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
+  await cleanUp(dataDir);
 });
 
 test('a link already in the transcript is accepted with its receipt; a lost upload is an error and back in the queue', async () => {

@@ -12,17 +12,14 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { rm } from 'node:fs/promises';
 import { Group } from '@semaphore-protocol/group';
 import { Identity } from '@semaphore-protocol/identity';
 import { generateProof } from '@semaphore-protocol/proof';
 import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 import { ManualClock } from '../../server/clock.ts';
-import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 
 const artifactsDir = path.dirname(createRequire(import.meta.url).resolve('@zk-kit/semaphore-artifacts/package.json'));
 const artifactsFor = (depth: number) => ({ wasm: path.join(artifactsDir, `semaphore-${depth}.wasm`), zkey: path.join(artifactsDir, `semaphore-${depth}.zkey`) });
@@ -33,20 +30,21 @@ const carol = new Identity('carol: group changes suite');
 const HOUR = 60 * 60_000;
 const clock = new ManualClock(Date.now());
 let dataDir: string;
-let coordinator: RunningCoordinator | undefined;
+let coordinator: TestCoordinator | undefined;
 
-async function startWith(members: Identity[]): Promise<RunningCoordinator> {
+async function startWith(members: Identity[]): Promise<TestCoordinator> {
   await coordinator?.close();
-  coordinator = await startCoordinator(
-    loadServerConfig({
-      CEREMONY_DATA: dataDir,
-      PORT: '0',
+  coordinator = await startTestCoordinator({
+    dataDir,
+    open: false,
+    env: {
       DEMO_SIGN_IN: 'false',
       SEMAPHORE_GROUP_MEMBERS: members.map((m) => m.commitment.toString()).join(','),
       SEMAPHORE_ROOT_DURATION_MS: String(HOUR),
-    }),
-    { clock, log: { info: () => {}, warn: () => {} }, tickIntervalMs: 60_000 },
-  );
+    },
+    clock,
+    tickIntervalMs: 60_000,
+  });
   return coordinator;
 }
 
@@ -75,15 +73,13 @@ async function refusal(promise: Promise<unknown>): Promise<{ status: number; cod
 }
 
 before(async () => {
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
+  dataDir = await newCeremonyDir({ init: true });
 });
 
 after(async () => {
   await coordinator?.close();
-  await releaseBn128();
+  await cleanUp(dataDir);
   await (globalThis as { curve_bn128?: { terminate(): Promise<void> } }).curve_bn128?.terminate();
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 test('an addition keeps the previous root for its duration; a removal ends every earlier root at once, across restarts', { timeout: 180_000 }, async () => {

@@ -5,41 +5,22 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
-import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 
-let redis: RedisServer;
-let worker: ChildProcess | undefined;
-let coordinator: RunningCoordinator;
+let coordinator: TestCoordinator;
 let dataDir: string;
 
 before(async () => {
-  redis = await startRedisServer();
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
-  coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', REDIS_URL: redis.url, OPEN_ON_START: 'true' }), {
-    log: { info: () => {}, warn: () => {} },
-    tickIntervalMs: 100,
-  });
+  coordinator = await startTestCoordinator({ redis: true, tickIntervalMs: 100 });
+  dataDir = coordinator.dataDir;
 });
 
-after(async () => {
-  await coordinator?.close();
-  worker?.kill('SIGKILL');
-  await redis?.stop();
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-});
+after(() => coordinator?.close());
 
 test('a verified contribution whose head moved meanwhile is discarded, not committed', async () => {
   const alice = new ContributorClient(coordinator.url);
@@ -50,7 +31,7 @@ test('a verified contribution whose head moved meanwhile is discarded, not commi
   await alice.waitFor((m) => m.status.circuits[0]!.state === 'verifying', 'verifying');
 
   await contributeLocally(dataDir, 'register', 'offline-contributor'); // the head moves to 1
-  worker = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'worker', '--redis', redis.url], { stdio: 'ignore' });
+  await coordinator.startWorker();
 
   const me = await alice.waitFor((m) => m.contributions.some((c) => c.status === 'discarded'), 'the discarded verdict', 60_000);
   assert.equal(me.contributions[0]!.code, 'contribution.not_next');

@@ -10,47 +10,31 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import path from 'node:path';
-import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { G1, recordOffset, sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
-import { startGroup, stopAllGroups, type GroupProcess } from '../helpers/process-group.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
+import type { WorkerProcess } from '../helpers/worker-process.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
-import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 
 const TOKEN = 'coordinator-token-for-tamper-tests';
 const CIRCUIT = 'register';
-let redis: RedisServer;
-let worker: GroupProcess;
-let coordinator: RunningCoordinator;
+let worker: WorkerProcess;
+let coordinator: TestCoordinator;
 let dataDir: string;
 
 before(async () => {
-  redis = await startRedisServer();
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
-  worker = startGroup(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'worker', '--redis', redis.url], { cwd: REPO_ROOT, env: process.env, label: 'ceremony worker' });
-  await worker.waitFor(/ready on queue/, 60_000);
-  coordinator = await startCoordinator(
-    loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', REDIS_URL: redis.url, OPEN_ON_START: 'true', COORDINATOR_TOKEN: TOKEN }),
-    { log: { info: () => {}, warn: () => {} }, tickIntervalMs: 100 },
-  );
+  coordinator = await startTestCoordinator({
+    redis: true,
+    worker: true,
+    env: { COORDINATOR_TOKEN: TOKEN },
+    tickIntervalMs: 100,
+  });
+  dataDir = coordinator.dataDir;
+  worker = coordinator.worker!;
 });
 
-after(async () => {
-  await coordinator?.close();
-  await worker?.stop('SIGTERM');
-  await stopAllGroups();
-  await redis?.stop();
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-});
+after(() => coordinator?.close());
 
 interface CeremonyView {
   circuits: Array<{ name: string; headIndex: number; headHash: string | null; headContributionHash: string | null; contributions: number }>;

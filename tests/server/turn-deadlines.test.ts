@@ -6,42 +6,25 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rm, stat } from 'node:fs/promises';
-import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
+import { stat } from 'node:fs/promises';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { ManualClock } from '../../server/clock.ts';
-import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 
 const TURN = 60_000;
 const COOLDOWN = 120_000;
 const clock = new ManualClock(Date.now());
-let coordinator: RunningCoordinator;
-let dataDir: string;
+let coordinator: TestCoordinator;
 
 before(async () => {
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
-  coordinator = await startCoordinator(
-    loadServerConfig({
-      CEREMONY_DATA: dataDir,
-      PORT: '0',
-      OPEN_ON_START: 'true',
-      TURN_TIMEOUT_MS: String(TURN),
-      HEARTBEAT_EXTENSION_MS: String(TURN),
-      COOLDOWN_MS: String(COOLDOWN),
-    }),
-    { clock, log: { info: () => {}, warn: () => {} }, tickIntervalMs: 60_000 },
-  );
+  coordinator = await startTestCoordinator({
+    env: { TURN_TIMEOUT_MS: String(TURN), HEARTBEAT_EXTENSION_MS: String(TURN), COOLDOWN_MS: String(COOLDOWN) },
+    clock,
+    tickIntervalMs: 60_000,
+  });
 });
 
-after(async () => {
-  await coordinator?.close();
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-});
+after(() => coordinator?.close());
 
 test('a missed deadline passes the turn on, and the late contributor comes back after the cooldown', async () => {
   const late = new ContributorClient(coordinator.url);

@@ -15,55 +15,34 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { ContributorClient, type MeView } from '../helpers/contributor-client.ts';
 import { truncatedCopy } from '../helpers/zkey-tamper.ts';
-import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { MIN_CONTRIBUTION_RECORD_BYTES } from '../../core/zkey/zkey-file.ts';
 import { ManualClock } from '../../server/clock.ts';
-import { loadServerConfig } from '../../server/config/server-config.ts';
-import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 
-const quiet = { info: () => {}, warn: () => {} };
 /** What the coordinator under test warned about: disk errors are logged, never sent to clients. */
 const warnings: Array<{ message: string; fields?: Record<string, unknown> }> = [];
 const recordingLog = { info: () => {}, warn: (message: string, fields?: Record<string, unknown>) => void warnings.push({ message, fields }) };
 const clock = new ManualClock(Date.now());
-let redis: RedisServer;
-let worker: ChildProcess | undefined;
-let coordinator: RunningCoordinator;
+let coordinator: TestCoordinator;
 let dataDir: string;
 let alice: ContributorClient;
 
 before(async () => {
-  redis = await startRedisServer();
-  dataDir = await newCeremonyDir();
-  await initCeremony(dataDir);
-  coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: dataDir, PORT: '0', REDIS_URL: redis.url, OPEN_ON_START: 'true' }), {
-    clock,
-    log: recordingLog,
-    tickIntervalMs: 60_000,
-  });
+  coordinator = await startTestCoordinator({ redis: true, clock, log: recordingLog, tickIntervalMs: 60_000 });
+  dataDir = coordinator.dataDir;
   alice = new ContributorClient(coordinator.url);
   await alice.signInDemo('alice');
   await alice.join();
 });
 
-after(async () => {
-  await coordinator?.close();
-  if (worker?.pid !== undefined && worker.exitCode === null) process.kill(-worker.pid, 'SIGKILL');
-  await redis?.stop();
-  await releaseBn128();
-  await rm(dataDir, { recursive: true, force: true });
-});
+after(() => coordinator?.close());
 
 function tusHeaders(client: ContributorClient): Record<string, string> {
   return { 'tus-resumable': '1.0.0', cookie: client.cookie, 'x-csrf-token': client.csrfToken };
@@ -188,7 +167,7 @@ test('a finished upload waiting for a verifier outlives the expiry sweep and is 
   assert.equal(await coordinator.uploads.sweepExpired(), 0, 'the sweep deleted nothing');
   assert.deepEqual(await uploadFiles('register'), [candidate], 'the finished upload is still there');
 
-  worker = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'worker', '--redis', redis.url], { stdio: 'ignore', detached: true });
+  await coordinator.startWorker();
   const me = await alice.waitFor((m) => stateOf('register')(m) === 'accepted', 'register accepted', 90_000);
   assert.equal(me.status.circuits.find((c) => c.circuit === 'register')!.contributionHash, contribution.contributionHash);
   assert.equal(await alice.headIndex('register'), 1);
@@ -258,16 +237,12 @@ test('the free-space guard refuses uploads when the disk is short of the largest
 
   // A second coordinator on the same ceremony, whose margin is more than any disk holds.
   const stateDir = await mkdtemp(path.join(tmpdir(), 'guard-state-'));
-  const guarded = await startCoordinator(
-    loadServerConfig({
-      CEREMONY_DATA: dataDir,
-      PORT: '0',
-      OPEN_ON_START: 'true',
-      DATABASE_FILE: path.join(stateDir, 'coordinator.sqlite'),
-      UPLOAD_DISK_MARGIN_BYTES: String(2 ** 52),
-    }),
-    { clock, log: quiet, tickIntervalMs: 60_000 },
-  );
+  const guarded = await startTestCoordinator({
+    dataDir,
+    env: { DATABASE_FILE: path.join(stateDir, 'coordinator.sqlite'), UPLOAD_DISK_MARGIN_BYTES: String(2 ** 52) },
+    clock,
+    tickIntervalMs: 60_000,
+  });
   try {
     const health = (await (await fetch(`${guarded.url}/healthz`)).json()) as typeof healthy;
     assert.equal(health.ok, true, 'a full disk stops uploads, not the coordinator');

@@ -5,64 +5,24 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Queue, QueueEvents } from 'bullmq';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { createBullmqDispatcher, verificationJobId } from '../../server/verification/bullmq-dispatcher.ts';
 import type { VerificationOutcome } from '../../core/verification/verification-contract.ts';
 import { startVerificationWorker } from '../../worker/verification-worker.ts';
-import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { runCli } from '../helpers/run-cli.ts';
+import { startWorkerProcess, type WorkerProcess, type WorkerProcessOptions } from '../helpers/worker-process.ts';
 import { outcomeCollector, verificationFixture, type VerificationFixture } from './verification-fixture.ts';
 
-interface CeremonyProcess {
-  child: ChildProcess;
-  output(): string;
-  /** Resolves once stderr matches `pattern`. */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+const workers: WorkerProcess[] = [];
 
-const children: ChildProcess[] = [];
-
-/** Runs `ceremony ARGS` with an environment of our choosing (no REDIS_URL leaking in from CI). */
-function ceremony(args: string[], env: Record<string, string> = {}): CeremonyProcess {
-  const { REDIS_URL: _ignored, ...inherited } = process.env;
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), ...args], {
-    cwd: REPO_ROOT,
-    env: { ...inherited, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  const watchers: Array<() => void> = [];
-  const collect = (data: Buffer): void => {
-    output += data.toString();
-    for (const watcher of [...watchers]) watcher();
-  };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return {
-    child,
-    output: () => output,
-    exited,
-    waitFor(pattern, timeoutMs = 20_000) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${pattern} from ceremony ${args.join(' ')} within ${timeoutMs} ms; output:\n${output}`)), timeoutMs);
-        const check = (): void => {
-          if (!pattern.test(output)) return;
-          clearTimeout(timer);
-          watchers.splice(watchers.indexOf(check), 1);
-          resolve();
-        };
-        watchers.push(check);
-        void exited.then(() => setImmediate(() => watchers.includes(check) && reject(new Error(`ceremony ${args.join(' ')} exited; output:\n${output}`))));
-        check();
-      });
-    },
-  };
+/** `ceremony worker` on the test's Redis, stopped (its whole group) by the file's after hook. */
+async function startWorker(options: Omit<WorkerProcessOptions, 'redisUrl'> = {}): Promise<WorkerProcess> {
+  const worker = await startWorkerProcess({ ...options, redisUrl: redis.url });
+  workers.push(worker);
+  return worker;
 }
 
 let redis: RedisServer;
@@ -74,7 +34,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const worker of workers) await worker.stop('SIGKILL');
   for (const close of closers.reverse()) await close().catch(() => {});
   await redis?.stop();
   await fixture?.cleanup();
@@ -82,30 +42,31 @@ after(async () => {
 });
 
 test('`ceremony worker --help` documents its options and environment; `ceremony --help` lists it', async () => {
-  const help = ceremony(['worker', '--help']);
-  assert.equal((await help.exited).code, 0);
+  const help = await runCli(['worker', '--help']);
+  assert.equal(help.code, 0);
   for (const text of ['--redis <url>', '--concurrency <n>', 'REDIS_URL', 'VERIFICATION_QUEUE', 'WORKER_CONCURRENCY', 'WORKER_LOCK_DURATION_MS']) {
-    assert.ok(help.output().includes(text), `--help lacks ${text}`);
+    assert.ok(help.stdout.includes(text), `--help lacks ${text}`);
   }
-  const top = ceremony(['--help']);
-  assert.equal((await top.exited).code, 0);
-  assert.match(top.output(), /^\s+worker \[options\]\s+\S/m);
+  const top = await runCli(['--help']);
+  assert.equal(top.code, 0);
+  assert.match(top.stdout, /^\s+worker \[options\]\s+\S/m);
 });
 
 test('`ceremony worker` refuses a missing Redis URL or a bad setting, naming it', async () => {
-  const noRedis = ceremony(['worker']);
-  assert.equal((await noRedis.exited).code, 1);
-  assert.match(noRedis.output(), /config\.invalid.*REDIS_URL/);
-  const badConcurrency = ceremony(['worker', '--redis', redis.url, '--concurrency', 'many']);
-  assert.equal((await badConcurrency.exited).code, 2);
-  assert.match(badConcurrency.output(), /usage\.invalid_arguments.*--concurrency/);
-  const badEnvironment = ceremony(['worker', '--redis', redis.url], { WORKER_LOCK_DURATION_MS: 'soon' });
-  assert.equal((await badEnvironment.exited).code, 1);
-  assert.match(badEnvironment.output(), /config\.invalid.*WORKER_LOCK_DURATION_MS/);
+  // No REDIS_URL leaking in from CI.
+  const noRedis = await runCli(['worker'], { env: { REDIS_URL: undefined } });
+  assert.equal(noRedis.code, 1);
+  assert.match(noRedis.stderr, /config\.invalid.*REDIS_URL/);
+  const badConcurrency = await runCli(['worker', '--redis', redis.url, '--concurrency', 'many']);
+  assert.equal(badConcurrency.code, 2);
+  assert.match(badConcurrency.stderr, /usage\.invalid_arguments.*--concurrency/);
+  const badEnvironment = await runCli(['worker', '--redis', redis.url], { env: { WORKER_LOCK_DURATION_MS: 'soon' } });
+  assert.equal(badEnvironment.code, 1);
+  assert.match(badEnvironment.stderr, /config\.invalid.*WORKER_LOCK_DURATION_MS/);
 });
 
 test('SIGTERM stops a worker gracefully: it exits by itself with status 0', async () => {
-  const worker = ceremony(['worker', '--redis', redis.url], { VERIFICATION_QUEUE: 'graceful-test' });
+  const worker = await startWorker({ queueName: 'graceful-test' });
   await worker.waitFor(/ready on queue graceful-test/);
   worker.child.kill('SIGTERM');
   const started = Date.now();
@@ -127,7 +88,7 @@ test('a worker killed with SIGKILL mid-job: another worker completes the job', a
   closers.push(() => events.close());
   await events.waitUntilReady();
 
-  const doomed = ceremony(['worker', '--redis', redis.url], { ...lockSettings, VERIFICATION_QUEUE: queueName, WORKER_NAME: 'doomed' });
+  const doomed = await startWorker({ env: lockSettings, queueName, name: 'doomed' });
   await doomed.waitFor(/ready on queue kill-test/);
 
   // The doomed worker's first job also builds the curve (its first verification ever): about half
@@ -161,7 +122,7 @@ test('every failed attempt is logged on stderr with its job, attempt, fate and e
   closers.push(() => dispatcher.close());
   const outcomes = outcomeCollector<VerificationOutcome>();
   dispatcher.onOutcome(outcomes.listener);
-  const worker = ceremony(['worker', '--redis', redis.url], { VERIFICATION_QUEUE: queueName });
+  const worker = await startWorker({ queueName, echo: 'none' });
   await worker.waitFor(/ready on queue failure-log-test/);
 
   await dispatcher.enqueue(fixture.request('gone', 'transact84', fixture.missingPath('gone')));

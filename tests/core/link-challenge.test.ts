@@ -19,19 +19,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import type { Bn128Curve } from 'ffjavascript';
-import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
-import { hashFile } from '../core/crypto/file-hash.ts';
-import { isCoordinatorError, type ErrorCode } from '../core/errors.ts';
-import { openCeremony } from '../core/ceremony/open-ceremony.ts';
-import { LINK_SCALAR_BYTES, verifyLinkFromHead } from '../core/verify/verify-link-from-head.ts';
-import { CHALLENGE_SEED_FILE, challengeScalars, circuitChallengeKey, stateDirFor } from '../core/verify/link-challenge.ts';
-import { LINK_CACHE_DIR, readCachedCombination, writeCachedCombination, type LinkCombination } from '../core/verify/link-combination-cache.ts';
-import { SECTION } from '../core/zkey/zkey-file.ts';
-import { verifyRequest } from '../worker/verify-request.ts';
-import type { VerificationRequest } from '../core/verification/verification-contract.ts';
-import { devPtau, PROJECT_DATA_DIR } from './fixtures/ceremony-fixture.ts';
-import { G1, sectionOffset, tamperedCopy } from './helpers/zkey-tamper.ts';
-import { verificationFixture, type VerificationFixture } from './worker/verification-fixture.ts';
+import { getBn128 } from '../../core/crypto/bn128.ts';
+import { hashFile } from '../../core/crypto/file-hash.ts';
+import { isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
+import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
+import { LINK_SCALAR_BYTES, verifyLinkFromHead } from '../../core/verify/verify-link-from-head.ts';
+import { CHALLENGE_SEED_FILE, challengeScalars, circuitChallengeKey, stateDirFor } from '../../core/verify/link-challenge.ts';
+import { LINK_CACHE_DIR, readCachedCombination, writeCachedCombination, type LinkCombination } from '../../core/verify/link-combination-cache.ts';
+import { SECTION } from '../../core/zkey/zkey-file.ts';
+import { verifyRequest } from '../../worker/verify-request.ts';
+import type { VerificationRequest } from '../../core/verification/verification-contract.ts';
+import { devPtau, PROJECT_DATA_DIR } from '../fixtures/ceremony-fixture.ts';
+import { G1, sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
+import { verificationFixture, type VerificationFixture } from '../worker/verification-fixture.ts';
 
 const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
 let dir: string;
@@ -65,10 +66,7 @@ before(async () => {
   await snarkjs.zKey.contribute(key.z1!, at('z2'), 'bob', 'entropy two', silent);
 });
 
-after(async () => {
-  await releaseBn128();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+after(() => cleanUp(dir));
 
 describe('verifyLinkFromHead with a circuit key', () => {
   it('two MSMs and one (the head cached) agree on every link', async () => {

@@ -2,8 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Help } from 'commander';
-import { runCli } from './helpers/run-cli.ts';
-import { COMMANDS } from '../cli/commands/index.ts';
+import { runCli } from '../helpers/run-cli.ts';
+import { COMMANDS } from '../../cli/commands/index.ts';
 
 test('--help lists every command with a one-line description', async () => {
   const result = await runCli(['--help']);

@@ -6,18 +6,19 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import type { Bn128Curve } from 'ffjavascript';
-import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
-import { isCoordinatorError, type ErrorCode } from '../core/errors.ts';
-import { verifyLinkFromHead } from '../core/verify/verify-link-from-head.ts';
-import { readZkeyInfo, SECTION, type ZkeyInfo } from '../core/zkey/zkey-file.ts';
-import type { LinkExpectation } from '../core/verify/check-link-structure.ts';
-import { devPtau, PROJECT_DATA_DIR, TEST_BEACON, TEST_BEACON_ITERATIONS } from './fixtures/ceremony-fixture.ts';
-import { runCeremony } from './deployment/run-ceremony-cli.ts';
+import { getBn128 } from '../../core/crypto/bn128.ts';
+import { isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
+import { verifyLinkFromHead } from '../../core/verify/verify-link-from-head.ts';
+import { readZkeyInfo, SECTION, type ZkeyInfo } from '../../core/zkey/zkey-file.ts';
+import type { LinkExpectation } from '../../core/verify/check-link-structure.ts';
+import { devPtau, PROJECT_DATA_DIR, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { runCli } from '../helpers/run-cli.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 
 const G1_SIZE = 64;
 const BEACON: LinkExpectation = { kind: 'beacon', beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS };
@@ -79,10 +80,7 @@ before(async () => {
   await snarkjs.zKey.contribute(key.t0!, at('t1'), 'alice', 'entropy tree', silent);
 });
 
-after(async () => {
-  await releaseBn128();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+after(() => cleanUp(dir));
 
 describe('verifyLinkFromHead accepts', () => {
   it('every link of a chain, with the contribution hash snarkjs printed, as verifyFromInit does', async () => {
@@ -107,11 +105,11 @@ describe('verifyLinkFromHead accepts', () => {
   });
 
   it('from the command line, printing the contribution hash', async () => {
-    const run = await runCeremony(['verify-link', key.z1!, key.z2!]);
-    assert.equal(run.exitCode, 0, run.stderr);
+    const run = await runCli(['verify-link', key.z1!, key.z2!]);
+    assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout, `${hash.z2}\n`);
-    const beacon = await runCeremony(['verify-link', key.z3!, key.final!, '--beacon', TEST_BEACON, '--iterations', String(TEST_BEACON_ITERATIONS)]);
-    assert.equal(beacon.exitCode, 0, beacon.stderr);
+    const beacon = await runCli(['verify-link', key.z3!, key.final!, '--beacon', TEST_BEACON, '--iterations', String(TEST_BEACON_ITERATIONS)]);
+    assert.equal(beacon.code, 0, beacon.stderr);
     assert.equal(beacon.stdout, `${hash.final}\n`);
   });
 });
@@ -239,8 +237,8 @@ describe('verifyLinkFromHead refuses', () => {
 
   it('from the command line, with the code', async () => {
     const file = path.join(dir, 'l-doubled.zkey');
-    const run = await runCeremony(['verify-link', key.z1!, file]);
-    assert.equal(run.exitCode, 1);
+    const run = await runCli(['verify-link', key.z1!, file]);
+    assert.equal(run.code, 1);
     assert.equal(run.stdout, '');
     assert.match(run.stderr, /^error \[contribution\.l_section_invalid\]: /);
   });
