@@ -27,11 +27,11 @@
  * client of issue 22 only needs its driver (start its process, report its stages and verdict).
  *
  * Usage: tsx bench/contributor-turn.ts [--circuit rs18 | --power P] [--link 100/20] [--runs N]
- *                                      [--client browser|cli]
+ *                                      [--client browser|cli] [--json FILE (every figure and mark)]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { rm, stat } from 'node:fs/promises';
+import { rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
@@ -332,8 +332,11 @@ export async function runTurn(kind: TurnClientKind, context: TurnContext): Promi
       return STAGE_AFTER[last];
     };
     // Cores busy over the L/H pass when the client shows it, else its compute stage, else the turn.
+    // The page renders once a frame: a short state ("writing your contribution", between the H
+    // pass and "done") can be replaced before it is drawn, so the pass may end at the compute's end.
     const stretches: Array<[string, TurnMark, TurnMark]> = [
       ['L/H pass', 'lhStart', 'lhEnd'],
+      ['L/H pass to compute end', 'lhStart', 'computeEnd'],
       ['compute stage', 'computeStart', 'computeEnd'],
       ['whole turn', 'join', 'verdict'],
     ];
@@ -676,7 +679,7 @@ export function printContributorTurn(f: TurnBenchFigures): void {
     ['turn → download starts', (t) => stage(t, 'turnStart', 'downloadStart')],
     ['download', (t) => stage(t, 'downloadStart', 'computeStart')],
     ['compute (workers started → done)', (t) => stage(t, 'computeStart', 'computeEnd')],
-    ['  of which the L/H pass', (t) => stage(t, 'lhStart', 'lhEnd')],
+    ['  of which the L/H pass', (t) => stage(t, 'lhStart', 'lhEnd') ?? stage(t, 'lhStart', 'computeEnd')],
     ['saving the result (IndexedDB)', (t) => stage(t, 'computeEnd', 'uploadStart')],
     ['upload (page: start → sent)', (t) => stage(t, 'uploadStart', 'uploadEnd')],
     ['coordinator: last byte → verdict', (t) => t.verdictAt - t.uploadCompleteAt],
@@ -693,7 +696,9 @@ export function printContributorTurn(f: TurnBenchFigures): void {
   out(`${'  of which zkey download / upload'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${((t.bytes.byRoute.zkey_download?.down ?? 0) / MB).toFixed(1)}/${((t.bytes.byRoute.contribution_upload?.up ?? 0) / MB).toFixed(1)} MB`.padStart(12)).join('  ')}`);
   out(`${'bytes down / up (link, bodies)'.padEnd(stageWidth)}  ${turns.map(([, t]) => (t.linkBytes ? `${(t.linkBytes.down / MB).toFixed(1)}/${(t.linkBytes.up / MB).toFixed(1)} MB` : '—').padStart(12)).join('  ')}`);
   out(`${'peak memory above idle: PSS / RSS'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${(memoryOf(t) / MB).toFixed(0)}/${(t.memory.peakRssAboveIdleBytes / MB).toFixed(0)} MB`.padStart(12)).join('  ')}`);
-  out(`${'cores busy (stretch)'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${t.cores.busy.toFixed(2)} ${t.cores.over === 'L/H pass' ? 'L/H' : t.cores.over}`.padStart(12)).join('  ')}`);
+  const shortStretch: Record<string, string> = { 'L/H pass': 'L/H', 'L/H pass to compute end': 'L/H+', 'compute stage': 'compute' };
+  out(`${'cores busy (stretch)'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${t.cores.busy.toFixed(2)} ${shortStretch[t.cores.over] ?? t.cores.over}`.padStart(12)).join('  ')}`);
+  out('L/H: first "updating the L section" → "writing your contribution" on the page; L/H+: → "done" (the short last step was not drawn).');
   out('PSS: each shared page divided among the processes that map it, so the sum over Chromium\'s processes counts it once (RSS, summed, counts it in each).');
 }
 
@@ -705,10 +710,19 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       link: { type: 'string', default: '100/20' },
       runs: { type: 'string', default: '1' },
       client: { type: 'string', default: 'browser' },
+      json: { type: 'string' },
     },
   });
   const options = turnBenchOptions(values);
-  printContributorTurn(await runContributorTurnBench(options));
+  const figures = await runContributorTurnBench(options);
+  printContributorTurn(figures);
+  if (values.json) await writeTurnFigures(values.json, figures);
+}
+
+/** Every figure of the run, each turn's marks (epoch ms) included, as JSON: for quoting, or comparing runs. */
+export async function writeTurnFigures(file: string, figures: TurnBenchFigures): Promise<void> {
+  await writeFile(file, `${JSON.stringify(figures, null, 2)}\n`);
+  process.stderr.write(`… the run's figures are in ${file}\n`);
 }
 
 /** The bench's options from the command line (shared with bench/index.ts): usage errors thrown in words. */

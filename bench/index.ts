@@ -25,7 +25,7 @@
  *                           [--circuits rs17p64,rs18] [--runs N]
  *                           [--transfer-power 16 | --transfer-circuit rs18] [--contributors 10000] [--seconds 25]
  *                           [--contribution-power 16]
- *                           [--turn-circuit rs18 | --turn-power P] [--link 100/20] [--turn-runs 1] [--turn-client browser|cli]
+ *                           [--turn-circuit rs18 | --turn-power P] [--link 100/20] [--turn-runs 1] [--turn-client browser|cli] [--turn-json FILE]
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -37,7 +37,7 @@ import { isRealShapeName, REAL_SHAPE_NAMES } from './bench-chain.ts';
 import { printLobby, runLobbyLoad } from './lobby-load.ts';
 import { printBrowserContribution, runBrowserContribution } from './browser-contribution.ts';
 import { printStartup, runStartup } from './startup.ts';
-import { printContributorTurn, runContributorTurnBench, turnBenchOptions } from './contributor-turn.ts';
+import { printContributorTurn, runContributorTurnBench, turnBenchOptions, writeTurnFigures } from './contributor-turn.ts';
 
 const BENCHES = ['verify', 'transfer', 'lobby', 'contribution', 'startup', 'audit', 'turn'] as const;
 const { values } = parseArgs({
@@ -59,6 +59,7 @@ const { values } = parseArgs({
     link: { type: 'string', default: '100/20' },
     'turn-runs': { type: 'string', default: '1' },
     'turn-client': { type: 'string', default: 'browser' },
+    'turn-json': { type: 'string' },
   },
 });
 const selected = new Set(values.only.split(',').map((s) => s.trim()));
@@ -101,5 +102,9 @@ if (selected.has('audit')) {
   const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'audit.ts'), '--links', values['audit-links']], { cwd: REPO_ROOT, stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`bench/audit.ts exited with ${run.status}`);
 }
-if (turnOptions) printContributorTurn(await runContributorTurnBench(turnOptions));
+if (turnOptions) {
+  const figures = await runContributorTurnBench(turnOptions);
+  printContributorTurn(figures);
+  if (values['turn-json']) await writeTurnFigures(values['turn-json'], figures);
+}
 await releaseBn128();

@@ -40,6 +40,8 @@ function getconf(name: string, fallback: number): number {
 /** Clock ticks per second of /proc/PID/stat (100 on Linux), and the page size of /proc/PID/statm. */
 const CLOCK_TICKS = getconf('CLK_TCK', 100);
 const PAGE_BYTES = getconf('PAGESIZE', 4096);
+/** A rise of the summed RSS past its highest by this much triggers a PSS reading. */
+const RISE_BYTES = 16 * 1024 * 1024;
 
 interface ProcStat {
   pid: number;
@@ -105,7 +107,7 @@ export function processTree(root: number): ProcStat[] {
  * it at each stage of its work, where memory moves). PSS is read less often because it costs: the
  * kernel walks every mapping's page tables for smaps_rollup, about 45 ms of CPU for the nine
  * processes of an idle Chromium, which at 100 ms would take a good part of a core from the
- * browser being measured; once a second it takes under 5% of one.
+ * browser being measured; once a second (and when RSS climbs to a new high) it takes a few % of one.
  */
 export class ProcessTreeSampler {
   readonly samples: TreeSample[] = [];
@@ -113,6 +115,8 @@ export class ProcessTreeSampler {
   private readonly startTicks = new Map<number, number>();
   private tree: ProcStat[];
   private readonly timers: NodeJS.Timeout[];
+  /** The highest summed RSS so far: a cheap reading that rises past it triggers a PSS reading. */
+  private highestRss = 0;
 
   constructor(
     private readonly root: number,
@@ -125,7 +129,11 @@ export class ProcessTreeSampler {
     this.timers = [setInterval(() => this.sample(false), options.intervalMs ?? 100), setInterval(() => this.sample(), options.pssIntervalMs ?? 1000)];
   }
 
-  /** Takes a sample now, with PSS unless `withPss` is false, and returns it. */
+  /**
+   * Takes a sample now, with PSS unless `withPss` is false, and returns it. A sample without PSS
+   * whose RSS tops the highest so far by RISE_BYTES reads PSS too: memory peaks are where the
+   * tree grows, and a short one (a key copied, then freed) could fall between two timed readings.
+   */
   sample(withPss = true): TreeSample {
     if (withPss) this.tree = processTree(this.root);
     let pss = 0;
@@ -139,6 +147,8 @@ export class ProcessTreeSampler {
       rss += readRss(stat.pid) ?? 0;
       if (withPss) pss += readPss(stat.pid) ?? 0;
     }
+    if (!withPss && rss > this.highestRss + RISE_BYTES) return this.sample(true);
+    this.highestRss = Math.max(this.highestRss, rss);
     let ticks = 0;
     for (const [pid, last] of this.lastTicks) ticks += last - (this.startTicks.get(pid) ?? 0);
     const sample: TreeSample = { t: Date.now(), cpuSeconds: ticks / CLOCK_TICKS, rssBytes: rss, processes: alive, ...(withPss ? { pssBytes: pss } : {}) };
