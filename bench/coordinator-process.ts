@@ -1,13 +1,15 @@
 /**
- * Starts bench/coordinator-child.ts in a child process and watches it from outside: its JSON log
- * lines as they arrive (with the parent's receive time) and its resident set size, sampled from
- * /proc/PID/status (Linux).
+ * A coordinator in a child process, watched from outside: its JSON log lines as they arrive and
+ * its resident set size, sampled from /proc/PID/status (Linux). Either bench/coordinator-child.ts
+ * (startCoordinatorProcess: seeds lobbies, reports the coordinator's own pid) or the real
+ * `ceremony serve` of the compiled app (startCeremonyServe).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
+import { groupAlive } from '../tests/helpers/process-group.ts';
 
 export interface LogLine {
   message: string;
@@ -18,7 +20,10 @@ export interface LogLine {
 
 export interface CoordinatorProcess {
   url: string;
+  /** The coordinator's own process (whose RSS the transfer bench samples). */
   pid: number;
+  /** Its process group (the coordinator and the verifier it forks): what stop() signals. */
+  groupId: number;
   logs: LogLine[];
   /** Resolves with the first log line (seen so far or later) whose message is `message`. */
   waitForLog(message: string, predicate?: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
@@ -84,24 +89,92 @@ export async function startCoordinatorProcess(dataDir: string, extraArgs: string
     // Its own process group: stop() signals the group, so the verifier it forks stops with it.
     detached: true,
   });
+  return watchCoordinator(child, (stdout, exited) =>
+    new Promise<{ url: string; pid: number }>((resolve, reject) => {
+      stdout.once('line', (line) => resolve(JSON.parse(line)));
+      void exited.then((code) => reject(new Error(`the coordinator exited with ${code} before it was ready`)));
+    }),
+  );
+}
+
+/**
+ * The real coordinator as an operator runs it: `ceremony serve` from the compiled app (bin/ceremony.js
+ * → dist/; the caller builds first), on loopback with a free port, the ceremony open, an embedded
+ * verifier, the demo sign-in of a test network, in its own process group (stop() ends the
+ * verifier with it). Refuses to run the TypeScript sources (a stale dist/ would time tsx).
+ * `env` adds to the environment (e.g. TURN_TIMEOUT_MS).
+ */
+export async function startCeremonyServe(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<CoordinatorProcess> {
+  const child: ChildProcess = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'serve', '--data', dataDir, '--port', '0', '--host', '127.0.0.1', '--open'], {
+    cwd: REPO_ROOT,
+    env: { ...inheritedEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  return watchCoordinator(child, (stdout, exited, stderrText) =>
+    new Promise<{ url: string; pid: number }>((resolve, reject) => {
+      stdout.on('line', (line) => {
+        const url = /^coordinator listening on (\S+)/.exec(line)?.[1];
+        if (url) resolve({ url, pid: child.pid! });
+      });
+      void exited.then((code) => reject(new Error(`ceremony serve exited with ${code} before it listened:\n${stderrText()}`)));
+    }).then((ready) => {
+      if (/running the sources through tsx/.test(stderrText())) throw new Error('dist/ is stale (ceremony serve ran the sources through tsx): build first');
+      return ready;
+    }),
+  );
+}
+
+/** This process's environment without the settings that would make it another coordinator than described above. */
+function inheritedEnv(): NodeJS.ProcessEnv {
+  const { REDIS_URL, DATABASE_FILE, PUBLIC_URL, DEMO_SIGN_IN, CEREMONY_DATA, PORT, HOST, ...rest } = process.env;
+  return rest;
+}
+
+/** A coordinator started by `start`: its JSON log lines collected, stopped by its process group. */
+async function watchCoordinator(
+  child: ChildProcess,
+  ready: (stdout: ReturnType<typeof createInterface>, exited: Promise<number | null>, stderrText: () => string) => Promise<{ url: string; pid: number }>,
+): Promise<CoordinatorProcess> {
   const logs: LogLine[] = [];
   const waiters: Array<() => void> = [];
+  let plain = '';
   createInterface({ input: child.stderr! }).on('line', (line) => {
     try {
       const parsed = JSON.parse(line) as { message: string; time: string };
       logs.push({ ...parsed, time: Date.parse(parsed.time) });
       for (const wake of waiters.splice(0)) wake();
     } catch {
+      plain += `${line}\n`;
       process.stderr.write(`[coordinator] ${line}\n`);
     }
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const ready = await new Promise<{ url: string; pid: number }>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
-    child.once('exit', (code) => reject(new Error(`the coordinator exited with ${code} before it was ready`)));
-  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const stopGroup = async (): Promise<void> => {
+    const signal = (name: NodeJS.Signals): void => {
+      try {
+        process.kill(-child.pid!, name);
+      } catch {
+        // the group is gone already
+      }
+    };
+    if (child.exitCode === null && child.signalCode === null) signal('SIGTERM');
+    // The verifier may outlive the leader for a moment: the whole group goes, killed if it lingers.
+    const deadline = Date.now() + 15_000;
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+    while (groupAlive(child.pid!) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    signal('SIGKILL');
+  };
+  let started: { url: string; pid: number };
+  try {
+    started = await ready(createInterface({ input: child.stdout! }), exited, () => plain);
+  } catch (error) {
+    await stopGroup();
+    throw error;
+  }
   return {
-    ...ready,
+    ...started,
+    groupId: child.pid!,
     logs,
     async waitForLog(message, predicate = () => true, timeoutMs = 600_000) {
       const deadline = Date.now() + timeoutMs;
@@ -115,9 +188,6 @@ export async function startCoordinatorProcess(dataDir: string, extraArgs: string
         });
       }
     },
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
-      await exited;
-    },
+    stop: stopGroup,
   };
 }

@@ -16,11 +16,16 @@
  *  6. audit         bench/audit.ts: checking contribution 0 vs `snarkjs zkey new` (rs18, rs17p64),
  *                   and `ceremony audit` of nine real-shaped chains of --audit-links contributions
  *                   + beacon, extrapolated to 370 links (child process; minutes)
+ *  7. turn          bench/contributor-turn.ts: a contributor's whole turn, the real page in headless
+ *                   Chromium against `ceremony serve` on the rs18 key (--turn-circuit / --turn-power),
+ *                   straight and through a shaped link (--link DOWN/UP Mbit/s): time, bytes moved,
+ *                   browser memory, cores busy, each against its floor (minutes)
  *
- * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit] [--audit-links 5] [--powers 14,16] [--terms K]
+ * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn] [--audit-links 5] [--powers 14,16] [--terms K]
  *                           [--circuits rs17p64,rs18] [--runs N]
  *                           [--transfer-power 16 | --transfer-circuit rs18] [--contributors 10000] [--seconds 25]
  *                           [--contribution-power 16]
+ *                           [--turn-circuit rs18 | --turn-power P] [--link 100/20] [--turn-runs 1] [--turn-client browser|cli] [--turn-json FILE]
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -32,8 +37,9 @@ import { isRealShapeName, REAL_SHAPE_NAMES } from './bench-chain.ts';
 import { printLobby, runLobbyLoad } from './lobby-load.ts';
 import { printBrowserContribution, runBrowserContribution } from './browser-contribution.ts';
 import { printStartup, runStartup } from './startup.ts';
+import { printContributorTurn, runContributorTurnBench, turnBenchOptions, writeTurnFigures } from './contributor-turn.ts';
 
-const BENCHES = ['verify', 'transfer', 'lobby', 'contribution', 'startup', 'audit'] as const;
+const BENCHES = ['verify', 'transfer', 'lobby', 'contribution', 'startup', 'audit', 'turn'] as const;
 const { values } = parseArgs({
   options: {
     only: { type: 'string', default: BENCHES.join(',') },
@@ -48,10 +54,20 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '25' },
     'contribution-power': { type: 'string', default: '16' },
     'audit-links': { type: 'string', default: '5' },
+    'turn-circuit': { type: 'string' },
+    'turn-power': { type: 'string' },
+    link: { type: 'string', default: '100/20' },
+    'turn-runs': { type: 'string', default: '1' },
+    'turn-client': { type: 'string', default: 'browser' },
+    'turn-json': { type: 'string' },
   },
 });
 const selected = new Set(values.only.split(',').map((s) => s.trim()));
 for (const name of selected) if (!(BENCHES as readonly string[]).includes(name)) throw new Error(`--only: unknown bench "${name}" (known: ${BENCHES.join(', ')})`);
+// Checked before any bench runs, not after minutes of the others.
+const turnOptions = selected.has('turn')
+  ? turnBenchOptions({ circuit: values['turn-circuit'], power: values['turn-power'], link: values.link, runs: values['turn-runs'], client: values['turn-client'] })
+  : undefined;
 
 if (selected.has('verify')) {
   for (const power of values.powers.split(',').filter((p) => p.trim() !== '').map(Number)) {
@@ -85,5 +101,10 @@ if (selected.has('startup')) {
 if (selected.has('audit')) {
   const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'audit.ts'), '--links', values['audit-links']], { cwd: REPO_ROOT, stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`bench/audit.ts exited with ${run.status}`);
+}
+if (turnOptions) {
+  const figures = await runContributorTurnBench(turnOptions);
+  printContributorTurn(figures);
+  if (values['turn-json']) await writeTurnFigures(values['turn-json'], figures);
 }
 await releaseBn128();

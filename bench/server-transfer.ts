@@ -12,57 +12,20 @@
  * Usage: tsx bench/server-transfer.ts [--power P (default 16) | --circuit rs18|rs17p64]
  *                                     [--chunk-mb M (default: the app's PATCH size)]
  */
-import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { openCeremony } from '../core/ceremony/open-ceremony.ts';
-import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
-import { hashFile } from '../core/crypto/file-hash.ts';
-import { readZkeyInfo } from '../core/zkey/zkey-file.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { verifyLinkFromHead } from '../core/verify/verify-link-from-head.ts';
 import { circuitChallengeKey } from '../core/verify/link-challenge.ts';
 import { randomBytes } from 'node:crypto';
-import { FIXTURE_CACHE } from '../tests/fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../tests/helpers/contributor-client.ts';
 import { chunkSizeFor } from '../web/src/contribute/upload-chunks.ts';
-import { benchChain, benchLog as log, isRealShapeName, realShapedChain, type BenchChain, type RealShapedChain } from './bench-chain.ts';
+import { benchChain, benchLog as log, isRealShapeName, realShapedChain } from './bench-chain.ts';
+import { BENCH_CIRCUIT, benchCeremonyCopy, benchCeremonyTemplate } from './bench-ceremony.ts';
 import { RssSampler, startCoordinatorProcess } from './coordinator-process.ts';
 
-const CIRCUIT = 'mul';
+const CIRCUIT = BENCH_CIRCUIT;
 const MB = 1024 * 1024;
-const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => false);
-
-/** An initialised one-circuit test-network ceremony on the bench chain, cached as a template. */
-async function ceremonyTemplate(chain: BenchChain, label: string): Promise<string> {
-  const template = path.join(FIXTURE_CACHE, `bench-server-${label}`);
-  if (await exists(path.join(template, 'ready'))) return template;
-  await rm(template, { recursive: true, force: true });
-  await mkdir(path.join(template, 'circuits'), { recursive: true });
-  await mkdir(path.join(template, 'ptau'), { recursive: true });
-  await cp(chain.r1cs, path.join(template, 'circuits', `${CIRCUIT}.r1cs`));
-  await symlink(chain.ptau, path.join(template, 'ptau', 'dev.ptau'));
-  const config = {
-    id: `bench-server-${label}`,
-    title: 'server transfer benchmark',
-    testNetwork: true,
-    ptau: 'ptau/dev.ptau',
-    circuits: [{ name: CIRCUIT, verifier: 'VerifierMul', publicInputs: (chain as Partial<RealShapedChain>).publicInputs ?? 12, r1cs: `circuits/${CIRCUIT}.r1cs` }],
-  };
-  await writeFile(path.join(template, 'ceremony.json'), JSON.stringify(config, null, 2));
-  // What `ceremony init` does, with the chain's contribution 0 in place of a second `zkey new`
-  // (deterministic, so the same bytes; minutes at 2^18): the key and its transcript entry.
-  log('initialising the benchmark ceremony from the chain\'s contribution 0');
-  const state = await openCeremony(template);
-  const z0 = ceremonyPaths(template).zkeyPath(CIRCUIT, 0);
-  await mkdir(path.dirname(z0), { recursive: true });
-  await cp(chain.z0, z0);
-  const info = await readZkeyInfo(z0);
-  await state.transcript.append([{ type: 'init', circuit: CIRCUIT, index: 0, circuitHash: info.mpc.csHash.toString('hex'), fileHash: await hashFile(z0) }]);
-  await writeFile(path.join(template, 'ready'), '');
-  return template;
-}
 
 export interface TransferFigures {
   fileMb: number;
@@ -94,12 +57,9 @@ export interface TransferFigures {
 /** `target`: a power of two of a generated chain (16), or a real-shaped circuit's name (rs18). */
 export async function runServerTransfer(target: number | string, uploadChunkMb?: number): Promise<TransferFigures> {
   const chain = typeof target === 'string' && isRealShapeName(target) ? await realShapedChain(target) : await benchChain(Number(target));
-  const template = await ceremonyTemplate(chain, String(target));
-  // Not under .fixture-cache: the coordinator serves zkeys with express's sendFile({ dotfiles:
-  // 'deny' }), which refuses any path with a dot-folder in it (403).
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-server-run-'));
+  const template = await benchCeremonyTemplate(chain, String(target));
+  const dataDir = await benchCeremonyCopy(template, 'bench-server-run');
   try {
-    await cp(template, dataDir, { recursive: true, verbatimSymlinks: true });
     const fileBytes = (await stat(chain.z1)).size;
     const coordinator = await startCoordinatorProcess(dataDir);
     const rss = new RssSampler(coordinator.pid);

@@ -18,6 +18,7 @@ import type { RateLimits } from './http/rate-limits.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import type { CoordinatorMetrics } from './metrics/coordinator-metrics.ts';
 import { createMetricsRouter } from './metrics/metrics-router.ts';
+import { httpByteCounter } from './metrics/http-byte-counter.ts';
 
 export interface AuthWiring {
   /** Routes under /auth (sign-in, session, logout). */
@@ -58,6 +59,11 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', deps.trustProxy ? deps.trustProxy : false);
+  // First, so every request's bytes count, refusals by any later middleware included.
+  if (deps.metrics) {
+    const collector = deps.metrics.collector;
+    app.use(httpByteCounter((route, requestBytes, responseBytes) => collector.httpBytes(route, requestBytes, responseBytes)));
+  }
   app.use(securityHeaders({ https: deps.publicUrl?.startsWith('https:') ?? false }));
   app.use(deps.auth.sessionMiddleware);
 

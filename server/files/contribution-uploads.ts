@@ -220,6 +220,9 @@ export class ContributionUploads {
         // Timed on the coordinator's clock, as the sweep judges uploads (createdAt, set at creation).
         const createdAt = Number(upload.metadata?.createdAt);
         if (Number.isFinite(createdAt)) this.deps.onUploadFinished?.(circuit, this.deps.clock.now() - createdAt);
+        // The moment the last byte arrived: what the coordinator does from here (hash, verify,
+        // commit) is its own share of a turn, timed from this line to the verdict's.
+        this.deps.log.info('contribution upload complete', { circuit, contributor: principal.id, bytes: upload.size ?? upload.offset });
         this.finishing.add(file);
         try {
           const row = await this.deps.service.submit({ principal, circuit, path: file, size: upload.size ?? upload.offset });

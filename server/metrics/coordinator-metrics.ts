@@ -4,7 +4,7 @@
  * never share or clash over a series. State (phase, queues, turns, chain lengths) is read at
  * scrape time from the lobby, the phase store and the ceremony on disk; events (verdicts, turns
  * missed, finished uploads) are counted as they happen, through the service's observer hook and
- * the upload handler.
+ * the upload handler; bytes over HTTP by the app's first middleware (http-byte-counter.ts).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
@@ -14,6 +14,7 @@ import type { LobbyEvent } from '../lobby/lobby-types.ts';
 import { PHASES, type CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { ContributionDecision, ServiceObserver } from '../ceremony-service.ts';
 import type { DiskSpace } from '../files/check-disk-space.ts';
+import { HTTP_ROUTE_GROUPS, type HttpRouteGroup } from './http-byte-counter.ts';
 
 export interface MetricsSources {
   config: CeremonyConfig;
@@ -42,6 +43,8 @@ export class CoordinatorMetrics implements ServiceObserver {
   private readonly turnsMissed: Counter<'circuit'>;
   private readonly verificationSeconds: Histogram<'circuit'>;
   private readonly uploadSeconds: Histogram<'circuit'>;
+  private readonly requestBytes: Counter<'route'>;
+  private readonly responseBytes: Counter<'route'>;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -138,9 +141,25 @@ export class CoordinatorMetrics implements ServiceObserver {
       buckets: UPLOAD_BUCKETS,
       registers,
     });
+    this.requestBytes = new Counter({
+      name: 'ceremony_http_request_bytes_total',
+      help: 'Bytes received over HTTP (request lines, headers and bodies, as read from the sockets), per route group',
+      labelNames: ['route'],
+      registers,
+    });
+    this.responseBytes = new Counter({
+      name: 'ceremony_http_response_bytes_total',
+      help: 'Bytes sent over HTTP (status lines, headers and bodies, as written to the sockets), per route group',
+      labelNames: ['route'],
+      registers,
+    });
     // Every circuit's series from the first scrape, so rate() and alerts see a 0, not nothing.
     for (const circuit of circuits) {
       for (const counter of [this.accepted, this.turnsMissed]) counter.inc({ circuit }, 0);
+    }
+    for (const route of HTTP_ROUTE_GROUPS) {
+      this.requestBytes.inc({ route }, 0);
+      this.responseBytes.inc({ route }, 0);
     }
   }
 
@@ -153,6 +172,12 @@ export class CoordinatorMetrics implements ServiceObserver {
     if (decision.outcome === 'accepted') this.accepted.inc({ circuit: decision.circuit });
     else this.refused.inc({ circuit: decision.circuit, code: decision.code });
     this.verificationSeconds.observe({ circuit: decision.circuit }, decision.sinceUploadMs / 1000);
+  }
+
+  /** Bytes one request moved on its socket (server/metrics/http-byte-counter.ts). */
+  httpBytes(route: HttpRouteGroup, requestBytes: number, responseBytes: number): void {
+    if (requestBytes > 0) this.requestBytes.inc({ route }, requestBytes);
+    if (responseBytes > 0) this.responseBytes.inc({ route }, responseBytes);
   }
 
   /** A contribution upload received its last byte, `durationMs` after it was created. */

@@ -39,7 +39,11 @@ export class HttpError extends Error {
 export class ContributorClient {
   cookie = '';
   csrfToken = '';
-  private workDir: Promise<string> = mkdtemp(path.join(tmpdir(), 'contributor-'));
+  /** Made on first use (makeContribution), so a client that only signs in and uploads leaves no folder behind. */
+  private workDirMade: Promise<string> | undefined;
+  private get workDir(): Promise<string> {
+    return (this.workDirMade ??= mkdtemp(path.join(tmpdir(), 'contributor-')));
+  }
 
   constructor(readonly baseUrl: string) {}
 

@@ -2,11 +2,17 @@
  * GET /metrics over real HTTP on real coordinators: the figures move as contributions are refused
  * and accepted and as a turn is missed; answered on loopback without sign-in, refused (403
  * metrics.forbidden) to a request from another interface or forwarded by a proxy unless it
- * carries the METRICS_TOKEN bearer token; two coordinators in one process keep separate figures.
+ * carries the METRICS_TOKEN bearer token; two coordinators in one process keep separate figures;
+ * the bytes moved over HTTP, per route group, are exactly the bytes a client's sockets sent and
+ * received for a zkey download and a tus upload.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
+import { once } from 'node:events';
 import { networkInterfaces } from 'node:os';
+import { stat } from 'node:fs/promises';
 import { copyCeremony, newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
@@ -14,12 +20,15 @@ import type { RunningCoordinator } from '../../server/start-coordinator.ts';
 import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
 import { startTestCoordinator } from '../helpers/test-coordinator.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
-import { SECTION } from '../../core/zkey/zkey-file.ts';
+import { MIN_CONTRIBUTION_RECORD_BYTES, SECTION } from '../../core/zkey/zkey-file.ts';
+import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { HTTP_ROUTE_GROUPS, httpRouteGroup } from '../../server/metrics/http-byte-counter.ts';
 
 const TOKEN = 'metrics-token-for-tests-0123456789';
 const TURN_TIMEOUT_MS = 10 * 60_000;
 let dataDir: string;
 let otherDataDir: string;
+let bytesDataDir: string;
 let coordinator: RunningCoordinator;
 let exposed: RunningCoordinator;
 let offset = 0; // the first coordinator's clock runs `offset` ms ahead of real time
@@ -86,6 +95,7 @@ async function waitForSample(base: string, name: string, labels: Record<string, 
 before(async () => {
   dataDir = await newCeremonyDir({ init: true });
   otherDataDir = await copyCeremony(dataDir);
+  bytesDataDir = await copyCeremony(dataDir);
   coordinator = await startTestCoordinator({
     dataDir,
     env: { METRICS_TOKEN: TOKEN, TURN_TIMEOUT_MS: String(TURN_TIMEOUT_MS) },
@@ -103,7 +113,7 @@ before(async () => {
 after(async () => {
   await coordinator?.close();
   await exposed?.close();
-  await cleanUp(dataDir, otherDataDir);
+  await cleanUp(dataDir, otherDataDir, bytesDataDir);
 });
 
 describe('metrics during contributions', () => {
@@ -198,5 +208,148 @@ describe('who may read /metrics', () => {
 
   test('METRICS_TOKEN is validated at start-up', () => {
     assert.throws(() => loadServerConfig({ METRICS_TOKEN: 'short' }), (error: Error & { code?: string }) => error.code === 'config.invalid' && /METRICS_TOKEN/.test(error.message));
+  });
+});
+
+interface RawExchange {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  /** What the client's socket sent and received, counted when the server closed it. */
+  sent: number;
+  received: number;
+}
+
+/**
+ * One request on a connection of its own (Connection: close), so the client's socket counts
+ * are exactly this request's bytes on the wire, to compare with the server's counters.
+ */
+async function rawExchange(url: string, options: { method?: string; headers?: Record<string, string>; body?: Buffer } = {}): Promise<RawExchange> {
+  const request = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers, agent: false });
+  const socket = new Promise<Socket>((resolve) => request.once('socket', resolve));
+  request.end(options.body);
+  const [response] = (await once(request, 'response')) as [import('node:http').IncomingMessage];
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  const connection = await socket;
+  if (!connection.closed) await once(connection, 'close');
+  return { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks), sent: connection.bytesWritten, received: connection.bytesRead };
+}
+
+const byteCounters = (samples: Sample[], route: string): { request: number; response: number } => ({
+  request: valueOf(samples, 'ceremony_http_request_bytes_total', { route }) ?? Number.NaN,
+  response: valueOf(samples, 'ceremony_http_response_bytes_total', { route }) ?? Number.NaN,
+});
+
+/**
+ * Scrapes until the route group's counters have moved by exactly `expected` since `before`
+ * (the server counts a request when its response closes, a moment after the client saw its end);
+ * fails at once if they moved further.
+ */
+async function expectBytesMoved(base: string, route: string, before: Sample[], expected: { request: number; response: number }): Promise<void> {
+  const start = byteCounters(before, route);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const now = byteCounters(await scrape(base), route);
+    const moved = { request: now.request - start.request, response: now.response - start.response };
+    if (moved.request === expected.request && moved.response === expected.response) return;
+    assert.ok(moved.request <= expected.request && moved.response <= expected.response, `${route}: counted ${JSON.stringify(moved)}, the client's sockets ${JSON.stringify(expected)}`);
+    if (Date.now() > deadline) assert.fail(`${route}: counted ${JSON.stringify(moved)}, the client's sockets ${JSON.stringify(expected)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('bytes moved over HTTP, as the server counts them', () => {
+  let counted: RunningCoordinator;
+  const lines: Array<{ message: string; fields?: Record<string, unknown> }> = [];
+
+  before(async () => {
+    const log = { info: (message: string, fields?: Record<string, unknown>) => void lines.push({ message, fields }), warn: () => {} };
+    counted = await startTestCoordinator({ dataDir: bytesDataDir, log, tickIntervalMs: 100 });
+  });
+  after(() => counted?.close());
+
+  test('a zkey download: every byte the client sent and received, headers included', async () => {
+    const before = await scrape(counted.url);
+    const exchange = await rawExchange(`${counted.url}/api/circuits/register/zkeys/0`);
+    assert.equal(exchange.status, 200);
+    const size = (await stat(ceremonyPaths(bytesDataDir).zkeyPath('register', 0))).size;
+    assert.equal(exchange.body.length, size);
+    assert.ok(exchange.received > size, 'the response is the file plus its status line and headers');
+    await expectBytesMoved(counted.url, 'zkey_download', before, { request: exchange.sent, response: exchange.received });
+  });
+
+  test('a tus upload (creation and two PATCHes): the bytes of all three requests, the body once', async () => {
+    const client = new ContributorClient(counted.url);
+    await client.signInDemo('uploader');
+    await client.join();
+    await client.waitFor((me) => me.status.circuits[0]?.state === 'turn', 'the turn on register');
+    const headSize = (await stat(ceremonyPaths(bytesDataDir).zkeyPath('register', 0))).size;
+    // Not a valid contribution (refused later, as zkey.malformed): only its bytes matter here.
+    const body = Buffer.alloc(headSize + MIN_CONTRIBUTION_RECORD_BYTES + 123, 7);
+    const auth = { cookie: client.cookie, 'x-csrf-token': client.csrfToken, 'tus-resumable': '1.0.0' };
+    const before = await scrape(counted.url);
+    const created = await rawExchange(`${counted.url}/api/circuits/register/contributions`, { method: 'POST', headers: { ...auth, 'upload-length': String(body.length) } });
+    assert.equal(created.status, 201, created.body.toString());
+    const location = new URL(created.headers.location!, counted.url).href;
+    const half = Math.floor(body.length / 2);
+    const patch = (offset: number, part: Buffer) =>
+      rawExchange(location, { method: 'PATCH', headers: { ...auth, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' }, body: part });
+    const first = await patch(0, body.subarray(0, half));
+    assert.equal(first.status, 204, first.body.toString());
+    const second = await patch(half, body.subarray(half));
+    assert.equal(second.status, 204, second.body.toString());
+    const exchanges = [created, first, second];
+    const sent = exchanges.reduce((sum, e) => sum + e.sent, 0);
+    assert.ok(sent > body.length, 'the requests carry the body plus their request lines and headers');
+    await expectBytesMoved(counted.url, 'contribution_upload', before, { request: sent, response: exchanges.reduce((sum, e) => sum + e.received, 0) });
+    // The moment the last byte arrived is logged, with the upload's length (the bench times the coordinator's share from it).
+    const complete = lines.find((l) => l.message === 'contribution upload complete');
+    assert.deepEqual(complete?.fields, { circuit: 'register', contributor: 'demo:uploader', bytes: body.length });
+  });
+
+  test('each path belongs to its route group', () => {
+    const groups = Object.fromEntries(
+      [
+        '/api/circuits/register/contributions',
+        '/api/circuits/register/contributions/abc123',
+        '/api/circuits/register/zkeys/3',
+        '/api/circuits/register/r1cs',
+        '/api/ptau',
+        '/api/final/register.zkey',
+        '/api/me',
+        '/api/circuits/register/heartbeat',
+        '/healthz',
+        '/auth/demo',
+        '/metrics',
+        '/',
+        '/assets/index-abc.js',
+        '/console/',
+      ].map((p) => [p, httpRouteGroup(p)]),
+    );
+    assert.deepEqual(groups, {
+      '/api/circuits/register/contributions': 'contribution_upload',
+      '/api/circuits/register/contributions/abc123': 'contribution_upload',
+      '/api/circuits/register/zkeys/3': 'zkey_download',
+      '/api/circuits/register/r1cs': 'file_download',
+      '/api/ptau': 'file_download',
+      '/api/final/register.zkey': 'file_download',
+      '/api/me': 'api',
+      '/api/circuits/register/heartbeat': 'api',
+      '/healthz': 'api',
+      '/auth/demo': 'auth',
+      '/metrics': 'metrics',
+      '/': 'web',
+      '/assets/index-abc.js': 'web',
+      '/console/': 'web',
+    });
+  });
+
+  test('the route label is one of a fixed set, whatever the paths asked for', async () => {
+    for (const route of ['/no/such/page-4711', '/api/no-such-route-4712', '/auth/nothing-4713', '/api/circuits/register/zkeys/99']) {
+      await rawExchange(`${counted.url}${route}`);
+    }
+    const routes = new Set((await scrape(counted.url)).filter((s) => s.name === 'ceremony_http_request_bytes_total').map((s) => s.labels.route));
+    assert.deepEqual([...routes].sort(), [...HTTP_ROUTE_GROUPS].sort());
   });
 });

@@ -1,0 +1,744 @@
+/**
+ * A contributor's whole turn as a person lives it (issues 21 and 22): the real contributor page in
+ * a fresh headless Chromium signs in (demo), clicks Join and waits until the page says "accepted",
+ * against the real `ceremony serve` (compiled dist/, its own process group, embedded verifier) on a
+ * one-circuit ceremony whose key is the bench key (rs18: the real-shaped 2^18 key, 141–156 MB).
+ * Each turn is taken twice: straight to the coordinator, and through a shaped home link (a local
+ * proxy, 100 Mbit/s down and 20 up by default, shared by every connection of the browser, its
+ * Web Workers' included). Measured per turn:
+ *  - the turn, Join click → verdict shown, and its stages as the page shows them (download,
+ *    compute with its L/H pass, saving the result, upload) and as the coordinator logs them (last
+ *    byte received → verdict: the coordinator's share);
+ *  - bytes moved both ways as the coordinator counts them (/metrics before and after, every
+ *    route group but /metrics itself), ÷ (2 × key size);
+ *  - peak PSS of all the browser's processes above their idle level just before Join, ÷ key size;
+ *  - cores busy (CPU time ÷ wall time of the browser's processes) over the L/H pass, ÷ cores.
+ * Beside them, in the same run: `ceremony contribute` (the local CLI) on the same key, whose
+ * contribution step is the compute floor and whose cores busy is the kernel's in Node, and the
+ * achieved rates of plain transfers, straight and through the link (is it shaped?). Floors: bytes,
+ * the sections a contribution changes (protocol, header with δ, L, H, contributions) down and up,
+ * and the whole key twice (today's protocol); time, the slowest of download, compute and upload.
+ *
+ * Before the measured turns a scripted contributor takes one turn (the chain's z1), so the turns
+ * measured run on a head this coordinator verified itself (its link combination cached), as every
+ * turn but the first of a real ceremony does.
+ *
+ * A second kind of client plugs in through `TURN_CLIENTS` (`runTurn(kind, context)`): the terminal
+ * client of issue 22 only needs its driver (start its process, report its stages and verdict).
+ *
+ * Usage: tsx bench/contributor-turn.ts [--circuit rs18 | --power P] [--link 100/20] [--runs N]
+ *                                      [--client browser|cli] [--json FILE (every figure and mark)]
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { chromium } from 'playwright-core';
+import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
+import { SECTION, readZkeyInfo } from '../core/zkey/zkey-file.ts';
+import { HTTP_ROUTE_GROUPS, type HttpRouteGroup } from '../server/metrics/http-byte-counter.ts';
+import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
+import { CHROMIUM_ARGS, CHROMIUM_BIN, echoPageErrors } from '../tests/helpers/chromium.ts';
+import { ContributorClient } from '../tests/helpers/contributor-client.ts';
+import { chromiumProxyArgs, parseLink, startShapedProxy, type ShapedProxy } from '../tests/helpers/shaped-proxy.ts';
+import { BENCH_CIRCUIT, benchCeremonyCopy, benchCeremonyTemplate } from './bench-ceremony.ts';
+import { benchChain, benchLog as log, isRealShapeName, realShapedChain, REAL_SHAPE_NAMES, type BenchChain } from './bench-chain.ts';
+import { startCeremonyServe, type CoordinatorProcess } from './coordinator-process.ts';
+import { ProcessTreeSampler } from './process-tree-sampler.ts';
+
+const MB = 1024 * 1024;
+/** A turn longer than this is stuck (a shaped rs18 turn takes under two minutes). */
+const TURN_TIMEOUT_MS = 30 * 60_000;
+/** The issues' goals, printed beside the figures. */
+const GOALS = { bytes: 0.3, memory: 0.5, shapedRatio: 1.3, coordinatorShareSeconds: 1.1, coordinatorShareMoonshot: 0.5, coresBusy: 0.9 };
+
+// ——— clients ———————————————————————————————————————————————————————————————————————————————
+
+export type TurnClientKind = 'browser' | 'cli';
+
+/** Moments of a turn a client can report (epoch ms); a client whose stages overlap reports those it sees. */
+export type TurnMark = 'join' | 'turnStart' | 'downloadStart' | 'computeStart' | 'lhStart' | 'lhEnd' | 'computeEnd' | 'uploadStart' | 'uploadEnd' | 'verdict';
+
+const MARK_ORDER: TurnMark[] = ['join', 'turnStart', 'downloadStart', 'computeStart', 'lhStart', 'lhEnd', 'computeEnd', 'uploadStart', 'uploadEnd', 'verdict'];
+/** The stage a turn is in after each mark, in words (where the memory peak fell). */
+const STAGE_AFTER: Record<TurnMark, string> = {
+  join: 'waiting for the turn',
+  turnStart: 'preparing',
+  downloadStart: 'the download',
+  computeStart: 'compute (before L/H)',
+  lhStart: 'the L/H pass',
+  lhEnd: 'compute (writing the key)',
+  computeEnd: 'saving the result',
+  uploadStart: 'the upload',
+  uploadEnd: 'verification',
+  verdict: 'the verdict',
+};
+
+export interface TurnContext {
+  /** The coordinator, straight (loopback). */
+  coordinator: CoordinatorProcess;
+  /**
+   * The shaped link, when this turn goes through one: a browser uses it as its proxy
+   * (chromiumProxyArgs); a client that takes only a base URL uses `link.url`, which is also a
+   * reverse proxy to the coordinator.
+   */
+  link?: ShapedProxy;
+  /** The demo sign-in name of this turn's contributor (a new one each turn). */
+  contributorName: string;
+}
+
+export interface TurnHooks {
+  /** Records a moment of the turn (the first report of each counts); `at` defaults to now. */
+  mark(name: TurnMark, at?: number): void;
+  /** A client that starts its process inside the turn reports its pid here, to be sampled. */
+  processStarted(pid: number): void;
+}
+
+export type TurnVerdict = { accepted: true } | { accepted: false; why: string };
+
+export interface StartedTurnClient {
+  /** The root of the client's processes when they exist before the turn (the browser), for its idle level. */
+  pid?: number;
+  /** What the client says about itself (engine, workers), for the table's header. */
+  describe(): string;
+  /** The timed turn: marks `join` as it starts, resolves with the verdict the client shows. */
+  takeTurn(hooks: TurnHooks): Promise<TurnVerdict>;
+  close(): Promise<void>;
+}
+
+export interface TurnClientDriver {
+  /** Throws, in words, when this client cannot run here: checked before the bench spends minutes setting up. */
+  check?(): void;
+  /** Everything before the timed turn (the browser: launched, signed in, the Join button on screen). */
+  start(context: TurnContext): Promise<StartedTurnClient>;
+}
+
+/**
+ * Installed in the contributor page: the page's own words, read at every render and reported to
+ * the bench (turnBenchReport): the row's status, and the computing step's text (snarkjs's L and H
+ * progress, "writing your contribution", "done", the engine). A string, not a function: tsx would
+ * wrap a function's inner names in a helper the page does not have.
+ */
+const PAGE_OBSERVER = `(() => {
+  const send = (name) => window.turnBenchReport?.(name, Date.now());
+  const sent = new Set();
+  const once = (name) => { if (!sent.has(name)) { sent.add(name); send(name); } };
+  let status = null;
+  new MutationObserver(() => {
+    const row = document.querySelector('#circuits tr[data-circuit]');
+    if (!row) return;
+    const now = row.getAttribute('data-status');
+    const detail = row.querySelector('.detail')?.textContent ?? '';
+    if (now !== status) {
+      status = now;
+      send('status:' + now);
+      if (now === 'refused' || now === 'failed') send('why:' + (row.querySelector('[data-refusal-code]')?.getAttribute('data-refusal-code') ?? '') + ' ' + detail);
+    }
+    if (now !== 'computing') return;
+    if (detail.includes('updating the L section')) once('lhStart');
+    if (detail.includes('writing your contribution')) once('lhEnd');
+    if (/randomness: done, 100%/.test(detail)) once('computeEnd');
+    const engine = /(fast kernel on \\d+ workers?|snarkjs in one worker[^,]*)/.exec(detail)?.[1];
+    if (engine) once('engine:' + engine);
+  }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+})();`;
+
+/** The contributor page in a fresh Chromium profile, through the link's proxy when there is one. */
+const browserClient: TurnClientDriver = {
+  async start(context) {
+    const server = await chromium.launchServer({ executablePath: CHROMIUM_BIN, args: [...CHROMIUM_ARGS, ...(context.link ? chromiumProxyArgs(context.link) : [])] });
+    try {
+      const browser = await chromium.connect(server.wsEndpoint());
+      const page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
+      page.setDefaultTimeout(120_000);
+      echoPageErrors(page, context.contributorName);
+      let report: (name: string, at: number) => void = () => {};
+      await page.exposeFunction('turnBenchReport', (name: string, at: number) => report(name, at));
+      await page.addInitScript(PAGE_OBSERVER);
+      await page.goto(`${context.coordinator.url}/`);
+      await page.fill('#demo-name', context.contributorName);
+      await page.click('#demo-sign-in button[type=submit]');
+      await page.waitForSelector('#join');
+      const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+      let engine = 'engine not seen';
+      return {
+        pid: server.process().pid,
+        describe: () => `page: ${engine}, navigator.hardwareConcurrency ${cores}`,
+        takeTurn: (hooks) =>
+          new Promise<TurnVerdict>((resolve, reject) => {
+            const byStatus: Record<string, TurnMark[]> = {
+              turn: ['turnStart'],
+              preparing: ['turnStart'],
+              downloading: ['turnStart', 'downloadStart'],
+              computing: ['turnStart', 'computeStart'],
+              uploading: ['computeEnd', 'uploadStart'],
+              verifying: ['uploadEnd'],
+              accepted: ['uploadEnd', 'verdict'],
+            };
+            let why = '';
+            report = (name, at) => {
+              if (name.startsWith('engine:')) engine = name.slice('engine:'.length);
+              else if (name.startsWith('why:')) why = name.slice('why:'.length).trim();
+              else if (name.startsWith('status:')) {
+                const status = name.slice('status:'.length);
+                for (const mark of byStatus[status] ?? []) hooks.mark(mark, at);
+                if (status === 'accepted') resolve({ accepted: true });
+                // The page words it a moment later: wait for it, then fail the turn.
+                if (status === 'refused' || status === 'failed') setTimeout(() => resolve({ accepted: false, why: `${status}: ${why || 'no reason shown'}` }), 500);
+              } else hooks.mark(name as TurnMark, at);
+            };
+            hooks.mark('join');
+            page.click('#join').catch(reject);
+          }),
+        close: async () => {
+          await browser.close().catch(() => {});
+          await server.close();
+        },
+      };
+    } catch (error) {
+      await server.close();
+      throw error;
+    }
+  },
+};
+
+/**
+ * The terminal client of issue 22 (`ceremony contribute --coordinator URL --demo NAME`), not built
+ * yet. Its driver: in takeTurn, mark `join`, start the process (its start-up and sign-in are part
+ * of its turn), report its pid (hooks.processStarted), mark the stages it prints, resolve with its
+ * verdict; through a link it takes `context.link.url` as the coordinator's URL.
+ */
+const CLI_NOT_BUILT = 'the terminal client (issue 22: `ceremony contribute --coordinator URL`) is not built yet: add its driver in bench/contributor-turn.ts';
+const cliClient: TurnClientDriver = {
+  check() {
+    throw new Error(CLI_NOT_BUILT);
+  },
+  start() {
+    return Promise.reject(new Error(CLI_NOT_BUILT));
+  },
+};
+
+export const TURN_CLIENTS: Record<TurnClientKind, TurnClientDriver> = { browser: browserClient, cli: cliClient };
+
+// ——— one turn, measured ———————————————————————————————————————————————————————————————————
+
+export interface TurnMeasurement {
+  client: TurnClientKind;
+  shaped: boolean;
+  clientNote: string;
+  /** The key the turn downloaded (the head when it began). */
+  keyBytes: number;
+  turnMs: number;
+  marks: Partial<Record<TurnMark, number>>;
+  /** The coordinator's log: the upload's last byte received, and the verdict. */
+  uploadCompleteAt: number;
+  verdictAt: number;
+  /** As the coordinator counts them, every route group but /metrics: down (responses), up (requests). */
+  bytes: { down: number; up: number; byRoute: Record<string, { down: number; up: number }> };
+  /** As the link counted them (its shaped bytes: bodies), when the turn went through one. */
+  linkBytes?: { down: number; up: number };
+  memory: { idlePssBytes: number; peakPssBytes: number; peakRssAboveIdleBytes: number; peakAt?: string };
+  cores: { busy: number; over: string; seconds: number };
+}
+
+type ByteCounts = Record<string, { request: number; response: number }>;
+
+async function scrapeBytes(coordinatorUrl: string): Promise<ByteCounts> {
+  const text = await (await fetch(`${coordinatorUrl}/metrics`)).text();
+  const counts: ByteCounts = {};
+  for (const match of text.matchAll(/^ceremony_http_(request|response)_bytes_total\{route="([^"]+)"\} (\S+)$/gm)) {
+    const entry = (counts[match[2]!] ??= { request: 0, response: 0 });
+    entry[match[1] as 'request' | 'response'] = Number(match[3]);
+  }
+  if (Object.keys(counts).length === 0) throw new Error('the coordinator\'s /metrics has no byte counters (ceremony_http_*_bytes_total)');
+  return counts;
+}
+
+function bytesMoved(before: ByteCounts, after: ByteCounts): TurnMeasurement['bytes'] {
+  const byRoute: Record<string, { down: number; up: number }> = {};
+  let down = 0;
+  let up = 0;
+  for (const route of HTTP_ROUTE_GROUPS as readonly HttpRouteGroup[]) {
+    if (route === 'metrics') continue; // the bench's own scrapes
+    const moved = { down: (after[route]?.response ?? 0) - (before[route]?.response ?? 0), up: (after[route]?.request ?? 0) - (before[route]?.request ?? 0) };
+    byRoute[route] = moved;
+    down += moved.down;
+    up += moved.up;
+  }
+  return { down, up, byRoute };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+/** Takes one turn with `kind` and measures it (see the module comment). */
+export async function runTurn(kind: TurnClientKind, context: TurnContext): Promise<TurnMeasurement> {
+  const ceremony = (await (await fetch(`${context.coordinator.url}/api/ceremony`)).json()) as { circuits: Array<{ name: string; headIndex: number }> };
+  const headIndex = ceremony.circuits.find((c) => c.name === BENCH_CIRCUIT)!.headIndex;
+  const keyBytes = Number((await fetch(`${context.coordinator.url}/api/circuits/${BENCH_CIRCUIT}/zkeys/${headIndex}`, { method: 'HEAD' })).headers.get('content-length'));
+  const client = await TURN_CLIENTS[kind].start(context);
+  const closeClient = (): Promise<void> => client.close();
+  running.push(closeClient);
+  let sampler = client.pid === undefined ? undefined : new ProcessTreeSampler(client.pid);
+  try {
+    // The idle level: the page signed in and settled, Join not yet clicked (median of three readings).
+    let idlePss = 0;
+    let idleRss = 0;
+    if (sampler) {
+      await sleep(2000);
+      const idle = [];
+      for (let i = 0; i < 3; i++, await sleep(500)) idle.push(sampler.sample());
+      idlePss = median(idle.map((s) => s.pssBytes ?? 0));
+      idleRss = median(idle.map((s) => s.rssBytes));
+    }
+    const before = await scrapeBytes(context.coordinator.url);
+    const linkBefore = context.link?.bytes();
+    const marks: Partial<Record<TurnMark, number>> = {};
+    const hooks: TurnHooks = {
+      mark(name, at = Date.now()) {
+        if (marks[name] !== undefined) return;
+        marks[name] = at;
+        sampler?.sample();
+      },
+      processStarted(pid) {
+        sampler ??= new ProcessTreeSampler(pid);
+      },
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const verdict = await Promise.race([
+      client.takeTurn(hooks),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no verdict within ${TURN_TIMEOUT_MS / 60_000} minutes`)), TURN_TIMEOUT_MS))),
+    ]).finally(() => clearTimeout(timer));
+    const shownAt = marks.verdict ?? Date.now();
+    if (!verdict.accepted) throw new Error(`the turn of ${context.contributorName} was not accepted: ${verdict.why}`);
+    const after = await scrapeBytes(context.coordinator.url);
+    const linkAfter = context.link?.bytes();
+    sampler?.stop();
+
+    const contributor = `demo:${context.contributorName}`;
+    const uploaded = await context.coordinator.waitForLog('contribution upload complete', (l) => l.contributor === contributor, 10_000);
+    const queued = await context.coordinator.waitForLog('contribution uploaded, verifying', (l) => l.contributor === contributor, 10_000);
+    const accepted = await context.coordinator.waitForLog('contribution accepted', (l) => l.contributionId === queued.contributionId, 10_000);
+
+    const start = marks.join!;
+    const peak = sampler?.peak(start, shownAt);
+    const stageAt = (t: number): string => {
+      const last = MARK_ORDER.filter((m) => marks[m] !== undefined && marks[m]! <= t).at(-1) ?? 'join';
+      return STAGE_AFTER[last];
+    };
+    // Cores busy over the L/H pass when the client shows it, else its compute stage, else the turn.
+    // The page renders once a frame: a short state ("writing your contribution", between the H
+    // pass and "done") can be replaced before it is drawn, so the pass may end at the compute's end.
+    const stretches: Array<[string, TurnMark, TurnMark]> = [
+      ['L/H pass', 'lhStart', 'lhEnd'],
+      ['L/H pass to compute end', 'lhStart', 'computeEnd'],
+      ['compute stage', 'computeStart', 'computeEnd'],
+      ['whole turn', 'join', 'verdict'],
+    ];
+    const [over, from, to] = stretches.find(([, a, b]) => marks[a] !== undefined && marks[b] !== undefined && marks[b]! > marks[a]!) ?? stretches[2]!;
+    return {
+      client: kind,
+      shaped: context.link !== undefined,
+      clientNote: client.describe(),
+      keyBytes,
+      turnMs: shownAt - start,
+      marks,
+      uploadCompleteAt: uploaded.time,
+      verdictAt: accepted.time,
+      bytes: bytesMoved(before, after),
+      linkBytes: linkBefore && linkAfter ? { down: linkAfter.down - linkBefore.down, up: linkAfter.up - linkBefore.up } : undefined,
+      memory: {
+        idlePssBytes: idlePss,
+        peakPssBytes: peak?.pssBytes ?? 0,
+        peakRssAboveIdleBytes: sampler ? Math.max(0, sampler.peakRss(start, shownAt) - idleRss) : 0,
+        peakAt: peak ? stageAt(peak.t) : undefined,
+      },
+      cores: sampler
+        ? { busy: sampler.coresBusy(marks[from] ?? start, marks[to] ?? shownAt), over, seconds: ((marks[to] ?? shownAt) - (marks[from] ?? start)) / 1000 }
+        : { busy: 0, over: 'not sampled', seconds: 0 },
+    };
+  } finally {
+    sampler?.stop();
+    if (running.includes(closeClient)) running.splice(running.indexOf(closeClient), 1);
+    await client.close();
+  }
+}
+
+// ——— the link, checked ————————————————————————————————————————————————————————————————————
+
+export interface LinkRates {
+  /** Mbit/s (10^6 bits) achieved by a plain download over two connections at once, and an upload. */
+  downMbit: number;
+  upMbit: number;
+}
+
+/**
+ * Plain transfers from and to a local server, through `link` (as a proxy) or straight: the
+ * download over two connections at once (the link is shared), `downBytes` in all; one upload.
+ */
+export async function measureLinkRates(link: ShapedProxy | undefined, downBytes: number, upBytes: number): Promise<LinkRates> {
+  const block = Buffer.alloc(1 << 20, 0x5a);
+  const origin = createServer(async (req, res) => {
+    if (req.method === 'POST') {
+      let received = 0;
+      for await (const chunk of req) received += (chunk as Buffer).length;
+      res.end(String(received));
+      return;
+    }
+    const size = Number(new URL(req.url ?? '/', 'http://origin').searchParams.get('n'));
+    res.writeHead(200, { 'content-length': size });
+    for (let sent = 0; sent < size; sent += block.length) {
+      if (!res.write(block.subarray(0, Math.min(block.length, size - sent)))) await once(res, 'drain');
+    }
+    res.end();
+  });
+  origin.listen(0, '127.0.0.1');
+  await once(origin, 'listening');
+  const originUrl = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
+  const exchange = async (route: string, body?: Buffer): Promise<number> => {
+    const options: RequestOptions = link
+      ? { host: '127.0.0.1', port: link.port, path: `${originUrl}${route}` }
+      : { host: '127.0.0.1', port: new URL(originUrl).port, path: route };
+    const req = httpRequest({ ...options, method: body ? 'POST' : 'GET', headers: body ? { 'content-length': body.length } : {} });
+    req.end(body);
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    let received = 0;
+    for await (const chunk of res) received += (chunk as Buffer).length;
+    return received;
+  };
+  try {
+    let started = performance.now();
+    const half = Math.floor(downBytes / 2);
+    await Promise.all([exchange(`/bytes?n=${half}`), exchange(`/bytes?n=${downBytes - half}`)]);
+    const downSeconds = (performance.now() - started) / 1000;
+    started = performance.now();
+    await exchange('/sink', Buffer.alloc(upBytes, 0xa5));
+    const upSeconds = (performance.now() - started) / 1000;
+    return { downMbit: (downBytes * 8) / 1e6 / downSeconds, upMbit: (upBytes * 8) / 1e6 / upSeconds };
+  } finally {
+    origin.closeAllConnections();
+    origin.close();
+  }
+}
+
+// ——— the local CLI on the same key ——————————————————————————————————————————————————————————
+
+export interface LocalContributeFigures {
+  /** The whole command (start-up, contribution, verification, commit). */
+  totalMs: number;
+  /** Its contribution step ("contributing" → "verifying" in its progress lines): the compute floor. */
+  contributeMs: number;
+  /** CPU ÷ wall of the process over that step. */
+  coresBusy: number;
+}
+
+/** `ceremony contribute` (compiled) on a fresh copy of `template`, its process sampled. */
+async function runLocalContribute(template: string): Promise<LocalContributeFigures> {
+  const dataDir = await benchCeremonyCopy(template, 'bench-turn-cli');
+  try {
+    const started = Date.now();
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'contribute', BENCH_CIRCUIT, '--data', dataDir, '--name', 'bench'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    });
+    const stopChild = (): void => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    };
+    process.once('exit', stopChild);
+    const sampler = new ProcessTreeSampler(child.pid!);
+    let contributing: number | undefined;
+    let verifying: number | undefined;
+    let output = '';
+    createInterface({ input: child.stderr! }).on('line', (line) => {
+      output += `${line}\n`;
+      if (contributing === undefined && /: contributing to contribution/.test(line)) contributing = Date.now();
+      if (verifying === undefined && /: verifying contribution/.test(line)) verifying = Date.now();
+      if (contributing !== undefined || verifying !== undefined) sampler.sample();
+    });
+    const [code] = (await once(child, 'exit')) as [number | null];
+    sampler.stop();
+    process.off('exit', stopChild);
+    if (code !== 0) throw new Error(`ceremony contribute exited with ${code}:\n${output}`);
+    if (/running the sources through tsx/.test(output)) throw new Error('dist/ is stale (ceremony ran the sources through tsx): build first');
+    if (contributing === undefined || verifying === undefined) throw new Error(`ceremony contribute printed no contributing/verifying steps:\n${output}`);
+    return { totalMs: Date.now() - started, contributeMs: verifying - contributing, coresBusy: sampler.coresBusy(contributing, verifying) };
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+// ——— the bench ——————————————————————————————————————————————————————————————————————————————
+
+export interface TurnBenchOptions {
+  /** A real-shaped circuit's name (rs18) or a power of two of a generated chain. */
+  target: string | number;
+  link: { downMbit: number; upMbit: number };
+  runs: number;
+  client: TurnClientKind;
+}
+
+export interface TurnBenchFigures {
+  options: TurnBenchOptions;
+  keyLabel: string;
+  keyBytes: number;
+  /** Bytes of the sections a contribution changes (file header, protocol, header with δ, L, H, contributions). */
+  changedBytes: number;
+  coresAvailable: number;
+  loopback: LinkRates;
+  shapedRates: LinkRates;
+  unshaped: TurnMeasurement[];
+  shaped: TurnMeasurement[];
+  local: LocalContributeFigures;
+}
+
+/** Bytes of a key's sections that a contribution rewrites, with the file header and their section headers. */
+async function changedSectionBytes(zkey: string): Promise<number> {
+  const info = await readZkeyInfo(zkey);
+  const changed = [SECTION.protocol, SECTION.grothHeader, SECTION.l, SECTION.h, SECTION.mpc];
+  return 12 + changed.reduce((sum, id) => sum + 12 + (info.sections.get(id)?.size ?? 0), 0);
+}
+
+/**
+ * What the bench started, undone on an interrupt (Ctrl-C, SIGTERM) as on a normal end: last
+ * started, first stopped (the coordinator before its data folder is removed). The coordinator's
+ * group is also killed at exit, whatever the way out.
+ */
+const running: Array<() => Promise<void>> = [];
+function installInterruptHandlers(): () => void {
+  const interrupt = (signal: NodeJS.Signals): void => {
+    process.stderr.write(`… ${signal}: stopping what the bench started\n`);
+    void (async () => {
+      for (const stop of running.splice(0).reverse()) await stop().catch(() => {});
+      process.exit(130);
+    })();
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  return () => {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+  };
+}
+
+export async function runContributorTurnBench(options: TurnBenchOptions): Promise<TurnBenchFigures> {
+  TURN_CLIENTS[options.client].check?.();
+  // The coordinator and the CLI run from dist/ (and the page from web/dist): build what is stale.
+  const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (build.status !== 0) throw new Error('the build failed');
+  const chain: BenchChain = typeof options.target === 'string' ? await realShapedChain(options.target) : await benchChain(options.target);
+  const label = typeof options.target === 'string' ? options.target : String(options.target);
+  const template = await benchCeremonyTemplate(chain, label);
+  const dataDir = await benchCeremonyCopy(template, 'bench-turn');
+  const removeInterruptHandlers = installInterruptHandlers();
+  running.push(() => rm(dataDir, { recursive: true, force: true }));
+  let coordinator: CoordinatorProcess | undefined;
+  let link: ShapedProxy | undefined;
+  const killAtExit = (): void => {
+    try {
+      if (coordinator) process.kill(-coordinator.groupId, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  };
+  process.once('exit', killAtExit);
+  try {
+    log('starting ceremony serve (compiled, embedded verifier)');
+    coordinator = await startCeremonyServe(dataDir);
+    const started = coordinator;
+    running.push(() => started.stop());
+    await coordinator.waitForLog('embedded verifier ready', undefined, 120_000);
+
+    log('a first contributor takes a turn with the chain\'s z1 (so the measured turns run on a head this coordinator verified)');
+    const warmUp = new ContributorClient(coordinator.url);
+    await warmUp.signInDemo('warm-up');
+    await warmUp.join();
+    await warmUp.waitFor((me) => me.status.circuits[0]?.state === 'turn', 'the warm-up turn');
+    await warmUp.upload(BENCH_CIRCUIT, chain.z1);
+    await warmUp.waitFor((me) => me.status.circuits[0]?.state === 'accepted', 'the warm-up verdict', 600_000);
+    const head = ceremonyPaths(dataDir).zkeyPath(BENCH_CIRCUIT, 1);
+    const keyBytes = (await stat(head)).size;
+    const changedBytes = await changedSectionBytes(head);
+
+    link = await startShapedProxy({ ...options.link, target: coordinator.url });
+    const startedLink = link;
+    running.push(() => startedLink.stop());
+    log('plain transfers, straight and through the link');
+    // At least 64 MB, so that a small key's transfer measures the rate rather than the round trips.
+    const loopback = await measureLinkRates(undefined, Math.max(keyBytes, 64 * MB), Math.max(keyBytes, 64 * MB));
+    // About 2.5 s each way at the link's rates.
+    const shapedRates = await measureLinkRates(link, Math.round((options.link.downMbit * 1e6 * 2.5) / 8), Math.round((options.link.upMbit * 1e6 * 2.5) / 8));
+
+    const unshaped: TurnMeasurement[] = [];
+    const shaped: TurnMeasurement[] = [];
+    for (let run = 1; run <= options.runs; run++) {
+      log(`turn ${run}/${options.runs}, straight to the coordinator (${options.client})`);
+      unshaped.push(await runTurn(options.client, { coordinator, contributorName: `turn-${run}-straight` }));
+      log(`turn ${run}/${options.runs}, through the shaped link ${options.link.downMbit}/${options.link.upMbit} Mbit/s (${options.client})`);
+      shaped.push(await runTurn(options.client, { coordinator, link, contributorName: `turn-${run}-shaped` }));
+    }
+    await link.stop();
+    await coordinator.stop();
+
+    log('ceremony contribute (the local CLI) on the same key');
+    const local = await runLocalContribute(template);
+    return { options, keyLabel: typeof options.target === 'string' ? `${options.target} (real-shaped)` : `2^${options.target} constraints`, keyBytes, changedBytes, coresAvailable: availableParallelism(), loopback, shapedRates, unshaped, shaped, local };
+  } finally {
+    await link?.stop();
+    await coordinator?.stop();
+    running.length = 0;
+    removeInterruptHandlers();
+    process.off('exit', killAtExit);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+// ——— the table ——————————————————————————————————————————————————————————————————————————————
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const mb = (bytes: number): string => `${(bytes / MB).toFixed(1)} MB`;
+const times = (x: number): string => `${x.toFixed(2)}×`;
+
+/** Milliseconds between two marks of a turn, or undefined when the client did not show both. */
+function stage(turn: TurnMeasurement, from: TurnMark, to: TurnMark): number | undefined {
+  const a = turn.marks[from];
+  const b = turn.marks[to];
+  return a !== undefined && b !== undefined ? b - a : undefined;
+}
+
+/** The slowest of download, compute and upload, for `down`/`up` bytes at the given rates (Mbit/s). */
+function timeFloorMs(down: number, up: number, rates: LinkRates, computeMs: number): { ms: number; parts: string } {
+  const downMs = (down * 8) / (rates.downMbit * 1e6) * 1000;
+  const upMs = (up * 8) / (rates.upMbit * 1e6) * 1000;
+  const ms = Math.max(downMs, computeMs, upMs);
+  return { ms, parts: `down ${seconds(downMs)}, compute ${seconds(computeMs)}, up ${seconds(upMs)}` };
+}
+
+export function printContributorTurn(f: TurnBenchFigures): void {
+  const out = (line = ''): void => void process.stdout.write(`${line}\n`);
+  const med = (list: TurnMeasurement[], pick: (t: TurnMeasurement) => number): number => median(list.map(pick));
+  const u = f.unshaped;
+  const s = f.shaped;
+  const twoKeys = 2 * f.keyBytes;
+  const nominal: LinkRates = { downMbit: f.options.link.downMbit, upMbit: f.options.link.upMbit };
+  const computeMs = f.local.contributeMs;
+  const turnU = med(u, (t) => t.turnMs);
+  const turnS = med(s, (t) => t.turnMs);
+  const bytesU = med(u, (t) => (t.bytes.down + t.bytes.up) / twoKeys);
+  const bytesS = med(s, (t) => (t.bytes.down + t.bytes.up) / twoKeys);
+  const memoryOf = (t: TurnMeasurement): number => Math.max(0, t.memory.peakPssBytes - t.memory.idlePssBytes);
+  const memU = med(u, memoryOf);
+  const memS = med(s, memoryOf);
+  const coresU = med(u, (t) => t.cores.busy);
+  const shareU = med(u, (t) => t.verdictAt - t.uploadCompleteAt);
+  const shareS = med(s, (t) => t.verdictAt - t.uploadCompleteAt);
+  const downU = med(u, (t) => t.bytes.down);
+  const upU = med(u, (t) => t.bytes.up);
+  const downS = med(s, (t) => t.bytes.down);
+  const upS = med(s, (t) => t.bytes.up);
+  const floorU = timeFloorMs(downU, upU, f.loopback, computeMs);
+  const floorS = timeFloorMs(downS, upS, nominal, computeMs);
+  const deltaFloorU = timeFloorMs(f.changedBytes, f.changedBytes, f.loopback, computeMs);
+  const deltaFloorS = timeFloorMs(f.changedBytes, f.changedBytes, nominal, computeMs);
+
+  out();
+  out(`a contributor's turn (${f.options.client}) on ${f.keyLabel}: key ${mb(f.keyBytes)}; ${f.options.runs} run(s), median; ${u[0]?.clientNote ?? ''}; cores available ${f.coresAvailable}`);
+  out(`link check, plain transfers: straight ${f.loopback.downMbit.toFixed(0)} Mbit/s down, ${f.loopback.upMbit.toFixed(0)} up; ` +
+    `through the link (${nominal.downMbit}/${nominal.upMbit}) ${f.shapedRates.downMbit.toFixed(1)} down (two connections), ${f.shapedRates.upMbit.toFixed(1)} up`);
+  const rows: Array<[string, string, string, string]> = [
+    ['turn, straight to the coordinator', seconds(turnU), `${seconds(floorU.ms)} (${floorU.parts}); ${times(turnU / floorU.ms)} the floor`, ''],
+    ['  floor if only the changed sections moved', seconds(deltaFloorU.ms), deltaFloorU.parts, ''],
+    [`turn, through the link ${nominal.downMbit}/${nominal.upMbit} Mbit/s`, seconds(turnS), `${seconds(floorS.ms)} (${floorS.parts}); ${times(turnS / floorS.ms)} the floor`, ''],
+    ['  floor if only the changed sections moved', seconds(deltaFloorS.ms), `${deltaFloorS.parts}; ${times(turnS / deltaFloorS.ms)} the floor`, ''],
+    ['shaped ÷ straight', times(turnS / turnU), `floors: ${times(floorS.ms / floorU.ms)} whole key, ${times(deltaFloorS.ms / deltaFloorU.ms)} changed sections`, `≤ ${GOALS.shapedRatio}× (${turnS / turnU <= GOALS.shapedRatio ? 'met' : 'missed'})`],
+    ['bytes moved ÷ (2 × key), straight', times(bytesU), `${times((2 * f.changedBytes) / twoKeys)} changed sections twice; 1.00× whole key twice; ${times(bytesU / ((2 * f.changedBytes) / twoKeys))} the floor`, `≤ ${GOALS.bytes}× (${bytesU <= GOALS.bytes ? 'met' : 'missed'})`],
+    ['bytes moved ÷ (2 × key), through the link', times(bytesS), `down ${mb(downS)}, up ${mb(upS)}`, ''],
+    ['peak browser memory above idle ÷ key', times(memU / f.keyBytes), `${mb(memU)} PSS over ${mb(med(u, (t) => t.memory.idlePssBytes))} idle, peak in ${u[0]?.memory.peakAt ?? '?'}; shaped ${times(memS / f.keyBytes)}`, `≤ ${GOALS.memory}× (${memU / f.keyBytes <= GOALS.memory ? 'met' : 'missed'})`],
+    [`cores busy, page (${u[0]?.cores.over ?? '?'})`, `${coresU.toFixed(2)} of ${f.coresAvailable}`, `${times(coresU / f.coresAvailable)} the cores, over ${med(u, (t) => t.cores.seconds).toFixed(1)} s; floor: every core`, `≥ ${GOALS.coresBusy}× (${coresU / f.coresAvailable >= GOALS.coresBusy ? 'met' : 'missed'})`],
+    ['cores busy, ceremony contribute (its contribution step)', `${f.local.coresBusy.toFixed(2)} of ${f.coresAvailable}`, `${times(f.local.coresBusy / f.coresAvailable)} the cores, over ${seconds(f.local.contributeMs)} (the compute floor); whole command ${seconds(f.local.totalMs)}`, ''],
+    ['coordinator\'s share: last byte → verdict', seconds(shareU), `shaped ${seconds(shareS)}`, `≤ ${GOALS.coordinatorShareSeconds} s (${shareU / 1000 <= GOALS.coordinatorShareSeconds ? 'met' : 'missed'}); moonshot ≤ ${GOALS.coordinatorShareMoonshot} s`],
+  ];
+  const width = Math.max(...rows.map((r) => r[0].length));
+  const valueWidth = Math.max(...rows.map((r) => r[1].length));
+  out(`${'figure'.padEnd(width)}  ${'measured'.padStart(valueWidth)}  floor / detail  [goal]`);
+  for (const [name, value, detail, goal] of rows) out(`${name.padEnd(width)}  ${value.padStart(valueWidth)}  ${detail}${goal ? `  [${goal}]` : ''}`);
+
+  out();
+  out('where the time goes (each turn; page marks, coordinator log)');
+  const stageRows: Array<[string, (t: TurnMeasurement) => number | undefined]> = [
+    ['Join → turn under way', (t) => stage(t, 'join', 'turnStart')],
+    ['turn → download starts', (t) => stage(t, 'turnStart', 'downloadStart')],
+    ['download', (t) => stage(t, 'downloadStart', 'computeStart')],
+    ['compute (workers started → done)', (t) => stage(t, 'computeStart', 'computeEnd')],
+    ['  of which the L/H pass', (t) => stage(t, 'lhStart', 'lhEnd') ?? stage(t, 'lhStart', 'computeEnd')],
+    ['saving the result (IndexedDB)', (t) => stage(t, 'computeEnd', 'uploadStart')],
+    ['upload (page: start → sent)', (t) => stage(t, 'uploadStart', 'uploadEnd')],
+    ['coordinator: last byte → verdict', (t) => t.verdictAt - t.uploadCompleteAt],
+    ['verdict → shown on the page', (t) => (t.marks.verdict !== undefined ? t.marks.verdict - t.verdictAt : undefined)],
+    ['whole turn (Join → accepted shown)', (t) => t.turnMs],
+  ];
+  const turns = [...u.map((t, i) => [`straight #${i + 1}`, t] as const), ...s.map((t, i) => [`shaped #${i + 1}`, t] as const)];
+  const stageWidth = Math.max(...stageRows.map((r) => r[0].length));
+  out(`${'stage'.padEnd(stageWidth)}  ${turns.map(([name]) => name.padStart(12)).join('  ')}`);
+  for (const [name, pick] of stageRows) {
+    out(`${name.padEnd(stageWidth)}  ${turns.map(([, t]) => { const ms = pick(t); return (ms === undefined ? '—' : seconds(ms)).padStart(12); }).join('  ')}`);
+  }
+  out(`${'bytes down / up (server)'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${(t.bytes.down / MB).toFixed(1)}/${(t.bytes.up / MB).toFixed(1)} MB`.padStart(12)).join('  ')}`);
+  out(`${'  of which zkey download / upload'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${((t.bytes.byRoute.zkey_download?.down ?? 0) / MB).toFixed(1)}/${((t.bytes.byRoute.contribution_upload?.up ?? 0) / MB).toFixed(1)} MB`.padStart(12)).join('  ')}`);
+  out(`${'bytes down / up (link, bodies)'.padEnd(stageWidth)}  ${turns.map(([, t]) => (t.linkBytes ? `${(t.linkBytes.down / MB).toFixed(1)}/${(t.linkBytes.up / MB).toFixed(1)} MB` : '—').padStart(12)).join('  ')}`);
+  out(`${'peak memory above idle: PSS / RSS'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${(memoryOf(t) / MB).toFixed(0)}/${(t.memory.peakRssAboveIdleBytes / MB).toFixed(0)} MB`.padStart(12)).join('  ')}`);
+  const shortStretch: Record<string, string> = { 'L/H pass': 'L/H', 'L/H pass to compute end': 'L/H+', 'compute stage': 'compute' };
+  out(`${'cores busy (stretch)'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${t.cores.busy.toFixed(2)} ${shortStretch[t.cores.over] ?? t.cores.over}`.padStart(12)).join('  ')}`);
+  out('L/H: first "updating the L section" → "writing your contribution" on the page; L/H+: → "done" (the short last step was not drawn).');
+  out('PSS: each shared page divided among the processes that map it, so the sum over Chromium\'s processes counts it once (RSS, summed, counts it in each).');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({
+    options: {
+      circuit: { type: 'string' },
+      power: { type: 'string' },
+      link: { type: 'string', default: '100/20' },
+      runs: { type: 'string', default: '1' },
+      client: { type: 'string', default: 'browser' },
+      json: { type: 'string' },
+    },
+  });
+  const options = turnBenchOptions(values);
+  const figures = await runContributorTurnBench(options);
+  printContributorTurn(figures);
+  if (values.json) await writeTurnFigures(values.json, figures);
+}
+
+/** Every figure of the run, each turn's marks (epoch ms) included, as JSON: for quoting, or comparing runs. */
+export async function writeTurnFigures(file: string, figures: TurnBenchFigures): Promise<void> {
+  await writeFile(file, `${JSON.stringify(figures, null, 2)}\n`);
+  process.stderr.write(`… the run's figures are in ${file}\n`);
+}
+
+/** The bench's options from the command line (shared with bench/index.ts): usage errors thrown in words. */
+export function turnBenchOptions(values: { circuit?: string; power?: string; link?: string; runs?: string; client?: string }): TurnBenchOptions {
+  if (values.circuit !== undefined && values.power !== undefined) throw new Error('name a circuit or a power, not both');
+  let target: string | number = 'rs18';
+  if (values.power !== undefined) {
+    target = Number(values.power);
+    if (!Number.isInteger(target) || target < 8 || target > 18) throw new Error(`the power must be an integer from 8 to 18, got ${values.power}`);
+  } else if (values.circuit !== undefined) {
+    if (!isRealShapeName(values.circuit)) throw new Error(`unknown real-shaped circuit "${values.circuit}" (known: ${REAL_SHAPE_NAMES.join(', ')})`);
+    target = values.circuit;
+  }
+  const runs = Number(values.runs ?? '1');
+  if (!Number.isInteger(runs) || runs < 1) throw new Error(`runs must be a positive integer, got ${values.runs}`);
+  const client = values.client ?? 'browser';
+  if (client !== 'browser' && client !== 'cli') throw new Error(`the client is browser or cli, not "${client}"`);
+  return { target, link: parseLink(values.link ?? '100/20'), runs, client };
+}

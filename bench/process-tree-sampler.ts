@@ -1,0 +1,192 @@
+/**
+ * CPU time and memory of a whole process tree (Linux /proc), sampled every few tens of ms: the
+ * processes whose parent chain leads to the root, and those in the root's process group (a
+ * helper that daemonised, such as Chromium's crashpad handler, keeps the group). For a browser
+ * this is every Chromium process of one launch: browser, zygotes, renderers, GPU, network and
+ * storage services; the page's Web Workers are threads of its renderer, counted with it.
+ *
+ * Memory is PSS (proportional set size, /proc/PID/smaps_rollup): each shared page is divided
+ * among the processes mapping it, so the sum over a tree counts the binary, fonts and shared
+ * memory once. RSS counts a shared page in full in every process that maps it (Chromium's
+ * processes share a lot), so summed it overstates the tree; it is sampled too, for comparison.
+ *
+ * CPU is utime + stime (/proc/PID/stat, all threads), summed over every process ever seen, each
+ * at its last reading, so a process that exits between samples keeps what it used until then (a
+ * process that starts and ends between two scans of the tree, a second apart, is not seen).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+
+export interface TreeSample {
+  /** Epoch ms. */
+  t: number;
+  /** CPU seconds used by the tree since the sampler started watching it. */
+  cpuSeconds: number;
+  /** Summed PSS, on the samples that read it (smaps_rollup is costly: see ProcessTreeSampler). */
+  pssBytes?: number;
+  /** Summed RSS (cheap: statm), on every sample. */
+  rssBytes: number;
+  processes: number;
+}
+
+function getconf(name: string, fallback: number): number {
+  try {
+    return Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim()) || fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/** Clock ticks per second of /proc/PID/stat (100 on Linux), and the page size of /proc/PID/statm. */
+const CLOCK_TICKS = getconf('CLK_TCK', 100);
+const PAGE_BYTES = getconf('PAGESIZE', 4096);
+/** A rise of the summed RSS past its highest by this much triggers a PSS reading. */
+const RISE_BYTES = 16 * 1024 * 1024;
+
+interface ProcStat {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  cpuTicks: number;
+}
+
+function readStat(pid: number): ProcStat | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: fields are counted after its ')'.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    // fields[0] is field 3 (state): ppid is field 4, pgrp 5, utime 14, stime 15.
+    return { pid, ppid: Number(fields[1]), pgrp: Number(fields[2]), cpuTicks: Number(fields[11]) + Number(fields[12]) };
+  } catch {
+    return undefined; // gone
+  }
+}
+
+/** PSS of one process in bytes (smaps_rollup), or undefined once it is gone. */
+function readPss(pid: number): number | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    return Number(/^Pss:\s+(\d+) kB/m.exec(text)?.[1] ?? 0) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+/** RSS of one process in bytes (statm: cheap), or undefined once it is gone. */
+function readRss(pid: number): number | undefined {
+  try {
+    return Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE_BYTES;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every process of the tree under `root` (itself included) and of its process group. */
+export function processTree(root: number): ProcStat[] {
+  const all: ProcStat[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readStat(Number(name));
+    if (stat) all.push(stat);
+  }
+  const byParent = new Map<number, ProcStat[]>();
+  for (const stat of all) byParent.set(stat.ppid, [...(byParent.get(stat.ppid) ?? []), stat]);
+  const found = new Map<number, ProcStat>();
+  const visit = (stat: ProcStat): void => {
+    if (found.has(stat.pid)) return;
+    found.set(stat.pid, stat);
+    for (const child of byParent.get(stat.pid) ?? []) visit(child);
+  };
+  for (const stat of all) if (stat.pid === root || stat.pgrp === root) visit(stat);
+  return [...found.values()];
+}
+
+/**
+ * Samples a tree: CPU and RSS every `intervalMs` (cheap reads of the processes known), the tree
+ * itself and its PSS every `pssIntervalMs`, and both whenever `sample()` is called (a bench calls
+ * it at each stage of its work, where memory moves). PSS is read less often because it costs: the
+ * kernel walks every mapping's page tables for smaps_rollup, about 45 ms of CPU for the nine
+ * processes of an idle Chromium, which at 100 ms would take a good part of a core from the
+ * browser being measured; once a second (and when RSS climbs to a new high) it takes a few % of one.
+ */
+export class ProcessTreeSampler {
+  readonly samples: TreeSample[] = [];
+  private readonly lastTicks = new Map<number, number>();
+  private readonly startTicks = new Map<number, number>();
+  private tree: ProcStat[];
+  private readonly timers: NodeJS.Timeout[];
+  /** The highest summed RSS so far: a cheap reading that rises past it triggers a PSS reading. */
+  private highestRss = 0;
+
+  constructor(
+    private readonly root: number,
+    options: { intervalMs?: number; pssIntervalMs?: number } = {},
+  ) {
+    // The first reading is the zero of the CPU count: what the tree used before is not ours.
+    this.tree = processTree(root);
+    for (const stat of this.tree) this.startTicks.set(stat.pid, stat.cpuTicks);
+    this.sample();
+    this.timers = [setInterval(() => this.sample(false), options.intervalMs ?? 100), setInterval(() => this.sample(), options.pssIntervalMs ?? 1000)];
+  }
+
+  /**
+   * Takes a sample now, with PSS unless `withPss` is false, and returns it. A sample without PSS
+   * whose RSS tops the highest so far by RISE_BYTES reads PSS too: memory peaks are where the
+   * tree grows, and a short one (a key copied, then freed) could fall between two timed readings.
+   */
+  sample(withPss = true): TreeSample {
+    if (withPss) this.tree = processTree(this.root);
+    let pss = 0;
+    let rss = 0;
+    let alive = 0;
+    for (const known of this.tree) {
+      const stat = withPss ? known : readStat(known.pid);
+      if (!stat) continue;
+      alive++;
+      this.lastTicks.set(stat.pid, stat.cpuTicks);
+      rss += readRss(stat.pid) ?? 0;
+      if (withPss) pss += readPss(stat.pid) ?? 0;
+    }
+    if (!withPss && rss > this.highestRss + RISE_BYTES) return this.sample(true);
+    this.highestRss = Math.max(this.highestRss, rss);
+    let ticks = 0;
+    for (const [pid, last] of this.lastTicks) ticks += last - (this.startTicks.get(pid) ?? 0);
+    const sample: TreeSample = { t: Date.now(), cpuSeconds: ticks / CLOCK_TICKS, rssBytes: rss, processes: alive, ...(withPss ? { pssBytes: pss } : {}) };
+    this.samples.push(sample);
+    return sample;
+  }
+
+  stop(): void {
+    for (const timer of this.timers) clearInterval(timer);
+  }
+
+  /** The samples taken from `from` to `to` (epoch ms, inclusive). */
+  between(from: number, to: number): TreeSample[] {
+    return this.samples.filter((s) => s.t >= from && s.t <= to);
+  }
+
+  /** The sample with the largest PSS from `from` to `to` (of those that read it). */
+  peak(from: number, to: number): TreeSample | undefined {
+    return this.between(from, to).reduce<TreeSample | undefined>((best, s) => (s.pssBytes !== undefined && (best === undefined || s.pssBytes > best.pssBytes!) ? s : best), undefined);
+  }
+
+  /** The largest summed RSS from `from` to `to`. */
+  peakRss(from: number, to: number): number {
+    return Math.max(0, ...this.between(from, to).map((s) => s.rssBytes));
+  }
+
+  /** The tree's CPU seconds at time `t`, from the samples around it (linear between them). */
+  cpuAt(t: number): number {
+    const after = this.samples.findIndex((s) => s.t >= t);
+    if (after === -1) return this.samples.at(-1)?.cpuSeconds ?? 0;
+    const b = this.samples[after]!;
+    const a = this.samples[after - 1];
+    if (a === undefined || b.t === a.t) return b.cpuSeconds;
+    return a.cpuSeconds + ((b.cpuSeconds - a.cpuSeconds) * (t - a.t)) / (b.t - a.t);
+  }
+
+  /** CPU seconds ÷ wall seconds from `from` to `to`: how many cores the tree kept busy on average. */
+  coresBusy(from: number, to: number): number {
+    return to > from ? (this.cpuAt(to) - this.cpuAt(from)) / ((to - from) / 1000) : 0;
+  }
+}
