@@ -128,7 +128,10 @@ export const ERROR_CODES = {
   // receipt can fail to be in the keys, so a contributor (and a test) tells them apart.
   /** The receipts file is not a receipt, a list of them, or the file the page or /api/me/receipts gives. */
   'receipt.malformed': USAGE,
-  /** Where the receipt is checked (a publication, a coordinator) publishes no usable receipt key, or Ed25519 cannot be checked here. */
+  /**
+   * Where the receipt is checked (a publication, a coordinator) publishes no usable receipt key, or
+   * Ed25519 cannot be checked here.
+   */
   'receipt.key_unavailable': PLAIN,
   /** The coordinator or the publication could not give what the check reads (transcript, key ranges). */
   'receipt.source_unavailable': PLAIN,

@@ -3,8 +3,9 @@
  * the configuration, each circuit's r1cs and its circom sources (the main file beside the r1cs and
  * every file it includes), the ptau, every link the transcript records, the transcript, the
  * final files once finalised, and the coordinator's receipt public key when a coordinator wrote one
- * (checked to be a public key: a private key put there by mistake stops the publication). Nothing else in the data folder is ever listed: not `state/`, not
- * `uploads/`, not an orphan zkey beyond a head, not a note someone left in a chain folder.
+ * (checked to be a public key: a private key put there by mistake stops the publication). Nothing
+ * else in the data folder is ever listed: not `state/`, not `uploads/`, not an orphan zkey beyond a
+ * head, not a note someone left in a chain folder.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -59,7 +60,9 @@ async function circomSources(config: CeremonyConfig, r1cs: string): Promise<stri
 
 export async function publicFileList(config: CeremonyConfig, entries: readonly TranscriptEntry[], options: { withPtau: boolean }): Promise<PublicFile[]> {
   const files: PublicFile[] = [{ relative: CONFIG_FILE_NAME, kind: 'config' }];
-  if ((await readReceiptPublicKey(config.dataDir)) !== undefined) files.push({ relative: RECEIPT_PUBLIC_KEY_FILE, kind: 'receipt-key' });
+  if ((await readReceiptPublicKey(config.dataDir)) !== undefined) {
+    files.push({ relative: RECEIPT_PUBLIC_KEY_FILE, kind: 'receipt-key' });
+  }
   for (const circuit of config.circuits) {
     const r1cs = insideDataDir(config, circuit.r1cs, `the r1cs of ${circuit.name}`);
     files.push({ relative: r1cs, kind: 'r1cs' });

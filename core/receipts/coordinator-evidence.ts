@@ -10,7 +10,7 @@ import type { ReceiptEvidence } from './receipt-checker.ts';
 import { httpRangeSource, type RangeSource } from './range-source.ts';
 
 export interface CoordinatorEvidenceOptions {
-  /** The coordinator's origin (and path prefix, if any), e.g. "https://ceremony.example". Empty for the page's own origin. */
+  /** The coordinator's origin (and path prefix, if any), e.g. "https://ceremony.example". */
   baseUrl: string;
   /** How messages name it (default: "the coordinator at BASE"). */
   label?: string;
@@ -32,11 +32,17 @@ export function coordinatorEvidence(options: CoordinatorEvidenceOptions): Receip
     try {
       response = await fetchImpl(`${base}${route}`, { cache: 'no-store' });
     } catch (error) {
-      throw new CoordinatorError('receipt.source_unavailable', `cannot fetch ${what} from ${label}: ${(error as Error).message}`);
+      throw new CoordinatorError(
+        'receipt.source_unavailable',
+        `cannot fetch ${what} from ${label}: ${(error as Error).message}`,
+      );
     }
     if (!response.ok) {
       await response.body?.cancel();
-      throw new CoordinatorError('receipt.source_unavailable', `cannot fetch ${what} from ${label}: HTTP ${response.status}`);
+      throw new CoordinatorError(
+        'receipt.source_unavailable',
+        `cannot fetch ${what} from ${label}: HTTP ${response.status}`,
+      );
     }
     return response;
   };
@@ -44,8 +50,16 @@ export function coordinatorEvidence(options: CoordinatorEvidenceOptions): Receip
   let transcript: Promise<TranscriptAnswer> | undefined;
   const transcriptAnswer = (): Promise<TranscriptAnswer> =>
     (transcript ??= (async () => {
-      const answer = (await (await get('/api/transcript', 'the transcript')).json().catch(() => null)) as Partial<TranscriptAnswer> | null;
-      if (typeof answer?.ceremony !== 'string') throw new CoordinatorError('receipt.source_unavailable', `the transcript ${label} serves is not a transcript answer`);
+      const answer = (await (
+        await get('/api/transcript', 'the transcript')
+      )
+        .json()
+        .catch(() => null)) as Partial<TranscriptAnswer> | null;
+      if (typeof answer?.ceremony !== 'string')
+        throw new CoordinatorError(
+          'receipt.source_unavailable',
+          `the transcript ${label} serves is not a transcript answer`,
+        );
       return { ceremony: answer.ceremony, entries: answer.entries };
     })());
 
@@ -60,7 +74,10 @@ export function coordinatorEvidence(options: CoordinatorEvidenceOptions): Receip
       const name = encodeURIComponent(circuit);
       return 'final' in key
         ? httpRangeSource(`${base}/api/final/${name}.zkey`, { label: `the final key of ${circuit}`, fetch: fetchImpl })
-        : httpRangeSource(`${base}/api/circuits/${name}/zkeys/${key.index}`, { label: `contribution ${key.index} of ${circuit}`, fetch: fetchImpl });
+        : httpRangeSource(`${base}/api/circuits/${name}/zkeys/${key.index}`, {
+            label: `contribution ${key.index} of ${circuit}`,
+            fetch: fetchImpl,
+          });
     },
   };
 }

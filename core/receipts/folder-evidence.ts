@@ -26,7 +26,11 @@ function fileRangeSource(file: () => Promise<string>, label: string): RangeSourc
       try {
         handle = await open(filePath, 'r');
       } catch (error) {
-        throw new CoordinatorError('receipt.source_unavailable', `cannot read ${label} (${path.basename(filePath)}): ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        throw new CoordinatorError(
+          'receipt.source_unavailable',
+          `cannot read ${label} (${path.basename(filePath)}): ` +
+            ((error as NodeJS.ErrnoException).code ?? (error as Error).message),
+        );
       }
       try {
         source.requests++;
@@ -50,12 +54,17 @@ function fileRangeSource(file: () => Promise<string>, label: string): RangeSourc
 
 export async function folderEvidence(dir: string): Promise<ReceiptEvidence> {
   const info = await stat(dir).catch(() => undefined);
-  if (!info?.isDirectory()) throw new CoordinatorError('input.file_not_found', `${dir} is not a folder (give the folder \`ceremony publish\` wrote, or --coordinator URL)`);
+  if (!info?.isDirectory())
+    throw new CoordinatorError(
+      'input.file_not_found',
+      `${dir} is not a folder (give the folder \`ceremony publish\` wrote, or --coordinator URL)`,
+    );
   let config: CeremonyConfig;
   try {
     config = await loadCeremonyConfig(dir);
   } catch (error) {
-    if (isCoordinatorError(error, 'config.not_found')) throw new CoordinatorError('input.invalid', `${dir} is not a published ceremony folder: it has no ceremony.json`);
+    if (isCoordinatorError(error, 'config.not_found'))
+      throw new CoordinatorError('input.invalid', `${dir} is not a published ceremony folder: it has no ceremony.json`);
     throw error;
   }
   const paths = ceremonyPaths(dir);
@@ -73,7 +82,11 @@ export async function folderEvidence(dir: string): Promise<ReceiptEvidence> {
     async receiptPublicKeyPem() {
       const pem = await readReceiptPublicKey(dir);
       if (pem === undefined) {
-        throw new CoordinatorError('receipt.key_unavailable', `${label} has no ${RECEIPT_PUBLIC_KEY_FILE} (the coordinator's receipt key): publish it with a current \`ceremony publish\`, or check against the coordinator with --coordinator URL`);
+        throw new CoordinatorError(
+          'receipt.key_unavailable',
+          `${label} has no ${RECEIPT_PUBLIC_KEY_FILE} (the coordinator's receipt key): publish it with a ` +
+            'current `ceremony publish`, or check against the coordinator with --coordinator URL',
+        );
       }
       return pem;
     },
@@ -91,14 +104,20 @@ export async function folderEvidence(dir: string): Promise<ReceiptEvidence> {
           try {
             return JSON.parse(line) as unknown;
           } catch {
-            throw new CoordinatorError('transcript.corrupt', `the transcript ${label} serves has a line ${i + 1} that is not JSON`);
+            throw new CoordinatorError(
+              'transcript.corrupt',
+              `the transcript ${label} serves has a line ${i + 1} that is not JSON`,
+            );
           }
         });
     },
     keySource(circuit, key) {
       return 'final' in key
         ? fileRangeSource(async () => paths.finalZkeyPath(await circuitName(circuit)), `the final key of ${circuit}`)
-        : fileRangeSource(async () => paths.zkeyPath(await circuitName(circuit), key.index), `contribution ${key.index} of ${circuit}`);
+        : fileRangeSource(
+            async () => paths.zkeyPath(await circuitName(circuit), key.index),
+            `contribution ${key.index} of ${circuit}`,
+          );
     },
   };
 }

@@ -77,7 +77,8 @@ export function transcriptGenesisHash(ceremonyId: string): string {
  * transcript came from in messages. Throws `transcript.corrupt`.
  */
 export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, source: string): PublicTranscript {
-  const corrupt = (why: string): CoordinatorError => new CoordinatorError('transcript.corrupt', `the transcript ${source} serves ${why}`);
+  const corrupt = (why: string): CoordinatorError =>
+    new CoordinatorError('transcript.corrupt', `the transcript ${source} serves ${why}`);
   if (!Array.isArray(rawEntries)) throw corrupt('is not a list of entries');
   let prevHash = transcriptGenesisHash(ceremonyId);
   const entries: PublicTranscriptEntry[] = [];
@@ -85,17 +86,23 @@ export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, s
   let finalised = false;
   rawEntries.forEach((raw: unknown, seq) => {
     const at = `entry ${seq}`;
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw corrupt(`has an ${at} that is not an object`);
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      throw corrupt(`has an ${at} that is not an object`);
     const entry = raw as Record<string, unknown>;
     const type = entry.type as PublicTranscriptEntry['type'];
     if (!Object.hasOwn(REQUIRED, type)) throw corrupt(`has an ${at} of unknown type`);
     for (const field of REQUIRED[type]) {
-      if (!FIELD_SHAPE[field]!(entry[field])) throw corrupt(`has an ${at} (${type}) whose ${field} is missing or malformed`);
+      if (!FIELD_SHAPE[field]!(entry[field]))
+        throw corrupt(`has an ${at} (${type}) whose ${field} is missing or malformed`);
     }
     if (entry.seq !== seq) throw corrupt(`has an ${at} numbered ${String(entry.seq)}`);
     if (typeof entry.time !== 'string') throw corrupt(`has an ${at} without a time`);
     if (entry.prevHash !== prevHash) {
-      throw corrupt(seq === 0 ? `does not start from the genesis of ceremony "${ceremonyId}"` : `breaks its hash chain at ${at} (it does not name the hash of the entry before it)`);
+      throw corrupt(
+        seq === 0
+          ? `does not start from the genesis of ceremony "${ceremonyId}"`
+          : `breaks its hash chain at ${at} (it does not name the hash of the entry before it)`,
+      );
     }
     const { hash, ...rest } = entry;
     if (hash !== hashText(canonicalJson(rest))) throw corrupt(`has an ${at} whose hash does not match its contents`);
@@ -111,7 +118,8 @@ export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, s
     chains.set(circuit, chain);
     const expectedIndex = chain.init ? chain.contributions.length + 1 : 0;
     if (chain.beacon) throw corrupt(`extends ${circuit} after its final beacon (${at})`);
-    if (checked.index !== expectedIndex) throw corrupt(`gives ${circuit} index ${checked.index} at ${at}, expected ${expectedIndex}`);
+    if (checked.index !== expectedIndex)
+      throw corrupt(`gives ${circuit} index ${checked.index} at ${at}, expected ${expectedIndex}`);
     if (type === 'init') chain.init = checked;
     else if (type === 'contribution') chain.contributions.push(checked);
     else chain.beacon = checked;

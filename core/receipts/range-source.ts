@@ -33,7 +33,8 @@ export interface HttpRangeSourceOptions {
 export function httpRangeSource(url: string, options: HttpRangeSourceOptions): RangeSource {
   const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
   const label = options.label;
-  const unavailable = (why: string): CoordinatorError => new CoordinatorError('receipt.source_unavailable', `cannot read ${label}: ${why}`);
+  const unavailable = (why: string): CoordinatorError =>
+    new CoordinatorError('receipt.source_unavailable', `cannot read ${label}: ${why}`);
   const source = {
     label,
     fileSize: undefined as number | undefined,
@@ -45,7 +46,10 @@ export function httpRangeSource(url: string, options: HttpRangeSourceOptions): R
       source.requests++;
       let response: Response;
       try {
-        response = await fetchImpl(url, { headers: { Range: `bytes=${offset}-${offset + length - 1}` }, cache: 'no-store' });
+        response = await fetchImpl(url, {
+          headers: { Range: `bytes=${offset}-${offset + length - 1}` },
+          cache: 'no-store',
+        });
       } catch (error) {
         throw unavailable(`the request failed (${(error as Error).message})`);
       }
@@ -60,7 +64,11 @@ export function httpRangeSource(url: string, options: HttpRangeSourceOptions): R
       if (response.status !== 206) {
         // Never read the body of a 200: it is the whole key, which this check exists not to download.
         await response.body?.cancel();
-        if (response.status === 200) throw unavailable('the server answered a range request with the whole file (it does not serve byte ranges); the check reads only parts of a key and does not download all of it');
+        if (response.status === 200)
+          throw unavailable(
+            'the server answered a range request with the whole file (it does not serve byte ranges); ' +
+              'the check reads only parts of a key and does not download all of it',
+          );
         if (response.status === 404) throw unavailable('it does not exist there (HTTP 404)');
         throw unavailable(`HTTP ${response.status}`);
       }
@@ -72,11 +80,14 @@ export function httpRangeSource(url: string, options: HttpRangeSourceOptions): R
       const [start, end, size] = [Number(range[1]), Number(range[2]), Number(range[3])];
       if (start !== offset || end < start || end - start + 1 > length || end >= size) {
         await response.body?.cancel();
-        throw unavailable(`the server answered bytes ${start}-${end} of ${size} to a request for ${length} bytes at ${offset}`);
+        throw unavailable(
+          `the server answered bytes ${start}-${end} of ${size} to a request for ${length} bytes at ${offset}`,
+        );
       }
       const bytes = new Uint8Array(await response.arrayBuffer());
       source.bytesRead += bytes.length;
-      if (bytes.length !== end - start + 1) throw unavailable(`the answer holds ${bytes.length} bytes where its Content-Range says ${end - start + 1}`);
+      if (bytes.length !== end - start + 1)
+        throw unavailable(`the answer holds ${bytes.length} bytes where its Content-Range says ${end - start + 1}`);
       source.fileSize = size;
       return bytes;
     },

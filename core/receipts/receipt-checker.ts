@@ -58,7 +58,15 @@ export interface CheckedKeyHistory {
 }
 
 export type ReceiptVerdict =
-  | { ok: true; receipt: SignedReceipt; circuit: string; index: number; key: 'final' | 'head'; keyIndex: number; message: string }
+  | {
+      ok: true;
+      receipt: SignedReceipt;
+      circuit: string;
+      index: number;
+      key: 'final' | 'head';
+      keyIndex: number;
+      message: string;
+    }
   | { ok: false; receipt: SignedReceipt; code: ErrorCode; message: string };
 
 export type ReceiptStep = 'signature' | 'transcript' | 'key';
@@ -69,30 +77,46 @@ export interface ReceiptCheckerOptions {
 }
 
 const describeKey = (history: Pick<CheckedKeyHistory, 'key' | 'circuit' | 'index'>): string =>
-  history.key === 'final' ? `the final key of ${history.circuit}` : `the current head of ${history.circuit} (contribution ${history.index})`;
+  history.key === 'final'
+    ? `the final key of ${history.circuit}`
+    : `the current head of ${history.circuit} (contribution ${history.index})`;
 
 /** The receipt's subject, for messages: "register #3 (alice)". */
+/** "1 record", "3 records". */
+const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
+/** The start of a hash, enough to tell hashes apart in a message. */
+const short = (hash: string): string => `${hash.slice(0, 16)}…`;
+const hex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+
 export function receiptSubject(receipt: SignedReceipt): string {
   return `${receipt.body.circuit} #${receipt.body.index} (${receipt.body.contributor})`;
 }
 
-function transcriptMismatch(chain: PublicChain, history: Omit<CheckedKeyHistory, 'transcriptMismatch'>): string | undefined {
+function transcriptMismatch(
+  chain: PublicChain,
+  history: Omit<CheckedKeyHistory, 'transcriptMismatch'>,
+): string | undefined {
   const expected = [...chain.contributions, ...(history.key === 'final' && chain.beacon ? [chain.beacon] : [])];
   const { records, contributionHashes } = history;
   for (let i = 0; i < Math.min(expected.length, records.length); i++) {
     const entry = expected[i]!;
     if (contributionHashes[i] !== entry.contributionHash) {
-      return `its record ${i + 1} (contribution hash ${contributionHashes[i]!.slice(0, 16)}…) is not the transcript's ${entry.type} ${i + 1} (${entry.contributionHash!.slice(0, 16)}…)`;
+      const theirs = `the transcript's ${entry.type} ${i + 1} (${short(entry.contributionHash!)})`;
+      return `its record ${i + 1} (contribution hash ${short(contributionHashes[i]!)}) is not ${theirs}`;
     }
     const wantType = entry.type === 'beacon' ? RECORD_TYPE.beacon : RECORD_TYPE.contribution;
-    if (records[i]!.type !== wantType) return `its record ${i + 1} is not a ${entry.type === 'beacon' ? 'beacon' : 'contribution'}, as the transcript's entry is`;
+    if (records[i]!.type !== wantType) {
+      return `its record ${i + 1} is not a ${entry.type}, as the transcript's entry is`;
+    }
   }
   if (records.length !== expected.length) {
-    return `it has ${records.length} record${records.length === 1 ? '' : 's'}, the transcript's chain ${expected.length} (${chain.contributions.length} contribution${chain.contributions.length === 1 ? '' : 's'}${history.key === 'final' ? ' and the beacon' : ''})`;
+    const andBeacon = history.key === 'final' ? ' and the beacon' : '';
+    const chainHas = `${count(chain.contributions.length, 'contribution')}${andBeacon}`;
+    return `it has ${count(records.length, 'record')}, the transcript's chain ${expected.length} (${chainHas})`;
   }
   if (history.key === 'final' && chain.beacon) {
     const beacon = records.at(-1)!;
-    const beaconHex = beacon.beaconHash ? Array.from(beacon.beaconHash, (b) => b.toString(16).padStart(2, '0')).join('') : '';
+    const beaconHex = beacon.beaconHash ? hex(beacon.beaconHash) : '';
     if (beaconHex !== chain.beacon.beacon || beacon.numIterationsExp !== chain.beacon.iterationsExp) {
       return 'its beacon record is not the beacon the transcript announces';
     }
@@ -116,12 +140,15 @@ export class ReceiptChecker {
   }
 
   key(): Promise<ReceiptKey> {
-    return (this.receiptKey ??= this.evidence.receiptPublicKeyPem().then((pem) => importReceiptKey(pem, this.evidence.label)));
+    return (this.receiptKey ??= this.evidence
+      .receiptPublicKeyPem()
+      .then((pem) => importReceiptKey(pem, this.evidence.label)));
   }
 
   /** The transcript, its hash chain checked against the ceremony's genesis. */
   publicTranscript(): Promise<PublicTranscript> {
-    return (this.transcript ??= (async () => checkPublicTranscript(await this.ceremonyId(), await this.evidence.transcriptEntries(), this.evidence.label))());
+    return (this.transcript ??= (async () =>
+      checkPublicTranscript(await this.ceremonyId(), await this.evidence.transcriptEntries(), this.evidence.label))());
   }
 
   /** The checked history of the final key of `circuit` (its head before finalisation), read once. */
@@ -137,15 +164,22 @@ export class ReceiptChecker {
   private async readKeyHistory(circuit: string): Promise<CheckedKeyHistory> {
     const transcript = await this.publicTranscript();
     const chain = transcript.chains.get(circuit);
-    if (!chain?.init) throw new CoordinatorError('receipt.not_in_transcript', `the transcript ${this.evidence.label} serves has no circuit ${circuit}`);
+    if (!chain?.init)
+      throw new CoordinatorError(
+        'receipt.not_in_transcript',
+        `the transcript ${this.evidence.label} serves has no circuit ${circuit}`,
+      );
     const key = chain.beacon ? 'final' : 'head';
     const index = chain.beacon ? chain.beacon.index! : chain.contributions.length;
     const source = this.evidence.keySource(circuit, key === 'final' ? { final: true } : { index });
     const history = await readZkeyHistory(source);
     const contributionHashes = checkZkeyHistory(history);
-    const csHash = Array.from(history.csHash, (b) => b.toString(16).padStart(2, '0')).join('');
-    if (csHash !== chain.init.circuitHash) {
-      throw new CoordinatorError('receipt.history_invalid', `${source.label}: its circuit hash is not the one the transcript's initial entry of ${circuit} records (it is a key of another circuit)`);
+    if (hex(history.csHash) !== chain.init.circuitHash) {
+      throw new CoordinatorError(
+        'receipt.history_invalid',
+        `${source.label}: its circuit hash is not the one the transcript's initial entry of ${circuit} records ` +
+          '(it is a key of another circuit)',
+      );
     }
     const checked = { circuit, key, index, contributionHashes, records: history.records, source } as const;
     return { ...checked, transcriptMismatch: transcriptMismatch(chain, checked) };
@@ -167,42 +201,68 @@ export class ReceiptChecker {
     }
   }
 
-  private async checkOrThrow(receipt: SignedReceipt, file?: Pick<ReceiptsFile, 'receiptPublicKey'>): Promise<ReceiptVerdict> {
+  private async checkOrThrow(
+    receipt: SignedReceipt,
+    file?: Pick<ReceiptsFile, 'receiptPublicKey'>,
+  ): Promise<ReceiptVerdict> {
     const { body } = receipt;
     const { label } = this.evidence;
     const step = (name: ReceiptStep, detail: string): void => this.options.onStep?.(receipt, name, detail);
 
     const ceremony = await this.ceremonyId();
     if (body.ceremony !== ceremony) {
-      throw new CoordinatorError('receipt.other_ceremony', `this receipt is for ceremony "${body.ceremony}"; ${label} is ceremony "${ceremony}"`);
+      throw new CoordinatorError(
+        'receipt.other_ceremony',
+        `this receipt is for ceremony "${body.ceremony}"; ${label} is ceremony "${ceremony}"`,
+      );
     }
 
     const key = await this.key();
     if (!(await receiptSignatureValid(key, receipt))) {
-      const otherKey = file?.receiptPublicKey !== undefined && !samePublicKey(file.receiptPublicKey, (await this.evidence.receiptPublicKeyPem()));
+      const otherKey =
+        file?.receiptPublicKey !== undefined &&
+        !samePublicKey(file.receiptPublicKey, await this.evidence.receiptPublicKeyPem());
       throw new CoordinatorError(
         'receipt.bad_signature',
-        `its signature is not the coordinator's: it does not verify against the receipt key ${label} publishes (SHA-256 ${key.fingerprint.slice(0, 16)}…), so the receipt was altered or this coordinator did not sign it` +
+        `its signature is not the coordinator's: it does not verify against the receipt key ${label} publishes ` +
+          `(SHA-256 ${short(key.fingerprint)}), so the receipt was altered or this coordinator did not sign it` +
           (otherKey ? '; the receipts file names another key than the published one' : ''),
       );
     }
-    step('signature', `signed by the coordinator's receipt key (SHA-256 ${key.fingerprint.slice(0, 16)}…)`);
+    step('signature', `signed by the coordinator's receipt key (SHA-256 ${short(key.fingerprint)})`);
 
     const transcript = await this.publicTranscript();
     const chain = transcript.chains.get(body.circuit);
-    if (!chain) throw new CoordinatorError('receipt.not_in_transcript', `the transcript ${label} serves has no circuit ${body.circuit}`);
+    if (!chain)
+      throw new CoordinatorError(
+        'receipt.not_in_transcript',
+        `the transcript ${label} serves has no circuit ${body.circuit}`,
+      );
     const entry = chain.contributions[body.index - 1];
     if (!entry) {
-      throw new CoordinatorError('receipt.not_in_transcript', `the transcript has no contribution ${body.index} of ${body.circuit}: its chain has ${chain.contributions.length}`);
+      throw new CoordinatorError(
+        'receipt.not_in_transcript',
+        `the transcript has no contribution ${body.index} of ${body.circuit}: ` +
+          `its chain has ${chain.contributions.length}`,
+      );
     }
-    const differs = (['contributionHash', 'fileHash', 'contributor'] as const).filter((field) => entry[field] !== body[field]);
+    const differs = (['contributionHash', 'fileHash', 'contributor'] as const).filter(
+      (field) => entry[field] !== body[field],
+    );
     if (differs.length > 0) {
       throw new CoordinatorError(
         'receipt.not_in_transcript',
-        `the transcript records another contribution as ${body.circuit} #${body.index}: its ${differs.join(', ')} ${differs.length === 1 ? 'differs' : 'differ'} from the receipt's (transcript: contribution hash ${entry.contributionHash!.slice(0, 16)}… by ${entry.contributor}; receipt: ${body.contributionHash.slice(0, 16)}… by ${body.contributor})`,
+        `the transcript records another contribution as ${body.circuit} #${body.index}: ` +
+          `its ${differs.join(', ')} ${differs.length === 1 ? 'differs' : 'differ'} from the receipt's ` +
+          `(transcript: contribution hash ${short(entry.contributionHash!)} by ${entry.contributor}; ` +
+          `receipt: ${short(body.contributionHash)} by ${body.contributor})`,
       );
     }
-    step('transcript', `recorded as contribution ${body.index} of ${body.circuit} (transcript entry ${entry.seq} of ${transcript.entries.length}, hash chain recomputed)`);
+    step(
+      'transcript',
+      `recorded as contribution ${body.index} of ${body.circuit} ` +
+        `(transcript entry ${entry.seq} of ${transcript.entries.length}, hash chain recomputed)`,
+    );
 
     const history = await this.keyHistory(body.circuit);
     const where = describeKey(history);
@@ -213,17 +273,40 @@ export class ReceiptChecker {
         'receipt.not_in_key',
         found >= 0
           ? `${where} lists this contribution at position ${found + 1}, not ${body.index}`
-          : `${where} does not descend from this contribution: its own history of ${records} record${records === 1 ? '' : 's'} does not list it${history.key === 'final' ? ' (the final key was made from another head than the chain the transcript records)' : ''}`,
+          : `${where} does not descend from this contribution: its own history of ${count(records, 'record')} ` +
+              'does not list it' +
+              (history.key === 'final'
+                ? ' (the final key was made from another head than the chain the transcript records)'
+                : ''),
       );
     }
     if (history.transcriptMismatch) {
-      throw new CoordinatorError('receipt.history_invalid', `${where} lists this contribution, but its history is not the transcript's chain: ${history.transcriptMismatch}`);
+      throw new CoordinatorError(
+        'receipt.history_invalid',
+        `${where} lists this contribution, but its history is not the transcript's chain: ` +
+          history.transcriptMismatch,
+      );
     }
-    step('key', `${where} lists it at position ${body.index} of ${history.contributionHashes.length}; its history chains from the circuit hash to the header's δ (${history.source.bytesRead} bytes of ${history.source.fileSize} read)`);
+    step(
+      'key',
+      `${where} lists it at position ${body.index} of ${history.contributionHashes.length}; its history chains ` +
+        `from the circuit hash to the header's δ ` +
+        `(${history.source.bytesRead} bytes of ${history.source.fileSize} read)`,
+    );
     const message =
       history.key === 'final'
         ? `included in the final key of ${body.circuit} at position ${body.index}, checked`
-        : `included in the current head of ${body.circuit} (contribution ${history.index}) at position ${body.index}, checked; ${body.circuit} is not finalised yet, so check again once it is`;
-    return { ok: true, receipt, circuit: body.circuit, index: body.index, key: history.key, keyIndex: history.index, message };
+        : `included in the current head of ${body.circuit} (contribution ${history.index}) ` +
+          `at position ${body.index}, ` +
+          `checked; ${body.circuit} is not finalised yet, so check again once it is`;
+    return {
+      ok: true,
+      receipt,
+      circuit: body.circuit,
+      index: body.index,
+      key: history.key,
+      keyIndex: history.index,
+      message,
+    };
   }
 }

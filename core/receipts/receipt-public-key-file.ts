@@ -19,9 +19,14 @@ export function receiptPublicKeyPath(dataDir: string): string {
 }
 
 /** Makes `dataDir`/receipt-public-key.pem hold `pem`; says whether it was new, the same, or another key. */
-export async function writeReceiptPublicKey(dataDir: string, pem: string): Promise<'written' | 'unchanged' | 'replaced'> {
+export async function writeReceiptPublicKey(
+  dataDir: string,
+  pem: string,
+): Promise<'written' | 'unchanged' | 'replaced'> {
   const file = receiptPublicKeyPath(dataDir);
-  const existing = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error)));
+  const existing = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) =>
+    error.code === 'ENOENT' ? undefined : Promise.reject(error),
+  );
   if (existing !== undefined && samePublicKey(existing, pem)) return 'unchanged';
   await writeFileAtomic(file, pem);
   return existing === undefined ? 'written' : 'replaced';
@@ -33,8 +38,11 @@ export async function writeReceiptPublicKey(dataDir: string, pem: string): Promi
  */
 export async function readReceiptPublicKey(dir: string): Promise<string | undefined> {
   const file = receiptPublicKeyPath(dir);
-  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error)));
+  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) =>
+    error.code === 'ENOENT' ? undefined : Promise.reject(error),
+  );
   if (text === undefined) return undefined;
-  if (!publicKeyDer(text)) throw new CoordinatorError('receipt.key_unavailable', `${RECEIPT_PUBLIC_KEY_FILE} is not a PEM public key`);
+  if (!publicKeyDer(text))
+    throw new CoordinatorError('receipt.key_unavailable', `${RECEIPT_PUBLIC_KEY_FILE} is not a PEM public key`);
   return text;
 }

@@ -48,17 +48,32 @@ export function samePublicKey(a: string, b: string): boolean {
 /** Imports the receipt key `pem` published by `source` (named in messages). */
 export async function importReceiptKey(pem: string, source: string): Promise<ReceiptKey> {
   const der = publicKeyDer(pem);
-  if (!der) throw new CoordinatorError('receipt.key_unavailable', `the receipt key ${source} publishes is not a PEM public key`);
+  if (!der)
+    throw new CoordinatorError(
+      'receipt.key_unavailable',
+      `the receipt key ${source} publishes is not a PEM public key`,
+    );
   const subtle = globalThis.crypto?.subtle;
-  if (!subtle) throw new CoordinatorError('receipt.key_unavailable', 'this environment has no WebCrypto, so Ed25519 signatures cannot be checked here');
+  if (!subtle)
+    throw new CoordinatorError(
+      'receipt.key_unavailable',
+      'this environment has no WebCrypto, so Ed25519 signatures cannot be checked here',
+    );
   let key: CryptoKey;
   try {
     key = await subtle.importKey('spki', der, { name: 'Ed25519' }, false, ['verify']);
   } catch (error) {
     if ((error as Error).name === 'NotSupportedError') {
-      throw new CoordinatorError('receipt.key_unavailable', 'this browser’s WebCrypto has no Ed25519, so the receipt’s signature cannot be checked here; use a current browser or `ceremony verify-receipt`');
+      throw new CoordinatorError(
+        'receipt.key_unavailable',
+        'this browser’s WebCrypto has no Ed25519, so the receipt’s signature cannot be checked here; ' +
+          'use a current browser or `ceremony verify-receipt`',
+      );
     }
-    throw new CoordinatorError('receipt.key_unavailable', `the receipt key ${source} publishes is not an Ed25519 public key`);
+    throw new CoordinatorError(
+      'receipt.key_unavailable',
+      `the receipt key ${source} publishes is not an Ed25519 public key`,
+    );
   }
   const fingerprint = toHex(new Uint8Array(await subtle.digest('SHA-256', der)));
   return { der, key, fingerprint };
@@ -67,5 +82,10 @@ export async function importReceiptKey(pem: string, source: string): Promise<Rec
 /** Whether `receipt`'s signature is `key`'s over its body text. */
 export async function receiptSignatureValid(key: ReceiptKey, receipt: SignedReceipt): Promise<boolean> {
   const signature = base64Bytes(receipt.signature);
-  return globalThis.crypto.subtle.verify({ name: 'Ed25519' }, key.key, signature, new TextEncoder().encode(receipt.bodyText));
+  return globalThis.crypto.subtle.verify(
+    { name: 'Ed25519' },
+    key.key,
+    signature,
+    new TextEncoder().encode(receipt.bodyText),
+  );
 }

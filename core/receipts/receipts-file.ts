@@ -49,7 +49,8 @@ function malformed(why: string): CoordinatorError {
   return new CoordinatorError('receipt.malformed', why);
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function parseBody(text: string, where: string): ReceiptBody {
   let raw: unknown;
@@ -66,12 +67,14 @@ function parseBody(text: string, where: string): ReceiptBody {
   };
   const hashField = (name: string): string => {
     const value = textField(name);
-    if (!HASH512.test(value)) throw malformed(`${where}: its ${name} is not a BLAKE2b-512 hash (128 lowercase hex digits)`);
+    if (!HASH512.test(value))
+      throw malformed(`${where}: its ${name} is not a BLAKE2b-512 hash (128 lowercase hex digits)`);
     return value;
   };
   const indexField = (): number => {
     const index = raw.index;
-    if (typeof index !== 'number' || !Number.isSafeInteger(index) || index < 1) throw malformed(`${where}: its index is not a position in a chain (1 or more)`);
+    if (typeof index !== 'number' || !Number.isSafeInteger(index) || index < 1)
+      throw malformed(`${where}: its index is not a position in a chain (1 or more)`);
     return index;
   };
   return {
@@ -90,9 +93,17 @@ function parseReceipt(value: unknown, position: number, single: boolean): Signed
   if (!isObject(value)) throw malformed(`${where} is not a JSON object with a body and a signature`);
   const { body, signature, contributionId } = value;
   if (typeof body !== 'string') throw malformed(`${where} has no body (the signed JSON text)`);
-  if (typeof signature !== 'string' || !BASE64_SIGNATURE.test(signature)) throw malformed(`${where} has no Ed25519 signature (64 bytes, base64)`);
-  if (contributionId !== undefined && typeof contributionId !== 'string') throw malformed(`${where}: its contributionId is not text`);
-  return { position, bodyText: body, signature, body: parseBody(body, where), ...(contributionId === undefined ? {} : { contributionId }) };
+  if (typeof signature !== 'string' || !BASE64_SIGNATURE.test(signature))
+    throw malformed(`${where} has no Ed25519 signature (64 bytes, base64)`);
+  if (contributionId !== undefined && typeof contributionId !== 'string')
+    throw malformed(`${where}: its contributionId is not text`);
+  return {
+    position,
+    bodyText: body,
+    signature,
+    body: parseBody(body, where),
+    ...(contributionId === undefined ? {} : { contributionId }),
+  };
 }
 
 /** Reads a parsed JSON value in any of the accepted shapes. */
@@ -116,7 +127,8 @@ export function parseReceiptsJson(value: unknown): ReceiptsFile {
     throw malformed('expected a receipt ({body, signature}), a list of them, or a receipts file ({receipts: […]})');
   }
   if (list.length === 0) throw malformed('it holds no receipt');
-  if (list.length > MAX_RECEIPTS) throw malformed(`it holds ${list.length} receipts; at most ${MAX_RECEIPTS} are checked at once`);
+  if (list.length > MAX_RECEIPTS)
+    throw malformed(`it holds ${list.length} receipts; at most ${MAX_RECEIPTS} are checked at once`);
   return { ...file, receipts: list.map((item, i) => parseReceipt(item, i + 1, single)) };
 }
 

@@ -67,7 +67,8 @@ function invalid(label: string, why: string): CoordinatorError {
   return new CoordinatorError('receipt.history_invalid', `${label}: ${why}`);
 }
 
-const u32 = (bytes: Uint8Array, at: number): number => new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(at, true);
+const u32 = (bytes: Uint8Array, at: number): number =>
+  new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(at, true);
 
 function littleEndian(bytes: Uint8Array): bigint {
   let value = 0n;
@@ -87,7 +88,8 @@ class CachingReader {
     if (block) return block.bytes.subarray(offset - block.offset, offset - block.offset + length);
     const bytes = await this.source.read(offset, Math.max(length, fetchLength));
     this.blocks.push({ offset, bytes });
-    if (bytes.length < length) throw invalid(this.source.label, 'the file ends inside its section table or a section (truncated)');
+    if (bytes.length < length)
+      throw invalid(this.source.label, 'the file ends inside its section table or a section (truncated)');
     return bytes.subarray(0, length);
   }
 }
@@ -97,9 +99,14 @@ interface SectionPlace {
   size: number;
 }
 
-async function walkSections(reader: CachingReader, label: string, fileSize: number): Promise<Map<number, SectionPlace>> {
+async function walkSections(
+  reader: CachingReader,
+  label: string,
+  fileSize: number,
+): Promise<Map<number, SectionPlace>> {
   const head = await reader.bytes(0, FILE_HEADER_BYTES, FIRST_READ_BYTES);
-  if (String.fromCharCode(...head.subarray(0, 4)) !== 'zkey') throw invalid(label, 'it is not a zkey (no "zkey" magic bytes)');
+  if (String.fromCharCode(...head.subarray(0, 4)) !== 'zkey')
+    throw invalid(label, 'it is not a zkey (no "zkey" magic bytes)');
   const count = u32(head, 8);
   if (count < 1 || count > 10) throw invalid(label, `it declares ${count} sections; a Groth16 zkey has 10`);
   const sections = new Map<number, SectionPlace>();
@@ -111,7 +118,8 @@ async function walkSections(reader: CachingReader, label: string, fileSize: numb
     position += SECTION_HEADER_BYTES;
     if (id < 1 || id > 10) throw invalid(label, `unknown section id ${id}`);
     if (sections.has(id)) throw invalid(label, `section ${id} appears twice`);
-    if (!Number.isSafeInteger(size) || position + size > fileSize) throw invalid(label, `section ${id} runs past the end of the file`);
+    if (!Number.isSafeInteger(size) || position + size > fileSize)
+      throw invalid(label, `section ${id} runs past the end of the file`);
     sections.set(id, { offset: position, size });
     position += size;
   }
@@ -138,7 +146,14 @@ function parseRecords(bytes: Uint8Array, label: string): { csHash: Uint8Array; r
   const records: HistoryRecord[] = [];
   for (let i = 1; i <= count; i++) {
     if (p + RECORD_FIXED_BYTES > bytes.length) throw invalid(label, `its MPC section is truncated in record ${i}`);
-    const record: HistoryRecord = { deltaAfter: take(G1_BYTES), g1S: take(G1_BYTES), g1Sx: take(G1_BYTES), g2Spx: take(G2_BYTES), transcript: take(HASH_BYTES), type: u32(bytes, p) };
+    const record: HistoryRecord = {
+      deltaAfter: take(G1_BYTES),
+      g1S: take(G1_BYTES),
+      g1Sx: take(G1_BYTES),
+      g2Spx: take(G2_BYTES),
+      transcript: take(HASH_BYTES),
+      type: u32(bytes, p),
+    };
     const parametersEnd = p + 8 + u32(bytes, p + 4);
     p += 8;
     if (parametersEnd > bytes.length) throw invalid(label, `record ${i}'s parameters run past the MPC section`);
@@ -177,21 +192,30 @@ export async function readZkeyHistory(source: RangeSource): Promise<ZkeyHistory>
   const sections = await walkSections(reader, label, fileSize);
 
   const protocol = required(sections, SECTION.protocol, label);
-  if (protocol.size !== 4 || u32(await reader.bytes(protocol.offset, 4), 0) !== GROTH16_PROTOCOL) throw invalid(label, 'it is not a Groth16 key');
+  if (protocol.size !== 4 || u32(await reader.bytes(protocol.offset, 4), 0) !== GROTH16_PROTOCOL)
+    throw invalid(label, 'it is not a Groth16 key');
   const headerPlace = required(sections, SECTION.header, label);
-  if (headerPlace.size !== HEADER_BYTES) throw invalid(label, `its Groth16 header is ${headerPlace.size} bytes, not the ${HEADER_BYTES} of a BN254 key`);
+  if (headerPlace.size !== HEADER_BYTES)
+    throw invalid(label, `its Groth16 header is ${headerPlace.size} bytes, not the ${HEADER_BYTES} of a BN254 key`);
   const header = await reader.bytes(headerPlace.offset, HEADER_BYTES);
-  if (u32(header, 0) !== N8 || littleEndian(header.subarray(4, 4 + N8)) !== BN254_Q) throw invalid(label, 'its base field is not BN254’s');
-  if (u32(header, 4 + N8) !== N8 || littleEndian(header.subarray(8 + N8, 8 + 2 * N8)) !== BN254_R) throw invalid(label, 'its scalar field is not BN254’s');
+  if (u32(header, 0) !== N8 || littleEndian(header.subarray(4, 4 + N8)) !== BN254_Q)
+    throw invalid(label, 'its base field is not BN254’s');
+  if (u32(header, 4 + N8) !== N8 || littleEndian(header.subarray(8 + N8, 8 + 2 * N8)) !== BN254_R)
+    throw invalid(label, 'its scalar field is not BN254’s');
 
   const mpc = required(sections, SECTION.mpc, label);
-  if (mpc.size > MAX_MPC_BYTES) throw invalid(label, `its MPC section is ${mpc.size} bytes; a history of contributions is far smaller, so it is not read`);
+  if (mpc.size > MAX_MPC_BYTES)
+    throw invalid(
+      label,
+      `its MPC section is ${mpc.size} bytes; a history of contributions is far smaller, so it is not read`,
+    );
   const { csHash, records } = parseRecords(await reader.bytes(mpc.offset, mpc.size), label);
   return { label, fileSize, csHash, headerDelta1: header.slice(DELTA1_AT, DELTA1_AT + G1_BYTES), records };
 }
 
 const toHex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((byte, i) => byte === b[i]);
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
+  a.length === b.length && a.every((byte, i) => byte === b[i]);
 
 /**
  * Recomputes the history's chain of transcripts as snarkjs does and returns each record's
@@ -206,14 +230,23 @@ export function checkZkeyHistory(history: ZkeyHistory): string[] {
   history.records.forEach((record, i) => {
     let publicKey: Uint8Array[];
     try {
-      publicKey = [g1Uncompressed(record.deltaAfter), g1Uncompressed(record.g1S), g1Uncompressed(record.g1Sx), g2Uncompressed(record.g2Spx)];
+      publicKey = [
+        g1Uncompressed(record.deltaAfter),
+        g1Uncompressed(record.g1S),
+        g1Uncompressed(record.g1Sx),
+        g2Uncompressed(record.g2Spx),
+      ];
     } catch (error) {
       if (error instanceof NonCanonicalCoordinateError) throw invalid(label, `record ${i + 1}: ${error.message}`);
       throw error;
     }
     const expected = accumulated.clone().update(publicKey[1]!).update(publicKey[2]!).digest();
     if (!sameBytes(expected, record.transcript)) {
-      throw invalid(label, `record ${i + 1}'s transcript digest does not follow from the circuit hash and the ${i} record${i === 1 ? '' : 's'} before it: the key's contribution history was rewritten`);
+      throw invalid(
+        label,
+        `record ${i + 1}'s transcript digest does not follow from the circuit hash and the ` +
+          `${i} record${i === 1 ? '' : 's'} before it: the key's contribution history was rewritten`,
+      );
     }
     const contribution = blake2b.create({ dkLen: HASH_BYTES });
     for (const part of [...publicKey, record.transcript]) {
@@ -224,7 +257,11 @@ export function checkZkeyHistory(history: ZkeyHistory): string[] {
   });
   const last = history.records.at(-1);
   if (last && !sameBytes(last.deltaAfter, history.headerDelta1)) {
-    throw invalid(label, `the δ of its header is not the δ its last record (${history.records.length}) leaves: the key is not the one its history describes`);
+    throw invalid(
+      label,
+      `the δ of its header is not the δ its last record (${history.records.length}) leaves: ` +
+        'the key is not the one its history describes',
+    );
   }
   return hashes;
 }

@@ -32,7 +32,10 @@ export async function receiptsCeremony(): Promise<ReceiptsCeremony> {
   const config = await loadCeremonyConfig(dataDir);
   const signer = await ReceiptSigner.fromKeyFile(path.join(dataDir, 'state', 'receipt-key.pem'));
   await writeReceiptPublicKey(dataDir, signer.publicKeyPem);
-  const entries = parseTranscript(await readFile(path.join(dataDir, 'transcript', 'transcript.jsonl'), 'utf8'), config.id);
+  const entries = parseTranscript(
+    await readFile(path.join(dataDir, 'transcript', 'transcript.jsonl'), 'utf8'),
+    config.id,
+  );
   const receipts = entries.flatMap((entry) =>
     entry.type === 'contribution'
       ? [
@@ -40,7 +43,15 @@ export async function receiptsCeremony(): Promise<ReceiptsCeremony> {
             contributor: entry.contributor,
             receipt: {
               contributionId: `contribution-${entry.seq}`,
-              ...signer.sign({ ceremony: config.id, circuit: entry.circuit, index: entry.index, contributor: entry.contributor, contributionHash: entry.contributionHash, fileHash: entry.fileHash, acceptedAt: entry.time }),
+              ...signer.sign({
+                ceremony: config.id,
+                circuit: entry.circuit,
+                index: entry.index,
+                contributor: entry.contributor,
+                contributionHash: entry.contributionHash,
+                fileHash: entry.fileHash,
+                acceptedAt: entry.time,
+              }),
             },
           },
         ]

@@ -18,7 +18,8 @@ export async function rewriteHistory(source: string, target: string, rewrite: Hi
   const info = await readZkeyInfo(source);
   const bytes = await readFile(source);
   const mpc = info.sections.get(SECTION.mpc)!;
-  if (mpc.offset + mpc.size !== bytes.length) throw new Error('the MPC section is not the last one; this helper rewrites only that layout');
+  if (mpc.offset + mpc.size !== bytes.length)
+    throw new Error('the MPC section is not the last one; this helper rewrites only that layout');
   const records = (rewrite.records ?? ((r) => r))(info.mpc.contributions);
   const count = Buffer.alloc(4);
   count.writeUInt32LE(records.length);

@@ -44,9 +44,10 @@ export function renderAttestation(api: ApiClient, me: MeView, ceremony: Ceremony
     h(
       'p',
       { class: 'hint', id: 'receipts-how-to-check' },
-      'Keep the receipts file. At any time, and once the ceremony is finalised, drop it on the ',
+      'Keep the receipts file. Drop it on the ',
       h('a', { href: '/ceremony/#receipt-check' }, 'public ceremony page'),
-      ' to check that the final keys descend from your contributions, or run ',
+      ' at any time, and again once the ceremony is finalised, to check that the keys descend from your contributions, ' +
+        'or run ',
       h('code', {}, `ceremony verify-receipt receipts-${ceremony.id}.json DIR`),
       ' on a published copy of the ceremony.',
     ),

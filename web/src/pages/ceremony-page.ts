@@ -253,7 +253,14 @@ async function main(): Promise<void> {
           receiptCheck.element,
           [renderSummary(ceremony, transcript), renderFinal(ceremony, manifest)],
           [
-            h('section', { class: 'card', id: 'circuits', 'aria-labelledby': 'circuits-title' }, h('h2', { id: 'circuits-title' }, 'Circuits and their chains'), ceremony.circuits.map((c) => renderCircuit(c, (firstLoad && c.chain.length <= 12) || open.has(`circuit-${c.name}`)))),
+            h(
+              'section',
+              { class: 'card', id: 'circuits', 'aria-labelledby': 'circuits-title' },
+              h('h2', { id: 'circuits-title' }, 'Circuits and their chains'),
+              ceremony.circuits.map((c) =>
+                renderCircuit(c, (firstLoad && c.chain.length <= 12) || open.has(`circuit-${c.name}`)),
+              ),
+            ),
             renderTranscript(transcript, open.has('transcript-entries')),
             renderAudit(ceremony),
           ],

@@ -14,7 +14,13 @@
 import { CoordinatorError, isCoordinatorError } from '../../../core/errors.ts';
 import { coordinatorEvidence } from '../../../core/receipts/coordinator-evidence.ts';
 import type { PublicTranscriptEntry } from '../../../core/receipts/public-transcript.ts';
-import { ReceiptChecker, receiptSubject, type ReceiptCheckerOptions, type ReceiptStep, type ReceiptVerdict } from '../../../core/receipts/receipt-checker.ts';
+import {
+  ReceiptChecker,
+  receiptSubject,
+  type ReceiptCheckerOptions,
+  type ReceiptStep,
+  type ReceiptVerdict,
+} from '../../../core/receipts/receipt-checker.ts';
 import { parseReceiptsText, type ReceiptsFile } from '../../../core/receipts/receipts-file.ts';
 import { plainWords } from '../api/error-messages.ts';
 import { h, replaceChildren } from '../ui/element.ts';
@@ -31,7 +37,14 @@ function failure(error: unknown): HTMLElement {
   const code = isCoordinatorError(error) ? error.code : 'browser';
   const message = error instanceof Error ? error.message : String(error);
   const words = plainWords(code, message);
-  return h('div', { class: 'banner bad', role: 'alert', 'data-error-code': code }, h('strong', {}, words.what), ' ', words.next, h('div', { class: 'detail' }, message));
+  return h(
+    'div',
+    { class: 'banner bad', role: 'alert', 'data-error-code': code },
+    h('strong', {}, words.what),
+    ' ',
+    words.next,
+    h('div', { class: 'detail' }, message),
+  );
 }
 
 /** A receipts text: JSON that reads as receipts (anything else is a search). */
@@ -50,15 +63,27 @@ function verdictCard(verdict: ReceiptVerdict, steps: Array<[ReceiptStep, string]
   const subject = receiptSubject(verdict.receipt);
   return h(
     'div',
-    { class: 'receipt-verdict', 'data-ok': String(verdict.ok), 'data-circuit': verdict.receipt.body.circuit, 'data-index': verdict.receipt.body.index, ...(verdict.ok ? {} : { 'data-error-code': verdict.code }) },
+    {
+      class: 'receipt-verdict',
+      'data-ok': String(verdict.ok),
+      'data-circuit': verdict.receipt.body.circuit,
+      'data-index': verdict.receipt.body.index,
+      ...(verdict.ok ? {} : { 'data-error-code': verdict.code }),
+    },
     h('h3', {}, subject),
     h(
       'ul',
       { class: 'receipt-steps' },
-      steps.map(([step, detail]) => h('li', { 'data-step': step }, '✓ ', h('strong', {}, `${STEP_NAMES[step]}: `), detail)),
+      steps.map(([step, detail]) =>
+        h('li', { 'data-step': step }, '✓ ', h('strong', {}, `${STEP_NAMES[step]}: `), detail),
+      ),
     ),
     verdict.ok
-      ? h('div', { class: 'banner ok', role: 'status' }, h('strong', {}, `${verdict.message[0]!.toUpperCase()}${verdict.message.slice(1)}.`))
+      ? h(
+          'div',
+          { class: 'banner ok', role: 'status' },
+          h('strong', {}, `${verdict.message[0]!.toUpperCase()}${verdict.message.slice(1)}.`),
+        )
       : failure(new CoordinatorError(verdict.code, verdict.message)),
   );
 }
@@ -78,14 +103,23 @@ export function createReceiptCheckView(): ReceiptCheckView {
     'aria-describedby': 'record-query-hint',
     placeholder: 'alice  ·  7a3f0c1d 9b2e…  ·  {"receipts": […]}',
   });
-  const fileInput = h('input', { type: 'file', id: 'receipts-file', class: 'visually-hidden', accept: '.json,application/json' });
+  const fileInput = h('input', {
+    type: 'file',
+    id: 'receipts-file',
+    class: 'visually-hidden',
+    accept: '.json,application/json',
+  });
   const results = h('div', { id: 'record-results', 'aria-live': 'polite' });
   let running = 0;
 
   const checkReceipts = async (file: ReceiptsFile): Promise<void> => {
     const run = ++running;
     const started = performance.now();
-    const summary = h('p', { id: 'receipt-check-summary', 'data-state': 'checking' }, `Checking ${file.receipts.length} receipt${file.receipts.length === 1 ? '' : 's'}…`);
+    const summary = h(
+      'p',
+      { id: 'receipt-check-summary', 'data-state': 'checking' },
+      `Checking ${file.receipts.length} receipt${file.receipts.length === 1 ? '' : 's'}…`,
+    );
     const cards = h('div', {});
     replaceChildren(results, summary, cards);
     const steps = new Map<number, Array<[ReceiptStep, string]>>();
@@ -102,7 +136,9 @@ export function createReceiptCheckView(): ReceiptCheckView {
     }
     const elapsedMs = Math.round(performance.now() - started);
     // What the key reads cost: each circuit's key was read once, however many receipts named it.
-    const histories = await Promise.all([...new Set(file.receipts.map((r) => r.body.circuit))].map((c) => checker.keyHistory(c).catch(() => undefined)));
+    const histories = await Promise.all(
+      [...new Set(file.receipts.map((r) => r.body.circuit))].map((c) => checker.keyHistory(c).catch(() => undefined)),
+    );
     const read = histories.reduce((sum, k) => sum + (k?.source.bytesRead ?? 0), 0);
     const size = histories.reduce((sum, k) => sum + (k?.source.fileSize ?? 0), 0);
     const failed = verdicts.filter((v) => !v.ok).length;
@@ -112,8 +148,9 @@ export function createReceiptCheckView(): ReceiptCheckView {
     summary.dataset.keyBytes = String(read);
     summary.dataset.keySize = String(size);
     summary.textContent =
-      `${failed === 0 ? `All ${verdicts.length} checked: included.` : `${failed} of ${verdicts.length} not included.`} ` +
-      `Checked in ${(elapsedMs / 1000).toFixed(2)} s, reading ${formatBytes(read)} of ${formatBytes(size)} of keys by range requests.`;
+      (failed === 0 ? `All ${verdicts.length} checked: included.` : `${failed} of ${verdicts.length} not included.`) +
+      ` Checked in ${(elapsedMs / 1000).toFixed(2)} s, reading ${formatBytes(read)} of ${formatBytes(size)} of keys` +
+      ' by range requests.';
   };
 
   const search = async (query: string): Promise<void> => {
@@ -125,11 +162,24 @@ export function createReceiptCheckView(): ReceiptCheckView {
     const hex = query.replace(/\s+/g, '').toLowerCase();
     const byHash = /^[0-9a-f]{8,128}$/.test(hex);
     const name = query.trim().toLowerCase();
-    const matches = transcript.entries.filter((e): e is PublicTranscriptEntry & { type: 'contribution' } =>
-      e.type === 'contribution' && (byHash ? e.contributionHash!.startsWith(hex) || e.fileHash!.startsWith(hex) : e.contributor!.toLowerCase().includes(name)),
+    const matches = transcript.entries.filter(
+      (e): e is PublicTranscriptEntry & { type: 'contribution' } =>
+        e.type === 'contribution' &&
+        (byHash
+          ? e.contributionHash!.startsWith(hex) || e.fileHash!.startsWith(hex)
+          : e.contributor!.toLowerCase().includes(name)),
     );
     if (matches.length === 0) {
-      replaceChildren(results, h('p', { id: 'record-none' }, byHash ? 'No contribution has a contribution hash or file hash starting with that.' : 'No contributor of that name.'));
+      replaceChildren(
+        results,
+        h(
+          'p',
+          { id: 'record-none' },
+          byHash
+            ? 'No contribution has a contribution hash or file hash starting with that.'
+            : 'No contributor of that name.',
+        ),
+      );
       return;
     }
     const finalCells = new Map<PublicTranscriptEntry, HTMLTableCellElement>();
@@ -150,11 +200,26 @@ export function createReceiptCheckView(): ReceiptCheckView {
     });
     replaceChildren(
       results,
-      h('p', {}, `${matches.length} contribution${matches.length === 1 ? '' : 's'} found in the transcript (its hash chain recomputed)${matches.length > MAX_ROWS ? `; the first ${MAX_ROWS} shown` : ''}.`),
+      h(
+        'p',
+        {},
+        `${matches.length} contribution${matches.length === 1 ? '' : 's'} found in the transcript ` +
+          `(its hash chain recomputed)${matches.length > MAX_ROWS ? `; the first ${MAX_ROWS} shown` : ''}.`,
+      ),
       h(
         'table',
         { class: 'chain', id: 'record-table' },
-        h('thead', {}, h('tr', {}, ['Circuit', 'Position', 'Contributor', 'Time', 'Contribution hash', 'File hash', 'Final key'].map((t) => h('th', { scope: 'col' }, t)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Circuit', 'Position', 'Contributor', 'Time', 'Contribution hash', 'File hash', 'Final key'].map((t) =>
+              h('th', { scope: 'col' }, t),
+            ),
+          ),
+        ),
         h('tbody', {}, rows),
       ),
     );
@@ -165,7 +230,10 @@ export function createReceiptCheckView(): ReceiptCheckView {
         hashes = (await checker.keyHistory(circuit)).contributionHashes;
       } catch (error) {
         for (const [entry, cell] of finalCells) {
-          if (entry.circuit === circuit) cell.replaceChildren(h('span', { class: 'status-failed', 'data-final': 'error' }, `✗ ${(error as Error).message}`));
+          if (entry.circuit === circuit)
+            cell.replaceChildren(
+              h('span', { class: 'status-failed', 'data-final': 'error' }, `✗ ${(error as Error).message}`),
+            );
         }
         continue;
       }
@@ -173,7 +241,11 @@ export function createReceiptCheckView(): ReceiptCheckView {
         if (entry.circuit !== circuit) continue;
         cell.replaceChildren(
           hashes[entry.index! - 1] === entry.contributionHash
-            ? h('span', { class: 'status-accepted', 'data-final': 'listed' }, `✓ listed at record ${entry.index} of ${hashes.length}`)
+            ? h(
+                'span',
+                { class: 'status-accepted', 'data-final': 'listed' },
+                `✓ listed at record ${entry.index} of ${hashes.length}`,
+              )
             : h('span', { class: 'status-failed', 'data-final': 'missing' }, '✗ not in its history'),
         );
       }
@@ -182,7 +254,14 @@ export function createReceiptCheckView(): ReceiptCheckView {
 
   const go = (text: string): void => {
     const receipts = asReceipts(text);
-    const work = receipts instanceof CoordinatorError ? Promise.reject(receipts) : receipts ? checkReceipts(receipts) : text.trim() ? search(text) : Promise.resolve();
+    const work =
+      receipts instanceof CoordinatorError
+        ? Promise.reject(receipts)
+        : receipts
+          ? checkReceipts(receipts)
+          : text.trim()
+            ? search(text)
+            : Promise.resolve();
     work.catch((error: unknown) => replaceChildren(results, failure(error)));
   };
 
@@ -196,7 +275,15 @@ export function createReceiptCheckView(): ReceiptCheckView {
   const readFile = async (file: File | undefined): Promise<void> => {
     if (!file) return;
     if (file.size > 8 * 1024 * 1024) {
-      replaceChildren(results, failure(new CoordinatorError('receipt.malformed', `${file.name} is ${formatBytes(file.size)}; a receipts file is a few kilobytes`)));
+      replaceChildren(
+        results,
+        failure(
+          new CoordinatorError(
+            'receipt.malformed',
+            `${file.name} is ${formatBytes(file.size)}; a receipts file is a few kilobytes`,
+          ),
+        ),
+      );
       return;
     }
     input.value = await file.text();
@@ -214,9 +301,20 @@ export function createReceiptCheckView(): ReceiptCheckView {
     { class: 'card', id: 'receipt-check', 'aria-labelledby': 'receipt-check-title' },
     h('h2', { id: 'receipt-check-title' }, 'Find a contribution, check a receipt'),
     h('label', { for: 'record-query' }, 'Your receipt, a contribution hash, or a contributor’s name'),
-    h('p', { class: 'hint', id: 'record-query-hint' }, 'Paste or drop the receipts file you downloaded after contributing (or one receipt from it) and it is checked at once. A name or a hash (as your client printed it) finds the contributions it names.'),
+    h(
+      'p',
+      { class: 'hint', id: 'record-query-hint' },
+      'Paste or drop the receipts file you downloaded after contributing (or one receipt from it) and it is checked ' +
+        'at once. A name or a hash (as your client printed it) finds the contributions it names.',
+    ),
     input,
-    h('div', { class: 'actions' }, h('button', { type: 'button', id: 'record-go', onclick: () => go(input.value) }, 'Search or check'), h('label', { class: 'button secondary', for: 'receipts-file' }, 'Open a receipts file…'), fileInput),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', id: 'record-go', onclick: () => go(input.value) }, 'Search or check'),
+      h('label', { class: 'button secondary', for: 'receipts-file' }, 'Open a receipts file…'),
+      fileInput,
+    ),
     results,
     h(
       'details',
@@ -231,14 +329,22 @@ export function createReceiptCheckView(): ReceiptCheckView {
         h('a', { href: '/api/receipt-key' }, '/api/receipt-key'),
         ' and in every publication); ',
         h('strong', {}, 'the transcript'),
-        ', its hash chain recomputed from its first entry, records your contribution at your position with the same contribution hash, file hash and name; and ',
+        ', its hash chain recomputed from its first entry, records your contribution at your position with the same ' +
+          'contribution hash, file hash and name; and ',
         h('strong', {}, 'the final key'),
-        ' lists it at your position in its own history of contributions. That history, read from the key itself with range requests (a few kilobytes, not the whole key), is recomputed as snarkjs does: each record’s transcript digest must follow from the circuit hash and every record before it, so your record commits to everything before it and every later record commits to yours; the δ in the key’s header must be the one its last record leaves; its circuit hash must be the one the transcript’s chain started with; and its records must be the transcript’s chain, one for one, beacon included.',
+        ' lists it at your position in its own history of contributions. That history, read from the key itself with ' +
+          'range requests (a few kilobytes, not the whole key), is recomputed as snarkjs does: each record’s ' +
+          'transcript digest must follow from the circuit hash and every record before it, so your record commits ' +
+          'to everything before it and every later record commits to yours; the δ in the key’s header must be the ' +
+          'one its last record leaves; its circuit hash must be the one the transcript’s chain started with; and ' +
+          'its records must be the transcript’s chain, one for one, beacon included.',
       ),
       h(
         'p',
         {},
-        'What it leaves to the full audit: the pairing checks (that each record’s proof of knowledge holds and each δ follows from the one before it, so that the final δ carries every contributor’s secret) and every point of the key (that the parts proofs are made with match δ and the circuit). ',
+        'What it leaves to the full audit: the pairing checks (that each record’s proof of knowledge holds and each ' +
+          'δ follows from the one before it, so that the final δ carries every contributor’s secret) and every ' +
+          'point of the key (that the parts proofs are made with match δ and the circuit). ',
         h('a', { href: '#audit' }, 'Run the audit'),
         ' (',
         h('code', {}, 'ceremony audit'),
