@@ -104,7 +104,10 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   // The public half, beside the ceremony's public files: `ceremony publish` copies it, so receipts
   // can be checked offline against a publication.
   if ((await writeReceiptPublicKey(config.dataDir, receipts.publicKeyPem)) === 'replaced') {
-    log.warn(`the receipt key changed: ${RECEIPT_PUBLIC_KEY_FILE} now holds the new public key, and receipts signed with the previous key no longer verify against it`);
+    log.warn(
+      `the receipt key changed: ${RECEIPT_PUBLIC_KEY_FILE} now holds the new public key, ` +
+        'and receipts signed with the previous key no longer verify against it',
+    );
   }
   const dispatcher: VerificationDispatcher = serverConfig.redisUrl
     ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
