@@ -169,8 +169,11 @@ export class ReceiptChecker {
         'receipt.not_in_transcript',
         `the transcript ${this.evidence.label} serves has no circuit ${circuit}`,
       );
-    const key = chain.beacon ? 'final' : 'head';
-    const index = chain.beacon ? chain.beacon.index! : chain.contributions.length;
+    // Final keys are public once the ceremony is finalised (every circuit sealed); until then, and
+    // while a finalisation is under way, the chain's head is the key contributions build on.
+    const sealed = transcript.finalised ? chain.beacon : undefined;
+    const key = sealed ? 'final' : 'head';
+    const index = sealed ? sealed.index! : chain.contributions.length;
     const source = this.evidence.keySource(circuit, key === 'final' ? { final: true } : { index });
     const history = await readZkeyHistory(source);
     const contributionHashes = checkZkeyHistory(history);

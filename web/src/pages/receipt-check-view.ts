@@ -265,7 +265,15 @@ export function createReceiptCheckView(): ReceiptCheckView {
     work.catch((error: unknown) => replaceChildren(results, failure(error)));
   };
 
-  input.addEventListener('paste', () => setTimeout(() => asReceipts(input.value) !== undefined && go(input.value), 0));
+  // A pasted receipt replaces whatever the field held and is checked at once: one paste. Anything
+  // else is pasted as usual (a name or a hash waits for Enter).
+  input.addEventListener('paste', (event) => {
+    const text = event.clipboardData?.getData('text/plain') ?? '';
+    if (asReceipts(text) === undefined) return;
+    event.preventDefault();
+    input.value = text;
+    go(text);
+  });
   input.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !event.shiftKey) {
       event.preventDefault();
@@ -290,8 +298,11 @@ export function createReceiptCheckView(): ReceiptCheckView {
     go(input.value);
   };
   fileInput.addEventListener('change', () => void readFile(fileInput.files?.[0]));
-  input.addEventListener('dragover', (event) => event.preventDefault());
+  // A dropped file is read as a receipts file; dropped text is left to the field.
+  const carriesFile = (event: DragEvent): boolean => event.dataTransfer?.types.includes('Files') ?? false;
+  input.addEventListener('dragover', (event) => carriesFile(event) && event.preventDefault());
   input.addEventListener('drop', (event) => {
+    if (!carriesFile(event)) return;
     event.preventDefault();
     void readFile(event.dataTransfer?.files[0]);
   });
