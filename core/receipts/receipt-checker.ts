@@ -188,13 +188,7 @@ export class ReceiptChecker {
     return { ...checked, transcriptMismatch: transcriptMismatch(chain, checked) };
   }
 
-  /** Checks every receipt of `file`; a failure of one never stops the others. */
-  async checkAll(file: ReceiptsFile): Promise<ReceiptVerdict[]> {
-    const verdicts: ReceiptVerdict[] = [];
-    for (const receipt of file.receipts) verdicts.push(await this.check(receipt, file));
-    return verdicts;
-  }
-
+  /** One receipt's verdict; a refusal is a verdict (never thrown), so one receipt never stops the others. */
   async check(receipt: SignedReceipt, file?: Pick<ReceiptsFile, 'receiptPublicKey'>): Promise<ReceiptVerdict> {
     try {
       return await this.checkOrThrow(receipt, file);
