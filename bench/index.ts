@@ -16,8 +16,13 @@
  *  6. audit         bench/audit.ts: checking contribution 0 vs `snarkjs zkey new` (rs18, rs17p64),
  *                   and `ceremony audit` of nine real-shaped chains of --audit-links contributions
  *                   + beacon, extrapolated to 370 links (child process; minutes)
+ *  7. receipt       bench/receipt.ts: one paste of a receipts file on the public page, checked
+ *                   against the final key of --receipt-circuit (rs18; or --receipt-power P) by
+ *                   range requests: the page's own timing and the key bytes fetched, against the
+ *                   whole key's download and `snarkjs zkey verify` (--receipt-skip-snarkjs)
  *
- * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit] [--audit-links 5] [--powers 14,16] [--terms K]
+ * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,receipt] [--audit-links 5]
+ *                           [--powers 14,16] [--terms K] [--receipt-circuit rs18 | --receipt-power P] [--receipt-skip-snarkjs]
  *                           [--circuits rs17p64,rs18] [--runs N]
  *                           [--transfer-power 16 | --transfer-circuit rs18] [--contributors 10000] [--seconds 25]
  *                           [--contribution-power 16]
@@ -32,8 +37,9 @@ import { isRealShapeName, REAL_SHAPE_NAMES } from './bench-chain.ts';
 import { printLobby, runLobbyLoad } from './lobby-load.ts';
 import { printBrowserContribution, runBrowserContribution } from './browser-contribution.ts';
 import { printStartup, runStartup } from './startup.ts';
+import { printReceiptBench, runReceiptBench } from './receipt.ts';
 
-const BENCHES = ['verify', 'transfer', 'lobby', 'contribution', 'startup', 'audit'] as const;
+const BENCHES = ['verify', 'transfer', 'lobby', 'contribution', 'startup', 'audit', 'receipt'] as const;
 const { values } = parseArgs({
   options: {
     only: { type: 'string', default: BENCHES.join(',') },
@@ -48,6 +54,9 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '25' },
     'contribution-power': { type: 'string', default: '16' },
     'audit-links': { type: 'string', default: '5' },
+    'receipt-circuit': { type: 'string', default: 'rs18' },
+    'receipt-power': { type: 'string' },
+    'receipt-skip-snarkjs': { type: 'boolean', default: false },
   },
 });
 const selected = new Set(values.only.split(',').map((s) => s.trim()));
@@ -85,5 +94,9 @@ if (selected.has('startup')) {
 if (selected.has('audit')) {
   const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'audit.ts'), '--links', values['audit-links']], { cwd: REPO_ROOT, stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`bench/audit.ts exited with ${run.status}`);
+}
+if (selected.has('receipt')) {
+  const target = values['receipt-power'] ?? values['receipt-circuit'];
+  printReceiptBench(await runReceiptBench(target, Number(values.runs), !values['receipt-skip-snarkjs']));
 }
 await releaseBn128();
