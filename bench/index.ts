@@ -22,7 +22,8 @@
  *                   whole key's download and `snarkjs zkey verify` (--receipt-skip-snarkjs)
  *
  * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,receipt] [--audit-links 5]
- *                           [--powers 14,16] [--terms K] [--receipt-circuit rs18 | --receipt-power P] [--receipt-skip-snarkjs]
+ *                           [--powers 14,16] [--terms K]
+ *                           [--receipt-circuit rs18 | --receipt-power P] [--receipt-skip-snarkjs]
  *                           [--circuits rs17p64,rs18] [--runs N]
  *                           [--transfer-power 16 | --transfer-circuit rs18] [--contributors 10000] [--seconds 25]
  *                           [--contribution-power 16]
