@@ -20,8 +20,14 @@
  *                   Chromium against `ceremony serve` on the rs18 key (--turn-circuit / --turn-power),
  *                   straight and through a shaped link (--link DOWN/UP Mbit/s): time, bytes moved,
  *                   browser memory, cores busy, each against its floor (minutes)
+ *  8. receipt       bench/receipt.ts: one paste of a receipts file on the public page, checked
+ *                   against the final key of --receipt-circuit (rs18; or --receipt-power P) by
+ *                   range requests: the page's own timing and the key bytes fetched, against the
+ *                   whole key's download and `snarkjs zkey verify` (--receipt-skip-snarkjs)
  *
- * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn] [--audit-links 5] [--powers 14,16] [--terms K]
+ * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,receipt] [--audit-links 5]
+ *                           [--powers 14,16] [--terms K]
+ *                           [--receipt-circuit rs18 | --receipt-power P] [--receipt-skip-snarkjs]
  *                           [--circuits rs17p64,rs18] [--runs N]
  *                           [--transfer-power 16 | --transfer-circuit rs18] [--contributors 10000] [--seconds 25]
  *                           [--contribution-power 16]
@@ -38,8 +44,9 @@ import { printLobby, runLobbyLoad } from './lobby-load.ts';
 import { printBrowserContribution, runBrowserContribution } from './browser-contribution.ts';
 import { printStartup, runStartup } from './startup.ts';
 import { printContributorTurn, runContributorTurnBench, turnBenchOptions, writeTurnFigures } from './contributor-turn.ts';
+import { printReceiptBench, runReceiptBench } from './receipt.ts';
 
-const BENCHES = ['verify', 'transfer', 'lobby', 'contribution', 'startup', 'audit', 'turn'] as const;
+const BENCHES = ['verify', 'transfer', 'lobby', 'contribution', 'startup', 'audit', 'turn', 'receipt'] as const;
 const { values } = parseArgs({
   options: {
     only: { type: 'string', default: BENCHES.join(',') },
@@ -60,6 +67,9 @@ const { values } = parseArgs({
     'turn-runs': { type: 'string', default: '1' },
     'turn-client': { type: 'string', default: 'browser' },
     'turn-json': { type: 'string' },
+    'receipt-circuit': { type: 'string', default: 'rs18' },
+    'receipt-power': { type: 'string' },
+    'receipt-skip-snarkjs': { type: 'boolean', default: false },
   },
 });
 const selected = new Set(values.only.split(',').map((s) => s.trim()));
@@ -106,5 +116,9 @@ if (turnOptions) {
   const figures = await runContributorTurnBench(turnOptions);
   printContributorTurn(figures);
   if (values['turn-json']) await writeTurnFigures(values['turn-json'], figures);
+}
+if (selected.has('receipt')) {
+  const target = values['receipt-power'] ?? values['receipt-circuit'];
+  printReceiptBench(await runReceiptBench(target, Number(values.runs), !values['receipt-skip-snarkjs']));
 }
 await releaseBn128();

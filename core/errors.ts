@@ -123,6 +123,25 @@ export const ERROR_CODES = {
 
   // `ceremony publish`
   'publish.out_exists': PLAIN,
+
+  // Checking a signed receipt (`ceremony verify-receipt`, the public page): one code per way a
+  // receipt can fail to be in the keys, so a contributor (and a test) tells them apart.
+  /** The receipts file is not a receipt, a list of them, or the file the page or /api/me/receipts gives. */
+  'receipt.malformed': USAGE,
+  /**
+   * Where the receipt is checked (a publication, a coordinator) publishes no usable receipt key, or
+   * Ed25519 cannot be checked here.
+   */
+  'receipt.key_unavailable': PLAIN,
+  /** The coordinator or the publication could not give what the check reads (transcript, key ranges). */
+  'receipt.source_unavailable': PLAIN,
+  'receipt.other_ceremony': PLAIN,
+  'receipt.bad_signature': PLAIN,
+  'receipt.not_in_transcript': PLAIN,
+  /** The final key (or, before finalisation, the head) does not descend from the receipt's contribution. */
+  'receipt.not_in_key': PLAIN,
+  /** The key's own contribution history does not hold together, or does not match the transcript. */
+  'receipt.history_invalid': PLAIN,
 } as const satisfies Record<string, ErrorCodeTraits>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

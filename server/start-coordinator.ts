@@ -17,6 +17,7 @@ import { openDatabase, type Db } from './store/database.ts';
 import { Lobby } from './lobby/lobby.ts';
 import { ContributionStore } from './contributions/contribution-store.ts';
 import { ReceiptSigner } from './contributions/receipt-signer.ts';
+import { RECEIPT_PUBLIC_KEY_FILE, writeReceiptPublicKey } from '../core/receipts/receipt-public-key-file.ts';
 import { CeremonyPhaseStore } from './ceremony-phase.ts';
 import { CeremonyService, type ServiceLog } from './ceremony-service.ts';
 import { Redis } from 'ioredis';
@@ -100,6 +101,14 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   const lobby = new Lobby(db, { circuits: config.circuits.map((c) => c.name), isOpen: () => phase.get() === 'open', ...serverConfig.lobby }, clock);
   const contributions = new ContributionStore(db);
   const receipts = await ReceiptSigner.fromKeyFile(serverConfig.receiptKeyFile);
+  // The public half, beside the ceremony's public files: `ceremony publish` copies it, so receipts
+  // can be checked offline against a publication.
+  if ((await writeReceiptPublicKey(config.dataDir, receipts.publicKeyPem)) === 'replaced') {
+    log.warn(
+      `the receipt key changed: ${RECEIPT_PUBLIC_KEY_FILE} now holds the new public key, ` +
+        'and receipts signed with the previous key no longer verify against it',
+    );
+  }
   const dispatcher: VerificationDispatcher = serverConfig.redisUrl
     ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
     : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });

@@ -21,6 +21,14 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'finalise', usage: '[options]', summary: 'apply the random beacon to every head; write final keys, verification keys, Solidity verifiers and the delta manifest', load: async () => (await import('./finalise.ts')).finaliseCommand },
   { name: 'audit', usage: '[options] <dir>', summary: 're-verify a published ceremony folder from its files alone: every link, every final key, the transcript and the manifest', load: async () => (await import('./audit.ts')).auditCommand },
   { name: 'dev-ptau', usage: '[options] <out>', summary: 'make an INSECURE prepared powers of tau from a public secret, for test networks and benchmarks only', load: async () => (await import('./dev-ptau.ts')).devPtauCommand },
+  {
+    name: 'verify-receipt',
+    usage: '[options] <receipts.json> [dir]',
+    summary:
+      'check that signed receipts are in the transcript and in the final keys, ' +
+      'from a published folder or a coordinator',
+    load: async () => (await import('./verify-receipt.ts')).verifyReceiptCommand,
+  },
   { name: 'check-manifest', usage: '<manifest.json> <dir>', summary: "check the delta manifest against the verification keys of the ceremony's final keys", load: async () => (await import('./check-manifest.ts')).checkManifestCommand },
   { name: 'publish', usage: '[options] <dir> <out>', summary: 'write exactly the public files of a ceremony (never state/ or uploads/) to a new folder or .tar.gz, with SHA256SUMS, for `ceremony audit`', load: async () => (await import('./publish.ts')).publishCommand },
   { name: 'verify-deployment', usage: '<rpc-url> <manifest.json> <verifiers.json>', summary: 'check that deployed verifier contracts carry the delta points of the manifest', load: async () => (await import('./verify-deployment.ts')).verifyDeploymentCommand },

@@ -1,9 +1,11 @@
 /**
  * The allow-list of a ceremony's public files, derived from ceremony.json and the transcript:
  * the configuration, each circuit's r1cs and its circom sources (the main file beside the r1cs and
- * every file it includes), the ptau, every link the transcript records, the transcript, and the
- * final files once finalised. Nothing else in the data folder is ever listed: not `state/`, not
- * `uploads/`, not an orphan zkey beyond a head, not a note someone left in a chain folder.
+ * every file it includes), the ptau, every link the transcript records, the transcript, the
+ * final files once finalised, and the coordinator's receipt public key when a coordinator wrote one
+ * (checked to be a public key: a private key put there by mistake stops the publication). Nothing
+ * else in the data folder is ever listed: not `state/`, not `uploads/`, not an orphan zkey beyond a
+ * head, not a note someone left in a chain folder.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,6 +14,7 @@ import { CONFIG_FILE_NAME } from '../config/ceremony-config.ts';
 import { zkeyFileName } from '../chain/ceremony-paths.ts';
 import type { TranscriptEntry } from '../transcript/transcript.ts';
 import { CoordinatorError } from '../errors.ts';
+import { readReceiptPublicKey, RECEIPT_PUBLIC_KEY_FILE } from '../receipts/receipt-public-key-file.ts';
 
 const TRANSCRIPT_FILE = 'transcript/transcript.jsonl';
 
@@ -20,7 +23,7 @@ export interface PublicFile {
   relative: string;
   /** BLAKE2b-512 the transcript records for this file (zkeys), checked while copying. */
   fileHash?: string;
-  kind: 'config' | 'r1cs' | 'circom' | 'ptau' | 'zkey' | 'transcript' | 'final';
+  kind: 'config' | 'r1cs' | 'circom' | 'ptau' | 'zkey' | 'transcript' | 'final' | 'receipt-key';
 }
 
 /** `relative` as written in ceremony.json, refused if it leaves the data folder. */
@@ -57,6 +60,9 @@ async function circomSources(config: CeremonyConfig, r1cs: string): Promise<stri
 
 export async function publicFileList(config: CeremonyConfig, entries: readonly TranscriptEntry[], options: { withPtau: boolean }): Promise<PublicFile[]> {
   const files: PublicFile[] = [{ relative: CONFIG_FILE_NAME, kind: 'config' }];
+  if ((await readReceiptPublicKey(config.dataDir)) !== undefined) {
+    files.push({ relative: RECEIPT_PUBLIC_KEY_FILE, kind: 'receipt-key' });
+  }
   for (const circuit of config.circuits) {
     const r1cs = insideDataDir(config, circuit.r1cs, `the r1cs of ${circuit.name}`);
     files.push({ relative: r1cs, kind: 'r1cs' });

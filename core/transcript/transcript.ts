@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { CoordinatorError } from '../errors.ts';
+import { canonicalJson } from './canonical-json.ts';
 
 const hex = z.string().regex(/^[0-9a-f]+$/);
 const hash512 = z.string().regex(/^[0-9a-f]{128}$/);
@@ -54,18 +55,6 @@ export type TranscriptEntry = z.infer<typeof entrySchema>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An entry as a caller proposes it; the transcript fills in sequence, time and hashes. */
 export type NewTranscriptEntry = DistributiveOmit<TranscriptEntry, 'seq' | 'time' | 'prevHash' | 'hash'> & { time?: string };
-
-/** JSON with keys sorted at every level: the form the entry hash is computed over. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
 
 export function genesisHash(ceremonyId: string): string {
   return createHash('blake2b512').update(`phase2-ceremony transcript genesis:${ceremonyId}`).digest('hex');

@@ -1,22 +1,17 @@
 /**
  * Signed receipts for accepted contributions. The coordinator holds an Ed25519 key (created on
- * first start in the state folder, never in git); its public key is published at /api/ceremony,
- * so a contributor can prove later that the coordinator accepted their contribution.
+ * first start in the state folder, never in git); its public key is published at
+ * /api/receipt-key, in /api/ceremony and as receipt-public-key.pem of the data folder (which
+ * `ceremony publish` copies), so a contributor can prove later that the coordinator accepted their
+ * contribution, and check with core/receipts/ that the final keys descend from it.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../../core/fs/atomic-write.ts';
+import type { ReceiptBody } from '../../core/receipts/receipts-file.ts';
 import type { Receipt } from './contribution-store.ts';
 
-export interface ReceiptBody {
-  ceremony: string;
-  circuit: string;
-  index: number;
-  contributor: string;
-  contributionHash: string;
-  fileHash: string;
-  acceptedAt: string;
-}
+export type { ReceiptBody };
 
 export class ReceiptSigner {
   private constructor(

@@ -91,6 +91,16 @@ export const ERROR_STATUS = {
   'lifecycle.illegal_transition': 500,
 
   'publish.out_exists': 409,
+
+  // Raised by the receipt check (CLI and page), never answered by the coordinator's routes.
+  'receipt.malformed': 400,
+  'receipt.key_unavailable': 502,
+  'receipt.source_unavailable': 502,
+  'receipt.other_ceremony': 422,
+  'receipt.bad_signature': 422,
+  'receipt.not_in_transcript': 422,
+  'receipt.not_in_key': 422,
+  'receipt.history_invalid': 422,
 } as const satisfies Record<ErrorCode, number>;
 
 export function errorStatus(code: ErrorCode): number {

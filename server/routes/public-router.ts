@@ -1,7 +1,8 @@
 /**
- * What anyone may read without signing in: health, the ceremony and its circuits, the transcript,
- * the manifest (once finalised) and every file an auditor needs: every zkey of every chain (HTTP
- * range requests supported, streamed from disk), the r1cs, the ptau and the final keys.
+ * What anyone may read without signing in: health, the ceremony and its circuits, the receipt
+ * key, the transcript, the manifest (once finalised) and every file an auditor needs: every zkey
+ * of every chain (HTTP range requests supported, streamed from disk), the r1cs, the ptau and the
+ * final keys.
  * Every path served is built here from a configured circuit name, a parsed index or a checked
  * file name, never from the raw URL, so dot-folders above the data folder are allowed.
  */
@@ -90,6 +91,12 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
         };
       }),
     });
+  });
+
+  // The key receipts are signed with, at a stable address (the same as /api/ceremony's
+  // receiptPublicKey), for the receipt check of the public page and `ceremony verify-receipt`.
+  router.get('/api/receipt-key', (_req, res) => {
+    res.type('application/x-pem-file').send(deps.receiptPublicKeyPem);
   });
 
   router.get('/api/transcript', async (_req, res) => {

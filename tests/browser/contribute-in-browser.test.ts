@@ -16,6 +16,8 @@
  * - both get an attestation with their hashes and signed receipts that verify;
  * - the coordinator closes and finalises from the console; the manifest and the Solidity
  *   verifiers are listed there and the manifest appears on the public page;
+ * - alice opens the receipts file she downloaded on the public page: each of her contributions is
+ *   in its circuit's final key, checked there;
  * - the public page's fetch script, run as shown, lays out the files and `ceremony audit` passes.
  *
  * Screenshots of each step: test-artifacts/browser/*.png. Needs web/dist (`npm run build:web`;
@@ -25,7 +27,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Identity } from '@semaphore-protocol/identity';
@@ -133,6 +136,8 @@ describe('contributing in the browser, the public page and the coordinator conso
   // The register chain as the public API shows it when bob's corrupted bytes are sent: he holds the
   // turn then, so nothing may move it until his retry (held below) starts.
   let registerBeforeBobUpload: Promise<RegisterChainView> | undefined;
+  /** The receipts file alice's page saved, as she downloaded it. */
+  let aliceReceiptsFile: string;
 
   test('the public page needs no sign-in: chains at contribution 0, downloads, how to audit', async () => {
     publicPage = await newPage('public');
@@ -311,7 +316,9 @@ describe('contributing in the browser, the public page and the coordinator conso
       assert.ok(attestation.replace(/\s+/g, '').includes(mine.contributionHash!), `${circuit.name} hash in the attestation`);
     }
     const [download] = await Promise.all([alice.waitForEvent('download'), alice.click('#download-receipts')]);
-    const file = JSON.parse(await readFile((await download.path())!, 'utf8')) as { receiptPublicKey: string; receipts: Array<{ body: string; signature: string }> };
+    aliceReceiptsFile = await readFile((await download.path())!, 'utf8');
+    type ReceiptsFile = { receiptPublicKey: string; receipts: Array<{ body: string; signature: string }> };
+    const file = JSON.parse(aliceReceiptsFile) as ReceiptsFile;
     assert.equal(file.receipts.length, CIRCUITS.length);
     for (const receipt of file.receipts) assert.equal(verifyReceipt(receipt, ceremony.receiptPublicKey), true);
   });
@@ -349,6 +356,24 @@ describe('contributing in the browser, the public page and the coordinator conso
     const solidity = await fetch(`${coordinator.url}${await publicPage.getAttribute('#final-files a[href$=".sol"]', 'href')}`);
     assert.equal(solidity.status, 200);
     await screenshot(publicPage, '14-public-page-finalised');
+  });
+
+  test('alice opens her receipts file on the public page: each contribution is in its final key, checked', async () => {
+    const file = path.join(tmpdir(), `alice-receipts-${process.pid}.json`);
+    await writeFile(file, aliceReceiptsFile);
+    try {
+      await publicPage.setInputFiles('#receipts-file', file);
+      const done = '#receipt-check-summary[data-state="done"]';
+      const summary = await publicPage.waitForSelector(done, { timeout: 60_000 });
+      assert.equal(await summary.getAttribute('data-ok'), 'true', (await summary.textContent()) ?? '');
+      assert.equal(await publicPage.locator('.receipt-verdict[data-ok="true"]').count(), CIRCUITS.length);
+      // Alice was first on register (the chain's names are checked above: alice, carol, anonymous).
+      const register = publicPage.locator('.receipt-verdict[data-circuit="register"] .banner.ok');
+      assert.equal(await register.textContent(), 'Included in the final key of register at position 1, checked.');
+      await screenshot(publicPage, '15-public-page-receipts-checked');
+    } finally {
+      await rm(file, { force: true });
+    }
   });
 
   test('the public page’s fetch script lays out every published file and `ceremony audit` passes on them', async () => {

@@ -3,11 +3,13 @@
  * private and stray files never do), SHA256SUMS verifies with sha256sum, `ceremony audit` passes
  * on the result, an existing OUT is refused, a tampered link is refused with nothing left behind,
  * and a publication without the ptau records it so that the audit names what is missing and
- * accepts the right file (only) through --ptau.
+ * accepts the right file (only) through --ptau. The coordinator's receipt public key is published
+ * when the coordinator wrote it, and never a private key in its place.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { promisify } from 'node:util';
 import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile, copyFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,6 +22,7 @@ import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
 import { publicFileList } from '../../core/publish/public-file-list.ts';
+import { writeReceiptPublicKey } from '../../core/receipts/receipt-public-key-file.ts';
 import { listFiles } from '../helpers/list-files.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 
@@ -208,5 +211,31 @@ describe('a ceremony.json that points outside the data folder', () => {
       assert.match(error.message, /the ptau \(\.\.\/elsewhere\.ptau\) is outside the data folder/);
       return true;
     });
+  });
+});
+
+describe('the coordinator’s receipt key', () => {
+  test('receipt-public-key.pem, as the coordinator writes it, is published; a private key there stops it', async () => {
+    const served = await copyCeremony(dataDir);
+    try {
+      const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+      const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+      await writeReceiptPublicKey(served, pem);
+      const out = path.join(work, 'with-receipt-key');
+      const result = await runCli(['publish', served, out]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(await listFiles(out), [...EXPECTED, 'receipt-public-key.pem'].sort());
+      assert.equal(await readFile(path.join(out, 'receipt-public-key.pem'), 'utf8'), pem);
+      await assertChecksumsVerify(out);
+
+      await writeFile(path.join(served, 'receipt-public-key.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+      const refused = await runCli(['publish', served, path.join(work, 'with-private-key')]);
+      assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+      assert.match(refused.stderr, /^error \[receipt\.key_unavailable\]: receipt-public-key\.pem is not a PEM public/m);
+      const left = (await readdir(work)).filter((name) => name.includes('with-private-key'));
+      assert.deepEqual(left, [], 'nothing written');
+    } finally {
+      await rm(served, { recursive: true, force: true });
+    }
   });
 });

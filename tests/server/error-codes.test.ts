@@ -39,7 +39,13 @@ const REFUSALS = [
   'contribution.invalid',
   'contribution.not_next',
 ];
-const USAGE_ERRORS = ['usage.invalid_arguments', 'input.file_not_found', 'input.not_json', 'input.invalid'];
+const USAGE_ERRORS = [
+  'usage.invalid_arguments',
+  'input.file_not_found',
+  'input.not_json',
+  'input.invalid',
+  'receipt.malformed',
+];
 
 describe('the code table', () => {
   test('every code has an HTTP error status and plain words, and the status table has no other code', () => {

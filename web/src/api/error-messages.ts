@@ -101,6 +101,48 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'publish.out_exists': { what: 'A publication of the ceremony was refused: its destination already exists.', next: OPERATOR },
   'metrics.forbidden': { what: 'The coordinator’s monitoring figures are only for its operators.', next: 'Nothing to do: contributing does not need them.' },
   'lifecycle.illegal_transition': { what: 'The coordinator hit an internal inconsistency while recording a contribution.', next: OPERATOR },
+
+  'receipt.malformed': {
+    what: 'That is not a receipt: paste the receipts file this site gave you (or one receipt from it).',
+    next: 'Check that you pasted the whole file, then try again.',
+  },
+  'receipt.key_unavailable': {
+    what:
+      'The receipt’s signature cannot be checked here: the coordinator’s receipt key is missing, or this browser ' +
+      'cannot check Ed25519 signatures.',
+    next: 'Use a current browser, or check from a terminal with `ceremony verify-receipt`.',
+  },
+  'receipt.source_unavailable': {
+    what: 'Part of what the check reads (the transcript or a part of a key) could not be fetched.',
+    next:
+      'Try again in a moment; if it persists, check from a terminal with `ceremony verify-receipt` on a published ' +
+      'copy.',
+  },
+  'receipt.other_ceremony': {
+    what: 'This receipt belongs to another ceremony.',
+    next: 'Check it on the page of the ceremony it names.',
+  },
+  'receipt.bad_signature': {
+    what:
+      'The receipt’s signature does not match the coordinator’s receipt key: it was changed, or this coordinator ' +
+      'did not sign it.',
+    next:
+      'Use the file exactly as you downloaded it. If it is untouched, report this publicly: the coordinator cannot ' +
+      'vouch for its own receipt.',
+  },
+  'receipt.not_in_transcript': {
+    what: 'The public transcript does not record this contribution at this position with these hashes.',
+    next:
+      'Report it publicly with your receipt: the coordinator signed a contribution its public record does not hold.',
+  },
+  'receipt.not_in_key': {
+    what: 'The key does not descend from this contribution: its own history of contributions does not list it.',
+    next: 'Report it publicly with your receipt: the published key was not built on your contribution.',
+  },
+  'receipt.history_invalid': {
+    what: 'The key’s own history of contributions does not hold together, or differs from the public transcript.',
+    next: 'Report it publicly: the key was changed after the fact. Run the full audit for details.',
+  },
 };
 
 /** Plain words for any code, including ones this page does not know (network errors, new codes). */

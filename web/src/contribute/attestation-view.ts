@@ -1,6 +1,7 @@
 /**
  * The end of the journey: an attestation listing each circuit's accepted contribution hash,
- * to copy and publish, and the coordinator's signed receipts to download and keep.
+ * to copy and publish, and the coordinator's signed receipts to download and keep. The receipts
+ * file is what the public page's receipt check and `ceremony verify-receipt` read.
  */
 import type { ApiClient } from '../api/api-client.ts';
 import type { CeremonyView, MeView, SignedReceipt } from '../api/api-types.ts';
@@ -40,6 +41,16 @@ export function renderAttestation(api: ApiClient, me: MeView, ceremony: Ceremony
     h('p', {}, 'Your randomness is now part of every proving key, and it is gone: it was used inside this page and dropped after each circuit. Publish the attestation below (a gist, a post) so anyone can check your hashes against the public transcript; keep the signed receipts as the coordinator’s proof that it accepted them.'),
     h('pre', { id: 'attestation-text', tabindex: 0, 'aria-label': 'Attestation' }, text),
     h('div', { class: 'actions' }, copyButton('Copy attestation', () => text, { id: 'copy-attestation' }), h('button', { type: 'button', id: 'download-receipts', onclick: () => void downloadReceipts() }, 'Download signed receipts')),
+    h(
+      'p',
+      { class: 'hint', id: 'receipts-how-to-check' },
+      'Keep the receipts file. Drop it on the ',
+      h('a', { href: '/ceremony/#receipt-check' }, 'public ceremony page'),
+      ' at any time, and again once the ceremony is finalised, to check that the keys descend from your contributions, ' +
+        'or run ',
+      h('code', {}, `ceremony verify-receipt receipts-${ceremony.id}.json DIR`),
+      ' on a published copy of the ceremony.',
+    ),
     feedback,
   );
 }

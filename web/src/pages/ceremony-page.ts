@@ -1,7 +1,8 @@
 /**
  * The public ceremony page (/ceremony/), no sign-in: each circuit's chain (index, contributor,
- * contribution hash, time), queue lengths, the transcript, a download link for every file an
- * auditor needs, and how to re-verify it all with `ceremony audit`. Refreshes itself.
+ * contribution hash, time), queue lengths, the search of the record and the receipt check
+ * (receipt-check-view.ts), the transcript, a download link for every file an auditor needs, and
+ * how to re-verify it all with `ceremony audit`. Refreshes itself.
  */
 import '../styles.css';
 import { ApiClient, ApiError } from '../api/api-client.ts';
@@ -10,6 +11,7 @@ import { errorNotice } from '../sign-in/sign-in-panel.ts';
 import { byId, copyButton, downloadText, h, replaceChildren } from '../ui/element.ts';
 import { formatTime, shortHash } from '../ui/format-units.ts';
 import { renderSiteHeader } from '../ui/site-header.ts';
+import { createReceiptCheckView } from './receipt-check-view.ts';
 
 const api = new ApiClient();
 const REFRESH_MS = 5000;
@@ -174,6 +176,8 @@ function auditScript(ceremony: CeremonyView, origin: string): string {
     ': "${CEREMONY_REPO:?set CEREMONY_REPO to a checkout of the project repository (npm install done)}"',
     'fetch() { mkdir -p "$(dirname "$1")" && curl -fsS -o "$1" "$BASE$2"; }',
     'cp "$CEREMONY_REPO/ceremony-data/ceremony.json" .',
+    // The key receipts are signed with: `ceremony verify-receipt RECEIPTS.json .` checks against it.
+    'fetch receipt-public-key.pem /api/receipt-key',
     `fetch "$(node -p "require('./ceremony.json').ptau")" /api/ptau`,
   ];
   for (const circuit of ceremony.circuits) {
@@ -215,9 +219,22 @@ async function load(): Promise<{ ceremony: CeremonyView; transcript: TranscriptV
   return { ceremony, transcript, manifest };
 }
 
+/**
+ * Replaces every child of `parent` but `kept` with `before` and `after` it, never detaching `kept`:
+ * a detached field loses the reader's focus and caret, and a refresh must not take them away.
+ */
+function replaceAround(parent: HTMLElement, kept: HTMLElement, before: Node[], after: Node[]): void {
+  for (const child of [...parent.childNodes]) if (child !== kept) child.remove();
+  if (kept.parentNode !== parent) parent.append(kept);
+  kept.before(...before);
+  kept.after(...after);
+}
+
 async function main(): Promise<void> {
   const app = byId('app');
   const main = h('main', { id: 'main' });
+  // Built once: what a reader typed into it, and what it found, survive the refreshes.
+  const receiptCheck = createReceiptCheckView();
   let lastState = '';
   const refresh = async () => {
     try {
@@ -229,14 +246,24 @@ async function main(): Promise<void> {
         const open = new Set([...main.querySelectorAll('details[open]')].map((d) => d.id).filter(Boolean));
         const firstLoad = main.childElementCount === 0;
         document.title = `${ceremony.title ?? ceremony.id} · ceremony`;
-        replaceChildren(app, renderSiteHeader('ceremony', ceremony), main);
-        replaceChildren(
+        replaceAround(app, main, [renderSiteHeader('ceremony', ceremony)], []);
+        receiptCheck.update(ceremony.finalised);
+        replaceAround(
           main,
-          renderSummary(ceremony, transcript),
-          renderFinal(ceremony, manifest),
-          h('section', { class: 'card', id: 'circuits', 'aria-labelledby': 'circuits-title' }, h('h2', { id: 'circuits-title' }, 'Circuits and their chains'), ceremony.circuits.map((c) => renderCircuit(c, (firstLoad && c.chain.length <= 12) || open.has(`circuit-${c.name}`)))),
-          renderTranscript(transcript, open.has('transcript-entries')),
-          renderAudit(ceremony),
+          receiptCheck.element,
+          [renderSummary(ceremony, transcript), renderFinal(ceremony, manifest)],
+          [
+            h(
+              'section',
+              { class: 'card', id: 'circuits', 'aria-labelledby': 'circuits-title' },
+              h('h2', { id: 'circuits-title' }, 'Circuits and their chains'),
+              ceremony.circuits.map((c) =>
+                renderCircuit(c, (firstLoad && c.chain.length <= 12) || open.has(`circuit-${c.name}`)),
+              ),
+            ),
+            renderTranscript(transcript, open.has('transcript-entries')),
+            renderAudit(ceremony),
+          ],
         );
       }
     } catch (error) {

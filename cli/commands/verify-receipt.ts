@@ -1,0 +1,155 @@
+/**
+ * `ceremony verify-receipt RECEIPTS.json DIR | --coordinator URL`: checks that each signed receipt
+ * is the coordinator's, recorded in the public transcript, and included in the final key of its
+ * circuit (before finalisation: the chain's head), from a published folder offline or from a
+ * coordinator over HTTP with range requests. The checks are core/receipts/receipt-checker.ts, the
+ * same the public page runs. One line per receipt on stdout (or JSON with --json), progress on
+ * stderr. Exit: 0 every receipt included, 1 any not (or a bad signature), 2 usage.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { Command } from 'commander';
+import { CoordinatorError } from '../../core/errors.ts';
+import { coordinatorEvidence } from '../../core/receipts/coordinator-evidence.ts';
+import { folderEvidence } from '../../core/receipts/folder-evidence.ts';
+import { ReceiptChecker, receiptSubject, type ReceiptVerdict } from '../../core/receipts/receipt-checker.ts';
+import { parseReceiptsText, type ReceiptsFile } from '../../core/receipts/receipts-file.ts';
+import { withStderrProgress } from '../progress/with-stderr-progress.ts';
+
+/** A receipts file is a few kilobytes per circuit; anything this large is not one. */
+const MAX_RECEIPTS_FILE_BYTES = 8 * 1024 * 1024;
+
+interface VerifyReceiptOptions {
+  coordinator?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+async function readReceiptsFile(file: string): Promise<ReceiptsFile> {
+  const info = await stat(file).catch((error: NodeJS.ErrnoException) => {
+    throw new CoordinatorError(
+      error.code === 'ENOENT' ? 'input.file_not_found' : 'input.invalid',
+      `cannot read the receipts file ${file}: ${error.code ?? error.message}`,
+    );
+  });
+  if (!info.isFile()) throw new CoordinatorError('input.invalid', `${file} is not a file`);
+  if (info.size > MAX_RECEIPTS_FILE_BYTES)
+    throw new CoordinatorError('input.invalid', `${file} is ${info.size} bytes; a receipts file is far smaller`);
+  try {
+    return parseReceiptsText(await readFile(file, 'utf8'));
+  } catch (error) {
+    if (error instanceof CoordinatorError) throw new CoordinatorError(error.code, `${file}: ${error.message}`);
+    throw error;
+  }
+}
+
+function coordinatorUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new CoordinatorError('usage.invalid_arguments', `--coordinator must be a URL (http or https), got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new CoordinatorError('usage.invalid_arguments', `--coordinator must be an http or https URL, got "${raw}"`);
+  return url.href.replace(/\/+$/, '');
+}
+
+function verdictJson(verdict: ReceiptVerdict): Record<string, unknown> {
+  const { body } = verdict.receipt;
+  const common = {
+    circuit: body.circuit,
+    index: body.index,
+    contributor: body.contributor,
+    contributionHash: body.contributionHash,
+    ok: verdict.ok,
+  };
+  return verdict.ok
+    ? { ...common, key: verdict.key, keyIndex: verdict.keyIndex, message: verdict.message }
+    : { ...common, code: verdict.code, message: verdict.message };
+}
+
+export function verifyReceiptCommand(): Command {
+  return new Command('verify-receipt')
+    .description(
+      'check that signed receipts are in the transcript and in the final keys, ' +
+        'from a published folder or a coordinator',
+    )
+    .argument(
+      '<receipts.json>',
+      'one receipt, the list /api/me/receipts answers, or the receipts file the contribute page saves',
+    )
+    .argument('[dir]', 'published ceremony folder (`ceremony publish` output); or use --coordinator')
+    .option(
+      '--coordinator <url>',
+      'check against a running coordinator over HTTP instead of a folder (range requests: a few kB of each key)',
+    )
+    .option('--json', 'print the verdicts as JSON on stdout')
+    .option('--quiet', 'no progress lines on stderr')
+    .addHelpText(
+      'after',
+      "\nFor each receipt: the signature against the coordinator's receipt key (DIR/receipt-public-key.pem,\n" +
+        'or GET /api/receipt-key), the transcript entry at its position (hash chain recomputed), and the\n' +
+        "final key's own contribution history (before finalisation: the chain's head), read by byte\n" +
+        'ranges and recomputed as snarkjs does, which must list the contribution at its position.\n' +
+        'The pairings and every point of the key are left to `ceremony audit`.\n' +
+        'Exit status: 0 every receipt included, 1 any not (or a bad signature), 2 usage or input error.',
+    )
+    .action(async (receiptsPath: string, dir: string | undefined, options: VerifyReceiptOptions) => {
+      if ((dir === undefined) === (options.coordinator === undefined)) {
+        throw new CoordinatorError(
+          'usage.invalid_arguments',
+          'give either a published folder DIR or --coordinator URL (one of them)',
+        );
+      }
+      const file = await readReceiptsFile(receiptsPath);
+      const evidence =
+        options.coordinator !== undefined
+          ? coordinatorEvidence({ baseUrl: coordinatorUrl(options.coordinator) })
+          : await folderEvidence(dir!);
+      const verdicts = await withStderrProgress(
+        async (progress) => {
+          const checker = new ReceiptChecker(evidence, {
+            onStep: (receipt, _step, detail) =>
+              progress({ type: 'step', circuit: receiptSubject(receipt), step: detail }),
+          });
+          const results: ReceiptVerdict[] = [];
+          for (const receipt of file.receipts) {
+            progress({
+              type: 'step',
+              circuit: receiptSubject(receipt),
+              step: `checking receipt ${receipt.position} of ${file.receipts.length} against ${evidence.label}`,
+            });
+            results.push(await checker.check(receipt, file));
+            progress({ type: 'finished', circuit: receiptSubject(receipt) });
+          }
+          return results;
+        },
+        { quiet: options.quiet || options.json },
+      );
+      const failed = verdicts.filter((v) => !v.ok);
+      const report = { ok: failed.length === 0, source: evidence.label, receipts: verdicts.map(verdictJson) };
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      } else {
+        for (const verdict of verdicts) {
+          const subject = receiptSubject(verdict.receipt);
+          process.stdout.write(
+            verdict.ok
+              ? `${subject} ok: ${verdict.message}\n`
+              : `${subject} FAIL [${verdict.code}]: ${verdict.message}\n`,
+          );
+        }
+        const count = `${verdicts.length} receipt${verdicts.length === 1 ? '' : 's'}`;
+        process.stdout.write(
+          failed.length === 0
+            ? `all ${count} included\n`
+            : `verify-receipt FAILED: ${failed.length} of ${count} not included\n`,
+        );
+      }
+      for (const verdict of failed) {
+        if (!verdict.ok)
+          process.stderr.write(`error [${verdict.code}]: ${receiptSubject(verdict.receipt)}: ${verdict.message}\n`);
+      }
+      if (failed.length > 0) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,128 @@
+/**
+ * The public transcript as the receipt check reads it (from `GET /api/transcript` or a published
+ * `transcript/transcript.jsonl`), its hash chain recomputed from the genesis hash of the ceremony
+ * id exactly as core/transcript/transcript.ts writes it: each entry's hash is BLAKE2b-512 of its
+ * canonical JSON without the hash, and each entry names the hash of the one before. So the check
+ * sees the same transcript every auditor sees, and an entry cannot have been changed, dropped or
+ * reordered without the chain breaking. Isomorphic (no `node:` imports): the page runs it too.
+ */
+import { blake2b } from '@noble/hashes/blake2b';
+import { canonicalJson } from '../transcript/canonical-json.ts';
+import { CoordinatorError } from '../errors.ts';
+
+export interface PublicTranscriptEntry {
+  seq: number;
+  time: string;
+  type: 'init' | 'contribution' | 'beacon' | 'finalised';
+  circuit?: string;
+  index?: number;
+  contributor?: string;
+  circuitHash?: string;
+  contributionHash?: string;
+  fileHash?: string;
+  beacon?: string;
+  iterationsExp?: number;
+  manifestHash?: string;
+  prevHash: string;
+  hash: string;
+}
+
+export interface PublicChain {
+  circuit: string;
+  init?: PublicTranscriptEntry;
+  /** Contributions in chain order: `contributions[i]` has index i + 1. */
+  contributions: PublicTranscriptEntry[];
+  beacon?: PublicTranscriptEntry;
+}
+
+export interface PublicTranscript {
+  ceremony: string;
+  entries: PublicTranscriptEntry[];
+  chains: Map<string, PublicChain>;
+  finalised: boolean;
+}
+
+const HASH512 = /^[0-9a-f]{128}$/;
+const HEX = /^[0-9a-f]+$/;
+/** The fields each entry type must carry, and what each must look like. */
+const REQUIRED: Record<PublicTranscriptEntry['type'], string[]> = {
+  init: ['circuit', 'index', 'circuitHash', 'fileHash'],
+  contribution: ['circuit', 'index', 'contributor', 'contributionHash', 'fileHash'],
+  beacon: ['circuit', 'index', 'contributionHash', 'fileHash', 'beacon', 'iterationsExp'],
+  finalised: ['manifestHash'],
+};
+const FIELD_SHAPE: Record<string, (value: unknown) => boolean> = {
+  circuit: (v) => typeof v === 'string' && v.length > 0,
+  contributor: (v) => typeof v === 'string',
+  index: (v) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0,
+  iterationsExp: (v) => typeof v === 'number' && Number.isSafeInteger(v),
+  beacon: (v) => typeof v === 'string' && HEX.test(v),
+  circuitHash: (v) => typeof v === 'string' && HASH512.test(v),
+  contributionHash: (v) => typeof v === 'string' && HASH512.test(v),
+  fileHash: (v) => typeof v === 'string' && HASH512.test(v),
+  manifestHash: (v) => typeof v === 'string' && HASH512.test(v),
+};
+
+const toHex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+const hashText = (text: string): string => toHex(blake2b(new TextEncoder().encode(text), { dkLen: 64 }));
+
+/** The hash the first entry names as its predecessor: bound to the ceremony id. */
+export function transcriptGenesisHash(ceremonyId: string): string {
+  return hashText(`phase2-ceremony transcript genesis:${ceremonyId}`);
+}
+
+/**
+ * Checks `rawEntries` (the parsed entries) as the transcript of ceremony `ceremonyId`: shapes,
+ * sequence numbers, the hash chain, and each circuit's indexes in order. `source` names where the
+ * transcript came from in messages. Throws `transcript.corrupt`.
+ */
+export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, source: string): PublicTranscript {
+  const corrupt = (why: string): CoordinatorError =>
+    new CoordinatorError('transcript.corrupt', `the transcript ${source} serves ${why}`);
+  if (!Array.isArray(rawEntries)) throw corrupt('is not a list of entries');
+  let prevHash = transcriptGenesisHash(ceremonyId);
+  const entries: PublicTranscriptEntry[] = [];
+  const chains = new Map<string, PublicChain>();
+  let finalised = false;
+  rawEntries.forEach((raw: unknown, seq) => {
+    const at = `entry ${seq}`;
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      throw corrupt(`has an ${at} that is not an object`);
+    const entry = raw as Record<string, unknown>;
+    const type = entry.type as PublicTranscriptEntry['type'];
+    if (!Object.hasOwn(REQUIRED, type)) throw corrupt(`has an ${at} of unknown type`);
+    for (const field of REQUIRED[type]) {
+      if (!FIELD_SHAPE[field]!(entry[field]))
+        throw corrupt(`has an ${at} (${type}) whose ${field} is missing or malformed`);
+    }
+    if (entry.seq !== seq) throw corrupt(`has an ${at} numbered ${String(entry.seq)}`);
+    if (typeof entry.time !== 'string') throw corrupt(`has an ${at} without a time`);
+    if (entry.prevHash !== prevHash) {
+      throw corrupt(
+        seq === 0
+          ? `does not start from the genesis of ceremony "${ceremonyId}"`
+          : `breaks its hash chain at ${at} (it does not name the hash of the entry before it)`,
+      );
+    }
+    const { hash, ...rest } = entry;
+    if (hash !== hashText(canonicalJson(rest))) throw corrupt(`has an ${at} whose hash does not match its contents`);
+    prevHash = hash;
+    const checked = entry as unknown as PublicTranscriptEntry;
+    entries.push(checked);
+    if (type === 'finalised') {
+      finalised = true;
+      return;
+    }
+    const circuit = checked.circuit!;
+    const chain = chains.get(circuit) ?? { circuit, contributions: [] };
+    chains.set(circuit, chain);
+    const expectedIndex = chain.init ? chain.contributions.length + 1 : 0;
+    if (chain.beacon) throw corrupt(`extends ${circuit} after its final beacon (${at})`);
+    if (checked.index !== expectedIndex)
+      throw corrupt(`gives ${circuit} index ${checked.index} at ${at}, expected ${expectedIndex}`);
+    if (type === 'init') chain.init = checked;
+    else if (type === 'contribution') chain.contributions.push(checked);
+    else chain.beacon = checked;
+  });
+  return { ceremony: ceremonyId, entries, chains, finalised };
+}

@@ -1,0 +1,285 @@
+/**
+ * The public page's record search and receipt check, in Chromium against a real coordinator
+ * serving a finalised ceremony whose receipts its key signed: a name and a hash (as snarkjs
+ * prints it) find the contributions, each listed in its final key's history; one paste of a
+ * contributor's receipts file says, for each circuit, "included in the final key … checked", with
+ * what each step established and the page's own timing; a forged receipt, a final key made from
+ * another head and a final key with a rewritten history each get their own plain words. On a
+ * 2^14 bench chain's final key, the page reads under 1% of the key, counted by the page and by a
+ * proxy in front of the coordinator.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cp, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import * as snarkjs from 'snarkjs';
+import type { Browser, Page } from 'playwright-core';
+import { REPO_ROOT, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { finalisedChainCeremony, servableCopy } from '../fixtures/finalised-chain-ceremony.ts';
+import { benchChain } from '../../bench/bench-chain.ts';
+import { echoPageErrors, launchChromium, screenshot } from '../helpers/chromium.ts';
+import { startCountingProxy } from '../helpers/counting-proxy.ts';
+import { receiptsCeremony, type ReceiptsCeremony } from '../helpers/receipts-ceremony.ts';
+import { rewriteHistory } from '../helpers/rewrite-mpc-section.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { loadServerConfig } from '../../server/config/server-config.ts';
+import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+
+/** A regular expression written in parts (each a regex literal), so no line runs long. */
+const joined = (flags: string, ...parts: RegExp[]): RegExp => new RegExp(parts.map((p) => p.source).join(''), flags);
+
+const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
+const quiet = { info: () => {}, warn: () => {} };
+let ceremony: ReceiptsCeremony;
+let coordinator: RunningCoordinator;
+let browser: Browser;
+let work: string;
+
+before(async () => {
+  assert.ok(
+    existsSync(path.join(WEB_DIR, 'index.html')),
+    `no built web app in ${WEB_DIR}: run \`npm run build:web\` (npm test does it)`,
+  );
+  ceremony = await receiptsCeremony();
+  work = await mkdtemp(path.join(tmpdir(), 'receipt-page-'));
+  coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: ceremony.dataDir, PORT: '0' }), {
+    log: quiet,
+    webDir: WEB_DIR,
+  });
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await coordinator?.close();
+  await releaseBn128();
+  await rm(ceremony.dataDir, { recursive: true, force: true });
+  await rm(work, { recursive: true, force: true });
+});
+
+async function publicPage(origin: string): Promise<Page> {
+  const context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
+  const page = await context.newPage();
+  echoPageErrors(page, 'ceremony');
+  await page.goto(`${origin}/ceremony/`);
+  await page.waitForSelector('#record-query');
+  return page;
+}
+
+/** Pastes `text` into the field as a person does: through the clipboard, Ctrl+V (over what it held). */
+async function paste(page: Page, text: string): Promise<void> {
+  await page.evaluate((t) => navigator.clipboard.writeText(t), text);
+  await page.focus('#record-query');
+  await page.keyboard.press('Control+V');
+}
+
+async function checked(
+  page: Page,
+): Promise<{ ok: string; elapsedMs: number; keyBytes: number; keySize: number; text: string }> {
+  const summary = await page.waitForSelector('#receipt-check-summary[data-state="done"]', { timeout: 60_000 });
+  const attribute = async (name: string): Promise<string> => (await summary.getAttribute(name)) ?? '';
+  return {
+    ok: await attribute('data-ok'),
+    elapsedMs: Number(await attribute('data-elapsed-ms')),
+    keyBytes: Number(await attribute('data-key-bytes')),
+    keySize: Number(await attribute('data-key-size')),
+    text: (await summary.textContent()) ?? '',
+  };
+}
+
+/** A contribution hash as snarkjs prints it: four tab-indented lines of four 8-digit groups. */
+const snarkjsStyle = (hash: string): string =>
+  (hash.match(/.{32}/g) ?? []).map((line) => `\t\t${line.match(/.{8}/g)!.join(' ')}`).join('\n');
+
+describe('on the test ceremony', () => {
+  let page: Page;
+
+  before(async () => {
+    page = await publicPage(coordinator.url);
+  });
+
+  test(
+    'a name, or a hash as snarkjs prints it, finds the contributions; each is in its final key’s history',
+    { timeout: 60_000 },
+    async () => {
+      await page.fill('#record-query', 'BOB');
+      await page.press('#record-query', 'Enter');
+      await page.waitForFunction(() => document.querySelectorAll('#record-table [data-final="listed"]').length === 9);
+      assert.equal(await page.locator('#record-table tbody tr').count(), 9);
+      const bobRegister = JSON.parse(ceremony.receiptsOf('bob').find((r) => r.body.includes('"register"'))!.body);
+      await page.fill('#record-query', snarkjsStyle(bobRegister.contributionHash));
+      await page.press('#record-query', 'Enter');
+      await page.waitForSelector('#record-table [data-final="listed"]');
+      const rows = await page.$$eval('#record-table tbody tr', (trs) =>
+        trs.map((tr) => [
+          tr.getAttribute('data-circuit'),
+          tr.getAttribute('data-index'),
+          tr.querySelector('[data-final]')!.textContent,
+        ]),
+      );
+      assert.deepEqual(rows, [['register', '2', '✓ listed at record 2 of 3']]);
+      await page.fill('#record-query', 'nobody-of-that-name');
+      await page.press('#record-query', 'Enter');
+      await page.waitForSelector('#record-none');
+      await screenshot(page, 'receipt-01-search');
+    },
+  );
+
+  test(
+    'one paste of the receipts file the contribute page saves: every circuit included, checked',
+    { timeout: 60_000 },
+    async () => {
+      const saved = {
+        ceremony: ceremony.ceremonyId,
+        coordinator: coordinator.url,
+        receiptPublicKey: ceremony.signer.publicKeyPem,
+        signature: 'Ed25519 over each receipt body (UTF-8)',
+        receipts: ceremony.receiptsOf('alice'),
+      };
+      assert.equal(await page.inputValue('#record-query'), 'nobody-of-that-name', 'the field holds the last search');
+      await paste(page, JSON.stringify(saved, null, 2));
+      const result = await checked(page);
+      assert.equal(JSON.parse(await page.inputValue('#record-query')).receipts.length, 9, 'the paste replaced it');
+      assert.equal(result.ok, 'true', result.text);
+      assert.equal(await page.locator('.receipt-verdict[data-ok="true"]').count(), 9);
+      const register = page.locator('.receipt-verdict[data-circuit="register"]');
+      assert.equal(
+        await register.locator('.banner.ok').textContent(),
+        'Included in the final key of register at position 1, checked.',
+      );
+      const steps = await register.locator('.receipt-steps li').allTextContents();
+      assert.deepEqual(
+        steps.map((s) => s.split(':')[0]),
+        ['✓ Signature', '✓ Transcript', '✓ Key'],
+      );
+      assert.match(
+        steps[2]!,
+        joined(
+          '',
+          /the final key of register lists it at position 1 of 3; its history chains from the circuit hash to the /,
+          /header's δ/,
+        ),
+      );
+      assert.match(
+        result.text,
+        /^All 9 checked: included\. Checked in \d+\.\d\d s, reading .* of keys by range requests\.$/,
+      );
+      assert.ok(
+        result.keyBytes > 0 && result.keyBytes < result.keySize / 10,
+        `${result.keyBytes} of ${result.keySize}`,
+      );
+      assert.ok(await page.isVisible('#receipt-check-proves'), 'what the check proves is on the page');
+      assert.equal(await page.getAttribute('#receipt-check-proves a[href="#audit"]', 'href'), '#audit');
+      await screenshot(page, 'receipt-02-checked');
+    },
+  );
+
+  test('a forged receipt: the signature step fails, in plain words', { timeout: 60_000 }, async () => {
+    const [receipt] = ceremony.receiptsOf('alice');
+    const forged = { ...receipt!, body: receipt!.body.replace('"alice"', '"mallory"') };
+    await paste(page, JSON.stringify(forged));
+    const result = await checked(page);
+    assert.equal(result.ok, 'false');
+    const verdict = page.locator('.receipt-verdict[data-ok="false"]');
+    assert.equal(await verdict.getAttribute('data-error-code'), 'receipt.bad_signature');
+    assert.match(
+      (await verdict.locator('.banner.bad').textContent())!,
+      /The receipt’s signature does not match the coordinator’s receipt key/,
+    );
+    await screenshot(page, 'receipt-03-forged');
+  });
+
+  test(
+    'a final key made from another head, then one with a rewritten history: each its own words',
+    { timeout: 60_000 },
+    async () => {
+      const finalKey = path.join(ceremony.dataDir, 'final', 'register.zkey');
+      const original = path.join(work, 'register.zkey');
+      await cp(finalKey, original);
+      const silent = { debug() {}, info() {}, warn() {}, error() {} };
+      assert.ok(
+        await snarkjs.zKey.beacon(
+          path.join(ceremony.dataDir, 'chains', 'register', 'register_0001.zkey'),
+          finalKey,
+          'Final beacon',
+          TEST_BEACON,
+          TEST_BEACON_ITERATIONS,
+          silent,
+        ),
+      );
+      await paste(page, JSON.stringify({ receipts: ceremony.receiptsOf('bob') }));
+      assert.equal((await checked(page)).ok, 'false');
+      assert.equal(await page.locator('.receipt-verdict[data-ok="false"]').count(), 1, 'only register is affected');
+      const leftOut = page.locator('.receipt-verdict[data-circuit="register"]');
+      assert.equal(await leftOut.getAttribute('data-error-code'), 'receipt.not_in_key');
+      assert.match(
+        (await leftOut.textContent())!,
+        joined(
+          '',
+          /The key does not descend from this contribution.*the final key of register does not descend from this /,
+          /contribution/,
+        ),
+      );
+
+      await rewriteHistory(original, finalKey, { records: (records) => [records[1]!, records[0]!, records[2]!] });
+      await paste(page, JSON.stringify(ceremony.receiptsOf('alice')[0]));
+      await checked(page);
+      const rewritten = page.locator('.receipt-verdict');
+      assert.equal(await rewritten.getAttribute('data-error-code'), 'receipt.history_invalid');
+      assert.match(
+        (await rewritten.textContent())!,
+        /The key’s own history of contributions does not hold together.*record 1's transcript digest does not follow/,
+      );
+      await screenshot(page, 'receipt-04-rewritten');
+      await cp(original, finalKey);
+    },
+  );
+});
+
+test(
+  'on a 2^14 final key, the page reads under 1% of it: its own count and the proxy’s agree',
+  { timeout: 900_000 },
+  async (t) => {
+    const chain = await finalisedChainCeremony(await benchChain(14), 'bench14');
+    const served = await servableCopy(chain.dataDir, work);
+    const keySize = (await stat(path.join(served, 'final', `${chain.circuit}.zkey`))).size;
+    const large = await startCoordinator(loadServerConfig({ CEREMONY_DATA: served, PORT: '0' }), {
+      log: quiet,
+      webDir: WEB_DIR,
+    });
+    const proxy = await startCountingProxy(large.url);
+    try {
+      const page = await publicPage(proxy.url);
+      const file = path.join(work, 'two.json');
+      await cp(chain.receiptsFile('two'), file);
+      await page.setInputFiles('#receipts-file', file);
+      const result = await checked(page);
+      assert.equal(result.ok, 'true', result.text);
+      assert.equal(
+        await page.locator('.receipt-verdict .banner.ok').textContent(),
+        'Included in the final key of mul at position 2, checked.',
+      );
+      const keyRequests = proxy.requests.filter((r) => r.url.startsWith('/api/final/'));
+      assert.ok(
+        keyRequests.every((r) => r.status === 206 && r.range !== undefined),
+        JSON.stringify(keyRequests),
+      );
+      const sent = proxy.bytesSent('/api/final/');
+      t.diagnostic(
+        `final key ${keySize} bytes; the page read ${result.keyBytes} ` +
+          `(${((result.keyBytes / keySize) * 100).toFixed(3)}%), the coordinator sent ${sent} with headers, ` +
+          `in ${keyRequests.length} range requests; checked in ${result.elapsedMs} ms (page's timing)`,
+      );
+      assert.equal(result.keySize, keySize);
+      assert.ok(keySize > 5_000_000, `a key large enough to make the point (${keySize} bytes)`);
+      assert.ok(result.keyBytes < keySize / 100 && sent < keySize / 100, `${result.keyBytes} / ${sent} of ${keySize}`);
+      assert.ok(result.keyBytes <= sent, 'the page counts bodies, the proxy bodies and headers');
+      await writeFile(path.join(work, 'done'), '');
+    } finally {
+      await proxy.close();
+      await large.close();
+    }
+  },
+);

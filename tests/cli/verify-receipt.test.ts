@@ -1,0 +1,375 @@
+/**
+ * `ceremony verify-receipt RECEIPTS.json DIR` offline, on a published finalised ceremony whose
+ * coordinator signed a receipt per contribution: every receipt of a contributor is found in the
+ * final key at its position (one line each, exit 0), in each file shape; and each way a receipt
+ * can fail is caught with its own code and words, exit 1: a forged signature, a receipt of another
+ * ceremony, one the transcript does not hold, one left out of a rebuilt chain (the final key made
+ * from another head), a final key with a rewritten history; before finalisation the head is
+ * checked instead and said so. Usage and input errors exit 2.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import * as snarkjs from 'snarkjs';
+import { TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { receiptsCeremony, type ReceiptJson, type ReceiptsCeremony } from '../helpers/receipts-ceremony.ts';
+import { rewriteHistory } from '../helpers/rewrite-mpc-section.ts';
+import { runCli, type CliResult } from '../helpers/run-cli.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
+import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
+
+/** A regular expression written in parts (each a regex literal), so no line runs long. */
+const joined = (flags: string, ...parts: RegExp[]): RegExp => new RegExp(parts.map((p) => p.source).join(''), flags);
+
+let ceremony: ReceiptsCeremony;
+let work: string;
+let published: string;
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+async function receiptsFile(name: string, contents: unknown): Promise<string> {
+  const file = path.join(work, name);
+  await writeFile(file, `${JSON.stringify(contents, null, 2)}\n`);
+  return file;
+}
+
+/** A copy of the publication to break. */
+async function publicationCopy(name: string): Promise<string> {
+  const dir = path.join(work, name);
+  await cp(published, dir, { recursive: true });
+  return dir;
+}
+
+function assertFails(result: CliResult, subject: string, code: string, message: RegExp): void {
+  assert.equal(result.code, 1, result.stdout + result.stderr);
+  const line = result.stdout.split('\n').find((l) => l.startsWith(`${subject} `));
+  assert.ok(line, `a line for ${subject} in:\n${result.stdout}`);
+  assert.ok(line.startsWith(`${subject} FAIL [${code}]: `), line);
+  assert.match(line, message);
+  assert.match(
+    result.stderr,
+    new RegExp(`^error \\[${code.replace('.', '\\.')}\\]: ${subject.replace(/[()#]/g, '\\$&')}: `, 'm'),
+  );
+}
+
+const register = (receipts: ReceiptJson[]) => receipts.find((r) => JSON.parse(r.body).circuit === 'register')!;
+
+before(async () => {
+  ceremony = await receiptsCeremony();
+  work = await mkdtemp(path.join(tmpdir(), 'verify-receipt-'));
+  published = path.join(work, 'published');
+  await publishCeremony(ceremony.dataDir, published);
+});
+
+after(async () => {
+  await releaseBn128();
+  await rm(ceremony.dataDir, { recursive: true, force: true });
+  await rm(work, { recursive: true, force: true });
+});
+
+describe('receipts that are in the final keys', () => {
+  test(
+    'every receipt of a contributor, from the published folder: one line each, exit 0',
+    { timeout: 60_000 },
+    async () => {
+      const file = await receiptsFile('alice.json', { receipts: ceremony.receiptsOf('alice') });
+      const result = await runCli(['verify-receipt', file, published]);
+      assert.equal(result.code, 0, result.stdout + result.stderr);
+      const lines = result.stdout.trim().split('\n');
+      assert.equal(lines.length, 10, result.stdout);
+      assert.match(
+        result.stdout,
+        /^register #1 \(alice\) ok: included in the final key of register at position 1, checked$/m,
+      );
+      assert.match(
+        result.stdout,
+        /^transact84 #1 \(alice\) ok: included in the final key of transact84 at position 1, checked$/m,
+      );
+      assert.equal(lines.at(-1), 'all 9 receipts included');
+      for (const step of [
+        /signed by the coordinator's receipt key/,
+        /recorded as contribution 1 of register \(transcript entry \d+ of 37, hash chain recomputed\)/,
+        /the final key of register lists it at position 1 of 3/,
+      ]) {
+        assert.match(result.stderr, step, 'progress says what each step established');
+      }
+    },
+  );
+
+  test('the file the page saves, and one receipt alone; --json', { timeout: 60_000 }, async () => {
+    const bob = ceremony.receiptsOf('bob');
+    const saved = await receiptsFile('bob-saved.json', {
+      ceremony: ceremony.ceremonyId,
+      coordinator: 'http://127.0.0.1:8080',
+      receiptPublicKey: ceremony.signer.publicKeyPem,
+      signature: 'Ed25519 over each receipt body (UTF-8)',
+      receipts: bob,
+    });
+    const all = await runCli(['verify-receipt', saved, published, '--quiet']);
+    assert.equal(all.code, 0, all.stdout + all.stderr);
+    assert.equal(all.stderr, '', '--quiet: no progress');
+    assert.match(
+      all.stdout,
+      /^treeUpdate #2 \(bob\) ok: included in the final key of treeUpdate at position 2, checked$/m,
+    );
+    const one = await runCli([
+      'verify-receipt',
+      await receiptsFile('bob-one.json', register(bob)),
+      published,
+      '--json',
+    ]);
+    assert.equal(one.code, 0, one.stdout + one.stderr);
+    const report = JSON.parse(one.stdout);
+    assert.equal(report.ok, true);
+    assert.deepEqual(report.receipts, [
+      {
+        circuit: 'register',
+        index: 2,
+        contributor: 'bob',
+        contributionHash: JSON.parse(register(bob).body).contributionHash,
+        ok: true,
+        key: 'final',
+        keyIndex: 3,
+        message: 'included in the final key of register at position 2, checked',
+      },
+    ]);
+  });
+
+  test(
+    'before finalisation, the head of each chain is checked instead, and that is said',
+    { timeout: 60_000 },
+    async () => {
+      const dir = path.join(work, 'open-data');
+      await cp(ceremony.dataDir, dir, { recursive: true, verbatimSymlinks: true });
+      const transcript = path.join(dir, 'transcript', 'transcript.jsonl');
+      // init, alice and bob on nine circuits: a prefix of a hash chain is a hash chain.
+      await writeFile(transcript, (await readFile(transcript, 'utf8')).split('\n').slice(0, 27).join('\n') + '\n');
+      await rm(path.join(dir, 'final'), { recursive: true });
+      const open = path.join(work, 'published-open');
+      await publishCeremony(dir, open);
+      const result = await runCli([
+        'verify-receipt',
+        await receiptsFile('alice-open.json', ceremony.receiptsOf('alice')),
+        open,
+      ]);
+      assert.equal(result.code, 0, result.stdout + result.stderr);
+      assert.match(
+        result.stdout,
+        joined(
+          'm',
+          /^register #1 \(alice\) ok: included in the current head of register \(contribution 2\) at position 1, /,
+          /checked; register is not finalised yet, so check again once it is$/,
+        ),
+      );
+    },
+  );
+});
+
+describe('each way a receipt can fail, with its own code and words', () => {
+  test('a forged signature: a changed body, or a receipt signed by another key', { timeout: 60_000 }, async () => {
+    const genuine = register(ceremony.receiptsOf('alice'));
+    const changed = {
+      ...genuine,
+      body: genuine.body.replace(/"acceptedAt":"[^"]+"/, '"acceptedAt":"2020-01-01T00:00:00.000Z"'),
+    };
+    assert.notEqual(changed.body, genuine.body);
+    const result = await runCli(['verify-receipt', await receiptsFile('forged.json', [changed, genuine]), published]);
+    assertFails(
+      result,
+      'register #1 (alice)',
+      'receipt.bad_signature',
+      joined(
+        '',
+        /its signature is not the coordinator's: it does not verify against the receipt key the publication .* /,
+        /publishes \(SHA-256 [0-9a-f]{16}…\), so the receipt was altered or this coordinator did not sign it$/,
+      ),
+    );
+    assert.match(
+      result.stdout,
+      /^verify-receipt FAILED: 1 of 2 receipts not included$/m,
+      'the genuine one still passes',
+    );
+    const stranger = await ReceiptSigner.fromKeyFile(path.join(work, 'stranger', 'key.pem'));
+    const signedByStranger = stranger.sign(JSON.parse(genuine.body));
+    const second = await runCli(['verify-receipt', await receiptsFile('stranger.json', signedByStranger), published]);
+    assertFails(second, 'register #1 (alice)', 'receipt.bad_signature', /does not verify against the receipt key/);
+  });
+
+  test('a receipt of another ceremony', { timeout: 60_000 }, async () => {
+    const other = await ReceiptSigner.fromKeyFile(path.join(work, 'other-coordinator', 'key.pem'));
+    const receipt = other.sign({
+      ...JSON.parse(register(ceremony.receiptsOf('alice')).body),
+      ceremony: 'another-ceremony',
+    });
+    const result = await runCli(['verify-receipt', await receiptsFile('other.json', receipt), published]);
+    assertFails(
+      result,
+      'register #1 (alice)',
+      'receipt.other_ceremony',
+      new RegExp(
+        `this receipt is for ceremony "another-ceremony"; the publication .* is ceremony "${ceremony.ceremonyId}"$`,
+      ),
+    );
+  });
+
+  test(
+    'a contribution the transcript does not hold, at that position or with those hashes',
+    { timeout: 60_000 },
+    async () => {
+      const body = JSON.parse(register(ceremony.receiptsOf('alice')).body);
+      const beyond = ceremony.signer.sign({ ...body, index: 3 });
+      const swapped = ceremony.signer.sign({
+        ...body,
+        contributionHash: JSON.parse(register(ceremony.receiptsOf('bob')).body).contributionHash,
+      });
+      const result = await runCli([
+        'verify-receipt',
+        await receiptsFile('not-recorded.json', [beyond, swapped]),
+        published,
+      ]);
+      assertFails(
+        result,
+        'register #3 (alice)',
+        'receipt.not_in_transcript',
+        /the transcript has no contribution 3 of register: its chain has 2$/,
+      );
+      assertFails(
+        result,
+        'register #1 (alice)',
+        'receipt.not_in_transcript',
+        /the transcript records another contribution as register #1: its contributionHash differs from the receipt's/,
+      );
+    },
+  );
+
+  test('left out of a rebuilt chain: the final key was made from another head', { timeout: 60_000 }, async () => {
+    const dir = await publicationCopy('rebuilt');
+    // The beacon applied to alice's link instead of bob's: a real final key that never saw bob.
+    assert.ok(
+      await snarkjs.zKey.beacon(
+        path.join(dir, 'chains', 'register', 'register_0001.zkey'),
+        path.join(dir, 'final', 'register.zkey'),
+        'Final beacon',
+        TEST_BEACON,
+        TEST_BEACON_ITERATIONS,
+        silent,
+      ),
+    );
+    const bob = await runCli(['verify-receipt', await receiptsFile('bob-all.json', ceremony.receiptsOf('bob')), dir]);
+    assertFails(
+      bob,
+      'register #2 (bob)',
+      'receipt.not_in_key',
+      joined(
+        '',
+        /^register #2 \(bob\) FAIL \[receipt\.not_in_key\]: the final key of register does not descend from this /,
+        /contribution: its own history of 2 records does not list it \(the final key was made from another head than /,
+        /the chain the transcript records\)$/,
+      ),
+    );
+    assert.match(
+      bob.stdout,
+      /^verify-receipt FAILED: 1 of 9 receipts not included$/m,
+      'the other circuits are unaffected',
+    );
+    const alice = await runCli([
+      'verify-receipt',
+      await receiptsFile('alice-register.json', register(ceremony.receiptsOf('alice'))),
+      dir,
+    ]);
+    assertFails(
+      alice,
+      'register #1 (alice)',
+      'receipt.history_invalid',
+      joined(
+        '',
+        /the final key of register lists this contribution, but its history is not the transcript's chain: its record /,
+        /2 \(contribution hash [0-9a-f]{16}…\) is not the transcript's contribution 2/,
+      ),
+    );
+  });
+
+  test('a final key with a rewritten history', { timeout: 60_000 }, async () => {
+    const dir = await publicationCopy('rewritten');
+    const finalKey = path.join(dir, 'final', 'register.zkey');
+    await rewriteHistory(finalKey, `${finalKey}.tmp`, { records: (records) => records.slice(1) });
+    await cp(`${finalKey}.tmp`, finalKey);
+    const result = await runCli([
+      'verify-receipt',
+      await receiptsFile('bob-rewritten.json', register(ceremony.receiptsOf('bob'))),
+      dir,
+    ]);
+    assertFails(
+      result,
+      'register #2 (bob)',
+      'receipt.history_invalid',
+      joined(
+        '',
+        /the final key of register: record 1's transcript digest does not follow from the circuit hash and the 0 /,
+        /records before it: the key's contribution history was rewritten$/,
+      ),
+    );
+  });
+
+  test('a publication without the receipt key says where to get one', { timeout: 60_000 }, async () => {
+    const dir = await publicationCopy('no-key');
+    await rm(path.join(dir, 'receipt-public-key.pem'));
+    const result = await runCli([
+      'verify-receipt',
+      await receiptsFile('alice-no-key.json', register(ceremony.receiptsOf('alice'))),
+      dir,
+    ]);
+    assertFails(
+      result,
+      'register #1 (alice)',
+      'receipt.key_unavailable',
+      /has no receipt-public-key\.pem .*--coordinator URL$/,
+    );
+  });
+});
+
+describe('usage and input errors exit 2', () => {
+  test(
+    'neither or both of DIR and --coordinator; a bad URL; a missing, malformed or foreign file; a folder that is no ' +
+      'publication',
+    { timeout: 60_000 },
+    async () => {
+      const good = await receiptsFile('good.json', ceremony.receiptsOf('alice'));
+      const cases: Array<[string[], RegExp]> = [
+        [
+          ['verify-receipt', good],
+          /^error \[usage\.invalid_arguments\]: give either a published folder DIR or --coordinator URL/m,
+        ],
+        [
+          ['verify-receipt', good, published, '--coordinator', 'http://127.0.0.1:1'],
+          /^error \[usage\.invalid_arguments\]/m,
+        ],
+        [
+          ['verify-receipt', good, '--coordinator', 'ftp://example.org'],
+          /^error \[usage\.invalid_arguments\]: --coordinator must be an http or https URL/m,
+        ],
+        [
+          ['verify-receipt', path.join(work, 'absent.json'), published],
+          /^error \[input\.file_not_found\]: cannot read the receipts file/m,
+        ],
+        [
+          ['verify-receipt', await receiptsFile('garbage.json', { hello: 'world' }), published],
+          /^error \[receipt\.malformed\]: .*garbage\.json: expected a receipt/m,
+        ],
+        [
+          ['verify-receipt', good, work],
+          /^error \[input\.invalid\]: .* is not a published ceremony folder: it has no ceremony\.json/m,
+        ],
+        [['verify-receipt'], /missing required argument/],
+      ];
+      for (const [args, stderr] of cases) {
+        const result = await runCli(args);
+        assert.equal(result.code, 2, `${args.join(' ')}: ${result.stdout}${result.stderr}`);
+        assert.match(result.stderr, stderr, args.join(' '));
+      }
+    },
+  );
+});

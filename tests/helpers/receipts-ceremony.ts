@@ -1,0 +1,66 @@
+/**
+ * A finalised ceremony with the receipts its coordinator would have signed: a private copy of the
+ * cached finalised ceremony, the coordinator's receipt key created where `ceremony serve` keeps it
+ * (state/receipt-key.pem, by the coordinator's own ReceiptSigner) with its public half written
+ * beside the public files as the coordinator writes it at start-up, and one receipt per
+ * contribution of the transcript, with the body the coordinator signs when it accepts one.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { copyCeremony, finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
+import { parseTranscript } from '../../core/transcript/transcript.ts';
+import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
+import { writeReceiptPublicKey } from '../../core/receipts/receipt-public-key-file.ts';
+import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
+
+export interface ReceiptJson {
+  contributionId: string;
+  body: string;
+  signature: string;
+}
+
+export interface ReceiptsCeremony {
+  dataDir: string;
+  ceremonyId: string;
+  signer: ReceiptSigner;
+  /** Every receipt of `contributor`, as GET /api/me/receipts lists them. */
+  receiptsOf(contributor: string): ReceiptJson[];
+}
+
+export async function receiptsCeremony(): Promise<ReceiptsCeremony> {
+  const dataDir = await copyCeremony((await finalisedCeremony()).dataDir);
+  const config = await loadCeremonyConfig(dataDir);
+  const signer = await ReceiptSigner.fromKeyFile(path.join(dataDir, 'state', 'receipt-key.pem'));
+  await writeReceiptPublicKey(dataDir, signer.publicKeyPem);
+  const entries = parseTranscript(
+    await readFile(path.join(dataDir, 'transcript', 'transcript.jsonl'), 'utf8'),
+    config.id,
+  );
+  const receipts = entries.flatMap((entry) =>
+    entry.type === 'contribution'
+      ? [
+          {
+            contributor: entry.contributor,
+            receipt: {
+              contributionId: `contribution-${entry.seq}`,
+              ...signer.sign({
+                ceremony: config.id,
+                circuit: entry.circuit,
+                index: entry.index,
+                contributor: entry.contributor,
+                contributionHash: entry.contributionHash,
+                fileHash: entry.fileHash,
+                acceptedAt: entry.time,
+              }),
+            },
+          },
+        ]
+      : [],
+  );
+  return {
+    dataDir,
+    ceremonyId: config.id,
+    signer,
+    receiptsOf: (contributor) => receipts.filter((r) => r.contributor === contributor).map((r) => r.receipt),
+  };
+}

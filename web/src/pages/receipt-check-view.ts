@@ -1,0 +1,374 @@
+/**
+ * The public page's record search and receipt check (/ceremony/#receipt-check). One field takes a
+ * contributor's name, a contribution hash (as snarkjs prints it, spaces and all) or a receipt:
+ * pasting or dropping a receipt (or the receipts file the contribute page saves) checks it at once
+ * with core/receipts/receipt-checker.ts, the same code as `ceremony verify-receipt`: the
+ * coordinator's signature (GET /api/receipt-key), the transcript entry with the transcript's hash
+ * chain recomputed, and the final key's own contribution history read by HTTP range requests (a
+ * few kilobytes of keys of a hundred megabytes) and recomputed as snarkjs does. A name or hash
+ * lists the matching contributions of the transcript and, once finalised, whether each final
+ * key's history lists them. The page times its own check and counts the key bytes it fetched
+ * (shown, and kept in data attributes for the bench). Built once and kept across the page's
+ * refreshes, so what the reader typed and found stays.
+ */
+import { CoordinatorError, isCoordinatorError } from '../../../core/errors.ts';
+import { coordinatorEvidence } from '../../../core/receipts/coordinator-evidence.ts';
+import type { PublicTranscriptEntry } from '../../../core/receipts/public-transcript.ts';
+import {
+  ReceiptChecker,
+  receiptSubject,
+  type ReceiptCheckerOptions,
+  type ReceiptStep,
+  type ReceiptVerdict,
+} from '../../../core/receipts/receipt-checker.ts';
+import { parseReceiptsText, type ReceiptsFile } from '../../../core/receipts/receipts-file.ts';
+import { plainWords } from '../api/error-messages.ts';
+import { h, replaceChildren } from '../ui/element.ts';
+import { formatBytes, formatTime, shortHash } from '../ui/format-units.ts';
+
+const MAX_ROWS = 100;
+const STEP_NAMES: Record<ReceiptStep, string> = { signature: 'Signature', transcript: 'Transcript', key: 'Key' };
+
+function newChecker(onStep?: ReceiptCheckerOptions['onStep']): ReceiptChecker {
+  return new ReceiptChecker(coordinatorEvidence({ baseUrl: location.origin, label: 'this coordinator' }), { onStep });
+}
+
+function failure(error: unknown): HTMLElement {
+  const code = isCoordinatorError(error) ? error.code : 'browser';
+  const message = error instanceof Error ? error.message : String(error);
+  const words = plainWords(code, message);
+  return h(
+    'div',
+    { class: 'banner bad', role: 'alert', 'data-error-code': code },
+    h('strong', {}, words.what),
+    ' ',
+    words.next,
+    h('div', { class: 'detail' }, message),
+  );
+}
+
+/** A receipts text: JSON that reads as receipts (anything else is a search). */
+function asReceipts(text: string): ReceiptsFile | CoordinatorError | undefined {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return undefined;
+  try {
+    return parseReceiptsText(trimmed);
+  } catch (error) {
+    if (isCoordinatorError(error)) return error;
+    throw error;
+  }
+}
+
+function verdictCard(verdict: ReceiptVerdict, steps: Array<[ReceiptStep, string]>): HTMLElement {
+  const subject = receiptSubject(verdict.receipt);
+  return h(
+    'div',
+    {
+      class: 'receipt-verdict',
+      'data-ok': String(verdict.ok),
+      'data-circuit': verdict.receipt.body.circuit,
+      'data-index': verdict.receipt.body.index,
+      ...(verdict.ok ? {} : { 'data-error-code': verdict.code }),
+    },
+    h('h3', {}, subject),
+    h(
+      'ul',
+      { class: 'receipt-steps' },
+      steps.map(([step, detail]) =>
+        h('li', { 'data-step': step }, '✓ ', h('strong', {}, `${STEP_NAMES[step]}: `), detail),
+      ),
+    ),
+    verdict.ok
+      ? h(
+          'div',
+          { class: 'banner ok', role: 'status' },
+          h('strong', {}, `${verdict.message[0]!.toUpperCase()}${verdict.message.slice(1)}.`),
+        )
+      : failure(new CoordinatorError(verdict.code, verdict.message)),
+  );
+}
+
+export interface ReceiptCheckView {
+  element: HTMLElement;
+  /** Called with each refresh of the page: whether the ceremony is finalised (the search says so). */
+  update(finalised: boolean): void;
+}
+
+export function createReceiptCheckView(): ReceiptCheckView {
+  let finalised = false;
+  const input = h('textarea', {
+    id: 'record-query',
+    rows: 3,
+    spellcheck: false,
+    'aria-describedby': 'record-query-hint',
+    placeholder: 'alice  ·  7a3f0c1d 9b2e…  ·  {"receipts": […]}',
+  });
+  const fileInput = h('input', {
+    type: 'file',
+    id: 'receipts-file',
+    class: 'visually-hidden',
+    accept: '.json,application/json',
+  });
+  const results = h('div', { id: 'record-results', 'aria-live': 'polite' });
+  let running = 0;
+
+  const checkReceipts = async (file: ReceiptsFile): Promise<void> => {
+    const run = ++running;
+    const started = performance.now();
+    const summary = h(
+      'p',
+      { id: 'receipt-check-summary', 'data-state': 'checking' },
+      `Checking ${file.receipts.length} receipt${file.receipts.length === 1 ? '' : 's'}…`,
+    );
+    const cards = h('div', {});
+    replaceChildren(results, summary, cards);
+    const steps = new Map<number, Array<[ReceiptStep, string]>>();
+    const checker = newChecker((receipt, step, detail) => {
+      steps.set(receipt.position, [...(steps.get(receipt.position) ?? []), [step, detail]]);
+      summary.textContent = `Checking ${receiptSubject(receipt)}: ${STEP_NAMES[step].toLowerCase()} checked…`;
+    });
+    const verdicts: ReceiptVerdict[] = [];
+    for (const receipt of file.receipts) {
+      const verdict = await checker.check(receipt, file);
+      if (run !== running) return;
+      verdicts.push(verdict);
+      cards.append(verdictCard(verdict, steps.get(receipt.position) ?? []));
+    }
+    const elapsedMs = Math.round(performance.now() - started);
+    // What the key reads cost: each circuit's key was read once, however many receipts named it.
+    const histories = await Promise.all(
+      [...new Set(file.receipts.map((r) => r.body.circuit))].map((c) => checker.keyHistory(c).catch(() => undefined)),
+    );
+    const read = histories.reduce((sum, k) => sum + (k?.source.bytesRead ?? 0), 0);
+    const size = histories.reduce((sum, k) => sum + (k?.source.fileSize ?? 0), 0);
+    const failed = verdicts.filter((v) => !v.ok).length;
+    summary.dataset.state = 'done';
+    summary.dataset.ok = String(failed === 0);
+    summary.dataset.elapsedMs = String(elapsedMs);
+    summary.dataset.keyBytes = String(read);
+    summary.dataset.keySize = String(size);
+    summary.textContent =
+      (failed === 0 ? `All ${verdicts.length} checked: included.` : `${failed} of ${verdicts.length} not included.`) +
+      ` Checked in ${(elapsedMs / 1000).toFixed(2)} s, reading ${formatBytes(read)} of ${formatBytes(size)} of keys` +
+      ' by range requests.';
+  };
+
+  const search = async (query: string): Promise<void> => {
+    const run = ++running;
+    const checker = newChecker();
+    replaceChildren(results, h('p', {}, 'Searching the transcript…'));
+    const transcript = await checker.publicTranscript();
+    if (run !== running) return;
+    const hex = query.replace(/\s+/g, '').toLowerCase();
+    const byHash = /^[0-9a-f]{8,128}$/.test(hex);
+    const name = query.trim().toLowerCase();
+    const matches = transcript.entries.filter(
+      (e): e is PublicTranscriptEntry & { type: 'contribution' } =>
+        e.type === 'contribution' &&
+        (byHash
+          ? e.contributionHash!.startsWith(hex) || e.fileHash!.startsWith(hex)
+          : e.contributor!.toLowerCase().includes(name)),
+    );
+    if (matches.length === 0) {
+      replaceChildren(
+        results,
+        h(
+          'p',
+          { id: 'record-none' },
+          byHash
+            ? 'No contribution has a contribution hash or file hash starting with that.'
+            : 'No contributor of that name.',
+        ),
+      );
+      return;
+    }
+    const finalCells = new Map<PublicTranscriptEntry, HTMLTableCellElement>();
+    const rows = matches.slice(0, MAX_ROWS).map((entry) => {
+      const cell = h('td', { class: 'final-check' }, finalised ? 'checking…' : 'not finalised yet');
+      finalCells.set(entry, cell);
+      return h(
+        'tr',
+        { 'data-circuit': entry.circuit!, 'data-index': entry.index! },
+        h('td', {}, h('code', {}, entry.circuit!)),
+        h('td', {}, `#${entry.index}`),
+        h('td', {}, entry.contributor === 'anonymous' ? h('em', {}, 'anonymous') : entry.contributor!),
+        h('td', {}, formatTime(entry.time)),
+        h('td', { class: 'hash', title: entry.contributionHash! }, shortHash(entry.contributionHash)),
+        h('td', { class: 'hash', title: entry.fileHash! }, shortHash(entry.fileHash)),
+        cell,
+      );
+    });
+    replaceChildren(
+      results,
+      h(
+        'p',
+        {},
+        `${matches.length} contribution${matches.length === 1 ? '' : 's'} found in the transcript ` +
+          `(its hash chain recomputed)${matches.length > MAX_ROWS ? `; the first ${MAX_ROWS} shown` : ''}.`,
+      ),
+      h(
+        'table',
+        { class: 'chain', id: 'record-table' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Circuit', 'Position', 'Contributor', 'Time', 'Contribution hash', 'File hash', 'Final key'].map((t) =>
+              h('th', { scope: 'col' }, t),
+            ),
+          ),
+        ),
+        h('tbody', {}, rows),
+      ),
+    );
+    if (!finalised) return;
+    for (const circuit of new Set(matches.slice(0, MAX_ROWS).map((e) => e.circuit!))) {
+      let hashes: string[];
+      try {
+        hashes = (await checker.keyHistory(circuit)).contributionHashes;
+      } catch (error) {
+        for (const [entry, cell] of finalCells) {
+          if (entry.circuit === circuit)
+            cell.replaceChildren(
+              h('span', { class: 'status-failed', 'data-final': 'error' }, `✗ ${(error as Error).message}`),
+            );
+        }
+        continue;
+      }
+      for (const [entry, cell] of finalCells) {
+        if (entry.circuit !== circuit) continue;
+        cell.replaceChildren(
+          hashes[entry.index! - 1] === entry.contributionHash
+            ? h(
+                'span',
+                { class: 'status-accepted', 'data-final': 'listed' },
+                `✓ listed at record ${entry.index} of ${hashes.length}`,
+              )
+            : h('span', { class: 'status-failed', 'data-final': 'missing' }, '✗ not in its history'),
+        );
+      }
+    }
+  };
+
+  const go = (text: string): void => {
+    const receipts = asReceipts(text);
+    const work =
+      receipts instanceof CoordinatorError
+        ? Promise.reject(receipts)
+        : receipts
+          ? checkReceipts(receipts)
+          : text.trim()
+            ? search(text)
+            : Promise.resolve();
+    work.catch((error: unknown) => replaceChildren(results, failure(error)));
+  };
+
+  // A pasted receipt replaces whatever the field held and is checked at once: one paste. Anything
+  // else is pasted as usual (a name or a hash waits for Enter).
+  input.addEventListener('paste', (event) => {
+    const text = event.clipboardData?.getData('text/plain') ?? '';
+    if (asReceipts(text) === undefined) return;
+    event.preventDefault();
+    input.value = text;
+    go(text);
+  });
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.shiftKey) {
+      event.preventDefault();
+      go(input.value);
+    }
+  });
+  const readFile = async (file: File | undefined): Promise<void> => {
+    if (!file) return;
+    if (file.size > 8 * 1024 * 1024) {
+      replaceChildren(
+        results,
+        failure(
+          new CoordinatorError(
+            'receipt.malformed',
+            `${file.name} is ${formatBytes(file.size)}; a receipts file is a few kilobytes`,
+          ),
+        ),
+      );
+      return;
+    }
+    input.value = await file.text();
+    go(input.value);
+  };
+  fileInput.addEventListener('change', () => void readFile(fileInput.files?.[0]));
+  // A dropped file is read as a receipts file; dropped text is left to the field.
+  const carriesFile = (event: DragEvent): boolean => event.dataTransfer?.types.includes('Files') ?? false;
+  input.addEventListener('dragover', (event) => carriesFile(event) && event.preventDefault());
+  input.addEventListener('drop', (event) => {
+    if (!carriesFile(event)) return;
+    event.preventDefault();
+    void readFile(event.dataTransfer?.files[0]);
+  });
+
+  const element = h(
+    'section',
+    { class: 'card', id: 'receipt-check', 'aria-labelledby': 'receipt-check-title' },
+    h('h2', { id: 'receipt-check-title' }, 'Find a contribution, check a receipt'),
+    h('label', { for: 'record-query' }, 'Your receipt, a contribution hash, or a contributor’s name'),
+    h(
+      'p',
+      { class: 'hint', id: 'record-query-hint' },
+      'Paste or drop the receipts file you downloaded after contributing (or one receipt from it) and it is checked ' +
+        'at once. A name or a hash (as your client printed it) finds the contributions it names.',
+    ),
+    input,
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', id: 'record-go', onclick: () => go(input.value) }, 'Search or check'),
+      h('label', { class: 'button secondary', for: 'receipts-file' }, 'Open a receipts file…'),
+      fileInput,
+    ),
+    results,
+    h(
+      'details',
+      { id: 'receipt-check-proves' },
+      h('summary', {}, 'What this check proves, and what it leaves to the audit'),
+      h(
+        'p',
+        {},
+        'For each receipt, in your browser, from the ceremony’s public files: ',
+        h('strong', {}, 'the signature'),
+        ' is the coordinator’s (its receipt key, published at ',
+        h('a', { href: '/api/receipt-key' }, '/api/receipt-key'),
+        ' and in every publication); ',
+        h('strong', {}, 'the transcript'),
+        ', its hash chain recomputed from its first entry, records your contribution at your position with the same ' +
+          'contribution hash, file hash and name; and ',
+        h('strong', {}, 'the final key'),
+        ' lists it at your position in its own history of contributions. That history, read from the key itself with ' +
+          'range requests (a few kilobytes, not the whole key), is recomputed as snarkjs does: each record’s ' +
+          'transcript digest must follow from the circuit hash and every record before it, so your record commits ' +
+          'to everything before it and every later record commits to yours; the δ in the key’s header must be the ' +
+          'one its last record leaves; its circuit hash must be the one the transcript’s chain started with; and ' +
+          'its records must be the transcript’s chain, one for one, beacon included.',
+      ),
+      h(
+        'p',
+        {},
+        'What it leaves to the full audit: the pairing checks (that each record’s proof of knowledge holds and each ' +
+          'δ follows from the one before it, so that the final δ carries every contributor’s secret) and every ' +
+          'point of the key (that the parts proofs are made with match δ and the circuit). ',
+        h('a', { href: '#audit' }, 'Run the audit'),
+        ' (',
+        h('code', {}, 'ceremony audit'),
+        ') for those. This page’s code is served by the coordinator: to depend on nothing it serves, run ',
+        h('code', {}, 'ceremony verify-receipt RECEIPTS.json DIR'),
+        ', the same check, from your own checkout of the project on a published copy of the ceremony.',
+      ),
+    ),
+  );
+  return {
+    element,
+    update(isFinalised) {
+      finalised = isFinalised;
+    },
+  };
+}
