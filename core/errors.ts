@@ -60,6 +60,8 @@ export const ERROR_CODES = {
   'chain.file_hash_mismatch': PLAIN,
   /** The audit: a published contribution 0 is not what `zkey new` makes of the r1cs and the ptau. */
   'audit.initial_key_mismatch': PLAIN,
+  /** The audit: a point of contribution 0's B2 lies outside G2's order-r subgroup (a small-order part leaks witness bits from every proof). */
+  'audit.b2_outside_subgroup': PLAIN,
 
   // A candidate zkey that is refused as the next link of a chain
   'zkey.malformed': REFUSES,

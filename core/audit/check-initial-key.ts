@@ -30,7 +30,8 @@
  * row n+s), v_c = Σ_s ρ_s·b_cs, w_c = Σ_s ρ_s·c_cs (mod r, from the r1cs), and key-side sums
  * S_A = Σ ρ_s·A_s, S_B = Σ ρ_s·B1_s, S_K = Σ ρ_s·K_s (IC and L), T = Σ ρ_s·B2_s (MSMs with 16-byte
  * scalars), the checks are
- *   (1) [r]·T = 0 and e(S_B, g2) = e(g1, T)                                   (B2 is B1 in G2)
+ *   (1) [r]·W_w = 0 for every window sum W_w of T (below), and e(S_B, g2) = e(g1, T)
+ *                                                                         (B2 in G2, and B1 in G2)
  *   (2) e(S_K + σ1·S_A + σ2·S_B − Σ_c (w_c + σ1·u_c + σ2·v_c)·λ_c, g2) = e(S_A, β2)·e(α1, T)
  * (2) folds S_A = Σ u_c·λ_c, S_B = Σ v_c·λ_c and S_K = β·S_A + α·S_B + Σ w_c·λ_c into one equation,
  * so the ptau side is one full-width MSM over λ (section 12); α1 and β2 are the header's, already
@@ -38,29 +39,37 @@
  *
  * Soundness. G1 of BN254 has prime order r (cofactor 1), so every on-curve point of the key is in
  * it; write eA_s, eB_s, eK_s for the discrete logarithms of A_s, B1_s, K_s minus what snarkjs
- * writes, and eB2_s for B2's (its order-r part, see below). (1) says Σ ρ_s·(eB_s − eB2_s) = 0 mod r;
+ * writes, and eB2_s for B2's (in G2, see below). (1) says Σ ρ_s·(eB_s − eB2_s) = 0 mod r;
  * (2) says Σ ρ_s·(eK_s + (σ1 − β)·eA_s + σ2·eB_s − α·eB2_s) = 0, which, with eB2 = eB, is
  * P(ρ, σ) = Σ_s ρ_s·(eK_s + (σ1 − β)·eA_s + (σ2 − α)·eB_s) = 0. If some eB_s ≠ eB2_s, (1) is a
  * nonzero linear polynomial in ρ; otherwise, if any error is nonzero, P is a nonzero polynomial of
  * degree ≤ 2 (its ρ_s·σ1 coefficient is eA_s, its ρ_s·σ2 coefficient eB_s, else Σ ρ_s·eK_s). Each
  * variable is uniform over 2^128 < r values, drawn after the files are fixed, so by
- * Schwartz–Zippel a key with any wrong point in IC, A, B1, L or B2's order-r part passes with
- * probability ≤ 2^-128 + 2·2^-128 = 3·2^-128, whatever α and β are and whoever knows them. The
- * scalars are never stored or shown. Equal points with canonical coordinates (checked) are equal
+ * Schwartz–Zippel a key with any wrong point in IC, A, B1, L or B2 passes with probability
+ * ≤ 2^-128 + 2·2^-128 + 2^-128 (B2's subgroup, below) = 2^-126, whatever α and β are and whoever
+ * knows them. The scalars are never stored or shown. Equal points with canonical coordinates (checked) are equal
  * bytes, so the sections are byte-identical.
  *
- * G2 and its cofactor. B2's points are only checked to lie on the twist curve E'(F_q²), whose order
- * is r·h with h = 2q − r = 10069 · 5864401 · 1875725156269 · (a 178-bit prime), gcd(r, h) = 1; a
- * per-point subgroup check (a scalar multiplication by r for each of nVars G2 points) would cost
- * more than the whole rest of this check. Write B2_s = (order-r part) + c_s: [r]·T = 0 holds iff
- * Σ ρ_s·c_s = 0, and ρ_s mod 10069 takes only 10069 values, so an error made of small-order points
- * alone passes with probability ≈ 1/10069 (≈ 2^-22.5, 2^-40.8 for the next factors). Why this is
- * enough: B2 is used only by provers, to compute the proof's B in G2; the verifying key (α, β, γ, δ,
- * IC) is checked at 2^-128 above, and verifiers (snarkjs, the EVM's pairing precompile, EIP-197)
- * refuse G2 points outside the subgroup, so a small-order component in B2 can only make honest
- * proofs fail to verify (liveness), never make a false proof verify (soundness). Raising that bound
- * to 2^-128 needs ten independent G2 combinations (ten more G2 MSMs, about as many seconds each at
- * 2^18 even on the kernel) or per-point membership tests; not done.
+ * G2 and its cofactor. B2's points are read from the key and checked to lie on the twist E'(F_q²),
+ * whose group has order r·h with h = 2q − r = 10069 · 5864401 · 1875725156269 · (a 178-bit prime),
+ * gcd(r, h) = 1: a point can carry a component c_s of order dividing h. That is not only a liveness
+ * matter. A proof's π_B = β2 + Σ w_s·B2_s + t·δ2 carries Σ w_s·c_s unblinded in its small-order
+ * part (δ2 is checked to be in G2 by every link), so whoever chose the c_s learns Σ w_s·c_s's
+ * discrete logarithm in the subgroups of order 10069, 5864401 and 1875725156269 (all easy): 13.3
+ * and up to 76 bits of a chosen combination of witness values from every proof made with the key,
+ * including proofs refused on chain;
+ * snarkjs's verifier checks G2 points only for being on the curve, and contribution 0 is the
+ * coordinator's (links compare B2 byte for byte), so this check is the only one. [r]·T = 0 on the
+ * combination alone misses such components with probability about 1/10069 ≈ 2^-13.3 (ρ_s ≡ 0
+ * modulo the component's order). So T is computed as the sums of its MSM's windows (g2-msm.c,
+ * g2_msm_windows): T = Σ_w 2^(c·w)·W_w, W_w = Σ_s d_{w,s}·B2_s, with each ρ_s = Σ_w 2^(c·w)·d_{w,s}
+ * and the digits d_{w,s} of a window drawn from 2^c consecutive integers, c ≤ 13, and every W_w must
+ * satisfy [r]·W_w = 0. If some c_s ≠ 0, take a prime p | h where its component is nonzero: for every
+ * w, d_{w,s}·c_s must cancel the rest of W_w's p-part, which (the other ρ fixed) allows at most one
+ * residue of d_{w,s} modulo p ≥ 10069 > 2^c, so at most one digit, so at most one digit vector,
+ * which is at most one of the 2^128 values of ρ_s: probability ≤ 2^-128, for the cost of the sum
+ * the check computes anyway (per-point tests cost about nine times more; g2-msm.c). On failure:
+ * `audit.b2_outside_subgroup`. Everything above then holds for B2 itself, not only its order-r part.
  *
  * The ptau is an input the audit checks against its recorded hash; its points are taken as given:
  * in particular its Lagrange sections 14 and 15 are taken to be α and β times section 12 (as
@@ -83,7 +92,7 @@ import { initialKeyMismatch, type InitialKeyPart } from './initial-key-mismatch.
 import { drawScalars, INITIAL_KEY_SCALAR_BYTES, readR1csLayout, scanR1cs, type RoleScalars } from './initial-key-r1cs-pass.ts';
 import { checkInitialKeyHeader, checkInitialKeyLayout } from './initial-key-header.ts';
 import { checkHSection, hashHPoints } from './initial-key-h.ts';
-import { combineKeySection, combinePtauPoints } from './initial-key-sums.ts';
+import { combineB2Section, combineKeySection, combinePtauPoints, type WindowedSum } from './initial-key-sums.ts';
 
 export { INITIAL_KEY_SCALAR_BYTES };
 export type { InitialKeyPart };
@@ -187,16 +196,16 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
       [SECTION.b1]: rho.bytes,
     };
     const sums = new Map<number, Uint8Array>();
-    const keySide = async (): Promise<Uint8Array> => {
-      sums.set(SECTION.ic, await combineKeySection(curve, uncompressed, 'G1', key, info, SECTION.ic, 'IC', keyScalars[SECTION.ic]!, csHash, progress));
+    const keySide = async (): Promise<WindowedSum> => {
+      sums.set(SECTION.ic, await combineKeySection(curve, uncompressed, key, info, SECTION.ic, 'IC', keyScalars[SECTION.ic]!, csHash, progress));
       lap('key G1 sections');
       await hashHPoints(curve, uncompressed, ptau, tauG1, domainSize, csHash);
       lap('circuit hash of H');
       await checkHSection(key, info, ptau, lambdaG1, domainSize, progress);
       lap('H bytes');
-      for (const { id, part } of G1_SECTIONS.slice(1)) sums.set(id, await combineKeySection(curve, uncompressed, 'G1', key, info, id, part, keyScalars[id]!, csHash, progress));
+      for (const { id, part } of G1_SECTIONS.slice(1)) sums.set(id, await combineKeySection(curve, uncompressed, key, info, id, part, keyScalars[id]!, csHash, progress));
       lap('key G1 sections');
-      const b2 = await combineKeySection(curve, uncompressed, 'G2', key, info, SECTION.b2, 'B2', rho.bytes, csHash, progress);
+      const b2 = await combineB2Section(curve, key, info, SECTION.b2, rho.bytes, csHash, progress);
       lap('key G2 MSM');
       return b2;
     };
@@ -206,7 +215,17 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     if (scanned.status === 'rejected') throw scanned.reason;
     if (keyed.status === 'rejected') throw keyed.reason;
     const lambdaScalars = scanned.value;
-    const T = keyed.value;
+    // Every window sum of B2's combination in the order-r subgroup (see the module comment), then
+    // the combination itself, T = Σ_w 2^(c·w)·W_w.
+    const b2Windows = keyed.value;
+    if (b2Windows.windows.some((window) => !curve.G2.isZero(curve.G2.timesScalar(window, BN254_R)))) {
+      throw new CoordinatorError('audit.b2_outside_subgroup', `${label} is not the key that the r1cs and the ptau produce: B2 has points outside the order-r subgroup of G2`);
+    }
+    let T = curve.G2.zero;
+    for (const window of [...b2Windows.windows].reverse()) {
+      for (let bit = 0; bit < b2Windows.windowBits; bit++) T = curve.G2.add(T, T);
+      T = curve.G2.add(T, window);
+    }
 
     const G1 = curve.G1;
     const G2 = curve.G2;
@@ -220,7 +239,6 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     const kHolds = (k: Uint8Array, w: Uint8Array, a: Uint8Array, t: Uint8Array): Promise<boolean> =>
       pairingHolds(curve, [[G1.add(k, G1.neg(w)), G2.g], [G1.neg(a), beta2], [G1.neg(alpha1), t]]);
 
-    if (!G2.isZero(G2.timesScalar(T, BN254_R))) throw initialKeyMismatch('B2', label, 'has points outside the order-r subgroup');
     const b2Holds = await pairingHolds(curve, [[sumB1, G2.g], [G1.neg(G1.g), T]]);
     const folded = G1.add(sumK, G1.add(G1.timesScalar(sumA, sigma1), G1.timesScalar(sumB1, sigma2)));
     const combinedHolds = await kHolds(folded, await lambdaMsm(lambdaScalars.combined), sumA, T);
