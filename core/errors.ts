@@ -79,6 +79,8 @@ export const ERROR_CODES = {
   'contribution.l_section_invalid': REFUSES,
   'contribution.h_section_invalid': REFUSES,
   'contribution.point_not_on_curve': REFUSES,
+  /** The candidate's L or H holds the point at infinity at other places than the head's (an honest contribution keeps them). */
+  'contribution.identity_pattern_changed': REFUSES,
   'contribution.invalid': REFUSES,
   /** Verified, but another link was committed first: it can no longer extend the chain. */
   'contribution.not_next': REFUSES,

@@ -52,6 +52,7 @@ export const ERROR_STATUS = {
   'contribution.l_section_invalid': 422,
   'contribution.h_section_invalid': 422,
   'contribution.point_not_on_curve': 422,
+  'contribution.identity_pattern_changed': 422,
   'contribution.invalid': 422,
   'contribution.not_next': 409,
 

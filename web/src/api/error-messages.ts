@@ -62,6 +62,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'contribution.l_section_invalid': REFUSED_FILE('part of the key (the L section) was not updated consistently (the file was probably damaged on the way).'),
   'contribution.h_section_invalid': REFUSED_FILE('part of the key (the H section) was not updated consistently (the file was probably damaged on the way).'),
   'contribution.point_not_on_curve': REFUSED_FILE('it contains values that are not valid curve points (the file was probably damaged on the way).'),
+  'contribution.identity_pattern_changed': REFUSED_FILE('some of its points are empty (the point at infinity) where the previous key’s are not, or the other way round; a real contribution never does that.'),
   'contribution.invalid': REFUSED_FILE('it is not a valid next link of the chain.'),
 
   'finalise.bad_beacon': { what: 'The beacon must be a hexadecimal value (up to 255 bytes).', next: 'Correct the beacon and finalise again.' },
