@@ -45,6 +45,8 @@ export const ERROR_CODES = {
   'ptau.not_prepared': PLAIN,
   'ptau.too_small': PLAIN,
   'ptau.insecure': PLAIN,
+  /** An r1cs whose BLAKE2b-512 is not the one ceremony.json (or the auditor) pins for its circuit. */
+  'r1cs.hash_mismatch': PLAIN,
 
   // Ceremony state
   'ceremony.already_initialised': PLAIN,
@@ -88,7 +90,8 @@ export const ERROR_CODES = {
   // Finalisation
   'finalise.bad_beacon': PLAIN,
   'finalise.bad_iterations': PLAIN,
-  'finalise.no_contributions': PLAIN,
+  /** A chain has fewer contributions than ceremony.json's minContributions (≥ 1), so it may not be finalised. */
+  'finalise.too_few_contributions': PLAIN,
   'finalise.beacon_mismatch': PLAIN,
   'finalise.verification_failed': PLAIN,
 

@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   'ptau.not_prepared': 500,
   'ptau.too_small': 500,
   'ptau.insecure': 500,
+  'r1cs.hash_mismatch': 500,
 
   'ceremony.already_initialised': 409,
   'ceremony.not_initialised': 409,
@@ -58,7 +59,7 @@ export const ERROR_STATUS = {
 
   'finalise.bad_beacon': 400,
   'finalise.bad_iterations': 400,
-  'finalise.no_contributions': 409,
+  'finalise.too_few_contributions': 409,
   'finalise.beacon_mismatch': 409,
   'finalise.verification_failed': 500,
 

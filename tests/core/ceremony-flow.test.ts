@@ -62,7 +62,7 @@ describe('a ceremony from init to audit', () => {
   test('finalise refuses while a chain has only contribution 0', async () => {
     const result = await runCli(['finalise', '--beacon', TEST_BEACON, '--iterations', '10', '--data', dataDir]);
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /error \[finalise\.no_contributions\].*register/);
+    assert.match(result.stderr, /error \[finalise\.too_few_contributions\]: ceremony\.json requires at least 1 contribution per circuit before finalising; too few for: register \(0\)/);
   });
 
   test('three contributions to every circuit, each printed with its hash', async () => {

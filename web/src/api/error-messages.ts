@@ -33,6 +33,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'ptau.not_prepared': { what: 'The powers-of-tau file is not prepared for Phase 2.', next: OPERATOR },
   'ptau.too_small': { what: 'The powers-of-tau file is too small for a circuit.', next: OPERATOR },
   'ptau.insecure': { what: 'The powers-of-tau file is a development one.', next: OPERATOR },
+  'r1cs.hash_mismatch': { what: 'A circuit file is not the one the ceremony’s configuration pins.', next: OPERATOR },
 
   'ceremony.already_initialised': { what: 'The ceremony is already initialised.', next: 'Nothing to do.' },
   'ceremony.not_initialised': { what: 'The ceremony has not been set up yet.', next: OPERATOR },
@@ -67,7 +68,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
 
   'finalise.bad_beacon': { what: 'The beacon must be a hexadecimal value (up to 255 bytes).', next: 'Correct the beacon and finalise again.' },
   'finalise.bad_iterations': { what: 'The iteration count must be an exponent from 10 to 63.', next: 'Correct it and finalise again.' },
-  'finalise.no_contributions': { what: 'A circuit has no contributions yet, so it cannot be finalised.', next: 'Open the ceremony until every circuit has contributions.' },
+  'finalise.too_few_contributions': { what: 'A circuit has fewer contributions than the ceremony requires, so it cannot be finalised yet.', next: 'Open the ceremony until every circuit has enough contributions.' },
   'finalise.beacon_mismatch': { what: 'The ceremony was already partly finalised with a different beacon.', next: 'Finalise with the beacon and iterations used before.' },
   'finalise.verification_failed': { what: 'A final key did not verify.', next: 'Do not publish; check the server logs and run `ceremony audit`.' },
 
