@@ -64,6 +64,8 @@ export const ERROR_CODES = {
   'audit.initial_key_mismatch': PLAIN,
   /** The audit: a point of contribution 0's B2 lies outside G2's order-r subgroup (a small-order part leaks witness bits from every proof). */
   'audit.b2_outside_subgroup': PLAIN,
+  /** The audit: a ptau section the check of contribution 0 relies on is not derived from the ptau's powers of tau. */
+  'audit.ptau_inconsistent': PLAIN,
 
   // A candidate zkey that is refused as the next link of a chain
   'zkey.malformed': REFUSES,

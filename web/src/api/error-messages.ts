@@ -47,6 +47,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'chain.file_hash_mismatch': { what: 'A key of the chain on the server does not match the transcript.', next: OPERATOR },
   'audit.initial_key_mismatch': { what: 'A published first key is not the one the circuit and the powers of tau produce.', next: OPERATOR },
   'audit.b2_outside_subgroup': { what: 'A published first key has points outside the group the proofs use, which would leak parts of every prover’s secrets.', next: OPERATOR },
+  'audit.ptau_inconsistent': { what: 'The powers-of-tau file’s prepared sections do not follow from its powers of tau.', next: 'Do not use this ceremony’s keys; the file may have been forged.' },
 
   'zkey.malformed': REFUSED_FILE('the file that arrived is not a well-formed key (it may have been damaged on the way).'),
   'zkey.not_groth16': REFUSED_FILE('the file that arrived is not a Groth16 key.'),
