@@ -64,8 +64,16 @@ export const ERROR_CODES = {
   'audit.initial_key_mismatch': PLAIN,
   /** The audit: a point of contribution 0's B2 lies outside G2's order-r subgroup (a small-order part leaks witness bits from every proof). */
   'audit.b2_outside_subgroup': PLAIN,
+  /** The audit: the ptau is neither a known public one (core/ptau/known-ptau-files.json) nor pinned with --ptau-hash. */
+  'audit.ptau_unpinned': PLAIN,
+  /** The audit: the ptau is not the file the auditor pinned with --ptau-hash. */
+  'audit.ptau_hash_mismatch': PLAIN,
   /** The audit: a ptau section the check of contribution 0 relies on is not derived from the ptau's powers of tau. */
   'audit.ptau_inconsistent': PLAIN,
+  /** The audit: a chain was finalised with fewer contributions than ceremony.json's minContributions. */
+  'audit.too_few_contributions': PLAIN,
+  /** A verification key (a final key, a manifest's key, a deployed verifier) whose δ equals its γ: no Phase 2, every proof forgeable. */
+  'vkey.delta_equals_gamma': PLAIN,
 
   // A candidate zkey that is refused as the next link of a chain
   'zkey.malformed': REFUSES,

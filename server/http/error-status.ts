@@ -36,7 +36,11 @@ export const ERROR_STATUS = {
   'chain.file_hash_mismatch': 500,
   'audit.initial_key_mismatch': 500,
   'audit.b2_outside_subgroup': 500,
+  'audit.ptau_unpinned': 500,
+  'audit.ptau_hash_mismatch': 500,
   'audit.ptau_inconsistent': 500,
+  'audit.too_few_contributions': 500,
+  'vkey.delta_equals_gamma': 500,
 
   // A refused contribution is well-formed HTTP carrying a file that cannot be the next link.
   'zkey.malformed': 422,

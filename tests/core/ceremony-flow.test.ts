@@ -9,7 +9,7 @@ import { readFile, rm, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { newCeremonyDir, REPO_ROOT, TEST_BEACON } from '../fixtures/ceremony-fixture.ts';
+import { devPtauHash, newCeremonyDir, REPO_ROOT, TEST_BEACON } from '../fixtures/ceremony-fixture.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
@@ -120,7 +120,7 @@ describe('a ceremony from init to audit', () => {
   });
 
   test('audit passes on the published folder', async () => {
-    const result = await runCli(['audit', dataDir, '--quiet']);
+    const result = await runCli(['audit', dataDir, '--quiet', '--ptau-hash', await devPtauHash()]);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /^audit passed$/m);
     assert.equal(result.stdout.split('\n').filter((l) => / ok: 3 contributions \+ beacon verified/.test(l)).length, 9);

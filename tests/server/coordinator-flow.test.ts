@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { devPtauHash, newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { warningsToStderr } from '../helpers/warnings-to-stderr.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
@@ -153,7 +153,7 @@ describe('two contributors through all nine circuits, a third waiting', () => {
     }
     const { entries } = await a.request<{ entries: Array<{ type: string; contributor?: string }> }>('GET', '/api/transcript');
     assert.equal(entries.filter((e) => e.type === 'contribution').length, 18);
-    const report = await auditCeremony(dataDir);
+    const report = await auditCeremony(dataDir, undefined, { ptauHash: await devPtauHash() });
     assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
   });
 

@@ -47,7 +47,11 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'chain.file_hash_mismatch': { what: 'A key of the chain on the server does not match the transcript.', next: OPERATOR },
   'audit.initial_key_mismatch': { what: 'A published first key is not the one the circuit and the powers of tau produce.', next: OPERATOR },
   'audit.b2_outside_subgroup': { what: 'A published first key has points outside the group the proofs use, which would leak parts of every prover’s secrets.', next: OPERATOR },
+  'audit.ptau_unpinned': { what: 'The audit does not know the powers-of-tau file: it is not a known public one and no hash was given for it.', next: 'Check where the file comes from, then run the audit again with --ptau-hash and its BLAKE2b-512.' },
+  'audit.ptau_hash_mismatch': { what: 'The powers-of-tau file is not the one the auditor pinned.', next: 'Get the pinned file (or pin the right hash) and run the audit again.' },
   'audit.ptau_inconsistent': { what: 'The powers-of-tau file’s prepared sections do not follow from its powers of tau.', next: 'Do not use this ceremony’s keys; the file may have been forged.' },
+  'audit.too_few_contributions': { what: 'A circuit was finalised with fewer contributions than the ceremony requires.', next: 'Do not use that circuit’s final key; its secret may be known.' },
+  'vkey.delta_equals_gamma': { what: 'A verification key never went through Phase 2 (its δ equals its γ): anyone can forge its proofs.', next: 'Do not deploy or use that key.' },
 
   'zkey.malformed': REFUSED_FILE('the file that arrived is not a well-formed key (it may have been damaged on the way).'),
   'zkey.not_groth16': REFUSED_FILE('the file that arrived is not a Groth16 key.'),
