@@ -16,7 +16,8 @@
  * seven of the rs18 shape (transact*), treeUpdate and register of the rs17p64 shape. The audit
  * cannot tell: it does the full work for each circuit (every file hashed, every check run).
  *
- * Usage: tsx bench/audit.ts [--shapes rs18,rs17p64] [--links 5] [--no-baseline] [--no-ceremony] [--no-ptau] [--ptau-verify]
+ * Usage: tsx bench/audit.ts [--shapes rs18,rs17p64] [--links 5] [--no-baseline] [--no-ceremony]
+ *                           [--no-ptau] [--ptau-verify]
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -84,7 +85,8 @@ async function compareWithZkeyNew(chain: RealShapedChain, baseline: boolean): Pr
 async function ptauCheck(shapes: Map<string, RealShapedChain>, snarkjsVerify: boolean): Promise<void> {
   const ptau = shapes.values().next().value!.ptau;
   if ([...shapes.values()].some((shape) => shape.ptau !== ptau)) throw new Error('the shapes do not share one ptau');
-  const powers = await Promise.all([...shapes.values()].map(async (shape) => requiredPtauPower(await readR1csSummary(shape.r1cs))));
+  const powerOf = async (shape: RealShapedChain): Promise<number> => requiredPtauPower(await readR1csSummary(shape.r1cs));
+  const powers = await Promise.all([...shapes.values()].map(powerOf));
   const timings: Record<string, number> = {};
   benchLog(`checkPtauSections (${path.basename(ptau)}, domains 2^${powers.join(', 2^')})`);
   const [report, check] = await timed(() => checkPtauSections(ptau, powers, { timings }));
@@ -96,11 +98,17 @@ async function ptauCheck(shapes: Map<string, RealShapedChain>, snarkjsVerify: bo
     if (!ok) throw new Error('snarkjs powersoftau verify refused the bench ptau');
     verify = ms;
   }
-  process.stdout.write(`\nthe ptau check (${path.basename(ptau)}, power ${report.power}; domains 2^${powers.join(', 2^')}; ${report.points} points)\n`);
+  const domains = `domains 2^${powers.join(', 2^')}`;
+  process.stdout.write(`\nthe ptau check (${path.basename(ptau)}, power ${report.power}; ${domains}; ${report.points} points)\n`);
   process.stdout.write(`  pinning (BLAKE2b-512 of the file)    ${seconds(pinning).padStart(9)}\n`);
-  process.stdout.write(`  checkPtauSections                    ${seconds(check).padStart(9)}${verify !== undefined ? `   = ${(check / verify).toFixed(3)} × snarkjs powersoftau verify` : ''}\n`);
-  for (const [phase, ms] of Object.entries(timings)) process.stdout.write(`    ${phase.padEnd(42)} ${seconds(ms).padStart(8)}\n`);
-  if (verify !== undefined) process.stdout.write(`  snarkjs powersoftau verify           ${seconds(verify).padStart(9)}\n`);
+  const ratio = verify !== undefined ? `   = ${(check / verify).toFixed(3)} × snarkjs powersoftau verify` : '';
+  process.stdout.write(`  checkPtauSections                    ${seconds(check).padStart(9)}${ratio}\n`);
+  for (const [phase, ms] of Object.entries(timings)) {
+    process.stdout.write(`    ${phase.padEnd(42)} ${seconds(ms).padStart(8)}\n`);
+  }
+  if (verify !== undefined) {
+    process.stdout.write(`  snarkjs powersoftau verify           ${seconds(verify).padStart(9)}\n`);
+  }
   for (const item of report.checked) process.stdout.write(`    checked: ${item}\n`);
 }
 
@@ -266,7 +274,8 @@ async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: nu
     }
     for (const [name, ms] of msm) process.stdout.write(`  one MSM over L‖H of ${name} (${LINK_SCALAR_BYTES}-byte scalars, ffjavascript): ${seconds(ms)}\n`);
     const ptauMark = marks.get('ptau');
-    const ptauTime = ptauMark?.start !== undefined && ptauMark.finished !== undefined ? ptauMark.finished - ptauMark.start : 0;
+    const ptauTime =
+      ptauMark?.start !== undefined && ptauMark.finished !== undefined ? ptauMark.finished - ptauMark.start : 0;
     process.stdout.write(`  the ptau: pinned by hash and its sections checked, once     ${seconds(ptauTime)}\n`);
     process.stdout.write(`  total (measured)                 ${seconds(total)}  (contribution 0 checks ${seconds(checkTotal)}, links ${seconds(linksTotal)}, rest ${seconds(total - checkTotal - linksTotal)})\n`);
     const perLink = linksTotal / (9 * linksPerChain);

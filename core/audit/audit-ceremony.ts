@@ -32,7 +32,8 @@
  * Soundness. Contribution 0 is the key r1cs + ptau produce, except with probability ≤ 2^-126
  * (check-initial-key.ts), given a ptau whose relied-on sections passed their check (≤ 2^-128,
  * check-ptau-sections.ts), so it is honest. Induction along the chain: if zkey k is
- * honest (its L‖H are δ_k-scaled from contribution 0), link k→k+1 is accepted only if e(R_{k+1}, δ2_{k+1}) = e(R_k, δ2_k); with
+ * honest (its L‖H are δ_k-scaled from contribution 0), link k→k+1 is accepted only if
+ * e(R_{k+1}, δ2_{k+1}) = e(R_k, δ2_k); with
  * d_i = dlog(s·N_i − P_i) as in verify-link-from-head.ts this says Σ r_i·d_i = 0 mod p. The files are all
  * fixed (published) before the key is drawn, and the key is fresh for every audit, so unlike the
  * coordinator's fixed key no adaptive argument is needed: for each link whose L‖H cheat (some
@@ -58,7 +59,11 @@ import { hashFile } from '../crypto/file-hash.ts';
 import { verifyLinkFromHead } from '../verify/verify-link-from-head.ts';
 import type { LinkCombination } from '../verify/link-combination-cache.ts';
 import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../errors.ts';
-import { deltaEntryFromVerificationKey, type DeltaEntry, type VerificationKeyDelta } from '../manifest/delta-manifest.ts';
+import {
+  deltaEntryFromVerificationKey,
+  type DeltaEntry,
+  type VerificationKeyDelta,
+} from '../manifest/delta-manifest.ts';
 import { silentProgress, type Progress } from '../ceremony/progress.ts';
 import { readPtauSummary } from '../ptau/ptau-header.ts';
 import { requiredPtauPower } from '../setup/r1cs-header.ts';
@@ -168,7 +173,10 @@ async function expectFileHash(filePath: string, expected: string, what: string):
     throw readFailure(error, `${what} (${path.basename(filePath)})`);
   }
   if (actual !== expected) {
-    throw new CoordinatorError('chain.file_hash_mismatch', `${what} (${path.basename(filePath)}) is not the file the transcript records`);
+    throw new CoordinatorError(
+      'chain.file_hash_mismatch',
+      `${what} (${path.basename(filePath)}) is not the file the transcript records`,
+    );
   }
 }
 
@@ -194,12 +202,15 @@ async function auditChain(
   progress: Progress,
 ): Promise<{ summary: string; manifestEntry?: DeltaEntry }> {
   const name = chain.circuit.name;
-  if (!chain.init) throw new CoordinatorError('transcript.corrupt', 'the transcript has no contribution 0 for this circuit');
-  if (chain.beacon && chain.contributions.length < config.minContributions) {
+  if (!chain.init)
+    throw new CoordinatorError('transcript.corrupt', 'the transcript has no contribution 0 for this circuit');
+  const count = chain.contributions.length;
+  if (chain.beacon && count < config.minContributions) {
     throw new CoordinatorError(
       'audit.too_few_contributions',
-      `circuit ${name} was finalised with ${chain.contributions.length} contribution${chain.contributions.length === 1 ? '' : 's'}; ` +
-        `ceremony.json requires at least ${config.minContributions} (with none, its δ comes from the public beacon alone and anyone can forge proofs)`,
+      `circuit ${name} was finalised with ${count} contribution${count === 1 ? '' : 's'}; ` +
+        `ceremony.json requires at least ${config.minContributions} ` +
+        '(with none, its δ comes from the public beacon alone and anyone can forge proofs)',
     );
   }
   const initPath = paths.zkeyPath(name, 0);
@@ -228,9 +239,15 @@ async function auditChain(
   for (const [position, entry] of chain.contributions.entries()) {
     const current = paths.zkeyPath(name, entry.index);
     await expectFileHash(current, entry.fileHash, `contribution ${entry.index}`);
-    const link = await verifyLinkFromHead(previous, current, { challenge: { key, head }, labels: { prev: `contribution ${entry.index - 1}`, next: `contribution ${entry.index}` } });
+    const link = await verifyLinkFromHead(previous, current, {
+      challenge: { key, head },
+      labels: { prev: `contribution ${entry.index - 1}`, next: `contribution ${entry.index}` },
+    });
     if (link.contributionHash !== entry.contributionHash) {
-      throw new CoordinatorError('transcript.corrupt', `contribution ${entry.index}: the transcript records a different contribution hash`);
+      throw new CoordinatorError(
+        'transcript.corrupt',
+        `contribution ${entry.index}: the transcript records a different contribution hash`,
+      );
     }
     const listed = audited.contributions[position]!;
     listed.verified = true;
@@ -250,7 +267,10 @@ async function auditChain(
     labels: { prev: `contribution ${chain.contributions.length}`, next: 'the final key' },
   });
   if (link.contributionHash !== chain.beacon.contributionHash) {
-    throw new CoordinatorError('transcript.corrupt', 'the final key: the transcript records a different beacon contribution hash');
+    throw new CoordinatorError(
+      'transcript.corrupt',
+      'the final key: the transcript records a different beacon contribution hash',
+    );
   }
   audited.final!.verified = true;
   progress({ type: 'count', circuit: name, part: 'links', done: links, total: links });
@@ -258,15 +278,24 @@ async function auditChain(
   refuseDeltaEqualsGamma(vkey, name, chain.circuit.verifier);
   const published = await readFile(paths.verificationKeyPath(name), 'utf8').then(JSON.parse, () => undefined);
   if (published === undefined || JSON.stringify(published) !== JSON.stringify(vkey)) {
-    throw new CoordinatorError('chain.file_hash_mismatch', `${name}.vkey.json is missing or is not the verification key of the final key`);
+    throw new CoordinatorError(
+      'chain.file_hash_mismatch',
+      `${name}.vkey.json is missing or is not the verification key of the final key`,
+    );
   }
   return {
-    summary: `${chain.contributions.length} contributions + beacon verified, final contribution hash ${link.contributionHash.slice(0, 16)}…`,
+    summary:
+      `${chain.contributions.length} contributions + beacon verified, ` +
+      `final contribution hash ${link.contributionHash.slice(0, 16)}…`,
     manifestEntry: deltaEntryFromVerificationKey(vkey),
   };
 }
 
-async function auditManifest(paths: CeremonyPaths, expected: Map<string, DeltaEntry>, manifestHash: string): Promise<string> {
+async function auditManifest(
+  paths: CeremonyPaths,
+  expected: Map<string, DeltaEntry>,
+  manifestHash: string,
+): Promise<string> {
   let text: string;
   try {
     text = await readFile(paths.manifestPath, 'utf8');
@@ -285,12 +314,18 @@ async function auditManifest(paths: CeremonyPaths, expected: Map<string, DeltaEn
   const names = Object.keys(manifest);
   const wanted = [...expected.keys()];
   if (names.length !== wanted.length || names.some((n, i) => n !== wanted[i])) {
-    throw new CoordinatorError('input.invalid', `manifest.json lists ${names.join(', ')}; expected ${wanted.join(', ')}`);
+    throw new CoordinatorError(
+      'input.invalid',
+      `manifest.json lists ${names.join(', ')}; expected ${wanted.join(', ')}`,
+    );
   }
   for (const [verifier, entry] of expected) {
     const found = manifest[verifier];
     if (found?.deltax1 !== entry.deltax1 || found?.deltax2 !== entry.deltax2) {
-      throw new CoordinatorError('input.invalid', `manifest entry ${verifier} does not match the delta of the final key`);
+      throw new CoordinatorError(
+        'input.invalid',
+        `manifest entry ${verifier} does not match the delta of the final key`,
+      );
     }
   }
   return `${names.length} verifiers match the final keys`;
@@ -300,7 +335,11 @@ async function auditManifest(paths: CeremonyPaths, expected: Map<string, DeltaEn
  * Each r1cs's hash against the auditor's pins (ceremony.json's were checked by
  * checkCeremonyInputs), filling the report's r1cs entries. Throws on the first mismatch.
  */
-async function pinR1csFiles(config: CeremonyConfig, circuits: AuditedCircuit[], auditorPins: Record<string, string>): Promise<void> {
+async function pinR1csFiles(
+  config: CeremonyConfig,
+  circuits: AuditedCircuit[],
+  auditorPins: Record<string, string>,
+): Promise<void> {
   for (const circuit of config.circuits) {
     const audited = circuits.find((c) => c.name === circuit.name)!;
     const blake2b512 = await hashFile(circuit.r1csPath).catch(() => undefined);
@@ -311,7 +350,8 @@ async function pinR1csFiles(config: CeremonyConfig, circuits: AuditedCircuit[], 
     if (blake2b512 !== pin) {
       throw new CoordinatorError(
         'r1cs.hash_mismatch',
-        `circuit ${circuit.name}: ${circuit.r1cs} has BLAKE2b-512 ${blake2b512 ?? '(unreadable)'}, not the ${pin} pinned with --r1cs-hash`,
+        `circuit ${circuit.name}: ${circuit.r1cs} has BLAKE2b-512 ${blake2b512 ?? '(unreadable)'}, ` +
+          `not the ${pin} pinned with --r1cs-hash`,
       );
     }
     audited.r1cs.pinnedBy.push('auditor');
@@ -337,7 +377,11 @@ function describePin(ptau: AuditedPtau): string {
   return `${ptau.path}, BLAKE2b-512 ${ptau.blake2b512}, pinned by ${by}${warning}`;
 }
 
-export async function auditCeremony(dir: string, progress: Progress = silentProgress, options: AuditOptions = {}): Promise<AuditReport> {
+export async function auditCeremony(
+  dir: string,
+  progress: Progress = silentProgress,
+  options: AuditOptions = {},
+): Promise<AuditReport> {
   const findings: AuditFinding[] = [];
   const record = (subject: string, ok: boolean, summary: string, code?: ErrorCode): void => {
     findings.push({ subject, ok, summary, ...(code ? { code } : {}) });
@@ -348,7 +392,11 @@ export async function auditCeremony(dir: string, progress: Progress = silentProg
   const auditorPins = options.r1csHashes ?? {};
   const unknown = Object.keys(auditorPins).filter((name) => !config.circuits.some((c) => c.name === name));
   if (unknown.length > 0) {
-    throw new CoordinatorError('usage.invalid_arguments', `--r1cs-hash names ${unknown.join(', ')}, not a circuit of this ceremony (${config.circuits.map((c) => c.name).join(', ')})`);
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `--r1cs-hash names ${unknown.join(', ')}, ` +
+        `not a circuit of this ceremony (${config.circuits.map((c) => c.name).join(', ')})`,
+    );
   }
   const circuits: AuditedCircuit[] = config.circuits.map((circuit) => ({
     name: circuit.name,
@@ -385,14 +433,22 @@ export async function auditCeremony(dir: string, progress: Progress = silentProg
     await pinR1csFiles(config, circuits, auditorPins);
     circuitPowers = [...summaries.values()].map(requiredPtauPower);
     const pinned = circuits.filter((c) => c.r1cs.pinnedBy.length > 0).length;
-    record('inputs', true, `${config.circuits.length} r1cs files match the configuration (${pinned} pinned by hash); the ptau covers them`);
+    record(
+      'inputs',
+      true,
+      `${config.circuits.length} r1cs files match the configuration (${pinned} pinned by hash); the ptau covers them`,
+    );
   } catch (error) {
     fail('inputs', error);
     return report(false, ptau);
   }
 
   try {
-    progress({ type: 'step', circuit: 'ptau', step: 'checking the sections contribution 0 relies on against the powers of tau' });
+    progress({
+      type: 'step',
+      circuit: 'ptau',
+      step: 'checking the sections contribution 0 relies on against the powers of tau',
+    });
     const steps = 1000;
     let reported = -1;
     const checked = await checkPtauSections(config.ptauPath, circuitPowers, {
@@ -409,7 +465,8 @@ export async function auditCeremony(dir: string, progress: Progress = silentProg
       'ptau sections',
       true,
       `${checked.checked.length} checks: the Lagrange sections (12, 14, 15) at the circuits' domains and H's, ` +
-        'and the powers of τ they are derived from (2, 4, 5), are consistent; the phase-1 contribution chain is not replayed (the pin stands for it)',
+        'and the powers of τ they are derived from (2, 4, 5), are consistent; ' +
+        'the phase-1 contribution chain is not replayed (the pin stands for it)',
     );
   } catch (error) {
     fail('ptau sections', error);
@@ -444,7 +501,11 @@ export async function auditCeremony(dir: string, progress: Progress = silentProg
 
   if (finalisedEntry?.type === 'finalised') {
     try {
-      if (manifest.size !== config.circuits.length) throw new CoordinatorError('input.invalid', 'not every final key verified, so the manifest cannot be recomputed');
+      if (manifest.size !== config.circuits.length)
+        throw new CoordinatorError(
+          'input.invalid',
+          'not every final key verified, so the manifest cannot be recomputed',
+        );
       record('manifest', true, await auditManifest(paths, manifest, finalisedEntry.manifestHash));
     } catch (error) {
       fail('manifest', error);

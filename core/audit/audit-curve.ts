@@ -34,7 +34,8 @@ export async function readAt(handle: FileHandle, position: number, length: numbe
   try {
     await readExactlyInto(handle, bytes, position);
   } catch (error) {
-    if (error instanceof ShortReadError) throw new CoordinatorError('chain.file_unreadable', `${what} could not be read completely`);
+    if (error instanceof ShortReadError)
+      throw new CoordinatorError('chain.file_unreadable', `${what} could not be read completely`);
     throw error;
   }
   return bytes;
@@ -44,10 +45,17 @@ export async function readAt(handle: FileHandle, position: number, length: numbe
  * Σ scalars_i·bases_i in `group`: scalars little-endian, scalars.length / points bytes each, as a
  * point of ffjavascript's curve.
  */
-export function auditMultiExp(curve: AuditCurve, group: GroupName, bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
+export function auditMultiExp(
+  curve: AuditCurve,
+  group: GroupName,
+  bases: Uint8Array,
+  scalars: Uint8Array,
+): Promise<Uint8Array> {
   if (bases.length === 0) return Promise.resolve(curve[group].zero);
   const scalarBytes = scalars.length / (bases.length / pointSize(group));
-  return group === 'G1' ? g1MultiExpOrFallback(bases, scalars, scalarBytes) : g2MultiExpOrFallback(bases, scalars, scalarBytes);
+  return group === 'G1'
+    ? g1MultiExpOrFallback(bases, scalars, scalarBytes)
+    : g2MultiExpOrFallback(bases, scalars, scalarBytes);
 }
 
 /**

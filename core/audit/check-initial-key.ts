@@ -71,9 +71,13 @@
  * the check computes anyway (per-point tests cost about nine times more; g2-msm.c). On failure:
  * `audit.b2_outside_subgroup`. Everything above then holds for B2 itself, not only its order-r part.
  *
- * The ptau is an input the audit checks against its recorded hash; its points are taken as given:
- * in particular its Lagrange sections 14 and 15 are taken to be α and β times section 12 (as
- * snarkjs's preparePhase2 writes them and `powersoftau verify` checks), which (2) relies on.
+ * The ptau. This check takes the ptau's points as given; the audit pins the file (pin-ptau.ts) and
+ * checks beforehand the sections this check relies on against the ptau's powers of τ
+ * (check-ptau-sections.ts): section 12 at the circuit's domain (the λ that (2) combines) and the
+ * odd points one level up (H, compared byte for byte). (2) does not rely on sections 14 and 15
+ * (α·λ, β·λ): it checks IC and L against α1 and β2 directly, so a key built from forged 14/15 fails
+ * it; they serve only to name IC on the failure path, and are checked anyway.
+ *
  * Memory: the r1cs and the key are streamed; what is held is one 16-byte scalar, one bigint and (in
  * the kernel's r1cs pass) one 32-byte Montgomery copy per variable, and four 32-byte scalars (u, v,
  * w and their fold) per domain point.
@@ -89,7 +93,13 @@ import { readZkeyInfo, SECTION } from '../zkey/zkey-file.ts';
 import { G1Uncompressed } from '../kernel/g1-uncompressed.ts';
 import { N8, pairingHolds, type AuditCurve } from './audit-curve.ts';
 import { initialKeyMismatch, type InitialKeyPart } from './initial-key-mismatch.ts';
-import { drawScalars, INITIAL_KEY_SCALAR_BYTES, readR1csLayout, scanR1cs, type RoleScalars } from './initial-key-r1cs-pass.ts';
+import {
+  drawScalars,
+  INITIAL_KEY_SCALAR_BYTES,
+  readR1csLayout,
+  scanR1cs,
+  type RoleScalars,
+} from './initial-key-r1cs-pass.ts';
 import { checkInitialKeyHeader, checkInitialKeyLayout } from './initial-key-header.ts';
 import { checkHSection, hashHPoints } from './initial-key-h.ts';
 import { combineB2Section, combineKeySection, combinePtauPoints, type WindowedSum } from './initial-key-sums.ts';
@@ -136,7 +146,12 @@ async function ptauSectionTable(ptau: Awaited<ReturnType<typeof open>>): Promise
  * what `snarkjs zkey new r1cs ptau` writes (probability ≤ 2^-128 of missing a G1 difference, see the
  * module comment); read and decode errors throw their own codes. Returns the circuit hash.
  */
-export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPath: string, options: CheckInitialKeyOptions = {}): Promise<{ csHash: Buffer }> {
+export async function checkInitialKey(
+  zkeyPath: string,
+  r1csPath: string,
+  ptauPath: string,
+  options: CheckInitialKeyOptions = {},
+): Promise<{ csHash: Buffer }> {
   const label = options.label ?? 'contribution 0';
   const info = await readZkeyInfo(zkeyPath, label);
   const curve = (await getBn128()) as unknown as AuditCurve;
@@ -146,7 +161,8 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     const ptauSections = await ptauSectionTable(ptau);
     const power = Math.ceil(Math.log2(r1csLayout.nConstraints + r1csLayout.nPublic + 1));
     const domainSize = 2 ** power;
-    if (power >= FR_TWO_ADICITY) throw new CoordinatorError('ptau.too_small', 'the circuit is too large for this check');
+    if (power >= FR_TWO_ADICITY)
+      throw new CoordinatorError('ptau.too_small', 'the circuit is too large for this check');
     const lagrange = [PTAU_LAGRANGE_G1, PTAU_TAU_G1].map((id) => ptauSections.get(id));
     if (lagrange.some((s) => !s)) throw new CoordinatorError('ptau.not_prepared', 'the ptau has no Lagrange sections');
     const [lambdaG1, tauG1] = lagrange as [SectionLocation, SectionLocation];
@@ -171,17 +187,32 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     await checkInitialKeyLayout(key, info);
     await checkInitialKeyHeader(curve, info, r1csLayout, domainSize, ptau, ptauSections, csHash);
     const mpc = info.sections.get(SECTION.mpc)!;
-    if (info.mpc.contributions.length !== 0 || mpc.size !== 68) throw initialKeyMismatch('contributions', label, 'is not empty');
+    if (info.mpc.contributions.length !== 0 || mpc.size !== 68)
+      throw initialKeyMismatch('contributions', label, 'is not empty');
 
     // One ρ per variable for A, B1, IC/L and B2, and σ1, σ2 to fold three equations into one (see
     // the module comment).
     const rho = drawScalars(nWires);
     const [sigma1, sigma2] = drawScalars(2).values as [bigint, bigint];
-    const coefficientReader = new SectionReader(key, info.sections.get(SECTION.coefficients)!, `the coefficients section of ${label}`);
-    if ((await coefficientReader.u32()) !== (info.sections.get(SECTION.coefficients)!.size - 4) / (12 + N8)) throw initialKeyMismatch('coefficients', label, 'has a wrong count');
+    const coefficientReader = new SectionReader(
+      key,
+      info.sections.get(SECTION.coefficients)!,
+      `the coefficients section of ${label}`,
+    );
+    if ((await coefficientReader.u32()) !== (info.sections.get(SECTION.coefficients)!.size - 4) / (12 + N8))
+      throw initialKeyMismatch('coefficients', label, 'has a wrong count');
     // The r1cs pass runs on this thread while the key's MSMs run on the kernel's threads.
     const scanStart = performance.now();
-    const scan = scanR1cs(r1cs, r1csLayout, domainSize, rho, [sigma1, sigma2], coefficientReader, label, 'the r1cs').then((result) => {
+    const scan = scanR1cs(
+      r1cs,
+      r1csLayout,
+      domainSize,
+      rho,
+      [sigma1, sigma2],
+      coefficientReader,
+      label,
+      'the r1cs',
+    ).then((result) => {
       progress(2 * domainSize);
       if (options.timings) options.timings['r1cs pass (overlaps the key side)'] = performance.now() - scanStart;
       return result;
@@ -197,13 +228,30 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     };
     const sums = new Map<number, Uint8Array>();
     const keySide = async (): Promise<WindowedSum> => {
-      sums.set(SECTION.ic, await combineKeySection(curve, uncompressed, key, info, SECTION.ic, 'IC', keyScalars[SECTION.ic]!, csHash, progress));
+      sums.set(
+        SECTION.ic,
+        await combineKeySection(
+          curve,
+          uncompressed,
+          key,
+          info,
+          SECTION.ic,
+          'IC',
+          keyScalars[SECTION.ic]!,
+          csHash,
+          progress,
+        ),
+      );
       lap('key G1 sections');
       await hashHPoints(curve, uncompressed, ptau, tauG1, domainSize, csHash);
       lap('circuit hash of H');
       await checkHSection(key, info, ptau, lambdaG1, domainSize, progress);
       lap('H bytes');
-      for (const { id, part } of G1_SECTIONS.slice(1)) sums.set(id, await combineKeySection(curve, uncompressed, key, info, id, part, keyScalars[id]!, csHash, progress));
+      for (const { id, part } of G1_SECTIONS.slice(1))
+        sums.set(
+          id,
+          await combineKeySection(curve, uncompressed, key, info, id, part, keyScalars[id]!, csHash, progress),
+        );
       lap('key G1 sections');
       const b2 = await combineB2Section(curve, key, info, SECTION.b2, rho.bytes, csHash, progress);
       lap('key G2 MSM');
@@ -219,7 +267,10 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     // the combination itself, T = Σ_w 2^(c·w)·W_w.
     const b2Windows = keyed.value;
     if (b2Windows.windows.some((window) => !curve.G2.isZero(curve.G2.timesScalar(window, BN254_R)))) {
-      throw new CoordinatorError('audit.b2_outside_subgroup', `${label} is not the key that the r1cs and the ptau produce: B2 has points outside the order-r subgroup of G2`);
+      throw new CoordinatorError(
+        'audit.b2_outside_subgroup',
+        `${label} is not the key that the r1cs and the ptau produce: B2 has points outside the order-r subgroup of G2`,
+      );
     }
     let T = curve.G2.zero;
     for (const window of [...b2Windows.windows].reverse()) {
@@ -229,7 +280,8 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
 
     const G1 = curve.G1;
     const G2 = curve.G2;
-    const lambdaMsm = (scalars: Uint8Array): Promise<Uint8Array> => combinePtauPoints(curve, 'G1', ptau, lambdaG1, domainSize - 1, domainSize, scalars, 'Lagrange', progress);
+    const lambdaMsm = (scalars: Uint8Array): Promise<Uint8Array> =>
+      combinePtauPoints(curve, 'G1', ptau, lambdaG1, domainSize - 1, domainSize, scalars, 'Lagrange', progress);
     const alpha1 = G1.fromRprLEM(info.header.alpha1, 0);
     const beta2 = G2.fromRprLEM(info.header.beta2, 0);
     const sumA = sums.get(SECTION.a)!;
@@ -237,34 +289,81 @@ export async function checkInitialKey(zkeyPath: string, r1csPath: string, ptauPa
     const sumK = G1.add(sums.get(SECTION.ic)!, sums.get(SECTION.l)!);
     /** e(ΣρK − W, g2) = e(ΣρA, β2)·e(α1, T), for sums restricted to some variables. */
     const kHolds = (k: Uint8Array, w: Uint8Array, a: Uint8Array, t: Uint8Array): Promise<boolean> =>
-      pairingHolds(curve, [[G1.add(k, G1.neg(w)), G2.g], [G1.neg(a), beta2], [G1.neg(alpha1), t]]);
+      pairingHolds(curve, [
+        [G1.add(k, G1.neg(w)), G2.g],
+        [G1.neg(a), beta2],
+        [G1.neg(alpha1), t],
+      ]);
 
-    const b2Holds = await pairingHolds(curve, [[sumB1, G2.g], [G1.neg(G1.g), T]]);
+    const b2Holds = await pairingHolds(curve, [
+      [sumB1, G2.g],
+      [G1.neg(G1.g), T],
+    ]);
     const folded = G1.add(sumK, G1.add(G1.timesScalar(sumA, sigma1), G1.timesScalar(sumB1, sigma2)));
     const combinedHolds = await kHolds(folded, await lambdaMsm(lambdaScalars.combined), sumA, T);
     lap('ptau MSM and pairings');
     if (!b2Holds || !combinedHolds) {
       // Rare path: the equations one by one, to name the culprit. B2 is judged against B1 once B1
       // is known right; IC against L by restricting ρ to the public variables.
-      if (!G1.eq(sumA, await lambdaMsm(lambdaScalars.u))) throw initialKeyMismatch('A', label, 'is not the combination of the ptau points the r1cs fixes');
-      if (!G1.eq(sumB1, await lambdaMsm(lambdaScalars.v))) throw initialKeyMismatch('B1', label, 'is not the combination of the ptau points the r1cs fixes');
+      if (!G1.eq(sumA, await lambdaMsm(lambdaScalars.u)))
+        throw initialKeyMismatch('A', label, 'is not the combination of the ptau points the r1cs fixes');
+      if (!G1.eq(sumB1, await lambdaMsm(lambdaScalars.v)))
+        throw initialKeyMismatch('B1', label, 'is not the combination of the ptau points the r1cs fixes');
       if (!b2Holds) throw initialKeyMismatch('B2', label, 'is not B1 in G2');
       const publicRho: RoleScalars = {
         bytes: rho.bytes.map((byte, i) => (i < (nPublic + 1) * INITIAL_KEY_SCALAR_BYTES ? byte : 0)),
         values: rho.values.map((value, i) => (i <= nPublic ? value : 0n)),
       };
-      const publicScan = await scanR1cs(r1cs, r1csLayout, domainSize, publicRho, [0n, 0n], undefined, label, 'the r1cs');
+      const publicScan = await scanR1cs(
+        r1cs,
+        r1csLayout,
+        domainSize,
+        publicRho,
+        [0n, 0n],
+        undefined,
+        label,
+        'the r1cs',
+      );
       // IC alone, the way zkey new composes it: λ, α·λ and β·λ points (ptau sections 12, 14, 15).
       const [alphaG1, betaG1] = [PTAU_LAGRANGE_ALPHA_G1, PTAU_LAGRANGE_BETA_G1].map((id) => ptauSections.get(id));
-      if (!alphaG1 || !betaG1) throw new CoordinatorError('ptau.not_prepared', 'the ptau has no alpha and beta Lagrange sections');
+      if (!alphaG1 || !betaG1)
+        throw new CoordinatorError('ptau.not_prepared', 'the ptau has no alpha and beta Lagrange sections');
       let expectedIc = await lambdaMsm(publicScan.w);
-      expectedIc = G1.add(expectedIc, await combinePtauPoints(curve, 'G1', ptau, alphaG1, domainSize - 1, domainSize, publicScan.v, 'alpha Lagrange', progress));
-      expectedIc = G1.add(expectedIc, await combinePtauPoints(curve, 'G1', ptau, betaG1, domainSize - 1, domainSize, publicScan.u, 'beta Lagrange', progress));
-      if (!G1.eq(sums.get(SECTION.ic)!, expectedIc)) throw initialKeyMismatch('IC', label, 'is not the combination of the ptau points the r1cs fixes');
+      expectedIc = G1.add(
+        expectedIc,
+        await combinePtauPoints(
+          curve,
+          'G1',
+          ptau,
+          alphaG1,
+          domainSize - 1,
+          domainSize,
+          publicScan.v,
+          'alpha Lagrange',
+          progress,
+        ),
+      );
+      expectedIc = G1.add(
+        expectedIc,
+        await combinePtauPoints(
+          curve,
+          'G1',
+          ptau,
+          betaG1,
+          domainSize - 1,
+          domainSize,
+          publicScan.u,
+          'beta Lagrange',
+          progress,
+        ),
+      );
+      if (!G1.eq(sums.get(SECTION.ic)!, expectedIc))
+        throw initialKeyMismatch('IC', label, 'is not the combination of the ptau points the r1cs fixes');
       throw initialKeyMismatch('L', label, 'is not the combination of the ptau points the r1cs fixes');
     }
     // Last, so that a changed point is named by its section rather than by the hash it also breaks.
-    if (!csHash.digest().equals(info.mpc.csHash)) throw initialKeyMismatch('circuit hash', label, "is not the hash of the key's points");
+    if (!csHash.digest().equals(info.mpc.csHash))
+      throw initialKeyMismatch('circuit hash', label, "is not the hash of the key's points");
     options.onProgress?.(1);
     return { csHash: info.mpc.csHash };
   } finally {

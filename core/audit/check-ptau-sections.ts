@@ -56,7 +56,17 @@ import { coordinatesCanonical } from '../zkey/point-checks.ts';
 import { G1_SIZE, G2_SIZE, N8, pairingHolds, readAt, type AuditCurve } from './audit-curve.ts';
 
 /** ptau sections (snarkjs's layout). */
-const SECTION = { header: 1, tauG1: 2, tauG2: 3, alphaTauG1: 4, betaTauG1: 5, betaG2: 6, lagrangeG1: 12, lagrangeAlphaG1: 14, lagrangeBetaG1: 15 } as const;
+const SECTION = {
+  header: 1,
+  tauG1: 2,
+  tauG2: 3,
+  alphaTauG1: 4,
+  betaTauG1: 5,
+  betaG2: 6,
+  lagrangeG1: 12,
+  lagrangeAlphaG1: 14,
+  lagrangeBetaG1: 15,
+} as const;
 /** Bytes of the random scalars r and s: 128 bits, see the module comment. */
 const SCALAR_BYTES = 16;
 const CHUNK_POINTS = 1 << 18;
@@ -87,7 +97,10 @@ export interface PtauSectionsReport {
 }
 
 function inconsistent(why: string): CoordinatorError {
-  return new CoordinatorError('audit.ptau_inconsistent', `the ptau's sections are not what preparephase2 derives from its powers of tau: ${why}`);
+  return new CoordinatorError(
+    'audit.ptau_inconsistent',
+    `the ptau's sections are not what preparephase2 derives from its powers of tau: ${why}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -173,7 +186,8 @@ function ptauPower(header: Buffer): number {
 function planChecks(circuitPowers: number[], power: number): LagrangeCheck[] {
   const levels = new Map<number, boolean>();
   for (const k of circuitPowers) {
-    if (k > power) throw new CoordinatorError('ptau.too_small', `a circuit needs a ptau of power ${k}; this one has power ${power}`);
+    if (k > power)
+      throw new CoordinatorError('ptau.too_small', `a circuit needs a ptau of power ${k}; this one has power ${power}`);
     levels.set(k, false);
     if (!levels.has(k + 1)) levels.set(k + 1, true);
   }
@@ -189,8 +203,11 @@ function planChecks(circuitPowers: number[], power: number): LagrangeCheck[] {
 }
 
 function describeCheck(check: LagrangeCheck): string {
-  const name = { [SECTION.lagrangeG1]: 'λ', [SECTION.lagrangeAlphaG1]: 'α·λ', [SECTION.lagrangeBetaG1]: 'β·λ' }[check.lagrange];
-  return `section ${check.lagrange} (${name}) at 2^${check.level}${check.oddOnly ? ', odd points (H)' : ''} against section ${check.reference}`;
+  const name = { [SECTION.lagrangeG1]: 'λ', [SECTION.lagrangeAlphaG1]: 'α·λ', [SECTION.lagrangeBetaG1]: 'β·λ' }[
+    check.lagrange
+  ];
+  const points = check.oddOnly ? ', odd points (H)' : '';
+  return `section ${check.lagrange} (${name}) at 2^${check.level}${points} against section ${check.reference}`;
 }
 
 interface Sums {
@@ -208,7 +225,11 @@ interface Sums {
  * whose domains are 2^k for k in `circuitPowers` (probability ≤ 2^-128 of missing an error, see
  * the module comment); read and decode errors throw their own codes.
  */
-export async function checkPtauSections(ptauPath: string, circuitPowers: number[], options: PtauSectionsOptions = {}): Promise<PtauSectionsReport> {
+export async function checkPtauSections(
+  ptauPath: string,
+  circuitPowers: number[],
+  options: PtauSectionsOptions = {},
+): Promise<PtauSectionsReport> {
   const curve = (await getBn128()) as unknown as AuditCurve;
   const G1 = curve.G1;
   const G2 = curve.G2;
@@ -224,12 +245,14 @@ export async function checkPtauSections(ptauPath: string, circuitPowers: number[
     try {
       sections = (await readSectionTable(handle, (await handle.stat()).size, 'ptau')).sections;
     } catch (error) {
-      if (error instanceof SectionTableError) throw new CoordinatorError('ptau.malformed', `the ptau: ${error.message}`);
+      if (error instanceof SectionTableError)
+        throw new CoordinatorError('ptau.malformed', `the ptau: ${error.message}`);
       throw error;
     }
     const section = (id: number): SectionLocation => {
       const found = sections.get(id);
-      if (!found) throw new CoordinatorError(id >= 12 ? 'ptau.not_prepared' : 'ptau.malformed', `the ptau has no section ${id}`);
+      if (!found)
+        throw new CoordinatorError(id >= 12 ? 'ptau.not_prepared' : 'ptau.malformed', `the ptau has no section ${id}`);
       return found;
     };
     const header = section(SECTION.header);
@@ -246,11 +269,15 @@ export async function checkPtauSections(ptauPath: string, circuitPowers: number[
     for (const check of checks) {
       const start = 2 ** check.level - 1;
       if ((start + 2 ** check.level) * G1_SIZE > section(check.lagrange).size) {
-        throw new CoordinatorError('ptau.too_small', `the ptau's section ${check.lagrange} has no level 2^${check.level}`);
+        throw new CoordinatorError(
+          'ptau.too_small',
+          `the ptau's section ${check.lagrange} has no level 2^${check.level}`,
+        );
       }
     }
     const totalPoints =
-      [...referencePoints.values()].reduce((sum, n) => sum + n, 0) + checks.reduce((sum, c) => sum + (c.oddOnly ? 2 ** (c.level - 1) : 2 ** c.level), 0);
+      [...referencePoints.values()].reduce((sum, n) => sum + n, 0) +
+      checks.reduce((sum, c) => sum + (c.oddOnly ? 2 ** (c.level - 1) : 2 ** c.level), 0);
     let done = 0;
     const progress = (points: number): void => {
       done += points;
@@ -265,25 +292,39 @@ export async function checkPtauSections(ptauPath: string, circuitPowers: number[
     const g2Point = (bytes: Uint8Array, what: string): Uint8Array => {
       const point = G2.fromRprLEM(bytes, 0);
       const valid = (G2 as unknown as { isValid(p: Uint8Array): boolean }).isValid(point);
-      if (!coordinatesCanonical(bytes, 0, 4) || G2.isZero(point) || !valid || !G2.isZero(G2.timesScalar(point, BN254_R))) {
+      if (
+        !coordinatesCanonical(bytes, 0, 4) ||
+        G2.isZero(point) ||
+        !valid ||
+        !G2.isZero(G2.timesScalar(point, BN254_R))
+      ) {
         throw inconsistent(`${what} is not a point of G2's order-r subgroup`);
       }
       return point;
     };
     const tau2 = g2Point(tau2Bytes, 'τ·g2 (section 3)');
     const beta2 = g2Point(beta2Bytes, 'β2 (section 6)');
-    if (!G1.eq(G1.fromRprLEM(firstTau, 0), G1.g)) throw inconsistent('section 2 does not start with the generator of G1');
+    if (!G1.eq(G1.fromRprLEM(firstTau, 0), G1.g))
+      throw inconsistent('section 2 does not start with the generator of G1');
     const alpha1Bytes = await readAt(handle, section(SECTION.alphaTauG1).offset, G1_SIZE, "the ptau's α1");
     if (G1.isZero(G1.fromRprLEM(alpha1Bytes, 0))) throw inconsistent('α1 (section 4) is the identity');
     const beta1 = G1.fromRprLEM(beta1Bytes, 0);
-    if (!coordinatesCanonical(beta1Bytes, 0, 2) || G1.isZero(beta1) || !(await pairingHolds(curve, [[beta1, G2.g], [G1.neg(G1.g), beta2]]))) {
+    if (
+      !coordinatesCanonical(beta1Bytes, 0, 2) ||
+      G1.isZero(beta1) ||
+      !(await pairingHolds(curve, [
+        [beta1, G2.g],
+        [G1.neg(G1.g), beta2],
+      ]))
+    ) {
       throw inconsistent('β1 (section 5) and β2 (section 6) do not carry the same β');
     }
 
     // The random scalars, and the reference side's coefficients: C[S] = Σ over S's checks of iFFT(r).
     const r = checks.map((check) => {
       const scalars = randomScalars(2 ** check.level);
-      if (check.oddOnly) for (let i = 0; i < 2 ** check.level; i += 2) scalars.fill(0, i * SCALAR_BYTES, (i + 1) * SCALAR_BYTES);
+      if (check.oddOnly)
+        for (let i = 0; i < 2 ** check.level; i += 2) scalars.fill(0, i * SCALAR_BYTES, (i + 1) * SCALAR_BYTES);
       return scalars;
     });
     const coefficients = new Map<number, Uint8Array>();
@@ -313,9 +354,15 @@ export async function checkPtauSections(ptauPath: string, circuitPowers: number[
     lap('scalars and inverse FFTs');
 
     const sums: Sums = { a: new Map(), c: new Map(), b: [] };
-    const checkedSum = async (bases: Uint8Array, scalars: Uint8Array, what: string, first: number): Promise<Uint8Array> => {
+    const checkedSum = async (
+      bases: Uint8Array,
+      scalars: Uint8Array,
+      what: string,
+      first: number,
+    ): Promise<Uint8Array> => {
       const result = await g1CheckedMultiExpOrFallback(bases, scalars, SCALAR_BYTES);
-      if ('invalidPoint' in result) throw inconsistent(`point ${first + result.invalidPoint} of ${what} is not a point of the curve`);
+      if ('invalidPoint' in result)
+        throw inconsistent(`point ${first + result.invalidPoint} of ${what} is not a point of the curve`);
       return result.sum;
     };
     // The reference sections: A (full width) and C (128-bit, the points checked) over the same reads.
@@ -324,10 +371,20 @@ export async function checkPtauSections(ptauPath: string, circuitPowers: number[
       let c = G1.zero;
       for (let first = 0; first < count; first += CHUNK_POINTS) {
         const n = Math.min(CHUNK_POINTS, count - first);
-        const bases = await readAt(handle, section(reference).offset + first * G1_SIZE, n * G1_SIZE, `the ptau's section ${reference}`);
+        const bases = await readAt(
+          handle,
+          section(reference).offset + first * G1_SIZE,
+          n * G1_SIZE,
+          `the ptau's section ${reference}`,
+        );
         const [aPart, cPart] = await Promise.all([
           g1MultiExpOrFallback(bases, aScalars.get(reference)!.subarray(first * N8, (first + n) * N8), N8),
-          checkedSum(bases, s.get(reference)!.subarray(first * SCALAR_BYTES, (first + n) * SCALAR_BYTES), `section ${reference}`, first),
+          checkedSum(
+            bases,
+            s.get(reference)!.subarray(first * SCALAR_BYTES, (first + n) * SCALAR_BYTES),
+            `section ${reference}`,
+            first,
+          ),
         ]);
         a = G1.add(a, aPart);
         c = G1.add(c, cPart);
@@ -344,7 +401,12 @@ export async function checkPtauSections(ptauPath: string, circuitPowers: number[
       let b = G1.zero;
       for (let first = 0; first < n; first += CHUNK_POINTS) {
         const span = Math.min(CHUNK_POINTS, n - first);
-        let bases = await readAt(handle, start + first * G1_SIZE, span * G1_SIZE, `the ptau's section ${check.lagrange}`);
+        let bases = await readAt(
+          handle,
+          start + first * G1_SIZE,
+          span * G1_SIZE,
+          `the ptau's section ${check.lagrange}`,
+        );
         let scalars = r[index]!.subarray(first * SCALAR_BYTES, (first + span) * SCALAR_BYTES);
         if (check.oddOnly) {
           const odd = new Uint8Array((span / 2) * G1_SIZE);
@@ -366,7 +428,10 @@ export async function checkPtauSections(ptauPath: string, circuitPowers: number[
     let left = sums.b.reduce((sum, b) => G1.add(sum, b), G1.zero);
     for (const a of sums.a.values()) left = G1.add(left, a);
     const right = [...sums.c.values()].reduce((sum, c) => G1.add(sum, c), G1.zero);
-    const holds = await pairingHolds(curve, [[left, G2.g], [G1.neg(right), tau2]]);
+    const holds = await pairingHolds(curve, [
+      [left, G2.g],
+      [G1.neg(right), tau2],
+    ]);
     lap('pairing');
     if (!holds) await nameTheCulprit(curve, handle, section, checks, referencePoints, s, r, sums, tau2);
     options.onProgress?.(1);
@@ -407,15 +472,26 @@ async function nameTheCulprit(
     const shifted = new Uint8Array(count * SCALAR_BYTES);
     shifted.set(powers.subarray(0, (count - 1) * SCALAR_BYTES), SCALAR_BYTES);
     const next = await g1MultiExpOrFallback(bases, shifted, SCALAR_BYTES);
-    if (!(await pairingHolds(curve, [[next, curve.G2.g], [G1.neg(sums.c.get(reference)!), tau2]]))) {
+    if (
+      !(await pairingHolds(curve, [
+        [next, curve.G2.g],
+        [G1.neg(sums.c.get(reference)!), tau2],
+      ]))
+    ) {
       throw inconsistent(`section ${reference} does not hold successive powers of τ`);
     }
   }
   for (const [index, check] of checks.entries()) {
     const count = Math.min(2 ** check.level, referencePoints.get(check.reference)!);
     const c = (await inverseFft(curve, r[index]!)).subarray(0, count * N8);
-    const bases = await readAt(handle, section(check.reference).offset, count * G1_SIZE, `the ptau's section ${check.reference}`);
-    if (!G1.eq(sums.b[index]!, await g1MultiExpOrFallback(bases, c, N8))) throw inconsistent(`${describeCheck(check)}: not its Lagrange basis`);
+    const bases = await readAt(
+      handle,
+      section(check.reference).offset,
+      count * G1_SIZE,
+      `the ptau's section ${check.reference}`,
+    );
+    if (!G1.eq(sums.b[index]!, await g1MultiExpOrFallback(bases, c, N8)))
+      throw inconsistent(`${describeCheck(check)}: not its Lagrange basis`);
   }
   throw inconsistent('the combined check failed but no part did on its own (a failing read?)');
 }

@@ -40,12 +40,14 @@ function hPointDifferences(curve: AuditCurve, high: Uint8Array, low: Uint8Array)
     const pDiff = curve.tm.alloc(batch * projective);
     const pAffine = curve.tm.alloc(batch * G1_SIZE);
     let memory = new Uint8Array(curve.tm.memory.buffer);
-    if (pAffine + batch * G1_SIZE > memory.length) throw new Error('ffjavascript main-thread memory is too small for the H differences');
+    if (pAffine + batch * G1_SIZE > memory.length)
+      throw new Error('ffjavascript main-thread memory is too small for the H differences');
     for (let first = 0; first < count; first += batch) {
       const n = Math.min(batch, count - first);
       memory.set(high.subarray(first * G1_SIZE, (first + n) * G1_SIZE), pHigh);
       memory.set(low.subarray(first * G1_SIZE, (first + n) * G1_SIZE), pLow);
-      for (let i = 0; i < n; i++) exports.g1m_subAffine!(pHigh + i * G1_SIZE, pLow + i * G1_SIZE, pDiff + i * projective);
+      for (let i = 0; i < n; i++)
+        exports.g1m_subAffine!(pHigh + i * G1_SIZE, pLow + i * G1_SIZE, pDiff + i * projective);
       exports.g1m_batchToAffine!(pDiff, n, pAffine);
       exports.g1m_batchLEMtoU!(pAffine, n, pAffine);
       memory = new Uint8Array(curve.tm.memory.buffer);
@@ -77,11 +79,19 @@ export async function hashHPoints(
   hashU32(csHash, domainSize - 1);
   for (let offset = 0; offset < domainSize - 1; offset += chunk) {
     const n = Math.min(domainSize - 1, chunk);
-    const high = await readAt(ptau, tauG1.offset + (offset + domainSize) * G1_SIZE, n * G1_SIZE, "the ptau's tau section");
+    const high = await readAt(
+      ptau,
+      tauG1.offset + (offset + domainSize) * G1_SIZE,
+      n * G1_SIZE,
+      "the ptau's tau section",
+    );
     const low = await readAt(ptau, tauG1.offset + offset * G1_SIZE, n * G1_SIZE, "the ptau's tau section");
     const inside = Math.max(0, Math.min(n, sectionPoints - (offset + domainSize)));
-    csHash.update(uncompressed.differencesUncompressed(high.subarray(0, inside * G1_SIZE), low.subarray(0, inside * G1_SIZE)));
-    if (inside < n) csHash.update(hPointDifferences(curve, high.subarray(inside * G1_SIZE), low.subarray(inside * G1_SIZE)));
+    csHash.update(
+      uncompressed.differencesUncompressed(high.subarray(0, inside * G1_SIZE), low.subarray(0, inside * G1_SIZE)),
+    );
+    if (inside < n)
+      csHash.update(hPointDifferences(curve, high.subarray(inside * G1_SIZE), low.subarray(inside * G1_SIZE)));
   }
 }
 
@@ -96,7 +106,8 @@ export async function checkHSection(
 ): Promise<void> {
   const section = info.sections.get(SECTION.h)!;
   const start = 2 * domainSize - 1;
-  if ((start + 2 * domainSize) * G1_SIZE > lagrangeG1.size) throw new CoordinatorError('ptau.too_small', "the ptau's Lagrange section is too short for this circuit's H");
+  if ((start + 2 * domainSize) * G1_SIZE > lagrangeG1.size)
+    throw new CoordinatorError('ptau.too_small', "the ptau's Lagrange section is too short for this circuit's H");
   for (let first = 0; first < domainSize; first += CHUNK_POINTS) {
     const n = Math.min(CHUNK_POINTS, domainSize - first);
     const [points, doubled] = await Promise.all([

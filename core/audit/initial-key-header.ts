@@ -36,10 +36,15 @@ export function uncompressedOf(group: CurveGroup, lem: Uint8Array, size: number)
 /** The file's version and section order (readZkeyInfo has checked the rest of the layout). */
 export async function checkInitialKeyLayout(key: FileHandle, info: ZkeyInfo): Promise<void> {
   const head = Buffer.from(await readAt(key, 0, 12, info.label));
-  if (head.readUInt32LE(4) !== 1) throw initialKeyMismatch('header', info.label, `has file version ${head.readUInt32LE(4)}, not 1`);
+  if (head.readUInt32LE(4) !== 1)
+    throw initialKeyMismatch('header', info.label, `has file version ${head.readUInt32LE(4)}, not 1`);
   const order = [...info.sections.entries()].sort((x, y) => x[1].offset - y[1].offset).map(([id]) => id);
   if (order.join(',') !== SECTION_ORDER.join(',')) {
-    throw initialKeyMismatch('header', info.label, `lists its sections in the order ${order.join(',')}, not ${SECTION_ORDER.join(',')}`);
+    throw initialKeyMismatch(
+      'header',
+      info.label,
+      `lists its sections in the order ${order.join(',')}, not ${SECTION_ORDER.join(',')}`,
+    );
   }
 }
 
@@ -55,12 +60,16 @@ export async function checkInitialKeyHeader(
 ): Promise<void> {
   const label = info.label;
   const { header } = info;
-  if (header.nVars !== r1cs.nWires) throw initialKeyMismatch('header', label, `has ${header.nVars} variables, the r1cs ${r1cs.nWires}`);
-  if (header.nPublic !== r1cs.nPublic) throw initialKeyMismatch('header', label, `has ${header.nPublic} public signals, the r1cs ${r1cs.nPublic}`);
-  if (header.domainSize !== domainSize) throw initialKeyMismatch('header', label, `has domain size ${header.domainSize}, the r1cs needs ${domainSize}`);
+  if (header.nVars !== r1cs.nWires)
+    throw initialKeyMismatch('header', label, `has ${header.nVars} variables, the r1cs ${r1cs.nWires}`);
+  if (header.nPublic !== r1cs.nPublic)
+    throw initialKeyMismatch('header', label, `has ${header.nPublic} public signals, the r1cs ${r1cs.nPublic}`);
+  if (header.domainSize !== domainSize)
+    throw initialKeyMismatch('header', label, `has domain size ${header.domainSize}, the r1cs needs ${domainSize}`);
   const first = async (id: number, size: number, what: string): Promise<Buffer> => {
     const section = ptauSections.get(id);
-    if (!section || section.size < size) throw new CoordinatorError('ptau.malformed', `the ptau lacks its ${what} section`);
+    if (!section || section.size < size)
+      throw new CoordinatorError('ptau.malformed', `the ptau lacks its ${what} section`);
     return Buffer.from(await readAt(ptau, section.offset, size, `the ptau's ${what} section`));
   };
   const expected: Array<[string, Buffer, Buffer, GroupName]> = [

@@ -5,8 +5,12 @@
 import { CoordinatorError } from '../errors.ts';
 
 /** The sections a mismatch can name. */
-export type InitialKeyPart = 'header' | 'IC' | 'coefficients' | 'A' | 'B1' | 'B2' | 'L' | 'H' | 'circuit hash' | 'contributions';
+export type InitialKeyPart =
+  'header' | 'IC' | 'coefficients' | 'A' | 'B1' | 'B2' | 'L' | 'H' | 'circuit hash' | 'contributions';
 
 export function initialKeyMismatch(part: InitialKeyPart, label: string, why: string): CoordinatorError {
-  return new CoordinatorError('audit.initial_key_mismatch', `${label} is not the key that the r1cs and the ptau produce: ${part} ${why}`);
+  return new CoordinatorError(
+    'audit.initial_key_mismatch',
+    `${label} is not the key that the r1cs and the ptau produce: ${part} ${why}`,
+  );
 }

@@ -37,7 +37,8 @@ export interface R1csLayout {
 /** The r1cs's header (core/setup/r1cs-header.ts) and where its constraints are (its section table). */
 export async function readR1csLayout(r1csPath: string, handle: FileHandle, what: string): Promise<R1csLayout> {
   const summary = await readR1csSummary(r1csPath);
-  if (summary.prime !== BN254_R) throw new CoordinatorError('r1cs.malformed', `${what} is not over bn128's scalar field`);
+  if (summary.prime !== BN254_R)
+    throw new CoordinatorError('r1cs.malformed', `${what} is not over bn128's scalar field`);
   let constraints: SectionLocation | undefined;
   try {
     const { size } = await handle.stat();
@@ -136,7 +137,8 @@ export async function scanR1cs(
     let batch = wholeConstraints(reader.peek(), nConstraints - c);
     if (batch.count === 0) {
       // Not one whole constraint in hand: read on (a constraint longer than a read is fine).
-      if (reader.remaining <= reader.peek().length) throw new CoordinatorError('r1cs.malformed', `${r1csWhat} ends inside constraint ${c}`);
+      if (reader.remaining <= reader.peek().length)
+        throw new CoordinatorError('r1cs.malformed', `${r1csWhat} ends inside constraint ${c}`);
       await reader.ensure(Math.min(reader.remaining, reader.peek().length + (4 << 20)));
       batch = wholeConstraints(reader.peek(), nConstraints - c);
       if (batch.count === 0) continue;
@@ -153,7 +155,11 @@ export async function scanR1cs(
     }
     const scanned = kernel.scan(reader.takeNow(batch.length), batch.count, c, entries);
     if ('kind' in scanned) {
-      if (scanned.kind === 'signal_out_of_range') throw new CoordinatorError('r1cs.malformed', `${r1csWhat} names a signal beyond its ${nWires} in constraint ${scanned.constraint}`);
+      if (scanned.kind === 'signal_out_of_range')
+        throw new CoordinatorError(
+          'r1cs.malformed',
+          `${r1csWhat} names a signal beyond its ${nWires} in constraint ${scanned.constraint}`,
+        );
       throw initialKeyMismatch('coefficients', label, `differ at constraint ${scanned.constraint}`);
     }
     out.u.set(scanned.u, c * N8);
@@ -172,13 +178,16 @@ export async function scanR1cs(
     writeLe(out.u, row * N8, rho.values[s]!, N8);
     writeLe(out.combined, row * N8, (sigma1 * rho.values[s]!) % BN254_R, N8);
     if (coefficients) {
-      if (coefficients.remaining < COEFFICIENT_ENTRY_BYTES) throw initialKeyMismatch('coefficients', label, `end before constraint ${row}`);
+      if (coefficients.remaining < COEFFICIENT_ENTRY_BYTES)
+        throw initialKeyMismatch('coefficients', label, `end before constraint ${row}`);
       publicEntry.writeUInt32LE(0, 0);
       publicEntry.writeUInt32LE(row, 4);
       publicEntry.writeUInt32LE(s, 8);
-      if (!(await coefficients.take(COEFFICIENT_ENTRY_BYTES)).equals(publicEntry)) throw initialKeyMismatch('coefficients', label, `differ at constraint ${row}`);
+      if (!(await coefficients.take(COEFFICIENT_ENTRY_BYTES)).equals(publicEntry))
+        throw initialKeyMismatch('coefficients', label, `differ at constraint ${row}`);
     }
   }
-  if (coefficients && coefficients.remaining !== 0) throw initialKeyMismatch('coefficients', label, 'has entries the r1cs does not produce');
+  if (coefficients && coefficients.remaining !== 0)
+    throw initialKeyMismatch('coefficients', label, 'has entries the r1cs does not produce');
   return out;
 }

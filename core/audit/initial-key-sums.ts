@@ -53,7 +53,8 @@ export async function combineKeySection(
     checked.catch(() => undefined);
     csHash.update(kernel.toUncompressed(bases));
     const result = await checked;
-    if ('invalidPoint' in result) throw initialKeyMismatch(part, info.label, `point ${first + result.invalidPoint} is not a point of the curve`);
+    if ('invalidPoint' in result)
+      throw initialKeyMismatch(part, info.label, `point ${first + result.invalidPoint} is not a point of the curve`);
     sum = G.add(sum, result.sum);
     progress(n);
   }
@@ -120,7 +121,8 @@ export async function combinePtauPoints(
 ): Promise<Uint8Array> {
   const G = curve[group];
   const size = pointSize(group);
-  if ((start + count) * size > section.size) throw new CoordinatorError('ptau.too_small', `the ptau's ${what} section is too short for this circuit`);
+  if ((start + count) * size > section.size)
+    throw new CoordinatorError('ptau.too_small', `the ptau's ${what} section is too short for this circuit`);
   let sum = G.zero;
   for (let first = 0; first < count; first += CHUNK_POINTS) {
     const n = Math.min(CHUNK_POINTS, count - first);

@@ -36,7 +36,10 @@ export interface PtauPin {
 export function parsePtauHash(value: string): string {
   const hash = value.trim().split(/\s+/)[0]!.toLowerCase();
   if (!HASH.test(hash)) {
-    throw new CoordinatorError('usage.invalid_arguments', `--ptau-hash must be a BLAKE2b-512 (128 hex digits, as \`b2sum FILE\` prints it), got ${JSON.stringify(value)}`);
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `--ptau-hash must be a BLAKE2b-512 (128 hex digits, as \`b2sum FILE\` prints it), got ${JSON.stringify(value)}`,
+    );
   }
   return hash;
 }
@@ -53,7 +56,8 @@ export async function pinPtau(ptauPath: string, name: string, pinnedHash?: strin
     if (blake2b512 !== pinnedHash) {
       throw new CoordinatorError(
         'audit.ptau_hash_mismatch',
-        `the powers of tau ${name} is not the one pinned with --ptau-hash: its BLAKE2b-512 is ${blake2b512}, the pin ${pinnedHash}`,
+        `the powers of tau ${name} is not the one pinned with --ptau-hash: ` +
+          `its BLAKE2b-512 is ${blake2b512}, the pin ${pinnedHash}`,
       );
     }
     return { blake2b512, byAuditor: true, ...(known ? { known } : {}) };
@@ -61,8 +65,9 @@ export async function pinPtau(ptauPath: string, name: string, pinnedHash?: strin
   if (!known) {
     throw new CoordinatorError(
       'audit.ptau_unpinned',
-      `the powers of tau ${name} (BLAKE2b-512 ${blake2b512}) is not a known public ptau, and an audit cannot trust a ptau ` +
-        'the coordinator chose (whoever made it may know its secret). If you know where this file comes from (a public ' +
+      `the powers of tau ${name} (BLAKE2b-512 ${blake2b512}) is not a known public ptau, ` +
+        'and an audit cannot trust a ptau the coordinator chose (whoever made it may know its secret). ' +
+        'If you know where this file comes from (a public ' +
         'ceremony you checked, or the development ptau of a test network you made yourself), pin it: ' +
         `ceremony audit DIR --ptau-hash ${blake2b512}`,
     );

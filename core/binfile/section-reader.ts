@@ -16,7 +16,11 @@ export class SectionReader {
   private readonly end: number;
 
   /** `what` names the section in errors (`chain.file_unreadable` when it ends too early). */
-  constructor(private readonly handle: FileHandle, section: SectionLocation, private readonly what: string) {
+  constructor(
+    private readonly handle: FileHandle,
+    section: SectionLocation,
+    private readonly what: string,
+  ) {
     this.position = section.offset;
     this.end = section.offset + section.size;
   }
@@ -37,7 +41,8 @@ export class SectionReader {
     let done = 0;
     while (done < length) {
       const { bytesRead } = await this.handle.read(next, keep.length + done, length - done, this.position + done);
-      if (bytesRead === 0) throw new CoordinatorError('chain.file_unreadable', `${this.what} could not be read completely`);
+      if (bytesRead === 0)
+        throw new CoordinatorError('chain.file_unreadable', `${this.what} could not be read completely`);
       done += bytesRead;
     }
     this.position += length;

@@ -73,7 +73,9 @@ async function checkOne(verifier: string, entry: unknown, finalDir: string): Pro
     return check;
   }
   // A key without Phase 2 is refused, whatever the manifest says (its proofs can all be forged).
-  if (deltaEqualsGamma(vkey)) check.reasons.push(`[${DELTA_EQUALS_GAMMA}] ${deltaEqualsGammaMessage(circuit, verifier, 'the final key')}`);
+  if (deltaEqualsGamma(vkey)) {
+    check.reasons.push(`[${DELTA_EQUALS_GAMMA}] ${deltaEqualsGammaMessage(circuit, verifier, 'the final key')}`);
+  }
 
   if (parsed.ok) {
     // Both sides are canonical decimals (no leading zeros), so string equality is numeric equality.

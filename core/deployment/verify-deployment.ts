@@ -76,6 +76,11 @@ export async function verifyDeployment(options: VerifyDeploymentOptions): Promis
   return { ...(failure === undefined ? {} : { failure }), verifiers: pending.map((p) => p.check) };
 }
 
+/** The δ = γ refusal of one verifier, with its code, naming its circuit. */
+function deltaEqualsGammaReason(verifier: string, where: string): string {
+  return `[${DELTA_EQUALS_GAMMA}] ${deltaEqualsGammaMessage(circuitOfVerifier(verifier) ?? verifier, verifier, where)}`;
+}
+
 /** A malformed endpoint is a usage error (exit 2), not a network being down. */
 function requireHttpUrl(rpcUrl: string): string {
   let url: URL;
@@ -98,8 +103,8 @@ function prepareCheck(verifier: string, entry: unknown, address: unknown): Pendi
   if (parsed.ok) {
     pending.delta = parsed.delta;
     if (deltaIsG2Generator(parsed.delta)) {
-      const where = "the manifest's entry (the G2 generator, γ of every key snarkjs makes, so it would match any verifier)";
-      check.reasons.push(`[${DELTA_EQUALS_GAMMA}] ${deltaEqualsGammaMessage(circuitOfVerifier(verifier) ?? verifier, verifier, where)}`);
+      const where = "the manifest's entry (the G2 generator, γ of every key snarkjs makes, so it matches any verifier)";
+      check.reasons.push(deltaEqualsGammaReason(verifier, where));
     }
   } else {
     check.reasons.push(...parsed.reasons);
@@ -155,8 +160,11 @@ async function compareBytecode(client: PublicClient, pending: PendingCheck): Pro
   if (generator.some((hex) => !bytecode.includes(hex))) {
     if (!deltaIsG2Generator(delta) && deltaCounts.every((n) => n >= 2)) {
       const where = `the verifier deployed at ${address} (δ's constants stand where γ's should)`;
-      check.reasons.push(`[${DELTA_EQUALS_GAMMA}] ${deltaEqualsGammaMessage(circuitOfVerifier(pending.check.verifier) ?? pending.check.verifier, pending.check.verifier, where)}`);
+      check.reasons.push(deltaEqualsGammaReason(check.verifier, where));
     }
-    check.reasons.push(`the G2 generator, γ of every verifier snarkjs exports, does not occur in the bytecode at ${address}: its γ is not the ceremony's`);
+    check.reasons.push(
+      `the G2 generator, γ of every verifier snarkjs exports, does not occur in the bytecode at ${address}: ` +
+        "its γ is not the ceremony's",
+    );
   }
 }

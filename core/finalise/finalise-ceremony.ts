@@ -49,7 +49,8 @@ export function refuseTooFewContributions(state: CeremonyState): void {
   if (short.length > 0) {
     throw new CoordinatorError(
       'finalise.too_few_contributions',
-      `ceremony.json requires at least ${minimum} contribution${minimum === 1 ? '' : 's'} per circuit before finalising; ` +
+      `ceremony.json requires at least ${minimum} contribution${minimum === 1 ? '' : 's'} ` +
+        'per circuit before finalising; ' +
         `too few for: ${short.map((chain) => `${chain.circuit.name} (${chain.headIndex})`).join(', ')}` +
         (minimum === 1 ? '; a key with no contribution is not secret to anyone' : ''),
     );

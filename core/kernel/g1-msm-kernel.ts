@@ -159,8 +159,12 @@ export class G1MsmKernel {
    */
   g2WindowSumParts(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, window: number): Uint8Array {
     const pointBytes = MSM_POINT_BYTES.G2;
-    if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) throw new Error('scalars must be 1 to 32 bytes wide');
-    if (!Number.isInteger(window) || window < 2 || window > MAX_SUBGROUP_WINDOW_BITS) throw new Error(`the window must be 2 to ${MAX_SUBGROUP_WINDOW_BITS} bits`);
+    if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) {
+      throw new Error('scalars must be 1 to 32 bytes wide');
+    }
+    if (!Number.isInteger(window) || window < 2 || window > MAX_SUBGROUP_WINDOW_BITS) {
+      throw new Error(`the window must be 2 to ${MAX_SUBGROUP_WINDOW_BITS} bits`);
+    }
     if (bases.byteLength % pointBytes !== 0) throw new Error('the base buffer is not a whole number of G2 points');
     const total = bases.byteLength / pointBytes;
     if (scalars.byteLength !== total * scalarBytes) throw new Error('there must be one scalar per point');

@@ -82,7 +82,14 @@ class MsmPool {
    * The partial sums (affine points of `group`, concatenated) of the slices, one slice per thread;
    * with `checkPoints` (G1), the index of the first bad point instead when there is one (-1 otherwise).
    */
-  async partialSums(group: MsmGroup, bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, checkPoints = false, windowBits?: number): Promise<{ parts: Uint8Array[]; invalidPoint: number }> {
+  async partialSums(
+    group: MsmGroup,
+    bases: Uint8Array,
+    scalars: Uint8Array,
+    scalarBytes: number,
+    checkPoints = false,
+    windowBits?: number,
+  ): Promise<{ parts: Uint8Array[]; invalidPoint: number }> {
     const pointBytes = MSM_POINT_BYTES[group];
     const total = bases.byteLength / pointBytes;
     const slices = Math.max(1, Math.min(this.workers.length, Math.floor(total / MIN_POINTS_PER_THREAD[group])));
@@ -255,17 +262,30 @@ export function g2MultiExpOrFallback(bases: Uint8Array, scalars: Uint8Array, sca
  * point lies in the order-r subgroup (g2-msm.c says why the windows serve it); the same work as
  * g2MultiExp. Kernel only (see g2WindowSumsOrFallback).
  */
-export async function g2WindowSums(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, windowBits: number): Promise<Uint8Array[]> {
+export async function g2WindowSums(
+  bases: Uint8Array,
+  scalars: Uint8Array,
+  scalarBytes: number,
+  windowBits: number,
+): Promise<Uint8Array[]> {
   const pointBytes = MSM_POINT_BYTES.G2;
-  if (!Number.isInteger(windowBits) || windowBits < 2 || windowBits > MAX_SUBGROUP_WINDOW_BITS) throw new RangeError(`the window must be 2 to ${MAX_SUBGROUP_WINDOW_BITS} bits`);
-  if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) throw new RangeError('scalars must be 1 to 32 bytes wide');
+  if (!Number.isInteger(windowBits) || windowBits < 2 || windowBits > MAX_SUBGROUP_WINDOW_BITS) {
+    throw new RangeError(`the window must be 2 to ${MAX_SUBGROUP_WINDOW_BITS} bits`);
+  }
+  if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) {
+    throw new RangeError('scalars must be 1 to 32 bytes wide');
+  }
   if (bases.byteLength % pointBytes !== 0) throw new RangeError('the base buffer is not a whole number of G2 points');
-  if (scalars.byteLength !== (bases.byteLength / pointBytes) * scalarBytes) throw new RangeError('there must be one scalar per point');
+  if (scalars.byteLength !== (bases.byteLength / pointBytes) * scalarBytes) {
+    throw new RangeError('there must be one scalar per point');
+  }
   const windows = msmWindowCount(8 * scalarBytes, windowBits);
   const threads = await currentPool();
   let parts: Uint8Array[] = [];
   try {
-    if (bases.byteLength > 0) parts = (await threads.partialSums('G2', bases, scalars, scalarBytes, false, windowBits)).parts;
+    if (bases.byteLength > 0) {
+      parts = (await threads.partialSums('G2', bases, scalars, scalarBytes, false, windowBits)).parts;
+    }
   } catch (error) {
     if (threads.broken) {
       if (pool && (await pool.catch(() => undefined)) === threads) pool = undefined;
@@ -290,7 +310,12 @@ export async function g2WindowSums(bases: Uint8Array, scalars: Uint8Array, scala
  * unsigned digits (each window's digits from [0, 2^windowBits), which the subgroup argument takes
  * as well), two-byte scalars, one multiExpAffine a window. Slow, and only a fallback.
  */
-export async function g2WindowSumsOrFallback(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, windowBits: number): Promise<Uint8Array[]> {
+export async function g2WindowSumsOrFallback(
+  bases: Uint8Array,
+  scalars: Uint8Array,
+  scalarBytes: number,
+  windowBits: number,
+): Promise<Uint8Array[]> {
   try {
     return await g2WindowSums(bases, scalars, scalarBytes, windowBits);
   } catch (error) {

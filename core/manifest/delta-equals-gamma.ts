@@ -12,10 +12,12 @@ export const DELTA_EQUALS_GAMMA = 'vkey.delta_equals_gamma' as const;
 
 /** The refusal's words, for a circuit and its verifier, and what `where` had δ = γ. */
 export function deltaEqualsGammaMessage(circuit: string, verifier: string, where = 'its verification key'): string {
-  return `circuit ${circuit} (${verifier}): δ equals γ in ${where}; the key never went through Phase 2 and anyone can forge its proofs`;
+  const why = 'the key never went through Phase 2 and anyone can forge its proofs';
+  return `circuit ${circuit} (${verifier}): δ equals γ in ${where}; ${why}`;
 }
 
 /** Throws `vkey.delta_equals_gamma` when the verification key's δ equals its γ. */
 export function refuseDeltaEqualsGamma(vkey: VerificationKeyDelta, circuit: string, verifier: string): void {
-  if (deltaEqualsGamma(vkey)) throw new CoordinatorError(DELTA_EQUALS_GAMMA, deltaEqualsGammaMessage(circuit, verifier));
+  if (deltaEqualsGamma(vkey))
+    throw new CoordinatorError(DELTA_EQUALS_GAMMA, deltaEqualsGammaMessage(circuit, verifier));
 }

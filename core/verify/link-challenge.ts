@@ -83,7 +83,13 @@ export function linkCacheMacKey(circuitKey: Uint8Array): Buffer {
  * the position as block counter, so a chunk gets the same scalars whether the section is streamed
  * or read at once.
  */
-export function challengeScalars(circuitKey: Uint8Array, section: number, first: number, count: number, bytesPerScalar: number): Uint8Array {
+export function challengeScalars(
+  circuitKey: Uint8Array,
+  section: number,
+  first: number,
+  count: number,
+  bytesPerScalar: number,
+): Uint8Array {
   const start = first * bytesPerScalar;
   const block = Math.floor(start / 64);
   const skip = start - block * 64;

@@ -58,19 +58,33 @@ function cachePath(stateDir: string, fileHash: string): string {
  * another seed's, damaged): the caller then computes it again, so the cache can only save work,
  * never change a verdict.
  */
-export async function readCachedCombination(stateDir: string, circuitKey: Uint8Array, fileHash: string): Promise<LinkCombination | undefined> {
+export async function readCachedCombination(
+  stateDir: string,
+  circuitKey: Uint8Array,
+  fileHash: string,
+): Promise<LinkCombination | undefined> {
   if (!FILE_HASH.test(fileHash)) return undefined;
   const bytes = await readFile(cachePath(stateDir, fileHash)).catch(() => undefined);
   if (!bytes || bytes.length !== CACHE_ENTRY_BYTES || bytes[0] !== CACHE_VERSION) return undefined;
   let at = 1;
   const take = (n: number): Uint8Array => new Uint8Array(bytes.subarray(at, (at += n)));
-  const combination = { l: take(G1_BYTES), h: take(G1_BYTES), lIdentities: take(DIGEST_BYTES), hIdentities: take(DIGEST_BYTES) };
+  const combination = {
+    l: take(G1_BYTES),
+    h: take(G1_BYTES),
+    lIdentities: take(DIGEST_BYTES),
+    hIdentities: take(DIGEST_BYTES),
+  };
   const mac = bytes.subarray(at);
   return timingSafeEqual(mac, entryMac(circuitKey, fileHash, combination)) ? combination : undefined;
 }
 
 /** Records a verified file's combination (crash-safe: temporary file and rename, mode 0600). */
-export async function writeCachedCombination(stateDir: string, circuitKey: Uint8Array, fileHash: string, combination: LinkCombination): Promise<void> {
+export async function writeCachedCombination(
+  stateDir: string,
+  circuitKey: Uint8Array,
+  fileHash: string,
+  combination: LinkCombination,
+): Promise<void> {
   if (!FILE_HASH.test(fileHash)) throw new Error('a link combination can only be cached under a file hash');
   if (combination.l.length !== G1_BYTES || combination.h.length !== G1_BYTES) throw new Error('a link combination is two G1 points');
   if (combination.lIdentities.length !== DIGEST_BYTES || combination.hIdentities.length !== DIGEST_BYTES) {

@@ -264,7 +264,8 @@ async function identityPattern(info: ZkeyInfo, id: number, name: string): Promis
   try {
     for (let first = 0; first < count; first += CHUNK_POINTS) {
       const n = Math.min(CHUNK_POINTS, count - first);
-      const bytes = await readChunk(file, section.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${info.label}`);
+      const what = `the ${name} section of ${info.label}`;
+      const bytes = await readChunk(file, section.offset + first * G1_SIZE, n * G1_SIZE, what);
       const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
       const found: number[] = [];
       for (let i = 0; i < n; i++) {
@@ -368,7 +369,11 @@ async function combineLAndH(prev: ZkeyInfo, next: ZkeyInfo, options: VerifyLinkF
   ]);
   for (const [section, name] of [['l', 'L'], ['h', 'H']] as const) {
     if (!timingSafeEqual(nextPattern[section], prevPattern[section])) {
-      refuse('contribution.identity_pattern_changed', `the ${name} section holds the point at infinity at other places than the chain head does; a contribution scales every point and keeps them where they are`);
+      refuse(
+        'contribution.identity_pattern_changed',
+        `the ${name} section holds the point at infinity at other places than the chain head does; ` +
+          'a contribution scales every point and keeps them where they are',
+      );
     }
   }
   const [l, h] = await Promise.allSettled([
@@ -380,7 +385,12 @@ async function combineLAndH(prev: ZkeyInfo, next: ZkeyInfo, options: VerifyLinkF
   return { l: l.value, h: h.value, ...(cached ? { cached } : {}), identities: nextPattern };
 }
 
-async function checkLAndH(curve: Curve, prev: ZkeyInfo, nextDelta2: Uint8Array, { l, h, cached, identities }: LAndHSums): Promise<{ next: LinkCombination; prev?: LinkCombination }> {
+async function checkLAndH(
+  curve: Curve,
+  prev: ZkeyInfo,
+  nextDelta2: Uint8Array,
+  { l, h, cached, identities }: LAndHSums,
+): Promise<{ next: LinkCombination; prev?: LinkCombination }> {
   const G1 = curve.G1;
   const prevDelta2 = curve.G2.fromRprLEM(prev.header.delta2, 0);
   // The cached points were written by this coordinator from a verified file, under a MAC.
@@ -399,7 +409,9 @@ async function checkLAndH(curve: Curve, prev: ZkeyInfo, nextDelta2: Uint8Array, 
   const patterns = { lIdentities: identities.l, hIdentities: identities.h };
   return {
     next: { l: toCombinationBytes(curve, l.next), h: toCombinationBytes(curve, h.next), ...patterns },
-    prev: cached ? undefined : { l: toCombinationBytes(curve, prevL), h: toCombinationBytes(curve, prevH), ...patterns },
+    prev: cached
+      ? undefined
+      : { l: toCombinationBytes(curve, prevL), h: toCombinationBytes(curve, prevH), ...patterns },
   };
 }
 

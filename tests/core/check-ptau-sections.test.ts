@@ -34,7 +34,7 @@ after(async () => {
   await releaseBn128();
 });
 
-/** A copy of the dev ptau with point `index` of `section` (counted from the section's start) doubled, or its byte flipped. */
+/** A copy of the dev ptau with point `index` of `section` (from the section's start) doubled, or a byte of it flipped. */
 async function forged(section: number, index: number, how: 'double' | 'off-curve' = 'double'): Promise<string> {
   const target = path.join(scratch, `forged-${copies++}.ptau`);
   await copyFile(ptau, target);
@@ -72,27 +72,48 @@ const levelPoint = (k: number, i: number): number => 2 ** k - 1 + i;
 test('the development ptau passes, every level the circuits use (the truncated 2^11 H level included)', async () => {
   const report = await checkPtauSections(ptau, [10, 9, 5]);
   assert.equal(report.power, 10);
-  assert.ok(report.checked.includes('section 12 (λ) at 2^11, odd points (H) against section 2'), report.checked.join('\n'));
+  assert.ok(
+    report.checked.includes('section 12 (λ) at 2^11, odd points (H) against section 2'),
+    report.checked.join('\n'),
+  );
   assert.ok(report.checked.includes('section 2: 2047 successive powers of τ'));
   assert.ok(report.checked.includes('section 15 (β·λ) at 2^5 against section 5'));
 });
 
 test('a ptau prepared by snarkjs itself (powersoftau new, beacon, prepare phase2) passes', async () => {
   const curve = await getBn128();
-  const [empty, beacon, prepared] = ['p0', 'p1', 'p2'].map((name) => path.join(scratch, `${name}.ptau`)) as [string, string, string];
+  const [empty, beacon, prepared] = ['p0', 'p1', 'p2'].map((name) => path.join(scratch, `${name}.ptau`)) as [
+    string,
+    string,
+    string,
+  ];
   await snarkjs.powersOfTau.newAccumulator(curve, 6, empty);
-  await snarkjs.powersOfTau.beacon(empty, beacon, 'test', '0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20', 10);
+  await snarkjs.powersOfTau.beacon(
+    empty,
+    beacon,
+    'test',
+    '0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20',
+    10,
+  );
   await snarkjs.powersOfTau.preparePhase2(beacon, prepared);
   const report = await checkPtauSections(prepared, [6, 4]);
   assert.equal(report.power, 6);
 });
 
-test('a changed Lagrange point of a circuit\'s level is refused, naming section 12 and the level', async () => {
-  await assertRefused(await forged(12, levelPoint(9, 5)), [9], /section 12 \(λ\) at 2\^9 against section 2: not its Lagrange basis/);
+test("a changed Lagrange point of a circuit's level is refused, naming section 12 and the level", async () => {
+  await assertRefused(
+    await forged(12, levelPoint(9, 5)),
+    [9],
+    /section 12 \(λ\) at 2\^9 against section 2: not its Lagrange basis/,
+  );
 });
 
 test('a changed odd point of an H level is refused; an even one, which no key uses, is not', async () => {
-  await assertRefused(await forged(12, levelPoint(10, 7)), [9], /section 12 \(λ\) at 2\^10, odd points \(H\) against section 2: not its Lagrange basis/);
+  await assertRefused(
+    await forged(12, levelPoint(10, 7)),
+    [9],
+    /section 12 \(λ\) at 2\^10, odd points \(H\) against section 2: not its Lagrange basis/,
+  );
   await checkPtauSections(await forged(12, levelPoint(10, 6)), [9]);
 });
 
@@ -107,8 +128,12 @@ test('a changed power of τ, α·τ or β·τ is refused, naming its section', a
   await assertRefused(await forged(5, 511), [9], /section 5 does not hold successive powers of τ/);
 });
 
-test('β2 not carrying β1\'s β, a first power that is not the generator, and a point off the curve are refused', async () => {
+test("β2 not carrying β1's β, a first power that is not the generator, and a point off the curve are refused", async () => {
   await assertRefused(await forged(6, 0), [9], /β1 \(section 5\) and β2 \(section 6\) do not carry the same β/);
   await assertRefused(await forged(2, 0), [9], /section 2 does not start with the generator of G1/);
-  await assertRefused(await forged(12, levelPoint(9, 17), 'off-curve'), [9], /point 17 of section 12 at 2\^9 is not a point of the curve/);
+  await assertRefused(
+    await forged(12, levelPoint(9, 17), 'off-curve'),
+    [9],
+    /point 17 of section 12 at 2\^9 is not a point of the curve/,
+  );
 });

@@ -17,7 +17,9 @@ import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
 
 const dirs: string[] = [];
-const REGISTER_ONLY = { circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }] };
+const REGISTER_ONLY = {
+  circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
+};
 
 after(async () => {
   await releaseBn128();
@@ -37,7 +39,11 @@ test('minContributions defaults to 1 and must be an integer of at least 1', asyn
     const file = path.join(dir, 'ceremony.json');
     const config = JSON.parse(await readFile(file, 'utf8'));
     await writeFile(file, JSON.stringify({ ...config, minContributions: bad }));
-    await assert.rejects(loadCeremonyConfig(dir), (error: unknown) => isCoordinatorError(error, 'config.invalid') && /minContributions: /.test(error.message), String(bad));
+    await assert.rejects(
+      loadCeremonyConfig(dir),
+      (error: unknown) => isCoordinatorError(error, 'config.invalid') && /minContributions: /.test(error.message),
+      String(bad),
+    );
   }
 });
 
@@ -48,10 +54,16 @@ test('finalise refuses a chain below minContributions, naming it, and finalises 
   const beacon = { beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS };
   await assert.rejects(finaliseCeremony(dir, beacon), (error: unknown) => {
     assert.ok(isCoordinatorError(error, 'finalise.too_few_contributions'), String(error));
-    assert.match(error.message, /^ceremony\.json requires at least 2 contributions per circuit before finalising; too few for: register \(1\)$/);
+    assert.match(
+      error.message,
+      /^ceremony\.json requires at least 2 contributions per circuit before finalising; too few for: register \(1\)$/,
+    );
     return true;
   });
   await contributeLocally(dir, 'register', 'bob');
   const result = await finaliseCeremony(dir, beacon);
-  assert.deepEqual(result.circuits.map((c) => [c.circuit, c.contributions]), [['register', 2]]);
+  assert.deepEqual(
+    result.circuits.map((c) => [c.circuit, c.contributions]),
+    [['register', 2]],
+  );
 });

@@ -33,7 +33,7 @@ export function randomTwistPoint(curve: Bn128Curve): Uint8Array {
   }
 }
 
-/** A point of the twist of exactly this prime `order` (a factor of the cofactor), as a point of ffjavascript's curve. */
+/** A point of the twist of exactly this prime `order` (a factor of the cofactor), as an ffjavascript point. */
 export function twistPointOfOrder(curve: Bn128Curve, order: bigint): Uint8Array {
   if (TWIST_COFACTOR % order !== 0n) throw new RangeError(`${order} does not divide the twist's cofactor`);
   const G2 = curve.G2;

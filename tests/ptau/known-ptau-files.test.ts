@@ -13,11 +13,18 @@ import { knownPtauFile, knownPtauList } from '../../core/ptau/known-ptau-files.t
 test('the known ptau list is the table of the installed snarkjs README, powers 8 to 28', async () => {
   const readme = path.join(path.dirname(createRequire(import.meta.url).resolve('snarkjs')), '..', 'README.md');
   const text = await readFile(readme, 'utf8');
-  const rows = [...text.matchAll(/\|\s+(\d+)\s+\|\s+\S+\s+\|\s+\[(powersOfTau28_hez_final(?:_\d+)?\.ptau)\]\((https:\/\/[^)]+)\)\s+\|\s+([0-9a-f]{128})\s+\|/g)];
+  const rows = [
+    ...text.matchAll(
+      /\|\s+(\d+)\s+\|\s+\S+\s+\|\s+\[(powersOfTau28_hez_final(?:_\d+)?\.ptau)\]\((https:\/\/[^)]+)\)\s+\|\s+([0-9a-f]{128})\s+\|/g,
+    ),
+  ];
   const fromReadme = rows.map(([, power, file, url, blake2b512]) => ({ power: Number(power), file, url, blake2b512 }));
   assert.equal(fromReadme.length, 21);
   assert.deepEqual(knownPtauList().files, fromReadme);
-  assert.deepEqual(knownPtauList().files.map((f) => f.power), Array.from({ length: 21 }, (_, i) => i + 8));
+  assert.deepEqual(
+    knownPtauList().files.map((f) => f.power),
+    Array.from({ length: 21 }, (_, i) => i + 8),
+  );
   // The power-28 file's hash also appears on its own in the README, as "its blake2b hash".
   assert.match(text, new RegExp(`blake2b hash is:\\s+${knownPtauList().files.at(-1)!.blake2b512}`));
 });

@@ -292,7 +292,8 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
     }
     const hint = finaliseCard.querySelector('#finalise-hint');
     if (hint) {
-      const required = `Every circuit needs at least ${overview.minContributions} contribution${overview.minContributions === 1 ? '' : 's'} before finalising`;
+      const minimum = overview.minContributions;
+      const required = `Every circuit needs at least ${minimum} contribution${minimum === 1 ? '' : 's'} before finalising`;
       hint.textContent = canFinalise
         ? 'The ceremony is closed and no verification is running: it can be finalised.'
         : short.length > 0
