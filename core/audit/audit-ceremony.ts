@@ -70,7 +70,7 @@ import { requiredPtauPower } from '../setup/r1cs-header.ts';
 import { resolveAuditPtau } from '../publish/published-ptau.ts';
 import { checkInitialKey } from './check-initial-key.ts';
 import { checkPtauSections } from './check-ptau-sections.ts';
-import { pinPtau, type PtauPin } from './pin-ptau.ts';
+import { checkPtauPin } from './pin-ptau.ts';
 import { refuseDeltaEqualsGamma } from '../manifest/delta-equals-gamma.ts';
 
 export interface AuditFinding {
@@ -118,6 +118,8 @@ export interface AuditedPtau {
   /** As written in ceremony.json (or the file given with --ptau). */
   path: string;
   blake2b512: string;
+  /** True when the ptau is pinned (a known public file, or --ptau-hash); an audit of an unpinned one fails. */
+  pinned: boolean;
   /** The known public file it is (core/ptau/known-ptau-files.json), if it is one. */
   known?: { file: string; power: number; url: string };
   /** True when the auditor pinned it with --ptau-hash. */
@@ -331,11 +333,8 @@ async function auditManifest(
   return `${names.length} verifiers match the final keys`;
 }
 
-/**
- * Each r1cs's hash against the auditor's pins (ceremony.json's were checked by
- * checkCeremonyInputs), filling the report's r1cs entries. Throws on the first mismatch.
- */
-async function pinR1csFiles(
+/** Each r1cs's hash and who pins it, into the report's entries (an unreadable file has none). */
+async function hashR1csFiles(
   config: CeremonyConfig,
   circuits: AuditedCircuit[],
   auditorPins: Record<string, string>,
@@ -345,27 +344,26 @@ async function pinR1csFiles(
     const blake2b512 = await hashFile(circuit.r1csPath).catch(() => undefined);
     if (blake2b512 !== undefined) audited.r1cs.blake2b512 = blake2b512;
     if (circuit.r1csHash !== undefined) audited.r1cs.pinnedBy.push('ceremony.json');
-    const pin = auditorPins[circuit.name];
-    if (pin === undefined) continue;
-    if (blake2b512 !== pin) {
-      throw new CoordinatorError(
-        'r1cs.hash_mismatch',
-        `circuit ${circuit.name}: ${circuit.r1cs} has BLAKE2b-512 ${blake2b512 ?? '(unreadable)'}, ` +
-          `not the ${pin} pinned with --r1cs-hash`,
-      );
-    }
-    audited.r1cs.pinnedBy.push('auditor');
+    if (auditorPins[circuit.name] !== undefined) audited.r1cs.pinnedBy.push('auditor');
   }
 }
 
-function ptauFacts(pin: PtauPin, pathInConfig: string, insecure: boolean): AuditedPtau {
-  return {
-    path: pathInConfig,
-    blake2b512: pin.blake2b512,
-    ...(pin.known ? { known: { file: pin.known.file, power: pin.known.power, url: pin.known.url } } : {}),
-    pinnedByAuditor: pin.byAuditor,
-    insecure,
-  };
+/** Each r1cs against the auditor's pins (ceremony.json's are checkCeremonyInputs's); throws on the first mismatch. */
+function refuseUnpinnedR1cs(
+  config: CeremonyConfig,
+  circuits: AuditedCircuit[],
+  auditorPins: Record<string, string>,
+): void {
+  for (const circuit of config.circuits) {
+    const pin = auditorPins[circuit.name];
+    const actual = circuits.find((c) => c.name === circuit.name)!.r1cs.blake2b512;
+    if (pin === undefined || actual === pin) continue;
+    throw new CoordinatorError(
+      'r1cs.hash_mismatch',
+      `circuit ${circuit.name}: ${circuit.r1cs} has BLAKE2b-512 ${actual ?? '(unreadable)'}, ` +
+        `not the ${pin} pinned with --r1cs-hash`,
+    );
+  }
 }
 
 function describePin(ptau: AuditedPtau): string {
@@ -413,24 +411,32 @@ export async function auditCeremony(
     circuits,
   });
 
+  // Every r1cs's hash before anything else, so the report carries them all whatever fails.
+  await hashR1csFiles(config, circuits, auditorPins);
+
   // The ptau first: nothing about contribution 0 means anything until it is pinned.
-  let ptau: AuditedPtau;
+  let ptau: AuditedPtau | undefined;
   try {
     config = { ...config, ptauPath: await resolveAuditPtau(config, options.ptauPath) };
     progress({ type: 'step', circuit: 'ptau', step: 'hashing the powers of tau' });
     const ptauName = options.ptauPath ?? config.ptau;
-    const pin = await pinPtau(config.ptauPath, ptauName, options.ptauHash);
-    ptau = ptauFacts(pin, ptauName, (await readPtauSummary(config.ptauPath)).insecure);
+    const blake2b512 = await hashFile(config.ptauPath);
+    const insecure = (await readPtauSummary(config.ptauPath)).insecure;
+    ptau = { path: ptauName, blake2b512, pinned: false, pinnedByAuditor: false, insecure };
+    const pin = checkPtauPin(blake2b512, ptauName, options.ptauHash);
+    ptau.pinned = true;
+    ptau.pinnedByAuditor = pin.byAuditor;
+    if (pin.known) ptau.known = { file: pin.known.file, power: pin.known.power, url: pin.known.url };
     record('ptau', true, describePin(ptau));
   } catch (error) {
     fail('ptau', error);
-    return report(false);
+    return report(false, ptau);
   }
 
   let circuitPowers: number[];
   try {
     const summaries = await checkCeremonyInputs(config);
-    await pinR1csFiles(config, circuits, auditorPins);
+    refuseUnpinnedR1cs(config, circuits, auditorPins);
     circuitPowers = [...summaries.values()].map(requiredPtauPower);
     const pinned = circuits.filter((c) => c.r1cs.pinnedBy.length > 0).length;
     record(

@@ -15,7 +15,6 @@
  * "audit passed" mean nothing.
  */
 import { CoordinatorError } from '../errors.ts';
-import { hashFile } from '../crypto/file-hash.ts';
 import { knownPtauFile, type KnownPtauFile } from '../ptau/known-ptau-files.ts';
 
 const HASH = /^[0-9a-f]{128}$/;
@@ -45,12 +44,11 @@ export function parsePtauHash(value: string): string {
 }
 
 /**
- * Hashes the ptau at `ptauPath` (`name` is how messages call it) and checks it against the
+ * Checks the ptau whose BLAKE2b-512 is `blake2b512` (`name` is how messages call it) against the
  * auditor's `pinnedHash` if given, else against the known public files: `audit.ptau_hash_mismatch`
  * or `audit.ptau_unpinned` (with the file's hash and how to pin it) otherwise.
  */
-export async function pinPtau(ptauPath: string, name: string, pinnedHash?: string): Promise<PtauPin> {
-  const blake2b512 = await hashFile(ptauPath);
+export function checkPtauPin(blake2b512: string, name: string, pinnedHash?: string): PtauPin {
   const known = knownPtauFile(blake2b512);
   if (pinnedHash !== undefined) {
     if (blake2b512 !== pinnedHash) {

@@ -107,6 +107,16 @@ test('an unpinned ptau fails the audit at once (exit 1), showing its BLAKE2b-512
   assert.match(result.stdout, new RegExp(`ceremony audit DIR --ptau-hash ${hash}$`, 'm'));
   assert.doesNotMatch(result.stdout, /^(inputs|transcript|register) /m, 'nothing is checked against an unpinned ptau');
   assert.match(result.stdout, /^audit FAILED: 1 problem$/m);
+  // The report still carries the ptau's hash, marked unpinned, and every r1cs's hash.
+  const report = await auditCeremony(published.dataDir);
+  assert.deepEqual(report.ptau, {
+    path: 'ptau/dev-pot10-insecure.ptau',
+    blake2b512: hash,
+    pinned: false,
+    pinnedByAuditor: false,
+    insecure: true,
+  });
+  assert.ok(report.circuits.every((c) => /^[0-9a-f]{128}$/.test(c.r1cs.blake2b512 ?? '') && c.contributions.length === 0));
 });
 
 test('a ptau other than the pinned one fails (audit.ptau_hash_mismatch); a malformed pin is a usage error', async () => {
@@ -264,6 +274,7 @@ test("--json: the findings, the ptau and r1cs hashes with their pins, and every 
     {
       path: 'ptau/dev-pot10-insecure.ptau',
       blake2b512: await devPtauHash(),
+      pinned: true,
       pinnedByAuditor: true,
       insecure: true,
       sectionsChecked: undefined,
