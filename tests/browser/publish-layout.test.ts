@@ -23,7 +23,7 @@ import { startCoordinator, type RunningCoordinator } from '../../server/start-co
 import { listFiles } from '../helpers/list-files.ts';
 
 const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
-const AUDIT_LINE = 'node "$CEREMONY_REPO/bin/ceremony.js" audit .';
+const AUDIT_LINE = 'node "$CEREMONY_REPO/bin/ceremony.js" audit . "$@"';
 let dataDir: string;
 let work: string;
 let coordinator: RunningCoordinator;
