@@ -37,8 +37,9 @@
  * What is not checked, and why. snarkjs's `powersoftau verify` also replays the phase-1
  * contribution chain (section 7: each contribution's proof of knowledge and the beacon), checks
  * every power of every section and every Lagrange level, G2 ones included (section 13), with
- * 32-bit random scalars (soundness 2^-32 a check); at power 18 that is tens of minutes of work
- * (the audit bench measures it beside this check). The audit does not replay the chain: that τ, α
+ * 32-bit random scalars (soundness 2^-32 a check): 109 s at power 18 on a busy 2-core machine,
+ * where this check took 22.5 s (`npm run bench -- --only audit`, bench/audit.ts --ptau-verify;
+ * docs/audit.md). The audit does not replay the chain: that τ, α
  * and β are unknown is what the pin stands for (a public ceremony's file, verified by the public),
  * and no consistency check can tell a ptau whose maker knows τ from one whose maker does not.
  * Section 13 (λ in G2) is not used (B2 is checked against B1 by a pairing), nor are powers beyond
