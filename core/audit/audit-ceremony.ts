@@ -259,7 +259,8 @@ async function auditChain(
     progress({ type: 'count', circuit: name, part: 'links', done: entry.index, total: Math.max(links, 1) });
   }
 
-  if (!chain.beacon) return { summary: `${chain.contributions.length} contributions verified; not finalised` };
+  const contributions = `${count} contribution${count === 1 ? '' : 's'}`;
+  if (!chain.beacon) return { summary: `${contributions} verified; not finalised` };
 
   const finalPath = paths.finalZkeyPath(name);
   await expectFileHash(finalPath, chain.beacon.fileHash, 'the final key');
@@ -287,7 +288,7 @@ async function auditChain(
   }
   return {
     summary:
-      `${chain.contributions.length} contributions + beacon verified, ` +
+      `${contributions} + beacon verified, ` +
       `final contribution hash ${link.contributionHash.slice(0, 16)}…`,
     manifestEntry: deltaEntryFromVerificationKey(vkey),
   };
