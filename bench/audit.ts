@@ -1,10 +1,14 @@
 /**
- * The audit bench (issue 11 item 3), printed as two tables:
+ * The audit bench (issue 11 item 3, issue 24), printed as three tables:
  *  (a) checking contribution 0 (checkInitialKey) against `snarkjs zkey new` of the same circuit,
  *      same run, for each real shape (rs18, rs17p64), with the check's phases;
- *  (b) `ceremony audit` (auditCeremony) over a published-ceremony-shaped folder of the service's
+ *  (b) the audit's check of the ptau (checkPtauSections) on the shapes' ptau (power 18) for the
+ *      shapes' domains, with its phases; with --ptau-verify also `snarkjs powersoftau verify` of the
+ *      same file, same run, for scale (it replays far more: every power, every Lagrange level in
+ *      G1 and G2, the contribution chain);
+ *  (c) `ceremony audit` (auditCeremony) over a published-ceremony-shaped folder of the service's
  *      nine circuits, each a chain of LINKS contributions plus a beacon final key, measured, and
- *      extrapolated to 370 links.
+ *      extrapolated to 370 links; the ptau's pin and sections check are reported on their own line.
  *
  * Nine distinct 2^18 chains would cost about an hour to build here, so (b) builds one chain per
  * shape (snarkjs's z1, z2 from bench-chain.ts, then contributeFast, then beaconFast; cached in the
@@ -13,6 +17,7 @@
  * cannot tell: it does the full work for each circuit (every file hashed, every check run).
  *
  * Usage: tsx bench/audit.ts [--shapes rs18,rs17p64] [--links 5] [--no-baseline] [--no-ceremony]
+ *                           [--no-ptau] [--ptau-verify]
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -21,6 +26,8 @@ import { parseArgs } from 'node:util';
 import * as snarkjs from 'snarkjs';
 import { auditCeremony } from '../core/audit/audit-ceremony.ts';
 import { checkInitialKey } from '../core/audit/check-initial-key.ts';
+import { checkPtauSections } from '../core/audit/check-ptau-sections.ts';
+import { readR1csSummary, requiredPtauPower } from '../core/setup/r1cs-header.ts';
 import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
@@ -72,6 +79,37 @@ async function compareWithZkeyNew(chain: RealShapedChain, baseline: boolean): Pr
   if (zkeyNew !== undefined) process.stdout.write(`  snarkjs zkey new (the rebuild)     ${seconds(zkeyNew).padStart(9)}\n`);
   process.stdout.write(`  checkInitialKey                    ${seconds(check).padStart(9)}${zkeyNew !== undefined ? `   = ${(check / zkeyNew).toFixed(3)} × zkey new (goal ≤ 0.25)` : ''}\n`);
   for (const [phase, ms] of Object.entries(timings)) process.stdout.write(`    ${phase.padEnd(40)} ${seconds(ms).padStart(8)}\n`);
+}
+
+/** (b): the ptau check for the shapes' domains, and (optionally) snarkjs's own verification of the same ptau. */
+async function ptauCheck(shapes: Map<string, RealShapedChain>, snarkjsVerify: boolean): Promise<void> {
+  const ptau = shapes.values().next().value!.ptau;
+  if ([...shapes.values()].some((shape) => shape.ptau !== ptau)) throw new Error('the shapes do not share one ptau');
+  const powerOf = async (shape: RealShapedChain): Promise<number> => requiredPtauPower(await readR1csSummary(shape.r1cs));
+  const powers = await Promise.all([...shapes.values()].map(powerOf));
+  const timings: Record<string, number> = {};
+  benchLog(`checkPtauSections (${path.basename(ptau)}, domains 2^${powers.join(', 2^')})`);
+  const [report, check] = await timed(() => checkPtauSections(ptau, powers, { timings }));
+  const pinning = (await timed(() => hashFile(ptau)))[1];
+  let verify: number | undefined;
+  if (snarkjsVerify) {
+    benchLog('snarkjs powersoftau verify (same ptau)');
+    const [ok, ms] = await timed(() => snarkjs.powersOfTau.verify(ptau, silent));
+    if (!ok) throw new Error('snarkjs powersoftau verify refused the bench ptau');
+    verify = ms;
+  }
+  const domains = `domains 2^${powers.join(', 2^')}`;
+  process.stdout.write(`\nthe ptau check (${path.basename(ptau)}, power ${report.power}; ${domains}; ${report.points} points)\n`);
+  process.stdout.write(`  pinning (BLAKE2b-512 of the file)    ${seconds(pinning).padStart(9)}\n`);
+  const ratio = verify !== undefined ? `   = ${(check / verify).toFixed(3)} × snarkjs powersoftau verify` : '';
+  process.stdout.write(`  checkPtauSections                    ${seconds(check).padStart(9)}${ratio}\n`);
+  for (const [phase, ms] of Object.entries(timings)) {
+    process.stdout.write(`    ${phase.padEnd(42)} ${seconds(ms).padStart(8)}\n`);
+  }
+  if (verify !== undefined) {
+    process.stdout.write(`  snarkjs powersoftau verify           ${seconds(verify).padStart(9)}\n`);
+  }
+  for (const item of report.checked) process.stdout.write(`    checked: ${item}\n`);
 }
 
 /** One MSM over L‖H with verify-link's scalar width: the floor a link is compared with. */
@@ -197,20 +235,23 @@ async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: nu
   await rm(dir, { recursive: true, force: true });
   try {
     await layOutCeremony(dir, templates);
-    const marks = new Map<string, { check?: number; links?: number; finished?: number }>();
+    const marks = new Map<string, { check?: number; links?: number; finished?: number; start?: number }>();
     benchLog('ceremony audit over the nine circuits');
+    // The audit trusts no ptau it is not told to: the bench pins its development ptau by hash.
+    const ptauHash = await hashFile(templates.values().next().value!.shape.ptau);
     const [report, total] = await timed(() =>
       auditCeremony(dir, (event) => {
         const mark = marks.get(event.circuit) ?? {};
         marks.set(event.circuit, mark);
         const now = performance.now();
+        mark.start ??= now;
         if (event.type === 'step' && event.step.startsWith('checking contribution 0')) mark.check = now;
         if (event.type === 'step' && event.step.startsWith('verifying')) mark.links = now;
         if (event.type === 'finished') {
           mark.finished = now;
           benchLog(`audited ${event.circuit}`);
         }
-      }),
+      }, { ptauHash }),
     );
     if (!report.ok) throw new Error(`the audit failed: ${JSON.stringify(report.findings.filter((f) => !f.ok))}`);
 
@@ -232,6 +273,10 @@ async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: nu
       );
     }
     for (const [name, ms] of msm) process.stdout.write(`  one MSM over L‖H of ${name} (${LINK_SCALAR_BYTES}-byte scalars, ffjavascript): ${seconds(ms)}\n`);
+    const ptauMark = marks.get('ptau');
+    const ptauTime =
+      ptauMark?.start !== undefined && ptauMark.finished !== undefined ? ptauMark.finished - ptauMark.start : 0;
+    process.stdout.write(`  the ptau: pinned by hash and its sections checked, once     ${seconds(ptauTime)}\n`);
     process.stdout.write(`  total (measured)                 ${seconds(total)}  (contribution 0 checks ${seconds(checkTotal)}, links ${seconds(linksTotal)}, rest ${seconds(total - checkTotal - linksTotal)})\n`);
     const perLink = linksTotal / (9 * linksPerChain);
     const extrapolated = total + perLink * (REAL_CEREMONY_LINKS - 9 * linksPerChain);
@@ -247,11 +292,14 @@ const { values } = parseArgs({
     links: { type: 'string', default: '5' },
     'no-baseline': { type: 'boolean', default: false },
     'no-ceremony': { type: 'boolean', default: false },
+    'no-ptau': { type: 'boolean', default: false },
+    'ptau-verify': { type: 'boolean', default: false },
   },
 });
 const shapes = new Map<string, RealShapedChain>();
 for (const name of values.shapes.split(',').map((s) => s.trim()).filter(Boolean)) shapes.set(name, await realShapedChain(name));
 for (const chain of shapes.values()) await compareWithZkeyNew(chain, !values['no-baseline']);
+if (!values['no-ptau']) await ptauCheck(shapes, values['ptau-verify']);
 if (!values['no-ceremony']) {
   if (!shapes.has('rs18') || !shapes.has('rs17p64')) throw new Error('the nine-circuit audit needs both shapes (--shapes rs18,rs17p64)');
   await auditNineCircuits(shapes, Number(values.links));

@@ -45,6 +45,8 @@ export const ERROR_CODES = {
   'ptau.not_prepared': PLAIN,
   'ptau.too_small': PLAIN,
   'ptau.insecure': PLAIN,
+  /** An r1cs whose BLAKE2b-512 is not the one ceremony.json (or the auditor) pins for its circuit. */
+  'r1cs.hash_mismatch': PLAIN,
 
   // Ceremony state
   'ceremony.already_initialised': PLAIN,
@@ -60,6 +62,24 @@ export const ERROR_CODES = {
   'chain.file_hash_mismatch': PLAIN,
   /** The audit: a published contribution 0 is not what `zkey new` makes of the r1cs and the ptau. */
   'audit.initial_key_mismatch': PLAIN,
+  /**
+   * The audit: a point of contribution 0's B2 lies outside G2's order-r subgroup (a small-order
+   * part leaks witness bits from every proof).
+   */
+  'audit.b2_outside_subgroup': PLAIN,
+  /** The audit: the ptau is neither a known public one (core/ptau/known-ptau-files.json) nor pinned (--ptau-hash). */
+  'audit.ptau_unpinned': PLAIN,
+  /** The audit: the ptau is not the file the auditor pinned with --ptau-hash. */
+  'audit.ptau_hash_mismatch': PLAIN,
+  /** The audit: a ptau section the check of contribution 0 relies on is not derived from the ptau's powers of tau. */
+  'audit.ptau_inconsistent': PLAIN,
+  /** The audit: a chain was finalised with fewer contributions than ceremony.json's minContributions. */
+  'audit.too_few_contributions': PLAIN,
+  /**
+   * A verification key (a final key, a manifest's key, a deployed verifier) whose δ equals its γ:
+   * no Phase 2, every proof forgeable.
+   */
+  'vkey.delta_equals_gamma': PLAIN,
 
   // A candidate zkey that is refused as the next link of a chain
   'zkey.malformed': REFUSES,
@@ -77,6 +97,8 @@ export const ERROR_CODES = {
   'contribution.l_section_invalid': REFUSES,
   'contribution.h_section_invalid': REFUSES,
   'contribution.point_not_on_curve': REFUSES,
+  /** The candidate's L or H holds the point at infinity elsewhere than the head's (an honest contribution keeps them). */
+  'contribution.identity_pattern_changed': REFUSES,
   'contribution.invalid': REFUSES,
   /** Verified, but another link was committed first: it can no longer extend the chain. */
   'contribution.not_next': REFUSES,
@@ -84,7 +106,8 @@ export const ERROR_CODES = {
   // Finalisation
   'finalise.bad_beacon': PLAIN,
   'finalise.bad_iterations': PLAIN,
-  'finalise.no_contributions': PLAIN,
+  /** A chain has fewer contributions than ceremony.json's minContributions (≥ 1), so it may not be finalised. */
+  'finalise.too_few_contributions': PLAIN,
   'finalise.beacon_mismatch': PLAIN,
   'finalise.verification_failed': PLAIN,
 

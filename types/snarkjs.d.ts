@@ -22,6 +22,7 @@ declare module 'snarkjs' {
     function newAccumulator(curve: unknown, power: number, path: string, logger?: Logger): Promise<unknown>;
     function beacon(oldPath: string, newPath: string, name: string, beaconHex: string, numIterationsExp: number, logger?: Logger): Promise<unknown>;
     function preparePhase2(oldPath: string, newPath: string, logger?: Logger): Promise<unknown>;
+    function verify(ptauPath: string, logger?: Logger): Promise<boolean>;
   }
   export namespace groth16 {
     function fullProve(input: Record<string, unknown>, wasmPath: string, zkeyPath: string, logger?: Logger): Promise<{ proof: unknown; publicSignals: string[] }>;

@@ -1,20 +1,144 @@
-import { Command } from 'commander';
-import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
+/**
+ * `ceremony audit DIR`: the audit of a published ceremony (core/audit/audit-ceremony.ts), its
+ * findings one a line on stdout, then every r1cs's hash and every chain's contributions (so each
+ * contributor can find theirs), or all of it as JSON with --json (the shape docs/audit.md
+ * documents). Exit 0 when every finding passed, 1 otherwise, 2 for a usage error.
+ */
+import { Command, Option } from 'commander';
+import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
+import { parsePtauHash } from '../../core/audit/pin-ptau.ts';
+import { CoordinatorError } from '../../core/errors.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
+
+/** The JSON output's format name and version: a contributor's tool may read it, so it only changes with a new version. */
+export const AUDIT_JSON_FORMAT = 'ceremony-audit';
+export const AUDIT_JSON_VERSION = 1;
+
+function collectR1csPin(value: string, pins: Record<string, string>): Record<string, string> {
+  const at = value.indexOf('=');
+  const name = at > 0 ? value.slice(0, at) : '';
+  if (!name)
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `--r1cs-hash takes CIRCUIT=HASH, got ${JSON.stringify(value)}`,
+    );
+  const hash = (() => {
+    try {
+      return parsePtauHash(value.slice(at + 1));
+    } catch {
+      throw new CoordinatorError(
+        'usage.invalid_arguments',
+        `--r1cs-hash ${name}=…: the hash must be a BLAKE2b-512 (128 hex digits, as \`b2sum FILE\` prints it)`,
+      );
+    }
+  })();
+  if (Object.hasOwn(pins, name) && pins[name] !== hash)
+    throw new CoordinatorError('usage.invalid_arguments', `--r1cs-hash pins ${name} twice, with two hashes`);
+  return { ...pins, [name]: hash };
+}
+
+/** The text form: findings, then the hashes an auditor compares, then the contributions of every chain. */
+export function renderAuditReport(report: AuditReport): string {
+  const lines = report.findings.map(
+    (finding) => `${finding.subject} ${finding.ok ? 'ok' : 'FAIL'}: ${finding.summary}`,
+  );
+  if (report.ptau) {
+    lines.push('', `ptau: ${report.ptau.path} BLAKE2b-512 ${report.ptau.blake2b512}`);
+    if (report.ptau.sectionsChecked) for (const item of report.ptau.sectionsChecked) lines.push(`  checked: ${item}`);
+  }
+  const withHashes = report.circuits.filter((circuit) => circuit.r1cs.blake2b512 !== undefined);
+  if (withHashes.length > 0) {
+    lines.push('', 'r1cs (BLAKE2b-512):');
+    for (const circuit of withHashes) {
+      const pinned = circuit.r1cs.pinnedBy.length > 0 ? `  pinned by ${circuit.r1cs.pinnedBy.join(' and ')}` : '';
+      lines.push(`  ${circuit.name} ${circuit.r1cs.path} ${circuit.r1cs.blake2b512}${pinned}`);
+    }
+  }
+  const listed = report.circuits.filter((circuit) => circuit.contributions.length > 0 || circuit.final);
+  if (listed.length > 0) {
+    lines.push('', 'contributions (position, contributor, name in the key, contribution hash; * = not verified):');
+    for (const circuit of listed) {
+      lines.push(`  ${circuit.name}`);
+      for (const c of circuit.contributions) {
+        lines.push(
+          `    #${c.index}${c.verified ? '' : '*'} ${c.contributor}` +
+            `${c.name !== undefined ? ` "${c.name}"` : ''} ${c.contributionHash}`,
+        );
+      }
+      if (circuit.final) {
+        const f = circuit.final;
+        lines.push(
+          `    final${f.verified ? '' : '*'} beacon ${f.beacon} ` +
+            `(2^${f.iterationsExp} iterations) ${f.contributionHash}`,
+        );
+      }
+    }
+  }
+  const failures = report.findings.filter((f) => !f.ok).length;
+  lines.push('', failures === 0 ? 'audit passed' : `audit FAILED: ${failures} problem${failures === 1 ? '' : 's'}`);
+  return `${lines.join('\n')}\n`;
+}
 
 export function auditCommand(): Command {
   return new Command('audit')
-    .description('re-verify a published ceremony folder from its files alone: every link, every final key, the transcript and the manifest')
+    .description(
+      're-verify a published ceremony folder from its files alone: ' +
+        'the pinned ptau, every link, every final key, the transcript and the manifest',
+    )
     .argument('<dir>', 'published ceremony folder (ceremony.json, circuits, ptau, chains, transcript, final)')
-    .option('--ptau <file>', 'the powers of tau, for a publication made without it (checked against its ptau-source.json)')
+    .option(
+      '--ptau <file>',
+      'the powers of tau, for a publication made without it (checked against its ptau-source.json)',
+    )
+    .addOption(
+      new Option(
+        '--ptau-hash <blake2b512>',
+        'pin the ptau: its BLAKE2b-512 as `b2sum` prints it ' +
+          "(needed unless it is a known public ptau, e.g. Hermez's powersOfTau28_hez_final_NN)",
+      ).argParser(parsePtauHash),
+    )
+    .addOption(
+      new Option(
+        '--r1cs-hash <circuit=blake2b512>',
+        "pin a circuit's r1cs to the hash of the one you compiled yourself (repeatable)",
+      )
+        .argParser(collectR1csPin)
+        .default({}, 'none'),
+    )
+    .option('--json', "print the findings, the hashes and every chain's contributions as JSON (see docs/audit.md)")
     .option('--quiet', 'no progress lines on stderr')
-    .action(async (dir: string, options: { quiet?: boolean; ptau?: string }) => {
-      const report = await withStderrProgress((progress) => auditCeremony(dir, progress, { ptauPath: options.ptau }), { quiet: options.quiet });
-      for (const finding of report.findings) {
-        process.stdout.write(`${finding.subject} ${finding.ok ? 'ok' : 'FAIL'}: ${finding.summary}\n`);
-      }
-      const failures = report.findings.filter((f) => !f.ok).length;
-      process.stdout.write(failures === 0 ? 'audit passed\n' : `audit FAILED: ${failures} problem${failures === 1 ? '' : 's'}\n`);
-      if (failures > 0) process.exitCode = 1;
-    });
+    .addHelpText(
+      'after',
+      '\nThe ptau must be pinned: a known public file (core/ptau/known-ptau-files.json) or --ptau-hash;\n' +
+        'any other fails the audit, showing its hash. Exit status: 0 every finding passed, 1 any failed,\n' +
+        '2 usage error.',
+    )
+    .action(
+      async (
+        dir: string,
+        options: {
+          quiet?: boolean;
+          ptau?: string;
+          ptauHash?: string;
+          r1csHash: Record<string, string>;
+          json?: boolean;
+        },
+      ) => {
+        const report = await withStderrProgress(
+          (progress) =>
+            auditCeremony(dir, progress, {
+              ptauPath: options.ptau,
+              ptauHash: options.ptauHash,
+              r1csHashes: options.r1csHash,
+            }),
+          { quiet: options.quiet },
+        );
+        if (options.json)
+          process.stdout.write(
+            `${JSON.stringify({ format: AUDIT_JSON_FORMAT, version: AUDIT_JSON_VERSION, ...report }, null, 2)}\n`,
+          );
+        else process.stdout.write(renderAuditReport(report));
+        if (!report.ok) process.exitCode = 1;
+      },
+    );
 }

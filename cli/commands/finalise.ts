@@ -10,6 +10,11 @@ export function finaliseCommand(): Command {
     .requiredOption('--beacon <hex>', 'random beacon value, hexadecimal (announced before it was known)')
     .requiredOption('--iterations <n>', 'the beacon is hashed 2^n times (10..63)')
     .addOption(dataDirOption())
+    .addHelpText(
+      'after',
+      "\nRefused (finalise.too_few_contributions) while a chain has fewer contributions than ceremony.json's\n" +
+        'minContributions (default 1): a key with no contribution is secret to no one.',
+    )
     .action(async (options: { data: string; beacon: string; iterations: string }) => {
       const beacon = parseBeaconParameters(options.beacon, options.iterations);
       const result = await withStderrProgress((progress) => finaliseCeremony(options.data, beacon, progress));

@@ -19,7 +19,7 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'contribute', usage: '[options] [circuit]', summary: 'add one contribution (fresh OS entropy, never stored) to the head of a circuit, verify it and commit it', load: async () => (await import('./contribute.ts')).contributeCommand },
   { name: 'verify', usage: '[options] <circuit> <file>', summary: 'check that FILE is a valid next link on the head of CIRCUIT, without changing anything', load: async () => (await import('./verify.ts')).verifyCommand },
   { name: 'finalise', usage: '[options]', summary: 'apply the random beacon to every head; write final keys, verification keys, Solidity verifiers and the delta manifest', load: async () => (await import('./finalise.ts')).finaliseCommand },
-  { name: 'audit', usage: '[options] <dir>', summary: 're-verify a published ceremony folder from its files alone: every link, every final key, the transcript and the manifest', load: async () => (await import('./audit.ts')).auditCommand },
+  { name: 'audit', usage: '[options] <dir>', summary: 're-verify a published ceremony folder from its files alone: the pinned ptau, every link, every final key, the transcript and the manifest', load: async () => (await import('./audit.ts')).auditCommand },
   { name: 'dev-ptau', usage: '[options] <out>', summary: 'make an INSECURE prepared powers of tau from a public secret, for test networks and benchmarks only', load: async () => (await import('./dev-ptau.ts')).devPtauCommand },
   {
     name: 'verify-receipt',

@@ -1,9 +1,21 @@
 /**
  * `ceremony audit DIR`: re-verifies a published ceremony from its files alone: the configuration,
  * r1cs and ptau (inputs), every zkey of every chain, the transcript, the final keys and the
- * manifest. Nothing is taken on trust: contribution 0 is checked against r1cs + ptau, every link is
- * verified against the one before it, every file is hashed against the transcript, the final key
- * is checked as the announced beacon applied to the last head, and the manifest is recomputed.
+ * manifest. Nothing is taken on the coordinator's word (docs/audit.md is the trust model):
+ *   - the ptau must be pinned by the auditor (pin-ptau.ts): a known public file or --ptau-hash;
+ *     the sections of it that contribution 0 relies on are checked against its powers of τ
+ *     (check-ptau-sections.ts);
+ *   - each r1cs must have the hash ceremony.json pins, if it pins one, and the one the auditor pins
+ *     with --r1cs-hash; every r1cs's hash is reported, so an auditor can compare it with a circuit
+ *     they compiled themselves;
+ *   - contribution 0 is checked against r1cs + ptau, every link against the one before it, every
+ *     file against the transcript's hash, the final key as the announced beacon applied to the
+ *     last head, and the manifest is recomputed;
+ *   - a finalised chain needs at least ceremony.json's minContributions contributions (≥ 1: with
+ *     none, δ comes from the public beacon alone), and a final key whose δ equals γ is refused.
+ * The report lists every chain's contributions (position, name, contribution hash), so each
+ * contributor can find theirs; `ceremony audit DIR --json` prints it as JSON (AuditReport, whose
+ * shape docs/audit.md documents and keeps stable).
  *
  * Links are verified incrementally, in one pass per chain (verify-link-from-head.ts): 0→1→…→K→final under
  * one random challenge key drawn for this audit alone (crypto.randomBytes, 32 bytes, held in
@@ -15,12 +27,13 @@
  * Contribution 0 is not rebuilt (as long as `zkey new`): checkInitialKey (check-initial-key.ts)
  * compares its header, coefficients, H and circuit hash byte for byte with what r1cs + ptau fix, and
  * its IC, A, B1, L and B2 by random linear combination against the ptau points, with 128-bit
- * scalars of its own fresh randomness.
+ * scalars of its own fresh randomness, and every B2 point's membership of G2.
  *
- * Soundness. Contribution 0 is the key r1cs + ptau produce, except with probability ≤ 2^-128 for
- * its G1 sections (check-initial-key.ts, which also bounds B2's G2 cofactor case and says why that
- * case cannot make a false proof verify), so it is honest. Induction along the chain: if zkey k is
- * honest (its L‖H are δ_k-scaled from contribution 0), link k→k+1 is accepted only if e(R_{k+1}, δ2_{k+1}) = e(R_k, δ2_k); with
+ * Soundness. Contribution 0 is the key r1cs + ptau produce, except with probability ≤ 2^-126
+ * (check-initial-key.ts), given a ptau whose relied-on sections passed their check (≤ 2^-128,
+ * check-ptau-sections.ts), so it is honest. Induction along the chain: if zkey k is
+ * honest (its L‖H are δ_k-scaled from contribution 0), link k→k+1 is accepted only if
+ * e(R_{k+1}, δ2_{k+1}) = e(R_k, δ2_k); with
  * d_i = dlog(s·N_i − P_i) as in verify-link-from-head.ts this says Σ r_i·d_i = 0 mod p. The files are all
  * fixed (published) before the key is drawn, and the key is fresh for every audit, so unlike the
  * coordinator's fixed key no adaptive argument is needed: for each link whose L‖H cheat (some
@@ -45,27 +58,103 @@ import { checkCeremonyInputs } from '../ceremony/init-ceremony.ts';
 import { hashFile } from '../crypto/file-hash.ts';
 import { verifyLinkFromHead } from '../verify/verify-link-from-head.ts';
 import type { LinkCombination } from '../verify/link-combination-cache.ts';
-import { CoordinatorError, isCoordinatorError } from '../errors.ts';
-import { deltaEntryFromVerificationKey, type DeltaEntry, type VerificationKeyDelta } from '../manifest/delta-manifest.ts';
+import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../errors.ts';
+import {
+  deltaEntryFromVerificationKey,
+  type DeltaEntry,
+  type VerificationKeyDelta,
+} from '../manifest/delta-manifest.ts';
 import { silentProgress, type Progress } from '../ceremony/progress.ts';
-import { checkInitialKey } from './check-initial-key.ts';
+import { readPtauSummary } from '../ptau/ptau-header.ts';
+import { requiredPtauPower } from '../setup/r1cs-header.ts';
 import { resolveAuditPtau } from '../publish/published-ptau.ts';
+import { checkInitialKey } from './check-initial-key.ts';
+import { checkPtauSections } from './check-ptau-sections.ts';
+import { checkPtauPin } from './pin-ptau.ts';
+import { refuseDeltaEqualsGamma } from '../manifest/delta-equals-gamma.ts';
 
 export interface AuditFinding {
-  /** A circuit name, or `inputs`, `transcript`, `manifest`. */
+  /** A circuit name, or `ptau`, `inputs`, `ptau sections`, `transcript`, `manifest`. */
   subject: string;
   ok: boolean;
   summary: string;
+  /** The error code of a failed finding. */
+  code?: ErrorCode;
+}
+
+/** One contribution of a chain, as the transcript records it and the audit verified it. */
+export interface AuditedContribution {
+  /** Position in the chain: 1 for the first contribution after contribution 0. */
+  index: number;
+  /** Who contributed, as the transcript names them. */
+  contributor: string;
+  /** The name written in the contribution's record in the key (`--name`), when it has one and was read. */
+  name?: string;
+  /** The contribution hash snarkjs prints to the contributor (BLAKE2b-512, hex). */
+  contributionHash: string;
+  /** True once the link to it verified. */
+  verified: boolean;
+}
+
+export interface AuditedCircuit {
+  name: string;
+  verifier: string;
+  r1cs: {
+    /** As written in ceremony.json. */
+    path: string;
+    /** BLAKE2b-512 of the file (undefined when it could not be read). */
+    blake2b512?: string;
+    /** Who pinned this hash: `ceremony.json` (its r1csHash) and/or `auditor` (--r1cs-hash). */
+    pinnedBy: Array<'ceremony.json' | 'auditor'>;
+  };
+  minContributions: number;
+  /** Every contribution the transcript records for this chain, in order. */
+  contributions: AuditedContribution[];
+  /** The final beacon link, once the chain is finalised. */
+  final?: { contributionHash: string; beacon: string; iterationsExp: number; verified: boolean };
+}
+
+export interface AuditedPtau {
+  /** As written in ceremony.json (or the file given with --ptau). */
+  path: string;
+  blake2b512: string;
+  /** True when the ptau is pinned (a known public file, or --ptau-hash); an audit of an unpinned one fails. */
+  pinned: boolean;
+  /** The known public file it is (core/ptau/known-ptau-files.json), if it is one. */
+  known?: { file: string; power: number; url: string };
+  /** True when the auditor pinned it with --ptau-hash. */
+  pinnedByAuditor: boolean;
+  /** True for the development ptau (its secret is public: test networks only). */
+  insecure: boolean;
+  /** The sections checked against the powers of τ (check-ptau-sections.ts), once they passed. */
+  sectionsChecked?: string[];
 }
 
 export interface AuditReport {
   ok: boolean;
   finalised: boolean;
   findings: AuditFinding[];
+  /** Set once the ptau is pinned. */
+  ptau?: AuditedPtau;
+  /** Every circuit of ceremony.json, in its order (empty when the configuration could not be read). */
+  circuits: AuditedCircuit[];
+}
+
+export interface AuditOptions {
+  /** The ptau to use instead of the folder's (a publication made without it): checked against its record. */
+  ptauPath?: string;
+  /** The auditor's pin on the ptau: its BLAKE2b-512, lower-case hex (pin-ptau.ts parsePtauHash). */
+  ptauHash?: string;
+  /** The auditor's pins on the r1cs files: circuit name → BLAKE2b-512, lower-case hex. */
+  r1csHashes?: Record<string, string>;
 }
 
 function describe(error: unknown): string {
   return isCoordinatorError(error) ? `[${error.code}] ${error.message}` : (error as Error).message;
+}
+
+function codeOf(error: unknown): ErrorCode | undefined {
+  return isCoordinatorError(error) ? error.code : undefined;
 }
 
 /**
@@ -85,17 +174,47 @@ async function expectFileHash(filePath: string, expected: string, what: string):
   } catch (error) {
     throw readFailure(error, `${what} (${path.basename(filePath)})`);
   }
-  if (actual !== expected) throw new CoordinatorError('chain.file_hash_mismatch', `${what} (${path.basename(filePath)}) is not the file the transcript records`);
+  if (actual !== expected) {
+    throw new CoordinatorError(
+      'chain.file_hash_mismatch',
+      `${what} (${path.basename(filePath)}) is not the file the transcript records`,
+    );
+  }
+}
+
+/** The list the report carries for a chain: every contribution the transcript records, none verified yet. */
+function listChain(chain: CircuitChain, audited: AuditedCircuit): void {
+  audited.contributions = chain.contributions.map((entry) => ({
+    index: entry.index,
+    contributor: entry.contributor,
+    contributionHash: entry.contributionHash,
+    verified: false,
+  }));
+  if (chain.beacon) {
+    const { contributionHash, beacon, iterationsExp } = chain.beacon;
+    audited.final = { contributionHash, beacon, iterationsExp, verified: false };
+  }
 }
 
 async function auditChain(
   config: CeremonyConfig,
   paths: CeremonyPaths,
   chain: CircuitChain,
+  audited: AuditedCircuit,
   progress: Progress,
 ): Promise<{ summary: string; manifestEntry?: DeltaEntry }> {
   const name = chain.circuit.name;
-  if (!chain.init) throw new CoordinatorError('transcript.corrupt', 'the transcript has no contribution 0 for this circuit');
+  if (!chain.init)
+    throw new CoordinatorError('transcript.corrupt', 'the transcript has no contribution 0 for this circuit');
+  const count = chain.contributions.length;
+  if (chain.beacon && count < config.minContributions) {
+    throw new CoordinatorError(
+      'audit.too_few_contributions',
+      `circuit ${name} was finalised with ${count} contribution${count === 1 ? '' : 's'}; ` +
+        `ceremony.json requires at least ${config.minContributions} ` +
+        '(with none, its δ comes from the public beacon alone and anyone can forge proofs)',
+    );
+  }
   const initPath = paths.zkeyPath(name, 0);
 
   progress({ type: 'step', circuit: name, step: 'checking contribution 0 against the r1cs and the ptau' });
@@ -119,19 +238,29 @@ async function auditChain(
   progress({ type: 'count', circuit: name, part: 'links', done: 0, total: Math.max(links, 1) });
   let previous = initPath;
   let head: LinkCombination | undefined;
-  for (const entry of chain.contributions) {
+  for (const [position, entry] of chain.contributions.entries()) {
     const current = paths.zkeyPath(name, entry.index);
     await expectFileHash(current, entry.fileHash, `contribution ${entry.index}`);
-    const link = await verifyLinkFromHead(previous, current, { challenge: { key, head }, labels: { prev: `contribution ${entry.index - 1}`, next: `contribution ${entry.index}` } });
+    const link = await verifyLinkFromHead(previous, current, {
+      challenge: { key, head },
+      labels: { prev: `contribution ${entry.index - 1}`, next: `contribution ${entry.index}` },
+    });
     if (link.contributionHash !== entry.contributionHash) {
-      throw new CoordinatorError('transcript.corrupt', `contribution ${entry.index}: the transcript records a different contribution hash`);
+      throw new CoordinatorError(
+        'transcript.corrupt',
+        `contribution ${entry.index}: the transcript records a different contribution hash`,
+      );
     }
+    const listed = audited.contributions[position]!;
+    listed.verified = true;
+    if (link.recordedName !== undefined) listed.name = link.recordedName;
     head = link.combination;
     previous = current;
     progress({ type: 'count', circuit: name, part: 'links', done: entry.index, total: Math.max(links, 1) });
   }
 
-  if (!chain.beacon) return { summary: `${chain.contributions.length} contributions verified; not finalised` };
+  const contributions = `${count} contribution${count === 1 ? '' : 's'}`;
+  if (!chain.beacon) return { summary: `${contributions} verified; not finalised` };
 
   const finalPath = paths.finalZkeyPath(name);
   await expectFileHash(finalPath, chain.beacon.fileHash, 'the final key');
@@ -141,21 +270,35 @@ async function auditChain(
     labels: { prev: `contribution ${chain.contributions.length}`, next: 'the final key' },
   });
   if (link.contributionHash !== chain.beacon.contributionHash) {
-    throw new CoordinatorError('transcript.corrupt', 'the final key: the transcript records a different beacon contribution hash');
+    throw new CoordinatorError(
+      'transcript.corrupt',
+      'the final key: the transcript records a different beacon contribution hash',
+    );
   }
+  audited.final!.verified = true;
   progress({ type: 'count', circuit: name, part: 'links', done: links, total: links });
   const vkey = (await snarkjs.zKey.exportVerificationKey(finalPath)) as unknown as VerificationKeyDelta;
+  refuseDeltaEqualsGamma(vkey, name, chain.circuit.verifier);
   const published = await readFile(paths.verificationKeyPath(name), 'utf8').then(JSON.parse, () => undefined);
   if (published === undefined || JSON.stringify(published) !== JSON.stringify(vkey)) {
-    throw new CoordinatorError('chain.file_hash_mismatch', `${name}.vkey.json is missing or is not the verification key of the final key`);
+    throw new CoordinatorError(
+      'chain.file_hash_mismatch',
+      `${name}.vkey.json is missing or is not the verification key of the final key`,
+    );
   }
   return {
-    summary: `${chain.contributions.length} contributions + beacon verified, final contribution hash ${link.contributionHash.slice(0, 16)}…`,
+    summary:
+      `${contributions} + beacon verified, ` +
+      `final contribution hash ${link.contributionHash.slice(0, 16)}…`,
     manifestEntry: deltaEntryFromVerificationKey(vkey),
   };
 }
 
-async function auditManifest(paths: CeremonyPaths, expected: Map<string, DeltaEntry>, manifestHash: string): Promise<string> {
+async function auditManifest(
+  paths: CeremonyPaths,
+  expected: Map<string, DeltaEntry>,
+  manifestHash: string,
+): Promise<string> {
   let text: string;
   try {
     text = await readFile(paths.manifestPath, 'utf8');
@@ -174,37 +317,167 @@ async function auditManifest(paths: CeremonyPaths, expected: Map<string, DeltaEn
   const names = Object.keys(manifest);
   const wanted = [...expected.keys()];
   if (names.length !== wanted.length || names.some((n, i) => n !== wanted[i])) {
-    throw new CoordinatorError('input.invalid', `manifest.json lists ${names.join(', ')}; expected ${wanted.join(', ')}`);
+    throw new CoordinatorError(
+      'input.invalid',
+      `manifest.json lists ${names.join(', ')}; expected ${wanted.join(', ')}`,
+    );
   }
   for (const [verifier, entry] of expected) {
     const found = manifest[verifier];
     if (found?.deltax1 !== entry.deltax1 || found?.deltax2 !== entry.deltax2) {
-      throw new CoordinatorError('input.invalid', `manifest entry ${verifier} does not match the delta of the final key`);
+      throw new CoordinatorError(
+        'input.invalid',
+        `manifest entry ${verifier} does not match the delta of the final key`,
+      );
     }
   }
   return `${names.length} verifiers match the final keys`;
 }
 
-export interface AuditOptions {
-  /** The ptau to use instead of the folder's (a publication made without it): checked against its record. */
-  ptauPath?: string;
+/** Each r1cs's hash and who pins it, into the report's entries (an unreadable file has none). */
+async function hashR1csFiles(
+  config: CeremonyConfig,
+  circuits: AuditedCircuit[],
+  auditorPins: Record<string, string>,
+): Promise<void> {
+  for (const circuit of config.circuits) {
+    const audited = circuits.find((c) => c.name === circuit.name)!;
+    const blake2b512 = await hashFile(circuit.r1csPath).catch(() => undefined);
+    if (blake2b512 !== undefined) audited.r1cs.blake2b512 = blake2b512;
+    if (circuit.r1csHash !== undefined) audited.r1cs.pinnedBy.push('ceremony.json');
+    if (auditorPins[circuit.name] !== undefined) audited.r1cs.pinnedBy.push('auditor');
+  }
 }
 
-export async function auditCeremony(dir: string, progress: Progress = silentProgress, options: AuditOptions = {}): Promise<AuditReport> {
+/** Each r1cs against the auditor's pins (ceremony.json's are checkCeremonyInputs's); throws on the first mismatch. */
+function refuseUnpinnedR1cs(
+  config: CeremonyConfig,
+  circuits: AuditedCircuit[],
+  auditorPins: Record<string, string>,
+): void {
+  for (const circuit of config.circuits) {
+    const pin = auditorPins[circuit.name];
+    const actual = circuits.find((c) => c.name === circuit.name)!.r1cs.blake2b512;
+    if (pin === undefined || actual === pin) continue;
+    throw new CoordinatorError(
+      'r1cs.hash_mismatch',
+      `circuit ${circuit.name}: ${circuit.r1cs} has BLAKE2b-512 ${actual ?? '(unreadable)'}, ` +
+        `not the ${pin} pinned with --r1cs-hash`,
+    );
+  }
+}
+
+function describePin(ptau: AuditedPtau): string {
+  const by = [
+    ...(ptau.known ? [`the known public ${ptau.known.file}`] : []),
+    ...(ptau.pinnedByAuditor ? ['the auditor (--ptau-hash)'] : []),
+  ].join(' and ');
+  const warning = ptau.insecure ? '; INSECURE: the development ptau, whose secret is public (test networks only)' : '';
+  return `${ptau.path}, BLAKE2b-512 ${ptau.blake2b512}, pinned by ${by}${warning}`;
+}
+
+export async function auditCeremony(
+  dir: string,
+  progress: Progress = silentProgress,
+  options: AuditOptions = {},
+): Promise<AuditReport> {
   const findings: AuditFinding[] = [];
-  const record = (subject: string, ok: boolean, summary: string): void => {
-    findings.push({ subject, ok, summary });
+  const record = (subject: string, ok: boolean, summary: string, code?: ErrorCode): void => {
+    findings.push({ subject, ok, summary, ...(code ? { code } : {}) });
   };
+  const fail = (subject: string, error: unknown): void => record(subject, false, describe(error), codeOf(error));
   let config = await loadCeremonyConfig(dir);
   const paths = ceremonyPaths(config.dataDir);
+  const auditorPins = options.r1csHashes ?? {};
+  const unknown = Object.keys(auditorPins).filter((name) => !config.circuits.some((c) => c.name === name));
+  if (unknown.length > 0) {
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `--r1cs-hash names ${unknown.join(', ')}, ` +
+        `not a circuit of this ceremony (${config.circuits.map((c) => c.name).join(', ')})`,
+    );
+  }
+  const circuits: AuditedCircuit[] = config.circuits.map((circuit) => ({
+    name: circuit.name,
+    verifier: circuit.verifier,
+    r1cs: { path: circuit.r1cs, pinnedBy: [] },
+    minContributions: config.minContributions,
+    contributions: [],
+  }));
+  const report = (finalised: boolean, ptau?: AuditedPtau): AuditReport => ({
+    ok: findings.every((f) => f.ok),
+    finalised,
+    findings,
+    ...(ptau ? { ptau } : {}),
+    circuits,
+  });
 
+  // Every r1cs's hash before anything else, so the report carries them all whatever fails.
+  await hashR1csFiles(config, circuits, auditorPins);
+
+  // The ptau first: nothing about contribution 0 means anything until it is pinned.
+  let ptau: AuditedPtau | undefined;
   try {
     config = { ...config, ptauPath: await resolveAuditPtau(config, options.ptauPath) };
-    await checkCeremonyInputs(config);
-    record('inputs', true, `${config.circuits.length} r1cs files match the configuration; the ptau covers them`);
+    progress({ type: 'step', circuit: 'ptau', step: 'hashing the powers of tau' });
+    const ptauName = options.ptauPath ?? config.ptau;
+    const blake2b512 = await hashFile(config.ptauPath);
+    const insecure = (await readPtauSummary(config.ptauPath)).insecure;
+    ptau = { path: ptauName, blake2b512, pinned: false, pinnedByAuditor: false, insecure };
+    const pin = checkPtauPin(blake2b512, ptauName, options.ptauHash);
+    ptau.pinned = true;
+    ptau.pinnedByAuditor = pin.byAuditor;
+    if (pin.known) ptau.known = { file: pin.known.file, power: pin.known.power, url: pin.known.url };
+    record('ptau', true, describePin(ptau));
   } catch (error) {
-    record('inputs', false, describe(error));
-    return { ok: false, finalised: false, findings };
+    fail('ptau', error);
+    return report(false, ptau);
+  }
+
+  let circuitPowers: number[];
+  try {
+    const summaries = await checkCeremonyInputs(config);
+    refuseUnpinnedR1cs(config, circuits, auditorPins);
+    circuitPowers = [...summaries.values()].map(requiredPtauPower);
+    const pinned = circuits.filter((c) => c.r1cs.pinnedBy.length > 0).length;
+    record(
+      'inputs',
+      true,
+      `${config.circuits.length} r1cs files match the configuration (${pinned} pinned by hash); the ptau covers them`,
+    );
+  } catch (error) {
+    fail('inputs', error);
+    return report(false, ptau);
+  }
+
+  try {
+    progress({
+      type: 'step',
+      circuit: 'ptau',
+      step: 'checking the sections contribution 0 relies on against the powers of tau',
+    });
+    const steps = 1000;
+    let reported = -1;
+    const checked = await checkPtauSections(config.ptauPath, circuitPowers, {
+      onProgress: (fraction) => {
+        const done = Math.floor(fraction * steps);
+        if (done === reported) return;
+        reported = done;
+        progress({ type: 'count', circuit: 'ptau', part: 'sections', done, total: steps });
+      },
+    });
+    progress({ type: 'finished', circuit: 'ptau' });
+    ptau.sectionsChecked = checked.checked;
+    record(
+      'ptau sections',
+      true,
+      `${checked.checked.length} checks: the Lagrange sections (12, 14, 15) at the circuits' domains and H's, ` +
+        'and the powers of τ they are derived from (2, 4, 5), are consistent; ' +
+        'the phase-1 contribution chain is not replayed (the pin stands for it)',
+    );
+  } catch (error) {
+    fail('ptau sections', error);
+    return report(false, ptau);
   }
 
   let chains: Map<string, CircuitChain>;
@@ -215,31 +488,37 @@ export async function auditCeremony(dir: string, progress: Progress = silentProg
     finalisedEntry = transcript.entries.find((e) => e.type === 'finalised');
     record('transcript', true, `${transcript.entries.length} entries, hash chain intact`);
   } catch (error) {
-    record('transcript', false, describe(error));
-    return { ok: false, finalised: false, findings };
+    fail('transcript', error);
+    return report(false, ptau);
   }
 
   const manifest = new Map<string, DeltaEntry>();
   for (const chain of chains.values()) {
+    const audited = circuits.find((c) => c.name === chain.circuit.name)!;
+    listChain(chain, audited);
     try {
-      const result = await auditChain(config, paths, chain, progress);
+      const result = await auditChain(config, paths, chain, audited, progress);
       if (result.manifestEntry) manifest.set(chain.circuit.verifier, result.manifestEntry);
       record(chain.circuit.name, true, result.summary);
     } catch (error) {
-      record(chain.circuit.name, false, describe(error));
+      fail(chain.circuit.name, error);
     }
     progress({ type: 'finished', circuit: chain.circuit.name });
   }
 
   if (finalisedEntry?.type === 'finalised') {
     try {
-      if (manifest.size !== config.circuits.length) throw new CoordinatorError('input.invalid', 'not every final key verified, so the manifest cannot be recomputed');
+      if (manifest.size !== config.circuits.length)
+        throw new CoordinatorError(
+          'input.invalid',
+          'not every final key verified, so the manifest cannot be recomputed',
+        );
       record('manifest', true, await auditManifest(paths, manifest, finalisedEntry.manifestHash));
     } catch (error) {
-      record('manifest', false, describe(error));
+      fail('manifest', error);
     }
   } else {
     record('manifest', true, 'the ceremony is not finalised yet: no manifest to check');
   }
-  return { ok: findings.every((f) => f.ok), finalised: Boolean(finalisedEntry), findings };
+  return report(Boolean(finalisedEntry), ptau);
 }

@@ -29,7 +29,10 @@ export interface InitializedCircuit {
   fileHash: string;
 }
 
-/** Checks every circuit and the ptau against the configuration; throws on the first problem. */
+/**
+ * Checks every circuit and the ptau against the configuration (an r1cs whose hash ceremony.json
+ * pins must have that hash); throws on the first problem.
+ */
 export async function checkCeremonyInputs(config: CeremonyConfig): Promise<Map<string, R1csSummary>> {
   const ptau = await readPtauSummary(config.ptauPath);
   if (!ptau.preparedForPhase2) {
@@ -43,6 +46,15 @@ export async function checkCeremonyInputs(config: CeremonyConfig): Promise<Map<s
   }
   const summaries = new Map<string, R1csSummary>();
   for (const circuit of config.circuits) {
+    if (circuit.r1csHash !== undefined) {
+      const actual = await hashFile(circuit.r1csPath).catch(() => undefined);
+      if (actual !== undefined && actual !== circuit.r1csHash) {
+        throw new CoordinatorError(
+          'r1cs.hash_mismatch',
+          `circuit ${circuit.name}: ${circuit.r1cs} has BLAKE2b-512 ${actual}; ceremony.json pins ${circuit.r1csHash}`,
+        );
+      }
+    }
     const summary = await readR1csSummary(circuit.r1csPath);
     if (summary.prime !== BN254_R) throw new CoordinatorError('r1cs.malformed', `circuit ${circuit.name}: ${circuit.r1cs} is not over bn128`);
     if (summary.publicInputs !== circuit.publicInputs) {

@@ -15,6 +15,15 @@ const circuitSchema = z
     verifier: z.string().regex(/^[A-Z][A-Za-z0-9_]*$/, 'a verifier name is a Solidity contract name'),
     publicInputs: z.number().int().positive(),
     r1cs: z.string().min(1),
+    /**
+     * The r1cs's BLAKE2b-512 (as `b2sum` prints it), when the ceremony pins it: `init` and the
+     * audit refuse another file (r1cs.hash_mismatch).
+     */
+    r1csHash: z
+      .string()
+      .regex(/^[0-9a-fA-F]{128}$/, 'an r1cs hash is a BLAKE2b-512, 128 hex digits as b2sum prints it')
+      .transform((hash) => hash.toLowerCase())
+      .optional(),
   })
   .strict();
 
@@ -29,6 +38,12 @@ const configSchema = z
      */
     testNetwork: z.boolean().default(false),
     ptau: z.string().min(1),
+    /**
+     * Contributions every chain needs before it may be finalised (beyond contribution 0, the
+     * beacon not counted): `ceremony finalise`, the coordinator's finalise and the audit refuse
+     * fewer. At least 1: a chain finalised with none has a δ anyone can compute from the beacon.
+     */
+    minContributions: z.number().int().min(1).default(1),
     circuits: z.array(circuitSchema).min(1),
   })
   .strict()
@@ -53,6 +68,8 @@ export interface CircuitConfig {
   r1csPath: string;
   /** The path as written in ceremony.json, relative to the data folder. */
   r1cs: string;
+  /** The r1cs's pinned BLAKE2b-512 (lower-case hex), when ceremony.json pins it. */
+  r1csHash?: string;
 }
 
 export interface CeremonyConfig {
@@ -62,6 +79,8 @@ export interface CeremonyConfig {
   testNetwork: boolean;
   ptauPath: string;
   ptau: string;
+  /** Contributions each chain needs before finalisation (≥ 1). */
+  minContributions: number;
   circuits: readonly CircuitConfig[];
 }
 
@@ -83,6 +102,7 @@ function parseCeremonyConfig(raw: unknown, dataDir: string): CeremonyConfig {
     testNetwork: parsed.data.testNetwork,
     ptau: parsed.data.ptau,
     ptauPath: path.resolve(absoluteDir, parsed.data.ptau),
+    minContributions: parsed.data.minContributions,
     circuits: parsed.data.circuits.map((circuit) => Object.freeze({ ...circuit, r1csPath: path.resolve(absoluteDir, circuit.r1cs) })),
   };
   return Object.freeze(config);

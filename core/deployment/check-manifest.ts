@@ -6,6 +6,7 @@
  * The zkey is the authority. A `<circuit>.vkey.json` is used only when the zkey is absent (an
  * auditor may hold just the published verification keys; production zkeys are large), and the
  * result then carries a warning saying it was compared with a derived file, not the key itself.
+ * A key whose δ equals its γ (no Phase 2) is a MISMATCH with its own code, `vkey.delta_equals_gamma`.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import {
   deltaEqualsGamma,
   type VerificationKeyDelta,
 } from '../manifest/delta-manifest.ts';
+import { DELTA_EQUALS_GAMMA, deltaEqualsGammaMessage } from '../manifest/delta-equals-gamma.ts';
 import { circuitOfVerifier } from './circuit-of-verifier.ts';
 import { parseDeltaEntry } from './parse-delta-entry.ts';
 import type { UncheckedManifest } from './read-manifest-file.ts';
@@ -27,8 +29,6 @@ export interface CheckManifestOptions {
   finalDir: string;
 }
 
-export const GAMMA_DELTA_WARNING =
-  'vk_delta_2 equals vk_gamma_2: the key never went through Phase 2 and anyone can forge its proofs';
 
 export async function checkManifest(options: CheckManifestOptions): Promise<CheckReport> {
   await requireDirectory(options.finalDir);
@@ -72,7 +72,10 @@ async function checkOne(verifier: string, entry: unknown, finalDir: string): Pro
     check.reasons.push(`verification key of ${circuit}: ${(error as Error).message}`);
     return check;
   }
-  if (deltaEqualsGamma(vkey)) check.warnings.push(GAMMA_DELTA_WARNING);
+  // A key without Phase 2 is refused, whatever the manifest says (its proofs can all be forged).
+  if (deltaEqualsGamma(vkey)) {
+    check.reasons.push(`[${DELTA_EQUALS_GAMMA}] ${deltaEqualsGammaMessage(circuit, verifier, 'the final key')}`);
+  }
 
   if (parsed.ok) {
     // Both sides are canonical decimals (no leading zeros), so string equality is numeric equality.

@@ -6,12 +6,21 @@
  *
  * Every verifier gets its own result; an RPC endpoint that cannot be reached at all is reported
  * once. All network calls have bounded timeouts, so the check never hangs.
+ *
+ * δ must not be γ (`vkey.delta_equals_gamma`: a key without Phase 2, every proof forgeable). Every
+ * verifier snarkjs exports carries γ = the G2 generator beside δ, so two things are refused: a
+ * manifest entry whose δ is the generator (it would "match" any verifier), and deployed code in
+ * which δ's constants occur twice and the generator's not at all, which is what a verifier whose γ
+ * was set to its δ compiles to (solc keeps one copy of each constant per use). Code without the
+ * generator is refused in any case: its γ is not the one of any key the ceremony made.
  */
 import { createPublicClient, http, isAddress, type Address, type PublicClient } from 'viem';
 import { CoordinatorError } from '../errors.ts';
 import { describeRpcError } from './describe-rpc-error.ts';
 import type { DeltaEntry } from '../manifest/delta-manifest.ts';
-import { deltaIsG2Generator } from './delta-is-g2-generator.ts';
+import { BN254_G2_GENERATOR_X, deltaIsG2Generator } from './delta-is-g2-generator.ts';
+import { circuitOfVerifier } from './circuit-of-verifier.ts';
+import { DELTA_EQUALS_GAMMA, deltaEqualsGammaMessage } from '../manifest/delta-equals-gamma.ts';
 import { parseDeltaEntry } from './parse-delta-entry.ts';
 import type { UncheckedManifest } from './read-manifest-file.ts';
 import type { UncheckedVerifierAddresses } from './read-verifiers-file.ts';
@@ -33,9 +42,6 @@ export interface VerifyDeploymentOptions {
 const DEFAULT_PROBE_TIMEOUT_MS = 5_000;
 const DEFAULT_REQUEST_TIMEOUT_MS = 15_000;
 
-export const GENERATOR_DELTA_WARNING =
-  'delta equals gamma (the G2 generator): the key never went through Phase 2 and anyone can forge its proofs; ' +
-  'every verifier carries the gamma constants, so a match proves nothing';
 
 interface PendingCheck {
   check: VerifierCheck;
@@ -70,6 +76,11 @@ export async function verifyDeployment(options: VerifyDeploymentOptions): Promis
   return { ...(failure === undefined ? {} : { failure }), verifiers: pending.map((p) => p.check) };
 }
 
+/** The δ = γ refusal of one verifier, with its code, naming its circuit. */
+function deltaEqualsGammaReason(verifier: string, where: string): string {
+  return `[${DELTA_EQUALS_GAMMA}] ${deltaEqualsGammaMessage(circuitOfVerifier(verifier) ?? verifier, verifier, where)}`;
+}
+
 /** A malformed endpoint is a usage error (exit 2), not a network being down. */
 function requireHttpUrl(rpcUrl: string): string {
   let url: URL;
@@ -91,7 +102,10 @@ function prepareCheck(verifier: string, entry: unknown, address: unknown): Pendi
   const parsed = parseDeltaEntry(entry);
   if (parsed.ok) {
     pending.delta = parsed.delta;
-    if (deltaIsG2Generator(parsed.delta)) check.warnings.push(GENERATOR_DELTA_WARNING);
+    if (deltaIsG2Generator(parsed.delta)) {
+      const where = "the manifest's entry (the G2 generator, γ of every key snarkjs makes, so it matches any verifier)";
+      check.reasons.push(deltaEqualsGammaReason(verifier, where));
+    }
   } else {
     check.reasons.push(...parsed.reasons);
   }
@@ -134,8 +148,23 @@ async function compareBytecode(client: PublicClient, pending: PendingCheck): Pro
   }
   if (delta === undefined) return;
   const bytecode = code.toLowerCase();
+  const occurrences = (hex: string): number => bytecode.split(hex).length - 1;
+  const deltaCounts: number[] = [];
   for (const field of ['deltax1', 'deltax2'] as const) {
     const hex = BigInt(delta[field]).toString(16);
+    deltaCounts.push(occurrences(hex));
     if (!bytecode.includes(hex)) check.reasons.push(`${field} (0x${hex}) does not occur in the bytecode at ${address}`);
+  }
+  // γ = the G2 generator: gammax1 is its x's c1, gammax2 its c0 (the manifest's convention for δ).
+  const generator = [BN254_G2_GENERATOR_X[1], BN254_G2_GENERATOR_X[0]].map((c) => BigInt(c).toString(16));
+  if (generator.some((hex) => !bytecode.includes(hex))) {
+    if (!deltaIsG2Generator(delta) && deltaCounts.every((n) => n >= 2)) {
+      const where = `the verifier deployed at ${address} (δ's constants stand where γ's should)`;
+      check.reasons.push(deltaEqualsGammaReason(check.verifier, where));
+    }
+    check.reasons.push(
+      `the G2 generator, γ of every verifier snarkjs exports, does not occur in the bytecode at ${address}: ` +
+        "its γ is not the ceremony's",
+    );
   }
 }

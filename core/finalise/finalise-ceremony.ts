@@ -37,19 +37,33 @@ export interface FinaliseResult {
   manifestPath: string;
 }
 
+/**
+ * Refuses (`finalise.too_few_contributions`) while a chain not yet sealed has fewer contributions
+ * than ceremony.json's minContributions (at least 1: a key with no contribution is secret to no
+ * one, its δ coming from the public beacon alone). The coordinator's finalise route asks this
+ * before it starts, so the refusal comes before the ceremony enters `finalising`.
+ */
+export function refuseTooFewContributions(state: CeremonyState): void {
+  const minimum = state.config.minContributions;
+  const short = [...state.chains.values()].filter((chain) => !chain.beacon && chain.head && chain.headIndex < minimum);
+  if (short.length > 0) {
+    throw new CoordinatorError(
+      'finalise.too_few_contributions',
+      `ceremony.json requires at least ${minimum} contribution${minimum === 1 ? '' : 's'} ` +
+        'per circuit before finalising; ' +
+        `too few for: ${short.map((chain) => `${chain.circuit.name} (${chain.headIndex})`).join(', ')}` +
+        (minimum === 1 ? '; a key with no contribution is not secret to anyone' : ''),
+    );
+  }
+}
+
 function checkReadyToFinalise(state: CeremonyState, beacon: BeaconParameters): void {
   if (state.finalised) throw new CoordinatorError('ceremony.finalised', 'the ceremony is already finalised');
   const chains = [...state.chains.values()];
   if (chains.some((chain) => !chain.head)) {
     throw new CoordinatorError('ceremony.not_initialised', 'the ceremony is not initialised; run `ceremony init` first');
   }
-  const bare = chains.filter((chain) => chain.headIndex < 1).map((chain) => chain.circuit.name);
-  if (bare.length > 0) {
-    throw new CoordinatorError(
-      'finalise.no_contributions',
-      `no contribution beyond contribution 0 for: ${bare.join(', ')}; a key with no contribution is not secret to anyone`,
-    );
-  }
+  refuseTooFewContributions(state);
   for (const chain of chains) {
     if (chain.beacon && (chain.beacon.beacon !== beacon.beaconHex || chain.beacon.iterationsExp !== beacon.iterationsExp)) {
       throw new CoordinatorError(

@@ -25,7 +25,20 @@ interface MsmExports {
   msm: MsmFunction;
   g2_msm_scratch_bytes: MsmScratchBytes;
   g2_msm: MsmFunction;
+  g2_msm_windows: MsmFunction;
   g1_first_invalid(points: number, n: number): number;
+}
+
+/**
+ * The widest window g2_msm_windows may use for the audit's subgroup argument: its digits span 2^c
+ * consecutive integers, which must be fewer than 10069, the smallest prime factor of the twist's
+ * cofactor (g2-msm.c).
+ */
+export const MAX_SUBGROUP_WINDOW_BITS = 13;
+
+/** Windows of an MSM over scalars below 2^bits in windows of c bits (pippenger-msm.h's windows_for). */
+export function msmWindowCount(bits: number, c: number): number {
+  return Math.floor(bits / c) + 1;
 }
 
 /** Highest bit length among the scalars (0 when all are zero): windows above it would be empty. */
@@ -133,6 +146,48 @@ export class G1MsmKernel {
       memory.set(partScalars, scalarsAt);
       msm(basesAt, scalarsAt, n, scalarBytes, bits, c, scratchAt, outAt);
       out.set(memory.subarray(outAt, outAt + pointBytes), part * pointBytes);
+    }
+    return out;
+  }
+
+  /**
+   * The window sums of Σ s_i·P_i over G2 (g2_msm_windows) in windows of exactly `window` bits over
+   * the full width of the scalars (8·scalarBytes bits, whatever their actual length, so every call
+   * has the same windows): msmWindowCount(8·scalarBytes, window) affine points per part of at most
+   * MSM_POINTS_PER_CALL points, lowest window first, parts one after another. Σ_w 2^(window·w)·W_w
+   * is the sum; g2-msm.c says what the windows are for.
+   */
+  g2WindowSumParts(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, window: number): Uint8Array {
+    const pointBytes = MSM_POINT_BYTES.G2;
+    if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) {
+      throw new Error('scalars must be 1 to 32 bytes wide');
+    }
+    if (!Number.isInteger(window) || window < 2 || window > MAX_SUBGROUP_WINDOW_BITS) {
+      throw new Error(`the window must be 2 to ${MAX_SUBGROUP_WINDOW_BITS} bits`);
+    }
+    if (bases.byteLength % pointBytes !== 0) throw new Error('the base buffer is not a whole number of G2 points');
+    const total = bases.byteLength / pointBytes;
+    if (scalars.byteLength !== total * scalarBytes) throw new Error('there must be one scalar per point');
+    const bits = 8 * scalarBytes;
+    const windows = msmWindowCount(bits, window);
+    const parts = Math.max(1, Math.ceil(total / MSM_POINTS_PER_CALL));
+    const out = new Uint8Array(parts * windows * pointBytes);
+    for (let part = 0; part < parts; part++) {
+      const first = part * MSM_POINTS_PER_CALL;
+      const n = Math.min(MSM_POINTS_PER_CALL, total - first);
+      if (n === 0) continue; // no points: every window sums to infinity, (0,0)
+      const basesAt = this.base;
+      const scalarsAt = basesAt + n * pointBytes;
+      const outAt = Math.ceil((scalarsAt + n * scalarBytes) / 64) * 64;
+      const scratchAt = Math.ceil((outAt + windows * pointBytes) / 64) * 64;
+      const end = scratchAt + this.exports.g2_msm_scratch_bytes(n, bits, window);
+      const have = this.exports.memory.buffer.byteLength;
+      if (end > have) this.exports.memory.grow(Math.ceil((end - have) / 65536));
+      const memory = new Uint8Array(this.exports.memory.buffer);
+      memory.set(bases.subarray(first * pointBytes, (first + n) * pointBytes), basesAt);
+      memory.set(scalars.subarray(first * scalarBytes, (first + n) * scalarBytes), scalarsAt);
+      this.exports.g2_msm_windows(basesAt, scalarsAt, n, scalarBytes, bits, window, scratchAt, outAt);
+      out.set(memory.subarray(outAt, outAt + windows * pointBytes), part * windows * pointBytes);
     }
     return out;
   }

@@ -14,7 +14,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Bn128Curve } from 'ffjavascript';
 import { getBn128 } from '../crypto/bn128.ts';
-import { MSM_POINT_BYTES, type MsmGroup } from './g1-msm-kernel.ts';
+import { MAX_SUBGROUP_WINDOW_BITS, MSM_POINT_BYTES, msmWindowCount, type MsmGroup } from './g1-msm-kernel.ts';
 import type { MsmReply, MsmRequest } from './msm-messages.ts';
 import { firstPointOffCurve, type CurveMainThread } from '../zkey/point-checks.ts';
 
@@ -82,7 +82,14 @@ class MsmPool {
    * The partial sums (affine points of `group`, concatenated) of the slices, one slice per thread;
    * with `checkPoints` (G1), the index of the first bad point instead when there is one (-1 otherwise).
    */
-  async partialSums(group: MsmGroup, bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, checkPoints = false): Promise<{ parts: Uint8Array[]; invalidPoint: number }> {
+  async partialSums(
+    group: MsmGroup,
+    bases: Uint8Array,
+    scalars: Uint8Array,
+    scalarBytes: number,
+    checkPoints = false,
+    windowBits?: number,
+  ): Promise<{ parts: Uint8Array[]; invalidPoint: number }> {
     const pointBytes = MSM_POINT_BYTES[group];
     const total = bases.byteLength / pointBytes;
     const slices = Math.max(1, Math.min(this.workers.length, Math.floor(total / MIN_POINTS_PER_THREAD[group])));
@@ -100,6 +107,7 @@ class MsmPool {
           scalars: new Uint8Array(scalars.subarray(first * scalarBytes, end * scalarBytes)),
           scalarBytes,
           checkPoints,
+          ...(windowBits === undefined ? {} : { windowBits }),
         };
         return new Promise<SliceResult>((resolve, reject) => {
           if (this.broken) return reject(new Error('the MSM pool has stopped'));
@@ -244,6 +252,110 @@ export function g2MultiExp(bases: Uint8Array, scalars: Uint8Array, scalarBytes: 
 /** g2MultiExp, or ffjavascript's `G2.multiExpAffine` where the kernel cannot run (as g1MultiExpOrFallback). */
 export function g2MultiExpOrFallback(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
   return multiExpOrFallback('G2', bases, scalars, scalarBytes);
+}
+
+/**
+ * The window sums of Σ s_i·P_i over G2, in windows of `windowBits` bits over the scalars' full
+ * width, lowest first: W_w = Σ_i d_{w,i}·P_i with the kernel's signed digits d_{w,i} of s_i (each
+ * from 2^windowBits consecutive integers, Σ_w 2^(windowBits·w)·d_{w,i} = s_i), so that Σ_w
+ * 2^(windowBits·w)·W_w is the sum. Points of ffjavascript's curve. For the audit's test that every
+ * point lies in the order-r subgroup (g2-msm.c says why the windows serve it); the same work as
+ * g2MultiExp. Kernel only (see g2WindowSumsOrFallback).
+ */
+export async function g2WindowSums(
+  bases: Uint8Array,
+  scalars: Uint8Array,
+  scalarBytes: number,
+  windowBits: number,
+): Promise<Uint8Array[]> {
+  const pointBytes = MSM_POINT_BYTES.G2;
+  if (!Number.isInteger(windowBits) || windowBits < 2 || windowBits > MAX_SUBGROUP_WINDOW_BITS) {
+    throw new RangeError(`the window must be 2 to ${MAX_SUBGROUP_WINDOW_BITS} bits`);
+  }
+  if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) {
+    throw new RangeError('scalars must be 1 to 32 bytes wide');
+  }
+  if (bases.byteLength % pointBytes !== 0) throw new RangeError('the base buffer is not a whole number of G2 points');
+  if (scalars.byteLength !== (bases.byteLength / pointBytes) * scalarBytes) {
+    throw new RangeError('there must be one scalar per point');
+  }
+  const windows = msmWindowCount(8 * scalarBytes, windowBits);
+  const threads = await currentPool();
+  let parts: Uint8Array[] = [];
+  try {
+    if (bases.byteLength > 0) {
+      parts = (await threads.partialSums('G2', bases, scalars, scalarBytes, false, windowBits)).parts;
+    }
+  } catch (error) {
+    if (threads.broken) {
+      if (pool && (await pool.catch(() => undefined)) === threads) pool = undefined;
+      await threads.close();
+    }
+    throw error;
+  }
+  const G = (await getBn128()).G2;
+  const sums = Array.from({ length: windows }, () => G.zero);
+  for (const part of parts) {
+    for (let offset = 0; offset < part.byteLength; offset += pointBytes) {
+      if (part.subarray(offset, offset + pointBytes).every((byte) => byte === 0)) continue;
+      const w = (offset / pointBytes) % windows;
+      sums[w] = G.add(sums[w]!, G.fromRprLEM(part, offset));
+    }
+  }
+  return sums;
+}
+
+/**
+ * g2WindowSums, or where the kernel cannot run the same kind of window sums on ffjavascript: with
+ * unsigned digits (each window's digits from [0, 2^windowBits), which the subgroup argument takes
+ * as well), two-byte scalars, one multiExpAffine a window. Slow, and only a fallback.
+ */
+export async function g2WindowSumsOrFallback(
+  bases: Uint8Array,
+  scalars: Uint8Array,
+  scalarBytes: number,
+  windowBits: number,
+): Promise<Uint8Array[]> {
+  try {
+    return await g2WindowSums(bases, scalars, scalarBytes, windowBits);
+  } catch (error) {
+    if (error instanceof RangeError) throw error;
+    return ffjavascriptG2WindowSums(bases, scalars, scalarBytes, windowBits);
+  }
+}
+
+/** The fallback of g2WindowSumsOrFallback: unsigned window digits, one ffjavascript multiExpAffine a window. */
+export async function ffjavascriptG2WindowSums(
+  bases: Uint8Array,
+  scalars: Uint8Array,
+  scalarBytes: number,
+  windowBits: number,
+): Promise<Uint8Array[]> {
+  const G = (await getBn128()).G2;
+  const n = bases.byteLength / MSM_POINT_BYTES.G2;
+  const windows = msmWindowCount(8 * scalarBytes, windowBits);
+  const sums: Uint8Array[] = [];
+  for (let w = 0; w < windows; w++) {
+    const digits = new Uint8Array(2 * n);
+    for (let i = 0; i < n; i++) {
+      const digit = windowDigit(scalars.subarray(i * scalarBytes, (i + 1) * scalarBytes), w * windowBits, windowBits);
+      digits[2 * i] = digit & 0xff;
+      digits[2 * i + 1] = digit >> 8;
+    }
+    sums.push(n === 0 ? G.zero : await G.multiExpAffine(bases, digits));
+  }
+  return sums;
+}
+
+/** Bits [offset, offset + width) of a little-endian scalar (width ≤ 16). */
+function windowDigit(scalar: Uint8Array, offset: number, width: number): number {
+  let value = 0;
+  for (let bit = 0; bit < width; bit++) {
+    const at = offset + bit;
+    if (at >> 3 >= scalar.length) break;
+    value |= ((scalar[at >> 3]! >> (at & 7)) & 1) << bit;
+  }
+  return value;
 }
 
 /** g1CheckedMultiExp, or where the kernel cannot run the same check on ffjavascript's main thread and its MSM. */

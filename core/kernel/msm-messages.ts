@@ -9,6 +9,8 @@ export interface MsmRequest {
   scalarBytes: number;
   /** G1 only: check the points first (on the curve, canonical); a bad one is reported instead of summed. */
   checkPoints?: boolean;
+  /** G2 only: answer the window sums of windows of this many bits (G1MsmKernel.g2WindowSumParts) instead of the sum. */
+  windowBits?: number;
 }
 
 /** id -1: the thread's start-up (ready, or the error that stopped it). */

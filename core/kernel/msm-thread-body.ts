@@ -1,7 +1,8 @@
 /**
  * One Node MSM thread: instantiates the kernel once, then sums the slices it is sent, G1 or G2,
- * and replies with their partial sums (affine points of the slice's group); asked to, it first
- * checks a G1 slice's points and replies with the first bad one's index instead.
+ * and replies with their partial sums (affine points of the slice's group; for G2, on request, the
+ * sums of each window); asked to, it first checks a G1 slice's points and replies with the first
+ * bad one's index instead.
  */
 import { parentPort } from 'node:worker_threads';
 import { G1MsmKernel } from './g1-msm-kernel.ts';
@@ -15,7 +16,11 @@ try {
     let reply: MsmReply;
     try {
       const invalidPoint = request.checkPoints ? kernel.firstInvalidPoint(request.bases) : -1;
-      reply = invalidPoint >= 0 ? { id: request.id, invalidPoint } : { id: request.id, sums: kernel.multiExpParts(request.bases, request.scalars, request.scalarBytes, request.group) };
+      const sums = (): Uint8Array =>
+        request.windowBits === undefined
+          ? kernel.multiExpParts(request.bases, request.scalars, request.scalarBytes, request.group)
+          : kernel.g2WindowSumParts(request.bases, request.scalars, request.scalarBytes, request.windowBits);
+      reply = invalidPoint >= 0 ? { id: request.id, invalidPoint } : { id: request.id, sums: sums() };
     } catch (error) {
       reply = { id: request.id, error: (error as Error).message };
     }

@@ -10,6 +10,7 @@
  *                            the field's operations, each allowing its result to alias its inputs
  *                            (el_inv of zero is zero)
  *   MSM_FN MSM_SCRATCH_FN    the names of the two exported functions
+ *   MSM_WINDOWS_FN           (optional) the name of the exported window-sums variant of MSM_FN
  *
  * Points are what a zkey holds: affine, x then y, each EL limbs little-endian; all zero is the
  * point at infinity. Scalars are little-endian, `sb` bytes each, every one below 2^bits.
@@ -260,23 +261,33 @@ static void reduce_buckets(u8 *work, const u32 *start, u32 *cnt, u32 buckets, u3
   }
 }
 
-/*
- * out (PT_BYTES, affine, all zero for infinity) = sum_i s_i * P_i over n points, scalars of sb
- * bytes each below 2^bits, windows of c bits (2 <= c <= 20); scratch: MSM_SCRATCH_FN(n, bits, c).
- */
-__attribute__((export_name(MSM_STRINGIFY(MSM_FN))))
-void MSM_FN(const u8 *bases, const u8 *scalars, u32 n, u32 sb, u32 bits, u32 c, u8 *scratch, u8 *out) {
-  const u32 nw = windows_for(bits, c), buckets = 1u << (c - 1);
-  i32 *digits = (i32 *)scratch;
-  u32 *cnt = (u32 *)(scratch + align64(n * nw * 4));
-  u32 *start = cnt + buckets, *fill = start + buckets;
-  u8 *work = (u8 *)cnt + align64(3 * buckets * 4);
-  u32 *den = (u32 *)(work + align64(n * PT_BYTES));
-  u32 *pre = (u32 *)((u8 *)den + align64((n / 2 + 1) * EL_BYTES));
-  u8 *kind = (u8 *)pre + align64((n / 2 + 1) * EL_BYTES);
+/* The scratch regions of an MSM call, as MSM_SCRATCH_FN sizes them. */
+typedef struct {
+  i32 *digits;
+  u32 *cnt, *start, *fill, *den, *pre;
+  u8 *work, *kind;
+} msm_scratch;
 
-  /* Signed digits, lowest window first; the last window takes the final carry unsigned. */
-  const i32 half = (i32)buckets, full = (i32)(1u << c);
+static msm_scratch msm_scratch_at(u8 *scratch, u32 n, u32 nw, u32 buckets) {
+  msm_scratch m;
+  m.digits = (i32 *)scratch;
+  m.cnt = (u32 *)(scratch + align64(n * nw * 4));
+  m.start = m.cnt + buckets;
+  m.fill = m.start + buckets;
+  m.work = (u8 *)m.cnt + align64(3 * buckets * 4);
+  m.den = (u32 *)(m.work + align64(n * PT_BYTES));
+  m.pre = (u32 *)((u8 *)m.den + align64((n / 2 + 1) * EL_BYTES));
+  m.kind = (u8 *)m.pre + align64((n / 2 + 1) * EL_BYTES);
+  return m;
+}
+
+/*
+ * The signed digits of every scalar, lowest window first: digit d_w of window w lies in
+ * [-2^(c-1) + 1, 2^(c-1)] (the last window takes the final carry unsigned), and
+ * s = sum_w d_w 2^(c w). A point at infinity gets zero digits.
+ */
+static void msm_digits(const u8 *bases, const u8 *scalars, u32 n, u32 sb, u32 nw, u32 c, i32 *digits) {
+  const i32 half = (i32)(1u << (c - 1)), full = (i32)(1u << c);
   for (u32 i = 0; i < n; i++) {
     const u8 *p = bases + (u64)i * PT_BYTES;
     const int infinity = el_is_zero(PT_X(p)) && el_is_zero(PT_Y(p));
@@ -292,50 +303,90 @@ void MSM_FN(const u8 *bases, const u8 *scalars, u32 n, u32 sb, u32 bits, u32 c, 
       digits[(u64)i * nw + w] = d;
     }
   }
+}
 
-  jac total;
-  jac_set_inf(&total);
-  for (u32 w = nw; w-- > 0;) {
-    for (u32 k = 0; k < c && !el_is_zero(total.z); k++) jac_double(&total);
-    for (u32 b = 0; b < buckets; b++) cnt[b] = 0;
-    for (u32 i = 0; i < n; i++) {
-      const i32 d = digits[(u64)i * nw + w];
-      if (d != 0) cnt[(d < 0 ? -d : d) - 1]++;
-    }
-    u32 at = 0;
-    for (u32 b = 0; b < buckets; b++) {
-      start[b] = fill[b] = at;
-      at += cnt[b];
-    }
-    for (u32 i = 0; i < n; i++) {
-      const i32 d = digits[(u64)i * nw + w];
-      if (d == 0) continue;
-      const u8 *p = bases + (u64)i * PT_BYTES;
-      u8 *r = work + (u64)(fill[(d < 0 ? -d : d) - 1]++) * PT_BYTES;
-      el_copy(PT_X(r), PT_X(p));
-      if (d < 0) el_neg(PT_Y(r), PT_Y(p));
-      else el_copy(PT_Y(r), PT_Y(p));
-    }
-    reduce_buckets(work, start, cnt, buckets, den, pre, kind);
-    /* sum_b (b+1) B_b = sum_b running_b, running_b = B_b + B_{b+1} + ... */
-    jac running, sum;
-    jac_set_inf(&running);
-    jac_set_inf(&sum);
-    for (u32 b = buckets; b-- > 0;) {
-      if (cnt[b]) jac_add_affine(&running, work + (u64)start[b] * PT_BYTES);
-      jac_add(&sum, &running);
-    }
-    jac_add(&total, &sum);
+/* sum = sum_i d_{w,i} P_i, the sum of window w: points sorted into buckets, buckets reduced, weighted. */
+static void msm_window_sum(const u8 *bases, u32 n, u32 nw, u32 w, u32 buckets, const msm_scratch *m, jac *sum) {
+  for (u32 b = 0; b < buckets; b++) m->cnt[b] = 0;
+  for (u32 i = 0; i < n; i++) {
+    const i32 d = m->digits[(u64)i * nw + w];
+    if (d != 0) m->cnt[(d < 0 ? -d : d) - 1]++;
   }
+  u32 at = 0;
+  for (u32 b = 0; b < buckets; b++) {
+    m->start[b] = m->fill[b] = at;
+    at += m->cnt[b];
+  }
+  for (u32 i = 0; i < n; i++) {
+    const i32 d = m->digits[(u64)i * nw + w];
+    if (d == 0) continue;
+    const u8 *p = bases + (u64)i * PT_BYTES;
+    u8 *r = m->work + (u64)(m->fill[(d < 0 ? -d : d) - 1]++) * PT_BYTES;
+    el_copy(PT_X(r), PT_X(p));
+    if (d < 0) el_neg(PT_Y(r), PT_Y(p));
+    else el_copy(PT_Y(r), PT_Y(p));
+  }
+  reduce_buckets(m->work, m->start, m->cnt, buckets, m->den, m->pre, m->kind);
+  /* sum_b (b+1) B_b = sum_b running_b, running_b = B_b + B_{b+1} + ... */
+  jac running;
+  jac_set_inf(&running);
+  jac_set_inf(sum);
+  for (u32 b = buckets; b-- > 0;) {
+    if (m->cnt[b]) jac_add_affine(&running, m->work + (u64)m->start[b] * PT_BYTES);
+    jac_add(sum, &running);
+  }
+}
 
-  if (el_is_zero(total.z)) {
+/* out (PT_BYTES) = p in affine coordinates, all zero for infinity. */
+static void jac_to_affine_out(const jac *p, u8 *out) {
+  if (el_is_zero(p->z)) {
     for (int b = 0; b < PT_BYTES; b++) out[b] = 0;
     return;
   }
   u32 zi[EL], zi2[EL], t[EL];
-  el_inv(zi, total.z);
+  el_inv(zi, p->z);
   el_sqr(zi2, zi);
-  el_mul(PT_X(out), total.x, zi2);
+  el_mul(PT_X(out), p->x, zi2);
   el_mul(t, zi2, zi);
-  el_mul(PT_Y(out), total.y, t);
+  el_mul(PT_Y(out), p->y, t);
 }
+
+/*
+ * out (PT_BYTES, affine, all zero for infinity) = sum_i s_i * P_i over n points, scalars of sb
+ * bytes each below 2^bits, windows of c bits (2 <= c <= 20); scratch: MSM_SCRATCH_FN(n, bits, c).
+ */
+__attribute__((export_name(MSM_STRINGIFY(MSM_FN))))
+void MSM_FN(const u8 *bases, const u8 *scalars, u32 n, u32 sb, u32 bits, u32 c, u8 *scratch, u8 *out) {
+  const u32 nw = windows_for(bits, c), buckets = 1u << (c - 1);
+  const msm_scratch m = msm_scratch_at(scratch, n, nw, buckets);
+  msm_digits(bases, scalars, n, sb, nw, c, m.digits);
+  jac total, sum;
+  jac_set_inf(&total);
+  for (u32 w = nw; w-- > 0;) {
+    for (u32 k = 0; k < c && !el_is_zero(total.z); k++) jac_double(&total);
+    msm_window_sum(bases, n, nw, w, buckets, &m, &sum);
+    jac_add(&total, &sum);
+  }
+  jac_to_affine_out(&total, out);
+}
+
+#ifdef MSM_WINDOWS_FN
+/*
+ * The window sums of MSM_FN instead of their total: out holds floor(bits / c) + 1 affine points
+ * (PT_BYTES each, all zero for infinity), W_w = sum_i d_{w,i} P_i with the signed digits of
+ * msm_digits, lowest window first, so that sum_i s_i P_i = sum_w 2^(c w) W_w. Each W_w is a
+ * combination of the points with coefficients from a range of 2^c consecutive integers, which is
+ * what the audit's subgroup argument needs (check-initial-key.ts). Same scratch as MSM_FN.
+ */
+__attribute__((export_name(MSM_STRINGIFY(MSM_WINDOWS_FN))))
+void MSM_WINDOWS_FN(const u8 *bases, const u8 *scalars, u32 n, u32 sb, u32 bits, u32 c, u8 *scratch, u8 *out) {
+  const u32 nw = windows_for(bits, c), buckets = 1u << (c - 1);
+  const msm_scratch m = msm_scratch_at(scratch, n, nw, buckets);
+  msm_digits(bases, scalars, n, sb, nw, c, m.digits);
+  jac sum;
+  for (u32 w = 0; w < nw; w++) {
+    msm_window_sum(bases, n, nw, w, buckets, &m, &sum);
+    jac_to_affine_out(&sum, out + (u64)w * PT_BYTES);
+  }
+}
+#endif

@@ -171,7 +171,9 @@ export async function publishCeremony(dataDir: string, out: string, options: Pub
         blake2b512: hashed.blake2b512,
         sha256: hashed.sha256,
         ...(options.ptauSource ? { source: options.ptauSource } : {}),
-        note: 'The powers of tau was left out of this publication. Download it, check its hash, and run `ceremony audit DIR --ptau FILE`.',
+        note:
+          'The powers of tau was left out of this publication. Download it, check its hash against a source you ' +
+          'trust, and run `ceremony audit DIR --ptau FILE` (with `--ptau-hash HASH` unless it is a known public ptau).',
       };
       sums.set(PTAU_RECORD_FILE, (await writeFlushed(path.join(root, PTAU_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`)).sha256);
       ptau = 'recorded';

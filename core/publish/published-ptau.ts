@@ -2,7 +2,9 @@
  * A publication made without its (large) powers of tau records which ptau it was instead
  * (`ptau-source.json`: path, size, hashes, where to get it). An auditor then supplies the file
  * (`ceremony audit DIR --ptau FILE`), which must match the record; without it, the audit says
- * exactly what is missing and where to get it, rather than failing on a file not found.
+ * exactly what is missing and where to get it, rather than failing on a file not found. The
+ * record is the coordinator's word, a convenience, never a pin: whichever file is used, the audit
+ * then requires it to be a known public ptau or the one the auditor pins (core/audit/pin-ptau.ts).
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -64,7 +66,8 @@ export async function resolveAuditPtau(config: CeremonyConfig, supplied?: string
       'chain.file_missing',
       `the powers of tau (${record.file}, ${record.size} bytes) was left out of this publication; ` +
         `download it${record.source ? ` from ${record.source}` : ''} (BLAKE2b-512 ${record.blake2b512.slice(0, 16)}…, SHA-256 ${record.sha256.slice(0, 16)}…) ` +
-        `and run the audit again with --ptau FILE`,
+        `and run the audit again with --ptau FILE (and --ptau-hash HASH unless it is a known public ptau: ` +
+        `the audit trusts the hash you pin, not this record)`,
     );
   }
   return config.ptauPath;

@@ -4,6 +4,11 @@
  * stream that key defines. verify-link-from-head.ts says why fixed secret scalars are sound; this module
  * keeps them secret (link-combination-cache.ts keeps what is computed with them).
  *
+ * A circuit key is never used directly: it is the root of two subkeys, one the ChaCha20 key of the
+ * scalar stream (linkScalarKey), one the HMAC key of the cache entries (linkCacheMacKey), derived
+ * with HMAC-SHA-256 under distinct labels, so that no output of one primitive is ever computed
+ * under the other's key (before, one key served both).
+ *
  * Nothing here ever puts the seed or a key into an error message or a log.
  */
 import { createCipheriv, createHmac, randomBytes } from 'node:crypto';
@@ -62,19 +67,36 @@ export function circuitChallengeKey(seed: Uint8Array, circuit: string): Buffer {
   return createHmac('sha256', seed).update('ceremony link challenge v1\0').update(circuit).digest();
 }
 
+/** The ChaCha20 key of a circuit key's scalar stream. */
+export function linkScalarKey(circuitKey: Uint8Array): Buffer {
+  return createHmac('sha256', circuitKey).update('ceremony link challenge scalars v2').digest();
+}
+
+/** The HMAC key of a circuit key's cache entries (link-combination-cache.ts). */
+export function linkCacheMacKey(circuitKey: Uint8Array): Buffer {
+  return createHmac('sha256', circuitKey).update('ceremony link combination mac v2').digest();
+}
+
 /**
  * `count` scalars of `bytesPerScalar` bytes each for the points `first`… of a section: the ChaCha20
- * keystream under the circuit key, with the section id as nonce and the position as block
- * counter, so a chunk gets the same scalars whether the section is streamed or read at once.
+ * keystream under the circuit key's scalar subkey (linkScalarKey), with the section id as nonce and
+ * the position as block counter, so a chunk gets the same scalars whether the section is streamed
+ * or read at once.
  */
-export function challengeScalars(key: Uint8Array, section: number, first: number, count: number, bytesPerScalar: number): Uint8Array {
+export function challengeScalars(
+  circuitKey: Uint8Array,
+  section: number,
+  first: number,
+  count: number,
+  bytesPerScalar: number,
+): Uint8Array {
   const start = first * bytesPerScalar;
   const block = Math.floor(start / 64);
   const skip = start - block * 64;
   const iv = Buffer.alloc(16);
   iv.writeUInt32LE(block, 0);
   iv.writeUInt32LE(section, 4);
-  const cipher = createCipheriv('chacha20', key, iv);
+  const cipher = createCipheriv('chacha20', linkScalarKey(circuitKey), iv);
   const stream = cipher.update(Buffer.alloc(skip + count * bytesPerScalar));
   // A plain Uint8Array with its own buffer: ffjavascript posts slices of it to its workers.
   return new Uint8Array(stream.subarray(skip));

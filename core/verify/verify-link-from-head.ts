@@ -13,7 +13,9 @@
  *     g2_sp = hashToG2(transcript), then e(g1_s, g2_spx) = e(g1_sx, g2_sp) and
  *     e(δ1_prev, g2_spx) = e(δ1_next, g2_sp); a beacon record's key must derive from its beacon.
  *  3. δ2_next consistent with δ1_next: e(g1, δ2_next) = e(δ1_next, g2).
- *  4. L and H: for random short scalars r_i, with R = Σ r_i·P_i over the points of L‖H,
+ *  4. L and H: NEXT holds the point at infinity exactly where PREV does (an honest contribution
+ *     scales every point, so it keeps that pattern; checked before any sum, see below); then, for
+ *     random short scalars r_i, with R = Σ r_i·P_i over the points of L‖H,
  *     e(R_next, δ2_next) = e(R_prev, δ2_prev). Every point of NEXT's L and H is first checked to be
  *     a canonically encoded point of the curve (identity allowed).
  *
@@ -40,10 +42,16 @@
  * combinations live next to it in state/, never in a response, a log or a published file). The
  * MSM's running time depends on the scalars only through how the points fall into buckets (how
  * many share one, which windows are zero), summed over hundreds of thousands of scalars and drowned
- * in I/O and scheduling noise; should an adversary still learn b bits about the key, the bound
- * becomes q·2^b/2^64. With fresh randomness per check (the CLI) the bound is 2^-64 per check.
+ * in I/O and scheduling noise. One input would undo that averaging: the MSM skips points at
+ * infinity and its running sum starts late while still the identity, so a candidate of identity
+ * points but one would make the time depend on one scalar's digits alone. Such a candidate is
+ * refused (`contribution.identity_pattern_changed`) before any sum with the key's scalars starts:
+ * NEXT's points at infinity must be exactly PREV's (a digest of PREV's pattern is kept in the
+ * MAC'd cache entry beside its combination), and every verified file descends from contribution
+ * 0, whose pattern the circuit fixes. Should an adversary still learn b bits about the key, the
+ * bound becomes q·2^b/2^64. With fresh randomness per check (the CLI) the bound is 2^-64 per check.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Bn128Curve, CurveGroup } from 'ffjavascript';
 import { CoordinatorError, type ErrorCode } from '../errors.ts';
@@ -240,6 +248,47 @@ interface SectionSums {
 }
 
 /**
+ * Where one section holds the point at infinity (all-zero coordinates): SHA-256 over its point
+ * count and the indices of those points (u32, little-endian), read in chunks. Deterministic in the
+ * file alone; computed before any sum with the scalars (see the module comment).
+ */
+async function identityPattern(info: ZkeyInfo, id: number, name: string): Promise<Uint8Array> {
+  const section = info.sections.get(id)!;
+  const count = section.size / G1_SIZE;
+  const digest = createHash('sha256');
+  const header = Buffer.alloc(8);
+  header.writeUInt32LE(id, 0);
+  header.writeUInt32LE(count, 4);
+  digest.update(header);
+  const file = await open(info.path, 'r');
+  try {
+    for (let first = 0; first < count; first += CHUNK_POINTS) {
+      const n = Math.min(CHUNK_POINTS, count - first);
+      const what = `the ${name} section of ${info.label}`;
+      const bytes = await readChunk(file, section.offset + first * G1_SIZE, n * G1_SIZE, what);
+      const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+      const found: number[] = [];
+      for (let i = 0; i < n; i++) {
+        let w = i * 16;
+        const end = w + 16;
+        while (w < end && words[w] === 0) w++;
+        if (w === end) found.push(first + i);
+      }
+      if (found.length > 0) digest.update(new Uint8Array(Uint32Array.from(found).buffer));
+    }
+  } finally {
+    await file.close();
+  }
+  return new Uint8Array(digest.digest());
+}
+
+/** Both sections' patterns of a file (identityPattern). */
+async function identityPatterns(info: ZkeyInfo): Promise<{ l: Uint8Array; h: Uint8Array }> {
+  const [l, h] = await Promise.all([identityPattern(info, SECTION.l, 'L'), identityPattern(info, SECTION.h, 'H')]);
+  return { l, h };
+}
+
+/**
  * Σ r_i·P_i over one section of NEXT, and of PREV unless `withPrev` is false, with the same
  * scalars, streamed in chunks; the next chunk is read while the MSMs of the current one run.
  * Checks NEXT's points are on the curve. Needs the curve only to add the chunks' sums, so it can
@@ -300,27 +349,48 @@ interface LAndHSums {
   h: SectionSums;
   /** PREV's combinations from the coordinator's cache, when it had them (then l.prev and h.prev are undefined). */
   cached?: LinkCombination;
+  /** Where NEXT (and so PREV: checked equal) holds the point at infinity, per section. */
+  identities: { l: Uint8Array; h: Uint8Array };
 }
 
 /**
  * The random combinations of L and H, both sections side by side (one's reads overlap the other's
- * sums). An L refusal is reported before an H one whichever comes first, so verdicts do not depend
- * on timing.
+ * sums), once NEXT's points at infinity are known to be exactly PREV's (from the cache, or read
+ * from PREV). An L refusal is reported before an H one whichever comes first, so verdicts do not
+ * depend on timing.
  */
 async function combineLAndH(prev: ZkeyInfo, next: ZkeyInfo, options: VerifyLinkFromHeadOptions, onFirstSumsPosted: () => void): Promise<LAndHSums> {
   const key = options.challenge?.key;
   const scalarsFor: ScalarSource = key ? (section, first, n) => challengeScalars(key, section, first, n, LINK_SCALAR_BYTES) : freshScalars;
   const cached = key ? options.challenge?.head : undefined;
+  const [nextPattern, prevPattern] = await Promise.all([
+    identityPatterns(next),
+    cached ? { l: cached.lIdentities, h: cached.hIdentities } : identityPatterns(prev),
+  ]);
+  for (const [section, name] of [['l', 'L'], ['h', 'H']] as const) {
+    if (!timingSafeEqual(nextPattern[section], prevPattern[section])) {
+      refuse(
+        'contribution.identity_pattern_changed',
+        `the ${name} section holds the point at infinity at other places than the chain head does; ` +
+          'a contribution scales every point and keeps them where they are',
+      );
+    }
+  }
   const [l, h] = await Promise.allSettled([
     randomCombination(prev, next, SECTION.l, 'L', scalarsFor, !cached, onFirstSumsPosted),
     randomCombination(prev, next, SECTION.h, 'H', scalarsFor, !cached, onFirstSumsPosted),
   ]);
   if (l.status === 'rejected') throw l.reason;
   if (h.status === 'rejected') throw h.reason;
-  return { l: l.value, h: h.value, ...(cached ? { cached } : {}) };
+  return { l: l.value, h: h.value, ...(cached ? { cached } : {}), identities: nextPattern };
 }
 
-async function checkLAndH(curve: Curve, prev: ZkeyInfo, nextDelta2: Uint8Array, { l, h, cached }: LAndHSums): Promise<{ next: LinkCombination; prev?: LinkCombination }> {
+async function checkLAndH(
+  curve: Curve,
+  prev: ZkeyInfo,
+  nextDelta2: Uint8Array,
+  { l, h, cached, identities }: LAndHSums,
+): Promise<{ next: LinkCombination; prev?: LinkCombination }> {
   const G1 = curve.G1;
   const prevDelta2 = curve.G2.fromRprLEM(prev.header.delta2, 0);
   // The cached points were written by this coordinator from a verified file, under a MAC.
@@ -336,9 +406,12 @@ async function checkLAndH(curve: Curve, prev: ZkeyInfo, nextDelta2: Uint8Array, 
     if (!(await holds(l.next, prevL))) refuse('contribution.l_section_invalid', 'the L section is not consistent with the new delta');
     refuse('contribution.h_section_invalid', 'the H section is not consistent with the new delta');
   }
+  const patterns = { lIdentities: identities.l, hIdentities: identities.h };
   return {
-    next: { l: toCombinationBytes(curve, l.next), h: toCombinationBytes(curve, h.next) },
-    prev: cached ? undefined : { l: toCombinationBytes(curve, prevL), h: toCombinationBytes(curve, prevH) },
+    next: { l: toCombinationBytes(curve, l.next), h: toCombinationBytes(curve, h.next), ...patterns },
+    prev: cached
+      ? undefined
+      : { l: toCombinationBytes(curve, prevL), h: toCombinationBytes(curve, prevH), ...patterns },
   };
 }
 

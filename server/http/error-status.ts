@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   'ptau.not_prepared': 500,
   'ptau.too_small': 500,
   'ptau.insecure': 500,
+  'r1cs.hash_mismatch': 500,
 
   'ceremony.already_initialised': 409,
   'ceremony.not_initialised': 409,
@@ -34,6 +35,12 @@ export const ERROR_STATUS = {
   'chain.file_unreadable': 500,
   'chain.file_hash_mismatch': 500,
   'audit.initial_key_mismatch': 500,
+  'audit.b2_outside_subgroup': 500,
+  'audit.ptau_unpinned': 500,
+  'audit.ptau_hash_mismatch': 500,
+  'audit.ptau_inconsistent': 500,
+  'audit.too_few_contributions': 500,
+  'vkey.delta_equals_gamma': 500,
 
   // A refused contribution is well-formed HTTP carrying a file that cannot be the next link.
   'zkey.malformed': 422,
@@ -51,12 +58,13 @@ export const ERROR_STATUS = {
   'contribution.l_section_invalid': 422,
   'contribution.h_section_invalid': 422,
   'contribution.point_not_on_curve': 422,
+  'contribution.identity_pattern_changed': 422,
   'contribution.invalid': 422,
   'contribution.not_next': 409,
 
   'finalise.bad_beacon': 400,
   'finalise.bad_iterations': 400,
-  'finalise.no_contributions': 409,
+  'finalise.too_few_contributions': 409,
   'finalise.beacon_mismatch': 409,
   'finalise.verification_failed': 500,
 

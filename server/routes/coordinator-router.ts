@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { CoordinatorError } from '../../core/errors.ts';
-import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
+import { finaliseCeremony, refuseTooFewContributions } from '../../core/finalise/finalise-ceremony.ts';
 import { parseBeaconParameters } from '../../core/finalise/beacon-parameters.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { ContributionStore } from '../contributions/contribution-store.ts';
@@ -53,6 +53,7 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
       contributionCounts: deps.contributions.counts(),
       verifying: deps.contributions.byStatus('verifying').map((c) => ({ id: c.id, circuit: c.circuit, contributor: c.contributorName, since: c.createdAt })),
       heads: deps.config.circuits.map((c) => ({ circuit: c.name, headIndex: state.chains.get(c.name)!.headIndex })),
+      minContributions: deps.config.minContributions,
     });
   });
 
@@ -86,6 +87,9 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
     if (busy.length > 0) {
       throw new CoordinatorError('ceremony.locked', `${busy.length} turn(s) are still running or being verified (${busy.map((t) => t.circuit).join(', ')}); finalise when they are done`);
     }
+    // ceremony.json's minContributions, before the ceremony enters `finalising` (finaliseCeremony
+    // checks it again under its lock).
+    refuseTooFewContributions(await deps.service.ceremonyState());
     // closed → finalising in one transaction: a second request, or a phase change, is refused
     // from here on. Persisted, so a stop half-way is seen (and undone) at the next start.
     deps.phase.beginFinalising(deps.clock.now());

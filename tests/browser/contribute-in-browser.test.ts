@@ -33,7 +33,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Identity } from '@semaphore-protocol/identity';
 import type { Page, Request } from 'playwright-core';
-import { REPO_ROOT, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { devPtauHash, REPO_ROOT, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { screenshot, builtWebApp, startTestBrowser, type TestBrowser } from '../helpers/chromium.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
@@ -376,12 +376,14 @@ describe('contributing in the browser, the public page and the coordinator conso
     }
   });
 
-  test('the public page’s fetch script lays out every published file and `ceremony audit` passes on them', async () => {
+  test('the public page’s fetch script lays out every published file and `ceremony audit` passes on them (the dev ptau pinned)', async () => {
     const script = (await publicPage.textContent('#audit-script'))!;
     const folder = await mkdtemp(path.join(tmpdir(), 'audit-from-page-'));
     try {
       // Asynchronously: the coordinator answering curl runs in this process.
-      const { stdout } = await promisify(execFile)('sh', ['-c', script], { cwd: folder, env: { ...process.env, CEREMONY_REPO: REPO_ROOT }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
+      // The dev ptau is no known public file: the auditor pins it (the script passes its arguments to the audit).
+      const args = ['-c', script, 'fetch-ceremony.sh', '--ptau-hash', await devPtauHash()];
+      const { stdout } = await promisify(execFile)('sh', args, { cwd: folder, env: { ...process.env, CEREMONY_REPO: REPO_ROOT }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
       assert.match(stdout, /audit passed/);
     } finally {
       await rm(folder, { recursive: true, force: true });

@@ -22,7 +22,7 @@ import { listFiles } from '../helpers/list-files.ts';
 import { startTestCoordinator } from '../helpers/test-coordinator.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 
-const AUDIT_LINE = 'node "$CEREMONY_REPO/bin/ceremony.js" audit .';
+const AUDIT_LINE = 'node "$CEREMONY_REPO/bin/ceremony.js" audit . "$@"';
 let dataDir: string;
 let work: string;
 let coordinator: RunningCoordinator;

@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { copyCeremony, finalisedCeremony, type FinalisedCeremony } from '../fixtures/ceremony-fixture.ts';
+import { copyCeremony, devPtauHash, finalisedCeremony, type FinalisedCeremony } from '../fixtures/ceremony-fixture.ts';
 import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
 import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
 import { entryHash, genesisHash, type TranscriptEntry } from '../../core/transcript/transcript.ts';
@@ -27,7 +27,7 @@ async function tamperedCeremony(tamper: (dir: string) => Promise<void>): Promise
   const dir = await copyCeremony(published.dataDir);
   copies.push(dir);
   await tamper(dir);
-  return auditCeremony(dir);
+  return auditCeremony(dir, undefined, { ptauHash: await devPtauHash() });
 }
 
 async function flipByte(file: string, offset: number): Promise<void> {
@@ -75,7 +75,7 @@ before(async () => {
 after(() => cleanUp(...copies));
 
 test('audit passes on the untouched ceremony (CLI, exit 0)', async () => {
-  const result = await runCli(['audit', published.dataDir, '--quiet']);
+  const result = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', await devPtauHash()]);
   assert.equal(result.code, 0, result.stdout + result.stderr);
   assert.match(result.stdout, /^manifest ok: 9 verifiers match the final keys$/m);
 });
@@ -135,7 +135,7 @@ test('one digit changed in the manifest fails the manifest', async () => {
     await replaceOnce(ceremonyPaths(dir).manifestPath, /"deltax2": "\d/, (m) => m.slice(0, -1) + (m.endsWith('1') ? '2' : '1'));
   });
   assert.deepEqual(failed(report), ['manifest']);
-  const cli = await runCli(['audit', copies.at(-1)!, '--quiet']);
+  const cli = await runCli(['audit', copies.at(-1)!, '--quiet', '--ptau-hash', await devPtauHash()]);
   assert.equal(cli.code, 1);
   assert.match(cli.stdout, /^manifest FAIL: /m);
   assert.match(cli.stdout, /^audit FAILED: 1 problem$/m);

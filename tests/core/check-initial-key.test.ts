@@ -3,6 +3,8 @@
  * part, a key made from another r1cs of the same shape or from another ptau, and a key with one
  * point of IC, A, B1, B2, L or H replaced by another valid curve point (its double), a changed
  * coefficient, a changed α or β, a point off the curve, or a wrong circuit hash. Read errors throw.
+ * A B2 point with a component of small order added (outside G2's order-r subgroup, on the twist) is
+ * refused with its own code; an r1cs whose section table names a section twice is refused.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +19,7 @@ import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
 import { getBn128 } from '../../core/crypto/bn128.ts';
 import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
 import type { CurveGroup } from 'ffjavascript';
+import { SMALLEST_COFACTOR_PRIME, twistPointOfOrder, withComponent } from '../helpers/twist-points.ts';
 
 const CIRCUIT = 'treeUpdate';
 let scratch: string;
@@ -206,4 +209,44 @@ test('a truncated key or r1cs throws a read error, never passes', async () => {
   const r1cs = await copyOf(r1csPath);
   await truncate(r1cs, (await readFile(r1cs)).length - 1000);
   await assert.rejects(checkInitialKey(zkeyPath, r1cs, ptauPath), (error: Error & { code?: string }) => error.code === 'r1cs.malformed' || error.code === 'chain.file_unreadable');
+});
+
+test('a B2 point with a component of order 10069 added is refused as outside the subgroup (its own code)', async () => {
+  const curve = await getBn128();
+  const key = await copyOf(zkeyPath);
+  const info = await readZkeyInfo(key);
+  const bytes = await readFile(key);
+  const b2 = info.sections.get(SECTION.b2)!;
+  // The first point that is not the identity (a signal that appears in B).
+  let at = b2.offset;
+  while (bytes.subarray(at, at + 128).every((byte) => byte === 0)) at += 128;
+  bytes.set(withComponent(curve, bytes.subarray(at, at + 128), twistPointOfOrder(curve, SMALLEST_COFACTOR_PRIME)), at);
+  await writeFile(key, bytes);
+  await assert.rejects(checkInitialKey(key, r1csPath, ptauPath), (error: Error & { code?: string }) => {
+    assert.equal(error.code, 'audit.b2_outside_subgroup', error.message);
+    assert.match(error.message, /B2 has points outside the order-r subgroup/);
+    return true;
+  });
+});
+
+test('an r1cs that lists a section twice is refused (the second copy is never silently ignored)', async () => {
+  const r1cs = await copyOf(r1csPath);
+  const bytes = await readFile(r1cs);
+  // Append a copy of the constraints section (id 2) and count it in the header.
+  let p = 12;
+  let copy: Buffer | undefined;
+  for (let i = 0; i < bytes.readUInt32LE(8); i++) {
+    const size = Number(bytes.readBigUInt64LE(p + 4));
+    if (bytes.readUInt32LE(p) === 2) copy = Buffer.from(bytes.subarray(p, p + 12 + size));
+    p += 12 + size;
+  }
+  assert.ok(copy);
+  const doubled = Buffer.concat([bytes, copy]);
+  doubled.writeUInt32LE(bytes.readUInt32LE(8) + 1, 8);
+  await writeFile(r1cs, doubled);
+  await assert.rejects(checkInitialKey(zkeyPath, r1cs, ptauPath), (error: Error & { code?: string }) => {
+    assert.equal(error.code, 'r1cs.malformed', error.message);
+    assert.match(error.message, /section 2 appears twice/);
+    return true;
+  });
 });

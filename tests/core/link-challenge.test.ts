@@ -5,6 +5,11 @@
  * cache returns an entry only for the file hash and circuit key it was written for; the scalar
  * stream is the same whether a section is streamed in chunks or read at once.
  *
+ * A candidate whose points at infinity are not exactly the head's is refused with its own code
+ * before any sum with the key's scalars (a point off the curve elsewhere in it is not what is
+ * reported), on the cached path and the two-MSM one. The scalar stream and the cache's MAC use two
+ * subkeys of the circuit key, never the key itself; a cache entry of the earlier version is a miss.
+ *
  * Then verifyRequest as both verifiers run it, on a real data folder: the seed is created once in
  * state/ with mode 0600, the head's and candidate's combinations are cached under their file
  * hashes, the next link uses the cache (a head whose H was wiped still verifies, which only the
@@ -13,8 +18,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { createCipheriv, createHmac, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
@@ -24,7 +29,7 @@ import { hashFile } from '../../core/crypto/file-hash.ts';
 import { isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { LINK_SCALAR_BYTES, verifyLinkFromHead } from '../../core/verify/verify-link-from-head.ts';
-import { CHALLENGE_SEED_FILE, challengeScalars, circuitChallengeKey, stateDirFor } from '../../core/verify/link-challenge.ts';
+import { CHALLENGE_SEED_FILE, challengeScalars, circuitChallengeKey, linkCacheMacKey, linkScalarKey, stateDirFor } from '../../core/verify/link-challenge.ts';
 import { LINK_CACHE_DIR, readCachedCombination, writeCachedCombination, type LinkCombination } from '../../core/verify/link-combination-cache.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 import { verifyRequest } from '../../worker/verify-request.ts';
@@ -131,6 +136,25 @@ describe('verifyLinkFromHead with a circuit key', () => {
       });
       await refusedWith('contribution.point_not_on_curve', cachedCheck(file));
     });
+    it('a candidate with a point at infinity where the head has none, before any sum (an off-curve point in it is not what is reported)', async () => {
+      const file = await edit('l-identity', (bytes, info) => {
+        bytes.fill(0, sectionOffset(info, SECTION.l) + 2 * G1, sectionOffset(info, SECTION.l) + 3 * G1);
+        bytes[sectionOffset(info, SECTION.h) + 4 * G1 + 32]! ^= 1;
+      });
+      await refusedWith('contribution.identity_pattern_changed', cachedCheck(file));
+      await refusedWith('contribution.identity_pattern_changed', verifyLinkFromHead(key.z1!, file, { challenge: { key: circuitKey } }));
+      await refusedWith('contribution.identity_pattern_changed', verifyLinkFromHead(key.z1!, file));
+    });
+    it('a candidate without the point at infinity the head has (the head read from its file)', async () => {
+      const head = await tamperedCopy(key.z1!, path.join(dir, 'z1-h-identity.zkey'), (bytes, info) => {
+        bytes.fill(0, sectionOffset(info, SECTION.h) + 7 * G1, sectionOffset(info, SECTION.h) + 8 * G1);
+      });
+      await assert.rejects(verifyLinkFromHead(head, key.z2!, { challenge: { key: circuitKey } }), (error: unknown) => {
+        assert.ok(isCoordinatorError(error, 'contribution.identity_pattern_changed'), String(error));
+        assert.match(error.message, /^the H section holds the point at infinity at other places than the chain head does/);
+        return true;
+      });
+    });
     it("another file's combination given as the head's", () =>
       refusedWith('contribution.l_section_invalid', verifyLinkFromHead(key.z1!, key.z2!, { challenge: { key: circuitKey, head: combination.z0! } })));
   });
@@ -144,6 +168,33 @@ describe('the challenge scalars and the cache', () => {
     assert.notDeepEqual(challengeScalars(circuitKey, SECTION.h, 0, 1000, LINK_SCALAR_BYTES), whole);
     const other = circuitChallengeKey(randomBytes(32), 'treeUpdate');
     assert.notDeepEqual(challengeScalars(other, SECTION.l, 0, 1000, LINK_SCALAR_BYTES), whole);
+  });
+
+  it('come from two subkeys of the circuit key: the ChaCha20 stream and the cache MAC never use the key itself', () => {
+    const scalarKey = linkScalarKey(circuitKey);
+    const macKey = linkCacheMacKey(circuitKey);
+    assert.notDeepEqual(scalarKey, macKey);
+    assert.notDeepEqual(scalarKey, circuitKey);
+    const stream = (k: Uint8Array): Buffer => {
+      const iv = Buffer.alloc(16);
+      iv.writeUInt32LE(SECTION.l, 4);
+      return createCipheriv('chacha20', k, iv).update(Buffer.alloc(80));
+    };
+    const scalars = Buffer.from(challengeScalars(circuitKey, SECTION.l, 0, 10, LINK_SCALAR_BYTES));
+    assert.deepEqual(scalars, stream(scalarKey));
+    assert.notDeepEqual(scalars, stream(circuitKey), 'the circuit key itself keys no stream');
+  });
+
+  it('reads an entry of the earlier version (no identity digests, MAC under the circuit key) as a miss', async () => {
+    const stateDir = path.join(dir, 'state-v1');
+    const fileHash = await hashFile(key.z1!);
+    const { l, h } = combination.z1!;
+    const v1Mac = createHmac('sha256', circuitKey).update(`link combination v1\0${fileHash}\0`).update(l).update(h).digest();
+    await mkdir(path.join(stateDir, LINK_CACHE_DIR), { recursive: true });
+    await writeFile(path.join(stateDir, LINK_CACHE_DIR, `${fileHash}.bin`), Buffer.concat([Buffer.from([1]), l, h, v1Mac]));
+    assert.equal(await readCachedCombination(stateDir, circuitKey, fileHash), undefined);
+    await writeCachedCombination(stateDir, circuitKey, fileHash, combination.z1!);
+    assert.deepEqual(await readCachedCombination(stateDir, circuitKey, fileHash), combination.z1, 'rewritten in the current version');
   });
 
   it('returns an entry only for the file hash and circuit key it was written for', async () => {

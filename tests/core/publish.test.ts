@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile, copyFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { copyCeremony, newCeremonyDir, PROJECT_DATA_DIR, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { copyCeremony, devPtauHash, newCeremonyDir, PROJECT_DATA_DIR, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
@@ -102,7 +102,7 @@ describe('publish to a folder', () => {
   });
 
   test('`ceremony audit OUT` passes on it', async () => {
-    const result = await runCli(['audit', out(), '--quiet']);
+    const result = await runCli(['audit', out(), '--quiet', '--ptau-hash', await devPtauHash()]);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /^audit passed$/m);
   });
@@ -154,7 +154,7 @@ describe('publish to a tarball', () => {
     assert.deepEqual(await listFiles(root), EXPECTED);
     await assertNothingPlanted(root);
     await assertChecksumsVerify(root);
-    const report = await auditCeremony(root);
+    const report = await auditCeremony(root, undefined, { ptauHash: await devPtauHash() });
     assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
     assert.equal(report.finalised, true);
 
@@ -184,14 +184,14 @@ describe('publish without the ptau', () => {
   test('the audit says what is missing and where to get it', async () => {
     const result = await runCli(['audit', out(), '--quiet']);
     assert.equal(result.code, 1);
-    assert.match(result.stdout, /^inputs FAIL: \[chain\.file_missing\] the powers of tau \(ptau\/dev-pot10-insecure\.ptau, \d+ bytes\) was left out of this publication; download it from https:\/\/example\.org\/pot10\.ptau .*--ptau FILE$/m);
+    assert.match(result.stdout, /^ptau FAIL: \[chain\.file_missing\] the powers of tau \(ptau\/dev-pot10-insecure\.ptau, \d+ bytes\) was left out of this publication; download it from https:\/\/example\.org\/pot10\.ptau .*--ptau FILE \(and --ptau-hash HASH unless it is a known public ptau/m);
   });
 
   test('--ptau with another file is refused; with the recorded one the audit passes', async () => {
-    const wrong = await runCli(['audit', out(), '--quiet', '--ptau', path.join(out(), 'circuits', 'register.r1cs')]);
+    const wrong = await runCli(['audit', out(), '--quiet', '--ptau', path.join(out(), 'circuits', 'register.r1cs'), '--ptau-hash', await devPtauHash()]);
     assert.equal(wrong.code, 1);
-    assert.match(wrong.stdout, /^inputs FAIL: \[chain\.file_hash_mismatch\] .* is not the powers of tau this publication records/m);
-    const right = await runCli(['audit', out(), '--quiet', '--ptau', ptauFile]);
+    assert.match(wrong.stdout, /^ptau FAIL: \[chain\.file_hash_mismatch\] .* is not the powers of tau this publication records/m);
+    const right = await runCli(['audit', out(), '--quiet', '--ptau', ptauFile, '--ptau-hash', await devPtauHash()]);
     assert.equal(right.code, 0, right.stdout + right.stderr);
     assert.match(right.stdout, /^audit passed$/m);
   });

@@ -1,6 +1,7 @@
 /**
  * `checkManifest` and `ceremony check-manifest` against the ceremony's final test keys: the
- * manifest that finalise wrote must match the verification keys exported from the zkeys.
+ * manifest that finalise wrote must match the verification keys exported from the zkeys; a key
+ * whose δ equals its γ is a MISMATCH (exit 1) with its own code, naming circuit and verifier.
  */
 import assert from 'node:assert/strict';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -8,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
-import { checkManifest, GAMMA_DELTA_WARNING } from '../../core/deployment/check-manifest.ts';
+import { checkManifest } from '../../core/deployment/check-manifest.ts';
 import { circuitOfVerifier } from '../../core/deployment/circuit-of-verifier.ts';
 import type { DeltaManifest } from '../../core/manifest/delta-manifest.ts';
 import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
@@ -71,7 +72,7 @@ describe('checkManifest', { timeout: 30_000 }, () => {
     assert.equal(reasons.VerifierTransact22, 'match');
   });
 
-  test('without a zkey the vkey.json is used, with a warning; a delta equal to gamma is warned about', async () => {
+  test('without a zkey the vkey.json is used, with a warning; a key whose δ equals γ is a MISMATCH with its code', async () => {
     const dir = await mkdtemp(join(workDir, 'vkeys-'));
     await copyFile(join(finalDir, 'register.vkey.json'), join(dir, 'register.vkey.json'));
     const vkey = JSON.parse(await readFile(join(finalDir, 'transact21.vkey.json'), 'utf8')) as Record<string, string[][]>;
@@ -85,8 +86,17 @@ describe('checkManifest', { timeout: 30_000 }, () => {
     const [register, transact21] = report.verifiers;
     assert.equal(register!.match, true);
     assert.deepEqual(register!.warnings, ['no register.zkey; compared with register.vkey.json, a file derived from the key, not the key itself']);
-    assert.equal(transact21!.match, true);
-    assert.ok(transact21!.warnings.includes(GAMMA_DELTA_WARNING));
+    assert.equal(transact21!.match, false);
+    assert.deepEqual(transact21!.reasons, [
+      '[vkey.delta_equals_gamma] circuit transact21 (VerifierTransact21): δ equals γ in the final key; the key never went through Phase 2 and anyone can forge its proofs',
+    ]);
+
+    const manifestFile = join(dir, 'manifest.json');
+    await writeFile(manifestFile, JSON.stringify({ VerifierRegister: manifest.VerifierRegister, VerifierTransact21: { deltax1: gamma[1], deltax2: gamma[0] } }));
+    const run = await runCli(['check-manifest', manifestFile, dir]);
+    assert.equal(run.code, 1);
+    assert.deepEqual(lines(run.stdout), ['VerifierRegister match', 'VerifierTransact21 MISMATCH']);
+    assert.match(run.stderr, /^VerifierTransact21: \[vkey\.delta_equals_gamma\] circuit transact21 \(VerifierTransact21\): δ equals γ/m);
   });
 });
 

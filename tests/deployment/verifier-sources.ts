@@ -41,3 +41,8 @@ export async function verifierWithDelta(vkey: Record<string, unknown>, contractN
   const patched = { ...vkey, vk_delta_2: [[delta.deltax2, delta.deltax1], ...vkDelta2.slice(1)] };
   return renamed(ejs.render(await groth16Template(), patched), contractName);
 }
+
+/** A verifier rendered from a real verification key with its γ replaced by `gamma` (e.g. its own δ: no Phase 2 in effect). */
+export async function verifierWithGamma(vkey: Record<string, unknown>, contractName: string, gamma: string[][]): Promise<string> {
+  return renamed(ejs.render(await groth16Template(), { ...vkey, vk_gamma_2: gamma }), contractName);
+}

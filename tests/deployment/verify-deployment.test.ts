@@ -1,7 +1,9 @@
 /**
  * `verifyDeployment` and `ceremony verify-deployment` against a real anvil node: verifiers
  * exported from the ceremony's final test keys and verifiers carrying the service document's nine
- * delta points, all compiled from snarkjs's template and deployed, then checked.
+ * delta points, all compiled from snarkjs's template and deployed, then checked. δ = γ is refused
+ * with its own code (vkey.delta_equals_gamma), naming the circuit and the verifier: a manifest
+ * naming the G2 generator (γ) as δ, and a deployed verifier whose γ was set to its δ.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -12,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import * as snarkjs from 'snarkjs';
 import { getAddress, type Address } from 'viem';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
-import { GENERATOR_DELTA_WARNING, verifyDeployment } from '../../core/deployment/verify-deployment.ts';
+import { verifyDeployment } from '../../core/deployment/verify-deployment.ts';
 import { BN254_G2_GENERATOR_X } from '../../core/deployment/delta-is-g2-generator.ts';
 import type { DeltaManifest } from '../../core/manifest/delta-manifest.ts';
 import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
@@ -20,7 +22,7 @@ import { freePort, startAnvil, type AnvilNode } from '../helpers/anvil.ts';
 import { compileContracts, deployContracts } from '../helpers/solidity.ts';
 import { lines, runCli } from '../helpers/run-cli.ts';
 import { SPEC_DELTA_MANIFEST } from './spec-delta-manifest.ts';
-import { verifierOfZkey, verifierWithDelta } from './verifier-sources.ts';
+import { verifierOfZkey, verifierWithDelta, verifierWithGamma } from './verifier-sources.ts';
 
 /** An address anvil has no code at (nothing is deployed from or to it). */
 const NO_CODE_ADDRESS = '0x00000000000000000000000000000000deadbeef';
@@ -31,6 +33,8 @@ let realManifestPath: string;
 let realManifest: DeltaManifest;
 let realVerifiers: Record<string, Address>;
 let specVerifiers: Record<string, Address>;
+/** VerifierRegister rendered from the final key with γ set to its δ (a verifier without Phase 2 in effect). */
+let deltaAsGammaVerifier: Address;
 
 before(async () => {
   const fixture = await finalisedCeremony();
@@ -46,6 +50,7 @@ before(async () => {
     sources[`final/${verifier}.sol`] = await verifierOfZkey(zkeyPath, verifier);
     const vkey = await snarkjs.zKey.exportVerificationKey(zkeyPath);
     sources[`spec/${verifier}.sol`] = await verifierWithDelta(vkey, verifier, SPEC_DELTA_MANIFEST[verifier]!);
+    if (name === 'register') sources[`gamma/${verifier}.sol`] = await verifierWithGamma(vkey, verifier, (vkey as { vk_delta_2: string[][] }).vk_delta_2);
   }
   // One solc call for all eighteen: solc-js pays its start-up once.
   const compiled = compileContracts(sources);
@@ -58,7 +63,8 @@ before(async () => {
   specVerifiers = {};
   names.forEach((source, i) => {
     const verifier = source.slice(source.indexOf('/') + 1, -'.sol'.length);
-    (source.startsWith('final/') ? realVerifiers : specVerifiers)[verifier] = addresses[i]!;
+    if (source.startsWith('gamma/')) deltaAsGammaVerifier = addresses[i]!;
+    else (source.startsWith('final/') ? realVerifiers : specVerifiers)[verifier] = addresses[i]!;
   });
 }, { timeout: 300_000 });
 
@@ -171,11 +177,22 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
     assert.equal(report.failure, undefined);
   });
 
-  test('a manifest naming the G2 generator as delta matches any verifier (gamma is in every one), with a warning', async () => {
+  test('a manifest naming the G2 generator as delta (γ, in every verifier) is a MISMATCH with its code, naming circuit and verifier', async () => {
     const manifest = { VerifierRegister: { deltax1: BN254_G2_GENERATOR_X[1], deltax2: BN254_G2_GENERATOR_X[0] } };
     const report = await verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest, verifiers: realVerifiers });
-    assert.equal(report.verifiers[0]!.match, true);
-    assert.deepEqual(report.verifiers[0]!.warnings, [GENERATOR_DELTA_WARNING]);
+    assert.equal(report.verifiers[0]!.match, false);
+    assert.equal(report.verifiers[0]!.reasons.length, 1, report.verifiers[0]!.reasons.join('\n'));
+    assert.match(report.verifiers[0]!.reasons[0]!, /^\[vkey\.delta_equals_gamma\] circuit register \(VerifierRegister\): δ equals γ in the manifest's entry/);
+  });
+
+  test('a deployed verifier whose γ is its δ is a MISMATCH with its code, though its δ is the manifest\'s', async () => {
+    const manifest = { VerifierRegister: realManifest.VerifierRegister! };
+    const report = await verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest, verifiers: { VerifierRegister: deltaAsGammaVerifier } });
+    const [check] = report.verifiers;
+    assert.equal(check!.match, false);
+    assert.match(check!.reasons[0]!, /^\[vkey\.delta_equals_gamma\] circuit register \(VerifierRegister\): δ equals γ in the verifier deployed at 0x[0-9a-fA-F]{40} \(δ's constants stand where γ's should\)/);
+    assert.match(check!.reasons[1]!, /^the G2 generator, γ of every verifier snarkjs exports, does not occur in the bytecode at /);
+    assert.equal(check!.reasons.length, 2);
   });
 
   test('an eth_getCode error fails only that verifier', async () => {
@@ -254,6 +271,15 @@ describe('ceremony verify-deployment', { timeout: 60_000 }, () => {
     assert.match(run.stderr, /^VerifierRegister: deltax1 \(0x[0-9a-f]+\) does not occur in the bytecode/m);
     assert.match(run.stderr, /^VerifierTransact23: manifest entry has no deltax2$/m);
     assert.match(run.stderr, /^VerifierTransact84: no contract code at 0x0+deadbeef$/m);
+  });
+
+  test('exits 1 for a deployed verifier whose δ is its γ, naming the circuit and the verifier', async () => {
+    const manifestPath = await writeJson('gamma-manifest.json', { VerifierRegister: realManifest.VerifierRegister });
+    const verifiersPath = await writeJson('gamma-verifiers.json', { VerifierRegister: deltaAsGammaVerifier });
+    const run = await runCli(['verify-deployment', anvil.rpcUrl, manifestPath, verifiersPath]);
+    assert.equal(run.code, 1);
+    assert.deepEqual(lines(run.stdout), ['VerifierRegister MISMATCH']);
+    assert.match(run.stderr, /^VerifierRegister: \[vkey\.delta_equals_gamma\] circuit register \(VerifierRegister\): δ equals γ/m);
   });
 
   test('an unreachable RPC endpoint: every verifier MISMATCH, the reason once, exit 1, quickly', async () => {

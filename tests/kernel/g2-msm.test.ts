@@ -4,43 +4,25 @@
  * several sizes up to past the pool's split, 16-byte scalars as the audit's check of contribution
  * 0 uses and 32-byte ones; points at infinity, zero scalars, repeated points, P with −P, one scalar
  * for many points, r−1, identity sums, a doubling with y = 0), and points of the twist outside the
- * order-r subgroup, which B2 may hold and the check's [r]·T = 0 must still see.
+ * order-r subgroup, which B2 may hold and the check's [r]·T = 0 must still see. The window sums
+ * (g2_msm_windows, g2WindowSums, and ffjavascript's fallback) against sums recomputed from the
+ * digits, and the subgroup test they serve: a point with a component of order 10069, under a scalar
+ * that hides it from [r]·T = 0, is still seen by [r]·W = 0 for some window W, as [r]·P ≠ 0 sees it.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Bn128Curve } from 'ffjavascript';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { BN254_R } from '../../core/crypto/bn254-moduli.ts';
-import { G1MsmKernel } from '../../core/kernel/g1-msm-kernel.ts';
-import { closeG1MultiExp, g2MultiExp, g2MultiExpOrFallback } from '../../core/kernel/g1-multi-exp.ts';
+import { G1MsmKernel, MAX_SUBGROUP_WINDOW_BITS, msmWindowCount } from '../../core/kernel/g1-msm-kernel.ts';
+import { closeG1MultiExp, ffjavascriptG2WindowSums, g2MultiExp, g2MultiExpOrFallback, g2WindowSums } from '../../core/kernel/g1-multi-exp.ts';
 import { firstPointOffCurve, type CurveMainThread } from '../../core/zkey/point-checks.ts';
-import { defineMsmCases, msmTestGroup, randomScalars, type MsmTestGroup } from '../helpers/msm-cases.ts';
+import { defineMsmCases, msmTestGroup, randomScalars, scalarBytesOf, type MsmTestGroup } from '../helpers/msm-cases.ts';
+import { randomTwistPoint, SMALLEST_COFACTOR_PRIME, twistPointOfOrder, withComponent } from '../helpers/twist-points.ts';
 
 let curve: Bn128Curve;
 let kernel: G1MsmKernel;
 let g2: MsmTestGroup;
-
-/** The parts of ffjavascript's Fq² its typings leave out (elements: c0 then c1, Montgomery, little-endian). */
-interface Fq2 {
-  random(): Uint8Array;
-  add(a: Uint8Array, b: Uint8Array): Uint8Array;
-  mul(a: Uint8Array, b: Uint8Array): Uint8Array;
-  square(a: Uint8Array): Uint8Array;
-  isSquare(a: Uint8Array): boolean;
-  sqrt(a: Uint8Array): Uint8Array;
-}
-
-/** A random point of the twist y² = x³ + b, in the zkey layout: almost surely outside the order-r subgroup. */
-function randomTwistPoint(): Uint8Array {
-  const F2 = curve['F2'] as Fq2;
-  const b = curve.G2['b'] as Uint8Array;
-  for (;;) {
-    const x = F2.random();
-    const y2 = F2.add(F2.mul(F2.square(x), x), b);
-    if (!F2.isSquare(y2)) continue;
-    return new Uint8Array([...x, ...F2.sqrt(y2)]);
-  }
-}
 
 before(async () => {
   curve = await getBn128();
@@ -67,7 +49,7 @@ describe('G2 MSM kernel', () => {
   it('sums twist points outside the order-r subgroup like ffjavascript, so [r]·sum still exposes them', async () => {
     const n = 3000;
     const bases = g2.randomBases(n);
-    for (let i = 0; i < n; i += 97) bases.set(randomTwistPoint(), i * 128);
+    for (let i = 0; i < n; i += 97) bases.set(randomTwistPoint(curve), i * 128);
     assert.equal(firstPointOffCurve(curve as unknown as CurveMainThread, 'G2', bases), -1, 'every point is on the twist');
     const scalars = randomScalars(n, 16);
     const expected = await g2.G.multiExpAffine(bases, scalars);
@@ -75,5 +57,93 @@ describe('G2 MSM kernel', () => {
     assert.ok(g2.samePoint(g2.sumOfParts(kernel.multiExpParts(bases, scalars, 16, 'G2')), expected), 'one thread');
     assert.ok(g2.samePoint(sum, expected), 'pool');
     assert.ok(!g2.G.isZero(g2.G.timesScalar(sum, BN254_R)), 'the sum is outside the subgroup');
+  });
+});
+
+/** Σ_w 2^(c·w)·W_w: the sum the window sums stand for. */
+function fromWindows(windows: Uint8Array[], c: number): Uint8Array {
+  let sum = g2.G.zero;
+  for (const window of [...windows].reverse()) {
+    for (let bit = 0; bit < c; bit++) sum = g2.G.add(sum, sum);
+    sum = g2.G.add(sum, window);
+  }
+  return sum;
+}
+
+/** The kernel's signed digits (pippenger-msm.h's msm_digits) of one little-endian scalar, recomputed with bigints. */
+function signedDigits(scalar: Uint8Array, c: number, windows: number): bigint[] {
+  let value = 0n;
+  for (let i = scalar.length - 1; i >= 0; i--) value = (value << 8n) | BigInt(scalar[i]!);
+  const digits: bigint[] = [];
+  let carry = 0n;
+  for (let w = 0; w < windows; w++) {
+    let d = ((value >> BigInt(c * w)) & ((1n << BigInt(c)) - 1n)) + carry;
+    carry = 0n;
+    if (w + 1 < windows && d > 1n << BigInt(c - 1)) {
+      d -= 1n << BigInt(c);
+      carry = 1n;
+    }
+    digits.push(d);
+  }
+  return digits;
+}
+
+const inSubgroup = (point: Uint8Array): boolean => g2.G.isZero(g2.G.timesScalar(point, BN254_R));
+
+describe('G2 window sums and the subgroup test of B2', () => {
+  it('each window sum is the combination of the points with that window\'s signed digits, on one thread and on the pool', async () => {
+    for (const [n, c] of [[1, 2], [37, 13], [3000, 12], [5000, 9]] as const) {
+      const bases = g2.randomBases(n);
+      const scalars = randomScalars(n, 16);
+      const windows = msmWindowCount(128, c);
+      const digits = Array.from({ length: n }, (_, i) => signedDigits(scalars.subarray(16 * i, 16 * i + 16), c, windows));
+      const pool = await g2WindowSums(bases, scalars, 16, c);
+      const oneThread = kernel.g2WindowSumParts(bases, scalars, 16, c);
+      assert.equal(pool.length, windows);
+      for (let w = 0; w < windows; w++) {
+        const asField = new Uint8Array(n * 32);
+        for (let i = 0; i < n; i++) asField.set(scalarBytesOf(((digits[i]![w]! % BN254_R) + BN254_R) % BN254_R, 32), 32 * i);
+        const expected = await g2.G.multiExpAffine(bases, asField);
+        assert.ok(g2.samePoint(pool[w]!, expected), `pool, ${n} points, window ${w} of ${c} bits`);
+        const part = oneThread.subarray(w * 128, (w + 1) * 128);
+        assert.ok(g2.samePoint(g2.sumOfParts(part), expected), `one thread, ${n} points, window ${w} of ${c} bits`);
+      }
+      const sum = await g2.G.multiExpAffine(bases, scalars);
+      assert.ok(g2.samePoint(fromWindows(pool, c), sum), `Σ 2^(c·w)·W_w is the sum (${n} points)`);
+      assert.ok(g2.samePoint(fromWindows(await ffjavascriptG2WindowSums(bases, scalars, 16, c), c), sum), `the fallback's windows too (${n} points)`);
+    }
+    assert.ok(g2.G.isZero(fromWindows(await g2WindowSums(new Uint8Array(0), new Uint8Array(0), 16, 12), 12)), 'no points');
+    await assert.rejects(g2WindowSums(g2.randomBases(1), randomScalars(1, 16), 16, MAX_SUBGROUP_WINDOW_BITS + 1), RangeError);
+  });
+
+  it('a point with a component of order 10069 under a scalar ≡ 0 mod 10069: [r]·T = 0 misses it, a window does not', async () => {
+    const n = 4000;
+    const small = twistPointOfOrder(curve, SMALLEST_COFACTOR_PRIME);
+    assert.ok(!inSubgroup(small) && g2.G.isZero(g2.G.timesScalar(small, SMALLEST_COFACTOR_PRIME)), 'a point of order 10069');
+    const bases = g2.randomBases(n);
+    const bad = 1234;
+    bases.set(withComponent(curve, g2.pointAt(bases, bad), small), bad * 128);
+    // The naive test, point by point: only the changed point is outside the subgroup.
+    for (const i of [0, bad - 1, bad, bad + 1, n - 1]) assert.equal(inSubgroup(g2.G.fromRprLEM(bases, i * 128)), i !== bad, `[r]·P_${i}`);
+    const scalars = randomScalars(n, 16);
+    const hiding = (BigInt(`0x${Buffer.from(randomScalars(1, 15)).toString('hex')}`) % ((1n << 128n) / SMALLEST_COFACTOR_PRIME)) * SMALLEST_COFACTOR_PRIME;
+    scalars.set(scalarBytesOf(hiding, 16), bad * 16);
+    assert.ok(inSubgroup(await g2MultiExp(bases, scalars, 16)), 'the single combination is in the subgroup: the old test passes this key');
+    for (const c of [MAX_SUBGROUP_WINDOW_BITS, 12, 9]) {
+      const windows = await g2WindowSums(bases, scalars, 16, c);
+      assert.ok(windows.some((window) => !inSubgroup(window)), `a window of ${c} bits sees the component`);
+      assert.ok(!(await ffjavascriptG2WindowSums(bases, scalars, 16, c)).every(inSubgroup), `the fallback's windows of ${c} bits see it`);
+    }
+    // Without the component every window is in the subgroup.
+    const clean = g2.randomBases(n);
+    assert.ok((await g2WindowSums(clean, scalars, 16, 12)).every(inSubgroup), 'subgroup points: every window passes');
+  });
+
+  it('random twist points (components of every order) are seen by the windows under random scalars', async () => {
+    const n = 2000;
+    const bases = g2.randomBases(n);
+    for (let i = 5; i < n; i += 401) bases.set(randomTwistPoint(curve), i * 128);
+    for (let i = 5; i < n; i += 401) assert.ok(!inSubgroup(g2.G.fromRprLEM(bases, i * 128)), `[r]·P_${i} ≠ 0`);
+    assert.ok((await g2WindowSums(bases, randomScalars(n, 16), 16, 12)).some((window) => !inSubgroup(window)));
   });
 });

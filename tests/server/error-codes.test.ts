@@ -36,6 +36,7 @@ const REFUSALS = [
   'contribution.l_section_invalid',
   'contribution.h_section_invalid',
   'contribution.point_not_on_curve',
+  'contribution.identity_pattern_changed',
   'contribution.invalid',
   'contribution.not_next',
 ];

@@ -117,6 +117,8 @@ export interface AdminOverview {
   contributionCounts: Record<ContributionView['status'], number>;
   verifying: Array<{ id: string; circuit: string; contributor: string; since: number }>;
   heads: Array<{ circuit: string; headIndex: number }>;
+  /** Contributions each chain needs before the ceremony may be finalised (ceremony.json). */
+  minContributions: number;
 }
 
 /** POST /api/admin/finalise */

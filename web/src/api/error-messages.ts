@@ -33,6 +33,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'ptau.not_prepared': { what: 'The powers-of-tau file is not prepared for Phase 2.', next: OPERATOR },
   'ptau.too_small': { what: 'The powers-of-tau file is too small for a circuit.', next: OPERATOR },
   'ptau.insecure': { what: 'The powers-of-tau file is a development one.', next: OPERATOR },
+  'r1cs.hash_mismatch': { what: 'A circuit file is not the one the ceremony’s configuration pins.', next: OPERATOR },
 
   'ceremony.already_initialised': { what: 'The ceremony is already initialised.', next: 'Nothing to do.' },
   'ceremony.not_initialised': { what: 'The ceremony has not been set up yet.', next: OPERATOR },
@@ -45,6 +46,12 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'chain.file_unreadable': { what: 'A key of the chain on the server cannot be read.', next: OPERATOR },
   'chain.file_hash_mismatch': { what: 'A key of the chain on the server does not match the transcript.', next: OPERATOR },
   'audit.initial_key_mismatch': { what: 'A published first key is not the one the circuit and the powers of tau produce.', next: OPERATOR },
+  'audit.b2_outside_subgroup': { what: 'A published first key has points outside the group the proofs use, which would leak parts of every prover’s secrets.', next: OPERATOR },
+  'audit.ptau_unpinned': { what: 'The audit does not know the powers-of-tau file: it is not a known public one and no hash was given for it.', next: 'Check where the file comes from, then run the audit again with --ptau-hash and its BLAKE2b-512.' },
+  'audit.ptau_hash_mismatch': { what: 'The powers-of-tau file is not the one the auditor pinned.', next: 'Get the pinned file (or pin the right hash) and run the audit again.' },
+  'audit.ptau_inconsistent': { what: 'The powers-of-tau file’s prepared sections do not follow from its powers of tau.', next: 'Do not use this ceremony’s keys; the file may have been forged.' },
+  'audit.too_few_contributions': { what: 'A circuit was finalised with fewer contributions than the ceremony requires.', next: 'Do not use that circuit’s final key; its secret may be known.' },
+  'vkey.delta_equals_gamma': { what: 'A verification key never went through Phase 2 (its δ equals its γ): anyone can forge its proofs.', next: 'Do not deploy or use that key.' },
 
   'zkey.malformed': REFUSED_FILE('the file that arrived is not a well-formed key (it may have been damaged on the way).'),
   'zkey.not_groth16': REFUSED_FILE('the file that arrived is not a Groth16 key.'),
@@ -61,11 +68,12 @@ export const ERROR_MESSAGES: Record<ErrorCode, PlainWords> = {
   'contribution.l_section_invalid': REFUSED_FILE('part of the key (the L section) was not updated consistently (the file was probably damaged on the way).'),
   'contribution.h_section_invalid': REFUSED_FILE('part of the key (the H section) was not updated consistently (the file was probably damaged on the way).'),
   'contribution.point_not_on_curve': REFUSED_FILE('it contains values that are not valid curve points (the file was probably damaged on the way).'),
+  'contribution.identity_pattern_changed': REFUSED_FILE('some of its points are empty (the point at infinity) where the previous key’s are not, or the other way round; a real contribution never does that.'),
   'contribution.invalid': REFUSED_FILE('it is not a valid next link of the chain.'),
 
   'finalise.bad_beacon': { what: 'The beacon must be a hexadecimal value (up to 255 bytes).', next: 'Correct the beacon and finalise again.' },
   'finalise.bad_iterations': { what: 'The iteration count must be an exponent from 10 to 63.', next: 'Correct it and finalise again.' },
-  'finalise.no_contributions': { what: 'A circuit has no contributions yet, so it cannot be finalised.', next: 'Open the ceremony until every circuit has contributions.' },
+  'finalise.too_few_contributions': { what: 'A circuit has fewer contributions than the ceremony requires, so it cannot be finalised yet.', next: 'Open the ceremony until every circuit has enough contributions.' },
   'finalise.beacon_mismatch': { what: 'The ceremony was already partly finalised with a different beacon.', next: 'Finalise with the beacon and iterations used before.' },
   'finalise.verification_failed': { what: 'A final key did not verify.', next: 'Do not publish; check the server logs and run `ceremony audit`.' },
 

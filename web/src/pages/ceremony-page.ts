@@ -171,6 +171,7 @@ function auditScript(ceremony: CeremonyView, origin: string): string {
     '#!/bin/sh',
     `# Fetches every published file of ${ceremony.id} into the current (empty) folder, laid out as`,
     '# `ceremony audit` reads it, then audits it. Usage: CEREMONY_REPO=/path/to/checkout sh fetch-ceremony.sh',
+    '# [--ptau-hash BLAKE2B512] (arguments go to the audit: a ptau that is no known public file must be pinned)',
     'set -eu',
     `BASE='${origin}'`,
     ': "${CEREMONY_REPO:?set CEREMONY_REPO to a checkout of the project repository (npm install done)}"',
@@ -191,7 +192,7 @@ function auditScript(ceremony: CeremonyView, origin: string): string {
       lines.push(`fetch final/${circuit.name}.zkey /api/final/${circuit.name}.zkey`, `fetch final/${circuit.name}.vkey.json /api/final/${circuit.name}.vkey.json`, `fetch final/${circuit.verifier}.sol /api/final/${circuit.verifier}.sol`);
     }
   }
-  lines.push('node "$CEREMONY_REPO/bin/ceremony.js" audit .');
+  lines.push('node "$CEREMONY_REPO/bin/ceremony.js" audit . "$@"');
   return `${lines.join('\n')}\n`;
 }
 

@@ -283,13 +283,23 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
             ),
           ),
     );
-    const canFinalise = phase === 'closed' && overview.verifying.length === 0;
+    // The coordinator refuses to finalise below ceremony.json's minContributions (finalise.too_few_contributions).
+    const short = overview.heads.filter((head) => head.headIndex < overview.minContributions);
+    const canFinalise = phase === 'closed' && overview.verifying.length === 0 && short.length === 0;
     finaliseCard.hidden = phase === 'finalised';
     if (!finaliseCard.hidden && !finaliseCard.contains(finaliseForm)) {
       replaceChildren(finaliseCard, h('h2', {}, 'Finalise'), h('p', { id: 'finalise-hint' }), finaliseForm);
     }
     const hint = finaliseCard.querySelector('#finalise-hint');
-    if (hint) hint.textContent = canFinalise ? 'The ceremony is closed and no verification is running: it can be finalised.' : 'Close the ceremony and let running verifications finish before finalising.';
+    if (hint) {
+      const minimum = overview.minContributions;
+      const required = `Every circuit needs at least ${minimum} contribution${minimum === 1 ? '' : 's'} before finalising`;
+      hint.textContent = canFinalise
+        ? 'The ceremony is closed and no verification is running: it can be finalised.'
+        : short.length > 0
+          ? `${required}; too few for: ${short.map((head) => `${head.circuit} (${head.headIndex})`).join(', ')}.`
+          : 'Close the ceremony and let running verifications finish before finalising.';
+    }
     if (!busy) finaliseButton.disabled = !canFinalise;
     if (phase === 'finalised' && !finalisedShown) {
       // Marked shown only once it is: a failed fetch is said in the feedback and retried next refresh.

@@ -1,0 +1,498 @@
+/**
+ * checkPtauSections: the audit's check that the parts of the ptau its verdict on contribution 0
+ * relies on are what `snarkjs powersoftau preparephase2` derives from the ptau's powers of τ. The
+ * pin (pin-ptau.ts) makes the ptau a public file whose secret nobody knows; but its prepared
+ * sections 12–15 were computed by whoever prepared it, and are covered by none of the phase-1
+ * contributions' proofs. A forged Lagrange point would let the preparer (or a coordinator who
+ * published its own ptau) build a key with a known trapdoor that every other check accepts.
+ *
+ * What is checked, for the circuits' domains d = 2^k (each distinct k once):
+ *   - section 12 (λ_i = L_i(τ)·g1, the Lagrange basis of the 2^k-th roots of unity) at level k,
+ *     every point (A, B1, C and, through the key's check, IC and L are combinations of these);
+ *   - section 12 at level k+1, its odd points (the key's H is exactly those points);
+ *   - sections 14 and 15 (α·λ_i, β·λ_i) at level k (snarkjs composes IC and L from them), against
+ *     sections 4 and 5 (α·τ^j, β·τ^j);
+ *   - sections 2, 4 and 5 hold successive powers: X_{j+1} = τ·X_j for the points the above use,
+ *     with τ·g2 from section 3, section 2 starting at g1; β1 (section 5's first point) and β2
+ *     (section 6) carry the same β; τ·g2 and β2 are in G2's order-r subgroup.
+ * At level P+1 (P the ptau's power) section 2 lacks its last power and preparePhase2 takes it as
+ * zero; the check uses the same convention (the coefficient of the missing power is dropped).
+ *
+ * How (one random linear combination, Schwartz–Zippel). The auditor draws, after the file is
+ * fixed, uniform 128-bit r_i for every Lagrange point checked (zero at the even points of an H
+ * level) and s_j for every power. For a level of n = 2^k points, Σ_i r_i·λ_i = Σ_j c_j·τ^j·g1 with
+ * c = iFFT_n(r), c_j = (1/n)·Σ_i r_i·ω^(-ij) (one inverse FFT in F_r, ffjavascript's), and likewise
+ * for 14/15 against 4/5; the c of every level of a reference section are added up. With
+ * A = Σ_S Σ_j (s_{j-1} − C_S[j])·X^S_j (full-width scalars), B = Σ r_i·λ_i over all Lagrange
+ * points checked and C = Σ_S Σ_j s_j·X^S_j (128-bit scalars), the check is one pairing equation
+ *       e(A + B, g2) = e(C, τ·g2).
+ * In discrete logarithms it reads Σ_j s_j·(X_{j+1} − τ·X_j) + Σ_i r_i·(λ_i − Σ_j M_ij·X_j) = 0, a
+ * linear polynomial in the independent s and r that is zero only if every power and every
+ * Lagrange point is right; otherwise it holds with probability ≤ 2^-128. Every point read is
+ * checked on the curve and canonical (G1 has cofactor 1); τ·g2 and β2 are checked in the subgroup.
+ * Cost: three MSMs, one full-width over the reference points used (2^(k+1) of section 2, 2^k of 4
+ * and 5 for the largest k) and two with 128-bit scalars (the Lagrange points; the reference
+ * points), plus one pairing. On failure the parts are checked one by one to name the section.
+ *
+ * What is not checked, and why. snarkjs's `powersoftau verify` also replays the phase-1
+ * contribution chain (section 7: each contribution's proof of knowledge and the beacon), checks
+ * every power of every section and every Lagrange level, G2 ones included (section 13), with
+ * 32-bit random scalars (soundness 2^-32 a check): 109 s at power 18 on a busy 2-core machine,
+ * where this check took 22.5 s (`npm run bench -- --only audit`, bench/audit.ts --ptau-verify;
+ * docs/audit.md). The audit does not replay the chain: that τ, α
+ * and β are unknown is what the pin stands for (a public ceremony's file, verified by the public),
+ * and no consistency check can tell a ptau whose maker knows τ from one whose maker does not.
+ * Section 13 (λ in G2) is not used (B2 is checked against B1 by a pairing), nor are powers beyond
+ * those the circuits' levels need.
+ */
+import { randomBytes } from 'node:crypto';
+import { open, type FileHandle } from 'node:fs/promises';
+import { CoordinatorError } from '../errors.ts';
+import { getBn128 } from '../crypto/bn128.ts';
+import { BN254_R } from '../crypto/bn254-moduli.ts';
+import { readSectionTable, SectionTableError, type SectionLocation } from '../binfile/section-table.ts';
+import { readExactly } from '../binfile/read-exactly.ts';
+import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback } from '../kernel/g1-multi-exp.ts';
+import { coordinatesCanonical } from '../zkey/point-checks.ts';
+import { G1_SIZE, G2_SIZE, N8, pairingHolds, readAt, type AuditCurve } from './audit-curve.ts';
+
+/** ptau sections (snarkjs's layout). */
+const SECTION = {
+  header: 1,
+  tauG1: 2,
+  tauG2: 3,
+  alphaTauG1: 4,
+  betaTauG1: 5,
+  betaG2: 6,
+  lagrangeG1: 12,
+  lagrangeAlphaG1: 14,
+  lagrangeBetaG1: 15,
+} as const;
+/** Bytes of the random scalars r and s: 128 bits, see the module comment. */
+const SCALAR_BYTES = 16;
+const CHUNK_POINTS = 1 << 18;
+
+/** One run of Lagrange points checked against a reference section of powers. */
+interface LagrangeCheck {
+  lagrange: number;
+  reference: number;
+  level: number;
+  /** Only the odd points (H's level): the even ones get r = 0 and are not read. */
+  oddOnly: boolean;
+}
+
+export interface PtauSectionsOptions {
+  /** Called with the fraction of the work done, in [0, 1]. */
+  onProgress?: (fraction: number) => void;
+  /** Filled with the milliseconds of each phase (the bench prints them). */
+  timings?: Record<string, number>;
+}
+
+export interface PtauSectionsReport {
+  /** The ptau's power P. */
+  power: number;
+  /** What was checked, in words, one item per section and level (the audit prints them). */
+  checked: string[];
+  /** Points read and combined. */
+  points: number;
+}
+
+function inconsistent(why: string): CoordinatorError {
+  return new CoordinatorError(
+    'audit.ptau_inconsistent',
+    `the ptau's sections are not what preparephase2 derives from its powers of tau: ${why}`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalars mod r, 32-byte little-endian, standard form, as 8 little-endian u32 limbs.
+
+const R_LIMBS = Uint32Array.from({ length: 8 }, (_, i) => Number((BN254_R >> BigInt(32 * i)) & 0xffffffffn));
+
+/** a[at..] = a[at..] + b[bt..] mod r (both below r). */
+function addModR(a: Uint32Array, at: number, b: Uint32Array, bt: number): void {
+  let carry = 0;
+  for (let i = 0; i < 8; i++) {
+    const sum = a[at + i]! + b[bt + i]! + carry;
+    a[at + i] = sum >>> 0;
+    carry = sum > 0xffffffff ? 1 : 0;
+  }
+  if (carry === 0) {
+    for (let i = 7; i >= 0; i--) {
+      if (a[at + i]! !== R_LIMBS[i]!) {
+        if (a[at + i]! < R_LIMBS[i]!) return;
+        break;
+      }
+    }
+  }
+  let borrow = 0;
+  for (let i = 0; i < 8; i++) {
+    const diff = a[at + i]! - R_LIMBS[i]! - borrow;
+    a[at + i] = diff >>> 0;
+    borrow = diff < 0 ? 1 : 0;
+  }
+}
+
+/** out[ot..] = (x − y) mod r, x below 2^128, y below r. */
+function subModR(out: Uint32Array, ot: number, x: Uint32Array, xt: number, y: Uint32Array, yt: number): void {
+  let borrow = 0;
+  for (let i = 0; i < 8; i++) {
+    const diff = x[xt + i]! - y[yt + i]! - borrow;
+    out[ot + i] = diff >>> 0;
+    borrow = diff < 0 ? 1 : 0;
+  }
+  if (borrow === 0) return;
+  let carry = 0;
+  for (let i = 0; i < 8; i++) {
+    const sum = out[ot + i]! + R_LIMBS[i]! + carry;
+    out[ot + i] = sum >>> 0;
+    carry = sum > 0xffffffff ? 1 : 0;
+  }
+}
+
+const limbs = (bytes: Uint8Array): Uint32Array => new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+
+/** `count` uniform 128-bit scalars as 16-byte little-endian values (a plain Uint8Array the MSM threads can take). */
+const randomScalars = (count: number): Uint8Array => new Uint8Array(randomBytes(count * SCALAR_BYTES));
+
+/** 16-byte scalars widened to 32-byte field elements (standard form). */
+function widened(scalars: Uint8Array): Uint8Array {
+  const count = scalars.byteLength / SCALAR_BYTES;
+  const out = new Uint8Array(count * N8);
+  for (let i = 0; i < count; i++) out.set(scalars.subarray(i * SCALAR_BYTES, (i + 1) * SCALAR_BYTES), i * N8);
+  return out;
+}
+
+interface FrFft {
+  batchToMontgomery(buff: Uint8Array): Promise<Uint8Array>;
+  batchFromMontgomery(buff: Uint8Array): Promise<Uint8Array>;
+  ifft(buff: Uint8Array): Promise<Uint8Array>;
+}
+
+/** c = iFFT_n(r): c_j = (1/n)·Σ_i r_i·ω^(-ij), ω ffjavascript's (and preparePhase2's) 2^k-th root. */
+async function inverseFft(curve: AuditCurve, r: Uint8Array): Promise<Uint8Array> {
+  const Fr = curve.Fr as unknown as FrFft;
+  const out = await Fr.batchFromMontgomery(await Fr.ifft(await Fr.batchToMontgomery(widened(r))));
+  return new Uint8Array(out);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function ptauPower(header: Buffer): number {
+  const n8 = header.readUInt32LE(0);
+  return header.readUInt32LE(4 + n8);
+}
+
+/** The checks for circuits of these domain powers (see the module comment). */
+function planChecks(circuitPowers: number[], power: number): LagrangeCheck[] {
+  const levels = new Map<number, boolean>();
+  for (const k of circuitPowers) {
+    if (k > power)
+      throw new CoordinatorError('ptau.too_small', `a circuit needs a ptau of power ${k}; this one has power ${power}`);
+    levels.set(k, false);
+    if (!levels.has(k + 1)) levels.set(k + 1, true);
+  }
+  const checks: LagrangeCheck[] = [];
+  for (const [level, oddOnly] of [...levels].sort((a, b) => a[0] - b[0])) {
+    checks.push({ lagrange: SECTION.lagrangeG1, reference: SECTION.tauG1, level, oddOnly });
+  }
+  for (const k of [...new Set(circuitPowers)].sort((a, b) => a - b)) {
+    checks.push({ lagrange: SECTION.lagrangeAlphaG1, reference: SECTION.alphaTauG1, level: k, oddOnly: false });
+    checks.push({ lagrange: SECTION.lagrangeBetaG1, reference: SECTION.betaTauG1, level: k, oddOnly: false });
+  }
+  return checks;
+}
+
+function describeCheck(check: LagrangeCheck): string {
+  const name = { [SECTION.lagrangeG1]: 'λ', [SECTION.lagrangeAlphaG1]: 'α·λ', [SECTION.lagrangeBetaG1]: 'β·λ' }[
+    check.lagrange
+  ];
+  const points = check.oddOnly ? ', odd points (H)' : '';
+  return `section ${check.lagrange} (${name}) at 2^${check.level}${points} against section ${check.reference}`;
+}
+
+interface Sums {
+  /** Σ (s_{j-1} − C[j])·X_j per reference section. */
+  a: Map<number, Uint8Array>;
+  /** Σ s_j·X_j per reference section. */
+  c: Map<number, Uint8Array>;
+  /** Σ r_i·λ_i per Lagrange check. */
+  b: Uint8Array[];
+}
+
+/**
+ * Throws `audit.ptau_inconsistent` (naming the section) when a section of the ptau at `ptauPath`
+ * that the check of contribution 0 relies on is not derived from its powers of τ, for circuits
+ * whose domains are 2^k for k in `circuitPowers` (probability ≤ 2^-128 of missing an error, see
+ * the module comment); read and decode errors throw their own codes.
+ */
+export async function checkPtauSections(
+  ptauPath: string,
+  circuitPowers: number[],
+  options: PtauSectionsOptions = {},
+): Promise<PtauSectionsReport> {
+  const curve = (await getBn128()) as unknown as AuditCurve;
+  const G1 = curve.G1;
+  const G2 = curve.G2;
+  let since = performance.now();
+  const lap = (phase: string): void => {
+    const now = performance.now();
+    if (options.timings) options.timings[phase] = (options.timings[phase] ?? 0) + (now - since);
+    since = now;
+  };
+  const handle = await open(ptauPath, 'r');
+  try {
+    let sections: Map<number, SectionLocation>;
+    try {
+      sections = (await readSectionTable(handle, (await handle.stat()).size, 'ptau')).sections;
+    } catch (error) {
+      if (error instanceof SectionTableError)
+        throw new CoordinatorError('ptau.malformed', `the ptau: ${error.message}`);
+      throw error;
+    }
+    const section = (id: number): SectionLocation => {
+      const found = sections.get(id);
+      if (!found)
+        throw new CoordinatorError(id >= 12 ? 'ptau.not_prepared' : 'ptau.malformed', `the ptau has no section ${id}`);
+      return found;
+    };
+    const header = section(SECTION.header);
+    const power = ptauPower(await readExactly(handle, header.offset, header.size));
+    const checks = planChecks(circuitPowers, power);
+
+    // Points of each reference section the checks use: 2^level, but section 2 has 2^(P+1) − 1.
+    const referencePoints = new Map<number, number>();
+    for (const check of checks) {
+      const available = section(check.reference).size / G1_SIZE;
+      const needed = Math.min(2 ** check.level, available);
+      referencePoints.set(check.reference, Math.max(referencePoints.get(check.reference) ?? 0, needed));
+    }
+    for (const check of checks) {
+      const start = 2 ** check.level - 1;
+      if ((start + 2 ** check.level) * G1_SIZE > section(check.lagrange).size) {
+        throw new CoordinatorError(
+          'ptau.too_small',
+          `the ptau's section ${check.lagrange} has no level 2^${check.level}`,
+        );
+      }
+    }
+    const totalPoints =
+      [...referencePoints.values()].reduce((sum, n) => sum + n, 0) +
+      checks.reduce((sum, c) => sum + (c.oddOnly ? 2 ** (c.level - 1) : 2 ** c.level), 0);
+    let done = 0;
+    const progress = (points: number): void => {
+      done += points;
+      options.onProgress?.(Math.min(done / totalPoints, 1));
+    };
+
+    // The fixed points: g1 first in section 2, τ·g2 and β2 in G2's subgroup, β1 and β2 the same β.
+    const tau2Bytes = await readAt(handle, section(SECTION.tauG2).offset + G2_SIZE, G2_SIZE, "the ptau's τ·g2");
+    const beta2Bytes = await readAt(handle, section(SECTION.betaG2).offset, G2_SIZE, "the ptau's β2");
+    const beta1Bytes = await readAt(handle, section(SECTION.betaTauG1).offset, G1_SIZE, "the ptau's β1");
+    const firstTau = await readAt(handle, section(SECTION.tauG1).offset, G1_SIZE, "the ptau's τ^0");
+    const g2Point = (bytes: Uint8Array, what: string): Uint8Array => {
+      const point = G2.fromRprLEM(bytes, 0);
+      const valid = (G2 as unknown as { isValid(p: Uint8Array): boolean }).isValid(point);
+      if (
+        !coordinatesCanonical(bytes, 0, 4) ||
+        G2.isZero(point) ||
+        !valid ||
+        !G2.isZero(G2.timesScalar(point, BN254_R))
+      ) {
+        throw inconsistent(`${what} is not a point of G2's order-r subgroup`);
+      }
+      return point;
+    };
+    const tau2 = g2Point(tau2Bytes, 'τ·g2 (section 3)');
+    const beta2 = g2Point(beta2Bytes, 'β2 (section 6)');
+    if (!G1.eq(G1.fromRprLEM(firstTau, 0), G1.g))
+      throw inconsistent('section 2 does not start with the generator of G1');
+    const alpha1Bytes = await readAt(handle, section(SECTION.alphaTauG1).offset, G1_SIZE, "the ptau's α1");
+    if (G1.isZero(G1.fromRprLEM(alpha1Bytes, 0))) throw inconsistent('α1 (section 4) is the identity');
+    const beta1 = G1.fromRprLEM(beta1Bytes, 0);
+    if (
+      !coordinatesCanonical(beta1Bytes, 0, 2) ||
+      G1.isZero(beta1) ||
+      !(await pairingHolds(curve, [
+        [beta1, G2.g],
+        [G1.neg(G1.g), beta2],
+      ]))
+    ) {
+      throw inconsistent('β1 (section 5) and β2 (section 6) do not carry the same β');
+    }
+
+    // The random scalars, and the reference side's coefficients: C[S] = Σ over S's checks of iFFT(r).
+    const r = checks.map((check) => {
+      const scalars = randomScalars(2 ** check.level);
+      if (check.oddOnly)
+        for (let i = 0; i < 2 ** check.level; i += 2) scalars.fill(0, i * SCALAR_BYTES, (i + 1) * SCALAR_BYTES);
+      return scalars;
+    });
+    const coefficients = new Map<number, Uint8Array>();
+    for (const [reference, count] of referencePoints) coefficients.set(reference, new Uint8Array(count * N8));
+    for (const [index, check] of checks.entries()) {
+      const c = limbs(await inverseFft(curve, r[index]!));
+      const total = limbs(coefficients.get(check.reference)!);
+      // Past the reference section's end (level P+1 of section 2) the power is taken as zero.
+      const count = Math.min(2 ** check.level, referencePoints.get(check.reference)!);
+      for (let j = 0; j < count; j++) addModR(total, 8 * j, c, 8 * j);
+    }
+    // s_j for the relations X_{j+1} = τ·X_j, j < count − 1 (one zero at the end, so the scalars cover every point).
+    const s = new Map<number, Uint8Array>();
+    const aScalars = new Map<number, Uint8Array>();
+    for (const [reference, count] of referencePoints) {
+      const powers = randomScalars(count);
+      powers.fill(0, (count - 1) * SCALAR_BYTES);
+      s.set(reference, powers);
+      const shiftedWide = limbs(new Uint8Array(count * N8));
+      const wide = limbs(widened(powers));
+      for (let j = 1; j < count; j++) shiftedWide.set(wide.subarray(8 * (j - 1), 8 * j), 8 * j);
+      const a = new Uint8Array(count * N8);
+      const total = limbs(coefficients.get(reference)!);
+      for (let j = 0; j < count; j++) subModR(limbs(a), 8 * j, shiftedWide, 8 * j, total, 8 * j);
+      aScalars.set(reference, a);
+    }
+    lap('scalars and inverse FFTs');
+
+    const sums: Sums = { a: new Map(), c: new Map(), b: [] };
+    const checkedSum = async (
+      bases: Uint8Array,
+      scalars: Uint8Array,
+      what: string,
+      first: number,
+    ): Promise<Uint8Array> => {
+      const result = await g1CheckedMultiExpOrFallback(bases, scalars, SCALAR_BYTES);
+      if ('invalidPoint' in result)
+        throw inconsistent(`point ${first + result.invalidPoint} of ${what} is not a point of the curve`);
+      return result.sum;
+    };
+    // The reference sections: A (full width) and C (128-bit, the points checked) over the same reads.
+    for (const [reference, count] of referencePoints) {
+      let a = G1.zero;
+      let c = G1.zero;
+      for (let first = 0; first < count; first += CHUNK_POINTS) {
+        const n = Math.min(CHUNK_POINTS, count - first);
+        const bases = await readAt(
+          handle,
+          section(reference).offset + first * G1_SIZE,
+          n * G1_SIZE,
+          `the ptau's section ${reference}`,
+        );
+        const [aPart, cPart] = await Promise.all([
+          g1MultiExpOrFallback(bases, aScalars.get(reference)!.subarray(first * N8, (first + n) * N8), N8),
+          checkedSum(
+            bases,
+            s.get(reference)!.subarray(first * SCALAR_BYTES, (first + n) * SCALAR_BYTES),
+            `section ${reference}`,
+            first,
+          ),
+        ]);
+        a = G1.add(a, aPart);
+        c = G1.add(c, cPart);
+        progress(n);
+      }
+      sums.a.set(reference, a);
+      sums.c.set(reference, c);
+    }
+    lap('reference sections (powers of τ, α·τ, β·τ)');
+    // The Lagrange points: B (128-bit); an H level reads and combines only its odd points.
+    for (const [index, check] of checks.entries()) {
+      const n = 2 ** check.level;
+      const start = section(check.lagrange).offset + (n - 1) * G1_SIZE;
+      let b = G1.zero;
+      for (let first = 0; first < n; first += CHUNK_POINTS) {
+        const span = Math.min(CHUNK_POINTS, n - first);
+        let bases = await readAt(
+          handle,
+          start + first * G1_SIZE,
+          span * G1_SIZE,
+          `the ptau's section ${check.lagrange}`,
+        );
+        let scalars = r[index]!.subarray(first * SCALAR_BYTES, (first + span) * SCALAR_BYTES);
+        if (check.oddOnly) {
+          const odd = new Uint8Array((span / 2) * G1_SIZE);
+          const oddScalars = new Uint8Array((span / 2) * SCALAR_BYTES);
+          for (let i = 1; i < span; i += 2) {
+            odd.set(bases.subarray(i * G1_SIZE, (i + 1) * G1_SIZE), ((i - 1) / 2) * G1_SIZE);
+            oddScalars.set(scalars.subarray(i * SCALAR_BYTES, (i + 1) * SCALAR_BYTES), ((i - 1) / 2) * SCALAR_BYTES);
+          }
+          bases = odd;
+          scalars = oddScalars;
+        }
+        b = G1.add(b, await checkedSum(bases, scalars, `section ${check.lagrange} at 2^${check.level}`, first));
+        progress(bases.byteLength / G1_SIZE);
+      }
+      sums.b.push(b);
+    }
+    lap('Lagrange sections');
+
+    let left = sums.b.reduce((sum, b) => G1.add(sum, b), G1.zero);
+    for (const a of sums.a.values()) left = G1.add(left, a);
+    const right = [...sums.c.values()].reduce((sum, c) => G1.add(sum, c), G1.zero);
+    const holds = await pairingHolds(curve, [
+      [left, G2.g],
+      [G1.neg(right), tau2],
+    ]);
+    lap('pairing');
+    if (!holds) await nameTheCulprit(curve, handle, section, checks, referencePoints, s, r, sums, tau2);
+    options.onProgress?.(1);
+    return {
+      power,
+      checked: [
+        ...checks.map(describeCheck),
+        ...[...referencePoints].map(([reference, count]) => `section ${reference}: ${count} successive powers of τ`),
+        'β1 and β2 the same β; τ·g2 and β2 in G2',
+      ],
+      points: totalPoints,
+    };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The rare path: the equation failed, so take it apart. First the powers of each reference
+ * section on their own (e(Σ s_{j-1}·X_j, g2) = e(Σ s_j·X_j, τ·g2)), then each Lagrange check on
+ * its own against its reference section (Σ r_i·λ_i = Σ c_j·X_j).
+ */
+async function nameTheCulprit(
+  curve: AuditCurve,
+  handle: FileHandle,
+  section: (id: number) => SectionLocation,
+  checks: LagrangeCheck[],
+  referencePoints: Map<number, number>,
+  s: Map<number, Uint8Array>,
+  r: Uint8Array[],
+  sums: Sums,
+  tau2: Uint8Array,
+): Promise<never> {
+  const G1 = curve.G1;
+  for (const [reference, count] of referencePoints) {
+    const bases = await readAt(handle, section(reference).offset, count * G1_SIZE, `the ptau's section ${reference}`);
+    const powers = s.get(reference)!;
+    const shifted = new Uint8Array(count * SCALAR_BYTES);
+    shifted.set(powers.subarray(0, (count - 1) * SCALAR_BYTES), SCALAR_BYTES);
+    const next = await g1MultiExpOrFallback(bases, shifted, SCALAR_BYTES);
+    if (
+      !(await pairingHolds(curve, [
+        [next, curve.G2.g],
+        [G1.neg(sums.c.get(reference)!), tau2],
+      ]))
+    ) {
+      throw inconsistent(`section ${reference} does not hold successive powers of τ`);
+    }
+  }
+  for (const [index, check] of checks.entries()) {
+    const count = Math.min(2 ** check.level, referencePoints.get(check.reference)!);
+    const c = (await inverseFft(curve, r[index]!)).subarray(0, count * N8);
+    const bases = await readAt(
+      handle,
+      section(check.reference).offset,
+      count * G1_SIZE,
+      `the ptau's section ${check.reference}`,
+    );
+    if (!G1.eq(sums.b[index]!, await g1MultiExpOrFallback(bases, c, N8)))
+      throw inconsistent(`${describeCheck(check)}: not its Lagrange basis`);
+  }
+  throw inconsistent('the combined check failed but no part did on its own (a failing read?)');
+}

@@ -1,0 +1,406 @@
+/**
+ * The audit takes nothing on the coordinator's word (issue 24): an unpinned ptau fails it, showing
+ * the ptau's hash and how to pin it; a ptau whose Lagrange section was forged (and the ceremony
+ * built on it, so every key agrees with it) fails its sections check even when pinned; a chain
+ * finalised with no contribution, or fewer than ceremony.json's minContributions, fails naming the
+ * circuit; an r1cs pinned by ceremony.json or by the auditor must have that hash; a final key with
+ * δ = γ is refused. `--json` prints the findings, the hashes and every chain's contributions.
+ * Each refusal has its own code, and each of these folders passed the audit before it.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFile, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import * as snarkjs from 'snarkjs';
+import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
+import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
+import { hashFile } from '../../core/crypto/file-hash.ts';
+import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
+import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
+import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
+import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
+import { refuseDeltaEqualsGamma } from '../../core/manifest/delta-equals-gamma.ts';
+import { readR1csSummary, requiredPtauPower } from '../../core/setup/r1cs-header.ts';
+import { readSectionTable } from '../../core/binfile/section-table.ts';
+import { entryHash, genesisHash, type TranscriptEntry } from '../../core/transcript/transcript.ts';
+import { contributionHash } from '../../core/zkey/contribution-hash.ts';
+import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
+import { closeG1MultiExp } from '../../core/kernel/g1-multi-exp.ts';
+import {
+  copyCeremony,
+  devPtauHash,
+  finalisedCeremony,
+  newCeremonyDir,
+  TEST_BEACON,
+  TEST_BEACON_ITERATIONS,
+  type FinalisedCeremony,
+} from '../fixtures/ceremony-fixture.ts';
+import { runCli } from '../helpers/run-cli.ts';
+
+let published: FinalisedCeremony;
+const scratch: string[] = [];
+
+before(async () => {
+  published = await finalisedCeremony();
+});
+
+after(async () => {
+  await closeG1MultiExp();
+  await releaseBn128();
+  await Promise.all(scratch.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function copy(): Promise<string> {
+  const dir = await copyCeremony(published.dataDir);
+  scratch.push(dir);
+  return dir;
+}
+
+function finding(report: AuditReport, subject: string) {
+  const found = report.findings.find((f) => f.subject === subject);
+  assert.ok(found, `no finding for ${subject}: ${JSON.stringify(report.findings)}`);
+  return found;
+}
+
+async function editConfig(dir: string, edit: (config: Record<string, any>) => void): Promise<void> {
+  const file = path.join(dir, 'ceremony.json');
+  const config = JSON.parse(await readFile(file, 'utf8'));
+  edit(config);
+  await writeFile(file, JSON.stringify(config, null, 2));
+}
+
+/** Rewrites the transcript as a forger would: entries changed or dropped, every hash after them recomputed. */
+async function rewriteTranscript(
+  dir: string,
+  change: (entries: TranscriptEntry[]) => TranscriptEntry[],
+): Promise<void> {
+  const file = ceremonyPaths(dir).transcriptPath;
+  const entries = change(
+    (await readFile(file, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as TranscriptEntry),
+  );
+  let prevHash = genesisHash(published.config.id);
+  entries.forEach((entry, seq) => {
+    entry.seq = seq;
+    entry.prevHash = prevHash;
+    entry.hash = entryHash(entry);
+    prevHash = entry.hash;
+  });
+  await writeFile(file, `${entries.map((e) => JSON.stringify(e)).join('\n')}\n`);
+}
+
+test('an unpinned ptau fails the audit at once (exit 1), showing its BLAKE2b-512 and how to pin it', async () => {
+  const hash = await devPtauHash();
+  const result = await runCli(['audit', published.dataDir, '--quiet']);
+  assert.equal(result.code, 1, result.stdout + result.stderr);
+  assert.match(
+    result.stdout,
+    new RegExp(
+      '^ptau FAIL: \\[audit\\.ptau_unpinned\\] the powers of tau ptau/dev-pot10-insecure\\.ptau ' +
+        `\\(BLAKE2b-512 ${hash}\\) is not a known public ptau`,
+      'm',
+    ),
+  );
+  assert.match(result.stdout, new RegExp(`ceremony audit DIR --ptau-hash ${hash}$`, 'm'));
+  assert.doesNotMatch(result.stdout, /^(inputs|transcript|register) /m, 'nothing is checked against an unpinned ptau');
+  assert.match(result.stdout, /^audit FAILED: 1 problem$/m);
+  // The report still carries the ptau's hash, marked unpinned, and every r1cs's hash.
+  const report = await auditCeremony(published.dataDir);
+  assert.deepEqual(report.ptau, {
+    path: 'ptau/dev-pot10-insecure.ptau',
+    blake2b512: hash,
+    pinned: false,
+    pinnedByAuditor: false,
+    insecure: true,
+  });
+  assert.ok(report.circuits.every((c) => /^[0-9a-f]{128}$/.test(c.r1cs.blake2b512 ?? '') && c.contributions.length === 0));
+});
+
+test('a ptau other than the pinned one fails (audit.ptau_hash_mismatch); a malformed pin is a usage error', async () => {
+  const other = 'ab'.repeat(64);
+  const report = await auditCeremony(published.dataDir, undefined, { ptauHash: other });
+  assert.equal(report.ok, false);
+  assert.equal(finding(report, 'ptau').code, 'audit.ptau_hash_mismatch');
+  assert.match(
+    finding(report, 'ptau').summary,
+    new RegExp(`its BLAKE2b-512 is ${await devPtauHash()}, the pin ${other}`),
+  );
+  const usage = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', 'abc']);
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /^error \[usage\.invalid_arguments\]: --ptau-hash must be a BLAKE2b-512/m);
+});
+
+test("a pinned development ptau passes, marked INSECURE; b2sum's whole line is accepted as the pin", async () => {
+  const line = `${(await devPtauHash()).toUpperCase()}  ptau/dev-pot10-insecure.ptau`;
+  const result = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', line]);
+  assert.equal(result.code, 0, result.stdout + result.stderr);
+  assert.match(result.stdout, /^ptau ok: .* pinned by the auditor \(--ptau-hash\); INSECURE: the development ptau/m);
+  assert.match(result.stdout, /^ptau sections ok: /m);
+});
+
+test('a chain finalised with no contribution fails the audit, naming the circuit (audit.too_few_contributions)', async () => {
+  const dir = await copy();
+  const paths = ceremonyPaths(dir);
+  // register: contribution 0 straight to the beacon, the transcript rewritten to match.
+  const finalPath = paths.finalZkeyPath('register');
+  await unlink(finalPath);
+  assert.ok(
+    await snarkjs.zKey.beacon(
+      paths.zkeyPath('register', 0),
+      finalPath,
+      'Final beacon',
+      TEST_BEACON,
+      TEST_BEACON_ITERATIONS,
+    ),
+  );
+  const info = await readZkeyInfo(finalPath);
+  const beaconHash = contributionHash(await getBn128(), info.mpc.contributions.at(-1)!);
+  const fileHash = await hashFile(finalPath);
+  await rewriteTranscript(dir, (entries) =>
+    entries
+      .filter((e) => !(e.type === 'contribution' && e.circuit === 'register'))
+      .map((e) =>
+        e.type === 'beacon' && e.circuit === 'register'
+          ? { ...e, index: 1, contributionHash: beaconHash, fileHash }
+          : e,
+      ),
+  );
+  const report = await auditCeremony(dir, undefined, { ptauHash: await devPtauHash() });
+  assert.equal(report.ok, false);
+  const register = finding(report, 'register');
+  assert.equal(register.code, 'audit.too_few_contributions');
+  assert.match(
+    register.summary,
+    /circuit register was finalised with 0 contributions; ceremony\.json requires at least 1/,
+  );
+  assert.deepEqual(
+    report.findings.filter((f) => !f.ok).map((f) => f.subject),
+    ['register', 'manifest'],
+  );
+});
+
+test('minContributions in ceremony.json: chains finalised with fewer fail, each named', async () => {
+  const dir = await copy();
+  await editConfig(dir, (config) => {
+    config.minContributions = 3;
+  });
+  const report = await auditCeremony(dir, undefined, { ptauHash: await devPtauHash() });
+  for (const { name } of published.circuits) {
+    assert.equal(finding(report, name).code, 'audit.too_few_contributions', name);
+    assert.match(
+      finding(report, name).summary,
+      new RegExp(`circuit ${name} was finalised with 2 contributions; ceremony\\.json requires at least 3`),
+    );
+  }
+  assert.ok(report.circuits.every((c) => c.minContributions === 3));
+});
+
+test('an r1cs pinned in ceremony.json or by the auditor must have that hash (r1cs.hash_mismatch)', async () => {
+  const dir = await copy();
+  const config = await loadCeremonyConfig(dir);
+  const registerHash = await hashFile(config.circuits[0]!.r1csPath);
+  await editConfig(dir, (raw) => {
+    raw.circuits[0].r1csHash = 'cd'.repeat(64);
+  });
+  const wrongInConfig = await auditCeremony(dir, undefined, { ptauHash: await devPtauHash() });
+  assert.equal(finding(wrongInConfig, 'inputs').code, 'r1cs.hash_mismatch');
+  assert.match(
+    finding(wrongInConfig, 'inputs').summary,
+    new RegExp(`circuit register: circuits/register\\.r1cs has BLAKE2b-512 ${registerHash}; ceremony\\.json pins c`),
+  );
+
+  await editConfig(dir, (raw) => {
+    raw.circuits[0].r1csHash = registerHash;
+  });
+  const wrongByAuditor = await auditCeremony(dir, undefined, {
+    ptauHash: await devPtauHash(),
+    r1csHashes: { treeUpdate: 'ef'.repeat(64) },
+  });
+  assert.equal(finding(wrongByAuditor, 'inputs').code, 'r1cs.hash_mismatch');
+  assert.match(
+    finding(wrongByAuditor, 'inputs').summary,
+    /circuit treeUpdate: .* not the efef.* pinned with --r1cs-hash/,
+  );
+
+  const unknown = await runCli([
+    'audit',
+    dir,
+    '--quiet',
+    '--ptau-hash',
+    await devPtauHash(),
+    '--r1cs-hash',
+    `nosuch=${registerHash}`,
+  ]);
+  assert.equal(unknown.code, 2);
+  assert.match(
+    unknown.stderr,
+    /^error \[usage\.invalid_arguments\]: --r1cs-hash names nosuch, not a circuit of this ceremony/m,
+  );
+});
+
+test("--json: the findings, the ptau and r1cs hashes with their pins, and every chain's contributions as the transcript records them", async () => {
+  const dir = await copy();
+  const config = await loadCeremonyConfig(dir);
+  const registerHash = await hashFile(config.circuits[0]!.r1csPath);
+  const treeUpdateHash = await hashFile(config.circuits[1]!.r1csPath);
+  await editConfig(dir, (raw) => {
+    raw.circuits[0].r1csHash = registerHash;
+  });
+  const result = await runCli([
+    'audit',
+    dir,
+    '--quiet',
+    '--json',
+    '--ptau-hash',
+    await devPtauHash(),
+    '--r1cs-hash',
+    `treeUpdate=${treeUpdateHash}`,
+  ]);
+  assert.equal(result.code, 0, result.stdout + result.stderr);
+  const json = JSON.parse(result.stdout);
+  assert.equal(json.format, 'ceremony-audit');
+  assert.equal(json.version, 1);
+  assert.equal(json.ok, true);
+  assert.equal(json.finalised, true);
+  assert.deepEqual(
+    json.findings.map((f: { subject: string }) => f.subject),
+    ['ptau', 'inputs', 'ptau sections', 'transcript', ...published.circuits.map((c) => c.name), 'manifest'],
+  );
+  assert.deepEqual(
+    { ...json.ptau, sectionsChecked: undefined },
+    {
+      path: 'ptau/dev-pot10-insecure.ptau',
+      blake2b512: await devPtauHash(),
+      pinned: true,
+      pinnedByAuditor: true,
+      insecure: true,
+      sectionsChecked: undefined,
+    },
+  );
+  assert.ok(
+    json.ptau.sectionsChecked.some((s: string) => /^section 12 \(λ\) at 2\^11, odd points \(H\)/.test(s)),
+    json.ptau.sectionsChecked.join('\n'),
+  );
+  assert.deepEqual(json.circuits[0].r1cs, {
+    path: 'circuits/register.r1cs',
+    blake2b512: registerHash,
+    pinnedBy: ['ceremony.json'],
+  });
+  assert.deepEqual(json.circuits[1].r1cs, {
+    path: 'circuits/treeUpdate.r1cs',
+    blake2b512: treeUpdateHash,
+    pinnedBy: ['auditor'],
+  });
+  const transcript = (await readFile(ceremonyPaths(dir).transcriptPath, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as TranscriptEntry);
+  for (const circuit of json.circuits) {
+    const recorded = transcript.filter(
+      (e): e is Extract<TranscriptEntry, { type: 'contribution' }> =>
+        e.type === 'contribution' && e.circuit === circuit.name,
+    );
+    assert.deepEqual(
+      circuit.contributions,
+      recorded.map((e) => ({
+        index: e.index,
+        contributor: e.contributor,
+        name: e.contributor,
+        contributionHash: e.contributionHash,
+        verified: true,
+      })),
+      circuit.name,
+    );
+    const beacon = transcript.find((e) => e.type === 'beacon' && e.circuit === circuit.name) as Extract<
+      TranscriptEntry,
+      { type: 'beacon' }
+    >;
+    assert.deepEqual(circuit.final, {
+      contributionHash: beacon.contributionHash,
+      beacon: beacon.beacon,
+      iterationsExp: beacon.iterationsExp,
+      verified: true,
+    });
+    assert.equal(circuit.minContributions, 1);
+  }
+});
+
+test('the text output lists every contribution with its full hash, so a contributor can find theirs', async () => {
+  const result = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', await devPtauHash()]);
+  assert.equal(result.code, 0, result.stdout + result.stderr);
+  const transcript = (await readFile(ceremonyPaths(published.dataDir).transcriptPath, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as TranscriptEntry);
+  for (const entry of transcript) {
+    if (entry.type !== 'contribution') continue;
+    assert.match(
+      result.stdout,
+      new RegExp(`^    #${entry.index} ${entry.contributor} "${entry.contributor}" ${entry.contributionHash}$`, 'm'),
+    );
+  }
+  assert.match(result.stdout, /^r1cs \(BLAKE2b-512\):$/m);
+  assert.match(result.stdout, /^  register circuits\/register\.r1cs [0-9a-f]{128}$/m);
+});
+
+test('a ceremony built on a ptau with a forged Lagrange point passes every key check, and fails the ptau sections check', async () => {
+  // One circuit, so the ceremony is quick to build: init on the forged ptau, one contribution, finalise.
+  const dir = await newCeremonyDir({
+    configOverrides: {
+      circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
+    },
+  });
+  scratch.push(dir);
+  const config = await loadCeremonyConfig(dir);
+  const forged = path.join(dir, 'forged.ptau');
+  await copyFile(config.ptauPath, forged);
+  await unlink(config.ptauPath);
+  await copyFile(forged, config.ptauPath);
+  await rm(forged);
+  // λ_0 at the circuit's level replaced by its double: zkey new then builds A, B, C on it.
+  const level = requiredPtauPower(await readR1csSummary(config.circuits[0]!.r1csPath));
+  const bytes = await readFile(config.ptauPath);
+  const handle = await import('node:fs/promises').then((fs) => fs.open(config.ptauPath, 'r'));
+  const lagrange = (await readSectionTable(handle, bytes.length, 'ptau')).sections.get(12)!;
+  await handle.close();
+  const curve = await getBn128();
+  const at = lagrange.offset + (2 ** level - 1) * 64;
+  const point = curve.G1.fromRprLEM(bytes, at);
+  const doubled = new Uint8Array(64);
+  curve.G1.toRprLEM(doubled, 0, curve.G1.toAffine(curve.G1.add(point, point)));
+  bytes.set(doubled, at);
+  await writeFile(config.ptauPath, bytes);
+
+  await initCeremony(dir);
+  await contributeLocally(dir, 'register', 'alice');
+  await finaliseCeremony(dir, { beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS });
+  const report = await auditCeremony(dir, undefined, { ptauHash: await hashFile(config.ptauPath) });
+  assert.equal(report.ok, false);
+  const sections = finding(report, 'ptau sections');
+  assert.equal(sections.code, 'audit.ptau_inconsistent');
+  assert.match(
+    sections.summary,
+    new RegExp(`section 12 \\(λ\\) at 2\\^${level} against section 2: not its Lagrange basis`),
+  );
+  // Nothing after it is checked: contribution 0 means nothing on such a ptau.
+  assert.deepEqual(
+    report.findings.map((f) => f.subject),
+    ['ptau', 'inputs', 'ptau sections'],
+  );
+});
+
+test('a final key whose δ equals its γ is refused, naming the circuit and the verifier (vkey.delta_equals_gamma)', async () => {
+  const vkey = JSON.parse(await readFile(path.join(published.finalDir, 'register.vkey.json'), 'utf8'));
+  assert.doesNotThrow(() => refuseDeltaEqualsGamma(vkey, 'register', 'VerifierRegister'));
+  assert.throws(
+    () => refuseDeltaEqualsGamma({ ...vkey, vk_delta_2: vkey.vk_gamma_2 }, 'register', 'VerifierRegister'),
+    (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'vkey.delta_equals_gamma');
+      assert.match(error.message, /^circuit register \(VerifierRegister\): δ equals γ in its verification key/);
+      return true;
+    },
+  );
+});

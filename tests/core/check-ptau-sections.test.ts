@@ -1,0 +1,139 @@
+/**
+ * checkPtauSections accepts the development ptau (byte for byte what snarkjs's preparePhase2
+ * writes, the truncated level P+1 included) and a ptau prepared by snarkjs itself, and refuses,
+ * naming the section, a copy with one point changed in any part the check of contribution 0 relies
+ * on: a Lagrange point of a circuit's level (12, 14, 15), an odd point of an H level, a power of
+ * τ, α·τ or β·τ, β2, a point off the curve. A point the key never uses (an even point of an H
+ * level) is not a refusal: the check is about what the audit relies on.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFile, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import * as snarkjs from 'snarkjs';
+import type { CurveGroup } from 'ffjavascript';
+import { checkPtauSections } from '../../core/audit/check-ptau-sections.ts';
+import { readSectionTable } from '../../core/binfile/section-table.ts';
+import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
+import { closeG1MultiExp } from '../../core/kernel/g1-multi-exp.ts';
+import { devPtau } from '../fixtures/ceremony-fixture.ts';
+
+let scratch: string;
+let ptau: string;
+let copies = 0;
+
+before(async () => {
+  scratch = await mkdtemp(path.join(tmpdir(), 'check-ptau-sections-'));
+  ptau = await devPtau(10);
+});
+
+after(async () => {
+  await rm(scratch, { recursive: true, force: true });
+  await closeG1MultiExp();
+  await releaseBn128();
+});
+
+/** A copy of the dev ptau with point `index` of `section` (from the section's start) doubled, or a byte of it flipped. */
+async function forged(section: number, index: number, how: 'double' | 'off-curve' = 'double'): Promise<string> {
+  const target = path.join(scratch, `forged-${copies++}.ptau`);
+  await copyFile(ptau, target);
+  const bytes = await readFile(target);
+  const handle = await open(target, 'r');
+  const location = (await readSectionTable(handle, bytes.length, 'ptau')).sections.get(section)!;
+  await handle.close();
+  const curve = await getBn128();
+  const G = (section === 3 || section === 6 ? curve.G2 : curve.G1) as CurveGroup;
+  const size = section === 3 || section === 6 ? 128 : 64;
+  const at = location.offset + index * size;
+  if (how === 'off-curve') {
+    bytes[at + 5]! ^= 0x01;
+  } else {
+    const point = G.fromRprLEM(bytes, at);
+    const doubled = new Uint8Array(size);
+    G.toRprLEM(doubled, 0, G.toAffine(G.add(point, point)));
+    bytes.set(doubled, at);
+  }
+  await writeFile(target, bytes);
+  return target;
+}
+
+async function assertRefused(file: string, powers: number[], why: RegExp): Promise<void> {
+  await assert.rejects(checkPtauSections(file, powers), (error: Error & { code?: string }) => {
+    assert.equal(error.code, 'audit.ptau_inconsistent', error.message);
+    assert.match(error.message, why);
+    return true;
+  });
+}
+
+/** Index, from section 12's (14's, 15's) start, of point i of level k (levels 2^0, 2^1, … back to back). */
+const levelPoint = (k: number, i: number): number => 2 ** k - 1 + i;
+
+test('the development ptau passes, every level the circuits use (the truncated 2^11 H level included)', async () => {
+  const report = await checkPtauSections(ptau, [10, 9, 5]);
+  assert.equal(report.power, 10);
+  assert.ok(
+    report.checked.includes('section 12 (λ) at 2^11, odd points (H) against section 2'),
+    report.checked.join('\n'),
+  );
+  assert.ok(report.checked.includes('section 2: 2047 successive powers of τ'));
+  assert.ok(report.checked.includes('section 15 (β·λ) at 2^5 against section 5'));
+});
+
+test('a ptau prepared by snarkjs itself (powersoftau new, beacon, prepare phase2) passes', async () => {
+  const curve = await getBn128();
+  const [empty, beacon, prepared] = ['p0', 'p1', 'p2'].map((name) => path.join(scratch, `${name}.ptau`)) as [
+    string,
+    string,
+    string,
+  ];
+  await snarkjs.powersOfTau.newAccumulator(curve, 6, empty);
+  await snarkjs.powersOfTau.beacon(
+    empty,
+    beacon,
+    'test',
+    '0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20',
+    10,
+  );
+  await snarkjs.powersOfTau.preparePhase2(beacon, prepared);
+  const report = await checkPtauSections(prepared, [6, 4]);
+  assert.equal(report.power, 6);
+});
+
+test("a changed Lagrange point of a circuit's level is refused, naming section 12 and the level", async () => {
+  await assertRefused(
+    await forged(12, levelPoint(9, 5)),
+    [9],
+    /section 12 \(λ\) at 2\^9 against section 2: not its Lagrange basis/,
+  );
+});
+
+test('a changed odd point of an H level is refused; an even one, which no key uses, is not', async () => {
+  await assertRefused(
+    await forged(12, levelPoint(10, 7)),
+    [9],
+    /section 12 \(λ\) at 2\^10, odd points \(H\) against section 2: not its Lagrange basis/,
+  );
+  await checkPtauSections(await forged(12, levelPoint(10, 6)), [9]);
+});
+
+test('changed α·λ and β·λ points are refused, naming sections 14 and 15', async () => {
+  await assertRefused(await forged(14, levelPoint(9, 300)), [9], /section 14 \(α·λ\) at 2\^9 against section 4/);
+  await assertRefused(await forged(15, levelPoint(9, 0)), [9], /section 15 \(β·λ\) at 2\^9 against section 5/);
+});
+
+test('a changed power of τ, α·τ or β·τ is refused, naming its section', async () => {
+  await assertRefused(await forged(2, 100), [9], /section 2 does not hold successive powers of τ/);
+  await assertRefused(await forged(4, 3), [9], /section 4 does not hold successive powers of τ/);
+  await assertRefused(await forged(5, 511), [9], /section 5 does not hold successive powers of τ/);
+});
+
+test("β2 not carrying β1's β, a first power that is not the generator, and a point off the curve are refused", async () => {
+  await assertRefused(await forged(6, 0), [9], /β1 \(section 5\) and β2 \(section 6\) do not carry the same β/);
+  await assertRefused(await forged(2, 0), [9], /section 2 does not start with the generator of G1/);
+  await assertRefused(
+    await forged(12, levelPoint(9, 17), 'off-curve'),
+    [9],
+    /point 17 of section 12 at 2\^9 is not a point of the curve/,
+  );
+});
