@@ -16,7 +16,7 @@
  * every circuit accepted, 1 a refusal or an error (and an interruption), 2 a usage error.
  */
 import { rmSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { terminalWords } from '../../core/error-messages.ts';
@@ -70,6 +70,25 @@ function isLoopback(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
+const WORK_DIR_PREFIX = 'ceremony-contribute-';
+
+/**
+ * Removes the work folders of earlier runs that died without cleaning up (SIGKILL, a crash): the
+ * keys of their turns. A folder names its process; one whose process is alive is left alone.
+ */
+async function removeDeadRunsLeftovers(): Promise<void> {
+  const names = await readdir(tmpdir()).catch(() => [] as string[]);
+  for (const name of names) {
+    const pid = new RegExp(`^${WORK_DIR_PREFIX}(\\d+)-`).exec(name)?.[1];
+    if (pid === undefined || Number(pid) === process.pid) continue;
+    try {
+      process.kill(Number(pid), 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') await rm(path.join(tmpdir(), name), { recursive: true, force: true });
+    }
+  }
+}
+
 /** The circuits to contribute to, in ceremony order; a name the ceremony does not have is a usage error. */
 function chosenCircuits(ceremony: CeremonyView, named: readonly string[]): string[] {
   const names = ceremony.circuits.map((c) => c.name);
@@ -116,13 +135,13 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   }
 
   const client = new CoordinatorClient(url.href);
-  const workDir = await mkdtemp(path.join(tmpdir(), 'ceremony-contribute-'));
+  await removeDeadRunsLeftovers();
+  const workDir = await mkdtemp(path.join(tmpdir(), `${WORK_DIR_PREFIX}${process.pid}-`));
   // Whatever ends the process (an error, Ctrl-C, process.exit): the keys of a turn do not stay.
   const removeWorkDir = (): void => rmSync(workDir, { recursive: true, force: true });
   process.on('exit', removeWorkDir);
   const protocol = turnProtocol(client, workDir, options.workers);
-  // snarkjs and the curve load while we sign in and wait (a second or so the first turn does not pay).
-  const preparing = protocol.prepare?.().catch(() => {});
+  let preparing: Promise<void> | undefined;
 
   const leaveController = new AbortController();
   let run: ContributorRun | undefined;
@@ -191,6 +210,8 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   try {
     ceremony = await client.request<CeremonyView>('GET', '/api/ceremony');
     const circuits = chosenCircuits(ceremony, options.circuits);
+    // snarkjs and the curve load while we sign in and wait (a second or so the first turn does not pay).
+    preparing = protocol.prepare?.().catch(() => {});
     const signIn = async (): Promise<SignedIn> => {
       switch (options.signIn.kind) {
         case 'demo':
@@ -243,6 +264,8 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   } finally {
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigterm);
+    // A curve still being built would start its threads after `ceremony` released the curve, and keep the process alive.
+    await preparing;
     renderer.close();
     removeWorkDir();
     process.off('exit', removeWorkDir);

@@ -22,6 +22,8 @@ import { pipeline } from 'node:stream/promises';
 import { CoordinatorError } from '../../core/errors.ts';
 import { CoordinatorApiError, type CoordinatorClient, type SignedIn } from './coordinator-client.ts';
 
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
 /** Where the identity is read from: `--semaphore-identity FILE` or `--semaphore-identity-env NAME`. */
 export type IdentitySource = { file: string } | { envVar: string };
 
@@ -40,6 +42,8 @@ export async function readSemaphoreIdentity(source: IdentitySource): Promise<str
   exported = exported.trim();
   const { Identity } = await import('@semaphore-protocol/identity');
   try {
+    // Identity.import takes any text (invalid base64 characters are skipped): check the shape first.
+    if (!BASE64.test(exported) || exported.length % 4 !== 0) throw new Error('not base64');
     Identity.import(exported);
   } catch {
     // Never echo what was read: it may be a secret in the wrong format.
