@@ -29,7 +29,7 @@ export interface SignedIn {
 }
 
 const SESSION_COOKIE = 'ceremony_session';
-/** Every JSON request is bounded; downloads and uploads have their own pace. */
+/** Every JSON request is bounded by default; downloads and uploads have their own pace. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
 /** The refusal in a response (its `{error}` body when it has one). */
@@ -54,9 +54,12 @@ export class CoordinatorClient {
   /** Sent as X-CSRF-Token on every change; set by each sign-in. */
   csrfToken = '';
   readonly baseUrl: string;
+  private readonly requestTimeoutMs: number;
 
-  constructor(baseUrl: string) {
+  /** `requestTimeoutMs`: how long a JSON request may take (default 30 s; Infinity: unbounded, e.g. for finalise). */
+  constructor(baseUrl: string, options: { requestTimeoutMs?: number } = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   }
 
   /** The headers that carry the session (cookie, CSRF token), for requests made elsewhere (tus). */
@@ -71,7 +74,8 @@ export class CoordinatorClient {
   async fetch(method: string, route: string, init: { body?: unknown; signal?: AbortSignal; timeoutMs?: number } = {}): Promise<Response> {
     const headers: Record<string, string> = { ...this.sessionHeaders() };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
-    const timeout = init.timeoutMs === undefined ? AbortSignal.timeout(REQUEST_TIMEOUT_MS) : init.timeoutMs === Infinity ? undefined : AbortSignal.timeout(init.timeoutMs);
+    const timeoutMs = init.timeoutMs ?? this.requestTimeoutMs;
+    const timeout = timeoutMs === Infinity ? undefined : AbortSignal.timeout(timeoutMs);
     const signal = timeout && init.signal ? AbortSignal.any([timeout, init.signal]) : (timeout ?? init.signal);
     let response: Response;
     try {

@@ -34,6 +34,11 @@ export interface MeView {
 export class ContributorClient extends CoordinatorClient {
   private workDir: Promise<string> = mkdtemp(path.join(tmpdir(), 'contributor-'));
 
+  constructor(baseUrl: string) {
+    // Tests wait as long as the coordinator takes (finalise runs minutes on a busy machine).
+    super(baseUrl, { requestTimeoutMs: Infinity });
+  }
+
   async signInCoordinator(token: string): Promise<void> {
     const session = await this.request<{ csrfToken: string }>('POST', '/auth/coordinator', { token });
     this.csrfToken = session.csrfToken;
