@@ -104,6 +104,10 @@ function duration(ms: number): string {
   return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
 }
 
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
@@ -375,7 +379,9 @@ export class ContributorRun {
       this.turnFailuresInARow = 0;
       this.localHashes.set(circuit, result.contributionHash);
       const resumed = result.resumedFrom > 0 ? ` (resumed at byte ${result.resumedFrom} after a dropped connection)` : '';
-      ui.note(`${circuit}: uploaded${resumed}; your contribution hash is ${result.contributionHash}`);
+      const { downloadMs, computeMs, uploadMs } = result.timings;
+      const took = `download ${seconds(downloadMs)}, contribution ${seconds(computeMs)}, upload ${seconds(uploadMs)}`;
+      ui.note(`${circuit}: uploaded${resumed} (${took}); your contribution hash is ${result.contributionHash}`);
       this.activityNow = { stage: 'verifying', circuit };
       return true;
     } finally {

@@ -255,7 +255,7 @@ describe('contributing from a terminal', () => {
     assert.deepEqual(uploads.map((r) => r.method), ['POST', 'PATCH', 'HEAD', 'PATCH'], JSON.stringify(uploads));
     const resumedAt = Number(uploads[3]!.uploadOffset);
     assert.ok(resumedAt > 0 && resumedAt <= 64 * 1024, `resumed at ${resumedAt}`);
-    assert.match(output, new RegExp(`transact21: uploaded \\(resumed at byte ${resumedAt} after a dropped connection\\)`));
+    assert.match(output, new RegExp(`transact21: uploaded \\(resumed at byte ${resumedAt} after a dropped connection\\) \\(download [\\d.]+ s, contribution [\\d.]+ s, upload [\\d.]+ s\\)`));
     assert.match(output, /transact21: accepted as contribution #1/);
   });
 
