@@ -36,7 +36,15 @@ interface ContributeOptions {
 }
 
 const LOCAL_ONLY = ['all', 'name', 'data'] as const;
-const REMOTE_ONLY = ['github', 'semaphoreIdentity', 'semaphoreIdentityEnv', 'demo', 'receipts', 'entropyPrompt', 'maxAttempts'] as const;
+const REMOTE_ONLY = [
+  'github',
+  'semaphoreIdentity',
+  'semaphoreIdentityEnv',
+  'demo',
+  'receipts',
+  'entropyPrompt',
+  'maxAttempts',
+] as const;
 const FLAG: Record<(typeof LOCAL_ONLY)[number] | (typeof REMOTE_ONLY)[number], string> = {
   all: '--all',
   name: '--name',
@@ -80,32 +88,49 @@ function signInMethod(options: ContributeOptions): SignInMethod {
     options.semaphoreIdentityEnv !== undefined ? '--semaphore-identity-env' : undefined,
     options.demo !== undefined ? '--demo' : undefined,
   ].filter((flag) => flag !== undefined);
-  if (chosen.length === 0) throw usage('choose how to sign in: --github, --semaphore-identity FILE, --semaphore-identity-env NAME, or --demo NAME (test networks)');
+  if (chosen.length === 0)
+    throw usage(
+      'choose how to sign in: --github, --semaphore-identity FILE, --semaphore-identity-env NAME, or --demo NAME (test networks)',
+    );
   if (chosen.length > 1) throw usage(`sign in one way only, not ${chosen.join(' and ')}`);
   if (options.github) return { kind: 'github' };
-  if (options.semaphoreIdentity !== undefined) return { kind: 'semaphore', source: { file: options.semaphoreIdentity } };
+  if (options.semaphoreIdentity !== undefined)
+    return { kind: 'semaphore', source: { file: options.semaphoreIdentity } };
   if (options.semaphoreIdentityEnv !== undefined) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.semaphoreIdentityEnv)) throw usage(`--semaphore-identity-env takes the name of an environment variable, not "${options.semaphoreIdentityEnv}"`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.semaphoreIdentityEnv))
+      throw usage(
+        `--semaphore-identity-env takes the name of an environment variable, not "${options.semaphoreIdentityEnv}"`,
+      );
     return { kind: 'semaphore', source: { envVar: options.semaphoreIdentityEnv } };
   }
-  if (!DEMO_NAME.test(options.demo!)) throw usage(`--demo takes a name of 1 to 32 letters, digits or dashes, not "${options.demo}"`);
+  if (!DEMO_NAME.test(options.demo!))
+    throw usage(`--demo takes a name of 1 to 32 letters, digits or dashes, not "${options.demo}"`);
   return { kind: 'demo', name: options.demo! };
 }
 
 function maxAttempts(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_MAX_ATTEMPTS;
   const value = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) throw usage(`--max-attempts takes a whole number of at least 1, not "${raw}"`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1)
+    throw usage(`--max-attempts takes a whole number of at least 1, not "${raw}"`);
   return value;
 }
 
 export function contributeCommand(): Command {
   const command = new Command('contribute')
-    .description("add a contribution: the coordinator's local command (CIRCUIT|--all, on a data folder) or a contributor's remote one (--coordinator URL, in its queue)")
-    .argument('[circuit...]', 'local: one circuit (or --all); remote: the circuits to contribute to (default every circuit)')
+    .description(
+      "add a contribution: the coordinator's local command (CIRCUIT|--all, on a data folder) or a contributor's remote one (--coordinator URL, in its queue)",
+    )
+    .argument(
+      '[circuit...]',
+      'local: one circuit (or --all); remote: the circuits to contribute to (default every circuit)',
+    )
     // The coordinator's local form
-    .option('--all', "local: contribute to every circuit, in ceremony order")
-    .option('--name <name>', `local: contributor name recorded in the key and the transcript (default "${DEFAULT_LOCAL_NAME}")`)
+    .option('--all', 'local: contribute to every circuit, in ceremony order')
+    .option(
+      '--name <name>',
+      `local: contributor name recorded in the key and the transcript (default "${DEFAULT_LOCAL_NAME}")`,
+    )
     .addOption(dataDirOption())
     // A contributor's remote form
     .option('--coordinator <url>', "remote: the coordinator's address; turns are taken in its queue")
@@ -113,16 +138,27 @@ export function contributeCommand(): Command {
     .option('--semaphore-identity <file>', 'remote: sign in anonymously with the exported Semaphore identity in FILE')
     .option('--semaphore-identity-env <name>', 'remote: same, with the identity in the environment variable NAME')
     .option('--demo <name>', 'remote: the demo sign-in of a test network on loopback')
-    .option('--receipts <file>', "remote: save the coordinator's signed receipts to FILE (as GET /api/me/receipts answers)")
+    .option(
+      '--receipts <file>',
+      "remote: save the coordinator's signed receipts to FILE (as GET /api/me/receipts answers)",
+    )
     .option('--entropy-prompt', 'remote: also mix in text you type (not shown, stored or sent)')
-    .addOption(new Option('--max-attempts <n>', `remote: refused attempts of one circuit before giving up (default ${DEFAULT_MAX_ATTEMPTS})`))
+    .addOption(
+      new Option(
+        '--max-attempts <n>',
+        `remote: refused attempts of one circuit before giving up (default ${DEFAULT_MAX_ATTEMPTS})`,
+      ),
+    )
     .addHelpText('after', HELP_AFTER);
   return command.action(async (circuits: string[], options: ContributeOptions) => {
-    const given = (key: keyof ContributeOptions): boolean => options[key] !== undefined && command.getOptionValueSource(key) !== 'default';
+    const given = (key: keyof ContributeOptions): boolean =>
+      options[key] !== undefined && command.getOptionValueSource(key) !== 'default';
     if (options.coordinator !== undefined) {
       const local = LOCAL_ONLY.filter(given);
       if (local.length > 0) {
-        throw usage(`${local.map((k) => FLAG[k]).join(', ')} belong${local.length === 1 ? 's' : ''} to the coordinator's local form; with --coordinator, contributions are made in the coordinator's queue (see --help)`);
+        throw usage(
+          `${local.map((k) => FLAG[k]).join(', ')} belong${local.length === 1 ? 's' : ''} to the coordinator's local form; with --coordinator, contributions are made in the coordinator's queue (see --help)`,
+        );
       }
       const { contributeRemotely } = await import('../contributor/contribute-remotely.ts');
       process.exitCode = await contributeRemotely({
@@ -137,7 +173,9 @@ export function contributeCommand(): Command {
     }
     const remote = REMOTE_ONLY.filter(given);
     if (remote.length > 0) {
-      throw usage(`${remote.map((k) => FLAG[k]).join(', ')} belong${remote.length === 1 ? 's' : ''} to a contributor's remote form: add --coordinator URL (see --help)`);
+      throw usage(
+        `${remote.map((k) => FLAG[k]).join(', ')} belong${remote.length === 1 ? 's' : ''} to a contributor's remote form: add --coordinator URL (see --help)`,
+      );
     }
     if (circuits.length > 1) throw usage('the local form contributes to one circuit (or --all); name one');
     const circuit = circuits[0];

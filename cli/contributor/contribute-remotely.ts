@@ -33,7 +33,8 @@ import { readSemaphoreIdentity, signInWithSemaphore, type IdentitySource } from 
 import { askYesNo, InputInterrupted, interactive, readHiddenLine } from './terminal-input.ts';
 import type { TurnProtocol } from './turn-protocol.ts';
 
-export type SignInMethod = { kind: 'github' } | { kind: 'semaphore'; source: IdentitySource } | { kind: 'demo'; name: string };
+export type SignInMethod =
+  { kind: 'github' } | { kind: 'semaphore'; source: IdentitySource } | { kind: 'demo'; name: string };
 
 export interface RemoteContributeOptions {
   coordinator: string;
@@ -60,9 +61,16 @@ function coordinatorUrl(raw: string): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new CoordinatorError('usage.invalid_arguments', `--coordinator needs the coordinator's address (http:// or https://), not "${raw}"`);
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `--coordinator needs the coordinator's address (http:// or https://), not "${raw}"`,
+    );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CoordinatorError('usage.invalid_arguments', `--coordinator must be an http:// or https:// address, not ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `--coordinator must be an http:// or https:// address, not ${url.protocol}`,
+    );
   return url;
 }
 
@@ -84,7 +92,8 @@ async function removeDeadRunsLeftovers(): Promise<void> {
     try {
       process.kill(Number(pid), 0);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ESRCH') await rm(path.join(tmpdir(), name), { recursive: true, force: true });
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH')
+        await rm(path.join(tmpdir(), name), { recursive: true, force: true });
     }
   }
 }
@@ -94,7 +103,10 @@ function chosenCircuits(ceremony: CeremonyView, named: readonly string[]): strin
   const names = ceremony.circuits.map((c) => c.name);
   const unknown = named.filter((name) => !names.includes(name));
   if (unknown.length > 0) {
-    throw new CoordinatorError('usage.invalid_arguments', `this ceremony has no circuit ${unknown.map((n) => `"${n}"`).join(', ')}; it has ${names.join(', ')}`);
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `this ceremony has no circuit ${unknown.map((n) => `"${n}"`).join(', ')}; it has ${names.join(', ')}`,
+    );
   }
   return named.length === 0 ? names : names.filter((name) => named.includes(name));
 }
@@ -113,7 +125,9 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   let typedDigest: Buffer | undefined;
   if (options.entropyPrompt) {
     try {
-      const typed = await readHiddenLine('Type some random text for extra entropy (it is not shown, stored or sent), then Enter: ');
+      const typed = await readHiddenLine(
+        'Type some random text for extra entropy (it is not shown, stored or sent), then Enter: ',
+      );
       typedDigest = digestTypedEntropy(typed);
     } catch (error) {
       if (error instanceof InputInterrupted) return EXIT_FAILED;
@@ -167,7 +181,9 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
                 : `stopped (${why}); you were in no queue`,
         );
       } catch (error) {
-        ui.note(`could not tell the coordinator you left (${(error as Error).message}); your place expires with its turn`);
+        ui.note(
+          `could not tell the coordinator you left (${(error as Error).message}); your place expires with its turn`,
+        );
       }
       if (options.receipts && run && run.acceptedCircuits.length > 0) await writeReceipts().catch(() => {});
     }
@@ -185,7 +201,9 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     if (signal === 'SIGINT' && activity?.stage === 'turn' && interactive()) {
       asking = true;
       holdLive = true;
-      const yes = await askYesNo(`Leave the queue and give up your turn on ${activity.circuit}? The work on it is lost.`);
+      const yes = await askYesNo(
+        `Leave the queue and give up your turn on ${activity.circuit}? The work on it is lost.`,
+      );
       asking = false;
       holdLive = false;
       if (!yes) {
@@ -203,7 +221,9 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   let ceremony: CeremonyView;
   const writeReceipts = async (): Promise<boolean> => {
     const saved = await saveReceipts(client, ceremony.receiptPublicKey, options.receipts!);
-    ui.note(`saved ${saved.count} signed receipt${saved.count === 1 ? '' : 's'} to ${options.receipts} (${saved.badSignatures === 0 ? "each signature checked against the coordinator's published key" : `${saved.badSignatures} signature(s) do NOT verify against the coordinator's published key`})`);
+    ui.note(
+      `saved ${saved.count} signed receipt${saved.count === 1 ? '' : 's'} to ${options.receipts} (${saved.badSignatures === 0 ? "each signature checked against the coordinator's published key" : `${saved.badSignatures} signature(s) do NOT verify against the coordinator's published key`})`,
+    );
     return saved.badSignatures === 0;
   };
 
@@ -225,7 +245,9 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     const session = await signIn();
     signedIn = true;
     const who = session.principal;
-    ui.note(`signed in to ${ceremony.title ?? ceremony.id} as ${who.displayName} (${who.kind}${who.kind === 'semaphore' ? ', anonymous' : ''}); contributing to ${circuits.length === ceremony.circuits.length ? 'every circuit' : circuits.join(', ')}`);
+    ui.note(
+      `signed in to ${ceremony.title ?? ceremony.id} as ${who.displayName} (${who.kind}${who.kind === 'semaphore' ? ', anonymous' : ''}); contributing to ${circuits.length === ceremony.circuits.length ? 'every circuit' : circuits.join(', ')}`,
+    );
     await preparing;
 
     run = new ContributorRun({
@@ -264,7 +286,8 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   } finally {
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigterm);
-    // A curve still being built would start its threads after `ceremony` released the curve, and keep the process alive.
+    // A curve still being built would start its threads after `ceremony` released the curve,
+    // and keep the process alive.
     await preparing;
     renderer.close();
     removeWorkDir();

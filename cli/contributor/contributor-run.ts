@@ -154,14 +154,19 @@ export class ContributorRun {
   async run(): Promise<AcceptedCircuit[]> {
     const { client, signal } = this.options;
     let me = await this.me();
-    for (const contribution of me.contributions) if (contribution.status !== 'verifying') this.announced.add(contribution.id);
+    for (const contribution of me.contributions)
+      if (contribution.status !== 'verifying') this.announced.add(contribution.id);
     this.noteAccepted(me, true);
     if (!this.allAccepted(me)) me = await this.join();
     let nowhere = 0;
     for (;;) {
       if (signal.aborted) throw signal.reason;
       this.announceVerdicts(me);
-      if (this.mismatch) throw new RunFailure('contribution.invalid', 'an accepted contribution hash differs from the one computed here; tell the coordinator');
+      if (this.mismatch)
+        throw new RunFailure(
+          'contribution.invalid',
+          'an accepted contribution hash differs from the one computed here; tell the coordinator',
+        );
       this.noteAccepted(me, false);
       if (this.allAccepted(me)) {
         this.activityNow = { stage: 'done' };
@@ -188,18 +193,31 @@ export class ContributorRun {
       let pause: number;
       if (verifying) {
         this.activityNow = { stage: 'verifying', circuit: verifying.circuit };
-        this.options.ui.progress({ type: 'step', circuit: verifying.circuit, step: 'verifying: the coordinator is checking your contribution' });
+        this.options.ui.progress({
+          type: 'step',
+          circuit: verifying.circuit,
+          step: 'verifying: the coordinator is checking your contribution',
+        });
         pause = VERDICT_POLL_MS;
         nowhere = 0;
       } else if (waiting && waiting.state === 'waiting') {
         this.activityNow = { stage: 'waiting' };
         this.showWaiting(me, waiting);
-        pause = waiting.position <= NEXT_IN_LINE ? CLOSE_POLL_MS : waiting.position <= NEAR_FRONT ? NEAR_POLL_MS : FAR_POLL_MS;
+        pause =
+          waiting.position <= NEXT_IN_LINE
+            ? CLOSE_POLL_MS
+            : waiting.position <= NEAR_FRONT
+              ? NEAR_POLL_MS
+              : FAR_POLL_MS;
         nowhere = 0;
       } else {
         // In no queue, turn or verification, with circuits left: a verdict queued us nowhere (a
         // leave undone too late, a choice changed meanwhile). Join once more; twice nowhere ends the run.
-        if (++nowhere > 2) throw new RunFailure('lobby.not_queued', 'the coordinator keeps this contributor in no queue; run the command again');
+        if (++nowhere > 2)
+          throw new RunFailure(
+            'lobby.not_queued',
+            'the coordinator keeps this contributor in no queue; run the command again',
+          );
         me = await this.join();
         continue;
       }
@@ -209,7 +227,9 @@ export class ContributorRun {
   }
 
   private allAccepted(me: MeView): boolean {
-    return this.options.circuits.every((circuit) => me.status.circuits.find((c) => c.circuit === circuit)?.state === 'accepted');
+    return this.options.circuits.every(
+      (circuit) => me.status.circuits.find((c) => c.circuit === circuit)?.state === 'accepted',
+    );
   }
 
   /** Stops the run when the coordinator says it cannot go on: removed from the queue, or the ceremony closed. */
@@ -217,11 +237,17 @@ export class ContributorRun {
     const removed = me.status.removed;
     if (removed) {
       const why = removed.reason === 'missed_turns' ? 'after missed turns' : 'by the coordinator';
-      throw new RunFailure('lobby.not_queued', `your entry for ${removed.circuit} left the queue ${why}: ${removed.message}`);
+      throw new RunFailure(
+        'lobby.not_queued',
+        `your entry for ${removed.circuit} left the queue ${why}: ${removed.message}`,
+      );
     }
     if (me.phase === 'closed' || me.phase === 'finalising' || me.phase === 'finalised') {
       const words = terminalWords(me.phase === 'finalised' ? 'ceremony.finalised' : 'ceremony.not_open');
-      throw new RunFailure(me.phase === 'finalised' ? 'ceremony.finalised' : 'ceremony.not_open', `the ceremony is ${me.phase}: ${words.what}`);
+      throw new RunFailure(
+        me.phase === 'finalised' ? 'ceremony.finalised' : 'ceremony.not_open',
+        `the ceremony is ${me.phase}: ${words.what}`,
+      );
     }
   }
 
@@ -263,7 +289,10 @@ export class ContributorRun {
           this.unreachableSince = now;
           this.options.ui.note(`cannot reach the coordinator (${error.message}); trying again`);
         } else if (now - this.unreachableSince > UNREACHABLE_FOR_MS) {
-          throw new RunFailure('network', `the coordinator could not be reached for ${duration(now - this.unreachableSince)}: ${error.message}`);
+          throw new RunFailure(
+            'network',
+            `the coordinator could not be reached for ${duration(now - this.unreachableSince)}: ${error.message}`,
+          );
         }
         await sleep(Math.max(pause, (error.retryAfterSeconds ?? 0) * 1000), this.options.signal);
         pause = Math.min(pause * 2, 30_000);
@@ -275,8 +304,10 @@ export class ContributorRun {
     const serverNow = me.now;
     let where = `waiting: ${ordinal(waiting.position)} in line`;
     let when: string;
-    if (waiting.eligibleAt && waiting.eligibleAt > serverNow) when = `after a missed turn, eligible again in ${duration(waiting.eligibleAt - serverNow)}`;
-    else if (me.phase === 'paused' || me.phase === 'setup') when = `no turn starts until the coordinator ${me.phase === 'paused' ? 'reopens' : 'opens'} the ceremony`;
+    if (waiting.eligibleAt && waiting.eligibleAt > serverNow)
+      when = `after a missed turn, eligible again in ${duration(waiting.eligibleAt - serverNow)}`;
+    else if (me.phase === 'paused' || me.phase === 'setup')
+      when = `no turn starts until the coordinator ${me.phase === 'paused' ? 'reopens' : 'opens'} the ceremony`;
     else when = `your turn in about ${duration(waiting.etaMs)}`;
     if (waiting.position === 1) where = 'waiting: next in line';
     const line = `${where} · ${when}`;
@@ -290,7 +321,12 @@ export class ContributorRun {
   /** One stdout line per accepted chosen circuit: those accepted before this run, said once at its start. */
   private noteAccepted(me: MeView, beforeRun: boolean): void {
     for (const progress of me.status.circuits) {
-      if (progress.state !== 'accepted' || !this.options.circuits.includes(progress.circuit) || this.accepted.has(progress.circuit)) continue;
+      if (
+        progress.state !== 'accepted' ||
+        !this.options.circuits.includes(progress.circuit) ||
+        this.accepted.has(progress.circuit)
+      )
+        continue;
       const entry = { circuit: progress.circuit, index: progress.index, contributionHash: progress.contributionHash };
       this.accepted.set(progress.circuit, entry);
       if (beforeRun) this.options.ui.note(`${progress.circuit}: already accepted (contribution #${progress.index})`);
@@ -300,7 +336,9 @@ export class ContributorRun {
 
   /** Says every verdict that arrived since the last poll, in plain words; counts refusals. */
   private announceVerdicts(me: MeView): void {
-    const fresh = me.contributions.filter((c) => c.status !== 'verifying' && !this.announced.has(c.id)).sort((a, b) => a.createdAt - b.createdAt);
+    const fresh = me.contributions
+      .filter((c) => c.status !== 'verifying' && !this.announced.has(c.id))
+      .sort((a, b) => a.createdAt - b.createdAt);
     for (const contribution of fresh) {
       this.announced.add(contribution.id);
       this.announceVerdict(contribution);
@@ -312,10 +350,13 @@ export class ContributorRun {
     const { ui } = this.options;
     if (contribution.status === 'accepted') {
       const local = this.localHashes.get(circuit);
-      const matches = local === undefined ? '' : local === contribution.contributionHash ? '; it matches the hash computed here' : '';
+      const matches =
+        local === undefined ? '' : local === contribution.contributionHash ? '; it matches the hash computed here' : '';
       ui.note(`${circuit}: accepted as contribution #${contribution.index}${matches}`);
       if (local !== undefined && local !== contribution.contributionHash) {
-        ui.note(`${circuit}: the accepted hash ${contribution.contributionHash} is NOT the one computed here (${local}): tell the coordinator`);
+        ui.note(
+          `${circuit}: the accepted hash ${contribution.contributionHash} is NOT the one computed here (${local}): tell the coordinator`,
+        );
         this.mismatch = true;
       }
       ui.progress({ type: 'finished', circuit });
@@ -329,12 +370,16 @@ export class ContributorRun {
     ui.note(`${circuit}: ${contribution.status === 'discarded' ? 'not added' : 'refused'} [${code}]: ${words.what}`);
     if (contribution.message) ui.note(`  the coordinator says: ${contribution.message}`);
     if (counted && attempts >= this.options.maxAttempts) {
-      throw new RunFailure(code, `${circuit} was refused ${attempts} time${attempts === 1 ? '' : 's'} (the limit, --max-attempts); leaving the queue`, true);
+      throw new RunFailure(
+        code,
+        `${circuit} was refused ${attempts} time${attempts === 1 ? '' : 's'} (the limit, --max-attempts); leaving the queue`,
+        true,
+      );
     }
     ui.note(`  what happens next: ${words.next}`);
   }
 
-  /** One turn: heartbeats around the protocol's download → contribute → upload. False: it ended without an upload. */
+  /** One turn: heartbeats around the protocol's download → contribute → upload. False: no upload was made. */
   private async takeTurn(circuit: string): Promise<boolean> {
     const { client, ui, signal } = this.options;
     this.activityNow = { stage: 'turn', circuit };
@@ -346,7 +391,10 @@ export class ContributorRun {
         await client.request('POST', `/api/circuits/${encodeURIComponent(circuit)}/heartbeat`);
       } catch (error) {
         // The turn is gone (deadline passed, the coordinator took it): stop working on it.
-        if (error instanceof CoordinatorApiError && (error.code === 'lobby.not_your_turn' || error.code === 'lobby.already_contributed')) {
+        if (
+          error instanceof CoordinatorApiError &&
+          (error.code === 'lobby.not_your_turn' || error.code === 'lobby.already_contributed')
+        ) {
           turn.abort(error);
         }
         // Anything else (a dropped connection): the next beat, 30 s later, tries again.
@@ -378,7 +426,8 @@ export class ContributorRun {
       }
       this.turnFailuresInARow = 0;
       this.localHashes.set(circuit, result.contributionHash);
-      const resumed = result.resumedFrom > 0 ? ` (resumed at byte ${result.resumedFrom} after a dropped connection)` : '';
+      const resumed =
+        result.resumedFrom > 0 ? ` (resumed at byte ${result.resumedFrom} after a dropped connection)` : '';
       const { downloadMs, computeMs, uploadMs } = result.timings;
       const took = `download ${seconds(downloadMs)}, contribution ${seconds(computeMs)}, upload ${seconds(uploadMs)}`;
       ui.note(`${circuit}: uploaded${resumed} (${took}); your contribution hash is ${result.contributionHash}`);
@@ -400,7 +449,11 @@ export class ContributorRun {
     }
     if (error.code === 'network' || error.status >= 500) {
       if (++this.turnFailuresInARow >= TURN_FAILURES_IN_A_ROW) {
-        throw new RunFailure('network', `${circuit}: the turn broke off ${this.turnFailuresInARow} times in a row (${error.message}); leaving the queue`, true);
+        throw new RunFailure(
+          'network',
+          `${circuit}: the turn broke off ${this.turnFailuresInARow} times in a row (${error.message}); leaving the queue`,
+          true,
+        );
       }
       ui.note(`${circuit}: the turn was interrupted (${error.message}); trying again while the turn lasts`);
       return;
@@ -409,7 +462,12 @@ export class ContributorRun {
     const attempts = (this.attempts.get(circuit) ?? 0) + 1;
     this.attempts.set(circuit, attempts);
     ui.note(`${circuit}: the upload was refused [${error.code}]: ${words.what}`);
-    if (attempts >= this.options.maxAttempts) throw new RunFailure(error.code, `${circuit} was refused ${attempts} times (the limit, --max-attempts); leaving the queue`, true);
+    if (attempts >= this.options.maxAttempts)
+      throw new RunFailure(
+        error.code,
+        `${circuit} was refused ${attempts} times (the limit, --max-attempts); leaving the queue`,
+        true,
+      );
     ui.note(`  what happens next: ${words.next}`);
   }
 }

@@ -40,12 +40,22 @@ export async function apiErrorOf(response: Response, what: string): Promise<Coor
   try {
     const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
     if (typeof body.error?.code === 'string') {
-      return new CoordinatorApiError(response.status, body.error.code, `${what}: ${String(body.error.message ?? '')}`, retryAfterSeconds);
+      return new CoordinatorApiError(
+        response.status,
+        body.error.code,
+        `${what}: ${String(body.error.message ?? '')}`,
+        retryAfterSeconds,
+      );
     }
   } catch {
     // not JSON: a proxy's page, say
   }
-  return new CoordinatorApiError(response.status, `http.${response.status}`, `${what}: HTTP ${response.status} ${text.slice(0, 200)}`.trim(), retryAfterSeconds);
+  return new CoordinatorApiError(
+    response.status,
+    `http.${response.status}`,
+    `${what}: HTTP ${response.status} ${text.slice(0, 200)}`.trim(),
+    retryAfterSeconds,
+  );
 }
 
 export class CoordinatorClient {
@@ -64,14 +74,21 @@ export class CoordinatorClient {
 
   /** The headers that carry the session (cookie, CSRF token), for requests made elsewhere (tus). */
   sessionHeaders(): Record<string, string> {
-    return { ...(this.cookie ? { cookie: this.cookie } : {}), ...(this.csrfToken ? { 'x-csrf-token': this.csrfToken } : {}) };
+    return {
+      ...(this.cookie ? { cookie: this.cookie } : {}),
+      ...(this.csrfToken ? { 'x-csrf-token': this.csrfToken } : {}),
+    };
   }
 
   /**
    * A request to the coordinator with the session; resolves with the raw response when it is a
    * success (2xx), else rejects with its refusal. The caller reads (or cancels) the body.
    */
-  async fetch(method: string, route: string, init: { body?: unknown; signal?: AbortSignal; timeoutMs?: number } = {}): Promise<Response> {
+  async fetch(
+    method: string,
+    route: string,
+    init: { body?: unknown; signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<Response> {
     const headers: Record<string, string> = { ...this.sessionHeaders() };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     const timeoutMs = init.timeoutMs ?? this.requestTimeoutMs;
@@ -79,11 +96,21 @@ export class CoordinatorClient {
     const signal = timeout && init.signal ? AbortSignal.any([timeout, init.signal]) : (timeout ?? init.signal);
     let response: Response;
     try {
-      response = await fetch(`${this.baseUrl}${route}`, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), signal, redirect: 'manual' });
+      response = await fetch(`${this.baseUrl}${route}`, {
+        method,
+        headers,
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        signal,
+        redirect: 'manual',
+      });
     } catch (error) {
       if (init.signal?.aborted) throw error;
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new CoordinatorApiError(0, 'network', `${method} ${route}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
+      throw new CoordinatorApiError(
+        0,
+        'network',
+        `${method} ${route}: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
+      );
     }
     this.keepSession(response);
     if (response.status < 200 || response.status >= 300) throw await apiErrorOf(response, `${method} ${route}`);

@@ -52,7 +52,10 @@ export class FullFileTurn implements TurnProtocol {
 
   /** Loads snarkjs and builds the curve ahead of the first turn (both take a second or so). */
   async prepare(): Promise<void> {
-    const [{ getBn128 }] = await Promise.all([import('../../core/crypto/bn128.ts'), import('../../core/kernel/contribute-fast.ts')]);
+    const [{ getBn128 }] = await Promise.all([
+      import('../../core/crypto/bn128.ts'),
+      import('../../core/kernel/contribute-fast.ts'),
+    ]);
     await getBn128();
   }
 
@@ -68,9 +71,16 @@ export class FullFileTurn implements TurnProtocol {
 
       started = Date.now();
       const workers = this.options.workers ?? availableParallelism();
-      request.progress({ type: 'step', circuit, step: `computing your contribution (kernel on ${workers} thread${workers === 1 ? '' : 's'})` });
+      request.progress({
+        type: 'step',
+        circuit,
+        step: `computing your contribution (kernel on ${workers} thread${workers === 1 ? '' : 's'})`,
+      });
       const { contributeFast } = await import('../../core/kernel/contribute-fast.ts');
-      const made = await contributeFast(headPath, nextPath, request.name, request.entropy(), { workers, logger: snarkjsProgressLogger(request.progress, circuit) });
+      const made = await contributeFast(headPath, nextPath, request.name, request.entropy(), {
+        workers,
+        logger: snarkjsProgressLogger(request.progress, circuit),
+      });
       if (signal.aborted) throw abortError(signal);
       const computeMs = Date.now() - started;
       await rm(headPath, { force: true });
@@ -94,11 +104,17 @@ export class FullFileTurn implements TurnProtocol {
   private async download(request: TurnRequest, target: string): Promise<number> {
     const { circuit, headIndex, signal } = request;
     request.progress({ type: 'step', circuit, step: `your turn: downloading contribution ${headIndex}` });
-    const response = await this.options.client.fetch('GET', `/api/circuits/${encodeURIComponent(circuit)}/zkeys/${headIndex}`, { signal, timeoutMs: Infinity });
+    const response = await this.options.client.fetch(
+      'GET',
+      `/api/circuits/${encodeURIComponent(circuit)}/zkeys/${headIndex}`,
+      { signal, timeoutMs: Infinity },
+    );
     const total = Number(response.headers.get('content-length')) || 0;
     const hash = createHash(FILE_HASH_ALGORITHM);
     let received = 0;
-    const report = throttled((done) => request.progress({ type: 'count', circuit, part: 'download', done, total: Math.max(total, done) }));
+    const report = throttled((done) =>
+      request.progress({ type: 'count', circuit, part: 'download', done, total: Math.max(total, done) }),
+    );
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         received += chunk.length;
@@ -108,22 +124,40 @@ export class FullFileTurn implements TurnProtocol {
       },
     });
     try {
-      await pipeline(Readable.fromWeb(response.body as never), counter, createWriteStream(target, { mode: 0o600 }), { signal });
+      await pipeline(Readable.fromWeb(response.body as never), counter, createWriteStream(target, { mode: 0o600 }), {
+        signal,
+      });
     } catch (error) {
       if (signal.aborted) throw abortError(signal);
-      throw new CoordinatorApiError(0, 'network', `the download of ${circuit} #${headIndex} broke off after ${received} bytes: ${(error as Error).message}`);
+      throw new CoordinatorApiError(
+        0,
+        'network',
+        `the download of ${circuit} #${headIndex} broke off after ${received} bytes: ${(error as Error).message}`,
+      );
     }
     report(received, true);
-    if (total && received !== total) throw new CoordinatorApiError(0, 'network', `the download of ${circuit} #${headIndex} ended after ${received} of ${total} bytes`);
+    if (total && received !== total)
+      throw new CoordinatorApiError(
+        0,
+        'network',
+        `the download of ${circuit} #${headIndex} ended after ${received} of ${total} bytes`,
+      );
     if (request.headFileHash && hash.digest('hex') !== request.headFileHash) {
       // Damaged on the way (or not the key the transcript records): contributing to it would only
       // be refused. The run takes the turn again with a fresh download.
-      throw new CoordinatorApiError(0, 'network', `the downloaded ${circuit} #${headIndex} does not match the transcript's file hash (damaged on the way)`);
+      throw new CoordinatorApiError(
+        0,
+        'network',
+        `the downloaded ${circuit} #${headIndex} does not match the transcript's file hash (damaged on the way)`,
+      );
     }
     return received;
   }
 
-  private async upload(request: TurnRequest, file: string): Promise<{ contributionId: string | undefined; bytes: number; resumedFrom: number }> {
+  private async upload(
+    request: TurnRequest,
+    file: string,
+  ): Promise<{ contributionId: string | undefined; bytes: number; resumedFrom: number }> {
     const { circuit, signal } = request;
     const { size } = await stat(file);
     request.progress({ type: 'step', circuit, step: 'uploading your contribution' });
@@ -164,15 +198,29 @@ export class FullFileTurn implements TurnProtocol {
         onError: (error) => {
           const response = (error as tus.DetailedError).originalResponse;
           if (signal.aborted) return reject(abortError(signal));
-          if (!response) return reject(new CoordinatorApiError(0, 'network', `the upload of ${circuit} failed: ${error.message}`));
+          if (!response)
+            return reject(new CoordinatorApiError(0, 'network', `the upload of ${circuit} failed: ${error.message}`));
           const body = response.getBody() ?? '';
           try {
             const parsed = JSON.parse(body) as { error?: { code?: string; message?: string } };
-            if (parsed.error?.code) return reject(new CoordinatorApiError(response.getStatus(), parsed.error.code, `upload of ${circuit}: ${parsed.error.message ?? ''}`));
+            if (parsed.error?.code)
+              return reject(
+                new CoordinatorApiError(
+                  response.getStatus(),
+                  parsed.error.code,
+                  `upload of ${circuit}: ${parsed.error.message ?? ''}`,
+                ),
+              );
           } catch {
             // not our JSON: fall through
           }
-          reject(new CoordinatorApiError(response.getStatus(), `http.${response.getStatus()}`, `upload of ${circuit}: HTTP ${response.getStatus()} ${body.slice(0, 200)}`));
+          reject(
+            new CoordinatorApiError(
+              response.getStatus(),
+              `http.${response.getStatus()}`,
+              `upload of ${circuit}: HTTP ${response.getStatus()} ${body.slice(0, 200)}`,
+            ),
+          );
         },
         onSuccess: () => {
           signal.removeEventListener('abort', terminate);

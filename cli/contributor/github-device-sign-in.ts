@@ -32,19 +32,32 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-export async function signInWithGithubDevice(client: CoordinatorClient, tell: (line: string) => void, signal?: AbortSignal): Promise<SignedIn> {
+export async function signInWithGithubDevice(
+  client: CoordinatorClient,
+  tell: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<SignedIn> {
   const start = await client.request<DeviceSignInStart>('POST', '/auth/github/device', undefined, { signal });
   const minutes = Math.max(1, Math.round(start.expiresInSeconds / 60));
   tell(`To sign in with GitHub, open ${start.verificationUri} in a browser and enter the code ${start.userCode}`);
-  tell(`(waiting for you to authorize the ceremony there; the code expires in ${minutes} minute${minutes === 1 ? '' : 's'})`);
+  tell(
+    `(waiting for you to authorize the ceremony there; the code expires in ${minutes} minute${minutes === 1 ? '' : 's'})`,
+  );
   let intervalSeconds = start.intervalSeconds;
   // The coordinator says when the code expired; if it cannot be reached by then, we say it.
   const deadline = Date.now() + start.expiresInSeconds * 1000;
   for (;;) {
     await sleep(intervalSeconds * 1000, signal);
-    if (Date.now() > deadline) throw new CoordinatorApiError(410, 'auth.device_expired', 'the GitHub sign-in code expired before the sign-in completed');
+    if (Date.now() > deadline)
+      throw new CoordinatorApiError(
+        410,
+        'auth.device_expired',
+        'the GitHub sign-in code expired before the sign-in completed',
+      );
     try {
-      return client.signedIn(await client.request<SignedIn>('POST', '/auth/github/device/poll', { handle: start.handle }, { signal }));
+      return client.signedIn(
+        await client.request<SignedIn>('POST', '/auth/github/device/poll', { handle: start.handle }, { signal }),
+      );
     } catch (error) {
       if (!(error instanceof CoordinatorApiError)) throw error;
       if (error.code === 'auth.device_pending') continue;

@@ -19,7 +19,11 @@ export interface SavedReceipts {
   badSignatures: number;
 }
 
-export async function saveReceipts(client: CoordinatorClient, receiptPublicKey: string, file: string): Promise<SavedReceipts> {
+export async function saveReceipts(
+  client: CoordinatorClient,
+  receiptPublicKey: string,
+  file: string,
+): Promise<SavedReceipts> {
   const answer = await client.request<ReceiptsAnswer>('GET', '/api/me/receipts');
   let badSignatures = 0;
   for (const receipt of answer.receipts) {

@@ -32,12 +32,20 @@ export async function readSemaphoreIdentity(source: IdentitySource): Promise<str
   let exported: string | undefined;
   if ('file' in source) {
     exported = await readFile(source.file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') throw new CoordinatorError('input.file_not_found', `no Semaphore identity file at ${source.file}`);
-      throw new CoordinatorError('input.invalid', `cannot read the Semaphore identity file ${source.file} (${error.code ?? error.message})`);
+      if (error.code === 'ENOENT')
+        throw new CoordinatorError('input.file_not_found', `no Semaphore identity file at ${source.file}`);
+      throw new CoordinatorError(
+        'input.invalid',
+        `cannot read the Semaphore identity file ${source.file} (${error.code ?? error.message})`,
+      );
     });
   } else {
     exported = process.env[source.envVar];
-    if (!exported) throw new CoordinatorError('usage.invalid_arguments', `the environment variable ${source.envVar} is not set (it should hold an exported Semaphore identity)`);
+    if (!exported)
+      throw new CoordinatorError(
+        'usage.invalid_arguments',
+        `the environment variable ${source.envVar} is not set (it should hold an exported Semaphore identity)`,
+      );
   }
   exported = exported.trim();
   const { Identity } = await import('@semaphore-protocol/identity');
@@ -48,7 +56,10 @@ export async function readSemaphoreIdentity(source: IdentitySource): Promise<str
   } catch {
     // Never echo what was read: it may be a secret in the wrong format.
     const where = 'file' in source ? `the file ${source.file}` : `the variable ${source.envVar}`;
-    throw new CoordinatorError('input.invalid', `${where} does not hold an exported Semaphore identity (a base64 private key, as the page's "export" gives it)`);
+    throw new CoordinatorError(
+      'input.invalid',
+      `${where} does not hold an exported Semaphore identity (a base64 private key, as the page's "export" gives it)`,
+    );
   }
   return exported;
 }
@@ -75,7 +86,9 @@ async function downloadedArtifacts(client: CoordinatorClient, depth: number): Pr
   try {
     const files = { wasm: path.join(dir, 'circuit.wasm'), zkey: path.join(dir, 'circuit.zkey') };
     for (const [kind, file] of Object.entries(files)) {
-      const response = await client.fetch('GET', `/semaphore-artifacts/semaphore-${depth}.${kind}`, { timeoutMs: 120_000 });
+      const response = await client.fetch('GET', `/semaphore-artifacts/semaphore-${depth}.${kind}`, {
+        timeoutMs: 120_000,
+      });
       await pipeline(Readable.fromWeb(response.body as never), createWriteStream(file, { mode: 0o600 }));
     }
     return { ...files, cleanup: () => rm(dir, { recursive: true, force: true }) };
@@ -85,17 +98,28 @@ async function downloadedArtifacts(client: CoordinatorClient, depth: number): Pr
   }
 }
 
-export async function signInWithSemaphore(client: CoordinatorClient, exported: string, tell: (line: string) => void): Promise<SignedIn> {
+export async function signInWithSemaphore(
+  client: CoordinatorClient,
+  exported: string,
+  tell: (line: string) => void,
+): Promise<SignedIn> {
   const [{ Identity }, { Group }, { generateProof, verifyProof }] = await Promise.all([
     import('@semaphore-protocol/identity'),
     import('@semaphore-protocol/group'),
     import('@semaphore-protocol/proof'),
   ]);
   const identity = Identity.import(exported);
-  const group = await client.request<{ members: string[]; root: string; scope: string }>('GET', '/auth/semaphore/group');
+  const group = await client.request<{ members: string[]; root: string; scope: string }>(
+    'GET',
+    '/auth/semaphore/group',
+  );
   if (!group.members.includes(identity.commitment.toString())) {
     // What the page says, before any proof is made: the coordinator would refuse it for its root.
-    throw new CoordinatorApiError(403, 'auth.unknown_root', `this identity's commitment (${identity.commitment}) is not in the ceremony's group yet`);
+    throw new CoordinatorApiError(
+      403,
+      'auth.unknown_root',
+      `this identity's commitment (${identity.commitment}) is not in the ceremony's group yet`,
+    );
   }
   const members = new Group(group.members.map((member) => BigInt(member)));
   const depth = Math.max(1, members.depth);
@@ -103,9 +127,16 @@ export async function signInWithSemaphore(client: CoordinatorClient, exported: s
   try {
     const challenge = await client.request<{ challenge: string; scope: string }>('POST', '/auth/semaphore/challenge');
     tell('proving your membership of the group here (a few seconds)…');
-    const proof = await generateProof(identity, members, challenge.challenge, challenge.scope, depth, { wasm: artifacts.wasm, zkey: artifacts.zkey });
+    const proof = await generateProof(identity, members, challenge.challenge, challenge.scope, depth, {
+      wasm: artifacts.wasm,
+      zkey: artifacts.zkey,
+    });
     if (!(await verifyProof(proof))) {
-      throw new CoordinatorApiError(0, 'auth.invalid_proof', 'the membership proof made here does not verify against Semaphore’s own key; the proving files may be damaged');
+      throw new CoordinatorApiError(
+        0,
+        'auth.invalid_proof',
+        'the membership proof made here does not verify against Semaphore’s own key; the proving files may be damaged',
+      );
     }
     return client.signedIn(await client.request<SignedIn>('POST', '/auth/semaphore', { proof }));
   } finally {

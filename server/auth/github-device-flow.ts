@@ -73,7 +73,11 @@ const deviceCodeAnswer = z.object({
 
 const tokenAnswer = z.union([
   z.object({ access_token: z.string().min(1) }),
-  z.object({ error: z.string(), error_description: z.string().optional(), interval: z.number().int().positive().optional() }),
+  z.object({
+    error: z.string(),
+    error_description: z.string().optional(),
+    interval: z.number().int().positive().optional(),
+  }),
 ]);
 
 const pollBody = z.object({ handle: z.string().regex(/^[A-Za-z0-9_-]{20,100}$/) }).strict();
@@ -103,7 +107,8 @@ async function postToGithub(url: string, form: Record<string, string>): Promise<
     throw new CoordinatorError('auth.github_failed', 'GitHub could not be reached; try again in a moment');
   }
   const body = await response.json().catch(() => undefined);
-  if (body === undefined) throw new CoordinatorError('auth.github_failed', `GitHub answered ${response.status} without JSON`);
+  if (body === undefined)
+    throw new CoordinatorError('auth.github_failed', `GitHub answered ${response.status} without JSON`);
   return body;
 }
 
@@ -111,13 +116,21 @@ async function readProfile(url: string, token: string): Promise<unknown> {
   let response: Response;
   try {
     response = await fetch(url, {
-      headers: { authorization: `Bearer ${token}`, accept: 'application/vnd.github+json', 'user-agent': 'phase2-ceremony-coordinator' },
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: 'application/vnd.github+json',
+        'user-agent': 'phase2-ceremony-coordinator',
+      },
       signal: AbortSignal.timeout(GITHUB_TIMEOUT_MS),
     });
   } catch {
-    throw new CoordinatorError('auth.github_failed', 'GitHub could not be reached for the profile; try again in a moment');
+    throw new CoordinatorError(
+      'auth.github_failed',
+      'GitHub could not be reached for the profile; try again in a moment',
+    );
   }
-  if (!response.ok) throw new CoordinatorError('auth.github_failed', `GitHub refused to read the profile (${response.status})`);
+  if (!response.ok)
+    throw new CoordinatorError('auth.github_failed', `GitHub refused to read the profile (${response.status})`);
   return response.json().catch(() => {
     throw new CoordinatorError('auth.github_failed', 'GitHub answered the profile without JSON');
   });
@@ -133,8 +146,12 @@ export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router
     insert: db.prepare<[string, string, number, number, number]>(
       'INSERT INTO auth_github_devices (handle_hash, device_code, interval_ms, next_poll_at, expires_at) VALUES (?, ?, ?, ?, ?)',
     ),
-    find: db.prepare<[string], DeviceRow>('SELECT device_code, interval_ms, next_poll_at, expires_at FROM auth_github_devices WHERE handle_hash = ?'),
-    setPolled: db.prepare<[number, number, string]>('UPDATE auth_github_devices SET interval_ms = ?, next_poll_at = ? WHERE handle_hash = ?'),
+    find: db.prepare<[string], DeviceRow>(
+      'SELECT device_code, interval_ms, next_poll_at, expires_at FROM auth_github_devices WHERE handle_hash = ?',
+    ),
+    setPolled: db.prepare<[number, number, string]>(
+      'UPDATE auth_github_devices SET interval_ms = ?, next_poll_at = ? WHERE handle_hash = ?',
+    ),
     remove: db.prepare<[string]>('DELETE FROM auth_github_devices WHERE handle_hash = ?'),
   };
 
@@ -144,20 +161,31 @@ export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router
     const now = clock.now();
     statements.sweep.run(now);
     if (statements.count.get()!.n >= MAX_DEVICE_SIGN_INS) {
-      throw new CoordinatorError('rate.limited', 'Too many GitHub sign-ins are in progress; try again shortly', { retryAfterSeconds: 60 });
+      throw new CoordinatorError('rate.limited', 'Too many GitHub sign-ins are in progress; try again shortly', {
+        retryAfterSeconds: 60,
+      });
     }
     const answer = await postToGithub(github.deviceCodeUrl, { client_id: github.clientId, scope: '' });
     const parsed = deviceCodeAnswer.safeParse(answer);
     if (!parsed.success) {
       const error = (answer as { error?: unknown }).error;
       // e.g. device_flow_disabled: the OAuth App does not allow the device flow.
-      throw new CoordinatorError('auth.github_failed', `GitHub did not start the device sign-in${typeof error === 'string' ? ` (${error.slice(0, 100)})` : ''}`);
+      throw new CoordinatorError(
+        'auth.github_failed',
+        `GitHub did not start the device sign-in${typeof error === 'string' ? ` (${error.slice(0, 100)})` : ''}`,
+      );
     }
     const code = parsed.data;
     const intervalMs = (code.interval ?? DEFAULT_INTERVAL_S) * 1000;
     const expiresAt = clock.now() + Math.min(code.expires_in * 1000, LONGEST_DEVICE_CODE_MS);
     const handle = randomBytes(32).toString('base64url');
-    statements.insert.run(hashHandle(handle), code.device_code, intervalMs, clock.now() + intervalMs - POLL_TOLERANCE_MS, expiresAt);
+    statements.insert.run(
+      hashHandle(handle),
+      code.device_code,
+      intervalMs,
+      clock.now() + intervalMs - POLL_TOLERANCE_MS,
+      expiresAt,
+    );
     const start: DeviceSignInStart = {
       handle,
       userCode: code.user_code,
@@ -170,43 +198,66 @@ export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router
 
   router.post('/github/device/poll', async (req, res) => {
     const body = pollBody.safeParse(req.body ?? {});
-    if (!body.success) throw new CoordinatorError('request.invalid', 'Expected { handle } as answered by POST /auth/github/device');
+    if (!body.success)
+      throw new CoordinatorError('request.invalid', 'Expected { handle } as answered by POST /auth/github/device');
     const key = hashHandle(body.data.handle);
     const row = statements.find.get(key);
     const now = clock.now();
     if (!row || row.expires_at <= now) {
       if (row) statements.remove.run(key);
-      throw new CoordinatorError('auth.device_expired', 'This GitHub sign-in code is unknown, expired or already used; start the sign-in again');
+      throw new CoordinatorError(
+        'auth.device_expired',
+        'This GitHub sign-in code is unknown, expired or already used; start the sign-in again',
+      );
     }
     const intervalSeconds = row.interval_ms / 1000;
     if (now < row.next_poll_at) {
-      throw new CoordinatorError('auth.device_slow_down', `Poll at most every ${intervalSeconds} s`, { retryAfterSeconds: intervalSeconds });
+      throw new CoordinatorError('auth.device_slow_down', `Poll at most every ${intervalSeconds} s`, {
+        retryAfterSeconds: intervalSeconds,
+      });
     }
     statements.setPolled.run(row.interval_ms, now + row.interval_ms - POLL_TOLERANCE_MS, key);
 
-    const answer = tokenAnswer.safeParse(await postToGithub(github.tokenUrl, { client_id: github.clientId, device_code: row.device_code, grant_type: DEVICE_GRANT }));
-    if (!answer.success) throw new CoordinatorError('auth.github_failed', 'GitHub answered the device sign-in with something unexpected');
+    const answer = tokenAnswer.safeParse(
+      await postToGithub(github.tokenUrl, {
+        client_id: github.clientId,
+        device_code: row.device_code,
+        grant_type: DEVICE_GRANT,
+      }),
+    );
+    if (!answer.success)
+      throw new CoordinatorError('auth.github_failed', 'GitHub answered the device sign-in with something unexpected');
     if ('error' in answer.data) {
       const { error, interval } = answer.data;
       switch (error) {
         case 'authorization_pending':
-          throw new CoordinatorError('auth.device_pending', 'Not authorized at GitHub yet', { retryAfterSeconds: intervalSeconds });
+          throw new CoordinatorError('auth.device_pending', 'Not authorized at GitHub yet', {
+            retryAfterSeconds: intervalSeconds,
+          });
         case 'slow_down': {
           // RFC 8628: the interval grows by 5 s; GitHub names the new one.
           const slower = Math.max(interval ?? 0, intervalSeconds + 5) * 1000;
           statements.setPolled.run(slower, now + slower - POLL_TOLERANCE_MS, key);
-          throw new CoordinatorError('auth.device_slow_down', `Poll at most every ${slower / 1000} s`, { retryAfterSeconds: slower / 1000 });
+          throw new CoordinatorError('auth.device_slow_down', `Poll at most every ${slower / 1000} s`, {
+            retryAfterSeconds: slower / 1000,
+          });
         }
         case 'expired_token':
         case 'incorrect_device_code':
           statements.remove.run(key);
-          throw new CoordinatorError('auth.device_expired', 'The GitHub sign-in code expired before it was authorized; start the sign-in again');
+          throw new CoordinatorError(
+            'auth.device_expired',
+            'The GitHub sign-in code expired before it was authorized; start the sign-in again',
+          );
         case 'access_denied':
           statements.remove.run(key);
           throw new CoordinatorError('auth.device_denied', 'The authorization was cancelled at GitHub');
         default:
           statements.remove.run(key);
-          throw new CoordinatorError('auth.github_failed', `GitHub refused the device sign-in (${error.slice(0, 100)})`);
+          throw new CoordinatorError(
+            'auth.github_failed',
+            `GitHub refused the device sign-in (${error.slice(0, 100)})`,
+          );
       }
     }
     // Authorized: the handle is spent whatever the profile says.

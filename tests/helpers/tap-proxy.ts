@@ -57,14 +57,17 @@ export async function startTapProxy(target: string): Promise<TapProxy> {
     const rule = rules.find((r) => !r.fired && r.method === req.method && r.path.test(path));
     if (rule) rule.fired = true;
 
-    const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path, headers: req.headers }, async (answer) => {
-      if (rule?.action === 'holdResponse') {
-        rule.fire();
-        await rule.released;
-      }
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const forward = http.request(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path, headers: req.headers },
+      async (answer) => {
+        if (rule?.action === 'holdResponse') {
+          rule.fire();
+          await rule.released;
+        }
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     forward.on('error', () => res.destroy());
     req.on('close', () => {
       // The client went away (killed, or the connection cut): so does the request upstream.
@@ -76,7 +79,14 @@ export async function startTapProxy(target: string): Promise<TapProxy> {
       transform(chunk: Buffer, _encoding, callback) {
         const start = seen;
         seen += chunk.length;
-        if (!rule || rule.action === 'holdResponse' || rule.atByte === undefined || seen <= rule.atByte || start > rule.atByte) return callback(null, chunk);
+        if (
+          !rule ||
+          rule.action === 'holdResponse' ||
+          rule.atByte === undefined ||
+          seen <= rule.atByte ||
+          start > rule.atByte
+        )
+          return callback(null, chunk);
         const at = rule.atByte - start;
         if (rule.action === 'corrupt') {
           const damaged = Buffer.from(chunk);

@@ -11,7 +11,15 @@ const DAY = 24 * 60 * 60 * 1000;
 const clock = new ManualClock(Date.UTC(2026, 6, 1));
 
 function profile(overrides: Partial<GithubProfile> = {}): GithubProfile {
-  return { id: 5151, login: 'dana', followers: 1, following: 5, public_repos: 2, created_at: new Date(clock.now() - 30 * DAY).toISOString(), ...overrides };
+  return {
+    id: 5151,
+    login: 'dana',
+    followers: 1,
+    following: 5,
+    public_repos: 2,
+    created_at: new Date(clock.now() - 30 * DAY).toISOString(),
+    ...overrides,
+  };
 }
 
 interface Started {
@@ -55,7 +63,8 @@ describe('GitHub device-flow sign-in', () => {
     return (await response.json()) as Started;
   }
 
-  const poll = (browser: Browser, handle: string): Promise<Response> => browser.post(`${server.url}/auth/github/device/poll`, { handle });
+  const poll = (browser: Browser, handle: string): Promise<Response> =>
+    browser.post(`${server.url}/auth/github/device/poll`, { handle });
 
   it('answers a user code and where to enter it; the coordinator asked GitHub with its own client id', async () => {
     const before = github.deviceCodeRequests().length;
@@ -68,7 +77,10 @@ describe('GitHub device-flow sign-in', () => {
     assert.equal(request.client_id, github.clientId);
     assert.equal(request.client_secret, undefined, 'the device flow sends no client secret');
     // The handle is stored only as a hash.
-    const rows = server.db.prepare('SELECT handle_hash, device_code FROM auth_github_devices').all() as Array<{ handle_hash: string; device_code: string }>;
+    const rows = server.db.prepare('SELECT handle_hash, device_code FROM auth_github_devices').all() as Array<{
+      handle_hash: string;
+      device_code: string;
+    }>;
     assert.ok(rows.length > 0 && rows.every((row) => row.handle_hash !== started.handle));
   });
 
@@ -82,10 +94,16 @@ describe('GitHub device-flow sign-in', () => {
     assert.equal(await github.actOnDevice(started.userCode, 'authorize'), 200);
     const signedIn = await poll(browser, started.handle);
     assert.equal(signedIn.status, 200);
-    const body = (await signedIn.json()) as { principal: { id: string; kind: string; displayName: string; coordinator: boolean }; csrfToken: string };
+    const body = (await signedIn.json()) as {
+      principal: { id: string; kind: string; displayName: string; coordinator: boolean };
+      csrfToken: string;
+    };
     assert.deepEqual(body.principal, { id: 'github:5151', kind: 'github', displayName: 'dana', coordinator: false });
     assert.ok(browser.cookies.get('ceremony_session'), 'the session cookie is set');
-    const session = (await (await browser.request(`${server.url}/auth/session`)).json()) as { principal: { id: string } | null; csrfToken?: string };
+    const session = (await (await browser.request(`${server.url}/auth/session`)).json()) as {
+      principal: { id: string } | null;
+      csrfToken?: string;
+    };
     assert.equal(session.principal?.id, 'github:5151');
     assert.equal(session.csrfToken, body.csrfToken);
     assert.deepEqual(github.devicePolls(started.userCode), ['authorization_pending', 'access_token']);
@@ -168,7 +186,9 @@ describe('GitHub device-flow pacing and limits', () => {
 
   it('a poll before the interval is slow_down from the coordinator, which does not ask GitHub; GitHub’s own slow_down lengthens the interval', async () => {
     const browser = new Browser();
-    const started = (await (await browser.request(`${server.url}/auth/github/device`, { method: 'POST' })).json()) as Started;
+    const started = (await (
+      await browser.request(`${server.url}/auth/github/device`, { method: 'POST' })
+    ).json()) as Started;
     assert.equal(started.intervalSeconds, 1);
     const early = await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle });
     assert.equal(early.status, 429);
@@ -176,7 +196,10 @@ describe('GitHub device-flow pacing and limits', () => {
     assert.deepEqual(github.devicePolls(started.userCode), [], 'GitHub was not asked');
 
     clock.advance(1000);
-    assert.equal(await errorCode(await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle })), 'auth.device_pending');
+    assert.equal(
+      await errorCode(await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle })),
+      'auth.device_pending',
+    );
     // By the coordinator's clock the interval passed; by GitHub's (real time) it did not: GitHub says slow_down.
     clock.advance(1000);
     const slowed = await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle });
@@ -184,14 +207,18 @@ describe('GitHub device-flow pacing and limits', () => {
     assert.deepEqual(github.devicePolls(started.userCode), ['authorization_pending', 'slow_down']);
     // The coordinator now paces at GitHub's new interval (6 s): 1 s later is too early, without asking GitHub.
     clock.advance(1000);
-    assert.equal(await errorCode(await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle })), 'auth.device_slow_down');
+    assert.equal(
+      await errorCode(await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle })),
+      'auth.device_slow_down',
+    );
     assert.equal(github.devicePolls(started.userCode).length, 2);
   });
 
   it('starts count as sign-in attempts: beyond the limit, rate.limited', async () => {
     // One start was made above; the limit is 3 per window.
     const statuses: number[] = [];
-    for (let i = 0; i < 3; i++) statuses.push((await new Browser().request(`${server.url}/auth/github/device`, { method: 'POST' })).status);
+    for (let i = 0; i < 3; i++)
+      statuses.push((await new Browser().request(`${server.url}/auth/github/device`, { method: 'POST' })).status);
     assert.deepEqual(statuses, [200, 200, 429]);
   });
 });
@@ -199,7 +226,10 @@ describe('GitHub device-flow pacing and limits', () => {
 describe('GitHub device-flow sign-in when GitHub refuses the coordinator', () => {
   it('a GitHub that does not start the device flow for this client is auth.github_failed', async () => {
     const github = await startGithubEmulator({ clientId: 'another-client' });
-    const server = await startAuthTestServer({ clock, config: { github: { ...githubConfig(github), clientId: 'not-registered' } } });
+    const server = await startAuthTestServer({
+      clock,
+      config: { github: { ...githubConfig(github), clientId: 'not-registered' } },
+    });
     try {
       const response = await new Browser().request(`${server.url}/auth/github/device`, { method: 'POST' });
       assert.equal(response.status, 502);

@@ -16,14 +16,22 @@ test('joining with a choice of circuits queues only those, in ceremony order, an
   // Named out of order: the ceremony's order decides.
   const status = lobby.join('alice', ['transact21', 'transact2']);
   assert.deepEqual(status.chosenCircuits, ['transact2', 'transact21']);
-  assert.deepEqual(status.circuits.map((c) => c.state), ['pending', 'waiting', 'pending'], 'register is skipped');
+  assert.deepEqual(
+    status.circuits.map((c) => c.state),
+    ['pending', 'waiting', 'pending'],
+    'register is skipped',
+  );
   lobby.tick();
   contributeAccepted(fixture, 'alice', 'transact2', 1);
   lobby.tick();
   assert.equal(progressOf(lobby, 'alice', 'transact21').state, 'turn');
   contributeAccepted(fixture, 'alice', 'transact21', 1);
   const after = lobby.status('alice');
-  assert.deepEqual(after.circuits.map((c) => c.state), ['pending', 'accepted', 'accepted'], 'nothing is queued after the chosen circuits');
+  assert.deepEqual(
+    after.circuits.map((c) => c.state),
+    ['pending', 'accepted', 'accepted'],
+    'nothing is queued after the chosen circuits',
+  );
   assert.equal(after.done, false, '`done` still means every circuit of the ceremony');
   assert.deepEqual(lobby.queueLengths(), { register: 0, transact2: 0, transact21: 0 });
   // A later join without a choice takes the rest.
@@ -35,7 +43,10 @@ test('a choice of circuits is checked: unknown names and an empty choice are ref
   const { lobby } = makeLobby();
   assertRefused(() => lobby.join('alice', ['register', 'transact9']), 'circuit.unknown', /"transact9"/);
   assertRefused(() => lobby.join('alice', []), 'request.invalid');
-  assert.deepEqual(lobby.status('alice').circuits.map((c) => c.state), ['pending', 'pending', 'pending']);
+  assert.deepEqual(
+    lobby.status('alice').circuits.map((c) => c.state),
+    ['pending', 'pending', 'pending'],
+  );
 });
 
 test('joining again keeps the place, unless the new choice leaves out the circuit waited for', () => {
@@ -74,7 +85,10 @@ test('leaving during a turn gives it up: the circuit goes to the next in line, t
   assert.deepEqual(lobby.leave('alice'), { left: 'turn', circuit: 'register' });
   assert.equal(progressOf(lobby, 'alice', 'register').state, 'pending');
   assertRefused(() => lobby.requireTurn('alice', 'register'), 'lobby.not_your_turn', /not in the queue/);
-  assert.deepEqual(lobby.tick().map((e) => [e.type, e.contributorId]), [['turn_granted', 'bob']]);
+  assert.deepEqual(
+    lobby.tick().map((e) => [e.type, e.contributorId]),
+    [['turn_granted', 'bob']],
+  );
   const history = db.prepare("SELECT contributor_id, outcome FROM lobby_turn_history WHERE circuit = 'register'").all();
   assert.deepEqual(history, [{ contributor_id: 'alice', outcome: 'discarded' }]);
   assert.equal(lobby.status('alice').removed, undefined, 'leaving is no removal: nothing to explain');
@@ -91,7 +105,11 @@ test('leaving while verifying: the verdict still comes, but queues them nowhere 
   assert.equal(progressOf(lobby, 'alice', 'register').state, 'verifying', 'the submission stays');
   lobby.recordVerdict('a1', { status: 'accepted', chainIndex: 1, contributionHash: 'h1' });
   const status = lobby.status('alice');
-  assert.deepEqual(status.circuits.map((c) => c.state), ['accepted', 'pending', 'pending'], 'not queued for the next circuit');
+  assert.deepEqual(
+    status.circuits.map((c) => c.state),
+    ['accepted', 'pending', 'pending'],
+    'not queued for the next circuit',
+  );
   assert.equal(status.leaving, undefined, 'the flag goes with the verdict');
 
   lobby.join('bob');
