@@ -192,13 +192,16 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   };
 
   const onInterrupt = async (signal: NodeJS.Signals): Promise<void> => {
-    if (leaving || asking) {
-      // A second Ctrl-C while leaving: stop now.
-      if (leaving) process.exit(EXIT_FAILED);
-      return;
+    // A second Ctrl-C while leaving: stop now.
+    if (leaving) process.exit(EXIT_FAILED);
+    if (asking) {
+      // Ctrl-C at the question arrives as a key (the answer); a SIGTERM does not wait for one.
+      if (signal !== 'SIGTERM') return;
+      if (process.stdin.isTTY) process.stdin.setRawMode(false);
+      process.stderr.write('\n');
     }
     const activity = run?.activity;
-    if (signal === 'SIGINT' && activity?.stage === 'turn' && interactive()) {
+    if (signal === 'SIGINT' && !asking && activity?.stage === 'turn' && interactive()) {
       asking = true;
       holdLive = true;
       const yes = await askYesNo(
