@@ -75,8 +75,10 @@ export async function startTapProxy(target: string): Promise<TapProxy> {
     });
 
     let seen = 0;
+    let cut = false; // dropped: nothing after the cut may reach the coordinator
     const tap = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
+        if (cut) return callback();
         const start = seen;
         seen += chunk.length;
         if (
@@ -98,6 +100,7 @@ export async function startTapProxy(target: string): Promise<TapProxy> {
         rule.fire();
         if (rule.action === 'drop') {
           // Both ends at once, as a broken link does.
+          cut = true;
           setImmediate(() => {
             forward.destroy();
             req.socket.destroy();
