@@ -5,14 +5,13 @@
  *  - a contributor's remote command: `ceremony contribute --coordinator URL <sign-in> [circuit…]`
  *    takes turns on a coordinator's queue over HTTP, as the page does
  *    (cli/contributor/contribute-remotely.ts, loaded only for this form).
- * Options of one form given with the other are a usage error (exit 2).
+ * Options of one form given with the other are a usage error (exit 2). Each form loads its own
+ * modules when it runs: the local one loads snarkjs at once, which the remote one's start-up (and
+ * sign-in) need not wait for.
  */
 import { Command, Option } from 'commander';
-import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
-import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { dataDirOption } from './shared-options.ts';
-import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 import type { SignInMethod } from '../contributor/contribute-remotely.ts';
 
 const DEFAULT_LOCAL_NAME = 'anonymous';
@@ -182,6 +181,11 @@ export function contributeCommand(): Command {
     if (Boolean(circuit) === Boolean(options.all)) {
       throw usage('name one circuit, or pass --all for every circuit');
     }
+    const [{ contributeLocally }, { openCeremony }, { withStderrProgress }] = await Promise.all([
+      import('../../core/ceremony/extend-chain.ts'),
+      import('../../core/ceremony/open-ceremony.ts'),
+      import('../progress/with-stderr-progress.ts'),
+    ]);
     const name = options.name ?? DEFAULT_LOCAL_NAME;
     const names = options.all ? (await openCeremony(options.data)).config.circuits.map((c) => c.name) : [circuit!];
     await withStderrProgress(async (progress) => {

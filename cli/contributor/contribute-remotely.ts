@@ -251,7 +251,7 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     ui.note(
       `signed in to ${ceremony.title ?? ceremony.id} as ${who.displayName} (${who.kind}${who.kind === 'semaphore' ? ', anonymous' : ''}); contributing to ${circuits.length === ceremony.circuits.length ? 'every circuit' : circuits.join(', ')}`,
     );
-    await preparing;
+    // Not awaited: joining and waiting (or the first download) overlap the curve's set-up.
 
     run = new ContributorRun({
       client,
