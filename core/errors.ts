@@ -129,6 +129,14 @@ export const ERROR_CODES = {
   'auth.not_coordinator': PLAIN,
   'auth.csrf': PLAIN,
   'auth.demo_disabled': PLAIN,
+  /** GitHub device flow (`ceremony contribute --github`): not authorized at GitHub yet; poll again after the interval. */
+  'auth.device_pending': PLAIN,
+  /** GitHub device flow: polled faster than the interval; wait 5 s longer between polls (RFC 8628). */
+  'auth.device_slow_down': PLAIN,
+  /** GitHub device flow: the code expired, or the handle is unknown or already used; start again. */
+  'auth.device_expired': PLAIN,
+  /** GitHub device flow: the person cancelled the authorization at GitHub. */
+  'auth.device_denied': PLAIN,
   'rate.limited': PLAIN,
   'lobby.already_contributed': PLAIN,
   'lobby.not_your_turn': PLAIN,

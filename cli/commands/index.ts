@@ -16,7 +16,7 @@ export interface CommandEntry {
 
 export const COMMANDS: CommandEntry[] = [
   { name: 'init', usage: '[options]', summary: 'check every circuit against ceremony.json and the ptau, and create contribution 0 of each chain', load: async () => (await import('./init.ts')).initCommand },
-  { name: 'contribute', usage: '[options] [circuit]', summary: 'add one contribution (fresh OS entropy, never stored) to the head of a circuit, verify it and commit it', load: async () => (await import('./contribute.ts')).contributeCommand },
+  { name: 'contribute', usage: '[options] [circuit...]', summary: "add a contribution: the coordinator's local command (CIRCUIT|--all, on a data folder) or a contributor's remote one (--coordinator URL, in its queue)", load: async () => (await import('./contribute.ts')).contributeCommand },
   { name: 'verify', usage: '[options] <circuit> <file>', summary: 'check that FILE is a valid next link on the head of CIRCUIT, without changing anything', load: async () => (await import('./verify.ts')).verifyCommand },
   { name: 'finalise', usage: '[options]', summary: 'apply the random beacon to every head; write final keys, verification keys, Solidity verifiers and the delta manifest', load: async () => (await import('./finalise.ts')).finaliseCommand },
   { name: 'audit', usage: '[options] <dir>', summary: 're-verify a published ceremony folder from its files alone: the pinned ptau, every link, every final key, the transcript and the manifest', load: async () => (await import('./audit.ts')).auditCommand },

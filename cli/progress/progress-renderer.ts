@@ -28,6 +28,11 @@ export interface ProgressRendererOptions {
 
 export interface ProgressRenderer {
   progress: Progress;
+  /**
+   * A line of its own (a verdict, a notice, a question's answer): on a terminal it is written
+   * above the live line, which is then drawn again; elsewhere it is one more plain line.
+   */
+  note(line: string): void;
   /** Ends the live line (call when the work ends, also on failure). */
   close(): void;
 }
@@ -143,8 +148,19 @@ export function createProgressRenderer(stream: ProgressStream, options: Progress
     if (event.type === 'finished') circuits.delete(event.circuit);
   };
 
+  const note = (line: string): void => {
+    if (!terminal) {
+      stream.write(`${line}\n`);
+      return;
+    }
+    const redraw = live === undefined ? undefined : circuits.get(live);
+    stream.write(`${CLEAR_LINE}${line}\n`);
+    if (redraw && live !== undefined) stream.write(CLEAR_LINE + liveLine(live, redraw));
+  };
+
   return {
     progress,
+    note,
     close: () => {
       if (terminal && live !== undefined) stream.write('\n');
       live = undefined;

@@ -40,8 +40,10 @@ const githubSchema = z
     callbackUrl: z.string().min(1).default('/auth/github/callback'),
     /** GitHub's authorize endpoint (tests point it at an emulator). */
     authorizationUrl: z.string().url().default('https://github.com/login/oauth/authorize'),
-    /** GitHub's token endpoint. */
+    /** GitHub's token endpoint (the web flow's code exchange, and the device flow's polling). */
     tokenUrl: z.string().url().default('https://github.com/login/oauth/access_token'),
+    /** GitHub's device-code endpoint (RFC 8628; the terminal client's sign-in). */
+    deviceCodeUrl: z.string().url().default('https://github.com/login/device/code'),
     /** GitHub's authenticated-user endpoint; its JSON is what the minimums are checked against. */
     userProfileUrl: z.string().url().default('https://api.github.com/user'),
     /** Account minimums checked at every GitHub sign-in (a Sybil brake, not an identity check). */

@@ -1,6 +1,6 @@
 /**
- * Everything under `/auth`: the session endpoints and every configured sign-in method (GitHub,
- * Semaphore, coordinator token, loopback demo). Build it with `createAuthRouter(deps)`, mount it
+ * Everything under `/auth`: the session endpoints and every configured sign-in method (GitHub in
+ * a browser or by the device flow from a terminal, Semaphore, coordinator token, loopback demo). Build it with `createAuthRouter(deps)`, mount it
  * at `/auth` after `createSessionMiddleware(deps)`; pass the same `deps` to both (and, to share
  * one store, the same `sessions`). Errors are thrown as CoordinatorError for the app's error
  * middleware to render.
@@ -14,6 +14,7 @@ import { createCoordinatorSignInRouter } from './coordinator-sign-in.ts';
 import { assertCoordinatorLinkAllowed, createCoordinatorLinkRouter } from './coordinator-link.ts';
 import { assertDemoSignInAllowed, createDemoSignInRouter } from './demo-sign-in.ts';
 import { createGithubSignInRouter } from './github-sign-in.ts';
+import { createGithubDeviceFlowRouter } from './github-device-flow.ts';
 import type { RateLimits } from '../http/rate-limits.ts';
 import { requireCsrf } from './require-csrf.ts';
 import { SemaphoreGroup } from './semaphore-group.ts';
@@ -66,7 +67,7 @@ export function createAuthRouter(deps: AuthDeps): Router {
   if (deps.rateLimits) {
     // Before the body parser: a refused attempt costs no parsing.
     router.get(['/github', '/github/callback'], deps.rateLimits.signIn);
-    router.post(['/semaphore', '/coordinator', '/demo'], deps.rateLimits.signIn);
+    router.post(['/semaphore', '/coordinator', '/demo', '/github/device'], deps.rateLimits.signIn);
     router.post('/semaphore/challenge', deps.rateLimits.challenge);
   }
   router.use(express.json({ limit: '64kb' }));
@@ -98,6 +99,7 @@ export function createAuthRouter(deps: AuthDeps): Router {
 
   if (config.github) {
     router.use(createGithubSignInRouter({ db, clock, github: config.github, sessions, secureCookies }));
+    router.use(createGithubDeviceFlowRouter({ db, clock, github: config.github, sessions, secureCookies }));
   }
 
   const semaphore = config.semaphore;

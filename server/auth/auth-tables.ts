@@ -6,6 +6,10 @@
  * period) and when a member removal made it unacceptable (revoked_at); the member list of the
  * latest root is kept, so a restart with a shorter list is recognised as a removal; sessions are
  * indexed by principal (per-principal cap).
+ *
+ * Migration 3: GitHub device-flow sign-ins in progress (`ceremony contribute --github`): the
+ * device code GitHub issued, under the sha256 of the opaque handle the client polls with, its
+ * polling interval and expiry.
  */
 import { applyMigrations, type Db } from '../store/database.ts';
 
@@ -52,6 +56,14 @@ const AUTH_MIGRATIONS: readonly string[] = [
    );
    CREATE INDEX auth_sessions_principal ON auth_sessions (principal_id, created_at);
    CREATE INDEX auth_semaphore_challenges_expires_at ON auth_semaphore_challenges (expires_at);`,
+  `CREATE TABLE auth_github_devices (
+     handle_hash TEXT PRIMARY KEY,
+     device_code TEXT NOT NULL,
+     interval_ms INTEGER NOT NULL,
+     next_poll_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE INDEX auth_github_devices_expires_at ON auth_github_devices (expires_at);`,
 ];
 
 export function migrateAuthTables(db: Db): void {

@@ -88,7 +88,11 @@ export function createGithubSignInRouter(deps: GithubSignInDeps): Router {
   return router;
 }
 
-function principalOfProfile(json: unknown, github: GithubConfig, coordinatorIds: ReadonlySet<string>, nowMs: number): Principal {
+/**
+ * The contributor of a GitHub profile (`/user` JSON), keyed on the numeric id; checks the
+ * minimums (auth.below_minimum). Shared by the web sign-in and the device flow.
+ */
+export function principalOfProfile(json: unknown, github: GithubConfig, coordinatorIds: ReadonlySet<string>, nowMs: number): Principal {
   const profile = (json ?? {}) as Record<string, unknown>;
   const id = profile.id;
   const login = profile.login;

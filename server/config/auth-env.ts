@@ -4,7 +4,7 @@
  *
  *  GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET     both set = GitHub sign-in on
  *  GITHUB_CALLBACK_URL                        default PUBLIC_URL/auth/github/callback
- *  GITHUB_AUTHORIZATION_URL, GITHUB_TOKEN_URL, GITHUB_USER_PROFILE_URL   (emulators in tests)
+ *  GITHUB_AUTHORIZATION_URL, GITHUB_TOKEN_URL, GITHUB_USER_PROFILE_URL, GITHUB_DEVICE_CODE_URL   (emulators in tests)
  *  GITHUB_MIN_FOLLOWERS, GITHUB_MIN_FOLLOWING, GITHUB_MIN_PUBLIC_REPOS, GITHUB_MIN_ACCOUNT_AGE_DAYS
  *  COORDINATOR_GITHUB_IDS                     comma-separated numeric ids
  *  SEMAPHORE_GROUP_MEMBERS                    comma-separated identity commitments = Semaphore on
@@ -49,6 +49,7 @@ export function authConfigFromEnv(env: Readonly<Record<string, string | undefine
             authorizationUrl: env.GITHUB_AUTHORIZATION_URL,
             tokenUrl: env.GITHUB_TOKEN_URL,
             userProfileUrl: env.GITHUB_USER_PROFILE_URL,
+            deviceCodeUrl: env.GITHUB_DEVICE_CODE_URL,
             minimums,
             coordinatorGithubIds: list(env.COORDINATOR_GITHUB_IDS),
           }).filter(([, v]) => v !== undefined),

@@ -10,7 +10,8 @@
  *     │                    ├──────not_committed─▶ discarded  (verified, but no longer fits the chain)
  *     │                    └──────unverifiable──▶ error      (could not be verified: the author goes again)
  *     ├──deadline_passed─▶ missed
- *     └──removed─────────▶ discarded               (the coordinator took the turn away)
+ *     ├──removed─────────▶ discarded               (the coordinator took the turn away)
+ *     └──left────────────▶ discarded               (the contributor gave the turn up: POST /api/me/leave)
  *
  * A contribution row exists from `verifying` on (the upload made it); a turn without an upload
  * lives in the lobby only.
@@ -20,12 +21,12 @@ import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
 export const LIFECYCLE_STATES = ['turn', 'verifying', 'accepted', 'refused', 'discarded', 'error', 'missed'] as const;
 export type LifecycleState = (typeof LIFECYCLE_STATES)[number];
 
-export const LIFECYCLE_EVENTS = ['uploaded', 'deadline_passed', 'removed', 'committed', 'refused', 'not_committed', 'unverifiable'] as const;
+export const LIFECYCLE_EVENTS = ['uploaded', 'deadline_passed', 'removed', 'left', 'committed', 'refused', 'not_committed', 'unverifiable'] as const;
 export type LifecycleEvent = (typeof LIFECYCLE_EVENTS)[number];
 
 /** Every legal move; a state with no entry for an event does not take it. The final states take none. */
 export const TRANSITIONS: Readonly<Record<LifecycleState, Readonly<Partial<Record<LifecycleEvent, LifecycleState>>>>> = {
-  turn: { uploaded: 'verifying', deadline_passed: 'missed', removed: 'discarded' },
+  turn: { uploaded: 'verifying', deadline_passed: 'missed', removed: 'discarded', left: 'discarded' },
   verifying: { committed: 'accepted', refused: 'refused', not_committed: 'discarded', unverifiable: 'error' },
   accepted: {},
   refused: {},

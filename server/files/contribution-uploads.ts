@@ -166,6 +166,27 @@ export class ContributionUploads {
     return this.sweeping;
   }
 
+  /**
+   * Deletes the unfinished upload(s) of `contributorId` on `circuit`, as when they give up their
+   * turn (POST /api/me/leave): a PATCH still writing is stopped first. Finished uploads waiting for
+   * their verdict, or being handed in, are kept. Returns how many it deleted.
+   */
+  async discardUnfinished(circuit: string, contributorId: string): Promise<number> {
+    const uploads = this.circuits.get(circuit);
+    if (!uploads) return 0;
+    const awaiting = this.deps.service.candidatesAwaitingVerdict();
+    let removed = 0;
+    for (const id of await this.uploadIds(uploads)) {
+      const owner = await readFile(path.join(uploads.directory, `${id}.json`), 'utf8').then(
+        (text) => (JSON.parse(text) as StoredUpload).metadata?.contributor,
+        (error: unknown) => this.unlessMissing(error, 'upload metadata unreadable', circuit),
+      );
+      if (owner !== contributorId) continue;
+      if (!this.finishing.has(path.join(uploads.directory, id)) && (await this.removeUpload(uploads, id, awaiting))) removed++;
+    }
+    return removed;
+  }
+
   /** Free space on the data folder's disk against the largest possible upload plus the margin. */
   async diskSpace(): Promise<DiskSpace> {
     let largest = 0;

@@ -84,6 +84,11 @@ export const ERROR_STATUS = {
   'auth.not_coordinator': 403,
   'auth.csrf': 403,
   'auth.demo_disabled': 403,
+  // RFC 8628 answers all four with 400; ours says more: not yet, too often, gone, refused.
+  'auth.device_pending': 400,
+  'auth.device_slow_down': 429,
+  'auth.device_expired': 410,
+  'auth.device_denied': 403,
   'rate.limited': 429,
   'lobby.already_contributed': 409,
   'lobby.not_your_turn': 409,

@@ -15,6 +15,11 @@
  *   contributor last (re)joined; at the limit the entry leaves the queue.
  * - lobby_removals (migration 2): why a contributor's entry left the queue (too many missed turns,
  *   or the coordinator removed it), shown in their status until they join again.
+ * - lobby_selections (migration 3): the circuits a contributor asked for when joining (a JSON
+ *   array, in ceremony order); no row = every circuit. Replaced by each join.
+ * - lobby_leaving (migration 3): contributors who left while a contribution of theirs was being
+ *   verified: its verdict queues them nowhere (neither the next circuit nor the same one again).
+ *   Cleared by the verdict, or by joining again.
  */
 export const LOBBY_MIGRATIONS: readonly string[] = [
   `CREATE TABLE lobby_queue (
@@ -76,6 +81,15 @@ export const LOBBY_MIGRATIONS: readonly string[] = [
     circuit TEXT NOT NULL,
     reason TEXT NOT NULL CHECK (reason IN ('missed_turns', 'coordinator')),
     message TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );`,
+  `CREATE TABLE lobby_selections (
+    contributor_id TEXT PRIMARY KEY,
+    circuits TEXT NOT NULL
+  );
+
+  CREATE TABLE lobby_leaving (
+    contributor_id TEXT PRIMARY KEY,
     at INTEGER NOT NULL
   );`,
 ];

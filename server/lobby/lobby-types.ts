@@ -85,7 +85,21 @@ export interface ContributorStatus {
   removed?: LobbyRemoval;
   /** Every configured circuit has an accepted contribution from this contributor. */
   done: boolean;
+  /** The circuits asked for when joining, in ceremony order (absent: every circuit). */
+  chosenCircuits?: string[];
+  /** Left while a contribution was being verified: its verdict queues them nowhere. */
+  leaving?: true;
 }
+
+/** What `Lobby.leave` took the contributor out of. */
+export type LeaveOutcome =
+  | { left: 'waiting'; circuit: string }
+  /** The turn is given up (the circuit goes to the next in line); an unfinished upload is dropped. */
+  | { left: 'turn'; circuit: string }
+  /** A contribution is being verified: it still gets its verdict, after which nothing is queued. */
+  | { left: 'after_verdict'; circuit: string }
+  /** Not in any queue, turn or verification: nothing to leave. */
+  | { left: 'nothing' };
 
 export interface ActiveTurn {
   circuit: string;

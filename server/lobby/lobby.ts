@@ -34,6 +34,7 @@ import {
   type ActiveTurn,
   type CircuitProgress,
   type ContributorStatus,
+  type LeaveOutcome,
   type LobbyEvent,
   type LobbyOptions,
   type LobbyRemoval,
@@ -98,20 +99,66 @@ export class Lobby {
 
   /**
    * Puts the contributor at the back of the queue of the first circuit (in order) they have no
-   * accepted contribution for. Idempotent: a contributor already waiting or holding a turn keeps
-   * their place, a contributor who is done stays done.
+   * accepted contribution for, among `circuits` when given (their choice, kept until their next
+   * join; by default every circuit). Idempotent: a contributor already waiting or holding a turn
+   * keeps their place, a contributor who is done stays done; one waiting for a circuit a new
+   * choice leaves out goes to the back of the first circuit it keeps. Joining also undoes a
+   * `leave` made while a contribution was being verified. Throws circuit.unknown for a circuit
+   * the ceremony does not have, request.invalid for an empty choice.
    */
-  join(contributorId: string): ContributorStatus {
+  join(contributorId: string, circuits?: readonly string[]): ContributorStatus {
+    const chosen = circuits === undefined ? undefined : this.inCeremonyOrder(circuits);
     this.db
       .transaction(() => {
-        if (this.statements.queueEntryOf.get(contributorId) || this.statements.turnOfContributor.get(contributorId)) return;
+        const now = this.clock.now();
+        this.statements.clearLeaving.run(contributorId);
+        if (chosen) this.statements.setSelection.run(contributorId, JSON.stringify(chosen));
+        else this.statements.clearSelection.run(contributorId);
+        const waiting = this.statements.queueEntryOf.get(contributorId);
+        if (waiting) {
+          if (chosen && !chosen.includes(waiting.circuit)) {
+            this.statements.dequeue.run(contributorId);
+            this.enqueueForNextCircuit(contributorId, now);
+          }
+          return;
+        }
+        if (this.statements.turnOfContributor.get(contributorId)) return;
         // Joining again after a removal is the contributor saying they are back: a fresh count.
         this.statements.clearRemoval.run(contributorId);
         this.statements.clearMissed.run(contributorId);
-        this.enqueueForNextCircuit(contributorId, this.clock.now());
+        this.enqueueForNextCircuit(contributorId, now);
       })
       .immediate();
     return this.status(contributorId);
+  }
+
+  /**
+   * The contributor leaves the lobby (`POST /api/me/leave`, a terminal client's Ctrl-C): a waiting
+   * entry is dropped; a turn not yet uploaded is given up (the circuit goes to the next in line);
+   * a contribution being verified still gets its verdict, after which they are queued nowhere.
+   * Their accepted contributions stay. Idempotent: leaving when not in the lobby changes nothing.
+   */
+  leave(contributorId: string): LeaveOutcome {
+    return this.db
+      .transaction((): LeaveOutcome => {
+        const now = this.clock.now();
+        const waiting = this.statements.queueEntryOf.get(contributorId);
+        if (waiting) {
+          this.statements.dequeue.run(contributorId);
+          return { left: 'waiting', circuit: waiting.circuit };
+        }
+        const turn = this.statements.turnOfContributor.get(contributorId);
+        if (turn?.state === 'turn') {
+          this.endTurn(turn, 'left', now);
+          return { left: 'turn', circuit: turn.circuit };
+        }
+        if (turn?.state === 'verifying') {
+          this.statements.markLeaving.run(contributorId, now);
+          return { left: 'after_verdict', circuit: turn.circuit };
+        }
+        return { left: 'nothing' };
+      })
+      .immediate();
   }
 
   status(contributorId: string): ContributorStatus {
@@ -275,11 +322,13 @@ export class Lobby {
         const now = this.clock.now();
         const outcome = turnOutcome(transition(turn.state, VERDICT_EVENTS[verdict.status]));
         this.logEndedTurn(turn, outcome, now);
+        // The contributor left while this was being verified: the verdict is theirs, no new place is.
+        const stays = this.statements.clearLeaving.run(turn.contributor_id).changes === 0;
         if (verdict.status === 'accepted') {
           this.statements.recordAccepted.run(turn.contributor_id, turn.circuit, contributionId, verdict.chainIndex, verdict.contributionHash, now);
-          this.enqueueForNextCircuit(turn.contributor_id, now);
+          if (stays) this.enqueueForNextCircuit(turn.contributor_id, now);
         } else {
-          this.statements.enqueue.run(turn.contributor_id, turn.circuit, now, now);
+          if (stays) this.statements.enqueue.run(turn.contributor_id, turn.circuit, now, now);
           if (isShownRefusal(verdict)) this.statements.recordRefusal.run(turn.contributor_id, turn.circuit, verdict.code, verdict.message, now);
         }
         return true;
@@ -307,8 +356,25 @@ export class Lobby {
 
   private enqueueForNextCircuit(contributorId: string, now: number): void {
     const accepted = new Set(this.statements.acceptedOf.all(contributorId).map((row) => row.circuit));
-    const next = this.options.circuits.find((circuit) => !accepted.has(circuit));
+    const chosen = this.chosenCircuits(contributorId);
+    const next = this.options.circuits.find((circuit) => !accepted.has(circuit) && (chosen === undefined || chosen.includes(circuit)));
     if (next !== undefined) this.statements.enqueue.run(contributorId, next, now, now);
+  }
+
+  /** The contributor's choice of circuits (undefined: every circuit); names no longer configured are dropped. */
+  private chosenCircuits(contributorId: string): string[] | undefined {
+    const row = this.statements.selectionOf.get(contributorId);
+    if (!row) return undefined;
+    const names = JSON.parse(row.circuits) as unknown;
+    return Array.isArray(names) ? this.options.circuits.filter((circuit) => names.includes(circuit)) : undefined;
+  }
+
+  /** A choice of circuits checked against the ceremony's and put in its order. */
+  private inCeremonyOrder(circuits: readonly string[]): string[] {
+    const unknown = circuits.filter((circuit) => !this.options.circuits.includes(circuit));
+    if (unknown.length > 0) throw new CoordinatorError('circuit.unknown', `this ceremony has no circuit ${unknown.map((c) => `"${c}"`).join(', ')}; it has ${this.options.circuits.join(', ')}`);
+    if (circuits.length === 0) throw new CoordinatorError('request.invalid', 'choose at least one circuit, or none to join every circuit');
+    return this.options.circuits.filter((circuit) => circuits.includes(circuit));
   }
 
   private requireLiveTurn(contributorId: string, circuit: string): TurnRow {
@@ -370,12 +436,15 @@ export class Lobby {
     });
     const refusal = this.statements.refusalOf.get(contributorId);
     const removal = this.statements.removalOf.get(contributorId);
+    const chosen = this.chosenCircuits(contributorId);
     return {
       contributorId,
       circuits,
       ...(refusal ? { lastRefusal: { circuit: refusal.circuit, code: errorCodeOr(refusal.code, 'internal'), message: refusal.message, at: refusal.at } } : {}),
       ...(removal ? { removed: { circuit: removal.circuit, reason: removal.reason, message: removal.message, at: removal.at } } : {}),
       done: this.options.circuits.every((circuit) => accepted.has(circuit)),
+      ...(chosen ? { chosenCircuits: chosen } : {}),
+      ...(this.statements.leavingOf.get(contributorId) ? { leaving: true as const } : {}),
     };
   }
 
@@ -441,6 +510,14 @@ function prepareStatements(db: Db) {
        ON CONFLICT (contributor_id) DO UPDATE SET circuit = excluded.circuit, reason = excluded.reason, message = excluded.message, at = excluded.at`,
     ),
     clearRemoval: db.prepare<[string]>('DELETE FROM lobby_removals WHERE contributor_id = ?'),
+    selectionOf: db.prepare<[string], { circuits: string }>('SELECT circuits FROM lobby_selections WHERE contributor_id = ?'),
+    setSelection: db.prepare<[string, string]>(
+      'INSERT INTO lobby_selections (contributor_id, circuits) VALUES (?, ?) ON CONFLICT (contributor_id) DO UPDATE SET circuits = excluded.circuits',
+    ),
+    clearSelection: db.prepare<[string]>('DELETE FROM lobby_selections WHERE contributor_id = ?'),
+    leavingOf: db.prepare<[string], { at: number }>('SELECT at FROM lobby_leaving WHERE contributor_id = ?'),
+    markLeaving: db.prepare<[string, number]>('INSERT OR REPLACE INTO lobby_leaving (contributor_id, at) VALUES (?, ?)'),
+    clearLeaving: db.prepare<[string]>('DELETE FROM lobby_leaving WHERE contributor_id = ?'),
     queueOfCircuit: db.prepare<[string, number], QueueRow & { missed: number }>(
       `SELECT q.*, COALESCE(m.missed, 0) AS missed FROM lobby_queue q
        LEFT JOIN lobby_missed_turns m ON m.contributor_id = q.contributor_id AND m.circuit = q.circuit

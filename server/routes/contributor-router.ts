@@ -1,8 +1,10 @@
 /**
- * A signed-in contributor's own view and actions: join the queues, see where they stand in every
- * circuit (position, ETA, deadline, verdicts), keep their turn alive, fetch their signed receipts.
+ * A signed-in contributor's own view and actions: join the queues (every circuit, or a choice of
+ * them), leave them, see where they stand in every circuit (position, ETA, deadline, verdicts),
+ * keep their turn alive, fetch their signed receipts.
  */
 import { Router, type RequestHandler } from 'express';
+import { z } from 'zod';
 import { findCircuit, type CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import type { Lobby } from '../lobby/lobby.ts';
@@ -19,9 +21,15 @@ export interface ContributorRouterDeps {
   clock: Clock;
   /** Runs the lobby's clock now: its events are logged and counted there, never lost. */
   service: { tick(): void };
+  /** Drops the unfinished upload of a turn given up by leaving (ContributionUploads). */
+  uploads?: { discardUnfinished(circuit: string, contributorId: string): Promise<number> };
+  log?: { info(message: string, fields?: Record<string, unknown>): void };
   requireContributor: RequestHandler;
   requireCsrf: RequestHandler;
 }
+
+/** `POST /api/me/join`: no body (or `{}`) joins every circuit; `{ circuits }` only those. */
+const joinBody = z.object({ circuits: z.array(z.string().min(1).max(100)).min(1).max(1000).optional() }).strict();
 
 function principal(req: { principal?: Principal }): Principal {
   if (!req.principal) throw new CoordinatorError('auth.required', 'sign in first');
@@ -57,10 +65,26 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
   router.post('/api/me/join', ...guard, (req, res) => {
     const phase = deps.phase.get();
     if (phase === 'closed' || phase === 'finalising' || phase === 'finalised') throw new CoordinatorError('ceremony.not_open', `the ceremony is ${phase}; it takes no more contributors`);
+    const body = joinBody.safeParse(req.body ?? {});
+    if (!body.success) throw new CoordinatorError('request.invalid', `expected no body, or { circuits: [names] }: ${body.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`);
     const who = principal(req);
-    deps.lobby.join(who.id);
+    deps.lobby.join(who.id, body.data.circuits);
     deps.service.tick(); // grant a free circuit at once rather than at the next timer tick
     res.json(view(who));
+  });
+
+  // Leaving is allowed in every phase: a contributor must always be able to give their place up.
+  router.post('/api/me/leave', ...guard, async (req, res) => {
+    const who = principal(req);
+    const outcome = deps.lobby.leave(who.id);
+    if (outcome.left !== 'nothing') deps.log?.info('lobby entry left by the contributor', { contributorId: who.id, ...outcome });
+    if (outcome.left === 'turn') {
+      // The turn is over: a PATCH still writing to its upload is stopped and the file goes now,
+      // rather than at the expiry sweep.
+      await deps.uploads?.discardUnfinished(outcome.circuit, who.id);
+      deps.service.tick(); // the freed circuit goes to the next in line now
+    }
+    res.json({ ...view(who), left: outcome });
   });
 
   router.post('/api/circuits/:name/heartbeat', ...guard, (req, res) => {

@@ -49,6 +49,20 @@ test('on a terminal the live line shows the stage with percentage, rate and ETA,
   assert.match(stream.output, /treeUpdate: rebuilding contribution 0\s+\(0\.0 s\)\n$/, 'close() keeps the last live line');
 });
 
+test('a note is written above the live line, which is drawn again; without a terminal it is a plain line', () => {
+  let clock = 0;
+  const terminal = fakeStream(true);
+  const live = createProgressRenderer(terminal, { now: () => clock, redrawIntervalMs: 0 });
+  live.progress({ type: 'step', circuit: 'register', step: 'waiting: 2nd in line' });
+  clock = 1000;
+  live.note('register: refused, back in the queue');
+  assert.match(terminal.output, /\r\x1b\[2Kregister: refused, back in the queue\n\r\x1b\[2Kregister: waiting: 2nd in line\s+\(1\.0 s\)$/);
+  const plain = fakeStream(false);
+  const lines = createProgressRenderer(plain, { now: () => clock });
+  lines.note('signed in as alice');
+  assert.equal(plain.output, 'signed in as alice\n');
+});
+
 test('without a terminal: plain lines for steps and "done in", a progress line only when a stage runs long', () => {
   let clock = 0;
   const stream = fakeStream(false);

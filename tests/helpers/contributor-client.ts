@@ -1,7 +1,8 @@
 /**
  * A contributor as the coordinator sees one over HTTP: signs in (demo sign-in on loopback),
  * joins, polls its status, downloads the head, contributes with snarkjs and uploads the result
- * with the real tus client, exactly as the browser does.
+ * with the real tus client, exactly as the browser does. The connection itself (session cookie,
+ * CSRF token, refusals with their codes) is the product's (cli/contributor/coordinator-client.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -9,6 +10,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import * as tus from 'tus-js-client';
+import { CoordinatorApiError, CoordinatorClient } from '../../cli/contributor/coordinator-client.ts';
+
+/** A refusal by the coordinator: its status and code (the product's error class). */
+export { CoordinatorApiError as HttpError };
 
 export interface CircuitProgressView {
   circuit: string;
@@ -26,48 +31,16 @@ export interface MeView {
   contributions: Array<{ id: string; circuit: string; status: string; code: string | null; contributionHash: string | null }>;
 }
 
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string | undefined,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export class ContributorClient {
-  cookie = '';
-  csrfToken = '';
+export class ContributorClient extends CoordinatorClient {
   /** Made on first use (makeContribution), so a client that only signs in and uploads leaves no folder behind. */
   private workDirMade: Promise<string> | undefined;
   private get workDir(): Promise<string> {
     return (this.workDirMade ??= mkdtemp(path.join(tmpdir(), 'contributor-')));
   }
 
-  constructor(readonly baseUrl: string) {}
-
-  async request<T>(method: string, route: string, body?: unknown): Promise<T> {
-    const response = await fetch(`${this.baseUrl}${route}`, {
-      method,
-      headers: {
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...(this.cookie ? { cookie: this.cookie } : {}),
-        ...(this.csrfToken ? { 'x-csrf-token': this.csrfToken } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const setCookie = response.headers.get('set-cookie');
-    if (setCookie?.startsWith('ceremony_session=')) this.cookie = setCookie.split(';')[0]!;
-    const text = await response.text();
-    const json = text ? JSON.parse(text) : undefined;
-    if (!response.ok) throw new HttpError(response.status, json?.error?.code, `${method} ${route}: ${response.status} ${text}`);
-    return json as T;
-  }
-
-  async signInDemo(name: string): Promise<void> {
-    const session = await this.request<{ csrfToken: string }>('POST', '/auth/demo', { name });
-    this.csrfToken = session.csrfToken;
+  constructor(baseUrl: string) {
+    // Tests wait as long as the coordinator takes (finalise runs minutes on a busy machine).
+    super(baseUrl, { requestTimeoutMs: Infinity });
   }
 
   async signInCoordinator(token: string): Promise<void> {

@@ -1,8 +1,16 @@
 /**
- * A local stand-in for the three GitHub endpoints OAuth sign-in touches, so tests run the real
+ * A local stand-in for the GitHub endpoints OAuth sign-in touches, so tests run the real
  * passport-github2 strategy over real HTTP: `GET /login/oauth/authorize` (redirects back to
  * `redirect_uri` with a one-time `code` and the given `state`), `POST /login/oauth/access_token`
  * (form body → JSON `access_token`), and `GET /user` (Bearer token → the profile set by the test).
+ *
+ * And the device flow (RFC 8628) as GitHub runs it: `POST /login/device/code` (a device code, a
+ * user code, the address to enter it at, the interval and the expiry), the same token endpoint
+ * with `grant_type=urn:ietf:params:oauth:grant-type:device_code` (authorization_pending until the
+ * person acts; slow_down, with the interval 5 s longer, for a poll before the interval;
+ * expired_token; access_denied; then the token, once), and `POST /login/device`, where the test
+ * does what the person at github.com/login/device does: enter the user code and authorize or
+ * cancel. Answers are HTTP 200 with an `error` field, as GitHub's are.
  */
 import express from 'express';
 import { randomBytes } from 'node:crypto';
@@ -25,21 +33,89 @@ export interface GithubEmulator {
   authorizationUrl: string;
   tokenUrl: string;
   userProfileUrl: string;
+  deviceCodeUrl: string;
   clientId: string;
   clientSecret: string;
   /** The profile the next authorization is granted for. */
   setProfile(profile: GithubProfile): void;
+  /**
+   * What the person does at github.com/login/device (over HTTP, `POST /login/device`): enters
+   * `userCode` and authorizes (for the current profile) or cancels. Resolves with GitHub's page status.
+   */
+  actOnDevice(userCode: string, action: 'authorize' | 'cancel'): Promise<number>;
+  /** Makes a device code expire now, as if its 15 minutes had passed. */
+  expireDevice(userCode: string): void;
+  /** Token-endpoint polls of the device code behind `userCode`, with what each was answered. */
+  devicePolls(userCode: string): string[];
+  /** The `client_id` of every device-code request, in order (the coordinator's own, never the client's). */
+  deviceCodeRequests(): Array<Record<string, string>>;
   close(): Promise<void>;
 }
 
-export async function startGithubEmulator(options: { clientId?: string; clientSecret?: string } = {}): Promise<GithubEmulator> {
+export interface GithubEmulatorOptions {
+  clientId?: string;
+  clientSecret?: string;
+  /** Device flow: the polling interval GitHub names (GitHub: 5 s). Default 1 s, to keep tests short. */
+  deviceIntervalSeconds?: number;
+  /** Device flow: how long a device code lives (GitHub: 900 s). */
+  deviceExpiresInSeconds?: number;
+}
+
+interface DeviceGrant {
+  deviceCode: string;
+  userCode: string;
+  expiresAt: number;
+  intervalMs: number;
+  lastPollAt: number | undefined;
+  state: 'pending' | 'authorized' | 'cancelled' | 'used';
+  profile?: GithubProfile;
+  polls: string[];
+}
+
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+export async function startGithubEmulator(options: GithubEmulatorOptions = {}): Promise<GithubEmulator> {
   const clientId = options.clientId ?? 'emulated-client-id';
   const clientSecret = options.clientSecret ?? 'emulated-client-secret';
   let profile: GithubProfile | undefined;
   const codes = new Map<string, { profile: GithubProfile; redirectUri: string }>();
   const tokens = new Map<string, GithubProfile>();
+  const devices = new Map<string, DeviceGrant>();
+  const deviceRequests: Array<Record<string, string>> = [];
+  const byUserCode = (userCode: string): DeviceGrant | undefined => [...devices.values()].find((d) => d.userCode === userCode);
 
   const app = express();
+  app.post('/login/device/code', express.urlencoded({ extended: false }), (req, res) => {
+    const body = req.body as Record<string, string>;
+    deviceRequests.push({ ...body });
+    if (body.client_id !== clientId) {
+      res.json({ error: 'incorrect_client_credentials', error_description: 'The client_id is not valid.' });
+      return;
+    }
+    const deviceCode = randomBytes(20).toString('hex');
+    const letters = randomBytes(8).toString('hex').toUpperCase();
+    const userCode = `${letters.slice(0, 4)}-${letters.slice(4, 8)}`;
+    const interval = options.deviceIntervalSeconds ?? 1;
+    const expiresIn = options.deviceExpiresInSeconds ?? 900;
+    devices.set(deviceCode, { deviceCode, userCode, expiresAt: Date.now() + expiresIn * 1000, intervalMs: interval * 1000, lastPollAt: undefined, state: 'pending', polls: [] });
+    res.json({ device_code: deviceCode, user_code: userCode, verification_uri: `${url}/login/device`, expires_in: expiresIn, interval });
+  });
+  // The person's side: the form at /login/device, user code typed in, then Authorize or Cancel.
+  app.post('/login/device', express.urlencoded({ extended: false }), (req, res) => {
+    const body = req.body as Record<string, string>;
+    const grant = byUserCode(body.user_code ?? '');
+    if (!grant || grant.state !== 'pending' || grant.expiresAt <= Date.now() || !profile) {
+      res.status(404).send('That code is not valid.');
+      return;
+    }
+    if (body.action === 'authorize') {
+      grant.state = 'authorized';
+      grant.profile = { ...profile };
+    } else {
+      grant.state = 'cancelled';
+    }
+    res.status(200).send(grant.state === 'authorized' ? 'Device authorized.' : 'Authorization cancelled.');
+  });
   app.get('/login/oauth/authorize', (req, res) => {
     const redirectUri = String(req.query.redirect_uri ?? '');
     if (req.query.client_id !== clientId || !redirectUri || !profile) {
@@ -55,6 +131,29 @@ export async function startGithubEmulator(options: { clientId?: string; clientSe
   });
   app.post('/login/oauth/access_token', express.urlencoded({ extended: false }), (req, res) => {
     const body = req.body as Record<string, string>;
+    if (body.grant_type === DEVICE_GRANT) {
+      const answer = (json: Record<string, unknown>): void => {
+        device?.polls.push(typeof json.error === 'string' ? json.error : 'access_token');
+        res.json(json);
+      };
+      const device = devices.get(body.device_code ?? '');
+      if (body.client_id !== clientId) return answer({ error: 'incorrect_client_credentials' });
+      if (!device || device.state === 'used') return answer({ error: 'incorrect_device_code' });
+      const now = Date.now();
+      if (device.expiresAt <= now) return answer({ error: 'expired_token' });
+      const early = device.lastPollAt !== undefined && now - device.lastPollAt < device.intervalMs;
+      device.lastPollAt = now;
+      if (early) {
+        device.intervalMs += 5000;
+        return answer({ error: 'slow_down', interval: device.intervalMs / 1000 });
+      }
+      if (device.state === 'cancelled') return answer({ error: 'access_denied' });
+      if (device.state === 'pending') return answer({ error: 'authorization_pending' });
+      device.state = 'used';
+      const token = `gho_${randomBytes(16).toString('hex')}`;
+      tokens.set(token, device.profile!);
+      return answer({ access_token: token, token_type: 'bearer', scope: '' });
+    }
     const grant = codes.get(body.code ?? '');
     codes.delete(body.code ?? '');
     if (body.client_id !== clientId || body.client_secret !== clientSecret || !grant || grant.redirectUri !== body.redirect_uri) {
@@ -83,11 +182,24 @@ export async function startGithubEmulator(options: { clientId?: string; clientSe
     authorizationUrl: `${url}/login/oauth/authorize`,
     tokenUrl: `${url}/login/oauth/access_token`,
     userProfileUrl: `${url}/user`,
+    deviceCodeUrl: `${url}/login/device/code`,
     clientId,
     clientSecret,
     setProfile(next) {
       profile = { ...next };
     },
+    async actOnDevice(userCode, action) {
+      const response = await fetch(`${url}/login/device`, { method: 'POST', body: new URLSearchParams({ user_code: userCode, action }) });
+      await response.text();
+      return response.status;
+    },
+    expireDevice(userCode) {
+      const grant = byUserCode(userCode);
+      if (!grant) throw new Error(`no device code for user code ${userCode}`);
+      grant.expiresAt = Date.now();
+    },
+    devicePolls: (userCode) => [...(byUserCode(userCode)?.polls ?? [])],
+    deviceCodeRequests: () => deviceRequests.map((request) => ({ ...request })),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();

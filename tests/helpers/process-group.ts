@@ -36,9 +36,11 @@ function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
-export function startGroup(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; label?: string }): GroupProcess {
+export function startGroup(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; label?: string; input?: string }): GroupProcess {
   const label = options.label ?? [command, ...args].join(' ');
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  // What the command reads on stdin (then end of input), for commands that ask.
+  if (options.input !== undefined) child.stdin!.end(options.input);
   let output = '';
   const watchers = new Set<() => void>();
   const collect = (data: Buffer): void => {

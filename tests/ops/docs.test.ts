@@ -23,7 +23,6 @@ import { g1KernelWasm } from '../../core/kernel/g1-kernel-wasm.ts';
  */
 const WRITTEN_ELSEWHERE = new Set([
   'docs/contribution-delta.md',
-  'docs/contribute-from-terminal.md',
 ]);
 
 const read = (relative: string): string => readFileSync(path.join(REPO_ROOT, relative), 'utf8');

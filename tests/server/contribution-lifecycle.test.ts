@@ -32,6 +32,7 @@ const LEGAL: Array<[LifecycleState, LifecycleEvent, LifecycleState]> = [
   ['turn', 'uploaded', 'verifying'],
   ['turn', 'deadline_passed', 'missed'],
   ['turn', 'removed', 'discarded'],
+  ['turn', 'left', 'discarded'],
   ['verifying', 'committed', 'accepted'],
   ['verifying', 'refused', 'refused'],
   ['verifying', 'not_committed', 'discarded'],

@@ -1,0 +1,299 @@
+/**
+ * `ceremony contribute --coordinator URL …`: the contributor's remote form, from options to exit
+ * code. Signs in (GitHub device flow, a Semaphore identity, or the demo sign-in of a test network),
+ * runs the turns (contributor-run.ts) on the full-file protocol (full-file-turn.ts), saves the
+ * signed receipts, and handles interruptions:
+ *
+ *  - Ctrl-C leaves the queue cleanly (POST /api/me/leave); during a turn it asks first (on a
+ *    terminal; elsewhere the signal is the answer), and a second Ctrl-C is a yes. SIGTERM leaves
+ *    without asking. The turn's unfinished upload is terminated, its files deleted.
+ *  - A crash (or SIGKILL) leaves the lobby as it was: a rerun with the same sign-in joins again
+ *    (join is idempotent: no second entry) and takes a turn still held from scratch; the upload it
+ *    creates replaces the one the crash left half-done.
+ *
+ * Progress goes to stderr (a live line per circuit on a terminal, plain lines in a log), results to
+ * stdout (one `CIRCUIT #INDEX contribution hash HASH` line per accepted circuit). Exit codes: 0
+ * every circuit accepted, 1 a refusal or an error (and an interruption), 2 a usage error.
+ */
+import { rmSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { terminalWords } from '../../core/error-messages.ts';
+import { contributionEntropy, digestTypedEntropy } from '../../core/crypto/contribution-entropy.ts';
+import { CoordinatorError } from '../../core/errors.ts';
+import type { CeremonyView } from '../../web/src/api/api-types.ts';
+import { createProgressRenderer } from '../progress/progress-renderer.ts';
+import { CoordinatorApiError, CoordinatorClient, type SignedIn } from './coordinator-client.ts';
+import { ContributorRun, RunFailure, type RunUi } from './contributor-run.ts';
+import { FullFileTurn } from './full-file-turn.ts';
+import { signInWithGithubDevice } from './github-device-sign-in.ts';
+import { saveReceipts } from './save-receipts.ts';
+import { readSemaphoreIdentity, signInWithSemaphore, type IdentitySource } from './semaphore-sign-in.ts';
+import { askYesNo, InputInterrupted, interactive, readHiddenLine } from './terminal-input.ts';
+import type { TurnProtocol } from './turn-protocol.ts';
+
+export type SignInMethod =
+  { kind: 'github' } | { kind: 'semaphore'; source: IdentitySource } | { kind: 'demo'; name: string };
+
+export interface RemoteContributeOptions {
+  coordinator: string;
+  signIn: SignInMethod;
+  /** Circuits named on the command line (empty: every circuit, in ceremony order). */
+  circuits: readonly string[];
+  receipts?: string;
+  entropyPrompt: boolean;
+  maxAttempts: number;
+  /** Kernel threads (default every core). */
+  workers?: number;
+}
+
+const EXIT_OK = 0;
+const EXIT_FAILED = 1;
+
+/** The protocol a turn runs on; the streamed delta of issue 21 replaces this one line. */
+function turnProtocol(client: CoordinatorClient, workDir: string, workers: number | undefined): TurnProtocol {
+  return new FullFileTurn({ client, workDir, workers });
+}
+
+function coordinatorUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `--coordinator needs the coordinator's address (http:// or https://), not "${raw}"`,
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `--coordinator must be an http:// or https:// address, not ${url.protocol}`,
+    );
+  return url;
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+const WORK_DIR_PREFIX = 'ceremony-contribute-';
+
+/**
+ * Removes the work folders of earlier runs that died without cleaning up (SIGKILL, a crash): the
+ * keys of their turns. A folder names its process; one whose process is alive is left alone.
+ */
+async function removeDeadRunsLeftovers(): Promise<void> {
+  const names = await readdir(tmpdir()).catch(() => [] as string[]);
+  for (const name of names) {
+    const pid = new RegExp(`^${WORK_DIR_PREFIX}(\\d+)-`).exec(name)?.[1];
+    if (pid === undefined || Number(pid) === process.pid) continue;
+    try {
+      process.kill(Number(pid), 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH')
+        await rm(path.join(tmpdir(), name), { recursive: true, force: true });
+    }
+  }
+}
+
+/** The circuits to contribute to, in ceremony order; a name the ceremony does not have is a usage error. */
+function chosenCircuits(ceremony: CeremonyView, named: readonly string[]): string[] {
+  const names = ceremony.circuits.map((c) => c.name);
+  const unknown = named.filter((name) => !names.includes(name));
+  if (unknown.length > 0) {
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `this ceremony has no circuit ${unknown.map((n) => `"${n}"`).join(', ')}; it has ${names.join(', ')}`,
+    );
+  }
+  return named.length === 0 ? names : names.filter((name) => named.includes(name));
+}
+
+/** `error [code]: message` and, for a code with plain words, what it means and what happens next. */
+function reportFailure(note: (line: string) => void, code: string, message: string): void {
+  note(`error [${code}]: ${message}`);
+  const words = terminalWords(code, message);
+  if (!words.what.startsWith('The coordinator answered:')) note(`  ${words.what} ${words.next}`);
+}
+
+export async function contributeRemotely(options: RemoteContributeOptions): Promise<number> {
+  const url = coordinatorUrl(options.coordinator);
+  // Read before anything goes over the network: a missing identity file is a usage error.
+  const identity = options.signIn.kind === 'semaphore' ? await readSemaphoreIdentity(options.signIn.source) : undefined;
+  let typedDigest: Buffer | undefined;
+  if (options.entropyPrompt) {
+    try {
+      const typed = await readHiddenLine(
+        'Type some random text for extra entropy (it is not shown, stored or sent), then Enter: ',
+      );
+      typedDigest = digestTypedEntropy(typed);
+    } catch (error) {
+      if (error instanceof InputInterrupted) return EXIT_FAILED;
+      throw error;
+    }
+  }
+
+  const renderer = createProgressRenderer(process.stderr);
+  let holdLive = false; // a question is on screen: live lines wait
+  const ui: RunUi = {
+    live: process.stderr.isTTY === true,
+    progress: (event) => {
+      if (!holdLive || event.type === 'finished') renderer.progress(event);
+    },
+    note: (line) => renderer.note(line),
+  };
+  if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
+    ui.note(`warning: ${url.origin} is not https: your session travels unencrypted`);
+  }
+
+  const client = new CoordinatorClient(url.href);
+  await removeDeadRunsLeftovers();
+  const workDir = await mkdtemp(path.join(tmpdir(), `${WORK_DIR_PREFIX}${process.pid}-`));
+  // Whatever ends the process (an error, Ctrl-C, process.exit): the keys of a turn do not stay.
+  const removeWorkDir = (): void => rmSync(workDir, { recursive: true, force: true });
+  process.on('exit', removeWorkDir);
+  const protocol = turnProtocol(client, workDir, options.workers);
+  let preparing: Promise<void> | undefined;
+
+  const leaveController = new AbortController();
+  let run: ContributorRun | undefined;
+  let leaving = false;
+  let asking = false;
+  let signedIn = false;
+
+  const finishLeaving = async (why: string): Promise<never> => {
+    leaving = true;
+    leaveController.abort(new DOMException(why, 'AbortError'));
+    if (signedIn) {
+      try {
+        const answer = await client.request<{ left: { left: string; circuit?: string } }>('POST', '/api/me/leave');
+        const { left } = answer.left;
+        const circuit = answer.left.circuit;
+        ui.note(
+          left === 'turn'
+            ? `left the queue (${why}): your turn on ${circuit} goes to the next in line`
+            : left === 'after_verdict'
+              ? `left the queue (${why}): your contribution to ${circuit} is still being verified; its verdict stands, and nothing is queued after it`
+              : left === 'waiting'
+                ? `left the queue (${why}) for ${circuit}`
+                : `stopped (${why}); you were in no queue`,
+        );
+      } catch (error) {
+        ui.note(
+          `could not tell the coordinator you left (${(error as Error).message}); your place expires with its turn`,
+        );
+      }
+      if (options.receipts && run && run.acceptedCircuits.length > 0) await writeReceipts().catch(() => {});
+    }
+    renderer.close();
+    process.exit(EXIT_FAILED);
+  };
+
+  const onInterrupt = async (signal: NodeJS.Signals): Promise<void> => {
+    // A second Ctrl-C while leaving: stop now.
+    if (leaving) process.exit(EXIT_FAILED);
+    if (asking) {
+      // Ctrl-C at the question arrives as a key (the answer); a SIGTERM does not wait for one.
+      if (signal !== 'SIGTERM') return;
+      if (process.stdin.isTTY) process.stdin.setRawMode(false);
+      process.stderr.write('\n');
+    }
+    const activity = run?.activity;
+    if (signal === 'SIGINT' && !asking && activity?.stage === 'turn' && interactive()) {
+      asking = true;
+      holdLive = true;
+      const yes = await askYesNo(
+        `Leave the queue and give up your turn on ${activity.circuit}? The work on it is lost.`,
+      );
+      asking = false;
+      holdLive = false;
+      if (!yes) {
+        ui.note('carrying on with the turn');
+        return;
+      }
+    }
+    await finishLeaving(signal === 'SIGINT' ? 'interrupted' : 'stopped');
+  };
+  const onSigint = (): void => void onInterrupt('SIGINT');
+  const onSigterm = (): void => void onInterrupt('SIGTERM');
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigterm);
+
+  let ceremony: CeremonyView;
+  const writeReceipts = async (): Promise<boolean> => {
+    const saved = await saveReceipts(client, ceremony.receiptPublicKey, options.receipts!);
+    ui.note(
+      `saved ${saved.count} signed receipt${saved.count === 1 ? '' : 's'} to ${options.receipts} (${saved.badSignatures === 0 ? "each signature checked against the coordinator's published key" : `${saved.badSignatures} signature(s) do NOT verify against the coordinator's published key`})`,
+    );
+    return saved.badSignatures === 0;
+  };
+
+  try {
+    ceremony = await client.request<CeremonyView>('GET', '/api/ceremony');
+    const circuits = chosenCircuits(ceremony, options.circuits);
+    // snarkjs and the curve load while we sign in and wait (a second or so the first turn does not pay).
+    preparing = protocol.prepare?.().catch(() => {});
+    const signIn = async (): Promise<SignedIn> => {
+      switch (options.signIn.kind) {
+        case 'demo':
+          return client.signInDemo(options.signIn.name);
+        case 'github':
+          return signInWithGithubDevice(client, ui.note, leaveController.signal);
+        case 'semaphore':
+          return signInWithSemaphore(client, identity!, ui.note);
+      }
+    };
+    const session = await signIn();
+    signedIn = true;
+    const who = session.principal;
+    ui.note(
+      `signed in to ${ceremony.title ?? ceremony.id} as ${who.displayName} (${who.kind}${who.kind === 'semaphore' ? ', anonymous' : ''}); contributing to ${circuits.length === ceremony.circuits.length ? 'every circuit' : circuits.join(', ')}`,
+    );
+    // Not awaited: joining and waiting (or the first download) overlap the curve's set-up.
+
+    run = new ContributorRun({
+      client,
+      protocol,
+      ceremony,
+      circuits,
+      everyCircuit: options.circuits.length === 0,
+      name: who.displayName,
+      entropy: () => contributionEntropy(typedDigest),
+      maxAttempts: options.maxAttempts,
+      ui,
+      output: (line) => process.stdout.write(`${line}\n`),
+      signInAgain: async () => void (await signIn()),
+      signal: leaveController.signal,
+    });
+    await run.run();
+    let code = EXIT_OK;
+    if (options.receipts && !(await writeReceipts())) code = EXIT_FAILED;
+    ui.note(`done: ${circuits.length} circuit${circuits.length === 1 ? '' : 's'} accepted`);
+    return code;
+  } catch (error) {
+    // Leaving: finishLeaving tells the coordinator and exits the process; nothing here may race it.
+    if (leaving) await new Promise<never>(() => {});
+    if (error instanceof CoordinatorError) throw error; // usage errors: main prints them, exit 2
+    if (error instanceof RunFailure) {
+      reportFailure(ui.note, error.code, error.message);
+      if (error.leave && signedIn) await client.request('POST', '/api/me/leave').catch(() => {});
+    } else if (error instanceof CoordinatorApiError) {
+      reportFailure(ui.note, error.code, error.message);
+    } else {
+      throw error;
+    }
+    if (options.receipts && run && run.acceptedCircuits.length > 0) await writeReceipts().catch(() => {});
+    return EXIT_FAILED;
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigterm);
+    // A curve still being built would start its threads after `ceremony` released the curve,
+    // and keep the process alive.
+    await preparing;
+    renderer.close();
+    removeWorkDir();
+    process.off('exit', removeWorkDir);
+  }
+}

@@ -1,0 +1,473 @@
+/**
+ * A terminal contributor's whole run against a coordinator, after sign-in, on the same turn
+ * protocol as the page (web/src/contribute/contributor-session.ts), driven by `GET /api/me` (the
+ * source of truth, so a rerun after a crash picks up where the lobby stands):
+ *
+ *   join (every circuit, or the ones asked for) → waiting (position, ETA) → turn (heartbeats every
+ *   30 s; download, contribute, upload: the TurnProtocol) → verifying → accepted, next circuit
+ *                        ↑                         │ refused, error: back in the queue, said why
+ *                        └─────────────────────────┘
+ *
+ * Every verdict that arrives during the run is said in plain words (the page's table,
+ * core/error-messages.ts); each accepted circuit gets one line on stdout
+ * (`CIRCUIT #INDEX contribution hash HASH`, as `ceremony contribute` prints locally). The run ends
+ * when every chosen circuit is accepted, or with a failure: too many refusals of one circuit, the
+ * entry removed, the ceremony closed, the coordinator out of reach for too long.
+ */
+import { terminalWords } from '../../core/error-messages.ts';
+import type { CeremonyView, CircuitProgress, ContributionView, MeView } from '../../web/src/api/api-types.ts';
+import type { ProgressEvent } from '../../core/ceremony/progress.ts';
+import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
+import type { TurnProtocol, TurnResult } from './turn-protocol.ts';
+
+export interface RunUi {
+  progress(event: ProgressEvent): void;
+  /** A line of its own (verdicts, notices), above any live line. */
+  note(line: string): void;
+  /** Live lines are redrawn (a terminal), rather than printed one after another (a log). */
+  readonly live: boolean;
+}
+
+export interface ContributorRunOptions {
+  client: CoordinatorClient;
+  protocol: TurnProtocol;
+  ceremony: CeremonyView;
+  /** The circuits to contribute to, in ceremony order. */
+  circuits: readonly string[];
+  /** The contributor named no circuit: join every circuit, as the page does (no choice sent). */
+  everyCircuit: boolean;
+  /** Recorded in each key (the principal's display name, as the page records it). */
+  name: string;
+  /** Fresh entropy for each contribution. */
+  entropy: () => string;
+  /** Refused attempts of one circuit after which the run stops (and leaves the queue). */
+  maxAttempts: number;
+  ui: RunUi;
+  /** Writes one line to stdout. */
+  output: (line: string) => void;
+  /** Signs in again with the same method (the session ended while waiting: 12 hours). */
+  signInAgain: () => Promise<void>;
+  /** Aborted when the contributor leaves (Ctrl-C): the turn in progress stops. */
+  signal: AbortSignal;
+}
+
+/** How the run ended without every circuit accepted: the code and message `ceremony` prints. */
+export class RunFailure extends Error {
+  override readonly name = 'RunFailure';
+
+  constructor(
+    readonly code: string,
+    message: string,
+    /** Leave the lobby on the way out (the run will not come back for its place). */
+    readonly leave = false,
+  ) {
+    super(message);
+  }
+}
+
+export interface AcceptedCircuit {
+  circuit: string;
+  index: number;
+  contributionHash: string;
+}
+
+/** Where the run is, for Ctrl-C: leaving during a turn asks first. */
+export type RunActivity = { stage: 'starting' | 'waiting' | 'done' } | { stage: 'turn' | 'verifying'; circuit: string };
+
+const HEARTBEAT_EVERY_MS = 30_000;
+/** Poll pace, as the page's (contributor-session.ts): only the few near a turn poll fast. */
+const NEXT_IN_LINE = 3;
+const NEAR_FRONT = 20;
+const CLOSE_POLL_MS = 1000;
+const NEAR_POLL_MS = 2500;
+const FAR_POLL_MS = 10_000;
+const NOT_WAITING_POLL_MS = 5000;
+/** While our own contribution is being verified: the verdict is what the contributor waits for. */
+const VERDICT_POLL_MS = 250;
+/** The coordinator unreachable for this long ends the run (a turn would have been missed anyway). */
+const UNREACHABLE_FOR_MS = 10 * 60_000;
+/** A turn that broke off (a dropped download, a damaged one) is taken again after this pause… */
+const TURN_RETRY_PAUSE_MS = 2000;
+/** …at most this many times in a row. */
+const TURN_FAILURES_IN_A_ROW = 5;
+
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
+}
+
+function duration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+function isAbort(error: unknown, signal: AbortSignal): boolean {
+  return signal.aborted || (error instanceof Error && error.name === 'AbortError');
+}
+
+export class ContributorRun {
+  private activityNow: RunActivity = { stage: 'starting' };
+  /** Contributions whose verdict is already known (at the start, or announced since). */
+  private readonly announced = new Set<string>();
+  private readonly attempts = new Map<string, number>();
+  /** What this run computed, by circuit: the accepted hash must be the same. */
+  private readonly localHashes = new Map<string, string>();
+  private readonly accepted = new Map<string, AcceptedCircuit>();
+  /** The last waiting line shown per circuit, so a log gets a line only when something changed. */
+  private readonly shownWaiting = new Map<string, string>();
+  private unreachableSince: number | undefined;
+  private mismatch = false;
+  private turnFailuresInARow = 0;
+
+  constructor(private readonly options: ContributorRunOptions) {}
+
+  get activity(): RunActivity {
+    return this.activityNow;
+  }
+
+  /** Every circuit accepted by the end of the run, with its index and hash. */
+  get acceptedCircuits(): AcceptedCircuit[] {
+    return this.options.circuits.flatMap((circuit) => this.accepted.get(circuit) ?? []);
+  }
+
+  /** Runs until every chosen circuit is accepted; throws RunFailure (or the abort) otherwise. */
+  async run(): Promise<AcceptedCircuit[]> {
+    const { client, signal } = this.options;
+    let me = await this.me();
+    for (const contribution of me.contributions)
+      if (contribution.status !== 'verifying') this.announced.add(contribution.id);
+    this.noteAccepted(me, true);
+    if (!this.allAccepted(me)) me = await this.join();
+    let nowhere = 0;
+    for (;;) {
+      if (signal.aborted) throw signal.reason;
+      this.announceVerdicts(me);
+      if (this.mismatch)
+        throw new RunFailure(
+          'contribution.invalid',
+          'an accepted contribution hash differs from the one computed here; tell the coordinator',
+        );
+      this.noteAccepted(me, false);
+      if (this.allAccepted(me)) {
+        this.activityNow = { stage: 'done' };
+        return this.acceptedCircuits;
+      }
+      this.checkStillIn(me);
+
+      const turn = me.status.circuits.find((c) => c.state === 'turn');
+      const verifying = me.status.circuits.find((c) => c.state === 'verifying');
+      const waiting = me.status.circuits.find((c) => c.state === 'waiting');
+      if (turn && !this.options.circuits.includes(turn.circuit)) {
+        // Granted by an earlier join (the page, another run) on a circuit not asked for this time:
+        // given up at once, so the next in line gets it, and joined again with this run's choice.
+        this.options.ui.note(`${turn.circuit}: giving up your turn there (it is not among the circuits asked for)`);
+        await client.request('POST', '/api/me/leave');
+        me = await this.join();
+        continue;
+      }
+      if (turn) {
+        if (!(await this.takeTurn(turn.circuit))) await sleep(TURN_RETRY_PAUSE_MS, signal);
+        me = await this.me();
+        continue;
+      }
+      let pause: number;
+      if (verifying) {
+        this.activityNow = { stage: 'verifying', circuit: verifying.circuit };
+        this.options.ui.progress({
+          type: 'step',
+          circuit: verifying.circuit,
+          step: 'verifying: the coordinator is checking your contribution',
+        });
+        pause = VERDICT_POLL_MS;
+        nowhere = 0;
+      } else if (waiting && waiting.state === 'waiting') {
+        this.activityNow = { stage: 'waiting' };
+        this.showWaiting(me, waiting);
+        pause =
+          waiting.position <= NEXT_IN_LINE
+            ? CLOSE_POLL_MS
+            : waiting.position <= NEAR_FRONT
+              ? NEAR_POLL_MS
+              : FAR_POLL_MS;
+        nowhere = 0;
+      } else {
+        // In no queue, turn or verification, with circuits left: a verdict queued us nowhere (a
+        // leave undone too late, a choice changed meanwhile). Join once more; twice nowhere ends the run.
+        if (++nowhere > 2)
+          throw new RunFailure(
+            'lobby.not_queued',
+            'the coordinator keeps this contributor in no queue; run the command again',
+          );
+        me = await this.join();
+        continue;
+      }
+      await sleep(pause, signal);
+      me = await this.me();
+    }
+  }
+
+  private allAccepted(me: MeView): boolean {
+    return this.options.circuits.every(
+      (circuit) => me.status.circuits.find((c) => c.circuit === circuit)?.state === 'accepted',
+    );
+  }
+
+  /** Stops the run when the coordinator says it cannot go on: removed from the queue, or the ceremony closed. */
+  private checkStillIn(me: MeView): void {
+    const removed = me.status.removed;
+    if (removed) {
+      const why = removed.reason === 'missed_turns' ? 'after missed turns' : 'by the coordinator';
+      throw new RunFailure(
+        'lobby.not_queued',
+        `your entry for ${removed.circuit} left the queue ${why}: ${removed.message}`,
+      );
+    }
+    if (me.phase === 'closed' || me.phase === 'finalising' || me.phase === 'finalised') {
+      const words = terminalWords(me.phase === 'finalised' ? 'ceremony.finalised' : 'ceremony.not_open');
+      throw new RunFailure(
+        me.phase === 'finalised' ? 'ceremony.finalised' : 'ceremony.not_open',
+        `the ceremony is ${me.phase}: ${words.what}`,
+      );
+    }
+  }
+
+  private async join(): Promise<MeView> {
+    const body = this.options.everyCircuit ? {} : { circuits: [...this.options.circuits] };
+    return this.call(() => this.options.client.request<MeView>('POST', '/api/me/join', body));
+  }
+
+  private me(): Promise<MeView> {
+    return this.call(() => this.options.client.request<MeView>('GET', '/api/me'));
+  }
+
+  /**
+   * A call the run cannot do without: a dropped connection or a busy coordinator is retried with
+   * growing pauses (said once), an ended session is signed in again; anything else is thrown.
+   */
+  private async call<T>(request: () => Promise<T>): Promise<T> {
+    let pause = 1000;
+    for (;;) {
+      try {
+        const answer = await request();
+        if (this.unreachableSince !== undefined) this.options.ui.note('the coordinator answers again');
+        this.unreachableSince = undefined;
+        return answer;
+      } catch (error) {
+        if (this.options.signal.aborted || !(error instanceof CoordinatorApiError)) throw error;
+        if (error.code === 'auth.required') {
+          this.options.ui.note('the session ended; signing in again');
+          await this.options.signInAgain();
+          continue;
+        }
+        if (error.code === 'ceremony.not_open' || error.code === 'ceremony.finalised') {
+          throw new RunFailure(error.code, `${terminalWords(error.code).what} (${error.message})`);
+        }
+        const transient = error.code === 'network' || error.code === 'rate.limited' || error.status >= 500;
+        if (!transient) throw error;
+        const now = Date.now();
+        if (this.unreachableSince === undefined) {
+          this.unreachableSince = now;
+          this.options.ui.note(`cannot reach the coordinator (${error.message}); trying again`);
+        } else if (now - this.unreachableSince > UNREACHABLE_FOR_MS) {
+          throw new RunFailure(
+            'network',
+            `the coordinator could not be reached for ${duration(now - this.unreachableSince)}: ${error.message}`,
+          );
+        }
+        await sleep(Math.max(pause, (error.retryAfterSeconds ?? 0) * 1000), this.options.signal);
+        pause = Math.min(pause * 2, 30_000);
+      }
+    }
+  }
+
+  private showWaiting(me: MeView, waiting: Extract<CircuitProgress, { state: 'waiting' }>): void {
+    const serverNow = me.now;
+    let where = `waiting: ${ordinal(waiting.position)} in line`;
+    let when: string;
+    if (waiting.eligibleAt && waiting.eligibleAt > serverNow)
+      when = `after a missed turn, eligible again in ${duration(waiting.eligibleAt - serverNow)}`;
+    else if (me.phase === 'paused' || me.phase === 'setup')
+      when = `no turn starts until the coordinator ${me.phase === 'paused' ? 'reopens' : 'opens'} the ceremony`;
+    else when = `your turn in about ${duration(waiting.etaMs)}`;
+    if (waiting.position === 1) where = 'waiting: next in line';
+    const line = `${where} · ${when}`;
+    // A log gets a line when the position or the situation changes, not every ETA tick.
+    const key = `${waiting.position}|${waiting.eligibleAt ?? ''}|${me.phase}`;
+    if (!this.options.ui.live && this.shownWaiting.get(waiting.circuit) === key) return;
+    this.shownWaiting.set(waiting.circuit, key);
+    this.options.ui.progress({ type: 'step', circuit: waiting.circuit, step: line });
+  }
+
+  /** One stdout line per accepted chosen circuit: those accepted before this run, said once at its start. */
+  private noteAccepted(me: MeView, beforeRun: boolean): void {
+    for (const progress of me.status.circuits) {
+      if (
+        progress.state !== 'accepted' ||
+        !this.options.circuits.includes(progress.circuit) ||
+        this.accepted.has(progress.circuit)
+      )
+        continue;
+      const entry = { circuit: progress.circuit, index: progress.index, contributionHash: progress.contributionHash };
+      this.accepted.set(progress.circuit, entry);
+      if (beforeRun) this.options.ui.note(`${progress.circuit}: already accepted (contribution #${progress.index})`);
+      this.options.output(`${progress.circuit} #${progress.index} contribution hash ${progress.contributionHash}`);
+    }
+  }
+
+  /** Says every verdict that arrived since the last poll, in plain words; counts refusals. */
+  private announceVerdicts(me: MeView): void {
+    const fresh = me.contributions
+      .filter((c) => c.status !== 'verifying' && !this.announced.has(c.id))
+      .sort((a, b) => a.createdAt - b.createdAt);
+    for (const contribution of fresh) {
+      this.announced.add(contribution.id);
+      this.announceVerdict(contribution);
+    }
+  }
+
+  private announceVerdict(contribution: ContributionView): void {
+    const { circuit } = contribution;
+    const { ui } = this.options;
+    if (contribution.status === 'accepted') {
+      const local = this.localHashes.get(circuit);
+      const matches =
+        local === undefined ? '' : local === contribution.contributionHash ? '; it matches the hash computed here' : '';
+      ui.note(`${circuit}: accepted as contribution #${contribution.index}${matches}`);
+      if (local !== undefined && local !== contribution.contributionHash) {
+        ui.note(
+          `${circuit}: the accepted hash ${contribution.contributionHash} is NOT the one computed here (${local}): tell the coordinator`,
+        );
+        this.mismatch = true;
+      }
+      ui.progress({ type: 'finished', circuit });
+      return;
+    }
+    const code = contribution.code ?? 'contribution.invalid';
+    const words = terminalWords(code, contribution.message);
+    const counted = contribution.status !== 'discarded';
+    const attempts = (this.attempts.get(circuit) ?? 0) + (counted ? 1 : 0);
+    this.attempts.set(circuit, attempts);
+    ui.note(`${circuit}: ${contribution.status === 'discarded' ? 'not added' : 'refused'} [${code}]: ${words.what}`);
+    if (contribution.message) ui.note(`  the coordinator says: ${contribution.message}`);
+    if (counted && attempts >= this.options.maxAttempts) {
+      throw new RunFailure(
+        code,
+        `${circuit} was refused ${attempts} time${attempts === 1 ? '' : 's'} (the limit, --max-attempts); leaving the queue`,
+        true,
+      );
+    }
+    ui.note(`  what happens next: ${words.next}`);
+  }
+
+  /** One turn: heartbeats around the protocol's download → contribute → upload. False: no upload was made. */
+  private async takeTurn(circuit: string): Promise<boolean> {
+    const { client, ui, signal } = this.options;
+    this.activityNow = { stage: 'turn', circuit };
+    const turn = new AbortController();
+    const stopTurn = (): void => turn.abort(signal.reason);
+    signal.addEventListener('abort', stopTurn, { once: true });
+    const heartbeat = async (): Promise<void> => {
+      try {
+        await client.request('POST', `/api/circuits/${encodeURIComponent(circuit)}/heartbeat`);
+      } catch (error) {
+        // The turn is gone (deadline passed, the coordinator took it): stop working on it.
+        if (
+          error instanceof CoordinatorApiError &&
+          (error.code === 'lobby.not_your_turn' || error.code === 'lobby.already_contributed')
+        ) {
+          turn.abort(error);
+        }
+        // Anything else (a dropped connection): the next beat, 30 s later, tries again.
+      }
+    };
+    void heartbeat();
+    const beats = setInterval(() => void heartbeat(), HEARTBEAT_EVERY_MS);
+    try {
+      const ceremony = await this.call(() => client.request<CeremonyView>('GET', '/api/ceremony'));
+      const head = ceremony.circuits.find((c) => c.name === circuit);
+      if (!head) throw new RunFailure('circuit.unknown', `the coordinator no longer lists ${circuit}`);
+      let result: TurnResult;
+      try {
+        result = await this.options.protocol.takeTurn({
+          circuit,
+          headIndex: head.headIndex,
+          headFileHash: head.headHash,
+          name: this.options.name,
+          entropy: this.options.entropy,
+          signal: turn.signal,
+          progress: (event) => ui.progress(event),
+        });
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        const reason = turn.signal.aborted ? turn.signal.reason : error;
+        if (!(reason instanceof CoordinatorApiError)) throw reason;
+        this.turnFailed(circuit, reason);
+        return false;
+      }
+      this.turnFailuresInARow = 0;
+      this.localHashes.set(circuit, result.contributionHash);
+      const resumed =
+        result.resumedFrom > 0 ? ` (resumed at byte ${result.resumedFrom} after a dropped connection)` : '';
+      const { downloadMs, computeMs, uploadMs } = result.timings;
+      const took = `download ${seconds(downloadMs)}, contribution ${seconds(computeMs)}, upload ${seconds(uploadMs)}`;
+      ui.note(`${circuit}: uploaded${resumed} (${took}); your contribution hash is ${result.contributionHash}`);
+      this.activityNow = { stage: 'verifying', circuit };
+      return true;
+    } finally {
+      clearInterval(beats);
+      signal.removeEventListener('abort', stopTurn);
+    }
+  }
+
+  /** A turn that ended without an upload: said in plain words; the run goes on from the lobby's state. */
+  private turnFailed(circuit: string, error: CoordinatorApiError): void {
+    const { ui } = this.options;
+    const words = terminalWords(error.code, error.message);
+    if (error.code === 'lobby.not_your_turn' || error.code === 'lobby.already_contributed') {
+      ui.note(`${circuit}: the turn ended before the upload [${error.code}]: ${words.what}`);
+      return;
+    }
+    if (error.code === 'network' || error.status >= 500) {
+      if (++this.turnFailuresInARow >= TURN_FAILURES_IN_A_ROW) {
+        throw new RunFailure(
+          'network',
+          `${circuit}: the turn broke off ${this.turnFailuresInARow} times in a row (${error.message}); leaving the queue`,
+          true,
+        );
+      }
+      ui.note(`${circuit}: the turn was interrupted (${error.message}); trying again while the turn lasts`);
+      return;
+    }
+    // A refusal of the upload itself (too large, too small, …): it counts as an attempt.
+    const attempts = (this.attempts.get(circuit) ?? 0) + 1;
+    this.attempts.set(circuit, attempts);
+    ui.note(`${circuit}: the upload was refused [${error.code}]: ${words.what}`);
+    if (attempts >= this.options.maxAttempts)
+      throw new RunFailure(
+        error.code,
+        `${circuit} was refused ${attempts} times (the limit, --max-attempts); leaving the queue`,
+        true,
+      );
+    ui.note(`  what happens next: ${words.next}`);
+  }
+}

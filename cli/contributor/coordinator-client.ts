@@ -1,0 +1,147 @@
+/**
+ * A contributor's HTTP connection to a coordinator, outside a browser: the session cookie kept
+ * from the sign-in's answer, the CSRF token sent on every change, JSON in and out, and every
+ * refusal turned into a CoordinatorApiError carrying the server's stable code (a connection that
+ * fails is the code `network`). The terminal client (`ceremony contribute --coordinator`) and the
+ * tests' contributor client both talk to the coordinator through it.
+ */
+
+/** A refusal by the coordinator (`{error: {code, message}}` and its status), or `network` (status 0). */
+export class CoordinatorApiError extends Error {
+  override readonly name = 'CoordinatorApiError';
+
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    /** From `Retry-After`, when the coordinator sent one (rate limits, the device flow's pace). */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** What every sign-in answers (server/auth/start-session.ts SignedInBody). */
+export interface SignedIn {
+  principal: { id: string; kind: string; displayName: string; coordinator: boolean };
+  csrfToken: string;
+  expiresAt: string;
+}
+
+const SESSION_COOKIE = 'ceremony_session';
+/** Every JSON request is bounded by default; downloads and uploads have their own pace. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** The refusal in a response (its `{error}` body when it has one). */
+export async function apiErrorOf(response: Response, what: string): Promise<CoordinatorApiError> {
+  const text = await response.text().catch(() => '');
+  const retryAfter = Number(response.headers.get('retry-after'));
+  const retryAfterSeconds = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined;
+  try {
+    const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+    if (typeof body.error?.code === 'string') {
+      return new CoordinatorApiError(
+        response.status,
+        body.error.code,
+        `${what}: ${String(body.error.message ?? '')}`,
+        retryAfterSeconds,
+      );
+    }
+  } catch {
+    // not JSON: a proxy's page, say
+  }
+  return new CoordinatorApiError(
+    response.status,
+    `http.${response.status}`,
+    `${what}: HTTP ${response.status} ${text.slice(0, 200)}`.trim(),
+    retryAfterSeconds,
+  );
+}
+
+export class CoordinatorClient {
+  /** `ceremony_session=…`, as the last sign-in set it ('' before). */
+  cookie = '';
+  /** Sent as X-CSRF-Token on every change; set by each sign-in. */
+  csrfToken = '';
+  readonly baseUrl: string;
+  private readonly requestTimeoutMs: number;
+
+  /** `requestTimeoutMs`: how long a JSON request may take (default 30 s; Infinity: unbounded, e.g. for finalise). */
+  constructor(baseUrl: string, options: { requestTimeoutMs?: number } = {}) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  }
+
+  /** The headers that carry the session (cookie, CSRF token), for requests made elsewhere (tus). */
+  sessionHeaders(): Record<string, string> {
+    return {
+      ...(this.cookie ? { cookie: this.cookie } : {}),
+      ...(this.csrfToken ? { 'x-csrf-token': this.csrfToken } : {}),
+    };
+  }
+
+  /**
+   * A request to the coordinator with the session; resolves with the raw response when it is a
+   * success (2xx), else rejects with its refusal. The caller reads (or cancels) the body.
+   */
+  async fetch(
+    method: string,
+    route: string,
+    init: { body?: unknown; signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<Response> {
+    const headers: Record<string, string> = { ...this.sessionHeaders() };
+    if (init.body !== undefined) headers['content-type'] = 'application/json';
+    const timeoutMs = init.timeoutMs ?? this.requestTimeoutMs;
+    const timeout = timeoutMs === Infinity ? undefined : AbortSignal.timeout(timeoutMs);
+    const signal = timeout && init.signal ? AbortSignal.any([timeout, init.signal]) : (timeout ?? init.signal);
+    let response: Response;
+    try {
+      response = await fetch(`${this.baseUrl}${route}`, {
+        method,
+        headers,
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        signal,
+        redirect: 'manual',
+      });
+    } catch (error) {
+      if (init.signal?.aborted) throw error;
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new CoordinatorApiError(
+        0,
+        'network',
+        `${method} ${route}: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
+      );
+    }
+    this.keepSession(response);
+    if (response.status < 200 || response.status >= 300) throw await apiErrorOf(response, `${method} ${route}`);
+    return response;
+  }
+
+  /** A JSON request; resolves with the parsed answer. */
+  async request<T>(method: string, route: string, body?: unknown, options: { signal?: AbortSignal } = {}): Promise<T> {
+    const response = await this.fetch(method, route, { body, signal: options.signal });
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** Demo sign-in (test networks, loopback only): contributor `demo:<name>`. */
+  async signInDemo(name: string): Promise<SignedIn> {
+    return this.signedIn(await this.request<SignedIn>('POST', '/auth/demo', { name }));
+  }
+
+  /** Keeps the CSRF token of a sign-in's answer (the cookie came with its headers). */
+  signedIn(answer: SignedIn): SignedIn {
+    this.csrfToken = answer.csrfToken;
+    return answer;
+  }
+
+  private keepSession(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const pair = line.split(';')[0]!;
+      const eq = pair.indexOf('=');
+      if (eq < 0 || pair.slice(0, eq).trim() !== SESSION_COOKIE) continue;
+      const value = pair.slice(eq + 1).trim();
+      this.cookie = value === '' ? '' : `${SESSION_COOKIE}=${value}`;
+    }
+  }
+}
