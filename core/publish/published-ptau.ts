@@ -70,5 +70,14 @@ export async function resolveAuditPtau(config: CeremonyConfig, supplied?: string
         `the audit trusts the hash you pin, not this record)`,
     );
   }
+  if (!(await exists(config.ptauPath))) {
+    // Named as ceremony.json names it: a full path would tell the auditor nothing and could leak a machine's layout.
+    throw new CoordinatorError(
+      'chain.file_missing',
+      `the powers of tau (${config.ptau}) is missing from this folder and the publication records none; ` +
+        `get it from a source you trust and run the audit again with --ptau FILE ` +
+        `(and --ptau-hash HASH unless it is a known public ptau)`,
+    );
+  }
   return config.ptauPath;
 }

@@ -378,6 +378,10 @@ describe('contributing in the browser, the public page and the coordinator conso
 
   test('the public page’s fetch script lays out every published file and `ceremony audit` passes on them (the dev ptau pinned)', async () => {
     const script = (await publicPage.textContent('#audit-script'))!;
+    // The how-to says the ptau must be pinned, and how (else an auditor following it meets audit.ptau_unpinned).
+    const howTo = (await publicPage.textContent('#audit ol'))!;
+    assert.match(howTo, /--ptau-hash HASH/);
+    assert.match(howTo, /This is a test network/);
     const folder = await mkdtemp(path.join(tmpdir(), 'audit-from-page-'));
     try {
       // Asynchronously: the coordinator answering curl runs in this process.

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { promisify } from 'node:util';
-import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile, copyFile, stat } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, open, readdir, readFile, rm, writeFile, copyFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { copyCeremony, devPtauHash, newCeremonyDir, PROJECT_DATA_DIR, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
@@ -185,6 +185,20 @@ describe('publish without the ptau', () => {
     const result = await runCli(['audit', out(), '--quiet']);
     assert.equal(result.code, 1);
     assert.match(result.stdout, /^ptau FAIL: \[chain\.file_missing\] the powers of tau \(ptau\/dev-pot10-insecure\.ptau, \d+ bytes\) was left out of this publication; download it from https:\/\/example\.org\/pot10\.ptau .*--ptau FILE \(and --ptau-hash HASH unless it is a known public ptau/m);
+  });
+
+  test('without the record either, the audit names the missing ptau as ceremony.json does, with its code', async () => {
+    const bare = path.join(work, 'without-ptau-or-record');
+    await cp(out(), bare, { recursive: true });
+    await rm(path.join(bare, 'ptau-source.json'));
+    const result = await runCli(['audit', bare, '--quiet', '--json']);
+    assert.equal(result.code, 1);
+    const report = JSON.parse(result.stdout) as { findings: Array<{ subject: string; ok: boolean; code?: string; summary: string }> };
+    const ptau = report.findings.find((f) => f.subject === 'ptau');
+    assert.equal(ptau?.ok, false);
+    assert.equal(ptau?.code, 'chain.file_missing');
+    assert.match(ptau?.summary ?? '', /the powers of tau \(ptau\/dev-pot10-insecure\.ptau\) is missing from this folder/);
+    assert.ok(!result.stdout.includes(bare), 'no full path in the findings');
   });
 
   test('--ptau with another file is refused; with the recorded one the audit passes', async () => {

@@ -207,6 +207,18 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
       {},
       h('li', {}, 'Check out the project’s repository (it holds ', h('code', {}, 'ceremony-data/ceremony.json'), ' and the circuits) and run ', h('code', {}, 'npm install'), ' in it.'),
       h('li', {}, 'In an empty folder, run the script below with ', h('code', {}, 'CEREMONY_REPO=/path/to/checkout sh fetch-ceremony.sh'), '. It fetches every file listed on this page into the layout the audit reads: the powers of tau, each r1cs, every zkey of every chain, the transcript and, once finalised, the final keys, verification keys, verifiers and manifest.'),
+      h(
+        'li',
+        {},
+        'The audit trusts no powers of tau it cannot identify: a public Hermez file is recognised by its hash; any other must be pinned by you, with ',
+        h('code', {}, 'sh fetch-ceremony.sh --ptau-hash HASH'),
+        ' (its BLAKE2b-512 as ',
+        h('code', {}, 'b2sum'),
+        ' prints it, taken from a source you trust, not from this coordinator). ',
+        ceremony.testNetwork
+          ? 'This is a test network: its powers of tau are a development file whose secret is public, so pin that file’s hash and expect the audit to call it INSECURE.'
+          : 'Without a pin the audit fails.',
+      ),
       h('li', {}, 'It then runs ', h('code', {}, 'ceremony audit .'), ', which checks contribution 0 of each chain against the r1cs and the powers of tau (without rebuilding it), verifies every link against the one before it, checks every file against the transcript, checks each final key as the beacon applied to the last contribution, and recomputes the manifest. It prints each finding, then ', h('code', {}, 'audit passed'), ' or the problems.'),
     ),
     h('div', { class: 'actions' }, h('a', { class: 'button secondary', href: '/api/ptau', download: 'powers-of-tau.ptau' }, 'Powers of tau (ptau)'), h('button', { type: 'button', class: 'secondary', onclick: () => downloadText('fetch-ceremony.sh', script, 'text/x-shellscript') }, 'Download fetch-ceremony.sh'), copyButton('Copy script', () => script)),
