@@ -10,6 +10,9 @@
  * Migration 3: GitHub device-flow sign-ins in progress (`ceremony contribute --github`): the
  * device code GitHub issued, under the sha256 of the opaque handle the client polls with, its
  * polling interval and expiry.
+ *
+ * Migration 4: the sha256 of the client address that started each device sign-in, so that one
+ * address can hold only a few at once (each one is a poll of GitHub every interval).
  */
 import { applyMigrations, type Db } from '../store/database.ts';
 
@@ -64,6 +67,8 @@ const AUTH_MIGRATIONS: readonly string[] = [
      expires_at INTEGER NOT NULL
    );
    CREATE INDEX auth_github_devices_expires_at ON auth_github_devices (expires_at);`,
+  `ALTER TABLE auth_github_devices ADD COLUMN client_hash TEXT NOT NULL DEFAULT '';
+   CREATE INDEX auth_github_devices_client ON auth_github_devices (client_hash, expires_at);`,
 ];
 
 export function migrateAuthTables(db: Db): void {

@@ -15,13 +15,16 @@
  * auth.device_slow_down (the interval grows as GitHub says), expired_token (and an unknown or used
  * handle) → auth.device_expired, access_denied → auth.device_denied; anything else GitHub says, or
  * GitHub out of reach, → auth.github_failed. Bounded: starts are rate-limited like every sign-in
- * route (auth-router), at most MAX_DEVICE_SIGN_INS are outstanding (expired ones swept first), and
- * a handle polled before its interval is answered slow_down without asking GitHub, so a client
- * cannot spend the coordinator's GitHub quota. A handle ends with its session, its refusal or its
+ * route (auth-router), at most MAX_DEVICE_SIGN_INS are outstanding (expired ones swept first), at
+ * most MAX_DEVICE_SIGN_INS_PER_ADDRESS of them started from one client address, and a handle
+ * polled before its interval is answered slow_down without asking GitHub, so a client cannot spend
+ * the coordinator's GitHub quota (without the per-address cap, one address starting the most the
+ * sign-in rate limit allows would hold some 300 handles, each worth a GitHub request every 5 s). A handle ends with its session, its refusal or its
  * expiry: it is never used twice.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import express, { type Router } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
 import { z } from 'zod';
 import { CoordinatorError, isCoordinatorError } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
@@ -33,6 +36,8 @@ import { signedInBody, startSession } from './start-session.ts';
 
 /** Device sign-ins in progress at most: a flood of starts cannot grow the table. */
 const MAX_DEVICE_SIGN_INS = 10_000;
+/** Device sign-ins in progress started from one client address (one person needs one; a few share a NAT). */
+export const MAX_DEVICE_SIGN_INS_PER_ADDRESS = 5;
 /** GitHub's device codes last 15 minutes; one that claims longer is held no longer than this. */
 const LONGEST_DEVICE_CODE_MS = 30 * 60_000;
 /** RFC 8628's default interval, when GitHub names none. */
@@ -93,6 +98,13 @@ function hashHandle(handle: string): string {
   return createHash('sha256').update(handle).digest('hex');
 }
 
+/** The client's address as the rate limits key it (an IPv6 address by its /56), hashed: no address is stored. */
+function hashClient(req: express.Request): string {
+  return createHash('sha256')
+    .update(ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown'))
+    .digest('hex');
+}
+
 /** POSTs a form to GitHub and reads its JSON answer; any failure to do so is auth.github_failed. */
 async function postToGithub(url: string, form: Record<string, string>): Promise<unknown> {
   let response: Response;
@@ -143,8 +155,12 @@ export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router
   const statements = {
     sweep: db.prepare<[number]>('DELETE FROM auth_github_devices WHERE expires_at <= ?'),
     count: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM auth_github_devices'),
-    insert: db.prepare<[string, string, number, number, number]>(
-      'INSERT INTO auth_github_devices (handle_hash, device_code, interval_ms, next_poll_at, expires_at) VALUES (?, ?, ?, ?, ?)',
+    countOfClient: db.prepare<[string], { n: number }>(
+      'SELECT COUNT(*) AS n FROM auth_github_devices WHERE client_hash = ?',
+    ),
+    insert: db.prepare<[string, string, number, number, number, string]>(
+      'INSERT INTO auth_github_devices (handle_hash, device_code, interval_ms, next_poll_at, expires_at, client_hash) ' +
+        'VALUES (?, ?, ?, ?, ?, ?)',
     ),
     find: db.prepare<[string], DeviceRow>(
       'SELECT device_code, interval_ms, next_poll_at, expires_at FROM auth_github_devices WHERE handle_hash = ?',
@@ -157,9 +173,22 @@ export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router
 
   const router = express.Router();
 
-  router.post('/github/device', async (_req, res) => {
+  router.post('/github/device', async (req, res) => {
     const now = clock.now();
     statements.sweep.run(now);
+    const client = hashClient(req);
+    // Asked before GitHub is, and again just before the insert (the same tick): starts running
+    // side by side cannot together pass the cap.
+    const refuseBusyClient = (): void => {
+      if (statements.countOfClient.get(client)!.n < MAX_DEVICE_SIGN_INS_PER_ADDRESS) return;
+      throw new CoordinatorError(
+        'rate.limited',
+        `At most ${MAX_DEVICE_SIGN_INS_PER_ADDRESS} GitHub sign-ins may be in progress from one address; ` +
+          'finish one or let it expire',
+        { retryAfterSeconds: 60 },
+      );
+    };
+    refuseBusyClient();
     if (statements.count.get()!.n >= MAX_DEVICE_SIGN_INS) {
       throw new CoordinatorError('rate.limited', 'Too many GitHub sign-ins are in progress; try again shortly', {
         retryAfterSeconds: 60,
@@ -179,12 +208,14 @@ export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router
     const intervalMs = (code.interval ?? DEFAULT_INTERVAL_S) * 1000;
     const expiresAt = clock.now() + Math.min(code.expires_in * 1000, LONGEST_DEVICE_CODE_MS);
     const handle = randomBytes(32).toString('base64url');
+    refuseBusyClient();
     statements.insert.run(
       hashHandle(handle),
       code.device_code,
       intervalMs,
       clock.now() + intervalMs - POLL_TOLERANCE_MS,
       expiresAt,
+      client,
     );
     const start: DeviceSignInStart = {
       handle,

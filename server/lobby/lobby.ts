@@ -310,7 +310,8 @@ export class Lobby {
    * Records the verdict on a verifying submission (the ceremony service calls this in the same
    * transaction that records it on the contribution row). The circuit is freed. Accepted: the
    * contributor is queued for their next circuit (at the back), or done. Refused, error or
-   * discarded: back of the same queue, eligible at once; a refusal or error is shown in their
+   * discarded: back of the same queue, eligible at once (or of the first circuit they still need
+   * among those chosen, when a join meanwhile left that one out); a refusal or error is shown in their
    * status. Returns false, changing nothing, if a verdict was already recorded for this
    * contribution (outcomes may be delivered twice).
    */
@@ -328,7 +329,13 @@ export class Lobby {
           this.statements.recordAccepted.run(turn.contributor_id, turn.circuit, contributionId, verdict.chainIndex, verdict.contributionHash, now);
           if (stays) this.enqueueForNextCircuit(turn.contributor_id, now);
         } else {
-          if (stays) this.statements.enqueue.run(turn.contributor_id, turn.circuit, now, now);
+          // Back in the same queue, unless a join during the verification chose circuits without it.
+          const chosen = this.chosenCircuits(turn.contributor_id);
+          if (stays && (chosen === undefined || chosen.includes(turn.circuit))) {
+            this.statements.enqueue.run(turn.contributor_id, turn.circuit, now, now);
+          } else if (stays) {
+            this.enqueueForNextCircuit(turn.contributor_id, now);
+          }
           if (isShownRefusal(verdict)) this.statements.recordRefusal.run(turn.contributor_id, turn.circuit, verdict.code, verdict.message, now);
         }
         return true;

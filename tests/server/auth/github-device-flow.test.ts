@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../../server/clock.ts';
 import { createRateLimits } from '../../../server/http/rate-limits.ts';
+import { MAX_DEVICE_SIGN_INS_PER_ADDRESS } from '../../../server/auth/github-device-flow.ts';
 import { startGithubEmulator, type GithubEmulator, type GithubProfile } from '../../helpers/github-emulator.ts';
 import { Browser, errorCode, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
 
@@ -220,6 +221,46 @@ describe('GitHub device-flow pacing and limits', () => {
     for (let i = 0; i < 3; i++)
       statuses.push((await new Browser().request(`${server.url}/auth/github/device`, { method: 'POST' })).status);
     assert.deepEqual(statuses, [200, 200, 429]);
+  });
+});
+
+describe('GitHub device-flow sign-ins in progress per address', () => {
+  it('one address holds at most a few at once (each polls GitHub); the next is rate.limited before GitHub is asked, until one ends', async () => {
+    const ownClock = new ManualClock(Date.UTC(2026, 6, 1));
+    const github = await startGithubEmulator({ deviceIntervalSeconds: 1 });
+    const server = await startAuthTestServer({ clock: ownClock, config: { github: githubConfig(github) } });
+    try {
+      const startOne = (): Promise<Response> =>
+        new Browser().request(`${server.url}/auth/github/device`, { method: 'POST' });
+      const started: Started[] = [];
+      for (let i = 0; i < MAX_DEVICE_SIGN_INS_PER_ADDRESS; i++) {
+        const response = await startOne();
+        assert.equal(response.status, 200);
+        started.push((await response.json()) as Started);
+      }
+      const asked = github.deviceCodeRequests().length;
+      const refused = await startOne();
+      assert.equal(refused.status, 429);
+      assert.equal(await errorCode(refused), 'rate.limited');
+      assert.equal(github.deviceCodeRequests().length, asked, 'GitHub was not asked');
+      // One ends (cancelled at GitHub): one place is free, and starts side by side take only it.
+      github.setProfile(profile());
+      assert.equal(await github.actOnDevice(started[0]!.userCode, 'cancel'), 200);
+      ownClock.advance(1000);
+      assert.equal(
+        await errorCode(await new Browser().post(`${server.url}/auth/github/device/poll`, { handle: started[0]!.handle })),
+        'auth.device_denied',
+      );
+      const burst = await Promise.all([startOne(), startOne(), startOne()]);
+      assert.deepEqual(burst.map((response) => response.status).sort(), [200, 429, 429]);
+      assert.equal((await startOne()).status, 429);
+      // All expire: the address may start again.
+      ownClock.advance(16 * 60_000);
+      assert.equal((await startOne()).status, 200);
+    } finally {
+      await server.close();
+      await github.close();
+    }
   });
 });
 

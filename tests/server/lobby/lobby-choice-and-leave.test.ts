@@ -150,3 +150,17 @@ test('the choice and a pending leave survive a restart (a new Lobby on the same 
   second.recordVerdict('b1', { status: 'accepted', chainIndex: 1, contributionHash: 'h' });
   assert.equal(progressOf(second, 'bob', 'transact2').state, 'pending');
 });
+
+test('a refusal after a join that left its circuit out of the choice queues for a chosen circuit, not the refused one', () => {
+  const fixture = makeLobby();
+  const { lobby } = fixture;
+  lobby.join('alice');
+  lobby.tick();
+  lobby.markSubmitted('alice', 'register', 'a1');
+  // While register is being verified, alice asks for transact2 only (a terminal rerun with a circuit named).
+  assert.deepEqual(lobby.join('alice', ['transact2']).chosenCircuits, ['transact2']);
+  lobby.recordVerdict('a1', { status: 'refused', code: 'contribution.l_section_invalid', message: 'bad L' });
+  assert.equal(progressOf(lobby, 'alice', 'register').state, 'pending', 'not back in a queue she left out');
+  assert.equal(progressOf(lobby, 'alice', 'transact2').state, 'waiting', 'queued for the circuit she chose');
+  assert.equal(lobby.status('alice').lastRefusal?.code, 'contribution.l_section_invalid', 'the refusal is shown');
+});
