@@ -26,8 +26,14 @@ const otherFiles = files.filter((file) => !isBrowserTest(file));
 // build whatever is older than its sources first (a no-op when both are current).
 const build = spawnSync(node, ['scripts/build.js'], { stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
+// A test that hangs fails by name after 10 minutes instead of holding the whole run until CI's limit.
+const TEST_TIMEOUT_MS = 10 * 60 * 1000;
 const runTests = (list, concurrency) =>
-  spawnSync(node, ['--import', 'tsx', '--import', './tests/setup.mjs', '--test', `--test-concurrency=${concurrency}`, ...list], { stdio: 'inherit' }).status ?? 1;
+  spawnSync(
+    node,
+    ['--import', 'tsx', '--import', './tests/setup.mjs', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${TEST_TIMEOUT_MS}`, ...list],
+    { stdio: 'inherit' },
+  ).status ?? 1;
 let status = otherFiles.length > 0 ? runTests(otherFiles, 2) : 0;
 // Browser tests last and one at a time: Chromium and its Web Workers take every core, which would
 // starve the tests that act on a clock (e.g. crash-safety kills a contribution after N ms).

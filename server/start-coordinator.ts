@@ -17,7 +17,8 @@ import { openDatabase, type Db } from './store/database.ts';
 import { Lobby } from './lobby/lobby.ts';
 import { ContributionStore } from './contributions/contribution-store.ts';
 import { ReceiptSigner } from './contributions/receipt-signer.ts';
-import { RECEIPT_PUBLIC_KEY_FILE, writeReceiptPublicKey } from '../core/receipts/receipt-public-key-file.ts';
+import { readReceiptPublicKey, RECEIPT_PUBLIC_KEY_FILE, writeReceiptPublicKey } from '../core/receipts/receipt-public-key-file.ts';
+import { samePublicKey } from '../core/receipts/receipt-signature.ts';
 import { CeremonyPhaseStore } from './ceremony-phase.ts';
 import { CeremonyService, type ServiceLog } from './ceremony-service.ts';
 import { Redis } from 'ioredis';
@@ -83,6 +84,22 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   for (const circuit of config.circuits) constraints.set(circuit.name, (await readR1csSummary(circuit.r1csPath)).nConstraints);
 
   const auth = authConfigFromEnv(serverConfig.env, { publicUrl: serverConfig.publicUrl, testNetwork: config.testNetwork, host: serverConfig.host });
+  const receipts = await ReceiptSigner.fromKeyFile(serverConfig.receiptKeyFile);
+  // A lost or replaced state/ makes a new signing key; publishing its half over the old one would
+  // silently make every receipt already handed out fail to verify. The operator decides, by moving
+  // the published key aside, before anything is started.
+  const published = await readReceiptPublicKey(config.dataDir);
+  if (published !== undefined && !samePublicKey(published, receipts.publicKeyPem)) {
+    throw new CoordinatorError(
+      'config.invalid',
+      `the receipt signing key in the state folder is not the one published in ${RECEIPT_PUBLIC_KEY_FILE}, ` +
+        'and receipts already handed out verify only against the published one: restore the state folder’s ' +
+        `receipt key, or move ${RECEIPT_PUBLIC_KEY_FILE} aside to start with a new key`,
+    );
+  }
+  // The public half, beside the ceremony's public files: `ceremony publish` copies it, so receipts
+  // can be checked offline against a publication.
+  await writeReceiptPublicKey(config.dataDir, receipts.publicKeyPem);
   const db = openDatabase(serverConfig.databaseFile);
   const phase = new CeremonyPhaseStore(db);
   if (state.finalised && phase.get() !== 'finalised') {
@@ -100,15 +117,6 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
 
   const lobby = new Lobby(db, { circuits: config.circuits.map((c) => c.name), isOpen: () => phase.get() === 'open', ...serverConfig.lobby }, clock);
   const contributions = new ContributionStore(db);
-  const receipts = await ReceiptSigner.fromKeyFile(serverConfig.receiptKeyFile);
-  // The public half, beside the ceremony's public files: `ceremony publish` copies it, so receipts
-  // can be checked offline against a publication.
-  if ((await writeReceiptPublicKey(config.dataDir, receipts.publicKeyPem)) === 'replaced') {
-    log.warn(
-      `the receipt key changed: ${RECEIPT_PUBLIC_KEY_FILE} now holds the new public key, ` +
-        'and receipts signed with the previous key no longer verify against it',
-    );
-  }
   const dispatcher: VerificationDispatcher = serverConfig.redisUrl
     ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
     : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });

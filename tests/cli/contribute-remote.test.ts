@@ -391,7 +391,9 @@ describe('contributing from a terminal', () => {
       .map((a) => `'${a}'`)
       .join(' ');
     // `script` gives the client a terminal: Ctrl-C typed there is a SIGINT, and questions can be asked.
-    const terminal = spawn('script', ['-qfec', `${process.execPath} ${command}`, '/dev/null'], {
+    // `exec`: without it a shell sits between, takes the same SIGINT and, once the client has exited
+    // with its own code, may die of it (exit 130).
+    const terminal = spawn('script', ['-qfec', `exec ${process.execPath} ${command}`, '/dev/null'], {
       cwd: REPO_ROOT,
       env: { ...process.env, TMPDIR: cliTmp, TERM: 'dumb' },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -417,7 +419,7 @@ describe('contributing from a terminal', () => {
         /Leave the queue and give up your turn on transact42\? The work on it is lost\. \[y\/N\]/,
       );
       terminal.stdin!.write('n');
-      await seen(/carrying on with the turn/, asked);
+      const carriedOn = await seen(/carrying on with the turn/, asked);
       assert.equal(
         (await queue()).activeTurns.find((t) => t.circuit === 'transact42')?.contributorId,
         'demo:holder',
@@ -435,7 +437,7 @@ describe('contributing from a terminal', () => {
       assert.ok(!(await queue()).entries.some((e) => e.contributorId === 'demo:waiter'), 'the waiter’s entry is gone');
 
       terminal.stdin!.write('\u0003');
-      const askedAgain = await seen(/give up your turn on transact42\?/, asked + 1);
+      const askedAgain = await seen(/give up your turn on transact42\?/, carriedOn);
       terminal.stdin!.write('y');
       await seen(/left the queue \(interrupted\): your turn on transact42 goes to the next in line/, askedAgain);
       assert.equal(await exited, 1, screen);
