@@ -28,7 +28,7 @@ import { auditCeremony } from '../core/audit/audit-ceremony.ts';
 import { checkInitialKey } from '../core/audit/check-initial-key.ts';
 import { checkPtauSections } from '../core/audit/check-ptau-sections.ts';
 import { readR1csSummary, requiredPtauPower } from '../core/setup/r1cs-header.ts';
-import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { beaconFast, contributeFast } from '../core/kernel/contribute-fast.ts';
@@ -37,7 +37,7 @@ import { Transcript, type NewTranscriptEntry } from '../core/transcript/transcri
 import { contributionHash } from '../core/zkey/contribution-hash.ts';
 import { readZkeyInfo, SECTION } from '../core/zkey/zkey-file.ts';
 import { FINAL_BEACON_NAME } from '../core/finalise/finalise-ceremony.ts';
-import { LINK_SCALAR_BYTES } from '../core/verify/verify-link-from-head.ts';
+import { LINK_SCALAR_BYTES } from '../core/link-check/verify-link-from-head.ts';
 import { FIXTURE_CACHE, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../tests/fixtures/ceremony-fixture.ts';
 import { benchLog, realShapedChain, writeAtomically, type RealShapedChain } from './bench-chain.ts';
 

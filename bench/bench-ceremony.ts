@@ -10,7 +10,7 @@ import { cp, mkdir, mkdtemp, rename, rm, stat, symlink, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openCeremony } from '../core/ceremony/open-ceremony.ts';
-import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { readZkeyInfo } from '../core/zkey/zkey-file.ts';
 import { FIXTURE_CACHE } from '../tests/fixtures/ceremony-fixture.ts';

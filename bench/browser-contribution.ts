@@ -30,12 +30,12 @@ import type { Browser } from 'playwright-core';
 import * as snarkjs from 'snarkjs';
 import { build } from 'vite';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
-import { verifyLinkFromHead } from '../core/verify/verify-link-from-head.ts';
+import { verifyLinkFromHead } from '../core/link-check/verify-link-from-head.ts';
 import { echoPageErrors, launchChromium } from '../tests/helpers/chromium.ts';
 import { FIXTURE_CACHE, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { benchChain, benchLog as log, realShapedChain, type BenchChain } from './bench-chain.ts';
 import { initCeremony } from '../core/ceremony/init-ceremony.ts';
-import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { printKernelPerPoint, runKernelPerPoint, type PerPointFigures } from './kernel-per-point.ts';
 import type { BenchPageGlobal, BrowserContributionResult } from './browser-contribution/bench-result.ts';
 

@@ -39,7 +39,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
-import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { SECTION, readZkeyInfo } from '../core/zkey/zkey-file.ts';
 import { HTTP_ROUTE_GROUPS, type HttpRouteGroup } from '../server/metrics/http-byte-counter.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';

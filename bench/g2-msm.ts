@@ -18,8 +18,8 @@ import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
-import { G1MsmKernel, MSM_POINT_BYTES, msmWindowBits } from '../core/kernel/g1-msm-kernel.ts';
-import { closeG1MultiExp, g2MultiExp } from '../core/kernel/g1-multi-exp.ts';
+import { MsmKernel, MSM_POINT_BYTES, msmWindowBits } from '../core/kernel/msm-kernel.ts';
+import { closeMultiExp, g2MultiExp } from '../core/kernel/multi-exp.ts';
 import { INITIAL_KEY_SCALAR_BYTES } from '../core/audit/check-initial-key.ts';
 import { REAL_SHAPES } from './bench-chain.ts';
 
@@ -94,10 +94,10 @@ process.stdout.write(`\nG2 MSM, ${points} points (${distinct} distinct subgroup 
 const [ffWall, ffCpu] = row('ffjavascript G2.multiExpAffine', ffjavascriptRuns);
 const [kernelWall, kernelCpu] = row(`kernel g2MultiExp, ${threads} thread(s)`, kernelRuns);
 process.stdout.write(`  ffjavascript ÷ kernel              ${(ffWall / kernelWall).toFixed(2).padStart(7)} × wall${' '.repeat(28)}${(ffCpu / kernelCpu).toFixed(2).padStart(7)} × CPU\n`);
-await closeG1MultiExp();
+await closeMultiExp();
 
 if (values.sweep) {
-  const kernel = await G1MsmKernel.instantiate();
+  const kernel = await MsmKernel.instantiate();
   const slice = Math.ceil(points / threads);
   const bits = 8 * SCALAR_BYTES;
   const chosen = msmWindowBits(slice, bits);

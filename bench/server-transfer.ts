@@ -15,8 +15,8 @@
 import { readFile, rm, stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
-import { verifyLinkFromHead } from '../core/verify/verify-link-from-head.ts';
-import { circuitChallengeKey } from '../core/verify/link-challenge.ts';
+import { verifyLinkFromHead } from '../core/link-check/verify-link-from-head.ts';
+import { circuitChallengeKey } from '../core/link-check/link-challenge.ts';
 import { randomBytes } from 'node:crypto';
 import { ContributorClient } from '../tests/helpers/contributor-client.ts';
 import { chunkSizeFor } from '../web/src/contribute/upload-chunks.ts';

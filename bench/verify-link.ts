@@ -25,10 +25,10 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as snarkjs from 'snarkjs';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
-import { closeG1MultiExp, g1MultiExp } from '../core/kernel/g1-multi-exp.ts';
-import { LINK_SCALAR_BYTES, verifyLinkFromHead } from '../core/verify/verify-link-from-head.ts';
-import { circuitChallengeKey } from '../core/verify/link-challenge.ts';
-import { verifyLinkFromInit } from '../core/verify/verify-link-from-init.ts';
+import { closeMultiExp, g1MultiExp } from '../core/kernel/multi-exp.ts';
+import { LINK_SCALAR_BYTES, verifyLinkFromHead } from '../core/link-check/verify-link-from-head.ts';
+import { circuitChallengeKey } from '../core/link-check/link-challenge.ts';
+import { verifyLinkFromInit } from '../core/link-check/verify-link-from-init.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
 
 silenceSnarkjsHandleWarnings();
@@ -160,5 +160,5 @@ process.stdout.write(
     `zkey verify ÷ CLI verify-link ${x(cli.ms, cliLinkMs)}, ÷ ceremony verify ${x(cli.ms, ceremonyVerify.ms)}; ` +
     `cached ÷ 1-MSM floor ${(cachedMs / floorMs).toFixed(2)}, warm ÷ 2-MSM floor ${(linkMs / floor2Ms).toFixed(2)}, CLI start-up ≈ ${(cliLinkMs - linkMs).toFixed(0)} ms\n`,
 );
-await closeG1MultiExp();
+await closeMultiExp();
 await releaseBn128();

@@ -15,7 +15,7 @@
 import { rm } from 'node:fs/promises';
 import { commitPreverifiedContribution } from '../core/ceremony/extend-chain.ts';
 import { openCeremony, type CeremonyState } from '../core/ceremony/open-ceremony.ts';
-import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import type { CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../core/errors.ts';
@@ -28,9 +28,9 @@ import type { ContributionRow, ContributionStore } from './contributions/contrib
 import { settleVerdict, type Verdict } from './contributions/contribution-lifecycle.ts';
 import type { ReceiptSigner } from './contributions/receipt-signer.ts';
 import type { Principal } from './auth/principal.ts';
-import type { VerificationOutcome, VerificationRequest } from '../core/verification/verification-contract.ts';
-import type { VerificationDispatcher } from './verification/verification-dispatcher.ts';
-import { stateDirFor } from '../core/verify/link-challenge.ts';
+import type { VerificationOutcome, VerificationRequest } from '../core/verifier-contract/verifier-contract.ts';
+import type { VerificationDispatcher } from './verification-dispatch/verification-dispatcher.ts';
+import { stateDirFor } from '../core/link-check/link-challenge.ts';
 
 export interface ServiceLog {
   info(message: string, fields?: Record<string, unknown>): void;

@@ -14,7 +14,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { openCeremony, type CeremonyState } from '../core/ceremony/open-ceremony.ts';
-import { ceremonyPaths } from '../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { CONFIG_FILE_NAME } from '../core/config/ceremony-config.ts';
 
 async function fileVersion(file: string): Promise<string> {

@@ -32,9 +32,9 @@ import { requireContributor, requireCoordinator } from './auth/require-principal
 import { requireCsrf } from './auth/require-csrf.ts';
 import { authConfigFromEnv } from './config/auth-env.ts';
 import type { ServerConfig } from './config/server-config.ts';
-import { createBullmqDispatcher } from './verification/bullmq-dispatcher.ts';
-import { createEmbeddedDispatcher } from './verification/embedded-dispatcher.ts';
-import type { VerificationDispatcher } from './verification/verification-dispatcher.ts';
+import { createBullmqDispatcher } from './verification-dispatch/bullmq-dispatcher.ts';
+import { createEmbeddedDispatcher } from './verification-dispatch/embedded-dispatcher.ts';
+import type { VerificationDispatcher } from './verification-dispatch/verification-dispatcher.ts';
 import { CoordinatorMetrics } from './metrics/coordinator-metrics.ts';
 
 export interface StartOptions {

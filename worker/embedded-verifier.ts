@@ -1,7 +1,7 @@
 /**
  * The embedded verifier: a child process that `ceremony serve` forks when there is no Redis
- * (server/verification/embedded-dispatcher.ts, which finds this file, and the messages both sides
- * exchange, in the verifier contract: core/verification/verification-contract.ts). It runs
+ * (server/verification-dispatch/embedded-dispatcher.ts, which finds this file, and the messages both sides
+ * exchange, in the verifier contract: core/verifier-contract/verifier-contract.ts). It runs
  * verifyRequest for each request the coordinator sends over the IPC channel, so the HTTP event
  * loop never waits on a zkey being read or checked.
  *
@@ -17,7 +17,7 @@
  */
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
-import { parseVerificationRequest, type FromEmbeddedVerifier, type ToEmbeddedVerifier } from '../core/verification/verification-contract.ts';
+import { parseVerificationRequest, type FromEmbeddedVerifier, type ToEmbeddedVerifier } from '../core/verifier-contract/verifier-contract.ts';
 import { verifyRequest } from './verify-request.ts';
 
 function describe(error: unknown): string {

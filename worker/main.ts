@@ -29,7 +29,7 @@ export interface FailedAttempt {
  * The operator's line for one failed attempt: which job, which attempt of how many, whether BullMQ
  * tries it again, and the error with its code (an errno such as ENOENT, or a stable ceremony code).
  * A refusal's message is its `{"code","message"}` payload. Error messages of the verifier never
- * carry the challenge seed or a combination derived from it (core/verify/link-challenge.ts), and
+ * carry the challenge seed or a combination derived from it (core/link-check/link-challenge.ts), and
  * the job's data (paths) is not printed beyond the contribution id.
  */
 export function failedAttemptLine(job: FailedAttempt | undefined, error: Error & { code?: unknown }): string {

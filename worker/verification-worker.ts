@@ -1,6 +1,6 @@
 /**
  * The BullMQ side of verification: a Worker that takes 'verify' jobs from the queue the
- * coordinator fills (server/verification/bullmq-dispatcher.ts) and runs verifyRequest on them.
+ * coordinator fills (server/verification-dispatch/bullmq-dispatcher.ts) and runs verifyRequest on them.
  *
  * What a job ends as, which the dispatcher relies on:
  *  - valid: the job completes with the 'valid' outcome as its return value;
@@ -20,7 +20,7 @@ import {
   parseVerificationRequest,
   type VerificationOutcome,
   type VerificationRequest,
-} from '../core/verification/verification-contract.ts';
+} from '../core/verifier-contract/verifier-contract.ts';
 import { verifyRequest } from './verify-request.ts';
 
 export interface VerificationWorkerOptions {

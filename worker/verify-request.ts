@@ -8,13 +8,13 @@
  * the contribution and may be retried.
  *
  * What it shares with the coordinator (the request and outcome shapes, isRefusalCode) is the
- * verifier contract, core/verification/verification-contract.ts.
+ * verifier contract, core/verifier-contract/verifier-contract.ts.
  */
 import { isCoordinatorError } from '../core/errors.ts';
-import { verifyLinkFromHead, type LinkVerdict } from '../core/verify/verify-link-from-head.ts';
-import { circuitChallengeKey, linkChallengeSeed } from '../core/verify/link-challenge.ts';
-import { readCachedCombination, writeCachedCombination, type LinkCombination } from '../core/verify/link-combination-cache.ts';
-import { isRefusalCode, type DecidedOutcome, type VerificationRequest } from '../core/verification/verification-contract.ts';
+import { verifyLinkFromHead, type LinkVerdict } from '../core/link-check/verify-link-from-head.ts';
+import { circuitChallengeKey, linkChallengeSeed } from '../core/link-check/link-challenge.ts';
+import { readCachedCombination, writeCachedCombination, type LinkCombination } from '../core/link-check/link-combination-cache.ts';
+import { isRefusalCode, type DecidedOutcome, type VerificationRequest } from '../core/verifier-contract/verifier-contract.ts';
 
 // Refusals reach the contributor: files are named by role, never by the coordinator's paths.
 const LINK_LABELS = { prev: 'the chain head', next: 'the uploaded key' };

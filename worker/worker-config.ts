@@ -12,7 +12,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { CoordinatorError } from '../core/errors.ts';
-import { DEFAULT_VERIFICATION_QUEUE } from '../core/verification/verification-contract.ts';
+import { DEFAULT_VERIFICATION_QUEUE } from '../core/verifier-contract/verifier-contract.ts';
 
 export interface WorkerConfig {
   readonly redisUrl: string;

@@ -2,8 +2,8 @@ import { Command } from 'commander';
 import { preferSingleThreadedBn128 } from '../../core/crypto/bn128.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { parseBeaconParameters } from '../../core/finalise/beacon-parameters.ts';
-import type { LinkExpectation } from '../../core/verify/check-link-structure.ts';
-import { verifyLinkFromHead } from '../../core/verify/verify-link-from-head.ts';
+import type { LinkExpectation } from '../../core/link-check/check-link-structure.ts';
+import { verifyLinkFromHead } from '../../core/link-check/verify-link-from-head.ts';
 
 export function verifyLinkCommand(): Command {
   return new Command('verify-link')

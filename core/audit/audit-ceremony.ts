@@ -51,13 +51,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { loadCeremonyConfig, type CeremonyConfig } from '../config/ceremony-config.ts';
-import { ceremonyPaths, type CeremonyPaths } from '../chain/ceremony-paths.ts';
+import { ceremonyPaths, type CeremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { Transcript } from '../transcript/transcript.ts';
 import { chainsFromTranscript, type CircuitChain } from '../ceremony/open-ceremony.ts';
 import { checkCeremonyInputs } from '../ceremony/init-ceremony.ts';
 import { hashFile } from '../crypto/file-hash.ts';
-import { verifyLinkFromHead } from '../verify/verify-link-from-head.ts';
-import type { LinkCombination } from '../verify/link-combination-cache.ts';
+import { verifyLinkFromHead } from '../link-check/verify-link-from-head.ts';
+import type { LinkCombination } from '../link-check/link-combination-cache.ts';
 import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../errors.ts';
 import {
   deltaEntryFromVerificationKey,

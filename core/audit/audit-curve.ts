@@ -2,14 +2,14 @@
  * What the audit's checks of contribution 0 and of the ptau share about the curve: ffjavascript's
  * bn128 with the parts its typings leave out, the point sizes of the zkey/ptau layout, exact
  * positioned reads of a file, and the one place their multi-exponentiations run (the kernel's
- * MSMs, core/kernel/g1-multi-exp.ts: G1 2-2.5× ffjavascript's here, G2 2.2-2.4× on B2 at rs18,
+ * MSMs, core/kernel/multi-exp.ts: G1 2-2.5× ffjavascript's here, G2 2.2-2.4× on B2 at rs18,
  * bench/g2-msm.ts; ffjavascript's own where the kernel cannot run).
  */
 import type { FileHandle } from 'node:fs/promises';
 import type { Bn128Curve, CurveGroup } from 'ffjavascript';
 import { CoordinatorError } from '../errors.ts';
 import { readExactlyInto, ShortReadError } from '../binfile/read-exactly.ts';
-import { g1MultiExpOrFallback, g2MultiExpOrFallback } from '../kernel/g1-multi-exp.ts';
+import { g1MultiExpOrFallback, g2MultiExpOrFallback } from '../kernel/multi-exp.ts';
 import type { CurveMainThread } from '../zkey/point-checks.ts';
 
 export const N8 = 32;

@@ -52,7 +52,7 @@ import { getBn128 } from '../crypto/bn128.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { readSectionTable, SectionTableError, type SectionLocation } from '../binfile/section-table.ts';
 import { readExactly } from '../binfile/read-exactly.ts';
-import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback } from '../kernel/g1-multi-exp.ts';
+import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback } from '../kernel/multi-exp.ts';
 import { coordinatesCanonical } from '../zkey/point-checks.ts';
 import { G1_SIZE, G2_SIZE, N8, pairingHolds, readAt, type AuditCurve } from './audit-curve.ts';
 

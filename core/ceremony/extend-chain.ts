@@ -11,10 +11,10 @@ import { contributeFast } from '../kernel/contribute-fast.ts';
 import { commitFile, isTempPath, tempPathFor } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
-import { verifyLinkFromInit, type VerifiedLink } from '../verify/verify-link-from-init.ts';
-import { verifyLinkFromHead } from '../verify/verify-link-from-head.ts';
-import { withCeremonyLock } from '../chain/ceremony-lock.ts';
-import { ceremonyPaths } from '../chain/ceremony-paths.ts';
+import { verifyLinkFromInit, type VerifiedLink } from '../link-check/verify-link-from-init.ts';
+import { verifyLinkFromHead } from '../link-check/verify-link-from-head.ts';
+import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
+import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { openCeremony, requireChain, type CeremonyState, type CircuitChain } from './open-ceremony.ts';
 import { silentProgress, snarkjsProgressLogger, type Progress } from './progress.ts';
 

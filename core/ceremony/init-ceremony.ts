@@ -15,8 +15,8 @@ import { readZkeyInfo } from '../zkey/zkey-file.ts';
 import type { CircuitConfig, CeremonyConfig } from '../config/ceremony-config.ts';
 import type { NewTranscriptEntry } from '../transcript/transcript.ts';
 import { openCeremony } from './open-ceremony.ts';
-import { withCeremonyLock } from '../chain/ceremony-lock.ts';
-import { ceremonyPaths } from '../chain/ceremony-paths.ts';
+import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
+import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { silentProgress, snarkjsProgressLogger, type Progress } from './progress.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 

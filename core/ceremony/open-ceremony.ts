@@ -3,7 +3,7 @@
  * circuit the chain the transcript commits to (head index and file, final key if any).
  */
 import { loadCeremonyConfig, findCircuit, type CeremonyConfig, type CircuitConfig } from '../config/ceremony-config.ts';
-import { ceremonyPaths, type CeremonyPaths } from '../chain/ceremony-paths.ts';
+import { ceremonyPaths, type CeremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { Transcript, type TranscriptEntry } from '../transcript/transcript.ts';
 import { CoordinatorError } from '../errors.ts';
 

@@ -2,10 +2,10 @@
  * The WebAssembly G1 kernel (g1-scale.c) behind a small typed face: scales any number of zkey
  * points (affine, Montgomery, little-endian; 64 bytes each) in place by the scalar a ScaleChain
  * was planned for, one batch at a time. Runs the same in Node and in a browser worker: it only
- * needs the module's bytes (g1-kernel-wasm.ts) and plain WebAssembly, no threads or SIMD.
+ * needs the module's bytes (kernel-wasm.generated.ts) and plain WebAssembly, no threads or SIMD.
  */
 import { BN254_Q, GLV_BETA, type ScaleChain } from './g1-scale-chain.ts';
-import { g1KernelWasm } from './g1-kernel-wasm.ts';
+import { kernelWasm } from './kernel-wasm.generated.ts';
 
 const POINT_BYTES = 64;
 const TABLE_POINTS = 8;
@@ -38,7 +38,7 @@ export class G1ScaleKernel {
 
   /** Compiles (or reuses) the module; pass a compiled WebAssembly.Module to skip compilation in a worker. */
   static async instantiate(module?: WebAssembly.Module, batchPoints = DEFAULT_BATCH_POINTS): Promise<G1ScaleKernel> {
-    const compiled = module ?? (await WebAssembly.compile(g1KernelWasm()));
+    const compiled = module ?? (await WebAssembly.compile(kernelWasm()));
     const instance = await WebAssembly.instantiate(compiled, {});
     const exports = instance.exports as unknown as KernelExports;
     const base = Math.ceil(Number(exports.__heap_base.value) / 64) * 64;

@@ -1,6 +1,6 @@
 /*
  * g1-scale: multiplies a batch of BN254 G1 points by ONE scalar, the whole of a Phase 2
- * contribution's heavy work (L and H times s^-1). Built to WebAssembly (see build-g1-kernel.ts).
+ * contribution's heavy work (L and H times s^-1). Built to WebAssembly (see build-kernel-wasm.ts).
  *
  * Points are what a zkey holds: affine, x and y as 8 little-endian 32-bit limbs in Montgomery form
  * (R = 2^256), fully reduced; (0,0) is the point at infinity. Because every point gets the same

@@ -3,7 +3,7 @@
  * ffjavascript's `batchLEMtoU` and its affine subtraction give, for the audit's recomputation of the
  * circuit hash. One instance of the kernel's module per caller; not shared across threads.
  */
-import { g1KernelWasm } from './g1-kernel-wasm.ts';
+import { kernelWasm } from './kernel-wasm.generated.ts';
 
 const POINT_BYTES = 64;
 
@@ -19,7 +19,7 @@ export class G1Uncompressed {
   private constructor(private readonly exports: UncompressedExports, private readonly base: number) {}
 
   static async instantiate(): Promise<G1Uncompressed> {
-    const instance = await WebAssembly.instantiate(await WebAssembly.compile(g1KernelWasm()), {});
+    const instance = await WebAssembly.instantiate(await WebAssembly.compile(kernelWasm()), {});
     const exports = instance.exports as unknown as UncompressedExports;
     return new G1Uncompressed(exports, Math.ceil(Number(exports.__heap_base.value) / 64) * 64);
   }

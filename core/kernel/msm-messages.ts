@@ -1,5 +1,5 @@
 /** Messages between the MSM pool and its threads. */
-import type { MsmGroup } from './g1-msm-kernel.ts';
+import type { MsmGroup } from './msm-kernel.ts';
 
 export interface MsmRequest {
   id: number;
@@ -9,7 +9,7 @@ export interface MsmRequest {
   scalarBytes: number;
   /** G1 only: check the points first (on the curve, canonical); a bad one is reported instead of summed. */
   checkPoints?: boolean;
-  /** G2 only: answer the window sums of windows of this many bits (G1MsmKernel.g2WindowSumParts) instead of the sum. */
+  /** G2 only: answer the window sums of windows of this many bits (MsmKernel.g2WindowSumParts) instead of the sum. */
   windowBits?: number;
 }
 

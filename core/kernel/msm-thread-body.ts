@@ -5,13 +5,13 @@
  * bad one's index instead.
  */
 import { parentPort } from 'node:worker_threads';
-import { G1MsmKernel } from './g1-msm-kernel.ts';
+import { MsmKernel } from './msm-kernel.ts';
 import type { MsmReply, MsmRequest } from './msm-messages.ts';
 
 const port = parentPort;
 if (!port) throw new Error('msm-thread-body runs only as a worker thread');
 try {
-  const kernel = await G1MsmKernel.instantiate();
+  const kernel = await MsmKernel.instantiate();
   port.on('message', (request: MsmRequest) => {
     let reply: MsmReply;
     try {

@@ -3,7 +3,7 @@
  * combinations u, v, w of its A, B and C rows and w + σ1·u + σ2·v, as 32-byte little-endian scalars
  * below r; and the key's coefficients section compared entry by entry. One instance per r1cs pass.
  */
-import { g1KernelWasm } from './g1-kernel-wasm.ts';
+import { kernelWasm } from './kernel-wasm.generated.ts';
 
 const N8 = 32;
 /** Bytes of one section-4 entry: matrix, constraint, signal, coefficient. */
@@ -40,7 +40,7 @@ export class R1csScanKernel {
    */
   static async instantiate(rho: Uint8Array, width: number, nWires: number, sigma: [bigint, bigint]): Promise<R1csScanKernel> {
     if (rho.byteLength !== nWires * width) throw new RangeError('there must be one scalar per signal');
-    const instance = await WebAssembly.instantiate(await WebAssembly.compile(g1KernelWasm()), {});
+    const instance = await WebAssembly.instantiate(await WebAssembly.compile(kernelWasm()), {});
     const exports = instance.exports as unknown as ScanExports;
     const base = Math.ceil(Number(exports.__heap_base.value) / 64) * 64;
     const at = { rho: base, sigma: base + nWires * N8, where: base + nWires * N8 + 2 * N8, batch: 0 };

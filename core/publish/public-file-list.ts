@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CeremonyConfig } from '../config/ceremony-config.ts';
 import { CONFIG_FILE_NAME } from '../config/ceremony-config.ts';
-import { zkeyFileName } from '../chain/ceremony-paths.ts';
+import { zkeyFileName } from '../data-folder/ceremony-paths.ts';
 import type { TranscriptEntry } from '../transcript/transcript.ts';
 import { CoordinatorError } from '../errors.ts';
 import { readReceiptPublicKey, RECEIPT_PUBLIC_KEY_FILE } from '../receipts/receipt-public-key-file.ts';

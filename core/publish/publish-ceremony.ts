@@ -17,7 +17,7 @@ import { mkdir, mkdtemp, open, readFile, rename, rm, stat } from 'node:fs/promis
 import path from 'node:path';
 import { create as createTar } from 'tar';
 import { loadCeremonyConfig } from '../config/ceremony-config.ts';
-import { ceremonyPaths } from '../chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { parseTranscript } from '../transcript/transcript.ts';
 import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
 import { fsyncDirectory } from '../fs/atomic-write.ts';

@@ -8,7 +8,7 @@
 import { open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { findCircuit, loadCeremonyConfig, type CeremonyConfig } from '../config/ceremony-config.ts';
-import { ceremonyPaths } from '../chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { CoordinatorError, isCoordinatorError } from '../errors.ts';
 import type { ReceiptEvidence } from './receipt-checker.ts';
 import type { RangeSource } from './range-source.ts';

@@ -31,7 +31,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { MemoryLocker, Server as TusServer } from '@tus/server';
 import { FileStore } from '@tus/file-store';
-import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { MIN_CONTRIBUTION_RECORD_BYTES } from '../../core/zkey/zkey-file.ts';

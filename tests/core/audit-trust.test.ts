@@ -13,7 +13,7 @@ import { copyFile, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
-import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
@@ -26,7 +26,7 @@ import { readSectionTable } from '../../core/binfile/section-table.ts';
 import { entryHash, genesisHash, type TranscriptEntry } from '../../core/transcript/transcript.ts';
 import { contributionHash } from '../../core/zkey/contribution-hash.ts';
 import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
-import { closeG1MultiExp } from '../../core/kernel/g1-multi-exp.ts';
+import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
 import {
   copyCeremony,
   devPtauHash,
@@ -46,7 +46,7 @@ before(async () => {
 });
 
 after(async () => {
-  await closeG1MultiExp();
+  await closeMultiExp();
   await releaseBn128();
   await Promise.all(scratch.map((dir) => rm(dir, { recursive: true, force: true })));
 });

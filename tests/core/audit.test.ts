@@ -11,14 +11,14 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { copyCeremony, devPtauHash, finalisedCeremony, type FinalisedCeremony } from '../fixtures/ceremony-fixture.ts';
 import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
-import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { entryHash, genesisHash, type TranscriptEntry } from '../../core/transcript/transcript.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
 import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import * as snarkjs from 'snarkjs';
-import type { CeremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import type { CeremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 
 let published: FinalisedCeremony;
 const copies: string[] = [];

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { withCeremonyLock } from '../../core/chain/ceremony-lock.ts';
+import { withCeremonyLock } from '../../core/data-folder/ceremony-lock.ts';
 
 test('callers of one process take turns, in order, and a failure releases the lock', async (t) => {
   const dir = await mkdtemp(path.join(tmpdir(), 'ceremony-lock-'));

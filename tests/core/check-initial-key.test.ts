@@ -15,7 +15,7 @@ import * as snarkjs from 'snarkjs';
 import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { checkInitialKey } from '../../core/audit/check-initial-key.ts';
-import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { getBn128 } from '../../core/crypto/bn128.ts';
 import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
 import type { CurveGroup } from 'ffjavascript';

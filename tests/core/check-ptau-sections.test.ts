@@ -16,7 +16,7 @@ import type { CurveGroup } from 'ffjavascript';
 import { checkPtauSections } from '../../core/audit/check-ptau-sections.ts';
 import { readSectionTable } from '../../core/binfile/section-table.ts';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
-import { closeG1MultiExp } from '../../core/kernel/g1-multi-exp.ts';
+import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
 import { devPtau } from '../fixtures/ceremony-fixture.ts';
 
 let scratch: string;
@@ -30,7 +30,7 @@ before(async () => {
 
 after(async () => {
   await rm(scratch, { recursive: true, force: true });
-  await closeG1MultiExp();
+  await closeMultiExp();
   await releaseBn128();
 });
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Bn128Curve, CurveGroup } from 'ffjavascript';
 import { BN254_R } from '../../core/crypto/bn254-moduli.ts';
-import { MSM_POINT_BYTES, type G1MsmKernel, type MsmGroup } from '../../core/kernel/g1-msm-kernel.ts';
+import { MSM_POINT_BYTES, type MsmKernel, type MsmGroup } from '../../core/kernel/msm-kernel.ts';
 
 export function randomFr(): bigint {
   return BigInt(`0x${randomBytes(40).toString('hex')}`) % BN254_R;
@@ -89,7 +89,7 @@ export interface MsmCaseOptions {
   /** Points of the repeated-point inputs (past the pool's split too). */
   repeated: number;
   /** The one-thread kernel and the inputs, once the suite's `before` has made them. */
-  kernel(): G1MsmKernel;
+  kernel(): MsmKernel;
   inputs(): MsmTestGroup;
   /** The pool's entry points for the group (g1MultiExp, g1MultiExpOrFallback or the G2 ones). */
   multiExp(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array>;

@@ -7,33 +7,33 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { contributionEngine, type EngineEnvironment } from '../../web/src/contribute/contribution-engine.ts';
-import { g1KernelWasm } from '../../core/kernel/g1-kernel-wasm.ts';
+import { kernelWasm } from '../../core/kernel/kernel-wasm.generated.ts';
 
 const capable: EngineEnvironment = { webAssembly: WebAssembly, workerAvailable: true, hardwareConcurrency: 4 };
 
 describe('contribution engine', () => {
   it('takes the kernel, one worker per logical core, where WebAssembly accepts the module', () => {
-    assert.deepEqual(contributionEngine(capable, g1KernelWasm), { engine: 'kernel', workers: 4 });
-    assert.deepEqual(contributionEngine({ ...capable, hardwareConcurrency: undefined }, g1KernelWasm), { engine: 'kernel', workers: 1 });
-    assert.deepEqual(contributionEngine({ ...capable, hardwareConcurrency: 64 }, g1KernelWasm), { engine: 'kernel', workers: 16 });
+    assert.deepEqual(contributionEngine(capable, kernelWasm), { engine: 'kernel', workers: 4 });
+    assert.deepEqual(contributionEngine({ ...capable, hardwareConcurrency: undefined }, kernelWasm), { engine: 'kernel', workers: 1 });
+    assert.deepEqual(contributionEngine({ ...capable, hardwareConcurrency: 64 }, kernelWasm), { engine: 'kernel', workers: 16 });
   });
 
   it('falls back to snarkjs without WebAssembly', () => {
-    const choice = contributionEngine({ ...capable, webAssembly: undefined }, g1KernelWasm);
+    const choice = contributionEngine({ ...capable, webAssembly: undefined }, kernelWasm);
     assert.equal(choice.engine, 'snarkjs');
     assert.equal(choice.workers, 0);
     assert.match(choice.reason ?? '', /no WebAssembly/);
   });
 
   it('falls back to snarkjs when WebAssembly refuses the kernel (a feature it lacks) or fails to check it', () => {
-    const refuses = contributionEngine({ ...capable, webAssembly: { validate: () => false } }, g1KernelWasm);
+    const refuses = contributionEngine({ ...capable, webAssembly: { validate: () => false } }, kernelWasm);
     assert.equal(refuses.engine, 'snarkjs');
     assert.match(refuses.reason ?? '', /cannot run the fast kernel/);
-    const throws = contributionEngine({ ...capable, webAssembly: { validate: () => { throw new TypeError('no'); } } }, g1KernelWasm);
+    const throws = contributionEngine({ ...capable, webAssembly: { validate: () => { throw new TypeError('no'); } } }, kernelWasm);
     assert.equal(throws.engine, 'snarkjs');
     // Damaged module bytes are refused by a real WebAssembly too.
     const damaged = (): Uint8Array<ArrayBuffer> => {
-      const bytes = g1KernelWasm();
+      const bytes = kernelWasm();
       bytes[8] = 0x7f;
       return bytes;
     };
@@ -41,7 +41,7 @@ describe('contribution engine', () => {
   });
 
   it('falls back to snarkjs without Web Workers', () => {
-    const choice = contributionEngine({ ...capable, workerAvailable: false }, g1KernelWasm);
+    const choice = contributionEngine({ ...capable, workerAvailable: false }, kernelWasm);
     assert.equal(choice.engine, 'snarkjs');
     assert.match(choice.reason ?? '', /no Web Workers/);
   });

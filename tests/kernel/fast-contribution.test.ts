@@ -14,8 +14,8 @@ import * as snarkjs from 'snarkjs';
 import { beaconFast, contributeFast } from '../../core/kernel/contribute-fast.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
-import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
-import { verifyLinkFromHead } from '../../core/verify/verify-link-from-head.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
+import { verifyLinkFromHead } from '../../core/link-check/verify-link-from-head.ts';
 import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 

@@ -15,22 +15,22 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Bn128Curve } from 'ffjavascript';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
-import { G1MsmKernel, msmWindowBits, scalarBitLength } from '../../core/kernel/g1-msm-kernel.ts';
-import { closeG1MultiExp, g1MultiExp, g1MultiExpOrFallback } from '../../core/kernel/g1-multi-exp.ts';
+import { MsmKernel, msmWindowBits, scalarBitLength } from '../../core/kernel/msm-kernel.ts';
+import { closeMultiExp, g1MultiExp, g1MultiExpOrFallback } from '../../core/kernel/multi-exp.ts';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { defineMsmCases, msmTestGroup, randomScalars, type MsmTestGroup } from '../helpers/msm-cases.ts';
 
 let curve: Bn128Curve;
-let kernel: G1MsmKernel;
+let kernel: MsmKernel;
 let g1: MsmTestGroup;
 
 before(async () => {
   curve = await getBn128();
-  kernel = await G1MsmKernel.instantiate();
+  kernel = await MsmKernel.instantiate();
   g1 = msmTestGroup(curve, 'G1');
 });
 after(async () => {
-  await closeG1MultiExp();
+  await closeMultiExp();
   await releaseBn128();
 });
 
@@ -72,7 +72,7 @@ describe('G1 MSM kernel', () => {
     const script = path.join(dir, 'use-msm.mts');
     const moduleUrl = (relative: string): string => pathToFileURL(path.join(REPO_ROOT, relative)).href;
     writeFileSync(script, [
-      `const { g1MultiExp } = await import('${moduleUrl('core/kernel/g1-multi-exp.ts')}');`,
+      `const { g1MultiExp } = await import('${moduleUrl('core/kernel/multi-exp.ts')}');`,
       `const { releaseBn128 } = await import('${moduleUrl('core/crypto/bn128.ts')}');`,
       'const p = await g1MultiExp(new Uint8Array(64), new Uint8Array(8), 8);',
       'await releaseBn128();',

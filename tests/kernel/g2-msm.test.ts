@@ -14,23 +14,23 @@ import assert from 'node:assert/strict';
 import type { Bn128Curve } from 'ffjavascript';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { BN254_R } from '../../core/crypto/bn254-moduli.ts';
-import { G1MsmKernel, MAX_SUBGROUP_WINDOW_BITS, msmWindowCount } from '../../core/kernel/g1-msm-kernel.ts';
-import { closeG1MultiExp, ffjavascriptG2WindowSums, g2MultiExp, g2MultiExpOrFallback, g2WindowSums } from '../../core/kernel/g1-multi-exp.ts';
+import { MsmKernel, MAX_SUBGROUP_WINDOW_BITS, msmWindowCount } from '../../core/kernel/msm-kernel.ts';
+import { closeMultiExp, ffjavascriptG2WindowSums, g2MultiExp, g2MultiExpOrFallback, g2WindowSums } from '../../core/kernel/multi-exp.ts';
 import { firstPointOffCurve, type CurveMainThread } from '../../core/zkey/point-checks.ts';
 import { defineMsmCases, msmTestGroup, randomScalars, scalarBytesOf, type MsmTestGroup } from '../helpers/msm-cases.ts';
 import { randomTwistPoint, SMALLEST_COFACTOR_PRIME, twistPointOfOrder, withComponent } from '../helpers/twist-points.ts';
 
 let curve: Bn128Curve;
-let kernel: G1MsmKernel;
+let kernel: MsmKernel;
 let g2: MsmTestGroup;
 
 before(async () => {
   curve = await getBn128();
-  kernel = await G1MsmKernel.instantiate();
+  kernel = await MsmKernel.instantiate();
   g2 = msmTestGroup(curve, 'G2');
 });
 after(async () => {
-  await closeG1MultiExp();
+  await closeMultiExp();
   await releaseBn128();
 });
 

@@ -11,12 +11,12 @@ import { randomBytes } from 'node:crypto';
 import type { Bn128Curve } from 'ffjavascript';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { BN254_Q, BN254_R } from '../../core/crypto/bn254-moduli.ts';
-import { G1MsmKernel } from '../../core/kernel/g1-msm-kernel.ts';
-import { closeG1MultiExp, g1CheckedMultiExp, g1CheckedMultiExpOrFallback, g1MultiExp } from '../../core/kernel/g1-multi-exp.ts';
+import { MsmKernel } from '../../core/kernel/msm-kernel.ts';
+import { closeMultiExp, g1CheckedMultiExp, g1CheckedMultiExpOrFallback, g1MultiExp } from '../../core/kernel/multi-exp.ts';
 import { firstPointOffCurve, type CurveMainThread } from '../../core/zkey/point-checks.ts';
 
 let curve: Bn128Curve;
-let kernel: G1MsmKernel;
+let kernel: MsmKernel;
 
 function leBytes(value: bigint): Uint8Array {
   const out = new Uint8Array(32);
@@ -64,10 +64,10 @@ const SPOILS: Record<string, Spoil> = {
 describe('G1 point check in the kernel', () => {
   before(async () => {
     curve = await getBn128();
-    kernel = await G1MsmKernel.instantiate();
+    kernel = await MsmKernel.instantiate();
   });
   after(async () => {
-    await closeG1MultiExp();
+    await closeMultiExp();
     await releaseBn128();
   });
 

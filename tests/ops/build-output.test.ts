@@ -14,7 +14,7 @@ import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 
 const APP_ENTRIES = ['cli/main.ts', 'scripts/start-test-network.ts'];
 const NOT_SHIPPED = [
-  'core/kernel/build-g1-kernel.ts',
+  'core/kernel/build-kernel-wasm.ts',
   'core/setup/compile-circuit.ts',
   'core/kernel/msm-thread.mjs',
   'core/kernel/scale-thread.mjs',

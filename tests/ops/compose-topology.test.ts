@@ -27,8 +27,8 @@ import { newCeremonyDir, PROJECT_DATA_DIR, REPO_ROOT } from '../fixtures/ceremon
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
-import { DEFAULT_VERIFICATION_QUEUE } from '../../core/verification/verification-contract.ts';
-import { verificationJobId } from '../../server/verification/bullmq-dispatcher.ts';
+import { DEFAULT_VERIFICATION_QUEUE } from '../../core/verifier-contract/verifier-contract.ts';
+import { verificationJobId } from '../../server/verification-dispatch/bullmq-dispatcher.ts';
 import { groupAlive, startGroup, stopAllGroups, type GroupProcess } from '../helpers/process-group.ts';
 
 interface ComposeService {

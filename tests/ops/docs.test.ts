@@ -14,8 +14,8 @@ import { test } from 'node:test';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { SPEC_DELTA_MANIFEST } from '../deployment/spec-delta-manifest.ts';
 import { errorCodesDoc, ERROR_CODES_DOC } from '../../scripts/error-codes-doc.ts';
-import { KERNEL_MODULE_FILE, KERNEL_SOURCES } from '../../core/kernel/build-g1-kernel.ts';
-import { g1KernelWasm } from '../../core/kernel/g1-kernel-wasm.ts';
+import { KERNEL_MODULE_FILE, KERNEL_SOURCES } from '../../core/kernel/build-kernel-wasm.ts';
+import { kernelWasm } from '../../core/kernel/kernel-wasm.generated.ts';
 
 /**
  * Pages written on branches merged after this one: links to them are allowed to dangle until then.
@@ -151,7 +151,7 @@ test('docs/kernel.md names every C file of the kernel, its size and the compiler
     assert.ok(kernel.includes(`\`${file}\``), `docs/kernel.md does not name ${file}`);
   }
   const claimed = Number(/about (\d+) kB of\s+WebAssembly/.exec(kernel)?.[1]);
-  const actual = g1KernelWasm().length / 1000;
+  const actual = kernelWasm().length / 1000;
   const sizeMessage = `docs/kernel.md says about ${claimed} kB; the module is ${actual.toFixed(1)} kB`;
   assert.ok(Math.abs(claimed - actual) / actual < 0.1, sizeMessage);
   const header = /^\/\/ Built with (.*?) and (.*?):/m.exec(readFileSync(KERNEL_MODULE_FILE, 'utf8'));

@@ -1,7 +1,7 @@
 /**
  * The layering docs/architecture.md describes, checked on the sources so it stays true: core imports nothing
  * outside core; server and worker never import each other (what they share, the verifier
- * contract, lives in core/verification/). A source scan of every import specifier, static and
+ * contract, lives in core/verifier-contract/). A source scan of every import specifier, static and
  * dynamic, resolved against the importing file.
  */
 import assert from 'node:assert/strict';

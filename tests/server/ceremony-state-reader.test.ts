@@ -9,7 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
-import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { CeremonyStateReader } from '../../server/ceremony-state-reader.ts';
 
 let dataDir: string;

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
-import type { VerificationOutcome, VerificationRequest } from '../../core/verification/verification-contract.ts';
+import type { VerificationOutcome, VerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
 import { CeremonyService } from '../../server/ceremony-service.ts';
 import {
   LIFECYCLE_EVENTS,
@@ -24,7 +24,7 @@ import {
 } from '../../server/contributions/contribution-lifecycle.ts';
 import { ContributionStore } from '../../server/contributions/contribution-store.ts';
 import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
-import type { VerificationDispatcher } from '../../server/verification/verification-dispatcher.ts';
+import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { makeLobby } from './lobby/lobby-helpers.ts';
 
 /** The legal moves, written out independently of the module's table. */

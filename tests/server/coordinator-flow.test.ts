@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
-import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
 import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
 import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';

@@ -15,7 +15,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
-import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 

@@ -13,7 +13,7 @@ import express from 'express';
 import { ALL_ERROR_CODES, CoordinatorError, errorCodeOr, isErrorCode, isUsageError, refusesContribution, type ErrorCode } from '../../core/errors.ts';
 import { ERROR_STATUS, errorStatus } from '../../server/http/error-status.ts';
 import { errorHandler, notFoundHandler } from '../../server/http/error-handler.ts';
-import { isRefusalCode } from '../../core/verification/verification-contract.ts';
+import { isRefusalCode } from '../../core/verifier-contract/verifier-contract.ts';
 import { ContributionStore } from '../../server/contributions/contribution-store.ts';
 import { openDatabase } from '../../server/store/database.ts';
 import { ERROR_MESSAGES } from '../../web/src/api/error-messages.ts';

@@ -16,8 +16,8 @@ import { startGroup, stopAllGroups, type GroupProcess } from '../helpers/process
 import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { getBn128 } from '../../core/crypto/bn128.ts';
-import { CHALLENGE_SEED_FILE, circuitChallengeKey, stateDirFor } from '../../core/verify/link-challenge.ts';
-import { LINK_CACHE_DIR } from '../../core/verify/link-combination-cache.ts';
+import { CHALLENGE_SEED_FILE, circuitChallengeKey, stateDirFor } from '../../core/link-check/link-challenge.ts';
+import { LINK_CACHE_DIR } from '../../core/link-check/link-combination-cache.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 
 interface Served {

@@ -21,7 +21,7 @@ import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
 import { startTestCoordinator } from '../helpers/test-coordinator.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { MIN_CONTRIBUTION_RECORD_BYTES, SECTION } from '../../core/zkey/zkey-file.ts';
-import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { HTTP_ROUTE_GROUPS, httpRouteGroup } from '../../server/metrics/http-byte-counter.ts';
 
 const TOKEN = 'metrics-token-for-tests-0123456789';

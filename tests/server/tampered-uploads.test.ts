@@ -14,7 +14,7 @@ import { ContributorClient } from '../helpers/contributor-client.ts';
 import { G1, recordOffset, sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import type { WorkerProcess } from '../helpers/worker-process.ts';
-import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 
 const TOKEN = 'coordinator-token-for-tamper-tests';

@@ -22,7 +22,7 @@ import path from 'node:path';
 import { ContributorClient, type MeView } from '../helpers/contributor-client.ts';
 import { truncatedCopy } from '../helpers/zkey-tamper.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
-import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { MIN_CONTRIBUTION_RECORD_BYTES } from '../../core/zkey/zkey-file.ts';
 import { ManualClock } from '../../server/clock.ts';
 

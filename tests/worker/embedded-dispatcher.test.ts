@@ -12,9 +12,9 @@ import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
-import { createEmbeddedDispatcher } from '../../server/verification/embedded-dispatcher.ts';
-import type { VerificationOutcome } from '../../core/verification/verification-contract.ts';
-import type { VerificationDispatcher } from '../../server/verification/verification-dispatcher.ts';
+import { createEmbeddedDispatcher } from '../../server/verification-dispatch/embedded-dispatcher.ts';
+import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
+import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { outcomeCollector, verificationFixture, type VerificationFixture } from './verification-fixture.ts';
 
 let fixture: VerificationFixture;

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseVerificationRequest } from '../../core/verification/verification-contract.ts';
+import { parseVerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
 
 const request = {
   contributionId: 'c1',

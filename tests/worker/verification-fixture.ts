@@ -11,8 +11,8 @@ import * as snarkjs from 'snarkjs';
 import { newCeremonyDir, PROJECT_DATA_DIR } from '../fixtures/ceremony-fixture.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
-import { ceremonyPaths } from '../../core/chain/ceremony-paths.ts';
-import type { VerificationRequest } from '../../core/verification/verification-contract.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
+import type { VerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
 
 export interface VerificationFixture {
   dataDir: string;

@@ -5,7 +5,7 @@
  * made, fails or is abandoned, so nothing secret outlives the circuit. Where the kernel cannot run
  * (contribution-engine.ts), snarkjs does all the work in its worker, and the progress says so.
  */
-import { g1KernelWasm } from '../../../core/kernel/g1-kernel-wasm.ts';
+import { kernelWasm } from '../../../core/kernel/kernel-wasm.generated.ts';
 import { ScalePool, type ScaleEndpoint } from '../../../core/kernel/scale-pool.ts';
 import type { ScaleReply } from '../../../core/kernel/scale-messages.ts';
 import { pageContributionEngine } from './contribution-engine.ts';
@@ -33,7 +33,7 @@ function kernelWorkerEndpoint(): ScaleEndpoint {
 
 /** The kernel pool, or why there is none (the fallback's reason, shown on the page). */
 async function startKernelPool(): Promise<{ pool?: ScalePool; note: string }> {
-  const choice = pageContributionEngine(g1KernelWasm);
+  const choice = pageContributionEngine(kernelWasm);
   if (choice.engine !== 'kernel') return { note: `snarkjs in one worker (${choice.reason})` };
   try {
     const pool = await ScalePool.start(Array.from({ length: choice.workers }, kernelWorkerEndpoint));

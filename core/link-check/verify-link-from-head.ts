@@ -65,7 +65,7 @@ import type { LinkCombination } from './link-combination-cache.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { hashToG2, rngFromBeacon } from '../crypto/snarkjs-rng.ts';
 import { readExactlyInto, ShortReadError } from '../binfile/read-exactly.ts';
-import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback, startG1MultiExpThreads, type CheckedSum } from '../kernel/g1-multi-exp.ts';
+import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback, startMultiExpThreads, type CheckedSum } from '../kernel/multi-exp.ts';
 import { coordinatesCanonical } from '../zkey/point-checks.ts';
 
 export interface VerifyLinkFromHeadOptions {
@@ -223,7 +223,7 @@ async function readChunk(handle: FileHandle, position: number, length: number, w
 
 /**
  * The one multi-exponentiation of the check: the kernel's Pippenger MSM on every core
- * (core/kernel/g1-multi-exp.ts), or ffjavascript's where the kernel cannot run. Both compute the
+ * (core/kernel/multi-exp.ts), or ffjavascript's where the kernel cannot run. Both compute the
  * same point, so which one ran changes nothing in the argument above. NEXT's points are checked
  * (on the curve, canonical) by the same threads before they are summed; PREV's were when it was
  * verified.
@@ -425,7 +425,7 @@ export async function verifyLinkFromHead(prevPath: string, nextPath: string, opt
   const expect = options.expect ?? { kind: 'random' };
   // The MSM threads take a few hundred milliseconds to start in a fresh process (the CLI): they
   // start now, while the headers are read and the link's structure is checked.
-  startG1MultiExpThreads();
+  startMultiExpThreads();
   // Read side by side; NEXT's error, if any, is the one reported (as when they were read in turn).
   const [nextRead, prevRead] = await Promise.allSettled([readZkeyInfo(nextPath, options.labels?.next), readZkeyInfo(prevPath, options.labels?.prev)]);
   if (nextRead.status === 'rejected') throw nextRead.reason;

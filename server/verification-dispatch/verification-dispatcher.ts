@@ -1,10 +1,10 @@
 /**
  * What the coordinator needs of a verifier, whichever it runs (embedded-dispatcher.ts without
  * Redis, bullmq-dispatcher.ts with it): queue a request, hear its outcome. The shapes that cross
- * to the verifier processes live in core/verification/verification-contract.ts, which the worker
+ * to the verifier processes live in core/verifier-contract/verifier-contract.ts, which the worker
  * imports too; this module is the coordinator's side only.
  */
-import type { VerificationOutcome, VerificationRequest } from '../../core/verification/verification-contract.ts';
+import type { VerificationOutcome, VerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
 
 export interface VerificationDispatcher {
   /** Queues a verification; idempotent per contributionId. */

@@ -6,7 +6,7 @@
  * length; inputs larger than one call takes are summed in parts, whose affine partial
  * sums are returned for the caller to add (ffjavascript's G1.add or G2.add does it).
  */
-import { g1KernelWasm } from './g1-kernel-wasm.ts';
+import { kernelWasm } from './kernel-wasm.generated.ts';
 
 export type MsmGroup = 'G1' | 'G2';
 
@@ -82,15 +82,15 @@ export function msmWindowBits(n: number, bits: number): number {
   return best;
 }
 
-export class G1MsmKernel {
+export class MsmKernel {
   private constructor(private readonly exports: MsmExports, private readonly base: number) {}
 
   /** Compiles (or reuses) the module; pass a compiled WebAssembly.Module to skip compilation in a worker. */
-  static async instantiate(module?: WebAssembly.Module): Promise<G1MsmKernel> {
-    const compiled = module ?? (await WebAssembly.compile(g1KernelWasm()));
+  static async instantiate(module?: WebAssembly.Module): Promise<MsmKernel> {
+    const compiled = module ?? (await WebAssembly.compile(kernelWasm()));
     const instance = await WebAssembly.instantiate(compiled, {});
     const exports = instance.exports as unknown as MsmExports;
-    return new G1MsmKernel(exports, Math.ceil(Number(exports.__heap_base.value) / 64) * 64);
+    return new MsmKernel(exports, Math.ceil(Number(exports.__heap_base.value) / 64) * 64);
   }
 
   /**

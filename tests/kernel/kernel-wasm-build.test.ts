@@ -14,10 +14,10 @@ import type { Bn128Curve } from 'ffjavascript';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { BN254_R, GLV_LAMBDA, glvSplit, planScaleChain } from '../../core/kernel/g1-scale-chain.ts';
 import { G1ScaleKernel } from '../../core/kernel/g1-scale-kernel.ts';
-import { g1KernelWasm } from '../../core/kernel/g1-kernel-wasm.ts';
+import { kernelWasm } from '../../core/kernel/kernel-wasm.generated.ts';
 import {
-  buildG1Kernel, KERNEL_MODULE_FILE, KERNEL_SOURCES, kernelProducers, localToolchain,
-} from '../../core/kernel/build-g1-kernel.ts';
+  buildKernelWasm, KERNEL_MODULE_FILE, KERNEL_SOURCES, kernelProducers, localToolchain,
+} from '../../core/kernel/build-kernel-wasm.ts';
 import { nodeScalePool } from '../../core/kernel/node-scale-pool.ts';
 
 let curve: Bn128Curve;
@@ -89,14 +89,14 @@ describe('G1 kernel', () => {
 
   const cFiles = KERNEL_SOURCES.map((file) => path.basename(file)).join(', ');
   it(`the committed WebAssembly is what the kernel's C files (${cFiles}) compile to`, () => {
-    const committed = Buffer.from(g1KernelWasm());
-    const built = buildG1Kernel();
+    const committed = Buffer.from(kernelWasm());
+    const built = buildKernelWasm();
     if (!built.equals(committed)) assert.fail(kernelMismatchMessage(committed));
   });
 
   it('the committed WebAssembly names the clang that built it, for the message above', () => {
-    assert.match(kernelProducers(g1KernelWasm()).join(', '), /clang \d+\.\d+/);
-    const message = kernelMismatchMessage(Buffer.from(g1KernelWasm()));
+    assert.match(kernelProducers(kernelWasm()).join(', '), /clang \d+\.\d+/);
+    const message = kernelMismatchMessage(Buffer.from(kernelWasm()));
     assert.match(message, /built with .*clang \d+\.\d+.*This machine has .*clang/s);
   });
 });
@@ -109,13 +109,13 @@ function kernelMismatchMessage(committed: Buffer): string {
   const version = (text: string) => /\d+\.\d+\.\d+/.exec(text)?.[0];
   const sameClang = version(recorded) !== undefined && version(recorded) === version(local.clang);
   return [
-    `core/kernel/g1-kernel-wasm.ts is not what this machine's compiler makes of the kernel's C files.`,
+    `core/kernel/kernel-wasm.generated.ts is not what this machine's compiler makes of the kernel's C files.`,
     `The committed bytes were built with ${recorded} (their producers section)` +
       `${header ? `; the file's header says ${header}` : ''}.`,
     `This machine has ${local.clang}; ${local.linker}.`,
     sameClang
       ? 'Same clang version: the C files (or CLANG_ARGS) changed since the bytes were committed; ' +
-        'run `npm run build:kernel` and commit g1-kernel-wasm.ts.'
+        'run `npm run build:kernel` and commit kernel-wasm.generated.ts.'
       : 'Another clang version emits other bytes from the same C: install the version above ' +
         '(Debian 12: apt-get install clang lld), or, after changing the C, rebuild with `npm run build:kernel` ' +
         'and commit the bytes with the versions it records.',

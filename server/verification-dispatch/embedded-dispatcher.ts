@@ -24,7 +24,7 @@ import {
   type ToEmbeddedVerifier,
   type VerificationOutcome,
   type VerificationRequest,
-} from '../../core/verification/verification-contract.ts';
+} from '../../core/verifier-contract/verifier-contract.ts';
 import { notifyOutcome, type VerificationDispatcher } from './verification-dispatcher.ts';
 
 export interface EmbeddedDispatcherOptions {

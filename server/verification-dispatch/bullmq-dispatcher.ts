@@ -34,7 +34,7 @@ import {
   isRefusalCode,
   type VerificationOutcome,
   type VerificationRequest,
-} from '../../core/verification/verification-contract.ts';
+} from '../../core/verifier-contract/verifier-contract.ts';
 import { notifyOutcome, type VerificationDispatcher } from './verification-dispatcher.ts';
 
 export interface BullmqDispatcherOptions {

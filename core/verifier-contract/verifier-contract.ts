@@ -44,7 +44,7 @@ export interface VerificationRequest {
   candidatePath: string;
   /**
    * Lets the verifier use the coordinator's secret challenge and its cache of combinations (one
-   * MSM per link instead of two; see core/verify/link-challenge.ts). The coordinator always sends
+   * MSM per link instead of two; see core/link-check/link-challenge.ts). The coordinator always sends
    * it; without it the verifier draws fresh scalars. Hashes are the transcript's file hashes.
    */
   challenge?: { stateDir: string; headFileHash: string; candidateFileHash: string };

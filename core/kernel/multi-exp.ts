@@ -6,7 +6,7 @@
  *
  * The threads are started on first use and shared by every later call of the process. They hold
  * the event loop only while a call is running (ref'd when busy, unref'd when idle), so a command
- * exits as soon as its own work is done, without having to close anything; `closeG1MultiExp`
+ * exits as soon as its own work is done, without having to close anything; `closeMultiExp`
  * stops them explicitly (tests, servers shutting down). A thread that dies fails the calls waiting
  * on it and the next call starts a new pool.
  */
@@ -14,7 +14,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Bn128Curve } from 'ffjavascript';
 import { getBn128 } from '../crypto/bn128.ts';
-import { MAX_SUBGROUP_WINDOW_BITS, MSM_POINT_BYTES, msmWindowCount, type MsmGroup } from './g1-msm-kernel.ts';
+import { MAX_SUBGROUP_WINDOW_BITS, MSM_POINT_BYTES, msmWindowCount, type MsmGroup } from './msm-kernel.ts';
 import type { MsmReply, MsmRequest } from './msm-messages.ts';
 import { firstPointOffCurve, type CurveMainThread } from '../zkey/point-checks.ts';
 
@@ -374,12 +374,12 @@ export async function g1CheckedMultiExpOrFallback(bases: Uint8Array, scalars: Ui
  * Starts the MSM threads now rather than on the first call, for a caller that has other work to do
  * first (the threads compile the kernel meanwhile). A pool that cannot start is reported by that call.
  */
-export function startG1MultiExpThreads(): void {
+export function startMultiExpThreads(): void {
   currentPool().catch(() => undefined);
 }
 
 /** Stops the MSM threads, if started (the next g1MultiExp or g2MultiExp starts new ones). */
-export async function closeG1MultiExp(): Promise<void> {
+export async function closeMultiExp(): Promise<void> {
   const current = pool;
   pool = undefined;
   if (current) await (await current.catch(() => undefined))?.close();
