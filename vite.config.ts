@@ -24,14 +24,18 @@ function semaphoreArtifacts(): Plugin {
       server.middlewares.use('/semaphore-artifacts', (req, res, next) => {
         const name = path.basename(req.url ?? '');
         if (!SEMAPHORE_ARTIFACT.test(name)) return next();
-        createReadStream(path.join(source, name)).on('error', () => next()).pipe(res);
+        createReadStream(path.join(source, name))
+          .on('error', () => next())
+          .pipe(res);
       });
     },
     async writeBundle(options) {
       const target = path.join(options.dir ?? path.join(webDir, 'dist'), 'semaphore-artifacts');
       await mkdir(target, { recursive: true });
       for (const name of (await readdir(source)).filter((n) => SEMAPHORE_ARTIFACT.test(n))) {
-        await link(path.join(source, name), path.join(target, name)).catch(() => copyFile(path.join(source, name), path.join(target, name)));
+        await link(path.join(source, name), path.join(target, name)).catch(() =>
+          copyFile(path.join(source, name), path.join(target, name)),
+        );
       }
     },
   };
@@ -104,6 +108,8 @@ export default defineConfig({
   worker: { format: 'es', plugins: () => [buildInputs.worker()] },
   plugins: [semaphoreArtifacts(), buildInputs.pages],
   server: {
-    proxy: Object.fromEntries(['/api', '/auth', '/healthz'].map((route) => [route, { target: coordinator, changeOrigin: false }])),
+    proxy: Object.fromEntries(
+      ['/api', '/auth', '/healthz'].map((route) => [route, { target: coordinator, changeOrigin: false }]),
+    ),
   },
 });

@@ -32,7 +32,12 @@ import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { beaconFast, contributeFast } from '../core/kernel/contribute-fast.ts';
-import { deltaEntryFromVerificationKey, serialiseManifest, type DeltaManifest, type VerificationKeyDelta } from '../core/manifest/delta-manifest.ts';
+import {
+  deltaEntryFromVerificationKey,
+  serialiseManifest,
+  type DeltaManifest,
+  type VerificationKeyDelta,
+} from '../core/manifest/delta-manifest.ts';
 import { Transcript, type NewTranscriptEntry } from '../core/transcript/transcript.ts';
 import { contributionHash } from '../core/zkey/contribution-hash.ts';
 import { readZkeyInfo, SECTION } from '../core/zkey/zkey-file.ts';
@@ -42,7 +47,11 @@ import { FIXTURE_CACHE, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../tests/fix
 import { benchLog, realShapedChain, writeAtomically, type RealShapedChain } from './bench-chain.ts';
 
 const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
-const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 const REAL_CEREMONY_LINKS = 370;
 
@@ -50,7 +59,11 @@ const REAL_CEREMONY_LINKS = 370;
 const SERVICE_CIRCUITS: Array<{ name: string; verifier: string; shape: 'rs18' | 'rs17p64' }> = [
   { name: 'register', verifier: 'VerifierRegister', shape: 'rs17p64' },
   { name: 'treeUpdate', verifier: 'VerifierTreeUpdate', shape: 'rs17p64' },
-  ...['21', '22', '23', '42', '44', '82', '84'].map((n) => ({ name: `transact${n}`, verifier: `VerifierTransact${n}`, shape: 'rs18' as const })),
+  ...['21', '22', '23', '42', '44', '82', '84'].map((n) => ({
+    name: `transact${n}`,
+    verifier: `VerifierTransact${n}`,
+    shape: 'rs18' as const,
+  })),
 ];
 
 async function timed<T>(run: () => Promise<T>): Promise<[T, number]> {
@@ -68,24 +81,32 @@ async function compareWithZkeyNew(chain: RealShapedChain, baseline: boolean): Pr
     try {
       benchLog(`snarkjs zkey new (${chain.name}), the baseline`);
       [, zkeyNew] = await timed(() => snarkjs.zKey.newZKey(chain.r1cs, chain.ptau, scratch, silent));
-      if ((await hashFile(scratch)) !== (await hashFile(chain.z0))) throw new Error('zkey new made another key than the cached contribution 0');
+      if ((await hashFile(scratch)) !== (await hashFile(chain.z0)))
+        throw new Error('zkey new made another key than the cached contribution 0');
     } finally {
       await rm(scratch, { force: true });
     }
   }
   benchLog(`checkInitialKey (${chain.name})`);
   const [, check] = await timed(() => checkInitialKey(chain.z0, chain.r1cs, chain.ptau, { timings }));
-  process.stdout.write(`\ncontribution 0 of ${chain.name} (${chain.constraints} constraints, ${chain.publicInputs} public inputs)\n`);
-  if (zkeyNew !== undefined) process.stdout.write(`  snarkjs zkey new (the rebuild)     ${seconds(zkeyNew).padStart(9)}\n`);
-  process.stdout.write(`  checkInitialKey                    ${seconds(check).padStart(9)}${zkeyNew !== undefined ? `   = ${(check / zkeyNew).toFixed(3)} × zkey new (goal ≤ 0.25)` : ''}\n`);
-  for (const [phase, ms] of Object.entries(timings)) process.stdout.write(`    ${phase.padEnd(40)} ${seconds(ms).padStart(8)}\n`);
+  process.stdout.write(
+    `\ncontribution 0 of ${chain.name} (${chain.constraints} constraints, ${chain.publicInputs} public inputs)\n`,
+  );
+  if (zkeyNew !== undefined)
+    process.stdout.write(`  snarkjs zkey new (the rebuild)     ${seconds(zkeyNew).padStart(9)}\n`);
+  process.stdout.write(
+    `  checkInitialKey                    ${seconds(check).padStart(9)}${zkeyNew !== undefined ? `   = ${(check / zkeyNew).toFixed(3)} × zkey new (goal ≤ 0.25)` : ''}\n`,
+  );
+  for (const [phase, ms] of Object.entries(timings))
+    process.stdout.write(`    ${phase.padEnd(40)} ${seconds(ms).padStart(8)}\n`);
 }
 
 /** (b): the ptau check for the shapes' domains, and (optionally) snarkjs's own verification of the same ptau. */
 async function ptauCheck(shapes: Map<string, RealShapedChain>, snarkjsVerify: boolean): Promise<void> {
   const ptau = shapes.values().next().value!.ptau;
   if ([...shapes.values()].some((shape) => shape.ptau !== ptau)) throw new Error('the shapes do not share one ptau');
-  const powerOf = async (shape: RealShapedChain): Promise<number> => requiredPtauPower(await readR1csSummary(shape.r1cs));
+  const powerOf = async (shape: RealShapedChain): Promise<number> =>
+    requiredPtauPower(await readR1csSummary(shape.r1cs));
   const powers = await Promise.all([...shapes.values()].map(powerOf));
   const timings: Record<string, number> = {};
   benchLog(`checkPtauSections (${path.basename(ptau)}, domains 2^${powers.join(', 2^')})`);
@@ -99,7 +120,9 @@ async function ptauCheck(shapes: Map<string, RealShapedChain>, snarkjsVerify: bo
     verify = ms;
   }
   const domains = `domains 2^${powers.join(', 2^')}`;
-  process.stdout.write(`\nthe ptau check (${path.basename(ptau)}, power ${report.power}; ${domains}; ${report.points} points)\n`);
+  process.stdout.write(
+    `\nthe ptau check (${path.basename(ptau)}, power ${report.power}; ${domains}; ${report.points} points)\n`,
+  );
   process.stdout.write(`  pinning (BLAKE2b-512 of the file)    ${seconds(pinning).padStart(9)}\n`);
   const ratio = verify !== undefined ? `   = ${(check / verify).toFixed(3)} × snarkjs powersoftau verify` : '';
   process.stdout.write(`  checkPtauSections                    ${seconds(check).padStart(9)}${ratio}\n`);
@@ -158,7 +181,9 @@ async function templateChain(shape: RealShapedChain, links: number): Promise<Tem
   if (!(await exists(final))) {
     benchLog(`beaconFast (${shape.name})`);
     const from = previous;
-    await writeAtomically(final, (tmp) => beaconFast(from, tmp, FINAL_BEACON_NAME, TEST_BEACON, TEST_BEACON_ITERATIONS));
+    await writeAtomically(final, (tmp) =>
+      beaconFast(from, tmp, FINAL_BEACON_NAME, TEST_BEACON, TEST_BEACON_ITERATIONS),
+    );
   }
   return { shape, keys, final };
 }
@@ -182,12 +207,20 @@ async function layOutCeremony(dir: string, templates: Map<string, TemplateChain>
     title: 'Audit bench: nine real-shaped circuits',
     testNetwork: true,
     ptau: `ptau/${path.basename(anyTemplate.shape.ptau)}`,
-    circuits: SERVICE_CIRCUITS.map((c) => ({ name: c.name, verifier: c.verifier, publicInputs: templates.get(c.shape)!.shape.publicInputs, r1cs: `circuits/${c.name}.r1cs` })),
+    circuits: SERVICE_CIRCUITS.map((c) => ({
+      name: c.name,
+      verifier: c.verifier,
+      publicInputs: templates.get(c.shape)!.shape.publicInputs,
+      r1cs: `circuits/${c.name}.r1cs`,
+    })),
   };
   await writeFile(path.join(dir, 'ceremony.json'), `${JSON.stringify(config, null, 2)}\n`);
 
   // What every circuit of a shape shares: hashes and the verification key, computed once.
-  const shared = new Map<string, { fileHashes: string[]; contributionHashes: string[]; circuitHash: string; vkey: VerificationKeyDelta }>();
+  const shared = new Map<
+    string,
+    { fileHashes: string[]; contributionHashes: string[]; circuitHash: string; vkey: VerificationKeyDelta }
+  >();
   for (const [shape, template] of templates) {
     const files = [template.shape.z0, ...template.keys, template.final];
     shared.set(shape, {
@@ -207,18 +240,41 @@ async function layOutCeremony(dir: string, templates: Map<string, TemplateChain>
     await link(template.shape.r1cs, path.join(dir, 'circuits', `${circuit.name}.r1cs`));
     await mkdir(paths.chainDir(circuit.name), { recursive: true });
     await link(template.shape.z0, paths.zkeyPath(circuit.name, 0));
-    entries.push({ type: 'init', circuit: circuit.name, index: 0, circuitHash: facts.circuitHash, fileHash: facts.fileHashes[0]! });
+    entries.push({
+      type: 'init',
+      circuit: circuit.name,
+      index: 0,
+      circuitHash: facts.circuitHash,
+      fileHash: facts.fileHashes[0]!,
+    });
     for (let i = 1; i <= links; i++) {
       await link(template.keys[i - 1]!, paths.zkeyPath(circuit.name, i));
-      entries.push({ type: 'contribution', circuit: circuit.name, index: i, contributor: `bench-${i}`, contributionHash: facts.contributionHashes[i - 1]!, fileHash: facts.fileHashes[i]! });
+      entries.push({
+        type: 'contribution',
+        circuit: circuit.name,
+        index: i,
+        contributor: `bench-${i}`,
+        contributionHash: facts.contributionHashes[i - 1]!,
+        fileHash: facts.fileHashes[i]!,
+      });
     }
     await link(template.final, paths.finalZkeyPath(circuit.name));
-    entries.push({ type: 'beacon', circuit: circuit.name, index: links + 1, contributionHash: facts.contributionHashes[links]!, fileHash: facts.fileHashes[links + 1]!, beacon: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS });
+    entries.push({
+      type: 'beacon',
+      circuit: circuit.name,
+      index: links + 1,
+      contributionHash: facts.contributionHashes[links]!,
+      fileHash: facts.fileHashes[links + 1]!,
+      beacon: TEST_BEACON,
+      iterationsExp: TEST_BEACON_ITERATIONS,
+    });
     await writeFile(paths.verificationKeyPath(circuit.name), `${JSON.stringify(facts.vkey, null, 1)}\n`);
     manifest[circuit.verifier] = deltaEntryFromVerificationKey(facts.vkey);
   }
   await writeFile(paths.manifestPath, serialiseManifest(manifest));
-  const manifestHash = createHash('blake2b512').update(await readFile(paths.manifestPath)).digest('hex');
+  const manifestHash = createHash('blake2b512')
+    .update(await readFile(paths.manifestPath))
+    .digest('hex');
   entries.push({ type: 'finalised', manifestHash });
   const transcript = await Transcript.load(paths.transcriptPath, config.id);
   await transcript.append(entries);
@@ -240,25 +296,35 @@ async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: nu
     // The audit trusts no ptau it is not told to: the bench pins its development ptau by hash.
     const ptauHash = await hashFile(templates.values().next().value!.shape.ptau);
     const [report, total] = await timed(() =>
-      auditCeremony(dir, (event) => {
-        const mark = marks.get(event.circuit) ?? {};
-        marks.set(event.circuit, mark);
-        const now = performance.now();
-        mark.start ??= now;
-        if (event.type === 'step' && event.step.startsWith('checking contribution 0')) mark.check = now;
-        if (event.type === 'step' && event.step.startsWith('verifying')) mark.links = now;
-        if (event.type === 'finished') {
-          mark.finished = now;
-          benchLog(`audited ${event.circuit}`);
-        }
-      }, { ptauHash }),
+      auditCeremony(
+        dir,
+        (event) => {
+          const mark = marks.get(event.circuit) ?? {};
+          marks.set(event.circuit, mark);
+          const now = performance.now();
+          mark.start ??= now;
+          if (event.type === 'step' && event.step.startsWith('checking contribution 0')) mark.check = now;
+          if (event.type === 'step' && event.step.startsWith('verifying')) mark.links = now;
+          if (event.type === 'finished') {
+            mark.finished = now;
+            benchLog(`audited ${event.circuit}`);
+          }
+        },
+        { ptauHash },
+      ),
     );
     if (!report.ok) throw new Error(`the audit failed: ${JSON.stringify(report.findings.filter((f) => !f.ok))}`);
 
     const linksPerChain = links + 1;
-    process.stdout.write(`\nceremony audit: 9 circuits × (contribution 0 + ${links} contributions + beacon) = ${9 * linksPerChain} links\n`);
-    process.stdout.write('  (one chain per shape, laid out under nine names as hard links: the audit does the full work for each)\n');
-    process.stdout.write(`  ${'circuit'.padEnd(12)} ${'shape'.padEnd(8)} ${'contribution 0'.padStart(14)} ${'links'.padStart(9)} ${'per link'.padStart(9)} ${'÷ one MSM'.padStart(10)}\n`);
+    process.stdout.write(
+      `\nceremony audit: 9 circuits × (contribution 0 + ${links} contributions + beacon) = ${9 * linksPerChain} links\n`,
+    );
+    process.stdout.write(
+      '  (one chain per shape, laid out under nine names as hard links: the audit does the full work for each)\n',
+    );
+    process.stdout.write(
+      `  ${'circuit'.padEnd(12)} ${'shape'.padEnd(8)} ${'contribution 0'.padStart(14)} ${'links'.padStart(9)} ${'per link'.padStart(9)} ${'÷ one MSM'.padStart(10)}\n`,
+    );
     let checkTotal = 0;
     let linksTotal = 0;
     for (const circuit of SERVICE_CIRCUITS) {
@@ -272,15 +338,22 @@ async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: nu
         `  ${circuit.name.padEnd(12)} ${circuit.shape.padEnd(8)} ${seconds(check).padStart(14)} ${seconds(linkTime).padStart(9)} ${seconds(perLink).padStart(9)} ${(perLink / msm.get(circuit.shape)!).toFixed(2).padStart(10)}\n`,
       );
     }
-    for (const [name, ms] of msm) process.stdout.write(`  one MSM over L‖H of ${name} (${LINK_SCALAR_BYTES}-byte scalars, ffjavascript): ${seconds(ms)}\n`);
+    for (const [name, ms] of msm)
+      process.stdout.write(
+        `  one MSM over L‖H of ${name} (${LINK_SCALAR_BYTES}-byte scalars, ffjavascript): ${seconds(ms)}\n`,
+      );
     const ptauMark = marks.get('ptau');
     const ptauTime =
       ptauMark?.start !== undefined && ptauMark.finished !== undefined ? ptauMark.finished - ptauMark.start : 0;
     process.stdout.write(`  the ptau: pinned by hash and its sections checked, once     ${seconds(ptauTime)}\n`);
-    process.stdout.write(`  total (measured)                 ${seconds(total)}  (contribution 0 checks ${seconds(checkTotal)}, links ${seconds(linksTotal)}, rest ${seconds(total - checkTotal - linksTotal)})\n`);
+    process.stdout.write(
+      `  total (measured)                 ${seconds(total)}  (contribution 0 checks ${seconds(checkTotal)}, links ${seconds(linksTotal)}, rest ${seconds(total - checkTotal - linksTotal)})\n`,
+    );
     const perLink = linksTotal / (9 * linksPerChain);
     const extrapolated = total + perLink * (REAL_CEREMONY_LINKS - 9 * linksPerChain);
-    process.stdout.write(`  extrapolated to ${REAL_CEREMONY_LINKS} links       ${seconds(extrapolated)} = ${(extrapolated / 60000).toFixed(1)} min (goal ≤ 15 min; mean link ${seconds(perLink)})\n`);
+    process.stdout.write(
+      `  extrapolated to ${REAL_CEREMONY_LINKS} links       ${seconds(extrapolated)} = ${(extrapolated / 60000).toFixed(1)} min (goal ≤ 15 min; mean link ${seconds(perLink)})\n`,
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -297,11 +370,16 @@ const { values } = parseArgs({
   },
 });
 const shapes = new Map<string, RealShapedChain>();
-for (const name of values.shapes.split(',').map((s) => s.trim()).filter(Boolean)) shapes.set(name, await realShapedChain(name));
+for (const name of values.shapes
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean))
+  shapes.set(name, await realShapedChain(name));
 for (const chain of shapes.values()) await compareWithZkeyNew(chain, !values['no-baseline']);
 if (!values['no-ptau']) await ptauCheck(shapes, values['ptau-verify']);
 if (!values['no-ceremony']) {
-  if (!shapes.has('rs18') || !shapes.has('rs17p64')) throw new Error('the nine-circuit audit needs both shapes (--shapes rs18,rs17p64)');
+  if (!shapes.has('rs18') || !shapes.has('rs17p64'))
+    throw new Error('the nine-circuit audit needs both shapes (--shapes rs18,rs17p64)');
   await auditNineCircuits(shapes, Number(values.links));
 }
 await releaseBn128();

@@ -11,7 +11,9 @@ declare module 'autocannon' {
     duration?: number;
     overallRate?: number;
     timeout?: number;
-    requests?: Array<RawRequest & { setupRequest?: (request: RawRequest, context: Record<string, unknown>) => RawRequest }>;
+    requests?: Array<
+      RawRequest & { setupRequest?: (request: RawRequest, context: Record<string, unknown>) => RawRequest }
+    >;
   }
   interface Histogram {
     average: number;

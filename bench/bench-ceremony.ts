@@ -19,7 +19,11 @@ import { benchLog as log, type BenchChain, type RealShapedChain } from './bench-
 /** The one circuit of a bench ceremony. */
 export const BENCH_CIRCUIT = 'mul';
 
-const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 
 /** The template of `chain` (cached as FIXTURE_CACHE/bench-server-LABEL/): a ceremony whose head is z0. */
 export async function benchCeremonyTemplate(chain: BenchChain, label: string): Promise<string> {
@@ -37,7 +41,14 @@ export async function benchCeremonyTemplate(chain: BenchChain, label: string): P
       title: 'server benchmark',
       testNetwork: true,
       ptau: 'ptau/dev.ptau',
-      circuits: [{ name: BENCH_CIRCUIT, verifier: 'VerifierMul', publicInputs: (chain as Partial<RealShapedChain>).publicInputs ?? 12, r1cs: `circuits/${BENCH_CIRCUIT}.r1cs` }],
+      circuits: [
+        {
+          name: BENCH_CIRCUIT,
+          verifier: 'VerifierMul',
+          publicInputs: (chain as Partial<RealShapedChain>).publicInputs ?? 12,
+          r1cs: `circuits/${BENCH_CIRCUIT}.r1cs`,
+        },
+      ],
     };
     await writeFile(path.join(building, 'ceremony.json'), JSON.stringify(config, null, 2));
     log(`initialising the benchmark ceremony ${label} from the chain's contribution 0`);
@@ -46,7 +57,15 @@ export async function benchCeremonyTemplate(chain: BenchChain, label: string): P
     await mkdir(path.dirname(z0), { recursive: true });
     await cp(chain.z0, z0);
     const info = await readZkeyInfo(z0);
-    await state.transcript.append([{ type: 'init', circuit: BENCH_CIRCUIT, index: 0, circuitHash: info.mpc.csHash.toString('hex'), fileHash: await hashFile(z0) }]);
+    await state.transcript.append([
+      {
+        type: 'init',
+        circuit: BENCH_CIRCUIT,
+        index: 0,
+        circuitHash: info.mpc.csHash.toString('hex'),
+        fileHash: await hashFile(z0),
+      },
+    ]);
     await writeFile(path.join(building, 'ready'), '');
     // Another bench may have finished the same template meanwhile: theirs stays.
     if (!(await exists(path.join(template, 'ready')))) {

@@ -15,7 +15,12 @@ import { pathToFileURL } from 'node:url';
 import * as snarkjs from 'snarkjs';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { devPtau, FIXTURE_CACHE } from '../tests/fixtures/ceremony-fixture.ts';
-import { BENCH_PUBLIC_INPUTS, circuitName, generateMultiplicationCircuit, generateRealShapedCircuit } from './generate-circuit.ts';
+import {
+  BENCH_PUBLIC_INPUTS,
+  circuitName,
+  generateMultiplicationCircuit,
+  generateRealShapedCircuit,
+} from './generate-circuit.ts';
 
 export interface BenchChain {
   power: number;
@@ -29,7 +34,11 @@ export interface BenchChain {
 }
 
 const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
-const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 export const benchLog = (message: string): void => void process.stderr.write(`… ${message}\n`);
 
 /** The domain must hold the constraints plus one row per public input and the constant. */
@@ -42,7 +51,10 @@ export async function benchChain(power: number, terms = 1): Promise<BenchChain> 
   const ptauPower = ptauPowerFor(constraints);
   benchLog(`dev ptau of power ${ptauPower} (cached)`);
   const ptau = await devPtau(ptauPower);
-  const dir = path.join(FIXTURE_CACHE, terms === 1 ? `bench-verify-link-${power}` : `bench-verify-link-${power}-t${terms}`);
+  const dir = path.join(
+    FIXTURE_CACHE,
+    terms === 1 ? `bench-verify-link-${power}` : `bench-verify-link-${power}-t${terms}`,
+  );
   await mkdir(dir, { recursive: true });
   const r1cs = path.join(dir, `${circuitName(constraints, terms)}.r1cs`);
   if (!(await exists(r1cs))) {
@@ -102,7 +114,8 @@ export async function writeAtomically(target: string, write: (tmp: string) => Pr
 
 /** The compiled r1cs of a real-shaped circuit (cached; needs no ptau). */
 export async function realShapedR1cs(name: string): Promise<string> {
-  if (!isRealShapeName(name)) throw new Error(`unknown real-shaped circuit "${name}" (known: ${REAL_SHAPE_NAMES.join(', ')})`);
+  if (!isRealShapeName(name))
+    throw new Error(`unknown real-shaped circuit "${name}" (known: ${REAL_SHAPE_NAMES.join(', ')})`);
   const { constraints, publicInputs } = REAL_SHAPES[name];
   const dir = path.join(FIXTURE_CACHE, `bench-real-shaped-${name}`);
   await mkdir(dir, { recursive: true });
@@ -153,7 +166,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   for (const name of process.argv.slice(2).filter((a) => a !== '--r1cs-only')) {
     if (r1csOnly) process.stdout.write(`${await realShapedR1cs(name)}\n`);
   }
-  if (!r1csOnly) for (const name of process.argv.slice(2)) process.stdout.write(`${JSON.stringify(await realShapedChain(name))}\n`);
+  if (!r1csOnly)
+    for (const name of process.argv.slice(2)) process.stdout.write(`${JSON.stringify(await realShapedChain(name))}\n`);
   // snarkjs's curve keeps its worker threads (and so this process) alive until released.
   await releaseBn128();
 }

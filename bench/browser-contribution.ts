@@ -70,7 +70,11 @@ export interface ContributionFigures {
 }
 
 const CIRCUIT = 'mul';
-const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 
 /** The key of the benchmark: the real-shaped rs18 at 2^18, the synthetic bench chain otherwise. */
 async function contributionChain(power: number): Promise<BenchChain & { constraints: number }> {
@@ -88,19 +92,21 @@ async function ceremonyTemplate(chain: BenchChain): Promise<string> {
   await mkdir(path.join(template, 'ptau'), { recursive: true });
   await cp(chain.r1cs, path.join(template, 'circuits', `${CIRCUIT}.r1cs`));
   await symlink(chain.ptau, path.join(template, 'ptau', 'dev.ptau'));
-  const { publicInputs } = (chain as { publicInputs?: number });
+  const { publicInputs } = chain as { publicInputs?: number };
   const config = {
     id: 'bench-contribute',
     title: 'contribution benchmark',
     testNetwork: true,
     ptau: 'ptau/dev.ptau',
-    circuits: [{ name: CIRCUIT, verifier: 'VerifierMul', publicInputs: publicInputs ?? 12, r1cs: `circuits/${CIRCUIT}.r1cs` }],
+    circuits: [
+      { name: CIRCUIT, verifier: 'VerifierMul', publicInputs: publicInputs ?? 12, r1cs: `circuits/${CIRCUIT}.r1cs` },
+    ],
   };
   await writeFile(path.join(template, 'ceremony.json'), JSON.stringify(config, null, 2));
   log(`initialising the contribution benchmark ceremony (snarkjs zkey new at 2^${chain.power}; cached)`);
   await initCeremony(template);
   if (!(await readFile(ceremonyPaths(template).zkeyPath(CIRCUIT, 0))).equals(await readFile(chain.z0))) {
-    throw new Error('the ceremony\'s contribution 0 differs from the bench chain\'s z0');
+    throw new Error("the ceremony's contribution 0 differs from the bench chain's z0");
   }
   await writeFile(path.join(template, 'ready'), '');
   return template;
@@ -108,7 +114,10 @@ async function ceremonyTemplate(chain: BenchChain): Promise<string> {
 
 function runCeremonyCli(args: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve(code ?? -1));
   });
@@ -173,7 +182,10 @@ async function startStaticServer(zkeyPath: string, outputPath: string): Promise<
     if (req.method !== 'GET') return fail(res, 405, 'method not allowed');
     const file = route === '/zkey' ? zkeyPath : path.join(PAGE_BUILD, route === '/' ? 'index.html' : route);
     if (file !== zkeyPath && !file.startsWith(PAGE_BUILD + path.sep)) return fail(res, 403, 'outside the page');
-    const size = await stat(file).then((s) => (s.isFile() ? s.size : undefined), () => undefined);
+    const size = await stat(file).then(
+      (s) => (s.isFile() ? s.size : undefined),
+      () => undefined,
+    );
     if (size === undefined) return fail(res, 404, 'not found');
     res.writeHead(200, {
       'content-type': CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream',
@@ -217,7 +229,14 @@ export async function runBrowserContribution(power: number, runs: number): Promi
       // Removed first, so the checks below can only see this run's key.
       await rm(nodeOutput, { force: true });
       const started = performance.now();
-      const code = await runSnarkjsCli(['zkey', 'contribute', chain.z2, nodeOutput, '--name=bench', `-e=${randomEntropy()}`]);
+      const code = await runSnarkjsCli([
+        'zkey',
+        'contribute',
+        chain.z2,
+        nodeOutput,
+        '--name=bench',
+        `-e=${randomEntropy()}`,
+      ]);
       cli.push(performance.now() - started);
       if (code !== 0) throw new Error(`npx snarkjs zkey contribute exited with ${code}`);
       if ((await stat(nodeOutput)).size === 0) throw new Error('npx snarkjs zkey contribute wrote an empty key');
@@ -230,7 +249,8 @@ export async function runBrowserContribution(power: number, runs: number): Promi
       const started = performance.now();
       const hash = await snarkjs.zKey.contribute(chain.z2, nodeOutput, 'bench', randomEntropy(), silent);
       nodeApi.push(performance.now() - started);
-      if (!(hash instanceof Uint8Array) || hash.length !== 64) throw new Error('snarkjs zKey.contribute returned no contribution hash');
+      if (!(hash instanceof Uint8Array) || hash.length !== 64)
+        throw new Error('snarkjs zKey.contribute returned no contribution hash');
     }
     // The Node curve's threads and memory would otherwise sit beside Chromium's for its runs.
     await releaseBn128();
@@ -252,13 +272,17 @@ export async function runBrowserContribution(power: number, runs: number): Promi
         [`${server.url}/zkey`, `${server.url}/output`] as const,
       );
       const written = (await stat(browserOutput)).size;
-      if (written !== result.outputBytes) throw new Error(`the page made ${result.outputBytes} bytes, the server received ${written}`);
+      if (written !== result.outputBytes)
+        throw new Error(`the page made ${result.outputBytes} bytes, the server received ${written}`);
       log('verifyLinkFromHead(z2, browser output)');
       const link = await verifyLinkFromHead(chain.z2, browserOutput);
       if (link.contributionHash !== result.hash) {
-        throw new Error(`the browser reported contribution hash ${result.hash}, verifyLinkFromHead computed ${link.contributionHash}`);
+        throw new Error(
+          `the browser reported contribution hash ${result.hash}, verifyLinkFromHead computed ${link.contributionHash}`,
+        );
       }
-      if (link.recordedName !== 'bench') throw new Error(`the browser's record is named ${String(link.recordedName)}, not "bench"`);
+      if (link.recordedName !== 'bench')
+        throw new Error(`the browser's record is named ${String(link.recordedName)}, not "bench"`);
       // verifyLinkFromHead's curve (threads, wasm memory) would otherwise sit beside the next browser run.
       await releaseBn128();
       results.push(result);
@@ -278,12 +302,20 @@ export async function runBrowserContribution(power: number, runs: number): Promi
       const code = await runCeremonyCli(['contribute', CIRCUIT, '--data', dataDir, '--name', 'bench']);
       ceremonyRuns.push(performance.now() - started);
       if (code !== 0) throw new Error(`ceremony contribute exited with ${code}`);
-      if (!(await exists(ceremonyPaths(dataDir).zkeyPath(CIRCUIT, 1)))) throw new Error('ceremony contribute committed no contribution 1');
+      if (!(await exists(ceremonyPaths(dataDir).zkeyPath(CIRCUIT, 1))))
+        throw new Error('ceremony contribute committed no contribution 1');
       await rm(dataDir, { recursive: true, force: true });
       log(`npx snarkjs zkey contribute of the same head (${i + 1}/${runs})`);
       await rm(nodeOutput, { force: true });
       started = performance.now();
-      const snarkjsCode = await runSnarkjsCli(['zkey', 'contribute', ceremonyPaths(template).zkeyPath(CIRCUIT, 0), nodeOutput, '--name=bench', `-e=${randomEntropy()}`]);
+      const snarkjsCode = await runSnarkjsCli([
+        'zkey',
+        'contribute',
+        ceremonyPaths(template).zkeyPath(CIRCUIT, 0),
+        nodeOutput,
+        '--name=bench',
+        `-e=${randomEntropy()}`,
+      ]);
       sameHead.push(performance.now() - started);
       if (snarkjsCode !== 0) throw new Error(`npx snarkjs zkey contribute exited with ${snarkjsCode}`);
     }
@@ -314,7 +346,8 @@ export async function runBrowserContribution(power: number, runs: number): Promi
 
 export function printBrowserContribution(power: number, f: ContributionFigures): void {
   const speedup = (ours: number, theirs: number): string => `${(theirs / ours).toFixed(2)}× faster`;
-  const goal = (ours: number, theirs: number): string => `goal ≥ ${GOAL_SPEEDUP}× (${theirs / ours >= GOAL_SPEEDUP ? 'met' : 'missed'})`;
+  const goal = (ours: number, theirs: number): string =>
+    `goal ≥ ${GOAL_SPEEDUP}× (${theirs / ours >= GOAL_SPEEDUP ? 'met' : 'missed'})`;
   const rows: Array<[string, string, string]> = [
     ['npx snarkjs zkey contribute (CLI)', f.cliMs.toFixed(0), ''],
     ['snarkjs zKey.contribute in Node (API)', f.nodeApiMs.toFixed(0), ''],
@@ -325,7 +358,11 @@ export function printBrowserContribution(power: number, f: ContributionFigures):
     ['browser vs Node API', speedup(f.browserComputeMs, f.nodeApiMs), goal(f.browserComputeMs, f.nodeApiMs)],
     ['npx snarkjs zkey contribute (ceremony head)', f.snarkjsSameHeadMs.toFixed(0), ''],
     ['ceremony contribute (+ verify + commit)', f.ceremonyContributeMs.toFixed(0), 'CLI process, kernel threads'],
-    ['ceremony contribute vs snarkjs CLI', speedup(f.ceremonyContributeMs, f.snarkjsSameHeadMs), goal(f.ceremonyContributeMs, f.snarkjsSameHeadMs)],
+    [
+      'ceremony contribute vs snarkjs CLI',
+      speedup(f.ceremonyContributeMs, f.snarkjsSameHeadMs),
+      goal(f.ceremonyContributeMs, f.snarkjsSameHeadMs),
+    ],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   process.stdout.write(
@@ -333,15 +370,19 @@ export function printBrowserContribution(power: number, f: ContributionFigures):
       `Node os.cpus() ${f.nodeCpus}, Chromium navigator.hardwareConcurrency ${f.browserHardwareConcurrency}\n`,
   );
   process.stdout.write(`${'path'.padEnd(width)}  ${'time (ms)'.padStart(12)}\n`);
-  for (const [name, value, note] of rows) process.stdout.write(`${name.padEnd(width)}  ${value.padStart(12)}${note ? `  ${note}` : ''}\n`);
+  for (const [name, value, note] of rows)
+    process.stdout.write(`${name.padEnd(width)}  ${value.padStart(12)}${note ? `  ${note}` : ''}\n`);
   printKernelPerPoint(f.perPoint);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { power: { type: 'string', default: '16' }, runs: { type: 'string', default: '1' } } });
+  const { values } = parseArgs({
+    options: { power: { type: 'string', default: '16' }, runs: { type: 'string', default: '1' } },
+  });
   const power = Number(values.power);
   const runs = Number(values.runs);
-  if (!Number.isInteger(power) || power < 10 || power > 18) throw new Error(`--power must be an integer from 10 to 18, got ${values.power}`);
+  if (!Number.isInteger(power) || power < 10 || power > 18)
+    throw new Error(`--power must be an integer from 10 to 18, got ${values.power}`);
   if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
   printBrowserContribution(power, await runBrowserContribution(power, runs));
 }

@@ -47,7 +47,14 @@ import { CHROMIUM_ARGS, CHROMIUM_BIN, echoPageErrors } from '../tests/helpers/ch
 import { ContributorClient } from '../tests/helpers/contributor-client.ts';
 import { chromiumProxyArgs, parseLink, startShapedProxy, type ShapedProxy } from '../tests/helpers/shaped-proxy.ts';
 import { BENCH_CIRCUIT, benchCeremonyCopy, benchCeremonyTemplate } from './bench-ceremony.ts';
-import { benchChain, benchLog as log, isRealShapeName, realShapedChain, REAL_SHAPE_NAMES, type BenchChain } from './bench-chain.ts';
+import {
+  benchChain,
+  benchLog as log,
+  isRealShapeName,
+  realShapedChain,
+  REAL_SHAPE_NAMES,
+  type BenchChain,
+} from './bench-chain.ts';
 import { startCeremonyServe, type CoordinatorProcess } from './coordinator-process.ts';
 import { ProcessTreeSampler } from './process-tree-sampler.ts';
 
@@ -55,16 +62,44 @@ const MB = 1024 * 1024;
 /** A turn longer than this is stuck (a shaped rs18 turn takes under two minutes). */
 const TURN_TIMEOUT_MS = 30 * 60_000;
 /** The issues' goals, printed beside the figures. */
-const GOALS = { bytes: 0.3, memory: 0.5, shapedRatio: 1.3, coordinatorShareSeconds: 1.1, coordinatorShareMoonshot: 0.5, coresBusy: 0.9 };
+const GOALS = {
+  bytes: 0.3,
+  memory: 0.5,
+  shapedRatio: 1.3,
+  coordinatorShareSeconds: 1.1,
+  coordinatorShareMoonshot: 0.5,
+  coresBusy: 0.9,
+};
 
 // ——— clients ———————————————————————————————————————————————————————————————————————————————
 
 export type TurnClientKind = 'browser' | 'cli';
 
 /** Moments of a turn a client can report (epoch ms); a client whose stages overlap reports those it sees. */
-export type TurnMark = 'join' | 'turnStart' | 'downloadStart' | 'computeStart' | 'lhStart' | 'lhEnd' | 'computeEnd' | 'uploadStart' | 'uploadEnd' | 'verdict';
+export type TurnMark =
+  | 'join'
+  | 'turnStart'
+  | 'downloadStart'
+  | 'computeStart'
+  | 'lhStart'
+  | 'lhEnd'
+  | 'computeEnd'
+  | 'uploadStart'
+  | 'uploadEnd'
+  | 'verdict';
 
-const MARK_ORDER: TurnMark[] = ['join', 'turnStart', 'downloadStart', 'computeStart', 'lhStart', 'lhEnd', 'computeEnd', 'uploadStart', 'uploadEnd', 'verdict'];
+const MARK_ORDER: TurnMark[] = [
+  'join',
+  'turnStart',
+  'downloadStart',
+  'computeStart',
+  'lhStart',
+  'lhEnd',
+  'computeEnd',
+  'uploadStart',
+  'uploadEnd',
+  'verdict',
+];
 /** The stage a turn is in after each mark, in words (where the memory peak fell). */
 const STAGE_AFTER: Record<TurnMark, string> = {
   join: 'waiting for the turn',
@@ -151,7 +186,10 @@ const PAGE_OBSERVER = `(() => {
 /** The contributor page in a fresh Chromium profile, through the link's proxy when there is one. */
 const browserClient: TurnClientDriver = {
   async start(context) {
-    const server = await chromium.launchServer({ executablePath: CHROMIUM_BIN, args: [...CHROMIUM_ARGS, ...(context.link ? chromiumProxyArgs(context.link) : [])] });
+    const server = await chromium.launchServer({
+      executablePath: CHROMIUM_BIN,
+      args: [...CHROMIUM_ARGS, ...(context.link ? chromiumProxyArgs(context.link) : [])],
+    });
     try {
       const browser = await chromium.connect(server.wsEndpoint());
       const page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
@@ -189,7 +227,8 @@ const browserClient: TurnClientDriver = {
                 for (const mark of byStatus[status] ?? []) hooks.mark(mark, at);
                 if (status === 'accepted') resolve({ accepted: true });
                 // The page words it a moment later: wait for it, then fail the turn.
-                if (status === 'refused' || status === 'failed') setTimeout(() => resolve({ accepted: false, why: `${status}: ${why || 'no reason shown'}` }), 500);
+                if (status === 'refused' || status === 'failed')
+                  setTimeout(() => resolve({ accepted: false, why: `${status}: ${why || 'no reason shown'}` }), 500);
               } else hooks.mark(name as TurnMark, at);
             };
             hooks.mark('join');
@@ -213,7 +252,8 @@ const browserClient: TurnClientDriver = {
  * of its turn), report its pid (hooks.processStarted), mark the stages it prints, resolve with its
  * verdict; through a link it takes `context.link.url` as the coordinator's URL.
  */
-const CLI_NOT_BUILT = 'the terminal client (issue 22: `ceremony contribute --coordinator URL`) is not built yet: add its driver in bench/contributor-turn.ts';
+const CLI_NOT_BUILT =
+  'the terminal client (issue 22: `ceremony contribute --coordinator URL`) is not built yet: add its driver in bench/contributor-turn.ts';
 const cliClient: TurnClientDriver = {
   check() {
     throw new Error(CLI_NOT_BUILT);
@@ -255,7 +295,8 @@ async function scrapeBytes(coordinatorUrl: string): Promise<ByteCounts> {
     const entry = (counts[match[2]!] ??= { request: 0, response: 0 });
     entry[match[1] as 'request' | 'response'] = Number(match[3]);
   }
-  if (Object.keys(counts).length === 0) throw new Error('the coordinator\'s /metrics has no byte counters (ceremony_http_*_bytes_total)');
+  if (Object.keys(counts).length === 0)
+    throw new Error("the coordinator's /metrics has no byte counters (ceremony_http_*_bytes_total)");
   return counts;
 }
 
@@ -265,7 +306,10 @@ function bytesMoved(before: ByteCounts, after: ByteCounts): TurnMeasurement['byt
   let up = 0;
   for (const route of HTTP_ROUTE_GROUPS as readonly HttpRouteGroup[]) {
     if (route === 'metrics') continue; // the bench's own scrapes
-    const moved = { down: (after[route]?.response ?? 0) - (before[route]?.response ?? 0), up: (after[route]?.request ?? 0) - (before[route]?.request ?? 0) };
+    const moved = {
+      down: (after[route]?.response ?? 0) - (before[route]?.response ?? 0),
+      up: (after[route]?.request ?? 0) - (before[route]?.request ?? 0),
+    };
     byRoute[route] = moved;
     down += moved.down;
     up += moved.up;
@@ -278,9 +322,15 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
 
 /** Takes one turn with `kind` and measures it (see the module comment). */
 export async function runTurn(kind: TurnClientKind, context: TurnContext): Promise<TurnMeasurement> {
-  const ceremony = (await (await fetch(`${context.coordinator.url}/api/ceremony`)).json()) as { circuits: Array<{ name: string; headIndex: number }> };
+  const ceremony = (await (await fetch(`${context.coordinator.url}/api/ceremony`)).json()) as {
+    circuits: Array<{ name: string; headIndex: number }>;
+  };
   const headIndex = ceremony.circuits.find((c) => c.name === BENCH_CIRCUIT)!.headIndex;
-  const keyBytes = Number((await fetch(`${context.coordinator.url}/api/circuits/${BENCH_CIRCUIT}/zkeys/${headIndex}`, { method: 'HEAD' })).headers.get('content-length'));
+  const keyBytes = Number(
+    (
+      await fetch(`${context.coordinator.url}/api/circuits/${BENCH_CIRCUIT}/zkeys/${headIndex}`, { method: 'HEAD' })
+    ).headers.get('content-length'),
+  );
   const client = await TURN_CLIENTS[kind].start(context);
   const closeClient = (): Promise<void> => client.close();
   running.push(closeClient);
@@ -312,7 +362,13 @@ export async function runTurn(kind: TurnClientKind, context: TurnContext): Promi
     let timer: NodeJS.Timeout | undefined;
     const verdict = await Promise.race([
       client.takeTurn(hooks),
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no verdict within ${TURN_TIMEOUT_MS / 60_000} minutes`)), TURN_TIMEOUT_MS))),
+      new Promise<never>(
+        (_, reject) =>
+          (timer = setTimeout(
+            () => reject(new Error(`no verdict within ${TURN_TIMEOUT_MS / 60_000} minutes`)),
+            TURN_TIMEOUT_MS,
+          )),
+      ),
     ]).finally(() => clearTimeout(timer));
     const shownAt = marks.verdict ?? Date.now();
     if (!verdict.accepted) throw new Error(`the turn of ${context.contributorName} was not accepted: ${verdict.why}`);
@@ -321,9 +377,21 @@ export async function runTurn(kind: TurnClientKind, context: TurnContext): Promi
     sampler?.stop();
 
     const contributor = `demo:${context.contributorName}`;
-    const uploaded = await context.coordinator.waitForLog('contribution upload complete', (l) => l.contributor === contributor, 10_000);
-    const queued = await context.coordinator.waitForLog('contribution uploaded, verifying', (l) => l.contributor === contributor, 10_000);
-    const accepted = await context.coordinator.waitForLog('contribution accepted', (l) => l.contributionId === queued.contributionId, 10_000);
+    const uploaded = await context.coordinator.waitForLog(
+      'contribution upload complete',
+      (l) => l.contributor === contributor,
+      10_000,
+    );
+    const queued = await context.coordinator.waitForLog(
+      'contribution uploaded, verifying',
+      (l) => l.contributor === contributor,
+      10_000,
+    );
+    const accepted = await context.coordinator.waitForLog(
+      'contribution accepted',
+      (l) => l.contributionId === queued.contributionId,
+      10_000,
+    );
 
     const start = marks.join!;
     const peak = sampler?.peak(start, shownAt);
@@ -340,7 +408,9 @@ export async function runTurn(kind: TurnClientKind, context: TurnContext): Promi
       ['compute stage', 'computeStart', 'computeEnd'],
       ['whole turn', 'join', 'verdict'],
     ];
-    const [over, from, to] = stretches.find(([, a, b]) => marks[a] !== undefined && marks[b] !== undefined && marks[b]! > marks[a]!) ?? stretches[2]!;
+    const [over, from, to] =
+      stretches.find(([, a, b]) => marks[a] !== undefined && marks[b] !== undefined && marks[b]! > marks[a]!) ??
+      stretches[2]!;
     return {
       client: kind,
       shaped: context.link !== undefined,
@@ -351,7 +421,10 @@ export async function runTurn(kind: TurnClientKind, context: TurnContext): Promi
       uploadCompleteAt: uploaded.time,
       verdictAt: accepted.time,
       bytes: bytesMoved(before, after),
-      linkBytes: linkBefore && linkAfter ? { down: linkAfter.down - linkBefore.down, up: linkAfter.up - linkBefore.up } : undefined,
+      linkBytes:
+        linkBefore && linkAfter
+          ? { down: linkAfter.down - linkBefore.down, up: linkAfter.up - linkBefore.up }
+          : undefined,
       memory: {
         idlePssBytes: idlePss,
         peakPssBytes: peak?.pssBytes ?? 0,
@@ -359,7 +432,11 @@ export async function runTurn(kind: TurnClientKind, context: TurnContext): Promi
         peakAt: peak ? stageAt(peak.t) : undefined,
       },
       cores: sampler
-        ? { busy: sampler.coresBusy(marks[from] ?? start, marks[to] ?? shownAt), over, seconds: ((marks[to] ?? shownAt) - (marks[from] ?? start)) / 1000 }
+        ? {
+            busy: sampler.coresBusy(marks[from] ?? start, marks[to] ?? shownAt),
+            over,
+            seconds: ((marks[to] ?? shownAt) - (marks[from] ?? start)) / 1000,
+          }
         : { busy: 0, over: 'not sampled', seconds: 0 },
     };
   } finally {
@@ -381,7 +458,11 @@ export interface LinkRates {
  * Plain transfers from and to a local server, through `link` (as a proxy) or straight: the
  * download over two connections at once (the link is shared), `downBytes` in all; one upload.
  */
-export async function measureLinkRates(link: ShapedProxy | undefined, downBytes: number, upBytes: number): Promise<LinkRates> {
+export async function measureLinkRates(
+  link: ShapedProxy | undefined,
+  downBytes: number,
+  upBytes: number,
+): Promise<LinkRates> {
   const block = Buffer.alloc(1 << 20, 0x5a);
   const origin = createServer(async (req, res) => {
     if (req.method === 'POST') {
@@ -404,7 +485,11 @@ export async function measureLinkRates(link: ShapedProxy | undefined, downBytes:
     const options: RequestOptions = link
       ? { host: '127.0.0.1', port: link.port, path: `${originUrl}${route}` }
       : { host: '127.0.0.1', port: new URL(originUrl).port, path: route };
-    const req = httpRequest({ ...options, method: body ? 'POST' : 'GET', headers: body ? { 'content-length': body.length } : {} });
+    const req = httpRequest({
+      ...options,
+      method: body ? 'POST' : 'GET',
+      headers: body ? { 'content-length': body.length } : {},
+    });
     req.end(body);
     const [res] = (await once(req, 'response')) as [IncomingMessage];
     let received = 0;
@@ -442,11 +527,15 @@ async function runLocalContribute(template: string): Promise<LocalContributeFigu
   const dataDir = await benchCeremonyCopy(template, 'bench-turn-cli');
   try {
     const started = Date.now();
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'contribute', BENCH_CIRCUIT, '--data', dataDir, '--name', 'bench'], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      detached: true,
-    });
+    const child = spawn(
+      process.execPath,
+      [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'contribute', BENCH_CIRCUIT, '--data', dataDir, '--name', 'bench'],
+      {
+        cwd: REPO_ROOT,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        detached: true,
+      },
+    );
     const stopChild = (): void => {
       try {
         process.kill(-child.pid!, 'SIGKILL');
@@ -469,9 +558,15 @@ async function runLocalContribute(template: string): Promise<LocalContributeFigu
     sampler.stop();
     process.off('exit', stopChild);
     if (code !== 0) throw new Error(`ceremony contribute exited with ${code}:\n${output}`);
-    if (/running the sources through tsx/.test(output)) throw new Error('dist/ is stale (ceremony ran the sources through tsx): build first');
-    if (contributing === undefined || verifying === undefined) throw new Error(`ceremony contribute printed no contributing/verifying steps:\n${output}`);
-    return { totalMs: Date.now() - started, contributeMs: verifying - contributing, coresBusy: sampler.coresBusy(contributing, verifying) };
+    if (/running the sources through tsx/.test(output))
+      throw new Error('dist/ is stale (ceremony ran the sources through tsx): build first');
+    if (contributing === undefined || verifying === undefined)
+      throw new Error(`ceremony contribute printed no contributing/verifying steps:\n${output}`);
+    return {
+      totalMs: Date.now() - started,
+      contributeMs: verifying - contributing,
+      coresBusy: sampler.coresBusy(contributing, verifying),
+    };
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
@@ -533,9 +628,13 @@ function installInterruptHandlers(): () => void {
 export async function runContributorTurnBench(options: TurnBenchOptions): Promise<TurnBenchFigures> {
   TURN_CLIENTS[options.client].check?.();
   // The coordinator and the CLI run from dist/ (and the page from web/dist): build what is stale.
-  const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (build.status !== 0) throw new Error('the build failed');
-  const chain: BenchChain = typeof options.target === 'string' ? await realShapedChain(options.target) : await benchChain(options.target);
+  const chain: BenchChain =
+    typeof options.target === 'string' ? await realShapedChain(options.target) : await benchChain(options.target);
   const label = typeof options.target === 'string' ? options.target : String(options.target);
   const template = await benchCeremonyTemplate(chain, label);
   const dataDir = await benchCeremonyCopy(template, 'bench-turn');
@@ -558,7 +657,9 @@ export async function runContributorTurnBench(options: TurnBenchOptions): Promis
     running.push(() => started.stop());
     await coordinator.waitForLog('embedded verifier ready', undefined, 120_000);
 
-    log('a first contributor takes a turn with the chain\'s z1 (so the measured turns run on a head this coordinator verified)');
+    log(
+      "a first contributor takes a turn with the chain's z1 (so the measured turns run on a head this coordinator verified)",
+    );
     const warmUp = new ContributorClient(coordinator.url);
     await warmUp.signInDemo('warm-up');
     await warmUp.join();
@@ -576,14 +677,20 @@ export async function runContributorTurnBench(options: TurnBenchOptions): Promis
     // At least 64 MB, so that a small key's transfer measures the rate rather than the round trips.
     const loopback = await measureLinkRates(undefined, Math.max(keyBytes, 64 * MB), Math.max(keyBytes, 64 * MB));
     // About 2.5 s each way at the link's rates.
-    const shapedRates = await measureLinkRates(link, Math.round((options.link.downMbit * 1e6 * 2.5) / 8), Math.round((options.link.upMbit * 1e6 * 2.5) / 8));
+    const shapedRates = await measureLinkRates(
+      link,
+      Math.round((options.link.downMbit * 1e6 * 2.5) / 8),
+      Math.round((options.link.upMbit * 1e6 * 2.5) / 8),
+    );
 
     const unshaped: TurnMeasurement[] = [];
     const shaped: TurnMeasurement[] = [];
     for (let run = 1; run <= options.runs; run++) {
       log(`turn ${run}/${options.runs}, straight to the coordinator (${options.client})`);
       unshaped.push(await runTurn(options.client, { coordinator, contributorName: `turn-${run}-straight` }));
-      log(`turn ${run}/${options.runs}, through the shaped link ${options.link.downMbit}/${options.link.upMbit} Mbit/s (${options.client})`);
+      log(
+        `turn ${run}/${options.runs}, through the shaped link ${options.link.downMbit}/${options.link.upMbit} Mbit/s (${options.client})`,
+      );
       shaped.push(await runTurn(options.client, { coordinator, link, contributorName: `turn-${run}-shaped` }));
     }
     await link.stop();
@@ -591,7 +698,19 @@ export async function runContributorTurnBench(options: TurnBenchOptions): Promis
 
     log('ceremony contribute (the local CLI) on the same key');
     const local = await runLocalContribute(template);
-    return { options, keyLabel: typeof options.target === 'string' ? `${options.target} (real-shaped)` : `2^${options.target} constraints`, keyBytes, changedBytes, coresAvailable: availableParallelism(), loopback, shapedRates, unshaped, shaped, local };
+    return {
+      options,
+      keyLabel:
+        typeof options.target === 'string' ? `${options.target} (real-shaped)` : `2^${options.target} constraints`,
+      keyBytes,
+      changedBytes,
+      coresAvailable: availableParallelism(),
+      loopback,
+      shapedRates,
+      unshaped,
+      shaped,
+      local,
+    };
   } finally {
     await link?.stop();
     await coordinator?.stop();
@@ -617,8 +736,8 @@ function stage(turn: TurnMeasurement, from: TurnMark, to: TurnMark): number | un
 
 /** The slowest of download, compute and upload, for `down`/`up` bytes at the given rates (Mbit/s). */
 function timeFloorMs(down: number, up: number, rates: LinkRates, computeMs: number): { ms: number; parts: string } {
-  const downMs = (down * 8) / (rates.downMbit * 1e6) * 1000;
-  const upMs = (up * 8) / (rates.upMbit * 1e6) * 1000;
+  const downMs = ((down * 8) / (rates.downMbit * 1e6)) * 1000;
+  const upMs = ((up * 8) / (rates.upMbit * 1e6)) * 1000;
   const ms = Math.max(downMs, computeMs, upMs);
   return { ms, parts: `down ${seconds(downMs)}, compute ${seconds(computeMs)}, up ${seconds(upMs)}` };
 }
@@ -651,26 +770,76 @@ export function printContributorTurn(f: TurnBenchFigures): void {
   const deltaFloorS = timeFloorMs(f.changedBytes, f.changedBytes, nominal, computeMs);
 
   out();
-  out(`a contributor's turn (${f.options.client}) on ${f.keyLabel}: key ${mb(f.keyBytes)}; ${f.options.runs} run(s), median; ${u[0]?.clientNote ?? ''}; cores available ${f.coresAvailable}`);
-  out(`link check, plain transfers: straight ${f.loopback.downMbit.toFixed(0)} Mbit/s down, ${f.loopback.upMbit.toFixed(0)} up; ` +
-    `through the link (${nominal.downMbit}/${nominal.upMbit}) ${f.shapedRates.downMbit.toFixed(1)} down (two connections), ${f.shapedRates.upMbit.toFixed(1)} up`);
+  out(
+    `a contributor's turn (${f.options.client}) on ${f.keyLabel}: key ${mb(f.keyBytes)}; ${f.options.runs} run(s), median; ${u[0]?.clientNote ?? ''}; cores available ${f.coresAvailable}`,
+  );
+  out(
+    `link check, plain transfers: straight ${f.loopback.downMbit.toFixed(0)} Mbit/s down, ${f.loopback.upMbit.toFixed(0)} up; ` +
+      `through the link (${nominal.downMbit}/${nominal.upMbit}) ${f.shapedRates.downMbit.toFixed(1)} down (two connections), ${f.shapedRates.upMbit.toFixed(1)} up`,
+  );
   const rows: Array<[string, string, string, string]> = [
-    ['turn, straight to the coordinator', seconds(turnU), `${seconds(floorU.ms)} (${floorU.parts}); ${times(turnU / floorU.ms)} the floor`, ''],
+    [
+      'turn, straight to the coordinator',
+      seconds(turnU),
+      `${seconds(floorU.ms)} (${floorU.parts}); ${times(turnU / floorU.ms)} the floor`,
+      '',
+    ],
     ['  floor if only the changed sections moved', seconds(deltaFloorU.ms), deltaFloorU.parts, ''],
-    [`turn, through the link ${nominal.downMbit}/${nominal.upMbit} Mbit/s`, seconds(turnS), `${seconds(floorS.ms)} (${floorS.parts}); ${times(turnS / floorS.ms)} the floor`, ''],
-    ['  floor if only the changed sections moved', seconds(deltaFloorS.ms), `${deltaFloorS.parts}; ${times(turnS / deltaFloorS.ms)} the floor`, ''],
-    ['shaped ÷ straight', times(turnS / turnU), `floors: ${times(floorS.ms / floorU.ms)} whole key, ${times(deltaFloorS.ms / deltaFloorU.ms)} changed sections`, `≤ ${GOALS.shapedRatio}× (${turnS / turnU <= GOALS.shapedRatio ? 'met' : 'missed'})`],
-    ['bytes moved ÷ (2 × key), straight', times(bytesU), `${times((2 * f.changedBytes) / twoKeys)} changed sections twice; 1.00× whole key twice; ${times(bytesU / ((2 * f.changedBytes) / twoKeys))} the floor`, `≤ ${GOALS.bytes}× (${bytesU <= GOALS.bytes ? 'met' : 'missed'})`],
+    [
+      `turn, through the link ${nominal.downMbit}/${nominal.upMbit} Mbit/s`,
+      seconds(turnS),
+      `${seconds(floorS.ms)} (${floorS.parts}); ${times(turnS / floorS.ms)} the floor`,
+      '',
+    ],
+    [
+      '  floor if only the changed sections moved',
+      seconds(deltaFloorS.ms),
+      `${deltaFloorS.parts}; ${times(turnS / deltaFloorS.ms)} the floor`,
+      '',
+    ],
+    [
+      'shaped ÷ straight',
+      times(turnS / turnU),
+      `floors: ${times(floorS.ms / floorU.ms)} whole key, ${times(deltaFloorS.ms / deltaFloorU.ms)} changed sections`,
+      `≤ ${GOALS.shapedRatio}× (${turnS / turnU <= GOALS.shapedRatio ? 'met' : 'missed'})`,
+    ],
+    [
+      'bytes moved ÷ (2 × key), straight',
+      times(bytesU),
+      `${times((2 * f.changedBytes) / twoKeys)} changed sections twice; 1.00× whole key twice; ${times(bytesU / ((2 * f.changedBytes) / twoKeys))} the floor`,
+      `≤ ${GOALS.bytes}× (${bytesU <= GOALS.bytes ? 'met' : 'missed'})`,
+    ],
     ['bytes moved ÷ (2 × key), through the link', times(bytesS), `down ${mb(downS)}, up ${mb(upS)}`, ''],
-    ['peak browser memory above idle ÷ key', times(memU / f.keyBytes), `${mb(memU)} PSS over ${mb(med(u, (t) => t.memory.idlePssBytes))} idle, peak in ${u[0]?.memory.peakAt ?? '?'}; shaped ${times(memS / f.keyBytes)}`, `≤ ${GOALS.memory}× (${memU / f.keyBytes <= GOALS.memory ? 'met' : 'missed'})`],
-    [`cores busy, page (${u[0]?.cores.over ?? '?'})`, `${coresU.toFixed(2)} of ${f.coresAvailable}`, `${times(coresU / f.coresAvailable)} the cores, over ${med(u, (t) => t.cores.seconds).toFixed(1)} s; floor: every core`, `≥ ${GOALS.coresBusy}× (${coresU / f.coresAvailable >= GOALS.coresBusy ? 'met' : 'missed'})`],
-    ['cores busy, ceremony contribute (its contribution step)', `${f.local.coresBusy.toFixed(2)} of ${f.coresAvailable}`, `${times(f.local.coresBusy / f.coresAvailable)} the cores, over ${seconds(f.local.contributeMs)} (the compute floor); whole command ${seconds(f.local.totalMs)}`, ''],
-    ['coordinator\'s share: last byte → verdict', seconds(shareU), `shaped ${seconds(shareS)}`, `≤ ${GOALS.coordinatorShareSeconds} s (${shareU / 1000 <= GOALS.coordinatorShareSeconds ? 'met' : 'missed'}); moonshot ≤ ${GOALS.coordinatorShareMoonshot} s`],
+    [
+      'peak browser memory above idle ÷ key',
+      times(memU / f.keyBytes),
+      `${mb(memU)} PSS over ${mb(med(u, (t) => t.memory.idlePssBytes))} idle, peak in ${u[0]?.memory.peakAt ?? '?'}; shaped ${times(memS / f.keyBytes)}`,
+      `≤ ${GOALS.memory}× (${memU / f.keyBytes <= GOALS.memory ? 'met' : 'missed'})`,
+    ],
+    [
+      `cores busy, page (${u[0]?.cores.over ?? '?'})`,
+      `${coresU.toFixed(2)} of ${f.coresAvailable}`,
+      `${times(coresU / f.coresAvailable)} the cores, over ${med(u, (t) => t.cores.seconds).toFixed(1)} s; floor: every core`,
+      `≥ ${GOALS.coresBusy}× (${coresU / f.coresAvailable >= GOALS.coresBusy ? 'met' : 'missed'})`,
+    ],
+    [
+      'cores busy, ceremony contribute (its contribution step)',
+      `${f.local.coresBusy.toFixed(2)} of ${f.coresAvailable}`,
+      `${times(f.local.coresBusy / f.coresAvailable)} the cores, over ${seconds(f.local.contributeMs)} (the compute floor); whole command ${seconds(f.local.totalMs)}`,
+      '',
+    ],
+    [
+      "coordinator's share: last byte → verdict",
+      seconds(shareU),
+      `shaped ${seconds(shareS)}`,
+      `≤ ${GOALS.coordinatorShareSeconds} s (${shareU / 1000 <= GOALS.coordinatorShareSeconds ? 'met' : 'missed'}); moonshot ≤ ${GOALS.coordinatorShareMoonshot} s`,
+    ],
   ];
   const width = Math.max(...rows.map((r) => r[0].length));
   const valueWidth = Math.max(...rows.map((r) => r[1].length));
   out(`${'figure'.padEnd(width)}  ${'measured'.padStart(valueWidth)}  floor / detail  [goal]`);
-  for (const [name, value, detail, goal] of rows) out(`${name.padEnd(width)}  ${value.padStart(valueWidth)}  ${detail}${goal ? `  [${goal}]` : ''}`);
+  for (const [name, value, detail, goal] of rows)
+    out(`${name.padEnd(width)}  ${value.padStart(valueWidth)}  ${detail}${goal ? `  [${goal}]` : ''}`);
 
   out();
   out('where the time goes (each turn; page marks, coordinator log)');
@@ -686,20 +855,48 @@ export function printContributorTurn(f: TurnBenchFigures): void {
     ['verdict → shown on the page', (t) => (t.marks.verdict !== undefined ? t.marks.verdict - t.verdictAt : undefined)],
     ['whole turn (Join → accepted shown)', (t) => t.turnMs],
   ];
-  const turns = [...u.map((t, i) => [`straight #${i + 1}`, t] as const), ...s.map((t, i) => [`shaped #${i + 1}`, t] as const)];
+  const turns = [
+    ...u.map((t, i) => [`straight #${i + 1}`, t] as const),
+    ...s.map((t, i) => [`shaped #${i + 1}`, t] as const),
+  ];
   const stageWidth = Math.max(...stageRows.map((r) => r[0].length));
   out(`${'stage'.padEnd(stageWidth)}  ${turns.map(([name]) => name.padStart(12)).join('  ')}`);
   for (const [name, pick] of stageRows) {
-    out(`${name.padEnd(stageWidth)}  ${turns.map(([, t]) => { const ms = pick(t); return (ms === undefined ? '—' : seconds(ms)).padStart(12); }).join('  ')}`);
+    out(
+      `${name.padEnd(stageWidth)}  ${turns
+        .map(([, t]) => {
+          const ms = pick(t);
+          return (ms === undefined ? '—' : seconds(ms)).padStart(12);
+        })
+        .join('  ')}`,
+    );
   }
-  out(`${'bytes down / up (server)'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${(t.bytes.down / MB).toFixed(1)}/${(t.bytes.up / MB).toFixed(1)} MB`.padStart(12)).join('  ')}`);
-  out(`${'  of which zkey download / upload'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${((t.bytes.byRoute.zkey_download?.down ?? 0) / MB).toFixed(1)}/${((t.bytes.byRoute.contribution_upload?.up ?? 0) / MB).toFixed(1)} MB`.padStart(12)).join('  ')}`);
-  out(`${'bytes down / up (link, bodies)'.padEnd(stageWidth)}  ${turns.map(([, t]) => (t.linkBytes ? `${(t.linkBytes.down / MB).toFixed(1)}/${(t.linkBytes.up / MB).toFixed(1)} MB` : '—').padStart(12)).join('  ')}`);
-  out(`${'peak memory above idle: PSS / RSS'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${(memoryOf(t) / MB).toFixed(0)}/${(t.memory.peakRssAboveIdleBytes / MB).toFixed(0)} MB`.padStart(12)).join('  ')}`);
-  const shortStretch: Record<string, string> = { 'L/H pass': 'L/H', 'L/H pass to compute end': 'L/H+', 'compute stage': 'compute' };
-  out(`${'cores busy (stretch)'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${t.cores.busy.toFixed(2)} ${shortStretch[t.cores.over] ?? t.cores.over}`.padStart(12)).join('  ')}`);
-  out('L/H: first "updating the L section" → "writing your contribution" on the page; L/H+: → "done" (the short last step was not drawn).');
-  out('PSS: each shared page divided among the processes that map it, so the sum over Chromium\'s processes counts it once (RSS, summed, counts it in each).');
+  out(
+    `${'bytes down / up (server)'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${(t.bytes.down / MB).toFixed(1)}/${(t.bytes.up / MB).toFixed(1)} MB`.padStart(12)).join('  ')}`,
+  );
+  out(
+    `${'  of which zkey download / upload'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${((t.bytes.byRoute.zkey_download?.down ?? 0) / MB).toFixed(1)}/${((t.bytes.byRoute.contribution_upload?.up ?? 0) / MB).toFixed(1)} MB`.padStart(12)).join('  ')}`,
+  );
+  out(
+    `${'bytes down / up (link, bodies)'.padEnd(stageWidth)}  ${turns.map(([, t]) => (t.linkBytes ? `${(t.linkBytes.down / MB).toFixed(1)}/${(t.linkBytes.up / MB).toFixed(1)} MB` : '—').padStart(12)).join('  ')}`,
+  );
+  out(
+    `${'peak memory above idle: PSS / RSS'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${(memoryOf(t) / MB).toFixed(0)}/${(t.memory.peakRssAboveIdleBytes / MB).toFixed(0)} MB`.padStart(12)).join('  ')}`,
+  );
+  const shortStretch: Record<string, string> = {
+    'L/H pass': 'L/H',
+    'L/H pass to compute end': 'L/H+',
+    'compute stage': 'compute',
+  };
+  out(
+    `${'cores busy (stretch)'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${t.cores.busy.toFixed(2)} ${shortStretch[t.cores.over] ?? t.cores.over}`.padStart(12)).join('  ')}`,
+  );
+  out(
+    'L/H: first "updating the L section" → "writing your contribution" on the page; L/H+: → "done" (the short last step was not drawn).',
+  );
+  out(
+    "PSS: each shared page divided among the processes that map it, so the sum over Chromium's processes counts it once (RSS, summed, counts it in each).",
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -726,14 +923,23 @@ export async function writeTurnFigures(file: string, figures: TurnBenchFigures):
 }
 
 /** The bench's options from the command line (shared with bench/index.ts): usage errors thrown in words. */
-export function turnBenchOptions(values: { circuit?: string; power?: string; link?: string; runs?: string; client?: string }): TurnBenchOptions {
-  if (values.circuit !== undefined && values.power !== undefined) throw new Error('name a circuit or a power, not both');
+export function turnBenchOptions(values: {
+  circuit?: string;
+  power?: string;
+  link?: string;
+  runs?: string;
+  client?: string;
+}): TurnBenchOptions {
+  if (values.circuit !== undefined && values.power !== undefined)
+    throw new Error('name a circuit or a power, not both');
   let target: string | number = 'rs18';
   if (values.power !== undefined) {
     target = Number(values.power);
-    if (!Number.isInteger(target) || target < 8 || target > 18) throw new Error(`the power must be an integer from 8 to 18, got ${values.power}`);
+    if (!Number.isInteger(target) || target < 8 || target > 18)
+      throw new Error(`the power must be an integer from 8 to 18, got ${values.power}`);
   } else if (values.circuit !== undefined) {
-    if (!isRealShapeName(values.circuit)) throw new Error(`unknown real-shaped circuit "${values.circuit}" (known: ${REAL_SHAPE_NAMES.join(', ')})`);
+    if (!isRealShapeName(values.circuit))
+      throw new Error(`unknown real-shaped circuit "${values.circuit}" (known: ${REAL_SHAPE_NAMES.join(', ')})`);
     target = values.circuit;
   }
   const runs = Number(values.runs ?? '1');

@@ -18,12 +18,16 @@ import { SessionStore } from '../server/auth/session-store.ts';
 import { SESSION_COOKIE } from '../server/auth/session-cookie.ts';
 import { systemClock } from '../server/clock.ts';
 
-const { values } = parseArgs({ options: { data: { type: 'string' }, 'seed-lobby': { type: 'string', default: '0' }, cookies: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { data: { type: 'string' }, 'seed-lobby': { type: 'string', default: '0' }, cookies: { type: 'string' } },
+});
 if (!values.data) throw new Error('--data DIR is required');
 const seed = Number(values['seed-lobby']);
 
 // The default tick interval (1 s), as in production; joins and verdicts tick at once anyway.
-const coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: values.data, PORT: '0', OPEN_ON_START: 'true' }));
+const coordinator = await startCoordinator(
+  loadServerConfig({ CEREMONY_DATA: values.data, PORT: '0', OPEN_ON_START: 'true' }),
+);
 
 if (seed > 0) {
   if (!values.cookies) throw new Error('--seed-lobby needs --cookies FILE');

@@ -47,7 +47,10 @@ export class RssSampler {
   private readonly atStart = new Map<string, number>();
   private timer: NodeJS.Timeout;
 
-  constructor(private readonly pid: number, intervalMs = 20) {
+  constructor(
+    private readonly pid: number,
+    intervalMs = 20,
+  ) {
     this.timer = setInterval(() => {
       const rss = rssOf(pid);
       if (rss !== undefined) this.samples.push({ t: Date.now(), rss, phase: this.phase });
@@ -73,7 +76,10 @@ export class RssSampler {
   }
 
   median(phase: string): number {
-    const values = this.samples.filter((s) => s.phase === phase).map((s) => s.rss).sort((a, b) => a - b);
+    const values = this.samples
+      .filter((s) => s.phase === phase)
+      .map((s) => s.rss)
+      .sort((a, b) => a - b);
     return values[Math.floor(values.length / 2)] ?? 0;
   }
 
@@ -83,17 +89,23 @@ export class RssSampler {
 }
 
 export async function startCoordinatorProcess(dataDir: string, extraArgs: string[] = []): Promise<CoordinatorProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'coordinator-child.ts'), '--data', dataDir, ...extraArgs], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own process group: stop() signals the group, so the verifier it forks stops with it.
-    detached: true,
-  });
-  return watchCoordinator(child, (stdout, exited) =>
-    new Promise<{ url: string; pid: number }>((resolve, reject) => {
-      stdout.once('line', (line) => resolve(JSON.parse(line)));
-      void exited.then((code) => reject(new Error(`the coordinator exited with ${code} before it was ready`)));
-    }),
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'coordinator-child.ts'), '--data', dataDir, ...extraArgs],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: stop() signals the group, so the verifier it forks stops with it.
+      detached: true,
+    },
+  );
+  return watchCoordinator(
+    child,
+    (stdout, exited) =>
+      new Promise<{ url: string; pid: number }>((resolve, reject) => {
+        stdout.once('line', (line) => resolve(JSON.parse(line)));
+        void exited.then((code) => reject(new Error(`the coordinator exited with ${code} before it was ready`)));
+      }),
   );
 }
 
@@ -105,21 +117,38 @@ export async function startCoordinatorProcess(dataDir: string, extraArgs: string
  * `env` adds to the environment (e.g. TURN_TIMEOUT_MS).
  */
 export async function startCeremonyServe(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<CoordinatorProcess> {
-  const child: ChildProcess = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'serve', '--data', dataDir, '--port', '0', '--host', '127.0.0.1', '--open'], {
-    cwd: REPO_ROOT,
-    env: { ...inheritedEnv(), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      path.join(REPO_ROOT, 'bin', 'ceremony.js'),
+      'serve',
+      '--data',
+      dataDir,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--open',
+    ],
+    {
+      cwd: REPO_ROOT,
+      env: { ...inheritedEnv(), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
   return watchCoordinator(child, (stdout, exited, stderrText) =>
     new Promise<{ url: string; pid: number }>((resolve, reject) => {
       stdout.on('line', (line) => {
         const url = /^coordinator listening on (\S+)/.exec(line)?.[1];
         if (url) resolve({ url, pid: child.pid! });
       });
-      void exited.then((code) => reject(new Error(`ceremony serve exited with ${code} before it listened:\n${stderrText()}`)));
+      void exited.then((code) =>
+        reject(new Error(`ceremony serve exited with ${code} before it listened:\n${stderrText()}`)),
+      );
     }).then((ready) => {
-      if (/running the sources through tsx/.test(stderrText())) throw new Error('dist/ is stale (ceremony serve ran the sources through tsx): build first');
+      if (/running the sources through tsx/.test(stderrText()))
+        throw new Error('dist/ is stale (ceremony serve ran the sources through tsx): build first');
       return ready;
     }),
   );
@@ -134,7 +163,11 @@ function inheritedEnv(): NodeJS.ProcessEnv {
 /** A coordinator started by `start`: its JSON log lines collected, stopped by its process group. */
 async function watchCoordinator(
   child: ChildProcess,
-  ready: (stdout: ReturnType<typeof createInterface>, exited: Promise<number | null>, stderrText: () => string) => Promise<{ url: string; pid: number }>,
+  ready: (
+    stdout: ReturnType<typeof createInterface>,
+    exited: Promise<number | null>,
+    stderrText: () => string,
+  ) => Promise<{ url: string; pid: number }>,
 ): Promise<CoordinatorProcess> {
   const logs: LogLine[] = [];
   const waiters: Array<() => void> = [];
@@ -181,7 +214,8 @@ async function watchCoordinator(
       for (;;) {
         const found = logs.find((l) => l.message === message && predicate(l));
         if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no "${message}" log line from the coordinator within ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`no "${message}" log line from the coordinator within ${timeoutMs} ms`);
         await new Promise<void>((resolve) => {
           waiters.push(resolve);
           setTimeout(resolve, 1000);

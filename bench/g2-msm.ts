@@ -34,7 +34,11 @@ const { values } = parseArgs({
 const points = Number(values.points);
 const distinct = Math.min(points, Number(values.distinct));
 const runs = Number(values.runs);
-for (const [name, value] of [['points', points], ['distinct', distinct], ['runs', runs]] as const) {
+for (const [name, value] of [
+  ['points', points],
+  ['distinct', distinct],
+  ['runs', runs],
+] as const) {
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer`);
 }
 
@@ -87,13 +91,19 @@ const threads = availableParallelism();
 const row = (name: string, samples: Array<{ ms: number; cpuMs: number }>): [number, number] => {
   const wall = median(samples.map((s) => s.ms));
   const cpu = median(samples.map((s) => s.cpuMs));
-  process.stdout.write(`  ${name.padEnd(34)} ${wall.toFixed(0).padStart(7)} ms wall (${samples.map((s) => s.ms.toFixed(0)).join(', ')})   ${cpu.toFixed(0).padStart(7)} ms CPU\n`);
+  process.stdout.write(
+    `  ${name.padEnd(34)} ${wall.toFixed(0).padStart(7)} ms wall (${samples.map((s) => s.ms.toFixed(0)).join(', ')})   ${cpu.toFixed(0).padStart(7)} ms CPU\n`,
+  );
   return [wall, cpu];
 };
-process.stdout.write(`\nG2 MSM, ${points} points (${distinct} distinct subgroup points repeated), ${SCALAR_BYTES}-byte scalars, median of ${runs}\n`);
+process.stdout.write(
+  `\nG2 MSM, ${points} points (${distinct} distinct subgroup points repeated), ${SCALAR_BYTES}-byte scalars, median of ${runs}\n`,
+);
 const [ffWall, ffCpu] = row('ffjavascript G2.multiExpAffine', ffjavascriptRuns);
 const [kernelWall, kernelCpu] = row(`kernel g2MultiExp, ${threads} thread(s)`, kernelRuns);
-process.stdout.write(`  ffjavascript ÷ kernel              ${(ffWall / kernelWall).toFixed(2).padStart(7)} × wall${' '.repeat(28)}${(ffCpu / kernelCpu).toFixed(2).padStart(7)} × CPU\n`);
+process.stdout.write(
+  `  ffjavascript ÷ kernel              ${(ffWall / kernelWall).toFixed(2).padStart(7)} × wall${' '.repeat(28)}${(ffCpu / kernelCpu).toFixed(2).padStart(7)} × CPU\n`,
+);
 await closeMultiExp();
 
 if (values.sweep) {
@@ -104,7 +114,9 @@ if (values.sweep) {
   const sliceBases = bases.subarray(0, slice * POINT_BYTES);
   const sliceScalars = scalars.subarray(0, slice * SCALAR_BYTES);
   // CPU time, not wall time: on a shared machine it moves far less with the other sessions' load.
-  process.stdout.write(`\nkernel G2 MSM on one thread, ${slice} points (one thread's slice), CPU ms by window width (best of ${runs}; the model picks ${chosen})\n`);
+  process.stdout.write(
+    `\nkernel G2 MSM on one thread, ${slice} points (one thread's slice), CPU ms by window width (best of ${runs}; the model picks ${chosen})\n`,
+  );
   for (let c = Math.max(2, chosen - 3); c <= Math.min(20, chosen + 3); c++) {
     let best = Infinity;
     for (let run = 0; run < runs; run++) {
@@ -113,7 +125,9 @@ if (values.sweep) {
       const used = process.cpuUsage(started);
       best = Math.min(best, (used.user + used.system) / 1000);
     }
-    process.stdout.write(`  c = ${String(c).padStart(2)}   ${best.toFixed(0).padStart(7)} ms${c === chosen ? '   ← chosen' : ''}\n`);
+    process.stdout.write(
+      `  c = ${String(c).padStart(2)}   ${best.toFixed(0).padStart(7)} ms${c === chosen ? '   ← chosen' : ''}\n`,
+    );
   }
 }
 await releaseBn128();

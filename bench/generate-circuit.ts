@@ -19,8 +19,10 @@ import { compileCircuit } from '../core/setup/compile-circuit.ts';
 export const BENCH_PUBLIC_INPUTS = 12;
 
 export function multiplicationCircuitSource(constraints: number, terms = 1): string {
-  if (!Number.isInteger(constraints) || constraints < 1) throw new RangeError(`constraints must be a positive integer, got ${constraints}`);
-  if (!Number.isInteger(terms) || terms < 1 || terms > 64) throw new RangeError(`terms must be an integer from 1 to 64, got ${terms}`);
+  if (!Number.isInteger(constraints) || constraints < 1)
+    throw new RangeError(`constraints must be a positive integer, got ${constraints}`);
+  if (!Number.isInteger(terms) || terms < 1 || terms > 64)
+    throw new RangeError(`terms must be an integer from 1 to 64, got ${terms}`);
   if (terms === 1) {
     return `pragma circom 2.0.0;
 
@@ -70,9 +72,15 @@ component main {public [in]} = DenseMultiplications(${constraints}, ${terms});
  * a link check only for the number of points. Only the r1cs is compiled: the witness assignment
  * (`<--`) exists to make the constraint well-formed, no proof is ever made.
  */
-export function realShapedCircuitSource(constraints: number, publicInputs: number, terms = { a: 4, b: 3, c: 3 }): string {
-  if (!Number.isInteger(constraints) || constraints < 1) throw new RangeError(`constraints must be a positive integer, got ${constraints}`);
-  if (!Number.isInteger(publicInputs) || publicInputs < 1) throw new RangeError(`publicInputs must be a positive integer, got ${publicInputs}`);
+export function realShapedCircuitSource(
+  constraints: number,
+  publicInputs: number,
+  terms = { a: 4, b: 3, c: 3 },
+): string {
+  if (!Number.isInteger(constraints) || constraints < 1)
+    throw new RangeError(`constraints must be a positive integer, got ${constraints}`);
+  if (!Number.isInteger(publicInputs) || publicInputs < 1)
+    throw new RangeError(`publicInputs must be a positive integer, got ${publicInputs}`);
   const { a, b, c } = terms;
   return `pragma circom 2.0.0;
 
@@ -110,7 +118,12 @@ export function circuitName(constraints: number, terms = 1): string {
 }
 
 /** Writes `<name>.circom` for a real-shaped circuit into outDir, compiles it there and returns the r1cs path. */
-export async function generateRealShapedCircuit(name: string, constraints: number, publicInputs: number, outDir: string): Promise<string> {
+export async function generateRealShapedCircuit(
+  name: string,
+  constraints: number,
+  publicInputs: number,
+  outDir: string,
+): Promise<string> {
   await mkdir(outDir, { recursive: true });
   const source = path.join(path.resolve(outDir), `${name}.circom`);
   await writeFile(source, realShapedCircuitSource(constraints, publicInputs));
@@ -126,6 +139,14 @@ export async function generateMultiplicationCircuit(constraints: number, outDir:
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  const { values } = parseArgs({ options: { constraints: { type: 'string' }, terms: { type: 'string', default: '1' }, out: { type: 'string', default: '.' } } });
-  process.stdout.write(`${await generateMultiplicationCircuit(Number(values.constraints), values.out!, Number(values.terms))}\n`);
+  const { values } = parseArgs({
+    options: {
+      constraints: { type: 'string' },
+      terms: { type: 'string', default: '1' },
+      out: { type: 'string', default: '.' },
+    },
+  });
+  process.stdout.write(
+    `${await generateMultiplicationCircuit(Number(values.constraints), values.out!, Number(values.terms))}\n`,
+  );
 }

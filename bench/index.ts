@@ -43,7 +43,12 @@ import { isRealShapeName, REAL_SHAPE_NAMES } from './bench-chain.ts';
 import { printLobby, runLobbyLoad } from './lobby-load.ts';
 import { printBrowserContribution, runBrowserContribution } from './browser-contribution.ts';
 import { printStartup, runStartup } from './startup.ts';
-import { printContributorTurn, runContributorTurnBench, turnBenchOptions, writeTurnFigures } from './contributor-turn.ts';
+import {
+  printContributorTurn,
+  runContributorTurnBench,
+  turnBenchOptions,
+  writeTurnFigures,
+} from './contributor-turn.ts';
 import { printReceiptBench, runReceiptBench } from './receipt.ts';
 
 const BENCHES = ['verify', 'transfer', 'lobby', 'contribution', 'startup', 'audit', 'turn', 'receipt'] as const;
@@ -73,28 +78,64 @@ const { values } = parseArgs({
   },
 });
 const selected = new Set(values.only.split(',').map((s) => s.trim()));
-for (const name of selected) if (!(BENCHES as readonly string[]).includes(name)) throw new Error(`--only: unknown bench "${name}" (known: ${BENCHES.join(', ')})`);
+for (const name of selected)
+  if (!(BENCHES as readonly string[]).includes(name))
+    throw new Error(`--only: unknown bench "${name}" (known: ${BENCHES.join(', ')})`);
 // Checked before any bench runs, not after minutes of the others.
 const turnOptions = selected.has('turn')
-  ? turnBenchOptions({ circuit: values['turn-circuit'], power: values['turn-power'], link: values.link, runs: values['turn-runs'], client: values['turn-client'] })
+  ? turnBenchOptions({
+      circuit: values['turn-circuit'],
+      power: values['turn-power'],
+      link: values.link,
+      runs: values['turn-runs'],
+      client: values['turn-client'],
+    })
   : undefined;
 
 if (selected.has('verify')) {
-  for (const power of values.powers.split(',').filter((p) => p.trim() !== '').map(Number)) {
-    process.stdout.write(`\nverification at 2^${power}${values.terms === '1' ? '' : `, ${values.terms} terms per left factor`}\n`);
-    const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'verify-link.ts'), '--power', String(power), '--terms', values.terms, '--runs', values.runs], { cwd: REPO_ROOT, stdio: 'inherit' });
+  for (const power of values.powers
+    .split(',')
+    .filter((p) => p.trim() !== '')
+    .map(Number)) {
+    process.stdout.write(
+      `\nverification at 2^${power}${values.terms === '1' ? '' : `, ${values.terms} terms per left factor`}\n`,
+    );
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(REPO_ROOT, 'bench', 'verify-link.ts'),
+        '--power',
+        String(power),
+        '--terms',
+        values.terms,
+        '--runs',
+        values.runs,
+      ],
+      { cwd: REPO_ROOT, stdio: 'inherit' },
+    );
     if (run.status !== 0) throw new Error(`bench/verify-link.ts --power ${power} exited with ${run.status}`);
   }
-  for (const circuit of values.circuits.split(',').map((s) => s.trim()).filter(Boolean)) {
-    if (!isRealShapeName(circuit)) throw new Error(`--circuits: unknown circuit "${circuit}" (known: ${REAL_SHAPE_NAMES.join(', ')})`);
+  for (const circuit of values.circuits
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    if (!isRealShapeName(circuit))
+      throw new Error(`--circuits: unknown circuit "${circuit}" (known: ${REAL_SHAPE_NAMES.join(', ')})`);
     process.stdout.write(`\nverification of ${circuit} (real-shaped)\n`);
-    const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'verify-link.ts'), '--circuit', circuit, '--runs', values.runs], { cwd: REPO_ROOT, stdio: 'inherit' });
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'verify-link.ts'), '--circuit', circuit, '--runs', values.runs],
+      { cwd: REPO_ROOT, stdio: 'inherit' },
+    );
     if (run.status !== 0) throw new Error(`bench/verify-link.ts --circuit ${circuit} exited with ${run.status}`);
   }
 }
 if (selected.has('transfer')) {
   const circuit = values['transfer-circuit'];
-  if (circuit !== undefined && !isRealShapeName(circuit)) throw new Error(`--transfer-circuit: unknown circuit "${circuit}" (known: ${REAL_SHAPE_NAMES.join(', ')})`);
+  if (circuit !== undefined && !isRealShapeName(circuit))
+    throw new Error(`--transfer-circuit: unknown circuit "${circuit}" (known: ${REAL_SHAPE_NAMES.join(', ')})`);
   const target = circuit ?? Number(values['transfer-power']);
   printTransfer(target, await runServerTransfer(target));
 }
@@ -109,7 +150,11 @@ if (selected.has('startup')) {
   printStartup(await runStartup(5), 5);
 }
 if (selected.has('audit')) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'audit.ts'), '--links', values['audit-links']], { cwd: REPO_ROOT, stdio: 'inherit' });
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'audit.ts'), '--links', values['audit-links']],
+    { cwd: REPO_ROOT, stdio: 'inherit' },
+  );
   if (run.status !== 0) throw new Error(`bench/audit.ts exited with ${run.status}`);
 }
 if (turnOptions) {

@@ -31,7 +31,11 @@ export async function runKernelPerPoint(points = 8192): Promise<PerPointFigures>
       p = curve.G1.add(p, curve.G1.g);
       curve.G1.toRprLEM(input, i * 64, curve.G1.toAffine(p));
     }
-    const batchApplyKey = curve.G1.batchApplyKey as (b: Uint8Array, first: Uint8Array, inc: Uint8Array) => Promise<Uint8Array>;
+    const batchApplyKey = curve.G1.batchApplyKey as (
+      b: Uint8Array,
+      first: Uint8Array,
+      inc: Uint8Array,
+    ) => Promise<Uint8Array>;
 
     let started = performance.now();
     const reference = await batchApplyKey.call(curve.G1, input.slice(), Fr.e(k), Fr.one);
@@ -63,7 +67,11 @@ export async function runKernelPerPoint(points = 8192): Promise<PerPointFigures>
       rows: [
         { kernel: 'ffjavascript batchApplyKey (snarkjs)', usPerPoint: us(ffjsMs), note: 'one thread' },
         { kernel: 'mcl-wasm 2.4.1 G1 mul + normalize', usPerPoint: us(mclMs), note: 'layout conversion not counted' },
-        { kernel: 'core/kernel (WebAssembly, this project)', usPerPoint: us(kernelMs), note: 'same bytes as ffjavascript' },
+        {
+          kernel: 'core/kernel (WebAssembly, this project)',
+          usPerPoint: us(kernelMs),
+          note: 'same bytes as ffjavascript',
+        },
       ],
     };
   } finally {
@@ -77,13 +85,16 @@ export function printKernelPerPoint(f: PerPointFigures): void {
   process.stdout.write(`\nG1 points × one scalar, single-threaded, ${f.points} points\n`);
   process.stdout.write(`${'kernel'.padEnd(width)}  ${'µs/point'.padStart(9)}  ${'vs ffjs'.padStart(7)}\n`);
   for (const r of f.rows) {
-    process.stdout.write(`${r.kernel.padEnd(width)}  ${r.usPerPoint.toFixed(1).padStart(9)}  ${`${(ffjs / r.usPerPoint).toFixed(2)}×`.padStart(7)}  ${r.note}\n`);
+    process.stdout.write(
+      `${r.kernel.padEnd(width)}  ${r.usPerPoint.toFixed(1).padStart(9)}  ${`${(ffjs / r.usPerPoint).toFixed(2)}×`.padStart(7)}  ${r.note}\n`,
+    );
   }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { points: { type: 'string', default: '8192' } } });
   const points = Number(values.points);
-  if (!Number.isInteger(points) || points < 1) throw new Error(`--points must be a positive integer, got ${values.points}`);
+  if (!Number.isInteger(points) || points < 1)
+    throw new Error(`--points must be a positive integer, got ${values.points}`);
   printKernelPerPoint(await runKernelPerPoint(points));
 }

@@ -39,7 +39,12 @@ export interface LobbyFigures {
   rssMb: number;
 }
 
-export async function runLobbyLoad(contributors: number, seconds: number, connections: number, rate = Math.round(contributors / 10)): Promise<LobbyFigures> {
+export async function runLobbyLoad(
+  contributors: number,
+  seconds: number,
+  connections: number,
+  rate = Math.round(contributors / 10),
+): Promise<LobbyFigures> {
   const dataDir = await newCeremonyDir();
   const cookieDir = await mkdtemp(path.join(tmpdir(), 'lobby-load-'));
   try {
@@ -47,7 +52,12 @@ export async function runLobbyLoad(contributors: number, seconds: number, connec
     await initCeremony(dataDir);
     const cookieFile = path.join(cookieDir, 'cookies.txt');
     const seedStart = Date.now();
-    const coordinator = await startCoordinatorProcess(dataDir, ['--seed-lobby', String(contributors), '--cookies', cookieFile]);
+    const coordinator = await startCoordinatorProcess(dataDir, [
+      '--seed-lobby',
+      String(contributors),
+      '--cookies',
+      cookieFile,
+    ]);
     const seedSeconds = (Date.now() - seedStart) / 1000;
     try {
       const cookies = (await readFile(cookieFile, 'utf8')).split('\n');
@@ -63,7 +73,10 @@ export async function runLobbyLoad(contributors: number, seconds: number, connec
           {
             method: 'GET',
             path: '/api/me',
-            setupRequest: (request) => ({ ...request, headers: { ...request.headers, cookie: cookies[next++ % cookies.length]! } }),
+            setupRequest: (request) => ({
+              ...request,
+              headers: { ...request.headers, cookie: cookies[next++ % cookies.length]! },
+            }),
           },
         ],
       });
@@ -101,8 +114,22 @@ export function printLobby(f: LobbyFigures): void {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { contributors: { type: 'string', default: '10000' }, seconds: { type: 'string', default: '25' }, connections: { type: 'string', default: '10' }, rate: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: {
+      contributors: { type: 'string', default: '10000' },
+      seconds: { type: 'string', default: '25' },
+      connections: { type: 'string', default: '10' },
+      rate: { type: 'string' },
+    },
+  });
   const contributors = Number(values.contributors);
-  printLobby(await runLobbyLoad(contributors, Number(values.seconds), Number(values.connections), values.rate ? Number(values.rate) : undefined));
+  printLobby(
+    await runLobbyLoad(
+      contributors,
+      Number(values.seconds),
+      Number(values.connections),
+      values.rate ? Number(values.rate) : undefined,
+    ),
+  );
   await releaseBn128();
 }

@@ -126,7 +126,10 @@ export class ProcessTreeSampler {
     this.tree = processTree(root);
     for (const stat of this.tree) this.startTicks.set(stat.pid, stat.cpuTicks);
     this.sample();
-    this.timers = [setInterval(() => this.sample(false), options.intervalMs ?? 100), setInterval(() => this.sample(), options.pssIntervalMs ?? 1000)];
+    this.timers = [
+      setInterval(() => this.sample(false), options.intervalMs ?? 100),
+      setInterval(() => this.sample(), options.pssIntervalMs ?? 1000),
+    ];
   }
 
   /**
@@ -151,7 +154,13 @@ export class ProcessTreeSampler {
     this.highestRss = Math.max(this.highestRss, rss);
     let ticks = 0;
     for (const [pid, last] of this.lastTicks) ticks += last - (this.startTicks.get(pid) ?? 0);
-    const sample: TreeSample = { t: Date.now(), cpuSeconds: ticks / CLOCK_TICKS, rssBytes: rss, processes: alive, ...(withPss ? { pssBytes: pss } : {}) };
+    const sample: TreeSample = {
+      t: Date.now(),
+      cpuSeconds: ticks / CLOCK_TICKS,
+      rssBytes: rss,
+      processes: alive,
+      ...(withPss ? { pssBytes: pss } : {}),
+    };
     this.samples.push(sample);
     return sample;
   }
@@ -167,7 +176,10 @@ export class ProcessTreeSampler {
 
   /** The sample with the largest PSS from `from` to `to` (of those that read it). */
   peak(from: number, to: number): TreeSample | undefined {
-    return this.between(from, to).reduce<TreeSample | undefined>((best, s) => (s.pssBytes !== undefined && (best === undefined || s.pssBytes > best.pssBytes!) ? s : best), undefined);
+    return this.between(from, to).reduce<TreeSample | undefined>(
+      (best, s) => (s.pssBytes !== undefined && (best === undefined || s.pssBytes > best.pssBytes!) ? s : best),
+      undefined,
+    );
   }
 
   /** The largest summed RSS from `from` to `to`. */

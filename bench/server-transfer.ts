@@ -56,18 +56,23 @@ export interface TransferFigures {
 
 /** `target`: a power of two of a generated chain (16), or a real-shaped circuit's name (rs18). */
 export async function runServerTransfer(target: number | string, uploadChunkMb?: number): Promise<TransferFigures> {
-  const chain = typeof target === 'string' && isRealShapeName(target) ? await realShapedChain(target) : await benchChain(Number(target));
+  const chain =
+    typeof target === 'string' && isRealShapeName(target)
+      ? await realShapedChain(target)
+      : await benchChain(Number(target));
   const template = await benchCeremonyTemplate(chain, String(target));
   const dataDir = await benchCeremonyCopy(template, 'bench-server-run');
   try {
     const fileBytes = (await stat(chain.z1)).size;
     const coordinator = await startCoordinatorProcess(dataDir);
     const rss = new RssSampler(coordinator.pid);
-    const verifierReady = await coordinator.waitForLog('embedded verifier ready', undefined, 60_000).catch(async (error: unknown) => {
-      rss.stop();
-      await coordinator.stop(); // a coordinator that never got ready must not outlive the bench
-      throw error;
-    });
+    const verifierReady = await coordinator
+      .waitForLog('embedded verifier ready', undefined, 60_000)
+      .catch(async (error: unknown) => {
+        rss.stop();
+        await coordinator.stop(); // a coordinator that never got ready must not outlive the bench
+        throw error;
+      });
     const verifierPid = verifierReady.pid as number;
     const verifierRss = new RssSampler(verifierPid);
     try {
@@ -110,7 +115,9 @@ export async function runServerTransfer(target: number | string, uploadChunkMb?:
       await second.join();
       await second.waitFor((me) => me.status.circuits[0]?.state === 'turn', 'the second turn');
       const secondBytes = await readFile(chain.z2);
-      await second.upload(CIRCUIT, secondBytes, { chunkSize: uploadChunkMb ? uploadChunkMb * MB : chunkSizeFor(secondBytes.byteLength) });
+      await second.upload(CIRCUIT, secondBytes, {
+        chunkSize: uploadChunkMb ? uploadChunkMb * MB : chunkSizeFor(secondBytes.byteLength),
+      });
       const secondDone = Date.now();
       const secondAccepted = await coordinator.waitForLog('contribution accepted', (l) => l.index === 2);
       const secondQueued = await coordinator.waitForLog('contribution uploaded, verifying', (l) => l !== queued);
@@ -170,20 +177,46 @@ export async function runServerTransfer(target: number | string, uploadChunkMb?:
 
 export function printTransfer(target: number | string, f: TransferFigures): void {
   const rows: Array<[string, string]> = [
-    [typeof target === 'string' && isRealShapeName(target) ? `zkey (${target}, real-shaped)` : `zkey (2^${target} constraints)`, `${f.fileMb.toFixed(1)} MB`],
+    [
+      typeof target === 'string' && isRealShapeName(target)
+        ? `zkey (${target}, real-shaped)`
+        : `zkey (2^${target} constraints)`,
+      `${f.fileMb.toFixed(1)} MB`,
+    ],
     ['coordinator RSS at idle (baseline)', `${f.baselineMb.toFixed(1)} MB`],
-    [`upload over tus (${f.uploadChunkMb.toFixed(2)} MB PATCHes)`, `${f.uploadSeconds.toFixed(2)} s, RSS peak +${f.uploadPeakOverBaselineMb.toFixed(1)} MB over baseline`],
-    ['upload complete → verdict, first link (uncached, 2 MSMs)', `${f.toHeadSeconds.toFixed(2)} s, coordinator RSS peak +${f.verifyPeakOverBaselineMb.toFixed(1)} MB over baseline`],
-    ['  embedded verifier process RSS', `${f.verifierIdleMb.toFixed(1)} MB idle, ${f.verifierPeakMb.toFixed(1)} MB peak while verifying`],
+    [
+      `upload over tus (${f.uploadChunkMb.toFixed(2)} MB PATCHes)`,
+      `${f.uploadSeconds.toFixed(2)} s, RSS peak +${f.uploadPeakOverBaselineMb.toFixed(1)} MB over baseline`,
+    ],
+    [
+      'upload complete → verdict, first link (uncached, 2 MSMs)',
+      `${f.toHeadSeconds.toFixed(2)} s, coordinator RSS peak +${f.verifyPeakOverBaselineMb.toFixed(1)} MB over baseline`,
+    ],
+    [
+      '  embedded verifier process RSS',
+      `${f.verifierIdleMb.toFixed(1)} MB idle, ${f.verifierPeakMb.toFixed(1)} MB peak while verifying`,
+    ],
     ['  of which verifyLinkFromHead (timed apart)', `${f.verifySeconds.toFixed(2)} s`],
     ['  overhead (goal < 1 s)', `${f.overheadSeconds.toFixed(2)} s`],
     ['    upload complete → queued (hash, SQLite)', `${f.toQueuedSeconds.toFixed(2)} s`],
-    ['    queued → head, minus verifyLinkFromHead', `${(f.overheadSeconds - f.toQueuedSeconds).toFixed(2)} s (IPC, commit: rename, re-hash, fsync, transcript)`],
-    ['upload complete → verdict, second link (cached, 1 MSM)', `${f.cachedToHeadSeconds.toFixed(2)} s (goal ≤ 2.5 s at 2^18)`],
+    [
+      '    queued → head, minus verifyLinkFromHead',
+      `${(f.overheadSeconds - f.toQueuedSeconds).toFixed(2)} s (IPC, commit: rename, re-hash, fsync, transcript)`,
+    ],
+    [
+      'upload complete → verdict, second link (cached, 1 MSM)',
+      `${f.cachedToHeadSeconds.toFixed(2)} s (goal ≤ 2.5 s at 2^18)`,
+    ],
     ['  of which verifyLinkFromHead, head cached (timed apart)', `${f.cachedVerifySeconds.toFixed(2)} s`],
     ['  upload complete → queued (hash, SQLite)', `${f.cachedToQueuedSeconds.toFixed(2)} s`],
-    ['  rest (IPC, commit: rename, re-hash, fsync, transcript)', `${(f.cachedToHeadSeconds - f.cachedVerifySeconds - f.cachedToQueuedSeconds).toFixed(2)} s`],
-    ['download of the new head', `${f.downloadSeconds.toFixed(2)} s, RSS peak +${f.downloadGrowthMb.toFixed(1)} MB over its start (+${f.downloadPeakOverBaselineMb.toFixed(1)} MB over baseline)`],
+    [
+      '  rest (IPC, commit: rename, re-hash, fsync, transcript)',
+      `${(f.cachedToHeadSeconds - f.cachedVerifySeconds - f.cachedToQueuedSeconds).toFixed(2)} s`,
+    ],
+    [
+      'download of the new head',
+      `${f.downloadSeconds.toFixed(2)} s, RSS peak +${f.downloadGrowthMb.toFixed(1)} MB over its start (+${f.downloadPeakOverBaselineMb.toFixed(1)} MB over baseline)`,
+    ],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   process.stdout.write(`\nserver transfer\n`);
@@ -191,7 +224,9 @@ export function printTransfer(target: number | string, f: TransferFigures): void
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { power: { type: 'string', default: '16' }, circuit: { type: 'string' }, 'chunk-mb': { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { power: { type: 'string', default: '16' }, circuit: { type: 'string' }, 'chunk-mb': { type: 'string' } },
+  });
   const target = values.circuit ?? Number(values.power);
   printTransfer(target, await runServerTransfer(target, values['chunk-mb'] ? Number(values['chunk-mb']) : undefined));
   await releaseBn128();

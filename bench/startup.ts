@@ -31,10 +31,15 @@ function median(values: number[]): number {
 
 function timeCommand(prefix: string[], args: string[]): number {
   const started = performance.now();
-  const run = spawnSync(process.execPath, [...prefix, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [...prefix, ...args], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
   const elapsed = performance.now() - started;
   if (run.status !== 0) throw new Error(`ceremony ${args.join(' ')} exited with ${run.status}: ${run.stderr}`);
-  if (/running the sources through tsx/.test(run.stderr)) throw new Error('dist/ is stale: the compiled figure would be the tsx one');
+  if (/running the sources through tsx/.test(run.stderr))
+    throw new Error('dist/ is stale: the compiled figure would be the tsx one');
   return elapsed;
 }
 
@@ -42,7 +47,11 @@ function timeCommand(prefix: string[], args: string[]): number {
 function timeServe(prefix: string[], dataDir: string, marks: RegExp[]): Promise<number[]> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [...prefix, 'serve', '--data', dataDir, '--port', '0'], { cwd: REPO_ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...prefix, 'serve', '--data', dataDir, '--port', '0'], {
+      cwd: REPO_ROOT,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const times: Array<number | undefined> = marks.map(() => undefined);
     let output = '';
     const onData = (data: Buffer): void => {
@@ -59,12 +68,19 @@ function timeServe(prefix: string[], dataDir: string, marks: RegExp[]): Promise<
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     child.once('error', reject);
-    child.once('exit', () => (times.every((t) => t !== undefined) ? resolve(times as number[]) : reject(new Error(`ceremony serve exited early:\n${output}`))));
+    child.once('exit', () =>
+      times.every((t) => t !== undefined)
+        ? resolve(times as number[])
+        : reject(new Error(`ceremony serve exited early:\n${output}`)),
+    );
   });
 }
 
 export async function runStartup(runs = 5): Promise<StartupRow[]> {
-  const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], { cwd: REPO_ROOT, stdio: 'inherit' });
+  const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], {
+    cwd: REPO_ROOT,
+    stdio: 'inherit',
+  });
   if (build.status !== 0) throw new Error('the build failed');
   const dir = await mkdtemp(path.join(tmpdir(), 'bench-startup-'));
   try {
@@ -93,8 +109,16 @@ export async function runStartup(runs = 5): Promise<StartupRow[]> {
       serve.compiled.push(await timeServe(COMPILED, dataDir, [/coordinator listening on/, /embedded verifier ready/]));
       serve.tsx.push(await timeServe(SOURCES, dataDir, [/coordinator listening on/, /embedded verifier ready/]));
     }
-    rows.push({ what: 'ceremony serve → listening', compiledMs: median(serve.compiled.map((t) => t[0]!)), tsxMs: median(serve.tsx.map((t) => t[0]!)) });
-    rows.push({ what: 'ceremony serve → verifier ready', compiledMs: median(serve.compiled.map((t) => t[1]!)), tsxMs: median(serve.tsx.map((t) => t[1]!)) });
+    rows.push({
+      what: 'ceremony serve → listening',
+      compiledMs: median(serve.compiled.map((t) => t[0]!)),
+      tsxMs: median(serve.tsx.map((t) => t[0]!)),
+    });
+    rows.push({
+      what: 'ceremony serve → verifier ready',
+      compiledMs: median(serve.compiled.map((t) => t[1]!)),
+      tsxMs: median(serve.tsx.map((t) => t[1]!)),
+    });
     return rows;
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -103,7 +127,9 @@ export async function runStartup(runs = 5): Promise<StartupRow[]> {
 
 export function printStartup(rows: StartupRow[], runs: number): void {
   process.stdout.write(`\nstart-up (median of ${runs} processes each)\n`);
-  process.stdout.write(`${'what'.padEnd(40)} ${'compiled (dist/)'.padStart(17)} ${'sources (tsx)'.padStart(14)} ${'speed-up'.padStart(9)}\n`);
+  process.stdout.write(
+    `${'what'.padEnd(40)} ${'compiled (dist/)'.padStart(17)} ${'sources (tsx)'.padStart(14)} ${'speed-up'.padStart(9)}\n`,
+  );
   for (const row of rows) {
     process.stdout.write(
       `${row.what.padEnd(40)} ${`${(row.compiledMs / 1000).toFixed(2)} s`.padStart(17)} ${`${(row.tsxMs / 1000).toFixed(2)} s`.padStart(14)} ${`${(row.tsxMs / row.compiledMs).toFixed(1)}×`.padStart(9)}\n`,

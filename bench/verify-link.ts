@@ -34,16 +34,30 @@ import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.j
 silenceSnarkjsHandleWarnings();
 import { readZkeyInfo, SECTION, type ZkeyInfo } from '../core/zkey/zkey-file.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
-import { benchChain, benchLog as log, isRealShapeName, REAL_SHAPE_NAMES, realShapedChain, type BenchChain } from './bench-chain.ts';
+import {
+  benchChain,
+  benchLog as log,
+  isRealShapeName,
+  REAL_SHAPE_NAMES,
+  realShapedChain,
+  type BenchChain,
+} from './bench-chain.ts';
 
 const { values } = parseArgs({
-  options: { power: { type: 'string', default: '14' }, terms: { type: 'string', default: '1' }, circuit: { type: 'string' }, runs: { type: 'string', default: '3' } },
+  options: {
+    power: { type: 'string', default: '14' },
+    terms: { type: 'string', default: '1' },
+    circuit: { type: 'string' },
+    runs: { type: 'string', default: '3' },
+  },
 });
 const power = Number(values.power);
 const terms = Number(values.terms);
 const runs = Number(values.runs);
-if (values.circuit === undefined && (!Number.isInteger(power) || power < 10 || power > 18)) throw new Error(`--power must be an integer from 10 to 18, got ${values.power}`);
-if (values.circuit !== undefined && !isRealShapeName(values.circuit)) throw new Error(`--circuit must be one of ${REAL_SHAPE_NAMES.join(', ')}, got ${values.circuit}`);
+if (values.circuit === undefined && (!Number.isInteger(power) || power < 10 || power > 18))
+  throw new Error(`--power must be an integer from 10 to 18, got ${values.power}`);
+if (values.circuit !== undefined && !isRealShapeName(values.circuit))
+  throw new Error(`--circuit must be one of ${REAL_SHAPE_NAMES.join(', ')}, got ${values.circuit}`);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
 
 const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -85,11 +99,17 @@ function runProcess(command: string, args: string[]): Promise<number> {
 const runSnarkjsCli = (args: string[]): Promise<number> => runProcess('npx', ['snarkjs', ...args]);
 /** The real `ceremony verify-link`, as an auditor runs it: a fresh process each time. */
 async function runVerifyLinkCli(prev: string, next: string): Promise<void> {
-  const code = await runProcess(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'verify-link', prev, next]);
+  const code = await runProcess(process.execPath, [
+    path.join(REPO_ROOT, 'bin', 'ceremony.js'),
+    'verify-link',
+    prev,
+    next,
+  ]);
   if (code !== 0) throw new Error(`ceremony verify-link exited with ${code}`);
 }
 
-const chain: BenchChain = values.circuit !== undefined ? await realShapedChain(values.circuit) : await benchChain(power, terms);
+const chain: BenchChain =
+  values.circuit !== undefined ? await realShapedChain(values.circuit) : await benchChain(power, terms);
 const { r1cs, ptau, z0, z1, z2 } = chain;
 const [prev, next] = await Promise.all([readZkeyInfo(z1), readZkeyInfo(z2)]);
 const points = (prev.sections.get(SECTION.l)!.size + prev.sections.get(SECTION.h)!.size) / 64;
@@ -101,14 +121,25 @@ const scalars = new Uint8Array(randomBytes(points * LINK_SCALAR_BYTES));
 const ffMs = await median(() => curve.G1.multiExpAffine(nextBases, scalars), runs);
 await g1MultiExp(nextBases.subarray(0, 64), scalars.subarray(0, LINK_SCALAR_BYTES), LINK_SCALAR_BYTES); // threads started
 const floorMs = await median(() => g1MultiExp(nextBases, scalars, LINK_SCALAR_BYTES), runs);
-const floor2Ms = await median(() => Promise.all([g1MultiExp(prevBases, scalars, LINK_SCALAR_BYTES), g1MultiExp(nextBases, scalars, LINK_SCALAR_BYTES)]), runs);
-if (!curve.G1.eq(await g1MultiExp(nextBases, scalars, LINK_SCALAR_BYTES), await curve.G1.multiExpAffine(nextBases, scalars))) throw new Error('the kernel MSM and ffjavascript disagree');
+const floor2Ms = await median(
+  () =>
+    Promise.all([g1MultiExp(prevBases, scalars, LINK_SCALAR_BYTES), g1MultiExp(nextBases, scalars, LINK_SCALAR_BYTES)]),
+  runs,
+);
+if (
+  !curve.G1.eq(
+    await g1MultiExp(nextBases, scalars, LINK_SCALAR_BYTES),
+    await curve.G1.multiExpAffine(nextBases, scalars),
+  )
+)
+  throw new Error('the kernel MSM and ffjavascript disagree');
 // Field-sized scalars (below 2^253 < r), as the audit's check of contribution 0 uses: one run each.
 const wideScalars = new Uint8Array(randomBytes(points * 32));
 for (let i = 31; i < wideScalars.length; i += 32) wideScalars[i]! &= 0x1f;
 const ffWide = await timed(() => curve.G1.multiExpAffine(nextBases, wideScalars));
 const kernelWide = await timed(() => g1MultiExp(nextBases, wideScalars, 32));
-if (!curve.G1.eq(kernelWide.value, ffWide.value)) throw new Error('the kernel MSM and ffjavascript disagree on 32-byte scalars');
+if (!curve.G1.eq(kernelWide.value, ffWide.value))
+  throw new Error('the kernel MSM and ffjavascript disagree on 32-byte scalars');
 
 log('verifyLinkFromHead in a warm process: two MSMs (fresh scalars), one MSM (circuit key, head cached)');
 await verifyLinkFromHead(z1, z2); // warm-up: curve and worker start-up are not part of the check
@@ -125,7 +156,9 @@ const fromInit = await timed(() => snarkjs.zKey.verifyFromInit(z0, ptau, z2, sil
 if (fromInit.value !== true) throw new Error('snarkjs verifyFromInit refused the benchmark key');
 
 log('verifyLinkFromInit (ceremony verify: structure + verifyFromInit)');
-const ceremonyVerify = await timed(() => verifyLinkFromInit({ initZkeyPath: z0, ptauPath: ptau, headZkeyPath: z1, candidatePath: z2 }));
+const ceremonyVerify = await timed(() =>
+  verifyLinkFromInit({ initZkeyPath: z0, ptauPath: ptau, headZkeyPath: z1, candidatePath: z2 }),
+);
 
 log('npx snarkjs zkey verify (r1cs + ptau)');
 const cli = await timed(() => runSnarkjsCli(['zkey', 'verify', r1cs, ptau, z2]));
@@ -145,14 +178,19 @@ const rows: Array<[string, number]> = [
   ['npx snarkjs zkey verify (r1cs + ptau)', cli.ms],
 ];
 const width = Math.max(...rows.map(([name]) => name.length));
-const shape = values.circuit !== undefined ? `${values.circuit} (real-shaped, domain 2^${chain.power})` : `2^${power} constraints (${terms} term(s) per left factor)`;
+const shape =
+  values.circuit !== undefined
+    ? `${values.circuit} (real-shaped, domain 2^${chain.power})`
+    : `2^${power} constraints (${terms} term(s) per left factor)`;
 process.stdout.write(
   `circuit: ${shape}, ${prev.header.nVars} variables, ${prev.header.nPublic} public, |L| = ${prev.sections.get(SECTION.l)!.size / 64}, ` +
     `|H| = ${prev.header.domainSize}; median of ${runs} except the 253-bit rows and those below the CLI's (1 run)\n`,
 );
 process.stdout.write(`${'check'.padEnd(width)}  ${'time (ms)'.padStart(10)}  ${'÷ verifyLinkFromHead'.padStart(12)}\n`);
 for (const [name, ms] of rows) {
-  process.stdout.write(`${name.padEnd(width)}  ${ms.toFixed(0).padStart(10)}  ${(ms / linkMs).toFixed(2).padStart(12)}\n`);
+  process.stdout.write(
+    `${name.padEnd(width)}  ${ms.toFixed(0).padStart(10)}  ${(ms / linkMs).toFixed(2).padStart(12)}\n`,
+  );
 }
 const x = (a: number, b: number): string => `${(a / b).toFixed(1)}×`;
 process.stdout.write(

@@ -58,7 +58,9 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`error [${error.code}]: ${error.message}\n`);
       return isUsageError(error.code) ? EXIT_USAGE : EXIT_FAILED;
     }
-    process.stderr.write(`unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     return EXIT_FAILED;
   } finally {
     // Only a command that ran can have built the curve; loading it just to release it would undo

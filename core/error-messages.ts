@@ -20,24 +20,38 @@ export interface ErrorWords extends PlainWords {
   nextInTerminal?: string;
 }
 
-const RETRY_TURN = 'You are back in the queue for this circuit. When your turn comes again, this page contributes again with fresh randomness; there is nothing you need to do but keep the tab open.';
-const RETRY_TURN_TERMINAL = 'You are back in the queue for this circuit. When your turn comes again, this command contributes again with fresh randomness; there is nothing you need to do but keep it running.';
+const RETRY_TURN =
+  'You are back in the queue for this circuit. When your turn comes again, this page contributes again with fresh randomness; there is nothing you need to do but keep the tab open.';
+const RETRY_TURN_TERMINAL =
+  'You are back in the queue for this circuit. When your turn comes again, this command contributes again with fresh randomness; there is nothing you need to do but keep it running.';
 const RERUN = 'Run the command again; if it persists, tell the coordinator.';
-const OPERATOR = 'This is a problem on the coordinator’s side, not yours. The coordinator has been told; please try again later.';
+const OPERATOR =
+  'This is a problem on the coordinator’s side, not yours. The coordinator has been told; please try again later.';
 const SIGN_IN_AGAIN = 'Sign in again.';
 
-const REFUSED_FILE = (what: string): ErrorWords => ({ what: `Your contribution was refused: ${what}`, next: RETRY_TURN, nextInTerminal: RETRY_TURN_TERMINAL });
+const REFUSED_FILE = (what: string): ErrorWords => ({
+  what: `Your contribution was refused: ${what}`,
+  next: RETRY_TURN,
+  nextInTerminal: RETRY_TURN_TERMINAL,
+});
 
 export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   // The `ceremony` command's own codes: a page meets them only through a coordinator-side tool.
-  'usage.invalid_arguments': { what: 'A command of the coordinator was called with invalid arguments.', next: OPERATOR },
+  'usage.invalid_arguments': {
+    what: 'A command of the coordinator was called with invalid arguments.',
+    next: OPERATOR,
+  },
   'input.file_not_found': { what: 'A file the coordinator needs is missing.', next: OPERATOR },
   'input.not_json': { what: 'A file the coordinator read is not valid JSON.', next: OPERATOR },
   'input.invalid': { what: 'A file the coordinator read is not what it should be.', next: OPERATOR },
 
   'config.not_found': { what: 'The ceremony is not configured on this server.', next: OPERATOR },
   'config.invalid': { what: 'The ceremony’s configuration is invalid.', next: OPERATOR },
-  'circuit.unknown': { what: 'This ceremony has no circuit of that name.', next: 'Reload the page: the list of circuits may have changed.', nextInTerminal: 'Check the circuit names (the ceremony lists them at /api/ceremony) and run the command again.' },
+  'circuit.unknown': {
+    what: 'This ceremony has no circuit of that name.',
+    next: 'Reload the page: the list of circuits may have changed.',
+    nextInTerminal: 'Check the circuit names (the ceremony lists them at /api/ceremony) and run the command again.',
+  },
   'r1cs.malformed': { what: 'A circuit file on the server is damaged.', next: OPERATOR },
   'circuit.public_inputs_mismatch': { what: 'A circuit does not match the ceremony’s configuration.', next: OPERATOR },
   'ptau.malformed': { what: 'The powers-of-tau file on the server is damaged.', next: OPERATOR },
@@ -48,16 +62,33 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   'ceremony.already_initialised': { what: 'The ceremony is already initialised.', next: 'Nothing to do.' },
   'ceremony.not_initialised': { what: 'The ceremony has not been set up yet.', next: OPERATOR },
   'ceremony.locked': { what: 'The ceremony is busy with another operation.', next: 'Wait a moment and try again.' },
-  'ceremony.finalised': { what: 'The ceremony is finalised; it takes no more contributions.', next: 'Thank you. See the public ceremony page for the final keys.' },
-  'ceremony.not_closed': { what: 'The ceremony is still taking contributions, so it cannot be finalised yet.', next: 'Close the ceremony first, then finalise.' },
-  'ceremony.invalid_phase_change': { what: 'The ceremony cannot move from its current phase to that one.', next: 'Reload the console to see the current phase.' },
+  'ceremony.finalised': {
+    what: 'The ceremony is finalised; it takes no more contributions.',
+    next: 'Thank you. See the public ceremony page for the final keys.',
+  },
+  'ceremony.not_closed': {
+    what: 'The ceremony is still taking contributions, so it cannot be finalised yet.',
+    next: 'Close the ceremony first, then finalise.',
+  },
+  'ceremony.invalid_phase_change': {
+    what: 'The ceremony cannot move from its current phase to that one.',
+    next: 'Reload the console to see the current phase.',
+  },
   'transcript.corrupt': { what: 'The ceremony’s transcript on the server is damaged.', next: OPERATOR },
   'chain.file_missing': { what: 'A key of the chain is missing on the server.', next: OPERATOR },
   'chain.file_unreadable': { what: 'A key of the chain on the server cannot be read.', next: OPERATOR },
-  'chain.file_hash_mismatch': { what: 'A key of the chain on the server does not match the transcript.', next: OPERATOR },
-  'audit.initial_key_mismatch': { what: 'A published first key is not the one the circuit and the powers of tau produce.', next: OPERATOR },
+  'chain.file_hash_mismatch': {
+    what: 'A key of the chain on the server does not match the transcript.',
+    next: OPERATOR,
+  },
+  'audit.initial_key_mismatch': {
+    what: 'A published first key is not the one the circuit and the powers of tau produce.',
+    next: OPERATOR,
+  },
 
-  'zkey.malformed': REFUSED_FILE('the file that arrived is not a well-formed key (it may have been damaged on the way).'),
+  'zkey.malformed': REFUSED_FILE(
+    'the file that arrived is not a well-formed key (it may have been damaged on the way).',
+  ),
   'zkey.not_groth16': REFUSED_FILE('the file that arrived is not a Groth16 key.'),
   'contribution.wrong_circuit': REFUSED_FILE('it was made for a different circuit.'),
   'contribution.header_mismatch': REFUSED_FILE('its header does not match the circuit’s key.'),
@@ -68,61 +99,192 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   'contribution.unexpected_type': REFUSED_FILE('it is a beacon, not a contribution.'),
   'contribution.delta_unchanged': REFUSED_FILE('it leaves the key’s secret part unchanged.'),
   'contribution.delta_mismatch': REFUSED_FILE('its published values do not match the key it produced.'),
-  'contribution.invalid_proof_of_knowledge': REFUSED_FILE('its proof that you know your secret does not check out (the file was probably damaged on the way).'),
-  'contribution.l_section_invalid': REFUSED_FILE('part of the key (the L section) was not updated consistently (the file was probably damaged on the way).'),
-  'contribution.h_section_invalid': REFUSED_FILE('part of the key (the H section) was not updated consistently (the file was probably damaged on the way).'),
-  'contribution.point_not_on_curve': REFUSED_FILE('it contains values that are not valid curve points (the file was probably damaged on the way).'),
+  'contribution.invalid_proof_of_knowledge': REFUSED_FILE(
+    'its proof that you know your secret does not check out (the file was probably damaged on the way).',
+  ),
+  'contribution.l_section_invalid': REFUSED_FILE(
+    'part of the key (the L section) was not updated consistently (the file was probably damaged on the way).',
+  ),
+  'contribution.h_section_invalid': REFUSED_FILE(
+    'part of the key (the H section) was not updated consistently (the file was probably damaged on the way).',
+  ),
+  'contribution.point_not_on_curve': REFUSED_FILE(
+    'it contains values that are not valid curve points (the file was probably damaged on the way).',
+  ),
   'contribution.invalid': REFUSED_FILE('it is not a valid next link of the chain.'),
 
-  'finalise.bad_beacon': { what: 'The beacon must be a hexadecimal value (up to 255 bytes).', next: 'Correct the beacon and finalise again.' },
-  'finalise.bad_iterations': { what: 'The iteration count must be an exponent from 10 to 63.', next: 'Correct it and finalise again.' },
-  'finalise.beacon_mismatch': { what: 'The ceremony was already partly finalised with a different beacon.', next: 'Finalise with the beacon and iterations used before.' },
-  'finalise.verification_failed': { what: 'A final key did not verify.', next: 'Do not publish; check the server logs and run `ceremony audit`.' },
+  'finalise.bad_beacon': {
+    what: 'The beacon must be a hexadecimal value (up to 255 bytes).',
+    next: 'Correct the beacon and finalise again.',
+  },
+  'finalise.bad_iterations': {
+    what: 'The iteration count must be an exponent from 10 to 63.',
+    next: 'Correct it and finalise again.',
+  },
+  'finalise.beacon_mismatch': {
+    what: 'The ceremony was already partly finalised with a different beacon.',
+    next: 'Finalise with the beacon and iterations used before.',
+  },
+  'finalise.verification_failed': {
+    what: 'A final key did not verify.',
+    next: 'Do not publish; check the server logs and run `ceremony audit`.',
+  },
 
-  'request.invalid': { what: 'The coordinator refused the request as invalid.', next: 'Reload the page and try again.', nextInTerminal: RERUN },
-  'request.too_large': { what: 'The request was larger than the coordinator accepts.', next: 'Reload the page and try again.', nextInTerminal: RERUN },
+  'request.invalid': {
+    what: 'The coordinator refused the request as invalid.',
+    next: 'Reload the page and try again.',
+    nextInTerminal: RERUN,
+  },
+  'request.too_large': {
+    what: 'The request was larger than the coordinator accepts.',
+    next: 'Reload the page and try again.',
+    nextInTerminal: RERUN,
+  },
   internal: { what: 'The coordinator ran into an unexpected problem.', next: OPERATOR },
   not_found: { what: 'That does not exist (yet).', next: 'Reload the page.', nextInTerminal: RERUN },
-  'manifest.not_finalised': { what: 'The ceremony is not finalised yet, so there is no manifest.', next: 'It appears here once the coordinator finalises the ceremony.' },
+  'manifest.not_finalised': {
+    what: 'The ceremony is not finalised yet, so there is no manifest.',
+    next: 'It appears here once the coordinator finalises the ceremony.',
+  },
   'auth.required': { what: 'You are not signed in (or your session expired).', next: SIGN_IN_AGAIN },
-  'auth.below_minimum': { what: 'Your GitHub account does not meet this ceremony’s minimums (followers, repositories or age).', next: 'You can sign in anonymously with a Semaphore identity if the coordinator added you to the group.' },
+  'auth.below_minimum': {
+    what: 'Your GitHub account does not meet this ceremony’s minimums (followers, repositories or age).',
+    next: 'You can sign in anonymously with a Semaphore identity if the coordinator added you to the group.',
+  },
   'auth.github_failed': { what: 'GitHub sign-in did not complete.', next: 'Try again in a moment.' },
-  'auth.invalid_proof': { what: 'Your membership proof did not verify.', next: 'Check that you pasted the right identity and try again.', nextInTerminal: 'Check that the identity file (or variable) holds the right exported identity and try again.' },
-  'auth.challenge_unknown': { what: 'The sign-in challenge expired or was already used.', next: 'Try again: a fresh challenge is fetched each time.' },
+  'auth.invalid_proof': {
+    what: 'Your membership proof did not verify.',
+    next: 'Check that you pasted the right identity and try again.',
+    nextInTerminal: 'Check that the identity file (or variable) holds the right exported identity and try again.',
+  },
+  'auth.challenge_unknown': {
+    what: 'The sign-in challenge expired or was already used.',
+    next: 'Try again: a fresh challenge is fetched each time.',
+  },
   'auth.wrong_scope': { what: 'The proof was made for another ceremony.', next: 'Try again.' },
-  'auth.unknown_root': { what: 'Your identity is not in this ceremony’s group (or the group changed).', next: 'Ask the coordinator to add your identity commitment, then try again.' },
-  'auth.root_expired': { what: 'Your proof was made for an earlier version of the group, which is no longer accepted.', next: 'Sign in again: a new proof is made against the current group.' },
-  'rate.limited': { what: 'Too many attempts in a short time.', next: 'Wait a moment (the answer says how long) and try again.' },
+  'auth.unknown_root': {
+    what: 'Your identity is not in this ceremony’s group (or the group changed).',
+    next: 'Ask the coordinator to add your identity commitment, then try again.',
+  },
+  'auth.root_expired': {
+    what: 'Your proof was made for an earlier version of the group, which is no longer accepted.',
+    next: 'Sign in again: a new proof is made against the current group.',
+  },
+  'rate.limited': {
+    what: 'Too many attempts in a short time.',
+    next: 'Wait a moment (the answer says how long) and try again.',
+  },
   'lobby.not_queued': { what: 'That contributor is not waiting in any queue.', next: 'Refresh the queue list.' },
-  'auth.not_coordinator': { what: 'This account is not a coordinator of the ceremony.', next: 'Sign in with a coordinator account or token.' },
-  'auth.csrf': { what: 'The page’s security token was missing or stale.', next: 'Reload the page and try again.', nextInTerminal: RERUN },
+  'auth.not_coordinator': {
+    what: 'This account is not a coordinator of the ceremony.',
+    next: 'Sign in with a coordinator account or token.',
+  },
+  'auth.csrf': {
+    what: 'The page’s security token was missing or stale.',
+    next: 'Reload the page and try again.',
+    nextInTerminal: RERUN,
+  },
   'auth.demo_disabled': { what: 'Test-network sign-in is off on this server.', next: 'Use another sign-in method.' },
-  'auth.device_pending': { what: 'GitHub sign-in is waiting for you to enter the code at GitHub and authorize the ceremony.', next: 'Enter the code at the address shown; the sign-in completes by itself.' },
-  'auth.device_slow_down': { what: 'GitHub sign-in was asked for its answer too often.', next: 'Nothing to do: it keeps asking, a little less often.' },
-  'auth.device_expired': { what: 'The GitHub sign-in code expired (or was already used) before it was authorized.', next: 'Sign in again to get a new code, and enter it at GitHub within its time.' },
-  'auth.device_denied': { what: 'The GitHub sign-in was refused at GitHub (the authorization was cancelled).', next: 'Sign in again and authorize the ceremony at GitHub if you want to contribute with that account.' },
-  'ceremony.not_open': { what: 'The ceremony is not open for contributions right now.', next: 'Your place is kept while it is paused; come back when the coordinator opens it.' },
-  'lobby.already_contributed': { what: 'You have already contributed to this circuit.', next: 'Nothing to do: your contribution counts.' },
-  'lobby.not_your_turn': { what: 'It is not your turn on this circuit (your turn may have ended).', next: 'You stay in the queue; this page contributes when your turn comes.', nextInTerminal: 'You stay in the queue; this command contributes when your turn comes.' },
-  'upload.too_large': { what: 'The file is larger than a valid contribution can be.', next: RETRY_TURN, nextInTerminal: RETRY_TURN_TERMINAL },
-  'upload.too_small': { what: 'The file is smaller than a valid contribution can be.', next: RETRY_TURN, nextInTerminal: RETRY_TURN_TERMINAL },
-  'upload.length_required': { what: 'The upload did not say its size in advance.', next: 'Reload the page and try again.', nextInTerminal: RERUN },
-  'upload.submitting': { what: 'Your previous upload for this circuit is being handed in right now.', next: 'Wait for its verdict; this page shows it.', nextInTerminal: 'Wait for its verdict; this command shows it.' },
+  'auth.device_pending': {
+    what: 'GitHub sign-in is waiting for you to enter the code at GitHub and authorize the ceremony.',
+    next: 'Enter the code at the address shown; the sign-in completes by itself.',
+  },
+  'auth.device_slow_down': {
+    what: 'GitHub sign-in was asked for its answer too often.',
+    next: 'Nothing to do: it keeps asking, a little less often.',
+  },
+  'auth.device_expired': {
+    what: 'The GitHub sign-in code expired (or was already used) before it was authorized.',
+    next: 'Sign in again to get a new code, and enter it at GitHub within its time.',
+  },
+  'auth.device_denied': {
+    what: 'The GitHub sign-in was refused at GitHub (the authorization was cancelled).',
+    next: 'Sign in again and authorize the ceremony at GitHub if you want to contribute with that account.',
+  },
+  'ceremony.not_open': {
+    what: 'The ceremony is not open for contributions right now.',
+    next: 'Your place is kept while it is paused; come back when the coordinator opens it.',
+  },
+  'lobby.already_contributed': {
+    what: 'You have already contributed to this circuit.',
+    next: 'Nothing to do: your contribution counts.',
+  },
+  'lobby.not_your_turn': {
+    what: 'It is not your turn on this circuit (your turn may have ended).',
+    next: 'You stay in the queue; this page contributes when your turn comes.',
+    nextInTerminal: 'You stay in the queue; this command contributes when your turn comes.',
+  },
+  'upload.too_large': {
+    what: 'The file is larger than a valid contribution can be.',
+    next: RETRY_TURN,
+    nextInTerminal: RETRY_TURN_TERMINAL,
+  },
+  'upload.too_small': {
+    what: 'The file is smaller than a valid contribution can be.',
+    next: RETRY_TURN,
+    nextInTerminal: RETRY_TURN_TERMINAL,
+  },
+  'upload.length_required': {
+    what: 'The upload did not say its size in advance.',
+    next: 'Reload the page and try again.',
+    nextInTerminal: RERUN,
+  },
+  'upload.submitting': {
+    what: 'Your previous upload for this circuit is being handed in right now.',
+    next: 'Wait for its verdict; this page shows it.',
+    nextInTerminal: 'Wait for its verdict; this command shows it.',
+  },
   'upload.disk_full': { what: 'The coordinator is short of disk space and takes no uploads for now.', next: OPERATOR },
   'upload.failed': { what: 'The coordinator could not store your upload.', next: OPERATOR },
-  'contribution.not_next': { what: 'Someone else’s contribution was added first, so yours no longer fits the chain.', next: RETRY_TURN, nextInTerminal: RETRY_TURN_TERMINAL },
-  'verification.unavailable': { what: 'The coordinator could not verify your contribution right now.', next: 'It is checked again automatically; if it is refused you get another turn.' },
-  'publish.out_exists': { what: 'A publication of the ceremony was refused: its destination already exists.', next: OPERATOR },
-  'metrics.forbidden': { what: 'The coordinator’s monitoring figures are only for its operators.', next: 'Nothing to do: contributing does not need them.' },
-  'lifecycle.illegal_transition': { what: 'The coordinator hit an internal inconsistency while recording a contribution.', next: OPERATOR },
+  'contribution.not_next': {
+    what: 'Someone else’s contribution was added first, so yours no longer fits the chain.',
+    next: RETRY_TURN,
+    nextInTerminal: RETRY_TURN_TERMINAL,
+  },
+  'verification.unavailable': {
+    what: 'The coordinator could not verify your contribution right now.',
+    next: 'It is checked again automatically; if it is refused you get another turn.',
+  },
+  'publish.out_exists': {
+    what: 'A publication of the ceremony was refused: its destination already exists.',
+    next: OPERATOR,
+  },
+  'metrics.forbidden': {
+    what: 'The coordinator’s monitoring figures are only for its operators.',
+    next: 'Nothing to do: contributing does not need them.',
+  },
+  'lifecycle.illegal_transition': {
+    what: 'The coordinator hit an internal inconsistency while recording a contribution.',
+    next: OPERATOR,
+  },
 
-  'audit.ptau_unpinned': { what: 'The audit does not know the powers-of-tau file: it is not a known public one and no hash was given for it.', next: 'Check where the file comes from, then run the audit again with --ptau-hash and its BLAKE2b-512.' },
-  'audit.ptau_hash_mismatch': { what: 'The powers-of-tau file is not the one the auditor pinned.', next: 'Get the pinned file (or pin the right hash) and run the audit again.' },
-  'audit.ptau_inconsistent': { what: 'The powers-of-tau file’s prepared sections do not follow from its powers of tau.', next: 'Do not use this ceremony’s keys; the file may have been forged.' },
-  'audit.too_few_contributions': { what: 'A circuit was finalised with fewer contributions than the ceremony requires.', next: 'Do not use that circuit’s final key; its secret may be known.' },
-  'vkey.delta_equals_gamma': { what: 'A verification key never went through Phase 2 (its δ equals its γ): anyone can forge its proofs.', next: 'Do not deploy or use that key.' },
-  'contribution.identity_pattern_changed': REFUSED_FILE('some of its points are empty (the point at infinity) where the previous key’s are not, or the other way round; a real contribution never does that.'),
-  'finalise.too_few_contributions': { what: 'A circuit has fewer contributions than the ceremony requires, so it cannot be finalised yet.', next: 'Open the ceremony until every circuit has enough contributions.' },
+  'audit.ptau_unpinned': {
+    what: 'The audit does not know the powers-of-tau file: it is not a known public one and no hash was given for it.',
+    next: 'Check where the file comes from, then run the audit again with --ptau-hash and its BLAKE2b-512.',
+  },
+  'audit.ptau_hash_mismatch': {
+    what: 'The powers-of-tau file is not the one the auditor pinned.',
+    next: 'Get the pinned file (or pin the right hash) and run the audit again.',
+  },
+  'audit.ptau_inconsistent': {
+    what: 'The powers-of-tau file’s prepared sections do not follow from its powers of tau.',
+    next: 'Do not use this ceremony’s keys; the file may have been forged.',
+  },
+  'audit.too_few_contributions': {
+    what: 'A circuit was finalised with fewer contributions than the ceremony requires.',
+    next: 'Do not use that circuit’s final key; its secret may be known.',
+  },
+  'vkey.delta_equals_gamma': {
+    what: 'A verification key never went through Phase 2 (its δ equals its γ): anyone can forge its proofs.',
+    next: 'Do not deploy or use that key.',
+  },
+  'contribution.identity_pattern_changed': REFUSED_FILE(
+    'some of its points are empty (the point at infinity) where the previous key’s are not, or the other way round; a real contribution never does that.',
+  ),
+  'finalise.too_few_contributions': {
+    what: 'A circuit has fewer contributions than the ceremony requires, so it cannot be finalised yet.',
+    next: 'Open the ceremony until every circuit has enough contributions.',
+  },
   'receipt.malformed': {
     what: 'That is not a receipt: paste the receipts file this site gave you (or one receipt from it).',
     next: 'Check that you pasted the whole file, then try again.',
@@ -153,8 +315,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   },
   'receipt.not_in_transcript': {
     what: 'The public transcript does not record this contribution at this position with these hashes.',
-    next:
-      'Report it publicly with your receipt: the coordinator signed a contribution its public record does not hold.',
+    next: 'Report it publicly with your receipt: the coordinator signed a contribution its public record does not hold.',
   },
   'receipt.not_in_key': {
     what: 'The key does not descend from this contribution: its own history of contributions does not list it.',
@@ -165,7 +326,10 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     next: 'Report it publicly: the key was changed after the fact. Run the full audit for details.',
   },
   'r1cs.hash_mismatch': { what: 'A circuit file is not the one the ceremony’s configuration pins.', next: OPERATOR },
-  'audit.b2_outside_subgroup': { what: 'A published first key has points outside the group the proofs use, which would leak parts of every prover’s secrets.', next: OPERATOR },
+  'audit.b2_outside_subgroup': {
+    what: 'A published first key has points outside the group the proofs use, which would leak parts of every prover’s secrets.',
+    next: OPERATOR,
+  },
 };
 
 /**
@@ -175,6 +339,13 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
 export function terminalWords(code: string, serverMessage?: string | null): PlainWords {
   const known = (ERROR_MESSAGES as Record<string, ErrorWords | undefined>)[code];
   if (known) return { what: known.what, next: known.nextInTerminal ?? known.next };
-  if (code === 'network') return { what: 'The coordinator could not be reached.', next: 'Check your connection and the coordinator’s address; this command keeps trying for a while.' };
-  return { what: serverMessage ? `The coordinator answered: ${serverMessage}` : `Something went wrong (${code}).`, next: RERUN };
+  if (code === 'network')
+    return {
+      what: 'The coordinator could not be reached.',
+      next: 'Check your connection and the coordinator’s address; this command keeps trying for a while.',
+    };
+  return {
+    what: serverMessage ? `The coordinator answered: ${serverMessage}` : `Something went wrong (${code}).`,
+    next: RERUN,
+  };
 }

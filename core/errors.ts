@@ -114,9 +114,9 @@ export const ERROR_CODES = {
   // Coordinator server: requests, sign-in, lobby, uploads
   'request.invalid': PLAIN,
   'request.too_large': PLAIN,
-  'not_found': PLAIN,
+  not_found: PLAIN,
   /** Anything that is not a CoordinatorError: the details go to the coordinator's log, never out. */
-  'internal': PLAIN,
+  internal: PLAIN,
   'manifest.not_finalised': PLAIN,
   'auth.required': PLAIN,
   'auth.below_minimum': PLAIN,

@@ -11,7 +11,9 @@ import path from 'node:path';
 import { compileCircuit } from '../core/setup/compile-circuit.ts';
 import { loadCeremonyConfig } from '../core/config/ceremony-config.ts';
 
-const { values } = parseArgs({ options: { out: { type: 'string' }, wasm: { type: 'string' }, data: { type: 'string', default: 'ceremony-data' } } });
+const { values } = parseArgs({
+  options: { out: { type: 'string' }, wasm: { type: 'string' }, data: { type: 'string', default: 'ceremony-data' } },
+});
 const config = await loadCeremonyConfig(values.data!);
 for (const circuit of config.circuits) {
   const source = circuit.r1csPath.replace(/\.r1cs$/, '.circom');

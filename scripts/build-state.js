@@ -18,7 +18,16 @@ export const PARTS = {
   dist: {
     out: 'dist',
     stamp: 'dist/.build-stamp',
-    sources: ['core', 'cli', 'server', 'worker', 'types', 'scripts/start-test-network.ts', 'tsconfig.json', 'tsconfig.build.json'],
+    sources: [
+      'core',
+      'cli',
+      'server',
+      'worker',
+      'types',
+      'scripts/start-test-network.ts',
+      'tsconfig.json',
+      'tsconfig.build.json',
+    ],
   },
   web: {
     out: 'web/dist',

@@ -19,7 +19,9 @@ const args = process.argv.slice(2);
 const force = args.includes('--force');
 const unknown = args.filter((a) => a !== '--force' && !(a in PARTS));
 if (unknown.length > 0) {
-  process.stderr.write(`error [usage.invalid_arguments]: unknown build part ${unknown.map((a) => `"${a}"`).join(', ')} (expected: ${Object.keys(PARTS).join(', ')}, --force)\n`);
+  process.stderr.write(
+    `error [usage.invalid_arguments]: unknown build part ${unknown.map((a) => `"${a}"`).join(', ')} (expected: ${Object.keys(PARTS).join(', ')}, --force)\n`,
+  );
   process.exit(2);
 }
 const parts = args.filter((a) => a in PARTS);
@@ -34,7 +36,9 @@ function tool(relative, name) {
       process.stderr.write(`note: ${name} is not installed (dev dependencies omitted); skipping the build\n`);
       process.exit(0);
     }
-    process.stderr.write(`error [config.invalid]: ${name} is not installed; the build needs the dev dependencies (run \`npm install\`)\n`);
+    process.stderr.write(
+      `error [config.invalid]: ${name} is not installed; the build needs the dev dependencies (run \`npm install\`)\n`,
+    );
     process.exit(1);
   }
   return file;

@@ -26,7 +26,12 @@ const projectDir = path.resolve('ceremony-data');
 const demoDir = path.resolve('.demo');
 const config = await loadCeremonyConfig(projectDir);
 
-if (!(await stat(config.ptauPath).then(() => true, () => false))) {
+if (
+  !(await stat(config.ptauPath).then(
+    () => true,
+    () => false,
+  ))
+) {
   log(`making the development ptau ${config.ptau} (once; secret is public: test network only)…`);
   await createDevPtau(10, config.ptauPath);
 }

@@ -27,7 +27,7 @@ export function errorCodesDoc(): string {
     'Every refusal of the project carries one of these codes: the coordinator answers',
     '`{"error":{"code","message"}}` with the HTTP status below, the `ceremony` command prints',
     '`error [code]: message` and exits with the status below, and the browser app shows the plain words.',
-    'A code that **refuses a contribution** is a verifier\'s verdict on a candidate key: it can never be',
+    "A code that **refuses a contribution** is a verifier's verdict on a candidate key: it can never be",
     'the next link of its chain and is never retried; any other failure of a verifier is retried.',
     'How the codes are kept and where to find where one is sent: [http-api.md](http-api.md#errors),',
     '[development.md](development.md#3-find-where-a-refusal-code-is-sent).',

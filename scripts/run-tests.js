@@ -31,7 +31,16 @@ const TEST_TIMEOUT_MS = 10 * 60 * 1000;
 const runTests = (list, concurrency) =>
   spawnSync(
     node,
-    ['--import', 'tsx', '--import', './tests/setup.mjs', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${TEST_TIMEOUT_MS}`, ...list],
+    [
+      '--import',
+      'tsx',
+      '--import',
+      './tests/setup.mjs',
+      '--test',
+      `--test-concurrency=${concurrency}`,
+      `--test-timeout=${TEST_TIMEOUT_MS}`,
+      ...list,
+    ],
     { stdio: 'inherit' },
   ).status ?? 1;
 let status = otherFiles.length > 0 ? runTests(otherFiles, 2) : 0;

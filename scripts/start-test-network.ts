@@ -23,9 +23,17 @@ import { isLoopbackHost } from '../server/auth/demo-sign-in.ts';
 silenceSnarkjsHandleWarnings();
 const dataDir = process.env.CEREMONY_DATA ?? 'ceremony-data';
 const config = await loadCeremonyConfig(dataDir);
-if (!config.testNetwork) throw new Error(`${dataDir} is not a test-network ceremony; start a real one with \`ceremony serve\``);
-if (!(await stat(config.ptauPath).then(() => true, () => false))) {
-  process.stderr.write(`making the development ptau ${config.ptau} (once, ~15 s; its secret is public: test network only)\n`);
+if (!config.testNetwork)
+  throw new Error(`${dataDir} is not a test-network ceremony; start a real one with \`ceremony serve\``);
+if (
+  !(await stat(config.ptauPath).then(
+    () => true,
+    () => false,
+  ))
+) {
+  process.stderr.write(
+    `making the development ptau ${config.ptau} (once, ~15 s; its secret is public: test network only)\n`,
+  );
   await createDevPtau(10, config.ptauPath);
 }
 if ((await openCeremony(dataDir)).transcript.entries.length === 0) {
@@ -41,8 +49,12 @@ const coordinator = await startCoordinator(serverConfig, { webDir, coordinatorLi
 process.stdout.write(
   `coordinator listening on ${coordinator.url} (test network, demo sign-in on loopback)\n` +
     `  ceremony state: ${coordinator.url}/api/ceremony   transcript: ${coordinator.url}/api/transcript\n` +
-    (webDir ? `  contribute: ${coordinator.url}/   public page: ${coordinator.url}/ceremony/   console: ${coordinator.url}/console/\n` : '  (no browser app: run `npm run build` first)\n') +
-    (linkToken ? `  sign in as coordinator (this run only): ${coordinator.url}${COORDINATOR_LINK_PATH}?token=${linkToken}\n` : ''),
+    (webDir
+      ? `  contribute: ${coordinator.url}/   public page: ${coordinator.url}/ceremony/   console: ${coordinator.url}/console/\n`
+      : '  (no browser app: run `npm run build` first)\n') +
+    (linkToken
+      ? `  sign in as coordinator (this run only): ${coordinator.url}${COORDINATOR_LINK_PATH}?token=${linkToken}\n`
+      : ''),
 );
 const stop = (signal: string): void => {
   jsonLog.info('shutting down', { signal });

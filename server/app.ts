@@ -62,7 +62,9 @@ export function createApp(deps: AppDeps): express.Express {
   // First, so every request's bytes count, refusals by any later middleware included.
   if (deps.metrics) {
     const collector = deps.metrics.collector;
-    app.use(httpByteCounter((route, requestBytes, responseBytes) => collector.httpBytes(route, requestBytes, responseBytes)));
+    app.use(
+      httpByteCounter((route, requestBytes, responseBytes) => collector.httpBytes(route, requestBytes, responseBytes)),
+    );
   }
   app.use(securityHeaders({ https: deps.publicUrl?.startsWith('https:') ?? false }));
   app.use(deps.auth.sessionMiddleware);
@@ -75,10 +77,33 @@ export function createApp(deps: AppDeps): express.Express {
   // Before the app-wide parser: /auth parses its own bodies with a smaller limit (64 kB).
   app.use('/auth', deps.auth.router);
   app.use(express.json({ limit: '256kb' }));
-  app.use(createPublicRouter({ config: deps.config, lobby: deps.lobby, phase: deps.phase, constraints: deps.constraints, receiptPublicKeyPem: deps.receiptPublicKeyPem, ceremonyState: () => deps.service.ceremonyState(), diskSpace: () => deps.uploads.diskSpace(), log: deps.log }));
+  app.use(
+    createPublicRouter({
+      config: deps.config,
+      lobby: deps.lobby,
+      phase: deps.phase,
+      constraints: deps.constraints,
+      receiptPublicKeyPem: deps.receiptPublicKeyPem,
+      ceremonyState: () => deps.service.ceremonyState(),
+      diskSpace: () => deps.uploads.diskSpace(),
+      log: deps.log,
+    }),
+  );
   if (deps.metrics) app.use(createMetricsRouter({ metrics: deps.metrics.collector, token: deps.metrics.token }));
-  app.use(createContributorRouter({ ...deps, requireContributor: deps.auth.requireContributor, requireCsrf: deps.auth.requireCsrf }));
-  app.use(createCoordinatorRouter({ ...deps, requireCoordinator: deps.auth.requireCoordinator, requireCsrf: deps.auth.requireCsrf }));
+  app.use(
+    createContributorRouter({
+      ...deps,
+      requireContributor: deps.auth.requireContributor,
+      requireCsrf: deps.auth.requireCsrf,
+    }),
+  );
+  app.use(
+    createCoordinatorRouter({
+      ...deps,
+      requireCoordinator: deps.auth.requireCoordinator,
+      requireCsrf: deps.auth.requireCsrf,
+    }),
+  );
   if (deps.webDir) app.use(express.static(deps.webDir, { index: 'index.html', fallthrough: true }));
   app.use('/api', notFoundHandler);
   app.use(errorHandler(deps.log));

@@ -57,12 +57,18 @@ export class CeremonyPhaseStore {
 
   /** A coordinator's change between setup, open, paused and closed. Refused while finalising. */
   set(next: (typeof COORDINATOR_PHASES)[number], at: number): CeremonyPhase {
-    return this.db.transaction(() => {
-      const current = this.get();
-      if (current === 'finalising') throw new CoordinatorError('ceremony.locked', 'finalisation is running; the phase cannot change until it ends');
-      if (current === next) return current;
-      return this.move(current, next, at);
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const current = this.get();
+        if (current === 'finalising')
+          throw new CoordinatorError(
+            'ceremony.locked',
+            'finalisation is running; the phase cannot change until it ends',
+          );
+        if (current === next) return current;
+        return this.move(current, next, at);
+      })
+      .immediate();
   }
 
   /**
@@ -70,10 +76,12 @@ export class CeremonyPhaseStore {
    * ceremony.locked when a finalisation is already running.
    */
   beginFinalising(at: number): void {
-    this.db.transaction(() => {
-      this.requireFinalisable();
-      this.move('closed', 'finalising', at);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        this.requireFinalisable();
+        this.move('closed', 'finalising', at);
+      })
+      .immediate();
   }
 
   /** Throws unless a finalisation may begin: the ceremony is closed and none is running. */
@@ -81,15 +89,18 @@ export class CeremonyPhaseStore {
     const current = this.get();
     if (current === 'finalising') throw new CoordinatorError('ceremony.locked', 'finalisation is already running');
     if (current === 'finalised') throw new CoordinatorError('ceremony.finalised', 'the ceremony is already finalised');
-    if (current !== 'closed') throw new CoordinatorError('ceremony.not_closed', 'close the ceremony before finalising it');
+    if (current !== 'closed')
+      throw new CoordinatorError('ceremony.not_closed', 'close the ceremony before finalising it');
   }
 
   /** finalising → finalised when it succeeded, back to closed when it failed (it may be run again). */
   endFinalising(result: 'finalised' | 'failed', at: number): void {
-    this.db.transaction(() => {
-      this.move(this.get(), result === 'finalised' ? 'finalised' : 'closed', at);
-      if (result === 'finalised') this.statements.setInterrupted.run(null);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        this.move(this.get(), result === 'finalised' ? 'finalised' : 'closed', at);
+        if (result === 'finalised') this.statements.setInterrupted.run(null);
+      })
+      .immediate();
   }
 
   /**
@@ -98,12 +109,14 @@ export class CeremonyPhaseStore {
    * Returns whether it was.
    */
   recoverInterruptedFinalisation(at: number): boolean {
-    return this.db.transaction(() => {
-      if (this.get() !== 'finalising') return false;
-      this.move('finalising', 'closed', at);
-      this.statements.setInterrupted.run(at);
-      return true;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        if (this.get() !== 'finalising') return false;
+        this.move('finalising', 'closed', at);
+        this.statements.setInterrupted.run(at);
+        return true;
+      })
+      .immediate();
   }
 
   private move(current: CeremonyPhase, next: CeremonyPhase, at: number): CeremonyPhase {
@@ -123,6 +136,8 @@ function prepareStatements(db: Db) {
       'SELECT phase, finalisation_interrupted_at FROM ceremony_phase WHERE id = 1',
     ),
     update: db.prepare<[CeremonyPhase, number]>('UPDATE ceremony_phase SET phase = ?, updated_at = ? WHERE id = 1'),
-    setInterrupted: db.prepare<[number | null]>('UPDATE ceremony_phase SET finalisation_interrupted_at = ? WHERE id = 1'),
+    setInterrupted: db.prepare<[number | null]>(
+      'UPDATE ceremony_phase SET finalisation_interrupted_at = ? WHERE id = 1',
+    ),
   };
 }

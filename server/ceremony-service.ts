@@ -79,7 +79,10 @@ export class CeremonyService {
     this.stateReader = new CeremonyStateReader(deps.config.dataDir);
     deps.dispatcher.onOutcome((outcome) => {
       const work = this.applyOutcome(outcome).catch((error: unknown) => {
-        deps.log.warn('could not apply a verification outcome', { contributionId: outcome.contributionId, error: String(error) });
+        deps.log.warn('could not apply a verification outcome', {
+          contributionId: outcome.contributionId,
+          error: String(error),
+        });
       });
       this.pending.add(work);
       void work.finally(() => this.pending.delete(work));
@@ -147,7 +150,11 @@ export class CeremonyService {
       lobby.markSubmitted(upload.principal.id, upload.circuit, created.id);
       return created;
     })();
-    this.deps.log.info('contribution uploaded, verifying', { contributionId: row.id, circuit: row.circuit, contributor: row.contributorId });
+    this.deps.log.info('contribution uploaded, verifying', {
+      contributionId: row.id,
+      circuit: row.circuit,
+      contributor: row.contributorId,
+    });
     await this.deps.dispatcher.enqueue(await this.requestFor(row));
     return row;
   }
@@ -156,8 +163,17 @@ export class CeremonyService {
     const paths = ceremonyPaths(this.deps.config.dataDir);
     // The head's file hash, from the transcript, names its cached combination (one MSM per link).
     const chain = (await this.ceremonyState()).chains.get(row.circuit);
-    const head = row.headIndex === 0 ? chain?.init : chain?.contributions.find((entry) => entry.index === row.headIndex);
-    const challenge = head ? { challenge: { stateDir: stateDirFor(paths.dataDir), headFileHash: head.fileHash, candidateFileHash: row.fileHash } } : {};
+    const head =
+      row.headIndex === 0 ? chain?.init : chain?.contributions.find((entry) => entry.index === row.headIndex);
+    const challenge = head
+      ? {
+          challenge: {
+            stateDir: stateDirFor(paths.dataDir),
+            headFileHash: head.fileHash,
+            candidateFileHash: row.fileHash,
+          },
+        }
+      : {};
     return {
       contributionId: row.id,
       circuit: row.circuit,
@@ -192,8 +208,17 @@ export class CeremonyService {
           contributionHash: outcome.contributionHash,
           contributor: row.contributorName,
         });
-        this.recordVerdict(row, { event: 'committed', chainIndex: accepted.index, contributionHash: outcome.contributionHash });
-        log.info('contribution accepted', { contributionId: row.id, circuit: row.circuit, index: accepted.index, sinceUploadMs: clock.now() - row.createdAt });
+        this.recordVerdict(row, {
+          event: 'committed',
+          chainIndex: accepted.index,
+          contributionHash: outcome.contributionHash,
+        });
+        log.info('contribution accepted', {
+          contributionId: row.id,
+          circuit: row.circuit,
+          index: accepted.index,
+          sinceUploadMs: clock.now() - row.createdAt,
+        });
       } catch (error) {
         if (!isCoordinatorError(error)) {
           // Says nothing about the contribution (a disk error, say): the transcript tells whether
@@ -211,11 +236,20 @@ export class CeremonyService {
     // A verifier error's text (an OS error, a stack) names server paths and internals: it is
     // logged, and the contributor gets the code with plain words.
     if (outcome.status === 'error') log.warn('verification failed', { contributionId: row.id, error: outcome.message });
-    const refusal: { code: ErrorCode; message: string } = outcome.status === 'invalid'
-      ? { code: outcome.code, message: outcome.message }
-      : { code: 'verification.unavailable', message: 'the contribution could not be verified; please contribute again' };
+    const refusal: { code: ErrorCode; message: string } =
+      outcome.status === 'invalid'
+        ? { code: outcome.code, message: outcome.message }
+        : {
+            code: 'verification.unavailable',
+            message: 'the contribution could not be verified; please contribute again',
+          };
     await this.refuse(row, { event: outcome.status === 'invalid' ? 'refused' : 'unverifiable', ...refusal });
-    log.info('contribution refused', { contributionId: row.id, circuit: row.circuit, code: refusal.code, sinceUploadMs: clock.now() - row.createdAt });
+    log.info('contribution refused', {
+      contributionId: row.id,
+      circuit: row.circuit,
+      code: refusal.code,
+      sinceUploadMs: clock.now() - row.createdAt,
+    });
   }
 
   /**
@@ -263,7 +297,9 @@ export class CeremonyService {
   private observeVerdict(row: ContributionRow, refusalCode?: ErrorCode): void {
     const sinceUploadMs = this.deps.clock.now() - row.createdAt;
     this.deps.observer?.contributionDecided(
-      refusalCode === undefined ? { circuit: row.circuit, outcome: 'accepted', sinceUploadMs } : { circuit: row.circuit, outcome: 'refused', code: refusalCode, sinceUploadMs },
+      refusalCode === undefined
+        ? { circuit: row.circuit, outcome: 'accepted', sinceUploadMs }
+        : { circuit: row.circuit, outcome: 'refused', code: refusalCode, sinceUploadMs },
     );
   }
 
@@ -282,17 +318,31 @@ export class CeremonyService {
   }
 
   /** Settles a `verifying` contribution whose verdict was never applied (see the file comment). */
-  private async settleUnfinished(row: ContributionRow, state: CeremonyState, options: { reverify: boolean }): Promise<void> {
+  private async settleUnfinished(
+    row: ContributionRow,
+    state: CeremonyState,
+    options: { reverify: boolean },
+  ): Promise<void> {
     const { log } = this.deps;
     const committed = state.transcript.entries.find(
       (e) => e.type === 'contribution' && e.circuit === row.circuit && e.fileHash === row.fileHash,
     );
     if (committed && committed.type === 'contribution') {
-      this.recordVerdict(row, { event: 'committed', chainIndex: committed.index, contributionHash: committed.contributionHash });
+      this.recordVerdict(row, {
+        event: 'committed',
+        chainIndex: committed.index,
+        contributionHash: committed.contributionHash,
+      });
       log.info('recovered an accepted contribution', { contributionId: row.id, index: committed.index });
       return;
     }
-    if (options.reverify && (await hashFile(row.candidatePath).then((hash) => hash === row.fileHash, () => false))) {
+    if (
+      options.reverify &&
+      (await hashFile(row.candidatePath).then(
+        (hash) => hash === row.fileHash,
+        () => false,
+      ))
+    ) {
       log.info('re-enqueueing an unfinished verification', { contributionId: row.id });
       await this.deps.dispatcher.enqueue(await this.requestFor(row));
       return;

@@ -17,7 +17,11 @@ import { openDatabase, type Db } from './store/database.ts';
 import { Lobby } from './lobby/lobby.ts';
 import { ContributionStore } from './contributions/contribution-store.ts';
 import { ReceiptSigner } from './contributions/receipt-signer.ts';
-import { readReceiptPublicKey, RECEIPT_PUBLIC_KEY_FILE, writeReceiptPublicKey } from '../core/receipts/receipt-public-key-file.ts';
+import {
+  readReceiptPublicKey,
+  RECEIPT_PUBLIC_KEY_FILE,
+  writeReceiptPublicKey,
+} from '../core/receipts/receipt-public-key-file.ts';
 import { samePublicKey } from '../core/receipts/receipt-signature.ts';
 import { CeremonyPhaseStore } from './ceremony-phase.ts';
 import { CeremonyService, type ServiceLog } from './ceremony-service.ts';
@@ -62,28 +66,43 @@ export interface RunningCoordinator {
 /** The built browser app (`npm run build` → web/dist), or undefined when it has not been built. */
 export function builtWebDir(): string | undefined {
   // Compiled, this module is dist/server/start-coordinator.js: one folder deeper than its source.
-  const dir = fileURLToPath(new URL(import.meta.url.endsWith('.js') ? '../../web/dist/' : '../web/dist/', import.meta.url));
+  const dir = fileURLToPath(
+    new URL(import.meta.url.endsWith('.js') ? '../../web/dist/' : '../web/dist/', import.meta.url),
+  );
   return existsSync(`${dir}index.html`) ? dir : undefined;
 }
 
 /** Structured log lines (one JSON object per line) on stderr. */
 export const jsonLog: ServiceLog = {
-  info: (message, fields) => process.stderr.write(`${JSON.stringify({ level: 'info', time: new Date().toISOString(), message, ...fields })}\n`),
-  warn: (message, fields) => process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), message, ...fields })}\n`),
+  info: (message, fields) =>
+    process.stderr.write(`${JSON.stringify({ level: 'info', time: new Date().toISOString(), message, ...fields })}\n`),
+  warn: (message, fields) =>
+    process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), message, ...fields })}\n`),
 };
 
-export async function startCoordinator(serverConfig: ServerConfig, options: StartOptions = {}): Promise<RunningCoordinator> {
+export async function startCoordinator(
+  serverConfig: ServerConfig,
+  options: StartOptions = {},
+): Promise<RunningCoordinator> {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? jsonLog;
   const config = await loadCeremonyConfig(serverConfig.dataDir);
   const state = await openCeremony(config.dataDir);
   if ([...state.chains.values()].some((chain) => !chain.head)) {
-    throw new CoordinatorError('ceremony.not_initialised', `the ceremony in ${config.dataDir} is not initialised; run \`ceremony init --data ${config.dataDir}\` first`);
+    throw new CoordinatorError(
+      'ceremony.not_initialised',
+      `the ceremony in ${config.dataDir} is not initialised; run \`ceremony init --data ${config.dataDir}\` first`,
+    );
   }
   const constraints = new Map<string, number>();
-  for (const circuit of config.circuits) constraints.set(circuit.name, (await readR1csSummary(circuit.r1csPath)).nConstraints);
+  for (const circuit of config.circuits)
+    constraints.set(circuit.name, (await readR1csSummary(circuit.r1csPath)).nConstraints);
 
-  const auth = authConfigFromEnv(serverConfig.env, { publicUrl: serverConfig.publicUrl, testNetwork: config.testNetwork, host: serverConfig.host });
+  const auth = authConfigFromEnv(serverConfig.env, {
+    publicUrl: serverConfig.publicUrl,
+    testNetwork: config.testNetwork,
+    host: serverConfig.host,
+  });
   const receipts = await ReceiptSigner.fromKeyFile(serverConfig.receiptKeyFile);
   // A lost or replaced state/ makes a new signing key; publishing its half over the old one would
   // silently make every receipt already handed out fail to verify. The operator decides, by moving
@@ -111,17 +130,40 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     }
     phase.endFinalising('finalised', clock.now());
   } else if (phase.recoverInterruptedFinalisation(clock.now())) {
-    log.warn('a finalisation was interrupted by a stop; the ceremony is closed again and may be finalised again (with the same beacon)');
+    log.warn(
+      'a finalisation was interrupted by a stop; the ceremony is closed again and may be finalised again (with the same beacon)',
+    );
   }
   if (serverConfig.openOnStart && phase.get() === 'setup') phase.set('open', clock.now());
 
-  const lobby = new Lobby(db, { circuits: config.circuits.map((c) => c.name), isOpen: () => phase.get() === 'open', ...serverConfig.lobby }, clock);
+  const lobby = new Lobby(
+    db,
+    { circuits: config.circuits.map((c) => c.name), isOpen: () => phase.get() === 'open', ...serverConfig.lobby },
+    clock,
+  );
   const contributions = new ContributionStore(db);
   const dispatcher: VerificationDispatcher = serverConfig.redisUrl
     ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
     : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });
-  const metrics: CoordinatorMetrics = new CoordinatorMetrics({ config, lobby, phase, ceremonyState: () => service.ceremonyState(), diskSpace: () => uploads.diskSpace() });
-  const service = new CeremonyService({ config, db, clock, lobby, contributions, dispatcher, receipts, log, tickIntervalMs: options.tickIntervalMs, observer: metrics });
+  const metrics: CoordinatorMetrics = new CoordinatorMetrics({
+    config,
+    lobby,
+    phase,
+    ceremonyState: () => service.ceremonyState(),
+    diskSpace: () => uploads.diskSpace(),
+  });
+  const service = new CeremonyService({
+    config,
+    db,
+    clock,
+    lobby,
+    contributions,
+    dispatcher,
+    receipts,
+    log,
+    tickIntervalMs: options.tickIntervalMs,
+    observer: metrics,
+  });
 
   // Everything from here on is started inside the try, so that a failure anywhere (a bad auth
   // setting refused by createApp, a port in use) stops what was already started.
@@ -129,12 +171,27 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
   let rateLimitRedis: Redis | undefined;
   let server: Server;
   try {
-    uploads = new ContributionUploads({ config, lobby, service, clock, log, diskMarginBytes: serverConfig.uploads.diskMarginBytes, publicOrigin: serverConfig.publicUrl ? new URL(serverConfig.publicUrl).origin : undefined, onUploadFinished: (circuit, ms) => metrics.uploadFinished(circuit, ms) });
+    uploads = new ContributionUploads({
+      config,
+      lobby,
+      service,
+      clock,
+      log,
+      diskMarginBytes: serverConfig.uploads.diskMarginBytes,
+      publicOrigin: serverConfig.publicUrl ? new URL(serverConfig.publicUrl).origin : undefined,
+      onUploadFinished: (circuit, ms) => metrics.uploadFinished(circuit, ms),
+    });
     const sessions = new SessionStore(db, clock, auth.sessionTtlMs, auth);
     // Rate-limit counts are shared through Redis when there is one (every coordinator process sees them).
-    rateLimitRedis = serverConfig.redisUrl ? new Redis(serverConfig.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
+    rateLimitRedis = serverConfig.redisUrl
+      ? new Redis(serverConfig.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false })
+      : undefined;
     rateLimitRedis?.on('error', (error) => log.warn('rate-limit redis error', { error: error.message }));
-    const rateLimits = createRateLimits({ config: serverConfig.rateLimits, redis: rateLimitRedis, prefix: `ceremony:${config.id}` });
+    const rateLimits = createRateLimits({
+      config: serverConfig.rateLimits,
+      redis: rateLimitRedis,
+      prefix: `ceremony:${config.id}`,
+    });
     const app = createApp({
       config,
       clock,
@@ -152,7 +209,17 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
       trustProxy: serverConfig.trustProxy,
       metrics: { collector: metrics, token: serverConfig.metricsToken },
       auth: {
-        router: createAuthRouter({ db, clock, config: auth, ceremonyId: config.id, testNetwork: config.testNetwork, host: serverConfig.host, sessions, rateLimits, coordinatorLinkToken: options.coordinatorLinkToken }),
+        router: createAuthRouter({
+          db,
+          clock,
+          config: auth,
+          ceremonyId: config.id,
+          testNetwork: config.testNetwork,
+          host: serverConfig.host,
+          sessions,
+          rateLimits,
+          coordinatorLinkToken: options.coordinatorLinkToken,
+        }),
         sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),
         requireContributor,
         requireCoordinator,
@@ -162,7 +229,9 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     await service.start();
     server = await new Promise((resolve, reject) => {
       // Express 5 hands a listen error (EADDRINUSE, EACCES) to this callback.
-      const listening = app.listen(serverConfig.port, serverConfig.host, (error?: Error) => (error ? reject(error) : resolve(listening)));
+      const listening = app.listen(serverConfig.port, serverConfig.host, (error?: Error) =>
+        error ? reject(error) : resolve(listening),
+      );
     });
   } catch (error) {
     // Nothing may outlive a failed start: the verifier process or Redis connections would keep
@@ -175,13 +244,21 @@ export async function startCoordinator(serverConfig: ServerConfig, options: Star
     await releaseBn128();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES') {
-      throw new CoordinatorError('config.invalid', `cannot listen on ${serverConfig.host}:${serverConfig.port}: ${(error as Error).message}`);
+      throw new CoordinatorError(
+        'config.invalid',
+        `cannot listen on ${serverConfig.host}:${serverConfig.port}: ${(error as Error).message}`,
+      );
     }
     throw error;
   }
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  log.info('coordinator listening', { url, verification: serverConfig.redisUrl ? 'bullmq' : 'embedded', phase: phase.get(), ceremony: config.id });
+  log.info('coordinator listening', {
+    url,
+    verification: serverConfig.redisUrl ? 'bullmq' : 'embedded',
+    phase: phase.get(),
+    ceremony: config.id,
+  });
 
   let closing: Promise<void> | undefined;
   return {

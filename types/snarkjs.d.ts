@@ -11,8 +11,21 @@ declare module 'snarkjs' {
   }
   export namespace zKey {
     function newZKey(r1csPath: string, ptauPath: string, zkeyPath: string, logger?: Logger): Promise<unknown>;
-    function contribute(oldPath: string, newPath: string, name: string, entropy: string, logger?: Logger): Promise<Uint8Array>;
-    function beacon(oldPath: string, newPath: string, name: string, beaconHex: string, numIterationsExp: number, logger?: Logger): Promise<Uint8Array | false>;
+    function contribute(
+      oldPath: string,
+      newPath: string,
+      name: string,
+      entropy: string,
+      logger?: Logger,
+    ): Promise<Uint8Array>;
+    function beacon(
+      oldPath: string,
+      newPath: string,
+      name: string,
+      beaconHex: string,
+      numIterationsExp: number,
+      logger?: Logger,
+    ): Promise<Uint8Array | false>;
     function verifyFromInit(initPath: string, ptauPath: string, zkeyPath: string, logger?: Logger): Promise<boolean>;
     function verifyFromR1cs(r1csPath: string, ptauPath: string, zkeyPath: string, logger?: Logger): Promise<boolean>;
     function exportVerificationKey(zkeyPath: string, logger?: Logger): Promise<Record<string, unknown>>;
@@ -20,12 +33,24 @@ declare module 'snarkjs' {
   }
   export namespace powersOfTau {
     function newAccumulator(curve: unknown, power: number, path: string, logger?: Logger): Promise<unknown>;
-    function beacon(oldPath: string, newPath: string, name: string, beaconHex: string, numIterationsExp: number, logger?: Logger): Promise<unknown>;
+    function beacon(
+      oldPath: string,
+      newPath: string,
+      name: string,
+      beaconHex: string,
+      numIterationsExp: number,
+      logger?: Logger,
+    ): Promise<unknown>;
     function preparePhase2(oldPath: string, newPath: string, logger?: Logger): Promise<unknown>;
     function verify(ptauPath: string, logger?: Logger): Promise<boolean>;
   }
   export namespace groth16 {
-    function fullProve(input: Record<string, unknown>, wasmPath: string, zkeyPath: string, logger?: Logger): Promise<{ proof: unknown; publicSignals: string[] }>;
+    function fullProve(
+      input: Record<string, unknown>,
+      wasmPath: string,
+      zkeyPath: string,
+      logger?: Logger,
+    ): Promise<{ proof: unknown; publicSignals: string[] }>;
     function verify(vkey: unknown, publicSignals: string[], proof: unknown, logger?: Logger): Promise<boolean>;
   }
 }
@@ -82,5 +107,11 @@ declare module 'r1csfile' {
 }
 
 declare module '@iden3/binfileutils' {
-  export function readBinFile(path: string, type: string, maxVersion: number, cacheSize?: number, pageSize?: number): Promise<{ fd: { close(): Promise<void> }; sections: unknown }>;
+  export function readBinFile(
+    path: string,
+    type: string,
+    maxVersion: number,
+    cacheSize?: number,
+    pageSize?: number,
+  ): Promise<{ fd: { close(): Promise<void> }; sections: unknown }>;
 }

@@ -17,11 +17,18 @@
  */
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
-import { parseVerificationRequest, type FromEmbeddedVerifier, type ToEmbeddedVerifier } from '../core/verifier-contract/verifier-contract.ts';
+import {
+  parseVerificationRequest,
+  type FromEmbeddedVerifier,
+  type ToEmbeddedVerifier,
+} from '../core/verifier-contract/verifier-contract.ts';
 import { verifyRequest } from './verify-request.ts';
 
 function describe(error: unknown): string {
-  if (error instanceof Error) return (error as NodeJS.ErrnoException).code ? `${(error as NodeJS.ErrnoException).code}: ${error.message}` : error.message;
+  if (error instanceof Error)
+    return (error as NodeJS.ErrnoException).code
+      ? `${(error as NodeJS.ErrnoException).code}: ${error.message}`
+      : error.message;
   return String(error);
 }
 
@@ -66,7 +73,8 @@ function onMessage(message: ToEmbeddedVerifier): void {
   else if (message.type === 'shutdown') void shutdown();
 }
 
-if (!process.send) throw new Error('embedded-verifier.ts runs only as the coordinator\'s child process (forked with an IPC channel)');
+if (!process.send)
+  throw new Error("embedded-verifier.ts runs only as the coordinator's child process (forked with an IPC channel)");
 silenceSnarkjsHandleWarnings();
 process.on('message', onMessage);
 process.once('disconnect', () => void shutdown());

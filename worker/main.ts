@@ -35,13 +35,17 @@ export interface FailedAttempt {
 export function failedAttemptLine(job: FailedAttempt | undefined, error: Error & { code?: unknown }): string {
   const attempts = job?.opts.attempts ?? 1;
   const made = job?.attemptsMade ?? 0;
-  const fate = error.name === 'UnrecoverableError' ? 'not retried' : made < attempts ? 'will be retried' : 'no attempts left';
+  const fate =
+    error.name === 'UnrecoverableError' ? 'not retried' : made < attempts ? 'will be retried' : 'no attempts left';
   const code = typeof error.code === 'string' ? `${error.code}: ` : '';
   return `${jobLabel(job)} (job ${job?.id ?? '?'}): attempt ${made} of ${attempts} failed, ${fate}: ${code}${error.message}`;
 }
 
 /** Runs a worker with `config` until a stop signal; resolves once it has shut down. */
-export async function runVerificationWorker(config: WorkerConfig, signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): Promise<void> {
+export async function runVerificationWorker(
+  config: WorkerConfig,
+  signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'],
+): Promise<void> {
   const worker = startVerificationWorker(config);
   worker.on('active', (job) => log(`${jobLabel(job)}: verifying`));
   worker.on('completed', (job, outcome) => log(`${jobLabel(job)}: ${outcome.status}`));
@@ -49,7 +53,9 @@ export async function runVerificationWorker(config: WorkerConfig, signals: NodeJ
   // A job whose worker stopped renewing its lock (died, or its event loop was blocked for longer
   // than the lock lasts) goes back to the queue; the second time it fails ('job stalled more than
   // allowable limit'), so a stall must be visible where it happens.
-  worker.on('stalled', (jobId) => log(`job ${jobId}: stalled (its lock expired), queued again or failed if it stalled before`));
+  worker.on('stalled', (jobId) =>
+    log(`job ${jobId}: stalled (its lock expired), queued again or failed if it stalled before`),
+  );
 
   const stopped = new Promise<NodeJS.Signals>((resolve) => {
     for (const signal of signals) process.once(signal, () => resolve(signal));

@@ -64,15 +64,24 @@ async function processVerification(job: VerificationJob): Promise<VerificationOu
 }
 
 /** Starts a worker on the queue; it runs until `close()`d. */
-export function startVerificationWorker(options: VerificationWorkerOptions): Worker<unknown, VerificationOutcome, string> {
-  const worker = new Worker<unknown, VerificationOutcome, string>(options.queueName ?? DEFAULT_VERIFICATION_QUEUE, processVerification, {
-    connection: { url: options.redisUrl },
-    name: options.name ?? `${hostname()}:${process.pid}`,
-    concurrency: options.concurrency ?? 1,
-    lockDuration: options.lockDurationMs ?? 30_000,
-    stalledInterval: options.stalledIntervalMs ?? 30_000,
-    maxStalledCount: options.maxStalledCount ?? 1,
-  });
-  worker.on('error', options.onError ?? ((error) => void process.stderr.write(`verification worker: ${error.message}\n`)));
+export function startVerificationWorker(
+  options: VerificationWorkerOptions,
+): Worker<unknown, VerificationOutcome, string> {
+  const worker = new Worker<unknown, VerificationOutcome, string>(
+    options.queueName ?? DEFAULT_VERIFICATION_QUEUE,
+    processVerification,
+    {
+      connection: { url: options.redisUrl },
+      name: options.name ?? `${hostname()}:${process.pid}`,
+      concurrency: options.concurrency ?? 1,
+      lockDuration: options.lockDurationMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? 30_000,
+      maxStalledCount: options.maxStalledCount ?? 1,
+    },
+  );
+  worker.on(
+    'error',
+    options.onError ?? ((error) => void process.stderr.write(`verification worker: ${error.message}\n`)),
+  );
   return worker;
 }

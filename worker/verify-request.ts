@@ -13,8 +13,16 @@
 import { isCoordinatorError } from '../core/errors.ts';
 import { verifyLinkFromHead, type LinkVerdict } from '../core/link-check/verify-link-from-head.ts';
 import { circuitChallengeKey, linkChallengeSeed } from '../core/link-check/link-challenge.ts';
-import { readCachedCombination, writeCachedCombination, type LinkCombination } from '../core/link-check/link-combination-cache.ts';
-import { isRefusalCode, type DecidedOutcome, type VerificationRequest } from '../core/verifier-contract/verifier-contract.ts';
+import {
+  readCachedCombination,
+  writeCachedCombination,
+  type LinkCombination,
+} from '../core/link-check/link-combination-cache.ts';
+import {
+  isRefusalCode,
+  type DecidedOutcome,
+  type VerificationRequest,
+} from '../core/verifier-contract/verifier-contract.ts';
 
 // Refusals reach the contributor: files are named by role, never by the coordinator's paths.
 const LINK_LABELS = { prev: 'the chain head', next: 'the uploaded key' };
@@ -24,16 +32,21 @@ async function verifyWithChallenge(request: VerificationRequest): Promise<LinkVe
   if (!challenge) return verifyLinkFromHead(request.headZkeyPath, request.candidatePath, { labels: LINK_LABELS });
   const key = circuitChallengeKey(await linkChallengeSeed(challenge.stateDir), request.circuit);
   const head = await readCachedCombination(challenge.stateDir, key, challenge.headFileHash);
-  const link = await verifyLinkFromHead(request.headZkeyPath, request.candidatePath, { labels: LINK_LABELS, challenge: head ? { key, head } : { key } });
+  const link = await verifyLinkFromHead(request.headZkeyPath, request.candidatePath, {
+    labels: LINK_LABELS,
+    challenge: head ? { key, head } : { key },
+  });
   // Cached before the verdict leaves, since the next verification on this circuit has this
   // candidate as head; the head's too when it had to be computed (after a restart, or for
   // contribution 0). A cache that cannot be written only costs a later verification its second MSM.
   const entries: Array<[string, LinkCombination]> = [[challenge.candidateFileHash, link.combination]];
   if (link.headCombination) entries.push([challenge.headFileHash, link.headCombination]);
   for (const [fileHash, combination] of entries) {
-    await writeCachedCombination(challenge.stateDir, key, fileHash, combination).catch((error: NodeJS.ErrnoException) => {
-      process.stderr.write(`verifier: could not cache a link combination (${error.code ?? error.name})\n`);
-    });
+    await writeCachedCombination(challenge.stateDir, key, fileHash, combination).catch(
+      (error: NodeJS.ErrnoException) => {
+        process.stderr.write(`verifier: could not cache a link combination (${error.code ?? error.name})\n`);
+      },
+    );
   }
   return link;
 }

@@ -30,7 +30,11 @@ const workerEnvSchema = z.object({
     .string({ required_error: 'is required (or pass --redis URL)' })
     .url()
     .refine((url) => /^rediss?:$/.test(new URL(url).protocol), { message: 'must be a redis:// or rediss:// URL' }),
-  VERIFICATION_QUEUE: z.string().min(1).regex(/^[^:]+$/, 'must not contain ":"').default(DEFAULT_VERIFICATION_QUEUE),
+  VERIFICATION_QUEUE: z
+    .string()
+    .min(1)
+    .regex(/^[^:]+$/, 'must not contain ":"')
+    .default(DEFAULT_VERIFICATION_QUEUE),
   WORKER_CONCURRENCY: integerString(1, 64).default(1),
   WORKER_LOCK_DURATION_MS: integerString(1000, 3_600_000).default(30_000),
   WORKER_STALLED_INTERVAL_MS: integerString(500, 3_600_000).default(30_000),

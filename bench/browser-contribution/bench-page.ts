@@ -19,7 +19,11 @@ async function benchContribute(zkeyUrl: string, outputUrl: string): Promise<Brow
 
   const computeStart = performance.now();
   // Progress is ignored: the app only paints it, which is not part of the work being timed.
-  const { zkey, hash } = await computeContribution({ head, name: 'bench', typedEntropy: '' }, () => {}, new AbortController().signal);
+  const { zkey, hash } = await computeContribution(
+    { head, name: 'bench', typedEntropy: '' },
+    () => {},
+    new AbortController().signal,
+  );
   const computeMs = performance.now() - computeStart;
 
   // In slices, as the app's tus upload does: Chromium hands every request body to the DevTools
@@ -30,7 +34,13 @@ async function benchContribute(zkeyUrl: string, outputUrl: string): Promise<Brow
     const upload = await fetch(`${outputUrl}?offset=${offset}`, { method: 'PUT', body: slice });
     if (!upload.ok) throw new Error(`PUT ${outputUrl}?offset=${offset} answered ${upload.status}`);
   }
-  return { downloadMs, computeMs, hash, outputBytes: zkey.byteLength, hardwareConcurrency: navigator.hardwareConcurrency };
+  return {
+    downloadMs,
+    computeMs,
+    hash,
+    outputBytes: zkey.byteLength,
+    hardwareConcurrency: navigator.hardwareConcurrency,
+  };
 }
 
 (globalThis as unknown as BenchPageGlobal).benchContribute = benchContribute;

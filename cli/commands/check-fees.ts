@@ -18,12 +18,21 @@ export function checkFeesCommand(): Command {
   return new Command('check-fees')
     .description('check the published fees against the pools (withdrawFeeBps) and the relayer (/quote, /gas/quote)')
     .argument('<targets.json>', '{"pools": [{"name", "rpcUrl", "address"}, …], "relayer": "<base URL>"}')
-    .addOption(new Option('--schedule <file>', 'published fee schedule to compare with (default: the one shipped, core/fees/published-fees.json)'))
-    .addOption(new Option('--timeout-ms <n>', 'bound of each RPC call and relayer request').argParser(parseTimeoutMs).default(DEFAULT_FEE_TIMEOUT_MS))
+    .addOption(
+      new Option(
+        '--schedule <file>',
+        'published fee schedule to compare with (default: the one shipped, core/fees/published-fees.json)',
+      ),
+    )
+    .addOption(
+      new Option('--timeout-ms <n>', 'bound of each RPC call and relayer request')
+        .argParser(parseTimeoutMs)
+        .default(DEFAULT_FEE_TIMEOUT_MS),
+    )
     .addHelpText(
       'after',
       '\nPrints one line per claim: name, live value, published value, "match" or "MISMATCH"; reasons go to stderr.\n' +
-        "Where a relayer answer differs, it is the current fee and the line says the schedule is out of date.\n" +
+        'Where a relayer answer differs, it is the current fee and the line says the schedule is out of date.\n' +
         'Exit status: 0 every claim matches, 1 any MISMATCH or unreadable value, 2 usage or input file error.',
     )
     .action(async (targetsPath: string, options: { schedule?: string; timeoutMs: number }) => {

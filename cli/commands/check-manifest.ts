@@ -11,7 +11,7 @@ export function checkManifestCommand(): Command {
     .argument('<dir>', 'directory of the final keys, <circuit>.zkey (VerifierTreeUpdate → treeUpdate.zkey)')
     .addHelpText(
       'after',
-      '\nEach key\'s verification key is exported from <circuit>.zkey; only when that file is absent is\n' +
+      "\nEach key's verification key is exported from <circuit>.zkey; only when that file is absent is\n" +
         '<circuit>.vkey.json used instead, with a warning. Prints "NAME match" or "NAME MISMATCH" per\n' +
         'verifier; reasons go to stderr. Exit status: 0 every verifier matches, 1 any MISMATCH,\n' +
         '2 usage or input file error.',

@@ -10,10 +10,13 @@ export function devPtauCommand(): Command {
     .argument('<out>', 'path of the .ptau file to write')
     .action(async (out: string, options: { power: string }) => {
       const power = Number(options.power);
-      if (!Number.isInteger(power)) throw new CoordinatorError('usage.invalid_arguments', `--power must be an integer, got "${options.power}"`);
+      if (!Number.isInteger(power))
+        throw new CoordinatorError('usage.invalid_arguments', `--power must be an integer, got "${options.power}"`);
       const started = Date.now();
       await withStderrProgress((progress) => createDevPtau(power, out, progress));
-      process.stderr.write(`WARNING: ${out} has a publicly known secret. Use it for test networks only, never for mainnet keys.\n`);
+      process.stderr.write(
+        `WARNING: ${out} has a publicly known secret. Use it for test networks only, never for mainnet keys.\n`,
+      );
       process.stdout.write(`${out} (power ${power}) written in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     });
 }

@@ -6,7 +6,9 @@ import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 
 export function finaliseCommand(): Command {
   return new Command('finalise')
-    .description('apply the random beacon to every head; write final keys, verification keys, Solidity verifiers and the delta manifest')
+    .description(
+      'apply the random beacon to every head; write final keys, verification keys, Solidity verifiers and the delta manifest',
+    )
     .requiredOption('--beacon <hex>', 'random beacon value, hexadecimal (announced before it was known)')
     .requiredOption('--iterations <n>', 'the beacon is hashed 2^n times (10..63)')
     .addOption(dataDirOption())
@@ -19,7 +21,9 @@ export function finaliseCommand(): Command {
       const beacon = parseBeaconParameters(options.beacon, options.iterations);
       const result = await withStderrProgress((progress) => finaliseCeremony(options.data, beacon, progress));
       for (const c of result.circuits) {
-        process.stdout.write(`${c.circuit} final (${c.contributions} contributions + beacon) contribution hash ${c.contributionHash}\n`);
+        process.stdout.write(
+          `${c.circuit} final (${c.contributions} contributions + beacon) contribution hash ${c.contributionHash}\n`,
+        );
       }
       process.stdout.write(`manifest written to ${result.manifestPath}\n`);
     });

@@ -10,7 +10,9 @@ export function initCommand(): Command {
     .action(async (options: { data: string }) => {
       const circuits = await withStderrProgress((progress) => initCeremony(options.data, progress));
       for (const c of circuits) {
-        process.stdout.write(`${c.circuit} initialised: ${c.constraints} constraints, ${c.publicInputs} public inputs, circuit hash ${c.circuitHash}\n`);
+        process.stdout.write(
+          `${c.circuit} initialised: ${c.constraints} constraints, ${c.publicInputs} public inputs, circuit hash ${c.circuitHash}\n`,
+        );
       }
     });
 }

@@ -6,7 +6,9 @@ import { builtWebDir, startCoordinator, jsonLog } from '../../server/start-coord
 
 export function serveCommand(): Command {
   return new Command('serve')
-    .description('run the coordinator server (sign-in, queues, uploads, verification, transcript API); config from the environment')
+    .description(
+      'run the coordinator server (sign-in, queues, uploads, verification, transcript API); config from the environment',
+    )
     .option('--data <dir>', 'ceremony data folder (env CEREMONY_DATA, default ceremony-data)')
     .option('--port <n>', 'port to listen on (env PORT, default 8080)')
     .option('--host <host>', 'interface to listen on (env HOST, default 127.0.0.1)')
@@ -30,7 +32,10 @@ export function serveCommand(): Command {
       // Without the app, /, /ceremony/ and /console/ would answer Express's bare "Cannot GET".
       const webDir = builtWebDir();
       if (webDir === undefined) {
-        throw new CoordinatorError('config.invalid', 'the browser app is not built (web/dist is missing); run `npm run build` in the project folder, then start again');
+        throw new CoordinatorError(
+          'config.invalid',
+          'the browser app is not built (web/dist is missing); run `npm run build` in the project folder, then start again',
+        );
       }
       const coordinator = await startCoordinator(config, { webDir });
       process.stdout.write(`coordinator listening on ${coordinator.url}\n`);

@@ -7,7 +7,9 @@ import { verifyLinkFromHead } from '../../core/link-check/verify-link-from-head.
 
 export function verifyLinkCommand(): Command {
   return new Command('verify-link')
-    .description('check that NEXT is a valid next link on the already-verified PREV (no r1cs or ptau needed); prints the contribution hash')
+    .description(
+      'check that NEXT is a valid next link on the already-verified PREV (no r1cs or ptau needed); prints the contribution hash',
+    )
     .argument('<prev>', 'the verified head zkey')
     .argument('<next>', 'the candidate zkey')
     .option('--beacon <hex>', 'NEXT must be the final beacon contribution with this beacon (hexadecimal)')
@@ -16,11 +18,16 @@ export function verifyLinkCommand(): Command {
       if ((options.beacon === undefined) !== (options.iterations === undefined)) {
         throw new CoordinatorError('usage.invalid_arguments', '--beacon and --iterations go together');
       }
-      const expect: LinkExpectation = options.beacon !== undefined ? { kind: 'beacon', ...parseBeaconParameters(options.beacon, options.iterations!) } : { kind: 'random' };
+      const expect: LinkExpectation =
+        options.beacon !== undefined
+          ? { kind: 'beacon', ...parseBeaconParameters(options.beacon, options.iterations!) }
+          : { kind: 'random' };
       // The sums run on the kernel's threads; the curve only does pairings here.
       preferSingleThreadedBn128();
       const link = await verifyLinkFromHead(prev, next, { expect, sumsDuringStructureCheck: true });
       process.stdout.write(`${link.contributionHash}\n`);
-      process.stderr.write(`valid: contribution #${link.index}${link.recordedName ? ` by "${link.recordedName}"` : ''} extends ${prev}\n`);
+      process.stderr.write(
+        `valid: contribution #${link.index}${link.recordedName ? ` by "${link.recordedName}"` : ''} extends ${prev}\n`,
+      );
     });
 }

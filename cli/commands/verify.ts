@@ -11,6 +11,8 @@ export function verifyCommand(): Command {
     .action(async (circuit: string, file: string, options: { data: string }) => {
       const link = await verifyCandidate(options.data, circuit, file);
       process.stdout.write(`${link.contributionHash}\n`);
-      process.stderr.write(`valid: contribution #${link.index}${link.recordedName ? ` by "${link.recordedName}"` : ''} extends the head of ${circuit}\n`);
+      process.stderr.write(
+        `valid: contribution #${link.index}${link.recordedName ? ` by "${link.recordedName}"` : ''} extends the head of ${circuit}\n`,
+      );
     });
 }

@@ -6,7 +6,7 @@ import { runVerificationWorker } from '../../worker/main.ts';
 
 export function workerCommand(): Command {
   return new Command('worker')
-    .description('run a verification worker on the coordinator\'s Redis queue (until SIGTERM)')
+    .description("run a verification worker on the coordinator's Redis queue (until SIGTERM)")
     .option('--redis <url>', 'Redis URL (default: $REDIS_URL)')
     .option('--concurrency <n>', 'verifications run at once (default: $WORKER_CONCURRENCY or 1)')
     .addHelpText(
@@ -22,8 +22,13 @@ export function workerCommand(): Command {
     )
     .action(async (options: { redis?: string; concurrency?: string }) => {
       if (options.concurrency !== undefined && !/^[1-9][0-9]*$/.test(options.concurrency)) {
-        throw new CoordinatorError('usage.invalid_arguments', `--concurrency must be a positive integer, got "${options.concurrency}"`);
+        throw new CoordinatorError(
+          'usage.invalid_arguments',
+          `--concurrency must be a positive integer, got "${options.concurrency}"`,
+        );
       }
-      await runVerificationWorker(loadWorkerConfig(process.env, { redisUrl: options.redis, concurrency: options.concurrency }));
+      await runVerificationWorker(
+        loadWorkerConfig(process.env, { redisUrl: options.redis, concurrency: options.concurrency }),
+      );
     });
 }

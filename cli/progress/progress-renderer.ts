@@ -69,7 +69,10 @@ function stageFigures(part: NonNullable<CircuitState['part']>): { percent: strin
   return { percent, rate: formatRate(perSecond), eta: formatDuration(((part.total - part.done) * 1000) / perSecond) };
 }
 
-export function createProgressRenderer(stream: ProgressStream, options: ProgressRendererOptions = {}): ProgressRenderer {
+export function createProgressRenderer(
+  stream: ProgressStream,
+  options: ProgressRendererOptions = {},
+): ProgressRenderer {
   const now = options.now ?? Date.now;
   const redrawIntervalMs = options.redrawIntervalMs ?? 100;
   const plainIntervalMs = options.plainIntervalMs ?? 30_000;
@@ -114,7 +117,8 @@ export function createProgressRenderer(stream: ProgressStream, options: Progress
       return;
     }
     const complete = event.type === 'count' && event.done === event.total;
-    if (event.type === 'step' || live !== event.circuit || complete || now() - lastDrawAt >= redrawIntervalMs) draw(event.circuit, state);
+    if (event.type === 'step' || live !== event.circuit || complete || now() - lastDrawAt >= redrawIntervalMs)
+      draw(event.circuit, state);
   };
 
   const onPlain = (event: ProgressEvent, state: CircuitState): void => {
@@ -125,7 +129,9 @@ export function createProgressRenderer(stream: ProgressStream, options: Progress
       stream.write(`… ${event.circuit}: done in ${formatDuration(now() - state.startedAt)}\n`);
     } else if (now() - state.lastPlainAt >= plainIntervalMs) {
       const { percent, rate, eta } = stageFigures(state.part!);
-      stream.write(`… ${event.circuit}: ${event.part} ${percent}${rate ? ` (${rate}${eta ? `, ETA ${eta}` : ''})` : ''}\n`);
+      stream.write(
+        `… ${event.circuit}: ${event.part} ${percent}${rate ? ` (${rate}${eta ? `, ETA ${eta}` : ''})` : ''}\n`,
+      );
       state.lastPlainAt = now();
     }
   };
@@ -138,7 +144,14 @@ export function createProgressRenderer(stream: ProgressStream, options: Progress
     } else if (event.type === 'count') {
       const t = now();
       if (state.part?.name !== event.part || event.done < state.part.done) {
-        state.part = { name: event.part, firstAt: t, firstDone: event.done, done: event.done, total: event.total, at: t };
+        state.part = {
+          name: event.part,
+          firstAt: t,
+          firstDone: event.done,
+          done: event.done,
+          total: event.total,
+          at: t,
+        };
       } else {
         Object.assign(state.part, { done: event.done, total: event.total, at: t });
       }

@@ -5,7 +5,10 @@
 import type { Progress } from '../../core/ceremony/progress.ts';
 import { createProgressRenderer } from './progress-renderer.ts';
 
-export async function withStderrProgress<T>(work: (progress: Progress) => Promise<T>, options: { quiet?: boolean } = {}): Promise<T> {
+export async function withStderrProgress<T>(
+  work: (progress: Progress) => Promise<T>,
+  options: { quiet?: boolean } = {},
+): Promise<T> {
   if (options.quiet) return work(() => {});
   const renderer = createProgressRenderer(process.stderr);
   try {

@@ -287,9 +287,7 @@ async function auditChain(
     );
   }
   return {
-    summary:
-      `${contributions} + beacon verified, ` +
-      `final contribution hash ${link.contributionHash.slice(0, 16)}…`,
+    summary: `${contributions} + beacon verified, ` + `final contribution hash ${link.contributionHash.slice(0, 16)}…`,
     manifestEntry: deltaEntryFromVerificationKey(vkey),
   };
 }

@@ -15,7 +15,7 @@ export class ShortReadError extends RangeError {
 
 /** Fills the whole of `target` with the bytes of the file from `position`. */
 export async function readExactlyInto(handle: FileHandle, target: Uint8Array, position: number): Promise<void> {
-  for (let done = 0; done < target.byteLength; ) {
+  for (let done = 0; done < target.byteLength;) {
     const { bytesRead } = await handle.read(target, done, target.byteLength - done, position + done);
     if (bytesRead === 0) throw new ShortReadError();
     done += bytesRead;

@@ -38,7 +38,12 @@ const ENTRY_BYTES = 12;
  * which must start with `magic`. Checks that every section lies within the file and that no id
  * appears twice; `expectedCount`, when given, is the exact number of sections the format has.
  */
-export async function readSectionTable(handle: FileHandle, fileSize: number, magic: string, expectedCount?: number): Promise<SectionTable> {
+export async function readSectionTable(
+  handle: FileHandle,
+  fileSize: number,
+  magic: string,
+  expectedCount?: number,
+): Promise<SectionTable> {
   if (fileSize < HEAD_BYTES) throw new SectionTableError(`file is too short to hold a ${magic} header`);
   const head = await readExactly(handle, 0, HEAD_BYTES);
   if (head.toString('latin1', 0, 4) !== magic) throw new SectionTableError(`missing "${magic}" magic bytes`);
@@ -56,7 +61,8 @@ export async function readSectionTable(handle: FileHandle, fileSize: number, mag
     const size = Number(entry.readBigUInt64LE(4));
     position += ENTRY_BYTES;
     if (sections.has(id)) throw new SectionTableError(`section ${id} appears twice`);
-    if (position + size > fileSize) throw new SectionTableError(`truncated: section ${id} runs past the end of the file`);
+    if (position + size > fileSize)
+      throw new SectionTableError(`truncated: section ${id} runs past the end of the file`);
     sections.set(id, { offset: position, size });
     position += size;
   }

@@ -28,7 +28,12 @@ export interface AcceptedContribution {
 }
 
 /** Verifies a candidate against the current head of a chain, changing nothing. */
-async function verifyAgainstHead(state: CeremonyState, chain: CircuitChain, candidatePath: string, progress: Progress = silentProgress): Promise<VerifiedLink> {
+async function verifyAgainstHead(
+  state: CeremonyState,
+  chain: CircuitChain,
+  candidatePath: string,
+  progress: Progress = silentProgress,
+): Promise<VerifiedLink> {
   return verifyLinkFromInit({
     initZkeyPath: state.paths.zkeyPath(chain.circuit.name, 0),
     ptauPath: state.config.ptauPath,
@@ -40,7 +45,10 @@ async function verifyAgainstHead(state: CeremonyState, chain: CircuitChain, cand
 
 function refuseIfClosed(state: CeremonyState, chain: CircuitChain): void {
   if (state.finalised || chain.beacon) {
-    throw new CoordinatorError('ceremony.finalised', `circuit ${chain.circuit.name} is finalised; it takes no more contributions`);
+    throw new CoordinatorError(
+      'ceremony.finalised',
+      `circuit ${chain.circuit.name} is finalised; it takes no more contributions`,
+    );
   }
 }
 
@@ -52,16 +60,31 @@ async function removeLeftovers(chainDir: string): Promise<void> {
 
 type LinkVerifier = (state: CeremonyState, chain: CircuitChain, candidatePath: string) => Promise<VerifiedLink>;
 
-async function commitStagedLink(state: CeremonyState, chain: CircuitChain, staged: string, contributor: string, verify: LinkVerifier = verifyAgainstHead): Promise<AcceptedContribution> {
+async function commitStagedLink(
+  state: CeremonyState,
+  chain: CircuitChain,
+  staged: string,
+  contributor: string,
+  verify: LinkVerifier = verifyAgainstHead,
+): Promise<AcceptedContribution> {
   const link = await verify(state, chain, staged);
-  return commitLink(state, chain, staged, { contributor, contributionHash: link.contributionHash, fileHash: await hashFile(staged) });
+  return commitLink(state, chain, staged, {
+    contributor,
+    contributionHash: link.contributionHash,
+    fileHash: await hashFile(staged),
+  });
 }
 
 /**
  * The commit itself: the staged file becomes the next index (flushed, renamed), then the
  * transcript entry is written, which is the commit point (see the module header).
  */
-async function commitLink(state: CeremonyState, chain: CircuitChain, staged: string, link: { contributor: string; contributionHash: string; fileHash: string }): Promise<AcceptedContribution> {
+async function commitLink(
+  state: CeremonyState,
+  chain: CircuitChain,
+  staged: string,
+  link: { contributor: string; contributionHash: string; fileHash: string },
+): Promise<AcceptedContribution> {
   const index = chain.headIndex + 1;
   const target = state.paths.zkeyPath(chain.circuit.name, index);
   await commitFile(staged, target);
@@ -69,7 +92,11 @@ async function commitLink(state: CeremonyState, chain: CircuitChain, staged: str
   return { circuit: chain.circuit.name, index, ...link, path: target };
 }
 
-async function withChain<T>(dataDir: string, circuitName: string, work: (state: CeremonyState, chain: CircuitChain, stagedPath: string) => Promise<T>): Promise<T> {
+async function withChain<T>(
+  dataDir: string,
+  circuitName: string,
+  work: (state: CeremonyState, chain: CircuitChain, stagedPath: string) => Promise<T>,
+): Promise<T> {
   return withCeremonyLock(ceremonyPaths(dataDir).lockPath, async () => {
     const state = await openCeremony(dataDir);
     const chain = requireChain(state, circuitName);
@@ -91,7 +118,12 @@ async function withChain<T>(dataDir: string, circuitName: string, work: (state: 
  * into the chain folder first and the copy is what gets verified and committed, so the bytes
  * checked are the bytes kept.
  */
-export async function acceptContribution(dataDir: string, circuitName: string, candidatePath: string, contributor: string): Promise<AcceptedContribution> {
+export async function acceptContribution(
+  dataDir: string,
+  circuitName: string,
+  candidatePath: string,
+  contributor: string,
+): Promise<AcceptedContribution> {
   return withChain(dataDir, circuitName, async (state, chain, staged) => {
     await copyFile(candidatePath, staged);
     return commitStagedLink(state, chain, staged, contributor);
@@ -103,19 +135,27 @@ export async function acceptContribution(dataDir: string, circuitName: string, c
  * length of the snarkjs call (never logged or written), with L and H scaled by the G1 kernel on
  * every core (core/kernel), then verified and committed like any other.
  */
-export async function contributeLocally(dataDir: string, circuitName: string, contributor: string, progress: Progress = silentProgress): Promise<AcceptedContribution> {
+export async function contributeLocally(
+  dataDir: string,
+  circuitName: string,
+  contributor: string,
+  progress: Progress = silentProgress,
+): Promise<AcceptedContribution> {
   return withChain(dataDir, circuitName, async (state, chain, staged) => {
     const name = chain.circuit.name;
     const headPath = state.paths.zkeyPath(name, chain.headIndex);
     progress({ type: 'step', circuit: name, step: `contributing to contribution ${chain.headIndex}` });
-    const made = await contributeFast(headPath, staged, contributor, randomBytes(64).toString('hex'), { logger: snarkjsProgressLogger(progress, name) });
+    const made = await contributeFast(headPath, staged, contributor, randomBytes(64).toString('hex'), {
+      logger: snarkjsProgressLogger(progress, name),
+    });
     progress({ type: 'step', circuit: name, step: `verifying contribution ${chain.headIndex + 1}` });
     // Made here from a committed (so verified) head: the incremental link check against that head
     // (verifyLinkFromHead: proof of knowledge, delta, L and H against the head's) is the whole proof needed.
     const accepted = await commitStagedLink(state, chain, staged, contributor, async (_state, _chain, candidate) => {
       const link = await verifyLinkFromHead(headPath, candidate);
       // Checked before the commit: the hash the contributor is shown must be the one recorded.
-      if (link.contributionHash !== made.hash) throw new Error('the contribution hash of the new key differs from the one computed while making it');
+      if (link.contributionHash !== made.hash)
+        throw new Error('the contribution hash of the new key differs from the one computed while making it');
       return link;
     });
     progress({ type: 'finished', circuit: name });
@@ -140,21 +180,36 @@ export interface PreverifiedLink {
  * `chain.file_hash_mismatch` when the file is not the one that was verified, so a verification
  * result can only ever commit the exact bytes it checked, on the exact head it checked them on.
  */
-export async function commitPreverifiedContribution(dataDir: string, circuitName: string, link: PreverifiedLink): Promise<AcceptedContribution> {
+export async function commitPreverifiedContribution(
+  dataDir: string,
+  circuitName: string,
+  link: PreverifiedLink,
+): Promise<AcceptedContribution> {
   return withChain(dataDir, circuitName, async (state, chain, staged) => {
     if (chain.headIndex !== link.headIndex) {
-      throw new CoordinatorError('contribution.not_next', `the contribution was verified on head ${link.headIndex}, but the head of ${circuitName} is now ${chain.headIndex}`);
+      throw new CoordinatorError(
+        'contribution.not_next',
+        `the contribution was verified on head ${link.headIndex}, but the head of ${circuitName} is now ${chain.headIndex}`,
+      );
     }
     await rename(link.candidatePath, staged);
     if ((await hashFile(staged)) !== link.fileHash) {
       throw new CoordinatorError('chain.file_hash_mismatch', 'the candidate file changed after it was verified');
     }
-    return commitLink(state, chain, staged, { contributor: link.contributor, contributionHash: link.contributionHash, fileHash: link.fileHash });
+    return commitLink(state, chain, staged, {
+      contributor: link.contributor,
+      contributionHash: link.contributionHash,
+      fileHash: link.fileHash,
+    });
   });
 }
 
 /** `ceremony verify`: is FILE a valid next link on the head of CIRCUIT? Changes nothing. */
-export async function verifyCandidate(dataDir: string, circuitName: string, candidatePath: string): Promise<VerifiedLink> {
+export async function verifyCandidate(
+  dataDir: string,
+  circuitName: string,
+  candidatePath: string,
+): Promise<VerifiedLink> {
   const state = await openCeremony(dataDir);
   const chain = requireChain(state, circuitName);
   refuseIfClosed(state, chain);

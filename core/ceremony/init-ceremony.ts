@@ -20,7 +20,6 @@ import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { silentProgress, snarkjsProgressLogger, type Progress } from './progress.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 
-
 export interface InitializedCircuit {
   circuit: string;
   constraints: number;
@@ -36,7 +35,10 @@ export interface InitializedCircuit {
 export async function checkCeremonyInputs(config: CeremonyConfig): Promise<Map<string, R1csSummary>> {
   const ptau = await readPtauSummary(config.ptauPath);
   if (!ptau.preparedForPhase2) {
-    throw new CoordinatorError('ptau.not_prepared', `${config.ptau} is not prepared for phase 2 (run \`snarkjs powersoftau prepare phase2\` on it)`);
+    throw new CoordinatorError(
+      'ptau.not_prepared',
+      `${config.ptau} is not prepared for phase 2 (run \`snarkjs powersoftau prepare phase2\` on it)`,
+    );
   }
   if (ptau.insecure && !config.testNetwork) {
     throw new CoordinatorError(
@@ -56,7 +58,8 @@ export async function checkCeremonyInputs(config: CeremonyConfig): Promise<Map<s
       }
     }
     const summary = await readR1csSummary(circuit.r1csPath);
-    if (summary.prime !== BN254_R) throw new CoordinatorError('r1cs.malformed', `circuit ${circuit.name}: ${circuit.r1cs} is not over bn128`);
+    if (summary.prime !== BN254_R)
+      throw new CoordinatorError('r1cs.malformed', `circuit ${circuit.name}: ${circuit.r1cs} is not over bn128`);
     if (summary.publicInputs !== circuit.publicInputs) {
       throw new CoordinatorError(
         'circuit.public_inputs_mismatch',
@@ -75,14 +78,22 @@ export async function checkCeremonyInputs(config: CeremonyConfig): Promise<Map<s
   return summaries;
 }
 
-async function createInitialKey(config: CeremonyConfig, circuit: CircuitConfig, target: string, progress: Progress): Promise<void> {
+async function createInitialKey(
+  config: CeremonyConfig,
+  circuit: CircuitConfig,
+  target: string,
+  progress: Progress,
+): Promise<void> {
   const temp = tempPathFor(target);
   const errors: string[] = [];
   const logger = snarkjsProgressLogger(progress, circuit.name, errors);
   try {
     const result = await snarkjs.zKey.newZKey(circuit.r1csPath, config.ptauPath, temp, logger);
     if (result === -1 || errors.length > 0) {
-      throw new CoordinatorError('ptau.too_small', `snarkjs could not create the initial key of ${circuit.name}: ${errors.join('; ')}`);
+      throw new CoordinatorError(
+        'ptau.too_small',
+        `snarkjs could not create the initial key of ${circuit.name}: ${errors.join('; ')}`,
+      );
     }
     await commitFile(temp, target);
   } finally {
@@ -90,18 +101,28 @@ async function createInitialKey(config: CeremonyConfig, circuit: CircuitConfig, 
   }
 }
 
-export async function initCeremony(dataDir: string, progress: Progress = silentProgress): Promise<InitializedCircuit[]> {
+export async function initCeremony(
+  dataDir: string,
+  progress: Progress = silentProgress,
+): Promise<InitializedCircuit[]> {
   return withCeremonyLock(ceremonyPaths(dataDir).lockPath, async () => {
     const state = await openCeremony(dataDir);
     if (state.transcript.entries.length > 0) {
-      throw new CoordinatorError('ceremony.already_initialised', `${state.config.dataDir} is already initialised (its transcript has ${state.transcript.entries.length} entries); refusing to overwrite it`);
+      throw new CoordinatorError(
+        'ceremony.already_initialised',
+        `${state.config.dataDir} is already initialised (its transcript has ${state.transcript.entries.length} entries); refusing to overwrite it`,
+      );
     }
     const summaries = await checkCeremonyInputs(state.config);
 
     const results: InitializedCircuit[] = [];
     const entries: NewTranscriptEntry[] = [];
     for (const circuit of state.config.circuits) {
-      progress({ type: 'step', circuit: circuit.name, step: `creating contribution 0 (${summaries.get(circuit.name)!.nConstraints} constraints)` });
+      progress({
+        type: 'step',
+        circuit: circuit.name,
+        step: `creating contribution 0 (${summaries.get(circuit.name)!.nConstraints} constraints)`,
+      });
       await mkdir(state.paths.chainDir(circuit.name), { recursive: true });
       const target = state.paths.zkeyPath(circuit.name, 0);
       await createInitialKey(state.config, circuit, target, progress);
@@ -109,7 +130,13 @@ export async function initCeremony(dataDir: string, progress: Progress = silentP
       const fileHash = await hashFile(target);
       const circuitHash = info.mpc.csHash.toString('hex');
       entries.push({ type: 'init', circuit: circuit.name, index: 0, circuitHash, fileHash });
-      results.push({ circuit: circuit.name, constraints: summaries.get(circuit.name)!.nConstraints, publicInputs: info.header.nPublic, circuitHash, fileHash });
+      results.push({
+        circuit: circuit.name,
+        constraints: summaries.get(circuit.name)!.nConstraints,
+        publicInputs: info.header.nPublic,
+        circuitHash,
+        fileHash,
+      });
       progress({ type: 'finished', circuit: circuit.name });
     }
     await state.transcript.append(entries);

@@ -28,19 +28,40 @@ export interface CeremonyState {
   finalised: Entry<'finalised'> | undefined;
 }
 
-export function chainsFromTranscript(config: CeremonyConfig, entries: readonly TranscriptEntry[]): Map<string, CircuitChain> {
+export function chainsFromTranscript(
+  config: CeremonyConfig,
+  entries: readonly TranscriptEntry[],
+): Map<string, CircuitChain> {
   const chains = new Map<string, CircuitChain>();
   for (const circuit of config.circuits) {
-    chains.set(circuit.name, { circuit, init: undefined, contributions: [], beacon: undefined, headIndex: -1, head: undefined });
+    chains.set(circuit.name, {
+      circuit,
+      init: undefined,
+      contributions: [],
+      beacon: undefined,
+      headIndex: -1,
+      head: undefined,
+    });
   }
   const where = (entry: TranscriptEntry): string => `transcript entry ${entry.seq}`;
   for (const entry of entries) {
     if (entry.type === 'finalised') continue;
     const chain = chains.get(entry.circuit);
-    if (!chain) throw new CoordinatorError('transcript.corrupt', `${where(entry)} names circuit "${entry.circuit}", which the configuration does not have`);
-    if (chain.beacon) throw new CoordinatorError('transcript.corrupt', `${where(entry)} extends ${entry.circuit} after its final beacon`);
+    if (!chain)
+      throw new CoordinatorError(
+        'transcript.corrupt',
+        `${where(entry)} names circuit "${entry.circuit}", which the configuration does not have`,
+      );
+    if (chain.beacon)
+      throw new CoordinatorError(
+        'transcript.corrupt',
+        `${where(entry)} extends ${entry.circuit} after its final beacon`,
+      );
     if (entry.index !== chain.headIndex + 1) {
-      throw new CoordinatorError('transcript.corrupt', `${where(entry)} has index ${entry.index} for ${entry.circuit}, expected ${chain.headIndex + 1}`);
+      throw new CoordinatorError(
+        'transcript.corrupt',
+        `${where(entry)} has index ${entry.index} for ${entry.circuit}, expected ${chain.headIndex + 1}`,
+      );
     }
     if (entry.type === 'init') {
       chain.init = entry;
@@ -70,7 +91,10 @@ export function requireChain(state: CeremonyState, circuitName: string): Circuit
   const circuit = findCircuit(state.config, circuitName);
   const chain = state.chains.get(circuit.name)!;
   if (!chain.head) {
-    throw new CoordinatorError('ceremony.not_initialised', `the ceremony in ${state.config.dataDir} is not initialised; run \`ceremony init\` first`);
+    throw new CoordinatorError(
+      'ceremony.not_initialised',
+      `the ceremony in ${state.config.dataDir} is not initialised; run \`ceremony init\` first`,
+    );
   }
   return chain;
 }

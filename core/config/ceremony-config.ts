@@ -53,7 +53,11 @@ const configSchema = z
       for (const key of ['name', 'verifier'] as const) {
         const label = `${key}:${circuit[key]}`;
         if (seen.has(label)) {
-          ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['circuits', index, key], message: `duplicate ${key} "${circuit[key]}"` });
+          ctx.addIssue({
+            code: z.ZodIssueCode.custom,
+            path: ['circuits', index, key],
+            message: `duplicate ${key} "${circuit[key]}"`,
+          });
         }
         seen.set(label, index);
       }
@@ -92,7 +96,10 @@ function formatIssues(error: z.ZodError): string {
 function parseCeremonyConfig(raw: unknown, dataDir: string): CeremonyConfig {
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new CoordinatorError('config.invalid', `${path.join(dataDir, CONFIG_FILE_NAME)} is invalid: ${formatIssues(parsed.error)}`);
+    throw new CoordinatorError(
+      'config.invalid',
+      `${path.join(dataDir, CONFIG_FILE_NAME)} is invalid: ${formatIssues(parsed.error)}`,
+    );
   }
   const absoluteDir = path.resolve(dataDir);
   const config: CeremonyConfig = {
@@ -103,7 +110,9 @@ function parseCeremonyConfig(raw: unknown, dataDir: string): CeremonyConfig {
     ptau: parsed.data.ptau,
     ptauPath: path.resolve(absoluteDir, parsed.data.ptau),
     minContributions: parsed.data.minContributions,
-    circuits: parsed.data.circuits.map((circuit) => Object.freeze({ ...circuit, r1csPath: path.resolve(absoluteDir, circuit.r1cs) })),
+    circuits: parsed.data.circuits.map((circuit) =>
+      Object.freeze({ ...circuit, r1csPath: path.resolve(absoluteDir, circuit.r1cs) }),
+    ),
   };
   return Object.freeze(config);
 }
@@ -114,7 +123,10 @@ export async function loadCeremonyConfig(dataDir: string): Promise<CeremonyConfi
   try {
     text = await readFile(file, 'utf8');
   } catch {
-    throw new CoordinatorError('config.not_found', `no ceremony configuration at ${file} (is --data the right folder?)`);
+    throw new CoordinatorError(
+      'config.not_found',
+      `no ceremony configuration at ${file} (is --data the right folder?)`,
+    );
   }
   let raw: unknown;
   try {
@@ -128,7 +140,10 @@ export async function loadCeremonyConfig(dataDir: string): Promise<CeremonyConfi
 export function findCircuit(config: CeremonyConfig, name: string): CircuitConfig {
   const circuit = config.circuits.find((c) => c.name === name);
   if (!circuit) {
-    throw new CoordinatorError('circuit.unknown', `unknown circuit "${name}"; this ceremony has: ${config.circuits.map((c) => c.name).join(', ')}`);
+    throw new CoordinatorError(
+      'circuit.unknown',
+      `unknown circuit "${name}"; this ceremony has: ${config.circuits.map((c) => c.name).join(', ')}`,
+    );
   }
   return circuit;
 }

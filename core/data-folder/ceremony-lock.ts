@@ -60,11 +60,17 @@ async function withFileLock<T>(lockPath: string, work: () => Promise<T>): Promis
   if (!(await tryAcquire(lockPath))) {
     const owner = Number.parseInt(await readFile(lockPath, 'utf8').catch(() => ''), 10);
     if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && processIsAlive(owner)) {
-      throw new CoordinatorError('ceremony.locked', `another ceremony process (pid ${owner}) is changing this data folder; try again when it is done`);
+      throw new CoordinatorError(
+        'ceremony.locked',
+        `another ceremony process (pid ${owner}) is changing this data folder; try again when it is done`,
+      );
     }
     await rm(lockPath, { force: true });
     if (!(await tryAcquire(lockPath))) {
-      throw new CoordinatorError('ceremony.locked', 'another ceremony process took the data folder lock at the same moment; try again');
+      throw new CoordinatorError(
+        'ceremony.locked',
+        'another ceremony process took the data folder lock at the same moment; try again',
+      );
     }
   }
   try {

@@ -29,7 +29,6 @@ export interface CheckManifestOptions {
   finalDir: string;
 }
 
-
 export async function checkManifest(options: CheckManifestOptions): Promise<CheckReport> {
   await requireDirectory(options.finalDir);
   const verifiers: VerifierCheck[] = [];
@@ -81,7 +80,9 @@ async function checkOne(verifier: string, entry: unknown, finalDir: string): Pro
     // Both sides are canonical decimals (no leading zeros), so string equality is numeric equality.
     for (const field of ['deltax1', 'deltax2'] as const) {
       if (parsed.delta[field] !== keyDelta[field]) {
-        check.reasons.push(`${field} is ${parsed.delta[field]} in the manifest but ${keyDelta[field]} in the final key of ${circuit}`);
+        check.reasons.push(
+          `${field} is ${parsed.delta[field]} in the manifest but ${keyDelta[field]} in the final key of ${circuit}`,
+        );
       }
     }
   }
@@ -89,7 +90,11 @@ async function checkOne(verifier: string, entry: unknown, finalDir: string): Pro
   return check;
 }
 
-async function loadVerificationKey(finalDir: string, circuit: string, check: VerifierCheck): Promise<VerificationKeyDelta> {
+async function loadVerificationKey(
+  finalDir: string,
+  circuit: string,
+  check: VerifierCheck,
+): Promise<VerificationKeyDelta> {
   const zkeyPath = join(finalDir, `${circuit}.zkey`);
   if (await isFile(zkeyPath)) {
     try {
@@ -102,7 +107,9 @@ async function loadVerificationKey(finalDir: string, circuit: string, check: Ver
   if (!(await isFile(vkeyPath))) {
     throw new Error(`neither ${circuit}.zkey nor ${circuit}.vkey.json in ${finalDir}`);
   }
-  check.warnings.push(`no ${circuit}.zkey; compared with ${circuit}.vkey.json, a file derived from the key, not the key itself`);
+  check.warnings.push(
+    `no ${circuit}.zkey; compared with ${circuit}.vkey.json, a file derived from the key, not the key itself`,
+  );
   try {
     return JSON.parse(await readFile(vkeyPath, 'utf8')) as VerificationKeyDelta;
   } catch (error) {

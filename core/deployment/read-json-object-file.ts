@@ -23,7 +23,10 @@ export async function readJsonObjectFile(path: string, label: string): Promise<R
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new CoordinatorError('input.not_json', `${label} file ${path} is not valid JSON: ${(error as Error).message}`);
+    throw new CoordinatorError(
+      'input.not_json',
+      `${label} file ${path} is not valid JSON: ${(error as Error).message}`,
+    );
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     const kind = Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`;

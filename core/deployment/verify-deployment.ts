@@ -42,7 +42,6 @@ export interface VerifyDeploymentOptions {
 const DEFAULT_PROBE_TIMEOUT_MS = 5_000;
 const DEFAULT_REQUEST_TIMEOUT_MS = 15_000;
 
-
 interface PendingCheck {
   check: VerifierCheck;
   delta?: DeltaEntry;
@@ -113,7 +112,9 @@ function prepareCheck(verifier: string, entry: unknown, address: unknown): Pendi
   if (address === undefined) {
     check.reasons.push('no address in the verifiers file');
   } else if (typeof address !== 'string' || !isAddress(address)) {
-    check.reasons.push(`address ${JSON.stringify(address)} is not a valid address (0x + 40 hex digits, EIP-55 checksum if mixed case)`);
+    check.reasons.push(
+      `address ${JSON.stringify(address)} is not a valid address (0x + 40 hex digits, EIP-55 checksum if mixed case)`,
+    );
   } else {
     // Fetched even when the entry is broken, so the output also says whether a contract is there.
     pending.address = address;

@@ -77,7 +77,11 @@ async function checkGasQuote(url: string, schedule: FeeSchedule, timeoutMs: numb
   const fee = newClaim('relayer /gas/quote feeUsdc', usdc(schedule.gasPurchaseFeeUsdcBaseUnits), true);
   const drop = newClaim('relayer /gas/quote dropWei', wei(schedule.gasPurchaseDropWei), true);
   const answer = await fetchRelayerJson(url, timeoutMs);
-  if (!answer.ok) return [{ ...fee, reasons: [answer.reason] }, { ...drop, reasons: [answer.reason] }];
+  if (!answer.ok)
+    return [
+      { ...fee, reasons: [answer.reason] },
+      { ...drop, reasons: [answer.reason] },
+    ];
   const quote: GasQuote = parseGasQuote(answer.body);
   return [
     quote.feeUsdc.ok

@@ -27,7 +27,10 @@ export function exactAmount(value: unknown): ExactAmountResult {
   if (typeof value === 'number') {
     if (!Number.isFinite(value) || value < 0) return { ok: false, reason: `${value} is not a non-negative number` };
     if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-      return { ok: false, reason: `${value} is a JSON number beyond 2^53, which JSON rounds; it cannot be compared exactly (send it as a string)` };
+      return {
+        ok: false,
+        reason: `${value} is a JSON number beyond 2^53, which JSON rounds; it cannot be compared exactly (send it as a string)`,
+      };
     }
     // String() gives the shortest text that reads back as this number, e.g. 0.05 → "0.05".
     return parseNumericText(String(value));
@@ -44,7 +47,8 @@ function parseNumericText(text: string): ExactAmountResult {
   if (!match) return { ok: false, reason: `${JSON.stringify(text)} is not a non-negative decimal number` };
   const [, whole, fraction = '', exponentText = '0'] = match;
   const exponent = Number(exponentText);
-  if (Math.abs(exponent) > MAX_EXPONENT) return { ok: false, reason: `${JSON.stringify(text)} has an exponent beyond ±${MAX_EXPONENT}` };
+  if (Math.abs(exponent) > MAX_EXPONENT)
+    return { ok: false, reason: `${JSON.stringify(text)} has an exponent beyond ±${MAX_EXPONENT}` };
   let digits = BigInt(`${whole}${fraction}`);
   let scale = fraction.length - exponent;
   if (scale < 0) {

@@ -9,13 +9,18 @@ import { readCheckedJsonFile } from './read-checked-json-file.ts';
 
 /** Whole amounts only, as a safe JSON integer or a decimal digit string (wei exceed 2^53). */
 const wholeAmount = z
-  .union([
-    z.number().int().nonnegative().refine(Number.isSafeInteger, 'an integer beyond 2^53 must be written as a string'),
-    z.string().regex(/^\d{1,78}$/, 'a whole number of base units, in decimal digits'),
-  ], {
-    // zod's own union message is only "Invalid input".
-    errorMap: (_issue, ctx) => ({ message: ctx.data === undefined ? 'Required' : 'a whole number: a JSON integer or a string of decimal digits' }),
-  })
+  .union(
+    [
+      z.number().int().nonnegative().refine(Number.isSafeInteger, 'an integer beyond 2^53 must be written as a string'),
+      z.string().regex(/^\d{1,78}$/, 'a whole number of base units, in decimal digits'),
+    ],
+    {
+      // zod's own union message is only "Invalid input".
+      errorMap: (_issue, ctx) => ({
+        message: ctx.data === undefined ? 'Required' : 'a whole number: a JSON integer or a string of decimal digits',
+      }),
+    },
+  )
   .transform((value) => BigInt(value));
 
 const scheduleSchema = z

@@ -22,7 +22,11 @@ const httpUrl = z
 const poolSchema = z
   .object({
     /** Printed on the pool's line, e.g. `Network A`. */
-    name: z.string().min(1).max(80).regex(/^[^\p{Cc}]+$/u, 'a name without control characters'),
+    name: z
+      .string()
+      .min(1)
+      .max(80)
+      .regex(/^[^\p{Cc}]+$/u, 'a name without control characters'),
     rpcUrl: httpUrl,
     address: z
       .string()
@@ -44,7 +48,12 @@ const targetsSchema = z
   .superRefine((targets, ctx) => {
     const seen = new Set<string>();
     targets.pools.forEach((pool, index) => {
-      if (seen.has(pool.name)) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['pools', index, 'name'], message: `duplicate pool name "${pool.name}"` });
+      if (seen.has(pool.name))
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ['pools', index, 'name'],
+          message: `duplicate pool name "${pool.name}"`,
+        });
       seen.add(pool.name);
     });
   });

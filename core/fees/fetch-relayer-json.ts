@@ -15,10 +15,14 @@ export async function fetchRelayerJson(url: string, timeoutMs: number): Promise<
     const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'follow', signal });
     if (!response.ok) {
       await response.body?.cancel();
-      return { ok: false, reason: `GET ${url} answered ${response.status}${response.statusText ? ` ${response.statusText}` : ''}` };
+      return {
+        ok: false,
+        reason: `GET ${url} answered ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`,
+      };
     }
     const text = await readLimited(response);
-    if (text === undefined) return { ok: false, reason: `GET ${url} answered more than ${MAX_RELAYER_BODY_BYTES} bytes, which is no quote` };
+    if (text === undefined)
+      return { ok: false, reason: `GET ${url} answered more than ${MAX_RELAYER_BODY_BYTES} bytes, which is no quote` };
     try {
       return { ok: true, body: JSON.parse(text) as unknown };
     } catch {

@@ -15,7 +15,8 @@ export const USDC_DECIMALS = 6;
 
 export type FeeUsdcUnit = 'base units' | 'decimal USDC';
 
-export type GasQuoteFee = { ok: true; baseUnits: bigint; sentAs: FeeUsdcUnit; sent: string } | { ok: false; reason: string };
+export type GasQuoteFee =
+  { ok: true; baseUnits: bigint; sentAs: FeeUsdcUnit; sent: string } | { ok: false; reason: string };
 export type GasQuoteDrop = { ok: true; wei: bigint } | { ok: false; reason: string };
 
 export interface GasQuote {
@@ -33,7 +34,8 @@ export function parseGasQuote(body: unknown): GasQuote {
 }
 
 function readFeeUsdc(fields: Record<string, unknown>, body: object): GasQuoteFee {
-  if (!Object.hasOwn(fields, 'feeUsdc')) return { ok: false, reason: `no feeUsdc field; the relayer answered ${describeJsonValue(body)}` };
+  if (!Object.hasOwn(fields, 'feeUsdc'))
+    return { ok: false, reason: `no feeUsdc field; the relayer answered ${describeJsonValue(body)}` };
   const value = fields.feeUsdc;
   const read = exactAmount(value);
   if (!read.ok) return { ok: false, reason: `feeUsdc: ${read.reason}` };
@@ -42,16 +44,21 @@ function readFeeUsdc(fields: Record<string, unknown>, body: object): GasQuoteFee
   if (!decimal) return { ok: true, baseUnits: toInteger(read.amount)!, sentAs: 'base units', sent };
   const baseUnits = toBaseUnits(read.amount, USDC_DECIMALS);
   if (baseUnits === undefined) {
-    return { ok: false, reason: `feeUsdc ${describeJsonValue(value)} has more than ${USDC_DECIMALS} decimals, finer than a USDC base unit` };
+    return {
+      ok: false,
+      reason: `feeUsdc ${describeJsonValue(value)} has more than ${USDC_DECIMALS} decimals, finer than a USDC base unit`,
+    };
   }
   return { ok: true, baseUnits, sentAs: 'decimal USDC', sent };
 }
 
 function readDropWei(fields: Record<string, unknown>, body: object): GasQuoteDrop {
-  if (!Object.hasOwn(fields, 'dropWei')) return { ok: false, reason: `no dropWei field; the relayer answered ${describeJsonValue(body)}` };
+  if (!Object.hasOwn(fields, 'dropWei'))
+    return { ok: false, reason: `no dropWei field; the relayer answered ${describeJsonValue(body)}` };
   const read = exactAmount(fields.dropWei);
   if (!read.ok) return { ok: false, reason: `dropWei: ${read.reason}` };
   const wei = toInteger(read.amount);
-  if (wei === undefined) return { ok: false, reason: `dropWei ${describeJsonValue(fields.dropWei)} is not a whole number of wei` };
+  if (wei === undefined)
+    return { ok: false, reason: `dropWei ${describeJsonValue(fields.dropWei)} is not a whole number of wei` };
   return { ok: true, wei };
 }

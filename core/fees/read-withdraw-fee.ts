@@ -10,7 +10,13 @@ import { describeRpcError } from '../deployment/describe-rpc-error.ts';
 export type WithdrawFee = { ok: true; bps: bigint } | { ok: false; reason: string };
 
 const WITHDRAW_FEE_ABI = [
-  { type: 'function', name: 'withdrawFeeBps', inputs: [], outputs: [{ name: '', type: 'uint256' }], stateMutability: 'view' },
+  {
+    type: 'function',
+    name: 'withdrawFeeBps',
+    inputs: [],
+    outputs: [{ name: '', type: 'uint256' }],
+    stateMutability: 'view',
+  },
 ] as const;
 
 export async function readWithdrawFee(rpcUrl: string, address: Address, timeoutMs: number): Promise<WithdrawFee> {
@@ -36,7 +42,8 @@ function describeCallError(error: unknown): string {
   const reverted = error instanceof BaseError ? error.walk((e) => e instanceof ContractFunctionRevertedError) : null;
   if (reverted instanceof ContractFunctionRevertedError) {
     if (reverted.signature) return `reverted with custom error ${reverted.signature}`;
-    if (reverted.data && reverted.data.errorName !== 'Error' && reverted.data.errorName !== 'Panic') return `reverted with error ${reverted.data.errorName}`;
+    if (reverted.data && reverted.data.errorName !== 'Error' && reverted.data.errorName !== 'Panic')
+      return `reverted with error ${reverted.data.errorName}`;
     // Without revert data viem passes on the node's message, which is only "execution reverted".
     if (reverted.reason && reverted.reason !== 'execution reverted') return `reverted: ${reverted.reason}`;
     // No data at all: most often a contract without this function (and without a fallback).

@@ -14,9 +14,13 @@ export interface BeaconParameters {
 export function parseBeaconParameters(beacon: string, iterations: string | number): BeaconParameters {
   const hex = beacon.startsWith('0x') ? beacon.slice(2) : beacon;
   if (!/^[0-9a-fA-F]+$/.test(hex) || hex.length % 2 !== 0) {
-    throw new CoordinatorError('finalise.bad_beacon', `the beacon must be hexadecimal with an even number of digits, got "${beacon}"`);
+    throw new CoordinatorError(
+      'finalise.bad_beacon',
+      `the beacon must be hexadecimal with an even number of digits, got "${beacon}"`,
+    );
   }
-  if (hex.length / 2 > 255) throw new CoordinatorError('finalise.bad_beacon', `the beacon is ${hex.length / 2} bytes; at most 255 are allowed`);
+  if (hex.length / 2 > 255)
+    throw new CoordinatorError('finalise.bad_beacon', `the beacon is ${hex.length / 2} bytes; at most 255 are allowed`);
   const exp = typeof iterations === 'number' ? iterations : Number(iterations);
   if (!Number.isInteger(exp) || exp < MIN_BEACON_ITERATIONS_EXP || exp > MAX_BEACON_ITERATIONS_EXP) {
     throw new CoordinatorError(

@@ -17,7 +17,12 @@ import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { verifyLinkFromInit } from '../link-check/verify-link-from-init.ts';
 import { openCeremony, type CeremonyState, type CircuitChain } from '../ceremony/open-ceremony.ts';
 import { silentProgress, snarkjsProgressLogger, type Progress } from '../ceremony/progress.ts';
-import { deltaEntryFromVerificationKey, serialiseManifest, type DeltaManifest, type VerificationKeyDelta } from '../manifest/delta-manifest.ts';
+import {
+  deltaEntryFromVerificationKey,
+  serialiseManifest,
+  type DeltaManifest,
+  type VerificationKeyDelta,
+} from '../manifest/delta-manifest.ts';
 import { exportSolidityVerifier } from './solidity-verifier.ts';
 import type { BeaconParameters } from './beacon-parameters.ts';
 
@@ -61,11 +66,17 @@ function checkReadyToFinalise(state: CeremonyState, beacon: BeaconParameters): v
   if (state.finalised) throw new CoordinatorError('ceremony.finalised', 'the ceremony is already finalised');
   const chains = [...state.chains.values()];
   if (chains.some((chain) => !chain.head)) {
-    throw new CoordinatorError('ceremony.not_initialised', 'the ceremony is not initialised; run `ceremony init` first');
+    throw new CoordinatorError(
+      'ceremony.not_initialised',
+      'the ceremony is not initialised; run `ceremony init` first',
+    );
   }
   refuseTooFewContributions(state);
   for (const chain of chains) {
-    if (chain.beacon && (chain.beacon.beacon !== beacon.beaconHex || chain.beacon.iterationsExp !== beacon.iterationsExp)) {
+    if (
+      chain.beacon &&
+      (chain.beacon.beacon !== beacon.beaconHex || chain.beacon.iterationsExp !== beacon.iterationsExp)
+    ) {
       throw new CoordinatorError(
         'finalise.beacon_mismatch',
         `${chain.circuit.name} was already finalised with beacon ${chain.beacon.beacon} (2^${chain.beacon.iterationsExp}); finish with the same beacon`,
@@ -74,13 +85,25 @@ function checkReadyToFinalise(state: CeremonyState, beacon: BeaconParameters): v
   }
 }
 
-async function applyBeacon(state: CeremonyState, chain: CircuitChain, beacon: BeaconParameters, progress: Progress): Promise<void> {
+async function applyBeacon(
+  state: CeremonyState,
+  chain: CircuitChain,
+  beacon: BeaconParameters,
+  progress: Progress,
+): Promise<void> {
   const name = chain.circuit.name;
   const finalPath = state.paths.finalZkeyPath(name);
   const staged = tempPathFor(finalPath);
   try {
     const headPath = state.paths.zkeyPath(name, chain.headIndex);
-    const made = await snarkjs.zKey.beacon(headPath, staged, FINAL_BEACON_NAME, beacon.beaconHex, beacon.iterationsExp, snarkjsProgressLogger(progress, name));
+    const made = await snarkjs.zKey.beacon(
+      headPath,
+      staged,
+      FINAL_BEACON_NAME,
+      beacon.beaconHex,
+      beacon.iterationsExp,
+      snarkjsProgressLogger(progress, name),
+    );
     if (made === false) throw new CoordinatorError('finalise.bad_beacon', `snarkjs refused the beacon for ${name}`);
     progress({ type: 'step', circuit: name, step: 'verifying the final key' });
     let link;
@@ -96,7 +119,10 @@ async function applyBeacon(state: CeremonyState, chain: CircuitChain, beacon: Be
         progress: { to: progress, circuit: name },
       });
     } catch (error) {
-      throw new CoordinatorError('finalise.verification_failed', `the final key of ${name} failed verification: ${(error as Error).message}`);
+      throw new CoordinatorError(
+        'finalise.verification_failed',
+        `the final key of ${name} failed verification: ${(error as Error).message}`,
+      );
     }
     const fileHash = await hashFile(staged);
     await commitFile(staged, finalPath);
@@ -116,7 +142,11 @@ async function applyBeacon(state: CeremonyState, chain: CircuitChain, beacon: Be
   }
 }
 
-export async function finaliseCeremony(dataDir: string, beacon: BeaconParameters, progress: Progress = silentProgress): Promise<FinaliseResult> {
+export async function finaliseCeremony(
+  dataDir: string,
+  beacon: BeaconParameters,
+  progress: Progress = silentProgress,
+): Promise<FinaliseResult> {
   return withCeremonyLock(ceremonyPaths(dataDir).lockPath, async () => {
     let state = await openCeremony(dataDir);
     checkReadyToFinalise(state, beacon);
@@ -127,7 +157,11 @@ export async function finaliseCeremony(dataDir: string, beacon: BeaconParameters
         progress({ type: 'step', circuit: chain.circuit.name, step: 'beacon already applied, keeping it' });
         continue;
       }
-      progress({ type: 'step', circuit: chain.circuit.name, step: `applying the beacon to contribution ${chain.headIndex}` });
+      progress({
+        type: 'step',
+        circuit: chain.circuit.name,
+        step: `applying the beacon to contribution ${chain.headIndex}`,
+      });
       await applyBeacon(state, chain, beacon, progress);
     }
 
@@ -138,18 +172,32 @@ export async function finaliseCeremony(dataDir: string, beacon: BeaconParameters
       const { name, verifier } = chain.circuit;
       const finalPath = state.paths.finalZkeyPath(name);
       if ((await hashFile(finalPath)) !== chain.beacon!.fileHash) {
-        throw new CoordinatorError('chain.file_hash_mismatch', `${finalPath} is not the final key the transcript records`);
+        throw new CoordinatorError(
+          'chain.file_hash_mismatch',
+          `${finalPath} is not the final key the transcript records`,
+        );
       }
       progress({ type: 'step', circuit: name, step: `exporting the verification key and ${verifier}.sol` });
       const vkey = await snarkjs.zKey.exportVerificationKey(finalPath);
       await writeFileAtomic(state.paths.verificationKeyPath(name), `${JSON.stringify(vkey, null, 1)}\n`);
-      await writeFileAtomic(state.paths.solidityVerifierPath(verifier), await exportSolidityVerifier(finalPath, verifier));
+      await writeFileAtomic(
+        state.paths.solidityVerifierPath(verifier),
+        await exportSolidityVerifier(finalPath, verifier),
+      );
       manifest[verifier] = deltaEntryFromVerificationKey(vkey as unknown as VerificationKeyDelta);
-      circuits.push({ circuit: name, verifier, contributions: chain.headIndex, contributionHash: chain.beacon!.contributionHash, fileHash: chain.beacon!.fileHash });
+      circuits.push({
+        circuit: name,
+        verifier,
+        contributions: chain.headIndex,
+        contributionHash: chain.beacon!.contributionHash,
+        fileHash: chain.beacon!.fileHash,
+      });
       progress({ type: 'finished', circuit: name });
     }
     await writeFileAtomic(state.paths.manifestPath, serialiseManifest(manifest));
-    const manifestHash = createHash('blake2b512').update(await readFile(state.paths.manifestPath)).digest('hex');
+    const manifestHash = createHash('blake2b512')
+      .update(await readFile(state.paths.manifestPath))
+      .digest('hex');
     await state.transcript.append([{ type: 'finalised', manifestHash }]);
     return { circuits, manifest, manifestPath: state.paths.manifestPath };
   });

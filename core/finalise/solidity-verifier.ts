@@ -21,6 +21,7 @@ function groth16Template(): Promise<string> {
 export async function exportSolidityVerifier(finalZkeyPath: string, contractName: string): Promise<string> {
   const source = await snarkjs.zKey.exportSolidityVerifier(finalZkeyPath, { groth16: await groth16Template() });
   const renamed = source.replace(/\bcontract Groth16Verifier\b/, `contract ${contractName}`);
-  if (renamed === source) throw new Error('the snarkjs verifier template no longer declares `contract Groth16Verifier`');
+  if (renamed === source)
+    throw new Error('the snarkjs verifier template no longer declares `contract Groth16Verifier`');
   return renamed;
 }

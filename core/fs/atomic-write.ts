@@ -57,7 +57,11 @@ export interface AtomicWriteOptions {
  * Writes `contents` to `target` through a temporary file and an atomic rename (or link, see
  * `keepExisting`). Resolves to false only when `keepExisting` kept a file that was already there.
  */
-export async function writeFileAtomic(target: string, contents: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<boolean> {
+export async function writeFileAtomic(
+  target: string,
+  contents: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<boolean> {
   await mkdir(path.dirname(target), { recursive: true, mode: options.directoryMode });
   const temp = tempPathFor(target);
   let written = true;

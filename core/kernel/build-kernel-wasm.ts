@@ -17,12 +17,28 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const KERNEL_SOURCES = ['g1-scale.c', 'g1-msm.c', 'g2-msm.c', 'point-check.c', 'g1-uncompressed.c', 'r1cs-scan.c'].map((file) => path.join(here, file));
+export const KERNEL_SOURCES = [
+  'g1-scale.c',
+  'g1-msm.c',
+  'g2-msm.c',
+  'point-check.c',
+  'g1-uncompressed.c',
+  'r1cs-scan.c',
+].map((file) => path.join(here, file));
 export const KERNEL_MODULE_FILE = path.join(here, 'kernel-wasm.generated.ts');
 
 export const CLANG_ARGS = [
-  '--target=wasm32', '-O3', '-nostdlib', '-ffreestanding', '-Wall', '-Wextra', '-Werror',
-  '-Wl,--no-entry', '-Wl,--export=__heap_base', '-Wl,--initial-memory=2097152', '-Wl,--max-memory=2147483648',
+  '--target=wasm32',
+  '-O3',
+  '-nostdlib',
+  '-ffreestanding',
+  '-Wall',
+  '-Wextra',
+  '-Werror',
+  '-Wl,--no-entry',
+  '-Wl,--export=__heap_base',
+  '-Wl,--initial-memory=2097152',
+  '-Wl,--max-memory=2147483648',
 ];
 
 /** Compiles the kernel's C files into one WebAssembly module and returns the module's bytes. */
@@ -48,7 +64,9 @@ export function buildKernelWasm(clang = process.env.CLANG ?? 'clang'): Buffer {
 export function localToolchain(clang = process.env.CLANG ?? 'clang'): { clang: string; linker: string } {
   const firstLine = (file: string, args: string[]): string => {
     try {
-      return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0]!.trim();
+      return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+        .split('\n')[0]!
+        .trim();
     } catch {
       return `${path.basename(file)} not found`;
     }

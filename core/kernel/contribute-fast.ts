@@ -33,7 +33,10 @@ function withKernel(options: FastContributionOptions, run: () => Promise<Uint8Ar
   return turn;
 }
 
-async function withKernelNow(options: FastContributionOptions, run: () => Promise<Uint8Array>): Promise<FastContributionResult> {
+async function withKernelNow(
+  options: FastContributionOptions,
+  run: () => Promise<Uint8Array>,
+): Promise<FastContributionResult> {
   const curve = (await getBn128()) as unknown as PatchableCurve;
   const pool = await nodeScalePool(options.workers);
   const stats: FastApplyKeyStats = { kernelPoints: 0, fallbackPoints: 0 };
@@ -48,12 +51,28 @@ async function withKernelNow(options: FastContributionOptions, run: () => Promis
 }
 
 /** `snarkjs zkey contribute`, with the kernel. `entropy` is mixed into snarkjs's own randomness. */
-export function contributeFast(headPath: string, outPath: string, name: string, entropy: string, options: FastContributionOptions = {}): Promise<FastContributionResult> {
-  return withKernel(options, () => snarkjs.zKey.contribute(headPath, outPath, name, entropy, options.logger) as Promise<Uint8Array>);
+export function contributeFast(
+  headPath: string,
+  outPath: string,
+  name: string,
+  entropy: string,
+  options: FastContributionOptions = {},
+): Promise<FastContributionResult> {
+  return withKernel(
+    options,
+    () => snarkjs.zKey.contribute(headPath, outPath, name, entropy, options.logger) as Promise<Uint8Array>,
+  );
 }
 
 /** `snarkjs zkey beacon` (a secret derived from a public beacon), with the kernel: deterministic, for comparisons. */
-export function beaconFast(headPath: string, outPath: string, name: string, beaconHex: string, iterationsExp: number, options: FastContributionOptions = {}): Promise<FastContributionResult> {
+export function beaconFast(
+  headPath: string,
+  outPath: string,
+  name: string,
+  beaconHex: string,
+  iterationsExp: number,
+  options: FastContributionOptions = {},
+): Promise<FastContributionResult> {
   return withKernel(options, async () => {
     const hash = await snarkjs.zKey.beacon(headPath, outPath, name, beaconHex, iterationsExp);
     if (!hash) throw new Error('snarkjs refused the beacon');

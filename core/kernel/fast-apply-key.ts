@@ -14,7 +14,13 @@ export interface PointScaler {
   scale(points: Uint8Array, chain: ScaleChain): Promise<Uint8Array>;
 }
 
-type BatchApplyKey = (buff: Uint8Array, first: unknown, inc: unknown, inType?: string, outType?: string) => Promise<Uint8Array>;
+type BatchApplyKey = (
+  buff: Uint8Array,
+  first: unknown,
+  inc: unknown,
+  inType?: string,
+  outType?: string,
+) => Promise<Uint8Array>;
 
 interface FieldLike {
   e(value: unknown): unknown;

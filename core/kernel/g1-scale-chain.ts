@@ -114,7 +114,13 @@ export function planScaleChain(scalar: bigint): ScaleChain | null {
   if (mod(k1 + k2 * GLV_LAMBDA, BN254_R) !== k) throw new Error('GLV split does not recompose the scalar');
   const halves = [
     { digits: wnaf(k1 < 0n ? -k1 : k1, WINDOW), sign: k1 < 0n ? -1 : 1, base: 1n, add: OP_ADD_P, set: OP_SET_P },
-    { digits: wnaf(k2 < 0n ? -k2 : k2, WINDOW), sign: k2 < 0n ? -1 : 1, base: GLV_LAMBDA, add: OP_ADD_PHI, set: OP_SET_PHI },
+    {
+      digits: wnaf(k2 < 0n ? -k2 : k2, WINDOW),
+      sign: k2 < 0n ? -1 : 1,
+      base: GLV_LAMBDA,
+      add: OP_ADD_PHI,
+      set: OP_SET_PHI,
+    },
   ];
   const length = Math.max(halves[0]!.digits.length, halves[1]!.digits.length);
   const schedule: number[] = [];

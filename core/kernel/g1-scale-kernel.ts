@@ -64,13 +64,24 @@ export class G1ScaleKernel {
     if (points.byteLength % POINT_BYTES !== 0) throw new Error('the point buffer is not a whole number of G1 points');
     if (chain.schedule.byteLength > 4096) throw new Error('the chain is longer than the kernel takes');
     const memory = new Uint8Array(this.exports.memory.buffer);
-    memory.set(new Uint8Array(chain.schedule.buffer, chain.schedule.byteOffset, chain.schedule.byteLength), this.layout.sched);
+    memory.set(
+      new Uint8Array(chain.schedule.buffer, chain.schedule.byteOffset, chain.schedule.byteLength),
+      this.layout.sched,
+    );
     const total = points.byteLength / POINT_BYTES;
     for (let first = 0; first < total; first += this.batchPoints) {
       const n = Math.min(this.batchPoints, total - first);
       const slice = points.subarray(first * POINT_BYTES, (first + n) * POINT_BYTES);
       memory.set(slice, this.layout.pts);
-      this.exports.scale_batch(this.layout.pts, n, this.layout.tab, this.layout.scratch, this.layout.sched, chain.steps, this.layout.beta);
+      this.exports.scale_batch(
+        this.layout.pts,
+        n,
+        this.layout.tab,
+        this.layout.scratch,
+        this.layout.sched,
+        chain.steps,
+        this.layout.beta,
+      );
       slice.set(memory.subarray(this.layout.pts, this.layout.pts + n * POINT_BYTES));
     }
   }

@@ -16,7 +16,10 @@ interface UncompressedExports {
 }
 
 export class G1Uncompressed {
-  private constructor(private readonly exports: UncompressedExports, private readonly base: number) {}
+  private constructor(
+    private readonly exports: UncompressedExports,
+    private readonly base: number,
+  ) {}
 
   static async instantiate(): Promise<G1Uncompressed> {
     const instance = await WebAssembly.instantiate(await WebAssembly.compile(kernelWasm()), {});
@@ -41,9 +44,15 @@ export class G1Uncompressed {
 
   /** a_i − b_i for pairs of affine points (zkey layout), uncompressed. */
   differencesUncompressed(a: Uint8Array, b: Uint8Array): Uint8Array {
-    if (a.byteLength % POINT_BYTES !== 0 || a.byteLength !== b.byteLength) throw new RangeError('the two buffers must hold the same whole number of G1 points');
+    if (a.byteLength % POINT_BYTES !== 0 || a.byteLength !== b.byteLength)
+      throw new RangeError('the two buffers must hold the same whole number of G1 points');
     const n = a.byteLength / POINT_BYTES;
-    const at = { a: this.base, b: this.base + a.byteLength, out: this.base + 2 * a.byteLength, scratch: this.base + 3 * a.byteLength };
+    const at = {
+      a: this.base,
+      b: this.base + a.byteLength,
+      out: this.base + 2 * a.byteLength,
+      scratch: this.base + 3 * a.byteLength,
+    };
     const memory = this.reserve(at.scratch + this.exports.g1_sub_scratch_bytes(n));
     memory.set(a, at.a);
     memory.set(b, at.b);

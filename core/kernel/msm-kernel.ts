@@ -15,7 +15,16 @@ export const MSM_POINT_BYTES: Record<MsmGroup, number> = { G1: 64, G2: 128 };
 /** Points per kernel call: bounds the module's memory (at 32-byte scalars about 70 MB in G1, 110 MB in G2). */
 export const MSM_POINTS_PER_CALL = 1 << 18;
 
-type MsmFunction = (bases: number, scalars: number, n: number, scalarBytes: number, bits: number, c: number, scratch: number, out: number) => void;
+type MsmFunction = (
+  bases: number,
+  scalars: number,
+  n: number,
+  scalarBytes: number,
+  bits: number,
+  c: number,
+  scratch: number,
+  out: number,
+) => void;
 type MsmScratchBytes = (n: number, bits: number, c: number) => number;
 
 interface MsmExports {
@@ -83,7 +92,10 @@ export function msmWindowBits(n: number, bits: number): number {
 }
 
 export class MsmKernel {
-  private constructor(private readonly exports: MsmExports, private readonly base: number) {}
+  private constructor(
+    private readonly exports: MsmExports,
+    private readonly base: number,
+  ) {}
 
   /** Compiles (or reuses) the module; pass a compiled WebAssembly.Module to skip compilation in a worker. */
   static async instantiate(module?: WebAssembly.Module): Promise<MsmKernel> {
@@ -98,14 +110,18 @@ export class MsmKernel {
    * (point-check.c; the same verdict as core/zkey/point-checks.ts's firstPointOffCurve).
    */
   firstInvalidPoint(bases: Uint8Array): number {
-    if (bases.byteLength % MSM_POINT_BYTES.G1 !== 0) throw new Error('the base buffer is not a whole number of G1 points');
+    if (bases.byteLength % MSM_POINT_BYTES.G1 !== 0)
+      throw new Error('the base buffer is not a whole number of G1 points');
     const total = bases.byteLength / MSM_POINT_BYTES.G1;
     for (let first = 0; first < total; first += MSM_POINTS_PER_CALL) {
       const n = Math.min(MSM_POINTS_PER_CALL, total - first);
       const end = this.base + n * MSM_POINT_BYTES.G1;
       const have = this.exports.memory.buffer.byteLength;
       if (end > have) this.exports.memory.grow(Math.ceil((end - have) / 65536));
-      new Uint8Array(this.exports.memory.buffer).set(bases.subarray(first * MSM_POINT_BYTES.G1, (first + n) * MSM_POINT_BYTES.G1), this.base);
+      new Uint8Array(this.exports.memory.buffer).set(
+        bases.subarray(first * MSM_POINT_BYTES.G1, (first + n) * MSM_POINT_BYTES.G1),
+        this.base,
+      );
       const bad = this.exports.g1_first_invalid(this.base, n);
       if (bad >= 0) return first + bad;
     }
@@ -117,12 +133,24 @@ export class MsmKernel {
    * MSM_POINTS_PER_CALL points (concatenated; their sum is the result). `scalars` holds scalarBytes
    * bytes per point. `window` overrides the window width (benchmarks measure the choice with it).
    */
-  multiExpParts(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, group: MsmGroup = 'G1', window?: number): Uint8Array {
+  multiExpParts(
+    bases: Uint8Array,
+    scalars: Uint8Array,
+    scalarBytes: number,
+    group: MsmGroup = 'G1',
+    window?: number,
+  ): Uint8Array {
     const pointBytes = MSM_POINT_BYTES[group];
-    const [msm, scratchBytes] = group === 'G1' ? [this.exports.msm, this.exports.msm_scratch_bytes] : [this.exports.g2_msm, this.exports.g2_msm_scratch_bytes];
-    if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) throw new Error('scalars must be 1 to 32 bytes wide');
-    if (window !== undefined && (!Number.isInteger(window) || window < 2 || window > 20)) throw new Error('the window must be 2 to 20 bits');
-    if (bases.byteLength % pointBytes !== 0) throw new Error(`the base buffer is not a whole number of ${group} points`);
+    const [msm, scratchBytes] =
+      group === 'G1'
+        ? [this.exports.msm, this.exports.msm_scratch_bytes]
+        : [this.exports.g2_msm, this.exports.g2_msm_scratch_bytes];
+    if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32)
+      throw new Error('scalars must be 1 to 32 bytes wide');
+    if (window !== undefined && (!Number.isInteger(window) || window < 2 || window > 20))
+      throw new Error('the window must be 2 to 20 bits');
+    if (bases.byteLength % pointBytes !== 0)
+      throw new Error(`the base buffer is not a whole number of ${group} points`);
     const total = bases.byteLength / pointBytes;
     if (scalars.byteLength !== total * scalarBytes) throw new Error('there must be one scalar per point');
     const parts = Math.max(1, Math.ceil(total / MSM_POINTS_PER_CALL));

@@ -14,4 +14,8 @@ export interface MsmRequest {
 }
 
 /** id -1: the thread's start-up (ready, or the error that stopped it). */
-export type MsmReply = { id: number; sums: Uint8Array } | { id: number; invalidPoint: number } | { id: number; error: string } | { id: -1; ready: true };
+export type MsmReply =
+  | { id: number; sums: Uint8Array }
+  | { id: number; invalidPoint: number }
+  | { id: number; error: string }
+  | { id: -1; ready: true };

@@ -44,28 +44,37 @@ class MsmPool {
 
   static async start(threads: number): Promise<MsmPool> {
     // Compiled (dist/), a thread runs its plain JS body; from sources, an entry that registers tsx first.
-    const entry = new URL(import.meta.url.endsWith('.js') ? './msm-thread-body.js' : './msm-thread.mjs', import.meta.url);
+    const entry = new URL(
+      import.meta.url.endsWith('.js') ? './msm-thread-body.js' : './msm-thread.mjs',
+      import.meta.url,
+    );
     const pool = new MsmPool(Array.from({ length: threads }, () => new Worker(entry)));
     try {
-      await Promise.all(pool.workers.map((worker, index) => new Promise<void>((ready, failed) => {
-        worker.on('message', (reply: MsmReply) => {
-          if ('ready' in reply) return ready();
-          if (reply.id === -1 && 'error' in reply) return failed(new Error(`MSM thread could not start: ${reply.error}`));
-          const waiting = pool.pending[index]!.get(reply.id);
-          if (!waiting) return;
-          pool.pending[index]!.delete(reply.id);
-          if ('error' in reply) waiting.reject(new Error(`MSM thread: ${reply.error}`));
-          else waiting.resolve(reply);
-        });
-        const fail = (error: Error): void => {
-          pool.broken = true;
-          failed(error);
-          for (const waiting of pool.pending[index]!.values()) waiting.reject(error);
-          pool.pending[index]!.clear();
-        };
-        worker.on('error', fail);
-        worker.on('exit', (code) => fail(new Error(`MSM thread exited with code ${code}`)));
-      })));
+      await Promise.all(
+        pool.workers.map(
+          (worker, index) =>
+            new Promise<void>((ready, failed) => {
+              worker.on('message', (reply: MsmReply) => {
+                if ('ready' in reply) return ready();
+                if (reply.id === -1 && 'error' in reply)
+                  return failed(new Error(`MSM thread could not start: ${reply.error}`));
+                const waiting = pool.pending[index]!.get(reply.id);
+                if (!waiting) return;
+                pool.pending[index]!.delete(reply.id);
+                if ('error' in reply) waiting.reject(new Error(`MSM thread: ${reply.error}`));
+                else waiting.resolve(reply);
+              });
+              const fail = (error: Error): void => {
+                pool.broken = true;
+                failed(error);
+                for (const waiting of pool.pending[index]!.values()) waiting.reject(error);
+                pool.pending[index]!.clear();
+              };
+              worker.on('error', fail);
+              worker.on('exit', (code) => fail(new Error(`MSM thread exited with code ${code}`)));
+            }),
+        ),
+      );
     } catch (error) {
       await pool.close();
       throw error;
@@ -95,28 +104,37 @@ class MsmPool {
     const slices = Math.max(1, Math.min(this.workers.length, Math.floor(total / MIN_POINTS_PER_THREAD[group])));
     if (this.busy++ === 0) for (const worker of this.workers) worker.ref();
     try {
-      const results = await Promise.all(Array.from({ length: slices }, (_, index) => {
-        const first = Math.floor((total * index) / slices);
-        const end = Math.floor((total * (index + 1)) / slices);
-        // Copies the threads own (transferred, not cloned again). Copied through the Uint8Array
-        // constructor: a Buffer's slice() is a view, and transferring it would detach the caller's memory.
-        const request: MsmRequest = {
-          id: this.nextId++,
-          group,
-          bases: new Uint8Array(bases.subarray(first * pointBytes, end * pointBytes)),
-          scalars: new Uint8Array(scalars.subarray(first * scalarBytes, end * scalarBytes)),
-          scalarBytes,
-          checkPoints,
-          ...(windowBits === undefined ? {} : { windowBits }),
-        };
-        return new Promise<SliceResult>((resolve, reject) => {
-          if (this.broken) return reject(new Error('the MSM pool has stopped'));
-          this.pending[index]!.set(request.id, { resolve, reject });
-          this.workers[index]!.postMessage(request, [request.bases.buffer as ArrayBuffer, request.scalars.buffer as ArrayBuffer]);
-        });
-      }));
+      const results = await Promise.all(
+        Array.from({ length: slices }, (_, index) => {
+          const first = Math.floor((total * index) / slices);
+          const end = Math.floor((total * (index + 1)) / slices);
+          // Copies the threads own (transferred, not cloned again). Copied through the Uint8Array
+          // constructor: a Buffer's slice() is a view, and transferring it would detach the caller's memory.
+          const request: MsmRequest = {
+            id: this.nextId++,
+            group,
+            bases: new Uint8Array(bases.subarray(first * pointBytes, end * pointBytes)),
+            scalars: new Uint8Array(scalars.subarray(first * scalarBytes, end * scalarBytes)),
+            scalarBytes,
+            checkPoints,
+            ...(windowBits === undefined ? {} : { windowBits }),
+          };
+          return new Promise<SliceResult>((resolve, reject) => {
+            if (this.broken) return reject(new Error('the MSM pool has stopped'));
+            this.pending[index]!.set(request.id, { resolve, reject });
+            this.workers[index]!.postMessage(request, [
+              request.bases.buffer as ArrayBuffer,
+              request.scalars.buffer as ArrayBuffer,
+            ]);
+          });
+        }),
+      );
       const bad = results.findIndex((result) => 'invalidPoint' in result);
-      if (bad >= 0) return { parts: [], invalidPoint: Math.floor((total * bad) / slices) + (results[bad] as { invalidPoint: number }).invalidPoint };
+      if (bad >= 0)
+        return {
+          parts: [],
+          invalidPoint: Math.floor((total * bad) / slices) + (results[bad] as { invalidPoint: number }).invalidPoint,
+        };
       return { parts: results.map((result) => (result as { sums: Uint8Array }).sums), invalidPoint: -1 };
     } finally {
       if (--this.busy === 0) this.idle();
@@ -147,11 +165,20 @@ function currentPool(): Promise<MsmPool> {
 export type CheckedSum = { sum: Uint8Array } | { invalidPoint: number };
 
 /** Σ scalars_i · bases_i in `group` on the pool, as a point of ffjavascript's curve; with `checkPoints` (G1) the points are checked first. */
-async function multiExpOnThreads(group: MsmGroup, bases: Uint8Array, scalars: Uint8Array, scalarBytes: number, checkPoints: boolean): Promise<CheckedSum> {
+async function multiExpOnThreads(
+  group: MsmGroup,
+  bases: Uint8Array,
+  scalars: Uint8Array,
+  scalarBytes: number,
+  checkPoints: boolean,
+): Promise<CheckedSum> {
   const pointBytes = MSM_POINT_BYTES[group];
-  if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32) throw new RangeError('scalars must be 1 to 32 bytes wide');
-  if (bases.byteLength % pointBytes !== 0) throw new RangeError(`the base buffer is not a whole number of ${group} points`);
-  if (scalars.byteLength !== (bases.byteLength / pointBytes) * scalarBytes) throw new RangeError('there must be one scalar per point');
+  if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32)
+    throw new RangeError('scalars must be 1 to 32 bytes wide');
+  if (bases.byteLength % pointBytes !== 0)
+    throw new RangeError(`the base buffer is not a whole number of ${group} points`);
+  if (scalars.byteLength !== (bases.byteLength / pointBytes) * scalarBytes)
+    throw new RangeError('there must be one scalar per point');
   const threads = await currentPool();
   let result: { parts: Uint8Array[]; invalidPoint: number } = { parts: [], invalidPoint: -1 };
   let curveReady: Promise<Bn128Curve> | undefined;
@@ -185,12 +212,22 @@ async function multiExpOnThreads(group: MsmGroup, bases: Uint8Array, scalars: Ui
   return { sum: G.isZero(sum) ? G.zero : sum };
 }
 
-async function multiExp(group: MsmGroup, bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
+async function multiExp(
+  group: MsmGroup,
+  bases: Uint8Array,
+  scalars: Uint8Array,
+  scalarBytes: number,
+): Promise<Uint8Array> {
   return ((await multiExpOnThreads(group, bases, scalars, scalarBytes, false)) as { sum: Uint8Array }).sum;
 }
 
 /** The kernel's sum, or ffjavascript's where the kernel cannot run; a RangeError is the caller's and is thrown. */
-async function multiExpOrFallback(group: MsmGroup, bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array> {
+async function multiExpOrFallback(
+  group: MsmGroup,
+  bases: Uint8Array,
+  scalars: Uint8Array,
+  scalarBytes: number,
+): Promise<Uint8Array> {
   try {
     return await multiExp(group, bases, scalars, scalarBytes);
   } catch (error) {
@@ -359,7 +396,11 @@ function windowDigit(scalar: Uint8Array, offset: number, width: number): number 
 }
 
 /** g1CheckedMultiExp, or where the kernel cannot run the same check on ffjavascript's main thread and its MSM. */
-export async function g1CheckedMultiExpOrFallback(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<CheckedSum> {
+export async function g1CheckedMultiExpOrFallback(
+  bases: Uint8Array,
+  scalars: Uint8Array,
+  scalarBytes: number,
+): Promise<CheckedSum> {
   try {
     return await g1CheckedMultiExp(bases, scalars, scalarBytes);
   } catch (error) {

@@ -10,7 +10,9 @@ import type { ScaleReply } from './scale-messages.ts';
 function threadEndpoint(): ScaleEndpoint {
   // Compiled (dist/), the thread runs its plain JS body; from sources, an entry that registers tsx
   // first (worker threads do not inherit the parent's loader).
-  const worker = new Worker(new URL(import.meta.url.endsWith('.js') ? './scale-thread-body.js' : './scale-thread.mjs', import.meta.url));
+  const worker = new Worker(
+    new URL(import.meta.url.endsWith('.js') ? './scale-thread-body.js' : './scale-thread.mjs', import.meta.url),
+  );
   return {
     post: (request, transfer) => worker.postMessage(request, transfer),
     listen: (onReply, onFailure) => {

@@ -13,7 +13,20 @@ interface ScanExports {
   memory: WebAssembly.Memory;
   __heap_base: WebAssembly.Global;
   fr_to_montgomery(scalars: number, n: number, width: number, out: number): void;
-  r1cs_scan(constraints: number, n: number, first: number, rho: number, nWires: number, sigma: number, entries: number, u: number, v: number, w: number, combined: number, where: number): number;
+  r1cs_scan(
+    constraints: number,
+    n: number,
+    first: number,
+    rho: number,
+    nWires: number,
+    sigma: number,
+    entries: number,
+    u: number,
+    v: number,
+    w: number,
+    combined: number,
+    where: number,
+  ): number;
 }
 
 /** Why a batch was refused, and at which constraint. */
@@ -38,7 +51,12 @@ export class R1csScanKernel {
    * @param rho one scalar per signal, `width` bytes little-endian each (below r).
    * @param sigma σ1 and σ2, below r.
    */
-  static async instantiate(rho: Uint8Array, width: number, nWires: number, sigma: [bigint, bigint]): Promise<R1csScanKernel> {
+  static async instantiate(
+    rho: Uint8Array,
+    width: number,
+    nWires: number,
+    sigma: [bigint, bigint],
+  ): Promise<R1csScanKernel> {
     if (rho.byteLength !== nWires * width) throw new RangeError('there must be one scalar per signal');
     const instance = await WebAssembly.instantiate(await WebAssembly.compile(kernelWasm()), {});
     const exports = instance.exports as unknown as ScanExports;
@@ -69,15 +87,32 @@ export class R1csScanKernel {
    * Scans `count` whole constraints (their r1cs bytes), the first numbered `first`; `entries` holds
    * the key's section-4 entries for their A and B terms, or is undefined not to compare.
    */
-  scan(constraints: Uint8Array, count: number, first: number, entries: Uint8Array | undefined): ScanBatchResult | ScanFailure {
+  scan(
+    constraints: Uint8Array,
+    count: number,
+    first: number,
+    entries: Uint8Array | undefined,
+  ): ScanBatchResult | ScanFailure {
     const entriesAt = this.at.batch + Math.ceil(constraints.byteLength / 64) * 64;
     const outAt = entriesAt + Math.ceil((entries?.byteLength ?? 0) / 64) * 64;
     const size = count * N8;
     const memory = this.reserve(outAt + 4 * size);
     memory.set(constraints, this.at.batch);
     if (entries) memory.set(entries, entriesAt);
-    const status = this.exports.r1cs_scan(this.at.batch, count, first, this.at.rho, this.nWires, this.at.sigma, entries ? entriesAt : 0,
-      outAt, outAt + size, outAt + 2 * size, outAt + 3 * size, this.at.where);
+    const status = this.exports.r1cs_scan(
+      this.at.batch,
+      count,
+      first,
+      this.at.rho,
+      this.nWires,
+      this.at.sigma,
+      entries ? entriesAt : 0,
+      outAt,
+      outAt + size,
+      outAt + 2 * size,
+      outAt + 3 * size,
+      this.at.where,
+    );
     const after = new Uint8Array(this.exports.memory.buffer);
     if (status !== 0) {
       const constraint = new DataView(after.buffer).getUint32(this.at.where, true);

@@ -36,24 +36,30 @@ export class ScalePool implements PointScaler {
   static async start(endpoints: ScaleEndpoint[]): Promise<ScalePool> {
     const pool = new ScalePool(endpoints);
     try {
-      await Promise.all(endpoints.map((endpoint, index) => new Promise<void>((ready, failed) => {
-        endpoint.listen(
-          (reply) => {
-            if ('ready' in reply) return ready();
-            if ('error' in reply && reply.id === -1) return failed(new Error(`kernel worker could not start: ${reply.error}`));
-            const waiting = pool.pending[index]!.get(reply.id);
-            if (!waiting) return;
-            pool.pending[index]!.delete(reply.id);
-            if ('error' in reply) waiting.reject(new Error(`kernel worker: ${reply.error}`));
-            else waiting.resolve(reply.points);
-          },
-          (error) => {
-            failed(error);
-            for (const waiting of pool.pending[index]!.values()) waiting.reject(error);
-            pool.pending[index]!.clear();
-          },
-        );
-      })));
+      await Promise.all(
+        endpoints.map(
+          (endpoint, index) =>
+            new Promise<void>((ready, failed) => {
+              endpoint.listen(
+                (reply) => {
+                  if ('ready' in reply) return ready();
+                  if ('error' in reply && reply.id === -1)
+                    return failed(new Error(`kernel worker could not start: ${reply.error}`));
+                  const waiting = pool.pending[index]!.get(reply.id);
+                  if (!waiting) return;
+                  pool.pending[index]!.delete(reply.id);
+                  if ('error' in reply) waiting.reject(new Error(`kernel worker: ${reply.error}`));
+                  else waiting.resolve(reply.points);
+                },
+                (error) => {
+                  failed(error);
+                  for (const waiting of pool.pending[index]!.values()) waiting.reject(error);
+                  pool.pending[index]!.clear();
+                },
+              );
+            }),
+        ),
+      );
     } catch (error) {
       pool.close();
       throw error;
@@ -63,11 +69,18 @@ export class ScalePool implements PointScaler {
 
   async scale(points: Uint8Array, chain: ScaleChain): Promise<Uint8Array> {
     const slices = splitPoints(points, this.endpoints.length);
-    const scaled = await Promise.all(slices.map((slice, index) => new Promise<Uint8Array>((resolve, reject) => {
-      const id = this.nextId++;
-      this.pending[index]!.set(id, { resolve, reject });
-      this.endpoints[index]!.post({ id, points: slice, schedule: chain.schedule, steps: chain.steps }, [slice.buffer as ArrayBuffer]);
-    })));
+    const scaled = await Promise.all(
+      slices.map(
+        (slice, index) =>
+          new Promise<Uint8Array>((resolve, reject) => {
+            const id = this.nextId++;
+            this.pending[index]!.set(id, { resolve, reject });
+            this.endpoints[index]!.post({ id, points: slice, schedule: chain.schedule, steps: chain.steps }, [
+              slice.buffer as ArrayBuffer,
+            ]);
+          }),
+      ),
+    );
     return joinPoints(scaled, points.byteLength);
   }
 

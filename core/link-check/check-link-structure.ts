@@ -19,9 +19,7 @@ import {
 } from '../zkey/zkey-file.ts';
 
 /** What kind of record the new link must add. */
-export type LinkExpectation =
-  | { kind: 'random' }
-  | { kind: 'beacon'; beaconHex: string; iterationsExp: number };
+export type LinkExpectation = { kind: 'random' } | { kind: 'beacon'; beaconHex: string; iterationsExp: number };
 
 function refuse(code: ErrorCode, message: string): never {
   throw new CoordinatorError(code, message);
@@ -54,10 +52,16 @@ async function sameSectionBytes(a: ZkeyInfo, b: ZkeyInfo, id: number): Promise<b
   }
   const [fa, fb] = await Promise.all([open(a.path, 'r'), open(b.path, 'r')]);
   try {
-    const [ba, bb] = [Buffer.allocUnsafe(Math.min(COMPARE_CHUNK, sa.size)), Buffer.allocUnsafe(Math.min(COMPARE_CHUNK, sa.size))];
+    const [ba, bb] = [
+      Buffer.allocUnsafe(Math.min(COMPARE_CHUNK, sa.size)),
+      Buffer.allocUnsafe(Math.min(COMPARE_CHUNK, sa.size)),
+    ];
     for (let done = 0; done < sa.size; done += COMPARE_CHUNK) {
       const length = Math.min(COMPARE_CHUNK, sa.size - done);
-      await Promise.all([readSectionChunk(fa, ba, length, sa.offset + done), readSectionChunk(fb, bb, length, sb.offset + done)]);
+      await Promise.all([
+        readSectionChunk(fa, ba, length, sa.offset + done),
+        readSectionChunk(fb, bb, length, sb.offset + done),
+      ]);
       if (!ba.subarray(0, length).equals(bb.subarray(0, length))) return false;
     }
     return true;
@@ -71,7 +75,12 @@ const SECTION_NAMES: Record<number, string> = { 3: 'IC', 4: 'coefficients', 5: '
 async function checkSameCircuit(head: ZkeyInfo, candidate: ZkeyInfo): Promise<void> {
   const h = head.header;
   const c = candidate.header;
-  if (!head.mpc.csHash.equals(candidate.mpc.csHash) || h.nVars !== c.nVars || h.nPublic !== c.nPublic || h.domainSize !== c.domainSize) {
+  if (
+    !head.mpc.csHash.equals(candidate.mpc.csHash) ||
+    h.nVars !== c.nVars ||
+    h.nPublic !== c.nPublic ||
+    h.domainSize !== c.domainSize
+  ) {
     refuse(
       'contribution.wrong_circuit',
       `the file is a key of another circuit (circuit hash ${candidate.mpc.csHash.toString('hex').slice(0, 16)}…, ` +
@@ -83,7 +92,10 @@ async function checkSameCircuit(head: ZkeyInfo, candidate: ZkeyInfo): Promise<vo
   }
   for (const id of FIXED_SECTIONS) {
     if (!(await sameSectionBytes(head, candidate, id))) {
-      refuse('contribution.header_mismatch', `the ${SECTION_NAMES[id]} section differs from the chain head; a contribution may only change delta, L and H`);
+      refuse(
+        'contribution.header_mismatch',
+        `the ${SECTION_NAMES[id]} section differs from the chain head; a contribution may only change delta, L and H`,
+      );
     }
   }
 }
@@ -99,23 +111,40 @@ function newRecordOnHead(head: ZkeyInfo, candidate: ZkeyInfo): ContributionRecor
   const h = headRecords.length;
   const c = records.length;
   if (c <= h && sharedPrefix(c)) {
-    if (c === h) refuse('contribution.no_new_contribution', `the file is the current head (contribution ${h}) itself: it adds no contribution`);
-    refuse('contribution.stale', `the file carries ${c} contributions, the head has ${h}; it is the chain's contribution ${c}, not a new link`);
+    if (c === h)
+      refuse(
+        'contribution.no_new_contribution',
+        `the file is the current head (contribution ${h}) itself: it adds no contribution`,
+      );
+    refuse(
+      'contribution.stale',
+      `the file carries ${c} contributions, the head has ${h}; it is the chain's contribution ${c}, not a new link`,
+    );
   }
   if (c >= 1 && c - 1 < h && sharedPrefix(c - 1)) {
-    refuse('contribution.stale', `the file was built on contribution ${c - 1}, but the head is now contribution ${h}; download the head and contribute again`);
+    refuse(
+      'contribution.stale',
+      `the file was built on contribution ${c - 1}, but the head is now contribution ${h}; download the head and contribute again`,
+    );
   }
   if (!sharedPrefix(Math.min(h, c))) {
     refuse('contribution.history_mismatch', "the file's contribution history is not the chain's history");
   }
-  if (c > h + 1) refuse('contribution.multiple_new_contributions', `the file adds ${c - h} contributions at once; exactly one is accepted per link`);
+  if (c > h + 1)
+    refuse(
+      'contribution.multiple_new_contributions',
+      `the file adds ${c - h} contributions at once; exactly one is accepted per link`,
+    );
   return records[h]!;
 }
 
 function checkExpectedKind(record: ContributionRecord, expect: LinkExpectation): void {
   if (expect.kind === 'random') {
     if (record.type !== CONTRIBUTION_TYPE.random) {
-      refuse('contribution.unexpected_type', 'the new contribution is a beacon contribution; only the coordinator applies the beacon, at finalisation');
+      refuse(
+        'contribution.unexpected_type',
+        'the new contribution is a beacon contribution; only the coordinator applies the beacon, at finalisation',
+      );
     }
     return;
   }
@@ -124,7 +153,10 @@ function checkExpectedKind(record: ContributionRecord, expect: LinkExpectation):
     record.beaconHash?.toString('hex') === expect.beaconHex.toLowerCase() &&
     record.numIterationsExp === expect.iterationsExp;
   if (!beaconMatches) {
-    refuse('finalise.beacon_mismatch', `the final contribution is not the beacon ${expect.beaconHex} with 2^${expect.iterationsExp} iterations`);
+    refuse(
+      'finalise.beacon_mismatch',
+      `the final contribution is not the beacon ${expect.beaconHex} with 2^${expect.iterationsExp} iterations`,
+    );
   }
 }
 
@@ -133,13 +165,20 @@ function checkExpectedKind(record: ContributionRecord, expect: LinkExpectation):
  * cryptography, and returns the one new contribution record. Throws a CoordinatorError with the
  * code of the first failure.
  */
-export async function checkLinkStructure(head: ZkeyInfo, candidate: ZkeyInfo, expect: LinkExpectation): Promise<ContributionRecord> {
+export async function checkLinkStructure(
+  head: ZkeyInfo,
+  candidate: ZkeyInfo,
+  expect: LinkExpectation,
+): Promise<ContributionRecord> {
   await checkSameCircuit(head, candidate);
   const record = newRecordOnHead(head, candidate);
   checkExpectedKind(record, expect);
 
   if (record.deltaAfter.equals(head.header.delta1)) {
-    refuse('contribution.delta_unchanged', 'the new contribution leaves delta unchanged (its secret is 1): it adds no randomness');
+    refuse(
+      'contribution.delta_unchanged',
+      'the new contribution leaves delta unchanged (its secret is 1): it adds no randomness',
+    );
   }
   if (!record.deltaAfter.equals(candidate.header.delta1)) {
     refuse('contribution.delta_mismatch', "the key's delta is not the delta its new contribution produced");

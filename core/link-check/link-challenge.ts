@@ -38,12 +38,15 @@ async function createSeedOnce(stateDir: string, target: string): Promise<void> {
 
 async function loadSeed(stateDir: string): Promise<Buffer> {
   const target = path.join(stateDir, CHALLENGE_SEED_FILE);
-  let seed = await readFile(target).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error)));
+  let seed = await readFile(target).catch((error: NodeJS.ErrnoException) =>
+    error.code === 'ENOENT' ? undefined : Promise.reject(error),
+  );
   if (!seed) {
     await createSeedOnce(stateDir, target);
     seed = await readFile(target);
   }
-  if (seed.length !== SEED_BYTES) throw new ChallengeStateError('the link challenge seed in the state folder is corrupt');
+  if (seed.length !== SEED_BYTES)
+    throw new ChallengeStateError('the link challenge seed in the state folder is corrupt');
   return seed;
 }
 

@@ -86,7 +86,8 @@ export async function writeCachedCombination(
   combination: LinkCombination,
 ): Promise<void> {
   if (!FILE_HASH.test(fileHash)) throw new Error('a link combination can only be cached under a file hash');
-  if (combination.l.length !== G1_BYTES || combination.h.length !== G1_BYTES) throw new Error('a link combination is two G1 points');
+  if (combination.l.length !== G1_BYTES || combination.h.length !== G1_BYTES)
+    throw new Error('a link combination is two G1 points');
   if (combination.lIdentities.length !== DIGEST_BYTES || combination.hIdentities.length !== DIGEST_BYTES) {
     throw new Error('a link combination carries two identity digests');
   }

@@ -65,7 +65,12 @@ import type { LinkCombination } from './link-combination-cache.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { hashToG2, rngFromBeacon } from '../crypto/snarkjs-rng.ts';
 import { readExactlyInto, ShortReadError } from '../binfile/read-exactly.ts';
-import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback, startMultiExpThreads, type CheckedSum } from '../kernel/multi-exp.ts';
+import {
+  g1CheckedMultiExpOrFallback,
+  g1MultiExpOrFallback,
+  startMultiExpThreads,
+  type CheckedSum,
+} from '../kernel/multi-exp.ts';
 import { coordinatesCanonical } from '../zkey/point-checks.ts';
 
 export interface VerifyLinkFromHeadOptions {
@@ -128,8 +133,6 @@ function refuse(code: ErrorCode, message: string): never {
   throw new CoordinatorError(code, message);
 }
 
-
-
 /** Decodes a G1 point of the header or the record; refuses one off the curve. */
 function g1Point(curve: Curve, lem: Buffer, what: string): Uint8Array {
   const point = curve.G1.fromRprLEM(lem, 0);
@@ -142,7 +145,11 @@ function g1Point(curve: Curve, lem: Buffer, what: string): Uint8Array {
 /** Decodes a G2 point; G2 has a large cofactor, so also refuses one outside the order-r subgroup. */
 function g2Point(curve: Curve, lem: Buffer, what: string): Uint8Array {
   const point = curve.G2.fromRprLEM(lem, 0);
-  if (!coordinatesCanonical(lem, 0, 4) || !curve.G2.isValid(point) || !curve.G2.isZero(curve.G2.timesScalar(point, BN254_R))) {
+  if (
+    !coordinatesCanonical(lem, 0, 4) ||
+    !curve.G2.isValid(point) ||
+    !curve.G2.isZero(curve.G2.timesScalar(point, BN254_R))
+  ) {
     refuse('contribution.point_not_on_curve', `${what} is not a point of the curve's order-r subgroup`);
   }
   return point;
@@ -163,13 +170,23 @@ function hashPubKey(curve: Curve, hash: ReturnType<typeof createHash>, record: C
   hash.update(record.transcript);
 }
 
-async function sameRatio(curve: Curve, g1s: Uint8Array, g1sx: Uint8Array, g2s: Uint8Array, g2sx: Uint8Array): Promise<boolean> {
+async function sameRatio(
+  curve: Curve,
+  g1s: Uint8Array,
+  g1sx: Uint8Array,
+  g2s: Uint8Array,
+  g2sx: Uint8Array,
+): Promise<boolean> {
   if (curve.G1.isZero(g1s) || curve.G1.isZero(g1sx) || curve.G2.isZero(g2s) || curve.G2.isZero(g2sx)) return false;
   return curve.pairingEq(g1s, g2sx, curve.G1.neg(g1sx), g2s);
 }
 
 async function checkProofOfKnowledge(curve: Curve, prev: ZkeyInfo, record: ContributionRecord): Promise<void> {
-  const pok = (why: string): never => refuse('contribution.invalid_proof_of_knowledge', `the new contribution's proof of knowledge does not verify: ${why}`);
+  const pok = (why: string): never =>
+    refuse(
+      'contribution.invalid_proof_of_knowledge',
+      `the new contribution's proof of knowledge does not verify: ${why}`,
+    );
   const g1s = g1Point(curve, record.g1S, 'g1_s of the new contribution');
   const g1sx = g1Point(curve, record.g1Sx, 'g1_sx of the new contribution');
   const deltaAfter = g1Point(curve, record.deltaAfter, 'deltaAfter of the new contribution');
@@ -181,20 +198,25 @@ async function checkProofOfKnowledge(curve: Curve, prev: ZkeyInfo, record: Contr
   const transcript = createHash('blake2b512').update(prev.mpc.csHash);
   for (const earlier of prev.mpc.contributions) hashPubKey(curve, transcript, earlier);
   transcript.update(uncompressed(curve.G1, g1s)).update(uncompressed(curve.G1, g1sx));
-  if (!transcript.digest().equals(record.transcript)) pok('its transcript digest is not the hash of the history and its key');
+  if (!transcript.digest().equals(record.transcript))
+    pok('its transcript digest is not the hash of the history and its key');
 
   const g2sp = hashToG2(curve, record.transcript);
-  if (!(await sameRatio(curve, g1s, g1sx, g2sp, g2spx))) pok('g1_s, g1_sx and g2_sp, g2_spx do not have the same ratio');
+  if (!(await sameRatio(curve, g1s, g1sx, g2sp, g2spx)))
+    pok('g1_s, g1_sx and g2_sp, g2_spx do not have the same ratio');
   const prevDelta = curve.G1.fromRprLEM(prev.header.delta1, 0);
-  if (!(await sameRatio(curve, prevDelta, deltaAfter, g2sp, g2spx))) pok('the new delta is not the previous delta raised to the proven secret');
+  if (!(await sameRatio(curve, prevDelta, deltaAfter, g2sp, g2spx)))
+    pok('the new delta is not the previous delta raised to the proven secret');
 
   if (record.type === CONTRIBUTION_TYPE.beacon) {
-    if (!record.beaconHash || record.numIterationsExp === undefined) pok('the beacon record lacks its beacon or iteration count');
+    if (!record.beaconHash || record.numIterationsExp === undefined)
+      pok('the beacon record lacks its beacon or iteration count');
     const rng = rngFromBeacon(record.beaconHash!, record.numIterationsExp!);
     const secret = curve.Fr.fromRng(rng);
     const expectedG1s = curve.G1.toAffine(curve.G1.fromRng(rng));
     const expectedG1sx = curve.G1.toAffine(curve.G1.timesFr(expectedG1s, secret));
-    if (!curve.G1.eq(expectedG1s, g1s) || !curve.G1.eq(expectedG1sx, g1sx)) pok('its key is not the one the beacon derives');
+    if (!curve.G1.eq(expectedG1s, g1s) || !curve.G1.eq(expectedG1sx, g1sx))
+      pok('its key is not the one the beacon derives');
   }
 }
 
@@ -206,7 +228,6 @@ async function checkDelta2(curve: Curve, next: ZkeyInfo): Promise<Uint8Array> {
   }
   return delta2;
 }
-
 
 async function readChunk(handle: FileHandle, position: number, length: number, what: string): Promise<Uint8Array> {
   // A plain Uint8Array with its own buffer: ffjavascript posts slices of it to its workers, and a
@@ -294,7 +315,15 @@ async function identityPatterns(info: ZkeyInfo): Promise<{ l: Uint8Array; h: Uin
  * Checks NEXT's points are on the curve. Needs the curve only to add the chunks' sums, so it can
  * start before the curve is built; `onFirstSumsPosted` is called once the threads have work.
  */
-async function randomCombination(prev: ZkeyInfo, next: ZkeyInfo, id: number, name: string, scalarsFor: ScalarSource, withPrev: boolean, onFirstSumsPosted: () => void): Promise<SectionSums> {
+async function randomCombination(
+  prev: ZkeyInfo,
+  next: ZkeyInfo,
+  id: number,
+  name: string,
+  scalarsFor: ScalarSource,
+  withPrev: boolean,
+  onFirstSumsPosted: () => void,
+): Promise<SectionSums> {
   const sums: Array<{ prev: Uint8Array | undefined; next: Uint8Array }> = [];
   const prevSection = prev.sections.get(id)!;
   const nextSection = next.sections.get(id)!;
@@ -304,7 +333,9 @@ async function randomCombination(prev: ZkeyInfo, next: ZkeyInfo, id: number, nam
   const read = async (first: number): Promise<[Uint8Array | undefined, Uint8Array]> => {
     const n = Math.min(CHUNK_POINTS, count - first);
     const [prevRead, nextRead] = await Promise.allSettled([
-      prevFile ? readChunk(prevFile, prevSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${prev.label}`) : undefined,
+      prevFile
+        ? readChunk(prevFile, prevSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${prev.label}`)
+        : undefined,
       readChunk(nextFile, nextSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${next.label}`),
     ]);
     if (prevRead.status === 'rejected') throw prevRead.reason;
@@ -317,11 +348,18 @@ async function randomCombination(prev: ZkeyInfo, next: ZkeyInfo, id: number, nam
       const [prevBases, nextBases] = await pending;
       pending = first + CHUNK_POINTS < count ? read(first + CHUNK_POINTS) : undefined;
       const scalars = scalarsFor(id, first, nextBases.length / G1_SIZE);
-      const summing = Promise.all([prevBases ? multiExp(prevBases, scalars) : undefined, checkedMultiExp(nextBases, scalars)]);
+      const summing = Promise.all([
+        prevBases ? multiExp(prevBases, scalars) : undefined,
+        checkedMultiExp(nextBases, scalars),
+      ]);
       // The slices are posted to the threads once the pool answers (a microtask or two).
       setImmediate(onFirstSumsPosted);
       const [rPrev, rNext] = await summing;
-      if ('invalidPoint' in rNext) refuse('contribution.point_not_on_curve', `point ${first + rNext.invalidPoint} of the ${name} section is not a point of the curve`);
+      if ('invalidPoint' in rNext)
+        refuse(
+          'contribution.point_not_on_curve',
+          `point ${first + rNext.invalidPoint} of the ${name} section is not a point of the curve`,
+        );
       sums.push({ prev: rPrev, next: rNext.sum });
     }
   } finally {
@@ -359,15 +397,25 @@ interface LAndHSums {
  * from PREV). An L refusal is reported before an H one whichever comes first, so verdicts do not
  * depend on timing.
  */
-async function combineLAndH(prev: ZkeyInfo, next: ZkeyInfo, options: VerifyLinkFromHeadOptions, onFirstSumsPosted: () => void): Promise<LAndHSums> {
+async function combineLAndH(
+  prev: ZkeyInfo,
+  next: ZkeyInfo,
+  options: VerifyLinkFromHeadOptions,
+  onFirstSumsPosted: () => void,
+): Promise<LAndHSums> {
   const key = options.challenge?.key;
-  const scalarsFor: ScalarSource = key ? (section, first, n) => challengeScalars(key, section, first, n, LINK_SCALAR_BYTES) : freshScalars;
+  const scalarsFor: ScalarSource = key
+    ? (section, first, n) => challengeScalars(key, section, first, n, LINK_SCALAR_BYTES)
+    : freshScalars;
   const cached = key ? options.challenge?.head : undefined;
   const [nextPattern, prevPattern] = await Promise.all([
     identityPatterns(next),
     cached ? { l: cached.lIdentities, h: cached.hIdentities } : identityPatterns(prev),
   ]);
-  for (const [section, name] of [['l', 'L'], ['h', 'H']] as const) {
+  for (const [section, name] of [
+    ['l', 'L'],
+    ['h', 'H'],
+  ] as const) {
     if (!timingSafeEqual(nextPattern[section], prevPattern[section])) {
       refuse(
         'contribution.identity_pattern_changed',
@@ -396,14 +444,20 @@ async function checkLAndH(
   // The cached points were written by this coordinator from a verified file, under a MAC.
   const prevL = l.prev ?? G1.fromRprLEM(cached!.l, 0);
   const prevH = h.prev ?? G1.fromRprLEM(cached!.h, 0);
-  const holds = (sumNext: Uint8Array, sumPrev: Uint8Array): Promise<boolean> => curve.pairingEq(sumNext, nextDelta2, G1.neg(sumPrev), prevDelta2);
+  const holds = (sumNext: Uint8Array, sumPrev: Uint8Array): Promise<boolean> =>
+    curve.pairingEq(sumNext, nextDelta2, G1.neg(sumPrev), prevDelta2);
 
   // One random combination over L‖H (the two sums added), one pairing check; L and H are only
   // told apart when it fails, to name the culprit.
   const allPrev = G1.add(prevL, prevH);
-  if (G1.isZero(allPrev)) refuse('contribution.invalid', 'the random combination of the previous L and H is the identity; the check would prove nothing');
+  if (G1.isZero(allPrev))
+    refuse(
+      'contribution.invalid',
+      'the random combination of the previous L and H is the identity; the check would prove nothing',
+    );
   if (!(await holds(G1.add(l.next, h.next), allPrev))) {
-    if (!(await holds(l.next, prevL))) refuse('contribution.l_section_invalid', 'the L section is not consistent with the new delta');
+    if (!(await holds(l.next, prevL)))
+      refuse('contribution.l_section_invalid', 'the L section is not consistent with the new delta');
     refuse('contribution.h_section_invalid', 'the H section is not consistent with the new delta');
   }
   const patterns = { lIdentities: identities.l, hIdentities: identities.h };
@@ -421,13 +475,20 @@ async function checkLAndH(
  * code on the first failure; returns the new contribution's index, hash (as snarkjs prints it),
  * recorded name and type.
  */
-export async function verifyLinkFromHead(prevPath: string, nextPath: string, options: VerifyLinkFromHeadOptions = {}): Promise<LinkVerdict> {
+export async function verifyLinkFromHead(
+  prevPath: string,
+  nextPath: string,
+  options: VerifyLinkFromHeadOptions = {},
+): Promise<LinkVerdict> {
   const expect = options.expect ?? { kind: 'random' };
   // The MSM threads take a few hundred milliseconds to start in a fresh process (the CLI): they
   // start now, while the headers are read and the link's structure is checked.
   startMultiExpThreads();
   // Read side by side; NEXT's error, if any, is the one reported (as when they were read in turn).
-  const [nextRead, prevRead] = await Promise.allSettled([readZkeyInfo(nextPath, options.labels?.next), readZkeyInfo(prevPath, options.labels?.prev)]);
+  const [nextRead, prevRead] = await Promise.allSettled([
+    readZkeyInfo(nextPath, options.labels?.next),
+    readZkeyInfo(prevPath, options.labels?.prev),
+  ]);
   if (nextRead.status === 'rejected') throw nextRead.reason;
   if (prevRead.status === 'rejected') throw prevRead.reason;
   const [next, prev] = [nextRead.value, prevRead.value];
@@ -444,7 +505,9 @@ export async function verifyLinkFromHead(prevPath: string, nextPath: string, opt
     combining.catch(() => undefined).finally(firstSumsPosted);
     return combining;
   };
-  const sameShape = [SECTION.l, SECTION.h].every((id) => prev.sections.has(id) && prev.sections.get(id)?.size === next.sections.get(id)?.size);
+  const sameShape = [SECTION.l, SECTION.h].every(
+    (id) => prev.sections.has(id) && prev.sections.get(id)?.size === next.sections.get(id)?.size,
+  );
   if (options.sumsDuringStructureCheck && sameShape) startSums();
   let record: ContributionRecord;
   let curve: Curve;

@@ -56,13 +56,22 @@ function refuse(code: ErrorCode, message: string): never {
 /** Maps the messages snarkjs logs on failure to our stable codes. */
 function codeForSnarkjsFailure(errors: string[]): { code: ErrorCode; message: string } {
   const all = errors.join('; ');
-  if (/L section/.test(all)) return { code: 'contribution.l_section_invalid', message: 'the L section is not consistent with the new delta' };
-  if (/H section/.test(all)) return { code: 'contribution.h_section_invalid', message: 'the H section is not consistent with the new delta' };
-  if (/delta/i.test(all)) return { code: 'contribution.delta_mismatch', message: 'delta in G1 and G2 of the header do not match the contribution' };
+  if (/L section/.test(all))
+    return { code: 'contribution.l_section_invalid', message: 'the L section is not consistent with the new delta' };
+  if (/H section/.test(all))
+    return { code: 'contribution.h_section_invalid', message: 'the H section is not consistent with the new delta' };
+  if (/delta/i.test(all))
+    return {
+      code: 'contribution.delta_mismatch',
+      message: 'delta in G1 and G2 of the header do not match the contribution',
+    };
   if (errors.length === 0) {
     // snarkjs reports proof-of-knowledge failures on the console only; the prefix check above
     // guarantees that every earlier record is the verified head's, so the new one is at fault.
-    return { code: 'contribution.invalid_proof_of_knowledge', message: "the new contribution's proof of knowledge of its secret does not verify" };
+    return {
+      code: 'contribution.invalid_proof_of_knowledge',
+      message: "the new contribution's proof of knowledge of its secret does not verify",
+    };
   }
   return { code: 'contribution.invalid', message: `snarkjs refused the key: ${all}` };
 }
@@ -85,7 +94,12 @@ export async function verifyLinkFromInit(input: VerifyLinkFromInitInput): Promis
     // snarkjs names files by path in its messages: put the caller's labels in their place.
     let message = (error as Error).message;
     if (input.labels) {
-      const roles: Array<[string, string]> = [[input.candidatePath, input.labels.candidate], [input.headZkeyPath, input.labels.head], [input.initZkeyPath, 'contribution 0'], [input.ptauPath, 'the ptau']];
+      const roles: Array<[string, string]> = [
+        [input.candidatePath, input.labels.candidate],
+        [input.headZkeyPath, input.labels.head],
+        [input.initZkeyPath, 'contribution 0'],
+        [input.ptauPath, 'the ptau'],
+      ];
       for (const [file, role] of roles) message = message.split(file).join(role);
     }
     throw new CoordinatorError('contribution.invalid', `the key could not be verified: ${message}`);

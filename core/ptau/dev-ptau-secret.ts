@@ -27,7 +27,13 @@ export interface DevPtauKey {
 }
 
 /** snarkjs keypair.hashToG2 of blake2b(personalization ‖ challenge ‖ g1_s ‖ g1_sx), uncompressed. */
-function g2sp(curve: Bn128Curve, personalization: number, challenge: Uint8Array, g1s: Uint8Array, g1sx: Uint8Array): Uint8Array {
+function g2sp(
+  curve: Bn128Curve,
+  personalization: number,
+  challenge: Uint8Array,
+  g1s: Uint8Array,
+  g1sx: Uint8Array,
+): Uint8Array {
   const g1 = curve.G1 as CurveGroup;
   const toUncompressed = g1.toUncompressed as (p: Uint8Array) => Uint8Array;
   const hash = createHash('blake2b512')
@@ -43,7 +49,12 @@ function g2sp(curve: Bn128Curve, personalization: number, challenge: Uint8Array,
  * The beacon contribution's key for `challengeHash` (the hash of the empty accumulator). The
  * secret itself does not depend on the challenge; the proofs of knowledge do.
  */
-export function devPtauKey(curve: Bn128Curve, beaconHex: string, iterationsExp: number, challengeHash: Uint8Array): DevPtauKey {
+export function devPtauKey(
+  curve: Bn128Curve,
+  beaconHex: string,
+  iterationsExp: number,
+  challengeHash: Uint8Array,
+): DevPtauKey {
   // 2^32 and more SHA-256 rounds would take hours; a development beacon never needs them.
   if (iterationsExp >= 32) throw new RangeError('beacon iteration exponents of 32 and more are not supported here');
   const rng = rngFromBeacon(Buffer.from(beaconHex, 'hex'), iterationsExp);

@@ -34,11 +34,15 @@ const PREPARED_SECTION_COUNT = 11;
 
 /** The subject dev-ptau reports its progress under (it works on no circuit). */
 const DEV_PTAU_PROGRESS_SUBJECT = 'ptau';
-const step = (progress: Progress, what: string): void => progress({ type: 'step', circuit: DEV_PTAU_PROGRESS_SUBJECT, step: what });
+const step = (progress: Progress, what: string): void =>
+  progress({ type: 'step', circuit: DEV_PTAU_PROGRESS_SUBJECT, step: what });
 
 function requirePower(power: number): void {
   if (!Number.isInteger(power) || power < MIN_DEV_PTAU_POWER || power > MAX_DEV_PTAU_POWER) {
-    throw new CoordinatorError('usage.invalid_arguments', `--power must be an integer from ${MIN_DEV_PTAU_POWER} to ${MAX_DEV_PTAU_POWER}, got ${power}`);
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `--power must be an integer from ${MIN_DEV_PTAU_POWER} to ${MAX_DEV_PTAU_POWER}, got ${power}`,
+    );
   }
 }
 
@@ -46,7 +50,11 @@ function requirePower(power: number): void {
  * Makes the development ptau of `power` at `outPath` (temp file, then rename). About 3·2^(p+2) G1
  * and 3·2^p G2 fixed-base multiplications; power 18 takes a few minutes on two cores.
  */
-export async function createDevPtau(power: number, outPath: string, progress: Progress = silentProgress): Promise<void> {
+export async function createDevPtau(
+  power: number,
+  outPath: string,
+  progress: Progress = silentProgress,
+): Promise<void> {
   requirePower(power);
   await mkdir(path.dirname(path.resolve(outPath)), { recursive: true });
   const temp = tempPathFor(outPath);
@@ -77,9 +85,22 @@ export async function createDevPtau(power: number, outPath: string, progress: Pr
       // Called before the 2^p points of power p: the 2^p - 1 points of the powers below are done.
       const lagrange = (section: number, p: number): void => {
         const lastPower = section === 12 ? power + 1 : power;
-        progress({ type: 'count', circuit: subject, part: `section ${section}`, done: 2 ** p - 1, total: 2 ** (lastPower + 1) - 1 });
+        progress({
+          type: 'count',
+          circuit: subject,
+          part: `section ${section}`,
+          done: 2 ** p - 1,
+          total: 2 ** (lastPower + 1) - 1,
+        });
       };
-      await writeLagrangeSections(handle, end, curve, power, { tau: key.tau.prvKey, alpha: key.alpha.prvKey, beta: key.beta.prvKey }, lagrange);
+      await writeLagrangeSections(
+        handle,
+        end,
+        curve,
+        power,
+        { tau: key.tau.prvKey, alpha: key.alpha.prvKey, beta: key.beta.prvKey },
+        lagrange,
+      );
     } finally {
       await handle.close();
     }
@@ -91,7 +112,11 @@ export async function createDevPtau(power: number, outPath: string, progress: Pr
 }
 
 /** The all-snarkjs path (newAccumulator + beacon + preparePhase2): minutes at 15, hours at 18. */
-export async function createDevPtauWithSnarkjs(power: number, outPath: string, progress: Progress = silentProgress): Promise<void> {
+export async function createDevPtauWithSnarkjs(
+  power: number,
+  outPath: string,
+  progress: Progress = silentProgress,
+): Promise<void> {
   requirePower(power);
   await mkdir(path.dirname(path.resolve(outPath)), { recursive: true });
   const empty = tempPathFor(outPath);
@@ -102,7 +127,13 @@ export async function createDevPtauWithSnarkjs(power: number, outPath: string, p
     step(progress, 'new accumulator');
     await snarkjs.powersOfTau.newAccumulator(curve, power, empty);
     step(progress, 'beacon');
-    await snarkjs.powersOfTau.beacon(empty, contributed, INSECURE_PTAU_MARKER, DEV_PTAU_BEACON, DEV_PTAU_BEACON_ITERATIONS_EXP);
+    await snarkjs.powersOfTau.beacon(
+      empty,
+      contributed,
+      INSECURE_PTAU_MARKER,
+      DEV_PTAU_BEACON,
+      DEV_PTAU_BEACON_ITERATIONS_EXP,
+    );
     step(progress, 'preparing phase 2');
     await snarkjs.powersOfTau.preparePhase2(contributed, prepared);
     await commitFile(prepared, outPath);

@@ -47,7 +47,11 @@ function windowBases(group: CurveGroup): Uint8Array {
  * `scalars`: Fr elements in ffjavascript's internal (Montgomery) form, 32 bytes each. Returns the
  * points scalars[i]·G of the group's generator G.
  */
-export async function generatorTimesFr(curve: Bn128Curve, groupName: 'G1' | 'G2', scalars: Uint8Array): Promise<Uint8Array> {
+export async function generatorTimesFr(
+  curve: Bn128Curve,
+  groupName: 'G1' | 'G2',
+  scalars: Uint8Array,
+): Promise<Uint8Array> {
   const group = curve[groupName] as CurveGroup;
   const tm = curve.tm as TaskManager;
   const prefix = groupName === 'G1' ? 'g1m' : 'g2m';
@@ -68,7 +72,17 @@ export async function generatorTimesFr(curve: Bn128Curve, groupName: 'G1' | 'G2'
       { cmd: 'CALL', fnName: 'frm_batchFromMontgomery', params: [{ var: 1 }, { val: n }, { var: 1 }] },
     ];
     for (let i = 0; i < n; i++) {
-      task.push({ cmd: 'CALL', fnName: `${prefix}_multiexpAffine`, params: [{ var: 0 }, { var: 1, offset: i * FR_BYTES }, { val: DIGIT_BITS / 8 }, { val: DIGITS }, { var: 2, offset: i * jacobianSize }] });
+      task.push({
+        cmd: 'CALL',
+        fnName: `${prefix}_multiexpAffine`,
+        params: [
+          { var: 0 },
+          { var: 1, offset: i * FR_BYTES },
+          { val: DIGIT_BITS / 8 },
+          { val: DIGITS },
+          { var: 2, offset: i * jacobianSize },
+        ],
+      });
     }
     // In place: the conversion walks forward and each affine point is shorter than its source.
     task.push({ cmd: 'CALL', fnName: `${prefix}_batchToAffine`, params: [{ var: 2 }, { val: n }, { var: 2 }] });

@@ -93,7 +93,14 @@ export interface LagrangeProgress {
  * Appends sections 12–15 at `position` of `handle`; returns the position after them. The caller
  * owns the file header (its section count must say 11).
  */
-export async function writeLagrangeSections(handle: FileHandle, position: number, curve: Bn128Curve, power: number, secret: PtauSecret, onProgress?: LagrangeProgress): Promise<number> {
+export async function writeLagrangeSections(
+  handle: FileHandle,
+  position: number,
+  curve: Bn128Curve,
+  power: number,
+  secret: PtauSecret,
+  onProgress?: LagrangeProgress,
+): Promise<number> {
   const g1 = curve.G1 as CurveGroup;
   const g2 = curve.G2 as CurveGroup;
   const g1Size = g1.F.n8 * 2;

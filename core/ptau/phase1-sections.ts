@@ -36,7 +36,9 @@ interface NobleBlake2b {
 function nobleBlake2b(): NobleBlake2b {
   // snarkjs's own dependency, resolved from snarkjs: the partial hash is that library's layout.
   const requireFromSnarkjs = createRequire(import.meta.resolve('snarkjs'));
-  const { blake2b } = requireFromSnarkjs('@noble/hashes/blake2b') as { blake2b: { create(options: { dkLen: number }): NobleBlake2b } };
+  const { blake2b } = requireFromSnarkjs('@noble/hashes/blake2b') as {
+    blake2b: { create(options: { dkLen: number }): NobleBlake2b };
+  };
   return blake2b.create({ dkLen: 64 });
 }
 
@@ -77,7 +79,7 @@ export function firstChallengeHash(curve: Bn128Curve, power: number): Uint8Array
   const repeat = (point: Uint8Array, n: number): void => {
     const block = Buffer.alloc(Math.min(n, 1 << 16) * point.byteLength);
     for (let i = 0; i < block.byteLength; i += point.byteLength) block.set(point, i);
-    for (let done = 0; done < n; ) {
+    for (let done = 0; done < n;) {
       const k = Math.min(n - done, block.byteLength / point.byteLength);
       hasher.update(block.subarray(0, k * point.byteLength));
       done += k;
@@ -129,7 +131,12 @@ export interface Phase1Options {
  * Writes sections 1–7 at `position` of `handle` (after the caller's 12-byte file header) and
  * returns the position after them.
  */
-export async function writePhase1Sections(handle: FileHandle, position: number, curve: Bn128Curve, options: Phase1Options): Promise<number> {
+export async function writePhase1Sections(
+  handle: FileHandle,
+  position: number,
+  curve: Bn128Curve,
+  options: Phase1Options,
+): Promise<number> {
   const { power, key } = options;
   const Fr = curve.Fr as unknown as FrOps;
   const groups = { G1: curve.G1 as GroupBatch, G2: curve.G2 as GroupBatch };
@@ -170,7 +177,8 @@ export async function writePhase1Sections(handle: FileHandle, position: number, 
         t = Fr.mul(t, key.tau.prvKey);
       }
       const points = await generatorTimesFr(curve, section.group, scalars);
-      if (start === 0) firstPoints.set(section.id, [points.slice(0, pointSize), points.slice(pointSize, 2 * pointSize)]);
+      if (start === 0)
+        firstPoints.set(section.id, [points.slice(0, pointSize), points.slice(pointSize, 2 * pointSize)]);
       await out.write(points);
       options.onPoints?.(`section ${section.id} (${section.group})`, start + n, section.count);
       const compressed = await group.batchLEMtoC(points);
@@ -216,9 +224,11 @@ export async function writePhase1Sections(handle: FileHandle, position: number, 
   // 7: the contribution record (powersoftau_utils.writeContribution).
   const name = Buffer.from(options.contributionName.substring(0, 64), 'utf8');
   const params = Buffer.concat([
-    Uint8Array.of(1, name.byteLength), name,
+    Uint8Array.of(1, name.byteLength),
+    name,
     Uint8Array.of(2, options.beaconIterationsExp),
-    Uint8Array.of(3, options.beaconHash.byteLength), options.beaconHash,
+    Uint8Array.of(3, options.beaconHash.byteLength),
+    options.beaconHash,
   ]);
   const u32 = (v: number): Buffer => {
     const b = Buffer.alloc(4);

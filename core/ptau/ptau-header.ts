@@ -39,14 +39,19 @@ export async function readPtauSummary(ptauPath: string): Promise<PtauSummary> {
     const n8 = headerBytes.readUInt32LE(0);
     const power = headerBytes.readUInt32LE(4 + n8);
     const contributions = sections.get(PTAU_CONTRIBUTIONS_SECTION);
-    const contributionBytes = contributions ? await readExactly(handle, contributions.offset, contributions.size) : Buffer.alloc(0);
+    const contributionBytes = contributions
+      ? await readExactly(handle, contributions.offset, contributions.size)
+      : Buffer.alloc(0);
     return {
       power,
       preparedForPhase2: sections.has(PTAU_FIRST_PHASE2_SECTION),
       insecure: contributionBytes.includes(Buffer.from(INSECURE_PTAU_MARKER.slice(0, 64), 'utf8')),
     };
   } catch (error) {
-    throw new CoordinatorError('ptau.malformed', `${ptauPath} is not a valid powers of tau file: ${(error as Error).message}`);
+    throw new CoordinatorError(
+      'ptau.malformed',
+      `${ptauPath} is not a valid powers of tau file: ${(error as Error).message}`,
+    );
   } finally {
     await handle.close();
   }

@@ -30,7 +30,10 @@ export interface PublicFile {
 function insideDataDir(config: CeremonyConfig, written: string, what: string): string {
   const relative = path.relative(config.dataDir, path.resolve(config.dataDir, written));
   if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
-    throw new CoordinatorError('config.invalid', `${what} (${written}) is outside the data folder; a publication keeps the folder's layout, so it must be inside`);
+    throw new CoordinatorError(
+      'config.invalid',
+      `${what} (${written}) is outside the data folder; a publication keeps the folder's layout, so it must be inside`,
+    );
   }
   return relative.split(path.sep).join('/');
 }
@@ -58,7 +61,11 @@ async function circomSources(config: CeremonyConfig, r1cs: string): Promise<stri
   return [...found];
 }
 
-export async function publicFileList(config: CeremonyConfig, entries: readonly TranscriptEntry[], options: { withPtau: boolean }): Promise<PublicFile[]> {
+export async function publicFileList(
+  config: CeremonyConfig,
+  entries: readonly TranscriptEntry[],
+  options: { withPtau: boolean },
+): Promise<PublicFile[]> {
   const files: PublicFile[] = [{ relative: CONFIG_FILE_NAME, kind: 'config' }];
   if ((await readReceiptPublicKey(config.dataDir)) !== undefined) {
     files.push({ relative: RECEIPT_PUBLIC_KEY_FILE, kind: 'receipt-key' });
@@ -72,7 +79,11 @@ export async function publicFileList(config: CeremonyConfig, entries: readonly T
   const finalised = entries.some((e) => e.type === 'finalised');
   for (const entry of entries) {
     if (entry.type === 'init' || entry.type === 'contribution') {
-      files.push({ relative: `chains/${entry.circuit}/${zkeyFileName(entry.circuit, entry.index)}`, fileHash: entry.fileHash, kind: 'zkey' });
+      files.push({
+        relative: `chains/${entry.circuit}/${zkeyFileName(entry.circuit, entry.index)}`,
+        fileHash: entry.fileHash,
+        kind: 'zkey',
+      });
     } else if (entry.type === 'beacon') {
       files.push({ relative: `final/${entry.circuit}.zkey`, fileHash: entry.fileHash, kind: 'final' });
     }
@@ -80,7 +91,10 @@ export async function publicFileList(config: CeremonyConfig, entries: readonly T
   files.push({ relative: TRANSCRIPT_FILE, kind: 'transcript' });
   if (finalised) {
     for (const circuit of config.circuits) {
-      files.push({ relative: `final/${circuit.name}.vkey.json`, kind: 'final' }, { relative: `final/${circuit.verifier}.sol`, kind: 'final' });
+      files.push(
+        { relative: `final/${circuit.name}.vkey.json`, kind: 'final' },
+        { relative: `final/${circuit.verifier}.sol`, kind: 'final' },
+      );
     }
     files.push({ relative: 'final/manifest.json', kind: 'final' });
   }

@@ -50,7 +50,11 @@ function isTarballPath(out: string): boolean {
   return /\.(tar\.gz|tgz)$/i.test(out);
 }
 
-const exists = (file: string): Promise<boolean> => stat(file).then(() => true, () => false);
+const exists = (file: string): Promise<boolean> =>
+  stat(file).then(
+    () => true,
+    () => false,
+  );
 
 interface Copied {
   sha256: string;
@@ -113,23 +117,36 @@ async function hashOnly(source: string, onBytes: (n: number) => void): Promise<C
 async function fileSize(dataDir: string, file: PublicFile): Promise<number> {
   const info = await stat(path.join(dataDir, file.relative)).catch(() => undefined);
   if (!info?.isFile()) {
-    const hint = file.kind === 'ptau' ? ' (publish with --without-ptau to leave the ptau out and record its hash instead)' : '';
+    const hint =
+      file.kind === 'ptau' ? ' (publish with --without-ptau to leave the ptau out and record its hash instead)' : '';
     throw new CoordinatorError('chain.file_missing', `${file.relative} is missing from the data folder${hint}`);
   }
   return info.size;
 }
 
-export async function publishCeremony(dataDir: string, out: string, options: PublishOptions = {}): Promise<PublishResult> {
+export async function publishCeremony(
+  dataDir: string,
+  out: string,
+  options: PublishOptions = {},
+): Promise<PublishResult> {
   const progress = options.progress ?? silentProgress;
   const config = await loadCeremonyConfig(dataDir);
   const target = path.resolve(out);
   const tarball = isTarballPath(target);
-  if (await exists(target)) throw new CoordinatorError('publish.out_exists', `${out} already exists; publish writes a new folder or tarball and never overwrites one`);
+  if (await exists(target))
+    throw new CoordinatorError(
+      'publish.out_exists',
+      `${out} already exists; publish writes a new folder or tarball and never overwrites one`,
+    );
 
   // The snapshot that is published: later appends by a running coordinator are not part of it.
   const transcriptText = await readFile(ceremonyPaths(config.dataDir).transcriptPath, 'utf8').catch(() => '');
   const entries = parseTranscript(transcriptText, config.id);
-  if (entries.length === 0) throw new CoordinatorError('ceremony.not_initialised', `${dataDir} has no transcript entries; run \`ceremony init\` first`);
+  if (entries.length === 0)
+    throw new CoordinatorError(
+      'ceremony.not_initialised',
+      `${dataDir} has no transcript entries; run \`ceremony init\` first`,
+    );
   const withPtau = !options.withoutPtau;
   const files = await publicFileList(config, entries, { withPtau });
   const ptauFile = { relative: config.ptau, kind: 'ptau' } as const;
@@ -154,9 +171,15 @@ export async function publishCeremony(dataDir: string, out: string, options: Pub
     progress({ type: 'step', circuit: PROGRESS_SUBJECT, step: `copying ${files.length} public files` });
     for (const file of files) {
       const destination = path.join(root, file.relative);
-      const copied = file.kind === 'transcript' ? await writeFlushed(destination, transcriptText) : await copyHashed(path.join(config.dataDir, file.relative), destination, onBytes);
+      const copied =
+        file.kind === 'transcript'
+          ? await writeFlushed(destination, transcriptText)
+          : await copyHashed(path.join(config.dataDir, file.relative), destination, onBytes);
       if (file.fileHash !== undefined && copied.blake2b512 !== file.fileHash) {
-        throw new CoordinatorError('chain.file_hash_mismatch', `${file.relative} is not the file the transcript records; refusing to publish it`);
+        throw new CoordinatorError(
+          'chain.file_hash_mismatch',
+          `${file.relative} is not the file the transcript records; refusing to publish it`,
+        );
       }
       sums.set(file.relative, copied.sha256);
       bytes += copied.bytes;
@@ -175,7 +198,10 @@ export async function publishCeremony(dataDir: string, out: string, options: Pub
           'The powers of tau was left out of this publication. Download it, check its hash against a source you ' +
           'trust, and run `ceremony audit DIR --ptau FILE` (with `--ptau-hash HASH` unless it is a known public ptau).',
       };
-      sums.set(PTAU_RECORD_FILE, (await writeFlushed(path.join(root, PTAU_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`)).sha256);
+      sums.set(
+        PTAU_RECORD_FILE,
+        (await writeFlushed(path.join(root, PTAU_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`)).sha256,
+      );
       ptau = 'recorded';
     }
     const listed = [...sums.keys()].sort();
@@ -187,11 +213,13 @@ export async function publishCeremony(dataDir: string, out: string, options: Pub
       await createTar({ gzip: true, portable: true, cwd: staging, file: archive }, [rootName]);
       const handle = await open(archive, 'r');
       await handle.sync().finally(() => handle.close());
-      if (await exists(target)) throw new CoordinatorError('publish.out_exists', `${out} appeared while publishing; it was left as it is`);
+      if (await exists(target))
+        throw new CoordinatorError('publish.out_exists', `${out} appeared while publishing; it was left as it is`);
       await rename(archive, target);
     } else {
       // rename() would replace an empty folder created meanwhile: check again right before it.
-      if (await exists(target)) throw new CoordinatorError('publish.out_exists', `${out} appeared while publishing; it was left as it is`);
+      if (await exists(target))
+        throw new CoordinatorError('publish.out_exists', `${out} appeared while publishing; it was left as it is`);
       await rename(staging, target);
     }
     await fsyncDirectory(path.dirname(target));

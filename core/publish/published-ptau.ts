@@ -35,18 +35,24 @@ async function readPtauRecord(dir: string): Promise<PtauRecord | undefined> {
   } catch {
     return undefined;
   }
-  const parsed = recordSchema.safeParse((() => {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-  })());
+  const parsed = recordSchema.safeParse(
+    (() => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        return undefined;
+      }
+    })(),
+  );
   if (!parsed.success) throw new CoordinatorError('input.invalid', `${PTAU_RECORD_FILE} is not a valid ptau record`);
   return parsed.data;
 }
 
-const exists = (file: string): Promise<boolean> => stat(file).then(() => true, () => false);
+const exists = (file: string): Promise<boolean> =>
+  stat(file).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * The ptau an audit of `config` should use: `supplied` (checked against the publication's record
@@ -55,9 +61,13 @@ const exists = (file: string): Promise<boolean> => stat(file).then(() => true, (
 export async function resolveAuditPtau(config: CeremonyConfig, supplied?: string): Promise<string> {
   const record = await readPtauRecord(config.dataDir);
   if (supplied !== undefined) {
-    if (!(await exists(supplied))) throw new CoordinatorError('input.file_not_found', `the ptau given with --ptau (${supplied}) does not exist`);
+    if (!(await exists(supplied)))
+      throw new CoordinatorError('input.file_not_found', `the ptau given with --ptau (${supplied}) does not exist`);
     if (record && (await hashFile(supplied)) !== record.blake2b512) {
-      throw new CoordinatorError('chain.file_hash_mismatch', `${supplied} is not the powers of tau this publication records in ${PTAU_RECORD_FILE} (BLAKE2b-512 ${record.blake2b512.slice(0, 16)}…)`);
+      throw new CoordinatorError(
+        'chain.file_hash_mismatch',
+        `${supplied} is not the powers of tau this publication records in ${PTAU_RECORD_FILE} (BLAKE2b-512 ${record.blake2b512.slice(0, 16)}…)`,
+      );
     }
     return path.resolve(supplied);
   }

@@ -13,7 +13,11 @@ export interface CompileOptions {
 }
 
 /** Returns the path of the written r1cs. */
-export async function compileCircuit(sourcePath: string, outDir: string, options: CompileOptions = {}): Promise<string> {
+export async function compileCircuit(
+  sourcePath: string,
+  outDir: string,
+  options: CompileOptions = {},
+): Promise<string> {
   const cli = createRequire(import.meta.url).resolve('circom2/cli.js');
   await mkdir(outDir, { recursive: true });
   await run(process.execPath, [cli, sourcePath, '--r1cs', '-o', outDir], { cwd: path.dirname(sourcePath) });

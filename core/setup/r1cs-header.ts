@@ -22,7 +22,9 @@ export async function readR1csSummary(r1csPath: string): Promise<R1csSummary> {
   try {
     // Without a field factory r1csfile builds a whole curve with worker threads (from its own
     // ffjavascript copy) just to read a header, and those threads keep the process alive.
-    const header = await readR1csHeader(file.fd, file.sections, { getFieldFromPrime: async (prime: bigint) => new F1Field(prime) });
+    const header = await readR1csHeader(file.fd, file.sections, {
+      getFieldFromPrime: async (prime: bigint) => new F1Field(prime),
+    });
     return {
       nConstraints: header.nConstraints,
       nVars: header.nVars,
@@ -30,7 +32,10 @@ export async function readR1csSummary(r1csPath: string): Promise<R1csSummary> {
       prime: BigInt(header.prime),
     };
   } catch (error) {
-    throw new CoordinatorError('r1cs.malformed', `cannot read the header of r1cs ${r1csPath}: ${(error as Error).message}`);
+    throw new CoordinatorError(
+      'r1cs.malformed',
+      `cannot read the header of r1cs ${r1csPath}: ${(error as Error).message}`,
+    );
   } finally {
     await file.fd.close();
   }

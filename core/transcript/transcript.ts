@@ -24,7 +24,16 @@ const base = {
 };
 
 const entrySchema = z.discriminatedUnion('type', [
-  z.object({ ...base, type: z.literal('init'), circuit: z.string(), index: z.literal(0), circuitHash: hash512, fileHash: hash512 }).strict(),
+  z
+    .object({
+      ...base,
+      type: z.literal('init'),
+      circuit: z.string(),
+      index: z.literal(0),
+      circuitHash: hash512,
+      fileHash: hash512,
+    })
+    .strict(),
   z
     .object({
       ...base,
@@ -54,7 +63,9 @@ const entrySchema = z.discriminatedUnion('type', [
 export type TranscriptEntry = z.infer<typeof entrySchema>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An entry as a caller proposes it; the transcript fills in sequence, time and hashes. */
-export type NewTranscriptEntry = DistributiveOmit<TranscriptEntry, 'seq' | 'time' | 'prevHash' | 'hash'> & { time?: string };
+export type NewTranscriptEntry = DistributiveOmit<TranscriptEntry, 'seq' | 'time' | 'prevHash' | 'hash'> & {
+  time?: string;
+};
 
 export function genesisHash(ceremonyId: string): string {
   return createHash('blake2b512').update(`phase2-ceremony transcript genesis:${ceremonyId}`).digest('hex');
@@ -83,10 +94,16 @@ export function parseTranscript(text: string, ceremonyId: string, path = 'transc
       throw corrupt(path, i + 1, 'not valid JSON');
     }
     const parsed = entrySchema.safeParse(raw);
-    if (!parsed.success) throw corrupt(path, i + 1, `unexpected entry: ${parsed.error.issues.map((x) => `${x.path.join('.')} ${x.message}`).join('; ')}`);
+    if (!parsed.success)
+      throw corrupt(
+        path,
+        i + 1,
+        `unexpected entry: ${parsed.error.issues.map((x) => `${x.path.join('.')} ${x.message}`).join('; ')}`,
+      );
     const entry = parsed.data;
     if (entry.seq !== i) throw corrupt(path, i + 1, `sequence number ${entry.seq}, expected ${i}`);
-    if (entry.prevHash !== prevHash) throw corrupt(path, i + 1, 'does not chain to the entry before it (prevHash differs)');
+    if (entry.prevHash !== prevHash)
+      throw corrupt(path, i + 1, 'does not chain to the entry before it (prevHash differs)');
     if (entryHash(entry) !== entry.hash) throw corrupt(path, i + 1, 'its hash does not match its contents');
     prevHash = entry.hash;
     entries.push(entry);
@@ -125,7 +142,12 @@ export class Transcript {
     const added: TranscriptEntry[] = [];
     let prevHash = this.lastHash;
     for (const item of proposed) {
-      const unsigned = { ...item, seq: this.list.length + added.length, time: item.time ?? new Date().toISOString(), prevHash };
+      const unsigned = {
+        ...item,
+        seq: this.list.length + added.length,
+        time: item.time ?? new Date().toISOString(),
+        prevHash,
+      };
       const entry = { ...unsigned, hash: entryHash(unsigned as TranscriptEntry) } as TranscriptEntry;
       added.push(entry);
       prevHash = entry.hash;

@@ -61,7 +61,10 @@ export type DecidedOutcome = Extract<VerificationOutcome, { status: 'valid' | 'i
 
 // Workers on several machines read the same data folder through the same mount point, so a
 // relative path (resolved against each worker's own cwd) would silently mean different files.
-const absolutePath = z.string().min(1).refine((p) => path.isAbsolute(p), { message: 'must be an absolute path' });
+const absolutePath = z
+  .string()
+  .min(1)
+  .refine((p) => path.isAbsolute(p), { message: 'must be an absolute path' });
 const fileHash = z.string().regex(/^[0-9a-f]{32,128}$/);
 
 // Not strict: a job queued by a coordinator of an earlier version (with fields since dropped)
@@ -79,7 +82,9 @@ const verificationRequestSchema = z.object({
 export function parseVerificationRequest(data: unknown): VerificationRequest {
   const parsed = verificationRequestSchema.safeParse(data);
   if (!parsed.success) {
-    throw new TypeError(`malformed verification request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    throw new TypeError(
+      `malformed verification request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
   }
   return parsed.data;
 }
@@ -100,5 +105,8 @@ export type FromEmbeddedVerifier =
  * is at the same depth in both trees.
  */
 export const EMBEDDED_VERIFIER_ENTRY = fileURLToPath(
-  new URL(import.meta.url.endsWith('.js') ? '../../worker/embedded-verifier.js' : '../../worker/embedded-verifier-entry.js', import.meta.url),
+  new URL(
+    import.meta.url.endsWith('.js') ? '../../worker/embedded-verifier.js' : '../../worker/embedded-verifier-entry.js',
+    import.meta.url,
+  ),
 );

@@ -28,7 +28,11 @@ export interface CurveMainThread {
 }
 
 function littleEndianBigint(bytes: Uint8Array, offset: number): bigint {
-  return BigInt(`0x${Buffer.from(bytes.subarray(offset, offset + N8)).reverse().toString('hex')}`);
+  return BigInt(
+    `0x${Buffer.from(bytes.subarray(offset, offset + N8))
+      .reverse()
+      .toString('hex')}`,
+  );
 }
 
 /** Each of `coordinates` 32-byte little-endian coordinates at `offset` is below q. */
@@ -60,7 +64,8 @@ export function firstPointOffCurve(curve: CurveMainThread, group: PointGroup, ba
   try {
     const pointer = curve.tm.alloc(batch * size);
     const memory = new Uint8Array(curve.tm.memory.buffer);
-    if (pointer + batch * size > memory.length) throw new Error('ffjavascript main-thread memory is too small for the on-curve check');
+    if (pointer + batch * size > memory.length)
+      throw new Error('ffjavascript main-thread memory is too small for the on-curve check');
     for (let first = 0; first < count; first += batch) {
       const n = Math.min(batch, count - first);
       memory.set(bases.subarray(first * size, (first + n) * size), pointer);

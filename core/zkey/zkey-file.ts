@@ -92,7 +92,11 @@ function malformed(label: string, why: string): CoordinatorError {
 }
 
 /** The section table of a Groth16 key: the shared binfile table, with exactly its ten sections and nothing after them. */
-async function readZkeySections(handle: FileHandle, label: string, fileSize: number): Promise<Map<number, SectionLocation>> {
+async function readZkeySections(
+  handle: FileHandle,
+  label: string,
+  fileSize: number,
+): Promise<Map<number, SectionLocation>> {
   let table;
   try {
     table = await readSectionTable(handle, fileSize, 'zkey', MAX_SECTION_ID);
@@ -121,7 +125,13 @@ function parseGrothHeader(bytes: Buffer, label: string): Groth16Header {
     return v;
   };
   const bigint = (n: number): bigint => {
-    const v = BigInt(`0x${Buffer.from(bytes.subarray(p, p + n)).reverse().toString('hex') || '0'}`);
+    const v = BigInt(
+      `0x${
+        Buffer.from(bytes.subarray(p, p + n))
+          .reverse()
+          .toString('hex') || '0'
+      }`,
+    );
     p += n;
     return v;
   };
@@ -140,8 +150,10 @@ function parseGrothHeader(bytes: Buffer, label: string): Groth16Header {
   const nPublic = u32();
   const domainSize = u32();
   const expectedSize = p + 3 * G1_SIZE + 3 * G2_SIZE;
-  if (bytes.length !== expectedSize) throw malformed(label, `Groth16 header is ${bytes.length} bytes, expected ${expectedSize}`);
-  if (domainSize === 0 || (domainSize & (domainSize - 1)) !== 0) throw malformed(label, `domain size ${domainSize} is not a power of two`);
+  if (bytes.length !== expectedSize)
+    throw malformed(label, `Groth16 header is ${bytes.length} bytes, expected ${expectedSize}`);
+  if (domainSize === 0 || (domainSize & (domainSize - 1)) !== 0)
+    throw malformed(label, `domain size ${domainSize} is not a power of two`);
   if (nPublic + 1 > nVars) throw malformed(label, `${nPublic} public signals do not fit in ${nVars} variables`);
   const fixedEnd = p + 2 * G1_SIZE + 2 * G2_SIZE;
   const header: Groth16Header = {
@@ -167,7 +179,8 @@ function parseMpc(bytes: Buffer, label: string): MpcParams {
   const contributions: ContributionRecord[] = [];
   for (let i = 0; i < count; i++) {
     const start = p;
-    if (p + CONTRIBUTION_FIXED_SIZE > bytes.length) throw malformed(label, `MPC section truncated in contribution ${i + 1}`);
+    if (p + CONTRIBUTION_FIXED_SIZE > bytes.length)
+      throw malformed(label, `MPC section truncated in contribution ${i + 1}`);
     const take = (n: number): Buffer => {
       const v = Buffer.from(bytes.subarray(p, p + n));
       p += n;
@@ -185,7 +198,8 @@ function parseMpc(bytes: Buffer, label: string): MpcParams {
     const paramsLength = bytes.readUInt32LE(p);
     p += 4;
     const paramsEnd = p + paramsLength;
-    if (paramsEnd > bytes.length) throw malformed(label, `MPC section truncated in the parameters of contribution ${i + 1}`);
+    if (paramsEnd > bytes.length)
+      throw malformed(label, `MPC section truncated in the parameters of contribution ${i + 1}`);
     let lastParam = 0;
     while (p < paramsEnd) {
       const id = bytes[p++]!;
@@ -193,7 +207,8 @@ function parseMpc(bytes: Buffer, label: string): MpcParams {
       lastParam = id;
       if (id === 1 || id === 3) {
         const length = bytes[p++]!;
-        if (p + length > paramsEnd) throw malformed(label, `contribution ${i + 1} has a parameter running past its end`);
+        if (p + length > paramsEnd)
+          throw malformed(label, `contribution ${i + 1} has a parameter running past its end`);
         const value = Buffer.from(bytes.subarray(p, p + length));
         p += length;
         if (id === 1) record.name = value.toString('utf8');
@@ -226,7 +241,8 @@ function checkSectionSizes(sections: Map<number, SectionLocation>, header: Groth
     if (actual !== size) throw malformed(label, `${name} section is ${actual} bytes, the header implies ${size}`);
   }
   const coefficients = section(sections, SECTION.coefficients, label).size;
-  if (coefficients < 4 || (coefficients - 4) % (12 + N8) !== 0) throw malformed(label, 'coefficients section has an invalid size');
+  if (coefficients < 4 || (coefficients - 4) % (12 + N8) !== 0)
+    throw malformed(label, 'coefficients section has an invalid size');
 }
 
 /**
@@ -241,7 +257,8 @@ export async function readZkeyInfo(filePath: string, label: string = filePath): 
     handle = await open(filePath, 'r');
   } catch (error) {
     // The OS message repeats the path, so only its code is kept when a role names the file.
-    const reason = label === filePath ? (error as Error).message : ((error as NodeJS.ErrnoException).code ?? 'unreadable');
+    const reason =
+      label === filePath ? (error as Error).message : ((error as NodeJS.ErrnoException).code ?? 'unreadable');
     throw new CoordinatorError('input.file_not_found', `cannot open ${label}: ${reason}`);
   }
   try {
@@ -275,7 +292,7 @@ export async function hashSection(info: ZkeyInfo, id: number): Promise<Buffer> {
   try {
     const chunkSize = 1 << 20;
     const buffer = Buffer.alloc(Math.min(chunkSize, Math.max(location.size, 1)));
-    for (let done = 0; done < location.size; ) {
+    for (let done = 0; done < location.size;) {
       const length = Math.min(buffer.length, location.size - done);
       try {
         await readExactlyInto(handle, buffer.subarray(0, length), location.offset + done);

@@ -8,7 +8,6 @@ import { z } from 'zod';
 import { CoordinatorError } from '../../core/errors.ts';
 import { BN254_R } from '../../core/crypto/bn254-moduli.ts';
 
-
 const decimalFieldElement = z
   .string()
   .regex(/^(0|[1-9][0-9]*)$/, 'an identity commitment is a decimal string')
@@ -49,7 +48,9 @@ const githubSchema = z
     /** Account minimums checked at every GitHub sign-in (a Sybil brake, not an identity check). */
     minimums: githubMinimumsSchema.default({}),
     /** Numeric GitHub user ids (never logins: logins can be renamed and re-registered) of coordinators. */
-    coordinatorGithubIds: z.array(z.union([z.number().int().positive(), z.string().regex(/^[1-9][0-9]*$/)]).transform(String)).default([]),
+    coordinatorGithubIds: z
+      .array(z.union([z.number().int().positive(), z.string().regex(/^[1-9][0-9]*$/)]).transform(String))
+      .default([]),
     /** Where the browser lands after a successful sign-in. Default `/`. */
     successRedirect: z.string().min(1).default('/'),
     /**
@@ -58,7 +59,11 @@ const githubSchema = z
      */
     failureRedirect: z.string().min(1).default('/'),
     /** How long an issued OAuth `state` stays valid, in ms. Default 10 minutes. */
-    stateTtlMs: z.number().int().positive().default(10 * 60_000),
+    stateTtlMs: z
+      .number()
+      .int()
+      .positive()
+      .default(10 * 60_000),
   })
   .strict();
 
@@ -113,7 +118,11 @@ export const authConfigSchema = z
       .strict()
       .default({}),
     /** Lifetime of a session, in ms (fixed, not sliding). Default 12 hours. */
-    sessionTtlMs: z.number().int().positive().default(12 * 60 * 60_000),
+    sessionTtlMs: z
+      .number()
+      .int()
+      .positive()
+      .default(12 * 60 * 60_000),
     /** Sessions one principal may hold at once; a new sign-in ends the oldest beyond it. Default 5. */
     sessionsPerPrincipal: z.number().int().positive().default(5),
     /**

@@ -53,7 +53,8 @@ export interface AuthMethods {
 export function createAuthRouter(deps: AuthDeps): Router {
   const { config, db, clock } = deps;
   if (config.demo.enabled) assertDemoSignInAllowed({ testNetwork: deps.testNetwork, host: deps.host });
-  if (deps.coordinatorLinkToken !== undefined) assertCoordinatorLinkAllowed({ testNetwork: deps.testNetwork, host: deps.host });
+  if (deps.coordinatorLinkToken !== undefined)
+    assertCoordinatorLinkAllowed({ testNetwork: deps.testNetwork, host: deps.host });
   const sessions = deps.sessions ?? new SessionStore(db, clock, config.sessionTtlMs, config);
   const secureCookies = config.secureCookies;
   const methods: AuthMethods = {
@@ -103,7 +104,8 @@ export function createAuthRouter(deps: AuthDeps): Router {
   }
 
   const semaphore = config.semaphore;
-  const group = deps.semaphoreGroup ?? (semaphore ? new SemaphoreGroup(db, clock, semaphore.groupMembers, semaphore) : undefined);
+  const group =
+    deps.semaphoreGroup ?? (semaphore ? new SemaphoreGroup(db, clock, semaphore.groupMembers, semaphore) : undefined);
   if (group) {
     router.use(
       createSemaphoreSignInRouter({
@@ -121,7 +123,8 @@ export function createAuthRouter(deps: AuthDeps): Router {
 
   router.use(createCoordinatorSignInRouter({ coordinatorToken: config.coordinatorToken, sessions, secureCookies }));
   router.use(createDemoSignInRouter({ enabled: config.demo.enabled, sessions, secureCookies }));
-  if (deps.coordinatorLinkToken !== undefined) router.use(createCoordinatorLinkRouter({ token: deps.coordinatorLinkToken, sessions, secureCookies }));
+  if (deps.coordinatorLinkToken !== undefined)
+    router.use(createCoordinatorLinkRouter({ token: deps.coordinatorLinkToken, sessions, secureCookies }));
 
   const notConfigured = [...(methods.github ? [] : ['/github']), ...(methods.semaphore ? [] : ['/semaphore'])];
   if (notConfigured.length > 0) {

@@ -18,9 +18,16 @@ export const COORDINATOR_LINK_PATH = '/auth/coordinator-link';
 
 /** Start-up refusal: throws `config.invalid` unless a test network bound to loopback. */
 export function assertCoordinatorLinkAllowed(options: { testNetwork: boolean; host: string }): void {
-  if (!options.testNetwork) throw new CoordinatorError('config.invalid', 'The coordinator sign-in link is only for a ceremony marked as a test network');
+  if (!options.testNetwork)
+    throw new CoordinatorError(
+      'config.invalid',
+      'The coordinator sign-in link is only for a ceremony marked as a test network',
+    );
   if (!isLoopbackHost(options.host)) {
-    throw new CoordinatorError('config.invalid', `The coordinator sign-in link needs the server bound to loopback, not "${options.host}"`);
+    throw new CoordinatorError(
+      'config.invalid',
+      `The coordinator sign-in link needs the server bound to loopback, not "${options.host}"`,
+    );
   }
 }
 
@@ -42,9 +49,17 @@ export function createCoordinatorLinkRouter(deps: CoordinatorLinkDeps): Router {
     const token = typeof req.query.token === 'string' ? req.query.token : '';
     // Digests of equal length whatever was sent: the comparison time says nothing about the token.
     if (token.length === 0 || token.length > 1024 || !timingSafeEqual(sha256(token), expected)) {
-      throw new CoordinatorError('auth.not_coordinator', 'This coordinator sign-in link is not valid (links end when the server restarts; use the one it printed last)');
+      throw new CoordinatorError(
+        'auth.not_coordinator',
+        'This coordinator sign-in link is not valid (links end when the server restarts; use the one it printed last)',
+      );
     }
-    const principal: Principal = { id: 'coordinator:link', kind: 'coordinator-token', displayName: 'coordinator', coordinator: true };
+    const principal: Principal = {
+      id: 'coordinator:link',
+      kind: 'coordinator-token',
+      displayName: 'coordinator',
+      coordinator: true,
+    };
     startSession(req, res, deps.sessions, principal, deps.secureCookies);
     // The token must not stay in the address bar or the history entry of the console.
     res.set('Cache-Control', 'no-store').set('Referrer-Policy', 'no-referrer').redirect(303, '/console/');

@@ -24,13 +24,19 @@ export function createCoordinatorSignInRouter(deps: CoordinatorSignInDeps): Rout
   const expected = deps.coordinatorToken === undefined ? undefined : sha256(deps.coordinatorToken);
   const router = express.Router();
   router.post('/coordinator', (req, res) => {
-    if (expected === undefined) throw new CoordinatorError('auth.not_coordinator', 'Coordinator token sign-in is not configured');
+    if (expected === undefined)
+      throw new CoordinatorError('auth.not_coordinator', 'Coordinator token sign-in is not configured');
     const parsed = tokenBodySchema.safeParse(req.body);
     if (!parsed.success) throw new CoordinatorError('request.invalid', 'Expected { token }');
     if (!timingSafeEqual(sha256(parsed.data.token), expected)) {
       throw new CoordinatorError('auth.not_coordinator', 'Wrong coordinator token');
     }
-    const principal: Principal = { id: 'coordinator:token', kind: 'coordinator-token', displayName: 'coordinator', coordinator: true };
+    const principal: Principal = {
+      id: 'coordinator:token',
+      kind: 'coordinator-token',
+      displayName: 'coordinator',
+      coordinator: true,
+    };
     res.json(signedInBody(startSession(req, res, deps.sessions, principal, deps.secureCookies)));
   });
   return router;

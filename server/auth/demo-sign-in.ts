@@ -30,7 +30,10 @@ export function assertDemoSignInAllowed(options: { testNetwork: boolean; host: s
     throw new CoordinatorError('config.invalid', 'Demo sign-in is only for a ceremony marked as a test network');
   }
   if (!isLoopbackHost(options.host)) {
-    throw new CoordinatorError('config.invalid', `Demo sign-in needs the server bound to loopback (127.0.0.1, ::1 or localhost), not "${options.host}"`);
+    throw new CoordinatorError(
+      'config.invalid',
+      `Demo sign-in needs the server bound to loopback (127.0.0.1, ::1 or localhost), not "${options.host}"`,
+    );
   }
 }
 
@@ -51,7 +54,8 @@ export function createDemoSignInRouter(deps: DemoSignInDeps): Router {
       throw new CoordinatorError('auth.demo_disabled', 'Demo sign-in is only answered on loopback');
     }
     const parsed = demoBodySchema.safeParse(req.body);
-    if (!parsed.success) throw new CoordinatorError('request.invalid', 'Expected { name } of 1 to 32 letters, digits or dashes');
+    if (!parsed.success)
+      throw new CoordinatorError('request.invalid', 'Expected { name } of 1 to 32 letters, digits or dashes');
     const name = parsed.data.name.toLowerCase();
     const principal: Principal = { id: `demo:${name}`, kind: 'demo', displayName: name, coordinator: false };
     res.json(signedInBody(startSession(req, res, deps.sessions, principal, deps.secureCookies)));

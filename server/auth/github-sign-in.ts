@@ -48,7 +48,12 @@ export function createGithubSignInRouter(deps: GithubSignInDeps): Router {
         // passport-oauth2 picks the store's call shape by arity: ours is store(req, meta, cb).
         store: stateStore as unknown as GitHub.StrategyOptions['store'],
       },
-      (_accessToken: string, _refreshToken: string, profile: { _json?: unknown }, done: (err: unknown, user?: Principal | false) => void) => {
+      (
+        _accessToken: string,
+        _refreshToken: string,
+        profile: { _json?: unknown },
+        done: (err: unknown, user?: Principal | false) => void,
+      ) => {
         try {
           done(null, principalOfProfile(profile._json, github, coordinatorIds, clock.now()));
         } catch (error) {
@@ -76,8 +81,14 @@ export function createGithubSignInRouter(deps: GithubSignInDeps): Router {
       if (err) return refuse(toCoordinatorError(err));
       if (!user) {
         const refusal = info as { message?: string; reason?: string } | undefined;
-        if (refusal?.reason === STATE_REFUSED) return refuse(new CoordinatorError('auth.csrf', refusal.message ?? 'Bad OAuth state'));
-        return refuse(new CoordinatorError('auth.required', `GitHub sign-in did not complete${refusal?.message ? `: ${refusal.message}` : ''}`));
+        if (refusal?.reason === STATE_REFUSED)
+          return refuse(new CoordinatorError('auth.csrf', refusal.message ?? 'Bad OAuth state'));
+        return refuse(
+          new CoordinatorError(
+            'auth.required',
+            `GitHub sign-in did not complete${refusal?.message ? `: ${refusal.message}` : ''}`,
+          ),
+        );
       }
       startSession(req, res, deps.sessions, user, deps.secureCookies);
       res.redirect(303, github.successRedirect);
@@ -92,7 +103,12 @@ export function createGithubSignInRouter(deps: GithubSignInDeps): Router {
  * The contributor of a GitHub profile (`/user` JSON), keyed on the numeric id; checks the
  * minimums (auth.below_minimum). Shared by the web sign-in and the device flow.
  */
-export function principalOfProfile(json: unknown, github: GithubConfig, coordinatorIds: ReadonlySet<string>, nowMs: number): Principal {
+export function principalOfProfile(
+  json: unknown,
+  github: GithubConfig,
+  coordinatorIds: ReadonlySet<string>,
+  nowMs: number,
+): Principal {
   const profile = (json ?? {}) as Record<string, unknown>;
   const id = profile.id;
   const login = profile.login;

@@ -41,8 +41,14 @@ export class SqliteOAuthStateStore {
       const now = this.clock.now();
       const state = randomBytes(24).toString('base64url');
       this.db.prepare('DELETE FROM auth_oauth_states WHERE expires_at <= ?').run(now);
-      if ((this.db.prepare('SELECT COUNT(*) AS n FROM auth_oauth_states').get() as { n: number }).n >= MAX_OAUTH_STATES) {
-        return callback(new CoordinatorError('rate.limited', 'Too many GitHub sign-ins are in progress; try again shortly', { retryAfterSeconds: 60 }));
+      if (
+        (this.db.prepare('SELECT COUNT(*) AS n FROM auth_oauth_states').get() as { n: number }).n >= MAX_OAUTH_STATES
+      ) {
+        return callback(
+          new CoordinatorError('rate.limited', 'Too many GitHub sign-ins are in progress; try again shortly', {
+            retryAfterSeconds: 60,
+          }),
+        );
       }
       this.db.prepare('INSERT INTO auth_oauth_states (state, expires_at) VALUES (?, ?)').run(state, now + this.ttlMs);
       // Lax, not Strict: the cookie must come back on GitHub's top-level redirect to the callback.
@@ -61,13 +67,21 @@ export class SqliteOAuthStateStore {
 
   verify(req: Request, state: unknown, callback: (err: Error | null, ok: boolean, info?: StateRefusal) => void): void {
     try {
-      req.res?.clearCookie(OAUTH_STATE_COOKIE, { httpOnly: true, sameSite: 'lax', secure: this.secureCookies, path: this.cookiePath });
+      req.res?.clearCookie(OAUTH_STATE_COOKIE, {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: this.secureCookies,
+        path: this.cookiePath,
+      });
       const bound = readCookie(req, OAUTH_STATE_COOKIE);
       if (typeof state !== 'string' || state === '' || bound !== state) {
         return callback(null, false, refusal('The sign-in state does not belong to this browser'));
       }
-      const consumed = this.db.prepare('DELETE FROM auth_oauth_states WHERE state = ? AND expires_at > ?').run(state, this.clock.now());
-      if (consumed.changes !== 1) return callback(null, false, refusal('The sign-in state is unknown, expired or already used'));
+      const consumed = this.db
+        .prepare('DELETE FROM auth_oauth_states WHERE state = ? AND expires_at > ?')
+        .run(state, this.clock.now());
+      if (consumed.changes !== 1)
+        return callback(null, false, refusal('The sign-in state is unknown, expired or already used'));
       callback(null, true);
     } catch (error) {
       callback(error as Error, false);

@@ -16,7 +16,9 @@ export const requireCsrf: RequestHandler = (req, _res, next) => {
   if (SAFE_METHODS.has(req.method) || req.csrfToken === undefined) return next();
   const sent = req.get(CSRF_HEADER);
   if (sent === undefined || !sameToken(sent, req.csrfToken)) {
-    return next(new CoordinatorError('auth.csrf', 'Missing or wrong X-CSRF-Token header (get it from GET /auth/session)'));
+    return next(
+      new CoordinatorError('auth.csrf', 'Missing or wrong X-CSRF-Token header (get it from GET /auth/session)'),
+    );
   }
   next();
 };

@@ -13,6 +13,7 @@ export const requireContributor: RequestHandler = (req, _res, next) => {
 
 export const requireCoordinator: RequestHandler = (req, _res, next) => {
   if (!req.principal) return next(new CoordinatorError('auth.required', 'Sign in as a coordinator first'));
-  if (!req.principal.coordinator) return next(new CoordinatorError('auth.not_coordinator', 'This action needs a coordinator'));
+  if (!req.principal.coordinator)
+    return next(new CoordinatorError('auth.not_coordinator', 'This action needs a coordinator'));
   next();
 };

@@ -35,11 +35,17 @@ export class SemaphoreChallenges {
     this.db
       .transaction(() => {
         this.sweep();
-        const live = this.db.prepare('SELECT COUNT(*) AS live, MIN(expires_at) AS oldest FROM auth_semaphore_challenges').get() as { live: number; oldest: number | null };
+        const live = this.db
+          .prepare('SELECT COUNT(*) AS live, MIN(expires_at) AS oldest FROM auth_semaphore_challenges')
+          .get() as { live: number; oldest: number | null };
         if (live.live >= this.maxLive) {
-          throw new CoordinatorError('rate.limited', 'Too many sign-ins are in progress; try again shortly', { retryAfterSeconds: ((live.oldest ?? now + 1000) - now) / 1000 });
+          throw new CoordinatorError('rate.limited', 'Too many sign-ins are in progress; try again shortly', {
+            retryAfterSeconds: ((live.oldest ?? now + 1000) - now) / 1000,
+          });
         }
-        this.db.prepare('INSERT INTO auth_semaphore_challenges (challenge, expires_at) VALUES (?, ?)').run(challenge, expiresAt);
+        this.db
+          .prepare('INSERT INTO auth_semaphore_challenges (challenge, expires_at) VALUES (?, ?)')
+          .run(challenge, expiresAt);
       })
       .immediate();
     return { challenge, expiresAt };
@@ -47,14 +53,18 @@ export class SemaphoreChallenges {
 
   /** Deletes expired and used challenges; returns how many. */
   private sweep(): number {
-    return this.db.prepare('DELETE FROM auth_semaphore_challenges WHERE expires_at <= ? OR consumed_at IS NOT NULL').run(this.clock.now()).changes;
+    return this.db
+      .prepare('DELETE FROM auth_semaphore_challenges WHERE expires_at <= ? OR consumed_at IS NOT NULL')
+      .run(this.clock.now()).changes;
   }
 
   /** True exactly once for an issued, unexpired challenge. */
   consume(challenge: string): boolean {
     const now = this.clock.now();
     const result = this.db
-      .prepare('UPDATE auth_semaphore_challenges SET consumed_at = ? WHERE challenge = ? AND consumed_at IS NULL AND expires_at > ?')
+      .prepare(
+        'UPDATE auth_semaphore_challenges SET consumed_at = ? WHERE challenge = ? AND consumed_at IS NULL AND expires_at > ?',
+      )
       .run(now, challenge, now);
     return result.changes === 1;
   }

@@ -78,7 +78,8 @@ export class SemaphoreGroup {
       return this.db.prepare('SELECT 1 FROM auth_semaphore_roots WHERE root = ?').get(root) ? 'expired' : 'unknown';
     }
     if (row.revoked_at !== null) return 'expired';
-    if (row.superseded_at !== null && this.clock.now() - row.superseded_at > this.options.rootDurationMs) return 'expired';
+    if (row.superseded_at !== null && this.clock.now() - row.superseded_at > this.options.rootDurationMs)
+      return 'expired';
     return 'accepted';
   }
 
@@ -86,8 +87,11 @@ export class SemaphoreGroup {
     this.db
       .transaction(() => {
         const root = this.root;
-        const latest = this.db.prepare('SELECT seq, root FROM auth_semaphore_roots ORDER BY seq DESC LIMIT 1').get() as Pick<RootRow, 'seq' | 'root'> | undefined;
-        const stored = (this.db.prepare('SELECT commitment FROM auth_semaphore_members').all() as Array<{ commitment: string }>).map((r) => r.commitment);
+        const latest = this.db.prepare('SELECT seq, root FROM auth_semaphore_roots ORDER BY seq DESC LIMIT 1').get() as
+          Pick<RootRow, 'seq' | 'root'> | undefined;
+        const stored = (
+          this.db.prepare('SELECT commitment FROM auth_semaphore_members').all() as Array<{ commitment: string }>
+        ).map((r) => r.commitment);
         if (latest?.root === root && stored.length > 0) return;
         const now = this.clock.now();
         if (latest && latest.root !== root) {
@@ -95,9 +99,11 @@ export class SemaphoreGroup {
           // A database from before members were stored cannot show there was no removal: assume one.
           const removed = stored.length === 0 || stored.some((m) => !current.has(m));
           this.db.prepare('UPDATE auth_semaphore_roots SET superseded_at = ? WHERE superseded_at IS NULL').run(now);
-          if (removed) this.db.prepare('UPDATE auth_semaphore_roots SET revoked_at = ? WHERE revoked_at IS NULL').run(now);
+          if (removed)
+            this.db.prepare('UPDATE auth_semaphore_roots SET revoked_at = ? WHERE revoked_at IS NULL').run(now);
         }
-        if (latest?.root !== root) this.db.prepare('INSERT INTO auth_semaphore_roots (root, added_at) VALUES (?, ?)').run(root, now);
+        if (latest?.root !== root)
+          this.db.prepare('INSERT INTO auth_semaphore_roots (root, added_at) VALUES (?, ?)').run(root, now);
         this.db.prepare('DELETE FROM auth_semaphore_members').run();
         const insert = this.db.prepare('INSERT OR IGNORE INTO auth_semaphore_members (commitment) VALUES (?)');
         for (const member of this.memberList) insert.run(member);

@@ -12,7 +12,10 @@ export function encodeSemaphoreScope(value: string): string {
   if (numeric !== undefined) return numeric.toString();
   const bytes = Buffer.from(value, 'utf8');
   if (bytes.length > 31) {
-    throw new CoordinatorError('config.invalid', `The ceremony id "${value}" is longer than 31 bytes and cannot be a Semaphore scope`);
+    throw new CoordinatorError(
+      'config.invalid',
+      `The ceremony id "${value}" is longer than 31 bytes and cannot be a Semaphore scope`,
+    );
   }
   const padded = Buffer.concat([bytes, Buffer.alloc(32 - bytes.length)]);
   return BigInt(`0x${padded.toString('hex')}`).toString();

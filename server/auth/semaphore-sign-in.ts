@@ -57,7 +57,9 @@ export function createSemaphoreSignInRouter(deps: SemaphoreSignInDeps): Router {
   const scope = encodeSemaphoreScope(deps.ceremonyId);
   const challenges = new SemaphoreChallenges(db, clock, deps.challengeTtlMs, deps.maxChallenges);
   // First sign-in of each identity, kept for the record (how many distinct members took part).
-  const recordNullifier = db.prepare('INSERT OR IGNORE INTO auth_semaphore_nullifiers (scope, nullifier, used_at) VALUES (?, ?, ?)');
+  const recordNullifier = db.prepare(
+    'INSERT OR IGNORE INTO auth_semaphore_nullifiers (scope, nullifier, used_at) VALUES (?, ?, ?)',
+  );
 
   const router = express.Router();
 
@@ -73,19 +75,30 @@ export function createSemaphoreSignInRouter(deps: SemaphoreSignInDeps): Router {
 
   router.post('/semaphore', async (req, res) => {
     const parsed = proofBodySchema.safeParse(req.body);
-    if (!parsed.success) throw new CoordinatorError('request.invalid', 'Expected { proof: SemaphoreProof } with decimal strings and 8 points');
+    if (!parsed.success)
+      throw new CoordinatorError(
+        'request.invalid',
+        'Expected { proof: SemaphoreProof } with decimal strings and 8 points',
+      );
     const proof = parsed.data.proof;
 
-    if (proof.scope !== scope) throw new CoordinatorError('auth.wrong_scope', 'The proof is not scoped to this ceremony');
+    if (proof.scope !== scope)
+      throw new CoordinatorError('auth.wrong_scope', 'The proof is not scoped to this ceremony');
     if (!challenges.consume(proof.message)) {
-      throw new CoordinatorError('auth.challenge_unknown', 'The proof message is not a live challenge (unknown, expired or already used)');
+      throw new CoordinatorError(
+        'auth.challenge_unknown',
+        'The proof message is not a live challenge (unknown, expired or already used)',
+      );
     }
     const rootStatus = group.rootStatus(proof.merkleTreeRoot);
     if (rootStatus === 'unknown') {
       throw new CoordinatorError('auth.unknown_root', 'The proof is for a group root this ceremony does not accept');
     }
     if (rootStatus === 'expired') {
-      throw new CoordinatorError('auth.root_expired', 'The proof is for an earlier group root that is no longer accepted; make a new proof against the current group');
+      throw new CoordinatorError(
+        'auth.root_expired',
+        'The proof is for an earlier group root that is no longer accepted; make a new proof against the current group',
+      );
     }
     let valid = false;
     try {
@@ -96,7 +109,12 @@ export function createSemaphoreSignInRouter(deps: SemaphoreSignInDeps): Router {
     if (!valid) throw new CoordinatorError('auth.invalid_proof', 'The Semaphore proof does not verify');
 
     recordNullifier.run(scope, proof.nullifier, clock.now());
-    const principal: Principal = { id: `semaphore:${proof.nullifier}`, kind: 'semaphore', displayName: 'anonymous', coordinator: false };
+    const principal: Principal = {
+      id: `semaphore:${proof.nullifier}`,
+      kind: 'semaphore',
+      displayName: 'anonymous',
+      coordinator: false,
+    };
     const session = startSession(req, res, deps.sessions, principal, deps.secureCookies);
     res.json(signedInBody(session));
   });

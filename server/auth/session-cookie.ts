@@ -12,7 +12,13 @@ export interface SessionCookieOptions {
 }
 
 export function setSessionCookie(res: Response, token: string, maxAgeMs: number, options: SessionCookieOptions): void {
-  res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure: options.secure, path: '/', maxAge: maxAgeMs });
+  res.cookie(SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: options.secure,
+    path: '/',
+    maxAge: maxAgeMs,
+  });
 }
 
 export function clearSessionCookie(res: Response, options: SessionCookieOptions): void {

@@ -71,9 +71,22 @@ export class SessionStore {
       .transaction(() => {
         this.statements.deleteExpired.run(now);
         if (!principal.coordinator && this.statements.count.get()!.live >= this.limits.maxSessions) {
-          throw new CoordinatorError('rate.limited', 'The coordinator holds as many sessions as it allows; try again later', { retryAfterSeconds: 60 });
+          throw new CoordinatorError(
+            'rate.limited',
+            'The coordinator holds as many sessions as it allows; try again later',
+            { retryAfterSeconds: 60 },
+          );
         }
-        this.statements.insert.run(hashSessionToken(token), principal.id, principal.kind, principal.displayName, principal.coordinator ? 1 : 0, csrfToken, now, expiresAt);
+        this.statements.insert.run(
+          hashSessionToken(token),
+          principal.id,
+          principal.kind,
+          principal.displayName,
+          principal.coordinator ? 1 : 0,
+          csrfToken,
+          now,
+          expiresAt,
+        );
         this.statements.trimPrincipal.run(principal.id, principal.id, this.limits.sessionsPerPrincipal);
       })
       .immediate();
@@ -85,7 +98,12 @@ export class SessionStore {
     const row = this.statements.findLive.get(hashSessionToken(token), this.clock.now());
     if (!row) return null;
     return {
-      principal: { id: row.principal_id, kind: row.principal_kind, displayName: row.display_name, coordinator: row.coordinator === 1 },
+      principal: {
+        id: row.principal_id,
+        kind: row.principal_kind,
+        displayName: row.display_name,
+        coordinator: row.coordinator === 1,
+      },
       csrfToken: row.csrf_token,
       expiresAt: row.expires_at,
     };

@@ -15,7 +15,13 @@ export interface SignedInBody {
   expiresAt: string;
 }
 
-export function startSession(req: Request, res: Response, sessions: SessionStore, principal: Principal, secureCookies: boolean): IssuedSession {
+export function startSession(
+  req: Request,
+  res: Response,
+  sessions: SessionStore,
+  principal: Principal,
+  secureCookies: boolean,
+): IssuedSession {
   const previous = readSessionCookie(req);
   if (previous !== undefined) sessions.revoke(previous);
   const session = sessions.create(principal);
@@ -25,5 +31,9 @@ export function startSession(req: Request, res: Response, sessions: SessionStore
 }
 
 export function signedInBody(session: { principal: Principal; csrfToken: string; expiresAt: number }): SignedInBody {
-  return { principal: session.principal, csrfToken: session.csrfToken, expiresAt: new Date(session.expiresAt).toISOString() };
+  return {
+    principal: session.principal,
+    csrfToken: session.csrfToken,
+    expiresAt: new Date(session.expiresAt).toISOString(),
+  };
 }

@@ -19,7 +19,10 @@ import { parseAuthConfig, type AuthConfig } from '../auth/auth-config.ts';
 import { isLoopbackHost } from '../auth/demo-sign-in.ts';
 
 function list(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function optionalNumber(value: string | undefined): number | undefined {
@@ -30,7 +33,10 @@ function definedOnly<T extends Record<string, unknown>>(fields: T): Partial<T> {
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-export function authConfigFromEnv(env: Readonly<Record<string, string | undefined>>, context: { publicUrl: string; testNetwork: boolean; host: string }): AuthConfig {
+export function authConfigFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  context: { publicUrl: string; testNetwork: boolean; host: string },
+): AuthConfig {
   const minimums = Object.fromEntries(
     Object.entries({
       followers: optionalNumber(env.GITHUB_MIN_FOLLOWERS),
@@ -61,11 +67,18 @@ export function authConfigFromEnv(env: Readonly<Record<string, string | undefine
     github,
     semaphore:
       members.length > 0
-        ? definedOnly({ groupMembers: members, rootDurationMs: optionalNumber(env.SEMAPHORE_ROOT_DURATION_MS), maxChallenges: optionalNumber(env.SEMAPHORE_MAX_CHALLENGES) })
+        ? definedOnly({
+            groupMembers: members,
+            rootDurationMs: optionalNumber(env.SEMAPHORE_ROOT_DURATION_MS),
+            maxChallenges: optionalNumber(env.SEMAPHORE_MAX_CHALLENGES),
+          })
         : undefined,
     coordinatorToken: env.COORDINATOR_TOKEN || undefined,
     demo: { enabled: env.DEMO_SIGN_IN === undefined ? demoDefault : env.DEMO_SIGN_IN === 'true' },
     secureCookies: env.SECURE_COOKIES === 'true' || context.publicUrl.startsWith('https:'),
-    ...definedOnly({ sessionsPerPrincipal: optionalNumber(env.SESSIONS_PER_PRINCIPAL), maxSessions: optionalNumber(env.MAX_SESSIONS) }),
+    ...definedOnly({
+      sessionsPerPrincipal: optionalNumber(env.SESSIONS_PER_PRINCIPAL),
+      maxSessions: optionalNumber(env.MAX_SESSIONS),
+    }),
   });
 }

@@ -31,7 +31,12 @@ const serverSchema = z.object({
   MAX_TURN_MS: durationMs(LOBBY_DEFAULTS.maxTurnMs),
   COOLDOWN_MS: durationMs(LOBBY_DEFAULTS.cooldownMs),
   /** Free space the data folder's disk must keep beyond the largest possible upload, or new uploads are refused (upload.disk_full). Default 1 GiB. */
-  UPLOAD_DISK_MARGIN_BYTES: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).default(1024 ** 3),
+  UPLOAD_DISK_MARGIN_BYTES: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .max(Number.MAX_SAFE_INTEGER)
+    .default(1024 ** 3),
   /** Missed turns in one circuit after which the entry leaves the queue (the contributor sees why). */
   MAX_MISSED_TURNS: count(LOBBY_DEFAULTS.maxMissedTurns),
   /** The window of every rate limit, and the limit of each route in it (see server/http/rate-limits.ts). */
@@ -42,9 +47,18 @@ const serverSchema = z.object({
   /** Reverse proxies in front of the coordinator whose X-Forwarded-For is trusted (rate limits key on the client address). Default 0. */
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   /** Open the ceremony at start-up (test networks and demos; production opens from the console). */
-  OPEN_ON_START: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  OPEN_ON_START: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   /** Lets a Prometheus scraper read GET /metrics from outside loopback with `Authorization: Bearer <token>`. */
-  METRICS_TOKEN: z.string().regex(/^[A-Za-z0-9._~+/=-]{16,256}$/, 'must be 16 to 256 characters usable in a bearer token (letters, digits, . _ ~ + / = -)').optional(),
+  METRICS_TOKEN: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9._~+/=-]{16,256}$/,
+      'must be 16 to 256 characters usable in a bearer token (letters, digits, . _ ~ + / = -)',
+    )
+    .optional(),
 });
 
 export type ServerEnv = z.infer<typeof serverSchema>;
@@ -57,7 +71,13 @@ export interface ServerConfig {
   redisUrl: string | undefined;
   databaseFile: string;
   receiptKeyFile: string;
-  lobby: { turnTimeoutMs: number; heartbeatExtensionMs: number; maxTurnMs: number; cooldownMs: number; maxMissedTurns: number };
+  lobby: {
+    turnTimeoutMs: number;
+    heartbeatExtensionMs: number;
+    maxTurnMs: number;
+    cooldownMs: number;
+    maxMissedTurns: number;
+  };
   rateLimits: RateLimitConfig;
   /** Trusted proxy hops (Express `trust proxy`). */
   trustProxy: number;
@@ -69,10 +89,19 @@ export interface ServerConfig {
   env: Readonly<Record<string, string | undefined>>;
 }
 
-export function loadServerConfig(env: Record<string, string | undefined>, overrides: Partial<Record<keyof ServerEnv, string>> = {}): ServerConfig {
-  const parsed = serverSchema.safeParse({ ...env, ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) });
+export function loadServerConfig(
+  env: Record<string, string | undefined>,
+  overrides: Partial<Record<keyof ServerEnv, string>> = {},
+): ServerConfig {
+  const parsed = serverSchema.safeParse({
+    ...env,
+    ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
+  });
   if (!parsed.success) {
-    throw new CoordinatorError('config.invalid', `server configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new CoordinatorError(
+      'config.invalid',
+      `server configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   const e = parsed.data;
   const dataDir = path.resolve(e.CEREMONY_DATA);

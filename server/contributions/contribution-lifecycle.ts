@@ -21,30 +21,50 @@ import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
 export const LIFECYCLE_STATES = ['turn', 'verifying', 'accepted', 'refused', 'discarded', 'error', 'missed'] as const;
 export type LifecycleState = (typeof LIFECYCLE_STATES)[number];
 
-export const LIFECYCLE_EVENTS = ['uploaded', 'deadline_passed', 'removed', 'left', 'committed', 'refused', 'not_committed', 'unverifiable'] as const;
+export const LIFECYCLE_EVENTS = [
+  'uploaded',
+  'deadline_passed',
+  'removed',
+  'left',
+  'committed',
+  'refused',
+  'not_committed',
+  'unverifiable',
+] as const;
 export type LifecycleEvent = (typeof LIFECYCLE_EVENTS)[number];
 
 /** Every legal move; a state with no entry for an event does not take it. The final states take none. */
-export const TRANSITIONS: Readonly<Record<LifecycleState, Readonly<Partial<Record<LifecycleEvent, LifecycleState>>>>> = {
-  turn: { uploaded: 'verifying', deadline_passed: 'missed', removed: 'discarded', left: 'discarded' },
-  verifying: { committed: 'accepted', refused: 'refused', not_committed: 'discarded', unverifiable: 'error' },
-  accepted: {},
-  refused: {},
-  discarded: {},
-  error: {},
-  missed: {},
-};
+export const TRANSITIONS: Readonly<Record<LifecycleState, Readonly<Partial<Record<LifecycleEvent, LifecycleState>>>>> =
+  {
+    turn: { uploaded: 'verifying', deadline_passed: 'missed', removed: 'discarded', left: 'discarded' },
+    verifying: { committed: 'accepted', refused: 'refused', not_committed: 'discarded', unverifiable: 'error' },
+    accepted: {},
+    refused: {},
+    discarded: {},
+    error: {},
+    missed: {},
+  };
 
 /** Where `event` takes a turn or contribution in state `from`; refuses a move the table does not have. */
 export function transition(from: LifecycleState, event: LifecycleEvent): LifecycleState {
   const to = TRANSITIONS[from][event];
-  if (to === undefined) throw new CoordinatorError('lifecycle.illegal_transition', `a contribution in state ${from} cannot take the event ${event}`);
+  if (to === undefined)
+    throw new CoordinatorError(
+      'lifecycle.illegal_transition',
+      `a contribution in state ${from} cannot take the event ${event}`,
+    );
   return to;
 }
 
 /** The states of a contribution row: from its upload on. */
 export type ContributionStatus = Exclude<LifecycleState, 'turn' | 'missed'>;
-export const CONTRIBUTION_STATUSES = ['verifying', 'accepted', 'refused', 'discarded', 'error'] as const satisfies readonly ContributionStatus[];
+export const CONTRIBUTION_STATUSES = [
+  'verifying',
+  'accepted',
+  'refused',
+  'discarded',
+  'error',
+] as const satisfies readonly ContributionStatus[];
 
 /** A verdict on a `verifying` contribution, as the coordinator reaches it. */
 export type Verdict =
@@ -59,8 +79,13 @@ export type SettledVerdict =
 /** Applies `verdict` to a contribution in state `from` (only `verifying` takes one). */
 export function settleVerdict(from: LifecycleState, verdict: Verdict): SettledVerdict {
   const status = transition(from, verdict.event);
-  if (verdict.event === 'committed') return { status: 'accepted', chainIndex: verdict.chainIndex, contributionHash: verdict.contributionHash };
-  return { status: status as Exclude<SettledVerdict['status'], 'accepted'>, code: verdict.code, message: verdict.message };
+  if (verdict.event === 'committed')
+    return { status: 'accepted', chainIndex: verdict.chainIndex, contributionHash: verdict.contributionHash };
+  return {
+    status: status as Exclude<SettledVerdict['status'], 'accepted'>,
+    code: verdict.code,
+    message: verdict.message,
+  };
 }
 
 /** How a turn ended, as the lobby's history records it (lobby_turn_history.outcome). */

@@ -109,9 +109,24 @@ export class ContributionStore {
     this.statements = prepareStatements(db);
   }
 
-  create(input: Omit<ContributionRow, 'id' | 'status' | 'code' | 'message' | 'contributionHash' | 'chainIndex' | 'finishedAt'>): ContributionRow {
+  create(
+    input: Omit<
+      ContributionRow,
+      'id' | 'status' | 'code' | 'message' | 'contributionHash' | 'chainIndex' | 'finishedAt'
+    >,
+  ): ContributionRow {
     const id = randomUUID();
-    this.statements.insert.run(id, input.circuit, input.contributorId, input.contributorName, input.headIndex, input.candidatePath, input.size, input.fileHash, input.createdAt);
+    this.statements.insert.run(
+      id,
+      input.circuit,
+      input.contributorId,
+      input.contributorName,
+      input.headIndex,
+      input.candidatePath,
+      input.size,
+      input.fileHash,
+      input.createdAt,
+    );
     return this.get(id)!;
   }
 
@@ -151,7 +166,10 @@ export class ContributionStore {
   /** How many contributions are in each status (the console's overview). */
   counts(): Record<ContributionStatus, number> {
     const rows = this.statements.counts.all();
-    const counts = Object.fromEntries(CONTRIBUTION_STATUSES.map((status) => [status, 0])) as Record<ContributionStatus, number>;
+    const counts = Object.fromEntries(CONTRIBUTION_STATUSES.map((status) => [status, 0])) as Record<
+      ContributionStatus,
+      number
+    >;
     for (const row of rows) counts[row.status] = row.n;
     return counts;
   }
@@ -167,17 +185,27 @@ function prepareStatements(db: Db) {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'verifying', ?)`,
     ),
     byId: db.prepare<[string], RawRow>('SELECT * FROM contributions WHERE id = ?'),
-    byStatus: db.prepare<[ContributionStatus], RawRow>('SELECT * FROM contributions WHERE status = ? ORDER BY created_at'),
-    forContributor: db.prepare<[string], RawRow>('SELECT * FROM contributions WHERE contributor_id = ? ORDER BY created_at'),
-    finish: db.prepare<[SettledVerdict['status'], string | null, string | null, string | null, number | null, number, string]>(
+    byStatus: db.prepare<[ContributionStatus], RawRow>(
+      'SELECT * FROM contributions WHERE status = ? ORDER BY created_at',
+    ),
+    forContributor: db.prepare<[string], RawRow>(
+      'SELECT * FROM contributions WHERE contributor_id = ? ORDER BY created_at',
+    ),
+    finish: db.prepare<
+      [SettledVerdict['status'], string | null, string | null, string | null, number | null, number, string]
+    >(
       `UPDATE contributions SET status = ?, code = ?, message = ?, contribution_hash = ?, chain_index = ?, finished_at = ?
        WHERE id = ? AND status = 'verifying'`,
     ),
-    saveReceipt: db.prepare<[string, string, string]>('INSERT OR REPLACE INTO receipts (contribution_id, body, signature) VALUES (?, ?, ?)'),
+    saveReceipt: db.prepare<[string, string, string]>(
+      'INSERT OR REPLACE INTO receipts (contribution_id, body, signature) VALUES (?, ?, ?)',
+    ),
     receiptsFor: db.prepare<[string], Receipt & { contributionId: string }>(
       `SELECT r.contribution_id AS contributionId, r.body, r.signature FROM receipts r
        JOIN contributions c ON c.id = r.contribution_id WHERE c.contributor_id = ? ORDER BY c.created_at`,
     ),
-    counts: db.prepare<[], { status: ContributionStatus; n: number }>('SELECT status, COUNT(*) AS n FROM contributions GROUP BY status'),
+    counts: db.prepare<[], { status: ContributionStatus; n: number }>(
+      'SELECT status, COUNT(*) AS n FROM contributions GROUP BY status',
+    ),
   };
 }

@@ -26,13 +26,22 @@ export class ReceiptSigner {
    * against the key every later start publishes.
    */
   static async fromKeyFile(keyFile: string): Promise<ReceiptSigner> {
-    const existing = await readFile(keyFile).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error)));
+    const existing = await readFile(keyFile).catch((error: NodeJS.ErrnoException) =>
+      error.code === 'ENOENT' ? undefined : Promise.reject(error),
+    );
     if (existing === undefined) {
       const { privateKey } = generateKeyPairSync('ed25519');
-      await writeFileAtomic(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, directoryMode: 0o700, keepExisting: true });
+      await writeFileAtomic(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), {
+        mode: 0o600,
+        directoryMode: 0o700,
+        keepExisting: true,
+      });
     }
     const privateKey = createPrivateKey(existing ?? (await readFile(keyFile)));
-    return new ReceiptSigner(privateKey, createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString());
+    return new ReceiptSigner(
+      privateKey,
+      createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString(),
+    );
   }
 
   sign(body: ReceiptBody): Receipt {
@@ -43,5 +52,10 @@ export class ReceiptSigner {
 
 /** Checks a receipt against a published public key (PEM). */
 export function verifyReceipt(receipt: Receipt, publicKeyPem: string): boolean {
-  return verify(null, Buffer.from(receipt.body), createPublicKey(publicKeyPem), Buffer.from(receipt.signature, 'base64'));
+  return verify(
+    null,
+    Buffer.from(receipt.body),
+    createPublicKey(publicKeyPem),
+    Buffer.from(receipt.signature, 'base64'),
+  );
 }

@@ -182,7 +182,8 @@ export class ContributionUploads {
         (error: unknown) => this.unlessMissing(error, 'upload metadata unreadable', circuit),
       );
       if (owner !== contributorId) continue;
-      if (!this.finishing.has(path.join(uploads.directory, id)) && (await this.removeUpload(uploads, id, awaiting))) removed++;
+      if (!this.finishing.has(path.join(uploads.directory, id)) && (await this.removeUpload(uploads, id, awaiting)))
+        removed++;
     }
     return removed;
   }
@@ -190,7 +191,8 @@ export class ContributionUploads {
   /** Free space on the data folder's disk against the largest possible upload plus the margin. */
   async diskSpace(): Promise<DiskSpace> {
     let largest = 0;
-    for (const circuit of this.circuits.keys()) largest = Math.max(largest, (await this.headSize(circuit)) + NEXT_LINK_SLACK_BYTES);
+    for (const circuit of this.circuits.keys())
+      largest = Math.max(largest, (await this.headSize(circuit)) + NEXT_LINK_SLACK_BYTES);
     return checkDiskSpace(this.deps.config.dataDir, largest + this.deps.diskMarginBytes);
   }
 
@@ -200,7 +202,14 @@ export class ContributionUploads {
     // the sweep's; tus's own sweep is not used: it would delete finished uploads awaiting a verdict.
     const datastore = new FileStore({ directory, expirationPeriodInMilliseconds: this.expiryMs });
     const locker = new MemoryLocker();
-    const uploads: CircuitUploads = { circuit, directory, datastore, locker, server: undefined as never, creations: Promise.resolve() };
+    const uploads: CircuitUploads = {
+      circuit,
+      directory,
+      datastore,
+      locker,
+      server: undefined as never,
+      creations: Promise.resolve(),
+    };
     uploads.server = new TusServer({
       path: `/api/circuits/${circuit}/contributions`,
       datastore,
@@ -211,13 +220,16 @@ export class ContributionUploads {
       maxSize: async () => (await this.headSize(circuit)) + NEXT_LINK_SLACK_BYTES,
       onIncomingRequest: async (request, uploadId) => {
         const principal = principalOf(request as never);
-        if (!principal) throw tusError(new CoordinatorError('auth.required', 'sign in before uploading a contribution'));
+        if (!principal)
+          throw tusError(new CoordinatorError('auth.required', 'sign in before uploading a contribution'));
         asTusError(() => this.deps.lobby.requireTurn(principal.id, circuit));
         if (request.method === 'POST') {
           await this.checkDeclaredLength(circuit, request.headers);
         } else if (uploadId) {
           // An upload that does not exist is tus's own 404 below; anything else is a disk problem to log.
-          const upload = await datastore.getUpload(uploadId).catch((error: unknown) => this.unlessMissing(error, 'upload metadata unreadable', circuit));
+          const upload = await datastore
+            .getUpload(uploadId)
+            .catch((error: unknown) => this.unlessMissing(error, 'upload metadata unreadable', circuit));
           if (upload && upload.metadata?.contributor !== principal.id) {
             throw tusError(new CoordinatorError('lobby.not_your_turn', 'this upload belongs to another contributor'));
           }
@@ -229,11 +241,23 @@ export class ContributionUploads {
         const disk = await this.diskSpace();
         if (!disk.accepting) {
           this.deps.log.warn('upload refused: disk short of space', { ...disk });
-          throw tusError(new CoordinatorError('upload.disk_full', 'the coordinator is short of disk space and takes no uploads for now; please try again later'));
+          throw tusError(
+            new CoordinatorError(
+              'upload.disk_full',
+              'the coordinator is short of disk space and takes no uploads for now; please try again later',
+            ),
+          );
         }
         this.created.set(request, { circuit: uploads, id: upload.id });
         // The creation time by the coordinator's clock, which the sweep judges by.
-        return { metadata: { ...upload.metadata, contributor: principal.id, circuit, createdAt: String(this.deps.clock.now()) } };
+        return {
+          metadata: {
+            ...upload.metadata,
+            contributor: principal.id,
+            circuit,
+            createdAt: String(this.deps.clock.now()),
+          },
+        };
       },
       onUploadFinish: async (request, upload) => {
         const principal = principalOf(request as never)!;
@@ -243,10 +267,19 @@ export class ContributionUploads {
         if (Number.isFinite(createdAt)) this.deps.onUploadFinished?.(circuit, this.deps.clock.now() - createdAt);
         // The moment the last byte arrived: what the coordinator does from here (hash, verify,
         // commit) is its own share of a turn, timed from this line to the verdict's.
-        this.deps.log.info('contribution upload complete', { circuit, contributor: principal.id, bytes: upload.size ?? upload.offset });
+        this.deps.log.info('contribution upload complete', {
+          circuit,
+          contributor: principal.id,
+          bytes: upload.size ?? upload.offset,
+        });
         this.finishing.add(file);
         try {
-          const row = await this.deps.service.submit({ principal, circuit, path: file, size: upload.size ?? upload.offset });
+          const row = await this.deps.service.submit({
+            principal,
+            circuit,
+            path: file,
+            size: upload.size ?? upload.offset,
+          });
           return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
         } catch (error) {
           await this.removeFiles(uploads, upload.id);
@@ -263,7 +296,12 @@ export class ContributionUploads {
         if (created) await this.removeFiles(created.circuit, created.id);
         if ('status_code' in error) {
           if (error.status_code === 413) {
-            return tusError(new CoordinatorError('upload.too_large', 'the file is larger than a valid contribution to this circuit can be'));
+            return tusError(
+              new CoordinatorError(
+                'upload.too_large',
+                'the file is larger than a valid contribution to this circuit can be',
+              ),
+            );
           }
           return undefined;
         }
@@ -304,12 +342,20 @@ export class ContributionUploads {
   private async checkDeclaredLength(circuit: string, headers: Headers): Promise<void> {
     const declared = headers.get('upload-length');
     if (declared === null) {
-      throw tusError(new CoordinatorError('upload.length_required', 'declare the size of the contribution when creating the upload (Upload-Length)'));
+      throw tusError(
+        new CoordinatorError(
+          'upload.length_required',
+          'declare the size of the contribution when creating the upload (Upload-Length)',
+        ),
+      );
     }
     const minimum = (await this.headSize(circuit)) + MIN_CONTRIBUTION_RECORD_BYTES;
     if (Number(declared) < minimum) {
       throw tusError(
-        new CoordinatorError('upload.too_small', `a contribution to ${circuit} is at least ${minimum} bytes (the head plus one contribution record); this upload declares ${declared}`),
+        new CoordinatorError(
+          'upload.too_small',
+          `a contribution to ${circuit} is at least ${minimum} bytes (the head plus one contribution record); this upload declares ${declared}`,
+        ),
       );
     }
   }
@@ -317,9 +363,16 @@ export class ContributionUploads {
   /** Deletes every other upload of the circuit, except finished ones awaiting a verdict. */
   private async replaceEarlierUploads(uploads: CircuitUploads, newId: string): Promise<void> {
     const awaiting = this.deps.service.candidatesAwaitingVerdict();
-    const earlier = (await this.uploadIds(uploads)).filter((id) => id !== newId && !awaiting.has(path.join(uploads.directory, id)));
+    const earlier = (await this.uploadIds(uploads)).filter(
+      (id) => id !== newId && !awaiting.has(path.join(uploads.directory, id)),
+    );
     const refuseSubmitting = (): never => {
-      throw tusError(new CoordinatorError('upload.submitting', 'your previous upload for this circuit is being handed in; wait for its verdict'));
+      throw tusError(
+        new CoordinatorError(
+          'upload.submitting',
+          'your previous upload for this circuit is being handed in; wait for its verdict',
+        ),
+      );
     };
     if (earlier.some((id) => this.finishing.has(path.join(uploads.directory, id)))) refuseSubmitting();
     for (const id of earlier) {
@@ -387,7 +440,11 @@ export class ContributionUploads {
   private unlessMissing(error: unknown, what: string, circuit: string): undefined {
     const code = (error as NodeJS.ErrnoException).code;
     const tusStatus = (error as { status_code?: number }).status_code;
-    if (code !== 'ENOENT' && tusStatus !== 404 && tusStatus !== 410) this.deps.log.warn(what, { circuit, code: code ?? (tusStatus !== undefined ? `tus ${tusStatus}` : String(error)) });
+    if (code !== 'ENOENT' && tusStatus !== 404 && tusStatus !== 410)
+      this.deps.log.warn(what, {
+        circuit,
+        code: code ?? (tusStatus !== undefined ? `tus ${tusStatus}` : String(error)),
+      });
     return undefined;
   }
 }

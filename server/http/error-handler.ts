@@ -19,12 +19,15 @@ function codeOfClientError(status: number): ErrorCode {
   return 'request.invalid';
 }
 
-export function errorHandler(log: { warn(message: string, fields?: Record<string, unknown>): void }): ErrorRequestHandler {
+export function errorHandler(log: {
+  warn(message: string, fields?: Record<string, unknown>): void;
+}): ErrorRequestHandler {
   return (error, req, res, _next) => {
     if (isCoordinatorError(error)) {
       // Refusals that end by themselves (rate limits, full tables) say when to come back.
       const retryAfter = error.details?.retryAfterSeconds;
-      if (typeof retryAfter === 'number' && !res.headersSent) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfter))));
+      if (typeof retryAfter === 'number' && !res.headersSent)
+        res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfter))));
       send(res, error.code, error.message);
       return;
     }

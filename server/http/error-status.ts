@@ -70,8 +70,8 @@ export const ERROR_STATUS = {
 
   'request.invalid': 400,
   'request.too_large': 413,
-  'not_found': 404,
-  'internal': 500,
+  not_found: 404,
+  internal: 500,
   'manifest.not_finalised': 404,
   'auth.required': 401,
   'auth.below_minimum': 403,

@@ -24,7 +24,12 @@ export interface RateLimitConfig {
   uploadCreation: number;
 }
 
-export const RATE_LIMIT_DEFAULTS: RateLimitConfig = Object.freeze({ windowMs: 60_000, signIn: 20, challenge: 20, uploadCreation: 30 });
+export const RATE_LIMIT_DEFAULTS: RateLimitConfig = Object.freeze({
+  windowMs: 60_000,
+  signIn: 20,
+  challenge: 20,
+  uploadCreation: 30,
+});
 
 export interface RateLimits {
   signIn: RequestHandler;
@@ -48,10 +53,16 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
     options.redis
       ? new RedisStore({
           prefix: `${options.prefix ?? 'ceremony'}:rl:${name}:`,
-          sendCommand: (command: string, ...args: string[]) => options.redis!.call(command, ...args) as Promise<RedisReply>,
+          sendCommand: (command: string, ...args: string[]) =>
+            options.redis!.call(command, ...args) as Promise<RedisReply>,
         })
       : undefined;
-  const limiter = (name: string, limit: number, what: string, keyGenerator: (req: Request) => string): RequestHandler => {
+  const limiter = (
+    name: string,
+    limit: number,
+    what: string,
+    keyGenerator: (req: Request) => string,
+  ): RequestHandler => {
     const shared = store(name);
     return rateLimit({
       windowMs: config.windowMs,
@@ -64,8 +75,16 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
       ...(shared ? { store: shared } : {}),
       handler: (req, _res, next) => {
         const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-        const seconds = resetTime ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : Math.ceil(config.windowMs / 1000);
-        next(new CoordinatorError('rate.limited', `Too many ${what}: at most ${limit} per ${Math.round(config.windowMs / 1000)} s; try again in ${seconds} s`, { retryAfterSeconds: seconds }));
+        const seconds = resetTime
+          ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000))
+          : Math.ceil(config.windowMs / 1000);
+        next(
+          new CoordinatorError(
+            'rate.limited',
+            `Too many ${what}: at most ${limit} per ${Math.round(config.windowMs / 1000)} s; try again in ${seconds} s`,
+            { retryAfterSeconds: seconds },
+          ),
+        );
       },
     });
   };

@@ -23,7 +23,13 @@ export interface WaitEstimateInput {
   now: number;
 }
 
-export function estimateWait({ position, averageTurnMs, currentStartedAt, eligibleAt, now }: WaitEstimateInput): number {
+export function estimateWait({
+  position,
+  averageTurnMs,
+  currentStartedAt,
+  eligibleAt,
+  now,
+}: WaitEstimateInput): number {
   const remainingCurrent = currentStartedAt === undefined ? 0 : Math.max(0, currentStartedAt + averageTurnMs - now);
   const queued = remainingCurrent + (position - 1) * averageTurnMs;
   return Math.round(Math.max(queued, eligibleAt - now, 0));

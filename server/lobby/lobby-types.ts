@@ -112,4 +112,11 @@ export interface ActiveTurn {
 export type LobbyEvent =
   | { type: 'turn_granted'; circuit: string; contributorId: string; at: number; deadline: number }
   | { type: 'turn_missed'; circuit: string; contributorId: string; at: number; deadline: number; eligibleAt: number }
-  | { type: 'entry_removed'; circuit: string; contributorId: string; at: number; reason: LobbyRemoval['reason']; missedTurns?: number };
+  | {
+      type: 'entry_removed';
+      circuit: string;
+      contributorId: string;
+      at: number;
+      reason: LobbyRemoval['reason'];
+      missedTurns?: number;
+    };

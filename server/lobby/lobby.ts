@@ -25,7 +25,14 @@
  */
 import { CoordinatorError, errorCodeOr, type ErrorCode } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
-import { isShownRefusal, transition, turnOutcome, type LifecycleEvent, type SettledVerdict, type TurnOutcome } from '../contributions/contribution-lifecycle.ts';
+import {
+  isShownRefusal,
+  transition,
+  turnOutcome,
+  type LifecycleEvent,
+  type SettledVerdict,
+  type TurnOutcome,
+} from '../contributions/contribution-lifecycle.ts';
 import { applyMigrations, type Db } from '../store/database.ts';
 import { estimateWait, TURN_SAMPLES } from './estimate-wait.ts';
 import { LOBBY_MIGRATIONS } from './lobby-schema.ts';
@@ -180,11 +187,13 @@ export class Lobby {
   }
 
   activeTurns(): ActiveTurn[] {
-    return this.statements.allTurns.all().map((row) =>
-      row.state === 'turn'
-        ? { circuit: row.circuit, contributorId: row.contributor_id, state: 'turn', deadline: row.deadline }
-        : { circuit: row.circuit, contributorId: row.contributor_id, state: 'verifying' },
-    );
+    return this.statements.allTurns
+      .all()
+      .map((row) =>
+        row.state === 'turn'
+          ? { circuit: row.circuit, contributorId: row.contributor_id, state: 'turn', deadline: row.deadline }
+          : { circuit: row.circuit, contributorId: row.contributor_id, state: 'verifying' },
+      );
   }
 
   /**
@@ -201,11 +210,25 @@ export class Lobby {
           const eligibleAt = now + this.options.cooldownMs;
           this.endTurn(turn, 'deadline_passed', now);
           const missed = this.statements.countMissed.get(turn.contributor_id, turn.circuit)!.missed;
-          events.push({ type: 'turn_missed', circuit: turn.circuit, contributorId: turn.contributor_id, at: now, deadline: turn.deadline, eligibleAt });
+          events.push({
+            type: 'turn_missed',
+            circuit: turn.circuit,
+            contributorId: turn.contributor_id,
+            at: now,
+            deadline: turn.deadline,
+            eligibleAt,
+          });
           if (missed >= this.options.maxMissedTurns) {
             const message = `your entry for ${turn.circuit} left the queue after ${missed} missed turns; join again when you can stay until your turn ends`;
             this.statements.recordRemoval.run(turn.contributor_id, turn.circuit, 'missed_turns', message, now);
-            events.push({ type: 'entry_removed', circuit: turn.circuit, contributorId: turn.contributor_id, at: now, reason: 'missed_turns', missedTurns: missed });
+            events.push({
+              type: 'entry_removed',
+              circuit: turn.circuit,
+              contributorId: turn.contributor_id,
+              at: now,
+              reason: 'missed_turns',
+              missedTurns: missed,
+            });
           } else {
             this.statements.enqueue.run(turn.contributor_id, turn.circuit, now, eligibleAt);
           }
@@ -236,9 +259,14 @@ export class Lobby {
         const now = this.clock.now();
         const waiting = this.statements.queueEntryOf.get(contributorId);
         const turn = this.statements.turnOfContributor.get(contributorId);
-        if (turn?.state === 'verifying') throw new CoordinatorError('lobby.not_queued', `${contributorId} has a contribution to ${turn.circuit} being verified; it cannot be removed now`);
+        if (turn?.state === 'verifying')
+          throw new CoordinatorError(
+            'lobby.not_queued',
+            `${contributorId} has a contribution to ${turn.circuit} being verified; it cannot be removed now`,
+          );
         const circuit = waiting?.circuit ?? turn?.circuit;
-        if (circuit === undefined) throw new CoordinatorError('lobby.not_queued', `${contributorId} is not waiting in any queue`);
+        if (circuit === undefined)
+          throw new CoordinatorError('lobby.not_queued', `${contributorId} is not waiting in any queue`);
         if (waiting) this.statements.dequeue.run(contributorId);
         if (turn) this.endTurn(turn, 'removed', now);
         this.statements.recordRemoval.run(contributorId, circuit, 'coordinator', message, now);
@@ -301,7 +329,11 @@ export class Lobby {
         }
         const turn = this.requireLiveTurn(contributorId, circuit);
         // 'verifying' by the life cycle's table, which refuses the move from anything but a turn.
-        this.statements.setVerifying.run(transition(turn.state, 'uploaded') as TurnRow['state'], contributionId, circuit);
+        this.statements.setVerifying.run(
+          transition(turn.state, 'uploaded') as TurnRow['state'],
+          contributionId,
+          circuit,
+        );
       })
       .immediate();
   }
@@ -326,7 +358,14 @@ export class Lobby {
         // The contributor left while this was being verified: the verdict is theirs, no new place is.
         const stays = this.statements.clearLeaving.run(turn.contributor_id).changes === 0;
         if (verdict.status === 'accepted') {
-          this.statements.recordAccepted.run(turn.contributor_id, turn.circuit, contributionId, verdict.chainIndex, verdict.contributionHash, now);
+          this.statements.recordAccepted.run(
+            turn.contributor_id,
+            turn.circuit,
+            contributionId,
+            verdict.chainIndex,
+            verdict.contributionHash,
+            now,
+          );
           if (stays) this.enqueueForNextCircuit(turn.contributor_id, now);
         } else {
           // Back in the same queue, unless a join during the verification chose circuits without it.
@@ -336,7 +375,8 @@ export class Lobby {
           } else if (stays) {
             this.enqueueForNextCircuit(turn.contributor_id, now);
           }
-          if (isShownRefusal(verdict)) this.statements.recordRefusal.run(turn.contributor_id, turn.circuit, verdict.code, verdict.message, now);
+          if (isShownRefusal(verdict))
+            this.statements.recordRefusal.run(turn.contributor_id, turn.circuit, verdict.code, verdict.message, now);
         }
         return true;
       })
@@ -364,7 +404,9 @@ export class Lobby {
   private enqueueForNextCircuit(contributorId: string, now: number): void {
     const accepted = new Set(this.statements.acceptedOf.all(contributorId).map((row) => row.circuit));
     const chosen = this.chosenCircuits(contributorId);
-    const next = this.options.circuits.find((circuit) => !accepted.has(circuit) && (chosen === undefined || chosen.includes(circuit)));
+    const next = this.options.circuits.find(
+      (circuit) => !accepted.has(circuit) && (chosen === undefined || chosen.includes(circuit)),
+    );
     if (next !== undefined) this.statements.enqueue.run(contributorId, next, now, now);
   }
 
@@ -379,13 +421,19 @@ export class Lobby {
   /** A choice of circuits checked against the ceremony's and put in its order. */
   private inCeremonyOrder(circuits: readonly string[]): string[] {
     const unknown = circuits.filter((circuit) => !this.options.circuits.includes(circuit));
-    if (unknown.length > 0) throw new CoordinatorError('circuit.unknown', `this ceremony has no circuit ${unknown.map((c) => `"${c}"`).join(', ')}; it has ${this.options.circuits.join(', ')}`);
-    if (circuits.length === 0) throw new CoordinatorError('request.invalid', 'choose at least one circuit, or none to join every circuit');
+    if (unknown.length > 0)
+      throw new CoordinatorError(
+        'circuit.unknown',
+        `this ceremony has no circuit ${unknown.map((c) => `"${c}"`).join(', ')}; it has ${this.options.circuits.join(', ')}`,
+      );
+    if (circuits.length === 0)
+      throw new CoordinatorError('request.invalid', 'choose at least one circuit, or none to join every circuit');
     return this.options.circuits.filter((circuit) => circuits.includes(circuit));
   }
 
   private requireLiveTurn(contributorId: string, circuit: string): TurnRow {
-    if (!this.options.circuits.includes(circuit)) throw new CoordinatorError('circuit.unknown', `unknown circuit "${circuit}"`);
+    if (!this.options.circuits.includes(circuit))
+      throw new CoordinatorError('circuit.unknown', `unknown circuit "${circuit}"`);
     const notYourTurn = (message: string): CoordinatorError => new CoordinatorError('lobby.not_your_turn', message);
     if (this.statements.acceptedOf.all(contributorId).some((row) => row.circuit === circuit)) {
       throw new CoordinatorError('lobby.already_contributed', `you already contributed to ${circuit}`);
@@ -393,16 +441,25 @@ export class Lobby {
     const turn = this.statements.turnOfContributor.get(contributorId);
     if (turn) {
       if (turn.circuit !== circuit) {
-        throw notYourTurn(turn.state === 'turn' ? `your turn is on ${turn.circuit}, not ${circuit}` : `your contribution to ${turn.circuit} is being verified; ${circuit} comes later`);
+        throw notYourTurn(
+          turn.state === 'turn'
+            ? `your turn is on ${turn.circuit}, not ${circuit}`
+            : `your contribution to ${turn.circuit} is being verified; ${circuit} comes later`,
+        );
       }
-      if (turn.state === 'verifying') throw notYourTurn(`your contribution to ${circuit} is already uploaded and being verified`);
-      if (turn.deadline < this.clock.now()) throw notYourTurn(`your turn on ${circuit} expired at ${new Date(turn.deadline).toISOString()}`);
+      if (turn.state === 'verifying')
+        throw notYourTurn(`your contribution to ${circuit} is already uploaded and being verified`);
+      if (turn.deadline < this.clock.now())
+        throw notYourTurn(`your turn on ${circuit} expired at ${new Date(turn.deadline).toISOString()}`);
       return turn;
     }
     const waiting = this.statements.queueEntryOf.get(contributorId);
     if (waiting) {
       const position = this.statements.positionOf.get(waiting.circuit, waiting.seq)!.ahead + 1;
-      const cooling = waiting.eligible_at > this.clock.now() ? `, after a missed turn not before ${new Date(waiting.eligible_at).toISOString()}` : '';
+      const cooling =
+        waiting.eligible_at > this.clock.now()
+          ? `, after a missed turn not before ${new Date(waiting.eligible_at).toISOString()}`
+          : '';
       throw notYourTurn(
         waiting.circuit === circuit
           ? `it is not your turn on ${circuit} yet: position ${position} in its queue${cooling}`
@@ -419,7 +476,14 @@ export class Lobby {
     const waiting = this.statements.queueEntryOf.get(contributorId);
     const circuits = this.options.circuits.map((circuit): CircuitProgress => {
       const done = accepted.get(circuit);
-      if (done) return { circuit, state: 'accepted', contributionId: done.contribution_id, index: done.chain_index, contributionHash: done.contribution_hash };
+      if (done)
+        return {
+          circuit,
+          state: 'accepted',
+          contributionId: done.contribution_id,
+          index: done.chain_index,
+          contributionHash: done.contribution_hash,
+        };
       if (turn?.circuit === circuit) {
         return turn.state === 'turn'
           ? { circuit, state: 'turn', startedAt: turn.started_at, deadline: turn.deadline }
@@ -447,8 +511,19 @@ export class Lobby {
     return {
       contributorId,
       circuits,
-      ...(refusal ? { lastRefusal: { circuit: refusal.circuit, code: errorCodeOr(refusal.code, 'internal'), message: refusal.message, at: refusal.at } } : {}),
-      ...(removal ? { removed: { circuit: removal.circuit, reason: removal.reason, message: removal.message, at: removal.at } } : {}),
+      ...(refusal
+        ? {
+            lastRefusal: {
+              circuit: refusal.circuit,
+              code: errorCodeOr(refusal.code, 'internal'),
+              message: refusal.message,
+              at: refusal.at,
+            },
+          }
+        : {}),
+      ...(removal
+        ? { removed: { circuit: removal.circuit, reason: removal.reason, message: removal.message, at: removal.at } }
+        : {}),
       done: this.options.circuits.every((circuit) => accepted.has(circuit)),
       ...(chosen ? { chosenCircuits: chosen } : {}),
       ...(this.statements.leavingOf.get(contributorId) ? { leaving: true as const } : {}),
@@ -474,9 +549,15 @@ type LobbyStatements = ReturnType<typeof prepareStatements>;
 function prepareStatements(db: Db) {
   return {
     queueEntryOf: db.prepare<[string], QueueRow>('SELECT * FROM lobby_queue WHERE contributor_id = ?'),
-    positionOf: db.prepare<[string, number], { ahead: number }>('SELECT COUNT(*) AS ahead FROM lobby_queue WHERE circuit = ? AND seq < ?'),
-    queueLengths: db.prepare<[], { circuit: string; waiting: number }>('SELECT circuit, COUNT(*) AS waiting FROM lobby_queue GROUP BY circuit'),
-    enqueue: db.prepare<[string, string, number, number]>('INSERT INTO lobby_queue (contributor_id, circuit, enqueued_at, eligible_at) VALUES (?, ?, ?, ?)'),
+    positionOf: db.prepare<[string, number], { ahead: number }>(
+      'SELECT COUNT(*) AS ahead FROM lobby_queue WHERE circuit = ? AND seq < ?',
+    ),
+    queueLengths: db.prepare<[], { circuit: string; waiting: number }>(
+      'SELECT circuit, COUNT(*) AS waiting FROM lobby_queue GROUP BY circuit',
+    ),
+    enqueue: db.prepare<[string, string, number, number]>(
+      'INSERT INTO lobby_queue (contributor_id, circuit, enqueued_at, eligible_at) VALUES (?, ?, ?, ?)',
+    ),
     dequeue: db.prepare<[string]>('DELETE FROM lobby_queue WHERE contributor_id = ?'),
     // Walks the circuit's queue in FIFO order; the NOT EXISTS is a guard, the invariants already
     // keep a waiting contributor from holding a turn.
@@ -489,20 +570,30 @@ function prepareStatements(db: Db) {
     turnOfContributor: db.prepare<[string], TurnRow>('SELECT * FROM lobby_turns WHERE contributor_id = ?'),
     turnOfContribution: db.prepare<[string], TurnRow>('SELECT * FROM lobby_turns WHERE contribution_id = ?'),
     allTurns: db.prepare<[], TurnRow>('SELECT * FROM lobby_turns ORDER BY started_at, circuit'),
-    expiredTurns: db.prepare<[number], TurnRow>("SELECT * FROM lobby_turns WHERE state = 'turn' AND deadline < ? ORDER BY deadline"),
-    grantTurn: db.prepare<[string, string, number, number]>("INSERT INTO lobby_turns (circuit, contributor_id, state, started_at, deadline) VALUES (?, ?, 'turn', ?, ?)"),
+    expiredTurns: db.prepare<[number], TurnRow>(
+      "SELECT * FROM lobby_turns WHERE state = 'turn' AND deadline < ? ORDER BY deadline",
+    ),
+    grantTurn: db.prepare<[string, string, number, number]>(
+      "INSERT INTO lobby_turns (circuit, contributor_id, state, started_at, deadline) VALUES (?, ?, 'turn', ?, ?)",
+    ),
     setDeadline: db.prepare<[number, string]>('UPDATE lobby_turns SET deadline = ? WHERE circuit = ?'),
-    setVerifying: db.prepare<[TurnRow['state'], string, string]>('UPDATE lobby_turns SET state = ?, contribution_id = ? WHERE circuit = ?'),
+    setVerifying: db.prepare<[TurnRow['state'], string, string]>(
+      'UPDATE lobby_turns SET state = ?, contribution_id = ? WHERE circuit = ?',
+    ),
     endTurn: db.prepare<[string]>('DELETE FROM lobby_turns WHERE circuit = ?'),
     logTurn: db.prepare<[string, string, number, number, TurnOutcome, string | null]>(
       'INSERT INTO lobby_turn_history (circuit, contributor_id, started_at, ended_at, outcome, contribution_id) VALUES (?, ?, ?, ?, ?, ?)',
     ),
-    historyOfContribution: db.prepare<[string], { outcome: TurnOutcome }>('SELECT outcome FROM lobby_turn_history WHERE contribution_id = ?'),
+    historyOfContribution: db.prepare<[string], { outcome: TurnOutcome }>(
+      'SELECT outcome FROM lobby_turn_history WHERE contribution_id = ?',
+    ),
     averageTurn: db.prepare<[string, number], { average: number | null }>(
       `SELECT AVG(ended_at - started_at) AS average FROM (
          SELECT started_at, ended_at FROM lobby_turn_history WHERE circuit = ? AND outcome = 'accepted' ORDER BY id DESC LIMIT ?)`,
     ),
-    acceptedOf: db.prepare<[string], AcceptedRow>('SELECT circuit, contribution_id, chain_index, contribution_hash FROM lobby_accepted WHERE contributor_id = ?'),
+    acceptedOf: db.prepare<[string], AcceptedRow>(
+      'SELECT circuit, contribution_id, chain_index, contribution_hash FROM lobby_accepted WHERE contributor_id = ?',
+    ),
     recordAccepted: db.prepare<[string, string, string, number, string, number]>(
       'INSERT INTO lobby_accepted (contributor_id, circuit, contribution_id, chain_index, contribution_hash, accepted_at) VALUES (?, ?, ?, ?, ?, ?)',
     ),
@@ -511,26 +602,34 @@ function prepareStatements(db: Db) {
        ON CONFLICT (contributor_id, circuit) DO UPDATE SET missed = missed + 1 RETURNING missed`,
     ),
     clearMissed: db.prepare<[string]>('DELETE FROM lobby_missed_turns WHERE contributor_id = ?'),
-    removalOf: db.prepare<[string], RemovalRow>('SELECT circuit, reason, message, at FROM lobby_removals WHERE contributor_id = ?'),
+    removalOf: db.prepare<[string], RemovalRow>(
+      'SELECT circuit, reason, message, at FROM lobby_removals WHERE contributor_id = ?',
+    ),
     recordRemoval: db.prepare<[string, string, LobbyRemoval['reason'], string, number]>(
       `INSERT INTO lobby_removals (contributor_id, circuit, reason, message, at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (contributor_id) DO UPDATE SET circuit = excluded.circuit, reason = excluded.reason, message = excluded.message, at = excluded.at`,
     ),
     clearRemoval: db.prepare<[string]>('DELETE FROM lobby_removals WHERE contributor_id = ?'),
-    selectionOf: db.prepare<[string], { circuits: string }>('SELECT circuits FROM lobby_selections WHERE contributor_id = ?'),
+    selectionOf: db.prepare<[string], { circuits: string }>(
+      'SELECT circuits FROM lobby_selections WHERE contributor_id = ?',
+    ),
     setSelection: db.prepare<[string, string]>(
       'INSERT INTO lobby_selections (contributor_id, circuits) VALUES (?, ?) ON CONFLICT (contributor_id) DO UPDATE SET circuits = excluded.circuits',
     ),
     clearSelection: db.prepare<[string]>('DELETE FROM lobby_selections WHERE contributor_id = ?'),
     leavingOf: db.prepare<[string], { at: number }>('SELECT at FROM lobby_leaving WHERE contributor_id = ?'),
-    markLeaving: db.prepare<[string, number]>('INSERT OR REPLACE INTO lobby_leaving (contributor_id, at) VALUES (?, ?)'),
+    markLeaving: db.prepare<[string, number]>(
+      'INSERT OR REPLACE INTO lobby_leaving (contributor_id, at) VALUES (?, ?)',
+    ),
     clearLeaving: db.prepare<[string]>('DELETE FROM lobby_leaving WHERE contributor_id = ?'),
     queueOfCircuit: db.prepare<[string, number], QueueRow & { missed: number }>(
       `SELECT q.*, COALESCE(m.missed, 0) AS missed FROM lobby_queue q
        LEFT JOIN lobby_missed_turns m ON m.contributor_id = q.contributor_id AND m.circuit = q.circuit
        WHERE q.circuit = ? ORDER BY q.seq LIMIT ?`,
     ),
-    refusalOf: db.prepare<[string], RefusalRow>('SELECT circuit, code, message, at FROM lobby_refusals WHERE contributor_id = ?'),
+    refusalOf: db.prepare<[string], RefusalRow>(
+      'SELECT circuit, code, message, at FROM lobby_refusals WHERE contributor_id = ?',
+    ),
     recordRefusal: db.prepare<[string, string, string, string, number]>(
       `INSERT INTO lobby_refusals (contributor_id, circuit, code, message, at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (contributor_id) DO UPDATE SET circuit = excluded.circuit, code = excluded.code, message = excluded.message, at = excluded.at`,
@@ -551,8 +650,15 @@ function resolveOptions(options: LobbyOptions): ResolvedLobbyOptions {
   if (!Number.isInteger(resolved.maxMissedTurns) || resolved.maxMissedTurns < 1) {
     throw new CoordinatorError('config.invalid', 'lobby maxMissedTurns must be a positive whole number');
   }
-  for (const key of ['turnTimeoutMs', 'heartbeatExtensionMs', 'maxTurnMs', 'cooldownMs', 'defaultTurnEstimateMs'] as const) {
-    if (!Number.isFinite(resolved[key]) || resolved[key] < 0) throw new CoordinatorError('config.invalid', `lobby ${key} must be a non-negative number of milliseconds`);
+  for (const key of [
+    'turnTimeoutMs',
+    'heartbeatExtensionMs',
+    'maxTurnMs',
+    'cooldownMs',
+    'defaultTurnEstimateMs',
+  ] as const) {
+    if (!Number.isFinite(resolved[key]) || resolved[key] < 0)
+      throw new CoordinatorError('config.invalid', `lobby ${key} must be a non-negative number of milliseconds`);
   }
   return Object.freeze(resolved);
 }

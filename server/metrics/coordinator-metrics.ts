@@ -119,14 +119,24 @@ export class CoordinatorMetrics implements ServiceObserver {
       });
     }
 
-    this.accepted = new Counter({ name: 'ceremony_contributions_accepted_total', help: 'Contributions verified and committed, per circuit', labelNames: ['circuit'], registers });
+    this.accepted = new Counter({
+      name: 'ceremony_contributions_accepted_total',
+      help: 'Contributions verified and committed, per circuit',
+      labelNames: ['circuit'],
+      registers,
+    });
     this.refused = new Counter({
       name: 'ceremony_contributions_refused_total',
       help: 'Uploaded contributions not committed, per circuit and error code (verification.unavailable: the verifier could not decide)',
       labelNames: ['circuit', 'code'],
       registers,
     });
-    this.turnsMissed = new Counter({ name: 'ceremony_turns_missed_total', help: 'Turns that ended at their deadline without an upload, per circuit', labelNames: ['circuit'], registers });
+    this.turnsMissed = new Counter({
+      name: 'ceremony_turns_missed_total',
+      help: 'Turns that ended at their deadline without an upload, per circuit',
+      labelNames: ['circuit'],
+      registers,
+    });
     this.verificationSeconds = new Histogram({
       name: 'ceremony_verification_duration_seconds',
       help: 'From a finished upload to its verdict (queue wait plus verification), per circuit',

@@ -14,7 +14,15 @@
 import type { Socket } from 'node:net';
 import type { RequestHandler } from 'express';
 
-export const HTTP_ROUTE_GROUPS = ['contribution_upload', 'zkey_download', 'file_download', 'api', 'auth', 'metrics', 'web'] as const;
+export const HTTP_ROUTE_GROUPS = [
+  'contribution_upload',
+  'zkey_download',
+  'file_download',
+  'api',
+  'auth',
+  'metrics',
+  'web',
+] as const;
 export type HttpRouteGroup = (typeof HTTP_ROUTE_GROUPS)[number];
 
 /**
@@ -52,7 +60,8 @@ export function httpByteCounter(count: CountHttpBytes): RequestHandler {
     const responseBytes = written - counts.written;
     counts.read = read;
     counts.written = written;
-    if (requestBytes > 0 || responseBytes > 0) count(counts.group, Math.max(requestBytes, 0), Math.max(responseBytes, 0));
+    if (requestBytes > 0 || responseBytes > 0)
+      count(counts.group, Math.max(requestBytes, 0), Math.max(responseBytes, 0));
   };
   return (req, res, next) => {
     const socket = req.socket;

@@ -26,7 +26,12 @@ function authorize(req: Request, token: string | undefined): void {
   if (authorization !== undefined) {
     const presented = /^Bearer (\S+)$/i.exec(authorization.trim())?.[1];
     if (token !== undefined && presented !== undefined && timingSafeEqual(digest(presented), digest(token))) return;
-    throw new CoordinatorError('metrics.forbidden', token === undefined ? 'this coordinator takes no metrics token (METRICS_TOKEN is not set)' : 'wrong metrics token');
+    throw new CoordinatorError(
+      'metrics.forbidden',
+      token === undefined
+        ? 'this coordinator takes no metrics token (METRICS_TOKEN is not set)'
+        : 'wrong metrics token',
+    );
   }
   const forwarded = FORWARDING_HEADERS.some((name) => req.headers[name] !== undefined);
   if (isLoopbackAddress(req.socket.remoteAddress) && !forwarded) return;

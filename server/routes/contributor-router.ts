@@ -64,9 +64,14 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
 
   router.post('/api/me/join', ...guard, (req, res) => {
     const phase = deps.phase.get();
-    if (phase === 'closed' || phase === 'finalising' || phase === 'finalised') throw new CoordinatorError('ceremony.not_open', `the ceremony is ${phase}; it takes no more contributors`);
+    if (phase === 'closed' || phase === 'finalising' || phase === 'finalised')
+      throw new CoordinatorError('ceremony.not_open', `the ceremony is ${phase}; it takes no more contributors`);
     const body = joinBody.safeParse(req.body ?? {});
-    if (!body.success) throw new CoordinatorError('request.invalid', `expected no body, or { circuits: [names] }: ${body.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`);
+    if (!body.success)
+      throw new CoordinatorError(
+        'request.invalid',
+        `expected no body, or { circuits: [names] }: ${body.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`,
+      );
     const who = principal(req);
     deps.lobby.join(who.id, body.data.circuits);
     deps.service.tick(); // grant a free circuit at once rather than at the next timer tick
@@ -77,7 +82,8 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
   router.post('/api/me/leave', ...guard, async (req, res) => {
     const who = principal(req);
     const outcome = deps.lobby.leave(who.id);
-    if (outcome.left !== 'nothing') deps.log?.info('lobby entry left by the contributor', { contributorId: who.id, ...outcome });
+    if (outcome.left !== 'nothing')
+      deps.log?.info('lobby entry left by the contributor', { contributorId: who.id, ...outcome });
     if (outcome.left === 'turn') {
       // The turn is over: a PATCH still writing to its upload is stopped and the file goes now,
       // rather than at the expiry sweep.

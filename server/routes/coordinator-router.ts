@@ -34,7 +34,11 @@ const finaliseBody = z.object({ beacon: z.string(), iterations: z.union([z.numbe
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body ?? {});
-  if (!parsed.success) throw new CoordinatorError('request.invalid', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+  if (!parsed.success)
+    throw new CoordinatorError(
+      'request.invalid',
+      parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+    );
   return parsed.data;
 }
 
@@ -51,7 +55,9 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
       queues: deps.lobby.queueLengths(),
       activeTurns: deps.lobby.activeTurns(),
       contributionCounts: deps.contributions.counts(),
-      verifying: deps.contributions.byStatus('verifying').map((c) => ({ id: c.id, circuit: c.circuit, contributor: c.contributorName, since: c.createdAt })),
+      verifying: deps.contributions
+        .byStatus('verifying')
+        .map((c) => ({ id: c.id, circuit: c.circuit, contributor: c.contributorName, since: c.createdAt })),
       heads: deps.config.circuits.map((c) => ({ circuit: c.name, headIndex: state.chains.get(c.name)!.headIndex })),
       minContributions: deps.config.minContributions,
     });
@@ -85,7 +91,10 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
     // cut off by the beacon, so finalisation waits for it (or for its deadline).
     const busy = deps.lobby.activeTurns();
     if (busy.length > 0) {
-      throw new CoordinatorError('ceremony.locked', `${busy.length} turn(s) are still running or being verified (${busy.map((t) => t.circuit).join(', ')}); finalise when they are done`);
+      throw new CoordinatorError(
+        'ceremony.locked',
+        `${busy.length} turn(s) are still running or being verified (${busy.map((t) => t.circuit).join(', ')}); finalise when they are done`,
+      );
     }
     // ceremony.json's minContributions, before the ceremony enters `finalising` (finaliseCeremony
     // checks it again under its lock).

@@ -16,7 +16,10 @@ import type { Lobby } from '../lobby/lobby.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { DiskSpace } from '../files/check-disk-space.ts';
 
-async function freeSpaceOrNull(diskSpace: () => Promise<DiskSpace>, log: PublicRouterDeps['log']): Promise<DiskSpace | null> {
+async function freeSpaceOrNull(
+  diskSpace: () => Promise<DiskSpace>,
+  log: PublicRouterDeps['log'],
+): Promise<DiskSpace | null> {
   try {
     return await diskSpace();
   } catch (error) {
@@ -87,7 +90,13 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
             fileHash: entry.fileHash,
             time: entry.time,
           })),
-          final: chain.beacon ? { contributionHash: chain.beacon.contributionHash, fileHash: chain.beacon.fileHash, beacon: chain.beacon.beacon } : null,
+          final: chain.beacon
+            ? {
+                contributionHash: chain.beacon.contributionHash,
+                fileHash: chain.beacon.fileHash,
+                beacon: chain.beacon.beacon,
+              }
+            : null,
         };
       }),
     });
@@ -106,7 +115,11 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
 
   router.get('/api/manifest', async (_req, res) => {
     const state = await deps.ceremonyState();
-    if (!state.finalised) throw new CoordinatorError('manifest.not_finalised', 'the ceremony is not finalised yet; the manifest does not exist');
+    if (!state.finalised)
+      throw new CoordinatorError(
+        'manifest.not_finalised',
+        'the ceremony is not finalised yet; the manifest does not exist',
+      );
     res.type('application/json').send(await readFile(state.paths.manifestPath));
   });
 
@@ -116,7 +129,10 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
     const state = await deps.ceremonyState();
     const chain = state.chains.get(circuit.name)!;
     if (index > chain.headIndex) {
-      throw new CoordinatorError('not_found', `${circuit.name} has no contribution ${index}; its head is ${chain.headIndex}`);
+      throw new CoordinatorError(
+        'not_found',
+        `${circuit.name} has no contribution ${index}; its head is ${chain.headIndex}`,
+      );
     }
     const file = state.paths.zkeyPath(circuit.name, index);
     res.setHeader('X-Chain-Head', String(chain.headIndex));
@@ -136,7 +152,8 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
     const state = await deps.ceremonyState();
     if (!state.finalised) throw new CoordinatorError('manifest.not_finalised', 'the ceremony is not finalised yet');
     const name = req.params.file;
-    if (!/^[A-Za-z0-9_]+\.(zkey|vkey\.json|sol|json)$/.test(name)) throw new CoordinatorError('not_found', `no final file "${name}"`);
+    if (!/^[A-Za-z0-9_]+\.(zkey|vkey\.json|sol|json)$/.test(name))
+      throw new CoordinatorError('not_found', `no final file "${name}"`);
     res.sendFile(path.join(state.paths.finalDir, name), { dotfiles: 'allow' });
   });
 

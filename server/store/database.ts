@@ -32,14 +32,20 @@ export function openDatabase(file: string): Db {
  */
 export function applyMigrations(db: Db, module: string, migrations: readonly string[]): void {
   const applied = new Set(
-    (db.prepare('SELECT version FROM schema_migrations WHERE module = ?').all(module) as Array<{ version: number }>).map((r) => r.version),
+    (
+      db.prepare('SELECT version FROM schema_migrations WHERE module = ?').all(module) as Array<{ version: number }>
+    ).map((r) => r.version),
   );
   migrations.forEach((sql, index) => {
     const version = index + 1;
     if (applied.has(version)) return;
     db.transaction(() => {
       db.exec(sql);
-      db.prepare('INSERT INTO schema_migrations (module, version, applied_at) VALUES (?, ?, ?)').run(module, version, new Date().toISOString());
+      db.prepare('INSERT INTO schema_migrations (module, version, applied_at) VALUES (?, ?, ?)').run(
+        module,
+        version,
+        new Date().toISOString(),
+      );
     })();
   });
 }

@@ -87,11 +87,19 @@ function parseRefusal(failedReason: string | undefined): { code: ErrorCode; mess
   }
 }
 
-function outcomeOfFailure(contributionId: string, failedReason: string | undefined, attemptsMade: number | undefined): VerificationOutcome {
+function outcomeOfFailure(
+  contributionId: string,
+  failedReason: string | undefined,
+  attemptsMade: number | undefined,
+): VerificationOutcome {
   const refusal = parseRefusal(failedReason);
   if (refusal) return { contributionId, status: 'invalid', ...refusal };
   const tries = attemptsMade === undefined ? '' : ` after ${attemptsMade} attempt(s)`;
-  return { contributionId, status: 'error', message: `verification failed${tries}: ${failedReason ?? 'unknown reason'}` };
+  return {
+    contributionId,
+    status: 'error',
+    message: `verification failed${tries}: ${failedReason ?? 'unknown reason'}`,
+  };
 }
 
 function outcomeOfResult(contributionId: string, returnvalue: unknown): VerificationOutcome {
@@ -99,9 +107,18 @@ function outcomeOfResult(contributionId: string, returnvalue: unknown): Verifica
   if (result?.status === 'valid' && typeof result.contributionHash === 'string') {
     return result.recordedName === undefined
       ? { contributionId, status: 'valid', contributionHash: result.contributionHash }
-      : { contributionId, status: 'valid', contributionHash: result.contributionHash, recordedName: result.recordedName };
+      : {
+          contributionId,
+          status: 'valid',
+          contributionHash: result.contributionHash,
+          recordedName: result.recordedName,
+        };
   }
-  return { contributionId, status: 'error', message: `the worker returned an unexpected result: ${JSON.stringify(returnvalue)}` };
+  return {
+    contributionId,
+    status: 'error',
+    message: `the worker returned an unexpected result: ${JSON.stringify(returnvalue)}`,
+  };
 }
 
 export async function createBullmqDispatcher(options: BullmqDispatcherOptions): Promise<VerificationDispatcher> {
@@ -113,7 +130,9 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
   const enqueueTimeoutMs = options.enqueueTimeoutMs ?? 5000;
   const connection = { url: options.redisUrl };
 
-  const queue = new Queue<VerificationRequest, VerificationOutcome, typeof VERIFICATION_JOB_NAME>(queueName, { connection });
+  const queue = new Queue<VerificationRequest, VerificationOutcome, typeof VERIFICATION_JOB_NAME>(queueName, {
+    connection,
+  });
   const events = new QueueEvents(queueName, { connection });
   const listeners: Array<(outcome: VerificationOutcome) => void> = [];
   /**
@@ -238,7 +257,10 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
   } catch (error) {
     clearInterval(sweep);
     await Promise.allSettled([events.close(), queue.close()]);
-    throw new CoordinatorError('verification.unavailable', `cannot reach the verification queue on Redis: ${(error as Error).message}`);
+    throw new CoordinatorError(
+      'verification.unavailable',
+      `cannot reach the verification queue on Redis: ${(error as Error).message}`,
+    );
   }
 
   return {
@@ -251,7 +273,12 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
       // verifying, and the sweep queues the job once Redis answers again.
       pending.set(jobId, { request: { ...request }, queued: false });
       const failed = (error: Error): void => {
-        if (!closed) logError(new Error(`cannot queue the verification of ${request.contributionId} yet (retried every ${reconcileIntervalMs} ms): ${error.message}`));
+        if (!closed)
+          logError(
+            new Error(
+              `cannot queue the verification of ${request.contributionId} yet (retried every ${reconcileIntervalMs} ms): ${error.message}`,
+            ),
+          );
       };
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => {

@@ -83,16 +83,23 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
     running--;
     if (entry.attempt >= attempts) {
       tracked.delete(contributionId);
-      emit({ contributionId, status: 'error', message: `verification failed after ${entry.attempt} attempt(s): ${message}` });
+      emit({
+        contributionId,
+        status: 'error',
+        message: `verification failed after ${entry.attempt} attempt(s): ${message}`,
+      });
     } else {
       entry.state = 'backoff';
-      entry.retryTimer = setTimeout(() => {
-        entry.retryTimer = undefined;
-        entry.attempt++;
-        entry.state = 'queued';
-        waiting.push(contributionId);
-        pump();
-      }, backoffMs * 2 ** (entry.attempt - 1));
+      entry.retryTimer = setTimeout(
+        () => {
+          entry.retryTimer = undefined;
+          entry.attempt++;
+          entry.state = 'queued';
+          waiting.push(contributionId);
+          pump();
+        },
+        backoffMs * 2 ** (entry.attempt - 1),
+      );
     }
     pump();
   };
@@ -118,10 +125,16 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
   const startVerifier = (): ChildProcess => {
     // No inherited execArgv: the entry registers TypeScript itself if it needs it, and a parent's
     // --inspect or test-runner flags would only get in the way.
-    const child = fork(EMBEDDED_VERIFIER_ENTRY, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(EMBEDDED_VERIFIER_ENTRY, [], {
+      execArgv: [],
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     child.on('message', (message) => onVerifierMessage(child, message as FromEmbeddedVerifier));
     child.once('error', (error) => onVerifierDeath(child, `the verifier process failed: ${error.message}`));
-    child.once('exit', (code, signal) => onVerifierDeath(child, `the verifier process exited (${signal ?? `code ${code}`})`));
+    child.once('exit', (code, signal) =>
+      onVerifierDeath(child, `the verifier process exited (${signal ?? `code ${code}`})`),
+    );
     return child;
   };
 
@@ -171,7 +184,9 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
       if (stopping.connected) stopping.send({ type: 'shutdown' } satisfies ToEmbeddedVerifier, () => {});
       else stopping.kill('SIGKILL');
       let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), closeTimeoutMs)));
+      const timedOut = new Promise<'timeout'>(
+        (resolve) => (timer = setTimeout(() => resolve('timeout'), closeTimeoutMs)),
+      );
       if ((await Promise.race([exited, timedOut])) === 'timeout') {
         stopping.kill('SIGKILL');
         await exited;

@@ -18,7 +18,10 @@ export interface VerificationDispatcher {
  * Hands an outcome to every listener. A listener that throws or rejects is reported on stderr and
  * does not keep the others from hearing it: one failing consumer must not lose a verdict.
  */
-export function notifyOutcome(listeners: ReadonlyArray<(outcome: VerificationOutcome) => void>, outcome: VerificationOutcome): void {
+export function notifyOutcome(
+  listeners: ReadonlyArray<(outcome: VerificationOutcome) => void>,
+  outcome: VerificationOutcome,
+): void {
   for (const listener of listeners) {
     try {
       const result: unknown = listener(outcome);
@@ -30,5 +33,7 @@ export function notifyOutcome(listeners: ReadonlyArray<(outcome: VerificationOut
 }
 
 function reportListenerError(error: unknown): void {
-  process.stderr.write(`verification outcome listener failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `verification outcome listener failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
 }

@@ -41,7 +41,17 @@ import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
 import { plainWords } from '../../web/src/api/error-messages.ts';
 
 const COORDINATOR_TOKEN = 'coordinator-token-for-browser-tests';
-const CIRCUITS = ['register', 'treeUpdate', 'transact21', 'transact22', 'transact23', 'transact42', 'transact44', 'transact82', 'transact84'];
+const CIRCUITS = [
+  'register',
+  'treeUpdate',
+  'transact21',
+  'transact22',
+  'transact23',
+  'transact42',
+  'transact44',
+  'transact82',
+  'transact84',
+];
 
 let coordinator: TestCoordinator;
 let browser: TestBrowser;
@@ -78,16 +88,27 @@ interface RegisterChainView {
 
 /** The register chain's head and its transcript entries, from the public API. */
 async function registerChainView(baseUrl: string): Promise<RegisterChainView> {
-  const ceremony = (await (await fetch(`${baseUrl}/api/ceremony`)).json()) as { circuits: Array<{ name: string; headIndex: number; headHash: string | null }> };
-  const { entries } = (await (await fetch(`${baseUrl}/api/transcript`)).json()) as { entries: Array<{ circuit?: string }> };
+  const ceremony = (await (await fetch(`${baseUrl}/api/ceremony`)).json()) as {
+    circuits: Array<{ name: string; headIndex: number; headHash: string | null }>;
+  };
+  const { entries } = (await (await fetch(`${baseUrl}/api/transcript`)).json()) as {
+    entries: Array<{ circuit?: string }>;
+  };
   const register = ceremony.circuits.find((c) => c.name === 'register')!;
-  return { headIndex: register.headIndex, headHash: register.headHash, transcript: entries.filter((e) => e.circuit === 'register') };
+  return {
+    headIndex: register.headIndex,
+    headHash: register.headHash,
+    transcript: entries.filter((e) => e.circuit === 'register'),
+  };
 }
 
 const row = (circuit: string) => `#circuits tr[data-circuit="${circuit}"]`;
 
 async function rowState(page: Page, circuit: string): Promise<{ status: string | null; position: string | null }> {
-  return page.$eval(row(circuit), (tr) => ({ status: tr.getAttribute('data-status'), position: tr.getAttribute('data-position') }));
+  return page.$eval(row(circuit), (tr) => ({
+    status: tr.getAttribute('data-status'),
+    position: tr.getAttribute('data-position'),
+  }));
 }
 
 async function waitForAllAccepted(page: Page, timeout: number): Promise<void> {
@@ -145,7 +166,10 @@ describe('contributing in the browser, the public page and the coordinator conso
     await publicPage.waitForSelector('#circuits details[data-circuit]');
     assert.equal(await publicPage.locator('#circuits details[data-circuit]').count(), CIRCUITS.length);
     assert.equal(await publicPage.textContent('#phase'), 'open for contributions');
-    assert.equal(await publicPage.getAttribute('#circuit-register tr[data-index="0"] a', 'href'), '/api/circuits/register/zkeys/0');
+    assert.equal(
+      await publicPage.getAttribute('#circuit-register tr[data-index="0"] a', 'href'),
+      '/api/circuits/register/zkeys/0',
+    );
     assert.match((await publicPage.textContent('#final'))!, /Not yet/);
     assert.match((await publicPage.textContent('#audit-script'))!, /bin\/ceremony\.js" audit \./);
     await screenshot(publicPage, '01-public-page-before');
@@ -172,11 +196,15 @@ describe('contributing in the browser, the public page and the coordinator conso
     await alice.waitForSelector('#join');
     assert.equal(await alice.textContent('#signed-in-as'), 'alice');
     alice.on('request', (request) => {
-      if (request.method() === 'POST' && /\/api\/circuits\/[^/]+\/heartbeat$/.test(request.url())) aliceHeartbeats.add(request.url().split('/').at(-2)!);
+      if (request.method() === 'POST' && /\/api\/circuits\/[^/]+\/heartbeat$/.test(request.url()))
+        aliceHeartbeats.add(request.url().split('/').at(-2)!);
     });
     await alice.click('#join');
     await alice.waitForSelector(`${row('register')}[data-status="waiting"][data-position="1"]`);
-    assert.match((await alice.textContent(`${row('register')} .detail`))!, /next in line\. No turn starts until the coordinator reopens the ceremony/);
+    assert.match(
+      (await alice.textContent(`${row('register')} .detail`))!,
+      /next in line\. No turn starts until the coordinator reopens the ceremony/,
+    );
     assert.match((await alice.textContent('#phase-notice'))!, /paused/);
 
     carolClient = new ContributorClient(coordinator.url);
@@ -253,14 +281,20 @@ describe('contributing in the browser, the public page and the coordinator conso
     reloaded = true;
     await alice.reload();
     assert.equal(warned, true, 'a beforeunload warning during the turn');
-    await alice.waitForSelector(`${row('treeUpdate')}[data-status="uploading"], ${row('treeUpdate')}[data-status="verifying"], ${row('treeUpdate')}[data-status="accepted"]`, { timeout: 30_000 });
+    await alice.waitForSelector(
+      `${row('treeUpdate')}[data-status="uploading"], ${row('treeUpdate')}[data-status="verifying"], ${row('treeUpdate')}[data-status="accepted"]`,
+      { timeout: 30_000 },
+    );
     await alice.waitForSelector(`${row('treeUpdate')}[data-status="accepted"]`, { timeout: 60_000 });
     await screenshot(alice, '07-alice-after-reload-treeUpdate-accepted');
     const methods = afterReload.map((r) => r.method());
     assert.ok(!methods.includes('POST'), `the upload resumed rather than restarted: ${methods.join(' ')}`);
     assert.equal(methods[0], 'HEAD', `resumed with a HEAD for the offset: ${methods.join(' ')}`);
     const firstPatch = afterReload.find((r) => r.method() === 'PATCH');
-    assert.ok(firstPatch && Number(firstPatch.headers()['upload-offset']) > 0, 'the first PATCH after the reload continues from a non-zero offset');
+    assert.ok(
+      firstPatch && Number(firstPatch.headers()['upload-offset']) > 0,
+      'the first PATCH after the reload continues from a non-zero offset',
+    );
     assert.ok(
       (await alice.textContent(`${row('treeUpdate')} .detail`))!.includes('matches the hash this browser computed'),
       'the accepted hash is the one computed before the reload',
@@ -268,21 +302,38 @@ describe('contributing in the browser, the public page and the coordinator conso
 
     await waitForAllAccepted(alice, 120_000);
     // The page scaled L and H with the kernel pool, one worker per logical core, and said so.
-    const { details, cores } = await alice.evaluate(() => ({ details: (window as unknown as { computingDetails?: string[] }).computingDetails ?? [], cores: navigator.hardwareConcurrency }));
+    const { details, cores } = await alice.evaluate(() => ({
+      details: (window as unknown as { computingDetails?: string[] }).computingDetails ?? [],
+      cores: navigator.hardwareConcurrency,
+    }));
     const workers = Math.min(cores, 16);
-    assert.ok(details.length > 0 && details.every((d) => d.includes(`fast kernel on ${workers} worker`)), `computing said: ${details.join(' | ')}`);
+    assert.ok(
+      details.length > 0 && details.every((d) => d.includes(`fast kernel on ${workers} worker`)),
+      `computing said: ${details.join(' | ')}`,
+    );
     await bob.waitForSelector(`${row('register')}:not([data-status^="waiting"])`);
     const bobRegister = (await statusesSeen(bob)).register!;
-    const positions = bobRegister.filter((s) => s.startsWith('waiting@')).map((s) => Number(s.slice('waiting@'.length)));
+    const positions = bobRegister
+      .filter((s) => s.startsWith('waiting@'))
+      .map((s) => Number(s.slice('waiting@'.length)));
     assert.equal(positions[0], 3, `bob starts 3rd: ${bobRegister}`);
-    assert.ok(positions.length >= 2 && positions.every((p, i) => i === 0 || p < positions[i - 1]!), `bob's position moves forward: ${bobRegister}`);
+    assert.ok(
+      positions.length >= 2 && positions.every((p, i) => i === 0 || p < positions[i - 1]!),
+      `bob's position moves forward: ${bobRegister}`,
+    );
 
     assert.deepEqual([...aliceHeartbeats].sort(), [...CIRCUITS].sort(), 'a heartbeat on every turn');
     // Every circuit after the reload (the observer starts afresh with each document) went through each stage.
     const seen = await statusesSeen(alice);
     for (const circuit of CIRCUITS.slice(CIRCUITS.indexOf('treeUpdate') + 1)) {
-      const stages = seen[circuit]!.map((s) => s.split('@')[0]!).filter((s) => ['computing', 'uploading', 'verifying', 'accepted'].includes(s));
-      assert.deepEqual([...new Set(stages)], ['computing', 'uploading', 'verifying', 'accepted'], `${circuit}: ${seen[circuit]}`);
+      const stages = seen[circuit]!.map((s) => s.split('@')[0]!).filter((s) =>
+        ['computing', 'uploading', 'verifying', 'accepted'].includes(s),
+      );
+      assert.deepEqual(
+        [...new Set(stages)],
+        ['computing', 'uploading', 'verifying', 'accepted'],
+        `${circuit}: ${seen[circuit]}`,
+      );
     }
   });
 
@@ -297,12 +348,23 @@ describe('contributing in the browser, the public page and the coordinator conso
     // The refused upload left the register chain alone: same head (index and file hash), same transcript entries.
     assert.ok(registerBeforeBobUpload, 'bob’s corrupted upload was seen');
     const before = await registerBeforeBobUpload;
-    assert.ok(before.headIndex >= 1 && before.headHash, `register had contributions before bob’s turn: ${JSON.stringify(before)}`);
-    assert.deepEqual(await registerChainView(coordinator.url), before, 'the head or the transcript moved after a refused upload');
+    assert.ok(
+      before.headIndex >= 1 && before.headHash,
+      `register had contributions before bob’s turn: ${JSON.stringify(before)}`,
+    );
+    assert.deepEqual(
+      await registerChainView(coordinator.url),
+      before,
+      'the head or the transcript moved after a refused upload',
+    );
     await screenshot(bob, '08-bob-refused-retrying');
     letBobRetry();
     await bob.waitForSelector(`${row('register')}[data-status="accepted"]`, { timeout: 60_000 });
-    assert.equal(await bob.$(`${row('register')} .refusal`), null, 'the refusal notice goes once the circuit is accepted');
+    assert.equal(
+      await bob.$(`${row('register')} .refusal`),
+      null,
+      'the refusal notice goes once the circuit is accepted',
+    );
     await screenshot(bob, '09-bob-register-accepted-after-refusal');
   });
 
@@ -310,10 +372,16 @@ describe('contributing in the browser, the public page and the coordinator conso
     await alice.waitForSelector('#attestation');
     await screenshot(alice, '10-alice-attestation');
     const attestation = (await alice.textContent('#attestation-text'))!;
-    const ceremony = (await (await fetch(`${coordinator.url}/api/ceremony`)).json()) as { receiptPublicKey: string; circuits: Array<{ name: string; chain: Array<{ contributor: string | null; contributionHash: string | null }> }> };
+    const ceremony = (await (await fetch(`${coordinator.url}/api/ceremony`)).json()) as {
+      receiptPublicKey: string;
+      circuits: Array<{ name: string; chain: Array<{ contributor: string | null; contributionHash: string | null }> }>;
+    };
     for (const circuit of ceremony.circuits) {
       const mine = circuit.chain.find((e) => e.contributor === 'alice')!;
-      assert.ok(attestation.replace(/\s+/g, '').includes(mine.contributionHash!), `${circuit.name} hash in the attestation`);
+      assert.ok(
+        attestation.replace(/\s+/g, '').includes(mine.contributionHash!),
+        `${circuit.name} hash in the attestation`,
+      );
     }
     const [download] = await Promise.all([alice.waitForEvent('download'), alice.click('#download-receipts')]);
     aliceReceiptsFile = await readFile((await download.path())!, 'utf8');
@@ -329,7 +397,9 @@ describe('contributing in the browser, the public page and the coordinator conso
     await carolRun;
     await publicPage.reload();
     await publicPage.waitForSelector('#circuit-register tr[data-index="3"]');
-    const names = await publicPage.$$eval('#circuit-register tbody tr .contributor', (cells) => cells.map((c) => c.textContent));
+    const names = await publicPage.$$eval('#circuit-register tbody tr .contributor', (cells) =>
+      cells.map((c) => c.textContent),
+    );
     assert.deepEqual(names, ['initial key (r1cs + ptau)', 'alice', 'carol', 'anonymous']);
     await screenshot(publicPage, '11-public-page-chains');
   });
@@ -337,7 +407,9 @@ describe('contributing in the browser, the public page and the coordinator conso
   test('the coordinator closes and finalises from the console; verifiers and manifest are listed, and the manifest appears on the public page', async () => {
     await consolePage.click('#phase-closed');
     await consolePage.waitForSelector('#console-phase[data-phase="closed"]');
-    await consolePage.waitForFunction(() => !(document.querySelector('#finalise') as HTMLButtonElement | null)?.disabled);
+    await consolePage.waitForFunction(
+      () => !(document.querySelector('#finalise') as HTMLButtonElement | null)?.disabled,
+    );
     await consolePage.fill('#beacon', TEST_BEACON);
     await consolePage.fill('#iterations', String(TEST_BEACON_ITERATIONS));
     await screenshot(consolePage, '12-console-closed-ready-to-finalise');
@@ -353,7 +425,9 @@ describe('contributing in the browser, the public page and the coordinator conso
     assert.deepEqual(JSON.parse((await publicPage.textContent('#manifest'))!), manifest);
     assert.equal(await publicPage.textContent('#phase'), 'finalised');
     assert.equal(await publicPage.locator('#final-files a[href$=".sol"]').count(), CIRCUITS.length);
-    const solidity = await fetch(`${coordinator.url}${await publicPage.getAttribute('#final-files a[href$=".sol"]', 'href')}`);
+    const solidity = await fetch(
+      `${coordinator.url}${await publicPage.getAttribute('#final-files a[href$=".sol"]', 'href')}`,
+    );
     assert.equal(solidity.status, 200);
     await screenshot(publicPage, '14-public-page-finalised');
   });
@@ -387,7 +461,12 @@ describe('contributing in the browser, the public page and the coordinator conso
       // Asynchronously: the coordinator answering curl runs in this process.
       // The dev ptau is no known public file: the auditor pins it (the script passes its arguments to the audit).
       const args = ['-c', script, 'fetch-ceremony.sh', '--ptau-hash', await devPtauHash()];
-      const { stdout } = await promisify(execFile)('sh', args, { cwd: folder, env: { ...process.env, CEREMONY_REPO: REPO_ROOT }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
+      const { stdout } = await promisify(execFile)('sh', args, {
+        cwd: folder,
+        env: { ...process.env, CEREMONY_REPO: REPO_ROOT },
+        timeout: 120_000,
+        maxBuffer: 16 * 1024 * 1024,
+      });
       assert.match(stdout, /audit passed/);
     } finally {
       await rm(folder, { recursive: true, force: true });

@@ -28,7 +28,10 @@ let work: string;
 let coordinator: RunningCoordinator;
 let browser: Browser;
 
-const sha256 = async (file: string): Promise<string> => createHash('sha256').update(await readFile(file)).digest('hex');
+const sha256 = async (file: string): Promise<string> =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 
 before(async () => {
   dataDir = await copyCeremony((await finalisedCeremony()).dataDir);
@@ -55,32 +58,58 @@ test('the public page’s fetch script and `ceremony publish` give the same layo
   const fetched = path.join(work, 'fetched');
   await mkdir(fetched);
   // Asynchronously: the coordinator answering curl runs in this process.
-  await promisify(execFile)('sh', ['-c', lines.slice(0, -1).join('\n')], { cwd: fetched, env: { ...process.env, CEREMONY_REPO: REPO_ROOT }, timeout: 120_000 });
+  await promisify(execFile)('sh', ['-c', lines.slice(0, -1).join('\n')], {
+    cwd: fetched,
+    env: { ...process.env, CEREMONY_REPO: REPO_ROOT },
+    timeout: 120_000,
+  });
 
   const published = path.join(work, 'published');
   await publishCeremony(dataDir, published);
 
   const fetchedFiles = await listFiles(fetched);
   const publishedFiles = await listFiles(published);
-  assert.ok(fetchedFiles.includes('final/manifest.json') && fetchedFiles.some((f) => f.startsWith('chains/')), fetchedFiles.join('\n'));
-  assert.deepEqual(fetchedFiles.filter((f) => !publishedFiles.includes(f)), [], 'every fetched file is published at the same path');
+  assert.ok(
+    fetchedFiles.includes('final/manifest.json') && fetchedFiles.some((f) => f.startsWith('chains/')),
+    fetchedFiles.join('\n'),
+  );
+  assert.deepEqual(
+    fetchedFiles.filter((f) => !publishedFiles.includes(f)),
+    [],
+    'every fetched file is published at the same path',
+  );
   const extra = publishedFiles.filter((f) => !fetchedFiles.includes(f));
-  assert.deepEqual(extra.filter((f) => f !== 'SHA256SUMS' && !/^circuits\/.+\.circom$/.test(f)), [], 'the publication adds only SHA256SUMS and the circom sources');
+  assert.deepEqual(
+    extra.filter((f) => f !== 'SHA256SUMS' && !/^circuits\/.+\.circom$/.test(f)),
+    [],
+    'the publication adds only SHA256SUMS and the circom sources',
+  );
   assert.ok(extra.includes('SHA256SUMS') && extra.includes('circuits/lib/mix-chain.circom'), extra.join(', '));
   for (const file of fetchedFiles) {
     if (file === 'ceremony.json') {
       // The script copies it from the checkout (its own formatting); the content must agree.
-      assert.deepEqual(JSON.parse(await readFile(path.join(fetched, file), 'utf8')), JSON.parse(await readFile(path.join(published, file), 'utf8')));
+      assert.deepEqual(
+        JSON.parse(await readFile(path.join(fetched, file), 'utf8')),
+        JSON.parse(await readFile(path.join(published, file), 'utf8')),
+      );
     } else if (file === 'transcript/transcript.jsonl') {
       // The script rebuilds it from /api/transcript, whose entries are re-serialised (the
       // `finalised` entry's keys come out in another order); publish copies the file's bytes.
-      const entries = async (dir: string) => (await readFile(path.join(dir, file), 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+      const entries = async (dir: string) =>
+        (await readFile(path.join(dir, file), 'utf8'))
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line));
       assert.deepEqual(await entries(fetched), await entries(published));
     } else {
       assert.equal(await sha256(path.join(fetched, file)), await sha256(path.join(published, file)), file);
     }
   }
   for (const source of extra.filter((f) => f.endsWith('.circom'))) {
-    assert.equal(await sha256(path.join(published, source)), await sha256(path.join(REPO_ROOT, 'ceremony-data', source)), `${source} is the checkout's`);
+    assert.equal(
+      await sha256(path.join(published, source)),
+      await sha256(path.join(REPO_ROOT, 'ceremony-data', source)),
+      `${source} is the checkout's`,
+    );
   }
 });

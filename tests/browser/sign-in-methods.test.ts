@@ -54,7 +54,14 @@ after(async () => {
 
 describe('sign-in methods in the browser', { timeout: 120_000 }, () => {
   test('GitHub: the OAuth redirects lead back to the contributor page, signed in with the login', async () => {
-    github.setProfile({ id: 4242, login: 'octo-contributor', followers: 10, following: 10, public_repos: 5, created_at: '2015-01-01T00:00:00Z' });
+    github.setProfile({
+      id: 4242,
+      login: 'octo-contributor',
+      followers: 10,
+      following: 10,
+      public_repos: 5,
+      created_at: '2015-01-01T00:00:00Z',
+    });
     const page = await newPage('github');
     await page.goto(`${coordinator.url}/`);
     await page.click('#github-sign-in');
@@ -71,7 +78,14 @@ describe('sign-in methods in the browser', { timeout: 120_000 }, () => {
   });
 
   test('GitHub: an account below the minimums lands back on the page with the refusal in plain words', async () => {
-    github.setProfile({ id: 4343, login: 'brand-new', followers: 0, following: 0, public_repos: 0, created_at: new Date().toISOString() });
+    github.setProfile({
+      id: 4343,
+      login: 'brand-new',
+      followers: 0,
+      following: 0,
+      public_repos: 0,
+      created_at: new Date().toISOString(),
+    });
     const page = await newPage('github-refused');
     await page.goto(`${coordinator.url}/`);
     await page.click('#github-sign-in');
@@ -89,7 +103,11 @@ describe('sign-in methods in the browser', { timeout: 120_000 }, () => {
     const commitment = (await (await page.waitForSelector('#semaphore-commitment')).textContent())!;
     assert.match(commitment, /^[0-9]+$/);
     await page.reload();
-    assert.equal(await (await page.waitForSelector('#semaphore-commitment')).textContent(), commitment, 'the identity stays in this browser');
+    assert.equal(
+      await (await page.waitForSelector('#semaphore-commitment')).textContent(),
+      commitment,
+      'the identity stays in this browser',
+    );
     await page.click('#semaphore-sign-in-stored');
     const notice = await page.waitForSelector('#sign-in [data-error-code="auth.unknown_root"]');
     assert.ok((await notice.textContent())!.includes(plainWords('auth.unknown_root').next));

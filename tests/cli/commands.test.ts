@@ -13,8 +13,16 @@ test('--help lists every command with a one-line description', async () => {
     assert.ok(command.description().length > 10, `${command.name()} needs a description`);
     // --help lists the summary without loading the module: it must say what the command says.
     assert.equal(command.name(), entry.name);
-    assert.equal(entry.summary, command.description(), `${entry.name}: summary in cli/commands/index.ts differs from the command's description`);
-    assert.equal(`${entry.name} ${entry.usage}`.trim(), new Help().subcommandTerm(command), `${entry.name}: usage in cli/commands/index.ts differs from the command's`);
+    assert.equal(
+      entry.summary,
+      command.description(),
+      `${entry.name}: summary in cli/commands/index.ts differs from the command's description`,
+    );
+    assert.equal(
+      `${entry.name} ${entry.usage}`.trim(),
+      new Help().subcommandTerm(command),
+      `${entry.name}: usage in cli/commands/index.ts differs from the command's`,
+    );
     assert.match(result.stdout, new RegExp(`^  ${command.name()}\\b`, 'm'), `${command.name()} missing from --help`);
   }
 });

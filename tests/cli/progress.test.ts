@@ -39,14 +39,21 @@ test('on a terminal the live line shows the stage with percentage, rate and ETA,
   clock = 2000;
   progress({ type: 'count', circuit: 'register', part: 'Same ratio check L section', done: 1000, total: 4000 });
   const live = stream.output.split('\r\x1b[2K').at(-1)!;
-  assert.match(live, /^register: verifying contribution 1 of 2 · Same ratio check L section 25% · 500\/s · ETA 6\.0 s\s+\(2\.0 s\)$/);
+  assert.match(
+    live,
+    /^register: verifying contribution 1 of 2 · Same ratio check L section 25% · 500\/s · ETA 6\.0 s\s+\(2\.0 s\)$/,
+  );
   assert.doesNotMatch(stream.output, /\n/, 'the line is redrawn in place, not repeated');
   clock = 3500;
   progress({ type: 'finished', circuit: 'register' });
   assert.match(stream.output, /\r\x1b\[2Kregister: done in 3\.5 s\n$/);
   progress({ type: 'step', circuit: 'treeUpdate', step: 'rebuilding contribution 0' });
   close();
-  assert.match(stream.output, /treeUpdate: rebuilding contribution 0\s+\(0\.0 s\)\n$/, 'close() keeps the last live line');
+  assert.match(
+    stream.output,
+    /treeUpdate: rebuilding contribution 0\s+\(0\.0 s\)\n$/,
+    'close() keeps the last live line',
+  );
 });
 
 test('a note is written above the live line, which is drawn again; without a terminal it is a plain line', () => {
@@ -56,7 +63,10 @@ test('a note is written above the live line, which is drawn again; without a ter
   live.progress({ type: 'step', circuit: 'register', step: 'waiting: 2nd in line' });
   clock = 1000;
   live.note('register: refused, back in the queue');
-  assert.match(terminal.output, /\r\x1b\[2Kregister: refused, back in the queue\n\r\x1b\[2Kregister: waiting: 2nd in line\s+\(1\.0 s\)$/);
+  assert.match(
+    terminal.output,
+    /\r\x1b\[2Kregister: refused, back in the queue\n\r\x1b\[2Kregister: waiting: 2nd in line\s+\(1\.0 s\)$/,
+  );
   const plain = fakeStream(false);
   const lines = createProgressRenderer(plain, { now: () => clock });
   lines.note('signed in as alice');
@@ -86,9 +96,27 @@ test('without a terminal: plain lines for steps and "done in", a progress line o
 });
 
 test("snarkjs's counted debug messages become done/total", () => {
-  assert.deepEqual(parseSnarkjsCount('c', 'Applying key: L Section: 1000/262144'), { type: 'count', circuit: 'c', part: 'Applying key: L Section', done: 1000, total: 262144 });
-  assert.deepEqual(parseSnarkjsCount('c', 'H Verification(tau):  0/1024'), { type: 'count', circuit: 'c', part: 'H Verification(tau)', done: 0, total: 1024 });
-  assert.deepEqual(parseSnarkjsCount('c', 'Multiexp start: Same ratio check L: 4096/8192'), { type: 'count', circuit: 'c', part: 'Multiexp start: Same ratio check L', done: 4096, total: 8192 });
+  assert.deepEqual(parseSnarkjsCount('c', 'Applying key: L Section: 1000/262144'), {
+    type: 'count',
+    circuit: 'c',
+    part: 'Applying key: L Section',
+    done: 1000,
+    total: 262144,
+  });
+  assert.deepEqual(parseSnarkjsCount('c', 'H Verification(tau):  0/1024'), {
+    type: 'count',
+    circuit: 'c',
+    part: 'H Verification(tau)',
+    done: 0,
+    total: 1024,
+  });
+  assert.deepEqual(parseSnarkjsCount('c', 'Multiexp start: Same ratio check L: 4096/8192'), {
+    type: 'count',
+    circuit: 'c',
+    part: 'Multiexp start: Same ratio check L',
+    done: 4096,
+    total: 8192,
+  });
   assert.equal(parseSnarkjsCount('c', 'Reading r1cs'), undefined);
 });
 
@@ -110,7 +138,10 @@ test('a real contribution reports the counts snarkjs logs while it applies the k
   const steps = events.filter((e) => e.type === 'step').map((e) => (e as { step: string }).step);
   assert.deepEqual(steps, ['contributing to contribution 0', 'verifying contribution 1']);
   const counts = events.filter((e): e is Extract<ProgressEvent, { type: 'count' }> => e.type === 'count');
-  assert.ok(counts.some((e) => e.part === 'Applying key: L Section' && e.total > 0), JSON.stringify(counts));
+  assert.ok(
+    counts.some((e) => e.part === 'Applying key: L Section' && e.total > 0),
+    JSON.stringify(counts),
+  );
   assert.ok(counts.every((e) => e.circuit === 'register' && e.done <= e.total));
   assert.deepEqual(events.at(-1), { type: 'finished', circuit: 'register' });
 });

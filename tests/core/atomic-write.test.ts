@@ -35,7 +35,9 @@ test('a private file gets mode 0600', async () => {
 test('keepExisting: racing writers agree on one content and only one reports it written', async () => {
   const target = path.join(dir, 'race', 'seed');
   const contents = Array.from({ length: 8 }, (_, i) => `writer ${i}`);
-  const written = await Promise.all(contents.map((c) => writeFileAtomic(target, c, { keepExisting: true, mode: 0o600 })));
+  const written = await Promise.all(
+    contents.map((c) => writeFileAtomic(target, c, { keepExisting: true, mode: 0o600 })),
+  );
   assert.equal(written.filter(Boolean).length, 1);
   const winner = contents[written.indexOf(true)];
   assert.equal(await readFile(target, 'utf8'), winner);

@@ -116,7 +116,9 @@ test('an unpinned ptau fails the audit at once (exit 1), showing its BLAKE2b-512
     pinnedByAuditor: false,
     insecure: true,
   });
-  assert.ok(report.circuits.every((c) => /^[0-9a-f]{128}$/.test(c.r1cs.blake2b512 ?? '') && c.contributions.length === 0));
+  assert.ok(
+    report.circuits.every((c) => /^[0-9a-f]{128}$/.test(c.r1cs.blake2b512 ?? '') && c.contributions.length === 0),
+  );
 });
 
 test('a ptau other than the pinned one fails (audit.ptau_hash_mismatch); a malformed pin is a usage error', async () => {

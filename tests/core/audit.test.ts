@@ -45,7 +45,10 @@ async function replaceOnce(file: string, from: RegExp, to: (match: string) => st
 
 /** Rewrites the transcript as a forger would: entries changed, every hash after them recomputed. */
 async function rewriteTranscript(paths: CeremonyPaths, change: (entry: TranscriptEntry) => void): Promise<void> {
-  const entries: TranscriptEntry[] = (await readFile(paths.transcriptPath, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+  const entries: TranscriptEntry[] = (await readFile(paths.transcriptPath, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
   let prevHash = genesisHash(published.config.id);
   for (const entry of entries) {
     change(entry);
@@ -86,7 +89,10 @@ test('one byte changed in a contribution zkey fails that circuit', async () => {
     await flipByte(file, (await readZkeyInfo(file)).sections.get(SECTION.l)!.offset + 10);
   });
   assert.equal(report.ok, false);
-  assert.deepEqual(failed(report).filter((s) => s !== 'manifest'), ['transact42']);
+  assert.deepEqual(
+    failed(report).filter((s) => s !== 'manifest'),
+    ['transact42'],
+  );
 });
 
 test('one byte changed in contribution 0 fails that circuit', async () => {
@@ -94,7 +100,10 @@ test('one byte changed in contribution 0 fails that circuit', async () => {
     const file = ceremonyPaths(dir).zkeyPath('register', 0);
     await flipByte(file, (await readZkeyInfo(file)).sections.get(SECTION.a)!.offset + 3);
   });
-  assert.deepEqual(failed(report).filter((s) => s !== 'manifest'), ['register']);
+  assert.deepEqual(
+    failed(report).filter((s) => s !== 'manifest'),
+    ['register'],
+  );
 });
 
 test('one byte changed in a final zkey fails that circuit and the manifest check', async () => {
@@ -113,13 +122,22 @@ test('a zkey that cannot be read is reported as unreadable with the OS code; a d
   });
   const treeUpdate = unreadable.findings.find((f) => f.subject === 'treeUpdate')!;
   assert.equal(treeUpdate.ok, false);
-  assert.match(treeUpdate.summary, /^\[chain\.file_unreadable\] contribution 2 \(treeUpdate_0002\.zkey\) cannot be read \(EISDIR\)$/);
-  assert.deepEqual(failed(unreadable).filter((s) => s !== 'manifest'), ['treeUpdate']);
+  assert.match(
+    treeUpdate.summary,
+    /^\[chain\.file_unreadable\] contribution 2 \(treeUpdate_0002\.zkey\) cannot be read \(EISDIR\)$/,
+  );
+  assert.deepEqual(
+    failed(unreadable).filter((s) => s !== 'manifest'),
+    ['treeUpdate'],
+  );
 
   const missing = await tamperedCeremony(async (dir) => {
     await rm(ceremonyPaths(dir).zkeyPath('treeUpdate', 2));
   });
-  assert.match(missing.findings.find((f) => f.subject === 'treeUpdate')!.summary, /^\[chain\.file_missing\] contribution 2 \(treeUpdate_0002\.zkey\) is missing$/);
+  assert.match(
+    missing.findings.find((f) => f.subject === 'treeUpdate')!.summary,
+    /^\[chain\.file_missing\] contribution 2 \(treeUpdate_0002\.zkey\) is missing$/,
+  );
 });
 
 test('one character changed in the transcript fails the transcript', async () => {
@@ -132,7 +150,11 @@ test('one character changed in the transcript fails the transcript', async () =>
 
 test('one digit changed in the manifest fails the manifest', async () => {
   const report = await tamperedCeremony(async (dir) => {
-    await replaceOnce(ceremonyPaths(dir).manifestPath, /"deltax2": "\d/, (m) => m.slice(0, -1) + (m.endsWith('1') ? '2' : '1'));
+    await replaceOnce(
+      ceremonyPaths(dir).manifestPath,
+      /"deltax2": "\d/,
+      (m) => m.slice(0, -1) + (m.endsWith('1') ? '2' : '1'),
+    );
   });
   assert.deepEqual(failed(report), ['manifest']);
   const cli = await runCli(['audit', copies.at(-1)!, '--quiet', '--ptau-hash', await devPtauHash()]);
@@ -148,10 +170,14 @@ test('a forged link is caught even when the transcript was rewritten to match it
     await replacePoint(file, SECTION.l, 0);
     const fileHash = await hashFile(file);
     await rewriteTranscript(paths, (entry) => {
-      if (entry.type === 'contribution' && entry.circuit === 'transact21' && entry.index === 2) entry.fileHash = fileHash;
+      if (entry.type === 'contribution' && entry.circuit === 'transact21' && entry.index === 2)
+        entry.fileHash = fileHash;
     });
   });
-  assert.deepEqual(failed(report).filter((s) => s !== 'manifest'), ['transact21']);
+  assert.deepEqual(
+    failed(report).filter((s) => s !== 'manifest'),
+    ['transact21'],
+  );
   assert.match(report.findings.find((f) => f.subject === 'transact21')!.summary, /contribution\.l_section_invalid/);
 });
 
@@ -165,7 +191,10 @@ test('a contribution 0 with a replaced point, its transcript hash rewritten to m
       if (entry.type === 'init' && entry.circuit === 'register') entry.fileHash = fileHash;
     });
   });
-  assert.deepEqual(failed(report).filter((s) => s !== 'manifest'), ['register']);
+  assert.deepEqual(
+    failed(report).filter((s) => s !== 'manifest'),
+    ['register'],
+  );
   assert.match(report.findings.find((f) => f.subject === 'register')!.summary, /audit\.initial_key_mismatch.*: A /);
 });
 
@@ -190,7 +219,10 @@ test('a final key made with another beacon than the transcript announces is refu
     const otherBeacon = 'aa'.repeat(32);
     await rm(file);
     // Same iteration count as the fixture's beacon: only the beacon value differs.
-    assert.ok(await snarkjs.zKey.beacon(paths.zkeyPath('register', 2), file, 'forged', otherBeacon, 10), 'snarkjs made no final key');
+    assert.ok(
+      await snarkjs.zKey.beacon(paths.zkeyPath('register', 2), file, 'forged', otherBeacon, 10),
+      'snarkjs made no final key',
+    );
     const fileHash = await hashFile(file);
     await rewriteTranscript(paths, (entry) => {
       if (entry.type === 'beacon' && entry.circuit === 'register') entry.fileHash = fileHash;

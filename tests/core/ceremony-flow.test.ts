@@ -45,7 +45,10 @@ describe('a ceremony from init to audit', () => {
     const lines = result.stdout.trim().split('\n');
     assert.equal(lines.length, 9);
     for (const [circuit, inputs] of Object.entries(SPEC_PUBLIC_INPUTS)) {
-      assert.ok(lines.some((l) => l.startsWith(`${circuit} initialised:`) && l.includes(`${inputs} public inputs`)), `${circuit} missing`);
+      assert.ok(
+        lines.some((l) => l.startsWith(`${circuit} initialised:`) && l.includes(`${inputs} public inputs`)),
+        `${circuit} missing`,
+      );
     }
   });
 
@@ -58,19 +61,31 @@ describe('a ceremony from init to audit', () => {
   test('finalise refuses while a chain has only contribution 0', async () => {
     const result = await runCli(['finalise', '--beacon', TEST_BEACON, '--iterations', '10', '--data', dataDir]);
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /error \[finalise\.too_few_contributions\]: ceremony\.json requires at least 1 contribution per circuit before finalising; too few for: register \(0\)/);
+    assert.match(
+      result.stderr,
+      /error \[finalise\.too_few_contributions\]: ceremony\.json requires at least 1 contribution per circuit before finalising; too few for: register \(0\)/,
+    );
   });
 
   test('three contributions to every circuit, each printed with its hash', async () => {
     for (const name of ['alice', 'bob', 'carol']) {
       const result = await runCli(['contribute', '--all', '--name', name, '--data', dataDir]);
       assert.equal(result.code, 0, result.stderr);
-      assert.equal(result.stdout.trim().split('\n').filter((l) => / contribution hash [0-9a-f]{128}$/.test(l)).length, 9);
+      assert.equal(
+        result.stdout
+          .trim()
+          .split('\n')
+          .filter((l) => / contribution hash [0-9a-f]{128}$/.test(l)).length,
+        9,
+      );
     }
     const state = await openCeremony(dataDir);
     for (const chain of state.chains.values()) {
       assert.equal(chain.headIndex, 3, chain.circuit.name);
-      assert.deepEqual(chain.contributions.map((c) => c.contributor), ['alice', 'bob', 'carol']);
+      assert.deepEqual(
+        chain.contributions.map((c) => c.contributor),
+        ['alice', 'bob', 'carol'],
+      );
     }
   });
 
@@ -88,11 +103,21 @@ describe('a ceremony from init to audit', () => {
     assert.equal(result.code, 0, result.stderr);
     const state = await openCeremony(dataDir);
     const manifest = JSON.parse(await readFile(state.paths.manifestPath, 'utf8'));
-    assert.deepEqual(Object.keys(manifest), state.config.circuits.map((c) => c.verifier));
+    assert.deepEqual(
+      Object.keys(manifest),
+      state.config.circuits.map((c) => c.verifier),
+    );
     for (const circuit of state.config.circuits) {
       // The manifest must equal what snarkjs's own CLI exports from the final key.
       const vkeyPath = path.join(scratch, `${circuit.name}.json`);
-      await run(process.execPath, [SNARKJS_CLI, 'zkey', 'export', 'verificationkey', state.paths.finalZkeyPath(circuit.name), vkeyPath]);
+      await run(process.execPath, [
+        SNARKJS_CLI,
+        'zkey',
+        'export',
+        'verificationkey',
+        state.paths.finalZkeyPath(circuit.name),
+        vkeyPath,
+      ]);
       const vkey = JSON.parse(await readFile(vkeyPath, 'utf8'));
       assert.deepEqual(manifest[circuit.verifier], { deltax1: vkey.vk_delta_2[0][1], deltax2: vkey.vk_delta_2[0][0] });
       assert.notDeepEqual(vkey.vk_delta_2, vkey.vk_gamma_2, 'delta must differ from gamma after phase 2');

@@ -80,7 +80,10 @@ test('the contribution 0 that zkey new wrote passes, and the check returns its c
   const { csHash } = await checkInitialKey(zkeyPath, r1csPath, ptauPath, { onProgress: (f) => fractions.push(f) });
   assert.deepEqual(csHash, (await readZkeyInfo(zkeyPath)).mpc.csHash);
   assert.equal(fractions.at(-1), 1);
-  assert.ok(fractions.every((f, i) => f >= 0 && f <= 1 && (i === 0 || f >= fractions[i - 1]!)), 'progress only grows, within [0, 1]');
+  assert.ok(
+    fractions.every((f, i) => f >= 0 && f <= 1 && (i === 0 || f >= fractions[i - 1]!)),
+    'progress only grows, within [0, 1]',
+  );
 });
 
 test('a key made from another r1cs of the same shape (one coefficient of C changed) is refused in L or IC', async () => {
@@ -125,7 +128,13 @@ test('a key made from another ptau (another secret) is refused', async () => {
   const beacon = path.join(scratch, 'other-1.ptau');
   const prepared = path.join(scratch, 'other.ptau');
   await snarkjs.powersOfTau.newAccumulator(curve, 10, empty);
-  await snarkjs.powersOfTau.beacon(empty, beacon, 'other', '0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20', 10);
+  await snarkjs.powersOfTau.beacon(
+    empty,
+    beacon,
+    'other',
+    '0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20',
+    10,
+  );
   await snarkjs.powersOfTau.preparePhase2(beacon, prepared);
   const key = path.join(scratch, 'other-ptau.zkey');
   await snarkjs.zKey.newZKey(r1csPath, prepared, key);
@@ -205,10 +214,16 @@ test('a wrong circuit hash is refused', async () => {
 test('a truncated key or r1cs throws a read error, never passes', async () => {
   const key = await copyOf(zkeyPath);
   await truncate(key, (await readFile(key)).length - 100);
-  await assert.rejects(checkInitialKey(key, r1csPath, ptauPath), (error: Error & { code?: string }) => error.code === 'zkey.malformed');
+  await assert.rejects(
+    checkInitialKey(key, r1csPath, ptauPath),
+    (error: Error & { code?: string }) => error.code === 'zkey.malformed',
+  );
   const r1cs = await copyOf(r1csPath);
   await truncate(r1cs, (await readFile(r1cs)).length - 1000);
-  await assert.rejects(checkInitialKey(zkeyPath, r1cs, ptauPath), (error: Error & { code?: string }) => error.code === 'r1cs.malformed' || error.code === 'chain.file_unreadable');
+  await assert.rejects(
+    checkInitialKey(zkeyPath, r1cs, ptauPath),
+    (error: Error & { code?: string }) => error.code === 'r1cs.malformed' || error.code === 'chain.file_unreadable',
+  );
 });
 
 test('a B2 point with a component of order 10069 added is refused as outside the subgroup (its own code)', async () => {

@@ -29,8 +29,15 @@ after(async () => rm(await scratch, { recursive: true, force: true }));
 
 test('ceremony.json names the nine circuits of the spec, in order, with their verifiers and public inputs', async () => {
   const config = await loadCeremonyConfig(PROJECT_DATA_DIR);
-  assert.deepEqual(config.circuits.map((c) => [c.name, c.verifier, c.publicInputs]), SPEC);
-  assert.equal(config.testNetwork, true, 'the project ceremony runs on a development ptau and must stay a test network');
+  assert.deepEqual(
+    config.circuits.map((c) => [c.name, c.verifier, c.publicInputs]),
+    SPEC,
+  );
+  assert.equal(
+    config.testNetwork,
+    true,
+    'the project ceremony runs on a development ptau and must stay a test network',
+  );
 });
 
 test('every committed r1cs has the spec public-input count and a few hundred constraints or more', async () => {
@@ -38,7 +45,10 @@ test('every committed r1cs has the spec public-input count and a few hundred con
   for (const circuit of config.circuits) {
     const summary = await readR1csSummary(circuit.r1csPath);
     assert.equal(summary.publicInputs, circuit.publicInputs, circuit.name);
-    assert.ok(summary.nConstraints >= 300 && summary.nConstraints <= 4000, `${circuit.name}: ${summary.nConstraints} constraints`);
+    assert.ok(
+      summary.nConstraints >= 300 && summary.nConstraints <= 4000,
+      `${circuit.name}: ${summary.nConstraints} constraints`,
+    );
   }
 });
 
@@ -48,7 +58,10 @@ test('compiling the sources with circom2 reproduces the committed r1cs byte for 
   await Promise.all(
     config.circuits.map(async (circuit) => {
       const built = await compileCircuit(circuit.r1csPath.replace(/\.r1cs$/, '.circom'), out);
-      assert.ok((await readFile(built)).equals(await readFile(circuit.r1csPath)), `${circuit.name}.r1cs is out of date: run npm run build:circuits`);
+      assert.ok(
+        (await readFile(built)).equals(await readFile(circuit.r1csPath)),
+        `${circuit.name}.r1cs is out of date: run npm run build:circuits`,
+      );
     }),
   );
 });

@@ -24,9 +24,13 @@ after(() => cleanUp(dataDir));
 
 function contributeAndKillAfter(ms: number): Promise<void> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'contribute', '--all', '--name', 'victim', '--data', dataDir], {
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      process.execPath,
+      [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'contribute', '--all', '--name', 'victim', '--data', dataDir],
+      {
+        stdio: 'ignore',
+      },
+    );
     const timer = setTimeout(() => child.kill('SIGKILL'), ms);
     child.on('close', () => {
       clearTimeout(timer);
@@ -40,7 +44,11 @@ async function assertConsistent(): Promise<number> {
   let links = 0;
   for (const chain of state.chains.values()) {
     assert.ok(chain.head, `${chain.circuit.name} lost its head`);
-    assert.equal(await hashFile(state.paths.zkeyPath(chain.circuit.name, chain.headIndex)), chain.head.fileHash, `${chain.circuit.name} head file differs from the transcript`);
+    assert.equal(
+      await hashFile(state.paths.zkeyPath(chain.circuit.name, chain.headIndex)),
+      chain.head.fileHash,
+      `${chain.circuit.name} head file differs from the transcript`,
+    );
     links += chain.headIndex;
   }
   return links;
@@ -64,7 +72,10 @@ test('kill -9 at many points of a contribution run leaves a consistent ceremony'
     if (now - links > 0 && now - links < 9) interruptedMidRun++;
     links = now;
   }
-  assert.ok(interruptedMidRun > 0, `no kill landed between two contributions of a run (whole run ${runMs.toFixed(0)} ms, ${links} links)`);
+  assert.ok(
+    interruptedMidRun > 0,
+    `no kill landed between two contributions of a run (whole run ${runMs.toFixed(0)} ms, ${links} links)`,
+  );
   const resumed = await runCli(['contribute', 'register', '--name', 'survivor', '--data', dataDir]);
   assert.equal(resumed.code, 0, `the ceremony must go on after the crashes: ${resumed.stderr}`);
   assert.ok((await assertConsistent()) > links);

@@ -39,8 +39,15 @@ test('a circuit whose public-input count differs from the configuration is refus
   });
   const result = await runCli(['init', '--data', dir]);
   assert.equal(result.code, 1);
-  assert.match(result.stderr, /error \[circuit\.public_inputs_mismatch\]: circuit transact21: .* has 12 public inputs, the configuration says 13/);
-  assert.deepEqual(await readdir(dir).then((names) => names.sort()), ['ceremony.json', 'circuits', 'ptau'], 'nothing may be written');
+  assert.match(
+    result.stderr,
+    /error \[circuit\.public_inputs_mismatch\]: circuit transact21: .* has 12 public inputs, the configuration says 13/,
+  );
+  assert.deepEqual(
+    await readdir(dir).then((names) => names.sort()),
+    ['ceremony.json', 'circuits', 'ptau'],
+    'nothing may be written',
+  );
 });
 
 test('a ptau too small for a circuit is refused, naming the circuit and both powers', async () => {
@@ -52,7 +59,10 @@ test('a ptau too small for a circuit is refused, naming the circuit and both pow
   });
   const result = await runCli(['init', '--data', dir]);
   assert.equal(result.code, 1);
-  assert.match(result.stderr, /error \[ptau\.too_small\]: circuit register .* needs a powers of tau of power 9; ptau\/small\.ptau has power 8/);
+  assert.match(
+    result.stderr,
+    /error \[ptau\.too_small\]: circuit register .* needs a powers of tau of power 9; ptau\/small\.ptau has power 8/,
+  );
 });
 
 test('the development ptau is marked insecure and refused for a ceremony that is not a test network', async () => {
@@ -92,7 +102,10 @@ test('an invalid configuration names the bad field', async () => {
 test('a missing configuration says where it looked', async () => {
   const result = await runCli(['init', '--data', '/nonexistent-ceremony-folder']);
   assert.equal(result.code, 1);
-  assert.match(result.stderr, /error \[config\.not_found\]: no ceremony configuration at \/nonexistent-ceremony-folder\/ceremony\.json/);
+  assert.match(
+    result.stderr,
+    /error \[config\.not_found\]: no ceremony configuration at \/nonexistent-ceremony-folder\/ceremony\.json/,
+  );
 });
 
 test('an r1cs whose hash ceremony.json pins is refused when it has another hash (r1cs.hash_mismatch), and accepted with its own', async () => {
@@ -102,8 +115,15 @@ test('an r1cs whose hash ceremony.json pins is refused when it has another hash 
   });
   const refused = await runCli(['init', '--data', dir]);
   assert.equal(refused.code, 1);
-  assert.match(refused.stderr, /error \[r1cs\.hash_mismatch\]: circuit treeUpdate: circuits\/treeUpdate\.r1cs has BLAKE2b-512 [0-9a-f]{128}; ceremony\.json pins (0f){64}/);
-  assert.deepEqual(await readdir(dir).then((names) => names.sort()), ['ceremony.json', 'circuits', 'ptau'], 'nothing may be written');
+  assert.match(
+    refused.stderr,
+    /error \[r1cs\.hash_mismatch\]: circuit treeUpdate: circuits\/treeUpdate\.r1cs has BLAKE2b-512 [0-9a-f]{128}; ceremony\.json pins (0f){64}/,
+  );
+  assert.deepEqual(
+    await readdir(dir).then((names) => names.sort()),
+    ['ceremony.json', 'circuits', 'ptau'],
+    'nothing may be written',
+  );
   const { hashFile } = await import('../../core/crypto/file-hash.ts');
   const hash = await hashFile(path.join(dir, 'circuits', 'treeUpdate.r1cs'));
   await editConfig(dir, (config) => {

@@ -29,8 +29,20 @@ import { hashFile } from '../../core/crypto/file-hash.ts';
 import { isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { LINK_SCALAR_BYTES, verifyLinkFromHead } from '../../core/link-check/verify-link-from-head.ts';
-import { CHALLENGE_SEED_FILE, challengeScalars, circuitChallengeKey, linkCacheMacKey, linkScalarKey, stateDirFor } from '../../core/link-check/link-challenge.ts';
-import { LINK_CACHE_DIR, readCachedCombination, writeCachedCombination, type LinkCombination } from '../../core/link-check/link-combination-cache.ts';
+import {
+  CHALLENGE_SEED_FILE,
+  challengeScalars,
+  circuitChallengeKey,
+  linkCacheMacKey,
+  linkScalarKey,
+  stateDirFor,
+} from '../../core/link-check/link-challenge.ts';
+import {
+  LINK_CACHE_DIR,
+  readCachedCombination,
+  writeCachedCombination,
+  type LinkCombination,
+} from '../../core/link-check/link-combination-cache.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 import { verifyRequest } from '../../worker/verify-request.ts';
 import type { VerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
@@ -104,9 +116,12 @@ describe('verifyLinkFromHead with a circuit key', () => {
   });
 
   describe('on the cached path refuses', () => {
-    const cachedCheck = (file: string) => verifyLinkFromHead(key.z1!, file, { challenge: { key: circuitKey, head: combination.z1! } });
-    const edit = (name: string, change: (bytes: Buffer, info: Parameters<Parameters<typeof tamperedCopy>[2]>[1]) => void) =>
-      tamperedCopy(key.z2!, path.join(dir, `${name}.zkey`), change);
+    const cachedCheck = (file: string) =>
+      verifyLinkFromHead(key.z1!, file, { challenge: { key: circuitKey, head: combination.z1! } });
+    const edit = (
+      name: string,
+      change: (bytes: Buffer, info: Parameters<Parameters<typeof tamperedCopy>[2]>[1]) => void,
+    ) => tamperedCopy(key.z2!, path.join(dir, `${name}.zkey`), change);
 
     it('a tampered point in L', async () => {
       const file = await edit('l-point', (bytes, info) => doubled(bytes, sectionOffset(info, SECTION.l) + 2 * G1));
@@ -142,7 +157,10 @@ describe('verifyLinkFromHead with a circuit key', () => {
         bytes[sectionOffset(info, SECTION.h) + 4 * G1 + 32]! ^= 1;
       });
       await refusedWith('contribution.identity_pattern_changed', cachedCheck(file));
-      await refusedWith('contribution.identity_pattern_changed', verifyLinkFromHead(key.z1!, file, { challenge: { key: circuitKey } }));
+      await refusedWith(
+        'contribution.identity_pattern_changed',
+        verifyLinkFromHead(key.z1!, file, { challenge: { key: circuitKey } }),
+      );
       await refusedWith('contribution.identity_pattern_changed', verifyLinkFromHead(key.z1!, file));
     });
     it('a candidate without the point at infinity the head has (the head read from its file)', async () => {
@@ -151,19 +169,28 @@ describe('verifyLinkFromHead with a circuit key', () => {
       });
       await assert.rejects(verifyLinkFromHead(head, key.z2!, { challenge: { key: circuitKey } }), (error: unknown) => {
         assert.ok(isCoordinatorError(error, 'contribution.identity_pattern_changed'), String(error));
-        assert.match(error.message, /^the H section holds the point at infinity at other places than the chain head does/);
+        assert.match(
+          error.message,
+          /^the H section holds the point at infinity at other places than the chain head does/,
+        );
         return true;
       });
     });
     it("another file's combination given as the head's", () =>
-      refusedWith('contribution.l_section_invalid', verifyLinkFromHead(key.z1!, key.z2!, { challenge: { key: circuitKey, head: combination.z0! } })));
+      refusedWith(
+        'contribution.l_section_invalid',
+        verifyLinkFromHead(key.z1!, key.z2!, { challenge: { key: circuitKey, head: combination.z0! } }),
+      ));
   });
 });
 
 describe('the challenge scalars and the cache', () => {
   it('give a chunk the scalars of its place in the whole section, distinct per section and circuit', () => {
     const whole = challengeScalars(circuitKey, SECTION.l, 0, 1000, LINK_SCALAR_BYTES);
-    assert.deepEqual(challengeScalars(circuitKey, SECTION.l, 136, 500, LINK_SCALAR_BYTES), whole.subarray(136 * 8, 636 * 8));
+    assert.deepEqual(
+      challengeScalars(circuitKey, SECTION.l, 136, 500, LINK_SCALAR_BYTES),
+      whole.subarray(136 * 8, 636 * 8),
+    );
     assert.deepEqual(challengeScalars(circuitKey, SECTION.l, 3, 10, LINK_SCALAR_BYTES), whole.subarray(24, 104));
     assert.notDeepEqual(challengeScalars(circuitKey, SECTION.h, 0, 1000, LINK_SCALAR_BYTES), whole);
     const other = circuitChallengeKey(randomBytes(32), 'treeUpdate');
@@ -189,12 +216,23 @@ describe('the challenge scalars and the cache', () => {
     const stateDir = path.join(dir, 'state-v1');
     const fileHash = await hashFile(key.z1!);
     const { l, h } = combination.z1!;
-    const v1Mac = createHmac('sha256', circuitKey).update(`link combination v1\0${fileHash}\0`).update(l).update(h).digest();
+    const v1Mac = createHmac('sha256', circuitKey)
+      .update(`link combination v1\0${fileHash}\0`)
+      .update(l)
+      .update(h)
+      .digest();
     await mkdir(path.join(stateDir, LINK_CACHE_DIR), { recursive: true });
-    await writeFile(path.join(stateDir, LINK_CACHE_DIR, `${fileHash}.bin`), Buffer.concat([Buffer.from([1]), l, h, v1Mac]));
+    await writeFile(
+      path.join(stateDir, LINK_CACHE_DIR, `${fileHash}.bin`),
+      Buffer.concat([Buffer.from([1]), l, h, v1Mac]),
+    );
     assert.equal(await readCachedCombination(stateDir, circuitKey, fileHash), undefined);
     await writeCachedCombination(stateDir, circuitKey, fileHash, combination.z1!);
-    assert.deepEqual(await readCachedCombination(stateDir, circuitKey, fileHash), combination.z1, 'rewritten in the current version');
+    assert.deepEqual(
+      await readCachedCombination(stateDir, circuitKey, fileHash),
+      combination.z1,
+      'rewritten in the current version',
+    );
   });
 
   it('returns an entry only for the file hash and circuit key it was written for', async () => {
@@ -205,7 +243,11 @@ describe('the challenge scalars and the cache', () => {
     assert.equal(await readCachedCombination(stateDir, circuitKey, h2), undefined, 'nothing cached for z2');
     await copyFile(path.join(stateDir, LINK_CACHE_DIR, `${h1}.bin`), path.join(stateDir, LINK_CACHE_DIR, `${h2}.bin`));
     assert.equal(await readCachedCombination(stateDir, circuitKey, h2), undefined, "z1's entry under z2's name");
-    assert.equal(await readCachedCombination(stateDir, circuitChallengeKey(randomBytes(32), 'register'), h1), undefined, 'another seed');
+    assert.equal(
+      await readCachedCombination(stateDir, circuitChallengeKey(randomBytes(32), 'register'), h1),
+      undefined,
+      'another seed',
+    );
     assert.equal(await readCachedCombination(stateDir, circuitKey, '../../etc/passwd'), undefined);
     assert.equal((await stat(path.join(stateDir, LINK_CACHE_DIR, `${h1}.bin`))).mode & 0o777, 0o600);
   });
@@ -215,12 +257,18 @@ describe('verifyRequest with the coordinator challenge (both verifiers)', () => 
   let fixture: VerificationFixture;
   let stateDir: string;
   let headHash: string;
-  const requestFor = (id: string, headPath: string, candidate: string, hashes: { head: string; candidate: string }): VerificationRequest => ({
+  const requestFor = (
+    id: string,
+    headPath: string,
+    candidate: string,
+    hashes: { head: string; candidate: string },
+  ): VerificationRequest => ({
     ...fixture.request(id, 'register', candidate),
     headZkeyPath: headPath,
     challenge: { stateDir, headFileHash: hashes.head, candidateFileHash: hashes.candidate },
   });
-  const cacheFiles = async (): Promise<string[]> => (await readdir(path.join(stateDir, LINK_CACHE_DIR)).catch(() => [])).sort();
+  const cacheFiles = async (): Promise<string[]> =>
+    (await readdir(path.join(stateDir, LINK_CACHE_DIR)).catch(() => [])).sort();
 
   before(async () => {
     fixture = await verificationFixture(['register']);
@@ -233,8 +281,15 @@ describe('verifyRequest with the coordinator challenge (both verifiers)', () => 
   it('creates the seed once (0600), caches head and candidate, then verifies the next link with one MSM', async () => {
     const c1 = await fixture.candidate('register', 'alice');
     const c1Hash = await hashFile(c1.path);
-    const first = await verifyRequest(requestFor('c1', fixture.headPath('register'), c1.path, { head: headHash, candidate: c1Hash }));
-    assert.deepEqual(first, { contributionId: 'c1', status: 'valid', contributionHash: c1.hash, recordedName: 'alice' });
+    const first = await verifyRequest(
+      requestFor('c1', fixture.headPath('register'), c1.path, { head: headHash, candidate: c1Hash }),
+    );
+    assert.deepEqual(first, {
+      contributionId: 'c1',
+      status: 'valid',
+      contributionHash: c1.hash,
+      recordedName: 'alice',
+    });
     const seedFile = path.join(stateDir, CHALLENGE_SEED_FILE);
     assert.equal((await stat(seedFile)).mode & 0o777, 0o600);
     const seed = await readFile(seedFile);
@@ -245,7 +300,9 @@ describe('verifyRequest with the coordinator challenge (both verifiers)', () => 
     const c1Head = path.join(fixture.work, 'c1-head.zkey');
     await copyFile(c1.path, c1Head);
     const c2 = path.join(fixture.work, 'c2.zkey');
-    const c2Hash = Buffer.from(await snarkjs.zKey.contribute(c1Head, c2, 'bob', randomBytes(32).toString('hex'), silent)).toString('hex');
+    const c2Hash = Buffer.from(
+      await snarkjs.zKey.contribute(c1Head, c2, 'bob', randomBytes(32).toString('hex'), silent),
+    ).toString('hex');
     const hollowHead = await tamperedCopy(c1Head, path.join(fixture.work, 'c1-hollow.zkey'), (bytes, info) => {
       const { offset, size } = info.sections.get(SECTION.h)!;
       bytes.fill(0, offset, offset + size);
@@ -262,16 +319,28 @@ describe('verifyRequest with the coordinator challenge (both verifiers)', () => 
     await copyFile(path.join(entries, `${hashes.candidate}.bin`), path.join(entries, `${c1Hash}.bin`));
     const third = await verifyRequest(requestFor('c2-again', c1Head, c2, hashes));
     assert.equal(third.status, 'valid');
-    assert.equal((await verifyRequest(requestFor('c2-hollow', hollowHead, c2, hashes))).status, 'valid', 'the right entry is back');
+    assert.equal(
+      (await verifyRequest(requestFor('c2-hollow', hollowHead, c2, hashes))).status,
+      'valid',
+      'the right entry is back',
+    );
 
     // A restart with the cache deleted: two MSMs, the same verdicts.
     await rm(entries, { recursive: true });
     assert.equal((await verifyRequest(requestFor('c2-hollow-uncached', hollowHead, c2, hashes))).status, 'invalid');
     assert.equal((await verifyRequest(requestFor('c2-uncached', c1Head, c2, hashes))).status, 'valid');
-    const bad = await tamperedCopy(c2, path.join(fixture.work, 'c2-bad.zkey'), (bytes, info) => doubled(bytes, sectionOffset(info, SECTION.l)));
-    const refused = await verifyRequest(requestFor('c2-bad', c1Head, bad, { head: c1Hash, candidate: await hashFile(bad) }));
+    const bad = await tamperedCopy(c2, path.join(fixture.work, 'c2-bad.zkey'), (bytes, info) =>
+      doubled(bytes, sectionOffset(info, SECTION.l)),
+    );
+    const refused = await verifyRequest(
+      requestFor('c2-bad', c1Head, bad, { head: c1Hash, candidate: await hashFile(bad) }),
+    );
     assert.equal(refused.status, 'invalid');
     assert.equal(refused.status === 'invalid' && refused.code, 'contribution.l_section_invalid');
-    assert.deepEqual(await cacheFiles(), [`${c1Hash}.bin`, `${hashes.candidate}.bin`].sort(), 'a refused candidate is never cached');
+    assert.deepEqual(
+      await cacheFiles(),
+      [`${c1Hash}.bin`, `${hashes.candidate}.bin`].sort(),
+      'a refused candidate is never cached',
+    );
   });
 });

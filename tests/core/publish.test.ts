@@ -14,7 +14,14 @@ import { promisify } from 'node:util';
 import { cp, mkdir, mkdtemp, open, readdir, readFile, rm, writeFile, copyFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { copyCeremony, devPtauHash, newCeremonyDir, PROJECT_DATA_DIR, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import {
+  copyCeremony,
+  devPtauHash,
+  newCeremonyDir,
+  PROJECT_DATA_DIR,
+  TEST_BEACON,
+  TEST_BEACON_ITERATIONS,
+} from '../fixtures/ceremony-fixture.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
@@ -55,16 +62,29 @@ async function assertNothingPlanted(dir: string): Promise<void> {
 
 async function assertChecksumsVerify(dir: string): Promise<void> {
   const { stdout } = await run('sha256sum', ['--check', '--strict', 'SHA256SUMS'], { cwd: dir });
-  const checked = stdout.trim().split('\n').map((line) => line.replace(/: OK$/, ''));
-  assert.deepEqual(checked.sort(), (await listFiles(dir)).filter((f) => f !== 'SHA256SUMS'), 'SHA256SUMS covers every other file');
+  const checked = stdout
+    .trim()
+    .split('\n')
+    .map((line) => line.replace(/: OK$/, ''));
+  assert.deepEqual(
+    checked.sort(),
+    (await listFiles(dir)).filter((f) => f !== 'SHA256SUMS'),
+    'SHA256SUMS covers every other file',
+  );
 }
 
 async function assertNoLeftovers(parent: string): Promise<void> {
-  assert.deepEqual((await readdir(parent)).filter((name) => name.includes('.publishing-')), [], 'no temporary folder left behind');
+  assert.deepEqual(
+    (await readdir(parent)).filter((name) => name.includes('.publishing-')),
+    [],
+    'no temporary folder left behind',
+  );
 }
 
 before(async () => {
-  const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as { circuits: Array<{ name: string }> };
+  const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as {
+    circuits: Array<{ name: string }>;
+  };
   dataDir = await newCeremonyDir({
     configOverrides: { circuits: project.circuits.filter((c) => CIRCUITS.includes(c.name)) },
     init: true,
@@ -79,7 +99,10 @@ before(async () => {
   await mkdir(path.join(dataDir, 'uploads', 'register'), { recursive: true });
   await writeFile(path.join(dataDir, 'uploads', 'register', 'a1b2c3'), PLANTED);
   await writeFile(path.join(dataDir, 'chains', 'register', 'notes.txt'), PLANTED);
-  await copyFile(path.join(dataDir, 'chains', 'register', 'register_0001.zkey'), path.join(dataDir, 'chains', 'register', 'register_0002.zkey')); // an orphan beyond the head
+  await copyFile(
+    path.join(dataDir, 'chains', 'register', 'register_0001.zkey'),
+    path.join(dataDir, 'chains', 'register', 'register_0002.zkey'),
+  ); // an orphan beyond the head
   await writeFile(path.join(dataDir, 'secret.txt'), PLANTED);
   await writeFile(path.join(dataDir, 'final', 'draft-announcement.txt'), PLANTED);
   await writeFile(path.join(dataDir, 'circuits', 'scratch.circom'), `// ${PLANTED}`);
@@ -129,7 +152,10 @@ describe('publish to a folder', () => {
       const target = path.join(work, 'tampered');
       const result = await runCli(['publish', tampered, target]);
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /^error \[chain\.file_hash_mismatch\]: chains\/treeUpdate\/treeUpdate_0001\.zkey is not the file the transcript records/m);
+      assert.match(
+        result.stderr,
+        /^error \[chain\.file_hash_mismatch\]: chains\/treeUpdate\/treeUpdate_0001\.zkey is not the file the transcript records/m,
+      );
       await assert.rejects(stat(target), { code: 'ENOENT' });
       await assertNoLeftovers(work);
     } finally {
@@ -145,7 +171,10 @@ describe('publish to a tarball', () => {
     assert.equal(result.code, 0, result.stderr);
     const { stdout: listing } = await run('tar', ['-tzf', tarball]);
     const entries = listing.trim().split('\n');
-    assert.ok(entries.every((e) => e.startsWith('ceremony-public/')), listing);
+    assert.ok(
+      entries.every((e) => e.startsWith('ceremony-public/')),
+      listing,
+    );
     const extracted = path.join(work, 'extracted');
     await mkdir(extracted);
     await run('tar', ['-xzf', tarball, '-C', extracted]);
@@ -169,9 +198,19 @@ describe('publish without the ptau', () => {
   const out = () => path.join(work, 'without-ptau');
 
   test('the ptau is left out and recorded (path, size, hashes, source)', async () => {
-    const result = await runCli(['publish', dataDir, out(), '--without-ptau', '--ptau-source', 'https://example.org/pot10.ptau']);
+    const result = await runCli([
+      'publish',
+      dataDir,
+      out(),
+      '--without-ptau',
+      '--ptau-source',
+      'https://example.org/pot10.ptau',
+    ]);
     assert.equal(result.code, 0, result.stderr);
-    assert.deepEqual(await listFiles(out()), [...EXPECTED.filter((f) => !f.startsWith('ptau/')), 'ptau-source.json'].sort());
+    assert.deepEqual(
+      await listFiles(out()),
+      [...EXPECTED.filter((f) => !f.startsWith('ptau/')), 'ptau-source.json'].sort(),
+    );
     const record = JSON.parse(await readFile(path.join(out(), 'ptau-source.json'), 'utf8'));
     assert.equal(record.file, 'ptau/dev-pot10-insecure.ptau');
     assert.equal(record.size, (await stat(ptauFile)).size);
@@ -184,7 +223,10 @@ describe('publish without the ptau', () => {
   test('the audit says what is missing and where to get it', async () => {
     const result = await runCli(['audit', out(), '--quiet']);
     assert.equal(result.code, 1);
-    assert.match(result.stdout, /^ptau FAIL: \[chain\.file_missing\] the powers of tau \(ptau\/dev-pot10-insecure\.ptau, \d+ bytes\) was left out of this publication; download it from https:\/\/example\.org\/pot10\.ptau .*--ptau FILE \(and --ptau-hash HASH unless it is a known public ptau/m);
+    assert.match(
+      result.stdout,
+      /^ptau FAIL: \[chain\.file_missing\] the powers of tau \(ptau\/dev-pot10-insecure\.ptau, \d+ bytes\) was left out of this publication; download it from https:\/\/example\.org\/pot10\.ptau .*--ptau FILE \(and --ptau-hash HASH unless it is a known public ptau/m,
+    );
   });
 
   test('without the record either, the audit names the missing ptau as ceremony.json does, with its code', async () => {
@@ -193,25 +235,47 @@ describe('publish without the ptau', () => {
     await rm(path.join(bare, 'ptau-source.json'));
     const result = await runCli(['audit', bare, '--quiet', '--json']);
     assert.equal(result.code, 1);
-    const report = JSON.parse(result.stdout) as { findings: Array<{ subject: string; ok: boolean; code?: string; summary: string }> };
+    const report = JSON.parse(result.stdout) as {
+      findings: Array<{ subject: string; ok: boolean; code?: string; summary: string }>;
+    };
     const ptau = report.findings.find((f) => f.subject === 'ptau');
     assert.equal(ptau?.ok, false);
     assert.equal(ptau?.code, 'chain.file_missing');
-    assert.match(ptau?.summary ?? '', /the powers of tau \(ptau\/dev-pot10-insecure\.ptau\) is missing from this folder/);
+    assert.match(
+      ptau?.summary ?? '',
+      /the powers of tau \(ptau\/dev-pot10-insecure\.ptau\) is missing from this folder/,
+    );
     assert.ok(!result.stdout.includes(bare), 'no full path in the findings');
   });
 
   test('--ptau with another file is refused; with the recorded one the audit passes', async () => {
-    const wrong = await runCli(['audit', out(), '--quiet', '--ptau', path.join(out(), 'circuits', 'register.r1cs'), '--ptau-hash', await devPtauHash()]);
+    const wrong = await runCli([
+      'audit',
+      out(),
+      '--quiet',
+      '--ptau',
+      path.join(out(), 'circuits', 'register.r1cs'),
+      '--ptau-hash',
+      await devPtauHash(),
+    ]);
     assert.equal(wrong.code, 1);
-    assert.match(wrong.stdout, /^ptau FAIL: \[chain\.file_hash_mismatch\] .* is not the powers of tau this publication records/m);
+    assert.match(
+      wrong.stdout,
+      /^ptau FAIL: \[chain\.file_hash_mismatch\] .* is not the powers of tau this publication records/m,
+    );
     const right = await runCli(['audit', out(), '--quiet', '--ptau', ptauFile, '--ptau-hash', await devPtauHash()]);
     assert.equal(right.code, 0, right.stdout + right.stderr);
     assert.match(right.stdout, /^audit passed$/m);
   });
 
   test('--ptau-source without --without-ptau is a usage error', async () => {
-    const result = await runCli(['publish', dataDir, path.join(work, 'never'), '--ptau-source', 'https://example.org/x']);
+    const result = await runCli([
+      'publish',
+      dataDir,
+      path.join(work, 'never'),
+      '--ptau-source',
+      'https://example.org/x',
+    ]);
     assert.equal(result.code, 2);
     assert.match(result.stderr, /^error \[usage\.invalid_arguments\]: /m);
   });
@@ -220,11 +284,14 @@ describe('publish without the ptau', () => {
 describe('a ceremony.json that points outside the data folder', () => {
   test('is refused as config.invalid, the configuration being wrong (not an input file): exit 1, not 2', async () => {
     const config = await loadCeremonyConfig(dataDir);
-    await assert.rejects(publicFileList({ ...config, ptau: '../elsewhere.ptau' }, [], { withPtau: true }), (error: unknown) => {
-      assert.ok(isCoordinatorError(error, 'config.invalid'), String(error));
-      assert.match(error.message, /the ptau \(\.\.\/elsewhere\.ptau\) is outside the data folder/);
-      return true;
-    });
+    await assert.rejects(
+      publicFileList({ ...config, ptau: '../elsewhere.ptau' }, [], { withPtau: true }),
+      (error: unknown) => {
+        assert.ok(isCoordinatorError(error, 'config.invalid'), String(error));
+        assert.match(error.message, /the ptau \(\.\.\/elsewhere\.ptau\) is outside the data folder/);
+        return true;
+      },
+    );
   });
 });
 

@@ -18,7 +18,11 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function binfile(magic: string, sections: Array<[id: number, data: Buffer, declaredSize?: number]>, count = sections.length): Buffer {
+function binfile(
+  magic: string,
+  sections: Array<[id: number, data: Buffer, declaredSize?: number]>,
+  count = sections.length,
+): Buffer {
   const head = Buffer.alloc(12);
   head.write(magic, 0, 'latin1');
   head.writeUInt32LE(7, 4);
@@ -45,19 +49,29 @@ async function tableOf(bytes: Buffer, magic = 'zkey', expectedCount?: number) {
 }
 
 async function refused(bytes: Buffer, pattern: RegExp, magic = 'zkey', expectedCount?: number): Promise<void> {
-  await assert.rejects(tableOf(bytes, magic, expectedCount), (e: unknown) => e instanceof SectionTableError && pattern.test(e.message));
+  await assert.rejects(
+    tableOf(bytes, magic, expectedCount),
+    (e: unknown) => e instanceof SectionTableError && pattern.test(e.message),
+  );
 }
 
 test('locates every section, its version and where the last one ends', async () => {
-  const bytes = binfile('ptau', [[1, Buffer.from('abc')], [7, Buffer.alloc(0)], [2, Buffer.from('hello')]]);
+  const bytes = binfile('ptau', [
+    [1, Buffer.from('abc')],
+    [7, Buffer.alloc(0)],
+    [2, Buffer.from('hello')],
+  ]);
   const table = await tableOf(bytes, 'ptau', 3);
   assert.equal(table.version, 7);
   assert.equal(table.count, 3);
-  assert.deepEqual([...table.sections], [
-    [1, { offset: 24, size: 3 }],
-    [7, { offset: 39, size: 0 }],
-    [2, { offset: 51, size: 5 }],
-  ]);
+  assert.deepEqual(
+    [...table.sections],
+    [
+      [1, { offset: 24, size: 3 }],
+      [7, { offset: 39, size: 0 }],
+      [2, { offset: 51, size: 5 }],
+    ],
+  );
   assert.equal(table.end, bytes.length);
   assert.equal(bytes.toString('latin1', 51, 56), 'hello');
 });
@@ -67,7 +81,13 @@ test('refuses a wrong magic, a wrong count, an id twice, a truncated table or se
   await refused(one, /missing "ptau" magic bytes/, 'ptau');
   await refused(one.subarray(0, 8), /too short/);
   await refused(one, /expected 10 sections, found 1/, 'zkey', 10);
-  await refused(binfile('zkey', [[1, Buffer.from('a')], [1, Buffer.from('b')]]), /section 1 appears twice/);
+  await refused(
+    binfile('zkey', [
+      [1, Buffer.from('a')],
+      [1, Buffer.from('b')],
+    ]),
+    /section 1 appears twice/,
+  );
   await refused(binfile('zkey', [[1, Buffer.from('a')]], 2), /truncated in the section table/);
   await refused(binfile('zkey', [[3, Buffer.from('abc'), 4]]), /section 3 runs past the end/);
 });

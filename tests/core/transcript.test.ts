@@ -15,21 +15,34 @@ async function sampleTranscript(): Promise<{ file: string; text: string; cleanup
   const transcript = await Transcript.load(file, 'unit-test');
   await transcript.append([{ type: 'init', circuit: 'register', index: 0, circuitHash: HASH, fileHash: HASH }]);
   await transcript.append([
-    { type: 'contribution', circuit: 'register', index: 1, contributor: 'alice', contributionHash: HASH, fileHash: HASH },
+    {
+      type: 'contribution',
+      circuit: 'register',
+      index: 1,
+      contributor: 'alice',
+      contributionHash: HASH,
+      fileHash: HASH,
+    },
     { type: 'contribution', circuit: 'register', index: 2, contributor: 'bob', contributionHash: HASH, fileHash: HASH },
   ]);
   return { file, text: await readFile(file, 'utf8'), cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
 function assertCorrupt(text: string, ceremonyId = 'unit-test'): void {
-  assert.throws(() => parseTranscript(text, ceremonyId), (e: unknown) => isCoordinatorError(e, 'transcript.corrupt'));
+  assert.throws(
+    () => parseTranscript(text, ceremonyId),
+    (e: unknown) => isCoordinatorError(e, 'transcript.corrupt'),
+  );
 }
 
 test('entries chain from a genesis bound to the ceremony id and reload intact', async () => {
   const { file, text, cleanup } = await sampleTranscript();
   const reloaded = await Transcript.load(file, 'unit-test');
   assert.equal(reloaded.entries.length, 3);
-  assert.deepEqual(reloaded.entries.map((e) => e.seq), [0, 1, 2]);
+  assert.deepEqual(
+    reloaded.entries.map((e) => e.seq),
+    [0, 1, 2],
+  );
   assert.equal(reloaded.entries[1]!.prevHash, reloaded.entries[0]!.hash);
   assertCorrupt(text, 'another-ceremony');
   await cleanup();

@@ -32,7 +32,13 @@ const hash: Record<string, string> = {};
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
-async function refusedWith(code: ErrorCode, prev: string, next: string, expect?: LinkExpectation, sumsDuringStructureCheck = false): Promise<void> {
+async function refusedWith(
+  code: ErrorCode,
+  prev: string,
+  next: string,
+  expect?: LinkExpectation,
+  sumsDuringStructureCheck = false,
+): Promise<void> {
   await assert.rejects(verifyLinkFromHead(prev, next, { expect, sumsDuringStructureCheck }), (error: unknown) => {
     assert.ok(isCoordinatorError(error), `expected a CoordinatorError, got ${String(error)}`);
     assert.equal(error.code, code, error.message);
@@ -70,7 +76,14 @@ before(async () => {
   hash.z1 = hex(await snarkjs.zKey.contribute(key.z0!, at('z1'), 'alice', 'entropy one', silent));
   hash.z2 = hex(await snarkjs.zKey.contribute(key.z1!, at('z2'), 'bob', 'entropy two', silent));
   hash.z3 = hex(await snarkjs.zKey.contribute(key.z2!, at('z3'), 'carol', 'entropy three', silent));
-  const beaconHash = await snarkjs.zKey.beacon(key.z3!, at('final'), 'beacon', TEST_BEACON, TEST_BEACON_ITERATIONS, silent);
+  const beaconHash = await snarkjs.zKey.beacon(
+    key.z3!,
+    at('final'),
+    'beacon',
+    TEST_BEACON,
+    TEST_BEACON_ITERATIONS,
+    silent,
+  );
   assert.ok(beaconHash);
   hash.final = hex(beaconHash);
   // Built on z1 while z2 became the head.
@@ -108,7 +121,15 @@ describe('verifyLinkFromHead accepts', () => {
     const run = await runCli(['verify-link', key.z1!, key.z2!]);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout, `${hash.z2}\n`);
-    const beacon = await runCli(['verify-link', key.z3!, key.final!, '--beacon', TEST_BEACON, '--iterations', String(TEST_BEACON_ITERATIONS)]);
+    const beacon = await runCli([
+      'verify-link',
+      key.z3!,
+      key.final!,
+      '--beacon',
+      TEST_BEACON,
+      '--iterations',
+      String(TEST_BEACON_ITERATIONS),
+    ]);
     assert.equal(beacon.code, 0, beacon.stderr);
     assert.equal(beacon.stdout, `${hash.final}\n`);
   });
@@ -129,9 +150,13 @@ describe('verifyLinkFromHead refuses', () => {
   it('a contribution built on an older head', () => refusedWith('contribution.stale', key.z2!, key.z2stale!));
   it('the head re-uploaded', () => refusedWith('contribution.no_new_contribution', key.z2!, key.z2!));
   it('two new contributions at once', () => refusedWith('contribution.multiple_new_contributions', key.z1!, key.z3!));
-  it('a beacon link when a random contribution is expected', () => refusedWith('contribution.unexpected_type', key.z3!, key.final!));
+  it('a beacon link when a random contribution is expected', () =>
+    refusedWith('contribution.unexpected_type', key.z3!, key.final!));
   it('a beacon link with another beacon than expected', () =>
-    refusedWith('finalise.beacon_mismatch', key.z3!, key.final!, { ...BEACON, beaconHex: TEST_BEACON.replace(/^5f/, '60') }));
+    refusedWith('finalise.beacon_mismatch', key.z3!, key.final!, {
+      ...BEACON,
+      beaconHex: TEST_BEACON.replace(/^5f/, '60'),
+    }));
 
   it('a contribution that leaves delta unchanged', async () => {
     const prev = await readZkeyInfo(key.z1!);
@@ -201,9 +226,15 @@ describe('verifyLinkFromHead refuses', () => {
     });
     await refusedWith('contribution.no_new_contribution', key.z2!, file, undefined, true);
     await refusedWith('contribution.stale', key.z2!, key.z2stale!, undefined, true);
-    await refusedWith('contribution.point_not_on_curve', key.z1!, await tampered('off-curve-2', key.z2!, (bytes, info) => {
-      bytes[sectionOffset(info, SECTION.l) + 3 * G1_SIZE + 32]! ^= 1;
-    }), undefined, true);
+    await refusedWith(
+      'contribution.point_not_on_curve',
+      key.z1!,
+      await tampered('off-curve-2', key.z2!, (bytes, info) => {
+        bytes[sectionOffset(info, SECTION.l) + 3 * G1_SIZE + 32]! ^= 1;
+      }),
+      undefined,
+      true,
+    );
   });
 
   it('a forged proof of knowledge: g1_sx changed', async () => {
@@ -232,7 +263,10 @@ describe('verifyLinkFromHead refuses', () => {
     });
     const forgedBeacon = Buffer.from(beaconHash);
     forgedBeacon[0]! ^= 1;
-    await refusedWith('contribution.invalid_proof_of_knowledge', key.z3!, file, { ...BEACON, beaconHex: forgedBeacon.toString('hex') });
+    await refusedWith('contribution.invalid_proof_of_knowledge', key.z3!, file, {
+      ...BEACON,
+      beaconHex: forgedBeacon.toString('hex'),
+    });
   });
 
   it('from the command line, with the code', async () => {

@@ -28,7 +28,11 @@ let validHash: string;
 async function headSnapshot(): Promise<{ entries: number; headIndex: number; headHash: string }> {
   const state = await openCeremony(dataDir);
   const chain = state.chains.get(CIRCUIT)!;
-  return { entries: state.transcript.entries.length, headIndex: chain.headIndex, headHash: await hashFile(zkeyPath(CIRCUIT, chain.headIndex)) };
+  return {
+    entries: state.transcript.entries.length,
+    headIndex: chain.headIndex,
+    headHash: await hashFile(zkeyPath(CIRCUIT, chain.headIndex)),
+  };
 }
 
 async function contributeOn(index: number, name: string, circuit = CIRCUIT): Promise<string> {
@@ -54,7 +58,9 @@ before(async () => {
   await contributeLocally(dataDir, CIRCUIT, 'alice');
   await contributeLocally(dataDir, CIRCUIT, 'bob');
   valid = path.join(work, 'valid.zkey');
-  validHash = Buffer.from(await snarkjs.zKey.contribute(zkeyPath(CIRCUIT, 2), valid, 'carol', randomBytes(32).toString('hex'))).toString('hex');
+  validHash = Buffer.from(
+    await snarkjs.zKey.contribute(zkeyPath(CIRCUIT, 2), valid, 'carol', randomBytes(32).toString('hex')),
+  ).toString('hex');
 });
 
 after(() => cleanUp(work, dataDir));
@@ -157,7 +163,6 @@ describe('refusals', () => {
   });
 });
 
-
 describe('a valid contribution', () => {
   test('`ceremony verify` accepts it, prints its snarkjs contribution hash and changes nothing', async () => {
     const before = await headSnapshot();
@@ -183,6 +188,9 @@ describe('a valid contribution', () => {
     assert.equal(chain.headIndex, 3);
     assert.equal(chain.head?.type === 'contribution' && chain.head.contributionHash, validHash);
     assert.equal(await hashFile(zkeyPath(CIRCUIT, 3)), await hashFile(valid));
-    assert.equal(await snarkjs.zKey.verifyFromInit(zkeyPath(CIRCUIT, 0), state.config.ptauPath, zkeyPath(CIRCUIT, 3)), true);
+    assert.equal(
+      await snarkjs.zKey.verifyFromInit(zkeyPath(CIRCUIT, 0), state.config.ptauPath, zkeyPath(CIRCUIT, 3)),
+      true,
+    );
   });
 });

@@ -15,9 +15,18 @@ const Q = 2188824287183927522224640574525727508869631115729782366268903789464522
 test('parseDeltaEntry accepts two decimal field elements and names every problem otherwise', () => {
   const valid = SPEC_DELTA_MANIFEST.VerifierRegister!;
   assert.deepEqual(parseDeltaEntry({ ...valid, extra: 1 }), { ok: true, delta: valid });
-  assert.deepEqual(parseDeltaEntry('123'), { ok: false, reasons: ['manifest entry is not an object with deltax1 and deltax2'] });
-  assert.deepEqual(parseDeltaEntry([valid.deltax1, valid.deltax2]), { ok: false, reasons: ['manifest entry is not an object with deltax1 and deltax2'] });
-  assert.deepEqual(parseDeltaEntry({}), { ok: false, reasons: ['manifest entry has no deltax1', 'manifest entry has no deltax2'] });
+  assert.deepEqual(parseDeltaEntry('123'), {
+    ok: false,
+    reasons: ['manifest entry is not an object with deltax1 and deltax2'],
+  });
+  assert.deepEqual(parseDeltaEntry([valid.deltax1, valid.deltax2]), {
+    ok: false,
+    reasons: ['manifest entry is not an object with deltax1 and deltax2'],
+  });
+  assert.deepEqual(parseDeltaEntry({}), {
+    ok: false,
+    reasons: ['manifest entry has no deltax1', 'manifest entry has no deltax2'],
+  });
   for (const bad of ['01', '-1', '1e3', ' 1', '0x1f', '']) {
     assert.deepEqual(parseDeltaEntry({ deltax1: bad, deltax2: valid.deltax2 }), {
       ok: false,
@@ -55,7 +64,9 @@ test('renderCheckReport prints one line per verifier and a shared failure once',
     'error: RPC endpoint down\nVerifierTreeUpdate: no address in the verifiers file\nwarning: VerifierTreeUpdate: w\n',
   );
   assert.equal(rendered.exitCode, 1);
-  const allMatch = renderCheckReport({ verifiers: [{ verifier: 'VerifierRegister', match: true, reasons: [], warnings: [] }] });
+  const allMatch = renderCheckReport({
+    verifiers: [{ verifier: 'VerifierRegister', match: true, reasons: [], warnings: [] }],
+  });
   assert.deepEqual(allMatch, { stdout: 'VerifierRegister match\n', stderr: '', exitCode: 0 });
   assert.equal(renderCheckReport({ verifiers: [] }).exitCode, 1);
 });

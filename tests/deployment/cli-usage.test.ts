@@ -45,28 +45,56 @@ async function assertUsageError(args: string[], stderrPattern: RegExp): Promise<
 }
 
 describe('ceremony verify-deployment usage errors exit 2', { concurrency: 4 }, () => {
-  test('too few arguments', () => assertUsageError(['verify-deployment', RPC_URL, manifest], /missing required argument 'verifiers\.json'/));
+  test('too few arguments', () =>
+    assertUsageError(['verify-deployment', RPC_URL, manifest], /missing required argument 'verifiers\.json'/));
   test('too many arguments', () =>
     assertUsageError(['verify-deployment', RPC_URL, manifest, verifiers, 'extra'], /too many arguments/));
   test('manifest file missing', () =>
-    assertUsageError(['verify-deployment', RPC_URL, join(dir, 'absent.json'), verifiers], /\[input\.file_not_found\]: manifest file not found/));
+    assertUsageError(
+      ['verify-deployment', RPC_URL, join(dir, 'absent.json'), verifiers],
+      /\[input\.file_not_found\]: manifest file not found/,
+    ));
   test('verifiers file missing', () =>
-    assertUsageError(['verify-deployment', RPC_URL, manifest, join(dir, 'absent.json')], /\[input\.file_not_found\]: verifiers file not found/));
-  test('manifest not JSON', () => assertUsageError(['verify-deployment', RPC_URL, notJson, verifiers], /\[input\.not_json\]: manifest file .* is not valid JSON/));
+    assertUsageError(
+      ['verify-deployment', RPC_URL, manifest, join(dir, 'absent.json')],
+      /\[input\.file_not_found\]: verifiers file not found/,
+    ));
+  test('manifest not JSON', () =>
+    assertUsageError(
+      ['verify-deployment', RPC_URL, notJson, verifiers],
+      /\[input\.not_json\]: manifest file .* is not valid JSON/,
+    ));
   test('manifest an array', () =>
-    assertUsageError(['verify-deployment', RPC_URL, array, verifiers], /\[input\.invalid\]: manifest file .* must hold a JSON object, not an array/));
-  test('manifest empty', () => assertUsageError(['verify-deployment', RPC_URL, empty, verifiers], /\[input\.invalid\]: manifest file .* lists no verifiers/));
+    assertUsageError(
+      ['verify-deployment', RPC_URL, array, verifiers],
+      /\[input\.invalid\]: manifest file .* must hold a JSON object, not an array/,
+    ));
+  test('manifest empty', () =>
+    assertUsageError(
+      ['verify-deployment', RPC_URL, empty, verifiers],
+      /\[input\.invalid\]: manifest file .* lists no verifiers/,
+    ));
   test('verifiers file an array', () =>
-    assertUsageError(['verify-deployment', RPC_URL, manifest, array], /\[input\.invalid\]: verifiers file .* must hold a JSON object/));
+    assertUsageError(
+      ['verify-deployment', RPC_URL, manifest, array],
+      /\[input\.invalid\]: verifiers file .* must hold a JSON object/,
+    ));
   test('RPC URL not http(s)', () =>
-    assertUsageError(['verify-deployment', 'localhost:8545', manifest, verifiers], /\[usage\.invalid_arguments\]: RPC URL localhost:8545 must be http/));
+    assertUsageError(
+      ['verify-deployment', 'localhost:8545', manifest, verifiers],
+      /\[usage\.invalid_arguments\]: RPC URL localhost:8545 must be http/,
+    ));
 });
 
 describe('ceremony check-manifest usage errors exit 2', { concurrency: 4 }, () => {
   test('too few arguments', () => assertUsageError(['check-manifest', manifest], /missing required argument 'dir'/));
-  test('manifest an array', () => assertUsageError(['check-manifest', array, dir], /\[input\.invalid\]: manifest file .* must hold a JSON object/));
+  test('manifest an array', () =>
+    assertUsageError(['check-manifest', array, dir], /\[input\.invalid\]: manifest file .* must hold a JSON object/));
   test('directory missing', () =>
-    assertUsageError(['check-manifest', manifest, join(dir, 'absent')], /\[input\.file_not_found\]: final key directory not found/));
+    assertUsageError(
+      ['check-manifest', manifest, join(dir, 'absent')],
+      /\[input\.file_not_found\]: final key directory not found/,
+    ));
 });
 
 describe('help', { concurrency: 2 }, () => {

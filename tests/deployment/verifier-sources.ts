@@ -16,7 +16,10 @@ let template: Promise<string> | undefined;
 
 function groth16Template(): Promise<string> {
   // snarkjs's package exports hide its folders; its CommonJS build sits in <package>/build.
-  template ??= readFile(join(dirname(require.resolve('snarkjs')), '..', 'templates', 'verifier_groth16.sol.ejs'), 'utf8');
+  template ??= readFile(
+    join(dirname(require.resolve('snarkjs')), '..', 'templates', 'verifier_groth16.sol.ejs'),
+    'utf8',
+  );
   return template;
 }
 
@@ -28,7 +31,10 @@ function renamed(source: string, contractName: string): string {
 
 /** The verifier of a final key, exported by snarkjs and renamed to its manifest name. */
 export async function verifierOfZkey(zkeyPath: string, contractName: string): Promise<string> {
-  return renamed(await snarkjs.zKey.exportSolidityVerifier(zkeyPath, { groth16: await groth16Template() }), contractName);
+  return renamed(
+    await snarkjs.zKey.exportSolidityVerifier(zkeyPath, { groth16: await groth16Template() }),
+    contractName,
+  );
 }
 
 /**
@@ -36,13 +42,21 @@ export async function verifierOfZkey(zkeyPath: string, contractName: string): Pr
  * (manifest convention: deltax1 = vk_delta_2[0][1], deltax2 = vk_delta_2[0][0]). Proofs would not
  * verify against it; only the constants in the bytecode matter here.
  */
-export async function verifierWithDelta(vkey: Record<string, unknown>, contractName: string, delta: DeltaEntry): Promise<string> {
+export async function verifierWithDelta(
+  vkey: Record<string, unknown>,
+  contractName: string,
+  delta: DeltaEntry,
+): Promise<string> {
   const vkDelta2 = vkey.vk_delta_2 as string[][];
   const patched = { ...vkey, vk_delta_2: [[delta.deltax2, delta.deltax1], ...vkDelta2.slice(1)] };
   return renamed(ejs.render(await groth16Template(), patched), contractName);
 }
 
 /** A verifier rendered from a real verification key with its γ replaced by `gamma` (e.g. its own δ: no Phase 2 in effect). */
-export async function verifierWithGamma(vkey: Record<string, unknown>, contractName: string, gamma: string[][]): Promise<string> {
+export async function verifierWithGamma(
+  vkey: Record<string, unknown>,
+  contractName: string,
+  gamma: string[][],
+): Promise<string> {
   return renamed(ejs.render(await groth16Template(), { ...vkey, vk_gamma_2: gamma }), contractName);
 }

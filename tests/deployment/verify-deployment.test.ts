@@ -36,37 +36,45 @@ let specVerifiers: Record<string, Address>;
 /** VerifierRegister rendered from the final key with γ set to its δ (a verifier without Phase 2 in effect). */
 let deltaAsGammaVerifier: Address;
 
-before(async () => {
-  const fixture = await finalisedCeremony();
-  anvil = await startAnvil();
-  workDir = await mkdtemp(join(tmpdir(), 'verify-deployment-'));
-  realManifestPath = join(fixture.finalDir, 'manifest.json');
-  realManifest = JSON.parse(await readFile(realManifestPath, 'utf8')) as DeltaManifest;
-  assert.deepEqual(Object.keys(SPEC_DELTA_MANIFEST).sort(), fixture.circuits.map((c) => c.verifier).sort());
+before(
+  async () => {
+    const fixture = await finalisedCeremony();
+    anvil = await startAnvil();
+    workDir = await mkdtemp(join(tmpdir(), 'verify-deployment-'));
+    realManifestPath = join(fixture.finalDir, 'manifest.json');
+    realManifest = JSON.parse(await readFile(realManifestPath, 'utf8')) as DeltaManifest;
+    assert.deepEqual(Object.keys(SPEC_DELTA_MANIFEST).sort(), fixture.circuits.map((c) => c.verifier).sort());
 
-  const sources: Record<string, string> = {};
-  for (const { name, verifier } of fixture.circuits) {
-    const zkeyPath = join(fixture.finalDir, `${name}.zkey`);
-    sources[`final/${verifier}.sol`] = await verifierOfZkey(zkeyPath, verifier);
-    const vkey = await snarkjs.zKey.exportVerificationKey(zkeyPath);
-    sources[`spec/${verifier}.sol`] = await verifierWithDelta(vkey, verifier, SPEC_DELTA_MANIFEST[verifier]!);
-    if (name === 'register') sources[`gamma/${verifier}.sol`] = await verifierWithGamma(vkey, verifier, (vkey as { vk_delta_2: string[][] }).vk_delta_2);
-  }
-  // One solc call for all eighteen: solc-js pays its start-up once.
-  const compiled = compileContracts(sources);
-  const names = Object.keys(sources);
-  const addresses = await deployContracts(
-    anvil.rpcUrl,
-    names.map((source) => compiled.get(`${source}:${source.slice(source.indexOf('/') + 1, -'.sol'.length)}`)!),
-  );
-  realVerifiers = {};
-  specVerifiers = {};
-  names.forEach((source, i) => {
-    const verifier = source.slice(source.indexOf('/') + 1, -'.sol'.length);
-    if (source.startsWith('gamma/')) deltaAsGammaVerifier = addresses[i]!;
-    else (source.startsWith('final/') ? realVerifiers : specVerifiers)[verifier] = addresses[i]!;
-  });
-}, { timeout: 300_000 });
+    const sources: Record<string, string> = {};
+    for (const { name, verifier } of fixture.circuits) {
+      const zkeyPath = join(fixture.finalDir, `${name}.zkey`);
+      sources[`final/${verifier}.sol`] = await verifierOfZkey(zkeyPath, verifier);
+      const vkey = await snarkjs.zKey.exportVerificationKey(zkeyPath);
+      sources[`spec/${verifier}.sol`] = await verifierWithDelta(vkey, verifier, SPEC_DELTA_MANIFEST[verifier]!);
+      if (name === 'register')
+        sources[`gamma/${verifier}.sol`] = await verifierWithGamma(
+          vkey,
+          verifier,
+          (vkey as { vk_delta_2: string[][] }).vk_delta_2,
+        );
+    }
+    // One solc call for all eighteen: solc-js pays its start-up once.
+    const compiled = compileContracts(sources);
+    const names = Object.keys(sources);
+    const addresses = await deployContracts(
+      anvil.rpcUrl,
+      names.map((source) => compiled.get(`${source}:${source.slice(source.indexOf('/') + 1, -'.sol'.length)}`)!),
+    );
+    realVerifiers = {};
+    specVerifiers = {};
+    names.forEach((source, i) => {
+      const verifier = source.slice(source.indexOf('/') + 1, -'.sol'.length);
+      if (source.startsWith('gamma/')) deltaAsGammaVerifier = addresses[i]!;
+      else (source.startsWith('final/') ? realVerifiers : specVerifiers)[verifier] = addresses[i]!;
+    });
+  },
+  { timeout: 300_000 },
+);
 
 after(async () => {
   await anvil?.stop();
@@ -119,20 +127,37 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
   test('the nine verifiers exported from the final keys match the manifest, in manifest order', async () => {
     const report = await verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest: realManifest, verifiers: realVerifiers });
     assert.equal(report.failure, undefined);
-    assert.deepEqual(summary(report), Object.keys(realManifest).map((name) => `${name} match`));
+    assert.deepEqual(
+      summary(report),
+      Object.keys(realManifest).map((name) => `${name} match`),
+    );
     assert.ok(report.verifiers.every((v) => v.reasons.length === 0 && v.warnings.length === 0));
   });
 
   test("the service document's nine delta points match contracts carrying them, a leading zero byte included", async () => {
     // The case the unpadded hex rule exists for: fewer than 64 hex digits.
     assert.ok(BigInt(SPEC_DELTA_MANIFEST.VerifierTransact44!.deltax1).toString(16).length < 64);
-    const report = await verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest: SPEC_DELTA_MANIFEST, verifiers: specVerifiers });
-    assert.deepEqual(summary(report), Object.keys(SPEC_DELTA_MANIFEST).map((name) => `${name} match`));
+    const report = await verifyDeployment({
+      rpcUrl: anvil.rpcUrl,
+      manifest: SPEC_DELTA_MANIFEST,
+      verifiers: specVerifiers,
+    });
+    assert.deepEqual(
+      summary(report),
+      Object.keys(SPEC_DELTA_MANIFEST).map((name) => `${name} match`),
+    );
   });
 
   test('the final keys do not match the contracts of the document (and vice versa)', async () => {
-    const report = await verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest: SPEC_DELTA_MANIFEST, verifiers: realVerifiers });
-    assert.ok(report.verifiers.every((v) => !v.match && v.reasons.length === 2), JSON.stringify(report, null, 1));
+    const report = await verifyDeployment({
+      rpcUrl: anvil.rpcUrl,
+      manifest: SPEC_DELTA_MANIFEST,
+      verifiers: realVerifiers,
+    });
+    assert.ok(
+      report.verifiers.every((v) => !v.match && v.reasons.length === 2),
+      JSON.stringify(report, null, 1),
+    );
   });
 
   test('a delta changed by one digit is a MISMATCH of that verifier only', async () => {
@@ -140,7 +165,10 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
     const manifest = { ...realManifest, VerifierTransact22: { ...entry, deltax2: changedByOneDigit(entry.deltax2) } };
     const report = await verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest, verifiers: realVerifiers });
     const failed = report.verifiers.filter((v) => !v.match);
-    assert.deepEqual(failed.map((v) => v.verifier), ['VerifierTransact22']);
+    assert.deepEqual(
+      failed.map((v) => v.verifier),
+      ['VerifierTransact22'],
+    );
     assert.equal(failed[0]!.reasons.length, 1);
     assert.match(failed[0]!.reasons[0]!, /^deltax2 \(0x[0-9a-f]+\) does not occur in the bytecode/);
   });
@@ -149,7 +177,10 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
     const manifest: Record<string, unknown> = {
       ...realManifest,
       VerifierTransact21: { deltax1: realManifest.VerifierTransact21!.deltax1 },
-      VerifierTransact22: { ...realManifest.VerifierTransact22, deltax1: `0x${BigInt(realManifest.VerifierTransact22!.deltax1).toString(16)}` },
+      VerifierTransact22: {
+        ...realManifest.VerifierTransact22,
+        deltax1: `0x${BigInt(realManifest.VerifierTransact22!.deltax1).toString(16)}`,
+      },
       VerifierTransact23: { ...realManifest.VerifierTransact23, deltax2: '' },
       VerifierNotDeployed: realManifest.VerifierRegister,
     };
@@ -162,7 +193,9 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
       VerifierTransact82: 42,
     };
     const report = await verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest, verifiers });
-    const reasons = Object.fromEntries(report.verifiers.map((v) => [v.verifier, v.match ? 'match' : v.reasons.join('; ')]));
+    const reasons = Object.fromEntries(
+      report.verifiers.map((v) => [v.verifier, v.match ? 'match' : v.reasons.join('; ')]),
+    );
     assert.deepEqual(Object.keys(reasons), Object.keys(manifest));
     assert.match(reasons.VerifierRegister!, /^no contract code at 0x0+deadbeef$/);
     assert.equal(reasons.VerifierTreeUpdate, 'no address in the verifiers file');
@@ -182,16 +215,29 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
     const report = await verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest, verifiers: realVerifiers });
     assert.equal(report.verifiers[0]!.match, false);
     assert.equal(report.verifiers[0]!.reasons.length, 1, report.verifiers[0]!.reasons.join('\n'));
-    assert.match(report.verifiers[0]!.reasons[0]!, /^\[vkey\.delta_equals_gamma\] circuit register \(VerifierRegister\): δ equals γ in the manifest's entry/);
+    assert.match(
+      report.verifiers[0]!.reasons[0]!,
+      /^\[vkey\.delta_equals_gamma\] circuit register \(VerifierRegister\): δ equals γ in the manifest's entry/,
+    );
   });
 
-  test('a deployed verifier whose γ is its δ is a MISMATCH with its code, though its δ is the manifest\'s', async () => {
+  test("a deployed verifier whose γ is its δ is a MISMATCH with its code, though its δ is the manifest's", async () => {
     const manifest = { VerifierRegister: realManifest.VerifierRegister! };
-    const report = await verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest, verifiers: { VerifierRegister: deltaAsGammaVerifier } });
+    const report = await verifyDeployment({
+      rpcUrl: anvil.rpcUrl,
+      manifest,
+      verifiers: { VerifierRegister: deltaAsGammaVerifier },
+    });
     const [check] = report.verifiers;
     assert.equal(check!.match, false);
-    assert.match(check!.reasons[0]!, /^\[vkey\.delta_equals_gamma\] circuit register \(VerifierRegister\): δ equals γ in the verifier deployed at 0x[0-9a-fA-F]{40} \(δ's constants stand where γ's should\)/);
-    assert.match(check!.reasons[1]!, /^the G2 generator, γ of every verifier snarkjs exports, does not occur in the bytecode at /);
+    assert.match(
+      check!.reasons[0]!,
+      /^\[vkey\.delta_equals_gamma\] circuit register \(VerifierRegister\): δ equals γ in the verifier deployed at 0x[0-9a-fA-F]{40} \(δ's constants stand where γ's should\)/,
+    );
+    assert.match(
+      check!.reasons[1]!,
+      /^the G2 generator, γ of every verifier snarkjs exports, does not occur in the bytecode at /,
+    );
     assert.equal(check!.reasons.length, 2);
   });
 
@@ -204,10 +250,16 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
       const call = JSON.parse(body) as { id: number; method: string; params: unknown[] };
       response.setHeader('content-type', 'application/json');
       if (call.method === 'eth_getCode' && String(call.params[0]).toLowerCase() === failing) {
-        response.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'state unavailable' } }));
+        response.end(
+          JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'state unavailable' } }),
+        );
         return;
       }
-      const upstream = await fetch(anvil.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const upstream = await fetch(anvil.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       response.end(await upstream.text());
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
@@ -216,8 +268,14 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
       const report = await verifyDeployment({ rpcUrl, manifest: realManifest, verifiers: realVerifiers });
       assert.equal(report.failure, undefined);
       const failed = report.verifiers.filter((v) => !v.match);
-      assert.deepEqual(failed.map((v) => v.verifier), ['VerifierTransact82']);
-      assert.match(failed[0]!.reasons[0]!, /^eth_getCode at 0x[0-9a-fA-F]{40} failed: Missing or invalid parameters: state unavailable$/);
+      assert.deepEqual(
+        failed.map((v) => v.verifier),
+        ['VerifierTransact82'],
+      );
+      assert.match(
+        failed[0]!.reasons[0]!,
+        /^eth_getCode at 0x[0-9a-fA-F]{40} failed: Missing or invalid parameters: state unavailable$/,
+      );
     } finally {
       await closeServer(proxy);
     }
@@ -227,7 +285,12 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
     const silent = await silentServer();
     try {
       const started = Date.now();
-      const report = await verifyDeployment({ rpcUrl: silent.url, manifest: realManifest, verifiers: realVerifiers, probeTimeoutMs: 300 });
+      const report = await verifyDeployment({
+        rpcUrl: silent.url,
+        manifest: realManifest,
+        verifiers: realVerifiers,
+        probeTimeoutMs: 300,
+      });
       assert.ok(Date.now() - started < 3_000, `took ${Date.now() - started} ms`);
       assert.match(report.failure ?? '', /cannot be reached \(eth_chainId, 300 ms timeout\)/);
       assert.ok(report.verifiers.every((v) => !v.match && v.reasons.length === 0));
@@ -242,7 +305,10 @@ describe('ceremony verify-deployment', { timeout: 60_000 }, () => {
     const verifiersPath = await writeJson('final-verifiers.json', realVerifiers);
     const run = await runCli(['verify-deployment', anvil.rpcUrl, realManifestPath, verifiersPath]);
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(lines(run.stdout), Object.keys(realManifest).map((name) => `${name} match`));
+    assert.deepEqual(
+      lines(run.stdout),
+      Object.keys(realManifest).map((name) => `${name} match`),
+    );
     assert.equal(run.stderr, '');
   });
 
@@ -251,16 +317,25 @@ describe('ceremony verify-deployment', { timeout: 60_000 }, () => {
     const verifiersPath = await writeJson('spec-verifiers.json', specVerifiers);
     const run = await runCli(['verify-deployment', anvil.rpcUrl, manifestPath, verifiersPath]);
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(lines(run.stdout), Object.keys(SPEC_DELTA_MANIFEST).map((name) => `${name} match`));
+    assert.deepEqual(
+      lines(run.stdout),
+      Object.keys(SPEC_DELTA_MANIFEST).map((name) => `${name} match`),
+    );
   });
 
   test('exits 1 when one delta differs by one digit, another has no deltax2 and a third has no code', async () => {
     const manifestPath = await writeJson('bad-manifest.json', {
       ...realManifest,
-      VerifierRegister: { ...realManifest.VerifierRegister, deltax1: changedByOneDigit(realManifest.VerifierRegister!.deltax1) },
+      VerifierRegister: {
+        ...realManifest.VerifierRegister,
+        deltax1: changedByOneDigit(realManifest.VerifierRegister!.deltax1),
+      },
       VerifierTransact23: { deltax1: realManifest.VerifierTransact23!.deltax1 },
     });
-    const verifiersPath = await writeJson('bad-verifiers.json', { ...realVerifiers, VerifierTransact84: NO_CODE_ADDRESS });
+    const verifiersPath = await writeJson('bad-verifiers.json', {
+      ...realVerifiers,
+      VerifierTransact84: NO_CODE_ADDRESS,
+    });
     const run = await runCli(['verify-deployment', anvil.rpcUrl, manifestPath, verifiersPath]);
     assert.equal(run.code, 1);
     const failing = new Set(['VerifierRegister', 'VerifierTransact23', 'VerifierTransact84']);
@@ -279,7 +354,10 @@ describe('ceremony verify-deployment', { timeout: 60_000 }, () => {
     const run = await runCli(['verify-deployment', anvil.rpcUrl, manifestPath, verifiersPath]);
     assert.equal(run.code, 1);
     assert.deepEqual(lines(run.stdout), ['VerifierRegister MISMATCH']);
-    assert.match(run.stderr, /^VerifierRegister: \[vkey\.delta_equals_gamma\] circuit register \(VerifierRegister\): δ equals γ/m);
+    assert.match(
+      run.stderr,
+      /^VerifierRegister: \[vkey\.delta_equals_gamma\] circuit register \(VerifierRegister\): δ equals γ/m,
+    );
   });
 
   test('an unreachable RPC endpoint: every verifier MISMATCH, the reason once, exit 1, quickly', async () => {
@@ -289,7 +367,10 @@ describe('ceremony verify-deployment', { timeout: 60_000 }, () => {
     const run = await runCli(['verify-deployment', `http://127.0.0.1:${closedPort}`, realManifestPath, verifiersPath]);
     const elapsedMs = Date.now() - started;
     assert.equal(run.code, 1);
-    assert.deepEqual(lines(run.stdout), Object.keys(realManifest).map((name) => `${name} MISMATCH`));
+    assert.deepEqual(
+      lines(run.stdout),
+      Object.keys(realManifest).map((name) => `${name} MISMATCH`),
+    );
     assert.equal(lines(run.stderr).length, 1, run.stderr);
     assert.match(run.stderr, /^error: RPC endpoint http:\/\/127\.0\.0\.1:\d+ cannot be reached/);
     assert.ok(elapsedMs < 15_000, `took ${elapsedMs} ms`);

@@ -42,47 +42,53 @@ let dir: string;
 let schedule: FeeSchedule;
 const pool: Record<'zeroA' | 'zeroB' | 'thirty' | 'reverting' | 'withoutFee', Address> = {} as never;
 
-before(async () => {
-  [anvil, relayer, dir, schedule] = await Promise.all([
-    startAnvil(),
-    startRelayerServer({
-      // The document's fees, in a different shape on each relayer.
-      '/ok/quote': { text: '50000', contentType: 'application/json' },
-      '/ok/gas/quote': { json: SPEC_GAS_QUOTE },
-      '/shape-string/quote': { json: '50000' },
-      '/shape-string/gas/quote': { text: '{"feeUsdc":0.05,"dropWei":500000000000000}', contentType: 'application/json' },
-      '/shape-field/quote': { json: { fee: 50000 } },
-      '/shape-field/gas/quote': { json: { feeUsdc: 50000, dropWei: 500000000000000, expiresAt: 1760000000 } },
-      '/shape-string-field/quote': { json: { amountUsdc: '50000' } },
-      '/shape-string-field/gas/quote': { json: { feeUsdc: '50000', dropWei: '500000000000000' } },
-      // Fees that changed since the schedule was published.
-      '/changed/quote': { json: { amount: '60000' } },
-      '/changed/gas/quote': { json: { feeUsdc: '0.06', dropWei: '400000000000000' } },
-      // Answers that cannot be read.
-      '/errors/gas/quote': { text: 'Internal Server Error', status: 500 }, // and /errors/quote is a 404
-      '/html/quote': { text: '<html><body>Bad gateway</body></html>', contentType: 'text/html' },
-      '/html/gas/quote': { hang: 'headers' },
-      '/stalls/quote': { hang: 'body' },
-      '/stalls/gas/quote': { json: { feeUsdc: 0.05 } },
-      '/two-fields/quote': { json: { fee: 50000, token: 'USDC' } },
-      '/two-fields/gas/quote': { json: SPEC_GAS_QUOTE },
-      // An RPC endpoint that takes requests and never answers.
-      '/hang-rpc': { hang: 'headers' },
-    }),
-    mkdtemp(join(tmpdir(), 'check-fees-')),
-    readFeeSchedule(),
-  ]);
-  const compiled = compileContracts({ 'Pools.sol': POOLS_SOURCE });
-  const contract = (name: string) => compiled.get(`Pools.sol:${name}`)!;
-  const addresses = await deployContracts(anvil.rpcUrl, [
-    contract('ZeroFeePool'),
-    contract('ZeroFeePool'),
-    contract('ThirtyFeePool'),
-    contract('RevertingPool'),
-    contract('PoolWithoutFee'),
-  ]);
-  (['zeroA', 'zeroB', 'thirty', 'reverting', 'withoutFee'] as const).forEach((key, i) => (pool[key] = addresses[i]!));
-}, { timeout: 120_000 });
+before(
+  async () => {
+    [anvil, relayer, dir, schedule] = await Promise.all([
+      startAnvil(),
+      startRelayerServer({
+        // The document's fees, in a different shape on each relayer.
+        '/ok/quote': { text: '50000', contentType: 'application/json' },
+        '/ok/gas/quote': { json: SPEC_GAS_QUOTE },
+        '/shape-string/quote': { json: '50000' },
+        '/shape-string/gas/quote': {
+          text: '{"feeUsdc":0.05,"dropWei":500000000000000}',
+          contentType: 'application/json',
+        },
+        '/shape-field/quote': { json: { fee: 50000 } },
+        '/shape-field/gas/quote': { json: { feeUsdc: 50000, dropWei: 500000000000000, expiresAt: 1760000000 } },
+        '/shape-string-field/quote': { json: { amountUsdc: '50000' } },
+        '/shape-string-field/gas/quote': { json: { feeUsdc: '50000', dropWei: '500000000000000' } },
+        // Fees that changed since the schedule was published.
+        '/changed/quote': { json: { amount: '60000' } },
+        '/changed/gas/quote': { json: { feeUsdc: '0.06', dropWei: '400000000000000' } },
+        // Answers that cannot be read.
+        '/errors/gas/quote': { text: 'Internal Server Error', status: 500 }, // and /errors/quote is a 404
+        '/html/quote': { text: '<html><body>Bad gateway</body></html>', contentType: 'text/html' },
+        '/html/gas/quote': { hang: 'headers' },
+        '/stalls/quote': { hang: 'body' },
+        '/stalls/gas/quote': { json: { feeUsdc: 0.05 } },
+        '/two-fields/quote': { json: { fee: 50000, token: 'USDC' } },
+        '/two-fields/gas/quote': { json: SPEC_GAS_QUOTE },
+        // An RPC endpoint that takes requests and never answers.
+        '/hang-rpc': { hang: 'headers' },
+      }),
+      mkdtemp(join(tmpdir(), 'check-fees-')),
+      readFeeSchedule(),
+    ]);
+    const compiled = compileContracts({ 'Pools.sol': POOLS_SOURCE });
+    const contract = (name: string) => compiled.get(`Pools.sol:${name}`)!;
+    const addresses = await deployContracts(anvil.rpcUrl, [
+      contract('ZeroFeePool'),
+      contract('ZeroFeePool'),
+      contract('ThirtyFeePool'),
+      contract('RevertingPool'),
+      contract('PoolWithoutFee'),
+    ]);
+    (['zeroA', 'zeroB', 'thirty', 'reverting', 'withoutFee'] as const).forEach((key, i) => (pool[key] = addresses[i]!));
+  },
+  { timeout: 120_000 },
+);
 
 after(async () => {
   await Promise.all([anvil?.stop(), relayer?.stop()]);
@@ -91,7 +97,11 @@ after(async () => {
 
 function targets(relayerName: string, pools: Array<[string, Address | string, string?]>): FeeTargets {
   return {
-    pools: pools.map(([name, address, rpcUrl]) => ({ name, address: address as Address, rpcUrl: rpcUrl ?? anvil.rpcUrl })),
+    pools: pools.map(([name, address, rpcUrl]) => ({
+      name,
+      address: address as Address,
+      rpcUrl: rpcUrl ?? anvil.rpcUrl,
+    })),
     relayer: `${relayer.origin}/${relayerName}`,
   };
 }
@@ -142,15 +152,32 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
     assert.equal(lines(run.stdout).length, 5, run.stdout);
     assert.match(lineOf(run, 'pool Network A withdrawFeeBps()'), /live 0 bps +published 0 bps +match$/);
     assertMatch(run, 'pool Network B withdrawFeeBps()');
-    assert.match(lineOf(run, 'relayer /quote'), /live 50000 base units \(0\.05 USDC\), sent as number +published 50000 base units \(0\.05 USDC\) +match$/);
-    assert.match(lineOf(run, 'relayer /gas/quote feeUsdc'), /live 50000 base units \(0\.05 USDC\), sent as decimal USDC 0\.05 +published 50000 base units/);
-    assert.match(lineOf(run, 'relayer /gas/quote dropWei'), /live 500000000000000 wei \(0\.0005 gas token\) +published 500000000000000 wei \(0\.0005 gas token\) +match$/);
+    assert.match(
+      lineOf(run, 'relayer /quote'),
+      /live 50000 base units \(0\.05 USDC\), sent as number +published 50000 base units \(0\.05 USDC\) +match$/,
+    );
+    assert.match(
+      lineOf(run, 'relayer /gas/quote feeUsdc'),
+      /live 50000 base units \(0\.05 USDC\), sent as decimal USDC 0\.05 +published 50000 base units/,
+    );
+    assert.match(
+      lineOf(run, 'relayer /gas/quote dropWei'),
+      /live 500000000000000 wei \(0\.0005 gas token\) +published 500000000000000 wei \(0\.0005 gas token\) +match$/,
+    );
     // The command appended both paths to the base URL itself.
-    assert.ok(relayer.requested.includes('/ok/quote') && relayer.requested.includes('/ok/gas/quote'), relayer.requested.join(' '));
+    assert.ok(
+      relayer.requested.includes('/ok/quote') && relayer.requested.includes('/ok/gas/quote'),
+      relayer.requested.join(' '),
+    );
   });
 
   test('a pool charging 30 bps is a MISMATCH showing 30, exit 1; the other claims still match', async () => {
-    const run = await checkFeesCli(targets('ok', [['Network A', pool.zeroA], ['Network B', pool.thirty]]));
+    const run = await checkFeesCli(
+      targets('ok', [
+        ['Network A', pool.zeroA],
+        ['Network B', pool.thirty],
+      ]),
+    );
     assert.equal(run.code, 1, run.stdout + run.stderr);
     assert.match(lineOf(run, 'pool Network B withdrawFeeBps()'), /live 30 bps +published 0 bps +MISMATCH$/);
     assertMatch(run, 'pool Network A withdrawFeeBps()');
@@ -176,11 +203,31 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
     for (const name of ['reverting', 'without-fee', 'empty', 'refused', 'silent']) {
       assert.match(lineOf(run, `pool ${name} withdrawFeeBps()`), /live unreadable +published 0 bps +MISMATCH$/);
     }
-    assertMismatch(run, 'pool reverting withdrawFeeBps()', /withdrawFeeBps\(\) at 0x\w{40} reverted: withdrawals paused$/);
-    assertMismatch(run, 'pool without-fee withdrawFeeBps()', /withdrawFeeBps\(\) at 0x\w{40} reverted without a reason \(does the contract have withdrawFeeBps\(\)\?\)$/);
-    assertMismatch(run, 'pool empty withdrawFeeBps()', new RegExp(`no contract code at ${NO_CODE_ADDRESS} on ${escape(anvil.rpcUrl)}$`));
-    assertMismatch(run, 'pool refused withdrawFeeBps()', new RegExp(`eth_getCode at 0x\\w{40} on ${escape(refused)} failed: .*ECONNREFUSED`));
-    assertMismatch(run, 'pool silent withdrawFeeBps()', /eth_getCode at 0x\w{40} on http:\S+\/hang-rpc failed: .*took too long/);
+    assertMismatch(
+      run,
+      'pool reverting withdrawFeeBps()',
+      /withdrawFeeBps\(\) at 0x\w{40} reverted: withdrawals paused$/,
+    );
+    assertMismatch(
+      run,
+      'pool without-fee withdrawFeeBps()',
+      /withdrawFeeBps\(\) at 0x\w{40} reverted without a reason \(does the contract have withdrawFeeBps\(\)\?\)$/,
+    );
+    assertMismatch(
+      run,
+      'pool empty withdrawFeeBps()',
+      new RegExp(`no contract code at ${NO_CODE_ADDRESS} on ${escape(anvil.rpcUrl)}$`),
+    );
+    assertMismatch(
+      run,
+      'pool refused withdrawFeeBps()',
+      new RegExp(`eth_getCode at 0x\\w{40} on ${escape(refused)} failed: .*ECONNREFUSED`),
+    );
+    assertMismatch(
+      run,
+      'pool silent withdrawFeeBps()',
+      /eth_getCode at 0x\w{40} on http:\S+\/hang-rpc failed: .*took too long/,
+    );
     assert.equal(lines(run.stderr).length, 5, run.stderr);
     assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
   });
@@ -191,7 +238,11 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
     assertMatch(run, 'pool Network A withdrawFeeBps()');
     assertMatch(run, 'pool Network B withdrawFeeBps()');
     assertMismatch(run, 'relayer /quote', /GET http:\S+\/errors\/quote answered 404 Not Found$/);
-    assertMismatch(run, 'relayer /gas/quote feeUsdc', /GET http:\S+\/errors\/gas\/quote answered 500 Internal Server Error$/);
+    assertMismatch(
+      run,
+      'relayer /gas/quote feeUsdc',
+      /GET http:\S+\/errors\/gas\/quote answered 500 Internal Server Error$/,
+    );
     assertMismatch(run, 'relayer /gas/quote dropWei', /GET http:\S+\/errors\/gas\/quote answered 500/);
     for (const name of RELAYER_CLAIMS) assert.match(lineOf(run, name), /live unreadable /);
   });
@@ -200,23 +251,43 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
     const run = await checkFeesCli(targets('html', networks()));
     assert.equal(run.code, 1, run.stdout + run.stderr);
     assertMatch(run, 'pool Network A withdrawFeeBps()');
-    assertMismatch(run, 'relayer /quote', /GET http:\S+\/html\/quote answered a body that is not JSON \(text\/html\): "<html><body>Bad gateway<\/body><\/html>"$/);
-    assertMismatch(run, 'relayer /gas/quote feeUsdc', new RegExp(`GET http:\\S+/html/gas/quote did not answer within ${TIMEOUT_MS} ms$`));
+    assertMismatch(
+      run,
+      'relayer /quote',
+      /GET http:\S+\/html\/quote answered a body that is not JSON \(text\/html\): "<html><body>Bad gateway<\/body><\/html>"$/,
+    );
+    assertMismatch(
+      run,
+      'relayer /gas/quote feeUsdc',
+      new RegExp(`GET http:\\S+/html/gas/quote did not answer within ${TIMEOUT_MS} ms$`),
+    );
     assertMismatch(run, 'relayer /gas/quote dropWei', /did not answer within/);
   });
 
   test('a body that stops half way times out; a missing field fails only its own claim', async () => {
     const run = await checkFeesCli(targets('stalls', networks()));
     assert.equal(run.code, 1, run.stdout + run.stderr);
-    assertMismatch(run, 'relayer /quote', new RegExp(`GET http:\\S+/stalls/quote did not answer within ${TIMEOUT_MS} ms$`));
+    assertMismatch(
+      run,
+      'relayer /quote',
+      new RegExp(`GET http:\\S+/stalls/quote did not answer within ${TIMEOUT_MS} ms$`),
+    );
     assertMatch(run, 'relayer /gas/quote feeUsdc');
-    assertMismatch(run, 'relayer /gas/quote dropWei', /GET http:\S+: no dropWei field; the relayer answered \{"feeUsdc":0\.05\}$/);
+    assertMismatch(
+      run,
+      'relayer /gas/quote dropWei',
+      /GET http:\S+: no dropWei field; the relayer answered \{"feeUsdc":0\.05\}$/,
+    );
   });
 
   test('a /quote object with two fields fails with the fields and the body it got', async () => {
     const run = await checkFeesCli(targets('two-fields', networks()));
     assert.equal(run.code, 1, run.stdout + run.stderr);
-    assertMismatch(run, 'relayer /quote', /an object with 2 fields \("fee", "token"\): \{"fee":50000,"token":"USDC"\}$/);
+    assertMismatch(
+      run,
+      'relayer /quote',
+      /an object with 2 fields \("fee", "token"\): \{"fee":50000,"token":"USDC"\}$/,
+    );
     assertMatch(run, 'relayer /gas/quote feeUsdc');
     assertMatch(run, 'relayer /gas/quote dropWei');
   });
@@ -224,9 +295,22 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
   test('changed relayer fees are printed as the current value, marked: the schedule is out of date', async () => {
     const run = await checkFeesCli(targets('changed', networks()));
     assert.equal(run.code, 1, run.stdout + run.stderr);
-    assert.match(lineOf(run, 'relayer /quote'), new RegExp(`live 60000 base units \\(0\\.06 USDC\\), field "amount" +published 50000 base units \\(0\\.05 USDC\\) +MISMATCH ${escape(OUT_OF_DATE_MARK)}$`));
-    assert.match(lineOf(run, 'relayer /gas/quote feeUsdc'), new RegExp(`live 60000 base units \\(0\\.06 USDC\\), sent as decimal USDC 0\\.06 .*MISMATCH ${escape(OUT_OF_DATE_MARK)}$`));
-    assert.match(lineOf(run, 'relayer /gas/quote dropWei'), new RegExp(`live 400000000000000 wei \\(0\\.0004 gas token\\) .*MISMATCH ${escape(OUT_OF_DATE_MARK)}$`));
+    assert.match(
+      lineOf(run, 'relayer /quote'),
+      new RegExp(
+        `live 60000 base units \\(0\\.06 USDC\\), field "amount" +published 50000 base units \\(0\\.05 USDC\\) +MISMATCH ${escape(OUT_OF_DATE_MARK)}$`,
+      ),
+    );
+    assert.match(
+      lineOf(run, 'relayer /gas/quote feeUsdc'),
+      new RegExp(
+        `live 60000 base units \\(0\\.06 USDC\\), sent as decimal USDC 0\\.06 .*MISMATCH ${escape(OUT_OF_DATE_MARK)}$`,
+      ),
+    );
+    assert.match(
+      lineOf(run, 'relayer /gas/quote dropWei'),
+      new RegExp(`live 400000000000000 wei \\(0\\.0004 gas token\\) .*MISMATCH ${escape(OUT_OF_DATE_MARK)}$`),
+    );
     assertMatch(run, 'pool Network A withdrawFeeBps()');
     assert.equal(run.stderr, '');
   });
@@ -255,7 +339,11 @@ describe('checkFees reads every accepted relayer shape to the same fees', { conc
   ];
   for (const [name, quoteShape, feeShape] of shapes) {
     test(name, async () => {
-      const report = await checkFees({ targets: targets(name, [['Network A', pool.zeroA]]), schedule, timeoutMs: Number(TIMEOUT_MS) });
+      const report = await checkFees({
+        targets: targets(name, [['Network A', pool.zeroA]]),
+        schedule,
+        timeoutMs: Number(TIMEOUT_MS),
+      });
       const claim = (claimName: string): FeeClaim => report.claims.find((c) => c.name === claimName)!;
       for (const c of report.claims) assert.ok(c.match, `${c.name}: ${c.live} ${c.reasons.join('; ')}`);
       assert.match(claim('relayer /quote').live!, quoteShape);

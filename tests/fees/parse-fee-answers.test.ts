@@ -19,7 +19,15 @@ function refusal(result: { ok: true } | { ok: false; reason: string }): string {
 describe('exactAmount', () => {
   test('reads decimals exactly, where floating point would not', () => {
     // 0.1 + 0.2 style drift: 0.3 USDC must be 300000 base units, not 299999.
-    for (const [value, baseUnits] of [['0.3', 300000n], [0.3, 300000n], ['0.05', 50000n], [0.05, 50000n], ['1.000001', 1000001n], ['5e-2', 50000n], [5e-7, undefined]] as const) {
+    for (const [value, baseUnits] of [
+      ['0.3', 300000n],
+      [0.3, 300000n],
+      ['0.05', 50000n],
+      [0.05, 50000n],
+      ['1.000001', 1000001n],
+      ['5e-2', 50000n],
+      [5e-7, undefined],
+    ] as const) {
       const read = exactAmount(value);
       assert.ok(read.ok, `${value}`);
       assert.equal(toBaseUnits(read.amount, 6), baseUnits, `${value}`);
@@ -71,7 +79,7 @@ describe('parseRelayQuote accepts every shape that carries one amount', () => {
   for (const [body, field] of accepted) {
     test(JSON.stringify(body), () => {
       const quote = parseRelayQuote(body);
-      assert.ok(quote.ok, quote.ok ? "" : quote.reason);
+      assert.ok(quote.ok, quote.ok ? '' : quote.reason);
       assert.equal(quote.baseUnits, 50000n);
       assert.equal(quote.field, field);
     });
@@ -84,14 +92,20 @@ describe('parseRelayQuote refuses other shapes and lists what came back', () => 
     assert.match(reason, /an object with 2 fields \("fee", "token"\): \{"fee":50000,"token":"USDC"\}/);
   });
   test('an empty object', () => assert.match(refusal(parseRelayQuote({})), /an object with no fields: \{\}/));
-  test('a field holding no number', () => assert.match(refusal(parseRelayQuote({ fee: { usdc: 5 } })), /field "fee" holds \{"usdc":5\}/));
-  test('a field holding a bad string', () => assert.match(refusal(parseRelayQuote({ fee: 'five' })), /field "fee": "five" is not a non-negative decimal number/));
+  test('a field holding no number', () =>
+    assert.match(refusal(parseRelayQuote({ fee: { usdc: 5 } })), /field "fee" holds \{"usdc":5\}/));
+  test('a field holding a bad string', () =>
+    assert.match(
+      refusal(parseRelayQuote({ fee: 'five' })),
+      /field "fee": "five" is not a non-negative decimal number/,
+    ));
   test('an array', () => assert.match(refusal(parseRelayQuote([50000])), /the relayer answered \[50000\]/));
   test('null and booleans', () => {
     assert.match(refusal(parseRelayQuote(null)), /the relayer answered null/);
     assert.match(refusal(parseRelayQuote(true)), /the relayer answered true/);
   });
-  test('a fraction is not base units', () => assert.match(refusal(parseRelayQuote('0.05')), /"0\.05" is not a whole number of USDC base units/));
+  test('a fraction is not base units', () =>
+    assert.match(refusal(parseRelayQuote('0.05')), /"0\.05" is not a whole number of USDC base units/));
   test('a long answer is cut short', () => {
     const reason = refusal(parseRelayQuote({ a: 'x'.repeat(1000), b: 1 }));
     assert.ok(reason.length < 400, reason);
@@ -110,12 +124,22 @@ describe('parseGasQuote', () => {
 
   test('feeUsdc as a whole number is base units, and says so', () => {
     for (const feeUsdc of [50000, '50000']) {
-      assert.deepEqual(parseGasQuote({ feeUsdc, dropWei: 500000000000000 }).feeUsdc, { ok: true, baseUnits: 50000n, sentAs: 'base units', sent: '50000' });
+      assert.deepEqual(parseGasQuote({ feeUsdc, dropWei: 500000000000000 }).feeUsdc, {
+        ok: true,
+        baseUnits: 50000n,
+        sentAs: 'base units',
+        sent: '50000',
+      });
     }
   });
 
   test('a value written with a decimal point is decimal USDC even when whole', () => {
-    assert.deepEqual(parseGasQuote({ feeUsdc: '1.0', dropWei: '1' }).feeUsdc, { ok: true, baseUnits: 1000000n, sentAs: 'decimal USDC', sent: '1.0' });
+    assert.deepEqual(parseGasQuote({ feeUsdc: '1.0', dropWei: '1' }).feeUsdc, {
+      ok: true,
+      baseUnits: 1000000n,
+      sentAs: 'decimal USDC',
+      sent: '1.0',
+    });
   });
 
   test('further fields are allowed', () => {
@@ -129,13 +153,22 @@ describe('parseGasQuote', () => {
     assert.match(refusal(missingDrop.dropWei), /no dropWei field; the relayer answered \{"feeUsdc":"0\.05"\}/);
     assert.match(refusal(parseGasQuote({ dropWei: '1' }).feeUsdc), /no feeUsdc field/);
     assert.match(refusal(parseGasQuote({ feeUsdc: '0.0000001', dropWei: '1' }).feeUsdc), /more than 6 decimals/);
-    assert.match(refusal(parseGasQuote({ feeUsdc: '0.05', dropWei: '0.5' }).dropWei), /dropWei "0\.5" is not a whole number of wei/);
-    assert.match(refusal(parseGasQuote({ feeUsdc: [1], dropWei: '1' }).feeUsdc), /feeUsdc: \[1\] is not a number or a numeric string/);
+    assert.match(
+      refusal(parseGasQuote({ feeUsdc: '0.05', dropWei: '0.5' }).dropWei),
+      /dropWei "0\.5" is not a whole number of wei/,
+    );
+    assert.match(
+      refusal(parseGasQuote({ feeUsdc: [1], dropWei: '1' }).feeUsdc),
+      /feeUsdc: \[1\] is not a number or a numeric string/,
+    );
   });
 
   test('an answer that is not an object fails both fields', () => {
     const quote = parseGasQuote([0.05, '500000000000000']);
-    assert.match(refusal(quote.feeUsdc), /expected an object with feeUsdc and dropWei; the relayer answered \[0\.05,"500000000000000"\]/);
+    assert.match(
+      refusal(quote.feeUsdc),
+      /expected an object with feeUsdc and dropWei; the relayer answered \[0\.05,"500000000000000"\]/,
+    );
     assert.match(refusal(quote.dropWei), /expected an object/);
   });
 });
@@ -149,6 +182,12 @@ test('the shipped schedule holds the values of the service document', async () =
 });
 
 test('relayerEndpoint appends the path once, with or without a trailing slash', () => {
-  assert.equal(relayerEndpoint('https://api.example/relayer-mainnet', '/quote'), 'https://api.example/relayer-mainnet/quote');
-  assert.equal(relayerEndpoint('https://api.example/relayer-mainnet/', '/gas/quote'), 'https://api.example/relayer-mainnet/gas/quote');
+  assert.equal(
+    relayerEndpoint('https://api.example/relayer-mainnet', '/quote'),
+    'https://api.example/relayer-mainnet/quote',
+  );
+  assert.equal(
+    relayerEndpoint('https://api.example/relayer-mainnet/', '/gas/quote'),
+    'https://api.example/relayer-mainnet/gas/quote',
+  );
 });

@@ -11,7 +11,14 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 
 export const CHROMIUM_BIN = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM_BIN, args: CHROMIUM_ARGS });
@@ -77,6 +84,7 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 export function echoPageErrors(page: Page, label: string): void {
   page.on('pageerror', (error) => process.stderr.write(`[${label} pageerror] ${error.message}\n`));
   page.on('console', (message) => {
-    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) process.stderr.write(`[${label} console] ${message.text()}\n`);
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+      process.stderr.write(`[${label} console] ${message.text()}\n`);
   });
 }

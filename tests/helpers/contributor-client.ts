@@ -27,8 +27,18 @@ export interface CircuitProgressView {
 
 export interface MeView {
   principal: { id: string; displayName: string };
-  status: { circuits: CircuitProgressView[]; done: boolean; lastRefusal?: { circuit: string; code: string; message: string } };
-  contributions: Array<{ id: string; circuit: string; status: string; code: string | null; contributionHash: string | null }>;
+  status: {
+    circuits: CircuitProgressView[];
+    done: boolean;
+    lastRefusal?: { circuit: string; code: string; message: string };
+  };
+  contributions: Array<{
+    id: string;
+    circuit: string;
+    status: string;
+    code: string | null;
+    contributionHash: string | null;
+  }>;
 }
 
 export class ContributorClient extends CoordinatorClient {
@@ -66,13 +76,17 @@ export class ContributorClient extends CoordinatorClient {
     for (;;) {
       const me = await this.me();
       if (predicate(me)) return me;
-      if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(me.status)}`);
+      if (Date.now() - started > timeoutMs)
+        throw new Error(`timed out waiting for ${what}: ${JSON.stringify(me.status)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
 
   async headIndex(circuit: string): Promise<number> {
-    const ceremony = await this.request<{ circuits: Array<{ name: string; headIndex: number }> }>('GET', '/api/ceremony');
+    const ceremony = await this.request<{ circuits: Array<{ name: string; headIndex: number }> }>(
+      'GET',
+      '/api/ceremony',
+    );
     return ceremony.circuits.find((c) => c.name === circuit)!.headIndex;
   }
 
@@ -85,12 +99,26 @@ export class ContributorClient extends CoordinatorClient {
     const head = path.join(dir, `${circuit}_head.zkey`);
     await writeFile(head, Buffer.from(await response.arrayBuffer()));
     const file = path.join(dir, `${circuit}_next.zkey`);
-    const hash = await snarkjs.zKey.contribute(head, file, this.cookie ? 'http-contributor' : 'anonymous', randomBytes(32).toString('hex'));
+    const hash = await snarkjs.zKey.contribute(
+      head,
+      file,
+      this.cookie ? 'http-contributor' : 'anonymous',
+      randomBytes(32).toString('hex'),
+    );
     return { file, contributionHash: Buffer.from(hash).toString('hex') };
   }
 
   /** Uploads a file with tus (resumable). Rejects with the server's error body on refusal. */
-  upload(circuit: string, file: string | Buffer, options: { chunkSize?: number; onUrl?: (url: string) => void; uploadUrl?: string; onChunkComplete?: (uploaded: number) => void } = {}): Promise<string> {
+  upload(
+    circuit: string,
+    file: string | Buffer,
+    options: {
+      chunkSize?: number;
+      onUrl?: (url: string) => void;
+      uploadUrl?: string;
+      onChunkComplete?: (uploaded: number) => void;
+    } = {},
+  ): Promise<string> {
     return (async () => {
       const bytes = typeof file === 'string' ? await readFile(file) : file;
       return new Promise<string>((resolve, reject) => {
@@ -113,9 +141,17 @@ export class ContributorClient extends CoordinatorClient {
 
   /** Contributes to `circuit` when it is this contributor's turn, and waits for the verdict. */
   async takeTurn(circuit: string, timeoutMs = 120_000): Promise<MeView> {
-    await this.waitFor((me) => me.status.circuits.find((c) => c.circuit === circuit)?.state === 'turn', `a turn on ${circuit}`, timeoutMs);
+    await this.waitFor(
+      (me) => me.status.circuits.find((c) => c.circuit === circuit)?.state === 'turn',
+      `a turn on ${circuit}`,
+      timeoutMs,
+    );
     const { file } = await this.makeContribution(circuit);
     await this.upload(circuit, file);
-    return this.waitFor((me) => me.status.circuits.find((c) => c.circuit === circuit)?.state === 'accepted', `${circuit} accepted`, timeoutMs);
+    return this.waitFor(
+      (me) => me.status.circuits.find((c) => c.circuit === circuit)?.state === 'accepted',
+      `${circuit} accepted`,
+      timeoutMs,
+    );
   }
 }

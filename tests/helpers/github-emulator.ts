@@ -82,7 +82,8 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
   const tokens = new Map<string, GithubProfile>();
   const devices = new Map<string, DeviceGrant>();
   const deviceRequests: Array<Record<string, string>> = [];
-  const byUserCode = (userCode: string): DeviceGrant | undefined => [...devices.values()].find((d) => d.userCode === userCode);
+  const byUserCode = (userCode: string): DeviceGrant | undefined =>
+    [...devices.values()].find((d) => d.userCode === userCode);
 
   const app = express();
   app.post('/login/device/code', express.urlencoded({ extended: false }), (req, res) => {
@@ -97,8 +98,22 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     const userCode = `${letters.slice(0, 4)}-${letters.slice(4, 8)}`;
     const interval = options.deviceIntervalSeconds ?? 1;
     const expiresIn = options.deviceExpiresInSeconds ?? 900;
-    devices.set(deviceCode, { deviceCode, userCode, expiresAt: Date.now() + expiresIn * 1000, intervalMs: interval * 1000, lastPollAt: undefined, state: 'pending', polls: [] });
-    res.json({ device_code: deviceCode, user_code: userCode, verification_uri: `${url}/login/device`, expires_in: expiresIn, interval });
+    devices.set(deviceCode, {
+      deviceCode,
+      userCode,
+      expiresAt: Date.now() + expiresIn * 1000,
+      intervalMs: interval * 1000,
+      lastPollAt: undefined,
+      state: 'pending',
+      polls: [],
+    });
+    res.json({
+      device_code: deviceCode,
+      user_code: userCode,
+      verification_uri: `${url}/login/device`,
+      expires_in: expiresIn,
+      interval,
+    });
   });
   // The person's side: the form at /login/device, user code typed in, then Authorize or Cancel.
   app.post('/login/device', express.urlencoded({ extended: false }), (req, res) => {
@@ -156,7 +171,12 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     }
     const grant = codes.get(body.code ?? '');
     codes.delete(body.code ?? '');
-    if (body.client_id !== clientId || body.client_secret !== clientSecret || !grant || grant.redirectUri !== body.redirect_uri) {
+    if (
+      body.client_id !== clientId ||
+      body.client_secret !== clientSecret ||
+      !grant ||
+      grant.redirectUri !== body.redirect_uri
+    ) {
       res.json({ error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
       return;
     }
@@ -189,7 +209,10 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
       profile = { ...next };
     },
     async actOnDevice(userCode, action) {
-      const response = await fetch(`${url}/login/device`, { method: 'POST', body: new URLSearchParams({ user_code: userCode, action }) });
+      const response = await fetch(`${url}/login/device`, {
+        method: 'POST',
+        body: new URLSearchParams({ user_code: userCode, action }),
+      });
       await response.text();
       return response.status;
     },

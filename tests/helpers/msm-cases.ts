@@ -72,7 +72,8 @@ export function msmTestGroup(curve: Bn128Curve, group: MsmGroup): MsmTestGroup {
     sumOfParts(parts) {
       let sum = G.zero;
       for (let offset = 0; offset < parts.byteLength; offset += pointBytes) {
-        if (parts.subarray(offset, offset + pointBytes).some((byte) => byte !== 0)) sum = G.add(sum, G.fromRprLEM(parts, offset));
+        if (parts.subarray(offset, offset + pointBytes).some((byte) => byte !== 0))
+          sum = G.add(sum, G.fromRprLEM(parts, offset));
       }
       return sum;
     },
@@ -107,7 +108,12 @@ export function defineMsmCases(options: MsmCaseOptions): void {
   const { group, multiExp, multiExpOrFallback } = options;
   const kernelSum = (bases: Uint8Array, scalars: Uint8Array, width: number): Uint8Array =>
     options.inputs().sumOfParts(options.kernel().multiExpParts(bases, scalars, width, group));
-  const assertBothMatch = async (bases: Uint8Array, scalars: Uint8Array, width: number, what: string): Promise<void> => {
+  const assertBothMatch = async (
+    bases: Uint8Array,
+    scalars: Uint8Array,
+    width: number,
+    what: string,
+  ): Promise<void> => {
     const { G, samePoint } = options.inputs();
     const expected = await G.multiExpAffine(bases, scalars);
     assert.ok(samePoint(kernelSum(bases, scalars, width), expected), `one thread: ${what}`);
@@ -116,7 +122,8 @@ export function defineMsmCases(options: MsmCaseOptions): void {
 
   for (const width of options.widths) {
     it(`sums like ffjavascript on random inputs, ${width}-byte scalars`, async () => {
-      for (const n of options.sizes) await assertBothMatch(options.inputs().randomBases(n), randomScalars(n, width), width, `${n} points`);
+      for (const n of options.sizes)
+        await assertBothMatch(options.inputs().randomBases(n), randomScalars(n, width), width, `${n} points`);
     });
   }
 
@@ -169,7 +176,7 @@ export function defineMsmCases(options: MsmCaseOptions): void {
     assert.ok(G.isZero(await multiExp(bases, scalars, 32)));
   });
 
-  it('doubles a point with y = 0 into the identity, without spoiling the round\'s shared inversion', async () => {
+  it("doubles a point with y = 0 into the identity, without spoiling the round's shared inversion", async () => {
     // Off the curve (neither G1 nor the twist has a point of order 2), as an unchecked input can be.
     // Its two copies lead their bucket in every window, so they are paired together first.
     const { G, pointBytes, randomBases, samePoint } = options.inputs();
@@ -194,7 +201,7 @@ export function defineMsmCases(options: MsmCaseOptions): void {
     await assert.rejects(multiExpOrFallback(new Uint8Array(pointBytes), new Uint8Array(7), 8), RangeError);
   });
 
-  it('the fallback entry point computes the kernel\'s sum', async () => {
+  it("the fallback entry point computes the kernel's sum", async () => {
     const { G, randomBases, samePoint } = options.inputs();
     const n = options.sizes.at(-1)!;
     const bases = randomBases(n);

@@ -17,7 +17,10 @@ export interface GroupProcess {
    * `lingered`: some process of the group was still alive when the grace period ended (so only the
    * SIGKILL stopped it): what a test asserts to be false for a clean shutdown.
    */
-  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; lingered: boolean }>;
+  stop(
+    signal?: NodeJS.Signals,
+    graceMs?: number,
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null; lingered: boolean }>;
 }
 
 const running = new Set<GroupProcess>();
@@ -36,9 +39,18 @@ function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
-export function startGroup(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; label?: string; input?: string }): GroupProcess {
+export function startGroup(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; label?: string; input?: string },
+): GroupProcess {
   const label = options.label ?? [command, ...args].join(' ');
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    detached: true,
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
   // What the command reads on stdin (then end of input), for commands that ask.
   if (options.input !== undefined) child.stdin!.end(options.input);
   let output = '';
@@ -59,7 +71,10 @@ export function startGroup(command: string, args: string[], options: { cwd: stri
     exited,
     waitFor(pattern, timeoutMs = 120_000) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => finish(new Error(`no ${pattern} from \`${label}\` within ${timeoutMs} ms; output:\n${output}`)), timeoutMs);
+        const timer = setTimeout(
+          () => finish(new Error(`no ${pattern} from \`${label}\` within ${timeoutMs} ms; output:\n${output}`)),
+          timeoutMs,
+        );
         const finish = (error?: Error, match?: RegExpMatchArray): void => {
           clearTimeout(timer);
           watchers.delete(check);
@@ -71,7 +86,13 @@ export function startGroup(command: string, args: string[], options: { cwd: stri
           if (match) finish(undefined, match);
         };
         watchers.add(check);
-        void exited.then(() => setImmediate(() => watchers.has(check) && finish(new Error(`\`${label}\` exited before printing ${pattern}; output:\n${output}`))));
+        void exited.then(() =>
+          setImmediate(
+            () =>
+              watchers.has(check) &&
+              finish(new Error(`\`${label}\` exited before printing ${pattern}; output:\n${output}`)),
+          ),
+        );
         check();
       });
     },

@@ -51,14 +51,20 @@ function answeringPid(port: number): Promise<number | undefined> {
 }
 
 function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
 async function startOnce(port: number): Promise<RedisServer | undefined> {
   const binary = process.env.REDIS_SERVER_BIN ?? 'redis-server';
-  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    binary,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const killOnExit = (): void => void child.kill('SIGKILL');
@@ -95,7 +101,8 @@ async function startOnce(port: number): Promise<RedisServer | undefined> {
   child.kill('SIGKILL');
   await exited(child);
   process.off('exit', killOnExit);
-  if (!takenByAnother && !/Address already in use/i.test(stderr)) throw new Error(`redis-server did not answer on port ${port}: ${stderr.trim()}`);
+  if (!takenByAnother && !/Address already in use/i.test(stderr))
+    throw new Error(`redis-server did not answer on port ${port}: ${stderr.trim()}`);
   return undefined;
 }
 

@@ -12,7 +12,14 @@
  * hundred bytes a request). Backpressure does the rest: a sender ahead of its bucket is paused,
  * as TCP pauses a sender on a slow line. `stop()` closes every connection it holds, both sides.
  */
-import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -48,7 +55,8 @@ export function parseLink(text: string): { downMbit: number; upMbit: number } {
   const match = /^\s*(\d+(?:\.\d+)?)\s*\/\s*(\d+(?:\.\d+)?)\s*$/.exec(text);
   const downMbit = Number(match?.[1]);
   const upMbit = Number(match?.[2]);
-  if (!match || !(downMbit > 0) || !(upMbit > 0)) throw new Error(`a link is DOWN/UP in Mbit/s, both above 0 (e.g. 100/20), not "${text}"`);
+  if (!match || !(downMbit > 0) || !(upMbit > 0))
+    throw new Error(`a link is DOWN/UP in Mbit/s, both above 0 (e.g. 100/20), not "${text}"`);
   return { downMbit, upMbit };
 }
 
@@ -128,7 +136,16 @@ class ShapedStream extends Transform {
 }
 
 /** Connection-level headers, which belong to one hop and are not forwarded. */
-const HOP_BY_HOP = new Set(['connection', 'proxy-connection', 'keep-alive', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'proxy-connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 
 function forwardedHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const named = new Set(
@@ -145,7 +162,8 @@ function forwardedHeaders(headers: IncomingHttpHeaders): Record<string, string |
 
 export async function startShapedProxy(options: ShapedProxyOptions): Promise<ShapedProxy> {
   const { downMbit, upMbit } = options;
-  if (!(downMbit > 0) || !(upMbit > 0)) throw new Error(`the link's rates must be above 0 Mbit/s (down ${downMbit}, up ${upMbit})`);
+  if (!(downMbit > 0) || !(upMbit > 0))
+    throw new Error(`the link's rates must be above 0 Mbit/s (down ${downMbit}, up ${upMbit})`);
   const burstMs = options.burstMs ?? 50;
   const bucketFor = (mbit: number): TokenBucket => {
     const bytesPerSecond = (mbit * 1e6) / 8;
@@ -164,7 +182,9 @@ export async function startShapedProxy(options: ShapedProxyOptions): Promise<Sha
     const raw = req.url ?? '/';
     const destination = /^https?:\/\//i.test(raw) ? new URL(raw) : target ? new URL(raw, target) : undefined;
     if (!destination || destination.protocol !== 'http:') {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end('this proxy forwards plain http:// requests (absolute-form), or origin-form ones with a target\n');
+      res
+        .writeHead(400, { 'content-type': 'text/plain' })
+        .end('this proxy forwards plain http:// requests (absolute-form), or origin-form ones with a target\n');
       return;
     }
     const upstream = httpRequest({
@@ -183,7 +203,8 @@ export async function startShapedProxy(options: ShapedProxyOptions): Promise<Sha
       });
     });
     upstream.on('error', () => {
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end('the proxy could not reach the destination\n');
+      if (!res.headersSent)
+        res.writeHead(502, { 'content-type': 'text/plain' }).end('the proxy could not reach the destination\n');
       else res.destroy();
     });
     pipeline(req, shapedUp(), upstream).catch(() => upstream.destroy());

@@ -41,7 +41,10 @@ export function compileContracts(sources: Record<string, string>): Map<string, C
   const compiled = new Map<string, CompiledContract>();
   for (const [sourceName, contracts] of Object.entries(output.contracts ?? {})) {
     for (const [contractName, contract] of Object.entries(contracts)) {
-      compiled.set(`${sourceName}:${contractName}`, { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` });
+      compiled.set(`${sourceName}:${contractName}`, {
+        abi: contract.abi,
+        bytecode: `0x${contract.evm.bytecode.object}`,
+      });
     }
   }
   return compiled;

@@ -8,6 +8,7 @@ import type { ServiceLog } from '../../server/ceremony-service.ts';
 export function warningsToStderr(label = 'coordinator'): ServiceLog {
   return {
     info: () => {},
-    warn: (message, fields) => void process.stderr.write(`${label} warning: ${message}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`),
+    warn: (message, fields) =>
+      void process.stderr.write(`${label} warning: ${message}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`),
   };
 }

@@ -5,7 +5,11 @@ import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
 export const G1 = 64;
 
 /** Copies `source` to `target` and lets `edit` change bytes of the copy in place. */
-export async function tamperedCopy(source: string, target: string, edit: (bytes: Buffer, info: Awaited<ReturnType<typeof readZkeyInfo>>) => void): Promise<string> {
+export async function tamperedCopy(
+  source: string,
+  target: string,
+  edit: (bytes: Buffer, info: Awaited<ReturnType<typeof readZkeyInfo>>) => void,
+): Promise<string> {
   const info = await readZkeyInfo(source);
   const bytes = await readFile(source);
   edit(bytes, info);

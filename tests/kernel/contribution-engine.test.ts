@@ -14,8 +14,14 @@ const capable: EngineEnvironment = { webAssembly: WebAssembly, workerAvailable: 
 describe('contribution engine', () => {
   it('takes the kernel, one worker per logical core, where WebAssembly accepts the module', () => {
     assert.deepEqual(contributionEngine(capable, kernelWasm), { engine: 'kernel', workers: 4 });
-    assert.deepEqual(contributionEngine({ ...capable, hardwareConcurrency: undefined }, kernelWasm), { engine: 'kernel', workers: 1 });
-    assert.deepEqual(contributionEngine({ ...capable, hardwareConcurrency: 64 }, kernelWasm), { engine: 'kernel', workers: 16 });
+    assert.deepEqual(contributionEngine({ ...capable, hardwareConcurrency: undefined }, kernelWasm), {
+      engine: 'kernel',
+      workers: 1,
+    });
+    assert.deepEqual(contributionEngine({ ...capable, hardwareConcurrency: 64 }, kernelWasm), {
+      engine: 'kernel',
+      workers: 16,
+    });
   });
 
   it('falls back to snarkjs without WebAssembly', () => {
@@ -29,7 +35,17 @@ describe('contribution engine', () => {
     const refuses = contributionEngine({ ...capable, webAssembly: { validate: () => false } }, kernelWasm);
     assert.equal(refuses.engine, 'snarkjs');
     assert.match(refuses.reason ?? '', /cannot run the fast kernel/);
-    const throws = contributionEngine({ ...capable, webAssembly: { validate: () => { throw new TypeError('no'); } } }, kernelWasm);
+    const throws = contributionEngine(
+      {
+        ...capable,
+        webAssembly: {
+          validate: () => {
+            throw new TypeError('no');
+          },
+        },
+      },
+      kernelWasm,
+    );
     assert.equal(throws.engine, 'snarkjs');
     // Damaged module bytes are refused by a real WebAssembly too.
     const damaged = (): Uint8Array<ArrayBuffer> => {

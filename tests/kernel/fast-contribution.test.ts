@@ -44,7 +44,7 @@ describe('contributions with the G1 kernel', () => {
     assert.ok((await readFile(mine)).equals(await readFile(theirs)), 'the two keys differ');
   });
 
-  it('with fresh entropy, snarkjs zkey verify accepts it and its hash is snarkjs\'s', async () => {
+  it("with fresh entropy, snarkjs zkey verify accepts it and its hash is snarkjs's", async () => {
     const config = await loadCeremonyConfig(dataDir);
     const circuit = config.circuits[0]!;
     const paths = ceremonyPaths(dataDir);

@@ -56,7 +56,7 @@ describe('G1 MSM kernel', () => {
     assert.ok(msmWindowBits(1 << 16, 64) > msmWindowBits(64, 64));
   });
 
-  it('leaves a caller\'s Buffer usable (its slices are views: they must be copied, not transferred)', async () => {
+  it("leaves a caller's Buffer usable (its slices are views: they must be copied, not transferred)", async () => {
     const n = 9000;
     const bases = Buffer.from(g1.randomBases(n));
     const scalars = Buffer.from(randomScalars(n, 8));
@@ -71,21 +71,29 @@ describe('G1 MSM kernel', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'g1-msm-exit-'));
     const script = path.join(dir, 'use-msm.mts');
     const moduleUrl = (relative: string): string => pathToFileURL(path.join(REPO_ROOT, relative)).href;
-    writeFileSync(script, [
-      `const { g1MultiExp } = await import('${moduleUrl('core/kernel/multi-exp.ts')}');`,
-      `const { releaseBn128 } = await import('${moduleUrl('core/crypto/bn128.ts')}');`,
-      'const p = await g1MultiExp(new Uint8Array(64), new Uint8Array(8), 8);',
-      'await releaseBn128();',
-      "console.log('summed', p.length);",
-    ].join('\n'));
+    writeFileSync(
+      script,
+      [
+        `const { g1MultiExp } = await import('${moduleUrl('core/kernel/multi-exp.ts')}');`,
+        `const { releaseBn128 } = await import('${moduleUrl('core/crypto/bn128.ts')}');`,
+        'const p = await g1MultiExp(new Uint8Array(64), new Uint8Array(8), 8);',
+        'await releaseBn128();',
+        "console.log('summed', p.length);",
+      ].join('\n'),
+    );
     after(() => rmSync(dir, { recursive: true, force: true }));
-    const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', script], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
     // Bounded wait: a process kept alive by the threads is killed and fails the test.
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => resolve([c, s])));
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.once('exit', (c, s) => resolve([c, s])),
+    );
     clearTimeout(timer);
     assert.equal(signal, null, `the process had to be killed; output:\n${output}`);
     assert.equal(code, 0, output);

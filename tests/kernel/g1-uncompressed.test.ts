@@ -17,7 +17,9 @@ let kernel: G1Uncompressed;
 
 function randomPoint(): Uint8Array {
   const fr = curve.Fr as unknown as { e(v: bigint): Uint8Array };
-  return curve.G1.toAffine(curve.G1.timesFr(curve.G1.g, fr.e(BigInt(`0x${randomBytes(40).toString('hex')}`) % BN254_R)));
+  return curve.G1.toAffine(
+    curve.G1.timesFr(curve.G1.g, fr.e(BigInt(`0x${randomBytes(40).toString('hex')}`) % BN254_R)),
+  );
 }
 
 /** Points in the zkey layout, (0,0) for infinity. */
@@ -32,7 +34,13 @@ function lem(points: Uint8Array[]): Uint8Array {
 /** What snarkjs hashes for a point; ffjavascript writes infinity as zeros. */
 function expectedUncompressed(points: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(points.length * 64);
-  points.forEach((p, i) => curve.G1.toRprUncompressed(out, i * 64, curve.G1.isZero(p) ? curve.G1.zeroAffine as Uint8Array : curve.G1.toAffine(p)));
+  points.forEach((p, i) =>
+    curve.G1.toRprUncompressed(
+      out,
+      i * 64,
+      curve.G1.isZero(p) ? (curve.G1.zeroAffine as Uint8Array) : curve.G1.toAffine(p),
+    ),
+  );
   return out;
 }
 

@@ -16,7 +16,11 @@ import { BN254_R, GLV_LAMBDA, glvSplit, planScaleChain } from '../../core/kernel
 import { G1ScaleKernel } from '../../core/kernel/g1-scale-kernel.ts';
 import { kernelWasm } from '../../core/kernel/kernel-wasm.generated.ts';
 import {
-  buildKernelWasm, KERNEL_MODULE_FILE, KERNEL_SOURCES, kernelProducers, localToolchain,
+  buildKernelWasm,
+  KERNEL_MODULE_FILE,
+  KERNEL_SOURCES,
+  kernelProducers,
+  localToolchain,
 } from '../../core/kernel/build-kernel-wasm.ts';
 import { nodeScalePool } from '../../core/kernel/node-scale-pool.ts';
 
@@ -54,7 +58,19 @@ describe('G1 kernel', () => {
   it('multiplies like ffjavascript, for every kind of scalar, the point at infinity included', async () => {
     const kernel = await G1ScaleKernel.instantiate(undefined, 16);
     const input = points(37, 5);
-    const scalars = [1n, 2n, 3n, 17n, BN254_R - 1n, GLV_LAMBDA, GLV_LAMBDA + 1n, BN254_R - GLV_LAMBDA, randomScalar(), randomScalar(), randomScalar()];
+    const scalars = [
+      1n,
+      2n,
+      3n,
+      17n,
+      BN254_R - 1n,
+      GLV_LAMBDA,
+      GLV_LAMBDA + 1n,
+      BN254_R - GLV_LAMBDA,
+      randomScalar(),
+      randomScalar(),
+      randomScalar(),
+    ];
     for (const k of scalars) {
       const chain = planScaleChain(k);
       assert.ok(chain, `a chain for ${k}`);

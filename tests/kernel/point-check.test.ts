@@ -12,7 +12,12 @@ import type { Bn128Curve } from 'ffjavascript';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { BN254_Q, BN254_R } from '../../core/crypto/bn254-moduli.ts';
 import { MsmKernel } from '../../core/kernel/msm-kernel.ts';
-import { closeMultiExp, g1CheckedMultiExp, g1CheckedMultiExpOrFallback, g1MultiExp } from '../../core/kernel/multi-exp.ts';
+import {
+  closeMultiExp,
+  g1CheckedMultiExp,
+  g1CheckedMultiExpOrFallback,
+  g1MultiExp,
+} from '../../core/kernel/multi-exp.ts';
 import { firstPointOffCurve, type CurveMainThread } from '../../core/zkey/point-checks.ts';
 
 let curve: Bn128Curve;
@@ -34,7 +39,9 @@ function leValue(bytes: Uint8Array): bigint {
 function randomBases(n: number): Uint8Array {
   const g = curve.G1;
   const fr = curve.Fr as unknown as { e(v: bigint): Uint8Array };
-  const seeds = Array.from({ length: 8 }, () => g.timesFr(g.g, fr.e(BigInt(`0x${randomBytes(40).toString('hex')}`) % BN254_R)));
+  const seeds = Array.from({ length: 8 }, () =>
+    g.timesFr(g.g, fr.e(BigInt(`0x${randomBytes(40).toString('hex')}`) % BN254_R)),
+  );
   const out = new Uint8Array(n * 64);
   let p = seeds[0]!;
   for (let i = 0; i < n; i++) {
@@ -47,9 +54,12 @@ function randomBases(n: number): Uint8Array {
 type Spoil = (bases: Uint8Array, at: number) => void;
 
 const SPOILS: Record<string, Spoil> = {
-  'y changed (off the curve)': (bases, at) => void bases.set(leBytes((leValue(bases.subarray(at * 64 + 32, at * 64 + 64)) + 1n) % BN254_Q), at * 64 + 32),
-  'x encoded as x + q': (bases, at) => void bases.set(leBytes(leValue(bases.subarray(at * 64, at * 64 + 32)) + BN254_Q), at * 64),
-  'y encoded as y + q': (bases, at) => void bases.set(leBytes(leValue(bases.subarray(at * 64 + 32, at * 64 + 64)) + BN254_Q), at * 64 + 32),
+  'y changed (off the curve)': (bases, at) =>
+    void bases.set(leBytes((leValue(bases.subarray(at * 64 + 32, at * 64 + 64)) + 1n) % BN254_Q), at * 64 + 32),
+  'x encoded as x + q': (bases, at) =>
+    void bases.set(leBytes(leValue(bases.subarray(at * 64, at * 64 + 32)) + BN254_Q), at * 64),
+  'y encoded as y + q': (bases, at) =>
+    void bases.set(leBytes(leValue(bases.subarray(at * 64 + 32, at * 64 + 64)) + BN254_Q), at * 64 + 32),
   'x = q, y = 0 (infinity, miswritten)': (bases, at) => {
     bases.set(leBytes(BN254_Q), at * 64);
     bases.fill(0, at * 64 + 32, at * 64 + 64);
@@ -93,13 +103,20 @@ describe('G1 point check in the kernel', () => {
     const bases = randomBases(n);
     const scalars = new Uint8Array(randomBytes(n * 8));
     const checked = await g1CheckedMultiExp(bases, scalars, 8);
-    assert.ok('sum' in checked && curve.G1.eq(checked.sum, await g1MultiExp(bases, scalars, 8)), 'good points are summed');
+    assert.ok(
+      'sum' in checked && curve.G1.eq(checked.sum, await g1MultiExp(bases, scalars, 8)),
+      'good points are summed',
+    );
     for (const at of [3, 4999, 5000, 9998]) {
       const spoilt = new Uint8Array(bases);
       SPOILS['y changed (off the curve)']!(spoilt, at);
       SPOILS['x encoded as x + q']!(spoilt, n - 1);
       assert.deepEqual(await g1CheckedMultiExp(spoilt, scalars, 8), { invalidPoint: at }, `bad point at ${at}`);
-      assert.deepEqual(await g1CheckedMultiExpOrFallback(spoilt, scalars, 8), { invalidPoint: at }, `bad point at ${at}, entry with fallback`);
+      assert.deepEqual(
+        await g1CheckedMultiExpOrFallback(spoilt, scalars, 8),
+        { invalidPoint: at },
+        `bad point at ${at}, entry with fallback`,
+      );
     }
   });
 });

@@ -25,7 +25,10 @@ function random(bits: number): bigint {
 
 const SPECIAL = [0n, 1n, BN254_R - 1n, BN254_R, BN254_R + 5n, R - 1n];
 
-interface Term { signal: number; coefficient: bigint }
+interface Term {
+  signal: number;
+  coefficient: bigint;
+}
 
 function circuit(nConstraints: number, nWires: number): Term[][][] {
   return Array.from({ length: nConstraints }, () =>
@@ -33,7 +36,9 @@ function circuit(nConstraints: number, nWires: number): Term[][][] {
       Array.from({ length: Math.floor(Math.random() * 5) }, () => ({
         signal: Math.floor(Math.random() * nWires),
         coefficient: Math.random() < 0.3 ? SPECIAL[Math.floor(Math.random() * SPECIAL.length)]! : random(256),
-      }))));
+      })),
+    ),
+  );
 }
 
 function r1csBytes(constraints: Term[][][]): Buffer {
@@ -53,7 +58,12 @@ function entries(constraints: Term[][][], first: number): Buffer {
   constraints.forEach((rows, k) => {
     for (const matrix of [0, 1]) {
       for (const { signal, coefficient } of rows[matrix]!) {
-        parts.push(le(BigInt(matrix), 4), le(BigInt(first + k), 4), le(BigInt(signal), 4), le((((coefficient % BN254_R) * R) % BN254_R * R) % BN254_R, N8));
+        parts.push(
+          le(BigInt(matrix), 4),
+          le(BigInt(first + k), 4),
+          le(BigInt(signal), 4),
+          le(((((coefficient % BN254_R) * R) % BN254_R) * R) % BN254_R, N8),
+        );
       }
     }
   });
@@ -73,10 +83,21 @@ describe('r1cs pass in the kernel', () => {
     const result = kernel.scan(r1csBytes(constraints), constraints.length, first, entries(constraints, first));
     assert.ok(!('kind' in result), JSON.stringify(result));
     constraints.forEach((rows, k) => {
-      const [u, v, w] = rows.map((terms) => terms.reduce((sum, { signal, coefficient }) => (sum + rho[signal]! * coefficient) % BN254_R, 0n));
+      const [u, v, w] = rows.map((terms) =>
+        terms.reduce((sum, { signal, coefficient }) => (sum + rho[signal]! * coefficient) % BN254_R, 0n),
+      );
       const combined = (w! + sigma[0] * u! + sigma[1] * v!) % BN254_R;
-      for (const [name, value] of [['u', u], ['v', v], ['w', w], ['combined', combined]] as const) {
-        assert.deepEqual(Buffer.from(result[name].subarray(k * N8, (k + 1) * N8)), le(value!, N8), `${name} of constraint ${k}`);
+      for (const [name, value] of [
+        ['u', u],
+        ['v', v],
+        ['w', w],
+        ['combined', combined],
+      ] as const) {
+        assert.deepEqual(
+          Buffer.from(result[name].subarray(k * N8, (k + 1) * N8)),
+          le(value!, N8),
+          `${name} of constraint ${k}`,
+        );
       }
     });
   });
@@ -88,15 +109,23 @@ describe('r1cs pass in the kernel', () => {
     const bytes = r1csBytes(constraints);
     const good = entries(constraints, 0);
     // The entry of constraint 60's B term: after every A and B entry of constraints 0–59 and 60's A ones.
-    const before = constraints.slice(0, 60).reduce((n, rows) => n + rows[0]!.length + rows[1]!.length, 0) + constraints[60]![0]!.length;
+    const before =
+      constraints.slice(0, 60).reduce((n, rows) => n + rows[0]!.length + rows[1]!.length, 0) +
+      constraints[60]![0]!.length;
     const changed = Buffer.from(good);
     const at = before * COEFFICIENT_ENTRY_BYTES + 12;
     changed[at] = changed[at]! ^ 1;
-    assert.deepEqual(kernel.scan(bytes, constraints.length, 0, changed), { kind: 'coefficient_mismatch', constraint: 60 });
+    assert.deepEqual(kernel.scan(bytes, constraints.length, 0, changed), {
+      kind: 'coefficient_mismatch',
+      constraint: 60,
+    });
     assert.ok(!('kind' in kernel.scan(bytes, constraints.length, 0, undefined)), 'not compared without entries');
 
     constraints[80]![2] = [{ signal: nWires, coefficient: 1n }];
-    assert.deepEqual(kernel.scan(r1csBytes(constraints), constraints.length, 0, undefined), { kind: 'signal_out_of_range', constraint: 80 });
+    assert.deepEqual(kernel.scan(r1csBytes(constraints), constraints.length, 0, undefined), {
+      kind: 'signal_out_of_range',
+      constraint: 80,
+    });
   });
 
   it('refuses scalars that do not match the signals', async () => {

@@ -80,15 +80,20 @@ test('dist/ holds exactly what the app loads: its entries, their imports, the th
   const { files, started } = reachable();
   // The three the code starts today: the MSM and scaling threads, the embedded verifier.
   const threadsAndProcesses = [
-    'core/kernel/msm-thread-body.ts', 'core/kernel/scale-thread-body.ts',
+    'core/kernel/msm-thread-body.ts',
+    'core/kernel/scale-thread-body.ts',
     'worker/embedded-verifier.ts',
   ];
   for (const entry of threadsAndProcesses) {
     assert.ok(started.includes(entry), `${entry} is not found as a started entry (found: ${started.join(', ')})`);
   }
   const unused = compiled.filter((file) => !files.has(file));
-  assert.deepEqual(unused, [], 'compiled into dist/ but loaded by nothing the app runs (if only tests, benches, ' +
-    'scripts or the browser use it, add it to the exclude list of tsconfig.build.json)');
+  assert.deepEqual(
+    unused,
+    [],
+    'compiled into dist/ but loaded by nothing the app runs (if only tests, benches, ' +
+      'scripts or the browser use it, add it to the exclude list of tsconfig.build.json)',
+  );
   const missing = [...files].filter((file) => !compiled.includes(file));
   assert.deepEqual(missing, [], 'loaded by the compiled app but not compiled into dist/');
   for (const file of NOT_SHIPPED) {

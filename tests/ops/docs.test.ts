@@ -21,13 +21,13 @@ import { kernelWasm } from '../../core/kernel/kernel-wasm.generated.ts';
  * Pages written on branches merged after this one: links to them are allowed to dangle until then.
  * Empty this list once they exist (a listed page that exists is checked like any other).
  */
-const WRITTEN_ELSEWHERE = new Set([
-  'docs/contribution-delta.md',
-]);
+const WRITTEN_ELSEWHERE = new Set(['docs/contribution-delta.md']);
 
 const read = (relative: string): string => readFileSync(path.join(REPO_ROOT, relative), 'utf8');
 const docsPages = (): string[] =>
-  readdirSync(path.join(REPO_ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+  readdirSync(path.join(REPO_ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`);
 const allPages = (): string[] => ['README.md', 'CHANGELOG.md', ...docsPages()];
 
 /** The text outside code: fenced blocks and inline code spans removed. */
@@ -45,7 +45,11 @@ function anchors(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const result = new Set<string>();
   for (const [, heading] of markdown.replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#{1,6}\s+(.+)$/gm)) {
-    const slug = heading!.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const slug = heading!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const count = seen.get(slug) ?? 0;
     seen.set(slug, count + 1);
     result.add(count === 0 ? slug : `${slug}-${count}`);
@@ -118,7 +122,12 @@ function tableAfter(markdown: string, heading: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(first + 2)) {
     if (!line.startsWith('|')) break;
-    rows.push(line.slice(1, -1).split('|').map((cell) => cell.trim().replaceAll('`', '')));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((cell) => cell.trim().replaceAll('`', '')),
+    );
   }
   return rows;
 }
@@ -130,7 +139,10 @@ test('docs/service.md holds the circuits of ceremony.json, the deltas the tests 
   };
   const circuitRows = tableAfter(service, '## The nine circuits');
   const circuits = circuitRows.map(([name, verifier, inputs]) => [name, verifier, Number(inputs)]);
-  assert.deepEqual(circuits, config.circuits.map((c) => [c.name, c.verifier, c.publicInputs]));
+  assert.deepEqual(
+    circuits,
+    config.circuits.map((c) => [c.name, c.verifier, c.publicInputs]),
+  );
 
   const deltas = tableAfter(service, "**The service's expected deltas.**");
   const manifest = Object.fromEntries(deltas.map(([verifier, deltax1, deltax2]) => [verifier, { deltax1, deltax2 }]));

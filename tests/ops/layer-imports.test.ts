@@ -53,7 +53,7 @@ function violations(layer: Layer): string[] {
 test('the scan sees static, re-exported, side-effect and dynamic imports', () => {
   const source = [
     "import { a } from '../server/a.ts';",
-    "import type { B } from \"../worker/b.ts\";",
+    'import type { B } from "../worker/b.ts";',
     "export { c } from './c.ts';",
     "import './d.js';",
     "const e = await import('../cli/e.ts');",

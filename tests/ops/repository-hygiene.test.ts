@@ -28,7 +28,9 @@ test('scratch scripts are ignored, and nothing committed is matched by .gitignor
 });
 
 test('no file of the repository names a path of one machine or a folder outside the repository', () => {
-  const files = git(['ls-files', '--cached', '--others', '--exclude-standard', '-z']).stdout.split('\0').filter(Boolean);
+  const files = git(['ls-files', '--cached', '--others', '--exclude-standard', '-z'])
+    .stdout.split('\0')
+    .filter(Boolean);
   assert.ok(files.includes('core/errors.ts') && files.includes('README.md'), 'git lists the repository');
   const outside = /\.\.\/shared\b|\/work\/|\/home\/|\/Users\/|\/root\//;
   const found: string[] = [];

@@ -9,7 +9,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type IncomingMessage, type RequestOptions, type Server } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type RequestOptions,
+  type Server,
+} from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { parseLink, startShapedProxy, type ShapedProxy } from '../helpers/shaped-proxy.ts';
 
@@ -62,8 +68,18 @@ async function proxy(downMbit: number, upMbit: number, target?: string): Promise
 }
 
 /** One request through `via` (absolute-form, as a browser configured with the proxy sends it). */
-async function throughProxy(via: ShapedProxy, url: string, options: { method?: string; body?: Buffer } = {}): Promise<{ status: number; body: Buffer }> {
-  const request: RequestOptions = { host: '127.0.0.1', port: via.port, method: options.method ?? 'GET', path: url, headers: options.body ? { 'content-length': options.body.length } : {} };
+async function throughProxy(
+  via: ShapedProxy,
+  url: string,
+  options: { method?: string; body?: Buffer } = {},
+): Promise<{ status: number; body: Buffer }> {
+  const request: RequestOptions = {
+    host: '127.0.0.1',
+    port: via.port,
+    method: options.method ?? 'GET',
+    path: url,
+    headers: options.body ? { 'content-length': options.body.length } : {},
+  };
   const req = httpRequest(request);
   req.end(options.body);
   const [res] = (await once(req, 'response')) as [IncomingMessage];
@@ -96,11 +112,17 @@ describe('the shaped proxy', () => {
     // 8 Mbit/s down = 1,000,000 bytes/s; bucket depth 64 KiB (the floor of 50 ms of rate).
     const via = await proxy(8, 4);
     const started = performance.now();
-    const [a, b] = await Promise.all([throughProxy(via, `${originUrl}/bytes?n=600000&seed=3`), throughProxy(via, `${originUrl}/bytes?n=600000&seed=4`)]);
+    const [a, b] = await Promise.all([
+      throughProxy(via, `${originUrl}/bytes?n=600000&seed=3`),
+      throughProxy(via, `${originUrl}/bytes?n=600000&seed=4`),
+    ]);
     const downSeconds = (performance.now() - started) / 1000;
     assert.equal(a.body.length + b.body.length, 1_200_000);
     // Apart, each connection alone would have its 600 kB in 0.6 s; shared, both need 1.2 s less one burst.
-    assert.ok(downSeconds >= (1_200_000 - 65_536) / 1_000_000, `1.2 MB came down in ${downSeconds.toFixed(3)} s at 8 Mbit/s`);
+    assert.ok(
+      downSeconds >= (1_200_000 - 65_536) / 1_000_000,
+      `1.2 MB came down in ${downSeconds.toFixed(3)} s at 8 Mbit/s`,
+    );
     // 4 Mbit/s up = 500,000 bytes/s.
     const upStarted = performance.now();
     await throughProxy(via, `${originUrl}/sink`, { method: 'POST', body: bytesOf(400_000, 5) });

@@ -29,7 +29,10 @@ function answers(port: number): Promise<boolean> {
 }
 
 async function healthy(url: string): Promise<boolean> {
-  return fetch(`${url}/healthz`).then((response) => response.ok, () => false);
+  return fetch(`${url}/healthz`).then(
+    (response) => response.ok,
+    () => false,
+  );
 }
 
 test('close() stops the coordinator, the worker’s process group and the Redis, and removes its folder', async () => {
@@ -77,9 +80,8 @@ test('a given folder stays the caller’s; restart() serves it again, stop() onl
 test('a start-up that fails removes the folder it made and reports the start-up error', async () => {
   const parentDir = await mkdtemp(path.join(tmpdir(), 'test-coordinator-'));
   try {
-    await assert.rejects(
-      startTestCoordinator({ ceremony: { parentDir }, init: false }),
-      (error: unknown) => isCoordinatorError(error, 'ceremony.not_initialised'),
+    await assert.rejects(startTestCoordinator({ ceremony: { parentDir }, init: false }), (error: unknown) =>
+      isCoordinatorError(error, 'ceremony.not_initialised'),
     );
     assert.deepEqual(await readdir(parentDir), [], 'nothing left behind');
   } finally {

@@ -7,7 +7,15 @@
  */
 import assert from 'node:assert/strict';
 import {
-  copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -96,7 +104,10 @@ test('a change to any file the bundle was built from makes the web build stale; 
   mkdirSync(path.dirname(server), { recursive: true });
   writeFileSync(server, '// an edit\n');
   const typesOnly = path.join(root, 'core', 'kernel', 'scale-messages.ts');
-  assert.ok(!inputs.includes('core/kernel/scale-messages.ts'), 'core/kernel/scale-messages.ts is imported for its types only');
+  assert.ok(
+    !inputs.includes('core/kernel/scale-messages.ts'),
+    'core/kernel/scale-messages.ts is imported for its types only',
+  );
   writeFileSync(typesOnly, '// an edit\n');
   assert.equal(buildState('web', root), 'current');
 });

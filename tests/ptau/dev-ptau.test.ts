@@ -45,7 +45,8 @@ test('same bytes as the all-snarkjs path, and the same bytes on every run', asyn
 });
 
 test('snarkjs powersoftau verify accepts it', async () => {
-  const verify = (snarkjs.powersOfTau as unknown as { verify(path: string, logger?: snarkjs.Logger): Promise<boolean> }).verify;
+  const verify = (snarkjs.powersOfTau as unknown as { verify(path: string, logger?: snarkjs.Logger): Promise<boolean> })
+    .verify;
   assert.equal(await verify(ptau, silent), true);
 });
 
@@ -61,10 +62,19 @@ test('zkey new works with it and a proof made with the key verifies', async () =
   const zkey = path.join(dir, 'mul100.zkey');
   await snarkjs.zKey.newZKey(r1cs, ptau, zkey, silent);
   const input = { in: Array.from({ length: 12 }, (_, i) => String(i + 2)) };
-  const { proof, publicSignals } = await snarkjs.groth16.fullProve(input, path.join(wasmDir, 'mul100_js', 'mul100.wasm'), zkey, silent);
+  const { proof, publicSignals } = await snarkjs.groth16.fullProve(
+    input,
+    path.join(wasmDir, 'mul100_js', 'mul100.wasm'),
+    zkey,
+    silent,
+  );
   const vkey = await snarkjs.zKey.exportVerificationKey(zkey, silent);
   assert.equal(await snarkjs.groth16.verify(vkey, publicSignals, proof, silent), true);
-  assert.equal(await snarkjs.groth16.verify(vkey, ['1', ...publicSignals.slice(1)], proof, silent), false, 'a changed public signal must not verify');
+  assert.equal(
+    await snarkjs.groth16.verify(vkey, ['1', ...publicSignals.slice(1)], proof, silent),
+    false,
+    'a changed public signal must not verify',
+  );
 });
 
 test('ceremony init of the project ceremony works with the (cached) development ptau', async () => {

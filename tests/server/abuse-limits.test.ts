@@ -39,7 +39,11 @@ async function start(env: Record<string, string>, clock = new ManualClock(Date.n
 }
 
 function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 async function codeOf(response: Response): Promise<string | undefined> {
@@ -56,10 +60,22 @@ after(async () => {
 });
 
 test('limits are validated at start-up with the setting named', async () => {
-  for (const [name, value] of [['RATE_LIMIT_SIGN_IN', 'lots'], ['RATE_LIMIT_WINDOW_MS', '0'], ['MAX_MISSED_TURNS', '0'], ['TRUST_PROXY', '-1']] as const) {
-    assert.throws(() => loadServerConfig({ [name]: value }), (e: unknown) => isCoordinatorError(e, 'config.invalid') && e.message.includes(name), `${name}=${value}`);
+  for (const [name, value] of [
+    ['RATE_LIMIT_SIGN_IN', 'lots'],
+    ['RATE_LIMIT_WINDOW_MS', '0'],
+    ['MAX_MISSED_TURNS', '0'],
+    ['TRUST_PROXY', '-1'],
+  ] as const) {
+    assert.throws(
+      () => loadServerConfig({ [name]: value }),
+      (e: unknown) => isCoordinatorError(e, 'config.invalid') && e.message.includes(name),
+      `${name}=${value}`,
+    );
   }
-  await assert.rejects(start({ SEMAPHORE_GROUP_MEMBERS: '12345', SEMAPHORE_ROOT_DURATION_MS: 'an hour' }), (e: unknown) => isCoordinatorError(e, 'config.invalid') && e.message.includes('rootDurationMs'));
+  await assert.rejects(
+    start({ SEMAPHORE_GROUP_MEMBERS: '12345', SEMAPHORE_ROOT_DURATION_MS: 'an hour' }),
+    (e: unknown) => isCoordinatorError(e, 'config.invalid') && e.message.includes('rootDurationMs'),
+  );
 });
 
 describe('rate limits', () => {
@@ -86,8 +102,17 @@ describe('rate limits', () => {
     const client = new ContributorClient(url);
     await client.signInDemo('uploader');
     const create = () =>
-      fetch(`${url}/api/circuits/register/contributions`, { method: 'POST', headers: { 'tus-resumable': '1.0.0', 'upload-length': '1024', cookie: client.cookie, 'x-csrf-token': client.csrfToken } });
-    for (let i = 0; i < 2; i++) assert.equal((await create()).status, 409, 'not this contributor’s turn: refused by the upload code');
+      fetch(`${url}/api/circuits/register/contributions`, {
+        method: 'POST',
+        headers: {
+          'tus-resumable': '1.0.0',
+          'upload-length': '1024',
+          cookie: client.cookie,
+          'x-csrf-token': client.csrfToken,
+        },
+      });
+    for (let i = 0; i < 2; i++)
+      assert.equal((await create()).status, 409, 'not this contributor’s turn: refused by the upload code');
     const limited = await create();
     assert.equal(limited.status, 429);
     assert.ok(Number(limited.headers.get('retry-after')) > 0);
@@ -116,9 +141,14 @@ describe('rate limits', () => {
 describe('bounded rows', () => {
   test('Semaphore challenges: capped, used and expired ones swept', async () => {
     const clock = new ManualClock(Date.now());
-    const coordinator = await start({ SEMAPHORE_GROUP_MEMBERS: '12345', SEMAPHORE_MAX_CHALLENGES: '4', RATE_LIMIT_CHALLENGE: '100' }, clock);
-    const rows = () => (coordinator.db.prepare('SELECT COUNT(*) AS n FROM auth_semaphore_challenges').get() as { n: number }).n;
-    for (let i = 0; i < 4; i++) assert.equal((await post(`${coordinator.url}/auth/semaphore/challenge`, {})).status, 200);
+    const coordinator = await start(
+      { SEMAPHORE_GROUP_MEMBERS: '12345', SEMAPHORE_MAX_CHALLENGES: '4', RATE_LIMIT_CHALLENGE: '100' },
+      clock,
+    );
+    const rows = () =>
+      (coordinator.db.prepare('SELECT COUNT(*) AS n FROM auth_semaphore_challenges').get() as { n: number }).n;
+    for (let i = 0; i < 4; i++)
+      assert.equal((await post(`${coordinator.url}/auth/semaphore/challenge`, {})).status, 200);
     const full = await post(`${coordinator.url}/auth/semaphore/challenge`, {});
     assert.equal(full.status, 429);
     assert.equal(await codeOf(full), 'rate.limited');
@@ -131,7 +161,10 @@ describe('bounded rows', () => {
 
   test('sessions: a few per principal, a cap in all that spares coordinators, expired ones swept', async () => {
     const clock = new ManualClock(Date.now());
-    const coordinator = await start({ SESSIONS_PER_PRINCIPAL: '2', MAX_SESSIONS: '4', RATE_LIMIT_SIGN_IN: '100' }, clock);
+    const coordinator = await start(
+      { SESSIONS_PER_PRINCIPAL: '2', MAX_SESSIONS: '4', RATE_LIMIT_SIGN_IN: '100' },
+      clock,
+    );
     const rows = () => (coordinator.db.prepare('SELECT COUNT(*) AS n FROM auth_sessions').get() as { n: number }).n;
     const clients: ContributorClient[] = [];
     for (let i = 0; i < 5; i++) {
@@ -145,7 +178,10 @@ describe('bounded rows', () => {
     await new ContributorClient(coordinator.url).signInDemo('second');
     await new ContributorClient(coordinator.url).signInDemo('third');
     assert.equal(rows(), 4);
-    await assert.rejects(new ContributorClient(coordinator.url).signInDemo('fourth'), (e: unknown) => e instanceof HttpError && e.status === 429 && e.code === 'rate.limited');
+    await assert.rejects(
+      new ContributorClient(coordinator.url).signInDemo('fourth'),
+      (e: unknown) => e instanceof HttpError && e.status === 429 && e.code === 'rate.limited',
+    );
     await new ContributorClient(coordinator.url).signInCoordinator(TOKEN);
     clock.advance(12 * 60 * 60_000);
     await new ContributorClient(coordinator.url).signInDemo('fourth');
@@ -166,7 +202,13 @@ describe('request bodies and browser hardening', () => {
     const { url } = await start({ PUBLIC_URL, OPEN_ON_START: 'true' });
     const health = await fetch(`${url}/healthz`);
     const csp = health.headers.get('content-security-policy') ?? '';
-    for (const directive of ["default-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", "worker-src 'self' blob:", "frame-ancestors 'none'", "object-src 'none'"]) {
+    for (const directive of [
+      "default-src 'self'",
+      "script-src 'self' 'wasm-unsafe-eval'",
+      "worker-src 'self' blob:",
+      "frame-ancestors 'none'",
+      "object-src 'none'",
+    ]) {
       assert.ok(csp.includes(directive), `${directive} in ${csp}`);
     }
     assert.equal(health.headers.get('x-frame-options'), 'DENY');
@@ -182,7 +224,12 @@ describe('request bodies and browser hardening', () => {
     const create = (origin: string) =>
       fetch(`${url}/api/circuits/register/contributions`, {
         method: 'OPTIONS',
-        headers: { origin, 'access-control-request-method': 'POST', cookie: client.cookie, 'x-csrf-token': client.csrfToken },
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          cookie: client.cookie,
+          'x-csrf-token': client.csrfToken,
+        },
       });
     const foreign = await create('https://evil.example');
     assert.equal(foreign.headers.get('access-control-allow-origin'), null, 'no CORS for another origin');

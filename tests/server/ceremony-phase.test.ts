@@ -16,13 +16,21 @@ function refusedWith(code: ErrorCode, message?: RegExp): (error: unknown) => boo
 test('a finalisation runs closed → finalising → finalised; nothing else changes the phase meanwhile', () => {
   const phase = new CeremonyPhaseStore(openDatabase(':memory:'));
   assert.equal(phase.get(), 'setup');
-  assert.throws(() => phase.beginFinalising(1), refusedWith('ceremony.not_closed'), 'only a closed ceremony is finalised');
+  assert.throws(
+    () => phase.beginFinalising(1),
+    refusedWith('ceremony.not_closed'),
+    'only a closed ceremony is finalised',
+  );
   phase.set('open', 1);
   phase.set('closed', 2);
   phase.beginFinalising(3);
   assert.equal(phase.get(), 'finalising');
   for (const next of ['open', 'paused', 'closed'] as const) {
-    assert.throws(() => phase.set(next, 4), refusedWith('ceremony.locked', /finalisation is running/), `finalising → ${next}`);
+    assert.throws(
+      () => phase.set(next, 4),
+      refusedWith('ceremony.locked', /finalisation is running/),
+      `finalising → ${next}`,
+    );
   }
   assert.throws(() => phase.beginFinalising(4), refusedWith('ceremony.locked', /already running/));
   assert.equal(phase.get(), 'finalising');

@@ -49,7 +49,11 @@ describe('the transition table', () => {
     for (const from of LIFECYCLE_STATES) {
       for (const event of LIFECYCLE_EVENTS) {
         if (LEGAL.some(([f, e]) => f === from && e === event)) continue;
-        assert.throws(() => transition(from, event), (error: unknown) => isCoordinatorError(error, 'lifecycle.illegal_transition') && error.message.includes(from), `${from} --${event}-->`);
+        assert.throws(
+          () => transition(from, event),
+          (error: unknown) => isCoordinatorError(error, 'lifecycle.illegal_transition') && error.message.includes(from),
+          `${from} --${event}-->`,
+        );
         refused++;
       }
     }
@@ -59,16 +63,28 @@ describe('the transition table', () => {
   test('a decided contribution takes no second verdict', () => {
     const accepted = settleVerdict('verifying', { event: 'committed', chainIndex: 3, contributionHash: 'ab' });
     assert.deepEqual(accepted, { status: 'accepted', chainIndex: 3, contributionHash: 'ab' });
-    assert.throws(() => settleVerdict(accepted.status, { event: 'refused', code: 'zkey.malformed', message: 'x' }), (error: unknown) => isCoordinatorError(error, 'lifecycle.illegal_transition'));
-    assert.deepEqual(settleVerdict('verifying', { event: 'unverifiable', code: 'verification.unavailable', message: 'm' }), { status: 'error', code: 'verification.unavailable', message: 'm' });
+    assert.throws(
+      () => settleVerdict(accepted.status, { event: 'refused', code: 'zkey.malformed', message: 'x' }),
+      (error: unknown) => isCoordinatorError(error, 'lifecycle.illegal_transition'),
+    );
+    assert.deepEqual(
+      settleVerdict('verifying', { event: 'unverifiable', code: 'verification.unavailable', message: 'm' }),
+      { status: 'error', code: 'verification.unavailable', message: 'm' },
+    );
   });
 
   test('the lobby outcome of a turn is derived from its final state', () => {
-    assert.deepEqual(
-      (['accepted', 'refused', 'discarded', 'error', 'missed'] as const).map(turnOutcome),
-      ['accepted', 'refused', 'discarded', 'refused', 'missed'],
+    assert.deepEqual((['accepted', 'refused', 'discarded', 'error', 'missed'] as const).map(turnOutcome), [
+      'accepted',
+      'refused',
+      'discarded',
+      'refused',
+      'missed',
+    ]);
+    assert.throws(
+      () => turnOutcome('verifying'),
+      (error: unknown) => isCoordinatorError(error, 'lifecycle.illegal_transition'),
     );
-    assert.throws(() => turnOutcome('verifying'), (error: unknown) => isCoordinatorError(error, 'lifecycle.illegal_transition'));
   });
 });
 
@@ -110,7 +126,16 @@ describe('a verdict is recorded in both stores in one transaction', () => {
     lobby.tick();
     const candidatePath = path.join(dir, 'candidate.zkey');
     await writeFile(candidatePath, 'not a zkey');
-    const row = contributions.create({ circuit: 'register', contributorId: 'alice', contributorName: 'alice', headIndex: 0, candidatePath, size: 10, fileHash: 'ab'.repeat(32), createdAt: clock.now() });
+    const row = contributions.create({
+      circuit: 'register',
+      contributorId: 'alice',
+      contributorName: 'alice',
+      headIndex: 0,
+      candidatePath,
+      size: 10,
+      fileHash: 'ab'.repeat(32),
+      createdAt: clock.now(),
+    });
     lobby.markSubmitted('alice', 'register', row.id);
     /** Delivers an outcome and resolves once the service has applied it (or warned that it could not). */
     const deliver = async (outcome: VerificationOutcome): Promise<void> => {
@@ -122,13 +147,26 @@ describe('a verdict is recorded in both stores in one transaction', () => {
 
   test('a refusal lands in the contribution row and the lobby together', async () => {
     const { lobby, contributions, row, deliver, decisions } = await setup();
-    await deliver({ contributionId: row.id, status: 'invalid', code: 'contribution.invalid_proof_of_knowledge', message: 'bad proof' });
+    await deliver({
+      contributionId: row.id,
+      status: 'invalid',
+      code: 'contribution.invalid_proof_of_knowledge',
+      message: 'bad proof',
+    });
     assert.equal(contributions.get(row.id)!.status, 'refused');
     assert.equal(contributions.get(row.id)!.code, 'contribution.invalid_proof_of_knowledge');
     assert.equal(lobby.status('alice').lastRefusal?.code, 'contribution.invalid_proof_of_knowledge');
-    assert.deepEqual(lobby.activeTurns().filter((turn) => turn.contributorId === 'alice'), []);
+    assert.deepEqual(
+      lobby.activeTurns().filter((turn) => turn.contributorId === 'alice'),
+      [],
+    );
     assert.equal(decisions.length, 1);
-    await deliver({ contributionId: row.id, status: 'invalid', code: 'contribution.invalid_proof_of_knowledge', message: 'bad proof' });
+    await deliver({
+      contributionId: row.id,
+      status: 'invalid',
+      code: 'contribution.invalid_proof_of_knowledge',
+      message: 'bad proof',
+    });
     assert.equal(decisions.length, 1, 'a repeated outcome records nothing');
   });
 
@@ -141,10 +179,18 @@ describe('a verdict is recorded in both stores in one transaction', () => {
       throw new Error('injected: the lobby fails mid-verdict');
     };
     await deliver({ contributionId: row.id, status: 'error', message: 'the verifier died' });
-    assert.ok(warnings.some((w) => w.message === 'could not apply a verification outcome' && String(w.fields?.error).includes('injected')), JSON.stringify(warnings));
+    assert.ok(
+      warnings.some(
+        (w) => w.message === 'could not apply a verification outcome' && String(w.fields?.error).includes('injected'),
+      ),
+      JSON.stringify(warnings),
+    );
     assert.equal(contributions.get(row.id)!.status, 'verifying', 'the row update was rolled back');
     assert.equal(contributions.get(row.id)!.code, null);
-    assert.deepEqual(lobby.activeTurns().find((turn) => turn.contributorId === 'alice'), { circuit: 'register', contributorId: 'alice', state: 'verifying' });
+    assert.deepEqual(
+      lobby.activeTurns().find((turn) => turn.contributorId === 'alice'),
+      { circuit: 'register', contributorId: 'alice', state: 'verifying' },
+    );
     assert.equal(lobby.status('alice').lastRefusal, undefined);
     assert.equal(decisions.length, 0, 'nothing was observed as decided');
 
@@ -152,7 +198,10 @@ describe('a verdict is recorded in both stores in one transaction', () => {
     await deliver({ contributionId: row.id, status: 'error', message: 'the verifier died' });
     assert.equal(contributions.get(row.id)!.status, 'error');
     assert.equal(lobby.status('alice').lastRefusal?.code, 'verification.unavailable');
-    assert.deepEqual(lobby.activeTurns().filter((turn) => turn.contributorId === 'alice'), []);
+    assert.deepEqual(
+      lobby.activeTurns().filter((turn) => turn.contributorId === 'alice'),
+      [],
+    );
     assert.equal(decisions.length, 1);
   });
 });

@@ -20,7 +20,17 @@ import { devPtauHash } from '../fixtures/ceremony-fixture.ts';
 
 let coordinator: TestCoordinator;
 let dataDir: string;
-const CIRCUITS = ['register', 'treeUpdate', 'transact21', 'transact22', 'transact23', 'transact42', 'transact44', 'transact82', 'transact84'];
+const CIRCUITS = [
+  'register',
+  'treeUpdate',
+  'transact21',
+  'transact22',
+  'transact23',
+  'transact42',
+  'transact44',
+  'transact82',
+  'transact84',
+];
 
 async function expectRefused(promise: Promise<unknown>, status: number, code: string): Promise<void> {
   await assert.rejects(promise, (error: unknown) => {
@@ -121,7 +131,10 @@ describe('two contributors through all nine circuits, a third waiting', () => {
     watching = false;
     await watcher;
     for (const who of [a, b]) assert.equal((await who.me()).status.done, true);
-    const ceremony = await a.request<{ circuits: Array<{ name: string; contributions: number; queueLength: number }> }>('GET', '/api/ceremony');
+    const ceremony = await a.request<{ circuits: Array<{ name: string; contributions: number; queueLength: number }> }>(
+      'GET',
+      '/api/ceremony',
+    );
     for (const circuit of ceremony.circuits) assert.equal(circuit.contributions, 2, circuit.name);
     await c.waitFor((m) => m.status.circuits[0]!.state === 'turn', "carol's turn");
     assert.deepEqual(positions, [2, 1]);
@@ -129,13 +142,22 @@ describe('two contributors through all nine circuits, a third waiting', () => {
 
   test('signed receipts verify against the published key; the transcript and an audit agree', async () => {
     const { receiptPublicKey } = await a.request<{ receiptPublicKey: string }>('GET', '/api/ceremony');
-    const { receipts } = await a.request<{ receipts: Array<{ body: string; signature: string }> }>('GET', '/api/me/receipts');
+    const { receipts } = await a.request<{ receipts: Array<{ body: string; signature: string }> }>(
+      'GET',
+      '/api/me/receipts',
+    );
     assert.equal(receipts.length, 9);
     for (const receipt of receipts) {
       assert.equal(verifyReceipt(receipt, receiptPublicKey), true);
-      assert.equal(verifyReceipt({ ...receipt, body: receipt.body.replace('alice', 'mallory') }, receiptPublicKey), false);
+      assert.equal(
+        verifyReceipt({ ...receipt, body: receipt.body.replace('alice', 'mallory') }, receiptPublicKey),
+        false,
+      );
     }
-    const { entries } = await a.request<{ entries: Array<{ type: string; contributor?: string }> }>('GET', '/api/transcript');
+    const { entries } = await a.request<{ entries: Array<{ type: string; contributor?: string }> }>(
+      'GET',
+      '/api/transcript',
+    );
     assert.equal(entries.filter((e) => e.type === 'contribution').length, 18);
     const report = await auditCeremony(dataDir, undefined, { ptauHash: await devPtauHash() });
     assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
@@ -143,7 +165,9 @@ describe('two contributors through all nine circuits, a third waiting', () => {
 
   test('zkeys download by index with HTTP range requests; the manifest is 404 until finalised', async () => {
     const whole = Buffer.from(await (await fetch(`${coordinator.url}/api/circuits/register/zkeys/2`)).arrayBuffer());
-    const ranged = await fetch(`${coordinator.url}/api/circuits/register/zkeys/2`, { headers: { range: 'bytes=4-11' } });
+    const ranged = await fetch(`${coordinator.url}/api/circuits/register/zkeys/2`, {
+      headers: { range: 'bytes=4-11' },
+    });
     assert.equal(ranged.status, 206);
     assert.deepEqual(Buffer.from(await ranged.arrayBuffer()), whole.subarray(4, 12));
     await expectRefused(a.request('GET', '/api/circuits/register/zkeys/3'), 404, 'not_found');

@@ -52,13 +52,22 @@ test('finalise and phase changes are refused while they would cut off or race wi
   const circuits = coordinator.config.circuits.map((c) => c.name);
   const last = circuits.at(-1)!;
   for (const circuit of circuits.slice(0, -1)) await alice.takeTurn(circuit);
-  await alice.waitFor((me) => me.status.circuits.find((c) => c.circuit === last)?.state === 'turn', `a turn on ${last}`);
+  await alice.waitFor(
+    (me) => me.status.circuits.find((c) => c.circuit === last)?.state === 'turn',
+    `a turn on ${last}`,
+  );
 
-  await assert.rejects(admin.request('POST', '/api/admin/finalise', finaliseBody), refusedWith(409, 'ceremony.not_closed'));
+  await assert.rejects(
+    admin.request('POST', '/api/admin/finalise', finaliseBody),
+    refusedWith(409, 'ceremony.not_closed'),
+  );
 
   await admin.request('POST', '/api/admin/phase', { phase: 'closed' });
   // closed → paused is no move of the phase table: refused as such, and the phase stays.
-  await assert.rejects(admin.request('POST', '/api/admin/phase', { phase: 'paused' }), refusedWith(409, 'ceremony.invalid_phase_change'));
+  await assert.rejects(
+    admin.request('POST', '/api/admin/phase', { phase: 'paused' }),
+    refusedWith(409, 'ceremony.invalid_phase_change'),
+  );
   assert.equal(coordinator.phase.get(), 'closed');
   const bob = new ContributorClient(coordinator.url);
   await bob.signInDemo('bob');
@@ -67,7 +76,10 @@ test('finalise and phase changes are refused while they would cut off or race wi
   // alice's turn began before the close: finalising now would discard what she is computing.
   await assert.rejects(admin.request('POST', '/api/admin/finalise', finaliseBody), refusedWith(409, 'ceremony.locked'));
   await alice.upload(last, (await alice.makeContribution(last)).file);
-  await alice.waitFor((me) => me.status.circuits.find((c) => c.circuit === last)?.state === 'accepted', 'alice accepted after the close');
+  await alice.waitFor(
+    (me) => me.status.circuits.find((c) => c.circuit === last)?.state === 'accepted',
+    'alice accepted after the close',
+  );
   assert.deepEqual(coordinator.lobby.activeTurns(), [], 'no new turn is granted while closed');
 
   // A stop in the middle of a finalisation: the phase was persisted as finalising, and nothing
@@ -79,9 +91,15 @@ test('finalise and phase changes are refused while they would cut off or race wi
   await coordinator.restart();
   admin = reconnect(admin, coordinator);
   assert.equal((await admin.request<{ phase: string }>('GET', '/api/ceremony')).phase, 'closed');
-  const interrupted = await admin.request<{ phase: string; finalisationInterruptedAt?: number }>('GET', '/api/admin/overview');
+  const interrupted = await admin.request<{ phase: string; finalisationInterruptedAt?: number }>(
+    'GET',
+    '/api/admin/overview',
+  );
   assert.equal(interrupted.phase, 'closed');
-  assert.ok((interrupted.finalisationInterruptedAt ?? 0) >= stoppedAt, `finalisationInterruptedAt ${interrupted.finalisationInterruptedAt}`);
+  assert.ok(
+    (interrupted.finalisationInterruptedAt ?? 0) >= stoppedAt,
+    `finalisationInterruptedAt ${interrupted.finalisationInterruptedAt}`,
+  );
 
   const finalising = admin.request<{ manifest: Record<string, unknown> }>('POST', '/api/admin/finalise', finaliseBody);
   // Finalisation takes seconds (a beacon and a full verification per circuit); these land inside
@@ -89,16 +107,31 @@ test('finalise and phase changes are refused while they would cut off or race wi
   await finalisationStarted(finalising);
   assert.equal((await admin.request<{ phase: string }>('GET', '/api/ceremony')).phase, 'finalising');
   assert.equal((await admin.request<{ phase: string }>('GET', '/api/admin/overview')).phase, 'finalising');
-  await assert.rejects(admin.request('POST', '/api/admin/phase', { phase: 'open' }), refusedWith(409, 'ceremony.locked'));
-  await assert.rejects(admin.request('POST', '/api/admin/phase', { phase: 'closed' }), refusedWith(409, 'ceremony.locked'));
+  await assert.rejects(
+    admin.request('POST', '/api/admin/phase', { phase: 'open' }),
+    refusedWith(409, 'ceremony.locked'),
+  );
+  await assert.rejects(
+    admin.request('POST', '/api/admin/phase', { phase: 'closed' }),
+    refusedWith(409, 'ceremony.locked'),
+  );
   await assert.rejects(admin.request('POST', '/api/admin/finalise', finaliseBody), refusedWith(409, 'ceremony.locked'));
   const done = await finalising;
   assert.equal(Object.keys(done.manifest).length, 9);
   assert.equal(coordinator.phase.get(), 'finalised');
-  await assert.rejects(admin.request('POST', '/api/admin/phase', { phase: 'open' }), refusedWith(409, 'ceremony.invalid_phase_change'));
-  await assert.rejects(admin.request('POST', '/api/admin/finalise', finaliseBody), refusedWith(409, 'ceremony.finalised'));
+  await assert.rejects(
+    admin.request('POST', '/api/admin/phase', { phase: 'open' }),
+    refusedWith(409, 'ceremony.invalid_phase_change'),
+  );
+  await assert.rejects(
+    admin.request('POST', '/api/admin/finalise', finaliseBody),
+    refusedWith(409, 'ceremony.finalised'),
+  );
   assert.equal(coordinator.phase.get(), 'finalised');
-  const finished = await admin.request<{ phase: string; finalisationInterruptedAt?: number }>('GET', '/api/admin/overview');
+  const finished = await admin.request<{ phase: string; finalisationInterruptedAt?: number }>(
+    'GET',
+    '/api/admin/overview',
+  );
   assert.equal(finished.phase, 'finalised');
   assert.equal(finished.finalisationInterruptedAt, undefined, 'the interruption is forgotten once finalised');
 });
@@ -110,8 +143,13 @@ test('a port already taken: start-up fails with config.invalid and leaves no ver
   const before = new Set(childVerifiers());
   try {
     await assert.rejects(
-      startCoordinator(loadServerConfig({ CEREMONY_DATA: dataDir, PORT: String(port), HOST: '127.0.0.1', COORDINATOR_TOKEN: TOKEN }), { log: { info: () => {}, warn: () => {} } }),
-      (error: unknown) => (error as { code?: string }).code === 'config.invalid' && /cannot listen on 127\.0\.0\.1:\d+/.test((error as Error).message),
+      startCoordinator(
+        loadServerConfig({ CEREMONY_DATA: dataDir, PORT: String(port), HOST: '127.0.0.1', COORDINATOR_TOKEN: TOKEN }),
+        { log: { info: () => {}, warn: () => {} } },
+      ),
+      (error: unknown) =>
+        (error as { code?: string }).code === 'config.invalid' &&
+        /cannot listen on 127\.0\.0\.1:\d+/.test((error as Error).message),
     );
   } finally {
     squatter.close();
@@ -146,7 +184,8 @@ async function finalisationStarted(request: Promise<unknown>): Promise<void> {
   const finalDir = ceremonyPaths(dataDir).finalDir;
   const deadline = Date.now() + 60_000;
   while (!existsSync(finalDir)) {
-    if (settled !== undefined) throw new Error(`the finalise request ended before the final folder appeared: ${String(settled)}`);
+    if (settled !== undefined)
+      throw new Error(`the finalise request ended before the final folder appeared: ${String(settled)}`);
     if (Date.now() > deadline) throw new Error('finalisation did not begin within 60 s');
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -160,7 +199,8 @@ function childVerifiers(): number[] {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('embedded-verifier')) pids.push(Number(entry));
+      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('embedded-verifier'))
+        pids.push(Number(entry));
     } catch {
       // gone meanwhile
     }

@@ -57,9 +57,16 @@ async function startServer(): Promise<void> {
   });
   for (let i = 0; i < 200; i++) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`the coordinator exited before it was up (code ${child.exitCode}, signal ${child.signalCode}): ${stderr.trim()}`);
+      throw new Error(
+        `the coordinator exited before it was up (code ${child.exitCode}, signal ${child.signalCode}): ${stderr.trim()}`,
+      );
     }
-    const up = listening && (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false));
+    const up =
+      listening &&
+      (await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      ));
     if (up && child.exitCode === null && child.signalCode === null) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -77,7 +84,11 @@ async function killServer(): Promise<void> {
 async function assertChainsConsistent(): Promise<void> {
   const state = await openCeremony(dataDir);
   for (const chain of state.chains.values()) {
-    assert.equal(await hashFile(state.paths.zkeyPath(chain.circuit.name, chain.headIndex)), chain.head!.fileHash, chain.circuit.name);
+    assert.equal(
+      await hashFile(state.paths.zkeyPath(chain.circuit.name, chain.headIndex)),
+      chain.head!.fileHash,
+      chain.circuit.name,
+    );
   }
 }
 
@@ -132,10 +143,17 @@ test('kill -9 during an upload and during verification: nothing lost, the queue 
   // 2. Restart: the session and the turn survived; the upload resumes and completes.
   await startServer();
   assert.equal((await alice.progress('register')).state, 'turn');
-  const resumedUrl = await alice.upload('register', bytes, { chunkSize: third, uploadUrl: new URL(uploadUrl!, base).toString() });
+  const resumedUrl = await alice.upload('register', bytes, {
+    chunkSize: third,
+    uploadUrl: new URL(uploadUrl!, base).toString(),
+  });
   // tus-js-client silently creates a new upload when HEAD of the old one fails: the same URL
   // proves the upload was resumed, not started again.
-  assert.equal(new URL(resumedUrl, base).pathname, new URL(uploadUrl!, base).pathname, 'the upload resumed, not restarted');
+  assert.equal(
+    new URL(resumedUrl, base).pathname,
+    new URL(uploadUrl!, base).pathname,
+    'the upload resumed, not restarted',
+  );
   await alice.waitFor((m) => m.status.circuits[0]!.state === 'verifying', 'verifying');
 
   // 3. No worker is running: the job waits in Redis. Kill the coordinator during verification.
@@ -145,7 +163,11 @@ test('kill -9 during an upload and during verification: nothing lost, the queue 
 
   // 4. A worker comes up: the contribution is accepted and the queue moves on to bob.
   worker = await startWorkerProcess({ redisUrl: redis.url });
-  const me = await alice.waitFor((m) => m.status.circuits[0]!.state === 'accepted', 'accepted after the restarts', 60_000);
+  const me = await alice.waitFor(
+    (m) => m.status.circuits[0]!.state === 'accepted',
+    'accepted after the restarts',
+    60_000,
+  );
   assert.equal(me.status.circuits[0]!.contributionHash, contributionHash);
   await bob.waitFor((m) => m.status.circuits[0]!.state === 'turn', "bob's turn");
   await assertChainsConsistent();

@@ -10,7 +10,15 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import { ALL_ERROR_CODES, CoordinatorError, errorCodeOr, isErrorCode, isUsageError, refusesContribution, type ErrorCode } from '../../core/errors.ts';
+import {
+  ALL_ERROR_CODES,
+  CoordinatorError,
+  errorCodeOr,
+  isErrorCode,
+  isUsageError,
+  refusesContribution,
+  type ErrorCode,
+} from '../../core/errors.ts';
 import { ERROR_STATUS, errorStatus } from '../../server/http/error-status.ts';
 import { errorHandler, notFoundHandler } from '../../server/http/error-handler.ts';
 import { isRefusalCode } from '../../core/verifier-contract/verifier-contract.ts';
@@ -127,7 +135,10 @@ describe('the error handler over HTTP', () => {
     const crash = await answer(await fetch(`${base}/crash`));
     assert.equal(crash.code, 'internal');
     assert.doesNotMatch(crash.message, /secret|var\/lib/);
-    assert.ok(logged.some((line) => line.includes('secret detail')), 'the details are logged');
+    assert.ok(
+      logged.some((line) => line.includes('secret detail')),
+      'the details are logged',
+    );
 
     assert.equal((await answer(await fetch(`${base}/client-error/400`))).code, 'request.invalid');
     assert.equal((await answer(await fetch(`${base}/client-error/404`))).code, 'not_found');
@@ -136,8 +147,12 @@ describe('the error handler over HTTP', () => {
     const unsupported = await answer(await fetch(`${base}/client-error/415`));
     assert.deepEqual([unsupported.status, unsupported.code], [400, 'request.invalid']);
 
-    const post = (body: string): Promise<Response> => fetch(`${base}/small-json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    assert.deepEqual(await answer(await post(JSON.stringify({ padding: 'x'.repeat(4096) }))).then((a) => [a.status, a.code]), [413, 'request.too_large']);
+    const post = (body: string): Promise<Response> =>
+      fetch(`${base}/small-json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    assert.deepEqual(
+      await answer(await post(JSON.stringify({ padding: 'x'.repeat(4096) }))).then((a) => [a.status, a.code]),
+      [413, 'request.too_large'],
+    );
     assert.deepEqual(await answer(await post('{"not json')).then((a) => [a.status, a.code]), [400, 'request.invalid']);
   });
 });
@@ -146,19 +161,31 @@ describe('codes read back from SQLite', () => {
   test('a contribution row holding a code this version does not know reads as internal', () => {
     const db = openDatabase(':memory:');
     const store = new ContributionStore(db);
-    const base = { circuit: 'register', contributorId: 'demo:a', contributorName: 'a', headIndex: 0, candidatePath: '/tmp/x', size: 1, fileHash: 'h', createdAt: 1 };
+    const base = {
+      circuit: 'register',
+      contributorId: 'demo:a',
+      contributorName: 'a',
+      headIndex: 0,
+      candidatePath: '/tmp/x',
+      size: 1,
+      fileHash: 'h',
+      createdAt: 1,
+    };
     const known = store.create(base);
     store.finish(known.id, { status: 'refused', code: 'contribution.stale', message: 'stale' }, 2);
     assert.equal(store.get(known.id)!.code, 'contribution.stale');
     const unknown = store.create(base);
     store.finish(unknown.id, { status: 'refused', code: 'contribution.stale', message: 'from a newer coordinator' }, 2);
     db.prepare('UPDATE contributions SET code = ? WHERE id = ?').run('contribution.from_the_future', unknown.id);
-    assert.deepEqual([store.get(unknown.id)!.code, store.get(unknown.id)!.message], ['internal', 'from a newer coordinator']);
+    assert.deepEqual(
+      [store.get(unknown.id)!.code, store.get(unknown.id)!.message],
+      ['internal', 'from a newer coordinator'],
+    );
     assert.equal(store.create(base).code, null, 'no verdict, no code');
     db.close();
   });
 
-  test("a lobby refusal holding an unknown code is shown as internal, with its message", () => {
+  test('a lobby refusal holding an unknown code is shown as internal, with its message', () => {
     const { lobby, db } = makeLobby();
     lobby.join('alice');
     lobby.tick();
@@ -166,7 +193,10 @@ describe('codes read back from SQLite', () => {
     lobby.recordVerdict('c1', { status: 'refused', code: 'zkey.malformed', message: 'not a zkey' });
     assert.equal(lobby.status('alice').lastRefusal?.code, 'zkey.malformed');
     db.prepare("UPDATE lobby_refusals SET code = 'zkey.renamed' WHERE contributor_id = 'alice'").run();
-    assert.deepEqual([lobby.status('alice').lastRefusal?.code, lobby.status('alice').lastRefusal?.message], ['internal', 'not a zkey']);
+    assert.deepEqual(
+      [lobby.status('alice').lastRefusal?.code, lobby.status('alice').lastRefusal?.message],
+      ['internal', 'not a zkey'],
+    );
     db.close();
   });
 });

@@ -34,11 +34,15 @@ const responses: string[] = [];
 
 /** `ceremony serve` in its own process group (stopping it stops the verifier it forks too). */
 async function serve(): Promise<Served> {
-  const group = startGroup(process.execPath, [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'serve', '--data', dataDir, '--port', '0', '--open'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, DEMO_SIGN_IN: 'true' },
-    label: 'ceremony serve',
-  });
+  const group = startGroup(
+    process.execPath,
+    [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'serve', '--data', dataDir, '--port', '0', '--open'],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DEMO_SIGN_IN: 'true' },
+      label: 'ceremony serve',
+    },
+  );
   started.push(group);
   const [, url] = await group.waitFor(/coordinator listening on (\S+)/, 60_000);
   return { group, url: url! };
@@ -92,7 +96,9 @@ async function filesOutside(dir: string, skip: string): Promise<string[]> {
 }
 
 before(async () => {
-  const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as { circuits: Array<{ name: string }> };
+  const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as {
+    circuits: Array<{ name: string }>;
+  };
   dataDir = await newCeremonyDir({
     configOverrides: { circuits: project.circuits.filter((c) => c.name === 'register') },
     init: true,
@@ -141,7 +147,12 @@ describe('the link challenge seed stays in state/', () => {
     assert.equal((await stat(seedFile)).mode & 0o777, 0o600);
     const seed = await readFile(seedFile);
     const secrets = [seed, circuitChallengeKey(seed, 'register')];
-    const forms = secrets.flatMap((s) => [s.toString('hex'), s.toString('base64'), s.toString('base64url'), s.toString('hex').toUpperCase()]);
+    const forms = secrets.flatMap((s) => [
+      s.toString('hex'),
+      s.toString('base64'),
+      s.toString('base64url'),
+      s.toString('hex').toUpperCase(),
+    ]);
 
     const viewer = new RecordingClient(served!.url);
     for (const route of ['/healthz', '/api/ceremony', '/api/transcript', '/api/manifest']) {
@@ -156,7 +167,10 @@ describe('the link challenge seed stays in state/', () => {
     responses.push(JSON.stringify(await viewer.request('GET', '/api/ceremony')));
 
     const published = await filesOutside(dataDir, stateDirFor(dataDir));
-    assert.ok(published.some((f) => f.endsWith('.zkey')) && published.some((f) => f.endsWith('.jsonl')), 'the scan sees chains and transcript');
+    assert.ok(
+      published.some((f) => f.endsWith('.zkey')) && published.some((f) => f.endsWith('.jsonl')),
+      'the scan sees chains and transcript',
+    );
     for (const file of published) {
       const bytes = await readFile(file);
       for (const secret of secrets) assert.equal(bytes.indexOf(secret), -1, `${file} holds a secret's bytes`);
@@ -166,6 +180,7 @@ describe('the link challenge seed stays in state/', () => {
     assert.ok(printed().includes('coordinator listening'), 'the scan sees the logs');
     for (const form of forms) assert.ok(!printed().includes(form), 'a log line holds a secret');
     assert.ok(responses.length > 10);
-    for (const body of responses) for (const form of forms) assert.ok(!body.includes(form), 'a response holds a secret');
+    for (const body of responses)
+      for (const form of forms) assert.ok(!body.includes(form), 'a response holds a secret');
   });
 });

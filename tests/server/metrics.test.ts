@@ -47,7 +47,9 @@ function parseMetrics(text: string): Sample[] {
     .map((line) => {
       const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
       assert.ok(match, `not a Prometheus sample line: ${line}`);
-      const labels = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]));
+      const labels = Object.fromEntries(
+        [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]),
+      );
       return { name: match[1]!, labels, value: Number(match[3]) };
     });
 }
@@ -82,12 +84,21 @@ function nonLoopbackIpv4(): string {
   return address;
 }
 
-async function waitForSample(base: string, name: string, labels: Record<string, string>, expected: number, what: string): Promise<Sample[]> {
+async function waitForSample(
+  base: string,
+  name: string,
+  labels: Record<string, string>,
+  expected: number,
+  what: string,
+): Promise<Sample[]> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     const samples = await scrape(base);
     if (valueOf(samples, name, labels) === expected) return samples;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}: ${name} ${JSON.stringify(labels)} = ${valueOf(samples, name, labels)}`);
+    if (Date.now() > deadline)
+      assert.fail(
+        `timed out waiting for ${what}: ${name} ${JSON.stringify(labels)} = ${valueOf(samples, name, labels)}`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -141,7 +152,13 @@ describe('metrics during contributions', () => {
     await b.signInDemo('bob');
     await a.join();
     await b.join();
-    let samples = await waitForSample(coordinator.url, 'ceremony_circuit_state', { circuit: 'register', state: 'turn' }, 1, "alice's turn");
+    let samples = await waitForSample(
+      coordinator.url,
+      'ceremony_circuit_state',
+      { circuit: 'register', state: 'turn' },
+      1,
+      "alice's turn",
+    );
     assert.equal(valueOf(samples, 'ceremony_queue_length', { circuit: 'register' }), 1, 'bob waits');
 
     // A real contribution with one byte of its IC section changed: refused (a contribution may not touch IC).
@@ -153,7 +170,13 @@ describe('metrics during contributions', () => {
     await a.upload('register', bad);
     await a.waitFor((me) => me.status.lastRefusal !== undefined, 'the refusal');
     samples = await scrape(coordinator.url);
-    assert.equal(valueOf(samples, 'ceremony_contributions_refused_total', { circuit: 'register', code: 'contribution.header_mismatch' }), 1);
+    assert.equal(
+      valueOf(samples, 'ceremony_contributions_refused_total', {
+        circuit: 'register',
+        code: 'contribution.header_mismatch',
+      }),
+      1,
+    );
     assert.equal(valueOf(samples, 'ceremony_contributions_accepted_total', { circuit: 'register' }), 0);
     assert.equal(valueOf(samples, 'ceremony_upload_duration_seconds_count', { circuit: 'register' }), 1);
     assert.equal(valueOf(samples, 'ceremony_verification_duration_seconds_count', { circuit: 'register' }), 1);
@@ -167,14 +190,27 @@ describe('metrics during contributions', () => {
     assert.equal(valueOf(samples, 'ceremony_chain_contributions', { circuit: 'register' }), 1);
     assert.equal(valueOf(samples, 'ceremony_upload_duration_seconds_count', { circuit: 'register' }), 2);
     assert.equal(valueOf(samples, 'ceremony_verification_duration_seconds_count', { circuit: 'register' }), 2);
-    assert.equal(valueOf(samples, 'ceremony_verification_duration_seconds_bucket', { circuit: 'register', le: '+Inf' }), 2);
+    assert.equal(
+      valueOf(samples, 'ceremony_verification_duration_seconds_bucket', { circuit: 'register', le: '+Inf' }),
+      2,
+    );
   });
 
   test('a turn that passes its deadline is counted as missed', async () => {
     await a.waitFor((me) => me.status.circuits[0]!.state === 'turn', "alice's second turn on register");
     offset += TURN_TIMEOUT_MS + 1000;
-    const samples = await waitForSample(coordinator.url, 'ceremony_turns_missed_total', { circuit: 'register' }, 1, 'the missed turn');
-    assert.equal(valueOf(samples, 'ceremony_contributions_accepted_total', { circuit: 'register' }), 1, 'nothing else changed');
+    const samples = await waitForSample(
+      coordinator.url,
+      'ceremony_turns_missed_total',
+      { circuit: 'register' },
+      1,
+      'the missed turn',
+    );
+    assert.equal(
+      valueOf(samples, 'ceremony_contributions_accepted_total', { circuit: 'register' }),
+      1,
+      'nothing else changed',
+    );
   });
 });
 
@@ -192,7 +228,9 @@ describe('who may read /metrics', () => {
     const base = `http://${nonLoopbackIpv4()}:${port}`;
     await expectForbidden(`${base}/metrics`);
     await expectForbidden(`${base}/metrics`, { authorization: `Bearer ${TOKEN}x` });
-    await expectForbidden(`${base}/metrics`, { authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}` });
+    await expectForbidden(`${base}/metrics`, {
+      authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}`,
+    });
     const samples = await scrape(base, { authorization: `Bearer ${TOKEN}` });
     assert.equal(valueOf(samples, 'ceremony_phase', { phase: 'setup' }), 1);
   });
@@ -201,13 +239,22 @@ describe('who may read /metrics', () => {
     const samples = await scrape(exposed.url.replace('0.0.0.0', '127.0.0.1'));
     assert.equal(valueOf(samples, 'ceremony_contributions_accepted_total', { circuit: 'register' }), 0);
     assert.equal(valueOf(samples, 'ceremony_turns_missed_total', { circuit: 'register' }), 0);
-    assert.equal(valueOf(samples, 'ceremony_contributions_refused_total', { circuit: 'register', code: 'contribution.header_mismatch' }), undefined);
+    assert.equal(
+      valueOf(samples, 'ceremony_contributions_refused_total', {
+        circuit: 'register',
+        code: 'contribution.header_mismatch',
+      }),
+      undefined,
+    );
     const first = await scrape(coordinator.url);
     assert.equal(valueOf(first, 'ceremony_contributions_accepted_total', { circuit: 'register' }), 1);
   });
 
   test('METRICS_TOKEN is validated at start-up', () => {
-    assert.throws(() => loadServerConfig({ METRICS_TOKEN: 'short' }), (error: Error & { code?: string }) => error.code === 'config.invalid' && /METRICS_TOKEN/.test(error.message));
+    assert.throws(
+      () => loadServerConfig({ METRICS_TOKEN: 'short' }),
+      (error: Error & { code?: string }) => error.code === 'config.invalid' && /METRICS_TOKEN/.test(error.message),
+    );
   });
 });
 
@@ -224,7 +271,10 @@ interface RawExchange {
  * One request on a connection of its own (Connection: close), so the client's socket counts
  * are exactly this request's bytes on the wire, to compare with the server's counters.
  */
-async function rawExchange(url: string, options: { method?: string; headers?: Record<string, string>; body?: Buffer } = {}): Promise<RawExchange> {
+async function rawExchange(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<RawExchange> {
   const request = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers, agent: false });
   const socket = new Promise<Socket>((resolve) => request.once('socket', resolve));
   request.end(options.body);
@@ -233,7 +283,13 @@ async function rawExchange(url: string, options: { method?: string; headers?: Re
   for await (const chunk of response) chunks.push(chunk as Buffer);
   const connection = await socket;
   if (!connection.closed) await once(connection, 'close');
-  return { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks), sent: connection.bytesWritten, received: connection.bytesRead };
+  return {
+    status: response.statusCode ?? 0,
+    headers: response.headers,
+    body: Buffer.concat(chunks),
+    sent: connection.bytesWritten,
+    received: connection.bytesRead,
+  };
 }
 
 const byteCounters = (samples: Sample[], route: string): { request: number; response: number } => ({
@@ -246,15 +302,24 @@ const byteCounters = (samples: Sample[], route: string): { request: number; resp
  * (the server counts a request when its response closes, a moment after the client saw its end);
  * fails at once if they moved further.
  */
-async function expectBytesMoved(base: string, route: string, before: Sample[], expected: { request: number; response: number }): Promise<void> {
+async function expectBytesMoved(
+  base: string,
+  route: string,
+  before: Sample[],
+  expected: { request: number; response: number },
+): Promise<void> {
   const start = byteCounters(before, route);
   const deadline = Date.now() + 10_000;
   for (;;) {
     const now = byteCounters(await scrape(base), route);
     const moved = { request: now.request - start.request, response: now.response - start.response };
     if (moved.request === expected.request && moved.response === expected.response) return;
-    assert.ok(moved.request <= expected.request && moved.response <= expected.response, `${route}: counted ${JSON.stringify(moved)}, the client's sockets ${JSON.stringify(expected)}`);
-    if (Date.now() > deadline) assert.fail(`${route}: counted ${JSON.stringify(moved)}, the client's sockets ${JSON.stringify(expected)}`);
+    assert.ok(
+      moved.request <= expected.request && moved.response <= expected.response,
+      `${route}: counted ${JSON.stringify(moved)}, the client's sockets ${JSON.stringify(expected)}`,
+    );
+    if (Date.now() > deadline)
+      assert.fail(`${route}: counted ${JSON.stringify(moved)}, the client's sockets ${JSON.stringify(expected)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -264,7 +329,10 @@ describe('bytes moved over HTTP, as the server counts them', () => {
   const lines: Array<{ message: string; fields?: Record<string, unknown> }> = [];
 
   before(async () => {
-    const log = { info: (message: string, fields?: Record<string, unknown>) => void lines.push({ message, fields }), warn: () => {} };
+    const log = {
+      info: (message: string, fields?: Record<string, unknown>) => void lines.push({ message, fields }),
+      warn: () => {},
+    };
     counted = await startTestCoordinator({ dataDir: bytesDataDir, log, tickIntervalMs: 100 });
   });
   after(() => counted?.close());
@@ -276,7 +344,10 @@ describe('bytes moved over HTTP, as the server counts them', () => {
     const size = (await stat(ceremonyPaths(bytesDataDir).zkeyPath('register', 0))).size;
     assert.equal(exchange.body.length, size);
     assert.ok(exchange.received > size, 'the response is the file plus its status line and headers');
-    await expectBytesMoved(counted.url, 'zkey_download', before, { request: exchange.sent, response: exchange.received });
+    await expectBytesMoved(counted.url, 'zkey_download', before, {
+      request: exchange.sent,
+      response: exchange.received,
+    });
   });
 
   test('a tus upload (creation and two PATCHes): the bytes of all three requests, the body once', async () => {
@@ -289,12 +360,19 @@ describe('bytes moved over HTTP, as the server counts them', () => {
     const body = Buffer.alloc(headSize + MIN_CONTRIBUTION_RECORD_BYTES + 123, 7);
     const auth = { cookie: client.cookie, 'x-csrf-token': client.csrfToken, 'tus-resumable': '1.0.0' };
     const before = await scrape(counted.url);
-    const created = await rawExchange(`${counted.url}/api/circuits/register/contributions`, { method: 'POST', headers: { ...auth, 'upload-length': String(body.length) } });
+    const created = await rawExchange(`${counted.url}/api/circuits/register/contributions`, {
+      method: 'POST',
+      headers: { ...auth, 'upload-length': String(body.length) },
+    });
     assert.equal(created.status, 201, created.body.toString());
     const location = new URL(created.headers.location!, counted.url).href;
     const half = Math.floor(body.length / 2);
     const patch = (offset: number, part: Buffer) =>
-      rawExchange(location, { method: 'PATCH', headers: { ...auth, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' }, body: part });
+      rawExchange(location, {
+        method: 'PATCH',
+        headers: { ...auth, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' },
+        body: part,
+      });
     const first = await patch(0, body.subarray(0, half));
     assert.equal(first.status, 204, first.body.toString());
     const second = await patch(half, body.subarray(half));
@@ -302,7 +380,10 @@ describe('bytes moved over HTTP, as the server counts them', () => {
     const exchanges = [created, first, second];
     const sent = exchanges.reduce((sum, e) => sum + e.sent, 0);
     assert.ok(sent > body.length, 'the requests carry the body plus their request lines and headers');
-    await expectBytesMoved(counted.url, 'contribution_upload', before, { request: sent, response: exchanges.reduce((sum, e) => sum + e.received, 0) });
+    await expectBytesMoved(counted.url, 'contribution_upload', before, {
+      request: sent,
+      response: exchanges.reduce((sum, e) => sum + e.received, 0),
+    });
     // The moment the last byte arrived is logged, with the upload's length (the bench times the coordinator's share from it).
     const complete = lines.find((l) => l.message === 'contribution upload complete');
     assert.deepEqual(complete?.fields, { circuit: 'register', contributor: 'demo:uploader', bytes: body.length });
@@ -346,10 +427,19 @@ describe('bytes moved over HTTP, as the server counts them', () => {
   });
 
   test('the route label is one of a fixed set, whatever the paths asked for', async () => {
-    for (const route of ['/no/such/page-4711', '/api/no-such-route-4712', '/auth/nothing-4713', '/api/circuits/register/zkeys/99']) {
+    for (const route of [
+      '/no/such/page-4711',
+      '/api/no-such-route-4712',
+      '/auth/nothing-4713',
+      '/api/circuits/register/zkeys/99',
+    ]) {
       await rawExchange(`${counted.url}${route}`);
     }
-    const routes = new Set((await scrape(counted.url)).filter((s) => s.name === 'ceremony_http_request_bytes_total').map((s) => s.labels.route));
+    const routes = new Set(
+      (await scrape(counted.url))
+        .filter((s) => s.name === 'ceremony_http_request_bytes_total')
+        .map((s) => s.labels.route),
+    );
     assert.deepEqual([...routes].sort(), [...HTTP_ROUTE_GROUPS].sort());
   });
 });

@@ -77,14 +77,24 @@ test('after MAX_MISSED_TURNS missed turns the entry leaves the queue with a reas
 test('the coordinator removes a queue entry (coordinator session and CSRF token required); the contributor sees why', async () => {
   const admin = new ContributorClient(coordinator.url);
   await admin.signInCoordinator(TOKEN);
-  const queue = await admin.request<{ entries: Array<{ circuit: string; contributorId: string; position: number; missedTurns: number }> }>('GET', '/api/admin/queue');
+  const queue = await admin.request<{
+    entries: Array<{ circuit: string; contributorId: string; position: number; missedTurns: number }>;
+  }>('GET', '/api/admin/queue');
   const entry = queue.entries.find((e) => e.contributorId === 'demo:absent');
-  assert.deepEqual(entry && { circuit: entry.circuit, position: entry.position, missedTurns: entry.missedTurns }, { circuit: 'register', position: 1, missedTurns: 0 });
+  assert.deepEqual(entry && { circuit: entry.circuit, position: entry.position, missedTurns: entry.missedTurns }, {
+    circuit: 'register',
+    position: 1,
+    missedTurns: 0,
+  });
 
   const remove = (client: ContributorClient, csrf = true) =>
     fetch(`${coordinator.url}/api/admin/queue/remove`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', cookie: client.cookie, ...(csrf ? { 'x-csrf-token': client.csrfToken } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        cookie: client.cookie,
+        ...(csrf ? { 'x-csrf-token': client.csrfToken } : {}),
+      },
       body: JSON.stringify({ contributorId: 'demo:absent' }),
     });
   const contributor = new ContributorClient(coordinator.url);

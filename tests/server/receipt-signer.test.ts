@@ -13,7 +13,15 @@ import { RECEIPT_PUBLIC_KEY_FILE } from '../../core/receipts/receipt-public-key-
 import { isCoordinatorError } from '../../core/errors.ts';
 import { startTestCoordinator } from '../helpers/test-coordinator.ts';
 
-const body = { ceremony: 'c', circuit: 'register', index: 1, contributor: 'alice', contributionHash: 'ab', fileHash: 'cd', acceptedAt: '2026-11-23T00:00:00Z' };
+const body = {
+  ceremony: 'c',
+  circuit: 'register',
+  index: 1,
+  contributor: 'alice',
+  contributionHash: 'ab',
+  fileHash: 'cd',
+  acceptedAt: '2026-11-23T00:00:00Z',
+};
 
 test('coordinators starting together on one state folder agree on one private receipt key', async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'receipt-key-'));
@@ -52,7 +60,11 @@ test('a coordinator whose receipt key is not the published one refuses to start,
     assert.equal(await readFile(published, 'utf8'), first, 'the published key is left as it was');
     await rename(published, `${published}.old`);
     await coordinator.restart();
-    assert.notEqual(await readFile(published, 'utf8'), first, 'the new key is published once the old one is moved aside');
+    assert.notEqual(
+      await readFile(published, 'utf8'),
+      first,
+      'the new key is published once the old one is moved aside',
+    );
   } finally {
     await coordinator.close();
   }

@@ -40,8 +40,15 @@ function reconnect(client: ContributorClient, running: RunningCoordinator): Cont
 }
 
 /** Uploads a contribution on its turn and returns the row the coordinator left `verifying`. */
-async function uploadAndLeaveVerifying(client: ContributorClient, running: RunningCoordinator, circuit: string): Promise<ContributionRow> {
-  await client.waitFor((me) => me.status.circuits.find((c) => c.circuit === circuit)?.state === 'turn', `a turn on ${circuit}`);
+async function uploadAndLeaveVerifying(
+  client: ContributorClient,
+  running: RunningCoordinator,
+  circuit: string,
+): Promise<ContributionRow> {
+  await client.waitFor(
+    (me) => me.status.circuits.find((c) => c.circuit === circuit)?.state === 'turn',
+    `a turn on ${circuit}`,
+  );
   await client.upload(circuit, (await client.makeContribution(circuit)).file);
   const row = new ContributionStore(running.db).byStatus('verifying').find((r) => r.circuit === circuit);
   assert.ok(row, `no verifying contribution on ${circuit}`);
@@ -82,11 +89,16 @@ test('a link already in the transcript is accepted with its receipt; a lost uplo
   const register = me.status.circuits.find((c) => c.circuit === 'register')!;
   assert.equal(register.state, 'accepted');
   assert.equal(register.state === 'accepted' && register.contributionHash, link.contributionHash);
-  const { receipts } = await alice.request<{ receipts: Array<{ body: string; signature: string }> }>('GET', '/api/me/receipts');
+  const { receipts } = await alice.request<{ receipts: Array<{ body: string; signature: string }> }>(
+    'GET',
+    '/api/me/receipts',
+  );
   const { receiptPublicKey } = await alice.request<{ receiptPublicKey: string }>('GET', '/api/ceremony');
   assert.equal(receipts.length, 1, 'a receipt for the recovered contribution');
   assert.deepEqual(
-    (({ circuit, index, contributionHash }) => ({ circuit, index, contributionHash }))(JSON.parse(receipts[0]!.body) as { circuit: string; index: number; contributionHash: string }),
+    (({ circuit, index, contributionHash }) => ({ circuit, index, contributionHash }))(
+      JSON.parse(receipts[0]!.body) as { circuit: string; index: number; contributionHash: string },
+    ),
     { circuit: 'register', index: 1, contributionHash: link.contributionHash },
   );
   assert.ok(verifyReceipt(receipts[0]!, receiptPublicKey), 'the receipt verifies');
@@ -100,6 +112,13 @@ test('a link already in the transcript is accepted with its receipt; a lost uplo
   const later = await alice.me();
   assert.equal(new ContributionStore(running.db).get(lostRow.id)!.status, 'error');
   assert.equal(later.status.lastRefusal?.code, 'verification.unavailable');
-  assert.ok(['waiting', 'turn'].includes(later.status.circuits.find((c) => c.circuit === 'treeUpdate')!.state), 'back in the queue for treeUpdate');
-  assert.equal(later.status.circuits.find((c) => c.circuit === 'register')!.state, 'accepted', 'the recovered contribution stays accepted');
+  assert.ok(
+    ['waiting', 'turn'].includes(later.status.circuits.find((c) => c.circuit === 'treeUpdate')!.state),
+    'back in the queue for treeUpdate',
+  );
+  assert.equal(
+    later.status.circuits.find((c) => c.circuit === 'register')!.state,
+    'accepted',
+    'the recovered contribution stays accepted',
+  );
 });

@@ -22,7 +22,10 @@ import { cleanUp } from '../helpers/clean-up.ts';
 import { ManualClock } from '../../server/clock.ts';
 
 const artifactsDir = path.dirname(createRequire(import.meta.url).resolve('@zk-kit/semaphore-artifacts/package.json'));
-const artifactsFor = (depth: number) => ({ wasm: path.join(artifactsDir, `semaphore-${depth}.wasm`), zkey: path.join(artifactsDir, `semaphore-${depth}.zkey`) });
+const artifactsFor = (depth: number) => ({
+  wasm: path.join(artifactsDir, `semaphore-${depth}.wasm`),
+  zkey: path.join(artifactsDir, `semaphore-${depth}.zkey`),
+});
 
 const alice = new Identity('alice: group changes suite');
 const bob = new Identity('bob: group changes suite');
@@ -51,13 +54,21 @@ async function startWith(members: Identity[]): Promise<TestCoordinator> {
 /** A fresh challenge from the running coordinator, and a proof of `who` in `members` answering it. */
 async function proofFor(who: Identity, members: Identity[]) {
   const client = new ContributorClient(coordinator!.url);
-  const { challenge, scope } = await client.request<{ challenge: string; scope: string }>('POST', '/auth/semaphore/challenge');
+  const { challenge, scope } = await client.request<{ challenge: string; scope: string }>(
+    'POST',
+    '/auth/semaphore/challenge',
+  );
   const group = new Group(members.map((m) => m.commitment));
   return generateProof(who, group, challenge, scope, undefined, artifactsFor(Math.max(1, group.depth)));
 }
 
-async function signIn(client: ContributorClient, proof: unknown): Promise<{ principal: { id: string }; csrfToken: string }> {
-  const body = await client.request<{ principal: { id: string }; csrfToken: string }>('POST', '/auth/semaphore', { proof });
+async function signIn(
+  client: ContributorClient,
+  proof: unknown,
+): Promise<{ principal: { id: string }; csrfToken: string }> {
+  const body = await client.request<{ principal: { id: string }; csrfToken: string }>('POST', '/auth/semaphore', {
+    proof,
+  });
   client.csrfToken = body.csrfToken;
   return body;
 }
@@ -82,66 +93,90 @@ after(async () => {
   await (globalThis as { curve_bn128?: { terminate(): Promise<void> } }).curve_bn128?.terminate();
 });
 
-test('an addition keeps the previous root for its duration; a removal ends every earlier root at once, across restarts', { timeout: 180_000 }, async () => {
-  await startWith([alice]);
-  const earlyProof = await proofFor(alice, [alice]);
+test(
+  'an addition keeps the previous root for its duration; a removal ends every earlier root at once, across restarts',
+  { timeout: 180_000 },
+  async () => {
+    await startWith([alice]);
+    const earlyProof = await proofFor(alice, [alice]);
 
-  // Bob and carol are added: alice's proof, made before, on the previous root still signs her in.
-  let server = await startWith([alice, bob, carol]);
-  const aliceId = (await signIn(new ContributorClient(server.url), earlyProof)).principal.id;
-  assert.equal(aliceId, `semaphore:${earlyProof.nullifier}`);
+    // Bob and carol are added: alice's proof, made before, on the previous root still signs her in.
+    let server = await startWith([alice, bob, carol]);
+    const aliceId = (await signIn(new ContributorClient(server.url), earlyProof)).principal.id;
+    assert.equal(aliceId, `semaphore:${earlyProof.nullifier}`);
 
-  // Bob proves his membership of the grown group, then is removed before he submits.
-  const bobProof = await proofFor(bob, [alice, bob, carol]);
-  const aliceBeforeRemoval = await proofFor(alice, [alice, bob, carol]);
-  server = await startWith([alice, carol]);
-  let bobClient = new ContributorClient(server.url);
-  const aliceClient = new ContributorClient(server.url);
-  assert.deepEqual(await refusal(signIn(bobClient, bobProof)), { status: 401, code: 'auth.root_expired' });
-  // Within the hour, yet refused: the removal ended the window of every earlier root.
-  assert.deepEqual(await refusal(signIn(aliceClient, aliceBeforeRemoval)), { status: 401, code: 'auth.root_expired' });
-  const aliceNow = await signIn(aliceClient, await proofFor(alice, [alice, carol]));
-  assert.equal(aliceNow.principal.id, aliceId, 'the same identity is the same contributor');
+    // Bob proves his membership of the grown group, then is removed before he submits.
+    const bobProof = await proofFor(bob, [alice, bob, carol]);
+    const aliceBeforeRemoval = await proofFor(alice, [alice, bob, carol]);
+    server = await startWith([alice, carol]);
+    let bobClient = new ContributorClient(server.url);
+    const aliceClient = new ContributorClient(server.url);
+    assert.deepEqual(await refusal(signIn(bobClient, bobProof)), { status: 401, code: 'auth.root_expired' });
+    // Within the hour, yet refused: the removal ended the window of every earlier root.
+    assert.deepEqual(await refusal(signIn(aliceClient, aliceBeforeRemoval)), {
+      status: 401,
+      code: 'auth.root_expired',
+    });
+    const aliceNow = await signIn(aliceClient, await proofFor(alice, [alice, carol]));
+    assert.equal(aliceNow.principal.id, aliceId, 'the same identity is the same contributor');
 
-  // A restart with the same members does not bring the old root back.
-  server = await startWith([alice, carol]);
-  bobClient = new ContributorClient(server.url);
-  const bobAgain = await proofFor(bob, [alice, bob, carol]);
-  assert.deepEqual(await refusal(signIn(bobClient, bobAgain)), { status: 401, code: 'auth.root_expired' });
-  // A root that was never this group's keeps its own code.
-  const strangerProof = await proofFor(bob, [bob, new Identity('nobody')]);
-  assert.deepEqual(await refusal(signIn(bobClient, strangerProof)), { status: 401, code: 'auth.unknown_root' });
-});
+    // A restart with the same members does not bring the old root back.
+    server = await startWith([alice, carol]);
+    bobClient = new ContributorClient(server.url);
+    const bobAgain = await proofFor(bob, [alice, bob, carol]);
+    assert.deepEqual(await refusal(signIn(bobClient, bobAgain)), { status: 401, code: 'auth.root_expired' });
+    // A root that was never this group's keeps its own code.
+    const strangerProof = await proofFor(bob, [bob, new Identity('nobody')]);
+    assert.deepEqual(await refusal(signIn(bobClient, strangerProof)), { status: 401, code: 'auth.unknown_root' });
+  },
+);
 
 test('an addition’s grace period ends after SEMAPHORE_ROOT_DURATION_MS', { timeout: 120_000 }, async () => {
   await startWith([alice, carol]);
   const server = await startWith([alice, carol, bob]);
   const previousRoot = new Group([alice.commitment, carol.commitment]).root.toString();
-  assert.notEqual((await new ContributorClient(server.url).request<{ root: string }>('GET', '/auth/semaphore/group')).root, previousRoot);
+  assert.notEqual(
+    (await new ContributorClient(server.url).request<{ root: string }>('GET', '/auth/semaphore/group')).root,
+    previousRoot,
+  );
   clock.advance(HOUR - 1_000);
   await signIn(new ContributorClient(server.url), await proofFor(carol, [alice, carol]));
   clock.advance(2_000);
   // A fresh challenge each time: the refusal is about the root alone.
   const late = await proofFor(carol, [alice, carol]);
   assert.equal(late.merkleTreeRoot, previousRoot);
-  assert.deepEqual(await refusal(signIn(new ContributorClient(server.url), late)), { status: 401, code: 'auth.root_expired' });
+  assert.deepEqual(await refusal(signIn(new ContributorClient(server.url), late)), {
+    status: 401,
+    code: 'auth.root_expired',
+  });
 });
 
-test('a member who signed out signs in again as the same contributor; a used challenge is still refused', { timeout: 120_000 }, async () => {
-  const server = await startWith([alice, carol, bob]);
-  const first = new ContributorClient(server.url);
-  const proof = await proofFor(carol, [alice, carol, bob]);
-  const signedIn = await signIn(first, proof);
-  await first.join();
-  await first.request('POST', '/auth/logout');
-  assert.deepEqual(await refusal(first.me()), { status: 401, code: 'auth.required' });
+test(
+  'a member who signed out signs in again as the same contributor; a used challenge is still refused',
+  { timeout: 120_000 },
+  async () => {
+    const server = await startWith([alice, carol, bob]);
+    const first = new ContributorClient(server.url);
+    const proof = await proofFor(carol, [alice, carol, bob]);
+    const signedIn = await signIn(first, proof);
+    await first.join();
+    await first.request('POST', '/auth/logout');
+    assert.deepEqual(await refusal(first.me()), { status: 401, code: 'auth.required' });
 
-  const again = new ContributorClient(server.url);
-  const second = await signIn(again, await proofFor(carol, [alice, carol, bob]));
-  assert.equal(second.principal.id, signedIn.principal.id, 'same nullifier, same contributor');
-  assert.notEqual(again.cookie, first.cookie, 'a new session');
-  const me = await again.me();
-  assert.notEqual(me.status.circuits[0]!.state, 'pending', 'the queue entry of the first session is still this contributor’s');
+    const again = new ContributorClient(server.url);
+    const second = await signIn(again, await proofFor(carol, [alice, carol, bob]));
+    assert.equal(second.principal.id, signedIn.principal.id, 'same nullifier, same contributor');
+    assert.notEqual(again.cookie, first.cookie, 'a new session');
+    const me = await again.me();
+    assert.notEqual(
+      me.status.circuits[0]!.state,
+      'pending',
+      'the queue entry of the first session is still this contributor’s',
+    );
 
-  assert.deepEqual(await refusal(signIn(new ContributorClient(server.url), proof)), { status: 401, code: 'auth.challenge_unknown' });
-});
+    assert.deepEqual(await refusal(signIn(new ContributorClient(server.url), proof)), {
+      status: 401,
+      code: 'auth.challenge_unknown',
+    });
+  },
+);

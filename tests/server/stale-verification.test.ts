@@ -33,13 +33,20 @@ test('a verified contribution whose head moved meanwhile is discarded, not commi
   await contributeLocally(dataDir, 'register', 'offline-contributor'); // the head moves to 1
   await coordinator.startWorker();
 
-  const me = await alice.waitFor((m) => m.contributions.some((c) => c.status === 'discarded'), 'the discarded verdict', 60_000);
+  const me = await alice.waitFor(
+    (m) => m.contributions.some((c) => c.status === 'discarded'),
+    'the discarded verdict',
+    60_000,
+  );
   assert.equal(me.contributions[0]!.code, 'contribution.not_next');
   assert.ok(!JSON.stringify(me).includes(dataDir), 'the verdict names no server path');
   assert.notEqual(me.status.circuits[0]!.state, 'accepted');
   const state = await openCeremony(dataDir);
   assert.equal(state.chains.get('register')!.headIndex, 1);
-  assert.deepEqual(state.chains.get('register')!.contributions.map((c) => c.contributor), ['offline-contributor']);
+  assert.deepEqual(
+    state.chains.get('register')!.contributions.map((c) => c.contributor),
+    ['offline-contributor'],
+  );
   // The discarded upload (tens to hundreds of MB in production) does not stay on disk.
   assert.deepEqual(await readdir(path.join(dataDir, 'uploads', 'register')), []);
   // alice is back in the queue and gets a new turn on the new head.

@@ -37,7 +37,13 @@ before(async () => {
 after(() => coordinator?.close());
 
 interface CeremonyView {
-  circuits: Array<{ name: string; headIndex: number; headHash: string | null; headContributionHash: string | null; contributions: number }>;
+  circuits: Array<{
+    name: string;
+    headIndex: number;
+    headHash: string | null;
+    headContributionHash: string | null;
+    contributions: number;
+  }>;
 }
 interface QueueView {
   entries: Array<{ circuit: string; contributorId: string; position: number }>;
@@ -49,15 +55,29 @@ async function chainSnapshot(client: ContributorClient) {
   const ceremony = await client.request<CeremonyView>('GET', '/api/ceremony');
   const { entries } = await client.request<{ entries: unknown[] }>('GET', '/api/transcript');
   const head = ceremony.circuits.find((c) => c.name === CIRCUIT)!;
-  return { head: { index: head.headIndex, hash: head.headHash, contributionHash: head.headContributionHash, contributions: head.contributions }, transcript: entries };
+  return {
+    head: {
+      index: head.headIndex,
+      hash: head.headHash,
+      contributionHash: head.headContributionHash,
+      contributions: head.contributions,
+    },
+    transcript: entries,
+  };
 }
 
 /** The register queue in order: who holds the turn, then who waits (ids). */
 async function registerQueue(admin: ContributorClient): Promise<{ turn: string[]; waiting: string[] }> {
   const queue = await admin.request<QueueView>('GET', '/api/admin/queue');
   const waiting = queue.entries.filter((e) => e.circuit === CIRCUIT).sort((a, b) => a.position - b.position);
-  assert.deepEqual(waiting.map((e) => e.position), waiting.map((_, i) => i + 1));
-  return { turn: queue.activeTurns.filter((t) => t.circuit === CIRCUIT).map((t) => `${t.contributorId}:${t.state}`), waiting: waiting.map((e) => e.contributorId) };
+  assert.deepEqual(
+    waiting.map((e) => e.position),
+    waiting.map((_, i) => i + 1),
+  );
+  return {
+    turn: queue.activeTurns.filter((t) => t.circuit === CIRCUIT).map((t) => `${t.contributorId}:${t.state}`),
+    waiting: waiting.map((e) => e.contributorId),
+  };
 }
 
 test('tampered L, tampered H and a forged proof of knowledge are refused over HTTP; head, transcript and queue stay', async () => {
@@ -73,7 +93,9 @@ test('tampered L, tampered H and a forged proof of knowledge are refused over HT
   }
   const ids = [...clients.keys()];
   const turnOf = (id: string) => `${id}:turn`;
-  await clients.get(ids[0]!)!.waitFor((me) => me.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'turn', 'the first turn');
+  await clients
+    .get(ids[0]!)!
+    .waitFor((me) => me.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'turn', 'the first turn');
   assert.deepEqual(await registerQueue(admin), { turn: [turnOf(ids[0]!)], waiting: ids.slice(1) });
 
   // One real contribution to head 0; the tampered copies are made from it.
@@ -115,8 +137,17 @@ test('tampered L, tampered H and a forged proof of knowledge are refused over HT
     await holder.upload(CIRCUIT, tamper.file);
 
     // The worker process refuses it (never retried), and the contributor is told the code.
-    await worker.waitFor(new RegExp(`contribution \\S+ \\(job \\S+\\): attempt \\d+ of \\d+ failed, not retried: .*"code":"${tamper.code.replace('.', '\\.')}"`), 120_000);
-    const me = await holder.waitFor((m) => m.status.lastRefusal?.code === tamper.code, `the refusal of ${tamper.what}`, 120_000);
+    await worker.waitFor(
+      new RegExp(
+        `contribution \\S+ \\(job \\S+\\): attempt \\d+ of \\d+ failed, not retried: .*"code":"${tamper.code.replace('.', '\\.')}"`,
+      ),
+      120_000,
+    );
+    const me = await holder.waitFor(
+      (m) => m.status.lastRefusal?.code === tamper.code,
+      `the refusal of ${tamper.what}`,
+      120_000,
+    );
     assert.equal(me.status.lastRefusal?.circuit, CIRCUIT);
     assert.deepEqual(
       me.contributions.filter((c) => c.circuit === CIRCUIT).map((c) => [c.status, c.code]),
@@ -131,7 +162,9 @@ test('tampered L, tampered H and a forged proof of knowledge are refused over HT
 
     // The queue is the one before, with the refused contributor moved from the turn to the end.
     order = [...order.slice(1), holderId];
-    await clients.get(order[0]!)!.waitFor((m) => m.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'turn', 'the next turn');
+    await clients
+      .get(order[0]!)!
+      .waitFor((m) => m.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'turn', 'the next turn');
     assert.deepEqual(await registerQueue(admin), { turn: [turnOf(order[0]!)], waiting: order.slice(1) }, tamper.what);
     assert.equal((await holder.progress(CIRCUIT)).state, 'waiting');
   }
@@ -139,7 +172,11 @@ test('tampered L, tampered H and a forged proof of knowledge are refused over HT
   // The contribution the tampers came from is valid: uploaded untouched, it becomes the head.
   const last = clients.get(order[0]!)!;
   await last.upload(CIRCUIT, valid);
-  await last.waitFor((m) => m.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'accepted', 'the untampered contribution accepted', 120_000);
+  await last.waitFor(
+    (m) => m.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'accepted',
+    'the untampered contribution accepted',
+    120_000,
+  );
   const accepted = await chainSnapshot(admin);
   assert.equal(accepted.head.index, 1);
   assert.equal(accepted.head.contributionHash, contributionHash);

@@ -54,11 +54,18 @@ test('a missed deadline passes the turn on, and the late contributor comes back 
   const missed = await late.progress('register');
   assert.equal(missed.state, 'waiting', 'a missed turn is not a ban: back in the queue');
   await assert.rejects(late.upload('register', file), /response code: 409[\s\S]*lobby\.not_your_turn/);
-  await assert.rejects(late.request('POST', '/api/circuits/register/heartbeat'), (e: unknown) => e instanceof HttpError && e.code === 'lobby.not_your_turn');
+  await assert.rejects(
+    late.request('POST', '/api/circuits/register/heartbeat'),
+    (e: unknown) => e instanceof HttpError && e.code === 'lobby.not_your_turn',
+  );
   // The new turn holder cannot take over (and finish under its own name) the upload late began.
   const takeover = await fetch(lateUpload, { method: 'HEAD', headers: tusHeaders(next) });
   assert.equal(takeover.status, 409);
-  const append = await fetch(lateUpload, { method: 'PATCH', headers: { ...tusHeaders(next), 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, body: new Uint8Array(16) });
+  const append = await fetch(lateUpload, {
+    method: 'PATCH',
+    headers: { ...tusHeaders(next), 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+    body: new Uint8Array(16),
+  });
   assert.equal(append.status, 409);
   assert.equal(((await append.json()) as { error: { code: string } }).error.code, 'lobby.not_your_turn');
 
@@ -81,7 +88,10 @@ function tusHeaders(client: ContributorClient): Record<string, string> {
 
 /** Creates an empty tus upload of `length` bytes on the circuit (as a client does before sending data); returns its URL. */
 async function createUpload(client: ContributorClient, circuit: string, length: number): Promise<string> {
-  const response = await fetch(`${client.baseUrl}/api/circuits/${circuit}/contributions`, { method: 'POST', headers: { ...tusHeaders(client), 'upload-length': String(length) } });
+  const response = await fetch(`${client.baseUrl}/api/circuits/${circuit}/contributions`, {
+    method: 'POST',
+    headers: { ...tusHeaders(client), 'upload-length': String(length) },
+  });
   assert.equal(response.status, 201, await response.text());
   return new URL(response.headers.get('location')!, client.baseUrl).href;
 }

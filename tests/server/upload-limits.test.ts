@@ -28,7 +28,10 @@ import { ManualClock } from '../../server/clock.ts';
 
 /** What the coordinator under test warned about: disk errors are logged, never sent to clients. */
 const warnings: Array<{ message: string; fields?: Record<string, unknown> }> = [];
-const recordingLog = { info: () => {}, warn: (message: string, fields?: Record<string, unknown>) => void warnings.push({ message, fields }) };
+const recordingLog = {
+  info: () => {},
+  warn: (message: string, fields?: Record<string, unknown>) => void warnings.push({ message, fields }),
+};
 const clock = new ManualClock(Date.now());
 let coordinator: TestCoordinator;
 let dataDir: string;
@@ -48,8 +51,17 @@ function tusHeaders(client: ContributorClient): Record<string, string> {
   return { 'tus-resumable': '1.0.0', cookie: client.cookie, 'x-csrf-token': client.csrfToken };
 }
 
-function createUpload(client: ContributorClient, circuit: string, headers: Record<string, string>, body?: Uint8Array<ArrayBuffer>): Promise<Response> {
-  return fetch(`${client.baseUrl}/api/circuits/${circuit}/contributions`, { method: 'POST', headers: { ...tusHeaders(client), ...headers }, body });
+function createUpload(
+  client: ContributorClient,
+  circuit: string,
+  headers: Record<string, string>,
+  body?: Uint8Array<ArrayBuffer>,
+): Promise<Response> {
+  return fetch(`${client.baseUrl}/api/circuits/${circuit}/contributions`, {
+    method: 'POST',
+    headers: { ...tusHeaders(client), ...headers },
+    body,
+  });
 }
 
 async function refusal(response: Response): Promise<{ status: number; code: string; message: string }> {
@@ -104,7 +116,12 @@ test('an upload shorter than the smallest next link, or of undeclared length, is
   assert.deepEqual([deferred.status, deferred.code], [411, 'upload.length_required']);
   // Creation with upload, the body longer than declared: refused, and its fresh file removed.
   const overlong = await refusal(
-    await createUpload(alice, 'register', { 'upload-length': String(minimum), 'content-type': 'application/offset+octet-stream' }, new Uint8Array(minimum + 10)),
+    await createUpload(
+      alice,
+      'register',
+      { 'upload-length': String(minimum), 'content-type': 'application/offset+octet-stream' },
+      new Uint8Array(minimum + 10),
+    ),
   );
   assert.deepEqual([overlong.status, overlong.code], [413, 'upload.too_large']);
 
@@ -124,7 +141,11 @@ test('a second creation in the same turn replaces the first: its writer is stopp
   const patch = (offset: number, body: BodyInit) =>
     fetch(firstUrl, {
       method: 'PATCH',
-      headers: { ...tusHeaders(alice), 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) },
+      headers: {
+        ...tusHeaders(alice),
+        'content-type': 'application/offset+octet-stream',
+        'upload-offset': String(offset),
+      },
       body,
       duplex: 'half',
     } as RequestInit);
@@ -135,15 +156,26 @@ test('a second creation in the same turn replaces the first: its writer is stopp
   const stream = new ReadableStream<Uint8Array>({ start: (controller) => void (feed = controller) });
   const writing = patch(1000, stream);
   feed.enqueue(bytes.subarray(1000, 2000));
-  await waitUntil(async () => (await stat(path.join(dataDir, 'uploads', 'register', path.basename(firstUrl)))).size === 2000, 'the streamed bytes to land');
+  await waitUntil(
+    async () => (await stat(path.join(dataDir, 'uploads', 'register', path.basename(firstUrl)))).size === 2000,
+    'the streamed bytes to land',
+  );
 
   const second = await createUpload(alice, 'register', length);
   assert.equal(second.status, 201, await second.text());
   const secondId = path.basename(second.headers.get('location')!);
   // The first writer was stopped (it ends although its body never does) and its file deleted.
   let timer: NodeJS.Timeout | undefined;
-  const stuck = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the first upload is still being written')), 20_000)));
-  await Promise.race([writing.then((r) => r.body?.cancel(), () => undefined), stuck]).finally(() => clearTimeout(timer));
+  const stuck = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error('the first upload is still being written')), 20_000)),
+  );
+  await Promise.race([
+    writing.then(
+      (r) => r.body?.cancel(),
+      () => undefined,
+    ),
+    stuck,
+  ]).finally(() => clearTimeout(timer));
   try {
     feed.close();
   } catch {
@@ -169,7 +201,10 @@ test('a finished upload waiting for a verifier outlives the expiry sweep and is 
 
   await coordinator.startWorker();
   const me = await alice.waitFor((m) => stateOf('register')(m) === 'accepted', 'register accepted', 90_000);
-  assert.equal(me.status.circuits.find((c) => c.circuit === 'register')!.contributionHash, contribution.contributionHash);
+  assert.equal(
+    me.status.circuits.find((c) => c.circuit === 'register')!.contributionHash,
+    contribution.contributionHash,
+  );
   assert.equal(await alice.headIndex('register'), 1);
   assert.deepEqual(await uploadFiles('register'), [], 'the accepted upload became the head');
 });
@@ -182,16 +217,26 @@ test('a malformed and a truncated upload are refused, and no message names a ser
   const refusedUpload = async (bytes: Buffer): Promise<void> => {
     const before = (await alice.me()).contributions.length;
     await alice.upload('treeUpdate', bytes);
-    const me = await alice.waitFor((m) => m.contributions.length > before && m.contributions.at(-1)!.status === 'refused', 'the refusal');
+    const me = await alice.waitFor(
+      (m) => m.contributions.length > before && m.contributions.at(-1)!.status === 'refused',
+      'the refusal',
+    );
     refusals.push(me.status.lastRefusal!);
   };
 
   await refusedUpload(randomBytes(size)); // the size of a real contribution, but not a zkey
   await alice.waitFor((m) => stateOf('treeUpdate')(m) === 'turn', 'the turn again after the refusal');
-  const truncated = await truncatedCopy(file, path.join(await mkdtemp(path.join(tmpdir(), 'truncated-')), 'next.zkey'), 8);
+  const truncated = await truncatedCopy(
+    file,
+    path.join(await mkdtemp(path.join(tmpdir(), 'truncated-')), 'next.zkey'),
+    8,
+  );
   await refusedUpload(await readFile(truncated));
 
-  assert.deepEqual(refusals.map((r) => r.code), ['zkey.malformed', 'zkey.malformed']);
+  assert.deepEqual(
+    refusals.map((r) => r.code),
+    ['zkey.malformed', 'zkey.malformed'],
+  );
   for (const { message } of refusals) assert.match(message, /^the uploaded key is not a valid Groth16 zkey: /);
   assert.match(refusals[1]!.message, /truncated|runs past the end/);
   for (const route of ['/api/me', '/api/me/receipts']) {
@@ -203,7 +248,9 @@ test('a malformed and a truncated upload are refused, and no message names a ser
 
 test('an unfinished upload is swept once expired by the coordinator clock, not before', async () => {
   await alice.waitFor((m) => stateOf('treeUpdate')(m) === 'turn', 'the turn again');
-  const created = await createUpload(alice, 'treeUpdate', { 'upload-length': String((await headSize('treeUpdate')) + 1024) });
+  const created = await createUpload(alice, 'treeUpdate', {
+    'upload-length': String((await headSize('treeUpdate')) + 1024),
+  });
   assert.equal(created.status, 201, await created.text());
   assert.equal((await uploadFiles('treeUpdate')).length, 1);
   clock.advance(coordinator.uploads.expiryMs - 1_000);
@@ -223,7 +270,9 @@ test('an upload whose metadata cannot be read is logged with its error code by t
   await symlink('stray-upload.json', `${stray}.json`); // a link to itself: reading it fails with ELOOP
   warnings.length = 0;
   assert.equal(await coordinator.uploads.sweepExpired(), 1);
-  assert.deepEqual(warnings, [{ message: 'upload metadata unreadable', fields: { circuit: 'treeUpdate', code: 'ELOOP' } }]);
+  assert.deepEqual(warnings, [
+    { message: 'upload metadata unreadable', fields: { circuit: 'treeUpdate', code: 'ELOOP' } },
+  ]);
   assert.deepEqual(await readdir(directory), []);
 });
 
@@ -256,7 +305,9 @@ test('the free-space guard refuses uploads when the disk is short of the largest
     await bob.join();
     assert.equal((await bob.progress('register')).state, 'turn');
     const before = await uploadFiles('register');
-    const refused = await refusal(await createUpload(bob, 'register', { 'upload-length': String((await headSize('register')) + 1024) }));
+    const refused = await refusal(
+      await createUpload(bob, 'register', { 'upload-length': String((await headSize('register')) + 1024) }),
+    );
     assert.deepEqual([refused.status, refused.code], [507, 'upload.disk_full']);
     assert.deepEqual(await uploadFiles('register'), before, 'nothing stored');
     assert.equal((await bob.progress('register')).state, 'turn', 'the turn is not spent');

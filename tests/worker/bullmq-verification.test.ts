@@ -7,7 +7,11 @@ import assert from 'node:assert/strict';
 import { copyFileSync, renameSync } from 'node:fs';
 import { Queue, QueueEvents, Worker as BullWorker, type Worker } from 'bullmq';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
-import { createBullmqDispatcher, verificationJobId, type BullmqDispatcherOptions } from '../../server/verification-dispatch/bullmq-dispatcher.ts';
+import {
+  createBullmqDispatcher,
+  verificationJobId,
+  type BullmqDispatcherOptions,
+} from '../../server/verification-dispatch/bullmq-dispatcher.ts';
 import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
 import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { startVerificationWorker, type VerificationWorkerOptions } from '../../worker/verification-worker.ts';
@@ -68,7 +72,12 @@ test('valid and invalid contributions through a worker; an invalid one is tried 
   await dispatcher.enqueue(fixture.request('1', 'register', candidate.path));
   await dispatcher.enqueue(fixture.request('2', 'register', fixture.headPath('register')));
 
-  assert.deepEqual(await outcomes.next('1'), { contributionId: '1', status: 'valid', contributionHash: candidate.hash, recordedName: 'carol' });
+  assert.deepEqual(await outcomes.next('1'), {
+    contributionId: '1',
+    status: 'valid',
+    contributionHash: candidate.hash,
+    recordedName: 'carol',
+  });
   const invalid = await outcomes.next('2');
   assert.equal(invalid.status, 'invalid');
   assert.equal(invalid.status === 'invalid' && invalid.code, 'contribution.no_new_contribution');
@@ -93,7 +102,12 @@ test('an I/O failure is retried, and succeeds once the file is there', async () 
   });
   await dispatcher.enqueue(fixture.request('late', 'register', uploadPath));
 
-  assert.deepEqual(await outcomes.next('late'), { contributionId: 'late', status: 'valid', contributionHash: candidate.hash, recordedName: 'dave' });
+  assert.deepEqual(await outcomes.next('late'), {
+    contributionId: 'late',
+    status: 'valid',
+    contributionHash: candidate.hash,
+    recordedName: 'dave',
+  });
   const job = await queue.getJob(verificationJobId('late'));
   assert.equal(job!.attemptsMade, 2);
   assert.equal(starts.get(verificationJobId('late')), 2);
@@ -133,23 +147,41 @@ test("a late 'failed' event of a replaced job does not settle the request its re
   await events.waitUntilReady();
   const delivered = new Promise<void>((resolve) => events.on('failed', ({ jobId: id }) => id === jobId && resolve()));
   const client = await queue.backend.client;
-  await client.xadd(queue.keys.events!, '*', { event: 'failed', jobId, failedReason: 'ENOENT: the earlier job lost its file', prev: 'active' });
+  await client.xadd(queue.keys.events!, '*', {
+    event: 'failed',
+    jobId,
+    failedReason: 'ENOENT: the earlier job lost its file',
+    prev: 'active',
+  });
   await delivered;
   // Give the dispatcher's own reader the same chance to see it before the worker starts.
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.deepEqual(outcomes.all, [], 'a stale event settled the request');
 
   startWorker();
-  assert.deepEqual(await outcomes.next('replaced'), { contributionId: 'replaced', status: 'valid', contributionHash: candidate.hash, recordedName: 'ivan' });
+  assert.deepEqual(await outcomes.next('replaced'), {
+    contributionId: 'replaced',
+    status: 'valid',
+    contributionHash: candidate.hash,
+    recordedName: 'ivan',
+  });
 });
 
 test('a job that runs out of attempts is answered once as an error and not queued again by the sweep', async () => {
   // The sweep sees the failed job too (every 50 ms here): it must agree with the event, not
   // queue the job again, which would verify it again and again.
-  const { dispatcher, outcomes, queue, queueName, starts } = await setup({ attempts: 2, backoffMs: 50, reconcileIntervalMs: 50 });
-  const worker = new BullWorker(queueName, async () => {
-    throw new Error('EIO: the disk failed');
-  }, { connection: { url: redis.url } });
+  const { dispatcher, outcomes, queue, queueName, starts } = await setup({
+    attempts: 2,
+    backoffMs: 50,
+    reconcileIntervalMs: 50,
+  });
+  const worker = new BullWorker(
+    queueName,
+    async () => {
+      throw new Error('EIO: the disk failed');
+    },
+    { connection: { url: redis.url } },
+  );
   worker.on('active', (job) => starts.set(job.id!, (starts.get(job.id!) ?? 0) + 1));
   closers.push(() => worker.close());
   await dispatcher.enqueue(fixture.request('exhausted', 'register', fixture.missingPath('exhausted')));
@@ -180,7 +212,12 @@ test('the same contribution enqueued twice, and again after a coordinator restar
   const afterRestart = outcomeCollector<VerificationOutcome>();
   restarted.onOutcome(afterRestart.listener);
   await restarted.enqueue(request);
-  assert.deepEqual(await afterRestart.next('twice'), { contributionId: 'twice', status: 'valid', contributionHash: candidate.hash, recordedName: 'frank' });
+  assert.deepEqual(await afterRestart.next('twice'), {
+    contributionId: 'twice',
+    status: 'valid',
+    contributionHash: candidate.hash,
+    recordedName: 'frank',
+  });
 
   // A job enqueued after all of these, and finished: the queue is FIFO, so a second verification
   // of 'twice' would have been taken up before it.
@@ -189,7 +226,10 @@ test('the same contribution enqueued twice, and again after a coordinator restar
   assert.equal(starts.get(verificationJobId('barrier')), 1);
   assert.equal(starts.get(verificationJobId('twice')), 1, 'verified more than once');
   assert.equal(outcomes.all.length, 1);
-  assert.deepEqual(afterRestart.all.map((o) => o.contributionId), ['twice', 'barrier']);
+  assert.deepEqual(
+    afterRestart.all.map((o) => o.contributionId),
+    ['twice', 'barrier'],
+  );
 });
 
 test('a job lost from Redis is queued again by the sweep', async () => {
@@ -204,7 +244,11 @@ test('a job lost from Redis is queued again by the sweep', async () => {
 test('an upload completed while Redis is down is queued once Redis is back', async () => {
   let ownRedis = await startRedisServer();
   closers.push(() => ownRedis.stop());
-  const { dispatcher, outcomes, startWorker } = await setup({ redisUrl: ownRedis.url, reconcileIntervalMs: 200, enqueueTimeoutMs: 500 });
+  const { dispatcher, outcomes, startWorker } = await setup({
+    redisUrl: ownRedis.url,
+    reconcileIntervalMs: 200,
+    enqueueTimeoutMs: 500,
+  });
   startWorker({ onError: () => {} });
   const candidate = await fixture.candidate('register', 'heidi');
   await ownRedis.stop();
@@ -216,5 +260,10 @@ test('an upload completed while Redis is down is queued once Redis is back', asy
   assert.ok(Date.now() - started < 3000, `enqueue took ${Date.now() - started} ms with Redis down`);
 
   ownRedis = await startRedisServerOnPort(ownRedis.port);
-  assert.deepEqual(await outcomes.next('outage'), { contributionId: 'outage', status: 'valid', contributionHash: candidate.hash, recordedName: 'heidi' });
+  assert.deepEqual(await outcomes.next('outage'), {
+    contributionId: 'outage',
+    status: 'valid',
+    contributionHash: candidate.hash,
+    recordedName: 'heidi',
+  });
 });

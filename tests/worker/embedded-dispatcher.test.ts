@@ -38,7 +38,12 @@ after(async () => {
 test('a valid contribution gives a valid outcome with the contribution hash snarkjs printed', async () => {
   const candidate = await fixture.candidate('register', 'carol');
   await dispatcher.enqueue(fixture.request('c-valid', 'register', candidate.path));
-  assert.deepEqual(await outcomes.next('c-valid'), { contributionId: 'c-valid', status: 'valid', contributionHash: candidate.hash, recordedName: 'carol' });
+  assert.deepEqual(await outcomes.next('c-valid'), {
+    contributionId: 'c-valid',
+    status: 'valid',
+    contributionHash: candidate.hash,
+    recordedName: 'carol',
+  });
 });
 
 test('an invalid contribution gives an invalid outcome with its code, at once', async () => {
@@ -84,15 +89,23 @@ test('several contributions queued at once are all verified, in order', async (t
     const ids = candidates.map((_, n) => `c-loop-${n}`);
     await Promise.all(candidates.map((c, n) => dispatcher.enqueue(fixture.request(ids[n]!, 'transact84', c.path))));
     const results = await Promise.all(ids.map((id) => outcomes.next(id)));
-    assert.deepEqual(results.map((r) => r.status), ['valid', 'valid', 'valid', 'valid']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['valid', 'valid', 'valid', 'valid'],
+    );
     // One verifier, first in first out: the outcomes arrive in the order of the requests.
-    assert.deepEqual(outcomes.all.map((o) => o.contributionId).filter((id) => ids.includes(id)), ids);
+    assert.deepEqual(
+      outcomes.all.map((o) => o.contributionId).filter((id) => ids.includes(id)),
+      ids,
+    );
   } finally {
     clearInterval(ticker);
   }
   // For information only: the test circuits are too small to stall the loop, and a wall-clock
   // limit would only flake on a loaded runner.
-  t.diagnostic(`${gaps.length} ticks of 5 ms during the verifications; worst gap ${gaps.length ? Math.max(...gaps).toFixed(0) : '-'} ms`);
+  t.diagnostic(
+    `${gaps.length} ticks of 5 ms during the verifications; worst gap ${gaps.length ? Math.max(...gaps).toFixed(0) : '-'} ms`,
+  );
 });
 
 test('a verifier killed mid-verification is replaced and the request verified again', async () => {
@@ -105,8 +118,16 @@ test('a verifier killed mid-verification is replaced and the request verified ag
   await new Promise((r) => setTimeout(r, 100));
   process.kill(firstPid, 'SIGKILL');
   const outcome = await outcomes.next('c-killed');
-  assert.deepEqual(outcome, { contributionId: 'c-killed', status: 'valid', contributionHash: candidate.hash, recordedName: 'grace' });
-  assert.ok(verifierPids.length >= 2 && verifierPids.at(-1) !== firstPid, `no new verifier process (pids ${verifierPids.join(', ')})`);
+  assert.deepEqual(outcome, {
+    contributionId: 'c-killed',
+    status: 'valid',
+    contributionHash: candidate.hash,
+    recordedName: 'grace',
+  });
+  assert.ok(
+    verifierPids.length >= 2 && verifierPids.at(-1) !== firstPid,
+    `no new verifier process (pids ${verifierPids.join(', ')})`,
+  );
   assert.ok(!processAlive(firstPid), 'the killed verifier is still there');
 });
 
@@ -131,16 +152,31 @@ test('close() stops the verifier process; a closed dispatcher takes no more requ
 test('a coordinator killed by kill -9 leaves no verifier process behind', async () => {
   // A stand-in for the coordinator: a process that creates the dispatcher and reports its verifier.
   const dispatcherModule = pathToFileURL(path.join(REPO_ROOT, 'server', 'verification', 'embedded-dispatcher.ts')).href;
-  const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e',
-    `import { createEmbeddedDispatcher } from ${JSON.stringify(dispatcherModule)};
-     createEmbeddedDispatcher({ onVerifierReady: (pid) => console.log(pid) });`], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const verifierPid = Number(await new Promise<string>((resolve, reject) => {
-    createInterface({ input: parent.stdout! }).once('line', resolve);
-    parent.once('exit', (code) => reject(new Error(`the stand-in coordinator exited with ${code}`)));
-  }));
+  const parent = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      `import { createEmbeddedDispatcher } from ${JSON.stringify(dispatcherModule)};
+     createEmbeddedDispatcher({ onVerifierReady: (pid) => console.log(pid) });`,
+    ],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const verifierPid = Number(
+    await new Promise<string>((resolve, reject) => {
+      createInterface({ input: parent.stdout! }).once('line', resolve);
+      parent.once('exit', (code) => reject(new Error(`the stand-in coordinator exited with ${code}`)));
+    }),
+  );
   assert.ok(processAlive(verifierPid));
   parent.kill('SIGKILL');
-  await waitUntil(() => !processAlive(verifierPid), `verifier ${verifierPid} to leave after its coordinator died`, 10_000);
+  await waitUntil(
+    () => !processAlive(verifierPid),
+    `verifier ${verifierPid} to leave after its coordinator died`,
+    10_000,
+  );
 });
 
 function processAlive(pid: number): boolean {

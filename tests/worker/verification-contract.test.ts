@@ -17,12 +17,22 @@ const request = {
 };
 
 test('a job of the previous format parses, without the fields no verifier reads', () => {
-  const parsed = parseVerificationRequest({ ...request, initZkeyPath: '/data/chains/register/register_0000.zkey', ptauPath: '/data/ptau/pot.ptau' });
+  const parsed = parseVerificationRequest({
+    ...request,
+    initZkeyPath: '/data/chains/register/register_0000.zkey',
+    ptauPath: '/data/ptau/pot.ptau',
+  });
   assert.deepEqual(parsed, request);
 });
 
 test('a relative path and a malformed hash are refused, each named', () => {
-  assert.throws(() => parseVerificationRequest({ ...request, candidatePath: 'uploads/c1' }), /candidatePath: must be an absolute path/);
-  assert.throws(() => parseVerificationRequest({ ...request, challenge: { ...request.challenge, headFileHash: 'XYZ' } }), /challenge\.headFileHash/);
+  assert.throws(
+    () => parseVerificationRequest({ ...request, candidatePath: 'uploads/c1' }),
+    /candidatePath: must be an absolute path/,
+  );
+  assert.throws(
+    () => parseVerificationRequest({ ...request, challenge: { ...request.challenge, headFileHash: 'XYZ' } }),
+    /challenge\.headFileHash/,
+  );
   assert.throws(() => parseVerificationRequest(null), /malformed verification request/);
 });

@@ -29,8 +29,12 @@ export interface VerificationFixture {
 }
 
 export async function verificationFixture(circuits: string[]): Promise<VerificationFixture> {
-  const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as { circuits: Array<{ name: string }> };
-  const dataDir = await newCeremonyDir({ configOverrides: { circuits: project.circuits.filter((c) => circuits.includes(c.name)) } });
+  const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as {
+    circuits: Array<{ name: string }>;
+  };
+  const dataDir = await newCeremonyDir({
+    configOverrides: { circuits: project.circuits.filter((c) => circuits.includes(c.name)) },
+  });
   await initCeremony(dataDir);
   const heads = new Map(circuits.map((c) => [c, 0]));
   if (heads.has('register')) {

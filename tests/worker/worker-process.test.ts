@@ -44,7 +44,14 @@ after(async () => {
 test('`ceremony worker --help` documents its options and environment; `ceremony --help` lists it', async () => {
   const help = await runCli(['worker', '--help']);
   assert.equal(help.code, 0);
-  for (const text of ['--redis <url>', '--concurrency <n>', 'REDIS_URL', 'VERIFICATION_QUEUE', 'WORKER_CONCURRENCY', 'WORKER_LOCK_DURATION_MS']) {
+  for (const text of [
+    '--redis <url>',
+    '--concurrency <n>',
+    'REDIS_URL',
+    'VERIFICATION_QUEUE',
+    'WORKER_CONCURRENCY',
+    'WORKER_LOCK_DURATION_MS',
+  ]) {
     assert.ok(help.stdout.includes(text), `--help lacks ${text}`);
   }
   const top = await runCli(['--help']);
@@ -106,9 +113,20 @@ test('a worker killed with SIGKILL mid-job: another worker completes the job', a
   assert.equal(job!.processedBy, 'doomed');
 
   const killedAt = Date.now();
-  const rescuer = startVerificationWorker({ redisUrl: redis.url, queueName, name: 'rescuer', lockDurationMs: 2000, stalledIntervalMs: 500 });
+  const rescuer = startVerificationWorker({
+    redisUrl: redis.url,
+    queueName,
+    name: 'rescuer',
+    lockDurationMs: 2000,
+    stalledIntervalMs: 500,
+  });
   closers.push(() => rescuer.close());
-  assert.deepEqual(await outcomes.next('k1', 20_000), { contributionId: 'k1', status: 'valid', contributionHash: candidate.hash, recordedName: 'heidi' });
+  assert.deepEqual(await outcomes.next('k1', 20_000), {
+    contributionId: 'k1',
+    status: 'valid',
+    contributionHash: candidate.hash,
+    recordedName: 'heidi',
+  });
   const finished = await queue.getJob(jobId);
   assert.equal(finished!.processedBy, 'rescuer');
   assert.equal(finished!.attemptsStarted, 2);
@@ -129,10 +147,19 @@ test('every failed attempt is logged on stderr with its job, attempt, fate and e
   assert.equal((await outcomes.next('gone')).status, 'error');
   const jobId = verificationJobId('gone');
   await worker.waitFor(/attempt 2 of 2 failed/);
-  const lines = worker.output().split('\n').filter((line) => line.includes(`(job ${jobId})`));
+  const lines = worker
+    .output()
+    .split('\n')
+    .filter((line) => line.includes(`(job ${jobId})`));
   assert.equal(lines.length, 2, worker.output());
-  assert.match(lines[0]!, /^contribution gone \(job contribution-gone\): attempt 1 of 2 failed, will be retried: input\.file_not_found: cannot open the uploaded key: ENOENT$/);
-  assert.match(lines[1]!, /^contribution gone \(job contribution-gone\): attempt 2 of 2 failed, no attempts left: input\.file_not_found: cannot open the uploaded key: ENOENT$/);
+  assert.match(
+    lines[0]!,
+    /^contribution gone \(job contribution-gone\): attempt 1 of 2 failed, will be retried: input\.file_not_found: cannot open the uploaded key: ENOENT$/,
+  );
+  assert.match(
+    lines[1]!,
+    /^contribution gone \(job contribution-gone\): attempt 2 of 2 failed, no attempts left: input\.file_not_found: cannot open the uploaded key: ENOENT$/,
+  );
   worker.child.kill('SIGTERM');
   await worker.exited;
 });

@@ -248,7 +248,9 @@ describe('GitHub device-flow sign-ins in progress per address', () => {
       assert.equal(await github.actOnDevice(started[0]!.userCode, 'cancel'), 200);
       ownClock.advance(1000);
       assert.equal(
-        await errorCode(await new Browser().post(`${server.url}/auth/github/device/poll`, { handle: started[0]!.handle })),
+        await errorCode(
+          await new Browser().post(`${server.url}/auth/github/device/poll`, { handle: started[0]!.handle }),
+        ),
         'auth.device_denied',
       );
       const burst = await Promise.all([startOne(), startOne(), startOne()]);

@@ -74,7 +74,12 @@ describe('GitHub sign-in', () => {
     assert.match(setCookie!, /HttpOnly/);
     assert.match(setCookie!, /SameSite=Strict/);
     const session = await sessionOf(browser, server);
-    assert.deepEqual(session.principal, { id: 'github:4242', kind: 'github', displayName: 'alice', coordinator: false });
+    assert.deepEqual(session.principal, {
+      id: 'github:4242',
+      kind: 'github',
+      displayName: 'alice',
+      coordinator: false,
+    });
     assert.equal(typeof session.csrfToken, 'string');
     // The token in the cookie is not what is stored.
     const stored = server.db.prepare('SELECT token_hash FROM auth_sessions').all() as Array<{ token_hash: string }>;
@@ -129,7 +134,9 @@ describe('GitHub sign-in', () => {
     const browser = new Browser();
     const start = await browser.request(`${server.url}/auth/github`);
     const authorize = await browser.request(start.headers.get('location')!);
-    const callback = await browser.request(authorize.headers.get('location')!, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    const callback = await browser.request(authorize.headers.get('location')!, {
+      headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+    });
     assert.equal(callback.status, 303);
     assert.equal(callback.headers.get('location'), '/?signInError=auth.below_minimum');
     assert.equal((await sessionOf(browser, server)).principal, null);
@@ -137,7 +144,10 @@ describe('GitHub sign-in', () => {
 
   it('adds the code to a failure redirect that has a query or is an absolute URL', () => {
     assert.equal(withSignInError('/contribute?from=mail', 'auth.csrf'), '/contribute?from=mail&signInError=auth.csrf');
-    assert.equal(withSignInError('https://ceremony.example/#top', 'auth.csrf'), 'https://ceremony.example/?signInError=auth.csrf#top');
+    assert.equal(
+      withSignInError('https://ceremony.example/#top', 'auth.csrf'),
+      'https://ceremony.example/?signInError=auth.csrf#top',
+    );
   });
 
   it('refuses a forged state', async () => {
@@ -153,7 +163,7 @@ describe('GitHub sign-in', () => {
     assert.equal((await sessionOf(browser, server)).principal, null);
   });
 
-  it("refuses a real state carried to another browser (login CSRF), and a replayed one", async () => {
+  it('refuses a real state carried to another browser (login CSRF), and a replayed one', async () => {
     github.setProfile(profile());
     const attacker = new Browser();
     const start = await attacker.request(`${server.url}/auth/github`);

@@ -17,7 +17,10 @@ const SNARK_SCALAR_FIELD = 21888242871839275222246405745257275088548364400416034
 const CEREMONY_ID = 'test-ceremony';
 const artifactsDir = path.dirname(createRequire(import.meta.url).resolve('@zk-kit/semaphore-artifacts/package.json'));
 // Two members: a depth-1 tree, the smallest official artifacts (fast proofs).
-const artifacts = { wasm: path.join(artifactsDir, 'semaphore-1.wasm'), zkey: path.join(artifactsDir, 'semaphore-1.zkey') };
+const artifacts = {
+  wasm: path.join(artifactsDir, 'semaphore-1.wasm'),
+  zkey: path.join(artifactsDir, 'semaphore-1.zkey'),
+};
 
 const alice = new Identity('alice: test identity for the auth suite');
 const bob = new Identity('bob: test identity for the auth suite');
@@ -62,7 +65,10 @@ describe('Semaphore sign-in', () => {
     assert.equal(issued.scope, encodeSemaphoreScope(CEREMONY_ID));
     assert.equal(issued.groupRoot, group.root.toString());
     assert.equal(Date.parse(issued.expiresAt), clock.now() + 5 * 60_000);
-    const members = (await (await new Browser().request(`${server.url}/auth/semaphore/group`)).json()) as { members: string[]; root: string };
+    const members = (await (await new Browser().request(`${server.url}/auth/semaphore/group`)).json()) as {
+      members: string[];
+      root: string;
+    };
     assert.deepEqual(members.members, [alice.commitment.toString(), bob.commitment.toString()]);
   });
 
@@ -74,8 +80,16 @@ describe('Semaphore sign-in', () => {
     assert.equal(aliceProof.scope, encodeSemaphoreScope(CEREMONY_ID));
     const response = await submit(browser, aliceProof);
     assert.equal(response.status, 200);
-    const body = (await response.json()) as { principal: { id: string; displayName: string; coordinator: boolean }; csrfToken: string };
-    assert.deepEqual(body.principal, { id: `semaphore:${aliceProof.nullifier}`, kind: 'semaphore', displayName: 'anonymous', coordinator: false });
+    const body = (await response.json()) as {
+      principal: { id: string; displayName: string; coordinator: boolean };
+      csrfToken: string;
+    };
+    assert.deepEqual(body.principal, {
+      id: `semaphore:${aliceProof.nullifier}`,
+      kind: 'semaphore',
+      displayName: 'anonymous',
+      coordinator: false,
+    });
     const me = (await (await browser.request(`${server.url}/api/me`)).json()) as { principal: { id: string } };
     assert.equal(me.principal.id, `semaphore:${aliceProof.nullifier}`);
   });
@@ -102,7 +116,10 @@ describe('Semaphore sign-in', () => {
     const browser = new Browser();
     const { challenge: message, scope } = await challenge(browser);
     const proof = await generateProof(bob, group, message, scope, undefined, artifacts);
-    const forged = { ...proof, points: proof.points.map((p: string, i: number) => (i === 0 ? (BigInt(p) + 1n).toString() : p)) };
+    const forged = {
+      ...proof,
+      points: proof.points.map((p: string, i: number) => (i === 0 ? (BigInt(p) + 1n).toString() : p)),
+    };
     const response = await submit(browser, forged);
     assert.equal(response.status, 401);
     assert.equal(await errorCode(response), 'auth.invalid_proof');
@@ -158,15 +175,24 @@ describe('Semaphore group root window', () => {
       roots.push(semaphoreGroup.root);
     }
     assert.equal(semaphoreGroup.root, new Group(members.map(BigInt)).root.toString());
-    assert.deepEqual(roots.map((r) => semaphoreGroup.isAcceptedRoot(r)), [false, true, true, true]);
+    assert.deepEqual(
+      roots.map((r) => semaphoreGroup.isAcceptedRoot(r)),
+      [false, true, true, true],
+    );
     const restarted = new SemaphoreGroup(db, clock, members, options);
-    assert.deepEqual(roots.map((r) => restarted.isAcceptedRoot(r)), [false, true, true, true]);
+    assert.deepEqual(
+      roots.map((r) => restarted.isAcceptedRoot(r)),
+      [false, true, true, true],
+    );
     assert.equal(restarted.isAcceptedRoot('12345'), false);
     assert.equal(restarted.rootStatus(roots[0]!), 'expired');
     assert.equal(restarted.rootStatus('12345'), 'unknown');
     // The grace period runs from when each root was replaced.
     clock.advance(60 * 60_000 + 1);
-    assert.deepEqual(roots.map((r) => restarted.isAcceptedRoot(r)), [false, false, false, true]);
+    assert.deepEqual(
+      roots.map((r) => restarted.isAcceptedRoot(r)),
+      [false, false, false, true],
+    );
     db.close();
   });
 
@@ -180,7 +206,10 @@ describe('Semaphore group root window', () => {
     const second = semaphoreGroup.root;
     assert.equal(semaphoreGroup.isAcceptedRoot(first), true, 'an addition keeps the window');
     const restarted = new SemaphoreGroup(db, clock, ['1', '3'], options);
-    assert.deepEqual([first, second].map((r) => restarted.rootStatus(r)), ['expired', 'expired']);
+    assert.deepEqual(
+      [first, second].map((r) => restarted.rootStatus(r)),
+      ['expired', 'expired'],
+    );
     assert.equal(restarted.isAcceptedRoot(restarted.root), true);
     db.close();
   });

@@ -23,7 +23,11 @@ describe('sessions, CSRF and coordinator sign-in', () => {
   let server: AuthTestServer;
 
   before(async () => {
-    server = await startAuthTestServer({ clock, testNetwork: true, config: { coordinatorToken: COORDINATOR_TOKEN, demo: { enabled: true } } });
+    server = await startAuthTestServer({
+      clock,
+      testNetwork: true,
+      config: { coordinatorToken: COORDINATOR_TOKEN, demo: { enabled: true } },
+    });
   });
   after(() => server.close());
 
@@ -54,7 +58,12 @@ describe('sessions, CSRF and coordinator sign-in', () => {
     const response = await browser.post(`${server.url}/auth/coordinator`, { token: COORDINATOR_TOKEN });
     assert.equal(response.status, 200);
     const body = (await response.json()) as SignedIn;
-    assert.deepEqual(body.principal, { id: 'coordinator:token', kind: 'coordinator-token', displayName: 'coordinator', coordinator: true });
+    assert.deepEqual(body.principal, {
+      id: 'coordinator:token',
+      kind: 'coordinator-token',
+      displayName: 'coordinator',
+      coordinator: true,
+    });
 
     const session = (await (await browser.request(`${server.url}/auth/session`)).json()) as SignedIn;
     assert.equal(session.csrfToken, body.csrfToken);
@@ -75,7 +84,11 @@ describe('sessions, CSRF and coordinator sign-in', () => {
 
     const contributor = new Browser();
     const signedIn = (await (await contributor.post(`${server.url}/auth/demo`, { name: 'dora' })).json()) as SignedIn;
-    const refused = await contributor.post(`${server.url}/api/coordinator/pause`, {}, { 'x-csrf-token': signedIn.csrfToken });
+    const refused = await contributor.post(
+      `${server.url}/api/coordinator/pause`,
+      {},
+      { 'x-csrf-token': signedIn.csrfToken },
+    );
     assert.equal(refused.status, 403);
     assert.equal(await errorCode(refused), 'auth.not_coordinator');
   });
@@ -114,7 +127,13 @@ describe('sessions, CSRF and coordinator sign-in', () => {
     const { port } = new URL(server.url);
     const status = await new Promise<number>((resolve, reject) => {
       const request = http.request(
-        { host: '127.0.0.1', port, path: '/auth/demo', method: 'POST', headers: { host: `evil.example:${port}`, 'content-type': 'application/json' } },
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/auth/demo',
+          method: 'POST',
+          headers: { host: `evil.example:${port}`, 'content-type': 'application/json' },
+        },
         (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);
@@ -130,7 +149,10 @@ describe('sessions, CSRF and coordinator sign-in', () => {
 describe('demo sign-in guards', () => {
   it('refuses to start unless a test network bound to loopback', () => {
     const refused = (options: { testNetwork: boolean; host: string }) =>
-      assert.throws(() => assertDemoSignInAllowed(options), (e) => isCoordinatorError(e, 'config.invalid'));
+      assert.throws(
+        () => assertDemoSignInAllowed(options),
+        (e) => isCoordinatorError(e, 'config.invalid'),
+      );
     refused({ testNetwork: false, host: '127.0.0.1' });
     refused({ testNetwork: true, host: '0.0.0.0' });
     refused({ testNetwork: true, host: '192.168.1.10' });
@@ -139,11 +161,20 @@ describe('demo sign-in guards', () => {
     const db = openDatabase(':memory:');
     const config = parseAuthConfig({ demo: { enabled: true } });
     assert.throws(
-      () => createAuthRouter({ db, clock: new ManualClock(), config, ceremonyId: 'c', testNetwork: false, host: '127.0.0.1' }),
+      () =>
+        createAuthRouter({
+          db,
+          clock: new ManualClock(),
+          config,
+          ceremonyId: 'c',
+          testNetwork: false,
+          host: '127.0.0.1',
+        }),
       (e) => isCoordinatorError(e, 'config.invalid'),
     );
     assert.throws(
-      () => createAuthRouter({ db, clock: new ManualClock(), config, ceremonyId: 'c', testNetwork: true, host: '0.0.0.0' }),
+      () =>
+        createAuthRouter({ db, clock: new ManualClock(), config, ceremonyId: 'c', testNetwork: true, host: '0.0.0.0' }),
       (e) => isCoordinatorError(e, 'config.invalid'),
     );
     db.close();
@@ -151,7 +182,8 @@ describe('demo sign-in guards', () => {
 
   it('recognises loopback socket addresses only', () => {
     for (const a of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']) assert.equal(isLoopbackAddress(a), true, a);
-    for (const a of ['10.0.0.1', '::ffff:10.0.0.1', '2001:db8::1', undefined, '']) assert.equal(isLoopbackAddress(a), false, String(a));
+    for (const a of ['10.0.0.1', '::ffff:10.0.0.1', '2001:db8::1', undefined, ''])
+      assert.equal(isLoopbackAddress(a), false, String(a));
   });
 
   it('answers 403 auth.demo_disabled when demo sign-in is off, and coordinator sign-in when no token', async () => {

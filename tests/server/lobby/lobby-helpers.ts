@@ -15,7 +15,11 @@ export interface LobbyFixture {
   open: { value: boolean };
 }
 
-export function makeLobby(overrides: Partial<LobbyOptions> = {}, db: Db = openDatabase(':memory:'), clock = new ManualClock()): LobbyFixture {
+export function makeLobby(
+  overrides: Partial<LobbyOptions> = {},
+  db: Db = openDatabase(':memory:'),
+  clock = new ManualClock(),
+): LobbyFixture {
   const open = { value: true };
   const lobby = new Lobby(
     db,
@@ -54,9 +58,18 @@ export function assertRefused(action: () => unknown, code: ErrorCode, message?: 
 }
 
 /** Takes the contributor's live turn through upload and an accepted verification. */
-export function contributeAccepted(fixture: LobbyFixture, contributorId: string, circuit: string, index: number): string {
+export function contributeAccepted(
+  fixture: LobbyFixture,
+  contributorId: string,
+  circuit: string,
+  index: number,
+): string {
   const contributionId = `${contributorId}-${circuit}-${index}`;
   fixture.lobby.markSubmitted(contributorId, circuit, contributionId);
-  fixture.lobby.recordVerdict(contributionId, { status: 'accepted', chainIndex: index, contributionHash: `hash-${contributionId}` });
+  fixture.lobby.recordVerdict(contributionId, {
+    status: 'accepted',
+    chainIndex: index,
+    contributionHash: `hash-${contributionId}`,
+  });
   return contributionId;
 }

@@ -28,13 +28,22 @@ test('a new Lobby on the same database file after a restart continues exactly, a
     before.db.close();
 
     const after = makeLobby({}, openDatabase(file), clock);
-    assert.deepEqual(['alice', 'bob', 'carol'].map((id) => after.lobby.status(id)), statuses);
+    assert.deepEqual(
+      ['alice', 'bob', 'carol'].map((id) => after.lobby.status(id)),
+      statuses,
+    );
     assert.deepEqual(after.lobby.queueLengths(), queues);
     assert.deepEqual(after.lobby.activeTurns(), turns);
 
     clock.advance(10 * MINUTE);
     const events = after.lobby.tick();
-    assert.deepEqual(events.map(({ type, contributorId }) => [type, contributorId]), [['turn_missed', 'bob'], ['turn_granted', 'carol']]);
+    assert.deepEqual(
+      events.map(({ type, contributorId }) => [type, contributorId]),
+      [
+        ['turn_missed', 'bob'],
+        ['turn_granted', 'carol'],
+      ],
+    );
     assert.equal(after.lobby.recordVerdict('a2', { status: 'accepted', chainIndex: 1, contributionHash: 'h2' }), true);
     assert.equal(after.lobby.status('alice').circuits[1]?.state, 'accepted');
     after.db.close();
@@ -59,7 +68,12 @@ test('with 10,000 contributors waiting, status of the last one and queueLengths 
   };
   const status = timed(() => lobby.status(last));
   const lengths = timed(() => lobby.queueLengths());
-  assert.deepEqual(status.result.circuits[0], { circuit: 'register', state: 'waiting', position: count, etaMs: (count - 1) * 3 * MINUTE });
+  assert.deepEqual(status.result.circuits[0], {
+    circuit: 'register',
+    state: 'waiting',
+    position: count,
+    etaMs: (count - 1) * 3 * MINUTE,
+  });
   assert.deepEqual(lengths.result, { register: count, transact2: 0, transact21: 0 });
   // A sanity bound, not a benchmark: both are a few index reads (typically well under 5 ms).
   assert.ok(status.ms < 50, `status took ${status.ms.toFixed(2)} ms`);

@@ -1,7 +1,15 @@
 /** Queues, positions, progress through the circuits, verification outcomes and the ETA. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertRefused, CIRCUITS, contributeAccepted, makeLobby, MINUTE, positionOf, progressOf } from './lobby-helpers.ts';
+import {
+  assertRefused,
+  CIRCUITS,
+  contributeAccepted,
+  makeLobby,
+  MINUTE,
+  positionOf,
+  progressOf,
+} from './lobby-helpers.ts';
 
 test('queues are FIFO with stable positions, and join is idempotent', () => {
   const { lobby, open } = makeLobby();
@@ -19,7 +27,11 @@ test('queues are FIFO with stable positions, and join is idempotent', () => {
     lobby.status('bob').circuits.map((entry) => entry.state),
     ['waiting', 'pending', 'pending'],
   );
-  assert.deepEqual(lobby.status('nobody'), { contributorId: 'nobody', circuits: CIRCUITS.map((circuit) => ({ circuit, state: 'pending' })), done: false });
+  assert.deepEqual(lobby.status('nobody'), {
+    contributorId: 'nobody',
+    circuits: CIRCUITS.map((circuit) => ({ circuit, state: 'pending' })),
+    done: false,
+  });
 });
 
 test('a turn is granted only while the ceremony is open', () => {
@@ -30,7 +42,10 @@ test('a turn is granted only while the ceremony is open', () => {
   assert.equal(progressOf(lobby, 'alice', 'register').state, 'waiting');
   open.value = true;
   const events = lobby.tick();
-  assert.deepEqual(events.map((event) => [event.type, event.contributorId, event.circuit]), [['turn_granted', 'alice', 'register']]);
+  assert.deepEqual(
+    events.map((event) => [event.type, event.contributorId, event.circuit]),
+    [['turn_granted', 'alice', 'register']],
+  );
   assert.equal(progressOf(lobby, 'alice', 'register').state, 'turn');
 });
 
@@ -61,7 +76,13 @@ test('accepted moves the contributor to the next circuit in order, and after the
   });
   const status = lobby.status('alice');
   assert.equal(status.done, true);
-  assert.deepEqual(status.circuits[0], { circuit: 'register', state: 'accepted', contributionId: 'alice-register-1', index: 1, contributionHash: 'hash-alice-register-1' });
+  assert.deepEqual(status.circuits[0], {
+    circuit: 'register',
+    state: 'accepted',
+    contributionId: 'alice-register-1',
+    index: 1,
+    contributionHash: 'hash-alice-register-1',
+  });
   assert.ok(status.circuits.every((entry) => entry.state === 'accepted'));
   assert.equal(lobby.join('alice').done, true, 'a done contributor stays done');
   assert.deepEqual(lobby.queueLengths(), { register: 0, transact2: 0, transact21: 0 });
@@ -75,21 +96,58 @@ test('a refused contribution frees the circuit and puts the contributor at the b
   lobby.join('bob');
   lobby.tick();
   lobby.markSubmitted('alice', 'register', 'c1');
-  assert.deepEqual(progressOf(lobby, 'alice', 'register'), { circuit: 'register', state: 'verifying', contributionId: 'c1' });
-  assert.equal(lobby.recordVerdict('c1', { status: 'refused', code: 'contribution.invalid_proof_of_knowledge', message: 'bad proof' }), true);
-  assert.equal(lobby.recordVerdict('c1', { status: 'refused', code: 'contribution.invalid_proof_of_knowledge', message: 'bad proof' }), false, 'a repeated outcome changes nothing');
+  assert.deepEqual(progressOf(lobby, 'alice', 'register'), {
+    circuit: 'register',
+    state: 'verifying',
+    contributionId: 'c1',
+  });
+  assert.equal(
+    lobby.recordVerdict('c1', {
+      status: 'refused',
+      code: 'contribution.invalid_proof_of_knowledge',
+      message: 'bad proof',
+    }),
+    true,
+  );
+  assert.equal(
+    lobby.recordVerdict('c1', {
+      status: 'refused',
+      code: 'contribution.invalid_proof_of_knowledge',
+      message: 'bad proof',
+    }),
+    false,
+    'a repeated outcome changes nothing',
+  );
   const status = lobby.status('alice');
-  assert.deepEqual(status.lastRefusal, { circuit: 'register', code: 'contribution.invalid_proof_of_knowledge', message: 'bad proof', at: clock.now() });
+  assert.deepEqual(status.lastRefusal, {
+    circuit: 'register',
+    code: 'contribution.invalid_proof_of_knowledge',
+    message: 'bad proof',
+    at: clock.now(),
+  });
   assert.equal(positionOf(lobby, 'alice', 'register'), 2, 'behind bob');
   assert.equal(status.done, false);
   const granted = lobby.tick();
-  assert.deepEqual(granted.map((event) => event.contributorId), ['bob']);
+  assert.deepEqual(
+    granted.map((event) => event.contributorId),
+    ['bob'],
+  );
   lobby.markSubmitted('bob', 'register', 'c2');
-  assert.equal(lobby.recordVerdict('c2', { status: 'discarded', code: 'contribution.not_next', message: 'the head moved' }), true);
+  assert.equal(
+    lobby.recordVerdict('c2', { status: 'discarded', code: 'contribution.not_next', message: 'the head moved' }),
+    true,
+  );
   assert.equal(lobby.status('bob').lastRefusal, undefined, 'a discarded result shows no reason');
   assert.equal(positionOf(lobby, 'bob', 'register'), 2, 'discarded goes to the back too');
-  assert.deepEqual(lobby.tick().map((event) => event.contributorId), ['alice'], 'a refused contributor is eligible at once');
-  assertRefused(() => lobby.recordVerdict('never-submitted', { status: 'accepted', chainIndex: 1, contributionHash: 'x' }), 'not_found');
+  assert.deepEqual(
+    lobby.tick().map((event) => event.contributorId),
+    ['alice'],
+    'a refused contributor is eligible at once',
+  );
+  assertRefused(
+    () => lobby.recordVerdict('never-submitted', { status: 'accepted', chainIndex: 1, contributionHash: 'x' }),
+    'not_found',
+  );
 });
 
 test('a contributor holds one turn at a time across circuits; each circuit has one turn or verifying submission', () => {
@@ -101,14 +159,27 @@ test('a contributor holds one turn at a time across circuits; each circuit has o
   contributeAccepted(fixture, 'alice', 'register', 1);
   lobby.tick();
   assert.deepEqual(
-    lobby.activeTurns().map(({ circuit, contributorId, state }) => [circuit, contributorId, state]).sort(),
-    [['register', 'bob', 'turn'], ['transact2', 'alice', 'turn']],
+    lobby
+      .activeTurns()
+      .map(({ circuit, contributorId, state }) => [circuit, contributorId, state])
+      .sort(),
+    [
+      ['register', 'bob', 'turn'],
+      ['transact2', 'alice', 'turn'],
+    ],
   );
   lobby.markSubmitted('alice', 'transact2', 'a2');
   lobby.join('alice');
   lobby.tick();
-  assert.deepEqual(lobby.queueLengths(), { register: 0, transact2: 0, transact21: 0 }, 'alice is not queued anywhere while verifying');
-  assert.deepEqual(lobby.activeTurns().find((turn) => turn.contributorId === 'alice'), { circuit: 'transact2', contributorId: 'alice', state: 'verifying' });
+  assert.deepEqual(
+    lobby.queueLengths(),
+    { register: 0, transact2: 0, transact21: 0 },
+    'alice is not queued anywhere while verifying',
+  );
+  assert.deepEqual(
+    lobby.activeTurns().find((turn) => turn.contributorId === 'alice'),
+    { circuit: 'transact2', contributorId: 'alice', state: 'verifying' },
+  );
   assertRefused(() => lobby.requireTurn('alice', 'transact21'), 'lobby.not_your_turn', /being verified/);
 
   // A verifying submission has no deadline and keeps its circuit busy: bob, done with register
@@ -119,20 +190,40 @@ test('a contributor holds one turn at a time across circuits; each circuit has o
   assert.equal(positionOf(lobby, 'bob', 'transact2'), 1);
   assert.deepEqual(lobby.activeTurns(), [{ circuit: 'transact2', contributorId: 'alice', state: 'verifying' }]);
   lobby.recordVerdict('a2', { status: 'accepted', chainIndex: 1, contributionHash: 'h' });
-  assert.deepEqual(lobby.tick().map(({ circuit, contributorId }) => [circuit, contributorId]), [['transact2', 'bob'], ['transact21', 'alice']]);
+  assert.deepEqual(
+    lobby.tick().map(({ circuit, contributorId }) => [circuit, contributorId]),
+    [
+      ['transact2', 'bob'],
+      ['transact21', 'alice'],
+    ],
+  );
 });
 
 test('the ETA is position × the measured average turn, plus what is left of the turn in progress', () => {
   const fixture = makeLobby();
   const { lobby, clock } = fixture;
   for (const id of ['alice', 'bob', 'carol', 'dave']) lobby.join(id);
-  assert.deepEqual(progressOf(lobby, 'bob', 'register'), { circuit: 'register', state: 'waiting', position: 2, etaMs: 3 * MINUTE }, 'default estimate, circuit free');
+  assert.deepEqual(
+    progressOf(lobby, 'bob', 'register'),
+    { circuit: 'register', state: 'waiting', position: 2, etaMs: 3 * MINUTE },
+    'default estimate, circuit free',
+  );
 
   lobby.tick();
   clock.advance(MINUTE);
   // alice's turn started a minute ago and is expected to last the default 3 min: 2 min left.
-  assert.deepEqual(progressOf(lobby, 'bob', 'register'), { circuit: 'register', state: 'waiting', position: 1, etaMs: 2 * MINUTE });
-  assert.deepEqual(progressOf(lobby, 'carol', 'register'), { circuit: 'register', state: 'waiting', position: 2, etaMs: 2 * MINUTE + 3 * MINUTE });
+  assert.deepEqual(progressOf(lobby, 'bob', 'register'), {
+    circuit: 'register',
+    state: 'waiting',
+    position: 1,
+    etaMs: 2 * MINUTE,
+  });
+  assert.deepEqual(progressOf(lobby, 'carol', 'register'), {
+    circuit: 'register',
+    state: 'waiting',
+    position: 2,
+    etaMs: 2 * MINUTE + 3 * MINUTE,
+  });
 
   clock.advance(3 * MINUTE); // alice's turn: 4 min
   contributeAccepted(fixture, 'alice', 'register', 1);
@@ -141,10 +232,20 @@ test('the ETA is position × the measured average turn, plus what is left of the
   contributeAccepted(fixture, 'bob', 'register', 2);
   lobby.tick();
   // Measured average 5 min; carol's turn has just started; dave is next: 5 min left of carol's.
-  assert.deepEqual(progressOf(lobby, 'dave', 'register'), { circuit: 'register', state: 'waiting', position: 1, etaMs: 5 * MINUTE });
+  assert.deepEqual(progressOf(lobby, 'dave', 'register'), {
+    circuit: 'register',
+    state: 'waiting',
+    position: 1,
+    etaMs: 5 * MINUTE,
+  });
   lobby.join('erin');
   clock.advance(2 * MINUTE);
-  assert.deepEqual(progressOf(lobby, 'erin', 'register'), { circuit: 'register', state: 'waiting', position: 2, etaMs: 3 * MINUTE + 5 * MINUTE });
+  assert.deepEqual(progressOf(lobby, 'erin', 'register'), {
+    circuit: 'register',
+    state: 'waiting',
+    position: 2,
+    etaMs: 3 * MINUTE + 5 * MINUTE,
+  });
   // A turn running longer than the average leaves nothing of it to count.
   clock.advance(6 * MINUTE);
   assert.equal(progressOf(lobby, 'carol', 'register').state, 'turn');

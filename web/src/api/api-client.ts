@@ -21,7 +21,8 @@ export class ApiError extends Error {
 export function apiErrorFromBody(status: number, text: string): ApiError {
   try {
     const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
-    if (typeof body.error?.code === 'string') return new ApiError(status, body.error.code, String(body.error.message ?? ''));
+    if (typeof body.error?.code === 'string')
+      return new ApiError(status, body.error.code, String(body.error.message ?? ''));
   } catch {
     // not JSON: fall through
   }
@@ -38,7 +39,13 @@ export class ApiClient {
     if (method !== 'GET' && this.csrfToken) headers['x-csrf-token'] = this.csrfToken;
     let response: Response;
     try {
-      response = await fetch(route, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin', cache: 'no-store' });
+      response = await fetch(route, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        credentials: 'same-origin',
+        cache: 'no-store',
+      });
     } catch (error) {
       throw new ApiError(0, 'network', (error as Error).message);
     }

@@ -11,7 +11,15 @@ export { ERROR_MESSAGES, type PlainWords };
 export function plainWords(code: string, serverMessage?: string | null): PlainWords {
   const known = (ERROR_MESSAGES as Record<string, ErrorWords | undefined>)[code];
   if (known) return { what: known.what, next: known.next };
-  if (code === 'network') return { what: 'The coordinator could not be reached.', next: 'Check your connection; the page keeps trying.' };
-  if (code === 'browser') return { what: `This page ran into a problem: ${serverMessage ?? 'unknown error'}.`, next: 'Reload the page; if it persists, tell the coordinator.' };
-  return { what: serverMessage ? `The coordinator answered: ${serverMessage}` : `Something went wrong (${code}).`, next: 'Reload the page; if it persists, tell the coordinator.' };
+  if (code === 'network')
+    return { what: 'The coordinator could not be reached.', next: 'Check your connection; the page keeps trying.' };
+  if (code === 'browser')
+    return {
+      what: `This page ran into a problem: ${serverMessage ?? 'unknown error'}.`,
+      next: 'Reload the page; if it persists, tell the coordinator.',
+    };
+  return {
+    what: serverMessage ? `The coordinator answered: ${serverMessage}` : `Something went wrong (${code}).`,
+    next: 'Reload the page; if it persists, tell the coordinator.',
+  };
 }

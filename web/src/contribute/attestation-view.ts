@@ -28,7 +28,13 @@ export function renderAttestation(api: ApiClient, me: MeView, ceremony: Ceremony
   const downloadReceipts = async () => {
     try {
       const { receipts } = await api.get<{ receipts: SignedReceipt[] }>('/api/me/receipts');
-      const file = { ceremony: ceremony.id, coordinator: location.origin, receiptPublicKey: ceremony.receiptPublicKey, signature: 'Ed25519 over each receipt body (UTF-8)', receipts };
+      const file = {
+        ceremony: ceremony.id,
+        coordinator: location.origin,
+        receiptPublicKey: ceremony.receiptPublicKey,
+        signature: 'Ed25519 over each receipt body (UTF-8)',
+        receipts,
+      };
       downloadText(`receipts-${ceremony.id}.json`, `${JSON.stringify(file, null, 2)}\n`);
     } catch (error) {
       feedback.replaceChildren(errorNotice(error));
@@ -38,9 +44,22 @@ export function renderAttestation(api: ApiClient, me: MeView, ceremony: Ceremony
     'section',
     { class: 'card', id: 'attestation', 'aria-labelledby': 'attestation-title' },
     h('h2', { id: 'attestation-title' }, 'Thank you: every contribution was accepted'),
-    h('p', {}, 'Your randomness is now part of every proving key, and it is gone: it was used inside this page and dropped after each circuit. Publish the attestation below (a gist, a post) so anyone can check your hashes against the public transcript; keep the signed receipts as the coordinator’s proof that it accepted them.'),
+    h(
+      'p',
+      {},
+      'Your randomness is now part of every proving key, and it is gone: it was used inside this page and dropped after each circuit. Publish the attestation below (a gist, a post) so anyone can check your hashes against the public transcript; keep the signed receipts as the coordinator’s proof that it accepted them.',
+    ),
     h('pre', { id: 'attestation-text', tabindex: 0, 'aria-label': 'Attestation' }, text),
-    h('div', { class: 'actions' }, copyButton('Copy attestation', () => text, { id: 'copy-attestation' }), h('button', { type: 'button', id: 'download-receipts', onclick: () => void downloadReceipts() }, 'Download signed receipts')),
+    h(
+      'div',
+      { class: 'actions' },
+      copyButton('Copy attestation', () => text, { id: 'copy-attestation' }),
+      h(
+        'button',
+        { type: 'button', id: 'download-receipts', onclick: () => void downloadReceipts() },
+        'Download signed receipts',
+      ),
+    ),
     h(
       'p',
       { class: 'hint', id: 'receipts-how-to-check' },

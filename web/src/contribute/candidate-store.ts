@@ -25,7 +25,10 @@ function openDb(): Promise<IDBDatabase> {
   return new Promise((resolve, reject) => {
     const request = indexedDB.open(DB_NAME, 2);
     request.onupgradeneeded = (event) => {
-      const store = event.oldVersion < 1 ? request.result.createObjectStore(STORE, { keyPath: 'key' }) : request.transaction!.objectStore(STORE);
+      const store =
+        event.oldVersion < 1
+          ? request.result.createObjectStore(STORE, { keyPath: 'key' })
+          : request.transaction!.objectStore(STORE);
       if (event.oldVersion < 2) store.createIndex(BY_SAVED_AT, 'savedAt');
     };
     request.onsuccess = () => resolve(request.result);

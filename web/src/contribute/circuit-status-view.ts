@@ -6,10 +6,28 @@
 import type { CircuitProgress, ContributionView } from '../api/api-types.ts';
 import { plainWords } from '../api/error-messages.ts';
 import { h } from '../ui/element.ts';
-import { formatBytes, formatCountdown, formatDuration, formatPosition, formatTime, percent, shortHash } from '../ui/format-units.ts';
+import {
+  formatBytes,
+  formatCountdown,
+  formatDuration,
+  formatPosition,
+  formatTime,
+  percent,
+  shortHash,
+} from '../ui/format-units.ts';
 import type { SessionSnapshot, TurnActivity } from './contributor-session.ts';
 
-export type CircuitStatus = 'pending' | 'waiting' | 'turn' | 'preparing' | 'downloading' | 'computing' | 'uploading' | 'verifying' | 'accepted' | 'failed';
+export type CircuitStatus =
+  | 'pending'
+  | 'waiting'
+  | 'turn'
+  | 'preparing'
+  | 'downloading'
+  | 'computing'
+  | 'uploading'
+  | 'verifying'
+  | 'accepted'
+  | 'failed';
 
 export interface CircuitLine {
   circuit: string;
@@ -41,34 +59,62 @@ const LABELS: Record<CircuitStatus, string> = {
 function latestRefusal(circuit: string, contributions: readonly ContributionView[]): ContributionView | undefined {
   const attempts = contributions.filter((c) => c.circuit === circuit).sort((a, b) => a.createdAt - b.createdAt);
   const last = attempts.at(-1);
-  return last && (last.status === 'refused' || last.status === 'error' || last.status === 'discarded') ? last : undefined;
+  return last && (last.status === 'refused' || last.status === 'error' || last.status === 'discarded')
+    ? last
+    : undefined;
 }
 
-function describeCircuit(progress: CircuitProgress, snapshot: SessionSnapshot, previous: string | undefined): CircuitLine {
+function describeCircuit(
+  progress: CircuitProgress,
+  snapshot: SessionSnapshot,
+  previous: string | undefined,
+): CircuitLine {
   const { circuit } = progress;
   const serverNow = Date.now() + snapshot.clockOffsetMs;
   const refusal = progress.state === 'accepted' ? undefined : latestRefusal(circuit, snapshot.me?.contributions ?? []);
   const position = progress.state === 'waiting' ? progress.position : undefined;
-  const line = (status: CircuitStatus, detail: string, extra: Partial<CircuitLine> = {}): CircuitLine => ({ circuit, status, label: LABELS[status], detail, refusal, position, ...extra });
+  const line = (status: CircuitStatus, detail: string, extra: Partial<CircuitLine> = {}): CircuitLine => ({
+    circuit,
+    status,
+    label: LABELS[status],
+    detail,
+    refusal,
+    position,
+    ...extra,
+  });
 
   switch (progress.state) {
     case 'pending':
       return line('pending', previous ? `After ${previous}.` : 'Join to take your place in line.');
     case 'waiting': {
       if (progress.eligibleAt && progress.eligibleAt > serverNow) {
-        return line('waiting', `You missed your turn; you are ${formatPosition(progress.position)} and eligible again in ${formatCountdown(progress.eligibleAt - serverNow)}.`);
+        return line(
+          'waiting',
+          `You missed your turn; you are ${formatPosition(progress.position)} and eligible again in ${formatCountdown(progress.eligibleAt - serverNow)}.`,
+        );
       }
       const phase = snapshot.me?.phase;
       if (phase === 'paused' || phase === 'setup') {
-        return line('waiting', `You are ${formatPosition(progress.position)}. No turn starts until the coordinator ${phase === 'paused' ? 'reopens' : 'opens'} the ceremony.`);
+        return line(
+          'waiting',
+          `You are ${formatPosition(progress.position)}. No turn starts until the coordinator ${phase === 'paused' ? 'reopens' : 'opens'} the ceremony.`,
+        );
       }
-      return line('waiting', `You are ${formatPosition(progress.position)}; your turn in ${formatDuration(progress.etaMs)}.`);
+      return line(
+        'waiting',
+        `You are ${formatPosition(progress.position)}; your turn in ${formatDuration(progress.etaMs)}.`,
+      );
     }
     case 'verifying':
       return line('verifying', 'The coordinator is checking your contribution.');
     case 'accepted': {
       const local = snapshot.localHashes.get(circuit);
-      const match = local === undefined ? '' : local === progress.contributionHash ? ' It matches the hash this browser computed.' : ' It does NOT match the hash this browser computed: tell the coordinator.';
+      const match =
+        local === undefined
+          ? ''
+          : local === progress.contributionHash
+            ? ' It matches the hash this browser computed.'
+            : ' It does NOT match the hash this browser computed: tell the coordinator.';
       return line('accepted', `Contribution #${progress.index}, hash ${shortHash(progress.contributionHash)}.${match}`);
     }
     case 'turn': {
@@ -79,7 +125,11 @@ function describeCircuit(progress: CircuitProgress, snapshot: SessionSnapshot, p
   }
 }
 
-function describeActivity(activity: TurnActivity | undefined, timeLeft: string, line: (status: CircuitStatus, detail: string, extra?: Partial<CircuitLine>) => CircuitLine): CircuitLine {
+function describeActivity(
+  activity: TurnActivity | undefined,
+  timeLeft: string,
+  line: (status: CircuitStatus, detail: string, extra?: Partial<CircuitLine>) => CircuitLine,
+): CircuitLine {
   if (!activity) return line('turn', `Starting… (${timeLeft})`);
   switch (activity.stage) {
     // The upload is complete, so the coordinator is already verifying it; a poll answered before
@@ -89,15 +139,23 @@ function describeActivity(activity: TurnActivity | undefined, timeLeft: string, 
     case 'preparing':
       return line('preparing', `Looking up the current key (${timeLeft}).`);
     case 'downloading': {
-      const text = activity.total ? `${formatBytes(activity.loaded)} of ${formatBytes(activity.total)} (${percent(activity.loaded, activity.total)}%)` : formatBytes(activity.loaded);
-      return line('downloading', `Downloading the current key: ${text}. ${timeLeft}.`, { progress: { value: activity.loaded, max: activity.total ?? activity.loaded, text } });
+      const text = activity.total
+        ? `${formatBytes(activity.loaded)} of ${formatBytes(activity.total)} (${percent(activity.loaded, activity.total)}%)`
+        : formatBytes(activity.loaded);
+      return line('downloading', `Downloading the current key: ${text}. ${timeLeft}.`, {
+        progress: { value: activity.loaded, max: activity.total ?? activity.loaded, text },
+      });
     }
     case 'computing':
-      return line('computing', `Adding your randomness: ${activity.step}, ${activity.percent}%. ${timeLeft}.`, { progress: { value: activity.percent, max: 100, text: `${activity.percent}%` } });
+      return line('computing', `Adding your randomness: ${activity.step}, ${activity.percent}%. ${timeLeft}.`, {
+        progress: { value: activity.percent, max: 100, text: `${activity.percent}%` },
+      });
     case 'uploading': {
       const text = `${formatBytes(activity.sent)} of ${formatBytes(activity.total)} (${percent(activity.sent, activity.total)}%)`;
       const resumed = activity.resumedFrom ? ` Resumed at ${formatBytes(activity.resumedFrom)}.` : '';
-      return line('uploading', `Uploading your contribution: ${text}.${resumed} ${timeLeft}.`, { progress: { value: activity.sent, max: activity.total, text } });
+      return line('uploading', `Uploading your contribution: ${text}.${resumed} ${timeLeft}.`, {
+        progress: { value: activity.sent, max: activity.total, text },
+      });
     }
     case 'failed': {
       const words = plainWords(activity.code, activity.message);
@@ -116,7 +174,17 @@ export function renderCircuitTable(lines: readonly CircuitLine[]): HTMLTableElem
     'table',
     { id: 'circuits' },
     h('caption', {}, 'Your contributions, circuit by circuit'),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Circuit'), h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Progress'))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', { scope: 'col' }, 'Circuit'),
+        h('th', { scope: 'col' }, 'Status'),
+        h('th', { scope: 'col' }, 'Progress'),
+      ),
+    ),
     h(
       'tbody',
       {},
@@ -133,7 +201,17 @@ export function renderCircuitTable(lines: readonly CircuitLine[]): HTMLTableElem
             h('div', { class: 'detail' }, line.detail),
             line.refusal ? renderRefusal(line.refusal) : null,
           ),
-          h('td', {}, line.progress ? h('progress', { value: line.progress.value, max: line.progress.max || 1, 'aria-label': `${line.circuit}: ${line.progress.text}` }) : null),
+          h(
+            'td',
+            {},
+            line.progress
+              ? h('progress', {
+                  value: line.progress.value,
+                  max: line.progress.max || 1,
+                  'aria-label': `${line.circuit}: ${line.progress.text}`,
+                })
+              : null,
+          ),
         );
       }),
     ),
@@ -158,7 +236,9 @@ function renderRefusal(refusal: ContributionView): HTMLElement {
  * page rebuilds it on every render.
  */
 export function renderAttemptHistory(contributions: readonly ContributionView[], open = true): HTMLElement | null {
-  const failed = contributions.filter((c) => c.status !== 'accepted' && c.status !== 'verifying').sort((a, b) => b.createdAt - a.createdAt);
+  const failed = contributions
+    .filter((c) => c.status !== 'accepted' && c.status !== 'verifying')
+    .sort((a, b) => b.createdAt - a.createdAt);
   if (failed.length === 0) return null;
   return h(
     'details',
@@ -169,7 +249,13 @@ export function renderAttemptHistory(contributions: readonly ContributionView[],
       {},
       failed.map((c) => {
         const words = plainWords(c.code ?? 'contribution.invalid', c.message);
-        return h('li', { 'data-refusal-code': c.code ?? '' }, h('code', {}, c.circuit), ` — ${formatTime(c.finishedAt ?? c.createdAt)}: ${words.what} `, h('span', { class: 'muted' }, `(${c.code ?? c.status})`));
+        return h(
+          'li',
+          { 'data-refusal-code': c.code ?? '' },
+          h('code', {}, c.circuit),
+          ` — ${formatTime(c.finishedAt ?? c.createdAt)}: ${words.what} `,
+          h('span', { class: 'muted' }, `(${c.code ?? c.status})`),
+        );
       }),
     ),
   );

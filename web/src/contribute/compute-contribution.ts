@@ -25,7 +25,8 @@ function kernelWorkerEndpoint(): ScaleEndpoint {
     post: (request, transfer) => worker.postMessage(request, transfer),
     listen: (onReply, onFailure) => {
       worker.onmessage = (event: MessageEvent<ScaleReply>) => onReply(event.data);
-      worker.onerror = (event) => onFailure(new Error(`a kernel worker stopped: ${event.message || 'it could not be loaded'}`));
+      worker.onerror = (event) =>
+        onFailure(new Error(`a kernel worker stopped: ${event.message || 'it could not be loaded'}`));
     },
     terminate: () => worker.terminate(),
   };
@@ -43,12 +44,19 @@ async function startKernelPool(): Promise<{ pool?: ScalePool; note: string }> {
   }
 }
 
-export async function computeContribution(request: WorkerRequest, onProgress: (percent: number, step: string) => void, signal: AbortSignal): Promise<ComputedContribution> {
+export async function computeContribution(
+  request: WorkerRequest,
+  onProgress: (percent: number, step: string) => void,
+  signal: AbortSignal,
+): Promise<ComputedContribution> {
   if (signal.aborted) throw new DOMException('contribution abandoned', 'AbortError');
   onProgress(1, 'starting the workers');
   const { pool, note } = await startKernelPool();
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./contribution-worker.ts', import.meta.url), { type: 'module', name: 'contribution' });
+    const worker = new Worker(new URL('./contribution-worker.ts', import.meta.url), {
+      type: 'module',
+      name: 'contribution',
+    });
     const finish = (): void => {
       worker.terminate();
       pool?.close();
@@ -64,7 +72,8 @@ export async function computeContribution(request: WorkerRequest, onProgress: (p
       const reply = event.data;
       if (reply.type === 'progress') onProgress(reply.percent, reply.step);
       else if (reply.type === 'scale') {
-        const answer = (message: ScaledMessage, transfer: Transferable[] = []): void => worker.postMessage(message, transfer);
+        const answer = (message: ScaledMessage, transfer: Transferable[] = []): void =>
+          worker.postMessage(message, transfer);
         if (!pool) return answer({ type: 'scaled', id: reply.id, error: 'no kernel pool' });
         pool.scale(reply.points, reply.chain).then(
           (points) => answer({ type: 'scaled', id: reply.id, points }, [points.buffer]),

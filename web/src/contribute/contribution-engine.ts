@@ -20,7 +20,10 @@ export interface EngineEnvironment {
 /** More workers than this only add copies of the key's slices; no contributor machine gains. */
 const MAX_WORKERS = 16;
 
-export function contributionEngine(env: EngineEnvironment, kernelBytes: () => Uint8Array<ArrayBuffer>): ContributionEngine {
+export function contributionEngine(
+  env: EngineEnvironment,
+  kernelBytes: () => Uint8Array<ArrayBuffer>,
+): ContributionEngine {
   if (!env.workerAvailable) return { engine: 'snarkjs', workers: 0, reason: 'this browser has no Web Workers' };
   if (!env.webAssembly) return { engine: 'snarkjs', workers: 0, reason: 'this browser has no WebAssembly' };
   let valid = false;
@@ -30,7 +33,8 @@ export function contributionEngine(env: EngineEnvironment, kernelBytes: () => Ui
     valid = false;
   }
   if (!valid) return { engine: 'snarkjs', workers: 0, reason: 'this browser’s WebAssembly cannot run the fast kernel' };
-  const cores = Number.isInteger(env.hardwareConcurrency) && env.hardwareConcurrency! > 0 ? env.hardwareConcurrency! : 1;
+  const cores =
+    Number.isInteger(env.hardwareConcurrency) && env.hardwareConcurrency! > 0 ? env.hardwareConcurrency! : 1;
   return { engine: 'kernel', workers: Math.min(cores, MAX_WORKERS) };
 }
 

@@ -16,7 +16,8 @@ export interface WorkerRequest {
 }
 
 /** The page's answer to a `scale` request: the points scaled, or why not. */
-export type ScaledMessage = { type: 'scaled'; id: number; points: Uint8Array } | { type: 'scaled'; id: number; error: string };
+export type ScaledMessage =
+  { type: 'scaled'; id: number; points: Uint8Array } | { type: 'scaled'; id: number; error: string };
 
 export type WorkerReply =
   | { type: 'progress'; percent: number; step: string }

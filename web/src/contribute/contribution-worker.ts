@@ -31,13 +31,14 @@ let nextScaleId = 0;
 function pageScaler(workers: number): PointScaler {
   return {
     workers,
-    scale: (points: Uint8Array, chain: ScaleChain) => new Promise<Uint8Array>((resolve, reject) => {
-      const id = nextScaleId++;
-      waiting.set(id, { resolve, reject });
-      // A copy: snarkjs's buffer may be a view of a larger one, which must not be detached.
-      const copy = points.slice();
-      post({ type: 'scale', id, points: copy, chain }, [copy.buffer]);
-    }),
+    scale: (points: Uint8Array, chain: ScaleChain) =>
+      new Promise<Uint8Array>((resolve, reject) => {
+        const id = nextScaleId++;
+        waiting.set(id, { resolve, reject });
+        // A copy: snarkjs's buffer may be a view of a larger one, which must not be detached.
+        const copy = points.slice();
+        post({ type: 'scale', id, points: copy, chain }, [copy.buffer]);
+      }),
   };
 }
 
@@ -47,7 +48,9 @@ function progressOf(message: string, note: string): { percent: number; step: str
   if (!match) return undefined;
   const [, section, done, total] = match;
   const fraction = Number(total) > 0 ? Number(done) / Number(total) : 0;
-  return section === 'L' ? { percent: 10 + Math.round(40 * fraction), step: `updating the L section: ${note}` } : { percent: 50 + Math.round(40 * fraction), step: `updating the H section: ${note}` };
+  return section === 'L'
+    ? { percent: 10 + Math.round(40 * fraction), step: `updating the L section: ${note}` }
+    : { percent: 50 + Math.round(40 * fraction), step: `updating the H section: ${note}` };
 }
 
 scope.onmessage = async (event) => {

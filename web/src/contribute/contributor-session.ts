@@ -82,7 +82,14 @@ export class ContributorSession {
   constructor(private readonly options: SessionOptions) {}
 
   snapshot(): SessionSnapshot {
-    return { me: this.me, clockOffsetMs: this.clockOffsetMs, activities: this.activities, deadlines: this.deadlines, localHashes: this.localHashes, connectionError: this.connectionError };
+    return {
+      me: this.me,
+      clockOffsetMs: this.clockOffsetMs,
+      activities: this.activities,
+      deadlines: this.deadlines,
+      localHashes: this.localHashes,
+      connectionError: this.connectionError,
+    };
   }
 
   /** True while leaving the page would cost this contributor a turn or work in progress. */
@@ -93,7 +100,9 @@ export class ContributorSession {
   get joined(): boolean {
     // An entry that left the queue (missed turns, or the coordinator) waits for a new join.
     if (this.me?.status.removed) return false;
-    return (this.me?.status.circuits.some((c) => c.state !== 'pending') ?? false) || (this.me?.contributions.length ?? 0) > 0;
+    return (
+      (this.me?.status.circuits.some((c) => c.state !== 'pending') ?? false) || (this.me?.contributions.length ?? 0) > 0
+    );
   }
 
   start(): Promise<void> {
@@ -178,14 +187,17 @@ export class ContributorSession {
       const { circuit } = progress;
       const task = this.tasks.get(circuit);
       if (progress.state === 'turn') {
-        if (!this.deadlines.has(circuit) || (this.deadlines.get(circuit) ?? 0) < progress.deadline) this.deadlines.set(circuit, progress.deadline);
+        if (!this.deadlines.has(circuit) || (this.deadlines.get(circuit) ?? 0) < progress.deadline)
+          this.deadlines.set(circuit, progress.deadline);
         const last = this.lastHeartbeat.get(circuit) ?? 0;
         if (Date.now() - last >= HEARTBEAT_EVERY_MS) void this.heartbeat(circuit);
         const activity = this.activities.get(circuit);
         // `turn` again after an upload means the upload was refused and the turn granted anew,
         // unless this answer was already on its way before the upload completed.
         const mayStart =
-          !activity || (activity.stage === 'submitted' && seq > activity.afterPoll) || (activity.stage === 'failed' && Date.now() >= activity.retryAt);
+          !activity ||
+          (activity.stage === 'submitted' && seq > activity.afterPoll) ||
+          (activity.stage === 'failed' && Date.now() >= activity.retryAt);
         if (!task && mayStart) void this.takeTurn(circuit);
       } else {
         this.deadlines.delete(circuit);
@@ -210,7 +222,9 @@ export class ContributorSession {
   private async heartbeat(circuit: string): Promise<void> {
     this.lastHeartbeat.set(circuit, Date.now());
     try {
-      const { deadline } = await this.options.api.post<{ deadline: number }>(`/api/circuits/${encodeURIComponent(circuit)}/heartbeat`);
+      const { deadline } = await this.options.api.post<{ deadline: number }>(
+        `/api/circuits/${encodeURIComponent(circuit)}/heartbeat`,
+      );
       this.deadlines.set(circuit, deadline);
       this.emit();
     } catch {
@@ -236,7 +250,8 @@ export class ContributorSession {
         await candidateStore.delete(key).catch(() => {});
         candidate = undefined;
       }
-      if (!candidate) candidate = await this.makeContribution(circuit, key, headIndex, me.principal.displayName, signal);
+      if (!candidate)
+        candidate = await this.makeContribution(circuit, key, headIndex, me.principal.displayName, signal);
       this.rememberLocalHash(circuit, candidate.hash);
 
       const total = candidate.zkey.byteLength;
@@ -260,10 +275,17 @@ export class ContributorSession {
       if (signal.aborted) {
         this.activities.delete(circuit);
       } else {
-        const refusal = error instanceof ApiError ? error : new ApiError(0, 'browser', (error as Error).message ?? String(error));
+        const refusal =
+          error instanceof ApiError ? error : new ApiError(0, 'browser', (error as Error).message ?? String(error));
         // A refusal of the file itself means this candidate will never be accepted: drop it.
-        if (refusal.status === 413 || refusal.status === 422 || refusal.code === 'contribution.not_next') await candidateStore.delete(key).catch(() => {});
-        this.setActivity(circuit, { stage: 'failed', code: refusal.code, message: refusal.message, retryAt: Date.now() + RETRY_AFTER_MS });
+        if (refusal.status === 413 || refusal.status === 422 || refusal.code === 'contribution.not_next')
+          await candidateStore.delete(key).catch(() => {});
+        this.setActivity(circuit, {
+          stage: 'failed',
+          code: refusal.code,
+          message: refusal.message,
+          retryAt: Date.now() + RETRY_AFTER_MS,
+        });
       }
     } finally {
       this.tasks.delete(circuit);
@@ -271,8 +293,19 @@ export class ContributorSession {
     }
   }
 
-  private async makeContribution(circuit: string, key: string, headIndex: number, name: string, signal: AbortSignal): Promise<StoredCandidate> {
-    const head = await downloadZkey(circuit, headIndex, (loaded, total) => this.setActivity(circuit, { stage: 'downloading', loaded, total }), signal);
+  private async makeContribution(
+    circuit: string,
+    key: string,
+    headIndex: number,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<StoredCandidate> {
+    const head = await downloadZkey(
+      circuit,
+      headIndex,
+      (loaded, total) => this.setActivity(circuit, { stage: 'downloading', loaded, total }),
+      signal,
+    );
     this.setActivity(circuit, { stage: 'computing', percent: 0, step: 'starting' });
     const computed = await computeContribution(
       { head, name, typedEntropy: this.options.takeTypedEntropy() },
@@ -280,7 +313,13 @@ export class ContributorSession {
       signal,
     );
     this.setActivity(circuit, { stage: 'computing', percent: 100, step: 'done' });
-    const candidate: StoredCandidate = { key, baseIndex: headIndex, zkey: computed.zkey, hash: computed.hash, savedAt: Date.now() };
+    const candidate: StoredCandidate = {
+      key,
+      baseIndex: headIndex,
+      zkey: computed.zkey,
+      hash: computed.hash,
+      savedAt: Date.now(),
+    };
     // Without IndexedDB (private windows in some browsers) the upload still works; it only cannot survive a reload.
     await candidateStore.put(candidate).catch(() => {});
     return candidate;

@@ -1,8 +1,15 @@
 /** Downloads one zkey of a chain with byte-level progress (streamed; the total from Content-Length). */
 import { ApiError, apiErrorFromBody } from '../api/api-client.ts';
 
-export async function downloadZkey(circuit: string, index: number, onProgress: (loaded: number, total: number | null) => void, signal: AbortSignal): Promise<Uint8Array> {
-  const response = await networkStep(signal, () => fetch(`/api/circuits/${encodeURIComponent(circuit)}/zkeys/${index}`, { signal, cache: 'no-store' }));
+export async function downloadZkey(
+  circuit: string,
+  index: number,
+  onProgress: (loaded: number, total: number | null) => void,
+  signal: AbortSignal,
+): Promise<Uint8Array> {
+  const response = await networkStep(signal, () =>
+    fetch(`/api/circuits/${encodeURIComponent(circuit)}/zkeys/${index}`, { signal, cache: 'no-store' }),
+  );
   if (!response.ok || !response.body) {
     const text = await networkStep(signal, () => response.text());
     throw apiErrorFromBody(response.status, text);

@@ -20,7 +20,6 @@ export interface UploadRequest {
   signal: AbortSignal;
 }
 
-
 /** The server's refusal inside a tus error (status and `{error: {code, message}}` body), if any. */
 function refusalOf(error: Error): ApiError {
   const response = (error as tus.DetailedError).originalResponse;
@@ -47,7 +46,8 @@ export function uploadContribution(request: UploadRequest): Promise<void> {
       },
       // A HEAD answer is a resumed upload's offset on the server; a POST answer starts a new one.
       onAfterResponse: (req, res) => {
-        if (req.getMethod() === 'HEAD' && res.getStatus() < 300) request.onStart(Number(res.getHeader('Upload-Offset') ?? 0));
+        if (req.getMethod() === 'HEAD' && res.getStatus() < 300)
+          request.onStart(Number(res.getHeader('Upload-Offset') ?? 0));
         else if (req.getMethod() === 'POST' && res.getStatus() < 300) request.onStart(0);
       },
       onProgress: (sent, total) => request.onProgress(sent, total),

@@ -34,14 +34,22 @@ function transcriptJsonl(transcript: TranscriptView): string {
 
 function renderSummary(ceremony: CeremonyView, transcript: TranscriptView): HTMLElement {
   const contributions = ceremony.circuits.reduce((sum, c) => sum + c.contributions, 0);
-  const contributors = new Set(transcript.entries.filter((e) => e.type === 'contribution').map((e) => e.contributor)).size;
+  const contributors = new Set(transcript.entries.filter((e) => e.type === 'contribution').map((e) => e.contributor))
+    .size;
   const waiting = ceremony.circuits.reduce((sum, c) => sum + c.queueLength, 0);
-  const stat = (label: string, value: string | number, id: string) => h('div', {}, h('div', { class: 'stat', id }, String(value)), h('div', { class: 'muted' }, label));
+  const stat = (label: string, value: string | number, id: string) =>
+    h('div', {}, h('div', { class: 'stat', id }, String(value)), h('div', { class: 'muted' }, label));
   return h(
     'section',
     { class: 'card', 'aria-labelledby': 'page-title' },
     h('h1', { id: 'page-title' }, ceremony.title ?? ceremony.id),
-    h('p', { class: 'lead' }, 'The ceremony is ', h('strong', { id: 'phase', 'data-phase': ceremony.phase }, PHASE_WORDS[ceremony.phase]), '. Everything on this page is public and can be re-verified from the files below.'),
+    h(
+      'p',
+      { class: 'lead' },
+      'The ceremony is ',
+      h('strong', { id: 'phase', 'data-phase': ceremony.phase }, PHASE_WORDS[ceremony.phase]),
+      '. Everything on this page is public and can be re-verified from the files below.',
+    ),
     h(
       'div',
       { class: 'grid-2' },
@@ -55,21 +63,55 @@ function renderSummary(ceremony: CeremonyView, transcript: TranscriptView): HTML
 
 function renderFinal(ceremony: CeremonyView, manifest: ManifestView | null): HTMLElement {
   if (!manifest) {
-    return h('section', { class: 'card', id: 'final' }, h('h2', {}, 'Final keys and manifest'), h('p', { class: 'muted' }, 'Not yet: the coordinator finalises the ceremony (a public random beacon applied to each chain’s last key) after it closes. The manifest and the Solidity verifiers appear here then.'));
+    return h(
+      'section',
+      { class: 'card', id: 'final' },
+      h('h2', {}, 'Final keys and manifest'),
+      h(
+        'p',
+        { class: 'muted' },
+        'Not yet: the coordinator finalises the ceremony (a public random beacon applied to each chain’s last key) after it closes. The manifest and the Solidity verifiers appear here then.',
+      ),
+    );
   }
   const manifestText = `${JSON.stringify(manifest, null, 2)}\n`;
   return h(
     'section',
     { class: 'card', id: 'final', 'aria-labelledby': 'final-title' },
     h('h2', { id: 'final-title' }, 'Final keys and manifest'),
-    h('p', {}, 'The delta manifest ties each deployed verifier contract to this ceremony: check a deployment with ', h('code', {}, 'ceremony verify-deployment RPC manifest.json verifiers.json'), '.'),
-    h('div', { class: 'actions' }, h('a', { class: 'button', href: '/api/manifest', download: 'manifest.json', id: 'manifest-link' }, 'Download manifest.json'), copyButton('Copy manifest', () => manifestText)),
+    h(
+      'p',
+      {},
+      'The delta manifest ties each deployed verifier contract to this ceremony: check a deployment with ',
+      h('code', {}, 'ceremony verify-deployment RPC manifest.json verifiers.json'),
+      '.',
+    ),
+    h(
+      'div',
+      { class: 'actions' },
+      h(
+        'a',
+        { class: 'button', href: '/api/manifest', download: 'manifest.json', id: 'manifest-link' },
+        'Download manifest.json',
+      ),
+      copyButton('Copy manifest', () => manifestText),
+    ),
     h('pre', { id: 'manifest' }, manifestText),
     h(
       'table',
       { id: 'final-files' },
       h('caption', {}, 'Final files'),
-      h('thead', {}, h('tr', {}, ['Circuit', 'Verifier contract', 'Final key', 'Verification key', 'Beacon hash'].map((t) => h('th', { scope: 'col' }, t)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Circuit', 'Verifier contract', 'Final key', 'Verification key', 'Beacon hash'].map((t) =>
+            h('th', { scope: 'col' }, t),
+          ),
+        ),
+      ),
       h(
         'tbody',
         {},
@@ -78,9 +120,21 @@ function renderFinal(ceremony: CeremonyView, manifest: ManifestView | null): HTM
             'tr',
             { 'data-circuit': c.name },
             h('th', { scope: 'row' }, h('code', {}, c.name)),
-            h('td', {}, h('a', { href: `/api/final/${c.verifier}.sol`, download: `${c.verifier}.sol` }, `${c.verifier}.sol`)),
+            h(
+              'td',
+              {},
+              h('a', { href: `/api/final/${c.verifier}.sol`, download: `${c.verifier}.sol` }, `${c.verifier}.sol`),
+            ),
             h('td', {}, h('a', { href: `/api/final/${c.name}.zkey`, download: `${c.name}.zkey` }, `${c.name}.zkey`)),
-            h('td', {}, h('a', { href: `/api/final/${c.name}.vkey.json`, download: `${c.name}.vkey.json` }, `${c.name}.vkey.json`)),
+            h(
+              'td',
+              {},
+              h(
+                'a',
+                { href: `/api/final/${c.name}.vkey.json`, download: `${c.name}.vkey.json` },
+                `${c.name}.vkey.json`,
+              ),
+            ),
             h('td', { class: 'hash', title: c.final?.contributionHash ?? '' }, shortHash(c.final?.contributionHash)),
           ),
         ),
@@ -104,13 +158,25 @@ function renderCircuit(circuit: CircuitView, open: boolean): HTMLElement {
       'p',
       { class: 'detail' },
       `Verifier ${circuit.verifier}, ${circuit.publicInputs} public inputs${circuit.constraints ? `, ${circuit.constraints} constraints` : ''}. `,
-      h('a', { href: `/api/circuits/${encodeURIComponent(circuit.name)}/r1cs`, download: `${circuit.name}.r1cs` }, 'r1cs'),
+      h(
+        'a',
+        { href: `/api/circuits/${encodeURIComponent(circuit.name)}/r1cs`, download: `${circuit.name}.r1cs` },
+        'r1cs',
+      ),
     ),
     h(
       'table',
       { class: 'chain' },
       h('caption', { class: 'visually-hidden' }, `Chain of ${circuit.name}`),
-      h('thead', {}, h('tr', {}, ['#', 'Contributor', 'Contribution hash', 'Time', 'File'].map((t) => h('th', { scope: 'col' }, t)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['#', 'Contributor', 'Contribution hash', 'Time', 'File'].map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
       h(
         'tbody',
         {},
@@ -119,10 +185,26 @@ function renderCircuit(circuit: CircuitView, open: boolean): HTMLElement {
             'tr',
             { 'data-index': entry.index },
             h('td', {}, String(entry.index)),
-            h('td', { class: 'contributor' }, entry.index === 0 ? h('span', { class: 'muted' }, 'initial key (r1cs + ptau)') : entry.contributor === 'anonymous' ? h('em', {}, 'anonymous') : (entry.contributor ?? '—')),
+            h(
+              'td',
+              { class: 'contributor' },
+              entry.index === 0
+                ? h('span', { class: 'muted' }, 'initial key (r1cs + ptau)')
+                : entry.contributor === 'anonymous'
+                  ? h('em', {}, 'anonymous')
+                  : (entry.contributor ?? '—'),
+            ),
             h('td', { class: 'hash', title: entry.contributionHash ?? '' }, shortHash(entry.contributionHash)),
             h('td', {}, formatTime(entry.time)),
-            h('td', {}, h('a', { href: zkeyUrl(circuit.name, entry.index), download: zkeyName(circuit.name, entry.index) }, zkeyName(circuit.name, entry.index))),
+            h(
+              'td',
+              {},
+              h(
+                'a',
+                { href: zkeyUrl(circuit.name, entry.index), download: zkeyName(circuit.name, entry.index) },
+                zkeyName(circuit.name, entry.index),
+              ),
+            ),
           ),
         ),
       ),
@@ -135,8 +217,25 @@ function renderTranscript(transcript: TranscriptView, open: boolean): HTMLElemen
     'section',
     { class: 'card', id: 'transcript', 'aria-labelledby': 'transcript-title' },
     h('h2', { id: 'transcript-title' }, 'Transcript'),
-    h('p', {}, `Every link of every chain, hash-chained: each entry commits to the one before it, so the history cannot be rewritten unnoticed. ${transcript.entries.length} entries.`),
-    h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', id: 'download-transcript', onclick: () => downloadText('transcript.jsonl', transcriptJsonl(transcript), 'application/jsonl') }, 'Download transcript.jsonl')),
+    h(
+      'p',
+      {},
+      `Every link of every chain, hash-chained: each entry commits to the one before it, so the history cannot be rewritten unnoticed. ${transcript.entries.length} entries.`,
+    ),
+    h(
+      'div',
+      { class: 'actions' },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          id: 'download-transcript',
+          onclick: () => downloadText('transcript.jsonl', transcriptJsonl(transcript), 'application/jsonl'),
+        },
+        'Download transcript.jsonl',
+      ),
+    ),
     h(
       'details',
       { id: 'transcript-entries', open },
@@ -144,7 +243,15 @@ function renderTranscript(transcript: TranscriptView, open: boolean): HTMLElemen
       h(
         'table',
         { class: 'chain' },
-        h('thead', {}, h('tr', {}, ['Seq', 'Time', 'Entry', 'Contributor', 'Hash'].map((t) => h('th', { scope: 'col' }, t)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Seq', 'Time', 'Entry', 'Contributor', 'Hash'].map((t) => h('th', { scope: 'col' }, t)),
+          ),
+        ),
         h(
           'tbody',
           {},
@@ -156,7 +263,11 @@ function renderTranscript(transcript: TranscriptView, open: boolean): HTMLElemen
               h('td', {}, formatTime(e.time)),
               h('td', {}, e.type === 'finalised' ? 'finalised' : `${e.type} ${e.circuit ?? ''} #${e.index ?? ''}`),
               h('td', {}, e.contributor ?? ''),
-              h('td', { class: 'hash', title: e.contributionHash ?? e.manifestHash ?? e.fileHash ?? '' }, shortHash(e.contributionHash ?? e.manifestHash ?? e.fileHash)),
+              h(
+                'td',
+                { class: 'hash', title: e.contributionHash ?? e.manifestHash ?? e.fileHash ?? '' },
+                shortHash(e.contributionHash ?? e.manifestHash ?? e.fileHash),
+              ),
             ),
           ),
         ),
@@ -182,14 +293,25 @@ function auditScript(ceremony: CeremonyView, origin: string): string {
     `fetch "$(node -p "require('./ceremony.json').ptau")" /api/ptau`,
   ];
   for (const circuit of ceremony.circuits) {
-    lines.push(`fetch "$(node -p "require('./ceremony.json').circuits.find((c) => c.name === '${circuit.name}').r1cs")" /api/circuits/${circuit.name}/r1cs`);
-    for (const entry of circuit.chain) lines.push(`fetch chains/${circuit.name}/${zkeyName(circuit.name, entry.index)} ${zkeyUrl(circuit.name, entry.index)}`);
+    lines.push(
+      `fetch "$(node -p "require('./ceremony.json').circuits.find((c) => c.name === '${circuit.name}').r1cs")" /api/circuits/${circuit.name}/r1cs`,
+    );
+    for (const entry of circuit.chain)
+      lines.push(
+        `fetch chains/${circuit.name}/${zkeyName(circuit.name, entry.index)} ${zkeyUrl(circuit.name, entry.index)}`,
+      );
   }
-  lines.push(`curl -fsS "$BASE/api/transcript" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{require("fs").mkdirSync("transcript",{recursive:true});require("fs").writeFileSync("transcript/transcript.jsonl",JSON.parse(s).entries.map(e=>JSON.stringify(e)).join("\\n")+"\\n")})'`);
+  lines.push(
+    `curl -fsS "$BASE/api/transcript" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{require("fs").mkdirSync("transcript",{recursive:true});require("fs").writeFileSync("transcript/transcript.jsonl",JSON.parse(s).entries.map(e=>JSON.stringify(e)).join("\\n")+"\\n")})'`,
+  );
   if (ceremony.finalised) {
     lines.push('fetch final/manifest.json /api/manifest');
     for (const circuit of ceremony.circuits) {
-      lines.push(`fetch final/${circuit.name}.zkey /api/final/${circuit.name}.zkey`, `fetch final/${circuit.name}.vkey.json /api/final/${circuit.name}.vkey.json`, `fetch final/${circuit.verifier}.sol /api/final/${circuit.verifier}.sol`);
+      lines.push(
+        `fetch final/${circuit.name}.zkey /api/final/${circuit.name}.zkey`,
+        `fetch final/${circuit.name}.vkey.json /api/final/${circuit.name}.vkey.json`,
+        `fetch final/${circuit.verifier}.sol /api/final/${circuit.verifier}.sol`,
+      );
     }
   }
   lines.push('node "$CEREMONY_REPO/bin/ceremony.js" audit . "$@"');
@@ -205,8 +327,22 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
     h(
       'ol',
       {},
-      h('li', {}, 'Check out the project’s repository (it holds ', h('code', {}, 'ceremony-data/ceremony.json'), ' and the circuits) and run ', h('code', {}, 'npm install'), ' in it.'),
-      h('li', {}, 'In an empty folder, run the script below with ', h('code', {}, 'CEREMONY_REPO=/path/to/checkout sh fetch-ceremony.sh'), '. It fetches every file listed on this page into the layout the audit reads: the powers of tau, each r1cs, every zkey of every chain, the transcript and, once finalised, the final keys, verification keys, verifiers and manifest.'),
+      h(
+        'li',
+        {},
+        'Check out the project’s repository (it holds ',
+        h('code', {}, 'ceremony-data/ceremony.json'),
+        ' and the circuits) and run ',
+        h('code', {}, 'npm install'),
+        ' in it.',
+      ),
+      h(
+        'li',
+        {},
+        'In an empty folder, run the script below with ',
+        h('code', {}, 'CEREMONY_REPO=/path/to/checkout sh fetch-ceremony.sh'),
+        '. It fetches every file listed on this page into the layout the audit reads: the powers of tau, each r1cs, every zkey of every chain, the transcript and, once finalised, the final keys, verification keys, verifiers and manifest.',
+      ),
       h(
         'li',
         {},
@@ -219,16 +355,47 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
           ? 'This is a test network: its powers of tau are a development file whose secret is public, so pin that file’s hash and expect the audit to call it INSECURE.'
           : 'Without a pin the audit fails.',
       ),
-      h('li', {}, 'It then runs ', h('code', {}, 'ceremony audit .'), ', which checks contribution 0 of each chain against the r1cs and the powers of tau (without rebuilding it), verifies every link against the one before it, checks every file against the transcript, checks each final key as the beacon applied to the last contribution, and recomputes the manifest. It prints each finding, then ', h('code', {}, 'audit passed'), ' or the problems.'),
+      h(
+        'li',
+        {},
+        'It then runs ',
+        h('code', {}, 'ceremony audit .'),
+        ', which checks contribution 0 of each chain against the r1cs and the powers of tau (without rebuilding it), verifies every link against the one before it, checks every file against the transcript, checks each final key as the beacon applied to the last contribution, and recomputes the manifest. It prints each finding, then ',
+        h('code', {}, 'audit passed'),
+        ' or the problems.',
+      ),
     ),
-    h('div', { class: 'actions' }, h('a', { class: 'button secondary', href: '/api/ptau', download: 'powers-of-tau.ptau' }, 'Powers of tau (ptau)'), h('button', { type: 'button', class: 'secondary', onclick: () => downloadText('fetch-ceremony.sh', script, 'text/x-shellscript') }, 'Download fetch-ceremony.sh'), copyButton('Copy script', () => script)),
+    h(
+      'div',
+      { class: 'actions' },
+      h('a', { class: 'button secondary', href: '/api/ptau', download: 'powers-of-tau.ptau' }, 'Powers of tau (ptau)'),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          onclick: () => downloadText('fetch-ceremony.sh', script, 'text/x-shellscript'),
+        },
+        'Download fetch-ceremony.sh',
+      ),
+      copyButton('Copy script', () => script),
+    ),
     h('details', {}, h('summary', {}, 'fetch-ceremony.sh'), h('pre', { id: 'audit-script' }, script)),
   );
 }
 
 async function load(): Promise<{ ceremony: CeremonyView; transcript: TranscriptView; manifest: ManifestView | null }> {
-  const [ceremony, transcript] = await Promise.all([api.get<CeremonyView>('/api/ceremony'), api.get<TranscriptView>('/api/transcript')]);
-  const manifest = ceremony.finalised ? await api.get<ManifestView>('/api/manifest').catch((error: unknown) => (error instanceof ApiError && error.code === 'manifest.not_finalised' ? null : Promise.reject(error))) : null;
+  const [ceremony, transcript] = await Promise.all([
+    api.get<CeremonyView>('/api/ceremony'),
+    api.get<TranscriptView>('/api/transcript'),
+  ]);
+  const manifest = ceremony.finalised
+    ? await api
+        .get<ManifestView>('/api/manifest')
+        .catch((error: unknown) =>
+          error instanceof ApiError && error.code === 'manifest.not_finalised' ? null : Promise.reject(error),
+        )
+    : null;
   return { ceremony, transcript, manifest };
 }
 

@@ -5,7 +5,15 @@
  */
 import '../styles.css';
 import { ApiClient, ApiError } from '../api/api-client.ts';
-import type { AdminOverview, AuthMethods, CeremonyPhase, CeremonyView, FinaliseResult, ManifestView, SessionView } from '../api/api-types.ts';
+import type {
+  AdminOverview,
+  AuthMethods,
+  CeremonyPhase,
+  CeremonyView,
+  FinaliseResult,
+  ManifestView,
+  SessionView,
+} from '../api/api-types.ts';
 import { errorNotice } from '../sign-in/sign-in-panel.ts';
 import { byId, h, replaceChildren } from '../ui/element.ts';
 import { formatCountdown, formatTime, shortHash } from '../ui/format-units.ts';
@@ -15,7 +23,14 @@ const api = new ApiClient();
 
 /** GET /api/admin/queue (server/routes/coordinator-router.ts). */
 interface AdminQueue {
-  entries: Array<{ circuit: string; contributorId: string; position: number; enqueuedAt: number; eligibleAt?: number; missedTurns: number }>;
+  entries: Array<{
+    circuit: string;
+    contributorId: string;
+    position: number;
+    enqueuedAt: number;
+    eligibleAt?: number;
+    missedTurns: number;
+  }>;
   activeTurns: AdminOverview['activeTurns'];
 }
 const REFRESH_MS = 2000;
@@ -37,8 +52,17 @@ const NEXT_PHASES: Record<CeremonyPhase, Array<'open' | 'paused' | 'closed'>> = 
 };
 const PHASE_ACTIONS = { open: 'Open', paused: 'Pause', closed: 'Close' } as const;
 
-function renderSignIn(methods: AuthMethods, onSignedIn: (session: SessionView) => void, refusal?: unknown): HTMLElement {
-  const token = h('input', { type: 'password', id: 'coordinator-token', autocomplete: 'current-password', required: true });
+function renderSignIn(
+  methods: AuthMethods,
+  onSignedIn: (session: SessionView) => void,
+  refusal?: unknown,
+): HTMLElement {
+  const token = h('input', {
+    type: 'password',
+    id: 'coordinator-token',
+    autocomplete: 'current-password',
+    required: true,
+  });
   const feedback = h('div', { 'aria-live': 'polite' }, refusal ? errorNotice(refusal) : null);
   const form = h(
     'form',
@@ -64,8 +88,21 @@ function renderSignIn(methods: AuthMethods, onSignedIn: (session: SessionView) =
     h('h1', {}, 'Coordinator console'),
     h('p', { class: 'lead' }, 'Sign in as a coordinator of this ceremony.'),
     methods.coordinatorToken ? form : null,
-    methods.github ? h('p', {}, h('a', { class: 'button secondary', href: '/auth/github' }, 'Sign in with GitHub'), ' (coordinator accounts only)') : null,
-    !methods.coordinatorToken && !methods.github ? h('p', {}, 'No coordinator sign-in is configured (set COORDINATOR_TOKEN or COORDINATOR_GITHUB_IDS). On a test network started with `npm start`, open the coordinator sign-in link it printed.') : null,
+    methods.github
+      ? h(
+          'p',
+          {},
+          h('a', { class: 'button secondary', href: '/auth/github' }, 'Sign in with GitHub'),
+          ' (coordinator accounts only)',
+        )
+      : null,
+    !methods.coordinatorToken && !methods.github
+      ? h(
+          'p',
+          {},
+          'No coordinator sign-in is configured (set COORDINATOR_TOKEN or COORDINATOR_GITHUB_IDS). On a test network started with `npm start`, open the coordinator sign-in link it printed.',
+        )
+      : null,
     feedback,
   );
 }
@@ -75,13 +112,27 @@ function renderFinalised(ceremony: CeremonyView, manifest: ManifestView): HTMLEl
     'section',
     { class: 'card', id: 'finalised', 'aria-labelledby': 'finalised-title' },
     h('h2', { id: 'finalised-title' }, 'Finalised'),
-    h('p', {}, 'The final keys are verified and published; deploy the verifiers below and check the deployment against the manifest with ', h('code', {}, 'ceremony verify-deployment'), '.'),
+    h(
+      'p',
+      {},
+      'The final keys are verified and published; deploy the verifiers below and check the deployment against the manifest with ',
+      h('code', {}, 'ceremony verify-deployment'),
+      '.',
+    ),
     h('h3', {}, 'Solidity verifiers'),
     h(
       'ul',
       { id: 'verifiers' },
       ceremony.circuits.map((c) =>
-        h('li', { 'data-verifier': c.verifier }, h('a', { href: `/api/final/${c.verifier}.sol`, download: `${c.verifier}.sol` }, `${c.verifier}.sol`), ' — ', h('a', { href: `/api/final/${c.name}.zkey` }, `${c.name}.zkey`), ', ', h('a', { href: `/api/final/${c.name}.vkey.json` }, `${c.name}.vkey.json`)),
+        h(
+          'li',
+          { 'data-verifier': c.verifier },
+          h('a', { href: `/api/final/${c.verifier}.sol`, download: `${c.verifier}.sol` }, `${c.verifier}.sol`),
+          ' — ',
+          h('a', { href: `/api/final/${c.name}.zkey` }, `${c.name}.zkey`),
+          ', ',
+          h('a', { href: `/api/final/${c.name}.vkey.json` }, `${c.name}.vkey.json`),
+        ),
       ),
     ),
     h('h3', {}, 'Manifest'),
@@ -97,10 +148,24 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
   const queueCard = h('section', { class: 'card', id: 'queue-card' });
   const finaliseCard = h('section', { class: 'card', id: 'finalise-card' });
   const finalisedSlot = h('div');
-  const signOut = h('button', { type: 'button', class: 'secondary', onclick: () => void api.signOut().then(() => location.reload()) }, 'Sign out');
+  const signOut = h(
+    'button',
+    { type: 'button', class: 'secondary', onclick: () => void api.signOut().then(() => location.reload()) },
+    'Sign out',
+  );
   replaceChildren(
     main,
-    h('section', { class: 'card' }, h('h1', {}, 'Coordinator console'), h('div', { class: 'actions' }, h('span', {}, 'Signed in as ', h('strong', {}, session.principal!.displayName), '.'), signOut)),
+    h(
+      'section',
+      { class: 'card' },
+      h('h1', {}, 'Coordinator console'),
+      h(
+        'div',
+        { class: 'actions' },
+        h('span', {}, 'Signed in as ', h('strong', {}, session.principal!.displayName), '.'),
+        signOut,
+      ),
+    ),
     feedback,
     phaseCard,
     overviewCard,
@@ -124,8 +189,24 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
     }
   };
 
-  const beacon = h('input', { type: 'text', id: 'beacon', autocomplete: 'off', spellcheck: 'false', pattern: '[0-9a-fA-F]+', required: true, 'aria-describedby': 'beacon-hint' });
-  const iterations = h('input', { type: 'number', id: 'iterations', min: 10, max: 63, value: 10, required: true, 'aria-describedby': 'iterations-hint' });
+  const beacon = h('input', {
+    type: 'text',
+    id: 'beacon',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    pattern: '[0-9a-fA-F]+',
+    required: true,
+    'aria-describedby': 'beacon-hint',
+  });
+  const iterations = h('input', {
+    type: 'number',
+    id: 'iterations',
+    min: 10,
+    max: 63,
+    value: 10,
+    required: true,
+    'aria-describedby': 'iterations-hint',
+  });
   const finaliseButton = h('button', { type: 'submit', id: 'finalise' }, 'Finalise');
   const finaliseStatus = h('p', { role: 'status', id: 'finalise-status' });
   const finaliseForm = h(
@@ -133,10 +214,18 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
     {},
     h('label', { for: 'beacon' }, 'Beacon (hex)'),
     beacon,
-    h('p', { class: 'hint', id: 'beacon-hint' }, 'A public random value nobody could know in advance, announced beforehand (for example a future block hash), as hexadecimal.'),
+    h(
+      'p',
+      { class: 'hint', id: 'beacon-hint' },
+      'A public random value nobody could know in advance, announced beforehand (for example a future block hash), as hexadecimal.',
+    ),
     h('label', { for: 'iterations' }, 'Iterations (exponent: 2^n hash rounds, 10 to 63)'),
     iterations,
-    h('p', { class: 'hint', id: 'iterations-hint' }, 'The beacon is hashed 2^n times before use, so nobody can try many beacons quickly.'),
+    h(
+      'p',
+      { class: 'hint', id: 'iterations-hint' },
+      'The beacon is hashed 2^n times before use, so nobody can try many beacons quickly.',
+    ),
     h('div', { class: 'actions' }, finaliseButton),
     finaliseStatus,
   );
@@ -144,10 +233,14 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
     event.preventDefault();
     if (!confirm('Finalise the ceremony? This applies the beacon to every chain and cannot be undone.')) return;
     finaliseButton.disabled = true;
-    finaliseStatus.textContent = 'Finalising: applying the beacon to every chain, verifying the final keys, exporting verification keys and verifiers…';
+    finaliseStatus.textContent =
+      'Finalising: applying the beacon to every chain, verifying the final keys, exporting verification keys and verifiers…';
     void act(async () => {
       try {
-        await api.post<FinaliseResult>('/api/admin/finalise', { beacon: beacon.value.trim(), iterations: Number(iterations.value) });
+        await api.post<FinaliseResult>('/api/admin/finalise', {
+          beacon: beacon.value.trim(),
+          iterations: Number(iterations.value),
+        });
         finaliseStatus.textContent = 'Finalised.';
       } catch (error) {
         finaliseStatus.textContent = '';
@@ -169,7 +262,11 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
     let ceremony: CeremonyView;
     let queue: AdminQueue;
     try {
-      [overview, ceremony, queue] = await Promise.all([api.get<AdminOverview>('/api/admin/overview'), api.get<CeremonyView>('/api/ceremony'), api.get<AdminQueue>('/api/admin/queue')]);
+      [overview, ceremony, queue] = await Promise.all([
+        api.get<AdminOverview>('/api/admin/overview'),
+        api.get<CeremonyView>('/api/ceremony'),
+        api.get<AdminQueue>('/api/admin/queue'),
+      ]);
     } catch (error) {
       showRefreshProblem(error);
       return;
@@ -190,7 +287,11 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
               class: next === 'closed' ? 'danger' : 'secondary',
               disabled: !NEXT_PHASES[phase].includes(next) || busy,
               onclick: () => {
-                if (next === 'closed' && !confirm('Close the ceremony? No new turns start; you can reopen it until you finalise.')) return;
+                if (
+                  next === 'closed' &&
+                  !confirm('Close the ceremony? No new turns start; you can reopen it until you finalise.')
+                )
+                  return;
                 void act(() => api.post('/api/admin/phase', { phase: next }));
               },
             },
@@ -198,21 +299,45 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
           ),
         ),
       ),
-      h('p', { class: 'hint' }, phase === 'finalised' ? 'The ceremony is finalised: its phase no longer changes.' : phase === 'finalising' ? 'Finalisation is running: the phase changes when it ends.' : 'Pause keeps every queue and lets a turn under way finish; close stops contributions so the ceremony can be finalised.'),
+      h(
+        'p',
+        { class: 'hint' },
+        phase === 'finalised'
+          ? 'The ceremony is finalised: its phase no longer changes.'
+          : phase === 'finalising'
+            ? 'Finalisation is running: the phase changes when it ends.'
+            : 'Pause keeps every queue and lets a turn under way finish; close stops contributions so the ceremony can be finalised.',
+      ),
       overview.finalisationInterruptedAt === undefined
         ? null
-        : h('div', { class: 'banner warn', id: 'finalisation-interrupted' }, `A finalisation was interrupted by a coordinator restart (found ${formatTime(overview.finalisationInterruptedAt)}); the ceremony is closed again. Finalise again with the same beacon: circuits already sealed are not redone.`),
+        : h(
+            'div',
+            { class: 'banner warn', id: 'finalisation-interrupted' },
+            `A finalisation was interrupted by a coordinator restart (found ${formatTime(overview.finalisationInterruptedAt)}); the ceremony is closed again. Finalise again with the same beacon: circuits already sealed are not redone.`,
+          ),
     );
     const turns = new Map(overview.activeTurns.map((t) => [t.circuit, t]));
     const counts = overview.contributionCounts;
     replaceChildren(
       overviewCard,
       h('h2', {}, 'Circuits'),
-      h('p', {}, `Contributions: ${counts.accepted} accepted, ${counts.verifying} verifying, ${counts.refused} refused, ${counts.error} errors, ${counts.discarded} discarded.`),
+      h(
+        'p',
+        {},
+        `Contributions: ${counts.accepted} accepted, ${counts.verifying} verifying, ${counts.refused} refused, ${counts.error} errors, ${counts.discarded} discarded.`,
+      ),
       h(
         'table',
         { id: 'console-circuits' },
-        h('thead', {}, h('tr', {}, ['Circuit', 'Head', 'Head hash', 'Queue', 'Turn'].map((t) => h('th', { scope: 'col' }, t)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Circuit', 'Head', 'Head hash', 'Queue', 'Turn'].map((t) => h('th', { scope: 'col' }, t)),
+          ),
+        ),
         h(
           'tbody',
           {},
@@ -222,10 +347,20 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
               'tr',
               { 'data-circuit': c.name },
               h('th', { scope: 'row' }, h('code', {}, c.name)),
-              h('td', { class: 'head' }, String(overview.heads.find((x) => x.circuit === c.name)?.headIndex ?? c.headIndex)),
+              h(
+                'td',
+                { class: 'head' },
+                String(overview.heads.find((x) => x.circuit === c.name)?.headIndex ?? c.headIndex),
+              ),
               h('td', { class: 'hash', title: c.headContributionHash ?? '' }, shortHash(c.headContributionHash)),
               h('td', { class: 'queue' }, String(overview.queues[c.name] ?? 0)),
-              h('td', {}, turn ? `${turn.contributorId}: ${turn.state}${turn.deadline ? ` (${formatCountdown(turn.deadline - Date.now())} left)` : ''}` : '—'),
+              h(
+                'td',
+                {},
+                turn
+                  ? `${turn.contributorId}: ${turn.state}${turn.deadline ? ` (${formatCountdown(turn.deadline - Date.now())} left)` : ''}`
+                  : '—',
+              ),
             );
           }),
         ),
@@ -233,22 +368,45 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
       h('h3', {}, 'Verification jobs'),
       overview.verifying.length === 0
         ? h('p', { class: 'muted', id: 'verification-jobs' }, 'None running.')
-        : h('ul', { id: 'verification-jobs' }, overview.verifying.map((v) => h('li', {}, `${v.circuit}: ${v.contributor}, since ${formatTime(v.since)}`))),
+        : h(
+            'ul',
+            { id: 'verification-jobs' },
+            overview.verifying.map((v) => h('li', {}, `${v.circuit}: ${v.contributor}, since ${formatTime(v.since)}`)),
+          ),
     );
     const removable = [
-      ...queue.activeTurns.filter((t) => t.state === 'turn').map((t) => ({ circuit: t.circuit, contributorId: t.contributorId, where: 'turn', missed: '' })),
-      ...queue.entries.map((e) => ({ circuit: e.circuit, contributorId: e.contributorId, where: `#${e.position}${e.eligibleAt ? ' (cooling down)' : ''}`, missed: String(e.missedTurns) })),
+      ...queue.activeTurns
+        .filter((t) => t.state === 'turn')
+        .map((t) => ({ circuit: t.circuit, contributorId: t.contributorId, where: 'turn', missed: '' })),
+      ...queue.entries.map((e) => ({
+        circuit: e.circuit,
+        contributorId: e.contributorId,
+        where: `#${e.position}${e.eligibleAt ? ' (cooling down)' : ''}`,
+        missed: String(e.missedTurns),
+      })),
     ];
     replaceChildren(
       queueCard,
       h('h2', {}, 'Queues'),
-      h('p', { class: 'hint' }, 'Remove takes a stuck contributor out of the lobby (a waiting entry, or a turn not yet uploaded); they see why and may join again.'),
+      h(
+        'p',
+        { class: 'hint' },
+        'Remove takes a stuck contributor out of the lobby (a waiting entry, or a turn not yet uploaded); they see why and may join again.',
+      ),
       removable.length === 0
         ? h('p', { class: 'muted', id: 'queue-empty' }, 'Nobody is waiting.')
         : h(
             'table',
             { id: 'console-queue' },
-            h('thead', {}, h('tr', {}, ['Circuit', 'Contributor', 'Place', 'Missed turns', ''].map((t) => h('th', { scope: 'col' }, t)))),
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['Circuit', 'Contributor', 'Place', 'Missed turns', ''].map((t) => h('th', { scope: 'col' }, t)),
+              ),
+            ),
             h(
               'tbody',
               {},
@@ -336,12 +494,26 @@ async function main(): Promise<void> {
   const app = byId('app');
   const main = h('main', { id: 'main' });
   try {
-    const [ceremony, methods, session] = await Promise.all([api.get<CeremonyView>('/api/ceremony'), api.get<AuthMethods>('/auth/methods'), api.loadSession()]);
+    const [ceremony, methods, session] = await Promise.all([
+      api.get<CeremonyView>('/api/ceremony'),
+      api.get<AuthMethods>('/auth/methods'),
+      api.loadSession(),
+    ]);
     document.title = `Console · ${ceremony.title ?? ceremony.id}`;
     replaceChildren(app, renderSiteHeader('console', ceremony), main);
     const start = (signedIn: SessionView) => {
       if (signedIn.principal?.coordinator) void showConsole(main, signedIn);
-      else replaceChildren(main, renderSignIn(methods, start, signedIn.principal ? new ApiError(403, 'auth.not_coordinator', `${signedIn.principal.displayName} is not a coordinator`) : undefined));
+      else
+        replaceChildren(
+          main,
+          renderSignIn(
+            methods,
+            start,
+            signedIn.principal
+              ? new ApiError(403, 'auth.not_coordinator', `${signedIn.principal.displayName} is not a coordinator`)
+              : undefined,
+          ),
+        );
     };
     start(session);
   } catch (error) {

@@ -7,7 +7,12 @@
 import '../styles.css';
 import { ApiClient, ApiError } from '../api/api-client.ts';
 import type { AuthMethods, CeremonyPhase, CeremonyView, SessionView } from '../api/api-types.ts';
-import { describeCircuits, renderAttemptHistory, renderCircuitTable, type CircuitLine } from '../contribute/circuit-status-view.ts';
+import {
+  describeCircuits,
+  renderAttemptHistory,
+  renderCircuitTable,
+  type CircuitLine,
+} from '../contribute/circuit-status-view.ts';
 import { renderAttestation } from '../contribute/attestation-view.ts';
 import { ContributorSession, type SessionSnapshot } from '../contribute/contributor-session.ts';
 import { errorNotice, renderSignInPanel } from '../sign-in/sign-in-panel.ts';
@@ -18,11 +23,26 @@ import { renderSiteHeader } from '../ui/site-header.ts';
 const api = new ApiClient();
 
 const PHASE_NOTICES: Partial<Record<CeremonyPhase, { tone: string; text: string }>> = {
-  setup: { tone: 'warn', text: 'The ceremony has not opened yet. You can join now; turns start when the coordinator opens it.' },
-  paused: { tone: 'warn', text: 'The coordinator has paused the ceremony: no new turns start for now. Your place in line is kept, and a turn already under way can finish.' },
-  closed: { tone: 'warn', text: 'The ceremony is closed: it takes no more contributions. Thank you for your interest.' },
-  finalising: { tone: 'warn', text: 'The ceremony is closed and being finalised: it takes no more contributions. Its final keys appear on the public ceremony page soon.' },
-  finalised: { tone: 'ok', text: 'The ceremony is finalised. Its final keys and manifest are on the public ceremony page.' },
+  setup: {
+    tone: 'warn',
+    text: 'The ceremony has not opened yet. You can join now; turns start when the coordinator opens it.',
+  },
+  paused: {
+    tone: 'warn',
+    text: 'The coordinator has paused the ceremony: no new turns start for now. Your place in line is kept, and a turn already under way can finish.',
+  },
+  closed: {
+    tone: 'warn',
+    text: 'The ceremony is closed: it takes no more contributions. Thank you for your interest.',
+  },
+  finalising: {
+    tone: 'warn',
+    text: 'The ceremony is closed and being finalised: it takes no more contributions. Its final keys appear on the public ceremony page soon.',
+  },
+  finalised: {
+    tone: 'ok',
+    text: 'The ceremony is finalised. Its final keys and manifest are on the public ceremony page.',
+  },
 };
 
 function kindOf(session: SessionView): string {
@@ -53,7 +73,12 @@ function renderIntro(ceremony: CeremonyView): HTMLElement {
 }
 
 function renderEntropyCard(): { card: HTMLElement; take: () => string } {
-  const field = h('textarea', { id: 'entropy', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'entropy-hint' });
+  const field = h('textarea', {
+    id: 'entropy',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    'aria-describedby': 'entropy-hint',
+  });
   const card = h(
     'section',
     { class: 'card', 'aria-labelledby': 'entropy-title' },
@@ -78,10 +103,20 @@ function renderEntropyCard(): { card: HTMLElement; take: () => string } {
 
 function renderConnectionProblem(code: string): HTMLElement {
   if (code === 'auth.required') {
-    return h('div', { class: 'banner bad', role: 'alert' }, 'Your session has ended, so the page can no longer act for you. ', h('a', { href: '/' }, 'Sign in again'), ': your place in line and your accepted contributions are kept.');
+    return h(
+      'div',
+      { class: 'banner bad', role: 'alert' },
+      'Your session has ended, so the page can no longer act for you. ',
+      h('a', { href: '/' }, 'Sign in again'),
+      ': your place in line and your accepted contributions are kept.',
+    );
   }
   const words = plainWords(code);
-  return h('div', { class: 'banner bad', role: 'alert' }, `${words.what} The page keeps trying; a turn’s deadline still runs meanwhile.`);
+  return h(
+    'div',
+    { class: 'banner bad', role: 'alert' },
+    `${words.what} The page keeps trying; a turn’s deadline still runs meanwhile.`,
+  );
 }
 
 async function showSession(main: HTMLElement, ceremony: CeremonyView, session: SessionView): Promise<void> {
@@ -90,10 +125,35 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
   const account = h(
     'section',
     { class: 'card', id: 'account' },
-    h('div', { class: 'actions' }, h('span', {}, 'Signed in as ', h('strong', { id: 'signed-in-as' }, principal.displayName), ` (${kindOf(session)}).`), signOut),
+    h(
+      'div',
+      { class: 'actions' },
+      h(
+        'span',
+        {},
+        'Signed in as ',
+        h('strong', { id: 'signed-in-as' }, principal.displayName),
+        ` (${kindOf(session)}).`,
+      ),
+      signOut,
+    ),
   );
   if (principal.kind === 'coordinator-token') {
-    replaceChildren(main, account, h('section', { class: 'card' }, h('p', {}, 'This session is the coordinator’s; it cannot contribute. Open the ', h('a', { href: '/console/' }, 'coordinator console'), ', or sign out and sign in as a contributor.')));
+    replaceChildren(
+      main,
+      account,
+      h(
+        'section',
+        { class: 'card' },
+        h(
+          'p',
+          {},
+          'This session is the coordinator’s; it cannot contribute. Open the ',
+          h('a', { href: '/console/' }, 'coordinator console'),
+          ', or sign out and sign in as a contributor.',
+        ),
+      ),
+    );
     signOut.addEventListener('click', () => void api.signOut().then(() => location.reload()));
     return;
   }
@@ -106,7 +166,11 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
     'section',
     { class: 'card', id: 'join-card' },
     h('h2', {}, 'Ready?'),
-    h('p', {}, 'Joining puts you in line for the first circuit. When a turn comes the page downloads the current key, adds your randomness and uploads the result, circuit after circuit, with no further clicks. Your turn is kept alive while this tab is open.'),
+    h(
+      'p',
+      {},
+      'Joining puts you in line for the first circuit. When a turn comes the page downloads the current key, adds your randomness and uploads the result, circuit after circuit, with no further clicks. Your turn is kept alive while this tab is open.',
+    ),
     joinButton,
     joinFeedback,
   );
@@ -117,9 +181,18 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
   const attestationSlot = h('div');
   replaceChildren(main, account, phaseBanner, attestationSlot, joinCard, status, entropy.card, announcer);
 
-  const contributor = new ContributorSession({ api, ceremonyId: ceremony.id, takeTypedEntropy: entropy.take, onChange: () => scheduleRender() });
+  const contributor = new ContributorSession({
+    api,
+    ceremonyId: ceremony.id,
+    takeTypedEntropy: entropy.take,
+    onChange: () => scheduleRender(),
+  });
   signOut.addEventListener('click', async () => {
-    if (contributor.hasTurnInProgress && !confirm('It is your turn on a circuit. Sign out anyway? You will lose this turn.')) return;
+    if (
+      contributor.hasTurnInProgress &&
+      !confirm('It is your turn on a circuit. Sign out anyway? You will lose this turn.')
+    )
+      return;
     contributor.stop();
     await api.signOut().catch(() => {});
     location.reload();
@@ -160,14 +233,23 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
       notice ? h('div', { class: `banner ${notice.tone}`, 'data-phase': me.phase }, notice.text) : null,
       snapshot.connectionError ? renderConnectionProblem(snapshot.connectionError) : null,
     );
-    joinCard.hidden = contributor.joined || me.phase === 'closed' || me.phase === 'finalising' || me.phase === 'finalised';
+    joinCard.hidden =
+      contributor.joined || me.phase === 'closed' || me.phase === 'finalising' || me.phase === 'finalised';
     const removed = me.status.removed;
     replaceChildren(
       removalNotice,
-      removed ? h('div', { class: 'banner warn', 'data-reason': removed.reason }, h('strong', {}, `You left the queue for ${removed.circuit}. `), `${removed.message.charAt(0).toUpperCase()}${removed.message.slice(1)}.`) : null,
+      removed
+        ? h(
+            'div',
+            { class: 'banner warn', 'data-reason': removed.reason },
+            h('strong', {}, `You left the queue for ${removed.circuit}. `),
+            `${removed.message.charAt(0).toUpperCase()}${removed.message.slice(1)}.`,
+          )
+        : null,
     );
     if (removed && !joinCard.hidden) joinButton.disabled = false;
-    entropy.card.hidden = me.status.done || me.phase === 'closed' || me.phase === 'finalising' || me.phase === 'finalised';
+    entropy.card.hidden =
+      me.status.done || me.phase === 'closed' || me.phase === 'finalising' || me.phase === 'finalised';
     const accepted = me.status.circuits.filter((c) => c.state === 'accepted').length;
     const lines = describeCircuits(me.status.circuits, snapshot);
     // Rebuilt every render: keep the attempts list as open or closed as the reader left it.
@@ -186,7 +268,10 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
   };
   const announceChanges = (lines: readonly CircuitLine[]) => {
     for (const line of lines) {
-      if (announced.get(line.circuit) !== line.status && ['turn', 'verifying', 'accepted', 'failed'].includes(line.status)) {
+      if (
+        announced.get(line.circuit) !== line.status &&
+        ['turn', 'verifying', 'accepted', 'failed'].includes(line.status)
+      ) {
         announcer.textContent = `${line.circuit}: ${line.label}. ${line.detail}`;
       }
       announced.set(line.circuit, line.status);
@@ -216,7 +301,11 @@ function takeSignInError(): ApiError | undefined {
 async function main(): Promise<void> {
   const app = byId('app');
   try {
-    const [ceremony, methods, session] = await Promise.all([api.get<CeremonyView>('/api/ceremony'), api.get<AuthMethods>('/auth/methods'), api.loadSession()]);
+    const [ceremony, methods, session] = await Promise.all([
+      api.get<CeremonyView>('/api/ceremony'),
+      api.get<AuthMethods>('/auth/methods'),
+      api.loadSession(),
+    ]);
     document.title = `Contribute · ${ceremony.title ?? ceremony.id}`;
     const main = h('main', { id: 'main' });
     replaceChildren(app, renderSiteHeader('contribute', ceremony), main);
@@ -227,7 +316,9 @@ async function main(): Promise<void> {
     if (session.principal) {
       await showSession(body, ceremony, session);
     } else {
-      body.append(renderSignInPanel(api, methods, (signedIn) => void showSession(body, ceremony, signedIn), signInError));
+      body.append(
+        renderSignInPanel(api, methods, (signedIn) => void showSession(body, ceremony, signedIn), signInError),
+      );
     }
   } catch (error) {
     replaceChildren(app, h('main', {}, errorNotice(error)));

@@ -37,7 +37,11 @@ export async function importIdentity(exported: string): Promise<BrowserIdentity>
     const identity = Identity.import(exported.trim());
     return { exported: exported.trim(), commitment: identity.commitment.toString() };
   } catch {
-    throw new ApiError(400, 'semaphore.bad_export', 'That is not an exported Semaphore identity (it should be a base64 private key).');
+    throw new ApiError(
+      400,
+      'semaphore.bad_export',
+      'That is not an exported Semaphore identity (it should be a base64 private key).',
+    );
   }
 }
 
@@ -51,14 +55,22 @@ export function forgetStoredIdentity(): void {
 }
 
 /** Proves membership and signs in; `onStatus` narrates the slow steps. */
-export async function signInWithSemaphore(api: ApiClient, browserIdentity: BrowserIdentity, onStatus: (text: string) => void): Promise<SessionView> {
+export async function signInWithSemaphore(
+  api: ApiClient,
+  browserIdentity: BrowserIdentity,
+  onStatus: (text: string) => void,
+): Promise<SessionView> {
   onStatus('Fetching the group’s member list…');
   const group = await api.get<{ members: string[]; root: string; scope: string }>('/auth/semaphore/group');
   if (!group.members.includes(browserIdentity.commitment)) {
     throw new ApiError(403, 'auth.unknown_root', 'This identity’s commitment is not in the ceremony’s group yet.');
   }
   onStatus('Loading the prover…');
-  const [{ Identity }, { Group }, { generateProof }] = await Promise.all([identityLibrary(), import('@semaphore-protocol/group'), import('@semaphore-protocol/proof')]);
+  const [{ Identity }, { Group }, { generateProof }] = await Promise.all([
+    identityLibrary(),
+    import('@semaphore-protocol/group'),
+    import('@semaphore-protocol/proof'),
+  ]);
   const identity = Identity.import(browserIdentity.exported);
   const members = new Group(group.members.map((m) => BigInt(m)));
   const depth = Math.max(1, members.depth);

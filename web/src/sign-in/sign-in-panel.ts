@@ -7,20 +7,39 @@ import { ApiError } from '../api/api-client.ts';
 import type { AuthMethods, SessionView } from '../api/api-types.ts';
 import { plainWords } from '../api/error-messages.ts';
 import { copyButton, h, replaceChildren } from '../ui/element.ts';
-import { createIdentity, forgetStoredIdentity, importIdentity, signInWithSemaphore, storedIdentity, type BrowserIdentity } from './semaphore-sign-in.ts';
+import {
+  createIdentity,
+  forgetStoredIdentity,
+  importIdentity,
+  signInWithSemaphore,
+  storedIdentity,
+  type BrowserIdentity,
+} from './semaphore-sign-in.ts';
 
 export function errorNotice(error: unknown): HTMLElement {
   const code = error instanceof ApiError ? error.code : 'browser';
   const message = error instanceof Error ? error.message : String(error);
   const words = plainWords(code, message);
-  return h('div', { class: 'banner bad', role: 'alert', 'data-error-code': code }, h('strong', {}, words.what), ' ', words.next, code.startsWith('semaphore.') ? h('div', { class: 'detail' }, message) : null);
+  return h(
+    'div',
+    { class: 'banner bad', role: 'alert', 'data-error-code': code },
+    h('strong', {}, words.what),
+    ' ',
+    words.next,
+    code.startsWith('semaphore.') ? h('div', { class: 'detail' }, message) : null,
+  );
 }
 
 /**
  * `initialError` is a refusal to show at once: GitHub sign-in happens in redirects, so the
  * coordinator reports its refusal by sending the browser back here with `?signInError=<code>`.
  */
-export function renderSignInPanel(api: ApiClient, methods: AuthMethods, onSignedIn: (session: SessionView) => void, initialError?: unknown): HTMLElement {
+export function renderSignInPanel(
+  api: ApiClient,
+  methods: AuthMethods,
+  onSignedIn: (session: SessionView) => void,
+  initialError?: unknown,
+): HTMLElement {
   const feedback = h('div', { 'aria-live': 'polite' });
   const fail = (error: unknown) => replaceChildren(feedback, errorNotice(error));
   if (initialError !== undefined) fail(initialError);
@@ -39,12 +58,24 @@ export function renderSignInPanel(api: ApiClient, methods: AuthMethods, onSigned
   }
   if (methods.semaphore) choices.push(renderSemaphoreChoice(api, onSignedIn, feedback, fail));
   if (methods.demo) {
-    const name = h('input', { type: 'text', id: 'demo-name', name: 'name', autocomplete: 'off', pattern: '[A-Za-z0-9\\-]{1,32}', required: true, 'aria-describedby': 'demo-hint' });
+    const name = h('input', {
+      type: 'text',
+      id: 'demo-name',
+      name: 'name',
+      autocomplete: 'off',
+      pattern: '[A-Za-z0-9\\-]{1,32}',
+      required: true,
+      'aria-describedby': 'demo-hint',
+    });
     const form = h(
       'form',
       { class: 'method', id: 'demo-sign-in' },
       h('h3', {}, 'Test network'),
-      h('p', { id: 'demo-hint', class: 'hint' }, 'This coordinator runs a test network on this machine: any name (letters, digits, dashes) signs you in, no account needed.'),
+      h(
+        'p',
+        { id: 'demo-hint', class: 'hint' },
+        'This coordinator runs a test network on this machine: any name (letters, digits, dashes) signs you in, no account needed.',
+      ),
       h('label', { for: 'demo-name' }, 'Name'),
       name,
       h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Sign in')),
@@ -66,15 +97,27 @@ export function renderSignInPanel(api: ApiClient, methods: AuthMethods, onSigned
     'section',
     { class: 'card', id: 'sign-in', 'aria-labelledby': 'sign-in-title' },
     h('h2', { id: 'sign-in-title' }, 'Sign in to contribute'),
-    choices.length > 0 ? h('div', { class: 'methods' }, choices) : h('p', {}, 'This coordinator offers no sign-in method yet.'),
+    choices.length > 0
+      ? h('div', { class: 'methods' }, choices)
+      : h('p', {}, 'This coordinator offers no sign-in method yet.'),
     feedback,
   );
 }
 
-function renderSemaphoreChoice(api: ApiClient, onSignedIn: (session: SessionView) => void, feedback: HTMLElement, fail: (error: unknown) => void): HTMLElement {
+function renderSemaphoreChoice(
+  api: ApiClient,
+  onSignedIn: (session: SessionView) => void,
+  feedback: HTMLElement,
+  fail: (error: unknown) => void,
+): HTMLElement {
   const container = h('div', { class: 'method', id: 'semaphore-sign-in' });
   const status = h('p', { role: 'status', class: 'hint', id: 'semaphore-status' });
-  const pasted = h('textarea', { id: 'semaphore-import', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'semaphore-import-hint' });
+  const pasted = h('textarea', {
+    id: 'semaphore-import',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    'aria-describedby': 'semaphore-import-hint',
+  });
 
   const signIn = async (identity: BrowserIdentity, buttons: HTMLButtonElement[]) => {
     buttons.forEach((b) => (b.disabled = true));
@@ -105,7 +148,9 @@ function renderSemaphoreChoice(api: ApiClient, onSignedIn: (session: SessionView
             { class: 'actions' },
             signInStored,
             copyButton('Copy commitment', () => identity.commitment),
-            copyButton('Copy secret export', () => identity.exported, { title: 'Your identity itself: keep it private, it is how you sign in from another browser' }),
+            copyButton('Copy secret export', () => identity.exported, {
+              title: 'Your identity itself: keep it private, it is how you sign in from another browser',
+            }),
             h(
               'button',
               {
@@ -141,7 +186,11 @@ function renderSemaphoreChoice(api: ApiClient, onSignedIn: (session: SessionView
             'Create an identity',
           ),
         );
-    const usePasted = h('button', { type: 'button', class: 'secondary', id: 'semaphore-sign-in-pasted' }, 'Sign in with this identity');
+    const usePasted = h(
+      'button',
+      { type: 'button', class: 'secondary', id: 'semaphore-sign-in-pasted' },
+      'Sign in with this identity',
+    );
     usePasted.addEventListener('click', async () => {
       try {
         await signIn(await importIdentity(pasted.value), [usePasted]);
@@ -152,7 +201,11 @@ function renderSemaphoreChoice(api: ApiClient, onSignedIn: (session: SessionView
     replaceChildren(
       container,
       h('h3', {}, 'Anonymously, with a Semaphore identity'),
-      h('p', {}, 'A zero-knowledge proof made in this browser shows you belong to the ceremony’s group without saying who you are. Your identity’s secret never leaves this browser; your contributions are listed as “anonymous”.'),
+      h(
+        'p',
+        {},
+        'A zero-knowledge proof made in this browser shows you belong to the ceremony’s group without saying who you are. Your identity’s secret never leaves this browser; your contributions are listed as “anonymous”.',
+      ),
       stored,
       h(
         'details',
@@ -160,7 +213,11 @@ function renderSemaphoreChoice(api: ApiClient, onSignedIn: (session: SessionView
         h('summary', {}, 'Use an exported identity'),
         h('label', { for: 'semaphore-import' }, 'Exported identity'),
         pasted,
-        h('p', { class: 'hint', id: 'semaphore-import-hint' }, 'Used only in this page to make the proof; not stored, not sent.'),
+        h(
+          'p',
+          { class: 'hint', id: 'semaphore-import-hint' },
+          'Used only in this page to make the proof; not stored, not sent.',
+        ),
         usePasted,
       ),
       status,

@@ -18,6 +18,12 @@ declare module 'snarkjs' {
     function getCurveFromName(name: string): Promise<unknown>;
   }
   export namespace zKey {
-    function contribute(oldZkey: Uint8Array | MemFile, newZkey: MemFile, name: string, entropy: string, logger?: Logger): Promise<Uint8Array>;
+    function contribute(
+      oldZkey: Uint8Array | MemFile,
+      newZkey: MemFile,
+      name: string,
+      entropy: string,
+      logger?: Logger,
+    ): Promise<Uint8Array>;
   }
 }

@@ -33,13 +33,16 @@ export function formatCountdown(ms: number): string {
 
 export function formatTime(time: string | number): string {
   const date = new Date(time);
-  return Number.isNaN(date.getTime()) ? String(time) : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+  return Number.isNaN(date.getTime())
+    ? String(time)
+    : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 }
 
 /** "next in line", "2nd in line", … */
 export function formatPosition(position: number): string {
   if (position <= 1) return 'next in line';
-  const suffix = position % 100 >= 11 && position % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][position % 10] ?? 'th');
+  const suffix =
+    position % 100 >= 11 && position % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][position % 10] ?? 'th');
   return `${position}${suffix} in line`;
 }
 

@@ -9,7 +9,10 @@ const PAGES: Array<{ name: PageName; href: string; label: string }> = [
   { name: 'console', href: '/console/', label: 'Coordinator' },
 ];
 
-export function renderSiteHeader(current: PageName, ceremony?: { title?: string; id: string; testNetwork: boolean }): HTMLElement {
+export function renderSiteHeader(
+  current: PageName,
+  ceremony?: { title?: string; id: string; testNetwork: boolean },
+): HTMLElement {
   return h(
     'header',
     { class: 'site-header' },
@@ -17,12 +20,20 @@ export function renderSiteHeader(current: PageName, ceremony?: { title?: string;
       'div',
       { class: 'site-title' },
       h('span', { class: 'site-name' }, ceremony?.title ?? ceremony?.id ?? 'Phase 2 ceremony'),
-      ceremony?.testNetwork ? h('span', { class: 'badge warn', title: 'The powers of tau of this ceremony are insecure: for testing only' }, 'test network') : null,
+      ceremony?.testNetwork
+        ? h(
+            'span',
+            { class: 'badge warn', title: 'The powers of tau of this ceremony are insecure: for testing only' },
+            'test network',
+          )
+        : null,
     ),
     h(
       'nav',
       { 'aria-label': 'Pages' },
-      PAGES.map((page) => h('a', { href: page.href, 'aria-current': page.name === current ? 'page' : null }, page.label)),
+      PAGES.map((page) =>
+        h('a', { href: page.href, 'aria-current': page.name === current ? 'page' : null }, page.label),
+      ),
     ),
   );
 }
