@@ -28,7 +28,7 @@ const REFUSES = { refusesContribution: true } as const;
 const PLAIN = {} as const;
 
 /** Every error code. Add new codes here, never elsewhere (the compiler then asks for their status and plain words). */
-export const ERROR_CODES = {
+const ERROR_CODES = {
   // The caller of the `ceremony` command: its arguments and the files it was given
   'usage.invalid_arguments': USAGE,
   'input.file_not_found': USAGE,

@@ -32,7 +32,7 @@ export interface FailedAttempt {
  * carry the challenge seed or a combination derived from it (core/link-check/link-challenge.ts), and
  * the job's data (paths) is not printed beyond the contribution id.
  */
-export function failedAttemptLine(job: FailedAttempt | undefined, error: Error & { code?: unknown }): string {
+function failedAttemptLine(job: FailedAttempt | undefined, error: Error & { code?: unknown }): string {
   const attempts = job?.opts.attempts ?? 1;
   const made = job?.attemptsMade ?? 0;
   const fate =

@@ -242,6 +242,9 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
         case 'github':
           return signInWithGithubDevice(client, ui.note, leaveController.signal);
         case 'semaphore':
+          // The prover (snarkjs) takes the curve cached on globalThis; building it at the same time
+          // as `preparing` would make two, and the uncached one's threads keep the process alive.
+          await preparing;
           return signInWithSemaphore(client, identity!, ui.note);
       }
     };

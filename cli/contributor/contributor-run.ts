@@ -15,6 +15,7 @@
  * entry removed, the ceremony closed, the coordinator out of reach for too long.
  */
 import { terminalWords } from '../../core/error-messages.ts';
+import { waitingPollMs } from '../../core/queue-poll-pace.ts';
 import type { CeremonyView, CircuitProgress, ContributionView, MeView } from '../../web/src/api/api-types.ts';
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
@@ -75,13 +76,6 @@ export interface AcceptedCircuit {
 export type RunActivity = { stage: 'starting' | 'waiting' | 'done' } | { stage: 'turn' | 'verifying'; circuit: string };
 
 const HEARTBEAT_EVERY_MS = 30_000;
-/** Poll pace, as the page's (contributor-session.ts): only the few near a turn poll fast. */
-const NEXT_IN_LINE = 3;
-const NEAR_FRONT = 20;
-const CLOSE_POLL_MS = 1000;
-const NEAR_POLL_MS = 2500;
-const FAR_POLL_MS = 10_000;
-const NOT_WAITING_POLL_MS = 5000;
 /** While our own contribution is being verified: the verdict is what the contributor waits for. */
 const VERDICT_POLL_MS = 250;
 /** The coordinator unreachable for this long ends the run (a turn would have been missed anyway). */
@@ -119,10 +113,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener('abort', done, { once: true });
   });
-}
-
-function isAbort(error: unknown, signal: AbortSignal): boolean {
-  return signal.aborted || (error instanceof Error && error.name === 'AbortError');
 }
 
 export class ContributorRun {
@@ -203,12 +193,7 @@ export class ContributorRun {
       } else if (waiting && waiting.state === 'waiting') {
         this.activityNow = { stage: 'waiting' };
         this.showWaiting(me, waiting);
-        pause =
-          waiting.position <= NEXT_IN_LINE
-            ? CLOSE_POLL_MS
-            : waiting.position <= NEAR_FRONT
-              ? NEAR_POLL_MS
-              : FAR_POLL_MS;
+        pause = waitingPollMs(waiting.position);
         nowhere = 0;
       } else {
         // In no queue, turn or verification, with circuits left: a verdict queued us nowhere (a

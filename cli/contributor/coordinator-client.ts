@@ -33,7 +33,7 @@ const SESSION_COOKIE = 'ceremony_session';
 const REQUEST_TIMEOUT_MS = 30_000;
 
 /** The refusal in a response (its `{error}` body when it has one). */
-export async function apiErrorOf(response: Response, what: string): Promise<CoordinatorApiError> {
+async function apiErrorOf(response: Response, what: string): Promise<CoordinatorApiError> {
   const text = await response.text().catch(() => '');
   const retryAfter = Number(response.headers.get('retry-after'));
   const retryAfterSeconds = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined;

@@ -46,7 +46,7 @@ interface CircuitState {
 
 const CLEAR_LINE = '\r\x1b[2K';
 
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
   if (ms < 60_000) return `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;

@@ -17,9 +17,9 @@ import type { R1csLayout } from './initial-key-r1cs-pass.ts';
 const SECTION_ORDER = [1, 2, 4, 3, 9, 8, 5, 6, 7, 10];
 
 /** ptau sections of α·G1, β·G1 and β·G2 (their first point is the key's α1, β1, β2). */
-export const PTAU_ALPHA_TAU_G1 = 4;
-export const PTAU_BETA_TAU_G1 = 5;
-export const PTAU_BETA_G2 = 6;
+const PTAU_ALPHA_TAU_G1 = 4;
+const PTAU_BETA_TAU_G1 = 5;
+const PTAU_BETA_G2 = 6;
 
 function generatorLem(group: CurveGroup, size: number): Buffer {
   const out = new Uint8Array(size);
@@ -27,7 +27,7 @@ function generatorLem(group: CurveGroup, size: number): Buffer {
   return Buffer.from(out);
 }
 
-export function uncompressedOf(group: CurveGroup, lem: Uint8Array, size: number): Uint8Array {
+function uncompressedOf(group: CurveGroup, lem: Uint8Array, size: number): Uint8Array {
   const out = new Uint8Array(size);
   group.toRprUncompressed(out, 0, group.fromRprLEM(lem, 0));
   return out;

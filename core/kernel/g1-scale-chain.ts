@@ -19,11 +19,11 @@ export const GLV_BETA = 22039604851481219214186037428257620209742792588802056519
 
 const WINDOW = 5;
 /** Operation codes of the kernel's schedule (see g1-scale.c). */
-export const OP_DOUBLE = 0;
-export const OP_ADD_P = 1;
-export const OP_ADD_PHI = 2;
-export const OP_SET_P = 3;
-export const OP_SET_PHI = 4;
+const OP_DOUBLE = 0;
+const OP_ADD_P = 1;
+const OP_ADD_PHI = 2;
+const OP_SET_P = 3;
+const OP_SET_PHI = 4;
 
 export interface ScaleChain {
   /** (op, digit) byte pairs, as scale_batch reads them. */

@@ -9,13 +9,11 @@ import { kernelWasm } from './kernel-wasm.generated.ts';
 
 const POINT_BYTES = 64;
 const TABLE_POINTS = 8;
-/** Per point: itself, its table of 8 odd multiples, 3 field elements of scratch and a flag byte. */
-const BYTES_PER_POINT = POINT_BYTES + TABLE_POINTS * POINT_BYTES + 3 * 32 + 1;
 /**
  * Points per lockstep batch. One field inversion (~380 products) is shared by the batch, so larger
  * is cheaper per point until the batch's tables leave the CPU cache (measured: 1024 is the knee).
  */
-export const DEFAULT_BATCH_POINTS = 1024;
+const DEFAULT_BATCH_POINTS = 1024;
 
 interface KernelExports {
   memory: WebAssembly.Memory;

@@ -13,7 +13,7 @@ export type MsmGroup = 'G1' | 'G2';
 /** Bytes of one affine point of each group, in the zkey layout. */
 export const MSM_POINT_BYTES: Record<MsmGroup, number> = { G1: 64, G2: 128 };
 /** Points per kernel call: bounds the module's memory (at 32-byte scalars about 70 MB in G1, 110 MB in G2). */
-export const MSM_POINTS_PER_CALL = 1 << 18;
+const MSM_POINTS_PER_CALL = 1 << 18;
 
 type MsmFunction = (
   bases: number,

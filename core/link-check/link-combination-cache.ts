@@ -22,7 +22,7 @@ export const LINK_CACHE_DIR = 'link-cache';
 const G1_BYTES = 64;
 const DIGEST_BYTES = 32;
 const MAC_BYTES = 32;
-export const CACHE_VERSION = 2;
+const CACHE_VERSION = 2;
 const CACHE_ENTRY_BYTES = 1 + 2 * G1_BYTES + 2 * DIGEST_BYTES + MAC_BYTES;
 /** File hashes as the transcript records them (hex); anything else never names a cache file. */
 const FILE_HASH = /^[0-9a-f]{32,128}$/;

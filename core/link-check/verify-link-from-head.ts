@@ -502,13 +502,14 @@ export async function verifyLinkFromHead(
   let combining: Promise<LAndHSums> | undefined;
   const startSums = (): Promise<LAndHSums> => {
     combining = combineLAndH(prev, next, options, firstSumsPosted);
-    combining.catch(() => undefined).finally(firstSumsPosted);
+    void combining.catch(() => undefined).finally(firstSumsPosted);
     return combining;
   };
   const sameShape = [SECTION.l, SECTION.h].every(
     (id) => prev.sections.has(id) && prev.sections.get(id)?.size === next.sections.get(id)?.size,
   );
-  if (options.sumsDuringStructureCheck && sameShape) startSums();
+  // Awaited below, through `combining`.
+  if (options.sumsDuringStructureCheck && sameShape) void startSums();
   let record: ContributionRecord;
   let curve: Curve;
   let nextDelta2: Uint8Array;

@@ -14,7 +14,7 @@ import { publicKeyDer, samePublicKey } from './receipt-signature.ts';
 
 export const RECEIPT_PUBLIC_KEY_FILE = 'receipt-public-key.pem';
 
-export function receiptPublicKeyPath(dataDir: string): string {
+function receiptPublicKeyPath(dataDir: string): string {
   return path.join(dataDir, RECEIPT_PUBLIC_KEY_FILE);
 }
 

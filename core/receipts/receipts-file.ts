@@ -41,7 +41,7 @@ export interface ReceiptsFile {
 }
 
 /** At most this many receipts in one file: a contributor has one per circuit. */
-export const MAX_RECEIPTS = 1000;
+const MAX_RECEIPTS = 1000;
 const HASH512 = /^[0-9a-f]{128}$/;
 const BASE64_SIGNATURE = /^[A-Za-z0-9+/]{86}==$/;
 

@@ -96,7 +96,7 @@ const semaphoreSchema = z
   })
   .strict();
 
-export const authConfigSchema = z
+const authConfigSchema = z
   .object({
     /** GitHub sign-in; absent = off. */
     github: githubSchema.optional(),

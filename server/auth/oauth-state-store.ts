@@ -13,7 +13,7 @@ import type { Db } from '../store/database.ts';
 import { migrateAuthTables } from './auth-tables.ts';
 import { readCookie } from './session-cookie.ts';
 
-export const OAUTH_STATE_COOKIE = 'ceremony_oauth_state';
+const OAUTH_STATE_COOKIE = 'ceremony_oauth_state';
 /** Marks a refusal by this store in the `info` passport hands to the callback. */
 export const STATE_REFUSED = 'oauth_state_refused';
 

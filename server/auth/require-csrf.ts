@@ -10,7 +10,7 @@ import { CoordinatorError } from '../../core/errors.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export const CSRF_HEADER = 'x-csrf-token';
+const CSRF_HEADER = 'x-csrf-token';
 
 export const requireCsrf: RequestHandler = (req, _res, next) => {
   if (SAFE_METHODS.has(req.method) || req.csrfToken === undefined) return next();

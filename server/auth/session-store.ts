@@ -36,7 +36,7 @@ interface SessionRow {
   expires_at: number;
 }
 
-export function hashSessionToken(token: string): string {
+function hashSessionToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
@@ -47,7 +47,7 @@ export interface SessionLimits {
   maxSessions: number;
 }
 
-export const SESSION_LIMIT_DEFAULTS: SessionLimits = Object.freeze({ sessionsPerPrincipal: 5, maxSessions: 100_000 });
+const SESSION_LIMIT_DEFAULTS: SessionLimits = Object.freeze({ sessionsPerPrincipal: 5, maxSessions: 100_000 });
 
 export class SessionStore {
   private readonly statements: SessionStatements;

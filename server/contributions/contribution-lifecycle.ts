@@ -34,16 +34,15 @@ export const LIFECYCLE_EVENTS = [
 export type LifecycleEvent = (typeof LIFECYCLE_EVENTS)[number];
 
 /** Every legal move; a state with no entry for an event does not take it. The final states take none. */
-export const TRANSITIONS: Readonly<Record<LifecycleState, Readonly<Partial<Record<LifecycleEvent, LifecycleState>>>>> =
-  {
-    turn: { uploaded: 'verifying', deadline_passed: 'missed', removed: 'discarded', left: 'discarded' },
-    verifying: { committed: 'accepted', refused: 'refused', not_committed: 'discarded', unverifiable: 'error' },
-    accepted: {},
-    refused: {},
-    discarded: {},
-    error: {},
-    missed: {},
-  };
+const TRANSITIONS: Readonly<Record<LifecycleState, Readonly<Partial<Record<LifecycleEvent, LifecycleState>>>>> = {
+  turn: { uploaded: 'verifying', deadline_passed: 'missed', removed: 'discarded', left: 'discarded' },
+  verifying: { committed: 'accepted', refused: 'refused', not_committed: 'discarded', unverifiable: 'error' },
+  accepted: {},
+  refused: {},
+  discarded: {},
+  error: {},
+  missed: {},
+};
 
 /** Where `event` takes a turn or contribution in state `from`; refuses a move the table does not have. */
 export function transition(from: LifecycleState, event: LifecycleEvent): LifecycleState {

@@ -47,7 +47,7 @@ const NEXT_LINK_SLACK_BYTES = 64 * 1024;
 /** How often unfinished uploads past their expiry are looked for. */
 const EXPIRY_SWEEP_MS = 60_000;
 
-export function uploadsDir(config: CeremonyConfig): string {
+function uploadsDir(config: CeremonyConfig): string {
   return path.join(config.dataDir, 'uploads');
 }
 

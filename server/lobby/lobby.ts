@@ -23,7 +23,7 @@
  * Nothing here runs by itself: the server calls tick() on an interval (and may call it right
  * after join/record* to grant turns without waiting) and logs the events it returns.
  */
-import { CoordinatorError, errorCodeOr, type ErrorCode } from '../../core/errors.ts';
+import { CoordinatorError, errorCodeOr } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
 import {
   isShownRefusal,

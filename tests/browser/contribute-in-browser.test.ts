@@ -27,7 +27,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -103,13 +102,6 @@ async function registerChainView(baseUrl: string): Promise<RegisterChainView> {
 }
 
 const row = (circuit: string) => `#circuits tr[data-circuit="${circuit}"]`;
-
-async function rowState(page: Page, circuit: string): Promise<{ status: string | null; position: string | null }> {
-  return page.$eval(row(circuit), (tr) => ({
-    status: tr.getAttribute('data-status'),
-    position: tr.getAttribute('data-position'),
-  }));
-}
 
 async function waitForAllAccepted(page: Page, timeout: number): Promise<void> {
   await page.waitForFunction(

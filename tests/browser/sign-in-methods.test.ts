@@ -9,7 +9,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { Identity } from '@semaphore-protocol/identity';
 import type { Browser, Page } from 'playwright-core';
 import { startGithubEmulator, type GithubEmulator } from '../helpers/github-emulator.ts';

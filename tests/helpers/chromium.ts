@@ -25,7 +25,7 @@ export function launchChromium(): Promise<Browser> {
 }
 
 /** The built browser app, as a coordinator serves it (its `webDir`). */
-export const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
+const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
 
 /** Fails with what to run when the browser app is not built; returns WEB_DIR. */
 export function builtWebApp(): string {
@@ -67,7 +67,7 @@ export async function startTestBrowser(): Promise<TestBrowser> {
   };
 }
 
-export const ARTIFACTS_DIR = path.join(REPO_ROOT, 'test-artifacts', 'browser');
+const ARTIFACTS_DIR = path.join(REPO_ROOT, 'test-artifacts', 'browser');
 
 /** Saves a full-page screenshot as test-artifacts/browser/<name>.png and returns its path. */
 export async function screenshot(page: Page, name: string): Promise<string> {

@@ -10,7 +10,7 @@ import type { Bn128Curve, CurveGroup } from 'ffjavascript';
 import { BN254_R } from '../../core/crypto/bn254-moduli.ts';
 import { MSM_POINT_BYTES, type MsmKernel, type MsmGroup } from '../../core/kernel/msm-kernel.ts';
 
-export function randomFr(): bigint {
+function randomFr(): bigint {
   return BigInt(`0x${randomBytes(40).toString('hex')}`) % BN254_R;
 }
 

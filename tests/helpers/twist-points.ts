@@ -7,7 +7,7 @@ import type { Bn128Curve } from 'ffjavascript';
 import { BN254_Q, BN254_R } from '../../core/crypto/bn254-moduli.ts';
 
 /** The twist's group order is r·h with this cofactor (h = 2q − r). */
-export const TWIST_COFACTOR = 2n * BN254_Q - BN254_R;
+const TWIST_COFACTOR = 2n * BN254_Q - BN254_R;
 /** The smallest prime factor of the cofactor. */
 export const SMALLEST_COFACTOR_PRIME = 10069n;
 

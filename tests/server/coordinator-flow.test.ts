@@ -8,7 +8,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stat } from 'node:fs/promises';
-import path from 'node:path';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { auditCeremony } from '../../core/audit/audit-ceremony.ts';

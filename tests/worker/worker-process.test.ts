@@ -5,7 +5,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { Queue, QueueEvents } from 'bullmq';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { createBullmqDispatcher, verificationJobId } from '../../server/verification-dispatch/bullmq-dispatcher.ts';

@@ -14,6 +14,7 @@
 import type { ApiClient } from '../api/api-client.ts';
 import { ApiError } from '../api/api-client.ts';
 import type { CeremonyView, MeView } from '../api/api-types.ts';
+import { ACTIVE_POLL_MS, waitingPollMs } from '../../../core/queue-poll-pace.ts';
 import { candidateKey, candidateStore, type StoredCandidate } from './candidate-store.ts';
 import { computeContribution } from './compute-contribution.ts';
 import { downloadZkey } from './download-zkey.ts';
@@ -51,12 +52,7 @@ export interface SessionOptions {
 }
 
 const HEARTBEAT_EVERY_MS = 30_000;
-/** Poll pace (see pollInterval): by the best waiting position across circuits. */
-const NEXT_IN_LINE = 3;
-const NEAR_FRONT = 20;
-const CLOSE_POLL_MS = 1000;
-const NEAR_POLL_MS = 2500;
-const FAR_POLL_MS = 10_000;
+/** Poll pace when in no queue (done, or not joined yet); in a queue, core/queue-poll-pace.ts. */
 const NOT_WAITING_POLL_MS = 5000;
 const RETRY_AFTER_MS = 5_000;
 const LOCAL_HASHES_KEY = 'ceremony.localHashes';
@@ -149,19 +145,14 @@ export class ContributorSession {
     if (!this.stopped) this.pollTimer = setTimeout(() => void this.poll(), this.pollInterval());
   }
 
-  /**
-   * Paced by how soon something can change for this contributor: the coordinator's load goal
-   * assumes 10,000 waiters poll about every 10 s (1,000 req/s); at 2.5 s for everyone that would
-   * be 4,000 req/s. Only the few near a turn poll fast, so a granted turn starts within a second.
-   */
+  /** By the best waiting position across circuits (core/queue-poll-pace.ts). */
   private pollInterval(): number {
     const circuits = this.me?.status.circuits ?? [];
     if (this.me?.status.done || !this.joined) return NOT_WAITING_POLL_MS;
     const positions = circuits.flatMap((c) => (c.state === 'waiting' ? [c.position] : []));
     const busy = circuits.some((c) => c.state === 'turn' || c.state === 'verifying');
     const front = Math.min(Infinity, ...positions);
-    if (busy || front <= NEXT_IN_LINE) return CLOSE_POLL_MS;
-    return front <= NEAR_FRONT ? NEAR_POLL_MS : FAR_POLL_MS;
+    return busy ? ACTIVE_POLL_MS : waitingPollMs(front);
   }
 
   private accept(me: MeView, seq: number): void {

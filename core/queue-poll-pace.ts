@@ -1,0 +1,20 @@
+/**
+ * How often a waiting contributor asks for news, shared by the page and the terminal client. Paced
+ * by how soon something can change for them: the coordinator's load goal assumes 10,000 waiters
+ * polling about every 10 s (1,000 req/s); at 2.5 s for everyone that would be 4,000 req/s. Only the
+ * few near a turn poll fast, so a granted turn starts within a second.
+ */
+const NEXT_IN_LINE = 3;
+const NEAR_FRONT = 20;
+const CLOSE_POLL_MS = 1000;
+const NEAR_POLL_MS = 2500;
+const FAR_POLL_MS = 10_000;
+
+/** The pause before the next poll for someone whose best place in a queue is `position` (1 = next). */
+export function waitingPollMs(position: number): number {
+  if (position <= NEXT_IN_LINE) return CLOSE_POLL_MS;
+  return position <= NEAR_FRONT ? NEAR_POLL_MS : FAR_POLL_MS;
+}
+
+/** The pause while a turn or a verdict is near (ours, or next in line). */
+export const ACTIVE_POLL_MS = CLOSE_POLL_MS;
