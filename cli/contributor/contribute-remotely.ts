@@ -92,8 +92,9 @@ async function removeDeadRunsLeftovers(): Promise<void> {
     try {
       process.kill(Number(pid), 0);
     } catch (error) {
+      // Best effort: a folder this user may not remove (a shared /tmp) must not stop the run.
       if ((error as NodeJS.ErrnoException).code === 'ESRCH')
-        await rm(path.join(tmpdir(), name), { recursive: true, force: true });
+        await rm(path.join(tmpdir(), name), { recursive: true, force: true }).catch(() => {});
     }
   }
 }

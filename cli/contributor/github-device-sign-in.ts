@@ -32,6 +32,15 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+function isGithubAddress(address: string): boolean {
+  try {
+    const url = new URL(address);
+    return url.protocol === 'https:' && url.hostname === 'github.com';
+  } catch {
+    return false;
+  }
+}
+
 export async function signInWithGithubDevice(
   client: CoordinatorClient,
   tell: (line: string) => void,
@@ -40,6 +49,11 @@ export async function signInWithGithubDevice(
   const start = await client.request<DeviceSignInStart>('POST', '/auth/github/device', undefined, { signal });
   const minutes = Math.max(1, Math.round(start.expiresInSeconds / 60));
   tell(`To sign in with GitHub, open ${start.verificationUri} in a browser and enter the code ${start.userCode}`);
+  // The address comes from the coordinator: one that is not GitHub's could be a page collecting
+  // codes. Say so rather than refuse (a test network points at an emulator).
+  if (!isGithubAddress(start.verificationUri)) {
+    tell(`warning: ${start.verificationUri} is not on github.com; enter the code only if you trust this coordinator`);
+  }
   tell(
     `(waiting for you to authorize the ceremony there; the code expires in ${minutes} minute${minutes === 1 ? '' : 's'})`,
   );

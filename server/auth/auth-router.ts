@@ -37,7 +37,7 @@ export interface AuthDeps {
   /** To change the member list at run time (`updateGroupMembers`); made from config when absent. */
   semaphoreGroup?: SemaphoreGroup;
   /** Rate limits of the sign-in routes and of challenge creation; none when absent. */
-  rateLimits?: Pick<RateLimits, 'signIn' | 'challenge'>;
+  rateLimits?: Pick<RateLimits, 'signIn' | 'challenge' | 'devicePoll'>;
   /** The test network's coordinator sign-in link token (`npm start`); absent = no link route. */
   coordinatorLinkToken?: string;
 }
@@ -70,6 +70,7 @@ export function createAuthRouter(deps: AuthDeps): Router {
     router.get(['/github', '/github/callback'], deps.rateLimits.signIn);
     router.post(['/semaphore', '/coordinator', '/demo', '/github/device'], deps.rateLimits.signIn);
     router.post('/semaphore/challenge', deps.rateLimits.challenge);
+    router.post('/github/device/poll', deps.rateLimits.devicePoll);
   }
   router.use(express.json({ limit: '64kb' }));
 

@@ -43,6 +43,7 @@ const serverSchema = z.object({
   RATE_LIMIT_WINDOW_MS: durationMs(RATE_LIMIT_DEFAULTS.windowMs),
   RATE_LIMIT_SIGN_IN: count(RATE_LIMIT_DEFAULTS.signIn),
   RATE_LIMIT_CHALLENGE: count(RATE_LIMIT_DEFAULTS.challenge),
+  RATE_LIMIT_DEVICE_POLL: count(RATE_LIMIT_DEFAULTS.devicePoll),
   RATE_LIMIT_UPLOAD_CREATION: count(RATE_LIMIT_DEFAULTS.uploadCreation),
   /** Reverse proxies in front of the coordinator whose X-Forwarded-For is trusted (rate limits key on the client address). Default 0. */
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
@@ -124,6 +125,7 @@ export function loadServerConfig(
       windowMs: e.RATE_LIMIT_WINDOW_MS,
       signIn: e.RATE_LIMIT_SIGN_IN,
       challenge: e.RATE_LIMIT_CHALLENGE,
+      devicePoll: e.RATE_LIMIT_DEVICE_POLL,
       uploadCreation: e.RATE_LIMIT_UPLOAD_CREATION,
     }),
     trustProxy: e.TRUST_PROXY,

@@ -1,6 +1,6 @@
 /**
  * Request rate limits (express-rate-limit) for the routes an abuser would hammer: every sign-in
- * route (per client address), Semaphore challenge creation (per address) and upload creation (per
+ * route (per client address), device-flow polls (per address), Semaphore challenge creation (per address) and upload creation (per
  * signed-in contributor, else per address). Counts live in this process, or in Redis when the
  * coordinator has one (rate-limit-redis), so they are shared by every coordinator process and
  * survive a restart. A refusal is `429 rate.limited` with `Retry-After` (seconds) and the
@@ -20,6 +20,12 @@ export interface RateLimitConfig {
   signIn: number;
   /** Semaphore challenges per client address per window. */
   challenge: number;
+  /**
+   * Device-flow polls per client address per window. A terminal polls each of its sign-ins every
+   * 5 s (12 a minute) and an address holds at most 5 at once; a poll sooner than its interval is
+   * answered without asking GitHub, but still costs the coordinator a lookup.
+   */
+  devicePoll: number;
   /** tus upload creations (POST) per contributor per window. */
   uploadCreation: number;
 }
@@ -28,12 +34,14 @@ export const RATE_LIMIT_DEFAULTS: RateLimitConfig = Object.freeze({
   windowMs: 60_000,
   signIn: 20,
   challenge: 20,
+  devicePoll: 120,
   uploadCreation: 30,
 });
 
 export interface RateLimits {
   signIn: RequestHandler;
   challenge: RequestHandler;
+  devicePoll: RequestHandler;
   uploadCreation: RequestHandler;
 }
 
@@ -91,6 +99,7 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
   return {
     signIn: limiter('sign-in', config.signIn, 'sign-in attempts from this address', byAddress),
     challenge: limiter('challenge', config.challenge, 'sign-in challenges from this address', byAddress),
+    devicePoll: limiter('device-poll', config.devicePoll, 'device sign-in polls from this address', byAddress),
     uploadCreation: limiter('upload', config.uploadCreation, 'uploads started', (req) => {
       const principal = (req as Request & { principal?: Principal }).principal;
       return principal ? `principal:${principal.id}` : byAddress(req);

@@ -475,6 +475,8 @@ describe('signing in from a terminal', () => {
     const { code: exit, output } = await finished(run);
     assert.equal(exit, 0, output);
     assert.match(output, /as gina \(github\); contributing to transact44/);
+    // The emulator is not github.com: the client says so before the code is entered.
+    assert.match(output, /warning: http:\/\/127\.0\.0\.1:\d+\/login\/device is not on github\.com/);
     assert.deepEqual(
       (await transcriptOf('transact44')).map((e) => e.contributor),
       ['gina'],

@@ -176,7 +176,9 @@ describe('GitHub device-flow pacing and limits', () => {
 
   before(async () => {
     github = await startGithubEmulator({ deviceIntervalSeconds: 1 });
-    const rateLimits = createRateLimits({ config: { windowMs: 60_000, signIn: 3, challenge: 20, uploadCreation: 30 } });
+    const rateLimits = createRateLimits({
+      config: { windowMs: 60_000, signIn: 3, challenge: 20, devicePoll: 6, uploadCreation: 30 },
+    });
     server = await startAuthTestServer({ clock, config: { github: githubConfig(github) }, extraDeps: { rateLimits } });
   });
 
@@ -221,6 +223,16 @@ describe('GitHub device-flow pacing and limits', () => {
     for (let i = 0; i < 3; i++)
       statuses.push((await new Browser().request(`${server.url}/auth/github/device`, { method: 'POST' })).status);
     assert.deepEqual(statuses, [200, 200, 429]);
+  });
+
+  it('polls are limited per address too: beyond the limit, rate.limited, whatever the handle', async () => {
+    // Four polls were made above; the limit is 6 per window.
+    const codes: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const answer = await new Browser().post(`${server.url}/auth/github/device/poll`, { handle: 'A'.repeat(43) });
+      codes.push((await errorCode(answer)) ?? `HTTP ${answer.status}`);
+    }
+    assert.deepEqual(codes, ['auth.device_expired', 'auth.device_expired', 'rate.limited']);
   });
 });
 
