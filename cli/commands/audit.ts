@@ -14,6 +14,16 @@ import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 export const AUDIT_JSON_FORMAT = 'ceremony-audit';
 export const AUDIT_JSON_VERSION = 1;
 
+function parseMinContributions(value: string): number {
+  if (!/^[1-9]\d{0,5}$/.test(value)) {
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `--min-contributions takes a whole number from 1, not "${value}"`,
+    );
+  }
+  return Number(value);
+}
+
 function collectR1csPin(value: string, pins: Record<string, string>): Record<string, string> {
   const at = value.indexOf('=');
   const name = at > 0 ? value.slice(0, at) : '';
@@ -105,6 +115,12 @@ export function auditCommand(): Command {
         .argParser(collectR1csPin)
         .default({}, 'none'),
     )
+    .addOption(
+      new Option(
+        '--min-contributions <n>',
+        'fail any finalised chain with fewer contributions than this (ceremony.json sets its own; the higher holds)',
+      ).argParser(parseMinContributions),
+    )
     .option('--json', "print the findings, the hashes and every chain's contributions as JSON (see docs/audit.md)")
     .option('--quiet', 'no progress lines on stderr')
     .addHelpText(
@@ -121,6 +137,7 @@ export function auditCommand(): Command {
           ptau?: string;
           ptauHash?: string;
           r1csHash: Record<string, string>;
+          minContributions?: number;
           json?: boolean;
         },
       ) => {
@@ -130,6 +147,7 @@ export function auditCommand(): Command {
               ptauPath: options.ptau,
               ptauHash: options.ptauHash,
               r1csHashes: options.r1csHash,
+              minContributions: options.minContributions,
             }),
           { quiet: options.quiet },
         );

@@ -147,6 +147,11 @@ export interface AuditOptions {
   ptauHash?: string;
   /** The auditor's pins on the r1cs files: circuit name → BLAKE2b-512, lower-case hex. */
   r1csHashes?: Record<string, string>;
+  /**
+   * The auditor's own minimum of contributions per finalised chain. ceremony.json's is the
+   * coordinator's word; an auditor who expects more says so, and the higher of the two holds.
+   */
+  minContributions?: number;
 }
 
 function describe(error: unknown): string {
@@ -207,11 +212,13 @@ async function auditChain(
   if (!chain.init)
     throw new CoordinatorError('transcript.corrupt', 'the transcript has no contribution 0 for this circuit');
   const count = chain.contributions.length;
-  if (chain.beacon && count < config.minContributions) {
+  if (chain.beacon && count < audited.minContributions) {
+    const whose =
+      audited.minContributions > config.minContributions ? 'the auditor (--min-contributions)' : 'ceremony.json';
     throw new CoordinatorError(
       'audit.too_few_contributions',
       `circuit ${name} was finalised with ${count} contribution${count === 1 ? '' : 's'}; ` +
-        `ceremony.json requires at least ${config.minContributions} ` +
+        `${whose} requires at least ${audited.minContributions} ` +
         '(with none, its δ comes from the public beacon alone and anyone can forge proofs)',
     );
   }
@@ -399,7 +406,7 @@ export async function auditCeremony(
     name: circuit.name,
     verifier: circuit.verifier,
     r1cs: { path: circuit.r1cs, pinnedBy: [] },
-    minContributions: config.minContributions,
+    minContributions: Math.max(config.minContributions, options.minContributions ?? 0),
     contributions: [],
   }));
   const report = (finalised: boolean, ptau?: AuditedPtau): AuditReport => ({

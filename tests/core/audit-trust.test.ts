@@ -200,6 +200,37 @@ test('minContributions in ceremony.json: chains finalised with fewer fail, each 
   assert.ok(report.circuits.every((c) => c.minContributions === 3));
 });
 
+test('--min-contributions: the auditor’s own minimum holds when it is higher than ceremony.json’s', async () => {
+  // The published chains have 2 contributions each and ceremony.json asks for 1.
+  const lenient = await runCli([
+    'audit',
+    published.dataDir,
+    '--quiet',
+    '--min-contributions',
+    '2',
+    '--ptau-hash',
+    await devPtauHash(),
+  ]);
+  assert.equal(lenient.code, 0, lenient.stdout + lenient.stderr);
+  const strict = await runCli([
+    'audit',
+    published.dataDir,
+    '--quiet',
+    '--min-contributions',
+    '3',
+    '--ptau-hash',
+    await devPtauHash(),
+  ]);
+  assert.equal(strict.code, 1, strict.stdout + strict.stderr);
+  assert.match(
+    strict.stdout,
+    /finalised with 2 contributions; the auditor \(--min-contributions\) requires at least 3/,
+  );
+  const usage = await runCli(['audit', published.dataDir, '--min-contributions', '0']);
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /--min-contributions takes a whole number from 1, not "0"/);
+});
+
 test('an r1cs pinned in ceremony.json or by the auditor must have that hash (r1cs.hash_mismatch)', async () => {
   const dir = await copy();
   const config = await loadCeremonyConfig(dir);
