@@ -14,7 +14,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { newCeremonyDir, REPO_ROOT, PROJECT_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { startGroup, stopAllGroups, type GroupProcess } from '../helpers/process-group.ts';
 import { echoPageErrors, launchChromium, screenshot } from '../helpers/chromium.ts';
@@ -25,17 +25,7 @@ import { startCoordinator, type RunningCoordinator } from '../../server/start-co
 import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
 
 const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
-const CIRCUITS = [
-  'register',
-  'treeUpdate',
-  'transact21',
-  'transact22',
-  'transact23',
-  'transact42',
-  'transact44',
-  'transact82',
-  'transact84',
-];
+const CIRCUITS = PROJECT_CIRCUITS;
 
 let redis: RedisServer;
 let worker: GroupProcess;

@@ -32,7 +32,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Identity } from '@semaphore-protocol/identity';
 import type { Page, Request } from 'playwright-core';
-import { devPtauHash, REPO_ROOT, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import {
+  devPtauHash,
+  REPO_ROOT,
+  TEST_BEACON,
+  TEST_BEACON_ITERATIONS,
+  PROJECT_CIRCUITS,
+} from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { screenshot, builtWebApp, startTestBrowser, type TestBrowser } from '../helpers/chromium.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
@@ -40,17 +46,7 @@ import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
 import { plainWords } from '../../web/src/api/error-messages.ts';
 
 const COORDINATOR_TOKEN = 'coordinator-token-for-browser-tests';
-const CIRCUITS = [
-  'register',
-  'treeUpdate',
-  'transact21',
-  'transact22',
-  'transact23',
-  'transact42',
-  'transact44',
-  'transact82',
-  'transact84',
-];
+const CIRCUITS = PROJECT_CIRCUITS;
 
 let coordinator: TestCoordinator;
 let browser: TestBrowser;

@@ -17,21 +17,11 @@ import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { newCeremonyDir, REPO_ROOT, PROJECT_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
 import { echoPageErrors, launchChromium, screenshot } from '../helpers/chromium.ts';
 import { startGroup, stopAllGroups, groupAlive, type GroupProcess } from '../helpers/process-group.ts';
 
-const CIRCUITS = [
-  'register',
-  'treeUpdate',
-  'transact21',
-  'transact22',
-  'transact23',
-  'transact42',
-  'transact44',
-  'transact82',
-  'transact84',
-];
+const CIRCUITS = PROJECT_CIRCUITS;
 let work: string;
 let clone: string;
 let dataDir: string;

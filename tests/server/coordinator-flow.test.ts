@@ -15,21 +15,11 @@ import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
 import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
-import { devPtauHash } from '../fixtures/ceremony-fixture.ts';
+import { devPtauHash, PROJECT_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
 
 let coordinator: TestCoordinator;
 let dataDir: string;
-const CIRCUITS = [
-  'register',
-  'treeUpdate',
-  'transact21',
-  'transact22',
-  'transact23',
-  'transact42',
-  'transact44',
-  'transact82',
-  'transact84',
-];
+const CIRCUITS = PROJECT_CIRCUITS;
 
 async function expectRefused(promise: Promise<unknown>, status: number, code: string): Promise<void> {
   await assert.rejects(promise, (error: unknown) => {
