@@ -247,19 +247,69 @@ const browserClient: TurnClientDriver = {
 };
 
 /**
- * The terminal client of issue 22 (`ceremony contribute --coordinator URL --demo NAME`), not built
- * yet. Its driver: in takeTurn, mark `join`, start the process (its start-up and sign-in are part
- * of its turn), report its pid (hooks.processStarted), mark the stages it prints, resolve with its
- * verdict; through a link it takes `context.link.url` as the coordinator's URL.
+ * The terminal client (`ceremony contribute --coordinator URL --demo NAME CIRCUIT`), started inside
+ * the timed turn: its start-up, sign-in and join count, as a contributor lives them. It writes plain
+ * lines when its output is not a terminal; the driver marks the stages those lines name. Through a
+ * link it takes the link's URL (a reverse proxy to the coordinator) as the coordinator's.
  */
-const CLI_NOT_BUILT =
-  'the terminal client (issue 22: `ceremony contribute --coordinator URL`) is not built yet: add its driver in bench/contributor-turn.ts';
+const CLI_STAGES: Array<[RegExp, TurnMark[]]> = [
+  [/your turn/, ['turnStart']],
+  [/downloading/, ['downloadStart']],
+  [/computing your contribution/, ['computeStart']],
+  [/uploading/, ['computeEnd', 'uploadStart']],
+  [/verifying/, ['uploadEnd']],
+  [/accepted as contribution/, ['uploadEnd', 'verdict']],
+];
 const cliClient: TurnClientDriver = {
-  check() {
-    throw new Error(CLI_NOT_BUILT);
-  },
-  start() {
-    return Promise.reject(new Error(CLI_NOT_BUILT));
+  async start(context) {
+    const coordinatorUrl = context.link?.url ?? context.coordinator.url;
+    let child: ReturnType<typeof spawn> | undefined;
+    let workers = availableParallelism();
+    return {
+      describe: () => `terminal client: kernel on ${workers} worker thread${workers === 1 ? '' : 's'}`,
+      takeTurn: (hooks) =>
+        new Promise<TurnVerdict>((resolve, reject) => {
+          hooks.mark('join');
+          child = spawn(
+            process.execPath,
+            [
+              path.join(REPO_ROOT, 'bin', 'ceremony.js'),
+              'contribute',
+              '--coordinator',
+              coordinatorUrl,
+              '--demo',
+              context.contributorName,
+              BENCH_CIRCUIT,
+            ],
+            { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+          );
+          hooks.processStarted(child.pid!);
+          const tail: string[] = [];
+          const onLine = (line: string): void => {
+            tail.push(line);
+            if (tail.length > 20) tail.shift();
+            const threads = /kernel on (\d+) thread/.exec(line);
+            if (threads) workers = Number(threads[1]);
+            for (const [pattern, marks] of CLI_STAGES)
+              if (pattern.test(line)) for (const mark of marks) hooks.mark(mark);
+          };
+          createInterface({ input: child.stdout! }).on('line', onLine);
+          createInterface({ input: child.stderr! }).on('line', onLine);
+          child.once('error', reject);
+          child.once('exit', (code) =>
+            resolve(code === 0 ? { accepted: true } : { accepted: false, why: `exit ${code}: ${tail.join(' | ')}` }),
+          );
+        }),
+      close: async () => {
+        if (child?.pid && child.exitCode === null) {
+          try {
+            process.kill(-child.pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }
+      },
+    };
   },
 };
 
@@ -748,6 +798,7 @@ export function printContributorTurn(f: TurnBenchFigures): void {
   const u = f.unshaped;
   const s = f.shaped;
   const twoKeys = 2 * f.keyBytes;
+  const page = f.options.client === 'browser';
   const nominal: LinkRates = { downMbit: f.options.link.downMbit, upMbit: f.options.link.upMbit };
   const computeMs = f.local.contributeMs;
   const turnU = med(u, (t) => t.turnMs);
@@ -811,13 +862,13 @@ export function printContributorTurn(f: TurnBenchFigures): void {
     ],
     ['bytes moved ÷ (2 × key), through the link', times(bytesS), `down ${mb(downS)}, up ${mb(upS)}`, ''],
     [
-      'peak browser memory above idle ÷ key',
+      page ? 'peak browser memory above idle ÷ key' : 'peak client memory (its process tree) ÷ key',
       times(memU / f.keyBytes),
       `${mb(memU)} PSS over ${mb(med(u, (t) => t.memory.idlePssBytes))} idle, peak in ${u[0]?.memory.peakAt ?? '?'}; shaped ${times(memS / f.keyBytes)}`,
       `≤ ${GOALS.memory}× (${memU / f.keyBytes <= GOALS.memory ? 'met' : 'missed'})`,
     ],
     [
-      `cores busy, page (${u[0]?.cores.over ?? '?'})`,
+      `cores busy, ${page ? 'page' : 'terminal client'} (${u[0]?.cores.over ?? '?'})`,
       `${coresU.toFixed(2)} of ${f.coresAvailable}`,
       `${times(coresU / f.coresAvailable)} the cores, over ${med(u, (t) => t.cores.seconds).toFixed(1)} s; floor: every core`,
       `≥ ${GOALS.coresBusy}× (${coresU / f.coresAvailable >= GOALS.coresBusy ? 'met' : 'missed'})`,
@@ -849,11 +900,17 @@ export function printContributorTurn(f: TurnBenchFigures): void {
     ['download', (t) => stage(t, 'downloadStart', 'computeStart')],
     ['compute (workers started → done)', (t) => stage(t, 'computeStart', 'computeEnd')],
     ['  of which the L/H pass', (t) => stage(t, 'lhStart', 'lhEnd') ?? stage(t, 'lhStart', 'computeEnd')],
-    ['saving the result (IndexedDB)', (t) => stage(t, 'computeEnd', 'uploadStart')],
+    [
+      page ? 'saving the result (IndexedDB)' : 'compute done → upload starts',
+      (t) => stage(t, 'computeEnd', 'uploadStart'),
+    ],
     ['upload (page: start → sent)', (t) => stage(t, 'uploadStart', 'uploadEnd')],
     ['coordinator: last byte → verdict', (t) => t.verdictAt - t.uploadCompleteAt],
-    ['verdict → shown on the page', (t) => (t.marks.verdict !== undefined ? t.marks.verdict - t.verdictAt : undefined)],
-    ['whole turn (Join → accepted shown)', (t) => t.turnMs],
+    [
+      page ? 'verdict → shown on the page' : 'verdict → printed',
+      (t) => (t.marks.verdict !== undefined ? t.marks.verdict - t.verdictAt : undefined),
+    ],
+    [page ? 'whole turn (Join → accepted shown)' : 'whole turn (command started → accepted)', (t) => t.turnMs],
   ];
   const turns = [
     ...u.map((t, i) => [`straight #${i + 1}`, t] as const),
