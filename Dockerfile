@@ -8,6 +8,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 make g+
 COPY . .
 # `npm ci` refuses this lockfile where a registry mirror lacks other platforms' optional packages
 # (npm/cli#8320); `npm install` installs the same locked versions (docs/operations.md, .ci/run).
-RUN (npm ci --no-audit --no-fund || npm install --no-audit --no-fund) && test -f dist/cli/main.js && test -f web/dist/index.html && npm prune --omit=dev
+RUN (npm ci --no-audit --no-fund || npm install --no-audit --no-fund) \
+    && test -f dist/cli/main.js && test -f web/dist/index.html \
+    && npm prune --omit=dev
 ENV NODE_ENV=production
 ENTRYPOINT ["node", "bin/ceremony.js"]

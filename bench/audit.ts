@@ -95,7 +95,9 @@ async function compareWithZkeyNew(chain: RealShapedChain, baseline: boolean): Pr
   if (zkeyNew !== undefined)
     process.stdout.write(`  snarkjs zkey new (the rebuild)     ${seconds(zkeyNew).padStart(9)}\n`);
   process.stdout.write(
-    `  checkInitialKey                    ${seconds(check).padStart(9)}${zkeyNew !== undefined ? `   = ${(check / zkeyNew).toFixed(3)} × zkey new (goal ≤ 0.25)` : ''}\n`,
+    `  checkInitialKey                    ${seconds(check).padStart(9)}` +
+      (zkeyNew !== undefined ? `   = ${(check / zkeyNew).toFixed(3)} × zkey new (goal ≤ 0.25)` : '') +
+      '\n',
   );
   for (const [phase, ms] of Object.entries(timings))
     process.stdout.write(`    ${phase.padEnd(40)} ${seconds(ms).padStart(8)}\n`);
@@ -317,13 +319,16 @@ async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: nu
 
     const linksPerChain = links + 1;
     process.stdout.write(
-      `\nceremony audit: 9 circuits × (contribution 0 + ${links} contributions + beacon) = ${9 * linksPerChain} links\n`,
+      `\nceremony audit: 9 circuits × (contribution 0 + ${links} ` +
+        `contributions + beacon) = ${9 * linksPerChain} links\n`,
     );
     process.stdout.write(
       '  (one chain per shape, laid out under nine names as hard links: the audit does the full work for each)\n',
     );
     process.stdout.write(
-      `  ${'circuit'.padEnd(12)} ${'shape'.padEnd(8)} ${'contribution 0'.padStart(14)} ${'links'.padStart(9)} ${'per link'.padStart(9)} ${'÷ one MSM'.padStart(10)}\n`,
+      `  ${'circuit'.padEnd(12)} ${'shape'.padEnd(8)} ` +
+        `${'contribution 0'.padStart(14)} ${'links'.padStart(9)} ` +
+        `${'per link'.padStart(9)} ${'÷ one MSM'.padStart(10)}\n`,
     );
     let checkTotal = 0;
     let linksTotal = 0;
@@ -335,7 +340,10 @@ async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: nu
       linksTotal += linkTime;
       const perLink = linkTime / linksPerChain;
       process.stdout.write(
-        `  ${circuit.name.padEnd(12)} ${circuit.shape.padEnd(8)} ${seconds(check).padStart(14)} ${seconds(linkTime).padStart(9)} ${seconds(perLink).padStart(9)} ${(perLink / msm.get(circuit.shape)!).toFixed(2).padStart(10)}\n`,
+        `  ${circuit.name.padEnd(12)} ${circuit.shape.padEnd(8)} ` +
+          `${seconds(check).padStart(14)} ${seconds(linkTime).padStart(9)} ` +
+          `${seconds(perLink).padStart(9)} ` +
+          `${(perLink / msm.get(circuit.shape)!).toFixed(2).padStart(10)}\n`,
       );
     }
     for (const [name, ms] of msm)
@@ -347,12 +355,16 @@ async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: nu
       ptauMark?.start !== undefined && ptauMark.finished !== undefined ? ptauMark.finished - ptauMark.start : 0;
     process.stdout.write(`  the ptau: pinned by hash and its sections checked, once     ${seconds(ptauTime)}\n`);
     process.stdout.write(
-      `  total (measured)                 ${seconds(total)}  (contribution 0 checks ${seconds(checkTotal)}, links ${seconds(linksTotal)}, rest ${seconds(total - checkTotal - linksTotal)})\n`,
+      `  total (measured)                 ${seconds(total)}  (contribution 0 ` +
+        `checks ${seconds(checkTotal)}, links ${seconds(linksTotal)}, rest ` +
+        `${seconds(total - checkTotal - linksTotal)})\n`,
     );
     const perLink = linksTotal / (9 * linksPerChain);
     const extrapolated = total + perLink * (REAL_CEREMONY_LINKS - 9 * linksPerChain);
     process.stdout.write(
-      `  extrapolated to ${REAL_CEREMONY_LINKS} links       ${seconds(extrapolated)} = ${(extrapolated / 60000).toFixed(1)} min (goal ≤ 15 min; mean link ${seconds(perLink)})\n`,
+      `  extrapolated to ${REAL_CEREMONY_LINKS} links       ` +
+        `${seconds(extrapolated)} = ${(extrapolated / 60000).toFixed(1)} min ` +
+        `(goal ≤ 15 min; mean link ${seconds(perLink)})\n`,
     );
   } finally {
     await rm(dir, { recursive: true, force: true });

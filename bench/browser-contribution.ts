@@ -160,8 +160,8 @@ interface StaticServer {
 
 /**
  * The built page, GET /zkey (the head, streamed) and PUT /output?offset=N (a slice of the
- * browser's new key, streamed into outputPath at N). Same origin as the page, so no CORS; no cross-origin isolation either: snarkjs's
- * browser build (ffjavascript's thread pool) uses plain Workers and postMessage, not
+ * browser's new key, streamed into outputPath at N). Same origin as the page, so no CORS; no cross-origin isolation
+ * either: snarkjs's browser build (ffjavascript's thread pool) uses plain Workers and postMessage, not
  * SharedArrayBuffer.
  */
 async function startStaticServer(zkeyPath: string, outputPath: string): Promise<StaticServer> {
@@ -366,7 +366,8 @@ export function printBrowserContribution(power: number, f: ContributionFigures):
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   process.stdout.write(
-    `\ncontribution at 2^${power}: key ${f.keyMb.toFixed(1)} MB, ${f.constraints} constraints; median of ${f.runs} run(s) per row; ` +
+    `\ncontribution at 2^${power}: key ${f.keyMb.toFixed(1)} MB, ` +
+      `${f.constraints} constraints; median of ${f.runs} run(s) per row; ` +
       `Node os.cpus() ${f.nodeCpus}, Chromium navigator.hardwareConcurrency ${f.browserHardwareConcurrency}\n`,
   );
   process.stdout.write(`${'path'.padEnd(width)}  ${'time (ms)'.padStart(12)}\n`);

@@ -172,7 +172,10 @@ const PAGE_OBSERVER = `(() => {
     if (now !== status) {
       status = now;
       send('status:' + now);
-      if (now === 'refused' || now === 'failed') send('why:' + (row.querySelector('[data-refusal-code]')?.getAttribute('data-refusal-code') ?? '') + ' ' + detail);
+      if (now === 'refused' || now === 'failed') {
+        const code = row.querySelector('[data-refusal-code]')?.getAttribute('data-refusal-code') ?? '';
+        send('why:' + code + ' ' + detail);
+      }
     }
     if (now !== 'computing') return;
     if (detail.includes('updating the L section')) once('lhStart');
@@ -708,7 +711,8 @@ export async function runContributorTurnBench(options: TurnBenchOptions): Promis
     await coordinator.waitForLog('embedded verifier ready', undefined, 120_000);
 
     log(
-      "a first contributor takes a turn with the chain's z1 (so the measured turns run on a head this coordinator verified)",
+      "a first contributor takes a turn with the chain's z1 (so the measured " +
+        'turns run on a head this coordinator verified)',
     );
     const warmUp = new ContributorClient(coordinator.url);
     await warmUp.signInDemo('warm-up');
@@ -739,7 +743,8 @@ export async function runContributorTurnBench(options: TurnBenchOptions): Promis
       log(`turn ${run}/${options.runs}, straight to the coordinator (${options.client})`);
       unshaped.push(await runTurn(options.client, { coordinator, contributorName: `turn-${run}-straight` }));
       log(
-        `turn ${run}/${options.runs}, through the shaped link ${options.link.downMbit}/${options.link.upMbit} Mbit/s (${options.client})`,
+        `turn ${run}/${options.runs}, through the shaped link ` +
+          `${options.link.downMbit}/${options.link.upMbit} Mbit/s (${options.client})`,
       );
       shaped.push(await runTurn(options.client, { coordinator, link, contributorName: `turn-${run}-shaped` }));
     }
@@ -822,11 +827,17 @@ export function printContributorTurn(f: TurnBenchFigures): void {
 
   out();
   out(
-    `a contributor's turn (${f.options.client}) on ${f.keyLabel}: key ${mb(f.keyBytes)}; ${f.options.runs} run(s), median; ${u[0]?.clientNote ?? ''}; cores available ${f.coresAvailable}`,
+    `a contributor's turn (${f.options.client}) on ${f.keyLabel}: key ` +
+      `${mb(f.keyBytes)}; ${f.options.runs} run(s), median; ` +
+      `${u[0]?.clientNote ?? ''}; cores available ${f.coresAvailable}`,
   );
   out(
-    `link check, plain transfers: straight ${f.loopback.downMbit.toFixed(0)} Mbit/s down, ${f.loopback.upMbit.toFixed(0)} up; ` +
-      `through the link (${nominal.downMbit}/${nominal.upMbit}) ${f.shapedRates.downMbit.toFixed(1)} down (two connections), ${f.shapedRates.upMbit.toFixed(1)} up`,
+    `link check, plain transfers: straight ` +
+      `${f.loopback.downMbit.toFixed(0)} Mbit/s down, ` +
+      `${f.loopback.upMbit.toFixed(0)} up; ` +
+      `through the link (${nominal.downMbit}/${nominal.upMbit}) ` +
+      `${f.shapedRates.downMbit.toFixed(1)} down (two connections), ` +
+      `${f.shapedRates.upMbit.toFixed(1)} up`,
   );
   const rows: Array<[string, string, string, string]> = [
     [
@@ -857,33 +868,41 @@ export function printContributorTurn(f: TurnBenchFigures): void {
     [
       'bytes moved ÷ (2 × key), straight',
       times(bytesU),
-      `${times((2 * f.changedBytes) / twoKeys)} changed sections twice; 1.00× whole key twice; ${times(bytesU / ((2 * f.changedBytes) / twoKeys))} the floor`,
+      `${times((2 * f.changedBytes) / twoKeys)} changed sections twice; ` +
+        `1.00× whole key twice; ` +
+        `${times(bytesU / ((2 * f.changedBytes) / twoKeys))} the floor`,
       `≤ ${GOALS.bytes}× (${bytesU <= GOALS.bytes ? 'met' : 'missed'})`,
     ],
     ['bytes moved ÷ (2 × key), through the link', times(bytesS), `down ${mb(downS)}, up ${mb(upS)}`, ''],
     [
       page ? 'peak browser memory above idle ÷ key' : 'peak client memory (its process tree) ÷ key',
       times(memU / f.keyBytes),
-      `${mb(memU)} PSS over ${mb(med(u, (t) => t.memory.idlePssBytes))} idle, peak in ${u[0]?.memory.peakAt ?? '?'}; shaped ${times(memS / f.keyBytes)}`,
+      `${mb(memU)} PSS over ${mb(med(u, (t) => t.memory.idlePssBytes))} ` +
+        `idle, peak in ${u[0]?.memory.peakAt ?? '?'}; shaped ${times(memS / f.keyBytes)}`,
       `≤ ${GOALS.memory}× (${memU / f.keyBytes <= GOALS.memory ? 'met' : 'missed'})`,
     ],
     [
       `cores busy, ${page ? 'page' : 'terminal client'} (${u[0]?.cores.over ?? '?'})`,
       `${coresU.toFixed(2)} of ${f.coresAvailable}`,
-      `${times(coresU / f.coresAvailable)} the cores, over ${med(u, (t) => t.cores.seconds).toFixed(1)} s; floor: every core`,
+      `${times(coresU / f.coresAvailable)} the cores, over ` +
+        `${med(u, (t) => t.cores.seconds).toFixed(1)} s; floor: every core`,
       `≥ ${GOALS.coresBusy}× (${coresU / f.coresAvailable >= GOALS.coresBusy ? 'met' : 'missed'})`,
     ],
     [
       'cores busy, ceremony contribute (its contribution step)',
       `${f.local.coresBusy.toFixed(2)} of ${f.coresAvailable}`,
-      `${times(f.local.coresBusy / f.coresAvailable)} the cores, over ${seconds(f.local.contributeMs)} (the compute floor); whole command ${seconds(f.local.totalMs)}`,
+      `${times(f.local.coresBusy / f.coresAvailable)} the cores, over ` +
+        `${seconds(f.local.contributeMs)} (the compute floor); whole command ` +
+        `${seconds(f.local.totalMs)}`,
       '',
     ],
     [
       "coordinator's share: last byte → verdict",
       seconds(shareU),
       `shaped ${seconds(shareS)}`,
-      `≤ ${GOALS.coordinatorShareSeconds} s (${shareU / 1000 <= GOALS.coordinatorShareSeconds ? 'met' : 'missed'}); moonshot ≤ ${GOALS.coordinatorShareMoonshot} s`,
+      `≤ ${GOALS.coordinatorShareSeconds} s ` +
+        `(${shareU / 1000 <= GOALS.coordinatorShareSeconds ? 'met' : 'missed'}); ` +
+        `moonshot ≤ ${GOALS.coordinatorShareMoonshot} s`,
     ],
   ];
   const width = Math.max(...rows.map((r) => r[0].length));
@@ -928,31 +947,30 @@ export function printContributorTurn(f: TurnBenchFigures): void {
         .join('  ')}`,
     );
   }
-  out(
-    `${'bytes down / up (server)'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${(t.bytes.down / MB).toFixed(1)}/${(t.bytes.up / MB).toFixed(1)} MB`.padStart(12)).join('  ')}`,
+  /** One table row: the label, then each turn's cell. */
+  const row = (label: string, cell: (t: (typeof turns)[number][1]) => string): void =>
+    out(`${label.padEnd(stageWidth)}  ${turns.map(([, t]) => cell(t).padStart(12)).join('  ')}`);
+  const megabytes = (down: number, up: number, digits: number): string =>
+    `${(down / MB).toFixed(digits)}/${(up / MB).toFixed(digits)} MB`;
+  row('bytes down / up (server)', (t) => megabytes(t.bytes.down, t.bytes.up, 1));
+  row('  of which zkey download / upload', (t) =>
+    megabytes(t.bytes.byRoute.zkey_download?.down ?? 0, t.bytes.byRoute.contribution_upload?.up ?? 0, 1),
   );
-  out(
-    `${'  of which zkey download / upload'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${((t.bytes.byRoute.zkey_download?.down ?? 0) / MB).toFixed(1)}/${((t.bytes.byRoute.contribution_upload?.up ?? 0) / MB).toFixed(1)} MB`.padStart(12)).join('  ')}`,
-  );
-  out(
-    `${'bytes down / up (link, bodies)'.padEnd(stageWidth)}  ${turns.map(([, t]) => (t.linkBytes ? `${(t.linkBytes.down / MB).toFixed(1)}/${(t.linkBytes.up / MB).toFixed(1)} MB` : '—').padStart(12)).join('  ')}`,
-  );
-  out(
-    `${'peak memory above idle: PSS / RSS'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${(memoryOf(t) / MB).toFixed(0)}/${(t.memory.peakRssAboveIdleBytes / MB).toFixed(0)} MB`.padStart(12)).join('  ')}`,
-  );
+  row('bytes down / up (link, bodies)', (t) => (t.linkBytes ? megabytes(t.linkBytes.down, t.linkBytes.up, 1) : '—'));
+  row('peak memory above idle: PSS / RSS', (t) => megabytes(memoryOf(t), t.memory.peakRssAboveIdleBytes, 0));
   const shortStretch: Record<string, string> = {
     'L/H pass': 'L/H',
     'L/H pass to compute end': 'L/H+',
     'compute stage': 'compute',
   };
+  row('cores busy (stretch)', (t) => `${t.cores.busy.toFixed(2)} ${shortStretch[t.cores.over] ?? t.cores.over}`);
   out(
-    `${'cores busy (stretch)'.padEnd(stageWidth)}  ${turns.map(([, t]) => `${t.cores.busy.toFixed(2)} ${shortStretch[t.cores.over] ?? t.cores.over}`.padStart(12)).join('  ')}`,
+    'L/H: first "updating the L section" → "writing your contribution" on the page; ' +
+      'L/H+: → "done" (the short last step was not drawn).',
   );
   out(
-    'L/H: first "updating the L section" → "writing your contribution" on the page; L/H+: → "done" (the short last step was not drawn).',
-  );
-  out(
-    "PSS: each shared page divided among the processes that map it, so the sum over Chromium's processes counts it once (RSS, summed, counts it in each).",
+    'PSS: each shared page divided among the processes that map it, so the ' +
+      "sum over Chromium's processes counts it once (RSS, summed, counts it in each).",
   );
 }
 

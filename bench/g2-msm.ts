@@ -92,17 +92,22 @@ const row = (name: string, samples: Array<{ ms: number; cpuMs: number }>): [numb
   const wall = median(samples.map((s) => s.ms));
   const cpu = median(samples.map((s) => s.cpuMs));
   process.stdout.write(
-    `  ${name.padEnd(34)} ${wall.toFixed(0).padStart(7)} ms wall (${samples.map((s) => s.ms.toFixed(0)).join(', ')})   ${cpu.toFixed(0).padStart(7)} ms CPU\n`,
+    `  ${name.padEnd(34)} ${wall.toFixed(0).padStart(7)} ms wall ` +
+      `(${samples.map((s) => s.ms.toFixed(0)).join(', ')})   ` +
+      `${cpu.toFixed(0).padStart(7)} ms CPU\n`,
   );
   return [wall, cpu];
 };
 process.stdout.write(
-  `\nG2 MSM, ${points} points (${distinct} distinct subgroup points repeated), ${SCALAR_BYTES}-byte scalars, median of ${runs}\n`,
+  `\nG2 MSM, ${points} points (${distinct} distinct subgroup points ` +
+    `repeated), ${SCALAR_BYTES}-byte scalars, median of ${runs}\n`,
 );
 const [ffWall, ffCpu] = row('ffjavascript G2.multiExpAffine', ffjavascriptRuns);
 const [kernelWall, kernelCpu] = row(`kernel g2MultiExp, ${threads} thread(s)`, kernelRuns);
 process.stdout.write(
-  `  ffjavascript ÷ kernel              ${(ffWall / kernelWall).toFixed(2).padStart(7)} × wall${' '.repeat(28)}${(ffCpu / kernelCpu).toFixed(2).padStart(7)} × CPU\n`,
+  `  ffjavascript ÷ kernel              ` +
+    `${(ffWall / kernelWall).toFixed(2).padStart(7)} × ` +
+    `wall${' '.repeat(28)}${(ffCpu / kernelCpu).toFixed(2).padStart(7)} × CPU\n`,
 );
 await closeMultiExp();
 
@@ -115,7 +120,8 @@ if (values.sweep) {
   const sliceScalars = scalars.subarray(0, slice * SCALAR_BYTES);
   // CPU time, not wall time: on a shared machine it moves far less with the other sessions' load.
   process.stdout.write(
-    `\nkernel G2 MSM on one thread, ${slice} points (one thread's slice), CPU ms by window width (best of ${runs}; the model picks ${chosen})\n`,
+    `\nkernel G2 MSM on one thread, ${slice} points (one thread's slice), ` +
+      `CPU ms by window width (best of ${runs}; the model picks ${chosen})\n`,
   );
   for (let c = Math.max(2, chosen - 3); c <= Math.min(20, chosen + 3); c++) {
     let best = Infinity;

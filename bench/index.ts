@@ -31,7 +31,8 @@
  *                           [--circuits rs17p64,rs18] [--runs N]
  *                           [--transfer-power 16 | --transfer-circuit rs18] [--contributors 10000] [--seconds 25]
  *                           [--contribution-power 16]
- *                           [--turn-circuit rs18 | --turn-power P] [--link 100/20] [--turn-runs 1] [--turn-client browser|cli] [--turn-json FILE]
+ *                           [--turn-circuit rs18 | --turn-power P] [--link 100/20] [--turn-runs 1] [--turn-client
+ * browser|cli] [--turn-json FILE]
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -57,7 +58,10 @@ const { values } = parseArgs({
     only: { type: 'string', default: BENCHES.join(',') },
     powers: { type: 'string', default: '14' },
     terms: { type: 'string', default: '1' },
-    /** Real-shaped circuits (bench-chain.ts REAL_SHAPES) verified after the powers; none by default (minutes to build). */
+    /**
+     * Real-shaped circuits (bench-chain.ts REAL_SHAPES) verified after the powers; none by default (minutes to
+     * build).
+     */
     circuits: { type: 'string', default: '' },
     runs: { type: 'string', default: '3' },
     'transfer-circuit': { type: 'string' },

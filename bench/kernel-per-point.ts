@@ -86,7 +86,8 @@ export function printKernelPerPoint(f: PerPointFigures): void {
   process.stdout.write(`${'kernel'.padEnd(width)}  ${'µs/point'.padStart(9)}  ${'vs ffjs'.padStart(7)}\n`);
   for (const r of f.rows) {
     process.stdout.write(
-      `${r.kernel.padEnd(width)}  ${r.usPerPoint.toFixed(1).padStart(9)}  ${`${(ffjs / r.usPerPoint).toFixed(2)}×`.padStart(7)}  ${r.note}\n`,
+      `${r.kernel.padEnd(width)}  ${r.usPerPoint.toFixed(1).padStart(9)}  ` +
+        `${`${(ffjs / r.usPerPoint).toFixed(2)}×`.padStart(7)}  ${r.note}\n`,
     );
   }
 }

@@ -107,9 +107,14 @@ export async function runLobbyLoad(
 
 export function printLobby(f: LobbyFigures): void {
   process.stdout.write(
-    `\nlobby load (${f.contributors} waiting contributors, GET /api/me at ${f.rate} req/s for ${f.seconds.toFixed(0)} s, ${f.connections} keep-alive connections)\n` +
-      `requests ${f.requests}, latency p50 ${f.p50} ms, p90 ${f.p90} ms, p99 ${f.p99} ms (goal < 50), max ${f.max} ms\n` +
-      `errors ${f.errors}, timeouts ${f.timeouts}, non-2xx ${f.non2xx} (goal 0); seeding + start ${f.seedSeconds.toFixed(1)} s; coordinator RSS after ${f.rssMb.toFixed(0)} MB\n`,
+    `\nlobby load (${f.contributors} waiting contributors, GET /api/me at ` +
+      `${f.rate} req/s for ${f.seconds.toFixed(0)} s, ${f.connections} ` +
+      `keep-alive connections)\n` +
+      `requests ${f.requests}, latency p50 ${f.p50} ms, p90 ${f.p90} ms, p99 ` +
+      `${f.p99} ms (goal < 50), max ${f.max} ms\n` +
+      `errors ${f.errors}, timeouts ${f.timeouts}, non-2xx ${f.non2xx} (goal ` +
+      `0); seeding + start ${f.seedSeconds.toFixed(1)} s; coordinator RSS ` +
+      `after ${f.rssMb.toFixed(0)} MB\n`,
   );
 }
 

@@ -190,7 +190,8 @@ export function printTransfer(target: number | string, f: TransferFigures): void
     ],
     [
       'upload complete → verdict, first link (uncached, 2 MSMs)',
-      `${f.toHeadSeconds.toFixed(2)} s, coordinator RSS peak +${f.verifyPeakOverBaselineMb.toFixed(1)} MB over baseline`,
+      `${f.toHeadSeconds.toFixed(2)} s, coordinator RSS peak ` +
+        `+${f.verifyPeakOverBaselineMb.toFixed(1)} MB over baseline`,
     ],
     [
       '  embedded verifier process RSS',
@@ -215,7 +216,9 @@ export function printTransfer(target: number | string, f: TransferFigures): void
     ],
     [
       'download of the new head',
-      `${f.downloadSeconds.toFixed(2)} s, RSS peak +${f.downloadGrowthMb.toFixed(1)} MB over its start (+${f.downloadPeakOverBaselineMb.toFixed(1)} MB over baseline)`,
+      `${f.downloadSeconds.toFixed(2)} s, RSS peak ` +
+        `+${f.downloadGrowthMb.toFixed(1)} MB over its start ` +
+        `(+${f.downloadPeakOverBaselineMb.toFixed(1)} MB over baseline)`,
     ],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));

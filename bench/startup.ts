@@ -128,11 +128,15 @@ export async function runStartup(runs = 5): Promise<StartupRow[]> {
 export function printStartup(rows: StartupRow[], runs: number): void {
   process.stdout.write(`\nstart-up (median of ${runs} processes each)\n`);
   process.stdout.write(
-    `${'what'.padEnd(40)} ${'compiled (dist/)'.padStart(17)} ${'sources (tsx)'.padStart(14)} ${'speed-up'.padStart(9)}\n`,
+    `${'what'.padEnd(40)} ${'compiled (dist/)'.padStart(17)} ` +
+      `${'sources (tsx)'.padStart(14)} ${'speed-up'.padStart(9)}\n`,
   );
   for (const row of rows) {
     process.stdout.write(
-      `${row.what.padEnd(40)} ${`${(row.compiledMs / 1000).toFixed(2)} s`.padStart(17)} ${`${(row.tsxMs / 1000).toFixed(2)} s`.padStart(14)} ${`${(row.tsxMs / row.compiledMs).toFixed(1)}×`.padStart(9)}\n`,
+      `${row.what.padEnd(40)} ` +
+        `${`${(row.compiledMs / 1000).toFixed(2)} s`.padStart(17)} ` +
+        `${`${(row.tsxMs / 1000).toFixed(2)} s`.padStart(14)} ` +
+        `${`${(row.tsxMs / row.compiledMs).toFixed(1)}×`.padStart(9)}\n`,
     );
   }
 }

@@ -15,8 +15,10 @@ if (state === 'current' || state === 'no-sources') {
 } else {
   process.stderr.write(
     state === 'stale'
-      ? 'note: dist/ is older than the sources; running the sources through tsx (slower start; `npm run build` compiles them)\n'
-      : 'note: the app is not compiled; running the sources through tsx (slower start; `npm run build` compiles them)\n',
+      ? 'note: dist/ is older than the sources; running the sources through ' +
+          'tsx (slower start; `npm run build` compiles them)\n'
+      : 'note: the app is not compiled; running the sources through tsx ' +
+          '(slower start; `npm run build` compiles them)\n',
   );
   const { register } = await import('tsx/esm/api');
   register();

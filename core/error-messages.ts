@@ -21,9 +21,13 @@ export interface ErrorWords extends PlainWords {
 }
 
 const RETRY_TURN =
-  'You are back in the queue for this circuit. When your turn comes again, this page contributes again with fresh randomness; there is nothing you need to do but keep the tab open.';
+  'You are back in the queue for this circuit. When your turn comes ' +
+  'again, this page contributes again with fresh randomness; there is ' +
+  'nothing you need to do but keep the tab open.';
 const RETRY_TURN_TERMINAL =
-  'You are back in the queue for this circuit. When your turn comes again, this command contributes again with fresh randomness; there is nothing you need to do but keep it running.';
+  'You are back in the queue for this circuit. When your turn comes ' +
+  'again, this command contributes again with fresh randomness; there is ' +
+  'nothing you need to do but keep it running.';
 const RERUN = 'Run the command again; if it persists, tell the coordinator.';
 const OPERATOR =
   'This is a problem on the coordinator’s side, not yours. The coordinator has been told; please try again later.';
@@ -279,7 +283,9 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     next: 'Do not deploy or use that key.',
   },
   'contribution.identity_pattern_changed': REFUSED_FILE(
-    'some of its points are empty (the point at infinity) where the previous key’s are not, or the other way round; a real contribution never does that.',
+    'some of its points are empty (the point at infinity) where the ' +
+      'previous key’s are not, or the other way round; a real contribution ' +
+      'never does that.',
   ),
   'finalise.too_few_contributions': {
     what: 'A circuit has fewer contributions than the ceremony requires, so it cannot be finalised yet.',
@@ -315,7 +321,9 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   },
   'receipt.not_in_transcript': {
     what: 'The public transcript does not record this contribution at this position with these hashes.',
-    next: 'Report it publicly with your receipt: the coordinator signed a contribution its public record does not hold.',
+    next:
+      'Report it publicly with your receipt: the coordinator signed a ' +
+      'contribution its public record does not hold.',
   },
   'receipt.not_in_key': {
     what: 'The key does not descend from this contribution: its own history of contributions does not list it.',
@@ -327,7 +335,9 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   },
   'r1cs.hash_mismatch': { what: 'A circuit file is not the one the ceremony’s configuration pins.', next: OPERATOR },
   'audit.b2_outside_subgroup': {
-    what: 'A published first key has points outside the group the proofs use, which would leak parts of every prover’s secrets.',
+    what:
+      'A published first key has points outside the group the proofs use, ' +
+      'which would leak parts of every prover’s secrets.',
     next: OPERATOR,
   },
 };

@@ -97,7 +97,9 @@ const ERROR_CODES = {
   'contribution.l_section_invalid': REFUSES,
   'contribution.h_section_invalid': REFUSES,
   'contribution.point_not_on_curve': REFUSES,
-  /** The candidate's L or H holds the point at infinity elsewhere than the head's (an honest contribution keeps them). */
+  /**
+   * The candidate's L or H holds the point at infinity elsewhere than the head's (an honest contribution keeps them).
+   */
   'contribution.identity_pattern_changed': REFUSES,
   'contribution.invalid': REFUSES,
   /** Verified, but another link was committed first: it can no longer extend the chain. */
@@ -129,7 +131,9 @@ const ERROR_CODES = {
   'auth.not_coordinator': PLAIN,
   'auth.csrf': PLAIN,
   'auth.demo_disabled': PLAIN,
-  /** GitHub device flow (`ceremony contribute --github`): not authorized at GitHub yet; poll again after the interval. */
+  /**
+   * GitHub device flow (`ceremony contribute --github`): not authorized at GitHub yet; poll again after the interval.
+   */
   'auth.device_pending': PLAIN,
   /** GitHub device flow: polled faster than the interval; wait 5 s longer between polls (RFC 8628). */
   'auth.device_slow_down': PLAIN,
@@ -149,7 +153,10 @@ const ERROR_CODES = {
   'upload.failed': PLAIN,
   'verification.unavailable': PLAIN,
   'metrics.forbidden': PLAIN,
-  /** A contribution or turn asked to move where its life cycle does not go: a coordinator bug, never the contributor's doing. */
+  /**
+   * A contribution or turn asked to move where its life cycle does not go: a coordinator bug, never the contributor's
+   * doing.
+   */
   'lifecycle.illegal_transition': PLAIN,
 
   // `ceremony publish`

@@ -20,7 +20,9 @@ const force = args.includes('--force');
 const unknown = args.filter((a) => a !== '--force' && !(a in PARTS));
 if (unknown.length > 0) {
   process.stderr.write(
-    `error [usage.invalid_arguments]: unknown build part ${unknown.map((a) => `"${a}"`).join(', ')} (expected: ${Object.keys(PARTS).join(', ')}, --force)\n`,
+    `error [usage.invalid_arguments]: unknown build part ` +
+      `${unknown.map((a) => `"${a}"`).join(', ')} (expected: ` +
+      `${Object.keys(PARTS).join(', ')}, --force)\n`,
   );
   process.exit(2);
 }

@@ -152,7 +152,8 @@ for (const [file, exported] of exportsOf) {
 }
 if (unused.length > 0) {
   process.stderr.write(
-    `exported but imported by no other module (drop the export, or the code if nothing uses it):\n${unused.map((u) => `  ${u}`).join('\n')}\n`,
+    `exported but imported by no other module (drop the export, or the ` +
+      `code if nothing uses it):\n${unused.map((u) => `  ${u}`).join('\n')}\n`,
   );
   process.exit(1);
 }

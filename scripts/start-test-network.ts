@@ -50,7 +50,8 @@ process.stdout.write(
   `coordinator listening on ${coordinator.url} (test network, demo sign-in on loopback)\n` +
     `  ceremony state: ${coordinator.url}/api/ceremony   transcript: ${coordinator.url}/api/transcript\n` +
     (webDir
-      ? `  contribute: ${coordinator.url}/   public page: ${coordinator.url}/ceremony/   console: ${coordinator.url}/console/\n`
+      ? `  contribute: ${coordinator.url}/   public page: ` +
+        `${coordinator.url}/ceremony/   console: ${coordinator.url}/console/\n`
       : '  (no browser app: run `npm run build` first)\n') +
     (linkToken
       ? `  sign in as coordinator (this run only): ${coordinator.url}${COORDINATOR_LINK_PATH}?token=${linkToken}\n`

@@ -31,7 +31,8 @@ const ALLOWED: Record<CeremonyPhase, readonly CeremonyPhase[]> = {
 export const COORDINATOR_PHASES = ['open', 'paused', 'closed'] as const;
 
 const MIGRATIONS = [
-  `CREATE TABLE ceremony_phase (id INTEGER PRIMARY KEY CHECK (id = 1), phase TEXT NOT NULL, updated_at INTEGER NOT NULL);
+  `CREATE TABLE ceremony_phase (id INTEGER PRIMARY KEY CHECK (id = 1), phase TEXT NOT NULL,
+     updated_at INTEGER NOT NULL);
    INSERT INTO ceremony_phase (id, phase, updated_at) VALUES (1, 'setup', 0);`,
   // When a finalisation was last found interrupted by a restart (null: never, or finalised since).
   `ALTER TABLE ceremony_phase ADD COLUMN finalisation_interrupted_at INTEGER;`,

@@ -131,7 +131,8 @@ export async function startCoordinator(
     phase.endFinalising('finalised', clock.now());
   } else if (phase.recoverInterruptedFinalisation(clock.now())) {
     log.warn(
-      'a finalisation was interrupted by a stop; the ceremony is closed again and may be finalised again (with the same beacon)',
+      'a finalisation was interrupted by a stop; the ceremony is closed ' +
+        'again and may be finalised again (with the same beacon)',
     );
   }
   if (serverConfig.openOnStart && phase.get() === 'setup') phase.set('open', clock.now());

@@ -38,7 +38,10 @@ function failedAttemptLine(job: FailedAttempt | undefined, error: Error & { code
   const fate =
     error.name === 'UnrecoverableError' ? 'not retried' : made < attempts ? 'will be retried' : 'no attempts left';
   const code = typeof error.code === 'string' ? `${error.code}: ` : '';
-  return `${jobLabel(job)} (job ${job?.id ?? '?'}): attempt ${made} of ${attempts} failed, ${fate}: ${code}${error.message}`;
+  return (
+    `${jobLabel(job)} (job ${job?.id ?? '?'}): attempt ${made} of ` +
+    `${attempts} failed, ${fate}: ${code}${error.message}`
+  );
 }
 
 /** Runs a worker with `config` until a stop signal; resolves once it has shut down. */

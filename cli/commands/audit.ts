@@ -10,7 +10,9 @@ import { parsePtauHash } from '../../core/audit/pin-ptau.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 
-/** The JSON output's format name and version: a contributor's tool may read it, so it only changes with a new version. */
+/**
+ * The JSON output's format name and version: a contributor's tool may read it, so it only changes with a new version.
+ */
 export const AUDIT_JSON_FORMAT = 'ceremony-audit';
 export const AUDIT_JSON_VERSION = 1;
 

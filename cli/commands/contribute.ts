@@ -89,7 +89,8 @@ function signInMethod(options: ContributeOptions): SignInMethod {
   ].filter((flag) => flag !== undefined);
   if (chosen.length === 0)
     throw usage(
-      'choose how to sign in: --github, --semaphore-identity FILE, --semaphore-identity-env NAME, or --demo NAME (test networks)',
+      'choose how to sign in: --github, --semaphore-identity FILE, ' +
+        '--semaphore-identity-env NAME, or --demo NAME (test networks)',
     );
   if (chosen.length > 1) throw usage(`sign in one way only, not ${chosen.join(' and ')}`);
   if (options.github) return { kind: 'github' };
@@ -118,7 +119,9 @@ function maxAttempts(raw: string | undefined): number {
 export function contributeCommand(): Command {
   const command = new Command('contribute')
     .description(
-      "add a contribution: the coordinator's local command (CIRCUIT|--all, on a data folder) or a contributor's remote one (--coordinator URL, in its queue)",
+      "add a contribution: the coordinator's local command (CIRCUIT|--all, " +
+        "on a data folder) or a contributor's remote one (--coordinator URL, " +
+        'in its queue)',
     )
     .argument(
       '[circuit...]',
@@ -156,7 +159,10 @@ export function contributeCommand(): Command {
       const local = LOCAL_ONLY.filter(given);
       if (local.length > 0) {
         throw usage(
-          `${local.map((k) => FLAG[k]).join(', ')} belong${local.length === 1 ? 's' : ''} to the coordinator's local form; with --coordinator, contributions are made in the coordinator's queue (see --help)`,
+          `${local.map((k) => FLAG[k]).join(', ')} ` +
+            `belong${local.length === 1 ? 's' : ''} to the coordinator's local ` +
+            `form; with --coordinator, contributions are made in the coordinator's ` +
+            `queue (see --help)`,
         );
       }
       const { contributeRemotely } = await import('../contributor/contribute-remotely.ts');
@@ -173,7 +179,9 @@ export function contributeCommand(): Command {
     const remote = REMOTE_ONLY.filter(given);
     if (remote.length > 0) {
       throw usage(
-        `${remote.map((k) => FLAG[k]).join(', ')} belong${remote.length === 1 ? 's' : ''} to a contributor's remote form: add --coordinator URL (see --help)`,
+        `${remote.map((k) => FLAG[k]).join(', ')} ` +
+          `belong${remote.length === 1 ? 's' : ''} to a contributor's remote ` +
+          `form: add --coordinator URL (see --help)`,
       );
     }
     if (circuits.length > 1) throw usage('the local form contributes to one circuit (or --all); name one');

@@ -7,7 +7,8 @@ import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 export function finaliseCommand(): Command {
   return new Command('finalise')
     .description(
-      'apply the random beacon to every head; write final keys, verification keys, Solidity verifiers and the delta manifest',
+      'apply the random beacon to every head; write final keys, verification ' +
+        'keys, Solidity verifiers and the delta manifest',
     )
     .requiredOption('--beacon <hex>', 'random beacon value, hexadecimal (announced before it was known)')
     .requiredOption('--iterations <n>', 'the beacon is hashed 2^n times (10..63)')

@@ -25,7 +25,9 @@ export const COMMANDS: CommandEntry[] = [
     name: 'contribute',
     usage: '[options] [circuit...]',
     summary:
-      "add a contribution: the coordinator's local command (CIRCUIT|--all, on a data folder) or a contributor's remote one (--coordinator URL, in its queue)",
+      "add a contribution: the coordinator's local command (CIRCUIT|--all, " +
+      "on a data folder) or a contributor's remote one (--coordinator URL, " +
+      'in its queue)',
     load: async () => (await import('./contribute.ts')).contributeCommand,
   },
   {
@@ -38,14 +40,16 @@ export const COMMANDS: CommandEntry[] = [
     name: 'finalise',
     usage: '[options]',
     summary:
-      'apply the random beacon to every head; write final keys, verification keys, Solidity verifiers and the delta manifest',
+      'apply the random beacon to every head; write final keys, verification ' +
+      'keys, Solidity verifiers and the delta manifest',
     load: async () => (await import('./finalise.ts')).finaliseCommand,
   },
   {
     name: 'audit',
     usage: '[options] <dir>',
     summary:
-      're-verify a published ceremony folder from its files alone: the pinned ptau, every link, every final key, the transcript and the manifest',
+      're-verify a published ceremony folder from its files alone: the ' +
+      'pinned ptau, every link, every final key, the transcript and the manifest',
     load: async () => (await import('./audit.ts')).auditCommand,
   },
   {
@@ -72,7 +76,8 @@ export const COMMANDS: CommandEntry[] = [
     name: 'publish',
     usage: '[options] <dir> <out>',
     summary:
-      'write exactly the public files of a ceremony (never state/ or uploads/) to a new folder or .tar.gz, with SHA256SUMS, for `ceremony audit`',
+      'write exactly the public files of a ceremony (never state/ or ' +
+      'uploads/) to a new folder or .tar.gz, with SHA256SUMS, for `ceremony audit`',
     load: async () => (await import('./publish.ts')).publishCommand,
   },
   {
@@ -91,14 +96,16 @@ export const COMMANDS: CommandEntry[] = [
     name: 'verify-link',
     usage: '[options] <prev> <next>',
     summary:
-      'check that NEXT is a valid next link on the already-verified PREV (no r1cs or ptau needed); prints the contribution hash',
+      'check that NEXT is a valid next link on the already-verified PREV (no ' +
+      'r1cs or ptau needed); prints the contribution hash',
     load: async () => (await import('./verify-link.ts')).verifyLinkCommand,
   },
   {
     name: 'serve',
     usage: '[options]',
     summary:
-      'run the coordinator server (sign-in, queues, uploads, verification, transcript API); config from the environment',
+      'run the coordinator server (sign-in, queues, uploads, verification, ' +
+      'transcript API); config from the environment',
     load: async () => (await import('./serve.ts')).serveCommand,
   },
   {

@@ -11,7 +11,8 @@ export function initCommand(): Command {
       const circuits = await withStderrProgress((progress) => initCeremony(options.data, progress));
       for (const c of circuits) {
         process.stdout.write(
-          `${c.circuit} initialised: ${c.constraints} constraints, ${c.publicInputs} public inputs, circuit hash ${c.circuitHash}\n`,
+          `${c.circuit} initialised: ${c.constraints} constraints, ` +
+            `${c.publicInputs} public inputs, circuit hash ${c.circuitHash}\n`,
         );
       }
     });

@@ -6,7 +6,8 @@ import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 export function publishCommand(): Command {
   return new Command('publish')
     .description(
-      'write exactly the public files of a ceremony (never state/ or uploads/) to a new folder or .tar.gz, with SHA256SUMS, for `ceremony audit`',
+      'write exactly the public files of a ceremony (never state/ or ' +
+        'uploads/) to a new folder or .tar.gz, with SHA256SUMS, for `ceremony audit`',
     )
     .argument('<dir>', 'ceremony data folder (holds ceremony.json)')
     .argument('<out>', 'a new folder, or a file ending in .tar.gz or .tgz; refused if it exists')
@@ -20,7 +21,9 @@ export function publishCommand(): Command {
     )
     .addHelpText(
       'after',
-      '\nAudit the result with `ceremony audit OUT` (a tarball: after extracting it; it holds one folder named after it).\nWithout the ptau: `ceremony audit OUT --ptau FILE`, FILE checked against the recorded hash.',
+      '\nAudit the result with `ceremony audit OUT` (a tarball: after ' +
+        'extracting it; it holds one folder named after it).\nWithout the ' +
+        'ptau: `ceremony audit OUT --ptau FILE`, FILE checked against the recorded hash.',
     )
     .action(async (dir: string, out: string, options: { withoutPtau?: boolean; ptauSource?: string }) => {
       if (options.ptauSource !== undefined && !options.withoutPtau) {

@@ -8,7 +8,8 @@ import { verifyLinkFromHead } from '../../core/link-check/verify-link-from-head.
 export function verifyLinkCommand(): Command {
   return new Command('verify-link')
     .description(
-      'check that NEXT is a valid next link on the already-verified PREV (no r1cs or ptau needed); prints the contribution hash',
+      'check that NEXT is a valid next link on the already-verified PREV (no ' +
+        'r1cs or ptau needed); prints the contribution hash',
     )
     .argument('<prev>', 'the verified head zkey')
     .argument('<next>', 'the candidate zkey')

@@ -12,7 +12,8 @@ export function verifyCommand(): Command {
       const link = await verifyCandidate(options.data, circuit, file);
       process.stdout.write(`${link.contributionHash}\n`);
       process.stderr.write(
-        `valid: contribution #${link.index}${link.recordedName ? ` by "${link.recordedName}"` : ''} extends the head of ${circuit}\n`,
+        `valid: contribution #${link.index}${link.recordedName ? ` by "${link.recordedName}"` : ''} ` +
+          `extends the head of ${circuit}\n`,
       );
     });
 }

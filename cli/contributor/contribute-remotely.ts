@@ -176,7 +176,8 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
           left === 'turn'
             ? `left the queue (${why}): your turn on ${circuit} goes to the next in line`
             : left === 'after_verdict'
-              ? `left the queue (${why}): your contribution to ${circuit} is still being verified; its verdict stands, and nothing is queued after it`
+              ? `left the queue (${why}): your contribution to ${circuit} is still ` +
+                `being verified; its verdict stands, and nothing is queued after it`
               : left === 'waiting'
                 ? `left the queue (${why}) for ${circuit}`
                 : `stopped (${why}); you were in no queue`,
@@ -225,9 +226,11 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   let ceremony: CeremonyView;
   const writeReceipts = async (): Promise<boolean> => {
     const saved = await saveReceipts(client, ceremony.receiptPublicKey, options.receipts!);
-    ui.note(
-      `saved ${saved.count} signed receipt${saved.count === 1 ? '' : 's'} to ${options.receipts} (${saved.badSignatures === 0 ? "each signature checked against the coordinator's published key" : `${saved.badSignatures} signature(s) do NOT verify against the coordinator's published key`})`,
-    );
+    const checked =
+      saved.badSignatures === 0
+        ? "each signature checked against the coordinator's published key"
+        : `${saved.badSignatures} signature(s) do NOT verify against the coordinator's published key`;
+    ui.note(`saved ${saved.count} signed receipt${saved.count === 1 ? '' : 's'} to ${options.receipts} (${checked})`);
     return saved.badSignatures === 0;
   };
 
@@ -253,7 +256,9 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     signedIn = true;
     const who = session.principal;
     ui.note(
-      `signed in to ${ceremony.title ?? ceremony.id} as ${who.displayName} (${who.kind}${who.kind === 'semaphore' ? ', anonymous' : ''}); contributing to ${circuits.length === ceremony.circuits.length ? 'every circuit' : circuits.join(', ')}`,
+      `signed in to ${ceremony.title ?? ceremony.id} as ${who.displayName} ` +
+        `(${who.kind}${who.kind === 'semaphore' ? ', anonymous' : ''}); ` +
+        `contributing to ${circuits.length === ceremony.circuits.length ? 'every circuit' : circuits.join(', ')}`,
     );
     // Not awaited: joining and waiting (or the first download) overlap the curve's set-up.
 

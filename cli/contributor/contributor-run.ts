@@ -340,7 +340,8 @@ export class ContributorRun {
       ui.note(`${circuit}: accepted as contribution #${contribution.index}${matches}`);
       if (local !== undefined && local !== contribution.contributionHash) {
         ui.note(
-          `${circuit}: the accepted hash ${contribution.contributionHash} is NOT the one computed here (${local}): tell the coordinator`,
+          `${circuit}: the accepted hash ${contribution.contributionHash} is NOT ` +
+            `the one computed here (${local}): tell the coordinator`,
         );
         this.mismatch = true;
       }
@@ -357,7 +358,8 @@ export class ContributorRun {
     if (counted && attempts >= this.options.maxAttempts) {
       throw new RunFailure(
         code,
-        `${circuit} was refused ${attempts} time${attempts === 1 ? '' : 's'} (the limit, --max-attempts); leaving the queue`,
+        `${circuit} was refused ${attempts} time${attempts === 1 ? '' : 's'} ` +
+          `(the limit, --max-attempts); leaving the queue`,
         true,
       );
     }
@@ -436,7 +438,8 @@ export class ContributorRun {
       if (++this.turnFailuresInARow >= TURN_FAILURES_IN_A_ROW) {
         throw new RunFailure(
           'network',
-          `${circuit}: the turn broke off ${this.turnFailuresInARow} times in a row (${error.message}); leaving the queue`,
+          `${circuit}: the turn broke off ${this.turnFailuresInARow} times in a ` +
+            `row (${error.message}); leaving the queue`,
           true,
         );
       }

@@ -55,7 +55,8 @@ export async function signInWithGithubDevice(
     tell(`warning: ${start.verificationUri} is not on github.com; enter the code only if you trust this coordinator`);
   }
   tell(
-    `(waiting for you to authorize the ceremony there; the code expires in ${minutes} minute${minutes === 1 ? '' : 's'})`,
+    `(waiting for you to authorize the ceremony there; the code expires in ` +
+      `${minutes} minute${minutes === 1 ? '' : 's'})`,
   );
   let intervalSeconds = start.intervalSeconds;
   // The coordinator says when the code expired; if it cannot be reached by then, we say it.

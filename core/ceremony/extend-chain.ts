@@ -189,7 +189,8 @@ export async function commitPreverifiedContribution(
     if (chain.headIndex !== link.headIndex) {
       throw new CoordinatorError(
         'contribution.not_next',
-        `the contribution was verified on head ${link.headIndex}, but the head of ${circuitName} is now ${chain.headIndex}`,
+        `the contribution was verified on head ${link.headIndex}, but the head ` +
+          `of ${circuitName} is now ${chain.headIndex}`,
       );
     }
     await rename(link.candidatePath, staged);

@@ -43,7 +43,8 @@ export async function checkCeremonyInputs(config: CeremonyConfig): Promise<Map<s
   if (ptau.insecure && !config.testNetwork) {
     throw new CoordinatorError(
       'ptau.insecure',
-      `${config.ptau} is a development powers of tau whose secret is public; it is refused for a ceremony not marked "testNetwork": true`,
+      `${config.ptau} is a development powers of tau whose secret is public; ` +
+        `it is refused for a ceremony not marked "testNetwork": true`,
     );
   }
   const summaries = new Map<string, R1csSummary>();
@@ -63,14 +64,17 @@ export async function checkCeremonyInputs(config: CeremonyConfig): Promise<Map<s
     if (summary.publicInputs !== circuit.publicInputs) {
       throw new CoordinatorError(
         'circuit.public_inputs_mismatch',
-        `circuit ${circuit.name}: ${circuit.r1cs} has ${summary.publicInputs} public inputs, the configuration says ${circuit.publicInputs}`,
+        `circuit ${circuit.name}: ${circuit.r1cs} has ${summary.publicInputs} ` +
+          `public inputs, the configuration says ${circuit.publicInputs}`,
       );
     }
     const needed = requiredPtauPower(summary);
     if (needed > ptau.power) {
       throw new CoordinatorError(
         'ptau.too_small',
-        `circuit ${circuit.name} (${summary.nConstraints} constraints, ${summary.publicInputs} public inputs) needs a powers of tau of power ${needed}; ${config.ptau} has power ${ptau.power}`,
+        `circuit ${circuit.name} (${summary.nConstraints} constraints, ` +
+          `${summary.publicInputs} public inputs) needs a powers of tau of power ` +
+          `${needed}; ${config.ptau} has power ${ptau.power}`,
       );
     }
     summaries.set(circuit.name, summary);
@@ -110,7 +114,8 @@ export async function initCeremony(
     if (state.transcript.entries.length > 0) {
       throw new CoordinatorError(
         'ceremony.already_initialised',
-        `${state.config.dataDir} is already initialised (its transcript has ${state.transcript.entries.length} entries); refusing to overwrite it`,
+        `${state.config.dataDir} is already initialised (its transcript has ` +
+          `${state.transcript.entries.length} entries); refusing to overwrite it`,
       );
     }
     const summaries = await checkCeremonyInputs(state.config);

@@ -129,7 +129,9 @@ async function probeEndpoint(rpcUrl: string, timeoutMs: number): Promise<string 
     await probe.getChainId();
     return undefined;
   } catch (error) {
-    return `RPC endpoint ${rpcUrl} cannot be reached (eth_chainId, ${timeoutMs} ms timeout): ${describeRpcError(error)}`;
+    return (
+      `RPC endpoint ${rpcUrl} cannot be reached (eth_chainId, ${timeoutMs} ` + `ms timeout): ${describeRpcError(error)}`
+    );
   }
 }
 

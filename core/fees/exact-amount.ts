@@ -29,7 +29,9 @@ export function exactAmount(value: unknown): ExactAmountResult {
     if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
       return {
         ok: false,
-        reason: `${value} is a JSON number beyond 2^53, which JSON rounds; it cannot be compared exactly (send it as a string)`,
+        reason:
+          `${value} is a JSON number beyond 2^53, which JSON rounds; it cannot ` +
+          `be compared exactly (send it as a string)`,
       };
     }
     // String() gives the shortest text that reads back as this number, e.g. 0.05 → "0.05".

@@ -46,7 +46,8 @@ function readFeeUsdc(fields: Record<string, unknown>, body: object): GasQuoteFee
   if (baseUnits === undefined) {
     return {
       ok: false,
-      reason: `feeUsdc ${describeJsonValue(value)} has more than ${USDC_DECIMALS} decimals, finer than a USDC base unit`,
+      reason:
+        `feeUsdc ${describeJsonValue(value)} has more than ${USDC_DECIMALS} ` + `decimals, finer than a USDC base unit`,
     };
   }
   return { ok: true, baseUnits, sentAs: 'decimal USDC', sent };

@@ -23,7 +23,8 @@ export function parseRelayQuote(body: unknown): RelayQuote {
           : `${fields.length} fields (${fields.map((f) => JSON.stringify(f)).join(', ')})`;
       return {
         ok: false,
-        reason: `expected ${ACCEPTED_SHAPES}; the relayer answered an object with ${listed}: ${describeJsonValue(body)}`,
+        reason:
+          `expected ${ACCEPTED_SHAPES}; the relayer answered an object with ` + `${listed}: ${describeJsonValue(body)}`,
       };
     }
     const field = fields[0]!;
@@ -48,7 +49,9 @@ function readBaseUnits(value: number | string): RelayQuote {
     // The document states /quote in base units; guessing a unit for a fraction would hide a fault.
     return {
       ok: false,
-      reason: `${describeJsonValue(value)} is not a whole number of USDC base units, the unit the service document states for /quote`,
+      reason:
+        `${describeJsonValue(value)} is not a whole number of USDC base units, ` +
+        `the unit the service document states for /quote`,
     };
   }
   return { ok: true, baseUnits };

@@ -25,7 +25,9 @@ export function renderFeeReport(report: FeeReport): RenderedFeeReport {
     let verdict = claim.match ? 'match' : 'MISMATCH';
     if (!claim.match && claim.live !== undefined && claim.liveIsCurrent) verdict += ` ${OUT_OF_DATE_MARK}`;
     out.push(
-      `${claim.name.padEnd(nameWidth)}  live ${(claim.live ?? UNREADABLE).padEnd(liveWidth)}  published ${claim.published.padEnd(publishedWidth)}  ${verdict}`,
+      `${claim.name.padEnd(nameWidth)}  live ` +
+        `${(claim.live ?? UNREADABLE).padEnd(liveWidth)}  published ` +
+        `${claim.published.padEnd(publishedWidth)}  ${verdict}`,
     );
     for (const reason of claim.reasons) err.push(`${claim.name}: ${reason}`);
   }

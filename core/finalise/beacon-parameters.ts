@@ -25,7 +25,9 @@ export function parseBeaconParameters(beacon: string, iterations: string | numbe
   if (!Number.isInteger(exp) || exp < MIN_BEACON_ITERATIONS_EXP || exp > MAX_BEACON_ITERATIONS_EXP) {
     throw new CoordinatorError(
       'finalise.bad_iterations',
-      `--iterations is the exponent N of 2^N beacon hash iterations, an integer from ${MIN_BEACON_ITERATIONS_EXP} to ${MAX_BEACON_ITERATIONS_EXP}; got "${iterations}"`,
+      `--iterations is the exponent N of 2^N beacon hash iterations, an ` +
+        `integer from ${MIN_BEACON_ITERATIONS_EXP} to ` +
+        `${MAX_BEACON_ITERATIONS_EXP}; got "${iterations}"`,
     );
   }
   return { beaconHex: hex.toLowerCase(), iterationsExp: exp };

@@ -79,7 +79,9 @@ function checkReadyToFinalise(state: CeremonyState, beacon: BeaconParameters): v
     ) {
       throw new CoordinatorError(
         'finalise.beacon_mismatch',
-        `${chain.circuit.name} was already finalised with beacon ${chain.beacon.beacon} (2^${chain.beacon.iterationsExp}); finish with the same beacon`,
+        `${chain.circuit.name} was already finalised with beacon ` +
+          `${chain.beacon.beacon} (2^${chain.beacon.iterationsExp}); finish with ` +
+          `the same beacon`,
       );
     }
   }

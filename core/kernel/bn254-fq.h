@@ -16,10 +16,16 @@ typedef int8_t i8;
 #define FB 32            /* bytes per field element */
 #define PB 64            /* bytes per affine point */
 
-static const u32 Q[NL] = {0xd87cfd47u, 0x3c208c16u, 0x6871ca8du, 0x97816a91u, 0x8181585du, 0xb85045b6u, 0xe131a029u, 0x30644e72u};
+static const u32 Q[NL] = {
+    0xd87cfd47u, 0x3c208c16u, 0x6871ca8du, 0x97816a91u,
+    0x8181585du, 0xb85045b6u, 0xe131a029u, 0x30644e72u};
 static const u32 QINV = 0xe4866389u; /* -q^-1 mod 2^32 */
-static const u32 QM2[NL] = {0xd87cfd45u, 0x3c208c16u, 0x6871ca8du, 0x97816a91u, 0x8181585du, 0xb85045b6u, 0xe131a029u, 0x30644e72u};
-static const u32 ONE[NL] = {0xc58f0d9du, 0xd35d438du, 0xf5c70b3du, 0x0a78eb28u, 0x7879462cu, 0x666ea36fu, 0x9a07df2fu, 0x0e0a77c1u};
+static const u32 QM2[NL] = {
+    0xd87cfd45u, 0x3c208c16u, 0x6871ca8du, 0x97816a91u,
+    0x8181585du, 0xb85045b6u, 0xe131a029u, 0x30644e72u};
+static const u32 ONE[NL] = {
+    0xc58f0d9du, 0xd35d438du, 0xf5c70b3du, 0x0a78eb28u,
+    0x7879462cu, 0x666ea36fu, 0x9a07df2fu, 0x0e0a77c1u};
 
 
 static inline void fe_copy(u32 *r, const u32 *a) {

@@ -9,7 +9,9 @@
 
 #define NL2 (2 * NL)
 
-static const u32 F2_ONE[NL2] = {0xc58f0d9du, 0xd35d438du, 0xf5c70b3du, 0x0a78eb28u, 0x7879462cu, 0x666ea36fu, 0x9a07df2fu, 0x0e0a77c1u};
+static const u32 F2_ONE[NL2] = {
+    0xc58f0d9du, 0xd35d438du, 0xf5c70b3du, 0x0a78eb28u,
+    0x7879462cu, 0x666ea36fu, 0x9a07df2fu, 0x0e0a77c1u};
 
 static inline void f2_copy(u32 *r, const u32 *a) {
   fe_copy(r, a);

@@ -20,7 +20,8 @@
  * addend is phi(add[i]) = (beta*x, y); with negate its y is negated. pre, den, qxs: n field
  * elements of scratch each.
  */
-static void lockstep(u8 *acc, u32 acc_stride, u32 n, const u8 *add, u32 add_stride, int use_phi, int negate, const u32 *beta, u32 *pre, u32 *den, u32 *qxs) {
+static void lockstep(u8 *acc, u32 acc_stride, u32 n, const u8 *add, u32 add_stride, int use_phi, int negate,
+                     const u32 *beta, u32 *pre, u32 *den, u32 *qxs) {
   u32 run[NL], inv[NL], t[NL], lambda[NL], x3[NL];
   const int doubling = add == 0;
   fe_copy(run, ONE);

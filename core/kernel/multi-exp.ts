@@ -164,7 +164,10 @@ function currentPool(): Promise<MsmPool> {
 /** The sum, or (when the points were checked) the index of the first point off the curve or not canonical. */
 export type CheckedSum = { sum: Uint8Array } | { invalidPoint: number };
 
-/** Σ scalars_i · bases_i in `group` on the pool, as a point of ffjavascript's curve; with `checkPoints` (G1) the points are checked first. */
+/**
+ * Σ scalars_i · bases_i in `group` on the pool, as a point of ffjavascript's curve; with `checkPoints` (G1) the
+ * points are checked first.
+ */
 async function multiExpOnThreads(
   group: MsmGroup,
   bases: Uint8Array,

@@ -173,7 +173,8 @@ static u32 align64(u32 x) { return (x + 63u) & ~63u; }
 __attribute__((export_name(MSM_STRINGIFY(MSM_SCRATCH_FN))))
 u32 MSM_SCRATCH_FN(u32 n, u32 bits, u32 c) {
   const u32 nw = windows_for(bits, c), buckets = 1u << (c - 1);
-  return align64(n * nw * 4) + align64(3 * buckets * 4) + align64(n * PT_BYTES) + 2 * align64((n / 2 + 1) * EL_BYTES) + align64(n / 2 + 1);
+  return align64(n * nw * 4) + align64(3 * buckets * 4) + align64(n * PT_BYTES) +
+         2 * align64((n / 2 + 1) * EL_BYTES) + align64(n / 2 + 1);
 }
 
 /* What a pair of a bucket's tree becomes: kind[] of reduce_buckets. */

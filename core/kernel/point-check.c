@@ -15,7 +15,10 @@ static int fe_canonical(const u32 *a) {
   return 0; /* a == q */
 }
 
-/* Index of the first of n affine points (zkey layout, 64 bytes each) that is not canonical or not on the curve; -1 if none. */
+/*
+ * Index of the first of n affine points (zkey layout, 64 bytes each) that is not canonical or not on the curve; -1 if
+ * none.
+ */
 __attribute__((export_name("g1_first_invalid")))
 int32_t g1_first_invalid(const u8 *points, u32 n) {
   u32 b[NL], lhs[NL], rhs[NL];

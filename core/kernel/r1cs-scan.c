@@ -14,10 +14,16 @@
  */
 #include "bn254-fq.h"
 
-static const u32 R[NL] = {0xf0000001u, 0x43e1f593u, 0x79b97091u, 0x2833e848u, 0x8181585du, 0xb85045b6u, 0xe131a029u, 0x30644e72u};
+static const u32 R[NL] = {
+    0xf0000001u, 0x43e1f593u, 0x79b97091u, 0x2833e848u,
+    0x8181585du, 0xb85045b6u, 0xe131a029u, 0x30644e72u};
 static const u32 RINV = 0xefffffffu; /* -r^-1 mod 2^32 */
-static const u32 R2_MOD_R[NL] = {0xae216da7u, 0x1bb8e645u, 0xe35c59e3u, 0x53fe3ab1u, 0x53bb8085u, 0x8c49833du, 0x7f4e44a5u, 0x0216d0b1u};
-static const u32 R3_MOD_R[NL] = {0xb4bf0040u, 0x5e94d8e1u, 0x1cfbb6b8u, 0x2a489cbeu, 0xa19fcfedu, 0x893cc664u, 0x7fcc657cu, 0x0cf8594bu};
+static const u32 R2_MOD_R[NL] = {
+    0xae216da7u, 0x1bb8e645u, 0xe35c59e3u, 0x53fe3ab1u,
+    0x53bb8085u, 0x8c49833du, 0x7f4e44a5u, 0x0216d0b1u};
+static const u32 R3_MOD_R[NL] = {
+    0xb4bf0040u, 0x5e94d8e1u, 0x1cfbb6b8u, 0x2a489cbeu,
+    0xa19fcfedu, 0x893cc664u, 0x7fcc657cu, 0x0cf8594bu};
 
 static void fr_mul(u32 *out, const u32 *a, const u32 *b) { mont_mul(out, a, b, R, RINV); }
 
@@ -90,8 +96,8 @@ void fr_to_montgomery(const u8 *scalars, u32 n, u32 width, u8 *out) {
  * same constraints in order (A's then B's for each), or 0 not to compare.
  */
 __attribute__((export_name("r1cs_scan")))
-u32 r1cs_scan(const u8 *constraints, u32 n, u32 first, const u8 *rho_mont, u32 n_wires, const u8 *sigma_mont, const u8 *entries,
-              u8 *out_u, u8 *out_v, u8 *out_w, u8 *out_combined, u32 *where) {
+u32 r1cs_scan(const u8 *constraints, u32 n, u32 first, const u8 *rho_mont, u32 n_wires, const u8 *sigma_mont,
+              const u8 *entries, u8 *out_u, u8 *out_v, u8 *out_w, u8 *out_combined, u32 *where) {
   const u8 *p = constraints;
   const u8 *e = entries;
   const u32 *sigma1 = (const u32 *)sigma_mont, *sigma2 = (const u32 *)(sigma_mont + FB);

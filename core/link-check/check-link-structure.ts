@@ -84,7 +84,8 @@ async function checkSameCircuit(head: ZkeyInfo, candidate: ZkeyInfo): Promise<vo
     refuse(
       'contribution.wrong_circuit',
       `the file is a key of another circuit (circuit hash ${candidate.mpc.csHash.toString('hex').slice(0, 16)}…, ` +
-        `${c.nPublic} public inputs, ${c.nVars} variables; expected ${head.mpc.csHash.toString('hex').slice(0, 16)}…, ${h.nPublic}, ${h.nVars})`,
+        `${c.nPublic} public inputs, ${c.nVars} variables; expected ` +
+        `${head.mpc.csHash.toString('hex').slice(0, 16)}…, ${h.nPublic}, ${h.nVars})`,
     );
   }
   if (!h.fixedPart.equals(c.fixedPart)) {
@@ -124,7 +125,8 @@ function newRecordOnHead(head: ZkeyInfo, candidate: ZkeyInfo): ContributionRecor
   if (c >= 1 && c - 1 < h && sharedPrefix(c - 1)) {
     refuse(
       'contribution.stale',
-      `the file was built on contribution ${c - 1}, but the head is now contribution ${h}; download the head and contribute again`,
+      `the file was built on contribution ${c - 1}, but the head is now ` +
+        `contribution ${h}; download the head and contribute again`,
     );
   }
   if (!sharedPrefix(Math.min(h, c))) {

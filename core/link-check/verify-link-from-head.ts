@@ -32,9 +32,9 @@
  * through verdicts. Take any adversary who submits candidates one after another (as many
  * identities as it likes). Until a cheating L or H first passes, every verdict is one it can
  * predict itself: an honest L‖H is accepted, a cheating one refused, and every other refusal
- * (structure, proofs of knowledge, points off the curve) does not depend on the scalars. So its k-th candidate is a function of its own coins and of
- * verdicts it knew in advance: the sequence of its attempts is fixed before the key matters. For each such
- * attempt with a cheating L or H (some d_i ≠ 0, see LINK_SCALAR_BYTES), the check passes for at
+ * (structure, proofs of knowledge, points off the curve) does not depend on the scalars. So its k-th candidate is a
+ * function of its own coins and of verdicts it knew in advance: the sequence of its attempts is fixed before the key
+ * matters. For each such attempt with a cheating L or H (some d_i ≠ 0, see LINK_SCALAR_BYTES), the check passes for at
  * most a 2^-64 fraction of the keys; a union bound over q attempts gives success ≤ q/2^64, and
  * ≤ 2q/2^64 counting the L-versus-H refusal code (the L-only check is a second equation of the same
  * kind). Refusals therefore leak nothing useful: a refused attempt only tells the adversary what

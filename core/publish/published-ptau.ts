@@ -66,7 +66,8 @@ export async function resolveAuditPtau(config: CeremonyConfig, supplied?: string
     if (record && (await hashFile(supplied)) !== record.blake2b512) {
       throw new CoordinatorError(
         'chain.file_hash_mismatch',
-        `${supplied} is not the powers of tau this publication records in ${PTAU_RECORD_FILE} (BLAKE2b-512 ${record.blake2b512.slice(0, 16)}…)`,
+        `${supplied} is not the powers of tau this publication records in ` +
+          `${PTAU_RECORD_FILE} (BLAKE2b-512 ${record.blake2b512.slice(0, 16)}…)`,
       );
     }
     return path.resolve(supplied);
@@ -75,7 +76,9 @@ export async function resolveAuditPtau(config: CeremonyConfig, supplied?: string
     throw new CoordinatorError(
       'chain.file_missing',
       `the powers of tau (${record.file}, ${record.size} bytes) was left out of this publication; ` +
-        `download it${record.source ? ` from ${record.source}` : ''} (BLAKE2b-512 ${record.blake2b512.slice(0, 16)}…, SHA-256 ${record.sha256.slice(0, 16)}…) ` +
+        `download it${record.source ? ` from ${record.source}` : ''} ` +
+        `(BLAKE2b-512 ${record.blake2b512.slice(0, 16)}…, SHA-256 ` +
+        `${record.sha256.slice(0, 16)}…) ` +
         `and run the audit again with --ptau FILE (and --ptau-hash HASH unless it is a known public ptau: ` +
         `the audit trusts the hash you pin, not this record)`,
     );

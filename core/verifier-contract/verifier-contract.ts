@@ -83,7 +83,8 @@ export function parseVerificationRequest(data: unknown): VerificationRequest {
   const parsed = verificationRequestSchema.safeParse(data);
   if (!parsed.success) {
     throw new TypeError(
-      `malformed verification request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+      `malformed verification request: ` +
+        `${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
     );
   }
   return parsed.data;

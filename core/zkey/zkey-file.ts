@@ -91,7 +91,9 @@ function malformed(label: string, why: string): CoordinatorError {
   return new CoordinatorError('zkey.malformed', `${label} is not a valid Groth16 zkey: ${why}`);
 }
 
-/** The section table of a Groth16 key: the shared binfile table, with exactly its ten sections and nothing after them. */
+/**
+ * The section table of a Groth16 key: the shared binfile table, with exactly its ten sections and nothing after them.
+ */
 async function readZkeySections(
   handle: FileHandle,
   label: string,

@@ -91,7 +91,9 @@ const semaphoreSchema = z
     rootDurationMs: z.number().int().nonnegative().default(SEMAPHORE_DEFAULTS.rootDurationMs),
     /** How long a sign-in challenge stays valid, in ms. Default 5 minutes. */
     challengeTtlMs: z.number().int().positive().default(SEMAPHORE_DEFAULTS.challengeTtlMs),
-    /** Live (unused, unexpired) challenges at most; beyond, challenge creation answers `rate.limited`. Default 10 000. */
+    /**
+     * Live (unused, unexpired) challenges at most; beyond, challenge creation answers `rate.limited`. Default 10 000.
+     */
     maxChallenges: z.number().int().positive().default(SEMAPHORE_DEFAULTS.maxChallenges),
   })
   .strict();

@@ -1,8 +1,8 @@
 /**
  * Everything under `/auth`: the session endpoints and every configured sign-in method (GitHub in
- * a browser or by the device flow from a terminal, Semaphore, coordinator token, loopback demo). Build it with `createAuthRouter(deps)`, mount it
- * at `/auth` after `createSessionMiddleware(deps)`; pass the same `deps` to both (and, to share
- * one store, the same `sessions`). Errors are thrown as CoordinatorError for the app's error
+ * a browser or by the device flow from a terminal, Semaphore, coordinator token, loopback demo). Build it with
+ * `createAuthRouter(deps)`, mount it at `/auth` after `createSessionMiddleware(deps)`; pass the same `deps` to both
+ * (and, to share one store, the same `sessions`). Errors are thrown as CoordinatorError for the app's error
  * middleware to render.
  */
 import express, { type Router } from 'express';

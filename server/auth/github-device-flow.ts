@@ -19,8 +19,8 @@
  * most MAX_DEVICE_SIGN_INS_PER_ADDRESS of them started from one client address, and a handle
  * polled before its interval is answered slow_down without asking GitHub, so a client cannot spend
  * the coordinator's GitHub quota (without the per-address cap, one address starting the most the
- * sign-in rate limit allows would hold some 300 handles, each worth a GitHub request every 5 s). A handle ends with its session, its refusal or its
- * expiry: it is never used twice.
+ * sign-in rate limit allows would hold some 300 handles, each worth a GitHub request every 5 s). A handle ends with its
+ * session, its refusal or its expiry: it is never used twice.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import express, { type Router } from 'express';
@@ -159,7 +159,8 @@ export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router
       'SELECT COUNT(*) AS n FROM auth_github_devices WHERE client_hash = ?',
     ),
     insert: db.prepare<[string, string, number, number, number, string]>(
-      'INSERT INTO auth_github_devices (handle_hash, device_code, interval_ms, next_poll_at, expires_at, client_hash) ' +
+      'INSERT INTO auth_github_devices (handle_hash, device_code, ' +
+        'interval_ms, next_poll_at, expires_at, client_hash) ' +
         'VALUES (?, ?, ?, ?, ?, ?)',
     ),
     find: db.prepare<[string], DeviceRow>(

@@ -63,7 +63,8 @@ export class SemaphoreChallenges {
     const now = this.clock.now();
     const result = this.db
       .prepare(
-        'UPDATE auth_semaphore_challenges SET consumed_at = ? WHERE challenge = ? AND consumed_at IS NULL AND expires_at > ?',
+        'UPDATE auth_semaphore_challenges SET consumed_at = ? WHERE challenge ' +
+          '= ? AND consumed_at IS NULL AND expires_at > ?',
       )
       .run(now, challenge, now);
     return result.changes === 1;

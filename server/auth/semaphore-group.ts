@@ -13,7 +13,10 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../store/database.ts';
 import { migrateAuthTables } from './auth-tables.ts';
 
-/** `accepted`: the current root or a recent one; `expired`: a past root no longer accepted; `unknown`: never this group's. */
+/**
+ * `accepted`: the current root or a recent one; `expired`: a past root no longer accepted; `unknown`: never this
+ * group's.
+ */
 export type RootStatus = 'accepted' | 'expired' | 'unknown';
 
 export interface SemaphoreGroupOptions {
@@ -62,7 +65,10 @@ export class SemaphoreGroup {
     return this.group.root.toString();
   }
 
-  /** The current root, or one of the `rootWindow` roots before it, replaced less than `rootDurationMs` ago and not revoked. */
+  /**
+   * The current root, or one of the `rootWindow` roots before it, replaced less than `rootDurationMs` ago and not
+   * revoked.
+   */
   isAcceptedRoot(root: string): boolean {
     return this.rootStatus(root) === 'accepted';
   }

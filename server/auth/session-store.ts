@@ -121,7 +121,8 @@ function prepareStatements(db: Db) {
   return {
     deleteExpired: db.prepare<[number]>('DELETE FROM auth_sessions WHERE expires_at <= ?'),
     insert: db.prepare<[string, string, PrincipalKind, string, number, string, number, number]>(
-      `INSERT INTO auth_sessions (token_hash, principal_id, principal_kind, display_name, coordinator, csrf_token, created_at, expires_at)
+      `INSERT INTO auth_sessions (token_hash, principal_id, principal_kind, display_name, coordinator,
+         csrf_token, created_at, expires_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     findLive: db.prepare<[string, number], SessionRow>(

@@ -20,7 +20,10 @@ const serverSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /** Public base URL (OAuth callback, links). Default http://HOST:PORT. */
   PUBLIC_URL: z.string().url().optional(),
-  /** With a Redis URL, verification goes to BullMQ workers (`ceremony worker`); without, an embedded verifier process runs it. */
+  /**
+   * With a Redis URL, verification goes to BullMQ workers (`ceremony worker`); without, an embedded verifier process
+   * runs it.
+   */
   REDIS_URL: z.string().url().optional(),
   /** SQLite database file. Default DATA/state/coordinator.sqlite. */
   DATABASE_FILE: z.string().optional(),
@@ -30,7 +33,10 @@ const serverSchema = z.object({
   HEARTBEAT_EXTENSION_MS: durationMs(LOBBY_DEFAULTS.heartbeatExtensionMs),
   MAX_TURN_MS: durationMs(LOBBY_DEFAULTS.maxTurnMs),
   COOLDOWN_MS: durationMs(LOBBY_DEFAULTS.cooldownMs),
-  /** Free space the data folder's disk must keep beyond the largest possible upload, or new uploads are refused (upload.disk_full). Default 1 GiB. */
+  /**
+   * Free space the data folder's disk must keep beyond the largest possible upload, or new uploads are refused
+   * (upload.disk_full). Default 1 GiB.
+   */
   UPLOAD_DISK_MARGIN_BYTES: z.coerce
     .number()
     .int()
@@ -45,7 +51,10 @@ const serverSchema = z.object({
   RATE_LIMIT_CHALLENGE: count(RATE_LIMIT_DEFAULTS.challenge),
   RATE_LIMIT_DEVICE_POLL: count(RATE_LIMIT_DEFAULTS.devicePoll),
   RATE_LIMIT_UPLOAD_CREATION: count(RATE_LIMIT_DEFAULTS.uploadCreation),
-  /** Reverse proxies in front of the coordinator whose X-Forwarded-For is trusted (rate limits key on the client address). Default 0. */
+  /**
+   * Reverse proxies in front of the coordinator whose X-Forwarded-For is trusted (rate limits key on the client
+   * address). Default 0.
+   */
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   /** Open the ceremony at start-up (test networks and demos; production opens from the console). */
   OPEN_ON_START: z

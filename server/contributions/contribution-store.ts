@@ -181,7 +181,8 @@ type ContributionStatements = ReturnType<typeof prepareStatements>;
 function prepareStatements(db: Db) {
   return {
     insert: db.prepare<[string, string, string, string, number, string, number, string, number]>(
-      `INSERT INTO contributions (id, circuit, contributor_id, contributor_name, head_index, candidate_path, size, file_hash, status, created_at)
+      `INSERT INTO contributions (id, circuit, contributor_id, contributor_name, head_index, candidate_path,
+         size, file_hash, status, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'verifying', ?)`,
     ),
     byId: db.prepare<[string], RawRow>('SELECT * FROM contributions WHERE id = ?'),
@@ -194,7 +195,8 @@ function prepareStatements(db: Db) {
     finish: db.prepare<
       [SettledVerdict['status'], string | null, string | null, string | null, number | null, number, string]
     >(
-      `UPDATE contributions SET status = ?, code = ?, message = ?, contribution_hash = ?, chain_index = ?, finished_at = ?
+      `UPDATE contributions
+       SET status = ?, code = ?, message = ?, contribution_hash = ?, chain_index = ?, finished_at = ?
        WHERE id = ? AND status = 'verifying'`,
     ),
     saveReceipt: db.prepare<[string, string, string]>(

@@ -354,7 +354,8 @@ export class ContributionUploads {
       throw tusError(
         new CoordinatorError(
           'upload.too_small',
-          `a contribution to ${circuit} is at least ${minimum} bytes (the head plus one contribution record); this upload declares ${declared}`,
+          `a contribution to ${circuit} is at least ${minimum} bytes (the head ` +
+            `plus one contribution record); this upload declares ${declared}`,
         ),
       );
     }

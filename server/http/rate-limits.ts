@@ -1,7 +1,7 @@
 /**
  * Request rate limits (express-rate-limit) for the routes an abuser would hammer: every sign-in
- * route (per client address), device-flow polls (per address), Semaphore challenge creation (per address) and upload creation (per
- * signed-in contributor, else per address). Counts live in this process, or in Redis when the
+ * route (per client address), device-flow polls (per address), Semaphore challenge creation (per address) and upload
+ * creation (per signed-in contributor, else per address). Counts live in this process, or in Redis when the
  * coordinator has one (rate-limit-redis), so they are shared by every coordinator process and
  * survive a restart. A refusal is `429 rate.limited` with `Retry-After` (seconds) and the
  * `RateLimit`/`RateLimit-Policy` headers of the IETF draft.

@@ -219,7 +219,9 @@ export class Lobby {
             eligibleAt,
           });
           if (missed >= this.options.maxMissedTurns) {
-            const message = `your entry for ${turn.circuit} left the queue after ${missed} missed turns; join again when you can stay until your turn ends`;
+            const message =
+              `your entry for ${turn.circuit} left the queue after ${missed} missed ` +
+              `turns; join again when you can stay until your turn ends`;
             this.statements.recordRemoval.run(turn.contributor_id, turn.circuit, 'missed_turns', message, now);
             events.push({
               type: 'entry_removed',
@@ -424,7 +426,9 @@ export class Lobby {
     if (unknown.length > 0)
       throw new CoordinatorError(
         'circuit.unknown',
-        `this ceremony has no circuit ${unknown.map((c) => `"${c}"`).join(', ')}; it has ${this.options.circuits.join(', ')}`,
+        `this ceremony has no circuit ` +
+          `${unknown.map((c) => `"${c}"`).join(', ')}; it has ` +
+          `${this.options.circuits.join(', ')}`,
       );
     if (circuits.length === 0)
       throw new CoordinatorError('request.invalid', 'choose at least one circuit, or none to join every circuit');
@@ -582,20 +586,23 @@ function prepareStatements(db: Db) {
     ),
     endTurn: db.prepare<[string]>('DELETE FROM lobby_turns WHERE circuit = ?'),
     logTurn: db.prepare<[string, string, number, number, TurnOutcome, string | null]>(
-      'INSERT INTO lobby_turn_history (circuit, contributor_id, started_at, ended_at, outcome, contribution_id) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO lobby_turn_history (circuit, contributor_id, started_at, ' +
+        'ended_at, outcome, contribution_id) VALUES (?, ?, ?, ?, ?, ?)',
     ),
     historyOfContribution: db.prepare<[string], { outcome: TurnOutcome }>(
       'SELECT outcome FROM lobby_turn_history WHERE contribution_id = ?',
     ),
     averageTurn: db.prepare<[string, number], { average: number | null }>(
       `SELECT AVG(ended_at - started_at) AS average FROM (
-         SELECT started_at, ended_at FROM lobby_turn_history WHERE circuit = ? AND outcome = 'accepted' ORDER BY id DESC LIMIT ?)`,
+         SELECT started_at, ended_at FROM lobby_turn_history
+         WHERE circuit = ? AND outcome = 'accepted' ORDER BY id DESC LIMIT ?)`,
     ),
     acceptedOf: db.prepare<[string], AcceptedRow>(
       'SELECT circuit, contribution_id, chain_index, contribution_hash FROM lobby_accepted WHERE contributor_id = ?',
     ),
     recordAccepted: db.prepare<[string, string, string, number, string, number]>(
-      'INSERT INTO lobby_accepted (contributor_id, circuit, contribution_id, chain_index, contribution_hash, accepted_at) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO lobby_accepted (contributor_id, circuit, contribution_id, ' +
+        'chain_index, contribution_hash, accepted_at) VALUES (?, ?, ?, ?, ?, ?)',
     ),
     countMissed: db.prepare<[string, string], { missed: number }>(
       `INSERT INTO lobby_missed_turns (contributor_id, circuit, missed) VALUES (?, ?, 1)
@@ -607,14 +614,16 @@ function prepareStatements(db: Db) {
     ),
     recordRemoval: db.prepare<[string, string, LobbyRemoval['reason'], string, number]>(
       `INSERT INTO lobby_removals (contributor_id, circuit, reason, message, at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (contributor_id) DO UPDATE SET circuit = excluded.circuit, reason = excluded.reason, message = excluded.message, at = excluded.at`,
+       ON CONFLICT (contributor_id) DO UPDATE
+       SET circuit = excluded.circuit, reason = excluded.reason, message = excluded.message, at = excluded.at`,
     ),
     clearRemoval: db.prepare<[string]>('DELETE FROM lobby_removals WHERE contributor_id = ?'),
     selectionOf: db.prepare<[string], { circuits: string }>(
       'SELECT circuits FROM lobby_selections WHERE contributor_id = ?',
     ),
     setSelection: db.prepare<[string, string]>(
-      'INSERT INTO lobby_selections (contributor_id, circuits) VALUES (?, ?) ON CONFLICT (contributor_id) DO UPDATE SET circuits = excluded.circuits',
+      'INSERT INTO lobby_selections (contributor_id, circuits) VALUES (?, ?) ' +
+        'ON CONFLICT (contributor_id) DO UPDATE SET circuits = excluded.circuits',
     ),
     clearSelection: db.prepare<[string]>('DELETE FROM lobby_selections WHERE contributor_id = ?'),
     leavingOf: db.prepare<[string], { at: number }>('SELECT at FROM lobby_leaving WHERE contributor_id = ?'),
@@ -632,7 +641,8 @@ function prepareStatements(db: Db) {
     ),
     recordRefusal: db.prepare<[string, string, string, string, number]>(
       `INSERT INTO lobby_refusals (contributor_id, circuit, code, message, at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (contributor_id) DO UPDATE SET circuit = excluded.circuit, code = excluded.code, message = excluded.message, at = excluded.at`,
+       ON CONFLICT (contributor_id) DO UPDATE
+       SET circuit = excluded.circuit, code = excluded.code, message = excluded.message, at = excluded.at`,
     ),
   };
 }

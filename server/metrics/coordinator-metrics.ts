@@ -72,7 +72,10 @@ export class CoordinatorMetrics implements ServiceObserver {
     });
     new Gauge({
       name: 'ceremony_circuit_state',
-      help: 'What each circuit is doing: 1 for its current state (idle, turn: a contributor holds the turn, verifying: an upload is being verified, finalised), 0 for the others',
+      help:
+        'What each circuit is doing: 1 for its current state (idle, turn: a ' +
+        'contributor holds the turn, verifying: an upload is being verified, ' +
+        'finalised), 0 for the others',
       labelNames: ['circuit', 'state'],
       registers,
       async collect() {
@@ -110,7 +113,9 @@ export class CoordinatorMetrics implements ServiceObserver {
       });
       new Gauge({
         name: 'ceremony_upload_disk_required_bytes',
-        help: 'Free bytes below which uploads are refused (upload.disk_full): the largest key plus UPLOAD_DISK_MARGIN_BYTES',
+        help:
+          'Free bytes below which uploads are refused (upload.disk_full): the ' +
+          'largest key plus UPLOAD_DISK_MARGIN_BYTES',
         registers,
         async collect() {
           const space = await read();
@@ -127,7 +132,9 @@ export class CoordinatorMetrics implements ServiceObserver {
     });
     this.refused = new Counter({
       name: 'ceremony_contributions_refused_total',
-      help: 'Uploaded contributions not committed, per circuit and error code (verification.unavailable: the verifier could not decide)',
+      help:
+        'Uploaded contributions not committed, per circuit and error code ' +
+        '(verification.unavailable: the verifier could not decide)',
       labelNames: ['circuit', 'code'],
       registers,
     });

@@ -70,7 +70,8 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
     if (!body.success)
       throw new CoordinatorError(
         'request.invalid',
-        `expected no body, or { circuits: [names] }: ${body.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`,
+        `expected no body, or { circuits: [names] }: ` +
+          `${body.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`,
       );
     const who = principal(req);
     deps.lobby.join(who.id, body.data.circuits);

@@ -93,7 +93,8 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
     if (busy.length > 0) {
       throw new CoordinatorError(
         'ceremony.locked',
-        `${busy.length} turn(s) are still running or being verified (${busy.map((t) => t.circuit).join(', ')}); finalise when they are done`,
+        `${busy.length} turn(s) are still running or being verified ` +
+          `(${busy.map((t) => t.circuit).join(', ')}); finalise when they are done`,
       );
     }
     // ceremony.json's minContributions, before the ceremony enters `finalising` (finaliseCeremony

@@ -276,7 +276,8 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
         if (!closed)
           logError(
             new Error(
-              `cannot queue the verification of ${request.contributionId} yet (retried every ${reconcileIntervalMs} ms): ${error.message}`,
+              `cannot queue the verification of ${request.contributionId} yet ` +
+                `(retried every ${reconcileIntervalMs} ms): ${error.message}`,
             ),
           );
       };

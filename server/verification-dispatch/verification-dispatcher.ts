@@ -34,6 +34,7 @@ export function notifyOutcome(
 
 function reportListenerError(error: unknown): void {
   process.stderr.write(
-    `verification outcome listener failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    `verification outcome listener failed: ` +
+      `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );
 }

@@ -174,187 +174,201 @@ describe('contributing in the browser, the public page and the coordinator conso
     await screenshot(consolePage, '02-console-paused');
   });
 
-  test('alice signs in (test network) and joins; carol joins over HTTP; bob signs in anonymously with a pasted Semaphore identity and joins', async () => {
-    alice = await newPage('alice');
-    await alice.goto(`${coordinator.url}/`);
-    await alice.waitForSelector('#demo-sign-in');
-    await screenshot(alice, '03-sign-in-choices');
-    await alice.fill('#demo-name', 'alice');
-    await alice.click('#demo-sign-in button[type=submit]');
-    await alice.waitForSelector('#join');
-    assert.equal(await alice.textContent('#signed-in-as'), 'alice');
-    alice.on('request', (request) => {
-      if (request.method() === 'POST' && /\/api\/circuits\/[^/]+\/heartbeat$/.test(request.url()))
-        aliceHeartbeats.add(request.url().split('/').at(-2)!);
-    });
-    await alice.click('#join');
-    await alice.waitForSelector(`${row('register')}[data-status="waiting"][data-position="1"]`);
-    assert.match(
-      (await alice.textContent(`${row('register')} .detail`))!,
-      /next in line\. No turn starts until the coordinator reopens the ceremony/,
-    );
-    assert.match((await alice.textContent('#phase-notice'))!, /paused/);
+  test(
+    'alice signs in (test network) and joins; carol joins over HTTP; bob ' +
+      'signs in anonymously with a pasted Semaphore identity and joins',
+    async () => {
+      alice = await newPage('alice');
+      await alice.goto(`${coordinator.url}/`);
+      await alice.waitForSelector('#demo-sign-in');
+      await screenshot(alice, '03-sign-in-choices');
+      await alice.fill('#demo-name', 'alice');
+      await alice.click('#demo-sign-in button[type=submit]');
+      await alice.waitForSelector('#join');
+      assert.equal(await alice.textContent('#signed-in-as'), 'alice');
+      alice.on('request', (request) => {
+        if (request.method() === 'POST' && /\/api\/circuits\/[^/]+\/heartbeat$/.test(request.url()))
+          aliceHeartbeats.add(request.url().split('/').at(-2)!);
+      });
+      await alice.click('#join');
+      await alice.waitForSelector(`${row('register')}[data-status="waiting"][data-position="1"]`);
+      assert.match(
+        (await alice.textContent(`${row('register')} .detail`))!,
+        /next in line\. No turn starts until the coordinator reopens the ceremony/,
+      );
+      assert.match((await alice.textContent('#phase-notice'))!, /paused/);
 
-    carolClient = new ContributorClient(coordinator.url);
-    await carol().signInDemo('carol');
-    await carol().join();
+      carolClient = new ContributorClient(coordinator.url);
+      await carol().signInDemo('carol');
+      await carol().join();
 
-    bob = await newPage('bob');
-    await bob.goto(`${coordinator.url}/`);
-    await bob.click('#semaphore-sign-in summary');
-    await bob.fill('#semaphore-import', bobIdentity.export());
-    await bob.click('#semaphore-sign-in-pasted');
-    await bob.waitForSelector('#join', { timeout: 60_000 });
-    assert.equal(await bob.textContent('#signed-in-as'), 'anonymous');
-    await bob.click('#join');
-    await bob.waitForSelector(`${row('register')}[data-status="waiting"][data-position="3"]`);
-    assert.match((await bob.textContent(`${row('register')} .detail`))!, /3rd in line/);
-    await screenshot(bob, '04-bob-anonymous-3rd-in-line');
+      bob = await newPage('bob');
+      await bob.goto(`${coordinator.url}/`);
+      await bob.click('#semaphore-sign-in summary');
+      await bob.fill('#semaphore-import', bobIdentity.export());
+      await bob.click('#semaphore-sign-in-pasted');
+      await bob.waitForSelector('#join', { timeout: 60_000 });
+      assert.equal(await bob.textContent('#signed-in-as'), 'anonymous');
+      await bob.click('#join');
+      await bob.waitForSelector(`${row('register')}[data-status="waiting"][data-position="3"]`);
+      assert.match((await bob.textContent(`${row('register')} .detail`))!, /3rd in line/);
+      await screenshot(bob, '04-bob-anonymous-3rd-in-line');
 
-    await publicPage.reload();
-    await publicPage.waitForSelector('#circuit-register .queue[data-queue="3"]');
-    await screenshot(publicPage, '05-public-page-queue');
-  });
+      await publicPage.reload();
+      await publicPage.waitForSelector('#circuit-register .queue[data-queue="3"]');
+      await screenshot(publicPage, '05-public-page-queue');
+    },
+  );
 
-  test('the console reopens the ceremony: alice takes every turn, bob sees his position move, carol contributes in between', async () => {
-    // alice: hold the third chunk of her treeUpdate upload, to reload the tab mid-upload.
-    let patches = 0;
-    let releaseHeld: (() => void) | undefined;
-    const heldPatch = new Promise<void>((resolve) => (releaseHeld = resolve));
-    await alice.route('**/api/circuits/treeUpdate/contributions/**', async (route) => {
-      if (route.request().method() === 'PATCH' && ++patches === 3) {
-        releaseHeld!();
-        return; // never answered: the reload cancels it
+  test(
+    'the console reopens the ceremony: alice takes every turn, bob sees ' +
+      'his position move, carol contributes in between',
+    async () => {
+      // alice: hold the third chunk of her treeUpdate upload, to reload the tab mid-upload.
+      let patches = 0;
+      let releaseHeld: (() => void) | undefined;
+      const heldPatch = new Promise<void>((resolve) => (releaseHeld = resolve));
+      await alice.route('**/api/circuits/treeUpdate/contributions/**', async (route) => {
+        if (route.request().method() === 'PATCH' && ++patches === 3) {
+          releaseHeld!();
+          return; // never answered: the reload cancels it
+        }
+        await route.continue();
+      });
+      // bob: one byte of his first register upload is flipped on the way, as a bad network would.
+      let corrupted = false;
+      await bob.route('**/api/circuits/register/contributions/**', async (route) => {
+        const body = route.request().postDataBuffer();
+        if (corrupted || route.request().method() !== 'PATCH' || !body || body.length === 0) return route.continue();
+        corrupted = true;
+        registerBeforeBobUpload = registerChainView(coordinator.url);
+        await registerBeforeBobUpload;
+        const damaged = Buffer.from(body);
+        damaged[damaged.length >> 1]! ^= 0xff;
+        await route.continue({ postData: damaged });
+      });
+      // …and his second download of the register key (the retry) waits until the refusal is looked at.
+      let registerDownloads = 0;
+      await bob.route('**/api/circuits/register/zkeys/**', async (route) => {
+        if (++registerDownloads === 2) await bobRetryMayStart;
+        await route.continue();
+      });
+
+      await consolePage.click('#phase-open');
+      await consolePage.waitForSelector('#console-phase[data-phase="open"]');
+      carolRun = (async () => {
+        for (const circuit of CIRCUITS) await carol().takeTurn(circuit, 180_000);
+      })().catch((error: Error) => {
+        // Who holds the circuit carol waits for, so a failure here says where the queue stuck.
+        throw new Error(`${error.message}; turns held: ${JSON.stringify(coordinator.lobby.activeTurns())}`);
+      });
+
+      await heldPatch;
+      await alice.waitForSelector(`${row('treeUpdate')}[data-status="uploading"]`);
+      await screenshot(alice, '06-alice-uploading-treeUpdate');
+      const afterReload: Request[] = [];
+      let reloaded = false;
+      alice.on('request', (request) => {
+        if (reloaded && request.url().includes('/api/circuits/treeUpdate/contributions')) afterReload.push(request);
+      });
+      let warned = false;
+      alice.once('dialog', (dialog) => (warned = dialog.type() === 'beforeunload'));
+      reloaded = true;
+      await alice.reload();
+      assert.equal(warned, true, 'a beforeunload warning during the turn');
+      await alice.waitForSelector(
+        `${row('treeUpdate')}[data-status="uploading"], ` +
+          `${row('treeUpdate')}[data-status="verifying"], ` +
+          `${row('treeUpdate')}[data-status="accepted"]`,
+        { timeout: 30_000 },
+      );
+      await alice.waitForSelector(`${row('treeUpdate')}[data-status="accepted"]`, { timeout: 60_000 });
+      await screenshot(alice, '07-alice-after-reload-treeUpdate-accepted');
+      const methods = afterReload.map((r) => r.method());
+      assert.ok(!methods.includes('POST'), `the upload resumed rather than restarted: ${methods.join(' ')}`);
+      assert.equal(methods[0], 'HEAD', `resumed with a HEAD for the offset: ${methods.join(' ')}`);
+      const firstPatch = afterReload.find((r) => r.method() === 'PATCH');
+      assert.ok(
+        firstPatch && Number(firstPatch.headers()['upload-offset']) > 0,
+        'the first PATCH after the reload continues from a non-zero offset',
+      );
+      assert.ok(
+        (await alice.textContent(`${row('treeUpdate')} .detail`))!.includes('matches the hash this browser computed'),
+        'the accepted hash is the one computed before the reload',
+      );
+
+      await waitForAllAccepted(alice, 120_000);
+      // The page scaled L and H with the kernel pool, one worker per logical core, and said so.
+      const { details, cores } = await alice.evaluate(() => ({
+        details: (window as unknown as { computingDetails?: string[] }).computingDetails ?? [],
+        cores: navigator.hardwareConcurrency,
+      }));
+      const workers = Math.min(cores, 16);
+      assert.ok(
+        details.length > 0 && details.every((d) => d.includes(`fast kernel on ${workers} worker`)),
+        `computing said: ${details.join(' | ')}`,
+      );
+      await bob.waitForSelector(`${row('register')}:not([data-status^="waiting"])`);
+      const bobRegister = (await statusesSeen(bob)).register!;
+      const positions = bobRegister
+        .filter((s) => s.startsWith('waiting@'))
+        .map((s) => Number(s.slice('waiting@'.length)));
+      assert.equal(positions[0], 3, `bob starts 3rd: ${bobRegister}`);
+      assert.ok(
+        positions.length >= 2 && positions.every((p, i) => i === 0 || p < positions[i - 1]!),
+        `bob's position moves forward: ${bobRegister}`,
+      );
+
+      assert.deepEqual([...aliceHeartbeats].sort(), [...CIRCUITS].sort(), 'a heartbeat on every turn');
+      // Every circuit after the reload (the observer starts afresh with each document) went through each stage.
+      const seen = await statusesSeen(alice);
+      for (const circuit of CIRCUITS.slice(CIRCUITS.indexOf('treeUpdate') + 1)) {
+        const stages = seen[circuit]!.map((s) => s.split('@')[0]!).filter((s) =>
+          ['computing', 'uploading', 'verifying', 'accepted'].includes(s),
+        );
+        assert.deepEqual(
+          [...new Set(stages)],
+          ['computing', 'uploading', 'verifying', 'accepted'],
+          `${circuit}: ${seen[circuit]}`,
+        );
       }
-      await route.continue();
-    });
-    // bob: one byte of his first register upload is flipped on the way, as a bad network would.
-    let corrupted = false;
-    await bob.route('**/api/circuits/register/contributions/**', async (route) => {
-      const body = route.request().postDataBuffer();
-      if (corrupted || route.request().method() !== 'PATCH' || !body || body.length === 0) return route.continue();
-      corrupted = true;
-      registerBeforeBobUpload = registerChainView(coordinator.url);
-      await registerBeforeBobUpload;
-      const damaged = Buffer.from(body);
-      damaged[damaged.length >> 1]! ^= 0xff;
-      await route.continue({ postData: damaged });
-    });
-    // …and his second download of the register key (the retry) waits until the refusal is looked at.
-    let registerDownloads = 0;
-    await bob.route('**/api/circuits/register/zkeys/**', async (route) => {
-      if (++registerDownloads === 2) await bobRetryMayStart;
-      await route.continue();
-    });
+    },
+  );
 
-    await consolePage.click('#phase-open');
-    await consolePage.waitForSelector('#console-phase[data-phase="open"]');
-    carolRun = (async () => {
-      for (const circuit of CIRCUITS) await carol().takeTurn(circuit, 180_000);
-    })().catch((error: Error) => {
-      // Who holds the circuit carol waits for, so a failure here says where the queue stuck.
-      throw new Error(`${error.message}; turns held: ${JSON.stringify(coordinator.lobby.activeTurns())}`);
-    });
-
-    await heldPatch;
-    await alice.waitForSelector(`${row('treeUpdate')}[data-status="uploading"]`);
-    await screenshot(alice, '06-alice-uploading-treeUpdate');
-    const afterReload: Request[] = [];
-    let reloaded = false;
-    alice.on('request', (request) => {
-      if (reloaded && request.url().includes('/api/circuits/treeUpdate/contributions')) afterReload.push(request);
-    });
-    let warned = false;
-    alice.once('dialog', (dialog) => (warned = dialog.type() === 'beforeunload'));
-    reloaded = true;
-    await alice.reload();
-    assert.equal(warned, true, 'a beforeunload warning during the turn');
-    await alice.waitForSelector(
-      `${row('treeUpdate')}[data-status="uploading"], ${row('treeUpdate')}[data-status="verifying"], ${row('treeUpdate')}[data-status="accepted"]`,
-      { timeout: 30_000 },
-    );
-    await alice.waitForSelector(`${row('treeUpdate')}[data-status="accepted"]`, { timeout: 60_000 });
-    await screenshot(alice, '07-alice-after-reload-treeUpdate-accepted');
-    const methods = afterReload.map((r) => r.method());
-    assert.ok(!methods.includes('POST'), `the upload resumed rather than restarted: ${methods.join(' ')}`);
-    assert.equal(methods[0], 'HEAD', `resumed with a HEAD for the offset: ${methods.join(' ')}`);
-    const firstPatch = afterReload.find((r) => r.method() === 'PATCH');
-    assert.ok(
-      firstPatch && Number(firstPatch.headers()['upload-offset']) > 0,
-      'the first PATCH after the reload continues from a non-zero offset',
-    );
-    assert.ok(
-      (await alice.textContent(`${row('treeUpdate')} .detail`))!.includes('matches the hash this browser computed'),
-      'the accepted hash is the one computed before the reload',
-    );
-
-    await waitForAllAccepted(alice, 120_000);
-    // The page scaled L and H with the kernel pool, one worker per logical core, and said so.
-    const { details, cores } = await alice.evaluate(() => ({
-      details: (window as unknown as { computingDetails?: string[] }).computingDetails ?? [],
-      cores: navigator.hardwareConcurrency,
-    }));
-    const workers = Math.min(cores, 16);
-    assert.ok(
-      details.length > 0 && details.every((d) => d.includes(`fast kernel on ${workers} worker`)),
-      `computing said: ${details.join(' | ')}`,
-    );
-    await bob.waitForSelector(`${row('register')}:not([data-status^="waiting"])`);
-    const bobRegister = (await statusesSeen(bob)).register!;
-    const positions = bobRegister
-      .filter((s) => s.startsWith('waiting@'))
-      .map((s) => Number(s.slice('waiting@'.length)));
-    assert.equal(positions[0], 3, `bob starts 3rd: ${bobRegister}`);
-    assert.ok(
-      positions.length >= 2 && positions.every((p, i) => i === 0 || p < positions[i - 1]!),
-      `bob's position moves forward: ${bobRegister}`,
-    );
-
-    assert.deepEqual([...aliceHeartbeats].sort(), [...CIRCUITS].sort(), 'a heartbeat on every turn');
-    // Every circuit after the reload (the observer starts afresh with each document) went through each stage.
-    const seen = await statusesSeen(alice);
-    for (const circuit of CIRCUITS.slice(CIRCUITS.indexOf('treeUpdate') + 1)) {
-      const stages = seen[circuit]!.map((s) => s.split('@')[0]!).filter((s) =>
-        ['computing', 'uploading', 'verifying', 'accepted'].includes(s),
+  test(
+    'bob’s corrupted upload is refused with its reason in plain words and ' +
+      'what happens next; his next turn is accepted',
+    async () => {
+      const refusal = await bob.waitForSelector(`${row('register')} .refusal`, { timeout: 60_000 });
+      const code = (await refusal.getAttribute('data-refusal-code'))!;
+      assert.match(code, /^(zkey|contribution)\./, code);
+      const words = plainWords(code);
+      const text = (await refusal.textContent())!;
+      assert.ok(text.includes(words.what) && text.includes(`What happens next: ${words.next}`), text);
+      assert.ok((await bob.textContent('#attempts'))!.includes(words.what), 'the attempts list keeps the refusal');
+      // The refused upload left the register chain alone: same head (index and file hash), same transcript entries.
+      assert.ok(registerBeforeBobUpload, 'bob’s corrupted upload was seen');
+      const before = await registerBeforeBobUpload;
+      assert.ok(
+        before.headIndex >= 1 && before.headHash,
+        `register had contributions before bob’s turn: ${JSON.stringify(before)}`,
       );
       assert.deepEqual(
-        [...new Set(stages)],
-        ['computing', 'uploading', 'verifying', 'accepted'],
-        `${circuit}: ${seen[circuit]}`,
+        await registerChainView(coordinator.url),
+        before,
+        'the head or the transcript moved after a refused upload',
       );
-    }
-  });
-
-  test('bob’s corrupted upload is refused with its reason in plain words and what happens next; his next turn is accepted', async () => {
-    const refusal = await bob.waitForSelector(`${row('register')} .refusal`, { timeout: 60_000 });
-    const code = (await refusal.getAttribute('data-refusal-code'))!;
-    assert.match(code, /^(zkey|contribution)\./, code);
-    const words = plainWords(code);
-    const text = (await refusal.textContent())!;
-    assert.ok(text.includes(words.what) && text.includes(`What happens next: ${words.next}`), text);
-    assert.ok((await bob.textContent('#attempts'))!.includes(words.what), 'the attempts list keeps the refusal');
-    // The refused upload left the register chain alone: same head (index and file hash), same transcript entries.
-    assert.ok(registerBeforeBobUpload, 'bob’s corrupted upload was seen');
-    const before = await registerBeforeBobUpload;
-    assert.ok(
-      before.headIndex >= 1 && before.headHash,
-      `register had contributions before bob’s turn: ${JSON.stringify(before)}`,
-    );
-    assert.deepEqual(
-      await registerChainView(coordinator.url),
-      before,
-      'the head or the transcript moved after a refused upload',
-    );
-    await screenshot(bob, '08-bob-refused-retrying');
-    letBobRetry();
-    await bob.waitForSelector(`${row('register')}[data-status="accepted"]`, { timeout: 60_000 });
-    assert.equal(
-      await bob.$(`${row('register')} .refusal`),
-      null,
-      'the refusal notice goes once the circuit is accepted',
-    );
-    await screenshot(bob, '09-bob-register-accepted-after-refusal');
-  });
+      await screenshot(bob, '08-bob-refused-retrying');
+      letBobRetry();
+      await bob.waitForSelector(`${row('register')}[data-status="accepted"]`, { timeout: 60_000 });
+      assert.equal(
+        await bob.$(`${row('register')} .refusal`),
+        null,
+        'the refusal notice goes once the circuit is accepted',
+      );
+      await screenshot(bob, '09-bob-register-accepted-after-refusal');
+    },
+  );
 
   test('alice’s attestation lists her hashes; her signed receipts download and verify', async () => {
     await alice.waitForSelector('#attestation');
@@ -392,33 +406,37 @@ describe('contributing in the browser, the public page and the coordinator conso
     await screenshot(publicPage, '11-public-page-chains');
   });
 
-  test('the coordinator closes and finalises from the console; verifiers and manifest are listed, and the manifest appears on the public page', async () => {
-    await consolePage.click('#phase-closed');
-    await consolePage.waitForSelector('#console-phase[data-phase="closed"]');
-    await consolePage.waitForFunction(
-      () => !(document.querySelector('#finalise') as HTMLButtonElement | null)?.disabled,
-    );
-    await consolePage.fill('#beacon', TEST_BEACON);
-    await consolePage.fill('#iterations', String(TEST_BEACON_ITERATIONS));
-    await screenshot(consolePage, '12-console-closed-ready-to-finalise');
-    await consolePage.click('#finalise');
-    await consolePage.waitForSelector('#finalised', { timeout: 120_000 });
-    assert.equal(await consolePage.locator('#verifiers li').count(), CIRCUITS.length);
-    const manifest = (await (await fetch(`${coordinator.url}/api/manifest`)).json()) as Record<string, unknown>;
-    assert.deepEqual(JSON.parse((await consolePage.textContent('#console-manifest'))!), manifest);
-    await screenshot(consolePage, '13-console-finalised');
+  test(
+    'the coordinator closes and finalises from the console; verifiers and ' +
+      'manifest are listed, and the manifest appears on the public page',
+    async () => {
+      await consolePage.click('#phase-closed');
+      await consolePage.waitForSelector('#console-phase[data-phase="closed"]');
+      await consolePage.waitForFunction(
+        () => !(document.querySelector('#finalise') as HTMLButtonElement | null)?.disabled,
+      );
+      await consolePage.fill('#beacon', TEST_BEACON);
+      await consolePage.fill('#iterations', String(TEST_BEACON_ITERATIONS));
+      await screenshot(consolePage, '12-console-closed-ready-to-finalise');
+      await consolePage.click('#finalise');
+      await consolePage.waitForSelector('#finalised', { timeout: 120_000 });
+      assert.equal(await consolePage.locator('#verifiers li').count(), CIRCUITS.length);
+      const manifest = (await (await fetch(`${coordinator.url}/api/manifest`)).json()) as Record<string, unknown>;
+      assert.deepEqual(JSON.parse((await consolePage.textContent('#console-manifest'))!), manifest);
+      await screenshot(consolePage, '13-console-finalised');
 
-    await publicPage.reload();
-    await publicPage.waitForSelector('#manifest');
-    assert.deepEqual(JSON.parse((await publicPage.textContent('#manifest'))!), manifest);
-    assert.equal(await publicPage.textContent('#phase'), 'finalised');
-    assert.equal(await publicPage.locator('#final-files a[href$=".sol"]').count(), CIRCUITS.length);
-    const solidity = await fetch(
-      `${coordinator.url}${await publicPage.getAttribute('#final-files a[href$=".sol"]', 'href')}`,
-    );
-    assert.equal(solidity.status, 200);
-    await screenshot(publicPage, '14-public-page-finalised');
-  });
+      await publicPage.reload();
+      await publicPage.waitForSelector('#manifest');
+      assert.deepEqual(JSON.parse((await publicPage.textContent('#manifest'))!), manifest);
+      assert.equal(await publicPage.textContent('#phase'), 'finalised');
+      assert.equal(await publicPage.locator('#final-files a[href$=".sol"]').count(), CIRCUITS.length);
+      const solidity = await fetch(
+        `${coordinator.url}${await publicPage.getAttribute('#final-files a[href$=".sol"]', 'href')}`,
+      );
+      assert.equal(solidity.status, 200);
+      await screenshot(publicPage, '14-public-page-finalised');
+    },
+  );
 
   test('alice opens her receipts file on the public page: each contribution is in its final key, checked', async () => {
     const file = path.join(tmpdir(), `alice-receipts-${process.pid}.json`);
@@ -438,26 +456,30 @@ describe('contributing in the browser, the public page and the coordinator conso
     }
   });
 
-  test('the public page’s fetch script lays out every published file and `ceremony audit` passes on them (the dev ptau pinned)', async () => {
-    const script = (await publicPage.textContent('#audit-script'))!;
-    // The how-to says the ptau must be pinned, and how (else an auditor following it meets audit.ptau_unpinned).
-    const howTo = (await publicPage.textContent('#audit ol'))!;
-    assert.match(howTo, /--ptau-hash HASH/);
-    assert.match(howTo, /This is a test network/);
-    const folder = await mkdtemp(path.join(tmpdir(), 'audit-from-page-'));
-    try {
-      // Asynchronously: the coordinator answering curl runs in this process.
-      // The dev ptau is no known public file: the auditor pins it (the script passes its arguments to the audit).
-      const args = ['-c', script, 'fetch-ceremony.sh', '--ptau-hash', await devPtauHash()];
-      const { stdout } = await promisify(execFile)('sh', args, {
-        cwd: folder,
-        env: { ...process.env, CEREMONY_REPO: REPO_ROOT },
-        timeout: 120_000,
-        maxBuffer: 16 * 1024 * 1024,
-      });
-      assert.match(stdout, /audit passed/);
-    } finally {
-      await rm(folder, { recursive: true, force: true });
-    }
-  });
+  test(
+    'the public page’s fetch script lays out every published file and ' +
+      '`ceremony audit` passes on them (the dev ptau pinned)',
+    async () => {
+      const script = (await publicPage.textContent('#audit-script'))!;
+      // The how-to says the ptau must be pinned, and how (else an auditor following it meets audit.ptau_unpinned).
+      const howTo = (await publicPage.textContent('#audit ol'))!;
+      assert.match(howTo, /--ptau-hash HASH/);
+      assert.match(howTo, /This is a test network/);
+      const folder = await mkdtemp(path.join(tmpdir(), 'audit-from-page-'));
+      try {
+        // Asynchronously: the coordinator answering curl runs in this process.
+        // The dev ptau is no known public file: the auditor pins it (the script passes its arguments to the audit).
+        const args = ['-c', script, 'fetch-ceremony.sh', '--ptau-hash', await devPtauHash()];
+        const { stdout } = await promisify(execFile)('sh', args, {
+          cwd: folder,
+          env: { ...process.env, CEREMONY_REPO: REPO_ROOT },
+          timeout: 120_000,
+          maxBuffer: 16 * 1024 * 1024,
+        });
+        assert.match(stdout, /audit passed/);
+      } finally {
+        await rm(folder, { recursive: true, force: true });
+      }
+    },
+  );
 });

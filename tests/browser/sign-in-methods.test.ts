@@ -95,24 +95,28 @@ describe('sign-in methods in the browser', { timeout: 120_000 }, () => {
     await screenshot(page, 'sign-in-github-below-minimums');
   });
 
-  test('Semaphore: an identity created in the browser is kept across a reload; outside the group, sign-in is refused in plain words', async () => {
-    const page = await newPage('semaphore');
-    await page.goto(`${coordinator.url}/`);
-    await page.click('#semaphore-create');
-    const commitment = (await (await page.waitForSelector('#semaphore-commitment')).textContent())!;
-    assert.match(commitment, /^[0-9]+$/);
-    await page.reload();
-    assert.equal(
-      await (await page.waitForSelector('#semaphore-commitment')).textContent(),
-      commitment,
-      'the identity stays in this browser',
-    );
-    await page.click('#semaphore-sign-in-stored');
-    const notice = await page.waitForSelector('#sign-in [data-error-code="auth.unknown_root"]');
-    assert.ok((await notice.textContent())!.includes(plainWords('auth.unknown_root').next));
-    assert.equal(await page.$('#join'), null, 'not signed in');
-    await screenshot(page, 'sign-in-semaphore-not-in-group');
-  });
+  test(
+    'Semaphore: an identity created in the browser is kept across a ' +
+      'reload; outside the group, sign-in is refused in plain words',
+    async () => {
+      const page = await newPage('semaphore');
+      await page.goto(`${coordinator.url}/`);
+      await page.click('#semaphore-create');
+      const commitment = (await (await page.waitForSelector('#semaphore-commitment')).textContent())!;
+      assert.match(commitment, /^[0-9]+$/);
+      await page.reload();
+      assert.equal(
+        await (await page.waitForSelector('#semaphore-commitment')).textContent(),
+        commitment,
+        'the identity stays in this browser',
+      );
+      await page.click('#semaphore-sign-in-stored');
+      const notice = await page.waitForSelector('#sign-in [data-error-code="auth.unknown_root"]');
+      assert.ok((await notice.textContent())!.includes(plainWords('auth.unknown_root').next));
+      assert.equal(await page.$('#join'), null, 'not signed in');
+      await screenshot(page, 'sign-in-semaphore-not-in-group');
+    },
+  );
 
   test('console: a wrong token is refused in plain words', async () => {
     const page = await newPage('console');

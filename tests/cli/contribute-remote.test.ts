@@ -264,34 +264,38 @@ describe('contributing from a terminal', () => {
     );
   });
 
-  test('one byte corrupted in transit: refused with its reason in plain words and what happens next; the next turn is accepted', async () => {
-    const corrupt = proxy.once('PATCH', /^\/api\/circuits\/register\/contributions\//, 'corrupt', 100_000);
-    const run = contribute(['--demo', 'tamper', 'register'], { via: proxy.url });
-    const { code, output } = await finished(run);
-    await corrupt.reached;
-    assert.equal(code, 0, output);
-    const refusal = /register: refused \[([a-z_.]+)\]: (.*)/.exec(output);
-    assert.ok(refusal, output);
-    const refusedCode = refusal[1]!;
-    assert.match(refusedCode, /^(zkey|contribution)\./);
-    const words = terminalWords(refusedCode);
-    assert.equal(refusal[2], words.what);
-    assert.equal(words.what, plainWords(refusedCode).what, 'the page’s reason');
-    assert.ok(output.includes(`what happens next: ${words.next}`), output);
-    assert.match(words.next, /this command contributes again/);
-    assert.match(output, /register: accepted as contribution #\d+; it matches the hash computed here/);
-    const [, , hash] = HASH_LINE('register').exec(output)!;
-    const mine = (await transcriptOf('register')).filter((e) => e.contributor === 'tamper');
-    assert.deepEqual(
-      mine.map((e) => e.contributionHash),
-      [hash],
-      'one link, the accepted one',
-    );
-    const tamper = new ContributorClient(coordinator.url);
-    await tamper.signInDemo('tamper');
-    const statuses = (await tamper.me()).contributions.map((c) => c.status);
-    assert.deepEqual(statuses, ['refused', 'accepted']);
-  });
+  test(
+    'one byte corrupted in transit: refused with its reason in plain words ' +
+      'and what happens next; the next turn is accepted',
+    async () => {
+      const corrupt = proxy.once('PATCH', /^\/api\/circuits\/register\/contributions\//, 'corrupt', 100_000);
+      const run = contribute(['--demo', 'tamper', 'register'], { via: proxy.url });
+      const { code, output } = await finished(run);
+      await corrupt.reached;
+      assert.equal(code, 0, output);
+      const refusal = /register: refused \[([a-z_.]+)\]: (.*)/.exec(output);
+      assert.ok(refusal, output);
+      const refusedCode = refusal[1]!;
+      assert.match(refusedCode, /^(zkey|contribution)\./);
+      const words = terminalWords(refusedCode);
+      assert.equal(refusal[2], words.what);
+      assert.equal(words.what, plainWords(refusedCode).what, 'the page’s reason');
+      assert.ok(output.includes(`what happens next: ${words.next}`), output);
+      assert.match(words.next, /this command contributes again/);
+      assert.match(output, /register: accepted as contribution #\d+; it matches the hash computed here/);
+      const [, , hash] = HASH_LINE('register').exec(output)!;
+      const mine = (await transcriptOf('register')).filter((e) => e.contributor === 'tamper');
+      assert.deepEqual(
+        mine.map((e) => e.contributionHash),
+        [hash],
+        'one link, the accepted one',
+      );
+      const tamper = new ContributorClient(coordinator.url);
+      await tamper.signInDemo('tamper');
+      const statuses = (await tamper.me()).contributions.map((c) => c.status);
+      assert.deepEqual(statuses, ['refused', 'accepted']);
+    },
+  );
 
   test('with --max-attempts 1, a refusal ends the run (exit 1) and the contributor leaves the queue', async () => {
     proxy.once('PATCH', /^\/api\/circuits\/transact23\/contributions\//, 'corrupt', 100_000);
@@ -301,7 +305,11 @@ describe('contributing from a terminal', () => {
     assert.equal(code, 1, output);
     assert.match(
       output,
-      /^error \[(zkey|contribution)\.[a-z_]+\]: transact23 was refused 1 time \(the limit, --max-attempts\); leaving the queue$/m,
+      new RegExp(
+        '^error \\[(zkey|contribution)\\.[a-z_]+\\]: transact23 was refused 1 ' +
+          'time \\(the limit, --max-attempts\\); leaving the queue$',
+        'm',
+      ),
     );
     const { entries, activeTurns } = await queue();
     assert.ok(
@@ -310,152 +318,167 @@ describe('contributing from a terminal', () => {
     );
   });
 
-  test('a connection dropped mid-upload: the upload resumes from the coordinator’s offset, not from scratch', async () => {
-    const drop = proxy.once('PATCH', /^\/api\/circuits\/transact21\/contributions\//, 'drop', 64 * 1024);
-    const before = proxy.requests.length;
-    const { code, output } = await finished(contribute(['--demo', 'roamer', 'transact21'], { via: proxy.url }));
-    await drop.reached;
-    assert.equal(code, 0, output);
-    const uploads = proxy.requests
-      .slice(before)
-      .filter((r) => r.path.startsWith('/api/circuits/transact21/contributions'));
-    assert.deepEqual(
-      uploads.map((r) => r.method),
-      ['POST', 'PATCH', 'HEAD', 'PATCH'],
-      JSON.stringify(uploads),
-    );
-    const resumedAt = Number(uploads[3]!.uploadOffset);
-    assert.ok(resumedAt > 0 && resumedAt <= 64 * 1024, `resumed at ${resumedAt}`);
-    assert.match(
-      output,
-      new RegExp(
-        `transact21: uploaded \\(resumed at byte ${resumedAt} after a dropped connection\\) \\(download [\\d.]+ s, contribution [\\d.]+ s, upload [\\d.]+ s\\)`,
-      ),
-    );
-    assert.match(output, /transact21: accepted as contribution #1/);
-  });
-
-  test('killed mid-upload and rerun: the same turn is taken again, no second lobby entry, no stray upload or key left behind', async () => {
-    const hold = proxy.once('PATCH', /^\/api\/circuits\/treeUpdate\/contributions\//, 'hold', 64 * 1024);
-    const doomed = contribute(['--demo', 'crash', 'treeUpdate'], { via: proxy.url });
-    await hold.reached;
-    assert.equal((await doomed.stop('SIGKILL')).signal, 'SIGKILL');
-    const afterKill = await queue();
-    const held = afterKill.activeTurns.filter((t) => t.contributorId === 'demo:crash');
-    assert.deepEqual(
-      held.map((t) => [t.circuit, t.state]),
-      [['treeUpdate', 'turn']],
-      'the turn outlives the client',
-    );
-    assert.equal(afterKill.entries.filter((e) => e.contributorId === 'demo:crash').length, 0);
-    const partial = await uploadFiles('treeUpdate');
-    assert.equal(partial.length, 2, `the killed upload is on the coordinator (data and metadata): ${partial}`);
-    assert.ok(
-      (await readdir(cliTmp)).some((name) => name.startsWith('ceremony-contribute-')),
-      'the killed run left its keys',
-    );
-
-    const rerun = contribute(['--demo', 'crash', 'treeUpdate']);
-    await rerun.waitFor(/treeUpdate: your turn/, 30_000);
-    const during = await queue();
-    assert.equal(
-      [...during.entries, ...during.activeTurns].filter((e) => e.contributorId === 'demo:crash').length,
-      1,
-      'one place in the lobby',
-    );
-    const { code, output } = await finished(rerun);
-    assert.equal(code, 0, output);
-    assert.match(output, /treeUpdate: accepted as contribution #1/);
-    assert.deepEqual(
-      await uploadsEmptied('treeUpdate'),
-      [],
-      'the half upload was replaced, the accepted one moved into the chain',
-    );
-    const history = coordinator.db
-      .prepare("SELECT outcome FROM lobby_turn_history WHERE contributor_id = 'demo:crash'")
-      .all();
-    assert.deepEqual(history, [{ outcome: 'accepted' }], 'one turn, granted once, ended accepted');
-    const rows = coordinator.db.prepare("SELECT status FROM contributions WHERE contributor_id = 'demo:crash'").all();
-    assert.deepEqual(rows, [{ status: 'accepted' }], 'the killed upload never became a contribution');
-    assert.deepEqual(
-      (await readdir(cliTmp)).filter((name) => name.startsWith('ceremony-contribute-')),
-      [],
-      'the rerun removed the dead run’s keys',
-    );
-    hold.release();
-  });
-
-  test('Ctrl-C: during a turn on a terminal it asks first (no: carry on; yes: the turn goes to the next in line); while waiting it leaves at once', async () => {
-    const download = proxy.once('GET', /^\/api\/circuits\/transact42\/zkeys\//, 'holdResponse');
-    const command = [BIN, 'contribute', '--coordinator', proxy.url, '--demo', 'holder', 'transact42']
-      .map((a) => `'${a}'`)
-      .join(' ');
-    // `script` gives the client a terminal: Ctrl-C typed there is a SIGINT, and questions can be asked.
-    // `exec`: without it a shell sits between, takes the same SIGINT and, once the client has exited
-    // with its own code, may die of it (exit 130).
-    const terminal = spawn('script', ['-qfec', `exec ${process.execPath} ${command}`, '/dev/null'], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, TMPDIR: cliTmp, TERM: 'dumb' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let screen = '';
-    terminal.stdout!.on('data', (d: Buffer) => (screen += d.toString()));
-    terminal.stderr!.on('data', (d: Buffer) => (screen += d.toString()));
-    const exited = new Promise<number | null>((resolve) => terminal.once('exit', (code) => resolve(code)));
-    const seen = async (pattern: RegExp, from = 0): Promise<number> => {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const at = screen.slice(from).search(pattern);
-        if (at >= 0) return from + at;
-        if (Date.now() > deadline) throw new Error(`no ${pattern} on the terminal:\n${screen}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    };
-    try {
-      await download.reached;
-      terminal.stdin!.write('\u0003');
-      const asked = await seen(
-        /Leave the queue and give up your turn on transact42\? The work on it is lost\. \[y\/N\]/,
+  test(
+    'a connection dropped mid-upload: the upload resumes from the ' + 'coordinator’s offset, not from scratch',
+    async () => {
+      const drop = proxy.once('PATCH', /^\/api\/circuits\/transact21\/contributions\//, 'drop', 64 * 1024);
+      const before = proxy.requests.length;
+      const { code, output } = await finished(contribute(['--demo', 'roamer', 'transact21'], { via: proxy.url }));
+      await drop.reached;
+      assert.equal(code, 0, output);
+      const uploads = proxy.requests
+        .slice(before)
+        .filter((r) => r.path.startsWith('/api/circuits/transact21/contributions'));
+      assert.deepEqual(
+        uploads.map((r) => r.method),
+        ['POST', 'PATCH', 'HEAD', 'PATCH'],
+        JSON.stringify(uploads),
       );
-      terminal.stdin!.write('n');
-      const carriedOn = await seen(/carrying on with the turn/, asked);
-      assert.equal(
-        (await queue()).activeTurns.find((t) => t.circuit === 'transact42')?.contributorId,
-        'demo:holder',
-        'still holding the turn',
+      const resumedAt = Number(uploads[3]!.uploadOffset);
+      assert.ok(resumedAt > 0 && resumedAt <= 64 * 1024, `resumed at ${resumedAt}`);
+      assert.match(
+        output,
+        new RegExp(
+          `transact21: uploaded \\(resumed at byte ${resumedAt} after a dropped ` +
+            `connection\\) \\(download [\\d.]+ s, contribution [\\d.]+ s, upload [\\d.]+ s\\)`,
+        ),
       );
+      assert.match(output, /transact21: accepted as contribution #1/);
+    },
+  );
 
-      // Meanwhile a second contributor waits behind; Ctrl-C (no terminal: the signal is the answer) leaves at once.
-      const waiter = contribute(['--demo', 'waiter', 'transact42']);
-      await waiter.waitFor(/transact42: waiting: next in line/, 30_000);
-      assert.ok((await queue()).entries.some((e) => e.contributorId === 'demo:waiter'));
-      process.kill(-waiter.child.pid!, 'SIGINT');
-      const left = await finished(waiter);
-      assert.equal(left.code, 1, left.output);
-      assert.match(left.output, /left the queue \(interrupted\) for transact42/);
-      assert.ok(!(await queue()).entries.some((e) => e.contributorId === 'demo:waiter'), 'the waiter’s entry is gone');
-
-      terminal.stdin!.write('\u0003');
-      const askedAgain = await seen(/give up your turn on transact42\?/, carriedOn);
-      terminal.stdin!.write('y');
-      await seen(/left the queue \(interrupted\): your turn on transact42 goes to the next in line/, askedAgain);
-      assert.equal(await exited, 1, screen);
-      const after = await queue();
+  test(
+    'killed mid-upload and rerun: the same turn is taken again, no second ' +
+      'lobby entry, no stray upload or key left behind',
+    async () => {
+      const hold = proxy.once('PATCH', /^\/api\/circuits\/treeUpdate\/contributions\//, 'hold', 64 * 1024);
+      const doomed = contribute(['--demo', 'crash', 'treeUpdate'], { via: proxy.url });
+      await hold.reached;
+      assert.equal((await doomed.stop('SIGKILL')).signal, 'SIGKILL');
+      const afterKill = await queue();
+      const held = afterKill.activeTurns.filter((t) => t.contributorId === 'demo:crash');
+      assert.deepEqual(
+        held.map((t) => [t.circuit, t.state]),
+        [['treeUpdate', 'turn']],
+        'the turn outlives the client',
+      );
+      assert.equal(afterKill.entries.filter((e) => e.contributorId === 'demo:crash').length, 0);
+      const partial = await uploadFiles('treeUpdate');
+      assert.equal(partial.length, 2, `the killed upload is on the coordinator (data and metadata): ${partial}`);
       assert.ok(
-        ![...after.entries, ...after.activeTurns].some((e) => e.contributorId === 'demo:holder'),
-        'the holder left',
+        (await readdir(cliTmp)).some((name) => name.startsWith('ceremony-contribute-')),
+        'the killed run left its keys',
       );
-      assert.deepEqual(await uploadFiles('transact42'), []);
-    } finally {
-      download.release();
+
+      const rerun = contribute(['--demo', 'crash', 'treeUpdate']);
+      await rerun.waitFor(/treeUpdate: your turn/, 30_000);
+      const during = await queue();
+      assert.equal(
+        [...during.entries, ...during.activeTurns].filter((e) => e.contributorId === 'demo:crash').length,
+        1,
+        'one place in the lobby',
+      );
+      const { code, output } = await finished(rerun);
+      assert.equal(code, 0, output);
+      assert.match(output, /treeUpdate: accepted as contribution #1/);
+      assert.deepEqual(
+        await uploadsEmptied('treeUpdate'),
+        [],
+        'the half upload was replaced, the accepted one moved into the chain',
+      );
+      const history = coordinator.db
+        .prepare("SELECT outcome FROM lobby_turn_history WHERE contributor_id = 'demo:crash'")
+        .all();
+      assert.deepEqual(history, [{ outcome: 'accepted' }], 'one turn, granted once, ended accepted');
+      const rows = coordinator.db.prepare("SELECT status FROM contributions WHERE contributor_id = 'demo:crash'").all();
+      assert.deepEqual(rows, [{ status: 'accepted' }], 'the killed upload never became a contribution');
+      assert.deepEqual(
+        (await readdir(cliTmp)).filter((name) => name.startsWith('ceremony-contribute-')),
+        [],
+        'the rerun removed the dead run’s keys',
+      );
+      hold.release();
+    },
+  );
+
+  test(
+    'Ctrl-C: during a turn on a terminal it asks first (no: carry on; yes: ' +
+      'the turn goes to the next in line); while waiting it leaves at once',
+    async () => {
+      const download = proxy.once('GET', /^\/api\/circuits\/transact42\/zkeys\//, 'holdResponse');
+      const command = [BIN, 'contribute', '--coordinator', proxy.url, '--demo', 'holder', 'transact42']
+        .map((a) => `'${a}'`)
+        .join(' ');
+      // `script` gives the client a terminal: Ctrl-C typed there is a SIGINT, and questions can be asked.
+      // `exec`: without it a shell sits between, takes the same SIGINT and, once the client has exited
+      // with its own code, may die of it (exit 130).
+      const terminal = spawn('script', ['-qfec', `exec ${process.execPath} ${command}`, '/dev/null'], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, TMPDIR: cliTmp, TERM: 'dumb' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      });
+      let screen = '';
+      terminal.stdout!.on('data', (d: Buffer) => (screen += d.toString()));
+      terminal.stderr!.on('data', (d: Buffer) => (screen += d.toString()));
+      const exited = new Promise<number | null>((resolve) => terminal.once('exit', (code) => resolve(code)));
+      const seen = async (pattern: RegExp, from = 0): Promise<number> => {
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const at = screen.slice(from).search(pattern);
+          if (at >= 0) return from + at;
+          if (Date.now() > deadline) throw new Error(`no ${pattern} on the terminal:\n${screen}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
       try {
-        process.kill(-terminal.pid!, 'SIGKILL');
-      } catch {
-        // already gone
+        await download.reached;
+        terminal.stdin!.write('\u0003');
+        const asked = await seen(
+          /Leave the queue and give up your turn on transact42\? The work on it is lost\. \[y\/N\]/,
+        );
+        terminal.stdin!.write('n');
+        const carriedOn = await seen(/carrying on with the turn/, asked);
+        assert.equal(
+          (await queue()).activeTurns.find((t) => t.circuit === 'transact42')?.contributorId,
+          'demo:holder',
+          'still holding the turn',
+        );
+
+        // Meanwhile a second contributor waits behind; Ctrl-C (no terminal: the signal is the answer) leaves at once.
+        const waiter = contribute(['--demo', 'waiter', 'transact42']);
+        await waiter.waitFor(/transact42: waiting: next in line/, 30_000);
+        assert.ok((await queue()).entries.some((e) => e.contributorId === 'demo:waiter'));
+        process.kill(-waiter.child.pid!, 'SIGINT');
+        const left = await finished(waiter);
+        assert.equal(left.code, 1, left.output);
+        assert.match(left.output, /left the queue \(interrupted\) for transact42/);
+        assert.ok(
+          !(await queue()).entries.some((e) => e.contributorId === 'demo:waiter'),
+          'the waiter’s entry is gone',
+        );
+
+        terminal.stdin!.write('\u0003');
+        const askedAgain = await seen(/give up your turn on transact42\?/, carriedOn);
+        terminal.stdin!.write('y');
+        await seen(/left the queue \(interrupted\): your turn on transact42 goes to the next in line/, askedAgain);
+        assert.equal(await exited, 1, screen);
+        const after = await queue();
+        assert.ok(
+          ![...after.entries, ...after.activeTurns].some((e) => e.contributorId === 'demo:holder'),
+          'the holder left',
+        );
+        assert.deepEqual(await uploadFiles('transact42'), []);
+      } finally {
+        download.release();
+        try {
+          process.kill(-terminal.pid!, 'SIGKILL');
+        } catch {
+          // already gone
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 describe('signing in from a terminal', () => {
@@ -467,48 +490,55 @@ describe('signing in from a terminal', () => {
     return code!;
   }
 
-  test('GitHub device flow: the code is printed, the person authorizes at GitHub, the contribution is made as that account', async () => {
-    github.setProfile(githubProfile());
-    const run = contribute(['--github', 'transact44']);
-    const code = await deviceCode(run);
-    assert.equal(await github.actOnDevice(code, 'authorize'), 200);
-    const { code: exit, output } = await finished(run);
-    assert.equal(exit, 0, output);
-    assert.match(output, /as gina \(github\); contributing to transact44/);
-    // The emulator is not github.com: the client says so before the code is entered.
-    assert.match(output, /warning: http:\/\/127\.0\.0\.1:\d+\/login\/device is not on github\.com/);
-    assert.deepEqual(
-      (await transcriptOf('transact44')).map((e) => e.contributor),
-      ['gina'],
-    );
-    assert.deepEqual(
-      github.deviceCodeRequests().at(-1),
-      { client_id: github.clientId, scope: '' },
-      'the coordinator asked GitHub, with its own client id',
-    );
-  });
+  test(
+    'GitHub device flow: the code is printed, the person authorizes at ' +
+      'GitHub, the contribution is made as that account',
+    async () => {
+      github.setProfile(githubProfile());
+      const run = contribute(['--github', 'transact44']);
+      const code = await deviceCode(run);
+      assert.equal(await github.actOnDevice(code, 'authorize'), 200);
+      const { code: exit, output } = await finished(run);
+      assert.equal(exit, 0, output);
+      assert.match(output, /as gina \(github\); contributing to transact44/);
+      // The emulator is not github.com: the client says so before the code is entered.
+      assert.match(output, /warning: http:\/\/127\.0\.0\.1:\d+\/login\/device is not on github\.com/);
+      assert.deepEqual(
+        (await transcriptOf('transact44')).map((e) => e.contributor),
+        ['gina'],
+      );
+      assert.deepEqual(
+        github.deviceCodeRequests().at(-1),
+        { client_id: github.clientId, scope: '' },
+        'the coordinator asked GitHub, with its own client id',
+      );
+    },
+  );
 
-  test('GitHub device flow: a cancelled authorization and an expired code end the run with their reasons (exit 1)', async () => {
-    github.setProfile(githubProfile({ id: 9002, login: 'hugo' }));
-    const denied = contribute(['--github', 'transact44']);
-    await github.actOnDevice(await deviceCode(denied), 'cancel');
-    const deniedResult = await finished(denied);
-    assert.equal(deniedResult.code, 1, deniedResult.output);
-    assert.match(deniedResult.output, /^error \[auth\.device_denied\]: /m);
-    assert.ok(deniedResult.output.includes(terminalWords('auth.device_denied').what));
+  test(
+    'GitHub device flow: a cancelled authorization and an expired code end ' + 'the run with their reasons (exit 1)',
+    async () => {
+      github.setProfile(githubProfile({ id: 9002, login: 'hugo' }));
+      const denied = contribute(['--github', 'transact44']);
+      await github.actOnDevice(await deviceCode(denied), 'cancel');
+      const deniedResult = await finished(denied);
+      assert.equal(deniedResult.code, 1, deniedResult.output);
+      assert.match(deniedResult.output, /^error \[auth\.device_denied\]: /m);
+      assert.ok(deniedResult.output.includes(terminalWords('auth.device_denied').what));
 
-    const expired = contribute(['--github', 'transact44']);
-    github.expireDevice(await deviceCode(expired));
-    const expiredResult = await finished(expired);
-    assert.equal(expiredResult.code, 1, expiredResult.output);
-    assert.match(expiredResult.output, /^error \[auth\.device_expired\]: /m);
-    assert.ok(expiredResult.output.includes(terminalWords('auth.device_expired').next));
-    const { entries, activeTurns } = await queue();
-    assert.ok(
-      ![...entries, ...activeTurns].some((e) => e.contributorId === 'github:9002'),
-      'never signed in, never joined',
-    );
-  });
+      const expired = contribute(['--github', 'transact44']);
+      github.expireDevice(await deviceCode(expired));
+      const expiredResult = await finished(expired);
+      assert.equal(expiredResult.code, 1, expiredResult.output);
+      assert.match(expiredResult.output, /^error \[auth\.device_expired\]: /m);
+      assert.ok(expiredResult.output.includes(terminalWords('auth.device_expired').next));
+      const { entries, activeTurns } = await queue();
+      assert.ok(
+        ![...entries, ...activeTurns].some((e) => e.contributorId === 'github:9002'),
+        'never signed in, never joined',
+      );
+    },
+  );
 
   test('GitHub device flow: an account below the minimums is refused with the page’s reason', async () => {
     github.setProfile(githubProfile({ id: 9003, login: 'ivy', followers: 0 }));
@@ -520,42 +550,46 @@ describe('signing in from a terminal', () => {
     assert.ok(output.includes(plainWords('auth.below_minimum').what), 'the same reason as the page');
   });
 
-  test('Semaphore: an identity from a file or a variable signs in anonymously (never printed); one outside the group is refused', async () => {
-    const identityFile = path.join(cliTmp, 'identity.txt');
-    await writeFile(identityFile, `${member.export()}\n`, { mode: 0o600 });
-    const fromFile = await finished(contribute(['--semaphore-identity', identityFile, 'transact82']));
-    assert.equal(fromFile.code, 0, fromFile.output);
-    assert.match(fromFile.output, /as anonymous \(semaphore, anonymous\); contributing to transact82/);
-    assert.ok(!fromFile.output.includes(member.export()), 'the identity is never printed');
-    assert.deepEqual(
-      (await transcriptOf('transact82')).map((e) => e.contributor),
-      ['anonymous'],
-    );
+  test(
+    'Semaphore: an identity from a file or a variable signs in anonymously ' +
+      '(never printed); one outside the group is refused',
+    async () => {
+      const identityFile = path.join(cliTmp, 'identity.txt');
+      await writeFile(identityFile, `${member.export()}\n`, { mode: 0o600 });
+      const fromFile = await finished(contribute(['--semaphore-identity', identityFile, 'transact82']));
+      assert.equal(fromFile.code, 0, fromFile.output);
+      assert.match(fromFile.output, /as anonymous \(semaphore, anonymous\); contributing to transact82/);
+      assert.ok(!fromFile.output.includes(member.export()), 'the identity is never printed');
+      assert.deepEqual(
+        (await transcriptOf('transact82')).map((e) => e.contributor),
+        ['anonymous'],
+      );
 
-    const fromVariable = await finished(
-      contribute(['--semaphore-identity-env', 'CEREMONY_TEST_IDENTITY', 'transact84'], {
-        env: { CEREMONY_TEST_IDENTITY: member.export() },
-      }),
-    );
-    assert.equal(fromVariable.code, 0, fromVariable.output);
-    assert.ok(!fromVariable.output.includes(member.export()));
+      const fromVariable = await finished(
+        contribute(['--semaphore-identity-env', 'CEREMONY_TEST_IDENTITY', 'transact84'], {
+          env: { CEREMONY_TEST_IDENTITY: member.export() },
+        }),
+      );
+      assert.equal(fromVariable.code, 0, fromVariable.output);
+      assert.ok(!fromVariable.output.includes(member.export()));
 
-    const outsiderFile = path.join(cliTmp, 'outsider.txt');
-    await writeFile(outsiderFile, outsider.export(), { mode: 0o600 });
-    const refused = await finished(contribute(['--semaphore-identity', outsiderFile, 'transact84']));
-    assert.equal(refused.code, 1, refused.output);
-    assert.match(refused.output, /^error \[auth\.unknown_root\]: .*not in the ceremony's group/m);
-    assert.ok(refused.output.includes(plainWords('auth.unknown_root').what));
+      const outsiderFile = path.join(cliTmp, 'outsider.txt');
+      await writeFile(outsiderFile, outsider.export(), { mode: 0o600 });
+      const refused = await finished(contribute(['--semaphore-identity', outsiderFile, 'transact84']));
+      assert.equal(refused.code, 1, refused.output);
+      assert.match(refused.output, /^error \[auth\.unknown_root\]: .*not in the ceremony's group/m);
+      assert.ok(refused.output.includes(plainWords('auth.unknown_root').what));
 
-    await writeFile(outsiderFile, 'not an identity', { mode: 0o600 });
-    const garbled = await finished(contribute(['--semaphore-identity', outsiderFile, 'transact84']));
-    assert.equal(garbled.code, 2, garbled.output);
-    assert.match(
-      garbled.output,
-      /^error \[input\.invalid\]: the file .* does not hold an exported Semaphore identity/m,
-    );
-    assert.ok(!garbled.output.includes('not an identity'), 'what was read is not echoed');
-  });
+      await writeFile(outsiderFile, 'not an identity', { mode: 0o600 });
+      const garbled = await finished(contribute(['--semaphore-identity', outsiderFile, 'transact84']));
+      assert.equal(garbled.code, 2, garbled.output);
+      assert.match(
+        garbled.output,
+        /^error \[input\.invalid\]: the file .* does not hold an exported Semaphore identity/m,
+      );
+      assert.ok(!garbled.output.includes('not an identity'), 'what was read is not echoed');
+    },
+  );
 });
 
 describe('the routes behind it', () => {

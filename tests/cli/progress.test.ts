@@ -120,17 +120,23 @@ test("snarkjs's counted debug messages become done/total", () => {
   assert.equal(parseSnarkjsCount('c', 'Reading r1cs'), undefined);
 });
 
-test('`ceremony init` without a terminal prints a start and a "done in" line per circuit, and no terminal codes', async () => {
-  const result = await runCli(['init', '--data', dataDir]);
-  assert.equal(result.code, 0, result.stderr);
-  const config = await loadCeremonyConfig(dataDir);
-  for (const circuit of config.circuits) {
-    assert.match(result.stderr, new RegExp(`^… ${circuit.name}: creating contribution 0 \\(\\d+ constraints\\)$`, 'm'));
-    assert.match(result.stderr, new RegExp(`^… ${circuit.name}: done in \\d+\\.\\d s$`, 'm'));
-  }
-  assert.doesNotMatch(result.stderr, /\x1b|\r/);
-  assert.equal(result.stdout.trim().split('\n').length, config.circuits.length, 'stdout keeps one result a line');
-});
+test(
+  '`ceremony init` without a terminal prints a start and a "done in" ' + 'line per circuit, and no terminal codes',
+  async () => {
+    const result = await runCli(['init', '--data', dataDir]);
+    assert.equal(result.code, 0, result.stderr);
+    const config = await loadCeremonyConfig(dataDir);
+    for (const circuit of config.circuits) {
+      assert.match(
+        result.stderr,
+        new RegExp(`^… ${circuit.name}: creating contribution 0 \\(\\d+ constraints\\)$`, 'm'),
+      );
+      assert.match(result.stderr, new RegExp(`^… ${circuit.name}: done in \\d+\\.\\d s$`, 'm'));
+    }
+    assert.doesNotMatch(result.stderr, /\x1b|\r/);
+    assert.equal(result.stdout.trim().split('\n').length, config.circuits.length, 'stdout keeps one result a line');
+  },
+);
 
 test('a real contribution reports the counts snarkjs logs while it applies the key and verifies', async () => {
   const events: ProgressEvent[] = [];

@@ -121,19 +121,22 @@ test('an unpinned ptau fails the audit at once (exit 1), showing its BLAKE2b-512
   );
 });
 
-test('a ptau other than the pinned one fails (audit.ptau_hash_mismatch); a malformed pin is a usage error', async () => {
-  const other = 'ab'.repeat(64);
-  const report = await auditCeremony(published.dataDir, undefined, { ptauHash: other });
-  assert.equal(report.ok, false);
-  assert.equal(finding(report, 'ptau').code, 'audit.ptau_hash_mismatch');
-  assert.match(
-    finding(report, 'ptau').summary,
-    new RegExp(`its BLAKE2b-512 is ${await devPtauHash()}, the pin ${other}`),
-  );
-  const usage = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', 'abc']);
-  assert.equal(usage.code, 2);
-  assert.match(usage.stderr, /^error \[usage\.invalid_arguments\]: --ptau-hash must be a BLAKE2b-512/m);
-});
+test(
+  'a ptau other than the pinned one fails (audit.ptau_hash_mismatch); a ' + 'malformed pin is a usage error',
+  async () => {
+    const other = 'ab'.repeat(64);
+    const report = await auditCeremony(published.dataDir, undefined, { ptauHash: other });
+    assert.equal(report.ok, false);
+    assert.equal(finding(report, 'ptau').code, 'audit.ptau_hash_mismatch');
+    assert.match(
+      finding(report, 'ptau').summary,
+      new RegExp(`its BLAKE2b-512 is ${await devPtauHash()}, the pin ${other}`),
+    );
+    const usage = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', 'abc']);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /^error \[usage\.invalid_arguments\]: --ptau-hash must be a BLAKE2b-512/m);
+  },
+);
 
 test("a pinned development ptau passes, marked INSECURE; b2sum's whole line is accepted as the pin", async () => {
   const line = `${(await devPtauHash()).toUpperCase()}  ptau/dev-pot10-insecure.ptau`;
@@ -143,46 +146,49 @@ test("a pinned development ptau passes, marked INSECURE; b2sum's whole line is a
   assert.match(result.stdout, /^ptau sections ok: /m);
 });
 
-test('a chain finalised with no contribution fails the audit, naming the circuit (audit.too_few_contributions)', async () => {
-  const dir = await copy();
-  const paths = ceremonyPaths(dir);
-  // register: contribution 0 straight to the beacon, the transcript rewritten to match.
-  const finalPath = paths.finalZkeyPath('register');
-  await unlink(finalPath);
-  assert.ok(
-    await snarkjs.zKey.beacon(
-      paths.zkeyPath('register', 0),
-      finalPath,
-      'Final beacon',
-      TEST_BEACON,
-      TEST_BEACON_ITERATIONS,
-    ),
-  );
-  const info = await readZkeyInfo(finalPath);
-  const beaconHash = contributionHash(await getBn128(), info.mpc.contributions.at(-1)!);
-  const fileHash = await hashFile(finalPath);
-  await rewriteTranscript(dir, (entries) =>
-    entries
-      .filter((e) => !(e.type === 'contribution' && e.circuit === 'register'))
-      .map((e) =>
-        e.type === 'beacon' && e.circuit === 'register'
-          ? { ...e, index: 1, contributionHash: beaconHash, fileHash }
-          : e,
+test(
+  'a chain finalised with no contribution fails the audit, naming the ' + 'circuit (audit.too_few_contributions)',
+  async () => {
+    const dir = await copy();
+    const paths = ceremonyPaths(dir);
+    // register: contribution 0 straight to the beacon, the transcript rewritten to match.
+    const finalPath = paths.finalZkeyPath('register');
+    await unlink(finalPath);
+    assert.ok(
+      await snarkjs.zKey.beacon(
+        paths.zkeyPath('register', 0),
+        finalPath,
+        'Final beacon',
+        TEST_BEACON,
+        TEST_BEACON_ITERATIONS,
       ),
-  );
-  const report = await auditCeremony(dir, undefined, { ptauHash: await devPtauHash() });
-  assert.equal(report.ok, false);
-  const register = finding(report, 'register');
-  assert.equal(register.code, 'audit.too_few_contributions');
-  assert.match(
-    register.summary,
-    /circuit register was finalised with 0 contributions; ceremony\.json requires at least 1/,
-  );
-  assert.deepEqual(
-    report.findings.filter((f) => !f.ok).map((f) => f.subject),
-    ['register', 'manifest'],
-  );
-});
+    );
+    const info = await readZkeyInfo(finalPath);
+    const beaconHash = contributionHash(await getBn128(), info.mpc.contributions.at(-1)!);
+    const fileHash = await hashFile(finalPath);
+    await rewriteTranscript(dir, (entries) =>
+      entries
+        .filter((e) => !(e.type === 'contribution' && e.circuit === 'register'))
+        .map((e) =>
+          e.type === 'beacon' && e.circuit === 'register'
+            ? { ...e, index: 1, contributionHash: beaconHash, fileHash }
+            : e,
+        ),
+    );
+    const report = await auditCeremony(dir, undefined, { ptauHash: await devPtauHash() });
+    assert.equal(report.ok, false);
+    const register = finding(report, 'register');
+    assert.equal(register.code, 'audit.too_few_contributions');
+    assert.match(
+      register.summary,
+      /circuit register was finalised with 0 contributions; ceremony\.json requires at least 1/,
+    );
+    assert.deepEqual(
+      report.findings.filter((f) => !f.ok).map((f) => f.subject),
+      ['register', 'manifest'],
+    );
+  },
+);
 
 test('minContributions in ceremony.json: chains finalised with fewer fail, each named', async () => {
   const dir = await copy();
@@ -274,92 +280,96 @@ test('an r1cs pinned in ceremony.json or by the auditor must have that hash (r1c
   );
 });
 
-test("--json: the findings, the ptau and r1cs hashes with their pins, and every chain's contributions as the transcript records them", async () => {
-  const dir = await copy();
-  const config = await loadCeremonyConfig(dir);
-  const registerHash = await hashFile(config.circuits[0]!.r1csPath);
-  const treeUpdateHash = await hashFile(config.circuits[1]!.r1csPath);
-  await editConfig(dir, (raw) => {
-    raw.circuits[0].r1csHash = registerHash;
-  });
-  const result = await runCli([
-    'audit',
-    dir,
-    '--quiet',
-    '--json',
-    '--ptau-hash',
-    await devPtauHash(),
-    '--r1cs-hash',
-    `treeUpdate=${treeUpdateHash}`,
-  ]);
-  assert.equal(result.code, 0, result.stdout + result.stderr);
-  const json = JSON.parse(result.stdout);
-  assert.equal(json.format, 'ceremony-audit');
-  assert.equal(json.version, 1);
-  assert.equal(json.ok, true);
-  assert.equal(json.finalised, true);
-  assert.deepEqual(
-    json.findings.map((f: { subject: string }) => f.subject),
-    ['ptau', 'inputs', 'ptau sections', 'transcript', ...published.circuits.map((c) => c.name), 'manifest'],
-  );
-  assert.deepEqual(
-    { ...json.ptau, sectionsChecked: undefined },
-    {
-      path: 'ptau/dev-pot10-insecure.ptau',
-      blake2b512: await devPtauHash(),
-      pinned: true,
-      pinnedByAuditor: true,
-      insecure: true,
-      sectionsChecked: undefined,
-    },
-  );
-  assert.ok(
-    json.ptau.sectionsChecked.some((s: string) => /^section 12 \(λ\) at 2\^11, odd points \(H\)/.test(s)),
-    json.ptau.sectionsChecked.join('\n'),
-  );
-  assert.deepEqual(json.circuits[0].r1cs, {
-    path: 'circuits/register.r1cs',
-    blake2b512: registerHash,
-    pinnedBy: ['ceremony.json'],
-  });
-  assert.deepEqual(json.circuits[1].r1cs, {
-    path: 'circuits/treeUpdate.r1cs',
-    blake2b512: treeUpdateHash,
-    pinnedBy: ['auditor'],
-  });
-  const transcript = (await readFile(ceremonyPaths(dir).transcriptPath, 'utf8'))
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as TranscriptEntry);
-  for (const circuit of json.circuits) {
-    const recorded = transcript.filter(
-      (e): e is Extract<TranscriptEntry, { type: 'contribution' }> =>
-        e.type === 'contribution' && e.circuit === circuit.name,
+test(
+  '--json: the findings, the ptau and r1cs hashes with their pins, and ' +
+    "every chain's contributions as the transcript records them",
+  async () => {
+    const dir = await copy();
+    const config = await loadCeremonyConfig(dir);
+    const registerHash = await hashFile(config.circuits[0]!.r1csPath);
+    const treeUpdateHash = await hashFile(config.circuits[1]!.r1csPath);
+    await editConfig(dir, (raw) => {
+      raw.circuits[0].r1csHash = registerHash;
+    });
+    const result = await runCli([
+      'audit',
+      dir,
+      '--quiet',
+      '--json',
+      '--ptau-hash',
+      await devPtauHash(),
+      '--r1cs-hash',
+      `treeUpdate=${treeUpdateHash}`,
+    ]);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    const json = JSON.parse(result.stdout);
+    assert.equal(json.format, 'ceremony-audit');
+    assert.equal(json.version, 1);
+    assert.equal(json.ok, true);
+    assert.equal(json.finalised, true);
+    assert.deepEqual(
+      json.findings.map((f: { subject: string }) => f.subject),
+      ['ptau', 'inputs', 'ptau sections', 'transcript', ...published.circuits.map((c) => c.name), 'manifest'],
     );
     assert.deepEqual(
-      circuit.contributions,
-      recorded.map((e) => ({
-        index: e.index,
-        contributor: e.contributor,
-        name: e.contributor,
-        contributionHash: e.contributionHash,
-        verified: true,
-      })),
-      circuit.name,
+      { ...json.ptau, sectionsChecked: undefined },
+      {
+        path: 'ptau/dev-pot10-insecure.ptau',
+        blake2b512: await devPtauHash(),
+        pinned: true,
+        pinnedByAuditor: true,
+        insecure: true,
+        sectionsChecked: undefined,
+      },
     );
-    const beacon = transcript.find((e) => e.type === 'beacon' && e.circuit === circuit.name) as Extract<
-      TranscriptEntry,
-      { type: 'beacon' }
-    >;
-    assert.deepEqual(circuit.final, {
-      contributionHash: beacon.contributionHash,
-      beacon: beacon.beacon,
-      iterationsExp: beacon.iterationsExp,
-      verified: true,
+    assert.ok(
+      json.ptau.sectionsChecked.some((s: string) => /^section 12 \(λ\) at 2\^11, odd points \(H\)/.test(s)),
+      json.ptau.sectionsChecked.join('\n'),
+    );
+    assert.deepEqual(json.circuits[0].r1cs, {
+      path: 'circuits/register.r1cs',
+      blake2b512: registerHash,
+      pinnedBy: ['ceremony.json'],
     });
-    assert.equal(circuit.minContributions, 1);
-  }
-});
+    assert.deepEqual(json.circuits[1].r1cs, {
+      path: 'circuits/treeUpdate.r1cs',
+      blake2b512: treeUpdateHash,
+      pinnedBy: ['auditor'],
+    });
+    const transcript = (await readFile(ceremonyPaths(dir).transcriptPath, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as TranscriptEntry);
+    for (const circuit of json.circuits) {
+      const recorded = transcript.filter(
+        (e): e is Extract<TranscriptEntry, { type: 'contribution' }> =>
+          e.type === 'contribution' && e.circuit === circuit.name,
+      );
+      assert.deepEqual(
+        circuit.contributions,
+        recorded.map((e) => ({
+          index: e.index,
+          contributor: e.contributor,
+          name: e.contributor,
+          contributionHash: e.contributionHash,
+          verified: true,
+        })),
+        circuit.name,
+      );
+      const beacon = transcript.find((e) => e.type === 'beacon' && e.circuit === circuit.name) as Extract<
+        TranscriptEntry,
+        { type: 'beacon' }
+      >;
+      assert.deepEqual(circuit.final, {
+        contributionHash: beacon.contributionHash,
+        beacon: beacon.beacon,
+        iterationsExp: beacon.iterationsExp,
+        verified: true,
+      });
+      assert.equal(circuit.minContributions, 1);
+    }
+  },
+);
 
 test('the text output lists every contribution with its full hash, so a contributor can find theirs', async () => {
   const result = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', await devPtauHash()]);
@@ -379,61 +389,68 @@ test('the text output lists every contribution with its full hash, so a contribu
   assert.match(result.stdout, /^  register circuits\/register\.r1cs [0-9a-f]{128}$/m);
 });
 
-test('a ceremony built on a ptau with a forged Lagrange point passes every key check, and fails the ptau sections check', async () => {
-  // One circuit, so the ceremony is quick to build: init on the forged ptau, one contribution, finalise.
-  const dir = await newCeremonyDir({
-    configOverrides: {
-      circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
-    },
-  });
-  scratch.push(dir);
-  const config = await loadCeremonyConfig(dir);
-  const forged = path.join(dir, 'forged.ptau');
-  await copyFile(config.ptauPath, forged);
-  await unlink(config.ptauPath);
-  await copyFile(forged, config.ptauPath);
-  await rm(forged);
-  // λ_0 at the circuit's level replaced by its double: zkey new then builds A, B, C on it.
-  const level = requiredPtauPower(await readR1csSummary(config.circuits[0]!.r1csPath));
-  const bytes = await readFile(config.ptauPath);
-  const handle = await import('node:fs/promises').then((fs) => fs.open(config.ptauPath, 'r'));
-  const lagrange = (await readSectionTable(handle, bytes.length, 'ptau')).sections.get(12)!;
-  await handle.close();
-  const curve = await getBn128();
-  const at = lagrange.offset + (2 ** level - 1) * 64;
-  const point = curve.G1.fromRprLEM(bytes, at);
-  const doubled = new Uint8Array(64);
-  curve.G1.toRprLEM(doubled, 0, curve.G1.toAffine(curve.G1.add(point, point)));
-  bytes.set(doubled, at);
-  await writeFile(config.ptauPath, bytes);
+test(
+  'a ceremony built on a ptau with a forged Lagrange point passes every ' +
+    'key check, and fails the ptau sections check',
+  async () => {
+    // One circuit, so the ceremony is quick to build: init on the forged ptau, one contribution, finalise.
+    const dir = await newCeremonyDir({
+      configOverrides: {
+        circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
+      },
+    });
+    scratch.push(dir);
+    const config = await loadCeremonyConfig(dir);
+    const forged = path.join(dir, 'forged.ptau');
+    await copyFile(config.ptauPath, forged);
+    await unlink(config.ptauPath);
+    await copyFile(forged, config.ptauPath);
+    await rm(forged);
+    // λ_0 at the circuit's level replaced by its double: zkey new then builds A, B, C on it.
+    const level = requiredPtauPower(await readR1csSummary(config.circuits[0]!.r1csPath));
+    const bytes = await readFile(config.ptauPath);
+    const handle = await import('node:fs/promises').then((fs) => fs.open(config.ptauPath, 'r'));
+    const lagrange = (await readSectionTable(handle, bytes.length, 'ptau')).sections.get(12)!;
+    await handle.close();
+    const curve = await getBn128();
+    const at = lagrange.offset + (2 ** level - 1) * 64;
+    const point = curve.G1.fromRprLEM(bytes, at);
+    const doubled = new Uint8Array(64);
+    curve.G1.toRprLEM(doubled, 0, curve.G1.toAffine(curve.G1.add(point, point)));
+    bytes.set(doubled, at);
+    await writeFile(config.ptauPath, bytes);
 
-  await initCeremony(dir);
-  await contributeLocally(dir, 'register', 'alice');
-  await finaliseCeremony(dir, { beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS });
-  const report = await auditCeremony(dir, undefined, { ptauHash: await hashFile(config.ptauPath) });
-  assert.equal(report.ok, false);
-  const sections = finding(report, 'ptau sections');
-  assert.equal(sections.code, 'audit.ptau_inconsistent');
-  assert.match(
-    sections.summary,
-    new RegExp(`section 12 \\(λ\\) at 2\\^${level} against section 2: not its Lagrange basis`),
-  );
-  // Nothing after it is checked: contribution 0 means nothing on such a ptau.
-  assert.deepEqual(
-    report.findings.map((f) => f.subject),
-    ['ptau', 'inputs', 'ptau sections'],
-  );
-});
+    await initCeremony(dir);
+    await contributeLocally(dir, 'register', 'alice');
+    await finaliseCeremony(dir, { beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS });
+    const report = await auditCeremony(dir, undefined, { ptauHash: await hashFile(config.ptauPath) });
+    assert.equal(report.ok, false);
+    const sections = finding(report, 'ptau sections');
+    assert.equal(sections.code, 'audit.ptau_inconsistent');
+    assert.match(
+      sections.summary,
+      new RegExp(`section 12 \\(λ\\) at 2\\^${level} against section 2: not its Lagrange basis`),
+    );
+    // Nothing after it is checked: contribution 0 means nothing on such a ptau.
+    assert.deepEqual(
+      report.findings.map((f) => f.subject),
+      ['ptau', 'inputs', 'ptau sections'],
+    );
+  },
+);
 
-test('a final key whose δ equals its γ is refused, naming the circuit and the verifier (vkey.delta_equals_gamma)', async () => {
-  const vkey = JSON.parse(await readFile(path.join(published.finalDir, 'register.vkey.json'), 'utf8'));
-  assert.doesNotThrow(() => refuseDeltaEqualsGamma(vkey, 'register', 'VerifierRegister'));
-  assert.throws(
-    () => refuseDeltaEqualsGamma({ ...vkey, vk_delta_2: vkey.vk_gamma_2 }, 'register', 'VerifierRegister'),
-    (error: Error & { code?: string }) => {
-      assert.equal(error.code, 'vkey.delta_equals_gamma');
-      assert.match(error.message, /^circuit register \(VerifierRegister\): δ equals γ in its verification key/);
-      return true;
-    },
-  );
-});
+test(
+  'a final key whose δ equals its γ is refused, naming the circuit and ' + 'the verifier (vkey.delta_equals_gamma)',
+  async () => {
+    const vkey = JSON.parse(await readFile(path.join(published.finalDir, 'register.vkey.json'), 'utf8'));
+    assert.doesNotThrow(() => refuseDeltaEqualsGamma(vkey, 'register', 'VerifierRegister'));
+    assert.throws(
+      () => refuseDeltaEqualsGamma({ ...vkey, vk_delta_2: vkey.vk_gamma_2 }, 'register', 'VerifierRegister'),
+      (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'vkey.delta_equals_gamma');
+        assert.match(error.message, /^circuit register \(VerifierRegister\): δ equals γ in its verification key/);
+        return true;
+      },
+    );
+  },
+);

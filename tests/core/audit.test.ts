@@ -181,22 +181,25 @@ test('a forged link is caught even when the transcript was rewritten to match it
   assert.match(report.findings.find((f) => f.subject === 'transact21')!.summary, /contribution\.l_section_invalid/);
 });
 
-test('a contribution 0 with a replaced point, its transcript hash rewritten to match, is refused naming the section', async () => {
-  const report = await tamperedCeremony(async (dir) => {
-    const paths = ceremonyPaths(dir);
-    const file = paths.zkeyPath('register', 0);
-    await replacePoint(file, SECTION.a, 2);
-    const fileHash = await hashFile(file);
-    await rewriteTranscript(paths, (entry) => {
-      if (entry.type === 'init' && entry.circuit === 'register') entry.fileHash = fileHash;
+test(
+  'a contribution 0 with a replaced point, its transcript hash rewritten ' + 'to match, is refused naming the section',
+  async () => {
+    const report = await tamperedCeremony(async (dir) => {
+      const paths = ceremonyPaths(dir);
+      const file = paths.zkeyPath('register', 0);
+      await replacePoint(file, SECTION.a, 2);
+      const fileHash = await hashFile(file);
+      await rewriteTranscript(paths, (entry) => {
+        if (entry.type === 'init' && entry.circuit === 'register') entry.fileHash = fileHash;
+      });
     });
-  });
-  assert.deepEqual(
-    failed(report).filter((s) => s !== 'manifest'),
-    ['register'],
-  );
-  assert.match(report.findings.find((f) => f.subject === 'register')!.summary, /audit\.initial_key_mismatch.*: A /);
-});
+    assert.deepEqual(
+      failed(report).filter((s) => s !== 'manifest'),
+      ['register'],
+    );
+    assert.match(report.findings.find((f) => f.subject === 'register')!.summary, /audit\.initial_key_mismatch.*: A /);
+  },
+);
 
 test('a replaced point in the final key is caught against the combination carried along the chain', async () => {
   const report = await tamperedCeremony(async (dir) => {

@@ -63,7 +63,10 @@ describe('a ceremony from init to audit', () => {
     assert.equal(result.code, 1);
     assert.match(
       result.stderr,
-      /error \[finalise\.too_few_contributions\]: ceremony\.json requires at least 1 contribution per circuit before finalising; too few for: register \(0\)/,
+      new RegExp(
+        'error \\[finalise\\.too_few_contributions\\]: ceremony\\.json requires at ' +
+          'least 1 contribution per circuit before finalising; too few for: register \\(0\\)',
+      ),
     );
   });
 

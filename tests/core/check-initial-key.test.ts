@@ -86,41 +86,44 @@ test('the contribution 0 that zkey new wrote passes, and the check returns its c
   );
 });
 
-test('a key made from another r1cs of the same shape (one coefficient of C changed) is refused in L or IC', async () => {
-  // Constraint 0's first C term gets coefficient 2: same sizes, same A and B, another circuit.
-  const other = await copyOf(r1csPath);
-  const bytes = await readFile(other);
-  let p = 12;
-  let constraints = -1;
-  for (let i = 0; i < bytes.readUInt32LE(8); i++) {
-    const id = bytes.readUInt32LE(p);
-    const size = Number(bytes.readBigUInt64LE(p + 4));
-    if (id === 2) constraints = p + 12;
-    p += 12 + size;
-  }
-  assert.ok(constraints > 0);
-  let q = constraints;
-  let signal = -1;
-  let nPublic = 0;
-  for (let c = 0; signal < 0; c++) {
-    for (const matrix of ['A', 'B', 'C']) {
-      const n = bytes.readUInt32LE(q);
-      q += 4;
-      if (matrix === 'C' && n > 0) {
-        signal = bytes.readUInt32LE(q);
-        bytes.fill(0, q + 4, q + 36);
-        bytes[q + 4] = 2;
-        break;
-      }
-      q += n * 36;
+test(
+  'a key made from another r1cs of the same shape (one coefficient of C ' + 'changed) is refused in L or IC',
+  async () => {
+    // Constraint 0's first C term gets coefficient 2: same sizes, same A and B, another circuit.
+    const other = await copyOf(r1csPath);
+    const bytes = await readFile(other);
+    let p = 12;
+    let constraints = -1;
+    for (let i = 0; i < bytes.readUInt32LE(8); i++) {
+      const id = bytes.readUInt32LE(p);
+      const size = Number(bytes.readBigUInt64LE(p + 4));
+      if (id === 2) constraints = p + 12;
+      p += 12 + size;
     }
-  }
-  await writeFile(other, bytes);
-  nPublic = (await readZkeyInfo(zkeyPath)).header.nPublic;
-  const key = path.join(scratch, 'other-r1cs.zkey');
-  await snarkjs.zKey.newZKey(other, ptauPath, key);
-  await assertRefused(key, signal <= nPublic ? 'IC' : 'L');
-});
+    assert.ok(constraints > 0);
+    let q = constraints;
+    let signal = -1;
+    let nPublic = 0;
+    for (let c = 0; signal < 0; c++) {
+      for (const matrix of ['A', 'B', 'C']) {
+        const n = bytes.readUInt32LE(q);
+        q += 4;
+        if (matrix === 'C' && n > 0) {
+          signal = bytes.readUInt32LE(q);
+          bytes.fill(0, q + 4, q + 36);
+          bytes[q + 4] = 2;
+          break;
+        }
+        q += n * 36;
+      }
+    }
+    await writeFile(other, bytes);
+    nPublic = (await readZkeyInfo(zkeyPath)).header.nPublic;
+    const key = path.join(scratch, 'other-r1cs.zkey');
+    await snarkjs.zKey.newZKey(other, ptauPath, key);
+    await assertRefused(key, signal <= nPublic ? 'IC' : 'L');
+  },
+);
 
 test('a key made from another ptau (another secret) is refused', async () => {
   const curve = await getBn128();

@@ -34,7 +34,9 @@ after(async () => {
   await releaseBn128();
 });
 
-/** A copy of the dev ptau with point `index` of `section` (from the section's start) doubled, or a byte of it flipped. */
+/**
+ * A copy of the dev ptau with point `index` of `section` (from the section's start) doubled, or a byte of it flipped.
+ */
 async function forged(section: number, index: number, how: 'double' | 'off-curve' = 'double'): Promise<string> {
   const target = path.join(scratch, `forged-${copies++}.ptau`);
   await copyFile(ptau, target);
@@ -128,12 +130,15 @@ test('a changed power of τ, α·τ or β·τ is refused, naming its section', a
   await assertRefused(await forged(5, 511), [9], /section 5 does not hold successive powers of τ/);
 });
 
-test("β2 not carrying β1's β, a first power that is not the generator, and a point off the curve are refused", async () => {
-  await assertRefused(await forged(6, 0), [9], /β1 \(section 5\) and β2 \(section 6\) do not carry the same β/);
-  await assertRefused(await forged(2, 0), [9], /section 2 does not start with the generator of G1/);
-  await assertRefused(
-    await forged(12, levelPoint(9, 17), 'off-curve'),
-    [9],
-    /point 17 of section 12 at 2\^9 is not a point of the curve/,
-  );
-});
+test(
+  "β2 not carrying β1's β, a first power that is not the generator, and " + 'a point off the curve are refused',
+  async () => {
+    await assertRefused(await forged(6, 0), [9], /β1 \(section 5\) and β2 \(section 6\) do not carry the same β/);
+    await assertRefused(await forged(2, 0), [9], /section 2 does not start with the generator of G1/);
+    await assertRefused(
+      await forged(12, levelPoint(9, 17), 'off-curve'),
+      [9],
+      /point 17 of section 12 at 2\^9 is not a point of the curve/,
+    );
+  },
+);

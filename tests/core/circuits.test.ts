@@ -27,18 +27,21 @@ const SPEC = [
 const scratch = mkdtemp(path.join(tmpdir(), 'circuits-'));
 after(async () => rm(await scratch, { recursive: true, force: true }));
 
-test('ceremony.json names the nine circuits of the spec, in order, with their verifiers and public inputs', async () => {
-  const config = await loadCeremonyConfig(PROJECT_DATA_DIR);
-  assert.deepEqual(
-    config.circuits.map((c) => [c.name, c.verifier, c.publicInputs]),
-    SPEC,
-  );
-  assert.equal(
-    config.testNetwork,
-    true,
-    'the project ceremony runs on a development ptau and must stay a test network',
-  );
-});
+test(
+  'ceremony.json names the nine circuits of the spec, in order, with ' + 'their verifiers and public inputs',
+  async () => {
+    const config = await loadCeremonyConfig(PROJECT_DATA_DIR);
+    assert.deepEqual(
+      config.circuits.map((c) => [c.name, c.verifier, c.publicInputs]),
+      SPEC,
+    );
+    assert.equal(
+      config.testNetwork,
+      true,
+      'the project ceremony runs on a development ptau and must stay a test network',
+    );
+  },
+);
 
 test('every committed r1cs has the spec public-input count and a few hundred constraints or more', async () => {
   const config = await loadCeremonyConfig(PROJECT_DATA_DIR);

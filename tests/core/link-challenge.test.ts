@@ -105,15 +105,21 @@ describe('verifyLinkFromHead with a circuit key', () => {
     assert.notDeepEqual(fresh.combination, cached.combination);
   });
 
-  it('on the cached path reads only the candidate: a head whose H is wiped still verifies, without the cache it does not', async () => {
-    const hollow = await tamperedCopy(key.z1!, path.join(dir, 'z1-hollow.zkey'), (bytes, info) => {
-      const { offset, size } = info.sections.get(SECTION.h)!;
-      bytes.fill(0, offset, offset + size);
-    });
-    const cached = await verifyLinkFromHead(hollow, key.z2!, { challenge: { key: circuitKey, head: combination.z1! } });
-    assert.deepEqual(cached.combination, combination.z2);
-    await assert.rejects(verifyLinkFromHead(hollow, key.z2!, { challenge: { key: circuitKey } }), isCoordinatorError);
-  });
+  it(
+    'on the cached path reads only the candidate: a head whose H is wiped ' +
+      'still verifies, without the cache it does not',
+    async () => {
+      const hollow = await tamperedCopy(key.z1!, path.join(dir, 'z1-hollow.zkey'), (bytes, info) => {
+        const { offset, size } = info.sections.get(SECTION.h)!;
+        bytes.fill(0, offset, offset + size);
+      });
+      const cached = await verifyLinkFromHead(hollow, key.z2!, {
+        challenge: { key: circuitKey, head: combination.z1! },
+      });
+      assert.deepEqual(cached.combination, combination.z2);
+      await assert.rejects(verifyLinkFromHead(hollow, key.z2!, { challenge: { key: circuitKey } }), isCoordinatorError);
+    },
+  );
 
   describe('on the cached path refuses', () => {
     const cachedCheck = (file: string) =>
@@ -151,18 +157,22 @@ describe('verifyLinkFromHead with a circuit key', () => {
       });
       await refusedWith('contribution.point_not_on_curve', cachedCheck(file));
     });
-    it('a candidate with a point at infinity where the head has none, before any sum (an off-curve point in it is not what is reported)', async () => {
-      const file = await edit('l-identity', (bytes, info) => {
-        bytes.fill(0, sectionOffset(info, SECTION.l) + 2 * G1, sectionOffset(info, SECTION.l) + 3 * G1);
-        bytes[sectionOffset(info, SECTION.h) + 4 * G1 + 32]! ^= 1;
-      });
-      await refusedWith('contribution.identity_pattern_changed', cachedCheck(file));
-      await refusedWith(
-        'contribution.identity_pattern_changed',
-        verifyLinkFromHead(key.z1!, file, { challenge: { key: circuitKey } }),
-      );
-      await refusedWith('contribution.identity_pattern_changed', verifyLinkFromHead(key.z1!, file));
-    });
+    it(
+      'a candidate with a point at infinity where the head has none, before ' +
+        'any sum (an off-curve point in it is not what is reported)',
+      async () => {
+        const file = await edit('l-identity', (bytes, info) => {
+          bytes.fill(0, sectionOffset(info, SECTION.l) + 2 * G1, sectionOffset(info, SECTION.l) + 3 * G1);
+          bytes[sectionOffset(info, SECTION.h) + 4 * G1 + 32]! ^= 1;
+        });
+        await refusedWith('contribution.identity_pattern_changed', cachedCheck(file));
+        await refusedWith(
+          'contribution.identity_pattern_changed',
+          verifyLinkFromHead(key.z1!, file, { challenge: { key: circuitKey } }),
+        );
+        await refusedWith('contribution.identity_pattern_changed', verifyLinkFromHead(key.z1!, file));
+      },
+    );
     it('a candidate without the point at infinity the head has (the head read from its file)', async () => {
       const head = await tamperedCopy(key.z1!, path.join(dir, 'z1-h-identity.zkey'), (bytes, info) => {
         bytes.fill(0, sectionOffset(info, SECTION.h) + 7 * G1, sectionOffset(info, SECTION.h) + 8 * G1);

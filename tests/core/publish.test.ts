@@ -154,7 +154,11 @@ describe('publish to a folder', () => {
       assert.equal(result.code, 1);
       assert.match(
         result.stderr,
-        /^error \[chain\.file_hash_mismatch\]: chains\/treeUpdate\/treeUpdate_0001\.zkey is not the file the transcript records/m,
+        new RegExp(
+          '^error \\[chain\\.file_hash_mismatch\\]: ' +
+            'chains\\/treeUpdate\\/treeUpdate_0001\\.zkey is not the file the transcript records',
+          'm',
+        ),
       );
       await assert.rejects(stat(target), { code: 'ENOENT' });
       await assertNoLeftovers(work);
@@ -225,7 +229,13 @@ describe('publish without the ptau', () => {
     assert.equal(result.code, 1);
     assert.match(
       result.stdout,
-      /^ptau FAIL: \[chain\.file_missing\] the powers of tau \(ptau\/dev-pot10-insecure\.ptau, \d+ bytes\) was left out of this publication; download it from https:\/\/example\.org\/pot10\.ptau .*--ptau FILE \(and --ptau-hash HASH unless it is a known public ptau/m,
+      new RegExp(
+        '^ptau FAIL: \\[chain\\.file_missing\\] the powers of tau ' +
+          '\\(ptau\\/dev-pot10-insecure\\.ptau, \\d+ bytes\\) was left out of this ' +
+          'publication; download it from https:\\/\\/example\\.org\\/pot10\\.ptau ' +
+          '.*--ptau FILE \\(and --ptau-hash HASH unless it is a known public ptau',
+        'm',
+      ),
     );
   });
 

@@ -52,7 +52,10 @@ export async function verifierWithDelta(
   return renamed(ejs.render(await groth16Template(), patched), contractName);
 }
 
-/** A verifier rendered from a real verification key with its γ replaced by `gamma` (e.g. its own δ: no Phase 2 in effect). */
+/**
+ * A verifier rendered from a real verification key with its γ replaced by `gamma` (e.g. its own δ: no Phase 2 in
+ * effect).
+ */
 export async function verifierWithGamma(
   vkey: Record<string, unknown>,
   contractName: string,

@@ -134,19 +134,22 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
     assert.ok(report.verifiers.every((v) => v.reasons.length === 0 && v.warnings.length === 0));
   });
 
-  test("the service document's nine delta points match contracts carrying them, a leading zero byte included", async () => {
-    // The case the unpadded hex rule exists for: fewer than 64 hex digits.
-    assert.ok(BigInt(SPEC_DELTA_MANIFEST.VerifierTransact44!.deltax1).toString(16).length < 64);
-    const report = await verifyDeployment({
-      rpcUrl: anvil.rpcUrl,
-      manifest: SPEC_DELTA_MANIFEST,
-      verifiers: specVerifiers,
-    });
-    assert.deepEqual(
-      summary(report),
-      Object.keys(SPEC_DELTA_MANIFEST).map((name) => `${name} match`),
-    );
-  });
+  test(
+    "the service document's nine delta points match contracts carrying " + 'them, a leading zero byte included',
+    async () => {
+      // The case the unpadded hex rule exists for: fewer than 64 hex digits.
+      assert.ok(BigInt(SPEC_DELTA_MANIFEST.VerifierTransact44!.deltax1).toString(16).length < 64);
+      const report = await verifyDeployment({
+        rpcUrl: anvil.rpcUrl,
+        manifest: SPEC_DELTA_MANIFEST,
+        verifiers: specVerifiers,
+      });
+      assert.deepEqual(
+        summary(report),
+        Object.keys(SPEC_DELTA_MANIFEST).map((name) => `${name} match`),
+      );
+    },
+  );
 
   test('the final keys do not match the contracts of the document (and vice versa)', async () => {
     const report = await verifyDeployment({
@@ -210,16 +213,20 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
     assert.equal(report.failure, undefined);
   });
 
-  test('a manifest naming the G2 generator as delta (γ, in every verifier) is a MISMATCH with its code, naming circuit and verifier', async () => {
-    const manifest = { VerifierRegister: { deltax1: BN254_G2_GENERATOR_X[1], deltax2: BN254_G2_GENERATOR_X[0] } };
-    const report = await verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest, verifiers: realVerifiers });
-    assert.equal(report.verifiers[0]!.match, false);
-    assert.equal(report.verifiers[0]!.reasons.length, 1, report.verifiers[0]!.reasons.join('\n'));
-    assert.match(
-      report.verifiers[0]!.reasons[0]!,
-      /^\[vkey\.delta_equals_gamma\] circuit register \(VerifierRegister\): δ equals γ in the manifest's entry/,
-    );
-  });
+  test(
+    'a manifest naming the G2 generator as delta (γ, in every verifier) is ' +
+      'a MISMATCH with its code, naming circuit and verifier',
+    async () => {
+      const manifest = { VerifierRegister: { deltax1: BN254_G2_GENERATOR_X[1], deltax2: BN254_G2_GENERATOR_X[0] } };
+      const report = await verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest, verifiers: realVerifiers });
+      assert.equal(report.verifiers[0]!.match, false);
+      assert.equal(report.verifiers[0]!.reasons.length, 1, report.verifiers[0]!.reasons.join('\n'));
+      assert.match(
+        report.verifiers[0]!.reasons[0]!,
+        /^\[vkey\.delta_equals_gamma\] circuit register \(VerifierRegister\): δ equals γ in the manifest's entry/,
+      );
+    },
+  );
 
   test("a deployed verifier whose γ is its δ is a MISMATCH with its code, though its δ is the manifest's", async () => {
     const manifest = { VerifierRegister: realManifest.VerifierRegister! };
@@ -232,7 +239,11 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
     assert.equal(check!.match, false);
     assert.match(
       check!.reasons[0]!,
-      /^\[vkey\.delta_equals_gamma\] circuit register \(VerifierRegister\): δ equals γ in the verifier deployed at 0x[0-9a-fA-F]{40} \(δ's constants stand where γ's should\)/,
+      new RegExp(
+        '^\\[vkey\\.delta_equals_gamma\\] circuit register \\(VerifierRegister\\): ' +
+          "δ equals γ in the verifier deployed at 0x[0-9a-fA-F]{40} \\(δ's " +
+          "constants stand where γ's should\\)",
+      ),
     );
     assert.match(
       check!.reasons[1]!,

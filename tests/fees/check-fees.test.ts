@@ -254,7 +254,10 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
     assertMismatch(
       run,
       'relayer /quote',
-      /GET http:\S+\/html\/quote answered a body that is not JSON \(text\/html\): "<html><body>Bad gateway<\/body><\/html>"$/,
+      new RegExp(
+        'GET http:\\S+\\/html\\/quote answered a body that is not JSON ' +
+          '\\(text\\/html\\): "<html><body>Bad gateway<\\/body><\\/html>"$',
+      ),
     );
     assertMismatch(
       run,
@@ -298,7 +301,8 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
     assert.match(
       lineOf(run, 'relayer /quote'),
       new RegExp(
-        `live 60000 base units \\(0\\.06 USDC\\), field "amount" +published 50000 base units \\(0\\.05 USDC\\) +MISMATCH ${escape(OUT_OF_DATE_MARK)}$`,
+        `live 60000 base units \\(0\\.06 USDC\\), field "amount" +published ` +
+          `50000 base units \\(0\\.05 USDC\\) +MISMATCH ${escape(OUT_OF_DATE_MARK)}$`,
       ),
     );
     assert.match(

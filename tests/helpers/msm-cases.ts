@@ -145,36 +145,40 @@ export function defineMsmCases(options: MsmCaseOptions): void {
     assert.ok(G.isZero(await multiExp(bases, new Uint8Array(n * width), width)), 'zero scalars sum to the identity');
   });
 
-  it('takes one point repeated (doublings in a bucket), P with −P (pairs that vanish) and one scalar for many points', async () => {
-    const { G, pointBytes, randomBases, pointAt, negated } = options.inputs();
-    const distinct = randomBases(5);
-    const n = options.repeated;
-    for (const width of options.widths) {
-      const bases = new Uint8Array(n * pointBytes);
-      const scalars = new Uint8Array(n * width);
-      const same = randomScalars(1, width);
-      for (let i = 0; i < n; i++) {
-        const p = pointAt(distinct, i % 5);
-        // A third: pairs (P, −P) under one scalar; a third: P repeated under that scalar (so two
-        // thirds share each window's bucket); a third: P repeated under random scalars.
-        if (3 * i < n) bases.set(i % 2 === 0 ? p : negated(p), i * pointBytes);
-        else bases.set(pointAt(distinct, 0), i * pointBytes);
-        scalars.set(3 * i < 2 * n ? same : randomScalars(1, width), i * width);
+  it(
+    'takes one point repeated (doublings in a bucket), P with −P (pairs ' +
+      'that vanish) and one scalar for many points',
+    async () => {
+      const { G, pointBytes, randomBases, pointAt, negated } = options.inputs();
+      const distinct = randomBases(5);
+      const n = options.repeated;
+      for (const width of options.widths) {
+        const bases = new Uint8Array(n * pointBytes);
+        const scalars = new Uint8Array(n * width);
+        const same = randomScalars(1, width);
+        for (let i = 0; i < n; i++) {
+          const p = pointAt(distinct, i % 5);
+          // A third: pairs (P, −P) under one scalar; a third: P repeated under that scalar (so two
+          // thirds share each window's bucket); a third: P repeated under random scalars.
+          if (3 * i < n) bases.set(i % 2 === 0 ? p : negated(p), i * pointBytes);
+          else bases.set(pointAt(distinct, 0), i * pointBytes);
+          scalars.set(3 * i < 2 * n ? same : randomScalars(1, width), i * width);
+        }
+        await assertBothMatch(bases, scalars, width, `${width}-byte scalars`);
       }
-      await assertBothMatch(bases, scalars, width, `${width}-byte scalars`);
-    }
-    // A sum that is exactly the identity: P·s + (−P)·s.
-    const p = pointAt(distinct, 1);
-    const bases = new Uint8Array(2 * pointBytes);
-    bases.set(p, 0);
-    bases.set(negated(p), pointBytes);
-    const s = randomScalars(1, 32);
-    const scalars = new Uint8Array(64);
-    scalars.set(s, 0);
-    scalars.set(s, 32);
-    assert.ok(G.isZero(kernelSum(bases, scalars, 32)));
-    assert.ok(G.isZero(await multiExp(bases, scalars, 32)));
-  });
+      // A sum that is exactly the identity: P·s + (−P)·s.
+      const p = pointAt(distinct, 1);
+      const bases = new Uint8Array(2 * pointBytes);
+      bases.set(p, 0);
+      bases.set(negated(p), pointBytes);
+      const s = randomScalars(1, 32);
+      const scalars = new Uint8Array(64);
+      scalars.set(s, 0);
+      scalars.set(s, 32);
+      assert.ok(G.isZero(kernelSum(bases, scalars, 32)));
+      assert.ok(G.isZero(await multiExp(bases, scalars, 32)));
+    },
+  );
 
   it("doubles a point with y = 0 into the identity, without spoiling the round's shared inversion", async () => {
     // Off the curve (neither G1 nor the twist has a point of order 2), as an unchecked input can be.

@@ -106,85 +106,92 @@ function signedDigits(scalar: Uint8Array, c: number, windows: number): bigint[] 
 const inSubgroup = (point: Uint8Array): boolean => g2.G.isZero(g2.G.timesScalar(point, BN254_R));
 
 describe('G2 window sums and the subgroup test of B2', () => {
-  it("each window sum is the combination of the points with that window's signed digits, on one thread and on the pool", async () => {
-    for (const [n, c] of [
-      [1, 2],
-      [37, 13],
-      [3000, 12],
-      [5000, 9],
-    ] as const) {
-      const bases = g2.randomBases(n);
-      const scalars = randomScalars(n, 16);
-      const windows = msmWindowCount(128, c);
-      const digits = Array.from({ length: n }, (_, i) =>
-        signedDigits(scalars.subarray(16 * i, 16 * i + 16), c, windows),
-      );
-      const pool = await g2WindowSums(bases, scalars, 16, c);
-      const oneThread = kernel.g2WindowSumParts(bases, scalars, 16, c);
-      assert.equal(pool.length, windows);
-      for (let w = 0; w < windows; w++) {
-        const asField = new Uint8Array(n * 32);
-        for (let i = 0; i < n; i++)
-          asField.set(scalarBytesOf(((digits[i]![w]! % BN254_R) + BN254_R) % BN254_R, 32), 32 * i);
-        const expected = await g2.G.multiExpAffine(bases, asField);
-        assert.ok(g2.samePoint(pool[w]!, expected), `pool, ${n} points, window ${w} of ${c} bits`);
-        const part = oneThread.subarray(w * 128, (w + 1) * 128);
-        assert.ok(g2.samePoint(g2.sumOfParts(part), expected), `one thread, ${n} points, window ${w} of ${c} bits`);
+  it(
+    "each window sum is the combination of the points with that window's " +
+      'signed digits, on one thread and on the pool',
+    async () => {
+      for (const [n, c] of [
+        [1, 2],
+        [37, 13],
+        [3000, 12],
+        [5000, 9],
+      ] as const) {
+        const bases = g2.randomBases(n);
+        const scalars = randomScalars(n, 16);
+        const windows = msmWindowCount(128, c);
+        const digits = Array.from({ length: n }, (_, i) =>
+          signedDigits(scalars.subarray(16 * i, 16 * i + 16), c, windows),
+        );
+        const pool = await g2WindowSums(bases, scalars, 16, c);
+        const oneThread = kernel.g2WindowSumParts(bases, scalars, 16, c);
+        assert.equal(pool.length, windows);
+        for (let w = 0; w < windows; w++) {
+          const asField = new Uint8Array(n * 32);
+          for (let i = 0; i < n; i++)
+            asField.set(scalarBytesOf(((digits[i]![w]! % BN254_R) + BN254_R) % BN254_R, 32), 32 * i);
+          const expected = await g2.G.multiExpAffine(bases, asField);
+          assert.ok(g2.samePoint(pool[w]!, expected), `pool, ${n} points, window ${w} of ${c} bits`);
+          const part = oneThread.subarray(w * 128, (w + 1) * 128);
+          assert.ok(g2.samePoint(g2.sumOfParts(part), expected), `one thread, ${n} points, window ${w} of ${c} bits`);
+        }
+        const sum = await g2.G.multiExpAffine(bases, scalars);
+        assert.ok(g2.samePoint(fromWindows(pool, c), sum), `Σ 2^(c·w)·W_w is the sum (${n} points)`);
+        assert.ok(
+          g2.samePoint(fromWindows(await ffjavascriptG2WindowSums(bases, scalars, 16, c), c), sum),
+          `the fallback's windows too (${n} points)`,
+        );
       }
-      const sum = await g2.G.multiExpAffine(bases, scalars);
-      assert.ok(g2.samePoint(fromWindows(pool, c), sum), `Σ 2^(c·w)·W_w is the sum (${n} points)`);
       assert.ok(
-        g2.samePoint(fromWindows(await ffjavascriptG2WindowSums(bases, scalars, 16, c), c), sum),
-        `the fallback's windows too (${n} points)`,
+        g2.G.isZero(fromWindows(await g2WindowSums(new Uint8Array(0), new Uint8Array(0), 16, 12), 12)),
+        'no points',
       );
-    }
-    assert.ok(
-      g2.G.isZero(fromWindows(await g2WindowSums(new Uint8Array(0), new Uint8Array(0), 16, 12), 12)),
-      'no points',
-    );
-    await assert.rejects(
-      g2WindowSums(g2.randomBases(1), randomScalars(1, 16), 16, MAX_SUBGROUP_WINDOW_BITS + 1),
-      RangeError,
-    );
-  });
+      await assert.rejects(
+        g2WindowSums(g2.randomBases(1), randomScalars(1, 16), 16, MAX_SUBGROUP_WINDOW_BITS + 1),
+        RangeError,
+      );
+    },
+  );
 
-  it('a point with a component of order 10069 under a scalar ≡ 0 mod 10069: [r]·T = 0 misses it, a window does not', async () => {
-    const n = 4000;
-    const small = twistPointOfOrder(curve, SMALLEST_COFACTOR_PRIME);
-    assert.ok(
-      !inSubgroup(small) && g2.G.isZero(g2.G.timesScalar(small, SMALLEST_COFACTOR_PRIME)),
-      'a point of order 10069',
-    );
-    const bases = g2.randomBases(n);
-    const bad = 1234;
-    bases.set(withComponent(curve, g2.pointAt(bases, bad), small), bad * 128);
-    // The naive test, point by point: only the changed point is outside the subgroup.
-    for (const i of [0, bad - 1, bad, bad + 1, n - 1])
-      assert.equal(inSubgroup(g2.G.fromRprLEM(bases, i * 128)), i !== bad, `[r]·P_${i}`);
-    const scalars = randomScalars(n, 16);
-    const hiding =
-      (BigInt(`0x${Buffer.from(randomScalars(1, 15)).toString('hex')}`) % ((1n << 128n) / SMALLEST_COFACTOR_PRIME)) *
-      SMALLEST_COFACTOR_PRIME;
-    scalars.set(scalarBytesOf(hiding, 16), bad * 16);
-    assert.ok(
-      inSubgroup(await g2MultiExp(bases, scalars, 16)),
-      'the single combination is in the subgroup: the old test passes this key',
-    );
-    for (const c of [MAX_SUBGROUP_WINDOW_BITS, 12, 9]) {
-      const windows = await g2WindowSums(bases, scalars, 16, c);
+  it(
+    'a point with a component of order 10069 under a scalar ≡ 0 mod 10069: ' + '[r]·T = 0 misses it, a window does not',
+    async () => {
+      const n = 4000;
+      const small = twistPointOfOrder(curve, SMALLEST_COFACTOR_PRIME);
       assert.ok(
-        windows.some((window) => !inSubgroup(window)),
-        `a window of ${c} bits sees the component`,
+        !inSubgroup(small) && g2.G.isZero(g2.G.timesScalar(small, SMALLEST_COFACTOR_PRIME)),
+        'a point of order 10069',
       );
+      const bases = g2.randomBases(n);
+      const bad = 1234;
+      bases.set(withComponent(curve, g2.pointAt(bases, bad), small), bad * 128);
+      // The naive test, point by point: only the changed point is outside the subgroup.
+      for (const i of [0, bad - 1, bad, bad + 1, n - 1])
+        assert.equal(inSubgroup(g2.G.fromRprLEM(bases, i * 128)), i !== bad, `[r]·P_${i}`);
+      const scalars = randomScalars(n, 16);
+      const hiding =
+        (BigInt(`0x${Buffer.from(randomScalars(1, 15)).toString('hex')}`) % ((1n << 128n) / SMALLEST_COFACTOR_PRIME)) *
+        SMALLEST_COFACTOR_PRIME;
+      scalars.set(scalarBytesOf(hiding, 16), bad * 16);
       assert.ok(
-        !(await ffjavascriptG2WindowSums(bases, scalars, 16, c)).every(inSubgroup),
-        `the fallback's windows of ${c} bits see it`,
+        inSubgroup(await g2MultiExp(bases, scalars, 16)),
+        'the single combination is in the subgroup: the old test passes this key',
       );
-    }
-    // Without the component every window is in the subgroup.
-    const clean = g2.randomBases(n);
-    assert.ok((await g2WindowSums(clean, scalars, 16, 12)).every(inSubgroup), 'subgroup points: every window passes');
-  });
+      for (const c of [MAX_SUBGROUP_WINDOW_BITS, 12, 9]) {
+        const windows = await g2WindowSums(bases, scalars, 16, c);
+        assert.ok(
+          windows.some((window) => !inSubgroup(window)),
+          `a window of ${c} bits sees the component`,
+        );
+        assert.ok(
+          !(await ffjavascriptG2WindowSums(bases, scalars, 16, c)).every(inSubgroup),
+          `the fallback's windows of ${c} bits see it`,
+        );
+      }
+      // Without the component every window is in the subgroup.
+      const clean = g2.randomBases(n);
+      assert.ok((await g2WindowSums(clean, scalars, 16, 12)).every(inSubgroup), 'subgroup points: every window passes');
+    },
+  );
 
   it('random twist points (components of every order) are seen by the windows under random scalars', async () => {
     const n = 2000;

@@ -15,7 +15,12 @@ test('the known ptau list is the table of the installed snarkjs README, powers 8
   const text = await readFile(readme, 'utf8');
   const rows = [
     ...text.matchAll(
-      /\|\s+(\d+)\s+\|\s+\S+\s+\|\s+\[(powersOfTau28_hez_final(?:_\d+)?\.ptau)\]\((https:\/\/[^)]+)\)\s+\|\s+([0-9a-f]{128})\s+\|/g,
+      new RegExp(
+        String.raw`\|\s+(\d+)\s+\|\s+\S+\s+\|\s+` +
+          String.raw`\[(powersOfTau28_hez_final(?:_\d+)?\.ptau)\]\((https:\/\/[^)]+)\)` +
+          String.raw`\s+\|\s+([0-9a-f]{128})\s+\|`,
+        'g',
+      ),
     ),
   ];
   const fromReadme = rows.map(([, power, file, url, blake2b512]) => ({ power: Number(power), file, url, blake2b512 }));

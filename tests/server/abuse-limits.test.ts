@@ -79,23 +79,27 @@ test('limits are validated at start-up with the setting named', async () => {
 });
 
 describe('rate limits', () => {
-  test('sign-in attempts beyond the limit get 429 rate.limited with Retry-After; a right token does not get through either', async () => {
-    const { url } = await start({ RATE_LIMIT_SIGN_IN: '3', RATE_LIMIT_WINDOW_MS: '600000' });
-    for (let i = 0; i < 3; i++) {
-      const response = await post(`${url}/auth/coordinator`, { token: `wrong-token-number-${i}` });
-      assert.equal(response.status, 403);
-      assert.equal(await codeOf(response), 'auth.not_coordinator');
-    }
-    const limited = await post(`${url}/auth/coordinator`, { token: TOKEN });
-    assert.equal(limited.status, 429);
-    const retryAfter = Number(limited.headers.get('retry-after'));
-    assert.ok(retryAfter > 0 && retryAfter <= 600, `Retry-After: ${limited.headers.get('retry-after')}`);
-    assert.match(limited.headers.get('ratelimit-policy') ?? '', /q=3/);
-    assert.equal(await codeOf(limited), 'rate.limited');
-    // Other sign-in routes share the budget; routes that are not sign-ins do not.
-    assert.equal((await post(`${url}/auth/demo`, { name: 'someone' })).status, 429);
-    assert.equal((await fetch(`${url}/auth/session`)).status, 200);
-  });
+  test(
+    'sign-in attempts beyond the limit get 429 rate.limited with ' +
+      'Retry-After; a right token does not get through either',
+    async () => {
+      const { url } = await start({ RATE_LIMIT_SIGN_IN: '3', RATE_LIMIT_WINDOW_MS: '600000' });
+      for (let i = 0; i < 3; i++) {
+        const response = await post(`${url}/auth/coordinator`, { token: `wrong-token-number-${i}` });
+        assert.equal(response.status, 403);
+        assert.equal(await codeOf(response), 'auth.not_coordinator');
+      }
+      const limited = await post(`${url}/auth/coordinator`, { token: TOKEN });
+      assert.equal(limited.status, 429);
+      const retryAfter = Number(limited.headers.get('retry-after'));
+      assert.ok(retryAfter > 0 && retryAfter <= 600, `Retry-After: ${limited.headers.get('retry-after')}`);
+      assert.match(limited.headers.get('ratelimit-policy') ?? '', /q=3/);
+      assert.equal(await codeOf(limited), 'rate.limited');
+      // Other sign-in routes share the budget; routes that are not sign-ins do not.
+      assert.equal((await post(`${url}/auth/demo`, { name: 'someone' })).status, 429);
+      assert.equal((await fetch(`${url}/auth/session`)).status, 200);
+    },
+  );
 
   test('upload creation is limited per contributor, in front of the upload code', async () => {
     const { url } = await start({ RATE_LIMIT_UPLOAD_CREATION: '2', OPEN_ON_START: 'false' });

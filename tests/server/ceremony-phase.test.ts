@@ -71,7 +71,8 @@ test('a start that finds finalising goes back to closed and remembers when, unti
 test('a database of the previous phase schema opens, keeping its phase', () => {
   const db = openDatabase(':memory:');
   applyMigrations(db, 'phase', [
-    `CREATE TABLE ceremony_phase (id INTEGER PRIMARY KEY CHECK (id = 1), phase TEXT NOT NULL, updated_at INTEGER NOT NULL);
+    `CREATE TABLE ceremony_phase (id INTEGER PRIMARY KEY CHECK (id = 1), phase TEXT NOT NULL,
+       updated_at INTEGER NOT NULL);
      INSERT INTO ceremony_phase (id, phase, updated_at) VALUES (1, 'setup', 0);`,
   ]);
   db.prepare("UPDATE ceremony_phase SET phase = 'closed' WHERE id = 1").run();

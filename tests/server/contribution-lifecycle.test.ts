@@ -170,38 +170,41 @@ describe('a verdict is recorded in both stores in one transaction', () => {
     assert.equal(decisions.length, 1, 'a repeated outcome records nothing');
   });
 
-  test('a throw in the lobby after the row was updated leaves neither changed, and the verdict can land later', async () => {
-    const { lobby, contributions, row, deliver, warnings, decisions } = await setup();
-    const recordVerdict = lobby.recordVerdict.bind(lobby);
-    lobby.recordVerdict = () => {
-      // The row is already updated inside the transaction when the lobby fails.
-      assert.equal(contributions.get(row.id)!.status, 'error');
-      throw new Error('injected: the lobby fails mid-verdict');
-    };
-    await deliver({ contributionId: row.id, status: 'error', message: 'the verifier died' });
-    assert.ok(
-      warnings.some(
-        (w) => w.message === 'could not apply a verification outcome' && String(w.fields?.error).includes('injected'),
-      ),
-      JSON.stringify(warnings),
-    );
-    assert.equal(contributions.get(row.id)!.status, 'verifying', 'the row update was rolled back');
-    assert.equal(contributions.get(row.id)!.code, null);
-    assert.deepEqual(
-      lobby.activeTurns().find((turn) => turn.contributorId === 'alice'),
-      { circuit: 'register', contributorId: 'alice', state: 'verifying' },
-    );
-    assert.equal(lobby.status('alice').lastRefusal, undefined);
-    assert.equal(decisions.length, 0, 'nothing was observed as decided');
+  test(
+    'a throw in the lobby after the row was updated leaves neither ' + 'changed, and the verdict can land later',
+    async () => {
+      const { lobby, contributions, row, deliver, warnings, decisions } = await setup();
+      const recordVerdict = lobby.recordVerdict.bind(lobby);
+      lobby.recordVerdict = () => {
+        // The row is already updated inside the transaction when the lobby fails.
+        assert.equal(contributions.get(row.id)!.status, 'error');
+        throw new Error('injected: the lobby fails mid-verdict');
+      };
+      await deliver({ contributionId: row.id, status: 'error', message: 'the verifier died' });
+      assert.ok(
+        warnings.some(
+          (w) => w.message === 'could not apply a verification outcome' && String(w.fields?.error).includes('injected'),
+        ),
+        JSON.stringify(warnings),
+      );
+      assert.equal(contributions.get(row.id)!.status, 'verifying', 'the row update was rolled back');
+      assert.equal(contributions.get(row.id)!.code, null);
+      assert.deepEqual(
+        lobby.activeTurns().find((turn) => turn.contributorId === 'alice'),
+        { circuit: 'register', contributorId: 'alice', state: 'verifying' },
+      );
+      assert.equal(lobby.status('alice').lastRefusal, undefined);
+      assert.equal(decisions.length, 0, 'nothing was observed as decided');
 
-    lobby.recordVerdict = recordVerdict;
-    await deliver({ contributionId: row.id, status: 'error', message: 'the verifier died' });
-    assert.equal(contributions.get(row.id)!.status, 'error');
-    assert.equal(lobby.status('alice').lastRefusal?.code, 'verification.unavailable');
-    assert.deepEqual(
-      lobby.activeTurns().filter((turn) => turn.contributorId === 'alice'),
-      [],
-    );
-    assert.equal(decisions.length, 1);
-  });
+      lobby.recordVerdict = recordVerdict;
+      await deliver({ contributionId: row.id, status: 'error', message: 'the verifier died' });
+      assert.equal(contributions.get(row.id)!.status, 'error');
+      assert.equal(lobby.status('alice').lastRefusal?.code, 'verification.unavailable');
+      assert.deepEqual(
+        lobby.activeTurns().filter((turn) => turn.contributorId === 'alice'),
+        [],
+      );
+      assert.equal(decisions.length, 1);
+    },
+  );
 });

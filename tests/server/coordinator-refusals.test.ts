@@ -5,8 +5,8 @@
  * that began before the close is still running (its contribution is then accepted, not cut off),
  * and changing the phase or finalising again while a finalisation runs. A coordinator stopped
  * mid-finalisation comes back closed, and says so; finalising is a phase seen over HTTP while it
- * runs. Then the finalisation itself completes. Also: a coordinator that cannot listen on its port says so and leaves nothing
- * running behind it.
+ * runs. Then the finalisation itself completes. Also: a coordinator that cannot listen on its port says so and leaves
+ * nothing running behind it.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -58,7 +58,8 @@ async function startServer(): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(
-        `the coordinator exited before it was up (code ${child.exitCode}, signal ${child.signalCode}): ${stderr.trim()}`,
+        `the coordinator exited before it was up (code ${child.exitCode}, ` +
+          `signal ${child.signalCode}): ${stderr.trim()}`,
       );
     }
     const up =

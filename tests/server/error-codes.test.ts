@@ -131,30 +131,36 @@ describe('the error handler over HTTP', () => {
     }
   });
 
-  test('errors that are not ours get a code of the table too, and an internal one keeps its details in the log', async () => {
-    const crash = await answer(await fetch(`${base}/crash`));
-    assert.equal(crash.code, 'internal');
-    assert.doesNotMatch(crash.message, /secret|var\/lib/);
-    assert.ok(
-      logged.some((line) => line.includes('secret detail')),
-      'the details are logged',
-    );
+  test(
+    'errors that are not ours get a code of the table too, and an internal ' + 'one keeps its details in the log',
+    async () => {
+      const crash = await answer(await fetch(`${base}/crash`));
+      assert.equal(crash.code, 'internal');
+      assert.doesNotMatch(crash.message, /secret|var\/lib/);
+      assert.ok(
+        logged.some((line) => line.includes('secret detail')),
+        'the details are logged',
+      );
 
-    assert.equal((await answer(await fetch(`${base}/client-error/400`))).code, 'request.invalid');
-    assert.equal((await answer(await fetch(`${base}/client-error/404`))).code, 'not_found');
-    assert.equal((await answer(await fetch(`${base}/no/such/route`))).code, 'not_found');
-    // A status of no code of its own is answered with request.invalid's.
-    const unsupported = await answer(await fetch(`${base}/client-error/415`));
-    assert.deepEqual([unsupported.status, unsupported.code], [400, 'request.invalid']);
+      assert.equal((await answer(await fetch(`${base}/client-error/400`))).code, 'request.invalid');
+      assert.equal((await answer(await fetch(`${base}/client-error/404`))).code, 'not_found');
+      assert.equal((await answer(await fetch(`${base}/no/such/route`))).code, 'not_found');
+      // A status of no code of its own is answered with request.invalid's.
+      const unsupported = await answer(await fetch(`${base}/client-error/415`));
+      assert.deepEqual([unsupported.status, unsupported.code], [400, 'request.invalid']);
 
-    const post = (body: string): Promise<Response> =>
-      fetch(`${base}/small-json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    assert.deepEqual(
-      await answer(await post(JSON.stringify({ padding: 'x'.repeat(4096) }))).then((a) => [a.status, a.code]),
-      [413, 'request.too_large'],
-    );
-    assert.deepEqual(await answer(await post('{"not json')).then((a) => [a.status, a.code]), [400, 'request.invalid']);
-  });
+      const post = (body: string): Promise<Response> =>
+        fetch(`${base}/small-json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      assert.deepEqual(
+        await answer(await post(JSON.stringify({ padding: 'x'.repeat(4096) }))).then((a) => [a.status, a.code]),
+        [413, 'request.too_large'],
+      );
+      assert.deepEqual(await answer(await post('{"not json')).then((a) => [a.status, a.code]), [
+        400,
+        'request.invalid',
+      ]);
+    },
+  );
 });
 
 describe('codes read back from SQLite', () => {

@@ -145,43 +145,46 @@ describe('metrics during contributions', () => {
     assert.ok(valueOf(samples, 'process_resident_memory_bytes')! > 0, 'process metrics are there too');
   });
 
-  test('a turn and a queue show; a refused upload is counted by its code, with its upload and verification times', async () => {
-    a = new ContributorClient(coordinator.url);
-    b = new ContributorClient(coordinator.url);
-    await a.signInDemo('alice');
-    await b.signInDemo('bob');
-    await a.join();
-    await b.join();
-    let samples = await waitForSample(
-      coordinator.url,
-      'ceremony_circuit_state',
-      { circuit: 'register', state: 'turn' },
-      1,
-      "alice's turn",
-    );
-    assert.equal(valueOf(samples, 'ceremony_queue_length', { circuit: 'register' }), 1, 'bob waits');
+  test(
+    'a turn and a queue show; a refused upload is counted by its code, ' + 'with its upload and verification times',
+    async () => {
+      a = new ContributorClient(coordinator.url);
+      b = new ContributorClient(coordinator.url);
+      await a.signInDemo('alice');
+      await b.signInDemo('bob');
+      await a.join();
+      await b.join();
+      let samples = await waitForSample(
+        coordinator.url,
+        'ceremony_circuit_state',
+        { circuit: 'register', state: 'turn' },
+        1,
+        "alice's turn",
+      );
+      assert.equal(valueOf(samples, 'ceremony_queue_length', { circuit: 'register' }), 1, 'bob waits');
 
-    // A real contribution with one byte of its IC section changed: refused (a contribution may not touch IC).
-    const { file } = await a.makeContribution('register');
-    const bad = await tamperedCopy(file, `${file}.bad`, (bytes, info) => {
-      const at = sectionOffset(info, SECTION.ic) + 5;
-      bytes[at] = bytes[at]! ^ 1;
-    });
-    await a.upload('register', bad);
-    await a.waitFor((me) => me.status.lastRefusal !== undefined, 'the refusal');
-    samples = await scrape(coordinator.url);
-    assert.equal(
-      valueOf(samples, 'ceremony_contributions_refused_total', {
-        circuit: 'register',
-        code: 'contribution.header_mismatch',
-      }),
-      1,
-    );
-    assert.equal(valueOf(samples, 'ceremony_contributions_accepted_total', { circuit: 'register' }), 0);
-    assert.equal(valueOf(samples, 'ceremony_upload_duration_seconds_count', { circuit: 'register' }), 1);
-    assert.equal(valueOf(samples, 'ceremony_verification_duration_seconds_count', { circuit: 'register' }), 1);
-    assert.ok(valueOf(samples, 'ceremony_verification_duration_seconds_sum', { circuit: 'register' })! > 0);
-  });
+      // A real contribution with one byte of its IC section changed: refused (a contribution may not touch IC).
+      const { file } = await a.makeContribution('register');
+      const bad = await tamperedCopy(file, `${file}.bad`, (bytes, info) => {
+        const at = sectionOffset(info, SECTION.ic) + 5;
+        bytes[at] = bytes[at]! ^ 1;
+      });
+      await a.upload('register', bad);
+      await a.waitFor((me) => me.status.lastRefusal !== undefined, 'the refusal');
+      samples = await scrape(coordinator.url);
+      assert.equal(
+        valueOf(samples, 'ceremony_contributions_refused_total', {
+          circuit: 'register',
+          code: 'contribution.header_mismatch',
+        }),
+        1,
+      );
+      assert.equal(valueOf(samples, 'ceremony_contributions_accepted_total', { circuit: 'register' }), 0);
+      assert.equal(valueOf(samples, 'ceremony_upload_duration_seconds_count', { circuit: 'register' }), 1);
+      assert.equal(valueOf(samples, 'ceremony_verification_duration_seconds_count', { circuit: 'register' }), 1);
+      assert.ok(valueOf(samples, 'ceremony_verification_duration_seconds_sum', { circuit: 'register' })! > 0);
+    },
+  );
 
   test('an accepted contribution moves the accepted count, the chain length and both histograms', async () => {
     await b.takeTurn('register');
@@ -384,7 +387,8 @@ describe('bytes moved over HTTP, as the server counts them', () => {
       request: sent,
       response: exchanges.reduce((sum, e) => sum + e.received, 0),
     });
-    // The moment the last byte arrived is logged, with the upload's length (the bench times the coordinator's share from it).
+    // The moment the last byte arrived is logged, with the upload's length (the bench times the coordinator's share
+    // from it).
     const complete = lines.find((l) => l.message === 'contribution upload complete');
     assert.deepEqual(complete?.fields, { circuit: 'register', contributor: 'demo:uploader', bytes: body.length });
   });

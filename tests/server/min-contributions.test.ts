@@ -53,7 +53,10 @@ test('finalise is refused below minContributions, naming every short circuit, an
       assert.equal(error.code, 'finalise.too_few_contributions');
       assert.match(
         error.message,
-        /requires at least 2 contributions per circuit before finalising; too few for: register \(0\), treeUpdate \(0\), transact21 \(0\),.* transact84 \(0\)$/,
+        new RegExp(
+          'requires at least 2 contributions per circuit before finalising; too ' +
+            'few for: register \\(0\\), treeUpdate \\(0\\), transact21 \\(0\\),.* transact84 \\(0\\)$',
+        ),
       );
       return true;
     },

@@ -42,86 +42,92 @@ function missTurn(): void {
   coordinator.service.tick();
 }
 
-test('after MAX_MISSED_TURNS missed turns the entry leaves the queue with a reason; joining again starts afresh', async () => {
-  const absent = new ContributorClient(coordinator.url);
-  const present = new ContributorClient(coordinator.url);
-  await absent.signInDemo('absent');
-  await absent.join();
-  await present.signInDemo('present');
-  await present.join();
-  assert.equal((await absent.progress('register')).state, 'turn');
+test(
+  'after MAX_MISSED_TURNS missed turns the entry leaves the queue with a ' + 'reason; joining again starts afresh',
+  async () => {
+    const absent = new ContributorClient(coordinator.url);
+    const present = new ContributorClient(coordinator.url);
+    await absent.signInDemo('absent');
+    await absent.join();
+    await present.signInDemo('present');
+    await present.join();
+    assert.equal((await absent.progress('register')).state, 'turn');
 
-  missTurn();
-  assert.equal((await present.progress('register')).state, 'turn', 'the first miss passes the turn on');
-  assert.equal((await absent.progress('register')).state, 'waiting', 'one miss: back in the queue');
-  assert.equal(removedOf(await absent.me()), undefined);
-  missTurn(); // present misses once, then absent gets the turn back
-  assert.equal((await absent.progress('register')).state, 'turn');
+    missTurn();
+    assert.equal((await present.progress('register')).state, 'turn', 'the first miss passes the turn on');
+    assert.equal((await absent.progress('register')).state, 'waiting', 'one miss: back in the queue');
+    assert.equal(removedOf(await absent.me()), undefined);
+    missTurn(); // present misses once, then absent gets the turn back
+    assert.equal((await absent.progress('register')).state, 'turn');
 
-  missTurn();
-  const me = await absent.me();
-  assert.equal(me.status.circuits[0]!.state, 'pending', 'out of the queue');
-  const removed = removedOf(me);
-  assert.equal(removed?.circuit, 'register');
-  assert.equal(removed?.reason, 'missed_turns');
-  assert.match(removed!.message, /2 missed turns/);
-  assert.equal((await present.progress('register')).state, 'turn', 'the circuit went on to the next in line');
-  assert.equal(coordinator.lobby.queueLengths().register, 0);
+    missTurn();
+    const me = await absent.me();
+    assert.equal(me.status.circuits[0]!.state, 'pending', 'out of the queue');
+    const removed = removedOf(me);
+    assert.equal(removed?.circuit, 'register');
+    assert.equal(removed?.reason, 'missed_turns');
+    assert.match(removed!.message, /2 missed turns/);
+    assert.equal((await present.progress('register')).state, 'turn', 'the circuit went on to the next in line');
+    assert.equal(coordinator.lobby.queueLengths().register, 0);
 
-  // Back again: a fresh count, no reason shown any more.
-  const rejoined = await absent.join();
-  assert.equal(removedOf(rejoined), undefined);
-  assert.equal(rejoined.status.circuits[0]!.state, 'waiting');
-});
+    // Back again: a fresh count, no reason shown any more.
+    const rejoined = await absent.join();
+    assert.equal(removedOf(rejoined), undefined);
+    assert.equal(rejoined.status.circuits[0]!.state, 'waiting');
+  },
+);
 
-test('the coordinator removes a queue entry (coordinator session and CSRF token required); the contributor sees why', async () => {
-  const admin = new ContributorClient(coordinator.url);
-  await admin.signInCoordinator(TOKEN);
-  const queue = await admin.request<{
-    entries: Array<{ circuit: string; contributorId: string; position: number; missedTurns: number }>;
-  }>('GET', '/api/admin/queue');
-  const entry = queue.entries.find((e) => e.contributorId === 'demo:absent');
-  assert.deepEqual(entry && { circuit: entry.circuit, position: entry.position, missedTurns: entry.missedTurns }, {
-    circuit: 'register',
-    position: 1,
-    missedTurns: 0,
-  });
-
-  const remove = (client: ContributorClient, csrf = true) =>
-    fetch(`${coordinator.url}/api/admin/queue/remove`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        cookie: client.cookie,
-        ...(csrf ? { 'x-csrf-token': client.csrfToken } : {}),
-      },
-      body: JSON.stringify({ contributorId: 'demo:absent' }),
+test(
+  'the coordinator removes a queue entry (coordinator session and CSRF ' + 'token required); the contributor sees why',
+  async () => {
+    const admin = new ContributorClient(coordinator.url);
+    await admin.signInCoordinator(TOKEN);
+    const queue = await admin.request<{
+      entries: Array<{ circuit: string; contributorId: string; position: number; missedTurns: number }>;
+    }>('GET', '/api/admin/queue');
+    const entry = queue.entries.find((e) => e.contributorId === 'demo:absent');
+    assert.deepEqual(entry && { circuit: entry.circuit, position: entry.position, missedTurns: entry.missedTurns }, {
+      circuit: 'register',
+      position: 1,
+      missedTurns: 0,
     });
-  const contributor = new ContributorClient(coordinator.url);
-  await contributor.signInDemo('absent');
-  const notCoordinator = await remove(contributor);
-  assert.equal(notCoordinator.status, 403);
-  assert.equal(((await notCoordinator.json()) as { error: { code: string } }).error.code, 'auth.not_coordinator');
-  const noCsrf = await remove(admin, false);
-  assert.equal(noCsrf.status, 403);
-  assert.equal(((await noCsrf.json()) as { error: { code: string } }).error.code, 'auth.csrf');
-  assert.equal((await contributor.progress('register')).state, 'waiting', 'refused removals changed nothing');
 
-  const removed = await remove(admin);
-  assert.equal(removed.status, 200, await removed.clone().text());
-  const me = await contributor.me();
-  assert.equal(me.status.circuits[0]!.state, 'pending');
-  assert.equal(removedOf(me)?.reason, 'coordinator');
-  assert.match(removedOf(me)!.message, /coordinator removed/);
+    const remove = (client: ContributorClient, csrf = true) =>
+      fetch(`${coordinator.url}/api/admin/queue/remove`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          cookie: client.cookie,
+          ...(csrf ? { 'x-csrf-token': client.csrfToken } : {}),
+        },
+        body: JSON.stringify({ contributorId: 'demo:absent' }),
+      });
+    const contributor = new ContributorClient(coordinator.url);
+    await contributor.signInDemo('absent');
+    const notCoordinator = await remove(contributor);
+    assert.equal(notCoordinator.status, 403);
+    assert.equal(((await notCoordinator.json()) as { error: { code: string } }).error.code, 'auth.not_coordinator');
+    const noCsrf = await remove(admin, false);
+    assert.equal(noCsrf.status, 403);
+    assert.equal(((await noCsrf.json()) as { error: { code: string } }).error.code, 'auth.csrf');
+    assert.equal((await contributor.progress('register')).state, 'waiting', 'refused removals changed nothing');
 
-  const again = await remove(admin);
-  assert.equal(again.status, 404);
-  assert.equal(((await again.json()) as { error: { code: string } }).error.code, 'lobby.not_queued');
-  await assert.rejects(
-    admin.request('POST', '/api/admin/queue/remove', { contributorId: 42 }),
-    (e: unknown) => e instanceof HttpError && e.status === 400 && e.code === 'request.invalid',
-  );
-});
+    const removed = await remove(admin);
+    assert.equal(removed.status, 200, await removed.clone().text());
+    const me = await contributor.me();
+    assert.equal(me.status.circuits[0]!.state, 'pending');
+    assert.equal(removedOf(me)?.reason, 'coordinator');
+    assert.match(removedOf(me)!.message, /coordinator removed/);
+
+    const again = await remove(admin);
+    assert.equal(again.status, 404);
+    assert.equal(((await again.json()) as { error: { code: string } }).error.code, 'lobby.not_queued');
+    await assert.rejects(
+      admin.request('POST', '/api/admin/queue/remove', { contributorId: 42 }),
+      (e: unknown) => e instanceof HttpError && e.status === 400 && e.code === 'request.invalid',
+    );
+  },
+);
 
 test('removing the holder of a turn hands the circuit to the next in line', async () => {
   const admin = new ContributorClient(coordinator.url);

@@ -41,31 +41,35 @@ test('coordinators starting together on one state folder agree on one private re
   }
 });
 
-test('a coordinator whose receipt key is not the published one refuses to start, until the operator moves the published key aside', async () => {
-  const coordinator = await startTestCoordinator();
-  const dataDir = coordinator.dataDir;
-  const published = path.join(dataDir, RECEIPT_PUBLIC_KEY_FILE);
-  try {
-    const first = await readFile(published, 'utf8');
-    await coordinator.stop();
-    // state/ lost (or another coordinator's): a new signing key would be made at the next start.
-    await rm(path.join(dataDir, 'state', 'receipt-key.pem'));
-    await assert.rejects(coordinator.restart(), (error: unknown) => {
-      assert.ok(isCoordinatorError(error), String(error));
-      assert.equal(error.code, 'config.invalid');
-      assert.match(error.message, /receipts already handed out verify only against the published one/);
-      assert.ok(!error.message.includes(dataDir), 'no path in the message');
-      return true;
-    });
-    assert.equal(await readFile(published, 'utf8'), first, 'the published key is left as it was');
-    await rename(published, `${published}.old`);
-    await coordinator.restart();
-    assert.notEqual(
-      await readFile(published, 'utf8'),
-      first,
-      'the new key is published once the old one is moved aside',
-    );
-  } finally {
-    await coordinator.close();
-  }
-});
+test(
+  'a coordinator whose receipt key is not the published one refuses to ' +
+    'start, until the operator moves the published key aside',
+  async () => {
+    const coordinator = await startTestCoordinator();
+    const dataDir = coordinator.dataDir;
+    const published = path.join(dataDir, RECEIPT_PUBLIC_KEY_FILE);
+    try {
+      const first = await readFile(published, 'utf8');
+      await coordinator.stop();
+      // state/ lost (or another coordinator's): a new signing key would be made at the next start.
+      await rm(path.join(dataDir, 'state', 'receipt-key.pem'));
+      await assert.rejects(coordinator.restart(), (error: unknown) => {
+        assert.ok(isCoordinatorError(error), String(error));
+        assert.equal(error.code, 'config.invalid');
+        assert.match(error.message, /receipts already handed out verify only against the published one/);
+        assert.ok(!error.message.includes(dataDir), 'no path in the message');
+        return true;
+      });
+      assert.equal(await readFile(published, 'utf8'), first, 'the published key is left as it was');
+      await rename(published, `${published}.old`);
+      await coordinator.restart();
+      assert.notEqual(
+        await readFile(published, 'utf8'),
+        first,
+        'the new key is published once the old one is moved aside',
+      );
+    } finally {
+      await coordinator.close();
+    }
+  },
+);

@@ -66,59 +66,62 @@ after(async () => {
   await cleanUp(dataDir);
 });
 
-test('a link already in the transcript is accepted with its receipt; a lost upload is an error and back in the queue', async () => {
-  let running = await start();
-  let alice = new ContributorClient(running.url);
-  await alice.signInDemo('alice');
-  await alice.join();
+test(
+  'a link already in the transcript is accepted with its receipt; a lost ' + 'upload is an error and back in the queue',
+  async () => {
+    let running = await start();
+    let alice = new ContributorClient(running.url);
+    await alice.signInDemo('alice');
+    await alice.join();
 
-  // A crash after the transcript append and before the verdict reached SQLite.
-  const committedRow = await uploadAndLeaveVerifying(alice, running, 'register');
-  await running.close();
-  const link = await verifyLinkFromHead(ceremonyPaths(dataDir).zkeyPath('register', 0), committedRow.candidatePath);
-  await commitPreverifiedContribution(dataDir, 'register', {
-    candidatePath: committedRow.candidatePath,
-    headIndex: committedRow.headIndex,
-    fileHash: committedRow.fileHash,
-    contributionHash: link.contributionHash,
-    contributor: committedRow.contributorName,
-  });
-  running = await start();
-  alice = reconnect(alice, running);
-  const me = await alice.me();
-  const register = me.status.circuits.find((c) => c.circuit === 'register')!;
-  assert.equal(register.state, 'accepted');
-  assert.equal(register.state === 'accepted' && register.contributionHash, link.contributionHash);
-  const { receipts } = await alice.request<{ receipts: Array<{ body: string; signature: string }> }>(
-    'GET',
-    '/api/me/receipts',
-  );
-  const { receiptPublicKey } = await alice.request<{ receiptPublicKey: string }>('GET', '/api/ceremony');
-  assert.equal(receipts.length, 1, 'a receipt for the recovered contribution');
-  assert.deepEqual(
-    (({ circuit, index, contributionHash }) => ({ circuit, index, contributionHash }))(
-      JSON.parse(receipts[0]!.body) as { circuit: string; index: number; contributionHash: string },
-    ),
-    { circuit: 'register', index: 1, contributionHash: link.contributionHash },
-  );
-  assert.ok(verifyReceipt(receipts[0]!, receiptPublicKey), 'the receipt verifies');
+    // A crash after the transcript append and before the verdict reached SQLite.
+    const committedRow = await uploadAndLeaveVerifying(alice, running, 'register');
+    await running.close();
+    const link = await verifyLinkFromHead(ceremonyPaths(dataDir).zkeyPath('register', 0), committedRow.candidatePath);
+    await commitPreverifiedContribution(dataDir, 'register', {
+      candidatePath: committedRow.candidatePath,
+      headIndex: committedRow.headIndex,
+      fileHash: committedRow.fileHash,
+      contributionHash: link.contributionHash,
+      contributor: committedRow.contributorName,
+    });
+    running = await start();
+    alice = reconnect(alice, running);
+    const me = await alice.me();
+    const register = me.status.circuits.find((c) => c.circuit === 'register')!;
+    assert.equal(register.state, 'accepted');
+    assert.equal(register.state === 'accepted' && register.contributionHash, link.contributionHash);
+    const { receipts } = await alice.request<{ receipts: Array<{ body: string; signature: string }> }>(
+      'GET',
+      '/api/me/receipts',
+    );
+    const { receiptPublicKey } = await alice.request<{ receiptPublicKey: string }>('GET', '/api/ceremony');
+    assert.equal(receipts.length, 1, 'a receipt for the recovered contribution');
+    assert.deepEqual(
+      (({ circuit, index, contributionHash }) => ({ circuit, index, contributionHash }))(
+        JSON.parse(receipts[0]!.body) as { circuit: string; index: number; contributionHash: string },
+      ),
+      { circuit: 'register', index: 1, contributionHash: link.contributionHash },
+    );
+    assert.ok(verifyReceipt(receipts[0]!, receiptPublicKey), 'the receipt verifies');
 
-  // A crash that also lost the uploaded file.
-  const lostRow = await uploadAndLeaveVerifying(alice, running, 'treeUpdate');
-  await running.close();
-  await rm(lostRow.candidatePath);
-  running = await start();
-  alice = reconnect(alice, running);
-  const later = await alice.me();
-  assert.equal(new ContributionStore(running.db).get(lostRow.id)!.status, 'error');
-  assert.equal(later.status.lastRefusal?.code, 'verification.unavailable');
-  assert.ok(
-    ['waiting', 'turn'].includes(later.status.circuits.find((c) => c.circuit === 'treeUpdate')!.state),
-    'back in the queue for treeUpdate',
-  );
-  assert.equal(
-    later.status.circuits.find((c) => c.circuit === 'register')!.state,
-    'accepted',
-    'the recovered contribution stays accepted',
-  );
-});
+    // A crash that also lost the uploaded file.
+    const lostRow = await uploadAndLeaveVerifying(alice, running, 'treeUpdate');
+    await running.close();
+    await rm(lostRow.candidatePath);
+    running = await start();
+    alice = reconnect(alice, running);
+    const later = await alice.me();
+    assert.equal(new ContributionStore(running.db).get(lostRow.id)!.status, 'error');
+    assert.equal(later.status.lastRefusal?.code, 'verification.unavailable');
+    assert.ok(
+      ['waiting', 'turn'].includes(later.status.circuits.find((c) => c.circuit === 'treeUpdate')!.state),
+      'back in the queue for treeUpdate',
+    );
+    assert.equal(
+      later.status.circuits.find((c) => c.circuit === 'register')!.state,
+      'accepted',
+      'the recovered contribution stays accepted',
+    );
+  },
+);

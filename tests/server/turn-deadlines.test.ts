@@ -86,7 +86,10 @@ function tusHeaders(client: ContributorClient): Record<string, string> {
   return { 'tus-resumable': '1.0.0', cookie: client.cookie, 'x-csrf-token': client.csrfToken };
 }
 
-/** Creates an empty tus upload of `length` bytes on the circuit (as a client does before sending data); returns its URL. */
+/**
+ * Creates an empty tus upload of `length` bytes on the circuit (as a client does before sending data); returns its
+ * URL.
+ */
 async function createUpload(client: ContributorClient, circuit: string, length: number): Promise<string> {
   const response = await fetch(`${client.baseUrl}/api/circuits/${circuit}/contributions`, {
     method: 'POST',

@@ -100,114 +100,124 @@ async function headSize(circuit: string): Promise<number> {
 
 const stateOf = (circuit: string) => (me: MeView) => me.status.circuits.find((c) => c.circuit === circuit)?.state;
 
-test('an upload shorter than the smallest next link, or of undeclared length, is refused at creation and stores nothing', async () => {
-  assert.equal((await alice.progress('register')).state, 'turn');
-  const minimum = (await headSize('register')) + MIN_CONTRIBUTION_RECORD_BYTES;
+test(
+  'an upload shorter than the smallest next link, or of undeclared ' +
+    'length, is refused at creation and stores nothing',
+  async () => {
+    assert.equal((await alice.progress('register')).state, 'turn');
+    const minimum = (await headSize('register')) + MIN_CONTRIBUTION_RECORD_BYTES;
 
-  // The empty upload the review found: tus would create and finish it at once.
-  await assert.rejects(alice.upload('register', Buffer.alloc(0)), /response code: 400[\s\S]*upload\.too_small/);
-  const empty = await refusal(await createUpload(alice, 'register', { 'upload-length': '0' }));
-  assert.deepEqual([empty.status, empty.code], [400, 'upload.too_small']);
-  assert.match(empty.message, new RegExp(`at least ${minimum} bytes`));
-  const short = await refusal(await createUpload(alice, 'register', { 'upload-length': String(minimum - 1) }));
-  assert.deepEqual([short.status, short.code], [400, 'upload.too_small']);
-  // A deferred length would be declared on a later PATCH, past this check.
-  const deferred = await refusal(await createUpload(alice, 'register', { 'upload-defer-length': '1' }));
-  assert.deepEqual([deferred.status, deferred.code], [411, 'upload.length_required']);
-  // Creation with upload, the body longer than declared: refused, and its fresh file removed.
-  const overlong = await refusal(
-    await createUpload(
-      alice,
-      'register',
-      { 'upload-length': String(minimum), 'content-type': 'application/offset+octet-stream' },
-      new Uint8Array(minimum + 10),
-    ),
-  );
-  assert.deepEqual([overlong.status, overlong.code], [413, 'upload.too_large']);
+    // The empty upload the review found: tus would create and finish it at once.
+    await assert.rejects(alice.upload('register', Buffer.alloc(0)), /response code: 400[\s\S]*upload\.too_small/);
+    const empty = await refusal(await createUpload(alice, 'register', { 'upload-length': '0' }));
+    assert.deepEqual([empty.status, empty.code], [400, 'upload.too_small']);
+    assert.match(empty.message, new RegExp(`at least ${minimum} bytes`));
+    const short = await refusal(await createUpload(alice, 'register', { 'upload-length': String(minimum - 1) }));
+    assert.deepEqual([short.status, short.code], [400, 'upload.too_small']);
+    // A deferred length would be declared on a later PATCH, past this check.
+    const deferred = await refusal(await createUpload(alice, 'register', { 'upload-defer-length': '1' }));
+    assert.deepEqual([deferred.status, deferred.code], [411, 'upload.length_required']);
+    // Creation with upload, the body longer than declared: refused, and its fresh file removed.
+    const overlong = await refusal(
+      await createUpload(
+        alice,
+        'register',
+        { 'upload-length': String(minimum), 'content-type': 'application/offset+octet-stream' },
+        new Uint8Array(minimum + 10),
+      ),
+    );
+    assert.deepEqual([overlong.status, overlong.code], [413, 'upload.too_large']);
 
-  assert.deepEqual(await uploadFiles('register'), [], 'no refused creation left a file');
-  assert.equal((await alice.progress('register')).state, 'turn', 'the turn is not spent');
-});
+    assert.deepEqual(await uploadFiles('register'), [], 'no refused creation left a file');
+    assert.equal((await alice.progress('register')).state, 'turn', 'the turn is not spent');
+  },
+);
 
 let contribution: { file: string; contributionHash: string };
 
-test('a second creation in the same turn replaces the first: its writer is stopped, its URL gone, one file stays', async () => {
-  contribution = await alice.makeContribution('register');
-  const bytes = await readFile(contribution.file);
-  const length = { 'upload-length': String(bytes.length) };
-  const first = await createUpload(alice, 'register', length);
-  assert.equal(first.status, 201, await first.text());
-  const firstUrl = new URL(first.headers.get('location')!, alice.baseUrl).href;
-  const patch = (offset: number, body: BodyInit) =>
-    fetch(firstUrl, {
-      method: 'PATCH',
-      headers: {
-        ...tusHeaders(alice),
-        'content-type': 'application/offset+octet-stream',
-        'upload-offset': String(offset),
-      },
-      body,
-      duplex: 'half',
-    } as RequestInit);
-  assert.equal((await patch(0, bytes.subarray(0, 1000))).status, 204);
+test(
+  'a second creation in the same turn replaces the first: its writer is ' + 'stopped, its URL gone, one file stays',
+  async () => {
+    contribution = await alice.makeContribution('register');
+    const bytes = await readFile(contribution.file);
+    const length = { 'upload-length': String(bytes.length) };
+    const first = await createUpload(alice, 'register', length);
+    assert.equal(first.status, 201, await first.text());
+    const firstUrl = new URL(first.headers.get('location')!, alice.baseUrl).href;
+    const patch = (offset: number, body: BodyInit) =>
+      fetch(firstUrl, {
+        method: 'PATCH',
+        headers: {
+          ...tusHeaders(alice),
+          'content-type': 'application/offset+octet-stream',
+          'upload-offset': String(offset),
+        },
+        body,
+        duplex: 'half',
+      } as RequestInit);
+    assert.equal((await patch(0, bytes.subarray(0, 1000))).status, 204);
 
-  // A PATCH still streaming into the first upload when the second is created.
-  let feed!: ReadableStreamDefaultController<Uint8Array>;
-  const stream = new ReadableStream<Uint8Array>({ start: (controller) => void (feed = controller) });
-  const writing = patch(1000, stream);
-  feed.enqueue(bytes.subarray(1000, 2000));
-  await waitUntil(
-    async () => (await stat(path.join(dataDir, 'uploads', 'register', path.basename(firstUrl)))).size === 2000,
-    'the streamed bytes to land',
-  );
+    // A PATCH still streaming into the first upload when the second is created.
+    let feed!: ReadableStreamDefaultController<Uint8Array>;
+    const stream = new ReadableStream<Uint8Array>({ start: (controller) => void (feed = controller) });
+    const writing = patch(1000, stream);
+    feed.enqueue(bytes.subarray(1000, 2000));
+    await waitUntil(
+      async () => (await stat(path.join(dataDir, 'uploads', 'register', path.basename(firstUrl)))).size === 2000,
+      'the streamed bytes to land',
+    );
 
-  const second = await createUpload(alice, 'register', length);
-  assert.equal(second.status, 201, await second.text());
-  const secondId = path.basename(second.headers.get('location')!);
-  // The first writer was stopped (it ends although its body never does) and its file deleted.
-  let timer: NodeJS.Timeout | undefined;
-  const stuck = new Promise<never>(
-    (_, reject) => (timer = setTimeout(() => reject(new Error('the first upload is still being written')), 20_000)),
-  );
-  await Promise.race([
-    writing.then(
-      (r) => r.body?.cancel(),
-      () => undefined,
-    ),
-    stuck,
-  ]).finally(() => clearTimeout(timer));
-  try {
-    feed.close();
-  } catch {
-    // the server already dropped the stream
-  }
-  assert.deepEqual(await uploadFiles('register'), [secondId]);
-  const head = await fetch(firstUrl, { method: 'HEAD', headers: tusHeaders(alice) });
-  assert.equal(head.status, 404, 'the replaced upload cannot be resumed');
-  assert.equal((await patch(2000, bytes.subarray(2000, 3000))).status, 404, 'nor written to');
+    const second = await createUpload(alice, 'register', length);
+    assert.equal(second.status, 201, await second.text());
+    const secondId = path.basename(second.headers.get('location')!);
+    // The first writer was stopped (it ends although its body never does) and its file deleted.
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error('the first upload is still being written')), 20_000)),
+    );
+    await Promise.race([
+      writing.then(
+        (r) => r.body?.cancel(),
+        () => undefined,
+      ),
+      stuck,
+    ]).finally(() => clearTimeout(timer));
+    try {
+      feed.close();
+    } catch {
+      // the server already dropped the stream
+    }
+    assert.deepEqual(await uploadFiles('register'), [secondId]);
+    const head = await fetch(firstUrl, { method: 'HEAD', headers: tusHeaders(alice) });
+    assert.equal(head.status, 404, 'the replaced upload cannot be resumed');
+    assert.equal((await patch(2000, bytes.subarray(2000, 3000))).status, 404, 'nor written to');
 
-  // The real client's upload replaces the second in turn, and completes.
-  await alice.upload('register', bytes);
-  await alice.waitFor((me) => stateOf('register')(me) === 'verifying', 'verifying');
-  assert.equal((await uploadFiles('register')).length, 1, 'only the finished upload stays');
-});
+    // The real client's upload replaces the second in turn, and completes.
+    await alice.upload('register', bytes);
+    await alice.waitFor((me) => stateOf('register')(me) === 'verifying', 'verifying');
+    assert.equal((await uploadFiles('register')).length, 1, 'only the finished upload stays');
+  },
+);
 
-test('a finished upload waiting for a verifier outlives the expiry sweep and is accepted once a verifier starts', async () => {
-  // No worker yet: the job waits in Redis while the coordinator's clock passes the expiry.
-  const [candidate] = await uploadFiles('register');
-  clock.advance(coordinator.uploads.expiryMs + 60_000);
-  assert.equal(await coordinator.uploads.sweepExpired(), 0, 'the sweep deleted nothing');
-  assert.deepEqual(await uploadFiles('register'), [candidate], 'the finished upload is still there');
+test(
+  'a finished upload waiting for a verifier outlives the expiry sweep ' + 'and is accepted once a verifier starts',
+  async () => {
+    // No worker yet: the job waits in Redis while the coordinator's clock passes the expiry.
+    const [candidate] = await uploadFiles('register');
+    clock.advance(coordinator.uploads.expiryMs + 60_000);
+    assert.equal(await coordinator.uploads.sweepExpired(), 0, 'the sweep deleted nothing');
+    assert.deepEqual(await uploadFiles('register'), [candidate], 'the finished upload is still there');
 
-  await coordinator.startWorker();
-  const me = await alice.waitFor((m) => stateOf('register')(m) === 'accepted', 'register accepted', 90_000);
-  assert.equal(
-    me.status.circuits.find((c) => c.circuit === 'register')!.contributionHash,
-    contribution.contributionHash,
-  );
-  assert.equal(await alice.headIndex('register'), 1);
-  assert.deepEqual(await uploadFiles('register'), [], 'the accepted upload became the head');
-});
+    await coordinator.startWorker();
+    const me = await alice.waitFor((m) => stateOf('register')(m) === 'accepted', 'register accepted', 90_000);
+    assert.equal(
+      me.status.circuits.find((c) => c.circuit === 'register')!.contributionHash,
+      contribution.contributionHash,
+    );
+    assert.equal(await alice.headIndex('register'), 1);
+    assert.deepEqual(await uploadFiles('register'), [], 'the accepted upload became the head');
+  },
+);
 
 test('a malformed and a truncated upload are refused, and no message names a server path', async () => {
   await alice.waitFor((m) => stateOf('treeUpdate')(m) === 'turn', 'a turn on treeUpdate');
@@ -261,61 +271,68 @@ test('an unfinished upload is swept once expired by the coordinator clock, not b
   assert.deepEqual(await uploadFiles('treeUpdate'), []);
 });
 
-test('an upload whose metadata cannot be read is logged with its error code by the sweep, and still swept by its age', async () => {
-  const directory = path.join(dataDir, 'uploads', 'treeUpdate');
-  await mkdir(directory, { recursive: true });
-  const stray = path.join(directory, 'stray-upload');
-  await writeFile(stray, randomBytes(16));
-  await utimes(stray, new Date(0), new Date(0));
-  await symlink('stray-upload.json', `${stray}.json`); // a link to itself: reading it fails with ELOOP
-  warnings.length = 0;
-  assert.equal(await coordinator.uploads.sweepExpired(), 1);
-  assert.deepEqual(warnings, [
-    { message: 'upload metadata unreadable', fields: { circuit: 'treeUpdate', code: 'ELOOP' } },
-  ]);
-  assert.deepEqual(await readdir(directory), []);
-});
+test(
+  'an upload whose metadata cannot be read is logged with its error code ' + 'by the sweep, and still swept by its age',
+  async () => {
+    const directory = path.join(dataDir, 'uploads', 'treeUpdate');
+    await mkdir(directory, { recursive: true });
+    const stray = path.join(directory, 'stray-upload');
+    await writeFile(stray, randomBytes(16));
+    await utimes(stray, new Date(0), new Date(0));
+    await symlink('stray-upload.json', `${stray}.json`); // a link to itself: reading it fails with ELOOP
+    warnings.length = 0;
+    assert.equal(await coordinator.uploads.sweepExpired(), 1);
+    assert.deepEqual(warnings, [
+      { message: 'upload metadata unreadable', fields: { circuit: 'treeUpdate', code: 'ELOOP' } },
+    ]);
+    assert.deepEqual(await readdir(directory), []);
+  },
+);
 
-test('the free-space guard refuses uploads when the disk is short of the largest key plus the margin, and /healthz shows it', async () => {
-  const healthy = (await (await fetch(`${coordinator.url}/healthz`)).json()) as { ok: boolean; uploads: unknown };
-  // In public only whether uploads are taken; the byte figures are in /metrics (behind its token).
-  assert.deepEqual(healthy.uploads, { accepting: true });
-  const figures = await diskFigures(coordinator.url);
-  assert.ok(figures.free >= figures.required);
-  assert.ok(figures.required > 1024 ** 3, 'the default margin (1 GiB) plus the largest key');
+test(
+  'the free-space guard refuses uploads when the disk is short of the ' +
+    'largest key plus the margin, and /healthz shows it',
+  async () => {
+    const healthy = (await (await fetch(`${coordinator.url}/healthz`)).json()) as { ok: boolean; uploads: unknown };
+    // In public only whether uploads are taken; the byte figures are in /metrics (behind its token).
+    assert.deepEqual(healthy.uploads, { accepting: true });
+    const figures = await diskFigures(coordinator.url);
+    assert.ok(figures.free >= figures.required);
+    assert.ok(figures.required > 1024 ** 3, 'the default margin (1 GiB) plus the largest key');
 
-  // A second coordinator on the same ceremony, whose margin is more than any disk holds.
-  const stateDir = await mkdtemp(path.join(tmpdir(), 'guard-state-'));
-  const guarded = await startTestCoordinator({
-    dataDir,
-    env: { DATABASE_FILE: path.join(stateDir, 'coordinator.sqlite'), UPLOAD_DISK_MARGIN_BYTES: String(2 ** 52) },
-    clock,
-    tickIntervalMs: 60_000,
-  });
-  try {
-    const health = (await (await fetch(`${guarded.url}/healthz`)).json()) as typeof healthy;
-    assert.equal(health.ok, true, 'a full disk stops uploads, not the coordinator');
-    assert.deepEqual(health.uploads, { accepting: false });
-    const guardedFigures = await diskFigures(guarded.url);
-    assert.ok(guardedFigures.free < guardedFigures.required);
-    assert.ok(guardedFigures.required > 2 ** 52, 'the configured margin plus the largest key');
+    // A second coordinator on the same ceremony, whose margin is more than any disk holds.
+    const stateDir = await mkdtemp(path.join(tmpdir(), 'guard-state-'));
+    const guarded = await startTestCoordinator({
+      dataDir,
+      env: { DATABASE_FILE: path.join(stateDir, 'coordinator.sqlite'), UPLOAD_DISK_MARGIN_BYTES: String(2 ** 52) },
+      clock,
+      tickIntervalMs: 60_000,
+    });
+    try {
+      const health = (await (await fetch(`${guarded.url}/healthz`)).json()) as typeof healthy;
+      assert.equal(health.ok, true, 'a full disk stops uploads, not the coordinator');
+      assert.deepEqual(health.uploads, { accepting: false });
+      const guardedFigures = await diskFigures(guarded.url);
+      assert.ok(guardedFigures.free < guardedFigures.required);
+      assert.ok(guardedFigures.required > 2 ** 52, 'the configured margin plus the largest key');
 
-    const bob = new ContributorClient(guarded.url);
-    await bob.signInDemo('bob');
-    await bob.join();
-    assert.equal((await bob.progress('register')).state, 'turn');
-    const before = await uploadFiles('register');
-    const refused = await refusal(
-      await createUpload(bob, 'register', { 'upload-length': String((await headSize('register')) + 1024) }),
-    );
-    assert.deepEqual([refused.status, refused.code], [507, 'upload.disk_full']);
-    assert.deepEqual(await uploadFiles('register'), before, 'nothing stored');
-    assert.equal((await bob.progress('register')).state, 'turn', 'the turn is not spent');
-  } finally {
-    await guarded.close();
-    await rm(stateDir, { recursive: true, force: true });
-  }
-});
+      const bob = new ContributorClient(guarded.url);
+      await bob.signInDemo('bob');
+      await bob.join();
+      assert.equal((await bob.progress('register')).state, 'turn');
+      const before = await uploadFiles('register');
+      const refused = await refusal(
+        await createUpload(bob, 'register', { 'upload-length': String((await headSize('register')) + 1024) }),
+      );
+      assert.deepEqual([refused.status, refused.code], [507, 'upload.disk_full']);
+      assert.deepEqual(await uploadFiles('register'), before, 'nothing stored');
+      assert.equal((await bob.progress('register')).state, 'turn', 'the turn is not spent');
+    } finally {
+      await guarded.close();
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  },
+);
 
 async function waitUntil(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const started = Date.now();

@@ -104,7 +104,8 @@ test('several contributions queued at once are all verified, in order', async (t
   // For information only: the test circuits are too small to stall the loop, and a wall-clock
   // limit would only flake on a loaded runner.
   t.diagnostic(
-    `${gaps.length} ticks of 5 ms during the verifications; worst gap ${gaps.length ? Math.max(...gaps).toFixed(0) : '-'} ms`,
+    `${gaps.length} ticks of 5 ms during the verifications; worst gap ` +
+      `${gaps.length ? Math.max(...gaps).toFixed(0) : '-'} ms`,
   );
 });
 

@@ -153,11 +153,17 @@ test('every failed attempt is logged on stderr with its job, attempt, fate and e
   assert.equal(lines.length, 2, worker.output());
   assert.match(
     lines[0]!,
-    /^contribution gone \(job contribution-gone\): attempt 1 of 2 failed, will be retried: input\.file_not_found: cannot open the uploaded key: ENOENT$/,
+    new RegExp(
+      '^contribution gone \\(job contribution-gone\\): attempt 1 of 2 failed, ' +
+        'will be retried: input\\.file_not_found: cannot open the uploaded key: ENOENT$',
+    ),
   );
   assert.match(
     lines[1]!,
-    /^contribution gone \(job contribution-gone\): attempt 2 of 2 failed, no attempts left: input\.file_not_found: cannot open the uploaded key: ENOENT$/,
+    new RegExp(
+      '^contribution gone \\(job contribution-gone\\): attempt 2 of 2 failed, ' +
+        'no attempts left: input\\.file_not_found: cannot open the uploaded key: ENOENT$',
+    ),
   );
   worker.child.kill('SIGTERM');
   await worker.exited;

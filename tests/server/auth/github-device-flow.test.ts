@@ -85,33 +85,37 @@ describe('GitHub device-flow sign-in', () => {
     assert.ok(rows.length > 0 && rows.every((row) => row.handle_hash !== started.handle));
   });
 
-  it('pending until the person authorizes; then a session exactly as the web sign-in makes, and the handle is spent', async () => {
-    github.setProfile(profile());
-    const browser = new Browser();
-    const started = await start(browser);
-    const pending = await poll(browser, started.handle);
-    assert.equal(pending.status, 400);
-    assert.equal(await errorCode(pending), 'auth.device_pending');
-    assert.equal(await github.actOnDevice(started.userCode, 'authorize'), 200);
-    const signedIn = await poll(browser, started.handle);
-    assert.equal(signedIn.status, 200);
-    const body = (await signedIn.json()) as {
-      principal: { id: string; kind: string; displayName: string; coordinator: boolean };
-      csrfToken: string;
-    };
-    assert.deepEqual(body.principal, { id: 'github:5151', kind: 'github', displayName: 'dana', coordinator: false });
-    assert.ok(browser.cookies.get('ceremony_session'), 'the session cookie is set');
-    const session = (await (await browser.request(`${server.url}/auth/session`)).json()) as {
-      principal: { id: string } | null;
-      csrfToken?: string;
-    };
-    assert.equal(session.principal?.id, 'github:5151');
-    assert.equal(session.csrfToken, body.csrfToken);
-    assert.deepEqual(github.devicePolls(started.userCode), ['authorization_pending', 'access_token']);
-    const again = await poll(new Browser(), started.handle);
-    assert.equal(again.status, 410);
-    assert.equal(await errorCode(again), 'auth.device_expired');
-  });
+  it(
+    'pending until the person authorizes; then a session exactly as the ' +
+      'web sign-in makes, and the handle is spent',
+    async () => {
+      github.setProfile(profile());
+      const browser = new Browser();
+      const started = await start(browser);
+      const pending = await poll(browser, started.handle);
+      assert.equal(pending.status, 400);
+      assert.equal(await errorCode(pending), 'auth.device_pending');
+      assert.equal(await github.actOnDevice(started.userCode, 'authorize'), 200);
+      const signedIn = await poll(browser, started.handle);
+      assert.equal(signedIn.status, 200);
+      const body = (await signedIn.json()) as {
+        principal: { id: string; kind: string; displayName: string; coordinator: boolean };
+        csrfToken: string;
+      };
+      assert.deepEqual(body.principal, { id: 'github:5151', kind: 'github', displayName: 'dana', coordinator: false });
+      assert.ok(browser.cookies.get('ceremony_session'), 'the session cookie is set');
+      const session = (await (await browser.request(`${server.url}/auth/session`)).json()) as {
+        principal: { id: string } | null;
+        csrfToken?: string;
+      };
+      assert.equal(session.principal?.id, 'github:5151');
+      assert.equal(session.csrfToken, body.csrfToken);
+      assert.deepEqual(github.devicePolls(started.userCode), ['authorization_pending', 'access_token']);
+      const again = await poll(new Browser(), started.handle);
+      assert.equal(again.status, 410);
+      assert.equal(await errorCode(again), 'auth.device_expired');
+    },
+  );
 
   it('marks a configured GitHub id as coordinator, as the web sign-in does', async () => {
     github.setProfile(profile({ id: 777, login: 'carol' }));
@@ -134,19 +138,23 @@ describe('GitHub device-flow sign-in', () => {
     assert.equal(await errorCode(await poll(browser, started.handle)), 'auth.device_expired', 'the handle is gone');
   });
 
-  it('a code that expired at GitHub is auth.device_expired; so is one past its expiry by the coordinator’s clock, without asking GitHub', async () => {
-    const browser = new Browser();
-    const atGithub = await start(browser);
-    github.expireDevice(atGithub.userCode);
-    const expired = await poll(browser, atGithub.handle);
-    assert.equal(expired.status, 410);
-    assert.equal(await errorCode(expired), 'auth.device_expired');
+  it(
+    'a code that expired at GitHub is auth.device_expired; so is one past ' +
+      'its expiry by the coordinator’s clock, without asking GitHub',
+    async () => {
+      const browser = new Browser();
+      const atGithub = await start(browser);
+      github.expireDevice(atGithub.userCode);
+      const expired = await poll(browser, atGithub.handle);
+      assert.equal(expired.status, 410);
+      assert.equal(await errorCode(expired), 'auth.device_expired');
 
-    const local = await start(browser);
-    clock.advance(900_000);
-    assert.equal(await errorCode(await poll(browser, local.handle)), 'auth.device_expired');
-    assert.deepEqual(github.devicePolls(local.userCode), [], 'GitHub was not asked');
-  });
+      const local = await start(browser);
+      clock.advance(900_000);
+      assert.equal(await errorCode(await poll(browser, local.handle)), 'auth.device_expired');
+      assert.deepEqual(github.devicePolls(local.userCode), [], 'GitHub was not asked');
+    },
+  );
 
   it('the minimums are the web sign-in’s, with the same reasons', async () => {
     github.setProfile(profile({ followers: 0, public_repos: 1 }));
@@ -187,35 +195,39 @@ describe('GitHub device-flow pacing and limits', () => {
     await github.close();
   });
 
-  it('a poll before the interval is slow_down from the coordinator, which does not ask GitHub; GitHub’s own slow_down lengthens the interval', async () => {
-    const browser = new Browser();
-    const started = (await (
-      await browser.request(`${server.url}/auth/github/device`, { method: 'POST' })
-    ).json()) as Started;
-    assert.equal(started.intervalSeconds, 1);
-    const early = await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle });
-    assert.equal(early.status, 429);
-    assert.equal(await errorCode(early), 'auth.device_slow_down');
-    assert.deepEqual(github.devicePolls(started.userCode), [], 'GitHub was not asked');
+  it(
+    'a poll before the interval is slow_down from the coordinator, which ' +
+      'does not ask GitHub; GitHub’s own slow_down lengthens the interval',
+    async () => {
+      const browser = new Browser();
+      const started = (await (
+        await browser.request(`${server.url}/auth/github/device`, { method: 'POST' })
+      ).json()) as Started;
+      assert.equal(started.intervalSeconds, 1);
+      const early = await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle });
+      assert.equal(early.status, 429);
+      assert.equal(await errorCode(early), 'auth.device_slow_down');
+      assert.deepEqual(github.devicePolls(started.userCode), [], 'GitHub was not asked');
 
-    clock.advance(1000);
-    assert.equal(
-      await errorCode(await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle })),
-      'auth.device_pending',
-    );
-    // By the coordinator's clock the interval passed; by GitHub's (real time) it did not: GitHub says slow_down.
-    clock.advance(1000);
-    const slowed = await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle });
-    assert.equal(await errorCode(slowed), 'auth.device_slow_down');
-    assert.deepEqual(github.devicePolls(started.userCode), ['authorization_pending', 'slow_down']);
-    // The coordinator now paces at GitHub's new interval (6 s): 1 s later is too early, without asking GitHub.
-    clock.advance(1000);
-    assert.equal(
-      await errorCode(await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle })),
-      'auth.device_slow_down',
-    );
-    assert.equal(github.devicePolls(started.userCode).length, 2);
-  });
+      clock.advance(1000);
+      assert.equal(
+        await errorCode(await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle })),
+        'auth.device_pending',
+      );
+      // By the coordinator's clock the interval passed; by GitHub's (real time) it did not: GitHub says slow_down.
+      clock.advance(1000);
+      const slowed = await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle });
+      assert.equal(await errorCode(slowed), 'auth.device_slow_down');
+      assert.deepEqual(github.devicePolls(started.userCode), ['authorization_pending', 'slow_down']);
+      // The coordinator now paces at GitHub's new interval (6 s): 1 s later is too early, without asking GitHub.
+      clock.advance(1000);
+      assert.equal(
+        await errorCode(await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle })),
+        'auth.device_slow_down',
+      );
+      assert.equal(github.devicePolls(started.userCode).length, 2);
+    },
+  );
 
   it('starts count as sign-in attempts: beyond the limit, rate.limited', async () => {
     // One start was made above; the limit is 3 per window.
@@ -237,45 +249,49 @@ describe('GitHub device-flow pacing and limits', () => {
 });
 
 describe('GitHub device-flow sign-ins in progress per address', () => {
-  it('one address holds at most a few at once (each polls GitHub); the next is rate.limited before GitHub is asked, until one ends', async () => {
-    const ownClock = new ManualClock(Date.UTC(2026, 6, 1));
-    const github = await startGithubEmulator({ deviceIntervalSeconds: 1 });
-    const server = await startAuthTestServer({ clock: ownClock, config: { github: githubConfig(github) } });
-    try {
-      const startOne = (): Promise<Response> =>
-        new Browser().request(`${server.url}/auth/github/device`, { method: 'POST' });
-      const started: Started[] = [];
-      for (let i = 0; i < MAX_DEVICE_SIGN_INS_PER_ADDRESS; i++) {
-        const response = await startOne();
-        assert.equal(response.status, 200);
-        started.push((await response.json()) as Started);
+  it(
+    'one address holds at most a few at once (each polls GitHub); the next ' +
+      'is rate.limited before GitHub is asked, until one ends',
+    async () => {
+      const ownClock = new ManualClock(Date.UTC(2026, 6, 1));
+      const github = await startGithubEmulator({ deviceIntervalSeconds: 1 });
+      const server = await startAuthTestServer({ clock: ownClock, config: { github: githubConfig(github) } });
+      try {
+        const startOne = (): Promise<Response> =>
+          new Browser().request(`${server.url}/auth/github/device`, { method: 'POST' });
+        const started: Started[] = [];
+        for (let i = 0; i < MAX_DEVICE_SIGN_INS_PER_ADDRESS; i++) {
+          const response = await startOne();
+          assert.equal(response.status, 200);
+          started.push((await response.json()) as Started);
+        }
+        const asked = github.deviceCodeRequests().length;
+        const refused = await startOne();
+        assert.equal(refused.status, 429);
+        assert.equal(await errorCode(refused), 'rate.limited');
+        assert.equal(github.deviceCodeRequests().length, asked, 'GitHub was not asked');
+        // One ends (cancelled at GitHub): one place is free, and starts side by side take only it.
+        github.setProfile(profile());
+        assert.equal(await github.actOnDevice(started[0]!.userCode, 'cancel'), 200);
+        ownClock.advance(1000);
+        assert.equal(
+          await errorCode(
+            await new Browser().post(`${server.url}/auth/github/device/poll`, { handle: started[0]!.handle }),
+          ),
+          'auth.device_denied',
+        );
+        const burst = await Promise.all([startOne(), startOne(), startOne()]);
+        assert.deepEqual(burst.map((response) => response.status).sort(), [200, 429, 429]);
+        assert.equal((await startOne()).status, 429);
+        // All expire: the address may start again.
+        ownClock.advance(16 * 60_000);
+        assert.equal((await startOne()).status, 200);
+      } finally {
+        await server.close();
+        await github.close();
       }
-      const asked = github.deviceCodeRequests().length;
-      const refused = await startOne();
-      assert.equal(refused.status, 429);
-      assert.equal(await errorCode(refused), 'rate.limited');
-      assert.equal(github.deviceCodeRequests().length, asked, 'GitHub was not asked');
-      // One ends (cancelled at GitHub): one place is free, and starts side by side take only it.
-      github.setProfile(profile());
-      assert.equal(await github.actOnDevice(started[0]!.userCode, 'cancel'), 200);
-      ownClock.advance(1000);
-      assert.equal(
-        await errorCode(
-          await new Browser().post(`${server.url}/auth/github/device/poll`, { handle: started[0]!.handle }),
-        ),
-        'auth.device_denied',
-      );
-      const burst = await Promise.all([startOne(), startOne(), startOne()]);
-      assert.deepEqual(burst.map((response) => response.status).sort(), [200, 429, 429]);
-      assert.equal((await startOne()).status, 429);
-      // All expire: the address may start again.
-      ownClock.advance(16 * 60_000);
-      assert.equal((await startOne()).status, 200);
-    } finally {
-      await server.close();
-      await github.close();
-    }
-  });
+    },
+  );
 });
 
 describe('GitHub device-flow sign-in when GitHub refuses the coordinator', () => {

@@ -10,34 +10,37 @@ import { openDatabase } from '../../../server/store/database.ts';
 import { ManualClock } from '../../../server/clock.ts';
 import { assertRefused, contributeAccepted, makeLobby, positionOf, progressOf } from './lobby-helpers.ts';
 
-test('joining with a choice of circuits queues only those, in ceremony order, and is done after the last of them', () => {
-  const fixture = makeLobby();
-  const { lobby } = fixture;
-  // Named out of order: the ceremony's order decides.
-  const status = lobby.join('alice', ['transact21', 'transact2']);
-  assert.deepEqual(status.chosenCircuits, ['transact2', 'transact21']);
-  assert.deepEqual(
-    status.circuits.map((c) => c.state),
-    ['pending', 'waiting', 'pending'],
-    'register is skipped',
-  );
-  lobby.tick();
-  contributeAccepted(fixture, 'alice', 'transact2', 1);
-  lobby.tick();
-  assert.equal(progressOf(lobby, 'alice', 'transact21').state, 'turn');
-  contributeAccepted(fixture, 'alice', 'transact21', 1);
-  const after = lobby.status('alice');
-  assert.deepEqual(
-    after.circuits.map((c) => c.state),
-    ['pending', 'accepted', 'accepted'],
-    'nothing is queued after the chosen circuits',
-  );
-  assert.equal(after.done, false, '`done` still means every circuit of the ceremony');
-  assert.deepEqual(lobby.queueLengths(), { register: 0, transact2: 0, transact21: 0 });
-  // A later join without a choice takes the rest.
-  assert.equal(lobby.join('alice').chosenCircuits, undefined);
-  assert.equal(progressOf(lobby, 'alice', 'register').state, 'waiting');
-});
+test(
+  'joining with a choice of circuits queues only those, in ceremony ' + 'order, and is done after the last of them',
+  () => {
+    const fixture = makeLobby();
+    const { lobby } = fixture;
+    // Named out of order: the ceremony's order decides.
+    const status = lobby.join('alice', ['transact21', 'transact2']);
+    assert.deepEqual(status.chosenCircuits, ['transact2', 'transact21']);
+    assert.deepEqual(
+      status.circuits.map((c) => c.state),
+      ['pending', 'waiting', 'pending'],
+      'register is skipped',
+    );
+    lobby.tick();
+    contributeAccepted(fixture, 'alice', 'transact2', 1);
+    lobby.tick();
+    assert.equal(progressOf(lobby, 'alice', 'transact21').state, 'turn');
+    contributeAccepted(fixture, 'alice', 'transact21', 1);
+    const after = lobby.status('alice');
+    assert.deepEqual(
+      after.circuits.map((c) => c.state),
+      ['pending', 'accepted', 'accepted'],
+      'nothing is queued after the chosen circuits',
+    );
+    assert.equal(after.done, false, '`done` still means every circuit of the ceremony');
+    assert.deepEqual(lobby.queueLengths(), { register: 0, transact2: 0, transact21: 0 });
+    // A later join without a choice takes the rest.
+    assert.equal(lobby.join('alice').chosenCircuits, undefined);
+    assert.equal(progressOf(lobby, 'alice', 'register').state, 'waiting');
+  },
+);
 
 test('a choice of circuits is checked: unknown names and an empty choice are refused, changing nothing', () => {
   const { lobby } = makeLobby();
@@ -76,23 +79,28 @@ test('leaving a queue drops the entry; leaving again, or when not in the lobby, 
   assert.deepEqual(lobby.queueLengths(), { register: 1, transact2: 0, transact21: 0 });
 });
 
-test('leaving during a turn gives it up: the circuit goes to the next in line, the turn is recorded as discarded', () => {
-  const { lobby, db } = makeLobby();
-  lobby.join('alice');
-  lobby.join('bob');
-  lobby.tick();
-  assert.equal(progressOf(lobby, 'alice', 'register').state, 'turn');
-  assert.deepEqual(lobby.leave('alice'), { left: 'turn', circuit: 'register' });
-  assert.equal(progressOf(lobby, 'alice', 'register').state, 'pending');
-  assertRefused(() => lobby.requireTurn('alice', 'register'), 'lobby.not_your_turn', /not in the queue/);
-  assert.deepEqual(
-    lobby.tick().map((e) => [e.type, e.contributorId]),
-    [['turn_granted', 'bob']],
-  );
-  const history = db.prepare("SELECT contributor_id, outcome FROM lobby_turn_history WHERE circuit = 'register'").all();
-  assert.deepEqual(history, [{ contributor_id: 'alice', outcome: 'discarded' }]);
-  assert.equal(lobby.status('alice').removed, undefined, 'leaving is no removal: nothing to explain');
-});
+test(
+  'leaving during a turn gives it up: the circuit goes to the next in ' + 'line, the turn is recorded as discarded',
+  () => {
+    const { lobby, db } = makeLobby();
+    lobby.join('alice');
+    lobby.join('bob');
+    lobby.tick();
+    assert.equal(progressOf(lobby, 'alice', 'register').state, 'turn');
+    assert.deepEqual(lobby.leave('alice'), { left: 'turn', circuit: 'register' });
+    assert.equal(progressOf(lobby, 'alice', 'register').state, 'pending');
+    assertRefused(() => lobby.requireTurn('alice', 'register'), 'lobby.not_your_turn', /not in the queue/);
+    assert.deepEqual(
+      lobby.tick().map((e) => [e.type, e.contributorId]),
+      [['turn_granted', 'bob']],
+    );
+    const history = db
+      .prepare("SELECT contributor_id, outcome FROM lobby_turn_history WHERE circuit = 'register'")
+      .all();
+    assert.deepEqual(history, [{ contributor_id: 'alice', outcome: 'discarded' }]);
+    assert.equal(lobby.status('alice').removed, undefined, 'leaving is no removal: nothing to explain');
+  },
+);
 
 test('leaving while verifying: the verdict still comes, but queues them nowhere (accepted or refused)', () => {
   const fixture = makeLobby();
@@ -151,16 +159,20 @@ test('the choice and a pending leave survive a restart (a new Lobby on the same 
   assert.equal(progressOf(second, 'bob', 'transact2').state, 'pending');
 });
 
-test('a refusal after a join that left its circuit out of the choice queues for a chosen circuit, not the refused one', () => {
-  const fixture = makeLobby();
-  const { lobby } = fixture;
-  lobby.join('alice');
-  lobby.tick();
-  lobby.markSubmitted('alice', 'register', 'a1');
-  // While register is being verified, alice asks for transact2 only (a terminal rerun with a circuit named).
-  assert.deepEqual(lobby.join('alice', ['transact2']).chosenCircuits, ['transact2']);
-  lobby.recordVerdict('a1', { status: 'refused', code: 'contribution.l_section_invalid', message: 'bad L' });
-  assert.equal(progressOf(lobby, 'alice', 'register').state, 'pending', 'not back in a queue she left out');
-  assert.equal(progressOf(lobby, 'alice', 'transact2').state, 'waiting', 'queued for the circuit she chose');
-  assert.equal(lobby.status('alice').lastRefusal?.code, 'contribution.l_section_invalid', 'the refusal is shown');
-});
+test(
+  'a refusal after a join that left its circuit out of the choice queues ' +
+    'for a chosen circuit, not the refused one',
+  () => {
+    const fixture = makeLobby();
+    const { lobby } = fixture;
+    lobby.join('alice');
+    lobby.tick();
+    lobby.markSubmitted('alice', 'register', 'a1');
+    // While register is being verified, alice asks for transact2 only (a terminal rerun with a circuit named).
+    assert.deepEqual(lobby.join('alice', ['transact2']).chosenCircuits, ['transact2']);
+    lobby.recordVerdict('a1', { status: 'refused', code: 'contribution.l_section_invalid', message: 'bad L' });
+    assert.equal(progressOf(lobby, 'alice', 'register').state, 'pending', 'not back in a queue she left out');
+    assert.equal(progressOf(lobby, 'alice', 'transact2').state, 'waiting', 'queued for the circuit she chose');
+    assert.equal(lobby.status('alice').lastRefusal?.code, 'contribution.l_section_invalid', 'the refusal is shown');
+  },
+);

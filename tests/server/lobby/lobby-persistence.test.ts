@@ -9,48 +9,54 @@ import { ManualClock } from '../../../server/clock.ts';
 import { openDatabase } from '../../../server/store/database.ts';
 import { contributeAccepted, makeLobby, MINUTE } from './lobby-helpers.ts';
 
-test('a new Lobby on the same database file after a restart continues exactly, and the deadline still fires', async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'lobby-'));
-  try {
-    const file = path.join(dir, 'coordinator.db');
-    const clock = new ManualClock();
-    const before = makeLobby({}, openDatabase(file), clock);
-    for (const id of ['alice', 'bob', 'carol']) before.lobby.join(id);
-    before.lobby.tick();
-    contributeAccepted(before, 'alice', 'register', 1);
-    before.lobby.tick(); // bob: register, alice: transact2
-    before.lobby.markSubmitted('alice', 'transact2', 'a2');
-    clock.advance(3 * MINUTE);
-    before.lobby.heartbeat('bob', 'register');
-    const statuses = ['alice', 'bob', 'carol'].map((id) => before.lobby.status(id));
-    const queues = before.lobby.queueLengths();
-    const turns = before.lobby.activeTurns();
-    before.db.close();
+test(
+  'a new Lobby on the same database file after a restart continues ' + 'exactly, and the deadline still fires',
+  async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'lobby-'));
+    try {
+      const file = path.join(dir, 'coordinator.db');
+      const clock = new ManualClock();
+      const before = makeLobby({}, openDatabase(file), clock);
+      for (const id of ['alice', 'bob', 'carol']) before.lobby.join(id);
+      before.lobby.tick();
+      contributeAccepted(before, 'alice', 'register', 1);
+      before.lobby.tick(); // bob: register, alice: transact2
+      before.lobby.markSubmitted('alice', 'transact2', 'a2');
+      clock.advance(3 * MINUTE);
+      before.lobby.heartbeat('bob', 'register');
+      const statuses = ['alice', 'bob', 'carol'].map((id) => before.lobby.status(id));
+      const queues = before.lobby.queueLengths();
+      const turns = before.lobby.activeTurns();
+      before.db.close();
 
-    const after = makeLobby({}, openDatabase(file), clock);
-    assert.deepEqual(
-      ['alice', 'bob', 'carol'].map((id) => after.lobby.status(id)),
-      statuses,
-    );
-    assert.deepEqual(after.lobby.queueLengths(), queues);
-    assert.deepEqual(after.lobby.activeTurns(), turns);
+      const after = makeLobby({}, openDatabase(file), clock);
+      assert.deepEqual(
+        ['alice', 'bob', 'carol'].map((id) => after.lobby.status(id)),
+        statuses,
+      );
+      assert.deepEqual(after.lobby.queueLengths(), queues);
+      assert.deepEqual(after.lobby.activeTurns(), turns);
 
-    clock.advance(10 * MINUTE);
-    const events = after.lobby.tick();
-    assert.deepEqual(
-      events.map(({ type, contributorId }) => [type, contributorId]),
-      [
-        ['turn_missed', 'bob'],
-        ['turn_granted', 'carol'],
-      ],
-    );
-    assert.equal(after.lobby.recordVerdict('a2', { status: 'accepted', chainIndex: 1, contributionHash: 'h2' }), true);
-    assert.equal(after.lobby.status('alice').circuits[1]?.state, 'accepted');
-    after.db.close();
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+      clock.advance(10 * MINUTE);
+      const events = after.lobby.tick();
+      assert.deepEqual(
+        events.map(({ type, contributorId }) => [type, contributorId]),
+        [
+          ['turn_missed', 'bob'],
+          ['turn_granted', 'carol'],
+        ],
+      );
+      assert.equal(
+        after.lobby.recordVerdict('a2', { status: 'accepted', chainIndex: 1, contributionHash: 'h2' }),
+        true,
+      );
+      assert.equal(after.lobby.status('alice').circuits[1]?.state, 'accepted');
+      after.db.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 test('with 10,000 contributors waiting, status of the last one and queueLengths stay cheap', () => {
   const { lobby, db, open } = makeLobby();

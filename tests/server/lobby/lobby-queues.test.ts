@@ -90,114 +90,121 @@ test('accepted moves the contributor to the next circuit in order, and after the
   assertRefused(() => lobby.requireTurn('alice', 'register'), 'lobby.already_contributed');
 });
 
-test('a refused contribution frees the circuit and puts the contributor at the back of its queue, with the reason shown', () => {
-  const { lobby, clock } = makeLobby();
-  lobby.join('alice');
-  lobby.join('bob');
-  lobby.tick();
-  lobby.markSubmitted('alice', 'register', 'c1');
-  assert.deepEqual(progressOf(lobby, 'alice', 'register'), {
-    circuit: 'register',
-    state: 'verifying',
-    contributionId: 'c1',
-  });
-  assert.equal(
-    lobby.recordVerdict('c1', {
-      status: 'refused',
+test(
+  'a refused contribution frees the circuit and puts the contributor at ' +
+    'the back of its queue, with the reason shown',
+  () => {
+    const { lobby, clock } = makeLobby();
+    lobby.join('alice');
+    lobby.join('bob');
+    lobby.tick();
+    lobby.markSubmitted('alice', 'register', 'c1');
+    assert.deepEqual(progressOf(lobby, 'alice', 'register'), {
+      circuit: 'register',
+      state: 'verifying',
+      contributionId: 'c1',
+    });
+    assert.equal(
+      lobby.recordVerdict('c1', {
+        status: 'refused',
+        code: 'contribution.invalid_proof_of_knowledge',
+        message: 'bad proof',
+      }),
+      true,
+    );
+    assert.equal(
+      lobby.recordVerdict('c1', {
+        status: 'refused',
+        code: 'contribution.invalid_proof_of_knowledge',
+        message: 'bad proof',
+      }),
+      false,
+      'a repeated outcome changes nothing',
+    );
+    const status = lobby.status('alice');
+    assert.deepEqual(status.lastRefusal, {
+      circuit: 'register',
       code: 'contribution.invalid_proof_of_knowledge',
       message: 'bad proof',
-    }),
-    true,
-  );
-  assert.equal(
-    lobby.recordVerdict('c1', {
-      status: 'refused',
-      code: 'contribution.invalid_proof_of_knowledge',
-      message: 'bad proof',
-    }),
-    false,
-    'a repeated outcome changes nothing',
-  );
-  const status = lobby.status('alice');
-  assert.deepEqual(status.lastRefusal, {
-    circuit: 'register',
-    code: 'contribution.invalid_proof_of_knowledge',
-    message: 'bad proof',
-    at: clock.now(),
-  });
-  assert.equal(positionOf(lobby, 'alice', 'register'), 2, 'behind bob');
-  assert.equal(status.done, false);
-  const granted = lobby.tick();
-  assert.deepEqual(
-    granted.map((event) => event.contributorId),
-    ['bob'],
-  );
-  lobby.markSubmitted('bob', 'register', 'c2');
-  assert.equal(
-    lobby.recordVerdict('c2', { status: 'discarded', code: 'contribution.not_next', message: 'the head moved' }),
-    true,
-  );
-  assert.equal(lobby.status('bob').lastRefusal, undefined, 'a discarded result shows no reason');
-  assert.equal(positionOf(lobby, 'bob', 'register'), 2, 'discarded goes to the back too');
-  assert.deepEqual(
-    lobby.tick().map((event) => event.contributorId),
-    ['alice'],
-    'a refused contributor is eligible at once',
-  );
-  assertRefused(
-    () => lobby.recordVerdict('never-submitted', { status: 'accepted', chainIndex: 1, contributionHash: 'x' }),
-    'not_found',
-  );
-});
+      at: clock.now(),
+    });
+    assert.equal(positionOf(lobby, 'alice', 'register'), 2, 'behind bob');
+    assert.equal(status.done, false);
+    const granted = lobby.tick();
+    assert.deepEqual(
+      granted.map((event) => event.contributorId),
+      ['bob'],
+    );
+    lobby.markSubmitted('bob', 'register', 'c2');
+    assert.equal(
+      lobby.recordVerdict('c2', { status: 'discarded', code: 'contribution.not_next', message: 'the head moved' }),
+      true,
+    );
+    assert.equal(lobby.status('bob').lastRefusal, undefined, 'a discarded result shows no reason');
+    assert.equal(positionOf(lobby, 'bob', 'register'), 2, 'discarded goes to the back too');
+    assert.deepEqual(
+      lobby.tick().map((event) => event.contributorId),
+      ['alice'],
+      'a refused contributor is eligible at once',
+    );
+    assertRefused(
+      () => lobby.recordVerdict('never-submitted', { status: 'accepted', chainIndex: 1, contributionHash: 'x' }),
+      'not_found',
+    );
+  },
+);
 
-test('a contributor holds one turn at a time across circuits; each circuit has one turn or verifying submission', () => {
-  const fixture = makeLobby();
-  const { lobby } = fixture;
-  lobby.join('alice');
-  lobby.join('bob');
-  lobby.tick();
-  contributeAccepted(fixture, 'alice', 'register', 1);
-  lobby.tick();
-  assert.deepEqual(
-    lobby
-      .activeTurns()
-      .map(({ circuit, contributorId, state }) => [circuit, contributorId, state])
-      .sort(),
-    [
-      ['register', 'bob', 'turn'],
-      ['transact2', 'alice', 'turn'],
-    ],
-  );
-  lobby.markSubmitted('alice', 'transact2', 'a2');
-  lobby.join('alice');
-  lobby.tick();
-  assert.deepEqual(
-    lobby.queueLengths(),
-    { register: 0, transact2: 0, transact21: 0 },
-    'alice is not queued anywhere while verifying',
-  );
-  assert.deepEqual(
-    lobby.activeTurns().find((turn) => turn.contributorId === 'alice'),
-    { circuit: 'transact2', contributorId: 'alice', state: 'verifying' },
-  );
-  assertRefused(() => lobby.requireTurn('alice', 'transact21'), 'lobby.not_your_turn', /being verified/);
+test(
+  'a contributor holds one turn at a time across circuits; each circuit ' + 'has one turn or verifying submission',
+  () => {
+    const fixture = makeLobby();
+    const { lobby } = fixture;
+    lobby.join('alice');
+    lobby.join('bob');
+    lobby.tick();
+    contributeAccepted(fixture, 'alice', 'register', 1);
+    lobby.tick();
+    assert.deepEqual(
+      lobby
+        .activeTurns()
+        .map(({ circuit, contributorId, state }) => [circuit, contributorId, state])
+        .sort(),
+      [
+        ['register', 'bob', 'turn'],
+        ['transact2', 'alice', 'turn'],
+      ],
+    );
+    lobby.markSubmitted('alice', 'transact2', 'a2');
+    lobby.join('alice');
+    lobby.tick();
+    assert.deepEqual(
+      lobby.queueLengths(),
+      { register: 0, transact2: 0, transact21: 0 },
+      'alice is not queued anywhere while verifying',
+    );
+    assert.deepEqual(
+      lobby.activeTurns().find((turn) => turn.contributorId === 'alice'),
+      { circuit: 'transact2', contributorId: 'alice', state: 'verifying' },
+    );
+    assertRefused(() => lobby.requireTurn('alice', 'transact21'), 'lobby.not_your_turn', /being verified/);
 
-  // A verifying submission has no deadline and keeps its circuit busy: bob, done with register
-  // meanwhile, waits for transact2 however long the verification takes.
-  contributeAccepted(fixture, 'bob', 'register', 2);
-  fixture.clock.advance(3 * 60 * MINUTE);
-  assert.deepEqual(lobby.tick(), []);
-  assert.equal(positionOf(lobby, 'bob', 'transact2'), 1);
-  assert.deepEqual(lobby.activeTurns(), [{ circuit: 'transact2', contributorId: 'alice', state: 'verifying' }]);
-  lobby.recordVerdict('a2', { status: 'accepted', chainIndex: 1, contributionHash: 'h' });
-  assert.deepEqual(
-    lobby.tick().map(({ circuit, contributorId }) => [circuit, contributorId]),
-    [
-      ['transact2', 'bob'],
-      ['transact21', 'alice'],
-    ],
-  );
-});
+    // A verifying submission has no deadline and keeps its circuit busy: bob, done with register
+    // meanwhile, waits for transact2 however long the verification takes.
+    contributeAccepted(fixture, 'bob', 'register', 2);
+    fixture.clock.advance(3 * 60 * MINUTE);
+    assert.deepEqual(lobby.tick(), []);
+    assert.equal(positionOf(lobby, 'bob', 'transact2'), 1);
+    assert.deepEqual(lobby.activeTurns(), [{ circuit: 'transact2', contributorId: 'alice', state: 'verifying' }]);
+    lobby.recordVerdict('a2', { status: 'accepted', chainIndex: 1, contributionHash: 'h' });
+    assert.deepEqual(
+      lobby.tick().map(({ circuit, contributorId }) => [circuit, contributorId]),
+      [
+        ['transact2', 'bob'],
+        ['transact21', 'alice'],
+      ],
+    );
+  },
+);
 
 test('the ETA is position × the measured average turn, plus what is left of the turn in progress', () => {
   const fixture = makeLobby();

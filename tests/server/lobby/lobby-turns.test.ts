@@ -3,62 +3,66 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertRefused, contributeAccepted, makeLobby, MINUTE, positionOf, progressOf } from './lobby-helpers.ts';
 
-test('a missed deadline frees the circuit for the next in line; the late one waits out the cooldown, then gets a turn again', () => {
-  const fixture = makeLobby();
-  const { lobby, clock } = fixture;
-  lobby.join('alice');
-  lobby.join('bob');
-  const granted = lobby.tick();
-  const start = clock.now();
-  assert.deepEqual(granted, [
-    { type: 'turn_granted', circuit: 'register', contributorId: 'alice', at: start, deadline: start + 10 * MINUTE },
-  ]);
+test(
+  'a missed deadline frees the circuit for the next in line; the late ' +
+    'one waits out the cooldown, then gets a turn again',
+  () => {
+    const fixture = makeLobby();
+    const { lobby, clock } = fixture;
+    lobby.join('alice');
+    lobby.join('bob');
+    const granted = lobby.tick();
+    const start = clock.now();
+    assert.deepEqual(granted, [
+      { type: 'turn_granted', circuit: 'register', contributorId: 'alice', at: start, deadline: start + 10 * MINUTE },
+    ]);
 
-  clock.advance(10 * MINUTE);
-  assert.deepEqual(lobby.tick(), [], 'at the deadline itself the turn is still live');
-  lobby.requireTurn('alice', 'register');
+    clock.advance(10 * MINUTE);
+    assert.deepEqual(lobby.tick(), [], 'at the deadline itself the turn is still live');
+    lobby.requireTurn('alice', 'register');
 
-  clock.advance(1);
-  assertRefused(() => lobby.requireTurn('alice', 'register'), 'lobby.not_your_turn', /expired/);
-  const now = clock.now();
-  assert.deepEqual(lobby.tick(), [
-    {
-      type: 'turn_missed',
+    clock.advance(1);
+    assertRefused(() => lobby.requireTurn('alice', 'register'), 'lobby.not_your_turn', /expired/);
+    const now = clock.now();
+    assert.deepEqual(lobby.tick(), [
+      {
+        type: 'turn_missed',
+        circuit: 'register',
+        contributorId: 'alice',
+        at: now,
+        deadline: start + 10 * MINUTE,
+        eligibleAt: now + 5 * MINUTE,
+      },
+      { type: 'turn_granted', circuit: 'register', contributorId: 'bob', at: now, deadline: now + 10 * MINUTE },
+    ]);
+    const late = progressOf(lobby, 'alice', 'register');
+    assert.deepEqual(late, {
       circuit: 'register',
-      contributorId: 'alice',
-      at: now,
-      deadline: start + 10 * MINUTE,
+      state: 'waiting',
+      position: 1,
+      etaMs: 5 * MINUTE,
       eligibleAt: now + 5 * MINUTE,
-    },
-    { type: 'turn_granted', circuit: 'register', contributorId: 'bob', at: now, deadline: now + 10 * MINUTE },
-  ]);
-  const late = progressOf(lobby, 'alice', 'register');
-  assert.deepEqual(late, {
-    circuit: 'register',
-    state: 'waiting',
-    position: 1,
-    etaMs: 5 * MINUTE,
-    eligibleAt: now + 5 * MINUTE,
-  });
-  assert.equal(lobby.status('alice').done, false);
-  assertRefused(() => lobby.requireTurn('alice', 'register'), 'lobby.not_your_turn', /missed turn/);
+    });
+    assert.equal(lobby.status('alice').done, false);
+    assertRefused(() => lobby.requireTurn('alice', 'register'), 'lobby.not_your_turn', /missed turn/);
 
-  // bob leaves at once: the circuit is free, but alice is still cooling down.
-  contributeAccepted(fixture, 'bob', 'register', 1);
-  clock.advance(5 * MINUTE - 1);
-  assert.deepEqual(
-    lobby.tick().filter((event) => event.circuit === 'register'),
-    [],
-  );
-  assert.equal(progressOf(lobby, 'alice', 'register').state, 'waiting');
+    // bob leaves at once: the circuit is free, but alice is still cooling down.
+    contributeAccepted(fixture, 'bob', 'register', 1);
+    clock.advance(5 * MINUTE - 1);
+    assert.deepEqual(
+      lobby.tick().filter((event) => event.circuit === 'register'),
+      [],
+    );
+    assert.equal(progressOf(lobby, 'alice', 'register').state, 'waiting');
 
-  clock.advance(1);
-  assert.deepEqual(
-    lobby.tick().map(({ type, contributorId, circuit }) => [type, contributorId, circuit]),
-    [['turn_granted', 'alice', 'register']],
-  );
-  lobby.requireTurn('alice', 'register');
-});
+    clock.advance(1);
+    assert.deepEqual(
+      lobby.tick().map(({ type, contributorId, circuit }) => [type, contributorId, circuit]),
+      [['turn_granted', 'alice', 'register']],
+    );
+    lobby.requireTurn('alice', 'register');
+  },
+);
 
 test('a cooling-down contributor is skipped in favour of those behind; re-queued contributors go to the back', () => {
   const { lobby, clock } = makeLobby();

@@ -47,7 +47,11 @@ export function renderAttestation(api: ApiClient, me: MeView, ceremony: Ceremony
     h(
       'p',
       {},
-      'Your randomness is now part of every proving key, and it is gone: it was used inside this page and dropped after each circuit. Publish the attestation below (a gist, a post) so anyone can check your hashes against the public transcript; keep the signed receipts as the coordinator’s proof that it accepted them.',
+      'Your randomness is now part of every proving key, and it is gone: it ' +
+        'was used inside this page and dropped after each circuit. Publish the ' +
+        'attestation below (a gist, a post) so anyone can check your hashes ' +
+        'against the public transcript; keep the signed receipts as the ' +
+        'coordinator’s proof that it accepted them.',
     ),
     h('pre', { id: 'attestation-text', tabindex: 0, 'aria-label': 'Attestation' }, text),
     h(
@@ -65,7 +69,8 @@ export function renderAttestation(api: ApiClient, me: MeView, ceremony: Ceremony
       { class: 'hint', id: 'receipts-how-to-check' },
       'Keep the receipts file. Drop it on the ',
       h('a', { href: '/ceremony/#receipt-check' }, 'public ceremony page'),
-      ' at any time, and again once the ceremony is finalised, to check that the keys descend from your contributions, ' +
+      ' at any time, and again once the ceremony is finalised, to check that ' +
+        'the keys descend from your contributions, ' +
         'or run ',
       h('code', {}, `ceremony verify-receipt receipts-${ceremony.id}.json DIR`),
       ' on a published copy of the ceremony.',

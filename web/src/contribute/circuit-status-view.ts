@@ -90,14 +90,16 @@ function describeCircuit(
       if (progress.eligibleAt && progress.eligibleAt > serverNow) {
         return line(
           'waiting',
-          `You missed your turn; you are ${formatPosition(progress.position)} and eligible again in ${formatCountdown(progress.eligibleAt - serverNow)}.`,
+          `You missed your turn; you are ${formatPosition(progress.position)} ` +
+            `and eligible again in ${formatCountdown(progress.eligibleAt - serverNow)}.`,
         );
       }
       const phase = snapshot.me?.phase;
       if (phase === 'paused' || phase === 'setup') {
         return line(
           'waiting',
-          `You are ${formatPosition(progress.position)}. No turn starts until the coordinator ${phase === 'paused' ? 'reopens' : 'opens'} the ceremony.`,
+          `You are ${formatPosition(progress.position)}. No turn starts until ` +
+            `the coordinator ${phase === 'paused' ? 'reopens' : 'opens'} the ceremony.`,
         );
       }
       return line(
@@ -140,7 +142,8 @@ function describeActivity(
       return line('preparing', `Looking up the current key (${timeLeft}).`);
     case 'downloading': {
       const text = activity.total
-        ? `${formatBytes(activity.loaded)} of ${formatBytes(activity.total)} (${percent(activity.loaded, activity.total)}%)`
+        ? `${formatBytes(activity.loaded)} of ${formatBytes(activity.total)} ` +
+          `(${percent(activity.loaded, activity.total)}%)`
         : formatBytes(activity.loaded);
       return line('downloading', `Downloading the current key: ${text}. ${timeLeft}.`, {
         progress: { value: activity.loaded, max: activity.total ?? activity.loaded, text },
@@ -151,7 +154,9 @@ function describeActivity(
         progress: { value: activity.percent, max: 100, text: `${activity.percent}%` },
       });
     case 'uploading': {
-      const text = `${formatBytes(activity.sent)} of ${formatBytes(activity.total)} (${percent(activity.sent, activity.total)}%)`;
+      const text =
+        `${formatBytes(activity.sent)} of ${formatBytes(activity.total)} ` +
+        `(${percent(activity.sent, activity.total)}%)`;
       const resumed = activity.resumedFrom ? ` Resumed at ${formatBytes(activity.resumedFrom)}.` : '';
       return line('uploading', `Uploading your contribution: ${text}.${resumed} ${timeLeft}.`, {
         progress: { value: activity.sent, max: activity.total, text },
@@ -164,7 +169,10 @@ function describeActivity(
   }
 }
 
-/** Every circuit's line, in order (each names the circuit before it): computed once per render, shared by the table and the announcer. */
+/**
+ * Every circuit's line, in order (each names the circuit before it): computed once per render, shared by the table
+ * and the announcer.
+ */
 export function describeCircuits(circuits: readonly CircuitProgress[], snapshot: SessionSnapshot): CircuitLine[] {
   return circuits.map((progress, i) => describeCircuit(progress, snapshot, circuits[i - 1]?.circuit));
 }

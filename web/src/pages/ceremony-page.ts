@@ -70,7 +70,9 @@ function renderFinal(ceremony: CeremonyView, manifest: ManifestView | null): HTM
       h(
         'p',
         { class: 'muted' },
-        'Not yet: the coordinator finalises the ceremony (a public random beacon applied to each chain’s last key) after it closes. The manifest and the Solidity verifiers appear here then.',
+        'Not yet: the coordinator finalises the ceremony (a public random ' +
+          'beacon applied to each chain’s last key) after it closes. The ' +
+          'manifest and the Solidity verifiers appear here then.',
       ),
     );
   }
@@ -157,7 +159,8 @@ function renderCircuit(circuit: CircuitView, open: boolean): HTMLElement {
     h(
       'p',
       { class: 'detail' },
-      `Verifier ${circuit.verifier}, ${circuit.publicInputs} public inputs${circuit.constraints ? `, ${circuit.constraints} constraints` : ''}. `,
+      `Verifier ${circuit.verifier}, ${circuit.publicInputs} public ` +
+        `inputs${circuit.constraints ? `, ${circuit.constraints} constraints` : ''}. `,
       h(
         'a',
         { href: `/api/circuits/${encodeURIComponent(circuit.name)}/r1cs`, download: `${circuit.name}.r1cs` },
@@ -220,7 +223,9 @@ function renderTranscript(transcript: TranscriptView, open: boolean): HTMLElemen
     h(
       'p',
       {},
-      `Every link of every chain, hash-chained: each entry commits to the one before it, so the history cannot be rewritten unnoticed. ${transcript.entries.length} entries.`,
+      `Every link of every chain, hash-chained: each entry commits to the ` +
+        `one before it, so the history cannot be rewritten unnoticed. ` +
+        `${transcript.entries.length} entries.`,
     ),
     h(
       'div',
@@ -294,16 +299,21 @@ function auditScript(ceremony: CeremonyView, origin: string): string {
   ];
   for (const circuit of ceremony.circuits) {
     lines.push(
-      `fetch "$(node -p "require('./ceremony.json').circuits.find((c) => c.name === '${circuit.name}').r1cs")" /api/circuits/${circuit.name}/r1cs`,
+      `fetch "$(node -p "require('./ceremony.json').circuits.find((c) => ` +
+        `c.name === '${circuit.name}').r1cs")" /api/circuits/${circuit.name}/r1cs`,
     );
     for (const entry of circuit.chain)
       lines.push(
         `fetch chains/${circuit.name}/${zkeyName(circuit.name, entry.index)} ${zkeyUrl(circuit.name, entry.index)}`,
       );
   }
-  lines.push(
-    `curl -fsS "$BASE/api/transcript" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{require("fs").mkdirSync("transcript",{recursive:true});require("fs").writeFileSync("transcript/transcript.jsonl",JSON.parse(s).entries.map(e=>JSON.stringify(e)).join("\\n")+"\\n")})'`,
-  );
+  // One line of shell for the reader to paste: the transcript's entries as JSON lines.
+  const toJsonLines =
+    'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{' +
+    'require("fs").mkdirSync("transcript",{recursive:true});' +
+    'require("fs").writeFileSync("transcript/transcript.jsonl",' +
+    'JSON.parse(s).entries.map(e=>JSON.stringify(e)).join("\\n")+"\\n")})';
+  lines.push(`curl -fsS "$BASE/api/transcript" | node -e '${toJsonLines}'`);
   if (ceremony.finalised) {
     lines.push('fetch final/manifest.json /api/manifest');
     for (const circuit of ceremony.circuits) {
@@ -341,18 +351,24 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
         {},
         'In an empty folder, run the script below with ',
         h('code', {}, 'CEREMONY_REPO=/path/to/checkout sh fetch-ceremony.sh'),
-        '. It fetches every file listed on this page into the layout the audit reads: the powers of tau, each r1cs, every zkey of every chain, the transcript and, once finalised, the final keys, verification keys, verifiers and manifest.',
+        '. It fetches every file listed on this page into the layout the audit ' +
+          'reads: the powers of tau, each r1cs, every zkey of every chain, the ' +
+          'transcript and, once finalised, the final keys, verification keys, ' +
+          'verifiers and manifest.',
       ),
       h(
         'li',
         {},
-        'The audit trusts no powers of tau it cannot identify: a public Hermez file is recognised by its hash; any other must be pinned by you, with ',
+        'The audit trusts no powers of tau it cannot identify: a public Hermez ' +
+          'file is recognised by its hash; any other must be pinned by you, with ',
         h('code', {}, 'sh fetch-ceremony.sh --ptau-hash HASH'),
         ' (its BLAKE2b-512 as ',
         h('code', {}, 'b2sum'),
         ' prints it, taken from a source you trust, not from this coordinator). ',
         ceremony.testNetwork
-          ? 'This is a test network: its powers of tau are a development file whose secret is public, so pin that file’s hash and expect the audit to call it INSECURE.'
+          ? 'This is a test network: its powers of tau are a development file ' +
+              'whose secret is public, so pin that file’s hash and expect the audit ' +
+              'to call it INSECURE.'
           : 'Without a pin the audit fails.',
       ),
       h(
@@ -360,7 +376,11 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
         {},
         'It then runs ',
         h('code', {}, 'ceremony audit .'),
-        ', which checks contribution 0 of each chain against the r1cs and the powers of tau (without rebuilding it), verifies every link against the one before it, checks every file against the transcript, checks each final key as the beacon applied to the last contribution, and recomputes the manifest. It prints each finding, then ',
+        ', which checks contribution 0 of each chain against the r1cs and the ' +
+          'powers of tau (without rebuilding it), verifies every link against ' +
+          'the one before it, checks every file against the transcript, checks ' +
+          'each final key as the beacon applied to the last contribution, and ' +
+          'recomputes the manifest. It prints each finding, then ',
         h('code', {}, 'audit passed'),
         ' or the problems.',
       ),

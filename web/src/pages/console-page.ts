@@ -100,7 +100,9 @@ function renderSignIn(
       ? h(
           'p',
           {},
-          'No coordinator sign-in is configured (set COORDINATOR_TOKEN or COORDINATOR_GITHUB_IDS). On a test network started with `npm start`, open the coordinator sign-in link it printed.',
+          'No coordinator sign-in is configured (set COORDINATOR_TOKEN or ' +
+            'COORDINATOR_GITHUB_IDS). On a test network started with `npm start`, ' +
+            'open the coordinator sign-in link it printed.',
         )
       : null,
     feedback,
@@ -115,7 +117,8 @@ function renderFinalised(ceremony: CeremonyView, manifest: ManifestView): HTMLEl
     h(
       'p',
       {},
-      'The final keys are verified and published; deploy the verifiers below and check the deployment against the manifest with ',
+      'The final keys are verified and published; deploy the verifiers below ' +
+        'and check the deployment against the manifest with ',
       h('code', {}, 'ceremony verify-deployment'),
       '.',
     ),
@@ -217,7 +220,8 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
     h(
       'p',
       { class: 'hint', id: 'beacon-hint' },
-      'A public random value nobody could know in advance, announced beforehand (for example a future block hash), as hexadecimal.',
+      'A public random value nobody could know in advance, announced ' +
+        'beforehand (for example a future block hash), as hexadecimal.',
     ),
     h('label', { for: 'iterations' }, 'Iterations (exponent: 2^n hash rounds, 10 to 63)'),
     iterations,
@@ -234,7 +238,8 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
     if (!confirm('Finalise the ceremony? This applies the beacon to every chain and cannot be undone.')) return;
     finaliseButton.disabled = true;
     finaliseStatus.textContent =
-      'Finalising: applying the beacon to every chain, verifying the final keys, exporting verification keys and verifiers…';
+      'Finalising: applying the beacon to every chain, verifying the final ' +
+      'keys, exporting verification keys and verifiers…';
     void act(async () => {
       try {
         await api.post<FinaliseResult>('/api/admin/finalise', {
@@ -306,14 +311,18 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
           ? 'The ceremony is finalised: its phase no longer changes.'
           : phase === 'finalising'
             ? 'Finalisation is running: the phase changes when it ends.'
-            : 'Pause keeps every queue and lets a turn under way finish; close stops contributions so the ceremony can be finalised.',
+            : 'Pause keeps every queue and lets a turn under way finish; close stops ' +
+              'contributions so the ceremony can be finalised.',
       ),
       overview.finalisationInterruptedAt === undefined
         ? null
         : h(
             'div',
             { class: 'banner warn', id: 'finalisation-interrupted' },
-            `A finalisation was interrupted by a coordinator restart (found ${formatTime(overview.finalisationInterruptedAt)}); the ceremony is closed again. Finalise again with the same beacon: circuits already sealed are not redone.`,
+            `A finalisation was interrupted by a coordinator restart (found ` +
+              `${formatTime(overview.finalisationInterruptedAt)}); the ceremony is ` +
+              `closed again. Finalise again with the same beacon: circuits already ` +
+              `sealed are not redone.`,
           ),
     );
     const turns = new Map(overview.activeTurns.map((t) => [t.circuit, t]));
@@ -324,7 +333,9 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
       h(
         'p',
         {},
-        `Contributions: ${counts.accepted} accepted, ${counts.verifying} verifying, ${counts.refused} refused, ${counts.error} errors, ${counts.discarded} discarded.`,
+        `Contributions: ${counts.accepted} accepted, ${counts.verifying} ` +
+          `verifying, ${counts.refused} refused, ${counts.error} errors, ` +
+          `${counts.discarded} discarded.`,
       ),
       h(
         'table',
@@ -358,7 +369,8 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
                 'td',
                 {},
                 turn
-                  ? `${turn.contributorId}: ${turn.state}${turn.deadline ? ` (${formatCountdown(turn.deadline - Date.now())} left)` : ''}`
+                  ? `${turn.contributorId}: ` +
+                      `${turn.state}${turn.deadline ? ` (${formatCountdown(turn.deadline - Date.now())} left)` : ''}`
                   : '—',
               ),
             );
@@ -391,7 +403,8 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
       h(
         'p',
         { class: 'hint' },
-        'Remove takes a stuck contributor out of the lobby (a waiting entry, or a turn not yet uploaded); they see why and may join again.',
+        'Remove takes a stuck contributor out of the lobby (a waiting entry, ' +
+          'or a turn not yet uploaded); they see why and may join again.',
       ),
       removable.length === 0
         ? h('p', { class: 'muted', id: 'queue-empty' }, 'Nobody is waiting.')
@@ -451,7 +464,8 @@ async function showConsole(main: HTMLElement, session: SessionView): Promise<voi
     const hint = finaliseCard.querySelector('#finalise-hint');
     if (hint) {
       const minimum = overview.minContributions;
-      const required = `Every circuit needs at least ${minimum} contribution${minimum === 1 ? '' : 's'} before finalising`;
+      const required =
+        `Every circuit needs at least ${minimum} ` + `contribution${minimum === 1 ? '' : 's'} before finalising`;
       hint.textContent = canFinalise
         ? 'The ceremony is closed and no verification is running: it can be finalised.'
         : short.length > 0

@@ -29,7 +29,9 @@ const PHASE_NOTICES: Partial<Record<CeremonyPhase, { tone: string; text: string 
   },
   paused: {
     tone: 'warn',
-    text: 'The coordinator has paused the ceremony: no new turns start for now. Your place in line is kept, and a turn already under way can finish.',
+    text:
+      'The coordinator has paused the ceremony: no new turns start for now. ' +
+      'Your place in line is kept, and a turn already under way can finish.',
   },
   closed: {
     tone: 'warn',
@@ -37,7 +39,9 @@ const PHASE_NOTICES: Partial<Record<CeremonyPhase, { tone: string; text: string 
   },
   finalising: {
     tone: 'warn',
-    text: 'The ceremony is closed and being finalised: it takes no more contributions. Its final keys appear on the public ceremony page soon.',
+    text:
+      'The ceremony is closed and being finalised: it takes no more ' +
+      'contributions. Its final keys appear on the public ceremony page soon.',
   },
   finalised: {
     tone: 'ok',
@@ -66,8 +70,13 @@ function renderIntro(ceremony: CeremonyView): HTMLElement {
     h(
       'p',
       { class: 'lead' },
-      `This ceremony makes the proving keys of ${ceremony.circuits.length} circuits. Your browser adds its own secret randomness to each key and then forgets it; as long as one contributor’s randomness is gone for good, nobody can forge proofs. `,
-      'Everything runs in this page: keep the tab open until the last circuit is accepted. You wait in line for each circuit in turn; the page shows your place and what it is doing.',
+      `This ceremony makes the proving keys of ${ceremony.circuits.length} ` +
+        `circuits. Your browser adds its own secret randomness to each key and ` +
+        `then forgets it; as long as one contributor’s randomness is gone for ` +
+        `good, nobody can forge proofs. `,
+      'Everything runs in this page: keep the tab open until the last ' +
+        'circuit is accepted. You wait in line for each circuit in turn; the ' +
+        'page shows your place and what it is doing.',
     ),
   );
 }
@@ -88,7 +97,11 @@ function renderEntropyCard(): { card: HTMLElement; take: () => string } {
     h(
       'p',
       { class: 'hint', id: 'entropy-hint' },
-      'Type anything here. It is mixed with 64 random bytes from your browser’s crypto.getRandomValues into the next circuit’s secret, never sent anywhere, and erased from the page as soon as that circuit’s contribution is made. Type again for the next circuit if you like; without it, the browser’s randomness is used alone.',
+      'Type anything here. It is mixed with 64 random bytes from your ' +
+        'browser’s crypto.getRandomValues into the next circuit’s secret, ' +
+        'never sent anywhere, and erased from the page as soon as that ' +
+        'circuit’s contribution is made. Type again for the next circuit if ' +
+        'you like; without it, the browser’s randomness is used alone.',
     ),
   );
   return {
@@ -169,7 +182,10 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
     h(
       'p',
       {},
-      'Joining puts you in line for the first circuit. When a turn comes the page downloads the current key, adds your randomness and uploads the result, circuit after circuit, with no further clicks. Your turn is kept alive while this tab is open.',
+      'Joining puts you in line for the first circuit. When a turn comes the ' +
+        'page downloads the current key, adds your randomness and uploads the ' +
+        'result, circuit after circuit, with no further clicks. Your turn is ' +
+        'kept alive while this tab is open.',
     ),
     joinButton,
     joinFeedback,

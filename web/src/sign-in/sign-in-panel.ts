@@ -74,7 +74,8 @@ export function renderSignInPanel(
       h(
         'p',
         { id: 'demo-hint', class: 'hint' },
-        'This coordinator runs a test network on this machine: any name (letters, digits, dashes) signs you in, no account needed.',
+        'This coordinator runs a test network on this machine: any name ' +
+          '(letters, digits, dashes) signs you in, no account needed.',
       ),
       h('label', { for: 'demo-name' }, 'Name'),
       name,
@@ -204,7 +205,9 @@ function renderSemaphoreChoice(
       h(
         'p',
         {},
-        'A zero-knowledge proof made in this browser shows you belong to the ceremony’s group without saying who you are. Your identity’s secret never leaves this browser; your contributions are listed as “anonymous”.',
+        'A zero-knowledge proof made in this browser shows you belong to the ' +
+          'ceremony’s group without saying who you are. Your identity’s secret ' +
+          'never leaves this browser; your contributions are listed as “anonymous”.',
       ),
       stored,
       h(
