@@ -163,16 +163,28 @@ test('one digit changed in the manifest fails the manifest', async () => {
   assert.match(cli.stdout, /^audit FAILED: 1 problem$/m);
 });
 
-test('a forged link is caught even when the transcript was rewritten to match it', async () => {
-  const report = await tamperedCeremony(async (dir) => {
+/** Replaces one point of a circuit's key file, then rewrites the transcript entry `isEntry` picks to its new hash. */
+function forgedKeyWithMatchingTranscript(
+  circuit: string,
+  index: number,
+  section: number,
+  point: number,
+  isEntry: (entry: TranscriptEntry) => boolean,
+) {
+  return tamperedCeremony(async (dir) => {
     const paths = ceremonyPaths(dir);
-    const file = paths.zkeyPath('transact21', 2);
-    await replacePoint(file, SECTION.l, 0);
+    const file = paths.zkeyPath(circuit, index);
+    await replacePoint(file, section, point);
     const fileHash = await hashFile(file);
     await rewriteTranscript(paths, (entry) => {
-      if (entry.type === 'contribution' && entry.circuit === 'transact21' && entry.index === 2)
-        entry.fileHash = fileHash;
+      if (isEntry(entry) && 'fileHash' in entry) entry.fileHash = fileHash;
     });
+  });
+}
+
+test('a forged link is caught even when the transcript was rewritten to match it', async () => {
+  const report = await forgedKeyWithMatchingTranscript('transact21', 2, SECTION.l, 0, (entry) => {
+    return entry.type === 'contribution' && entry.circuit === 'transact21' && entry.index === 2;
   });
   assert.deepEqual(
     failed(report).filter((s) => s !== 'manifest'),
@@ -181,25 +193,20 @@ test('a forged link is caught even when the transcript was rewritten to match it
   assert.match(report.findings.find((f) => f.subject === 'transact21')!.summary, /contribution\.l_section_invalid/);
 });
 
-test(
-  'a contribution 0 with a replaced point, its transcript hash rewritten ' + 'to match, is refused naming the section',
-  async () => {
-    const report = await tamperedCeremony(async (dir) => {
-      const paths = ceremonyPaths(dir);
-      const file = paths.zkeyPath('register', 0);
-      await replacePoint(file, SECTION.a, 2);
-      const fileHash = await hashFile(file);
-      await rewriteTranscript(paths, (entry) => {
-        if (entry.type === 'init' && entry.circuit === 'register') entry.fileHash = fileHash;
-      });
-    });
-    assert.deepEqual(
-      failed(report).filter((s) => s !== 'manifest'),
-      ['register'],
-    );
-    assert.match(report.findings.find((f) => f.subject === 'register')!.summary, /audit\.initial_key_mismatch.*: A /);
-  },
-);
+test('a contribution 0 with a replaced point, its transcript hash rewritten to match, is refused naming the section', async () => {
+  const report = await forgedKeyWithMatchingTranscript(
+    'register',
+    0,
+    SECTION.a,
+    2,
+    (entry) => entry.type === 'init' && entry.circuit === 'register',
+  );
+  assert.deepEqual(
+    failed(report).filter((s) => s !== 'manifest'),
+    ['register'],
+  );
+  assert.match(report.findings.find((f) => f.subject === 'register')!.summary, /audit\.initial_key_mismatch.*: A /);
+});
 
 test('a replaced point in the final key is caught against the combination carried along the chain', async () => {
   const report = await tamperedCeremony(async (dir) => {
