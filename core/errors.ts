@@ -84,6 +84,8 @@ const ERROR_CODES = {
   // A candidate zkey that is refused as the next link of a chain
   'zkey.malformed': REFUSES,
   'zkey.not_groth16': REFUSES,
+  /** A skeleton (zkey-delta-v1) that is not one contribution on top of the head; the message names the rule. */
+  'delta.malformed': REFUSES,
   'contribution.wrong_circuit': REFUSES,
   'contribution.header_mismatch': REFUSES,
   'contribution.stale': REFUSES,

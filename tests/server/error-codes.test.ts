@@ -31,6 +31,7 @@ import { makeLobby } from './lobby/lobby-helpers.ts';
 const REFUSALS = [
   'zkey.malformed',
   'zkey.not_groth16',
+  'delta.malformed',
   'contribution.wrong_circuit',
   'contribution.header_mismatch',
   'contribution.stale',

@@ -1,0 +1,175 @@
+/**
+ * A contribution changes only sections 2 (δ), 8 (L), 9 (H) and 10 (the history) of a zkey; the
+ * rest (IC, coefficients, A, B1, B2: most of the bytes) never changes. A "skeleton" is the zkey
+ * with sections 3 to 7 kept in the section table at length 0: a valid binfile a contributor can
+ * contribute on and send back (`zkey-delta-v1`, docs/contribution-delta.md). Here the skeleton is
+ * written from a full key, and an uploaded skeleton is checked against the head and filled back
+ * into a full key. Both stream section by section: keys are larger than memory should hold.
+ */
+import { open, rm, type FileHandle } from 'node:fs/promises';
+import { CoordinatorError } from '../errors.ts';
+import { commitFile, tempPathFor } from '../fs/atomic-write.ts';
+import { readExactly } from '../binfile/read-exactly.ts';
+import { readSectionTable, SectionTableError, type SectionTable } from '../binfile/section-table.ts';
+
+const MAGIC = 'zkey';
+/** The sections a contribution never changes, left out of a skeleton. */
+const FIXED_SECTIONS = new Set([3, 4, 5, 6, 7]);
+const CHUNK = 1 << 20;
+/** snarkjs's section 10: the 64-byte hash of the circuit, a u32 count, then the records. */
+const MPC_COUNT_OFFSET = 64;
+
+async function tableOf(handle: FileHandle, what: string): Promise<SectionTable> {
+  const { size } = await handle.stat();
+  try {
+    const table = await readSectionTable(handle, size, MAGIC);
+    if (table.end !== size) throw new SectionTableError('bytes after the last section');
+    return table;
+  } catch (error) {
+    if (error instanceof SectionTableError) {
+      throw new CoordinatorError('delta.malformed', `${what}: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+async function copyRange(from: FileHandle, offset: number, size: number, to: FileHandle): Promise<void> {
+  const buffer = Buffer.alloc(Math.min(CHUNK, Math.max(size, 1)));
+  for (let done = 0; done < size;) {
+    const length = Math.min(buffer.length, size - done);
+    const { bytesRead } = await from.read(buffer, 0, length, offset + done);
+    if (bytesRead === 0) throw new CoordinatorError('delta.malformed', 'a section ends before its size');
+    await to.write(buffer, 0, bytesRead);
+    done += bytesRead;
+  }
+}
+
+function fileHead(version: number, count: number): Buffer {
+  const head = Buffer.alloc(12);
+  head.write(MAGIC, 0, 'latin1');
+  head.writeUInt32LE(version, 4);
+  head.writeUInt32LE(count, 8);
+  return head;
+}
+
+function sectionHead(id: number, size: number): Buffer {
+  const entry = Buffer.alloc(12);
+  entry.writeUInt32LE(id, 0);
+  entry.writeBigUInt64LE(BigInt(size), 4);
+  return entry;
+}
+
+/** Writes `sourceOf(id)` for each section of `layout`, in its order, to `outPath` through a temporary file. */
+async function writeSections(
+  outPath: string,
+  layout: SectionTable,
+  sourceOf: (id: number) => { handle: FileHandle; offset: number; size: number },
+): Promise<void> {
+  const temp = tempPathFor(outPath);
+  const out = await open(temp, 'w');
+  try {
+    await out.write(fileHead(layout.version, layout.count));
+    for (const id of layout.sections.keys()) {
+      const source = sourceOf(id);
+      await out.write(sectionHead(id, source.size));
+      await copyRange(source.handle, source.offset, source.size, out);
+    }
+    await out.close();
+    await commitFile(temp, outPath);
+  } catch (error) {
+    await out.close().catch(() => {});
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/** Writes the skeleton of the full key at `zkeyPath` to `outPath`. */
+export async function writeSkeleton(zkeyPath: string, outPath: string): Promise<void> {
+  const handle = await open(zkeyPath, 'r');
+  try {
+    const table = await tableOf(handle, 'the key');
+    await writeSections(outPath, table, (id) => {
+      const at = table.sections.get(id)!;
+      return { handle, offset: at.offset, size: FIXED_SECTIONS.has(id) ? 0 : at.size };
+    });
+  } finally {
+    await handle.close();
+  }
+}
+
+function malformed(rule: string): CoordinatorError {
+  return new CoordinatorError('delta.malformed', `The contribution delta breaks a rule: ${rule}.`, { rule });
+}
+
+async function sameBytes(a: FileHandle, aAt: number, b: FileHandle, bAt: number, size: number): Promise<boolean> {
+  for (let done = 0; done < size; done += CHUNK) {
+    const length = Math.min(CHUNK, size - done);
+    const [x, y] = await Promise.all([readExactly(a, aAt + done, length), readExactly(b, bAt + done, length)]);
+    if (!x.equals(y)) return false;
+  }
+  return true;
+}
+
+/** Refuses a skeleton that is not a contribution's skeleton on top of the head's (`delta.malformed`). */
+async function checkDelta(head: FileHandle, headTable: SectionTable, delta: FileHandle, table: SectionTable) {
+  // snarkjs writes a contribution's sections in ascending order whatever the order of its input
+  // (the first key of a chain lists 4 before 3), so the head's order is not the rule: its ids are.
+  const headIds = [...headTable.sections.keys()].sort((a, b) => a - b);
+  const ids = [...table.sections.keys()];
+  if (table.version !== headTable.version) throw malformed('the file version differs from the head’s');
+  if (ids.length !== headIds.length || ids.some((id, i) => id !== headIds[i])) {
+    throw malformed('its sections are not the head’s, in ascending order');
+  }
+  for (const id of FIXED_SECTIONS) {
+    if (table.sections.get(id)!.size !== 0) throw malformed(`section ${id} must be empty`);
+  }
+  const h1 = headTable.sections.get(1)!;
+  const d1 = table.sections.get(1)!;
+  if (h1.size !== d1.size || !(await sameBytes(head, h1.offset, delta, d1.offset, h1.size))) {
+    throw malformed('section 1 differs from the head’s');
+  }
+  for (const id of [2, 8, 9]) {
+    if (table.sections.get(id)!.size !== headTable.sections.get(id)!.size) {
+      throw malformed(`section ${id} is not the head’s size`);
+    }
+  }
+  const h10 = headTable.sections.get(10)!;
+  const d10 = table.sections.get(10)!;
+  if (h10.size < MPC_COUNT_OFFSET + 4 || d10.size <= h10.size) throw malformed('section 10 adds no contribution');
+  const countAt = MPC_COUNT_OFFSET;
+  const headCount = (await readExactly(head, h10.offset + countAt, 4)).readUInt32LE(0);
+  const count = (await readExactly(delta, d10.offset + countAt, 4)).readUInt32LE(0);
+  if (count !== headCount + 1) throw malformed('section 10 must count exactly one more contribution');
+  const rest = h10.size - countAt - 4;
+  if (
+    !(await sameBytes(head, h10.offset, delta, d10.offset, countAt)) ||
+    !(await sameBytes(head, h10.offset + countAt + 4, delta, d10.offset + countAt + 4, rest))
+  ) {
+    throw malformed('section 10 changes the head’s history');
+  }
+}
+
+/**
+ * Checks the skeleton at `deltaPath` against the head at `headPath` and writes the full key (the
+ * skeleton with sections 3 to 7 taken from the head) to `outPath`, crash-safely.
+ */
+export async function spliceSkeleton(headPath: string, deltaPath: string, outPath: string): Promise<void> {
+  const head = await open(headPath, 'r');
+  try {
+    const delta = await open(deltaPath, 'r');
+    try {
+      const headTable = await tableOf(head, 'the head');
+      const table = await tableOf(delta, 'the contribution delta');
+      await checkDelta(head, headTable, delta, table);
+      await writeSections(outPath, table, (id) =>
+        FIXED_SECTIONS.has(id)
+          ? { handle: head, ...headTable.sections.get(id)! }
+          : { handle: delta, ...table.sections.get(id)! },
+      );
+    } finally {
+      await delta.close();
+    }
+  } finally {
+    await head.close();
+  }
+}

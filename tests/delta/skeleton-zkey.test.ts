@@ -1,0 +1,138 @@
+/**
+ * The skeleton (zkey-delta-v1) carries everything a contribution reads or changes: the kernel
+ * contribution run on the head's skeleton, spliced back onto the head, is byte for byte the key
+ * the same contribution makes on the full head (a deterministic beacon secret stands in for
+ * entropy), and snarkjs's own contribution on a skeleton splices into a key snarkjs verifies.
+ * Skeletons that are not a contribution on top of the head are refused with `delta.malformed`.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, writeFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import * as snarkjs from 'snarkjs';
+import { beaconFast, contributeFast } from '../../core/kernel/contribute-fast.ts';
+import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
+import { spliceSkeleton, writeSkeleton } from '../../core/delta/skeleton-zkey.ts';
+import { isCoordinatorError } from '../../core/errors.ts';
+import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
+
+const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
+let dataDir: string;
+let scratch: string;
+let head: string;
+let headSkeleton: string;
+let deltaSkeleton: string;
+
+interface Section {
+  id: number;
+  data: Buffer;
+}
+
+function parse(file: Buffer): { head: Buffer; sections: Section[] } {
+  const sections: Section[] = [];
+  let at = 12;
+  for (let i = 0; i < file.readUInt32LE(8); i++) {
+    const id = file.readUInt32LE(at);
+    const size = Number(file.readBigUInt64LE(at + 4));
+    sections.push({ id, data: file.subarray(at + 12, at + 12 + size) });
+    at += 12 + size;
+  }
+  return { head: file.subarray(0, 12), sections };
+}
+
+function build(file: { head: Buffer; sections: Section[] }): Buffer {
+  const parts = [file.head];
+  for (const { id, data } of file.sections) {
+    const entry = Buffer.alloc(12);
+    entry.writeUInt32LE(id, 0);
+    entry.writeBigUInt64LE(BigInt(data.length), 4);
+    parts.push(entry, data);
+  }
+  return Buffer.concat(parts);
+}
+
+before(async () => {
+  dataDir = await newCeremonyDir({ init: true });
+  scratch = await mkdtemp(path.join(tmpdir(), 'skeleton-zkey-'));
+  const config = await loadCeremonyConfig(dataDir);
+  head = ceremonyPaths(dataDir).zkeyPath(config.circuits[0]!.name, 0);
+  headSkeleton = path.join(scratch, 'head.skeleton');
+  deltaSkeleton = path.join(scratch, 'delta.skeleton');
+  await writeSkeleton(head, headSkeleton);
+  await beaconFast(headSkeleton, deltaSkeleton, 'fixed', TEST_BEACON, TEST_BEACON_ITERATIONS);
+});
+after(() => cleanUp(dataDir, scratch));
+
+async function refusal(bytes: Buffer): Promise<string> {
+  const tampered = path.join(scratch, 'tampered.skeleton');
+  await writeFile(tampered, bytes);
+  let message = '';
+  await assert.rejects(spliceSkeleton(head, tampered, path.join(scratch, 'never.zkey')), (error) => {
+    assert.ok(isCoordinatorError(error, 'delta.malformed'), String(error));
+    message = error.message;
+    return true;
+  });
+  await assert.rejects(stat(path.join(scratch, 'never.zkey')), 'no key is written');
+  return message;
+}
+
+describe('contribution skeletons (zkey-delta-v1)', () => {
+  it('the skeleton keeps every section of the head, sections 3 to 7 empty', async () => {
+    const full = parse(await readFile(head));
+    const skeleton = parse(await readFile(headSkeleton));
+    assert.deepEqual(
+      skeleton.sections.map((s) => s.id),
+      full.sections.map((s) => s.id),
+    );
+    for (const [i, section] of skeleton.sections.entries()) {
+      const expected = [3, 4, 5, 6, 7].includes(section.id) ? Buffer.alloc(0) : full.sections[i]!.data;
+      assert.ok(section.data.equals(expected), `section ${section.id}`);
+    }
+    const sizes = { skeleton: (await stat(headSkeleton)).size, key: (await stat(head)).size };
+    assert.ok(sizes.skeleton < sizes.key, JSON.stringify(sizes));
+  });
+
+  it('a contribution on the skeleton, spliced, is byte for byte the contribution on the full head', async () => {
+    const spliced = path.join(scratch, 'spliced.zkey');
+    const direct = path.join(scratch, 'direct.zkey');
+    await spliceSkeleton(head, deltaSkeleton, spliced);
+    await beaconFast(head, direct, 'fixed', TEST_BEACON, TEST_BEACON_ITERATIONS);
+    assert.ok((await readFile(spliced)).equals(await readFile(direct)), 'the two keys differ');
+  });
+
+  it("snarkjs's and the kernel's contributions with entropy on a skeleton splice into valid keys", async () => {
+    const config = await loadCeremonyConfig(dataDir);
+    const circuit = config.circuits[0]!;
+    for (const contribute of [
+      (out: string) => contributeFast(headSkeleton, out, 'fresh', 'typed entropy', { workers: 2 }),
+      (out: string) => snarkjs.zKey.contribute(headSkeleton, out, 'fresh', 'typed entropy', silent),
+    ]) {
+      const delta = path.join(scratch, 'fresh.skeleton');
+      const spliced = path.join(scratch, 'fresh.zkey');
+      await contribute(delta);
+      await spliceSkeleton(head, delta, spliced);
+      assert.equal(await snarkjs.zKey.verifyFromR1cs(circuit.r1csPath, config.ptauPath, spliced, silent), true);
+    }
+  });
+
+  it('refuses skeletons that are not one contribution on top of the head', async () => {
+    const good = parse(await readFile(deltaSkeleton));
+    const headFile = parse(await readFile(head));
+    const edit = (change: (file: { head: Buffer; sections: Section[] }) => void): Buffer => {
+      const copy = { head: good.head, sections: good.sections.map((s) => ({ id: s.id, data: Buffer.from(s.data) })) };
+      change(copy);
+      return build(copy);
+    };
+    const byId = (file: { sections: Section[] }, id: number) => file.sections.find((s) => s.id === id)!;
+    assert.match(await refusal(edit((f) => (byId(f, 3).data = byId(headFile, 3).data))), /section 3 must be empty/);
+    assert.match(await refusal(edit((f) => (byId(f, 1).data[0]! ^= 1))), /section 1/);
+    assert.match(await refusal(edit((f) => f.sections.reverse())), /order/);
+    assert.match(await refusal(edit((f) => (byId(f, 9).data = byId(f, 9).data.subarray(1)))), /section 9/);
+    assert.match(await refusal(edit((f) => (byId(f, 10).data = byId(headFile, 10).data))), /section 10/);
+    assert.match(await refusal(edit((f) => (byId(f, 10).data[5]! ^= 1))), /section 10/);
+    assert.match(await refusal((await readFile(deltaSkeleton)).subarray(0, 100)), /truncated/);
+  });
+});
