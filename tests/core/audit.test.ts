@@ -193,20 +193,23 @@ test('a forged link is caught even when the transcript was rewritten to match it
   assert.match(report.findings.find((f) => f.subject === 'transact21')!.summary, /contribution\.l_section_invalid/);
 });
 
-test('a contribution 0 with a replaced point, its transcript hash rewritten to match, is refused naming the section', async () => {
-  const report = await forgedKeyWithMatchingTranscript(
-    'register',
-    0,
-    SECTION.a,
-    2,
-    (entry) => entry.type === 'init' && entry.circuit === 'register',
-  );
-  assert.deepEqual(
-    failed(report).filter((s) => s !== 'manifest'),
-    ['register'],
-  );
-  assert.match(report.findings.find((f) => f.subject === 'register')!.summary, /audit\.initial_key_mismatch.*: A /);
-});
+test(
+  'a contribution 0 with a replaced point, its transcript hash rewritten ' + 'to match, is refused naming the section',
+  async () => {
+    const report = await forgedKeyWithMatchingTranscript(
+      'register',
+      0,
+      SECTION.a,
+      2,
+      (entry) => entry.type === 'init' && entry.circuit === 'register',
+    );
+    assert.deepEqual(
+      failed(report).filter((s) => s !== 'manifest'),
+      ['register'],
+    );
+    assert.match(report.findings.find((f) => f.subject === 'register')!.summary, /audit\.initial_key_mismatch.*: A /);
+  },
+);
 
 test('a replaced point in the final key is caught against the combination carried along the chain', async () => {
   const report = await tamperedCeremony(async (dir) => {
