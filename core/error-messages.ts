@@ -95,6 +95,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   ),
   'zkey.not_groth16': REFUSED_FILE('the file that arrived is not a Groth16 key.'),
   'delta.malformed': REFUSED_FILE('the part of the key that was sent does not fit on the current key.'),
+  'delta.stale_head': REFUSED_FILE('it was built on an older key; someone else’s contribution came first.'),
   'contribution.wrong_circuit': REFUSED_FILE('it was made for a different circuit.'),
   'contribution.header_mismatch': REFUSED_FILE('its header does not match the circuit’s key.'),
   'contribution.stale': REFUSED_FILE('it was built on an older key; someone else’s contribution came first.'),

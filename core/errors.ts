@@ -86,6 +86,8 @@ const ERROR_CODES = {
   'zkey.not_groth16': REFUSES,
   /** A skeleton (zkey-delta-v1) that is not one contribution on top of the head; the message names the rule. */
   'delta.malformed': REFUSES,
+  /** A skeleton made on an earlier head than the chain's (downloaded before another contribution landed). */
+  'delta.stale_head': REFUSES,
   'contribution.wrong_circuit': REFUSES,
   'contribution.header_mismatch': REFUSES,
   'contribution.stale': REFUSES,

@@ -12,6 +12,8 @@ import { commitFile, tempPathFor } from '../fs/atomic-write.ts';
 import { readExactly } from '../binfile/read-exactly.ts';
 import { readSectionTable, SectionTableError, type SectionTable } from '../binfile/section-table.ts';
 
+/** The name and version of the format, as an upload declares it (tus metadata `format`). */
+export const DELTA_FORMAT = 'zkey-delta-v1';
 const MAGIC = 'zkey';
 /** The sections a contribution never changes, left out of a skeleton. */
 const FIXED_SECTIONS = new Set([3, 4, 5, 6, 7]);
@@ -83,6 +85,19 @@ async function writeSections(
   }
 }
 
+/** The size in bytes of the skeleton of the full key at `zkeyPath`, from its section table alone. */
+export async function skeletonSize(zkeyPath: string): Promise<number> {
+  const handle = await open(zkeyPath, 'r');
+  try {
+    const table = await tableOf(handle, 'the key');
+    let size = table.end;
+    for (const id of FIXED_SECTIONS) size -= table.sections.get(id)?.size ?? 0;
+    return size;
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Writes the skeleton of the full key at `zkeyPath` to `outPath`. */
 export async function writeSkeleton(zkeyPath: string, outPath: string): Promise<void> {
   const handle = await open(zkeyPath, 'r');
@@ -135,11 +150,23 @@ async function checkDelta(head: FileHandle, headTable: SectionTable, delta: File
   }
   const h10 = headTable.sections.get(10)!;
   const d10 = table.sections.get(10)!;
-  if (h10.size < MPC_COUNT_OFFSET + 4 || d10.size <= h10.size) throw malformed('section 10 adds no contribution');
+  if (h10.size < MPC_COUNT_OFFSET + 4 || d10.size < MPC_COUNT_OFFSET + 4) throw malformed('section 10 is too short');
   const countAt = MPC_COUNT_OFFSET;
   const headCount = (await readExactly(head, h10.offset + countAt, 4)).readUInt32LE(0);
   const count = (await readExactly(delta, d10.offset + countAt, 4)).readUInt32LE(0);
+  if (count === 0) throw malformed('section 10 adds no contribution');
+  if (count <= headCount) {
+    // Made on an earlier head (a skeleton downloaded before someone else's contribution landed):
+    // not damage but a race, which the contributor fixes by contributing again on the new head.
+    throw new CoordinatorError(
+      'delta.stale_head',
+      `The contribution delta was made on contribution ${count - 1}, but the head is now contribution ` +
+        `${headCount}; download the head's inputs again and contribute on them.`,
+      { madeOn: count - 1, head: headCount },
+    );
+  }
   if (count !== headCount + 1) throw malformed('section 10 must count exactly one more contribution');
+  if (d10.size <= h10.size) throw malformed('section 10 adds no contribution');
   const rest = h10.size - countAt - 4;
   if (
     !(await sameBytes(head, h10.offset, delta, d10.offset, countAt)) ||

@@ -5,11 +5,19 @@
  * lasts. The upload streams to a file in the data folder; nothing is held in memory. When the
  * last byte arrives the file is handed to the ceremony service, which hashes and verifies it.
  *
+ * An upload is the whole next key (metadata `format` absent or `zkey`), or its skeleton
+ * (`format: zkey-delta-v1`, docs/contribution-delta.md): only the sections a contribution changes.
+ * A skeleton is checked against the head and filled back into the full key (core/delta) when its
+ * last byte arrives, before it is handed in; from there both are the same file, verified alike.
+ *
  * Limits, each refused at creation before a byte is stored:
  *  - size: a valid next link is the head plus exactly one MPC record, so an upload must be at
  *    least head + an empty record (upload.too_small: an empty upload would spend the turn on a
- *    certain refusal) and at most head + 64 KiB (upload.too_large); its length must be declared
- *    at creation (upload.length_required), else these could not be checked;
+ *    certain refusal) and at most head + 64 KiB (upload.too_large); for a skeleton, the head's
+ *    skeleton in place of the head; its length must be declared at creation
+ *    (upload.length_required), else these could not be checked; an unknown format is refused
+ *    (request.invalid), and so is a skeleton that does not say which head it was made on
+ *    (metadata `head`); one made on an older head than the chain's is delta.stale_head;
  *  - one upload in progress per circuit: a new creation by the turn holder replaces the earlier
  *    one (its writer is stopped, its file deleted). Replacing rather than refusing lets a
  *    contributor whose browser lost the upload's URL start over within the same turn, where a
@@ -35,6 +43,7 @@ import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { MIN_CONTRIBUTION_RECORD_BYTES } from '../../core/zkey/zkey-file.ts';
+import { DELTA_FORMAT, skeletonSize, spliceSkeleton } from '../../core/delta/skeleton-zkey.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { CeremonyService, ServiceLog } from '../ceremony-service.ts';
@@ -78,6 +87,41 @@ interface CircuitUploads {
   creations: Promise<void>;
 }
 
+/** The upload formats taken (tus metadata `format`); absent means the whole key. */
+const UPLOAD_FORMATS = ['zkey', DELTA_FORMAT] as const;
+type UploadFormat = (typeof UPLOAD_FORMATS)[number];
+
+/** A creation's Upload-Metadata (`key base64,key base64`), decoded. */
+function declaredMetadata(headers: Headers): Map<string, string> {
+  const metadata = new Map<string, string>();
+  for (const pair of (headers.get('upload-metadata') ?? '').split(',')) {
+    const [key, value] = pair.trim().split(' ');
+    if (key) metadata.set(key, Buffer.from(value ?? '', 'base64').toString('utf8'));
+  }
+  return metadata;
+}
+
+/** The declared `format` ('zkey' when absent); a delta also declares the head it was made on (`head`). */
+function declaredFormat(metadata: Map<string, string>): { format: UploadFormat; head?: number } {
+  const format = metadata.get('format') ?? 'zkey';
+  if (!(UPLOAD_FORMATS as readonly string[]).includes(format)) {
+    throw new CoordinatorError(
+      'request.invalid',
+      `unknown upload format "${format.slice(0, 40)}"; this coordinator takes ${UPLOAD_FORMATS.join(' or ')}`,
+    );
+  }
+  if (format !== DELTA_FORMAT) return { format: 'zkey' };
+  const head = metadata.get('head') ?? '';
+  if (!/^\d{1,6}$/.test(head)) {
+    throw new CoordinatorError(
+      'request.invalid',
+      `a ${DELTA_FORMAT} upload declares the index of the head it was made on (metadata "head", X-Chain-Head ` +
+        'of the inputs downloaded)',
+    );
+  }
+  return { format: DELTA_FORMAT, head: Number(head) };
+}
+
 /** What tus keeps next to each upload (`<id>.json`). */
 interface StoredUpload {
   size?: number;
@@ -90,9 +134,9 @@ function tusError(error: CoordinatorError): { status_code: number; body: string 
 }
 
 /** Runs `check`, turning a CoordinatorError into the error shape tus answers with. */
-function asTusError(check: () => void): void {
+function asTusError<T>(check: () => T): T {
   try {
-    check();
+    return check();
   } catch (error) {
     if (error instanceof CoordinatorError) throw tusError(error);
     throw error;
@@ -274,12 +318,16 @@ export class ContributionUploads {
         });
         this.finishing.add(file);
         try {
-          const row = await this.deps.service.submit({
-            principal,
-            circuit,
-            path: file,
-            size: upload.size ?? upload.offset,
-          });
+          let size = upload.size ?? upload.offset;
+          if (upload.metadata?.format === DELTA_FORMAT) {
+            // Filled back in place (a temporary file renamed over the upload): from here the
+            // upload is the full next key, handed in and verified as a full upload is.
+            const started = Date.now();
+            await spliceSkeleton(this.headPath(circuit, await this.deps.service.headIndex(circuit)), file, file);
+            size = (await stat(file)).size;
+            this.deps.log.info('contribution delta spliced onto the head', { circuit, ms: Date.now() - started });
+          }
+          const row = await this.deps.service.submit({ principal, circuit, path: file, size });
           return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
         } catch (error) {
           await this.removeFiles(uploads, upload.id);
@@ -333,13 +381,30 @@ export class ContributionUploads {
     return run;
   }
 
-  private async headSize(circuit: string): Promise<number> {
-    const headIndex = await this.deps.service.headIndex(circuit);
-    return (await stat(ceremonyPaths(this.deps.config.dataDir).zkeyPath(circuit, headIndex))).size;
+  private headPath(circuit: string, headIndex: number): string {
+    return ceremonyPaths(this.deps.config.dataDir).zkeyPath(circuit, headIndex);
   }
 
-  /** A creation must declare its length, and it must fit a next link (tus checks the maximum). */
+  private async headSize(circuit: string): Promise<number> {
+    return (await stat(this.headPath(circuit, await this.deps.service.headIndex(circuit)))).size;
+  }
+
+  /**
+   * A creation must declare its length, and it must fit a next link in its format (tus checks the
+   * maximum of a whole key; a skeleton's, smaller, is checked here).
+   */
   private async checkDeclaredLength(circuit: string, headers: Headers): Promise<void> {
+    const { format, head } = asTusError(() => declaredFormat(declaredMetadata(headers)));
+    const headIndex = await this.deps.service.headIndex(circuit);
+    if (head !== undefined && head !== headIndex) {
+      throw tusError(
+        new CoordinatorError(
+          'delta.stale_head',
+          `this delta was made on contribution ${head}, but the head of ${circuit} is now contribution ` +
+            `${headIndex}; download the head's inputs again and contribute on them`,
+        ),
+      );
+    }
     const declared = headers.get('upload-length');
     if (declared === null) {
       throw tusError(
@@ -349,13 +414,25 @@ export class ContributionUploads {
         ),
       );
     }
-    const minimum = (await this.headSize(circuit)) + MIN_CONTRIBUTION_RECORD_BYTES;
+    const delta = format === DELTA_FORMAT;
+    const base = delta ? await skeletonSize(this.headPath(circuit, headIndex)) : await this.headSize(circuit);
+    const what = delta ? "the head's skeleton" : 'the head';
+    const minimum = base + MIN_CONTRIBUTION_RECORD_BYTES;
     if (Number(declared) < minimum) {
       throw tusError(
         new CoordinatorError(
           'upload.too_small',
-          `a contribution to ${circuit} is at least ${minimum} bytes (the head ` +
+          `a contribution to ${circuit} is at least ${minimum} bytes (${what} ` +
             `plus one contribution record); this upload declares ${declared}`,
+        ),
+      );
+    }
+    if (delta && Number(declared) > base + NEXT_LINK_SLACK_BYTES) {
+      throw tusError(
+        new CoordinatorError(
+          'upload.too_large',
+          `a contribution delta to ${circuit} is at most ${base + NEXT_LINK_SLACK_BYTES} bytes ` +
+            `(${what} plus one contribution record); this upload declares ${declared}`,
         ),
       );
     }

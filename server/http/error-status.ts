@@ -45,6 +45,7 @@ export const ERROR_STATUS = {
   // A refused contribution is well-formed HTTP carrying a file that cannot be the next link.
   'zkey.malformed': 422,
   'delta.malformed': 422,
+  'delta.stale_head': 409,
   'zkey.not_groth16': 422,
   'contribution.wrong_circuit': 422,
   'contribution.header_mismatch': 422,

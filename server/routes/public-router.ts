@@ -2,7 +2,8 @@
  * What anyone may read without signing in: health, the ceremony and its circuits, the receipt
  * key, the transcript, the manifest (once finalised) and every file an auditor needs: every zkey
  * of every chain (HTTP range requests supported, streamed from disk), the r1cs, the ptau and the
- * final keys.
+ * final keys; and the head's contribution inputs (its zkey-delta-v1 skeleton: what a contribution
+ * reads and changes, docs/contribution-delta.md), public like the head itself.
  * Every path served is built here from a configured circuit name, a parsed index or a checked
  * file name, never from the raw URL, so dot-folders above the data folder are allowed.
  */
@@ -12,6 +13,9 @@ import path from 'node:path';
 import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
 import { findCircuit, type CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { CoordinatorError } from '../../core/errors.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
+import { DELTA_FORMAT } from '../../core/delta/skeleton-zkey.ts';
+import { HeadSkeletons } from '../files/head-skeletons.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { DiskSpace } from '../files/check-disk-space.ts';
@@ -51,6 +55,11 @@ function parseIndex(raw: string): number {
 export function createPublicRouter(deps: PublicRouterDeps): Router {
   const router = Router();
   const { config } = deps;
+  // In the coordinator's private state folder: never published (they are derived from the chain).
+  const skeletons = new HeadSkeletons(
+    path.join(config.dataDir, 'state', 'skeletons'),
+    ceremonyPaths(config.dataDir).zkeyPath,
+  );
 
   router.get('/healthz', async (_req, res) => {
     // A full disk stops uploads, not the coordinator: `ok` stays true, `uploads.accepting` says
@@ -71,6 +80,8 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
       phase: deps.phase.get(),
       finalised: Boolean(state.finalised),
       receiptPublicKey: deps.receiptPublicKeyPem,
+      // What an upload may be: the whole next key, or its skeleton (GET …/contribution-inputs).
+      contributionFormats: ['zkey', DELTA_FORMAT],
       circuits: config.circuits.map((circuit) => {
         const chain = state.chains.get(circuit.name)!;
         return {
@@ -136,6 +147,15 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
     }
     const file = state.paths.zkeyPath(circuit.name, index);
     res.setHeader('X-Chain-Head', String(chain.headIndex));
+    res.sendFile(file, { headers: { 'Content-Type': 'application/octet-stream' }, dotfiles: 'allow' });
+  });
+
+  router.get('/api/circuits/:name/contribution-inputs', async (req, res) => {
+    const circuit = findCircuit(config, req.params.name);
+    const chain = (await deps.ceremonyState()).chains.get(circuit.name)!;
+    const file = await skeletons.skeletonOf(circuit.name, chain.headIndex);
+    res.setHeader('X-Chain-Head', String(chain.headIndex));
+    res.setHeader('X-Contribution-Format', DELTA_FORMAT);
     res.sendFile(file, { headers: { 'Content-Type': 'application/octet-stream' }, dotfiles: 'allow' });
   });
 

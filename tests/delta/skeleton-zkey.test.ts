@@ -18,6 +18,7 @@ import { spliceSkeleton, writeSkeleton } from '../../core/delta/skeleton-zkey.ts
 import { isCoordinatorError } from '../../core/errors.ts';
 import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
+import { editSections, sectionOf, splitSections } from '../helpers/zkey-tamper.ts';
 
 const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
 let dataDir: string;
@@ -25,34 +26,6 @@ let scratch: string;
 let head: string;
 let headSkeleton: string;
 let deltaSkeleton: string;
-
-interface Section {
-  id: number;
-  data: Buffer;
-}
-
-function parse(file: Buffer): { head: Buffer; sections: Section[] } {
-  const sections: Section[] = [];
-  let at = 12;
-  for (let i = 0; i < file.readUInt32LE(8); i++) {
-    const id = file.readUInt32LE(at);
-    const size = Number(file.readBigUInt64LE(at + 4));
-    sections.push({ id, data: file.subarray(at + 12, at + 12 + size) });
-    at += 12 + size;
-  }
-  return { head: file.subarray(0, 12), sections };
-}
-
-function build(file: { head: Buffer; sections: Section[] }): Buffer {
-  const parts = [file.head];
-  for (const { id, data } of file.sections) {
-    const entry = Buffer.alloc(12);
-    entry.writeUInt32LE(id, 0);
-    entry.writeBigUInt64LE(BigInt(data.length), 4);
-    parts.push(entry, data);
-  }
-  return Buffer.concat(parts);
-}
 
 before(async () => {
   dataDir = await newCeremonyDir({ init: true });
@@ -81,8 +54,8 @@ async function refusal(bytes: Buffer): Promise<string> {
 
 describe('contribution skeletons (zkey-delta-v1)', () => {
   it('the skeleton keeps every section of the head, sections 3 to 7 empty', async () => {
-    const full = parse(await readFile(head));
-    const skeleton = parse(await readFile(headSkeleton));
+    const full = splitSections(await readFile(head));
+    const skeleton = splitSections(await readFile(headSkeleton));
     assert.deepEqual(
       skeleton.sections.map((s) => s.id),
       full.sections.map((s) => s.id),
@@ -118,15 +91,21 @@ describe('contribution skeletons (zkey-delta-v1)', () => {
     }
   });
 
+  it('refuses a skeleton made on an earlier head as delta.stale_head, naming both heads', async () => {
+    const next = path.join(scratch, 'next.zkey');
+    await spliceSkeleton(head, deltaSkeleton, next);
+    await assert.rejects(spliceSkeleton(next, deltaSkeleton, path.join(scratch, 'never.zkey')), (error) => {
+      assert.ok(isCoordinatorError(error, 'delta.stale_head'), String(error));
+      assert.match(error.message, /made on contribution 0, but the head is now contribution 1/);
+      return true;
+    });
+  });
+
   it('refuses skeletons that are not one contribution on top of the head', async () => {
-    const good = parse(await readFile(deltaSkeleton));
-    const headFile = parse(await readFile(head));
-    const edit = (change: (file: { head: Buffer; sections: Section[] }) => void): Buffer => {
-      const copy = { head: good.head, sections: good.sections.map((s) => ({ id: s.id, data: Buffer.from(s.data) })) };
-      change(copy);
-      return build(copy);
-    };
-    const byId = (file: { sections: Section[] }, id: number) => file.sections.find((s) => s.id === id)!;
+    const good = await readFile(deltaSkeleton);
+    const headFile = splitSections(await readFile(head));
+    const edit = (change: Parameters<typeof editSections>[1]): Buffer => editSections(good, change);
+    const byId = sectionOf;
     assert.match(await refusal(edit((f) => (byId(f, 3).data = byId(headFile, 3).data))), /section 3 must be empty/);
     assert.match(await refusal(edit((f) => (byId(f, 1).data[0]! ^= 1))), /section 1/);
     assert.match(await refusal(edit((f) => f.sections.reverse())), /order/);

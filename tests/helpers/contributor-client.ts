@@ -108,6 +108,39 @@ export class ContributorClient extends CoordinatorClient {
     return { file, contributionHash: Buffer.from(hash).toString('hex') };
   }
 
+  /**
+   * One tus upload in two plain requests (creation, then the whole body in one PATCH), for tests
+   * that look at each answer: the status and error code of the one that refused, or the
+   * contribution's id. `metadata` is the upload's (e.g. a delta's format and head).
+   */
+  async sendUpload(
+    circuit: string,
+    bytes: Buffer,
+    metadata: Record<string, string> = {},
+  ): Promise<{ status: number; code?: string; message?: string; contributionId?: string }> {
+    const tusHeaders = { 'tus-resumable': '1.0.0', ...this.sessionHeaders() };
+    const encoded = Object.entries({ filename: `${circuit}.zkey`, ...metadata }).map(
+      ([key, value]) => `${key} ${Buffer.from(value).toString('base64')}`,
+    );
+    const created = await fetch(`${this.baseUrl}/api/circuits/${circuit}/contributions`, {
+      method: 'POST',
+      headers: { ...tusHeaders, 'upload-length': String(bytes.length), 'upload-metadata': encoded.join(',') },
+    });
+    const answer = async (response: Response) => {
+      if (response.ok)
+        return { status: response.status, contributionId: response.headers.get('x-contribution-id') ?? undefined };
+      const { error } = (await response.json()) as { error: { code: string; message: string } };
+      return { status: response.status, code: error.code, message: error.message };
+    };
+    if (!created.ok) return answer(created);
+    const sent = await fetch(new URL(created.headers.get('location')!, `${this.baseUrl}/api/circuits/${circuit}/`), {
+      method: 'PATCH',
+      headers: { ...tusHeaders, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+      body: new Uint8Array(bytes),
+    });
+    return answer(sent);
+  }
+
   /** Uploads a file with tus (resumable). Rejects with the server's error body on refusal. */
   upload(
     circuit: string,

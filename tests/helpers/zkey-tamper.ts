@@ -36,3 +36,47 @@ export async function truncatedCopy(source: string, target: string, dropBytes: n
   await handle.close();
   return target;
 }
+
+/** A binfile (zkey, skeleton) as its 12-byte head and its sections in file order, to edit whole sections. */
+export interface SectionedFile {
+  head: Buffer;
+  sections: Array<{ id: number; data: Buffer }>;
+}
+
+export function splitSections(file: Buffer): SectionedFile {
+  const sections: SectionedFile['sections'] = [];
+  let at = 12;
+  for (let i = 0; i < file.readUInt32LE(8); i++) {
+    const id = file.readUInt32LE(at);
+    const size = Number(file.readBigUInt64LE(at + 4));
+    sections.push({ id, data: file.subarray(at + 12, at + 12 + size) });
+    at += 12 + size;
+  }
+  return { head: file.subarray(0, 12), sections };
+}
+
+function joinSections(file: SectionedFile): Buffer {
+  const parts = [file.head];
+  for (const { id, data } of file.sections) {
+    const entry = Buffer.alloc(12);
+    entry.writeUInt32LE(id, 0);
+    entry.writeBigUInt64LE(BigInt(data.length), 4);
+    parts.push(entry, data);
+  }
+  return Buffer.concat(parts);
+}
+
+/** A copy of `file` with `change` applied to a deep copy of its sections. */
+export function editSections(file: Buffer, change: (copy: SectionedFile) => void): Buffer {
+  const parsed = splitSections(file);
+  const copy = { head: parsed.head, sections: parsed.sections.map((s) => ({ id: s.id, data: Buffer.from(s.data) })) };
+  change(copy);
+  return joinSections(copy);
+}
+
+/** The section `id` of a split file. */
+export function sectionOf(file: SectionedFile, id: number): { id: number; data: Buffer } {
+  const section = file.sections.find((s) => s.id === id);
+  if (!section) throw new Error(`no section ${id}`);
+  return section;
+}

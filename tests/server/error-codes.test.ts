@@ -32,6 +32,7 @@ const REFUSALS = [
   'zkey.malformed',
   'zkey.not_groth16',
   'delta.malformed',
+  'delta.stale_head',
   'contribution.wrong_circuit',
   'contribution.header_mismatch',
   'contribution.stale',

@@ -74,6 +74,8 @@ export interface CeremonyView {
   phase: CeremonyPhase;
   finalised: boolean;
   receiptPublicKey: string;
+  /** Upload formats the coordinator takes: 'zkey' (the whole key), 'zkey-delta-v1' (its skeleton). */
+  contributionFormats?: string[];
   circuits: CircuitView[];
 }
 

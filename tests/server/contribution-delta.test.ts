@@ -1,0 +1,217 @@
+/**
+ * The contribution delta (zkey-delta-v1) over real HTTP against a real coordinator: a contributor
+ * downloads the head's inputs (its skeleton), contributes on them and uploads only the skeleton of
+ * the next key with tus (`format: zkey-delta-v1`); the coordinator fills it back into the full key
+ * and verifies it. With the same secret, the key that lands is byte for byte the key the same
+ * contribution makes on the whole head. Deltas that are not one contribution on top of the head
+ * are refused with their codes (before they are handed in, or by the verifier), and the head, the
+ * transcript and the chain's files stay as they were.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ContributorClient } from '../helpers/contributor-client.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
+import { editSections, G1, sectionOf } from '../helpers/zkey-tamper.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
+import { DELTA_FORMAT } from '../../core/delta/skeleton-zkey.ts';
+import { contributeFast } from '../../core/kernel/contribute-fast.ts';
+import { SECTION } from '../../core/zkey/zkey-file.ts';
+
+const CIRCUIT = 'register';
+let coordinator: TestCoordinator;
+let scratch: string;
+/** The first delta accepted (made on head 0): later uploaded again as a delta on an older head. */
+let firstDelta: Buffer;
+
+before(async () => {
+  coordinator = await startTestCoordinator({ tickIntervalMs: 100 });
+  scratch = await mkdtemp(path.join(tmpdir(), 'contribution-delta-'));
+});
+
+after(async () => {
+  await coordinator?.close();
+  await cleanUp(scratch);
+});
+
+/**
+ * A kernel contribution whose "fresh" randomness is a fixed byte pattern: snarkjs mixes the typed
+ * entropy with randomFillSync's bytes, so two contributions made here share one secret.
+ */
+async function contributeWithFixedSecret(input: string, output: string, name: string): Promise<void> {
+  const original = crypto.randomFillSync;
+  crypto.randomFillSync = (<T extends NodeJS.ArrayBufferView>(buffer: T): T => {
+    new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength).fill(0x5a);
+    return buffer;
+  }) as typeof crypto.randomFillSync;
+  try {
+    await contributeFast(input, output, name, 'the same typed entropy', { workers: 2 });
+  } finally {
+    crypto.randomFillSync = original;
+  }
+}
+
+async function signedInAndJoined(name: string): Promise<ContributorClient> {
+  const client = new ContributorClient(coordinator.url);
+  await client.signInDemo(name);
+  await client.join();
+  return client;
+}
+
+function turnOn(client: ContributorClient): Promise<unknown> {
+  return client.waitFor((me) => me.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'turn', 'a turn');
+}
+
+/** GET /api/circuits/:name/contribution-inputs: the head's skeleton, saved to `file`. */
+async function downloadInputs(file: string): Promise<{ head: number; format: string | null; bytes: number }> {
+  const response = await fetch(`${coordinator.url}/api/circuits/${CIRCUIT}/contribution-inputs`);
+  assert.equal(response.status, 200);
+  const bytes = Buffer.from(await response.arrayBuffer());
+  await writeFile(file, bytes);
+  return {
+    head: Number(response.headers.get('x-chain-head')),
+    format: response.headers.get('x-contribution-format'),
+    bytes: bytes.length,
+  };
+}
+
+/** What no refused delta may change: the head, the transcript, the chain's files, the uploads left. */
+async function chainState(client: ContributorClient) {
+  const ceremony = await client.request<{ circuits: Array<{ name: string; headIndex: number; headHash: string }> }>(
+    'GET',
+    '/api/ceremony',
+  );
+  const head = ceremony.circuits.find((c) => c.name === CIRCUIT)!;
+  const { entries } = await client.request<{ entries: unknown[] }>('GET', '/api/transcript');
+  const chainFiles = (await readdir(ceremonyPaths(coordinator.dataDir).chainDir(CIRCUIT))).sort();
+  return { head: [head.headIndex, head.headHash], transcript: entries, chainFiles };
+}
+
+async function uploadsLeft(): Promise<string[]> {
+  return readdir(path.join(coordinator.dataDir, 'uploads', CIRCUIT)).catch(() => []);
+}
+
+test("a delta on the head's inputs becomes byte for byte the key the same contribution makes on the whole head", async () => {
+  const alice = await signedInAndJoined('alice');
+  await turnOn(alice);
+  const ceremony = await alice.request<{ contributionFormats: string[] }>('GET', '/api/ceremony');
+  assert.deepEqual(ceremony.contributionFormats, ['zkey', DELTA_FORMAT]);
+
+  const inputs = path.join(scratch, 'head0.skeleton');
+  const downloaded = await downloadInputs(inputs);
+  const headKey = ceremonyPaths(coordinator.dataDir).zkeyPath(CIRCUIT, 0);
+  const headBytes = (await readFile(headKey)).length;
+  assert.deepEqual({ head: downloaded.head, format: downloaded.format }, { head: 0, format: DELTA_FORMAT });
+  assert.ok(
+    downloaded.bytes < headBytes,
+    `the inputs (${downloaded.bytes} B) are smaller than the key (${headBytes} B)`,
+  );
+
+  const delta = path.join(scratch, 'delta0.skeleton');
+  const whole = path.join(scratch, 'whole1.zkey');
+  await contributeWithFixedSecret(inputs, delta, 'alice');
+  await contributeWithFixedSecret(headKey, whole, 'alice');
+  firstDelta = await readFile(delta);
+
+  const answer = await alice.sendUpload(CIRCUIT, firstDelta, { format: DELTA_FORMAT, head: '0' });
+  assert.equal(answer.status, 204, JSON.stringify(answer));
+  assert.ok(answer.contributionId);
+  await alice.waitFor(
+    (me) => me.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'accepted',
+    'the delta accepted',
+    120_000,
+  );
+  const landed = Buffer.from(await (await fetch(`${coordinator.url}/api/circuits/${CIRCUIT}/zkeys/1`)).arrayBuffer());
+  assert.ok(landed.equals(await readFile(whole)), 'the spliced key is not the whole-key contribution');
+  assert.deepEqual(await uploadsLeft(), [], 'no upload is left behind');
+});
+
+test(
+  'deltas that are not one contribution on top of the head are refused with their codes; ' +
+    'head, transcript and files stay',
+  async () => {
+    const bob = await signedInAndJoined('bob');
+    await turnOn(bob);
+    const inputs = path.join(scratch, 'head1.skeleton');
+    assert.equal((await downloadInputs(inputs)).head, 1);
+    const deltaFile = path.join(scratch, 'delta1.skeleton');
+    await contributeFast(inputs, deltaFile, 'bob', 'typed entropy', { workers: 2 });
+    const valid = await readFile(deltaFile);
+    const before = await chainState(bob);
+
+    const asDelta = { format: DELTA_FORMAT, head: '1' };
+    const refusedBeforeHandIn: Array<{
+      what: string;
+      bytes: Buffer;
+      metadata?: Record<string, string>;
+      expect: RegExp;
+    }> = [
+      {
+        what: 'a padded section (H one point longer)',
+        bytes: editSections(valid, (f) => {
+          const h = sectionOf(f, SECTION.h);
+          h.data = Buffer.concat([h.data, h.data.subarray(0, G1)]);
+        }),
+        expect: /^422 delta\.malformed .*section 9 is not the head’s size/,
+      },
+      {
+        what: 'a truncated section (H one point shorter: shorter than any next link)',
+        bytes: editSections(valid, (f) => {
+          const h = sectionOf(f, SECTION.h);
+          h.data = h.data.subarray(G1);
+        }),
+        expect: /^400 upload\.too_small .*the head's skeleton plus one contribution record/,
+      },
+      {
+        what: 'sections out of order',
+        bytes: editSections(valid, (f) => f.sections.reverse()),
+        expect: /^422 delta\.malformed .*ascending order/,
+      },
+      {
+        what: 'a delta made on an older head (the one accepted on head 0)',
+        bytes: firstDelta,
+        metadata: { format: DELTA_FORMAT, head: '0' },
+        expect: /^409 delta\.stale_head .*made on contribution 0, but the head of register is now contribution 1/,
+      },
+      {
+        what: 'a delta that does not say which head it was made on',
+        bytes: valid,
+        metadata: { format: DELTA_FORMAT },
+        expect: /^400 request\.invalid .*declares the index of the head/,
+      },
+      {
+        what: 'an unknown format',
+        bytes: valid,
+        metadata: { format: 'zkey-delta-v0', head: '1' },
+        expect: /^400 request\.invalid .*unknown upload format/,
+      },
+    ];
+    for (const refused of refusedBeforeHandIn) {
+      const answer = await bob.sendUpload(CIRCUIT, refused.bytes, refused.metadata ?? asDelta);
+      assert.match(`${answer.status} ${answer.code} ${answer.message}`, refused.expect, refused.what);
+      assert.deepEqual(await chainState(bob), before, refused.what);
+      assert.deepEqual(await uploadsLeft(), [], `${refused.what}: no upload is left behind`);
+    }
+    // Refused before being handed in: the turn is still bob's.
+    assert.equal((await bob.progress(CIRCUIT)).state, 'turn');
+
+    // An L point replaced by another valid point fits the head: spliced, handed in, refused by the verifier.
+    const tamperedL = editSections(valid, (f) => {
+      const l = sectionOf(f, SECTION.l);
+      l.data.copy(l.data, 0, G1, 2 * G1);
+    });
+    const answer = await bob.sendUpload(CIRCUIT, tamperedL, asDelta);
+    assert.equal(answer.status, 204, JSON.stringify(answer));
+    const me = await bob.waitFor(
+      (m) => m.status.lastRefusal?.code === 'contribution.l_section_invalid',
+      'the refusal of a tampered L',
+      120_000,
+    );
+    assert.equal(me.status.lastRefusal?.circuit, CIRCUIT);
+    assert.deepEqual(await chainState(bob), before, 'after the verifier refused the tampered L');
+  },
+);
