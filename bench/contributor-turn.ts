@@ -27,7 +27,7 @@
  * client of issue 22 only needs its driver (start its process, report its stages and verdict).
  *
  * Usage: tsx bench/contributor-turn.ts [--circuit rs18 | --power P] [--link 100/20] [--runs N]
- *                                      [--client browser|cli] [--json FILE (every figure and mark)]
+ *                                      [--client browser|cli|cli-whole-key] [--json FILE (every figure and mark)]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -73,7 +73,8 @@ const GOALS = {
 
 // ——— clients ———————————————————————————————————————————————————————————————————————————————
 
-export type TurnClientKind = 'browser' | 'cli';
+export type TurnClientKind = 'browser' | 'cli' | 'cli-whole-key';
+const TURN_CLIENT_KINDS: readonly TurnClientKind[] = ['browser', 'cli', 'cli-whole-key'];
 
 /** Moments of a turn a client can report (epoch ms); a client whose stages overlap reports those it sees. */
 export type TurnMark =
@@ -263,7 +264,8 @@ const CLI_STAGES: Array<[RegExp, TurnMark[]]> = [
   [/verifying/, ['uploadEnd']],
   [/accepted as contribution/, ['uploadEnd', 'verdict']],
 ];
-const cliClient: TurnClientDriver = {
+/** The terminal client; `extraArgs` e.g. `--whole-key` (the page's transfer, for a same-run comparison). */
+const cliClient = (extraArgs: readonly string[]): TurnClientDriver => ({
   async start(context) {
     const coordinatorUrl = context.link?.url ?? context.coordinator.url;
     let child: ReturnType<typeof spawn> | undefined;
@@ -282,6 +284,7 @@ const cliClient: TurnClientDriver = {
               coordinatorUrl,
               '--demo',
               context.contributorName,
+              ...extraArgs,
               BENCH_CIRCUIT,
             ],
             { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
@@ -314,9 +317,13 @@ const cliClient: TurnClientDriver = {
       },
     };
   },
-};
+});
 
-export const TURN_CLIENTS: Record<TurnClientKind, TurnClientDriver> = { browser: browserClient, cli: cliClient };
+export const TURN_CLIENTS: Record<TurnClientKind, TurnClientDriver> = {
+  browser: browserClient,
+  cli: cliClient([]),
+  'cli-whole-key': cliClient(['--whole-key']),
+};
 
 // ——— one turn, measured ———————————————————————————————————————————————————————————————————
 
@@ -1020,6 +1027,7 @@ export function turnBenchOptions(values: {
   const runs = Number(values.runs ?? '1');
   if (!Number.isInteger(runs) || runs < 1) throw new Error(`runs must be a positive integer, got ${values.runs}`);
   const client = values.client ?? 'browser';
-  if (client !== 'browser' && client !== 'cli') throw new Error(`the client is browser or cli, not "${client}"`);
-  return { target, link: parseLink(values.link ?? '100/20'), runs, client };
+  if (!(TURN_CLIENT_KINDS as readonly string[]).includes(client))
+    throw new Error(`the client is ${TURN_CLIENT_KINDS.join(', ')}, not "${client}"`);
+  return { target, link: parseLink(values.link ?? '100/20'), runs, client: client as TurnClientKind };
 }

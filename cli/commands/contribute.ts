@@ -32,6 +32,7 @@ interface ContributeOptions {
   receipts?: string;
   entropyPrompt?: boolean;
   maxAttempts?: string;
+  wholeKey?: boolean;
 }
 
 const LOCAL_ONLY = ['all', 'name', 'data'] as const;
@@ -43,6 +44,7 @@ const REMOTE_ONLY = [
   'receipts',
   'entropyPrompt',
   'maxAttempts',
+  'wholeKey',
 ] as const;
 const FLAG: Record<(typeof LOCAL_ONLY)[number] | (typeof REMOTE_ONLY)[number], string> = {
   all: '--all',
@@ -55,6 +57,7 @@ const FLAG: Record<(typeof LOCAL_ONLY)[number] | (typeof REMOTE_ONLY)[number], s
   receipts: '--receipts',
   entropyPrompt: '--entropy-prompt',
   maxAttempts: '--max-attempts',
+  wholeKey: '--whole-key',
 };
 
 const HELP_AFTER = `
@@ -66,9 +69,11 @@ Two forms, one name:
   A contributor's remote command (takes turns in a coordinator's queue, as the web page does):
     ceremony contribute --coordinator URL (--github | --semaphore-identity FILE |
                         --semaphore-identity-env NAME | --demo NAME) [--receipts FILE]
-                        [--entropy-prompt] [--max-attempts N] [CIRCUIT...]
+                        [--entropy-prompt] [--max-attempts N] [--whole-key] [CIRCUIT...]
     Without circuits: every circuit, in ceremony order. Entropy: 64 fresh bytes from the OS per
     contribution (with --entropy-prompt, mixed with text you type, never shown); never written.
+    Only the sections a contribution changes cross the network where the coordinator takes
+    contribution deltas (about a fifth of a large key each way); --whole-key moves whole keys.
     Ctrl-C leaves the queue (during a turn it asks first); rerun after a crash to pick up where
     the queue stands. Progress on stderr; on stdout one line per accepted circuit:
     CIRCUIT #INDEX contribution hash HASH.
@@ -151,6 +156,7 @@ export function contributeCommand(): Command {
         `remote: refused attempts of one circuit before giving up (default ${DEFAULT_MAX_ATTEMPTS})`,
       ),
     )
+    .option('--whole-key', 'remote: download and upload whole keys even where the coordinator takes deltas')
     .addHelpText('after', HELP_AFTER);
   return command.action(async (circuits: string[], options: ContributeOptions) => {
     const given = (key: keyof ContributeOptions): boolean =>
@@ -173,6 +179,7 @@ export function contributeCommand(): Command {
         receipts: options.receipts,
         entropyPrompt: options.entropyPrompt === true,
         maxAttempts: maxAttempts(options.maxAttempts),
+        wholeKey: options.wholeKey === true,
       });
       return;
     }

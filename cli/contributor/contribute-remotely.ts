@@ -1,8 +1,8 @@
 /**
  * `ceremony contribute --coordinator URL …`: the contributor's remote form, from options to exit
  * code. Signs in (GitHub device flow, a Semaphore identity, or the demo sign-in of a test network),
- * runs the turns (contributor-run.ts) on the full-file protocol (full-file-turn.ts), saves the
- * signed receipts, and handles interruptions:
+ * runs the turns (contributor-run.ts) through files on disk (file-turn.ts: deltas where the
+ * coordinator takes them, else whole keys), saves the signed receipts, and handles interruptions:
  *
  *  - Ctrl-C leaves the queue cleanly (POST /api/me/leave); during a turn it asks first (on a
  *    terminal; elsewhere the signal is the answer), and a second Ctrl-C is a yes. SIGTERM leaves
@@ -26,7 +26,8 @@ import type { CeremonyView } from '../../web/src/api/api-types.ts';
 import { createProgressRenderer } from '../progress/progress-renderer.ts';
 import { CoordinatorApiError, CoordinatorClient, type SignedIn } from './coordinator-client.ts';
 import { ContributorRun, RunFailure, type RunUi } from './contributor-run.ts';
-import { FullFileTurn } from './full-file-turn.ts';
+import { FileTurn } from './file-turn.ts';
+import { DELTA_FORMAT } from '../../core/delta/skeleton-zkey.ts';
 import { signInWithGithubDevice } from './github-device-sign-in.ts';
 import { saveReceipts } from './save-receipts.ts';
 import { readSemaphoreIdentity, signInWithSemaphore, type IdentitySource } from './semaphore-sign-in.ts';
@@ -46,14 +47,22 @@ export interface RemoteContributeOptions {
   maxAttempts: number;
   /** Kernel threads (default every core). */
   workers?: number;
+  /** Move the whole key down and up even where the coordinator takes contribution deltas. */
+  wholeKey?: boolean;
 }
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
 
-/** The protocol a turn runs on; the streamed delta of issue 21 replaces this one line. */
-function turnProtocol(client: CoordinatorClient, workDir: string, workers: number | undefined): TurnProtocol {
-  return new FullFileTurn({ client, workDir, workers });
+/** The protocol a turn runs on: deltas where the coordinator takes them (and --whole-key was not asked). */
+function turnProtocol(
+  client: CoordinatorClient,
+  workDir: string,
+  options: RemoteContributeOptions,
+  ceremony: CeremonyView,
+): TurnProtocol {
+  const delta = !options.wholeKey && (ceremony.contributionFormats ?? []).includes(DELTA_FORMAT);
+  return new FileTurn({ client, workDir, workers: options.workers, transfer: delta ? 'delta' : 'whole-key' });
 }
 
 function coordinatorUrl(raw: string): URL {
@@ -155,7 +164,6 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   // Whatever ends the process (an error, Ctrl-C, process.exit): the keys of a turn do not stay.
   const removeWorkDir = (): void => rmSync(workDir, { recursive: true, force: true });
   process.on('exit', removeWorkDir);
-  const protocol = turnProtocol(client, workDir, options.workers);
   let preparing: Promise<void> | undefined;
 
   const leaveController = new AbortController();
@@ -237,6 +245,7 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   try {
     ceremony = await client.request<CeremonyView>('GET', '/api/ceremony');
     const circuits = chosenCircuits(ceremony, options.circuits);
+    const protocol = turnProtocol(client, workDir, options, ceremony);
     // snarkjs and the curve load while we sign in and wait (a second or so the first turn does not pay).
     preparing = protocol.prepare?.().catch(() => {});
     const signIn = async (): Promise<SignedIn> => {

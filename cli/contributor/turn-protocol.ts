@@ -1,7 +1,7 @@
 /**
  * "Take this turn": everything a terminal contributor does while holding the turn on a circuit,
  * from the head to the last byte of its contribution on the coordinator, behind one interface, so
- * the protocol that moves the bytes (today the full key down and up, full-file-turn.ts; the
+ * the protocol that moves the bytes (file-turn.ts: a delta or the whole key through files; the
  * streamed delta of issue 21 next) is a local change. What happens around a turn (the queue,
  * heartbeats, the verdict) is the run's (contributor-run.ts), not the protocol's.
  */

@@ -237,6 +237,8 @@ describe('contributing from a terminal', () => {
     assert.equal(code, 0, output);
     assert.ok(!output.includes(typed) && !output.includes('4711'), 'the typed text is never shown');
     assert.match(output, /signed in to .* as dora \(demo\); contributing to transact22/);
+    // This coordinator takes deltas: only the head's inputs came down.
+    assert.match(output, /transact22: your turn: downloading the inputs of contribution 0/);
     assert.match(output, /transact22: accepted as contribution #1; it matches the hash computed here/);
     const [, index, hash] = HASH_LINE('transact22').exec(output)!;
     assert.equal(index, '1');
@@ -268,7 +270,8 @@ describe('contributing from a terminal', () => {
     'one byte corrupted in transit: refused with its reason in plain words ' +
       'and what happens next; the next turn is accepted',
     async () => {
-      const corrupt = proxy.once('PATCH', /^\/api\/circuits\/register\/contributions\//, 'corrupt', 100_000);
+      // Inside L or H of the delta (about 53 kB here): the splice takes it, the verifier refuses it.
+      const corrupt = proxy.once('PATCH', /^\/api\/circuits\/register\/contributions\//, 'corrupt', 30_000);
       const run = contribute(['--demo', 'tamper', 'register'], { via: proxy.url });
       const { code, output } = await finished(run);
       await corrupt.reached;
@@ -297,12 +300,13 @@ describe('contributing from a terminal', () => {
     },
   );
 
-  test('with --max-attempts 1, a refusal ends the run (exit 1) and the contributor leaves the queue', async () => {
+  test('with --max-attempts 1 (and --whole-key), a refusal ends the run (exit 1) and the contributor leaves the queue', async () => {
     proxy.once('PATCH', /^\/api\/circuits\/transact23\/contributions\//, 'corrupt', 100_000);
     const { code, output } = await finished(
-      contribute(['--demo', 'quitter', '--max-attempts', '1', 'transact23'], { via: proxy.url }),
+      contribute(['--demo', 'quitter', '--max-attempts', '1', '--whole-key', 'transact23'], { via: proxy.url }),
     );
     assert.equal(code, 1, output);
+    assert.match(output, /transact23: your turn: downloading contribution 0/, 'the whole key, as asked');
     assert.match(
       output,
       new RegExp(
@@ -321,7 +325,7 @@ describe('contributing from a terminal', () => {
   test(
     'a connection dropped mid-upload: the upload resumes from the ' + 'coordinator’s offset, not from scratch',
     async () => {
-      const drop = proxy.once('PATCH', /^\/api\/circuits\/transact21\/contributions\//, 'drop', 64 * 1024);
+      const drop = proxy.once('PATCH', /^\/api\/circuits\/transact21\/contributions\//, 'drop', 16 * 1024);
       const before = proxy.requests.length;
       const { code, output } = await finished(contribute(['--demo', 'roamer', 'transact21'], { via: proxy.url }));
       await drop.reached;
@@ -335,7 +339,7 @@ describe('contributing from a terminal', () => {
         JSON.stringify(uploads),
       );
       const resumedAt = Number(uploads[3]!.uploadOffset);
-      assert.ok(resumedAt > 0 && resumedAt <= 64 * 1024, `resumed at ${resumedAt}`);
+      assert.ok(resumedAt > 0 && resumedAt <= 16 * 1024, `resumed at ${resumedAt}`);
       assert.match(
         output,
         new RegExp(
@@ -405,7 +409,7 @@ describe('contributing from a terminal', () => {
     'Ctrl-C: during a turn on a terminal it asks first (no: carry on; yes: ' +
       'the turn goes to the next in line); while waiting it leaves at once',
     async () => {
-      const download = proxy.once('GET', /^\/api\/circuits\/transact42\/zkeys\//, 'holdResponse');
+      const download = proxy.once('GET', /^\/api\/circuits\/transact42\/contribution-inputs$/, 'holdResponse');
       const command = [BIN, 'contribute', '--coordinator', proxy.url, '--demo', 'holder', 'transact42']
         .map((a) => `'${a}'`)
         .join(' ');

@@ -216,10 +216,7 @@ test(
     // An edit after the build: a marker only the sources print.
     const source = path.join(clone, 'cli', 'commands', 'index.ts');
     const original = await readFile(source, 'utf8');
-    await writeFile(
-      source,
-      original.replace("summary: 'run the coordinator server", "summary: 'EDITED run the coordinator server"),
-    );
+    await writeFile(source, original.replace("'run the coordinator server", "'EDITED run the coordinator server"));
     const stale = run('npx', ['--offline', 'ceremony', '--help'], clone);
     assert.equal(stale.status, 0, stale.output);
     assert.match(stale.output, /note: dist\/ is older than the sources; running the sources through tsx/);

@@ -152,7 +152,9 @@ test('close() stops the verifier process; a closed dispatcher takes no more requ
 
 test('a coordinator killed by kill -9 leaves no verifier process behind', async () => {
   // A stand-in for the coordinator: a process that creates the dispatcher and reports its verifier.
-  const dispatcherModule = pathToFileURL(path.join(REPO_ROOT, 'server', 'verification', 'embedded-dispatcher.ts')).href;
+  const dispatcherModule = pathToFileURL(
+    path.join(REPO_ROOT, 'server', 'verification-dispatch', 'embedded-dispatcher.ts'),
+  ).href;
   const parent = spawn(
     process.execPath,
     [

@@ -1,10 +1,17 @@
 /**
- * A turn on today's protocol, the page's: the whole head key downloaded
- * (GET /api/circuits/:name/zkeys/:index, streamed to a file and hashed on the way against the
- * transcript's file hash), the contribution made with the kernel on every core (contributeFast:
- * snarkjs's own contribution with L and H scaled on worker threads), the new key uploaded with tus
- * from the file (one PATCH; a dropped connection resumes from the coordinator's offset). Keys
- * stay on disk in a private folder, never whole in memory, and are deleted after the turn.
+ * A turn through files on disk, in one of two transfers:
+ *  - `delta` (where the coordinator takes them, docs/contribution-delta.md): only the head's
+ *    skeleton is downloaded (GET /api/circuits/:name/contribution-inputs: the sections a
+ *    contribution reads), the contribution is made on it, and only the new skeleton is uploaded
+ *    (tus metadata `format: zkey-delta-v1`, `head: N`); the coordinator fills it back into the key.
+ *    At 2^18 that is about a fifth of the key each way;
+ *  - `whole-key` (the page's today, and any coordinator without deltas): the whole head downloaded
+ *    (GET /api/circuits/:name/zkeys/:index, hashed on the way against the transcript's file hash)
+ *    and the whole new key uploaded.
+ * The contribution is made with the kernel on every core (contributeFast: snarkjs's own
+ * contribution with L and H scaled on worker threads); the upload is one tus PATCH from the file (a
+ * dropped connection resumes from the coordinator's offset). Keys stay on disk in a private
+ * folder, never whole in memory, and are deleted after the turn.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -15,6 +22,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as tus from 'tus-js-client';
 import { snarkjsProgressLogger } from '../../core/ceremony/progress.ts';
+import { DELTA_FORMAT } from '../../core/delta/skeleton-zkey.ts';
 import { FILE_HASH_ALGORITHM } from '../../core/crypto/file-hash.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
 import type { TurnProtocol, TurnRequest, TurnResult } from './turn-protocol.ts';
@@ -24,8 +32,12 @@ const BYTE_PROGRESS_EVERY_MS = 100;
 /** tus retries a dropped connection (HEAD for the offset, then PATCH from it) after these delays. */
 const UPLOAD_RETRY_DELAYS_MS = [0, 1000, 3000, 5000, 10_000, 10_000];
 
-export interface FullFileTurnOptions {
+export type TurnTransfer = 'delta' | 'whole-key';
+
+export interface FileTurnOptions {
   client: CoordinatorClient;
+  /** What crosses the network: the sections a contribution changes, or the whole key. */
+  transfer: TurnTransfer;
   /** A private folder for the keys of a turn (the run's; removed when the run ends). */
   workDir: string;
   /** Kernel threads (default: every core). */
@@ -47,8 +59,8 @@ function abortError(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new DOMException('the turn was given up', 'AbortError');
 }
 
-export class FullFileTurn implements TurnProtocol {
-  constructor(private readonly options: FullFileTurnOptions) {}
+export class FileTurn implements TurnProtocol {
+  constructor(private readonly options: FileTurnOptions) {}
 
   /** Loads snarkjs and builds the curve ahead of the first turn (both take a second or so). */
   async prepare(): Promise<void> {
@@ -66,7 +78,7 @@ export class FullFileTurn implements TurnProtocol {
     const nextPath = `${base}.next.zkey`;
     try {
       let started = Date.now();
-      const bytesDown = await this.download(request, headPath);
+      const { bytes: bytesDown, headIndex } = await this.download(request, headPath);
       const downloadMs = Date.now() - started;
 
       started = Date.now();
@@ -86,7 +98,7 @@ export class FullFileTurn implements TurnProtocol {
       await rm(headPath, { force: true });
 
       started = Date.now();
-      const upload = await this.upload(request, nextPath);
+      const upload = await this.upload(request, nextPath, headIndex);
       return {
         contributionHash: made.hash,
         contributionId: upload.contributionId,
@@ -101,14 +113,22 @@ export class FullFileTurn implements TurnProtocol {
     }
   }
 
-  private async download(request: TurnRequest, target: string): Promise<number> {
-    const { circuit, headIndex, signal } = request;
-    request.progress({ type: 'step', circuit, step: `your turn: downloading contribution ${headIndex}` });
-    const response = await this.options.client.fetch(
-      'GET',
-      `/api/circuits/${encodeURIComponent(circuit)}/zkeys/${headIndex}`,
-      { signal, timeoutMs: Infinity },
-    );
+  /** The head (or its skeleton) to `target`; returns the bytes received and the head's index. */
+  private async download(request: TurnRequest, target: string): Promise<{ bytes: number; headIndex: number }> {
+    const { circuit, signal } = request;
+    const delta = this.options.transfer === 'delta';
+    request.progress({
+      type: 'step',
+      circuit,
+      step: `your turn: downloading ${delta ? 'the inputs of ' : ''}contribution ${request.headIndex}`,
+    });
+    const route = delta ? 'contribution-inputs' : `zkeys/${request.headIndex}`;
+    const response = await this.options.client.fetch('GET', `/api/circuits/${encodeURIComponent(circuit)}/${route}`, {
+      signal,
+      timeoutMs: Infinity,
+    });
+    // The inputs are always the current head's: the one to contribute on, whatever the run last saw.
+    const headIndex = delta ? Number(response.headers.get('x-chain-head') ?? request.headIndex) : request.headIndex;
     const total = Number(response.headers.get('content-length')) || 0;
     const hash = createHash(FILE_HASH_ALGORITHM);
     let received = 0;
@@ -142,7 +162,8 @@ export class FullFileTurn implements TurnProtocol {
         'network',
         `the download of ${circuit} #${headIndex} ended after ${received} of ${total} bytes`,
       );
-    if (request.headFileHash && hash.digest('hex') !== request.headFileHash) {
+    // A skeleton has no hash in the transcript: the coordinator checks it against the head instead.
+    if (!delta && request.headFileHash && hash.digest('hex') !== request.headFileHash) {
       // Damaged on the way (or not the key the transcript records): contributing to it would only
       // be refused. The run takes the turn again with a fresh download.
       throw new CoordinatorApiError(
@@ -151,12 +172,13 @@ export class FullFileTurn implements TurnProtocol {
         `the downloaded ${circuit} #${headIndex} does not match the transcript's file hash (damaged on the way)`,
       );
     }
-    return received;
+    return { bytes: received, headIndex };
   }
 
   private async upload(
     request: TurnRequest,
     file: string,
+    headIndex: number,
   ): Promise<{ contributionId: string | undefined; bytes: number; resumedFrom: number }> {
     const { circuit, signal } = request;
     const { size } = await stat(file);
@@ -171,7 +193,10 @@ export class FullFileTurn implements TurnProtocol {
       const upload = new tus.Upload(createReadStream(file), {
         endpoint: `${this.options.client.baseUrl}/api/circuits/${encodeURIComponent(circuit)}/contributions`,
         headers: this.options.client.sessionHeaders(),
-        metadata: { filename: `${circuit}.zkey` },
+        metadata: {
+          filename: `${circuit}.zkey`,
+          ...(this.options.transfer === 'delta' ? { format: DELTA_FORMAT, head: String(headIndex) } : {}),
+        },
         uploadSize: size,
         // One PATCH for the whole file: a dropped connection resumes from the server's offset anyway.
         chunkSize: Infinity,
