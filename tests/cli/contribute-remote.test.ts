@@ -300,7 +300,7 @@ describe('contributing from a terminal', () => {
     },
   );
 
-  test('with --max-attempts 1 (and --whole-key), a refusal ends the run (exit 1) and the contributor leaves the queue', async () => {
+  test('--max-attempts 1 --whole-key: a refusal ends the run (exit 1), the contributor leaves the queue', async () => {
     proxy.once('PATCH', /^\/api\/circuits\/transact23\/contributions\//, 'corrupt', 100_000);
     const { code, output } = await finished(
       contribute(['--demo', 'quitter', '--max-attempts', '1', '--whole-key', 'transact23'], { via: proxy.url }),

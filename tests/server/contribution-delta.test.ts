@@ -95,7 +95,7 @@ async function uploadsLeft(): Promise<string[]> {
   return readdir(path.join(coordinator.dataDir, 'uploads', CIRCUIT)).catch(() => []);
 }
 
-test("a delta on the head's inputs becomes byte for byte the key the same contribution makes on the whole head", async () => {
+test("a delta on the head's inputs becomes byte for byte the key the same secret makes on the whole head", async () => {
   const alice = await signedInAndJoined('alice');
   await turnOn(alice);
   const ceremony = await alice.request<{ contributionFormats: string[] }>('GET', '/api/ceremony');
