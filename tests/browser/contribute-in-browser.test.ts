@@ -40,7 +40,14 @@ import {
   PROJECT_CIRCUITS,
 } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
-import { screenshot, builtWebApp, startTestBrowser, type TestBrowser } from '../helpers/chromium.ts';
+import {
+  builtWebApp,
+  recordStatuses,
+  screenshot,
+  startTestBrowser,
+  statusesSeen,
+  type TestBrowser,
+} from '../helpers/chromium.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
 import { plainWords } from '../../web/src/api/error-messages.ts';
@@ -54,24 +61,7 @@ const bobIdentity = new Identity();
 
 async function newPage(label: string): Promise<Page> {
   const page = await browser.newPage(label);
-  // Every status (and queue position, as waiting@N) each circuit row goes through, recorded by a
-  // test-side observer installed in every document of the page, so it survives reloads.
-  await page.addInitScript(() => {
-    const seen: Record<string, string[]> = {};
-    (window as unknown as { statusesSeen: typeof seen }).statusesSeen = seen;
-    new MutationObserver(() => {
-      for (const row of document.querySelectorAll('#circuits tr[data-circuit]')) {
-        const list = (seen[row.getAttribute('data-circuit')!] ??= []);
-        const position = row.getAttribute('data-position');
-        const status = `${row.getAttribute('data-status')}${position ? `@${position}` : ''}`;
-        if (list.at(-1) !== status) list.push(status);
-        // What the computing step says (which engine, how many workers), once per distinct text.
-        const detail = row.querySelector('.detail')?.textContent ?? '';
-        const details = ((window as unknown as { computingDetails?: string[] }).computingDetails ??= []);
-        if (status === 'computing' && detail.includes('section') && !details.includes(detail)) details.push(detail);
-      }
-    }).observe(document, { subtree: true, childList: true, attributes: true });
-  });
+  await recordStatuses(page, { computingDetails: true });
   return page;
 }
 
@@ -108,10 +98,6 @@ async function waitForAllAccepted(page: Page, timeout: number): Promise<void> {
     CIRCUITS.length,
     { timeout, polling: 250 },
   );
-}
-
-async function statusesSeen(page: Page): Promise<Record<string, string[]>> {
-  return page.evaluate(() => (window as unknown as { statusesSeen: Record<string, string[]> }).statusesSeen);
 }
 
 before(async () => {

@@ -88,3 +88,34 @@ export function echoPageErrors(page: Page, label: string): void {
       process.stderr.write(`[${label} console] ${message.text()}\n`);
   });
 }
+
+/**
+ * Records every status (and queue position, as waiting@N) each row of the contribute page's
+ * #circuits table goes through, by a test-side observer installed in every document of the page,
+ * so it survives reloads; read it with statusesSeen(page). With `computingDetails`, also what the
+ * computing step says (which engine, how many workers), once per distinct text, in
+ * `window.computingDetails`.
+ */
+export async function recordStatuses(page: Page, options: { computingDetails?: boolean } = {}): Promise<void> {
+  await page.addInitScript((withDetails) => {
+    const seen: Record<string, string[]> = {};
+    (window as unknown as { statusesSeen: typeof seen }).statusesSeen = seen;
+    new MutationObserver(() => {
+      for (const row of document.querySelectorAll('#circuits tr[data-circuit]')) {
+        const list = (seen[row.getAttribute('data-circuit')!] ??= []);
+        const position = row.getAttribute('data-position');
+        const status = `${row.getAttribute('data-status')}${position ? `@${position}` : ''}`;
+        if (list.at(-1) !== status) list.push(status);
+        if (!withDetails) continue;
+        const detail = row.querySelector('.detail')?.textContent ?? '';
+        const details = ((window as unknown as { computingDetails?: string[] }).computingDetails ??= []);
+        if (status === 'computing' && detail.includes('section') && !details.includes(detail)) details.push(detail);
+      }
+    }).observe(document, { subtree: true, childList: true, attributes: true });
+  }, options.computingDetails ?? false);
+}
+
+/** What recordStatuses(page) has seen so far: circuit → the statuses its row went through, in order. */
+export function statusesSeen(page: Page): Promise<Record<string, string[]>> {
+  return page.evaluate(() => (window as unknown as { statusesSeen: Record<string, string[]> }).statusesSeen);
+}

@@ -5,23 +5,19 @@ import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../../server/clock.ts';
 import { createRateLimits } from '../../../server/http/rate-limits.ts';
 import { MAX_DEVICE_SIGN_INS_PER_ADDRESS } from '../../../server/auth/github-device-flow.ts';
-import { startGithubEmulator, type GithubEmulator, type GithubProfile } from '../../helpers/github-emulator.ts';
+import {
+  githubProfile,
+  startGithubEmulator,
+  type GithubEmulator,
+  type GithubProfile,
+} from '../../helpers/github-emulator.ts';
 import { Browser, errorCode, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
 
-const DAY = 24 * 60 * 60 * 1000;
 const clock = new ManualClock(Date.UTC(2026, 6, 1));
 
-function profile(overrides: Partial<GithubProfile> = {}): GithubProfile {
-  return {
-    id: 5151,
-    login: 'dana',
-    followers: 1,
-    following: 5,
-    public_repos: 2,
-    created_at: new Date(clock.now() - 30 * DAY).toISOString(),
-    ...overrides,
-  };
-}
+/** Dana's account, 30 days old by the clock. */
+const profile = (overrides: Partial<GithubProfile> = {}) =>
+  githubProfile(clock.now(), 30, { id: 5151, login: 'dana', ...overrides });
 
 interface Started {
   handle: string;

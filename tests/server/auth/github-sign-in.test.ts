@@ -3,23 +3,20 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../../server/clock.ts';
 import { withSignInError } from '../../../server/auth/github-sign-in.ts';
-import { startGithubEmulator, type GithubEmulator, type GithubProfile } from '../../helpers/github-emulator.ts';
+import {
+  githubProfile,
+  startGithubEmulator,
+  type GithubEmulator,
+  type GithubProfile,
+} from '../../helpers/github-emulator.ts';
 import { Browser, errorCode, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 const clock = new ManualClock(Date.UTC(2026, 6, 1));
 
-function profile(overrides: Partial<GithubProfile> = {}): GithubProfile {
-  return {
-    id: 4242,
-    login: 'alice',
-    followers: 1,
-    following: 5,
-    public_repos: 2,
-    created_at: new Date(clock.now() - 30 * DAY).toISOString(),
-    ...overrides,
-  };
-}
+/** Alice's account, 30 days old by the clock: just old enough. */
+const profile = (overrides: Partial<GithubProfile> = {}) =>
+  githubProfile(clock.now(), 30, { id: 4242, login: 'alice', ...overrides });
 
 /** Runs the whole redirect dance in `browser`; returns the response of our callback. */
 async function signInWithGithub(browser: Browser, server: AuthTestServer): Promise<Response> {
