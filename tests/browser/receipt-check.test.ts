@@ -25,9 +25,7 @@ import { rewriteHistory } from '../helpers/rewrite-mpc-section.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
-
-/** A regular expression written in parts (each a regex literal), so no line runs long. */
-const joined = (flags: string, ...parts: RegExp[]): RegExp => new RegExp(parts.map((p) => p.source).join(''), flags);
+import { joined } from '../helpers/joined-regex.ts';
 
 const quiet = { info: () => {}, warn: () => {} };
 let ceremony: ReceiptsCeremony;
