@@ -9,7 +9,7 @@ import {
   type GithubEmulator,
   type GithubProfile,
 } from '../../helpers/github-emulator.ts';
-import { Browser, errorCode, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
+import { assertRefused, Browser, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 const clock = new ManualClock(Date.UTC(2026, 6, 1));
@@ -155,8 +155,7 @@ describe('GitHub sign-in', () => {
     authorizeUrl.searchParams.set('state', 'forged-state-value');
     const authorize = await browser.request(authorizeUrl.toString());
     const callback = await browser.request(authorize.headers.get('location')!);
-    assert.equal(callback.status, 403);
-    assert.equal(await errorCode(callback), 'auth.csrf');
+    await assertRefused(callback, 403, 'auth.csrf');
     assert.equal((await sessionOf(browser, server)).principal, null);
   });
 
@@ -169,8 +168,7 @@ describe('GitHub sign-in', () => {
 
     const victim = new Browser();
     const planted = await victim.request(callbackUrl);
-    assert.equal(planted.status, 403);
-    assert.equal(await errorCode(planted), 'auth.csrf');
+    await assertRefused(planted, 403, 'auth.csrf');
 
     // The attacker's own browser can complete once; the state is then spent.
     const state = new URL(callbackUrl).searchParams.get('state')!;
@@ -179,8 +177,7 @@ describe('GitHub sign-in', () => {
     const again = new Browser();
     again.cookies.set('ceremony_oauth_state', state);
     const replay = await again.request(callbackUrl);
-    assert.equal(replay.status, 403);
-    assert.equal(await errorCode(replay), 'auth.csrf');
+    await assertRefused(replay, 403, 'auth.csrf');
   });
 
   it('refuses an expired state', async () => {
@@ -190,13 +187,11 @@ describe('GitHub sign-in', () => {
     const authorize = await browser.request(start.headers.get('location')!);
     clock.advance(10 * 60_000 + 1);
     const callback = await browser.request(authorize.headers.get('location')!);
-    assert.equal(callback.status, 403);
-    assert.equal(await errorCode(callback), 'auth.csrf');
+    await assertRefused(callback, 403, 'auth.csrf');
   });
 
   it('answers a callback without code as a bad request, not a new sign-in', async () => {
     const response = await new Browser().request(`${server.url}/auth/github/callback`);
-    assert.equal(response.status, 400);
-    assert.equal(await errorCode(response), 'request.invalid');
+    await assertRefused(response, 400, 'request.invalid');
   });
 });
