@@ -9,6 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { startTestCoordinator, type TestCoordinator, type TestCoordinatorOptions } from './test-coordinator.ts';
 
 export const CHROMIUM_BIN = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = [
@@ -39,7 +40,7 @@ export function builtWebApp(): string {
  * page its own context (its own cookies: a contributor, the coordinator) at 1100×900, echoes its
  * errors to stderr under `label` (echoPageErrors) and accepts its dialogs (confirmations, the
  * beforeunload warning) as a person would. Add the test's own listeners to the page it returns.
- * `close()` closes every context, then the browser: `after(() => testBrowser?.close())`.
+ * `close()` closes every context, then the browser (startWebApp's `close()` calls it).
  */
 export interface TestBrowser {
   browser: Browser;
@@ -47,7 +48,7 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-export async function startTestBrowser(): Promise<TestBrowser> {
+async function startTestBrowser(): Promise<TestBrowser> {
   const browser = await launchChromium();
   const contexts: BrowserContext[] = [];
   return {
@@ -63,6 +64,34 @@ export async function startTestBrowser(): Promise<TestBrowser> {
     async close() {
       for (const context of contexts.splice(0)) await context.close().catch(() => {});
       await browser.close();
+    },
+  };
+}
+
+/** A coordinator serving the built browser app, and Chromium to open it in. */
+export interface WebAppUnderTest {
+  coordinator: TestCoordinator;
+  browser: TestBrowser;
+  /** Closes the browser, then the coordinator. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a test coordinator serving the built web app (builtWebApp), its lobby ticking every 100 ms
+ * (`options` add to or override startTestCoordinator's), then a TestBrowser.
+ */
+export async function startWebApp(options: TestCoordinatorOptions): Promise<WebAppUnderTest> {
+  const coordinator = await startTestCoordinator({ tickIntervalMs: 100, webDir: builtWebApp(), ...options });
+  const browser = await startTestBrowser().catch(async (error: unknown) => {
+    await coordinator.close();
+    throw error;
+  });
+  return {
+    coordinator,
+    browser,
+    async close() {
+      await browser.close();
+      await coordinator.close();
     },
   };
 }
