@@ -13,20 +13,18 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Identity } from '@semaphore-protocol/identity';
 import type { Page } from 'playwright-core';
-import { screenshot, builtWebApp, startTestBrowser, type TestBrowser } from '../helpers/chromium.ts';
-import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
+import { screenshot, startWebApp, type WebAppUnderTest } from '../helpers/chromium.ts';
 
 const COORDINATOR_TOKEN = 'coordinator-token-for-csp-test';
 const identity = new Identity();
-let coordinator: TestCoordinator;
-let browser: TestBrowser;
+let app: WebAppUnderTest;
 /** Every CSP complaint seen, from any page: `label: what`. */
 const violations: string[] = [];
 /** Documents served without the policy. */
 const unprotected: string[] = [];
 
 async function newPage(label: string): Promise<Page> {
-  const page = await browser.newPage(label);
+  const page = await app.browser.newPage(label);
   page.on('console', (message) => {
     if (
       /Content.Security.Policy|Refused to (load|execute|compile|create|connect|apply|evaluate|frame)/i.test(
@@ -53,25 +51,17 @@ async function newPage(label: string): Promise<Page> {
 const row = (circuit: string) => `#circuits tr[data-circuit="${circuit}"]`;
 
 before(async () => {
-  coordinator = await startTestCoordinator({
-    env: { COORDINATOR_TOKEN, SEMAPHORE_GROUP_MEMBERS: identity.commitment.toString() },
-    tickIntervalMs: 100,
-    webDir: builtWebApp(),
-  });
-  browser = await startTestBrowser();
+  app = await startWebApp({ env: { COORDINATOR_TOKEN, SEMAPHORE_GROUP_MEMBERS: identity.commitment.toString() } });
 });
 
-after(async () => {
-  await browser?.close();
-  await coordinator?.close();
-});
+after(() => app?.close());
 
 test(
   'sign-in with a Semaphore proof, a contribution and the console run under the CSP without a violation',
   { timeout: 240_000 },
   async () => {
     const contributor = await newPage('contributor');
-    await contributor.goto(`${coordinator.url}/`);
+    await contributor.goto(`${app.coordinator.url}/`);
     await contributor.click('#semaphore-sign-in summary');
     await contributor.fill('#semaphore-import', identity.export());
     await contributor.click('#semaphore-sign-in-pasted');
@@ -81,7 +71,7 @@ test(
     await screenshot(contributor, 'csp-01-register-accepted');
 
     const consolePage = await newPage('console');
-    await consolePage.goto(`${coordinator.url}/console/`);
+    await consolePage.goto(`${app.coordinator.url}/console/`);
     await consolePage.fill('#coordinator-token', COORDINATOR_TOKEN);
     await consolePage.click('#coordinator-sign-in button[type=submit]');
     const remove = '#console-queue button[data-remove^="semaphore:"]';
@@ -111,7 +101,7 @@ test(
     assert.equal(await contributor.isVisible('#join'), true, 'the contributor may join again');
     await screenshot(contributor, 'csp-03-removed-by-coordinator');
 
-    const served = await fetch(`${coordinator.url}/`);
+    const served = await fetch(`${app.coordinator.url}/`);
     assert.match(served.headers.get('content-security-policy') ?? '', /script-src 'self' 'wasm-unsafe-eval'/);
     assert.deepEqual(unprotected, [], 'every document carries the policy');
     // One round trip per page, so a report still on its way through exposeFunction has arrived.
@@ -124,7 +114,7 @@ test(
 // The control for the test above: its "no violation" holds only if a violation would be seen.
 test('the violation detector itself: an inline script injected into the app is blocked and reported', async () => {
   const page = await newPage('control');
-  await page.goto(`${coordinator.url}/`);
+  await page.goto(`${app.coordinator.url}/`);
   violations.length = 0;
   await page.evaluate(() => {
     const script = document.createElement('script');

@@ -9,7 +9,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,14 +16,20 @@ import type { Browser, Page } from 'playwright-core';
 import { newCeremonyDir, REPO_ROOT, PROJECT_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { startGroup, stopAllGroups, type GroupProcess } from '../helpers/process-group.ts';
-import { echoPageErrors, launchChromium, screenshot } from '../helpers/chromium.ts';
+import {
+  builtWebApp,
+  echoPageErrors,
+  launchChromium,
+  recordStatuses,
+  screenshot,
+  statusesSeen,
+} from '../helpers/chromium.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
 
-const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
 const CIRCUITS = PROJECT_CIRCUITS;
 
 let redis: RedisServer;
@@ -35,10 +40,7 @@ let workDir: string;
 let browser: Browser;
 
 before(async () => {
-  assert.ok(
-    existsSync(path.join(WEB_DIR, 'index.html')),
-    `no built web app in ${WEB_DIR}: run \`npm run build:web\` (npm test does it)`,
-  );
+  const webDir = builtWebApp();
   redis = await startRedisServer();
   dataDir = await newCeremonyDir();
   workDir = await mkdtemp(path.join(tmpdir(), 'terminal-and-page-'));
@@ -54,7 +56,7 @@ before(async () => {
     {
       log: { info: () => {}, warn: () => {} },
       tickIntervalMs: 100,
-      webDir: WEB_DIR,
+      webDir,
     },
   );
   // Not open yet (setup): nobody gets a turn until both have joined, so the terminal is first in every line.
@@ -76,19 +78,7 @@ async function pageOf(label: string): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
   const page = await context.newPage();
   echoPageErrors(page, label);
-  // Every status (and queue position, as waiting@N) each circuit row goes through.
-  await page.addInitScript(() => {
-    const seen: Record<string, string[]> = {};
-    (window as unknown as { statusesSeen: typeof seen }).statusesSeen = seen;
-    new MutationObserver(() => {
-      for (const row of document.querySelectorAll('#circuits tr[data-circuit]')) {
-        const list = (seen[row.getAttribute('data-circuit')!] ??= []);
-        const position = row.getAttribute('data-position');
-        const status = `${row.getAttribute('data-status')}${position ? `@${position}` : ''}`;
-        if (list.at(-1) !== status) list.push(status);
-      }
-    }).observe(document, { subtree: true, childList: true, attributes: true });
-  });
+  await recordStatuses(page);
   return page;
 }
 
@@ -163,9 +153,7 @@ test(
     // The page waited behind the terminal (second, then next in line) and then took its own turn.
     await page.waitForSelector('#circuits tr[data-circuit="register"][data-status="accepted"]', { timeout: 120_000 });
     await screenshot(page, 'terminal-02-page-register-accepted');
-    const seen = (
-      await page.evaluate(() => (window as unknown as { statusesSeen: Record<string, string[]> }).statusesSeen)
-    ).register!;
+    const seen = (await statusesSeen(page)).register!;
     assert.ok(seen.includes('waiting@2') && seen.includes('waiting@1'), `the page moved up the line: ${seen}`);
     assert.ok(
       seen.indexOf('waiting@1') < seen.findIndex((s) => s.startsWith('accepted')),

@@ -40,38 +40,19 @@ import {
   PROJECT_CIRCUITS,
 } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
-import { screenshot, builtWebApp, startTestBrowser, type TestBrowser } from '../helpers/chromium.ts';
-import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
+import { recordStatuses, screenshot, startWebApp, statusesSeen, type WebAppUnderTest } from '../helpers/chromium.ts';
 import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
 import { plainWords } from '../../web/src/api/error-messages.ts';
 
 const COORDINATOR_TOKEN = 'coordinator-token-for-browser-tests';
 const CIRCUITS = PROJECT_CIRCUITS;
 
-let coordinator: TestCoordinator;
-let browser: TestBrowser;
+let app: WebAppUnderTest;
 const bobIdentity = new Identity();
 
 async function newPage(label: string): Promise<Page> {
-  const page = await browser.newPage(label);
-  // Every status (and queue position, as waiting@N) each circuit row goes through, recorded by a
-  // test-side observer installed in every document of the page, so it survives reloads.
-  await page.addInitScript(() => {
-    const seen: Record<string, string[]> = {};
-    (window as unknown as { statusesSeen: typeof seen }).statusesSeen = seen;
-    new MutationObserver(() => {
-      for (const row of document.querySelectorAll('#circuits tr[data-circuit]')) {
-        const list = (seen[row.getAttribute('data-circuit')!] ??= []);
-        const position = row.getAttribute('data-position');
-        const status = `${row.getAttribute('data-status')}${position ? `@${position}` : ''}`;
-        if (list.at(-1) !== status) list.push(status);
-        // What the computing step says (which engine, how many workers), once per distinct text.
-        const detail = row.querySelector('.detail')?.textContent ?? '';
-        const details = ((window as unknown as { computingDetails?: string[] }).computingDetails ??= []);
-        if (status === 'computing' && detail.includes('section') && !details.includes(detail)) details.push(detail);
-      }
-    }).observe(document, { subtree: true, childList: true, attributes: true });
-  });
+  const page = await app.browser.newPage(label);
+  await recordStatuses(page, { computingDetails: true });
   return page;
 }
 
@@ -110,26 +91,16 @@ async function waitForAllAccepted(page: Page, timeout: number): Promise<void> {
   );
 }
 
-async function statusesSeen(page: Page): Promise<Record<string, string[]>> {
-  return page.evaluate(() => (window as unknown as { statusesSeen: Record<string, string[]> }).statusesSeen);
-}
-
 before(async () => {
   // The worker's every line reaches stderr, as do the coordinator's warnings.
-  coordinator = await startTestCoordinator({
+  app = await startWebApp({
     redis: true,
     worker: { echo: 'all' },
     env: { COORDINATOR_TOKEN, SEMAPHORE_GROUP_MEMBERS: bobIdentity.commitment.toString() },
-    tickIntervalMs: 100,
-    webDir: builtWebApp(),
   });
-  browser = await startTestBrowser();
 });
 
-after(async () => {
-  await browser?.close();
-  await coordinator?.close();
-});
+after(() => app?.close());
 
 describe('contributing in the browser, the public page and the coordinator console', { timeout: 240_000 }, () => {
   let consolePage: Page;
@@ -150,7 +121,7 @@ describe('contributing in the browser, the public page and the coordinator conso
 
   test('the public page needs no sign-in: chains at contribution 0, downloads, how to audit', async () => {
     publicPage = await newPage('public');
-    await publicPage.goto(`${coordinator.url}/ceremony/`);
+    await publicPage.goto(`${app.coordinator.url}/ceremony/`);
     await publicPage.waitForSelector('#circuits details[data-circuit]');
     assert.equal(await publicPage.locator('#circuits details[data-circuit]').count(), CIRCUITS.length);
     assert.equal(await publicPage.textContent('#phase'), 'open for contributions');
@@ -165,7 +136,7 @@ describe('contributing in the browser, the public page and the coordinator conso
 
   test('the coordinator signs in to the console and pauses the ceremony', async () => {
     consolePage = await newPage('console');
-    await consolePage.goto(`${coordinator.url}/console/`);
+    await consolePage.goto(`${app.coordinator.url}/console/`);
     await consolePage.fill('#coordinator-token', COORDINATOR_TOKEN);
     await consolePage.click('#coordinator-sign-in button[type=submit]');
     await consolePage.waitForSelector('#console-phase[data-phase="open"]');
@@ -174,166 +145,158 @@ describe('contributing in the browser, the public page and the coordinator conso
     await screenshot(consolePage, '02-console-paused');
   });
 
-  test(
-    'alice signs in (test network) and joins; carol joins over HTTP; bob ' +
-      'signs in anonymously with a pasted Semaphore identity and joins',
-    async () => {
-      alice = await newPage('alice');
-      await alice.goto(`${coordinator.url}/`);
-      await alice.waitForSelector('#demo-sign-in');
-      await screenshot(alice, '03-sign-in-choices');
-      await alice.fill('#demo-name', 'alice');
-      await alice.click('#demo-sign-in button[type=submit]');
-      await alice.waitForSelector('#join');
-      assert.equal(await alice.textContent('#signed-in-as'), 'alice');
-      alice.on('request', (request) => {
-        if (request.method() === 'POST' && /\/api\/circuits\/[^/]+\/heartbeat$/.test(request.url()))
-          aliceHeartbeats.add(request.url().split('/').at(-2)!);
-      });
-      await alice.click('#join');
-      await alice.waitForSelector(`${row('register')}[data-status="waiting"][data-position="1"]`);
-      assert.match(
-        (await alice.textContent(`${row('register')} .detail`))!,
-        /next in line\. No turn starts until the coordinator reopens the ceremony/,
-      );
-      assert.match((await alice.textContent('#phase-notice'))!, /paused/);
+  test('alice (test network), carol (HTTP), bob (anonymous: pasted Semaphore identity) sign in and join', async () => {
+    alice = await newPage('alice');
+    await alice.goto(`${app.coordinator.url}/`);
+    await alice.waitForSelector('#demo-sign-in');
+    await screenshot(alice, '03-sign-in-choices');
+    await alice.fill('#demo-name', 'alice');
+    await alice.click('#demo-sign-in button[type=submit]');
+    await alice.waitForSelector('#join');
+    assert.equal(await alice.textContent('#signed-in-as'), 'alice');
+    alice.on('request', (request) => {
+      if (request.method() === 'POST' && /\/api\/circuits\/[^/]+\/heartbeat$/.test(request.url()))
+        aliceHeartbeats.add(request.url().split('/').at(-2)!);
+    });
+    await alice.click('#join');
+    await alice.waitForSelector(`${row('register')}[data-status="waiting"][data-position="1"]`);
+    assert.match(
+      (await alice.textContent(`${row('register')} .detail`))!,
+      /next in line\. No turn starts until the coordinator reopens the ceremony/,
+    );
+    assert.match((await alice.textContent('#phase-notice'))!, /paused/);
 
-      carolClient = new ContributorClient(coordinator.url);
-      await carol().signInDemo('carol');
-      await carol().join();
+    carolClient = new ContributorClient(app.coordinator.url);
+    await carol().signInDemo('carol');
+    await carol().join();
 
-      bob = await newPage('bob');
-      await bob.goto(`${coordinator.url}/`);
-      await bob.click('#semaphore-sign-in summary');
-      await bob.fill('#semaphore-import', bobIdentity.export());
-      await bob.click('#semaphore-sign-in-pasted');
-      await bob.waitForSelector('#join', { timeout: 60_000 });
-      assert.equal(await bob.textContent('#signed-in-as'), 'anonymous');
-      await bob.click('#join');
-      await bob.waitForSelector(`${row('register')}[data-status="waiting"][data-position="3"]`);
-      assert.match((await bob.textContent(`${row('register')} .detail`))!, /3rd in line/);
-      await screenshot(bob, '04-bob-anonymous-3rd-in-line');
+    bob = await newPage('bob');
+    await bob.goto(`${app.coordinator.url}/`);
+    await bob.click('#semaphore-sign-in summary');
+    await bob.fill('#semaphore-import', bobIdentity.export());
+    await bob.click('#semaphore-sign-in-pasted');
+    await bob.waitForSelector('#join', { timeout: 60_000 });
+    assert.equal(await bob.textContent('#signed-in-as'), 'anonymous');
+    await bob.click('#join');
+    await bob.waitForSelector(`${row('register')}[data-status="waiting"][data-position="3"]`);
+    assert.match((await bob.textContent(`${row('register')} .detail`))!, /3rd in line/);
+    await screenshot(bob, '04-bob-anonymous-3rd-in-line');
 
-      await publicPage.reload();
-      await publicPage.waitForSelector('#circuit-register .queue[data-queue="3"]');
-      await screenshot(publicPage, '05-public-page-queue');
-    },
-  );
+    await publicPage.reload();
+    await publicPage.waitForSelector('#circuit-register .queue[data-queue="3"]');
+    await screenshot(publicPage, '05-public-page-queue');
+  });
 
-  test(
-    'the console reopens the ceremony: alice takes every turn, bob sees ' +
-      'his position move, carol contributes in between',
-    async () => {
-      // alice: hold the third chunk of her treeUpdate upload, to reload the tab mid-upload.
-      let patches = 0;
-      let releaseHeld: (() => void) | undefined;
-      const heldPatch = new Promise<void>((resolve) => (releaseHeld = resolve));
-      await alice.route('**/api/circuits/treeUpdate/contributions/**', async (route) => {
-        if (route.request().method() === 'PATCH' && ++patches === 3) {
-          releaseHeld!();
-          return; // never answered: the reload cancels it
-        }
-        await route.continue();
-      });
-      // bob: one byte of his first register upload is flipped on the way, as a bad network would.
-      let corrupted = false;
-      await bob.route('**/api/circuits/register/contributions/**', async (route) => {
-        const body = route.request().postDataBuffer();
-        if (corrupted || route.request().method() !== 'PATCH' || !body || body.length === 0) return route.continue();
-        corrupted = true;
-        registerBeforeBobUpload = registerChainView(coordinator.url);
-        await registerBeforeBobUpload;
-        const damaged = Buffer.from(body);
-        damaged[damaged.length >> 1]! ^= 0xff;
-        await route.continue({ postData: damaged });
-      });
-      // …and his second download of the register key (the retry) waits until the refusal is looked at.
-      let registerDownloads = 0;
-      await bob.route('**/api/circuits/register/zkeys/**', async (route) => {
-        if (++registerDownloads === 2) await bobRetryMayStart;
-        await route.continue();
-      });
-
-      await consolePage.click('#phase-open');
-      await consolePage.waitForSelector('#console-phase[data-phase="open"]');
-      carolRun = (async () => {
-        for (const circuit of CIRCUITS) await carol().takeTurn(circuit, 180_000);
-      })().catch((error: Error) => {
-        // Who holds the circuit carol waits for, so a failure here says where the queue stuck.
-        throw new Error(`${error.message}; turns held: ${JSON.stringify(coordinator.lobby.activeTurns())}`);
-      });
-
-      await heldPatch;
-      await alice.waitForSelector(`${row('treeUpdate')}[data-status="uploading"]`);
-      await screenshot(alice, '06-alice-uploading-treeUpdate');
-      const afterReload: Request[] = [];
-      let reloaded = false;
-      alice.on('request', (request) => {
-        if (reloaded && request.url().includes('/api/circuits/treeUpdate/contributions')) afterReload.push(request);
-      });
-      let warned = false;
-      alice.once('dialog', (dialog) => (warned = dialog.type() === 'beforeunload'));
-      reloaded = true;
-      await alice.reload();
-      assert.equal(warned, true, 'a beforeunload warning during the turn');
-      await alice.waitForSelector(
-        `${row('treeUpdate')}[data-status="uploading"], ` +
-          `${row('treeUpdate')}[data-status="verifying"], ` +
-          `${row('treeUpdate')}[data-status="accepted"]`,
-        { timeout: 30_000 },
-      );
-      await alice.waitForSelector(`${row('treeUpdate')}[data-status="accepted"]`, { timeout: 60_000 });
-      await screenshot(alice, '07-alice-after-reload-treeUpdate-accepted');
-      const methods = afterReload.map((r) => r.method());
-      assert.ok(!methods.includes('POST'), `the upload resumed rather than restarted: ${methods.join(' ')}`);
-      assert.equal(methods[0], 'HEAD', `resumed with a HEAD for the offset: ${methods.join(' ')}`);
-      const firstPatch = afterReload.find((r) => r.method() === 'PATCH');
-      assert.ok(
-        firstPatch && Number(firstPatch.headers()['upload-offset']) > 0,
-        'the first PATCH after the reload continues from a non-zero offset',
-      );
-      assert.ok(
-        (await alice.textContent(`${row('treeUpdate')} .detail`))!.includes('matches the hash this browser computed'),
-        'the accepted hash is the one computed before the reload',
-      );
-
-      await waitForAllAccepted(alice, 120_000);
-      // The page scaled L and H with the kernel pool, one worker per logical core, and said so.
-      const { details, cores } = await alice.evaluate(() => ({
-        details: (window as unknown as { computingDetails?: string[] }).computingDetails ?? [],
-        cores: navigator.hardwareConcurrency,
-      }));
-      const workers = Math.min(cores, 16);
-      assert.ok(
-        details.length > 0 && details.every((d) => d.includes(`fast kernel on ${workers} worker`)),
-        `computing said: ${details.join(' | ')}`,
-      );
-      await bob.waitForSelector(`${row('register')}:not([data-status^="waiting"])`);
-      const bobRegister = (await statusesSeen(bob)).register!;
-      const positions = bobRegister
-        .filter((s) => s.startsWith('waiting@'))
-        .map((s) => Number(s.slice('waiting@'.length)));
-      assert.equal(positions[0], 3, `bob starts 3rd: ${bobRegister}`);
-      assert.ok(
-        positions.length >= 2 && positions.every((p, i) => i === 0 || p < positions[i - 1]!),
-        `bob's position moves forward: ${bobRegister}`,
-      );
-
-      assert.deepEqual([...aliceHeartbeats].sort(), [...CIRCUITS].sort(), 'a heartbeat on every turn');
-      // Every circuit after the reload (the observer starts afresh with each document) went through each stage.
-      const seen = await statusesSeen(alice);
-      for (const circuit of CIRCUITS.slice(CIRCUITS.indexOf('treeUpdate') + 1)) {
-        const stages = seen[circuit]!.map((s) => s.split('@')[0]!).filter((s) =>
-          ['computing', 'uploading', 'verifying', 'accepted'].includes(s),
-        );
-        assert.deepEqual(
-          [...new Set(stages)],
-          ['computing', 'uploading', 'verifying', 'accepted'],
-          `${circuit}: ${seen[circuit]}`,
-        );
+  test("the console reopens: alice takes every turn, bob's position moves, carol contributes between", async () => {
+    // alice: hold the third chunk of her treeUpdate upload, to reload the tab mid-upload.
+    let patches = 0;
+    let releaseHeld: (() => void) | undefined;
+    const heldPatch = new Promise<void>((resolve) => (releaseHeld = resolve));
+    await alice.route('**/api/circuits/treeUpdate/contributions/**', async (route) => {
+      if (route.request().method() === 'PATCH' && ++patches === 3) {
+        releaseHeld!();
+        return; // never answered: the reload cancels it
       }
-    },
-  );
+      await route.continue();
+    });
+    // bob: one byte of his first register upload is flipped on the way, as a bad network would.
+    let corrupted = false;
+    await bob.route('**/api/circuits/register/contributions/**', async (route) => {
+      const body = route.request().postDataBuffer();
+      if (corrupted || route.request().method() !== 'PATCH' || !body || body.length === 0) return route.continue();
+      corrupted = true;
+      registerBeforeBobUpload = registerChainView(app.coordinator.url);
+      await registerBeforeBobUpload;
+      const damaged = Buffer.from(body);
+      damaged[damaged.length >> 1]! ^= 0xff;
+      await route.continue({ postData: damaged });
+    });
+    // …and his second download of the register key (the retry) waits until the refusal is looked at.
+    let registerDownloads = 0;
+    await bob.route('**/api/circuits/register/zkeys/**', async (route) => {
+      if (++registerDownloads === 2) await bobRetryMayStart;
+      await route.continue();
+    });
+
+    await consolePage.click('#phase-open');
+    await consolePage.waitForSelector('#console-phase[data-phase="open"]');
+    carolRun = (async () => {
+      for (const circuit of CIRCUITS) await carol().takeTurn(circuit, 180_000);
+    })().catch((error: Error) => {
+      // Who holds the circuit carol waits for, so a failure here says where the queue stuck.
+      throw new Error(`${error.message}; turns held: ${JSON.stringify(app.coordinator.lobby.activeTurns())}`);
+    });
+
+    await heldPatch;
+    await alice.waitForSelector(`${row('treeUpdate')}[data-status="uploading"]`);
+    await screenshot(alice, '06-alice-uploading-treeUpdate');
+    const afterReload: Request[] = [];
+    let reloaded = false;
+    alice.on('request', (request) => {
+      if (reloaded && request.url().includes('/api/circuits/treeUpdate/contributions')) afterReload.push(request);
+    });
+    let warned = false;
+    alice.once('dialog', (dialog) => (warned = dialog.type() === 'beforeunload'));
+    reloaded = true;
+    await alice.reload();
+    assert.equal(warned, true, 'a beforeunload warning during the turn');
+    await alice.waitForSelector(
+      `${row('treeUpdate')}[data-status="uploading"], ` +
+        `${row('treeUpdate')}[data-status="verifying"], ` +
+        `${row('treeUpdate')}[data-status="accepted"]`,
+      { timeout: 30_000 },
+    );
+    await alice.waitForSelector(`${row('treeUpdate')}[data-status="accepted"]`, { timeout: 60_000 });
+    await screenshot(alice, '07-alice-after-reload-treeUpdate-accepted');
+    const methods = afterReload.map((r) => r.method());
+    assert.ok(!methods.includes('POST'), `the upload resumed rather than restarted: ${methods.join(' ')}`);
+    assert.equal(methods[0], 'HEAD', `resumed with a HEAD for the offset: ${methods.join(' ')}`);
+    const firstPatch = afterReload.find((r) => r.method() === 'PATCH');
+    assert.ok(
+      firstPatch && Number(firstPatch.headers()['upload-offset']) > 0,
+      'the first PATCH after the reload continues from a non-zero offset',
+    );
+    assert.ok(
+      (await alice.textContent(`${row('treeUpdate')} .detail`))!.includes('matches the hash this browser computed'),
+      'the accepted hash is the one computed before the reload',
+    );
+
+    await waitForAllAccepted(alice, 120_000);
+    // The page scaled L and H with the kernel pool, one worker per logical core, and said so.
+    const { details, cores } = await alice.evaluate(() => ({
+      details: (window as unknown as { computingDetails?: string[] }).computingDetails ?? [],
+      cores: navigator.hardwareConcurrency,
+    }));
+    const workers = Math.min(cores, 16);
+    assert.ok(
+      details.length > 0 && details.every((d) => d.includes(`fast kernel on ${workers} worker`)),
+      `computing said: ${details.join(' | ')}`,
+    );
+    await bob.waitForSelector(`${row('register')}:not([data-status^="waiting"])`);
+    const bobRegister = (await statusesSeen(bob)).register!;
+    const positions = bobRegister
+      .filter((s) => s.startsWith('waiting@'))
+      .map((s) => Number(s.slice('waiting@'.length)));
+    assert.equal(positions[0], 3, `bob starts 3rd: ${bobRegister}`);
+    assert.ok(
+      positions.length >= 2 && positions.every((p, i) => i === 0 || p < positions[i - 1]!),
+      `bob's position moves forward: ${bobRegister}`,
+    );
+
+    assert.deepEqual([...aliceHeartbeats].sort(), [...CIRCUITS].sort(), 'a heartbeat on every turn');
+    // Every circuit after the reload (the observer starts afresh with each document) went through each stage.
+    const seen = await statusesSeen(alice);
+    for (const circuit of CIRCUITS.slice(CIRCUITS.indexOf('treeUpdate') + 1)) {
+      const stages = seen[circuit]!.map((s) => s.split('@')[0]!).filter((s) =>
+        ['computing', 'uploading', 'verifying', 'accepted'].includes(s),
+      );
+      assert.deepEqual(
+        [...new Set(stages)],
+        ['computing', 'uploading', 'verifying', 'accepted'],
+        `${circuit}: ${seen[circuit]}`,
+      );
+    }
+  });
 
   test(
     'bob’s corrupted upload is refused with its reason in plain words and ' +
@@ -354,7 +317,7 @@ describe('contributing in the browser, the public page and the coordinator conso
         `register had contributions before bob’s turn: ${JSON.stringify(before)}`,
       );
       assert.deepEqual(
-        await registerChainView(coordinator.url),
+        await registerChainView(app.coordinator.url),
         before,
         'the head or the transcript moved after a refused upload',
       );
@@ -374,7 +337,7 @@ describe('contributing in the browser, the public page and the coordinator conso
     await alice.waitForSelector('#attestation');
     await screenshot(alice, '10-alice-attestation');
     const attestation = (await alice.textContent('#attestation-text'))!;
-    const ceremony = (await (await fetch(`${coordinator.url}/api/ceremony`)).json()) as {
+    const ceremony = (await (await fetch(`${app.coordinator.url}/api/ceremony`)).json()) as {
       receiptPublicKey: string;
       circuits: Array<{ name: string; chain: Array<{ contributor: string | null; contributionHash: string | null }> }>;
     };
@@ -421,7 +384,7 @@ describe('contributing in the browser, the public page and the coordinator conso
       await consolePage.click('#finalise');
       await consolePage.waitForSelector('#finalised', { timeout: 120_000 });
       assert.equal(await consolePage.locator('#verifiers li').count(), CIRCUITS.length);
-      const manifest = (await (await fetch(`${coordinator.url}/api/manifest`)).json()) as Record<string, unknown>;
+      const manifest = (await (await fetch(`${app.coordinator.url}/api/manifest`)).json()) as Record<string, unknown>;
       assert.deepEqual(JSON.parse((await consolePage.textContent('#console-manifest'))!), manifest);
       await screenshot(consolePage, '13-console-finalised');
 
@@ -431,7 +394,7 @@ describe('contributing in the browser, the public page and the coordinator conso
       assert.equal(await publicPage.textContent('#phase'), 'finalised');
       assert.equal(await publicPage.locator('#final-files a[href$=".sol"]').count(), CIRCUITS.length);
       const solidity = await fetch(
-        `${coordinator.url}${await publicPage.getAttribute('#final-files a[href$=".sol"]', 'href')}`,
+        `${app.coordinator.url}${await publicPage.getAttribute('#final-files a[href$=".sol"]', 'href')}`,
       );
       assert.equal(solidity.status, 200);
       await screenshot(publicPage, '14-public-page-finalised');

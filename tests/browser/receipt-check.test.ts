@@ -11,42 +11,36 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import type { Browser, Page } from 'playwright-core';
-import { REPO_ROOT, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { finalisedChainCeremony, servableCopy } from '../fixtures/finalised-chain-ceremony.ts';
 import { benchChain } from '../../bench/bench-chain.ts';
-import { echoPageErrors, launchChromium, screenshot } from '../helpers/chromium.ts';
+import { builtWebApp, echoPageErrors, launchChromium, screenshot } from '../helpers/chromium.ts';
 import { startCountingProxy } from '../helpers/counting-proxy.ts';
 import { receiptsCeremony, type ReceiptsCeremony } from '../helpers/receipts-ceremony.ts';
 import { rewriteHistory } from '../helpers/rewrite-mpc-section.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
+import { joined } from '../helpers/joined-regex.ts';
 
-/** A regular expression written in parts (each a regex literal), so no line runs long. */
-const joined = (flags: string, ...parts: RegExp[]): RegExp => new RegExp(parts.map((p) => p.source).join(''), flags);
-
-const WEB_DIR = path.join(REPO_ROOT, 'web', 'dist');
 const quiet = { info: () => {}, warn: () => {} };
 let ceremony: ReceiptsCeremony;
 let coordinator: RunningCoordinator;
 let browser: Browser;
 let work: string;
+let webDir: string;
 
 before(async () => {
-  assert.ok(
-    existsSync(path.join(WEB_DIR, 'index.html')),
-    `no built web app in ${WEB_DIR}: run \`npm run build:web\` (npm test does it)`,
-  );
+  webDir = builtWebApp();
   ceremony = await receiptsCeremony();
   work = await mkdtemp(path.join(tmpdir(), 'receipt-page-'));
   coordinator = await startCoordinator(loadServerConfig({ CEREMONY_DATA: ceremony.dataDir, PORT: '0' }), {
     log: quiet,
-    webDir: WEB_DIR,
+    webDir,
   });
   browser = await launchChromium();
 });
@@ -247,7 +241,7 @@ test(
     const keySize = (await stat(path.join(served, 'final', `${chain.circuit}.zkey`))).size;
     const large = await startCoordinator(loadServerConfig({ CEREMONY_DATA: served, PORT: '0' }), {
       log: quiet,
-      webDir: WEB_DIR,
+      webDir,
     });
     const proxy = await startCountingProxy(large.url);
     try {

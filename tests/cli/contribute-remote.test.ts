@@ -28,7 +28,12 @@ import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { startGroup, stopAllGroups, type GroupProcess } from '../helpers/process-group.ts';
 import { startTapProxy, type TapProxy } from '../helpers/tap-proxy.ts';
-import { startGithubEmulator, type GithubEmulator, type GithubProfile } from '../helpers/github-emulator.ts';
+import {
+  githubProfile,
+  startGithubEmulator,
+  type GithubEmulator,
+  type GithubProfile,
+} from '../helpers/github-emulator.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
@@ -41,7 +46,6 @@ import { plainWords } from '../../web/src/api/error-messages.ts';
 
 const BIN = path.join(REPO_ROOT, 'bin', 'ceremony.js');
 const TOKEN = 'coordinator-token-for-terminal-client-tests';
-const DAY = 24 * 60 * 60 * 1000;
 const HASH_LINE = (circuit: string): RegExp =>
   new RegExp(`^${circuit} #(\\d+) contribution hash ([0-9a-f]{128})$`, 'm');
 
@@ -153,17 +157,16 @@ async function uploadsEmptied(circuit: string): Promise<string[]> {
   }
 }
 
-function githubProfile(overrides: Partial<GithubProfile> = {}): GithubProfile {
-  return {
+/** Gina's account, 400 days old, with 3 followers, following 7 and 4 public repositories. */
+const ginaProfile = (overrides: Partial<GithubProfile> = {}) =>
+  githubProfile(Date.now(), 400, {
     id: 9001,
     login: 'gina',
     followers: 3,
     following: 7,
     public_repos: 4,
-    created_at: new Date(Date.now() - 400 * DAY).toISOString(),
     ...overrides,
-  };
-}
+  });
 
 describe('usage', () => {
   test('--help says which form is the coordinator’s local command and which the contributor’s remote one', async () => {
@@ -498,7 +501,7 @@ describe('signing in from a terminal', () => {
     'GitHub device flow: the code is printed, the person authorizes at ' +
       'GitHub, the contribution is made as that account',
     async () => {
-      github.setProfile(githubProfile());
+      github.setProfile(ginaProfile());
       const run = contribute(['--github', 'transact44']);
       const code = await deviceCode(run);
       assert.equal(await github.actOnDevice(code, 'authorize'), 200);
@@ -522,7 +525,7 @@ describe('signing in from a terminal', () => {
   test(
     'GitHub device flow: a cancelled authorization and an expired code end ' + 'the run with their reasons (exit 1)',
     async () => {
-      github.setProfile(githubProfile({ id: 9002, login: 'hugo' }));
+      github.setProfile(ginaProfile({ id: 9002, login: 'hugo' }));
       const denied = contribute(['--github', 'transact44']);
       await github.actOnDevice(await deviceCode(denied), 'cancel');
       const deniedResult = await finished(denied);
@@ -545,7 +548,7 @@ describe('signing in from a terminal', () => {
   );
 
   test('GitHub device flow: an account below the minimums is refused with the page’s reason', async () => {
-    github.setProfile(githubProfile({ id: 9003, login: 'ivy', followers: 0 }));
+    github.setProfile(ginaProfile({ id: 9003, login: 'ivy', followers: 0 }));
     const run = contribute(['--github', 'transact44']);
     await github.actOnDevice(await deviceCode(run), 'authorize');
     const { code, output } = await finished(run);

@@ -36,7 +36,12 @@ import {
   TEST_BEACON_ITERATIONS,
   type FinalisedCeremony,
 } from '../fixtures/ceremony-fixture.ts';
-import { runCli } from '../helpers/run-cli.ts';
+import { runCli, type CliResult } from '../helpers/run-cli.ts';
+
+/** `ceremony audit DIR --quiet --ptau-hash <the dev ptau's hash>`, with `options`. */
+async function auditPinned(dir: string, ...options: string[]): Promise<CliResult> {
+  return runCli(['audit', dir, '--quiet', '--ptau-hash', await devPtauHash(), ...options]);
+}
 
 let published: FinalisedCeremony;
 const scratch: string[] = [];
@@ -208,25 +213,9 @@ test('minContributions in ceremony.json: chains finalised with fewer fail, each 
 
 test('--min-contributions: the auditor’s own minimum holds when it is higher than ceremony.json’s', async () => {
   // The published chains have 2 contributions each and ceremony.json asks for 1.
-  const lenient = await runCli([
-    'audit',
-    published.dataDir,
-    '--quiet',
-    '--min-contributions',
-    '2',
-    '--ptau-hash',
-    await devPtauHash(),
-  ]);
+  const lenient = await auditPinned(published.dataDir, '--min-contributions', '2');
   assert.equal(lenient.code, 0, lenient.stdout + lenient.stderr);
-  const strict = await runCli([
-    'audit',
-    published.dataDir,
-    '--quiet',
-    '--min-contributions',
-    '3',
-    '--ptau-hash',
-    await devPtauHash(),
-  ]);
+  const strict = await auditPinned(published.dataDir, '--min-contributions', '3');
   assert.equal(strict.code, 1, strict.stdout + strict.stderr);
   assert.match(
     strict.stdout,
@@ -264,15 +253,7 @@ test('an r1cs pinned in ceremony.json or by the auditor must have that hash (r1c
     /circuit treeUpdate: .* not the efef.* pinned with --r1cs-hash/,
   );
 
-  const unknown = await runCli([
-    'audit',
-    dir,
-    '--quiet',
-    '--ptau-hash',
-    await devPtauHash(),
-    '--r1cs-hash',
-    `nosuch=${registerHash}`,
-  ]);
+  const unknown = await auditPinned(dir, '--r1cs-hash', `nosuch=${registerHash}`);
   assert.equal(unknown.code, 2);
   assert.match(
     unknown.stderr,
@@ -280,99 +261,86 @@ test('an r1cs pinned in ceremony.json or by the auditor must have that hash (r1c
   );
 });
 
-test(
-  '--json: the findings, the ptau and r1cs hashes with their pins, and ' +
-    "every chain's contributions as the transcript records them",
-  async () => {
-    const dir = await copy();
-    const config = await loadCeremonyConfig(dir);
-    const registerHash = await hashFile(config.circuits[0]!.r1csPath);
-    const treeUpdateHash = await hashFile(config.circuits[1]!.r1csPath);
-    await editConfig(dir, (raw) => {
-      raw.circuits[0].r1csHash = registerHash;
-    });
-    const result = await runCli([
-      'audit',
-      dir,
-      '--quiet',
-      '--json',
-      '--ptau-hash',
-      await devPtauHash(),
-      '--r1cs-hash',
-      `treeUpdate=${treeUpdateHash}`,
-    ]);
-    assert.equal(result.code, 0, result.stdout + result.stderr);
-    const json = JSON.parse(result.stdout);
-    assert.equal(json.format, 'ceremony-audit');
-    assert.equal(json.version, 1);
-    assert.equal(json.ok, true);
-    assert.equal(json.finalised, true);
-    assert.deepEqual(
-      json.findings.map((f: { subject: string }) => f.subject),
-      ['ptau', 'inputs', 'ptau sections', 'transcript', ...published.circuits.map((c) => c.name), 'manifest'],
+test("--json: findings, ptau and r1cs hashes with their pins, each chain's contributions as recorded", async () => {
+  const dir = await copy();
+  const config = await loadCeremonyConfig(dir);
+  const registerHash = await hashFile(config.circuits[0]!.r1csPath);
+  const treeUpdateHash = await hashFile(config.circuits[1]!.r1csPath);
+  await editConfig(dir, (raw) => {
+    raw.circuits[0].r1csHash = registerHash;
+  });
+  const result = await auditPinned(dir, '--json', '--r1cs-hash', `treeUpdate=${treeUpdateHash}`);
+  assert.equal(result.code, 0, result.stdout + result.stderr);
+  const json = JSON.parse(result.stdout);
+  assert.equal(json.format, 'ceremony-audit');
+  assert.equal(json.version, 1);
+  assert.equal(json.ok, true);
+  assert.equal(json.finalised, true);
+  assert.deepEqual(
+    json.findings.map((f: { subject: string }) => f.subject),
+    ['ptau', 'inputs', 'ptau sections', 'transcript', ...published.circuits.map((c) => c.name), 'manifest'],
+  );
+  assert.deepEqual(
+    { ...json.ptau, sectionsChecked: undefined },
+    {
+      path: 'ptau/dev-pot10-insecure.ptau',
+      blake2b512: await devPtauHash(),
+      pinned: true,
+      pinnedByAuditor: true,
+      insecure: true,
+      sectionsChecked: undefined,
+    },
+  );
+  assert.ok(
+    json.ptau.sectionsChecked.some((s: string) => /^section 12 \(λ\) at 2\^11, odd points \(H\)/.test(s)),
+    json.ptau.sectionsChecked.join('\n'),
+  );
+  assert.deepEqual(json.circuits[0].r1cs, {
+    path: 'circuits/register.r1cs',
+    blake2b512: registerHash,
+    pinnedBy: ['ceremony.json'],
+  });
+  assert.deepEqual(json.circuits[1].r1cs, {
+    path: 'circuits/treeUpdate.r1cs',
+    blake2b512: treeUpdateHash,
+    pinnedBy: ['auditor'],
+  });
+  const transcript = (await readFile(ceremonyPaths(dir).transcriptPath, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as TranscriptEntry);
+  for (const circuit of json.circuits) {
+    const recorded = transcript.filter(
+      (e): e is Extract<TranscriptEntry, { type: 'contribution' }> =>
+        e.type === 'contribution' && e.circuit === circuit.name,
     );
     assert.deepEqual(
-      { ...json.ptau, sectionsChecked: undefined },
-      {
-        path: 'ptau/dev-pot10-insecure.ptau',
-        blake2b512: await devPtauHash(),
-        pinned: true,
-        pinnedByAuditor: true,
-        insecure: true,
-        sectionsChecked: undefined,
-      },
-    );
-    assert.ok(
-      json.ptau.sectionsChecked.some((s: string) => /^section 12 \(λ\) at 2\^11, odd points \(H\)/.test(s)),
-      json.ptau.sectionsChecked.join('\n'),
-    );
-    assert.deepEqual(json.circuits[0].r1cs, {
-      path: 'circuits/register.r1cs',
-      blake2b512: registerHash,
-      pinnedBy: ['ceremony.json'],
-    });
-    assert.deepEqual(json.circuits[1].r1cs, {
-      path: 'circuits/treeUpdate.r1cs',
-      blake2b512: treeUpdateHash,
-      pinnedBy: ['auditor'],
-    });
-    const transcript = (await readFile(ceremonyPaths(dir).transcriptPath, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as TranscriptEntry);
-    for (const circuit of json.circuits) {
-      const recorded = transcript.filter(
-        (e): e is Extract<TranscriptEntry, { type: 'contribution' }> =>
-          e.type === 'contribution' && e.circuit === circuit.name,
-      );
-      assert.deepEqual(
-        circuit.contributions,
-        recorded.map((e) => ({
-          index: e.index,
-          contributor: e.contributor,
-          name: e.contributor,
-          contributionHash: e.contributionHash,
-          verified: true,
-        })),
-        circuit.name,
-      );
-      const beacon = transcript.find((e) => e.type === 'beacon' && e.circuit === circuit.name) as Extract<
-        TranscriptEntry,
-        { type: 'beacon' }
-      >;
-      assert.deepEqual(circuit.final, {
-        contributionHash: beacon.contributionHash,
-        beacon: beacon.beacon,
-        iterationsExp: beacon.iterationsExp,
+      circuit.contributions,
+      recorded.map((e) => ({
+        index: e.index,
+        contributor: e.contributor,
+        name: e.contributor,
+        contributionHash: e.contributionHash,
         verified: true,
-      });
-      assert.equal(circuit.minContributions, 1);
-    }
-  },
-);
+      })),
+      circuit.name,
+    );
+    const beacon = transcript.find((e) => e.type === 'beacon' && e.circuit === circuit.name) as Extract<
+      TranscriptEntry,
+      { type: 'beacon' }
+    >;
+    assert.deepEqual(circuit.final, {
+      contributionHash: beacon.contributionHash,
+      beacon: beacon.beacon,
+      iterationsExp: beacon.iterationsExp,
+      verified: true,
+    });
+    assert.equal(circuit.minContributions, 1);
+  }
+});
 
 test('the text output lists every contribution with its full hash, so a contributor can find theirs', async () => {
-  const result = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', await devPtauHash()]);
+  const result = await auditPinned(published.dataDir);
   assert.equal(result.code, 0, result.stdout + result.stderr);
   const transcript = (await readFile(ceremonyPaths(published.dataDir).transcriptPath, 'utf8'))
     .trim()

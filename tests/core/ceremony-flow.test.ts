@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { devPtauHash, newCeremonyDir, REPO_ROOT, TEST_BEACON } from '../fixtures/ceremony-fixture.ts';
-import { runCli } from '../helpers/run-cli.ts';
+import { runCli, type CliResult } from '../helpers/run-cli.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 
@@ -38,6 +38,17 @@ before(async () => {
 
 after(() => cleanUp(dataDir, scratch));
 
+/** `ceremony finalise --beacon BEACON --iterations N` on the ceremony. */
+function finalise(beacon = TEST_BEACON, iterations = '10'): Promise<CliResult> {
+  return runCli(['finalise', '--beacon', beacon, '--iterations', iterations, '--data', dataDir]);
+}
+
+/** Asserts a run was refused: exit code 1, and `error` on stderr. */
+function assertRefused(result: CliResult, error: RegExp): void {
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, error);
+}
+
 describe('a ceremony from init to audit', () => {
   test('init creates contribution 0 of all nine chains', async () => {
     const result = await runCli(['init', '--data', dataDir]);
@@ -53,16 +64,12 @@ describe('a ceremony from init to audit', () => {
   });
 
   test('init refuses to run again on an initialised folder', async () => {
-    const result = await runCli(['init', '--data', dataDir]);
-    assert.equal(result.code, 1);
-    assert.match(result.stderr, /error \[ceremony\.already_initialised\]/);
+    assertRefused(await runCli(['init', '--data', dataDir]), /error \[ceremony\.already_initialised\]/);
   });
 
   test('finalise refuses while a chain has only contribution 0', async () => {
-    const result = await runCli(['finalise', '--beacon', TEST_BEACON, '--iterations', '10', '--data', dataDir]);
-    assert.equal(result.code, 1);
-    assert.match(
-      result.stderr,
+    assertRefused(
+      await finalise(),
       new RegExp(
         'error \\[finalise\\.too_few_contributions\\]: ceremony\\.json requires at ' +
           'least 1 contribution per circuit before finalising; too few for: register \\(0\\)',
@@ -93,16 +100,12 @@ describe('a ceremony from init to audit', () => {
   });
 
   test('finalise refuses a beacon that is not hex and an out-of-range iteration count', async () => {
-    const notHex = await runCli(['finalise', '--beacon', 'not-hex', '--iterations', '10', '--data', dataDir]);
-    assert.equal(notHex.code, 1);
-    assert.match(notHex.stderr, /error \[finalise\.bad_beacon\]/);
-    const badIterations = await runCli(['finalise', '--beacon', TEST_BEACON, '--iterations', '5', '--data', dataDir]);
-    assert.equal(badIterations.code, 1);
-    assert.match(badIterations.stderr, /error \[finalise\.bad_iterations\]/);
+    assertRefused(await finalise('not-hex'), /error \[finalise\.bad_beacon\]/);
+    assertRefused(await finalise(TEST_BEACON, '5'), /error \[finalise\.bad_iterations\]/);
   });
 
   test('finalise writes final keys, verification keys, verifiers and the manifest', async () => {
-    const result = await runCli(['finalise', '--beacon', TEST_BEACON, '--iterations', '10', '--data', dataDir]);
+    const result = await finalise();
     assert.equal(result.code, 0, result.stderr);
     const state = await openCeremony(dataDir);
     const manifest = JSON.parse(await readFile(state.paths.manifestPath, 'utf8'));
@@ -135,12 +138,8 @@ describe('a ceremony from init to audit', () => {
   });
 
   test('no contribution is accepted after finalisation, and finalise does not run twice', async () => {
-    const contribute = await runCli(['contribute', 'register', '--data', dataDir]);
-    assert.equal(contribute.code, 1);
-    assert.match(contribute.stderr, /error \[ceremony\.finalised\]/);
-    const again = await runCli(['finalise', '--beacon', TEST_BEACON, '--iterations', '10', '--data', dataDir]);
-    assert.equal(again.code, 1);
-    assert.match(again.stderr, /error \[ceremony\.finalised\]/);
+    assertRefused(await runCli(['contribute', 'register', '--data', dataDir]), /error \[ceremony\.finalised\]/);
+    assertRefused(await finalise(), /error \[ceremony\.finalised\]/);
   });
 
   test('audit passes on the published folder', async () => {

@@ -17,8 +17,10 @@ import { cleanUp } from '../helpers/clean-up.ts';
 import { checkInitialKey } from '../../core/audit/check-initial-key.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { getBn128 } from '../../core/crypto/bn128.ts';
-import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
+import { readZkeyInfo, SECTION, type ZkeyInfo } from '../../core/zkey/zkey-file.ts';
+import { tamperedCopy } from '../helpers/zkey-tamper.ts';
 import type { CurveGroup } from 'ffjavascript';
+import { snarkjsPtau } from '../helpers/snarkjs-ptau.ts';
 import { SMALLEST_COFACTOR_PRIME, twistPointOfOrder, withComponent } from '../helpers/twist-points.ts';
 
 const CIRCUIT = 'treeUpdate';
@@ -43,6 +45,14 @@ async function copyOf(file: string): Promise<string> {
   const target = path.join(scratch, `copy-${copies++}-${path.basename(file)}`);
   await copyFile(file, target);
   return target;
+}
+
+/** A copy of the key with the low bit of its byte at `at(info)` flipped. */
+async function flippedCopy(at: (info: ZkeyInfo) => number): Promise<string> {
+  const key = await copyOf(zkeyPath);
+  return tamperedCopy(key, key, (bytes, info) => {
+    bytes[at(info)]! ^= 0x01;
+  });
 }
 
 /** Asserts the check refuses with audit.initial_key_mismatch and a message naming `part`. */
@@ -126,19 +136,7 @@ test(
 );
 
 test('a key made from another ptau (another secret) is refused', async () => {
-  const curve = await getBn128();
-  const empty = path.join(scratch, 'other-0.ptau');
-  const beacon = path.join(scratch, 'other-1.ptau');
-  const prepared = path.join(scratch, 'other.ptau');
-  await snarkjs.powersOfTau.newAccumulator(curve, 10, empty);
-  await snarkjs.powersOfTau.beacon(
-    empty,
-    beacon,
-    'other',
-    '0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20',
-    10,
-  );
-  await snarkjs.powersOfTau.preparePhase2(beacon, prepared);
+  const prepared = await snarkjsPtau(scratch, 'other', 10);
   const key = path.join(scratch, 'other-ptau.zkey');
   await snarkjs.zKey.newZKey(r1csPath, prepared, key);
   await assertRefused(key, 'header');
@@ -162,21 +160,13 @@ for (const [name, section, group] of [
 }
 
 test('a point of A off the curve is refused, naming A', async () => {
-  const key = await copyOf(zkeyPath);
-  const info = await readZkeyInfo(key);
-  const bytes = await readFile(key);
-  bytes[info.sections.get(SECTION.a)!.offset + 64 * 5 + 7]! ^= 0x01;
-  await writeFile(key, bytes);
+  const key = await flippedCopy((info) => info.sections.get(SECTION.a)!.offset + 64 * 5 + 7);
   await assertRefused(key, 'A');
 });
 
 test('a changed coefficient in section 4 is refused', async () => {
-  const key = await copyOf(zkeyPath);
-  const info = await readZkeyInfo(key);
-  const bytes = await readFile(key);
   // Entry 2's value (after the u32 count and two 44-byte entries, past matrix/constraint/signal).
-  bytes[info.sections.get(SECTION.coefficients)!.offset + 4 + 2 * 44 + 12]! ^= 0x01;
-  await writeFile(key, bytes);
+  const key = await flippedCopy((info) => info.sections.get(SECTION.coefficients)!.offset + 4 + 2 * 44 + 12);
   await assertRefused(key, 'coefficients');
 });
 
@@ -206,11 +196,7 @@ test('another file version is refused', async () => {
 });
 
 test('a wrong circuit hash is refused', async () => {
-  const key = await copyOf(zkeyPath);
-  const info = await readZkeyInfo(key);
-  const bytes = await readFile(key);
-  bytes[info.sections.get(SECTION.mpc)!.offset + 10]! ^= 0x01;
-  await writeFile(key, bytes);
+  const key = await flippedCopy((info) => info.sections.get(SECTION.mpc)!.offset + 10);
   await assertRefused(key, 'circuit hash');
 });
 

@@ -11,13 +11,13 @@ import assert from 'node:assert/strict';
 import { copyFile, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import * as snarkjs from 'snarkjs';
 import type { CurveGroup } from 'ffjavascript';
 import { checkPtauSections } from '../../core/audit/check-ptau-sections.ts';
 import { readSectionTable } from '../../core/binfile/section-table.ts';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
 import { devPtau } from '../fixtures/ceremony-fixture.ts';
+import { snarkjsPtau } from '../helpers/snarkjs-ptau.ts';
 
 let scratch: string;
 let ptau: string;
@@ -83,21 +83,7 @@ test('the development ptau passes, every level the circuits use (the truncated 2
 });
 
 test('a ptau prepared by snarkjs itself (powersoftau new, beacon, prepare phase2) passes', async () => {
-  const curve = await getBn128();
-  const [empty, beacon, prepared] = ['p0', 'p1', 'p2'].map((name) => path.join(scratch, `${name}.ptau`)) as [
-    string,
-    string,
-    string,
-  ];
-  await snarkjs.powersOfTau.newAccumulator(curve, 6, empty);
-  await snarkjs.powersOfTau.beacon(
-    empty,
-    beacon,
-    'test',
-    '0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20',
-    10,
-  );
-  await snarkjs.powersOfTau.preparePhase2(beacon, prepared);
+  const prepared = await snarkjsPtau(scratch, 'test', 6);
   const report = await checkPtauSections(prepared, [6, 4]);
   assert.equal(report.power, 6);
 });

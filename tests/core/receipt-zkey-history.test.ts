@@ -25,9 +25,7 @@ import { checkZkeyHistory, readZkeyHistory } from '../../core/receipts/zkey-hist
 import { g1Uncompressed, g2Uncompressed } from '../../core/receipts/uncompressed-points.ts';
 import { BN254_Q } from '../../core/crypto/bn254-moduli.ts';
 import { rewriteHistory } from '../helpers/rewrite-mpc-section.ts';
-
-/** A regular expression written in parts (each a regex literal), so no line runs long. */
-const joined = (flags: string, ...parts: RegExp[]): RegExp => new RegExp(parts.map((p) => p.source).join(''), flags);
+import { joined } from '../helpers/joined-regex.ts';
 
 let ceremony: FinalisedCeremony;
 let work: string;

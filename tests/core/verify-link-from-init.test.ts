@@ -13,7 +13,7 @@ import { acceptContribution, contributeLocally, verifyCandidate } from '../../co
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
 import { isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
-import { SECTION } from '../../core/zkey/zkey-file.ts';
+import { SECTION, type ZkeyInfo } from '../../core/zkey/zkey-file.ts';
 import { G1, recordOffset, sectionOffset, tamperedCopy, truncatedCopy } from '../helpers/zkey-tamper.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
@@ -49,6 +49,17 @@ async function expectRefused(file: string, code: ErrorCode): Promise<void> {
     return true;
   });
   assert.deepEqual(await headSnapshot(), before, 'a refused file must not change the head or the transcript');
+}
+
+/**
+ * A copy of the valid contribution, saved as `name`, with G1 point `to` counted from `start(info)`
+ * overwritten by point `from`: another valid point, in the wrong place.
+ */
+function pointReplaced(name: string, start: (info: ZkeyInfo) => number, to: number, from: number): Promise<string> {
+  return tamperedCopy(valid, path.join(work, name), (bytes, info) => {
+    const at = start(info);
+    bytes.copy(bytes, at + to * G1, at + from * G1, at + (from + 1) * G1);
+  });
 }
 
 before(async () => {
@@ -116,43 +127,29 @@ describe('refusals', () => {
   });
 
   test('an L point replaced by another valid point', async () => {
-    const file = await tamperedCopy(valid, path.join(work, 'bad-l.zkey'), (bytes, info) => {
-      const l = sectionOffset(info, SECTION.l);
-      bytes.copy(bytes, l, l + G1, l + 2 * G1);
-    });
+    const file = await pointReplaced('bad-l.zkey', (info) => sectionOffset(info, SECTION.l), 0, 1);
     await expectRefused(file, 'contribution.l_section_invalid');
   });
 
   test('an H point replaced by another valid point', async () => {
-    const file = await tamperedCopy(valid, path.join(work, 'bad-h.zkey'), (bytes, info) => {
-      const h = sectionOffset(info, SECTION.h);
-      bytes.copy(bytes, h + 3 * G1, h + 5 * G1, h + 6 * G1);
-    });
+    const file = await pointReplaced('bad-h.zkey', (info) => sectionOffset(info, SECTION.h), 3, 5);
     await expectRefused(file, 'contribution.h_section_invalid');
   });
 
   test('a tampered header (alpha replaced)', async () => {
-    const file = await tamperedCopy(valid, path.join(work, 'bad-alpha.zkey'), (bytes, info) => {
-      const alpha = sectionOffset(info, SECTION.grothHeader) + 84;
-      bytes.copy(bytes, alpha, alpha + G1, alpha + 2 * G1);
-    });
+    const alpha = (info: ZkeyInfo) => sectionOffset(info, SECTION.grothHeader) + 84;
+    const file = await pointReplaced('bad-alpha.zkey', alpha, 0, 1);
     await expectRefused(file, 'contribution.header_mismatch');
   });
 
   test('a tampered IC section', async () => {
-    const file = await tamperedCopy(valid, path.join(work, 'bad-ic.zkey'), (bytes, info) => {
-      const ic = sectionOffset(info, SECTION.ic);
-      bytes.copy(bytes, ic, ic + G1, ic + 2 * G1);
-    });
+    const file = await pointReplaced('bad-ic.zkey', (info) => sectionOffset(info, SECTION.ic), 0, 1);
     await expectRefused(file, 'contribution.header_mismatch');
   });
 
   test('a forged proof of knowledge', async () => {
-    const file = await tamperedCopy(valid, path.join(work, 'bad-pok.zkey'), (bytes, info) => {
-      // g1_sx := g1_s: still a valid point, but no longer s·x for the key that moved delta.
-      const record = recordOffset(info, 2);
-      bytes.copy(bytes, record + 2 * G1, record + G1, record + 2 * G1);
-    });
+    // g1_sx := g1_s: still a valid point, but no longer s·x for the key that moved delta.
+    const file = await pointReplaced('bad-pok.zkey', (info) => recordOffset(info, 2), 2, 1);
     await expectRefused(file, 'contribution.invalid_proof_of_knowledge');
   });
 

@@ -123,6 +123,13 @@ async function checkFeesCli(value: FeeTargets, ...options: string[]): Promise<Cl
   return runCli(['check-fees', await writeJson(value), '--timeout-ms', TIMEOUT_MS, ...options]);
 }
 
+/** check-fees against the relayer `relayerName` and both pools as published; asserts it exits `code`. */
+async function checkRelayer(relayerName: string, code: number): Promise<CliResult> {
+  const run = await checkFeesCli(targets(relayerName, networks()));
+  assert.equal(run.code, code, run.stdout + run.stderr);
+  return run;
+}
+
 /** The stdout line of a claim, split into its name and the rest. */
 function lineOf(run: CliResult, name: string): string {
   const found = lines(run.stdout).filter((line) => line.startsWith(`${name} `));
@@ -146,8 +153,7 @@ const RELAYER_CLAIMS = ['relayer /quote', 'relayer /gas/quote feeUsdc', 'relayer
 
 describe('ceremony check-fees', { concurrency: 4 }, () => {
   test('every fee as published: one line per claim, all match, exit 0', async () => {
-    const run = await checkFeesCli(targets('ok', networks()));
-    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const run = await checkRelayer('ok', 0);
     assert.equal(run.stderr, '');
     assert.equal(lines(run.stdout).length, 5, run.stdout);
     assert.match(lineOf(run, 'pool Network A withdrawFeeBps()'), /live 0 bps +published 0 bps +match$/);
@@ -233,8 +239,7 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
   });
 
   test('a relayer answering 404 and 500: both named, the pools still checked', async () => {
-    const run = await checkFeesCli(targets('errors', networks()));
-    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const run = await checkRelayer('errors', 1);
     assertMatch(run, 'pool Network A withdrawFeeBps()');
     assertMatch(run, 'pool Network B withdrawFeeBps()');
     assertMismatch(run, 'relayer /quote', /GET http:\S+\/errors\/quote answered 404 Not Found$/);
@@ -248,8 +253,7 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
   });
 
   test('a relayer answering HTML, or never answering, is bounded by --timeout-ms', async () => {
-    const run = await checkFeesCli(targets('html', networks()));
-    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const run = await checkRelayer('html', 1);
     assertMatch(run, 'pool Network A withdrawFeeBps()');
     assertMismatch(
       run,
@@ -268,8 +272,7 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
   });
 
   test('a body that stops half way times out; a missing field fails only its own claim', async () => {
-    const run = await checkFeesCli(targets('stalls', networks()));
-    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const run = await checkRelayer('stalls', 1);
     assertMismatch(
       run,
       'relayer /quote',
@@ -284,8 +287,7 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
   });
 
   test('a /quote object with two fields fails with the fields and the body it got', async () => {
-    const run = await checkFeesCli(targets('two-fields', networks()));
-    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const run = await checkRelayer('two-fields', 1);
     assertMismatch(
       run,
       'relayer /quote',
@@ -296,8 +298,7 @@ describe('ceremony check-fees', { concurrency: 4 }, () => {
   });
 
   test('changed relayer fees are printed as the current value, marked: the schedule is out of date', async () => {
-    const run = await checkFeesCli(targets('changed', networks()));
-    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const run = await checkRelayer('changed', 1);
     assert.match(
       lineOf(run, 'relayer /quote'),
       new RegExp(

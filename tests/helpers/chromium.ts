@@ -9,6 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { startTestCoordinator, type TestCoordinator, type TestCoordinatorOptions } from './test-coordinator.ts';
 
 export const CHROMIUM_BIN = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = [
@@ -39,7 +40,7 @@ export function builtWebApp(): string {
  * page its own context (its own cookies: a contributor, the coordinator) at 1100×900, echoes its
  * errors to stderr under `label` (echoPageErrors) and accepts its dialogs (confirmations, the
  * beforeunload warning) as a person would. Add the test's own listeners to the page it returns.
- * `close()` closes every context, then the browser: `after(() => testBrowser?.close())`.
+ * `close()` closes every context, then the browser (startWebApp's `close()` calls it).
  */
 export interface TestBrowser {
   browser: Browser;
@@ -47,7 +48,7 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-export async function startTestBrowser(): Promise<TestBrowser> {
+async function startTestBrowser(): Promise<TestBrowser> {
   const browser = await launchChromium();
   const contexts: BrowserContext[] = [];
   return {
@@ -63,6 +64,34 @@ export async function startTestBrowser(): Promise<TestBrowser> {
     async close() {
       for (const context of contexts.splice(0)) await context.close().catch(() => {});
       await browser.close();
+    },
+  };
+}
+
+/** A coordinator serving the built browser app, and Chromium to open it in. */
+export interface WebAppUnderTest {
+  coordinator: TestCoordinator;
+  browser: TestBrowser;
+  /** Closes the browser, then the coordinator. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a test coordinator serving the built web app (builtWebApp), its lobby ticking every 100 ms
+ * (`options` add to or override startTestCoordinator's), then a TestBrowser.
+ */
+export async function startWebApp(options: TestCoordinatorOptions): Promise<WebAppUnderTest> {
+  const coordinator = await startTestCoordinator({ tickIntervalMs: 100, webDir: builtWebApp(), ...options });
+  const browser = await startTestBrowser().catch(async (error: unknown) => {
+    await coordinator.close();
+    throw error;
+  });
+  return {
+    coordinator,
+    browser,
+    async close() {
+      await browser.close();
+      await coordinator.close();
     },
   };
 }
@@ -87,4 +116,35 @@ export function echoPageErrors(page: Page, label: string): void {
     if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
       process.stderr.write(`[${label} console] ${message.text()}\n`);
   });
+}
+
+/**
+ * Records every status (and queue position, as waiting@N) each row of the contribute page's
+ * #circuits table goes through, by a test-side observer installed in every document of the page,
+ * so it survives reloads; read it with statusesSeen(page). With `computingDetails`, also what the
+ * computing step says (which engine, how many workers), once per distinct text, in
+ * `window.computingDetails`.
+ */
+export async function recordStatuses(page: Page, options: { computingDetails?: boolean } = {}): Promise<void> {
+  await page.addInitScript((withDetails) => {
+    const seen: Record<string, string[]> = {};
+    (window as unknown as { statusesSeen: typeof seen }).statusesSeen = seen;
+    new MutationObserver(() => {
+      for (const row of document.querySelectorAll('#circuits tr[data-circuit]')) {
+        const list = (seen[row.getAttribute('data-circuit')!] ??= []);
+        const position = row.getAttribute('data-position');
+        const status = `${row.getAttribute('data-status')}${position ? `@${position}` : ''}`;
+        if (list.at(-1) !== status) list.push(status);
+        if (!withDetails) continue;
+        const detail = row.querySelector('.detail')?.textContent ?? '';
+        const details = ((window as unknown as { computingDetails?: string[] }).computingDetails ??= []);
+        if (status === 'computing' && detail.includes('section') && !details.includes(detail)) details.push(detail);
+      }
+    }).observe(document, { subtree: true, childList: true, attributes: true });
+  }, options.computingDetails ?? false);
+}
+
+/** What recordStatuses(page) has seen so far: circuit → the statuses its row went through, in order. */
+export function statusesSeen(page: Page): Promise<Record<string, string[]>> {
+  return page.evaluate(() => (window as unknown as { statusesSeen: Record<string, string[]> }).statusesSeen);
 }

@@ -27,6 +27,21 @@ export interface GithubProfile {
   [key: string]: unknown;
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The profile GitHub gives for an account created `ageDays` days before `now` (ms), with 1 follower,
+ * following 5 and 2 public repositories: `fields` names the account and may change any of that.
+ */
+export function githubProfile(
+  now: number,
+  ageDays: number,
+  fields: Pick<GithubProfile, 'id' | 'login'> & Partial<GithubProfile>,
+): GithubProfile {
+  const created_at = new Date(now - ageDays * DAY_MS).toISOString();
+  return { followers: 1, following: 5, public_repos: 2, created_at, ...fields };
+}
+
 export interface GithubEmulator {
   /** e.g. `http://127.0.0.1:PORT` */
   url: string;

@@ -3,12 +3,14 @@
  * in either group (random points of the zkey layout, scalars, negation, the sum of a kernel call's
  * partial sums, a comparison that knows ffjavascript's identities) and the cases both groups pass.
  */
-import { it } from 'node:test';
+import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Bn128Curve, CurveGroup } from 'ffjavascript';
 import { BN254_R } from '../../core/crypto/bn254-moduli.ts';
-import { MSM_POINT_BYTES, type MsmKernel, type MsmGroup } from '../../core/kernel/msm-kernel.ts';
+import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
+import { MSM_POINT_BYTES, MsmKernel, type MsmGroup } from '../../core/kernel/msm-kernel.ts';
+import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
 
 function randomFr(): bigint {
   return BigInt(`0x${randomBytes(40).toString('hex')}`) % BN254_R;
@@ -29,7 +31,7 @@ export function randomScalars(n: number, width: number): Uint8Array {
   return out;
 }
 
-export interface MsmTestGroup {
+interface MsmTestGroup {
   group: MsmGroup;
   G: CurveGroup;
   pointBytes: number;
@@ -45,7 +47,7 @@ export interface MsmTestGroup {
   samePoint(a: Uint8Array, b: Uint8Array): boolean;
 }
 
-export function msmTestGroup(curve: Bn128Curve, group: MsmGroup): MsmTestGroup {
+function msmTestGroup(curve: Bn128Curve, group: MsmGroup): MsmTestGroup {
   const G = curve[group];
   const pointBytes = MSM_POINT_BYTES[group];
   const Fr = curve.Fr as unknown as { e(v: bigint): Uint8Array };
@@ -81,17 +83,40 @@ export function msmTestGroup(curve: Bn128Curve, group: MsmGroup): MsmTestGroup {
   };
 }
 
+/** A kernel MSM test file's inputs in its group, with the curve and the one-thread kernel. */
+export interface MsmSuite extends MsmTestGroup {
+  curve: Bn128Curve;
+  kernel: MsmKernel;
+}
+
+/**
+ * Registers, at the top of a kernel MSM test file, a `before` that fills in the suite it returns
+ * (the curve, the one-thread kernel, inputs in `group`) and an `after` that closes the thread pool
+ * and releases the curve.
+ */
+export function msmSuite(group: MsmGroup): MsmSuite {
+  const suite = {} as MsmSuite;
+  before(async () => {
+    const curve = await getBn128();
+    const kernel = await MsmKernel.instantiate();
+    Object.assign(suite, msmTestGroup(curve, group), { curve, kernel });
+  });
+  after(async () => {
+    await closeMultiExp();
+    await releaseBn128();
+  });
+  return suite;
+}
+
 export interface MsmCaseOptions {
-  group: MsmGroup;
+  /** The file's msmSuite: the group, the one-thread kernel and the inputs, once its `before` has run. */
+  suite: MsmSuite;
   /** Scalar widths to try: the group's working width(s) and 32 (field elements, r − 1). */
   widths: number[];
   /** Sizes of the random inputs: 1, 2, odd small counts, a few thousand, past the pool's split into threads. */
   sizes: number[];
   /** Points of the repeated-point inputs (past the pool's split too). */
   repeated: number;
-  /** The one-thread kernel and the inputs, once the suite's `before` has made them. */
-  kernel(): MsmKernel;
-  inputs(): MsmTestGroup;
   /** The pool's entry points for the group (g1MultiExp, g1MultiExpOrFallback or the G2 ones). */
   multiExp(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array>;
   multiExpOrFallback(bases: Uint8Array, scalars: Uint8Array, scalarBytes: number): Promise<Uint8Array>;
@@ -105,16 +130,16 @@ export interface MsmCaseOptions {
  * scalar (one bucket per window), r − 1, sums that are the identity; and arguments that do not match.
  */
 export function defineMsmCases(options: MsmCaseOptions): void {
-  const { group, multiExp, multiExpOrFallback } = options;
+  const { suite, multiExp, multiExpOrFallback } = options;
   const kernelSum = (bases: Uint8Array, scalars: Uint8Array, width: number): Uint8Array =>
-    options.inputs().sumOfParts(options.kernel().multiExpParts(bases, scalars, width, group));
+    suite.sumOfParts(suite.kernel.multiExpParts(bases, scalars, width, suite.group));
   const assertBothMatch = async (
     bases: Uint8Array,
     scalars: Uint8Array,
     width: number,
     what: string,
   ): Promise<void> => {
-    const { G, samePoint } = options.inputs();
+    const { G, samePoint } = suite;
     const expected = await G.multiExpAffine(bases, scalars);
     assert.ok(samePoint(kernelSum(bases, scalars, width), expected), `one thread: ${what}`);
     assert.ok(samePoint(await multiExp(bases, scalars, width), expected), `pool: ${what}`);
@@ -123,12 +148,12 @@ export function defineMsmCases(options: MsmCaseOptions): void {
   for (const width of options.widths) {
     it(`sums like ffjavascript on random inputs, ${width}-byte scalars`, async () => {
       for (const n of options.sizes)
-        await assertBothMatch(options.inputs().randomBases(n), randomScalars(n, width), width, `${n} points`);
+        await assertBothMatch(suite.randomBases(n), randomScalars(n, width), width, `${n} points`);
     });
   }
 
   it('takes points at infinity, zero scalars and r − 1', async () => {
-    const { G, pointBytes, randomBases } = options.inputs();
+    const { G, pointBytes, randomBases } = suite;
     const n = 600;
     const bases = randomBases(n);
     const scalars = randomScalars(n, 32);
@@ -149,7 +174,7 @@ export function defineMsmCases(options: MsmCaseOptions): void {
     'takes one point repeated (doublings in a bucket), P with −P (pairs ' +
       'that vanish) and one scalar for many points',
     async () => {
-      const { G, pointBytes, randomBases, pointAt, negated } = options.inputs();
+      const { G, pointBytes, randomBases, pointAt, negated } = suite;
       const distinct = randomBases(5);
       const n = options.repeated;
       for (const width of options.widths) {
@@ -183,7 +208,7 @@ export function defineMsmCases(options: MsmCaseOptions): void {
   it("doubles a point with y = 0 into the identity, without spoiling the round's shared inversion", async () => {
     // Off the curve (neither G1 nor the twist has a point of order 2), as an unchecked input can be.
     // Its two copies lead their bucket in every window, so they are paired together first.
-    const { G, pointBytes, randomBases, samePoint } = options.inputs();
+    const { G, pointBytes, randomBases, samePoint } = suite;
     const rest = randomBases(3000);
     const restScalars = randomScalars(3000, 32);
     const orderTwo = new Uint8Array(pointBytes);
@@ -197,7 +222,7 @@ export function defineMsmCases(options: MsmCaseOptions): void {
   });
 
   it('refuses buffers that do not match', async () => {
-    const { pointBytes } = options.inputs();
+    const { pointBytes } = suite;
     await assert.rejects(multiExp(new Uint8Array(pointBytes - 1), new Uint8Array(8), 8), RangeError);
     await assert.rejects(multiExp(new Uint8Array(pointBytes), new Uint8Array(7), 8), RangeError);
     await assert.rejects(multiExp(new Uint8Array(pointBytes), new Uint8Array(33), 33), RangeError);
@@ -206,7 +231,7 @@ export function defineMsmCases(options: MsmCaseOptions): void {
   });
 
   it("the fallback entry point computes the kernel's sum", async () => {
-    const { G, randomBases, samePoint } = options.inputs();
+    const { G, randomBases, samePoint } = suite;
     const n = options.sizes.at(-1)!;
     const bases = randomBases(n);
     const scalars = randomScalars(n, 32);

@@ -12,6 +12,7 @@ import { parseTranscript } from '../../core/transcript/transcript.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { writeReceiptPublicKey } from '../../core/receipts/receipt-public-key-file.ts';
 import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
+import { joined } from './joined-regex.ts';
 
 export interface ReceiptJson {
   contributionId: string;
@@ -64,3 +65,13 @@ export async function receiptsCeremony(): Promise<ReceiptsCeremony> {
     receiptsOf: (contributor) => receipts.filter((r) => r.contributor === contributor).map((r) => r.receipt),
   };
 }
+
+/**
+ * The line `ceremony verify-receipt` prints for alice's register receipt (she contributed second)
+ * before finalisation, when it checks the head of the chain instead of a final key.
+ */
+export const ALICE_IN_OPEN_REGISTER_HEAD = joined(
+  'm',
+  /^register #1 \(alice\) ok: included in the current head of register \(contribution 2\) at position 1, /,
+  /checked; register is not finalised yet, so check again once it is$/,
+);

@@ -6,42 +6,26 @@
  * G1's alone here: the window choice, callers' Buffers, and a process that used g1MultiExp exits
  * without closing it.
  */
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Bn128Curve } from 'ffjavascript';
-import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
-import { MsmKernel, msmWindowBits, scalarBitLength } from '../../core/kernel/msm-kernel.ts';
-import { closeMultiExp, g1MultiExp, g1MultiExpOrFallback } from '../../core/kernel/multi-exp.ts';
+import { msmWindowBits, scalarBitLength } from '../../core/kernel/msm-kernel.ts';
+import { g1MultiExp, g1MultiExpOrFallback } from '../../core/kernel/multi-exp.ts';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
-import { defineMsmCases, msmTestGroup, randomScalars, type MsmTestGroup } from '../helpers/msm-cases.ts';
+import { defineMsmCases, msmSuite, randomScalars } from '../helpers/msm-cases.ts';
 
-let curve: Bn128Curve;
-let kernel: MsmKernel;
-let g1: MsmTestGroup;
-
-before(async () => {
-  curve = await getBn128();
-  kernel = await MsmKernel.instantiate();
-  g1 = msmTestGroup(curve, 'G1');
-});
-after(async () => {
-  await closeMultiExp();
-  await releaseBn128();
-});
+const g1 = msmSuite('G1');
 
 describe('G1 MSM kernel', () => {
   defineMsmCases({
-    group: 'G1',
     widths: [8, 32],
     sizes: [1, 2, 3, 17, 8191, 8193, 10_000],
     repeated: 9000,
-    kernel: () => kernel,
-    inputs: () => g1,
+    suite: g1,
     multiExp: g1MultiExp,
     multiExpOrFallback: g1MultiExpOrFallback,
   });

@@ -9,21 +9,18 @@
  * digits, and the subgroup test they serve: a point with a component of order 10069, under a scalar
  * that hides it from [r]·T = 0, is still seen by [r]·W = 0 for some window W, as [r]·P ≠ 0 sees it.
  */
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Bn128Curve } from 'ffjavascript';
-import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { BN254_R } from '../../core/crypto/bn254-moduli.ts';
-import { MsmKernel, MAX_SUBGROUP_WINDOW_BITS, msmWindowCount } from '../../core/kernel/msm-kernel.ts';
+import { MAX_SUBGROUP_WINDOW_BITS, msmWindowCount } from '../../core/kernel/msm-kernel.ts';
 import {
-  closeMultiExp,
   ffjavascriptG2WindowSums,
   g2MultiExp,
   g2MultiExpOrFallback,
   g2WindowSums,
 } from '../../core/kernel/multi-exp.ts';
 import { firstPointOffCurve, type CurveMainThread } from '../../core/zkey/point-checks.ts';
-import { defineMsmCases, msmTestGroup, randomScalars, scalarBytesOf, type MsmTestGroup } from '../helpers/msm-cases.ts';
+import { defineMsmCases, msmSuite, randomScalars, scalarBytesOf } from '../helpers/msm-cases.ts';
 import {
   randomTwistPoint,
   SMALLEST_COFACTOR_PRIME,
@@ -31,28 +28,14 @@ import {
   withComponent,
 } from '../helpers/twist-points.ts';
 
-let curve: Bn128Curve;
-let kernel: MsmKernel;
-let g2: MsmTestGroup;
-
-before(async () => {
-  curve = await getBn128();
-  kernel = await MsmKernel.instantiate();
-  g2 = msmTestGroup(curve, 'G2');
-});
-after(async () => {
-  await closeMultiExp();
-  await releaseBn128();
-});
+const g2 = msmSuite('G2');
 
 describe('G2 MSM kernel', () => {
   defineMsmCases({
-    group: 'G2',
     widths: [16, 32],
     sizes: [1, 2, 3, 17, 2731, 5000],
     repeated: 4500,
-    kernel: () => kernel,
-    inputs: () => g2,
+    suite: g2,
     multiExp: g2MultiExp,
     multiExpOrFallback: g2MultiExpOrFallback,
   });
@@ -60,16 +43,16 @@ describe('G2 MSM kernel', () => {
   it('sums twist points outside the order-r subgroup like ffjavascript, so [r]·sum still exposes them', async () => {
     const n = 3000;
     const bases = g2.randomBases(n);
-    for (let i = 0; i < n; i += 97) bases.set(randomTwistPoint(curve), i * 128);
+    for (let i = 0; i < n; i += 97) bases.set(randomTwistPoint(g2.curve), i * 128);
     assert.equal(
-      firstPointOffCurve(curve as unknown as CurveMainThread, 'G2', bases),
+      firstPointOffCurve(g2.curve as unknown as CurveMainThread, 'G2', bases),
       -1,
       'every point is on the twist',
     );
     const scalars = randomScalars(n, 16);
     const expected = await g2.G.multiExpAffine(bases, scalars);
     const sum = await g2MultiExp(bases, scalars, 16);
-    assert.ok(g2.samePoint(g2.sumOfParts(kernel.multiExpParts(bases, scalars, 16, 'G2')), expected), 'one thread');
+    assert.ok(g2.samePoint(g2.sumOfParts(g2.kernel.multiExpParts(bases, scalars, 16, 'G2')), expected), 'one thread');
     assert.ok(g2.samePoint(sum, expected), 'pool');
     assert.ok(!g2.G.isZero(g2.G.timesScalar(sum, BN254_R)), 'the sum is outside the subgroup');
   });
@@ -123,7 +106,7 @@ describe('G2 window sums and the subgroup test of B2', () => {
           signedDigits(scalars.subarray(16 * i, 16 * i + 16), c, windows),
         );
         const pool = await g2WindowSums(bases, scalars, 16, c);
-        const oneThread = kernel.g2WindowSumParts(bases, scalars, 16, c);
+        const oneThread = g2.kernel.g2WindowSumParts(bases, scalars, 16, c);
         assert.equal(pool.length, windows);
         for (let w = 0; w < windows; w++) {
           const asField = new Uint8Array(n * 32);
@@ -156,14 +139,14 @@ describe('G2 window sums and the subgroup test of B2', () => {
     'a point with a component of order 10069 under a scalar ≡ 0 mod 10069: ' + '[r]·T = 0 misses it, a window does not',
     async () => {
       const n = 4000;
-      const small = twistPointOfOrder(curve, SMALLEST_COFACTOR_PRIME);
+      const small = twistPointOfOrder(g2.curve, SMALLEST_COFACTOR_PRIME);
       assert.ok(
         !inSubgroup(small) && g2.G.isZero(g2.G.timesScalar(small, SMALLEST_COFACTOR_PRIME)),
         'a point of order 10069',
       );
       const bases = g2.randomBases(n);
       const bad = 1234;
-      bases.set(withComponent(curve, g2.pointAt(bases, bad), small), bad * 128);
+      bases.set(withComponent(g2.curve, g2.pointAt(bases, bad), small), bad * 128);
       // The naive test, point by point: only the changed point is outside the subgroup.
       for (const i of [0, bad - 1, bad, bad + 1, n - 1])
         assert.equal(inSubgroup(g2.G.fromRprLEM(bases, i * 128)), i !== bad, `[r]·P_${i}`);
@@ -196,7 +179,7 @@ describe('G2 window sums and the subgroup test of B2', () => {
   it('random twist points (components of every order) are seen by the windows under random scalars', async () => {
     const n = 2000;
     const bases = g2.randomBases(n);
-    for (let i = 5; i < n; i += 401) bases.set(randomTwistPoint(curve), i * 128);
+    for (let i = 5; i < n; i += 401) bases.set(randomTwistPoint(g2.curve), i * 128);
     for (let i = 5; i < n; i += 401) assert.ok(!inSubgroup(g2.G.fromRprLEM(bases, i * 128)), `[r]·P_${i} ≠ 0`);
     assert.ok((await g2WindowSums(bases, randomScalars(n, 16), 16, 12)).some((window) => !inSubgroup(window)));
   });

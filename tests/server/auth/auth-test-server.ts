@@ -2,6 +2,7 @@
  * Test harness: a small Express app made of the auth router and session middleware (plus a
  * couple of guarded probe routes), listening on loopback, and a fetch client with a cookie jar.
  */
+import assert from 'node:assert/strict';
 import express, { type ErrorRequestHandler } from 'express';
 import type { AddressInfo } from 'node:net';
 import { isCoordinatorError } from '../../../core/errors.ts';
@@ -116,4 +117,10 @@ export class Browser {
 export async function errorCode(response: Response): Promise<string | undefined> {
   const body = (await response.json()) as { error?: { code?: string } };
   return body.error?.code;
+}
+
+/** Asserts the coordinator refused: HTTP `status`, with the error `code` in the body. */
+export async function assertRefused(response: Response, status: number, code: string): Promise<void> {
+  assert.equal(response.status, status);
+  assert.equal(await errorCode(response), code);
 }

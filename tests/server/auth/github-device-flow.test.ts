@@ -5,23 +5,19 @@ import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../../server/clock.ts';
 import { createRateLimits } from '../../../server/http/rate-limits.ts';
 import { MAX_DEVICE_SIGN_INS_PER_ADDRESS } from '../../../server/auth/github-device-flow.ts';
-import { startGithubEmulator, type GithubEmulator, type GithubProfile } from '../../helpers/github-emulator.ts';
-import { Browser, errorCode, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
+import {
+  githubProfile,
+  startGithubEmulator,
+  type GithubEmulator,
+  type GithubProfile,
+} from '../../helpers/github-emulator.ts';
+import { assertRefused, Browser, errorCode, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
 
-const DAY = 24 * 60 * 60 * 1000;
 const clock = new ManualClock(Date.UTC(2026, 6, 1));
 
-function profile(overrides: Partial<GithubProfile> = {}): GithubProfile {
-  return {
-    id: 5151,
-    login: 'dana',
-    followers: 1,
-    following: 5,
-    public_repos: 2,
-    created_at: new Date(clock.now() - 30 * DAY).toISOString(),
-    ...overrides,
-  };
-}
+/** Dana's account, 30 days old by the clock. */
+const profile = (overrides: Partial<GithubProfile> = {}) =>
+  githubProfile(clock.now(), 30, { id: 5151, login: 'dana', ...overrides });
 
 interface Started {
   handle: string;
@@ -93,8 +89,7 @@ describe('GitHub device-flow sign-in', () => {
       const browser = new Browser();
       const started = await start(browser);
       const pending = await poll(browser, started.handle);
-      assert.equal(pending.status, 400);
-      assert.equal(await errorCode(pending), 'auth.device_pending');
+      await assertRefused(pending, 400, 'auth.device_pending');
       assert.equal(await github.actOnDevice(started.userCode, 'authorize'), 200);
       const signedIn = await poll(browser, started.handle);
       assert.equal(signedIn.status, 200);
@@ -112,8 +107,7 @@ describe('GitHub device-flow sign-in', () => {
       assert.equal(session.csrfToken, body.csrfToken);
       assert.deepEqual(github.devicePolls(started.userCode), ['authorization_pending', 'access_token']);
       const again = await poll(new Browser(), started.handle);
-      assert.equal(again.status, 410);
-      assert.equal(await errorCode(again), 'auth.device_expired');
+      await assertRefused(again, 410, 'auth.device_expired');
     },
   );
 
@@ -132,29 +126,23 @@ describe('GitHub device-flow sign-in', () => {
     const started = await start(browser);
     await github.actOnDevice(started.userCode, 'cancel');
     const denied = await poll(browser, started.handle);
-    assert.equal(denied.status, 403);
-    assert.equal(await errorCode(denied), 'auth.device_denied');
+    await assertRefused(denied, 403, 'auth.device_denied');
     assert.equal(browser.cookies.get('ceremony_session'), undefined);
     assert.equal(await errorCode(await poll(browser, started.handle)), 'auth.device_expired', 'the handle is gone');
   });
 
-  it(
-    'a code that expired at GitHub is auth.device_expired; so is one past ' +
-      'its expiry by the coordinator’s clock, without asking GitHub',
-    async () => {
-      const browser = new Browser();
-      const atGithub = await start(browser);
-      github.expireDevice(atGithub.userCode);
-      const expired = await poll(browser, atGithub.handle);
-      assert.equal(expired.status, 410);
-      assert.equal(await errorCode(expired), 'auth.device_expired');
+  it('auth.device_expired: a code expired at GitHub, or by the coordinator’s clock without asking GitHub', async () => {
+    const browser = new Browser();
+    const atGithub = await start(browser);
+    github.expireDevice(atGithub.userCode);
+    const expired = await poll(browser, atGithub.handle);
+    await assertRefused(expired, 410, 'auth.device_expired');
 
-      const local = await start(browser);
-      clock.advance(900_000);
-      assert.equal(await errorCode(await poll(browser, local.handle)), 'auth.device_expired');
-      assert.deepEqual(github.devicePolls(local.userCode), [], 'GitHub was not asked');
-    },
-  );
+    const local = await start(browser);
+    clock.advance(900_000);
+    assert.equal(await errorCode(await poll(browser, local.handle)), 'auth.device_expired');
+    assert.deepEqual(github.devicePolls(local.userCode), [], 'GitHub was not asked');
+  });
 
   it('the minimums are the web sign-in’s, with the same reasons', async () => {
     github.setProfile(profile({ followers: 0, public_repos: 1 }));
@@ -173,8 +161,7 @@ describe('GitHub device-flow sign-in', () => {
     const browser = new Browser();
     assert.equal(await errorCode(await poll(browser, 'A'.repeat(43))), 'auth.device_expired');
     const malformed = await browser.post(`${server.url}/auth/github/device/poll`, { handle: '../etc', extra: 1 });
-    assert.equal(malformed.status, 400);
-    assert.equal(await errorCode(malformed), 'request.invalid');
+    await assertRefused(malformed, 400, 'request.invalid');
   });
 });
 
@@ -205,8 +192,7 @@ describe('GitHub device-flow pacing and limits', () => {
       ).json()) as Started;
       assert.equal(started.intervalSeconds, 1);
       const early = await browser.post(`${server.url}/auth/github/device/poll`, { handle: started.handle });
-      assert.equal(early.status, 429);
-      assert.equal(await errorCode(early), 'auth.device_slow_down');
+      await assertRefused(early, 429, 'auth.device_slow_down');
       assert.deepEqual(github.devicePolls(started.userCode), [], 'GitHub was not asked');
 
       clock.advance(1000);
@@ -267,8 +253,7 @@ describe('GitHub device-flow sign-ins in progress per address', () => {
         }
         const asked = github.deviceCodeRequests().length;
         const refused = await startOne();
-        assert.equal(refused.status, 429);
-        assert.equal(await errorCode(refused), 'rate.limited');
+        await assertRefused(refused, 429, 'rate.limited');
         assert.equal(github.deviceCodeRequests().length, asked, 'GitHub was not asked');
         // One ends (cancelled at GitHub): one place is free, and starts side by side take only it.
         github.setProfile(profile());

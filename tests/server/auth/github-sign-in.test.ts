@@ -3,23 +3,20 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../../server/clock.ts';
 import { withSignInError } from '../../../server/auth/github-sign-in.ts';
-import { startGithubEmulator, type GithubEmulator, type GithubProfile } from '../../helpers/github-emulator.ts';
-import { Browser, errorCode, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
+import {
+  githubProfile,
+  startGithubEmulator,
+  type GithubEmulator,
+  type GithubProfile,
+} from '../../helpers/github-emulator.ts';
+import { assertRefused, Browser, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 const clock = new ManualClock(Date.UTC(2026, 6, 1));
 
-function profile(overrides: Partial<GithubProfile> = {}): GithubProfile {
-  return {
-    id: 4242,
-    login: 'alice',
-    followers: 1,
-    following: 5,
-    public_repos: 2,
-    created_at: new Date(clock.now() - 30 * DAY).toISOString(),
-    ...overrides,
-  };
-}
+/** Alice's account, 30 days old by the clock: just old enough. */
+const profile = (overrides: Partial<GithubProfile> = {}) =>
+  githubProfile(clock.now(), 30, { id: 4242, login: 'alice', ...overrides });
 
 /** Runs the whole redirect dance in `browser`; returns the response of our callback. */
 async function signInWithGithub(browser: Browser, server: AuthTestServer): Promise<Response> {
@@ -158,8 +155,7 @@ describe('GitHub sign-in', () => {
     authorizeUrl.searchParams.set('state', 'forged-state-value');
     const authorize = await browser.request(authorizeUrl.toString());
     const callback = await browser.request(authorize.headers.get('location')!);
-    assert.equal(callback.status, 403);
-    assert.equal(await errorCode(callback), 'auth.csrf');
+    await assertRefused(callback, 403, 'auth.csrf');
     assert.equal((await sessionOf(browser, server)).principal, null);
   });
 
@@ -172,8 +168,7 @@ describe('GitHub sign-in', () => {
 
     const victim = new Browser();
     const planted = await victim.request(callbackUrl);
-    assert.equal(planted.status, 403);
-    assert.equal(await errorCode(planted), 'auth.csrf');
+    await assertRefused(planted, 403, 'auth.csrf');
 
     // The attacker's own browser can complete once; the state is then spent.
     const state = new URL(callbackUrl).searchParams.get('state')!;
@@ -182,8 +177,7 @@ describe('GitHub sign-in', () => {
     const again = new Browser();
     again.cookies.set('ceremony_oauth_state', state);
     const replay = await again.request(callbackUrl);
-    assert.equal(replay.status, 403);
-    assert.equal(await errorCode(replay), 'auth.csrf');
+    await assertRefused(replay, 403, 'auth.csrf');
   });
 
   it('refuses an expired state', async () => {
@@ -193,13 +187,11 @@ describe('GitHub sign-in', () => {
     const authorize = await browser.request(start.headers.get('location')!);
     clock.advance(10 * 60_000 + 1);
     const callback = await browser.request(authorize.headers.get('location')!);
-    assert.equal(callback.status, 403);
-    assert.equal(await errorCode(callback), 'auth.csrf');
+    await assertRefused(callback, 403, 'auth.csrf');
   });
 
   it('answers a callback without code as a bad request, not a new sign-in', async () => {
     const response = await new Browser().request(`${server.url}/auth/github/callback`);
-    assert.equal(response.status, 400);
-    assert.equal(await errorCode(response), 'request.invalid');
+    await assertRefused(response, 400, 'request.invalid');
   });
 });

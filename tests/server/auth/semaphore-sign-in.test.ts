@@ -11,7 +11,7 @@ import { openDatabase } from '../../../server/store/database.ts';
 import { SemaphoreGroup } from '../../../server/auth/semaphore-group.ts';
 import { encodeSemaphoreScope } from '../../../server/auth/semaphore-scope.ts';
 import type { SemaphoreProofJson } from '../../../server/auth/semaphore-sign-in.ts';
-import { Browser, errorCode, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
+import { assertRefused, Browser, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
 
 const SNARK_SCALAR_FIELD = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 const CEREMONY_ID = 'test-ceremony';
@@ -50,6 +50,12 @@ describe('Semaphore sign-in', () => {
     const response = await browser.request(`${server.url}/auth/semaphore/challenge`, { method: 'POST' });
     assert.equal(response.status, 200);
     return (await response.json()) as { challenge: string; scope: string; expiresAt: string; groupRoot: string };
+  }
+
+  /** A fresh challenge in `browser`, and `identity`'s proof for it in `proofGroup`, under its scope. */
+  async function provenChallenge(browser: Browser, identity: Identity, proofGroup = group) {
+    const { challenge: message, scope } = await challenge(browser);
+    return generateProof(identity, proofGroup, message, scope, undefined, artifacts);
   }
 
   async function submit(browser: Browser, proof: unknown) {
@@ -96,14 +102,12 @@ describe('Semaphore sign-in', () => {
 
   it('refuses a replayed challenge', async () => {
     const response = await submit(new Browser(), aliceProof);
-    assert.equal(response.status, 401);
-    assert.equal(await errorCode(response), 'auth.challenge_unknown');
+    await assertRefused(response, 401, 'auth.challenge_unknown');
   });
 
   it('signs the same identity in again as the same contributor, with a new session (fresh challenge)', async () => {
     const browser = new Browser();
-    const { challenge: message, scope } = await challenge(browser);
-    const proof = await generateProof(alice, group, message, scope, undefined, artifacts);
+    const proof = await provenChallenge(browser, alice);
     assert.equal(proof.nullifier, aliceProof.nullifier);
     const response = await submit(browser, proof);
     assert.equal(response.status, 200);
@@ -114,31 +118,26 @@ describe('Semaphore sign-in', () => {
 
   it('refuses a forged proof (one proof point tampered)', async () => {
     const browser = new Browser();
-    const { challenge: message, scope } = await challenge(browser);
-    const proof = await generateProof(bob, group, message, scope, undefined, artifacts);
+    const proof = await provenChallenge(browser, bob);
     const forged = {
       ...proof,
       points: proof.points.map((p: string, i: number) => (i === 0 ? (BigInt(p) + 1n).toString() : p)),
     };
     const response = await submit(browser, forged);
-    assert.equal(response.status, 401);
-    assert.equal(await errorCode(response), 'auth.invalid_proof');
+    await assertRefused(response, 401, 'auth.invalid_proof');
   });
 
   it('refuses a malformed proof body', async () => {
     const response = await submit(new Browser(), { ...aliceProof, points: ['1', '2'] });
-    assert.equal(response.status, 400);
-    assert.equal(await errorCode(response), 'request.invalid');
+    await assertRefused(response, 400, 'request.invalid');
   });
 
   it('refuses an expired challenge', async () => {
     const browser = new Browser();
-    const { challenge: message, scope } = await challenge(browser);
-    const proof = await generateProof(bob, group, message, scope, undefined, artifacts);
+    const proof = await provenChallenge(browser, bob);
     clock.advance(5 * 60_000 + 1);
     const response = await submit(browser, proof);
-    assert.equal(response.status, 401);
-    assert.equal(await errorCode(response), 'auth.challenge_unknown');
+    await assertRefused(response, 401, 'auth.challenge_unknown');
   });
 
   it('refuses a proof scoped to another ceremony', async () => {
@@ -146,18 +145,14 @@ describe('Semaphore sign-in', () => {
     const { challenge: message } = await challenge(browser);
     const proof = await generateProof(bob, group, message, 'other-ceremony', undefined, artifacts);
     const response = await submit(browser, proof);
-    assert.equal(response.status, 401);
-    assert.equal(await errorCode(response), 'auth.wrong_scope');
+    await assertRefused(response, 401, 'auth.wrong_scope');
   });
 
   it('refuses a proof against a group root that is not configured', async () => {
     const browser = new Browser();
-    const { challenge: message, scope } = await challenge(browser);
-    const otherGroup = new Group([outsider.commitment, bob.commitment]);
-    const proof = await generateProof(outsider, otherGroup, message, scope, undefined, artifacts);
+    const proof = await provenChallenge(browser, outsider, new Group([outsider.commitment, bob.commitment]));
     const response = await submit(browser, proof);
-    assert.equal(response.status, 401);
-    assert.equal(await errorCode(response), 'auth.unknown_root');
+    await assertRefused(response, 401, 'auth.unknown_root');
   });
 });
 

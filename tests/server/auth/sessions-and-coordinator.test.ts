@@ -8,7 +8,7 @@ import { createAuthRouter } from '../../../server/auth/auth-router.ts';
 import { assertDemoSignInAllowed, isLoopbackAddress } from '../../../server/auth/demo-sign-in.ts';
 import { ManualClock } from '../../../server/clock.ts';
 import { openDatabase } from '../../../server/store/database.ts';
-import { Browser, errorCode, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
+import { assertRefused, Browser, errorCode, startAuthTestServer, type AuthTestServer } from './auth-test-server.ts';
 
 const COORDINATOR_TOKEN = 'a-coordinator-token-from-the-env';
 
@@ -41,15 +41,13 @@ describe('sessions, CSRF and coordinator sign-in', () => {
       demo: true,
     });
     const me = await browser.request(`${server.url}/api/me`);
-    assert.equal(me.status, 401);
-    assert.equal(await errorCode(me), 'auth.required');
+    await assertRefused(me, 401, 'auth.required');
   });
 
   it('refuses a wrong coordinator token', async () => {
     const browser = new Browser();
     const response = await browser.post(`${server.url}/auth/coordinator`, { token: `${COORDINATOR_TOKEN}x` });
-    assert.equal(response.status, 403);
-    assert.equal(await errorCode(response), 'auth.not_coordinator');
+    await assertRefused(response, 403, 'auth.not_coordinator');
     assert.equal(browser.cookies.size, 0);
   });
 
@@ -69,8 +67,7 @@ describe('sessions, CSRF and coordinator sign-in', () => {
     assert.equal(session.csrfToken, body.csrfToken);
 
     const noHeader = await browser.post(`${server.url}/api/coordinator/pause`, {});
-    assert.equal(noHeader.status, 403);
-    assert.equal(await errorCode(noHeader), 'auth.csrf');
+    await assertRefused(noHeader, 403, 'auth.csrf');
     const wrongHeader = await browser.post(`${server.url}/api/coordinator/pause`, {}, { 'x-csrf-token': 'nope' });
     assert.equal(await errorCode(wrongHeader), 'auth.csrf');
     const ok = await browser.post(`${server.url}/api/coordinator/pause`, {}, { 'x-csrf-token': body.csrfToken });
@@ -79,8 +76,7 @@ describe('sessions, CSRF and coordinator sign-in', () => {
 
   it('refuses a coordinator action to a contributor (403) and to nobody (401)', async () => {
     const anonymous = await new Browser().post(`${server.url}/api/coordinator/pause`, {});
-    assert.equal(anonymous.status, 401);
-    assert.equal(await errorCode(anonymous), 'auth.required');
+    await assertRefused(anonymous, 401, 'auth.required');
 
     const contributor = new Browser();
     const signedIn = (await (await contributor.post(`${server.url}/auth/demo`, { name: 'dora' })).json()) as SignedIn;
@@ -89,8 +85,7 @@ describe('sessions, CSRF and coordinator sign-in', () => {
       {},
       { 'x-csrf-token': signedIn.csrfToken },
     );
-    assert.equal(refused.status, 403);
-    assert.equal(await errorCode(refused), 'auth.not_coordinator');
+    await assertRefused(refused, 403, 'auth.not_coordinator');
   });
 
   it('expires sessions on the injected clock and logs out', async () => {
@@ -119,8 +114,7 @@ describe('sessions, CSRF and coordinator sign-in', () => {
     assert.equal(response.status, 200);
     assert.equal(((await response.json()) as SignedIn).principal.id, 'demo:demo-1');
     const bad = await browser.post(`${server.url}/auth/demo`, { name: '../etc' });
-    assert.equal(bad.status, 400);
-    assert.equal(await errorCode(bad), 'request.invalid');
+    await assertRefused(bad, 400, 'request.invalid');
   });
 
   it('demo sign-in refuses a request whose Host is not loopback (DNS rebinding)', async () => {
@@ -190,11 +184,9 @@ describe('demo sign-in guards', () => {
     const server = await startAuthTestServer({ config: {}, testNetwork: false });
     try {
       const demo = await new Browser().post(`${server.url}/auth/demo`, { name: 'dora' });
-      assert.equal(demo.status, 403);
-      assert.equal(await errorCode(demo), 'auth.demo_disabled');
+      await assertRefused(demo, 403, 'auth.demo_disabled');
       const coordinator = await new Browser().post(`${server.url}/auth/coordinator`, { token: 'anything-at-all-here' });
-      assert.equal(coordinator.status, 403);
-      assert.equal(await errorCode(coordinator), 'auth.not_coordinator');
+      await assertRefused(coordinator, 403, 'auth.not_coordinator');
       const github = await new Browser().request(`${server.url}/auth/github`);
       assert.equal(github.status, 404);
     } finally {
