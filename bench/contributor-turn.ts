@@ -40,6 +40,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
+import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { SECTION, readZkeyInfo } from '../core/zkey/zkey-file.ts';
 import { HTTP_ROUTE_GROUPS, type HttpRouteGroup } from '../server/metrics/http-byte-counter.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
@@ -996,6 +997,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const figures = await runContributorTurnBench(options);
   printContributorTurn(figures);
   if (values.json) await writeTurnFigures(values.json, figures);
+  // A chain built here (not cached yet) left snarkjs's curve and its worker threads, which keep the process alive.
+  await releaseBn128();
 }
 
 /** Every figure of the run, each turn's marks (epoch ms) included, as JSON: for quoting, or comparing runs. */
