@@ -268,7 +268,7 @@ export class ContributionUploads {
           throw tusError(new CoordinatorError('auth.required', 'sign in before uploading a contribution'));
         asTusError(() => this.deps.lobby.requireTurn(principal.id, circuit));
         if (request.method === 'POST') {
-          await this.checkDeclaredLength(circuit, request.headers);
+          await this.checkCreation(circuit, request.headers);
         } else if (uploadId) {
           // An upload that does not exist is tus's own 404 below; anything else is a disk problem to log.
           const upload = await datastore
@@ -390,10 +390,10 @@ export class ContributionUploads {
   }
 
   /**
-   * A creation must declare its length, and it must fit a next link in its format (tus checks the
-   * maximum of a whole key; a skeleton's, smaller, is checked here).
+   * A creation must name a known format (a delta, the current head), declare its length, and fit
+   * a next link in its format (tus checks the maximum of a whole key; a skeleton's, smaller, here).
    */
-  private async checkDeclaredLength(circuit: string, headers: Headers): Promise<void> {
+  private async checkCreation(circuit: string, headers: Headers): Promise<void> {
     const { format, head } = asTusError(() => declaredFormat(declaredMetadata(headers)));
     const headIndex = await this.deps.service.headIndex(circuit);
     if (head !== undefined && head !== headIndex) {
