@@ -179,12 +179,19 @@ const PAGE_OBSERVER = `(() => {
         send('why:' + code + ' ' + detail);
       }
     }
+    const engine = /(fast kernel on \\d+ workers?|snarkjs in one worker[^,)]*)/.exec(detail)?.[1];
+    if (engine) once('engine:' + engine);
+    if (now === 'contributing') {
+      // The streamed turn: the L/H pass runs from the first point mixed to the last.
+      const mixed = /mixed (\\d+)% of the points/.exec(detail);
+      if (mixed && Number(mixed[1]) > 0) once('lhStart');
+      if (mixed && Number(mixed[1]) === 100) { once('lhEnd'); once('computeEnd'); }
+      return;
+    }
     if (now !== 'computing') return;
     if (detail.includes('updating the L section')) once('lhStart');
     if (detail.includes('writing your contribution')) once('lhEnd');
     if (/randomness: done, 100%/.test(detail)) once('computeEnd');
-    const engine = /(fast kernel on \\d+ workers?|snarkjs in one worker[^,]*)/.exec(detail)?.[1];
-    if (engine) once('engine:' + engine);
   }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
 })();`;
 
@@ -220,6 +227,8 @@ const browserClient: TurnClientDriver = {
               downloading: ['turnStart', 'downloadStart'],
               computing: ['turnStart', 'computeStart'],
               uploading: ['computeEnd', 'uploadStart'],
+              // Streamed: download, compute and upload start together (the page's own parts say more).
+              contributing: ['turnStart', 'downloadStart', 'computeStart', 'uploadStart'],
               verifying: ['uploadEnd'],
               accepted: ['uploadEnd', 'verdict'],
             };

@@ -27,7 +27,7 @@ import { createProgressRenderer } from '../progress/progress-renderer.ts';
 import { CoordinatorApiError, CoordinatorClient, type SignedIn } from './coordinator-client.ts';
 import { ContributorRun, RunFailure, type RunUi } from './contributor-run.ts';
 import { FileTurn } from './file-turn.ts';
-import { DELTA_FORMAT } from '../../core/delta/skeleton-zkey.ts';
+import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { signInWithGithubDevice } from './github-device-sign-in.ts';
 import { saveReceipts } from './save-receipts.ts';
 import { readSemaphoreIdentity, signInWithSemaphore, type IdentitySource } from './semaphore-sign-in.ts';

@@ -22,7 +22,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as tus from 'tus-js-client';
 import { snarkjsProgressLogger } from '../../core/ceremony/progress.ts';
-import { DELTA_FORMAT } from '../../core/delta/skeleton-zkey.ts';
+import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { FILE_HASH_ALGORITHM } from '../../core/crypto/file-hash.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
 import type { TurnProtocol, TurnRequest, TurnResult } from './turn-protocol.ts';

@@ -12,11 +12,11 @@ import { commitFile, tempPathFor } from '../fs/atomic-write.ts';
 import { readExactly } from '../binfile/read-exactly.ts';
 import { readSectionTable, SectionTableError, type SectionTable } from '../binfile/section-table.ts';
 
-/** The name and version of the format, as an upload declares it (tus metadata `format`). */
-export const DELTA_FORMAT = 'zkey-delta-v1';
 const MAGIC = 'zkey';
 /** The sections a contribution never changes, left out of a skeleton. */
 const FIXED_SECTIONS = new Set([3, 4, 5, 6, 7]);
+/** The sections a contribution scales point by point (L, H): the bulk of what crosses the network. */
+const STREAMED_SECTIONS = [8, 9];
 const CHUNK = 1 << 20;
 /** snarkjs's section 10: the 64-byte hash of the circuit, a u32 count, then the records. */
 const MPC_COUNT_OFFSET = 64;
@@ -61,17 +61,18 @@ function sectionHead(id: number, size: number): Buffer {
   return entry;
 }
 
-/** Writes `sourceOf(id)` for each section of `layout`, in its order, to `outPath` through a temporary file. */
+/** Writes `sourceOf(id)` for each section of `order`, in that order, to `outPath` through a temporary file. */
 async function writeSections(
   outPath: string,
   layout: SectionTable,
+  order: number[],
   sourceOf: (id: number) => { handle: FileHandle; offset: number; size: number },
 ): Promise<void> {
   const temp = tempPathFor(outPath);
   const out = await open(temp, 'w');
   try {
     await out.write(fileHead(layout.version, layout.count));
-    for (const id of layout.sections.keys()) {
+    for (const id of order) {
       const source = sourceOf(id);
       await out.write(sectionHead(id, source.size));
       await copyRange(source.handle, source.offset, source.size, out);
@@ -98,12 +99,27 @@ export async function skeletonSize(zkeyPath: string): Promise<number> {
   }
 }
 
-/** Writes the skeleton of the full key at `zkeyPath` to `outPath`. */
+/**
+ * The order of a skeleton as the coordinator serves it: every section in the key's order, except
+ * that L (8) and H (9) come last. What a contribution must read before it can scale a single
+ * point (the header, δ and the history in section 10) then arrives first, and a client can make
+ * its record and start scaling L and H while they are still arriving. Any binfile reader (snarkjs
+ * included) finds sections by id, so the order changes nothing else.
+ */
+function inputsOrder(table: SectionTable): number[] {
+  const ids = [...table.sections.keys()];
+  return [
+    ...ids.filter((id) => !STREAMED_SECTIONS.includes(id)),
+    ...STREAMED_SECTIONS.filter((id) => ids.includes(id)),
+  ];
+}
+
+/** Writes the skeleton of the full key at `zkeyPath` to `outPath`, in the inputs' order. */
 export async function writeSkeleton(zkeyPath: string, outPath: string): Promise<void> {
   const handle = await open(zkeyPath, 'r');
   try {
     const table = await tableOf(handle, 'the key');
-    await writeSections(outPath, table, (id) => {
+    await writeSections(outPath, table, inputsOrder(table), (id) => {
       const at = table.sections.get(id)!;
       return { handle, offset: at.offset, size: FIXED_SECTIONS.has(id) ? 0 : at.size };
     });
@@ -188,7 +204,7 @@ export async function spliceSkeleton(headPath: string, deltaPath: string, outPat
       const headTable = await tableOf(head, 'the head');
       const table = await tableOf(delta, 'the contribution delta');
       await checkDelta(head, headTable, delta, table);
-      await writeSections(outPath, table, (id) =>
+      await writeSections(outPath, table, [...table.sections.keys()], (id) =>
         FIXED_SECTIONS.has(id)
           ? { handle: head, ...headTable.sections.get(id)! }
           : { handle: delta, ...table.sections.get(id)! },

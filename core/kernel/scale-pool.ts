@@ -84,6 +84,24 @@ export class ScalePool implements PointScaler {
     return joinPoints(scaled, points.byteLength);
   }
 
+  /**
+   * Scales `points` on one worker, the one with the fewest calls waiting, without a copy: the
+   * buffer is transferred to it and the same buffer comes back scaled. For a caller that keeps
+   * several calls in flight (a stream of slices), so every worker stays fed without the split and
+   * join of `scale`.
+   */
+  scaleOne(points: Uint8Array, chain: ScaleChain): Promise<Uint8Array> {
+    let index = 0;
+    for (let i = 1; i < this.pending.length; i++) if (this.pending[i]!.size < this.pending[index]!.size) index = i;
+    return new Promise<Uint8Array>((resolve, reject) => {
+      const id = this.nextId++;
+      this.pending[index]!.set(id, { resolve, reject });
+      this.endpoints[index]!.post({ id, points, schedule: chain.schedule, steps: chain.steps }, [
+        points.buffer as ArrayBuffer,
+      ]);
+    });
+  }
+
   close(): void {
     for (const endpoint of this.endpoints) endpoint.terminate();
   }

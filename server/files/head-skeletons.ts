@@ -23,7 +23,7 @@ export class HeadSkeletons {
 
   /** The path of the skeleton of `circuit`'s key `index`, written first if it is not there yet. */
   skeletonOf(circuit: string, index: number): Promise<string> {
-    const file = path.join(this.directory, `${circuit}_${index}.skeleton`);
+    const file = path.join(this.directory, `${circuit}_${index}.inputs`);
     let pending = this.writing.get(file);
     if (!pending) {
       pending = this.ensure(circuit, file, index).finally(() => this.writing.delete(file));

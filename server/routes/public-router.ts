@@ -14,7 +14,7 @@ import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
 import { findCircuit, type CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
-import { DELTA_FORMAT } from '../../core/delta/skeleton-zkey.ts';
+import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { HeadSkeletons } from '../files/head-skeletons.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';

@@ -138,7 +138,12 @@ export async function recordStatuses(page: Page, options: { computingDetails?: b
         if (!withDetails) continue;
         const detail = row.querySelector('.detail')?.textContent ?? '';
         const details = ((window as unknown as { computingDetails?: string[] }).computingDetails ??= []);
-        if (status === 'computing' && detail.includes('section') && !details.includes(detail)) details.push(detail);
+        // The engine as the step names it: snarkjs's section progress, or a streamed turn's step.
+        const step = status === 'contributing' ? detail.split('. ')[0]! : detail;
+        const named =
+          (status === 'computing' && detail.includes('section')) ||
+          (status === 'contributing' && /kernel|snarkjs/.test(step));
+        if (named && !details.includes(step)) details.push(step);
       }
     }).observe(document, { subtree: true, childList: true, attributes: true });
   }, options.computingDetails ?? false);

@@ -18,7 +18,7 @@ import { cleanUp } from '../helpers/clean-up.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { editSections, G1, sectionOf } from '../helpers/zkey-tamper.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
-import { DELTA_FORMAT } from '../../core/delta/skeleton-zkey.ts';
+import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { contributeFast } from '../../core/kernel/contribute-fast.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 

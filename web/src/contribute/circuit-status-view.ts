@@ -11,11 +11,13 @@ import {
   formatCountdown,
   formatDuration,
   formatPosition,
+  formatSeconds,
   formatTime,
   percent,
   shortHash,
 } from '../ui/format-units.ts';
 import type { SessionSnapshot, TurnActivity } from './contributor-session.ts';
+import { rateOf, streamedTimeLeftMs } from './turn-eta.ts';
 
 export type CircuitStatus =
   | 'pending'
@@ -25,6 +27,7 @@ export type CircuitStatus =
   | 'downloading'
   | 'computing'
   | 'uploading'
+  | 'contributing'
   | 'verifying'
   | 'accepted'
   | 'failed';
@@ -51,6 +54,7 @@ const LABELS: Record<CircuitStatus, string> = {
   downloading: 'Downloading',
   computing: 'Computing',
   uploading: 'Uploading',
+  contributing: 'Contributing',
   verifying: 'Verifying',
   accepted: 'Accepted',
   failed: 'Problem',
@@ -162,11 +166,47 @@ function describeActivity(
         progress: { value: activity.sent, max: activity.total, text },
       });
     }
+    case 'streaming':
+      return describeStreaming(activity, timeLeft, line);
     case 'failed': {
       const words = plainWords(activity.code, activity.message);
       return line('failed', `${words.what} ${words.next} Trying again shortly. (${timeLeft})`);
     }
   }
+}
+
+type StreamingActivity = Extract<TurnActivity, { stage: 'streaming' }>;
+
+/** "3.2 MB of 12 MB at 8.1 MB/s": a part of a streamed turn, bytes to go and rate. */
+function transferWords(part: { done: number; total: number }, rate: number | undefined): string {
+  const of = part.total ? ` of ${formatBytes(part.total)}` : '';
+  return `${formatBytes(part.done)}${of}${rate ? ` at ${formatBytes(rate)}/s` : ''}`;
+}
+
+/** The streamed turn: its three parts at once, each with its rate, and the time left. */
+function describeStreaming(
+  activity: StreamingActivity,
+  timeLeft: string,
+  line: (status: CircuitStatus, detail: string, extra?: Partial<CircuitLine>) => CircuitLine,
+): CircuitLine {
+  const now = Date.now();
+  const { down, up, scaled, startedAt } = activity;
+  const parts = [
+    `received ${transferWords(down, rateOf(down, startedAt, now))}`,
+    `mixed ${percent(scaled.done, scaled.total)}% of the points`,
+    `sent ${transferWords(up, rateOf(up, startedAt, now))}`,
+  ];
+  const left = streamedTimeLeftMs(activity, now);
+  const eta = left === undefined ? '' : ` About ${formatSeconds(left)} to go.`;
+  const resumed = activity.resumedFrom ? ` Resumed at ${formatBytes(activity.resumedFrom)}.` : '';
+  // One bar for the turn: the three parts weigh the same, each by its own fraction.
+  const fraction = [down, scaled, up].reduce((sum, p) => sum + (p.total ? Math.min(1, p.done / p.total) : 0), 0) / 3;
+  const text = `${Math.floor(fraction * 100)}%`;
+  return line(
+    'contributing',
+    `Adding your randomness: ${activity.step}. ${parts.join(', ')}.${eta}${resumed} ${timeLeft}.`,
+    { progress: { value: Math.round(fraction * 1000), max: 1000, text } },
+  );
 }
 
 /**

@@ -8,6 +8,7 @@
 import { kernelWasm } from '../../../core/kernel/kernel-wasm.generated.ts';
 import { ScalePool, type ScaleEndpoint } from '../../../core/kernel/scale-pool.ts';
 import type { ScaleReply } from '../../../core/kernel/scale-messages.ts';
+import type { ScaleChain } from '../../../core/kernel/g1-scale-chain.ts';
 import { pageContributionEngine } from './contribution-engine.ts';
 import type { ScaledMessage, WorkerReply, WorkerRequest } from './contribution-messages.ts';
 
@@ -33,7 +34,7 @@ function kernelWorkerEndpoint(): ScaleEndpoint {
 }
 
 /** The kernel pool, or why there is none (the fallback's reason, shown on the page). */
-async function startKernelPool(): Promise<{ pool?: ScalePool; note: string }> {
+export async function startKernelPool(): Promise<{ pool?: ScalePool; note: string }> {
   const choice = pageContributionEngine(kernelWasm);
   if (choice.engine !== 'kernel') return { note: `snarkjs in one worker (${choice.reason})` };
   try {
@@ -52,6 +53,45 @@ export async function computeContribution(
   if (signal.aborted) throw new DOMException('contribution abandoned', 'AbortError');
   onProgress(1, 'starting the workers');
   const { pool, note } = await startKernelPool();
+  const message: WorkerRequest = { ...request, kernelWorkers: pool?.workers ?? 0, engineNote: note };
+  try {
+    // The head is transferred, not copied: the page does not need it any more.
+    const reply = await runContributionWorker(message, pool, onProgress, signal);
+    if (reply.type !== 'done') throw new Error('the contribution worker answered out of turn');
+    return { zkey: reply.zkey, hash: reply.hash, kernelWorkers: pool?.workers ?? 0 };
+  } finally {
+    pool?.close();
+  }
+}
+
+/** What the contribution worker makes of a head's small sections (streamed-turn.ts). */
+export interface ContributionRecord {
+  /** The new small key: its sections 2 (header, δ) and 10 (history) are the contribution's. */
+  zkey: Uint8Array;
+  hash: string;
+  /** The secret's scaling chain, for the kernel pool (it is the secret: keep it no longer than the turn). */
+  chain: ScaleChain;
+}
+
+/** Runs snarkjs's contribution on a head's small sections (`record` request) in a fresh worker. */
+export async function recordContribution(
+  request: Omit<WorkerRequest, 'type'>,
+  signal: AbortSignal,
+): Promise<ContributionRecord> {
+  const reply = await runContributionWorker({ ...request, type: 'record' }, undefined, () => {}, signal);
+  if (reply.type !== 'recorded') throw new Error('the contribution worker answered out of turn');
+  return { zkey: reply.zkey, hash: reply.hash, chain: reply.chain };
+}
+
+type FinalReply = Extract<WorkerReply, { type: 'done' | 'recorded' }>;
+
+/** One contribution worker from start to its final answer; it is terminated whatever happens. */
+function runContributionWorker(
+  message: WorkerRequest,
+  pool: ScalePool | undefined,
+  onProgress: (percent: number, step: string) => void,
+  signal: AbortSignal,
+): Promise<FinalReply> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./contribution-worker.ts', import.meta.url), {
       type: 'module',
@@ -59,7 +99,6 @@ export async function computeContribution(
     });
     const finish = (): void => {
       worker.terminate();
-      pool?.close();
       signal.removeEventListener('abort', abort);
     };
     const abort = (): void => {
@@ -72,27 +111,25 @@ export async function computeContribution(
       const reply = event.data;
       if (reply.type === 'progress') onProgress(reply.percent, reply.step);
       else if (reply.type === 'scale') {
-        const answer = (message: ScaledMessage, transfer: Transferable[] = []): void =>
-          worker.postMessage(message, transfer);
+        const answer = (scaled: ScaledMessage, transfer: Transferable[] = []): void =>
+          worker.postMessage(scaled, transfer);
         if (!pool) return answer({ type: 'scaled', id: reply.id, error: 'no kernel pool' });
         pool.scale(reply.points, reply.chain).then(
           (points) => answer({ type: 'scaled', id: reply.id, points }, [points.buffer]),
           (error: Error) => answer({ type: 'scaled', id: reply.id, error: error.message }),
         );
-      } else if (reply.type === 'done') {
-        finish();
-        resolve({ zkey: reply.zkey, hash: reply.hash, kernelWorkers: pool?.workers ?? 0 });
-      } else {
+      } else if (reply.type === 'failed') {
         finish();
         reject(new Error(`the contribution failed in the browser: ${reply.message}`));
+      } else {
+        finish();
+        resolve(reply);
       }
     };
     worker.onerror = (event) => {
       finish();
       reject(new Error(`the contribution worker stopped: ${event.message || 'it could not be loaded'}`));
     };
-    const message: WorkerRequest = { ...request, kernelWorkers: pool?.workers ?? 0, engineNote: note };
-    // The head is transferred, not copied: the page does not need it any more.
-    worker.postMessage(message, [request.head.buffer]);
+    worker.postMessage(message, [message.head.buffer]);
   });
 }

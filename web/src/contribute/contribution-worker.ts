@@ -82,7 +82,20 @@ scope.onmessage = async (event) => {
       warn: () => {},
       error: (message: string) => post({ type: 'progress', percent: 95, step: message }),
     };
-    if (request.kernelWorkers && request.kernelWorkers > 0) {
+    let captured: ScaleChain | undefined;
+    if (request.type === 'record') {
+      // snarkjs scales the one placeholder point of L with s⁻¹; the kernel's plan for s⁻¹ is kept
+      // instead, for the page's pool to apply to the real L and H. The placeholder is returned as
+      // it came: the small key's L is never used.
+      const curve = (await curves.getCurveFromName('bn128')) as PatchableCurve;
+      restore = installFastApplyKey(curve, {
+        workers: 1,
+        scale: async (points, chain) => {
+          captured = chain;
+          return points.slice();
+        },
+      });
+    } else if (request.kernelWorkers && request.kernelWorkers > 0) {
       // The same cached curve object zKey.contribute will get (ffjavascript keeps one per page).
       const curve = (await curves.getCurveFromName('bn128')) as PatchableCurve;
       restore = installFastApplyKey(curve, pageScaler(request.kernelWorkers));
@@ -90,6 +103,14 @@ scope.onmessage = async (event) => {
     post({ type: 'progress', percent: 5, step: `drawing your secret (${note})` });
     const hash = await zKey.contribute(request.head, output, request.name, entropy, logger);
     if (!output.data) throw new Error('snarkjs produced no key');
+    if (request.type === 'record') {
+      // A secret whose chain the kernel cannot follow (never seen for a random one) is not used:
+      // the page draws a new one.
+      if (!captured) throw new Error('the secret drawn cannot be applied by the fast kernel; drawing another');
+      const zkey = output.data.slice();
+      post({ type: 'recorded', zkey, hash: toHex(hash), chain: captured }, [zkey.buffer]);
+      return;
+    }
     post({ type: 'done', zkey: output.data, hash: toHex(hash) }, [output.data.buffer]);
   } catch (error) {
     post({ type: 'failed', message: (error as Error).message ?? String(error) });

@@ -19,12 +19,16 @@ import { candidateKey, candidateStore, type StoredCandidate } from './candidate-
 import { computeContribution } from './compute-contribution.ts';
 import { downloadZkey } from './download-zkey.ts';
 import { uploadContribution } from './upload-contribution.ts';
+import { streamedTurn, StreamingUnavailable, type StreamedTurnProgress } from './streamed-turn.ts';
+import { DELTA_FORMAT } from '../../../core/delta/delta-format.ts';
 
 export type TurnActivity =
   | { stage: 'preparing' }
   | { stage: 'downloading'; loaded: number; total: number | null }
   | { stage: 'computing'; percent: number; step: string }
   | { stage: 'uploading'; sent: number; total: number; resumedFrom: number | null }
+  /** A streamed turn (streamed-turn.ts): download, compute and upload at once; `startedAt` for rates. */
+  | ({ stage: 'streaming'; startedAt: number } & StreamedTurnProgress)
   /** Uploaded; `afterPoll` is the last poll started before, whose answer may still say `turn`. */
   | { stage: 'submitted'; afterPoll: number }
   | { stage: 'failed'; code: string; message: string; retryAt: number };
@@ -241,6 +245,11 @@ export class ContributorSession {
         await candidateStore.delete(key).catch(() => {});
         candidate = undefined;
       }
+      // A whole key saved by an earlier visit is finished first; otherwise the turn streams where
+      // the coordinator takes deltas and the kernel runs here.
+      if (!candidate && (ceremony.contributionFormats ?? []).includes(DELTA_FORMAT)) {
+        if (await this.streamTurn(circuit, me.principal.displayName, signal)) return;
+      }
       if (!candidate)
         candidate = await this.makeContribution(circuit, key, headIndex, me.principal.displayName, signal);
       this.rememberLocalHash(circuit, candidate.hash);
@@ -282,6 +291,30 @@ export class ContributorSession {
       this.tasks.delete(circuit);
       if (!this.stopped) void this.poll();
     }
+  }
+
+  /**
+   * The streamed turn (streamed-turn.ts). Resolves false, having done nothing, when this browser
+   * cannot stream (no kernel): the caller then moves whole keys.
+   */
+  private async streamTurn(circuit: string, name: string, signal: AbortSignal): Promise<boolean> {
+    const startedAt = Date.now();
+    try {
+      await streamedTurn({
+        circuit,
+        name,
+        takeTypedEntropy: this.options.takeTypedEntropy,
+        csrfToken: this.options.api.csrfToken ?? '',
+        signal,
+        onProgress: (progress) => this.setActivity(circuit, { stage: 'streaming', startedAt, ...progress }),
+        onHash: (hash) => this.rememberLocalHash(circuit, hash),
+      });
+    } catch (error) {
+      if (error instanceof StreamingUnavailable) return false;
+      throw error;
+    }
+    this.setActivity(circuit, { stage: 'submitted', afterPoll: this.pollsStarted });
+    return true;
   }
 
   private async makeContribution(

@@ -25,6 +25,12 @@ export function formatDuration(ms: number): string {
   return `about ${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+/** "12 s", "3 min 5 s": a short wait, to the second. */
+export function formatSeconds(ms: number): string {
+  const seconds = Math.max(1, Math.round(ms / 1000));
+  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}
+
 /** A countdown "9:05" (m:ss), or "0:00" once past. */
 export function formatCountdown(ms: number): string {
   const seconds = Math.max(0, Math.floor(ms / 1000));
