@@ -6,14 +6,21 @@ declare module 'snarkjs' {
     warn(message: string): void;
     error(message: string): void;
   }
+  /** An in-memory "file": snarkjs reads `data`, and fills `data` when writing. */
+  export interface MemFile {
+    type: 'mem';
+    data?: Uint8Array;
+    /** Bytes to allocate when snarkjs creates the file (fastfile's default is 1 MiB, grown by ×1.1). */
+    initialSize?: number;
+  }
   export namespace curves {
     function getCurveFromName(name: string, options?: { singleThread?: boolean }): Promise<unknown>;
   }
   export namespace zKey {
     function newZKey(r1csPath: string, ptauPath: string, zkeyPath: string, logger?: Logger): Promise<unknown>;
     function contribute(
-      oldPath: string,
-      newPath: string,
+      oldPath: string | Uint8Array,
+      newPath: string | MemFile,
       name: string,
       entropy: string,
       logger?: Logger,

@@ -1,17 +1,17 @@
 /**
- * A turn through files on disk, in one of two transfers:
- *  - `delta` (where the coordinator takes them, docs/contribution-delta.md): only the head's
- *    skeleton is downloaded (GET /api/circuits/:name/contribution-inputs: the sections a
- *    contribution reads), the contribution is made on it, and only the new skeleton is uploaded
- *    (tus metadata `format: zkey-delta-v1`, `head: N`); the coordinator fills it back into the key.
- *    At 2^18 that is about a fifth of the key each way;
- *  - `whole-key` (the page's today, and any coordinator without deltas): the whole head downloaded
- *    (GET /api/circuits/:name/zkeys/:index, hashed on the way against the transcript's file hash)
- *    and the whole new key uploaded.
- * The contribution is made with the kernel on every core (contributeFast: snarkjs's own
- * contribution with L and H scaled on worker threads); the upload is one tus PATCH from the file (a
- * dropped connection resumes from the coordinator's offset). Keys stay on disk in a private
- * folder, never whole in memory, and are deleted after the turn.
+ * A terminal contributor's turn, in one of two transfers:
+ *  - `delta` (where the coordinator takes them, docs/contribution-delta.md), streamed: the head's
+ *    inputs (GET /api/circuits/:name/contribution-inputs: the sections a contribution reads, L and H
+ *    last) are read as they arrive; the record is made in memory from the small sections
+ *    (contributionRecord), L and H are scaled slice by slice on the kernel's threads while they
+ *    download, and the delta is uploaded by tus as it is made (metadata `format: zkey-delta-v1`,
+ *    `head: N`; core/delta/streamed-delta.ts). Nothing touches the disk, and memory stays a few MiB
+ *    beyond the code whatever the key's size. At 2^18 that is about a fifth of the key each way;
+ *  - `whole-key` (any coordinator without deltas): the whole head downloaded to a private folder
+ *    (GET /api/circuits/:name/zkeys/:index, hashed on the way against the transcript's file hash),
+ *    the contribution made with the kernel on every core (contributeFast), the whole new key
+ *    uploaded from the file, one tus PATCH; keys are deleted after the turn.
+ * Either way a dropped upload resumes from the coordinator's offset.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -23,6 +23,9 @@ import { pipeline } from 'node:stream/promises';
 import * as tus from 'tus-js-client';
 import { snarkjsProgressLogger } from '../../core/ceremony/progress.ts';
 import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
+import { ExactReader, StreamEndedError } from '../../core/delta/exact-reader.ts';
+import { DeltaInputsError, startStreamedDelta, UPLOAD_CHUNK_BYTES } from '../../core/delta/streamed-delta.ts';
+import type { StreamedUploadSource } from '../../core/delta/streamed-upload-source.ts';
 import { FILE_HASH_ALGORITHM } from '../../core/crypto/file-hash.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
 import type { TurnProtocol, TurnRequest, TurnResult } from './turn-protocol.ts';
@@ -71,14 +74,82 @@ export class FileTurn implements TurnProtocol {
     await getBn128();
   }
 
-  async takeTurn(request: TurnRequest): Promise<TurnResult> {
+  takeTurn(request: TurnRequest): Promise<TurnResult> {
+    return this.options.transfer === 'delta' ? this.streamedTurn(request) : this.wholeKeyTurn(request);
+  }
+
+  /** The streamed delta turn: download, compute and upload at once (core/delta/streamed-delta.ts). */
+  private async streamedTurn(request: TurnRequest): Promise<TurnResult> {
+    const { circuit, signal } = request;
+    const started = Date.now();
+    request.progress({
+      type: 'step',
+      circuit,
+      step: `your turn: downloading the inputs of contribution ${request.headIndex}`,
+    });
+    const response = await this.options.client.fetch(
+      'GET',
+      `/api/circuits/${encodeURIComponent(circuit)}/contribution-inputs`,
+      { signal, timeoutMs: Infinity },
+    );
+    // The inputs are always the current head's: the one to contribute on, whatever the run last saw.
+    const headIndex = Number(response.headers.get('x-chain-head') ?? request.headIndex);
+    const reader = new ExactReader(response.body as ReadableStream<Uint8Array>);
+    const { nodeScalePool } = await import('../../core/kernel/node-scale-pool.ts');
+    const { contributionRecord } = await import('../../core/kernel/contribute-fast.ts');
+    const pool = await nodeScalePool(this.options.workers ?? availableParallelism());
+    let computeMs = 0;
+    try {
+      const delta = await startStreamedDelta({
+        reader,
+        scaler: pool,
+        makeRecord: (smallKey) => {
+          request.progress({
+            type: 'step',
+            circuit,
+            step:
+              `computing your contribution as the inputs arrive (kernel on ${pool.workers} ` +
+              `thread${pool.workers === 1 ? '' : 's'}) and sending it as it is made`,
+          });
+          return contributionRecord(smallKey, request.name, request.entropy());
+        },
+        onScaled: (done) => {
+          if (done > 0) computeMs = Date.now() - started;
+        },
+      });
+      const upload = await Promise.race([
+        delta.failed,
+        this.upload(request, delta.source, headIndex, delta.source.size),
+      ]);
+      return {
+        contributionHash: delta.hash,
+        contributionId: upload.contributionId,
+        bytesDown: reader.received,
+        bytesUp: upload.bytes,
+        resumedFrom: upload.resumedFrom,
+        // Overlapped: the download and compute stages end with the L/H pass, the upload after it.
+        timings: { downloadMs: computeMs, computeMs, uploadMs: Date.now() - started - computeMs },
+      };
+    } catch (error) {
+      if (signal.aborted) throw abortError(signal);
+      if (error instanceof StreamEndedError || error instanceof TypeError)
+        throw new CoordinatorApiError(0, 'network', `the download of ${circuit} broke off: ${error.message}`);
+      if (error instanceof DeltaInputsError) throw new CoordinatorApiError(0, 'network', error.message);
+      throw error;
+    } finally {
+      reader.cancel();
+      pool.close();
+    }
+  }
+
+  private async wholeKeyTurn(request: TurnRequest): Promise<TurnResult> {
     const { circuit, signal } = request;
     const base = path.join(this.options.workDir, `${circuit}-${request.headIndex}`);
     const headPath = `${base}.head.zkey`;
     const nextPath = `${base}.next.zkey`;
     try {
       let started = Date.now();
-      const { bytes: bytesDown, headIndex } = await this.download(request, headPath);
+      const bytesDown = await this.download(request, headPath);
       const downloadMs = Date.now() - started;
 
       started = Date.now();
@@ -98,7 +169,7 @@ export class FileTurn implements TurnProtocol {
       await rm(headPath, { force: true });
 
       started = Date.now();
-      const upload = await this.upload(request, nextPath, headIndex);
+      const upload = await this.upload(request, nextPath, request.headIndex, (await stat(nextPath)).size);
       return {
         contributionHash: made.hash,
         contributionId: upload.contributionId,
@@ -113,22 +184,15 @@ export class FileTurn implements TurnProtocol {
     }
   }
 
-  /** The head (or its skeleton) to `target`; returns the bytes received and the head's index. */
-  private async download(request: TurnRequest, target: string): Promise<{ bytes: number; headIndex: number }> {
-    const { circuit, signal } = request;
-    const delta = this.options.transfer === 'delta';
-    request.progress({
-      type: 'step',
-      circuit,
-      step: `your turn: downloading ${delta ? 'the inputs of ' : ''}contribution ${request.headIndex}`,
-    });
-    const route = delta ? 'contribution-inputs' : `zkeys/${request.headIndex}`;
-    const response = await this.options.client.fetch('GET', `/api/circuits/${encodeURIComponent(circuit)}/${route}`, {
-      signal,
-      timeoutMs: Infinity,
-    });
-    // The inputs are always the current head's: the one to contribute on, whatever the run last saw.
-    const headIndex = delta ? Number(response.headers.get('x-chain-head') ?? request.headIndex) : request.headIndex;
+  /** The whole head to `target`, checked against the transcript's file hash; returns the bytes received. */
+  private async download(request: TurnRequest, target: string): Promise<number> {
+    const { circuit, signal, headIndex } = request;
+    request.progress({ type: 'step', circuit, step: `your turn: downloading contribution ${headIndex}` });
+    const response = await this.options.client.fetch(
+      'GET',
+      `/api/circuits/${encodeURIComponent(circuit)}/zkeys/${headIndex}`,
+      { signal, timeoutMs: Infinity },
+    );
     const total = Number(response.headers.get('content-length')) || 0;
     const hash = createHash(FILE_HASH_ALGORITHM);
     let received = 0;
@@ -162,8 +226,7 @@ export class FileTurn implements TurnProtocol {
         'network',
         `the download of ${circuit} #${headIndex} ended after ${received} of ${total} bytes`,
       );
-    // A skeleton has no hash in the transcript: the coordinator checks it against the head instead.
-    if (!delta && request.headFileHash && hash.digest('hex') !== request.headFileHash) {
+    if (request.headFileHash && hash.digest('hex') !== request.headFileHash) {
       // Damaged on the way (or not the key the transcript records): contributing to it would only
       // be refused. The run takes the turn again with a fresh download.
       throw new CoordinatorApiError(
@@ -172,17 +235,19 @@ export class FileTurn implements TurnProtocol {
         `the downloaded ${circuit} #${headIndex} does not match the transcript's file hash (damaged on the way)`,
       );
     }
-    return { bytes: received, headIndex };
+    return received;
   }
 
+  /** Uploads `file` (a path: the whole key) or a streamed delta's source, of `size` bytes. */
   private async upload(
     request: TurnRequest,
-    file: string,
+    file: string | StreamedUploadSource,
     headIndex: number,
+    size: number,
   ): Promise<{ contributionId: string | undefined; bytes: number; resumedFrom: number }> {
     const { circuit, signal } = request;
-    const { size } = await stat(file);
-    request.progress({ type: 'step', circuit, step: 'uploading your contribution' });
+    const streamed = typeof file !== 'string';
+    if (!streamed) request.progress({ type: 'step', circuit, step: 'uploading your contribution' });
     const report = throttled((done) => request.progress({ type: 'count', circuit, part: 'upload', done, total: size }));
     let contributionId: string | undefined;
     let resumedFrom = 0;
@@ -190,16 +255,19 @@ export class FileTurn implements TurnProtocol {
     let attemptFrom = 0; // the offset the current PATCH started at
     let sent = 0; // tus's progress: the offset reached (not the bytes of this PATCH)
     await new Promise<void>((resolve, reject) => {
-      const upload = new tus.Upload(createReadStream(file), {
+      const upload = new tus.Upload(streamed ? new Blob() : createReadStream(file), {
+        // A streamed delta is read from its source as it is made; the Blob only satisfies the type.
+        ...(streamed ? { fileReader: { openFile: async () => file } } : {}),
         endpoint: `${this.options.client.baseUrl}/api/circuits/${encodeURIComponent(circuit)}/contributions`,
         headers: this.options.client.sessionHeaders(),
         metadata: {
           filename: `${circuit}.zkey`,
-          ...(this.options.transfer === 'delta' ? { format: DELTA_FORMAT, head: String(headIndex) } : {}),
+          ...(streamed ? { format: DELTA_FORMAT, head: String(headIndex) } : {}),
         },
         uploadSize: size,
-        // One PATCH for the whole file: a dropped connection resumes from the server's offset anyway.
-        chunkSize: Infinity,
+        // A file goes in one PATCH (a dropped connection resumes from the server's offset anyway); a
+        // delta in windows, each sent as soon as it is made.
+        chunkSize: streamed ? UPLOAD_CHUNK_BYTES : Infinity,
         retryDelays: UPLOAD_RETRY_DELAYS_MS,
         storeFingerprintForResuming: false,
         // 4xx refusals (not your turn, too large, …) are answers, not glitches: do not retry them.

@@ -2,7 +2,8 @@
  * The skeleton (zkey-delta-v1) carries everything a contribution reads or changes: the kernel
  * contribution run on the head's skeleton, spliced back onto the head, is byte for byte the key
  * the same contribution makes on the full head (a deterministic beacon secret stands in for
- * entropy), and snarkjs's own contribution on a skeleton splices into a key snarkjs verifies.
+ * entropy), snarkjs's own contribution on a skeleton splices into a key snarkjs verifies, and so
+ * does a streamed delta (core/delta/streamed-delta.ts) made while the inputs arrive in chunks.
  * Skeletons that are not a contribution on top of the head are refused with `delta.malformed`.
  */
 import { after, before, describe, it } from 'node:test';
@@ -11,10 +12,16 @@ import { mkdtemp, readFile, writeFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
-import { beaconFast, contributeFast } from '../../core/kernel/contribute-fast.ts';
+import { beaconFast, contributeFast, contributionRecord } from '../../core/kernel/contribute-fast.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { spliceSkeleton, writeSkeleton } from '../../core/delta/skeleton-zkey.ts';
+import { ExactReader } from '../../core/delta/exact-reader.ts';
+import { startStreamedDelta, UPLOAD_CHUNK_BYTES } from '../../core/delta/streamed-delta.ts';
+import { nodeScalePool } from '../../core/kernel/node-scale-pool.ts';
+import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
+import { contributionHash } from '../../core/zkey/contribution-hash.ts';
+import { getBn128 } from '../../core/crypto/bn128.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
 import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
@@ -89,6 +96,50 @@ describe('contribution skeletons (zkey-delta-v1)', () => {
       await contribute(delta);
       await spliceSkeleton(head, delta, spliced);
       assert.equal(await snarkjs.zKey.verifyFromR1cs(circuit.r1csPath, config.ptauPath, spliced, silent), true);
+    }
+  });
+
+  it('a streamed delta (record first, L and H scaled as they arrive) splices into a valid key', async () => {
+    const config = await loadCeremonyConfig(dataDir);
+    const circuit = config.circuits[0]!;
+    const inputs = await readFile(headSkeleton);
+    // The inputs as a network delivers them: chunks of an arbitrary size.
+    let at = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (at >= inputs.length) return controller.close();
+        controller.enqueue(new Uint8Array(inputs.subarray(at, at + 7000)));
+        at += 7000;
+      },
+    });
+    const pool = await nodeScalePool(2);
+    try {
+      let scaled = 0;
+      let points = 0;
+      const delta = await startStreamedDelta({
+        reader: new ExactReader(body),
+        scaler: pool,
+        makeRecord: (smallKey) => contributionRecord(smallKey, 'streamed', 'typed entropy'),
+        onPoints: (total) => (points = total),
+        onScaled: (done) => (scaled = done),
+      });
+      const parts: Uint8Array[] = [];
+      for (let offset = 0; offset < delta.source.size;) {
+        const { value } = await delta.source.slice(offset, offset + UPLOAD_CHUNK_BYTES);
+        assert.ok(value, `the source ended at ${offset} of ${delta.source.size}`);
+        parts.push(value.slice());
+        offset += value.byteLength;
+      }
+      assert.equal(scaled, points, 'every point of L and H scaled once');
+      const streamed = path.join(scratch, 'streamed.skeleton');
+      const spliced = path.join(scratch, 'streamed.zkey');
+      await writeFile(streamed, Buffer.concat(parts));
+      await spliceSkeleton(head, streamed, spliced);
+      assert.equal(await snarkjs.zKey.verifyFromR1cs(circuit.r1csPath, config.ptauPath, spliced, silent), true);
+      const { mpc } = await readZkeyInfo(spliced);
+      assert.equal(contributionHash(await getBn128(), mpc.contributions.at(-1)!), delta.hash, 'the record’s hash');
+    } finally {
+      pool.close();
     }
   });
 

@@ -46,6 +46,9 @@ interface ArmedRule extends TapRule {
   released: Promise<void>;
 }
 
+/** How long the bytes before a drop have to reach the coordinator. */
+const DROP_AFTER_MS = 200;
+
 export async function startTapProxy(target: string): Promise<TapProxy> {
   const upstream = new URL(target);
   const requests: ProxiedRequest[] = [];
@@ -99,13 +102,18 @@ export async function startTapProxy(target: string): Promise<TapProxy> {
         this.push(chunk.subarray(0, at));
         rule.fire();
         if (rule.action === 'drop') {
-          // Both ends at once, as a broken link does.
+          // Both ends at once, as a broken link does, once the bytes before the break have had
+          // time to reach the coordinator (a client that writes its whole body at once would
+          // otherwise see them lost with the buffers and the drop look like no byte arrived).
+          // The chunk is not acknowledged until then, so the request's end never reaches the
+          // coordinator: a body cut short must not look like a complete one.
           cut = true;
-          setImmediate(() => {
+          setTimeout(() => {
             forward.destroy();
             req.socket.destroy();
-          });
-          return callback();
+            callback();
+          }, DROP_AFTER_MS);
+          return;
         }
         // hold: the rest waits until released (or the client is gone).
         void rule.released.then(() => callback(null, chunk.subarray(at)));

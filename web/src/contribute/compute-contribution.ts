@@ -8,7 +8,7 @@
 import { kernelWasm } from '../../../core/kernel/kernel-wasm.generated.ts';
 import { ScalePool, type ScaleEndpoint } from '../../../core/kernel/scale-pool.ts';
 import type { ScaleReply } from '../../../core/kernel/scale-messages.ts';
-import type { ScaleChain } from '../../../core/kernel/g1-scale-chain.ts';
+import type { ContributionRecord } from '../../../core/delta/streamed-delta.ts';
 import { pageContributionEngine } from './contribution-engine.ts';
 import type { ScaledMessage, WorkerReply, WorkerRequest } from './contribution-messages.ts';
 
@@ -62,15 +62,6 @@ export async function computeContribution(
   } finally {
     pool?.close();
   }
-}
-
-/** What the contribution worker makes of a head's small sections (streamed-turn.ts). */
-export interface ContributionRecord {
-  /** The new small key: its sections 2 (header, δ) and 10 (history) are the contribution's. */
-  zkey: Uint8Array;
-  hash: string;
-  /** The secret's scaling chain, for the kernel pool (it is the secret: keep it no longer than the turn). */
-  chain: ScaleChain;
 }
 
 /** Runs snarkjs's contribution on a head's small sections (`record` request) in a fresh worker. */

@@ -1,14 +1,13 @@
 /**
- * The parts of the page's streamed turn that need no browser: the exact reader over a fetch-like
- * body (byte stream with a BYOB reader, and a plain stream), the upload source tus reads its
- * windows from (a window asked again after a drop is served from what it holds, each piece is
- * asked for once and released once), and the time left from the three parts' rates.
+ * The parts of a streamed delta turn (core/delta): the exact reader over a fetch body (a byte
+ * stream with a BYOB reader, and a plain stream), and the upload source tus reads its windows
+ * from (a window asked again after a drop is served from what it holds, each piece is asked for
+ * once and released once).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ExactReader, StreamEndedError } from '../../web/src/contribute/exact-reader.ts';
-import { StreamedUploadSource } from '../../web/src/contribute/upload-source.ts';
-import { streamedTimeLeftMs } from '../../web/src/contribute/turn-eta.ts';
+import { ExactReader, StreamEndedError } from '../../core/delta/exact-reader.ts';
+import { StreamedUploadSource } from '../../core/delta/streamed-upload-source.ts';
 
 const bytes = (length: number, from = 0): Uint8Array => Uint8Array.from({ length }, (_, i) => (from + i) % 251);
 
@@ -81,20 +80,4 @@ test('StreamedUploadSource serves tus its windows, again after a drop, asking ea
   assert.equal(asked, 5, 'four pieces and the end, each asked for once');
   assert.deepEqual(released, [300, 500, 200, 1000], 'each piece released once it is copied');
   await assert.rejects(source.slice(100, 800), /outside what this turn holds/);
-});
-
-test('the time left is the slowest part’s, once every part has a rate', () => {
-  const startedAt = 0;
-  const parts = {
-    startedAt,
-    down: { done: 50, total: 100 },
-    scaled: { done: 10, total: 100 },
-    up: { done: 0, total: 100 },
-  };
-  assert.equal(streamedTimeLeftMs(parts, 10_000), undefined, 'no rate yet for the upload');
-  parts.up.done = 5;
-  // down: 50 left at 5/s = 10 s; scaled: 90 left at 1/s = 90 s; up: 95 left at 0.5/s = 190 s.
-  assert.equal(streamedTimeLeftMs(parts, 10_000), 190_000);
-  parts.up.done = 100;
-  assert.equal(streamedTimeLeftMs(parts, 10_000), 90_000, 'a finished part no longer counts');
 });

@@ -1,5 +1,5 @@
 /**
- * A tus-js-client file source over bytes made while the upload runs (streamed-turn.ts): tus asks
+ * A tus-js-client file source over bytes made while the upload runs (streamed-delta.ts): tus asks
  * for [start, end) windows in order, and this source fills one buffer of two upload chunks from
  * the producer's pieces, copying each piece once and handing it back (`release`) for reuse. The
  * window tus last asked for stays in the buffer until it asks for a later one, so a dropped request
