@@ -803,7 +803,8 @@ const times = (x: number): string => `${x.toFixed(2)}×`;
 function stage(turn: TurnMeasurement, from: TurnMark, to: TurnMark): number | undefined {
   const a = turn.marks[from];
   const b = turn.marks[to];
-  return a !== undefined && b !== undefined ? b - a : undefined;
+  // A streamed turn's stages overlap: a stage that "ends" before it starts did not happen apart.
+  return a !== undefined && b !== undefined && b >= a ? b - a : undefined;
 }
 
 /** The slowest of download, compute and upload, for `down`/`up` bytes at the given rates (Mbit/s). */

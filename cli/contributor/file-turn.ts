@@ -94,7 +94,11 @@ export class FileTurn implements TurnProtocol {
     );
     // The inputs are always the current head's: the one to contribute on, whatever the run last saw.
     const headIndex = Number(response.headers.get('x-chain-head') ?? request.headIndex);
-    const reader = new ExactReader(response.body as ReadableStream<Uint8Array>);
+    const total = Number(response.headers.get('content-length')) || 0;
+    let downloadMs = 0;
+    const reader = new ExactReader(response.body as ReadableStream<Uint8Array>, (received) => {
+      if (received >= total) downloadMs = Date.now() - started;
+    });
     const { nodeScalePool } = await import('../../core/kernel/node-scale-pool.ts');
     const { contributionRecord } = await import('../../core/kernel/contribute-fast.ts');
     const pool = await nodeScalePool(this.options.workers ?? availableParallelism());
@@ -127,8 +131,8 @@ export class FileTurn implements TurnProtocol {
         bytesDown: reader.received,
         bytesUp: upload.bytes,
         resumedFrom: upload.resumedFrom,
-        // Overlapped: the download and compute stages end with the L/H pass, the upload after it.
-        timings: { downloadMs: computeMs, computeMs, uploadMs: Date.now() - started - computeMs },
+        // The stages overlap: each is timed from the turn's start to its own end.
+        timings: { downloadMs, computeMs, uploadMs: Date.now() - started },
       };
     } catch (error) {
       if (signal.aborted) throw abortError(signal);

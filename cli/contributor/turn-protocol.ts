@@ -33,7 +33,10 @@ export interface TurnResult {
   bytesUp: number;
   /** The upload resumed from this offset after a dropped connection (0 when it never dropped). */
   resumedFrom: number;
-  /** Wall-clock milliseconds of each stage (the bench's breakdown). */
+  /**
+   * Wall-clock milliseconds of each stage (the bench's breakdown); a streamed turn times each from
+   * the turn's start, as they overlap.
+   */
   timings: { downloadMs: number; computeMs: number; uploadMs: number };
 }
 

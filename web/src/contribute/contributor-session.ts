@@ -6,10 +6,11 @@
  *                 ↑                       │ (missed deadline / refused: back of the queue)
  *                 └───────────────────────┘
  *
- * While a circuit is this contributor's turn, the page runs the turn locally
- * (preparing → downloading → computing → uploading → submitted) and keeps it alive with
- * heartbeats. A computed contribution is kept in IndexedDB until uploaded, so a reload
- * mid-upload resumes the tus upload from the server's offset.
+ * While a circuit is this contributor's turn, the page runs the turn locally and keeps it alive
+ * with heartbeats: streamed where the coordinator takes deltas (preparing → streaming →
+ * submitted: streamed-turn.ts; nothing is kept, so a reload makes a new contribution), else with
+ * whole keys (preparing → downloading → computing → uploading → submitted), the computed key kept
+ * in IndexedDB until uploaded so a reload mid-upload resumes the tus upload from the server's offset.
  */
 import type { ApiClient } from '../api/api-client.ts';
 import { ApiError } from '../api/api-client.ts';
