@@ -27,7 +27,8 @@
  * client of issue 22 only needs its driver (start its process, report its stages and verdict).
  *
  * Usage: tsx bench/contributor-turn.ts [--circuit rs18 | --power P] [--link 100/20] [--runs N]
- *                                      [--client browser|cli|cli-whole-key] [--json FILE (every figure and mark)]
+ *                                      [--client browser|cli|cli-whole-key] [--versus CLIENT (a second client,
+ *                                      its turns taken in the same run)] [--json FILE (every figure and mark)]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -650,6 +651,8 @@ export interface TurnBenchOptions {
   link: { downMbit: number; upMbit: number };
   runs: number;
   client: TurnClientKind;
+  /** A second client whose turns are taken in the same run, each right after the first's (same machine state). */
+  versus?: TurnClientKind;
 }
 
 export interface TurnBenchFigures {
@@ -663,6 +666,8 @@ export interface TurnBenchFigures {
   shapedRates: LinkRates;
   unshaped: TurnMeasurement[];
   shaped: TurnMeasurement[];
+  /** The `versus` client's turns, interleaved with the first client's. */
+  versus?: { unshaped: TurnMeasurement[]; shaped: TurnMeasurement[] };
   local: LocalContributeFigures;
 }
 
@@ -697,6 +702,7 @@ function installInterruptHandlers(): () => void {
 
 export async function runContributorTurnBench(options: TurnBenchOptions): Promise<TurnBenchFigures> {
   TURN_CLIENTS[options.client].check?.();
+  if (options.versus) TURN_CLIENTS[options.versus].check?.();
   // The coordinator and the CLI run from dist/ (and the page from web/dist): build what is stale.
   const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], {
     cwd: REPO_ROOT,
@@ -756,14 +762,22 @@ export async function runContributorTurnBench(options: TurnBenchOptions): Promis
 
     const unshaped: TurnMeasurement[] = [];
     const shaped: TurnMeasurement[] = [];
+    const versus = options.versus ? { unshaped: [] as TurnMeasurement[], shaped: [] as TurnMeasurement[] } : undefined;
+    const clients = [options.client, ...(options.versus ? [options.versus] : [])];
     for (let run = 1; run <= options.runs; run++) {
-      log(`turn ${run}/${options.runs}, straight to the coordinator (${options.client})`);
-      unshaped.push(await runTurn(options.client, { coordinator, contributorName: `turn-${run}-straight` }));
-      log(
-        `turn ${run}/${options.runs}, through the shaped link ` +
-          `${options.link.downMbit}/${options.link.upMbit} Mbit/s (${options.client})`,
-      );
-      shaped.push(await runTurn(options.client, { coordinator, link, contributorName: `turn-${run}-shaped` }));
+      for (const [i, client] of clients.entries()) {
+        log(`turn ${run}/${options.runs}, straight to the coordinator (${client})`);
+        const turn = await runTurn(client, { coordinator, contributorName: `turn-${run}-straight-${i}` });
+        (i === 0 ? unshaped : versus!.unshaped).push(turn);
+      }
+      for (const [i, client] of clients.entries()) {
+        log(
+          `turn ${run}/${options.runs}, through the shaped link ` +
+            `${options.link.downMbit}/${options.link.upMbit} Mbit/s (${client})`,
+        );
+        const turn = await runTurn(client, { coordinator, link, contributorName: `turn-${run}-shaped-${i}` });
+        (i === 0 ? shaped : versus!.shaped).push(turn);
+      }
     }
     await link.stop();
     await coordinator.stop();
@@ -781,6 +795,7 @@ export async function runContributorTurnBench(options: TurnBenchOptions): Promis
       shapedRates,
       unshaped,
       shaped,
+      versus,
       local,
     };
   } finally {
@@ -929,6 +944,27 @@ export function printContributorTurn(f: TurnBenchFigures): void {
   for (const [name, value, detail, goal] of rows)
     out(`${name.padEnd(width)}  ${value.padStart(valueWidth)}  ${detail}${goal ? `  [${goal}]` : ''}`);
 
+  if (f.versus && f.options.versus) {
+    // The second client's turns, each taken right after the first's: the same machine state.
+    const vU = med(f.versus.unshaped, (t) => t.turnMs);
+    const vS = med(f.versus.shaped, (t) => t.turnMs);
+    const vFloorU = timeFloorMs(
+      med(f.versus.unshaped, (t) => t.bytes.down),
+      med(f.versus.unshaped, (t) => t.bytes.up),
+      f.loopback,
+      computeMs,
+    );
+    const vBytes = med(f.versus.unshaped, (t) => (t.bytes.down + t.bytes.up) / twoKeys);
+    out();
+    out(`same run, ${f.options.versus} against ${f.options.client} (turns taken one after the other)`);
+    out(
+      `  straight  ${seconds(vU)} against ${seconds(turnU)}: ${times(vU / turnU)}; ` +
+        `${times(vU / vFloorU.ms)} its own floor (${vFloorU.parts})`,
+    );
+    out(`  shaped    ${seconds(vS)} against ${seconds(turnS)}: ${times(vS / turnS)}`);
+    out(`  bytes moved ÷ (2 × key): ${times(vBytes)}`);
+  }
+
   out();
   out('where the time goes (each turn; page marks, coordinator log)');
   const stageRows: Array<[string, (t: TurnMeasurement) => number | undefined]> = [
@@ -1000,6 +1036,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       link: { type: 'string', default: '100/20' },
       runs: { type: 'string', default: '1' },
       client: { type: 'string', default: 'browser' },
+      versus: { type: 'string' },
       json: { type: 'string' },
     },
   });
@@ -1024,6 +1061,7 @@ export function turnBenchOptions(values: {
   link?: string;
   runs?: string;
   client?: string;
+  versus?: string;
 }): TurnBenchOptions {
   if (values.circuit !== undefined && values.power !== undefined)
     throw new Error('name a circuit or a power, not both');
@@ -1040,7 +1078,15 @@ export function turnBenchOptions(values: {
   const runs = Number(values.runs ?? '1');
   if (!Number.isInteger(runs) || runs < 1) throw new Error(`runs must be a positive integer, got ${values.runs}`);
   const client = values.client ?? 'browser';
-  if (!(TURN_CLIENT_KINDS as readonly string[]).includes(client))
-    throw new Error(`the client is ${TURN_CLIENT_KINDS.join(', ')}, not "${client}"`);
-  return { target, link: parseLink(values.link ?? '100/20'), runs, client: client as TurnClientKind };
+  for (const kind of [client, values.versus ?? client])
+    if (!(TURN_CLIENT_KINDS as readonly string[]).includes(kind))
+      throw new Error(`a client is ${TURN_CLIENT_KINDS.join(', ')}, not "${kind}"`);
+  if (values.versus === client) throw new Error('--versus names a second client, not the same one');
+  return {
+    target,
+    link: parseLink(values.link ?? '100/20'),
+    runs,
+    client: client as TurnClientKind,
+    versus: values.versus as TurnClientKind | undefined,
+  };
 }

@@ -32,7 +32,7 @@
  *                           [--transfer-power 16 | --transfer-circuit rs18] [--contributors 10000] [--seconds 25]
  *                           [--contribution-power 16]
  *                           [--turn-circuit rs18 | --turn-power P] [--link 100/20] [--turn-runs 1] [--turn-client
- * browser|cli] [--turn-json FILE]
+ * browser|cli] [--turn-versus cli] [--turn-json FILE]
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -75,6 +75,7 @@ const { values } = parseArgs({
     link: { type: 'string', default: '100/20' },
     'turn-runs': { type: 'string', default: '1' },
     'turn-client': { type: 'string', default: 'browser' },
+    'turn-versus': { type: 'string' },
     'turn-json': { type: 'string' },
     'receipt-circuit': { type: 'string', default: 'rs18' },
     'receipt-power': { type: 'string' },
@@ -93,6 +94,7 @@ const turnOptions = selected.has('turn')
       link: values.link,
       runs: values['turn-runs'],
       client: values['turn-client'],
+      versus: values['turn-versus'],
     })
   : undefined;
 
