@@ -70,6 +70,7 @@ const MAX_SMALL_SECTION_BYTES = 16 << 20;
 const STREAMED_SECTIONS = [8, 9];
 /** snarkjs's section 2 (Groth16 header): n8q, q, n8r, r, then nVars, nPublic, domainSize. */
 const HEADER_SECTION = 2;
+
 interface InputSections {
   version: number;
   /** The sections read whole, by id (3 to 7 empty). */
@@ -82,10 +83,6 @@ interface InputSections {
 
 function littleEndian(bytes: Uint8Array): DataView {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-function inputsError(message: string): DeltaInputsError {
-  return new DeltaInputsError(message);
 }
 
 function sectionHead(id: number, size: number): Uint8Array {
@@ -111,7 +108,7 @@ function streamedSizesOf(header: Uint8Array): Map<number, number> {
   const n8q = view.getUint32(0, true);
   const n8r = view.getUint32(4 + n8q, true);
   const at = 8 + n8q + n8r;
-  if (header.byteLength < at + 12) throw inputsError('the key’s header section is too short');
+  if (header.byteLength < at + 12) throw new DeltaInputsError('the key’s header section is too short');
   const nVars = view.getUint32(at, true);
   const nPublic = view.getUint32(at + 4, true);
   const domainSize = view.getUint32(at + 8, true);
@@ -130,7 +127,7 @@ async function readSmallSections(reader: ExactReader): Promise<InputSections> {
     fileHead.getUint8(2),
     fileHead.getUint8(3),
   );
-  if (magic !== 'zkey') throw inputsError('the contribution inputs are not a zkey');
+  if (magic !== 'zkey') throw new DeltaInputsError('the contribution inputs are not a zkey');
   const version = fileHead.getUint32(4, true);
   const count = fileHead.getUint32(8, true);
   const small = new Map<number, Uint8Array>();
@@ -139,11 +136,13 @@ async function readSmallSections(reader: ExactReader): Promise<InputSections> {
     const id = head.getUint32(0, true);
     const size = Number(head.getBigUint64(4, true));
     if (STREAMED_SECTIONS.includes(id) || small.has(id) || size > MAX_SMALL_SECTION_BYTES)
-      throw inputsError(`the contribution inputs are not in the order this page streams (section ${id})`);
+      throw new DeltaInputsError(
+        `the contribution inputs are not in the order a streamed contribution reads (section ${id})`,
+      );
     small.set(id, await reader.read(size));
   }
   const header = small.get(HEADER_SECTION);
-  if (!header || !small.has(10)) throw inputsError('the contribution inputs lack the header or the history');
+  if (!header || !small.has(10)) throw new DeltaInputsError('the contribution inputs lack the header or the history');
   const ids = [...small.keys(), ...STREAMED_SECTIONS].sort((a, b) => a - b);
   return { version, small, ids, streamedSizes: streamedSizesOf(header) };
 }
@@ -210,14 +209,14 @@ async function* deltaPieces(
     const size = inputs.streamedSizes.get(id)!;
     const head = littleEndian(await reader.read(12));
     if (head.getUint32(0, true) !== id || Number(head.getBigUint64(4, true)) !== size)
-      throw inputsError(`section ${id} of the contribution inputs is not where or what the header says`);
+      throw new DeltaInputsError(`section ${id} of the contribution inputs is not where or what the header says`);
     yield sectionHead(id, size);
     for (let done = 0; done < size; done += SLICE_BYTES) {
       const slice = await reader.readInto(buffers.take(Math.min(SLICE_BYTES, size - done)));
       yield { scaling: scale(slice) };
     }
   }
-  if (!(await reader.atEnd())) throw inputsError('the contribution inputs go on after H');
+  if (!(await reader.atEnd())) throw new DeltaInputsError('the contribution inputs go on after H');
 }
 
 /**
