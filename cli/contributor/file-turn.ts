@@ -22,10 +22,13 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as tus from 'tus-js-client';
 import { snarkjsProgressLogger } from '../../core/ceremony/progress.ts';
-import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { ExactReader, StreamEndedError } from '../../core/delta/exact-reader.ts';
 import { DeltaInputsError, startStreamedDelta, UPLOAD_CHUNK_BYTES } from '../../core/delta/streamed-delta.ts';
-import type { StreamedUploadSource } from '../../core/delta/streamed-upload-source.ts';
+import {
+  isRetryableUploadStatus,
+  streamedUploadOptions,
+  type StreamedUploadSource,
+} from '../../core/delta/streamed-upload-source.ts';
 import { FILE_HASH_ALGORITHM } from '../../core/crypto/file-hash.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
 import type { TurnProtocol, TurnRequest, TurnResult } from './turn-protocol.ts';
@@ -260,25 +263,19 @@ export class FileTurn implements TurnProtocol {
     let sent = 0; // tus's progress: the offset reached (not the bytes of this PATCH)
     await new Promise<void>((resolve, reject) => {
       const upload = new tus.Upload(streamed ? new Blob() : createReadStream(file), {
-        // A streamed delta is read from its source as it is made; the Blob only satisfies the type.
-        ...(streamed ? { fileReader: { openFile: async () => file } } : {}),
+        ...(streamed
+          ? streamedUploadOptions(file, circuit, headIndex, UPLOAD_CHUNK_BYTES)
+          : {
+              metadata: { filename: `${circuit}.zkey` },
+              uploadSize: size,
+              // One PATCH for the whole file: a dropped connection resumes from the server's offset anyway.
+              chunkSize: Infinity,
+              storeFingerprintForResuming: false,
+            }),
         endpoint: `${this.options.client.baseUrl}/api/circuits/${encodeURIComponent(circuit)}/contributions`,
         headers: this.options.client.sessionHeaders(),
-        metadata: {
-          filename: `${circuit}.zkey`,
-          ...(streamed ? { format: DELTA_FORMAT, head: String(headIndex) } : {}),
-        },
-        uploadSize: size,
-        // A file goes in one PATCH (a dropped connection resumes from the server's offset anyway); a
-        // delta in windows, each sent as soon as it is made.
-        chunkSize: streamed ? UPLOAD_CHUNK_BYTES : Infinity,
         retryDelays: UPLOAD_RETRY_DELAYS_MS,
-        storeFingerprintForResuming: false,
-        // 4xx refusals (not your turn, too large, …) are answers, not glitches: do not retry them.
-        onShouldRetry: (error) => {
-          const status = error.originalResponse?.getStatus() ?? 0;
-          return !signal.aborted && (status === 0 || status === 423 || status >= 500);
-        },
+        onShouldRetry: (error) => !signal.aborted && isRetryableUploadStatus(error.originalResponse?.getStatus() ?? 0),
         onAfterResponse: (req, res) => {
           if (req.getMethod() === 'HEAD' && res.getStatus() < 300) {
             resumedFrom = Number(res.getHeader('Upload-Offset') ?? 0);

@@ -6,6 +6,8 @@
  * is resent from the coordinator's offset without asking the producer again. Windows are views of
  * the one buffer: XMLHttpRequest copies a body when it is sent, so the next window may overwrite it.
  */
+import { DELTA_FORMAT } from './delta-format.ts';
+
 export interface PieceSource {
   /** The next piece in order, or undefined at the end. */
   next(): Promise<Uint8Array | undefined>;
@@ -62,4 +64,33 @@ export class StreamedUploadSource {
   }
 
   close(): void {}
+}
+
+/**
+ * A failed tus request worth retrying: the connection (no status), a locked upload (423) or a
+ * server error. 4xx refusals (not your turn, stale head, malformed) are answers, not glitches.
+ */
+export function isRetryableUploadStatus(status: number): boolean {
+  return status === 0 || status === 423 || status >= 500;
+}
+
+/**
+ * The tus options of a streamed delta's upload, for both clients: its bytes come from `source` as
+ * they are made (the Upload's input, a Blob, only satisfies its type), its exact length is declared
+ * at creation with the head it was made on, and it goes in windows of `chunkSize`.
+ */
+export function streamedUploadOptions(
+  source: StreamedUploadSource,
+  circuit: string,
+  headIndex: number,
+  chunkSize: number,
+) {
+  return {
+    fileReader: { openFile: async () => source },
+    metadata: { filename: `${circuit}.zkey`, format: DELTA_FORMAT, head: String(headIndex) },
+    uploadSize: source.size,
+    chunkSize,
+    // Nothing to resume after a restart: the contribution is made afresh, with a new secret.
+    storeFingerprintForResuming: false,
+  };
 }

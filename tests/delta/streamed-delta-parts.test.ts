@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ExactReader, StreamEndedError } from '../../core/delta/exact-reader.ts';
 import { StreamedUploadSource } from '../../core/delta/streamed-upload-source.ts';
+import { DeltaInputsError, startStreamedDelta } from '../../core/delta/streamed-delta.ts';
 
 const bytes = (length: number, from = 0): Uint8Array => Uint8Array.from({ length }, (_, i) => (from + i) % 251);
 
@@ -80,4 +81,33 @@ test('StreamedUploadSource serves tus its windows, again after a drop, asking ea
   assert.equal(asked, 5, 'four pieces and the end, each asked for once');
   assert.deepEqual(released, [300, 500, 200, 1000], 'each piece released once it is copied');
   await assert.rejects(source.slice(100, 800), /outside what this turn holds/);
+});
+
+test('inputs that list L before the history are refused before any secret is drawn', async () => {
+  // A zkey binfile whose sections come 1, 8, 10, 9: L before the history, as an older coordinator sends it.
+  const section = (id: number, size: number): Uint8Array => {
+    const bytes = new Uint8Array(12 + size);
+    new DataView(bytes.buffer).setUint32(0, id, true);
+    new DataView(bytes.buffer).setBigUint64(4, BigInt(size), true);
+    return bytes;
+  };
+  const head = new Uint8Array(12);
+  head.set([0x7a, 0x6b, 0x65, 0x79]);
+  new DataView(head.buffer).setUint32(4, 1, true);
+  new DataView(head.buffer).setUint32(8, 4, true);
+  const file = Uint8Array.from([...head, ...section(1, 4), ...section(8, 64), ...section(10, 68), ...section(9, 64)]);
+  let recorded = false;
+  await assert.rejects(
+    startStreamedDelta({
+      reader: new ExactReader(body(file, 10, false)),
+      scaler: { workers: 1, scaleOne: async (points) => points },
+      makeRecord: async () => {
+        recorded = true;
+        throw new Error('never');
+      },
+    }),
+    (error) =>
+      error instanceof DeltaInputsError && /not in the order a streamed contribution reads/.test(error.message),
+  );
+  assert.equal(recorded, false, 'no record is made on inputs in the wrong order');
 });

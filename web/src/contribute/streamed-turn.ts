@@ -9,10 +9,13 @@
  * of all): it starts a new contribution with new entropy, whose upload replaces the earlier one.
  */
 import * as tus from 'tus-js-client';
-import { DELTA_FORMAT } from '../../../core/delta/delta-format.ts';
 import { ExactReader, StreamEndedError } from '../../../core/delta/exact-reader.ts';
 import { DeltaInputsError, UPLOAD_CHUNK_BYTES, startStreamedDelta } from '../../../core/delta/streamed-delta.ts';
-import type { StreamedUploadSource } from '../../../core/delta/streamed-upload-source.ts';
+import {
+  isRetryableUploadStatus,
+  streamedUploadOptions,
+  type StreamedUploadSource,
+} from '../../../core/delta/streamed-upload-source.ts';
 import { ApiError, apiErrorFromBody } from '../api/api-client.ts';
 import { recordContribution, startKernelPool } from './compute-contribution.ts';
 
@@ -163,21 +166,11 @@ function upload(
   return new Promise((resolve, reject) => {
     const total = source.size;
     const upload = new tus.Upload(new Blob(), {
-      // The bytes come from the source, made as the upload runs; the Blob only satisfies the type.
-      fileReader: { openFile: async () => source },
+      ...streamedUploadOptions(source, request.circuit, headIndex, UPLOAD_CHUNK_BYTES),
       endpoint: `/api/circuits/${encodeURIComponent(request.circuit)}/contributions`,
       headers: { 'X-CSRF-Token': request.csrfToken },
-      metadata: { filename: `${request.circuit}.zkey`, format: DELTA_FORMAT, head: String(headIndex) },
-      uploadSize: total,
-      chunkSize: UPLOAD_CHUNK_BYTES,
       retryDelays: [0, 1000, 3000, 5000, 10_000],
-      // Nothing to resume after a reload: the contribution is made afresh, with a new secret.
-      storeFingerprintForResuming: false,
-      // 4xx refusals (not your turn, stale head, malformed) are answers, not glitches: no retry.
-      onShouldRetry: (error) => {
-        const status = error.originalResponse?.getStatus() ?? 0;
-        return !signal.aborted && (status === 0 || status === 423 || status >= 500);
-      },
+      onShouldRetry: (error) => !signal.aborted && isRetryableUploadStatus(error.originalResponse?.getStatus() ?? 0),
       onAfterResponse: (req, res) => {
         if (req.getMethod() === 'HEAD' && res.getStatus() < 300) {
           progress.resumedFrom = Number(res.getHeader('Upload-Offset') ?? 0);

@@ -8,6 +8,7 @@
 import * as tus from 'tus-js-client';
 import { ApiError, apiErrorFromBody } from '../api/api-client.ts';
 import { chunkSizeFor } from './upload-chunks.ts';
+import { isRetryableUploadStatus } from '../../../core/delta/streamed-upload-source.ts';
 
 export interface UploadRequest {
   circuit: string;
@@ -40,10 +41,7 @@ export function uploadContribution(request: UploadRequest): Promise<void> {
       storeFingerprintForResuming: true,
       removeFingerprintOnSuccess: true,
       // 4xx refusals (not your turn, too large, …) are answers, not glitches: do not retry them.
-      onShouldRetry: (error) => {
-        const status = error.originalResponse?.getStatus() ?? 0;
-        return status === 0 || status === 423 || status >= 500;
-      },
+      onShouldRetry: (error) => isRetryableUploadStatus(error.originalResponse?.getStatus() ?? 0),
       // A HEAD answer is a resumed upload's offset on the server; a POST answer starts a new one.
       onAfterResponse: (req, res) => {
         if (req.getMethod() === 'HEAD' && res.getStatus() < 300)
