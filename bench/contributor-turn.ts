@@ -349,6 +349,9 @@ export interface TurnMeasurement {
   /** The coordinator's log: the upload's last byte received, and the verdict. */
   uploadCompleteAt: number;
   verdictAt: number;
+  /** The coordinator's log between the two: a delta's key complete (spliced), handed to the verifier. */
+  splicedAt?: number;
+  handedInAt: number;
   /** As the coordinator counts them, every route group but /metrics: down (responses), up (requests). */
   bytes: { down: number; up: number; byRoute: Record<string, { down: number; up: number }> };
   /** As the link counted them (its shaped bytes: bodies), when the turn went through one. */
@@ -464,6 +467,10 @@ export async function runTurn(kind: TurnClientKind, context: TurnContext): Promi
       10_000,
     );
 
+    const spliced = context.coordinator.logs.find(
+      (l) =>
+        l.message === 'contribution delta spliced onto the head' && l.time >= uploaded.time && l.time <= queued.time,
+    );
     const start = marks.join!;
     const peak = sampler?.peak(start, shownAt);
     const stageAt = (t: number): string => {
@@ -491,6 +498,8 @@ export async function runTurn(kind: TurnClientKind, context: TurnContext): Promi
       marks,
       uploadCompleteAt: uploaded.time,
       verdictAt: accepted.time,
+      ...(spliced ? { splicedAt: spliced.time } : {}),
+      handedInAt: queued.time,
       bytes: bytesMoved(before, after),
       linkBytes:
         linkBefore && linkAfter
@@ -979,6 +988,9 @@ export function printContributorTurn(f: TurnBenchFigures): void {
     ],
     ['upload (page: start → sent)', (t) => stage(t, 'uploadStart', 'uploadEnd')],
     ['coordinator: last byte → verdict', (t) => t.verdictAt - t.uploadCompleteAt],
+    ['  the key complete (a delta)', (t) => (t.splicedAt === undefined ? undefined : t.splicedAt - t.uploadCompleteAt)],
+    ['  handed in (hash, record, queue)', (t) => t.handedInAt - (t.splicedAt ?? t.uploadCompleteAt)],
+    ['  verified and committed', (t) => t.verdictAt - t.handedInAt],
     [
       page ? 'verdict → shown on the page' : 'verdict → printed',
       (t) => (t.marks.verdict !== undefined ? t.marks.verdict - t.verdictAt : undefined),

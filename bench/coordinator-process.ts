@@ -115,11 +115,22 @@ export async function startCoordinatorProcess(dataDir: string, extraArgs: string
  * verifier, the demo sign-in of a test network, in its own process group (stop() ends the
  * verifier with it). Refuses to run the TypeScript sources (a stale dist/ would time tsx).
  * `env` adds to the environment (e.g. TURN_TIMEOUT_MS).
+ *
+ * It runs at a lower priority (nice 10, its verifier and threads with it). In a ceremony the
+ * coordinator has its own machine; here it shares the contributor's cores, and while a delta
+ * uploads it splices and sums it (server/files/delta-intake.ts), which would otherwise slow the
+ * contributor's computation by what a second machine never takes from it. Niced, it takes the
+ * cycles the contributor leaves idle; after the last byte the contributor only waits, so the
+ * coordinator's share is not slowed.
  */
 export async function startCeremonyServe(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<CoordinatorProcess> {
+  // `nice` execs node in place: the child's pid (the process group) is the coordinator's.
   const child: ChildProcess = spawn(
-    process.execPath,
+    'nice',
     [
+      '-n',
+      '10',
+      process.execPath,
       path.join(REPO_ROOT, 'bin', 'ceremony.js'),
       'serve',
       '--data',

@@ -20,12 +20,16 @@
  *                   Chromium against `ceremony serve` on the rs18 key (--turn-circuit / --turn-power),
  *                   straight and through a shaped link (--link DOWN/UP Mbit/s): time, bytes moved,
  *                   browser memory, cores busy, each against its floor (minutes)
- *  8. receipt       bench/receipt.ts: one paste of a receipts file on the public page, checked
+ *  8. page-memory   bench/page-memory.ts: the page's own memory during one turn (Chromium over its
+ *                   DevTools pipe, no network inspection) on the turn's key (rs18; --turn-circuit /
+ *                   --turn-power), above idle and against the key (child process)
+ *  9. receipt       bench/receipt.ts: one paste of a receipts file on the public page, checked
  *                   against the final key of --receipt-circuit (rs18; or --receipt-power P) by
  *                   range requests: the page's own timing and the key bytes fetched, against the
  *                   whole key's download and `snarkjs zkey verify` (--receipt-skip-snarkjs)
  *
- * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,receipt] [--audit-links 5]
+ * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,page-memory,receipt]
+ *                           [--audit-links 5]
  *                           [--powers 14,16] [--terms K]
  *                           [--receipt-circuit rs18 | --receipt-power P] [--receipt-skip-snarkjs]
  *                           [--circuits rs17p64,rs18] [--runs N]
@@ -52,7 +56,17 @@ import {
 } from './contributor-turn.ts';
 import { printReceiptBench, runReceiptBench } from './receipt.ts';
 
-const BENCHES = ['verify', 'transfer', 'lobby', 'contribution', 'startup', 'audit', 'turn', 'receipt'] as const;
+const BENCHES = [
+  'verify',
+  'transfer',
+  'lobby',
+  'contribution',
+  'startup',
+  'audit',
+  'turn',
+  'page-memory',
+  'receipt',
+] as const;
 const { values } = parseArgs({
   options: {
     only: { type: 'string', default: BENCHES.join(',') },
@@ -87,16 +101,18 @@ for (const name of selected)
   if (!(BENCHES as readonly string[]).includes(name))
     throw new Error(`--only: unknown bench "${name}" (known: ${BENCHES.join(', ')})`);
 // Checked before any bench runs, not after minutes of the others.
+const turnKey = { circuit: values['turn-circuit'], power: values['turn-power'] };
 const turnOptions = selected.has('turn')
   ? turnBenchOptions({
-      circuit: values['turn-circuit'],
-      power: values['turn-power'],
+      ...turnKey,
       link: values.link,
       runs: values['turn-runs'],
       client: values['turn-client'],
       versus: values['turn-versus'],
     })
   : undefined;
+// The page's memory is measured on the turn's key: the two figures compare.
+const pageMemoryTarget = selected.has('page-memory') ? turnBenchOptions(turnKey).target : undefined;
 
 if (selected.has('verify')) {
   for (const power of values.powers
@@ -167,6 +183,14 @@ if (turnOptions) {
   const figures = await runContributorTurnBench(turnOptions);
   printContributorTurn(figures);
   if (values['turn-json']) await writeTurnFigures(values['turn-json'], figures);
+}
+if (pageMemoryTarget !== undefined) {
+  const key =
+    typeof pageMemoryTarget === 'number' ? ['--power', String(pageMemoryTarget)] : ['--circuit', pageMemoryTarget];
+  process.stdout.write('\n');
+  const script = path.join(REPO_ROOT, 'bench', 'page-memory.ts');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script, ...key], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (run.status !== 0) throw new Error(`bench/page-memory.ts ${key.join(' ')} exited with ${run.status}`);
 }
 if (selected.has('receipt')) {
   const target = values['receipt-power'] ?? values['receipt-circuit'];

@@ -6,17 +6,21 @@
  * with the key. Here Chromium is driven over the DevTools protocol directly (its debugging pipe), with only Runtime
  * evaluations (Page and Network stay off), so the figure is the page's own: PSS of all Chromium's
  * processes (bench/process-tree-sampler.ts) above their idle level before Join, on the cached
- * one-circuit bench ceremony of a generated 2^P key (or a real-shaped one) against `ceremony serve`.
+ * one-circuit bench ceremony of a generated 2^P key (or a real-shaped one) against `ceremony serve`
+ * (dist/ and web/dist are built first where stale).
  *
  * Usage: tsx bench/page-memory.ts [--power 16 | --circuit rs18]
+ * In `npm run bench` (bench/index.ts, `--only page-memory`) it runs on the turn bench's key: rs18,
+ * or --turn-circuit NAME / --turn-power P.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Readable, Writable } from 'node:stream';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
+import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { CHROMIUM_ARGS, CHROMIUM_BIN } from '../tests/helpers/chromium.ts';
 import { BENCH_CIRCUIT, benchCeremonyCopy, benchCeremonyTemplate } from './bench-ceremony.ts';
 import { benchChain, benchLog as log, isRealShapeName, realShapedChain, REAL_SHAPE_NAMES } from './bench-chain.ts';
@@ -68,6 +72,13 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { power: { type: 'string', default: '16' }, circuit: { type: 'string' } } });
   if (values.circuit !== undefined && !isRealShapeName(values.circuit))
     throw new Error(`--circuit is one of ${REAL_SHAPE_NAMES.join(', ')}`);
+  if (!Number.isInteger(Number(values.power))) throw new Error(`--power is an integer, not "${values.power}"`);
+  // ceremony serve runs from dist/ and serves web/dist: build what is stale, so the page measured is today's.
+  const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (build.status !== 0) throw new Error('the build failed');
   const chain = values.circuit ? await realShapedChain(values.circuit) : await benchChain(Number(values.power));
   const label = values.circuit ?? `2^${values.power}`;
   const template = await benchCeremonyTemplate(chain, values.circuit ?? String(values.power));

@@ -18,6 +18,7 @@ import { openCeremony, type CeremonyState } from '../core/ceremony/open-ceremony
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import type { CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
+import { fileIdentity, sameFileIdentity, type FileIdentity } from '../core/fs/file-identity.ts';
 import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../core/errors.ts';
 import type { Clock } from './clock.ts';
 import { CeremonyStateReader } from './ceremony-state-reader.ts';
@@ -68,11 +69,15 @@ export interface SubmittedUpload {
   /** The finished upload, inside the data folder (it is renamed into the chain on acceptance). */
   path: string;
   size: number;
+  /** Its BLAKE2b-512 when the coordinator computed it as it wrote the file (a streamed delta). */
+  fileHash?: string;
 }
 
 export class CeremonyService {
   private timer: NodeJS.Timeout | undefined;
   private readonly pending = new Set<Promise<void>>();
+  /** The identity of each candidate file when it was hashed at submission, by contribution id. */
+  private readonly hashedAs = new Map<string, FileIdentity>();
   private readonly stateReader: CeremonyStateReader;
 
   constructor(private readonly deps: CeremonyServiceDeps) {
@@ -135,7 +140,9 @@ export class CeremonyService {
     const { lobby, contributions, clock } = this.deps;
     lobby.requireTurn(upload.principal.id, upload.circuit);
     const headIndex = await this.headIndex(upload.circuit);
-    const fileHash = await hashFile(upload.path);
+    const identity = await fileIdentity(upload.path);
+    const fileHash = upload.fileHash ?? (await hashFile(upload.path));
+    const hashedAs = await fileIdentity(upload.path);
     const row = this.deps.db.transaction(() => {
       const created = contributions.create({
         circuit: upload.circuit,
@@ -150,6 +157,8 @@ export class CeremonyService {
       lobby.markSubmitted(upload.principal.id, upload.circuit, created.id);
       return created;
     })();
+    // Unchanged across the hashing: the commit need not hash it again (lost on a restart: then it does).
+    if (sameFileIdentity(identity, hashedAs)) this.hashedAs.set(row.id, hashedAs);
     this.deps.log.info('contribution uploaded, verifying', {
       contributionId: row.id,
       circuit: row.circuit,
@@ -191,6 +200,7 @@ export class CeremonyService {
     try {
       await this.decide(row, outcome);
     } finally {
+      this.hashedAs.delete(row.id);
       // The upload's tus metadata file is of no use once the verdict is in.
       await rm(`${row.candidatePath}.json`, { force: true });
       this.tick(); // the circuit is free again: hand it to the next in line now
@@ -207,6 +217,7 @@ export class CeremonyService {
           fileHash: row.fileHash,
           contributionHash: outcome.contributionHash,
           contributor: row.contributorName,
+          ...(this.hashedAs.has(row.id) ? { hashedAs: this.hashedAs.get(row.id)! } : {}),
         });
         this.recordVerdict(row, {
           event: 'committed',

@@ -12,6 +12,7 @@ import { openCeremony } from '../core/ceremony/open-ceremony.ts';
 import { readR1csSummary } from '../core/setup/r1cs-header.ts';
 import { CoordinatorError } from '../core/errors.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
+import { closeMultiExp } from '../core/kernel/multi-exp.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { openDatabase, type Db } from './store/database.ts';
 import { Lobby } from './lobby/lobby.ts';
@@ -243,6 +244,7 @@ export async function startCoordinator(
     rateLimitRedis?.disconnect();
     db.close();
     await releaseBn128();
+    await closeMultiExp();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES') {
       throw new CoordinatorError(
@@ -282,6 +284,8 @@ export async function startCoordinator(
         await rateLimitRedis?.quit().catch(() => rateLimitRedis.disconnect());
         db.close();
         await releaseBn128();
+        // The MSM threads the delta intake summed on (server/files/delta-intake.ts).
+        await closeMultiExp();
       })()),
   };
 }

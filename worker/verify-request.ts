@@ -15,6 +15,8 @@ import { verifyLinkFromHead, type LinkVerdict } from '../core/link-check/verify-
 import { circuitChallengeKey, linkChallengeSeed } from '../core/link-check/link-challenge.ts';
 import {
   readCachedCombination,
+  readCandidateSums,
+  removeCandidateSums,
   writeCachedCombination,
   type LinkCombination,
 } from '../core/link-check/link-combination-cache.ts';
@@ -31,11 +33,20 @@ async function verifyWithChallenge(request: VerificationRequest): Promise<LinkVe
   const { challenge } = request;
   if (!challenge) return verifyLinkFromHead(request.headZkeyPath, request.candidatePath, { labels: LINK_LABELS });
   const key = circuitChallengeKey(await linkChallengeSeed(challenge.stateDir), request.circuit);
-  const head = await readCachedCombination(challenge.stateDir, key, challenge.headFileHash);
-  const link = await verifyLinkFromHead(request.headZkeyPath, request.candidatePath, {
-    labels: LINK_LABELS,
-    challenge: head ? { key, head } : { key },
-  });
+  const [head, next] = await Promise.all([
+    readCachedCombination(challenge.stateDir, key, challenge.headFileHash),
+    // Made by the coordinator as the upload arrived (a contribution delta); used once.
+    readCandidateSums(challenge.stateDir, key, challenge.candidateFileHash),
+  ]);
+  let link: LinkVerdict;
+  try {
+    link = await verifyLinkFromHead(request.headZkeyPath, request.candidatePath, {
+      labels: LINK_LABELS,
+      challenge: { key, ...(head ? { head } : {}), ...(next ? { next } : {}) },
+    });
+  } finally {
+    if (next) await removeCandidateSums(challenge.stateDir, challenge.candidateFileHash).catch(() => undefined);
+  }
   // Cached before the verdict leaves, since the next verification on this circuit has this
   // candidate as head; the head's too when it had to be computed (after a restart, or for
   // contribution 0). A cache that cannot be written only costs a later verification its second MSM.

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { contributeFast } from '../kernel/contribute-fast.ts';
 import { commitFile, isTempPath, tempPathFor } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
+import { fileIdentity, sameFileIdentity, type FileIdentity } from '../fs/file-identity.ts';
 import { CoordinatorError } from '../errors.ts';
 import { verifyLinkFromInit, type VerifiedLink } from '../link-check/verify-link-from-init.ts';
 import { verifyLinkFromHead } from '../link-check/verify-link-from-head.ts';
@@ -170,6 +171,11 @@ export interface PreverifiedLink {
   headIndex: number;
   /** BLAKE2b-512 of the candidate as verified: the committed bytes must be exactly these. */
   fileHash: string;
+  /**
+   * The candidate's identity when `fileHash` was taken, if the caller saw it unchanged across the
+   * hashing: found equal at commit, the file was not written since, and is not hashed again.
+   */
+  hashedAs?: FileIdentity;
   contributionHash: string;
   contributor: string;
 }
@@ -179,6 +185,7 @@ export interface PreverifiedLink {
  * Refuses with `contribution.not_next` when the head has moved since, and with
  * `chain.file_hash_mismatch` when the file is not the one that was verified, so a verification
  * result can only ever commit the exact bytes it checked, on the exact head it checked them on.
+ * The file is hashed again unless its identity (`hashedAs`) shows it untouched since it was hashed.
  */
 export async function commitPreverifiedContribution(
   dataDir: string,
@@ -194,7 +201,8 @@ export async function commitPreverifiedContribution(
       );
     }
     await rename(link.candidatePath, staged);
-    if ((await hashFile(staged)) !== link.fileHash) {
+    const unchanged = link.hashedAs !== undefined && sameFileIdentity(await fileIdentity(staged), link.hashedAs);
+    if (!unchanged && (await hashFile(staged)) !== link.fileHash) {
       throw new CoordinatorError('chain.file_hash_mismatch', 'the candidate file changed after it was verified');
     }
     return commitLink(state, chain, staged, {

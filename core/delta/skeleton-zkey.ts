@@ -14,9 +14,9 @@ import { readSectionTable, SectionTableError, type SectionTable } from '../binfi
 
 const MAGIC = 'zkey';
 /** The sections a contribution never changes, left out of a skeleton. */
-const FIXED_SECTIONS = new Set([3, 4, 5, 6, 7]);
+export const FIXED_SECTIONS = new Set([3, 4, 5, 6, 7]);
 /** The sections a contribution scales point by point (L, H): the bulk of what crosses the network. */
-const STREAMED_SECTIONS = [8, 9];
+export const STREAMED_SECTIONS = [8, 9];
 const CHUNK = 1 << 20;
 /** snarkjs's section 10: the 64-byte hash of the circuit, a u32 count, then the records. */
 const MPC_COUNT_OFFSET = 64;
@@ -46,7 +46,8 @@ async function copyRange(from: FileHandle, offset: number, size: number, to: Fil
   }
 }
 
-function fileHead(version: number, count: number): Buffer {
+/** A zkey's first 12 bytes: the magic, the format version, the section count. */
+export function fileHead(version: number, count: number): Buffer {
   const head = Buffer.alloc(12);
   head.write(MAGIC, 0, 'latin1');
   head.writeUInt32LE(version, 4);
@@ -54,7 +55,8 @@ function fileHead(version: number, count: number): Buffer {
   return head;
 }
 
-function sectionHead(id: number, size: number): Buffer {
+/** A section's 12-byte header: its id (u32) and size in bytes (u64), little-endian. */
+export function sectionHead(id: number, size: number): Buffer {
   const entry = Buffer.alloc(12);
   entry.writeUInt32LE(id, 0);
   entry.writeBigUInt64LE(BigInt(size), 4);
@@ -192,11 +194,19 @@ async function checkDelta(head: FileHandle, headTable: SectionTable, delta: File
   }
 }
 
-/**
- * Checks the skeleton at `deltaPath` against the head at `headPath` and writes the full key (the
- * skeleton with sections 3 to 7 taken from the head) to `outPath`, crash-safely.
- */
-export async function spliceSkeleton(headPath: string, deltaPath: string, outPath: string): Promise<void> {
+interface CheckedDelta {
+  head: FileHandle;
+  headTable: SectionTable;
+  delta: FileHandle;
+  table: SectionTable;
+}
+
+/** Opens both files, refuses the delta unless it fits the head (checkDelta), and runs `work` on them. */
+async function withCheckedDelta<T>(
+  headPath: string,
+  deltaPath: string,
+  work: (files: CheckedDelta) => Promise<T>,
+): Promise<T> {
   const head = await open(headPath, 'r');
   try {
     const delta = await open(deltaPath, 'r');
@@ -204,15 +214,33 @@ export async function spliceSkeleton(headPath: string, deltaPath: string, outPat
       const headTable = await tableOf(head, 'the head');
       const table = await tableOf(delta, 'the contribution delta');
       await checkDelta(head, headTable, delta, table);
-      await writeSections(outPath, table, [...table.sections.keys()], (id) =>
-        FIXED_SECTIONS.has(id)
-          ? { handle: head, ...headTable.sections.get(id)! }
-          : { handle: delta, ...table.sections.get(id)! },
-      );
+      return await work({ head, headTable, delta, table });
     } finally {
       await delta.close();
     }
   } finally {
     await head.close();
   }
+}
+
+/**
+ * Refuses the skeleton at `deltaPath` unless it is a contribution's skeleton on top of the head at
+ * `headPath` (`delta.malformed`, `delta.stale_head`): the checks spliceSkeleton makes first.
+ */
+export async function checkSkeletonAgainstHead(headPath: string, deltaPath: string): Promise<void> {
+  await withCheckedDelta(headPath, deltaPath, async () => undefined);
+}
+
+/**
+ * Checks the skeleton at `deltaPath` against the head at `headPath` and writes the full key (the
+ * skeleton with sections 3 to 7 taken from the head) to `outPath`, crash-safely.
+ */
+export async function spliceSkeleton(headPath: string, deltaPath: string, outPath: string): Promise<void> {
+  await withCheckedDelta(headPath, deltaPath, ({ head, headTable, delta, table }) =>
+    writeSections(outPath, table, [...table.sections.keys()], (id) =>
+      FIXED_SECTIONS.has(id)
+        ? { handle: head, ...headTable.sections.get(id)! }
+        : { handle: delta, ...table.sections.get(id)! },
+    ),
+  );
 }

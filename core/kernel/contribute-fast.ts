@@ -6,8 +6,12 @@
 import * as snarkjs from 'snarkjs';
 import { getBn128 } from '../crypto/bn128.ts';
 import type { ContributionRecord } from '../delta/streamed-delta.ts';
-import { installFastApplyKey, type FastApplyKeyStats, type PatchableCurve } from './fast-apply-key.ts';
-import type { ScaleChain } from './g1-scale-chain.ts';
+import {
+  captureScaleChain,
+  installFastApplyKey,
+  type FastApplyKeyStats,
+  type PatchableCurve,
+} from './fast-apply-key.ts';
 import { nodeScalePool } from './node-scale-pool.ts';
 
 export interface FastContributionOptions {
@@ -88,29 +92,23 @@ const RECORD_SLACK_BYTES = 64 * 1024;
 /**
  * snarkjs's contribution on a head's small sections (core/delta/streamed-delta.ts: L with one
  * placeholder point, H empty), made in memory: the new header, δ and record, the hash, and the
- * kernel's chain for the secret's inverse, kept from the one scaling snarkjs asks for (the
- * placeholder is returned as it came: the small key's L is never used).
+ * kernel's chain for the secret's inverse, kept from the one scaling snarkjs asks for
+ * (`captureScaleChain`).
  */
 export function contributionRecord(smallKey: Uint8Array, name: string, entropy: string): Promise<ContributionRecord> {
   const turn = kernelTurn.then(async () => {
     const curve = (await getBn128()) as unknown as PatchableCurve;
-    let chain: ScaleChain | undefined;
-    const restore = installFastApplyKey(curve, {
-      workers: 1,
-      scale: async (points, planned) => {
-        chain = planned;
-        return points.slice();
-      },
-    });
+    const capture = captureScaleChain(curve);
     try {
       const output: snarkjs.MemFile = { type: 'mem', initialSize: smallKey.byteLength + RECORD_SLACK_BYTES };
       const hash = await snarkjs.zKey.contribute(smallKey, output, name, entropy);
       // A secret whose chain the kernel cannot follow (never seen for a random one): draw another.
+      const chain = capture.chain;
       if (!chain) throw new Error('the secret drawn cannot be applied by the kernel; take the turn again');
       if (!output.data) throw new Error('snarkjs produced no key');
       return { zkey: output.data, hash: Buffer.from(hash).toString('hex'), chain };
     } finally {
-      restore();
+      capture.restore();
     }
   });
   kernelTurn = turn.catch(() => {});

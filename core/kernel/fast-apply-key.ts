@@ -62,3 +62,33 @@ export function installFastApplyKey(curve: PatchableCurve, scaler: PointScaler, 
     if (group.batchApplyKey === fast) group.batchApplyKey = original;
   };
 }
+
+/** The chain kept by `captureScaleChain`, and how to put the original `batchApplyKey` back. */
+export interface ScaleChainCapture {
+  /** The kernel's chain for the last scalar snarkjs asked to apply; undefined if none was taken. */
+  readonly chain: ScaleChain | undefined;
+  restore(): void;
+}
+
+/**
+ * For a contribution on a head's small sections (L one placeholder point, H empty): snarkjs's one
+ * `batchApplyKey` call, with s⁻¹, is not computed; the kernel's chain for s⁻¹ is kept instead, for
+ * a pool to apply to the real L and H. The placeholder is returned as it came: the small key's L
+ * is never used. No chain (a secret the kernel cannot follow) means the secret must not be used.
+ */
+export function captureScaleChain(curve: PatchableCurve): ScaleChainCapture {
+  let chain: ScaleChain | undefined;
+  const restore = installFastApplyKey(curve, {
+    workers: 1,
+    scale: async (points, planned) => {
+      chain = planned;
+      return points.slice();
+    },
+  });
+  return {
+    get chain() {
+      return chain;
+    },
+    restore,
+  };
+}

@@ -12,7 +12,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { Bn128Curve } from 'ffjavascript';
+import type { Bn128Curve, CurveGroup } from 'ffjavascript';
 import { getBn128 } from '../crypto/bn128.ts';
 import { MAX_SUBGROUP_WINDOW_BITS, MSM_POINT_BYTES, msmWindowCount, type MsmGroup } from './msm-kernel.ts';
 import type { MsmReply, MsmRequest } from './msm-messages.ts';
@@ -175,6 +175,26 @@ async function multiExpOnThreads(
   scalarBytes: number,
   checkPoints: boolean,
 ): Promise<CheckedSum> {
+  let curveReady: Promise<Bn128Curve> | undefined;
+  const result = await partialSumsOnThreads(group, bases, scalars, scalarBytes, checkPoints, () => {
+    // The curve is only needed to add the partial sums: in a fresh process it is built (on this
+    // thread) once the slices are posted, while the threads work.
+    curveReady = getBn128();
+    curveReady.catch(() => undefined);
+  });
+  if ('invalidPoint' in result) return result;
+  return { sum: addAffineParts((await (curveReady ?? getBn128()))[group], group, result.parts) };
+}
+
+/** The pool's partial sums (affine points, concatenated), or the first bad point's index when checked. */
+async function partialSumsOnThreads(
+  group: MsmGroup,
+  bases: Uint8Array,
+  scalars: Uint8Array,
+  scalarBytes: number,
+  checkPoints: boolean,
+  onPosted: () => void = () => {},
+): Promise<{ parts: Uint8Array[] } | { invalidPoint: number }> {
   const pointBytes = MSM_POINT_BYTES[group];
   if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32)
     throw new RangeError('scalars must be 1 to 32 bytes wide');
@@ -182,18 +202,13 @@ async function multiExpOnThreads(
     throw new RangeError(`the base buffer is not a whole number of ${group} points`);
   if (scalars.byteLength !== (bases.byteLength / pointBytes) * scalarBytes)
     throw new RangeError('there must be one scalar per point');
+  if (bases.byteLength === 0) return { parts: [] };
   const threads = await currentPool();
-  let result: { parts: Uint8Array[]; invalidPoint: number } = { parts: [], invalidPoint: -1 };
-  let curveReady: Promise<Bn128Curve> | undefined;
   try {
-    if (bases.byteLength > 0) {
-      const summing = threads.partialSums(group, bases, scalars, scalarBytes, checkPoints);
-      // The curve is only needed to add the partial sums: in a fresh process it is built (on this
-      // thread) once the slices are posted, while the threads work.
-      curveReady = getBn128();
-      curveReady.catch(() => undefined);
-      result = await summing;
-    }
+    const summing = threads.partialSums(group, bases, scalars, scalarBytes, checkPoints);
+    onPosted();
+    const result = await summing;
+    return result.invalidPoint >= 0 ? { invalidPoint: result.invalidPoint } : { parts: result.parts };
   } catch (error) {
     // A dead thread: the next call starts a new pool; this one's remaining threads are stopped.
     if (threads.broken) {
@@ -202,17 +217,36 @@ async function multiExpOnThreads(
     }
     throw error;
   }
-  if (result.invalidPoint >= 0) return { invalidPoint: result.invalidPoint };
-  const G = (await (curveReady ?? getBn128()))[group];
+}
+
+/**
+ * Adds partial sums as the pool answers them (affine points in the zkey layout, concatenated; all
+ * zero is the point at infinity) into one point of ffjavascript's curve.
+ */
+export function addAffineParts(G: CurveGroup, group: MsmGroup, parts: Uint8Array[]): Uint8Array {
+  const pointBytes = MSM_POINT_BYTES[group];
   let sum = G.zero;
-  for (const part of result.parts) {
+  for (const part of parts) {
     for (let offset = 0; offset < part.byteLength; offset += pointBytes) {
       // All zero is infinity; ffjavascript decodes it as a zero point its add does not treat as one.
       if (part.subarray(offset, offset + pointBytes).every((byte) => byte === 0)) continue;
       sum = G.add(sum, G.fromRprLEM(part, offset));
     }
   }
-  return { sum: G.isZero(sum) ? G.zero : sum };
+  return G.isZero(sum) ? G.zero : sum;
+}
+
+/**
+ * The partial sums of g1CheckedMultiExp without adding them, so that a process which never builds
+ * ffjavascript's curve (the coordinator's HTTP process, summing an upload as it arrives) can hand
+ * them to one that has it (the verifier: addAffineParts). Kernel only.
+ */
+export function g1CheckedPartialSums(
+  bases: Uint8Array,
+  scalars: Uint8Array,
+  scalarBytes: number,
+): Promise<{ parts: Uint8Array[] } | { invalidPoint: number }> {
+  return partialSumsOnThreads('G1', bases, scalars, scalarBytes, true);
 }
 
 async function multiExp(

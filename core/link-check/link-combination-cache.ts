@@ -13,7 +13,7 @@
  * error or a different verdict.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { linkCacheMacKey } from './link-challenge.ts';
@@ -101,4 +101,92 @@ export async function writeCachedCombination(
   ]);
   const target = cachePath(stateDir, fileHash);
   await writeFileAtomic(target, entry, { mode: 0o600, directoryMode: 0o700 });
+}
+
+/**
+ * The coordinator's sums over a candidate's L and H, made while its upload arrived
+ * (server/files/delta-intake.ts), before the verifier sees it: the kernel's partial sums (affine
+ * points in the zkey layout, concatenated, unadded: the HTTP process never builds the curve) under
+ * the circuit key's scalars, after every point was checked on the curve and every chunk's points
+ * at infinity were found exactly where the head has them, and the pattern digests. The verifier
+ * then adds the parts instead of reading and summing L and H again.
+ */
+export interface CandidateSums {
+  l: Uint8Array[];
+  h: Uint8Array[];
+  lIdentities: Uint8Array;
+  hIdentities: Uint8Array;
+}
+
+const SUMS_VERSION = 1;
+/** A 2^20-point section in 2^15-point chunks on 64 threads is 2,048 points; far more is not an entry we wrote. */
+const MAX_SUM_POINTS = 1 << 16;
+
+function sumsMac(circuitKey: Uint8Array, fileHash: string, body: Uint8Array): Buffer {
+  // Its own label: an entry of one kind never authenticates as the other.
+  return createHmac('sha256', linkCacheMacKey(circuitKey))
+    .update(`candidate sums v${SUMS_VERSION}\0${fileHash}\0`)
+    .update(body)
+    .digest();
+}
+
+function sumsPath(stateDir: string, fileHash: string): string {
+  return path.join(stateDir, LINK_CACHE_DIR, `${fileHash}.sums`);
+}
+
+function concat(parts: Uint8Array[]): Buffer {
+  return Buffer.concat(parts.map((part) => Buffer.from(part.buffer, part.byteOffset, part.byteLength)));
+}
+
+/** Records a candidate's sums for its verifier (crash-safe, mode 0600, like the combinations). */
+export async function writeCandidateSums(
+  stateDir: string,
+  circuitKey: Uint8Array,
+  fileHash: string,
+  sums: CandidateSums,
+): Promise<void> {
+  if (!FILE_HASH.test(fileHash)) throw new Error('candidate sums can only be kept under a file hash');
+  const l = concat(sums.l);
+  const h = concat(sums.h);
+  if (l.length % G1_BYTES !== 0 || h.length % G1_BYTES !== 0) throw new Error('partial sums are G1 points');
+  const counts = Buffer.alloc(8);
+  counts.writeUInt32LE(l.length / G1_BYTES, 0);
+  counts.writeUInt32LE(h.length / G1_BYTES, 4);
+  const body = Buffer.concat([Buffer.from([SUMS_VERSION]), counts, l, h, sums.lIdentities, sums.hIdentities]);
+  const entry = Buffer.concat([body, sumsMac(circuitKey, fileHash, body)]);
+  await writeFileAtomic(sumsPath(stateDir, fileHash), entry, { mode: 0o600, directoryMode: 0o700 });
+}
+
+/**
+ * The sums recorded for the candidate with this hash under this circuit key, or undefined when there
+ * are none or they do not authenticate: the verifier then reads and sums L and H itself.
+ */
+export async function readCandidateSums(
+  stateDir: string,
+  circuitKey: Uint8Array,
+  fileHash: string,
+): Promise<CandidateSums | undefined> {
+  if (!FILE_HASH.test(fileHash)) return undefined;
+  const bytes = await readFile(sumsPath(stateDir, fileHash)).catch(() => undefined);
+  if (!bytes || bytes.length < 9 + 2 * DIGEST_BYTES + MAC_BYTES || bytes[0] !== SUMS_VERSION) return undefined;
+  const lCount = bytes.readUInt32LE(1);
+  const hCount = bytes.readUInt32LE(5);
+  if (lCount > MAX_SUM_POINTS || hCount > MAX_SUM_POINTS) return undefined;
+  const bodyBytes = 9 + (lCount + hCount) * G1_BYTES + 2 * DIGEST_BYTES;
+  if (bytes.length !== bodyBytes + MAC_BYTES) return undefined;
+  const body = bytes.subarray(0, bodyBytes);
+  if (!timingSafeEqual(bytes.subarray(bodyBytes), sumsMac(circuitKey, fileHash, body))) return undefined;
+  let at = 9;
+  const take = (n: number): Uint8Array => new Uint8Array(bytes.subarray(at, (at += n)));
+  return {
+    l: [take(lCount * G1_BYTES)],
+    h: [take(hCount * G1_BYTES)],
+    lIdentities: take(DIGEST_BYTES),
+    hIdentities: take(DIGEST_BYTES),
+  };
+}
+
+/** Drops a candidate's sums once its verdict is in (they are of no use to any later check). */
+export async function removeCandidateSums(stateDir: string, fileHash: string): Promise<void> {
+  if (FILE_HASH.test(fileHash)) await rm(sumsPath(stateDir, fileHash), { force: true });
 }

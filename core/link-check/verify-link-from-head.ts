@@ -24,7 +24,10 @@
  * The scalars are fresh randomness (`ceremony verify-link`), or, in the coordinator, the stream of
  * its secret per-circuit challenge key (link-challenge.ts). With that key the same r_i serve every
  * link of a chain, so R_prev is the R_next computed when PREV was itself verified: given it
- * (options.challenge.head, from the cache), the check costs one MSM over NEXT instead of two.
+ * (options.challenge.head, from the cache), the check costs one MSM over NEXT instead of two; given
+ * NEXT's sums too (options.challenge.next: made by the coordinator chunk by chunk as NEXT uploaded,
+ * with its points checked and its points at infinity found at PREV's places before each chunk's
+ * sum, streamed-candidate-sums.ts), it costs none.
  *
  * Soundness with fixed secret scalars. The key is drawn once, uniformly, and never leaves the
  * coordinator's private state; every r_i is then uniform over 2^64 values (ChaCha20 keystream,
@@ -61,17 +64,19 @@ import { CONTRIBUTION_TYPE, readZkeyInfo, SECTION, type ContributionRecord, type
 import { checkLinkStructure, type LinkExpectation } from './check-link-structure.ts';
 import type { VerifiedLink } from './verify-link-from-init.ts';
 import { challengeScalars } from './link-challenge.ts';
-import type { LinkCombination } from './link-combination-cache.ts';
+import type { CandidateSums, LinkCombination } from './link-combination-cache.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { hashToG2, rngFromBeacon } from '../crypto/snarkjs-rng.ts';
 import { readExactlyInto, ShortReadError } from '../binfile/read-exactly.ts';
 import {
+  addAffineParts,
   g1CheckedMultiExpOrFallback,
   g1MultiExpOrFallback,
   startMultiExpThreads,
   type CheckedSum,
 } from '../kernel/multi-exp.ts';
 import { coordinatesCanonical } from '../zkey/point-checks.ts';
+import { IdentityPatternDigest, identityIndices } from './identity-pattern.ts';
 
 export interface VerifyLinkFromHeadOptions {
   /** Kind of record NEXT must add. Default: a random (non-beacon) contribution. */
@@ -81,9 +86,11 @@ export interface VerifyLinkFromHeadOptions {
   /**
    * Scalars from this secret circuit key instead of fresh randomness (the coordinator). With
    * `head`, PREV's combination under the same key (cached when PREV was verified), PREV's L and H
-   * are not read: one MSM instead of two.
+   * are not read: one MSM instead of two. With `next`, NEXT's sums under the same key, made by the
+   * coordinator as NEXT's upload arrived (its points checked, its points at infinity found where
+   * PREV has them), NEXT's L and H are not read either: no MSM at all.
    */
-  challenge?: { key: Uint8Array; head?: LinkCombination };
+  challenge?: { key: Uint8Array; head?: LinkCombination; next?: CandidateSums };
   /**
    * Start the sums over L and H while the structure is still being checked (the fixed sections
    * compared byte for byte), when both files' L and H have the same sizes. A structure refusal then
@@ -269,38 +276,24 @@ interface SectionSums {
 }
 
 /**
- * Where one section holds the point at infinity (all-zero coordinates): SHA-256 over its point
- * count and the indices of those points (u32, little-endian), read in chunks. Deterministic in the
- * file alone; computed before any sum with the scalars (see the module comment).
+ * Where one section holds the point at infinity (identity-pattern.ts), read in chunks.
+ * Deterministic in the file alone; computed before any sum with the scalars (see the module comment).
  */
 async function identityPattern(info: ZkeyInfo, id: number, name: string): Promise<Uint8Array> {
   const section = info.sections.get(id)!;
   const count = section.size / G1_SIZE;
-  const digest = createHash('sha256');
-  const header = Buffer.alloc(8);
-  header.writeUInt32LE(id, 0);
-  header.writeUInt32LE(count, 4);
-  digest.update(header);
+  const digest = new IdentityPatternDigest(id, count);
   const file = await open(info.path, 'r');
   try {
     for (let first = 0; first < count; first += CHUNK_POINTS) {
       const n = Math.min(CHUNK_POINTS, count - first);
       const what = `the ${name} section of ${info.label}`;
-      const bytes = await readChunk(file, section.offset + first * G1_SIZE, n * G1_SIZE, what);
-      const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
-      const found: number[] = [];
-      for (let i = 0; i < n; i++) {
-        let w = i * 16;
-        const end = w + 16;
-        while (w < end && words[w] === 0) w++;
-        if (w === end) found.push(first + i);
-      }
-      if (found.length > 0) digest.update(new Uint8Array(Uint32Array.from(found).buffer));
+      digest.add(identityIndices(await readChunk(file, section.offset + first * G1_SIZE, n * G1_SIZE, what), first));
     }
   } finally {
     await file.close();
   }
-  return new Uint8Array(digest.digest());
+  return digest.digest();
 }
 
 /** Both sections' patterns of a file (identityPattern). */
@@ -310,10 +303,10 @@ async function identityPatterns(info: ZkeyInfo): Promise<{ l: Uint8Array; h: Uin
 }
 
 /**
- * Σ r_i·P_i over one section of NEXT, and of PREV unless `withPrev` is false, with the same
- * scalars, streamed in chunks; the next chunk is read while the MSMs of the current one run.
- * Checks NEXT's points are on the curve. Needs the curve only to add the chunks' sums, so it can
- * start before the curve is built; `onFirstSumsPosted` is called once the threads have work.
+ * Σ r_i·P_i over one section of NEXT (unless its sum is `given`) and of PREV (if `withPrev`), with
+ * the same scalars, streamed in chunks; the next chunk is read while the MSMs of the current one
+ * run. Checks NEXT's points are on the curve. Needs the curve only to add the chunks' sums, so it
+ * can start before the curve is built; `onFirstSumsPosted` is called once the threads have work.
  */
 async function randomCombination(
   prev: ZkeyInfo,
@@ -322,21 +315,31 @@ async function randomCombination(
   name: string,
   scalarsFor: ScalarSource,
   withPrev: boolean,
+  given: Uint8Array[] | undefined,
   onFirstSumsPosted: () => void,
 ): Promise<SectionSums> {
-  const sums: Array<{ prev: Uint8Array | undefined; next: Uint8Array }> = [];
+  if (!withPrev && given) {
+    setImmediate(onFirstSumsPosted);
+    return { prev: undefined, next: addAffineParts(((await getBn128()) as unknown as Curve).G1, 'G1', given) };
+  }
+  const sums: Array<{ prev: Uint8Array | undefined; next: Uint8Array | undefined }> = [];
   const prevSection = prev.sections.get(id)!;
   const nextSection = next.sections.get(id)!;
   const count = nextSection.size / G1_SIZE;
-  const [prevFile, nextFile] = await Promise.all([withPrev ? open(prev.path, 'r') : undefined, open(next.path, 'r')]);
+  const [prevFile, nextFile] = await Promise.all([
+    withPrev ? open(prev.path, 'r') : undefined,
+    given ? undefined : open(next.path, 'r'),
+  ]);
   /** Both files' chunk, once both reads have ended (so no read is left running on a file being closed). */
-  const read = async (first: number): Promise<[Uint8Array | undefined, Uint8Array]> => {
+  const read = async (first: number): Promise<[Uint8Array | undefined, Uint8Array | undefined]> => {
     const n = Math.min(CHUNK_POINTS, count - first);
     const [prevRead, nextRead] = await Promise.allSettled([
       prevFile
         ? readChunk(prevFile, prevSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${prev.label}`)
         : undefined,
-      readChunk(nextFile, nextSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${next.label}`),
+      nextFile
+        ? readChunk(nextFile, nextSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${next.label}`)
+        : undefined,
     ]);
     if (prevRead.status === 'rejected') throw prevRead.reason;
     if (nextRead.status === 'rejected') throw nextRead.reason;
@@ -347,33 +350,33 @@ async function randomCombination(
     for (let first = 0; pending; first += CHUNK_POINTS) {
       const [prevBases, nextBases] = await pending;
       pending = first + CHUNK_POINTS < count ? read(first + CHUNK_POINTS) : undefined;
-      const scalars = scalarsFor(id, first, nextBases.length / G1_SIZE);
+      const scalars = scalarsFor(id, first, Math.min(CHUNK_POINTS, count - first));
       const summing = Promise.all([
         prevBases ? multiExp(prevBases, scalars) : undefined,
-        checkedMultiExp(nextBases, scalars),
+        nextBases ? checkedMultiExp(nextBases, scalars) : undefined,
       ]);
       // The slices are posted to the threads once the pool answers (a microtask or two).
       setImmediate(onFirstSumsPosted);
       const [rPrev, rNext] = await summing;
-      if ('invalidPoint' in rNext)
+      if (rNext && 'invalidPoint' in rNext)
         refuse(
           'contribution.point_not_on_curve',
           `point ${first + rNext.invalidPoint} of the ${name} section is not a point of the curve`,
         );
-      sums.push({ prev: rPrev, next: rNext.sum });
+      sums.push({ prev: rPrev, next: rNext?.sum });
     }
   } finally {
     await pending?.catch(() => undefined);
-    await Promise.all([prevFile?.close(), nextFile.close()]);
+    await Promise.all([prevFile?.close(), nextFile?.close()]);
   }
   const G1 = ((await getBn128()) as unknown as Curve).G1;
   let prevSum = G1.zero;
   let nextSum = G1.zero;
   for (const chunk of sums) {
     if (chunk.prev) prevSum = G1.add(prevSum, chunk.prev);
-    nextSum = G1.add(nextSum, chunk.next);
+    if (chunk.next) nextSum = G1.add(nextSum, chunk.next);
   }
-  return { prev: withPrev ? prevSum : undefined, next: nextSum };
+  return { prev: withPrev ? prevSum : undefined, next: given ? addAffineParts(G1, 'G1', given) : nextSum };
 }
 
 function toCombinationBytes(curve: Curve, point: Uint8Array): Uint8Array {
@@ -408,8 +411,9 @@ async function combineLAndH(
     ? (section, first, n) => challengeScalars(key, section, first, n, LINK_SCALAR_BYTES)
     : freshScalars;
   const cached = key ? options.challenge?.head : undefined;
+  const given = key ? options.challenge?.next : undefined;
   const [nextPattern, prevPattern] = await Promise.all([
-    identityPatterns(next),
+    given ? { l: given.lIdentities, h: given.hIdentities } : identityPatterns(next),
     cached ? { l: cached.lIdentities, h: cached.hIdentities } : identityPatterns(prev),
   ]);
   for (const [section, name] of [
@@ -425,8 +429,8 @@ async function combineLAndH(
     }
   }
   const [l, h] = await Promise.allSettled([
-    randomCombination(prev, next, SECTION.l, 'L', scalarsFor, !cached, onFirstSumsPosted),
-    randomCombination(prev, next, SECTION.h, 'H', scalarsFor, !cached, onFirstSumsPosted),
+    randomCombination(prev, next, SECTION.l, 'L', scalarsFor, !cached, given?.l, onFirstSumsPosted),
+    randomCombination(prev, next, SECTION.h, 'H', scalarsFor, !cached, given?.h, onFirstSumsPosted),
   ]);
   if (l.status === 'rejected') throw l.reason;
   if (h.status === 'rejected') throw h.reason;

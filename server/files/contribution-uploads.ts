@@ -9,6 +9,8 @@
  * (`format: zkey-delta-v1`, docs/contribution-delta.md): only the sections a contribution changes.
  * A skeleton is checked against the head and filled back into the full key (core/delta) when its
  * last byte arrives, before it is handed in; from there both are the same file, verified alike.
+ * The filling, the key's hash and the link check's sums are made while the skeleton arrives
+ * (delta-intake.ts), so little of that is left once its last byte is in.
  *
  * Limits, each refused at creation before a byte is stored:
  *  - size: a valid next link is the head plus exactly one MPC record, so an upload must be at
@@ -38,13 +40,15 @@ import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { MemoryLocker, Server as TusServer } from '@tus/server';
-import { FileStore } from '@tus/file-store';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { MIN_CONTRIBUTION_RECORD_BYTES } from '../../core/zkey/zkey-file.ts';
 import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { skeletonSize, spliceSkeleton } from '../../core/delta/skeleton-zkey.ts';
+import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
+import { writeCandidateSums } from '../../core/link-check/link-combination-cache.ts';
+import { DeltaIntake, FollowedFileStore, type TakenDelta } from './delta-intake.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { CeremonyService, ServiceLog } from '../ceremony-service.ts';
@@ -81,7 +85,7 @@ export interface ContributionUploadsDeps {
 interface CircuitUploads {
   circuit: string;
   directory: string;
-  datastore: FileStore;
+  datastore: FollowedFileStore;
   locker: MemoryLocker;
   server: TusServer;
   /** The tail of this circuit's creations, which run one at a time. */
@@ -157,6 +161,9 @@ export class ContributionUploads {
   private readonly circuits = new Map<string, CircuitUploads>();
   /** Uploads whose last byte arrived and that are being handed to the service (file paths). */
   private readonly finishing = new Set<string>();
+  /** Deltas being taken in as they upload (delta-intake.ts), by upload file; undefined: not a delta. */
+  private readonly intakes = new Map<string, Promise<DeltaIntake | undefined>>();
+  private closed = false;
   /** The upload each creation request made, so a creation that fails afterwards is removed. */
   private readonly created = new WeakMap<object, { circuit: CircuitUploads; id: string }>();
   private readonly timer: NodeJS.Timeout;
@@ -182,10 +189,15 @@ export class ContributionUploads {
     };
   }
 
-  /** Stops the periodic sweep and waits for a running one. */
+  /** Stops the periodic sweep (waiting for a running one) and the intakes of deltas still uploading. */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    this.closed = true;
     await this.sweeping?.catch(() => {});
+    const intakes = [...this.intakes.values()];
+    this.intakes.clear();
+    // An upload resumed after a restart is taken in again from its first byte.
+    await Promise.all(intakes.map(async (intake) => (await intake.catch(() => undefined))?.abort()));
   }
 
   /**
@@ -245,7 +257,9 @@ export class ContributionUploads {
     const directory = path.join(uploadsDir(this.deps.config), circuit);
     // tus's own expiry (Upload-Expires headers, refusing a PATCH to an expired upload) agrees with
     // the sweep's; tus's own sweep is not used: it would delete finished uploads awaiting a verdict.
-    const datastore = new FileStore({ directory, expirationPeriodInMilliseconds: this.expiryMs });
+    const datastore = new FollowedFileStore({ directory, expirationPeriodInMilliseconds: this.expiryMs }, (id, size) =>
+      this.uploadWritten(uploads, id, size),
+    );
     const locker = new MemoryLocker();
     const uploads: CircuitUploads = {
       circuit,
@@ -320,15 +334,22 @@ export class ContributionUploads {
         this.finishing.add(file);
         try {
           let size = upload.size ?? upload.offset;
+          let fileHash: string | undefined;
           if (upload.metadata?.format === DELTA_FORMAT) {
             // Filled back in place (a temporary file renamed over the upload): from here the
             // upload is the full next key, handed in and verified as a full upload is.
             const started = Date.now();
-            await spliceSkeleton(this.headPath(circuit, await this.deps.service.headIndex(circuit)), file, file);
+            const taken = await this.takeDelta(circuit, file, size);
+            fileHash = taken?.fileHash;
             size = (await stat(file)).size;
-            this.deps.log.info('contribution delta spliced onto the head', { circuit, ms: Date.now() - started });
+            this.deps.log.info('contribution delta spliced onto the head', {
+              circuit,
+              ms: Date.now() - started,
+              asItArrived: taken !== undefined,
+              sums: taken?.sums !== undefined,
+            });
           }
-          const row = await this.deps.service.submit({ principal, circuit, path: file, size });
+          const row = await this.deps.service.submit({ principal, circuit, path: file, size, fileHash });
           return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
         } catch (error) {
           await this.removeFiles(uploads, upload.id);
@@ -336,6 +357,8 @@ export class ContributionUploads {
           throw error;
         } finally {
           this.finishing.delete(file);
+          // A whole-key upload's entry (no intake: undefined) would otherwise stay for the server's life.
+          this.intakes.delete(file);
         }
       },
       onResponseError: async (request, error) => {
@@ -380,6 +403,65 @@ export class ContributionUploads {
       () => undefined,
     );
     return run;
+  }
+
+  /** tus wrote to an upload: a delta's intake (started on its first write, even after a restart) reads on. */
+  private uploadWritten(uploads: CircuitUploads, id: string, size: number): void {
+    const file = path.join(uploads.directory, id);
+    let intake = this.intakes.get(file);
+    if (!intake && this.closed) return;
+    if (!intake) {
+      intake = this.startIntake(uploads, id, file).catch((error: unknown) => {
+        this.deps.log.warn('delta intake could not start', { circuit: uploads.circuit, error: String(error) });
+        return undefined;
+      });
+      this.intakes.set(file, intake);
+    }
+    void intake.then((started) => started?.written(size));
+  }
+
+  private async startIntake(uploads: CircuitUploads, id: string, file: string): Promise<DeltaIntake | undefined> {
+    const { circuit } = uploads;
+    const upload = await uploads.datastore.getUpload(id);
+    if (upload.metadata?.format !== DELTA_FORMAT) return undefined;
+    const headIndex = await this.deps.service.headIndex(circuit);
+    if (upload.metadata.head !== String(headIndex)) return undefined;
+    const stateDir = stateDirFor(this.deps.config.dataDir);
+    return DeltaIntake.start({
+      uploadPath: file,
+      headIndex,
+      headPath: this.headPath(circuit, headIndex),
+      circuitKey: circuitChallengeKey(await linkChallengeSeed(stateDir), circuit),
+      onOff: (why) => this.deps.log.info('delta intake off; the upload is spliced when it ends', { circuit, why }),
+    });
+  }
+
+  /**
+   * Makes the full key of a finished delta upload, in place: from its intake when that ran to the
+   * end (the hash known, and the link check's sums kept for the verifier), else spliced whole now.
+   * Throws the delta's refusal either way.
+   */
+  private async takeDelta(circuit: string, file: string, size: number): Promise<TakenDelta | undefined> {
+    const pending = this.intakes.get(file);
+    this.intakes.delete(file);
+    const headIndex = await this.deps.service.headIndex(circuit);
+    const intake = await pending?.catch(() => undefined);
+    // Made on a head that is no longer the head: spliced whole below, whose check refuses it.
+    if (intake && intake.headIndex !== headIndex) await intake.abort();
+    const taken = intake?.headIndex === headIndex ? await intake.finish(size) : undefined;
+    if (!taken) {
+      await spliceSkeleton(this.headPath(circuit, headIndex), file, file);
+      return undefined;
+    }
+    if (taken.sums) {
+      const stateDir = stateDirFor(this.deps.config.dataDir);
+      const key = circuitChallengeKey(await linkChallengeSeed(stateDir), circuit);
+      // Without them the verifier sums L and H itself: slower, same verdict.
+      await writeCandidateSums(stateDir, key, taken.fileHash, taken.sums).catch((error: unknown) =>
+        this.deps.log.warn('could not keep a candidate’s sums', { circuit, error: String(error) }),
+      );
+    }
+    return taken;
   }
 
   private headPath(circuit: string, headIndex: number): string {
@@ -481,6 +563,9 @@ export class ContributionUploads {
 
   private async removeFiles(uploads: CircuitUploads, id: string): Promise<void> {
     const file = path.join(uploads.directory, id);
+    const intake = this.intakes.get(file);
+    this.intakes.delete(file);
+    await (await intake?.catch(() => undefined))?.abort();
     await rm(file, { force: true });
     await rm(`${file}.json`, { force: true });
   }

@@ -5,6 +5,7 @@
  * CSRF token, refusals with their codes) is the product's (cli/contributor/coordinator-client.ts).
  */
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -118,14 +119,7 @@ export class ContributorClient extends CoordinatorClient {
     bytes: Buffer,
     metadata: Record<string, string> = {},
   ): Promise<{ status: number; code?: string; message?: string; contributionId?: string }> {
-    const tusHeaders = { 'tus-resumable': '1.0.0', ...this.sessionHeaders() };
-    const encoded = Object.entries({ filename: `${circuit}.zkey`, ...metadata }).map(
-      ([key, value]) => `${key} ${Buffer.from(value).toString('base64')}`,
-    );
-    const created = await fetch(`${this.baseUrl}/api/circuits/${circuit}/contributions`, {
-      method: 'POST',
-      headers: { ...tusHeaders, 'upload-length': String(bytes.length), 'upload-metadata': encoded.join(',') },
-    });
+    const { tusHeaders, created } = await this.createUpload(circuit, bytes.length, metadata);
     const answer = async (response: Response) => {
       if (response.ok)
         return { status: response.status, contributionId: response.headers.get('x-contribution-id') ?? undefined };
@@ -139,6 +133,61 @@ export class ContributorClient extends CoordinatorClient {
       body: new Uint8Array(bytes),
     });
     return answer(sent);
+  }
+
+  /** A tus creation of `length` bytes with `metadata` (and a file name); the answer and the headers to go on with. */
+  private async createUpload(circuit: string, length: number, metadata: Record<string, string>) {
+    const tusHeaders = { 'tus-resumable': '1.0.0', ...this.sessionHeaders() };
+    const encoded = Object.entries({ filename: `${circuit}.zkey`, ...metadata }).map(
+      ([key, value]) => `${key} ${Buffer.from(value).toString('base64')}`,
+    );
+    const created = await fetch(`${this.baseUrl}/api/circuits/${circuit}/contributions`, {
+      method: 'POST',
+      headers: { ...tusHeaders, 'upload-length': String(length), 'upload-metadata': encoded.join(',') },
+    });
+    return { tusHeaders, created };
+  }
+
+  /**
+   * Uploads with tus in PATCHes of `pieceBytes`; the PATCH that would cross byte `cutAt` is cut
+   * there instead (its connection destroyed after `cutAt` bytes of the upload went out), and the
+   * upload resumes from the offset the coordinator answers to HEAD, as a client whose link dropped.
+   * Resolves with the last PATCH's answer and the offset the coordinator had after the cut.
+   */
+  async sendUploadInPieces(
+    circuit: string,
+    bytes: Buffer,
+    metadata: Record<string, string>,
+    options: { pieceBytes: number; cutAt?: number },
+  ): Promise<{ status: number; code?: string; contributionId?: string; offsetAfterCut?: number }> {
+    const { tusHeaders, created } = await this.createUpload(circuit, bytes.length, metadata);
+    if (!created.ok) throw new Error(`creation refused: ${created.status} ${await created.text()}`);
+    const url = new URL(created.headers.get('location')!, `${this.baseUrl}/api/circuits/${circuit}/`);
+    let offsetAfterCut: number | undefined;
+    let cut = options.cutAt;
+    for (let offset = 0; ;) {
+      const end = Math.min(bytes.length, offset + options.pieceBytes);
+      const headers = {
+        ...tusHeaders,
+        'upload-offset': String(offset),
+        'content-type': 'application/offset+octet-stream',
+      };
+      if (cut !== undefined && cut > offset && cut < end) {
+        await cutRequest(url, { ...headers, 'content-length': String(end - offset) }, bytes.subarray(offset, cut));
+        cut = undefined;
+        const head = await fetch(url, { method: 'HEAD', headers: tusHeaders });
+        offset = offsetAfterCut = Number(head.headers.get('upload-offset'));
+        continue;
+      }
+      const sent = await fetch(url, { method: 'PATCH', headers, body: new Uint8Array(bytes.subarray(offset, end)) });
+      if (!sent.ok || end === bytes.length) {
+        const answer = sent.ok
+          ? { status: sent.status, contributionId: sent.headers.get('x-contribution-id') ?? undefined }
+          : { status: sent.status, code: ((await sent.json()) as { error: { code: string } }).error.code };
+        return { ...answer, ...(offsetAfterCut === undefined ? {} : { offsetAfterCut }) };
+      }
+      offset = end;
+    }
   }
 
   /** Uploads a file with tus (resumable). Rejects with the server's error body on refusal. */
@@ -187,4 +236,19 @@ export class ContributorClient extends CoordinatorClient {
       timeoutMs,
     );
   }
+}
+
+/**
+ * A PATCH whose body stops after `sent` of the bytes it declared: the socket is destroyed once they
+ * are written and the coordinator had a moment to store them, as a connection that drops.
+ */
+async function cutRequest(url: URL, headers: Record<string, string>, sent: Buffer): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const request = http.request(url, { method: 'PATCH', headers });
+    request.on('error', () => resolve());
+    request.on('response', () => resolve());
+    request.write(sent, () => setTimeout(() => (request.destroy(), resolve()), 300));
+  });
+  // The coordinator sees the connection close and ends its write; give it time to do so.
+  await new Promise((wait) => setTimeout(wait, 200));
 }

@@ -25,11 +25,22 @@ import { SECTION } from '../../core/zkey/zkey-file.ts';
 const CIRCUIT = 'register';
 let coordinator: TestCoordinator;
 let scratch: string;
+/** The coordinator's log lines (warnings also go to stderr). */
+const logged: Array<{ message: string; fields?: Record<string, unknown> }> = [];
 /** The first delta accepted (made on head 0): later uploaded again as a delta on an older head. */
 let firstDelta: Buffer;
 
 before(async () => {
-  coordinator = await startTestCoordinator({ tickIntervalMs: 100 });
+  coordinator = await startTestCoordinator({
+    tickIntervalMs: 100,
+    log: {
+      info: (message, fields) => logged.push({ message, ...(fields ? { fields } : {}) }),
+      warn: (message, fields) => {
+        logged.push({ message, ...(fields ? { fields } : {}) });
+        process.stderr.write(`[coordinator] ${message} ${JSON.stringify(fields ?? {})}\n`);
+      },
+    },
+  });
   scratch = await mkdtemp(path.join(tmpdir(), 'contribution-delta-'));
 });
 
@@ -95,6 +106,19 @@ async function uploadsLeft(): Promise<string[]> {
   return readdir(path.join(coordinator.dataDir, 'uploads', CIRCUIT)).catch(() => []);
 }
 
+/** How the last delta was spliced: as it arrived (with the link check's sums made meanwhile) or whole at the end. */
+function lastSplice(): { asItArrived: boolean; sums: boolean } {
+  const line = logged.filter((l) => l.message === 'contribution delta spliced onto the head').at(-1);
+  assert.ok(line, 'the coordinator logged no splice');
+  return { asItArrived: line.fields?.asItArrived === true, sums: line.fields?.sums === true };
+}
+
+/** Candidate sums the verifiers have not consumed (state/link-cache/*.sums). */
+async function sumsLeft(): Promise<string[]> {
+  const names = await readdir(path.join(coordinator.dataDir, 'state', 'link-cache')).catch(() => []);
+  return names.filter((name) => name.endsWith('.sums'));
+}
+
 test("a delta on the head's inputs becomes byte for byte the key the same secret makes on the whole head", async () => {
   const alice = await signedInAndJoined('alice');
   await turnOn(alice);
@@ -127,7 +151,10 @@ test("a delta on the head's inputs becomes byte for byte the key the same secret
   );
   const landed = Buffer.from(await (await fetch(`${coordinator.url}/api/circuits/${CIRCUIT}/zkeys/1`)).arrayBuffer());
   assert.ok(landed.equals(await readFile(whole)), 'the spliced key is not the whole-key contribution');
+  // Taken in as it arrived: spliced, hashed and summed before the last byte; the verifier used the sums.
+  assert.deepEqual(lastSplice(), { asItArrived: true, sums: true });
   assert.deepEqual(await uploadsLeft(), [], 'no upload is left behind');
+  assert.deepEqual(await sumsLeft(), [], 'the verifier consumed the sums');
 });
 
 test(
@@ -212,6 +239,76 @@ test(
       120_000,
     );
     assert.equal(me.status.lastRefusal?.circuit, CIRCUIT);
+    // Its points are on the curve and where the head's are: summed as it arrived, refused from those sums.
+    assert.deepEqual(lastSplice(), { asItArrived: true, sums: true });
     assert.deepEqual(await chainState(bob), before, 'after the verifier refused the tampered L');
+
+    // Points the sums made as the upload arrived do not take: the verifier reads L and H itself.
+    const refusedByVerifier: Array<{ what: string; bytes: Buffer; code: string }> = [
+      {
+        what: 'an H point off the curve',
+        bytes: editSections(valid, (f) => {
+          const h = sectionOf(f, SECTION.h);
+          h.data[G1 / 2] = h.data[G1 / 2]! ^ 1;
+        }),
+        code: 'contribution.point_not_on_curve',
+      },
+      {
+        what: 'an L point turned into the point at infinity',
+        bytes: editSections(valid, (f) => sectionOf(f, SECTION.l).data.fill(0, G1, 2 * G1)),
+        code: 'contribution.identity_pattern_changed',
+      },
+    ];
+    for (const refused of refusedByVerifier) {
+      await turnOn(bob);
+      const sent = await bob.sendUpload(CIRCUIT, refused.bytes, asDelta);
+      assert.equal(sent.status, 204, `${refused.what}: ${JSON.stringify(sent)}`);
+      await bob.waitFor(
+        (m) => m.contributions.some((c) => c.id === sent.contributionId && c.code === refused.code),
+        `the refusal of ${refused.what}`,
+        120_000,
+      );
+      assert.deepEqual(lastSplice(), { asItArrived: true, sums: false }, refused.what);
+      assert.deepEqual(await chainState(bob), before, `after the verifier refused ${refused.what}`);
+    }
+    assert.deepEqual(await sumsLeft(), [], 'no sums are left behind');
+    await bob.request('POST', '/api/me/leave');
   },
 );
+
+test('a delta cut midway resumes from the coordinator’s offset and is still taken in as it arrives', async () => {
+  const carol = await signedInAndJoined('carol');
+  await turnOn(carol);
+  const inputs = path.join(scratch, 'head-carol.skeleton');
+  const { head } = await downloadInputs(inputs);
+  const deltaFile = path.join(scratch, 'delta-carol.skeleton');
+  await contributeFast(inputs, deltaFile, 'carol', 'typed entropy', { workers: 2 });
+  const delta = await readFile(deltaFile);
+  let lBytes = 0;
+  editSections(delta, (f) => (lBytes = sectionOf(f, SECTION.l).data.length));
+  assert.ok(lBytes > 4 * G1, 'the test circuit has a few L points');
+  // Cut inside the second of four pieces: some of L is in, the rest comes after the resumption.
+  const pieceBytes = Math.ceil(delta.length / 4);
+  const cutAt = pieceBytes + Math.floor(pieceBytes / 2) + 3;
+  const answer = await carol.sendUploadInPieces(
+    CIRCUIT,
+    delta,
+    { format: DELTA_FORMAT, head: String(head) },
+    {
+      pieceBytes,
+      cutAt,
+    },
+  );
+  assert.equal(answer.status, 204, JSON.stringify(answer));
+  assert.ok(
+    answer.offsetAfterCut !== undefined && answer.offsetAfterCut > pieceBytes && answer.offsetAfterCut <= cutAt,
+    `the coordinator kept the cut request's bytes (offset ${answer.offsetAfterCut}, cut at ${cutAt})`,
+  );
+  await carol.waitFor(
+    (me) => me.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'accepted',
+    'the resumed delta accepted',
+    120_000,
+  );
+  assert.deepEqual(lastSplice(), { asItArrived: true, sums: true });
+  assert.deepEqual(await uploadsLeft(), [], 'no upload is left behind');
+});

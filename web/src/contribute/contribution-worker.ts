@@ -8,7 +8,13 @@
  */
 import { curves, zKey, type MemFile } from 'snarkjs';
 import { toHex } from '../ui/format-units.ts';
-import { installFastApplyKey, type PatchableCurve, type PointScaler } from '../../../core/kernel/fast-apply-key.ts';
+import {
+  captureScaleChain,
+  installFastApplyKey,
+  type PatchableCurve,
+  type PointScaler,
+  type ScaleChainCapture,
+} from '../../../core/kernel/fast-apply-key.ts';
 import type { ScaleChain } from '../../../core/kernel/g1-scale-chain.ts';
 import type { ScaledMessage, WorkerReply, WorkerRequest } from './contribution-messages.ts';
 
@@ -82,19 +88,12 @@ scope.onmessage = async (event) => {
       warn: () => {},
       error: (message: string) => post({ type: 'progress', percent: 95, step: message }),
     };
-    let captured: ScaleChain | undefined;
+    let capture: ScaleChainCapture | undefined;
     if (request.type === 'record') {
-      // snarkjs scales the one placeholder point of L with s⁻¹; the kernel's plan for s⁻¹ is kept
-      // instead, for the page's pool to apply to the real L and H. The placeholder is returned as
-      // it came: the small key's L is never used.
+      // The kernel's chain for s⁻¹ is kept, for the page's pool to apply to the real L and H.
       const curve = (await curves.getCurveFromName('bn128')) as PatchableCurve;
-      restore = installFastApplyKey(curve, {
-        workers: 1,
-        scale: async (points, chain) => {
-          captured = chain;
-          return points.slice();
-        },
-      });
+      capture = captureScaleChain(curve);
+      restore = capture.restore;
     } else if (request.kernelWorkers && request.kernelWorkers > 0) {
       // The same cached curve object zKey.contribute will get (ffjavascript keeps one per page).
       const curve = (await curves.getCurveFromName('bn128')) as PatchableCurve;
@@ -106,9 +105,10 @@ scope.onmessage = async (event) => {
     if (request.type === 'record') {
       // A secret whose chain the kernel cannot follow (never seen for a random one) is not used:
       // the page draws a new one.
-      if (!captured) throw new Error('the secret drawn cannot be applied by the fast kernel; drawing another');
+      const chain = capture?.chain;
+      if (!chain) throw new Error('the secret drawn cannot be applied by the fast kernel; drawing another');
       const zkey = output.data.slice();
-      post({ type: 'recorded', zkey, hash: toHex(hash), chain: captured }, [zkey.buffer]);
+      post({ type: 'recorded', zkey, hash: toHex(hash), chain }, [zkey.buffer]);
       return;
     }
     post({ type: 'done', zkey: output.data, hash: toHex(hash) }, [output.data.buffer]);

@@ -1,0 +1,250 @@
+/**
+ * The splice of a contribution delta (skeleton-zkey.ts) made while the delta is still arriving:
+ * each byte is taken once, in order, as the upload lands, and the full key is written and hashed
+ * as it goes. When the last byte is in, the key is already on disk, flushed but for the last
+ * stretch, and its BLAKE2b-512 is known: the coordinator's share after the last byte loses the
+ * splice and the hash (server/files/delta-intake.ts).
+ *
+ * The head's sections 3 to 7 (most of the key's bytes) are copied once all of L is in, when H's
+ * header arrives: their place in the key is kept, L is written after it, and the hash catches up
+ * by reading back what it skipped. Copying them at section 3's header instead would let anyone
+ * holding a turn make the coordinator write a whole key for every kilobyte uploaded (a new upload
+ * replaces the last); this way each copy costs the uploader L first, and H (longer than L in every
+ * key) still arrives while the copy runs.
+ *
+ * The points of L and H are handed to a sink in chunks as they pass, for the link check's sums.
+ *
+ * Only a delta laid out as the head implies (the head's section ids in ascending order, the fixed
+ * sections empty, δ, L and H at the head's sizes) is spliced here; anything else is
+ * `NotStreamable`, and the caller splices the finished upload whole with spliceSkeleton, whose
+ * checks then refuse it with their codes. The byte rules on sections 1 and 10 are checked on the
+ * finished delta by checkSkeletonAgainstHead either way, so both paths take and refuse alike, and
+ * write the same bytes (the output is writeSections's, section for section).
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { open, rm, type FileHandle } from 'node:fs/promises';
+import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
+import { readExactlyInto } from '../binfile/read-exactly.ts';
+import { readSectionTable, type SectionTable } from '../binfile/section-table.ts';
+import { fileHead, FIXED_SECTIONS, sectionHead, STREAMED_SECTIONS } from './skeleton-zkey.ts';
+
+/** The delta is not laid out as the head implies: splice it whole once it is in. */
+export class NotStreamable extends Error {
+  constructor(why: string) {
+    super(`the delta cannot be spliced as it arrives: ${why}`);
+    this.name = 'NotStreamable';
+  }
+}
+
+/** Receives the points of L (8) and H (9) in order, `first` the index of the chunk's first point. */
+export type PointSink = (section: number, first: number, points: Uint8Array) => void;
+
+/** Points handed to the sink at once: 2 MiB, one upload chunk of the streaming clients. */
+const SPLICE_POINT_CHUNK = 1 << 15;
+const G1_BYTES = 64;
+const HEADER_BYTES = 12;
+const COPY_BYTES = 4 << 20;
+const SECTION_10 = 10;
+const H_SECTION = 9;
+const ZKEY_MAGIC = 'zkey';
+
+type Parse =
+  | { at: 'header'; bytes: Buffer; filled: number; sectionIndex: number }
+  | { at: 'body'; id: number; left: number; sectionIndex: number; point: number }
+  | { at: 'done' };
+
+/** A fixed section's body, left to copy from the head: where it goes in the key, where it is in the head. */
+interface PendingCopy {
+  at: number;
+  from: number;
+  size: number;
+}
+
+export class StreamedSplice {
+  private readonly hash: Hash = createHash(FILE_HASH_ALGORITHM);
+  private readonly ids: number[];
+  /** Where the next byte of the key goes. */
+  private position = 0;
+  /** The key's bytes hashed so far: all of them before this point. */
+  private hashedTo = 0;
+  private pendingCopies: PendingCopy[] = [];
+  private parse: Parse = { at: 'header', bytes: Buffer.alloc(HEADER_BYTES), filled: 0, sectionIndex: -1 };
+  /** The chunk of L or H points being filled for the sink. */
+  private chunk: Uint8Array | undefined;
+  private chunkFilled = 0;
+
+  private constructor(
+    private readonly head: FileHandle,
+    private readonly headTable: SectionTable,
+    private readonly out: FileHandle,
+    readonly outPath: string,
+    private readonly sink: PointSink,
+  ) {
+    this.ids = [...headTable.sections.keys()].sort((a, b) => a - b);
+  }
+
+  /** Starts a splice onto the (verified) head at `headPath`, writing the key to `outPath`. */
+  static async open(headPath: string, outPath: string, sink: PointSink): Promise<StreamedSplice> {
+    const head = await open(headPath, 'r');
+    try {
+      const table = await readSectionTable(head, (await head.stat()).size, ZKEY_MAGIC);
+      const out = await open(outPath, 'wx+', 0o644);
+      return new StreamedSplice(head, table, out, outPath, sink);
+    } catch (error) {
+      await head.close();
+      throw error;
+    }
+  }
+
+  /** True once the last section's last byte has been taken. */
+  get complete(): boolean {
+    return this.parse.at === 'done';
+  }
+
+  /** Takes the delta's next bytes (any split); throws NotStreamable on a layout the head does not imply. */
+  async push(bytes: Uint8Array): Promise<void> {
+    let at = 0;
+    while (at < bytes.length) {
+      const parse = this.parse;
+      if (parse.at === 'done') throw new NotStreamable('bytes after the last section');
+      if (parse.at === 'header') {
+        const take = Math.min(HEADER_BYTES - parse.filled, bytes.length - at);
+        parse.bytes.set(bytes.subarray(at, at + take), parse.filled);
+        parse.filled += take;
+        at += take;
+        if (parse.filled === HEADER_BYTES) await this.header(parse.bytes, parse.sectionIndex);
+        continue;
+      }
+      const take = Math.min(parse.left, bytes.length - at);
+      const piece = bytes.subarray(at, at + take);
+      await this.write(piece);
+      if (STREAMED_SECTIONS.includes(parse.id)) this.points(parse, piece);
+      parse.left -= take;
+      at += take;
+      if (parse.left === 0) this.nextSection(parse.sectionIndex);
+    }
+  }
+
+  /** Flushes and closes the key once the delta is complete; resolves with its file hash (hex). */
+  async finish(): Promise<string> {
+    if (!this.complete) throw new NotStreamable('the delta ended before its last section');
+    await this.copyFixedSections();
+    await this.out.sync();
+    await this.close();
+    return this.hash.digest('hex');
+  }
+
+  /** Stops and deletes what was written. */
+  async abort(): Promise<void> {
+    await this.close().catch(() => undefined);
+    await rm(this.outPath, { force: true });
+  }
+
+  private closed = false;
+  private async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([this.head.close(), this.out.close()]);
+  }
+
+  private async header(bytes: Buffer, sectionIndex: number): Promise<void> {
+    if (sectionIndex < 0) {
+      if (bytes.toString('latin1', 0, 4) !== ZKEY_MAGIC) throw new NotStreamable('not a zkey');
+      const [version, count] = [bytes.readUInt32LE(4), bytes.readUInt32LE(8)];
+      if (version !== this.headTable.version || count !== this.ids.length)
+        throw new NotStreamable('its version or section count is not the head’s');
+      await this.write(fileHead(version, count));
+      this.nextSection(sectionIndex);
+      return;
+    }
+    const id = bytes.readUInt32LE(0);
+    const size = Number(bytes.readBigUInt64LE(4));
+    if (id !== this.ids[sectionIndex]) throw new NotStreamable('its sections are not the head’s, in ascending order');
+    const headSection = this.headTable.sections.get(id)!;
+    if (FIXED_SECTIONS.has(id)) {
+      if (size !== 0) throw new NotStreamable(`section ${id} is not empty`);
+      await this.write(sectionHead(id, headSection.size));
+      // Its place is kept; the body is copied once L is in (see the module comment).
+      this.pendingCopies.push({ at: this.position, from: headSection.offset, size: headSection.size });
+      this.position += headSection.size;
+      this.nextSection(sectionIndex);
+      return;
+    }
+    if (id === SECTION_10 ? size <= headSection.size : size !== headSection.size)
+      throw new NotStreamable(`section ${id} is not of the size the head implies`);
+    if (id === H_SECTION) await this.copyFixedSections();
+    await this.write(bytes);
+    this.parse = { at: 'body', id, left: size, sectionIndex, point: 0 };
+    if (size === 0) this.nextSection(sectionIndex);
+  }
+
+  private nextSection(sectionIndex: number): void {
+    this.parse =
+      sectionIndex + 1 === this.ids.length
+        ? { at: 'done' }
+        : { at: 'header', bytes: Buffer.alloc(HEADER_BYTES), filled: 0, sectionIndex: sectionIndex + 1 };
+  }
+
+  /** Feeds a piece of L or H to the chunk being filled; hands every full chunk (and the last) to the sink. */
+  private points(parse: Extract<Parse, { at: 'body' }>, piece: Uint8Array): void {
+    let at = 0;
+    while (at < piece.length) {
+      if (!this.chunk) {
+        const pointsLeft = Math.ceil((parse.left - at) / G1_BYTES);
+        this.chunk = new Uint8Array(Math.min(SPLICE_POINT_CHUNK, pointsLeft) * G1_BYTES);
+        this.chunkFilled = 0;
+      }
+      const take = Math.min(this.chunk.length - this.chunkFilled, piece.length - at);
+      this.chunk.set(piece.subarray(at, at + take), this.chunkFilled);
+      this.chunkFilled += take;
+      at += take;
+      if (this.chunkFilled === this.chunk.length) {
+        this.sink(parse.id, parse.point, this.chunk);
+        parse.point += this.chunk.length / G1_BYTES;
+        this.chunk = undefined;
+      }
+    }
+  }
+
+  /**
+   * Copies the fixed sections' bodies from the head into the places kept for them, hashes what
+   * was skipped (reading it back from the key), and flushes the bulk of the key to disk now, while
+   * H still arrives, rather than after the last byte (commitFile flushes whatever is left).
+   */
+  private async copyFixedSections(): Promise<void> {
+    if (this.pendingCopies.length === 0) return;
+    const buffer = Buffer.alloc(COPY_BYTES);
+    for (const { at, from, size } of this.pendingCopies.splice(0)) {
+      for (let done = 0; done < size;) {
+        const length = Math.min(buffer.length, size - done);
+        await readExactlyInto(this.head, buffer.subarray(0, length), from + done);
+        await this.writeAt(buffer.subarray(0, length), at + done);
+        done += length;
+      }
+    }
+    while (this.hashedTo < this.position) {
+      const length = Math.min(buffer.length, this.position - this.hashedTo);
+      await readExactlyInto(this.out, buffer.subarray(0, length), this.hashedTo);
+      this.hash.update(buffer.subarray(0, length));
+      this.hashedTo += length;
+    }
+    await this.out.datasync();
+  }
+
+  /** Appends to the key, hashing on the way when everything before is hashed. */
+  private async write(bytes: Uint8Array): Promise<void> {
+    if (this.hashedTo === this.position) {
+      this.hash.update(bytes);
+      this.hashedTo += bytes.length;
+    }
+    await this.writeAt(bytes, this.position);
+    this.position += bytes.length;
+  }
+
+  private async writeAt(bytes: Uint8Array, position: number): Promise<void> {
+    for (let done = 0; done < bytes.length;) {
+      const { bytesWritten } = await this.out.write(bytes, done, bytes.length - done, position + done);
+      done += bytesWritten;
+    }
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * The link check's work on a candidate's L and H, done chunk by chunk while its upload arrives
+ * (server/files/delta-intake.ts feeds it the points as the splice passes them): every point
+ * checked on the curve and canonical, its partial sums under the circuit key's scalars
+ * (link-challenge.ts; the scalars of a point depend on its section and index only, so chunks get
+ * the ones a whole read would), and the digests of where it holds the point at infinity.
+ *
+ * verify-link-from-head.ts refuses a candidate whose points at infinity are not exactly the head's
+ * before any sum with the secret scalars starts (its module comment says why). The same holds
+ * here chunk by chunk: the head's positions are read from the head itself (a verified file), and a
+ * chunk is only summed once its own positions are found equal to the head's in its range.
+ *
+ * Anything unexpected (a point off the curve, another pattern, the kernel unable to run) stops
+ * the sums and yields nothing: the verifier then reads and checks L and H itself and gives the
+ * verdict with its code. These sums can only save the verifier work, never decide a verdict.
+ */
+import { open } from 'node:fs/promises';
+import { readExactlyInto } from '../binfile/read-exactly.ts';
+import { readSectionTable } from '../binfile/section-table.ts';
+import { g1CheckedPartialSums } from '../kernel/multi-exp.ts';
+import { challengeScalars } from './link-challenge.ts';
+import { IdentityPatternDigest, identityIndices } from './identity-pattern.ts';
+import type { CandidateSums } from './link-combination-cache.ts';
+import { LINK_SCALAR_BYTES } from './verify-link-from-head.ts';
+
+const L_SECTION = 8;
+const H_SECTION = 9;
+const G1_BYTES = 64;
+const READ_POINTS = 1 << 16;
+/** Chunks waiting for their sums before the feeder is asked to wait (each holds 2 MiB). */
+const MAX_QUEUED = 3;
+
+interface SectionState {
+  count: number;
+  /** The head's points at infinity, in ascending order. */
+  headIdentities: number[];
+  digest: IdentityPatternDigest;
+  parts: Uint8Array[];
+  summed: number;
+}
+
+/** The indices of the points at infinity of one section of the head, read from its file. */
+async function headIdentities(headPath: string, offset: number, count: number): Promise<number[]> {
+  const file = await open(headPath, 'r');
+  try {
+    const found: number[] = [];
+    const bytes = new Uint8Array(Math.min(count, READ_POINTS) * G1_BYTES);
+    for (let first = 0; first < count; first += READ_POINTS) {
+      const n = Math.min(READ_POINTS, count - first);
+      await readExactlyInto(file, bytes.subarray(0, n * G1_BYTES), offset + first * G1_BYTES);
+      found.push(...identityIndices(bytes.subarray(0, n * G1_BYTES), first));
+    }
+    return found;
+  } finally {
+    await file.close();
+  }
+}
+
+/** The entries of sorted `values` in [from, to). */
+function inRange(values: number[], from: number, to: number): number[] {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (values[mid]! < from) lo = mid + 1;
+    else hi = mid;
+  }
+  const out: number[] = [];
+  for (let i = lo; i < values.length && values[i]! < to; i++) out.push(values[i]!);
+  return out;
+}
+
+function sameList(a: number[], b: number[]): boolean {
+  return a.length === b.length && a.every((value, i) => value === b[i]);
+}
+
+export class StreamedCandidateSums {
+  private tail: Promise<void> = Promise.resolve();
+  private queued = 0;
+  private wakeFeeder: (() => void) | undefined;
+  /** Why the sums stopped (kept for the coordinator's log), once they have. */
+  stopped: string | undefined;
+
+  private constructor(
+    private readonly key: Uint8Array,
+    private readonly sections: Map<number, SectionState>,
+  ) {}
+
+  /** Ready to take the points of a candidate on the head at `headPath`, under circuit key `key`. */
+  static async start(key: Uint8Array, headPath: string): Promise<StreamedCandidateSums> {
+    const handle = await open(headPath, 'r');
+    let table;
+    try {
+      table = await readSectionTable(handle, (await handle.stat()).size, 'zkey');
+    } finally {
+      await handle.close();
+    }
+    const sections = new Map<number, SectionState>();
+    for (const id of [L_SECTION, H_SECTION]) {
+      const at = table.sections.get(id);
+      if (!at) throw new Error(`the head has no section ${id}`);
+      const count = at.size / G1_BYTES;
+      sections.set(id, {
+        count,
+        headIdentities: await headIdentities(headPath, at.offset, count),
+        digest: new IdentityPatternDigest(id, count),
+        parts: [],
+        summed: 0,
+      });
+    }
+    return new StreamedCandidateSums(key, sections);
+  }
+
+  /** Takes the next chunk of L or H (in order); the sums run behind. */
+  add(section: number, first: number, points: Uint8Array): void {
+    this.queued++;
+    this.tail = this.tail.then(async () => {
+      try {
+        if (this.stopped === undefined) await this.sum(section, first, points);
+      } catch (error) {
+        this.stop(`the kernel could not sum (${error instanceof Error ? error.message : String(error)})`);
+      } finally {
+        this.queued--;
+        this.wakeFeeder?.();
+      }
+    });
+  }
+
+  /** Resolves once few enough chunks wait, so that a fast link cannot pile chunks up in memory. */
+  async room(): Promise<void> {
+    while (this.queued > MAX_QUEUED) await new Promise<void>((wake) => (this.wakeFeeder = wake));
+  }
+
+  /** The sums once every chunk is in, or undefined when they stopped or did not cover L and H. */
+  async result(): Promise<CandidateSums | undefined> {
+    await this.tail;
+    if (this.stopped !== undefined) return undefined;
+    const [l, h] = [this.sections.get(L_SECTION)!, this.sections.get(H_SECTION)!];
+    if (l.summed !== l.count || h.summed !== h.count) {
+      this.stop('L and H were not summed to their ends');
+      return undefined;
+    }
+    return { l: l.parts, h: h.parts, lIdentities: l.digest.digest(), hIdentities: h.digest.digest() };
+  }
+
+  private stop(why: string): void {
+    this.stopped ??= why;
+    for (const state of this.sections.values()) state.parts = [];
+  }
+
+  private async sum(section: number, first: number, points: Uint8Array): Promise<void> {
+    const state = this.sections.get(section);
+    const n = points.length / G1_BYTES;
+    if (!state || first !== state.summed || first + n > state.count) return this.stop('chunks out of order');
+    const found = identityIndices(points, first);
+    if (!sameList(found, inRange(state.headIdentities, first, first + n)))
+      return this.stop('points at infinity elsewhere than in the head');
+    state.digest.add(found);
+    const scalars = challengeScalars(this.key, section, first, n, LINK_SCALAR_BYTES);
+    const result = await g1CheckedPartialSums(points, scalars, LINK_SCALAR_BYTES);
+    if ('invalidPoint' in result) return this.stop('a point off the curve');
+    state.parts.push(...result.parts);
+    state.summed += n;
+  }
+}

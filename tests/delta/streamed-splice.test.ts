@@ -1,0 +1,173 @@
+/**
+ * The coordinator's intake of a delta as it arrives (core/delta/streamed-splice.ts,
+ * core/link-check/streamed-candidate-sums.ts): fed the delta in pieces of any size, the splice
+ * writes byte for byte the key spliceSkeleton writes from the finished delta, with its file hash,
+ * and refuses (NotStreamable) a layout the head does not imply; the sums made chunk by chunk are
+ * the ones the verifier makes reading the whole key (the same verdict and combination with them as
+ * without), and they stop, yielding nothing, on a point at infinity the head does not have or a
+ * point off the curve.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, open, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { contributeFast } from '../../core/kernel/contribute-fast.ts';
+import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
+import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
+import { spliceSkeleton, writeSkeleton } from '../../core/delta/skeleton-zkey.ts';
+import { NotStreamable, StreamedSplice } from '../../core/delta/streamed-splice.ts';
+import { StreamedCandidateSums } from '../../core/link-check/streamed-candidate-sums.ts';
+import { verifyLinkFromHead } from '../../core/link-check/verify-link-from-head.ts';
+import type { CandidateSums } from '../../core/link-check/link-combination-cache.ts';
+import { hashFile } from '../../core/crypto/file-hash.ts';
+import { readSectionTable } from '../../core/binfile/section-table.ts';
+import { SECTION } from '../../core/zkey/zkey-file.ts';
+import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
+import { editSections, G1, sectionOf } from '../helpers/zkey-tamper.ts';
+
+let dataDir: string;
+let scratch: string;
+let head: string;
+let delta: Buffer;
+let deltaFile: string;
+let spliced: string;
+
+before(async () => {
+  dataDir = await newCeremonyDir({ init: true });
+  scratch = await mkdtemp(path.join(tmpdir(), 'streamed-splice-'));
+  const config = await loadCeremonyConfig(dataDir);
+  head = ceremonyPaths(dataDir).zkeyPath(config.circuits[0]!.name, 0);
+  const inputs = path.join(scratch, 'head.skeleton');
+  deltaFile = path.join(scratch, 'delta.skeleton');
+  await writeSkeleton(head, inputs);
+  await contributeFast(inputs, deltaFile, 'streamed', 'entropy', { workers: 2 });
+  delta = await readFile(deltaFile);
+  spliced = path.join(scratch, 'whole-splice.zkey');
+  await spliceSkeleton(head, deltaFile, spliced);
+});
+after(() => cleanUp(dataDir, scratch));
+
+/** Feeds `bytes` to a new splice in pieces of random sizes up to `maxPiece`; the chunks of L and H go to `sink`. */
+async function streamSplice(
+  bytes: Buffer,
+  maxPiece: number,
+  out: string,
+  sink: (section: number, first: number, points: Uint8Array) => void = () => {},
+): Promise<string> {
+  const splice = await StreamedSplice.open(head, out, sink);
+  try {
+    for (let at = 0; at < bytes.length;) {
+      const piece = 1 + Math.floor(Math.random() * maxPiece);
+      await splice.push(bytes.subarray(at, at + piece));
+      at += piece;
+    }
+    return await splice.finish();
+  } catch (error) {
+    await splice.abort();
+    throw error;
+  }
+}
+
+describe('the splice as the delta arrives', () => {
+  it('writes the key spliceSkeleton writes, byte for byte, with its file hash, whatever the pieces', async () => {
+    const expected = await readFile(spliced);
+    for (const maxPiece of [1 + Math.floor(Math.random() * 40), 4096, 1 << 20]) {
+      const out = path.join(scratch, `streamed-${maxPiece}.zkey`);
+      const fileHash = await streamSplice(delta, maxPiece, out);
+      assert.ok((await readFile(out)).equals(expected), `pieces of up to ${maxPiece} bytes`);
+      assert.equal(fileHash, await hashFile(spliced));
+    }
+  });
+
+  it('copies the head’s fixed sections only once all of L is in', async () => {
+    const handle = await open(deltaFile, 'r');
+    const table = await readSectionTable(handle, delta.length, 'zkey').finally(() => handle.close());
+    const hHeader = table.sections.get(SECTION.h)!.offset - 12;
+    const out = path.join(scratch, 'deferred.zkey');
+    const splice = await StreamedSplice.open(head, out, () => {});
+    try {
+      await splice.push(delta.subarray(0, hHeader));
+      const key = await readFile(spliced);
+      const keyHandle = await open(spliced, 'r');
+      const keyTable = await readSectionTable(keyHandle, key.length, 'zkey').finally(() => keyHandle.close());
+      const coefficients = keyTable.sections.get(4)!;
+      const written = await readFile(out);
+      const place = written.subarray(coefficients.offset, coefficients.offset + coefficients.size);
+      assert.ok(
+        place.every((byte) => byte === 0),
+        'nothing of the head’s sections is written before H begins',
+      );
+      await splice.push(delta.subarray(hHeader, hHeader + 12));
+      const after = (await readFile(out)).subarray(coefficients.offset, coefficients.offset + coefficients.size);
+      assert.ok(after.equals(key.subarray(coefficients.offset, coefficients.offset + coefficients.size)));
+    } finally {
+      await splice.abort();
+    }
+  });
+
+  it('refuses a layout the head does not imply, and leaves no file', async () => {
+    const cases: Array<[string, Buffer]> = [
+      ['sections out of order', editSections(delta, (f) => f.sections.reverse())],
+      [
+        'H one point longer',
+        editSections(delta, (f) => {
+          const h = sectionOf(f, SECTION.h);
+          h.data = Buffer.concat([h.data, h.data.subarray(0, G1)]);
+        }),
+      ],
+      ['bytes after the last section', Buffer.concat([delta, Buffer.alloc(7)])],
+    ];
+    for (const [what, bytes] of cases) {
+      const out = path.join(scratch, 'refused.zkey');
+      await assert.rejects(streamSplice(bytes, 4096, out), NotStreamable, what);
+      await assert.rejects(stat(out), `${what}: no key is left`);
+    }
+    const out = path.join(scratch, 'short.zkey');
+    await assert.rejects(streamSplice(delta.subarray(0, delta.length - 1), 4096, out), NotStreamable, 'a short delta');
+  });
+});
+
+describe('the link check’s sums as the delta arrives', () => {
+  const key = randomBytes(32);
+
+  async function sumsOf(bytes: Buffer): Promise<CandidateSums | undefined> {
+    const sums = await StreamedCandidateSums.start(key, head);
+    const out = path.join(scratch, `summed-${randomBytes(4).toString('hex')}.zkey`);
+    await streamSplice(bytes, 1 << 16, out, (section, first, points) => sums.add(section, first, points));
+    return sums.result();
+  }
+
+  it('are the sums the verifier makes from the whole key: same verdict, same combination', async () => {
+    const next = await sumsOf(delta);
+    assert.ok(next, 'the sums ran to the end');
+    const read = await verifyLinkFromHead(head, spliced, { challenge: { key } });
+    const given = await verifyLinkFromHead(head, spliced, { challenge: { key, next } });
+    assert.deepEqual(given.combination, read.combination);
+    assert.equal(given.contributionHash, read.contributionHash);
+  });
+
+  it('make a tampered L fail the check as reading it does', async () => {
+    const tampered = editSections(delta, (f) => {
+      const l = sectionOf(f, SECTION.l);
+      l.data.copy(l.data, 0, G1, 2 * G1);
+    });
+    const next = await sumsOf(tampered);
+    assert.ok(next, 'valid points where the head has them: summed');
+    const out = path.join(scratch, 'tampered.zkey');
+    await streamSplice(tampered, 1 << 16, out);
+    await assert.rejects(verifyLinkFromHead(head, out, { challenge: { key, next } }), /L section is not consistent/);
+  });
+
+  it('yield nothing for a point at infinity the head lacks, or a point off the curve', async () => {
+    const identity = editSections(delta, (f) => sectionOf(f, SECTION.l).data.fill(0, G1, 2 * G1));
+    assert.equal(await sumsOf(identity), undefined, 'a new point at infinity');
+    const offCurve = editSections(delta, (f) => {
+      const h = sectionOf(f, SECTION.h);
+      h.data[G1 / 2] = h.data[G1 / 2]! ^ 1;
+    });
+    assert.equal(await sumsOf(offCurve), undefined, 'a point off the curve');
+  });
+});
