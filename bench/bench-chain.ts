@@ -84,6 +84,11 @@ export const REAL_SHAPES = {
   rs18: { constraints: 233_000, publicInputs: 12 },
   /** Domain 2^17: 131,000 constraints, 64 public inputs (131,000 + 64 + 1 ≤ 131,072 rows). */
   rs17p64: { constraints: 131_000, publicInputs: 64 },
+  /**
+   * Domain 2^20: 1,000,000 constraints, 12 public inputs (a key of about 640 MB). Not one of the
+   * service's circuits: the size where other ceremonies send contributors from the browser to a CLI.
+   */
+  rs20: { constraints: 1_000_000, publicInputs: 12 },
 } as const;
 export type RealShapeName = keyof typeof REAL_SHAPES;
 export const REAL_SHAPE_NAMES = Object.keys(REAL_SHAPES) as RealShapeName[];
@@ -94,7 +99,7 @@ export interface RealShapedChain extends BenchChain {
   publicInputs: number;
 }
 
-/** The ptau every real-shaped chain is made from (a larger ptau serves a smaller domain). */
+/** The ptau the real-shaped chains up to 2^18 share (a larger ptau serves a smaller domain); larger ones use their own. */
 export const REAL_SHAPED_PTAU_POWER = 18;
 
 export function isRealShapeName(name: string): name is RealShapeName {
@@ -140,9 +145,9 @@ export async function realShapedChain(name: string): Promise<RealShapedChain> {
   const shape = name as RealShapeName;
   const { constraints, publicInputs } = REAL_SHAPES[shape];
   const power = Math.ceil(Math.log2(constraints + publicInputs + 1));
-  if (power > REAL_SHAPED_PTAU_POWER) throw new Error(`${name} needs a ptau of power ${power}`);
-  benchLog(`dev ptau of power ${REAL_SHAPED_PTAU_POWER} (cached)`);
-  const ptau = await devPtau(REAL_SHAPED_PTAU_POWER);
+  const ptauPower = Math.max(power, REAL_SHAPED_PTAU_POWER);
+  benchLog(`dev ptau of power ${ptauPower} (cached)`);
+  const ptau = await devPtau(ptauPower);
   const dir = path.dirname(r1cs);
   const [z0, z1, z2] = ['z0', 'z1', 'z2'].map((file) => path.join(dir, `${file}.zkey`)) as [string, string, string];
   if (!(await exists(z0))) {

@@ -12,7 +12,9 @@
  *  - bytes moved both ways as the coordinator counts them (/metrics before and after, every
  *    route group but /metrics itself), ÷ (2 × key size);
  *  - peak PSS of all the browser's processes above their idle level just before Join, ÷ key size;
- *  - cores busy (CPU time ÷ wall time of the browser's processes) over the L/H pass, ÷ cores.
+ *  - cores busy (CPU time ÷ wall time of the browser's processes) over the L/H pass, ÷ cores; beside
+ *    it the coordinator's and the whole machine's over the same stretch: here the coordinator takes
+ *    in the upload (splice, sums) on the same cores, which in a ceremony it does on its own machine.
  * Beside them, in the same run: `ceremony contribute` (the local CLI) on the same key, whose
  * contribution step is the compute floor and whose cores busy is the kernel's in Node, and the
  * achieved rates of plain transfers, straight and through the link (is it shaped?). Floors: bytes,
@@ -58,7 +60,7 @@ import {
   type BenchChain,
 } from './bench-chain.ts';
 import { startCeremonyServe, type CoordinatorProcess } from './coordinator-process.ts';
-import { ProcessTreeSampler } from './process-tree-sampler.ts';
+import { MachineCpuSampler, ProcessTreeSampler } from './process-tree-sampler.ts';
 
 const MB = 1024 * 1024;
 /** A turn longer than this is stuck (a shaped rs18 turn takes under two minutes). */
@@ -357,7 +359,11 @@ export interface TurnMeasurement {
   /** As the link counted them (its shaped bytes: bodies), when the turn went through one. */
   linkBytes?: { down: number; up: number };
   memory: { idlePssBytes: number; peakPssBytes: number; peakRssAboveIdleBytes: number; peakAt?: string };
-  cores: { busy: number; over: string; seconds: number };
+  /**
+   * Over the same stretch: the coordinator's busy cores (its process group: here it shares the
+   * machine with the client, which it does not in a ceremony) and the whole machine's.
+   */
+  cores: { busy: number; over: string; seconds: number; coordinator: number; machine: number };
 }
 
 type ByteCounts = Record<string, { request: number; response: number }>;
@@ -409,6 +415,8 @@ export async function runTurn(kind: TurnClientKind, context: TurnContext): Promi
   const closeClient = (): Promise<void> => client.close();
   running.push(closeClient);
   let sampler = client.pid === undefined ? undefined : new ProcessTreeSampler(client.pid);
+  const coordinatorCpu = new ProcessTreeSampler(context.coordinator.pid, { intervalMs: 250, readPss: false });
+  const machineCpu = new MachineCpuSampler();
   try {
     // The idle level: the page signed in and settled, Join not yet clicked (median of three readings).
     let idlePss = 0;
@@ -449,6 +457,8 @@ export async function runTurn(kind: TurnClientKind, context: TurnContext): Promi
     const after = await scrapeBytes(context.coordinator.url);
     const linkAfter = context.link?.bytes();
     sampler?.stop();
+    coordinatorCpu.stop();
+    machineCpu.stop();
 
     const contributor = `demo:${context.contributorName}`;
     const uploaded = await context.coordinator.waitForLog(
@@ -511,16 +521,18 @@ export async function runTurn(kind: TurnClientKind, context: TurnContext): Promi
         peakRssAboveIdleBytes: sampler ? Math.max(0, sampler.peakRss(start, shownAt) - idleRss) : 0,
         peakAt: peak ? stageAt(peak.t) : undefined,
       },
-      cores: sampler
-        ? {
-            busy: sampler.coresBusy(marks[from] ?? start, marks[to] ?? shownAt),
-            over,
-            seconds: ((marks[to] ?? shownAt) - (marks[from] ?? start)) / 1000,
-          }
-        : { busy: 0, over: 'not sampled', seconds: 0 },
+      cores: (() => {
+        const [a, b] = [marks[from] ?? start, marks[to] ?? shownAt];
+        const around = { coordinator: coordinatorCpu.coresBusy(a, b), machine: machineCpu.coresBusy(a, b) };
+        return sampler
+          ? { busy: sampler.coresBusy(a, b), over, seconds: (b - a) / 1000, ...around }
+          : { busy: 0, over: 'not sampled', seconds: 0, ...around };
+      })(),
     };
   } finally {
     sampler?.stop();
+    coordinatorCpu.stop();
+    machineCpu.stop();
     if (running.includes(closeClient)) running.splice(running.indexOf(closeClient), 1);
     await client.close();
   }
@@ -856,6 +868,11 @@ export function printContributorTurn(f: TurnBenchFigures): void {
   const memU = med(u, memoryOf);
   const memS = med(s, memoryOf);
   const coresU = med(u, (t) => t.cores.busy);
+  // What the client had: the cores not taken by the others on this machine (the coordinator, the bench).
+  const coresLeftU = med(
+    u,
+    (t) => t.cores.busy / Math.max(t.cores.busy, f.coresAvailable - (t.cores.machine - t.cores.busy)),
+  );
   const shareU = med(u, (t) => t.verdictAt - t.uploadCompleteAt);
   const shareS = med(s, (t) => t.verdictAt - t.uploadCompleteAt);
   const downU = med(u, (t) => t.bytes.down);
@@ -927,7 +944,9 @@ export function printContributorTurn(f: TurnBenchFigures): void {
       `cores busy, ${page ? 'page' : 'terminal client'} (${u[0]?.cores.over ?? '?'})`,
       `${coresU.toFixed(2)} of ${f.coresAvailable}`,
       `${times(coresU / f.coresAvailable)} the cores, over ` +
-        `${med(u, (t) => t.cores.seconds).toFixed(1)} s; floor: every core`,
+        `${med(u, (t) => t.cores.seconds).toFixed(1)} s; floor: every core; meanwhile the coordinator ` +
+        `${med(u, (t) => t.cores.coordinator).toFixed(2)}, the whole machine ` +
+        `${med(u, (t) => t.cores.machine).toFixed(2)}: ${times(coresLeftU)} of the cores the rest left it`,
       `≥ ${GOALS.coresBusy}× (${coresU / f.coresAvailable >= GOALS.coresBusy ? 'met' : 'missed'})`,
     ],
     [
@@ -1030,6 +1049,7 @@ export function printContributorTurn(f: TurnBenchFigures): void {
     'compute stage': 'compute',
   };
   row('cores busy (stretch)', (t) => `${t.cores.busy.toFixed(2)} ${shortStretch[t.cores.over] ?? t.cores.over}`);
+  row('  coordinator / machine', (t) => `${t.cores.coordinator.toFixed(2)} / ${t.cores.machine.toFixed(2)}`);
   out(
     'L/H: first "updating the L section" → "writing your contribution" on the page; ' +
       'L/H+: → "done" (the short last step was not drawn).',

@@ -117,11 +117,14 @@ export class ProcessTreeSampler {
   private readonly timers: NodeJS.Timeout[];
   /** The highest summed RSS so far: a cheap reading that rises past it triggers a PSS reading. */
   private highestRss = 0;
+  /** False for a tree watched for its CPU only: its PSS is not read (pssBytes stays 0). */
+  private readonly readsPss: boolean;
 
   constructor(
     private readonly root: number,
-    options: { intervalMs?: number; pssIntervalMs?: number } = {},
+    options: { intervalMs?: number; pssIntervalMs?: number; readPss?: boolean } = {},
   ) {
+    this.readsPss = options.readPss ?? true;
     // The first reading is the zero of the CPU count: what the tree used before is not ours.
     this.tree = processTree(root);
     for (const stat of this.tree) this.startTicks.set(stat.pid, stat.cpuTicks);
@@ -148,9 +151,9 @@ export class ProcessTreeSampler {
       alive++;
       this.lastTicks.set(stat.pid, stat.cpuTicks);
       rss += readRss(stat.pid) ?? 0;
-      if (withPss) pss += readPss(stat.pid) ?? 0;
+      if (withPss && this.readsPss) pss += readPss(stat.pid) ?? 0;
     }
-    if (!withPss && rss > this.highestRss + RISE_BYTES) return this.sample(true);
+    if (!withPss && this.readsPss && rss > this.highestRss + RISE_BYTES) return this.sample(true);
     this.highestRss = Math.max(this.highestRss, rss);
     let ticks = 0;
     for (const [pid, last] of this.lastTicks) ticks += last - (this.startTicks.get(pid) ?? 0);
@@ -187,18 +190,57 @@ export class ProcessTreeSampler {
     return Math.max(0, ...this.between(from, to).map((s) => s.rssBytes));
   }
 
-  /** The tree's CPU seconds at time `t`, from the samples around it (linear between them). */
-  cpuAt(t: number): number {
-    const after = this.samples.findIndex((s) => s.t >= t);
-    if (after === -1) return this.samples.at(-1)?.cpuSeconds ?? 0;
-    const b = this.samples[after]!;
-    const a = this.samples[after - 1];
-    if (a === undefined || b.t === a.t) return b.cpuSeconds;
-    return a.cpuSeconds + ((b.cpuSeconds - a.cpuSeconds) * (t - a.t)) / (b.t - a.t);
-  }
-
   /** CPU seconds ÷ wall seconds from `from` to `to`: how many cores the tree kept busy on average. */
   coresBusy(from: number, to: number): number {
-    return to > from ? (this.cpuAt(to) - this.cpuAt(from)) / ((to - from) / 1000) : 0;
+    return coresBusyOver(this.samples, from, to);
+  }
+}
+
+/** CPU seconds of timed samples at time `t`, from the samples around it (linear between them). */
+function cpuAt(samples: ReadonlyArray<{ t: number; cpuSeconds: number }>, t: number): number {
+  const after = samples.findIndex((s) => s.t >= t);
+  if (after === -1) return samples.at(-1)?.cpuSeconds ?? 0;
+  const b = samples[after]!;
+  const a = samples[after - 1];
+  if (a === undefined || b.t === a.t) return b.cpuSeconds;
+  return a.cpuSeconds + ((b.cpuSeconds - a.cpuSeconds) * (t - a.t)) / (b.t - a.t);
+}
+
+function coresBusyOver(samples: ReadonlyArray<{ t: number; cpuSeconds: number }>, from: number, to: number): number {
+  return to > from ? (cpuAt(samples, to) - cpuAt(samples, from)) / ((to - from) / 1000) : 0;
+}
+
+/** The machine's busy CPU seconds (/proc/stat: every state but idle and iowait), all cores. */
+function machineBusySeconds(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is counted in user already).
+  const busy = fields.slice(0, 8).reduce((sum, ticks, i) => (i === 3 || i === 4 ? sum : sum + ticks), 0);
+  return busy / CLOCK_TICKS;
+}
+
+/**
+ * How busy the whole machine was, sampled every `intervalMs`: against a tree's own figure it says
+ * whether the cores a tree left idle were idle, or taken by something else on the machine.
+ */
+export class MachineCpuSampler {
+  private readonly samples: Array<{ t: number; cpuSeconds: number }> = [];
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(intervalMs = 100) {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), intervalMs);
+  }
+
+  sample(): void {
+    this.samples.push({ t: Date.now(), cpuSeconds: machineBusySeconds() });
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Busy cores of the whole machine from `from` to `to`, on average. */
+  coresBusy(from: number, to: number): number {
+    return coresBusyOver(this.samples, from, to);
   }
 }

@@ -18,3 +18,10 @@ export function waitingPollMs(position: number): number {
 
 /** The pause while a turn or a verdict is near (ours, or next in line). */
 export const ACTIVE_POLL_MS = CLOSE_POLL_MS;
+
+/**
+ * The pause while our own contribution is being checked: the verdict comes a fraction of a second
+ * after the last byte, and at most one contributor per circuit is in that state (nine polling at
+ * 4 req/s), so it is shown as soon as it is known rather than up to a second later.
+ */
+export const VERDICT_POLL_MS = 250;

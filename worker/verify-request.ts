@@ -45,7 +45,8 @@ async function verifyWithChallenge(request: VerificationRequest): Promise<LinkVe
       challenge: { key, ...(head ? { head } : {}), ...(next ? { next } : {}) },
     });
   } finally {
-    if (next) await removeCandidateSums(challenge.stateDir, challenge.candidateFileHash).catch(() => undefined);
+    // Used once, or never (unreadable): either way not left behind.
+    await removeCandidateSums(challenge.stateDir, challenge.candidateFileHash).catch(() => undefined);
   }
   // Cached before the verdict leaves, since the next verification on this circuit has this
   // candidate as head; the head's too when it had to be computed (after a restart, or for

@@ -15,7 +15,7 @@
  * entry removed, the ceremony closed, the coordinator out of reach for too long.
  */
 import { terminalWords } from '../../core/error-messages.ts';
-import { waitingPollMs } from '../../core/queue-poll-pace.ts';
+import { VERDICT_POLL_MS, waitingPollMs } from '../../core/queue-poll-pace.ts';
 import type { CeremonyView, CircuitProgress, ContributionView, MeView } from '../../web/src/api/api-types.ts';
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
@@ -76,8 +76,6 @@ export interface AcceptedCircuit {
 export type RunActivity = { stage: 'starting' | 'waiting' | 'done' } | { stage: 'turn' | 'verifying'; circuit: string };
 
 const HEARTBEAT_EVERY_MS = 30_000;
-/** While our own contribution is being verified: the verdict is what the contributor waits for. */
-const VERDICT_POLL_MS = 250;
 /** The coordinator unreachable for this long ends the run (a turn would have been missed anyway). */
 const UNREACHABLE_FOR_MS = 10 * 60_000;
 /** A turn that broke off (a dropped download, a damaged one) is taken again after this pause… */

@@ -47,7 +47,7 @@ import { MIN_CONTRIBUTION_RECORD_BYTES } from '../../core/zkey/zkey-file.ts';
 import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { skeletonSize, spliceSkeleton } from '../../core/delta/skeleton-zkey.ts';
 import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
-import { writeCandidateSums } from '../../core/link-check/link-combination-cache.ts';
+import { removeCandidateSums, writeCandidateSums } from '../../core/link-check/link-combination-cache.ts';
 import { DeltaIntake, FollowedFileStore, type TakenDelta } from './delta-intake.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Lobby } from '../lobby/lobby.ts';
@@ -332,9 +332,9 @@ export class ContributionUploads {
           bytes: upload.size ?? upload.offset,
         });
         this.finishing.add(file);
+        let fileHash: string | undefined;
         try {
           let size = upload.size ?? upload.offset;
-          let fileHash: string | undefined;
           if (upload.metadata?.format === DELTA_FORMAT) {
             // Filled back in place (a temporary file renamed over the upload): from here the
             // upload is the full next key, handed in and verified as a full upload is.
@@ -353,6 +353,8 @@ export class ContributionUploads {
           return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
         } catch (error) {
           await this.removeFiles(uploads, upload.id);
+          // Kept for the verifier of a key that was not handed in: no verifier will remove them.
+          if (fileHash) await removeCandidateSums(stateDirFor(this.deps.config.dataDir), fileHash).catch(() => {});
           if (error instanceof CoordinatorError) throw tusError(error);
           throw error;
         } finally {

@@ -15,7 +15,7 @@
 import type { ApiClient } from '../api/api-client.ts';
 import { ApiError } from '../api/api-client.ts';
 import type { CeremonyView, MeView } from '../api/api-types.ts';
-import { ACTIVE_POLL_MS, waitingPollMs } from '../../../core/queue-poll-pace.ts';
+import { ACTIVE_POLL_MS, VERDICT_POLL_MS, waitingPollMs } from '../../../core/queue-poll-pace.ts';
 import { candidateKey, candidateStore, type StoredCandidate } from './candidate-store.ts';
 import { computeContribution } from './compute-contribution.ts';
 import { downloadZkey } from './download-zkey.ts';
@@ -78,6 +78,8 @@ export class ContributorSession {
   private pollsStarted = 0;
   private pollTimer: ReturnType<typeof setTimeout> | undefined;
   private polling: Promise<void> | undefined;
+  /** Asked for while a poll was under way (whose answer may predate what prompted it): polled again at once. */
+  private pollAgain = false;
   private stopped = false;
 
   constructor(private readonly options: SessionOptions) {}
@@ -125,9 +127,16 @@ export class ContributorSession {
     if (!this.polling) this.schedule();
   }
 
-  /** Polls now (coalescing with a poll already under way) and schedules the next one. */
+  /**
+   * Polls now and schedules the next one. Asked while a poll is under way, it polls again as soon as
+   * that one ends: an upload that completed meanwhile must not wait a whole interval for its verdict.
+   */
   poll(): Promise<void> {
-    this.polling ??= (async () => {
+    if (this.polling) {
+      this.pollAgain = true;
+      return this.polling;
+    }
+    this.polling = (async () => {
       clearTimeout(this.pollTimer);
       const seq = ++this.pollsStarted;
       try {
@@ -138,7 +147,10 @@ export class ContributorSession {
         this.emit();
       } finally {
         this.polling = undefined;
-        this.schedule();
+        if (this.pollAgain && !this.stopped) {
+          this.pollAgain = false;
+          void this.poll();
+        } else this.schedule();
       }
     })();
     return this.polling;
@@ -155,9 +167,9 @@ export class ContributorSession {
     const circuits = this.me?.status.circuits ?? [];
     if (this.me?.status.done || !this.joined) return NOT_WAITING_POLL_MS;
     const positions = circuits.flatMap((c) => (c.state === 'waiting' ? [c.position] : []));
-    const busy = circuits.some((c) => c.state === 'turn' || c.state === 'verifying');
+    if (circuits.some((c) => c.state === 'verifying')) return VERDICT_POLL_MS;
     const front = Math.min(Infinity, ...positions);
-    return busy ? ACTIVE_POLL_MS : waitingPollMs(front);
+    return circuits.some((c) => c.state === 'turn') ? ACTIVE_POLL_MS : waitingPollMs(front);
   }
 
   private accept(me: MeView, seq: number): void {
