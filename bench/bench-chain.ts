@@ -99,7 +99,10 @@ export interface RealShapedChain extends BenchChain {
   publicInputs: number;
 }
 
-/** The ptau the real-shaped chains up to 2^18 share (a larger ptau serves a smaller domain); larger ones use their own. */
+/**
+ * The ptau the real-shaped chains up to 2^18 share (a larger ptau serves a smaller domain); a
+ * larger chain has its own.
+ */
 export const REAL_SHAPED_PTAU_POWER = 18;
 
 export function isRealShapeName(name: string): name is RealShapeName {
