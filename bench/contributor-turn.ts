@@ -1049,10 +1049,16 @@ export function printContributorTurn(f: TurnBenchFigures): void {
     'compute stage': 'compute',
   };
   row('cores busy (stretch)', (t) => `${t.cores.busy.toFixed(2)} ${shortStretch[t.cores.over] ?? t.cores.over}`);
-  row('  coordinator / machine', (t) => `${t.cores.coordinator.toFixed(2)} / ${t.cores.machine.toFixed(2)}`);
+  row(
+    '  coordinator / the rest / machine',
+    (t) =>
+      `${t.cores.coordinator.toFixed(2)} / ${(t.cores.machine - t.cores.busy - t.cores.coordinator).toFixed(2)} / ` +
+      t.cores.machine.toFixed(2),
+  );
   out(
     'L/H: first "updating the L section" → "writing your contribution" on the page; ' +
-      'L/H+: → "done" (the short last step was not drawn).',
+      'L/H+: → "done" (the short last step was not drawn). ' +
+      'The rest: the bench itself (Playwright, the link) and anything else.',
   );
   out(
     'PSS: each shared page divided among the processes that map it, so the ' +

@@ -98,8 +98,9 @@ async function main(): Promise<void> {
     const evaluate = async (expression: string): Promise<unknown> =>
       (await client.send('Runtime.evaluate', { expression, returnByValue: true }, sessionId)).result?.value;
     const until = async (expression: string, timeoutMs = 60_000): Promise<void> => {
+      // While the page navigates (the sign-in) it has no context to evaluate in for a moment.
       for (const end = Date.now() + timeoutMs; Date.now() < end; await sleep(100))
-        if (await evaluate(expression)) return;
+        if (await evaluate(expression).catch(() => false)) return;
       throw new Error(`the page never reached: ${expression}`);
     };
     await until(`!!document.querySelector('#demo-name')`);
@@ -109,9 +110,10 @@ async function main(): Promise<void> {
     );
     await until(`!!document.querySelector('#join')`);
     await sleep(3000); // the page settles: its idle level
-    const sampler = new ProcessTreeSampler(chrome.pid!, { intervalMs: 100, pssIntervalMs: 500 });
+    const sampler = new ProcessTreeSampler(chrome.pid!, { intervalMs: 100, pssIntervalMs: 500, byKind: true });
     await sleep(1500);
-    const idle = sampler.sample().pssBytes!;
+    const idleSample = sampler.sample();
+    const idle = idleSample.pssBytes!;
     const start = Date.now();
     log('turn under way');
     await evaluate(`document.querySelector('#join').click()`);
@@ -134,6 +136,14 @@ async function main(): Promise<void> {
       `peak PSS above idle                  ${mb(above)} = ${(above / keyBytes).toFixed(2)}× the key, ` +
         `${((peak.t - start) / 1000).toFixed(1)} s into the turn  [goal ≤ 0.5× the key]`,
     );
+    // Where the growth is: the page's renderer (its thread and Web Workers), the network service, …
+    const kinds = new Set([...Object.keys(peak.pssByKind ?? {}), ...Object.keys(idleSample.pssByKind ?? {})]);
+    const growth = [...kinds]
+      .map((kind) => [kind, (peak.pssByKind?.[kind] ?? 0) - (idleSample.pssByKind?.[kind] ?? 0)] as const)
+      .filter(([, bytes]) => Math.abs(bytes) >= 0.5e6)
+      .sort((a, b) => b[1] - a[1]);
+    const signed = ([kind, bytes]: readonly [string, number]): string => `${kind} ${bytes >= 0 ? '+' : ''}${mb(bytes)}`;
+    console.log(`  by process, at the peak            ${growth.map(signed).join(', ')}`);
   } finally {
     try {
       process.kill(-chrome.pid!, 'SIGKILL');

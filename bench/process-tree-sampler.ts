@@ -16,6 +16,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 
 export interface TreeSample {
   /** Epoch ms. */
@@ -24,6 +25,8 @@ export interface TreeSample {
   cpuSeconds: number;
   /** Summed PSS, on the samples that read it (smaps_rollup is costly: see ProcessTreeSampler). */
   pssBytes?: number;
+  /** PSS by kind of process (a Chromium process's --type: renderer, gpu-process, network…), with pssBytes. */
+  pssByKind?: Record<string, number>;
   /** Summed RSS (cheap: statm), on every sample. */
   rssBytes: number;
   processes: number;
@@ -69,6 +72,27 @@ function readPss(pid: number): number | undefined {
     return Number(/^Pss:\s+(\d+) kB/m.exec(text)?.[1] ?? 0) * 1024;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * What a process is, from its command line: a Chromium child's `--type` (a utility process's
+ * `--utility-sub-type`, its last name: network, storage, audio), `browser` for Chromium's own, else
+ * the executable's name.
+ */
+function processKind(pid: number): string {
+  try {
+    // Chromium rewrites its command line into one string, its arguments joined by spaces.
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/);
+    const flag = (name: string): string | undefined =>
+      args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+    const type = flag('type');
+    if (type === 'utility') return (flag('utility-sub-type') ?? 'utility').split('.').at(-1)!.toLowerCase();
+    if (type) return type;
+    const executable = path.basename(args[0] ?? '');
+    return /chrom/i.test(executable) ? 'browser' : executable;
+  } catch {
+    return 'gone';
   }
 }
 
@@ -119,12 +143,16 @@ export class ProcessTreeSampler {
   private highestRss = 0;
   /** False for a tree watched for its CPU only: its PSS is not read (pssBytes stays 0). */
   private readonly readsPss: boolean;
+  /** PSS samples also sum PSS by kind of process (pssByKind). */
+  private readonly byKind: boolean;
+  private readonly kinds = new Map<number, string>();
 
   constructor(
     private readonly root: number,
-    options: { intervalMs?: number; pssIntervalMs?: number; readPss?: boolean } = {},
+    options: { intervalMs?: number; pssIntervalMs?: number; readPss?: boolean; byKind?: boolean } = {},
   ) {
     this.readsPss = options.readPss ?? true;
+    this.byKind = options.byKind ?? false;
     // The first reading is the zero of the CPU count: what the tree used before is not ours.
     this.tree = processTree(root);
     for (const stat of this.tree) this.startTicks.set(stat.pid, stat.cpuTicks);
@@ -145,13 +173,22 @@ export class ProcessTreeSampler {
     let pss = 0;
     let rss = 0;
     let alive = 0;
+    const byKind: Record<string, number> = {};
     for (const known of this.tree) {
       const stat = withPss ? known : readStat(known.pid);
       if (!stat) continue;
       alive++;
       this.lastTicks.set(stat.pid, stat.cpuTicks);
       rss += readRss(stat.pid) ?? 0;
-      if (withPss && this.readsPss) pss += readPss(stat.pid) ?? 0;
+      if (withPss && this.readsPss) {
+        const own = readPss(stat.pid) ?? 0;
+        pss += own;
+        if (this.byKind) {
+          if (!this.kinds.has(stat.pid)) this.kinds.set(stat.pid, processKind(stat.pid));
+          const kind = this.kinds.get(stat.pid)!;
+          byKind[kind] = (byKind[kind] ?? 0) + own;
+        }
+      }
     }
     if (!withPss && this.readsPss && rss > this.highestRss + RISE_BYTES) return this.sample(true);
     this.highestRss = Math.max(this.highestRss, rss);
@@ -163,6 +200,7 @@ export class ProcessTreeSampler {
       rssBytes: rss,
       processes: alive,
       ...(withPss ? { pssBytes: pss } : {}),
+      ...(withPss && this.byKind ? { pssByKind: byKind } : {}),
     };
     this.samples.push(sample);
     return sample;
