@@ -150,13 +150,17 @@ test(
       assert.equal(body.contributionHash, accepted.get(body.circuit)?.hash);
     }
 
-    // The page waited behind the terminal (second, then next in line) and then took its own turn.
+    // The page waited behind the terminal and then took its own turn. Next in line (waiting@1) lasts
+    // only while the terminal's turn on register runs, under a second with these keys, so the page
+    // shows it only when one of its polls (one a second) lands in it: not asserted. The chain below
+    // says who went first.
     await page.waitForSelector('#circuits tr[data-circuit="register"][data-status="accepted"]', { timeout: 120_000 });
     await screenshot(page, 'terminal-02-page-register-accepted');
     const seen = (await statusesSeen(page)).register!;
-    assert.ok(seen.includes('waiting@2') && seen.includes('waiting@1'), `the page moved up the line: ${seen}`);
+    const lastWaiting = Math.max(...seen.map((s, i) => (s.startsWith('waiting@') ? i : -1)));
+    assert.ok(seen.includes('waiting@2'), `the page was second in line: ${seen}`);
     assert.ok(
-      seen.indexOf('waiting@1') < seen.findIndex((s) => s.startsWith('accepted')),
+      lastWaiting >= 0 && lastWaiting < seen.findIndex((s) => s.startsWith('accepted')),
       `waited before its turn: ${seen}`,
     );
     const chain = (await (await fetch(`${coordinator.url}/api/ceremony`)).json()) as {
