@@ -142,7 +142,8 @@ export class CeremonyService {
     const headIndex = await this.headIndex(upload.circuit);
     const identity = await fileIdentity(upload.path);
     const fileHash = upload.fileHash ?? (await hashFile(upload.path));
-    const hashedAs = await fileIdentity(upload.path);
+    // A hash given with the file was taken as it was written: nothing to compare across here.
+    const hashedAs = upload.fileHash ? identity : await fileIdentity(upload.path);
     const row = this.deps.db.transaction(() => {
       const created = contributions.create({
         circuit: upload.circuit,

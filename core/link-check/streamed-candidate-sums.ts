@@ -14,7 +14,7 @@
  * the sums and yields nothing: the verifier then reads and checks L and H itself and gives the
  * verdict with its code. These sums can only save the verifier work, never decide a verdict.
  */
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { readExactlyInto } from '../binfile/read-exactly.ts';
 import { readSectionTable } from '../binfile/section-table.ts';
 import { g1CheckedPartialSums } from '../kernel/multi-exp.ts';
@@ -39,18 +39,51 @@ interface SectionState {
   summed: number;
 }
 
-/** The indices of the points at infinity of one section of the head, read from its file. */
-async function headIdentities(headPath: string, offset: number, count: number): Promise<number[]> {
+/** The head's points at infinity in L and H, with each section's point count. */
+type HeadPattern = Map<number, { count: number; identities: number[] }>;
+
+/**
+ * Heads whose patterns were read, by path: a committed key is never written again, and every
+ * upload on a head (each replacing the last) would otherwise read its L and H anew. A few heads
+ * (one per circuit) are kept; the indices are few, so the entries are small.
+ */
+const headPatterns = new Map<string, Promise<HeadPattern>>();
+const HEAD_PATTERNS_KEPT = 16;
+
+async function headPattern(headPath: string): Promise<HeadPattern> {
+  // By path and file identity: a folder initialised anew at the same path is another head.
+  const { ino, size, mtimeMs } = await stat(headPath);
+  const key = `${headPath}\0${ino}\0${size}\0${mtimeMs}`;
+  let pattern = headPatterns.get(key);
+  if (!pattern) {
+    pattern = readHeadPattern(headPath);
+    pattern.catch(() => headPatterns.delete(key));
+    headPatterns.set(key, pattern);
+    if (headPatterns.size > HEAD_PATTERNS_KEPT) headPatterns.delete(headPatterns.keys().next().value!);
+  }
+  return pattern;
+}
+
+/** The indices of the points at infinity of the head's L and H, read from its file. */
+async function readHeadPattern(headPath: string): Promise<HeadPattern> {
   const file = await open(headPath, 'r');
   try {
-    const found: number[] = [];
-    const bytes = new Uint8Array(Math.min(count, READ_POINTS) * G1_BYTES);
-    for (let first = 0; first < count; first += READ_POINTS) {
-      const n = Math.min(READ_POINTS, count - first);
-      await readExactlyInto(file, bytes.subarray(0, n * G1_BYTES), offset + first * G1_BYTES);
-      found.push(...identityIndices(bytes.subarray(0, n * G1_BYTES), first));
+    const table = await readSectionTable(file, (await file.stat()).size, 'zkey');
+    const pattern: HeadPattern = new Map();
+    const bytes = new Uint8Array(READ_POINTS * G1_BYTES);
+    for (const id of [L_SECTION, H_SECTION]) {
+      const at = table.sections.get(id);
+      if (!at) throw new Error(`the head has no section ${id}`);
+      const count = at.size / G1_BYTES;
+      const identities: number[] = [];
+      for (let first = 0; first < count; first += READ_POINTS) {
+        const chunk = bytes.subarray(0, Math.min(READ_POINTS, count - first) * G1_BYTES);
+        await readExactlyInto(file, chunk, at.offset + first * G1_BYTES);
+        identities.push(...identityIndices(chunk, first));
+      }
+      pattern.set(id, { count, identities });
     }
-    return found;
+    return pattern;
   } finally {
     await file.close();
   }
@@ -78,7 +111,7 @@ export class StreamedCandidateSums {
   private tail: Promise<void> = Promise.resolve();
   private queued = 0;
   private wakeFeeder: (() => void) | undefined;
-  /** Why the sums stopped (kept for the coordinator's log), once they have. */
+  /** Why the sums stopped, once they have (the coordinator logs it). */
   stopped: string | undefined;
 
   private constructor(
@@ -88,21 +121,11 @@ export class StreamedCandidateSums {
 
   /** Ready to take the points of a candidate on the head at `headPath`, under circuit key `key`. */
   static async start(key: Uint8Array, headPath: string): Promise<StreamedCandidateSums> {
-    const handle = await open(headPath, 'r');
-    let table;
-    try {
-      table = await readSectionTable(handle, (await handle.stat()).size, 'zkey');
-    } finally {
-      await handle.close();
-    }
     const sections = new Map<number, SectionState>();
-    for (const id of [L_SECTION, H_SECTION]) {
-      const at = table.sections.get(id);
-      if (!at) throw new Error(`the head has no section ${id}`);
-      const count = at.size / G1_BYTES;
+    for (const [id, { count, identities }] of await headPattern(headPath)) {
       sections.set(id, {
         count,
-        headIdentities: await headIdentities(headPath, at.offset, count),
+        headIdentities: identities,
         digest: new IdentityPatternDigest(id, count),
         parts: [],
         summed: 0,

@@ -347,6 +347,7 @@ export class ContributionUploads {
               ms: Date.now() - started,
               asItArrived: taken !== undefined,
               sums: taken?.sums !== undefined,
+              ...(taken?.sumsOff ? { sumsOff: taken.sumsOff } : {}),
             });
           }
           const row = await this.deps.service.submit({ principal, circuit, path: file, size, fileHash });
@@ -354,7 +355,7 @@ export class ContributionUploads {
         } catch (error) {
           await this.removeFiles(uploads, upload.id);
           // Kept for the verifier of a key that was not handed in: no verifier will remove them.
-          if (fileHash) await removeCandidateSums(stateDirFor(this.deps.config.dataDir), fileHash).catch(() => {});
+          if (fileHash) await removeCandidateSums(this.stateDir, fileHash).catch(() => {});
           if (error instanceof CoordinatorError) throw tusError(error);
           throw error;
         } finally {
@@ -428,12 +429,11 @@ export class ContributionUploads {
     if (upload.metadata?.format !== DELTA_FORMAT) return undefined;
     const headIndex = await this.deps.service.headIndex(circuit);
     if (upload.metadata.head !== String(headIndex)) return undefined;
-    const stateDir = stateDirFor(this.deps.config.dataDir);
     return DeltaIntake.start({
       uploadPath: file,
       headIndex,
       headPath: this.headPath(circuit, headIndex),
-      circuitKey: circuitChallengeKey(await linkChallengeSeed(stateDir), circuit),
+      circuitKey: await this.challengeKey(circuit),
       onOff: (why) => this.deps.log.info('delta intake off; the upload is spliced when it ends', { circuit, why }),
     });
   }
@@ -456,14 +456,22 @@ export class ContributionUploads {
       return undefined;
     }
     if (taken.sums) {
-      const stateDir = stateDirFor(this.deps.config.dataDir);
-      const key = circuitChallengeKey(await linkChallengeSeed(stateDir), circuit);
       // Without them the verifier sums L and H itself: slower, same verdict.
-      await writeCandidateSums(stateDir, key, taken.fileHash, taken.sums).catch((error: unknown) =>
+      const key = await this.challengeKey(circuit);
+      await writeCandidateSums(this.stateDir, key, taken.fileHash, taken.sums).catch((error: unknown) =>
         this.deps.log.warn('could not keep a candidate’s sums', { circuit, error: String(error) }),
       );
     }
     return taken;
+  }
+
+  private get stateDir(): string {
+    return stateDirFor(this.deps.config.dataDir);
+  }
+
+  /** The circuit's secret link-challenge key, under which the intake sums and the verifier checks. */
+  private async challengeKey(circuit: string): Promise<Uint8Array> {
+    return circuitChallengeKey(await linkChallengeSeed(this.stateDir), circuit);
   }
 
   private headPath(circuit: string, headIndex: number): string {

@@ -59,6 +59,8 @@ export class FollowedFileStore extends FileStore {
 export interface TakenDelta {
   fileHash: string;
   sums?: CandidateSums;
+  /** Why there are no sums (for the log): a point off the curve, another pattern, no key… */
+  sumsOff?: string;
 }
 
 export interface DeltaIntakeOptions {
@@ -125,7 +127,8 @@ export class DeltaIntake {
       await checkSkeletonAgainstHead(this.options.headPath, this.options.uploadPath);
       const [fileHash, sums] = await Promise.all([this.splice.finish(), this.sums?.result()]);
       await commitFile(this.splice.outPath, this.options.uploadPath);
-      return sums ? { fileHash, sums } : { fileHash };
+      if (sums) return { fileHash, sums };
+      return { fileHash, sumsOff: this.sums ? (this.sums.stopped ?? 'stopped') : 'not started' };
     } catch (error) {
       await this.abort();
       throw error;

@@ -108,9 +108,14 @@ async function uploadsLeft(): Promise<string[]> {
 
 /** How the last delta was spliced: as it arrived (with the link check's sums made meanwhile) or whole at the end. */
 function lastSplice(): { asItArrived: boolean; sums: boolean } {
+  const line = lastSpliceLine();
+  return { asItArrived: line.fields?.asItArrived === true, sums: line.fields?.sums === true };
+}
+
+function lastSpliceLine(): (typeof logged)[number] {
   const line = logged.filter((l) => l.message === 'contribution delta spliced onto the head').at(-1);
   assert.ok(line, 'the coordinator logged no splice');
-  return { asItArrived: line.fields?.asItArrived === true, sums: line.fields?.sums === true };
+  return line;
 }
 
 /** Candidate sums the verifiers have not consumed (state/link-cache/*.sums). */
@@ -244,7 +249,7 @@ test(
     assert.deepEqual(await chainState(bob), before, 'after the verifier refused the tampered L');
 
     // Points the sums made as the upload arrived do not take: the verifier reads L and H itself.
-    const refusedByVerifier: Array<{ what: string; bytes: Buffer; code: string }> = [
+    const refusedByVerifier: Array<{ what: string; bytes: Buffer; code: string; sumsOff: string }> = [
       {
         what: 'an H point off the curve',
         bytes: editSections(valid, (f) => {
@@ -252,11 +257,13 @@ test(
           h.data[G1 / 2] = h.data[G1 / 2]! ^ 1;
         }),
         code: 'contribution.point_not_on_curve',
+        sumsOff: 'a point off the curve',
       },
       {
         what: 'an L point turned into the point at infinity',
         bytes: editSections(valid, (f) => sectionOf(f, SECTION.l).data.fill(0, G1, 2 * G1)),
         code: 'contribution.identity_pattern_changed',
+        sumsOff: 'points at infinity elsewhere than in the head',
       },
     ];
     for (const refused of refusedByVerifier) {
@@ -269,6 +276,7 @@ test(
         120_000,
       );
       assert.deepEqual(lastSplice(), { asItArrived: true, sums: false }, refused.what);
+      assert.equal(lastSpliceLine().fields?.sumsOff, refused.sumsOff, `why the sums stopped: ${refused.what}`);
       assert.deepEqual(await chainState(bob), before, `after the verifier refused ${refused.what}`);
     }
     assert.deepEqual(await sumsLeft(), [], 'no sums are left behind');

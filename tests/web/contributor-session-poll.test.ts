@@ -4,7 +4,7 @@
  * is under way (an upload that completed meanwhile) is made as soon as that one ends, not a whole
  * interval later. Driven by mocked timers and an API whose answers the test releases.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { ContributorSession } from '../../web/src/contribute/contributor-session.ts';
 import type { ApiClient } from '../../web/src/api/api-client.ts';
@@ -41,12 +41,18 @@ function heldApi(): { api: ApiClient; gets: Array<(state: State) => void> } {
 
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-test('a contribution being checked is polled for its verdict every VERDICT_POLL_MS', async (t) => {
+/** A session started on a held API, with timers mocked; stopped when the test ends. */
+function startedSession(t: TestContext): { session: ContributorSession; gets: Array<(state: State) => void> } {
   t.mock.timers.enable({ apis: ['setTimeout'] });
   const { api, gets } = heldApi();
   const session = new ContributorSession({ api, ceremonyId: 'x', takeTypedEntropy: () => '', onChange: () => {} });
   t.after(() => session.stop());
   void session.start();
+  return { session, gets };
+}
+
+test('a contribution being checked is polled for its verdict every VERDICT_POLL_MS', async (t) => {
+  const { gets } = startedSession(t);
   assert.equal(gets.length, 1);
   gets[0]!('verifying');
   await settle();
@@ -58,11 +64,7 @@ test('a contribution being checked is polled for its verdict every VERDICT_POLL_
 });
 
 test('a poll asked for while one is under way is made as soon as that one answers', async (t) => {
-  t.mock.timers.enable({ apis: ['setTimeout'] });
-  const { api, gets } = heldApi();
-  const session = new ContributorSession({ api, ceremonyId: 'x', takeTypedEntropy: () => '', onChange: () => {} });
-  t.after(() => session.stop());
-  void session.start();
+  const { session, gets } = startedSession(t);
   // The upload ends while the poll is out; its answer was made before (still waiting).
   void session.poll();
   assert.equal(gets.length, 1, 'one request at a time');
