@@ -41,6 +41,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { MemoryLocker, Server as TusServer } from '@tus/server';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
+import { isTempPath } from '../../core/fs/atomic-write.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { MIN_CONTRIBUTION_RECORD_BYTES } from '../../core/zkey/zkey-file.ts';
@@ -168,11 +169,16 @@ export class ContributionUploads {
   private readonly created = new WeakMap<object, { circuit: CircuitUploads; id: string }>();
   private readonly timer: NodeJS.Timeout;
   private sweeping: Promise<number> | undefined;
+  /** Done once the temporary keys a stopped coordinator left are gone (started at construction). */
+  readonly leftoversRemoved: Promise<void>;
 
   constructor(private readonly deps: ContributionUploadsDeps) {
     // Margin over the longest turn, so an upload is never removed under a turn that is still running.
     this.expiryMs = deps.lobby.longestTurnMs + EXPIRY_SWEEP_MS;
     for (const { name } of deps.config.circuits) this.circuits.set(name, this.createCircuitUploads(name));
+    this.leftoversRemoved = this.removeLeftoverTemps().catch((error: unknown) =>
+      deps.log.warn('could not remove temporary keys left by a stop', { error: String(error) }),
+    );
     // Unreferenced: the sweep must never keep a stopped coordinator (or a test) alive.
     this.timer = setInterval(() => {
       this.sweepExpired().catch((error: unknown) => deps.log.warn('upload sweep failed', { error: String(error) }));
@@ -193,6 +199,7 @@ export class ContributionUploads {
   async close(): Promise<void> {
     clearInterval(this.timer);
     this.closed = true;
+    await this.leftoversRemoved;
     await this.sweeping?.catch(() => {});
     const intakes = [...this.intakes.values()];
     this.intakes.clear();
@@ -425,6 +432,7 @@ export class ContributionUploads {
 
   private async startIntake(uploads: CircuitUploads, id: string, file: string): Promise<DeltaIntake | undefined> {
     const { circuit } = uploads;
+    await this.leftoversRemoved; // its temporary key must not be taken for a stopped one's
     const upload = await uploads.datastore.getUpload(id);
     if (upload.metadata?.format !== DELTA_FORMAT) return undefined;
     const headIndex = await this.deps.service.headIndex(circuit);
@@ -586,7 +594,19 @@ export class ContributionUploads {
       if (error.code === 'ENOENT') return [];
       throw error;
     });
-    return [...new Set(entries.map((name) => name.replace(/\.json$/, '')))];
+    // A temporary key (an intake's, a splice's) is not an upload: its owner removes it, or a restart does.
+    return [...new Set(entries.filter((name) => !isTempPath(name)).map((name) => name.replace(/\.json$/, '')))];
+  }
+
+  /**
+   * Removes the temporary keys a stopped coordinator left in the uploads folders (an intake or a
+   * splice cut off by a crash): no intake survives a restart, and each would hold up to a key's size.
+   */
+  private async removeLeftoverTemps(): Promise<void> {
+    for (const { directory } of this.circuits.values()) {
+      const names = await readdir(directory).catch(() => []);
+      await Promise.all(names.filter(isTempPath).map((name) => rm(path.join(directory, name), { force: true })));
+    }
   }
 
   /** When an upload was created by the coordinator's clock (undefined: not known, treat as expired). */

@@ -10,7 +10,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ContributorClient } from '../helpers/contributor-client.ts';
@@ -19,6 +19,7 @@ import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coor
 import { editSections, G1, sectionOf } from '../helpers/zkey-tamper.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
+import { tempPathFor } from '../../core/fs/atomic-write.ts';
 import { contributeFast } from '../../core/kernel/contribute-fast.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 
@@ -319,4 +320,16 @@ test('a delta cut midway resumes from the coordinator’s offset and is still ta
   );
   assert.deepEqual(lastSplice(), { asItArrived: true, sums: true });
   assert.deepEqual(await uploadsLeft(), [], 'no upload is left behind');
+});
+
+test('temporary keys a stopped coordinator left in its uploads folder are removed at its start', async () => {
+  const directory = path.join(coordinator.dataDir, 'uploads', CIRCUIT);
+  await mkdir(directory, { recursive: true });
+  // Named as an intake names the key it splices (a crash leaves it where it was being written).
+  const leftover = tempPathFor(path.join(directory, 'an-upload-cut-off-by-a-crash'));
+  await writeFile(leftover, Buffer.alloc(4096));
+  await coordinator.restart();
+  await coordinator.uploads.leftoversRemoved;
+  assert.equal(await stat(leftover).catch(() => 'gone'), 'gone', 'the leftover temporary key is removed');
+  assert.deepEqual(await uploadsLeft(), [], 'nothing else is left in the uploads folder');
 });
