@@ -135,6 +135,23 @@ export class ContributorClient extends CoordinatorClient {
     return answer(sent);
   }
 
+  /**
+   * A tus upload of `bytes` created and sent only up to byte `upTo` (one PATCH), as a client that
+   * stops there; the upload's URL, for `upload(…, { uploadUrl })` to resume it.
+   */
+  async startUpload(circuit: string, bytes: Buffer, metadata: Record<string, string>, upTo: number): Promise<string> {
+    const { tusHeaders, created } = await this.createUpload(circuit, bytes.length, metadata);
+    if (!created.ok) throw new Error(`creation refused: ${created.status} ${await created.text()}`);
+    const url = new URL(created.headers.get('location')!, `${this.baseUrl}/api/circuits/${circuit}/`);
+    const sent = await fetch(url, {
+      method: 'PATCH',
+      headers: { ...tusHeaders, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+      body: new Uint8Array(bytes.subarray(0, upTo)),
+    });
+    if (sent.status !== 204) throw new Error(`the first bytes were refused: ${sent.status} ${await sent.text()}`);
+    return url.toString();
+  }
+
   /** A tus creation of `length` bytes with `metadata` (and a file name); the answer and the headers to go on with. */
   private async createUpload(circuit: string, length: number, metadata: Record<string, string>) {
     const tusHeaders = { 'tus-resumable': '1.0.0', ...this.sessionHeaders() };
@@ -199,6 +216,8 @@ export class ContributorClient extends CoordinatorClient {
       onUrl?: (url: string) => void;
       uploadUrl?: string;
       onChunkComplete?: (uploaded: number) => void;
+      /** The upload's metadata beyond its file name (e.g. a delta's format and head). */
+      metadata?: Record<string, string>;
     } = {},
   ): Promise<string> {
     return (async () => {
@@ -210,7 +229,7 @@ export class ContributorClient extends CoordinatorClient {
           headers: { cookie: this.cookie, 'x-csrf-token': this.csrfToken },
           chunkSize: options.chunkSize ?? Infinity,
           retryDelays: [],
-          metadata: { filename: `${circuit}.zkey` },
+          metadata: { filename: `${circuit}.zkey`, ...options.metadata },
           onUploadUrlAvailable: () => options.onUrl?.(upload.url!),
           onChunkComplete: (_size, uploaded) => options.onChunkComplete?.(uploaded),
           onError: (error) => reject(error),

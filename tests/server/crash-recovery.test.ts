@@ -1,14 +1,17 @@
 /**
  * `kill -9` of the coordinator during an upload and during verification, then a restart: the
  * upload resumes where it stopped (tus), the verification job survives in Redis and SQLite,
- * nothing is lost, the head and transcript are consistent, and the queue goes on.
+ * nothing is lost, the head and transcript are consistent, and the queue goes on. Then the same
+ * kill while a contribution delta is being taken in (spliced onto the head as it arrives): the
+ * half-written key it leaves is removed at the restart, and the resumed upload lands.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { devPtauHash, newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
@@ -18,12 +21,19 @@ import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-proces
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
+import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
+import { isTempPath } from '../../core/fs/atomic-write.ts';
+import { contributeFast } from '../../core/kernel/contribute-fast.ts';
 
 let redis: RedisServer;
 let dataDir: string;
 let port: number;
 let server: ChildProcess | undefined;
 let worker: WorkerProcess | undefined;
+/** The second in line after the first test: the delta's contributor in the second. */
+let bob: ContributorClient;
+/** The coordinators' JSON log lines (all its runs). */
+const logLines: Array<Record<string, unknown>> = [];
 const CLI = path.join(REPO_ROOT, 'bin', 'ceremony.js');
 
 function freePort(): Promise<number> {
@@ -50,6 +60,7 @@ async function startServer(): Promise<void> {
     stderr = `${stderr}${line}\n`.slice(-2000);
     try {
       const entry = JSON.parse(line) as { message?: string; url?: string };
+      logLines.push(entry);
       if (entry.message === 'coordinator listening' && new URL(entry.url!).port === String(port)) listening = true;
     } catch {
       // not a JSON log line
@@ -110,7 +121,7 @@ after(async () => {
 test('kill -9 during an upload and during verification: nothing lost, the queue resumes', async () => {
   const base = `http://127.0.0.1:${port}`;
   const alice = new ContributorClient(base);
-  const bob = new ContributorClient(base);
+  bob = new ContributorClient(base);
   await alice.signInDemo('alice');
   await bob.signInDemo('bob');
   await alice.join();
@@ -177,4 +188,73 @@ test('kill -9 during an upload and during verification: nothing lost, the queue 
   assert.equal(state.transcript.entries.filter((e) => e.type === 'contribution').length, 1, 'accepted exactly once');
   const report = await auditCeremony(dataDir, undefined, { ptauHash: await devPtauHash() });
   assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
+});
+
+/** The temporary keys in the circuit's uploads folder (a delta's key being spliced is one). */
+async function temporaryKeys(): Promise<string[]> {
+  const names = await readdir(path.join(dataDir, 'uploads', 'register')).catch(() => []);
+  return names.filter(isTempPath);
+}
+
+async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  for (const end = Date.now() + timeoutMs; Date.now() < end; await new Promise((r) => setTimeout(r, 50)))
+    if (await condition()) return;
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+test('kill -9 while a delta is taken in: its partial key goes at restart, the upload resumes', async () => {
+  const base = `http://127.0.0.1:${port}`;
+  assert.equal((await bob.progress('register')).state, 'turn');
+  const inputsResponse = await fetch(`${base}/api/circuits/register/contribution-inputs`);
+  assert.equal(inputsResponse.status, 200);
+  const head = Number(inputsResponse.headers.get('x-chain-head'));
+  const scratch = await mkdtemp(path.join(tmpdir(), 'crash-recovery-delta-'));
+  try {
+    const inputs = path.join(scratch, 'inputs.skeleton');
+    const deltaFile = path.join(scratch, 'delta.skeleton');
+    await writeFile(inputs, Buffer.from(await inputsResponse.arrayBuffer()));
+    await contributeFast(inputs, deltaFile, 'bob', 'typed entropy', { workers: 2 });
+    const delta = await readFile(deltaFile);
+    const metadata = { format: DELTA_FORMAT, head: String(head) };
+
+    // 1. A third of the delta is in and its intake is splicing: the coordinator dies.
+    const third = Math.ceil(delta.length / 3);
+    const uploadUrl = await bob.startUpload('register', delta, metadata, third);
+    await until('the intake to start its key', async () => (await temporaryKeys()).length === 1);
+    await killServer();
+    assert.equal((await temporaryKeys()).length, 1, 'the kill left the half-spliced key');
+    await assertChainsConsistent();
+
+    // 2. Restart: the half-spliced key is removed; the upload resumes at the coordinator's offset.
+    const splicesBefore = logLines.filter((l) => l.message === 'contribution delta spliced onto the head').length;
+    await startServer();
+    await until('the leftover key removed', async () => (await temporaryKeys()).length === 0);
+    const resumedUrl = await bob.upload('register', delta, { uploadUrl, metadata, chunkSize: third });
+    assert.equal(new URL(resumedUrl).pathname, new URL(uploadUrl).pathname, 'the upload resumed, not restarted');
+    await bob.waitFor(
+      (m) => m.status.circuits[0]!.state === 'accepted',
+      'the delta accepted after the restart',
+      60_000,
+    );
+
+    // 3. A new intake read the upload from its first byte: taken in as it arrived, with the link sums.
+    const splices = logLines.filter((l) => l.message === 'contribution delta spliced onto the head');
+    assert.equal(splices.length, splicesBefore + 1, 'one splice after the restart');
+    assert.equal(splices.at(-1)!.asItArrived, true, JSON.stringify(splices.at(-1)));
+    assert.equal(splices.at(-1)!.sums, true, JSON.stringify(splices.at(-1)));
+    const state = await openCeremony(dataDir);
+    assert.equal(state.chains.get('register')!.headIndex, head + 1);
+    await assertChainsConsistent();
+    assert.deepEqual(await readdir(path.join(dataDir, 'uploads', 'register')), [], 'nothing left in the uploads');
+    const cache = await readdir(path.join(dataDir, 'state', 'link-cache')).catch(() => []);
+    assert.deepEqual(
+      cache.filter((name) => name.endsWith('.sums')),
+      [],
+      'no candidate sums left',
+    );
+    const report = await auditCeremony(dataDir, undefined, { ptauHash: await devPtauHash() });
+    assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
+  } finally {
+    await cleanUp(scratch);
+  }
 });
