@@ -41,13 +41,11 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { SECTION, readZkeyInfo } from '../core/zkey/zkey-file.ts';
 import { HTTP_ROUTE_GROUPS, type HttpRouteGroup } from '../server/metrics/http-byte-counter.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
-import { CHROMIUM_ARGS, CHROMIUM_BIN, echoPageErrors } from '../tests/helpers/chromium.ts';
 import { ContributorClient } from '../tests/helpers/contributor-client.ts';
 import { chromiumProxyArgs, parseLink, startShapedProxy, type ShapedProxy } from '../tests/helpers/shaped-proxy.ts';
 import { BENCH_CIRCUIT, benchCeremonyCopy, benchCeremonyTemplate } from './bench-ceremony.ts';
@@ -60,6 +58,7 @@ import {
   type BenchChain,
 } from './bench-chain.ts';
 import { startCeremonyServe, type CoordinatorProcess } from './coordinator-process.ts';
+import { openDevtoolsPage } from './devtools-page.ts';
 import { MachineCpuSampler, ProcessTreeSampler } from './process-tree-sampler.ts';
 
 const MB = 1024 * 1024;
@@ -165,7 +164,7 @@ export interface TurnClientDriver {
  * wrap a function's inner names in a helper the page does not have.
  */
 const PAGE_OBSERVER = `(() => {
-  const send = (name) => window.turnBenchReport?.(name, Date.now());
+  const send = (name) => window.turnBenchReport?.(JSON.stringify([name, Date.now()]));
   const sent = new Set();
   const once = (name) => { if (!sent.has(name)) { sent.add(name); send(name); } };
   let status = null;
@@ -198,30 +197,39 @@ const PAGE_OBSERVER = `(() => {
   }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
 })();`;
 
-/** The contributor page in a fresh Chromium profile, through the link's proxy when there is one. */
+/**
+ * The contributor page in a fresh Chromium profile, through the link's proxy when there is one,
+ * driven over the DevTools protocol without its Network domain (bench/devtools-page.ts): with it,
+ * as Playwright has it, Chromium reports every transfer to the driver, which took the bench a
+ * core over a large key at loopback speed, out of the page's cores.
+ */
 const browserClient: TurnClientDriver = {
   async start(context) {
-    const server = await chromium.launchServer({
-      executablePath: CHROMIUM_BIN,
-      args: [...CHROMIUM_ARGS, ...(context.link ? chromiumProxyArgs(context.link) : [])],
+    let report: (name: string, at: number) => void = () => {};
+    const page = await openDevtoolsPage({
+      url: `${context.coordinator.url}/`,
+      extraArgs: context.link ? chromiumProxyArgs(context.link) : [],
+      label: context.contributorName,
+      bindings: {
+        turnBenchReport: (payload) => {
+          const [name, at] = JSON.parse(payload) as [string, number];
+          report(name, at);
+        },
+      },
+      initScript: PAGE_OBSERVER,
     });
     try {
-      const browser = await chromium.connect(server.wsEndpoint());
-      const page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
-      page.setDefaultTimeout(120_000);
-      echoPageErrors(page, context.contributorName);
-      let report: (name: string, at: number) => void = () => {};
-      await page.exposeFunction('turnBenchReport', (name: string, at: number) => report(name, at));
-      await page.addInitScript(PAGE_OBSERVER);
-      await page.goto(`${context.coordinator.url}/`);
-      await page.fill('#demo-name', context.contributorName);
-      await page.click('#demo-sign-in button[type=submit]');
-      await page.waitForSelector('#join');
-      const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+      await page.until(`!!document.querySelector('#demo-name')`);
+      await page.evaluate(
+        `document.querySelector('#demo-name').value = ${JSON.stringify(context.contributorName)};` +
+          `document.querySelector('#demo-sign-in button[type=submit]').click()`,
+      );
+      await page.until(`!!document.querySelector('#join')`);
+      const cores = await page.evaluate('navigator.hardwareConcurrency');
       let engine = 'engine not seen';
       return {
-        pid: server.process().pid,
-        describe: () => `page: ${engine}, navigator.hardwareConcurrency ${cores}`,
+        pid: page.pid,
+        describe: () => `page: ${engine}, navigator.hardwareConcurrency ${String(cores)}`,
         takeTurn: (hooks) =>
           new Promise<TurnVerdict>((resolve, reject) => {
             const byStatus: Record<string, TurnMark[]> = {
@@ -249,15 +257,12 @@ const browserClient: TurnClientDriver = {
               } else hooks.mark(name as TurnMark, at);
             };
             hooks.mark('join');
-            page.click('#join').catch(reject);
+            page.evaluate(`document.querySelector('#join').click()`).catch(reject);
           }),
-        close: async () => {
-          await browser.close().catch(() => {});
-          await server.close();
-        },
+        close: () => page.close(),
       };
     } catch (error) {
-      await server.close();
+      await page.close();
       throw error;
     }
   },
@@ -1058,7 +1063,7 @@ export function printContributorTurn(f: TurnBenchFigures): void {
   out(
     'L/H: first "updating the L section" → "writing your contribution" on the page; ' +
       'L/H+: → "done" (the short last step was not drawn). ' +
-      'The rest: the bench itself (Playwright, the link) and anything else.',
+      "The rest: the bench itself (the page's driver, the link) and anything else.",
   );
   out(
     'PSS: each shared page divided among the processes that map it, so the ' +

@@ -1,10 +1,8 @@
 /**
  * The contributor page's memory during a turn, measured without DevTools' network instrumentation.
- * Playwright (which the turn bench drives Chromium with) enables the DevTools Network domain on
- * every page, and Chromium then keeps copies of request and response bodies in the renderer for
- * inspection: at 2^16 that adds about 55 MB of the turn's own bytes to the page's memory, growing
- * with the key. Here Chromium is driven over the DevTools protocol directly (its debugging pipe), with only Runtime
- * evaluations (Page and Network stay off), so the figure is the page's own: PSS of all Chromium's
+ * Chromium is driven over the DevTools protocol directly (bench/devtools-page.ts: no Network
+ * domain, whose copies of bodies would add to the page's memory), so the figure is the page's
+ * own, with nothing else of the turn bench around it: PSS of all Chromium's
  * processes (bench/process-tree-sampler.ts) above their idle level before Join, on the cached
  * one-circuit bench ceremony of a generated 2^P key (or a real-shaped one) against `ceremony serve`
  * (dist/ and web/dist are built first where stale).
@@ -13,60 +11,20 @@
  * In `npm run bench` (bench/index.ts, `--only page-memory`) it runs on the turn bench's key: rs18,
  * or --turn-circuit NAME / --turn-power P.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Readable, Writable } from 'node:stream';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
-import { CHROMIUM_ARGS, CHROMIUM_BIN } from '../tests/helpers/chromium.ts';
 import { BENCH_CIRCUIT, benchCeremonyCopy, benchCeremonyTemplate } from './bench-ceremony.ts';
 import { benchChain, benchLog as log, isRealShapeName, realShapedChain, REAL_SHAPE_NAMES } from './bench-chain.ts';
 import { startCeremonyServe } from './coordinator-process.ts';
+import { openDevtoolsPage, type DevtoolsPage } from './devtools-page.ts';
 import { ProcessTreeSampler } from './process-tree-sampler.ts';
 
 const TURN_TIMEOUT_MS = 10 * 60 * 1000;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-interface DevtoolsClient {
-  send(method: string, params?: object, sessionId?: string): Promise<any>;
-}
-
-/**
- * A DevTools protocol client over Chromium's debugging pipe (`--remote-debugging-pipe`: commands
- * written to its fd 3, answers read from its fd 4, each message ending with a NUL byte).
- */
-function devtoolsOverPipe(toChrome: Writable, fromChrome: Readable): DevtoolsClient {
-  let nextId = 0;
-  let buffered = '';
-  const waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
-  fromChrome.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString();
-    for (let end = buffered.indexOf('\0'); end >= 0; end = buffered.indexOf('\0')) {
-      const message = JSON.parse(buffered.slice(0, end)) as {
-        id?: number;
-        result?: unknown;
-        error?: { message: string };
-      };
-      buffered = buffered.slice(end + 1);
-      const pending = message.id === undefined ? undefined : waiting.get(message.id);
-      if (!pending) continue;
-      waiting.delete(message.id!);
-      if (message.error) pending.reject(new Error(message.error.message));
-      else pending.resolve(message.result);
-    }
-  });
-  return {
-    send: (method, params = {}, sessionId) =>
-      new Promise((resolve, reject) => {
-        const id = ++nextId;
-        waiting.set(id, { resolve, reject });
-        toChrome.write(`${JSON.stringify({ id, method, params, sessionId })}\0`);
-      }),
-  };
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { power: { type: 'string', default: '16' }, circuit: { type: 'string' } } });
@@ -83,26 +41,13 @@ async function main(): Promise<void> {
   const label = values.circuit ?? `2^${values.power}`;
   const template = await benchCeremonyTemplate(chain, values.circuit ?? String(values.power));
   const dataDir = await benchCeremonyCopy(template, 'page-memory');
-  const profile = await mkdtemp(path.join(tmpdir(), 'page-memory-profile-'));
   const keyBytes = (await stat(ceremonyPaths(dataDir).zkeyPath(BENCH_CIRCUIT, 0))).size;
   log('starting ceremony serve and Chromium (DevTools protocol, no Network domain)');
   const coordinator = await startCeremonyServe(dataDir);
-  const chrome = spawn(CHROMIUM_BIN, [...CHROMIUM_ARGS, '--remote-debugging-pipe', `--user-data-dir=${profile}`], {
-    stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  let page: DevtoolsPage | undefined;
   try {
-    const client = devtoolsOverPipe(chrome.stdio[3] as Writable, chrome.stdio[4] as Readable);
-    const { targetId } = await client.send('Target.createTarget', { url: `${coordinator.url}/` });
-    const { sessionId } = await client.send('Target.attachToTarget', { targetId, flatten: true });
-    const evaluate = async (expression: string): Promise<unknown> =>
-      (await client.send('Runtime.evaluate', { expression, returnByValue: true }, sessionId)).result?.value;
-    const until = async (expression: string, timeoutMs = 60_000): Promise<void> => {
-      // While the page navigates (the sign-in) it has no context to evaluate in for a moment.
-      for (const end = Date.now() + timeoutMs; Date.now() < end; await sleep(100))
-        if (await evaluate(expression).catch(() => false)) return;
-      throw new Error(`the page never reached: ${expression}`);
-    };
+    page = await openDevtoolsPage({ url: `${coordinator.url}/`, label: 'memory' });
+    const { evaluate, until } = page;
     await until(`!!document.querySelector('#demo-name')`);
     await evaluate(
       `document.querySelector('#demo-name').value = 'memory';` +
@@ -110,7 +55,7 @@ async function main(): Promise<void> {
     );
     await until(`!!document.querySelector('#join')`);
     await sleep(3000); // the page settles: its idle level
-    const sampler = new ProcessTreeSampler(chrome.pid!, { intervalMs: 100, pssIntervalMs: 500, byKind: true });
+    const sampler = new ProcessTreeSampler(page.pid, { intervalMs: 100, pssIntervalMs: 500, byKind: true });
     await sleep(1500);
     const idleSample = sampler.sample();
     const idle = idleSample.pssBytes!;
@@ -145,14 +90,9 @@ async function main(): Promise<void> {
     const signed = ([kind, bytes]: readonly [string, number]): string => `${kind} ${bytes >= 0 ? '+' : ''}${mb(bytes)}`;
     console.log(`  by process, at the peak            ${growth.map(signed).join(', ')}`);
   } finally {
-    try {
-      process.kill(-chrome.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
+    await page?.close();
     await coordinator.stop();
     await rm(dataDir, { recursive: true, force: true });
-    await rm(profile, { recursive: true, force: true });
   }
 }
 
