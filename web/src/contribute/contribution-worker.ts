@@ -90,8 +90,13 @@ scope.onmessage = async (event) => {
     };
     let capture: ScaleChainCapture | undefined;
     if (request.type === 'record') {
+      // The record is made on a key of a few kilobytes, so its curve runs on this thread alone:
+      // the default starts a thread per core, each with its own heap and WebAssembly memory,
+      // which was most of the page's memory early in a turn. snarkjs's contribute takes the curve
+      // ffjavascript keeps on globalThis, so this one is put there.
+      const curve = (await curves.getCurveFromName('bn128', { singleThread: true })) as PatchableCurve;
+      (globalThis as { curve_bn128?: unknown }).curve_bn128 = curve;
       // The kernel's chain for s⁻¹ is kept, for the page's pool to apply to the real L and H.
-      const curve = (await curves.getCurveFromName('bn128')) as PatchableCurve;
       capture = captureScaleChain(curve);
       restore = capture.restore;
     } else if (request.kernelWorkers && request.kernelWorkers > 0) {

@@ -15,7 +15,7 @@ declare module 'snarkjs' {
   }
   export namespace curves {
     /** ffjavascript's curve, cached per page: the one zKey.contribute then uses. */
-    function getCurveFromName(name: string): Promise<unknown>;
+    function getCurveFromName(name: string, options?: { singleThread?: boolean }): Promise<unknown>;
   }
   export namespace zKey {
     function contribute(
