@@ -22,13 +22,17 @@
  *                   browser memory, cores busy, each against its floor (minutes)
  *  8. page-memory   bench/page-memory.ts: the page's own memory during one turn (Chromium over its
  *                   DevTools pipe, no network inspection) on the turn's key (rs18; --turn-circuit /
- *                   --turn-power), above idle and against the key (child process)
+ *                   --turn-power), above idle and against the key, straight and through the turn's
+ *                   link (child processes)
  *  9. receipt       bench/receipt.ts: one paste of a receipts file on the public page, checked
  *                   against the final key of --receipt-circuit (rs18; or --receipt-power P) by
  *                   range requests: the page's own timing and the key bytes fetched, against the
  *                   whole key's download and `snarkjs zkey verify` (--receipt-skip-snarkjs)
+ * 10. transfer-garbage  bench/transfer-garbage.ts: what moving 60 MiB down, then up, leaves in a page's
+ *                   memory in Chromium, apart from any contribution (what the page's memory grows by)
  *
- * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,page-memory,receipt]
+ * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,page-memory,receipt,
+ *                                  transfer-garbage]
  *                           [--audit-links 5]
  *                           [--powers 14,16] [--terms K]
  *                           [--receipt-circuit rs18 | --receipt-power P] [--receipt-skip-snarkjs]
@@ -66,6 +70,7 @@ const BENCHES = [
   'turn',
   'page-memory',
   'receipt',
+  'transfer-garbage',
 ] as const;
 const { values } = parseArgs({
   options: {
@@ -187,13 +192,21 @@ if (turnOptions) {
 if (pageMemoryTarget !== undefined) {
   const key =
     typeof pageMemoryTarget === 'number' ? ['--power', String(pageMemoryTarget)] : ['--circuit', pageMemoryTarget];
-  process.stdout.write('\n');
   const script = path.join(REPO_ROOT, 'bench', 'page-memory.ts');
-  const run = spawnSync(process.execPath, ['--import', 'tsx', script, ...key], { cwd: REPO_ROOT, stdio: 'inherit' });
-  if (run.status !== 0) throw new Error(`bench/page-memory.ts ${key.join(' ')} exited with ${run.status}`);
+  for (const args of [key, [...key, '--link', values.link]]) {
+    process.stdout.write('\n');
+    const run = spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { cwd: REPO_ROOT, stdio: 'inherit' });
+    if (run.status !== 0) throw new Error(`bench/page-memory.ts ${args.join(' ')} exited with ${run.status}`);
+  }
 }
 if (selected.has('receipt')) {
   const target = values['receipt-power'] ?? values['receipt-circuit'];
   printReceiptBench(await runReceiptBench(target, Number(values.runs), !values['receipt-skip-snarkjs']));
+}
+if (selected.has('transfer-garbage')) {
+  process.stdout.write('\n');
+  const script = path.join(REPO_ROOT, 'bench', 'transfer-garbage.ts');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (run.status !== 0) throw new Error(`bench/transfer-garbage.ts exited with ${run.status}`);
 }
 await releaseBn128();

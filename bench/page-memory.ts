@@ -7,7 +7,10 @@
  * one-circuit bench ceremony of a generated 2^P key (or a real-shaped one) against `ceremony serve`
  * (dist/ and web/dist are built first where stale).
  *
- * Usage: tsx bench/page-memory.ts [--power 16 | --circuit rs18]
+ * With `--link DOWN/UP` (Mbit/s) the page goes through the turn bench's shaped proxy, as a
+ * contributor on a home link.
+ *
+ * Usage: tsx bench/page-memory.ts [--power 16 | --circuit rs18] [--link 100/20]
  * In `npm run bench` (bench/index.ts, `--only page-memory`) it runs on the turn bench's key: rs18,
  * or --turn-circuit NAME / --turn-power P.
  */
@@ -17,6 +20,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
+import { chromiumProxyArgs, parseLink, startShapedProxy, type ShapedProxy } from '../tests/helpers/shaped-proxy.ts';
 import { BENCH_CIRCUIT, benchCeremonyCopy, benchCeremonyTemplate } from './bench-ceremony.ts';
 import { benchChain, benchLog as log, isRealShapeName, realShapedChain, REAL_SHAPE_NAMES } from './bench-chain.ts';
 import { startCeremonyServe } from './coordinator-process.ts';
@@ -27,7 +31,10 @@ const TURN_TIMEOUT_MS = 10 * 60 * 1000;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { power: { type: 'string', default: '16' }, circuit: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { power: { type: 'string', default: '16' }, circuit: { type: 'string' }, link: { type: 'string' } },
+  });
+  const linkRates = values.link === undefined ? undefined : parseLink(values.link);
   if (values.circuit !== undefined && !isRealShapeName(values.circuit))
     throw new Error(`--circuit is one of ${REAL_SHAPE_NAMES.join(', ')}`);
   if (!Number.isInteger(Number(values.power))) throw new Error(`--power is an integer, not "${values.power}"`);
@@ -38,15 +45,22 @@ async function main(): Promise<void> {
   });
   if (build.status !== 0) throw new Error('the build failed');
   const chain = values.circuit ? await realShapedChain(values.circuit) : await benchChain(Number(values.power));
-  const label = values.circuit ?? `2^${values.power}`;
+  const through = values.link ? `, through a ${values.link} Mbit/s link` : '';
+  const label = `${values.circuit ?? `2^${values.power}`}${through}`;
   const template = await benchCeremonyTemplate(chain, values.circuit ?? String(values.power));
   const dataDir = await benchCeremonyCopy(template, 'page-memory');
   const keyBytes = (await stat(ceremonyPaths(dataDir).zkeyPath(BENCH_CIRCUIT, 0))).size;
   log('starting ceremony serve and Chromium (DevTools protocol, no Network domain)');
   const coordinator = await startCeremonyServe(dataDir);
   let page: DevtoolsPage | undefined;
+  let link: ShapedProxy | undefined;
   try {
-    page = await openDevtoolsPage({ url: `${coordinator.url}/`, label: 'memory' });
+    if (linkRates) link = await startShapedProxy(linkRates);
+    page = await openDevtoolsPage({
+      url: `${coordinator.url}/`,
+      label: 'memory',
+      extraArgs: link ? chromiumProxyArgs(link) : [],
+    });
     const { evaluate, until } = page;
     await until(`!!document.querySelector('#demo-name')`);
     await evaluate(
@@ -91,6 +105,7 @@ async function main(): Promise<void> {
     console.log(`  by process, at the peak            ${growth.map(signed).join(', ')}`);
   } finally {
     await page?.close();
+    await link?.stop();
     await coordinator.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
