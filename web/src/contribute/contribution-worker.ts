@@ -93,9 +93,13 @@ scope.onmessage = async (event) => {
       // The record is made on a key of a few kilobytes, so its curve runs on this thread alone:
       // the default starts a thread per core, each with its own heap and WebAssembly memory, all
       // of it added to the page's memory early in a turn (up to 15 MB at its peak on 2 cores).
-      // snarkjs's contribute takes the curve ffjavascript keeps on globalThis, so this one is put there.
-      const curve = (await curves.getCurveFromName('bn128', { singleThread: true })) as PatchableCurve;
-      (globalThis as { curve_bn128?: unknown }).curve_bn128 = curve;
+      // snarkjs's contribute takes the curve ffjavascript caches on globalThis, so this one is put
+      // there; the chain is captured on whichever curve the cache then gives, the one contribute
+      // will use (an ffjavascript that caches elsewhere would just cost the threads again).
+      (globalThis as { curve_bn128?: unknown }).curve_bn128 = await curves.getCurveFromName('bn128', {
+        singleThread: true,
+      });
+      const curve = (await curves.getCurveFromName('bn128')) as PatchableCurve;
       // The kernel's chain for s⁻¹ is kept, for the page's pool to apply to the real L and H.
       capture = captureScaleChain(curve);
       restore = capture.restore;
