@@ -24,6 +24,7 @@ import { hashFile } from '../../core/crypto/file-hash.ts';
 import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { isTempPath } from '../../core/fs/atomic-write.ts';
 import { contributeFast } from '../../core/kernel/contribute-fast.ts';
+import { waitUntil } from '../helpers/wait-until.ts';
 
 let redis: RedisServer;
 let dataDir: string;
@@ -196,12 +197,6 @@ async function temporaryKeys(): Promise<string[]> {
   return names.filter(isTempPath);
 }
 
-async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  for (const end = Date.now() + timeoutMs; Date.now() < end; await new Promise((r) => setTimeout(r, 50)))
-    if (await condition()) return;
-  assert.fail(`timed out waiting for ${what}`);
-}
-
 test('kill -9 while a delta is taken in: its partial key goes at restart, the upload resumes', async () => {
   const base = `http://127.0.0.1:${port}`;
   assert.equal((await bob.progress('register')).state, 'turn');
@@ -220,7 +215,7 @@ test('kill -9 while a delta is taken in: its partial key goes at restart, the up
     // 1. A third of the delta is in and its intake is splicing: the coordinator dies.
     const third = Math.ceil(delta.length / 3);
     const uploadUrl = await bob.startUpload('register', delta, metadata, third);
-    await until('the intake to start its key', async () => (await temporaryKeys()).length === 1);
+    await waitUntil(async () => (await temporaryKeys()).length === 1, 'the intake to start its key');
     await killServer();
     assert.equal((await temporaryKeys()).length, 1, 'the kill left the half-spliced key');
     await assertChainsConsistent();
@@ -228,7 +223,7 @@ test('kill -9 while a delta is taken in: its partial key goes at restart, the up
     // 2. Restart: the half-spliced key is removed; the upload resumes at the coordinator's offset.
     const splicesBefore = logLines.filter((l) => l.message === 'contribution delta spliced onto the head').length;
     await startServer();
-    await until('the leftover key removed', async () => (await temporaryKeys()).length === 0);
+    await waitUntil(async () => (await temporaryKeys()).length === 0, 'the leftover key removed');
     const resumedUrl = await bob.upload('register', delta, { uploadUrl, metadata, chunkSize: third });
     assert.equal(new URL(resumedUrl).pathname, new URL(uploadUrl).pathname, 'the upload resumed, not restarted');
     await bob.waitFor(

@@ -25,6 +25,7 @@ import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coor
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { MIN_CONTRIBUTION_RECORD_BYTES } from '../../core/zkey/zkey-file.ts';
 import { ManualClock } from '../../server/clock.ts';
+import { waitUntil } from '../helpers/wait-until.ts';
 
 /** What the coordinator under test warned about: disk errors are logged, never sent to clients. */
 const warnings: Array<{ message: string; fields?: Record<string, unknown> }> = [];
@@ -165,6 +166,7 @@ test(
     await waitUntil(
       async () => (await stat(path.join(dataDir, 'uploads', 'register', path.basename(firstUrl)))).size === 2000,
       'the streamed bytes to land',
+      10_000,
     );
 
     const second = await createUpload(alice, 'register', length);
@@ -333,11 +335,3 @@ test(
     }
   },
 );
-
-async function waitUntil(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const started = Date.now();
-  while (!(await condition().catch(() => false))) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -16,6 +16,7 @@ import { createEmbeddedDispatcher } from '../../server/verification-dispatch/emb
 import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
 import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { outcomeCollector, verificationFixture, type VerificationFixture } from './verification-fixture.ts';
+import { waitUntil } from '../helpers/wait-until.ts';
 
 let fixture: VerificationFixture;
 let dispatcher: VerificationDispatcher;
@@ -110,7 +111,7 @@ test('several contributions queued at once are all verified, in order', async (t
 });
 
 test('a verifier killed mid-verification is replaced and the request verified again', async () => {
-  await waitUntil(() => verifierPids.length > 0, 'the first verifier to be ready');
+  await waitUntil(() => verifierPids.length > 0, 'the first verifier to be ready', 30_000);
   const firstPid = verifierPids.at(-1)!;
   const candidate = await fixture.candidate('transact84', 'grace');
   // Stopped first, so the request is certainly still with it when it dies.
@@ -188,13 +189,5 @@ function processAlive(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function waitUntil(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
   }
 }
