@@ -5,7 +5,8 @@
  * and verifies it. With the same secret, the key that lands is byte for byte the key the same
  * contribution makes on the whole head. Deltas that are not one contribution on top of the head
  * are refused with their codes (before they are handed in, or by the verifier), and the head, the
- * transcript and the chain's files stay as they were.
+ * transcript and the chain's files stay as they were. A delta whose turn ends while it is taken in
+ * leaves neither its key nor the sums made for its verifier.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -332,4 +333,34 @@ test('temporary keys a stopped coordinator left in its uploads folder are remove
   await coordinator.uploads.leftoversRemoved;
   assert.equal(await stat(leftover).catch(() => 'gone'), 'gone', 'the leftover temporary key is removed');
   assert.deepEqual(await uploadsLeft(), [], 'nothing else is left in the uploads folder');
+});
+
+test('a delta whose turn ends while it is taken in is refused at hand-in; its key and sums are not left', async () => {
+  const dave = await signedInAndJoined('dave');
+  await turnOn(dave);
+  const inputs = path.join(scratch, 'head-dave.skeleton');
+  const { head } = await downloadInputs(inputs);
+  const deltaFile = path.join(scratch, 'delta-dave.skeleton');
+  await contributeFast(inputs, deltaFile, 'dave', 'typed entropy', { workers: 2 });
+  // The turn ends between the last byte and the hand-in (a deadline, a leave): the real lobby's
+  // leave, at the one moment a test can reach deterministically.
+  const { service, lobby } = coordinator;
+  const submit = service.submit.bind(service);
+  service.submit = (upload) => {
+    lobby.leave(upload.principal.id);
+    return submit(upload);
+  };
+  try {
+    const answer = await dave.sendUpload(CIRCUIT, await readFile(deltaFile), {
+      format: DELTA_FORMAT,
+      head: String(head),
+    });
+    assert.equal(answer.code, 'lobby.not_your_turn', JSON.stringify(answer));
+  } finally {
+    service.submit = submit;
+  }
+  // The key was taken in with its sums for the verifier, which will never run on it.
+  assert.deepEqual(lastSplice(), { asItArrived: true, sums: true });
+  assert.deepEqual(await uploadsLeft(), [], 'no upload is left behind');
+  assert.deepEqual(await sumsLeft(), [], 'no sums are left behind');
 });
