@@ -315,7 +315,7 @@ function auditScript(ceremony: CeremonyView, origin: string): string {
     'JSON.parse(s).entries.map(e=>JSON.stringify(e)).join("\\n")+"\\n")})';
   lines.push(`curl -fsS "$BASE/api/transcript" | node -e '${toJsonLines}'`);
   if (ceremony.finalised) {
-    lines.push('fetch final/manifest.json /api/manifest');
+    lines.push('fetch final/manifest.json /api/manifest', 'fetch final/compiler.json /api/final/compiler.json');
     for (const circuit of ceremony.circuits) {
       lines.push(
         `fetch final/${circuit.name}.zkey /api/final/${circuit.name}.zkey`,
