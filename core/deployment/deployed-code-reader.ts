@@ -6,7 +6,7 @@
  * code fails only its own contract, with a one-line reason.
  */
 import { createPublicClient, http, isAddress, type Address, type Hex } from 'viem';
-import { CoordinatorError } from '../errors.ts';
+import { CoordinatorError, type ErrorCode } from '../errors.ts';
 import { describeRpcError } from './describe-rpc-error.ts';
 
 export interface RpcTimeouts {
@@ -23,6 +23,13 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 15_000;
 export type DeployedCode =
   | { ok: true; address: Address; code: Hex }
   | { ok: false; address?: Address; reason: string; kind: 'address' | 'rpc' | 'no_code' };
+
+/** The code of each way a contract's code was not read, for the checks that give every verdict a code. */
+export const UNREAD_CODE_ERRORS: Readonly<Record<Extract<DeployedCode, { ok: false }>['kind'], ErrorCode>> = {
+  address: 'input.invalid',
+  rpc: 'deployment.rpc_unavailable',
+  no_code: 'deployment.no_contract',
+};
 
 /** A malformed endpoint is a usage error (exit 2), not a network being down. */
 export function requireHttpUrl(rpcUrl: string): string {
@@ -47,7 +54,9 @@ export function parseVerifierAddress(
   if (typeof address !== 'string' || !isAddress(address)) {
     return {
       ok: false,
-      reason: `address ${JSON.stringify(address)} is not a valid address (0x + 40 hex digits, EIP-55 checksum if mixed case)`,
+      reason:
+        `address ${JSON.stringify(address)} is not a valid address ` +
+        '(0x + 40 hex digits, EIP-55 checksum if mixed case)',
     };
   }
   return { ok: true, address };

@@ -20,18 +20,19 @@ interface SolcOutput {
 }
 
 /**
- * Compiles every source in one solc call, optimizer on as a deployment would be. Returns the
- * contracts keyed `<source name>:<contract name>`, so equal contract names in different sources
- * do not collide.
+ * Compiles every source in one solc call, by default with the optimizer on as a deployment would
+ * be (or with `settings`, Standard JSON settings such as a ceremony's final/compiler.json records).
+ * Returns the contracts keyed `<source name>:<contract name>`, so equal contract names in
+ * different sources do not collide.
  */
-export function compileContracts(sources: Record<string, string>): Map<string, CompiledContract> {
+export function compileContracts(
+  sources: Record<string, string>,
+  settings: Record<string, unknown> = { optimizer: { enabled: true, runs: 200 } },
+): Map<string, CompiledContract> {
   const input = {
     language: 'Solidity',
     sources: Object.fromEntries(Object.entries(sources).map(([name, content]) => [name, { content }])),
-    settings: {
-      optimizer: { enabled: true, runs: 200 },
-      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
-    },
+    settings: { ...settings, outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
   };
   const output = JSON.parse(solc.compile(JSON.stringify(input)) as string) as SolcOutput;
   const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
