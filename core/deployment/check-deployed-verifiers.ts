@@ -59,17 +59,18 @@ export async function checkDeployedVerifiers(
   });
 }
 
-function notRead(verifier: string, deployed: DeployedCode | undefined, failure: string | undefined) {
-  const verdict = (code: ErrorCode, reason: string, address?: Address): DeployedVerifierVerdict => ({
-    verifier,
-    match: false,
-    code,
-    reason,
-    ...(address === undefined ? {} : { address }),
-  });
-  if (deployed === undefined) return verdict('deployment.rpc_unavailable', failure ?? 'the code was not read');
+type Refusal = Extract<DeployedVerifierVerdict, { match: false }>;
+
+function refusal(verifier: string, code: ErrorCode, reason: string, extra: Partial<Refusal> = {}): Refusal {
+  const defined = Object.entries(extra).filter(([, value]) => value !== undefined);
+  return { verifier, match: false, code, reason, ...Object.fromEntries(defined) };
+}
+
+function notRead(verifier: string, deployed: DeployedCode | undefined, failure: string | undefined): Refusal {
+  if (deployed === undefined)
+    return refusal(verifier, 'deployment.rpc_unavailable', failure ?? 'the code was not read');
   if (deployed.ok) throw new Error('unreachable: code was read');
-  return verdict(UNREAD_CODE_ERRORS[deployed.kind], deployed.reason, deployed.address);
+  return refusal(verifier, UNREAD_CODE_ERRORS[deployed.kind], deployed.reason, { address: deployed.address });
 }
 
 /** The verdict on code read at `address`: the key's δ ≠ γ, then every constant of the key in the code. */
@@ -80,15 +81,8 @@ export function judgeDeployedCode(
   verificationKey: VerificationKeyJson,
 ): DeployedVerifierVerdict {
   const circuit = circuitOfVerifier(verifier) ?? verifier;
-  const refused = (code: ErrorCode, reason: string, firstDifference?: string): DeployedVerifierVerdict => ({
-    verifier,
-    match: false,
-    code,
-    reason,
-    ...(firstDifference === undefined ? {} : { firstDifference }),
-    address,
-    runtimeCode,
-  });
+  const refused = (code: ErrorCode, reason: string, firstDifference?: string): Refusal =>
+    refusal(verifier, code, reason, { firstDifference, address, runtimeCode });
   // A key without Phase 2 is refused whatever the code holds: every proof against it is forgeable.
   if (deltaEqualsGamma(verificationKey)) {
     return refused(DELTA_EQUALS_GAMMA, deltaEqualsGammaMessage(circuit, verifier, 'the verification key'));

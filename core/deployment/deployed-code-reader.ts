@@ -46,7 +46,7 @@ export function requireHttpUrl(rpcUrl: string): string {
 }
 
 /** The address of a verifiers file's entry, or why it is not one; `file` names the file in the reason. */
-export function parseVerifierAddress(
+function parseVerifierAddress(
   address: unknown,
   file = 'the verifiers file',
 ): { ok: true; address: Address } | { ok: false; reason: string } {

@@ -22,7 +22,7 @@ export const VERIFIER_COMPILER_RECORD_FILE = 'compiler.json';
  * The optimizer as a deployment runs it; `paris`, the last EVM version before PUSH0, because the
  * verifier needs nothing later (only the pairing precompiles) and every EVM network runs it.
  */
-export const VERIFIER_COMPILER_SETTINGS = {
+const VERIFIER_COMPILER_SETTINGS = {
   optimizer: { enabled: true, runs: 200 },
   evmVersion: 'paris',
 } as const;

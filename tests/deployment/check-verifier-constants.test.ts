@@ -140,7 +140,8 @@ describe('checkVerifierConstants', () => {
     assert.notEqual(withoutAlpha, honest);
     const trailer = `a1${'58'}20${alphaX}`; // {bytes(32): α1.x}: a CBOR map of one entry
     const lengthHex = (trailer.length / 2).toString(16).padStart(4, '0');
-    const code = `${withoutAlpha.slice(0, -2 * (2 + runtimeBytes(honest).readUInt16BE(runtimeBytes(honest).length - 2)))}${trailer}${lengthHex}`;
+    const honestTrailerBytes = runtimeBytes(honest).length - codeLengthWithoutMetadata(runtimeBytes(honest));
+    const code = `${withoutAlpha.slice(0, -2 * honestTrailerBytes)}${trailer}${lengthHex}`;
     assert.deepEqual(checkVerifierConstants(code, vkey), { match: false, firstDifference: 'alpha1.x' });
   });
 });

@@ -145,48 +145,24 @@ const TAMPERED = [
   'VerifierTransact42',
 ];
 
+/** `verify-deployment --ceremony` on network A, `--compare`d with network B. */
+async function runOnBothNetworks(name: string, onA: object, onB: object): Promise<CliResult> {
+  const [verifiersA, verifiersB] = [await writeJson(`${name}-a.json`, onA), await writeJson(`${name}-b.json`, onB)];
+  const network = [networkA.rpcUrl, manifestPath, verifiersA];
+  const compare = ['--compare', networkB.rpcUrl, verifiersB];
+  return runCli(['verify-deployment', ...network, '--ceremony', published, ...compare], { timeoutMs: 300_000 });
+}
+
 let tamperedRun: Promise<CliResult> | undefined;
 /** One run of the CLI over every tampered contract (each refusal is asserted by its own test). */
 function runTampered(): Promise<CliResult> {
-  tamperedRun ??= (async () => {
-    const verifiersA = await writeJson('tampered-a.json', tamperedA);
-    const verifiersB = await writeJson('tampered-b.json', tamperedB);
-    return runCli(
-      [
-        'verify-deployment',
-        networkA.rpcUrl,
-        manifestPath,
-        verifiersA,
-        '--ceremony',
-        published,
-        '--compare',
-        networkB.rpcUrl,
-        verifiersB,
-      ],
-      { timeoutMs: 300_000 },
-    );
-  })();
+  tamperedRun ??= runOnBothNetworks('tampered', tamperedA, tamperedB);
   return tamperedRun;
 }
 
 describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
   test('the honest deployment on both networks: exit 0, the identifier, and what each match proved', async () => {
-    const verifiersA = await writeJson('honest-a.json', honestA);
-    const verifiersB = await writeJson('honest-b.json', honestB);
-    const run = await runCli(
-      [
-        'verify-deployment',
-        networkA.rpcUrl,
-        manifestPath,
-        verifiersA,
-        '--ceremony',
-        published,
-        '--compare',
-        networkB.rpcUrl,
-        verifiersB,
-      ],
-      { timeoutMs: 300_000 },
-    );
+    const run = await runOnBothNetworks('honest', honestA, honestB);
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(lines(run.stdout), [
       `ceremony identifier: ${identifier}`,
@@ -198,7 +174,8 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
         stderr.some((line) =>
           new RegExp(
             `^${name}: proven: the runtime code at ${ADDRESS} is the final key's verifier compiled with ` +
-              'solc 0\\.8\\.\\d+ \\{"optimizer":\\{"enabled":true,"runs":200\\},"evmVersion":"paris"\\}, byte for byte ' +
+              'solc 0\\.8\\.\\d+ \\{"optimizer":\\{"enabled":true,"runs":200\\},"evmVersion":"paris"\\}, ' +
+              'byte for byte ' +
               'up to the metadata trailer$',
           ).test(line),
         ),
@@ -222,7 +199,8 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
     assert.match(
       run.stderr,
       new RegExp(
-        `^VerifierRegister: \\[deployment\\.constant_mismatch\\] IC\\[3\\]\\.x of the verification key \\(0x[0-9a-f]+\\) ` +
+        '^VerifierRegister: \\[deployment\\.constant_mismatch\\] ' +
+          `IC\\[3\\]\\.x of the verification key \\(0x[0-9a-f]+\\) ` +
           `is not in the runtime bytecode at ${ADDRESS}$`,
         'm',
       ),
@@ -234,7 +212,8 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
     assert.match(
       run.stderr,
       new RegExp(
-        '^VerifierTransact21: \\[vkey\\.delta_equals_gamma\\] circuit transact21 \\(VerifierTransact21\\): δ equals γ in ' +
+        '^VerifierTransact21: \\[vkey\\.delta_equals_gamma\\] ' +
+          'circuit transact21 \\(VerifierTransact21\\): δ equals γ in ' +
           `the verifier deployed at ${ADDRESS} \\(δ's constants stand where γ's should; first missing: gamma2\\.x1\\)`,
         'm',
       ),
@@ -245,17 +224,18 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
     const run = await runTampered();
     assert.match(
       run.stderr,
-      /^VerifierTransact22: \[deployment\.constant_mismatch\] IC\[0\]\.x of the verification key \(0x[0-9a-f]+\) is not/m,
+      /^VerifierTransact22: \[deployment\.constant_mismatch\] IC\[0\]\.x of the verification key \(0x[0-9a-f]+\) /m,
     );
   });
 
-  test('the right source compiled with other settings: every constant there, deployment.bytecode_mismatch', async () => {
+  test('the right source compiled otherwise: every constant there, deployment.bytecode_mismatch', async () => {
     const run = await runTampered();
     assert.match(
       run.stderr,
       new RegExp(
-        `^VerifierTransact23: \\[deployment\\.bytecode_mismatch\\] the runtime code at ${ADDRESS} is not the verifier of ` +
-          'the final key compiled with solc 0\\.8\\.\\d+ \\{.*\\}: they differ from byte \\d+ \\(\\d+ and \\d+ bytes before ' +
+        `^VerifierTransact23: \\[deployment\\.bytecode_mismatch\\] the runtime code at ${ADDRESS} ` +
+          'is not the verifier of the final key compiled with solc 0\\.8\\.\\d+ \\{.*\\}: ' +
+          'they differ from byte \\d+ \\(\\d+ and \\d+ bytes before ' +
           'the metadata trailer\\)$',
         'm',
       ),
@@ -268,7 +248,8 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
     assert.match(
       run.stderr,
       new RegExp(
-        `^VerifierTransact42: \\[deployment\\.networks_differ\\] the runtime code at ${ADDRESS} on the second network ` +
+        `^VerifierTransact42: \\[deployment\\.networks_differ\\] the runtime code at ${ADDRESS} ` +
+          'on the second network ' +
           `is not the code at ${ADDRESS} on the first: they differ from byte \\d+`,
         'm',
       ),
@@ -287,7 +268,7 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
     }
   });
 
-  test('the δ-only check (no --ceremony) passes three of them, its output unchanged, and says only δ was checked', async () => {
+  test('the δ-only check passes three of them, its output unchanged, and says only δ was checked', async () => {
     const verifiersA = await writeJson('tampered-a-delta-only.json', tamperedA);
     const run = await runCli(['verify-deployment', networkA.rpcUrl, manifestPath, verifiersA]);
     assert.equal(run.code, 1);
@@ -321,7 +302,8 @@ describe('verifyDeploymentAgainstCeremony', { timeout: 300_000 }, () => {
     );
     assert.equal(
       reasons.VerifierTransact84,
-      `[deployment.manifest_mismatch] deltax2 is ${deltax2} in the manifest but ${entry.deltax2} in the final key of transact84`,
+      `[deployment.manifest_mismatch] deltax2 is ${deltax2} in the manifest ` +
+        `but ${entry.deltax2} in the final key of transact84`,
     );
     assert.equal(
       reasons.VerifierNoSuch,
@@ -336,7 +318,8 @@ describe('verifyDeploymentAgainstCeremony', { timeout: 300_000 }, () => {
     // A match without recompiling says what it did not prove.
     const register = report.verifiers.find((v) => v.verifier === 'VerifierRegister')!;
     assert.deepEqual(register.checked, [
-      `every constant of the final key (α1, β2, γ2, δ2, IC[0] to IC[6]) is in the runtime code at ${honestA.VerifierRegister}; ` +
+      'every constant of the final key (α1, β2, γ2, δ2, IC[0] to IC[6]) ' +
+        `is in the runtime code at ${honestA.VerifierRegister}; ` +
         'not proven: that the code uses them as the verifier does (not recompiled: see the note)',
     ]);
   });
@@ -364,7 +347,7 @@ describe('verifyDeploymentAgainstCeremony', { timeout: 300_000 }, () => {
     assert.ok(report.verifiers.every((v) => v.checked?.length === 1 && v.checked[0]!.includes('; not proven: ')));
   });
 
-  test("a final key that is not the transcript's, one given by its vkey.json alone, a transcript cut short", async () => {
+  test("a final key not the transcript's, one given by its vkey.json alone, a transcript cut short", async () => {
     const copy = join(work, 'changed-keys');
     await cp(published, copy, { recursive: true });
     await writeFile(join(copy, 'final', 'treeUpdate.zkey'), 'not the final key');
@@ -377,7 +360,8 @@ describe('verifyDeploymentAgainstCeremony', { timeout: 300_000 }, () => {
     });
     const byName = Object.fromEntries(report.verifiers.map((v) => [v.verifier, v]));
     assert.deepEqual(byName.VerifierTreeUpdate!.reasons, [
-      '[chain.file_hash_mismatch] final/treeUpdate.zkey is not the final key the transcript records (BLAKE2b-512 differs)',
+      '[chain.file_hash_mismatch] final/treeUpdate.zkey is not the final key the transcript records ' +
+        '(BLAKE2b-512 differs)',
     ]);
     assert.equal(byName.VerifierRegister!.match, true);
     assert.deepEqual(byName.VerifierRegister!.warnings, [

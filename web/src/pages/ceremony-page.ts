@@ -84,9 +84,10 @@ function renderFinal(ceremony: CeremonyView, manifest: ManifestView | null): HTM
     h(
       'p',
       {},
-      'The delta manifest ties each deployed verifier contract to this ceremony: check a deployment with ',
-      h('code', {}, 'ceremony verify-deployment RPC manifest.json verifiers.json'),
-      '.',
+      'The delta manifest ties each deployed verifier contract to this ceremony. Check a deployment against ' +
+        'the whole final keys, in the folder the script below fetches, with ',
+      h('code', {}, 'ceremony verify-deployment RPC final/manifest.json verifiers.json --ceremony .'),
+      ' (without --ceremony it checks δ alone, as the service document defines it).',
     ),
     h(
       'div',
