@@ -1,8 +1,8 @@
 /**
  * `--compare RPC2 VERIFIERS2`: each verifier's runtime code on a second network against its code on
- * the first (the service deploys the same contracts on both). What is compared is the executable
- * code, byte for byte, up to solc's metadata trailer: a difference there alone (another source
- * path or build of the same source) is said, not refused, since the trailer is never executed.
+ * the first (the service deploys the same contracts on both). What is compared is the code byte
+ * for byte except the contents of solc's metadata trailer: a difference there alone (the same
+ * source compiled under another path) is said, not refused, since the trailer is never executed.
  * A snarkjs verifier has no immutables (its runtime code is the same wherever it is deployed), so
  * there is nothing else to set aside; code that differs anywhere else is `deployment.networks_differ`.
  */
@@ -25,16 +25,22 @@ export interface SecondNetwork {
 }
 
 export type RuntimeCodeComparison =
-  { same: true; metadataDiffers: boolean } | { same: false; firstDifferingByte: number; lengths: [number, number] };
+  | { same: true; metadataDiffers: boolean }
+  /** `lengths`: of the whole codes, trailers included. */
+  | { same: false; firstDifferingByte: number; lengths: [number, number] };
 
-/** Compares two runtime codes up to their metadata trailers. */
+/**
+ * Compares two runtime codes byte for byte, except the contents of their metadata trailers, which
+ * must still be as long: a longer "trailer" could hide code after the compared part (never
+ * reached by it, but nothing here needs to argue that).
+ */
 export function compareRuntimeCode(first: Hex, second: Hex): RuntimeCodeComparison {
   const [a, b] = [runtimeBytes(first), runtimeBytes(second)];
   const [x, y] = [executableCode(a), executableCode(b)];
-  if (x.equals(y)) return { same: true, metadataDiffers: !a.equals(b) };
+  if (x.equals(y) && a.length === b.length) return { same: true, metadataDiffers: !a.equals(b) };
   let i = 0;
   while (i < x.length && i < y.length && x[i] === y[i]) i += 1;
-  return { same: false, firstDifferingByte: i, lengths: [x.length, y.length] };
+  return { same: false, firstDifferingByte: i, lengths: [a.length, b.length] };
 }
 
 /**
@@ -74,14 +80,14 @@ export async function compareWithSecondNetwork(
       check.reasons.push(
         `[deployment.networks_differ] the runtime code at ${there.address} on the second network is not the code at ` +
           `${here.address} on the first: they differ from byte ${compared.firstDifferingByte} ` +
-          `(${compared.lengths[0]} and ${compared.lengths[1]} bytes before the metadata trailer)`,
+          `(${compared.lengths[0]} and ${compared.lengths[1]} bytes long)`,
       );
       check.match = false;
     } else if (check.match) {
       check.checked = [
         ...(check.checked ?? []),
         `the same runtime code at ${there.address} on the second network, byte for byte` +
-          (compared.metadataDiffers ? ' up to the metadata trailer, which differs (not executed)' : ''),
+          (compared.metadataDiffers ? " but for the metadata trailer's contents, which differ (never executed)" : ''),
       ];
     }
   }

@@ -164,15 +164,14 @@ function compareWithRecompiled(
       check.reasons.push(
         `[deployment.bytecode_mismatch] the runtime code at ${code.address} is not the verifier of the final key ` +
           `compiled with ${compiler}: they differ from byte ` +
-          `${compared.firstDifferingByte} (${compared.lengths[0]} and ${compared.lengths[1]} bytes ` +
-          'before the metadata trailer)',
+          `${compared.firstDifferingByte} (${compared.lengths[0]} and ${compared.lengths[1]} bytes long)`,
       );
       return;
     }
     // Equal code carries every constant, each used where the verifier uses it: one statement says both.
     check.checked = [
       `the runtime code at ${code.address} is the final key's verifier compiled with ${compiler}, byte for byte ` +
-        'up to the metadata trailer',
+        "but for the metadata trailer's contents",
     ];
     return;
   }

@@ -153,7 +153,7 @@ test('a verifier whose γ was set to its δ: γ missing, δ pushed twice (and no
   assert.equal(deployedGammaIsDelta(icChanged, vkey), false);
 });
 
-test('runtime code is compared up to its metadata trailer, and a difference is located', () => {
+test("runtime code is compared but for its metadata trailer's contents, and a difference is located", () => {
   assert.deepEqual(compareRuntimeCode(honest as `0x${string}`, honest as `0x${string}`), {
     same: true,
     metadataDiffers: false,
@@ -164,6 +164,18 @@ test('runtime code is compared up to its metadata trailer, and a difference is l
   assert.deepEqual(compareRuntimeCode(honest as `0x${string}`, otherTrailer as `0x${string}`), {
     same: true,
     metadataDiffers: true,
+  });
+  // The same code with a longer "trailer": bytes after the compared part are never set aside.
+  const bytes = runtimeBytes(honest);
+  const executable = codeLengthWithoutMetadata(bytes);
+  const cbor = bytes.subarray(executable, bytes.length - 2).toString('hex');
+  const longerLength = (cbor.length / 2 + 32).toString(16).padStart(4, '0');
+  const longer = `${honest.slice(0, 2 + 2 * executable)}${cbor}${'5b'.repeat(32)}${longerLength}`;
+  assert.equal(codeLengthWithoutMetadata(runtimeBytes(longer)), executable);
+  assert.deepEqual(compareRuntimeCode(honest as `0x${string}`, longer as `0x${string}`), {
+    same: false,
+    firstDifferingByte: executable,
+    lengths: [bytes.length, bytes.length + 32],
   });
   const compared = compareRuntimeCode(honest as `0x${string}`, icChanged as `0x${string}`);
   assert.equal(compared.same, false);
