@@ -13,6 +13,10 @@
  * which δ's constants occur twice and the generator's not at all, which is what a verifier whose γ
  * was set to its δ compiles to (solc keeps one copy of each constant per use). Code without the
  * generator is refused in any case: its γ is not the one of any key the ceremony made.
+ *
+ * That is all it proves: a contract with the right δ and other IC points, α, β or γ matches. The
+ * whole final key, and the code itself, are what `--ceremony` checks
+ * (verify-deployment-against-ceremony.ts); the CLI says so on stderr after this check.
  */
 import type { Address } from 'viem';
 import type { DeltaEntry } from '../manifest/delta-manifest.ts';
