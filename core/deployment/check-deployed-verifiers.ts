@@ -7,8 +7,9 @@
  * Verdicts, each with its code: `deployment.constant_mismatch` (names the first constant missing,
  * e.g. `IC[3].x`), `vkey.delta_equals_gamma` (the key's δ is its γ, or the code's γ was set to its
  * δ), `deployment.no_contract` (no code at the address), `deployment.rpc_unavailable` (the
- * endpoint or its eth_getCode failed), `input.invalid` (not an address). A match proves what
- * `checkVerifierConstants` proves, no more: every constant is in the code.
+ * endpoint or its eth_getCode failed), `input.invalid` (not an address, or not a Groth16 key in
+ * snarkjs's shape). A match proves what `checkVerifierConstants` proves, no more: every constant is
+ * in the code, not that the code uses each as the verifier does.
  */
 import type { Address, Hex } from 'viem';
 import type { ErrorCode } from '../errors.ts';
@@ -17,8 +18,18 @@ import { deltaEqualsGamma } from '../manifest/delta-manifest.ts';
 import { checkVerifierConstants } from './check-verifier-constants.ts';
 import { circuitOfVerifier } from './circuit-of-verifier.ts';
 import { deployedGammaIsDelta } from './deployed-gamma-is-delta.ts';
-import { readDeployedCodes, UNREAD_CODE_ERRORS, type DeployedCode, type RpcTimeouts } from './deployed-code-reader.ts';
-import { verificationKeyConstants, type VerificationKeyJson } from './verification-key-json.ts';
+import {
+  readDeployedCodes,
+  requireHttpUrl,
+  UNREAD_CODE_ERRORS,
+  type DeployedCode,
+  type RpcTimeouts,
+} from './deployed-code-reader.ts';
+import {
+  parseVerificationKeyJson,
+  verificationKeyConstants,
+  type VerificationKeyJson,
+} from './verification-key-json.ts';
 
 export interface DeployedVerifierTarget {
   /** The contract's address on the network checked (0x + 40 hex digits; EIP-55 if mixed case). */
@@ -50,12 +61,23 @@ export async function checkDeployedVerifiers(
   targets: Readonly<Record<string, DeployedVerifierTarget>>,
   timeouts: RpcTimeouts = {},
 ): Promise<DeployedVerifierVerdict[]> {
+  requireHttpUrl(rpcUrl);
   const names = Object.keys(targets);
   const read = await readDeployedCodes(rpcUrl, new Map(names.map((name) => [name, targets[name]!.address])), timeouts);
   return names.map((verifier) => {
     const deployed = read.codes.get(verifier);
     if (deployed?.ok !== true) return notRead(verifier, deployed, read.failure);
-    return judgeDeployedCode(verifier, deployed.address, deployed.code, targets[verifier]!.verificationKey);
+    let verificationKey: VerificationKeyJson;
+    try {
+      // Typed, but it crossed a module boundary: its shape is checked before any constant is read.
+      verificationKey = parseVerificationKeyJson(
+        targets[verifier]!.verificationKey,
+        `the verification key of ${verifier}`,
+      );
+    } catch (error) {
+      return refusal(verifier, 'input.invalid', (error as Error).message, { address: deployed.address });
+    }
+    return judgeDeployedCode(verifier, deployed.address, deployed.code, verificationKey);
   });
 }
 

@@ -399,6 +399,10 @@ describe('checkDeployedVerifiers (the receipt check calls it)', { timeout: 120_0
         verificationKey: vkeys.VerifierTransact23!,
       },
       VerifierTransact42: { address: 'not-an-address', verificationKey: vkeys.VerifierTransact42! },
+      VerifierTransact44: {
+        address: honestA.VerifierTransact44!,
+        verificationKey: { ...vkeys.VerifierTransact44!, IC: [] } as VerificationKeyJson,
+      },
     });
     assert.deepEqual(
       verdicts.map((v) => [v.verifier, v.match ? 'match' : v.code, v.match ? undefined : v.firstDifference]),
@@ -408,6 +412,7 @@ describe('checkDeployedVerifiers (the receipt check calls it)', { timeout: 120_0
         ['VerifierTransact22', 'match', undefined],
         ['VerifierTransact23', 'deployment.no_contract', undefined],
         ['VerifierTransact42', 'input.invalid', undefined],
+        ['VerifierTransact44', 'input.invalid', undefined],
       ],
     );
     const closed = `http://127.0.0.1:${await freePort()}`;
