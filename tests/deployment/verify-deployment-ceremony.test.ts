@@ -346,11 +346,13 @@ describe('verifyDeploymentAgainstCeremony', { timeout: 300_000 }, () => {
     assert.ok(report.verifiers.every((v) => v.checked?.length === 1 && v.checked[0]!.includes('; not proven: ')));
   });
 
-  test("a final key not the transcript's, one given by its vkey.json alone, a transcript cut short", async () => {
+  test("a final key not the transcript's, a vkey.json alone, a source edited, a transcript cut", async () => {
     const copy = join(work, 'changed-keys');
     await cp(published, copy, { recursive: true });
     await writeFile(join(copy, 'final', 'treeUpdate.zkey'), 'not the final key');
     await rm(join(copy, 'final', 'register.zkey'));
+    const source = join(copy, 'final', 'VerifierTransact21.sol');
+    await writeFile(source, `${await readFile(source, 'utf8')}// an edit\n`);
     const report = await verifyDeploymentAgainstCeremony({
       rpcUrl: networkA.rpcUrl,
       manifest,
@@ -363,6 +365,12 @@ describe('verifyDeploymentAgainstCeremony', { timeout: 300_000 }, () => {
         '(BLAKE2b-512 differs)',
     ]);
     assert.equal(byName.VerifierRegister!.match, true);
+    // The deployed code is judged against the verifier rendered from the final key, not the published source.
+    assert.equal(byName.VerifierTransact21!.match, true);
+    assert.deepEqual(byName.VerifierTransact21!.warnings, [
+      'final/VerifierTransact21.sol is not the verifier snarkjs renders from the final key; ' +
+        'the verifier rendered from the final key was compiled and judged',
+    ]);
     assert.deepEqual(byName.VerifierRegister!.warnings, [
       'no final/register.zkey: compared with final/register.vkey.json, which the transcript does not record; ' +
         '`ceremony audit` checks it against the final key',
