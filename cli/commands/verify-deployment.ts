@@ -42,7 +42,7 @@ export function verifyDeploymentCommand(): Command {
     .option('--no-recompile', 'with --ceremony: check the constants only, even where final/compiler.json allows more')
     .option(
       '--compare <rpc2-and-verifiers2...>',
-      'RPC2 VERIFIERS2: also require the same runtime code on a second network (up to the metadata trailer)',
+      'RPC2 VERIFIERS2: also require the same runtime code on a second network (metadata trailer aside)',
     )
     .addHelpText(
       'after',
@@ -79,7 +79,7 @@ export function verifyDeploymentCommand(): Command {
         process.stdout.write(`ceremony identifier: ${checked.identifier}\n`);
         if (checked.notRecompiled !== undefined) {
           notes.push(
-            `note: no verifier was recompiled (${checked.notRecompiled}); the constants are all that was checked`,
+            `note: no verifier was recompiled (${checked.notRecompiled}); of the code, only the constants were checked`,
           );
         }
         report = checked;
