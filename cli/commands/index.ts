@@ -83,7 +83,9 @@ export const COMMANDS: CommandEntry[] = [
   {
     name: 'verify-deployment',
     usage: '[options] <rpc-url> <manifest.json> <verifiers.json>',
-    summary: 'check deployed verifier contracts: δ against the manifest, or (--ceremony) the whole final keys',
+    summary:
+      'check deployed verifier contracts: δ against the manifest, or (--ceremony) every constant of the final ' +
+      'keys and the recompiled verifiers',
     load: async () => (await import('./verify-deployment.ts')).verifyDeploymentCommand,
   },
   {
