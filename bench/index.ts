@@ -30,9 +30,11 @@
  *                   whole key's download and `snarkjs zkey verify` (--receipt-skip-snarkjs)
  * 10. transfer-garbage  bench/transfer-garbage.ts: what moving 60 MiB down, then up, leaves in a page's
  *                   memory in Chromium, apart from any contribution (what the page's memory grows by)
+ * 11. deployment    bench/verify-deployment.ts: `verify-deployment` δ-only against --ceremony (constants,
+ *                   recompiled code) on anvil, and hashing a final key's size against b2sum (seconds)
  *
  * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,page-memory,receipt,
- *                                  transfer-garbage]
+ *                                  transfer-garbage,deployment]
  *                           [--audit-links 5]
  *                           [--powers 14,16] [--terms K]
  *                           [--receipt-circuit rs18 | --receipt-power P] [--receipt-skip-snarkjs]
@@ -71,6 +73,7 @@ const BENCHES = [
   'page-memory',
   'receipt',
   'transfer-garbage',
+  'deployment',
 ] as const;
 const { values } = parseArgs({
   options: {
@@ -175,6 +178,13 @@ if (selected.has('contribution')) {
 }
 if (selected.has('startup')) {
   printStartup(await runStartup(5), 5);
+}
+if (selected.has('deployment')) {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'verify-deployment.ts')], {
+    cwd: REPO_ROOT,
+    stdio: 'inherit',
+  });
+  if (run.status !== 0) throw new Error(`bench/verify-deployment.ts exited with ${run.status}`);
 }
 if (selected.has('audit')) {
   const run = spawnSync(

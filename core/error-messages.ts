@@ -284,6 +284,30 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'A verification key never went through Phase 2 (its δ equals its γ): anyone can forge its proofs.',
     next: 'Do not deploy or use that key.',
   },
+  'deployment.constant_mismatch': {
+    what: 'A deployed verifier contract does not carry the whole verification key of the ceremony’s final key.',
+    next: 'Do not trust that contract: it may accept forged proofs.',
+  },
+  'deployment.bytecode_mismatch': {
+    what: 'A deployed verifier contract is not the ceremony’s verifier as compiled with the recorded compiler.',
+    next: 'Do not trust that contract until its code is explained.',
+  },
+  'deployment.networks_differ': {
+    what: 'A verifier contract on the second network has other code than on the first.',
+    next: 'Check the second network’s contract on its own before trusting it.',
+  },
+  'deployment.manifest_mismatch': {
+    what: 'The delta manifest does not agree with the ceremony’s final keys.',
+    next: 'Use the manifest the ceremony published, and check it with `ceremony audit`.',
+  },
+  'deployment.no_contract': {
+    what: 'There is no contract at a verifier’s address.',
+    next: 'Check the address in the verifiers file and the network.',
+  },
+  'deployment.rpc_unavailable': {
+    what: 'The network’s JSON-RPC endpoint could not be reached or did not give a contract’s code.',
+    next: RERUN,
+  },
   'contribution.identity_pattern_changed': REFUSED_FILE(
     'some of its points are empty (the point at infinity) where the ' +
       'previous key’s are not, or the other way round; a real contribution ' +

@@ -81,6 +81,21 @@ const ERROR_CODES = {
    */
   'vkey.delta_equals_gamma': PLAIN,
 
+  // Deployed verifier contracts against the ceremony (`ceremony verify-deployment --ceremony`, `--compare`): each
+  // a MISMATCH of one verifier, named with it
+  /** A constant of the final verification key (α1, β2, γ2, δ2, an IC point) is not in the deployed runtime code. */
+  'deployment.constant_mismatch': PLAIN,
+  /** The deployed runtime code is not the recompiled verifier of the final key (metadata trailer aside). */
+  'deployment.bytecode_mismatch': PLAIN,
+  /** A verifier's runtime code on the second network (`--compare`) is not its code on the first. */
+  'deployment.networks_differ': PLAIN,
+  /** A manifest entry is not the δ of its final key, or names no verifier of the ceremony, or one is missing. */
+  'deployment.manifest_mismatch': PLAIN,
+  /** No contract code at the verifier's address. */
+  'deployment.no_contract': PLAIN,
+  /** The JSON-RPC endpoint could not be reached, or its eth_getCode failed. */
+  'deployment.rpc_unavailable': PLAIN,
+
   // A candidate zkey that is refused as the next link of a chain
   'zkey.malformed': REFUSES,
   'zkey.not_groth16': REFUSES,

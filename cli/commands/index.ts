@@ -82,8 +82,10 @@ export const COMMANDS: CommandEntry[] = [
   },
   {
     name: 'verify-deployment',
-    usage: '<rpc-url> <manifest.json> <verifiers.json>',
-    summary: 'check that deployed verifier contracts carry the delta points of the manifest',
+    usage: '[options] <rpc-url> <manifest.json> <verifiers.json>',
+    summary:
+      'check deployed verifier contracts: δ against the manifest, or (--ceremony) every constant of the final ' +
+      'keys and the recompiled verifiers',
     load: async () => (await import('./verify-deployment.ts')).verifyDeploymentCommand,
   },
   {

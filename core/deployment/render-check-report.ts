@@ -1,6 +1,7 @@
 /**
  * Renders a check report as the service document prints it: one `NAME match` or `NAME MISMATCH`
- * line per verifier on stdout; reasons and warnings on stderr, a shared failure only once.
+ * line per verifier on stdout; reasons, warnings and what a match proved on stderr, a shared failure
+ * only once.
  */
 import { allVerifiersMatch, type CheckReport } from './verifier-check.ts';
 
@@ -19,6 +20,7 @@ export function renderCheckReport(report: CheckReport): RenderedCheckReport {
     out.push(`${check.verifier} ${check.match ? 'match' : 'MISMATCH'}`);
     for (const reason of check.reasons) err.push(`${check.verifier}: ${reason}`);
     for (const warning of check.warnings) err.push(`warning: ${check.verifier}: ${warning}`);
+    if (check.match) for (const proven of check.checked ?? []) err.push(`${check.verifier}: proven: ${proven}`);
   }
   return {
     stdout: out.map((line) => `${line}\n`).join(''),

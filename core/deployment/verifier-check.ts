@@ -10,6 +10,11 @@ export interface VerifierCheck {
   reasons: string[];
   /** Reported whatever the result, e.g. a delta equal to gamma (a key without Phase 2). */
   warnings: string[];
+  /**
+   * What a match proved, one statement each (`verify-deployment --ceremony`), so no verdict reads as
+   * more than was checked; absent from the δ-only check, whose one statement is printed once.
+   */
+  checked?: string[];
 }
 
 export interface CheckReport {

@@ -13,66 +13,60 @@
  * which δ's constants occur twice and the generator's not at all, which is what a verifier whose γ
  * was set to its δ compiles to (solc keeps one copy of each constant per use). Code without the
  * generator is refused in any case: its γ is not the one of any key the ceremony made.
+ *
+ * That is all it proves: a contract with the right δ and other IC points, α, β or γ matches. The
+ * whole final key, and the code itself, are what `--ceremony` checks
+ * (verify-deployment-against-ceremony.ts); the CLI says so on stderr after this check.
  */
-import { createPublicClient, http, isAddress, type Address, type PublicClient } from 'viem';
-import { CoordinatorError } from '../errors.ts';
-import { describeRpcError } from './describe-rpc-error.ts';
+import type { Address } from 'viem';
 import type { DeltaEntry } from '../manifest/delta-manifest.ts';
 import { BN254_G2_GENERATOR_X, deltaIsG2Generator } from './delta-is-g2-generator.ts';
 import { circuitOfVerifier } from './circuit-of-verifier.ts';
 import { DELTA_EQUALS_GAMMA, deltaEqualsGammaMessage } from '../manifest/delta-equals-gamma.ts';
+import {
+  ownEntry,
+  readDeployedCodes,
+  requireHttpUrl,
+  type DeployedCodes,
+  type RpcTimeouts,
+} from './deployed-code-reader.ts';
 import { parseDeltaEntry } from './parse-delta-entry.ts';
 import type { UncheckedManifest } from './read-manifest-file.ts';
 import type { UncheckedVerifierAddresses } from './read-verifiers-file.ts';
 import type { CheckReport, VerifierCheck } from './verifier-check.ts';
 
-export interface VerifyDeploymentOptions {
+export interface VerifyDeploymentOptions extends RpcTimeouts {
   /** JSON-RPC endpoint (http or https) of the network being checked. */
   rpcUrl: string;
   /** Verifier name → `{ deltax1, deltax2 }`; entries are validated one by one. */
   manifest: UncheckedManifest;
   /** Verifier name → deployed address on that network. */
   verifiers: UncheckedVerifierAddresses;
-  /** Timeout of the eth_chainId reachability probe, no retry. Default 5000 ms. */
-  probeTimeoutMs?: number;
-  /** Timeout of each eth_getCode request, retried once. Default 15000 ms. */
-  requestTimeoutMs?: number;
-}
-
-const DEFAULT_PROBE_TIMEOUT_MS = 5_000;
-const DEFAULT_REQUEST_TIMEOUT_MS = 15_000;
-
-interface PendingCheck {
-  check: VerifierCheck;
-  delta?: DeltaEntry;
-  address?: Address;
+  /** Receives the code read, so a later check (`--compare`) reads no contract twice. */
+  onCodes?: (codes: DeployedCodes) => void;
 }
 
 export async function verifyDeployment(options: VerifyDeploymentOptions): Promise<CheckReport> {
   const rpcUrl = requireHttpUrl(options.rpcUrl);
-  const pending = Object.entries(options.manifest).map(([verifier, entry]) =>
-    // Own properties only: a name like `constructor` must not find Object.prototype's.
-    prepareCheck(verifier, entry, Object.hasOwn(options.verifiers, verifier) ? options.verifiers[verifier] : undefined),
-  );
+  const names = Object.keys(options.manifest);
+  const addresses = new Map(names.map((verifier) => [verifier, ownEntry(options.verifiers, verifier)]));
+  // Fetched even for a broken entry, so the output also says whether a contract is there.
+  const read = await readDeployedCodes(rpcUrl, addresses, options);
+  options.onCodes?.(read);
 
-  const needCode = pending.filter((p) => p.address !== undefined);
-  let failure: string | undefined;
-  if (needCode.length > 0) {
-    failure = await probeEndpoint(rpcUrl, options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS);
-  }
-  if (failure === undefined && needCode.length > 0) {
-    const client = createPublicClient({
-      transport: http(rpcUrl, { timeout: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, retryCount: 1 }),
-    });
-    // Concurrent: a manifest lists a handful of verifiers, and this bounds the total time by one
-    // request's timeout instead of their sum.
-    await Promise.all(needCode.map((p) => compareBytecode(client, p)));
-  }
-
-  for (const p of pending) {
-    p.check.match = p.check.reasons.length === 0 && failure === undefined && p.address !== undefined;
-  }
-  return { ...(failure === undefined ? {} : { failure }), verifiers: pending.map((p) => p.check) };
+  const verifiers = names.map((verifier): VerifierCheck => {
+    const check: VerifierCheck = { verifier, match: false, reasons: [], warnings: [] };
+    const delta = parseDelta(check, options.manifest[verifier]);
+    const code = read.codes.get(verifier);
+    if (code?.ok === false && code.kind === 'address') check.reasons.push(code.reason);
+    else if (read.failure === undefined && code !== undefined) {
+      if (!code.ok) check.reasons.push(code.reason);
+      else if (delta !== undefined) compareDelta(check, code.address, code.code.toLowerCase(), delta);
+    }
+    check.match = check.reasons.length === 0 && read.failure === undefined && code?.ok === true;
+    return check;
+  });
+  return { ...(read.failure === undefined ? {} : { failure: read.failure }), verifiers };
 }
 
 /** The δ = γ refusal of one verifier, with its code, naming its circuit. */
@@ -80,77 +74,20 @@ function deltaEqualsGammaReason(verifier: string, where: string): string {
   return `[${DELTA_EQUALS_GAMMA}] ${deltaEqualsGammaMessage(circuitOfVerifier(verifier) ?? verifier, verifier, where)}`;
 }
 
-/** A malformed endpoint is a usage error (exit 2), not a network being down. */
-function requireHttpUrl(rpcUrl: string): string {
-  let url: URL;
-  try {
-    url = new URL(rpcUrl);
-  } catch {
-    throw new CoordinatorError('usage.invalid_arguments', `RPC URL ${JSON.stringify(rpcUrl)} is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new CoordinatorError('usage.invalid_arguments', `RPC URL ${rpcUrl} must be http:// or https://`);
-  }
-  return rpcUrl;
-}
-
-function prepareCheck(verifier: string, entry: unknown, address: unknown): PendingCheck {
-  const check: VerifierCheck = { verifier, match: false, reasons: [], warnings: [] };
-  const pending: PendingCheck = { check };
-
+function parseDelta(check: VerifierCheck, entry: unknown): DeltaEntry | undefined {
   const parsed = parseDeltaEntry(entry);
-  if (parsed.ok) {
-    pending.delta = parsed.delta;
-    if (deltaIsG2Generator(parsed.delta)) {
-      const where = "the manifest's entry (the G2 generator, γ of every key snarkjs makes, so it matches any verifier)";
-      check.reasons.push(deltaEqualsGammaReason(verifier, where));
-    }
-  } else {
+  if (!parsed.ok) {
     check.reasons.push(...parsed.reasons);
-  }
-
-  if (address === undefined) {
-    check.reasons.push('no address in the verifiers file');
-  } else if (typeof address !== 'string' || !isAddress(address)) {
-    check.reasons.push(
-      `address ${JSON.stringify(address)} is not a valid address (0x + 40 hex digits, EIP-55 checksum if mixed case)`,
-    );
-  } else {
-    // Fetched even when the entry is broken, so the output also says whether a contract is there.
-    pending.address = address;
-  }
-  return pending;
-}
-
-/** Returns why the endpoint cannot be used, or undefined when it answered eth_chainId. */
-async function probeEndpoint(rpcUrl: string, timeoutMs: number): Promise<string | undefined> {
-  const probe = createPublicClient({ transport: http(rpcUrl, { timeout: timeoutMs, retryCount: 0 }) });
-  try {
-    await probe.getChainId();
     return undefined;
-  } catch (error) {
-    return (
-      `RPC endpoint ${rpcUrl} cannot be reached (eth_chainId, ${timeoutMs} ` + `ms timeout): ${describeRpcError(error)}`
-    );
   }
+  if (deltaIsG2Generator(parsed.delta)) {
+    const where = "the manifest's entry (the G2 generator, γ of every key snarkjs makes, so it matches any verifier)";
+    check.reasons.push(deltaEqualsGammaReason(check.verifier, where));
+  }
+  return parsed.delta;
 }
 
-async function compareBytecode(client: PublicClient, pending: PendingCheck): Promise<void> {
-  const { check, address, delta } = pending;
-  if (address === undefined) return;
-  let code: string | undefined;
-  try {
-    code = await client.getCode({ address, blockTag: 'latest' });
-  } catch (error) {
-    check.reasons.push(`eth_getCode at ${address} failed: ${describeRpcError(error)}`);
-    return;
-  }
-  if (code === undefined || code === '0x') {
-    check.reasons.push(`no contract code at ${address}`);
-    return;
-  }
-  if (delta === undefined) return;
-  const bytecode = code.toLowerCase();
+function compareDelta(check: VerifierCheck, address: Address, bytecode: string, delta: DeltaEntry): void {
   const occurrences = (hex: string): number => bytecode.split(hex).length - 1;
   const deltaCounts: number[] = [];
   for (const field of ['deltax1', 'deltax2'] as const) {

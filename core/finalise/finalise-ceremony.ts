@@ -24,6 +24,7 @@ import {
   type VerificationKeyDelta,
 } from '../manifest/delta-manifest.ts';
 import { exportSolidityVerifier } from './solidity-verifier.ts';
+import { writeVerifierCompilerRecord } from './verifier-compiler-record.ts';
 import type { BeaconParameters } from './beacon-parameters.ts';
 
 export const FINAL_BEACON_NAME = 'Final beacon';
@@ -196,6 +197,7 @@ export async function finaliseCeremony(
       });
       progress({ type: 'finished', circuit: name });
     }
+    await writeVerifierCompilerRecord(state.paths.finalDir, Object.keys(manifest));
     await writeFileAtomic(state.paths.manifestPath, serialiseManifest(manifest));
     const manifestHash = createHash('blake2b512')
       .update(await readFile(state.paths.manifestPath))

@@ -1,6 +1,9 @@
 /**
- * Solidity verifier of a final key: snarkjs's own Groth16 template, with the contract named as the
- * manifest names it (`VerifierTransact21`), so deployed bytecode and manifest line up by name.
+ * Solidity verifier of a final key: snarkjs's own Groth16 template, rendered as snarkjs renders it
+ * (its ejs, on the exported verification key), with the contract named as the manifest names it
+ * (`VerifierTransact21`), so deployed bytecode and manifest line up by name. The deployment check
+ * renders the same source from the published key to recompile it; `final/compiler.json`
+ * (verifier-compiler-record.ts) says how.
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -18,10 +21,20 @@ function groth16Template(): Promise<string> {
   return templateText;
 }
 
-export async function exportSolidityVerifier(finalZkeyPath: string, contractName: string): Promise<string> {
-  const source = await snarkjs.zKey.exportSolidityVerifier(finalZkeyPath, { groth16: await groth16Template() });
+/** snarkjs's template engine, resolved from snarkjs: the one its `zkey export solidityverifier` renders with. */
+function snarkjsEjs(): { render(template: string, data: object): string } {
+  return createRequire(import.meta.resolve('snarkjs'))('ejs') as { render(template: string, data: object): string };
+}
+
+/** The verifier of a verification key (snarkjs's JSON shape), its contract named `contractName`. */
+export async function renderSolidityVerifier(verificationKey: object, contractName: string): Promise<string> {
+  const source = snarkjsEjs().render(await groth16Template(), verificationKey);
   const renamed = source.replace(/\bcontract Groth16Verifier\b/, `contract ${contractName}`);
   if (renamed === source)
     throw new Error('the snarkjs verifier template no longer declares `contract Groth16Verifier`');
   return renamed;
+}
+
+export async function exportSolidityVerifier(finalZkeyPath: string, contractName: string): Promise<string> {
+  return renderSolidityVerifier(await snarkjs.zKey.exportVerificationKey(finalZkeyPath), contractName);
 }

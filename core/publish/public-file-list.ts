@@ -2,7 +2,8 @@
  * The allow-list of a ceremony's public files, derived from ceremony.json and the transcript:
  * the configuration, each circuit's r1cs and its circom sources (the main file beside the r1cs and
  * every file it includes), the ptau, every link the transcript records, the transcript, the
- * final files once finalised, and the coordinator's receipt public key when a coordinator wrote one
+ * final files once finalised (with the verifiers' compiler record, final/compiler.json, when
+ * finalise wrote one), and the coordinator's receipt public key when a coordinator wrote one
  * (checked to be a public key: a private key put there by mistake stops the publication). Nothing
  * else in the data folder is ever listed: not `state/`, not `uploads/`, not an orphan zkey beyond a
  * head, not a note someone left in a chain folder.
@@ -11,10 +12,11 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CeremonyConfig } from '../config/ceremony-config.ts';
 import { CONFIG_FILE_NAME } from '../config/ceremony-config.ts';
-import { zkeyFileName } from '../data-folder/ceremony-paths.ts';
+import { ceremonyPaths, zkeyFileName } from '../data-folder/ceremony-paths.ts';
 import type { TranscriptEntry } from '../transcript/transcript.ts';
 import { CoordinatorError } from '../errors.ts';
 import { readReceiptPublicKey, RECEIPT_PUBLIC_KEY_FILE } from '../receipts/receipt-public-key-file.ts';
+import { readVerifierCompilerRecord, VERIFIER_COMPILER_RECORD_FILE } from '../finalise/verifier-compiler-record.ts';
 
 const TRANSCRIPT_FILE = 'transcript/transcript.jsonl';
 
@@ -95,6 +97,11 @@ export async function publicFileList(
         { relative: `final/${circuit.name}.vkey.json`, kind: 'final' },
         { relative: `final/${circuit.verifier}.sol`, kind: 'final' },
       );
+    }
+    // How the verifiers are compiled; a ceremony finalised before finalise wrote it has none (and is
+    // refused if the file is there but is no such record).
+    if ((await readVerifierCompilerRecord(ceremonyPaths(config.dataDir).finalDir)) !== undefined) {
+      files.push({ relative: `final/${VERIFIER_COMPILER_RECORD_FILE}`, kind: 'final' });
     }
     files.push({ relative: 'final/manifest.json', kind: 'final' });
   }

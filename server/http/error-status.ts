@@ -41,6 +41,12 @@ export const ERROR_STATUS = {
   'audit.ptau_inconsistent': 500,
   'audit.too_few_contributions': 500,
   'vkey.delta_equals_gamma': 500,
+  'deployment.constant_mismatch': 500,
+  'deployment.bytecode_mismatch': 500,
+  'deployment.networks_differ': 500,
+  'deployment.manifest_mismatch': 500,
+  'deployment.no_contract': 500,
+  'deployment.rpc_unavailable': 500,
 
   // A refused contribution is well-formed HTTP carrying a file that cannot be the next link.
   'zkey.malformed': 422,

@@ -48,6 +48,7 @@ const EXPECTED = [
   ...CIRCUITS.flatMap((c) => [`circuits/${c}.circom`, `circuits/${c}.r1cs`]),
   'final/VerifierRegister.sol',
   'final/VerifierTreeUpdate.sol',
+  'final/compiler.json',
   'final/manifest.json',
   ...CIRCUITS.flatMap((c) => [`final/${c}.vkey.json`, `final/${c}.zkey`]),
   'ptau/dev-pot10-insecure.ptau',

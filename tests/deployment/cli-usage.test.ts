@@ -84,6 +84,33 @@ describe('ceremony verify-deployment usage errors exit 2', { concurrency: 4 }, (
       ['verify-deployment', 'localhost:8545', manifest, verifiers],
       /\[usage\.invalid_arguments\]: RPC URL localhost:8545 must be http/,
     ));
+  test('--compare with one value', () =>
+    assertUsageError(
+      ['verify-deployment', RPC_URL, manifest, verifiers, '--compare', RPC_URL],
+      /\[usage\.invalid_arguments\]: --compare takes two values, the second network's RPC URL and .*; got 1$/m,
+    ));
+  test('--compare with an RPC URL not http(s)', () =>
+    assertUsageError(
+      ['verify-deployment', RPC_URL, manifest, verifiers, '--compare', 'ws://127.0.0.1:8546', verifiers],
+      /\[usage\.invalid_arguments\]: RPC URL ws:\/\/127\.0\.0\.1:8546 must be http/,
+    ));
+  test('--compare with a verifiers file missing', () =>
+    assertUsageError(
+      ['verify-deployment', RPC_URL, manifest, verifiers, '--compare', RPC_URL, join(dir, 'absent.json')],
+      /\[input\.file_not_found\]: verifiers file not found/,
+    ));
+  test('--no-recompile without --ceremony', () =>
+    assertUsageError(
+      ['verify-deployment', RPC_URL, manifest, verifiers, '--no-recompile'],
+      /\[usage\.invalid_arguments\]: --no-recompile goes with --ceremony DIR/,
+    ));
+});
+
+test('verify-deployment --ceremony with a folder that holds no ceremony exits 1, before any network', async () => {
+  const run = await runCli(['verify-deployment', RPC_URL, manifest, verifiers, '--ceremony', dir]);
+  assert.equal(run.code, 1);
+  assert.equal(run.stdout, '');
+  assert.match(run.stderr, /^error \[config\.not_found\]: no ceremony configuration at /);
 });
 
 describe('ceremony check-manifest usage errors exit 2', { concurrency: 4 }, () => {

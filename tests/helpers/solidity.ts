@@ -14,40 +14,63 @@ export interface CompiledContract {
   bytecode: Hex;
 }
 
-interface SolcOutput {
-  errors?: Array<{ severity: string; formattedMessage: string }>;
-  contracts?: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
+interface SolcContract {
+  abi: Abi;
+  evm: { bytecode: { object: string }; deployedBytecode: { object: string } };
 }
 
-/**
- * Compiles every source in one solc call, optimizer on as a deployment would be. Returns the
- * contracts keyed `<source name>:<contract name>`, so equal contract names in different sources
- * do not collide.
- */
-export function compileContracts(sources: Record<string, string>): Map<string, CompiledContract> {
+/** Every contract of `sources` compiled in one solc call, keyed `<source name>:<contract name>`. */
+function compileAll(sources: Record<string, string>, settings: Record<string, unknown>): Map<string, SolcContract> {
   const input = {
     language: 'Solidity',
     sources: Object.fromEntries(Object.entries(sources).map(([name, content]) => [name, { content }])),
     settings: {
-      optimizer: { enabled: true, runs: 200 },
-      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+      ...settings,
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
     },
   };
-  const output = JSON.parse(solc.compile(JSON.stringify(input)) as string) as SolcOutput;
+  const output = JSON.parse(solc.compile(JSON.stringify(input)) as string) as {
+    errors?: Array<{ severity: string; formattedMessage: string }>;
+    contracts?: Record<string, Record<string, SolcContract>>;
+  };
   const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
   if (errors.length > 0) {
     throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
   }
-  const compiled = new Map<string, CompiledContract>();
+  const compiled = new Map<string, SolcContract>();
   for (const [sourceName, contracts] of Object.entries(output.contracts ?? {})) {
-    for (const [contractName, contract] of Object.entries(contracts)) {
-      compiled.set(`${sourceName}:${contractName}`, {
-        abi: contract.abi,
-        bytecode: `0x${contract.evm.bytecode.object}`,
-      });
-    }
+    for (const [contractName, contract] of Object.entries(contracts))
+      compiled.set(`${sourceName}:${contractName}`, contract);
   }
   return compiled;
+}
+
+/**
+ * Compiles every source in one solc call, by default with the optimizer on as a deployment would
+ * be (or with `settings`, Standard JSON settings such as a ceremony's final/compiler.json records).
+ * Returns the contracts keyed `<source name>:<contract name>`, so equal contract names in
+ * different sources do not collide.
+ */
+export function compileContracts(
+  sources: Record<string, string>,
+  settings: Record<string, unknown> = { optimizer: { enabled: true, runs: 200 } },
+): Map<string, CompiledContract> {
+  const compiled = new Map<string, CompiledContract>();
+  for (const [key, contract] of compileAll(sources, settings)) {
+    compiled.set(key, { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` });
+  }
+  return compiled;
+}
+
+/** The runtime code (`0x…`) of every contract of `sources`, keyed as `compileContracts` keys them. */
+export function compileRuntimeCodes(
+  sources: Record<string, string>,
+  settings: Record<string, unknown>,
+): Map<string, Hex> {
+  const codes = new Map<string, Hex>();
+  for (const [key, contract] of compileAll(sources, settings))
+    codes.set(key, `0x${contract.evm.deployedBytecode.object}`);
+  return codes;
 }
 
 /**

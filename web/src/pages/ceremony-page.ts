@@ -84,9 +84,10 @@ function renderFinal(ceremony: CeremonyView, manifest: ManifestView | null): HTM
     h(
       'p',
       {},
-      'The delta manifest ties each deployed verifier contract to this ceremony: check a deployment with ',
-      h('code', {}, 'ceremony verify-deployment RPC manifest.json verifiers.json'),
-      '.',
+      'The delta manifest ties each deployed verifier contract to this ceremony. Check a deployment against ' +
+        'the whole final keys, in the folder the script below fetches, with ',
+      h('code', {}, 'ceremony verify-deployment RPC final/manifest.json verifiers.json --ceremony .'),
+      ' (without --ceremony it checks δ alone, as the service document defines it).',
     ),
     h(
       'div',
@@ -315,7 +316,7 @@ function auditScript(ceremony: CeremonyView, origin: string): string {
     'JSON.parse(s).entries.map(e=>JSON.stringify(e)).join("\\n")+"\\n")})';
   lines.push(`curl -fsS "$BASE/api/transcript" | node -e '${toJsonLines}'`);
   if (ceremony.finalised) {
-    lines.push('fetch final/manifest.json /api/manifest');
+    lines.push('fetch final/manifest.json /api/manifest', 'fetch final/compiler.json /api/final/compiler.json');
     for (const circuit of ceremony.circuits) {
       lines.push(
         `fetch final/${circuit.name}.zkey /api/final/${circuit.name}.zkey`,

@@ -1,0 +1,438 @@
+/**
+ * `ceremony verify-deployment … --ceremony DIR` and `--compare` on two real anvil nodes (two
+ * "networks"), against the published test ceremony: the nine verifiers compiled as its
+ * final/compiler.json says and deployed on both pass, with the ceremony's identifier and what
+ * each match proved. Each way a deployment can carry another key than the final one is refused
+ * with its own code, naming the verifier: an IC point changed, γ set to δ, a verifier of another
+ * key that shares δ, the right source compiled otherwise, the second network's code differing,
+ * a manifest that is not the final keys'. The δ-only check (no --ceremony) passes the first, third
+ * and fourth: that is what it cannot see, and it says so on stderr.
+ */
+import assert from 'node:assert/strict';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Address } from 'viem';
+import { checkDeployedVerifiers } from '../../core/deployment/check-deployed-verifiers.ts';
+import { verifyDeploymentAgainstCeremony } from '../../core/deployment/verify-deployment-against-ceremony.ts';
+import { parseVerificationKeyJson, type VerificationKeyJson } from '../../core/deployment/verification-key-json.ts';
+import { renderSolidityVerifier } from '../../core/finalise/solidity-verifier.ts';
+import type { DeltaManifest } from '../../core/manifest/delta-manifest.ts';
+import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
+import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
+import { freePort, startAnvil, type AnvilNode } from '../helpers/anvil.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
+import { lines, runCli, type CliResult } from '../helpers/run-cli.ts';
+import { compileContracts, deployContracts } from '../helpers/solidity.ts';
+import { verifierWithGamma } from './verifier-sources.ts';
+
+const Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
+const ADDRESS = '0x[0-9a-fA-F]{40}';
+
+let networkA: AnvilNode;
+let networkB: AnvilNode;
+let work: string;
+let published: string;
+let identifier: string;
+let manifest: DeltaManifest;
+let manifestPath: string;
+let vkeys: Record<string, VerificationKeyJson>;
+/** The nine verifiers compiled as final/compiler.json says, on each network. */
+let honestA: Record<string, Address>;
+let honestB: Record<string, Address>;
+/**
+ * The verifiers files of A and B with tampered contracts in place of honest ones: register with
+ * IC[3] changed, transact21 with γ = δ, transact22 made of transact23's key with transact22's δ,
+ * transact23 compiled without the optimizer; and on B alone, transact42 compiled without it.
+ */
+let tamperedA: Record<string, Address>;
+let tamperedB: Record<string, Address>;
+
+async function writeJson(name: string, value: unknown): Promise<string> {
+  const path = join(work, name);
+  await writeFile(path, `${JSON.stringify(value, null, 2)}\n`);
+  return path;
+}
+
+before(
+  async () => {
+    const fixture = await finalisedCeremony();
+    [networkA, networkB] = await Promise.all([startAnvil(), startAnvil()]);
+    work = await mkdtemp(join(tmpdir(), 'verify-deployment-ceremony-'));
+    published = join(work, 'published');
+    await publishCeremony(fixture.dataDir, published);
+    const transcript = (await readFile(join(published, 'transcript', 'transcript.jsonl'), 'utf8')).trim().split('\n');
+    identifier = (JSON.parse(transcript.at(-1)!) as { type: string; hash: string }).hash;
+    assert.equal((JSON.parse(transcript.at(-1)!) as { type: string }).type, 'finalised');
+    manifestPath = join(published, 'final', 'manifest.json');
+    manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as DeltaManifest;
+    const record = JSON.parse(await readFile(join(published, 'final', 'compiler.json'), 'utf8')) as {
+      settings: Record<string, unknown>;
+    };
+    vkeys = {};
+    const sources: Record<string, string> = {};
+    for (const { name, verifier } of fixture.circuits) {
+      const text = await readFile(join(published, 'final', `${name}.vkey.json`), 'utf8');
+      vkeys[verifier] = parseVerificationKeyJson(JSON.parse(text), `${name}.vkey.json`);
+      sources[`contracts/${verifier}.sol`] = await readFile(join(published, 'final', `${verifier}.sol`), 'utf8');
+    }
+    const register = vkeys.VerifierRegister!;
+    const ic = register.IC.map((p, i) => (i === 3 ? [((BigInt(p[0]) + 1n) % Q).toString(), p[1], '1'] : p));
+    sources['ic/VerifierRegister.sol'] = await renderSolidityVerifier({ ...register, IC: ic }, 'VerifierRegister');
+    const transact21 = vkeys.VerifierTransact21!;
+    sources['gamma/VerifierTransact21.sol'] = await verifierWithGamma(
+      transact21,
+      'VerifierTransact21',
+      transact21.vk_delta_2,
+    );
+    sources['other/VerifierTransact22.sol'] = await renderSolidityVerifier(
+      { ...vkeys.VerifierTransact23!, vk_delta_2: vkeys.VerifierTransact22!.vk_delta_2 },
+      'VerifierTransact22',
+    );
+    // One solc call per settings: solc-js pays its start-up once each.
+    const compiled = compileContracts(sources, record.settings);
+    const unoptimised = compileContracts(
+      {
+        'contracts/VerifierTransact23.sol': sources['contracts/VerifierTransact23.sol']!,
+        'contracts/VerifierTransact42.sol': sources['contracts/VerifierTransact42.sol']!,
+      },
+      { ...record.settings, optimizer: { enabled: false } },
+    );
+    const verifiers = fixture.circuits.map((c) => c.verifier);
+    const honest = verifiers.map((v) => compiled.get(`contracts/${v}.sol:${v}`)!);
+    const deployed = [
+      ...honest,
+      compiled.get('ic/VerifierRegister.sol:VerifierRegister')!,
+      compiled.get('gamma/VerifierTransact21.sol:VerifierTransact21')!,
+      compiled.get('other/VerifierTransact22.sol:VerifierTransact22')!,
+      unoptimised.get('contracts/VerifierTransact23.sol:VerifierTransact23')!,
+    ];
+    // B gets the same contracts (so only what is meant to differ between the networks does) and one more.
+    const onA = await deployContracts(networkA.rpcUrl, deployed);
+    const onB = await deployContracts(networkB.rpcUrl, [
+      ...deployed,
+      unoptimised.get('contracts/VerifierTransact42.sol:VerifierTransact42')!,
+    ]);
+    honestA = Object.fromEntries(verifiers.map((v, i) => [v, onA[i]!]));
+    honestB = Object.fromEntries(verifiers.map((v, i) => [v, onB[i]!]));
+    const tamperedOn = (addresses: Address[]) => {
+      const [icChanged, gammaIsDelta, otherKey, otherSettings] = addresses.slice(verifiers.length);
+      return {
+        VerifierRegister: icChanged!,
+        VerifierTransact21: gammaIsDelta!,
+        VerifierTransact22: otherKey!,
+        VerifierTransact23: otherSettings!,
+      };
+    };
+    tamperedA = { ...honestA, ...tamperedOn(onA) };
+    tamperedB = { ...honestB, ...tamperedOn(onB), VerifierTransact42: onB.at(-1)! };
+  },
+  { timeout: 600_000 },
+);
+
+after(async () => {
+  await networkA?.stop();
+  await networkB?.stop();
+  await cleanUp(work);
+});
+
+const TAMPERED = [
+  'VerifierRegister',
+  'VerifierTransact21',
+  'VerifierTransact22',
+  'VerifierTransact23',
+  'VerifierTransact42',
+];
+
+/** `verify-deployment --ceremony` on network A, `--compare`d with network B. */
+async function runOnBothNetworks(name: string, onA: object, onB: object): Promise<CliResult> {
+  const [verifiersA, verifiersB] = [await writeJson(`${name}-a.json`, onA), await writeJson(`${name}-b.json`, onB)];
+  const network = [networkA.rpcUrl, manifestPath, verifiersA];
+  const compare = ['--compare', networkB.rpcUrl, verifiersB];
+  return runCli(['verify-deployment', ...network, '--ceremony', published, ...compare], { timeoutMs: 300_000 });
+}
+
+let tamperedRun: Promise<CliResult> | undefined;
+/** One run of the CLI over every tampered contract (each refusal is asserted by its own test). */
+function runTampered(): Promise<CliResult> {
+  tamperedRun ??= runOnBothNetworks('tampered', tamperedA, tamperedB);
+  return tamperedRun;
+}
+
+describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
+  test('the honest deployment on both networks: exit 0, the identifier, and what each match proved', async () => {
+    const run = await runOnBothNetworks('honest', honestA, honestB);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(lines(run.stdout), [
+      `ceremony identifier: ${identifier}`,
+      ...Object.keys(manifest).map((name) => `${name} match`),
+    ]);
+    const stderr = lines(run.stderr);
+    for (const name of Object.keys(manifest)) {
+      assert.ok(
+        stderr.some((line) =>
+          new RegExp(
+            `^${name}: proven: the runtime code at ${ADDRESS} is the final key's verifier compiled with ` +
+              'solc 0\\.8\\.\\d+ \\{"optimizer":\\{"enabled":true,"runs":200\\},"evmVersion":"paris"\\}, ' +
+              'byte for byte ' +
+              "but for the metadata trailer's contents$",
+          ).test(line),
+        ),
+        `${name}\n${run.stderr}`,
+      );
+      assert.ok(
+        stderr.some((line) =>
+          new RegExp(
+            `^${name}: proven: the same runtime code at ${ADDRESS} on the second network, byte for byte$`,
+          ).test(line),
+        ),
+        `${name}\n${run.stderr}`,
+      );
+    }
+    assert.equal(stderr.length, 18, run.stderr);
+  });
+
+  test('a verifier whose IC[3] differs: deployment.constant_mismatch, IC[3].x named', async () => {
+    const run = await runTampered();
+    assert.equal(run.code, 1);
+    assert.match(
+      run.stderr,
+      new RegExp(
+        '^VerifierRegister: \\[deployment\\.constant_mismatch\\] ' +
+          `IC\\[3\\]\\.x of the verification key \\(0x[0-9a-f]+\\) ` +
+          `is not in the runtime bytecode at ${ADDRESS}$`,
+        'm',
+      ),
+    );
+  });
+
+  test('a verifier whose γ is its δ: vkey.delta_equals_gamma, naming circuit and verifier', async () => {
+    const run = await runTampered();
+    assert.match(
+      run.stderr,
+      new RegExp(
+        '^VerifierTransact21: \\[vkey\\.delta_equals_gamma\\] ' +
+          'circuit transact21 \\(VerifierTransact21\\): δ equals γ in ' +
+          `the verifier deployed at ${ADDRESS} \\(δ's constants stand where γ's should; first missing: gamma2\\.x1\\)`,
+        'm',
+      ),
+    );
+  });
+
+  test('a verifier of another key that shares δ: deployment.constant_mismatch at its first IC point', async () => {
+    const run = await runTampered();
+    assert.match(
+      run.stderr,
+      /^VerifierTransact22: \[deployment\.constant_mismatch\] IC\[0\]\.x of the verification key \(0x[0-9a-f]+\) /m,
+    );
+  });
+
+  test('the right source compiled otherwise: every constant there, deployment.bytecode_mismatch', async () => {
+    const run = await runTampered();
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^VerifierTransact23: \\[deployment\\.bytecode_mismatch\\] the runtime code at ${ADDRESS} ` +
+          'is not the verifier of the final key compiled with solc 0\\.8\\.\\d+ \\{.*\\}: ' +
+          'they differ from byte \\d+ \\(\\d+ and \\d+ bytes long\\)$',
+        'm',
+      ),
+    );
+    assert.doesNotMatch(run.stderr, /^VerifierTransact23: \[deployment\.constant_mismatch\]/m);
+  });
+
+  test("the second network's code differing: deployment.networks_differ", async () => {
+    const run = await runTampered();
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^VerifierTransact42: \\[deployment\\.networks_differ\\] the runtime code at ${ADDRESS} ` +
+          'on the second network ' +
+          `is not the code at ${ADDRESS} on the first: they differ from byte \\d+`,
+        'm',
+      ),
+    );
+  });
+
+  test('only the tampered verifiers are MISMATCH, each with one reason', async () => {
+    const run = await runTampered();
+    assert.deepEqual(lines(run.stdout), [
+      `ceremony identifier: ${identifier}`,
+      ...Object.keys(manifest).map((name) => `${name} ${TAMPERED.includes(name) ? 'MISMATCH' : 'match'}`),
+    ]);
+    for (const name of TAMPERED) {
+      const reasons = lines(run.stderr).filter((line) => line.startsWith(`${name}: [`));
+      assert.equal(reasons.length, 1, `${name}: ${reasons.join('\n')}`);
+    }
+  });
+
+  test('the δ-only check passes three of them, its output unchanged, and says only δ was checked', async () => {
+    const verifiersA = await writeJson('tampered-a-delta-only.json', tamperedA);
+    const run = await runCli(['verify-deployment', networkA.rpcUrl, manifestPath, verifiersA]);
+    assert.equal(run.code, 1);
+    assert.deepEqual(
+      lines(run.stdout),
+      Object.keys(manifest).map((name) => `${name} ${name === 'VerifierTransact21' ? 'MISMATCH' : 'match'}`),
+    );
+    assert.match(run.stderr, /^VerifierTransact21: \[vkey\.delta_equals_gamma\]/m);
+    assert.equal(
+      lines(run.stderr).at(-1),
+      'note: only δ was checked (deltax1 and deltax2 occur in the bytecode, the service document’s procedure); ' +
+        'α, β, γ, the IC points and the code around them were not: add --ceremony DIR to check the whole final keys',
+    );
+  });
+});
+
+describe('verifyDeploymentAgainstCeremony', { timeout: 300_000 }, () => {
+  test('a manifest that is not the final keys: deployment.manifest_mismatch, naming the verifier', async () => {
+    const entry = manifest.VerifierTransact84!;
+    const deltax2 = ((BigInt(entry.deltax2) + 1n) % Q).toString();
+    const { VerifierTreeUpdate: _dropped, ...rest } = manifest;
+    const report = await verifyDeploymentAgainstCeremony({
+      rpcUrl: networkA.rpcUrl,
+      manifest: { ...rest, VerifierTransact84: { ...entry, deltax2 }, VerifierNoSuch: entry },
+      verifiers: { ...honestA, VerifierNoSuch: honestA.VerifierTransact84 },
+      ceremonyDir: published,
+      recompile: false,
+    });
+    const reasons = Object.fromEntries(
+      report.verifiers.map((v) => [v.verifier, v.match ? 'match' : v.reasons.join('; ')]),
+    );
+    assert.equal(
+      reasons.VerifierTransact84,
+      `[deployment.manifest_mismatch] deltax2 is ${deltax2} in the manifest ` +
+        `but ${entry.deltax2} in the final key of transact84`,
+    );
+    assert.equal(
+      reasons.VerifierNoSuch,
+      '[deployment.manifest_mismatch] VerifierNoSuch is not a verifier of the ceremony',
+    );
+    assert.equal(
+      reasons.VerifierTreeUpdate,
+      '[deployment.manifest_mismatch] the manifest has no entry for VerifierTreeUpdate, a verifier of the ceremony',
+    );
+    assert.equal(reasons.VerifierRegister, 'match');
+    assert.equal(report.notRecompiled, 'not asked to (--no-recompile)');
+    // A match without recompiling says what it did not prove.
+    const register = report.verifiers.find((v) => v.verifier === 'VerifierRegister')!;
+    assert.deepEqual(register.checked, [
+      'every constant of the final key (α1, β2, γ2, δ2, IC[0] to IC[6]) ' +
+        `is in the runtime code at ${honestA.VerifierRegister}; ` +
+        'not proven: that the code uses them as the verifier does (not recompiled: see the note)',
+    ]);
+  });
+
+  test('a compiler record of another solc release: not recompiled, and each verdict says so', async () => {
+    const copy = join(work, 'other-solc');
+    await cp(published, copy, { recursive: true });
+    const recordPath = join(copy, 'final', 'compiler.json');
+    const record = JSON.parse(await readFile(recordPath, 'utf8')) as { compiler: { version: string } };
+    await writeFile(recordPath, JSON.stringify({ ...record, compiler: { ...record.compiler, version: '0.8.20' } }));
+    const report = await verifyDeploymentAgainstCeremony({
+      rpcUrl: networkA.rpcUrl,
+      manifest,
+      verifiers: { ...honestA, VerifierTransact23: tamperedA.VerifierTransact23! },
+      ceremonyDir: copy,
+    });
+    assert.ok(
+      report.verifiers.every((v) => v.match),
+      JSON.stringify(report.verifiers, null, 1),
+    );
+    assert.match(
+      report.notRecompiled ?? '',
+      /^final\/compiler\.json records solc 0\.8\.20, and this check ships solc 0\.8\.\d+ /,
+    );
+    assert.ok(report.verifiers.every((v) => v.checked?.length === 1 && v.checked[0]!.includes('; not proven: ')));
+  });
+
+  test("a final key not the transcript's, a vkey.json alone, a source edited, a transcript cut", async () => {
+    const copy = join(work, 'changed-keys');
+    await cp(published, copy, { recursive: true });
+    await writeFile(join(copy, 'final', 'treeUpdate.zkey'), 'not the final key');
+    await rm(join(copy, 'final', 'register.zkey'));
+    const source = join(copy, 'final', 'VerifierTransact21.sol');
+    await writeFile(source, `${await readFile(source, 'utf8')}// an edit\n`);
+    const report = await verifyDeploymentAgainstCeremony({
+      rpcUrl: networkA.rpcUrl,
+      manifest,
+      verifiers: honestA,
+      ceremonyDir: copy,
+    });
+    const byName = Object.fromEntries(report.verifiers.map((v) => [v.verifier, v]));
+    assert.deepEqual(byName.VerifierTreeUpdate!.reasons, [
+      '[chain.file_hash_mismatch] final/treeUpdate.zkey is not the final key the transcript records ' +
+        '(BLAKE2b-512 differs)',
+    ]);
+    assert.equal(byName.VerifierRegister!.match, true);
+    // The deployed code is judged against the verifier rendered from the final key, not the published source.
+    assert.equal(byName.VerifierTransact21!.match, true);
+    assert.deepEqual(byName.VerifierTransact21!.warnings, [
+      'final/VerifierTransact21.sol is not the verifier snarkjs renders from the final key; ' +
+        'the verifier rendered from the final key was compiled and judged',
+    ]);
+    assert.deepEqual(byName.VerifierRegister!.warnings, [
+      'no final/register.zkey: compared with final/register.vkey.json, which the transcript does not record; ' +
+        '`ceremony audit` checks it against the final key',
+    ]);
+
+    const transcriptPath = join(copy, 'transcript', 'transcript.jsonl');
+    const entries = (await readFile(transcriptPath, 'utf8')).trim().split('\n');
+    await writeFile(transcriptPath, `${entries.slice(0, -1).join('\n')}\n`);
+    const run = await runCli([
+      'verify-deployment',
+      networkA.rpcUrl,
+      manifestPath,
+      await writeJson('cut.json', honestA),
+      '--ceremony',
+      copy,
+    ]);
+    assert.equal(run.code, 1);
+    assert.equal(run.stdout, '');
+    assert.match(
+      run.stderr,
+      /^error \[manifest\.not_finalised\]: the transcript of [a-z0-9-]+ has no `finalised` entry/,
+    );
+  });
+});
+
+describe('checkDeployedVerifiers (the receipt check calls it)', { timeout: 120_000 }, () => {
+  test('one verdict per verifier, in order, each refusal with its code and first difference', async () => {
+    const verdicts = await checkDeployedVerifiers(networkA.rpcUrl, {
+      VerifierRegister: { address: tamperedA.VerifierRegister!, verificationKey: vkeys.VerifierRegister! },
+      VerifierTransact21: { address: tamperedA.VerifierTransact21!, verificationKey: vkeys.VerifierTransact21! },
+      VerifierTransact22: { address: honestA.VerifierTransact22!, verificationKey: vkeys.VerifierTransact22! },
+      VerifierTransact23: {
+        address: '0x00000000000000000000000000000000deadbeef',
+        verificationKey: vkeys.VerifierTransact23!,
+      },
+      VerifierTransact42: { address: 'not-an-address', verificationKey: vkeys.VerifierTransact42! },
+      VerifierTransact44: {
+        address: honestA.VerifierTransact44!,
+        verificationKey: { ...vkeys.VerifierTransact44!, IC: [] } as VerificationKeyJson,
+      },
+    });
+    assert.deepEqual(
+      verdicts.map((v) => [v.verifier, v.match ? 'match' : v.code, v.match ? undefined : v.firstDifference]),
+      [
+        ['VerifierRegister', 'deployment.constant_mismatch', 'IC[3].x'],
+        ['VerifierTransact21', 'vkey.delta_equals_gamma', 'gamma2.x1'],
+        ['VerifierTransact22', 'match', undefined],
+        ['VerifierTransact23', 'deployment.no_contract', undefined],
+        ['VerifierTransact42', 'input.invalid', undefined],
+        ['VerifierTransact44', 'input.invalid', undefined],
+      ],
+    );
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const down = await checkDeployedVerifiers(
+      closed,
+      {
+        VerifierRegister: { address: honestA.VerifierRegister!, verificationKey: vkeys.VerifierRegister! },
+      },
+      { probeTimeoutMs: 1_000 },
+    );
+    assert.equal(down.length, 1);
+    assert.ok(!down[0]!.match && down[0]!.code === 'deployment.rpc_unavailable', JSON.stringify(down));
+    assert.match(!down[0]!.match ? down[0]!.reason : '', /^RPC endpoint http:\/\/127\.0\.0\.1:\d+ cannot be reached/);
+  });
+});
