@@ -26,6 +26,7 @@ import { readSectionTable } from '../../core/binfile/section-table.ts';
 import { entryHash, genesisHash, type TranscriptEntry } from '../../core/transcript/transcript.ts';
 import { contributionHash } from '../../core/zkey/contribution-hash.ts';
 import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
+import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
 import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
 import {
   copyCeremony,
@@ -170,13 +171,13 @@ test(
     );
     const info = await readZkeyInfo(finalPath);
     const beaconHash = contributionHash(await getBn128(), info.mpc.contributions.at(-1)!);
-    const fileHash = await hashFile(finalPath);
+    const hashes = await hashKeyFile(finalPath, 'the forged final key');
     await rewriteTranscript(dir, (entries) =>
       entries
         .filter((e) => !(e.type === 'contribution' && e.circuit === 'register'))
         .map((e) =>
           e.type === 'beacon' && e.circuit === 'register'
-            ? { ...e, index: 1, contributionHash: beaconHash, fileHash }
+            ? { ...e, index: 1, contributionHash: beaconHash, ...hashes }
             : e,
         ),
     );
