@@ -84,7 +84,7 @@ async function streamSpliceHashes(
 }
 
 describe('the splice as the delta arrives', () => {
-  it('writes the key spliceSkeleton writes, byte for byte, with its file and section hashes, whatever the pieces', async () => {
+  it('writes the key spliceSkeleton writes, byte for byte, with its file and section hashes, any pieces', async () => {
     const expected = await readFile(spliced);
     const wholeRead = await hashZkeyFile(spliced);
     assert.equal(wholeRead.fileHash, await hashFile(spliced));
