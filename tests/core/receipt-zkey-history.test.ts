@@ -141,15 +141,18 @@ describe('against snarkjs', () => {
 });
 
 describe('reading by ranges', () => {
-  test('only the section table, the header and the MPC section are read', async () => {
+  test('only the section table, the header, IC and the MPC section are read', async () => {
     const file = path.join(ceremony.finalDir, 'treeUpdate.zkey');
     const { history, source } = await historyOf(file);
     const info = await readZkeyInfo(file);
     const mpcBytes = info.sections.get(10)!.size;
+    const icBytes = info.sections.get(3)!.size;
     // The first read takes 1 kB (file header, protocol, header section); then 12 bytes per section
-    // header not in it, and the MPC section.
-    assert.ok(source.bytesRead <= 1024 + 10 * 12 + mpcBytes, `${source.bytesRead} bytes read`);
-    assert.ok(source.requests <= 10, `${source.requests} reads`);
+    // header not in it, IC and the MPC section.
+    assert.ok(source.bytesRead <= 1024 + 10 * 12 + icBytes + mpcBytes, `${source.bytesRead} bytes read`);
+    assert.ok(source.requests <= 11, `${source.requests} reads`);
+    assert.deepEqual([...history.sections.keys()], [1, 2, 3, 10]);
+    assert.equal(history.sections.get(3)!.length, icBytes);
     assert.equal(history.fileSize, info.fileSize);
     assert.ok(source.bytesRead < info.fileSize / 10, `${source.bytesRead} of ${info.fileSize} bytes`);
     assert.equal(history.records.length, 3);
