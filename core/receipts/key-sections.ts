@@ -97,8 +97,8 @@ export function checkFixedSections(
       throw new CoordinatorError(
         'receipt.sections_changed',
         `${sectionName(id)} of ${what} is not contribution 0's: the transcript records another hash for it ` +
-          '(no contribution changes it; a changed IC, A, B or coefficient section can make the key accept forged proofs ' +
-          'or leak from proofs)',
+          '(no contribution changes it; a changed IC, A, B or coefficient section can make the key accept ' +
+          'forged proofs or leak from proofs)',
       );
     }
   }

@@ -45,6 +45,7 @@ import {
   type ZkeyHistory,
 } from './zkey-history.ts';
 import type { PublicTranscriptEntry } from './public-transcript.ts';
+import { verificationKeyConstants, type VerificationKeyConstants } from './verification-key.ts';
 
 /** Where a ceremony's public evidence comes from: a coordinator, or a published folder. */
 export interface ReceiptEvidence {
@@ -79,11 +80,13 @@ export interface CheckedKeyHistory {
   read: ZkeyHistory;
   /** True when the bytes read were checked against the transcript's section hashes (format 2). */
   bytesBound: boolean;
+  /** The key's verification key (α1, β2, γ2, δ2, IC) from the bytes read, in snarkjs's form. */
+  verificationKey(): VerificationKeyConstants;
 }
 
 /**
  * A check the caller adds, run once per circuit after the key's own (`--deployment` plugs in here:
- * the deployed verifier against the key's verification key, which `key.read.sections` holds).
+ * the deployed verifier against `key.verificationKey()`, read with the key and held to the transcript).
  * Resolves with what it established; throws a CoordinatorError for a verdict.
  */
 export interface ExtraKeyCheck {
@@ -194,6 +197,8 @@ export class ReceiptChecker {
   private readonly deltaPairs = new Map<string, Promise<void>>();
   private readonly fixedSections = new Map<string, Promise<string>>();
   private readonly extras = new Map<string, Promise<string>>();
+  /** Contribution 0's reads, by circuit (its header, for the fixed sections' check). */
+  private readonly initialSources = new Map<string, RangeSource>();
 
   constructor(
     readonly evidence: ReceiptEvidence,
@@ -251,8 +256,24 @@ export class ReceiptChecker {
     const checked = {
       ...{ circuit, key, index, contributionHashes, records: read.records, source },
       ...{ entry, initEntry: chain.init, read, bytesBound },
+      verificationKey: () => verificationKeyConstants(read.sections.get(2)!, read.sections.get(3)!),
     };
     return { ...checked, transcriptMismatch: transcriptMismatch(chain, checked) };
+  }
+
+  /**
+   * What checking `circuit` has read so far of its keys (the key's ranges and contribution 0's), and
+   * the key's size: the page shows it, the tests and the bench measure it.
+   */
+  async readCost(circuit: string): Promise<{ bytesRead: number; requests: number; keySize: number } | undefined> {
+    const history = await this.histories.get(circuit)?.catch(() => undefined);
+    if (!history) return undefined;
+    const initial = this.initialSources.get(circuit);
+    return {
+      bytesRead: history.source.bytesRead + (initial?.bytesRead ?? 0),
+      requests: history.source.requests + (initial?.requests ?? 0),
+      keySize: history.source.fileSize ?? 0,
+    };
   }
 
   /** Every record after position `from` of the key of `circuit`: proofs of knowledge and δ steps. */
@@ -274,6 +295,7 @@ export class ReceiptChecker {
       const { entry, initEntry, circuit } = history;
       if (!history.bytesBound || !hasSectionHashes(initEntry) || !hasSectionHashes(entry)) return 'format 1';
       const source = this.evidence.keySource(circuit, { index: 0 });
+      this.initialSources.set(circuit, source);
       const initHeader = await readZkeyHeader(source);
       checkServedSections(new Map([[2, initHeader]]), initEntry, `contribution 0 of ${circuit}`, entryName(initEntry));
       const keyHeader = history.read.sections.get(2)!;

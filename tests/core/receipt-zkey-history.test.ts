@@ -22,6 +22,7 @@ import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
 import { parseTranscript } from '../../core/transcript/transcript.ts';
 import { folderEvidence } from '../../core/receipts/folder-evidence.ts';
 import { checkZkeyHistory, readZkeyHistory } from '../../core/receipts/zkey-history.ts';
+import { verificationKeyConstants } from '../../core/receipts/verification-key.ts';
 import { g1Uncompressed, g2Uncompressed } from '../../core/receipts/uncompressed-points.ts';
 import { BN254_Q } from '../../core/crypto/bn254-moduli.ts';
 import { rewriteHistory } from '../helpers/rewrite-mpc-section.ts';
@@ -137,6 +138,26 @@ describe('against snarkjs', () => {
     const zeroG1 = new Uint8Array(64);
     curve.G1.toRprUncompressed(zeroG1, 0, curve.G1.fromRprLEM(new Uint8Array(64), 0));
     assert.deepEqual(g1Uncompressed(new Uint8Array(64)), zeroG1);
+  });
+});
+
+describe('the verification key from the bytes read', () => {
+  test("α1, β2, γ2, δ2 and every IC point are snarkjs's exported verification key's", async () => {
+    for (const circuit of ['register', 'transact84']) {
+      const file = path.join(ceremony.finalDir, `${circuit}.zkey`);
+      const { history } = await historyOf(file);
+      const ours = verificationKeyConstants(history.sections.get(2)!, history.sections.get(3)!);
+      const theirs = (await snarkjs.zKey.exportVerificationKey(file)) as unknown as Record<string, unknown>;
+      const affine = (point: unknown): unknown => (point as unknown[]).slice(0, 2);
+      assert.deepEqual(ours, {
+        nPublic: theirs.nPublic,
+        vk_alpha_1: affine(theirs.vk_alpha_1),
+        vk_beta_2: affine(theirs.vk_beta_2),
+        vk_gamma_2: affine(theirs.vk_gamma_2),
+        vk_delta_2: affine(theirs.vk_delta_2),
+        IC: (theirs.IC as unknown[]).map(affine),
+      });
+    }
   });
 });
 
