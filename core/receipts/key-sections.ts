@@ -19,7 +19,7 @@ import type { PublicTranscriptEntry } from './public-transcript.ts';
 import { DELTA1_AT } from './zkey-history.ts';
 
 /** Sections every link copies from the one before, byte for byte (the link check compares them). */
-export const FIXED_SECTIONS: readonly number[] = [1, 3, 4, 5, 6, 7];
+const FIXED_SECTIONS: readonly number[] = [1, 3, 4, 5, 6, 7];
 
 const SECTION_NAMES: Record<number, string> = {
   1: 'protocol',

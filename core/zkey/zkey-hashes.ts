@@ -123,7 +123,7 @@ export async function hashZkeyFile(filePath: string): Promise<ZkeyHashes> {
 }
 
 /** `hashes` with their section hashes, or `zkey.malformed` naming `what` (a key that is no sectioned file). */
-export function requireSectionHashes(hashes: ZkeyHashes, what: string): KeyHashes {
+function requireSectionHashes(hashes: ZkeyHashes, what: string): KeyHashes {
   if (!hashes.sectionHashes)
     throw new CoordinatorError(
       'zkey.malformed',
