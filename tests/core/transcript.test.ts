@@ -8,34 +8,25 @@ import { entryHash, genesisHash, parseTranscript, Transcript } from '../../core/
 import { isCoordinatorError } from '../../core/errors.ts';
 
 const HASH = 'ab'.repeat(64);
+const INIT = { type: 'init', circuit: 'register', index: 0, circuitHash: HASH, fileHash: HASH } as const;
+const ALICE = {
+  type: 'contribution',
+  circuit: 'register',
+  index: 1,
+  contributor: 'alice',
+  contributionHash: HASH,
+  fileHash: HASH,
+} as const;
 const SECTIONS = Object.fromEntries([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((id) => [String(id), HASH]));
 
 async function sampleTranscript(): Promise<{ file: string; text: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'transcript-'));
   const file = path.join(dir, 'transcript.jsonl');
   const transcript = await Transcript.load(file, 'unit-test');
+  await transcript.append([{ ...INIT, sectionHashes: SECTIONS }]);
   await transcript.append([
-    { type: 'init', circuit: 'register', index: 0, circuitHash: HASH, fileHash: HASH, sectionHashes: SECTIONS },
-  ]);
-  await transcript.append([
-    {
-      type: 'contribution',
-      circuit: 'register',
-      index: 1,
-      contributor: 'alice',
-      contributionHash: HASH,
-      fileHash: HASH,
-      sectionHashes: SECTIONS,
-    },
-    {
-      type: 'contribution',
-      circuit: 'register',
-      index: 2,
-      contributor: 'bob',
-      contributionHash: HASH,
-      fileHash: HASH,
-      sectionHashes: SECTIONS,
-    },
+    { ...ALICE, sectionHashes: SECTIONS },
+    { ...ALICE, index: 2, contributor: 'bob', sectionHashes: SECTIONS },
   ]);
   return { file, text: await readFile(file, 'utf8'), cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
@@ -96,16 +87,6 @@ function chained(entries: Array<Record<string, unknown>>, ceremonyId = 'unit-tes
     })
     .join('\n');
 }
-
-const INIT = { type: 'init', circuit: 'register', index: 0, circuitHash: HASH, fileHash: HASH };
-const ALICE = {
-  type: 'contribution',
-  circuit: 'register',
-  index: 1,
-  contributor: 'alice',
-  contributionHash: HASH,
-  fileHash: HASH,
-};
 
 test('format 2: new entries carry version 2 and every key entry its ten section hashes', async () => {
   const { file, cleanup } = await sampleTranscript();
