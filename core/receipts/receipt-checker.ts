@@ -103,12 +103,14 @@ export const RESTS_ON_AUDIT: readonly string[] = [
   "that the key's L and H (sections 8, 9) match its δ",
   'that every published key file is, byte for byte, the one the transcript names',
 ];
-/** What a format-1 transcript (whole-file hashes only) leaves to the audit besides. */
-const RESTS_ON_AUDIT_FORMAT_1: readonly string[] = [
-  'that the bytes this check read are the ones the coordinator recorded (a format-1 transcript has no section ' +
-    'hashes to check them against)',
-  "that the key's sections other than δ, L, H and its history, and its α, β, γ, are contribution 0's",
-];
+/** What a format-1 transcript entry (whole-file hashes only) leaves to the audit besides: the key's… */
+const UNBOUND_BYTES =
+  'that the bytes this check read are the ones the coordinator recorded (a format-1 transcript entry has no ' +
+  'section hashes to check them against)';
+/** …and its or contribution 0's. */
+const UNCHECKED_SECTIONS =
+  "that the key's sections other than δ, L, H and its history, and its α, β, γ, are contribution 0's (a format-1 " +
+  'transcript entry has no section hashes to compare)';
 
 export type ReceiptVerdict =
   | {
@@ -406,7 +408,7 @@ export class ReceiptChecker {
         (history.bytesBound ? ", and the bytes read are the ones the transcript's section hashes name" : '') +
         ` (${history.source.bytesRead} bytes of ${history.source.fileSize} read)`,
     );
-    const proven = await this.beyondHistory(history, body.index, step);
+    const { proven, sectionsChecked } = await this.beyondHistory(history, body.index, step);
     const head = `the current head of ${body.circuit} (contribution ${history.index})`;
     const message =
       history.key === 'final'
@@ -427,7 +429,11 @@ export class ReceiptChecker {
         "the contribution's record at its position in the key's own history, which is the transcript's chain",
         ...proven,
       ],
-      restsOnAudit: history.bytesBound ? RESTS_ON_AUDIT : [...RESTS_ON_AUDIT, ...RESTS_ON_AUDIT_FORMAT_1],
+      restsOnAudit: [
+        ...RESTS_ON_AUDIT,
+        ...(history.bytesBound ? [] : [UNBOUND_BYTES]),
+        ...(sectionsChecked ? [] : [UNCHECKED_SECTIONS]),
+      ],
     };
   }
 
@@ -436,7 +442,7 @@ export class ReceiptChecker {
     history: CheckedKeyHistory,
     position: number,
     step: (name: ReceiptStep | string, detail: string) => void,
-  ): Promise<string[]> {
+  ): Promise<{ proven: string[]; sectionsChecked: boolean }> {
     const where = describeKey(history);
     const later = await this.recordsAfter(history, position);
     await this.deltaPair(history);
@@ -468,7 +474,7 @@ export class ReceiptChecker {
       step(extra.step, await once(this.extras, `${history.circuit}\0${extra.step}`, () => extra.run(history)));
       proven.push(extra.proves);
     }
-    return proven;
+    return { proven, sectionsChecked: sections !== 'format 1' };
   }
 }
 

@@ -219,6 +219,27 @@ describe('receipts that are in the final keys', () => {
   );
 });
 
+describe('a transcript of format 1 (before section hashes) is still read, and proves less', () => {
+  test('the receipt passes; the bytes read and the fixed sections are said to be left to the audit', async () => {
+    const dir = await publicationCopy('format-1');
+    await rewriteTranscript(dir, (entries) =>
+      entries.map((entry) => {
+        const { version: _version, ...rest } = entry as TranscriptEntry & { sectionHashes?: unknown };
+        delete rest.sectionHashes;
+        return rest as TranscriptEntry;
+      }),
+    );
+    const result = await verifyRegisterReceipt('alice', 'alice-format-1.json', dir);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /^register #1 \(alice\) ok: included in the final key of register at position 1$/m);
+    assert.doesNotMatch(result.stdout, /IC, α, β, γ and other sections no contribution changes/);
+    assert.match(result.stdout, /^ {2}- that the bytes this check read are the ones the coordinator recorded/m);
+    assert.match(result.stdout, /^ {2}- that the key's sections other than δ, L, H and its history, and its α, β, γ/m);
+    assert.match(result.stderr, /not checked: the transcript is of format 1 \(no section hashes\); left to the audit/);
+    assert.match(result.stderr, /records 2 to 3: every proof of knowledge and δ step verified/);
+  });
+});
+
 describe('each way a receipt can fail, with its own code and words', () => {
   test('a forged signature: a changed body, or a receipt signed by another key', { timeout: 60_000 }, async () => {
     const genuine = register(ceremony.receiptsOf('alice'));
