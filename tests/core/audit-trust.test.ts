@@ -253,9 +253,12 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
   assert.equal(result.code, 0, result.stdout + result.stderr);
   const json = JSON.parse(result.stdout);
   assert.equal(json.format, 'ceremony-audit');
-  assert.equal(json.version, 1);
+  assert.equal(json.version, 2);
   assert.equal(json.ok, true);
   assert.equal(json.finalised, true);
+  assert.equal(json.inProgress, undefined);
+  assert.match(json.identifier.hash, /^[0-9a-f]{128}$/);
+  assert.equal(json.identifier.type, 'finalised');
   assert.deepEqual(
     json.findings.map((f: { subject: string }) => f.subject),
     ['ptau', 'inputs', 'ptau sections', 'transcript', ...published.circuits.map((c) => c.name), 'manifest'],
