@@ -142,7 +142,7 @@ export function verifyReceiptCommand(): Command {
         "contribution 0's. Left to `ceremony audit`: that contribution 0 is the circuit's and the ptau's,\n" +
         "L and H, and the published files byte for byte. Prints the ceremony's identifier (the hash of\n" +
         "the transcript's last entry).\n" +
-        'Exit status: 0 every receipt included, 1 any not (or a bad signature), 2 usage or input error.',
+        'Exit status: 0 every receipt passed, 1 any did not (or a bad signature), 2 usage or input error.',
     )
     .action(async (receiptsPath: string, dir: string | undefined, options: VerifyReceiptOptions) => {
       if ((dir === undefined) === (options.coordinator === undefined)) {
