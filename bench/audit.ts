@@ -41,6 +41,7 @@ import {
 import { Transcript, type NewTranscriptEntry } from '../core/transcript/transcript.ts';
 import { contributionHash } from '../core/zkey/contribution-hash.ts';
 import { readZkeyInfo, SECTION } from '../core/zkey/zkey-file.ts';
+import { hashKeyFile, type KeyHashes } from '../core/zkey/zkey-hashes.ts';
 import { FINAL_BEACON_NAME } from '../core/finalise/finalise-ceremony.ts';
 import { LINK_SCALAR_BYTES } from '../core/link-check/verify-link-from-head.ts';
 import { FIXTURE_CACHE, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../tests/fixtures/ceremony-fixture.ts';
@@ -221,12 +222,12 @@ async function layOutCeremony(dir: string, templates: Map<string, TemplateChain>
   // What every circuit of a shape shares: hashes and the verification key, computed once.
   const shared = new Map<
     string,
-    { fileHashes: string[]; contributionHashes: string[]; circuitHash: string; vkey: VerificationKeyDelta }
+    { keyHashes: KeyHashes[]; contributionHashes: string[]; circuitHash: string; vkey: VerificationKeyDelta }
   >();
   for (const [shape, template] of templates) {
     const files = [template.shape.z0, ...template.keys, template.final];
     shared.set(shape, {
-      fileHashes: await Promise.all(files.map((f) => hashFile(f))),
+      keyHashes: await Promise.all(files.map((f) => hashKeyFile(f, f))),
       contributionHashes: await Promise.all(files.slice(1).map(lastContributionHash)),
       circuitHash: (await readZkeyInfo(template.shape.z0)).mpc.csHash.toString('hex'),
       vkey: (await snarkjs.zKey.exportVerificationKey(template.final)) as unknown as VerificationKeyDelta,
@@ -247,7 +248,7 @@ async function layOutCeremony(dir: string, templates: Map<string, TemplateChain>
       circuit: circuit.name,
       index: 0,
       circuitHash: facts.circuitHash,
-      fileHash: facts.fileHashes[0]!,
+      ...facts.keyHashes[0]!,
     });
     for (let i = 1; i <= links; i++) {
       await link(template.keys[i - 1]!, paths.zkeyPath(circuit.name, i));
@@ -257,7 +258,7 @@ async function layOutCeremony(dir: string, templates: Map<string, TemplateChain>
         index: i,
         contributor: `bench-${i}`,
         contributionHash: facts.contributionHashes[i - 1]!,
-        fileHash: facts.fileHashes[i]!,
+        ...facts.keyHashes[i]!,
       });
     }
     await link(template.final, paths.finalZkeyPath(circuit.name));
@@ -266,7 +267,7 @@ async function layOutCeremony(dir: string, templates: Map<string, TemplateChain>
       circuit: circuit.name,
       index: links + 1,
       contributionHash: facts.contributionHashes[links]!,
-      fileHash: facts.fileHashes[links + 1]!,
+      ...facts.keyHashes[links + 1]!,
       beacon: TEST_BEACON,
       iterationsExp: TEST_BEACON_ITERATIONS,
     });

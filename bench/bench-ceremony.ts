@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openCeremony } from '../core/ceremony/open-ceremony.ts';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
-import { hashFile } from '../core/crypto/file-hash.ts';
 import { readZkeyInfo } from '../core/zkey/zkey-file.ts';
+import { hashKeyFile } from '../core/zkey/zkey-hashes.ts';
 import { FIXTURE_CACHE } from '../tests/fixtures/ceremony-fixture.ts';
 import { benchLog as log, type BenchChain, type RealShapedChain } from './bench-chain.ts';
 
@@ -63,7 +63,7 @@ export async function benchCeremonyTemplate(chain: BenchChain, label: string): P
         circuit: BENCH_CIRCUIT,
         index: 0,
         circuitHash: info.mpc.csHash.toString('hex'),
-        fileHash: await hashFile(z0),
+        ...(await hashKeyFile(z0, 'contribution 0')),
       },
     ]);
     await writeFile(path.join(building, 'ready'), '');

@@ -280,6 +280,14 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'A circuit was finalised with fewer contributions than the ceremony requires.',
     next: 'Do not use that circuit’s final key; its secret may be known.',
   },
+  'audit.not_finalised': {
+    what: 'The ceremony is not finished: some circuit has no final key, or the transcript does not close it.',
+    next: 'Audit again once it is finalised, or with --in-progress to check a running ceremony.',
+  },
+  'transcript.section_hash_mismatch': {
+    what: 'The public transcript records other contents for part of a key than the key file has.',
+    next: 'Do not use this ceremony’s keys; report it publicly.',
+  },
   'vkey.delta_equals_gamma': {
     what: 'A verification key never went through Phase 2 (its δ equals its γ): anyone can forge its proofs.',
     next: 'Do not deploy or use that key.',
@@ -358,6 +366,28 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   'receipt.history_invalid': {
     what: 'The key’s own history of contributions does not hold together, or differs from the public transcript.',
     next: 'Report it publicly: the key was changed after the fact. Run the full audit for details.',
+  },
+  'receipt.served_bytes_mismatch': {
+    what: 'The parts of the key the coordinator sent this check are not the ones its public transcript records.',
+    next:
+      'Report it publicly with your receipt: the coordinator serves the check another key than it publishes. ' +
+      'Check a published copy with `ceremony verify-receipt`.',
+  },
+  'receipt.proof_invalid': {
+    what:
+      'A contribution recorded after yours does not prove knowledge of its secret, or does not build on the one ' +
+      'before it: the final key may not carry your contribution’s secret.',
+    next: 'Report it publicly with your receipt, and do not rely on that circuit’s final key.',
+  },
+  'receipt.delta_mismatch': {
+    what: 'The key’s two copies of its secret-derived δ do not match: proofs made with it would not verify.',
+    next: 'Report it publicly, and do not rely on that circuit’s final key.',
+  },
+  'receipt.sections_changed': {
+    what:
+      'Parts of the final key that no contribution changes (the circuit’s public inputs, α, β, γ, …) differ from ' +
+      'the first key’s: the key may accept forged proofs.',
+    next: 'Report it publicly, and do not rely on that circuit’s final key.',
   },
   'r1cs.hash_mismatch': { what: 'A circuit file is not the one the ceremony’s configuration pins.', next: OPERATOR },
   'audit.b2_outside_subgroup': {

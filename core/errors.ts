@@ -60,6 +60,11 @@ const ERROR_CODES = {
   'chain.file_missing': PLAIN,
   'chain.file_unreadable': PLAIN,
   'chain.file_hash_mismatch': PLAIN,
+  /**
+   * A (format-2) transcript entry's hash of one of its key's sections is not the hash of that
+   * section of the file it names: the entry commits to other bytes than the key has.
+   */
+  'transcript.section_hash_mismatch': PLAIN,
   /** The audit: a published contribution 0 is not what `zkey new` makes of the r1cs and the ptau. */
   'audit.initial_key_mismatch': PLAIN,
   /**
@@ -75,6 +80,11 @@ const ERROR_CODES = {
   'audit.ptau_inconsistent': PLAIN,
   /** The audit: a chain was finalised with fewer contributions than ceremony.json's minContributions. */
   'audit.too_few_contributions': PLAIN,
+  /**
+   * The audit: the ceremony is not finished (a chain without its beacon, no `finalised` entry), and
+   * the auditor did not ask for an audit of a running ceremony (--in-progress).
+   */
+  'audit.not_finalised': PLAIN,
   /**
    * A verification key (a final key, a manifest's key, a deployed verifier) whose δ equals its γ:
    * no Phase 2, every proof forgeable.
@@ -199,6 +209,20 @@ const ERROR_CODES = {
   'receipt.not_in_key': PLAIN,
   /** The key's own contribution history does not hold together, or does not match the transcript. */
   'receipt.history_invalid': PLAIN,
+  /**
+   * Bytes of a key the check read by range are not the bytes the transcript's section hashes name:
+   * the coordinator (or the publication) served the check another key than it recorded.
+   */
+  'receipt.served_bytes_mismatch': PLAIN,
+  /** A record after the receipt's contribution has a proof of knowledge, or a δ step, that does not verify. */
+  'receipt.proof_invalid': PLAIN,
+  /** The key's δ in G2 is not its δ in G1 (e(δ1, g2) ≠ e(g1, δ2)). */
+  'receipt.delta_mismatch': PLAIN,
+  /**
+   * The key's sections a contribution never changes (all but 2, 8, 9, 10), or α, β, γ of its header,
+   * are not contribution 0's, as the transcript records them.
+   */
+  'receipt.sections_changed': PLAIN,
 } as const satisfies Record<string, ErrorCodeTraits>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

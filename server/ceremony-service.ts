@@ -18,6 +18,7 @@ import { openCeremony, type CeremonyState } from '../core/ceremony/open-ceremony
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import type { CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
+import { hashZkeyFile, type SectionHashes } from '../core/zkey/zkey-hashes.ts';
 import { fileIdentity, sameFileIdentity, type FileIdentity } from '../core/fs/file-identity.ts';
 import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../core/errors.ts';
 import type { Clock } from './clock.ts';
@@ -71,13 +72,15 @@ export interface SubmittedUpload {
   size: number;
   /** Its BLAKE2b-512 when the coordinator computed it as it wrote the file (a streamed delta). */
   fileHash?: string;
+  /** Its sections' hashes, taken with `fileHash` (the transcript records both). */
+  sectionHashes?: SectionHashes;
 }
 
 export class CeremonyService {
   private timer: NodeJS.Timeout | undefined;
   private readonly pending = new Set<Promise<void>>();
-  /** The identity of each candidate file when it was hashed at submission, by contribution id. */
-  private readonly hashedAs = new Map<string, FileIdentity>();
+  /** Each candidate file's identity when it was hashed at submission, and its section hashes, by contribution id. */
+  private readonly hashedAs = new Map<string, { identity: FileIdentity; sectionHashes?: SectionHashes }>();
   private readonly stateReader: CeremonyStateReader;
 
   constructor(private readonly deps: CeremonyServiceDeps) {
@@ -141,7 +144,10 @@ export class CeremonyService {
     lobby.requireTurn(upload.principal.id, upload.circuit);
     const headIndex = await this.headIndex(upload.circuit);
     const identity = await fileIdentity(upload.path);
-    const fileHash = upload.fileHash ?? (await hashFile(upload.path));
+    // The whole file's hash and its sections' in one read, unless they came with the file.
+    const { fileHash, sectionHashes } = upload.fileHash
+      ? { fileHash: upload.fileHash, sectionHashes: upload.sectionHashes }
+      : await hashZkeyFile(upload.path);
     // A hash given with the file was taken as it was written: nothing to compare across here.
     const hashedAs = upload.fileHash ? identity : await fileIdentity(upload.path);
     const row = this.deps.db.transaction(() => {
@@ -159,7 +165,7 @@ export class CeremonyService {
       return created;
     })();
     // Unchanged across the hashing: the commit need not hash it again (lost on a restart: then it does).
-    if (sameFileIdentity(identity, hashedAs)) this.hashedAs.set(row.id, hashedAs);
+    if (sameFileIdentity(identity, hashedAs)) this.hashedAs.set(row.id, { identity: hashedAs, sectionHashes });
     this.deps.log.info('contribution uploaded, verifying', {
       contributionId: row.id,
       circuit: row.circuit,
@@ -194,6 +200,13 @@ export class CeremonyService {
     };
   }
 
+  /** What the commit may take as given about a candidate hashed at submission (see hashedAs). */
+  private hashedAsFields(id: string): { hashedAs?: FileIdentity; sectionHashes?: SectionHashes } {
+    const hashed = this.hashedAs.get(id);
+    if (!hashed) return {};
+    return { hashedAs: hashed.identity, ...(hashed.sectionHashes ? { sectionHashes: hashed.sectionHashes } : {}) };
+  }
+
   private async applyOutcome(outcome: VerificationOutcome): Promise<void> {
     const { contributions } = this.deps;
     const row = contributions.get(outcome.contributionId);
@@ -218,7 +231,7 @@ export class CeremonyService {
           fileHash: row.fileHash,
           contributionHash: outcome.contributionHash,
           contributor: row.contributorName,
-          ...(this.hashedAs.has(row.id) ? { hashedAs: this.hashedAs.get(row.id)! } : {}),
+          ...this.hashedAsFields(row.id),
         });
         this.recordVerdict(row, {
           event: 'committed',

@@ -2,7 +2,9 @@
  * `ceremony audit DIR`: the audit of a published ceremony (core/audit/audit-ceremony.ts), its
  * findings one a line on stdout, then every r1cs's hash and every chain's contributions (so each
  * contributor can find theirs), or all of it as JSON with --json (the shape docs/audit.md
- * documents). Exit 0 when every finding passed, 1 otherwise, 2 for a usage error.
+ * documents). Exit 0 when every finding passed, 1 otherwise, 2 for a usage error. An unfinished
+ * ceremony fails (`audit.not_finalised`) unless --in-progress asks for an audit of a running one,
+ * whose last line then says it is not finished.
  */
 import { Command, Option } from 'commander';
 import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
@@ -14,7 +16,7 @@ import { withStderrProgress } from '../progress/with-stderr-progress.ts';
  * The JSON output's format name and version: a contributor's tool may read it, so it only changes with a new version.
  */
 export const AUDIT_JSON_FORMAT = 'ceremony-audit';
-export const AUDIT_JSON_VERSION = 1;
+export const AUDIT_JSON_VERSION = 2;
 
 function parseMinContributions(value: string): number {
   if (!/^[1-9]\d{0,5}$/.test(value)) {
@@ -86,9 +88,20 @@ export function renderAuditReport(report: AuditReport): string {
       }
     }
   }
+  if (report.identifier) {
+    const { hash, seq, type } = report.identifier;
+    lines.push('', `ceremony identifier: ${hash}`, `  (the hash of transcript entry ${seq}, its last: ${type})`);
+  }
   const failures = report.findings.filter((f) => !f.ok).length;
-  lines.push('', failures === 0 ? 'audit passed' : `audit FAILED: ${failures} problem${failures === 1 ? '' : 's'}`);
+  lines.push('', lastLine(report, failures));
   return `${lines.join('\n')}\n`;
+}
+
+/** The verdict: passed, failed, or passed so far for a running ceremony (which must say it is not finished). */
+function lastLine(report: AuditReport, failures: number): string {
+  const verdict = failures === 0 ? 'audit passed' : `audit FAILED: ${failures} problem${failures === 1 ? '' : 's'}`;
+  if (!report.inProgress) return verdict;
+  return `${verdict}; the ceremony is in progress, NOT finished: ${report.inProgress.missing.join('; ')}`;
 }
 
 export function auditCommand(): Command {
@@ -123,13 +136,20 @@ export function auditCommand(): Command {
         'fail any finalised chain with fewer contributions than this (ceremony.json sets its own; the higher holds)',
       ).argParser(parseMinContributions),
     )
+    .option(
+      '--in-progress',
+      'audit a running ceremony: what it has so far must pass, and the last line says it is not finished ' +
+        '(without it, an unfinished ceremony fails with audit.not_finalised)',
+    )
     .option('--json', "print the findings, the hashes and every chain's contributions as JSON (see docs/audit.md)")
     .option('--quiet', 'no progress lines on stderr')
     .addHelpText(
       'after',
       '\nThe ptau must be pinned: a known public file (core/ptau/known-ptau-files.json) or --ptau-hash;\n' +
-        'any other fails the audit, showing its hash. Exit status: 0 every finding passed, 1 any failed,\n' +
-        '2 usage error.',
+        'any other fails the audit, showing its hash. The ceremony must be finished (every chain\n' +
+        'finalised, the manifest there and matching), else audit.not_finalised; --in-progress audits a\n' +
+        "running one. The hash of the transcript's last entry is printed as the ceremony identifier.\n" +
+        'Exit status: 0 every finding passed, 1 any failed, 2 usage error.',
     )
     .action(
       async (
@@ -140,6 +160,7 @@ export function auditCommand(): Command {
           ptauHash?: string;
           r1csHash: Record<string, string>;
           minContributions?: number;
+          inProgress?: boolean;
           json?: boolean;
         },
       ) => {
@@ -150,6 +171,7 @@ export function auditCommand(): Command {
               ptauHash: options.ptauHash,
               r1csHashes: options.r1csHash,
               minContributions: options.minContributions,
+              inProgress: options.inProgress,
             }),
           { quiet: options.quiet },
         );

@@ -1,18 +1,30 @@
 /**
  * `ceremony verify-receipt RECEIPTS.json DIR | --coordinator URL`: checks that each signed receipt
  * is the coordinator's, recorded in the public transcript, and included in the final key of its
- * circuit (before finalisation: the chain's head), from a published folder offline or from a
- * coordinator over HTTP with range requests. The checks are core/receipts/receipt-checker.ts, the
- * same the public page runs. One line per receipt on stdout (or JSON with --json), progress on
- * stderr. Exit: 0 every receipt included, 1 any not (or a bad signature), 2 usage.
+ * circuit (before finalisation: the chain's head), that every later record proves its secret and
+ * carries δ on to the key's, and that the key's fixed sections are contribution 0's, from a
+ * published folder offline or from a coordinator over HTTP with range requests. The checks are
+ * core/receipts/receipt-checker.ts, the same the public page runs. One line per receipt on stdout
+ * (or JSON with --json), then what was proven, what rests on the audit and the ceremony's
+ * identifier; progress on stderr. Exit: 0 every receipt included, 1 any not (or a bad signature),
+ * 2 usage.
+ *
+ * Each receipt goes through `checkReceipt` (one kind of receipt today), and the checker takes
+ * further per-circuit checks through `extraKeyChecks` (where `--deployment` plugs in).
  */
 import { readFile, stat } from 'node:fs/promises';
 import { Command } from 'commander';
 import { CoordinatorError } from '../../core/errors.ts';
 import { coordinatorEvidence } from '../../core/receipts/coordinator-evidence.ts';
 import { folderEvidence } from '../../core/receipts/folder-evidence.ts';
-import { ReceiptChecker, receiptSubject, type ReceiptVerdict } from '../../core/receipts/receipt-checker.ts';
-import { parseReceiptsText, type ReceiptsFile } from '../../core/receipts/receipts-file.ts';
+import {
+  ReceiptChecker,
+  receiptSubject,
+  type ExtraKeyCheck,
+  type ReceiptVerdict,
+} from '../../core/receipts/receipt-checker.ts';
+import type { PublicTranscript } from '../../core/receipts/public-transcript.ts';
+import { parseReceiptsText, type ReceiptsFile, type SignedReceipt } from '../../core/receipts/receipts-file.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 
 /** A receipts file is a few kilobytes per circuit; anything this large is not one. */
@@ -64,8 +76,42 @@ function verdictJson(verdict: ReceiptVerdict): Record<string, unknown> {
     ok: verdict.ok,
   };
   return verdict.ok
-    ? { ...common, key: verdict.key, keyIndex: verdict.keyIndex, message: verdict.message }
+    ? {
+        ...common,
+        key: verdict.key,
+        keyIndex: verdict.keyIndex,
+        message: verdict.message,
+        proven: verdict.proven,
+        restsOnAudit: verdict.restsOnAudit,
+      }
     : { ...common, code: verdict.code, message: verdict.message };
+}
+
+/** One receipt's verdict: the one place a kind of receipt is dispatched to its check. */
+function checkReceipt(checker: ReceiptChecker, receipt: SignedReceipt, file: ReceiptsFile): Promise<ReceiptVerdict> {
+  return checker.check(receipt, file);
+}
+
+/** The checks each circuit's key goes through besides the checker's own (none yet; see the header). */
+function extraKeyChecks(): ExtraKeyCheck[] {
+  return [];
+}
+
+/** What the passing verdicts proved (each phrase once), what they leave to the audit, and the identifier. */
+function closingLines(verdicts: ReceiptVerdict[], transcript: PublicTranscript | undefined): string[] {
+  const passed = verdicts.filter((v): v is Extract<ReceiptVerdict, { ok: true }> => v.ok);
+  const lines: string[] = [];
+  if (passed.length > 0) {
+    const proven = [...new Set(passed.flatMap((v) => v.proven))];
+    const rests = [...new Set(passed.flatMap((v) => v.restsOnAudit))];
+    lines.push(`proven for ${passed.length === 1 ? 'the receipt' : 'each receipt'} included:`);
+    lines.push(...proven.map((phrase) => `  - ${phrase}`));
+    lines.push('left to the audit (`ceremony audit DIR`, once, by anyone):');
+    lines.push(...rests.map((phrase) => `  - ${phrase}`));
+  }
+  const id = transcript?.identifier;
+  if (id) lines.push(`ceremony identifier: ${id.hash} (the hash of transcript entry ${id.seq}, its last: ${id.type})`);
+  return lines;
 }
 
 export function verifyReceiptCommand(): Command {
@@ -90,9 +136,13 @@ export function verifyReceiptCommand(): Command {
       "\nFor each receipt: the signature against the coordinator's receipt key (DIR/receipt-public-key.pem,\n" +
         'or GET /api/receipt-key), the transcript entry at its position (hash chain recomputed), and the\n' +
         "final key's own contribution history (before finalisation: the chain's head), read by byte\n" +
-        'ranges and recomputed as snarkjs does, which must list the contribution at its position.\n' +
-        'The pairings and every point of the key are left to `ceremony audit`.\n' +
-        'Exit status: 0 every receipt included, 1 any not (or a bad signature), 2 usage or input error.',
+        "ranges, checked against the transcript's section hashes and recomputed as snarkjs does, which\n" +
+        "must list the contribution at its position; every later record's proof of knowledge and δ step\n" +
+        "and e(δ1, g2) = e(g1, δ2) (pairings); the key's IC, α, β, γ and other fixed sections as\n" +
+        "contribution 0's. Left to `ceremony audit`: that contribution 0 is the circuit's and the ptau's,\n" +
+        "L and H, and the published files byte for byte. Prints the ceremony's identifier (the hash of\n" +
+        "the transcript's last entry).\n" +
+        'Exit status: 0 every receipt passed, 1 any did not (or a bad signature), 2 usage or input error.',
     )
     .action(async (receiptsPath: string, dir: string | undefined, options: VerifyReceiptOptions) => {
       if ((dir === undefined) === (options.coordinator === undefined)) {
@@ -106,11 +156,12 @@ export function verifyReceiptCommand(): Command {
         options.coordinator !== undefined
           ? coordinatorEvidence({ baseUrl: coordinatorUrl(options.coordinator) })
           : await folderEvidence(dir!);
-      const verdicts = await withStderrProgress(
+      const { results: verdicts, transcript } = await withStderrProgress(
         async (progress) => {
           const checker = new ReceiptChecker(evidence, {
             onStep: (receipt, _step, detail) =>
               progress({ type: 'step', circuit: receiptSubject(receipt), step: detail }),
+            extraKeyChecks: extraKeyChecks(),
           });
           const results: ReceiptVerdict[] = [];
           for (const receipt of file.receipts) {
@@ -119,15 +170,21 @@ export function verifyReceiptCommand(): Command {
               circuit: receiptSubject(receipt),
               step: `checking receipt ${receipt.position} of ${file.receipts.length} against ${evidence.label}`,
             });
-            results.push(await checker.check(receipt, file));
+            results.push(await checkReceipt(checker, receipt, file));
             progress({ type: 'finished', circuit: receiptSubject(receipt) });
           }
-          return results;
+          return { results, transcript: await checker.publicTranscript().catch(() => undefined) };
         },
         { quiet: options.quiet || options.json },
       );
+      const identifier = transcript?.identifier;
       const failed = verdicts.filter((v) => !v.ok);
-      const report = { ok: failed.length === 0, source: evidence.label, receipts: verdicts.map(verdictJson) };
+      const report = {
+        ok: failed.length === 0,
+        source: evidence.label,
+        ...(identifier ? { identifier } : {}),
+        receipts: verdicts.map(verdictJson),
+      };
       if (options.json) {
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       } else {
@@ -143,8 +200,9 @@ export function verifyReceiptCommand(): Command {
         process.stdout.write(
           failed.length === 0
             ? `all ${count} included\n`
-            : `verify-receipt FAILED: ${failed.length} of ${count} not included\n`,
+            : `verify-receipt FAILED: ${failed.length} of ${count} did not pass\n`,
         );
+        for (const line of closingLines(verdicts, transcript)) process.stdout.write(`${line}\n`);
       }
       for (const verdict of failed) {
         if (!verdict.ok)

@@ -12,7 +12,14 @@
  *     file against the transcript's hash, the final key as the announced beacon applied to the
  *     last head, and the manifest is recomputed;
  *   - a finalised chain needs at least ceremony.json's minContributions contributions (≥ 1: with
- *     none, δ comes from the public beacon alone), and a final key whose δ equals γ is refused.
+ *     none, δ comes from the public beacon alone), and a final key whose δ equals γ is refused;
+ *   - every key's sections against the section hashes its (format-2) transcript entry records,
+ *     in the same read as its file hash;
+ *   - the ceremony must be finished: every chain sealed by its beacon and the transcript's
+ *     `finalised` entry there (`audit.not_finalised`, naming what is missing), unless the auditor
+ *     asks for an audit of a running ceremony (`inProgress`), which then says it is not finished.
+ * The report names the ceremony by the hash of the transcript's last entry (`identifier`): one
+ * value that commits to every entry, so to every key, section by section, and the manifest.
  * The report lists every chain's contributions (position, name, contribution hash), so each
  * contributor can find theirs; `ceremony audit DIR --json` prints it as JSON (AuditReport, whose
  * shape docs/audit.md documents and keeps stable).
@@ -56,6 +63,9 @@ import { Transcript } from '../transcript/transcript.ts';
 import { chainsFromTranscript, type CircuitChain } from '../ceremony/open-ceremony.ts';
 import { checkCeremonyInputs } from '../ceremony/init-ceremony.ts';
 import { hashFile } from '../crypto/file-hash.ts';
+import { hashZkeyFile } from '../zkey/zkey-hashes.ts';
+import { entryVersion } from '../transcript/transcript-format.ts';
+import type { TranscriptEntry } from '../transcript/transcript.ts';
 import { verifyLinkFromHead } from '../link-check/verify-link-from-head.ts';
 import type { LinkCombination } from '../link-check/link-combination-cache.ts';
 import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../errors.ts';
@@ -130,9 +140,21 @@ export interface AuditedPtau {
   sectionsChecked?: string[];
 }
 
+/** The ceremony's one identifier: the hash of the transcript's last entry. */
+export interface CeremonyIdentifier {
+  hash: string;
+  /** The entry's sequence number and type (`finalised` once the ceremony is finished). */
+  seq: number;
+  type: TranscriptEntry['type'];
+}
+
 export interface AuditReport {
   ok: boolean;
   finalised: boolean;
+  /** Set when the auditor asked for an audit of a running ceremony and it is not finished. */
+  inProgress?: { missing: string[] };
+  /** The hash of the transcript's last entry, once the transcript was read. */
+  identifier?: CeremonyIdentifier;
   findings: AuditFinding[];
   /** Set once the ptau is pinned. */
   ptau?: AuditedPtau;
@@ -152,6 +174,11 @@ export interface AuditOptions {
    * coordinator's word; an auditor who expects more says so, and the higher of the two holds.
    */
   minContributions?: number;
+  /**
+   * Audit a running ceremony: an unfinished one passes if everything it has so far does, and the
+   * report says it is not finished. Without it an unfinished ceremony fails (`audit.not_finalised`).
+   */
+  inProgress?: boolean;
 }
 
 function describe(error: unknown): string {
@@ -172,18 +199,34 @@ function readFailure(error: unknown, what: string): CoordinatorError {
   return new CoordinatorError('chain.file_unreadable', `${what} cannot be read (${code ?? (error as Error).message})`);
 }
 
-async function expectFileHash(filePath: string, expected: string, what: string): Promise<void> {
-  let actual: string;
+/**
+ * The key file against its transcript entry: the whole file's hash and, for a format-2 entry, each
+ * section's, all in one read.
+ */
+async function expectKeyHashes(
+  filePath: string,
+  entry: { fileHash: string; sectionHashes?: Record<string, string> },
+  what: string,
+): Promise<void> {
+  const named = `${what} (${path.basename(filePath)})`;
+  let actual;
   try {
-    actual = await hashFile(filePath);
+    actual = await hashZkeyFile(filePath);
   } catch (error) {
-    throw readFailure(error, `${what} (${path.basename(filePath)})`);
+    throw readFailure(error, named);
   }
-  if (actual !== expected) {
-    throw new CoordinatorError(
-      'chain.file_hash_mismatch',
-      `${what} (${path.basename(filePath)}) is not the file the transcript records`,
-    );
+  if (actual.fileHash !== entry.fileHash) {
+    throw new CoordinatorError('chain.file_hash_mismatch', `${named} is not the file the transcript records`);
+  }
+  if (!entry.sectionHashes) return;
+  for (const [id, hash] of Object.entries(entry.sectionHashes)) {
+    if (actual.sectionHashes?.[id] !== hash) {
+      throw new CoordinatorError(
+        'transcript.section_hash_mismatch',
+        `${named}: the transcript's hash of its section ${id} is not the hash of that section of the file ` +
+          'the transcript names (its whole-file hash matches): the entry commits to other bytes than the key has',
+      );
+    }
   }
 }
 
@@ -225,7 +268,7 @@ async function auditChain(
   const initPath = paths.zkeyPath(name, 0);
 
   progress({ type: 'step', circuit: name, step: 'checking contribution 0 against the r1cs and the ptau' });
-  await expectFileHash(initPath, chain.init.fileHash, 'contribution 0');
+  await expectKeyHashes(initPath, chain.init, 'contribution 0');
   const steps = 1000;
   let reported = -1;
   await checkInitialKey(initPath, chain.circuit.r1csPath, config.ptauPath, {
@@ -247,7 +290,7 @@ async function auditChain(
   let head: LinkCombination | undefined;
   for (const [position, entry] of chain.contributions.entries()) {
     const current = paths.zkeyPath(name, entry.index);
-    await expectFileHash(current, entry.fileHash, `contribution ${entry.index}`);
+    await expectKeyHashes(current, entry, `contribution ${entry.index}`);
     const link = await verifyLinkFromHead(previous, current, {
       challenge: { key, head },
       labels: { prev: `contribution ${entry.index - 1}`, next: `contribution ${entry.index}` },
@@ -270,7 +313,7 @@ async function auditChain(
   if (!chain.beacon) return { summary: `${contributions} verified; not finalised` };
 
   const finalPath = paths.finalZkeyPath(name);
-  await expectFileHash(finalPath, chain.beacon.fileHash, 'the final key');
+  await expectKeyHashes(finalPath, chain.beacon, 'the final key');
   const link = await verifyLinkFromHead(previous, finalPath, {
     challenge: { key, head },
     expect: { kind: 'beacon', beaconHex: chain.beacon.beacon, iterationsExp: chain.beacon.iterationsExp },
@@ -409,10 +452,12 @@ export async function auditCeremony(
     minContributions: Math.max(config.minContributions, options.minContributions ?? 0),
     contributions: [],
   }));
+  let identifier: CeremonyIdentifier | undefined;
   const report = (finalised: boolean, ptau?: AuditedPtau): AuditReport => ({
     ok: findings.every((f) => f.ok),
     finalised,
     findings,
+    ...(identifier ? { identifier } : {}),
     ...(ptau ? { ptau } : {}),
     circuits,
   });
@@ -491,7 +536,9 @@ export async function auditCeremony(
     const transcript = await Transcript.load(paths.transcriptPath, config.id);
     chains = chainsFromTranscript(config, transcript.entries);
     finalisedEntry = transcript.entries.find((e) => e.type === 'finalised');
-    record('transcript', true, `${transcript.entries.length} entries, hash chain intact`);
+    const last = transcript.entries.at(-1);
+    if (last) identifier = { hash: last.hash, seq: last.seq, type: last.type };
+    record('transcript', true, describeTranscript(transcript.entries));
   } catch (error) {
     fail('transcript', error);
     return report(false, ptau);
@@ -511,6 +558,7 @@ export async function auditCeremony(
     progress({ type: 'finished', circuit: chain.circuit.name });
   }
 
+  const missing = unfinished(chains, finalisedEntry !== undefined);
   if (finalisedEntry?.type === 'finalised') {
     try {
       if (manifest.size !== config.circuits.length)
@@ -522,8 +570,41 @@ export async function auditCeremony(
     } catch (error) {
       fail('manifest', error);
     }
-  } else {
+  } else if (options.inProgress) {
     record('manifest', true, 'the ceremony is not finalised yet: no manifest to check');
   }
-  return report(Boolean(finalisedEntry), ptau);
+  if (missing.length > 0 && !options.inProgress) {
+    record(
+      'finalisation',
+      false,
+      `[audit.not_finalised] the ceremony is not finished: ${missing.join('; ')}; so the final keys, the ` +
+        'verification keys and the manifest a deployment is checked against are not all there to audit ' +
+        '(audit a running ceremony with --in-progress)',
+      'audit.not_finalised',
+    );
+  }
+  return {
+    ...report(Boolean(finalisedEntry), ptau),
+    ...(missing.length > 0 && options.inProgress ? { inProgress: { missing } } : {}),
+  };
+}
+
+/** What an unfinished ceremony lacks, or nothing: chains not sealed by a beacon, the `finalised` entry. */
+function unfinished(chains: Map<string, CircuitChain>, finalised: boolean): string[] {
+  const open = [...chains.values()].filter((chain) => !chain.beacon).map((chain) => chain.circuit.name);
+  return [
+    ...(open.length > 0 ? [`no final key (beacon) for ${open.join(', ')}`] : []),
+    ...(finalised ? [] : ['the transcript has no `finalised` entry (no manifest is committed)']),
+  ];
+}
+
+/** The transcript finding: its length, its chain, and what its format commits to. */
+function describeTranscript(entries: readonly TranscriptEntry[]): string {
+  const older = entries.filter((entry) => entryVersion(entry) < 2 && entry.type !== 'finalised').length;
+  const sections =
+    older === 0
+      ? 'every key committed section by section (format 2)'
+      : `${older} key${older === 1 ? '' : 's'} committed by whole-file hash only (format 1, from before section ` +
+        'hashes: a receipt check cannot bind the bytes it reads of those keys to the transcript)';
+  return `${entries.length} entries, hash chain intact; ${sections}`;
 }

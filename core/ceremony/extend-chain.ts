@@ -9,7 +9,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { contributeFast } from '../kernel/contribute-fast.ts';
 import { commitFile, isTempPath, tempPathFor } from '../fs/atomic-write.ts';
-import { hashFile } from '../crypto/file-hash.ts';
+import { hashKeyFile, type SectionHashes } from '../zkey/zkey-hashes.ts';
 import { fileIdentity, sameFileIdentity, type FileIdentity } from '../fs/file-identity.ts';
 import { CoordinatorError } from '../errors.ts';
 import { verifyLinkFromInit, type VerifiedLink } from '../link-check/verify-link-from-init.ts';
@@ -72,7 +72,7 @@ async function commitStagedLink(
   return commitLink(state, chain, staged, {
     contributor,
     contributionHash: link.contributionHash,
-    fileHash: await hashFile(staged),
+    ...(await hashKeyFile(staged, 'the contribution')),
   });
 }
 
@@ -84,13 +84,14 @@ async function commitLink(
   state: CeremonyState,
   chain: CircuitChain,
   staged: string,
-  link: { contributor: string; contributionHash: string; fileHash: string },
+  link: { contributor: string; contributionHash: string; fileHash: string; sectionHashes: SectionHashes },
 ): Promise<AcceptedContribution> {
   const index = chain.headIndex + 1;
   const target = state.paths.zkeyPath(chain.circuit.name, index);
   await commitFile(staged, target);
   await state.transcript.append([{ type: 'contribution', circuit: chain.circuit.name, index, ...link }]);
-  return { circuit: chain.circuit.name, index, ...link, path: target };
+  const { sectionHashes: _recorded, ...accepted } = link;
+  return { circuit: chain.circuit.name, index, ...accepted, path: target };
 }
 
 async function withChain<T>(
@@ -171,6 +172,8 @@ export interface PreverifiedLink {
   headIndex: number;
   /** BLAKE2b-512 of the candidate as verified: the committed bytes must be exactly these. */
   fileHash: string;
+  /** Its sections' hashes, when they were taken with `fileHash` (in the same pass); else the commit takes them. */
+  sectionHashes?: SectionHashes;
   /**
    * The candidate's identity when `fileHash` was taken, if the caller saw it unchanged across the
    * hashing: found equal at commit, the file was not written since, and is not hashed again.
@@ -185,7 +188,8 @@ export interface PreverifiedLink {
  * Refuses with `contribution.not_next` when the head has moved since, and with
  * `chain.file_hash_mismatch` when the file is not the one that was verified, so a verification
  * result can only ever commit the exact bytes it checked, on the exact head it checked them on.
- * The file is hashed again unless its identity (`hashedAs`) shows it untouched since it was hashed.
+ * The file is hashed again unless its identity (`hashedAs`) shows it untouched since it was hashed
+ * and its section hashes came with it.
  */
 export async function commitPreverifiedContribution(
   dataDir: string,
@@ -202,13 +206,17 @@ export async function commitPreverifiedContribution(
     }
     await rename(link.candidatePath, staged);
     const unchanged = link.hashedAs !== undefined && sameFileIdentity(await fileIdentity(staged), link.hashedAs);
-    if (!unchanged && (await hashFile(staged)) !== link.fileHash) {
+    const hashes =
+      unchanged && link.sectionHashes
+        ? { fileHash: link.fileHash, sectionHashes: link.sectionHashes }
+        : await hashKeyFile(staged, 'the contribution');
+    if (hashes.fileHash !== link.fileHash) {
       throw new CoordinatorError('chain.file_hash_mismatch', 'the candidate file changed after it was verified');
     }
     return commitLink(state, chain, staged, {
       contributor: link.contributor,
       contributionHash: link.contributionHash,
-      fileHash: link.fileHash,
+      ...hashes,
     });
   });
 }

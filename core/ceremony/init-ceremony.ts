@@ -8,6 +8,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import * as snarkjs from 'snarkjs';
 import { commitFile, tempPathFor } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
+import { hashKeyFile } from '../zkey/zkey-hashes.ts';
 import { CoordinatorError } from '../errors.ts';
 import { readR1csSummary, requiredPtauPower, type R1csSummary } from '../setup/r1cs-header.ts';
 import { readPtauSummary } from '../ptau/ptau-header.ts';
@@ -132,9 +133,9 @@ export async function initCeremony(
       const target = state.paths.zkeyPath(circuit.name, 0);
       await createInitialKey(state.config, circuit, target, progress);
       const info = await readZkeyInfo(target);
-      const fileHash = await hashFile(target);
+      const { fileHash, sectionHashes } = await hashKeyFile(target, `contribution 0 of ${circuit.name}`);
       const circuitHash = info.mpc.csHash.toString('hex');
-      entries.push({ type: 'init', circuit: circuit.name, index: 0, circuitHash, fileHash });
+      entries.push({ type: 'init', circuit: circuit.name, index: 0, circuitHash, fileHash, sectionHashes });
       results.push({
         circuit: circuit.name,
         constraints: summaries.get(circuit.name)!.nConstraints,

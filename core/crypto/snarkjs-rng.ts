@@ -8,18 +8,10 @@
  * tests/core/verify-link-from-head.test.ts checks snarkjs's beacon contributions, so a drift cannot go unnoticed.
  */
 import { createHash } from 'node:crypto';
-import { ChaCha, type Bn128Curve, type CurveGroup } from 'ffjavascript';
+import { rngFromDigest, type SnarkjsRng } from './snarkjs-hash-to-g2.ts';
 
-/** ffjavascript's ChaCha stream, passed as is to `Fr.fromRng`, `G1.fromRng`, `G2.fromRng`. */
-export type SnarkjsRng = InstanceType<typeof ChaCha>;
-
-/** A ChaCha stream seeded with the first eight big-endian 32-bit words of `digest`, as snarkjs seeds it. */
-function rngFromDigest(digest: Uint8Array): SnarkjsRng {
-  const view = new DataView(digest.buffer, digest.byteOffset, digest.byteLength);
-  const seed: number[] = [];
-  for (let i = 0; i < 8; i++) seed.push(view.getUint32(i * 4, false));
-  return new ChaCha(seed);
-}
+// hashToG2 lives in an isomorphic module of its own (the page's receipt check draws it too).
+export { hashToG2, type SnarkjsRng } from './snarkjs-hash-to-g2.ts';
 
 /** snarkjs misc.rngFromBeaconParams: the beacon SHA-256'd 2^iterationsExp times, then ChaCha. */
 export function rngFromBeacon(beaconHash: Uint8Array, iterationsExp: number): SnarkjsRng {
@@ -27,10 +19,4 @@ export function rngFromBeacon(beaconHash: Uint8Array, iterationsExp: number): Sn
   // 2^n as a float is exact for any n a beacon can carry (≤ 63); the loop is the n that was asked.
   for (let i = 0, n = 2 ** iterationsExp; i < n; i++) digest = createHash('sha256').update(digest).digest();
   return rngFromDigest(digest);
-}
-
-/** snarkjs keypair.hashToG2: the G2 point (projective) drawn from the stream seeded with `digest`. */
-export function hashToG2(curve: Bn128Curve, digest: Uint8Array): Uint8Array {
-  const g2 = curve.G2 as CurveGroup & { fromRng(rng: SnarkjsRng): Uint8Array };
-  return g2.fromRng(rngFromDigest(digest));
 }

@@ -21,9 +21,8 @@
  * finished delta by checkSkeletonAgainstHead either way, so both paths take and refuse alike, and
  * write the same bytes (the output is writeSections's, section for section).
  */
-import { createHash, type Hash } from 'node:crypto';
 import { open, rm, type FileHandle } from 'node:fs/promises';
-import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
+import { ZkeyHasher, type SectionHashes } from '../zkey/zkey-hashes.ts';
 import { readExactlyInto } from '../binfile/read-exactly.ts';
 import { readSectionTable, type SectionTable } from '../binfile/section-table.ts';
 import { fileHead, FIXED_SECTIONS, sectionHead, STREAMED_SECTIONS } from './skeleton-zkey.ts';
@@ -61,7 +60,9 @@ interface PendingCopy {
 }
 
 export class StreamedSplice {
-  private readonly hash: Hash = createHash(FILE_HASH_ALGORITHM);
+  /** The key's hash and its sections' (the transcript records both), taken as the key is written. */
+  private readonly hash = new ZkeyHasher();
+  private sections: SectionHashes | undefined;
   private readonly ids: number[];
   /** Where the next byte of the key goes. */
   private position = 0;
@@ -131,7 +132,14 @@ export class StreamedSplice {
     await this.copyFixedSections();
     await this.out.sync();
     await this.close();
-    return this.hash.digest('hex');
+    const { fileHash, sectionHashes } = this.hash.digest();
+    this.sections = sectionHashes;
+    return fileHash;
+  }
+
+  /** The key's section hashes, once `finish` has resolved. */
+  get sectionHashes(): SectionHashes | undefined {
+    return this.sections;
   }
 
   /** Stops and deletes what was written. */

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import * as snarkjs from 'snarkjs';
 import { commitFile, tempPathFor, writeFileAtomic } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
+import { hashKeyFile } from '../zkey/zkey-hashes.ts';
 import { CoordinatorError } from '../errors.ts';
 import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
@@ -127,7 +128,7 @@ async function applyBeacon(
         `the final key of ${name} failed verification: ${(error as Error).message}`,
       );
     }
-    const fileHash = await hashFile(staged);
+    const { fileHash, sectionHashes } = await hashKeyFile(staged, `the final key of ${name}`);
     await commitFile(staged, finalPath);
     await state.transcript.append([
       {
@@ -136,6 +137,7 @@ async function applyBeacon(
         index: chain.headIndex + 1,
         contributionHash: link.contributionHash,
         fileHash,
+        sectionHashes,
         beacon: beacon.beaconHex,
         iterationsExp: beacon.iterationsExp,
       },

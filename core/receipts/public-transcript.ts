@@ -4,10 +4,13 @@
  * id exactly as core/transcript/transcript.ts writes it: each entry's hash is BLAKE2b-512 of its
  * canonical JSON without the hash, and each entry names the hash of the one before. So the check
  * sees the same transcript every auditor sees, and an entry cannot have been changed, dropped or
- * reordered without the chain breaking. Isomorphic (no `node:` imports): the page runs it too.
+ * reordered without the chain breaking. Both formats are read (core/transcript/transcript-format.ts):
+ * a format-2 entry naming a key carries its section hashes, which the checker holds the bytes it
+ * reads against. Isomorphic (no `node:` imports): the page runs it too.
  */
 import { blake2b } from '@noble/hashes/blake2b';
 import { canonicalJson } from '../transcript/canonical-json.ts';
+import { entryFormatProblem, ZKEY_SECTION_IDS } from '../transcript/transcript-format.ts';
 import { CoordinatorError } from '../errors.ts';
 
 export interface PublicTranscriptEntry {
@@ -23,6 +26,10 @@ export interface PublicTranscriptEntry {
   beacon?: string;
   iterationsExp?: number;
   manifestHash?: string;
+  /** 2 for a format-2 entry; absent for format 1. */
+  version?: number;
+  /** A format-2 key entry's hash of each of its key's sections, by section id. */
+  sectionHashes?: Record<string, string>;
   prevHash: string;
   hash: string;
 }
@@ -40,6 +47,8 @@ export interface PublicTranscript {
   entries: PublicTranscriptEntry[];
   chains: Map<string, PublicChain>;
   finalised: boolean;
+  /** The hash of the last entry: the ceremony's one identifier (it commits to every entry before it). */
+  identifier?: { hash: string; seq: number; type: PublicTranscriptEntry['type'] };
 }
 
 const HASH512 = /^[0-9a-f]{128}$/;
@@ -62,6 +71,16 @@ const FIELD_SHAPE: Record<string, (value: unknown) => boolean> = {
   fileHash: (v) => typeof v === 'string' && HASH512.test(v),
   manifestHash: (v) => typeof v === 'string' && HASH512.test(v),
 };
+
+/** A format-2 entry's section hashes: exactly the ten sections of a zkey, each a BLAKE2b-512. */
+function wellFormedSectionHashes(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const hashes = value as Record<string, unknown>;
+  return (
+    Object.keys(hashes).length === ZKEY_SECTION_IDS.length &&
+    ZKEY_SECTION_IDS.every((id) => typeof hashes[String(id)] === 'string' && HASH512.test(hashes[String(id)] as string))
+  );
+}
 
 const toHex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 const hashText = (text: string): string => toHex(blake2b(new TextEncoder().encode(text), { dkLen: 64 }));
@@ -96,6 +115,11 @@ export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, s
         throw corrupt(`has an ${at} (${type}) whose ${field} is missing or malformed`);
     }
     if (entry.seq !== seq) throw corrupt(`has an ${at} numbered ${String(entry.seq)}`);
+    if (entry.version !== undefined && entry.version !== 2) throw corrupt(`has an ${at} of unknown format`);
+    const formatProblem = entryFormatProblem(entry as { type: string }, entries.at(-1));
+    if (formatProblem) throw corrupt(`has an ${at} that breaks its format: ${formatProblem}`);
+    if (entry.sectionHashes !== undefined && !wellFormedSectionHashes(entry.sectionHashes))
+      throw corrupt(`has an ${at} (${type}) whose section hashes are malformed`);
     if (typeof entry.time !== 'string') throw corrupt(`has an ${at} without a time`);
     if (entry.prevHash !== prevHash) {
       throw corrupt(
@@ -124,5 +148,7 @@ export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, s
     else if (type === 'contribution') chain.contributions.push(checked);
     else chain.beacon = checked;
   });
-  return { ceremony: ceremonyId, entries, chains, finalised };
+  const last = entries.at(-1);
+  const identifier = last ? { hash: last.hash, seq: last.seq, type: last.type } : undefined;
+  return { ceremony: ceremonyId, entries, chains, finalised, ...(identifier ? { identifier } : {}) };
 }

@@ -1,33 +1,51 @@
 /**
- * From a signed receipt to "included in the final key of circuit X at position N, checked", the
- * same in the page and in `ceremony verify-receipt`. Against the evidence of one ceremony (a
- * coordinator over HTTP, or a published folder), for each receipt, in this order:
+ * From a signed receipt to "included in the final key of circuit X at position N", with what was
+ * proven, the same in the page and in `ceremony verify-receipt`. Against the evidence of one
+ * ceremony (a coordinator over HTTP, or a published folder), for each receipt, in this order:
  *
  *  1. it is a receipt of this ceremony (`receipt.other_ceremony`);
  *  2. its signature is the coordinator's published receipt key's (`receipt.bad_signature`);
  *  3. the public transcript, its hash chain recomputed, records that contribution at that position
  *     of that circuit with the same contribution hash, file hash and contributor
  *     (`receipt.not_in_transcript`);
- *  4. the final key of the circuit (before finalisation: the chain's head) holds together: its own
- *     contribution history, read by byte ranges, chains from its circuit hash as snarkjs requires,
- *     its header's δ is the last record's, and its circuit hash is the one the transcript's init
- *     entry records (`receipt.history_invalid`);
+ *  4. the final key of the circuit (before finalisation: the chain's head) is read by range: the
+ *     bytes read (sections 1, 2, 3, 10) are the ones its transcript entry's section hashes name
+ *     (`receipt.served_bytes_mismatch`); its history chains from its circuit hash as snarkjs
+ *     requires, its header's δ is the last record's, and its circuit hash is the transcript's
+ *     (`receipt.history_invalid`);
  *  5. that history lists the receipt's contribution hash at the receipt's position
- *     (`receipt.not_in_key`: the key descends from another head);
- *  6. and the history is the transcript's chain record for record, the beacon included
- *     (`receipt.history_invalid`).
+ *     (`receipt.not_in_key`), and is the transcript's chain record for record, the beacon included
+ *     (`receipt.history_invalid`);
+ *  6. every later record's proof of knowledge and δ step verify, and e(δ1, g2) = e(g1, δ2)
+ *     (receipt-pairings.ts: `receipt.proof_invalid`, `receipt.delta_mismatch`);
+ *  7. the key's sections no contribution changes (1, 3–7) and its header's α, β, γ are contribution
+ *     0's, by the transcript's section hashes and contribution 0's header read by range
+ *     (key-sections.ts: `receipt.sections_changed`);
+ *  8. any further check the caller adds (`extraKeyChecks`, once per circuit, e.g. the deployed
+ *     verifier against the key's verification key).
  *
- * What it leaves to `ceremony audit`: the pairing checks of every record (each δ step made with the
- * secret its proof of knowledge shows) and every point of the key (that L, H and the rest match δ
- * and the circuit). The public key, the transcript and each key's history are fetched once per
- * checker, however many receipts share them.
+ * What it leaves to `ceremony audit` (RESTS_ON_AUDIT, which every verdict carries): that contribution
+ * 0 is the key the circuit and the powers of tau give, that L and H match δ, and that the published
+ * files are byte for byte what the transcript names. A format-1 transcript (no section hashes)
+ * leaves steps 4's byte check and 7 to the audit too, and the verdict says so. The public key, the
+ * transcript and each key's reads and checks happen once per checker, however many receipts share them.
  */
 import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../errors.ts';
 import { checkPublicTranscript, type PublicChain, type PublicTranscript } from './public-transcript.ts';
 import type { RangeSource } from './range-source.ts';
 import { importReceiptKey, receiptSignatureValid, samePublicKey, type ReceiptKey } from './receipt-signature.ts';
 import type { ReceiptsFile, SignedReceipt } from './receipts-file.ts';
-import { checkZkeyHistory, readZkeyHistory, RECORD_TYPE, type HistoryRecord } from './zkey-history.ts';
+import { checkFixedSections, checkServedSections, hasSectionHashes } from './key-sections.ts';
+import {
+  checkZkeyHistory,
+  readZkeyHeader,
+  readZkeyHistory,
+  RECORD_TYPE,
+  type HistoryRecord,
+  type ZkeyHistory,
+} from './zkey-history.ts';
+import type { PublicTranscriptEntry } from './public-transcript.ts';
+import { verificationKeyConstants, type VerificationKeyConstants } from './verification-key.ts';
 
 /** Where a ceremony's public evidence comes from: a coordinator, or a published folder. */
 export interface ReceiptEvidence {
@@ -55,7 +73,44 @@ export interface CheckedKeyHistory {
   transcriptMismatch?: string;
   /** What reading it cost. */
   source: RangeSource;
+  /** The key's transcript entry (its beacon, or the head's), and contribution 0's. */
+  entry: PublicTranscriptEntry;
+  initEntry: PublicTranscriptEntry;
+  /** The key as read: its sections 1, 2, 3 (with α, β, γ, δ and IC: its whole verification key) and 10. */
+  read: ZkeyHistory;
+  /** True when the bytes read were checked against the transcript's section hashes (format 2). */
+  bytesBound: boolean;
+  /** The key's verification key (α1, β2, γ2, δ2, IC) from the bytes read, in snarkjs's form. */
+  verificationKey(): VerificationKeyConstants;
 }
+
+/**
+ * A check the caller adds, run once per circuit after the key's own (`--deployment` plugs in here:
+ * the deployed verifier against `key.verificationKey()`, read with the key and held to the transcript).
+ * Resolves with what it established; throws a CoordinatorError for a verdict.
+ */
+export interface ExtraKeyCheck {
+  /** Its step's name, e.g. "deployment". */
+  step: string;
+  /** What a passing verdict lists as proven, e.g. "the deployed verifier carries this key". */
+  proves: string;
+  run(key: CheckedKeyHistory): Promise<string>;
+}
+
+/** What no receipt check proves and the audit does (`ceremony audit DIR`, once, by anyone). */
+export const RESTS_ON_AUDIT: readonly string[] = [
+  "that contribution 0 is the key the circuit's r1cs and the pinned powers of tau give",
+  "that the key's L and H (sections 8, 9) match its δ",
+  'that every published key file is, byte for byte, the one the transcript names',
+];
+/** What a format-1 transcript entry (whole-file hashes only) leaves to the audit besides: the key's… */
+const UNBOUND_BYTES =
+  'that the bytes this check read are the ones the coordinator recorded (a format-1 transcript entry has no ' +
+  'section hashes to check them against)';
+/** …and its or contribution 0's. */
+const UNCHECKED_SECTIONS =
+  "that the key's sections other than δ, L, H and its history, and its α, β, γ, are contribution 0's (a format-1 " +
+  'transcript entry has no section hashes to compare)';
 
 export type ReceiptVerdict =
   | {
@@ -66,14 +121,21 @@ export type ReceiptVerdict =
       key: 'final' | 'head';
       keyIndex: number;
       message: string;
+      /** What this check proved, one phrase each. */
+      proven: string[];
+      /** What it leaves to the audit. */
+      restsOnAudit: readonly string[];
     }
   | { ok: false; receipt: SignedReceipt; code: ErrorCode; message: string };
 
-export type ReceiptStep = 'signature' | 'transcript' | 'key';
+/** The checker's own steps; an extra check reports under its own step name. */
+export type ReceiptStep = 'signature' | 'transcript' | 'key' | 'proofs' | 'sections';
 
 export interface ReceiptCheckerOptions {
   /** Called as each check of a receipt passes, with what it established. */
-  onStep?: (receipt: SignedReceipt, step: ReceiptStep, detail: string) => void;
+  onStep?: (receipt: SignedReceipt, step: ReceiptStep | string, detail: string) => void;
+  /** Checks added after the checker's own, once per circuit (see ExtraKeyCheck). */
+  extraKeyChecks?: ExtraKeyCheck[];
 }
 
 const describeKey = (history: Pick<CheckedKeyHistory, 'key' | 'circuit' | 'index'>): string =>
@@ -124,11 +186,21 @@ function transcriptMismatch(
   return undefined;
 }
 
+/** The pairings run on ffjavascript's curve: loaded only once a receipt gets that far (the page splits it off). */
+const pairings = (): Promise<typeof import('./receipt-pairings.ts')> => import('./receipt-pairings.ts');
+
 export class ReceiptChecker {
   private receiptKey?: Promise<ReceiptKey>;
   private transcript?: Promise<PublicTranscript>;
   private ceremony?: Promise<string>;
   private readonly histories = new Map<string, Promise<CheckedKeyHistory>>();
+  /** Per circuit and receipt position: how many later records verified; per circuit: δ2, sections, extras. */
+  private readonly laterRecords = new Map<string, Promise<number>>();
+  private readonly deltaPairs = new Map<string, Promise<void>>();
+  private readonly fixedSections = new Map<string, Promise<string>>();
+  private readonly extras = new Map<string, Promise<string>>();
+  /** Contribution 0's reads, by circuit (its header, for the fixed sections' check). */
+  private readonly initialSources = new Map<string, RangeSource>();
 
   constructor(
     readonly evidence: ReceiptEvidence,
@@ -153,12 +225,7 @@ export class ReceiptChecker {
 
   /** The checked history of the final key of `circuit` (its head before finalisation), read once. */
   keyHistory(circuit: string): Promise<CheckedKeyHistory> {
-    let history = this.histories.get(circuit);
-    if (!history) {
-      history = this.readKeyHistory(circuit);
-      this.histories.set(circuit, history);
-    }
-    return history;
+    return once(this.histories, circuit, () => this.readKeyHistory(circuit));
   }
 
   private async readKeyHistory(circuit: string): Promise<CheckedKeyHistory> {
@@ -172,22 +239,72 @@ export class ReceiptChecker {
     // Final keys are public once the ceremony is finalised (every circuit sealed); until then, and
     // while a finalisation is under way, the chain's head is the key contributions build on.
     const sealed = transcript.finalised ? chain.beacon : undefined;
-    const key = sealed ? 'final' : 'head';
+    const key: CheckedKeyHistory['key'] = sealed ? 'final' : 'head';
     const index = sealed ? sealed.index! : chain.contributions.length;
+    const entry = sealed ?? chain.contributions.at(-1) ?? chain.init;
     const source = this.evidence.keySource(circuit, key === 'final' ? { final: true } : { index });
-    const history = await readZkeyHistory(source);
-    const contributionHashes = checkZkeyHistory(history);
-    if (hex(history.csHash) !== chain.init.circuitHash) {
+    const read = await readZkeyHistory(source);
+    // The bytes read must be those the transcript commits to before anything is concluded from them.
+    const bytesBound = hasSectionHashes(entry);
+    if (bytesBound) checkServedSections(read.sections, entry, describeKey({ key, circuit, index }), entryName(entry));
+    const contributionHashes = checkZkeyHistory(read);
+    if (hex(read.csHash) !== chain.init.circuitHash) {
       throw new CoordinatorError(
         'receipt.history_invalid',
         `${source.label}: its circuit hash is not the one the transcript's initial entry of ${circuit} records ` +
           '(it is a key of another circuit)',
       );
     }
-    const checked = { circuit, key, index, contributionHashes, records: history.records, source } as const;
+    const checked = {
+      ...{ circuit, key, index, contributionHashes, records: read.records, source },
+      ...{ entry, initEntry: chain.init, read, bytesBound },
+      verificationKey: () => verificationKeyConstants(read.sections.get(2)!, read.sections.get(3)!),
+    };
     return { ...checked, transcriptMismatch: transcriptMismatch(chain, checked) };
   }
 
+  /**
+   * What checking `circuit` has read so far of its keys (the key's ranges and contribution 0's), and
+   * the key's size: the page shows it, the tests and the bench measure it.
+   */
+  async readCost(circuit: string): Promise<{ bytesRead: number; requests: number; keySize: number } | undefined> {
+    const history = await this.histories.get(circuit)?.catch(() => undefined);
+    if (!history) return undefined;
+    const initial = this.initialSources.get(circuit);
+    return {
+      bytesRead: history.source.bytesRead + (initial?.bytesRead ?? 0),
+      requests: history.source.requests + (initial?.requests ?? 0),
+      keySize: history.source.fileSize ?? 0,
+    };
+  }
+
+  /** Every record after position `from` of the key of `circuit`: proofs of knowledge and δ steps. */
+  private recordsAfter(history: CheckedKeyHistory, from: number): Promise<number> {
+    return once(this.laterRecords, `${history.circuit}\0${from}`, async () =>
+      (await pairings()).checkRecordsAfter(history.records, from, history.source.label),
+    );
+  }
+
+  private deltaPair(history: CheckedKeyHistory): Promise<void> {
+    return once(this.deltaPairs, history.circuit, async () =>
+      (await pairings()).checkDeltaPair(history.read.headerDelta1, history.read.headerDelta2, history.source.label),
+    );
+  }
+
+  /** The key's fixed sections and α, β, γ against contribution 0's; what was read, or why it could not run. */
+  private sectionsAsInitial(history: CheckedKeyHistory): Promise<string> {
+    return once(this.fixedSections, history.circuit, async () => {
+      const { entry, initEntry, circuit } = history;
+      if (!history.bytesBound || !hasSectionHashes(initEntry) || !hasSectionHashes(entry)) return 'format 1';
+      const source = this.evidence.keySource(circuit, { index: 0 });
+      this.initialSources.set(circuit, source);
+      const initHeader = await readZkeyHeader(source);
+      checkServedSections(new Map([[2, initHeader]]), initEntry, `contribution 0 of ${circuit}`, entryName(initEntry));
+      const keyHeader = history.read.sections.get(2)!;
+      checkFixedSections(entry, initEntry, keyHeader, initHeader, describeKey(history));
+      return `${history.source.bytesRead + source.bytesRead} bytes read in all`;
+    });
+  }
   /** One receipt's verdict; a refusal is a verdict (never thrown), so one receipt never stops the others. */
   async check(receipt: SignedReceipt, file?: Pick<ReceiptsFile, 'receiptPublicKey'>): Promise<ReceiptVerdict> {
     try {
@@ -204,7 +321,7 @@ export class ReceiptChecker {
   ): Promise<ReceiptVerdict> {
     const { body } = receipt;
     const { label } = this.evidence;
-    const step = (name: ReceiptStep, detail: string): void => this.options.onStep?.(receipt, name, detail);
+    const step = (name: ReceiptStep | string, detail: string): void => this.options.onStep?.(receipt, name, detail);
 
     const ceremony = await this.ceremonyId();
     if (body.ceremony !== ceremony) {
@@ -287,15 +404,17 @@ export class ReceiptChecker {
     step(
       'key',
       `${where} lists it at position ${body.index} of ${history.contributionHashes.length}; its history chains ` +
-        `from the circuit hash to the header's δ ` +
-        `(${history.source.bytesRead} bytes of ${history.source.fileSize} read)`,
+        `from the circuit hash to the header's δ` +
+        (history.bytesBound ? ", and the bytes read are the ones the transcript's section hashes name" : '') +
+        ` (${history.source.bytesRead} bytes of ${history.source.fileSize} read)`,
     );
+    const { proven, sectionsChecked } = await this.beyondHistory(history, body.index, step);
+    const head = `the current head of ${body.circuit} (contribution ${history.index})`;
     const message =
       history.key === 'final'
-        ? `included in the final key of ${body.circuit} at position ${body.index}, checked`
-        : `included in the current head of ${body.circuit} (contribution ${history.index}) ` +
-          `at position ${body.index}, ` +
-          `checked; ${body.circuit} is not finalised yet, so check again once it is`;
+        ? `included in the final key of ${body.circuit} at position ${body.index}`
+        : `included in ${head} at position ${body.index}; ` +
+          `${body.circuit} is not finalised yet, so check again once it is`;
     return {
       ok: true,
       receipt,
@@ -304,6 +423,71 @@ export class ReceiptChecker {
       key: history.key,
       keyIndex: history.index,
       message,
+      proven: [
+        "the coordinator's signature",
+        'the transcript entry (hash chain recomputed)',
+        "the contribution's record at its position in the key's own history, which is the transcript's chain",
+        ...proven,
+      ],
+      restsOnAudit: [
+        ...RESTS_ON_AUDIT,
+        ...(history.bytesBound ? [] : [UNBOUND_BYTES]),
+        ...(sectionsChecked ? [] : [UNCHECKED_SECTIONS]),
+      ],
     };
   }
+
+  /** Steps 6 to 8 of the header for a receipt at `position` of `history`; what each proved. */
+  private async beyondHistory(
+    history: CheckedKeyHistory,
+    position: number,
+    step: (name: ReceiptStep | string, detail: string) => void,
+  ): Promise<{ proven: string[]; sectionsChecked: boolean }> {
+    const where = describeKey(history);
+    const later = await this.recordsAfter(history, position);
+    await this.deltaPair(history);
+    const records = later === 0 ? 'no record after it' : `records ${position + 1} to ${position + later}`;
+    step(
+      'proofs',
+      `${records}: ${later === 0 ? '' : 'every proof of knowledge and δ step verified (pairings), so '}` +
+        `the key's δ carries this contribution's secret; e(δ1, g2) = e(g1, δ2)`,
+    );
+    const proven = [
+      "every later record's proof of knowledge and δ step, up to the key's δ (which so carries this contribution's " +
+        'secret), and its δ in G2 paired with its δ in G1',
+    ];
+    const sections = await this.sectionsAsInitial(history);
+    if (sections === 'format 1') {
+      step('sections', 'not checked: the transcript is of format 1 (no section hashes); left to the audit');
+    } else {
+      step(
+        'sections',
+        `${where}: sections 1, 3–7 (IC, coefficients, A, B1, B2) and α, β, γ are contribution 0's ` +
+          `(transcript section hashes, the bytes read checked against them; ${sections})`,
+      );
+      proven.push(
+        "the key's IC, α, β, γ and other sections no contribution changes (1, 3–7) as contribution 0's, by the " +
+          "transcript's section hashes, with the bytes read checked against them",
+      );
+    }
+    for (const extra of this.options.extraKeyChecks ?? []) {
+      step(extra.step, await once(this.extras, `${history.circuit}\0${extra.step}`, () => extra.run(history)));
+      proven.push(extra.proves);
+    }
+    return { proven, sectionsChecked: sections !== 'format 1' };
+  }
 }
+
+/** The promise `map` holds under `key`, made by `make` the first time (so work shared by receipts runs once). */
+function once<T>(map: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let promise = map.get(key);
+  if (!promise) {
+    promise = make();
+    map.set(key, promise);
+  }
+  return promise;
+}
+
+/** How messages name a transcript entry: "its beacon entry (entry 41)". */
+const entryName = (entry: PublicTranscriptEntry): string =>
+  `${entry.type === 'init' ? 'initial' : entry.type} entry (entry ${entry.seq})`;

@@ -3,9 +3,12 @@
  * without a curve library (the page and the CLI run this same module).
  *
  * Reading: the binfile section table is walked with small ranges (the 12-byte file header, then
- * each section's 12-byte id and size), and only two sections are fetched: 2, the Groth16 header
- * (its vk_delta_1 is the key's final δ in G1), and 10, the MPC parameters (the circuit hash and one
- * record per contribution). A few kilobytes of a key of any size; nothing else of the key is read.
+ * each section's 12-byte id and size), and only the small sections are fetched: 1 (the protocol),
+ * 2, the Groth16 header (α, β, γ, and δ in G1 and G2), 3, IC (the public inputs' points), and 10,
+ * the MPC parameters (the circuit hash and one record per contribution). A few kilobytes of a key
+ * of any size; nothing else of the key is read. The bytes of each section read are kept, for the
+ * checker to hash against the transcript (key-sections.ts). Of contribution 0 only section 2 is
+ * read, from the file's first kilobyte.
  *
  * Checking (snarkjs `zkey verify`'s chain of transcripts, zkey_verify_frominit.js): each record's
  * `transcript` must be BLAKE2b-512 of the circuit hash, the public keys of every record before it
@@ -30,11 +33,15 @@ const FILE_HEADER_BYTES = 12;
 const SECTION_HEADER_BYTES = 12;
 /** The first read also takes the small sections at the front (protocol, header): one request instead of four. */
 const FIRST_READ_BYTES = 1024;
-const SECTION = { protocol: 1, header: 2, mpc: 10 } as const;
+const SECTION = { protocol: 1, header: 2, ic: 3, mpc: 10 } as const;
 const GROTH16_PROTOCOL = 1;
 /** Section 2 of a BN254 Groth16 key: n8q, q, n8r, r, nVars, nPublic, domainSize, α1, β1, β2, γ2, δ1, δ2. */
-const HEADER_BYTES = 4 + N8 + 4 + N8 + 3 * 4 + 3 * G1_BYTES + 3 * G2_BYTES;
-const DELTA1_AT = HEADER_BYTES - G2_BYTES - G1_BYTES;
+export const HEADER_BYTES = 4 + N8 + 4 + N8 + 3 * 4 + 3 * G1_BYTES + 3 * G2_BYTES;
+/** Where δ1 starts in the header: everything before it (fields, sizes, α1, β1, β2, γ2) no contribution changes. */
+export const DELTA1_AT = HEADER_BYTES - G2_BYTES - G1_BYTES;
+const DELTA2_AT = HEADER_BYTES - G2_BYTES;
+/** IC of a circuit with up to 4095 public inputs; the service's have a dozen. */
+const MAX_IC_BYTES = 4096 * G1_BYTES;
 /** A record without parameters; a history of 1000 contributions is under 500 kB. */
 const RECORD_FIXED_BYTES = 3 * G1_BYTES + G2_BYTES + HASH_BYTES + 4 + 4;
 const MAX_MPC_BYTES = 4 * 1024 * 1024;
@@ -58,9 +65,12 @@ export interface ZkeyHistory {
   fileSize: number;
   /** The circuit hash (snarkjs csHash), which the transcript's init entry records. */
   csHash: Uint8Array;
-  /** vk_delta_1 of the header, as stored. */
+  /** vk_delta_1 and vk_delta_2 of the header, as stored. */
   headerDelta1: Uint8Array;
+  headerDelta2: Uint8Array;
   records: HistoryRecord[];
+  /** The bytes read of each section (1, 2, 3, 10), to check against the transcript's section hashes. */
+  sections: Map<number, Uint8Array>;
 }
 
 function invalid(label: string, why: string): CoordinatorError {
@@ -99,10 +109,12 @@ interface SectionPlace {
   size: number;
 }
 
+/** The section table; with `until`, only as far as that section (the rest of the file is not looked at). */
 async function walkSections(
   reader: CachingReader,
   label: string,
   fileSize: number,
+  until?: number,
 ): Promise<Map<number, SectionPlace>> {
   const head = await reader.bytes(0, FILE_HEADER_BYTES, FIRST_READ_BYTES);
   if (String.fromCharCode(...head.subarray(0, 4)) !== 'zkey')
@@ -122,6 +134,7 @@ async function walkSections(
       throw invalid(label, `section ${id} runs past the end of the file`);
     sections.set(id, { offset: position, size });
     position += size;
+    if (id === until) return sections;
   }
   if (position !== fileSize) throw invalid(label, `${fileSize - position} unexpected bytes after the last section`);
   return sections;
@@ -181,16 +194,8 @@ function parseRecords(bytes: Uint8Array, label: string): { csHash: Uint8Array; r
   return { csHash, records };
 }
 
-/** Reads the history of the zkey behind `source`: the section table, section 2's δ and section 10. */
-export async function readZkeyHistory(source: RangeSource): Promise<ZkeyHistory> {
-  const { label } = source;
-  const reader = new CachingReader(source);
-  // The first read says the file's size (Content-Range, or the file handle).
-  await reader.bytes(0, FILE_HEADER_BYTES, FIRST_READ_BYTES);
-  const fileSize = source.fileSize;
-  if (fileSize === undefined) throw invalid(label, 'its size is unknown');
-  const sections = await walkSections(reader, label, fileSize);
-
+/** The Groth16 header (section 2), checked to be BN254's. */
+async function readHeader(reader: CachingReader, sections: Map<number, SectionPlace>, label: string) {
   const protocol = required(sections, SECTION.protocol, label);
   if (protocol.size !== 4 || u32(await reader.bytes(protocol.offset, 4), 0) !== GROTH16_PROTOCOL)
     throw invalid(label, 'it is not a Groth16 key');
@@ -202,6 +207,30 @@ export async function readZkeyHistory(source: RangeSource): Promise<ZkeyHistory>
     throw invalid(label, 'its base field is not BN254’s');
   if (u32(header, 4 + N8) !== N8 || littleEndian(header.subarray(8 + N8, 8 + 2 * N8)) !== BN254_R)
     throw invalid(label, 'its scalar field is not BN254’s');
+  return { protocol: await reader.bytes(protocol.offset, 4), header };
+}
+
+/** Opens a key behind `source`: the first read says the file's size (Content-Range, or the file handle). */
+async function openKey(source: RangeSource): Promise<{ reader: CachingReader; fileSize: number }> {
+  const reader = new CachingReader(source);
+  await reader.bytes(0, FILE_HEADER_BYTES, FIRST_READ_BYTES);
+  const fileSize = source.fileSize;
+  if (fileSize === undefined) throw invalid(source.label, 'its size is unknown');
+  return { reader, fileSize };
+}
+
+/** Reads the history of the zkey behind `source`: the section table, sections 1, 2, 3 and 10. */
+export async function readZkeyHistory(source: RangeSource): Promise<ZkeyHistory> {
+  const { label } = source;
+  const { reader, fileSize } = await openKey(source);
+  const sections = await walkSections(reader, label, fileSize);
+  const { protocol, header } = await readHeader(reader, sections, label);
+
+  const icPlace = required(sections, SECTION.ic, label);
+  const nPublic = u32(header, 8 + 2 * N8 + 4);
+  if (icPlace.size !== (nPublic + 1) * G1_BYTES || icPlace.size > MAX_IC_BYTES)
+    throw invalid(label, `its IC section is ${icPlace.size} bytes, not the ${(nPublic + 1) * G1_BYTES} of its header`);
+  const ic = await reader.bytes(icPlace.offset, icPlace.size);
 
   const mpc = required(sections, SECTION.mpc, label);
   if (mpc.size > MAX_MPC_BYTES)
@@ -209,8 +238,29 @@ export async function readZkeyHistory(source: RangeSource): Promise<ZkeyHistory>
       label,
       `its MPC section is ${mpc.size} bytes; a history of contributions is far smaller, so it is not read`,
     );
-  const { csHash, records } = parseRecords(await reader.bytes(mpc.offset, mpc.size), label);
-  return { label, fileSize, csHash, headerDelta1: header.slice(DELTA1_AT, DELTA1_AT + G1_BYTES), records };
+  const mpcBytes = await reader.bytes(mpc.offset, mpc.size);
+  const { csHash, records } = parseRecords(mpcBytes, label);
+  return {
+    label,
+    fileSize,
+    csHash,
+    headerDelta1: header.slice(DELTA1_AT, DELTA1_AT + G1_BYTES),
+    headerDelta2: header.slice(DELTA2_AT, DELTA2_AT + G2_BYTES),
+    records,
+    sections: new Map([
+      [SECTION.protocol, protocol],
+      [SECTION.header, header],
+      [SECTION.ic, ic],
+      [SECTION.mpc, mpcBytes],
+    ]),
+  };
+}
+
+/** The Groth16 header (section 2) of the key behind `source`, from its first kilobyte: for contribution 0. */
+export async function readZkeyHeader(source: RangeSource): Promise<Uint8Array> {
+  const { reader, fileSize } = await openKey(source);
+  const sections = await walkSections(reader, source.label, fileSize, SECTION.header);
+  return (await readHeader(reader, sections, source.label)).header;
 }
 
 const toHex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');

@@ -4,24 +4,38 @@
  * bound to the ceremony id, so no entry can be changed, dropped or reordered without breaking
  * every later hash. The whole file is rewritten through a temporary file and an atomic rename,
  * so a crash leaves the previous transcript intact. It is the commit point of the CLI ceremony:
- * a zkey is part of a chain only once its entry is here.
+ * a zkey is part of a chain only once its entry is here. Entries are written in format 2, with
+ * every key's section hashes (transcript-format.ts).
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { CoordinatorError } from '../errors.ts';
+import type { SectionHashes } from '../zkey/zkey-hashes.ts';
 import { canonicalJson } from './canonical-json.ts';
+import { entryFormatProblem, TRANSCRIPT_VERSION, ZKEY_SECTION_IDS } from './transcript-format.ts';
 
 const hex = z.string().regex(/^[0-9a-f]+$/);
 const hash512 = z.string().regex(/^[0-9a-f]{128}$/);
+const sectionHashes = z
+  .record(z.string(), hash512)
+  .refine(
+    (hashes) =>
+      Object.keys(hashes).length === ZKEY_SECTION_IDS.length &&
+      ZKEY_SECTION_IDS.every((id) => Object.hasOwn(hashes, String(id))),
+    { message: `must hash exactly the sections ${ZKEY_SECTION_IDS.join(', ')}` },
+  );
 
 const base = {
   seq: z.number().int().nonnegative(),
   time: z.string().datetime(),
   prevHash: hash512,
   hash: hash512,
+  version: z.literal(TRANSCRIPT_VERSION).optional(),
 };
+/** What a format-2 entry naming a key adds. */
+const keyHashes = { sectionHashes: sectionHashes.optional() };
 
 const entrySchema = z.discriminatedUnion('type', [
   z
@@ -32,6 +46,7 @@ const entrySchema = z.discriminatedUnion('type', [
       index: z.literal(0),
       circuitHash: hash512,
       fileHash: hash512,
+      ...keyHashes,
     })
     .strict(),
   z
@@ -43,6 +58,7 @@ const entrySchema = z.discriminatedUnion('type', [
       contributor: z.string(),
       contributionHash: hash512,
       fileHash: hash512,
+      ...keyHashes,
     })
     .strict(),
   z
@@ -55,6 +71,7 @@ const entrySchema = z.discriminatedUnion('type', [
       fileHash: hash512,
       beacon: hex,
       iterationsExp: z.number().int(),
+      ...keyHashes,
     })
     .strict(),
   z.object({ ...base, type: z.literal('finalised'), manifestHash: hash512 }).strict(),
@@ -62,8 +79,14 @@ const entrySchema = z.discriminatedUnion('type', [
 
 export type TranscriptEntry = z.infer<typeof entrySchema>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-/** An entry as a caller proposes it; the transcript fills in sequence, time and hashes. */
-export type NewTranscriptEntry = DistributiveOmit<TranscriptEntry, 'seq' | 'time' | 'prevHash' | 'hash'> & {
+type WithSections<T> = T extends { type: 'finalised' } ? T : T & { sectionHashes: SectionHashes };
+/**
+ * An entry as a caller proposes it: an entry naming a key must give its section hashes; the
+ * transcript fills in the version, sequence, time and hashes.
+ */
+export type NewTranscriptEntry = WithSections<
+  DistributiveOmit<TranscriptEntry, 'seq' | 'time' | 'prevHash' | 'hash' | 'version'>
+> & {
   time?: string;
 };
 
@@ -102,6 +125,8 @@ export function parseTranscript(text: string, ceremonyId: string, path = 'transc
       );
     const entry = parsed.data;
     if (entry.seq !== i) throw corrupt(path, i + 1, `sequence number ${entry.seq}, expected ${i}`);
+    const formatProblem = entryFormatProblem(entry, entries.at(-1));
+    if (formatProblem) throw corrupt(path, i + 1, formatProblem);
     if (entry.prevHash !== prevHash)
       throw corrupt(path, i + 1, 'does not chain to the entry before it (prevHash differs)');
     if (entryHash(entry) !== entry.hash) throw corrupt(path, i + 1, 'its hash does not match its contents');
@@ -144,6 +169,7 @@ export class Transcript {
     for (const item of proposed) {
       const unsigned = {
         ...item,
+        version: TRANSCRIPT_VERSION,
         seq: this.list.length + added.length,
         time: item.time ?? new Date().toISOString(),
         prevHash,

@@ -56,6 +56,7 @@ import type { CeremonyService, ServiceLog } from '../ceremony-service.ts';
 import type { Clock } from '../clock.ts';
 import { checkDiskSpace, type DiskSpace } from './check-disk-space.ts';
 import { errorStatus } from '../http/error-status.ts';
+import type { SectionHashes } from '../../core/zkey/zkey-hashes.ts';
 
 /** Room for the one new MPC record (≈ 450 bytes plus a name of up to 64) over the head's size. */
 const NEXT_LINK_SLACK_BYTES = 64 * 1024;
@@ -340,6 +341,7 @@ export class ContributionUploads {
         });
         this.finishing.add(file);
         let fileHash: string | undefined;
+        let sectionHashes: SectionHashes | undefined;
         try {
           let size = upload.size ?? upload.offset;
           if (upload.metadata?.format === DELTA_FORMAT) {
@@ -348,6 +350,7 @@ export class ContributionUploads {
             const started = Date.now();
             const taken = await this.takeDelta(circuit, file, size);
             fileHash = taken?.fileHash;
+            sectionHashes = taken?.sectionHashes;
             size = (await stat(file)).size;
             this.deps.log.info('contribution delta spliced onto the head', {
               circuit,
@@ -357,7 +360,7 @@ export class ContributionUploads {
               ...(taken?.sumsOff ? { sumsOff: taken.sumsOff } : {}),
             });
           }
-          const row = await this.deps.service.submit({ principal, circuit, path: file, size, fileHash });
+          const row = await this.deps.service.submit({ principal, circuit, path: file, size, fileHash, sectionHashes });
           return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
         } catch (error) {
           await this.removeFiles(uploads, upload.id);

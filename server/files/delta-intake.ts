@@ -25,6 +25,7 @@ import { checkSkeletonAgainstHead } from '../../core/delta/skeleton-zkey.ts';
 import { NotStreamable, StreamedSplice } from '../../core/delta/streamed-splice.ts';
 import { StreamedCandidateSums } from '../../core/link-check/streamed-candidate-sums.ts';
 import type { CandidateSums } from '../../core/link-check/link-combination-cache.ts';
+import type { SectionHashes } from '../../core/zkey/zkey-hashes.ts';
 
 /** Bytes read back from the upload at a time. */
 const READ_BYTES = 4 << 20;
@@ -58,6 +59,8 @@ export class FollowedFileStore extends FileStore {
 /** The intake's result: the spliced key's hash, and the link check's sums when they ran to the end. */
 export interface TakenDelta {
   fileHash: string;
+  /** Its sections' hashes, taken in the same pass (the transcript records them). */
+  sectionHashes?: SectionHashes;
   sums?: CandidateSums;
   /** Why there are no sums (for the log): a point off the curve, another pattern, no key… */
   sumsOff?: string;
@@ -127,8 +130,9 @@ export class DeltaIntake {
       await checkSkeletonAgainstHead(this.options.headPath, this.options.uploadPath);
       const [fileHash, sums] = await Promise.all([this.splice.finish(), this.sums?.result()]);
       await commitFile(this.splice.outPath, this.options.uploadPath);
-      if (sums) return { fileHash, sums };
-      return { fileHash, sumsOff: this.sums ? (this.sums.stopped ?? 'stopped') : 'not started' };
+      const hashes = { fileHash, sectionHashes: this.splice.sectionHashes };
+      if (sums) return { ...hashes, sums };
+      return { ...hashes, sumsOff: this.sums ? (this.sums.stopped ?? 'stopped') : 'not started' };
     } catch (error) {
       await this.abort();
       throw error;

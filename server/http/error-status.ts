@@ -31,6 +31,7 @@ export const ERROR_STATUS = {
   'ceremony.not_closed': 409,
   'ceremony.invalid_phase_change': 409,
   'transcript.corrupt': 500,
+  'transcript.section_hash_mismatch': 500,
   'chain.file_missing': 500,
   'chain.file_unreadable': 500,
   'chain.file_hash_mismatch': 500,
@@ -40,6 +41,7 @@ export const ERROR_STATUS = {
   'audit.ptau_hash_mismatch': 500,
   'audit.ptau_inconsistent': 500,
   'audit.too_few_contributions': 500,
+  'audit.not_finalised': 500,
   'vkey.delta_equals_gamma': 500,
   'deployment.constant_mismatch': 500,
   'deployment.bytecode_mismatch': 500,
@@ -122,6 +124,10 @@ export const ERROR_STATUS = {
   'receipt.not_in_transcript': 422,
   'receipt.not_in_key': 422,
   'receipt.history_invalid': 422,
+  'receipt.served_bytes_mismatch': 422,
+  'receipt.proof_invalid': 422,
+  'receipt.delta_mismatch': 422,
+  'receipt.sections_changed': 422,
 } as const satisfies Record<ErrorCode, number>;
 
 export function errorStatus(code: ErrorCode): number {

@@ -411,8 +411,8 @@ describe('contributing in the browser, the public page and the coordinator conso
       assert.equal(await summary.getAttribute('data-ok'), 'true', (await summary.textContent()) ?? '');
       assert.equal(await publicPage.locator('.receipt-verdict[data-ok="true"]').count(), CIRCUITS.length);
       // Alice was first on register (the chain's names are checked above: alice, carol, anonymous).
-      const register = publicPage.locator('.receipt-verdict[data-circuit="register"] .banner.ok');
-      assert.equal(await register.textContent(), 'Included in the final key of register at position 1, checked.');
+      const register = publicPage.locator('.receipt-verdict[data-circuit="register"] .banner.ok strong');
+      assert.equal(await register.textContent(), 'Included in the final key of register at position 1.');
       await screenshot(publicPage, '15-public-page-receipts-checked');
     } finally {
       await rm(file, { force: true });

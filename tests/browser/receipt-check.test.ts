@@ -2,9 +2,11 @@
  * The public page's record search and receipt check, in Chromium against a real coordinator
  * serving a finalised ceremony whose receipts its key signed: a name and a hash (as snarkjs
  * prints it) find the contributions, each listed in its final key's history; one paste of a
- * contributor's receipts file says, for each circuit, "included in the final key … checked", with
- * what each step established and the page's own timing; a forged receipt, a final key made from
- * another head and a final key with a rewritten history each get their own plain words. On a
+ * contributor's receipts file says, for each circuit, "included in the final key", with what each
+ * step established (the later records' pairings and the fixed sections included), what is left to
+ * the audit and the page's own timing; a forged receipt, a coordinator serving another final key
+ * than its transcript names, and one recording a key with a rewritten history each get their own
+ * plain words. On a
  * 2^14 bench chain's final key, the page reads under 1% of the key, counted by the page and by a
  * proxy in front of the coordinator.
  */
@@ -22,6 +24,8 @@ import { builtWebApp, echoPageErrors, launchChromium, screenshot } from '../help
 import { startCountingProxy } from '../helpers/counting-proxy.ts';
 import { receiptsCeremony, type ReceiptsCeremony } from '../helpers/receipts-ceremony.ts';
 import { rewriteHistory } from '../helpers/rewrite-mpc-section.ts';
+import { rewriteTranscript } from '../helpers/forge-transcript.ts';
+import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
@@ -140,25 +144,35 @@ describe('on the test ceremony', () => {
       assert.equal(await page.locator('.receipt-verdict[data-ok="true"]').count(), 9);
       const register = page.locator('.receipt-verdict[data-circuit="register"]');
       assert.equal(
-        await register.locator('.banner.ok').textContent(),
-        'Included in the final key of register at position 1, checked.',
+        await register.locator('.banner.ok strong').textContent(),
+        'Included in the final key of register at position 1.',
+      );
+      assert.match(
+        (await register.locator('.banner.ok .detail').textContent()) ?? '',
+        /^Left to the audit: that contribution 0 is the key the circuit's r1cs and the pinned powers of tau give; /,
       );
       const steps = await register.locator('.receipt-steps li').allTextContents();
       assert.deepEqual(
         steps.map((s) => s.split(':')[0]),
-        ['✓ Signature', '✓ Transcript', '✓ Key'],
+        ['✓ Signature', '✓ Transcript', '✓ Key', '✓ Later contributions', '✓ Fixed parts'],
       );
       assert.match(
         steps[2]!,
         joined(
           '',
           /the final key of register lists it at position 1 of 3; its history chains from the circuit hash to the /,
-          /header's δ/,
+          /header's δ, and the bytes read are the ones the transcript's section hashes name/,
         ),
       );
+      assert.match(steps[3]!, /records 2 to 3: every proof of knowledge and δ step verified \(pairings\)/);
+      assert.match(steps[4]!, /sections 1, 3–7 \(IC, coefficients, A, B1, B2\) and α, β, γ are contribution 0's/);
       assert.match(
         result.text,
-        /^All 9 checked: included\. Checked in \d+\.\d\d s, reading .* of keys by range requests\.$/,
+        joined(
+          '',
+          /^All 9 checked: included\. Checked in \d+\.\d\d s, reading .* of keys by range requests\. /,
+          /Ceremony identifier \(the hash of its transcript’s last entry\): [0-9a-f]{128}\.$/,
+        ),
       );
       assert.ok(
         result.keyBytes > 0 && result.keyBytes < result.keySize / 10,
@@ -186,12 +200,15 @@ describe('on the test ceremony', () => {
   });
 
   test(
-    'a final key made from another head, then one with a rewritten history: each its own words',
+    'a coordinator serving another final key than its transcript names, then one recording a rewritten history',
     { timeout: 60_000 },
     async () => {
       const finalKey = path.join(ceremony.dataDir, 'final', 'register.zkey');
+      const transcript = path.join(ceremony.dataDir, 'transcript', 'transcript.jsonl');
       const original = path.join(work, 'register.zkey');
+      const originalTranscript = path.join(work, 'transcript.jsonl');
       await cp(finalKey, original);
+      await cp(transcript, originalTranscript);
       const silent = { debug() {}, info() {}, warn() {}, error() {} };
       assert.ok(
         await snarkjs.zKey.beacon(
@@ -206,18 +223,23 @@ describe('on the test ceremony', () => {
       await paste(page, JSON.stringify({ receipts: ceremony.receiptsOf('bob') }));
       assert.equal((await checked(page)).ok, 'false');
       assert.equal(await page.locator('.receipt-verdict[data-ok="false"]').count(), 1, 'only register is affected');
-      const leftOut = page.locator('.receipt-verdict[data-circuit="register"]');
-      assert.equal(await leftOut.getAttribute('data-error-code'), 'receipt.not_in_key');
+      const served = page.locator('.receipt-verdict[data-circuit="register"]');
+      assert.equal(await served.getAttribute('data-error-code'), 'receipt.served_bytes_mismatch');
       assert.match(
-        (await leftOut.textContent())!,
+        (await served.textContent())!,
         joined(
           '',
-          /The key does not descend from this contribution.*the final key of register does not descend from this /,
-          /contribution/,
+          /The parts of the key the coordinator sent this check are not the ones its public transcript records.*/,
+          /the bytes of section 2 \(Groth16 header\) of the final key of register this check was served/,
         ),
       );
 
+      // The coordinator records the key it serves: now its own history must hold together.
       await rewriteHistory(original, finalKey, { records: (records) => [records[1]!, records[0]!, records[2]!] });
+      const hashes = await hashKeyFile(finalKey, 'the rewritten final key');
+      await rewriteTranscript(ceremony.dataDir, (entries) =>
+        entries.map((e) => (e.type === 'beacon' && e.circuit === 'register' ? { ...e, ...hashes } : e)),
+      );
       await paste(page, JSON.stringify(ceremony.receiptsOf('alice')[0]));
       await checked(page);
       const rewritten = page.locator('.receipt-verdict');
@@ -228,6 +250,7 @@ describe('on the test ceremony', () => {
       );
       await screenshot(page, 'receipt-04-rewritten');
       await cp(original, finalKey);
+      await cp(originalTranscript, transcript);
     },
   );
 });
@@ -252,15 +275,16 @@ test(
       const result = await checked(page);
       assert.equal(result.ok, 'true', result.text);
       assert.equal(
-        await page.locator('.receipt-verdict .banner.ok').textContent(),
-        'Included in the final key of mul at position 2, checked.',
+        await page.locator('.receipt-verdict .banner.ok strong').textContent(),
+        'Included in the final key of mul at position 2.',
       );
       const keyRequests = proxy.requests.filter((r) => r.url.startsWith('/api/final/'));
       assert.ok(
         keyRequests.every((r) => r.status === 206 && r.range !== undefined),
         JSON.stringify(keyRequests),
       );
-      const sent = proxy.bytesSent('/api/final/');
+      // The final key's ranges and contribution 0's header (the fixed sections are checked against it).
+      const sent = proxy.bytesSent('/api/final/') + proxy.bytesSent(`/api/circuits/${chain.circuit}/zkeys/0`);
       t.diagnostic(
         `final key ${keySize} bytes; the page read ${result.keyBytes} ` +
           `(${((result.keyBytes / keySize) * 100).toFixed(3)}%), the coordinator sent ${sent} with headers, ` +

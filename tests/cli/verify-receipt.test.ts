@@ -4,8 +4,11 @@
  * final key at its position (one line each, exit 0), in each file shape; and each way a receipt
  * can fail is caught with its own code and words, exit 1: a forged signature, a receipt of another
  * ceremony, one the transcript does not hold, one left out of a rebuilt chain (the final key made
- * from another head), a final key with a rewritten history; before finalisation the head is
- * checked instead and said so. Usage and input errors exit 2.
+ * from another head), a final key with a rewritten history, and, each with the coordinator's
+ * transcript forged to match the key so that only the new checks can tell: a later record whose
+ * proof of knowledge is bad, a δ2 not paired with δ1, a changed IC; and a source serving the
+ * check other bytes than its transcript names. Before finalisation the head is checked instead and
+ * said so. Usage and input errors exit 2.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,6 +25,12 @@ import {
 } from '../helpers/receipts-ceremony.ts';
 import { rewriteHistory } from '../helpers/rewrite-mpc-section.ts';
 import { runCli, type CliResult } from '../helpers/run-cli.ts';
+import { rewriteTranscript } from '../helpers/forge-transcript.ts';
+import { getBn128 } from '../../core/crypto/bn128.ts';
+import { contributionHash } from '../../core/zkey/contribution-hash.ts';
+import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
+import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
+import type { TranscriptEntry } from '../../core/transcript/transcript.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
 import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
@@ -60,6 +69,28 @@ function assertFails(result: CliResult, subject: string, code: string, message: 
 
 const register = (receipts: ReceiptJson[]) => receipts.find((r) => JSON.parse(r.body).circuit === 'register')!;
 
+/**
+ * Records `file` as the final key of register in `dir`'s transcript (its file and section hashes,
+ * and its beacon record's contribution hash), as a coordinator that made that key would have.
+ */
+async function recordFinalKey(dir: string, change?: (entries: TranscriptEntry[]) => TranscriptEntry[]): Promise<void> {
+  const file = path.join(dir, 'final', 'register.zkey');
+  const hashes = await hashKeyFile(file, 'the final key');
+  const beacon = contributionHash(await getBn128(), (await readZkeyInfo(file)).mpc.contributions.at(-1)!);
+  await rewriteTranscript(dir, (entries) =>
+    (change ?? ((e) => e))(entries).map((e) =>
+      e.type === 'beacon' && e.circuit === 'register' ? { ...e, ...hashes, contributionHash: beacon } : e,
+    ),
+  );
+}
+
+/** Copies `length` bytes at `from` of `file` to `to`, in place. */
+async function copyBytesWithin(file: string, from: number, to: number, length: number): Promise<void> {
+  const bytes = await readFile(file);
+  bytes.copy(bytes, to, from, from + length);
+  await writeFile(file, bytes);
+}
+
 /** `ceremony verify-receipt` of `contributor`'s register receipt alone, saved as `file`, against `dir`. */
 async function verifyRegisterReceipt(contributor: string, file: string, dir: string): Promise<CliResult> {
   return runCli(['verify-receipt', await receiptsFile(file, register(ceremony.receiptsOf(contributor))), dir]);
@@ -87,20 +118,34 @@ describe('receipts that are in the final keys', () => {
       const result = await runCli(['verify-receipt', file, published]);
       assert.equal(result.code, 0, result.stdout + result.stderr);
       const lines = result.stdout.trim().split('\n');
-      assert.equal(lines.length, 10, result.stdout);
+      assert.equal(lines.indexOf('all 9 receipts included'), 9, result.stdout);
+      assert.match(result.stdout, /^register #1 \(alice\) ok: included in the final key of register at position 1$/m);
       assert.match(
         result.stdout,
-        /^register #1 \(alice\) ok: included in the final key of register at position 1, checked$/m,
+        /^transact84 #1 \(alice\) ok: included in the final key of transact84 at position 1$/m,
       );
+      const transcriptLines = (await readFile(path.join(published, 'transcript', 'transcript.jsonl'), 'utf8'))
+        .trim()
+        .split('\n');
+      const last = JSON.parse(transcriptLines.at(-1)!);
+      assert.equal(
+        lines.at(-1),
+        `ceremony identifier: ${last.hash} (the hash of transcript entry ${last.seq}, its last: finalised)`,
+      );
+      assert.match(result.stdout, /^proven for each receipt included:$/m);
+      assert.match(result.stdout, /^ {2}- every later record's proof of knowledge and δ step, up to the key's δ/m);
+      assert.match(result.stdout, /^ {2}- the key's IC, α, β, γ and other sections no contribution changes/m);
+      assert.match(result.stdout, /^left to the audit \(`ceremony audit DIR`, once, by anyone\):$/m);
       assert.match(
         result.stdout,
-        /^transact84 #1 \(alice\) ok: included in the final key of transact84 at position 1, checked$/m,
+        /^ {2}- that contribution 0 is the key the circuit's r1cs and the pinned powers of tau/m,
       );
-      assert.equal(lines.at(-1), 'all 9 receipts included');
       for (const step of [
         /signed by the coordinator's receipt key/,
         /recorded as contribution 1 of register \(transcript entry \d+ of 37, hash chain recomputed\)/,
-        /the final key of register lists it at position 1 of 3/,
+        /the final key of register lists it at position 1 of 3; .* the bytes read are the ones the transcript's/,
+        /records 2 to 3: every proof of knowledge and δ step verified \(pairings\)/,
+        /sections 1, 3–7 \(IC, coefficients, A, B1, B2\) and α, β, γ are contribution 0's/,
       ]) {
         assert.match(result.stderr, step, 'progress says what each step established');
       }
@@ -119,10 +164,7 @@ describe('receipts that are in the final keys', () => {
     const all = await runCli(['verify-receipt', saved, published, '--quiet']);
     assert.equal(all.code, 0, all.stdout + all.stderr);
     assert.equal(all.stderr, '', '--quiet: no progress');
-    assert.match(
-      all.stdout,
-      /^treeUpdate #2 \(bob\) ok: included in the final key of treeUpdate at position 2, checked$/m,
-    );
+    assert.match(all.stdout, /^treeUpdate #2 \(bob\) ok: included in the final key of treeUpdate at position 2$/m);
     const one = await runCli([
       'verify-receipt',
       await receiptsFile('bob-one.json', register(bob)),
@@ -132,7 +174,10 @@ describe('receipts that are in the final keys', () => {
     assert.equal(one.code, 0, one.stdout + one.stderr);
     const report = JSON.parse(one.stdout);
     assert.equal(report.ok, true);
-    assert.deepEqual(report.receipts, [
+    const [verdict] = report.receipts;
+    assert.equal(report.receipts.length, 1);
+    assert.deepEqual(
+      { ...verdict, proven: undefined, restsOnAudit: undefined },
       {
         circuit: 'register',
         index: 2,
@@ -141,9 +186,14 @@ describe('receipts that are in the final keys', () => {
         ok: true,
         key: 'final',
         keyIndex: 3,
-        message: 'included in the final key of register at position 2, checked',
+        message: 'included in the final key of register at position 2',
+        proven: undefined,
+        restsOnAudit: undefined,
       },
-    ]);
+    );
+    assert.equal(verdict.proven.length, 5);
+    assert.equal(verdict.restsOnAudit.length, 3);
+    assert.match(report.identifier.hash, /^[0-9a-f]{128}$/);
   });
 
   test(
@@ -169,6 +219,27 @@ describe('receipts that are in the final keys', () => {
   );
 });
 
+describe('a transcript of format 1 (before section hashes) is still read, and proves less', () => {
+  test('the receipt passes; the bytes read and the fixed sections are said to be left to the audit', async () => {
+    const dir = await publicationCopy('format-1');
+    await rewriteTranscript(dir, (entries) =>
+      entries.map((entry) => {
+        const { version: _version, ...rest } = entry as TranscriptEntry & { sectionHashes?: unknown };
+        delete rest.sectionHashes;
+        return rest as TranscriptEntry;
+      }),
+    );
+    const result = await verifyRegisterReceipt('alice', 'alice-format-1.json', dir);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /^register #1 \(alice\) ok: included in the final key of register at position 1$/m);
+    assert.doesNotMatch(result.stdout, /IC, α, β, γ and other sections no contribution changes/);
+    assert.match(result.stdout, /^ {2}- that the bytes this check read are the ones the coordinator recorded/m);
+    assert.match(result.stdout, /^ {2}- that the key's sections other than δ, L, H and its history, and its α, β, γ/m);
+    assert.match(result.stderr, /not checked: the transcript is of format 1 \(no section hashes\); left to the audit/);
+    assert.match(result.stderr, /records 2 to 3: every proof of knowledge and δ step verified/);
+  });
+});
+
 describe('each way a receipt can fail, with its own code and words', () => {
   test('a forged signature: a changed body, or a receipt signed by another key', { timeout: 60_000 }, async () => {
     const genuine = register(ceremony.receiptsOf('alice'));
@@ -190,7 +261,7 @@ describe('each way a receipt can fail, with its own code and words', () => {
     );
     assert.match(
       result.stdout,
-      /^verify-receipt FAILED: 1 of 2 receipts not included$/m,
+      /^verify-receipt FAILED: 1 of 2 receipts did not pass$/m,
       'the genuine one still passes',
     );
     const stranger = await ReceiptSigner.fromKeyFile(path.join(work, 'stranger', 'key.pem'));
@@ -259,6 +330,8 @@ describe('each way a receipt can fail, with its own code and words', () => {
         silent,
       ),
     );
+    // And recorded in the transcript, so that the bytes served are the ones it names.
+    await recordFinalKey(dir);
     const bob = await runCli(['verify-receipt', await receiptsFile('bob-all.json', ceremony.receiptsOf('bob')), dir]);
     assertFails(
       bob,
@@ -273,7 +346,7 @@ describe('each way a receipt can fail, with its own code and words', () => {
     );
     assert.match(
       bob.stdout,
-      /^verify-receipt FAILED: 1 of 9 receipts not included$/m,
+      /^verify-receipt FAILED: 1 of 9 receipts did not pass$/m,
       'the other circuits are unaffected',
     );
     const alice = await verifyRegisterReceipt('alice', 'alice-register.json', dir);
@@ -294,6 +367,8 @@ describe('each way a receipt can fail, with its own code and words', () => {
     const finalKey = path.join(dir, 'final', 'register.zkey');
     await rewriteHistory(finalKey, `${finalKey}.tmp`, { records: (records) => records.slice(1) });
     await cp(`${finalKey}.tmp`, finalKey);
+    await rm(`${finalKey}.tmp`);
+    await recordFinalKey(dir);
     const result = await verifyRegisterReceipt('bob', 'bob-rewritten.json', dir);
     assertFails(
       result,
@@ -316,6 +391,113 @@ describe('each way a receipt can fail, with its own code and words', () => {
       'register #1 (alice)',
       'receipt.key_unavailable',
       /has no receipt-public-key\.pem .*--coordinator URL$/,
+    );
+  });
+});
+
+describe('beyond the history: each key the coordinator recorded as its own, refused by what it proves', () => {
+  test('a later record whose proof of knowledge is bad', { timeout: 120_000 }, async () => {
+    const dir = await publicationCopy('bad-proof');
+    const chain = path.join(dir, 'chains', 'register');
+    const head = path.join(chain, 'register_0002.zkey');
+    const honest = path.join(work, 'mallory-honest.zkey');
+    const mallory = path.join(chain, 'register_0003.zkey');
+    // A real contribution on bob's head, then its g2_spx swapped for bob's: its transcript digest
+    // (over g1_s, g1_sx) still chains, but the proof of knowledge no longer holds.
+    await snarkjs.zKey.contribute(head, honest, 'mallory', 'entropy of mallory', silent);
+    await rewriteHistory(honest, mallory, {
+      records: (records) =>
+        records.map((record, i) =>
+          i === records.length - 1
+            ? {
+                ...record,
+                raw: Buffer.concat([record.raw.subarray(0, 192), records[i - 1]!.g2Spx, record.raw.subarray(320)]),
+              }
+            : record,
+        ),
+    });
+    const finalKey = path.join(dir, 'final', 'register.zkey');
+    await rm(finalKey);
+    assert.ok(
+      await snarkjs.zKey.beacon(mallory, finalKey, 'Final beacon', TEST_BEACON, TEST_BEACON_ITERATIONS, silent),
+    );
+    const malloryRecord = (await readZkeyInfo(mallory)).mpc.contributions.at(-1)!;
+    const malloryEntry = {
+      type: 'contribution',
+      circuit: 'register',
+      index: 3,
+      contributor: 'mallory',
+      contributionHash: contributionHash(await getBn128(), malloryRecord),
+      ...(await hashKeyFile(mallory, 'mallory')),
+      version: 2,
+      time: new Date().toISOString(),
+    } as TranscriptEntry;
+    await recordFinalKey(dir, (entries) => {
+      const at = entries.findIndex((e) => e.type === 'beacon' && e.circuit === 'register');
+      entries[at] = { ...entries[at]!, index: 4 } as TranscriptEntry;
+      return [...entries.slice(0, at), malloryEntry, ...entries.slice(at)];
+    });
+    for (const who of ['alice', 'bob']) {
+      const result = await verifyRegisterReceipt(who, `${who}-bad-proof.json`, dir);
+      assertFails(
+        result,
+        `register #${who === 'alice' ? 1 : 2} (${who})`,
+        'receipt.proof_invalid',
+        /the final key of register: record 3 does not prove knowledge of its secret/,
+      );
+    }
+  });
+
+  test('a δ in G2 that is not the δ in G1', { timeout: 60_000 }, async () => {
+    const dir = await publicationCopy('delta2');
+    const finalKey = path.join(dir, 'final', 'register.zkey');
+    const header = (await readZkeyInfo(finalKey)).sections.get(SECTION.grothHeader)!;
+    const bobs = path.join(dir, 'chains', 'register', 'register_0002.zkey');
+    const bobsHeader = (await readZkeyInfo(bobs)).sections.get(SECTION.grothHeader)!;
+    // bob's δ2: a point of G2's subgroup, but not the final δ1's.
+    const bytes = await readFile(finalKey);
+    (await readFile(bobs)).copy(bytes, header.offset + 532, bobsHeader.offset + 532, bobsHeader.offset + 660);
+    await writeFile(finalKey, bytes);
+    await recordFinalKey(dir);
+    const result = await verifyRegisterReceipt('alice', 'alice-delta2.json', dir);
+    assertFails(
+      result,
+      'register #1 (alice)',
+      'receipt.delta_mismatch',
+      /the final key of register: its δ in G2 is not its δ in G1: e\(δ1, g2\) ≠ e\(g1, δ2\)$/,
+    );
+  });
+
+  test('IC changed in the final key', { timeout: 60_000 }, async () => {
+    const dir = await publicationCopy('ic');
+    const finalKey = path.join(dir, 'final', 'register.zkey');
+    const ic = (await readZkeyInfo(finalKey)).sections.get(SECTION.ic)!;
+    await copyBytesWithin(finalKey, ic.offset, ic.offset + 64, 64);
+    await recordFinalKey(dir);
+    const result = await verifyRegisterReceipt('bob', 'bob-ic.json', dir);
+    assertFails(
+      result,
+      'register #2 (bob)',
+      'receipt.sections_changed',
+      /section 3 \(IC\) of the final key of register is not contribution 0's: the transcript records another hash/,
+    );
+  });
+
+  test('a source that serves the check other bytes than its transcript names', { timeout: 60_000 }, async () => {
+    const dir = await publicationCopy('served');
+    const finalKey = path.join(dir, 'final', 'register.zkey');
+    const ic = (await readZkeyInfo(finalKey)).sections.get(SECTION.ic)!;
+    await copyBytesWithin(finalKey, ic.offset, ic.offset + 64, 64);
+    const result = await verifyRegisterReceipt('alice', 'alice-served.json', dir);
+    assertFails(
+      result,
+      'register #1 (alice)',
+      'receipt.served_bytes_mismatch',
+      joined(
+        '',
+        /the bytes of section 3 \(IC\) of the final key of register this check was served are not the ones the /,
+        /transcript's beacon entry \(entry \d+\) records/,
+      ),
     );
   });
 });

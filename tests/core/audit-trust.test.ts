@@ -23,9 +23,9 @@ import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
 import { refuseDeltaEqualsGamma } from '../../core/manifest/delta-equals-gamma.ts';
 import { readR1csSummary, requiredPtauPower } from '../../core/setup/r1cs-header.ts';
 import { readSectionTable } from '../../core/binfile/section-table.ts';
-import { entryHash, genesisHash, type TranscriptEntry } from '../../core/transcript/transcript.ts';
 import { contributionHash } from '../../core/zkey/contribution-hash.ts';
 import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
+import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
 import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
 import {
   copyCeremony,
@@ -37,6 +37,8 @@ import {
   type FinalisedCeremony,
 } from '../fixtures/ceremony-fixture.ts';
 import { runCli, type CliResult } from '../helpers/run-cli.ts';
+import { rewriteTranscript } from '../helpers/forge-transcript.ts';
+import type { TranscriptEntry } from '../../core/transcript/transcript.ts';
 
 /** `ceremony audit DIR --quiet --ptau-hash <the dev ptau's hash>`, with `options`. */
 async function auditPinned(dir: string, ...options: string[]): Promise<CliResult> {
@@ -73,28 +75,6 @@ async function editConfig(dir: string, edit: (config: Record<string, any>) => vo
   const config = JSON.parse(await readFile(file, 'utf8'));
   edit(config);
   await writeFile(file, JSON.stringify(config, null, 2));
-}
-
-/** Rewrites the transcript as a forger would: entries changed or dropped, every hash after them recomputed. */
-async function rewriteTranscript(
-  dir: string,
-  change: (entries: TranscriptEntry[]) => TranscriptEntry[],
-): Promise<void> {
-  const file = ceremonyPaths(dir).transcriptPath;
-  const entries = change(
-    (await readFile(file, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as TranscriptEntry),
-  );
-  let prevHash = genesisHash(published.config.id);
-  entries.forEach((entry, seq) => {
-    entry.seq = seq;
-    entry.prevHash = prevHash;
-    entry.hash = entryHash(entry);
-    prevHash = entry.hash;
-  });
-  await writeFile(file, `${entries.map((e) => JSON.stringify(e)).join('\n')}\n`);
 }
 
 test('an unpinned ptau fails the audit at once (exit 1), showing its BLAKE2b-512 and how to pin it', async () => {
@@ -170,13 +150,13 @@ test(
     );
     const info = await readZkeyInfo(finalPath);
     const beaconHash = contributionHash(await getBn128(), info.mpc.contributions.at(-1)!);
-    const fileHash = await hashFile(finalPath);
+    const hashes = await hashKeyFile(finalPath, 'the forged final key');
     await rewriteTranscript(dir, (entries) =>
       entries
         .filter((e) => !(e.type === 'contribution' && e.circuit === 'register'))
         .map((e) =>
           e.type === 'beacon' && e.circuit === 'register'
-            ? { ...e, index: 1, contributionHash: beaconHash, fileHash }
+            ? { ...e, index: 1, contributionHash: beaconHash, ...hashes }
             : e,
         ),
     );
@@ -273,9 +253,12 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
   assert.equal(result.code, 0, result.stdout + result.stderr);
   const json = JSON.parse(result.stdout);
   assert.equal(json.format, 'ceremony-audit');
-  assert.equal(json.version, 1);
+  assert.equal(json.version, 2);
   assert.equal(json.ok, true);
   assert.equal(json.finalised, true);
+  assert.equal(json.inProgress, undefined);
+  assert.match(json.identifier.hash, /^[0-9a-f]{128}$/);
+  assert.equal(json.identifier.type, 'finalised');
   assert.deepEqual(
     json.findings.map((f: { subject: string }) => f.subject),
     ['ptau', 'inputs', 'ptau sections', 'transcript', ...published.circuits.map((c) => c.name), 'manifest'],

@@ -13,7 +13,7 @@ import { copyCeremony, devPtauHash, finalisedCeremony, type FinalisedCeremony } 
 import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { entryHash, genesisHash, type TranscriptEntry } from '../../core/transcript/transcript.ts';
-import { hashFile } from '../../core/crypto/file-hash.ts';
+import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
 import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
@@ -175,9 +175,9 @@ function forgedKeyWithMatchingTranscript(
     const paths = ceremonyPaths(dir);
     const file = paths.zkeyPath(circuit, index);
     await replacePoint(file, section, point);
-    const fileHash = await hashFile(file);
+    const hashes = await hashKeyFile(file, 'the forged key');
     await rewriteTranscript(paths, (entry) => {
-      if (isEntry(entry) && 'fileHash' in entry) entry.fileHash = fileHash;
+      if (isEntry(entry) && 'fileHash' in entry) Object.assign(entry, hashes);
     });
   });
 }
@@ -216,9 +216,9 @@ test('a replaced point in the final key is caught against the combination carrie
     const paths = ceremonyPaths(dir);
     const file = paths.finalZkeyPath('transact44');
     await replacePoint(file, SECTION.h, 5);
-    const fileHash = await hashFile(file);
+    const hashes = await hashKeyFile(file, 'the forged key');
     await rewriteTranscript(paths, (entry) => {
-      if (entry.type === 'beacon' && entry.circuit === 'transact44') entry.fileHash = fileHash;
+      if (entry.type === 'beacon' && entry.circuit === 'transact44') Object.assign(entry, hashes);
     });
   });
   assert.deepEqual(failed(report), ['transact44', 'manifest']);
@@ -236,11 +236,81 @@ test('a final key made with another beacon than the transcript announces is refu
       await snarkjs.zKey.beacon(paths.zkeyPath('register', 2), file, 'forged', otherBeacon, 10),
       'snarkjs made no final key',
     );
-    const fileHash = await hashFile(file);
+    const hashes = await hashKeyFile(file, 'the forged key');
     await rewriteTranscript(paths, (entry) => {
-      if (entry.type === 'beacon' && entry.circuit === 'register') entry.fileHash = fileHash;
+      if (entry.type === 'beacon' && entry.circuit === 'register') Object.assign(entry, hashes);
     });
   });
   assert.deepEqual(failed(report), ['register', 'manifest']);
   assert.match(report.findings.find((f) => f.subject === 'register')!.summary, /finalise\.beacon_mismatch/);
+});
+
+/** The published transcript cut before its first line that `drop` picks (a publication cut short). */
+async function cutTranscript(dir: string, drop: (entry: TranscriptEntry) => boolean): Promise<void> {
+  const file = ceremonyPaths(dir).transcriptPath;
+  const lines = (await readFile(file, 'utf8')).trim().split('\n');
+  const at = lines.findIndex((line) => drop(JSON.parse(line)));
+  assert.ok(at > 0, 'nothing to cut');
+  await writeFile(file, `${lines.slice(0, at).join('\n')}\n`);
+}
+
+test('a transcript cut before `finalised` fails with audit.not_finalised, exit 1', async () => {
+  const report = await tamperedCeremony((dir) => cutTranscript(dir, (e) => e.type === 'finalised'));
+  assert.equal(report.ok, false);
+  assert.deepEqual(failed(report), ['finalisation']);
+  const finding = report.findings.find((f) => f.subject === 'finalisation')!;
+  assert.equal(finding.code, 'audit.not_finalised');
+  assert.match(finding.summary, /the transcript has no `finalised` entry/);
+  assert.doesNotMatch(finding.summary, /no final key/);
+  const cli = await runCli(['audit', copies.at(-1)!, '--quiet', '--ptau-hash', await devPtauHash()]);
+  assert.equal(cli.code, 1);
+  assert.match(cli.stdout, /^finalisation FAIL: \[audit\.not_finalised\] the ceremony is not finished: /m);
+});
+
+test('a transcript cut before the beacon lines names every circuit without a final key', async () => {
+  const report = await tamperedCeremony((dir) => cutTranscript(dir, (e) => e.type === 'beacon'));
+  assert.equal(report.ok, false);
+  const finding = report.findings.find((f) => f.subject === 'finalisation')!;
+  assert.equal(finding.code, 'audit.not_finalised');
+  assert.match(
+    finding.summary,
+    new RegExp(`no final key \\(beacon\\) for ${published.circuits.map((c) => c.name).join(', ')}`),
+  );
+  // With --in-progress the same folder is a running ceremony: it passes, and its last line says it is not finished.
+  const cli = await runCli(['audit', copies.at(-1)!, '--quiet', '--in-progress', '--ptau-hash', await devPtauHash()]);
+  assert.equal(cli.code, 0, cli.stdout + cli.stderr);
+  assert.match(
+    cli.stdout.trim().split('\n').at(-1)!,
+    /^audit passed; the ceremony is in progress, NOT finished: no final key/,
+  );
+});
+
+test('a key whose whole-file hash the transcript rewrote but not its section hashes fails that circuit', async () => {
+  const report = await tamperedCeremony(async (dir) => {
+    const paths = ceremonyPaths(dir);
+    const file = paths.zkeyPath('transact22', 1);
+    await replacePoint(file, SECTION.l, 3);
+    const { fileHash } = await hashKeyFile(file, 'the forged key');
+    await rewriteTranscript(paths, (entry) => {
+      if (entry.type === 'contribution' && entry.circuit === 'transact22' && entry.index === 1)
+        entry.fileHash = fileHash;
+    });
+  });
+  const finding = report.findings.find((f) => f.subject === 'transact22')!;
+  assert.equal(finding.code, 'transcript.section_hash_mismatch');
+  assert.match(finding.summary, /contribution 1 \(transact22_0001\.zkey\): the transcript's hash of its section 8 /);
+});
+
+test('the audit prints the hash of the last transcript entry as the ceremony identifier', async () => {
+  const last = JSON.parse(
+    (await readFile(ceremonyPaths(published.dataDir).transcriptPath, 'utf8')).trim().split('\n').at(-1)!,
+  );
+  const report = await auditCeremony(published.dataDir, undefined, { ptauHash: await devPtauHash() });
+  assert.deepEqual(report.identifier, { hash: last.hash, seq: last.seq, type: 'finalised' });
+  const cli = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', await devPtauHash()]);
+  assert.match(cli.stdout, new RegExp(`^ceremony identifier: ${last.hash}$`, 'm'));
+  assert.match(
+    report.findings.find((f) => f.subject === 'transcript')!.summary,
+    /every key committed section by section \(format 2\)/,
+  );
 });

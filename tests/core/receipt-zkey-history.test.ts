@@ -22,6 +22,7 @@ import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
 import { parseTranscript } from '../../core/transcript/transcript.ts';
 import { folderEvidence } from '../../core/receipts/folder-evidence.ts';
 import { checkZkeyHistory, readZkeyHistory } from '../../core/receipts/zkey-history.ts';
+import { verificationKeyConstants } from '../../core/receipts/verification-key.ts';
 import { g1Uncompressed, g2Uncompressed } from '../../core/receipts/uncompressed-points.ts';
 import { BN254_Q } from '../../core/crypto/bn254-moduli.ts';
 import { rewriteHistory } from '../helpers/rewrite-mpc-section.ts';
@@ -140,16 +141,39 @@ describe('against snarkjs', () => {
   });
 });
 
+describe('the verification key from the bytes read', () => {
+  test("α1, β2, γ2, δ2 and every IC point are snarkjs's exported verification key's", async () => {
+    for (const circuit of ['register', 'transact84']) {
+      const file = path.join(ceremony.finalDir, `${circuit}.zkey`);
+      const { history } = await historyOf(file);
+      const ours = verificationKeyConstants(history.sections.get(2)!, history.sections.get(3)!);
+      const theirs = (await snarkjs.zKey.exportVerificationKey(file)) as unknown as Record<string, unknown>;
+      const affine = (point: unknown): unknown => (point as unknown[]).slice(0, 2);
+      assert.deepEqual(ours, {
+        nPublic: theirs.nPublic,
+        vk_alpha_1: affine(theirs.vk_alpha_1),
+        vk_beta_2: affine(theirs.vk_beta_2),
+        vk_gamma_2: affine(theirs.vk_gamma_2),
+        vk_delta_2: affine(theirs.vk_delta_2),
+        IC: (theirs.IC as unknown[]).map(affine),
+      });
+    }
+  });
+});
+
 describe('reading by ranges', () => {
-  test('only the section table, the header and the MPC section are read', async () => {
+  test('only the section table, the header, IC and the MPC section are read', async () => {
     const file = path.join(ceremony.finalDir, 'treeUpdate.zkey');
     const { history, source } = await historyOf(file);
     const info = await readZkeyInfo(file);
     const mpcBytes = info.sections.get(10)!.size;
+    const icBytes = info.sections.get(3)!.size;
     // The first read takes 1 kB (file header, protocol, header section); then 12 bytes per section
-    // header not in it, and the MPC section.
-    assert.ok(source.bytesRead <= 1024 + 10 * 12 + mpcBytes, `${source.bytesRead} bytes read`);
-    assert.ok(source.requests <= 10, `${source.requests} reads`);
+    // header not in it, IC and the MPC section.
+    assert.ok(source.bytesRead <= 1024 + 10 * 12 + icBytes + mpcBytes, `${source.bytesRead} bytes read`);
+    assert.ok(source.requests <= 11, `${source.requests} reads`);
+    assert.deepEqual([...history.sections.keys()], [1, 2, 3, 10]);
+    assert.equal(history.sections.get(3)!.length, icBytes);
     assert.equal(history.fileSize, info.fileSize);
     assert.ok(source.bytesRead < info.fileSize / 10, `${source.bytesRead} of ${info.fileSize} bytes`);
     assert.equal(history.records.length, 3);

@@ -4,26 +4,29 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseTranscript, Transcript } from '../../core/transcript/transcript.ts';
+import { entryHash, genesisHash, parseTranscript, Transcript } from '../../core/transcript/transcript.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
 
 const HASH = 'ab'.repeat(64);
+const INIT = { type: 'init', circuit: 'register', index: 0, circuitHash: HASH, fileHash: HASH } as const;
+const ALICE = {
+  type: 'contribution',
+  circuit: 'register',
+  index: 1,
+  contributor: 'alice',
+  contributionHash: HASH,
+  fileHash: HASH,
+} as const;
+const SECTIONS = Object.fromEntries([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((id) => [String(id), HASH]));
 
 async function sampleTranscript(): Promise<{ file: string; text: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'transcript-'));
   const file = path.join(dir, 'transcript.jsonl');
   const transcript = await Transcript.load(file, 'unit-test');
-  await transcript.append([{ type: 'init', circuit: 'register', index: 0, circuitHash: HASH, fileHash: HASH }]);
+  await transcript.append([{ ...INIT, sectionHashes: SECTIONS }]);
   await transcript.append([
-    {
-      type: 'contribution',
-      circuit: 'register',
-      index: 1,
-      contributor: 'alice',
-      contributionHash: HASH,
-      fileHash: HASH,
-    },
-    { type: 'contribution', circuit: 'register', index: 2, contributor: 'bob', contributionHash: HASH, fileHash: HASH },
+    { ...ALICE, sectionHashes: SECTIONS },
+    { ...ALICE, index: 2, contributor: 'bob', sectionHashes: SECTIONS },
   ]);
   return { file, text: await readFile(file, 'utf8'), cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
@@ -70,4 +73,42 @@ test('appending rewrites the file atomically and leaves no temporary file', asyn
   await writeFile(file, 'not json\n');
   await assert.rejects(Transcript.load(file, 'unit-test'), /line 1: not valid JSON/);
   await cleanup();
+});
+
+/** A transcript text of `entries` as written by hand (each given its sequence, chain and hash). */
+function chained(entries: Array<Record<string, unknown>>, ceremonyId = 'unit-test'): string {
+  let prevHash = genesisHash(ceremonyId);
+  return entries
+    .map((fields, seq) => {
+      const unsigned = { time: '2026-01-01T00:00:00.000Z', ...fields, seq, prevHash };
+      const entry = { ...unsigned, hash: entryHash(unsigned as never) };
+      prevHash = entry.hash;
+      return JSON.stringify(entry);
+    })
+    .join('\n');
+}
+
+test('format 2: new entries carry version 2 and every key entry its ten section hashes', async () => {
+  const { file, cleanup } = await sampleTranscript();
+  const entries = (await Transcript.load(file, 'unit-test')).entries;
+  assert.ok(entries.every((e) => e.version === 2 && 'sectionHashes' in e && e.sectionHashes !== undefined));
+  assertCorrupt(chained([{ ...INIT, version: 2 }]));
+  const { '7': _dropped, ...nine } = SECTIONS;
+  assertCorrupt(chained([{ ...INIT, version: 2, sectionHashes: nine }]));
+  assertCorrupt(chained([{ ...INIT, version: 2, sectionHashes: { ...SECTIONS, '11': HASH } }]));
+  assertCorrupt(chained([{ ...INIT, sectionHashes: SECTIONS }]), 'unit-test');
+  await cleanup();
+});
+
+test('format 1 (no version) is still read, upgraded by later entries, never downgraded', () => {
+  assert.equal(parseTranscript(chained([INIT, ALICE]), 'unit-test').length, 2);
+  const upgraded = chained([INIT, { ...ALICE, version: 2, sectionHashes: SECTIONS }]);
+  assert.deepEqual(
+    parseTranscript(upgraded, 'unit-test').map((e) => e.version),
+    [undefined, 2],
+  );
+  assert.throws(
+    () => parseTranscript(chained([{ ...INIT, version: 2, sectionHashes: SECTIONS }, ALICE]), 'unit-test'),
+    /line 2: format 1 after an entry of format 2/,
+  );
 });

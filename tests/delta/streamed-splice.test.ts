@@ -18,6 +18,7 @@ import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { spliceSkeleton, writeSkeleton } from '../../core/delta/skeleton-zkey.ts';
 import { NotStreamable, StreamedSplice } from '../../core/delta/streamed-splice.ts';
+import { hashZkeyFile, type ZkeyHashes } from '../../core/zkey/zkey-hashes.ts';
 import { StreamedCandidateSums } from '../../core/link-check/streamed-candidate-sums.ts';
 import { verifyLinkFromHead } from '../../core/link-check/verify-link-from-head.ts';
 import type { CandidateSums } from '../../core/link-check/link-combination-cache.ts';
@@ -57,6 +58,16 @@ async function streamSplice(
   out: string,
   sink: (section: number, first: number, points: Uint8Array) => void = () => {},
 ): Promise<string> {
+  return (await streamSpliceHashes(bytes, maxPiece, out, sink)).fileHash;
+}
+
+/** streamSplice, with the key's section hashes the splice took as it wrote the key. */
+async function streamSpliceHashes(
+  bytes: Buffer,
+  maxPiece: number,
+  out: string,
+  sink: (section: number, first: number, points: Uint8Array) => void = () => {},
+): Promise<ZkeyHashes> {
   const splice = await StreamedSplice.open(head, out, sink);
   try {
     for (let at = 0; at < bytes.length;) {
@@ -64,7 +75,8 @@ async function streamSplice(
       await splice.push(bytes.subarray(at, at + piece));
       at += piece;
     }
-    return await splice.finish();
+    const fileHash = await splice.finish();
+    return { fileHash, ...(splice.sectionHashes ? { sectionHashes: splice.sectionHashes } : {}) };
   } catch (error) {
     await splice.abort();
     throw error;
@@ -72,13 +84,16 @@ async function streamSplice(
 }
 
 describe('the splice as the delta arrives', () => {
-  it('writes the key spliceSkeleton writes, byte for byte, with its file hash, whatever the pieces', async () => {
+  it('writes the key spliceSkeleton writes, byte for byte, with its file and section hashes, any pieces', async () => {
     const expected = await readFile(spliced);
+    const wholeRead = await hashZkeyFile(spliced);
+    assert.equal(wholeRead.fileHash, await hashFile(spliced));
+    assert.deepEqual(Object.keys(wholeRead.sectionHashes ?? {}), ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10']);
     for (const maxPiece of [1 + Math.floor(Math.random() * 40), 4096, 1 << 20]) {
       const out = path.join(scratch, `streamed-${maxPiece}.zkey`);
-      const fileHash = await streamSplice(delta, maxPiece, out);
+      const hashes = await streamSpliceHashes(delta, maxPiece, out);
       assert.ok((await readFile(out)).equals(expected), `pieces of up to ${maxPiece} bytes`);
-      assert.equal(fileHash, await hashFile(spliced));
+      assert.deepEqual(hashes, wholeRead);
     }
   });
 

@@ -72,6 +72,6 @@ export async function receiptsCeremony(): Promise<ReceiptsCeremony> {
  */
 export const ALICE_IN_OPEN_REGISTER_HEAD = joined(
   'm',
-  /^register #1 \(alice\) ok: included in the current head of register \(contribution 2\) at position 1, /,
-  /checked; register is not finalised yet, so check again once it is$/,
+  /^register #1 \(alice\) ok: included in the current head of register \(contribution 2\) at position 1; /,
+  /register is not finalised yet, so check again once it is$/,
 );

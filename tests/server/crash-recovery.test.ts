@@ -187,7 +187,7 @@ test('kill -9 during an upload and during verification: nothing lost, the queue 
   const state = await openCeremony(dataDir);
   assert.equal(state.chains.get('register')!.headIndex, 1);
   assert.equal(state.transcript.entries.filter((e) => e.type === 'contribution').length, 1, 'accepted exactly once');
-  const report = await auditCeremony(dataDir, undefined, { ptauHash: await devPtauHash() });
+  const report = await auditCeremony(dataDir, undefined, { ptauHash: await devPtauHash(), inProgress: true });
   assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
 });
 
@@ -247,7 +247,7 @@ test('kill -9 while a delta is taken in: its partial key goes at restart, the up
       [],
       'no candidate sums left',
     );
-    const report = await auditCeremony(dataDir, undefined, { ptauHash: await devPtauHash() });
+    const report = await auditCeremony(dataDir, undefined, { ptauHash: await devPtauHash(), inProgress: true });
     assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
   } finally {
     await cleanUp(scratch);

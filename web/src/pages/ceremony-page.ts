@@ -381,9 +381,11 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
           'powers of tau (without rebuilding it), verifies every link against ' +
           'the one before it, checks every file against the transcript, checks ' +
           'each final key as the beacon applied to the last contribution, and ' +
-          'recomputes the manifest. It prints each finding, then ',
+          'recomputes the manifest. It prints each finding and the ceremony identifier, then ',
         h('code', {}, 'audit passed'),
-        ' or the problems.',
+        ' or the problems. Until the ceremony is finalised, an audit fails as unfinished; add ',
+        h('code', {}, '--in-progress'),
+        ' to check what is there so far (its last line then says it is not finished).',
       ),
     ),
     h(

@@ -4,12 +4,17 @@
  * pasting or dropping a receipt (or the receipts file the contribute page saves) checks it at once
  * with core/receipts/receipt-checker.ts, the same code as `ceremony verify-receipt`: the
  * coordinator's signature (GET /api/receipt-key), the transcript entry with the transcript's hash
- * chain recomputed, and the final key's own contribution history read by HTTP range requests (a
- * few kilobytes of keys of a hundred megabytes) and recomputed as snarkjs does. A name or hash
- * lists the matching contributions of the transcript and, once finalised, whether each final
- * key's history lists them. The page times its own check and counts the key bytes it fetched
- * (shown, and kept in data attributes for the bench). Built once and kept across the page's
- * refreshes, so what the reader typed and found stays.
+ * chain recomputed, the final key read by HTTP range requests (a few kilobytes of keys of a hundred
+ * megabytes) and held to the transcript's section hashes, its history recomputed as snarkjs does,
+ * every later record's proof of knowledge and δ step and the key's δ pair (pairings on
+ * ffjavascript's curve, loaded only when a receipt is checked), and its fixed sections as
+ * contribution 0's. A name or hash lists the matching contributions of the transcript and, once
+ * finalised, whether each final key's history lists them. The page times its own check and counts
+ * the key bytes it fetched (shown, and kept in data attributes for the bench). Built once and kept
+ * across the page's refreshes, so what the reader typed and found stays.
+ *
+ * One render function per part: the verdict card of a receipt, the check's summary, the search's
+ * table, the "what this proves" card, the input controls; `createReceiptCheckView` wires them.
  */
 import { CoordinatorError, isCoordinatorError } from '../../../core/errors.ts';
 import { coordinatorEvidence } from '../../../core/receipts/coordinator-evidence.ts';
@@ -17,8 +22,8 @@ import type { PublicTranscriptEntry } from '../../../core/receipts/public-transc
 import {
   ReceiptChecker,
   receiptSubject,
+  RESTS_ON_AUDIT,
   type ReceiptCheckerOptions,
-  type ReceiptStep,
   type ReceiptVerdict,
 } from '../../../core/receipts/receipt-checker.ts';
 import { parseReceiptsText, type ReceiptsFile } from '../../../core/receipts/receipts-file.ts';
@@ -27,7 +32,18 @@ import { h, replaceChildren } from '../ui/element.ts';
 import { formatBytes, formatTime, shortHash } from '../ui/format-units.ts';
 
 const MAX_ROWS = 100;
-const STEP_NAMES: Record<ReceiptStep, string> = { signature: 'Signature', transcript: 'Transcript', key: 'Key' };
+const MAX_RECEIPTS_FILE_BYTES = 8 * 1024 * 1024;
+const STEP_NAMES: Record<string, string> = {
+  signature: 'Signature',
+  transcript: 'Transcript',
+  key: 'Key',
+  proofs: 'Later contributions',
+  sections: 'Fixed parts',
+};
+const stepName = (step: string): string => STEP_NAMES[step] ?? step;
+
+type Steps = Array<[string, string]>;
+type ContributionEntry = PublicTranscriptEntry & { type: 'contribution' };
 
 function newChecker(onStep?: ReceiptCheckerOptions['onStep']): ReceiptChecker {
   return new ReceiptChecker(coordinatorEvidence({ baseUrl: location.origin, label: 'this coordinator' }), { onStep });
@@ -59,7 +75,8 @@ function asReceipts(text: string): ReceiptsFile | CoordinatorError | undefined {
   }
 }
 
-function verdictCard(verdict: ReceiptVerdict, steps: Array<[ReceiptStep, string]>): HTMLElement {
+/** One receipt's card: each step passed with what it established, then the verdict. */
+function verdictCard(verdict: ReceiptVerdict, steps: Steps): HTMLElement {
   const subject = receiptSubject(verdict.receipt);
   return h(
     'div',
@@ -75,7 +92,7 @@ function verdictCard(verdict: ReceiptVerdict, steps: Array<[ReceiptStep, string]
       'ul',
       { class: 'receipt-steps' },
       steps.map(([step, detail]) =>
-        h('li', { 'data-step': step }, '✓ ', h('strong', {}, `${STEP_NAMES[step]}: `), detail),
+        h('li', { 'data-step': step }, '✓ ', h('strong', {}, `${stepName(step)}: `), detail),
       ),
     ),
     verdict.ok
@@ -83,19 +100,220 @@ function verdictCard(verdict: ReceiptVerdict, steps: Array<[ReceiptStep, string]
           'div',
           { class: 'banner ok', role: 'status' },
           h('strong', {}, `${verdict.message[0]!.toUpperCase()}${verdict.message.slice(1)}.`),
+          h('div', { class: 'detail' }, `Left to the audit: ${verdict.restsOnAudit.join('; ')}.`),
         )
       : failure(new CoordinatorError(verdict.code, verdict.message)),
   );
 }
 
-export interface ReceiptCheckView {
-  element: HTMLElement;
-  /** Called with each refresh of the page: whether the ceremony is finalised (the search says so). */
-  update(finalised: boolean): void;
+/** The check's summary once every receipt has its verdict: the count, the time, the key bytes read. */
+function finishSummary(
+  summary: HTMLElement,
+  verdicts: ReceiptVerdict[],
+  elapsedMs: number,
+  cost: { read: number; size: number },
+  identifier: string | undefined,
+): void {
+  const failed = verdicts.filter((v) => !v.ok).length;
+  summary.dataset.state = 'done';
+  summary.dataset.ok = String(failed === 0);
+  summary.dataset.elapsedMs = String(elapsedMs);
+  summary.dataset.keyBytes = String(cost.read);
+  summary.dataset.keySize = String(cost.size);
+  if (identifier) summary.dataset.identifier = identifier;
+  summary.textContent =
+    (failed === 0 ? `All ${verdicts.length} checked: included.` : `${failed} of ${verdicts.length} did not pass.`) +
+    ` Checked in ${(elapsedMs / 1000).toFixed(2)} s, reading ${formatBytes(cost.read)} of ${formatBytes(cost.size)}` +
+    ' of keys by range requests.' +
+    (identifier ? ` Ceremony identifier (the hash of its transcript’s last entry): ${identifier}.` : '');
 }
 
-export function createReceiptCheckView(): ReceiptCheckView {
-  let finalised = false;
+/** Checks every receipt of `file` into `results`; `current()` turns false when another run started. */
+async function runReceiptCheck(results: HTMLElement, file: ReceiptsFile, current: () => boolean): Promise<void> {
+  const started = performance.now();
+  const count = `${file.receipts.length} receipt${file.receipts.length === 1 ? '' : 's'}`;
+  const summary = h('p', { id: 'receipt-check-summary', 'data-state': 'checking' }, `Checking ${count}…`);
+  const cards = h('div', {});
+  replaceChildren(results, summary, cards);
+  const steps = new Map<number, Steps>();
+  const checker = newChecker((receipt, step, detail) => {
+    steps.set(receipt.position, [...(steps.get(receipt.position) ?? []), [step, detail]]);
+    summary.textContent = `Checking ${receiptSubject(receipt)}: ${stepName(step).toLowerCase()} checked…`;
+  });
+  const verdicts: ReceiptVerdict[] = [];
+  for (const receipt of file.receipts) {
+    const verdict = await checker.check(receipt, file);
+    if (!current()) return;
+    verdicts.push(verdict);
+    cards.append(verdictCard(verdict, steps.get(receipt.position) ?? []));
+  }
+  const elapsedMs = Math.round(performance.now() - started);
+  // What the key reads cost: each circuit's keys were read once, however many receipts named it.
+  const costs = await Promise.all(
+    [...new Set(file.receipts.map((r) => r.body.circuit))].map((circuit) => checker.readCost(circuit)),
+  );
+  const cost = costs.reduce(
+    (sum, c) => ({ read: sum.read + (c?.bytesRead ?? 0), size: sum.size + (c?.keySize ?? 0) }),
+    { read: 0, size: 0 },
+  );
+  const identifier = (await checker.publicTranscript().catch(() => undefined))?.identifier?.hash;
+  finishSummary(summary, verdicts, elapsedMs, cost, identifier);
+}
+
+/** The search's table of matching contributions, each with a cell for its final key's verdict. */
+function matchesTable(
+  matches: ContributionEntry[],
+  finalCells: Map<ContributionEntry, HTMLElement>,
+  finalised: boolean,
+) {
+  const rows = matches.slice(0, MAX_ROWS).map((entry) => {
+    const cell = h('td', { class: 'final-check' }, finalised ? 'checking…' : 'not finalised yet');
+    finalCells.set(entry, cell);
+    return h(
+      'tr',
+      { 'data-circuit': entry.circuit!, 'data-index': entry.index! },
+      h('td', {}, h('code', {}, entry.circuit!)),
+      h('td', {}, `#${entry.index}`),
+      h('td', {}, entry.contributor === 'anonymous' ? h('em', {}, 'anonymous') : entry.contributor!),
+      h('td', {}, formatTime(entry.time)),
+      h('td', { class: 'hash', title: entry.contributionHash! }, shortHash(entry.contributionHash)),
+      h('td', { class: 'hash', title: entry.fileHash! }, shortHash(entry.fileHash)),
+      cell,
+    );
+  });
+  const headings = ['Circuit', 'Position', 'Contributor', 'Time', 'Contribution hash', 'File hash', 'Final key'];
+  return h(
+    'table',
+    { class: 'chain', id: 'record-table' },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        headings.map((t) => h('th', { scope: 'col' }, t)),
+      ),
+    ),
+    h('tbody', {}, rows),
+  );
+}
+
+/** Fills each match's final-key cell: listed in its circuit's final key's history, or not. */
+async function markFinalKeys(checker: ReceiptChecker, finalCells: Map<ContributionEntry, HTMLElement>): Promise<void> {
+  for (const circuit of new Set([...finalCells.keys()].map((e) => e.circuit!))) {
+    let hashes: string[];
+    try {
+      hashes = (await checker.keyHistory(circuit)).contributionHashes;
+    } catch (error) {
+      for (const [entry, cell] of finalCells) {
+        if (entry.circuit === circuit)
+          cell.replaceChildren(
+            h('span', { class: 'status-failed', 'data-final': 'error' }, `✗ ${(error as Error).message}`),
+          );
+      }
+      continue;
+    }
+    for (const [entry, cell] of finalCells) {
+      if (entry.circuit !== circuit) continue;
+      cell.replaceChildren(
+        hashes[entry.index! - 1] === entry.contributionHash
+          ? h(
+              'span',
+              { class: 'status-accepted', 'data-final': 'listed' },
+              `✓ listed at record ${entry.index} of ${hashes.length}`,
+            )
+          : h('span', { class: 'status-failed', 'data-final': 'missing' }, '✗ not in its history'),
+      );
+    }
+  }
+}
+
+/** Searches the transcript for a name or a hash into `results`. */
+async function runSearch(results: HTMLElement, query: string, finalised: boolean, current: () => boolean) {
+  const checker = newChecker();
+  replaceChildren(results, h('p', {}, 'Searching the transcript…'));
+  const transcript = await checker.publicTranscript();
+  if (!current()) return;
+  const hex = query.replace(/\s+/g, '').toLowerCase();
+  const byHash = /^[0-9a-f]{8,128}$/.test(hex);
+  const name = query.trim().toLowerCase();
+  const matches = transcript.entries.filter(
+    (e): e is ContributionEntry =>
+      e.type === 'contribution' &&
+      (byHash
+        ? e.contributionHash!.startsWith(hex) || e.fileHash!.startsWith(hex)
+        : e.contributor!.toLowerCase().includes(name)),
+  );
+  if (matches.length === 0) {
+    const none = byHash
+      ? 'No contribution has a contribution hash or file hash starting with that.'
+      : 'No contributor of that name.';
+    replaceChildren(results, h('p', { id: 'record-none' }, none));
+    return;
+  }
+  const finalCells = new Map<ContributionEntry, HTMLElement>();
+  const found = `${matches.length} contribution${matches.length === 1 ? '' : 's'} found in the transcript`;
+  replaceChildren(
+    results,
+    h(
+      'p',
+      {},
+      `${found} (its hash chain recomputed)${matches.length > MAX_ROWS ? `; the first ${MAX_ROWS} shown` : ''}.`,
+    ),
+    matchesTable(matches, finalCells, finalised),
+  );
+  if (finalised) await markFinalKeys(checker, finalCells);
+}
+
+/** The card that says what the check proves and what it leaves to the audit (as docs/receipts.md does). */
+function provesCard(): HTMLElement {
+  return h(
+    'details',
+    { id: 'receipt-check-proves' },
+    h('summary', {}, 'What this check proves, and what it leaves to the audit'),
+    h(
+      'p',
+      {},
+      'For each receipt, in your browser, from the ceremony’s public files: ',
+      h('strong', {}, 'the signature'),
+      ' is the coordinator’s (its receipt key, published at ',
+      h('a', { href: '/api/receipt-key' }, '/api/receipt-key'),
+      ' and in every publication); ',
+      h('strong', {}, 'the transcript'),
+      ', its hash chain recomputed from its first entry, records your contribution at your position with the same ' +
+        'contribution hash, file hash and name; ',
+      h('strong', {}, 'the final key'),
+      ', read with range requests (a few kilobytes, not the whole key), is the one the transcript records: every ' +
+        'byte read must match the transcript’s hash of its section; its own history lists your contribution at your ' +
+        'position, each record’s transcript digest following from the circuit hash and every record before it, ' +
+        'the records being the transcript’s chain one for one, beacon included.',
+    ),
+    h(
+      'p',
+      {},
+      h('strong', {}, 'Every later contribution'),
+      ' proves knowledge of its secret and raises δ by it (pairings, in this page), so the final key’s δ carries ' +
+        'your secret, which nobody else knows; its δ in G2 is its δ in G1. ',
+      h('strong', {}, 'The parts no contribution changes'),
+      ' (the public inputs’ points IC, α, β, γ, A, B and the coefficients) are the first key’s, by the transcript’s ' +
+        'section hashes.',
+    ),
+    h(
+      'p',
+      {},
+      `What it leaves to the full audit: ${RESTS_ON_AUDIT.join('; ')}. `,
+      h('a', { href: '#audit' }, 'Run the audit'),
+      ' (',
+      h('code', {}, 'ceremony audit'),
+      ') for those, once. This page’s code is served by the coordinator: to depend on nothing it serves, run ',
+      h('code', {}, 'ceremony verify-receipt RECEIPTS.json DIR'),
+      ', the same check, from your own checkout of the project on a published copy of the ceremony.',
+    ),
+  );
+}
+
+/** The field, its buttons and the file input, calling `go` with what was typed, pasted or dropped. */
+function inputControls(go: (text: string) => void, refuse: (error: unknown) => void) {
   const input = h('textarea', {
     id: 'record-query',
     rows: 3,
@@ -109,162 +327,6 @@ export function createReceiptCheckView(): ReceiptCheckView {
     class: 'visually-hidden',
     accept: '.json,application/json',
   });
-  const results = h('div', { id: 'record-results', 'aria-live': 'polite' });
-  let running = 0;
-
-  const checkReceipts = async (file: ReceiptsFile): Promise<void> => {
-    const run = ++running;
-    const started = performance.now();
-    const summary = h(
-      'p',
-      { id: 'receipt-check-summary', 'data-state': 'checking' },
-      `Checking ${file.receipts.length} receipt${file.receipts.length === 1 ? '' : 's'}…`,
-    );
-    const cards = h('div', {});
-    replaceChildren(results, summary, cards);
-    const steps = new Map<number, Array<[ReceiptStep, string]>>();
-    const checker = newChecker((receipt, step, detail) => {
-      steps.set(receipt.position, [...(steps.get(receipt.position) ?? []), [step, detail]]);
-      summary.textContent = `Checking ${receiptSubject(receipt)}: ${STEP_NAMES[step].toLowerCase()} checked…`;
-    });
-    const verdicts: ReceiptVerdict[] = [];
-    for (const receipt of file.receipts) {
-      const verdict = await checker.check(receipt, file);
-      if (run !== running) return;
-      verdicts.push(verdict);
-      cards.append(verdictCard(verdict, steps.get(receipt.position) ?? []));
-    }
-    const elapsedMs = Math.round(performance.now() - started);
-    // What the key reads cost: each circuit's key was read once, however many receipts named it.
-    const histories = await Promise.all(
-      [...new Set(file.receipts.map((r) => r.body.circuit))].map((c) => checker.keyHistory(c).catch(() => undefined)),
-    );
-    const read = histories.reduce((sum, k) => sum + (k?.source.bytesRead ?? 0), 0);
-    const size = histories.reduce((sum, k) => sum + (k?.source.fileSize ?? 0), 0);
-    const failed = verdicts.filter((v) => !v.ok).length;
-    summary.dataset.state = 'done';
-    summary.dataset.ok = String(failed === 0);
-    summary.dataset.elapsedMs = String(elapsedMs);
-    summary.dataset.keyBytes = String(read);
-    summary.dataset.keySize = String(size);
-    summary.textContent =
-      (failed === 0 ? `All ${verdicts.length} checked: included.` : `${failed} of ${verdicts.length} not included.`) +
-      ` Checked in ${(elapsedMs / 1000).toFixed(2)} s, reading ${formatBytes(read)} of ${formatBytes(size)} of keys` +
-      ' by range requests.';
-  };
-
-  const search = async (query: string): Promise<void> => {
-    const run = ++running;
-    const checker = newChecker();
-    replaceChildren(results, h('p', {}, 'Searching the transcript…'));
-    const transcript = await checker.publicTranscript();
-    if (run !== running) return;
-    const hex = query.replace(/\s+/g, '').toLowerCase();
-    const byHash = /^[0-9a-f]{8,128}$/.test(hex);
-    const name = query.trim().toLowerCase();
-    const matches = transcript.entries.filter(
-      (e): e is PublicTranscriptEntry & { type: 'contribution' } =>
-        e.type === 'contribution' &&
-        (byHash
-          ? e.contributionHash!.startsWith(hex) || e.fileHash!.startsWith(hex)
-          : e.contributor!.toLowerCase().includes(name)),
-    );
-    if (matches.length === 0) {
-      replaceChildren(
-        results,
-        h(
-          'p',
-          { id: 'record-none' },
-          byHash
-            ? 'No contribution has a contribution hash or file hash starting with that.'
-            : 'No contributor of that name.',
-        ),
-      );
-      return;
-    }
-    const finalCells = new Map<PublicTranscriptEntry, HTMLTableCellElement>();
-    const rows = matches.slice(0, MAX_ROWS).map((entry) => {
-      const cell = h('td', { class: 'final-check' }, finalised ? 'checking…' : 'not finalised yet');
-      finalCells.set(entry, cell);
-      return h(
-        'tr',
-        { 'data-circuit': entry.circuit!, 'data-index': entry.index! },
-        h('td', {}, h('code', {}, entry.circuit!)),
-        h('td', {}, `#${entry.index}`),
-        h('td', {}, entry.contributor === 'anonymous' ? h('em', {}, 'anonymous') : entry.contributor!),
-        h('td', {}, formatTime(entry.time)),
-        h('td', { class: 'hash', title: entry.contributionHash! }, shortHash(entry.contributionHash)),
-        h('td', { class: 'hash', title: entry.fileHash! }, shortHash(entry.fileHash)),
-        cell,
-      );
-    });
-    replaceChildren(
-      results,
-      h(
-        'p',
-        {},
-        `${matches.length} contribution${matches.length === 1 ? '' : 's'} found in the transcript ` +
-          `(its hash chain recomputed)${matches.length > MAX_ROWS ? `; the first ${MAX_ROWS} shown` : ''}.`,
-      ),
-      h(
-        'table',
-        { class: 'chain', id: 'record-table' },
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            ['Circuit', 'Position', 'Contributor', 'Time', 'Contribution hash', 'File hash', 'Final key'].map((t) =>
-              h('th', { scope: 'col' }, t),
-            ),
-          ),
-        ),
-        h('tbody', {}, rows),
-      ),
-    );
-    if (!finalised) return;
-    for (const circuit of new Set(matches.slice(0, MAX_ROWS).map((e) => e.circuit!))) {
-      let hashes: string[];
-      try {
-        hashes = (await checker.keyHistory(circuit)).contributionHashes;
-      } catch (error) {
-        for (const [entry, cell] of finalCells) {
-          if (entry.circuit === circuit)
-            cell.replaceChildren(
-              h('span', { class: 'status-failed', 'data-final': 'error' }, `✗ ${(error as Error).message}`),
-            );
-        }
-        continue;
-      }
-      for (const [entry, cell] of finalCells) {
-        if (entry.circuit !== circuit) continue;
-        cell.replaceChildren(
-          hashes[entry.index! - 1] === entry.contributionHash
-            ? h(
-                'span',
-                { class: 'status-accepted', 'data-final': 'listed' },
-                `✓ listed at record ${entry.index} of ${hashes.length}`,
-              )
-            : h('span', { class: 'status-failed', 'data-final': 'missing' }, '✗ not in its history'),
-        );
-      }
-    }
-  };
-
-  const go = (text: string): void => {
-    const receipts = asReceipts(text);
-    const work =
-      receipts instanceof CoordinatorError
-        ? Promise.reject(receipts)
-        : receipts
-          ? checkReceipts(receipts)
-          : text.trim()
-            ? search(text)
-            : Promise.resolve();
-    work.catch((error: unknown) => replaceChildren(results, failure(error)));
-  };
-
   // A pasted receipt replaces whatever the field held and is checked at once: one paste. Anything
   // else is pasted as usual (a name or a hash waits for Enter).
   input.addEventListener('paste', (event) => {
@@ -282,16 +344,9 @@ export function createReceiptCheckView(): ReceiptCheckView {
   });
   const readFile = async (file: File | undefined): Promise<void> => {
     if (!file) return;
-    if (file.size > 8 * 1024 * 1024) {
-      replaceChildren(
-        results,
-        failure(
-          new CoordinatorError(
-            'receipt.malformed',
-            `${file.name} is ${formatBytes(file.size)}; a receipts file is a few kilobytes`,
-          ),
-        ),
-      );
+    if (file.size > MAX_RECEIPTS_FILE_BYTES) {
+      const why = `${file.name} is ${formatBytes(file.size)}; a receipts file is a few kilobytes`;
+      refuse(new CoordinatorError('receipt.malformed', why));
       return;
     }
     input.value = await file.text();
@@ -306,6 +361,43 @@ export function createReceiptCheckView(): ReceiptCheckView {
     event.preventDefault();
     void readFile(event.dataTransfer?.files[0]);
   });
+  const actions = h(
+    'div',
+    { class: 'actions' },
+    h('button', { type: 'button', id: 'record-go', onclick: () => go(input.value) }, 'Search or check'),
+    h('label', { class: 'button secondary', for: 'receipts-file' }, 'Open a receipts file…'),
+    fileInput,
+  );
+  return { input, actions };
+}
+
+export interface ReceiptCheckView {
+  element: HTMLElement;
+  /** Called with each refresh of the page: whether the ceremony is finalised (the search says so). */
+  update(finalised: boolean): void;
+}
+
+export function createReceiptCheckView(): ReceiptCheckView {
+  let finalised = false;
+  let running = 0;
+  const results = h('div', { id: 'record-results', 'aria-live': 'polite' });
+  const refuse = (error: unknown): void => replaceChildren(results, failure(error));
+
+  const go = (text: string): void => {
+    const run = ++running;
+    const current = (): boolean => run === running;
+    const receipts = asReceipts(text);
+    const work =
+      receipts instanceof CoordinatorError
+        ? Promise.reject(receipts)
+        : receipts
+          ? runReceiptCheck(results, receipts, current)
+          : text.trim()
+            ? runSearch(results, text, finalised, current)
+            : Promise.resolve();
+    work.catch(refuse);
+  };
+  const { input, actions } = inputControls(go, refuse);
 
   const element = h(
     'section',
@@ -319,51 +411,9 @@ export function createReceiptCheckView(): ReceiptCheckView {
         'at once. A name or a hash (as your client printed it) finds the contributions it names.',
     ),
     input,
-    h(
-      'div',
-      { class: 'actions' },
-      h('button', { type: 'button', id: 'record-go', onclick: () => go(input.value) }, 'Search or check'),
-      h('label', { class: 'button secondary', for: 'receipts-file' }, 'Open a receipts file…'),
-      fileInput,
-    ),
+    actions,
     results,
-    h(
-      'details',
-      { id: 'receipt-check-proves' },
-      h('summary', {}, 'What this check proves, and what it leaves to the audit'),
-      h(
-        'p',
-        {},
-        'For each receipt, in your browser, from the ceremony’s public files: ',
-        h('strong', {}, 'the signature'),
-        ' is the coordinator’s (its receipt key, published at ',
-        h('a', { href: '/api/receipt-key' }, '/api/receipt-key'),
-        ' and in every publication); ',
-        h('strong', {}, 'the transcript'),
-        ', its hash chain recomputed from its first entry, records your contribution at your position with the same ' +
-          'contribution hash, file hash and name; and ',
-        h('strong', {}, 'the final key'),
-        ' lists it at your position in its own history of contributions. That history, read from the key itself with ' +
-          'range requests (a few kilobytes, not the whole key), is recomputed as snarkjs does: each record’s ' +
-          'transcript digest must follow from the circuit hash and every record before it, so your record commits ' +
-          'to everything before it and every later record commits to yours; the δ in the key’s header must be the ' +
-          'one its last record leaves; its circuit hash must be the one the transcript’s chain started with; and ' +
-          'its records must be the transcript’s chain, one for one, beacon included.',
-      ),
-      h(
-        'p',
-        {},
-        'What it leaves to the full audit: the pairing checks (that each record’s proof of knowledge holds and each ' +
-          'δ follows from the one before it, so that the final δ carries every contributor’s secret) and every ' +
-          'point of the key (that the parts proofs are made with match δ and the circuit). ',
-        h('a', { href: '#audit' }, 'Run the audit'),
-        ' (',
-        h('code', {}, 'ceremony audit'),
-        ') for those. This page’s code is served by the coordinator: to depend on nothing it serves, run ',
-        h('code', {}, 'ceremony verify-receipt RECEIPTS.json DIR'),
-        ', the same check, from your own checkout of the project on a published copy of the ceremony.',
-      ),
-    ),
+    provesCard(),
   );
   return {
     element,
