@@ -9,8 +9,8 @@
  *   result (finished jobs are kept `keepFinishedSeconds`), except one that ended in 'error', which is
  *   removed and queued afresh: an error decided nothing about the contribution.
  * - A valid or invalid contribution is decided once. The worker returns 'valid' as the job's
- *   result and throws an UnrecoverableError for 'invalid' (so BullMQ never retries it), carrying
- *   `{"code","message"}` as JSON in the error message. Any other failure (I/O) is retried
+ *   result and throws an UnrecoverableError for 'invalid' (so BullMQ never retries it), the refusal
+ *   in its message (core/verifier-contract/refusal-encoding.ts). Any other failure (I/O) is retried
  *   `attempts` times with exponential backoff, then reported as 'error'.
  * - Outcomes come from QueueEvents; a periodic sweep of the requests still awaiting an outcome
  *   catches anything the event stream could not deliver (events sent while this process was
@@ -27,14 +27,14 @@
  *   already recorded the contribution as verifying; the sweep queues the job once Redis is back.
  */
 import { Queue, QueueEvents, type Job } from 'bullmq';
-import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
+import { CoordinatorError } from '../../core/errors.ts';
 import {
   DEFAULT_VERIFICATION_QUEUE,
   VERIFICATION_JOB_NAME,
-  isRefusalCode,
   type VerificationOutcome,
   type VerificationRequest,
 } from '../../core/verifier-contract/verifier-contract.ts';
+import { decodeRefusal } from '../../core/verifier-contract/refusal-encoding.ts';
 import { notifyOutcome, type VerificationDispatcher } from './verification-dispatcher.ts';
 
 export interface BullmqDispatcherOptions {
@@ -73,26 +73,12 @@ export function verificationJobId(contributionId: string): string {
   return `contribution-${encodeURIComponent(contributionId)}`;
 }
 
-/** Reads the invalid-contribution payload the worker puts in its UnrecoverableError, if it is one. */
-function parseRefusal(failedReason: string | undefined): { code: ErrorCode; message: string } | undefined {
-  if (!failedReason?.startsWith('{')) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(failedReason);
-    if (typeof parsed !== 'object' || parsed === null) return undefined;
-    const { code, message } = parsed as { code?: unknown; message?: unknown };
-    if (typeof code !== 'string' || typeof message !== 'string') return undefined;
-    return isRefusalCode(code) ? { code, message } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function outcomeOfFailure(
   contributionId: string,
   failedReason: string | undefined,
   attemptsMade: number | undefined,
 ): VerificationOutcome {
-  const refusal = parseRefusal(failedReason);
+  const refusal = decodeRefusal(failedReason);
   if (refusal) return { contributionId, status: 'invalid', ...refusal };
   const tries = attemptsMade === undefined ? '' : ` after ${attemptsMade} attempt(s)`;
   return {
