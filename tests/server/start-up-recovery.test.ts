@@ -12,41 +12,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isCoordinatorError } from '../../core/errors.ts';
 import { RECEIPT_PUBLIC_KEY_FILE } from '../../core/receipts/receipt-public-key-file.ts';
-import { CeremonyPhaseStore, type CeremonyPhase } from '../../server/ceremony-phase.ts';
-import { openDatabase } from '../../server/store/database.ts';
+import { phaseStoreIn } from '../helpers/phase-store-in.ts';
 import { CloserStack } from '../../server/startup/closer-stack.ts';
 import { publishReceiptKey } from '../../server/startup/publish-receipt-key.ts';
 import { reconcilePhaseWithTranscript } from '../../server/startup/reconcile-phase.ts';
 
-/** A phase store on a fresh database, moved to `phase` the way a coordinator would have. */
-function phaseStoreAt(phase: CeremonyPhase): CeremonyPhaseStore {
-  const store = new CeremonyPhaseStore(openDatabase(':memory:'));
-  const path: Record<CeremonyPhase, Array<() => void>> = {
-    setup: [],
-    open: [() => store.set('open', 1)],
-    paused: [() => store.set('open', 1), () => store.set('paused', 1)],
-    closed: [() => store.set('closed', 1)],
-    finalising: [() => store.set('closed', 1), () => store.beginFinalising(1)],
-    finalised: [
-      () => store.set('closed', 1),
-      () => store.beginFinalising(1),
-      () => store.endFinalising('finalised', 1),
-    ],
-  };
-  for (const step of path[phase]) step();
-  assert.equal(store.get(), phase);
-  return store;
-}
-
 test('a transcript that says finalised wins over any phase SQLite kept', () => {
   for (const before of ['setup', 'open', 'paused', 'closed', 'finalising'] as const) {
-    const phase = phaseStoreAt(before);
+    const phase = phaseStoreIn(before);
     const found = reconcilePhaseWithTranscript(phase, { finalisedInTranscript: true, openOnStart: true, now: 5 });
     assert.equal(found, 'finalised_from_transcript', before);
     assert.equal(phase.get(), 'finalised', `${before} → finalised`);
     assert.equal(phase.finalisationInterruptedAt(), undefined, `${before}: no interruption is shown`);
   }
-  const finalised = phaseStoreAt('finalised');
+  const finalised = phaseStoreIn('finalised');
   assert.equal(
     reconcilePhaseWithTranscript(finalised, { finalisedInTranscript: true, openOnStart: false, now: 5 }),
     'in_line',
@@ -54,7 +33,7 @@ test('a transcript that says finalised wins over any phase SQLite kept', () => {
 });
 
 test('a finalisation the transcript does not hold was interrupted: closed again, and the time kept', () => {
-  const phase = phaseStoreAt('finalising');
+  const phase = phaseStoreIn('finalising');
   const found = reconcilePhaseWithTranscript(phase, { finalisedInTranscript: false, openOnStart: true, now: 7 });
   assert.equal(found, 'finalisation_interrupted');
   assert.equal(phase.get(), 'closed', 'not reopened by OPEN_ON_START either');
@@ -63,12 +42,12 @@ test('a finalisation the transcript does not hold was interrupted: closed again,
 
 test('OPEN_ON_START opens a ceremony in setup and leaves every other phase as it was', () => {
   for (const before of ['setup', 'open', 'paused', 'closed'] as const) {
-    const phase = phaseStoreAt(before);
+    const phase = phaseStoreIn(before);
     const found = reconcilePhaseWithTranscript(phase, { finalisedInTranscript: false, openOnStart: true, now: 3 });
     assert.equal(found, 'in_line');
     assert.equal(phase.get(), before === 'setup' ? 'open' : before, before);
   }
-  const untouched = phaseStoreAt('setup');
+  const untouched = phaseStoreIn('setup');
   reconcilePhaseWithTranscript(untouched, { finalisedInTranscript: false, openOnStart: false, now: 3 });
   assert.equal(untouched.get(), 'setup');
 });

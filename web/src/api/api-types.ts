@@ -1,11 +1,12 @@
 /**
- * The coordinator's JSON answers as the browser reads them. Shapes the server already names are
- * imported as types (one definition, checked by both typechecks); the rest mirror the routes in
- * server/routes and server/auth.
+ * The coordinator's JSON answers as the browser reads them. Shapes the server keeps too are
+ * imported from core/coordinator-api/ and core/ceremony/ceremony-phases.ts (one definition, checked
+ * by both typechecks; web/ never imports server/); the rest mirror the routes in server/routes and
+ * server/auth.
  */
-import type { CircuitProgress, ContributorStatus } from '../../../server/lobby/lobby-types.ts';
-import type { Principal } from '../../../server/auth/principal.ts';
-import type { CeremonyPhase } from '../../../server/ceremony-phase.ts';
+import type { CircuitProgress, ContributorStatus, QueueEntry, ActiveTurn } from '../../../core/coordinator-api/lobby-status.ts';
+import type { Principal } from '../../../core/coordinator-api/principal.ts';
+import type { CeremonyPhase } from '../../../core/ceremony/ceremony-phases.ts';
 import type { ErrorCode } from '../../../core/errors.ts';
 
 export type { CeremonyPhase, CircuitProgress, ContributorStatus, Principal };
@@ -115,12 +116,18 @@ export interface AdminOverview {
   /** When a restart last found a finalisation interrupted (the ceremony went back to closed); absent once finalised. */
   finalisationInterruptedAt?: number;
   queues: Record<string, number>;
-  activeTurns: Array<{ circuit: string; contributorId: string; state: 'turn' | 'verifying'; deadline?: number }>;
+  activeTurns: ActiveTurn[];
   contributionCounts: Record<ContributionView['status'], number>;
   verifying: Array<{ id: string; circuit: string; contributor: string; since: number }>;
   heads: Array<{ circuit: string; headIndex: number }>;
   /** Contributions each chain needs before the ceremony may be finalised (ceremony.json). */
   minContributions: number;
+}
+
+/** GET /api/admin/queue */
+export interface AdminQueue {
+  entries: QueueEntry[];
+  activeTurns: ActiveTurn[];
 }
 
 /** POST /api/admin/finalise */
