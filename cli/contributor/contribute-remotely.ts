@@ -22,7 +22,7 @@ import path from 'node:path';
 import { terminalWords } from '../../core/error-messages.ts';
 import { contributionEntropy, digestTypedEntropy } from '../../core/crypto/contribution-entropy.ts';
 import { CoordinatorError } from '../../core/errors.ts';
-import type { CeremonyView } from '../../web/src/api/api-types.ts';
+import type { CeremonyView } from '../../core/coordinator-api/api-types.ts';
 import { createProgressRenderer } from '../progress/progress-renderer.ts';
 import { CoordinatorApiError, CoordinatorClient, type SignedIn } from './coordinator-client.ts';
 import { ContributorRun, RunFailure, type RunUi } from './contributor-run.ts';
