@@ -229,7 +229,7 @@ async function layOutCeremony(dir: string, templates: Map<string, TemplateChain>
       fileHashes: await Promise.all(files.map((f) => hashFile(f))),
       contributionHashes: await Promise.all(files.slice(1).map(lastContributionHash)),
       circuitHash: (await readZkeyInfo(template.shape.z0)).mpc.csHash.toString('hex'),
-      vkey: (await snarkjs.zKey.exportVerificationKey(template.final)) as unknown as VerificationKeyDelta,
+      vkey: await snarkjs.zKey.exportVerificationKey(template.final),
     });
   }
 

@@ -13,6 +13,18 @@ declare module 'snarkjs' {
     /** Bytes to allocate when snarkjs creates the file (fastfile's default is 1 MiB, grown by ×1.1). */
     initialSize?: number;
   }
+  /** A Groth16 verification key as `zKey.exportVerificationKey` gives it: points as decimal strings. */
+  export interface VerificationKey {
+    protocol: string;
+    curve: string;
+    nPublic: number;
+    vk_alpha_1: string[];
+    vk_beta_2: string[][];
+    vk_gamma_2: string[][];
+    vk_delta_2: string[][];
+    IC: string[][];
+    [key: string]: unknown;
+  }
   export namespace curves {
     function getCurveFromName(name: string, options?: { singleThread?: boolean }): Promise<unknown>;
   }
@@ -35,7 +47,7 @@ declare module 'snarkjs' {
     ): Promise<Uint8Array | false>;
     function verifyFromInit(initPath: string, ptauPath: string, zkeyPath: string, logger?: Logger): Promise<boolean>;
     function verifyFromR1cs(r1csPath: string, ptauPath: string, zkeyPath: string, logger?: Logger): Promise<boolean>;
-    function exportVerificationKey(zkeyPath: string, logger?: Logger): Promise<Record<string, unknown>>;
+    function exportVerificationKey(zkeyPath: string, logger?: Logger): Promise<VerificationKey>;
     function exportSolidityVerifier(zkeyPath: string, templates: { groth16: string }, logger?: Logger): Promise<string>;
   }
   export namespace powersOfTau {

@@ -58,7 +58,7 @@ export function devPtauKey(
   // 2^32 and more SHA-256 rounds would take hours; a development beacon never needs them.
   if (iterationsExp >= 32) throw new RangeError('beacon iteration exponents of 32 and more are not supported here');
   const rng = rngFromBeacon(Buffer.from(beaconHex, 'hex'), iterationsExp);
-  const Fr = curve.Fr as unknown as { fromRng(rng: unknown): Uint8Array };
+  const Fr = curve.Fr;
   const g1 = curve.G1 as CurveGroup & { fromRng(rng: unknown): Uint8Array };
   const g2 = curve.G2 as CurveGroup;
   const secrets = [Fr.fromRng(rng), Fr.fromRng(rng), Fr.fromRng(rng)] as const;

@@ -34,7 +34,7 @@ interface FrOps {
  * basis evaluated on tau^0..tau^(n−2) only (see the module comment).
  */
 function lagrangeScalars(curve: Bn128Curve, tau: Uint8Array, p: number, dropLastPower = false): Uint8Array {
-  const Fr = curve.Fr as unknown as FrOps;
+  const Fr: FrOps = curve.Fr;
   const n = 2 ** p;
   const omega = Fr.w[p];
   if (!omega) throw new RangeError(`no 2^${p}-th root of unity in Fr`);

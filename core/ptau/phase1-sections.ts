@@ -138,7 +138,7 @@ export async function writePhase1Sections(
   options: Phase1Options,
 ): Promise<number> {
   const { power, key } = options;
-  const Fr = curve.Fr as unknown as FrOps;
+  const Fr: FrOps = curve.Fr;
   const groups = { G1: curve.G1 as GroupBatch, G2: curve.G2 as GroupBatch };
   const out = new SectionWriter(handle, position);
 

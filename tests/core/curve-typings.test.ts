@@ -1,26 +1,29 @@
 /**
- * The curve is typed once, in types/snarkjs.d.ts, for every caller (no local patches, no casts
- * through unknown). Those typings are only as good as their match with ffjavascript's run-time
- * objects, so this reads the declarations themselves and checks every member they name on the
- * built curve: each method a function, each other member present.
+ * The curve and snarkjs's verification key are typed once, in types/snarkjs.d.ts, for every caller
+ * (no local patches, no casts through unknown). Those typings are only as good as their match with
+ * the run-time objects, so this reads the declarations themselves and checks every member they
+ * name on the curve ffjavascript builds and on a key snarkjs exports: each method a function, each
+ * other member present.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import * as snarkjs from 'snarkjs';
 import ts from 'typescript';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
+import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
 
 after(() => releaseBn128());
 
 const DECLARATIONS = path.resolve(import.meta.dirname, '..', '..', 'types', 'snarkjs.d.ts');
 
-/** The members each interface of `declare module 'ffjavascript'` declares: name → is it a method. */
-function declaredMembers(): Map<string, Map<string, boolean>> {
+/** The members each interface of `declare module '<moduleName>'` declares: name → is it a method. */
+function declaredMembers(moduleName: string): Map<string, Map<string, boolean>> {
   const source = ts.createSourceFile(DECLARATIONS, readFileSync(DECLARATIONS, 'utf8'), ts.ScriptTarget.Latest, true);
   const interfaces = new Map<string, Map<string, boolean>>();
   source.forEachChild((node) => {
-    if (!ts.isModuleDeclaration(node) || node.name.text !== 'ffjavascript' || !node.body) return;
+    if (!ts.isModuleDeclaration(node) || node.name.text !== moduleName || !node.body) return;
     node.body.forEachChild((statement) => {
       if (!ts.isInterfaceDeclaration(statement)) return;
       const members = new Map<string, boolean>();
@@ -36,7 +39,7 @@ function declaredMembers(): Map<string, Map<string, boolean>> {
 
 test('every member the curve typings declare is on the curve ffjavascript builds', async () => {
   const curve = await getBn128();
-  const declared = declaredMembers();
+  const declared = declaredMembers('ffjavascript');
   const objects: Record<string, Array<[string, object]>> = {
     Bn128Curve: [['curve', curve]],
     CurveGroup: [
@@ -50,12 +53,25 @@ test('every member the curve typings declare is on the curve ffjavascript builds
   const missing: string[] = [];
   for (const [name, members] of declared) {
     assert.ok(members.size > 3, `${name} declares its members`);
-    for (const [label, object] of objects[name] ?? []) {
-      for (const [member, isMethod] of members) {
-        const value: unknown = Reflect.get(object, member);
-        if (isMethod ? typeof value !== 'function' : value === undefined) missing.push(`${label}.${member}`);
-      }
-    }
+    for (const [label, object] of objects[name] ?? []) missing.push(...missingMembers(label, object, members));
   }
   assert.deepEqual(missing, []);
 });
+
+test('every member the verification key typing declares is in the key snarkjs exports', async () => {
+  const { finalDir, circuits } = await finalisedCeremony();
+  const vkey = await snarkjs.zKey.exportVerificationKey(path.join(finalDir, `${circuits[0]?.name}.zkey`));
+  const members = declaredMembers('snarkjs').get('VerificationKey');
+  assert.ok(members && members.size > 5, 'VerificationKey declares its members');
+  assert.deepEqual(missingMembers('vkey', vkey, members), []);
+});
+
+/** The members of `object` that are not there, or not functions where a method is declared. */
+function missingMembers(label: string, object: object, members: Map<string, boolean>): string[] {
+  return [...members]
+    .filter(([member, isMethod]) => {
+      const value: unknown = Reflect.get(object, member);
+      return isMethod ? typeof value !== 'function' : value === undefined;
+    })
+    .map(([member]) => `${label}.${member}`);
+}
