@@ -32,12 +32,17 @@ export class CeremonyPhaseStore {
   }
 
   get(): CeremonyPhase {
-    return this.statements.select.get()!.phase;
+    return this.row().phase;
   }
 
   /** When a restart last found a finalisation interrupted, until the ceremony is finalised. */
   finalisationInterruptedAt(): number | undefined {
-    return this.statements.select.get()!.finalisation_interrupted_at ?? undefined;
+    return this.row().finalisation_interrupted_at ?? undefined;
+  }
+
+  private row(): { phase: CeremonyPhase; finalisation_interrupted_at: number | null } {
+    // The first migration inserts the one row (id = 1), and nothing ever deletes it.
+    return this.statements.select.get()!;
   }
 
   /** A coordinator's change between setup, open, paused and closed. Refused while finalising. */

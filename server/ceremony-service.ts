@@ -211,6 +211,7 @@ export class CeremonyService {
   private async decide(row: ContributionRow, outcome: VerificationOutcome): Promise<void> {
     const { clock, log } = this.deps;
     if (outcome.status === 'valid') {
+      const hashedAs = this.hashedAs.get(row.id);
       try {
         const accepted = await commitPreverifiedContribution(this.deps.config.dataDir, row.circuit, {
           candidatePath: row.candidatePath,
@@ -218,7 +219,7 @@ export class CeremonyService {
           fileHash: row.fileHash,
           contributionHash: outcome.contributionHash,
           contributor: row.contributorName,
-          ...(this.hashedAs.has(row.id) ? { hashedAs: this.hashedAs.get(row.id)! } : {}),
+          ...(hashedAs ? { hashedAs } : {}),
         });
         this.recordVerdict(row, {
           event: 'committed',

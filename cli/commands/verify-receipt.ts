@@ -105,7 +105,7 @@ export function verifyReceiptCommand(): Command {
       const evidence =
         options.coordinator !== undefined
           ? coordinatorEvidence({ baseUrl: coordinatorUrl(options.coordinator) })
-          : await folderEvidence(dir!);
+          : await folderEvidence(dir!); // one of the two is given: checked above
       const verdicts = await withStderrProgress(
         async (progress) => {
           const checker = new ReceiptChecker(evidence, {

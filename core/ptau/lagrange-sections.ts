@@ -72,7 +72,7 @@ function lagrangeScalars(curve: Bn128Curve, tau: Uint8Array, p: number, dropLast
 }
 
 function timesEach(curve: Bn128Curve, scalars: Uint8Array, factor: Uint8Array): Uint8Array {
-  const Fr = curve.Fr as unknown as FrOps;
+  const Fr: FrOps = curve.Fr;
   const out = new Uint8Array(scalars.byteLength);
   for (let i = 0; i < scalars.byteLength; i += FR_BYTES) out.set(Fr.mul(scalars.subarray(i, i + FR_BYTES), factor), i);
   return out;

@@ -180,6 +180,7 @@ export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router
     const client = hashClient(req);
     // Asked before GitHub is, and again just before the insert (the same tick): starts running
     // side by side cannot together pass the cap.
+    // (A COUNT query answers one row, whatever the table holds: the `!` on both counts below.)
     const refuseBusyClient = (): void => {
       if (statements.countOfClient.get(client)!.n < MAX_DEVICE_SIGN_INS_PER_ADDRESS) return;
       throw new CoordinatorError(
