@@ -8,7 +8,7 @@
  * tests/core/verify-link-from-head.test.ts checks snarkjs's beacon contributions, so a drift cannot go unnoticed.
  */
 import { createHash } from 'node:crypto';
-import { ChaCha, type Bn128Curve, type CurveGroup } from 'ffjavascript';
+import { ChaCha, type Bn128Curve } from 'ffjavascript';
 
 /** ffjavascript's ChaCha stream, passed as is to `Fr.fromRng`, `G1.fromRng`, `G2.fromRng`. */
 export type SnarkjsRng = InstanceType<typeof ChaCha>;
@@ -31,6 +31,6 @@ export function rngFromBeacon(beaconHash: Uint8Array, iterationsExp: number): Sn
 
 /** snarkjs keypair.hashToG2: the G2 point (projective) drawn from the stream seeded with `digest`. */
 export function hashToG2(curve: Bn128Curve, digest: Uint8Array): Uint8Array {
-  const g2 = curve.G2 as CurveGroup & { fromRng(rng: SnarkjsRng): Uint8Array };
+  const g2 = curve.G2;
   return g2.fromRng(rngFromDigest(digest));
 }

@@ -241,22 +241,24 @@ export class FinaliseCard {
       'aria-describedby': 'iterations-hint',
     });
     const status = h('p', { role: 'status', id: 'finalise-status' });
+    /** A labelled input and the hint that describes it (its aria-describedby). */
+    const field = (input: HTMLInputElement, label: string, hint: string): Child[] => [
+      h('label', { for: input.id }, label),
+      input,
+      h('p', { class: 'hint', id: `${input.id}-hint` }, hint),
+    ];
     this.form = h(
       'form',
       {},
-      h('label', { for: 'beacon' }, 'Beacon (hex)'),
-      beacon,
-      h(
-        'p',
-        { class: 'hint', id: 'beacon-hint' },
+      field(
+        beacon,
+        'Beacon (hex)',
         'A public random value nobody could know in advance, announced ' +
           'beforehand (for example a future block hash), as hexadecimal.',
       ),
-      h('label', { for: 'iterations' }, 'Iterations (exponent: 2^n hash rounds, 10 to 63)'),
-      iterations,
-      h(
-        'p',
-        { class: 'hint', id: 'iterations-hint' },
+      field(
+        iterations,
+        'Iterations (exponent: 2^n hash rounds, 10 to 63)',
         'The beacon is hashed 2^n times before use, so nobody can try many beacons quickly.',
       ),
       h('div', { class: 'actions' }, this.button),
