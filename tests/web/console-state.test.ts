@@ -52,7 +52,7 @@ test('the lobby entries a coordinator can remove: turns not yet uploaded, then e
   ]);
 });
 
-test('finalising is offered only when closed, idle and with enough contributions; the hint says what is missing', () => {
+test('finalising is offered when closed, idle and with enough contributions; the hint says what is missing', () => {
   const overview = (changes: Partial<AdminOverview>): AdminOverview => ({
     phase: 'closed',
     queues: {},

@@ -54,7 +54,8 @@ export function finaliseReadiness(overview: AdminOverview): { canFinalise: boole
     return { canFinalise, hint: 'The ceremony is closed and no verification is running: it can be finalised.' };
   if (short.length > 0) {
     const minimum = overview.minContributions;
-    const required = `Every circuit needs at least ${minimum} contribution${minimum === 1 ? '' : 's'} before finalising`;
+    const contributions = `contribution${minimum === 1 ? '' : 's'}`;
+    const required = `Every circuit needs at least ${minimum} ${contributions} before finalising`;
     const tooFew = short.map((head) => `${head.circuit} (${head.headIndex})`).join(', ');
     return { canFinalise, hint: `${required}; too few for: ${tooFew}.` };
   }
