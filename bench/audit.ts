@@ -230,7 +230,7 @@ async function layOutCeremony(dir: string, templates: Map<string, TemplateChain>
       keyHashes: await Promise.all(files.map((f) => hashKeyFile(f, f))),
       contributionHashes: await Promise.all(files.slice(1).map(lastContributionHash)),
       circuitHash: (await readZkeyInfo(template.shape.z0)).mpc.csHash.toString('hex'),
-      vkey: (await snarkjs.zKey.exportVerificationKey(template.final)) as unknown as VerificationKeyDelta,
+      vkey: await snarkjs.zKey.exportVerificationKey(template.final),
     });
   }
 

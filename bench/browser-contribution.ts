@@ -268,7 +268,8 @@ export async function runBrowserContribution(power: number, runs: number): Promi
       log(`browser contribution in headless Chromium (${i + 1}/${runs})`);
       await rm(browserOutput, { force: true });
       const result = await page.evaluate(
-        ([zkeyUrl, outputUrl]) => (globalThis as unknown as BenchPageGlobal).benchContribute(zkeyUrl, outputUrl),
+        ([zkeyUrl, outputUrl]) =>
+          (globalThis as typeof globalThis & BenchPageGlobal).benchContribute(zkeyUrl, outputUrl),
         [`${server.url}/zkey`, `${server.url}/output`] as const,
       );
       const written = (await stat(browserOutput)).size;

@@ -23,7 +23,7 @@ export interface PerPointFigures {
 export async function runKernelPerPoint(points = 8192): Promise<PerPointFigures> {
   const curve = await buildBn128(true);
   try {
-    const Fr = curve.Fr as unknown as { e(v: bigint): Uint8Array; one: Uint8Array };
+    const Fr = curve.Fr;
     const k = BigInt(`0x${randomBytes(32).toString('hex')}`) % BN254_R;
     const input = new Uint8Array(points * 64);
     let p = curve.G1.g;

@@ -1,8 +1,7 @@
 /**
- * The ceremony's phase as the coordinator runs it: `setup` (not yet opened), `open` (turns are
- * granted), `paused` (queues kept, no new turns), `closed` (no more contributions; ready to
- * finalise), `finalising` (the beacon and final keys are being made), `finalised`. The phase and
- * the moves between phases are one table, persisted in SQLite like every other state.
+ * The ceremony's phase as the coordinator runs it, persisted in SQLite like every other state. The
+ * phases and the moves between them are one table, core/ceremony/ceremony-phases.ts, which the
+ * console page reads too; this store refuses every move the table lacks.
  *
  * Coordinators move between setup, open, paused and closed (set). Only the finalisation moves
  * into and out of `finalising` (beginFinalising, endFinalising), and nothing else changes the phase
@@ -13,22 +12,7 @@
  */
 import { applyMigrations, type Db } from './store/database.ts';
 import { CoordinatorError } from '../core/errors.ts';
-
-export const PHASES = ['setup', 'open', 'paused', 'closed', 'finalising', 'finalised'] as const;
-export type CeremonyPhase = (typeof PHASES)[number];
-
-const ALLOWED: Record<CeremonyPhase, readonly CeremonyPhase[]> = {
-  setup: ['open', 'closed'],
-  open: ['paused', 'closed'],
-  paused: ['open', 'closed'],
-  closed: ['open', 'finalising'],
-  // Back to closed when a finalisation fails or was interrupted by a restart.
-  finalising: ['finalised', 'closed'],
-  finalised: [],
-};
-
-/** The phases a coordinator sets by hand; the others belong to the finalisation. */
-export const COORDINATOR_PHASES = ['open', 'paused', 'closed'] as const;
+import { PHASE_MOVES, type CeremonyPhase, type CoordinatorPhase } from '../core/ceremony/ceremony-phases.ts';
 
 const MIGRATIONS = [
   `CREATE TABLE ceremony_phase (id INTEGER PRIMARY KEY CHECK (id = 1), phase TEXT NOT NULL,
@@ -48,16 +32,21 @@ export class CeremonyPhaseStore {
   }
 
   get(): CeremonyPhase {
-    return this.statements.select.get()!.phase;
+    return this.row().phase;
   }
 
   /** When a restart last found a finalisation interrupted, until the ceremony is finalised. */
   finalisationInterruptedAt(): number | undefined {
-    return this.statements.select.get()!.finalisation_interrupted_at ?? undefined;
+    return this.row().finalisation_interrupted_at ?? undefined;
+  }
+
+  private row(): { phase: CeremonyPhase; finalisation_interrupted_at: number | null } {
+    // The first migration inserts the one row (id = 1), and nothing ever deletes it.
+    return this.statements.select.get()!;
   }
 
   /** A coordinator's change between setup, open, paused and closed. Refused while finalising. */
-  set(next: (typeof COORDINATOR_PHASES)[number], at: number): CeremonyPhase {
+  set(next: CoordinatorPhase, at: number): CeremonyPhase {
     return this.db
       .transaction(() => {
         const current = this.get();
@@ -121,7 +110,7 @@ export class CeremonyPhaseStore {
   }
 
   private move(current: CeremonyPhase, next: CeremonyPhase, at: number): CeremonyPhase {
-    if (!ALLOWED[current].includes(next)) {
+    if (!PHASE_MOVES[current].includes(next)) {
       throw new CoordinatorError('ceremony.invalid_phase_change', `the ceremony cannot go from ${current} to ${next}`);
     }
     this.statements.update.run(next, at);

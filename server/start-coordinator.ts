@@ -1,14 +1,17 @@
 /**
- * Wires the coordinator: configuration → ceremony on disk → SQLite → verification (BullMQ with a
- * REDIS_URL, an embedded verifier process without) → lobby, service, app → listen; and shuts it all down in
- * reverse order. `ceremony serve` and the integration tests both start it through here.
+ * Wires the coordinator: configuration → ceremony on disk → receipt key → SQLite (its phase brought
+ * in line with the transcript) → verification (BullMQ with a REDIS_URL, an embedded verifier process
+ * without) → lobby, service, uploads, app → listen. Each resource registers its closer when it is
+ * made (startup/closer-stack.ts): one stack stops them in reverse order, on a failed start and on
+ * close. The start-up's recovery policy lives in startup/. `ceremony serve` and the integration
+ * tests both start it through here.
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadCeremonyConfig, type CeremonyConfig } from '../core/config/ceremony-config.ts';
-import { openCeremony } from '../core/ceremony/open-ceremony.ts';
+import { openCeremony, type CeremonyState } from '../core/ceremony/open-ceremony.ts';
 import { readR1csSummary } from '../core/setup/r1cs-header.ts';
 import { CoordinatorError } from '../core/errors.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
@@ -18,16 +21,11 @@ import { openDatabase, type Db } from './store/database.ts';
 import { Lobby } from './lobby/lobby.ts';
 import { ContributionStore } from './contributions/contribution-store.ts';
 import { ReceiptSigner } from './contributions/receipt-signer.ts';
-import {
-  readReceiptPublicKey,
-  RECEIPT_PUBLIC_KEY_FILE,
-  writeReceiptPublicKey,
-} from '../core/receipts/receipt-public-key-file.ts';
-import { samePublicKey } from '../core/receipts/receipt-signature.ts';
 import { CeremonyPhaseStore } from './ceremony-phase.ts';
 import { CeremonyService, type ServiceLog } from './ceremony-service.ts';
 import { Redis } from 'ioredis';
 import { createApp } from './app.ts';
+import type { Express } from 'express';
 import { ContributionUploads } from './files/contribution-uploads.ts';
 import { createRateLimits } from './http/rate-limits.ts';
 import { createAuthRouter } from './auth/auth-router.ts';
@@ -41,6 +39,9 @@ import { createBullmqDispatcher } from './verification-dispatch/bullmq-dispatche
 import { createEmbeddedDispatcher } from './verification-dispatch/embedded-dispatcher.ts';
 import type { VerificationDispatcher } from './verification-dispatch/verification-dispatcher.ts';
 import { CoordinatorMetrics } from './metrics/coordinator-metrics.ts';
+import { CloserStack } from './startup/closer-stack.ts';
+import { publishReceiptKey } from './startup/publish-receipt-key.ts';
+import { reconcilePhaseWithTranscript } from './startup/reconcile-phase.ts';
 
 export interface StartOptions {
   clock?: Clock;
@@ -87,93 +88,62 @@ export async function startCoordinator(
 ): Promise<RunningCoordinator> {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? jsonLog;
-  const config = await loadCeremonyConfig(serverConfig.dataDir);
-  const state = await openCeremony(config.dataDir);
-  if ([...state.chains.values()].some((chain) => !chain.head)) {
-    throw new CoordinatorError(
-      'ceremony.not_initialised',
-      `the ceremony in ${config.dataDir} is not initialised; run \`ceremony init --data ${config.dataDir}\` first`,
-    );
-  }
-  const constraints = new Map<string, number>();
-  for (const circuit of config.circuits)
-    constraints.set(circuit.name, (await readR1csSummary(circuit.r1csPath)).nConstraints);
-
+  const { config, state, constraints } = await openInitialisedCeremony(serverConfig.dataDir);
   const auth = authConfigFromEnv(serverConfig.env, {
     publicUrl: serverConfig.publicUrl,
     testNetwork: config.testNetwork,
     host: serverConfig.host,
   });
   const receipts = await ReceiptSigner.fromKeyFile(serverConfig.receiptKeyFile);
-  // A lost or replaced state/ makes a new signing key; publishing its half over the old one would
-  // silently make every receipt already handed out fail to verify. The operator decides, by moving
-  // the published key aside, before anything is started.
-  const published = await readReceiptPublicKey(config.dataDir);
-  if (published !== undefined && !samePublicKey(published, receipts.publicKeyPem)) {
-    throw new CoordinatorError(
-      'config.invalid',
-      `the receipt signing key in the state folder is not the one published in ${RECEIPT_PUBLIC_KEY_FILE}, ` +
-        'and receipts already handed out verify only against the published one: restore the state folder’s ' +
-        `receipt key, or move ${RECEIPT_PUBLIC_KEY_FILE} aside to start with a new key`,
-    );
-  }
-  // The public half, beside the ceremony's public files: `ceremony publish` copies it, so receipts
-  // can be checked offline against a publication.
-  await writeReceiptPublicKey(config.dataDir, receipts.publicKeyPem);
-  const db = openDatabase(serverConfig.databaseFile);
-  const phase = new CeremonyPhaseStore(db);
-  if (state.finalised && phase.get() !== 'finalised') {
-    // Finalisation completed on disk, but the coordinator stopped before recording it (or the
-    // ceremony was finalised with `ceremony finalise`): the transcript says it is done.
-    if (phase.get() !== 'finalising') {
-      if (phase.get() !== 'closed') phase.set('closed', clock.now());
-      phase.beginFinalising(clock.now());
-    }
-    phase.endFinalising('finalised', clock.now());
-  } else if (phase.recoverInterruptedFinalisation(clock.now())) {
-    log.warn(
-      'a finalisation was interrupted by a stop; the ceremony is closed ' +
-        'again and may be finalised again (with the same beacon)',
-    );
-  }
-  if (serverConfig.openOnStart && phase.get() === 'setup') phase.set('open', clock.now());
+  await publishReceiptKey(config.dataDir, receipts.publicKeyPem);
 
-  const lobby = new Lobby(
-    db,
-    { circuits: config.circuits.map((c) => c.name), isOpen: () => phase.get() === 'open', ...serverConfig.lobby },
-    clock,
-  );
-  const contributions = new ContributionStore(db);
-  const dispatcher: VerificationDispatcher = serverConfig.redisUrl
-    ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
-    : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });
-  const metrics: CoordinatorMetrics = new CoordinatorMetrics({
-    config,
-    lobby,
-    phase,
-    ceremonyState: () => service.ceremonyState(),
-    diskSpace: () => uploads.diskSpace(),
-  });
-  const service = new CeremonyService({
-    config,
-    db,
-    clock,
-    lobby,
-    contributions,
-    dispatcher,
-    receipts,
-    log,
-    tickIntervalMs: options.tickIntervalMs,
-    observer: metrics,
-  });
-
-  // Everything from here on is started inside the try, so that a failure anywhere (a bad auth
-  // setting refused by createApp, a port in use) stops what was already started.
-  let uploads!: ContributionUploads;
-  let rateLimitRedis: Redis | undefined;
-  let server: Server;
+  // From here on each resource registers its closer as soon as it is made: a failure anywhere
+  // (Redis unreachable, a bad auth setting refused by createApp, a port in use) stops what was
+  // already started, and close() stops the same things in the same way.
+  const closers = new CloserStack();
+  // The curve and the MSM threads are the process's, started on first use (the delta intake sums
+  // on them, server/files/delta-intake.ts): registered first, so they stop last.
+  closers.add('the MSM threads', closeMultiExp);
+  closers.add('the curve', releaseBn128);
   try {
-    uploads = new ContributionUploads({
+    const db = openDatabase(serverConfig.databaseFile);
+    closers.add('the database', () => db.close());
+    const phase = new CeremonyPhaseStore(db);
+    const found = reconcilePhaseWithTranscript(phase, {
+      finalisedInTranscript: state.finalised !== undefined,
+      openOnStart: serverConfig.openOnStart,
+      now: clock.now(),
+    });
+    if (found === 'finalisation_interrupted') {
+      log.warn(
+        'a finalisation was interrupted by a stop; the ceremony is closed ' +
+          'again and may be finalised again (with the same beacon)',
+      );
+    }
+
+    const lobby = new Lobby(
+      db,
+      { circuits: config.circuits.map((c) => c.name), isOpen: () => phase.get() === 'open', ...serverConfig.lobby },
+      clock,
+    );
+    const contributions = new ContributionStore(db);
+    const dispatcher = await startDispatcher(serverConfig, log);
+    closers.add('the verification dispatcher', () => dispatcher.close());
+    const metrics = new CoordinatorMetrics({ config, lobby, phase });
+    const service = new CeremonyService({
+      config,
+      db,
+      clock,
+      lobby,
+      contributions,
+      dispatcher,
+      receipts,
+      log,
+      tickIntervalMs: options.tickIntervalMs,
+      observer: metrics,
+    });
+    closers.add('the ceremony service', () => service.stop());
+    const uploads = new ContributionUploads({
       config,
       lobby,
       service,
@@ -183,17 +153,15 @@ export async function startCoordinator(
       publicOrigin: serverConfig.publicUrl ? new URL(serverConfig.publicUrl).origin : undefined,
       onUploadFinished: (circuit, ms) => metrics.uploadFinished(circuit, ms),
     });
-    const sessions = new SessionStore(db, clock, auth.sessionTtlMs, auth);
-    // Rate-limit counts are shared through Redis when there is one (every coordinator process sees them).
-    rateLimitRedis = serverConfig.redisUrl
-      ? new Redis(serverConfig.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false })
-      : undefined;
-    rateLimitRedis?.on('error', (error) => log.warn('rate-limit redis error', { error: error.message }));
+    closers.add('the uploads', () => uploads.close());
+    metrics.watchCeremony({ ceremonyState: () => service.ceremonyState(), diskSpace: () => uploads.diskSpace() });
+    const rateLimitRedis = connectRateLimitRedis(serverConfig, log, closers);
     const rateLimits = createRateLimits({
       config: serverConfig.rateLimits,
       redis: rateLimitRedis,
       prefix: `ceremony:${config.id}`,
     });
+    const sessions = new SessionStore(db, clock, auth.sessionTtlMs, auth);
     const app = createApp({
       config,
       clock,
@@ -229,63 +197,87 @@ export async function startCoordinator(
       },
     });
     await service.start();
-    server = await new Promise((resolve, reject) => {
+    const url = await listen(app, serverConfig, closers);
+    log.info('coordinator listening', {
+      url,
+      verification: serverConfig.redisUrl ? 'bullmq' : 'embedded',
+      phase: phase.get(),
+      ceremony: config.id,
+    });
+    return { url, config, db, lobby, service, phase, uploads, close: () => closers.close() };
+  } catch (error) {
+    // Nothing may outlive a failed start: the verifier process or Redis connections would keep
+    // a coordinator that serves nothing alive. The start's own error is the one reported.
+    await closers
+      .close()
+      .catch((closeError: unknown) =>
+        log.warn('a closer failed while stopping after a failed start', { error: String(closeError) }),
+      );
+    throw error;
+  }
+}
+
+/** The ceremony of `dataDir`, refused unless every chain has its contribution 0; each circuit's constraints. */
+async function openInitialisedCeremony(
+  dataDir: string,
+): Promise<{ config: CeremonyConfig; state: CeremonyState; constraints: Map<string, number> }> {
+  const config = await loadCeremonyConfig(dataDir);
+  const state = await openCeremony(config.dataDir);
+  if ([...state.chains.values()].some((chain) => !chain.head)) {
+    throw new CoordinatorError(
+      'ceremony.not_initialised',
+      `the ceremony in ${config.dataDir} is not initialised; run \`ceremony init --data ${config.dataDir}\` first`,
+    );
+  }
+  const constraints = new Map<string, number>();
+  for (const circuit of config.circuits)
+    constraints.set(circuit.name, (await readR1csSummary(circuit.r1csPath)).nConstraints);
+  return { config, state, constraints };
+}
+
+/** BullMQ workers with a REDIS_URL, else one embedded verifier process forked now. */
+async function startDispatcher(serverConfig: ServerConfig, log: ServiceLog): Promise<VerificationDispatcher> {
+  return serverConfig.redisUrl
+    ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
+    : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });
+}
+
+/** Rate-limit counts are shared through Redis when there is one (every coordinator process sees them). */
+function connectRateLimitRedis(serverConfig: ServerConfig, log: ServiceLog, closers: CloserStack): Redis | undefined {
+  if (!serverConfig.redisUrl) return undefined;
+  const redis = new Redis(serverConfig.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false });
+  redis.on('error', (error) => log.warn('rate-limit redis error', { error: error.message }));
+  // QUIT lets commands under way finish; a connection that cannot send it is simply dropped.
+  closers.add('the rate-limit Redis connection', () => redis.quit().catch(() => redis.disconnect()));
+  return redis;
+}
+
+/** Listens on the configured address; a port in use or not allowed is config.invalid. Returns the URL. */
+async function listen(app: Express, serverConfig: ServerConfig, closers: CloserStack): Promise<string> {
+  let server: Server;
+  try {
+    server = await new Promise<Server>((resolve, reject) => {
       // Express 5 hands a listen error (EADDRINUSE, EACCES) to this callback.
       const listening = app.listen(serverConfig.port, serverConfig.host, (error?: Error) =>
         error ? reject(error) : resolve(listening),
       );
     });
   } catch (error) {
-    // Nothing may outlive a failed start: the verifier process or Redis connections would keep
-    // a coordinator that serves nothing alive.
-    await uploads?.close();
-    await service.stop();
-    await dispatcher.close();
-    rateLimitRedis?.disconnect();
-    db.close();
-    await releaseBn128();
-    await closeMultiExp();
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES') {
-      throw new CoordinatorError(
-        'config.invalid',
-        `cannot listen on ${serverConfig.host}:${serverConfig.port}: ${(error as Error).message}`,
-      );
-    }
-    throw error;
+    if (code !== 'EADDRINUSE' && code !== 'EACCES') throw error;
+    throw new CoordinatorError(
+      'config.invalid',
+      `cannot listen on ${serverConfig.host}:${serverConfig.port}: ${(error as Error).message}`,
+    );
   }
+  closers.add(
+    'the HTTP server',
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
   const address = server.address() as AddressInfo;
-  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  log.info('coordinator listening', {
-    url,
-    verification: serverConfig.redisUrl ? 'bullmq' : 'embedded',
-    phase: phase.get(),
-    ceremony: config.id,
-  });
-
-  let closing: Promise<void> | undefined;
-  return {
-    url,
-    config,
-    db,
-    lobby,
-    service,
-    phase,
-    uploads,
-    close: () =>
-      (closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
-        await uploads.close();
-        await service.stop();
-        await dispatcher.close();
-        await rateLimitRedis?.quit().catch(() => rateLimitRedis.disconnect());
-        db.close();
-        await releaseBn128();
-        // The MSM threads the delta intake summed on (server/files/delta-intake.ts).
-        await closeMultiExp();
-      })()),
-  };
+  return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
 }

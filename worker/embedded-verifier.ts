@@ -34,7 +34,7 @@ function describe(error: unknown): string {
 
 function post(message: FromEmbeddedVerifier): void {
   // After a disconnect there is nobody to tell; the coordinator re-verifies on its next start.
-  if (process.connected) process.send!(message);
+  if (process.connected) process.send?.(message);
 }
 
 const running = new Set<Promise<void>>();

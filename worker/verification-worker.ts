@@ -4,8 +4,8 @@
  *
  * What a job ends as, which the dispatcher relies on:
  *  - valid: the job completes with the 'valid' outcome as its return value;
- *  - invalid: the job fails with an UnrecoverableError whose message is `{"code","message"}` as
- *    JSON, so BullMQ never retries it;
+ *  - invalid: the job fails with an UnrecoverableError whose message is the encoded refusal
+ *    (core/verifier-contract/refusal-encoding.ts), so BullMQ never retries it;
  *  - anything else (a file missing or unreadable, a malformed job): an ordinary failure, retried
  *    with the job's own attempts and backoff.
  * A worker that dies mid-job (kill -9, a lost machine) stops renewing its lock; after
@@ -21,6 +21,7 @@ import {
   type VerificationOutcome,
   type VerificationRequest,
 } from '../core/verifier-contract/verifier-contract.ts';
+import { encodeRefusal } from '../core/verifier-contract/refusal-encoding.ts';
 import { verifyRequest } from './verify-request.ts';
 
 export interface VerificationWorkerOptions {
@@ -58,7 +59,7 @@ async function processVerification(job: VerificationJob): Promise<VerificationOu
   }
   const outcome = await verifyRequest(request);
   if (outcome.status === 'invalid') {
-    throw new UnrecoverableError(JSON.stringify({ code: outcome.code, message: outcome.message }));
+    throw new UnrecoverableError(encodeRefusal(outcome));
   }
   return outcome;
 }

@@ -43,4 +43,4 @@ async function benchContribute(zkeyUrl: string, outputUrl: string): Promise<Brow
   };
 }
 
-(globalThis as unknown as BenchPageGlobal).benchContribute = benchContribute;
+(globalThis as typeof globalThis & BenchPageGlobal).benchContribute = benchContribute;

@@ -19,6 +19,7 @@ export function verifyLinkCommand(): Command {
       if ((options.beacon === undefined) !== (options.iterations === undefined)) {
         throw new CoordinatorError('usage.invalid_arguments', '--beacon and --iterations go together');
       }
+      // --iterations comes with --beacon (checked above).
       const expect: LinkExpectation =
         options.beacon !== undefined
           ? { kind: 'beacon', ...parseBeaconParameters(options.beacon, options.iterations!) }

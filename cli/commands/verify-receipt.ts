@@ -155,7 +155,7 @@ export function verifyReceiptCommand(): Command {
       const evidence =
         options.coordinator !== undefined
           ? coordinatorEvidence({ baseUrl: coordinatorUrl(options.coordinator) })
-          : await folderEvidence(dir!);
+          : await folderEvidence(dir!); // one of the two is given: checked above
       const { results: verdicts, transcript } = await withStderrProgress(
         async (progress) => {
           const checker = new ReceiptChecker(evidence, {

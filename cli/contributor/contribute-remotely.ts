@@ -22,7 +22,7 @@ import path from 'node:path';
 import { terminalWords } from '../../core/error-messages.ts';
 import { contributionEntropy, digestTypedEntropy } from '../../core/crypto/contribution-entropy.ts';
 import { CoordinatorError } from '../../core/errors.ts';
-import type { CeremonyView } from '../../web/src/api/api-types.ts';
+import type { CeremonyView } from '../../core/coordinator-api/api-types.ts';
 import { createProgressRenderer } from '../progress/progress-renderer.ts';
 import { CoordinatorApiError, CoordinatorClient, type SignedIn } from './coordinator-client.ts';
 import { ContributorRun, RunFailure, type RunUi } from './contributor-run.ts';
@@ -128,22 +128,90 @@ function reportFailure(note: (line: string) => void, code: string, message: stri
   if (!words.what.startsWith('The coordinator answered:')) note(`  ${words.what} ${words.next}`);
 }
 
+/** The digest of the extra entropy the contributor types (--entropy-prompt); 'interrupted' on Ctrl-C. */
+async function typedEntropy(): Promise<Buffer | 'interrupted'> {
+  try {
+    const typed = await readHiddenLine(
+      'Type some random text for extra entropy (it is not shown, stored or sent), then Enter: ',
+    );
+    return digestTypedEntropy(typed);
+  } catch (error) {
+    if (error instanceof InputInterrupted) return 'interrupted';
+    throw error;
+  }
+}
+
+/** The line that says what leaving took the contributor out of (POST /api/me/leave's answer). */
+function leftNote(left: { left: string; circuit?: string }, why: string): string {
+  const { circuit } = left;
+  if (left.left === 'turn') return `left the queue (${why}): your turn on ${circuit} goes to the next in line`;
+  if (left.left === 'after_verdict')
+    return (
+      `left the queue (${why}): your contribution to ${circuit} is still ` +
+      `being verified; its verdict stands, and nothing is queued after it`
+    );
+  if (left.left === 'waiting') return `left the queue (${why}) for ${circuit}`;
+  return `stopped (${why}); you were in no queue`;
+}
+
+/** The line that says who signed in, to which ceremony, for which circuits. */
+function signedInNote(ceremony: CeremonyView, who: SignedIn['principal'], circuits: string[]): string {
+  return (
+    `signed in to ${ceremony.title ?? ceremony.id} as ${who.displayName} ` +
+    `(${who.kind}${who.kind === 'semaphore' ? ', anonymous' : ''}); ` +
+    `contributing to ${circuits.length === ceremony.circuits.length ? 'every circuit' : circuits.join(', ')}`
+  );
+}
+
+/** Saves the contributor's signed receipts to `file`, and says whether each signature checked. */
+async function saveReceiptsFile(
+  client: CoordinatorClient,
+  receiptPublicKey: string,
+  file: string,
+  note: (line: string) => void,
+): Promise<boolean> {
+  const saved = await saveReceipts(client, receiptPublicKey, file);
+  const checked =
+    saved.badSignatures === 0
+      ? "each signature checked against the coordinator's published key"
+      : `${saved.badSignatures} signature(s) do NOT verify against the coordinator's published key`;
+  note(`saved ${saved.count} signed receipt${saved.count === 1 ? '' : 's'} to ${file} (${checked})`);
+  return saved.badSignatures === 0;
+}
+
+/** Signs in the way the command line chose. */
+async function signInAs(
+  client: CoordinatorClient,
+  method: SignInMethod,
+  how: {
+    /** The Semaphore identity, read before anything went over the network. */
+    identity: string | undefined;
+    note: (line: string) => void;
+    signal: AbortSignal;
+    /** snarkjs and the curve loading for the turns. */
+    preparing: Promise<void> | undefined;
+  },
+): Promise<SignedIn> {
+  switch (method.kind) {
+    case 'demo':
+      return client.signInDemo(method.name);
+    case 'github':
+      return signInWithGithubDevice(client, how.note, how.signal);
+    case 'semaphore':
+      if (how.identity === undefined) throw new Error('the Semaphore identity was not read');
+      // The prover (snarkjs) takes the curve cached on globalThis; building it at the same time
+      // as `preparing` would make two, and the uncached one's threads keep the process alive.
+      await how.preparing;
+      return signInWithSemaphore(client, how.identity, how.note);
+  }
+}
+
 export async function contributeRemotely(options: RemoteContributeOptions): Promise<number> {
   const url = coordinatorUrl(options.coordinator);
   // Read before anything goes over the network: a missing identity file is a usage error.
   const identity = options.signIn.kind === 'semaphore' ? await readSemaphoreIdentity(options.signIn.source) : undefined;
-  let typedDigest: Buffer | undefined;
-  if (options.entropyPrompt) {
-    try {
-      const typed = await readHiddenLine(
-        'Type some random text for extra entropy (it is not shown, stored or sent), then Enter: ',
-      );
-      typedDigest = digestTypedEntropy(typed);
-    } catch (error) {
-      if (error instanceof InputInterrupted) return EXIT_FAILED;
-      throw error;
-    }
-  }
+  const typedDigest = options.entropyPrompt ? await typedEntropy() : undefined;
+  if (typedDigest === 'interrupted') return EXIT_FAILED;
 
   const renderer = createProgressRenderer(process.stderr);
   let holdLive = false; // a question is on screen: live lines wait
@@ -178,24 +246,14 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     if (signedIn) {
       try {
         const answer = await client.request<{ left: { left: string; circuit?: string } }>('POST', '/api/me/leave');
-        const { left } = answer.left;
-        const circuit = answer.left.circuit;
-        ui.note(
-          left === 'turn'
-            ? `left the queue (${why}): your turn on ${circuit} goes to the next in line`
-            : left === 'after_verdict'
-              ? `left the queue (${why}): your contribution to ${circuit} is still ` +
-                `being verified; its verdict stands, and nothing is queued after it`
-              : left === 'waiting'
-                ? `left the queue (${why}) for ${circuit}`
-                : `stopped (${why}); you were in no queue`,
-        );
+        ui.note(leftNote(answer.left, why));
       } catch (error) {
         ui.note(
           `could not tell the coordinator you left (${(error as Error).message}); your place expires with its turn`,
         );
       }
-      if (options.receipts && run && run.acceptedCircuits.length > 0) await writeReceipts().catch(() => {});
+      if (options.receipts && run && run.acceptedCircuits.length > 0)
+        await writeReceipts(options.receipts).catch(() => {});
     }
     renderer.close();
     process.exit(EXIT_FAILED);
@@ -232,15 +290,8 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   process.on('SIGTERM', onSigterm);
 
   let ceremony: CeremonyView;
-  const writeReceipts = async (): Promise<boolean> => {
-    const saved = await saveReceipts(client, ceremony.receiptPublicKey, options.receipts!);
-    const checked =
-      saved.badSignatures === 0
-        ? "each signature checked against the coordinator's published key"
-        : `${saved.badSignatures} signature(s) do NOT verify against the coordinator's published key`;
-    ui.note(`saved ${saved.count} signed receipt${saved.count === 1 ? '' : 's'} to ${options.receipts} (${checked})`);
-    return saved.badSignatures === 0;
-  };
+  const writeReceipts = (file: string): Promise<boolean> =>
+    saveReceiptsFile(client, ceremony.receiptPublicKey, file, ui.note);
 
   try {
     ceremony = await client.request<CeremonyView>('GET', '/api/ceremony');
@@ -248,27 +299,12 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     const protocol = turnProtocol(client, workDir, options, ceremony);
     // snarkjs and the curve load while we sign in and wait (a second or so the first turn does not pay).
     preparing = protocol.prepare?.().catch(() => {});
-    const signIn = async (): Promise<SignedIn> => {
-      switch (options.signIn.kind) {
-        case 'demo':
-          return client.signInDemo(options.signIn.name);
-        case 'github':
-          return signInWithGithubDevice(client, ui.note, leaveController.signal);
-        case 'semaphore':
-          // The prover (snarkjs) takes the curve cached on globalThis; building it at the same time
-          // as `preparing` would make two, and the uncached one's threads keep the process alive.
-          await preparing;
-          return signInWithSemaphore(client, identity!, ui.note);
-      }
-    };
+    const signIn = (): Promise<SignedIn> =>
+      signInAs(client, options.signIn, { identity, note: ui.note, signal: leaveController.signal, preparing });
     const session = await signIn();
     signedIn = true;
     const who = session.principal;
-    ui.note(
-      `signed in to ${ceremony.title ?? ceremony.id} as ${who.displayName} ` +
-        `(${who.kind}${who.kind === 'semaphore' ? ', anonymous' : ''}); ` +
-        `contributing to ${circuits.length === ceremony.circuits.length ? 'every circuit' : circuits.join(', ')}`,
-    );
+    ui.note(signedInNote(ceremony, who, circuits));
     // Not awaited: joining and waiting (or the first download) overlap the curve's set-up.
 
     run = new ContributorRun({
@@ -287,7 +323,7 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     });
     await run.run();
     let code = EXIT_OK;
-    if (options.receipts && !(await writeReceipts())) code = EXIT_FAILED;
+    if (options.receipts && !(await writeReceipts(options.receipts))) code = EXIT_FAILED;
     ui.note(`done: ${circuits.length} circuit${circuits.length === 1 ? '' : 's'} accepted`);
     return code;
   } catch (error) {
@@ -302,7 +338,8 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     } else {
       throw error;
     }
-    if (options.receipts && run && run.acceptedCircuits.length > 0) await writeReceipts().catch(() => {});
+    if (options.receipts && run && run.acceptedCircuits.length > 0)
+      await writeReceipts(options.receipts).catch(() => {});
     return EXIT_FAILED;
   } finally {
     process.off('SIGINT', onSigint);

@@ -16,7 +16,7 @@
  */
 import { terminalWords } from '../../core/error-messages.ts';
 import { VERDICT_POLL_MS, waitingPollMs } from '../../core/queue-poll-pace.ts';
-import type { CeremonyView, CircuitProgress, ContributionView, MeView } from '../../web/src/api/api-types.ts';
+import type { CeremonyView, CircuitProgress, ContributionView, MeView } from '../../core/coordinator-api/api-types.ts';
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
 import type { TurnProtocol, TurnResult } from './turn-protocol.ts';

@@ -26,7 +26,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }, ms);
     const stop = (): void => {
       clearTimeout(timer);
-      reject(signal!.reason);
+      reject(signal?.reason);
     };
     signal?.addEventListener('abort', stop, { once: true });
   });

@@ -327,7 +327,7 @@ async function auditChain(
   }
   audited.final!.verified = true;
   progress({ type: 'count', circuit: name, part: 'links', done: links, total: links });
-  const vkey = (await snarkjs.zKey.exportVerificationKey(finalPath)) as unknown as VerificationKeyDelta;
+  const vkey: VerificationKeyDelta = await snarkjs.zKey.exportVerificationKey(finalPath);
   refuseDeltaEqualsGamma(vkey, name, chain.circuit.verifier);
   const published = await readFile(paths.verificationKeyPath(name), 'utf8').then(JSON.parse, () => undefined);
   if (published === undefined || JSON.stringify(published) !== JSON.stringify(vkey)) {

@@ -154,7 +154,7 @@ export async function checkInitialKey(
 ): Promise<{ csHash: Buffer }> {
   const label = options.label ?? 'contribution 0';
   const info = await readZkeyInfo(zkeyPath, label);
-  const curve = (await getBn128()) as unknown as AuditCurve;
+  const curve: AuditCurve = await getBn128();
   const [key, r1cs, ptau] = await Promise.all([open(zkeyPath, 'r'), open(r1csPath, 'r'), open(ptauPath, 'r')]);
   try {
     const r1csLayout = await readR1csLayout(r1csPath, r1cs, 'the r1cs');

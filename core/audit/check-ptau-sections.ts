@@ -171,7 +171,7 @@ interface FrFft {
 
 /** c = iFFT_n(r): c_j = (1/n)·Σ_i r_i·ω^(-ij), ω ffjavascript's (and preparePhase2's) 2^k-th root. */
 async function inverseFft(curve: AuditCurve, r: Uint8Array): Promise<Uint8Array> {
-  const Fr = curve.Fr as unknown as FrFft;
+  const Fr: FrFft = curve.Fr;
   const out = await Fr.batchFromMontgomery(await Fr.ifft(await Fr.batchToMontgomery(widened(r))));
   return new Uint8Array(out);
 }
@@ -231,7 +231,7 @@ export async function checkPtauSections(
   circuitPowers: number[],
   options: PtauSectionsOptions = {},
 ): Promise<PtauSectionsReport> {
-  const curve = (await getBn128()) as unknown as AuditCurve;
+  const curve: AuditCurve = await getBn128();
   const G1 = curve.G1;
   const G2 = curve.G2;
   let since = performance.now();
@@ -292,7 +292,7 @@ export async function checkPtauSections(
     const firstTau = await readAt(handle, section(SECTION.tauG1).offset, G1_SIZE, "the ptau's τ^0");
     const g2Point = (bytes: Uint8Array, what: string): Uint8Array => {
       const point = G2.fromRprLEM(bytes, 0);
-      const valid = (G2 as unknown as { isValid(p: Uint8Array): boolean }).isValid(point);
+      const valid = G2.isValid(point);
       if (
         !coordinatesCanonical(bytes, 0, 4) ||
         G2.isZero(point) ||

@@ -4,7 +4,7 @@
  * The link verifier (through snarkjs-rng.ts) and the receipt check, in the page too
  * (core/receipts/receipt-pairings.ts), must reproduce it bit for bit.
  */
-import { ChaCha, type Bn128Curve, type CurveGroup } from 'ffjavascript';
+import { ChaCha, type Bn128Curve } from 'ffjavascript';
 
 /** ffjavascript's ChaCha stream, passed as is to `Fr.fromRng`, `G1.fromRng`, `G2.fromRng`. */
 export type SnarkjsRng = InstanceType<typeof ChaCha>;
@@ -19,6 +19,6 @@ export function rngFromDigest(digest: Uint8Array): SnarkjsRng {
 
 /** snarkjs keypair.hashToG2: the G2 point (projective) drawn from the stream seeded with `digest`. */
 export function hashToG2(curve: Bn128Curve, digest: Uint8Array): Uint8Array {
-  const g2 = curve.G2 as CurveGroup & { fromRng(rng: SnarkjsRng): Uint8Array };
+  const g2 = curve.G2;
   return g2.fromRng(rngFromDigest(digest));
 }

@@ -98,7 +98,7 @@ async function loadVerificationKey(
   const zkeyPath = join(finalDir, `${circuit}.zkey`);
   if (await isFile(zkeyPath)) {
     try {
-      return (await snarkjs.zKey.exportVerificationKey(zkeyPath)) as unknown as VerificationKeyDelta;
+      return await snarkjs.zKey.exportVerificationKey(zkeyPath);
     } catch (error) {
       throw new Error(`cannot export the verification key of ${zkeyPath}: ${(error as Error).message}`);
     }

@@ -18,12 +18,7 @@ import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { verifyLinkFromInit } from '../link-check/verify-link-from-init.ts';
 import { openCeremony, type CeremonyState, type CircuitChain } from '../ceremony/open-ceremony.ts';
 import { silentProgress, snarkjsProgressLogger, type Progress } from '../ceremony/progress.ts';
-import {
-  deltaEntryFromVerificationKey,
-  serialiseManifest,
-  type DeltaManifest,
-  type VerificationKeyDelta,
-} from '../manifest/delta-manifest.ts';
+import { deltaEntryFromVerificationKey, serialiseManifest, type DeltaManifest } from '../manifest/delta-manifest.ts';
 import { exportSolidityVerifier } from './solidity-verifier.ts';
 import { writeVerifierCompilerRecord } from './verifier-compiler-record.ts';
 import type { BeaconParameters } from './beacon-parameters.ts';
@@ -189,7 +184,7 @@ export async function finaliseCeremony(
         state.paths.solidityVerifierPath(verifier),
         await exportSolidityVerifier(finalPath, verifier),
       );
-      manifest[verifier] = deltaEntryFromVerificationKey(vkey as unknown as VerificationKeyDelta);
+      manifest[verifier] = deltaEntryFromVerificationKey(vkey);
       circuits.push({
         circuit: name,
         verifier,

@@ -43,7 +43,7 @@ async function withKernelNow(
   options: FastContributionOptions,
   run: () => Promise<Uint8Array>,
 ): Promise<FastContributionResult> {
-  const curve = (await getBn128()) as unknown as PatchableCurve;
+  const curve: PatchableCurve = await getBn128();
   const pool = await nodeScalePool(options.workers);
   const stats: FastApplyKeyStats = { kernelPoints: 0, fallbackPoints: 0 };
   const restore = installFastApplyKey(curve, pool, stats);
@@ -97,7 +97,7 @@ const RECORD_SLACK_BYTES = 64 * 1024;
  */
 export function contributionRecord(smallKey: Uint8Array, name: string, entropy: string): Promise<ContributionRecord> {
   const turn = kernelTurn.then(async () => {
-    const curve = (await getBn128()) as unknown as PatchableCurve;
+    const curve: PatchableCurve = await getBn128();
     const capture = captureScaleChain(curve);
     try {
       const output: snarkjs.MemFile = { type: 'mem', initialSize: smallKey.byteLength + RECORD_SLACK_BYTES };

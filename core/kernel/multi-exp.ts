@@ -16,7 +16,7 @@ import type { Bn128Curve, CurveGroup } from 'ffjavascript';
 import { getBn128 } from '../crypto/bn128.ts';
 import { MAX_SUBGROUP_WINDOW_BITS, MSM_POINT_BYTES, msmWindowCount, type MsmGroup } from './msm-kernel.ts';
 import type { MsmReply, MsmRequest } from './msm-messages.ts';
-import { firstPointOffCurve, type CurveMainThread } from '../zkey/point-checks.ts';
+import { firstPointOffCurve } from '../zkey/point-checks.ts';
 
 /**
  * Below this many points a second thread costs more in messages than it saves. A G2 point costs
@@ -443,7 +443,7 @@ export async function g1CheckedMultiExpOrFallback(
   } catch (error) {
     if (error instanceof RangeError) throw error;
     const curve = await getBn128();
-    const invalidPoint = firstPointOffCurve(curve as unknown as CurveMainThread, 'G1', bases);
+    const invalidPoint = firstPointOffCurve(curve, 'G1', bases);
     return invalidPoint >= 0 ? { invalidPoint } : { sum: await curve.G1.multiExpAffine(bases, scalars) };
   }
 }

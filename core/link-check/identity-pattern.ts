@@ -4,7 +4,7 @@
  * then the indices of those points (u32 little-endian), in order. The digest depends on the points
  * alone, not on how they were read, so a section read from a file in chunks and one summed chunk
  * by chunk as it arrives over the network (an upload, server/files/delta-intake.ts) get the same
- * one. verify-link-from-head.ts says why the pattern is checked before any sum.
+ * one. docs/link-check.md says why the pattern is checked before any sum.
  */
 import { createHash, type Hash } from 'node:crypto';
 

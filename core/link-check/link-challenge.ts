@@ -1,7 +1,7 @@
 /**
  * The coordinator's secret challenge for link verification: the seed file in the data folder's
  * private state/ (created once, mode 0600), the key each circuit derives from it, and the scalar
- * stream that key defines. verify-link-from-head.ts says why fixed secret scalars are sound; this module
+ * stream that key defines. docs/link-check.md says why fixed secret scalars are sound; this module
  * keeps them secret (link-combination-cache.ts keeps what is computed with them).
  *
  * A circuit key is never used directly: it is the root of two subkeys, one the ChaCha20 key of the

@@ -5,7 +5,7 @@
  * hash and circuit it was written for. A cached combination is derived from the secret scalars and
  * stays as private as they are (mode 0600, never in an error message or a log). Each entry also
  * carries the digests of where the file's L and H hold the point at infinity: the next candidate
- * must have exactly the same pattern (verify-link-from-head.ts says why).
+ * must have exactly the same pattern (docs/link-check.md says why).
  *
  * Entries of an earlier version (1: no identity digests, MAC under the circuit key itself) are
  * read as absent: the verifier then computes the head's combination again (two MSMs instead of

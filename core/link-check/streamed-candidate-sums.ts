@@ -6,7 +6,7 @@
  * the ones a whole read would), and the digests of where it holds the point at infinity.
  *
  * verify-link-from-head.ts refuses a candidate whose points at infinity are not exactly the head's
- * before any sum with the secret scalars starts (its module comment says why). The same holds
+ * before any sum with the secret scalars starts (docs/link-check.md says why). The same holds
  * here chunk by chunk: the head's positions are read from the head itself (a verified file), and a
  * chunk is only summed once its own positions are found equal to the head's in its range.
  *

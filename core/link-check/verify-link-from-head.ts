@@ -1,58 +1,20 @@
 /**
  * Verification of one link from its head alone (incremental): is NEXT a valid contribution on
- * PREV, an already-verified head? Needs neither the r1cs, the ptau nor contribution 0, and costs
- * two multi-exponentiations with short scalars over L‖H plus a handful of pairings, whatever the
- * chain length. This is the check every contribution the coordinator accepts passes (its
- * verifiers, worker/verify-request.ts), and the one `ceremony contribute`, `ceremony verify-link`
- * and `ceremony audit` run; verify-link-from-init.ts is the slower check from contribution 0
- * through snarkjs.
+ * PREV, an already verified head? Needs neither the r1cs, the ptau nor contribution 0; costs at
+ * most two multi-exponentiations with short scalars over L‖H and a handful of pairings, whatever
+ * the chain's length. The coordinator's verifiers, `ceremony contribute`, `verify-link` and `audit`
+ * all run it; verify-link-from-init.ts is the slower check from contribution 0 through snarkjs.
  *
- *  1. Structure (checkLinkStructure): same circuit, one new record of the expected kind, new delta
- *     carried by the header.
- *  2. The new record's proof of knowledge of its secret s: transcript recomputed as snarkjs does,
- *     g2_sp = hashToG2(transcript), then e(g1_s, g2_spx) = e(g1_sx, g2_sp) and
- *     e(δ1_prev, g2_spx) = e(δ1_next, g2_sp); a beacon record's key must derive from its beacon.
- *  3. δ2_next consistent with δ1_next: e(g1, δ2_next) = e(δ1_next, g2).
- *  4. L and H: NEXT holds the point at infinity exactly where PREV does (an honest contribution
- *     scales every point, so it keeps that pattern; checked before any sum, see below); then, for
- *     random short scalars r_i, with R = Σ r_i·P_i over the points of L‖H,
- *     e(R_next, δ2_next) = e(R_prev, δ2_prev). Every point of NEXT's L and H is first checked to be
- *     a canonically encoded point of the curve (identity allowed).
+ * Checked in this order: the structure (checkLinkStructure), the new record's proof of knowledge,
+ * δ in G2 against δ in G1, then L and H: NEXT's points at infinity exactly PREV's, every point of
+ * NEXT on the curve, and one random linear combination of L‖H under δ on both sides.
  *
- * PREV is trusted as verified: its points, history and δ are not re-checked.
- *
- * The scalars are fresh randomness (`ceremony verify-link`), or, in the coordinator, the stream of
- * its secret per-circuit challenge key (link-challenge.ts). With that key the same r_i serve every
- * link of a chain, so R_prev is the R_next computed when PREV was itself verified: given it
- * (options.challenge.head, from the cache), the check costs one MSM over NEXT instead of two; given
- * NEXT's sums too (options.challenge.next: made by the coordinator chunk by chunk as NEXT uploaded,
- * with its points checked and its points at infinity found at PREV's places before each chunk's
- * sum, streamed-candidate-sums.ts), it costs none.
- *
- * Soundness with fixed secret scalars. The key is drawn once, uniformly, and never leaves the
- * coordinator's private state; every r_i is then uniform over 2^64 values (ChaCha20 keystream,
- * assumed indistinguishable from random) and independent of everything an adversary sees, except
- * through verdicts. Take any adversary who submits candidates one after another (as many
- * identities as it likes). Until a cheating L or H first passes, every verdict is one it can
- * predict itself: an honest L‖H is accepted, a cheating one refused, and every other refusal
- * (structure, proofs of knowledge, points off the curve) does not depend on the scalars. So its k-th candidate is a
- * function of its own coins and of verdicts it knew in advance: the sequence of its attempts is fixed before the key
- * matters. For each such attempt with a cheating L or H (some d_i ≠ 0, see LINK_SCALAR_BYTES), the check passes for at
- * most a 2^-64 fraction of the keys; a union bound over q attempts gives success ≤ q/2^64, and
- * ≤ 2q/2^64 counting the L-versus-H refusal code (the L-only check is a second equation of the same
- * kind). Refusals therefore leak nothing useful: a refused attempt only tells the adversary what
- * it expected. What must stay private is the key itself and anything computed from it (the cached
- * combinations live next to it in state/, never in a response, a log or a published file). The
- * MSM's running time depends on the scalars only through how the points fall into buckets (how
- * many share one, which windows are zero), summed over hundreds of thousands of scalars and drowned
- * in I/O and scheduling noise. One input would undo that averaging: the MSM skips points at
- * infinity and its running sum starts late while still the identity, so a candidate of identity
- * points but one would make the time depend on one scalar's digits alone. Such a candidate is
- * refused (`contribution.identity_pattern_changed`) before any sum with the key's scalars starts:
- * NEXT's points at infinity must be exactly PREV's (a digest of PREV's pattern is kept in the
- * MAC'd cache entry beside its combination), and every verified file descends from contribution
- * 0, whose pattern the circuit fixes. Should an adversary still learn b bits about the key, the
- * bound becomes q·2^b/2^64. With fresh randomness per check (the CLI) the bound is 2^-64 per check.
+ * Invariants: PREV is trusted as verified and not re-checked; every refusal is a CoordinatorError
+ * with a stable code, and the refusal reported does not depend on which work finished first; no
+ * sum with the coordinator's secret scalars starts before NEXT's points at infinity are known to be
+ * PREV's; nothing derived from those scalars leaves the verdict but the combinations to cache.
+ * What is checked, why 64-bit scalars and fixed secret scalars are sound, and why the points at
+ * infinity come first: docs/link-check.md.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
@@ -108,13 +70,8 @@ export interface LinkVerdict extends VerifiedLink {
 }
 
 /**
- * Bytes of each random scalar of the L‖H check. Soundness (Schwartz–Zippel in one variable): let
- * s = δ_next/δ_prev and d_i = dlog(s·N_i − P_i) for the points P_i of PREV and N_i of NEXT (all
- * in the prime-order group G1, cofactor 1, which the on-curve check guarantees). The pairing check
- * holds iff Σ r_i·d_i = 0 mod p. If some d_i ≠ 0, then for any values of the other scalars at most
- * one residue of r_i satisfies it, and r_i is uniform over 2^64 distinct residues (2^64 < p) drawn
- * after both files are fixed: a cheating L or H passes with probability ≤ 2^-64 per check.
- * (snarkjs uses 32-bit scalars for its L check.)
+ * Bytes of each random scalar of the L‖H check: a cheating L or H passes with probability at most
+ * 2^-64 per check (docs/link-check.md, why 64-bit scalars are enough).
  */
 export const LINK_SCALAR_BYTES = 8;
 
@@ -128,20 +85,12 @@ const CHUNK_POINTS = 1 << 18;
 const N8 = 32;
 const G1_SIZE = 2 * N8;
 
-/** The parts of ffjavascript's curve that its typings (types/snarkjs.d.ts) leave out. */
-interface CurveExtras {
-  G1: CurveGroup & { fromRng(rng: unknown): Uint8Array; isValid(p: Uint8Array): boolean };
-  G2: CurveGroup & { fromRng(rng: unknown): Uint8Array; isValid(p: Uint8Array): boolean };
-  Fr: { fromRng(rng: unknown): Uint8Array };
-}
-type Curve = Bn128Curve & CurveExtras;
-
 function refuse(code: ErrorCode, message: string): never {
   throw new CoordinatorError(code, message);
 }
 
 /** Decodes a G1 point of the header or the record; refuses one off the curve. */
-function g1Point(curve: Curve, lem: Buffer, what: string): Uint8Array {
+function g1Point(curve: Bn128Curve, lem: Buffer, what: string): Uint8Array {
   const point = curve.G1.fromRprLEM(lem, 0);
   if (!coordinatesCanonical(lem, 0, 2) || !curve.G1.isValid(point)) {
     refuse('contribution.point_not_on_curve', `${what} is not a point of the curve`);
@@ -150,7 +99,7 @@ function g1Point(curve: Curve, lem: Buffer, what: string): Uint8Array {
 }
 
 /** Decodes a G2 point; G2 has a large cofactor, so also refuses one outside the order-r subgroup. */
-function g2Point(curve: Curve, lem: Buffer, what: string): Uint8Array {
+function g2Point(curve: Bn128Curve, lem: Buffer, what: string): Uint8Array {
   const point = curve.G2.fromRprLEM(lem, 0);
   if (
     !coordinatesCanonical(lem, 0, 4) ||
@@ -169,7 +118,7 @@ function uncompressed(group: CurveGroup, point: Uint8Array): Uint8Array {
 }
 
 /** The record fields snarkjs hashes into the transcript of every later contribution. */
-function hashPubKey(curve: Curve, hash: ReturnType<typeof createHash>, record: ContributionRecord): void {
+function hashPubKey(curve: Bn128Curve, hash: ReturnType<typeof createHash>, record: ContributionRecord): void {
   hash.update(uncompressed(curve.G1, curve.G1.fromRprLEM(record.deltaAfter, 0)));
   hash.update(uncompressed(curve.G1, curve.G1.fromRprLEM(record.g1S, 0)));
   hash.update(uncompressed(curve.G1, curve.G1.fromRprLEM(record.g1Sx, 0)));
@@ -178,7 +127,7 @@ function hashPubKey(curve: Curve, hash: ReturnType<typeof createHash>, record: C
 }
 
 async function sameRatio(
-  curve: Curve,
+  curve: Bn128Curve,
   g1s: Uint8Array,
   g1sx: Uint8Array,
   g2s: Uint8Array,
@@ -188,7 +137,7 @@ async function sameRatio(
   return curve.pairingEq(g1s, g2sx, curve.G1.neg(g1sx), g2s);
 }
 
-async function checkProofOfKnowledge(curve: Curve, prev: ZkeyInfo, record: ContributionRecord): Promise<void> {
+async function checkProofOfKnowledge(curve: Bn128Curve, prev: ZkeyInfo, record: ContributionRecord): Promise<void> {
   const pok = (why: string): never =>
     refuse(
       'contribution.invalid_proof_of_knowledge',
@@ -216,9 +165,10 @@ async function checkProofOfKnowledge(curve: Curve, prev: ZkeyInfo, record: Contr
     pok('the new delta is not the previous delta raised to the proven secret');
 
   if (record.type === CONTRIBUTION_TYPE.beacon) {
-    if (!record.beaconHash || record.numIterationsExp === undefined)
-      pok('the beacon record lacks its beacon or iteration count');
-    const rng = rngFromBeacon(record.beaconHash!, record.numIterationsExp!);
+    const { beaconHash, numIterationsExp } = record;
+    if (!beaconHash || numIterationsExp === undefined)
+      return pok('the beacon record lacks its beacon or iteration count');
+    const rng = rngFromBeacon(beaconHash, numIterationsExp);
     const secret = curve.Fr.fromRng(rng);
     const expectedG1s = curve.G1.toAffine(curve.G1.fromRng(rng));
     const expectedG1sx = curve.G1.toAffine(curve.G1.timesFr(expectedG1s, secret));
@@ -227,7 +177,7 @@ async function checkProofOfKnowledge(curve: Curve, prev: ZkeyInfo, record: Contr
   }
 }
 
-async function checkDelta2(curve: Curve, next: ZkeyInfo): Promise<Uint8Array> {
+async function checkDelta2(curve: Bn128Curve, next: ZkeyInfo): Promise<Uint8Array> {
   const delta2 = g2Point(curve, next.header.delta2, 'delta2 of the key');
   const delta1 = curve.G1.fromRprLEM(next.header.delta1, 0);
   if (!(await sameRatio(curve, curve.G1.g, delta1, curve.G2.g, delta2))) {
@@ -251,10 +201,9 @@ async function readChunk(handle: FileHandle, position: number, length: number, w
 
 /**
  * The one multi-exponentiation of the check: the kernel's Pippenger MSM on every core
- * (core/kernel/multi-exp.ts), or ffjavascript's where the kernel cannot run. Both compute the
- * same point, so which one ran changes nothing in the argument above. NEXT's points are checked
- * (on the curve, canonical) by the same threads before they are summed; PREV's were when it was
- * verified.
+ * (core/kernel/multi-exp.ts), or ffjavascript's where the kernel cannot run; both compute the same
+ * point. NEXT's points are checked (on the curve, canonical) by the same threads before they are
+ * summed; PREV's were when it was verified.
  */
 function multiExp(bases: Uint8Array, scalars: Uint8Array): Promise<Uint8Array> {
   return g1MultiExpOrFallback(bases, scalars, LINK_SCALAR_BYTES);
@@ -264,7 +213,7 @@ function checkedMultiExp(bases: Uint8Array, scalars: Uint8Array): Promise<Checke
   return g1CheckedMultiExpOrFallback(bases, scalars, LINK_SCALAR_BYTES);
 }
 
-/** Where the scalars come from: a fresh random draw, or the circuit key's stream (see the module comment). */
+/** Where the scalars come from: a fresh random draw, or the circuit key's stream (docs/link-check.md). */
 type ScalarSource = (section: number, first: number, count: number) => Uint8Array;
 
 const freshScalars: ScalarSource = (_section, _first, count) => new Uint8Array(randomBytes(count * LINK_SCALAR_BYTES));
@@ -275,12 +224,19 @@ interface SectionSums {
   next: Uint8Array;
 }
 
+/** Where `info` keeps its L or H section; a key without one is malformed. */
+function lOrHSection(info: ZkeyInfo, id: number, name: string): { offset: number; size: number } {
+  const section = info.sections.get(id);
+  if (!section) refuse('zkey.malformed', `${info.label} has no ${name} section`);
+  return section;
+}
+
 /**
  * Where one section holds the point at infinity (identity-pattern.ts), read in chunks.
- * Deterministic in the file alone; computed before any sum with the scalars (see the module comment).
+ * Deterministic in the file alone; computed before any sum with the scalars (docs/link-check.md).
  */
 async function identityPattern(info: ZkeyInfo, id: number, name: string): Promise<Uint8Array> {
-  const section = info.sections.get(id)!;
+  const section = lOrHSection(info, id, name);
   const count = section.size / G1_SIZE;
   const digest = new IdentityPatternDigest(id, count);
   const file = await open(info.path, 'r');
@@ -302,29 +258,36 @@ async function identityPatterns(info: ZkeyInfo): Promise<{ l: Uint8Array; h: Uin
   return { l, h };
 }
 
+interface CombinationRequest {
+  prev: ZkeyInfo;
+  next: ZkeyInfo;
+  /** The section summed: L or H. */
+  section: { id: number; name: 'L' | 'H' };
+  scalarsFor: ScalarSource;
+  /** Sum PREV's points too (false when PREV's combination came from the coordinator's cache). */
+  withPrev: boolean;
+  /** NEXT's partial sums, made by the coordinator as NEXT uploaded: NEXT's points are then not read. */
+  nextSums?: Uint8Array[];
+  /** Called once the MSM threads have work (the curve is built after, not to hold up their reads). */
+  onFirstSumsPosted: () => void;
+}
+
 /**
- * Σ r_i·P_i over one section of NEXT (unless its sum is `given`) and of PREV (if `withPrev`), with
- * the same scalars, streamed in chunks; the next chunk is read while the MSMs of the current one
- * run. Checks NEXT's points are on the curve. Needs the curve only to add the chunks' sums, so it
- * can start before the curve is built; `onFirstSumsPosted` is called once the threads have work.
+ * Σ r_i·P_i over one section of NEXT (unless its sums are given) and of PREV (if asked), with the
+ * same scalars, streamed in chunks; the next chunk is read while the MSMs of the current one run.
+ * Checks NEXT's points are on the curve. Needs the curve only to add the chunks' sums, so it can
+ * start before the curve is built.
  */
-async function randomCombination(
-  prev: ZkeyInfo,
-  next: ZkeyInfo,
-  id: number,
-  name: string,
-  scalarsFor: ScalarSource,
-  withPrev: boolean,
-  given: Uint8Array[] | undefined,
-  onFirstSumsPosted: () => void,
-): Promise<SectionSums> {
+async function randomCombination(request: CombinationRequest): Promise<SectionSums> {
+  const { prev, next, scalarsFor, withPrev, nextSums: given, onFirstSumsPosted } = request;
+  const { id, name } = request.section;
   if (!withPrev && given) {
     setImmediate(onFirstSumsPosted);
-    return { prev: undefined, next: addAffineParts(((await getBn128()) as unknown as Curve).G1, 'G1', given) };
+    return { prev: undefined, next: addAffineParts((await getBn128()).G1, 'G1', given) };
   }
   const sums: Array<{ prev: Uint8Array | undefined; next: Uint8Array | undefined }> = [];
-  const prevSection = prev.sections.get(id)!;
-  const nextSection = next.sections.get(id)!;
+  const prevSection = lOrHSection(prev, id, name);
+  const nextSection = lOrHSection(next, id, name);
   const count = nextSection.size / G1_SIZE;
   const [prevFile, nextFile] = await Promise.all([
     withPrev ? open(prev.path, 'r') : undefined,
@@ -369,7 +332,7 @@ async function randomCombination(
     await pending?.catch(() => undefined);
     await Promise.all([prevFile?.close(), nextFile?.close()]);
   }
-  const G1 = ((await getBn128()) as unknown as Curve).G1;
+  const { G1 } = await getBn128();
   let prevSum = G1.zero;
   let nextSum = G1.zero;
   for (const chunk of sums) {
@@ -379,7 +342,7 @@ async function randomCombination(
   return { prev: withPrev ? prevSum : undefined, next: given ? addAffineParts(G1, 'G1', given) : nextSum };
 }
 
-function toCombinationBytes(curve: Curve, point: Uint8Array): Uint8Array {
+function toCombinationBytes(curve: Bn128Curve, point: Uint8Array): Uint8Array {
   const out = new Uint8Array(G1_SIZE);
   curve.G1.toRprLEM(out, 0, curve.G1.toAffine(point));
   return out;
@@ -428,17 +391,25 @@ async function combineLAndH(
       );
     }
   }
+  const combine = (section: CombinationRequest['section'], nextSums: Uint8Array[] | undefined) =>
+    randomCombination({ prev, next, section, scalarsFor, withPrev: !cached, nextSums, onFirstSumsPosted });
   const [l, h] = await Promise.allSettled([
-    randomCombination(prev, next, SECTION.l, 'L', scalarsFor, !cached, given?.l, onFirstSumsPosted),
-    randomCombination(prev, next, SECTION.h, 'H', scalarsFor, !cached, given?.h, onFirstSumsPosted),
+    combine({ id: SECTION.l, name: 'L' }, given?.l),
+    combine({ id: SECTION.h, name: 'H' }, given?.h),
   ]);
   if (l.status === 'rejected') throw l.reason;
   if (h.status === 'rejected') throw h.reason;
   return { l: l.value, h: h.value, ...(cached ? { cached } : {}), identities: nextPattern };
 }
 
+/** PREV's cached combination, there whenever combineLAndH left PREV's sums out (it leaves them out only then). */
+function cachedCombination(cached: LinkCombination | undefined): LinkCombination {
+  if (!cached) throw new Error("the head's combination was neither computed nor cached");
+  return cached;
+}
+
 async function checkLAndH(
-  curve: Curve,
+  curve: Bn128Curve,
   prev: ZkeyInfo,
   nextDelta2: Uint8Array,
   { l, h, cached, identities }: LAndHSums,
@@ -446,8 +417,8 @@ async function checkLAndH(
   const G1 = curve.G1;
   const prevDelta2 = curve.G2.fromRprLEM(prev.header.delta2, 0);
   // The cached points were written by this coordinator from a verified file, under a MAC.
-  const prevL = l.prev ?? G1.fromRprLEM(cached!.l, 0);
-  const prevH = h.prev ?? G1.fromRprLEM(cached!.h, 0);
+  const prevL = l.prev ?? G1.fromRprLEM(cachedCombination(cached).l, 0);
+  const prevH = h.prev ?? G1.fromRprLEM(cachedCombination(cached).h, 0);
   const holds = (sumNext: Uint8Array, sumPrev: Uint8Array): Promise<boolean> =>
     curve.pairingEq(sumNext, nextDelta2, G1.neg(sumPrev), prevDelta2);
 
@@ -515,13 +486,13 @@ export async function verifyLinkFromHead(
   // Awaited below, through `combining`.
   if (options.sumsDuringStructureCheck && sameShape) void startSums();
   let record: ContributionRecord;
-  let curve: Curve;
+  let curve: Bn128Curve;
   let nextDelta2: Uint8Array;
   try {
     record = await checkLinkStructure(prev, next, expect);
     combining ??= startSums();
     await posted;
-    curve = (await getBn128()) as unknown as Curve;
+    curve = await getBn128();
     await checkProofOfKnowledge(curve, prev, record);
     nextDelta2 = await checkDelta2(curve, next);
   } catch (error) {

@@ -8,7 +8,7 @@
  * the whole file with snarkjs's own beacon output, so a drift in snarkjs cannot go unnoticed.
  */
 import { createHash } from 'node:crypto';
-import type { Bn128Curve, CurveGroup } from 'ffjavascript';
+import type { Bn128Curve } from 'ffjavascript';
 import { hashToG2, rngFromBeacon } from '../crypto/snarkjs-rng.ts';
 
 /** One of tau, alpha, beta: the secret (Fr, Montgomery form) and its public proof of knowledge. */
@@ -34,7 +34,7 @@ function g2sp(
   g1s: Uint8Array,
   g1sx: Uint8Array,
 ): Uint8Array {
-  const g1 = curve.G1 as CurveGroup;
+  const g1 = curve.G1;
   const toUncompressed = g1.toUncompressed as (p: Uint8Array) => Uint8Array;
   const hash = createHash('blake2b512')
     .update(Uint8Array.of(personalization))
@@ -58,9 +58,9 @@ export function devPtauKey(
   // 2^32 and more SHA-256 rounds would take hours; a development beacon never needs them.
   if (iterationsExp >= 32) throw new RangeError('beacon iteration exponents of 32 and more are not supported here');
   const rng = rngFromBeacon(Buffer.from(beaconHex, 'hex'), iterationsExp);
-  const Fr = curve.Fr as unknown as { fromRng(rng: unknown): Uint8Array };
-  const g1 = curve.G1 as CurveGroup & { fromRng(rng: unknown): Uint8Array };
-  const g2 = curve.G2 as CurveGroup;
+  const Fr = curve.Fr;
+  const g1 = curve.G1;
+  const g2 = curve.G2;
   const secrets = [Fr.fromRng(rng), Fr.fromRng(rng), Fr.fromRng(rng)] as const;
   const part = (prvKey: Uint8Array, personalization: number): PtauKeyPart => {
     const g1_s = g1.toAffine(g1.fromRng(rng));

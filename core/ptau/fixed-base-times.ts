@@ -52,7 +52,7 @@ export async function generatorTimesFr(
   groupName: 'G1' | 'G2',
   scalars: Uint8Array,
 ): Promise<Uint8Array> {
-  const group = curve[groupName] as CurveGroup;
+  const group = curve[groupName];
   const tm = curve.tm as TaskManager;
   const prefix = groupName === 'G1' ? 'g1m' : 'g2m';
   const affineSize = group.F.n8 * 2;

@@ -12,29 +12,17 @@
  * multiplied into the generators by generatorTimesFr.
  */
 import type { FileHandle } from 'node:fs/promises';
-import type { Bn128Curve, CurveGroup } from 'ffjavascript';
+import type { Bn128Curve } from 'ffjavascript';
 import { generatorTimesFr } from './fixed-base-times.ts';
 
 const FR_BYTES = 32;
-
-interface FrOps {
-  one: Uint8Array;
-  w: Uint8Array[];
-  e(value: bigint | number): Uint8Array;
-  add(a: Uint8Array, b: Uint8Array): Uint8Array;
-  sub(a: Uint8Array, b: Uint8Array): Uint8Array;
-  mul(a: Uint8Array, b: Uint8Array): Uint8Array;
-  square(a: Uint8Array): Uint8Array;
-  inv(a: Uint8Array): Uint8Array;
-  isZero(a: Uint8Array): boolean;
-}
 
 /**
  * L^(p)_j(tau) for j = 0..2^p−1, as 32-byte Fr elements back to back. With `dropLastPower`, the
  * basis evaluated on tau^0..tau^(n−2) only (see the module comment).
  */
 function lagrangeScalars(curve: Bn128Curve, tau: Uint8Array, p: number, dropLastPower = false): Uint8Array {
-  const Fr = curve.Fr as unknown as FrOps;
+  const Fr = curve.Fr;
   const n = 2 ** p;
   const omega = Fr.w[p];
   if (!omega) throw new RangeError(`no 2^${p}-th root of unity in Fr`);
@@ -72,7 +60,7 @@ function lagrangeScalars(curve: Bn128Curve, tau: Uint8Array, p: number, dropLast
 }
 
 function timesEach(curve: Bn128Curve, scalars: Uint8Array, factor: Uint8Array): Uint8Array {
-  const Fr = curve.Fr as unknown as FrOps;
+  const Fr = curve.Fr;
   const out = new Uint8Array(scalars.byteLength);
   for (let i = 0; i < scalars.byteLength; i += FR_BYTES) out.set(Fr.mul(scalars.subarray(i, i + FR_BYTES), factor), i);
   return out;
@@ -101,8 +89,8 @@ export async function writeLagrangeSections(
   secret: PtauSecret,
   onProgress?: LagrangeProgress,
 ): Promise<number> {
-  const g1 = curve.G1 as CurveGroup;
-  const g2 = curve.G2 as CurveGroup;
+  const g1 = curve.G1;
+  const g2 = curve.G2;
   const g1Size = g1.F.n8 * 2;
   const g2Size = g2.F.n8 * 2;
   // Scalars of powers 0..power are shared by all four sections; 2^(power+1)·32 bytes (16 MB at 18).

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import type { Bn128Curve, CurveGroup } from 'ffjavascript';
+import type { Bn128Curve } from 'ffjavascript';
 import type { DevPtauKey } from './dev-ptau-secret.ts';
 import { generatorTimesFr } from './fixed-base-times.ts';
 import { readExactlyInto } from '../binfile/read-exactly.ts';
@@ -56,21 +56,10 @@ function toPartialHash(hash: NobleBlake2b): Uint8Array {
   return out;
 }
 
-interface FrOps {
-  one: Uint8Array;
-  mul(a: Uint8Array, b: Uint8Array): Uint8Array;
-}
-
-interface GroupBatch extends CurveGroup {
-  batchLEMtoC(buff: Uint8Array): Promise<Uint8Array>;
-  batchLEMtoU(buff: Uint8Array): Promise<Uint8Array>;
-  toRprUncompressed(buff: Uint8Array, offset: number, point: Uint8Array): void;
-}
-
 /** The first challenge hash of an empty accumulator of `power` (powersoftau_utils.calculateFirstChallengeHash). */
 export function firstChallengeHash(curve: Bn128Curve, power: number): Uint8Array {
-  const g1 = curve.G1 as GroupBatch;
-  const g2 = curve.G2 as GroupBatch;
+  const g1 = curve.G1;
+  const g2 = curve.G2;
   const vG1 = new Uint8Array(64);
   const vG2 = new Uint8Array(128);
   g1.toRprUncompressed(vG1, 0, g1.g);
@@ -138,8 +127,8 @@ export async function writePhase1Sections(
   options: Phase1Options,
 ): Promise<number> {
   const { power, key } = options;
-  const Fr = curve.Fr as unknown as FrOps;
-  const groups = { G1: curve.G1 as GroupBatch, G2: curve.G2 as GroupBatch };
+  const Fr = curve.Fr;
+  const groups = { G1: curve.G1, G2: curve.G2 };
   const out = new SectionWriter(handle, position);
 
   // 1: header

@@ -35,6 +35,7 @@ import { checkPublicTranscript, type PublicChain, type PublicTranscript } from '
 import type { RangeSource } from './range-source.ts';
 import { importReceiptKey, receiptSignatureValid, samePublicKey, type ReceiptKey } from './receipt-signature.ts';
 import type { ReceiptsFile, SignedReceipt } from './receipts-file.ts';
+import type * as ReceiptPairings from './receipt-pairings.ts';
 import { checkFixedSections, checkServedSections, hasSectionHashes } from './key-sections.ts';
 import {
   checkZkeyHistory,
@@ -187,7 +188,7 @@ function transcriptMismatch(
 }
 
 /** The pairings run on ffjavascript's curve: loaded only once a receipt gets that far (the page splits it off). */
-const pairings = (): Promise<typeof import('./receipt-pairings.ts')> => import('./receipt-pairings.ts');
+const pairings = (): Promise<typeof ReceiptPairings> => import('./receipt-pairings.ts');
 
 export class ReceiptChecker {
   private receiptKey?: Promise<ReceiptKey>;

@@ -148,11 +148,9 @@ async function readProfile(url: string, token: string): Promise<unknown> {
   });
 }
 
-export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router {
-  const { db, clock, github } = deps;
-  migrateAuthTables(db);
-  const coordinatorIds = new Set(github.coordinatorGithubIds);
-  const statements = {
+/** The device sign-ins' statements, prepared once per router. */
+function prepareDeviceStatements(db: Db) {
+  return {
     sweep: db.prepare<[number]>('DELETE FROM auth_github_devices WHERE expires_at <= ?'),
     count: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM auth_github_devices'),
     countOfClient: db.prepare<[string], { n: number }>(
@@ -171,6 +169,13 @@ export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router
     ),
     remove: db.prepare<[string]>('DELETE FROM auth_github_devices WHERE handle_hash = ?'),
   };
+}
+
+export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router {
+  const { db, clock, github } = deps;
+  migrateAuthTables(db);
+  const coordinatorIds = new Set(github.coordinatorGithubIds);
+  const statements = prepareDeviceStatements(db);
 
   const router = express.Router();
 
@@ -180,6 +185,7 @@ export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router
     const client = hashClient(req);
     // Asked before GitHub is, and again just before the insert (the same tick): starts running
     // side by side cannot together pass the cap.
+    // (A COUNT query answers one row, whatever the table holds: the `!` on both counts below.)
     const refuseBusyClient = (): void => {
       if (statements.countOfClient.get(client)!.n < MAX_DEVICE_SIGN_INS_PER_ADDRESS) return;
       throw new CoordinatorError(

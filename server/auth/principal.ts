@@ -1,14 +1,2 @@
-/** Who is making a request, once signed in. Contributor ids are stable and never a login name. */
-export type PrincipalKind = 'github' | 'semaphore' | 'demo' | 'coordinator-token';
-
-export interface Principal {
-  /**
-   * `github:<numeric id>`, `semaphore:<nullifier>`, `demo:<name>`; for a coordinator signed in
-   * with the token, `coordinator:token`.
-   */
-  id: string;
-  kind: PrincipalKind;
-  /** GitHub login, or "anonymous" for Semaphore contributors. */
-  displayName: string;
-  coordinator: boolean;
-}
+/** Who is making a request, once signed in: the shape the browser reads too, defined in core/coordinator-api/. */
+export type { Principal, PrincipalKind } from '../../core/coordinator-api/principal.ts';

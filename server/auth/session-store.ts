@@ -70,6 +70,7 @@ export class SessionStore {
     this.db
       .transaction(() => {
         this.statements.deleteExpired.run(now);
+        // A COUNT query answers one row, whatever the table holds.
         if (!principal.coordinator && this.statements.count.get()!.live >= this.limits.maxSessions) {
           throw new CoordinatorError(
             'rate.limited',

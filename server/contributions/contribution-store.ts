@@ -127,6 +127,7 @@ export class ContributionStore {
       input.fileHash,
       input.createdAt,
     );
+    // The row inserted just above, in this same synchronous call.
     return this.get(id)!;
   }
 

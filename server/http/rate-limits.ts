@@ -57,12 +57,12 @@ const byAddress = (req: Request): string => ipKeyGenerator(req.ip ?? req.socket.
 
 export function createRateLimits(options: RateLimitOptions): RateLimits {
   const { config } = options;
+  const redis = options.redis;
   const store = (name: string): Store | undefined =>
-    options.redis
+    redis
       ? new RedisStore({
           prefix: `${options.prefix ?? 'ceremony'}:rl:${name}:`,
-          sendCommand: (command: string, ...args: string[]) =>
-            options.redis!.call(command, ...args) as Promise<RedisReply>,
+          sendCommand: (command: string, ...args: string[]) => redis.call(command, ...args) as Promise<RedisReply>,
         })
       : undefined;
   const limiter = (

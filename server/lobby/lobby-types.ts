@@ -1,8 +1,9 @@
 /**
  * The lobby's public shapes: options (with documented defaults), a contributor's progress through
- * the circuits, the turns in progress and the events a tick produces. No behaviour here.
+ * the circuits, the turns in progress and the events a tick produces. No behaviour here. The shapes
+ * the browser reads too are defined in core/coordinator-api/lobby-status.ts and re-exported here.
  */
-import type { ErrorCode } from '../../core/errors.ts';
+import type { LobbyRemoval } from '../../core/coordinator-api/lobby-status.ts';
 
 export interface LobbyOptions {
   /** Contribution order (ceremony.json order). Every contributor works through them in this order. */
@@ -37,59 +38,15 @@ export const LOBBY_DEFAULTS = Object.freeze({
 
 export type ResolvedLobbyOptions = Required<LobbyOptions>;
 
-export type CircuitProgress =
-  /** Later in the order than the circuit the contributor is at (or not joined yet). */
-  | { circuit: string; state: 'pending' }
-  /**
-   * In this circuit's queue. position 1 = next in FIFO order; etaMs estimates the wait until the
-   * turn (see estimate-wait.ts); eligibleAt is set only while a missed-turn cooldown is running.
-   */
-  | { circuit: string; state: 'waiting'; position: number; etaMs: number; eligibleAt?: number }
-  | { circuit: string; state: 'turn'; startedAt: number; deadline: number }
-  /** Uploaded; the circuit stays busy until the verification outcome is recorded. */
-  | { circuit: string; state: 'verifying'; contributionId: string }
-  | { circuit: string; state: 'accepted'; contributionId: string; index: number; contributionHash: string };
-
-export interface LobbyRefusal {
-  circuit: string;
-  code: ErrorCode;
-  message: string;
-  at: number;
-}
-
-/** Why a contributor's entry left the queue (until they join again). */
-export interface LobbyRemoval {
-  circuit: string;
-  reason: 'missed_turns' | 'coordinator';
-  message: string;
-  at: number;
-}
-
-/** One waiting entry as the coordinator console lists it. */
-export interface QueueEntry {
-  circuit: string;
-  contributorId: string;
-  position: number;
-  enqueuedAt: number;
-  /** Set while a missed-turn cooldown runs. */
-  eligibleAt?: number;
-  missedTurns: number;
-}
-
-export interface ContributorStatus {
-  contributorId: string;
-  circuits: CircuitProgress[];
-  /** The most recent refused contribution of this contributor (kept until another refusal replaces it). */
-  lastRefusal?: LobbyRefusal;
-  /** Set when the contributor's entry left the queue (missed turns, or the coordinator); cleared by joining again. */
-  removed?: LobbyRemoval;
-  /** Every configured circuit has an accepted contribution from this contributor. */
-  done: boolean;
-  /** The circuits asked for when joining, in ceremony order (absent: every circuit). */
-  chosenCircuits?: string[];
-  /** Left while a contribution was being verified: its verdict queues them nowhere. */
-  leaving?: true;
-}
+// A contributor's progress and the queues as the coordinator answers them: shared with the browser.
+export type {
+  ActiveTurn,
+  CircuitProgress,
+  ContributorStatus,
+  LobbyRefusal,
+  LobbyRemoval,
+  QueueEntry,
+} from '../../core/coordinator-api/lobby-status.ts';
 
 /** What `Lobby.leave` took the contributor out of. */
 export type LeaveOutcome =
@@ -100,14 +57,6 @@ export type LeaveOutcome =
   | { left: 'after_verdict'; circuit: string }
   /** Not in any queue, turn or verification: nothing to leave. */
   | { left: 'nothing' };
-
-export interface ActiveTurn {
-  circuit: string;
-  contributorId: string;
-  state: 'turn' | 'verifying';
-  /** Only for state 'turn': verifying submissions have no deadline. */
-  deadline?: number;
-}
 
 export type LobbyEvent =
   | { type: 'turn_granted'; circuit: string; contributorId: string; at: number; deadline: number }

@@ -11,7 +11,8 @@ import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { LobbyEvent } from '../lobby/lobby-types.ts';
-import { PHASES, type CeremonyPhaseStore } from '../ceremony-phase.ts';
+import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
+import { PHASES } from '../../core/ceremony/ceremony-phases.ts';
 import type { ContributionDecision, ServiceObserver } from '../ceremony-service.ts';
 import type { DiskSpace } from '../files/check-disk-space.ts';
 import { HTTP_ROUTE_GROUPS, type HttpRouteGroup } from './http-byte-counter.ts';
@@ -20,6 +21,10 @@ export interface MetricsSources {
   config: CeremonyConfig;
   lobby: Lobby;
   phase: CeremonyPhaseStore;
+}
+
+/** What the gauges of the ceremony's state read, from the service and the uploads once they exist. */
+export interface CeremonyStateSources {
   /** The ceremony on disk (cached until the transcript changes). */
   ceremonyState: () => Promise<CeremonyState>;
   /**
@@ -45,10 +50,12 @@ export class CoordinatorMetrics implements ServiceObserver {
   private readonly uploadSeconds: Histogram<'circuit'>;
   private readonly requestBytes: Counter<'route'>;
   private readonly responseBytes: Counter<'route'>;
+  private readonly circuits: string[];
 
-  constructor(sources: MetricsSources) {
+  constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
     const circuits = sources.config.circuits.map((c) => c.name);
+    this.circuits = circuits;
     collectDefaultMetrics({ register: this.registry });
 
     new Gauge({
@@ -70,60 +77,6 @@ export class CoordinatorMetrics implements ServiceObserver {
         for (const [circuit, waiting] of Object.entries(sources.lobby.queueLengths())) this.set({ circuit }, waiting);
       },
     });
-    new Gauge({
-      name: 'ceremony_circuit_state',
-      help:
-        'What each circuit is doing: 1 for its current state (idle, turn: a ' +
-        'contributor holds the turn, verifying: an upload is being verified, ' +
-        'finalised), 0 for the others',
-      labelNames: ['circuit', 'state'],
-      registers,
-      async collect() {
-        const active = new Map(sources.lobby.activeTurns().map((t) => [t.circuit, t.state]));
-        const state = await sources.ceremonyState();
-        for (const circuit of circuits) {
-          const current = state.chains.get(circuit)?.beacon ? 'finalised' : (active.get(circuit) ?? 'idle');
-          for (const s of CIRCUIT_STATES) this.set({ circuit, state: s }, s === current ? 1 : 0);
-        }
-      },
-    });
-    new Gauge({
-      name: 'ceremony_chain_contributions',
-      help: 'Contributions committed to each chain (the head index)',
-      labelNames: ['circuit'],
-      registers,
-      async collect() {
-        const state = await sources.ceremonyState();
-        for (const circuit of circuits) this.set({ circuit }, Math.max(state.chains.get(circuit)?.headIndex ?? 0, 0));
-      },
-    });
-
-    if (sources.diskSpace) {
-      const diskSpace = sources.diskSpace;
-      // A failed check (logged by /healthz) leaves the gauges out of that scrape rather than failing it.
-      const read = (): Promise<DiskSpace | undefined> => diskSpace().catch(() => undefined);
-      new Gauge({
-        name: 'ceremony_upload_disk_free_bytes',
-        help: "Bytes free for the coordinator's user on the disk that holds the data folder",
-        registers,
-        async collect() {
-          const space = await read();
-          if (space) this.set(space.freeBytes);
-        },
-      });
-      new Gauge({
-        name: 'ceremony_upload_disk_required_bytes',
-        help:
-          'Free bytes below which uploads are refused (upload.disk_full): the ' +
-          'largest key plus UPLOAD_DISK_MARGIN_BYTES',
-        registers,
-        async collect() {
-          const space = await read();
-          if (space) this.set(space.requiredBytes);
-        },
-      });
-    }
-
     this.accepted = new Counter({
       name: 'ceremony_contributions_accepted_total',
       help: 'Contributions verified and committed, per circuit',
@@ -177,6 +130,69 @@ export class CoordinatorMetrics implements ServiceObserver {
     for (const route of HTTP_ROUTE_GROUPS) {
       this.requestBytes.inc({ route }, 0);
       this.responseBytes.inc({ route }, 0);
+    }
+  }
+
+  /**
+   * Adds the gauges read from the ceremony on disk and the upload guard: called once, when the
+   * service and the uploads that answer them exist (they report their events here before that).
+   */
+  watchCeremony(ceremony: CeremonyStateSources): void {
+    const registers = [this.registry];
+    const circuits = this.circuits;
+    const lobby = this.sources.lobby;
+    new Gauge({
+      name: 'ceremony_circuit_state',
+      help:
+        'What each circuit is doing: 1 for its current state (idle, turn: a ' +
+        'contributor holds the turn, verifying: an upload is being verified, ' +
+        'finalised), 0 for the others',
+      labelNames: ['circuit', 'state'],
+      registers,
+      async collect() {
+        const active = new Map(lobby.activeTurns().map((t) => [t.circuit, t.state]));
+        const state = await ceremony.ceremonyState();
+        for (const circuit of circuits) {
+          const current = state.chains.get(circuit)?.beacon ? 'finalised' : (active.get(circuit) ?? 'idle');
+          for (const s of CIRCUIT_STATES) this.set({ circuit, state: s }, s === current ? 1 : 0);
+        }
+      },
+    });
+    new Gauge({
+      name: 'ceremony_chain_contributions',
+      help: 'Contributions committed to each chain (the head index)',
+      labelNames: ['circuit'],
+      registers,
+      async collect() {
+        const state = await ceremony.ceremonyState();
+        for (const circuit of circuits) this.set({ circuit }, Math.max(state.chains.get(circuit)?.headIndex ?? 0, 0));
+      },
+    });
+
+    if (ceremony.diskSpace) {
+      const diskSpace = ceremony.diskSpace;
+      // A failed check (logged by /healthz) leaves the gauges out of that scrape rather than failing it.
+      const read = (): Promise<DiskSpace | undefined> => diskSpace().catch(() => undefined);
+      new Gauge({
+        name: 'ceremony_upload_disk_free_bytes',
+        help: "Bytes free for the coordinator's user on the disk that holds the data folder",
+        registers,
+        async collect() {
+          const space = await read();
+          if (space) this.set(space.freeBytes);
+        },
+      });
+      new Gauge({
+        name: 'ceremony_upload_disk_required_bytes',
+        help:
+          'Free bytes below which uploads are refused (upload.disk_full): the ' +
+          'largest key plus UPLOAD_DISK_MARGIN_BYTES',
+        registers,
+        async collect() {
+          const space = await read();
+          if (space) this.set(space.requiredBytes);
+        },
+      });
     }
   }
 

@@ -11,7 +11,8 @@ import { finaliseCeremony, refuseTooFewContributions } from '../../core/finalise
 import { parseBeaconParameters } from '../../core/finalise/beacon-parameters.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { ContributionStore } from '../contributions/contribution-store.ts';
-import { COORDINATOR_PHASES, type CeremonyPhaseStore } from '../ceremony-phase.ts';
+import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
+import { COORDINATOR_PHASES } from '../../core/ceremony/ceremony-phases.ts';
 import type { Clock } from '../clock.ts';
 import type { ServiceLog } from '../ceremony-service.ts';
 

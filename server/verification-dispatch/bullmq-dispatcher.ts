@@ -9,8 +9,8 @@
  *   result (finished jobs are kept `keepFinishedSeconds`), except one that ended in 'error', which is
  *   removed and queued afresh: an error decided nothing about the contribution.
  * - A valid or invalid contribution is decided once. The worker returns 'valid' as the job's
- *   result and throws an UnrecoverableError for 'invalid' (so BullMQ never retries it), carrying
- *   `{"code","message"}` as JSON in the error message. Any other failure (I/O) is retried
+ *   result and throws an UnrecoverableError for 'invalid' (so BullMQ never retries it), the refusal
+ *   in its message (core/verifier-contract/refusal-encoding.ts). Any other failure (I/O) is retried
  *   `attempts` times with exponential backoff, then reported as 'error'.
  * - Outcomes come from QueueEvents; a periodic sweep of the requests still awaiting an outcome
  *   catches anything the event stream could not deliver (events sent while this process was
@@ -27,14 +27,14 @@
  *   already recorded the contribution as verifying; the sweep queues the job once Redis is back.
  */
 import { Queue, QueueEvents, type Job } from 'bullmq';
-import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
+import { CoordinatorError } from '../../core/errors.ts';
 import {
   DEFAULT_VERIFICATION_QUEUE,
   VERIFICATION_JOB_NAME,
-  isRefusalCode,
   type VerificationOutcome,
   type VerificationRequest,
 } from '../../core/verifier-contract/verifier-contract.ts';
+import { decodeRefusal } from '../../core/verifier-contract/refusal-encoding.ts';
 import { notifyOutcome, type VerificationDispatcher } from './verification-dispatcher.ts';
 
 export interface BullmqDispatcherOptions {
@@ -73,26 +73,12 @@ export function verificationJobId(contributionId: string): string {
   return `contribution-${encodeURIComponent(contributionId)}`;
 }
 
-/** Reads the invalid-contribution payload the worker puts in its UnrecoverableError, if it is one. */
-function parseRefusal(failedReason: string | undefined): { code: ErrorCode; message: string } | undefined {
-  if (!failedReason?.startsWith('{')) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(failedReason);
-    if (typeof parsed !== 'object' || parsed === null) return undefined;
-    const { code, message } = parsed as { code?: unknown; message?: unknown };
-    if (typeof code !== 'string' || typeof message !== 'string') return undefined;
-    return isRefusalCode(code) ? { code, message } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function outcomeOfFailure(
   contributionId: string,
   failedReason: string | undefined,
   attemptsMade: number | undefined,
 ): VerificationOutcome {
-  const refusal = parseRefusal(failedReason);
+  const refusal = decodeRefusal(failedReason);
   if (refusal) return { contributionId, status: 'invalid', ...refusal };
   const tries = attemptsMade === undefined ? '' : ` after ${attemptsMade} attempt(s)`;
   return {
@@ -121,11 +107,68 @@ function outcomeOfResult(contributionId: string, returnvalue: unknown): Verifica
   };
 }
 
+/**
+ * Runs `look(key)` for one key at a time. A call for a key already being looked at returns at once
+ * (a sweep must not wait on an enqueue held by a Redis outage) and has the running look go once
+ * more when it is done: it may have read a state the call's event has since made stale.
+ */
+function oneLookPerKey(look: (key: string) => Promise<void>): (key: string) => Promise<void> {
+  const running = new Map<string, { again: boolean }>();
+  return async (key) => {
+    const current = running.get(key);
+    if (current) {
+      current.again = true;
+      return;
+    }
+    const run = { again: true };
+    running.set(key, run);
+    try {
+      while (run.again) {
+        run.again = false;
+        await look(key);
+      }
+    } finally {
+      running.delete(key);
+    }
+  };
+}
+
+/** Whether `work` settles within `ms`; it goes on either way. */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([work.then(() => true), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Waits for both connections; if Redis cannot be reached, closes them and says so. */
+async function untilConnected(queue: Queue, events: QueueEvents): Promise<void> {
+  try {
+    await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
+  } catch (error) {
+    await Promise.allSettled([events.close(), queue.close()]);
+    throw new CoordinatorError(
+      'verification.unavailable',
+      `cannot reach the verification queue on Redis: ${(error as Error).message}`,
+    );
+  }
+}
+
 export async function createBullmqDispatcher(options: BullmqDispatcherOptions): Promise<VerificationDispatcher> {
   const queueName = options.queueName ?? DEFAULT_VERIFICATION_QUEUE;
-  const attempts = options.attempts ?? 3;
-  const backoffMs = options.backoffMs ?? 1000;
   const keepFinishedSeconds = options.keepFinishedSeconds ?? 7 * 24 * 3600;
+  const jobOptions = {
+    attempts: options.attempts ?? 3,
+    backoff: { type: 'exponential', delay: options.backoffMs ?? 1000 },
+    removeOnComplete: { age: keepFinishedSeconds },
+    removeOnFail: { age: keepFinishedSeconds },
+  };
   const reconcileIntervalMs = options.reconcileIntervalMs ?? 5000;
   const enqueueTimeoutMs = options.enqueueTimeoutMs ?? 5000;
   const connection = { url: options.redisUrl };
@@ -164,42 +207,17 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
   });
 
   const add = (jobId: string, request: VerificationRequest): Promise<unknown> =>
-    queue.add(VERIFICATION_JOB_NAME, request, {
-      jobId,
-      attempts,
-      backoff: { type: 'exponential', delay: backoffMs },
-      removeOnComplete: { age: keepFinishedSeconds },
-      removeOnFail: { age: keepFinishedSeconds },
-    });
+    queue.add(VERIFICATION_JOB_NAME, request, { jobId, ...jobOptions });
 
   /**
-   * Job ids being reconciled, so a sweep, an event and an enqueue never remove and re-add the same
-   * job twice. A call for a job already being reconciled returns at once (a sweep must not wait
-   * on an enqueue held by a Redis outage) and has the running one look once more when it is done:
-   * it may have read a state the call's event has since made stale.
+   * Brings one pending request in line with its job: answers it if finished, queues it if lost.
+   * One look per job at a time, so a sweep, an event and an enqueue never remove and re-add the
+   * same job twice.
    */
-  const reconciling = new Map<string, { again: boolean }>();
-
-  /** Brings one pending request in line with its job: answers it if finished, queues it if lost. */
-  const reconcile = async (jobId: string): Promise<void> => {
-    const running = reconciling.get(jobId);
-    if (running) {
-      running.again = true;
-      return;
-    }
-    const run = { again: true };
-    reconciling.set(jobId, run);
-    try {
-      while (run.again) {
-        run.again = false;
-        const entry = pending.get(jobId);
-        if (!entry || closed) return;
-        await reconcileJob(jobId, entry);
-      }
-    } finally {
-      reconciling.delete(jobId);
-    }
-  };
+  const reconcile = oneLookPerKey(async (jobId) => {
+    const entry = pending.get(jobId);
+    if (entry && !closed) await reconcileJob(jobId, entry);
+  });
 
   const reconcileJob = async (jobId: string, entry: PendingRequest): Promise<void> => {
     // Settled meanwhile (by an event), or settled and enqueued anew: then this look is out of date.
@@ -239,6 +257,7 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
     }
   };
 
+  await untilConnected(queue, events);
   let sweeping = false;
   const sweep = setInterval(() => {
     if (sweeping || closed) return;
@@ -251,17 +270,6 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
     })().finally(() => (sweeping = false));
   }, reconcileIntervalMs);
   sweep.unref();
-
-  try {
-    await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
-  } catch (error) {
-    clearInterval(sweep);
-    await Promise.allSettled([events.close(), queue.close()]);
-    throw new CoordinatorError(
-      'verification.unavailable',
-      `cannot reach the verification queue on Redis: ${(error as Error).message}`,
-    );
-  }
 
   return {
     async enqueue(request) {
@@ -281,21 +289,12 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
             ),
           );
       };
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), enqueueTimeoutMs);
-        timer.unref();
-      });
-      const attempt = reconcile(jobId).then(
-        () => 'done' as const,
-        (error: Error) => failed(error),
-      );
+      const attempt = reconcile(jobId).catch((error: Error) => failed(error));
       // ioredis holds commands while it reconnects (minutes before it gives up): do not hold the
       // caller that long. The attempt goes on; while it runs, the sweep leaves this job to it.
-      if ((await Promise.race([attempt, timedOut])) === 'timeout') {
+      if (!(await settlesWithin(attempt, enqueueTimeoutMs))) {
         failed(new Error(`Redis did not answer within ${enqueueTimeoutMs} ms`));
       }
-      clearTimeout(timer);
     },
 
     onOutcome(listener) {

@@ -106,6 +106,7 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
 
   const onVerifierMessage = (from: ChildProcess, message: FromEmbeddedVerifier): void => {
     if (closed || from !== verifier) return;
+    // A process that sends a message was spawned, so it has its pid.
     if (message.type === 'ready') options.onVerifierReady?.(from.pid!);
     else if (message.type === 'outcome') finish(message.outcome);
     else fail(message.contributionId, message.message);
@@ -146,8 +147,9 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
   };
 
   function pump(): void {
-    while (!closed && running < concurrency && waiting.length > 0) {
-      const contributionId = waiting.shift()!;
+    while (!closed && running < concurrency) {
+      const contributionId = waiting.shift();
+      if (contributionId === undefined) break;
       const entry = tracked.get(contributionId);
       if (!entry || entry.state !== 'queued') continue;
       entry.state = 'running';

@@ -1,13 +1,16 @@
 /**
  * The layering docs/architecture.md describes, checked on the sources so it stays true: core imports nothing
  * outside core; server and worker never import each other (what they share, the verifier
- * contract, lives in core/verifier-contract/). A source scan of every import specifier, static and
- * dynamic, resolved against the importing file.
+ * contract, lives in core/verifier-contract/); web/ and cli/ read the coordinator's API shapes from
+ * core/coordinator-api/, never from server/ or web/. A source scan of every import specifier, static
+ * and dynamic, resolved against the importing file; and the same rules as ESLint errors at the
+ * import line (eslint.config.js), checked to fire.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { ESLint } from 'eslint';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const LAYERS = ['core', 'server', 'worker', 'cli', 'web'] as const;
@@ -18,6 +21,8 @@ const FORBIDDEN: Partial<Record<Layer, readonly Layer[]>> = {
   core: ['server', 'worker', 'cli', 'web'],
   server: ['worker', 'cli'],
   worker: ['server', 'cli'],
+  cli: ['web'],
+  web: ['server', 'worker', 'cli'],
 };
 
 function sourceFiles(dir: string): string[] {
@@ -67,3 +72,27 @@ for (const layer of Object.keys(FORBIDDEN) as Layer[]) {
     assert.deepEqual(violations(layer), []);
   });
 }
+
+test('the lint rules refuse a forbidden import at its line, and let an allowed one through', async () => {
+  const eslint = new ESLint({ cwd: ROOT });
+  // Plain JavaScript sources, so no type information is needed; the rules are the same for .ts.
+  // The lines of no-restricted-imports errors only (the probes' names are otherwise unused).
+  const lint = async (filePath: string, source: string): Promise<string[]> => {
+    const [result] = await eslint.lintText(source, { filePath: path.join(ROOT, filePath) });
+    return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => `line ${m.line}`);
+  };
+  const probes: Array<[string, string]> = [
+    ['core/probe.js', "import { a } from '../server/a.js';"],
+    ['core/zkey/probe.js', "export { b } from '../../web/src/b.js';"],
+    ['server/probe.js', "import { c } from '../worker/c.js';"],
+    ['worker/probe.js', "import { d } from '../server/d.js';"],
+    ['cli/contributor/probe.js', "import { e } from '../../web/src/api/e.js';"],
+    ['web/src/pages/probe.js', "import { f } from '../../../server/f.js';"],
+    ['web/src/pages/probe.js', "import { readFile } from 'node:fs/promises';"],
+  ];
+  for (const [file, line] of probes) {
+    assert.deepEqual(await lint(file, `// a probe\n${line}\n`), ['line 2'], `${file}: ${line}`);
+  }
+  assert.deepEqual(await lint('web/src/pages/probe.js', "import { g } from '../../../core/ceremony/g.js';\n"), []);
+  assert.deepEqual(await lint('cli/probe.js', "import { h } from '../server/h.js';\n"), []);
+});

@@ -1,12 +1,20 @@
 /**
  * The phase table with `finalising` in it: the coordinator's moves, the finalisation's own moves,
  * every change refused while finalising (ceremony.locked), what a start after an interrupted
- * finalisation does, and a database of the previous schema opening with its phase kept.
+ * finalisation does, and a database of the previous schema opening with its phase kept. The store
+ * accepts exactly the moves of the one table (core/ceremony/ceremony-phases.ts) the console offers.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import { CeremonyPhaseStore } from '../../server/ceremony-phase.ts';
+import { phaseStoreIn } from '../helpers/phase-store-in.ts';
+import {
+  COORDINATOR_PHASES,
+  coordinatorMovesFrom,
+  PHASE_MOVES,
+  type CeremonyPhase,
+} from '../../core/ceremony/ceremony-phases.ts';
 import { applyMigrations, openDatabase } from '../../server/store/database.ts';
 
 function refusedWith(code: ErrorCode, message?: RegExp): (error: unknown) => boolean {
@@ -81,4 +89,21 @@ test('a database of the previous phase schema opens, keeping its phase', () => {
   assert.equal(phase.finalisationInterruptedAt(), undefined);
   phase.beginFinalising(1);
   assert.equal(phase.get(), 'finalising');
+});
+
+test("a coordinator's phase change is accepted exactly when the shared table offers it", () => {
+  for (const from of Object.keys(PHASE_MOVES) as CeremonyPhase[]) {
+    for (const to of COORDINATOR_PHASES) {
+      if (to === from) continue;
+      const store = phaseStoreIn(from);
+      const offered = coordinatorMovesFrom(from).includes(to);
+      if (offered) assert.equal(store.set(to, 2), to, `${from} → ${to}`);
+      else
+        assert.throws(
+          () => store.set(to, 2),
+          refusedWith(from === 'finalising' ? 'ceremony.locked' : 'ceremony.invalid_phase_change'),
+          `${from} → ${to}`,
+        );
+    }
+  }
 });

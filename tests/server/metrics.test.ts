@@ -8,7 +8,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { once } from 'node:events';
 import { networkInterfaces } from 'node:os';
@@ -281,7 +281,7 @@ async function rawExchange(
   const request = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers, agent: false });
   const socket = new Promise<Socket>((resolve) => request.once('socket', resolve));
   request.end(options.body);
-  const [response] = (await once(request, 'response')) as [import('node:http').IncomingMessage];
+  const [response] = (await once(request, 'response')) as [IncomingMessage];
   const chunks: Buffer[] = [];
   for await (const chunk of response) chunks.push(chunk as Buffer);
   const connection = await socket;

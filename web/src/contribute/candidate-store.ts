@@ -28,7 +28,8 @@ function openDb(): Promise<IDBDatabase> {
       const store =
         event.oldVersion < 1
           ? request.result.createObjectStore(STORE, { keyPath: 'key' })
-          : request.transaction!.objectStore(STORE);
+          : // An open request has its versionchange transaction for as long as onupgradeneeded runs.
+            request.transaction!.objectStore(STORE);
       if (event.oldVersion < 2) store.createIndex(BY_SAVED_AT, 'savedAt');
     };
     request.onsuccess = () => resolve(request.result);

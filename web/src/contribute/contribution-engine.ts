@@ -33,8 +33,8 @@ export function contributionEngine(
     valid = false;
   }
   if (!valid) return { engine: 'snarkjs', workers: 0, reason: 'this browser’s WebAssembly cannot run the fast kernel' };
-  const cores =
-    Number.isInteger(env.hardwareConcurrency) && env.hardwareConcurrency! > 0 ? env.hardwareConcurrency! : 1;
+  const reported = env.hardwareConcurrency;
+  const cores = typeof reported === 'number' && Number.isInteger(reported) && reported > 0 ? reported : 1;
   return { engine: 'kernel', workers: Math.min(cores, MAX_WORKERS) };
 }
 

@@ -22,6 +22,8 @@ interface DedicatedWorkerScope {
   onmessage: ((event: MessageEvent<WorkerRequest | ScaledMessage>) => void) | null;
   postMessage(message: WorkerReply, transfer?: Transferable[]): void;
 }
+// web/tsconfig.json types `self` as a Window (the DOM library, for the pages); this module runs as a
+// dedicated worker, whose scope is the part declared above, so the cast goes through unknown.
 const scope = self as unknown as DedicatedWorkerScope;
 /** Room for the contribution record the new key adds (a few hundred bytes plus the name). */
 const OUTPUT_SLACK_BYTES = 64 * 1024;

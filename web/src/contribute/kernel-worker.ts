@@ -10,6 +10,8 @@ interface DedicatedWorkerScope {
   onmessage: ((event: MessageEvent<ScaleRequest>) => void) | null;
   postMessage(message: ScaleReply, transfer?: Transferable[]): void;
 }
+// web/tsconfig.json types `self` as a Window (the DOM library, for the pages); this module runs as a
+// dedicated worker, whose scope is the part declared above, so the cast goes through unknown.
 const scope = self as unknown as DedicatedWorkerScope;
 
 const kernel = G1ScaleKernel.instantiate();

@@ -1,0 +1,68 @@
+/**
+ * A contributor's progress through the circuits and the lobby's queues and turns, as the
+ * coordinator keeps them (server/lobby/) and answers them (GET /api/me, /api/admin/overview,
+ * /api/admin/queue) to the browser. Types only, shared by server/ and web/.
+ */
+import type { ErrorCode } from '../errors.ts';
+
+export type CircuitProgress =
+  /** Later in the order than the circuit the contributor is at (or not joined yet). */
+  | { circuit: string; state: 'pending' }
+  /**
+   * In this circuit's queue. position 1 = next in FIFO order; etaMs estimates the wait until the
+   * turn (see estimate-wait.ts); eligibleAt is set only while a missed-turn cooldown is running.
+   */
+  | { circuit: string; state: 'waiting'; position: number; etaMs: number; eligibleAt?: number }
+  | { circuit: string; state: 'turn'; startedAt: number; deadline: number }
+  /** Uploaded; the circuit stays busy until the verification outcome is recorded. */
+  | { circuit: string; state: 'verifying'; contributionId: string }
+  | { circuit: string; state: 'accepted'; contributionId: string; index: number; contributionHash: string };
+
+export interface LobbyRefusal {
+  circuit: string;
+  code: ErrorCode;
+  message: string;
+  at: number;
+}
+
+/** Why a contributor's entry left the queue (until they join again). */
+export interface LobbyRemoval {
+  circuit: string;
+  reason: 'missed_turns' | 'coordinator';
+  message: string;
+  at: number;
+}
+
+/** One waiting entry as the coordinator console lists it. */
+export interface QueueEntry {
+  circuit: string;
+  contributorId: string;
+  position: number;
+  enqueuedAt: number;
+  /** Set while a missed-turn cooldown runs. */
+  eligibleAt?: number;
+  missedTurns: number;
+}
+
+export interface ContributorStatus {
+  contributorId: string;
+  circuits: CircuitProgress[];
+  /** The most recent refused contribution of this contributor (kept until another refusal replaces it). */
+  lastRefusal?: LobbyRefusal;
+  /** Set when the contributor's entry left the queue (missed turns, or the coordinator); cleared by joining again. */
+  removed?: LobbyRemoval;
+  /** Every configured circuit has an accepted contribution from this contributor. */
+  done: boolean;
+  /** The circuits asked for when joining, in ceremony order (absent: every circuit). */
+  chosenCircuits?: string[];
+  /** Left while a contribution was being verified: its verdict queues them nowhere. */
+  leaving?: true;
+}
+
+export interface ActiveTurn {
+  circuit: string;
+  contributorId: string;
+  state: 'turn' | 'verifying';
+  /** Only for state 'turn': verifying submissions have no deadline. */
+  deadline?: number;
+}

@@ -1,0 +1,44 @@
+/**
+ * The start-up policy for the ceremony's phase, run before anything is served: SQLite's phase is
+ * brought in line with the transcript, the commit point of the ceremony, which wins where they
+ * disagree.
+ *
+ *  - The transcript holds its `finalised` entry but the phase is not `finalised`: finalisation
+ *    completed on disk and the coordinator stopped before recording it, or the ceremony was
+ *    finalised offline with `ceremony finalise`. The phase goes to `finalised` through the table's
+ *    own moves (to closed, then finalising, then finalised).
+ *  - Otherwise a phase left `finalising` was interrupted by the stop: back to `closed`, the time
+ *    remembered for the console (CeremonyPhaseStore.recoverInterruptedFinalisation).
+ *  - Then, when the operator asked for it (OPEN_ON_START), a ceremony still in `setup` opens.
+ */
+import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
+
+/** What the reconciliation found: the two already agreed, or which repair it made. */
+export type PhaseReconciliation = 'in_line' | 'finalised_from_transcript' | 'finalisation_interrupted';
+
+export interface StartUpPhaseFacts {
+  /** Whether the transcript holds its `finalised` entry (CeremonyState.finalised). */
+  finalisedInTranscript: boolean;
+  /** The operator's OPEN_ON_START (ServerConfig.openOnStart). */
+  openOnStart: boolean;
+  now: number;
+}
+
+export function reconcilePhaseWithTranscript(
+  phase: CeremonyPhaseStore,
+  { finalisedInTranscript, openOnStart, now }: StartUpPhaseFacts,
+): PhaseReconciliation {
+  let found: PhaseReconciliation = 'in_line';
+  if (finalisedInTranscript && phase.get() !== 'finalised') {
+    if (phase.get() !== 'finalising') {
+      if (phase.get() !== 'closed') phase.set('closed', now);
+      phase.beginFinalising(now);
+    }
+    phase.endFinalising('finalised', now);
+    found = 'finalised_from_transcript';
+  } else if (phase.recoverInterruptedFinalisation(now)) {
+    found = 'finalisation_interrupted';
+  }
+  if (openOnStart && phase.get() === 'setup') phase.set('open', now);
+  return found;
+}

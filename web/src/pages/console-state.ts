@@ -1,0 +1,63 @@
+/**
+ * What the coordinator console shows, computed from the coordinator's answers: which phase
+ * buttons are live, who can be taken out of the lobby, and whether the ceremony can be finalised
+ * (with the reason when it cannot). No DOM here, so every rule is unit-tested in Node; the cards
+ * that render it are console-cards.ts.
+ */
+import {
+  coordinatorMovesFrom,
+  type CeremonyPhase,
+  type CoordinatorPhase,
+} from '../../../core/ceremony/ceremony-phases.ts';
+import type { AdminOverview, AdminQueue } from '../api/api-types.ts';
+
+/** The three phase buttons, in the order shown, each live when the phase table allows its move. */
+export function phaseButtons(phase: CeremonyPhase): Array<{ phase: CoordinatorPhase; allowed: boolean }> {
+  const moves = coordinatorMovesFrom(phase);
+  return (['open', 'paused', 'closed'] as const).map((next) => ({ phase: next, allowed: moves.includes(next) }));
+}
+
+/** One row of the console's queue table: a turn not yet uploaded, or a waiting entry. */
+export interface RemovableEntry {
+  circuit: string;
+  contributorId: string;
+  /** 'turn', or the place in the queue (`#2`, with ' (cooling down)' during a missed-turn cooldown). */
+  where: string;
+  /** Missed turns, blank for a turn. */
+  missed: string;
+}
+
+/** Who the coordinator can take out of the lobby: turns under way first (not those being verified), then the queues. */
+export function removableEntries(queue: AdminQueue): RemovableEntry[] {
+  return [
+    ...queue.activeTurns
+      .filter((turn) => turn.state === 'turn')
+      .map((turn) => ({ circuit: turn.circuit, contributorId: turn.contributorId, where: 'turn', missed: '' })),
+    ...queue.entries.map((entry) => ({
+      circuit: entry.circuit,
+      contributorId: entry.contributorId,
+      where: `#${entry.position}${entry.eligibleAt ? ' (cooling down)' : ''}`,
+      missed: String(entry.missedTurns),
+    })),
+  ];
+}
+
+/**
+ * Whether the finalise button is live, and the hint beside it. The coordinator refuses to finalise
+ * below ceremony.json's minContributions (finalise.too_few_contributions), while it is not closed
+ * (ceremony.not_closed) and while a verification runs (ceremony.locked): the hint says which.
+ */
+export function finaliseReadiness(overview: AdminOverview): { canFinalise: boolean; hint: string } {
+  const short = overview.heads.filter((head) => head.headIndex < overview.minContributions);
+  const canFinalise = overview.phase === 'closed' && overview.verifying.length === 0 && short.length === 0;
+  if (canFinalise)
+    return { canFinalise, hint: 'The ceremony is closed and no verification is running: it can be finalised.' };
+  if (short.length > 0) {
+    const minimum = overview.minContributions;
+    const contributions = `contribution${minimum === 1 ? '' : 's'}`;
+    const required = `Every circuit needs at least ${minimum} ${contributions} before finalising`;
+    const tooFew = short.map((head) => `${head.circuit} (${head.headIndex})`).join(', ');
+    return { canFinalise, hint: `${required}; too few for: ${tooFew}.` };
+  }
+  return { canFinalise, hint: 'Close the ceremony and let running verifications finish before finalising.' };
+}
