@@ -14,7 +14,7 @@ import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
 import { findCircuit, type CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
-import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
+import { DELTA_FORMAT, DELTA_FORMATS } from '../../core/delta/delta-format.ts';
 import { HeadSkeletons } from '../files/head-skeletons.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
@@ -80,8 +80,8 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
       phase: deps.phase.get(),
       finalised: Boolean(state.finalised),
       receiptPublicKey: deps.receiptPublicKeyPem,
-      // What an upload may be: the whole next key, or its skeleton (GET …/contribution-inputs).
-      contributionFormats: ['zkey', DELTA_FORMAT],
+      // What an upload may be: the whole next key, or its skeleton (GET …/contribution-inputs), v2 first.
+      contributionFormats: ['zkey', ...DELTA_FORMATS],
       circuits: config.circuits.map((circuit) => {
         const chain = state.chains.get(circuit.name)!;
         return {
