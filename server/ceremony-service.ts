@@ -71,6 +71,12 @@ export interface SubmittedUpload {
   size: number;
   /** Its BLAKE2b-512 when the coordinator computed it as it wrote the file (a streamed delta). */
   fileHash?: string;
+  /**
+   * The verdict already found as the upload arrived (a streamed delta's point off the curve, or a
+   * point at infinity out of place: checks of the points alone, the verifier's own): recorded as
+   * the verifier's refusal would be, without a second pass over L and H.
+   */
+  refusal?: { code: ErrorCode; message: string };
 }
 
 export class CeremonyService {
@@ -158,6 +164,14 @@ export class CeremonyService {
       lobby.markSubmitted(upload.principal.id, upload.circuit, created.id);
       return created;
     })();
+    if (upload.refusal) {
+      this.deps.log.info('contribution uploaded, refused as it arrived', {
+        contributionId: row.id,
+        circuit: row.circuit,
+      });
+      await this.applyOutcome({ contributionId: row.id, status: 'invalid', ...upload.refusal });
+      return row;
+    }
     // Unchanged across the hashing: the commit need not hash it again (lost on a restart: then it does).
     if (sameFileIdentity(identity, hashedAs)) this.hashedAs.set(row.id, hashedAs);
     this.deps.log.info('contribution uploaded, verifying', {

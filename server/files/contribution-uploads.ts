@@ -43,7 +43,7 @@ import { skeletonSize, spliceSkeleton } from '../../core/delta/skeleton-zkey.ts'
 import { checkDeltaUpload } from '../../core/delta/check-delta-record.ts';
 import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
 import { removeCandidateSums, writeCandidateSums } from '../../core/link-check/link-combination-cache.ts';
-import { DeltaIntake, FollowedFileStore, type TakenDelta } from './delta-intake.ts';
+import { DeltaIntake, FollowedFileStore, type RefusedPoints, type TakenDelta } from './delta-intake.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { CeremonyService, ServiceLog } from '../ceremony-service.ts';
@@ -320,10 +320,10 @@ export class ContributionUploads {
     return this.ledger.isFinishing(file) || this.deps.service.candidatesAwaitingVerdict().has(file);
   }
 
-  /** Under the upload's lock, before a write: refuses one to a complete upload, or to a delta already refused. */
+  /** Under the upload's lock, before a write: refuses one to a complete upload, or to a delta whose record was refused. */
   private async beforeWrite(uploads: CircuitUploads, id: string, _size: number | undefined): Promise<void> {
     if (this.isComplete(uploads, id)) throw tusError(completeRefusal());
-    const refusal = this.ledger.refusalOf(path.join(uploads.directory, id));
+    const refusal = this.ledger.recordRefusalOf(path.join(uploads.directory, id));
     if (refusal) {
       // Under the lock already: its files go now, and its owner learns why.
       await this.removeFiles(uploads, id);
@@ -406,26 +406,40 @@ export class ContributionUploads {
     let fileHash: string | undefined;
     try {
       let size = upload.size ?? upload.offset;
+      let refusal: RefusedPoints['pointsRefusal'] | undefined;
       const format = deltaFormatOf(upload.metadata?.format);
       if (format) {
         // Filled back in place (a temporary file renamed over the upload): from here the
         // upload is the full next key, handed in and verified as a full upload is.
         const started = Date.now();
         const taken = await this.takeDelta(circuit, file, size, format);
-        fileHash = taken?.fileHash;
-        size = (await stat(file)).size;
-        this.deps.log.info('contribution delta spliced onto the head', {
-          circuit,
-          format,
-          ms: Date.now() - started,
-          asItArrived: taken !== undefined,
-          sums: taken?.sums !== undefined,
-          ...(taken?.whySumsStopped ? { whySumsStopped: taken.whySumsStopped } : {}),
-        });
+        if (taken && 'pointsRefusal' in taken) {
+          // Its verdict is found: handed in as it is, refused without the verifier's second pass.
+          refusal = taken.pointsRefusal;
+          this.deps.log.info('contribution delta refused as it arrived', { circuit, format, code: refusal.code });
+        } else {
+          fileHash = taken?.fileHash;
+          size = (await stat(file)).size;
+          this.deps.log.info('contribution delta spliced onto the head', {
+            circuit,
+            format,
+            ms: Date.now() - started,
+            asItArrived: taken !== undefined,
+            sums: taken?.sums !== undefined,
+            ...(taken?.whySumsStopped ? { whySumsStopped: taken.whySumsStopped } : {}),
+          });
+        }
       } else {
         await this.ledger.dropIntake(file);
       }
-      const row = await this.deps.service.submit({ principal, circuit, path: file, size, fileHash });
+      const row = await this.deps.service.submit({
+        principal,
+        circuit,
+        path: file,
+        size,
+        fileHash,
+        ...(refusal ? { refusal: { code: refusal.code, message: refusal.message } } : {}),
+      });
       return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
     } catch (error) {
       await this.removeFiles(uploads, upload.id);
@@ -441,17 +455,18 @@ export class ContributionUploads {
   /**
    * Makes the full key of a finished delta upload, in place: from its intake when that ran to the
    * end (the hash known, and the link check's sums kept for the verifier), else checked (its
-   * record included) and spliced whole now. Throws the delta's refusal either way.
+   * record included) and spliced whole now. Throws the delta's refusal either way, but for one its
+   * points earned as they arrived, which is returned (RefusedPoints) and the delta left as it is.
    */
   private async takeDelta(
     circuit: string,
     file: string,
     size: number,
     format: DeltaFormat,
-  ): Promise<TakenDelta | undefined> {
+  ): Promise<TakenDelta | RefusedPoints | undefined> {
     // This request owns the intake from here, and ends it whatever happens.
     const intake = await this.ledger.takeIntake(file);
-    let taken: TakenDelta | undefined;
+    let taken: TakenDelta | RefusedPoints | undefined;
     let headPath: string;
     try {
       const headIndex = await this.deps.service.headIndex(circuit);
@@ -466,7 +481,7 @@ export class ContributionUploads {
       await spliceSkeleton(headPath, file, file, format);
       return undefined;
     }
-    if (taken.sums) {
+    if ('sums' in taken && taken.sums) {
       // Without them the verifier sums L and H itself: slower, same verdict.
       const key = await this.challengeKey(circuit);
       await writeCandidateSums(this.stateDir, key, taken.fileHash, taken.sums).catch((error: unknown) =>

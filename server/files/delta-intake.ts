@@ -13,9 +13,11 @@
  * The upload's file is the truth: the intake reads only bytes tus has written (it is told each time a
  * write ends, and tus only ever appends at its offset), so a dropped request and its resumption,
  * or a restart of the coordinator mid-upload (a new intake reads from byte 0), change nothing.
- * A refused record, a point off the curve or points at infinity elsewhere than the head's are the
- * delta's refusal (`refusal`): the intake stops, and the upload is refused with that code without
- * the verifier ever reading it. Anything else that goes wrong (a layout the head does not imply, a
+ * A refused record is the delta's refusal before any point (`recordRefusal`): the intake stops, and
+ * the upload is refused at its next PATCH. A point off the curve or points at infinity elsewhere
+ * than the head's are its verdict (finish's `pointsRefusal`): the intake stops, and the upload is
+ * handed in with the verifier's refusal already found, so the verifier never reads L and H a
+ * second time to find the same point. Anything else that goes wrong (a layout the head does not imply, a
  * read error, the kernel unable to run) only turns the intake off: the upload is then checked and
  * spliced whole when it ends, and verified in full; refusals come from the same checks either way.
  * An intake has one owner at a time (server/files/upload-ledger.ts), who ends it: finish or abort.
@@ -96,6 +98,11 @@ export interface TakenDelta {
   whySumsStopped?: string;
 }
 
+/** The intake stopped on a point the verifier would refuse: that refusal is the delta's verdict (no key spliced). */
+export interface RefusedPoints {
+  pointsRefusal: CoordinatorError;
+}
+
 export interface DeltaIntakeOptions {
   uploadPath: string;
   /** The head the delta is declared on: its index (the caller checks it is still the head at the end) and file. */
@@ -113,7 +120,7 @@ export class DeltaIntake {
   private pumping: Promise<void> | undefined;
   /** Why the intake stopped taking bytes in (turned off, refused, aborted). */
   private off: string | undefined;
-  /** The delta's refusal, once found (its record, a point, a pattern). */
+  /** The refusal of the delta's record, once found (before any point). */
   private ownRefusal: CoordinatorError | undefined;
   private upload: FileHandle | undefined;
 
@@ -127,9 +134,9 @@ export class DeltaIntake {
     return this.options.headIndex;
   }
 
-  /** The delta's refusal as far as it has been read, if it has earned one. */
-  get refusal(): CoordinatorError | undefined {
-    return this.ownRefusal ?? this.sums?.refusal;
+  /** The refusal of the delta's record (its history, its proof of knowledge), once it is in. */
+  get recordRefusal(): CoordinatorError | undefined {
+    return this.ownRefusal;
   }
 
   static async start(options: DeltaIntakeOptions): Promise<DeltaIntake> {
@@ -164,17 +171,18 @@ export class DeltaIntake {
 
   /**
    * The upload is complete at `size` bytes: the key, checked against the head and renamed over the
-   * upload, with its hash. Throws the delta's refusal (its record's, a point's, delta.malformed,
-   * delta.stale_head); resolves undefined when the intake had turned itself off (the caller checks
-   * and splices the upload whole).
+   * upload, with its hash; or the refusal its points earned (RefusedPoints: nothing spliced). Throws
+   * the delta's own refusal (its record's, delta.malformed, delta.stale_head); resolves undefined
+   * when the intake had turned itself off (the caller checks and splices the upload whole).
    */
-  async finish(size: number): Promise<TakenDelta | undefined> {
+  async finish(size: number): Promise<TakenDelta | RefusedPoints | undefined> {
     this.written(size);
     while (this.pumping) await this.pumping;
     if (this.off === undefined && !this.splice.complete) this.turnOff('the upload ended before the delta did');
     if (this.off !== undefined) {
       await this.abort();
-      if (this.refusal) throw this.refusal;
+      if (this.ownRefusal) throw this.ownRefusal;
+      if (this.sums?.refusal) return { pointsRefusal: this.sums.refusal };
       return undefined;
     }
     try {
@@ -185,7 +193,10 @@ export class DeltaIntake {
       ]);
       if (checked.status === 'rejected') throw checked.reason;
       // The last chunk's points are checked with its sums, which end only now.
-      if (this.refusal) throw this.refusal;
+      if (this.sums?.refusal) {
+        await this.abort();
+        return { pointsRefusal: this.sums.refusal };
+      }
       if (spliced.status === 'rejected') throw spliced.reason;
       const sums = summed.status === 'fulfilled' ? summed.value : undefined;
       await commitFile(this.splice.outPath, this.options.uploadPath);

@@ -62,9 +62,9 @@ export class UploadLedger {
     return this.intakes.get(file)?.pending;
   }
 
-  /** The refusal the upload's intake found so far (its record, a point), if any. */
-  refusalOf(file: string): CoordinatorError | undefined {
-    return this.intakes.get(file)?.started?.refusal;
+  /** The refusal of the upload's record, once its intake found one (before any point). */
+  recordRefusalOf(file: string): CoordinatorError | undefined {
+    return this.intakes.get(file)?.started?.recordRefusal;
   }
 
   /** Takes the upload's intake out of the ledger: the caller (its finish) now owns it and must end it. */

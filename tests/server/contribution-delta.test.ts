@@ -300,34 +300,43 @@ test(
     assert.deepEqual(await chainState(bob), before, 'after the verifier refused the tampered L');
 
     // A point the intake finds off the curve, or a point at infinity out of place, is the delta's
-    // refusal before it is handed in: the verifier never reads L and H a second time to find it.
-    const refusedAsItArrived: Array<{ what: string; bytes: Buffer; expect: RegExp }> = [
+    // verdict: handed in and refused with the verifier's code, the verifier never asked to read L
+    // and H a second time to find it.
+    const refusedAsItArrived: Array<{ what: string; bytes: Buffer; code: string; message: RegExp }> = [
       {
         what: 'an H point off the curve',
         bytes: editSections(valid, (f) => {
           const h = sectionOf(f, SECTION.h);
           h.data[G1 / 2] = h.data[G1 / 2]! ^ 1;
         }),
-        expect: /^422 contribution\.point_not_on_curve point 0 of the H section is not a point of the curve$/,
+        code: 'contribution.point_not_on_curve',
+        message: /^point 0 of the H section is not a point of the curve$/,
       },
       {
         what: 'an L point turned into the point at infinity',
         bytes: editSections(valid, (f) => sectionOf(f, SECTION.l).data.fill(0, G1, 2 * G1)),
-        expect: /^422 contribution\.identity_pattern_changed the L section holds the point at infinity/,
+        code: 'contribution.identity_pattern_changed',
+        message: /^the L section holds the point at infinity at other places than the chain head does/,
       },
     ];
+    const count = (message: string): number => logged.filter((l) => l.message === message).length;
     for (const refused of refusedAsItArrived) {
       await turnOn(bob);
-      const contributions = (await bob.me()).contributions.length;
-      const splices = logged.filter((l) => l.message === 'contribution delta spliced onto the head').length;
+      const [splices, verifications] = [
+        count('contribution delta spliced onto the head'),
+        count('contribution uploaded, verifying'),
+      ];
       const sent = await bob.sendUpload(CIRCUIT, refused.bytes, asDelta);
-      assert.match(`${sent.status} ${sent.code} ${sent.message}`, refused.expect, refused.what);
-      assert.equal((await bob.me()).contributions.length, contributions, `${refused.what}: nothing handed in`);
-      assert.equal(
-        logged.filter((l) => l.message === 'contribution delta spliced onto the head').length,
-        splices,
-        `${refused.what}: no key spliced`,
+      assert.equal(sent.status, 204, `${refused.what}: ${JSON.stringify(sent)}`);
+      const me = await bob.waitFor(
+        (m) => m.contributions.some((c) => c.id === sent.contributionId && c.status === 'refused'),
+        `the refusal of ${refused.what}`,
+        120_000,
       );
+      assert.equal(me.status.lastRefusal?.code, refused.code, refused.what);
+      assert.match(me.status.lastRefusal?.message ?? '', refused.message, refused.what);
+      assert.equal(count('contribution delta spliced onto the head'), splices, `${refused.what}: no key spliced`);
+      assert.equal(count('contribution uploaded, verifying'), verifications, `${refused.what}: no verifier asked`);
       assert.deepEqual(await chainState(bob), before, refused.what);
       assert.deepEqual(await uploadsLeft(), [], `${refused.what}: no upload is left behind`);
     }
