@@ -18,7 +18,6 @@
  *
  * Usage: tsx bench/hostile-uploads.ts [--circuit rs18 | --power P] [--json FILE]
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,12 +28,11 @@ import { contributeFast } from '../core/kernel/contribute-fast.ts';
 import { closeMultiExp } from '../core/kernel/multi-exp.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { SECTION } from '../core/zkey/zkey-file.ts';
-import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../tests/helpers/contributor-client.ts';
 import { editSections, G1, inDeltaV2Order, sectionOf } from '../tests/helpers/zkey-tamper.ts';
-import { BENCH_CIRCUIT, benchCeremonyCopy, benchCeremonyTemplate } from './bench-ceremony.ts';
-import { benchChain, benchLog as log, realShapedChain, type BenchChain } from './bench-chain.ts';
-import { startCeremonyServe, type CoordinatorProcess } from './coordinator-process.ts';
+import { BENCH_CIRCUIT, compiledBenchCeremony } from './bench-ceremony.ts';
+import { benchLog as log } from './bench-chain.ts';
+import { killGroupAtExit, startCeremonyServe, type CoordinatorProcess } from './coordinator-process.ts';
 import { treeCpuSeconds } from './process-tree-sampler.ts';
 
 /** What the streaming clients send per PATCH (core/delta/streamed-delta.ts UPLOAD_CHUNK_BYTES). */
@@ -125,24 +123,10 @@ async function temporaryKeys(dataDir: string): Promise<string[]> {
 }
 
 export async function runHostileUploadsBench(target: string | number): Promise<Figure[]> {
-  const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  if (build.status !== 0) throw new Error('the build failed');
-  const chain: BenchChain = typeof target === 'string' ? await realShapedChain(target) : await benchChain(target);
-  const template = await benchCeremonyTemplate(chain, String(target));
-  const dataDir = await benchCeremonyCopy(template, 'bench-hostile');
+  const { chain, dataDir } = await compiledBenchCeremony(target, 'bench-hostile');
   const scratch = await mkdtemp(path.join(tmpdir(), 'bench-hostile-scratch-'));
   let coordinator: CoordinatorProcess | undefined;
-  const killAtExit = (): void => {
-    try {
-      if (coordinator) process.kill(-coordinator.groupId, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  };
-  process.once('exit', killAtExit);
+  const stopKillingAtExit = killGroupAtExit(() => coordinator);
   try {
     log('starting ceremony serve (compiled, embedded verifier)');
     coordinator = await startCeremonyServe(dataDir);
@@ -267,7 +251,7 @@ export async function runHostileUploadsBench(target: string | number): Promise<F
     return figures;
   } finally {
     await coordinator?.stop();
-    process.off('exit', killAtExit);
+    stopKillingAtExit();
     await rm(dataDir, { recursive: true, force: true });
     await rm(scratch, { recursive: true, force: true });
     await closeMultiExp();

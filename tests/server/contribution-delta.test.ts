@@ -20,6 +20,7 @@ import path from 'node:path';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
+import { recordingLog } from '../helpers/recording-log.ts';
 import { editSections, G1, inDeltaV2Order, sectionOf } from '../helpers/zkey-tamper.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { DELTA_FORMAT, DELTA_FORMAT_V1 } from '../../core/delta/delta-format.ts';
@@ -31,21 +32,13 @@ const CIRCUIT = 'register';
 let coordinator: TestCoordinator;
 let scratch: string;
 /** The coordinator's log lines (warnings also go to stderr). */
-const logged: Array<{ message: string; fields?: Record<string, unknown> }> = [];
+const recording = recordingLog();
+const logged = recording.lines;
 /** The first delta accepted (made on head 0): later uploaded again as a delta on an older head. */
 let firstDelta: Buffer;
 
 before(async () => {
-  coordinator = await startTestCoordinator({
-    tickIntervalMs: 100,
-    log: {
-      info: (message, fields) => logged.push({ message, ...(fields ? { fields } : {}) }),
-      warn: (message, fields) => {
-        logged.push({ message, ...(fields ? { fields } : {}) });
-        process.stderr.write(`[coordinator] ${message} ${JSON.stringify(fields ?? {})}\n`);
-      },
-    },
-  });
+  coordinator = await startTestCoordinator({ tickIntervalMs: 100, log: recording.log });
   scratch = await mkdtemp(path.join(tmpdir(), 'contribution-delta-'));
 });
 

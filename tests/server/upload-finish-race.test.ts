@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
+import { recordingLog } from '../helpers/recording-log.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { inDeltaV2Order, sectionOf, splitSections } from '../helpers/zkey-tamper.ts';
 import { waitUntil } from '../helpers/wait-until.ts';
@@ -28,19 +29,12 @@ import { SECTION } from '../../core/zkey/zkey-file.ts';
 const CIRCUIT = 'register';
 let coordinator: TestCoordinator;
 let scratch: string;
-const logged: Array<{ message: string; fields?: Record<string, unknown> }> = [];
+/** The coordinator's log lines (warnings also go to stderr). */
+const recording = recordingLog();
+const logged = recording.lines;
 
 before(async () => {
-  coordinator = await startTestCoordinator({
-    tickIntervalMs: 100,
-    log: {
-      info: (message, fields) => logged.push({ message, ...(fields ? { fields } : {}) }),
-      warn: (message, fields) => {
-        logged.push({ message, ...(fields ? { fields } : {}) });
-        process.stderr.write(`[coordinator] ${message} ${JSON.stringify(fields ?? {})}\n`);
-      },
-    },
-  });
+  coordinator = await startTestCoordinator({ tickIntervalMs: 100, log: recording.log });
   scratch = await mkdtemp(path.join(tmpdir(), 'upload-finish-race-'));
 });
 
