@@ -388,11 +388,19 @@ export class ContributionUploads {
    * back into the key first); a refusal deletes the upload and answers that request.
    */
   private async finishUpload(uploads: CircuitUploads, request: unknown, upload: Upload) {
-    const { circuit } = uploads;
     const file = path.join(uploads.directory, upload.id);
     // Marked by the write of its last byte (written): no other request gets here for this upload.
     if (!this.ledger.isFinishing(file)) throw tusError(completeRefusal());
-    const principal = principalOf(request as never)!;
+    try {
+      return await this.handIn(uploads, principalOf(request as never)!, upload, file);
+    } finally {
+      this.ledger.endFinish(file);
+    }
+  }
+
+  /** The finish of an upload: a delta made the key (or refused), then the key handed to the service. */
+  private async handIn(uploads: CircuitUploads, principal: Principal, upload: Upload, file: string) {
+    const { circuit } = uploads;
     // Timed on the coordinator's clock, as the sweep judges uploads (createdAt, set at creation).
     const createdAt = Number(upload.metadata?.createdAt);
     if (Number.isFinite(createdAt)) this.deps.onUploadFinished?.(circuit, this.deps.clock.now() - createdAt);
@@ -447,8 +455,6 @@ export class ContributionUploads {
       if (fileHash) await removeCandidateSums(this.stateDir, fileHash).catch(() => {});
       if (error instanceof CoordinatorError) throw tusError(error);
       throw error;
-    } finally {
-      this.ledger.endFinish(file);
     }
   }
 
