@@ -4,7 +4,8 @@
  * bench key (rs18 by default: the real-shaped 2^18 key). The coordinator's CPU is read from
  * /proc (user + system of every thread of its process group, its verifier included) before each
  * upload's creation and after its refusal or verdict. In order, after a warm-up turn (z1, so the
- * head is one this coordinator verified, as in a ceremony):
+ * head is one this coordinator verified, as in a ceremony) and an unmeasured garbage record (the
+ * first record check of a process builds its curve, once):
  *  1. garbage record: a delta with the head's own L and H and a new record whose proof of
  *     knowledge fails, sent as the clients send (2 MiB PATCHes);
  *  2. honest: a valid delta (the kernel's contribution on the head's inputs), creation → verdict:
@@ -154,6 +155,9 @@ export async function runHostileUploadsBench(target: string | number): Promise<F
       // The new record's transcript digest (after its δ, g1_s, g1_sx and g2_spx): its proof fails.
       sectionOf(f, SECTION.mpc).data[headSection(SECTION.mpc).length + 5 * G1 + 3]! ^= 0xff;
     });
+    // The first record a coordinator checks builds its curve (once per process): not in the figures.
+    log('warm-up: a garbage record, unmeasured (builds the record check’s curve)');
+    await sendAsClients(first, garbage, head);
     log('1. the head’s own L and H with a garbage record');
     const [refused, garbageCpu, garbageWall] = await measured(serve, () => sendAsClients(first, garbage, head));
     figures.push({
