@@ -106,6 +106,11 @@ export async function sendImmutable(
         (error) => (error && !res.headersSent ? reject(error) : resolve()),
       );
     });
+  } catch (error) {
+    // Answered as a refusal (a range outside the file, say): not the file, so not to be kept.
+    res.setHeader('Cache-Control', 'no-store');
+    res.removeHeader('ETag');
+    throw error;
   } finally {
     if (budget && reserved > 0) {
       // What was not sent (a 304, a range refused, a client gone) goes back to the budget.
