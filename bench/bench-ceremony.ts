@@ -6,6 +6,7 @@
  * ceremony.json, the r1cs, the ptau (linked), contribution 0 and its transcript entry. It is built
  * in a temporary folder and renamed into place, so a bench stopped half-way leaves no half template.
  */
+import { spawnSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,8 +14,8 @@ import { openCeremony } from '../core/ceremony/open-ceremony.ts';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { readZkeyInfo } from '../core/zkey/zkey-file.ts';
 import { hashKeyFile } from '../core/zkey/zkey-hashes.ts';
-import { FIXTURE_CACHE } from '../tests/fixtures/ceremony-fixture.ts';
-import { benchLog as log, type BenchChain, type RealShapedChain } from './bench-chain.ts';
+import { FIXTURE_CACHE, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
+import { benchChain, benchLog as log, realShapedChain, type BenchChain, type RealShapedChain } from './bench-chain.ts';
 
 /** The one circuit of a bench ceremony. */
 export const BENCH_CIRCUIT = 'mul';
@@ -87,4 +88,23 @@ export async function benchCeremonyCopy(template: string, prefix: string): Promi
   const dataDir = await mkdtemp(path.join(tmpdir(), `${prefix}-`));
   await cp(template, dataDir, { recursive: true, verbatimSymlinks: true });
   return dataDir;
+}
+
+/**
+ * What a bench that runs the compiled coordinator needs first: dist/ (and web/dist) built where
+ * stale, the chain of `target` (a real shape's name or a power of two), its ceremony template,
+ * and a fresh copy of the template under `prefix` (the caller removes it).
+ */
+export async function compiledBenchCeremony(
+  target: string | number,
+  prefix: string,
+): Promise<{ chain: BenchChain; template: string; dataDir: string }> {
+  const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (build.status !== 0) throw new Error('the build failed');
+  const chain: BenchChain = typeof target === 'string' ? await realShapedChain(target) : await benchChain(target);
+  const template = await benchCeremonyTemplate(chain, String(target));
+  return { chain, template, dataDir: await benchCeremonyCopy(template, prefix) };
 }

@@ -32,7 +32,7 @@
  *                                      [--client browser|cli|cli-whole-key] [--versus CLIENT (a second client,
  *                                      its turns taken in the same run)] [--json FILE (every figure and mark)]
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
@@ -48,16 +48,9 @@ import { HTTP_ROUTE_GROUPS, type HttpRouteGroup } from '../server/metrics/http-b
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../tests/helpers/contributor-client.ts';
 import { chromiumProxyArgs, parseLink, startShapedProxy, type ShapedProxy } from '../tests/helpers/shaped-proxy.ts';
-import { BENCH_CIRCUIT, benchCeremonyCopy, benchCeremonyTemplate } from './bench-ceremony.ts';
-import {
-  benchChain,
-  benchLog as log,
-  isRealShapeName,
-  realShapedChain,
-  REAL_SHAPE_NAMES,
-  type BenchChain,
-} from './bench-chain.ts';
-import { startCeremonyServe, type CoordinatorProcess } from './coordinator-process.ts';
+import { BENCH_CIRCUIT, benchCeremonyCopy, compiledBenchCeremony } from './bench-ceremony.ts';
+import { benchLog as log, isRealShapeName, REAL_SHAPE_NAMES } from './bench-chain.ts';
+import { killGroupAtExit, startCeremonyServe, type CoordinatorProcess } from './coordinator-process.ts';
 import { openDevtoolsPage } from './devtools-page.ts';
 import { MachineCpuSampler, ProcessTreeSampler } from './process-tree-sampler.ts';
 
@@ -729,29 +722,13 @@ function installInterruptHandlers(): () => void {
 export async function runContributorTurnBench(options: TurnBenchOptions): Promise<TurnBenchFigures> {
   TURN_CLIENTS[options.client].check?.();
   if (options.versus) TURN_CLIENTS[options.versus].check?.();
-  // The coordinator and the CLI run from dist/ (and the page from web/dist): build what is stale.
-  const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  if (build.status !== 0) throw new Error('the build failed');
-  const chain: BenchChain =
-    typeof options.target === 'string' ? await realShapedChain(options.target) : await benchChain(options.target);
-  const label = typeof options.target === 'string' ? options.target : String(options.target);
-  const template = await benchCeremonyTemplate(chain, label);
-  const dataDir = await benchCeremonyCopy(template, 'bench-turn');
+  // The coordinator and the CLI run from dist/ (and the page from web/dist): built where stale.
+  const { chain, template, dataDir } = await compiledBenchCeremony(options.target, 'bench-turn');
   const removeInterruptHandlers = installInterruptHandlers();
   running.push(() => rm(dataDir, { recursive: true, force: true }));
   let coordinator: CoordinatorProcess | undefined;
   let link: ShapedProxy | undefined;
-  const killAtExit = (): void => {
-    try {
-      if (coordinator) process.kill(-coordinator.groupId, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  };
-  process.once('exit', killAtExit);
+  const stopKillingAtExit = killGroupAtExit(() => coordinator);
   try {
     log('starting ceremony serve (compiled, embedded verifier)');
     coordinator = await startCeremonyServe(dataDir);
@@ -829,7 +806,7 @@ export async function runContributorTurnBench(options: TurnBenchOptions): Promis
     await coordinator?.stop();
     running.length = 0;
     removeInterruptHandlers();
-    process.off('exit', killAtExit);
+    stopKillingAtExit();
     await rm(dataDir, { recursive: true, force: true });
   }
 }

@@ -236,3 +236,20 @@ async function watchCoordinator(
     stop: stopGroup,
   };
 }
+
+/**
+ * Kills the process group of the coordinator `current()` names when this process exits, whatever
+ * the way out; returns the function that stops watching (call it once the coordinator is stopped).
+ */
+export function killGroupAtExit(current: () => CoordinatorProcess | undefined): () => void {
+  const kill = (): void => {
+    try {
+      const coordinator = current();
+      if (coordinator) process.kill(-coordinator.groupId, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  };
+  process.once('exit', kill);
+  return () => process.off('exit', kill);
+}

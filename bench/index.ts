@@ -32,9 +32,12 @@
  *                   memory in Chromium, apart from any contribution (what the page's memory grows by)
  * 11. deployment    bench/verify-deployment.ts: `verify-deployment` δ-only against --ceremony (constants,
  *                   recompiled code) on anvil, and hashing a final key's size against b2sum (seconds)
+ * 12. hostile       bench/hostile-uploads.ts: what a hostile turn holder's uploads cost the coordinator
+ *                   (a garbage record, a bad last point, PATCHes at the end of a finishing upload)
+ *                   against an honest delta's intake and check, at --hostile-circuit (rs18) or --hostile-power
  *
  * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,page-memory,receipt,
- *                                  transfer-garbage,deployment]
+ *                                  transfer-garbage,deployment,hostile] [--hostile-circuit rs18 | --hostile-power P]
  *                           [--audit-links 5]
  *                           [--powers 14,16] [--terms K]
  *                           [--receipt-circuit rs18 | --receipt-power P] [--receipt-skip-snarkjs]
@@ -61,6 +64,7 @@ import {
   writeTurnFigures,
 } from './contributor-turn.ts';
 import { printReceiptBench, runReceiptBench } from './receipt.ts';
+import { runHostileUploadsBench } from './hostile-uploads.ts';
 
 const BENCHES = [
   'verify',
@@ -74,6 +78,7 @@ const BENCHES = [
   'receipt',
   'transfer-garbage',
   'deployment',
+  'hostile',
 ] as const;
 const { values } = parseArgs({
   options: {
@@ -102,6 +107,8 @@ const { values } = parseArgs({
     'receipt-circuit': { type: 'string', default: 'rs18' },
     'receipt-power': { type: 'string' },
     'receipt-skip-snarkjs': { type: 'boolean', default: false },
+    'hostile-circuit': { type: 'string', default: 'rs18' },
+    'hostile-power': { type: 'string' },
   },
 });
 const selected = new Set(values.only.split(',').map((s) => s.trim()));
@@ -218,5 +225,8 @@ if (selected.has('transfer-garbage')) {
   const script = path.join(REPO_ROOT, 'bench', 'transfer-garbage.ts');
   const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`bench/transfer-garbage.ts exited with ${run.status}`);
+}
+if (selected.has('hostile')) {
+  await runHostileUploadsBench(values['hostile-power'] ? Number(values['hostile-power']) : values['hostile-circuit']);
 }
 await releaseBn128();

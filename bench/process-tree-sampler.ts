@@ -282,3 +282,8 @@ export class MachineCpuSampler {
     return coresBusyOver(this.samples, from, to);
   }
 }
+
+/** CPU seconds (user + system, every thread) spent so far by the live processes of the tree under `root`. */
+export function treeCpuSeconds(root: number): number {
+  return processTree(root).reduce((sum, stat) => sum + stat.cpuTicks, 0) / CLOCK_TICKS;
+}

@@ -240,6 +240,11 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     next: 'Wait for its verdict; this page shows it.',
     nextInTerminal: 'Wait for its verdict; this command shows it.',
   },
+  'upload.complete': {
+    what: 'Your upload for this circuit already has all its bytes and is being handed in.',
+    next: 'Wait for its verdict; this page shows it.',
+    nextInTerminal: 'Wait for its verdict; this command shows it.',
+  },
   'upload.disk_full': { what: 'The coordinator is short of disk space and takes no uploads for now.', next: OPERATOR },
   'upload.failed': { what: 'The coordinator could not store your upload.', next: OPERATOR },
   'contribution.not_next': {

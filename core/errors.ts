@@ -178,6 +178,8 @@ const ERROR_CODES = {
   'upload.too_small': PLAIN,
   'upload.length_required': PLAIN,
   'upload.submitting': PLAIN,
+  /** A PATCH or DELETE to an upload whose last byte arrived: it is being handed in, or was. */
+  'upload.complete': PLAIN,
   'upload.disk_full': PLAIN,
   'upload.failed': PLAIN,
   'verification.unavailable': PLAIN,

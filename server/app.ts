@@ -87,6 +87,7 @@ export function createApp(deps: AppDeps): express.Express {
       ceremonyState: () => deps.service.ceremonyState(),
       diskSpace: () => deps.uploads.diskSpace(),
       log: deps.log,
+      downloadBudget: deps.rateLimits?.downloads,
     }),
   );
   if (deps.metrics) app.use(createMetricsRouter({ metrics: deps.metrics.collector, token: deps.metrics.token }));

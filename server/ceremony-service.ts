@@ -74,6 +74,12 @@ export interface SubmittedUpload {
   fileHash?: string;
   /** Its sections' hashes, taken with `fileHash` (the transcript records both). */
   sectionHashes?: SectionHashes;
+  /**
+   * The verdict already found as the upload arrived (a streamed delta's point off the curve, or a
+   * point at infinity out of place: checks of the points alone, the verifier's own): recorded as
+   * the verifier's refusal would be, without a second pass over L and H.
+   */
+  refusal?: { code: ErrorCode; message: string };
 }
 
 export class CeremonyService {
@@ -164,6 +170,14 @@ export class CeremonyService {
       lobby.markSubmitted(upload.principal.id, upload.circuit, created.id);
       return created;
     })();
+    if (upload.refusal) {
+      this.deps.log.info('contribution uploaded, refused as it arrived', {
+        contributionId: row.id,
+        circuit: row.circuit,
+      });
+      await this.applyOutcome({ contributionId: row.id, status: 'invalid', ...upload.refusal });
+      return row;
+    }
     // Unchanged across the hashing: the commit need not hash it again (lost on a restart: then it does).
     if (sameFileIdentity(identity, hashedAs)) this.hashedAs.set(row.id, { identity: hashedAs, sectionHashes });
     this.deps.log.info('contribution uploaded, verifying', {

@@ -20,6 +20,7 @@ export function serveCommand(): Command {
         'verifier process runs it), PUBLIC_URL, DATABASE_FILE,\n' +
         'TURN_TIMEOUT_MS, HEARTBEAT_EXTENSION_MS, MAX_TURN_MS, COOLDOWN_MS, GITHUB_CLIENT_ID/SECRET, GITHUB_MIN_*,\n' +
         'UPLOAD_DISK_MARGIN_BYTES (free disk kept beyond the largest upload, default 1 GiB),\n' +
+        'DOWNLOAD_BUDGET_BYTES, DOWNLOAD_BUDGET_WINDOW_MS (file bytes per client address per window, 64 GiB a day),\n' +
         'COORDINATOR_GITHUB_IDS, COORDINATOR_TOKEN, SEMAPHORE_GROUP_MEMBERS, ' +
         'DEMO_SIGN_IN, SECURE_COOKIES, METRICS_TOKEN (GET /metrics beyond loopback).\n' +
         'Limits (docs/security.md): RATE_LIMIT_WINDOW_MS, RATE_LIMIT_SIGN_IN, ' +

@@ -29,6 +29,8 @@ export interface SignedIn {
 }
 
 const SESSION_COOKIE = 'ceremony_session';
+/** Redirects followed on the coordinator's own origin (a moving URL to its version is one). */
+const MAX_REDIRECTS = 3;
 /** Every JSON request is bounded by default; downloads and uploads have their own pace. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -95,14 +97,31 @@ export class CoordinatorClient {
     const timeout = timeoutMs === Infinity ? undefined : AbortSignal.timeout(timeoutMs);
     const signal = timeout && init.signal ? AbortSignal.any([timeout, init.signal]) : (timeout ?? init.signal);
     let response: Response;
+    let url = `${this.baseUrl}${route}`;
     try {
-      response = await fetch(`${this.baseUrl}${route}`, {
-        method,
-        headers,
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-        signal,
-        redirect: 'manual',
-      });
+      // Redirects are followed by hand, on this coordinator only (a moving URL such as the head's
+      // inputs answers with the URL of its version): fetch's own would drop nothing, but would
+      // follow one to anywhere, and a sign-in's answer must keep its cookie.
+      for (let hops = 0; ; hops++) {
+        response = await fetch(url, {
+          method,
+          headers,
+          body: init.body === undefined ? undefined : JSON.stringify(init.body),
+          signal,
+          redirect: 'manual',
+        });
+        const location = response.headers.get('location');
+        const next = location ? new URL(location, url) : undefined;
+        const follow =
+          (method === 'GET' || method === 'HEAD') &&
+          [301, 302, 303, 307, 308].includes(response.status) &&
+          next?.origin === new URL(this.baseUrl).origin &&
+          hops < MAX_REDIRECTS;
+        if (!follow) break;
+        this.keepSession(response);
+        await response.body?.cancel();
+        url = next.href;
+      }
     } catch (error) {
       if (init.signal?.aborted) throw error;
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;

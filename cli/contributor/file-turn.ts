@@ -1,10 +1,11 @@
 /**
  * A terminal contributor's turn, in one of two transfers:
  *  - `delta` (where the coordinator takes them, docs/contribution-delta.md), streamed: the head's
- *    inputs (GET /api/circuits/:name/contribution-inputs: the sections a contribution reads, L and H
- *    last) are read as they arrive; the record is made in memory from the small sections
+ *    inputs (GET /api/circuits/:name/contribution-inputs, redirected to the head's own
+ *    `…/contribution-inputs/N`: the sections a contribution reads, L and H last) are read as they
+ *    arrive; the record is made in memory from the small sections
  *    (contributionRecord), L and H are scaled slice by slice on the kernel's threads while they
- *    download, and the delta is uploaded by tus as it is made (metadata `format: zkey-delta-v1`,
+ *    download, and the delta is uploaded by tus as it is made (metadata `format: zkey-delta-v2`,
  *    `head: N`; core/delta/streamed-delta.ts). Nothing touches the disk, and memory stays a few MiB
  *    beyond the code whatever the key's size. At 2^18 that is about a fifth of the key each way;
  *  - `whole-key` (any coordinator without deltas): the whole head downloaded to a private folder

@@ -11,6 +11,7 @@ import { CoordinatorError } from '../errors.ts';
 import { commitFile, tempPathFor } from '../fs/atomic-write.ts';
 import { readExactly } from '../binfile/read-exactly.ts';
 import { readSectionTable, SectionTableError, type SectionTable } from '../binfile/section-table.ts';
+import { deltaSectionOrder, type DeltaFormat } from './delta-format.ts';
 
 const MAGIC = 'zkey';
 /** The sections a contribution never changes, left out of a skeleton. */
@@ -134,6 +135,37 @@ function malformed(rule: string): CoordinatorError {
   return new CoordinatorError('delta.malformed', `The contribution delta breaks a rule: ${rule}.`, { rule });
 }
 
+/**
+ * Refuses a delta's section 10 unless it is the head's with exactly one contribution more: the same
+ * 64-byte circuit hash, a count of one more than the head's, the head's records unchanged, then
+ * the new record. A count of the head's or fewer is a delta made on an earlier head
+ * (`delta.stale_head`); anything else is `delta.malformed`. Pure: both sections are in memory
+ * (kilobytes: the history of a few hundred contributions).
+ */
+export function checkDeltaHistory(head10: Uint8Array, delta10: Uint8Array): void {
+  if (head10.length < MPC_COUNT_OFFSET + 4 || delta10.length < MPC_COUNT_OFFSET + 4)
+    throw malformed('section 10 is too short');
+  const headCount = Buffer.from(head10.buffer, head10.byteOffset, head10.length).readUInt32LE(MPC_COUNT_OFFSET);
+  const count = Buffer.from(delta10.buffer, delta10.byteOffset, delta10.length).readUInt32LE(MPC_COUNT_OFFSET);
+  if (count === 0) throw malformed('section 10 adds no contribution');
+  if (count <= headCount) {
+    // Made on an earlier head (a skeleton downloaded before someone else's contribution landed):
+    // not damage but a race, which the contributor fixes by contributing again on the new head.
+    throw new CoordinatorError(
+      'delta.stale_head',
+      `The contribution delta was made on contribution ${count - 1}, but the head is now contribution ` +
+        `${headCount}; download the head's inputs again and contribute on them.`,
+      { madeOn: count - 1, head: headCount },
+    );
+  }
+  if (count !== headCount + 1) throw malformed('section 10 must count exactly one more contribution');
+  if (delta10.length <= head10.length) throw malformed('section 10 adds no contribution');
+  const same = (from: number, to: number): boolean =>
+    Buffer.compare(head10.subarray(from, to), delta10.subarray(from, to)) === 0;
+  if (!same(0, MPC_COUNT_OFFSET) || !same(MPC_COUNT_OFFSET + 4, head10.length))
+    throw malformed('section 10 changes the head’s history');
+}
+
 async function sameBytes(a: FileHandle, aAt: number, b: FileHandle, bAt: number, size: number): Promise<boolean> {
   for (let done = 0; done < size; done += CHUNK) {
     const length = Math.min(CHUNK, size - done);
@@ -143,15 +175,24 @@ async function sameBytes(a: FileHandle, aAt: number, b: FileHandle, bAt: number,
   return true;
 }
 
-/** Refuses a skeleton that is not a contribution's skeleton on top of the head's (`delta.malformed`). */
-async function checkDelta(head: FileHandle, headTable: SectionTable, delta: FileHandle, table: SectionTable) {
+/**
+ * Refuses a skeleton that is not a contribution's skeleton on top of the head's (`delta.malformed`,
+ * `delta.stale_head`), its sections in the order of its format (delta-format.ts).
+ */
+async function checkDelta(
+  head: FileHandle,
+  headTable: SectionTable,
+  delta: FileHandle,
+  table: SectionTable,
+  format: DeltaFormat,
+): Promise<void> {
   // snarkjs writes a contribution's sections in ascending order whatever the order of its input
   // (the first key of a chain lists 4 before 3), so the head's order is not the rule: its ids are.
-  const headIds = [...headTable.sections.keys()].sort((a, b) => a - b);
+  const expected = deltaSectionOrder(format, headTable.sections.keys());
   const ids = [...table.sections.keys()];
   if (table.version !== headTable.version) throw malformed('the file version differs from the head’s');
-  if (ids.length !== headIds.length || ids.some((id, i) => id !== headIds[i])) {
-    throw malformed('its sections are not the head’s, in ascending order');
+  if (ids.length !== expected.length || ids.some((id, i) => id !== expected[i])) {
+    throw malformed(`its sections are not the head’s, in the order of ${format}`);
   }
   for (const id of FIXED_SECTIONS) {
     if (table.sections.get(id)!.size !== 0) throw malformed(`section ${id} must be empty`);
@@ -168,30 +209,13 @@ async function checkDelta(head: FileHandle, headTable: SectionTable, delta: File
   }
   const h10 = headTable.sections.get(10)!;
   const d10 = table.sections.get(10)!;
-  if (h10.size < MPC_COUNT_OFFSET + 4 || d10.size < MPC_COUNT_OFFSET + 4) throw malformed('section 10 is too short');
-  const countAt = MPC_COUNT_OFFSET;
-  const headCount = (await readExactly(head, h10.offset + countAt, 4)).readUInt32LE(0);
-  const count = (await readExactly(delta, d10.offset + countAt, 4)).readUInt32LE(0);
-  if (count === 0) throw malformed('section 10 adds no contribution');
-  if (count <= headCount) {
-    // Made on an earlier head (a skeleton downloaded before someone else's contribution landed):
-    // not damage but a race, which the contributor fixes by contributing again on the new head.
-    throw new CoordinatorError(
-      'delta.stale_head',
-      `The contribution delta was made on contribution ${count - 1}, but the head is now contribution ` +
-        `${headCount}; download the head's inputs again and contribute on them.`,
-      { madeOn: count - 1, head: headCount },
-    );
-  }
-  if (count !== headCount + 1) throw malformed('section 10 must count exactly one more contribution');
-  if (d10.size <= h10.size) throw malformed('section 10 adds no contribution');
-  const rest = h10.size - countAt - 4;
-  if (
-    !(await sameBytes(head, h10.offset, delta, d10.offset, countAt)) ||
-    !(await sameBytes(head, h10.offset + countAt + 4, delta, d10.offset + countAt + 4, rest))
-  ) {
-    throw malformed('section 10 changes the head’s history');
-  }
+  // Bounded: with every other section at the head's size, section 10 is what is left of an upload
+  // no longer than the head's skeleton plus a record.
+  const [head10, delta10] = await Promise.all([
+    readExactly(head, h10.offset, h10.size),
+    readExactly(delta, d10.offset, d10.size),
+  ]);
+  checkDeltaHistory(head10, delta10);
 }
 
 interface CheckedDelta {
@@ -205,6 +229,7 @@ interface CheckedDelta {
 async function withCheckedDelta<T>(
   headPath: string,
   deltaPath: string,
+  format: DeltaFormat,
   work: (files: CheckedDelta) => Promise<T>,
 ): Promise<T> {
   const head = await open(headPath, 'r');
@@ -213,7 +238,7 @@ async function withCheckedDelta<T>(
     try {
       const headTable = await tableOf(head, 'the head');
       const table = await tableOf(delta, 'the contribution delta');
-      await checkDelta(head, headTable, delta, table);
+      await checkDelta(head, headTable, delta, table, format);
       return await work({ head, headTable, delta, table });
     } finally {
       await delta.close();
@@ -225,22 +250,44 @@ async function withCheckedDelta<T>(
 
 /**
  * Refuses the skeleton at `deltaPath` unless it is a contribution's skeleton on top of the head at
- * `headPath` (`delta.malformed`, `delta.stale_head`): the checks spliceSkeleton makes first.
+ * `headPath` in the order of `format` (`delta.malformed`, `delta.stale_head`): the checks
+ * spliceSkeleton makes first. Resolves with the delta's sections 2 (header, δ) and 10 (history),
+ * what the check of its new record (check-delta-record.ts) reads.
  */
-export async function checkSkeletonAgainstHead(headPath: string, deltaPath: string): Promise<void> {
-  await withCheckedDelta(headPath, deltaPath, async () => undefined);
+export async function checkSkeletonAgainstHead(
+  headPath: string,
+  deltaPath: string,
+  format: DeltaFormat,
+): Promise<{ header: Buffer; mpc: Buffer }> {
+  return withCheckedDelta(headPath, deltaPath, format, async ({ delta, table }) => {
+    const [header, mpc] = [table.sections.get(2)!, table.sections.get(10)!];
+    return {
+      header: await readExactly(delta, header.offset, header.size),
+      mpc: await readExactly(delta, mpc.offset, mpc.size),
+    };
+  });
 }
 
 /**
  * Checks the skeleton at `deltaPath` against the head at `headPath` and writes the full key (the
- * skeleton with sections 3 to 7 taken from the head) to `outPath`, crash-safely.
+ * skeleton with sections 3 to 7 taken from the head) to `outPath`, crash-safely, its sections in
+ * ascending order as snarkjs writes a contribution, whatever the delta's order.
  */
-export async function spliceSkeleton(headPath: string, deltaPath: string, outPath: string): Promise<void> {
-  await withCheckedDelta(headPath, deltaPath, ({ head, headTable, delta, table }) =>
-    writeSections(outPath, table, [...table.sections.keys()], (id) =>
-      FIXED_SECTIONS.has(id)
-        ? { handle: head, ...headTable.sections.get(id)! }
-        : { handle: delta, ...table.sections.get(id)! },
+export async function spliceSkeleton(
+  headPath: string,
+  deltaPath: string,
+  outPath: string,
+  format: DeltaFormat,
+): Promise<void> {
+  await withCheckedDelta(headPath, deltaPath, format, ({ head, headTable, delta, table }) =>
+    writeSections(
+      outPath,
+      table,
+      [...table.sections.keys()].sort((a, b) => a - b),
+      (id) =>
+        FIXED_SECTIONS.has(id)
+          ? { handle: head, ...headTable.sections.get(id)! }
+          : { handle: delta, ...table.sections.get(id)! },
     ),
   );
 }

@@ -19,6 +19,7 @@
  * until the turn ends.
  */
 import type { ScaleChain } from '../kernel/g1-scale-chain.ts';
+import { DELTA_FORMAT, deltaSectionOrder } from './delta-format.ts';
 import type { ExactReader } from './exact-reader.ts';
 import { StreamedUploadSource, type PieceSource } from './streamed-upload-source.ts';
 
@@ -75,7 +76,7 @@ interface InputSections {
   version: number;
   /** The sections read whole, by id (3 to 7 empty). */
   small: Map<number, Uint8Array>;
-  /** Every id of the key, ascending: the delta's order. */
+  /** Every id of the key, ascending (the delta lists them in its format's order). */
   ids: number[];
   /** Sizes of L and H, from the header. */
   streamedSizes: Map<number, number>;
@@ -189,8 +190,9 @@ function sectionsOf(file: Uint8Array): Map<number, Uint8Array> {
 type Piece = Uint8Array | { scaling: Promise<Uint8Array> };
 
 /**
- * The delta, ascending ids (docs/contribution-delta.md): the new header and history, the head's
- * other small sections, and L and H scaled slice by slice as the download delivers them.
+ * The delta in `zkey-delta-v2`'s order (docs/contribution-delta.md): the small sections in ascending
+ * ids (the new header and history among them, so the coordinator checks the record before any
+ * point), then L and H scaled slice by slice as the download delivers them.
  */
 async function* deltaPieces(
   inputs: InputSections,
@@ -200,7 +202,7 @@ async function* deltaPieces(
   buffers: SliceBuffers,
 ): AsyncGenerator<Piece> {
   yield fileHeadOf(inputs.version, inputs.ids.length);
-  for (const id of inputs.ids) {
+  for (const id of deltaSectionOrder(DELTA_FORMAT, inputs.ids)) {
     if (!STREAMED_SECTIONS.includes(id)) {
       const data = id === 2 || id === 10 ? made.get(id)! : inputs.small.get(id)!;
       yield concat([sectionHead(id, data.byteLength), data]);

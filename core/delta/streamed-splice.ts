@@ -12,20 +12,26 @@
  * replaces the last); this way each copy costs the uploader L first, and H (longer than L in every
  * key) still arrives while the copy runs.
  *
- * The points of L and H are handed to a sink in chunks as they pass, for the link check's sums.
+ * The delta is a `zkey-delta-v2` (delta-format.ts): its new record (section 10) arrives before L
+ * and H. The record is held in memory (the key lists it last) and handed to `checkRecord` once it
+ * is in, which the splice awaits before it takes a byte of L: a delta whose record is refused
+ * costs no point summed and no head section copied. The points of L and H are then handed to a
+ * sink in chunks as they pass, for the link check's sums.
  *
- * Only a delta laid out as the head implies (the head's section ids in ascending order, the fixed
- * sections empty, δ, L and H at the head's sizes) is spliced here; anything else is
- * `NotStreamable`, and the caller splices the finished upload whole with spliceSkeleton, whose
- * checks then refuse it with their codes. The byte rules on sections 1 and 10 are checked on the
- * finished delta by checkSkeletonAgainstHead either way, so both paths take and refuse alike, and
- * write the same bytes (the output is writeSections's, section for section).
+ * Only a delta laid out as the head implies (the head's section ids in v2's order, the fixed
+ * sections empty, δ, L and H at the head's sizes, a history longer than the head's by at most a
+ * record) is spliced here; anything else is `NotStreamable`, and the caller checks the finished
+ * upload whole and splices it with spliceSkeleton, whose checks refuse it with their codes. The
+ * byte rules on sections 1 and 10 are checked on the finished delta by checkSkeletonAgainstHead
+ * either way, so both paths take and refuse alike, and write the same bytes (the output is
+ * writeSections's, section for section, in ascending order).
  */
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { ZkeyHasher, type SectionHashes } from '../zkey/zkey-hashes.ts';
 import { readExactlyInto } from '../binfile/read-exactly.ts';
 import { readSectionTable, type SectionTable } from '../binfile/section-table.ts';
 import { fileHead, FIXED_SECTIONS, sectionHead, STREAMED_SECTIONS } from './skeleton-zkey.ts';
+import { DELTA_FORMAT, deltaSectionOrder } from './delta-format.ts';
 
 /** The delta is not laid out as the head implies: splice it whole once it is in. */
 export class NotStreamable extends Error {
@@ -38,11 +44,18 @@ export class NotStreamable extends Error {
 /** Receives the points of L (8) and H (9) in order, `first` the index of the chunk's first point. */
 export type PointSink = (section: number, first: number, points: Uint8Array) => void;
 
+/** Checks the delta's header (section 2) and history (section 10) before any point; throws its refusal. */
+export type RecordCheck = (header: Uint8Array, history: Uint8Array) => Promise<void>;
+
+/** A history longer than the head's by more than this is not one record (a name is at most a few hundred bytes). */
+const MAX_RECORD_BYTES = 64 * 1024;
+
 /** Points handed to the sink at once: 2 MiB, one upload chunk of the streaming clients. */
 const SPLICE_POINT_CHUNK = 1 << 15;
 const G1_BYTES = 64;
 const HEADER_BYTES = 12;
 const COPY_BYTES = 4 << 20;
+const HEADER_SECTION = 2;
 const SECTION_10 = 10;
 const H_SECTION = 9;
 const ZKEY_MAGIC = 'zkey';
@@ -63,7 +76,12 @@ export class StreamedSplice {
   /** The key's hash and its sections' (the transcript records both), taken as the key is written. */
   private readonly hash = new ZkeyHasher();
   private sections: SectionHashes | undefined;
+  /** The delta's section ids, in the order they arrive (v2: L and H last). */
   private readonly ids: number[];
+  /** The delta's section 2, kept for the record check (a few hundred bytes). */
+  private deltaHeader: Uint8Array | undefined;
+  /** The delta's section 10 and how much of it is in: written after H, where the key has it. */
+  private record: { bytes: Uint8Array; filled: number } | undefined;
   /** Where the next byte of the key goes. */
   private position = 0;
   /** The key's bytes hashed so far: all of them before this point. */
@@ -80,17 +98,26 @@ export class StreamedSplice {
     private readonly out: FileHandle,
     readonly outPath: string,
     private readonly sink: PointSink,
+    private readonly checkRecord: RecordCheck | undefined,
   ) {
-    this.ids = [...headTable.sections.keys()].sort((a, b) => a - b);
+    this.ids = deltaSectionOrder(DELTA_FORMAT, headTable.sections.keys());
   }
 
-  /** Starts a splice onto the (verified) head at `headPath`, writing the key to `outPath`. */
-  static async open(headPath: string, outPath: string, sink: PointSink): Promise<StreamedSplice> {
+  /**
+   * Starts a splice onto the (verified) head at `headPath`, writing the key to `outPath`; the
+   * record is handed to `checkRecord` before any point is taken.
+   */
+  static async open(
+    headPath: string,
+    outPath: string,
+    sink: PointSink,
+    checkRecord?: RecordCheck,
+  ): Promise<StreamedSplice> {
     const head = await open(headPath, 'r');
     try {
       const table = await readSectionTable(head, (await head.stat()).size, ZKEY_MAGIC);
       const out = await open(outPath, 'wx+', 0o644);
-      return new StreamedSplice(head, table, out, outPath, sink);
+      return new StreamedSplice(head, table, out, outPath, sink, checkRecord);
     } catch (error) {
       await head.close();
       throw error;
@@ -118,11 +145,13 @@ export class StreamedSplice {
       }
       const take = Math.min(parse.left, bytes.length - at);
       const piece = bytes.subarray(at, at + take);
-      await this.write(piece);
+      if (parse.id === SECTION_10) this.keepRecord(piece);
+      else await this.write(piece);
+      if (parse.id === HEADER_SECTION) this.deltaHeader = concatBytes(this.deltaHeader, piece);
       if (STREAMED_SECTIONS.includes(parse.id)) this.points(parse, piece);
       parse.left -= take;
       at += take;
-      if (parse.left === 0) this.nextSection(parse.sectionIndex);
+      if (parse.left === 0) await this.sectionEnded(parse.id, parse.sectionIndex);
     }
   }
 
@@ -178,12 +207,36 @@ export class StreamedSplice {
       this.nextSection(sectionIndex);
       return;
     }
-    if (id === SECTION_10 ? size <= headSection.size : size !== headSection.size)
+    if (
+      id === SECTION_10
+        ? size <= headSection.size || size > headSection.size + MAX_RECORD_BYTES
+        : size !== headSection.size
+    )
       throw new NotStreamable(`section ${id} is not of the size the head implies`);
     if (id === H_SECTION) await this.copyFixedSections();
-    await this.write(bytes);
+    // The key lists the history after H: it is written there (sectionEnded), its bytes kept till then.
+    if (id === SECTION_10) this.record = { bytes: new Uint8Array(size), filled: 0 };
+    else await this.write(bytes);
     this.parse = { at: 'body', id, left: size, sectionIndex, point: 0 };
-    if (size === 0) this.nextSection(sectionIndex);
+    if (size === 0) await this.sectionEnded(id, sectionIndex);
+  }
+
+  private keepRecord(piece: Uint8Array): void {
+    const record = this.record!;
+    record.bytes.set(piece, record.filled);
+    record.filled += piece.length;
+  }
+
+  /** A section's last byte is in: the record is checked before L; after H, the record is written. */
+  private async sectionEnded(id: number, sectionIndex: number): Promise<void> {
+    if (id === SECTION_10) await this.checkRecord?.(this.deltaHeader ?? new Uint8Array(0), this.record!.bytes);
+    if (id === H_SECTION) {
+      const record = this.record;
+      if (!record) throw new NotStreamable('its history does not come before L and H');
+      await this.write(sectionHead(SECTION_10, record.bytes.length));
+      await this.write(record.bytes);
+    }
+    this.nextSection(sectionIndex);
   }
 
   private nextSection(sectionIndex: number): void {
@@ -250,9 +303,18 @@ export class StreamedSplice {
   }
 
   private async writeAt(bytes: Uint8Array, position: number): Promise<void> {
+    if (bytes.length === 0) return;
     for (let done = 0; done < bytes.length;) {
       const { bytesWritten } = await this.out.write(bytes, done, bytes.length - done, position + done);
       done += bytesWritten;
     }
   }
+}
+
+function concatBytes(before: Uint8Array | undefined, piece: Uint8Array): Uint8Array {
+  if (!before) return new Uint8Array(piece);
+  const out = new Uint8Array(before.length + piece.length);
+  out.set(before);
+  out.set(piece, before.length);
+  return out;
 }

@@ -72,7 +72,8 @@ async function sameSectionBytes(a: ZkeyInfo, b: ZkeyInfo, id: number): Promise<b
 
 const SECTION_NAMES: Record<number, string> = { 3: 'IC', 4: 'coefficients', 5: 'A', 6: 'B1', 7: 'B2' };
 
-async function checkSameCircuit(head: ZkeyInfo, candidate: ZkeyInfo): Promise<void> {
+/** The candidate's circuit hash and header (all but δ) must be the head's. */
+function checkSameHeader(head: ZkeyInfo, candidate: Pick<ZkeyInfo, 'header' | 'mpc'>): void {
   const h = head.header;
   const c = candidate.header;
   if (
@@ -91,6 +92,9 @@ async function checkSameCircuit(head: ZkeyInfo, candidate: ZkeyInfo): Promise<vo
   if (!h.fixedPart.equals(c.fixedPart)) {
     refuse('contribution.header_mismatch', 'the key header (alpha, beta or gamma) differs from the chain head');
   }
+}
+
+async function checkSameFixedSections(head: ZkeyInfo, candidate: ZkeyInfo): Promise<void> {
   for (const id of FIXED_SECTIONS) {
     if (!(await sameSectionBytes(head, candidate, id))) {
       refuse(
@@ -102,7 +106,7 @@ async function checkSameCircuit(head: ZkeyInfo, candidate: ZkeyInfo): Promise<vo
 }
 
 /** Finds the one new record, or says precisely how the history fails to extend the head's. */
-function newRecordOnHead(head: ZkeyInfo, candidate: ZkeyInfo): ContributionRecord {
+function newRecordOnHead(head: ZkeyInfo, candidate: Pick<ZkeyInfo, 'mpc'>): ContributionRecord {
   const headRecords = head.mpc.contributions;
   const records = candidate.mpc.contributions;
   const sharedPrefix = (length: number): boolean => {
@@ -162,17 +166,12 @@ function checkExpectedKind(record: ContributionRecord, expect: LinkExpectation):
   }
 }
 
-/**
- * Checks everything about `candidate` as the next link on the verified `head` that needs no
- * cryptography, and returns the one new contribution record. Throws a CoordinatorError with the
- * code of the first failure.
- */
-export async function checkLinkStructure(
+/** The one new record, of the expected kind, whose δ differs from the head's and is the header's. */
+function checkRecordOnHead(
   head: ZkeyInfo,
-  candidate: ZkeyInfo,
+  candidate: Pick<ZkeyInfo, 'header' | 'mpc'>,
   expect: LinkExpectation,
-): Promise<ContributionRecord> {
-  await checkSameCircuit(head, candidate);
+): ContributionRecord {
   const record = newRecordOnHead(head, candidate);
   checkExpectedKind(record, expect);
 
@@ -185,6 +184,36 @@ export async function checkLinkStructure(
   if (!record.deltaAfter.equals(candidate.header.delta1)) {
     refuse('contribution.delta_mismatch', "the key's delta is not the delta its new contribution produced");
   }
+  return record;
+}
+
+/**
+ * The part of checkLinkStructure that needs only the candidate's header and history (sections 2
+ * and 10): what a contribution delta is checked for as soon as its record has arrived, before any
+ * of its points (server/files/delta-intake.ts). Returns the new record.
+ */
+export function checkNewRecord(
+  head: ZkeyInfo,
+  candidate: Pick<ZkeyInfo, 'header' | 'mpc'>,
+  expect: LinkExpectation,
+): ContributionRecord {
+  checkSameHeader(head, candidate);
+  return checkRecordOnHead(head, candidate, expect);
+}
+
+/**
+ * Checks everything about `candidate` as the next link on the verified `head` that needs no
+ * cryptography, and returns the one new contribution record. Throws a CoordinatorError with the
+ * code of the first failure.
+ */
+export async function checkLinkStructure(
+  head: ZkeyInfo,
+  candidate: ZkeyInfo,
+  expect: LinkExpectation,
+): Promise<ContributionRecord> {
+  checkSameHeader(head, candidate);
+  await checkSameFixedSections(head, candidate);
+  const record = checkRecordOnHead(head, candidate, expect);
   for (const id of [SECTION.l, SECTION.h]) {
     if (candidate.sections.get(id)?.size !== head.sections.get(id)?.size) {
       refuse('zkey.malformed', `section ${id} has a different size from the chain head`);

@@ -10,11 +10,16 @@
  * here chunk by chunk: the head's positions are read from the head itself (a verified file), and a
  * chunk is only summed once its own positions are found equal to the head's in its range.
  *
- * Anything unexpected (a point off the curve, another pattern, the kernel unable to run) stops
- * the sums and yields nothing: the verifier then reads and checks L and H itself and gives the
- * verdict with its code. These sums can only save the verifier work, never decide a verdict.
+ * A point off the curve or points at infinity elsewhere than the head's stop the sums with the
+ * refusal the verifier would give (`refusal`: contribution.point_not_on_curve,
+ * contribution.identity_pattern_changed), so the coordinator refuses the delta before handing it
+ * in rather than have the verifier read and sum L and H a second time to find the same point. Both
+ * checks depend on the points alone, never on the scalars. Anything else (the kernel unable to
+ * run) stops the sums and yields nothing: the verifier then reads and checks L and H itself.
+ * These sums never accept anything: the verifier decides every candidate handed in.
  */
 import { open, stat } from 'node:fs/promises';
+import { CoordinatorError } from '../errors.ts';
 import { readExactlyInto } from '../binfile/read-exactly.ts';
 import { readSectionTable } from '../binfile/section-table.ts';
 import { g1CheckedPartialSums } from '../kernel/multi-exp.ts';
@@ -113,6 +118,8 @@ export class StreamedCandidateSums {
   private wakeFeeder: (() => void) | undefined;
   /** Why the sums stopped, once they have (the coordinator logs it). */
   stopped: string | undefined;
+  /** The refusal the candidate earned, when the sums stopped on a point the verifier would refuse. */
+  refusal: CoordinatorError | undefined;
 
   private constructor(
     private readonly key: Uint8Array,
@@ -166,6 +173,11 @@ export class StreamedCandidateSums {
     return { l: l.parts, h: h.parts, lIdentities: l.digest.digest(), hIdentities: h.digest.digest() };
   }
 
+  /** Drops what is queued and summed (the candidate was refused, replaced or given up). */
+  cancel(): void {
+    this.stop('cancelled');
+  }
+
   private stop(why: string): void {
     this.stopped ??= why;
     for (const state of this.sections.values()) state.parts = [];
@@ -175,13 +187,26 @@ export class StreamedCandidateSums {
     const state = this.sections.get(section);
     const n = points.length / G1_BYTES;
     if (!state || first !== state.summed || first + n > state.count) return this.stop('chunks out of order');
+    const name = section === L_SECTION ? 'L' : 'H';
     const found = identityIndices(points, first);
-    if (!sameList(found, inRange(state.headIdentities, first, first + n)))
+    if (!sameList(found, inRange(state.headIdentities, first, first + n))) {
+      this.refusal = new CoordinatorError(
+        'contribution.identity_pattern_changed',
+        `the ${name} section holds the point at infinity at other places than the chain head does; ` +
+          'a contribution scales every point and keeps them where they are',
+      );
       return this.stop('points at infinity elsewhere than in the head');
+    }
     state.digest.add(found);
     const scalars = challengeScalars(this.key, section, first, n, LINK_SCALAR_BYTES);
     const result = await g1CheckedPartialSums(points, scalars, LINK_SCALAR_BYTES);
-    if ('invalidPoint' in result) return this.stop('a point off the curve');
+    if ('invalidPoint' in result) {
+      this.refusal = new CoordinatorError(
+        'contribution.point_not_on_curve',
+        `point ${first + result.invalidPoint} of the ${name} section is not a point of the curve`,
+      );
+      return this.stop('a point off the curve');
+    }
     state.parts.push(...result.parts);
     state.summed += n;
   }

@@ -137,7 +137,11 @@ async function sameRatio(
   return curve.pairingEq(g1s, g2sx, curve.G1.neg(g1sx), g2s);
 }
 
-async function checkProofOfKnowledge(curve: Bn128Curve, prev: ZkeyInfo, record: ContributionRecord): Promise<void> {
+export async function checkProofOfKnowledge(
+  curve: Bn128Curve,
+  prev: ZkeyInfo,
+  record: ContributionRecord,
+): Promise<void> {
   const pok = (why: string): never =>
     refuse(
       'contribution.invalid_proof_of_knowledge',
@@ -177,7 +181,7 @@ async function checkProofOfKnowledge(curve: Bn128Curve, prev: ZkeyInfo, record: 
   }
 }
 
-async function checkDelta2(curve: Bn128Curve, next: ZkeyInfo): Promise<Uint8Array> {
+export async function checkDelta2(curve: Bn128Curve, next: Pick<ZkeyInfo, 'header'>): Promise<Uint8Array> {
   const delta2 = g2Point(curve, next.header.delta2, 'delta2 of the key');
   const delta1 = curve.G1.fromRprLEM(next.header.delta1, 0);
   if (!(await sameRatio(curve, curve.G1.g, delta1, curve.G2.g, delta2))) {

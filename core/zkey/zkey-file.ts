@@ -119,7 +119,8 @@ function section(sections: Map<number, SectionLocation>, id: number, label: stri
   return location;
 }
 
-function parseGrothHeader(bytes: Buffer, label: string): Groth16Header {
+/** Section 2 of a Groth16 key, parsed and checked (bn128, sizes); `label` names the file in refusals. */
+export function parseGrothHeader(bytes: Buffer, label: string): Groth16Header {
   let p = 0;
   const u32 = (): number => {
     const v = bytes.readUInt32LE(p);
@@ -173,7 +174,8 @@ function parseGrothHeader(bytes: Buffer, label: string): Groth16Header {
   return header;
 }
 
-function parseMpc(bytes: Buffer, label: string): MpcParams {
+/** Section 10 of a key (the contribution history), parsed record by record; `label` names the file in refusals. */
+export function parseMpc(bytes: Buffer, label: string): MpcParams {
   if (bytes.length < 68) throw malformed(label, 'MPC section is too short');
   const csHash = Buffer.from(bytes.subarray(0, 64));
   const count = bytes.readUInt32LE(64);

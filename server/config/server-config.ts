@@ -52,6 +52,18 @@ const serverSchema = z.object({
   RATE_LIMIT_DEVICE_POLL: count(RATE_LIMIT_DEFAULTS.devicePoll),
   RATE_LIMIT_UPLOAD_CREATION: count(RATE_LIMIT_DEFAULTS.uploadCreation),
   /**
+   * Bytes of files (keys, skeletons, final files, r1cs, ptau) one client address may download from the coordinator
+   * per DOWNLOAD_BUDGET_WINDOW_MS; beyond, 429 rate.limited. Default 64 GiB a day: more than a turn and an auditor's
+   * fetch of everything of the service's ceremony (docs/security.md).
+   */
+  DOWNLOAD_BUDGET_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(Number.MAX_SAFE_INTEGER)
+    .default(RATE_LIMIT_DEFAULTS.downloadBytes),
+  DOWNLOAD_BUDGET_WINDOW_MS: durationMs(RATE_LIMIT_DEFAULTS.downloadWindowMs),
+  /**
    * Reverse proxies in front of the coordinator whose X-Forwarded-For is trusted (rate limits key on the client
    * address). Default 0.
    */
@@ -136,6 +148,8 @@ export function loadServerConfig(
       challenge: e.RATE_LIMIT_CHALLENGE,
       devicePoll: e.RATE_LIMIT_DEVICE_POLL,
       uploadCreation: e.RATE_LIMIT_UPLOAD_CREATION,
+      downloadBytes: e.DOWNLOAD_BUDGET_BYTES,
+      downloadWindowMs: e.DOWNLOAD_BUDGET_WINDOW_MS,
     }),
     trustProxy: e.TRUST_PROXY,
     openOnStart: e.OPEN_ON_START,

@@ -1,55 +1,49 @@
 /**
  * Contribution uploads over the resumable tus protocol (@tus/server, FileStore), one endpoint per
- * circuit at /api/circuits/:name/contributions. Only the signed-in holder of the turn on that
- * circuit may create an upload, and only its owner may resume it (PATCH/HEAD) while the turn
- * lasts. The upload streams to a file in the data folder; nothing is held in memory. When the
- * last byte arrives the file is handed to the ceremony service, which hashes and verifies it.
+ * circuit at /api/circuits/:name/contributions: the tus wiring. Only the signed-in holder of the
+ * turn on that circuit may create an upload, and only its owner may resume it (PATCH/HEAD) while
+ * the turn lasts. The upload streams to a file in the data folder; nothing is held in memory. When
+ * the last byte arrives the file is handed to the ceremony service, which verifies it.
  *
- * An upload is the whole next key (metadata `format` absent or `zkey`), or its skeleton
- * (`format: zkey-delta-v1`, docs/contribution-delta.md): only the sections a contribution changes.
- * A skeleton is checked against the head and filled back into the full key (core/delta) when its
- * last byte arrives, before it is handed in; from there both are the same file, verified alike.
- * The filling, the key's hash and the link check's sums are made while the skeleton arrives
- * (delta-intake.ts), so little of that is left once its last byte is in.
+ * An upload is the whole next key (metadata `format` absent or `zkey`), or its skeleton (a
+ * contribution delta, `format: zkey-delta-v2` or `-v1`, docs/contribution-delta.md): only the
+ * sections a contribution changes. A delta is checked against the head (its record's proof of
+ * knowledge included) and filled back into the full key (core/delta) before it is handed in; from
+ * there both are the same file, verified alike. A v2 delta is checked, filled, hashed and summed
+ * while it arrives (delta-intake.ts), so little is left once its last byte is in.
  *
- * Limits, each refused at creation before a byte is stored:
- *  - size: a valid next link is the head plus exactly one MPC record, so an upload must be at
- *    least head + an empty record (upload.too_small: an empty upload would spend the turn on a
- *    certain refusal) and at most head + 64 KiB (upload.too_large); for a skeleton, the head's
- *    skeleton in place of the head; its length must be declared at creation
- *    (upload.length_required), else these could not be checked; an unknown format is refused
- *    (request.invalid), and so is a skeleton that does not say which head it was made on
- *    (metadata `head`); one made on an older head than the chain's is delta.stale_head;
+ * The rules a creation must meet are upload-creation-rules.ts's (each refused before a byte is
+ * stored); what this process knows of each upload (its intake, whether it is being finished) is
+ * upload-ledger.ts's; old files are upload-sweeper.ts's. Beyond those rules:
  *  - one upload in progress per circuit: a new creation by the turn holder replaces the earlier
  *    one (its writer is stopped, its file deleted). Replacing rather than refusing lets a
  *    contributor whose browser lost the upload's URL start over within the same turn, where a
  *    refusal would strand them until the old upload expired, i.e. past their turn. Creations on a
  *    circuit run one at a time, so two racing creations cannot both stay. An upload being handed
  *    in (its last byte arrived) is never replaced: the creation is refused (upload.submitting);
- *  - free space: the data folder's disk must keep room for the largest possible upload plus a
- *    margin (upload.disk_full, 507; the state is shown in /healthz).
- *
- * Nothing stays behind, and nothing accepted is lost: an upload that cannot finish any more
- * (older than the longest turn plus a sweep period, by the coordinator's clock) is deleted by a
- * periodic sweep, but a finished upload waiting for its verdict is never swept, however long the
- * verifier is away; a finished upload the service does not take is deleted at once, and so is an
- * upload whose creation failed (e.g. a creation-with-upload body larger than declared).
+ *  - only the request that stored an upload's last byte finishes it: any later PATCH or DELETE is
+ *    refused (upload.complete), decided under the upload's tus lock (FollowedFileStore), since tus
+ *    releases that lock before it calls onUploadFinish;
+ *  - a delta whose intake found its refusal (its record, a point) is refused at its next PATCH
+ *    and deleted, rather than taken in to its end.
+ * A finished upload the service does not take is deleted at once, and so is an upload whose
+ * creation failed (e.g. a creation-with-upload body larger than declared).
  */
 import path from 'node:path';
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import { MemoryLocker, Server as TusServer } from '@tus/server';
+import { MemoryLocker, Server as TusServer, type ServerOptions } from '@tus/server';
+import type { Upload } from '@tus/utils';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
-import { isTempPath } from '../../core/fs/atomic-write.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
-import { MIN_CONTRIBUTION_RECORD_BYTES } from '../../core/zkey/zkey-file.ts';
-import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
+import { DELTA_FORMAT, type DeltaFormat } from '../../core/delta/delta-format.ts';
 import { skeletonSize, spliceSkeleton } from '../../core/delta/skeleton-zkey.ts';
+import { checkDeltaUpload } from '../../core/delta/check-delta-record.ts';
 import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
 import { removeCandidateSums, writeCandidateSums } from '../../core/link-check/link-combination-cache.ts';
-import { DeltaIntake, FollowedFileStore, type TakenDelta } from './delta-intake.ts';
+import { DeltaIntake, FollowedFileStore, type RefusedPoints, type TakenDelta } from './delta-intake.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { CeremonyService, ServiceLog } from '../ceremony-service.ts';
@@ -57,15 +51,20 @@ import type { Clock } from '../clock.ts';
 import { checkDiskSpace, type DiskSpace } from './check-disk-space.ts';
 import { errorStatus } from '../http/error-status.ts';
 import type { SectionHashes } from '../../core/zkey/zkey-hashes.ts';
+import {
+  checkCreation,
+  completeRefusal,
+  declaredUpload,
+  deltaFormatOf,
+  largestUploadBytes,
+  requiredFreeBytes,
+  type InFlightWrite,
+} from './upload-creation-rules.ts';
+import { UploadLedger } from './upload-ledger.ts';
+import { UploadSweeper } from './upload-sweeper.ts';
 
-/** Room for the one new MPC record (≈ 450 bytes plus a name of up to 64) over the head's size. */
-const NEXT_LINK_SLACK_BYTES = 64 * 1024;
-/** How often unfinished uploads past their expiry are looked for. */
-const EXPIRY_SWEEP_MS = 60_000;
-
-function uploadsDir(config: CeremonyConfig): string {
-  return path.join(config.dataDir, 'uploads');
-}
+/** How often old uploads and orphaned temporary keys are looked for. */
+const SWEEP_PERIOD_MS = 60_000;
 
 export interface ContributionUploadsDeps {
   config: CeremonyConfig;
@@ -94,56 +93,17 @@ interface CircuitUploads {
   creations: Promise<void>;
 }
 
-/** The upload formats taken (tus metadata `format`); absent means the whole key. */
-const UPLOAD_FORMATS = ['zkey', DELTA_FORMAT] as const;
-type UploadFormat = (typeof UPLOAD_FORMATS)[number];
-
-/** A creation's Upload-Metadata (`key base64,key base64`), decoded. */
-function declaredMetadata(headers: Headers): Map<string, string> {
-  const metadata = new Map<string, string>();
-  for (const pair of (headers.get('upload-metadata') ?? '').split(',')) {
-    const [key, value] = pair.trim().split(' ');
-    if (key) metadata.set(key, Buffer.from(value ?? '', 'base64').toString('utf8'));
-  }
-  return metadata;
-}
-
-/** The declared `format` ('zkey' when absent); a delta also declares the head it was made on (`head`). */
-function declaredFormat(metadata: Map<string, string>): { format: UploadFormat; head?: number } {
-  const format = metadata.get('format') ?? 'zkey';
-  if (!(UPLOAD_FORMATS as readonly string[]).includes(format)) {
-    throw new CoordinatorError(
-      'request.invalid',
-      `unknown upload format "${format.slice(0, 40)}"; this coordinator takes ${UPLOAD_FORMATS.join(' or ')}`,
-    );
-  }
-  if (format !== DELTA_FORMAT) return { format: 'zkey' };
-  const head = metadata.get('head') ?? '';
-  if (!/^\d{1,6}$/.test(head)) {
-    throw new CoordinatorError(
-      'request.invalid',
-      `a ${DELTA_FORMAT} upload declares the index of the head it was made on (metadata "head", X-Chain-Head ` +
-        'of the inputs downloaded)',
-    );
-  }
-  return { format: DELTA_FORMAT, head: Number(head) };
-}
-
-/** What tus keeps next to each upload (`<id>.json`). */
-interface StoredUpload {
-  size?: number;
-  creation_date?: string;
-  metadata?: Record<string, string | null>;
-}
+/** The request object tus hands its hooks. */
+type TusRequest = Parameters<NonNullable<ServerOptions['onIncomingRequest']>>[0];
 
 function tusError(error: CoordinatorError): { status_code: number; body: string } {
   return { status_code: errorStatus(error.code), body: JSON.stringify(error.toJSON()) };
 }
 
 /** Runs `check`, turning a CoordinatorError into the error shape tus answers with. */
-function asTusError<T>(check: () => T): T {
+async function asTusError<T>(check: () => T | Promise<T>): Promise<T> {
   try {
-    return check();
+    return await check();
   } catch (error) {
     if (error instanceof CoordinatorError) throw tusError(error);
     throw error;
@@ -160,31 +120,34 @@ export class ContributionUploads {
   readonly expiryMs: number;
   /** Express handler for every upload route; the session middleware must run before it. */
   readonly handler: RequestHandler;
-  private readonly circuits = new Map<string, CircuitUploads>();
-  /** Uploads whose last byte arrived and that are being handed to the service (file paths). */
-  private readonly finishing = new Set<string>();
-  /** Deltas being taken in as they upload (delta-intake.ts), by upload file; undefined: not a delta. */
-  private readonly intakes = new Map<string, Promise<DeltaIntake | undefined>>();
-  private closed = false;
-  /** The upload each creation request made, so a creation that fails afterwards is removed. */
-  private readonly created = new WeakMap<object, { circuit: CircuitUploads; id: string }>();
-  private readonly timer: NodeJS.Timeout;
-  private sweeping: Promise<number> | undefined;
   /** Done once the temporary keys a stopped coordinator left are gone (started at construction). */
   readonly leftoversRemoved: Promise<void>;
+  private readonly circuits = new Map<string, CircuitUploads>();
+  private readonly ledger = new UploadLedger();
+  private readonly sweeper: UploadSweeper;
+  /** The upload each creation request made, so a creation that fails afterwards is removed. */
+  private readonly created = new WeakMap<object, { circuit: CircuitUploads; id: string }>();
+  private closed = false;
 
   constructor(private readonly deps: ContributionUploadsDeps) {
     // Margin over the longest turn, so an upload is never removed under a turn that is still running.
-    this.expiryMs = deps.lobby.longestTurnMs + EXPIRY_SWEEP_MS;
-    for (const { name } of deps.config.circuits) this.circuits.set(name, this.createCircuitUploads(name));
-    this.leftoversRemoved = this.removeLeftoverTemps().catch((error: unknown) =>
-      deps.log.warn('could not remove temporary keys left by a stop', { error: String(error) }),
-    );
-    // Unreferenced: the sweep must never keep a stopped coordinator (or a test) alive.
-    this.timer = setInterval(() => {
-      this.sweepExpired().catch((error: unknown) => deps.log.warn('upload sweep failed', { error: String(error) }));
-    }, EXPIRY_SWEEP_MS);
-    this.timer.unref();
+    this.expiryMs = deps.lobby.longestTurnMs + SWEEP_PERIOD_MS;
+    for (const { name } of deps.config.circuits) this.circuits.set(name, this.circuitUploads(name));
+    this.sweeper = new UploadSweeper({
+      folders: new Map([...this.circuits.values()].map((uploads) => [uploads.circuit, uploads.directory])),
+      ledger: this.ledger,
+      clock: deps.clock,
+      log: deps.log,
+      expiryMs: this.expiryMs,
+      awaitingVerdict: () => deps.service.candidatesAwaitingVerdict(),
+      removeUpload: (circuit, id, awaiting) => this.removeUpload(this.circuits.get(circuit)!, id, awaiting),
+    });
+    this.leftoversRemoved = this.sweeper
+      .removeLeftoverTemporaryKeys()
+      .catch((error: unknown) =>
+        deps.log.warn('could not remove temporary keys left by a stop', { error: String(error) }),
+      );
+    this.sweeper.start(SWEEP_PERIOD_MS);
     this.handler = async (req: Request, res: Response) => {
       const uploads = this.circuits.get(String(req.params.name));
       if (!uploads) throw new CoordinatorError('circuit.unknown', `unknown circuit "${req.params.name}"`);
@@ -198,37 +161,19 @@ export class ContributionUploads {
 
   /** Stops the periodic sweep (waiting for a running one) and the intakes of deltas still uploading. */
   async close(): Promise<void> {
-    clearInterval(this.timer);
     this.closed = true;
+    await this.sweeper.stop();
     await this.leftoversRemoved;
-    await this.sweeping?.catch(() => {});
-    const intakes = [...this.intakes.values()];
-    this.intakes.clear();
-    // An upload resumed after a restart is taken in again from its first byte.
-    await Promise.all(intakes.map(async (intake) => (await intake.catch(() => undefined))?.abort()));
+    await this.ledger.abortAll();
   }
 
   /**
-   * Deletes every upload older than `expiryMs` by the coordinator's clock, except finished ones
-   * waiting for their verdict (or being handed in). Returns how many it deleted.
+   * One sweep now (UploadSweeper): deletes every upload older than `expiryMs` by the coordinator's
+   * clock, except finished ones waiting for their verdict (or being handed in), then temporary
+   * keys and intakes whose owner is gone. Returns how many uploads it deleted.
    */
   sweepExpired(): Promise<number> {
-    this.sweeping ??= (async () => {
-      let removed = 0;
-      const awaiting = this.deps.service.candidatesAwaitingVerdict();
-      const now = this.deps.clock.now();
-      for (const uploads of this.circuits.values()) {
-        for (const id of await this.uploadIds(uploads)) {
-          const file = path.join(uploads.directory, id);
-          if (awaiting.has(file) || this.finishing.has(file)) continue;
-          const createdAt = await this.createdAt(uploads, id);
-          if (createdAt !== undefined && now - createdAt <= this.expiryMs) continue;
-          if (await this.removeUpload(uploads, id, awaiting)) removed++;
-        }
-      }
-      return removed;
-    })().finally(() => (this.sweeping = undefined));
-    return this.sweeping;
+    return this.sweeper.sweep();
   }
 
   /**
@@ -241,161 +186,322 @@ export class ContributionUploads {
     if (!uploads) return 0;
     const awaiting = this.deps.service.candidatesAwaitingVerdict();
     let removed = 0;
-    for (const id of await this.uploadIds(uploads)) {
-      const owner = await readFile(path.join(uploads.directory, `${id}.json`), 'utf8').then(
-        (text) => (JSON.parse(text) as StoredUpload).metadata?.contributor,
-        (error: unknown) => this.unlessMissing(error, 'upload metadata unreadable', circuit),
-      );
-      if (owner !== contributorId) continue;
-      if (!this.finishing.has(path.join(uploads.directory, id)) && (await this.removeUpload(uploads, id, awaiting)))
+    for (const id of await this.sweeper.uploadIds(uploads.directory)) {
+      const stored = await this.sweeper.storedUpload(circuit, uploads.directory, id);
+      if (stored?.metadata?.contributor !== contributorId) continue;
+      if (
+        !this.ledger.isFinishing(path.join(uploads.directory, id)) &&
+        (await this.removeUpload(uploads, id, awaiting))
+      )
         removed++;
     }
     return removed;
   }
 
-  /** Free space on the data folder's disk against the largest possible upload plus the margin. */
+  /**
+   * Free space on the data folder's disk against what a new upload needs: the largest possible
+   * upload, the margin, and what the uploads and intakes under way will still write.
+   */
   async diskSpace(): Promise<DiskSpace> {
     let largest = 0;
     for (const circuit of this.circuits.keys())
-      largest = Math.max(largest, (await this.headSize(circuit)) + NEXT_LINK_SLACK_BYTES);
-    return checkDiskSpace(this.deps.config.dataDir, largest + this.deps.diskMarginBytes);
+      largest = Math.max(largest, largestUploadBytes(await this.headSize(circuit)));
+    const required = requiredFreeBytes(largest, this.deps.diskMarginBytes, await this.inFlightWrites());
+    return checkDiskSpace(this.deps.config.dataDir, required);
   }
 
-  private createCircuitUploads(circuit: string): CircuitUploads {
-    const directory = path.join(uploadsDir(this.deps.config), circuit);
+  private circuitUploads(circuit: string): CircuitUploads {
+    const directory = path.join(this.deps.config.dataDir, 'uploads', circuit);
+    const of = (): CircuitUploads => this.circuits.get(circuit)!;
     // tus's own expiry (Upload-Expires headers, refusing a PATCH to an expired upload) agrees with
     // the sweep's; tus's own sweep is not used: it would delete finished uploads awaiting a verdict.
-    const datastore = new FollowedFileStore({ directory, expirationPeriodInMilliseconds: this.expiryMs }, (id, size) =>
-      this.uploadWritten(uploads, id, size),
+    const datastore = new FollowedFileStore(
+      { directory, expirationPeriodInMilliseconds: this.expiryMs },
+      {
+        beforeWrite: (id, size) => this.beforeWrite(of(), id, size),
+        written: (id, size, outcome) => this.written(of(), id, size, outcome),
+        beforeRemove: (id) => this.beforeRemove(of(), id),
+      },
     );
     const locker = new MemoryLocker();
-    const uploads: CircuitUploads = {
-      circuit,
-      directory,
-      datastore,
-      locker,
-      server: undefined as never,
-      creations: Promise.resolve(),
-    };
-    uploads.server = new TusServer({
+    const server = new TusServer({
       path: `/api/circuits/${circuit}/contributions`,
       datastore,
       locker,
       relativeLocation: true,
       // tus answers `Access-Control-Allow-Origin: *` by default.
       allowedOrigins: (origin) => origin === this.deps.publicOrigin,
-      maxSize: async () => (await this.headSize(circuit)) + NEXT_LINK_SLACK_BYTES,
-      onIncomingRequest: async (request, uploadId) => {
-        const principal = principalOf(request as never);
-        if (!principal)
-          throw tusError(new CoordinatorError('auth.required', 'sign in before uploading a contribution'));
-        asTusError(() => this.deps.lobby.requireTurn(principal.id, circuit));
-        if (request.method === 'POST') {
-          await this.checkCreation(circuit, request.headers);
-        } else if (uploadId) {
-          // An upload that does not exist is tus's own 404 below; anything else is a disk problem to log.
-          const upload = await datastore
-            .getUpload(uploadId)
-            .catch((error: unknown) => this.unlessMissing(error, 'upload metadata unreadable', circuit));
-          if (upload && upload.metadata?.contributor !== principal.id) {
-            throw tusError(new CoordinatorError('lobby.not_your_turn', 'this upload belongs to another contributor'));
-          }
-        }
-      },
-      onUploadCreate: async (request, upload) => {
-        const principal = principalOf(request as never)!;
-        await this.replaceEarlierUploads(uploads, upload.id);
-        const disk = await this.diskSpace();
-        if (!disk.accepting) {
-          this.deps.log.warn('upload refused: disk short of space', { ...disk });
-          throw tusError(
-            new CoordinatorError(
-              'upload.disk_full',
-              'the coordinator is short of disk space and takes no uploads for now; please try again later',
-            ),
-          );
-        }
-        this.created.set(request, { circuit: uploads, id: upload.id });
-        // The creation time by the coordinator's clock, which the sweep judges by.
-        return {
-          metadata: {
-            ...upload.metadata,
-            contributor: principal.id,
-            circuit,
-            createdAt: String(this.deps.clock.now()),
-          },
-        };
-      },
-      onUploadFinish: async (request, upload) => {
-        const principal = principalOf(request as never)!;
-        const file = path.join(directory, upload.id);
-        // Timed on the coordinator's clock, as the sweep judges uploads (createdAt, set at creation).
-        const createdAt = Number(upload.metadata?.createdAt);
-        if (Number.isFinite(createdAt)) this.deps.onUploadFinished?.(circuit, this.deps.clock.now() - createdAt);
-        // The moment the last byte arrived: what the coordinator does from here (hash, verify,
-        // commit) is its own share of a turn, timed from this line to the verdict's.
-        this.deps.log.info('contribution upload complete', {
-          circuit,
-          contributor: principal.id,
-          bytes: upload.size ?? upload.offset,
-        });
-        this.finishing.add(file);
-        let fileHash: string | undefined;
-        let sectionHashes: SectionHashes | undefined;
-        try {
-          let size = upload.size ?? upload.offset;
-          if (upload.metadata?.format === DELTA_FORMAT) {
-            // Filled back in place (a temporary file renamed over the upload): from here the
-            // upload is the full next key, handed in and verified as a full upload is.
-            const started = Date.now();
-            const taken = await this.takeDelta(circuit, file, size);
-            fileHash = taken?.fileHash;
-            sectionHashes = taken?.sectionHashes;
-            size = (await stat(file)).size;
-            this.deps.log.info('contribution delta spliced onto the head', {
-              circuit,
-              ms: Date.now() - started,
-              asItArrived: taken !== undefined,
-              sums: taken?.sums !== undefined,
-              ...(taken?.sumsOff ? { sumsOff: taken.sumsOff } : {}),
-            });
-          }
-          const row = await this.deps.service.submit({ principal, circuit, path: file, size, fileHash, sectionHashes });
-          return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
-        } catch (error) {
-          await this.removeFiles(uploads, upload.id);
-          // Kept for the verifier of a key that was not handed in: no verifier will remove them.
-          if (fileHash) await removeCandidateSums(this.stateDir, fileHash).catch(() => {});
-          if (error instanceof CoordinatorError) throw tusError(error);
-          throw error;
-        } finally {
-          this.finishing.delete(file);
-          // A whole-key upload's entry (no intake: undefined) would otherwise stay for the server's life.
-          this.intakes.delete(file);
-        }
-      },
-      onResponseError: async (request, error) => {
-        // A creation that failed after its file was made (a body larger than declared, a write
-        // error): the client never got its URL, so the file could only wait for the sweep.
-        const created = request.method === 'POST' ? this.created.get(request) : undefined;
-        if (created) await this.removeFiles(created.circuit, created.id);
-        if ('status_code' in error) {
-          if (error.status_code === 413) {
-            return tusError(
-              new CoordinatorError(
-                'upload.too_large',
-                'the file is larger than a valid contribution to this circuit can be',
-              ),
-            );
-          }
-          return undefined;
-        }
-        // Never the error's text: it may name server paths.
-        this.deps.log.warn('upload failed', { circuit, error: String(error) });
-        return tusError(new CoordinatorError('upload.failed', 'the coordinator could not store the upload'));
-      },
+      maxSize: async () => largestUploadBytes(await this.headSize(circuit)),
+      onIncomingRequest: (request, uploadId) => this.onIncomingRequest(of(), request, uploadId),
+      onUploadCreate: (request, upload) => this.onUploadCreate(of(), request, upload),
+      onUploadFinish: (request, upload) => this.finishUpload(of(), request, upload),
+      onResponseError: (request, error) => this.onResponseError(circuit, request, error),
     });
-    return uploads;
+    return { circuit, directory, datastore, locker, server, creations: Promise.resolve() };
+  }
+
+  /** Every request: signed in, the turn's holder, creations within the rules, the upload its own and not complete. */
+  private async onIncomingRequest(uploads: CircuitUploads, request: TusRequest, uploadId: string): Promise<void> {
+    const { circuit } = uploads;
+    const principal = principalOf(request as never);
+    if (!principal) throw tusError(new CoordinatorError('auth.required', 'sign in before uploading a contribution'));
+    await asTusError(() => this.deps.lobby.requireTurn(principal.id, circuit));
+    const { method, headers } = request;
+    if (method === 'POST') {
+      await asTusError(async () =>
+        checkCreation(declaredUpload(headers.get('upload-metadata'), headers.get('upload-length')), {
+          circuit,
+          ...(await this.headSizes(circuit)),
+        }),
+      );
+      return;
+    }
+    if (!uploadId) return;
+    // An upload that does not exist is tus's own 404 below; anything else is a disk problem to log.
+    const upload = await uploads.datastore
+      .getUpload(uploadId)
+      .catch((error: unknown) => this.sweeper.unlessMissing(error, 'upload metadata unreadable', circuit));
+    if (upload && upload.metadata?.contributor !== principal.id) {
+      throw tusError(new CoordinatorError('lobby.not_your_turn', 'this upload belongs to another contributor'));
+    }
+    // Refused early here, and for good under the upload's lock (beforeWrite, beforeRemove).
+    if ((method === 'PATCH' || method === 'DELETE') && this.isComplete(uploads, uploadId))
+      throw tusError(completeRefusal());
+  }
+
+  private async onUploadCreate(uploads: CircuitUploads, request: unknown, upload: Upload) {
+    const principal = principalOf(request as never)!;
+    await this.replaceEarlierUploads(uploads, upload.id);
+    const disk = await this.diskSpace();
+    if (!disk.accepting) {
+      this.deps.log.warn('upload refused: disk short of space', { ...disk });
+      throw tusError(
+        new CoordinatorError(
+          'upload.disk_full',
+          'the coordinator is short of disk space and takes no uploads for now; please try again later',
+        ),
+      );
+    }
+    this.created.set(request as object, { circuit: uploads, id: upload.id });
+    // The creation time by the coordinator's clock, which the sweep judges by.
+    return {
+      metadata: {
+        ...upload.metadata,
+        contributor: principal.id,
+        circuit: uploads.circuit,
+        createdAt: String(this.deps.clock.now()),
+      },
+    };
+  }
+
+  private onResponseError(circuit: string, request: { method: string }, error: Error | { status_code: number }) {
+    // A creation that failed after its file was made (a body larger than declared, a write
+    // error): the client never got its URL, so the file could only wait for the sweep.
+    const created = request.method === 'POST' ? this.created.get(request) : undefined;
+    const removing = created ? this.removeFiles(created.circuit, created.id) : Promise.resolve();
+    return removing.then(() => {
+      if ('status_code' in error) {
+        if (error.status_code !== 413) return undefined;
+        return tusError(
+          new CoordinatorError(
+            'upload.too_large',
+            'the file is larger than a valid contribution to this circuit can be',
+          ),
+        );
+      }
+      // Never the error's text: it may name server paths.
+      this.deps.log.warn('upload failed', { circuit, error: String(error) });
+      return tusError(new CoordinatorError('upload.failed', 'the coordinator could not store the upload'));
+    });
+  }
+
+  /** An upload whose last byte arrived: being finished here, or handed in and awaiting its verdict. */
+  private isComplete(uploads: CircuitUploads, id: string): boolean {
+    const file = path.join(uploads.directory, id);
+    return this.ledger.isFinishing(file) || this.deps.service.candidatesAwaitingVerdict().has(file);
+  }
+
+  /**
+   * Under the upload's lock, before a write: refuses one to a complete upload, or to a delta whose
+   * record was refused.
+   */
+  private async beforeWrite(uploads: CircuitUploads, id: string, _size: number | undefined): Promise<void> {
+    if (this.isComplete(uploads, id)) throw tusError(completeRefusal());
+    const refusal = this.ledger.recordRefusalOf(path.join(uploads.directory, id));
+    if (refusal) {
+      // Under the lock already: its files go now, and its owner learns why.
+      await this.removeFiles(uploads, id);
+      this.deps.log.info('delta refused while it arrived', { circuit: uploads.circuit, code: refusal.code });
+      throw tusError(refusal);
+    }
+  }
+
+  /** Under the upload's lock, before tus deletes it (DELETE): never one whose last byte arrived. */
+  private async beforeRemove(uploads: CircuitUploads, id: string): Promise<void> {
+    if (this.isComplete(uploads, id)) throw tusError(completeRefusal());
+    await this.ledger.dropIntake(path.join(uploads.directory, id));
+  }
+
+  /**
+   * tus wrote to an upload (under its lock): the write that stored the last byte marks it
+   * finishing; a delta's intake (started on the first write that ended, even after a restart)
+   * reads on.
+   */
+  private written(
+    uploads: CircuitUploads,
+    id: string,
+    size: number,
+    outcome: { cutShort: boolean; complete: boolean },
+  ): void {
+    const file = path.join(uploads.directory, id);
+    if (outcome.complete) this.ledger.claimFinish(file);
+    let intake = this.ledger.intakeOf(file);
+    if (!intake) {
+      // A write that broke off starts nothing: only one that ended is the upload's own progress.
+      if (outcome.cutShort || this.closed) return;
+      intake = this.ledger.startIntake(file, () =>
+        this.startIntake(uploads, id, file).catch((error: unknown) => {
+          this.deps.log.warn('delta intake could not start', { circuit: uploads.circuit, error: String(error) });
+          return undefined;
+        }),
+      );
+    }
+    void intake.then((started) => started?.written(size));
+  }
+
+  private async startIntake(uploads: CircuitUploads, id: string, file: string): Promise<DeltaIntake | undefined> {
+    const { circuit } = uploads;
+    await this.leftoversRemoved; // its temporary key must not be taken for a stopped one's
+    const upload = await uploads.datastore.getUpload(id);
+    // Only a v2 delta lists its record before its points; a v1 delta is checked once complete.
+    if (upload.metadata?.format !== DELTA_FORMAT) return undefined;
+    const headIndex = await this.deps.service.headIndex(circuit);
+    if (upload.metadata.head !== String(headIndex)) return undefined;
+    return DeltaIntake.start({
+      uploadPath: file,
+      headIndex,
+      headPath: this.headPath(circuit, headIndex),
+      circuitKey: await this.challengeKey(circuit),
+      onTurnedOff: (reason) =>
+        this.deps.log.info('delta intake off; the upload is checked and spliced when it ends', { circuit, reason }),
+    });
+  }
+
+  /**
+   * onUploadFinish: the request that stored the last byte hands the upload in (a delta filled
+   * back into the key first); a refusal deletes the upload and answers that request.
+   */
+  private async finishUpload(uploads: CircuitUploads, request: unknown, upload: Upload) {
+    const file = path.join(uploads.directory, upload.id);
+    // Marked by the write of its last byte (written): no other request gets here for this upload.
+    if (!this.ledger.isFinishing(file)) throw tusError(completeRefusal());
+    try {
+      return await this.handIn(uploads, principalOf(request as never)!, upload, file);
+    } finally {
+      this.ledger.endFinish(file);
+    }
+  }
+
+  /** The finish of an upload: a delta made the key (or refused), then the key handed to the service. */
+  private async handIn(uploads: CircuitUploads, principal: Principal, upload: Upload, file: string) {
+    const { circuit } = uploads;
+    // Timed on the coordinator's clock, as the sweep judges uploads (createdAt, set at creation).
+    const createdAt = Number(upload.metadata?.createdAt);
+    if (Number.isFinite(createdAt)) this.deps.onUploadFinished?.(circuit, this.deps.clock.now() - createdAt);
+    // The moment the last byte arrived: what the coordinator does from here (hash, verify,
+    // commit) is its own share of a turn, timed from this line to the verdict's.
+    this.deps.log.info('contribution upload complete', {
+      circuit,
+      contributor: principal.id,
+      bytes: upload.size ?? upload.offset,
+    });
+    let fileHash: string | undefined;
+    let sectionHashes: SectionHashes | undefined;
+    try {
+      let size = upload.size ?? upload.offset;
+      let refusal: RefusedPoints['pointsRefusal'] | undefined;
+      const format = deltaFormatOf(upload.metadata?.format);
+      if (format) {
+        // Filled back in place (a temporary file renamed over the upload): from here the
+        // upload is the full next key, handed in and verified as a full upload is.
+        const started = Date.now();
+        const taken = await this.takeDelta(circuit, file, size, format);
+        if (taken && 'pointsRefusal' in taken) {
+          // Its verdict is found: handed in as it is, refused without the verifier's second pass.
+          refusal = taken.pointsRefusal;
+          this.deps.log.info('contribution delta refused as it arrived', { circuit, format, code: refusal.code });
+        } else {
+          fileHash = taken?.fileHash;
+          sectionHashes = taken?.sectionHashes;
+          size = (await stat(file)).size;
+          this.deps.log.info('contribution delta spliced onto the head', {
+            circuit,
+            format,
+            ms: Date.now() - started,
+            asItArrived: taken !== undefined,
+            sums: taken?.sums !== undefined,
+            ...(taken?.whySumsStopped ? { whySumsStopped: taken.whySumsStopped } : {}),
+          });
+        }
+      } else {
+        await this.ledger.dropIntake(file);
+      }
+      const row = await this.deps.service.submit({
+        principal,
+        circuit,
+        path: file,
+        size,
+        fileHash,
+        sectionHashes,
+        ...(refusal ? { refusal: { code: refusal.code, message: refusal.message } } : {}),
+      });
+      return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
+    } catch (error) {
+      await this.removeFiles(uploads, upload.id);
+      // Kept for the verifier of a key that was not handed in: no verifier will remove them.
+      if (fileHash) await removeCandidateSums(this.stateDir, fileHash).catch(() => {});
+      if (error instanceof CoordinatorError) throw tusError(error);
+      throw error;
+    }
+  }
+
+  /**
+   * Makes the full key of a finished delta upload, in place: from its intake when that ran to the
+   * end (the hash known, and the link check's sums kept for the verifier), else checked (its
+   * record included) and spliced whole now. Throws the delta's refusal either way, but for one its
+   * points earned as they arrived, which is returned (RefusedPoints) and the delta left as it is.
+   */
+  private async takeDelta(
+    circuit: string,
+    file: string,
+    size: number,
+    format: DeltaFormat,
+  ): Promise<TakenDelta | RefusedPoints | undefined> {
+    // This request owns the intake from here, and ends it whatever happens.
+    const intake = await this.ledger.takeIntake(file);
+    let taken: TakenDelta | RefusedPoints | undefined;
+    let headPath: string;
+    try {
+      const headIndex = await this.deps.service.headIndex(circuit);
+      headPath = this.headPath(circuit, headIndex);
+      // Made on a head that is no longer the head: checked whole below, which refuses it.
+      if (intake?.headIndex === headIndex) taken = await intake.finish(size);
+    } finally {
+      if (!taken) await intake?.abort();
+    }
+    if (!taken) {
+      await checkDeltaUpload(headPath, file, format);
+      await spliceSkeleton(headPath, file, file, format);
+      return undefined;
+    }
+    if ('sums' in taken && taken.sums) {
+      // Without them the verifier sums L and H itself: slower, same verdict.
+      const key = await this.challengeKey(circuit);
+      await writeCandidateSums(this.stateDir, key, taken.fileHash, taken.sums).catch((error: unknown) =>
+        this.deps.log.warn('could not keep a candidate’s sums', { circuit, error: String(error) }),
+      );
+    }
+    return taken;
   }
 
   private holdsTurn(req: Request, circuit: string): boolean {
@@ -418,64 +524,6 @@ export class ContributionUploads {
     return run;
   }
 
-  /** tus wrote to an upload: a delta's intake (started on its first write, even after a restart) reads on. */
-  private uploadWritten(uploads: CircuitUploads, id: string, size: number): void {
-    const file = path.join(uploads.directory, id);
-    let intake = this.intakes.get(file);
-    if (!intake && this.closed) return;
-    if (!intake) {
-      intake = this.startIntake(uploads, id, file).catch((error: unknown) => {
-        this.deps.log.warn('delta intake could not start', { circuit: uploads.circuit, error: String(error) });
-        return undefined;
-      });
-      this.intakes.set(file, intake);
-    }
-    void intake.then((started) => started?.written(size));
-  }
-
-  private async startIntake(uploads: CircuitUploads, id: string, file: string): Promise<DeltaIntake | undefined> {
-    const { circuit } = uploads;
-    await this.leftoversRemoved; // its temporary key must not be taken for a stopped one's
-    const upload = await uploads.datastore.getUpload(id);
-    if (upload.metadata?.format !== DELTA_FORMAT) return undefined;
-    const headIndex = await this.deps.service.headIndex(circuit);
-    if (upload.metadata.head !== String(headIndex)) return undefined;
-    return DeltaIntake.start({
-      uploadPath: file,
-      headIndex,
-      headPath: this.headPath(circuit, headIndex),
-      circuitKey: await this.challengeKey(circuit),
-      onOff: (why) => this.deps.log.info('delta intake off; the upload is spliced when it ends', { circuit, why }),
-    });
-  }
-
-  /**
-   * Makes the full key of a finished delta upload, in place: from its intake when that ran to the
-   * end (the hash known, and the link check's sums kept for the verifier), else spliced whole now.
-   * Throws the delta's refusal either way.
-   */
-  private async takeDelta(circuit: string, file: string, size: number): Promise<TakenDelta | undefined> {
-    const pending = this.intakes.get(file);
-    this.intakes.delete(file);
-    const headIndex = await this.deps.service.headIndex(circuit);
-    const intake = await pending?.catch(() => undefined);
-    // Made on a head that is no longer the head: spliced whole below, whose check refuses it.
-    if (intake && intake.headIndex !== headIndex) await intake.abort();
-    const taken = intake?.headIndex === headIndex ? await intake.finish(size) : undefined;
-    if (!taken) {
-      await spliceSkeleton(this.headPath(circuit, headIndex), file, file);
-      return undefined;
-    }
-    if (taken.sums) {
-      // Without them the verifier sums L and H itself: slower, same verdict.
-      const key = await this.challengeKey(circuit);
-      await writeCandidateSums(this.stateDir, key, taken.fileHash, taken.sums).catch((error: unknown) =>
-        this.deps.log.warn('could not keep a candidate’s sums', { circuit, error: String(error) }),
-      );
-    }
-    return taken;
-  }
-
   private get stateDir(): string {
     return stateDirFor(this.deps.config.dataDir);
   }
@@ -493,59 +541,34 @@ export class ContributionUploads {
     return (await stat(this.headPath(circuit, await this.deps.service.headIndex(circuit)))).size;
   }
 
-  /**
-   * A creation must name a known format (a delta, the current head), declare its length, and fit
-   * a next link in its format (tus checks the maximum of a whole key; a skeleton's, smaller, here).
-   */
-  private async checkCreation(circuit: string, headers: Headers): Promise<void> {
-    const { format, head } = asTusError(() => declaredFormat(declaredMetadata(headers)));
-    const headIndex = await this.deps.service.headIndex(circuit);
-    if (head !== undefined && head !== headIndex) {
-      throw tusError(
-        new CoordinatorError(
-          'delta.stale_head',
-          `this delta was made on contribution ${head}, but the head of ${circuit} is now contribution ` +
-            `${headIndex}; download the head's inputs again and contribute on them`,
-        ),
-      );
+  private async headSizes(circuit: string): Promise<{ index: number; keyBytes: number; skeletonBytes: number }> {
+    const index = await this.deps.service.headIndex(circuit);
+    const headPath = this.headPath(circuit, index);
+    const [keyBytes, skeletonBytes] = await Promise.all([stat(headPath).then((s) => s.size), skeletonSize(headPath)]);
+    return { index, keyBytes, skeletonBytes };
+  }
+
+  /** What the uploads still arriving and the intakes under way will still write, on every circuit. */
+  private async inFlightWrites(): Promise<InFlightWrite[]> {
+    const writes: InFlightWrite[] = [];
+    const awaiting = this.deps.service.candidatesAwaitingVerdict();
+    for (const { circuit, directory } of this.circuits.values()) {
+      for (const id of await this.sweeper.uploadIds(directory)) {
+        const file = path.join(directory, id);
+        if (awaiting.has(file) || this.ledger.isFinishing(file)) continue;
+        const declared = (await this.sweeper.storedUpload(circuit, directory, id))?.size;
+        const onDisk = await stat(file).catch(() => undefined);
+        if (declared !== undefined && onDisk) writes.push({ finalBytes: declared, writtenBytes: onDisk.size });
+      }
     }
-    const declared = headers.get('upload-length');
-    if (declared === null) {
-      throw tusError(
-        new CoordinatorError(
-          'upload.length_required',
-          'declare the size of the contribution when creating the upload (Upload-Length)',
-        ),
-      );
-    }
-    const delta = format === DELTA_FORMAT;
-    const base = delta ? await skeletonSize(this.headPath(circuit, headIndex)) : await this.headSize(circuit);
-    const what = delta ? "the head's skeleton" : 'the head';
-    const minimum = base + MIN_CONTRIBUTION_RECORD_BYTES;
-    if (Number(declared) < minimum) {
-      throw tusError(
-        new CoordinatorError(
-          'upload.too_small',
-          `a contribution to ${circuit} is at least ${minimum} bytes (${what} ` +
-            `plus one contribution record); this upload declares ${declared}`,
-        ),
-      );
-    }
-    if (delta && Number(declared) > base + NEXT_LINK_SLACK_BYTES) {
-      throw tusError(
-        new CoordinatorError(
-          'upload.too_large',
-          `a contribution delta to ${circuit} is at most ${base + NEXT_LINK_SLACK_BYTES} bytes ` +
-            `(${what} plus one contribution record); this upload declares ${declared}`,
-        ),
-      );
-    }
+    for (const intake of this.ledger.runningIntakes()) writes.push(await intake.inFlightWrite());
+    return writes;
   }
 
   /** Deletes every other upload of the circuit, except finished ones awaiting a verdict. */
   private async replaceEarlierUploads(uploads: CircuitUploads, newId: string): Promise<void> {
     const awaiting = this.deps.service.candidatesAwaitingVerdict();
-    const earlier = (await this.uploadIds(uploads)).filter(
+    const earlier = (await this.sweeper.uploadIds(uploads.directory)).filter(
       (id) => id !== newId && !awaiting.has(path.join(uploads.directory, id)),
     );
     const refuseSubmitting = (): never => {
@@ -556,7 +579,7 @@ export class ContributionUploads {
         ),
       );
     };
-    if (earlier.some((id) => this.finishing.has(path.join(uploads.directory, id)))) refuseSubmitting();
+    if (earlier.some((id) => this.ledger.isFinishing(path.join(uploads.directory, id)))) refuseSubmitting();
     for (const id of earlier) {
       if (!(await this.removeUpload(uploads, id, awaiting))) refuseSubmitting();
       this.deps.log.info('upload replaced by a new one', { circuit: uploads.circuit, upload: id });
@@ -573,7 +596,7 @@ export class ContributionUploads {
     await lock.lock(new AbortController().signal, async () => {});
     try {
       const file = path.join(uploads.directory, id);
-      if (this.finishing.has(file)) return false;
+      if (this.ledger.isFinishing(file)) return false;
       if (awaiting.has(file)) return true;
       await this.removeFiles(uploads, id);
       return true;
@@ -582,66 +605,11 @@ export class ContributionUploads {
     }
   }
 
+  /** Removes an upload's files, its intake aborted first (its temporary key goes with it). */
   private async removeFiles(uploads: CircuitUploads, id: string): Promise<void> {
     const file = path.join(uploads.directory, id);
-    const intake = this.intakes.get(file);
-    this.intakes.delete(file);
-    await (await intake?.catch(() => undefined))?.abort();
+    await this.ledger.dropIntake(file);
     await rm(file, { force: true });
     await rm(`${file}.json`, { force: true });
-  }
-
-  /** Every upload in the circuit's folder, including halves of one a crash left (data or metadata only). */
-  private async uploadIds(uploads: CircuitUploads): Promise<string[]> {
-    const entries = await readdir(uploads.directory).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return [];
-      throw error;
-    });
-    // A temporary key (an intake's, a splice's) is not an upload: its owner removes it, or a restart does.
-    return [...new Set(entries.filter((name) => !isTempPath(name)).map((name) => name.replace(/\.json$/, '')))];
-  }
-
-  /**
-   * Removes the temporary keys a stopped coordinator left in the uploads folders (an intake or a
-   * splice cut off by a crash): no intake survives a restart, and each would hold up to a key's size.
-   */
-  private async removeLeftoverTemps(): Promise<void> {
-    for (const { directory } of this.circuits.values()) {
-      const names = await readdir(directory).catch(() => []);
-      await Promise.all(names.filter(isTempPath).map((name) => rm(path.join(directory, name), { force: true })));
-    }
-  }
-
-  /** When an upload was created by the coordinator's clock (undefined: not known, treat as expired). */
-  private async createdAt(uploads: CircuitUploads, id: string): Promise<number | undefined> {
-    const stored = await readFile(path.join(uploads.directory, `${id}.json`), 'utf8').then(
-      (text) => JSON.parse(text) as StoredUpload,
-      (error: unknown) => this.unlessMissing(error, 'upload metadata unreadable', uploads.circuit),
-    );
-    const recorded = Number(stored?.metadata?.createdAt ?? Number.NaN);
-    if (Number.isFinite(recorded)) return recorded;
-    const created = Date.parse(stored?.creation_date ?? '');
-    if (Number.isFinite(created)) return created;
-    // Half an upload (a crash between writing its two files): by the data file's age.
-    return stat(path.join(uploads.directory, id)).then(
-      (s) => s.mtimeMs,
-      (error: unknown) => this.unlessMissing(error, 'upload file unreadable', uploads.circuit),
-    );
-  }
-
-  /**
-   * For a catch whose caller carries on without the file: a file that is gone is expected (a crash
-   * left half an upload, a sweep removed it); any other error is logged with its code, for the
-   * operator only, so a failing disk does not pass as missing uploads.
-   */
-  private unlessMissing(error: unknown, what: string, circuit: string): undefined {
-    const code = (error as NodeJS.ErrnoException).code;
-    const tusStatus = (error as { status_code?: number }).status_code;
-    if (code !== 'ENOENT' && tusStatus !== 404 && tusStatus !== 410)
-      this.deps.log.warn(what, {
-        circuit,
-        code: code ?? (tusStatus !== undefined ? `tus ${tusStatus}` : String(error)),
-      });
-    return undefined;
   }
 }

@@ -107,6 +107,7 @@ export const ERROR_STATUS = {
   'upload.too_small': 400,
   'upload.length_required': 411,
   'upload.submitting': 409,
+  'upload.complete': 409,
   'upload.disk_full': 507,
   'upload.failed': 500,
   'verification.unavailable': 503,

@@ -1,9 +1,10 @@
 /**
  * Request rate limits (express-rate-limit) for the routes an abuser would hammer: every sign-in
  * route (per client address), device-flow polls (per address), Semaphore challenge creation (per address) and upload
- * creation (per signed-in contributor, else per address). Counts live in this process, or in Redis when the
+ * creation (per signed-in contributor, else per address); and the byte budget of the file downloads per address
+ * (download-budget.ts). Counts live in this process, or in Redis when the
  * coordinator has one (rate-limit-redis), so they are shared by every coordinator process and
- * survive a restart. A refusal is `429 rate.limited` with `Retry-After` (seconds) and the
+ * survive a restart. A refusal is `429 rate.limited` with `Retry-After` (seconds) and, for request counts, the
  * `RateLimit`/`RateLimit-Policy` headers of the IETF draft.
  */
 import type { Request, RequestHandler } from 'express';
@@ -12,6 +13,12 @@ import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import type { Redis } from 'ioredis';
 import { CoordinatorError } from '../../core/errors.ts';
 import type { Principal } from '../auth/principal.ts';
+import {
+  DOWNLOAD_BUDGET_DEFAULTS,
+  MemoryDownloadBudget,
+  RedisDownloadBudget,
+  type DownloadBudget,
+} from './download-budget.ts';
 
 export interface RateLimitConfig {
   /** The window every limit counts in, in ms. */
@@ -28,14 +35,20 @@ export interface RateLimitConfig {
   devicePoll: number;
   /** tus upload creations (POST) per contributor per window. */
   uploadCreation: number;
+  /** Bytes of files one client address may download from the coordinator per `downloadWindowMs` (default 64 GiB). */
+  downloadBytes?: number;
+  /** The download budget's own window (a day by default: an auditor's fetch of everything takes hours). */
+  downloadWindowMs?: number;
 }
 
-export const RATE_LIMIT_DEFAULTS: RateLimitConfig = Object.freeze({
+export const RATE_LIMIT_DEFAULTS: Required<RateLimitConfig> = Object.freeze({
   windowMs: 60_000,
   signIn: 20,
   challenge: 20,
   devicePoll: 120,
   uploadCreation: 30,
+  downloadBytes: DOWNLOAD_BUDGET_DEFAULTS.bytes,
+  downloadWindowMs: DOWNLOAD_BUDGET_DEFAULTS.windowMs,
 });
 
 export interface RateLimits {
@@ -43,6 +56,8 @@ export interface RateLimits {
   challenge: RequestHandler;
   devicePoll: RequestHandler;
   uploadCreation: RequestHandler;
+  /** The byte budget of the file downloads, per client address. */
+  downloads: DownloadBudget;
 }
 
 export interface RateLimitOptions {
@@ -53,11 +68,15 @@ export interface RateLimitOptions {
   prefix?: string;
 }
 
-const byAddress = (req: Request): string => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+export const byAddress = (req: Request): string => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown');
 
 export function createRateLimits(options: RateLimitOptions): RateLimits {
   const { config } = options;
   const redis = options.redis;
+  const downloadBudget = {
+    bytes: config.downloadBytes ?? DOWNLOAD_BUDGET_DEFAULTS.bytes,
+    windowMs: config.downloadWindowMs ?? DOWNLOAD_BUDGET_DEFAULTS.windowMs,
+  };
   const store = (name: string): Store | undefined =>
     redis
       ? new RedisStore({
@@ -104,5 +123,8 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
       const principal = (req as Request & { principal?: Principal }).principal;
       return principal ? `principal:${principal.id}` : byAddress(req);
     }),
+    downloads: options.redis
+      ? new RedisDownloadBudget(downloadBudget, options.redis, `${options.prefix ?? 'ceremony'}:rl`)
+      : new MemoryDownloadBudget(downloadBudget),
   };
 }

@@ -32,7 +32,7 @@ export type HttpRouteGroup = (typeof HTTP_ROUTE_GROUPS)[number];
 export function httpRouteGroup(path: string): HttpRouteGroup {
   if (/^\/api\/circuits\/[^/]+\/contributions(\/|$)/.test(path)) return 'contribution_upload';
   // A head's skeleton is the delta protocol's zkey download.
-  if (/^\/api\/circuits\/[^/]+\/(zkeys(\/|$)|contribution-inputs$)/.test(path)) return 'zkey_download';
+  if (/^\/api\/circuits\/[^/]+\/(zkeys|contribution-inputs)(\/|$)/.test(path)) return 'zkey_download';
   if (/^\/api\/(circuits\/[^/]+\/r1cs|ptau|final)(\/|$)/.test(path)) return 'file_download';
   if (path.startsWith('/api/') || path === '/api' || path === '/healthz') return 'api';
   if (path.startsWith('/auth/') || path === '/auth') return 'auth';

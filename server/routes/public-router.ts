@@ -2,8 +2,14 @@
  * What anyone may read without signing in: health, the ceremony and its circuits, the receipt
  * key, the transcript, the manifest (once finalised) and every file an auditor needs: every zkey
  * of every chain (HTTP range requests supported, streamed from disk), the r1cs, the ptau and the
- * final keys; and the head's contribution inputs (its zkey-delta-v1 skeleton: what a contribution
- * reads and changes, docs/contribution-delta.md), public like the head itself.
+ * final keys; and the head's contribution inputs (its skeleton: what a contribution reads and
+ * changes, docs/contribution-delta.md), public like the head itself.
+ *
+ * Every file is served as immutable under a URL that names its version (immutable-download.ts:
+ * a year's caching, its hash as a strong ETag), within the client address's download budget: a
+ * chain's key by its index, the final files once finalised, the r1cs and the ptau of the
+ * ceremony; the head's inputs, which change with every head, at a moving URL that redirects to
+ * the URL of the head's own (`…/contribution-inputs/N`).
  * Every path served is built here from a configured circuit name, a parsed index or a checked
  * file name, never from the raw URL, so dot-folders above the data folder are allowed.
  */
@@ -14,8 +20,10 @@ import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
 import { findCircuit, type CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
-import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
+import { DELTA_FORMAT, DELTA_FORMATS } from '../../core/delta/delta-format.ts';
 import { HeadSkeletons } from '../files/head-skeletons.ts';
+import type { DownloadBudget } from '../http/download-budget.ts';
+import { FileHashes, noStoreUntilServed, sendImmutable } from './immutable-download.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { DiskSpace } from '../files/check-disk-space.ts';
@@ -45,6 +53,8 @@ export interface PublicRouterDeps {
   diskSpace?: () => Promise<DiskSpace>;
   /** Where a failed free-space check is reported (the answer only says `uploads: null`). */
   log?: { warn(message: string, fields?: Record<string, unknown>): void };
+  /** The byte budget per client address on the file downloads (none: unlimited). */
+  downloadBudget?: DownloadBudget;
 }
 
 function parseIndex(raw: string): number {
@@ -80,8 +90,8 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
       phase: deps.phase.get(),
       finalised: Boolean(state.finalised),
       receiptPublicKey: deps.receiptPublicKeyPem,
-      // What an upload may be: the whole next key, or its skeleton (GET …/contribution-inputs).
-      contributionFormats: ['zkey', DELTA_FORMAT],
+      // What an upload may be: the whole next key, or its skeleton (GET …/contribution-inputs), v2 first.
+      contributionFormats: ['zkey', ...DELTA_FORMATS],
       circuits: config.circuits.map((circuit) => {
         const chain = state.chains.get(circuit.name)!;
         return {
@@ -134,47 +144,98 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
     res.type('application/json').send(await readFile(state.paths.manifestPath));
   });
 
+  const hashes = new FileHashes();
+  const budget = deps.downloadBudget;
+
   router.get('/api/circuits/:name/zkeys/:index', async (req, res) => {
+    noStoreUntilServed(res);
     const circuit = findCircuit(config, req.params.name);
     const index = parseIndex(req.params.index);
     const state = await deps.ceremonyState();
     const chain = state.chains.get(circuit.name)!;
+    const entry = index === 0 ? chain.init : chain.contributions.find((c) => c.index === index);
+    if (index > chain.headIndex || !entry) {
+      throw new CoordinatorError(
+        'not_found',
+        `${circuit.name} has no contribution ${index}; its head is ${chain.headIndex}`,
+      );
+    }
+    // Committed by its transcript entry, a chain's key never changes: its index is its version.
+    await sendImmutable(req, res, { path: state.paths.zkeyPath(circuit.name, index), hash: entry.fileHash }, budget);
+  });
+
+  // The moving URL: the current head's inputs are at the URL of that head's own.
+  router.get('/api/circuits/:name/contribution-inputs', async (req, res) => {
+    const circuit = findCircuit(config, req.params.name);
+    const chain = (await deps.ceremonyState()).chains.get(circuit.name)!;
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Chain-Head', String(chain.headIndex));
+    res.redirect(302, `/api/circuits/${encodeURIComponent(circuit.name)}/contribution-inputs/${chain.headIndex}`);
+  });
+
+  router.get('/api/circuits/:name/contribution-inputs/:index', async (req, res) => {
+    noStoreUntilServed(res);
+    const circuit = findCircuit(config, req.params.name);
+    const index = parseIndex(req.params.index);
+    const chain = (await deps.ceremonyState()).chains.get(circuit.name)!;
     if (index > chain.headIndex) {
       throw new CoordinatorError(
         'not_found',
         `${circuit.name} has no contribution ${index}; its head is ${chain.headIndex}`,
       );
     }
-    const file = state.paths.zkeyPath(circuit.name, index);
-    res.setHeader('X-Chain-Head', String(chain.headIndex));
-    res.sendFile(file, { headers: { 'Content-Type': 'application/octet-stream' }, dotfiles: 'allow' });
+    if (index < chain.headIndex) {
+      // Only the head's inputs are kept: a contribution on an older head could not be taken.
+      throw new CoordinatorError(
+        'delta.stale_head',
+        `contribution ${index} is no longer the head of ${circuit.name} (the head is contribution ` +
+          `${chain.headIndex}); download the head's inputs (GET /api/circuits/${circuit.name}/contribution-inputs)`,
+      );
+    }
+    const skeleton = await skeletons.skeletonOf(circuit.name, index);
+    await sendImmutable(
+      req,
+      res,
+      {
+        path: skeleton,
+        hash: await hashes.of(skeleton),
+        headers: { 'X-Chain-Head': String(index), 'X-Contribution-Format': DELTA_FORMAT },
+      },
+      budget,
+    );
   });
 
-  router.get('/api/circuits/:name/contribution-inputs', async (req, res) => {
+  // The r1cs and the ptau of a ceremony never change once it is initialised (its chains rest on them).
+  router.get('/api/circuits/:name/r1cs', async (req, res) => {
+    noStoreUntilServed(res);
     const circuit = findCircuit(config, req.params.name);
-    const chain = (await deps.ceremonyState()).chains.get(circuit.name)!;
-    const file = await skeletons.skeletonOf(circuit.name, chain.headIndex);
-    res.setHeader('X-Chain-Head', String(chain.headIndex));
-    res.setHeader('X-Contribution-Format', DELTA_FORMAT);
-    res.sendFile(file, { headers: { 'Content-Type': 'application/octet-stream' }, dotfiles: 'allow' });
+    const hash = circuit.r1csHash ?? (await hashes.of(circuit.r1csPath));
+    await sendImmutable(req, res, { path: circuit.r1csPath, hash }, budget);
   });
 
-  router.get('/api/circuits/:name/r1cs', (req, res) => {
-    const circuit = findCircuit(config, req.params.name);
-    res.sendFile(circuit.r1csPath, { headers: { 'Content-Type': 'application/octet-stream' }, dotfiles: 'allow' });
+  router.get('/api/ptau', async (req, res) => {
+    noStoreUntilServed(res);
+    await sendImmutable(req, res, { path: config.ptauPath, hash: await hashes.of(config.ptauPath) }, budget);
   });
 
-  router.get('/api/ptau', (_req, res) => {
-    res.sendFile(config.ptauPath, { headers: { 'Content-Type': 'application/octet-stream' }, dotfiles: 'allow' });
-  });
-
+  // Written once, at finalisation; served only once the ceremony is finalised, and never changed after.
   router.get('/api/final/:file', async (req, res) => {
+    noStoreUntilServed(res);
     const state = await deps.ceremonyState();
     if (!state.finalised) throw new CoordinatorError('manifest.not_finalised', 'the ceremony is not finalised yet');
     const name = req.params.file;
     if (!/^[A-Za-z0-9_]+\.(zkey|vkey\.json|sol|json)$/.test(name))
       throw new CoordinatorError('not_found', `no final file "${name}"`);
-    res.sendFile(path.join(state.paths.finalDir, name), { dotfiles: 'allow' });
+    const file = path.join(state.paths.finalDir, name);
+    const finalKey = name.endsWith('.zkey') ? state.chains.get(name.slice(0, -'.zkey'.length))?.beacon : undefined;
+    const hash =
+      finalKey?.fileHash ??
+      (await hashes.of(file).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') throw new CoordinatorError('not_found', `no final file "${name}"`);
+        throw error;
+      }));
+    // Its type by its extension, as before.
+    await sendImmutable(req, res, { path: file, hash, contentType: null }, budget);
   });
 
   return router;

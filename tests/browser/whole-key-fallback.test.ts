@@ -1,9 +1,10 @@
 /**
  * The page's fallback to whole keys (web/src/contribute/contributor-session.ts): it streams deltas
- * only when `GET /api/ceremony` offers `zkey-delta-v1` and the kernel runs in the browser. In
+ * only when `GET /api/ceremony` offers `zkey-delta-v2` and the kernel runs in the browser. In
  * headless Chromium against a real coordinator serving the built app, on a generated 2^12 circuit:
- *  - an older coordinator (the test drops `zkey-delta-v1` from the page's `/api/ceremony` answers):
- *    the page downloads the whole head, computes and uploads the whole next key;
+ *  - an older coordinator (the test drops `zkey-delta-v2` from the page's `/api/ceremony` answers,
+ *    leaving v1 alone, which the page does not send): the page downloads the whole head, computes
+ *    and uploads the whole next key;
  *  - a browser without WebAssembly on the page (the kernel cannot run, StreamingUnavailable): the
  *    same, with snarkjs alone in its worker.
  * Each time the coordinator says it was a whole-key turn: the upload it completed is the full key
@@ -22,7 +23,7 @@ import type { ServiceLog } from '../../server/ceremony-service.ts';
 import { recordStatuses, screenshot, startWebApp, statusesSeen, type WebAppUnderTest } from '../helpers/chromium.ts';
 import { warningsToStderr } from '../helpers/warnings-to-stderr.ts';
 
-const DELTA_FORMAT = 'zkey-delta-v1';
+const DELTA_FORMAT = 'zkey-delta-v2';
 /** The most a contribution record adds to a key (the coordinator's own bound for a delta, 64 KiB). */
 const RECORD_SLACK_BYTES = 64 * 1024;
 const row = `#circuits tr[data-circuit="${BENCH_CIRCUIT}"]`;
@@ -73,7 +74,7 @@ async function headIndex(): Promise<number> {
 async function takeTurn(page: Page, name: string): Promise<{ inputsRequested: number }> {
   let inputsRequested = 0;
   page.on('request', (request) => {
-    if (new URL(request.url()).pathname === inputsPath) inputsRequested++;
+    if (new URL(request.url()).pathname.startsWith(inputsPath)) inputsRequested++;
   });
   await recordStatuses(page, { computingDetails: true });
   await page.goto(`${app.coordinator.url}/`);

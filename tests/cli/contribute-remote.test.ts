@@ -634,27 +634,9 @@ describe('the routes behind it', () => {
         ),
       )
     ).length;
-    const created = await fetch(`${coordinator.url}/api/circuits/register/contributions`, {
-      method: 'POST',
-      headers: {
-        ...leaver.sessionHeaders(),
-        'tus-resumable': '1.0.0',
-        'upload-length': String(headSize + 1000),
-        'upload-metadata': 'filename cmVnaXN0ZXIuemtleQ==',
-      },
-    });
+    const created = await leaver.createUpload('register', { length: headSize + 1000 });
     assert.equal(created.status, 201);
-    const location = new URL(created.headers.get('location')!, coordinator.url).href;
-    const patched = await fetch(location, {
-      method: 'PATCH',
-      headers: {
-        ...leaver.sessionHeaders(),
-        'tus-resumable': '1.0.0',
-        'upload-offset': '0',
-        'content-type': 'application/offset+octet-stream',
-      },
-      body: new Uint8Array(4096),
-    });
+    const patched = await leaver.patch(leaver.uploadUrl(created), 0, new Uint8Array(4096));
     assert.equal(patched.status, 204);
     assert.equal((await uploadFiles('register')).length, 2);
 

@@ -1,10 +1,11 @@
 /**
- * The skeleton (zkey-delta-v1) carries everything a contribution reads or changes: the kernel
- * contribution run on the head's skeleton, spliced back onto the head, is byte for byte the key
- * the same contribution makes on the full head (a deterministic beacon secret stands in for
- * entropy), snarkjs's own contribution on a skeleton splices into a key snarkjs verifies, and so
- * does a streamed delta (core/delta/streamed-delta.ts) made while the inputs arrive in chunks.
- * Skeletons that are not a contribution on top of the head are refused with `delta.malformed`.
+ * The skeleton (zkey-delta-v2, and v1 still taken) carries everything a contribution reads or
+ * changes: the kernel contribution run on the head's skeleton, spliced back onto the head, is byte
+ * for byte the key the same contribution makes on the full head (a deterministic beacon secret
+ * stands in for entropy) in either version's order, snarkjs's own contribution on a skeleton
+ * splices into a key snarkjs verifies, and so does a streamed delta (core/delta/streamed-delta.ts,
+ * in v2's order) made while the inputs arrive in chunks. Skeletons that are not a contribution on
+ * top of the head, or not in their version's order, are refused with `delta.malformed`.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +17,7 @@ import { beaconFast, contributeFast, contributionRecord } from '../../core/kerne
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { spliceSkeleton, writeSkeleton } from '../../core/delta/skeleton-zkey.ts';
+import { DELTA_FORMAT, DELTA_FORMAT_V1 } from '../../core/delta/delta-format.ts';
 import { ExactReader } from '../../core/delta/exact-reader.ts';
 import { startStreamedDelta, UPLOAD_CHUNK_BYTES } from '../../core/delta/streamed-delta.ts';
 import { nodeScalePool } from '../../core/kernel/node-scale-pool.ts';
@@ -25,7 +27,7 @@ import { getBn128 } from '../../core/crypto/bn128.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
 import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
-import { editSections, sectionOf, splitSections } from '../helpers/zkey-tamper.ts';
+import { editSections, inDeltaV2Order, sectionOf, splitSections } from '../helpers/zkey-tamper.ts';
 
 const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
 let dataDir: string;
@@ -46,11 +48,14 @@ before(async () => {
 });
 after(() => cleanUp(dataDir, scratch));
 
-async function refusal(bytes: Buffer): Promise<string> {
+async function refusal(
+  bytes: Buffer,
+  format: typeof DELTA_FORMAT | typeof DELTA_FORMAT_V1 = DELTA_FORMAT_V1,
+): Promise<string> {
   const tampered = path.join(scratch, 'tampered.skeleton');
   await writeFile(tampered, bytes);
   let message = '';
-  await assert.rejects(spliceSkeleton(head, tampered, path.join(scratch, 'never.zkey')), (error) => {
+  await assert.rejects(spliceSkeleton(head, tampered, path.join(scratch, 'never.zkey'), format), (error) => {
     assert.ok(isCoordinatorError(error, 'delta.malformed'), String(error));
     message = error.message;
     return true;
@@ -59,7 +64,7 @@ async function refusal(bytes: Buffer): Promise<string> {
   return message;
 }
 
-describe('contribution skeletons (zkey-delta-v1)', () => {
+describe('contribution skeletons (zkey-delta-v2, v1)', () => {
   it('the skeleton keeps every section of the head, sections 3 to 7 empty, L and H last', async () => {
     const full = splitSections(await readFile(head));
     const skeleton = splitSections(await readFile(headSkeleton));
@@ -79,9 +84,15 @@ describe('contribution skeletons (zkey-delta-v1)', () => {
   it('a contribution on the skeleton, spliced, is byte for byte the contribution on the full head', async () => {
     const spliced = path.join(scratch, 'spliced.zkey');
     const direct = path.join(scratch, 'direct.zkey');
-    await spliceSkeleton(head, deltaSkeleton, spliced);
+    await spliceSkeleton(head, deltaSkeleton, spliced, DELTA_FORMAT_V1);
     await beaconFast(head, direct, 'fixed', TEST_BEACON, TEST_BEACON_ITERATIONS);
     assert.ok((await readFile(spliced)).equals(await readFile(direct)), 'the two keys differ');
+    // The same delta with its record before L and H (v2) splices into the same bytes.
+    const v2 = path.join(scratch, 'delta-v2.skeleton');
+    const splicedV2 = path.join(scratch, 'spliced-v2.zkey');
+    await writeFile(v2, inDeltaV2Order(await readFile(deltaSkeleton)));
+    await spliceSkeleton(head, v2, splicedV2, DELTA_FORMAT);
+    assert.ok((await readFile(splicedV2)).equals(await readFile(direct)), 'the v2 delta splices into other bytes');
   });
 
   it("snarkjs's and the kernel's contributions with entropy on a skeleton splice into valid keys", async () => {
@@ -94,7 +105,7 @@ describe('contribution skeletons (zkey-delta-v1)', () => {
       const delta = path.join(scratch, 'fresh.skeleton');
       const spliced = path.join(scratch, 'fresh.zkey');
       await contribute(delta);
-      await spliceSkeleton(head, delta, spliced);
+      await spliceSkeleton(head, delta, spliced, DELTA_FORMAT_V1);
       assert.equal(await snarkjs.zKey.verifyFromR1cs(circuit.r1csPath, config.ptauPath, spliced, silent), true);
     }
   });
@@ -134,7 +145,12 @@ describe('contribution skeletons (zkey-delta-v1)', () => {
       const streamed = path.join(scratch, 'streamed.skeleton');
       const spliced = path.join(scratch, 'streamed.zkey');
       await writeFile(streamed, Buffer.concat(parts));
-      await spliceSkeleton(head, streamed, spliced);
+      assert.deepEqual(
+        splitSections(await readFile(streamed)).sections.map((section) => section.id),
+        [1, 2, 3, 4, 5, 6, 7, 10, 8, 9],
+        'the record comes before L and H',
+      );
+      await spliceSkeleton(head, streamed, spliced, DELTA_FORMAT);
       assert.equal(await snarkjs.zKey.verifyFromR1cs(circuit.r1csPath, config.ptauPath, spliced, silent), true);
       const { mpc } = await readZkeyInfo(spliced);
       assert.equal(contributionHash(await getBn128(), mpc.contributions.at(-1)!), delta.hash, 'the record’s hash');
@@ -145,12 +161,15 @@ describe('contribution skeletons (zkey-delta-v1)', () => {
 
   it('refuses a skeleton made on an earlier head as delta.stale_head, naming both heads', async () => {
     const next = path.join(scratch, 'next.zkey');
-    await spliceSkeleton(head, deltaSkeleton, next);
-    await assert.rejects(spliceSkeleton(next, deltaSkeleton, path.join(scratch, 'never.zkey')), (error) => {
-      assert.ok(isCoordinatorError(error, 'delta.stale_head'), String(error));
-      assert.match(error.message, /made on contribution 0, but the head is now contribution 1/);
-      return true;
-    });
+    await spliceSkeleton(head, deltaSkeleton, next, DELTA_FORMAT_V1);
+    await assert.rejects(
+      spliceSkeleton(next, deltaSkeleton, path.join(scratch, 'never.zkey'), DELTA_FORMAT_V1),
+      (error) => {
+        assert.ok(isCoordinatorError(error, 'delta.stale_head'), String(error));
+        assert.match(error.message, /made on contribution 0, but the head is now contribution 1/);
+        return true;
+      },
+    );
   });
 
   it('refuses skeletons that are not one contribution on top of the head', async () => {
@@ -165,5 +184,8 @@ describe('contribution skeletons (zkey-delta-v1)', () => {
     assert.match(await refusal(edit((f) => (byId(f, 10).data = byId(headFile, 10).data))), /section 10/);
     assert.match(await refusal(edit((f) => (byId(f, 10).data[5]! ^= 1))), /section 10/);
     assert.match(await refusal((await readFile(deltaSkeleton)).subarray(0, 100)), /truncated/);
+    // Each version in its own order only.
+    assert.match(await refusal(good, DELTA_FORMAT), /in the order of zkey-delta-v2/);
+    assert.match(await refusal(inDeltaV2Order(good), DELTA_FORMAT_V1), /in the order of zkey-delta-v1/);
   });
 });

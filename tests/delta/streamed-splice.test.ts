@@ -1,11 +1,12 @@
 /**
  * The coordinator's intake of a delta as it arrives (core/delta/streamed-splice.ts,
- * core/link-check/streamed-candidate-sums.ts): fed the delta in pieces of any size, the splice
- * writes byte for byte the key spliceSkeleton writes from the finished delta, with its file hash,
- * and refuses (NotStreamable) a layout the head does not imply; the sums made chunk by chunk are
- * the ones the verifier makes reading the whole key (the same verdict and combination with them as
- * without), and they stop, yielding nothing, on a point at infinity the head does not have or a
- * point off the curve.
+ * core/link-check/streamed-candidate-sums.ts): fed a zkey-delta-v2 in pieces of any size, the
+ * splice writes byte for byte the key spliceSkeleton writes from the finished delta, with its file
+ * hash, and refuses (NotStreamable) a layout the head does not imply; it hands the record to its
+ * check before a single point reaches the sums or a head section is copied, and a refused record
+ * stops it there; the sums made chunk by chunk are the ones the verifier makes reading the whole
+ * key (the same verdict and combination with them as without), and they stop with the verifier's
+ * refusal on a point at infinity the head does not have or a point off the curve.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +18,8 @@ import { contributeFast } from '../../core/kernel/contribute-fast.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { spliceSkeleton, writeSkeleton } from '../../core/delta/skeleton-zkey.ts';
+import { DELTA_FORMAT_V1 } from '../../core/delta/delta-format.ts';
+import { CoordinatorError, isCoordinatorError } from '../../core/errors.ts';
 import { NotStreamable, StreamedSplice } from '../../core/delta/streamed-splice.ts';
 import { hashZkeyFile, type ZkeyHashes } from '../../core/zkey/zkey-hashes.ts';
 import { StreamedCandidateSums } from '../../core/link-check/streamed-candidate-sums.ts';
@@ -27,7 +30,8 @@ import { readSectionTable } from '../../core/binfile/section-table.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
-import { editSections, G1, sectionOf } from '../helpers/zkey-tamper.ts';
+import { editSections, G1, inDeltaV2Order, sectionOf } from '../helpers/zkey-tamper.ts';
+import { writeFile } from 'node:fs/promises';
 
 let dataDir: string;
 let scratch: string;
@@ -44,10 +48,13 @@ before(async () => {
   const inputs = path.join(scratch, 'head.skeleton');
   deltaFile = path.join(scratch, 'delta.skeleton');
   await writeSkeleton(head, inputs);
-  await contributeFast(inputs, deltaFile, 'streamed', 'entropy', { workers: 2 });
-  delta = await readFile(deltaFile);
+  // contributeFast writes ascending ids (v1); the streaming clients send v2, the record before L and H.
+  const ascending = path.join(scratch, 'delta-v1.skeleton');
+  await contributeFast(inputs, ascending, 'streamed', 'entropy', { workers: 2 });
+  delta = inDeltaV2Order(await readFile(ascending));
+  await writeFile(deltaFile, delta);
   spliced = path.join(scratch, 'whole-splice.zkey');
-  await spliceSkeleton(head, deltaFile, spliced);
+  await spliceSkeleton(head, ascending, spliced, DELTA_FORMAT_V1);
 });
 after(() => cleanUp(dataDir, scratch));
 
@@ -57,8 +64,9 @@ async function streamSplice(
   maxPiece: number,
   out: string,
   sink: (section: number, first: number, points: Uint8Array) => void = () => {},
+  checkRecord?: (header: Uint8Array, history: Uint8Array) => Promise<void>,
 ): Promise<string> {
-  return (await streamSpliceHashes(bytes, maxPiece, out, sink)).fileHash;
+  return (await streamSpliceHashes(bytes, maxPiece, out, sink, checkRecord)).fileHash;
 }
 
 /** streamSplice, with the key's section hashes the splice took as it wrote the key. */
@@ -67,8 +75,9 @@ async function streamSpliceHashes(
   maxPiece: number,
   out: string,
   sink: (section: number, first: number, points: Uint8Array) => void = () => {},
+  checkRecord?: (header: Uint8Array, history: Uint8Array) => Promise<void>,
 ): Promise<ZkeyHashes> {
-  const splice = await StreamedSplice.open(head, out, sink);
+  const splice = await StreamedSplice.open(head, out, sink, checkRecord);
   try {
     for (let at = 0; at < bytes.length;) {
       const piece = 1 + Math.floor(Math.random() * maxPiece);
@@ -123,9 +132,43 @@ describe('the splice as the delta arrives', () => {
     }
   });
 
+  it('hands the record to its check before any point or head section, and stops on its refusal', async () => {
+    const events: string[] = [];
+    const sink = (section: number): void => void events.push(`points of ${section}`);
+    const out = path.join(scratch, 'checked.zkey');
+    await streamSplice(delta, 4096, out, sink, async (header, history) => {
+      events.push('record');
+      assert.ok(header.length > 0 && history.length > 0, 'the header and the history are handed over');
+    });
+    assert.equal(events[0], 'record', 'the record is checked first');
+    assert.ok(events.length > 1, 'then the points follow');
+
+    const refusedOut = path.join(scratch, 'refused-record.zkey');
+    const refused = new CoordinatorError('contribution.invalid_proof_of_knowledge', 'a garbage record');
+    const pointsSeen: number[] = [];
+    await assert.rejects(
+      streamSplice(
+        delta,
+        4096,
+        refusedOut,
+        (section) => pointsSeen.push(section),
+        async () => {
+          throw refused;
+        },
+      ),
+      (error) => error === refused,
+    );
+    assert.deepEqual(pointsSeen, [], 'no point reached the sums');
+    await assert.rejects(stat(refusedOut), 'no key is left');
+  });
+
   it('refuses a layout the head does not imply, and leaves no file', async () => {
     const cases: Array<[string, Buffer]> = [
       ['sections out of order', editSections(delta, (f) => f.sections.reverse())],
+      [
+        'the ascending order of v1 (the record after H)',
+        editSections(delta, (f) => f.sections.sort((a, b) => a.id - b.id)),
+      ],
       [
         'H one point longer',
         editSections(delta, (f) => {
@@ -176,13 +219,23 @@ describe('the link check’s sums as the delta arrives', () => {
     await assert.rejects(verifyLinkFromHead(head, out, { challenge: { key, next } }), /L section is not consistent/);
   });
 
-  it('yield nothing for a point at infinity the head lacks, or a point off the curve', async () => {
+  it('stop with the verifier’s refusal on a point at infinity the head lacks, or a point off the curve', async () => {
+    const refusalOf = async (bytes: Buffer): Promise<CoordinatorError | undefined> => {
+      const sums = await StreamedCandidateSums.start(key, head);
+      const out = path.join(scratch, `refused-${randomBytes(4).toString('hex')}.zkey`);
+      await streamSplice(bytes, 1 << 16, out, (section, first, points) => sums.add(section, first, points));
+      assert.equal(await sums.result(), undefined, 'no sums');
+      return sums.refusal;
+    };
     const identity = editSections(delta, (f) => sectionOf(f, SECTION.l).data.fill(0, G1, 2 * G1));
-    assert.equal(await sumsOf(identity), undefined, 'a new point at infinity');
+    const identityRefusal = await refusalOf(identity);
+    assert.ok(isCoordinatorError(identityRefusal, 'contribution.identity_pattern_changed'), String(identityRefusal));
     const offCurve = editSections(delta, (f) => {
       const h = sectionOf(f, SECTION.h);
       h.data[G1 / 2] = h.data[G1 / 2]! ^ 1;
     });
-    assert.equal(await sumsOf(offCurve), undefined, 'a point off the curve');
+    const offCurveRefusal = await refusalOf(offCurve);
+    assert.ok(isCoordinatorError(offCurveRefusal, 'contribution.point_not_on_curve'), String(offCurveRefusal));
+    assert.match(offCurveRefusal.message, /^point 0 of the H section is not a point of the curve$/);
   });
 });

@@ -3,6 +3,11 @@
  * joins, polls its status, downloads the head, contributes with snarkjs and uploads the result
  * with the real tus client, exactly as the browser does. The connection itself (session cookie,
  * CSRF token, refusals with their codes) is the product's (cli/contributor/coordinator-client.ts).
+ *
+ * Tests that speak the tus protocol request by request do it through this client only: the raw
+ * `createUpload` (POST) and `patch` (PATCH) answer the coordinator's response as it is,
+ * `tusHeaders()` carries the protocol's version and the session, and `refusal(response)` reads a
+ * refusal's status, code and message. No test writes tus headers by hand.
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -109,6 +114,90 @@ export class ContributorClient extends CoordinatorClient {
     return { file, contributionHash: Buffer.from(hash).toString('hex') };
   }
 
+  /** The headers of every tus request: the protocol's version and the session (cookie, CSRF token). */
+  tusHeaders(): Record<string, string> {
+    return { 'tus-resumable': '1.0.0', ...this.sessionHeaders() };
+  }
+
+  /**
+   * A raw tus creation (POST) on `circuit`: `length` as Upload-Length (absent: none declared),
+   * `metadata` as Upload-Metadata (a file name added), `headers` beyond the protocol's, and
+   * `body` for a creation with upload. The coordinator's answer, whatever it is.
+   */
+  createUpload(
+    circuit: string,
+    options: {
+      length?: number;
+      metadata?: Record<string, string>;
+      headers?: Record<string, string>;
+      body?: Uint8Array<ArrayBuffer>;
+    } = {},
+  ): Promise<Response> {
+    return fetch(`${this.baseUrl}/api/circuits/${circuit}/contributions`, {
+      method: 'POST',
+      headers: {
+        ...this.creationHeaders(circuit, options),
+        ...(options.body ? { 'content-type': 'application/offset+octet-stream' } : {}),
+        ...options.headers,
+      },
+      body: options.body,
+    });
+  }
+
+  /** The headers of a tus creation (createUpload's), for a test that sends it by other means. */
+  creationHeaders(circuit: string, options: { length?: number; metadata?: Record<string, string> } = {}) {
+    const encoded = Object.entries({ filename: `${circuit}.zkey`, ...options.metadata }).map(
+      ([key, value]) => `${key} ${Buffer.from(value).toString('base64')}`,
+    );
+    return {
+      ...this.tusHeaders(),
+      ...(options.length === undefined ? {} : { 'upload-length': String(options.length) }),
+      'upload-metadata': encoded.join(','),
+    };
+  }
+
+  /** The headers of a tus PATCH at `offset` (patch's), for a test that sends it by other means. */
+  patchHeaders(offset: number): Record<string, string> {
+    return {
+      ...this.tusHeaders(),
+      'upload-offset': String(offset),
+      'content-type': 'application/offset+octet-stream',
+    };
+  }
+
+  /** The absolute URL of the upload a creation answered (its Location). */
+  uploadUrl(created: Response): string {
+    const location = created.headers.get('location');
+    if (!location) throw new Error(`the creation answered ${created.status} without a Location`);
+    return new URL(location, `${this.baseUrl}/api/`).href;
+  }
+
+  /**
+   * A raw tus PATCH of `body` at `offset` to the upload at `url`; a stream body goes chunked (no
+   * Content-Length), as a client that does not know its length sends it. The answer as it is.
+   */
+  patch(url: string, offset: number, body: BodyInit, headers: Record<string, string> = {}): Promise<Response> {
+    return fetch(url, {
+      method: 'PATCH',
+      headers: { ...this.patchHeaders(offset), ...headers },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+  }
+
+  /** The refusal a response carries: its status, code and message, and the body as sent (to search for paths). */
+  async refusal(response: Response): Promise<{ status: number; code: string; message: string; body: string }> {
+    const body = await response.text();
+    let error: { code?: string; message?: string } | undefined;
+    try {
+      error = (JSON.parse(body) as { error?: { code?: string; message?: string } }).error;
+    } catch {
+      // not JSON: reported below
+    }
+    if (!error?.code) throw new Error(`not a refusal: ${response.status} ${body.slice(0, 200)}`);
+    return { status: response.status, code: error.code, message: error.message ?? '', body };
+  }
+
   /**
    * One tus upload in two plain requests (creation, then the whole body in one PATCH), for tests
    * that look at each answer: the status and error code of the one that refused, or the
@@ -119,20 +208,15 @@ export class ContributorClient extends CoordinatorClient {
     bytes: Buffer,
     metadata: Record<string, string> = {},
   ): Promise<{ status: number; code?: string; message?: string; contributionId?: string }> {
-    const { tusHeaders, created } = await this.createUpload(circuit, bytes.length, metadata);
     const answer = async (response: Response) => {
       if (response.ok)
         return { status: response.status, contributionId: response.headers.get('x-contribution-id') ?? undefined };
-      const { error } = (await response.json()) as { error: { code: string; message: string } };
-      return { status: response.status, code: error.code, message: error.message };
+      const { status, code, message } = await this.refusal(response);
+      return { status, code, message };
     };
+    const created = await this.createUpload(circuit, { length: bytes.length, metadata });
     if (!created.ok) return answer(created);
-    const sent = await fetch(new URL(created.headers.get('location')!, `${this.baseUrl}/api/circuits/${circuit}/`), {
-      method: 'PATCH',
-      headers: { ...tusHeaders, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
-      body: new Uint8Array(bytes),
-    });
-    return answer(sent);
+    return answer(await this.patch(this.uploadUrl(created), 0, new Uint8Array(bytes)));
   }
 
   /**
@@ -140,29 +224,12 @@ export class ContributorClient extends CoordinatorClient {
    * stops there; the upload's URL, for `upload(…, { uploadUrl })` to resume it.
    */
   async startUpload(circuit: string, bytes: Buffer, metadata: Record<string, string>, upTo: number): Promise<string> {
-    const { tusHeaders, created } = await this.createUpload(circuit, bytes.length, metadata);
+    const created = await this.createUpload(circuit, { length: bytes.length, metadata });
     if (!created.ok) throw new Error(`creation refused: ${created.status} ${await created.text()}`);
-    const url = new URL(created.headers.get('location')!, `${this.baseUrl}/api/circuits/${circuit}/`);
-    const sent = await fetch(url, {
-      method: 'PATCH',
-      headers: { ...tusHeaders, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
-      body: new Uint8Array(bytes.subarray(0, upTo)),
-    });
+    const url = this.uploadUrl(created);
+    const sent = await this.patch(url, 0, new Uint8Array(bytes.subarray(0, upTo)));
     if (sent.status !== 204) throw new Error(`the first bytes were refused: ${sent.status} ${await sent.text()}`);
-    return url.toString();
-  }
-
-  /** A tus creation of `length` bytes with `metadata` (and a file name); the answer and the headers to go on with. */
-  private async createUpload(circuit: string, length: number, metadata: Record<string, string>) {
-    const tusHeaders = { 'tus-resumable': '1.0.0', ...this.sessionHeaders() };
-    const encoded = Object.entries({ filename: `${circuit}.zkey`, ...metadata }).map(
-      ([key, value]) => `${key} ${Buffer.from(value).toString('base64')}`,
-    );
-    const created = await fetch(`${this.baseUrl}/api/circuits/${circuit}/contributions`, {
-      method: 'POST',
-      headers: { ...tusHeaders, 'upload-length': String(length), 'upload-metadata': encoded.join(',') },
-    });
-    return { tusHeaders, created };
+    return url;
   }
 
   /**
@@ -177,30 +244,26 @@ export class ContributorClient extends CoordinatorClient {
     metadata: Record<string, string>,
     options: { pieceBytes: number; cutAt?: number },
   ): Promise<{ status: number; code?: string; contributionId?: string; offsetAfterCut?: number }> {
-    const { tusHeaders, created } = await this.createUpload(circuit, bytes.length, metadata);
+    const created = await this.createUpload(circuit, { length: bytes.length, metadata });
     if (!created.ok) throw new Error(`creation refused: ${created.status} ${await created.text()}`);
-    const url = new URL(created.headers.get('location')!, `${this.baseUrl}/api/circuits/${circuit}/`);
+    const url = this.uploadUrl(created);
     let offsetAfterCut: number | undefined;
     let cut = options.cutAt;
     for (let offset = 0; ;) {
       const end = Math.min(bytes.length, offset + options.pieceBytes);
-      const headers = {
-        ...tusHeaders,
-        'upload-offset': String(offset),
-        'content-type': 'application/offset+octet-stream',
-      };
       if (cut !== undefined && cut > offset && cut < end) {
-        await cutRequest(url, { ...headers, 'content-length': String(end - offset) }, bytes.subarray(offset, cut));
+        const headers = { ...this.patchHeaders(offset), 'content-length': String(end - offset) };
+        await cutRequest(new URL(url), headers, bytes.subarray(offset, cut));
         cut = undefined;
-        const head = await fetch(url, { method: 'HEAD', headers: tusHeaders });
+        const head = await fetch(url, { method: 'HEAD', headers: this.tusHeaders() });
         offset = offsetAfterCut = Number(head.headers.get('upload-offset'));
         continue;
       }
-      const sent = await fetch(url, { method: 'PATCH', headers, body: new Uint8Array(bytes.subarray(offset, end)) });
+      const sent = await this.patch(url, offset, new Uint8Array(bytes.subarray(offset, end)));
       if (!sent.ok || end === bytes.length) {
         const answer = sent.ok
           ? { status: sent.status, contributionId: sent.headers.get('x-contribution-id') ?? undefined }
-          : { status: sent.status, code: ((await sent.json()) as { error: { code: string } }).error.code };
+          : { status: sent.status, code: (await this.refusal(sent)).code };
         return { ...answer, ...(offsetAfterCut === undefined ? {} : { offsetAfterCut }) };
       }
       offset = end;

@@ -80,3 +80,15 @@ export function sectionOf(file: SectionedFile, id: number): { id: number; data: 
   if (!section) throw new Error(`no section ${id}`);
   return section;
 }
+
+/**
+ * A delta in `zkey-delta-v2`'s order (its record before L and H), from one in any order: what a
+ * contribution made with snarkjs or contributeFast on a skeleton (ascending ids, v1) becomes when
+ * a streaming client sends it.
+ */
+export function inDeltaV2Order(delta: Buffer): Buffer {
+  return editSections(delta, (f) => {
+    const points = f.sections.filter((s) => s.id === SECTION.l || s.id === SECTION.h).sort((a, b) => a.id - b.id);
+    f.sections = [...f.sections.filter((s) => !points.includes(s)).sort((a, b) => a.id - b.id), ...points];
+  });
+}

@@ -105,16 +105,7 @@ describe('rate limits', () => {
     const { url } = await start({ RATE_LIMIT_UPLOAD_CREATION: '2', OPEN_ON_START: 'false' });
     const client = new ContributorClient(url);
     await client.signInDemo('uploader');
-    const create = () =>
-      fetch(`${url}/api/circuits/register/contributions`, {
-        method: 'POST',
-        headers: {
-          'tus-resumable': '1.0.0',
-          'upload-length': '1024',
-          cookie: client.cookie,
-          'x-csrf-token': client.csrfToken,
-        },
-      });
+    const create = () => client.createUpload('register', { length: 1024 });
     for (let i = 0; i < 2; i++)
       assert.equal((await create()).status, 409, 'not this contributor’s turn: refused by the upload code');
     const limited = await create();

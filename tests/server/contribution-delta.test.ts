@@ -1,12 +1,15 @@
 /**
- * The contribution delta (zkey-delta-v1) over real HTTP against a real coordinator: a contributor
- * downloads the head's inputs (its skeleton), contributes on them and uploads only the skeleton of
- * the next key with tus (`format: zkey-delta-v1`); the coordinator fills it back into the full key
- * and verifies it. With the same secret, the key that lands is byte for byte the key the same
- * contribution makes on the whole head. Deltas that are not one contribution on top of the head
- * are refused with their codes (before they are handed in, or by the verifier), and the head, the
- * transcript and the chain's files stay as they were. A delta whose turn ends while it is taken in
- * leaves neither its key nor the sums made for its verifier.
+ * The contribution delta (zkey-delta-v2, v1 still taken) over real HTTP against a real
+ * coordinator: a contributor downloads the head's inputs (its skeleton), contributes on them and
+ * uploads only the skeleton of the next key with tus (`format: zkey-delta-v2`, the record before L
+ * and H); the coordinator fills it back into the full key and verifies it. With the same secret,
+ * the key that lands is byte for byte the key the same contribution makes on the whole head.
+ * Deltas that are not one contribution on top of the head are refused with their codes (before
+ * they are handed in, or by the verifier), and the head, the transcript and the chain's files stay
+ * as they were: a garbage record is refused before a point is summed, and a point off the curve or
+ * a point at infinity out of place before the delta is handed in (no second pass by the verifier).
+ * A delta whose turn ends while it is taken in leaves neither its key nor the sums made for its
+ * verifier.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,9 +20,10 @@ import path from 'node:path';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
-import { editSections, G1, sectionOf } from '../helpers/zkey-tamper.ts';
+import { recordingLog } from '../helpers/recording-log.ts';
+import { editSections, G1, inDeltaV2Order, sectionOf } from '../helpers/zkey-tamper.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
-import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
+import { DELTA_FORMAT, DELTA_FORMAT_V1 } from '../../core/delta/delta-format.ts';
 import { tempPathFor } from '../../core/fs/atomic-write.ts';
 import { contributeFast } from '../../core/kernel/contribute-fast.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
@@ -28,21 +32,13 @@ const CIRCUIT = 'register';
 let coordinator: TestCoordinator;
 let scratch: string;
 /** The coordinator's log lines (warnings also go to stderr). */
-const logged: Array<{ message: string; fields?: Record<string, unknown> }> = [];
+const recording = recordingLog();
+const logged = recording.lines;
 /** The first delta accepted (made on head 0): later uploaded again as a delta on an older head. */
 let firstDelta: Buffer;
 
 before(async () => {
-  coordinator = await startTestCoordinator({
-    tickIntervalMs: 100,
-    log: {
-      info: (message, fields) => logged.push({ message, ...(fields ? { fields } : {}) }),
-      warn: (message, fields) => {
-        logged.push({ message, ...(fields ? { fields } : {}) });
-        process.stderr.write(`[coordinator] ${message} ${JSON.stringify(fields ?? {})}\n`);
-      },
-    },
-  });
+  coordinator = await startTestCoordinator({ tickIntervalMs: 100, log: recording.log });
   scratch = await mkdtemp(path.join(tmpdir(), 'contribution-delta-'));
 });
 
@@ -68,6 +64,26 @@ async function contributeWithFixedSecret(input: string, output: string, name: st
   }
 }
 
+/**
+ * A hostile delta: `delta` with the head's own L and H (from the inputs `headInputs`) and its new
+ * record's transcript digest changed, so its proof of knowledge fails. Before the record came
+ * first, taking it in cost the coordinator a pass over L and H (sums, a key written) first.
+ */
+function garbageRecord(delta: Buffer, headInputs: Buffer): Buffer {
+  const head = (id: number): Buffer => {
+    let data = Buffer.alloc(0);
+    editSections(headInputs, (f) => (data = Buffer.from(sectionOf(f, id).data)));
+    return data;
+  };
+  const headHistoryBytes = head(SECTION.mpc).length;
+  return editSections(delta, (f) => {
+    sectionOf(f, SECTION.l).data = head(SECTION.l);
+    sectionOf(f, SECTION.h).data = head(SECTION.h);
+    // The new record follows the head's history: δ, g1_s, g1_sx (G1), g2_spx (G2), then its transcript.
+    sectionOf(f, SECTION.mpc).data[headHistoryBytes + 3 * G1 + 2 * G1 + 5]! ^= 0xff;
+  });
+}
+
 async function signedInAndJoined(name: string): Promise<ContributorClient> {
   const client = new ContributorClient(coordinator.url);
   await client.signInDemo(name);
@@ -77,6 +93,16 @@ async function signedInAndJoined(name: string): Promise<ContributorClient> {
 
 function turnOn(client: ContributorClient): Promise<unknown> {
   return client.waitFor((me) => me.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'turn', 'a turn');
+}
+
+/**
+ * A kernel contribution on the inputs at `inputs`, as the streaming clients send it (v2: the
+ * record before L and H; contributeFast writes ascending ids, v1's order).
+ */
+async function contributeDelta(inputs: string, name: string): Promise<Buffer> {
+  const ascending = path.join(scratch, `${name}-v1.skeleton`);
+  await contributeFast(inputs, ascending, name, 'typed entropy', { workers: 2 });
+  return inDeltaV2Order(await readFile(ascending));
 }
 
 /** GET /api/circuits/:name/contribution-inputs: the head's skeleton, saved to `file`. */
@@ -130,7 +156,7 @@ test("a delta on the head's inputs becomes byte for byte the key the same secret
   const alice = await signedInAndJoined('alice');
   await turnOn(alice);
   const ceremony = await alice.request<{ contributionFormats: string[] }>('GET', '/api/ceremony');
-  assert.deepEqual(ceremony.contributionFormats, ['zkey', DELTA_FORMAT]);
+  assert.deepEqual(ceremony.contributionFormats, ['zkey', DELTA_FORMAT, DELTA_FORMAT_V1]);
 
   const inputs = path.join(scratch, 'head0.skeleton');
   const downloaded = await downloadInputs(inputs);
@@ -146,7 +172,7 @@ test("a delta on the head's inputs becomes byte for byte the key the same secret
   const whole = path.join(scratch, 'whole1.zkey');
   await contributeWithFixedSecret(inputs, delta, 'alice');
   await contributeWithFixedSecret(headKey, whole, 'alice');
-  firstDelta = await readFile(delta);
+  firstDelta = inDeltaV2Order(await readFile(delta));
 
   const answer = await alice.sendUpload(CIRCUIT, firstDelta, { format: DELTA_FORMAT, head: '0' });
   assert.equal(answer.status, 204, JSON.stringify(answer));
@@ -172,9 +198,7 @@ test(
     await turnOn(bob);
     const inputs = path.join(scratch, 'head1.skeleton');
     assert.equal((await downloadInputs(inputs)).head, 1);
-    const deltaFile = path.join(scratch, 'delta1.skeleton');
-    await contributeFast(inputs, deltaFile, 'bob', 'typed entropy', { workers: 2 });
-    const valid = await readFile(deltaFile);
+    const valid = await contributeDelta(inputs, 'bob');
     const before = await chainState(bob);
 
     const asDelta = { format: DELTA_FORMAT, head: '1' };
@@ -203,7 +227,7 @@ test(
       {
         what: 'sections out of order',
         bytes: editSections(valid, (f) => f.sections.reverse()),
-        expect: /^422 delta\.malformed .*ascending order/,
+        expect: /^422 delta\.malformed .*in the order of zkey-delta-v2/,
       },
       {
         what: 'a delta made on an older head (the one accepted on head 0)',
@@ -222,6 +246,24 @@ test(
         bytes: valid,
         metadata: { format: 'zkey-delta-v0', head: '1' },
         expect: /^400 request\.invalid .*unknown upload format/,
+      },
+      {
+        what: 'a v1 delta declared as v2 (the record after H)',
+        bytes: editSections(valid, (f) => f.sections.sort((a, b) => a.id - b.id)),
+        expect: /^422 delta\.malformed .*in the order of zkey-delta-v2/,
+      },
+      {
+        what: 'the head’s own L and H with a garbage record (its transcript digest)',
+        bytes: garbageRecord(valid, inDeltaV2Order(await readFile(inputs))),
+        expect: /^422 contribution\.invalid_proof_of_knowledge .*transcript digest/,
+      },
+      {
+        what: 'the same in v1’s order, checked once complete',
+        bytes: editSections(garbageRecord(valid, inDeltaV2Order(await readFile(inputs))), (f) =>
+          f.sections.sort((a, b) => a.id - b.id),
+        ),
+        metadata: { format: DELTA_FORMAT_V1, head: '1' },
+        expect: /^422 contribution\.invalid_proof_of_knowledge .*transcript digest/,
       },
     ];
     for (const refused of refusedBeforeHandIn) {
@@ -250,8 +292,10 @@ test(
     assert.deepEqual(lastSplice(), { asItArrived: true, sums: true });
     assert.deepEqual(await chainState(bob), before, 'after the verifier refused the tampered L');
 
-    // Points the sums made as the upload arrived do not take: the verifier reads L and H itself.
-    const refusedByVerifier: Array<{ what: string; bytes: Buffer; code: string; sumsOff: string }> = [
+    // A point the intake finds off the curve, or a point at infinity out of place, is the delta's
+    // verdict: handed in and refused with the verifier's code, the verifier never asked to read L
+    // and H a second time to find it.
+    const refusedAsItArrived: Array<{ what: string; bytes: Buffer; code: string; message: RegExp }> = [
       {
         what: 'an H point off the curve',
         bytes: editSections(valid, (f) => {
@@ -259,27 +303,35 @@ test(
           h.data[G1 / 2] = h.data[G1 / 2]! ^ 1;
         }),
         code: 'contribution.point_not_on_curve',
-        sumsOff: 'a point off the curve',
+        message: /^point 0 of the H section is not a point of the curve$/,
       },
       {
         what: 'an L point turned into the point at infinity',
         bytes: editSections(valid, (f) => sectionOf(f, SECTION.l).data.fill(0, G1, 2 * G1)),
         code: 'contribution.identity_pattern_changed',
-        sumsOff: 'points at infinity elsewhere than in the head',
+        message: /^the L section holds the point at infinity at other places than the chain head does/,
       },
     ];
-    for (const refused of refusedByVerifier) {
+    const count = (message: string): number => logged.filter((l) => l.message === message).length;
+    for (const refused of refusedAsItArrived) {
       await turnOn(bob);
+      const [splices, verifications] = [
+        count('contribution delta spliced onto the head'),
+        count('contribution uploaded, verifying'),
+      ];
       const sent = await bob.sendUpload(CIRCUIT, refused.bytes, asDelta);
       assert.equal(sent.status, 204, `${refused.what}: ${JSON.stringify(sent)}`);
-      await bob.waitFor(
-        (m) => m.contributions.some((c) => c.id === sent.contributionId && c.code === refused.code),
+      const me = await bob.waitFor(
+        (m) => m.contributions.some((c) => c.id === sent.contributionId && c.status === 'refused'),
         `the refusal of ${refused.what}`,
         120_000,
       );
-      assert.deepEqual(lastSplice(), { asItArrived: true, sums: false }, refused.what);
-      assert.equal(lastSpliceLine().fields?.sumsOff, refused.sumsOff, `why the sums stopped: ${refused.what}`);
-      assert.deepEqual(await chainState(bob), before, `after the verifier refused ${refused.what}`);
+      assert.equal(me.status.lastRefusal?.code, refused.code, refused.what);
+      assert.match(me.status.lastRefusal?.message ?? '', refused.message, refused.what);
+      assert.equal(count('contribution delta spliced onto the head'), splices, `${refused.what}: no key spliced`);
+      assert.equal(count('contribution uploaded, verifying'), verifications, `${refused.what}: no verifier asked`);
+      assert.deepEqual(await chainState(bob), before, refused.what);
+      assert.deepEqual(await uploadsLeft(), [], `${refused.what}: no upload is left behind`);
     }
     assert.deepEqual(await sumsLeft(), [], 'no sums are left behind');
     await bob.request('POST', '/api/me/leave');
@@ -291,9 +343,7 @@ test('a delta cut midway resumes from the coordinator’s offset and is still ta
   await turnOn(carol);
   const inputs = path.join(scratch, 'head-carol.skeleton');
   const { head } = await downloadInputs(inputs);
-  const deltaFile = path.join(scratch, 'delta-carol.skeleton');
-  await contributeFast(inputs, deltaFile, 'carol', 'typed entropy', { workers: 2 });
-  const delta = await readFile(deltaFile);
+  const delta = await contributeDelta(inputs, 'carol');
   let lBytes = 0;
   editSections(delta, (f) => (lBytes = sectionOf(f, SECTION.l).data.length));
   assert.ok(lBytes > 4 * G1, 'the test circuit has a few L points');
@@ -323,6 +373,29 @@ test('a delta cut midway resumes from the coordinator’s offset and is still ta
   assert.deepEqual(await uploadsLeft(), [], 'no upload is left behind');
 });
 
+test('a zkey-delta-v1 (the record after H, as older clients send it) is checked once in and accepted', async () => {
+  const erin = await signedInAndJoined('erin');
+  await turnOn(erin);
+  const inputs = path.join(scratch, 'head-erin.skeleton');
+  const { head } = await downloadInputs(inputs);
+  const ascending = path.join(scratch, 'erin-v1.skeleton');
+  await contributeFast(inputs, ascending, 'erin', 'typed entropy', { workers: 2 });
+  const answer = await erin.sendUpload(CIRCUIT, await readFile(ascending), {
+    format: DELTA_FORMAT_V1,
+    head: String(head),
+  });
+  assert.equal(answer.status, 204, JSON.stringify(answer));
+  await erin.waitFor(
+    (me) => me.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'accepted',
+    'the v1 delta accepted',
+    120_000,
+  );
+  // Not taken in as it arrived (its record comes last): checked, then spliced whole.
+  assert.deepEqual(lastSplice(), { asItArrived: false, sums: false });
+  assert.equal(lastSpliceLine().fields?.format, DELTA_FORMAT_V1);
+  assert.deepEqual(await uploadsLeft(), [], 'no upload is left behind');
+});
+
 test('temporary keys a stopped coordinator left in its uploads folder are removed at its start', async () => {
   const directory = path.join(coordinator.dataDir, 'uploads', CIRCUIT);
   await mkdir(directory, { recursive: true });
@@ -340,8 +413,7 @@ test('a delta whose turn ends while it is taken in is refused at hand-in; its ke
   await turnOn(dave);
   const inputs = path.join(scratch, 'head-dave.skeleton');
   const { head } = await downloadInputs(inputs);
-  const deltaFile = path.join(scratch, 'delta-dave.skeleton');
-  await contributeFast(inputs, deltaFile, 'dave', 'typed entropy', { workers: 2 });
+  const delta = await contributeDelta(inputs, 'dave');
   // The turn ends between the last byte and the hand-in (a deadline, a leave): the real lobby's
   // leave, at the one moment a test can reach deterministically.
   const { service, lobby } = coordinator;
@@ -351,7 +423,7 @@ test('a delta whose turn ends while it is taken in is refused at hand-in; its ke
     return submit(upload);
   };
   try {
-    const answer = await dave.sendUpload(CIRCUIT, await readFile(deltaFile), {
+    const answer = await dave.sendUpload(CIRCUIT, delta, {
       format: DELTA_FORMAT,
       head: String(head),
     });

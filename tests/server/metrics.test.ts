@@ -361,21 +361,17 @@ describe('bytes moved over HTTP, as the server counts them', () => {
     const headSize = (await stat(ceremonyPaths(bytesDataDir).zkeyPath('register', 0))).size;
     // Not a valid contribution (refused later, as zkey.malformed): only its bytes matter here.
     const body = Buffer.alloc(headSize + MIN_CONTRIBUTION_RECORD_BYTES + 123, 7);
-    const auth = { cookie: client.cookie, 'x-csrf-token': client.csrfToken, 'tus-resumable': '1.0.0' };
     const before = await scrape(counted.url);
+    // Sent over a socket of the test's own, whose bytes it counts; the headers are the client's.
     const created = await rawExchange(`${counted.url}/api/circuits/register/contributions`, {
       method: 'POST',
-      headers: { ...auth, 'upload-length': String(body.length) },
+      headers: client.creationHeaders('register', { length: body.length }),
     });
     assert.equal(created.status, 201, created.body.toString());
     const location = new URL(created.headers.location!, counted.url).href;
     const half = Math.floor(body.length / 2);
     const patch = (offset: number, part: Buffer) =>
-      rawExchange(location, {
-        method: 'PATCH',
-        headers: { ...auth, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' },
-        body: part,
-      });
+      rawExchange(location, { method: 'PATCH', headers: client.patchHeaders(offset), body: part });
     const first = await patch(0, body.subarray(0, half));
     assert.equal(first.status, 204, first.body.toString());
     const second = await patch(half, body.subarray(half));

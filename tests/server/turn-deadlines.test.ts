@@ -59,15 +59,10 @@ test('a missed deadline passes the turn on, and the late contributor comes back 
     (e: unknown) => e instanceof HttpError && e.code === 'lobby.not_your_turn',
   );
   // The new turn holder cannot take over (and finish under its own name) the upload late began.
-  const takeover = await fetch(lateUpload, { method: 'HEAD', headers: tusHeaders(next) });
+  const takeover = await fetch(lateUpload, { method: 'HEAD', headers: next.tusHeaders() });
   assert.equal(takeover.status, 409);
-  const append = await fetch(lateUpload, {
-    method: 'PATCH',
-    headers: { ...tusHeaders(next), 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
-    body: new Uint8Array(16),
-  });
-  assert.equal(append.status, 409);
-  assert.equal(((await append.json()) as { error: { code: string } }).error.code, 'lobby.not_your_turn');
+  const append = await next.refusal(await next.patch(lateUpload, 0, new Uint8Array(16)));
+  assert.deepEqual([append.status, append.code], [409, 'lobby.not_your_turn']);
 
   // next contributes; the late one is still cooling down, then gets a new turn.
   await next.upload('register', (await next.makeContribution('register')).file);
@@ -82,19 +77,12 @@ test('a missed deadline passes the turn on, and the late contributor comes back 
   assert.equal(me.status.circuits[0]!.index, 2);
 });
 
-function tusHeaders(client: ContributorClient): Record<string, string> {
-  return { 'tus-resumable': '1.0.0', cookie: client.cookie, 'x-csrf-token': client.csrfToken };
-}
-
 /**
  * Creates an empty tus upload of `length` bytes on the circuit (as a client does before sending data); returns its
  * URL.
  */
 async function createUpload(client: ContributorClient, circuit: string, length: number): Promise<string> {
-  const response = await fetch(`${client.baseUrl}/api/circuits/${circuit}/contributions`, {
-    method: 'POST',
-    headers: { ...tusHeaders(client), 'upload-length': String(length) },
-  });
+  const response = await client.createUpload(circuit, { length });
   assert.equal(response.status, 201, await response.text());
-  return new URL(response.headers.get('location')!, client.baseUrl).href;
+  return client.uploadUrl(response);
 }

@@ -48,28 +48,11 @@ before(async () => {
 
 after(() => coordinator?.close());
 
-function tusHeaders(client: ContributorClient): Record<string, string> {
-  return { 'tus-resumable': '1.0.0', cookie: client.cookie, 'x-csrf-token': client.csrfToken };
-}
-
-function createUpload(
-  client: ContributorClient,
-  circuit: string,
-  headers: Record<string, string>,
-  body?: Uint8Array<ArrayBuffer>,
-): Promise<Response> {
-  return fetch(`${client.baseUrl}/api/circuits/${circuit}/contributions`, {
-    method: 'POST',
-    headers: { ...tusHeaders(client), ...headers },
-    body,
-  });
-}
-
+/** The refusal in a response (the client's reader), checked to name no server path. */
 async function refusal(response: Response): Promise<{ status: number; code: string; message: string }> {
-  const text = await response.text();
-  assertNoServerPath(text);
-  const { error } = JSON.parse(text) as { error: { code: string; message: string } };
-  return { status: response.status, code: error.code, message: error.message };
+  const { status, code, message, body } = await alice.refusal(response);
+  assertNoServerPath(body);
+  return { status, code, message };
 }
 
 /** The data files of a circuit's uploads (tus keeps `<id>` and `<id>.json`). */
@@ -110,22 +93,17 @@ test(
 
     // The empty upload the review found: tus would create and finish it at once.
     await assert.rejects(alice.upload('register', Buffer.alloc(0)), /response code: 400[\s\S]*upload\.too_small/);
-    const empty = await refusal(await createUpload(alice, 'register', { 'upload-length': '0' }));
+    const empty = await refusal(await alice.createUpload('register', { length: 0 }));
     assert.deepEqual([empty.status, empty.code], [400, 'upload.too_small']);
     assert.match(empty.message, new RegExp(`at least ${minimum} bytes`));
-    const short = await refusal(await createUpload(alice, 'register', { 'upload-length': String(minimum - 1) }));
+    const short = await refusal(await alice.createUpload('register', { length: minimum - 1 }));
     assert.deepEqual([short.status, short.code], [400, 'upload.too_small']);
     // A deferred length would be declared on a later PATCH, past this check.
-    const deferred = await refusal(await createUpload(alice, 'register', { 'upload-defer-length': '1' }));
+    const deferred = await refusal(await alice.createUpload('register', { headers: { 'upload-defer-length': '1' } }));
     assert.deepEqual([deferred.status, deferred.code], [411, 'upload.length_required']);
     // Creation with upload, the body longer than declared: refused, and its fresh file removed.
     const overlong = await refusal(
-      await createUpload(
-        alice,
-        'register',
-        { 'upload-length': String(minimum), 'content-type': 'application/offset+octet-stream' },
-        new Uint8Array(minimum + 10),
-      ),
+      await alice.createUpload('register', { length: minimum, body: new Uint8Array(minimum + 10) }),
     );
     assert.deepEqual([overlong.status, overlong.code], [413, 'upload.too_large']);
 
@@ -141,21 +119,11 @@ test(
   async () => {
     contribution = await alice.makeContribution('register');
     const bytes = await readFile(contribution.file);
-    const length = { 'upload-length': String(bytes.length) };
-    const first = await createUpload(alice, 'register', length);
+    const length = { length: bytes.length };
+    const first = await alice.createUpload('register', length);
     assert.equal(first.status, 201, await first.text());
-    const firstUrl = new URL(first.headers.get('location')!, alice.baseUrl).href;
-    const patch = (offset: number, body: BodyInit) =>
-      fetch(firstUrl, {
-        method: 'PATCH',
-        headers: {
-          ...tusHeaders(alice),
-          'content-type': 'application/offset+octet-stream',
-          'upload-offset': String(offset),
-        },
-        body,
-        duplex: 'half',
-      } as RequestInit);
+    const firstUrl = alice.uploadUrl(first);
+    const patch = (offset: number, body: BodyInit) => alice.patch(firstUrl, offset, body);
     assert.equal((await patch(0, bytes.subarray(0, 1000))).status, 204);
 
     // A PATCH still streaming into the first upload when the second is created.
@@ -169,7 +137,7 @@ test(
       10_000,
     );
 
-    const second = await createUpload(alice, 'register', length);
+    const second = await alice.createUpload('register', length);
     assert.equal(second.status, 201, await second.text());
     const secondId = path.basename(second.headers.get('location')!);
     // The first writer was stopped (it ends although its body never does) and its file deleted.
@@ -190,7 +158,7 @@ test(
       // the server already dropped the stream
     }
     assert.deepEqual(await uploadFiles('register'), [secondId]);
-    const head = await fetch(firstUrl, { method: 'HEAD', headers: tusHeaders(alice) });
+    const head = await fetch(firstUrl, { method: 'HEAD', headers: alice.tusHeaders() });
     assert.equal(head.status, 404, 'the replaced upload cannot be resumed');
     assert.equal((await patch(2000, bytes.subarray(2000, 3000))).status, 404, 'nor written to');
 
@@ -260,9 +228,7 @@ test('a malformed and a truncated upload are refused, and no message names a ser
 
 test('an unfinished upload is swept once expired by the coordinator clock, not before', async () => {
   await alice.waitFor((m) => stateOf('treeUpdate')(m) === 'turn', 'the turn again');
-  const created = await createUpload(alice, 'treeUpdate', {
-    'upload-length': String((await headSize('treeUpdate')) + 1024),
-  });
+  const created = await alice.createUpload('treeUpdate', { length: (await headSize('treeUpdate')) + 1024 });
   assert.equal(created.status, 201, await created.text());
   assert.equal((await uploadFiles('treeUpdate')).length, 1);
   clock.advance(coordinator.uploads.expiryMs - 1_000);
@@ -324,7 +290,7 @@ test(
       assert.equal((await bob.progress('register')).state, 'turn');
       const before = await uploadFiles('register');
       const refused = await refusal(
-        await createUpload(bob, 'register', { 'upload-length': String((await headSize('register')) + 1024) }),
+        await bob.createUpload('register', { length: (await headSize('register')) + 1024 }),
       );
       assert.deepEqual([refused.status, refused.code], [507, 'upload.disk_full']);
       assert.deepEqual(await uploadFiles('register'), before, 'nothing stored');

@@ -1,4 +1,8 @@
-/** Downloads one zkey of a chain with byte-level progress (streamed; the total from Content-Length). */
+/**
+ * Downloads one zkey of a chain with byte-level progress (streamed; the total from Content-Length).
+ * A chain's key never changes under its index (the coordinator serves it immutable), so the
+ * browser's cache, or a CDN's, may answer.
+ */
 import { ApiError, apiErrorFromBody } from '../api/api-client.ts';
 
 export async function downloadZkey(
@@ -8,7 +12,7 @@ export async function downloadZkey(
   signal: AbortSignal,
 ): Promise<Uint8Array> {
   const response = await networkStep(signal, () =>
-    fetch(`/api/circuits/${encodeURIComponent(circuit)}/zkeys/${index}`, { signal, cache: 'no-store' }),
+    fetch(`/api/circuits/${encodeURIComponent(circuit)}/zkeys/${index}`, { signal }),
   );
   if (!response.ok || !response.body) {
     const text = await networkStep(signal, () => response.text());

@@ -1,5 +1,5 @@
 /**
- * The page's turn with contribution deltas (docs/contribution-delta.md), streamed: download,
+ * The page's turn with contribution deltas (zkey-delta-v2, docs/contribution-delta.md), streamed: download,
  * compute and upload run at once, and the browser never holds a key. The delta is made by
  * core/delta/streamed-delta.ts while the inputs arrive: snarkjs makes the record on the small
  * sections in a fresh Web Worker (recordContribution), the page's kernel workers scale L and H
@@ -106,9 +106,10 @@ export async function streamedTurn(request: StreamedTurnRequest): Promise<Stream
   };
   let reader: ExactReader | undefined;
   try {
+    // The moving URL redirects to the head's own inputs (`…/contribution-inputs/N`), immutable: a
+    // reload that takes the turn again may find them in the browser's cache (or a CDN's).
     const response = await fetch(`/api/circuits/${encodeURIComponent(circuit)}/contribution-inputs`, {
       signal: stop.signal,
-      cache: 'no-store',
     });
     if (!response.ok || !response.body) throw apiErrorFromBody(response.status, await response.text());
     const headIndex = Number(response.headers.get('x-chain-head'));

@@ -1,0 +1,137 @@
+/**
+ * How the coordinator serves a file that never changes under its URL (a chain's key by index, a
+ * head's skeleton by index, the final files once finalised, the r1cs, the ptau): with
+ * `Cache-Control: public, max-age=31536000, immutable` and a strong ETag (the file's BLAKE2b-512,
+ * as the transcript records keys), so a CDN or a browser in front serves repeated downloads and
+ * revalidates with a 304; with HTTP ranges; and within the client address's download budget
+ * (server/http/download-budget.ts), the length it will send reserved before its first byte.
+ *
+ * A refusal on such a route (not found, not finalised, over budget) is sent `no-store`: only the
+ * file itself may be kept.
+ */
+import { stat } from 'node:fs/promises';
+import type { Request, Response } from 'express';
+import { CoordinatorError } from '../../core/errors.ts';
+import { hashFile } from '../../core/crypto/file-hash.ts';
+import type { DownloadBudget } from '../http/download-budget.ts';
+import { byAddress } from '../http/rate-limits.ts';
+
+const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+
+/** The bytes a GET will send: the range asked for when it is one plain range within the file, else all of it. */
+function plannedBytes(rangeHeader: string | undefined, size: number): number {
+  const match = /^bytes=(\d*)-(\d*)$/.exec(rangeHeader?.trim() ?? '');
+  if (!match || (match[1] === '' && match[2] === '')) return size;
+  if (match[1] === '') return Math.min(size, Number(match[2])); // the last N bytes
+  const start = Number(match[1]);
+  const end = match[2] === '' ? size - 1 : Math.min(size - 1, Number(match[2]));
+  return start < size && end >= start ? end - start + 1 : size;
+}
+
+/**
+ * The hashes of files served without a hash on record (r1cs, ptau, verifiers, verification
+ * keys, skeletons), computed once per file version (path, inode, size, modification time).
+ */
+export class FileHashes {
+  private readonly known = new Map<string, Promise<string>>();
+
+  async of(file: string): Promise<string> {
+    const { ino, size, mtimeMs } = await stat(file);
+    const key = `${file}\0${ino}\0${size}\0${mtimeMs}`;
+    let hash = this.known.get(key);
+    if (!hash) {
+      hash = hashFile(file);
+      hash.catch(() => this.known.delete(key));
+      this.known.set(key, hash);
+    }
+    return hash;
+  }
+}
+
+/** Sets the answer of a download route to `no-store` until it is known to be the file (refusals stay uncached). */
+export function noStoreUntilServed(res: Response): void {
+  res.setHeader('Cache-Control', 'no-store');
+}
+
+export interface ImmutableFile {
+  path: string;
+  /** The file's hash (hex), its strong ETag. */
+  hash: string;
+  /** Default application/octet-stream; null: by its extension. */
+  contentType?: string | null;
+  /** Extra headers of this version (e.g. X-Chain-Head of a skeleton: constant for its URL). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Sends `file` as an immutable download, within the client's budget (none: unlimited). Resolves
+ * once the response has ended.
+ */
+export async function sendImmutable(
+  req: Request,
+  res: Response,
+  file: ImmutableFile,
+  budget: DownloadBudget | undefined,
+): Promise<void> {
+  const size = (await stat(file.path)).size;
+  const client = byAddress(req);
+  const reserved = req.method === 'HEAD' ? 0 : plannedBytes(req.headers.range, size);
+  if (budget && reserved > 0) {
+    const reservation = await budget.reserve(client, reserved);
+    if (!reservation.granted) {
+      const { bytes, windowMs } = budget.config;
+      throw new CoordinatorError(
+        'rate.limited',
+        `this address has downloaded its budget from the coordinator (${formatBytes(bytes)} per ` +
+          `${formatDuration(windowMs)}); try again in ${reservation.retryAfterSeconds} s, or download through the ` +
+          'ceremony’s mirror',
+        { retryAfterSeconds: reservation.retryAfterSeconds },
+      );
+    }
+  }
+  const writtenAtStart = req.socket.bytesWritten;
+  res.setHeader('Cache-Control', IMMUTABLE_CACHE_CONTROL);
+  res.setHeader('ETag', `"${file.hash}"`);
+  for (const [name, value] of Object.entries(file.headers ?? {})) res.setHeader(name, value);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      res.sendFile(
+        file.path,
+        {
+          ...(file.contentType === null
+            ? {}
+            : { headers: { 'Content-Type': file.contentType ?? 'application/octet-stream' } }),
+          dotfiles: 'allow',
+        },
+        (error) => (error && !res.headersSent ? reject(error) : resolve()),
+      );
+    });
+  } catch (error) {
+    // Answered as a refusal (a range outside the file, say): not the file, so not to be kept.
+    res.setHeader('Cache-Control', 'no-store');
+    res.removeHeader('ETag');
+    throw error;
+  } finally {
+    if (budget && reserved > 0) {
+      // What was not sent (a 304, a range refused, a client gone) goes back to the budget.
+      const sent = res.statusCode === 304 ? 0 : bodyBytesSent(req, res, writtenAtStart);
+      if (sent < reserved) await budget.giveBack(client, reserved - sent);
+    }
+  }
+}
+
+/** Bytes of the response's body on the wire: the socket's since the response began, less its header block. */
+function bodyBytesSent(req: Request, res: Response, writtenAtStart: number): number {
+  const headerBytes = Buffer.byteLength((res as Response & { _header?: string | null })._header ?? '');
+  return Math.max(0, req.socket.bytesWritten - writtenAtStart - headerBytes);
+}
+
+function formatBytes(bytes: number): string {
+  const gib = bytes / 1024 ** 3;
+  return gib >= 1 ? `${Number(gib.toFixed(1))} GiB` : `${Math.round(bytes / 1024 ** 2)} MiB`;
+}
+
+function formatDuration(ms: number): string {
+  const hours = ms / 3_600_000;
+  return hours >= 1 ? `${Number(hours.toFixed(1))} h` : `${Math.round(ms / 60_000)} min`;
+}
