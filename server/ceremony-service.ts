@@ -224,6 +224,7 @@ export class CeremonyService {
           event: 'committed',
           chainIndex: accepted.index,
           contributionHash: outcome.contributionHash,
+          transcriptHash: accepted.transcriptHash,
         });
         log.info('contribution accepted', {
           contributionId: row.id,
@@ -344,6 +345,7 @@ export class CeremonyService {
         event: 'committed',
         chainIndex: committed.index,
         contributionHash: committed.contributionHash,
+        transcriptHash: committed.hash,
       });
       log.info('recovered an accepted contribution', { contributionId: row.id, index: committed.index });
       return;

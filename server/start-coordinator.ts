@@ -6,6 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCeremonyConfig, type CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { openCeremony } from '../core/ceremony/open-ceremony.ts';
@@ -16,6 +17,7 @@ import { closeMultiExp } from '../core/kernel/multi-exp.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { openDatabase, type Db } from './store/database.ts';
 import { Lobby } from './lobby/lobby.ts';
+import { QUEUE_LOG_FILE } from './lobby/queue-log-store.ts';
 import { ContributionStore } from './contributions/contribution-store.ts';
 import { ReceiptSigner } from './contributions/receipt-signer.ts';
 import {
@@ -140,7 +142,13 @@ export async function startCoordinator(
 
   const lobby = new Lobby(
     db,
-    { circuits: config.circuits.map((c) => c.name), isOpen: () => phase.get() === 'open', ...serverConfig.lobby },
+    {
+      circuits: config.circuits.map((c) => c.name),
+      ceremonyId: config.id,
+      isOpen: () => phase.get() === 'open',
+      ...serverConfig.lobby,
+      queueLog: { file: path.join(config.dataDir, QUEUE_LOG_FILE), sign: (body) => receipts.sign(body), warn: log.warn },
+    },
     clock,
   );
   const contributions = new ContributionStore(db);

@@ -26,6 +26,8 @@ export interface AcceptedContribution {
   contributionHash: string;
   fileHash: string;
   path: string;
+  /** The hash of the link's transcript entry (what commits it). */
+  transcriptHash: string;
 }
 
 /** Verifies a candidate against the current head of a chain, changing nothing. */
@@ -89,8 +91,8 @@ async function commitLink(
   const index = chain.headIndex + 1;
   const target = state.paths.zkeyPath(chain.circuit.name, index);
   await commitFile(staged, target);
-  await state.transcript.append([{ type: 'contribution', circuit: chain.circuit.name, index, ...link }]);
-  return { circuit: chain.circuit.name, index, ...link, path: target };
+  const [entry] = await state.transcript.append([{ type: 'contribution', circuit: chain.circuit.name, index, ...link }]);
+  return { circuit: chain.circuit.name, index, ...link, path: target, transcriptHash: entry!.hash };
 }
 
 async function withChain<T>(

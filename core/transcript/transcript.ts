@@ -6,12 +6,11 @@
  * so a crash leaves the previous transcript intact. It is the commit point of the CLI ceremony:
  * a zkey is part of a chain only once its entry is here.
  */
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { CoordinatorError } from '../errors.ts';
-import { canonicalJson } from './canonical-json.ts';
+import { chainEntryHash, chainGenesisHash } from './hash-chain.ts';
 
 const hex = z.string().regex(/^[0-9a-f]+$/);
 const hash512 = z.string().regex(/^[0-9a-f]{128}$/);
@@ -68,12 +67,11 @@ export type NewTranscriptEntry = DistributiveOmit<TranscriptEntry, 'seq' | 'time
 };
 
 export function genesisHash(ceremonyId: string): string {
-  return createHash('blake2b512').update(`phase2-ceremony transcript genesis:${ceremonyId}`).digest('hex');
+  return chainGenesisHash('transcript', ceremonyId);
 }
 
 export function entryHash(entry: Omit<TranscriptEntry, 'hash'> | TranscriptEntry): string {
-  const { hash: _ignored, ...rest } = entry as TranscriptEntry;
-  return createHash('blake2b512').update(canonicalJson(rest)).digest('hex');
+  return chainEntryHash(entry);
 }
 
 function corrupt(path: string, line: number, why: string): CoordinatorError {

@@ -29,6 +29,10 @@ const serverSchema = z.object({
   DATABASE_FILE: z.string().optional(),
   /** Ed25519 key signing receipts, created on first start. Default DATA/state/receipt-key.pem. */
   RECEIPT_KEY_FILE: z.string().optional(),
+  /** A waiting entry not seen (its client's polls) for this long is passed over, its place kept; 0: off. */
+  PRESENCE_MS: z.coerce.number().int().nonnegative().default(LOBBY_DEFAULTS.presenceMs),
+  /** A granted turn not taken (first download or heartbeat) within this passes on, not a missed turn; 0: off. */
+  TAKE_TURN_MS: z.coerce.number().int().nonnegative().default(LOBBY_DEFAULTS.takeTurnMs),
   TURN_TIMEOUT_MS: durationMs(LOBBY_DEFAULTS.turnTimeoutMs),
   HEARTBEAT_EXTENSION_MS: durationMs(LOBBY_DEFAULTS.heartbeatExtensionMs),
   MAX_TURN_MS: durationMs(LOBBY_DEFAULTS.maxTurnMs),
@@ -51,6 +55,7 @@ const serverSchema = z.object({
   RATE_LIMIT_CHALLENGE: count(RATE_LIMIT_DEFAULTS.challenge),
   RATE_LIMIT_DEVICE_POLL: count(RATE_LIMIT_DEFAULTS.devicePoll),
   RATE_LIMIT_UPLOAD_CREATION: count(RATE_LIMIT_DEFAULTS.uploadCreation),
+  RATE_LIMIT_QUEUE_LOG: count(RATE_LIMIT_DEFAULTS.queueLog),
   /**
    * Reverse proxies in front of the coordinator whose X-Forwarded-For is trusted (rate limits key on the client
    * address). Default 0.
@@ -82,6 +87,8 @@ export interface ServerConfig {
   databaseFile: string;
   receiptKeyFile: string;
   lobby: {
+    presenceMs: number;
+    takeTurnMs: number;
     turnTimeoutMs: number;
     heartbeatExtensionMs: number;
     maxTurnMs: number;
@@ -124,6 +131,8 @@ export function loadServerConfig(
     databaseFile: path.resolve(e.DATABASE_FILE ?? path.join(dataDir, 'state', 'coordinator.sqlite')),
     receiptKeyFile: path.resolve(e.RECEIPT_KEY_FILE ?? path.join(dataDir, 'state', 'receipt-key.pem')),
     lobby: Object.freeze({
+      presenceMs: e.PRESENCE_MS,
+      takeTurnMs: e.TAKE_TURN_MS,
       turnTimeoutMs: e.TURN_TIMEOUT_MS,
       heartbeatExtensionMs: e.HEARTBEAT_EXTENSION_MS,
       maxTurnMs: e.MAX_TURN_MS,
@@ -136,6 +145,7 @@ export function loadServerConfig(
       challenge: e.RATE_LIMIT_CHALLENGE,
       devicePoll: e.RATE_LIMIT_DEVICE_POLL,
       uploadCreation: e.RATE_LIMIT_UPLOAD_CREATION,
+      queueLog: e.RATE_LIMIT_QUEUE_LOG,
     }),
     trustProxy: e.TRUST_PROXY,
     openOnStart: e.OPEN_ON_START,

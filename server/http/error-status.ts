@@ -40,6 +40,10 @@ export const ERROR_STATUS = {
   'audit.ptau_hash_mismatch': 500,
   'audit.ptau_inconsistent': 500,
   'audit.too_few_contributions': 500,
+  'queue_log.corrupt': 500,
+  'audit.turn_out_of_order': 500,
+  'audit.queue_rule_broken': 500,
+  'audit.queue_log_mismatch': 500,
   'vkey.delta_equals_gamma': 500,
 
   // A refused contribution is well-formed HTTP carrying a file that cannot be the next link.
@@ -114,6 +118,7 @@ export const ERROR_STATUS = {
   'receipt.other_ceremony': 422,
   'receipt.bad_signature': 422,
   'receipt.not_in_transcript': 422,
+  'receipt.not_in_queue_log': 422,
   'receipt.not_in_key': 422,
   'receipt.history_invalid': 422,
 } as const satisfies Record<ErrorCode, number>;

@@ -1,7 +1,7 @@
 /**
  * Request rate limits (express-rate-limit) for the routes an abuser would hammer: every sign-in
- * route (per client address), device-flow polls (per address), Semaphore challenge creation (per address) and upload
- * creation (per signed-in contributor, else per address). Counts live in this process, or in Redis when the
+ * route (per client address), device-flow polls (per address), Semaphore challenge creation (per address), upload
+ * creation (per signed-in contributor, else per address) and pages of the public queue log (per address). Counts live in this process, or in Redis when the
  * coordinator has one (rate-limit-redis), so they are shared by every coordinator process and
  * survive a restart. A refusal is `429 rate.limited` with `Retry-After` (seconds) and the
  * `RateLimit`/`RateLimit-Policy` headers of the IETF draft.
@@ -28,6 +28,8 @@ export interface RateLimitConfig {
   devicePoll: number;
   /** tus upload creations (POST) per contributor per window. */
   uploadCreation: number;
+  /** Pages of GET /api/queue-log per client address per window (each at most 1000 entries). */
+  queueLog: number;
 }
 
 export const RATE_LIMIT_DEFAULTS: RateLimitConfig = Object.freeze({
@@ -36,6 +38,7 @@ export const RATE_LIMIT_DEFAULTS: RateLimitConfig = Object.freeze({
   challenge: 20,
   devicePoll: 120,
   uploadCreation: 30,
+  queueLog: 120,
 });
 
 export interface RateLimits {
@@ -43,6 +46,7 @@ export interface RateLimits {
   challenge: RequestHandler;
   devicePoll: RequestHandler;
   uploadCreation: RequestHandler;
+  queueLog: RequestHandler;
 }
 
 export interface RateLimitOptions {
@@ -100,6 +104,7 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
     signIn: limiter('sign-in', config.signIn, 'sign-in attempts from this address', byAddress),
     challenge: limiter('challenge', config.challenge, 'sign-in challenges from this address', byAddress),
     devicePoll: limiter('device-poll', config.devicePoll, 'device sign-in polls from this address', byAddress),
+    queueLog: limiter('queue-log', config.queueLog, 'queue-log pages from this address', byAddress),
     uploadCreation: limiter('upload', config.uploadCreation, 'uploads started', (req) => {
       const principal = (req as Request & { principal?: Principal }).principal;
       return principal ? `principal:${principal.id}` : byAddress(req);

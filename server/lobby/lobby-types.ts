@@ -3,10 +3,27 @@
  * the circuits, the turns in progress and the events a tick produces. No behaviour here.
  */
 import type { ErrorCode } from '../../core/errors.ts';
+import type { QueueLogOptions } from './queue-log-store.ts';
 
 export interface LobbyOptions {
   /** Contribution order (ceremony.json order). Every contributor works through them in this order. */
   circuits: readonly string[];
+  /** The ceremony's id: the queue log's genesis is bound to it. */
+  ceremonyId: string;
+  /** The public queue log's file and the step receipts' signer (queue-log-store.ts); none: neither. */
+  queueLog?: Omit<QueueLogOptions, 'ceremonyId'>;
+  /**
+   * A waiting entry whose contributor's client has not asked for news (GET /api/me, a join) for
+   * this long is away: it keeps its place but is passed over until seen again. 0: presence off
+   * (every entry always present). Default 60 s.
+   */
+  presenceMs?: number;
+  /**
+   * A granted turn must be taken (its first download or heartbeat) within this, or it passes to
+   * the next in line and the entry goes back to its place, away, not counted as a missed turn.
+   * 0: off (a turn counts as taken when granted, as before presence). Default 30 s.
+   */
+  takeTurnMs?: number;
   /** A turn's initial deadline, from the moment it is granted. Default 10 min. */
   turnTimeoutMs?: number;
   /** A heartbeat sets deadline = max(deadline, now + this), capped by maxTurnMs. Default 2 min. */
@@ -27,6 +44,8 @@ export interface LobbyOptions {
 }
 
 export const LOBBY_DEFAULTS = Object.freeze({
+  presenceMs: 60_000,
+  takeTurnMs: 30_000,
   turnTimeoutMs: 10 * 60_000,
   heartbeatExtensionMs: 2 * 60_000,
   maxTurnMs: 60 * 60_000,
@@ -35,7 +54,7 @@ export const LOBBY_DEFAULTS = Object.freeze({
   maxMissedTurns: 3,
 });
 
-export type ResolvedLobbyOptions = Required<LobbyOptions>;
+export type ResolvedLobbyOptions = Required<Omit<LobbyOptions, 'queueLog'>> & Pick<LobbyOptions, 'queueLog'>;
 
 export type CircuitProgress =
   /** Later in the order than the circuit the contributor is at (or not joined yet). */
@@ -45,7 +64,8 @@ export type CircuitProgress =
    * turn (see estimate-wait.ts); eligibleAt is set only while a missed-turn cooldown is running.
    */
   | { circuit: string; state: 'waiting'; position: number; etaMs: number; eligibleAt?: number }
-  | { circuit: string; state: 'turn'; startedAt: number; deadline: number }
+  /** takeBy: set until the turn is taken (a download or a heartbeat); past it the turn passes on. */
+  | { circuit: string; state: 'turn'; startedAt: number; deadline: number; takeBy?: number }
   /** Uploaded; the circuit stays busy until the verification outcome is recorded. */
   | { circuit: string; state: 'verifying'; contributionId: string }
   | { circuit: string; state: 'accepted'; contributionId: string; index: number; contributionHash: string };
@@ -74,6 +94,8 @@ export interface QueueEntry {
   /** Set while a missed-turn cooldown runs. */
   eligibleAt?: number;
   missedTurns: number;
+  /** Not seen for the presence period: passed over until seen again. */
+  away?: true;
 }
 
 export interface ContributorStatus {
@@ -89,6 +111,8 @@ export interface ContributorStatus {
   chosenCircuits?: string[];
   /** Left while a contribution was being verified: its verdict queues them nowhere. */
   leaving?: true;
+  /** The presence rules, for the client to say what leaving the page costs (0: off). */
+  presence: { awayAfterMs: number; takeTurnWithinMs: number };
 }
 
 /** What `Lobby.leave` took the contributor out of. */
@@ -112,6 +136,8 @@ export interface ActiveTurn {
 export type LobbyEvent =
   | { type: 'turn_granted'; circuit: string; contributorId: string; at: number; deadline: number }
   | { type: 'turn_missed'; circuit: string; contributorId: string; at: number; deadline: number; eligibleAt: number }
+  /** A turn not taken in time: passed on, its entry back in its place, away (not a missed turn). */
+  | { type: 'turn_passed_on'; circuit: string; contributorId: string; at: number; takeBy: number }
   | {
       type: 'entry_removed';
       circuit: string;

@@ -17,6 +17,7 @@ import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { HeadSkeletons } from '../files/head-skeletons.ts';
 import type { Lobby } from '../lobby/lobby.ts';
+import type { Principal } from '../auth/principal.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { DiskSpace } from '../files/check-disk-space.ts';
 
@@ -55,6 +56,10 @@ function parseIndex(raw: string): number {
 export function createPublicRouter(deps: PublicRouterDeps): Router {
   const router = Router();
   const { config } = deps;
+  // A download by the holder of the circuit's turn takes it (the lobby's presence); anyone else's is just a download.
+  const takenBy = (req: { principal?: Principal }, circuit: string): void => {
+    if (req.principal) deps.lobby.takeTurn(req.principal.id, circuit);
+  };
   // In the coordinator's private state folder: never published (they are derived from the chain).
   const skeletons = new HeadSkeletons(
     path.join(config.dataDir, 'state', 'skeletons'),
@@ -137,6 +142,7 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
   router.get('/api/circuits/:name/zkeys/:index', async (req, res) => {
     const circuit = findCircuit(config, req.params.name);
     const index = parseIndex(req.params.index);
+    takenBy(req, circuit.name);
     const state = await deps.ceremonyState();
     const chain = state.chains.get(circuit.name)!;
     if (index > chain.headIndex) {
@@ -152,6 +158,7 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
 
   router.get('/api/circuits/:name/contribution-inputs', async (req, res) => {
     const circuit = findCircuit(config, req.params.name);
+    takenBy(req, circuit.name);
     const chain = (await deps.ceremonyState()).chains.get(circuit.name)!;
     const file = await skeletons.skeletonOf(circuit.name, chain.headIndex);
     res.setHeader('X-Chain-Head', String(chain.headIndex));
