@@ -17,7 +17,7 @@ import { closeMultiExp } from '../core/kernel/multi-exp.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { openDatabase, type Db } from './store/database.ts';
 import { Lobby } from './lobby/lobby.ts';
-import { QUEUE_LOG_FILE } from './lobby/queue-log-store.ts';
+import { QUEUE_LOG_FILE } from '../core/queue-log/queue-log-entry.ts';
 import { ContributionStore } from './contributions/contribution-store.ts';
 import { ReceiptSigner } from './contributions/receipt-signer.ts';
 import {

@@ -14,6 +14,8 @@ import { folderEvidence } from '../../core/receipts/folder-evidence.ts';
 import { ReceiptChecker, receiptSubject, type ReceiptVerdict } from '../../core/receipts/receipt-checker.ts';
 import { parseReceiptsText, type ReceiptsFile } from '../../core/receipts/receipts-file.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
+import { checkStepReceiptsOfFile } from '../../core/receipts/step-receipt-evidence.ts';
+import { stepReceiptSubject } from '../../core/receipts/step-receipt.ts';
 
 /** A receipts file is a few kilobytes per circuit; anything this large is not one. */
 const MAX_RECEIPTS_FILE_BYTES = 8 * 1024 * 1024;
@@ -101,11 +103,14 @@ export function verifyReceiptCommand(): Command {
           'give either a published folder DIR or --coordinator URL (one of them)',
         );
       }
-      const file = await readReceiptsFile(receiptsPath);
       const evidence =
         options.coordinator !== undefined
           ? coordinatorEvidence({ baseUrl: coordinatorUrl(options.coordinator) })
           : await folderEvidence(dir!);
+      // Step receipts (join, refusal, removal) are checked against the queue log (step-receipt.ts).
+      const source = options.coordinator !== undefined ? { baseUrl: coordinatorUrl(options.coordinator) } : { dir: dir! };
+      const steps = await checkStepReceiptsOfFile(receiptsPath, evidence, source);
+      const file: ReceiptsFile = steps.hasAcceptances ? await readReceiptsFile(receiptsPath) : { receipts: [] };
       const verdicts = await withStderrProgress(
         async (progress) => {
           const checker = new ReceiptChecker(evidence, {
@@ -126,8 +131,13 @@ export function verifyReceiptCommand(): Command {
         },
         { quiet: options.quiet || options.json },
       );
-      const failed = verdicts.filter((v) => !v.ok);
-      const report = { ok: failed.length === 0, source: evidence.label, receipts: verdicts.map(verdictJson) };
+      const failed = [...verdicts, ...steps.verdicts].filter((v) => !v.ok);
+      const report = {
+        ok: failed.length === 0,
+        source: evidence.label,
+        receipts: verdicts.map(verdictJson),
+        steps: steps.verdicts.map((v) => ({ ...JSON.parse(v.receipt.bodyText), ...v, receipt: undefined })),
+      };
       if (options.json) {
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       } else {
@@ -139,17 +149,22 @@ export function verifyReceiptCommand(): Command {
               : `${subject} FAIL [${verdict.code}]: ${verdict.message}\n`,
           );
         }
-        const count = `${verdicts.length} receipt${verdicts.length === 1 ? '' : 's'}`;
+        for (const v of steps.verdicts)
+          process.stdout.write(`${stepReceiptSubject(v.receipt)} ${v.ok ? 'ok:' : `FAIL [${v.code}]:`} ${v.message}\n`);
+        const all = verdicts.length + steps.verdicts.length;
+        const count = `${all} receipt${all === 1 ? '' : 's'}`;
         process.stdout.write(
           failed.length === 0
             ? `all ${count} included\n`
             : `verify-receipt FAILED: ${failed.length} of ${count} not included\n`,
         );
       }
-      for (const verdict of failed) {
+      for (const verdict of verdicts) {
         if (!verdict.ok)
           process.stderr.write(`error [${verdict.code}]: ${receiptSubject(verdict.receipt)}: ${verdict.message}\n`);
       }
+      for (const v of steps.verdicts)
+        if (!v.ok) process.stderr.write(`error [${v.code}]: ${stepReceiptSubject(v.receipt)}: ${v.message}\n`);
       if (failed.length > 0) process.exitCode = 1;
     });
 }

@@ -195,7 +195,7 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
           `could not tell the coordinator you left (${(error as Error).message}); your place expires with its turn`,
         );
       }
-      if (options.receipts && run && run.acceptedCircuits.length > 0) await writeReceipts().catch(() => {});
+      if (options.receipts && signedIn) await writeReceipts().catch(() => {});
     }
     renderer.close();
     process.exit(EXIT_FAILED);
@@ -238,7 +238,10 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
       saved.badSignatures === 0
         ? "each signature checked against the coordinator's published key"
         : `${saved.badSignatures} signature(s) do NOT verify against the coordinator's published key`;
-    ui.note(`saved ${saved.count} signed receipt${saved.count === 1 ? '' : 's'} to ${options.receipts} (${checked})`);
+    const steps = saved.steps === 0 ? '' : ` and ${saved.steps} of queue steps (joins, refusals, removals)`;
+    ui.note(
+      `saved ${saved.count} signed receipt${saved.count === 1 ? '' : 's'}${steps} to ${options.receipts} (${checked})`,
+    );
     return saved.badSignatures === 0;
   };
 
@@ -302,7 +305,8 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     } else {
       throw error;
     }
-    if (options.receipts && run && run.acceptedCircuits.length > 0) await writeReceipts().catch(() => {});
+    // Kept on failure too: a join, refusal or removal receipt is how a contributor shows what happened.
+    if (options.receipts && signedIn) await writeReceipts().catch(() => {});
     return EXIT_FAILED;
   } finally {
     process.off('SIGINT', onSigint);

@@ -17,6 +17,9 @@
 import { CoordinatorError, isErrorCode, type ErrorCode } from '../errors.ts';
 import { chainBreak, chainGenesisHash } from '../transcript/hash-chain.ts';
 
+/** Where the log lives in a data folder and in a publication, beside the transcript. */
+export const QUEUE_LOG_FILE = 'transcript/queue-log.jsonl';
+
 /** The format of the entries, stated by every `rules` entry; a change that is not an addition bumps it. */
 export const QUEUE_LOG_FORMAT_VERSION = 1;
 

@@ -30,9 +30,6 @@ import { stepReceiptBody, type StepReceiptBody } from '../../core/receipts/step-
 import { chainEntryHash } from '../../core/transcript/hash-chain.ts';
 import { applyMigrations, type Db } from '../store/database.ts';
 
-/** Where the public file lives in the data folder (and in a publication). */
-export const QUEUE_LOG_FILE = 'transcript/queue-log.jsonl';
-
 const MIGRATIONS = [
   `CREATE TABLE queue_log (
      seq INTEGER PRIMARY KEY,

@@ -314,6 +314,15 @@ function auditScript(ceremony: CeremonyView, origin: string): string {
     'require("fs").writeFileSync("transcript/transcript.jsonl",' +
     'JSON.parse(s).entries.map(e=>JSON.stringify(e)).join("\\n")+"\\n")})';
   lines.push(`curl -fsS "$BASE/api/transcript" | node -e '${toJsonLines}'`);
+  // The queue log, page by page (oldest first), as the lines of transcript/queue-log.jsonl.
+  const queueLogLines =
+    '(async()=>{let after=-1,out="";for(;;){' +
+    'const r=await fetch(process.env.BASE+"/api/queue-log?limit=1000&after="+after);' +
+    'if(!r.ok)throw new Error("GET /api/queue-log: HTTP "+r.status);' +
+    'const p=await r.json();for(const e of p.entries)out+=JSON.stringify(e)+"\n";' +
+    'if(p.entries.length<1000)break;after=p.entries.at(-1).seq}' +
+    'if(out)require("fs").writeFileSync("transcript/queue-log.jsonl",out)})()';
+  lines.push(`BASE="$BASE" node -e '${queueLogLines}'`);
   if (ceremony.finalised) {
     lines.push('fetch final/manifest.json /api/manifest');
     for (const circuit of ceremony.circuits) {
@@ -424,7 +433,9 @@ async function load(): Promise<{ ceremony: CeremonyView; transcript: TranscriptV
  * a detached field loses the reader's focus and caret, and a refresh must not take them away.
  */
 function replaceAround(parent: HTMLElement, kept: HTMLElement, before: Node[], after: Node[]): void {
-  for (const child of [...parent.childNodes]) if (child !== kept) child.remove();
+  // Elements marked data-persistent (built once, like `kept`) stay where they are.
+  for (const child of [...parent.childNodes])
+    if (child !== kept && !(child instanceof HTMLElement && child.dataset.persistent !== undefined)) child.remove();
   if (kept.parentNode !== parent) parent.append(kept);
   kept.before(...before);
   kept.after(...after);
