@@ -14,7 +14,14 @@ import path from 'node:path';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { ManualClock } from '../../server/clock.ts';
-import { checkQueueLog, QUEUE_LOG_FILE, type QueueLogEntry } from '../../core/queue-log/queue-log-entry.ts';
+import {
+  checkQueueLog,
+  QUEUE_LOG_FILE,
+  queueLogGenesisHash,
+  type QueueLogEntry,
+} from '../../core/queue-log/queue-log-entry.ts';
+import { chainEntryHash } from '../../core/transcript/hash-chain.ts';
+import { devPtauHash } from '../fixtures/ceremony-fixture.ts';
 import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
@@ -172,6 +179,43 @@ test('a removal receipt verifies against the published log; one for a step the p
   assert.equal(lacking.code, 1, lacking.stdout + lacking.stderr);
   assert.match(lacking.stdout, /^removal register \(coordinator\) \(demo:removed\) FAIL \[receipt\.not_in_queue_log\]: /m);
   assert.match(lacking.stdout, /^join register, position \d+ \(demo:removed\) ok: /m);
+});
+
+test('ceremony audit replays the published queue log: it passes, and a hand-edited turn out of order fails', {
+  timeout: 240_000,
+}, async () => {
+  await new Promise((resolve) => setImmediate(resolve));
+  const audited = path.join(work, 'audited');
+  await publishCeremony(coordinator.dataDir, audited);
+  const pin = ['--quiet', '--ptau-hash', await devPtauHash()];
+  const clean = await runCli(['audit', audited, ...pin]);
+  assert.equal(clean.code, 0, clean.stdout + clean.stderr);
+  assert.match(clean.stdout, /^queue log ok: \d+ entries, hash chain intact; \d+ turns granted, each to the first in line/m);
+
+  // The turn `gone` got when `first` left handed to `third`, behind her in line; hashes redone.
+  const file = path.join(audited, QUEUE_LOG_FILE);
+  const entries = (await readFile(file, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const grant = entries.findIndex((e) => e.type === 'granted' && e.contributor === 'demo:gone');
+  entries[grant] = { ...entries[grant], contributor: 'demo:third', name: 'third' };
+  let prevHash = queueLogGenesisHash(coordinator.config.id);
+  for (const entry of entries) {
+    entry.prevHash = prevHash;
+    entry.hash = prevHash = chainEntryHash(entry);
+  }
+  await writeFile(file, entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
+  const unfair = await runCli(['audit', audited, ...pin]);
+  assert.equal(unfair.code, 1, unfair.stdout + unfair.stderr);
+  assert.match(
+    unfair.stdout,
+    new RegExp(
+      `^queue log FAIL: \\[audit\\.turn_out_of_order\\] entry ${grant} \\(granted register, demo:third\\) gives the ` +
+        'turn to demo:third, but demo:gone \\(in line since entry \\d+, present and eligible\\) was first in line',
+      'm',
+    ),
+  );
 });
 
 test('GET /api/queue-log pages, filters, refuses a bad query with its code, and is rate-limited', async () => {
