@@ -90,7 +90,9 @@ export function createApp(deps: AppDeps): express.Express {
       log: deps.log,
     }),
   );
-  app.use(createQueueLogRouter({ config: deps.config, queueLog: deps.lobby.queueLog, rateLimit: deps.rateLimits?.queueLog }));
+  app.use(
+    createQueueLogRouter({ config: deps.config, queueLog: deps.lobby.queueLog, rateLimit: deps.rateLimits?.queueLog }),
+  );
   if (deps.metrics) app.use(createMetricsRouter({ metrics: deps.metrics.collector, token: deps.metrics.token }));
   app.use(
     createContributorRouter({

@@ -147,7 +147,11 @@ export async function startCoordinator(
       ceremonyId: config.id,
       isOpen: () => phase.get() === 'open',
       ...serverConfig.lobby,
-      queueLog: { file: path.join(config.dataDir, QUEUE_LOG_FILE), sign: (body) => receipts.sign(body), warn: log.warn },
+      queueLog: {
+        file: path.join(config.dataDir, QUEUE_LOG_FILE),
+        sign: (body) => receipts.sign(body),
+        warn: log.warn,
+      },
     },
     clock,
   );

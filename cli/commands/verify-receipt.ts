@@ -108,7 +108,8 @@ export function verifyReceiptCommand(): Command {
           ? coordinatorEvidence({ baseUrl: coordinatorUrl(options.coordinator) })
           : await folderEvidence(dir!);
       // Step receipts (join, refusal, removal) are checked against the queue log (step-receipt.ts).
-      const source = options.coordinator !== undefined ? { baseUrl: coordinatorUrl(options.coordinator) } : { dir: dir! };
+      const source =
+        options.coordinator !== undefined ? { baseUrl: coordinatorUrl(options.coordinator) } : { dir: dir! };
       const steps = await checkStepReceiptsOfFile(receiptsPath, evidence, source);
       const file: ReceiptsFile = steps.hasAcceptances ? await readReceiptsFile(receiptsPath) : { receipts: [] };
       const verdicts = await withStderrProgress(

@@ -167,7 +167,8 @@ class Replay {
           throw this.broken(entry, `${entry.contributor} joins while already in line or holding a turn`);
         }
         if (entry.via === 'join') {
-          for (const key of [...this.missed.keys()]) if (key.startsWith(`${entry.contributor}\n`)) this.missed.delete(key);
+          for (const key of [...this.missed.keys()])
+            if (key.startsWith(`${entry.contributor}\n`)) this.missed.delete(key);
         }
         const queue = this.queue(entry.circuit);
         queue.push({
@@ -208,7 +209,8 @@ class Replay {
         if (first !== waiting) {
           const who = first
             ? `${first.contributor} (in line since entry ${first.joinedAt}, present and eligible) was first in line`
-            : `${entry.contributor} was not eligible (away, or cooling down until ${new Date(waiting.eligibleAt).toISOString()})`;
+            : `${entry.contributor} was not eligible (away, or cooling down until ` +
+              `${new Date(waiting.eligibleAt).toISOString()})`;
           throw new CoordinatorError(
             'audit.turn_out_of_order',
             `${describeEntry(entry)} gives the turn to ${entry.contributor}, but ${who}`,
@@ -219,7 +221,12 @@ class Replay {
         if (ms(entry.deadline) !== deadline || (entry.takeBy === undefined ? undefined : ms(entry.takeBy)) !== takeBy)
           throw this.broken(entry, 'its deadline or time to be taken is not what the rules give');
         this.dequeue(waiting, entry.circuit);
-        this.turns.set(entry.circuit, { contributor: entry.contributor, granted: entry, entry: waiting, taken: !takeBy });
+        this.turns.set(entry.circuit, {
+          contributor: entry.contributor,
+          granted: entry,
+          entry: waiting,
+          taken: !takeBy,
+        });
         this.grants++;
         return;
       }
@@ -309,7 +316,7 @@ class Replay {
  * throws the first problem (see the header). Returns what it checked, in words.
  */
 export function checkQueueFairness(
-  config: Pick<CeremonyConfig, 'circuits'>,
+  config: { circuits: ReadonlyArray<{ name: string }> },
   log: readonly QueueLogEntry[],
   transcript: readonly TranscriptEntry[],
 ): string {

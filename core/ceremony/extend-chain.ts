@@ -91,7 +91,9 @@ async function commitLink(
   const index = chain.headIndex + 1;
   const target = state.paths.zkeyPath(chain.circuit.name, index);
   await commitFile(staged, target);
-  const [entry] = await state.transcript.append([{ type: 'contribution', circuit: chain.circuit.name, index, ...link }]);
+  const [entry] = await state.transcript.append([
+    { type: 'contribution', circuit: chain.circuit.name, index, ...link },
+  ]);
   return { circuit: chain.circuit.name, index, ...link, path: target, transcriptHash: entry!.hash };
 }
 

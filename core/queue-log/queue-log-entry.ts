@@ -143,7 +143,11 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
   taken: STEP,
   lapsed: { ...STEP, taken: (v) => typeof v === 'boolean', missedTurns: optional(count) },
   refused: { ...STEP, code: isErrorCode, outcome: oneOf('refused', 'error', 'discarded') },
-  accepted: { ...STEP, index: (v) => count(v) && (v as number) >= 1, transcriptHash: (v) => typeof v === 'string' && HASH512.test(v) },
+  accepted: {
+    ...STEP,
+    index: (v) => count(v) && (v as number) >= 1,
+    transcriptHash: (v) => typeof v === 'string' && HASH512.test(v),
+  },
   left: { ...STEP, from: oneOf('waiting', 'turn', 'after_verdict') },
   removed: { ...STEP, reason: oneOf('missed_turns', 'coordinator') },
 };
@@ -154,7 +158,8 @@ function shapeProblem(raw: unknown): string | undefined {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'it is not a JSON object';
   const entry = raw as Record<string, unknown>;
   const type = entry.type as QueueLogEntryType;
-  if (typeof type !== 'string' || !Object.hasOwn(SHAPES, type)) return `its type ${JSON.stringify(entry.type)} is unknown`;
+  if (typeof type !== 'string' || !Object.hasOwn(SHAPES, type))
+    return `its type ${JSON.stringify(entry.type)} is unknown`;
   if (!time(entry.time)) return 'its time is not an ISO time with milliseconds';
   if (typeof entry.hash !== 'string' || !HASH512.test(entry.hash)) return 'its hash is not a BLAKE2b-512 hash';
   const shape = SHAPES[type];

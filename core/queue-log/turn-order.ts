@@ -20,7 +20,7 @@ export interface WaitingEntry {
 }
 
 /** Whether a waiting entry may be granted a turn at `now`. */
-export function mayBeGranted(entry: WaitingEntry, now: number): boolean {
+function mayBeGranted(entry: WaitingEntry, now: number): boolean {
   return !entry.away && entry.eligibleAt <= now;
 }
 

@@ -34,7 +34,7 @@ async function readQueueLog(ceremonyId: string, source: QueueLogSource, label: s
     return parseQueueLogText(ceremonyId, text, label);
   }
   const entries: unknown[] = [];
-  for (let after = -1; ; ) {
+  for (let after = -1; ;) {
     let page: { entries?: unknown };
     try {
       const response = await fetch(`${source.baseUrl}/api/queue-log?limit=${PAGE}&after=${after}`, {

@@ -14,7 +14,7 @@ import { receiptSignatureValid, type ReceiptKey } from './receipt-signature.ts';
 import type { SignedReceipt } from './receipts-file.ts';
 
 /** The `kind` of a step receipt's body: acceptance receipts have none. */
-export const STEP_RECEIPT_KIND = 'queue-step';
+const STEP_RECEIPT_KIND = 'queue-step';
 
 export type ReceiptedStep = 'join' | 'refusal' | 'removal';
 
@@ -157,7 +157,11 @@ export function parseStepReceipts(value: unknown): SignedStepReceipt[] {
 export function stepReceiptSubject(receipt: SignedStepReceipt): string {
   const { body } = receipt;
   const detail =
-    body.step === 'join' ? `, position ${body.position}` : body.step === 'refusal' ? ` [${body.code}]` : ` (${body.reason})`;
+    body.step === 'join'
+      ? `, position ${body.position}`
+      : body.step === 'refusal'
+        ? ` [${body.code}]`
+        : ` (${body.reason})`;
   return `${body.step} ${body.circuit}${detail} (${body.contributor})`;
 }
 

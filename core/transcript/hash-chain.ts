@@ -12,7 +12,7 @@ import { canonicalJson } from './canonical-json.ts';
 const toHex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 
 /** BLAKE2b-512 of a text's UTF-8 bytes, hex. */
-export function blake2b512Hex(text: string): string {
+function blake2b512Hex(text: string): string {
   return toHex(blake2b(new TextEncoder().encode(text), { dkLen: 64 }));
 }
 
@@ -42,7 +42,10 @@ export function chainBreak(
     if (entry.prevHash !== prevHash)
       return {
         at,
-        why: at === 0 ? 'it does not start from the genesis of this ceremony' : 'it does not name the hash of the entry before it',
+        why:
+          at === 0
+            ? 'it does not start from the genesis of this ceremony'
+            : 'it does not name the hash of the entry before it',
       };
     if (entry.hash !== chainEntryHash(entry)) return { at, why: 'its hash does not match its contents' };
     prevHash = entry.hash as string;

@@ -511,7 +511,8 @@ export class Lobby {
 
   /**
    * Refuses unless the contributor holds the live turn (granted, deadline not passed, taken or
-   * still in its time to be taken, nothing uploaded yet) for this circuit. Throws circuit.unknown, lobby.already_contributed or
+   * still in its time to be taken, nothing uploaded yet) for this circuit. Throws circuit.unknown,
+   * lobby.already_contributed or
    * lobby.not_your_turn with a message saying where the contributor actually is.
    */
   requireTurn(contributorId: string, circuit: string): void {
@@ -534,11 +535,7 @@ export class Lobby {
       // An upload is the surest sign of someone there (a client that skipped the download and heartbeat).
       this.markTaken(turn, this.clock.now());
       // 'verifying' by the life cycle's table, which refuses the move from anything but a turn.
-      this.statements.setVerifying.run(
-        transition(turn.state, 'uploaded') as TurnRow['state'],
-        contributionId,
-        circuit,
-      );
+      this.statements.setVerifying.run(transition(turn.state, 'uploaded') as TurnRow['state'], contributionId, circuit);
     });
   }
 
@@ -574,7 +571,12 @@ export class Lobby {
         );
         this.log(
           who,
-          { type: 'accepted', circuit: turn.circuit, index: verdict.chainIndex, transcriptHash: verdict.transcriptHash },
+          {
+            type: 'accepted',
+            circuit: turn.circuit,
+            index: verdict.chainIndex,
+            transcriptHash: verdict.transcriptHash,
+          },
           now,
         );
         if (stays) this.enqueueForNextCircuit(who, now, 'accepted');
@@ -781,7 +783,8 @@ function prepareStatements(db: Db) {
     dequeue: db.prepare<[string]>('DELETE FROM lobby_queue WHERE contributor_id = ?'),
     // An untaken turn's entry, back at its old seq (its place), away.
     restore: db.prepare<[number | null, string, string, number, number]>(
-      'INSERT INTO lobby_queue (seq, contributor_id, circuit, enqueued_at, eligible_at, away) VALUES (?, ?, ?, ?, ?, 1)',
+      'INSERT INTO lobby_queue (seq, contributor_id, circuit, enqueued_at, eligible_at, away) ' +
+        'VALUES (?, ?, ?, ?, ?, 1)',
     ),
     setAway: db.prepare<[0 | 1, string]>('UPDATE lobby_queue SET away = ? WHERE contributor_id = ?'),
     allQueued: db.prepare<[], { contributor_id: string }>('SELECT contributor_id FROM lobby_queue'),

@@ -14,7 +14,16 @@
  * restored from an old copy) stops the start: the public already saw those entries.
  */
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { CoordinatorError } from '../../core/errors.ts';
 import { tempPathFor } from '../../core/fs/atomic-write.ts';

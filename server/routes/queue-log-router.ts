@@ -13,7 +13,7 @@ import { QUEUE_LOG_ENTRY_TYPES } from '../../core/queue-log/queue-log-entry.ts';
 import type { QueueLogStore } from '../lobby/queue-log-store.ts';
 
 /** The most entries one page holds: about 300 kB of JSON. */
-export const QUEUE_LOG_PAGE_MAX = 1000;
+const QUEUE_LOG_PAGE_MAX = 1000;
 const QUEUE_LOG_PAGE_DEFAULT = 200;
 
 const seq = z.coerce.number().int().min(-1).max(Number.MAX_SAFE_INTEGER);
@@ -43,7 +43,8 @@ export function createQueueLogRouter(deps: QueueLogRouterDeps): Router {
     if (!parsed.success)
       throw new CoordinatorError(
         'request.invalid',
-        `queue-log query: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; ')}` +
+        'queue-log query: ' +
+          parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; ') +
           ` (after, before: an entry's seq; limit: 1 to ${QUEUE_LOG_PAGE_MAX}; circuit; type; contributor)`,
       );
     const { after, before, limit, circuit, type, contributor } = parsed.data;

@@ -20,7 +20,7 @@ import { makeLobby } from '../server/lobby/lobby-helpers.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 
 const CIRCUITS = ['register', 'transact2', 'transact21'];
-const config = { circuits: CIRCUITS.map((name) => ({ name })) } as Parameters<typeof checkQueueFairness>[0];
+const config = { circuits: CIRCUITS.map((name) => ({ name })) };
 const hex = (byte: string) => byte.repeat(128);
 
 /** A ceremony's worth of lobby steps: presence, a turn passed on, a refusal, acceptances, a removal. */
@@ -95,7 +95,10 @@ async function scenario(): Promise<{ log: QueueLogEntry[]; transcript: Transcrip
 }
 
 /** The log with `edit` applied and its hash chain recomputed, as a coordinator rewriting it would. */
-function rewritten(log: readonly QueueLogEntry[], edit: (entries: Array<Record<string, unknown>>) => void): QueueLogEntry[] {
+function rewritten(
+  log: readonly QueueLogEntry[],
+  edit: (entries: Array<Record<string, unknown>>) => void,
+): QueueLogEntry[] {
   const entries = log.map((e) => ({ ...e }) as Record<string, unknown>);
   edit(entries);
   let prevHash = queueLogGenesisHash('lobby-test');
@@ -137,7 +140,9 @@ test('a turn granted out of order in a hand-edited log fails, naming the entries
   assertFails(
     () => checkQueueFairness(config, edited, transcript),
     'audit.turn_out_of_order',
-    new RegExp(`entry ${grant} \\(granted register, bob\\) gives the turn to bob, but alice \\(in line since entry \\d+`),
+    new RegExp(
+      `entry ${grant} \\(granted register, bob\\) gives the turn to bob, but alice \\(in line since entry \\d+`,
+    ),
   );
 });
 
@@ -168,7 +173,7 @@ test('a log that disagrees with the transcript fails', () => {
     'audit.queue_log_mismatch',
     new RegExp(`entry ${acceptance} \\(accepted register, alice\\) names no contribution of the transcript`),
   );
-  const lastAcceptance = log.findLastIndex((e) => e.type === 'accepted');
+  const lastAcceptance = log.map((e) => e.type).lastIndexOf('accepted');
   const dropped = rewritten(log, (entries) => {
     entries[lastAcceptance]!.type = 'refused';
     entries[lastAcceptance]!.code = 'contribution.invalid';
@@ -192,5 +197,9 @@ test('a turn passed on before its time, and an entry marked away too soon, break
   assertFails(() => checkQueueFairness(config, early, transcript), 'audit.queue_rule_broken', /before its time/);
   const away = indexOf((e) => e.type === 'away');
   const soon = rewritten(log, (entries) => (entries[away]!.seenAt = entries[away]!.time));
-  assertFails(() => checkQueueFairness(config, soon, transcript), 'audit.queue_rule_broken', /marked away when last seen 0 ms/);
+  assertFails(
+    () => checkQueueFairness(config, soon, transcript),
+    'audit.queue_rule_broken',
+    /marked away when last seen 0 ms/,
+  );
 });

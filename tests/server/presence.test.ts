@@ -121,7 +121,9 @@ test(
     assert.equal(accepted.status.circuits[0]!.state, 'accepted');
 
     const log = checkQueueLog(coordinator.config.id, await queueLog(gone, '?limit=1000'), 'of the coordinator');
-    const hers = log.flatMap((e) => (e.type !== 'rules' && e.contributor === 'demo:gone' && e.circuit === 'register' ? [e] : []));
+    const hers = log.flatMap((e) =>
+      e.type !== 'rules' && e.contributor === 'demo:gone' && e.circuit === 'register' ? [e] : [],
+    );
     assert.deepEqual(
       hers.map((e) => e.type),
       ['join', 'granted', 'lapsed', 'back', 'granted', 'taken', 'accepted'],
@@ -135,88 +137,103 @@ test(
   },
 );
 
-test('a removal receipt verifies against the published log; one for a step the published log lacks fails', {
-  timeout: 240_000,
-}, async () => {
-  const removed = new ContributorClient(coordinator.url);
-  await removed.signInDemo('removed');
-  await removed.join();
-  const admin = new ContributorClient(coordinator.url);
-  await admin.signInCoordinator(TOKEN);
-  await admin.request('POST', '/api/admin/queue/remove', { contributorId: 'demo:removed' });
-  const answer = await removed.request<{ receipts: unknown[]; steps: Array<{ body: string }> }>(
-    'GET',
-    '/api/me/receipts',
-  );
-  assert.deepEqual(
-    answer.steps.map((s) => JSON.parse(s.body).step),
-    ['join', 'removal'],
-  );
-  const receipts = path.join(work, 'receipts.json');
-  await writeFile(receipts, JSON.stringify(answer));
-  await new Promise((resolve) => setImmediate(resolve)); // the log's file catches up after the commit
-  const published = path.join(work, 'published');
-  await publishCeremony(coordinator.dataDir, published);
+test(
+  'a removal receipt verifies against the published log; one for a step the published log lacks fails',
+  {
+    timeout: 240_000,
+  },
+  async () => {
+    const removed = new ContributorClient(coordinator.url);
+    await removed.signInDemo('removed');
+    await removed.join();
+    const admin = new ContributorClient(coordinator.url);
+    await admin.signInCoordinator(TOKEN);
+    await admin.request('POST', '/api/admin/queue/remove', { contributorId: 'demo:removed' });
+    const answer = await removed.request<{ receipts: unknown[]; steps: Array<{ body: string }> }>(
+      'GET',
+      '/api/me/receipts',
+    );
+    assert.deepEqual(
+      answer.steps.map((s) => JSON.parse(s.body).step),
+      ['join', 'removal'],
+    );
+    const receipts = path.join(work, 'receipts.json');
+    await writeFile(receipts, JSON.stringify(answer));
+    await new Promise((resolve) => setImmediate(resolve)); // the log's file catches up after the commit
+    const published = path.join(work, 'published');
+    await publishCeremony(coordinator.dataDir, published);
 
-  const ok = await runCli(['verify-receipt', receipts, published]);
-  assert.equal(ok.code, 0, ok.stdout + ok.stderr);
-  assert.match(ok.stdout, /^removal register \(coordinator\) \(demo:removed\) ok: recorded as entry \d+ of \d+/m);
-  const online = await runCli(['verify-receipt', receipts, '--coordinator', coordinator.url]);
-  assert.equal(online.code, 0, online.stdout + online.stderr);
+    const ok = await runCli(['verify-receipt', receipts, published]);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    assert.match(ok.stdout, /^removal register \(coordinator\) \(demo:removed\) ok: recorded as entry \d+ of \d+/m);
+    const online = await runCli(['verify-receipt', receipts, '--coordinator', coordinator.url]);
+    assert.equal(online.code, 0, online.stdout + online.stderr);
 
-  // A publication whose log stops before the removal: the receipt's step is not in it.
-  const text = await readFile(path.join(published, QUEUE_LOG_FILE), 'utf8');
-  const removal = JSON.parse(answer.steps[1]!.body).queueLog.seq as number;
-  await writeFile(
-    path.join(published, QUEUE_LOG_FILE),
-    text
+    // A publication whose log stops before the removal: the receipt's step is not in it.
+    const text = await readFile(path.join(published, QUEUE_LOG_FILE), 'utf8');
+    const removal = JSON.parse(answer.steps[1]!.body).queueLog.seq as number;
+    await writeFile(
+      path.join(published, QUEUE_LOG_FILE),
+      text
+        .split('\n')
+        .slice(0, removal)
+        .map((line) => `${line}\n`)
+        .join(''),
+    );
+    const lacking = await runCli(['verify-receipt', receipts, published]);
+    assert.equal(lacking.code, 1, lacking.stdout + lacking.stderr);
+    assert.match(
+      lacking.stdout,
+      /^removal register \(coordinator\) \(demo:removed\) FAIL \[receipt\.not_in_queue_log\]: /m,
+    );
+    assert.match(lacking.stdout, /^join register, position \d+ \(demo:removed\) ok: /m);
+  },
+);
+
+test(
+  'ceremony audit replays the published queue log: it passes, and a hand-edited turn out of order fails',
+  {
+    timeout: 240_000,
+  },
+  async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    const audited = path.join(work, 'audited');
+    await publishCeremony(coordinator.dataDir, audited);
+    const pin = ['--quiet', '--ptau-hash', await devPtauHash()];
+    const clean = await runCli(['audit', audited, ...pin]);
+    assert.equal(clean.code, 0, clean.stdout + clean.stderr);
+    assert.match(
+      clean.stdout,
+      /^queue log ok: \d+ entries, hash chain intact; \d+ turns granted, each to the first in line/m,
+    );
+
+    // The turn `gone` got when `first` left handed to `third`, behind her in line; hashes redone.
+    const file = path.join(audited, QUEUE_LOG_FILE);
+    const entries = (await readFile(file, 'utf8'))
+      .trim()
       .split('\n')
-      .slice(0, removal)
-      .map((line) => `${line}\n`)
-      .join(''),
-  );
-  const lacking = await runCli(['verify-receipt', receipts, published]);
-  assert.equal(lacking.code, 1, lacking.stdout + lacking.stderr);
-  assert.match(lacking.stdout, /^removal register \(coordinator\) \(demo:removed\) FAIL \[receipt\.not_in_queue_log\]: /m);
-  assert.match(lacking.stdout, /^join register, position \d+ \(demo:removed\) ok: /m);
-});
-
-test('ceremony audit replays the published queue log: it passes, and a hand-edited turn out of order fails', {
-  timeout: 240_000,
-}, async () => {
-  await new Promise((resolve) => setImmediate(resolve));
-  const audited = path.join(work, 'audited');
-  await publishCeremony(coordinator.dataDir, audited);
-  const pin = ['--quiet', '--ptau-hash', await devPtauHash()];
-  const clean = await runCli(['audit', audited, ...pin]);
-  assert.equal(clean.code, 0, clean.stdout + clean.stderr);
-  assert.match(clean.stdout, /^queue log ok: \d+ entries, hash chain intact; \d+ turns granted, each to the first in line/m);
-
-  // The turn `gone` got when `first` left handed to `third`, behind her in line; hashes redone.
-  const file = path.join(audited, QUEUE_LOG_FILE);
-  const entries = (await readFile(file, 'utf8'))
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-  const grant = entries.findIndex((e) => e.type === 'granted' && e.contributor === 'demo:gone');
-  entries[grant] = { ...entries[grant], contributor: 'demo:third', name: 'third' };
-  let prevHash = queueLogGenesisHash(coordinator.config.id);
-  for (const entry of entries) {
-    entry.prevHash = prevHash;
-    entry.hash = prevHash = chainEntryHash(entry);
-  }
-  await writeFile(file, entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
-  const unfair = await runCli(['audit', audited, ...pin]);
-  assert.equal(unfair.code, 1, unfair.stdout + unfair.stderr);
-  assert.match(
-    unfair.stdout,
-    new RegExp(
-      `^queue log FAIL: \\[audit\\.turn_out_of_order\\] entry ${grant} \\(granted register, demo:third\\) gives the ` +
-        'turn to demo:third, but demo:gone \\(in line since entry \\d+, present and eligible\\) was first in line',
-      'm',
-    ),
-  );
-});
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const grant = entries.findIndex((e) => e.type === 'granted' && e.contributor === 'demo:gone');
+    entries[grant] = { ...entries[grant], contributor: 'demo:third', name: 'third' };
+    let prevHash = queueLogGenesisHash(coordinator.config.id);
+    for (const entry of entries) {
+      entry.prevHash = prevHash;
+      entry.hash = prevHash = chainEntryHash(entry);
+    }
+    await writeFile(file, entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    const unfair = await runCli(['audit', audited, ...pin]);
+    assert.equal(unfair.code, 1, unfair.stdout + unfair.stderr);
+    assert.match(
+      unfair.stdout,
+      new RegExp(
+        `^queue log FAIL: \\[audit\\.turn_out_of_order\\] entry ${grant} ` +
+          '\\(granted register, demo:third\\) gives the ' +
+          'turn to demo:third, but demo:gone \\(in line since entry \\d+, present and eligible\\) was first in line',
+        'm',
+      ),
+    );
+  },
+);
 
 test('GET /api/queue-log pages, filters, refuses a bad query with its code, and is rate-limited', async () => {
   const reader = new ContributorClient(coordinator.url);

@@ -47,7 +47,12 @@ test(
         ],
       );
       assert.equal(
-        after.lobby.recordVerdict('a2', { status: 'accepted', chainIndex: 1, contributionHash: 'h2', transcriptHash: TRANSCRIPT_HASH }),
+        after.lobby.recordVerdict('a2', {
+          status: 'accepted',
+          chainIndex: 1,
+          contributionHash: 'h2',
+          transcriptHash: TRANSCRIPT_HASH,
+        }),
         true,
       );
       assert.equal(after.lobby.status('alice').circuits[1]?.state, 'accepted');

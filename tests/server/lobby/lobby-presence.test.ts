@@ -9,7 +9,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign, verify } from 'node:crypto';
 import { checkQueueLog, type QueueLogEntry } from '../../../core/queue-log/queue-log-entry.ts';
-import { CEREMONY_ID, contributeAccepted, makeLobby, positionOf, progressOf, TRANSCRIPT_HASH } from './lobby-helpers.ts';
+import {
+  CEREMONY_ID,
+  contributeAccepted,
+  makeLobby,
+  positionOf,
+  progressOf,
+  TRANSCRIPT_HASH,
+} from './lobby-helpers.ts';
 
 const SECOND = 1000;
 const PRESENCE = 60 * SECOND;
@@ -18,7 +25,9 @@ const PRESENCE_ON = { presenceMs: PRESENCE, takeTurnMs: TAKE };
 
 /** The log's steps as [type, contributor, circuit] (rules entries left out). */
 function steps(entries: readonly QueueLogEntry[]): Array<[string, string, string]> {
-  return entries.flatMap((e) => (e.type === 'rules' ? [] : [[e.type, e.contributor, e.circuit] as [string, string, string]]));
+  return entries.flatMap((e) =>
+    e.type === 'rules' ? [] : [[e.type, e.contributor, e.circuit] as [string, string, string]],
+  );
 }
 
 test('an entry not seen for PRESENCE_MS keeps its place but is passed over, and is eligible again once seen', () => {
@@ -40,7 +49,11 @@ test('an entry not seen for PRESENCE_MS keeps its place but is passed over, and 
   assert.equal(positionOf(lobby, 'alice', 'register'), 1, 'she keeps her place');
   assert.equal(lobby.queueEntries()[0]!.away, true, 'the console shows her away');
   contributeAccepted(fixture, 'bob', 'register', 1);
-  assert.deepEqual(lobby.tick().filter((e) => e.circuit === 'register'), [], 'still away: the circuit waits for her');
+  assert.deepEqual(
+    lobby.tick().filter((e) => e.circuit === 'register'),
+    [],
+    'still away: the circuit waits for her',
+  );
 
   lobby.seen('alice');
   assert.equal(lobby.queueEntries().find((e) => e.contributorId === 'alice')!.away, undefined);
@@ -101,7 +114,11 @@ test(
 
     lobby.heartbeat('bob', 'register');
     contributeAccepted(fixture, 'bob', 'register', 1);
-    assert.deepEqual(lobby.tick().filter((e) => e.circuit === 'register'), [], 'alice is away: not granted');
+    assert.deepEqual(
+      lobby.tick().filter((e) => e.circuit === 'register'),
+      [],
+      'alice is away: not granted',
+    );
     clock.advance(10 * 60 * SECOND);
     lobby.seen('alice'); // she opens the page again
     assert.deepEqual(
@@ -117,19 +134,22 @@ test(
     contributeAccepted(fixture, 'alice', 'register', 2);
 
     const log = checkQueueLog(CEREMONY_ID, lobby.queueLog.entries(), 'of the test');
-    assert.deepEqual(steps(log).filter(([, , circuit]) => circuit === 'register'), [
-      ['join', 'alice', 'register'],
-      ['join', 'bob', 'register'],
-      ['granted', 'alice', 'register'],
-      ['lapsed', 'alice', 'register'], // not taken: back in her place, away
-      ['granted', 'bob', 'register'],
-      ['taken', 'bob', 'register'],
-      ['accepted', 'bob', 'register'],
-      ['back', 'alice', 'register'],
-      ['granted', 'alice', 'register'],
-      ['taken', 'alice', 'register'],
-      ['accepted', 'alice', 'register'],
-    ]);
+    assert.deepEqual(
+      steps(log).filter(([, , circuit]) => circuit === 'register'),
+      [
+        ['join', 'alice', 'register'],
+        ['join', 'bob', 'register'],
+        ['granted', 'alice', 'register'],
+        ['lapsed', 'alice', 'register'], // not taken: back in her place, away
+        ['granted', 'bob', 'register'],
+        ['taken', 'bob', 'register'],
+        ['accepted', 'bob', 'register'],
+        ['back', 'alice', 'register'],
+        ['granted', 'alice', 'register'],
+        ['taken', 'alice', 'register'],
+        ['accepted', 'alice', 'register'],
+      ],
+    );
     const lapse = log.find((e) => e.type === 'lapsed');
     assert.equal(lapse?.type === 'lapsed' && lapse.taken, false);
     const acceptance = log.find((e) => e.type === 'accepted');
@@ -137,7 +157,7 @@ test(
   },
 );
 
-test('only a taken turn that lapses is a missed turn: back of the queue after the cooldown, out after the limit', () => {
+test('only a taken turn that lapses is a missed turn: back of the queue after the cooldown, out at the limit', () => {
   const { lobby, clock } = makeLobby({ ...PRESENCE_ON, maxMissedTurns: 2, turnTimeoutMs: 60 * SECOND });
   lobby.join('alice');
   lobby.tick();

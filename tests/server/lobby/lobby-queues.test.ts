@@ -150,7 +150,13 @@ test(
       'a refused contributor is eligible at once',
     );
     assertRefused(
-      () => lobby.recordVerdict('never-submitted', { status: 'accepted', chainIndex: 1, contributionHash: 'x', transcriptHash: TRANSCRIPT_HASH }),
+      () =>
+        lobby.recordVerdict('never-submitted', {
+          status: 'accepted',
+          chainIndex: 1,
+          contributionHash: 'x',
+          transcriptHash: TRANSCRIPT_HASH,
+        }),
       'not_found',
     );
   },
@@ -197,7 +203,12 @@ test(
     assert.deepEqual(lobby.tick(), []);
     assert.equal(positionOf(lobby, 'bob', 'transact2'), 1);
     assert.deepEqual(lobby.activeTurns(), [{ circuit: 'transact2', contributorId: 'alice', state: 'verifying' }]);
-    lobby.recordVerdict('a2', { status: 'accepted', chainIndex: 1, contributionHash: 'h', transcriptHash: TRANSCRIPT_HASH });
+    lobby.recordVerdict('a2', {
+      status: 'accepted',
+      chainIndex: 1,
+      contributionHash: 'h',
+      transcriptHash: TRANSCRIPT_HASH,
+    });
     assert.deepEqual(
       lobby.tick().map(({ circuit, contributorId }) => [circuit, contributorId]),
       [

@@ -27,7 +27,8 @@ function runAndKill(database: string, file: string, ms: number): Promise<void> {
     );
     let timer: NodeJS.Timeout | undefined;
     child.stdout.on('data', (chunk: Buffer) => {
-      if (timer === undefined && chunk.toString().includes('ready')) timer = setTimeout(() => child.kill('SIGKILL'), ms);
+      if (timer === undefined && chunk.toString().includes('ready'))
+        timer = setTimeout(() => child.kill('SIGKILL'), ms);
     });
     child.on('error', reject);
     child.on('close', (_code, signal) => {
@@ -47,39 +48,47 @@ function tableLines(database: string): string[] {
   }
 }
 
-test('kill -9 at any moment: the public file is a prefix of the table, and the next start makes them one', {
-  timeout: 180_000,
-}, async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'queue-log-crash-'));
-  try {
-    const database = path.join(dir, 'coordinator.sqlite');
-    const file = path.join(dir, 'queue-log.jsonl');
-    let entries = 0;
-    for (const ms of [150, 400, 90, 700, 260, 530, 50, 330]) {
-      await runAndKill(database, file, ms);
-      const table = tableLines(database);
-      const text = await readFile(file, 'utf8');
-      const lines = text.split('\n');
-      const torn = lines.pop();
-      assert.ok(lines.length <= table.length, 'the file never runs ahead of the table');
-      lines.forEach((line, i) => assert.equal(line, table[i], `line ${i + 1} of the file is the table's`));
-      if (torn) assert.ok(table[lines.length]!.startsWith(torn), 'a torn last line is the start of the next entry');
-      assert.ok(table.length > entries, 'the writer made progress');
-      entries = table.length;
-      checkQueueLog('crash-test', table.map((line) => JSON.parse(line)), 'in the table');
+test(
+  'kill -9 at any moment: the public file is a prefix of the table, and the next start makes them one',
+  {
+    timeout: 180_000,
+  },
+  async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'queue-log-crash-'));
+    try {
+      const database = path.join(dir, 'coordinator.sqlite');
+      const file = path.join(dir, 'queue-log.jsonl');
+      let entries = 0;
+      for (const ms of [150, 400, 90, 700, 260, 530, 50, 330]) {
+        await runAndKill(database, file, ms);
+        const table = tableLines(database);
+        const text = await readFile(file, 'utf8');
+        const lines = text.split('\n');
+        const torn = lines.pop();
+        assert.ok(lines.length <= table.length, 'the file never runs ahead of the table');
+        lines.forEach((line, i) => assert.equal(line, table[i], `line ${i + 1} of the file is the table's`));
+        if (torn) assert.ok(table[lines.length]!.startsWith(torn), 'a torn last line is the start of the next entry');
+        assert.ok(table.length > entries, 'the writer made progress');
+        entries = table.length;
+        checkQueueLog(
+          'crash-test',
+          table.map((line) => JSON.parse(line)),
+          'in the table',
+        );
+      }
+      // The next start levels the file with the table.
+      const db = openDatabase(database);
+      makeLobby({ ceremonyId: 'crash-test', circuits: ['a', 'b'], queueLog: { file } }, db);
+      const table = (db.prepare('SELECT line FROM queue_log ORDER BY seq').all() as Array<{ line: string }>).map(
+        (r) => r.line,
+      );
+      db.close();
+      assert.equal(await readFile(file, 'utf8'), table.map((line) => `${line}\n`).join(''));
+    } finally {
+      await cleanUp(dir);
     }
-    // The next start levels the file with the table.
-    const db = openDatabase(database);
-    makeLobby({ ceremonyId: 'crash-test', circuits: ['a', 'b'], queueLog: { file } }, db);
-    const table = (db.prepare('SELECT line FROM queue_log ORDER BY seq').all() as Array<{ line: string }>).map(
-      (r) => r.line,
-    );
-    db.close();
-    assert.equal(await readFile(file, 'utf8'), table.map((line) => `${line}\n`).join(''));
-  } finally {
-    await cleanUp(dir);
-  }
-});
+  },
+);
 
 test('the start repairs a torn or differing file from the table, and refuses one that runs ahead of it', async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'queue-log-level-'));
@@ -105,7 +114,10 @@ test('the start repairs a torn or differing file from the table, and refuses one
     reopen();
     assert.equal(await readFile(file, 'utf8'), whole);
     await writeFile(file, `${whole}${whole.split('\n')[0]}\n`); // ahead of the table
-    assert.throws(reopen, (error: unknown) => isCoordinatorError(error, 'config.invalid') && /holds entries/.test(error.message));
+    assert.throws(
+      reopen,
+      (error: unknown) => isCoordinatorError(error, 'config.invalid') && /holds entries/.test(error.message),
+    );
   } finally {
     await cleanUp(dir);
   }

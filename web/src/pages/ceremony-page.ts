@@ -1,8 +1,8 @@
 /**
  * The public ceremony page (/ceremony/), no sign-in: each circuit's chain (index, contributor,
  * contribution hash, time), queue lengths, the search of the record and the receipt check
- * (receipt-check-view.ts), the transcript, a download link for every file an auditor needs, and
- * how to re-verify it all with `ceremony audit`. Refreshes itself.
+ * (receipt-check-view.ts), the transcript, the queue log (queue-log-view.ts), a download link for
+ * every file an auditor needs, and how to re-verify it all with `ceremony audit`. Refreshes itself.
  */
 import '../styles.css';
 import { ApiClient, ApiError } from '../api/api-client.ts';
@@ -12,6 +12,7 @@ import { byId, copyButton, downloadText, h, replaceChildren } from '../ui/elemen
 import { formatTime, shortHash } from '../ui/format-units.ts';
 import { renderSiteHeader } from '../ui/site-header.ts';
 import { createReceiptCheckView } from './receipt-check-view.ts';
+import { createQueueLogView } from './queue-log-view.ts';
 
 const api = new ApiClient();
 const REFRESH_MS = 5000;
@@ -446,6 +447,7 @@ async function main(): Promise<void> {
   const main = h('main', { id: 'main' });
   // Built once: what a reader typed into it, and what it found, survive the refreshes.
   const receiptCheck = createReceiptCheckView();
+  const queueLog = createQueueLogView(api);
   let lastState = '';
   const refresh = async () => {
     try {
@@ -476,7 +478,9 @@ async function main(): Promise<void> {
             renderAudit(ceremony),
           ],
         );
+        if (firstLoad) main.append(queueLog.element);
       }
+      queueLog.update(ceremony.circuits.map((c) => c.name));
     } catch (error) {
       if (main.childElementCount === 0) replaceChildren(app, h('main', {}, errorNotice(error)));
     } finally {
