@@ -3,8 +3,8 @@
  * route (per client address), device-flow polls (per address), Semaphore challenge creation (per address), upload
  * creation (per signed-in contributor, else per address) and pages of the public queue log (per address).
  * Counts live in this process, or in Redis when the coordinator has one (rate-limit-redis), so
- * they are shared by every coordinator process and survive a restart. A refusal is `429 rate.limited` with `Retry-After` (seconds) and the
- * `RateLimit`/`RateLimit-Policy` headers of the IETF draft.
+ * they are shared by every coordinator process and survive a restart. A refusal is `429 rate.limited`
+ * with `Retry-After` (seconds) and the `RateLimit`/`RateLimit-Policy` headers of the IETF draft.
  */
 import type { Request, RequestHandler } from 'express';
 import { ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
