@@ -6,7 +6,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCeremonyConfig, type CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { openCeremony } from '../core/ceremony/open-ceremony.ts';
@@ -17,7 +16,6 @@ import { closeMultiExp } from '../core/kernel/multi-exp.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { openDatabase, type Db } from './store/database.ts';
 import { Lobby } from './lobby/lobby.ts';
-import { QUEUE_LOG_FILE } from '../core/queue-log/queue-log-entry.ts';
 import { ContributionStore } from './contributions/contribution-store.ts';
 import { ReceiptSigner } from './contributions/receipt-signer.ts';
 import {
@@ -147,11 +145,7 @@ export async function startCoordinator(
       ceremonyId: config.id,
       isOpen: () => phase.get() === 'open',
       ...serverConfig.lobby,
-      queueLog: {
-        file: path.join(config.dataDir, QUEUE_LOG_FILE),
-        sign: (body) => receipts.sign(body),
-        warn: log.warn,
-      },
+      queueLog: { file: serverConfig.queueLogFile, sign: (body) => receipts.sign(body), warn: log.warn },
     },
     clock,
   );

@@ -150,15 +150,24 @@ export function verifyReceiptCommand(): Command {
               : `${subject} FAIL [${verdict.code}]: ${verdict.message}\n`,
           );
         }
+        const count = `${verdicts.length} receipt${verdicts.length === 1 ? '' : 's'}`;
+        const notIncluded = verdicts.filter((v) => !v.ok).length;
+        if (verdicts.length > 0 || steps.verdicts.length === 0)
+          process.stdout.write(
+            notIncluded === 0
+              ? `all ${count} included\n`
+              : `verify-receipt FAILED: ${notIncluded} of ${count} not included\n`,
+          );
         for (const v of steps.verdicts)
           process.stdout.write(`${stepReceiptSubject(v.receipt)} ${v.ok ? 'ok:' : `FAIL [${v.code}]:`} ${v.message}\n`);
-        const all = verdicts.length + steps.verdicts.length;
-        const count = `${all} receipt${all === 1 ? '' : 's'}`;
-        process.stdout.write(
-          failed.length === 0
-            ? `all ${count} included\n`
-            : `verify-receipt FAILED: ${failed.length} of ${count} not included\n`,
-        );
+        const stepsFailed = steps.verdicts.filter((v) => !v.ok).length;
+        const stepCount = `${steps.verdicts.length} queue step${steps.verdicts.length === 1 ? '' : 's'}`;
+        if (steps.verdicts.length > 0)
+          process.stdout.write(
+            stepsFailed === 0
+              ? `all ${stepCount} recorded in the queue log\n`
+              : `verify-receipt FAILED: ${stepsFailed} of ${stepCount} not in the queue log\n`,
+          );
       }
       for (const verdict of verdicts) {
         if (!verdict.ok)

@@ -238,9 +238,9 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
       saved.badSignatures === 0
         ? "each signature checked against the coordinator's published key"
         : `${saved.badSignatures} signature(s) do NOT verify against the coordinator's published key`;
-    const steps = saved.steps === 0 ? '' : ` and ${saved.steps} of queue steps (joins, refusals, removals)`;
+    const steps = saved.steps === 0 ? '' : `, with ${saved.steps} of queue steps (joins, refusals, removals)`;
     ui.note(
-      `saved ${saved.count} signed receipt${saved.count === 1 ? '' : 's'}${steps} to ${options.receipts} (${checked})`,
+      `saved ${saved.count} signed receipt${saved.count === 1 ? '' : 's'} to ${options.receipts} (${checked})${steps}`,
     );
     return saved.badSignatures === 0;
   };

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { CoordinatorError } from '../../core/errors.ts';
 import { LOBBY_DEFAULTS } from '../lobby/lobby-types.ts';
+import { QUEUE_LOG_FILE } from '../../core/queue-log/queue-log-entry.ts';
 import { RATE_LIMIT_DEFAULTS, type RateLimitConfig } from '../http/rate-limits.ts';
 
 const durationMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -29,6 +30,12 @@ const serverSchema = z.object({
   DATABASE_FILE: z.string().optional(),
   /** Ed25519 key signing receipts, created on first start. Default DATA/state/receipt-key.pem. */
   RECEIPT_KEY_FILE: z.string().optional(),
+  /**
+   * The public queue log's file, a mirror of the database's log. Default DATA/transcript/queue-log.jsonl,
+   * where `ceremony publish` takes it from: set it only for a coordinator whose lobby is not the
+   * ceremony's (several test coordinators on one data folder, each with its own DATABASE_FILE).
+   */
+  QUEUE_LOG_FILE: z.string().optional(),
   /** A waiting entry not seen (its client's polls) for this long is passed over, its place kept; 0: off. */
   PRESENCE_MS: z.coerce.number().int().nonnegative().default(LOBBY_DEFAULTS.presenceMs),
   /** A granted turn not taken (first download or heartbeat) within this passes on, not a missed turn; 0: off. */
@@ -86,6 +93,7 @@ export interface ServerConfig {
   redisUrl: string | undefined;
   databaseFile: string;
   receiptKeyFile: string;
+  queueLogFile: string;
   lobby: {
     presenceMs: number;
     takeTurnMs: number;
@@ -130,6 +138,7 @@ export function loadServerConfig(
     redisUrl: e.REDIS_URL,
     databaseFile: path.resolve(e.DATABASE_FILE ?? path.join(dataDir, 'state', 'coordinator.sqlite')),
     receiptKeyFile: path.resolve(e.RECEIPT_KEY_FILE ?? path.join(dataDir, 'state', 'receipt-key.pem')),
+    queueLogFile: path.resolve(e.QUEUE_LOG_FILE ?? path.join(dataDir, QUEUE_LOG_FILE)),
     lobby: Object.freeze({
       presenceMs: e.PRESENCE_MS,
       takeTurnMs: e.TAKE_TURN_MS,

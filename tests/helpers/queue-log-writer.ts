@@ -3,11 +3,14 @@
  * and its public queue log, for the crash test to kill at any moment:
  * `node --import tsx tests/helpers/queue-log-writer.ts DB LOG`. Prints `ready` once it runs.
  */
+import { randomBytes } from 'node:crypto';
 import { Lobby } from '../../server/lobby/lobby.ts';
 import { openDatabase } from '../../server/store/database.ts';
 import { ManualClock } from '../../server/clock.ts';
 
 const [database, file] = process.argv.slice(2) as [string, string];
+/** Contribution ids are new in every run of the writer (the database keeps the old ones). */
+const run = randomBytes(4).toString('hex');
 const clock = new ManualClock(Date.now());
 const lobby = new Lobby(
   openDatabase(database),
@@ -29,8 +32,8 @@ for (let i = 0; ; i++) {
   clock.advance(7_000);
   for (const event of lobby.tick()) {
     if (event.type === 'turn_granted' && i % 3 === 0) {
-      lobby.markSubmitted(event.contributorId, event.circuit, `x${i}-${event.circuit}`);
-      lobby.recordVerdict(`x${i}-${event.circuit}`, {
+      lobby.markSubmitted(event.contributorId, event.circuit, `${run}-${i}-${event.circuit}`);
+      lobby.recordVerdict(`${run}-${i}-${event.circuit}`, {
         status: 'refused',
         code: 'contribution.invalid',
         message: 'crash test',

@@ -68,7 +68,7 @@ test(
         assert.ok(lines.length <= table.length, 'the file never runs ahead of the table');
         lines.forEach((line, i) => assert.equal(line, table[i], `line ${i + 1} of the file is the table's`));
         if (torn) assert.ok(table[lines.length]!.startsWith(torn), 'a torn last line is the start of the next entry');
-        assert.ok(table.length > entries, 'the writer made progress');
+        assert.ok(table.length >= entries, 'no entry of the table is ever lost');
         entries = table.length;
         checkQueueLog(
           'crash-test',
@@ -76,6 +76,8 @@ test(
           'in the table',
         );
       }
+      // Killed early under load a run may add nothing; over eight runs the writer gets going.
+      assert.ok(entries > 100, `the writer made progress (${entries} entries)`);
       // The next start levels the file with the table.
       const db = openDatabase(database);
       makeLobby({ ceremonyId: 'crash-test', circuits: ['a', 'b'], queueLog: { file } }, db);
