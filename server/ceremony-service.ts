@@ -105,6 +105,8 @@ export class CeremonyService {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await Promise.allSettled([...this.pending]);
+    // The last verdicts' queue-log entries, into its public file before the database closes.
+    this.deps.lobby.queueLog.flush();
   }
 
   tick(): void {
