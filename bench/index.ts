@@ -30,9 +30,12 @@
  *                   whole key's download and `snarkjs zkey verify` (--receipt-skip-snarkjs)
  * 10. transfer-garbage  bench/transfer-garbage.ts: what moving 60 MiB down, then up, leaves in a page's
  *                   memory in Chromium, apart from any contribution (what the page's memory grows by)
+ * 11. presence      bench/queue-presence.ts: a whole ceremony of the nine test circuits by 60 terminal
+ *                   contributors of whom a fifth go away (half come back), today's lobby against
+ *                   presence: each circuit's idle time, the audit's fairness check (child process; minutes)
  *
  * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,page-memory,receipt,
- *                                  transfer-garbage]
+ *                                  transfer-garbage,presence]
  *                           [--audit-links 5]
  *                           [--powers 14,16] [--terms K]
  *                           [--receipt-circuit rs18 | --receipt-power P] [--receipt-skip-snarkjs]
@@ -71,6 +74,7 @@ const BENCHES = [
   'page-memory',
   'receipt',
   'transfer-garbage',
+  'presence',
 ] as const;
 const { values } = parseArgs({
   options: {
@@ -208,5 +212,10 @@ if (selected.has('transfer-garbage')) {
   const script = path.join(REPO_ROOT, 'bench', 'transfer-garbage.ts');
   const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`bench/transfer-garbage.ts exited with ${run.status}`);
+}
+if (selected.has('presence')) {
+  const script = path.join(REPO_ROOT, 'bench', 'queue-presence.ts');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (run.status !== 0) throw new Error(`bench/queue-presence.ts exited with ${run.status}`);
 }
 await releaseBn128();
