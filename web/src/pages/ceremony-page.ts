@@ -320,7 +320,7 @@ function auditScript(ceremony: CeremonyView, origin: string): string {
     '(async()=>{let after=-1,out="";for(;;){' +
     'const r=await fetch(process.env.BASE+"/api/queue-log?limit=1000&after="+after);' +
     'if(!r.ok)throw new Error("GET /api/queue-log: HTTP "+r.status);' +
-    'const p=await r.json();for(const e of p.entries)out+=JSON.stringify(e)+"\n";' +
+    'const p=await r.json();for(const e of p.entries)out+=JSON.stringify(e)+"\\n";' +
     'if(p.entries.length<1000)break;after=p.entries.at(-1).seq}' +
     'if(out)require("fs").writeFileSync("transcript/queue-log.jsonl",out)})()';
   lines.push(`BASE="$BASE" node -e '${queueLogLines}'`);
