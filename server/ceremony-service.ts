@@ -112,7 +112,7 @@ export class CeremonyService {
   tick(): void {
     for (const event of this.deps.lobby.tick()) {
       const { type, ...fields } = event;
-      this.deps.log.info(`lobby ${type.replace('_', ' ')}`, fields);
+      this.deps.log.info(`lobby ${type.replaceAll('_', ' ')}`, fields);
       this.deps.observer?.lobbyEvent(event);
     }
   }
