@@ -158,14 +158,8 @@ class Replay {
       throw this.broken(entry, `${entry.circuit} is not a circuit of the ceremony`);
     switch (entry.type) {
       case 'join': {
-        if (entry.via === 'choice') {
-          const from = this.waitingIn.get(entry.contributor);
-          const moved = from && this.queue(from).find((w) => w.contributor === entry.contributor);
-          if (!moved) throw this.broken(entry, 'a change of choice moves an entry that is not waiting');
-          this.dequeue(moved, from);
-        } else if (this.holdsAnything(entry.contributor)) {
+        if (this.holdsAnything(entry.contributor))
           throw this.broken(entry, `${entry.contributor} joins while already in line or holding a turn`);
-        }
         if (entry.via === 'join') {
           for (const key of [...this.missed.keys()])
             if (key.startsWith(`${entry.contributor}\n`)) this.missed.delete(key);

@@ -27,7 +27,7 @@ export const QUEUE_LOG_FORMAT_VERSION = 1;
 export type JoinCause =
   /** The contributor joined (a new count of missed turns starts). */
   | 'join'
-  /** A join with another choice of circuits moved the waiting entry to the first circuit it keeps. */
+  /** A join with another choice of circuits took the entry out of its queue (`left`) for the first circuit it keeps. */
   | 'choice'
   /** Their contribution to the circuit before was accepted: on to the next circuit. */
   | 'accepted'

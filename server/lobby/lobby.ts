@@ -237,7 +237,9 @@ export class Lobby {
       const waiting = this.statements.queueEntryOf.get(contributorId);
       if (waiting) {
         if (chosen && !chosen.includes(waiting.circuit)) {
+          // Out of that queue (logged so, whether or not a chosen circuit is left to queue for).
           this.statements.dequeue.run(contributorId);
+          this.log(contributorId, { type: 'left', circuit: waiting.circuit, from: 'waiting' }, now);
           this.enqueueForNextCircuit(contributorId, now, 'choice');
         }
         return;

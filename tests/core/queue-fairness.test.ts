@@ -203,3 +203,94 @@ test('a turn passed on before its time, and an entry marked away too soon, break
     /marked away when last seen 0 ms/,
   );
 });
+
+test('the check passes on whatever the lobby writes: random joins, choices, polls, turns, verdicts, leaves', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'queue-fairness-random-'));
+  try {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      let state = seed;
+      const random = (n: number): number => {
+        state = (state * 1103515245 + 12345) % 2 ** 31;
+        return state % n;
+      };
+      const { lobby, clock } = makeLobby({ presenceMs: 60_000, takeTurnMs: 30_000, maxMissedTurns: 2 });
+      const transcript = await Transcript.load(path.join(dir, `transcript-${seed}.jsonl`), 'lobby-test');
+      await transcript.append(
+        CIRCUITS.map((circuit) => ({
+          type: 'init' as const,
+          circuit,
+          index: 0 as const,
+          circuitHash: hex('c'),
+          fileHash: hex('f'),
+        })),
+      );
+      const people = ['ann', 'ben', 'cat', 'dan', 'eve', 'fay'];
+      let uploads = 0;
+      for (let step = 0; step < 300; step++) {
+        const who = people[random(people.length)]!;
+        const turn = lobby.activeTurns().find((t) => t.contributorId === who);
+        switch (random(9)) {
+          case 0:
+            lobby.join(who, random(3) === 0 ? [CIRCUITS[random(3)]!] : undefined);
+            break;
+          case 1:
+            lobby.seen(who);
+            break;
+          case 2:
+            if (turn?.state === 'turn') lobby.takeTurn(who, turn.circuit);
+            break;
+          case 3:
+            if (turn?.state === 'turn') {
+              try {
+                lobby.markSubmitted(who, turn.circuit, `u${++uploads}`);
+              } catch {
+                break; // its time to be taken ran out: the tick passes it on
+              }
+              if (random(3) === 0) {
+                lobby.recordVerdict(`u${uploads}`, { status: 'refused', code: 'contribution.invalid', message: 'no' });
+              } else {
+                const index = transcript.entries.filter(
+                  (e) => e.type === 'contribution' && e.circuit === turn.circuit,
+                ).length;
+                const [entry] = await transcript.append([
+                  {
+                    type: 'contribution',
+                    circuit: turn.circuit,
+                    index: index + 1,
+                    contributor: who,
+                    contributionHash: hex('a'),
+                    fileHash: hex('b'),
+                  },
+                ]);
+                lobby.recordVerdict(`u${uploads}`, {
+                  status: 'accepted',
+                  chainIndex: index + 1,
+                  contributionHash: hex('a'),
+                  transcriptHash: entry!.hash,
+                });
+              }
+            }
+            break;
+          case 4:
+            lobby.leave(who);
+            break;
+          case 5:
+            try {
+              lobby.removeEntry(who);
+            } catch {
+              // not in the lobby, or being verified
+            }
+            break;
+          default:
+            clock.advance([1000, 20_000, 61_000, 11 * 60_000][random(4)]!);
+            lobby.tick();
+        }
+      }
+      const log = checkQueueLog('lobby-test', lobby.queueLog.entries(), `of seed ${seed}`);
+      assert.ok(log.filter((e) => e.type === 'granted').length > 10, `seed ${seed}: turns were granted`);
+      checkQueueFairness(config, log, transcript.entries);
+    }
+  } finally {
+    await cleanUp(dir);
+  }
+});
