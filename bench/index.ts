@@ -35,9 +35,13 @@
  * 12. hostile       bench/hostile-uploads.ts: what a hostile turn holder's uploads cost the coordinator
  *                   (a garbage record, a bad last point, PATCHes at the end of a finishing upload)
  *                   against an honest delta's intake and check, at --hostile-circuit (rs18) or --hostile-power
+ * 13. presence      bench/queue-presence.ts: a whole ceremony of the nine test circuits by 60 terminal
+ *                   contributors of whom a fifth go away (half come back), today's lobby against
+ *                   presence: each circuit's idle time, the audit's fairness check (child process; minutes)
  *
  * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,page-memory,receipt,
- *                                  transfer-garbage,deployment,hostile] [--hostile-circuit rs18 | --hostile-power P]
+ *                                  transfer-garbage,deployment,hostile,presence]
+ *                           [--hostile-circuit rs18 | --hostile-power P]
  *                           [--audit-links 5]
  *                           [--powers 14,16] [--terms K]
  *                           [--receipt-circuit rs18 | --receipt-power P] [--receipt-skip-snarkjs]
@@ -79,6 +83,7 @@ const BENCHES = [
   'transfer-garbage',
   'deployment',
   'hostile',
+  'presence',
 ] as const;
 const { values } = parseArgs({
   options: {
@@ -228,5 +233,10 @@ if (selected.has('transfer-garbage')) {
 }
 if (selected.has('hostile')) {
   await runHostileUploadsBench(values['hostile-power'] ? Number(values['hostile-power']) : values['hostile-circuit']);
+}
+if (selected.has('presence')) {
+  const script = path.join(REPO_ROOT, 'bench', 'queue-presence.ts');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (run.status !== 0) throw new Error(`bench/queue-presence.ts exited with ${run.status}`);
 }
 await releaseBn128();

@@ -281,6 +281,22 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'The powers-of-tau file’s prepared sections do not follow from its powers of tau.',
     next: 'Do not use this ceremony’s keys; the file may have been forged.',
   },
+  'queue_log.corrupt': {
+    what: 'The public queue log is damaged: an entry is malformed or its hash chain is broken.',
+    next: 'Report it publicly: the log was changed after the fact.',
+  },
+  'audit.turn_out_of_order': {
+    what: 'The queue log shows a turn given to someone other than the one first in line.',
+    next: 'Report it publicly with the entries the audit names.',
+  },
+  'audit.queue_rule_broken': {
+    what: 'The queue log shows a step the lobby’s rules do not allow.',
+    next: 'Report it publicly with the entries the audit names.',
+  },
+  'audit.queue_log_mismatch': {
+    what: 'The queue log and the transcript disagree about a contribution.',
+    next: 'Report it publicly with the entries the audit names.',
+  },
   'audit.too_few_contributions': {
     what: 'A circuit was finalised with fewer contributions than the ceremony requires.',
     next: 'Do not use that circuit’s final key; its secret may be known.',
@@ -367,6 +383,10 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   'receipt.not_in_key': {
     what: 'The key does not descend from this contribution: its own history of contributions does not list it.',
     next: 'Report it publicly with your receipt: the published key was not built on your contribution.',
+  },
+  'receipt.not_in_queue_log': {
+    what: 'The published queue log does not record the step this receipt is for.',
+    next: 'Report it publicly with the receipt: the coordinator signed a step it did not publish.',
   },
   'receipt.history_invalid': {
     what: 'The key’s own history of contributions does not hold together, or differs from the public transcript.',

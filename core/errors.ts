@@ -80,6 +80,20 @@ const ERROR_CODES = {
   'audit.ptau_inconsistent': PLAIN,
   /** The audit: a chain was finalised with fewer contributions than ceremony.json's minContributions. */
   'audit.too_few_contributions': PLAIN,
+  /** The public queue log is not one: an entry of an unknown shape, or its hash chain broken. */
+  'queue_log.corrupt': PLAIN,
+  /**
+   * The audit: the queue log grants a circuit's turn to someone other than the one its rules put first
+   * (FIFO, away and cooling-down entries passed over); the finding names the entries.
+   */
+  'audit.turn_out_of_order': PLAIN,
+  /**
+   * The audit: a step of the queue log its rules do not allow (an acceptance or refusal with no turn, a
+   * turn ended before its time, a cooldown or a removal not as the rules say); the finding names the entries.
+   */
+  'audit.queue_rule_broken': PLAIN,
+  /** The audit: the queue log and the transcript disagree (an acceptance and the transcript's link). */
+  'audit.queue_log_mismatch': PLAIN,
   /**
    * The audit: the ceremony is not finished (a chain without its beacon, no `finalised` entry), and
    * the auditor did not ask for an audit of a running ceremony (--in-progress).
@@ -207,6 +221,8 @@ const ERROR_CODES = {
   'receipt.other_ceremony': PLAIN,
   'receipt.bad_signature': PLAIN,
   'receipt.not_in_transcript': PLAIN,
+  /** A step receipt (join, refusal, removal) whose entry the published queue log lacks, or holds otherwise. */
+  'receipt.not_in_queue_log': PLAIN,
   /** The final key (or, before finalisation, the head) does not descend from the receipt's contribution. */
   'receipt.not_in_key': PLAIN,
   /** The key's own contribution history does not hold together, or does not match the transcript. */

@@ -12,6 +12,7 @@ import type { CeremonyService, ServiceLog } from './ceremony-service.ts';
 import { createPublicRouter } from './routes/public-router.ts';
 import { createContributorRouter } from './routes/contributor-router.ts';
 import { createCoordinatorRouter } from './routes/coordinator-router.ts';
+import { createQueueLogRouter } from './routes/queue-log-router.ts';
 import type { ContributionUploads } from './files/contribution-uploads.ts';
 import { errorHandler, notFoundHandler } from './http/error-handler.ts';
 import type { RateLimits } from './http/rate-limits.ts';
@@ -89,6 +90,9 @@ export function createApp(deps: AppDeps): express.Express {
       log: deps.log,
       downloadBudget: deps.rateLimits?.downloads,
     }),
+  );
+  app.use(
+    createQueueLogRouter({ config: deps.config, queueLog: deps.lobby.queueLog, rateLimit: deps.rateLimits?.queueLog }),
   );
   if (deps.metrics) app.use(createMetricsRouter({ metrics: deps.metrics.collector, token: deps.metrics.token }));
   app.use(

@@ -114,12 +114,14 @@ export class CeremonyService {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await Promise.allSettled([...this.pending]);
+    // The last verdicts' queue-log entries, into its public file before the database closes.
+    this.deps.lobby.queueLog.flush();
   }
 
   tick(): void {
     for (const event of this.deps.lobby.tick()) {
       const { type, ...fields } = event;
-      this.deps.log.info(`lobby ${type.replace('_', ' ')}`, fields);
+      this.deps.log.info(`lobby ${type.replaceAll('_', ' ')}`, fields);
       this.deps.observer?.lobbyEvent(event);
     }
   }
@@ -251,6 +253,7 @@ export class CeremonyService {
           event: 'committed',
           chainIndex: accepted.index,
           contributionHash: outcome.contributionHash,
+          transcriptHash: accepted.transcriptHash,
         });
         log.info('contribution accepted', {
           contributionId: row.id,
@@ -371,6 +374,7 @@ export class CeremonyService {
         event: 'committed',
         chainIndex: committed.index,
         contributionHash: committed.contributionHash,
+        transcriptHash: committed.hash,
       });
       log.info('recovered an accepted contribution', { contributionId: row.id, index: committed.index });
       return;

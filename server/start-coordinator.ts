@@ -123,7 +123,13 @@ export async function startCoordinator(
 
     const lobby = new Lobby(
       db,
-      { circuits: config.circuits.map((c) => c.name), isOpen: () => phase.get() === 'open', ...serverConfig.lobby },
+      {
+        circuits: config.circuits.map((c) => c.name),
+        ceremonyId: config.id,
+        isOpen: () => phase.get() === 'open',
+        ...serverConfig.lobby,
+        queueLog: { file: serverConfig.queueLogFile, sign: (body) => receipts.sign(body), warn: log.warn },
+      },
       clock,
     );
     const contributions = new ContributionStore(db);

@@ -26,6 +26,8 @@ import {
 import type { PublicTranscript } from '../../core/receipts/public-transcript.ts';
 import { parseReceiptsText, type ReceiptsFile, type SignedReceipt } from '../../core/receipts/receipts-file.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
+import { checkStepReceiptsOfFile } from '../../core/receipts/step-receipt-evidence.ts';
+import { stepReceiptSubject } from '../../core/receipts/step-receipt.ts';
 
 /** A receipts file is a few kilobytes per circuit; anything this large is not one. */
 const MAX_RECEIPTS_FILE_BYTES = 8 * 1024 * 1024;
@@ -151,11 +153,15 @@ export function verifyReceiptCommand(): Command {
           'give either a published folder DIR or --coordinator URL (one of them)',
         );
       }
-      const file = await readReceiptsFile(receiptsPath);
       const evidence =
         options.coordinator !== undefined
           ? coordinatorEvidence({ baseUrl: coordinatorUrl(options.coordinator) })
           : await folderEvidence(dir!); // one of the two is given: checked above
+      // Step receipts (join, refusal, removal) are checked against the queue log (step-receipt.ts).
+      const source =
+        options.coordinator !== undefined ? { baseUrl: coordinatorUrl(options.coordinator) } : { dir: dir! };
+      const steps = await checkStepReceiptsOfFile(receiptsPath, evidence, source);
+      const file: ReceiptsFile = steps.hasAcceptances ? await readReceiptsFile(receiptsPath) : { receipts: [] };
       const { results: verdicts, transcript } = await withStderrProgress(
         async (progress) => {
           const checker = new ReceiptChecker(evidence, {
@@ -178,12 +184,13 @@ export function verifyReceiptCommand(): Command {
         { quiet: options.quiet || options.json },
       );
       const identifier = transcript?.identifier;
-      const failed = verdicts.filter((v) => !v.ok);
+      const failed = [...verdicts, ...steps.verdicts].filter((v) => !v.ok);
       const report = {
         ok: failed.length === 0,
         source: evidence.label,
         ...(identifier ? { identifier } : {}),
         receipts: verdicts.map(verdictJson),
+        steps: steps.verdicts.map((v) => ({ ...JSON.parse(v.receipt.bodyText), ...v, receipt: undefined })),
       };
       if (options.json) {
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -197,17 +204,31 @@ export function verifyReceiptCommand(): Command {
           );
         }
         const count = `${verdicts.length} receipt${verdicts.length === 1 ? '' : 's'}`;
-        process.stdout.write(
-          failed.length === 0
-            ? `all ${count} included\n`
-            : `verify-receipt FAILED: ${failed.length} of ${count} did not pass\n`,
-        );
+        const notPassed = verdicts.filter((v) => !v.ok).length;
+        if (verdicts.length > 0 || steps.verdicts.length === 0)
+          process.stdout.write(
+            notPassed === 0
+              ? `all ${count} included\n`
+              : `verify-receipt FAILED: ${notPassed} of ${count} did not pass\n`,
+          );
         for (const line of closingLines(verdicts, transcript)) process.stdout.write(`${line}\n`);
+        for (const v of steps.verdicts)
+          process.stdout.write(`${stepReceiptSubject(v.receipt)} ${v.ok ? 'ok:' : `FAIL [${v.code}]:`} ${v.message}\n`);
+        const stepsFailed = steps.verdicts.filter((v) => !v.ok).length;
+        const stepCount = `${steps.verdicts.length} queue step${steps.verdicts.length === 1 ? '' : 's'}`;
+        if (steps.verdicts.length > 0)
+          process.stdout.write(
+            stepsFailed === 0
+              ? `all ${stepCount} recorded in the queue log\n`
+              : `verify-receipt FAILED: ${stepsFailed} of ${stepCount} not in the queue log\n`,
+          );
       }
-      for (const verdict of failed) {
+      for (const verdict of verdicts) {
         if (!verdict.ok)
           process.stderr.write(`error [${verdict.code}]: ${receiptSubject(verdict.receipt)}: ${verdict.message}\n`);
       }
+      for (const v of steps.verdicts)
+        if (!v.ok) process.stderr.write(`error [${v.code}]: ${stepReceiptSubject(v.receipt)}: ${v.message}\n`);
       if (failed.length > 0) process.exitCode = 1;
     });
 }

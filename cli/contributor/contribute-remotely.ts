@@ -175,7 +175,8 @@ async function saveReceiptsFile(
     saved.badSignatures === 0
       ? "each signature checked against the coordinator's published key"
       : `${saved.badSignatures} signature(s) do NOT verify against the coordinator's published key`;
-  note(`saved ${saved.count} signed receipt${saved.count === 1 ? '' : 's'} to ${file} (${checked})`);
+  const steps = saved.steps === 0 ? '' : `, with ${saved.steps} of queue steps (joins, refusals, removals)`;
+  note(`saved ${saved.count} signed receipt${saved.count === 1 ? '' : 's'} to ${file} (${checked})${steps}`);
   return saved.badSignatures === 0;
 }
 
@@ -252,8 +253,7 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
           `could not tell the coordinator you left (${(error as Error).message}); your place expires with its turn`,
         );
       }
-      if (options.receipts && run && run.acceptedCircuits.length > 0)
-        await writeReceipts(options.receipts).catch(() => {});
+      if (options.receipts && signedIn) await writeReceipts(options.receipts).catch(() => {});
     }
     renderer.close();
     process.exit(EXIT_FAILED);
@@ -338,8 +338,8 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     } else {
       throw error;
     }
-    if (options.receipts && run && run.acceptedCircuits.length > 0)
-      await writeReceipts(options.receipts).catch(() => {});
+    // Kept on failure too: a join, refusal or removal receipt is how a contributor shows what happened.
+    if (options.receipts && signedIn) await writeReceipts(options.receipts).catch(() => {});
     return EXIT_FAILED;
   } finally {
     process.off('SIGINT', onSigint);

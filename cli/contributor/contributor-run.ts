@@ -16,6 +16,7 @@
  */
 import { terminalWords } from '../../core/error-messages.ts';
 import { VERDICT_POLL_MS, waitingPollMs } from '../../core/queue-poll-pace.ts';
+import { presenceAdvice } from '../../core/queue-log/presence-words.ts';
 import type { CeremonyView, CircuitProgress, ContributionView, MeView } from '../../core/coordinator-api/api-types.ts';
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
@@ -125,6 +126,8 @@ export class ContributorRun {
   private readonly shownWaiting = new Map<string, string>();
   private unreachableSince: number | undefined;
   private mismatch = false;
+  /** The presence advice is said once, the first time the run waits in line. */
+  private presenceSaid = false;
   private turnFailuresInARow = 0;
 
   constructor(private readonly options: ContributorRunOptions) {}
@@ -284,6 +287,10 @@ export class ContributorRun {
   }
 
   private showWaiting(me: MeView, waiting: Extract<CircuitProgress, { state: 'waiting' }>): void {
+    if (!this.presenceSaid && me.status.presence) {
+      this.presenceSaid = true;
+      this.options.ui.note(presenceAdvice(me.status.presence, 'terminal'));
+    }
     const serverNow = me.now;
     let where = `waiting: ${ordinal(waiting.position)} in line`;
     let when: string;

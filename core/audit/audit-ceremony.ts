@@ -82,6 +82,7 @@ import { checkInitialKey } from './check-initial-key.ts';
 import { checkPtauSections } from './check-ptau-sections.ts';
 import { checkPtauPin } from './pin-ptau.ts';
 import { refuseDeltaEqualsGamma } from '../manifest/delta-equals-gamma.ts';
+import { queueLogFinding } from './check-queue-fairness.ts';
 
 export interface AuditFinding {
   /** A circuit name, or `ptau`, `inputs`, `ptau sections`, `transcript`, `manifest`. */
@@ -543,6 +544,7 @@ export async function auditCeremony(
     fail('transcript', error);
     return report(false, ptau);
   }
+  findings.push(await queueLogFinding(config));
 
   const manifest = new Map<string, DeltaEntry>();
   for (const chain of chains.values()) {

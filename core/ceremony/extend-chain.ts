@@ -26,6 +26,8 @@ export interface AcceptedContribution {
   contributionHash: string;
   fileHash: string;
   path: string;
+  /** The hash of the link's transcript entry (what commits it). */
+  transcriptHash: string;
 }
 
 /** Verifies a candidate against the current head of a chain, changing nothing. */
@@ -89,9 +91,11 @@ async function commitLink(
   const index = chain.headIndex + 1;
   const target = state.paths.zkeyPath(chain.circuit.name, index);
   await commitFile(staged, target);
-  await state.transcript.append([{ type: 'contribution', circuit: chain.circuit.name, index, ...link }]);
+  const [entry] = await state.transcript.append([
+    { type: 'contribution', circuit: chain.circuit.name, index, ...link },
+  ]);
   const { sectionHashes: _recorded, ...accepted } = link;
-  return { circuit: chain.circuit.name, index, ...accepted, path: target };
+  return { circuit: chain.circuit.name, index, ...accepted, path: target, transcriptHash: entry!.hash };
 }
 
 async function withChain<T>(

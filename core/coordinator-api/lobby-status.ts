@@ -13,7 +13,8 @@ export type CircuitProgress =
    * turn (see estimate-wait.ts); eligibleAt is set only while a missed-turn cooldown is running.
    */
   | { circuit: string; state: 'waiting'; position: number; etaMs: number; eligibleAt?: number }
-  | { circuit: string; state: 'turn'; startedAt: number; deadline: number }
+  /** takeBy: set until the turn is taken (a download or a heartbeat); past it the turn passes on. */
+  | { circuit: string; state: 'turn'; startedAt: number; deadline: number; takeBy?: number }
   /** Uploaded; the circuit stays busy until the verification outcome is recorded. */
   | { circuit: string; state: 'verifying'; contributionId: string }
   | { circuit: string; state: 'accepted'; contributionId: string; index: number; contributionHash: string };
@@ -42,6 +43,8 @@ export interface QueueEntry {
   /** Set while a missed-turn cooldown runs. */
   eligibleAt?: number;
   missedTurns: number;
+  /** Not seen for the presence period: passed over until seen again. */
+  away?: true;
 }
 
 export interface ContributorStatus {
@@ -57,6 +60,8 @@ export interface ContributorStatus {
   chosenCircuits?: string[];
   /** Left while a contribution was being verified: its verdict queues them nowhere. */
   leaving?: true;
+  /** The presence rules, for the client to say what leaving the page costs (0: off). */
+  presence: { awayAfterMs: number; takeTurnWithinMs: number };
 }
 
 export interface ActiveTurn {

@@ -17,6 +17,7 @@ import type { TranscriptEntry } from '../transcript/transcript.ts';
 import { CoordinatorError } from '../errors.ts';
 import { readReceiptPublicKey, RECEIPT_PUBLIC_KEY_FILE } from '../receipts/receipt-public-key-file.ts';
 import { readVerifierCompilerRecord, VERIFIER_COMPILER_RECORD_FILE } from '../finalise/verifier-compiler-record.ts';
+import { QUEUE_LOG_FILE } from '../queue-log/queue-log-entry.ts';
 
 const TRANSCRIPT_FILE = 'transcript/transcript.jsonl';
 
@@ -25,7 +26,7 @@ export interface PublicFile {
   relative: string;
   /** BLAKE2b-512 the transcript records for this file (zkeys), checked while copying. */
   fileHash?: string;
-  kind: 'config' | 'r1cs' | 'circom' | 'ptau' | 'zkey' | 'transcript' | 'final' | 'receipt-key';
+  kind: 'config' | 'r1cs' | 'circom' | 'ptau' | 'zkey' | 'transcript' | 'queue-log' | 'final' | 'receipt-key';
 }
 
 /** `relative` as written in ceremony.json, refused if it leaves the data folder. */
@@ -66,7 +67,7 @@ async function circomSources(config: CeremonyConfig, r1cs: string): Promise<stri
 export async function publicFileList(
   config: CeremonyConfig,
   entries: readonly TranscriptEntry[],
-  options: { withPtau: boolean },
+  options: { withPtau: boolean; queueLog?: boolean },
 ): Promise<PublicFile[]> {
   const files: PublicFile[] = [{ relative: CONFIG_FILE_NAME, kind: 'config' }];
   if ((await readReceiptPublicKey(config.dataDir)) !== undefined) {
@@ -91,6 +92,8 @@ export async function publicFileList(
     }
   }
   files.push({ relative: TRANSCRIPT_FILE, kind: 'transcript' });
+  // The coordinator's public queue log, when the ceremony ran with its lobby (publish snapshots it).
+  if (options.queueLog) files.push({ relative: QUEUE_LOG_FILE, kind: 'queue-log' });
   if (finalised) {
     for (const circuit of config.circuits) {
       files.push(

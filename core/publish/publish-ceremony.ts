@@ -24,6 +24,7 @@ import { fsyncDirectory } from '../fs/atomic-write.ts';
 import { CoordinatorError } from '../errors.ts';
 import { silentProgress, type Progress } from '../ceremony/progress.ts';
 import { publicFileList, type PublicFile } from './public-file-list.ts';
+import { QUEUE_LOG_FILE } from '../queue-log/queue-log-entry.ts';
 import { PTAU_RECORD_FILE, type PtauRecord } from './published-ptau.ts';
 
 const CHECKSUMS_FILE = 'SHA256SUMS';
@@ -139,7 +140,13 @@ export async function publishCeremony(
       `${out} already exists; publish writes a new folder or tarball and never overwrites one`,
     );
 
-  // The snapshot that is published: later appends by a running coordinator are not part of it.
+  // The snapshot that is published: later appends by a running coordinator are not part of it. The
+  // queue log first, cut at its last whole line: every acceptance in it names a link the transcript,
+  // read after it, already holds (the coordinator commits the link before it logs the acceptance).
+  const queueLogText = await readFile(path.join(config.dataDir, QUEUE_LOG_FILE), 'utf8').then(
+    (text) => text.slice(0, text.lastIndexOf('\n') + 1),
+    () => undefined,
+  );
   const transcriptText = await readFile(ceremonyPaths(config.dataDir).transcriptPath, 'utf8').catch(() => '');
   const entries = parseTranscript(transcriptText, config.id);
   if (entries.length === 0)
@@ -148,10 +155,12 @@ export async function publishCeremony(
       `${dataDir} has no transcript entries; run \`ceremony init\` first`,
     );
   const withPtau = !options.withoutPtau;
-  const files = await publicFileList(config, entries, { withPtau });
+  const files = await publicFileList(config, entries, { withPtau, queueLog: queueLogText !== undefined });
   const ptauFile = { relative: config.ptau, kind: 'ptau' } as const;
 
-  const sizes = await Promise.all(files.filter((f) => f.kind !== 'transcript').map((f) => fileSize(config.dataDir, f)));
+  const sizes = await Promise.all(
+    files.filter((f) => f.kind !== 'transcript' && f.kind !== 'queue-log').map((f) => fileSize(config.dataDir, f)),
+  );
   const ptauSize = withPtau ? 0 : await fileSize(config.dataDir, ptauFile);
   const total = sizes.reduce((a, b) => a + b, 0) + ptauSize;
   let done = 0;
@@ -174,7 +183,9 @@ export async function publishCeremony(
       const copied =
         file.kind === 'transcript'
           ? await writeFlushed(destination, transcriptText)
-          : await copyHashed(path.join(config.dataDir, file.relative), destination, onBytes);
+          : file.kind === 'queue-log'
+            ? await writeFlushed(destination, queueLogText!)
+            : await copyHashed(path.join(config.dataDir, file.relative), destination, onBytes);
       if (file.fileHash !== undefined && copied.blake2b512 !== file.fileHash) {
         throw new CoordinatorError(
           'chain.file_hash_mismatch',

@@ -7,13 +7,12 @@
  * a zkey is part of a chain only once its entry is here. Entries are written in format 2, with
  * every key's section hashes (transcript-format.ts).
  */
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { CoordinatorError } from '../errors.ts';
 import type { SectionHashes } from '../zkey/zkey-hashes.ts';
-import { canonicalJson } from './canonical-json.ts';
+import { chainEntryHash, chainGenesisHash } from './hash-chain.ts';
 import { entryFormatProblem, TRANSCRIPT_VERSION, ZKEY_SECTION_IDS } from './transcript-format.ts';
 
 const hex = z.string().regex(/^[0-9a-f]+$/);
@@ -91,12 +90,11 @@ export type NewTranscriptEntry = WithSections<
 };
 
 export function genesisHash(ceremonyId: string): string {
-  return createHash('blake2b512').update(`phase2-ceremony transcript genesis:${ceremonyId}`).digest('hex');
+  return chainGenesisHash('transcript', ceremonyId);
 }
 
 export function entryHash(entry: Omit<TranscriptEntry, 'hash'> | TranscriptEntry): string {
-  const { hash: _ignored, ...rest } = entry as TranscriptEntry;
-  return createHash('blake2b512').update(canonicalJson(rest)).digest('hex');
+  return chainEntryHash(entry);
 }
 
 function corrupt(path: string, line: number, why: string): CoordinatorError {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { CoordinatorError } from '../../core/errors.ts';
 import { LOBBY_DEFAULTS } from '../lobby/lobby-types.ts';
+import { QUEUE_LOG_FILE } from '../../core/queue-log/queue-log-entry.ts';
 import { RATE_LIMIT_DEFAULTS, type RateLimitConfig } from '../http/rate-limits.ts';
 
 const durationMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -29,6 +30,16 @@ const serverSchema = z.object({
   DATABASE_FILE: z.string().optional(),
   /** Ed25519 key signing receipts, created on first start. Default DATA/state/receipt-key.pem. */
   RECEIPT_KEY_FILE: z.string().optional(),
+  /**
+   * The public queue log's file, a mirror of the database's log. Default DATA/transcript/queue-log.jsonl,
+   * where `ceremony publish` takes it from: set it only for a coordinator whose lobby is not the
+   * ceremony's (several test coordinators on one data folder, each with its own DATABASE_FILE).
+   */
+  QUEUE_LOG_FILE: z.string().optional(),
+  /** A waiting entry not seen (its client's polls) for this long is passed over, its place kept; 0: off. */
+  PRESENCE_MS: z.coerce.number().int().nonnegative().default(LOBBY_DEFAULTS.presenceMs),
+  /** A granted turn not taken (first download or heartbeat) within this passes on, not a missed turn; 0: off. */
+  TAKE_TURN_MS: z.coerce.number().int().nonnegative().default(LOBBY_DEFAULTS.takeTurnMs),
   TURN_TIMEOUT_MS: durationMs(LOBBY_DEFAULTS.turnTimeoutMs),
   HEARTBEAT_EXTENSION_MS: durationMs(LOBBY_DEFAULTS.heartbeatExtensionMs),
   MAX_TURN_MS: durationMs(LOBBY_DEFAULTS.maxTurnMs),
@@ -51,6 +62,7 @@ const serverSchema = z.object({
   RATE_LIMIT_CHALLENGE: count(RATE_LIMIT_DEFAULTS.challenge),
   RATE_LIMIT_DEVICE_POLL: count(RATE_LIMIT_DEFAULTS.devicePoll),
   RATE_LIMIT_UPLOAD_CREATION: count(RATE_LIMIT_DEFAULTS.uploadCreation),
+  RATE_LIMIT_QUEUE_LOG: count(RATE_LIMIT_DEFAULTS.queueLog),
   /**
    * Bytes of files (keys, skeletons, final files, r1cs, ptau) one client address may download from the coordinator
    * per DOWNLOAD_BUDGET_WINDOW_MS; beyond, 429 rate.limited. Default 64 GiB a day: more than a turn and an auditor's
@@ -93,7 +105,10 @@ export interface ServerConfig {
   redisUrl: string | undefined;
   databaseFile: string;
   receiptKeyFile: string;
+  queueLogFile: string;
   lobby: {
+    presenceMs: number;
+    takeTurnMs: number;
     turnTimeoutMs: number;
     heartbeatExtensionMs: number;
     maxTurnMs: number;
@@ -135,7 +150,10 @@ export function loadServerConfig(
     redisUrl: e.REDIS_URL,
     databaseFile: path.resolve(e.DATABASE_FILE ?? path.join(dataDir, 'state', 'coordinator.sqlite')),
     receiptKeyFile: path.resolve(e.RECEIPT_KEY_FILE ?? path.join(dataDir, 'state', 'receipt-key.pem')),
+    queueLogFile: path.resolve(e.QUEUE_LOG_FILE ?? path.join(dataDir, QUEUE_LOG_FILE)),
     lobby: Object.freeze({
+      presenceMs: e.PRESENCE_MS,
+      takeTurnMs: e.TAKE_TURN_MS,
       turnTimeoutMs: e.TURN_TIMEOUT_MS,
       heartbeatExtensionMs: e.HEARTBEAT_EXTENSION_MS,
       maxTurnMs: e.MAX_TURN_MS,
@@ -150,6 +168,7 @@ export function loadServerConfig(
       uploadCreation: e.RATE_LIMIT_UPLOAD_CREATION,
       downloadBytes: e.DOWNLOAD_BUDGET_BYTES,
       downloadWindowMs: e.DOWNLOAD_BUDGET_WINDOW_MS,
+      queueLog: e.RATE_LIMIT_QUEUE_LOG,
     }),
     trustProxy: e.TRUST_PROXY,
     openOnStart: e.OPEN_ON_START,

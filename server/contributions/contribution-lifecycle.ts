@@ -11,7 +11,8 @@
  *     │                    └──────unverifiable──▶ error      (could not be verified: the author goes again)
  *     ├──deadline_passed─▶ missed
  *     ├──removed─────────▶ discarded               (the coordinator took the turn away)
- *     └──left────────────▶ discarded               (the contributor gave the turn up: POST /api/me/leave)
+ *     ├──left────────────▶ discarded               (the contributor gave the turn up: POST /api/me/leave)
+ *     └──not_taken───────▶ discarded               (never taken in time: it passes on, not a missed turn)
  *
  * A contribution row exists from `verifying` on (the upload made it); a turn without an upload
  * lives in the lobby only.
@@ -26,6 +27,7 @@ export const LIFECYCLE_EVENTS = [
   'deadline_passed',
   'removed',
   'left',
+  'not_taken',
   'committed',
   'refused',
   'not_committed',
@@ -35,7 +37,13 @@ export type LifecycleEvent = (typeof LIFECYCLE_EVENTS)[number];
 
 /** Every legal move; a state with no entry for an event does not take it. The final states take none. */
 const TRANSITIONS: Readonly<Record<LifecycleState, Readonly<Partial<Record<LifecycleEvent, LifecycleState>>>>> = {
-  turn: { uploaded: 'verifying', deadline_passed: 'missed', removed: 'discarded', left: 'discarded' },
+  turn: {
+    uploaded: 'verifying',
+    deadline_passed: 'missed',
+    removed: 'discarded',
+    left: 'discarded',
+    not_taken: 'discarded',
+  },
   verifying: { committed: 'accepted', refused: 'refused', not_committed: 'discarded', unverifiable: 'error' },
   accepted: {},
   refused: {},
@@ -67,19 +75,25 @@ export const CONTRIBUTION_STATUSES = [
 
 /** A verdict on a `verifying` contribution, as the coordinator reaches it. */
 export type Verdict =
-  | { event: 'committed'; chainIndex: number; contributionHash: string }
+  /** `transcriptHash`: the hash of the link's transcript entry (the queue log's acceptance names it). */
+  | { event: 'committed'; chainIndex: number; contributionHash: string; transcriptHash: string }
   | { event: 'refused' | 'not_committed' | 'unverifiable'; code: ErrorCode; message: string };
 
 /** A verdict with the state it leads to: what both stores record, in one transaction. */
 export type SettledVerdict =
-  | { status: 'accepted'; chainIndex: number; contributionHash: string }
+  | { status: 'accepted'; chainIndex: number; contributionHash: string; transcriptHash: string }
   | { status: 'refused' | 'discarded' | 'error'; code: ErrorCode; message: string };
 
 /** Applies `verdict` to a contribution in state `from` (only `verifying` takes one). */
 export function settleVerdict(from: LifecycleState, verdict: Verdict): SettledVerdict {
   const status = transition(from, verdict.event);
   if (verdict.event === 'committed')
-    return { status: 'accepted', chainIndex: verdict.chainIndex, contributionHash: verdict.contributionHash };
+    return {
+      status: 'accepted',
+      chainIndex: verdict.chainIndex,
+      contributionHash: verdict.contributionHash,
+      transcriptHash: verdict.transcriptHash,
+    };
   return {
     status: status as Exclude<SettledVerdict['status'], 'accepted'>,
     code: verdict.code,

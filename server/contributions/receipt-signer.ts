@@ -9,6 +9,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, t
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../../core/fs/atomic-write.ts';
 import type { ReceiptBody } from '../../core/receipts/receipts-file.ts';
+import type { StepReceiptBody } from '../../core/receipts/step-receipt.ts';
 import type { Receipt } from './contribution-store.ts';
 
 export type { ReceiptBody };
@@ -44,7 +45,8 @@ export class ReceiptSigner {
     );
   }
 
-  sign(body: ReceiptBody): Receipt {
+  /** Signs a receipt's body (an acceptance's ReceiptBody, or a queue step's: core/receipts/step-receipt.ts). */
+  sign(body: ReceiptBody | StepReceiptBody): Receipt {
     const text = JSON.stringify(body);
     return { body: text, signature: sign(null, Buffer.from(text), this.privateKey).toString('base64') };
   }

@@ -1,10 +1,10 @@
 /**
  * Request rate limits (express-rate-limit) for the routes an abuser would hammer: every sign-in
- * route (per client address), device-flow polls (per address), Semaphore challenge creation (per address) and upload
- * creation (per signed-in contributor, else per address); and the byte budget of the file downloads per address
- * (download-budget.ts). Counts live in this process, or in Redis when the
- * coordinator has one (rate-limit-redis), so they are shared by every coordinator process and
- * survive a restart. A refusal is `429 rate.limited` with `Retry-After` (seconds) and, for request counts, the
+ * route (per client address), device-flow polls (per address), Semaphore challenge creation (per address), upload
+ * creation (per signed-in contributor, else per address) and pages of the public queue log (per address); and the
+ * byte budget of the file downloads per address (download-budget.ts). Counts live in this process, or in Redis when
+ * the coordinator has one (rate-limit-redis), so they are shared by every coordinator process and survive a restart.
+ * A refusal is `429 rate.limited` with `Retry-After` (seconds) and, for request counts, the
  * `RateLimit`/`RateLimit-Policy` headers of the IETF draft.
  */
 import type { Request, RequestHandler } from 'express';
@@ -39,6 +39,8 @@ export interface RateLimitConfig {
   downloadBytes?: number;
   /** The download budget's own window (a day by default: an auditor's fetch of everything takes hours). */
   downloadWindowMs?: number;
+  /** Pages of GET /api/queue-log per client address per window (each at most 1000 entries). */
+  queueLog: number;
 }
 
 export const RATE_LIMIT_DEFAULTS: Required<RateLimitConfig> = Object.freeze({
@@ -49,6 +51,7 @@ export const RATE_LIMIT_DEFAULTS: Required<RateLimitConfig> = Object.freeze({
   uploadCreation: 30,
   downloadBytes: DOWNLOAD_BUDGET_DEFAULTS.bytes,
   downloadWindowMs: DOWNLOAD_BUDGET_DEFAULTS.windowMs,
+  queueLog: 120,
 });
 
 export interface RateLimits {
@@ -58,6 +61,7 @@ export interface RateLimits {
   uploadCreation: RequestHandler;
   /** The byte budget of the file downloads, per client address. */
   downloads: DownloadBudget;
+  queueLog: RequestHandler;
 }
 
 export interface RateLimitOptions {
@@ -119,6 +123,7 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
     signIn: limiter('sign-in', config.signIn, 'sign-in attempts from this address', byAddress),
     challenge: limiter('challenge', config.challenge, 'sign-in challenges from this address', byAddress),
     devicePoll: limiter('device-poll', config.devicePoll, 'device sign-in polls from this address', byAddress),
+    queueLog: limiter('queue-log', config.queueLog, 'queue-log pages from this address', byAddress),
     uploadCreation: limiter('upload', config.uploadCreation, 'uploads started', (req) => {
       const principal = (req as Request & { principal?: Principal }).principal;
       return principal ? `principal:${principal.id}` : byAddress(req);

@@ -20,6 +20,11 @@
  * - lobby_leaving (migration 3): contributors who left while a contribution of theirs was being
  *   verified: its verdict queues them nowhere (neither the next circuit nor the same one again).
  *   Cleared by the verdict, or by joining again.
+ * - presence (migration 4): lobby_queue.away marks an entry passed over until its contributor is
+ *   seen again (when it is seen is kept in memory only: after a restart every entry counts as seen
+ *   at the start). lobby_turns.taken_at is when the turn was taken (its first download, heartbeat
+ *   or upload), NULL until then; queue_seq and queue_enqueued_at are the entry's place, where an
+ *   untaken turn puts it back. Turns granted before the migration count as taken.
  */
 export const LOBBY_MIGRATIONS: readonly string[] = [
   `CREATE TABLE lobby_queue (
@@ -92,4 +97,9 @@ export const LOBBY_MIGRATIONS: readonly string[] = [
     contributor_id TEXT PRIMARY KEY,
     at INTEGER NOT NULL
   );`,
+  `ALTER TABLE lobby_queue ADD COLUMN away INTEGER NOT NULL DEFAULT 0 CHECK (away IN (0, 1));
+  ALTER TABLE lobby_turns ADD COLUMN taken_at INTEGER;
+  ALTER TABLE lobby_turns ADD COLUMN queue_seq INTEGER;
+  ALTER TABLE lobby_turns ADD COLUMN queue_enqueued_at INTEGER;
+  UPDATE lobby_turns SET taken_at = started_at;`,
 ];

@@ -4,10 +4,27 @@
  * the browser reads too are defined in core/coordinator-api/lobby-status.ts and re-exported here.
  */
 import type { LobbyRemoval } from '../../core/coordinator-api/lobby-status.ts';
+import type { QueueLogOptions } from './queue-log-store.ts';
 
 export interface LobbyOptions {
   /** Contribution order (ceremony.json order). Every contributor works through them in this order. */
   circuits: readonly string[];
+  /** The ceremony's id: the queue log's genesis is bound to it. */
+  ceremonyId: string;
+  /** The public queue log's file and the step receipts' signer (queue-log-store.ts); none: neither. */
+  queueLog?: Omit<QueueLogOptions, 'ceremonyId'>;
+  /**
+   * A waiting entry whose contributor's client has not asked for news (GET /api/me, a join) for
+   * this long is away: it keeps its place but is passed over until seen again. 0: presence off
+   * (every entry always present). Default 60 s.
+   */
+  presenceMs?: number;
+  /**
+   * A granted turn must be taken (its first download or heartbeat) within this, or it passes to
+   * the next in line and the entry goes back to its place, away, not counted as a missed turn.
+   * 0: off (a turn counts as taken when granted, as before presence). Default 30 s.
+   */
+  takeTurnMs?: number;
   /** A turn's initial deadline, from the moment it is granted. Default 10 min. */
   turnTimeoutMs?: number;
   /** A heartbeat sets deadline = max(deadline, now + this), capped by maxTurnMs. Default 2 min. */
@@ -28,6 +45,8 @@ export interface LobbyOptions {
 }
 
 export const LOBBY_DEFAULTS = Object.freeze({
+  presenceMs: 60_000,
+  takeTurnMs: 30_000,
   turnTimeoutMs: 10 * 60_000,
   heartbeatExtensionMs: 2 * 60_000,
   maxTurnMs: 60 * 60_000,
@@ -36,7 +55,7 @@ export const LOBBY_DEFAULTS = Object.freeze({
   maxMissedTurns: 3,
 });
 
-export type ResolvedLobbyOptions = Required<LobbyOptions>;
+export type ResolvedLobbyOptions = Required<Omit<LobbyOptions, 'queueLog'>> & Pick<LobbyOptions, 'queueLog'>;
 
 // A contributor's progress and the queues as the coordinator answers them: shared with the browser.
 export type {
@@ -61,6 +80,8 @@ export type LeaveOutcome =
 export type LobbyEvent =
   | { type: 'turn_granted'; circuit: string; contributorId: string; at: number; deadline: number }
   | { type: 'turn_missed'; circuit: string; contributorId: string; at: number; deadline: number; eligibleAt: number }
+  /** A turn not taken in time: passed on, its entry back in its place, away (not a missed turn). */
+  | { type: 'turn_passed_on'; circuit: string; contributorId: string; at: number; takeBy: number }
   | {
       type: 'entry_removed';
       circuit: string;

@@ -10,7 +10,14 @@
  * - a missed deadline is not a ban and not a contribution: the contributor goes to the back of the
  *   same queue, eligible again after the cooldown; after `maxMissedTurns` misses in one circuit the
  *   entry leaves the queue instead (with a reason in the status) until the contributor joins again,
- *   so an absent contributor does not hold up everyone behind them forever.
+ *   so an absent contributor does not hold up everyone behind them forever;
+ * - presence: an entry whose contributor has not been seen (a poll, a join) for `presenceMs` is
+ *   away: it keeps its place but is passed over; a granted turn not taken (a download, a
+ *   heartbeat, an upload) within `takeTurnMs` passes on and its entry goes back to its place,
+ *   away, not counted as a missed turn. Who may be granted a turn, and what a lapse leads to, are
+ *   core/queue-log/turn-order.ts's pure rules, which the audit replays on the public queue log;
+ * - every change is appended to the queue log (queue-log-store.ts) in the transaction that makes
+ *   it, with a signed receipt for joins, refusals and removals.
  *
  * A turn's states and how it ends are the contribution life cycle's
  * (server/contributions/contribution-lifecycle.ts): every move here goes through its transition,
@@ -18,12 +25,16 @@
  *
  * SQLite is the only state: no field of this class caches lobby state, every change runs in one
  * transaction, so a new Lobby on the same database after a crash continues exactly where it was.
- * Time comes from the injected Clock only.
+ * The one exception is when each waiting contributor was last seen, an observation rather than
+ * state: kept in memory, and taken as the start for every entry after a restart, so a restart
+ * makes nobody away. Time comes from the injected Clock only.
  *
  * Nothing here runs by itself: the server calls tick() on an interval (and may call it right
  * after join/record* to grant turns without waiting) and logs the events it returns.
  */
 import { CoordinatorError, errorCodeOr } from '../../core/errors.ts';
+import { QUEUE_LOG_FORMAT_VERSION, type JoinCause } from '../../core/queue-log/queue-log-entry.ts';
+import { afterLapse, firstInLine, isAway } from '../../core/queue-log/turn-order.ts';
 import type { Clock } from '../clock.ts';
 import {
   isShownRefusal,
@@ -36,6 +47,7 @@ import {
 import { applyMigrations, type Db } from '../store/database.ts';
 import { estimateWait, TURN_SAMPLES } from './estimate-wait.ts';
 import { LOBBY_MIGRATIONS } from './lobby-schema.ts';
+import { QueueLogStore, type ProposedStep } from './queue-log-store.ts';
 import {
   LOBBY_DEFAULTS,
   type ActiveTurn,
@@ -57,6 +69,7 @@ interface QueueRow {
   circuit: string;
   enqueued_at: number;
   eligible_at: number;
+  away: 0 | 1;
 }
 
 interface TurnRow {
@@ -67,6 +80,9 @@ interface TurnRow {
   started_at: number;
   deadline: number;
   contribution_id: string | null;
+  taken_at: number | null;
+  queue_seq: number | null;
+  queue_enqueued_at: number | null;
 }
 
 interface AcceptedRow {
@@ -93,6 +109,10 @@ interface RefusalRow {
 export class Lobby {
   private readonly options: ResolvedLobbyOptions;
   private readonly statements: LobbyStatements;
+  /** The public queue log, appended in each change's transaction. */
+  readonly queueLog: QueueLogStore;
+  /** When each contributor was last seen (see the file comment: an observation, not state). */
+  private readonly seenAt = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
@@ -102,6 +122,98 @@ export class Lobby {
     this.options = resolveOptions(options);
     applyMigrations(db, 'lobby', LOBBY_MIGRATIONS);
     this.statements = prepareStatements(db);
+    this.queueLog = new QueueLogStore(db, { ...options.queueLog, ceremonyId: this.options.ceremonyId });
+    const start = clock.now();
+    for (const row of this.statements.allQueued.all()) this.seenAt.set(row.contributor_id, start);
+    const { circuits, presenceMs, takeTurnMs, turnTimeoutMs, maxTurnMs, cooldownMs, maxMissedTurns } = this.options;
+    this.queueLog.stateRules(
+      {
+        version: QUEUE_LOG_FORMAT_VERSION,
+        circuits: [...circuits],
+        presenceMs,
+        takeTurnMs,
+        turnTimeoutMs,
+        maxTurnMs,
+        cooldownMs,
+        maxMissedTurns,
+      },
+      start,
+    );
+  }
+
+  /** Runs `change` in one immediate transaction, then brings the public log's file level with it. */
+  private change<T>(change: () => T): T {
+    try {
+      return this.db.transaction(change).immediate();
+    } finally {
+      this.queueLog.flush();
+    }
+  }
+
+  private log(contributorId: string, step: ProposedStep, now: number): void {
+    this.queueLog.append(contributorId, step, now);
+  }
+
+  /**
+   * The contributor's client asked for news (GET /api/me): they are present. An entry that was
+   * away is eligible again at once (and the log says they are back).
+   */
+  seen(contributorId: string): void {
+    const now = this.clock.now();
+    this.seenAt.set(contributorId, now);
+    if (this.statements.queueEntryOf.get(contributorId)?.away !== 1) return;
+    this.change(() => {
+      const waiting = this.statements.queueEntryOf.get(contributorId);
+      if (waiting?.away !== 1) return;
+      this.statements.setAway.run(0, contributorId);
+      this.log(contributorId, { type: 'back', circuit: waiting.circuit }, now);
+    });
+  }
+
+  /**
+   * The holder of a granted turn shows up for it (its first download of the head, or a
+   * heartbeat): the turn is taken, and from now on only its deadline can end it as missed.
+   * Anything else (not their turn, already taken) changes nothing: downloads are public.
+   */
+  takeTurn(contributorId: string, circuit: string): void {
+    const turn = this.statements.turnOfContributor.get(contributorId);
+    if (!turn || turn.circuit !== circuit || turn.state !== 'turn' || turn.taken_at !== null) return;
+    this.change(() => {
+      const live = this.statements.turnOfContributor.get(contributorId);
+      if (live && live.taken_at === null && live.state === 'turn' && live.circuit === circuit)
+        this.markTaken(live, this.clock.now());
+    });
+  }
+
+  /** Records the turn as taken, unless its time to be taken has passed (then it is passing on). */
+  private markTaken(turn: TurnRow, now: number): boolean {
+    if (turn.taken_at !== null) return true;
+    if (now > this.takeBy(turn)) return false;
+    this.statements.setTaken.run(now, turn.circuit);
+    turn.taken_at = now;
+    this.log(turn.contributor_id, { type: 'taken', circuit: turn.circuit }, now);
+    return true;
+  }
+
+  private takeBy(turn: TurnRow): number {
+    return turn.started_at + this.options.takeTurnMs;
+  }
+
+  /** Puts the contributor at the back of `circuit`'s queue, and logs it with their place in it. */
+  private enqueue(contributorId: string, circuit: string, now: number, via: JoinCause, eligibleAt = now): void {
+    const { lastInsertRowid } = this.statements.enqueue.run(contributorId, circuit, now, eligibleAt);
+    const position = this.statements.positionOf.get(circuit, Number(lastInsertRowid))!.ahead + 1;
+    this.log(
+      contributorId,
+      {
+        type: 'join',
+        circuit,
+        position,
+        via,
+        ...(eligibleAt > now ? { eligibleAt: new Date(eligibleAt).toISOString() } : {}),
+      },
+      now,
+    );
   }
 
   /**
@@ -113,29 +225,31 @@ export class Lobby {
    * `leave` made while a contribution was being verified. Throws circuit.unknown for a circuit
    * the ceremony does not have, request.invalid for an empty choice.
    */
-  join(contributorId: string, circuits?: readonly string[]): ContributorStatus {
+  join(contributorId: string, circuits?: readonly string[], name?: string): ContributorStatus {
     const chosen = circuits === undefined ? undefined : this.inCeremonyOrder(circuits);
-    this.db
-      .transaction(() => {
-        const now = this.clock.now();
-        this.statements.clearLeaving.run(contributorId);
-        if (chosen) this.statements.setSelection.run(contributorId, JSON.stringify(chosen));
-        else this.statements.clearSelection.run(contributorId);
-        const waiting = this.statements.queueEntryOf.get(contributorId);
-        if (waiting) {
-          if (chosen && !chosen.includes(waiting.circuit)) {
-            this.statements.dequeue.run(contributorId);
-            this.enqueueForNextCircuit(contributorId, now);
-          }
-          return;
+    this.seen(contributorId);
+    this.change(() => {
+      const now = this.clock.now();
+      this.queueLog.identify(contributorId, name);
+      this.statements.clearLeaving.run(contributorId);
+      if (chosen) this.statements.setSelection.run(contributorId, JSON.stringify(chosen));
+      else this.statements.clearSelection.run(contributorId);
+      const waiting = this.statements.queueEntryOf.get(contributorId);
+      if (waiting) {
+        if (chosen && !chosen.includes(waiting.circuit)) {
+          // Out of that queue (logged so, whether or not a chosen circuit is left to queue for).
+          this.statements.dequeue.run(contributorId);
+          this.log(contributorId, { type: 'left', circuit: waiting.circuit, from: 'waiting' }, now);
+          this.enqueueForNextCircuit(contributorId, now, 'choice');
         }
-        if (this.statements.turnOfContributor.get(contributorId)) return;
-        // Joining again after a removal is the contributor saying they are back: a fresh count.
-        this.statements.clearRemoval.run(contributorId);
-        this.statements.clearMissed.run(contributorId);
-        this.enqueueForNextCircuit(contributorId, now);
-      })
-      .immediate();
+        return;
+      }
+      if (this.statements.turnOfContributor.get(contributorId)) return;
+      // Joining again after a removal is the contributor saying they are back: a fresh count.
+      this.statements.clearRemoval.run(contributorId);
+      this.statements.clearMissed.run(contributorId);
+      this.enqueueForNextCircuit(contributorId, now, 'join');
+    });
     return this.status(contributorId);
   }
 
@@ -146,26 +260,29 @@ export class Lobby {
    * Their accepted contributions stay. Idempotent: leaving when not in the lobby changes nothing.
    */
   leave(contributorId: string): LeaveOutcome {
-    return this.db
-      .transaction((): LeaveOutcome => {
-        const now = this.clock.now();
-        const waiting = this.statements.queueEntryOf.get(contributorId);
-        if (waiting) {
-          this.statements.dequeue.run(contributorId);
-          return { left: 'waiting', circuit: waiting.circuit };
-        }
-        const turn = this.statements.turnOfContributor.get(contributorId);
-        if (turn?.state === 'turn') {
-          this.endTurn(turn, 'left', now);
-          return { left: 'turn', circuit: turn.circuit };
-        }
-        if (turn?.state === 'verifying') {
-          this.statements.markLeaving.run(contributorId, now);
-          return { left: 'after_verdict', circuit: turn.circuit };
-        }
-        return { left: 'nothing' };
-      })
-      .immediate();
+    return this.change((): LeaveOutcome => {
+      const now = this.clock.now();
+      const waiting = this.statements.queueEntryOf.get(contributorId);
+      if (waiting) {
+        this.statements.dequeue.run(contributorId);
+        this.log(contributorId, { type: 'left', circuit: waiting.circuit, from: 'waiting' }, now);
+        return { left: 'waiting', circuit: waiting.circuit };
+      }
+      const turn = this.statements.turnOfContributor.get(contributorId);
+      if (turn?.state === 'turn') {
+        this.endTurn(turn, 'left', now);
+        this.log(contributorId, { type: 'left', circuit: turn.circuit, from: 'turn' }, now);
+        return { left: 'turn', circuit: turn.circuit };
+      }
+      if (turn?.state === 'verifying') {
+        // Logged once: leaving again while the verdict is awaited changes nothing.
+        if (!this.statements.leavingOf.get(contributorId))
+          this.log(contributorId, { type: 'left', circuit: turn.circuit, from: 'after_verdict' }, now);
+        this.statements.markLeaving.run(contributorId, now);
+        return { left: 'after_verdict', circuit: turn.circuit };
+      }
+      return { left: 'nothing' };
+    });
   }
 
   status(contributorId: string): ContributorStatus {
@@ -197,57 +314,139 @@ export class Lobby {
   }
 
   /**
-   * (1) Ends every turn whose deadline has passed (deadline < now) as missed: the circuit is freed
-   * and the contributor goes to the back of the same queue, eligible at now + cooldown.
-   * (2) While the ceremony is open, gives each free circuit to its first eligible waiting contributor.
+   * (1) Ends every taken turn whose deadline has passed (deadline < now) as missed: the circuit is
+   * freed and the contributor goes to the back of the same queue, eligible at now + cooldown (or out
+   * of it after maxMissedTurns misses). (2) Passes on every turn not taken by its time
+   * (startedAt + takeTurnMs < now): its entry goes back to its place, away. (3) While the ceremony
+   * is open, gives each free circuit to the first of its queue the rules put first (turn-order.ts),
+   * marking away, and logging, the entries passed over because their contributor is gone.
    */
   tick(): LobbyEvent[] {
-    return this.db
-      .transaction(() => {
-        const now = this.clock.now();
-        const events: LobbyEvent[] = [];
-        for (const turn of this.statements.expiredTurns.all(now)) {
-          const eligibleAt = now + this.options.cooldownMs;
-          this.endTurn(turn, 'deadline_passed', now);
-          const missed = this.statements.countMissed.get(turn.contributor_id, turn.circuit)!.missed;
-          events.push({
-            type: 'turn_missed',
-            circuit: turn.circuit,
-            contributorId: turn.contributor_id,
-            at: now,
-            deadline: turn.deadline,
-            eligibleAt,
-          });
-          if (missed >= this.options.maxMissedTurns) {
-            const message =
-              `your entry for ${turn.circuit} left the queue after ${missed} missed ` +
-              `turns; join again when you can stay until your turn ends`;
-            this.statements.recordRemoval.run(turn.contributor_id, turn.circuit, 'missed_turns', message, now);
-            events.push({
-              type: 'entry_removed',
-              circuit: turn.circuit,
-              contributorId: turn.contributor_id,
-              at: now,
-              reason: 'missed_turns',
-              missedTurns: missed,
-            });
-          } else {
-            this.statements.enqueue.run(turn.contributor_id, turn.circuit, now, eligibleAt);
-          }
-        }
-        if (!this.options.isOpen()) return events;
-        for (const circuit of this.options.circuits) {
-          if (this.statements.turnOfCircuit.get(circuit)) continue;
-          const next = this.statements.firstEligible.get(circuit, now);
-          if (!next) continue;
-          const deadline = now + Math.min(this.options.turnTimeoutMs, this.options.maxTurnMs);
-          this.statements.dequeue.run(next.contributor_id);
-          this.statements.grantTurn.run(circuit, next.contributor_id, now, deadline);
-          events.push({ type: 'turn_granted', circuit, contributorId: next.contributor_id, at: now, deadline });
-        }
-        return events;
-      })
-      .immediate();
+    return this.change(() => {
+      const now = this.clock.now();
+      const events: LobbyEvent[] = [];
+      for (const turn of this.statements.expiredTurns.all(now)) {
+        if (turn.taken_at === null) continue; // passed on below, not missed
+        events.push(...this.missTurn(turn, now));
+      }
+      for (const turn of this.statements.untakenTurns.all(this.options.takeTurnMs, now, now))
+        events.push(this.passOn(turn, now));
+      if (!this.options.isOpen()) return events;
+      for (const circuit of this.options.circuits) {
+        if (this.statements.turnOfCircuit.get(circuit)) continue;
+        const next = this.nextInLine(circuit, now);
+        if (next) events.push(this.grant(circuit, next, now));
+      }
+      return events;
+    });
+  }
+
+  private missTurn(turn: TurnRow, now: number): LobbyEvent[] {
+    this.endTurn(turn, 'deadline_passed', now);
+    const missed = this.statements.countMissed.get(turn.contributor_id, turn.circuit)!.missed;
+    const lapse = afterLapse(true, missed, now, this.options);
+    this.log(turn.contributor_id, { type: 'lapsed', circuit: turn.circuit, taken: true, missedTurns: missed }, now);
+    const eligibleAt = now + this.options.cooldownMs;
+    const events: LobbyEvent[] = [
+      {
+        type: 'turn_missed',
+        circuit: turn.circuit,
+        contributorId: turn.contributor_id,
+        at: now,
+        deadline: turn.deadline,
+        eligibleAt,
+      },
+    ];
+    if (lapse.kind === 'removed') {
+      const message =
+        `your entry for ${turn.circuit} left the queue after ${missed} missed ` +
+        `turns; join again when you can stay until your turn ends`;
+      this.statements.recordRemoval.run(turn.contributor_id, turn.circuit, 'missed_turns', message, now);
+      this.log(turn.contributor_id, { type: 'removed', circuit: turn.circuit, reason: 'missed_turns' }, now);
+      events.push({
+        type: 'entry_removed',
+        circuit: turn.circuit,
+        contributorId: turn.contributor_id,
+        at: now,
+        reason: 'missed_turns',
+        missedTurns: missed,
+      });
+    } else if (lapse.kind === 'back_of_queue') {
+      this.enqueue(turn.contributor_id, turn.circuit, now, 'missed', lapse.eligibleAt);
+    }
+    return events;
+  }
+
+  /** A turn never taken: passed on, its entry back in its place (its old seq), away until seen. */
+  private passOn(turn: TurnRow, now: number): LobbyEvent {
+    this.endTurn(turn, 'not_taken', now);
+    this.statements.restore.run(
+      turn.queue_seq,
+      turn.contributor_id,
+      turn.circuit,
+      turn.queue_enqueued_at ?? turn.started_at,
+      now,
+    );
+    this.log(turn.contributor_id, { type: 'lapsed', circuit: turn.circuit, taken: false }, now);
+    return {
+      type: 'turn_passed_on',
+      circuit: turn.circuit,
+      contributorId: turn.contributor_id,
+      at: now,
+      takeBy: Math.min(this.takeBy(turn), turn.deadline),
+    };
+  }
+
+  /**
+   * The entry `circuit`'s turn goes to at `now` (turn-order.ts's firstInLine over the queue in FIFO
+   * order), having marked away, in the table and the log, each entry passed over because its
+   * contributor has not been seen for presenceMs.
+   */
+  private nextInLine(circuit: string, now: number): QueueRow | undefined {
+    const newlyAway: QueueRow[] = [];
+    const { presenceMs } = this.options;
+    // The cursor is read up to the entry chosen only; the table is written once it is closed.
+    const queue = function* (rows: Iterable<QueueRow>, seenAt: Map<string, number>) {
+      for (const row of rows) {
+        const gone = row.away === 0 && isAway(seenAt.get(row.contributor_id) ?? now, now, presenceMs);
+        if (gone) newlyAway.push(row);
+        yield { row, away: row.away === 1 || gone, eligibleAt: row.eligible_at };
+      }
+    };
+    const next = firstInLine(queue(this.statements.queueOfCircuitInOrder.iterate(circuit), this.seenAt), now);
+    for (const row of newlyAway) {
+      this.statements.setAway.run(1, row.contributor_id);
+      const seenAt = new Date(this.seenAt.get(row.contributor_id) ?? now).toISOString();
+      this.log(row.contributor_id, { type: 'away', circuit, seenAt }, now);
+    }
+    return next?.row;
+  }
+
+  private grant(circuit: string, next: QueueRow, now: number): LobbyEvent {
+    const deadline = now + Math.min(this.options.turnTimeoutMs, this.options.maxTurnMs);
+    const { takeTurnMs } = this.options;
+    this.statements.dequeue.run(next.contributor_id);
+    // Without a time to be taken, a turn counts as taken when granted (its lapse is a missed turn).
+    this.statements.grantTurn.run(
+      circuit,
+      next.contributor_id,
+      now,
+      deadline,
+      takeTurnMs > 0 ? null : now,
+      next.seq,
+      next.enqueued_at,
+    );
+    this.log(
+      next.contributor_id,
+      {
+        type: 'granted',
+        circuit,
+        deadline: new Date(deadline).toISOString(),
+        ...(takeTurnMs > 0 ? { takeBy: new Date(now + takeTurnMs).toISOString() } : {}),
+      },
+      now,
+    );
+    return { type: 'turn_granted', circuit, contributorId: next.contributor_id, at: now, deadline };
   }
 
   /**
@@ -256,25 +455,24 @@ export class Lobby {
    * join again. Throws lobby.not_queued when there is no such entry (or it is being verified).
    */
   removeEntry(contributorId: string, message = 'the coordinator removed your entry from the queue'): LobbyRemoval {
-    return this.db
-      .transaction(() => {
-        const now = this.clock.now();
-        const waiting = this.statements.queueEntryOf.get(contributorId);
-        const turn = this.statements.turnOfContributor.get(contributorId);
-        if (turn?.state === 'verifying')
-          throw new CoordinatorError(
-            'lobby.not_queued',
-            `${contributorId} has a contribution to ${turn.circuit} being verified; it cannot be removed now`,
-          );
-        const circuit = waiting?.circuit ?? turn?.circuit;
-        if (circuit === undefined)
-          throw new CoordinatorError('lobby.not_queued', `${contributorId} is not waiting in any queue`);
-        if (waiting) this.statements.dequeue.run(contributorId);
-        if (turn) this.endTurn(turn, 'removed', now);
-        this.statements.recordRemoval.run(contributorId, circuit, 'coordinator', message, now);
-        return { circuit, reason: 'coordinator' as const, message, at: now };
-      })
-      .immediate();
+    return this.change(() => {
+      const now = this.clock.now();
+      const waiting = this.statements.queueEntryOf.get(contributorId);
+      const turn = this.statements.turnOfContributor.get(contributorId);
+      if (turn?.state === 'verifying')
+        throw new CoordinatorError(
+          'lobby.not_queued',
+          `${contributorId} has a contribution to ${turn.circuit} being verified; it cannot be removed now`,
+        );
+      const circuit = waiting?.circuit ?? turn?.circuit;
+      if (circuit === undefined)
+        throw new CoordinatorError('lobby.not_queued', `${contributorId} is not waiting in any queue`);
+      if (waiting) this.statements.dequeue.run(contributorId);
+      if (turn) this.endTurn(turn, 'removed', now);
+      this.statements.recordRemoval.run(contributorId, circuit, 'coordinator', message, now);
+      this.log(contributorId, { type: 'removed', circuit, reason: 'coordinator' }, now);
+      return { circuit, reason: 'coordinator' as const, message, at: now };
+    });
   }
 
   /** Waiting entries in queue order, per circuit, at most `limit` per circuit (the console's list). */
@@ -288,28 +486,35 @@ export class Lobby {
         enqueuedAt: row.enqueued_at,
         ...(row.eligible_at > now ? { eligibleAt: row.eligible_at } : {}),
         missedTurns: row.missed,
+        ...(row.away === 1 || isAway(this.seenAt.get(row.contributor_id) ?? now, now, this.options.presenceMs)
+          ? { away: true as const }
+          : {}),
       })),
     );
   }
 
-  /** Extends the live turn: deadline = max(deadline, now + heartbeatExtension), never past startedAt + maxTurn. */
+  /**
+   * Takes the live turn if it is not taken yet, and extends it: deadline = max(deadline, now +
+   * heartbeatExtension), never past startedAt + maxTurn.
+   */
   heartbeat(contributorId: string, circuit: string): { deadline: number } {
-    return this.db
-      .transaction(() => {
-        const turn = this.requireLiveTurn(contributorId, circuit);
-        const deadline = Math.min(
-          Math.max(turn.deadline, this.clock.now() + this.options.heartbeatExtensionMs),
-          turn.started_at + this.options.maxTurnMs,
-        );
-        if (deadline !== turn.deadline) this.statements.setDeadline.run(deadline, circuit);
-        return { deadline };
-      })
-      .immediate();
+    return this.change(() => {
+      const now = this.clock.now();
+      const turn = this.requireLiveTurn(contributorId, circuit);
+      this.markTaken(turn, now);
+      const deadline = Math.min(
+        Math.max(turn.deadline, now + this.options.heartbeatExtensionMs),
+        turn.started_at + this.options.maxTurnMs,
+      );
+      if (deadline !== turn.deadline) this.statements.setDeadline.run(deadline, circuit);
+      return { deadline };
+    });
   }
 
   /**
-   * Refuses unless the contributor holds the live turn (granted, deadline not passed, nothing
-   * uploaded yet) for this circuit. Throws circuit.unknown, lobby.already_contributed or
+   * Refuses unless the contributor holds the live turn (granted, deadline not passed, taken or
+   * still in its time to be taken, nothing uploaded yet) for this circuit. Throws circuit.unknown,
+   * lobby.already_contributed or
    * lobby.not_your_turn with a message saying where the contributor actually is.
    */
   requireTurn(contributorId: string, circuit: string): void {
@@ -322,22 +527,18 @@ export class Lobby {
    * requireTurn; repeating it with the same contributionId is a no-op.
    */
   markSubmitted(contributorId: string, circuit: string, contributionId: string): void {
-    this.db
-      .transaction(() => {
-        const current = this.statements.turnOfContribution.get(contributionId);
-        if (current && current.contributor_id === contributorId && current.circuit === circuit) return;
-        if (current || this.statements.historyOfContribution.get(contributionId)) {
-          throw new CoordinatorError('request.invalid', `contribution id ${contributionId} is already used`);
-        }
-        const turn = this.requireLiveTurn(contributorId, circuit);
-        // 'verifying' by the life cycle's table, which refuses the move from anything but a turn.
-        this.statements.setVerifying.run(
-          transition(turn.state, 'uploaded') as TurnRow['state'],
-          contributionId,
-          circuit,
-        );
-      })
-      .immediate();
+    this.change(() => {
+      const current = this.statements.turnOfContribution.get(contributionId);
+      if (current && current.contributor_id === contributorId && current.circuit === circuit) return;
+      if (current || this.statements.historyOfContribution.get(contributionId)) {
+        throw new CoordinatorError('request.invalid', `contribution id ${contributionId} is already used`);
+      }
+      const turn = this.requireLiveTurn(contributorId, circuit);
+      // An upload is the surest sign of someone there (a client that skipped the download and heartbeat).
+      this.markTaken(turn, this.clock.now());
+      // 'verifying' by the life cycle's table, which refuses the move from anything but a turn.
+      this.statements.setVerifying.run(transition(turn.state, 'uploaded') as TurnRow['state'], contributionId, circuit);
+    });
   }
 
   /**
@@ -350,39 +551,51 @@ export class Lobby {
    * contribution (outcomes may be delivered twice).
    */
   recordVerdict(contributionId: string, verdict: SettledVerdict): boolean {
-    return this.db
-      .transaction(() => {
-        const turn = this.verifyingSubmission(contributionId);
-        if (!turn) return false;
-        const now = this.clock.now();
-        const outcome = turnOutcome(transition(turn.state, VERDICT_EVENTS[verdict.status]));
-        this.logEndedTurn(turn, outcome, now);
-        // The contributor left while this was being verified: the verdict is theirs, no new place is.
-        const stays = this.statements.clearLeaving.run(turn.contributor_id).changes === 0;
-        if (verdict.status === 'accepted') {
-          this.statements.recordAccepted.run(
-            turn.contributor_id,
-            turn.circuit,
-            contributionId,
-            verdict.chainIndex,
-            verdict.contributionHash,
-            now,
-          );
-          if (stays) this.enqueueForNextCircuit(turn.contributor_id, now);
-        } else {
-          // Back in the same queue, unless a join during the verification chose circuits without it.
-          const chosen = this.chosenCircuits(turn.contributor_id);
-          if (stays && (chosen === undefined || chosen.includes(turn.circuit))) {
-            this.statements.enqueue.run(turn.contributor_id, turn.circuit, now, now);
-          } else if (stays) {
-            this.enqueueForNextCircuit(turn.contributor_id, now);
-          }
-          if (isShownRefusal(verdict))
-            this.statements.recordRefusal.run(turn.contributor_id, turn.circuit, verdict.code, verdict.message, now);
+    return this.change(() => {
+      const turn = this.verifyingSubmission(contributionId);
+      if (!turn) return false;
+      const now = this.clock.now();
+      const who = turn.contributor_id;
+      const outcome = turnOutcome(transition(turn.state, VERDICT_EVENTS[verdict.status]));
+      this.logEndedTurn(turn, outcome, now);
+      // The contributor left while this was being verified: the verdict is theirs, no new place is.
+      const stays = this.statements.clearLeaving.run(who).changes === 0;
+      // Queued again right after a verdict: they are there (their page or terminal just uploaded).
+      if (stays) this.seenAt.set(who, now);
+      if (verdict.status === 'accepted') {
+        this.statements.recordAccepted.run(
+          who,
+          turn.circuit,
+          contributionId,
+          verdict.chainIndex,
+          verdict.contributionHash,
+          now,
+        );
+        this.log(
+          who,
+          {
+            type: 'accepted',
+            circuit: turn.circuit,
+            index: verdict.chainIndex,
+            transcriptHash: verdict.transcriptHash,
+          },
+          now,
+        );
+        if (stays) this.enqueueForNextCircuit(who, now, 'accepted');
+      } else {
+        this.log(who, { type: 'refused', circuit: turn.circuit, code: verdict.code, outcome: verdict.status }, now);
+        // Back in the same queue, unless a join during the verification chose circuits without it.
+        const chosen = this.chosenCircuits(who);
+        if (stays && (chosen === undefined || chosen.includes(turn.circuit))) {
+          this.enqueue(who, turn.circuit, now, 'refused');
+        } else if (stays) {
+          this.enqueueForNextCircuit(who, now, 'refused');
         }
-        return true;
-      })
-      .immediate();
+        if (isShownRefusal(verdict))
+          this.statements.recordRefusal.run(who, turn.circuit, verdict.code, verdict.message, now);
+      }
+      return true;
+    });
   }
 
   /** The verifying submission of this contribution; undefined if its outcome is already recorded. */
@@ -403,13 +616,13 @@ export class Lobby {
     this.statements.logTurn.run(turn.circuit, turn.contributor_id, turn.started_at, now, outcome, turn.contribution_id);
   }
 
-  private enqueueForNextCircuit(contributorId: string, now: number): void {
+  private enqueueForNextCircuit(contributorId: string, now: number, via: JoinCause): void {
     const accepted = new Set(this.statements.acceptedOf.all(contributorId).map((row) => row.circuit));
     const chosen = this.chosenCircuits(contributorId);
     const next = this.options.circuits.find(
       (circuit) => !accepted.has(circuit) && (chosen === undefined || chosen.includes(circuit)),
     );
-    if (next !== undefined) this.statements.enqueue.run(contributorId, next, now, now);
+    if (next !== undefined) this.enqueue(contributorId, next, now, via);
   }
 
   /** The contributor's choice of circuits (undefined: every circuit); names no longer configured are dropped. */
@@ -453,8 +666,14 @@ export class Lobby {
       }
       if (turn.state === 'verifying')
         throw notYourTurn(`your contribution to ${circuit} is already uploaded and being verified`);
-      if (turn.deadline < this.clock.now())
+      const now = this.clock.now();
+      if (turn.deadline < now)
         throw notYourTurn(`your turn on ${circuit} expired at ${new Date(turn.deadline).toISOString()}`);
+      if (turn.taken_at === null && now > this.takeBy(turn))
+        throw notYourTurn(
+          `your turn on ${circuit} passed to the next in line: it was not started by ` +
+            `${new Date(this.takeBy(turn)).toISOString()}; you keep your place and get the next turn once you are back`,
+        );
       return turn;
     }
     const waiting = this.statements.queueEntryOf.get(contributorId);
@@ -489,9 +708,9 @@ export class Lobby {
           contributionHash: done.contribution_hash,
         };
       if (turn?.circuit === circuit) {
-        return turn.state === 'turn'
-          ? { circuit, state: 'turn', startedAt: turn.started_at, deadline: turn.deadline }
-          : { circuit, state: 'verifying', contributionId: turn.contribution_id! };
+        if (turn.state === 'verifying') return { circuit, state: 'verifying', contributionId: turn.contribution_id! };
+        const untaken = turn.taken_at === null ? { takeBy: Math.min(this.takeBy(turn), turn.deadline) } : {};
+        return { circuit, state: 'turn', startedAt: turn.started_at, deadline: turn.deadline, ...untaken };
       }
       if (waiting?.circuit === circuit) {
         const position = this.statements.positionOf.get(circuit, waiting.seq)!.ahead + 1;
@@ -531,6 +750,7 @@ export class Lobby {
       done: this.options.circuits.every((circuit) => accepted.has(circuit)),
       ...(chosen ? { chosenCircuits: chosen } : {}),
       ...(this.statements.leavingOf.get(contributorId) ? { leaving: true as const } : {}),
+      presence: { awayAfterMs: this.options.presenceMs, takeTurnWithinMs: this.options.takeTurnMs },
     };
   }
 
@@ -563,13 +783,15 @@ function prepareStatements(db: Db) {
       'INSERT INTO lobby_queue (contributor_id, circuit, enqueued_at, eligible_at) VALUES (?, ?, ?, ?)',
     ),
     dequeue: db.prepare<[string]>('DELETE FROM lobby_queue WHERE contributor_id = ?'),
-    // Walks the circuit's queue in FIFO order; the NOT EXISTS is a guard, the invariants already
-    // keep a waiting contributor from holding a turn.
-    firstEligible: db.prepare<[string, number], QueueRow>(
-      `SELECT q.* FROM lobby_queue q WHERE q.circuit = ? AND q.eligible_at <= ?
-         AND NOT EXISTS (SELECT 1 FROM lobby_turns t WHERE t.contributor_id = q.contributor_id)
-       ORDER BY q.seq LIMIT 1`,
+    // An untaken turn's entry, back at its old seq (its place), away.
+    restore: db.prepare<[number | null, string, string, number, number]>(
+      'INSERT INTO lobby_queue (seq, contributor_id, circuit, enqueued_at, eligible_at, away) ' +
+        'VALUES (?, ?, ?, ?, ?, 1)',
     ),
+    setAway: db.prepare<[0 | 1, string]>('UPDATE lobby_queue SET away = ? WHERE contributor_id = ?'),
+    allQueued: db.prepare<[], { contributor_id: string }>('SELECT contributor_id FROM lobby_queue'),
+    // The circuit's queue in FIFO order (turn-order.ts's firstInLine reads it as far as it needs).
+    queueOfCircuitInOrder: db.prepare<[string], QueueRow>('SELECT * FROM lobby_queue WHERE circuit = ? ORDER BY seq'),
     turnOfCircuit: db.prepare<[string], TurnRow>('SELECT * FROM lobby_turns WHERE circuit = ?'),
     turnOfContributor: db.prepare<[string], TurnRow>('SELECT * FROM lobby_turns WHERE contributor_id = ?'),
     turnOfContribution: db.prepare<[string], TurnRow>('SELECT * FROM lobby_turns WHERE contribution_id = ?'),
@@ -577,9 +799,16 @@ function prepareStatements(db: Db) {
     expiredTurns: db.prepare<[number], TurnRow>(
       "SELECT * FROM lobby_turns WHERE state = 'turn' AND deadline < ? ORDER BY deadline",
     ),
-    grantTurn: db.prepare<[string, string, number, number]>(
-      "INSERT INTO lobby_turns (circuit, contributor_id, state, started_at, deadline) VALUES (?, ?, 'turn', ?, ?)",
+    // Not taken by their time (startedAt + takeTurnMs), or by their deadline if that comes first.
+    untakenTurns: db.prepare<[number, number, number], TurnRow>(
+      `SELECT * FROM lobby_turns WHERE state = 'turn' AND taken_at IS NULL
+         AND (started_at + ? < ? OR deadline < ?) ORDER BY started_at, circuit`,
     ),
+    grantTurn: db.prepare<[string, string, number, number, number | null, number, number]>(
+      'INSERT INTO lobby_turns (circuit, contributor_id, state, started_at, deadline, taken_at, queue_seq, ' +
+        "queue_enqueued_at) VALUES (?, ?, 'turn', ?, ?, ?, ?, ?)",
+    ),
+    setTaken: db.prepare<[number, string]>('UPDATE lobby_turns SET taken_at = ? WHERE circuit = ?'),
     setDeadline: db.prepare<[number, string]>('UPDATE lobby_turns SET deadline = ? WHERE circuit = ?'),
     setVerifying: db.prepare<[TurnRow['state'], string, string]>(
       'UPDATE lobby_turns SET state = ?, contribution_id = ? WHERE circuit = ?',
@@ -652,6 +881,7 @@ function resolveOptions(options: LobbyOptions): ResolvedLobbyOptions {
     ...LOBBY_DEFAULTS,
     ...Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)),
     circuits: [...options.circuits],
+    ceremonyId: options.ceremonyId,
     isOpen: options.isOpen,
   } as ResolvedLobbyOptions;
   if (resolved.circuits.length === 0 || new Set(resolved.circuits).size !== resolved.circuits.length) {
@@ -660,7 +890,11 @@ function resolveOptions(options: LobbyOptions): ResolvedLobbyOptions {
   if (!Number.isInteger(resolved.maxMissedTurns) || resolved.maxMissedTurns < 1) {
     throw new CoordinatorError('config.invalid', 'lobby maxMissedTurns must be a positive whole number');
   }
+  if (typeof resolved.ceremonyId !== 'string' || resolved.ceremonyId === '')
+    throw new CoordinatorError('config.invalid', 'the lobby needs the ceremony id (its queue log is bound to it)');
   for (const key of [
+    'presenceMs',
+    'takeTurnMs',
     'turnTimeoutMs',
     'heartbeatExtensionMs',
     'maxTurnMs',

@@ -1,7 +1,9 @@
 /**
  * A signed-in contributor's own view and actions: join the queues (every circuit, or a choice of
  * them), leave them, see where they stand in every circuit (position, ETA, deadline, verdicts),
- * keep their turn alive, fetch their signed receipts.
+ * keep their turn alive, fetch their signed receipts (acceptances, and the steps of the queue log
+ * that have one: joins, refusals, removals). Asking for their view is how a waiting contributor's
+ * client shows it is still there (the lobby's presence).
  */
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
@@ -59,7 +61,9 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
   });
 
   router.get('/api/me', ...guard, (req, res) => {
-    res.json(view(principal(req)));
+    const who = principal(req);
+    deps.lobby.seen(who.id);
+    res.json(view(who));
   });
 
   router.post('/api/me/join', ...guard, (req, res) => {
@@ -74,7 +78,7 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
           `${body.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`,
       );
     const who = principal(req);
-    deps.lobby.join(who.id, body.data.circuits);
+    deps.lobby.join(who.id, body.data.circuits, who.displayName);
     deps.service.tick(); // grant a free circuit at once rather than at the next timer tick
     res.json(view(who));
   });
@@ -100,7 +104,8 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
   });
 
   router.get('/api/me/receipts', ...guard, (req, res) => {
-    res.json({ receipts: deps.contributions.receiptsFor(principal(req).id) });
+    const who = principal(req).id;
+    res.json({ receipts: deps.contributions.receiptsFor(who), steps: deps.lobby.queueLog.stepReceiptsFor(who) });
   });
 
   return router;

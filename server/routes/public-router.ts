@@ -25,6 +25,7 @@ import { HeadSkeletons } from '../files/head-skeletons.ts';
 import type { DownloadBudget } from '../http/download-budget.ts';
 import { FileHashes, noStoreUntilServed, sendImmutable } from './immutable-download.ts';
 import type { Lobby } from '../lobby/lobby.ts';
+import type { Principal } from '../auth/principal.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { DiskSpace } from '../files/check-disk-space.ts';
 
@@ -65,6 +66,10 @@ function parseIndex(raw: string): number {
 export function createPublicRouter(deps: PublicRouterDeps): Router {
   const router = Router();
   const { config } = deps;
+  // A download by the holder of the circuit's turn takes it (the lobby's presence); anyone else's is just a download.
+  const takenBy = (req: { principal?: Principal }, circuit: string): void => {
+    if (req.principal) deps.lobby.takeTurn(req.principal.id, circuit);
+  };
   // In the coordinator's private state folder: never published (they are derived from the chain).
   const skeletons = new HeadSkeletons(
     path.join(config.dataDir, 'state', 'skeletons'),
@@ -151,6 +156,7 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
     noStoreUntilServed(res);
     const circuit = findCircuit(config, req.params.name);
     const index = parseIndex(req.params.index);
+    takenBy(req, circuit.name);
     const state = await deps.ceremonyState();
     const chain = state.chains.get(circuit.name)!;
     const entry = index === 0 ? chain.init : chain.contributions.find((c) => c.index === index);
@@ -192,6 +198,7 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
           `${chain.headIndex}); download the head's inputs (GET /api/circuits/${circuit.name}/contribution-inputs)`,
       );
     }
+    takenBy(req, circuit.name);
     const skeleton = await skeletons.skeletonOf(circuit.name, index);
     await sendImmutable(
       req,

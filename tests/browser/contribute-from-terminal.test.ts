@@ -109,6 +109,10 @@ test(
       /register: waiting: next in line · no turn starts until the coordinator opens the ceremony/,
       60_000,
     );
+    assert.match(
+      terminal.output(),
+      /You are in line; keep this command running: .* you keep your place but are passed over/,
+    );
 
     const page = await pageOf('page');
     await page.goto(`${coordinator.url}/`);
@@ -117,6 +121,11 @@ test(
     await page.waitForSelector('#join');
     await page.click('#join');
     await page.waitForSelector('#circuits tr[data-circuit="register"][data-status="waiting"][data-position="2"]');
+    assert.match(
+      (await page.textContent('#presence-notice'))!,
+      /^You are in line; keep this page open: .* passed over/,
+    );
+    assert.match(await page.title(), /^#2 in line · Contribute · /, 'the tab says where the contributor stands');
     await screenshot(page, 'terminal-01-page-second-in-line');
 
     coordinator.phase.set('open', Date.now());

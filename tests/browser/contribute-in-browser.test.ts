@@ -367,6 +367,30 @@ describe('contributing in the browser, the public page and the coordinator conso
     );
     assert.deepEqual(names, ['initial key (r1cs + ptau)', 'alice', 'carol', 'anonymous']);
     await screenshot(publicPage, '11-public-page-chains');
+
+    // The queue log: searchable by name, filterable by event; bob appears under a pseudonym only.
+    const rowsAre = (column: number, expected: string) =>
+      publicPage.waitForFunction(
+        ([c, e]) => {
+          const rows = [...document.querySelectorAll('#queue-log tbody tr')];
+          return rows.length > 0 && rows.every((r) => r.children[Number(c)]!.textContent === e);
+        },
+        [column, expected] as const,
+      );
+    await publicPage.fill('#queue-log-search', 'carol');
+    await publicPage.click('#queue-log button[type=submit]');
+    await rowsAre(4, 'carol');
+    await publicPage.fill('#queue-log-search', '');
+    await publicPage.selectOption('#queue-log-event', 'refused');
+    await rowsAre(2, 'refused');
+    const refusedBy = await publicPage.$$eval('#queue-log tbody tr td:nth-child(5)', (cells) =>
+      cells.map((c) => [c.textContent, c.getAttribute('title')]),
+    );
+    assert.ok(
+      refusedBy.some(([name, id]) => name === 'anonymous' && /^anonymous:[0-9a-f]{16}$/.test(id ?? '')),
+      JSON.stringify(refusedBy),
+    );
+    await screenshot(publicPage, '12-public-page-queue-log');
   });
 
   test(

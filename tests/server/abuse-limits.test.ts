@@ -29,6 +29,7 @@ async function start(env: Record<string, string>, clock = new ManualClock(Date.n
     env: {
       COORDINATOR_TOKEN: TOKEN,
       DATABASE_FILE: path.join(dataDir, 'state', `db-${running.length}.sqlite`),
+      QUEUE_LOG_FILE: path.join(dataDir, 'state', `queue-log-${running.length}.jsonl`),
       ...env,
     },
     clock,

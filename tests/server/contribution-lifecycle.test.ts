@@ -33,6 +33,7 @@ const LEGAL: Array<[LifecycleState, LifecycleEvent, LifecycleState]> = [
   ['turn', 'deadline_passed', 'missed'],
   ['turn', 'removed', 'discarded'],
   ['turn', 'left', 'discarded'],
+  ['turn', 'not_taken', 'discarded'],
   ['verifying', 'committed', 'accepted'],
   ['verifying', 'refused', 'refused'],
   ['verifying', 'not_committed', 'discarded'],
@@ -61,8 +62,13 @@ describe('the transition table', () => {
   });
 
   test('a decided contribution takes no second verdict', () => {
-    const accepted = settleVerdict('verifying', { event: 'committed', chainIndex: 3, contributionHash: 'ab' });
-    assert.deepEqual(accepted, { status: 'accepted', chainIndex: 3, contributionHash: 'ab' });
+    const accepted = settleVerdict('verifying', {
+      event: 'committed',
+      chainIndex: 3,
+      contributionHash: 'ab',
+      transcriptHash: 'cd',
+    });
+    assert.deepEqual(accepted, { status: 'accepted', chainIndex: 3, contributionHash: 'ab', transcriptHash: 'cd' });
     assert.throws(
       () => settleVerdict(accepted.status, { event: 'refused', code: 'zkey.malformed', message: 'x' }),
       (error: unknown) => isCoordinatorError(error, 'lifecycle.illegal_transition'),

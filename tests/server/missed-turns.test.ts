@@ -26,6 +26,10 @@ before(async () => {
       COOLDOWN_MS: String(COOLDOWN),
       MAX_MISSED_TURNS: '2',
       COORDINATOR_TOKEN: TOKEN,
+      // Presence off: these contributors never poll, and each turn counts as taken when granted
+      // (tests/server/presence.test.ts has presence on).
+      PRESENCE_MS: '0',
+      TAKE_TURN_MS: '0',
     },
     clock,
     tickIntervalMs: 60_000,

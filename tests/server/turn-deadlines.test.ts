@@ -18,7 +18,14 @@ let coordinator: TestCoordinator;
 
 before(async () => {
   coordinator = await startTestCoordinator({
-    env: { TURN_TIMEOUT_MS: String(TURN), HEARTBEAT_EXTENSION_MS: String(TURN), COOLDOWN_MS: String(COOLDOWN) },
+    env: {
+      TURN_TIMEOUT_MS: String(TURN),
+      HEARTBEAT_EXTENSION_MS: String(TURN),
+      COOLDOWN_MS: String(COOLDOWN),
+      // Presence off: the clock jumps minutes between polls (tests/server/presence.test.ts has it on).
+      PRESENCE_MS: '0',
+      TAKE_TURN_MS: '0',
+    },
     clock,
     tickIntervalMs: 60_000,
   });

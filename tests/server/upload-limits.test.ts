@@ -272,7 +272,11 @@ test(
     const stateDir = await mkdtemp(path.join(tmpdir(), 'guard-state-'));
     const guarded = await startTestCoordinator({
       dataDir,
-      env: { DATABASE_FILE: path.join(stateDir, 'coordinator.sqlite'), UPLOAD_DISK_MARGIN_BYTES: String(2 ** 52) },
+      env: {
+        DATABASE_FILE: path.join(stateDir, 'coordinator.sqlite'),
+        QUEUE_LOG_FILE: path.join(stateDir, 'queue-log.jsonl'),
+        UPLOAD_DISK_MARGIN_BYTES: String(2 ** 52),
+      },
       clock,
       tickIntervalMs: 60_000,
     });

@@ -172,7 +172,7 @@ describe('GitHub device-flow pacing and limits', () => {
   before(async () => {
     github = await startGithubEmulator({ deviceIntervalSeconds: 1 });
     const rateLimits = createRateLimits({
-      config: { windowMs: 60_000, signIn: 3, challenge: 20, devicePoll: 6, uploadCreation: 30 },
+      config: { windowMs: 60_000, signIn: 3, challenge: 20, devicePoll: 6, uploadCreation: 30, queueLog: 120 },
     });
     server = await startAuthTestServer({ clock, config: { github: githubConfig(github) }, extraDeps: { rateLimits } });
   });

@@ -8,7 +8,15 @@ import assert from 'node:assert/strict';
 import { Lobby } from '../../../server/lobby/lobby.ts';
 import { openDatabase } from '../../../server/store/database.ts';
 import { ManualClock } from '../../../server/clock.ts';
-import { assertRefused, contributeAccepted, makeLobby, positionOf, progressOf } from './lobby-helpers.ts';
+import {
+  assertRefused,
+  CEREMONY_ID,
+  contributeAccepted,
+  makeLobby,
+  positionOf,
+  progressOf,
+  TRANSCRIPT_HASH,
+} from './lobby-helpers.ts';
 
 /** The state of each circuit in a contributor's status, in ceremony order. */
 const states = (status: ReturnType<Lobby['status']>) => status.circuits.map((c) => c.state);
@@ -100,7 +108,12 @@ test('leaving while verifying: the verdict still comes, but queues them nowhere 
   assert.deepEqual(lobby.leave('alice'), { left: 'after_verdict', circuit: 'register' });
   assert.equal(lobby.status('alice').leaving, true);
   assert.equal(progressOf(lobby, 'alice', 'register').state, 'verifying', 'the submission stays');
-  lobby.recordVerdict('a1', { status: 'accepted', chainIndex: 1, contributionHash: 'h1' });
+  lobby.recordVerdict('a1', {
+    status: 'accepted',
+    chainIndex: 1,
+    contributionHash: 'h1',
+    transcriptHash: TRANSCRIPT_HASH,
+  });
   const status = lobby.status('alice');
   assert.deepEqual(states(status), ['accepted', 'pending', 'pending'], 'not queued for the next circuit');
   assert.equal(status.leaving, undefined, 'the flag goes with the verdict');
@@ -120,7 +133,12 @@ test('joining again after leaving while verifying undoes the leave: the verdict 
   lobby.leave('alice');
   lobby.join('alice');
   assert.equal(lobby.status('alice').leaving, undefined);
-  lobby.recordVerdict('a1', { status: 'accepted', chainIndex: 1, contributionHash: 'h1' });
+  lobby.recordVerdict('a1', {
+    status: 'accepted',
+    chainIndex: 1,
+    contributionHash: 'h1',
+    transcriptHash: TRANSCRIPT_HASH,
+  });
   assert.equal(progressOf(lobby, 'alice', 'transact2').state, 'waiting');
 });
 
@@ -131,10 +149,19 @@ test('the choice and a pending leave survive a restart (a new Lobby on the same 
   first.lobby.join('alice', ['transact2']);
   submitRegister(first.lobby, 'bob', 'b1');
   first.lobby.leave('bob');
-  const second = new Lobby(db, { circuits: ['register', 'transact2', 'transact21'], isOpen: () => true }, clock);
+  const second = new Lobby(
+    db,
+    { circuits: ['register', 'transact2', 'transact21'], ceremonyId: CEREMONY_ID, isOpen: () => true },
+    clock,
+  );
   assert.deepEqual(second.status('alice').chosenCircuits, ['transact2']);
   assert.equal(second.status('bob').leaving, true);
-  second.recordVerdict('b1', { status: 'accepted', chainIndex: 1, contributionHash: 'h' });
+  second.recordVerdict('b1', {
+    status: 'accepted',
+    chainIndex: 1,
+    contributionHash: 'h',
+    transcriptHash: TRANSCRIPT_HASH,
+  });
   assert.equal(progressOf(second, 'bob', 'transact2').state, 'pending');
 });
 

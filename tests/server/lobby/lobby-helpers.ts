@@ -1,4 +1,9 @@
-/** A lobby on an in-memory (or given) database with a clock the test moves, and a few shorthands. */
+/**
+ * A lobby on an in-memory (or given) database with a clock the test moves, and a few shorthands.
+ * Presence is off unless a test turns it on (`presenceMs`, `takeTurnMs`): the tests of FIFO order,
+ * cooldowns and missed turns take every turn as taken when granted, as a client that is there
+ * does at once (lobby-presence.test.ts covers presence).
+ */
 import assert from 'node:assert/strict';
 import { isCoordinatorError, type ErrorCode } from '../../../core/errors.ts';
 import { ManualClock } from '../../../server/clock.ts';
@@ -7,6 +12,9 @@ import { openDatabase, type Db } from '../../../server/store/database.ts';
 
 export const MINUTE = 60_000;
 export const CIRCUITS = ['register', 'transact2', 'transact21'] as const;
+export const CEREMONY_ID = 'lobby-test';
+/** The transcript entry hash an accepted verdict names (the lobby only logs it). */
+export const TRANSCRIPT_HASH = 'ab'.repeat(64);
 
 export interface LobbyFixture {
   lobby: Lobby;
@@ -25,11 +33,14 @@ export function makeLobby(
     db,
     {
       circuits: CIRCUITS,
+      ceremonyId: CEREMONY_ID,
       turnTimeoutMs: 10 * MINUTE,
       heartbeatExtensionMs: 2 * MINUTE,
       maxTurnMs: 60 * MINUTE,
       cooldownMs: 5 * MINUTE,
       defaultTurnEstimateMs: 3 * MINUTE,
+      presenceMs: 0,
+      takeTurnMs: 0,
       isOpen: () => open.value,
       ...overrides,
     },
@@ -70,6 +81,7 @@ export function contributeAccepted(
     status: 'accepted',
     chainIndex: index,
     contributionHash: `hash-${contributionId}`,
+    transcriptHash: TRANSCRIPT_HASH,
   });
   return contributionId;
 }

@@ -9,6 +9,7 @@ import {
   MINUTE,
   positionOf,
   progressOf,
+  TRANSCRIPT_HASH,
 } from './lobby-helpers.ts';
 
 test('queues are FIFO with stable positions, and join is idempotent', () => {
@@ -31,6 +32,7 @@ test('queues are FIFO with stable positions, and join is idempotent', () => {
     contributorId: 'nobody',
     circuits: CIRCUITS.map((circuit) => ({ circuit, state: 'pending' })),
     done: false,
+    presence: { awayAfterMs: 0, takeTurnWithinMs: 0 },
   });
 });
 
@@ -148,7 +150,13 @@ test(
       'a refused contributor is eligible at once',
     );
     assertRefused(
-      () => lobby.recordVerdict('never-submitted', { status: 'accepted', chainIndex: 1, contributionHash: 'x' }),
+      () =>
+        lobby.recordVerdict('never-submitted', {
+          status: 'accepted',
+          chainIndex: 1,
+          contributionHash: 'x',
+          transcriptHash: TRANSCRIPT_HASH,
+        }),
       'not_found',
     );
   },
@@ -195,7 +203,12 @@ test(
     assert.deepEqual(lobby.tick(), []);
     assert.equal(positionOf(lobby, 'bob', 'transact2'), 1);
     assert.deepEqual(lobby.activeTurns(), [{ circuit: 'transact2', contributorId: 'alice', state: 'verifying' }]);
-    lobby.recordVerdict('a2', { status: 'accepted', chainIndex: 1, contributionHash: 'h' });
+    lobby.recordVerdict('a2', {
+      status: 'accepted',
+      chainIndex: 1,
+      contributionHash: 'h',
+      transcriptHash: TRANSCRIPT_HASH,
+    });
     assert.deepEqual(
       lobby.tick().map(({ circuit, contributorId }) => [circuit, contributorId]),
       [

@@ -1,7 +1,8 @@
 /**
  * The end of the journey: an attestation listing each circuit's accepted contribution hash,
- * to copy and publish, and the coordinator's signed receipts to download and keep. The receipts
- * file is what the public page's receipt check and `ceremony verify-receipt` read.
+ * to copy and publish, and the coordinator's signed receipts to download and keep: of each accepted
+ * contribution, and of each step through the queue that has one (joins, refusals, removals). The
+ * receipts file is what the public page's receipt check and `ceremony verify-receipt` read.
  */
 import type { ApiClient } from '../api/api-client.ts';
 import type { CeremonyView, MeView, SignedReceipt } from '../api/api-types.ts';
@@ -22,24 +23,29 @@ function attestationText(me: MeView, ceremony: Pick<CeremonyView, 'id' | 'title'
   return lines.join('\n').trimEnd();
 }
 
+/** Saves the signed receipts (acceptances, queue steps) as the receipts file; failures go to `feedback`. */
+export async function downloadReceipts(api: ApiClient, ceremony: CeremonyView, feedback: HTMLElement): Promise<void> {
+  try {
+    const { receipts, steps } = await api.get<{ receipts: SignedReceipt[]; steps?: SignedReceipt[] }>(
+      '/api/me/receipts',
+    );
+    const file = {
+      ceremony: ceremony.id,
+      coordinator: location.origin,
+      receiptPublicKey: ceremony.receiptPublicKey,
+      signature: 'Ed25519 over each receipt body (UTF-8)',
+      receipts,
+      steps: steps ?? [],
+    };
+    downloadText(`receipts-${ceremony.id}.json`, `${JSON.stringify(file, null, 2)}\n`);
+  } catch (error) {
+    feedback.replaceChildren(errorNotice(error));
+  }
+}
+
 export function renderAttestation(api: ApiClient, me: MeView, ceremony: CeremonyView): HTMLElement {
   const text = attestationText(me, ceremony, location.origin);
   const feedback = h('div', { 'aria-live': 'polite' });
-  const downloadReceipts = async () => {
-    try {
-      const { receipts } = await api.get<{ receipts: SignedReceipt[] }>('/api/me/receipts');
-      const file = {
-        ceremony: ceremony.id,
-        coordinator: location.origin,
-        receiptPublicKey: ceremony.receiptPublicKey,
-        signature: 'Ed25519 over each receipt body (UTF-8)',
-        receipts,
-      };
-      downloadText(`receipts-${ceremony.id}.json`, `${JSON.stringify(file, null, 2)}\n`);
-    } catch (error) {
-      feedback.replaceChildren(errorNotice(error));
-    }
-  };
   return h(
     'section',
     { class: 'card', id: 'attestation', 'aria-labelledby': 'attestation-title' },
@@ -60,7 +66,7 @@ export function renderAttestation(api: ApiClient, me: MeView, ceremony: Ceremony
       copyButton('Copy attestation', () => text, { id: 'copy-attestation' }),
       h(
         'button',
-        { type: 'button', id: 'download-receipts', onclick: () => void downloadReceipts() },
+        { type: 'button', id: 'download-receipts', onclick: () => void downloadReceipts(api, ceremony, feedback) },
         'Download signed receipts',
       ),
     ),

@@ -1,8 +1,8 @@
 /**
  * The public ceremony page (/ceremony/), no sign-in: each circuit's chain (index, contributor,
  * contribution hash, time), queue lengths, the search of the record and the receipt check
- * (receipt-check-view.ts), the transcript, a download link for every file an auditor needs, and
- * how to re-verify it all with `ceremony audit`. Refreshes itself.
+ * (receipt-check-view.ts), the transcript, the queue log (queue-log-view.ts), a download link for
+ * every file an auditor needs, and how to re-verify it all with `ceremony audit`. Refreshes itself.
  */
 import '../styles.css';
 import { ApiClient, ApiError } from '../api/api-client.ts';
@@ -12,6 +12,7 @@ import { byId, copyButton, downloadText, h, replaceChildren } from '../ui/elemen
 import { formatTime, shortHash } from '../ui/format-units.ts';
 import { renderSiteHeader } from '../ui/site-header.ts';
 import { createReceiptCheckView } from './receipt-check-view.ts';
+import { createQueueLogView } from './queue-log-view.ts';
 
 const api = new ApiClient();
 const REFRESH_MS = 5000;
@@ -315,6 +316,15 @@ function auditScript(ceremony: CeremonyView, origin: string): string {
     'require("fs").writeFileSync("transcript/transcript.jsonl",' +
     'JSON.parse(s).entries.map(e=>JSON.stringify(e)).join("\\n")+"\\n")})';
   lines.push(`curl -fsS "$BASE/api/transcript" | node -e '${toJsonLines}'`);
+  // The queue log, page by page (oldest first), as the lines of transcript/queue-log.jsonl.
+  const queueLogLines =
+    '(async()=>{let after=-1,out="";for(;;){' +
+    'const r=await fetch(process.env.BASE+"/api/queue-log?limit=1000&after="+after);' +
+    'if(!r.ok)throw new Error("GET /api/queue-log: HTTP "+r.status);' +
+    'const p=await r.json();for(const e of p.entries)out+=JSON.stringify(e)+"\\n";' +
+    'if(p.entries.length<1000)break;after=p.entries.at(-1).seq}' +
+    'if(out)require("fs").writeFileSync("transcript/queue-log.jsonl",out)})()';
+  lines.push(`BASE="$BASE" node -e '${queueLogLines}'`);
   if (ceremony.finalised) {
     lines.push('fetch final/manifest.json /api/manifest', 'fetch final/compiler.json /api/final/compiler.json');
     for (const circuit of ceremony.circuits) {
@@ -427,7 +437,9 @@ async function load(): Promise<{ ceremony: CeremonyView; transcript: TranscriptV
  * a detached field loses the reader's focus and caret, and a refresh must not take them away.
  */
 function replaceAround(parent: HTMLElement, kept: HTMLElement, before: Node[], after: Node[]): void {
-  for (const child of [...parent.childNodes]) if (child !== kept) child.remove();
+  // Elements marked data-persistent (built once, like `kept`) stay where they are.
+  for (const child of [...parent.childNodes])
+    if (child !== kept && !(child instanceof HTMLElement && child.dataset.persistent !== undefined)) child.remove();
   if (kept.parentNode !== parent) parent.append(kept);
   kept.before(...before);
   kept.after(...after);
@@ -438,6 +450,7 @@ async function main(): Promise<void> {
   const main = h('main', { id: 'main' });
   // Built once: what a reader typed into it, and what it found, survive the refreshes.
   const receiptCheck = createReceiptCheckView();
+  const queueLog = createQueueLogView(api);
   let lastState = '';
   const refresh = async () => {
     try {
@@ -468,7 +481,9 @@ async function main(): Promise<void> {
             renderAudit(ceremony),
           ],
         );
+        if (firstLoad) main.append(queueLog.element);
       }
+      queueLog.update(ceremony.circuits.map((c) => c.name));
     } catch (error) {
       if (main.childElementCount === 0) replaceChildren(app, h('main', {}, errorNotice(error)));
     } finally {

@@ -13,7 +13,8 @@ import {
   renderCircuitTable,
   type CircuitLine,
 } from '../contribute/circuit-status-view.ts';
-import { renderAttestation } from '../contribute/attestation-view.ts';
+import { downloadReceipts, renderAttestation } from '../contribute/attestation-view.ts';
+import { renderPresenceNotice, TurnNotifier, turnTitle } from '../contribute/presence-view.ts';
 import { ContributorSession, type SessionSnapshot } from '../contribute/contributor-session.ts';
 import { errorNotice, renderSignInPanel } from '../sign-in/sign-in-panel.ts';
 import { ERROR_MESSAGES, plainWords } from '../api/error-messages.ts';
@@ -192,6 +193,26 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
   );
   const removalNotice = h('div', { id: 'removal-notice', 'aria-live': 'polite' });
   joinCard.prepend(removalNotice);
+  const notifier = new TurnNotifier();
+  const pageTitle = document.title;
+  const receiptsFeedback = h('div', { 'aria-live': 'polite' });
+  // Receipts of joins, refusals and removals are there before any acceptance: downloadable at any time.
+  const receiptsLink = h(
+    'p',
+    { class: 'hint' },
+    'Your signed receipts so far (joins, refusals, removals and accepted contributions): ',
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'secondary',
+        id: 'download-receipts-so-far',
+        onclick: () => void downloadReceipts(api, ceremony, receiptsFeedback),
+      },
+      'Download',
+    ),
+    receiptsFeedback,
+  );
   const status = h('section', { class: 'card', id: 'status', 'aria-labelledby': 'status-title' });
   const announcer = h('p', { class: 'visually-hidden', role: 'status', id: 'announcer' });
   const attestationSlot = h('div');
@@ -215,6 +236,7 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
   });
   joinButton.addEventListener('click', async () => {
     joinButton.disabled = true;
+    notifier.askPermission();
     try {
       await contributor.join();
     } catch (error) {
@@ -273,10 +295,14 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
     replaceChildren(
       status,
       h('h2', { id: 'status-title' }, `Progress: ${accepted} of ${me.status.circuits.length} circuits accepted`),
+      renderPresenceNotice(me),
       renderCircuitTable(lines),
       renderAttemptHistory(me.contributions, attemptsOpen),
+      contributor.joined || me.status.removed ? receiptsLink : null,
     );
     announceChanges(lines);
+    document.title = turnTitle(me, pageTitle);
+    notifier.update(me);
     if (me.status.done && !attestationShown) {
       attestationShown = true;
       attestationSlot.replaceChildren(renderAttestation(api, me, ceremony));

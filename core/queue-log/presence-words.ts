@@ -1,0 +1,37 @@
+/**
+ * What a waiting contributor is told about staying (the lobby's presence rules, server/lobby), in
+ * the same words on the page and in the terminal: keep the client open, and what happens if it is
+ * closed. No imports: the page bundles it.
+ */
+
+export interface PresenceRules {
+  /** An entry not seen for this long is passed over (0: never). */
+  awayAfterMs: number;
+  /** A turn not started within this passes on (0: no such limit). */
+  takeTurnWithinMs: number;
+}
+
+function span(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.round(s / 60);
+  return `${m} minute${m === 1 ? '' : 's'}`;
+}
+
+/** The advice, for a page (`this page`) or a terminal (`this command`). */
+export function presenceAdvice(rules: PresenceRules, client: 'page' | 'terminal'): string {
+  const open = client === 'page' ? 'keep this page open' : 'keep this command running';
+  const closed = client === 'page' ? 'If you close it' : 'If it stops';
+  const parts = [`You are in line; ${open}: it tells the coordinator you are still here.`];
+  if (rules.awayAfterMs > 0)
+    parts.push(
+      `${closed} for more than ${span(rules.awayAfterMs)}, you keep your place but are passed over ` +
+        'until it is back.',
+    );
+  if (rules.takeTurnWithinMs > 0)
+    parts.push(
+      `A turn not started within ${span(rules.takeTurnWithinMs)} goes to the next in line, not counted against ` +
+        'you; you take the next one when you are back.',
+    );
+  return parts.join(' ');
+}

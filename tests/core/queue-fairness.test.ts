@@ -1,0 +1,302 @@
+/**
+ * The audit's fairness check (core/audit/check-queue-fairness.ts) on a queue log the real lobby
+ * wrote, with presence, lapses, verdicts and removals in it: it passes as written, and each
+ * hand-edited version (the hash chain recomputed, as a coordinator rewriting its log would) fails
+ * with its own code naming the entries: a turn granted out of order, an acceptance with no turn,
+ * an acceptance naming another link of the transcript, a link of the transcript with no acceptance,
+ * a turn passed on before its time, an entry marked away too soon.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { checkQueueFairness } from '../../core/audit/check-queue-fairness.ts';
+import { isCoordinatorError } from '../../core/errors.ts';
+import { checkQueueLog, queueLogGenesisHash, type QueueLogEntry } from '../../core/queue-log/queue-log-entry.ts';
+import { chainEntryHash } from '../../core/transcript/hash-chain.ts';
+import { Transcript, type TranscriptEntry } from '../../core/transcript/transcript.ts';
+import { makeLobby } from '../server/lobby/lobby-helpers.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
+
+const CIRCUITS = ['register', 'transact2', 'transact21'];
+const config = { circuits: CIRCUITS.map((name) => ({ name })) };
+const hex = (byte: string) => byte.repeat(128);
+/** The section hashes a key's transcript entry carries (their values play no part in the queue's rules). */
+const SECTIONS = Object.fromEntries([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((id) => [String(id), hex('e')]));
+
+/** A ceremony's worth of lobby steps: presence, a turn passed on, a refusal, acceptances, a removal. */
+async function scenario(): Promise<{ log: QueueLogEntry[]; transcript: TranscriptEntry[]; ceremonyId: string }> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'queue-fairness-'));
+  try {
+    const fixture = makeLobby({ presenceMs: 60_000, takeTurnMs: 30_000 });
+    const { lobby, clock } = fixture;
+    const transcript = await Transcript.load(path.join(dir, 'transcript.jsonl'), 'lobby-test');
+    await transcript.append(
+      CIRCUITS.map((circuit) => ({
+        type: 'init' as const,
+        circuit,
+        index: 0 as const,
+        circuitHash: hex('c'),
+        fileHash: hex('f'),
+        sectionHashes: SECTIONS,
+      })),
+    );
+    let index = 0;
+    const accept = async (who: string, contributionId: string) => {
+      lobby.markSubmitted(who, 'register', contributionId);
+      const [entry] = await transcript.append([
+        {
+          type: 'contribution',
+          circuit: 'register',
+          index: ++index,
+          contributor: who,
+          contributionHash: hex(String(index)),
+          fileHash: hex('e'),
+          sectionHashes: SECTIONS,
+        },
+      ]);
+      lobby.recordVerdict(contributionId, {
+        status: 'accepted',
+        chainIndex: index,
+        contributionHash: hex(String(index)),
+        transcriptHash: entry!.hash,
+      });
+    };
+    for (const who of ['alice', 'bob', 'carol', 'dave']) lobby.join(who);
+    lobby.tick(); // alice
+    lobby.heartbeat('alice', 'register');
+    clock.advance(40_000);
+    lobby.seen('bob');
+    lobby.seen('carol');
+    await accept('alice', 'a1');
+    lobby.tick(); // bob
+    clock.advance(30_001); // bob never takes it: passed on to carol (dave is away by now)
+    lobby.seen('carol');
+    lobby.tick();
+    lobby.takeTurn('carol', 'register');
+    lobby.markSubmitted('carol', 'register', 'c1');
+    lobby.recordVerdict('c1', { status: 'refused', code: 'contribution.invalid_proof_of_knowledge', message: 'no' });
+    lobby.seen('bob');
+    lobby.tick(); // bob, back in his place ahead of carol
+    lobby.heartbeat('bob', 'register');
+    await accept('bob', 'b1');
+    lobby.seen('carol');
+    lobby.tick(); // carol again: dave, not seen since he joined, is passed over (and logged away)
+    lobby.heartbeat('carol', 'register');
+    lobby.removeEntry('dave');
+    lobby.leave('carol');
+    const log = checkQueueLog('lobby-test', lobby.queueLog.entries(), 'of the lobby');
+    assert.deepEqual(
+      log.flatMap((e) => (e.type === 'granted' && e.circuit === 'register' ? [e.contributor] : [])),
+      ['alice', 'bob', 'carol', 'bob', 'carol'],
+      'the scenario went as planned',
+    );
+    return { log, transcript: [...transcript.entries], ceremonyId: 'lobby-test' };
+  } finally {
+    await cleanUp(dir);
+  }
+}
+
+/** The log with `edit` applied and its hash chain recomputed, as a coordinator rewriting it would. */
+function rewritten(
+  log: readonly QueueLogEntry[],
+  edit: (entries: Array<Record<string, unknown>>) => void,
+): QueueLogEntry[] {
+  const entries = log.map((e) => ({ ...e }) as Record<string, unknown>);
+  edit(entries);
+  let prevHash = queueLogGenesisHash('lobby-test');
+  entries.forEach((entry, seq) => {
+    entry.seq = seq;
+    entry.prevHash = prevHash;
+    entry.hash = chainEntryHash(entry);
+    prevHash = entry.hash as string;
+  });
+  return checkQueueLog('lobby-test', entries, 'rewritten');
+}
+
+function assertFails(run: () => unknown, code: string, message: RegExp): void {
+  assert.throws(run, (error: unknown) => {
+    assert.ok(isCoordinatorError(error), String(error));
+    assert.equal(error.code, code, error.message);
+    assert.match(error.message, message);
+    return true;
+  });
+}
+
+const { log, transcript } = await scenario();
+const indexOf = (predicate: (e: Record<string, unknown>) => boolean) =>
+  log.findIndex((e) => predicate(e as unknown as Record<string, unknown>));
+
+test('the log the lobby wrote passes: every turn went to the first in line by the rules', () => {
+  const summary = checkQueueFairness(config, log, transcript);
+  assert.match(summary, /\d+ turns granted, each to the first in line/);
+  assert.match(summary, /2 acceptances matching the transcript/);
+});
+
+test('a turn granted out of order in a hand-edited log fails, naming the entries', () => {
+  // The first grant goes to bob instead of alice, who joined before him and was there.
+  const grant = indexOf((e) => e.type === 'granted');
+  const edited = rewritten(log, (entries) => {
+    entries[grant]!.contributor = 'bob';
+    entries[grant]!.name = 'bob';
+  });
+  assertFails(
+    () => checkQueueFairness(config, edited, transcript),
+    'audit.turn_out_of_order',
+    new RegExp(
+      `entry ${grant} \\(granted register, bob\\) gives the turn to bob, but alice \\(in line since entry \\d+`,
+    ),
+  );
+});
+
+test('a turn granted to an entry the log holds away fails', () => {
+  // Without bob's `back`, the log still has him away (his untaken turn put him back so) when he is granted.
+  const back = indexOf((e) => e.type === 'back' && e.contributor === 'bob');
+  assert.ok(back > 0, 'bob came back');
+  const edited = rewritten(log, (entries) => entries.splice(back, 1));
+  assertFails(
+    () => checkQueueFairness(config, edited, transcript),
+    'audit.turn_out_of_order',
+    /gives the turn to bob, but dave \(in line since entry \d+, present and eligible\) was first/,
+  );
+});
+
+test('an acceptance with no turn in the log fails', () => {
+  const grant = indexOf((e) => e.type === 'granted');
+  const taken = indexOf((e) => e.type === 'taken');
+  const edited = rewritten(log, (entries) => entries.splice(grant, taken - grant + 1));
+  assertFails(() => checkQueueFairness(config, edited, transcript), 'audit.queue_rule_broken', /no turn of alice/);
+});
+
+test('a log that disagrees with the transcript fails', () => {
+  const acceptance = indexOf((e) => e.type === 'accepted');
+  const elsewhere = rewritten(log, (entries) => (entries[acceptance]!.transcriptHash = hex('9')));
+  assertFails(
+    () => checkQueueFairness(config, elsewhere, transcript),
+    'audit.queue_log_mismatch',
+    new RegExp(`entry ${acceptance} \\(accepted register, alice\\) names no contribution of the transcript`),
+  );
+  const lastAcceptance = log.map((e) => e.type).lastIndexOf('accepted');
+  const dropped = rewritten(log, (entries) => {
+    entries[lastAcceptance]!.type = 'refused';
+    entries[lastAcceptance]!.code = 'contribution.invalid';
+    entries[lastAcceptance]!.outcome = 'refused';
+    delete entries[lastAcceptance]!.index;
+    delete entries[lastAcceptance]!.transcriptHash;
+  });
+  assertFails(
+    () => checkQueueFairness(config, dropped, transcript),
+    'audit.queue_log_mismatch',
+    /the transcript's register #2 \(entry \d+, by bob\) has no acceptance in the queue log/,
+  );
+});
+
+test('a turn passed on before its time, and an entry marked away too soon, break the rules', () => {
+  const lapse = indexOf((e) => e.type === 'lapsed');
+  const grant = indexOf((e) => e.type === 'granted' && e.contributor === 'bob');
+  const early = rewritten(log, (entries) => {
+    entries[lapse]!.time = entries[grant]!.time; // as soon as it was granted
+  });
+  assertFails(() => checkQueueFairness(config, early, transcript), 'audit.queue_rule_broken', /before its time/);
+  const away = indexOf((e) => e.type === 'away');
+  const soon = rewritten(log, (entries) => (entries[away]!.seenAt = entries[away]!.time));
+  assertFails(
+    () => checkQueueFairness(config, soon, transcript),
+    'audit.queue_rule_broken',
+    /marked away when last seen 0 ms/,
+  );
+});
+
+test('the check passes whatever the lobby writes: random joins, choices, polls, turns, verdicts, leaves', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'queue-fairness-random-'));
+  try {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      let state = seed;
+      const random = (n: number): number => {
+        state = (state * 1103515245 + 12345) % 2 ** 31;
+        return state % n;
+      };
+      const { lobby, clock } = makeLobby({ presenceMs: 60_000, takeTurnMs: 30_000, maxMissedTurns: 2 });
+      const transcript = await Transcript.load(path.join(dir, `transcript-${seed}.jsonl`), 'lobby-test');
+      await transcript.append(
+        CIRCUITS.map((circuit) => ({
+          type: 'init' as const,
+          circuit,
+          index: 0 as const,
+          circuitHash: hex('c'),
+          fileHash: hex('f'),
+          sectionHashes: SECTIONS,
+        })),
+      );
+      const people = ['ann', 'ben', 'cat', 'dan', 'eve', 'fay'];
+      let uploads = 0;
+      for (let step = 0; step < 300; step++) {
+        const who = people[random(people.length)]!;
+        const turn = lobby.activeTurns().find((t) => t.contributorId === who);
+        switch (random(9)) {
+          case 0:
+            lobby.join(who, random(3) === 0 ? [CIRCUITS[random(3)]!] : undefined);
+            break;
+          case 1:
+            lobby.seen(who);
+            break;
+          case 2:
+            if (turn?.state === 'turn') lobby.takeTurn(who, turn.circuit);
+            break;
+          case 3:
+            if (turn?.state === 'turn') {
+              try {
+                lobby.markSubmitted(who, turn.circuit, `u${++uploads}`);
+              } catch {
+                break; // its time to be taken ran out: the tick passes it on
+              }
+              if (random(3) === 0) {
+                lobby.recordVerdict(`u${uploads}`, { status: 'refused', code: 'contribution.invalid', message: 'no' });
+              } else {
+                const index = transcript.entries.filter(
+                  (e) => e.type === 'contribution' && e.circuit === turn.circuit,
+                ).length;
+                const [entry] = await transcript.append([
+                  {
+                    type: 'contribution',
+                    circuit: turn.circuit,
+                    index: index + 1,
+                    contributor: who,
+                    contributionHash: hex('a'),
+                    fileHash: hex('b'),
+                    sectionHashes: SECTIONS,
+                  },
+                ]);
+                lobby.recordVerdict(`u${uploads}`, {
+                  status: 'accepted',
+                  chainIndex: index + 1,
+                  contributionHash: hex('a'),
+                  transcriptHash: entry!.hash,
+                });
+              }
+            }
+            break;
+          case 4:
+            lobby.leave(who);
+            break;
+          case 5:
+            try {
+              lobby.removeEntry(who);
+            } catch {
+              // not in the lobby, or being verified
+            }
+            break;
+          default:
+            clock.advance([1000, 20_000, 61_000, 11 * 60_000][random(4)]!);
+            lobby.tick();
+        }
+      }
+      const log = checkQueueLog('lobby-test', lobby.queueLog.entries(), `of seed ${seed}`);
+      assert.ok(log.filter((e) => e.type === 'granted').length > 10, `seed ${seed}: turns were granted`);
+      checkQueueFairness(config, log, transcript.entries);
+    }
+  } finally {
+    await cleanUp(dir);
+  }
+});
