@@ -9,7 +9,6 @@
  * one atomic step, so an interrupted init leaves the folder uninitialised and can simply be run again.
  */
 import { mkdir, rm } from 'node:fs/promises';
-import * as snarkjs from 'snarkjs';
 import { commitFile, tempPathFor } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
@@ -101,6 +100,8 @@ async function createInitialKeyWithSnarkjs(
   const temp = tempPathFor(target);
   const errors: string[] = [];
   const logger = snarkjsProgressLogger(progress, circuit.name, errors);
+  // Loaded only here: snarkjs costs the kernel's path memory it does not use.
+  const snarkjs = await import('snarkjs');
   try {
     const result = await snarkjs.zKey.newZKey(circuit.r1csPath, config.ptauPath, temp, logger);
     if (result === -1 || errors.length > 0) {

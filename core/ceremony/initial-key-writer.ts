@@ -27,7 +27,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import { CoordinatorError } from '../errors.ts';
-import { getBn128 } from '../crypto/bn128.ts';
+import { buildBn128 } from 'ffjavascript';
 import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
 import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
 import { readSectionTable, SectionTableError, type SectionLocation } from '../binfile/section-table.ts';
@@ -51,11 +51,11 @@ const FR_TWO_ADICITY = 28;
 /** Signals per counted block (the counts split the signals between threads). */
 const COUNT_SHIFT = 4;
 /** r1cs bytes per chunk sent to the threads (whole constraints; each thread copies it). */
-const CHUNK_BYTES = 8 << 20;
+const CHUNK_BYTES = 2 << 20;
 /** Outputs asked of the threads at once. */
-const OUTPUT_SLICE = 1 << 16;
+const OUTPUT_SLICE = 1 << 15;
 /** Bytes buffered before a write to the file. */
-const WRITE_BUFFER = 8 << 20;
+const WRITE_BUFFER = 4 << 20;
 
 /** ptau sections read: α, β first points; τ^i in G1; Lagrange bases in G1 and G2, α·λ, β·λ. */
 const PTAU = {
@@ -68,6 +68,9 @@ const PTAU = {
   alphaLagrange: 14,
   betaLagrange: 15,
 };
+
+/** ffjavascript's curve without worker threads, built on first use (see the H section's hash). */
+let oneThreadCurve: ReturnType<typeof buildBn128> | undefined;
 
 export interface InitialKeyProgress {
   (part: string, done: number, total: number): void;
@@ -125,7 +128,7 @@ class ZkeyStream {
   private readonly fileHash = createHash(FILE_HASH_ALGORITHM);
   private sectionHash: Hash | undefined;
   private section: { id: number; left: number } | undefined;
-  private buffer = Buffer.alloc(WRITE_BUFFER);
+  private readonly buffer = Buffer.alloc(WRITE_BUFFER);
   private used = 0;
   private position = 0;
   readonly sectionHashes = new Map<number, string>();
@@ -156,10 +159,9 @@ class ZkeyStream {
 
   async flush(): Promise<void> {
     if (this.used === 0) return;
-    const full = this.buffer.subarray(0, this.used);
-    this.buffer = Buffer.alloc(WRITE_BUFFER);
+    // Written before any further write() can fill the buffer again (write awaits this).
+    await this.writeOut(this.buffer.subarray(0, this.used));
     this.used = 0;
-    await this.writeOut(full);
   }
 
   async startSection(id: number, size: number): Promise<void> {
@@ -423,7 +425,10 @@ export async function writeInitialKey(
         progress('H', first + n, domain);
       }
       file.endSection();
-      const curve = (await getBn128()) as unknown as AuditCurve;
+      // ffjavascript's curve hashes the pair snarkjs reads past the end of the section (hashHPoints
+      // says why); its one-thread build costs this process a few MB, not a thread per core.
+      oneThreadCurve ??= buildBn128(true);
+      const curve = (await oneThreadCurve) as unknown as AuditCurve;
       await hashHPoints(curve, uncompressed, ptauHandle, ptau.location(PTAU.tauG1, 'tau'), domain, csHash);
 
       await writePoints(k, SECTION.l, 'G1', nPublic + 1, nWires);

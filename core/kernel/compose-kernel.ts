@@ -2,8 +2,9 @@
  * init's sparse combinations of ptau points (sparse-compose.h: g1_compose, g2_compose) behind a
  * typed face, for one thread and one job: the accumulators of one range of signals of one key
  * section, fed chunk after chunk of r1cs constraints with their bases, then read back as affine
- * points in the zkey layout. Each job has its own instance of the module, so its memory is
- * returned when the job is dropped.
+ * points in the zkey layout. Each job has an instance of the module of its own; a thread hands a
+ * finished job's instance to its next job (its memory, grown for the largest job so far, is reused
+ * rather than left to the garbage collector beside a new one).
  */
 import { kernelWasm } from './kernel-wasm.generated.ts';
 import { MSM_POINT_BYTES, type MsmGroup } from './msm-kernel.ts';
@@ -35,6 +36,7 @@ export class ComposeKernel {
   private readonly chunkAt: number;
 
   private constructor(
+    readonly instance: WebAssembly.Instance,
     private readonly exports: ComposeExports,
     private readonly group: MsmGroup,
     private readonly lo: number,
@@ -48,13 +50,21 @@ export class ComposeKernel {
     this.scratchAt = base + Math.ceil(((hi - lo) * this.jacobianBytes) / 64) * 64;
     const scratch = group === 'G1' ? exports.g1_compose_scratch_bytes : exports.g2_compose_scratch_bytes;
     this.chunkAt = this.scratchAt + Math.ceil(scratch(BATCH_TERMS) / 64) * 64;
-    this.reserve(this.chunkAt);
+    // Every accumulator at infinity (all zero): a reused instance holds the last job's.
+    this.reserve(this.chunkAt).fill(0, base, this.scratchAt);
   }
 
-  static async open(group: MsmGroup, lo: number, hi: number, nWires: number): Promise<ComposeKernel> {
+  /** A job over signals [lo, hi) of a section in `group`; `reuse`: a finished job's instance. */
+  static async open(
+    group: MsmGroup,
+    lo: number,
+    hi: number,
+    nWires: number,
+    reuse?: WebAssembly.Instance,
+  ): Promise<ComposeKernel> {
     compiled ??= WebAssembly.compile(kernelWasm());
-    const instance = await WebAssembly.instantiate(await compiled, {});
-    return new ComposeKernel(instance.exports as unknown as ComposeExports, group, lo, hi, nWires);
+    const instance = reuse ?? (await WebAssembly.instantiate(await compiled, {}));
+    return new ComposeKernel(instance, instance.exports as unknown as ComposeExports, group, lo, hi, nWires);
   }
 
   private reserve(end: number): Uint8Array {

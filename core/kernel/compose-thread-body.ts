@@ -10,11 +10,17 @@ import type { ComposeReply, ComposeRequest } from './compose-messages.ts';
 const port = parentPort;
 if (!port) throw new Error('compose-thread-body runs only as a worker thread');
 const jobs = new Map<number, ComposeKernel>();
+/** Instances of finished jobs, for the next ones (one per job that may run at once is plenty). */
+const spare: WebAssembly.Instance[] = [];
+const SPARE_INSTANCES = 2;
 
 async function handle(request: ComposeRequest): Promise<ComposeReply> {
   switch (request.kind) {
     case 'open':
-      jobs.set(request.job, await ComposeKernel.open(request.group, request.lo, request.hi, request.nWires));
+      jobs.set(
+        request.job,
+        await ComposeKernel.open(request.group, request.lo, request.hi, request.nWires, spare.pop()),
+      );
       return { id: request.id, done: true };
     case 'add': {
       const result = job(request.job).add(request.constraints, request.count, request.bases);
@@ -22,9 +28,12 @@ async function handle(request: ComposeRequest): Promise<ComposeReply> {
     }
     case 'affine':
       return { id: request.id, points: job(request.job).affine(request.from, request.to) };
-    case 'close':
+    case 'close': {
+      const finished = jobs.get(request.job);
       jobs.delete(request.job);
+      if (finished && spare.length < SPARE_INSTANCES) spare.push(finished.instance);
       return { id: request.id, done: true };
+    }
   }
 }
 
