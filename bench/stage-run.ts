@@ -21,17 +21,20 @@ export function peakRssOf(pid: number): number | undefined {
   }
 }
 
-/** What a process is, for the table: its command line's script or program name. */
+/** What a process is, for the table: node and its script, or Chromium's kind of process (--type). */
 function processName(pid: number): string {
   try {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    // Chromium rewrites its command line into one space-separated string.
+    const type = /--type=(\S+)/.exec(cmdline)?.[1];
+    const subType = /--utility-sub-type=(\S+)/.exec(cmdline)?.[1]?.split('.').at(-2);
+    if (type) return `chromium ${subType ?? type}`;
+    if (/chrom/.test(cmdline)) return 'chromium';
+    const argv = cmdline.split('\0').filter(Boolean);
     const program = argv[0]?.split('/').at(-1) ?? '?';
-    if (program === 'node') {
-      const script = argv.slice(1).find((a) => !a.startsWith('-') && a !== 'tsx');
-      return script ? `node ${script.split('/').slice(-2).join('/')}` : 'node';
-    }
-    const type = argv.find((a) => a.startsWith('--type='))?.slice('--type='.length);
-    return type ? `${program} (${type})` : program;
+    if (program !== 'node') return program;
+    const script = argv.slice(1).find((a) => !a.startsWith('-') && a !== 'tsx');
+    return script ? `node ${script.split('/').slice(-2).join('/')}` : 'node';
   } catch {
     return '?';
   }
