@@ -146,6 +146,7 @@ async function pageSession(
   link: ShapedProxy | undefined,
   name: string,
   circuits: string[],
+  stops: Array<() => Promise<void>>,
 ): Promise<PageSession> {
   const statuses = new Map<string, Array<{ status: string; at: number; detail: string }>>();
   let changed: () => void = () => {};
@@ -162,6 +163,8 @@ async function pageSession(
     },
     initScript: ROWS_OBSERVER,
   });
+  const closePage = (): Promise<void> => page.close();
+  stops.push(closePage);
   const watcher = new PeakRssWatcher(page.pid);
   const sampler = new ProcessTreeSampler(page.pid);
   try {
@@ -223,6 +226,7 @@ async function pageSession(
   } finally {
     watcher.stop();
     sampler.stop();
+    stops.splice(stops.indexOf(closePage), 1);
     await page.close();
   }
 }
@@ -404,7 +408,7 @@ export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<W
         log(
           `a page (${who}) contributes to every circuit${shaped ? `, through ${options.link.downMbit}/${options.link.upMbit} Mbit/s` : ''}`,
         );
-        const session = await pageSession(coordinator, shaped ? link : undefined, who, names);
+        const session = await pageSession(coordinator, shaped ? link : undefined, who, names, stops);
         if (!receipts) receipts = session.receipts;
         const largestKey = Math.max(...names.map((n) => keyBytes[n]!));
         pagePeakAboveIdle = Math.max(pagePeakAboveIdle, session.peakPssAboveIdleBytes / largestKey);
