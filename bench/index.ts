@@ -30,9 +30,16 @@
  *                   whole key's download and `snarkjs zkey verify` (--receipt-skip-snarkjs)
  * 10. transfer-garbage  bench/transfer-garbage.ts: what moving 60 MiB down, then up, leaves in a page's
  *                   memory in Chromium, apart from any contribution (what the page's memory grows by)
+ * 11. coordinator   bench/coordinator-work.ts: `ceremony init` (the kernel) against `snarkjs zkey new`,
+ *                   and `ceremony finalise` against today's finalise before it, on --coordinator-circuit
+ *                   (rs18): times, peak RSS, the keys compared byte for byte (child processes; minutes)
+ * 12. rs22          bench/rs22.ts, only when asked (--only rs22): the 2^22 ceremony end to end, stage by
+ *                   stage against each floor, every process's peak RSS (an hour; its fixtures cached,
+ *                   about an hour more the first time); --work DIR for its 40 GB of folders
  *
  * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,page-memory,receipt,
- *                                  transfer-garbage]
+ *                                  transfer-garbage,coordinator,rs22]
+ *                           [--coordinator-circuit rs18] [--work DIR]
  *                           [--audit-links 5]
  *                           [--powers 14,16] [--terms K]
  *                           [--receipt-circuit rs18 | --receipt-power P] [--receipt-skip-snarkjs]
@@ -59,6 +66,10 @@ import {
   writeTurnFigures,
 } from './contributor-turn.ts';
 import { printReceiptBench, runReceiptBench } from './receipt.ts';
+import { printCoordinatorWork, runCoordinatorWork } from './coordinator-work.ts';
+import { runRs22 } from './rs22.ts';
+import { printWholeCeremony } from './whole-ceremony.ts';
+import { parseLink } from '../tests/helpers/shaped-proxy.ts';
 
 const BENCHES = [
   'verify',
@@ -71,7 +82,10 @@ const BENCHES = [
   'page-memory',
   'receipt',
   'transfer-garbage',
+  'coordinator',
 ] as const;
+/** Benches run only when named in --only (an hour or more each). */
+const ON_REQUEST = ['rs22'] as const;
 const { values } = parseArgs({
   options: {
     only: { type: 'string', default: BENCHES.join(',') },
@@ -99,12 +113,14 @@ const { values } = parseArgs({
     'receipt-circuit': { type: 'string', default: 'rs18' },
     'receipt-power': { type: 'string' },
     'receipt-skip-snarkjs': { type: 'boolean', default: false },
+    'coordinator-circuit': { type: 'string', default: 'rs18' },
+    work: { type: 'string' },
   },
 });
 const selected = new Set(values.only.split(',').map((s) => s.trim()));
 for (const name of selected)
-  if (!(BENCHES as readonly string[]).includes(name))
-    throw new Error(`--only: unknown bench "${name}" (known: ${BENCHES.join(', ')})`);
+  if (![...BENCHES, ...ON_REQUEST].includes(name as never))
+    throw new Error(`--only: unknown bench "${name}" (known: ${[...BENCHES, ...ON_REQUEST].join(', ')})`);
 // Checked before any bench runs, not after minutes of the others.
 const turnKey = { circuit: values['turn-circuit'], power: values['turn-power'] };
 const turnOptions = selected.has('turn')
@@ -208,5 +224,11 @@ if (selected.has('transfer-garbage')) {
   const script = path.join(REPO_ROOT, 'bench', 'transfer-garbage.ts');
   const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`bench/transfer-garbage.ts exited with ${run.status}`);
+}
+if (selected.has('coordinator')) {
+  printCoordinatorWork(await runCoordinatorWork(values['coordinator-circuit'], true));
+}
+if (selected.has('rs22')) {
+  printWholeCeremony(await runRs22({ work: values.work, link: parseLink(values.link) }));
 }
 await releaseBn128();

@@ -22,7 +22,8 @@ import { readR1csSummary, requiredPtauPower } from '../core/setup/r1cs-header.ts
 import { parseLink } from '../tests/helpers/shaped-proxy.ts';
 import { printWholeCeremony, runWholeCeremony, type CeremonyCircuit } from './whole-ceremony.ts';
 
-const CIRCUIT_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
+/** ceremony.json's rule for a circuit's name. */
+const CIRCUIT_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 export async function realCeremonyCircuits(
   r1csDir: string,
@@ -36,7 +37,7 @@ export async function realCeremonyCircuits(
     if (only && !only.includes(name)) continue;
     if (!CIRCUIT_NAME.test(name))
       throw new Error(
-        `${file}: a circuit's name (the file's) must be letters, digits, _ and -, starting with a letter`,
+        `${file}: a circuit's name (the file's) must be letters, digits and underscores, starting with a letter`,
       );
     const summary = await readR1csSummary(path.join(r1csDir, file));
     circuits.push({ name, r1cs: path.join(r1csDir, file), publicInputs: summary.publicInputs });

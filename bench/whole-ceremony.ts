@@ -21,7 +21,7 @@
  * coordinator and its verifier over all the turns). The goals of issue 35 are checked at the end.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, open, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, open, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -255,6 +255,44 @@ async function kernelMsPerPoint(key: string): Promise<number> {
   }
 }
 
+/**
+ * The cached dev ptau of `power`, made now (a stage of its own, its figures kept beside it in
+ * PTAU.json) or found in the cache (the row then gives the figures of the run that made it).
+ */
+export async function ensureDevPtau(
+  power: number,
+  log: (message: string) => void,
+): Promise<{ ptau: string; row?: StageRow }> {
+  const ptau = path.join(FIXTURE_CACHE, `dev-pot${power}-insecure.ptau`);
+  const figuresFile = `${ptau}.json`;
+  const stage = `dev ptau (power ${power})`;
+  const cached = await stat(ptau).then(
+    () => true,
+    () => false,
+  );
+  if (cached) {
+    const earlier = await readFile(figuresFile, 'utf8').then(
+      (text) => JSON.parse(text) as { ms: number; peaks: StageRow['peaks']; at: string },
+      () => undefined,
+    );
+    return {
+      ptau,
+      row: earlier
+        ? { stage: `${stage}, cached`, ms: earlier.ms, peaks: earlier.peaks, note: `made ${earlier.at}` }
+        : undefined,
+    };
+  }
+  log(`dev ptau of power ${power} (cached for the next runs; about an hour at 22 on two cores)`);
+  await mkdir(FIXTURE_CACHE, { recursive: true });
+  const made = await runStage([process.execPath, CLI, 'dev-ptau', '--power', String(power), ptau], {
+    cwd: REPO_ROOT,
+    onLine: (line) => log(`dev-ptau: ${line.trim()}`),
+  });
+  const peaks = made.peaks.map(({ name, bytes }) => ({ name, bytes }));
+  await writeFile(figuresFile, JSON.stringify({ ms: made.ms, peaks, at: new Date().toISOString() }));
+  return { ptau, row: { stage, ms: made.ms, peaks } };
+}
+
 export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<WholeCeremonyFigures> {
   const log = options.log ?? ((m: string) => void process.stderr.write(`… ${m}\n`));
   const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], {
@@ -282,22 +320,9 @@ export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<W
     let ptau: string;
     if ('file' in options.ptau) ptau = path.resolve(options.ptau.file);
     else {
-      ptau = path.join(FIXTURE_CACHE, `dev-pot${options.ptau.devPower}-insecure.ptau`);
-      const cached = await stat(ptau).then(
-        () => true,
-        () => false,
-      );
-      if (cached) {
-        notes.push(`dev ptau of power ${options.ptau.devPower}: cached from an earlier run (${ptau})`);
-      } else {
-        log(`dev ptau of power ${options.ptau.devPower} (cached for the next runs)`);
-        await mkdir(FIXTURE_CACHE, { recursive: true });
-        const made = await runStage(
-          [process.execPath, CLI, 'dev-ptau', '--power', String(options.ptau.devPower), ptau],
-          { cwd: REPO_ROOT },
-        );
-        rows.push({ stage: `dev ptau (power ${options.ptau.devPower})`, ms: made.ms, peaks: made.peaks });
-      }
+      const made = await ensureDevPtau(options.ptau.devPower, log);
+      ptau = made.ptau;
+      if (made.row) rows.push(made.row);
     }
     log('hashing the ptau (the audit pins it by its BLAKE2b-512)');
     const ptauHash = await hashFile(ptau);
