@@ -30,6 +30,7 @@ import { CoordinatorError } from '../errors.ts';
 import { buildBn128 } from 'ffjavascript';
 import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
 import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
+import { G1_GENERATOR, G2_GENERATOR } from '../kernel/generators.ts';
 import { readSectionTable, SectionTableError, type SectionLocation } from '../binfile/section-table.ts';
 import { SectionReader } from '../binfile/section-reader.ts';
 import { readExactlyInto } from '../binfile/read-exactly.ts';
@@ -94,30 +95,11 @@ export interface InitialKeyWritten {
   size: number;
 }
 
-/** Little-endian bytes of a field element in Montgomery form (x·2^256 mod q), as zkeys store coordinates. */
-function montgomery(x: bigint): Buffer {
-  let v = (x << 256n) % BN254_Q;
-  const out = Buffer.alloc(N8);
-  for (let i = 0; i < N8; i++, v >>= 8n) out[i] = Number(v & 0xffn);
-  return out;
-}
-
 function littleEndian(x: bigint, bytes: number): Buffer {
   const out = Buffer.alloc(bytes);
   for (let i = 0, v = x; i < bytes; i++, v >>= 8n) out[i] = Number(v & 0xffn);
   return out;
 }
-
-/** BN254's generators, affine, in the zkey layout (G2: x.c0, x.c1, y.c0, y.c1). */
-const G1_GENERATOR = Buffer.concat([montgomery(1n), montgomery(2n)]);
-const G2_GENERATOR = Buffer.concat(
-  [
-    10857046999023057135944570762232829481370756359578518086990519993285655852781n,
-    11559732032986387107991004021392285783925812861821192530917403151452391805634n,
-    8495653923123431417604973247489272438418190587263600148770280649306958101930n,
-    4082367875863433681332203403145435568316851327593401208105741076214120093531n,
-  ].map(montgomery),
-);
 
 /**
  * The file as it is written: sequential, buffered, its hash and the current section's updated with

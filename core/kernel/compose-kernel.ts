@@ -13,6 +13,17 @@ import type { MatrixBases } from './compose-messages.ts';
 /** Terms multiplied in one lockstep batch (about 1.3 MB of scratch in G1, 2.3 MB in G2). */
 const BATCH_TERMS = 8192;
 
+interface FixedBaseExports {
+  memory: WebAssembly.Memory;
+  __heap_base: WebAssembly.Global;
+  g1_fixed_scratch_bytes(n: number): number;
+  g2_fixed_scratch_bytes(n: number): number;
+  g1_fixed_table(g: number, table: number, scratch: number): void;
+  g2_fixed_table(g: number, table: number, scratch: number): void;
+  g1_fixed_times(table: number, scalars: number, n: number, out: number, scratch: number): void;
+  g2_fixed_times(table: number, scalars: number, n: number, out: number, scratch: number): void;
+}
+
 interface ComposeExports {
   memory: WebAssembly.Memory;
   __heap_base: WebAssembly.Global;
@@ -120,5 +131,61 @@ export class ComposeKernel {
     const convert = this.group === 'G1' ? this.exports.g1_compose_affine : this.exports.g2_compose_affine;
     convert(acc, n, acc, this.chunkAt);
     return new Uint8Array(memory.buffer).slice(acc, acc + n * this.pointBytes);
+  }
+}
+
+/** Scalars per fixed-base call (the batch of one window's additions). */
+const FIXED_BATCH = 4096;
+const TABLE_POINTS = 32 * 255;
+
+/**
+ * Fixed-base multiplications s·G by the kernel's comb (sparse-compose.h: g1_fixed_times,
+ * g2_fixed_times): a table of 8,160 multiples of the generator, made once, then at most 32 affine
+ * additions per scalar. For the development ptau (core/ptau/fixed-base-times.ts).
+ */
+export class FixedBaseKernel {
+  private constructor(
+    private readonly exports: FixedBaseExports,
+    private readonly group: MsmGroup,
+    private readonly at: { table: number; scratch: number; batch: number },
+  ) {}
+
+  static async create(group: MsmGroup, generator: Uint8Array): Promise<FixedBaseKernel> {
+    compiled ??= WebAssembly.compile(kernelWasm());
+    const exports = (await WebAssembly.instantiate(await compiled, {})).exports as unknown as FixedBaseExports;
+    const pointBytes = MSM_POINT_BYTES[group];
+    const base = Math.ceil(Number(exports.__heap_base.value) / 64) * 64;
+    const table = base + 256;
+    const scratch = table + Math.ceil((TABLE_POINTS * pointBytes) / 64) * 64;
+    const scratchBytes = group === 'G1' ? exports.g1_fixed_scratch_bytes : exports.g2_fixed_scratch_bytes;
+    const batch = scratch + Math.ceil(scratchBytes(FIXED_BATCH) / 64) * 64;
+    const kernel = new FixedBaseKernel(exports, group, { table, scratch, batch });
+    kernel.reserve(batch + FIXED_BATCH * (32 + pointBytes)).set(generator, base);
+    (group === 'G1' ? exports.g1_fixed_table : exports.g2_fixed_table)(base, table, scratch);
+    return kernel;
+  }
+
+  private reserve(end: number): Uint8Array {
+    const have = this.exports.memory.buffer.byteLength;
+    if (end > have) this.exports.memory.grow(Math.ceil((end - have) / 65536));
+    return new Uint8Array(this.exports.memory.buffer);
+  }
+
+  /** s·G for each 32-byte scalar (Fr in Montgomery form, below r), affine points in the zkey layout. */
+  times(scalars: Uint8Array): Uint8Array {
+    if (scalars.byteLength % 32 !== 0) throw new RangeError('scalars must be whole Fr elements');
+    const pointBytes = MSM_POINT_BYTES[this.group];
+    const n = scalars.byteLength / 32;
+    const out = new Uint8Array(n * pointBytes);
+    const times = this.group === 'G1' ? this.exports.g1_fixed_times : this.exports.g2_fixed_times;
+    for (let first = 0; first < n; first += FIXED_BATCH) {
+      const m = Math.min(FIXED_BATCH, n - first);
+      const memory = this.reserve(this.at.batch + m * (32 + pointBytes));
+      memory.set(scalars.subarray(first * 32, (first + m) * 32), this.at.batch);
+      const outAt = this.at.batch + m * 32;
+      times(this.at.table, this.at.batch, m, outAt, this.at.scratch);
+      out.set(new Uint8Array(this.exports.memory.buffer, outAt, m * pointBytes), first * pointBytes);
+    }
+    return out;
   }
 }

@@ -12,7 +12,9 @@ export type ComposeRequest =
   /** The job's outputs for the signals [from, to) as affine points; each signal is asked for once. */
   | { id: number; kind: 'affine'; job: number; from: number; to: number }
   /** Drop the job's accumulators. */
-  | { id: number; kind: 'close'; job: number };
+  | { id: number; kind: 'close'; job: number }
+  /** s·G for each scalar (Fr, Montgomery form, 32 bytes each) and G the group's generator. */
+  | { id: number; kind: 'generator-times'; group: MsmGroup; scalars: Uint8Array };
 
 /** id -1: the thread's start-up (ready, or the error that stopped it). */
 export type ComposeReply =

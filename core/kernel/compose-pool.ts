@@ -102,6 +102,30 @@ export class ComposePool {
     return new ComposeJob(this, job, bounds);
   }
 
+  /**
+   * s·G for each scalar (32-byte Fr elements in Montgomery form, as ffjavascript keeps them) with G
+   * the group's generator, affine points in the zkey layout, the scalars split between the threads.
+   */
+  async generatorTimes(group: MsmGroup, scalars: Uint8Array): Promise<Uint8Array> {
+    const n = scalars.byteLength / 32;
+    const pointBytes = group === 'G1' ? 64 : 128;
+    const parts = await Promise.all(
+      this.workers.map((_, t) => {
+        const first = Math.floor((n * t) / this.threads);
+        const end = Math.floor((n * (t + 1)) / this.threads);
+        return this.call(t, { kind: 'generator-times', group, scalars: scalars.slice(first * 32, end * 32) });
+      }),
+    );
+    const out = new Uint8Array(n * pointBytes);
+    let at = 0;
+    for (const part of parts) {
+      const points = (part as { points: Uint8Array }).points;
+      out.set(points, at);
+      at += points.byteLength;
+    }
+    return out;
+  }
+
   /** @internal: ComposeJob's messages. */
   send(thread: number, body: RequestBody, transfer?: ArrayBuffer[]): Promise<Outcome> {
     return this.call(thread, body, transfer);

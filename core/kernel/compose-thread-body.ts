@@ -1,10 +1,12 @@
 /**
  * One Node thread of init's compose pool: keeps the jobs it is sent (one ComposeKernel each: the
  * accumulators of its share of one key section's signals), adds the chunks of constraints it
- * receives into them and hands back the affine points.
+ * receives into them and hands back the affine points; and multiplies the generators by the
+ * development ptau's scalars (FixedBaseKernel, one table per group).
  */
 import { parentPort } from 'node:worker_threads';
-import { ComposeKernel } from './compose-kernel.ts';
+import { ComposeKernel, FixedBaseKernel } from './compose-kernel.ts';
+import { G1_GENERATOR, G2_GENERATOR } from './generators.ts';
 import type { ComposeReply, ComposeRequest } from './compose-messages.ts';
 
 const port = parentPort;
@@ -13,6 +15,8 @@ const jobs = new Map<number, ComposeKernel>();
 /** Instances of finished jobs, for the next ones (one per job that may run at once is plenty). */
 const spare: WebAssembly.Instance[] = [];
 const SPARE_INSTANCES = 2;
+/** The fixed-base tables, one per group, made on first use. */
+const fixedBase = new Map<string, Promise<FixedBaseKernel>>();
 
 async function handle(request: ComposeRequest): Promise<ComposeReply> {
   switch (request.kind) {
@@ -28,6 +32,14 @@ async function handle(request: ComposeRequest): Promise<ComposeReply> {
     }
     case 'affine':
       return { id: request.id, points: job(request.job).affine(request.from, request.to) };
+    case 'generator-times': {
+      let kernel = fixedBase.get(request.group);
+      if (!kernel) {
+        kernel = FixedBaseKernel.create(request.group, request.group === 'G1' ? G1_GENERATOR : G2_GENERATOR);
+        fixedBase.set(request.group, kernel);
+      }
+      return { id: request.id, points: (await kernel).times(request.scalars) };
+    }
     case 'close': {
       const finished = jobs.get(request.job);
       jobs.delete(request.job);

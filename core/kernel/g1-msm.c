@@ -26,6 +26,9 @@
 #define COMPOSE_FN g1_compose
 #define COMPOSE_SCRATCH_FN g1_compose_scratch_bytes
 #define COMPOSE_AFFINE_FN g1_compose_affine
+#define COMPOSE_FIXED_SCRATCH_FN g1_fixed_scratch_bytes
+#define COMPOSE_TABLE_FN g1_fixed_table
+#define COMPOSE_FIXED_FN g1_fixed_times
 
 #include "pippenger-msm.h"
 #include "sparse-compose.h"

@@ -47,6 +47,9 @@
 #define COMPOSE_FN g2_compose
 #define COMPOSE_SCRATCH_FN g2_compose_scratch_bytes
 #define COMPOSE_AFFINE_FN g2_compose_affine
+#define COMPOSE_FIXED_SCRATCH_FN g2_fixed_scratch_bytes
+#define COMPOSE_TABLE_FN g2_fixed_table
+#define COMPOSE_FIXED_FN g2_fixed_times
 
 #include "pippenger-msm.h"
 #include "sparse-compose.h"

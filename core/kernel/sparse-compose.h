@@ -19,7 +19,9 @@
  * opposite points) are handled as reduce_buckets handles them, though honest inputs never meet
  * them (a partial multiple k·P with 1 <= k < r/2 is never ±P after a doubling).
  *
- * The including file must also define COMPOSE_FN, COMPOSE_SCRATCH_FN and COMPOSE_AFFINE_FN.
+ * The including file must also define COMPOSE_FN, COMPOSE_SCRATCH_FN and COMPOSE_AFFINE_FN, and for the
+ * fixed-base multiplications at the end of this file COMPOSE_FIXED_SCRATCH_FN, COMPOSE_TABLE_FN and
+ * COMPOSE_FIXED_FN.
  */
 
 #define JAC_BYTES (3 * EL_BYTES)
@@ -395,5 +397,105 @@ void COMPOSE_AFFINE_FN(u8 *acc, u32 n, u8 *out, u8 *scratch) {
     el_mul(PT_X(o), x, zi2);
     el_mul(t, zi2, zi);
     el_mul(PT_Y(o), y, t);
+  }
+}
+
+/*
+ * Fixed-base multiplication s·G for many scalars (a development ptau's points: every one a known
+ * scalar times a generator), by a comb of byte windows: with T[k][d−1] = d·2^(8k)·G for k < 32 and
+ * 1 ≤ d ≤ 255 (COMPOSE_TABLE_FN), s·G = Σ_k T[k][s_k] over the bytes s_k of s, so each scalar costs
+ * at most 32 affine additions, every one of a batch's additions of a window sharing one inversion.
+ * For s < r no addition meets equal or opposite points (a partial sum and the next window's point
+ * are multiples of G by distinct integers below r whose sum stays below r); cp_step handles them
+ * anyway.
+ */
+#define CP_TABLE_POINTS (32 * 255)
+
+/* Bytes of scratch COMPOSE_TABLE_FN and COMPOSE_FIXED_FN need for n scalars at a time. */
+__attribute__((export_name(CP_STRINGIFY(COMPOSE_FIXED_SCRATCH_FN))))
+u32 COMPOSE_FIXED_SCRATCH_FN(u32 n) { return COMPOSE_SCRATCH_FN(n < 32 ? 32 : n); }
+
+/* table (CP_TABLE_POINTS points) from the affine generator g; scratch: COMPOSE_FIXED_SCRATCH_FN(32). */
+__attribute__((export_name(CP_STRINGIFY(COMPOSE_TABLE_FN))))
+void COMPOSE_TABLE_FN(const u8 *g, u8 *table, u8 *scratch) {
+  cp_batch b = cp_batch_at(scratch, 32);
+  for (u32 i = 0; i < 16 * 32; i++) b.naf[i] = 0; /* every addend positive */
+  /* The column bases 2^(8k)·G, by doublings of one term. */
+  el_copy(PT_X(b.run), PT_X(g));
+  el_copy(PT_Y(b.run), PT_Y(g));
+  b.inf[0] = 0;
+  b.list[0] = 0;
+  for (u32 k = 0; k < 32; k++) {
+    u8 *column = table + (u64)k * 255 * PT_BYTES;
+    el_copy(PT_X(column), PT_X(b.run));
+    el_copy(PT_Y(column), PT_Y(b.run));
+    if (k + 1 < 32)
+      for (u32 i = 0; i < 8; i++) cp_step(&b, 1, 1, 0);
+  }
+  /* Then every column at once: T[k][d−1] = T[k][d−2] + T[k][0]. */
+  for (u32 k = 0; k < 32; k++) {
+    const u8 *first = table + (u64)k * 255 * PT_BYTES;
+    u8 *base = b.base + (u64)k * PT_BYTES, *run = b.run + (u64)k * PT_BYTES;
+    el_copy(PT_X(base), PT_X(first));
+    el_copy(PT_Y(base), PT_Y(first));
+    el_copy(PT_X(run), PT_X(first));
+    el_copy(PT_Y(run), PT_Y(first));
+    b.inf[k] = 0;
+    b.list[k] = k;
+  }
+  for (u32 d = 2; d <= 255; d++) {
+    cp_step(&b, 32, 0, 0);
+    for (u32 k = 0; k < 32; k++) {
+      u8 *t = table + ((u64)k * 255 + d - 1) * PT_BYTES;
+      const u8 *run = b.run + (u64)k * PT_BYTES;
+      el_copy(PT_X(t), PT_X(run));
+      el_copy(PT_Y(t), PT_Y(run));
+    }
+  }
+}
+
+/*
+ * out[i] = s_i·G for n scalars (32-byte little-endian Fr elements in Montgomery form, as
+ * ffjavascript keeps them, below r), affine in the zkey layout; table from COMPOSE_TABLE_FN.
+ * scratch: COMPOSE_FIXED_SCRATCH_FN(n).
+ */
+__attribute__((export_name(CP_STRINGIFY(COMPOSE_FIXED_FN))))
+void COMPOSE_FIXED_FN(const u8 *table, const u8 *scalars, u32 n, u8 *out, u8 *scratch) {
+  static const u32 PLAIN_ONE_R[8] = {1, 0, 0, 0, 0, 0, 0, 0};
+  cp_batch b = cp_batch_at(scratch, n < 32 ? 32 : n);
+  /* The scalars out of Montgomery form (a·R⁻¹ mod r), kept in the NAF area's positive half (cp_step
+   * reads only the negative half, for signs). */
+  for (u32 i = 0; i < n; i++) {
+    u32 a[8], s[8];
+    for (int l = 0; l < 8; l++) a[l] = cp_read_u32(scalars + (u64)i * 32 + 4 * l);
+    mont_mul(s, a, PLAIN_ONE_R, CP_R, 0xefffffffu);
+    u32 *keep = b.naf + (u64)i * 16;
+    for (int l = 0; l < 8; l++) keep[l] = s[l];
+    for (int l = 8; l < 16; l++) keep[l] = 0; /* no negative digits */
+    b.inf[i] = 1;
+  }
+  for (u32 k = 0; k < 32; k++) {
+    u32 m = 0;
+    for (u32 i = 0; i < n; i++) {
+      const u32 byte = (b.naf[(u64)i * 16 + k / 4] >> (8 * (k % 4))) & 0xffu;
+      if (byte == 0) continue;
+      const u8 *t = table + ((u64)k * 255 + byte - 1) * PT_BYTES;
+      u8 *q = b.base + (u64)i * PT_BYTES;
+      el_copy(PT_X(q), PT_X(t));
+      el_copy(PT_Y(q), PT_Y(t));
+      b.list[m++] = i;
+    }
+    /* The sign bits cp_step reads are the negative mask's (zero), at bit 0. */
+    cp_step(&b, m, 0, 0);
+  }
+  for (u32 i = 0; i < n; i++) {
+    u8 *o = out + (u64)i * PT_BYTES;
+    if (b.inf[i]) {
+      for (u32 l = 0; l < PT_BYTES; l++) o[l] = 0;
+      continue;
+    }
+    const u8 *run = b.run + (u64)i * PT_BYTES;
+    el_copy(PT_X(o), PT_X(run));
+    el_copy(PT_Y(o), PT_Y(run));
   }
 }

@@ -22,6 +22,7 @@ import { INSECURE_PTAU_MARKER } from './ptau-header.ts';
 import { devPtauKey } from './dev-ptau-secret.ts';
 import { firstChallengeHash, writePhase1Sections } from './phase1-sections.ts';
 import { writeLagrangeSections } from './lagrange-sections.ts';
+import { closeGeneratorTimes } from './fixed-base-times.ts';
 import { silentProgress, type Progress } from '../ceremony/progress.ts';
 
 /** The public beacon the development secret comes from. Public on purpose: the secret is known. */
@@ -107,6 +108,7 @@ export async function createDevPtau(
     await commitFile(temp, outPath);
     progress({ type: 'finished', circuit: subject });
   } finally {
+    await closeGeneratorTimes();
     await rm(temp, { force: true });
   }
 }
