@@ -32,7 +32,6 @@ import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
 import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
 import { G1_GENERATOR, G2_GENERATOR } from '../kernel/generators.ts';
 import { readSectionTable, SectionTableError, type SectionLocation } from '../binfile/section-table.ts';
-import { SectionReader } from '../binfile/section-reader.ts';
 import { readExactlyInto } from '../binfile/read-exactly.ts';
 import { SECTION } from '../zkey/zkey-file.ts';
 import { G1Uncompressed } from '../kernel/g1-uncompressed.ts';
@@ -53,6 +52,12 @@ const FR_TWO_ADICITY = 28;
 const COUNT_SHIFT = 4;
 /** r1cs bytes per chunk sent to the threads (whole constraints; each thread copies it). */
 const CHUNK_BYTES = 2 << 20;
+/** Constraints per chunk at most (their bases take 192 bytes each at most: three G1 points). */
+const CHUNK_CONSTRAINTS = 8192;
+/** Bytes of bases a chunk's constraint may need: three G1 points (IC/L), or one G2 point (B2). */
+const BASES_PER_CONSTRAINT = 3 * G1_BYTES;
+/** Chunks in flight to the threads at most; the ring of slots has one more. */
+const IN_FLIGHT = 2;
 /** Outputs asked of the threads at once. */
 const OUTPUT_SLICE = 1 << 15;
 /** Bytes buffered before a write to the file. */
@@ -181,51 +186,129 @@ class PtauReader {
     return section;
   }
 
-  /** `count` points of `pointBytes` from point `first` of section `id`. */
-  async points(id: number, first: number, count: number, pointBytes: number, what: string): Promise<Uint8Array> {
+  /** `count` points of `pointBytes` from point `first` of section `id` (into `into` when given). */
+  async points(
+    id: number,
+    first: number,
+    count: number,
+    pointBytes: number,
+    what: string,
+    into?: Uint8Array,
+  ): Promise<Uint8Array> {
     const section = this.location(id, what);
     if ((first + count) * pointBytes > section.size)
       throw new CoordinatorError('ptau.too_small', `the ptau's ${what} section is too short for this circuit`);
-    const bytes = new Uint8Array(count * pointBytes);
+    const bytes = into ? into.subarray(0, count * pointBytes) : new Uint8Array(count * pointBytes);
     await readExactlyInto(this.handle, bytes, section.offset + first * pointBytes);
     return bytes;
   }
 }
 
 /**
+ * Where chunks are put for the threads: a ring of shared buffers, each a chunk's r1cs bytes then its
+ * bases, reused chunk after chunk. The threads read them where they are (a view of shared memory is
+ * posted, not copied), so no chunk leaves garbage in any thread's heap; a slot is reused only once
+ * the chunk before in it is done (at most IN_FLIGHT chunks are in flight).
+ */
+class ChunkSlots {
+  private readonly slots: Uint8Array[];
+  private next = 0;
+  readonly constraintBytes: number;
+
+  constructor(layout: R1csLayout, rows: number) {
+    this.constraintBytes = Math.min(CHUNK_BYTES, layout.constraints.size + (layout.nPublic + 1) * PUBLIC_ROW_BYTES);
+    const size = this.constraintBytes + Math.min(CHUNK_CONSTRAINTS, rows) * BASES_PER_CONSTRAINT;
+    this.slots = Array.from({ length: IN_FLIGHT + 1 }, () => new Uint8Array(new SharedArrayBuffer(size)));
+  }
+
+  /** The next slot of the ring. */
+  take(): { constraints: Uint8Array; bases: Uint8Array } {
+    const slot = this.slots[this.next++ % this.slots.length]!;
+    return { constraints: slot.subarray(0, this.constraintBytes), bases: slot.subarray(this.constraintBytes) };
+  }
+}
+
+/** A chunk of whole constraints: its bytes (in a slot, or its own buffer when longer), count, first number, slot. */
+interface ConstraintChunk {
+  bytes: Uint8Array;
+  count: number;
+  first: number;
+  /** Where its bases go (undefined for a chunk too long for the slots: they get their own buffers). */
+  bases?: Uint8Array;
+}
+
+/** Bytes of a public signal's row: A holds the signal with coefficient 1, B and C nothing. */
+const PUBLIC_ROW_BYTES = 4 + 4 + N8 + 4 + 4;
+
+/**
  * The r1cs's constraints, then the public signals' rows n..n+nPublic (one A term of coefficient 1
- * each), in chunks of whole constraints: bytes, count and the first one's number.
+ * each), in chunks of whole constraints put in `slots`.
  */
 async function* constraintChunks(
   r1cs: FileHandle,
   layout: R1csLayout,
   what: string,
-): AsyncGenerator<{ bytes: Uint8Array; count: number; first: number }> {
-  const reader = new SectionReader(r1cs, layout.constraints, what);
+  slots: ChunkSlots,
+): AsyncGenerator<ConstraintChunk> {
+  // One buffer, refilled in place (what is left of a read moves to its front): a pass over the r1cs
+  // allocates nothing per chunk, so it leaves the collector nothing to catch up with.
+  let buffer = Buffer.alloc(2 * slots.constraintBytes);
+  let held = 0;
+  let position = layout.constraints.offset;
+  const end = layout.constraints.offset + layout.constraints.size;
+  const fill = async (): Promise<void> => {
+    while (held < buffer.length && position < end) {
+      const { bytesRead } = await r1cs.read(buffer, held, Math.min(buffer.length - held, end - position), position);
+      if (bytesRead === 0) throw new CoordinatorError('chain.file_unreadable', `${what} could not be read completely`);
+      held += bytesRead;
+      position += bytesRead;
+    }
+  };
+  const take = (length: number): void => {
+    buffer.copyWithin(0, length, held);
+    held -= length;
+  };
   let c = 0;
   while (c < layout.nConstraints) {
-    await reader.ensure(Math.min(reader.remaining, CHUNK_BYTES));
-    let batch = wholeConstraints(reader.peek(), layout.nConstraints - c);
-    while (batch.count === 0) {
-      // A constraint longer than a chunk: read on until it is whole.
-      if (reader.remaining <= reader.peek().length)
-        throw new CoordinatorError('r1cs.malformed', `${what} ends inside constraint ${c}`);
-      await reader.ensure(Math.min(reader.remaining, reader.peek().length + CHUNK_BYTES));
-      batch = wholeConstraints(reader.peek(), layout.nConstraints - c);
+    await fill();
+    const most = Math.min(CHUNK_CONSTRAINTS, layout.nConstraints - c);
+    const batch = wholeConstraints(buffer.subarray(0, Math.min(held, slots.constraintBytes)), most);
+    if (batch.count > 0) {
+      const slot = slots.take();
+      slot.constraints.set(buffer.subarray(0, batch.length));
+      take(batch.length);
+      yield { bytes: slot.constraints.subarray(0, batch.length), count: batch.count, first: c, bases: slot.bases };
+      c += batch.count;
+      continue;
     }
-    // A copy: the reader's buffer is reused, and the chunk goes to the threads.
-    yield { bytes: new Uint8Array(reader.takeNow(batch.length)), count: batch.count, first: c };
-    c += batch.count;
+    // One constraint longer than a slot: a larger buffer until it is whole, and buffers of its own.
+    let long = wholeConstraints(buffer.subarray(0, held), 1);
+    while (long.count === 0) {
+      if (position >= end) throw new CoordinatorError('r1cs.malformed', `${what} ends inside constraint ${c}`);
+      const larger = Buffer.alloc(2 * buffer.length);
+      buffer.copy(larger, 0, 0, held);
+      buffer = larger;
+      await fill();
+      long = wholeConstraints(buffer.subarray(0, held), 1);
+    }
+    const bytes = new Uint8Array(buffer.subarray(0, long.length));
+    take(long.length);
+    yield { bytes, count: 1, first: c };
+    c += 1;
   }
   const rows = layout.nPublic + 1;
-  const row = 4 + 4 + N8 + 4 + 4;
-  const bytes = Buffer.alloc(rows * row);
-  for (let s = 0; s < rows; s++) {
-    bytes.writeUInt32LE(1, s * row);
-    bytes.writeUInt32LE(s, s * row + 4);
-    bytes[s * row + 8] = 1; // the coefficient 1, little-endian
+  for (let s0 = 0; s0 < rows; s0 += CHUNK_CONSTRAINTS) {
+    const count = Math.min(CHUNK_CONSTRAINTS, rows - s0);
+    const slot = slots.take();
+    const bytes = slot.constraints.subarray(0, count * PUBLIC_ROW_BYTES).fill(0);
+    const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let k = 0; k < count; k++) {
+      view.writeUInt32LE(1, k * PUBLIC_ROW_BYTES);
+      view.writeUInt32LE(s0 + k, k * PUBLIC_ROW_BYTES + 4);
+      view[k * PUBLIC_ROW_BYTES + 8] = 1; // the coefficient 1, little-endian
+    }
+    yield { bytes, count, first: layout.nConstraints + s0, bases: slot.bases };
   }
-  yield { bytes, count: rows, first: layout.nConstraints };
 }
 
 /** Thread bounds over [0, nWires) splitting `weight` (per block of 2^COUNT_SHIFT signals) evenly. */
@@ -295,8 +378,9 @@ export async function writeInitialKey(
     const rows = nConstraints + nPublic + 1;
 
     // Pass 1: the terms of each matrix per block of signals.
+    const slots = new ChunkSlots(layout, rows);
     const pass = await R1csInitPass.instantiate(nWires, COUNT_SHIFT);
-    for await (const chunk of constraintChunks(r1cs, layout, what)) {
+    for await (const chunk of constraintChunks(r1cs, layout, what, slots)) {
       const failed = pass.count(chunk.bytes, chunk.count);
       if (failed) throw badSignal(what, chunk.first + failed.badSignal, nWires);
       progress('counting the terms', Math.min(chunk.first + chunk.count, nConstraints), nConstraints);
@@ -357,12 +441,13 @@ export async function writeInitialKey(
       ['G1', G1_GENERATOR],
       ['G2', G2_GENERATOR],
     ] as const)
-      csHash.update(group === 'G1' ? uncompressed.toUncompressed(point) : uncompressed.g2ToUncompressed(point));
+      csHash.update(uncompressed.uncompressedView(point, group));
 
     // Pass 2: IC and L on the threads while this thread writes the coefficients.
     await file.startSection(SECTION.coefficients, 4 + coefficientEntries * COEFFICIENT_ENTRY_BYTES);
     await file.write(littleEndian(BigInt(coefficientEntries), 4));
     const k = await composeSection(options.pool, K_SECTION, weights([0, 1, 2]), layout, ptau, r1cs, what, {
+      slots,
       progress,
       rows,
       domain,
@@ -374,33 +459,44 @@ export async function writeInitialKey(
     });
     file.endSection();
 
+    // The threads write each slice of outputs here; it is written to the file and hashed before the next.
+    const outputs = new Uint8Array(new SharedArrayBuffer(OUTPUT_SLICE * G2_BYTES));
+    const writePoints = async (
+      job: ComposeJob,
+      id: number,
+      group: MsmGroup,
+      from: number,
+      to: number,
+    ): Promise<void> => {
+      const bytes = group === 'G1' ? G1_BYTES : G2_BYTES;
+      await file.startSection(id, (to - from) * bytes);
+      hashU32(csHash, to - from);
+      for (let first = from; first < to; first += OUTPUT_SLICE) {
+        const last = Math.min(to, first + OUTPUT_SLICE);
+        const points = await job.points(first, last, outputs.subarray(0, (last - first) * bytes));
+        await file.write(points);
+        csHash.update(uncompressed.uncompressedView(points, group));
+      }
+      file.endSection();
+    };
     try {
-      const writePoints = async (
-        job: ComposeJob,
-        id: number,
-        group: MsmGroup,
-        from: number,
-        to: number,
-      ): Promise<void> => {
-        const bytes = group === 'G1' ? G1_BYTES : G2_BYTES;
-        await file.startSection(id, (to - from) * bytes);
-        hashU32(csHash, to - from);
-        for (let first = from; first < to; first += OUTPUT_SLICE) {
-          for (const points of await job.points(first, Math.min(to, first + OUTPUT_SLICE))) {
-            await file.write(points);
-            csHash.update(group === 'G1' ? uncompressed.toUncompressed(points) : uncompressed.g2ToUncompressed(points));
-          }
-        }
-        file.endSection();
-      };
       await writePoints(k, SECTION.ic, 'G1', 0, nPublic + 1);
 
       // H: the odd points of the doubled domain's Lagrange basis; hashed as snarkjs does.
       await file.startSection(SECTION.h, domain * G1_BYTES);
+      const pairs = new Uint8Array(2 * OUTPUT_SLICE * G1_BYTES);
+      const odds = new Uint8Array(OUTPUT_SLICE * G1_BYTES);
       for (let first = 0; first < domain; first += OUTPUT_SLICE) {
         const n = Math.min(OUTPUT_SLICE, domain - first);
-        const doubled = await ptau.points(PTAU.lagrangeG1, 2 * domain - 1 + 2 * first, 2 * n, G1_BYTES, 'Lagrange');
-        const odd = new Uint8Array(n * G1_BYTES);
+        const doubled = await ptau.points(
+          PTAU.lagrangeG1,
+          2 * domain - 1 + 2 * first,
+          2 * n,
+          G1_BYTES,
+          'Lagrange',
+          pairs,
+        );
+        const odd = odds.subarray(0, n * G1_BYTES);
         for (let i = 0; i < n; i++)
           odd.set(doubled.subarray((2 * i + 1) * G1_BYTES, (2 * i + 2) * G1_BYTES), i * G1_BYTES);
         await file.write(odd);
@@ -427,21 +523,10 @@ export async function writeInitialKey(
         ptau,
         r1cs,
         what,
-        { progress, rows, domain },
+        { slots, progress, rows, domain },
       );
       try {
-        const bytes = section.group === 'G1' ? G1_BYTES : G2_BYTES;
-        await file.startSection(section.id, nWires * bytes);
-        hashU32(csHash, nWires);
-        for (let first = 0; first < nWires; first += OUTPUT_SLICE) {
-          for (const points of await job.points(first, Math.min(nWires, first + OUTPUT_SLICE))) {
-            await file.write(points);
-            csHash.update(
-              section.group === 'G1' ? uncompressed.toUncompressed(points) : uncompressed.g2ToUncompressed(points),
-            );
-          }
-        }
-        file.endSection();
+        await writePoints(job, section.id, section.group, 0, nWires);
       } finally {
         await job.close();
       }
@@ -480,10 +565,11 @@ async function composeSection(
   r1cs: FileHandle,
   what: string,
   context: {
+    slots: ChunkSlots;
     progress: InitialKeyProgress;
     rows: number;
     domain: number;
-    alongside?: (chunk: { bytes: Uint8Array; count: number; first: number }) => Promise<void>;
+    alongside?: (chunk: ConstraintChunk) => Promise<void>;
   },
 ): Promise<ComposeJob> {
   const { nWires } = layout;
@@ -491,14 +577,17 @@ async function composeSection(
   const job = await pool.open(section.group, nWires, splitSignals(weights, nWires, pool.threads));
   const inFlight: Promise<void>[] = [];
   try {
-    for await (const chunk of constraintChunks(r1cs, layout, what)) {
-      // Each distinct ptau section is read once per chunk, whatever matrices share it.
+    for await (const chunk of constraintChunks(r1cs, layout, what, context.slots)) {
+      // Each distinct ptau section is read once per chunk, whatever matrices share it, into the chunk's slot.
       const read = new Map<number, Promise<Uint8Array>>();
+      let at = 0;
       const bases = (await Promise.all(
         section.bases.map((id) => {
           if (id === undefined) return null;
-          if (!read.has(id))
-            read.set(id, ptau.points(id, context.domain - 1 + chunk.first, chunk.count, pointBytes, 'Lagrange'));
+          if (!read.has(id)) {
+            const into = chunk.bases?.subarray(at, (at += chunk.count * pointBytes));
+            read.set(id, ptau.points(id, context.domain - 1 + chunk.first, chunk.count, pointBytes, 'Lagrange', into));
+          }
           return read.get(id)!;
         }),
       )) as MatrixBases;

@@ -120,8 +120,11 @@ export class ComposeKernel {
     return { ok: true };
   }
 
-  /** The outputs of signals [from, to) (within the job's range) as affine points; destroys their accumulators. */
-  affine(from: number, to: number): Uint8Array {
+  /**
+   * The outputs of signals [from, to) (within the job's range) as affine points, into `into` when
+   * given (else a new buffer); destroys their accumulators.
+   */
+  affine(from: number, to: number, into?: Uint8Array): Uint8Array {
     if (from < this.lo || to > this.hi || from > to) throw new RangeError('signals outside the job');
     const n = to - from;
     const base = Math.ceil(Number(this.exports.__heap_base.value) / 64) * 64;
@@ -130,7 +133,10 @@ export class ComposeKernel {
     const memory = this.reserve(this.chunkAt + 2 * n * fieldBytes);
     const convert = this.group === 'G1' ? this.exports.g1_compose_affine : this.exports.g2_compose_affine;
     convert(acc, n, acc, this.chunkAt);
-    return new Uint8Array(memory.buffer).slice(acc, acc + n * this.pointBytes);
+    const points = new Uint8Array(memory.buffer, acc, n * this.pointBytes);
+    if (!into) return points.slice();
+    into.set(points);
+    return into;
   }
 }
 

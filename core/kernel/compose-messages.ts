@@ -9,8 +9,11 @@ export type ComposeRequest =
   | { id: number; kind: 'open'; job: number; group: MsmGroup; lo: number; hi: number; nWires: number }
   /** Add the terms of `count` whole r1cs constraints (their bytes) whose signal is the job's. */
   | { id: number; kind: 'add'; job: number; constraints: Uint8Array; count: number; bases: MatrixBases }
-  /** The job's outputs for the signals [from, to) as affine points; each signal is asked for once. */
-  | { id: number; kind: 'affine'; job: number; from: number; to: number }
+  /**
+   * The job's outputs for the signals [from, to) as affine points; each signal is asked for once.
+   * Written into `into` (a view of shared memory) when given, else sent back.
+   */
+  | { id: number; kind: 'affine'; job: number; from: number; to: number; into?: Uint8Array }
   /** Drop the job's accumulators. */
   | { id: number; kind: 'close'; job: number }
   /** s·G for each scalar (Fr, Montgomery form, 32 bytes each) and G the group's generator. */

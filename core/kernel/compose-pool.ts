@@ -157,15 +157,27 @@ export class ComposeJob {
     if (bad) throw new ComposeSignalError((bad as { badSignal: number }).badSignal);
   }
 
-  /** The affine outputs of signals [from, to), from whichever threads own them, in order. */
-  async points(from: number, to: number): Promise<Uint8Array[]> {
+  /**
+   * The affine outputs of signals [from, to), from whichever threads own them, in order: written
+   * into `into` (a view of a SharedArrayBuffer, pointBytes a signal: the threads write their parts
+   * in place) and returned as its first bytes, or sent back.
+   */
+  async points(from: number, to: number, into?: Uint8Array): Promise<Uint8Array> {
+    const pointBytes = into ? into.byteLength / Math.max(1, to - from) : 0;
     const parts: Promise<Outcome>[] = [];
     for (let t = 0; t + 1 < this.bounds.length; t++) {
       const lo = Math.max(from, this.bounds[t]!);
       const hi = Math.min(to, this.bounds[t + 1]!);
-      if (lo < hi) parts.push(this.pool.send(t, { kind: 'affine', job: this.job, from: lo, to: hi }));
+      if (lo >= hi) continue;
+      const part = into?.subarray((lo - from) * pointBytes, (hi - from) * pointBytes);
+      parts.push(this.pool.send(t, { kind: 'affine', job: this.job, from: lo, to: hi, into: part }));
     }
-    return (await Promise.all(parts)).map((outcome) => (outcome as { points: Uint8Array }).points);
+    const outcomes = await Promise.all(parts);
+    if (into) return into;
+    const sent = outcomes.map((outcome) => (outcome as { points: Uint8Array }).points);
+    const out = new Uint8Array(sent.reduce((n, p) => n + p.byteLength, 0));
+    sent.reduce((at, p) => (out.set(p, at), at + p.byteLength), 0);
+    return out;
   }
 
   async close(): Promise<void> {

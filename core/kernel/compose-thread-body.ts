@@ -30,8 +30,11 @@ async function handle(request: ComposeRequest): Promise<ComposeReply> {
       const result = job(request.job).add(request.constraints, request.count, request.bases);
       return 'badSignal' in result ? { id: request.id, badSignal: result.badSignal } : { id: request.id, done: true };
     }
-    case 'affine':
-      return { id: request.id, points: job(request.job).affine(request.from, request.to) };
+    case 'affine': {
+      if (!request.into) return { id: request.id, points: job(request.job).affine(request.from, request.to) };
+      job(request.job).affine(request.from, request.to, request.into);
+      return { id: request.id, done: true };
+    }
     case 'generator-times': {
       let kernel = fixedBase.get(request.group);
       if (!kernel) {

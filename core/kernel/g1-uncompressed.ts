@@ -43,14 +43,20 @@ export class G1Uncompressed {
     return memory.slice(this.base, this.base + points.byteLength);
   }
 
-  /** Affine G2 points (zkey layout) → uncompressed, as ffjavascript's G2 batchLEMtoU (init's circuit hash). */
-  g2ToUncompressed(points: Uint8Array): Uint8Array {
-    if (points.byteLength % (2 * POINT_BYTES) !== 0)
-      throw new RangeError('the buffer is not a whole number of G2 points');
+  /**
+   * Affine points of `group` (zkey layout) → uncompressed, as ffjavascript's batchLEMtoU, as a view
+   * of this instance's memory valid until its next call (for a hash fed at once: init's circuit
+   * hash; no copy left behind for the collector).
+   */
+  uncompressedView(points: Uint8Array, group: 'G1' | 'G2'): Uint8Array {
+    const pointBytes = group === 'G1' ? POINT_BYTES : 2 * POINT_BYTES;
+    if (points.byteLength % pointBytes !== 0)
+      throw new RangeError(`the buffer is not a whole number of ${group} points`);
     const memory = this.reserve(this.base + points.byteLength);
     memory.set(points, this.base);
-    this.exports.g2_to_uncompressed(this.base, points.byteLength / (2 * POINT_BYTES), this.base);
-    return memory.slice(this.base, this.base + points.byteLength);
+    const convert = group === 'G1' ? this.exports.g1_to_uncompressed : this.exports.g2_to_uncompressed;
+    convert(this.base, points.byteLength / pointBytes, this.base);
+    return memory.subarray(this.base, this.base + points.byteLength);
   }
 
   /** a_i − b_i for pairs of affine points (zkey layout), uncompressed. */

@@ -208,7 +208,10 @@ export class R1csInitPass {
     return new Uint32Array(this.exports.memory.buffer.slice(this.at.counts, this.at.counts + 3 * 4 * blocks));
   }
 
-  /** The coefficients section's entries of `count` whole constraints, the first numbered `first`. */
+  /**
+   * The coefficients section's entries of `count` whole constraints, the first numbered `first`: a
+   * view of this instance's memory, valid until its next call.
+   */
   coefficients(constraints: Uint8Array, count: number, first: number): Uint8Array | InitPassFailure {
     const outAt = this.at.batch + Math.ceil(constraints.byteLength / 64) * 64;
     // An entry (44 bytes) per A or B term, which takes at least 36 bytes of the r1cs.
@@ -226,6 +229,6 @@ export class R1csInitPass {
     const view = new DataView(this.exports.memory.buffer);
     if (status !== 0) return { badSignal: view.getUint32(this.at.where, true) };
     const entries = view.getUint32(this.at.written, true);
-    return new Uint8Array(this.exports.memory.buffer).slice(outAt, outAt + entries * COEFFICIENT_ENTRY_BYTES);
+    return new Uint8Array(this.exports.memory.buffer, outAt, entries * COEFFICIENT_ENTRY_BYTES);
   }
 }

@@ -132,6 +132,23 @@ test('coefficients of every kind and signals repeated or unused: still byte for 
   assert.equal(firstDifference(keys.kernel, keys.snarkjs), -1, 'first differing byte');
 });
 
+test('a constraint longer than a chunk of the writer (2 MB of terms) still gives the bytes of snarkjs', async () => {
+  const next = numbers(22);
+  const long: R1csRow = Array.from(
+    { length: 60_000 },
+    () => [next() % 30, BigInt(1 + (next() % 1000))] as [number, bigint],
+  );
+  const constraints: R1csConstraint[] = [
+    { a: [[1, 1n]], b: [[2, 1n]], c: [[3, 1n]] },
+    { a: long, b: [[4, 2n]], c: [[5, 1n]] },
+    { a: [[6, 1n]], b: long.slice(0, 10), c: [[7, BN254_R - 1n]] },
+  ];
+  const r1cs = path.join(dir, 'long.r1cs');
+  await writeR1cs(r1cs, { nWires: 30, publicInputs: 2, constraints });
+  const keys = await bothKeys(r1cs, await devPtau(), 'long');
+  assert.equal(firstDifference(keys.kernel, keys.snarkjs), -1, 'first differing byte');
+});
+
 test('an r1cs naming a signal it does not have is refused as malformed', async () => {
   const r1cs = path.join(dir, 'bad-signal.r1cs');
   await writeR1cs(r1cs, {
