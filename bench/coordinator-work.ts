@@ -6,32 +6,38 @@
  *             and the two keys' BLAKE2b-512 (they must be equal: init is byte for byte snarkjs's);
  *   finalise  `ceremony finalise` (compiled; the beacon on the kernel, the link check from the
  *             head) against today's finalise before it (snarkjs's `zkey beacon`, then the check
- *             from contribution 0, verifyLinkFromInit, then the same hash and exports), on the
- *             chain's z2; the two final keys must be equal.
+ *             from contribution 0, verifyLinkFromInit, then the same hash and exports), on a head
+ *             with one contribution (made by `contributeLocally`); the two final keys must be equal.
+ * Only the circuit's r1cs and ptau are needed (cached): no snarkjs chain is built beforehand.
  *
- * Usage: tsx bench/coordinator-work.ts [--circuit rs18 | --circuit P (a generated 2^P chain)] [--skip-snarkjs]
+ * Usage: tsx bench/coordinator-work.ts [--circuit rs18 | --circuit P (a generated real-shaped circuit of domain 2^P)]
+ *                                      [--skip-snarkjs]
  */
 import { spawnSync } from 'node:child_process';
-import { cp, mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as snarkjs from 'snarkjs';
-import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
+import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
-import { openCeremony } from '../core/ceremony/open-ceremony.ts';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
-import { contributionHash } from '../core/zkey/contribution-hash.ts';
-import { readZkeyInfo } from '../core/zkey/zkey-file.ts';
 import { verifyLinkFromInit } from '../core/link-check/verify-link-from-init.ts';
 import { exportSolidityVerifier } from '../core/finalise/solidity-verifier.ts';
 import { FINAL_BEACON_NAME } from '../core/finalise/finalise-ceremony.ts';
 import { REPO_ROOT, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../tests/fixtures/ceremony-fixture.ts';
-import { benchChain, benchLog as log, realShapedChain, type BenchChain } from './bench-chain.ts';
-import { BENCH_PUBLIC_INPUTS } from './generate-circuit.ts';
+import { devPtau } from '../tests/fixtures/ceremony-fixture.ts';
+import { contributeLocally } from '../core/ceremony/extend-chain.ts';
+import { benchLog as log, ptauPowerFor, REAL_SHAPED_PTAU_POWER, REAL_SHAPES, realShapedR1cs } from './bench-chain.ts';
+import { BENCH_PUBLIC_INPUTS, generateRealShapedCircuit } from './generate-circuit.ts';
 
-type Chain = BenchChain & { name: string; publicInputs: number };
+interface Chain {
+  name: string;
+  publicInputs: number;
+  r1cs: string;
+  ptau: string;
+}
 import { megabytes, runStage, seconds, type StageResult } from './stage-run.ts';
 
 const CIRCUIT = 'mul';
@@ -64,36 +70,15 @@ async function ceremonyFolder(chain: Chain): Promise<string> {
   return dir;
 }
 
-/** Puts the chain's z1 and z2 after the folder's contribution 0, with their transcript entries. */
-async function appendChain(dir: string, chain: Chain): Promise<void> {
-  const state = await openCeremony(dir);
-  const curve = await getBn128();
-  for (const [index, file] of [chain.z1, chain.z2].entries()) {
-    const target = ceremonyPaths(dir).zkeyPath(CIRCUIT, index + 1);
-    await cp(file, target);
-    const record = (await readZkeyInfo(target)).mpc.contributions.at(-1)!;
-    await state.transcript.append([
-      {
-        type: 'contribution',
-        circuit: CIRCUIT,
-        index: index + 1,
-        contributor: `bench ${index + 1}`,
-        contributionHash: contributionHash(curve, record),
-        fileHash: await hashFile(target),
-      },
-    ]);
-  }
-}
-
 /** Today's finalise before issue 35, per circuit: snarkjs's beacon, the check from contribution 0, the hash, the exports. */
-async function finaliseBefore(chain: Chain, z0: string, out: string): Promise<number> {
+async function finaliseBefore(chain: Chain, z0: string, head: string, out: string): Promise<number> {
   const started = performance.now();
-  const made = await snarkjs.zKey.beacon(chain.z2, out, FINAL_BEACON_NAME, TEST_BEACON, TEST_BEACON_ITERATIONS, quiet);
+  const made = await snarkjs.zKey.beacon(head, out, FINAL_BEACON_NAME, TEST_BEACON, TEST_BEACON_ITERATIONS, quiet);
   if (!made) throw new Error('snarkjs refused the beacon');
   await verifyLinkFromInit({
     initZkeyPath: z0,
     ptauPath: chain.ptau,
-    headZkeyPath: chain.z2,
+    headZkeyPath: head,
     candidatePath: out,
     expect: { kind: 'beacon', beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS },
   });
@@ -103,15 +88,34 @@ async function finaliseBefore(chain: Chain, z0: string, out: string): Promise<nu
   return performance.now() - started;
 }
 
+/** A real-shaped circuit's r1cs and ptau (cached), or for a number P a generated real-shaped circuit of 2^P − 13 constraints. */
+async function benchCircuit(name: string): Promise<Chain> {
+  if (/^\d+$/.test(name)) {
+    const constraints = 2 ** Number(name) - BENCH_PUBLIC_INPUTS - 1;
+    const dir = await mkdtemp(path.join(tmpdir(), 'bench-coordinator-work-circuit-'));
+    const r1cs = await generateRealShapedCircuit('small', constraints, BENCH_PUBLIC_INPUTS, dir);
+    return {
+      name: `2^${name}`,
+      publicInputs: BENCH_PUBLIC_INPUTS,
+      r1cs,
+      ptau: await devPtau(ptauPowerFor(constraints)),
+    };
+  }
+  const shape = REAL_SHAPES[name as keyof typeof REAL_SHAPES];
+  if (!shape) throw new Error(`unknown circuit "${name}" (known: ${Object.keys(REAL_SHAPES).join(', ')}, or a power)`);
+  const r1cs = await realShapedR1cs(name);
+  const power = Math.ceil(Math.log2(shape.constraints + shape.publicInputs + 1));
+  log(`dev ptau of power ${Math.max(power, REAL_SHAPED_PTAU_POWER)} (cached)`);
+  return { name, publicInputs: shape.publicInputs, r1cs, ptau: await devPtau(Math.max(power, REAL_SHAPED_PTAU_POWER)) };
+}
+
 export async function runCoordinatorWork(name: string, withSnarkjs: boolean): Promise<CoordinatorWorkFigures> {
   const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   if (build.status !== 0) throw new Error('the build failed');
-  const chain: Chain = /^\d+$/.test(name)
-    ? { ...(await benchChain(Number(name))), name: `2^${name}`, publicInputs: BENCH_PUBLIC_INPUTS }
-    : await realShapedChain(name);
+  const chain = await benchCircuit(name);
   const dir = await ceremonyFolder(chain);
   const scratch = await mkdtemp(path.join(tmpdir(), 'bench-coordinator-work-keys-'));
   try {
@@ -141,7 +145,8 @@ export async function runCoordinatorWork(name: string, withSnarkjs: boolean): Pr
       await rm(theirs, { force: true });
     }
 
-    await appendChain(dir, chain);
+    log('one contribution on it (ceremony contribute on the kernel, as a local contributor)');
+    await contributeLocally(dir, CIRCUIT, 'bench');
     log('ceremony finalise (compiled: the beacon on the kernel, the link check from the head)');
     figures.finalise.kernel = await runStage(
       [
@@ -160,7 +165,8 @@ export async function runCoordinatorWork(name: string, withSnarkjs: boolean): Pr
     if (withSnarkjs) {
       log("today's finalise before it: snarkjs zkey beacon, then the check from contribution 0");
       const before = path.join(scratch, 'final-before.zkey');
-      figures.finalise.before = { ms: await finaliseBefore(chain, z0, before) };
+      const head = ceremonyPaths(dir).zkeyPath(CIRCUIT, 1);
+      figures.finalise.before = { ms: await finaliseBefore(chain, z0, head, before) };
       figures.finalise.sameBytes =
         (await hashFile(before)) === (await hashFile(ceremonyPaths(dir).finalZkeyPath(CIRCUIT)));
     }
