@@ -38,7 +38,7 @@ interface Chain {
   r1cs: string;
   ptau: string;
 }
-import { megabytes, runStage, seconds, type StageResult } from './stage-run.ts';
+import { finaliseArgv, megabytes, runStage, seconds, type StageResult } from './stage-run.ts';
 
 const CIRCUIT = 'mul';
 const quiet: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -148,20 +148,7 @@ export async function runCoordinatorWork(name: string, withSnarkjs: boolean): Pr
     log('one contribution on it (ceremony contribute on the kernel, as a local contributor)');
     await contributeLocally(dir, CIRCUIT, 'bench');
     log('ceremony finalise (compiled: the beacon on the kernel, the link check from the head)');
-    figures.finalise.kernel = await runStage(
-      [
-        process.execPath,
-        cli,
-        'finalise',
-        '--beacon',
-        TEST_BEACON,
-        '--iterations',
-        String(TEST_BEACON_ITERATIONS),
-        '--data',
-        dir,
-      ],
-      { cwd: REPO_ROOT },
-    );
+    figures.finalise.kernel = await runStage(finaliseArgv(dir), { cwd: REPO_ROOT });
     if (withSnarkjs) {
       log("today's finalise before it: snarkjs zkey beacon, then the check from contribution 0");
       const before = path.join(scratch, 'final-before.zkey');

@@ -9,7 +9,27 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import path from 'node:path';
+import { REPO_ROOT, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../tests/fixtures/ceremony-fixture.ts';
 import { processTree } from './process-tree-sampler.ts';
+
+/** The compiled app's `ceremony` command, as a stage's argv: `[node, bin/ceremony.js, ...args]`. */
+export function ceremonyArgv(...args: string[]): string[] {
+  return [process.execPath, path.join(REPO_ROOT, 'bin', 'ceremony.js'), ...args];
+}
+
+/** `ceremony finalise` of a data folder with the tests' beacon. */
+export function finaliseArgv(dataDir: string): string[] {
+  return ceremonyArgv(
+    'finalise',
+    '--beacon',
+    TEST_BEACON,
+    '--iterations',
+    String(TEST_BEACON_ITERATIONS),
+    '--data',
+    dataDir,
+  );
+}
 
 /** VmHWM of one process in bytes, or undefined once it is gone. */
 export function peakRssOf(pid: number): number | undefined {

@@ -31,13 +31,21 @@ import { readZkeyInfo, SECTION } from '../core/zkey/zkey-file.ts';
 import { planScaleChain } from '../core/kernel/g1-scale-chain.ts';
 import { nodeScalePool } from '../core/kernel/node-scale-pool.ts';
 import { BN254_R } from '../core/crypto/bn254-moduli.ts';
-import { FIXTURE_CACHE, REPO_ROOT, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../tests/fixtures/ceremony-fixture.ts';
+import { FIXTURE_CACHE, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { chromiumProxyArgs, startShapedProxy, type ShapedProxy } from '../tests/helpers/shaped-proxy.ts';
 import { startCeremonyServe, type CoordinatorProcess, type LogLine } from './coordinator-process.ts';
 import { openDevtoolsPage } from './devtools-page.ts';
 import { ProcessTreeSampler } from './process-tree-sampler.ts';
 import { bytesMoved, changedSectionBytes, measureLinkRates, scrapeBytes, type LinkRates } from './contributor-turn.ts';
-import { megabytes, PeakRssWatcher, printStageTable, runStage, seconds, type StageRow } from './stage-run.ts';
+import {
+  finaliseArgv,
+  megabytes,
+  PeakRssWatcher,
+  printStageTable,
+  runStage,
+  seconds,
+  type StageRow,
+} from './stage-run.ts';
 
 const MB = 1024 * 1024;
 const CLI = path.join(REPO_ROOT, 'bin', 'ceremony.js');
@@ -486,20 +494,7 @@ export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<W
     });
 
     log('ceremony finalise');
-    const finalise = await runStage(
-      [
-        process.execPath,
-        CLI,
-        'finalise',
-        '--beacon',
-        TEST_BEACON,
-        '--iterations',
-        String(TEST_BEACON_ITERATIONS),
-        '--data',
-        dir,
-      ],
-      { cwd: REPO_ROOT },
-    );
+    const finalise = await runStage(finaliseArgv(dir), { cwd: REPO_ROOT });
     rows.push({
       stage: 'finalise',
       ms: finalise.ms,

@@ -152,40 +152,18 @@ u32 r1cs_scan(const u8 *constraints, u32 n, u32 first, const u8 *rho_mont, u32 n
 }
 
 /*
- * init's passes over the r1cs (core/ceremony/initial-key-writer.ts). A bad signal returns
- * SCAN_BAD_SIGNAL with the failing constraint (relative to the batch) in *where.
- *
- * r1cs_count_terms: adds the number of terms of each matrix (A, B, C) of n whole constraints to
- * counts[3·(s >> shift) + matrix], per block of 2^shift signals (init splits the signals between
- * its threads by these counts, and sizes the coefficients section from them).
+ * init's passes over the r1cs (core/ceremony/initial-key-writer.ts), over n whole constraints
+ * numbered from `first`. With counts: adds the number of terms of each matrix (A, B, C) to
+ * counts[3·(s >> shift) + matrix], per block of 2^shift signals (init splits the signals between its
+ * threads by these counts, and sizes the coefficients section from them). With out: writes the
+ * coefficients section's entries (section 4, as `zkey new` writes them): for each constraint its A
+ * terms then its B terms, each [matrix, constraint, signal, a·R² mod r], and their count at
+ * *written. A term naming a signal >= n_wires returns SCAN_BAD_SIGNAL with the failing constraint
+ * (relative to the batch) in *where.
  */
-__attribute__((export_name("r1cs_count_terms")))
-u32 r1cs_count_terms(const u8 *constraints, u32 n, u32 n_wires, u32 shift, u32 *counts, u32 *where) {
-  const u8 *p = constraints;
-  for (u32 k = 0; k < n; k++) {
-    for (u32 matrix = 0; matrix < 3; matrix++) {
-      const u32 terms = read_u32(p);
-      p += 4;
-      for (u32 t = 0; t < terms; t++, p += 4 + FB) {
-        const u32 signal = read_u32(p);
-        if (signal >= n_wires) {
-          *where = k;
-          return SCAN_BAD_SIGNAL;
-        }
-        counts[3 * (signal >> shift) + matrix]++;
-      }
-    }
-  }
-  return SCAN_OK;
-}
-
-/*
- * r1cs_coefficients: the coefficients section's entries (section 4, as `zkey new` writes them) of
- * n whole constraints numbered from `first`: for each constraint its A terms then its B terms, each
- * [matrix, constraint, signal, a·R² mod r]. Writes them at out and their count at *written.
- */
-__attribute__((export_name("r1cs_coefficients")))
-u32 r1cs_coefficients(const u8 *constraints, u32 n, u32 first, u32 n_wires, u8 *out, u32 *written, u32 *where) {
+__attribute__((export_name("r1cs_init_pass")))
+u32 r1cs_init_pass(const u8 *constraints, u32 n, u32 first, u32 n_wires, u32 shift, u32 *counts, u8 *out,
+                   u32 *written, u32 *where) {
   const u8 *p = constraints;
   u8 *o = out;
   for (u32 k = 0; k < n; k++) {
@@ -198,7 +176,8 @@ u32 r1cs_coefficients(const u8 *constraints, u32 n, u32 first, u32 n_wires, u8 *
           *where = k;
           return SCAN_BAD_SIGNAL;
         }
-        if (matrix == 2) continue;
+        if (counts) counts[3 * (signal >> shift) + matrix]++;
+        if (!out || matrix == 2) continue;
         u32 coef[NL], mont[NL];
         fr_from_bytes(coef, p + 4);
         fr_mul(mont, coef, R3_MOD_R); /* a·R³·R⁻¹ = a·R² */
@@ -210,6 +189,6 @@ u32 r1cs_coefficients(const u8 *constraints, u32 n, u32 first, u32 n_wires, u8 *
       }
     }
   }
-  *written = (u32)((o - out) / (12 + FB));
+  if (out) *written = (u32)((o - out) / (12 + FB));
   return SCAN_OK;
 }

@@ -130,19 +130,13 @@ export class R1csScanKernel {
 interface InitPassExports {
   memory: WebAssembly.Memory;
   __heap_base: WebAssembly.Global;
-  r1cs_count_terms(
-    constraints: number,
-    n: number,
-    nWires: number,
-    shift: number,
-    counts: number,
-    where: number,
-  ): number;
-  r1cs_coefficients(
+  r1cs_init_pass(
     constraints: number,
     n: number,
     first: number,
     nWires: number,
+    shift: number,
+    counts: number,
     out: number,
     written: number,
     where: number,
@@ -190,12 +184,15 @@ export class R1csInitPass {
   /** Adds the terms of `count` whole constraints to the counts. */
   count(constraints: Uint8Array, count: number): InitPassFailure | undefined {
     this.reserve(this.at.batch + constraints.byteLength).set(constraints, this.at.batch);
-    const status = this.exports.r1cs_count_terms(
+    const status = this.exports.r1cs_init_pass(
       this.at.batch,
       count,
+      0,
       this.nWires,
       this.shift,
       this.at.counts,
+      0,
+      0,
       this.at.where,
     );
     if (status !== 0) return { badSignal: new DataView(this.exports.memory.buffer).getUint32(this.at.where, true) };
@@ -217,11 +214,13 @@ export class R1csInitPass {
     // An entry (44 bytes) per A or B term, which takes at least 36 bytes of the r1cs.
     const memory = this.reserve(outAt + Math.ceil((constraints.byteLength * COEFFICIENT_ENTRY_BYTES) / 36) + 64);
     memory.set(constraints, this.at.batch);
-    const status = this.exports.r1cs_coefficients(
+    const status = this.exports.r1cs_init_pass(
       this.at.batch,
       count,
       first,
       this.nWires,
+      this.shift,
+      0,
       outAt,
       this.at.written,
       this.at.where,
