@@ -364,9 +364,9 @@ export interface TurnMeasurement {
   cores: { busy: number; over: string; seconds: number; coordinator: number; machine: number };
 }
 
-type ByteCounts = Record<string, { request: number; response: number }>;
+export type ByteCounts = Record<string, { request: number; response: number }>;
 
-async function scrapeBytes(coordinatorUrl: string): Promise<ByteCounts> {
+export async function scrapeBytes(coordinatorUrl: string): Promise<ByteCounts> {
   const text = await (await fetch(`${coordinatorUrl}/metrics`)).text();
   const counts: ByteCounts = {};
   for (const match of text.matchAll(/^ceremony_http_(request|response)_bytes_total\{route="([^"]+)"\} (\S+)$/gm)) {
@@ -378,7 +378,7 @@ async function scrapeBytes(coordinatorUrl: string): Promise<ByteCounts> {
   return counts;
 }
 
-function bytesMoved(before: ByteCounts, after: ByteCounts): TurnMeasurement['bytes'] {
+export function bytesMoved(before: ByteCounts, after: ByteCounts): TurnMeasurement['bytes'] {
   const byRoute: Record<string, { down: number; up: number }> = {};
   let down = 0;
   let up = 0;
@@ -691,7 +691,7 @@ export interface TurnBenchFigures {
 }
 
 /** Bytes of a key's sections that a contribution rewrites, with the file header and their section headers. */
-async function changedSectionBytes(zkey: string): Promise<number> {
+export async function changedSectionBytes(zkey: string): Promise<number> {
   const info = await readZkeyInfo(zkey);
   const changed = [SECTION.protocol, SECTION.grothHeader, SECTION.l, SECTION.h, SECTION.mpc];
   return 12 + changed.reduce((sum, id) => sum + 12 + (info.sections.get(id)?.size ?? 0), 0);

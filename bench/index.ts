@@ -38,10 +38,17 @@
  * 13. presence      bench/queue-presence.ts: a whole ceremony of the nine test circuits by 60 terminal
  *                   contributors of whom a fifth go away (half come back), today's lobby against
  *                   presence: each circuit's idle time, the audit's fairness check (child process; minutes)
+ * 14. coordinator   bench/coordinator-work.ts: `ceremony init` (the kernel) against `snarkjs zkey new`,
+ *                   and `ceremony finalise` against today's finalise before it, on --coordinator-circuit
+ *                   (rs18): times, peak RSS, the keys compared byte for byte (child processes; minutes)
+ * 15. rs22          bench/rs22.ts, only when asked (--only rs22): the 2^22 ceremony end to end, stage by
+ *                   stage against each floor, every process's peak RSS (an hour; its fixtures cached,
+ *                   about an hour more the first time); --work DIR for its 40 GB of folders
  *
  * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,page-memory,receipt,
- *                                  transfer-garbage,deployment,hostile,presence]
+ *                                  transfer-garbage,deployment,hostile,presence,coordinator,rs22]
  *                           [--hostile-circuit rs18 | --hostile-power P]
+ *                           [--coordinator-circuit rs18] [--work DIR]
  *                           [--audit-links 5]
  *                           [--powers 14,16] [--terms K]
  *                           [--receipt-circuit rs18 | --receipt-power P] [--receipt-skip-snarkjs]
@@ -69,6 +76,10 @@ import {
 } from './contributor-turn.ts';
 import { printReceiptBench, runReceiptBench } from './receipt.ts';
 import { runHostileUploadsBench } from './hostile-uploads.ts';
+import { printCoordinatorWork, runCoordinatorWork } from './coordinator-work.ts';
+import { runRs22 } from './rs22.ts';
+import { printWholeCeremony } from './whole-ceremony.ts';
+import { parseLink } from '../tests/helpers/shaped-proxy.ts';
 
 const BENCHES = [
   'verify',
@@ -84,7 +95,10 @@ const BENCHES = [
   'deployment',
   'hostile',
   'presence',
+  'coordinator',
 ] as const;
+/** Benches run only when named in --only (an hour or more each). */
+const ON_REQUEST = ['rs22'] as const;
 const { values } = parseArgs({
   options: {
     only: { type: 'string', default: BENCHES.join(',') },
@@ -114,12 +128,14 @@ const { values } = parseArgs({
     'receipt-skip-snarkjs': { type: 'boolean', default: false },
     'hostile-circuit': { type: 'string', default: 'rs18' },
     'hostile-power': { type: 'string' },
+    'coordinator-circuit': { type: 'string', default: 'rs18' },
+    work: { type: 'string' },
   },
 });
 const selected = new Set(values.only.split(',').map((s) => s.trim()));
 for (const name of selected)
-  if (!(BENCHES as readonly string[]).includes(name))
-    throw new Error(`--only: unknown bench "${name}" (known: ${BENCHES.join(', ')})`);
+  if (![...BENCHES, ...ON_REQUEST].includes(name as never))
+    throw new Error(`--only: unknown bench "${name}" (known: ${[...BENCHES, ...ON_REQUEST].join(', ')})`);
 // Checked before any bench runs, not after minutes of the others.
 const turnKey = { circuit: values['turn-circuit'], power: values['turn-power'] };
 const turnOptions = selected.has('turn')
@@ -238,5 +254,11 @@ if (selected.has('presence')) {
   const script = path.join(REPO_ROOT, 'bench', 'queue-presence.ts');
   const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`bench/queue-presence.ts exited with ${run.status}`);
+}
+if (selected.has('coordinator')) {
+  printCoordinatorWork(await runCoordinatorWork(values['coordinator-circuit'], true));
+}
+if (selected.has('rs22')) {
+  printWholeCeremony(await runRs22({ work: values.work, link: parseLink(values.link) }));
 }
 await releaseBn128();

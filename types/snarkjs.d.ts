@@ -118,6 +118,7 @@ declare module 'ffjavascript' {
     mul(a: Uint8Array, b: Uint8Array): Uint8Array;
     square(a: Uint8Array): Uint8Array;
     inv(a: Uint8Array): Uint8Array;
+    exp(a: Uint8Array, b: Uint8Array | bigint | number): Uint8Array;
     isZero(a: Uint8Array): boolean;
     fromRng(rng: unknown): Uint8Array;
     batchToMontgomery(buff: Uint8Array): Promise<Uint8Array>;

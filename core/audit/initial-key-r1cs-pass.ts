@@ -87,7 +87,7 @@ function writeLe(target: Uint8Array, offset: number, value: bigint, bytes: numbe
 }
 
 /** Walks whole constraints in `bytes`: how many, their length, and how many A and B terms they hold. */
-function wholeConstraints(bytes: Buffer, most: number): { count: number; length: number; abTerms: number[] } {
+export function wholeConstraints(bytes: Buffer, most: number): { count: number; length: number; abTerms: number[] } {
   const abTerms: number[] = [];
   let length = 0;
   while (abTerms.length < most) {

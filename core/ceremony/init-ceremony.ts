@@ -1,14 +1,17 @@
 /**
  * `ceremony init`: checks every circuit against the configuration and the powers of tau, then
- * creates contribution 0 of each chain with snarkjs and records it in the transcript. All checks
- * run before anything is written; the transcript entries are written last, in one atomic step, so
- * an interrupted init leaves the folder uninitialised and can simply be run again.
+ * creates contribution 0 of each chain on the kernel (initial-key-writer.ts: byte for byte what
+ * snarkjs's `zkey new` writes, on every core, streamed to a temporary file renamed into place) and
+ * records it in the transcript. Small circuits are made several at once, sharing the kernel's
+ * threads, so that none of them waits on another's reads and writes; a large one is made alone, to
+ * bound memory. Where the kernel's threads cannot start, snarkjs makes the keys (the same bytes,
+ * slower). All checks run before anything is written; the transcript entries are written last, in
+ * one atomic step, so an interrupted init leaves the folder uninitialised and can simply be run again.
  */
 import { mkdir, rm } from 'node:fs/promises';
-import * as snarkjs from 'snarkjs';
 import { commitFile, tempPathFor } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
-import { hashKeyFile } from '../zkey/zkey-hashes.ts';
+import { hashKeyFile, type KeyHashes } from '../zkey/zkey-hashes.ts';
 import { CoordinatorError } from '../errors.ts';
 import { readR1csSummary, requiredPtauPower, type R1csSummary } from '../setup/r1cs-header.ts';
 import { readPtauSummary } from '../ptau/ptau-header.ts';
@@ -20,6 +23,11 @@ import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { silentProgress, snarkjsProgressLogger, type Progress } from './progress.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
+import { ComposePool } from '../kernel/compose-pool.ts';
+import { writeInitialKey } from './initial-key-writer.ts';
+
+/** Circuits whose domain is at least this large are made one at a time (their accumulators take hundreds of MB). */
+const ALONE_FROM_DOMAIN = 1 << 19;
 
 export interface InitializedCircuit {
   circuit: string;
@@ -83,7 +91,8 @@ export async function checkCeremonyInputs(config: CeremonyConfig): Promise<Map<s
   return summaries;
 }
 
-async function createInitialKey(
+/** snarkjs's `zkey new`, where the kernel's threads cannot start. */
+async function createInitialKeyWithSnarkjs(
   config: CeremonyConfig,
   circuit: CircuitConfig,
   target: string,
@@ -92,6 +101,8 @@ async function createInitialKey(
   const temp = tempPathFor(target);
   const errors: string[] = [];
   const logger = snarkjsProgressLogger(progress, circuit.name, errors);
+  // Loaded only here: snarkjs costs the kernel's path memory it does not use.
+  const snarkjs = await import('snarkjs');
   try {
     const result = await snarkjs.zKey.newZKey(circuit.r1csPath, config.ptauPath, temp, logger);
     if (result === -1 || errors.length > 0) {
@@ -104,6 +115,60 @@ async function createInitialKey(
   } finally {
     await rm(temp, { force: true });
   }
+}
+
+/** Contribution 0 of `circuit` at `target` (temporary file, then rename): on the kernel's pool, or snarkjs's. */
+async function createInitialKey(
+  config: CeremonyConfig,
+  circuit: CircuitConfig,
+  target: string,
+  pool: ComposePool | undefined,
+  progress: Progress,
+): Promise<KeyHashes | undefined> {
+  if (!pool) {
+    await createInitialKeyWithSnarkjs(config, circuit, target, progress);
+    return undefined;
+  }
+  const temp = tempPathFor(target);
+  try {
+    const written = await writeInitialKey(circuit.r1csPath, config.ptauPath, temp, {
+      pool,
+      r1csLabel: `circuit ${circuit.name}: ${circuit.r1cs}`,
+      onProgress: (part, done, total) => progress({ type: 'count', circuit: circuit.name, part, done, total }),
+    });
+    await commitFile(temp, target);
+    const sectionHashes = Object.fromEntries([...written.sectionHashes].map(([id, hash]) => [String(id), hash]));
+    return { fileHash: written.fileHash, sectionHashes };
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
+
+/** Runs `work` on every item, at most `limit` at once, an item marked `alone` with nothing beside it. */
+async function runSeveralAtOnce<T>(
+  items: readonly T[],
+  limit: number,
+  alone: (item: T) => boolean,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  const running = new Set<Promise<void>>();
+  let failure: unknown;
+  for (const item of items) {
+    const solo = alone(item);
+    while (running.size > 0 && (solo || running.size >= limit)) await Promise.race(running);
+    if (failure !== undefined) break;
+    const task: Promise<void> = work(item).then(
+      () => void running.delete(task),
+      (error: unknown) => {
+        running.delete(task);
+        failure ??= error;
+      },
+    );
+    running.add(task);
+    if (solo) await task;
+  }
+  await Promise.all(running);
+  if (failure !== undefined) throw failure;
 }
 
 export async function initCeremony(
@@ -121,31 +186,47 @@ export async function initCeremony(
     }
     const summaries = await checkCeremonyInputs(state.config);
 
-    const results: InitializedCircuit[] = [];
-    const entries: NewTranscriptEntry[] = [];
-    for (const circuit of state.config.circuits) {
-      progress({
-        type: 'step',
-        circuit: circuit.name,
-        step: `creating contribution 0 (${summaries.get(circuit.name)!.nConstraints} constraints)`,
-      });
-      await mkdir(state.paths.chainDir(circuit.name), { recursive: true });
-      const target = state.paths.zkeyPath(circuit.name, 0);
-      await createInitialKey(state.config, circuit, target, progress);
-      const info = await readZkeyInfo(target);
-      const { fileHash, sectionHashes } = await hashKeyFile(target, `contribution 0 of ${circuit.name}`);
-      const circuitHash = info.mpc.csHash.toString('hex');
-      entries.push({ type: 'init', circuit: circuit.name, index: 0, circuitHash, fileHash, sectionHashes });
-      results.push({
-        circuit: circuit.name,
-        constraints: summaries.get(circuit.name)!.nConstraints,
-        publicInputs: info.header.nPublic,
-        circuitHash,
-        fileHash,
-      });
-      progress({ type: 'finished', circuit: circuit.name });
+    const made = new Map<string, { entry: NewTranscriptEntry; result: InitializedCircuit }>();
+    const pool = await ComposePool.start().catch(() => undefined);
+    try {
+      const domainOf = (circuit: CircuitConfig): number => 2 ** requiredPtauPower(summaries.get(circuit.name)!);
+      await runSeveralAtOnce(
+        state.config.circuits,
+        pool?.threads ?? 1,
+        (circuit) => domainOf(circuit) >= ALONE_FROM_DOMAIN,
+        async (circuit) => {
+          progress({
+            type: 'step',
+            circuit: circuit.name,
+            step: `creating contribution 0 (${summaries.get(circuit.name)!.nConstraints} constraints)`,
+          });
+          await mkdir(state.paths.chainDir(circuit.name), { recursive: true });
+          const target = state.paths.zkeyPath(circuit.name, 0);
+          const written = await createInitialKey(state.config, circuit, target, pool, progress);
+          const info = await readZkeyInfo(target);
+          // The kernel's writer hashed the file and each section as it wrote them; snarkjs's key is read once more.
+          const { fileHash, sectionHashes } =
+            written ?? (await hashKeyFile(target, `contribution 0 of ${circuit.name}`));
+          const circuitHash = info.mpc.csHash.toString('hex');
+          made.set(circuit.name, {
+            entry: { type: 'init', circuit: circuit.name, index: 0, circuitHash, fileHash, sectionHashes },
+            result: {
+              circuit: circuit.name,
+              constraints: summaries.get(circuit.name)!.nConstraints,
+              publicInputs: info.header.nPublic,
+              circuitHash,
+              fileHash,
+            },
+          });
+          progress({ type: 'finished', circuit: circuit.name });
+        },
+      );
+    } finally {
+      await pool?.close();
     }
+    // In the configuration's order, whatever order the circuits finished in.
+    const entries = state.config.circuits.map((circuit) => made.get(circuit.name)!.entry);
     await state.transcript.append(entries);
-    return results;
+    return state.config.circuits.map((circuit) => made.get(circuit.name)!.result);
   });
 }

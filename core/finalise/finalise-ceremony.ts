@@ -1,7 +1,14 @@
 /**
  * `ceremony finalise`: applies the random beacon to the head of every chain, checks each final key
- * as a link (the beacon record must be exactly the announced beacon) and against contribution 0,
+ * as the next link of its verified head (the beacon record must be exactly the announced beacon),
  * then writes the final keys, verification keys, Solidity verifiers and the delta manifest.
+ *
+ * The beacon is snarkjs's own `zkey beacon` with L and H scaled by the kernel on every core
+ * (core/kernel/contribute-fast.ts: the same bytes as snarkjs alone writes), and the check is the
+ * link check every contribution passed (core/link-check/verify-link-from-head.ts: structure, the
+ * beacon's proof of knowledge and its derivation from the announced beacon, δ, and L and H by
+ * random linear combination with fresh scalars), not a re-verification from contribution 0: the
+ * head it extends was itself verified as a link, so the chain from contribution 0 holds by induction.
  *
  * Resumable: a circuit whose beacon entry is already in the transcript is not redone, so a crash
  * half-way is finished by running the same command again (with the same beacon).
@@ -9,13 +16,14 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import * as snarkjs from 'snarkjs';
+import { beaconFast } from '../kernel/contribute-fast.ts';
 import { commitFile, tempPathFor, writeFileAtomic } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
 import { hashKeyFile } from '../zkey/zkey-hashes.ts';
 import { CoordinatorError } from '../errors.ts';
 import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
-import { verifyLinkFromInit } from '../link-check/verify-link-from-init.ts';
+import { verifyLinkFromHead } from '../link-check/verify-link-from-head.ts';
 import { openCeremony, type CeremonyState, type CircuitChain } from '../ceremony/open-ceremony.ts';
 import { silentProgress, snarkjsProgressLogger, type Progress } from '../ceremony/progress.ts';
 import { deltaEntryFromVerificationKey, serialiseManifest, type DeltaManifest } from '../manifest/delta-manifest.ts';
@@ -89,33 +97,28 @@ async function applyBeacon(
   chain: CircuitChain,
   beacon: BeaconParameters,
   progress: Progress,
-): Promise<void> {
+): Promise<string> {
   const name = chain.circuit.name;
   const finalPath = state.paths.finalZkeyPath(name);
   const staged = tempPathFor(finalPath);
   try {
     const headPath = state.paths.zkeyPath(name, chain.headIndex);
-    const made = await snarkjs.zKey.beacon(
-      headPath,
-      staged,
-      FINAL_BEACON_NAME,
-      beacon.beaconHex,
-      beacon.iterationsExp,
-      snarkjsProgressLogger(progress, name),
-    );
-    if (made === false) throw new CoordinatorError('finalise.bad_beacon', `snarkjs refused the beacon for ${name}`);
-    progress({ type: 'step', circuit: name, step: 'verifying the final key' });
+    try {
+      await beaconFast(headPath, staged, FINAL_BEACON_NAME, beacon.beaconHex, beacon.iterationsExp, {
+        logger: snarkjsProgressLogger(progress, name),
+      });
+    } catch (error) {
+      if (error instanceof Error && /refused the beacon/.test(error.message))
+        throw new CoordinatorError('finalise.bad_beacon', `snarkjs refused the beacon for ${name}`);
+      throw error;
+    }
+    progress({ type: 'step', circuit: name, step: 'verifying the final key as the next link of its head' });
     let link;
     try {
-      link = await verifyLinkFromInit({
-        initZkeyPath: state.paths.zkeyPath(name, 0),
-        ptauPath: state.config.ptauPath,
-        headZkeyPath: headPath,
-        candidatePath: staged,
+      link = await verifyLinkFromHead(headPath, staged, {
         expect: { kind: 'beacon', ...beacon },
         // The coordinator's console shows this message: roles, not the server's paths.
-        labels: { head: `the head of ${name}`, candidate: `the final key of ${name}` },
-        progress: { to: progress, circuit: name },
+        labels: { prev: `the head of ${name}`, next: `the final key of ${name}` },
       });
     } catch (error) {
       throw new CoordinatorError(
@@ -137,6 +140,7 @@ async function applyBeacon(
         iterationsExp: beacon.iterationsExp,
       },
     ]);
+    return fileHash;
   } finally {
     await rm(staged, { force: true });
   }
@@ -152,6 +156,8 @@ export async function finaliseCeremony(
     checkReadyToFinalise(state, beacon);
     await mkdir(state.paths.finalDir, { recursive: true });
 
+    // Final keys written (and hashed) by this run: not read again to compare with the transcript.
+    const hashedNow = new Map<string, string>();
     for (const chain of state.chains.values()) {
       if (chain.beacon) {
         progress({ type: 'step', circuit: chain.circuit.name, step: 'beacon already applied, keeping it' });
@@ -162,7 +168,7 @@ export async function finaliseCeremony(
         circuit: chain.circuit.name,
         step: `applying the beacon to contribution ${chain.headIndex}`,
       });
-      await applyBeacon(state, chain, beacon, progress);
+      hashedNow.set(chain.circuit.name, await applyBeacon(state, chain, beacon, progress));
     }
 
     state = await openCeremony(dataDir);
@@ -171,7 +177,7 @@ export async function finaliseCeremony(
     for (const chain of state.chains.values()) {
       const { name, verifier } = chain.circuit;
       const finalPath = state.paths.finalZkeyPath(name);
-      if ((await hashFile(finalPath)) !== chain.beacon!.fileHash) {
+      if ((hashedNow.get(name) ?? (await hashFile(finalPath))) !== chain.beacon!.fileHash) {
         throw new CoordinatorError(
           'chain.file_hash_mismatch',
           `${finalPath} is not the final key the transcript records`,

@@ -70,7 +70,10 @@ export function contributeFast(
   );
 }
 
-/** `snarkjs zkey beacon` (a secret derived from a public beacon), with the kernel: deterministic, for comparisons. */
+/**
+ * `snarkjs zkey beacon` (a secret derived from a public beacon), with the kernel: the coordinator's
+ * final contribution (core/finalise), byte for byte the key snarkjs's own beacon writes.
+ */
 export function beaconFast(
   headPath: string,
   outPath: string,
@@ -80,7 +83,7 @@ export function beaconFast(
   options: FastContributionOptions = {},
 ): Promise<FastContributionResult> {
   return withKernel(options, async () => {
-    const hash = await snarkjs.zKey.beacon(headPath, outPath, name, beaconHex, iterationsExp);
+    const hash = await snarkjs.zKey.beacon(headPath, outPath, name, beaconHex, iterationsExp, options.logger);
     if (!hash) throw new Error('snarkjs refused the beacon');
     return hash;
   });

@@ -3,7 +3,9 @@
  * link (random combinations of L and H with 64-bit scalars) and most of the audit's check of
  * contribution 0 (256-bit scalars over the ptau, 128-bit over the key). Pippenger, as
  * pippenger-msm.h describes it, over Fq; points are 64 bytes, x then y (see bn254-fq.h). Built
- * with g1-scale.c and g2-msm.c into one WebAssembly module; exports msm and msm_scratch_bytes.
+ * with g1-scale.c and g2-msm.c into one WebAssembly module; exports msm and msm_scratch_bytes,
+ * and init's sparse combinations of ptau points over G1 (sparse-compose.h: g1_compose,
+ * g1_compose_affine, g1_compose_scratch_bytes).
  */
 #include "bn254-fq.h"
 
@@ -21,5 +23,12 @@
 #define el_inv fe_inv
 #define MSM_FN msm
 #define MSM_SCRATCH_FN msm_scratch_bytes
+#define COMPOSE_FN g1_compose
+#define COMPOSE_SCRATCH_FN g1_compose_scratch_bytes
+#define COMPOSE_AFFINE_FN g1_compose_affine
+#define COMPOSE_FIXED_SCRATCH_FN g1_fixed_scratch_bytes
+#define COMPOSE_TABLE_FN g1_fixed_table
+#define COMPOSE_FIXED_FN g1_fixed_times
 
 #include "pippenger-msm.h"
+#include "sparse-compose.h"

@@ -119,3 +119,31 @@ void g1_sub_to_uncompressed(const u8 *a, const u8 *b, u32 n, u8 *scratch, u8 *ou
     write_uncompressed(r, x3, y3);
   }
 }
+
+/*
+ * out[i] = uncompressed(points[i]) for n affine G2 points (zkey layout: x.c0, x.c1, y.c0, y.c1, 32
+ * bytes each, Montgomery), as ffjavascript's G2 batchLEMtoU writes them: each coordinate's 64 bytes
+ * reversed, so x.c1 then x.c0, then y.c1 then y.c0, each 32 bytes big-endian in standard form; the
+ * point at infinity as 128 zero bytes. For init's circuit hash over B2; out may be points.
+ */
+__attribute__((export_name("g2_to_uncompressed")))
+void g2_to_uncompressed(const u8 *points, u32 n, u8 *out) {
+  for (u32 i = 0; i < n; i++) {
+    const u8 *p = points + (u64)i * 2 * PB;
+    u8 *o = out + (u64)i * 2 * PB;
+    u32 c[4][NL];
+    u32 any = 0;
+    for (int k = 0; k < 4; k++) {
+      fe_copy(c[k], (const u32 *)(p + k * FB));
+      any |= !fe_is_zero(c[k]);
+    }
+    if (!any) {
+      for (int b = 0; b < 2 * PB; b++) o[b] = 0;
+      continue;
+    }
+    fe_write_be(o, c[1]);
+    fe_write_be(o + FB, c[0]);
+    fe_write_be(o + 2 * FB, c[3]);
+    fe_write_be(o + 3 * FB, c[2]);
+  }
+}

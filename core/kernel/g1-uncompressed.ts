@@ -1,7 +1,7 @@
 /**
- * G1 points in snarkjs's uncompressed form (g1-uncompressed.c), on the calling thread: what
+ * G1 (and G2) points in snarkjs's uncompressed form (g1-uncompressed.c), on the calling thread: what
  * ffjavascript's `batchLEMtoU` and its affine subtraction give, for the audit's recomputation of the
- * circuit hash. One instance of the kernel's module per caller; not shared across threads.
+ * circuit hash and init's computation of it. One instance of the kernel's module per caller; not shared across threads.
  */
 import { kernelWasm } from './kernel-wasm.generated.ts';
 
@@ -11,6 +11,7 @@ interface UncompressedExports {
   memory: WebAssembly.Memory;
   __heap_base: WebAssembly.Global;
   g1_to_uncompressed(points: number, n: number, out: number): void;
+  g2_to_uncompressed(points: number, n: number, out: number): void;
   g1_sub_scratch_bytes(n: number): number;
   g1_sub_to_uncompressed(a: number, b: number, n: number, scratch: number, out: number): void;
 }
@@ -40,6 +41,22 @@ export class G1Uncompressed {
     memory.set(points, this.base);
     this.exports.g1_to_uncompressed(this.base, points.byteLength / POINT_BYTES, this.base);
     return memory.slice(this.base, this.base + points.byteLength);
+  }
+
+  /**
+   * Affine points of `group` (zkey layout) → uncompressed, as ffjavascript's batchLEMtoU, as a view
+   * of this instance's memory valid until its next call (for a hash fed at once: init's circuit
+   * hash; no copy left behind for the collector).
+   */
+  uncompressedView(points: Uint8Array, group: 'G1' | 'G2'): Uint8Array {
+    const pointBytes = group === 'G1' ? POINT_BYTES : 2 * POINT_BYTES;
+    if (points.byteLength % pointBytes !== 0)
+      throw new RangeError(`the buffer is not a whole number of ${group} points`);
+    const memory = this.reserve(this.base + points.byteLength);
+    memory.set(points, this.base);
+    const convert = group === 'G1' ? this.exports.g1_to_uncompressed : this.exports.g2_to_uncompressed;
+    convert(this.base, points.byteLength / pointBytes, this.base);
+    return memory.subarray(this.base, this.base + points.byteLength);
   }
 
   /** a_i − b_i for pairs of affine points (zkey layout), uncompressed. */

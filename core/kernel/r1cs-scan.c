@@ -1,6 +1,7 @@
 /*
  * r1cs-scan: the audit's pass over an r1cs for its check of contribution 0
- * (core/audit/check-initial-key.ts): for each constraint c, with ρ_s the random scalar of signal s,
+ * (core/audit/check-initial-key.ts; at the end of the file, init's two passes, which count the
+ * terms and write the coefficients section): for each constraint c, with ρ_s the random scalar of signal s,
  *   u_c = Σ ρ_s·a_cs,  v_c = Σ ρ_s·b_cs,  w_c = Σ ρ_s·c_cs,  and  w_c + σ1·u_c + σ2·v_c,
  * over the scalar field F_r, written as 32-byte little-endian standard-form scalars (what the MSM
  * over the ptau's Lagrange points takes); and each A and B term compared with the key's
@@ -147,5 +148,47 @@ u32 r1cs_scan(const u8 *constraints, u32 n, u32 first, const u8 *rho_mont, u32 n
     write_scalar(out_w + (u64)k * FB, sums[2]);
     write_scalar(out_combined + (u64)k * FB, combined);
   }
+  return SCAN_OK;
+}
+
+/*
+ * init's passes over the r1cs (core/ceremony/initial-key-writer.ts), over n whole constraints
+ * numbered from `first`. With counts: adds the number of terms of each matrix (A, B, C) to
+ * counts[3·(s >> shift) + matrix], per block of 2^shift signals (init splits the signals between its
+ * threads by these counts, and sizes the coefficients section from them). With out: writes the
+ * coefficients section's entries (section 4, as `zkey new` writes them): for each constraint its A
+ * terms then its B terms, each [matrix, constraint, signal, a·R² mod r], and their count at
+ * *written. A term naming a signal >= n_wires returns SCAN_BAD_SIGNAL with the failing constraint
+ * (relative to the batch) in *where.
+ */
+__attribute__((export_name("r1cs_init_pass")))
+u32 r1cs_init_pass(const u8 *constraints, u32 n, u32 first, u32 n_wires, u32 shift, u32 *counts, u8 *out,
+                   u32 *written, u32 *where) {
+  const u8 *p = constraints;
+  u8 *o = out;
+  for (u32 k = 0; k < n; k++) {
+    for (u32 matrix = 0; matrix < 3; matrix++) {
+      const u32 terms = read_u32(p);
+      p += 4;
+      for (u32 t = 0; t < terms; t++, p += 4 + FB) {
+        const u32 signal = read_u32(p);
+        if (signal >= n_wires) {
+          *where = k;
+          return SCAN_BAD_SIGNAL;
+        }
+        if (counts) counts[3 * (signal >> shift) + matrix]++;
+        if (!out || matrix == 2) continue;
+        u32 coef[NL], mont[NL];
+        fr_from_bytes(coef, p + 4);
+        fr_mul(mont, coef, R3_MOD_R); /* a·R³·R⁻¹ = a·R² */
+        write_u32(o, matrix);
+        write_u32(o + 4, first + k);
+        write_u32(o + 8, signal);
+        write_scalar(o + 12, mont);
+        o += 12 + FB;
+      }
+    }
+  }
+  if (out) *written = (u32)((o - out) / (12 + FB));
   return SCAN_OK;
 }

@@ -1,6 +1,6 @@
 /**
- * The audit's r1cs pass (r1cs-scan.c) on the calling thread: per constraint, the random
- * combinations u, v, w of its A, B and C rows and w + σ1·u + σ2·v, as 32-byte little-endian scalars
+ * The audit's r1cs pass (r1cs-scan.c) on the calling thread (and init's, R1csInitPass, at the end): per
+ * constraint, the random combinations u, v, w of its A, B and C rows and w + σ1·u + σ2·v, as 32-byte little-endian scalars
  * below r; and the key's coefficients section compared entry by entry. One instance per r1cs pass.
  */
 import { kernelWasm } from './kernel-wasm.generated.ts';
@@ -124,5 +124,110 @@ export class R1csScanKernel {
       w: after.subarray(outAt + 2 * size, outAt + 3 * size),
       combined: after.subarray(outAt + 3 * size, outAt + 4 * size),
     };
+  }
+}
+
+interface InitPassExports {
+  memory: WebAssembly.Memory;
+  __heap_base: WebAssembly.Global;
+  r1cs_init_pass(
+    constraints: number,
+    n: number,
+    first: number,
+    nWires: number,
+    shift: number,
+    counts: number,
+    out: number,
+    written: number,
+    where: number,
+  ): number;
+}
+
+/** A batch's r1cs names a signal beyond its wires, in the batch's constraint `constraint`. */
+export type InitPassFailure = { badSignal: number };
+
+/**
+ * init's two passes over the r1cs (r1cs-scan.c) on the calling thread: the number of terms of each
+ * matrix per block of 2^shift signals, and the coefficients section's entries, a batch of whole
+ * constraints at a time.
+ */
+export class R1csInitPass {
+  private constructor(
+    private readonly exports: InitPassExports,
+    private readonly nWires: number,
+    private readonly shift: number,
+    private readonly at: { counts: number; where: number; written: number; batch: number },
+  ) {}
+
+  static async instantiate(nWires: number, shift: number): Promise<R1csInitPass> {
+    const instance = await WebAssembly.instantiate(await WebAssembly.compile(kernelWasm()), {});
+    const exports = instance.exports as unknown as InitPassExports;
+    const base = Math.ceil(Number(exports.__heap_base.value) / 64) * 64;
+    const countsBytes = 3 * 4 * ((nWires >> shift) + 1);
+    const where = base + Math.ceil(countsBytes / 64) * 64;
+    const pass = new R1csInitPass(exports, nWires, shift, {
+      counts: base,
+      where,
+      written: where + 4,
+      batch: where + 64,
+    });
+    pass.reserve(pass.at.batch).fill(0, base, where);
+    return pass;
+  }
+
+  private reserve(end: number): Uint8Array {
+    const have = this.exports.memory.buffer.byteLength;
+    if (end > have) this.exports.memory.grow(Math.ceil((end - have) / 65536));
+    return new Uint8Array(this.exports.memory.buffer);
+  }
+
+  /** Adds the terms of `count` whole constraints to the counts. */
+  count(constraints: Uint8Array, count: number): InitPassFailure | undefined {
+    this.reserve(this.at.batch + constraints.byteLength).set(constraints, this.at.batch);
+    const status = this.exports.r1cs_init_pass(
+      this.at.batch,
+      count,
+      0,
+      this.nWires,
+      this.shift,
+      this.at.counts,
+      0,
+      0,
+      this.at.where,
+    );
+    if (status !== 0) return { badSignal: new DataView(this.exports.memory.buffer).getUint32(this.at.where, true) };
+    return undefined;
+  }
+
+  /** The counts so far: [A, B, C] terms of block b at 3·b, 3·b + 1, 3·b + 2. */
+  counts(): Uint32Array {
+    const blocks = (this.nWires >> this.shift) + 1;
+    return new Uint32Array(this.exports.memory.buffer.slice(this.at.counts, this.at.counts + 3 * 4 * blocks));
+  }
+
+  /**
+   * The coefficients section's entries of `count` whole constraints, the first numbered `first`: a
+   * view of this instance's memory, valid until its next call.
+   */
+  coefficients(constraints: Uint8Array, count: number, first: number): Uint8Array | InitPassFailure {
+    const outAt = this.at.batch + Math.ceil(constraints.byteLength / 64) * 64;
+    // An entry (44 bytes) per A or B term, which takes at least 36 bytes of the r1cs.
+    const memory = this.reserve(outAt + Math.ceil((constraints.byteLength * COEFFICIENT_ENTRY_BYTES) / 36) + 64);
+    memory.set(constraints, this.at.batch);
+    const status = this.exports.r1cs_init_pass(
+      this.at.batch,
+      count,
+      first,
+      this.nWires,
+      this.shift,
+      0,
+      outAt,
+      this.at.written,
+      this.at.where,
+    );
+    const view = new DataView(this.exports.memory.buffer);
+    if (status !== 0) return { badSignal: view.getUint32(this.at.where, true) };
+    const entries = view.getUint32(this.at.written, true);
+    return new Uint8Array(this.exports.memory.buffer, outAt, entries * COEFFICIENT_ENTRY_BYTES);
   }
 }

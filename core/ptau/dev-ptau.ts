@@ -22,13 +22,14 @@ import { INSECURE_PTAU_MARKER } from './ptau-header.ts';
 import { devPtauKey } from './dev-ptau-secret.ts';
 import { firstChallengeHash, writePhase1Sections } from './phase1-sections.ts';
 import { writeLagrangeSections } from './lagrange-sections.ts';
+import { closeGeneratorTimes } from './fixed-base-times.ts';
 import { silentProgress, type Progress } from '../ceremony/progress.ts';
 
 /** The public beacon the development secret comes from. Public on purpose: the secret is known. */
 const DEV_PTAU_BEACON = '0000000000000000000000000000000000000000000000000000000000000000';
 const DEV_PTAU_BEACON_ITERATIONS_EXP = 10;
 const MIN_DEV_PTAU_POWER = 1;
-const MAX_DEV_PTAU_POWER = 20;
+const MAX_DEV_PTAU_POWER = 22;
 
 const PREPARED_SECTION_COUNT = 11;
 
@@ -107,6 +108,7 @@ export async function createDevPtau(
     await commitFile(temp, outPath);
     progress({ type: 'finished', circuit: subject });
   } finally {
+    await closeGeneratorTimes();
     await rm(temp, { force: true });
   }
 }

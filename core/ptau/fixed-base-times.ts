@@ -13,6 +13,7 @@
  * own command protocol (see ffjavascript threadman_thread.js).
  */
 import type { Bn128Curve, CurveGroup } from 'ffjavascript';
+import { ComposePool } from '../kernel/compose-pool.ts';
 
 /** Points per queued task: small enough to keep both threads busy to the end, large enough that
  *  posting a task costs little next to its work. */
@@ -45,9 +46,36 @@ function windowBases(group: CurveGroup): Uint8Array {
 
 /**
  * `scalars`: Fr elements in ffjavascript's internal (Montgomery) form, 32 bytes each. Returns the
- * points scalars[i]·G of the group's generator G.
+ * points scalars[i]·G of the group's generator G: on the kernel's threads (a comb of byte windows
+ * with a table of 8,160 multiples of G, at most 32 batched affine additions a point:
+ * sparse-compose.h), else on ffjavascript's.
  */
 export async function generatorTimesFr(
+  curve: Bn128Curve,
+  groupName: 'G1' | 'G2',
+  scalars: Uint8Array,
+): Promise<Uint8Array> {
+  const pool = await kernelPool();
+  if (pool) return pool.generatorTimes(groupName, scalars);
+  return generatorTimesFrOnCurve(curve, groupName, scalars);
+}
+
+/** The kernel's threads for the fixed-base products, started on first use; undefined where they cannot start. */
+let pool: Promise<ComposePool | undefined> | undefined;
+function kernelPool(): Promise<ComposePool | undefined> {
+  pool ??= ComposePool.start().catch(() => undefined);
+  return pool;
+}
+
+/** Stops the kernel's threads generatorTimesFr started (the ptau's writer calls it when done). */
+export async function closeGeneratorTimes(): Promise<void> {
+  const started = pool;
+  pool = undefined;
+  await (await started)?.close();
+}
+
+/** generatorTimesFr on ffjavascript's threads (the comb of byte windows above), where the kernel cannot run. */
+async function generatorTimesFrOnCurve(
   curve: Bn128Curve,
   groupName: 'G1' | 'G2',
   scalars: Uint8Array,

@@ -8,8 +8,9 @@
  * preparePhase2 computes ifft(tau^0·G, …, tau^(n-1)·G), i.e. (1/n)·Σ_i ω^(-ij)·tau^i·G, which is
  * L_j(tau)·G = (tau^n − 1)/n · ω^j/(tau − ω^j) · G. For tauG1 at p = power+1 the file holds only
  * n−1 powers (the last is taken as zero), so that one power drops the term i = n−1:
- * L_j(tau) − tau^(n−1)·ω^j/n. Scalars are computed in Fr (one batch inversion per power), then
- * multiplied into the generators by generatorTimesFr.
+ * L_j(tau) − tau^(n−1)·ω^j/n. Scalars are computed in Fr, in chunks of LAGRANGE_CHUNK points (one
+ * batch inversion per chunk), then multiplied into the generators by generatorTimesFr and written,
+ * so memory stays the chunk's whatever the power.
  */
 import type { FileHandle } from 'node:fs/promises';
 import type { Bn128Curve } from 'ffjavascript';
@@ -17,11 +18,22 @@ import { generatorTimesFr } from './fixed-base-times.ts';
 
 const FR_BYTES = 32;
 
+/** Points per chunk of a section: what is held at once (scalars and points), whatever the power. */
+const LAGRANGE_CHUNK = 1 << 16;
+
 /**
- * L^(p)_j(tau) for j = 0..2^p−1, as 32-byte Fr elements back to back. With `dropLastPower`, the
- * basis evaluated on tau^0..tau^(n−2) only (see the module comment).
+ * L^(p)_j(tau) for j = first..first+count−1, as 32-byte Fr elements back to back (one batch
+ * inversion for the chunk). With `dropLastPower`, the basis evaluated on tau^0..tau^(n−2) only (see
+ * the module comment).
  */
-function lagrangeScalars(curve: Bn128Curve, tau: Uint8Array, p: number, dropLastPower = false): Uint8Array {
+export function lagrangeScalars(
+  curve: Bn128Curve,
+  tau: Uint8Array,
+  p: number,
+  first: number,
+  count: number,
+  dropLastPower = false,
+): Uint8Array {
   const Fr = curve.Fr;
   const n = 2 ** p;
   const omega = Fr.w[p];
@@ -32,29 +44,30 @@ function lagrangeScalars(curve: Bn128Curve, tau: Uint8Array, p: number, dropLast
   const scale = Fr.mul(Fr.sub(tauN, Fr.one), nInv);
 
   // Batch inversion of d_j = tau − ω^j: prefix products, one inversion, then walk back.
-  const roots: Uint8Array[] = new Array(n);
-  const prefix: Uint8Array[] = new Array(n);
-  let root = Fr.one;
+  const roots = new Uint8Array(count * FR_BYTES);
+  const prefix = new Uint8Array(count * FR_BYTES);
+  let root = first === 0 ? Fr.one : Fr.exp(omega, first);
   let acc = Fr.one;
-  for (let j = 0; j < n; j++) {
-    roots[j] = root;
+  for (let k = 0; k < count; k++) {
+    roots.set(root, k * FR_BYTES);
     const d = Fr.sub(tau, root);
     if (Fr.isZero(d)) throw new RangeError('tau is a root of unity; pick another beacon');
     acc = Fr.mul(acc, d);
-    prefix[j] = acc;
+    prefix.set(acc, k * FR_BYTES);
     root = Fr.mul(root, omega);
   }
   let invAcc = Fr.inv(acc);
-  const out = new Uint8Array(n * FR_BYTES);
+  const out = new Uint8Array(count * FR_BYTES);
   // tau^(n−1)·ω^j/n, subtracted when the last power is missing.
   const dropScale = dropLastPower ? Fr.mul(Fr.mul(tauN, Fr.inv(tau)), nInv) : undefined;
-  for (let j = n - 1; j >= 0; j--) {
-    const invD = j > 0 ? Fr.mul(invAcc, prefix[j - 1]!) : invAcc;
-    const d = Fr.sub(tau, roots[j]!);
-    invAcc = Fr.mul(invAcc, d);
-    let l = Fr.mul(Fr.mul(scale, roots[j]!), invD);
-    if (dropScale) l = Fr.sub(l, Fr.mul(dropScale, roots[j]!));
-    out.set(l, j * FR_BYTES);
+  const at = (bytes: Uint8Array, k: number): Uint8Array => bytes.subarray(k * FR_BYTES, (k + 1) * FR_BYTES);
+  for (let k = count - 1; k >= 0; k--) {
+    const invD = k > 0 ? Fr.mul(invAcc, at(prefix, k - 1)) : invAcc;
+    const rootK = at(roots, k);
+    invAcc = Fr.mul(invAcc, Fr.sub(tau, rootK));
+    let l = Fr.mul(Fr.mul(scale, rootK), invD);
+    if (dropScale) l = Fr.sub(l, Fr.mul(dropScale, rootK));
+    out.set(l, k * FR_BYTES);
   }
   return out;
 }
@@ -93,14 +106,6 @@ export async function writeLagrangeSections(
   const g2 = curve.G2;
   const g1Size = g1.F.n8 * 2;
   const g2Size = g2.F.n8 * 2;
-  // Scalars of powers 0..power are shared by all four sections; 2^(power+1)·32 bytes (16 MB at 18).
-  const basis = new Map<number, Uint8Array>();
-  const scalarsAt = (p: number): Uint8Array => {
-    let s = basis.get(p);
-    if (!s) basis.set(p, (s = lagrangeScalars(curve, secret.tau, p)));
-    return s;
-  };
-
   const sections: Array<{ id: number; group: 'G1' | 'G2'; factor?: Uint8Array; extraPower: boolean }> = [
     { id: 12, group: 'G1', extraPower: true },
     { id: 13, group: 'G2', extraPower: false },
@@ -125,9 +130,13 @@ export async function writeLagrangeSections(
     await write(header);
     for (let p = 0; p <= lastPower; p++) {
       onProgress?.(section.id, p);
-      let scalars = p > power ? lagrangeScalars(curve, secret.tau, p, true) : scalarsAt(p);
-      if (section.factor) scalars = timesEach(curve, scalars, section.factor);
-      await write(await generatorTimesFr(curve, section.group, scalars));
+      // In chunks, so that memory does not grow with the power (a 2^23-point power held whole is GBs).
+      for (let first = 0; first < 2 ** p; first += LAGRANGE_CHUNK) {
+        const count = Math.min(LAGRANGE_CHUNK, 2 ** p - first);
+        let scalars = lagrangeScalars(curve, secret.tau, p, first, count, p > power);
+        if (section.factor) scalars = timesEach(curve, scalars, section.factor);
+        await write(await generatorTimesFr(curve, section.group, scalars));
+      }
     }
   }
   return pos;

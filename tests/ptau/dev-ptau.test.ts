@@ -10,7 +10,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
-import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
+import { lagrangeScalars } from '../../core/ptau/lagrange-sections.ts';
 import { createDevPtau, createDevPtauWithSnarkjs } from '../../core/ptau/dev-ptau.ts';
 import { readPtauSummary } from '../../core/ptau/ptau-header.ts';
 import { compileCircuit } from '../../core/setup/compile-circuit.ts';
@@ -81,4 +82,17 @@ test('ceremony init of the project ceremony works with the (cached) development 
   const ceremony = await newCeremonyDir({ parentDir: dir });
   const circuits = await initCeremony(ceremony);
   assert.equal(circuits.length, 9);
+});
+
+test('the Lagrange scalars made chunk by chunk are the ones made in one piece', async () => {
+  const curve = await getBn128();
+  const Fr = curve.Fr as unknown as { e(v: bigint): Uint8Array };
+  const tau = Fr.e(123456789123456789n);
+  for (const drop of [false, true]) {
+    const whole = lagrangeScalars(curve, tau, 6, 0, 64, drop);
+    const pieces: Uint8Array[] = [];
+    for (let first = 0; first < 64; first += 7)
+      pieces.push(lagrangeScalars(curve, tau, 6, first, Math.min(7, 64 - first), drop));
+    assert.ok(Buffer.from(whole).equals(Buffer.concat(pieces)), `chunks differ (last power dropped: ${drop})`);
+  }
 });

@@ -1,0 +1,595 @@
+/**
+ * A whole ceremony on this machine, stage by stage, each a real process of the compiled app:
+ * (dev ptau) → `ceremony init` → `ceremony serve` with page turns in headless Chromium (each page
+ * joins every circuit and contributes to each; straight to the coordinator, or through the shaped
+ * link) and terminal turns (`ceremony contribute --coordinator`), the coordinator checking each as
+ * it arrives → `ceremony finalise` → `ceremony publish` → `ceremony audit` → `ceremony
+ * verify-receipt` of a page's receipts. For the 2^22 ceremony (`npm run bench -- --only rs22`,
+ * bench/rs22.ts) and the operator's own circuits (bench/real-ceremony.ts).
+ *
+ * Every stage prints its time against its floor, the slowest of its compute, download and upload:
+ *   init      writing and hashing the keys' bytes (a copy of the largest key, same run, scaled to
+ *             all of them): the part no computation removes;
+ *   a turn    compute: the key's L and H points × the kernel's time per point on every core in
+ *             Node (measured in the same run on up to 2^18 of the key's L points); download and
+ *             upload: the sections a contribution changes (what the streamed turn moves, each way)
+ *             at the link's rate (straight: the loopback rates measured in the run; shaped: the
+ *             link's nominal rates);
+ *   finalise  one such compute per circuit (the beacon scales L and H as a turn does);
+ *   publish   copying the published bytes at the copy rate measured for init.
+ * and the peak RSS of every process of the stage (VmHWM; the browser's processes by kind, the
+ * coordinator and its verifier over all the turns). The goals of issue 35 are checked at the end.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, open, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { hashFile } from '../core/crypto/file-hash.ts';
+import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
+import { readZkeyInfo, SECTION } from '../core/zkey/zkey-file.ts';
+import { planScaleChain } from '../core/kernel/g1-scale-chain.ts';
+import { nodeScalePool } from '../core/kernel/node-scale-pool.ts';
+import { BN254_R } from '../core/crypto/bn254-moduli.ts';
+import { FIXTURE_CACHE, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
+import { chromiumProxyArgs, startShapedProxy, type ShapedProxy } from '../tests/helpers/shaped-proxy.ts';
+import { startCeremonyServe, type CoordinatorProcess, type LogLine } from './coordinator-process.ts';
+import { openDevtoolsPage } from './devtools-page.ts';
+import { ProcessTreeSampler } from './process-tree-sampler.ts';
+import { bytesMoved, changedSectionBytes, measureLinkRates, scrapeBytes, type LinkRates } from './contributor-turn.ts';
+import {
+  finaliseArgv,
+  megabytes,
+  PeakRssWatcher,
+  printStageTable,
+  runStage,
+  seconds,
+  type StageRow,
+} from './stage-run.ts';
+
+const MB = 1024 * 1024;
+const CLI = path.join(REPO_ROOT, 'bin', 'ceremony.js');
+/** Points the kernel's per-point time is measured on (the compute floor). */
+const FLOOR_SAMPLE_POINTS = 1 << 18;
+/** A page or terminal turn longer than this has failed. */
+const TURN_TIMEOUT_MS = 90 * 60_000;
+
+export interface CeremonyCircuit {
+  name: string;
+  r1cs: string;
+  publicInputs: number;
+}
+
+export interface WholeCeremonyOptions {
+  title: string;
+  circuits: CeremonyCircuit[];
+  /** A ptau file (with its BLAKE2b-512 for the audit, else it is hashed), or the cached dev ptau of a power. */
+  ptau: { file: string } | { devPower: number };
+  /** One page per entry, each contributing to every circuit, straight or through the shaped link. */
+  pages: Array<'straight' | 'shaped'>;
+  /** After the pages, one terminal turn per circuit (straight). */
+  terminal: boolean;
+  link: { downMbit: number; upMbit: number };
+  /** Where the ceremony's and the published folders go (GBs at 2^22). Default: the OS's temp dir. */
+  workRoot?: string;
+  log?: (message: string) => void;
+}
+
+export interface GoalCheck {
+  goal: string;
+  measured: string;
+  met: boolean;
+}
+
+export interface WholeCeremonyFigures {
+  title: string;
+  keyBytes: Record<string, number>;
+  rows: StageRow[];
+  goals: GoalCheck[];
+  notes: string[];
+}
+
+interface TurnTiming {
+  circuit: string;
+  startAt: number;
+  acceptedAt: number;
+  coordinatorShareMs: number;
+}
+
+/** Installed in the page: every circuit row's status, as it changes. */
+const ROWS_OBSERVER = `(() => {
+  const seen = new Map();
+  new MutationObserver(() => {
+    for (const row of document.querySelectorAll('#circuits tr[data-circuit]')) {
+      const circuit = row.getAttribute('data-circuit');
+      const status = row.getAttribute('data-status');
+      if (seen.get(circuit) === status) continue;
+      seen.set(circuit, status);
+      const detail = row.querySelector('.detail')?.textContent ?? '';
+      window.ceremonyBenchReport?.(JSON.stringify([circuit, status, Date.now(), detail]));
+    }
+  }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+})();`;
+
+const ACTIVE = new Set(['turn', 'preparing', 'downloading', 'computing', 'contributing', 'uploading']);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+function verifierName(circuit: string): string {
+  const words = circuit.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return `Verifier${words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`;
+}
+
+/** The coordinator's share of a contributor's turn on a circuit: last byte received → accepted (its log). */
+async function coordinatorShare(
+  coordinator: CoordinatorProcess,
+  contributor: string,
+  circuit: string,
+): Promise<number> {
+  const mine = (l: LogLine): boolean => l.contributor === contributor && l.circuit === circuit;
+  const uploaded = await coordinator.waitForLog('contribution upload complete', mine, 30_000);
+  const queued = await coordinator.waitForLog('contribution uploaded, verifying', mine, 30_000);
+  const accepted = await coordinator.waitForLog(
+    'contribution accepted',
+    (l) => l.contributionId === queued.contributionId,
+    60_000,
+  );
+  return accepted.time - uploaded.time;
+}
+
+interface PageSession {
+  turns: TurnTiming[];
+  startedAt: number;
+  endedAt: number;
+  idlePssBytes: number;
+  peakPssAboveIdleBytes: number;
+  peaks: Array<{ name: string; bytes: number }>;
+  bytes: { down: number; up: number };
+  receipts: string;
+}
+
+/** One contributor's page: signs in, joins every circuit, and contributes to each until all are accepted. */
+async function pageSession(
+  coordinator: CoordinatorProcess,
+  link: ShapedProxy | undefined,
+  name: string,
+  circuits: string[],
+  stops: Array<() => Promise<void>>,
+): Promise<PageSession> {
+  const statuses = new Map<string, Array<{ status: string; at: number; detail: string }>>();
+  let changed: () => void = () => {};
+  const page = await openDevtoolsPage({
+    url: `${coordinator.url}/`,
+    extraArgs: link ? chromiumProxyArgs(link) : [],
+    label: name,
+    bindings: {
+      ceremonyBenchReport: (payload) => {
+        const [circuit, status, at, detail] = JSON.parse(payload) as [string, string, number, string];
+        statuses.set(circuit, [...(statuses.get(circuit) ?? []), { status, at, detail }]);
+        changed();
+      },
+    },
+    initScript: ROWS_OBSERVER,
+  });
+  const closePage = (): Promise<void> => page.close();
+  stops.push(closePage);
+  const watcher = new PeakRssWatcher(page.pid);
+  const sampler = new ProcessTreeSampler(page.pid);
+  try {
+    await page.until(`!!document.querySelector('#demo-name')`);
+    await page.evaluate(
+      `document.querySelector('#demo-name').value = ${JSON.stringify(name)};` +
+        `document.querySelector('#demo-sign-in button[type=submit]').click()`,
+    );
+    await page.until(`!!document.querySelector('#join')`);
+    await sleep(2000);
+    const idle: number[] = [];
+    for (let i = 0; i < 3; i++, await sleep(500)) idle.push(sampler.sample().pssBytes ?? 0);
+    const idlePss = median(idle);
+    const before = await scrapeBytes(coordinator.url);
+    const startedAt = Date.now();
+    await page.evaluate(`document.querySelector('#join').click()`);
+    const deadline = startedAt + TURN_TIMEOUT_MS * circuits.length;
+    for (;;) {
+      const last = circuits.map((c) => statuses.get(c)?.at(-1));
+      const failed = last.find((s) => s && (s.status === 'refused' || s.status === 'failed'));
+      if (failed) throw new Error(`${name}'s page: a contribution ${failed.status}: ${failed.detail}`);
+      if (last.every((s) => s?.status === 'accepted')) break;
+      if (Date.now() > deadline) throw new Error(`${name}'s page: not every circuit accepted in time`);
+      await new Promise<void>((resolve) => {
+        changed = resolve;
+        setTimeout(resolve, 1000);
+      });
+    }
+    const endedAt = Date.now();
+    const moved = bytesMoved(before, await scrapeBytes(coordinator.url));
+    const peak = sampler.peak(startedAt, endedAt);
+    const turns: TurnTiming[] = [];
+    for (const circuit of circuits) {
+      const history = statuses.get(circuit)!;
+      const startAt = history.find((s) => ACTIVE.has(s.status))?.at ?? startedAt;
+      const acceptedAt = history.find((s) => s.status === 'accepted')!.at;
+      turns.push({
+        circuit,
+        startAt,
+        acceptedAt,
+        coordinatorShareMs: await coordinatorShare(coordinator, `demo:${name}`, circuit),
+      });
+    }
+    // The page's own session fetches them (evaluate does not wait for a promise: the answer is kept on window).
+    await page.evaluate(`fetch('/api/me/receipts').then((r) => r.text()).then((t) => { window.benchReceipts = t; })`);
+    await page.until(`typeof window.benchReceipts === 'string'`);
+    const receipts = (await page.evaluate('window.benchReceipts')) as string;
+    watcher.read();
+    return {
+      turns,
+      startedAt,
+      endedAt,
+      idlePssBytes: idlePss,
+      peakPssAboveIdleBytes: Math.max(0, (peak?.pssBytes ?? idlePss) - idlePss),
+      peaks: watcher.processes(),
+      bytes: { down: moved.down, up: moved.up },
+      receipts,
+    };
+  } finally {
+    watcher.stop();
+    sampler.stop();
+    stops.splice(stops.indexOf(closePage), 1);
+    await page.close();
+  }
+}
+
+/** The kernel's time per point scaling L and H on every core in Node, on up to 2^18 of `key`'s L points. */
+async function kernelMsPerPoint(key: string): Promise<number> {
+  const info = await readZkeyInfo(key);
+  const l = info.sections.get(SECTION.l)!;
+  const count = Math.min(FLOOR_SAMPLE_POINTS, l.size / 64);
+  const points = new Uint8Array(count * 64);
+  const handle = await open(key, 'r');
+  try {
+    await handle.read(points, 0, points.length, l.offset);
+  } finally {
+    await handle.close();
+  }
+  const pool = await nodeScalePool();
+  try {
+    const chain = planScaleChain(BigInt(`0x${randomBytes(31).toString('hex')}`) % BN254_R)!;
+    await pool.scale(points.slice(0, Math.min(points.length, 4096 * 64)), chain); // threads warm
+    const started = performance.now();
+    await pool.scale(points, chain);
+    return (performance.now() - started) / count;
+  } finally {
+    pool.close();
+  }
+}
+
+/**
+ * The cached dev ptau of `power`, made now (a stage of its own, its figures kept beside it in
+ * PTAU.json) or found in the cache (the row then gives the figures of the run that made it).
+ */
+export async function ensureDevPtau(
+  power: number,
+  log: (message: string) => void,
+): Promise<{ ptau: string; row?: StageRow }> {
+  const ptau = path.join(FIXTURE_CACHE, `dev-pot${power}-insecure.ptau`);
+  const figuresFile = `${ptau}.json`;
+  const stage = `dev ptau (power ${power})`;
+  const cached = await stat(ptau).then(
+    () => true,
+    () => false,
+  );
+  if (cached) {
+    const earlier = await readFile(figuresFile, 'utf8').then(
+      (text) => JSON.parse(text) as { ms: number; peaks: StageRow['peaks']; at: string },
+      () => undefined,
+    );
+    return {
+      ptau,
+      row: earlier
+        ? { stage: `${stage}, cached`, ms: earlier.ms, peaks: earlier.peaks, note: `made ${earlier.at}` }
+        : undefined,
+    };
+  }
+  log(`dev ptau of power ${power} (cached for the next runs; about an hour at 22 on two cores)`);
+  await mkdir(FIXTURE_CACHE, { recursive: true });
+  const made = await runStage([process.execPath, CLI, 'dev-ptau', '--power', String(power), ptau], {
+    cwd: REPO_ROOT,
+    onLine: (line) => log(`dev-ptau: ${line.trim()}`),
+  });
+  const peaks = made.peaks.map(({ name, bytes }) => ({ name, bytes }));
+  await writeFile(figuresFile, JSON.stringify({ ms: made.ms, peaks, at: new Date().toISOString() }));
+  return { ptau, row: { stage, ms: made.ms, peaks } };
+}
+
+export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<WholeCeremonyFigures> {
+  const log = options.log ?? ((m: string) => void process.stderr.write(`… ${m}\n`));
+  const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (build.status !== 0) throw new Error('the build failed');
+  const rows: StageRow[] = [];
+  const notes: string[] = [];
+  const root = options.workRoot ?? tmpdir();
+  await mkdir(root, { recursive: true });
+  const work = await mkdtemp(path.join(root, 'whole-ceremony-'));
+  const stops: Array<() => Promise<void>> = [];
+  const interrupt = (): void => {
+    void (async () => {
+      for (const stop of stops.splice(0).reverse()) await stop().catch(() => {});
+      await rm(work, { recursive: true, force: true });
+      process.exit(130);
+    })();
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  try {
+    // The ptau.
+    let ptau: string;
+    if ('file' in options.ptau) ptau = path.resolve(options.ptau.file);
+    else {
+      const made = await ensureDevPtau(options.ptau.devPower, log);
+      ptau = made.ptau;
+      if (made.row) rows.push(made.row);
+    }
+    log('hashing the ptau (the audit pins it by its BLAKE2b-512)');
+    const ptauHash = await hashFile(ptau);
+
+    // The ceremony's folder.
+    const dir = path.join(work, 'ceremony');
+    await mkdir(path.join(dir, 'circuits'), { recursive: true });
+    await mkdir(path.join(dir, 'ptau'));
+    await symlink(ptau, path.join(dir, 'ptau', 'ceremony.ptau'));
+    for (const circuit of options.circuits)
+      await symlink(path.resolve(circuit.r1cs), path.join(dir, 'circuits', `${circuit.name}.r1cs`));
+    await writeFile(
+      path.join(dir, 'ceremony.json'),
+      JSON.stringify(
+        {
+          id: 'whole-ceremony-bench',
+          title: options.title,
+          testNetwork: true,
+          ptau: 'ptau/ceremony.ptau',
+          circuits: options.circuits.map((c) => ({
+            name: c.name,
+            verifier: verifierName(c.name),
+            publicInputs: c.publicInputs,
+            r1cs: `circuits/${c.name}.r1cs`,
+          })),
+        },
+        null,
+        2,
+      ),
+    );
+    const paths = ceremonyPaths(dir);
+    const names = options.circuits.map((c) => c.name);
+
+    log(`ceremony init (${names.length} circuit${names.length === 1 ? '' : 's'})`);
+    const init = await runStage([process.execPath, CLI, 'init', '--data', dir], { cwd: REPO_ROOT });
+    if (/running the sources through tsx/.test(init.stderr)) throw new Error('dist/ is stale: build first');
+    const keyBytes: Record<string, number> = {};
+    for (const name of names) keyBytes[name] = (await stat(paths.zkeyPath(name, 0))).size;
+    const largest = names.reduce((a, b) => (keyBytes[a]! >= keyBytes[b]! ? a : b));
+    const totalKeyBytes = names.reduce((sum, n) => sum + keyBytes[n]!, 0);
+    // The copy rate: the largest key copied once (read from the page cache, written and flushed).
+    const copyStarted = performance.now();
+    const copyTarget = path.join(work, 'copy-rate.zkey');
+    await copyFile(paths.zkeyPath(largest, 0), copyTarget);
+    await hashFile(copyTarget);
+    const copyMsPerByte = (performance.now() - copyStarted) / keyBytes[largest]!;
+    await rm(copyTarget, { force: true });
+    rows.push({
+      stage: 'init',
+      ms: init.ms,
+      floor: { ms: copyMsPerByte * totalKeyBytes, what: "writing and hashing the keys' bytes (a copy, same run)" },
+      peaks: init.peaks,
+    });
+
+    // Floors of a turn, per circuit.
+    log("the kernel's time per point on every core (the compute floor of a turn)");
+    const msPerPoint = await kernelMsPerPoint(paths.zkeyPath(largest, 0));
+    const computeMs: Record<string, number> = {};
+    const changedBytes: Record<string, number> = {};
+    for (const name of names) {
+      const info = await readZkeyInfo(paths.zkeyPath(name, 0));
+      const points = (info.sections.get(SECTION.l)!.size + info.sections.get(SECTION.h)!.size) / 64;
+      computeMs[name] = points * msPerPoint;
+      changedBytes[name] = await changedSectionBytes(paths.zkeyPath(name, 0));
+    }
+
+    log('ceremony serve (compiled, embedded verifier)');
+    const coordinator = await startCeremonyServe(dir);
+    stops.push(() => coordinator.stop());
+    const coordinatorPeaks = new PeakRssWatcher(coordinator.groupId);
+    let receipts = '';
+    const turnRows: StageRow[] = [];
+    const shares: number[] = [];
+    let pagePeakAboveIdle = 0;
+    try {
+      await coordinator.waitForLog('embedded verifier ready', undefined, 300_000);
+      let link: ShapedProxy | undefined;
+      if (options.pages.includes('shaped')) {
+        link = await startShapedProxy({ ...options.link, target: coordinator.url });
+        const started = link;
+        stops.push(() => started.stop());
+      }
+      log('plain transfers, straight (the loopback rates a straight turn is held to)');
+      const sample = Math.min(256 * MB, Math.max(keyBytes[largest]!, 64 * MB));
+      const loopback: LinkRates = await measureLinkRates(undefined, sample, sample);
+      const rates = (shaped: boolean): LinkRates =>
+        shaped ? { downMbit: options.link.downMbit, upMbit: options.link.upMbit } : loopback;
+      const floorOf = (name: string, shaped: boolean): { ms: number; what: string } => {
+        const r = rates(shaped);
+        const parts = {
+          compute: computeMs[name]!,
+          download: ((changedBytes[name]! * 8) / (r.downMbit * 1e6)) * 1000,
+          upload: ((changedBytes[name]! * 8) / (r.upMbit * 1e6)) * 1000,
+        };
+        const [what, ms] = Object.entries(parts).reduce((a, b) => (b[1] > a[1] ? b : a));
+        return {
+          ms,
+          what:
+            `${what} (compute ${seconds(parts.compute)}, download ${seconds(parts.download)}, ` +
+            `upload ${seconds(parts.upload)} of ${megabytes(changedBytes[name]!)} each way at ` +
+            `${r.downMbit.toFixed(0)}/${r.upMbit.toFixed(0)} Mbit/s)`,
+        };
+      };
+
+      for (const [i, kind] of options.pages.entries()) {
+        const shaped = kind === 'shaped';
+        const who = `page-${i + 1}-${kind}`;
+        log(
+          `a page (${who}) contributes to every circuit${shaped ? `, through ${options.link.downMbit}/${options.link.upMbit} Mbit/s` : ''}`,
+        );
+        const session = await pageSession(coordinator, shaped ? link : undefined, who, names, stops);
+        if (!receipts) receipts = session.receipts;
+        const largestKey = Math.max(...names.map((n) => keyBytes[n]!));
+        pagePeakAboveIdle = Math.max(pagePeakAboveIdle, session.peakPssAboveIdleBytes / largestKey);
+        for (const turn of session.turns) {
+          shares.push(turn.coordinatorShareMs);
+          turnRows.push({
+            stage: `turn ${turn.circuit}, page ${kind}`,
+            ms: turn.acceptedAt - turn.startAt,
+            floor: floorOf(turn.circuit, shaped),
+            peaks: session.peaks,
+            note:
+              `page PSS above idle ${megabytes(session.peakPssAboveIdleBytes)} = ` +
+              `${(session.peakPssAboveIdleBytes / largestKey).toFixed(3)} × key; coordinator's share ` +
+              `${seconds(turn.coordinatorShareMs)}; moved ${megabytes(session.bytes.down)} down, ` +
+              `${megabytes(session.bytes.up)} up in the session`,
+          });
+        }
+      }
+      if (options.terminal) {
+        for (const name of names) {
+          const who = `terminal-${name}`;
+          log(`a terminal turn on ${name} (ceremony contribute --coordinator)`);
+          const turn = await runStage(
+            [process.execPath, CLI, 'contribute', '--coordinator', coordinator.url, '--demo', who, name],
+            { cwd: REPO_ROOT },
+          );
+          const share = await coordinatorShare(coordinator, `demo:${who}`, name);
+          shares.push(share);
+          turnRows.push({
+            stage: `turn ${name}, terminal straight`,
+            ms: turn.ms,
+            floor: floorOf(name, false),
+            peaks: turn.peaks,
+            note: `coordinator's share ${seconds(share)}; the whole command (start-up and sign-in included)`,
+          });
+        }
+      }
+      await link?.stop();
+    } finally {
+      coordinatorPeaks.read();
+      coordinatorPeaks.stop();
+      await coordinator.stop();
+    }
+    rows.push(...turnRows);
+    rows.push({
+      stage: 'coordinator (serve) over the turns',
+      ms: shares.reduce((a, b) => a + b, 0),
+      peaks: coordinatorPeaks.processes(),
+      note: `the time is the sum of its shares of the turns, each ≤ ${seconds(Math.max(0, ...shares))}`,
+    });
+
+    log('ceremony finalise');
+    const finalise = await runStage(finaliseArgv(dir), { cwd: REPO_ROOT });
+    rows.push({
+      stage: 'finalise',
+      ms: finalise.ms,
+      floor: {
+        ms: names.reduce((sum, n) => sum + computeMs[n]!, 0),
+        what: "compute: one L/H pass of the kernel per circuit (the beacon's scaling)",
+      },
+      peaks: finalise.peaks,
+    });
+
+    const published = path.join(work, 'published');
+    log('ceremony publish');
+    const publish = await runStage([process.execPath, CLI, 'publish', dir, published], { cwd: REPO_ROOT });
+    const publishedBytes = await folderBytes(published);
+    rows.push({
+      stage: 'publish',
+      ms: publish.ms,
+      floor: {
+        ms: copyMsPerByte * publishedBytes,
+        what: `copying ${megabytes(publishedBytes)} at the rate measured for init`,
+      },
+      peaks: publish.peaks,
+    });
+
+    log('ceremony audit of the published folder (the ptau pinned by its hash)');
+    const audit = await runStage([process.execPath, CLI, 'audit', published, '--ptau-hash', ptauHash, '--quiet'], {
+      cwd: REPO_ROOT,
+    });
+    rows.push({ stage: 'audit', ms: audit.ms, peaks: audit.peaks, note: `${(audit.ms / init.ms).toFixed(2)} × init` });
+
+    log("ceremony verify-receipt of the first page's receipts, offline against the published folder");
+    const receiptsFile = path.join(work, 'receipts.json');
+    await writeFile(receiptsFile, receipts);
+    const receipt = await runStage([process.execPath, CLI, 'verify-receipt', receiptsFile, published, '--quiet'], {
+      cwd: REPO_ROOT,
+    });
+    rows.push({ stage: 'receipt check', ms: receipt.ms, peaks: receipt.peaks });
+
+    const allPeaks = rows.flatMap((r) => r.peaks);
+    const biggest = allPeaks.reduce((a, b) => (b.bytes > a.bytes ? b : a), { name: 'none', bytes: 0 });
+    const turns = rows.filter((r) => r.stage.startsWith('turn '));
+    const worstTurn = turns.reduce((a, b) => (b.ms / b.floor!.ms > a.ms / a.floor!.ms ? b : a), turns[0]!);
+    const goals: GoalCheck[] = [
+      {
+        goal: 'no process above 4 GB RSS',
+        measured: `largest ${biggest.name} ${megabytes(biggest.bytes)}`,
+        met: biggest.bytes <= 4 * 1024 * MB,
+      },
+      {
+        goal: "the page's memory above idle ≤ 0.1 × key",
+        measured: `${pagePeakAboveIdle.toFixed(3)} × key`,
+        met: pagePeakAboveIdle <= 0.1,
+      },
+      {
+        goal: 'each turn ≤ 1.3 × its floor',
+        measured: turns.length
+          ? `worst ${worstTurn.stage}: ${(worstTurn.ms / worstTurn.floor!.ms).toFixed(2)}×`
+          : 'no turn',
+        met: turns.every((t) => t.ms <= 1.3 * t.floor!.ms),
+      },
+      {
+        goal: "the coordinator's share of a turn ≤ 1 s",
+        measured: `worst ${seconds(Math.max(0, ...shares))}`,
+        met: shares.every((s) => s <= 1000),
+      },
+      {
+        goal: 'the audit ≤ 0.25 × init',
+        measured: `${(audit.ms / init.ms).toFixed(2)} × init`,
+        met: audit.ms <= 0.25 * init.ms,
+      },
+    ];
+    return { title: options.title, keyBytes, rows, goals, notes };
+  } finally {
+    for (const stop of stops.splice(0).reverse()) await stop().catch(() => {});
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+async function folderBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += (await stat(path.join(entry.parentPath, entry.name))).size;
+  }
+  return total;
+}
+
+export function printWholeCeremony(f: WholeCeremonyFigures, out: NodeJS.WritableStream = process.stdout): void {
+  const keys = Object.entries(f.keyBytes)
+    .map(([name, bytes]) => `${name} ${megabytes(bytes)}`)
+    .join(', ');
+  printStageTable(`${f.title} — keys: ${keys}`, f.rows, out);
+  const lines = ['', 'goals (issue 35):'];
+  for (const g of f.goals) lines.push(`  ${g.met ? 'met    ' : 'NOT MET'}  ${g.goal}: ${g.measured}`);
+  for (const note of f.notes) lines.push(`note: ${note}`);
+  out.write(`${lines.join('\n')}\n`);
+}
