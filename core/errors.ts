@@ -121,7 +121,7 @@ const ERROR_CODES = {
   'deployment.rpc_unavailable': PLAIN,
   /** `verify-receipt --deployment`: the verifiers file names no verifier of a receipt's circuit. */
   'deployment.no_verifier': PLAIN,
-  /** `verify-receipt --deployment`: the receipt's circuit has no final key yet, so no deployed verifier can carry it. */
+  /** `verify-receipt --deployment`: the receipt's circuit has no final key yet, so no verifier can carry it. */
   'deployment.not_finalised': PLAIN,
 
   // A candidate zkey that is refused as the next link of a chain

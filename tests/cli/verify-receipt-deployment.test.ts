@@ -98,7 +98,7 @@ test('a verifier carrying the final key passes; one with an IC point changed is 
   assert.match(passed.stderr, /VerifierRegister at 0x[0-9a-fA-F]{40} carries α1, β2, γ2, δ2 and the \d+ IC points/);
 });
 
-test('a verifiers file without the circuit’s verifier is deployment.no_verifier; one value is a usage error', async () => {
+test('a verifiers file without the circuit’s verifier: deployment.no_verifier; one value: a usage error', async () => {
   const verifiers = await writeJson('register-verifier.json', { VerifierRegister: honestRegister });
   const result = await runCli(['verify-receipt', receiptsPath, published, '--deployment', anvil.rpcUrl, verifiers]);
   assert.equal(result.code, 1, result.stdout + result.stderr);
