@@ -70,16 +70,18 @@ test(
     let downloadEndedAt: number | undefined;
     const uploadRequests: Seen[] = [];
     const headOffsets: number[] = [];
+    // The moving URL answers with a redirect to the head's own (…/contribution-inputs/N): that is the download.
+    const isInputsDownload = (url: string): boolean => new URL(url).pathname.startsWith(`${inputs}/`);
     page.on('request', (request) => {
       const url = new URL(request.url());
-      if (url.pathname === inputs) downloads.push(Date.now());
+      if (isInputsDownload(request.url())) downloads.push(Date.now());
       if (url.pathname.startsWith(uploads)) {
         const offset = request.headers()['upload-offset'];
         uploadRequests.push({ method: request.method(), at: Date.now(), offset: offset ? Number(offset) : undefined });
       }
     });
     page.on('requestfinished', (request) => {
-      if (new URL(request.url()).pathname === inputs) downloadEndedAt = Date.now();
+      if (isInputsDownload(request.url())) downloadEndedAt = Date.now();
     });
     page.on('response', (response) => {
       if (response.request().method() === 'HEAD' && new URL(response.url()).pathname.startsWith(uploads))

@@ -261,7 +261,15 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
   assert.equal(json.identifier.type, 'finalised');
   assert.deepEqual(
     json.findings.map((f: { subject: string }) => f.subject),
-    ['ptau', 'inputs', 'ptau sections', 'transcript', ...published.circuits.map((c) => c.name), 'manifest'],
+    [
+      'ptau',
+      'inputs',
+      'ptau sections',
+      'transcript',
+      'queue log',
+      ...published.circuits.map((c) => c.name),
+      'manifest',
+    ],
   );
   assert.deepEqual(
     { ...json.ptau, sectionsChecked: undefined },

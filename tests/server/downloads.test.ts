@@ -179,6 +179,8 @@ describe('the download budget per client address', () => {
       tickIntervalMs: 60_000,
       env: {
         DATABASE_FILE: path.join(first.dataDir, 'state', 'second.sqlite'),
+        // A second coordinator on one folder keeps its own queue log, as its own database.
+        QUEUE_LOG_FILE: path.join(first.dataDir, 'state', 'second-queue-log.jsonl'),
         DOWNLOAD_BUDGET_BYTES: String(2 * keyBytes + 100),
         DOWNLOAD_BUDGET_WINDOW_MS: '600000',
       },

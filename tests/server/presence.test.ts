@@ -199,7 +199,7 @@ test(
     await new Promise((resolve) => setImmediate(resolve));
     const audited = path.join(work, 'audited');
     await publishCeremony(coordinator.dataDir, audited);
-    const pin = ['--quiet', '--ptau-hash', await devPtauHash()];
+    const pin = ['--quiet', '--in-progress', '--ptau-hash', await devPtauHash()];
     const clean = await runCli(['audit', audited, ...pin]);
     assert.equal(clean.code, 0, clean.stdout + clean.stderr);
     assert.match(
