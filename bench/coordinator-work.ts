@@ -1,5 +1,5 @@
 /**
- * The coordinator's own work on a real-shaped circuit (issue 35), each against what it replaced,
+ * The coordinator's own work on a real-shaped circuit, each on the kernel against what it replaced,
  * in the same run:
  *   init      `ceremony init` (compiled; contribution 0 on the kernel) against `snarkjs zkey new`
  *             (its CLI), each a child process: wall time, the peak RSS of every process (VmHWM),
@@ -70,7 +70,10 @@ async function ceremonyFolder(chain: Chain): Promise<string> {
   return dir;
 }
 
-/** Today's finalise before issue 35, per circuit: snarkjs's beacon, the check from contribution 0, the hash, the exports. */
+/**
+ * Finalise as it was before the kernel, per circuit: snarkjs's beacon, the check from contribution 0,
+ * the hash, the exports.
+ */
 async function finaliseBefore(chain: Chain, z0: string, head: string, out: string): Promise<number> {
   const started = performance.now();
   const made = await snarkjs.zKey.beacon(head, out, FINAL_BEACON_NAME, TEST_BEACON, TEST_BEACON_ITERATIONS, quiet);
