@@ -91,7 +91,10 @@ async function finaliseBefore(chain: Chain, z0: string, head: string, out: strin
   return performance.now() - started;
 }
 
-/** A real-shaped circuit's r1cs and ptau (cached), or for a number P a generated real-shaped circuit of 2^P − 13 constraints. */
+/**
+ * A real-shaped circuit's r1cs and ptau (cached), or for a number P a generated real-shaped circuit
+ * of 2^P − 13 constraints.
+ */
 async function benchCircuit(name: string): Promise<Chain> {
   if (/^\d+$/.test(name)) {
     const constraints = 2 ** Number(name) - BENCH_PUBLIC_INPUTS - 1;
@@ -169,27 +172,28 @@ export async function runCoordinatorWork(name: string, withSnarkjs: boolean): Pr
 
 export function printCoordinatorWork(f: CoordinatorWorkFigures): void {
   const peak = (r: StageResult): string => `${r.peaks[0]?.name ?? '?'} ${megabytes(r.peaks[0]?.bytes ?? 0)}`;
+  const time = (r: StageResult): string => seconds(r.ms).padStart(9);
+  const ratio = (a: number, b: number): string => `${(a / b).toFixed(2).padStart(8)}×`;
   const lines = [
     '',
     `the coordinator's work on ${f.circuit} (key ${megabytes(f.keyBytes)}), same run`,
-    `  init, ceremony init (kernel)         ${seconds(f.init.kernel.ms).padStart(9)}   peak RSS ${peak(f.init.kernel)} = ` +
+    `  init, ceremony init (kernel)         ${time(f.init.kernel)}   peak RSS ${peak(f.init.kernel)} = ` +
       `${((f.init.kernel.peaks[0]?.bytes ?? 0) / f.keyBytes).toFixed(2)} × key (goal ≤ 1.5)`,
   ];
   if (f.init.snarkjs) {
     lines.push(
-      `  init, snarkjs zkey new (its CLI)     ${seconds(f.init.snarkjs.ms).padStart(9)}   peak RSS ${peak(f.init.snarkjs)} = ` +
+      `  init, snarkjs zkey new (its CLI)     ${time(f.init.snarkjs)}   peak RSS ${peak(f.init.snarkjs)} = ` +
         `${((f.init.snarkjs.peaks[0]?.bytes ?? 0) / f.keyBytes).toFixed(2)} × key`,
-      `  snarkjs ÷ kernel                     ${(f.init.snarkjs.ms / f.init.kernel.ms).toFixed(2).padStart(8)}×   (goal ≥ 5); ` +
+      `  snarkjs ÷ kernel                     ${ratio(f.init.snarkjs.ms, f.init.kernel.ms)}   (goal ≥ 5); ` +
         `the same key byte for byte: ${f.init.sameBytes ? 'yes' : 'NO'}`,
     );
   }
-  lines.push(
-    `  finalise, ceremony finalise (kernel) ${seconds(f.finalise.kernel.ms).padStart(9)}   peak RSS ${peak(f.finalise.kernel)}`,
-  );
+  lines.push(`  finalise, ceremony finalise (kernel) ${time(f.finalise.kernel)}   peak RSS ${peak(f.finalise.kernel)}`);
   if (f.finalise.before) {
     lines.push(
-      `  finalise before (snarkjs beacon + check from contribution 0, in this process) ${seconds(f.finalise.before.ms)}`,
-      `  before ÷ kernel                      ${(f.finalise.before.ms / f.finalise.kernel.ms).toFixed(2).padStart(8)}×   (goal ≥ 4); ` +
+      '  finalise before (snarkjs beacon + check from contribution 0, in this process) ' +
+        seconds(f.finalise.before.ms),
+      `  before ÷ kernel                      ${ratio(f.finalise.before.ms, f.finalise.kernel.ms)}   (goal ≥ 4); ` +
         `the same final key byte for byte: ${f.finalise.sameBytes ? 'yes' : 'NO'}`,
     );
   }

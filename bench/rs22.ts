@@ -39,7 +39,9 @@ export async function runRs22(options: {
         `${NEEDED_FREE_BYTES / GB} GB (--work DIR elsewhere)`,
     );
   return runWholeCeremony({
-    title: `the 2^22 ceremony (rs22: ${shape.constraints.toLocaleString('en')} constraints, ${shape.publicInputs} public inputs)`,
+    title:
+      `the 2^22 ceremony (rs22: ${shape.constraints.toLocaleString('en')} constraints, ` +
+      `${shape.publicInputs} public inputs)`,
     circuits: [{ name: 'rs22', r1cs, publicInputs: shape.publicInputs }],
     ptau: { devPower: 22 },
     pages: ['straight', 'shaped'],

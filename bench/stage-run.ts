@@ -179,12 +179,14 @@ export function printStageTable(title: string, rows: StageRow[], out: NodeJS.Wri
   const lines = [
     '',
     title,
-    `${'stage'.padEnd(34)}${'time'.padStart(10)}${'floor'.padStart(10)}${'÷ floor'.padStart(9)}  largest process (peak RSS)`,
+    `${'stage'.padEnd(34)}${'time'.padStart(10)}${'floor'.padStart(10)}${'÷ floor'.padStart(9)}` +
+      '  largest process (peak RSS)',
   ];
   for (const row of rows) {
     const largest = row.peaks[0];
     lines.push(
-      `${row.stage.padEnd(34)}${seconds(row.ms).padStart(10)}${(row.floor ? seconds(row.floor.ms) : '—').padStart(10)}` +
+      `${row.stage.padEnd(34)}${seconds(row.ms).padStart(10)}` +
+        `${(row.floor ? seconds(row.floor.ms) : '—').padStart(10)}` +
         `${(row.floor ? `${(row.ms / row.floor.ms).toFixed(2)}×` : '—').padStart(9)}  ` +
         (largest ? `${largest.name} ${megabytes(largest.bytes)}` : '—'),
     );

@@ -440,9 +440,8 @@ export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<W
       for (const [i, kind] of options.pages.entries()) {
         const shaped = kind === 'shaped';
         const who = `page-${i + 1}-${kind}`;
-        log(
-          `a page (${who}) contributes to every circuit${shaped ? `, through ${options.link.downMbit}/${options.link.upMbit} Mbit/s` : ''}`,
-        );
+        const through = shaped ? `, through ${options.link.downMbit}/${options.link.upMbit} Mbit/s` : '';
+        log(`a page (${who}) contributes to every circuit${through}`);
         const session = await pageSession(coordinator, shaped ? link : undefined, who, names, stops);
         if (!receipts) receipts = session.receipts;
         const largestKey = Math.max(...names.map((n) => keyBytes[n]!));

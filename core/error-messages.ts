@@ -337,6 +337,14 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'The network’s JSON-RPC endpoint could not be reached or did not give a contract’s code.',
     next: RERUN,
   },
+  'deployment.no_verifier': {
+    what: 'The verifiers file names no verifier contract of the receipt’s circuit.',
+    next: 'Add the circuit’s verifier (e.g. VerifierTransact21) and its address to the verifiers file.',
+  },
+  'deployment.not_finalised': {
+    what: 'The receipt’s circuit is not finalised yet, so no deployed verifier can carry its final key.',
+    next: 'Check the deployment once the ceremony is finalised.',
+  },
   'contribution.identity_pattern_changed': REFUSED_FILE(
     'some of its points are empty (the point at infinity) where the ' +
       'previous key’s are not, or the other way round; a real contribution ' +

@@ -119,6 +119,10 @@ const ERROR_CODES = {
   'deployment.no_contract': PLAIN,
   /** The JSON-RPC endpoint could not be reached, or its eth_getCode failed. */
   'deployment.rpc_unavailable': PLAIN,
+  /** `verify-receipt --deployment`: the verifiers file names no verifier of a receipt's circuit. */
+  'deployment.no_verifier': PLAIN,
+  /** `verify-receipt --deployment`: the receipt's circuit has no final key yet, so no verifier can carry it. */
+  'deployment.not_finalised': PLAIN,
 
   // A candidate zkey that is refused as the next link of a chain
   'zkey.malformed': REFUSES,

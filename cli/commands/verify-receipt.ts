@@ -10,7 +10,8 @@
  * 2 usage.
  *
  * Each receipt goes through `checkReceipt` (one kind of receipt today), and the checker takes
- * further per-circuit checks through `extraKeyChecks` (where `--deployment` plugs in).
+ * further per-circuit checks through `extraKeyChecks`: `--deployment RPC VERIFIERS` adds the deployed
+ * verifier of each receipt's circuit against the final key read (core/deployment/deployed-verifier-key-check.ts).
  */
 import { readFile, stat } from 'node:fs/promises';
 import { Command } from 'commander';
@@ -28,12 +29,15 @@ import { parseReceiptsText, type ReceiptsFile, type SignedReceipt } from '../../
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 import { checkStepReceiptsOfFile } from '../../core/receipts/step-receipt-evidence.ts';
 import { stepReceiptSubject } from '../../core/receipts/step-receipt.ts';
+import { deployedVerifierKeyCheck } from '../../core/deployment/deployed-verifier-key-check.ts';
+import { readVerifiersFile } from '../../core/deployment/read-verifiers-file.ts';
 
 /** A receipts file is a few kilobytes per circuit; anything this large is not one. */
 const MAX_RECEIPTS_FILE_BYTES = 8 * 1024 * 1024;
 
 interface VerifyReceiptOptions {
   coordinator?: string;
+  deployment?: string[];
   json?: boolean;
   quiet?: boolean;
 }
@@ -94,9 +98,18 @@ function checkReceipt(checker: ReceiptChecker, receipt: SignedReceipt, file: Rec
   return checker.check(receipt, file);
 }
 
-/** The checks each circuit's key goes through besides the checker's own (none yet; see the header). */
-function extraKeyChecks(): ExtraKeyCheck[] {
-  return [];
+/** The checks each circuit's key goes through besides the checker's own: the deployment's, when asked. */
+async function extraKeyChecks(deployment: string[] | undefined): Promise<ExtraKeyCheck[]> {
+  if (deployment === undefined) return [];
+  if (deployment.length !== 2) {
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `--deployment takes two values, the JSON-RPC URL and the verifiers file (got ${deployment.length}; ` +
+        'give DIR before --deployment)',
+    );
+  }
+  const [rpcUrl, verifiersPath] = deployment as [string, string];
+  return [deployedVerifierKeyCheck(rpcUrl, await readVerifiersFile(verifiersPath))];
 }
 
 /** What the passing verdicts proved (each phrase once), what they leave to the audit, and the identifier. */
@@ -131,6 +144,11 @@ export function verifyReceiptCommand(): Command {
       '--coordinator <url>',
       'check against a running coordinator over HTTP instead of a folder (range requests: a few kB of each key)',
     )
+    .option(
+      '--deployment <rpc-and-verifiers...>',
+      'RPC VERIFIERS: also check that the deployed verifier of each receipt’s circuit (VERIFIERS: name → ' +
+        'address, as for verify-deployment) carries every constant of the final key the receipt is in',
+    )
     .option('--json', 'print the verdicts as JSON on stdout')
     .option('--quiet', 'no progress lines on stderr')
     .addHelpText(
@@ -143,7 +161,8 @@ export function verifyReceiptCommand(): Command {
         "and e(δ1, g2) = e(g1, δ2) (pairings); the key's IC, α, β, γ and other fixed sections as\n" +
         "contribution 0's. Left to `ceremony audit`: that contribution 0 is the circuit's and the ptau's,\n" +
         "L and H, and the published files byte for byte. Prints the ceremony's identifier (the hash of\n" +
-        "the transcript's last entry).\n" +
+        "the transcript's last entry). With --deployment RPC VERIFIERS, also that the verifier deployed\n" +
+        "for each receipt's circuit carries every constant (α1, β2, γ2, δ2, IC) of that final key.\n" +
         'Exit status: 0 every receipt passed, 1 any did not (or a bad signature), 2 usage or input error.',
     )
     .action(async (receiptsPath: string, dir: string | undefined, options: VerifyReceiptOptions) => {
@@ -153,6 +172,8 @@ export function verifyReceiptCommand(): Command {
           'give either a published folder DIR or --coordinator URL (one of them)',
         );
       }
+      // Usage and input errors of --deployment before anything is read.
+      const extraChecks = await extraKeyChecks(options.deployment);
       const evidence =
         options.coordinator !== undefined
           ? coordinatorEvidence({ baseUrl: coordinatorUrl(options.coordinator) })
@@ -167,7 +188,7 @@ export function verifyReceiptCommand(): Command {
           const checker = new ReceiptChecker(evidence, {
             onStep: (receipt, _step, detail) =>
               progress({ type: 'step', circuit: receiptSubject(receipt), step: detail }),
-            extraKeyChecks: extraKeyChecks(),
+            extraKeyChecks: extraChecks,
           });
           const results: ReceiptVerdict[] = [];
           for (const receipt of file.receipts) {

@@ -1,7 +1,8 @@
 /**
- * The audit's r1cs pass (r1cs-scan.c) on the calling thread (and init's, R1csInitPass, at the end): per
- * constraint, the random combinations u, v, w of its A, B and C rows and w + σ1·u + σ2·v, as 32-byte little-endian scalars
- * below r; and the key's coefficients section compared entry by entry. One instance per r1cs pass.
+ * The audit's r1cs pass (r1cs-scan.c) on the calling thread (and init's, R1csInitPass, at the end):
+ * per constraint, the random combinations u, v, w of its A, B and C rows and w + σ1·u + σ2·v, as
+ * 32-byte little-endian scalars below r; and the key's coefficients section compared entry by entry.
+ * One instance per r1cs pass.
  */
 import { kernelWasm } from './kernel-wasm.generated.ts';
 

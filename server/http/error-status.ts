@@ -53,6 +53,8 @@ export const ERROR_STATUS = {
   'deployment.manifest_mismatch': 500,
   'deployment.no_contract': 500,
   'deployment.rpc_unavailable': 500,
+  'deployment.no_verifier': 500,
+  'deployment.not_finalised': 500,
 
   // A refused contribution is well-formed HTTP carrying a file that cannot be the next link.
   'zkey.malformed': 422,

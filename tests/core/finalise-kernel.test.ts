@@ -39,7 +39,7 @@ after(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-test('finalise needs neither the ptau nor contribution 0, and its keys are byte for byte snarkjs zkey beacon', async () => {
+test('finalise needs neither the ptau nor contribution 0; its keys are byte for byte snarkjs zkey beacon', async () => {
   const state = await openCeremony(dataDir);
   // What a check from contribution 0 would read: gone.
   await unlink(state.config.ptauPath);

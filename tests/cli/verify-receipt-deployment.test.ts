@@ -1,0 +1,110 @@
+/**
+ * `ceremony verify-receipt RECEIPTS.json DIR --deployment RPC VERIFIERS` on a real anvil node: the
+ * chain's last link, from a contributor's receipt to the deployed verifier of its circuit. A
+ * verifier compiled from the final key passes, and the verdict says what it proved; one whose IC
+ * point was changed is refused (`deployment.constant_mismatch`, naming the verifier and the
+ * constant) although the receipt itself is in the final key; a verifiers file without the
+ * circuit's verifier is `deployment.no_verifier`; `--deployment` with one value is a usage error.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import type { Address } from 'viem';
+import { parseVerificationKeyJson } from '../../core/deployment/verification-key-json.ts';
+import { renderSolidityVerifier } from '../../core/finalise/solidity-verifier.ts';
+import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
+import { startAnvil, type AnvilNode } from '../helpers/anvil.ts';
+import { receiptsCeremony, type ReceiptsCeremony } from '../helpers/receipts-ceremony.ts';
+import { runCli } from '../helpers/run-cli.ts';
+import { compileContracts, deployContracts } from '../helpers/solidity.ts';
+
+const Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
+
+let ceremony: ReceiptsCeremony;
+let anvil: AnvilNode;
+let work: string;
+let published: string;
+/** VerifierRegister compiled from the final key; VerifierTransact21 with IC[1].x changed. */
+let honestRegister: Address;
+let tamperedTransact21: Address;
+let receiptsPath: string;
+
+async function writeJson(name: string, value: unknown): Promise<string> {
+  const file = path.join(work, name);
+  await writeFile(file, `${JSON.stringify(value, null, 2)}\n`);
+  return file;
+}
+
+before(async () => {
+  ceremony = await receiptsCeremony();
+  anvil = await startAnvil();
+  work = await mkdtemp(path.join(tmpdir(), 'verify-receipt-deployment-'));
+  published = path.join(work, 'published');
+  await publishCeremony(ceremony.dataDir, published);
+  const final = path.join(published, 'final');
+  const record = JSON.parse(await readFile(path.join(final, 'compiler.json'), 'utf8')) as {
+    settings: Record<string, unknown>;
+  };
+  const vkey = async (circuit: string) =>
+    parseVerificationKeyJson(
+      JSON.parse(await readFile(path.join(final, `${circuit}.vkey.json`), 'utf8')),
+      `${circuit}.vkey.json`,
+    );
+  const transact21 = await vkey('transact21');
+  const ic = transact21.IC.map((p, i) => (i === 1 ? [((BigInt(p[0]) + 1n) % Q).toString(), p[1], '1'] : p));
+  const compiled = compileContracts(
+    {
+      'VerifierRegister.sol': await readFile(path.join(final, 'VerifierRegister.sol'), 'utf8'),
+      'VerifierTransact21.sol': await renderSolidityVerifier({ ...transact21, IC: ic }, 'VerifierTransact21'),
+    },
+    record.settings,
+  );
+  const addresses = await deployContracts(anvil.rpcUrl, [
+    compiled.get('VerifierRegister.sol:VerifierRegister')!,
+    compiled.get('VerifierTransact21.sol:VerifierTransact21')!,
+  ]);
+  honestRegister = addresses[0]!;
+  tamperedTransact21 = addresses[1]!;
+  const alice = ceremony.receiptsOf('alice');
+  const of = (circuit: string) => alice.find((r) => (JSON.parse(r.body) as { circuit: string }).circuit === circuit)!;
+  receiptsPath = await writeJson('alice.json', [of('register'), of('transact21')]);
+});
+
+after(async () => {
+  await anvil?.stop();
+  if (ceremony) await rm(ceremony.dataDir, { recursive: true, force: true });
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+test('a verifier carrying the final key passes; one with an IC point changed is refused, naming it', async () => {
+  const verifiers = await writeJson('verifiers.json', {
+    VerifierRegister: honestRegister,
+    VerifierTransact21: tamperedTransact21,
+  });
+  const result = await runCli(['verify-receipt', receiptsPath, published, '--deployment', anvil.rpcUrl, verifiers]);
+  assert.equal(result.code, 1, result.stdout + result.stderr);
+  assert.match(result.stdout, /^register #\d+ \(alice\) ok: /m);
+  assert.match(
+    result.stdout,
+    /^transact21 #\d+ \(alice\) FAIL \[deployment\.constant_mismatch\]: VerifierTransact21: .*IC\[1\]\.x/m,
+  );
+  assert.match(result.stdout, /the deployed verifier of its circuit carries every constant of that final key/);
+
+  const honest = await writeJson('register-only.json', [JSON.parse(await readFile(receiptsPath, 'utf8'))[0]]);
+  const passed = await runCli(['verify-receipt', honest, published, '--deployment', anvil.rpcUrl, verifiers]);
+  assert.equal(passed.code, 0, passed.stdout + passed.stderr);
+  assert.match(passed.stderr, /VerifierRegister at 0x[0-9a-fA-F]{40} carries α1, β2, γ2, δ2 and the \d+ IC points/);
+});
+
+test('a verifiers file without the circuit’s verifier: deployment.no_verifier; one value: a usage error', async () => {
+  const verifiers = await writeJson('register-verifier.json', { VerifierRegister: honestRegister });
+  const result = await runCli(['verify-receipt', receiptsPath, published, '--deployment', anvil.rpcUrl, verifiers]);
+  assert.equal(result.code, 1, result.stdout + result.stderr);
+  assert.match(result.stdout, /^transact21 #\d+ \(alice\) FAIL \[deployment\.no_verifier\]: .*VerifierTransact21/m);
+
+  const usage = await runCli(['verify-receipt', receiptsPath, published, '--deployment', anvil.rpcUrl]);
+  assert.equal(usage.code, 2, usage.stdout + usage.stderr);
+  assert.match(usage.stderr, /--deployment takes two values/);
+});
