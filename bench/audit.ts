@@ -1,5 +1,5 @@
 /**
- * The audit bench (issue 11 item 3, issue 24), printed as three tables:
+ * The audit bench, printed as three tables:
  *  (a) checking contribution 0 (checkInitialKey) against `snarkjs zkey new` of the same circuit,
  *      same run, for each real shape (rs18, rs17p64), with the check's phases;
  *  (b) the audit's check of the ptau (checkPtauSections) on the shapes' ptau (power 18) for the

@@ -1,5 +1,5 @@
 /**
- * A contributor's whole turn as a person lives it (issues 21 and 22): the real contributor page in
+ * A contributor's whole turn as a person lives it: the real contributor page in
  * a fresh headless Chromium signs in (demo), clicks Join and waits until the page says "accepted",
  * against the real `ceremony serve` (compiled dist/, its own process group, embedded verifier) on a
  * one-circuit ceremony whose key is the bench key (rs18: the real-shaped 2^18 key, 141–156 MB).
@@ -26,7 +26,8 @@
  * turn but the first of a real ceremony does.
  *
  * A second kind of client plugs in through `TURN_CLIENTS` (`runTurn(kind, context)`): the terminal
- * client of issue 22 only needs its driver (start its process, report its stages and verdict).
+ * client (`ceremony contribute --coordinator`) only needs its driver (start its process, report its
+ * stages and verdict).
  *
  * Usage: tsx bench/contributor-turn.ts [--circuit rs18 | --power P] [--link 100/20] [--runs N]
  *                                      [--client browser|cli|cli-whole-key] [--versus CLIENT (a second client,
@@ -57,7 +58,7 @@ import { MachineCpuSampler, ProcessTreeSampler } from './process-tree-sampler.ts
 const MB = 1024 * 1024;
 /** A turn longer than this is stuck (a shaped rs18 turn takes under two minutes). */
 const TURN_TIMEOUT_MS = 30 * 60_000;
-/** The issues' goals, printed beside the figures. */
+/** The goals a turn is held to (bytes, memory, shaped link, coordinator's share, cores), printed beside them. */
 const GOALS = {
   bytes: 0.3,
   memory: 0.5,

@@ -1,5 +1,5 @@
 /**
- * The coordinator's own work on a real-shaped circuit (issue 35), each against what it replaced,
+ * The coordinator's own work on a real-shaped circuit, each on the kernel against what it replaced,
  * in the same run:
  *   init      `ceremony init` (compiled; contribution 0 on the kernel) against `snarkjs zkey new`
  *             (its CLI), each a child process: wall time, the peak RSS of every process (VmHWM),

@@ -14,7 +14,7 @@
  *  4. the race: a valid delta, and as soon as the coordinator logs its last byte, twenty empty
  *     PATCHes and a chunked one-byte PATCH at its end offset while it is being finished; its cost
  *     above the honest delta's is the burst's, and no temporary key may be left.
- * Goals (issue 32): 1 ≤ 0.2 × 2; the burst ≤ 0.1 × 2, no temporary key; 3 ≤ 1 × 2 (one MSM, not
+ * Goals: 1 ≤ 0.2 × 2; the burst ≤ 0.1 × 2, no temporary key; 3 ≤ 1 × 2 (one MSM, not
  * two); the coordinator's share of 2 ≤ 0.5 s.
  *
  * Usage: tsx bench/hostile-uploads.ts [--circuit rs18 | --power P] [--json FILE]

@@ -1,6 +1,6 @@
 /**
  * Per-point cost of scaling G1 points by one scalar, single-threaded, for each kernel tried for
- * contributions (issue 12): ffjavascript's batchApplyKey (what snarkjs uses; its curve built
+ * contributions: ffjavascript's batchApplyKey (what snarkjs uses; its curve built
  * single-threaded here), mcl-wasm's G1 mul (GLV; one call per point, plus normalize to affine, NOT
  * counting the conversion from and to the zkey's Montgomery layout, so a lower bound for it), and
  * this project's kernel (core/kernel, WebAssembly: GLV, width-5 NAF, lockstep batch-affine). The

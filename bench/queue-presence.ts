@@ -1,5 +1,5 @@
 /**
- * Queue presence (issue 33): a whole ceremony of the nine test circuits taken by N terminal
+ * Queue presence: a whole ceremony of the nine test circuits taken by N terminal
  * contributors (`ceremony contribute --coordinator URL --demo NAME`, each its own process, default
  * 60), of whom every `absentEvery`-th (a fifth) goes away while waiting: its process is killed
  * (SIGKILL: no leave, as a closed laptop) after 0 to 3 accepted circuits, and every

@@ -1,5 +1,5 @@
 /**
- * The 2^22 ceremony on this machine (issue 35; `npm run bench -- --only rs22`): the real-shaped rs22
+ * The 2^22 ceremony on this machine (`npm run bench -- --only rs22`): the real-shaped rs22
  * circuit (4,194,000 constraints, 12 public inputs, a key of about 2.7 GiB; bench-chain.ts), its dev
  * ptau of power 22, then bench/whole-ceremony.ts: init, two page turns in headless Chromium (one
  * straight, one through the shaped link), one terminal turn, the coordinator's checks, finalise,

@@ -18,7 +18,9 @@
  *   finalise  one such compute per circuit (the beacon scales L and H as a turn does);
  *   publish   copying the published bytes at the copy rate measured for init.
  * and the peak RSS of every process of the stage (VmHWM; the browser's processes by kind, the
- * coordinator and its verifier over all the turns). The goals of issue 35 are checked at the end.
+ * coordinator and its verifier over all the turns). Its goals are checked at the end: no process above
+ * 4 GB, the page's memory above idle ≤ 0.1 × key, each turn ≤ 1.3 × its floor, the coordinator's share
+ * ≤ 1 s, the audit ≤ 0.25 × init.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, open, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';

@@ -3,7 +3,8 @@
  * overridden by command-line options), validated, and frozen. Documented defaults:
  *
  *   REDIS_URL                   required (or --redis)
- *   VERIFICATION_QUEUE          ceremony-verification
+ *   VERIFICATION_QUEUE          ceremony-verification   the one queue `ceremony serve` fills (it has no
+ *                               setting for another): other names are for tests' own dispatchers
  *   WORKER_CONCURRENCY          1       (or --concurrency)
  *   WORKER_LOCK_DURATION_MS     30000   a crashed worker's job is retried after this long
  *   WORKER_STALLED_INTERVAL_MS  30000   how often this worker looks for such jobs

@@ -16,17 +16,32 @@ export function serveCommand(): Command {
     .option('--open', 'open the ceremony at start (env OPEN_ON_START)')
     .addHelpText(
       'after',
-      '\nEnvironment: REDIS_URL (BullMQ workers; without it an embedded ' +
-        'verifier process runs it), PUBLIC_URL, DATABASE_FILE,\n' +
-        'TURN_TIMEOUT_MS, HEARTBEAT_EXTENSION_MS, MAX_TURN_MS, COOLDOWN_MS, GITHUB_CLIENT_ID/SECRET, GITHUB_MIN_*,\n' +
-        'UPLOAD_DISK_MARGIN_BYTES (free disk kept beyond the largest upload, default 1 GiB),\n' +
-        'DOWNLOAD_BUDGET_BYTES, DOWNLOAD_BUDGET_WINDOW_MS (file bytes per client address per window, 64 GiB a day),\n' +
-        'COORDINATOR_GITHUB_IDS, COORDINATOR_TOKEN, SEMAPHORE_GROUP_MEMBERS, ' +
-        'DEMO_SIGN_IN, SECURE_COOKIES, METRICS_TOKEN (GET /metrics beyond loopback).\n' +
-        'Limits (docs/security.md): RATE_LIMIT_WINDOW_MS, RATE_LIMIT_SIGN_IN, ' +
-        'RATE_LIMIT_CHALLENGE, RATE_LIMIT_UPLOAD_CREATION,\n' +
-        'TRUST_PROXY, MAX_MISSED_TURNS, SEMAPHORE_ROOT_DURATION_MS, ' +
-        'SEMAPHORE_MAX_CHALLENGES, SESSIONS_PER_PRINCIPAL, MAX_SESSIONS.',
+      [
+        '',
+        'Environment (validated once at start; a bad value stops the start with config.invalid naming it;',
+        'docs/operations.md and docs/security.md explain each):',
+        '  CEREMONY_DATA, PORT, HOST, OPEN_ON_START   what the options above set (an option wins)',
+        '  PUBLIC_URL                public base URL: OAuth callback, links (default http://HOST:PORT)',
+        '  REDIS_URL                 verification by BullMQ workers (ceremony worker) and rate limits shared',
+        '                            in Redis; without it an embedded verifier process verifies',
+        '  DATABASE_FILE             SQLite database (default DATA/state/coordinator.sqlite)',
+        '  RECEIPT_KEY_FILE          Ed25519 key signing receipts (default DATA/state/receipt-key.pem)',
+        '  QUEUE_LOG_FILE            public queue log (default DATA/transcript/queue-log.jsonl)',
+        'Turns: TURN_TIMEOUT_MS (10 min), HEARTBEAT_EXTENSION_MS (2 min), MAX_TURN_MS (60 min),',
+        '  COOLDOWN_MS (5 min), MAX_MISSED_TURNS (3), PRESENCE_MS (60 s), TAKE_TURN_MS (30 s); either 0: off.',
+        'Limits: RATE_LIMIT_WINDOW_MS (60 s), RATE_LIMIT_SIGN_IN (20), RATE_LIMIT_CHALLENGE (20),',
+        '  RATE_LIMIT_DEVICE_POLL (120), RATE_LIMIT_UPLOAD_CREATION (30), RATE_LIMIT_QUEUE_LOG (120),',
+        '  TRUST_PROXY (0), UPLOAD_DISK_MARGIN_BYTES (free disk kept beyond the largest upload, 1 GiB),',
+        '  DOWNLOAD_BUDGET_BYTES, DOWNLOAD_BUDGET_WINDOW_MS (file bytes per client address, 64 GiB a day).',
+        'Sign-in: GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET (both: GitHub on), GITHUB_CALLBACK_URL,',
+        '  GITHUB_MIN_FOLLOWERS (1), GITHUB_MIN_FOLLOWING (5), GITHUB_MIN_PUBLIC_REPOS (2),',
+        '  GITHUB_MIN_ACCOUNT_AGE_DAYS (30), GITHUB_AUTHORIZATION_URL, GITHUB_TOKEN_URL,',
+        "  GITHUB_USER_PROFILE_URL, GITHUB_DEVICE_CODE_URL (GitHub's), SEMAPHORE_GROUP_MEMBERS (Semaphore on),",
+        '  SEMAPHORE_ROOT_DURATION_MS (1 h), SEMAPHORE_MAX_CHALLENGES (10000), COORDINATOR_GITHUB_IDS,',
+        '  COORDINATOR_TOKEN, DEMO_SIGN_IN (on for a test network on loopback), SECURE_COOKIES (on with https),',
+        '  SESSIONS_PER_PRINCIPAL (5), MAX_SESSIONS (100000).',
+        'Metrics: METRICS_TOKEN (GET /metrics beyond loopback with Authorization: Bearer TOKEN).',
+      ].join('\n'),
     )
     .action(async (options: { data?: string; port?: string; host?: string; open?: boolean }) => {
       const config = loadServerConfig(process.env, {

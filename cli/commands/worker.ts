@@ -13,7 +13,8 @@ export function workerCommand(): Command {
       'after',
       '\nEnvironment:\n' +
         '  REDIS_URL                   Redis of the coordinator (required unless --redis)\n' +
-        '  VERIFICATION_QUEUE          queue name (default ceremony-verification)\n' +
+        '  VERIFICATION_QUEUE          queue name (default ceremony-verification, the only one `ceremony serve`\n' +
+        '                              queues on: leave it unset for a coordinator; for tests on a shared Redis)\n' +
         '  WORKER_CONCURRENCY          as --concurrency (default 1)\n' +
         '  WORKER_LOCK_DURATION_MS     a job of a crashed worker is retried after this long (default 30000)\n' +
         '  WORKER_STALLED_INTERVAL_MS  how often to look for such jobs (default 30000)\n' +

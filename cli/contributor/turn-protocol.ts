@@ -1,8 +1,8 @@
 /**
  * "Take this turn": everything a terminal contributor does while holding the turn on a circuit,
  * from the head to the last byte of its contribution on the coordinator, behind one interface, so
- * the protocol that moves the bytes (file-turn.ts: a delta or the whole key through files; the
- * streamed delta of issue 21 next) is a local change. What happens around a turn (the queue,
+ * the protocol that moves the bytes (file-turn.ts: the streamed delta, or the whole key through
+ * files) is a local change. What happens around a turn (the queue,
  * heartbeats, the verdict) is the run's (contributor-run.ts), not the protocol's.
  */
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';

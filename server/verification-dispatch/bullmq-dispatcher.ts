@@ -40,7 +40,10 @@ import { notifyOutcome, type VerificationDispatcher } from './verification-dispa
 export interface BullmqDispatcherOptions {
   /** redis:// or rediss:// URL of the Redis the workers listen on. */
   redisUrl: string;
-  /** Default 'ceremony-verification' (must match the workers' VERIFICATION_QUEUE). */
+  /**
+   * Default 'ceremony-verification', the workers' default VERIFICATION_QUEUE. The coordinator always
+   * uses the default (start-coordinator.ts passes none); another name is for tests with workers of their own.
+   */
   queueName?: string;
   /** Tries per job when verification cannot be carried out (I/O); an invalid key is tried once. Default 3. */
   attempts?: number;

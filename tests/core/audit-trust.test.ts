@@ -1,5 +1,5 @@
 /**
- * The audit takes nothing on the coordinator's word (issue 24): an unpinned ptau fails it, showing
+ * The audit takes nothing on the coordinator's word: an unpinned ptau fails it, showing
  * the ptau's hash and how to pin it; a ptau whose Lagrange section was forged (and the ceremony
  * built on it, so every key agrees with it) fails its sections check even when pinned; a chain
  * finalised with no contribution, or fewer than ceremony.json's minContributions, fails naming the
