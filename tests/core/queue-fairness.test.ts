@@ -25,23 +25,29 @@ const hex = (byte: string) => byte.repeat(128);
 /** The section hashes a key's transcript entry carries (their values play no part in the queue's rules). */
 const SECTIONS = Object.fromEntries([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((id) => [String(id), hex('e')]));
 
+/** A transcript at `file` holding every circuit's contribution 0 (hashes that play no part in the queue's rules). */
+async function initialisedTranscript(file: string): Promise<Transcript> {
+  const transcript = await Transcript.load(file, 'lobby-test');
+  await transcript.append(
+    CIRCUITS.map((circuit) => ({
+      type: 'init' as const,
+      circuit,
+      index: 0 as const,
+      circuitHash: hex('c'),
+      fileHash: hex('f'),
+      sectionHashes: SECTIONS,
+    })),
+  );
+  return transcript;
+}
+
 /** A ceremony's worth of lobby steps: presence, a turn passed on, a refusal, acceptances, a removal. */
 async function scenario(): Promise<{ log: QueueLogEntry[]; transcript: TranscriptEntry[]; ceremonyId: string }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'queue-fairness-'));
   try {
     const fixture = makeLobby({ presenceMs: 60_000, takeTurnMs: 30_000 });
     const { lobby, clock } = fixture;
-    const transcript = await Transcript.load(path.join(dir, 'transcript.jsonl'), 'lobby-test');
-    await transcript.append(
-      CIRCUITS.map((circuit) => ({
-        type: 'init' as const,
-        circuit,
-        index: 0 as const,
-        circuitHash: hex('c'),
-        fileHash: hex('f'),
-        sectionHashes: SECTIONS,
-      })),
-    );
+    const transcript = await initialisedTranscript(path.join(dir, 'transcript.jsonl'));
     let index = 0;
     const accept = async (who: string, contributionId: string) => {
       lobby.markSubmitted(who, 'register', contributionId);
@@ -218,17 +224,7 @@ test('the check passes whatever the lobby writes: random joins, choices, polls, 
         return state % n;
       };
       const { lobby, clock } = makeLobby({ presenceMs: 60_000, takeTurnMs: 30_000, maxMissedTurns: 2 });
-      const transcript = await Transcript.load(path.join(dir, `transcript-${seed}.jsonl`), 'lobby-test');
-      await transcript.append(
-        CIRCUITS.map((circuit) => ({
-          type: 'init' as const,
-          circuit,
-          index: 0 as const,
-          circuitHash: hex('c'),
-          fileHash: hex('f'),
-          sectionHashes: SECTIONS,
-        })),
-      );
+      const transcript = await initialisedTranscript(path.join(dir, `transcript-${seed}.jsonl`));
       const people = ['ann', 'ben', 'cat', 'dan', 'eve', 'fay'];
       let uploads = 0;
       for (let step = 0; step < 300; step++) {
