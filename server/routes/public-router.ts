@@ -66,15 +66,6 @@ function parseIndex(raw: string): number {
 export function createPublicRouter(deps: PublicRouterDeps): Router {
   const router = Router();
   const { config } = deps;
-  // A download by the holder of the circuit's turn takes it (the lobby's presence); anyone else's is just a download.
-  const takenBy = (req: { principal?: Principal }, circuit: string): void => {
-    if (req.principal) deps.lobby.takeTurn(req.principal.id, circuit);
-  };
-  // In the coordinator's private state folder: never published (they are derived from the chain).
-  const skeletons = new HeadSkeletons(
-    path.join(config.dataDir, 'state', 'skeletons'),
-    ceremonyPaths(config.dataDir).zkeyPath,
-  );
 
   router.get('/healthz', async (_req, res) => {
     // A full disk stops uploads, not the coordinator: `ok` stays true, `uploads.accepting` says
@@ -149,6 +140,25 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
     res.type('application/json').send(await readFile(state.paths.manifestPath));
   });
 
+  addFileRoutes(router, deps);
+  return router;
+}
+
+/**
+ * The file downloads: every file immutable under a URL that names its version, within the client
+ * address's byte budget (immutable-download.ts). A download by the holder of a circuit's turn takes
+ * the turn (the lobby's presence); anyone else's is just a download.
+ */
+function addFileRoutes(router: Router, deps: PublicRouterDeps): void {
+  const { config } = deps;
+  const takenBy = (req: { principal?: Principal }, circuit: string): void => {
+    if (req.principal) deps.lobby.takeTurn(req.principal.id, circuit);
+  };
+  // In the coordinator's private state folder: never published (they are derived from the chain).
+  const skeletons = new HeadSkeletons(
+    path.join(config.dataDir, 'state', 'skeletons'),
+    ceremonyPaths(config.dataDir).zkeyPath,
+  );
   const hashes = new FileHashes();
   const budget = deps.downloadBudget;
 
@@ -244,6 +254,4 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
     // Its type by its extension, as before.
     await sendImmutable(req, res, { path: file, hash, contentType: null }, budget);
   });
-
-  return router;
 }
