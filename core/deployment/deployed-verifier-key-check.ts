@@ -16,6 +16,7 @@ import { checkDeployedVerifiers } from './check-deployed-verifiers.ts';
 import { circuitOfVerifier } from './circuit-of-verifier.ts';
 import { requireHttpUrl, type RpcTimeouts } from './deployed-code-reader.ts';
 import type { UncheckedVerifierAddresses } from './read-verifiers-file.ts';
+import { parseVerificationKeyJson, type VerificationKeyJson } from './verification-key-json.ts';
 
 /** The verifier checked for `circuit`: the one name of VERIFIERS that is `Verifier<Circuit>`. */
 function verifierOf(addresses: UncheckedVerifierAddresses, circuit: string): string {
@@ -30,11 +31,11 @@ function verifierOf(addresses: UncheckedVerifierAddresses, circuit: string): str
   return names[0]!;
 }
 
-/** snarkjs's exported form of the constants read from the key (what the deployment check parses). */
-function asExportedKey(vk: VerificationKeyConstants): Record<string, unknown> {
+/** snarkjs's exported form of the constants read from the key (what the deployment check takes). */
+function asExportedKey(vk: VerificationKeyConstants, what: string): VerificationKeyJson {
   const g1 = (p: readonly [string, string]) => [...p, '1'];
   const g2 = (p: readonly [readonly [string, string], readonly [string, string]]) => [[...p[0]], [...p[1]], ['1', '0']];
-  return {
+  const exported = {
     protocol: 'groth16',
     curve: 'bn128',
     nPublic: vk.nPublic,
@@ -44,6 +45,7 @@ function asExportedKey(vk: VerificationKeyConstants): Record<string, unknown> {
     vk_delta_2: g2(vk.vk_delta_2),
     IC: vk.IC.map(g1),
   };
+  return parseVerificationKeyJson(exported, what);
 }
 
 /**
@@ -72,18 +74,19 @@ export function deployedVerifierKeyCheck(
         );
       }
       const verifier = verifierOf(addresses, history.circuit);
+      const verificationKey = history.verificationKey();
       const [verdict] = await checkDeployedVerifiers(
         rpcUrl,
         {
           [verifier]: {
             address: addresses[verifier] as string,
-            verificationKey: asExportedKey(history.verificationKey()) as never,
+            verificationKey: asExportedKey(verificationKey, `the final key of ${history.circuit}`),
           },
         },
         timeouts,
       );
       if (!verdict!.match) throw new CoordinatorError(verdict!.code, `${verifier}: ${verdict!.reason}`);
-      const ic = history.verificationKey().IC.length;
+      const ic = verificationKey.IC.length;
       return `${verifier} at ${verdict!.address} carries α1, β2, γ2, δ2 and the ${ic} IC points of the final key`;
     },
   };

@@ -12,7 +12,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Address } from 'viem';
+import { deployedVerifierKeyCheck } from '../../core/deployment/deployed-verifier-key-check.ts';
 import { parseVerificationKeyJson } from '../../core/deployment/verification-key-json.ts';
+import type { CoordinatorError } from '../../core/errors.ts';
+import type { CheckedKeyHistory } from '../../core/receipts/receipt-checker.ts';
 import { renderSolidityVerifier } from '../../core/finalise/solidity-verifier.ts';
 import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
 import { startAnvil, type AnvilNode } from '../helpers/anvil.ts';
@@ -107,4 +110,18 @@ test('a verifiers file without the circuit’s verifier: deployment.no_verifier;
   const usage = await runCli(['verify-receipt', receiptsPath, published, '--deployment', anvil.rpcUrl]);
   assert.equal(usage.code, 2, usage.stdout + usage.stderr);
   assert.match(usage.stderr, /--deployment takes two values/);
+});
+
+test('before finalisation: deployment.not_finalised; a malformed RPC URL is refused before anything', async () => {
+  const check = deployedVerifierKeyCheck(anvil.rpcUrl, { VerifierRegister: honestRegister });
+  const head = { key: 'head', circuit: 'register', index: 3 } as CheckedKeyHistory;
+  await assert.rejects(check.run(head), (error: CoordinatorError) => {
+    assert.equal(error.code, 'deployment.not_finalised');
+    assert.match(error.message, /register is not finalised \(its key is the head, contribution 3\)/);
+    return true;
+  });
+  assert.throws(
+    () => deployedVerifierKeyCheck('not a url', {}),
+    (error: CoordinatorError) => error.code === 'usage.invalid_arguments',
+  );
 });
