@@ -24,7 +24,7 @@ function attestationText(me: MeView, ceremony: Pick<CeremonyView, 'id' | 'title'
 }
 
 /** Saves the signed receipts (acceptances, queue steps) as the receipts file; failures go to `feedback`. */
-export async function downloadReceipts(api: ApiClient, ceremony: CeremonyView, feedback: HTMLElement): Promise<void> {
+async function downloadReceipts(api: ApiClient, ceremony: CeremonyView, feedback: HTMLElement): Promise<void> {
   try {
     const { receipts, steps } = await api.get<{ receipts: SignedReceipt[]; steps?: SignedReceipt[] }>(
       '/api/me/receipts',
@@ -41,6 +41,30 @@ export async function downloadReceipts(api: ApiClient, ceremony: CeremonyView, f
   } catch (error) {
     feedback.replaceChildren(errorNotice(error));
   }
+}
+
+/**
+ * The receipts downloadable at any time: those of joins, refusals and removals are there before
+ * any acceptance.
+ */
+export function renderReceiptsSoFar(api: ApiClient, ceremony: CeremonyView): HTMLElement {
+  const feedback = h('div', { 'aria-live': 'polite' });
+  return h(
+    'p',
+    { class: 'hint' },
+    'Your signed receipts so far (joins, refusals, removals and accepted contributions): ',
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'secondary',
+        id: 'download-receipts-so-far',
+        onclick: () => void downloadReceipts(api, ceremony, feedback),
+      },
+      'Download',
+    ),
+    feedback,
+  );
 }
 
 export function renderAttestation(api: ApiClient, me: MeView, ceremony: CeremonyView): HTMLElement {

@@ -13,7 +13,7 @@ import {
   renderCircuitTable,
   type CircuitLine,
 } from '../contribute/circuit-status-view.ts';
-import { downloadReceipts, renderAttestation } from '../contribute/attestation-view.ts';
+import { renderAttestation, renderReceiptsSoFar } from '../contribute/attestation-view.ts';
 import { renderPresenceNotice, TurnNotifier, turnTitle } from '../contribute/presence-view.ts';
 import { ContributorSession, type SessionSnapshot } from '../contribute/contributor-session.ts';
 import { errorNotice, renderSignInPanel } from '../sign-in/sign-in-panel.ts';
@@ -195,24 +195,7 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
   joinCard.prepend(removalNotice);
   const notifier = new TurnNotifier();
   const pageTitle = document.title;
-  const receiptsFeedback = h('div', { 'aria-live': 'polite' });
-  // Receipts of joins, refusals and removals are there before any acceptance: downloadable at any time.
-  const receiptsLink = h(
-    'p',
-    { class: 'hint' },
-    'Your signed receipts so far (joins, refusals, removals and accepted contributions): ',
-    h(
-      'button',
-      {
-        type: 'button',
-        class: 'secondary',
-        id: 'download-receipts-so-far',
-        onclick: () => void downloadReceipts(api, ceremony, receiptsFeedback),
-      },
-      'Download',
-    ),
-    receiptsFeedback,
-  );
+  const receiptsLink = renderReceiptsSoFar(api, ceremony);
   const status = h('section', { class: 'card', id: 'status', 'aria-labelledby': 'status-title' });
   const announcer = h('p', { class: 'visually-hidden', role: 'status', id: 'announcer' });
   const attestationSlot = h('div');
