@@ -126,6 +126,20 @@ test(
       /^You are in line; keep this page open: .* passed over/,
     );
     assert.match(await page.title(), /^#2 in line · Contribute · /, 'the tab says where the contributor stands');
+    // In line, before any acceptance, the page's receipts already hold the signed join.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download-receipts-so-far')]);
+    const soFar = JSON.parse(await readFile((await download.path())!, 'utf8')) as {
+      receipts: unknown[];
+      steps: Array<{ body: string; signature: string }>;
+    };
+    assert.equal(soFar.receipts.length, 0, 'no acceptance yet');
+    assert.ok(
+      soFar.steps.some((step) => {
+        const body = JSON.parse(step.body) as { step?: string; circuit?: string; position?: number };
+        return body.step === 'join' && body.circuit === 'register' && body.position === 2;
+      }),
+      `a join receipt among ${soFar.steps.map((step) => step.body).join(', ')}`,
+    );
     await screenshot(page, 'terminal-01-page-second-in-line');
 
     coordinator.phase.set('open', Date.now());
