@@ -589,7 +589,7 @@ export function printWholeCeremony(f: WholeCeremonyFigures, out: NodeJS.Writable
     .map(([name, bytes]) => `${name} ${megabytes(bytes)}`)
     .join(', ');
   printStageTable(`${f.title} — keys: ${keys}`, f.rows, out);
-  const lines = ['', 'goals (issue 35):'];
+  const lines = ['', 'goals (a whole ceremony on one machine):'];
   for (const g of f.goals) lines.push(`  ${g.met ? 'met    ' : 'NOT MET'}  ${g.goal}: ${g.measured}`);
   for (const note of f.notes) lines.push(`note: ${note}`);
   out.write(`${lines.join('\n')}\n`);
