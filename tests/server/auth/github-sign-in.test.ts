@@ -34,33 +34,34 @@ async function sessionOf(browser: Browser, server: AuthTestServer) {
   };
 }
 
-describe('GitHub sign-in', () => {
-  let github: GithubEmulator;
-  let server: AuthTestServer;
+// One emulator and one server serve every describe below.
+let github: GithubEmulator;
+let server: AuthTestServer;
 
-  before(async () => {
-    github = await startGithubEmulator();
-    server = await startAuthTestServer({
-      clock,
-      config: {
-        github: {
-          clientId: github.clientId,
-          clientSecret: github.clientSecret,
-          authorizationUrl: github.authorizationUrl,
-          tokenUrl: github.tokenUrl,
-          userProfileUrl: github.userProfileUrl,
-          coordinatorGithubIds: [777],
-          successRedirect: '/contribute',
-        },
+before(async () => {
+  github = await startGithubEmulator();
+  server = await startAuthTestServer({
+    clock,
+    config: {
+      github: {
+        clientId: github.clientId,
+        clientSecret: github.clientSecret,
+        authorizationUrl: github.authorizationUrl,
+        tokenUrl: github.tokenUrl,
+        userProfileUrl: github.userProfileUrl,
+        coordinatorGithubIds: [777],
+        successRedirect: '/contribute',
       },
-    });
+    },
   });
+});
 
-  after(async () => {
-    await server.close();
-    await github.close();
-  });
+after(async () => {
+  await server.close();
+  await github.close();
+});
 
+describe('GitHub sign-in: who is signed in', () => {
   it('signs in a qualifying account as github:<numeric id> and redirects', async () => {
     github.setProfile(profile());
     const browser = new Browser();
@@ -98,7 +99,9 @@ describe('GitHub sign-in', () => {
     await signInWithGithub(browser, server);
     assert.equal((await sessionOf(browser, server)).principal?.coordinator, true);
   });
+});
 
+describe('GitHub sign-in: the account minimums', () => {
   const shortfalls: Array<[string, Partial<GithubProfile>, RegExp]> = [
     ['followers', { followers: 0 }, /followers 0 < 1/],
     ['following', { following: 4 }, /following 4 < 5/],
@@ -125,7 +128,9 @@ describe('GitHub sign-in', () => {
     assert.equal(body.error.code, 'auth.below_minimum');
     assert.match(body.error.message, /followers 0 < 1, following 0 < 5/);
   });
+});
 
+describe('GitHub sign-in: where a refused browser is sent', () => {
   it('sends a browser (Accept: text/html) back to the app with the refusal code instead of a JSON page', async () => {
     github.setProfile(profile({ followers: 0 }));
     const browser = new Browser();
@@ -146,7 +151,9 @@ describe('GitHub sign-in', () => {
       'https://ceremony.example/?signInError=auth.csrf#top',
     );
   });
+});
 
+describe('GitHub sign-in: the OAuth state and callback', () => {
   it('refuses a forged state', async () => {
     github.setProfile(profile());
     const browser = new Browser();
