@@ -96,6 +96,19 @@ async function verifyRegisterReceipt(contributor: string, file: string, dir: str
   return runCli(['verify-receipt', await receiptsFile(file, register(ceremony.receiptsOf(contributor))), dir]);
 }
 
+const REGISTER_POSITION = { alice: 1, bob: 2 } as const;
+
+/** `who`'s register receipt alone, checked against the broken copy `dir`, fails with `code`, saying `message`. */
+async function assertRegisterReceiptFails(
+  who: keyof typeof REGISTER_POSITION,
+  dir: string,
+  code: string,
+  message: RegExp,
+): Promise<void> {
+  const result = await verifyRegisterReceipt(who, `${who}-${path.basename(dir)}.json`, dir);
+  assertFails(result, `register #${REGISTER_POSITION[who]} (${who})`, code, message);
+}
+
 before(async () => {
   ceremony = await receiptsCeremony();
   work = await mkdtemp(path.join(tmpdir(), 'verify-receipt-'));
@@ -240,7 +253,7 @@ describe('a transcript of format 1 (before section hashes) is still read, and pr
   });
 });
 
-describe('each way a receipt can fail, with its own code and words', () => {
+describe('each way a receipt itself can fail, with its own code and words', () => {
   test('a forged signature: a changed body, or a receipt signed by another key', { timeout: 60_000 }, async () => {
     const genuine = register(ceremony.receiptsOf('alice'));
     const changed = {
@@ -317,6 +330,19 @@ describe('each way a receipt can fail, with its own code and words', () => {
     },
   );
 
+  test('a publication without the receipt key says where to get one', { timeout: 60_000 }, async () => {
+    const dir = await publicationCopy('no-key');
+    await rm(path.join(dir, 'receipt-public-key.pem'));
+    await assertRegisterReceiptFails(
+      'alice',
+      dir,
+      'receipt.key_unavailable',
+      /has no receipt-public-key\.pem .*--coordinator URL$/,
+    );
+  });
+});
+
+describe("each way the final key's history can fail a receipt, with its own code and words", () => {
   test('left out of a rebuilt chain: the final key was made from another head', { timeout: 60_000 }, async () => {
     const dir = await publicationCopy('rebuilt');
     // The beacon applied to alice's link instead of bob's: a real final key that never saw bob.
@@ -349,10 +375,9 @@ describe('each way a receipt can fail, with its own code and words', () => {
       /^verify-receipt FAILED: 1 of 9 receipts did not pass$/m,
       'the other circuits are unaffected',
     );
-    const alice = await verifyRegisterReceipt('alice', 'alice-register.json', dir);
-    assertFails(
-      alice,
-      'register #1 (alice)',
+    await assertRegisterReceiptFails(
+      'alice',
+      dir,
       'receipt.history_invalid',
       joined(
         '',
@@ -369,28 +394,15 @@ describe('each way a receipt can fail, with its own code and words', () => {
     await cp(`${finalKey}.tmp`, finalKey);
     await rm(`${finalKey}.tmp`);
     await recordFinalKey(dir);
-    const result = await verifyRegisterReceipt('bob', 'bob-rewritten.json', dir);
-    assertFails(
-      result,
-      'register #2 (bob)',
+    await assertRegisterReceiptFails(
+      'bob',
+      dir,
       'receipt.history_invalid',
       joined(
         '',
         /the final key of register: record 1's transcript digest does not follow from the circuit hash and the 0 /,
         /records before it: the key's contribution history was rewritten$/,
       ),
-    );
-  });
-
-  test('a publication without the receipt key says where to get one', { timeout: 60_000 }, async () => {
-    const dir = await publicationCopy('no-key');
-    await rm(path.join(dir, 'receipt-public-key.pem'));
-    const result = await verifyRegisterReceipt('alice', 'alice-no-key.json', dir);
-    assertFails(
-      result,
-      'register #1 (alice)',
-      'receipt.key_unavailable',
-      /has no receipt-public-key\.pem .*--coordinator URL$/,
     );
   });
 });
@@ -437,11 +449,10 @@ describe('beyond the history: each key the coordinator recorded as its own, refu
       entries[at] = { ...entries[at]!, index: 4 } as TranscriptEntry;
       return [...entries.slice(0, at), malloryEntry, ...entries.slice(at)];
     });
-    for (const who of ['alice', 'bob']) {
-      const result = await verifyRegisterReceipt(who, `${who}-bad-proof.json`, dir);
-      assertFails(
-        result,
-        `register #${who === 'alice' ? 1 : 2} (${who})`,
+    for (const who of ['alice', 'bob'] as const) {
+      await assertRegisterReceiptFails(
+        who,
+        dir,
         'receipt.proof_invalid',
         /the final key of register: record 3 does not prove knowledge of its secret/,
       );
@@ -459,10 +470,9 @@ describe('beyond the history: each key the coordinator recorded as its own, refu
     (await readFile(bobs)).copy(bytes, header.offset + 532, bobsHeader.offset + 532, bobsHeader.offset + 660);
     await writeFile(finalKey, bytes);
     await recordFinalKey(dir);
-    const result = await verifyRegisterReceipt('alice', 'alice-delta2.json', dir);
-    assertFails(
-      result,
-      'register #1 (alice)',
+    await assertRegisterReceiptFails(
+      'alice',
+      dir,
       'receipt.delta_mismatch',
       /the final key of register: its δ in G2 is not its δ in G1: e\(δ1, g2\) ≠ e\(g1, δ2\)$/,
     );
@@ -474,10 +484,9 @@ describe('beyond the history: each key the coordinator recorded as its own, refu
     const ic = (await readZkeyInfo(finalKey)).sections.get(SECTION.ic)!;
     await copyBytesWithin(finalKey, ic.offset, ic.offset + 64, 64);
     await recordFinalKey(dir);
-    const result = await verifyRegisterReceipt('bob', 'bob-ic.json', dir);
-    assertFails(
-      result,
-      'register #2 (bob)',
+    await assertRegisterReceiptFails(
+      'bob',
+      dir,
       'receipt.sections_changed',
       /section 3 \(IC\) of the final key of register is not contribution 0's: the transcript records another hash/,
     );
@@ -488,10 +497,9 @@ describe('beyond the history: each key the coordinator recorded as its own, refu
     const finalKey = path.join(dir, 'final', 'register.zkey');
     const ic = (await readZkeyInfo(finalKey)).sections.get(SECTION.ic)!;
     await copyBytesWithin(finalKey, ic.offset, ic.offset + 64, 64);
-    const result = await verifyRegisterReceipt('alice', 'alice-served.json', dir);
-    assertFails(
-      result,
-      'register #1 (alice)',
+    await assertRegisterReceiptFails(
+      'alice',
+      dir,
       'receipt.served_bytes_mismatch',
       joined(
         '',
