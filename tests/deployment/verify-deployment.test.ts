@@ -128,7 +128,7 @@ function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
+describe('verifyDeployment against anvil: δ found in the bytecode, or not', { timeout: 30_000 }, () => {
   test('the nine verifiers exported from the final keys match the manifest, in manifest order', async () => {
     const report = await verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest: realManifest, verifiers: realVerifiers });
     assert.equal(report.failure, undefined);
@@ -174,7 +174,9 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
     assert.equal(failed[0]!.reasons.length, 1);
     assert.match(failed[0]!.reasons[0]!, /^deltax2 \(0x[0-9a-f]+\) does not occur in the bytecode/);
   });
+});
 
+describe('verifyDeployment against anvil: broken inputs and δ = γ', { timeout: 30_000 }, () => {
   test('each broken input fails only its own verifier, with its reason', async () => {
     const manifest: Record<string, unknown> = {
       ...realManifest,
@@ -250,7 +252,9 @@ describe('verifyDeployment against anvil', { timeout: 30_000 }, () => {
     );
     assert.equal(check!.reasons.length, 2);
   });
+});
 
+describe('verifyDeployment against anvil: an RPC endpoint that fails', { timeout: 30_000 }, () => {
   test('an eth_getCode error fails only that verifier', async () => {
     const failing = realVerifiers.VerifierTransact82!.toLowerCase();
     // A JSON-RPC front of anvil that refuses eth_getCode for one address.
