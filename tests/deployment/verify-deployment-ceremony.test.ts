@@ -160,6 +160,13 @@ function runTampered(): Promise<CliResult> {
   return tamperedRun;
 }
 
+/** The tampered run refuses `verifier` with `code`, its reason on stderr going on as `reason` (a pattern). */
+async function assertTamperedRefusal(verifier: string, code: string, reason: string): Promise<CliResult> {
+  const run = await runTampered();
+  assert.match(run.stderr, new RegExp(`^${verifier}: \\[${code.replaceAll('.', '\\.')}\\] ${reason}`, 'm'));
+  return run;
+}
+
 describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
   test('the honest deployment on both networks: exit 0, the identifier, and what each match proved', async () => {
     const run = await runOnBothNetworks('honest', honestA, honestB);
@@ -194,64 +201,48 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
   });
 
   test('a verifier whose IC[3] differs: deployment.constant_mismatch, IC[3].x named', async () => {
-    const run = await runTampered();
-    assert.equal(run.code, 1);
-    assert.match(
-      run.stderr,
-      new RegExp(
-        '^VerifierRegister: \\[deployment\\.constant_mismatch\\] ' +
-          `IC\\[3\\]\\.x of the verification key \\(0x[0-9a-f]+\\) ` +
-          `is not in the runtime bytecode at ${ADDRESS}$`,
-        'm',
-      ),
+    const run = await assertTamperedRefusal(
+      'VerifierRegister',
+      'deployment.constant_mismatch',
+      `IC\\[3\\]\\.x of the verification key \\(0x[0-9a-f]+\\) is not in the runtime bytecode at ${ADDRESS}$`,
     );
+    assert.equal(run.code, 1);
   });
 
   test('a verifier whose γ is its δ: vkey.delta_equals_gamma, naming circuit and verifier', async () => {
-    const run = await runTampered();
-    assert.match(
-      run.stderr,
-      new RegExp(
-        '^VerifierTransact21: \\[vkey\\.delta_equals_gamma\\] ' +
-          'circuit transact21 \\(VerifierTransact21\\): δ equals γ in ' +
-          `the verifier deployed at ${ADDRESS} \\(δ's constants stand where γ's should; first missing: gamma2\\.x1\\)`,
-        'm',
-      ),
+    await assertTamperedRefusal(
+      'VerifierTransact21',
+      'vkey.delta_equals_gamma',
+      'circuit transact21 \\(VerifierTransact21\\): δ equals γ in ' +
+        `the verifier deployed at ${ADDRESS} \\(δ's constants stand where γ's should; first missing: gamma2\\.x1\\)`,
     );
   });
 
   test('a verifier of another key that shares δ: deployment.constant_mismatch at its first IC point', async () => {
-    const run = await runTampered();
-    assert.match(
-      run.stderr,
-      /^VerifierTransact22: \[deployment\.constant_mismatch\] IC\[0\]\.x of the verification key \(0x[0-9a-f]+\) /m,
+    await assertTamperedRefusal(
+      'VerifierTransact22',
+      'deployment.constant_mismatch',
+      'IC\\[0\\]\\.x of the verification key \\(0x[0-9a-f]+\\) ',
     );
   });
 
   test('the right source compiled otherwise: every constant there, deployment.bytecode_mismatch', async () => {
-    const run = await runTampered();
-    assert.match(
-      run.stderr,
-      new RegExp(
-        `^VerifierTransact23: \\[deployment\\.bytecode_mismatch\\] the runtime code at ${ADDRESS} ` +
-          'is not the verifier of the final key compiled with solc 0\\.8\\.\\d+ \\{.*\\}: ' +
-          'they differ from byte \\d+ \\(\\d+ and \\d+ bytes long\\)$',
-        'm',
-      ),
+    const run = await assertTamperedRefusal(
+      'VerifierTransact23',
+      'deployment.bytecode_mismatch',
+      `the runtime code at ${ADDRESS} ` +
+        'is not the verifier of the final key compiled with solc 0\\.8\\.\\d+ \\{.*\\}: ' +
+        'they differ from byte \\d+ \\(\\d+ and \\d+ bytes long\\)$',
     );
     assert.doesNotMatch(run.stderr, /^VerifierTransact23: \[deployment\.constant_mismatch\]/m);
   });
 
   test("the second network's code differing: deployment.networks_differ", async () => {
-    const run = await runTampered();
-    assert.match(
-      run.stderr,
-      new RegExp(
-        `^VerifierTransact42: \\[deployment\\.networks_differ\\] the runtime code at ${ADDRESS} ` +
-          'on the second network ' +
-          `is not the code at ${ADDRESS} on the first: they differ from byte \\d+`,
-        'm',
-      ),
+    await assertTamperedRefusal(
+      'VerifierTransact42',
+      'deployment.networks_differ',
+      `the runtime code at ${ADDRESS} on the second network ` +
+        `is not the code at ${ADDRESS} on the first: they differ from byte \\d+`,
     );
   });
 
