@@ -324,7 +324,9 @@ describe('contributing from a terminal', () => {
       'no place left in the lobby',
     );
   });
+});
 
+describe('contributing from a terminal: a connection dropped or a run killed mid-upload', () => {
   test(
     'a connection dropped mid-upload: the upload resumes from the ' + 'coordinator’s offset, not from scratch',
     async () => {
@@ -407,7 +409,9 @@ describe('contributing from a terminal', () => {
       hold.release();
     },
   );
+});
 
+describe('contributing from a terminal: Ctrl-C', () => {
   test(
     'Ctrl-C: during a turn on a terminal it asks first (no: carry on; yes: ' +
       'the turn goes to the next in line); while waiting it leaves at once',
