@@ -37,6 +37,8 @@ let coordinator: RunningCoordinator;
 let browser: Browser;
 let work: string;
 let webDir: string;
+/** The test ceremony's public page, one for the describes on it: each test finds it as the last left it. */
+let page: Page;
 
 before(async () => {
   webDir = builtWebApp();
@@ -47,6 +49,7 @@ before(async () => {
     webDir,
   });
   browser = await launchChromium();
+  page = await publicPage(coordinator.url);
 });
 
 after(async () => {
@@ -91,13 +94,7 @@ async function checked(
 const snarkjsStyle = (hash: string): string =>
   (hash.match(/.{32}/g) ?? []).map((line) => `\t\t${line.match(/.{8}/g)!.join(' ')}`).join('\n');
 
-describe('on the test ceremony', () => {
-  let page: Page;
-
-  before(async () => {
-    page = await publicPage(coordinator.url);
-  });
-
+describe('on the test ceremony: the record search, and a receipts file that passes', () => {
   test(
     'a name, or a hash as snarkjs prints it, finds the contributions; each is in its final key’s history',
     { timeout: 60_000 },
@@ -183,7 +180,9 @@ describe('on the test ceremony', () => {
       await screenshot(page, 'receipt-02-checked');
     },
   );
+});
 
+describe('on the test ceremony: a receipt that fails, in plain words', () => {
   test('a forged receipt: the signature step fails, in plain words', { timeout: 60_000 }, async () => {
     const [receipt] = ceremony.receiptsOf('alice');
     const forged = { ...receipt!, body: receipt!.body.replace('"alice"', '"mallory"') };
