@@ -50,6 +50,21 @@ const CIRCUITS = PROJECT_CIRCUITS;
 
 let app: WebAppUnderTest;
 const bobIdentity = new Identity();
+// One story told in the describes below, in order: each step takes up the pages and people the last left.
+let consolePage: Page;
+let publicPage: Page;
+let alice: Page;
+let bob: Page;
+let carol: ContributorClient;
+let carolRun: Promise<void>;
+const aliceHeartbeats = new Set<string>();
+let letBobRetry!: () => void;
+const bobRetryMayStart = new Promise<void>((resolve) => (letBobRetry = resolve));
+// The register chain as the public API shows it when bob's corrupted bytes are sent: he holds the
+// turn then, so nothing may move it until his retry (held below) starts.
+let registerBeforeBobUpload: Promise<RegisterChainView> | undefined;
+/** The receipts file alice's page saved, as she downloaded it. */
+let aliceReceiptsFile: string;
 
 async function newPage(label: string): Promise<Page> {
   const page = await app.browser.newPage(label);
@@ -111,23 +126,43 @@ before(async () => {
 
 after(() => app?.close());
 
-describe('contributing in the browser, the public page and the coordinator console', { timeout: 240_000 }, () => {
-  let consolePage: Page;
-  let publicPage: Page;
-  let alice: Page;
-  let bob: Page;
-  const carol = () => carolClient;
-  let carolClient: ContributorClient;
-  let carolRun: Promise<void>;
-  const aliceHeartbeats = new Set<string>();
-  let letBobRetry!: () => void;
-  const bobRetryMayStart = new Promise<void>((resolve) => (letBobRetry = resolve));
-  // The register chain as the public API shows it when bob's corrupted bytes are sent: he holds the
-  // turn then, so nothing may move it until his retry (held below) starts.
-  let registerBeforeBobUpload: Promise<RegisterChainView> | undefined;
-  /** The receipts file alice's page saved, as she downloaded it. */
-  let aliceReceiptsFile: string;
+/**
+ * The faults the turns meet, set up before the console reopens: alice's first PATCH of her
+ * treeUpdate upload is held, never answered (the promise returned says it is), so that her tab can
+ * be reloaded mid-upload; one byte of bob's first register upload is flipped on the way, as a bad
+ * network would; and his second download of the register inputs (the retry) waits for letBobRetry.
+ */
+async function holdAndCorruptUploads(): Promise<{ aliceUploadHeld: Promise<void> }> {
+  let patches = 0;
+  let releaseHeld: (() => void) | undefined;
+  const aliceUploadHeld = new Promise<void>((resolve) => (releaseHeld = resolve));
+  await alice.route('**/api/circuits/treeUpdate/contributions/**', async (route) => {
+    if (route.request().method() === 'PATCH' && ++patches === 1) {
+      releaseHeld!();
+      return; // never answered: the reload cancels it
+    }
+    await route.continue();
+  });
+  let corrupted = false;
+  await bob.route('**/api/circuits/register/contributions/**', async (route) => {
+    const body = route.request().postDataBuffer();
+    if (corrupted || route.request().method() !== 'PATCH' || !body || body.length === 0) return route.continue();
+    corrupted = true;
+    registerBeforeBobUpload = registerChainView(app.coordinator.url);
+    await registerBeforeBobUpload;
+    const damaged = Buffer.from(body);
+    damaged[damaged.length >> 1]! ^= 0xff;
+    await route.continue({ postData: damaged });
+  });
+  let registerDownloads = 0;
+  await bob.route('**/api/circuits/register/contribution-inputs', async (route) => {
+    if (++registerDownloads === 2) await bobRetryMayStart;
+    await route.continue();
+  });
+  return { aliceUploadHeld };
+}
 
+describe('before the turns: the public page, a pause, three contributors join', { timeout: 240_000 }, () => {
   test('the public page needs no sign-in: chains at contribution 0, downloads, how to audit', async () => {
     publicPage = await newPage('public');
     await publicPage.goto(`${app.coordinator.url}/ceremony/`);
@@ -175,9 +210,9 @@ describe('contributing in the browser, the public page and the coordinator conso
     );
     assert.match((await alice.textContent('#phase-notice'))!, /paused/);
 
-    carolClient = new ContributorClient(app.coordinator.url);
-    await carol().signInDemo('carol');
-    await carol().join();
+    carol = new ContributorClient(app.coordinator.url);
+    await carol.signInDemo('carol');
+    await carol.join();
 
     bob = await newPage('bob');
     await bob.goto(`${app.coordinator.url}/`);
@@ -195,48 +230,21 @@ describe('contributing in the browser, the public page and the coordinator conso
     await publicPage.waitForSelector('#circuit-register .queue[data-queue="3"]');
     await screenshot(publicPage, '05-public-page-queue');
   });
+});
 
+describe('the turns: streamed, one reloaded mid-upload, one refused and taken again', { timeout: 240_000 }, () => {
   test("the console reopens: alice takes every turn, bob's position moves, carol contributes between", async () => {
-    // alice: hold the first chunk of her treeUpdate upload, to reload the tab mid-upload.
-    let patches = 0;
-    let releaseHeld: (() => void) | undefined;
-    const heldPatch = new Promise<void>((resolve) => (releaseHeld = resolve));
-    await alice.route('**/api/circuits/treeUpdate/contributions/**', async (route) => {
-      if (route.request().method() === 'PATCH' && ++patches === 1) {
-        releaseHeld!();
-        return; // never answered: the reload cancels it
-      }
-      await route.continue();
-    });
-    // bob: one byte of his first register upload is flipped on the way, as a bad network would.
-    let corrupted = false;
-    await bob.route('**/api/circuits/register/contributions/**', async (route) => {
-      const body = route.request().postDataBuffer();
-      if (corrupted || route.request().method() !== 'PATCH' || !body || body.length === 0) return route.continue();
-      corrupted = true;
-      registerBeforeBobUpload = registerChainView(app.coordinator.url);
-      await registerBeforeBobUpload;
-      const damaged = Buffer.from(body);
-      damaged[damaged.length >> 1]! ^= 0xff;
-      await route.continue({ postData: damaged });
-    });
-    // …and his second download of the register key (the retry) waits until the refusal is looked at.
-    let registerDownloads = 0;
-    await bob.route('**/api/circuits/register/contribution-inputs', async (route) => {
-      if (++registerDownloads === 2) await bobRetryMayStart;
-      await route.continue();
-    });
-
+    const { aliceUploadHeld } = await holdAndCorruptUploads();
     await consolePage.click('#phase-open');
     await consolePage.waitForSelector('#console-phase[data-phase="open"]');
     carolRun = (async () => {
-      for (const circuit of CIRCUITS) await carol().takeTurn(circuit, 180_000);
+      for (const circuit of CIRCUITS) await carol.takeTurn(circuit, 180_000);
     })().catch((error: Error) => {
       // Who holds the circuit carol waits for, so a failure here says where the queue stuck.
       throw new Error(`${error.message}; turns held: ${JSON.stringify(app.coordinator.lobby.activeTurns())}`);
     });
 
-    await heldPatch;
+    await aliceUploadHeld;
     await alice.waitForSelector(`${row('treeUpdate')}[data-status="contributing"]`);
     await screenshot(alice, '06-alice-uploading-treeUpdate');
     const hashBeforeReload = await localHash(alice, 'treeUpdate');
@@ -332,7 +340,9 @@ describe('contributing in the browser, the public page and the coordinator conso
       await screenshot(bob, '09-bob-register-accepted-after-refusal');
     },
   );
+});
 
+describe('after the turns: attestations, receipts and the public page', { timeout: 240_000 }, () => {
   test('alice’s attestation lists her hashes; her signed receipts download and verify', async () => {
     await alice.waitForSelector('#attestation');
     await screenshot(alice, '10-alice-attestation');
@@ -392,7 +402,9 @@ describe('contributing in the browser, the public page and the coordinator conso
     );
     await screenshot(publicPage, '12-public-page-queue-log');
   });
+});
 
+describe('finalised: the console, the public page, the receipts check and the audit', { timeout: 240_000 }, () => {
   test(
     'the coordinator closes and finalises from the console; verifiers and ' +
       'manifest are listed, and the manifest appears on the public page',
