@@ -16,7 +16,13 @@ import type { VerificationOutcome } from '../../core/verifier-contract/verifier-
 import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { startVerificationWorker, type VerificationWorkerOptions } from '../../worker/verification-worker.ts';
 import { startRedisServer, startRedisServerOnPort, type RedisServer } from '../helpers/redis-server.ts';
-import { outcomeCollector, placeFile, verificationFixture, type VerificationFixture } from './verification-fixture.ts';
+import {
+  outcomeCollector,
+  placeFile,
+  validOutcome,
+  verificationFixture,
+  type VerificationFixture,
+} from './verification-fixture.ts';
 
 let redis: RedisServer;
 let fixture: VerificationFixture;
@@ -72,12 +78,7 @@ test('valid and invalid contributions through a worker; an invalid one is tried 
   await dispatcher.enqueue(fixture.request('1', 'register', candidate.path));
   await dispatcher.enqueue(fixture.request('2', 'register', fixture.headPath('register')));
 
-  assert.deepEqual(await outcomes.next('1'), {
-    contributionId: '1',
-    status: 'valid',
-    contributionHash: candidate.hash,
-    recordedName: 'carol',
-  });
+  assert.deepEqual(await outcomes.next('1'), validOutcome('1', candidate));
   const invalid = await outcomes.next('2');
   assert.equal(invalid.status, 'invalid');
   assert.equal(invalid.status === 'invalid' && invalid.code, 'contribution.no_new_contribution');
@@ -102,12 +103,7 @@ test('an I/O failure is retried, and succeeds once the file is there', async () 
   });
   await dispatcher.enqueue(fixture.request('late', 'register', uploadPath));
 
-  assert.deepEqual(await outcomes.next('late'), {
-    contributionId: 'late',
-    status: 'valid',
-    contributionHash: candidate.hash,
-    recordedName: 'dave',
-  });
+  assert.deepEqual(await outcomes.next('late'), validOutcome('late', candidate));
   const job = await queue.getJob(verificationJobId('late'));
   assert.equal(job!.attemptsMade, 2);
   assert.equal(starts.get(verificationJobId('late')), 2);
@@ -159,12 +155,7 @@ test("a late 'failed' event of a replaced job does not settle the request its re
   assert.deepEqual(outcomes.all, [], 'a stale event settled the request');
 
   startWorker();
-  assert.deepEqual(await outcomes.next('replaced'), {
-    contributionId: 'replaced',
-    status: 'valid',
-    contributionHash: candidate.hash,
-    recordedName: 'ivan',
-  });
+  assert.deepEqual(await outcomes.next('replaced'), validOutcome('replaced', candidate));
 });
 
 test('a job that runs out of attempts is answered once as an error and not queued again by the sweep', async () => {
@@ -212,12 +203,7 @@ test('the same contribution enqueued twice, and again after a coordinator restar
   const afterRestart = outcomeCollector<VerificationOutcome>();
   restarted.onOutcome(afterRestart.listener);
   await restarted.enqueue(request);
-  assert.deepEqual(await afterRestart.next('twice'), {
-    contributionId: 'twice',
-    status: 'valid',
-    contributionHash: candidate.hash,
-    recordedName: 'frank',
-  });
+  assert.deepEqual(await afterRestart.next('twice'), validOutcome('twice', candidate));
 
   // A job enqueued after all of these, and finished: the queue is FIFO, so a second verification
   // of 'twice' would have been taken up before it.
@@ -260,10 +246,5 @@ test('an upload completed while Redis is down is queued once Redis is back', asy
   assert.ok(Date.now() - started < 3000, `enqueue took ${Date.now() - started} ms with Redis down`);
 
   ownRedis = await startRedisServerOnPort(ownRedis.port);
-  assert.deepEqual(await outcomes.next('outage'), {
-    contributionId: 'outage',
-    status: 'valid',
-    contributionHash: candidate.hash,
-    recordedName: 'heidi',
-  });
+  assert.deepEqual(await outcomes.next('outage'), validOutcome('outage', candidate));
 });

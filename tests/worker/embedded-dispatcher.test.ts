@@ -15,7 +15,12 @@ import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { createEmbeddedDispatcher } from '../../server/verification-dispatch/embedded-dispatcher.ts';
 import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
 import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
-import { outcomeCollector, verificationFixture, type VerificationFixture } from './verification-fixture.ts';
+import {
+  outcomeCollector,
+  validOutcome,
+  verificationFixture,
+  type VerificationFixture,
+} from './verification-fixture.ts';
 import { waitUntil } from '../helpers/wait-until.ts';
 
 let fixture: VerificationFixture;
@@ -39,12 +44,7 @@ after(async () => {
 test('a valid contribution gives a valid outcome with the contribution hash snarkjs printed', async () => {
   const candidate = await fixture.candidate('register', 'carol');
   await dispatcher.enqueue(fixture.request('c-valid', 'register', candidate.path));
-  assert.deepEqual(await outcomes.next('c-valid'), {
-    contributionId: 'c-valid',
-    status: 'valid',
-    contributionHash: candidate.hash,
-    recordedName: 'carol',
-  });
+  assert.deepEqual(await outcomes.next('c-valid'), validOutcome('c-valid', candidate));
 });
 
 test('an invalid contribution gives an invalid outcome with its code, at once', async () => {
@@ -120,12 +120,7 @@ test('a verifier killed mid-verification is replaced and the request verified ag
   await new Promise((r) => setTimeout(r, 100));
   process.kill(firstPid, 'SIGKILL');
   const outcome = await outcomes.next('c-killed');
-  assert.deepEqual(outcome, {
-    contributionId: 'c-killed',
-    status: 'valid',
-    contributionHash: candidate.hash,
-    recordedName: 'grace',
-  });
+  assert.deepEqual(outcome, validOutcome('c-killed', candidate));
   assert.ok(
     verifierPids.length >= 2 && verifierPids.at(-1) !== firstPid,
     `no new verifier process (pids ${verifierPids.join(', ')})`,

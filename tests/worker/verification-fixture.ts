@@ -12,15 +12,22 @@ import { newCeremonyDir, PROJECT_DATA_DIR } from '../fixtures/ceremony-fixture.t
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
-import type { VerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
+import type { VerificationOutcome, VerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
+
+export interface Candidate {
+  path: string;
+  hash: string;
+  /** The contributor's name, recorded in the contribution. */
+  name: string;
+}
 
 export interface VerificationFixture {
   dataDir: string;
   /** A scratch folder for candidates. */
   work: string;
   headPath(circuit: string): string;
-  /** A valid next link on the head of `circuit`, and the contribution hash snarkjs printed for it. */
-  candidate(circuit: string, name: string): Promise<{ path: string; hash: string }>;
+  /** A valid next link on the head of `circuit` made by `name`, and the contribution hash snarkjs printed for it. */
+  candidate(circuit: string, name: string): Promise<Candidate>;
   /** A request to verify `candidatePath` against the head of `circuit`. */
   request(contributionId: string, circuit: string, candidatePath: string): VerificationRequest;
   /** A path in the scratch folder that does not exist (yet). */
@@ -53,7 +60,7 @@ export async function verificationFixture(circuits: string[]): Promise<Verificat
     async candidate(circuit, name) {
       const out = path.join(work, `${name}-${++made}.zkey`);
       const hash = await snarkjs.zKey.contribute(headPath(circuit), out, name, randomBytes(32).toString('hex'));
-      return { path: out, hash: Buffer.from(hash).toString('hex') };
+      return { path: out, hash: Buffer.from(hash).toString('hex'), name };
     },
     request(contributionId, circuit, candidatePath) {
       return {
@@ -72,6 +79,11 @@ export async function verificationFixture(circuits: string[]): Promise<Verificat
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The outcome a verifier gives `candidate` verified as `contributionId`: valid, with its hash and name. */
+export function validOutcome(contributionId: string, candidate: Candidate): VerificationOutcome {
+  return { contributionId, status: 'valid', contributionHash: candidate.hash, recordedName: candidate.name };
 }
 
 /** Puts a copy of `source` at `target` the way an upload lands: written aside, then renamed. */

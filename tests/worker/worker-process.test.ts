@@ -13,7 +13,12 @@ import { startVerificationWorker } from '../../worker/verification-worker.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { startWorkerProcess, type WorkerProcess, type WorkerProcessOptions } from '../helpers/worker-process.ts';
-import { outcomeCollector, verificationFixture, type VerificationFixture } from './verification-fixture.ts';
+import {
+  outcomeCollector,
+  validOutcome,
+  verificationFixture,
+  type VerificationFixture,
+} from './verification-fixture.ts';
 
 const workers: WorkerProcess[] = [];
 
@@ -120,12 +125,7 @@ test('a worker killed with SIGKILL mid-job: another worker completes the job', a
     stalledIntervalMs: 500,
   });
   closers.push(() => rescuer.close());
-  assert.deepEqual(await outcomes.next('k1', 20_000), {
-    contributionId: 'k1',
-    status: 'valid',
-    contributionHash: candidate.hash,
-    recordedName: 'heidi',
-  });
+  assert.deepEqual(await outcomes.next('k1', 20_000), validOutcome('k1', candidate));
   const finished = await queue.getJob(jobId);
   assert.equal(finished!.processedBy, 'rescuer');
   assert.equal(finished!.attemptsStarted, 2);
