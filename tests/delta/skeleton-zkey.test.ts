@@ -9,14 +9,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, writeFile, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { beaconFast, contributeFast, contributionRecord } from '../../core/kernel/contribute-fast.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
-import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
-import { spliceSkeleton, writeSkeleton } from '../../core/delta/skeleton-zkey.ts';
+import { spliceSkeleton } from '../../core/delta/skeleton-zkey.ts';
 import { DELTA_FORMAT, DELTA_FORMAT_V1 } from '../../core/delta/delta-format.ts';
 import { ExactReader } from '../../core/delta/exact-reader.ts';
 import { startStreamedDelta, UPLOAD_CHUNK_BYTES } from '../../core/delta/streamed-delta.ts';
@@ -25,8 +23,9 @@ import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
 import { contributionHash } from '../../core/zkey/contribution-hash.ts';
 import { getBn128 } from '../../core/crypto/bn128.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
-import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
+import { headWithSkeleton } from '../helpers/head-skeleton.ts';
 import { editSections, inDeltaV2Order, sectionOf, splitSections } from '../helpers/zkey-tamper.ts';
 
 const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -37,13 +36,8 @@ let headSkeleton: string;
 let deltaSkeleton: string;
 
 before(async () => {
-  dataDir = await newCeremonyDir({ init: true });
-  scratch = await mkdtemp(path.join(tmpdir(), 'skeleton-zkey-'));
-  const config = await loadCeremonyConfig(dataDir);
-  head = ceremonyPaths(dataDir).zkeyPath(config.circuits[0]!.name, 0);
-  headSkeleton = path.join(scratch, 'head.skeleton');
+  ({ dataDir, scratch, head, skeleton: headSkeleton } = await headWithSkeleton('skeleton-zkey-'));
   deltaSkeleton = path.join(scratch, 'delta.skeleton');
-  await writeSkeleton(head, headSkeleton);
   await beaconFast(headSkeleton, deltaSkeleton, 'fixed', TEST_BEACON, TEST_BEACON_ITERATIONS);
 });
 after(() => cleanUp(dataDir, scratch));
