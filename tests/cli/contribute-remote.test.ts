@@ -39,6 +39,7 @@ import { runCli } from '../helpers/run-cli.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { terminalWords } from '../../core/error-messages.ts';
+import { isTempPath } from '../../core/fs/atomic-write.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
@@ -372,8 +373,13 @@ describe('contributing from a terminal: a connection dropped or a run killed mid
         'the turn outlives the client',
       );
       assert.equal(afterKill.entries.filter((e) => e.contributorId === 'demo:crash').length, 0);
+      // Beside them the intake that splices the delta as it arrives may hold its temporary key (gone with the upload).
       const partial = await uploadFiles('treeUpdate');
-      assert.equal(partial.length, 2, `the killed upload is on the coordinator (data and metadata): ${partial}`);
+      assert.equal(
+        partial.filter((name) => !isTempPath(name)).length,
+        2,
+        `the killed upload is on the coordinator (data and metadata): ${partial}`,
+      );
       assert.ok(
         (await readdir(cliTmp)).some((name) => name.startsWith('ceremony-contribute-')),
         'the killed run left its keys',
