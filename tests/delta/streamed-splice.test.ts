@@ -11,13 +11,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, open, readFile, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { contributeFast } from '../../core/kernel/contribute-fast.ts';
-import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
-import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
-import { spliceSkeleton, writeSkeleton } from '../../core/delta/skeleton-zkey.ts';
+import { spliceSkeleton } from '../../core/delta/skeleton-zkey.ts';
 import { DELTA_FORMAT_V1 } from '../../core/delta/delta-format.ts';
 import { CoordinatorError, isCoordinatorError } from '../../core/errors.ts';
 import { NotStreamable, StreamedSplice } from '../../core/delta/streamed-splice.ts';
@@ -28,9 +24,10 @@ import type { CandidateSums } from '../../core/link-check/link-combination-cache
 import { hashFile } from '../../core/crypto/file-hash.ts';
 import { readSectionTable } from '../../core/binfile/section-table.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
-import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
-import { editSections, G1, inDeltaV2Order, sectionOf } from '../helpers/zkey-tamper.ts';
+import { headWithSkeleton } from '../helpers/head-skeleton.ts';
+import { kernelDelta } from '../helpers/kernel-delta.ts';
+import { editSections, G1, sectionOf } from '../helpers/zkey-tamper.ts';
 import { writeFile } from 'node:fs/promises';
 
 let dataDir: string;
@@ -41,17 +38,12 @@ let deltaFile: string;
 let spliced: string;
 
 before(async () => {
-  dataDir = await newCeremonyDir({ init: true });
-  scratch = await mkdtemp(path.join(tmpdir(), 'streamed-splice-'));
-  const config = await loadCeremonyConfig(dataDir);
-  head = ceremonyPaths(dataDir).zkeyPath(config.circuits[0]!.name, 0);
-  const inputs = path.join(scratch, 'head.skeleton');
+  let inputs: string;
+  ({ dataDir, scratch, head, skeleton: inputs } = await headWithSkeleton('streamed-splice-'));
   deltaFile = path.join(scratch, 'delta.skeleton');
-  await writeSkeleton(head, inputs);
-  // contributeFast writes ascending ids (v1); the streaming clients send v2, the record before L and H.
+  // The streaming clients send v2, the record before L and H; the v1 file is spliced whole below.
   const ascending = path.join(scratch, 'delta-v1.skeleton');
-  await contributeFast(inputs, ascending, 'streamed', 'entropy', { workers: 2 });
-  delta = inDeltaV2Order(await readFile(ascending));
+  delta = await kernelDelta(inputs, ascending, 'streamed', 'entropy');
   await writeFile(deltaFile, delta);
   spliced = path.join(scratch, 'whole-splice.zkey');
   await spliceSkeleton(head, ascending, spliced, DELTA_FORMAT_V1);
@@ -59,14 +51,8 @@ before(async () => {
 after(() => cleanUp(dataDir, scratch));
 
 /** Feeds `bytes` to a new splice in pieces of random sizes up to `maxPiece`; the chunks of L and H go to `sink`. */
-async function streamSplice(
-  bytes: Buffer,
-  maxPiece: number,
-  out: string,
-  sink: (section: number, first: number, points: Uint8Array) => void = () => {},
-  checkRecord?: (header: Uint8Array, history: Uint8Array) => Promise<void>,
-): Promise<string> {
-  return (await streamSpliceHashes(bytes, maxPiece, out, sink, checkRecord)).fileHash;
+async function streamSplice(...args: Parameters<typeof streamSpliceHashes>): Promise<string> {
+  return (await streamSpliceHashes(...args)).fileHash;
 }
 
 /** streamSplice, with the key's section hashes the splice took as it wrote the key. */

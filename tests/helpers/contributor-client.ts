@@ -9,6 +9,7 @@
  * `tusHeaders()` carries the protocol's version and the session, and `refusal(response)` reads a
  * refusal's status, code and message. No test writes tus headers by hand.
  */
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -88,12 +89,42 @@ export class ContributorClient extends CoordinatorClient {
     }
   }
 
+  /** Polls until `circuit` is in `state` in this contributor's status (fails after `timeoutMs`, saying `what`). */
+  waitForState(
+    circuit: string,
+    state: CircuitProgressView['state'],
+    what: string,
+    timeoutMs?: number,
+  ): Promise<MeView> {
+    return this.waitFor(
+      (me) => me.status.circuits.find((c) => c.circuit === circuit)?.state === state,
+      what,
+      timeoutMs,
+    );
+  }
+
   async headIndex(circuit: string): Promise<number> {
     const ceremony = await this.request<{ circuits: Array<{ name: string; headIndex: number }> }>(
       'GET',
       '/api/ceremony',
     );
     return ceremony.circuits.find((c) => c.name === circuit)!.headIndex;
+  }
+
+  /**
+   * GET /api/circuits/:circuit/contribution-inputs, saved to `file`: the head's inputs (its skeleton, on
+   * a coordinator that takes deltas), with the head's index, the format and the size.
+   */
+  async downloadInputs(circuit: string, file: string): Promise<{ head: number; format: string | null; bytes: number }> {
+    const response = await fetch(`${this.baseUrl}/api/circuits/${circuit}/contribution-inputs`);
+    assert.equal(response.status, 200, `the inputs of ${circuit}`);
+    const bytes = Buffer.from(await response.arrayBuffer());
+    await writeFile(file, bytes);
+    return {
+      head: Number(response.headers.get('x-chain-head')),
+      format: response.headers.get('x-contribution-format'),
+      bytes: bytes.length,
+    };
   }
 
   /** Downloads the current head of `circuit` and contributes to it with snarkjs; returns the file and its hash. */
@@ -305,18 +336,10 @@ export class ContributorClient extends CoordinatorClient {
 
   /** Contributes to `circuit` when it is this contributor's turn, and waits for the verdict. */
   async takeTurn(circuit: string, timeoutMs = 120_000): Promise<MeView> {
-    await this.waitFor(
-      (me) => me.status.circuits.find((c) => c.circuit === circuit)?.state === 'turn',
-      `a turn on ${circuit}`,
-      timeoutMs,
-    );
+    await this.waitForState(circuit, 'turn', `a turn on ${circuit}`, timeoutMs);
     const { file } = await this.makeContribution(circuit);
     await this.upload(circuit, file);
-    return this.waitFor(
-      (me) => me.status.circuits.find((c) => c.circuit === circuit)?.state === 'accepted',
-      `${circuit} accepted`,
-      timeoutMs,
-    );
+    return this.waitForState(circuit, 'accepted', `${circuit} accepted`, timeoutMs);
   }
 }
 

@@ -11,17 +11,15 @@
  * A delta whose turn ends while it is taken in leaves neither its key nor the sums made for its
  * verifier.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ContributorClient } from '../helpers/contributor-client.ts';
-import { cleanUp } from '../helpers/clean-up.ts';
-import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
-import { recordingLog } from '../helpers/recording-log.ts';
+import { recordedCoordinator } from '../helpers/recorded-coordinator.ts';
 import { editSections, G1, inDeltaV2Order, sectionOf } from '../helpers/zkey-tamper.ts';
+import { kernelDelta } from '../helpers/kernel-delta.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { DELTA_FORMAT, DELTA_FORMAT_V1 } from '../../core/delta/delta-format.ts';
 import { tempPathFor } from '../../core/fs/atomic-write.ts';
@@ -29,23 +27,12 @@ import { contributeFast } from '../../core/kernel/contribute-fast.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 
 const CIRCUIT = 'register';
-let coordinator: TestCoordinator;
-let scratch: string;
+/** The coordinator the tests take turns on, and their scratch folder. */
+const fixture = recordedCoordinator('contribution-delta-');
 /** The coordinator's log lines (warnings also go to stderr). */
-const recording = recordingLog();
-const logged = recording.lines;
+const logged = fixture.logged;
 /** The first delta accepted (made on head 0): later uploaded again as a delta on an older head. */
 let firstDelta: Buffer;
-
-before(async () => {
-  coordinator = await startTestCoordinator({ tickIntervalMs: 100, log: recording.log });
-  scratch = await mkdtemp(path.join(tmpdir(), 'contribution-delta-'));
-});
-
-after(async () => {
-  await coordinator?.close();
-  await cleanUp(scratch);
-});
 
 /**
  * A kernel contribution whose "fresh" randomness is a fixed byte pattern: snarkjs mixes the typed
@@ -85,38 +72,26 @@ function garbageRecord(delta: Buffer, headInputs: Buffer): Buffer {
 }
 
 async function signedInAndJoined(name: string): Promise<ContributorClient> {
-  const client = new ContributorClient(coordinator.url);
+  const client = new ContributorClient(fixture.coordinator.url);
   await client.signInDemo(name);
   await client.join();
   return client;
 }
 
-function turnOn(client: ContributorClient): Promise<unknown> {
-  return client.waitFor((me) => me.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'turn', 'a turn');
+const turnOn = (client: ContributorClient): Promise<unknown> => client.waitForState(CIRCUIT, 'turn', 'a turn');
+
+/** `name` signed in, joined and on turn, with the head's inputs downloaded to the scratch folder. */
+async function onTurnWithInputs(name: string): Promise<{ client: ContributorClient; inputs: string; head: number }> {
+  const client = await signedInAndJoined(name);
+  await turnOn(client);
+  const inputs = path.join(fixture.scratch, `head-${name}.skeleton`);
+  const { head } = await client.downloadInputs(CIRCUIT, inputs);
+  return { client, inputs, head };
 }
 
-/**
- * A kernel contribution on the inputs at `inputs`, as the streaming clients send it (v2: the
- * record before L and H; contributeFast writes ascending ids, v1's order).
- */
-async function contributeDelta(inputs: string, name: string): Promise<Buffer> {
-  const ascending = path.join(scratch, `${name}-v1.skeleton`);
-  await contributeFast(inputs, ascending, name, 'typed entropy', { workers: 2 });
-  return inDeltaV2Order(await readFile(ascending));
-}
-
-/** GET /api/circuits/:name/contribution-inputs: the head's skeleton, saved to `file`. */
-async function downloadInputs(file: string): Promise<{ head: number; format: string | null; bytes: number }> {
-  const response = await fetch(`${coordinator.url}/api/circuits/${CIRCUIT}/contribution-inputs`);
-  assert.equal(response.status, 200);
-  const bytes = Buffer.from(await response.arrayBuffer());
-  await writeFile(file, bytes);
-  return {
-    head: Number(response.headers.get('x-chain-head')),
-    format: response.headers.get('x-contribution-format'),
-    bytes: bytes.length,
-  };
-}
+/** A kernel contribution on the inputs at `inputs`, as the streaming clients send it (v2). */
+const contributeDelta = (inputs: string, name: string): Promise<Buffer> =>
+  kernelDelta(inputs, path.join(fixture.scratch, `${name}-v1.skeleton`), name);
 
 /** What no refused delta may change: the head, the transcript, the chain's files, the uploads left. */
 async function chainState(client: ContributorClient) {
@@ -126,12 +101,12 @@ async function chainState(client: ContributorClient) {
   );
   const head = ceremony.circuits.find((c) => c.name === CIRCUIT)!;
   const { entries } = await client.request<{ entries: unknown[] }>('GET', '/api/transcript');
-  const chainFiles = (await readdir(ceremonyPaths(coordinator.dataDir).chainDir(CIRCUIT))).sort();
+  const chainFiles = (await readdir(ceremonyPaths(fixture.coordinator.dataDir).chainDir(CIRCUIT))).sort();
   return { head: [head.headIndex, head.headHash], transcript: entries, chainFiles };
 }
 
 async function uploadsLeft(): Promise<string[]> {
-  return readdir(path.join(coordinator.dataDir, 'uploads', CIRCUIT)).catch(() => []);
+  return readdir(path.join(fixture.coordinator.dataDir, 'uploads', CIRCUIT)).catch(() => []);
 }
 
 /** How the last delta was spliced: as it arrived (with the link check's sums made meanwhile) or whole at the end. */
@@ -148,7 +123,7 @@ function lastSpliceLine(): (typeof logged)[number] {
 
 /** Candidate sums the verifiers have not consumed (state/link-cache/*.sums). */
 async function sumsLeft(): Promise<string[]> {
-  const names = await readdir(path.join(coordinator.dataDir, 'state', 'link-cache')).catch(() => []);
+  const names = await readdir(path.join(fixture.coordinator.dataDir, 'state', 'link-cache')).catch(() => []);
   return names.filter((name) => name.endsWith('.sums'));
 }
 
@@ -158,9 +133,9 @@ test("a delta on the head's inputs becomes byte for byte the key the same secret
   const ceremony = await alice.request<{ contributionFormats: string[] }>('GET', '/api/ceremony');
   assert.deepEqual(ceremony.contributionFormats, ['zkey', DELTA_FORMAT, DELTA_FORMAT_V1]);
 
-  const inputs = path.join(scratch, 'head0.skeleton');
-  const downloaded = await downloadInputs(inputs);
-  const headKey = ceremonyPaths(coordinator.dataDir).zkeyPath(CIRCUIT, 0);
+  const inputs = path.join(fixture.scratch, 'head0.skeleton');
+  const downloaded = await alice.downloadInputs(CIRCUIT, inputs);
+  const headKey = ceremonyPaths(fixture.coordinator.dataDir).zkeyPath(CIRCUIT, 0);
   const headBytes = (await readFile(headKey)).length;
   assert.deepEqual({ head: downloaded.head, format: downloaded.format }, { head: 0, format: DELTA_FORMAT });
   assert.ok(
@@ -168,8 +143,8 @@ test("a delta on the head's inputs becomes byte for byte the key the same secret
     `the inputs (${downloaded.bytes} B) are smaller than the key (${headBytes} B)`,
   );
 
-  const delta = path.join(scratch, 'delta0.skeleton');
-  const whole = path.join(scratch, 'whole1.zkey');
+  const delta = path.join(fixture.scratch, 'delta0.skeleton');
+  const whole = path.join(fixture.scratch, 'whole1.zkey');
   await contributeWithFixedSecret(inputs, delta, 'alice');
   await contributeWithFixedSecret(headKey, whole, 'alice');
   firstDelta = inDeltaV2Order(await readFile(delta));
@@ -177,12 +152,10 @@ test("a delta on the head's inputs becomes byte for byte the key the same secret
   const answer = await alice.sendUpload(CIRCUIT, firstDelta, { format: DELTA_FORMAT, head: '0' });
   assert.equal(answer.status, 204, JSON.stringify(answer));
   assert.ok(answer.contributionId);
-  await alice.waitFor(
-    (me) => me.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'accepted',
-    'the delta accepted',
-    120_000,
+  await alice.waitForState(CIRCUIT, 'accepted', 'the delta accepted', 120_000);
+  const landed = Buffer.from(
+    await (await fetch(`${fixture.coordinator.url}/api/circuits/${CIRCUIT}/zkeys/1`)).arrayBuffer(),
   );
-  const landed = Buffer.from(await (await fetch(`${coordinator.url}/api/circuits/${CIRCUIT}/zkeys/1`)).arrayBuffer());
   assert.ok(landed.equals(await readFile(whole)), 'the spliced key is not the whole-key contribution');
   // Taken in as it arrived: spliced, hashed and summed before the last byte; the verifier used the sums.
   assert.deepEqual(lastSplice(), { asItArrived: true, sums: true });
@@ -194,10 +167,8 @@ test(
   'deltas that are not one contribution on top of the head are refused with their codes; ' +
     'head, transcript and files stay',
   async () => {
-    const bob = await signedInAndJoined('bob');
-    await turnOn(bob);
-    const inputs = path.join(scratch, 'head1.skeleton');
-    assert.equal((await downloadInputs(inputs)).head, 1);
+    const { client: bob, inputs, head } = await onTurnWithInputs('bob');
+    assert.equal(head, 1);
     const valid = await contributeDelta(inputs, 'bob');
     const before = await chainState(bob);
 
@@ -339,10 +310,7 @@ test(
 );
 
 test('a delta cut midway resumes from the coordinator’s offset and is still taken in as it arrives', async () => {
-  const carol = await signedInAndJoined('carol');
-  await turnOn(carol);
-  const inputs = path.join(scratch, 'head-carol.skeleton');
-  const { head } = await downloadInputs(inputs);
+  const { client: carol, inputs, head } = await onTurnWithInputs('carol');
   const delta = await contributeDelta(inputs, 'carol');
   let lBytes = 0;
   editSections(delta, (f) => (lBytes = sectionOf(f, SECTION.l).data.length));
@@ -364,32 +332,21 @@ test('a delta cut midway resumes from the coordinator’s offset and is still ta
     answer.offsetAfterCut !== undefined && answer.offsetAfterCut > pieceBytes && answer.offsetAfterCut <= cutAt,
     `the coordinator kept the cut request's bytes (offset ${answer.offsetAfterCut}, cut at ${cutAt})`,
   );
-  await carol.waitFor(
-    (me) => me.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'accepted',
-    'the resumed delta accepted',
-    120_000,
-  );
+  await carol.waitForState(CIRCUIT, 'accepted', 'the resumed delta accepted', 120_000);
   assert.deepEqual(lastSplice(), { asItArrived: true, sums: true });
   assert.deepEqual(await uploadsLeft(), [], 'no upload is left behind');
 });
 
 test('a zkey-delta-v1 (the record after H, as older clients send it) is checked once in and accepted', async () => {
-  const erin = await signedInAndJoined('erin');
-  await turnOn(erin);
-  const inputs = path.join(scratch, 'head-erin.skeleton');
-  const { head } = await downloadInputs(inputs);
-  const ascending = path.join(scratch, 'erin-v1.skeleton');
+  const { client: erin, inputs, head } = await onTurnWithInputs('erin');
+  const ascending = path.join(fixture.scratch, 'erin-v1.skeleton');
   await contributeFast(inputs, ascending, 'erin', 'typed entropy', { workers: 2 });
   const answer = await erin.sendUpload(CIRCUIT, await readFile(ascending), {
     format: DELTA_FORMAT_V1,
     head: String(head),
   });
   assert.equal(answer.status, 204, JSON.stringify(answer));
-  await erin.waitFor(
-    (me) => me.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'accepted',
-    'the v1 delta accepted',
-    120_000,
-  );
+  await erin.waitForState(CIRCUIT, 'accepted', 'the v1 delta accepted', 120_000);
   // Not taken in as it arrived (its record comes last): checked, then spliced whole.
   assert.deepEqual(lastSplice(), { asItArrived: false, sums: false });
   assert.equal(lastSpliceLine().fields?.format, DELTA_FORMAT_V1);
@@ -397,26 +354,23 @@ test('a zkey-delta-v1 (the record after H, as older clients send it) is checked 
 });
 
 test('temporary keys a stopped coordinator left in its uploads folder are removed at its start', async () => {
-  const directory = path.join(coordinator.dataDir, 'uploads', CIRCUIT);
+  const directory = path.join(fixture.coordinator.dataDir, 'uploads', CIRCUIT);
   await mkdir(directory, { recursive: true });
   // Named as an intake names the key it splices (a crash leaves it where it was being written).
   const leftover = tempPathFor(path.join(directory, 'an-upload-cut-off-by-a-crash'));
   await writeFile(leftover, Buffer.alloc(4096));
-  await coordinator.restart();
-  await coordinator.uploads.leftoversRemoved;
+  await fixture.coordinator.restart();
+  await fixture.coordinator.uploads.leftoversRemoved;
   assert.equal(await stat(leftover).catch(() => 'gone'), 'gone', 'the leftover temporary key is removed');
   assert.deepEqual(await uploadsLeft(), [], 'nothing else is left in the uploads folder');
 });
 
 test('a delta whose turn ends while it is taken in is refused at hand-in; its key and sums are not left', async () => {
-  const dave = await signedInAndJoined('dave');
-  await turnOn(dave);
-  const inputs = path.join(scratch, 'head-dave.skeleton');
-  const { head } = await downloadInputs(inputs);
+  const { client: dave, inputs, head } = await onTurnWithInputs('dave');
   const delta = await contributeDelta(inputs, 'dave');
   // The turn ends between the last byte and the hand-in (a deadline, a leave): the real lobby's
   // leave, at the one moment a test can reach deterministically.
-  const { service, lobby } = coordinator;
+  const { service, lobby } = fixture.coordinator;
   const submit = service.submit.bind(service);
   service.submit = (upload) => {
     lobby.leave(upload.principal.id);

@@ -9,61 +9,42 @@
  *    writing is not;
  *  - the free-space check counts what an upload under way and its intake will still write.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ContributorClient } from '../helpers/contributor-client.ts';
-import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
-import { recordingLog } from '../helpers/recording-log.ts';
-import { cleanUp } from '../helpers/clean-up.ts';
-import { inDeltaV2Order, sectionOf, splitSections } from '../helpers/zkey-tamper.ts';
+import { recordedCoordinator } from '../helpers/recorded-coordinator.ts';
+import { sectionOf, splitSections } from '../helpers/zkey-tamper.ts';
+import { kernelDelta } from '../helpers/kernel-delta.ts';
 import { waitUntil } from '../helpers/wait-until.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { isTempPath, tempPathFor } from '../../core/fs/atomic-write.ts';
-import { contributeFast } from '../../core/kernel/contribute-fast.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 
 const CIRCUIT = 'register';
-let coordinator: TestCoordinator;
-let scratch: string;
+/** The coordinator the tests take turns on, and their scratch folder. */
+const fixture = recordedCoordinator('upload-finish-race-');
 /** The coordinator's log lines (warnings also go to stderr). */
-const recording = recordingLog();
-const logged = recording.lines;
-
-before(async () => {
-  coordinator = await startTestCoordinator({ tickIntervalMs: 100, log: recording.log });
-  scratch = await mkdtemp(path.join(tmpdir(), 'upload-finish-race-'));
-});
-
-after(async () => {
-  await coordinator?.close();
-  await cleanUp(scratch);
-});
+const logged = fixture.logged;
 
 async function contributorOnTurn(name: string): Promise<ContributorClient> {
-  const client = new ContributorClient(coordinator.url);
+  const client = new ContributorClient(fixture.coordinator.url);
   await client.signInDemo(name);
   await client.join();
-  await client.waitFor((me) => me.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'turn', 'a turn');
+  await client.waitForState(CIRCUIT, 'turn', 'a turn');
   return client;
 }
 
 /** The head's inputs, a kernel contribution on them, as a streaming client sends it (v2); and the head. */
-async function deltaOnHead(name: string): Promise<{ delta: Buffer; head: number }> {
-  const response = await fetch(`${coordinator.url}/api/circuits/${CIRCUIT}/contribution-inputs`);
-  assert.equal(response.status, 200);
-  const head = Number(response.headers.get('x-chain-head'));
-  const inputs = path.join(scratch, `${name}.inputs`);
-  const ascending = path.join(scratch, `${name}.skeleton`);
-  await writeFile(inputs, Buffer.from(await response.arrayBuffer()));
-  await contributeFast(inputs, ascending, name, 'typed entropy', { workers: 2 });
-  return { delta: inDeltaV2Order(await readFile(ascending)), head };
+async function deltaOnHead(client: ContributorClient, name: string): Promise<{ delta: Buffer; head: number }> {
+  const inputs = path.join(fixture.scratch, `${name}.inputs`);
+  const { head } = await client.downloadInputs(CIRCUIT, inputs);
+  return { delta: await kernelDelta(inputs, path.join(fixture.scratch, `${name}.skeleton`), name), head };
 }
 
-const uploadsFolder = (): string => path.join(coordinator.dataDir, 'uploads', CIRCUIT);
+const uploadsFolder = (): string => path.join(fixture.coordinator.dataDir, 'uploads', CIRCUIT);
 
 async function temporaryKeys(): Promise<string[]> {
   return (await readdir(uploadsFolder()).catch(() => [])).filter(isTempPath);
@@ -71,7 +52,7 @@ async function temporaryKeys(): Promise<string[]> {
 
 /** Holds every hand-in at the service until `release` is called: the finish of an upload, frozen. */
 function holdHandIns(): { reached: Promise<void>; release: () => void; restore: () => void } {
-  const { service } = coordinator;
+  const { service } = fixture.coordinator;
   const submit = service.submit.bind(service);
   let reach!: () => void;
   let release!: () => void;
@@ -87,7 +68,7 @@ function holdHandIns(): { reached: Promise<void>; release: () => void; restore: 
 
 test('PATCHes and a DELETE after the last byte of a delta being finished are refused; it is taken once', async () => {
   const alice = await contributorOnTurn('alice');
-  const { delta, head } = await deltaOnHead('alice');
+  const { delta, head } = await deltaOnHead(alice, 'alice');
   const held = holdHandIns();
   try {
     const created = await alice.createUpload(CIRCUIT, {
@@ -125,11 +106,7 @@ test('PATCHes and a DELETE after the last byte of a delta being finished are ref
     held.restore();
     held.release();
   }
-  const me = await alice.waitFor(
-    (m) => m.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'accepted',
-    'the delta accepted',
-    120_000,
-  );
+  const me = await alice.waitForState(CIRCUIT, 'accepted', 'the delta accepted', 120_000);
   assert.equal(me.contributions.length, 1, 'handed in once');
   const splices = logged.filter((l) => l.message === 'contribution delta spliced onto the head');
   assert.equal(splices.length, 1, 'spliced once');
@@ -144,7 +121,7 @@ test('PATCHes and a DELETE after the last byte of a delta being finished are ref
 
 test('a temporary key whose owner is gone is swept while running; an intake’s own is kept', async () => {
   const bob = await contributorOnTurn('bob');
-  const { delta, head } = await deltaOnHead('bob');
+  const { delta, head } = await deltaOnHead(bob, 'bob');
   await mkdir(uploadsFolder(), { recursive: true });
   const stray = tempPathFor(path.join(uploadsFolder(), 'an-upload-long-gone'));
   await writeFile(stray, Buffer.alloc(4096));
@@ -161,22 +138,18 @@ test('a temporary key whose owner is gone is swept while running; an intake’s 
   await waitUntil(async () => (await temporaryKeys()).length === 2, 'the intake to start its key');
   const own = (await temporaryKeys()).map((name) => path.join(uploadsFolder(), name)).find((file) => file !== stray)!;
 
-  assert.equal(await coordinator.uploads.sweepExpired(), 0, 'no upload expired');
+  assert.equal(await fixture.coordinator.uploads.sweepExpired(), 0, 'no upload expired');
   assert.equal(await stat(stray).catch(() => 'gone'), 'gone', 'the ownerless key is swept');
   assert.ok(await stat(own), 'the intake’s own key is kept');
 
   // The free-space check counts what is still to come: the rest of the upload, and the whole key
   // its intake will write (sparse so far: the head's sections are copied once L is in).
-  const headKey = (await stat(ceremonyPaths(coordinator.dataDir).zkeyPath(CIRCUIT, head))).size;
+  const headKey = (await stat(ceremonyPaths(fixture.coordinator.dataDir).zkeyPath(CIRCUIT, head))).size;
   const idle = await requiredFigure();
   assert.ok(idle.inFlight >= headKey, `in flight ${idle.inFlight} B, a whole key ${headKey} B`);
 
   await bob.upload(CIRCUIT, delta, { uploadUrl, metadata: { format: DELTA_FORMAT, head: String(head) } });
-  await bob.waitFor(
-    (m) => m.status.circuits.find((c) => c.circuit === CIRCUIT)?.state === 'accepted',
-    'the delta accepted',
-    120_000,
-  );
+  await bob.waitForState(CIRCUIT, 'accepted', 'the delta accepted', 120_000);
   assert.deepEqual(await temporaryKeys(), [], 'its key became the candidate');
   assert.ok((await requiredFigure()).inFlight < idle.inFlight, 'nothing more in flight once it is in');
 });
@@ -193,14 +166,17 @@ function sectionHeadBytes(id: number, size: number): Buffer {
  * for work in flight: the required figure less the largest upload and the margin.
  */
 async function requiredFigure(): Promise<{ required: number; inFlight: number }> {
-  const text = await (await fetch(`${coordinator.url}/metrics`)).text();
+  const text = await (await fetch(`${fixture.coordinator.url}/metrics`)).text();
   const match = /^ceremony_upload_disk_required_bytes (\S+)$/m.exec(text);
   assert.ok(match, 'the required free space is in /metrics');
   const required = Number(match[1]);
   let largest = 0;
-  for (const circuit of coordinator.config.circuits) {
-    const index = await coordinator.service.headIndex(circuit.name);
-    largest = Math.max(largest, (await stat(ceremonyPaths(coordinator.dataDir).zkeyPath(circuit.name, index))).size);
+  for (const circuit of fixture.coordinator.config.circuits) {
+    const index = await fixture.coordinator.service.headIndex(circuit.name);
+    largest = Math.max(
+      largest,
+      (await stat(ceremonyPaths(fixture.coordinator.dataDir).zkeyPath(circuit.name, index))).size,
+    );
   }
   const margin = 1024 ** 3; // UPLOAD_DISK_MARGIN_BYTES's default
   return { required, inFlight: required - (largest + 64 * 1024) - margin };
