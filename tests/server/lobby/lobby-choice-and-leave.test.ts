@@ -9,13 +9,13 @@ import { Lobby } from '../../../server/lobby/lobby.ts';
 import { openDatabase } from '../../../server/store/database.ts';
 import { ManualClock } from '../../../server/clock.ts';
 import {
+  acceptedVerdict,
   assertRefused,
   CEREMONY_ID,
   contributeAccepted,
   makeLobby,
   positionOf,
   progressOf,
-  TRANSCRIPT_HASH,
 } from './lobby-helpers.ts';
 
 /** The state of each circuit in a contributor's status, in ceremony order. */
@@ -108,12 +108,7 @@ test('leaving while verifying: the verdict still comes, but queues them nowhere 
   assert.deepEqual(lobby.leave('alice'), { left: 'after_verdict', circuit: 'register' });
   assert.equal(lobby.status('alice').leaving, true);
   assert.equal(progressOf(lobby, 'alice', 'register').state, 'verifying', 'the submission stays');
-  lobby.recordVerdict('a1', {
-    status: 'accepted',
-    chainIndex: 1,
-    contributionHash: 'h1',
-    transcriptHash: TRANSCRIPT_HASH,
-  });
+  lobby.recordVerdict('a1', acceptedVerdict('h1'));
   const status = lobby.status('alice');
   assert.deepEqual(states(status), ['accepted', 'pending', 'pending'], 'not queued for the next circuit');
   assert.equal(status.leaving, undefined, 'the flag goes with the verdict');
@@ -133,12 +128,7 @@ test('joining again after leaving while verifying undoes the leave: the verdict 
   lobby.leave('alice');
   lobby.join('alice');
   assert.equal(lobby.status('alice').leaving, undefined);
-  lobby.recordVerdict('a1', {
-    status: 'accepted',
-    chainIndex: 1,
-    contributionHash: 'h1',
-    transcriptHash: TRANSCRIPT_HASH,
-  });
+  lobby.recordVerdict('a1', acceptedVerdict('h1'));
   assert.equal(progressOf(lobby, 'alice', 'transact2').state, 'waiting');
 });
 
@@ -156,12 +146,7 @@ test('the choice and a pending leave survive a restart (a new Lobby on the same 
   );
   assert.deepEqual(second.status('alice').chosenCircuits, ['transact2']);
   assert.equal(second.status('bob').leaving, true);
-  second.recordVerdict('b1', {
-    status: 'accepted',
-    chainIndex: 1,
-    contributionHash: 'h',
-    transcriptHash: TRANSCRIPT_HASH,
-  });
+  second.recordVerdict('b1', acceptedVerdict('h'));
   assert.equal(progressOf(second, 'bob', 'transact2').state, 'pending');
 });
 

@@ -9,6 +9,7 @@ import { isCoordinatorError, type ErrorCode } from '../../../core/errors.ts';
 import { ManualClock } from '../../../server/clock.ts';
 import { Lobby, type CircuitProgress, type LobbyOptions } from '../../../server/lobby/lobby.ts';
 import { openDatabase, type Db } from '../../../server/store/database.ts';
+import type { SettledVerdict } from '../../../server/contributions/contribution-lifecycle.ts';
 
 export const MINUTE = 60_000;
 export const CIRCUITS = ['register', 'transact2', 'transact21'] as const;
@@ -68,6 +69,11 @@ export function assertRefused(action: () => unknown, code: ErrorCode, message?: 
   });
 }
 
+/** The verdict of an accepted contribution, link `chainIndex` of its chain (its transcript entry: TRANSCRIPT_HASH). */
+export function acceptedVerdict(contributionHash: string, chainIndex = 1): SettledVerdict {
+  return { status: 'accepted', chainIndex, contributionHash, transcriptHash: TRANSCRIPT_HASH };
+}
+
 /** Takes the contributor's live turn through upload and an accepted verification. */
 export function contributeAccepted(
   fixture: LobbyFixture,
@@ -77,11 +83,6 @@ export function contributeAccepted(
 ): string {
   const contributionId = `${contributorId}-${circuit}-${index}`;
   fixture.lobby.markSubmitted(contributorId, circuit, contributionId);
-  fixture.lobby.recordVerdict(contributionId, {
-    status: 'accepted',
-    chainIndex: index,
-    contributionHash: `hash-${contributionId}`,
-    transcriptHash: TRANSCRIPT_HASH,
-  });
+  fixture.lobby.recordVerdict(contributionId, acceptedVerdict(`hash-${contributionId}`, index));
   return contributionId;
 }

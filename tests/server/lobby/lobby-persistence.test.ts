@@ -7,7 +7,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ManualClock } from '../../../server/clock.ts';
 import { openDatabase } from '../../../server/store/database.ts';
-import { contributeAccepted, makeLobby, MINUTE, TRANSCRIPT_HASH } from './lobby-helpers.ts';
+import { acceptedVerdict, contributeAccepted, makeLobby, MINUTE } from './lobby-helpers.ts';
 
 test(
   'a new Lobby on the same database file after a restart continues ' + 'exactly, and the deadline still fires',
@@ -46,15 +46,7 @@ test(
           ['turn_granted', 'carol'],
         ],
       );
-      assert.equal(
-        after.lobby.recordVerdict('a2', {
-          status: 'accepted',
-          chainIndex: 1,
-          contributionHash: 'h2',
-          transcriptHash: TRANSCRIPT_HASH,
-        }),
-        true,
-      );
+      assert.equal(after.lobby.recordVerdict('a2', acceptedVerdict('h2')), true);
       assert.equal(after.lobby.status('alice').circuits[1]?.state, 'accepted');
       after.db.close();
     } finally {

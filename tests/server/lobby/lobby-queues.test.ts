@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  acceptedVerdict,
   assertRefused,
   CIRCUITS,
   contributeAccepted,
@@ -9,7 +10,6 @@ import {
   MINUTE,
   positionOf,
   progressOf,
-  TRANSCRIPT_HASH,
 } from './lobby-helpers.ts';
 
 test('queues are FIFO with stable positions, and join is idempotent', () => {
@@ -149,16 +149,7 @@ test(
       ['alice'],
       'a refused contributor is eligible at once',
     );
-    assertRefused(
-      () =>
-        lobby.recordVerdict('never-submitted', {
-          status: 'accepted',
-          chainIndex: 1,
-          contributionHash: 'x',
-          transcriptHash: TRANSCRIPT_HASH,
-        }),
-      'not_found',
-    );
+    assertRefused(() => lobby.recordVerdict('never-submitted', acceptedVerdict('x')), 'not_found');
   },
 );
 
@@ -203,12 +194,7 @@ test(
     assert.deepEqual(lobby.tick(), []);
     assert.equal(positionOf(lobby, 'bob', 'transact2'), 1);
     assert.deepEqual(lobby.activeTurns(), [{ circuit: 'transact2', contributorId: 'alice', state: 'verifying' }]);
-    lobby.recordVerdict('a2', {
-      status: 'accepted',
-      chainIndex: 1,
-      contributionHash: 'h',
-      transcriptHash: TRANSCRIPT_HASH,
-    });
+    lobby.recordVerdict('a2', acceptedVerdict('h'));
     assert.deepEqual(
       lobby.tick().map(({ circuit, contributorId }) => [circuit, contributorId]),
       [
