@@ -26,13 +26,12 @@ import {
   type ReceiptCheckerOptions,
   type ReceiptVerdict,
 } from '../../../core/receipts/receipt-checker.ts';
-import { parseReceiptsText, type ReceiptsFile } from '../../../core/receipts/receipts-file.ts';
+import { MAX_RECEIPTS_FILE_BYTES, parseReceiptsText, type ReceiptsFile } from '../../../core/receipts/receipts-file.ts';
 import { plainWords } from '../api/error-messages.ts';
 import { h, replaceChildren } from '../ui/element.ts';
 import { formatBytes, formatTime, shortHash } from '../ui/format-units.ts';
 
 const MAX_ROWS = 100;
-const MAX_RECEIPTS_FILE_BYTES = 8 * 1024 * 1024;
 const STEP_NAMES: Record<string, string> = {
   signature: 'Signature',
   transcript: 'Transcript',
