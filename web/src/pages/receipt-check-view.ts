@@ -27,8 +27,8 @@ import {
   type ReceiptVerdict,
 } from '../../../core/receipts/receipt-checker.ts';
 import { MAX_RECEIPTS_FILE_BYTES, parseReceiptsText, type ReceiptsFile } from '../../../core/receipts/receipts-file.ts';
-import { plainWords } from '../api/error-messages.ts';
 import { h, replaceChildren } from '../ui/element.ts';
+import { errorBanner } from '../ui/error-banner.ts';
 import { formatBytes, formatTime, shortHash } from '../ui/format-units.ts';
 
 const MAX_ROWS = 100;
@@ -51,15 +51,7 @@ function newChecker(onStep?: ReceiptCheckerOptions['onStep']): ReceiptChecker {
 function failure(error: unknown): HTMLElement {
   const code = isCoordinatorError(error) ? error.code : 'browser';
   const message = error instanceof Error ? error.message : String(error);
-  const words = plainWords(code, message);
-  return h(
-    'div',
-    { class: 'banner bad', role: 'alert', 'data-error-code': code },
-    h('strong', {}, words.what),
-    ' ',
-    words.next,
-    h('div', { class: 'detail' }, message),
-  );
+  return errorBanner(code, message, true);
 }
 
 /** A receipts text: JSON that reads as receipts (anything else is a search). */

@@ -5,8 +5,8 @@
 import type { ApiClient } from '../api/api-client.ts';
 import { ApiError } from '../api/api-client.ts';
 import type { AuthMethods, SessionView } from '../api/api-types.ts';
-import { plainWords } from '../api/error-messages.ts';
 import { copyButton, h, replaceChildren } from '../ui/element.ts';
+import { errorBanner } from '../ui/error-banner.ts';
 import {
   createIdentity,
   forgetStoredIdentity,
@@ -19,15 +19,7 @@ import {
 export function errorNotice(error: unknown): HTMLElement {
   const code = error instanceof ApiError ? error.code : 'browser';
   const message = error instanceof Error ? error.message : String(error);
-  const words = plainWords(code, message);
-  return h(
-    'div',
-    { class: 'banner bad', role: 'alert', 'data-error-code': code },
-    h('strong', {}, words.what),
-    ' ',
-    words.next,
-    code.startsWith('semaphore.') ? h('div', { class: 'detail' }, message) : null,
-  );
+  return errorBanner(code, message, code.startsWith('semaphore.'));
 }
 
 /**
