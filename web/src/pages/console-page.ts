@@ -16,6 +16,7 @@ import type {
   SessionView,
 } from '../api/api-types.ts';
 import { errorNotice } from '../sign-in/sign-in-panel.ts';
+import { signInForm } from '../sign-in/sign-in-form.ts';
 import { byId, h, replaceChildren } from '../ui/element.ts';
 import { renderSiteHeader } from '../ui/site-header.ts';
 import {
@@ -43,24 +44,20 @@ function renderSignIn(
     required: true,
   });
   const feedback = h('div', { 'aria-live': 'polite' }, refusal ? errorNotice(refusal) : null);
-  const form = h(
-    'form',
+  const form = signInForm(
+    api,
     { id: 'coordinator-sign-in' },
-    h('label', { for: 'coordinator-token' }, 'Coordinator token'),
-    token,
-    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Sign in')),
+    [h('label', { for: 'coordinator-token' }, 'Coordinator token'), token],
+    {
+      route: '/auth/coordinator',
+      body: () => ({ token: token.value }),
+      onSignedIn: (session) => {
+        token.value = '';
+        onSignedIn(session);
+      },
+      onError: (error) => feedback.replaceChildren(errorNotice(error)),
+    },
   );
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    try {
-      const session = await api.post<SessionView>('/auth/coordinator', { token: token.value });
-      api.csrfToken = session.csrfToken;
-      token.value = '';
-      onSignedIn(session);
-    } catch (error) {
-      feedback.replaceChildren(errorNotice(error));
-    }
-  });
   return h(
     'section',
     { class: 'card', id: 'sign-in' },
