@@ -17,8 +17,8 @@ import type {
 } from '../api/api-types.ts';
 import { errorNotice } from '../sign-in/sign-in-panel.ts';
 import { signInForm } from '../sign-in/sign-in-form.ts';
-import { byId, h, replaceChildren } from '../ui/element.ts';
-import { renderSiteHeader } from '../ui/site-header.ts';
+import { h, replaceChildren } from '../ui/element.ts';
+import { startPage } from './page-start.ts';
 import {
   ConsoleActions,
   FinaliseCard,
@@ -201,35 +201,20 @@ async function showConsole(main: HTMLElement, coordinator: Principal): Promise<v
   await refreshLoop();
 }
 
-async function main(): Promise<void> {
-  const app = byId('app');
-  const main = h('main', { id: 'main' });
-  try {
-    const [ceremony, methods, session] = await Promise.all([
-      api.get<CeremonyView>('/api/ceremony'),
-      api.get<AuthMethods>('/auth/methods'),
-      api.loadSession(),
-    ]);
-    document.title = `Console · ${ceremony.title ?? ceremony.id}`;
-    replaceChildren(app, renderSiteHeader('console', ceremony), main);
-    const start = (signedIn: SessionView) => {
-      if (signedIn.principal?.coordinator) void showConsole(main, signedIn.principal);
-      else
-        replaceChildren(
-          main,
-          renderSignIn(
-            methods,
-            start,
-            signedIn.principal
-              ? new ApiError(403, 'auth.not_coordinator', `${signedIn.principal.displayName} is not a coordinator`)
-              : undefined,
-          ),
-        );
-    };
-    start(session);
-  } catch (error) {
-    replaceChildren(app, h('main', {}, errorNotice(error)));
-  }
-}
-
-void main();
+void startPage(api, 'console', 'Console', ({ main, methods, session }) => {
+  const start = (signedIn: SessionView) => {
+    if (signedIn.principal?.coordinator) void showConsole(main, signedIn.principal);
+    else
+      replaceChildren(
+        main,
+        renderSignIn(
+          methods,
+          start,
+          signedIn.principal
+            ? new ApiError(403, 'auth.not_coordinator', `${signedIn.principal.displayName} is not a coordinator`)
+            : undefined,
+        ),
+      );
+  };
+  start(session);
+});

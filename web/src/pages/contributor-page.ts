@@ -6,7 +6,7 @@
  */
 import '../styles.css';
 import { ApiClient, ApiError } from '../api/api-client.ts';
-import type { AuthMethods, CeremonyPhase, CeremonyView, MeView, SessionView } from '../api/api-types.ts';
+import type { CeremonyPhase, CeremonyView, MeView, SessionView } from '../api/api-types.ts';
 import {
   describeCircuits,
   renderAttemptHistory,
@@ -18,8 +18,8 @@ import { renderPresenceNotice, TurnNotifier, turnTitle } from '../contribute/pre
 import { ContributorSession, type SessionSnapshot } from '../contribute/contributor-session.ts';
 import { errorNotice, renderSignInPanel } from '../sign-in/sign-in-panel.ts';
 import { ERROR_MESSAGES, plainWords } from '../api/error-messages.ts';
-import { byId, h, replaceChildren } from '../ui/element.ts';
-import { renderSiteHeader } from '../ui/site-header.ts';
+import { h, replaceChildren } from '../ui/element.ts';
+import { startPage } from './page-start.ts';
 
 const api = new ApiClient();
 
@@ -382,31 +382,14 @@ function takeSignInError(): ApiError | undefined {
   return new ApiError(0, Object.hasOwn(ERROR_MESSAGES, code) ? code : 'auth.github_failed', '');
 }
 
-async function main(): Promise<void> {
-  const app = byId('app');
-  try {
-    const [ceremony, methods, session] = await Promise.all([
-      api.get<CeremonyView>('/api/ceremony'),
-      api.get<AuthMethods>('/auth/methods'),
-      api.loadSession(),
-    ]);
-    document.title = `Contribute · ${ceremony.title ?? ceremony.id}`;
-    const main = h('main', { id: 'main' });
-    replaceChildren(app, renderSiteHeader('contribute', ceremony), main);
-    const body = h('div');
-    main.append(renderIntro(ceremony), body);
-    // Taken out of the address in any case; shown only to someone who is still signed out.
-    const signInError = takeSignInError();
-    if (session.principal) {
-      await showSession(body, ceremony, session);
-    } else {
-      body.append(
-        renderSignInPanel(api, methods, (signedIn) => void showSession(body, ceremony, signedIn), signInError),
-      );
-    }
-  } catch (error) {
-    replaceChildren(app, h('main', {}, errorNotice(error)));
+void startPage(api, 'contribute', 'Contribute', async ({ main, ceremony, methods, session }) => {
+  const body = h('div');
+  main.append(renderIntro(ceremony), body);
+  // Taken out of the address in any case; shown only to someone who is still signed out.
+  const signInError = takeSignInError();
+  if (session.principal) {
+    await showSession(body, ceremony, session);
+  } else {
+    body.append(renderSignInPanel(api, methods, (signedIn) => void showSession(body, ceremony, signedIn), signInError));
   }
-}
-
-void main();
+});
