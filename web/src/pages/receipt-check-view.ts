@@ -27,7 +27,7 @@ import {
   type ReceiptVerdict,
 } from '../../../core/receipts/receipt-checker.ts';
 import { MAX_RECEIPTS_FILE_BYTES, parseReceiptsText, type ReceiptsFile } from '../../../core/receipts/receipts-file.ts';
-import { h, replaceChildren } from '../ui/element.ts';
+import { h, replaceChildren, tableHead } from '../ui/element.ts';
 import { errorBanner } from '../ui/error-banner.ts';
 import { formatBytes, formatTime, shortHash } from '../ui/format-units.ts';
 
@@ -173,20 +173,7 @@ function matchesTable(
     );
   });
   const headings = ['Circuit', 'Position', 'Contributor', 'Time', 'Contribution hash', 'File hash', 'Final key'];
-  return h(
-    'table',
-    { class: 'chain', id: 'record-table' },
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        headings.map((t) => h('th', { scope: 'col' }, t)),
-      ),
-    ),
-    h('tbody', {}, rows),
-  );
+  return h('table', { class: 'chain', id: 'record-table' }, tableHead(headings), h('tbody', {}, rows));
 }
 
 /** Fills each match's final-key cell: listed in its circuit's final key's history, or not. */
