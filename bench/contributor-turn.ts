@@ -54,6 +54,7 @@ import { benchLog as log, isRealShapeName, REAL_SHAPE_NAMES } from './bench-chai
 import { killGroupAtExit, startCeremonyServe, type CoordinatorProcess } from './coordinator-process.ts';
 import { openDevtoolsPage } from './devtools-page.ts';
 import { MachineCpuSampler, ProcessTreeSampler } from './process-tree-sampler.ts';
+import { ceremonyArgv, runStage } from './stage-run.ts';
 
 const MB = 1024 * 1024;
 /** A turn longer than this is stuck (a shaped rs18 turn takes under two minutes). */
@@ -616,49 +617,32 @@ export interface LocalContributeFigures {
 /** `ceremony contribute` (compiled) on a fresh copy of `template`, its process sampled. */
 async function runLocalContribute(template: string): Promise<LocalContributeFigures> {
   const dataDir = await benchCeremonyCopy(template, 'bench-turn-cli');
+  let sampler: ProcessTreeSampler | undefined;
   try {
-    const started = Date.now();
-    const child = spawn(
-      process.execPath,
-      [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'contribute', BENCH_CIRCUIT, '--data', dataDir, '--name', 'bench'],
-      {
-        cwd: REPO_ROOT,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        detached: true,
-      },
-    );
-    const stopChild = (): void => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    };
-    process.once('exit', stopChild);
-    const sampler = new ProcessTreeSampler(child.pid!);
     let contributing: number | undefined;
     let verifying: number | undefined;
-    let output = '';
-    createInterface({ input: child.stderr! }).on('line', (line) => {
-      output += `${line}\n`;
-      if (contributing === undefined && /: contributing to contribution/.test(line)) contributing = Date.now();
-      if (verifying === undefined && /: verifying contribution/.test(line)) verifying = Date.now();
-      if (contributing !== undefined || verifying !== undefined) sampler.sample();
+    const run = await runStage(ceremonyArgv('contribute', BENCH_CIRCUIT, '--data', dataDir, '--name', 'bench'), {
+      cwd: REPO_ROOT,
+      onStart: (pid) => (sampler = new ProcessTreeSampler(pid)),
+      onLine: (line) => {
+        if (contributing === undefined && /: contributing to contribution/.test(line)) contributing = Date.now();
+        if (verifying === undefined && /: verifying contribution/.test(line)) verifying = Date.now();
+        if (contributing !== undefined || verifying !== undefined) sampler!.sample();
+      },
     });
-    const [code] = (await once(child, 'exit')) as [number | null];
-    sampler.stop();
-    process.off('exit', stopChild);
-    if (code !== 0) throw new Error(`ceremony contribute exited with ${code}:\n${output}`);
+    sampler!.stop();
+    const output = run.stderr;
     if (/running the sources through tsx/.test(output))
       throw new Error('dist/ is stale (ceremony ran the sources through tsx): build first');
     if (contributing === undefined || verifying === undefined)
       throw new Error(`ceremony contribute printed no contributing/verifying steps:\n${output}`);
     return {
-      totalMs: Date.now() - started,
+      totalMs: run.ms,
       contributeMs: verifying - contributing,
-      coresBusy: sampler.coresBusy(contributing, verifying),
+      coresBusy: sampler!.coresBusy(contributing, verifying),
     };
   } finally {
+    sampler?.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
 }

@@ -103,7 +103,13 @@ export interface StageResult {
 /** Runs `argv` as a child in its own group, watching its tree's memory; rejects on a non-zero exit. */
 export async function runStage(
   argv: string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv; onLine?: (line: string) => void } = { cwd: process.cwd() },
+  options: {
+    cwd: string;
+    env?: NodeJS.ProcessEnv;
+    /** Called with the child's pid once it is spawned (to sample it, say). */
+    onStart?: (pid: number) => void;
+    onLine?: (line: string) => void;
+  } = { cwd: process.cwd() },
 ): Promise<StageResult> {
   const started = performance.now();
   const child = spawn(argv[0]!, argv.slice(1), {
@@ -120,6 +126,7 @@ export async function runStage(
     }
   };
   process.once('exit', kill);
+  options.onStart?.(child.pid!);
   const watcher = new PeakRssWatcher(child.pid!);
   let stdout = '';
   let stderr = '';
