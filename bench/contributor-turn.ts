@@ -54,6 +54,7 @@ import { benchLog as log, isRealShapeName, REAL_SHAPE_NAMES } from './bench-chai
 import { killGroupAtExit, startCeremonyServe, type CoordinatorProcess } from './coordinator-process.ts';
 import { openDevtoolsPage } from './devtools-page.ts';
 import { MachineCpuSampler, ProcessTreeSampler } from './process-tree-sampler.ts';
+import { ceremonyArgv, runStage } from './stage-run.ts';
 
 const MB = 1024 * 1024;
 /** A turn longer than this is stuck (a shaped rs18 turn takes under two minutes). */
@@ -616,49 +617,32 @@ export interface LocalContributeFigures {
 /** `ceremony contribute` (compiled) on a fresh copy of `template`, its process sampled. */
 async function runLocalContribute(template: string): Promise<LocalContributeFigures> {
   const dataDir = await benchCeremonyCopy(template, 'bench-turn-cli');
+  let sampler: ProcessTreeSampler | undefined;
   try {
-    const started = Date.now();
-    const child = spawn(
-      process.execPath,
-      [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'contribute', BENCH_CIRCUIT, '--data', dataDir, '--name', 'bench'],
-      {
-        cwd: REPO_ROOT,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        detached: true,
-      },
-    );
-    const stopChild = (): void => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    };
-    process.once('exit', stopChild);
-    const sampler = new ProcessTreeSampler(child.pid!);
     let contributing: number | undefined;
     let verifying: number | undefined;
-    let output = '';
-    createInterface({ input: child.stderr! }).on('line', (line) => {
-      output += `${line}\n`;
-      if (contributing === undefined && /: contributing to contribution/.test(line)) contributing = Date.now();
-      if (verifying === undefined && /: verifying contribution/.test(line)) verifying = Date.now();
-      if (contributing !== undefined || verifying !== undefined) sampler.sample();
+    const run = await runStage(ceremonyArgv('contribute', BENCH_CIRCUIT, '--data', dataDir, '--name', 'bench'), {
+      cwd: REPO_ROOT,
+      onStart: (pid) => (sampler = new ProcessTreeSampler(pid)),
+      onLine: (line) => {
+        if (contributing === undefined && /: contributing to contribution/.test(line)) contributing = Date.now();
+        if (verifying === undefined && /: verifying contribution/.test(line)) verifying = Date.now();
+        if (contributing !== undefined || verifying !== undefined) sampler!.sample();
+      },
     });
-    const [code] = (await once(child, 'exit')) as [number | null];
-    sampler.stop();
-    process.off('exit', stopChild);
-    if (code !== 0) throw new Error(`ceremony contribute exited with ${code}:\n${output}`);
+    sampler!.stop();
+    const output = run.stderr;
     if (/running the sources through tsx/.test(output))
       throw new Error('dist/ is stale (ceremony ran the sources through tsx): build first');
     if (contributing === undefined || verifying === undefined)
       throw new Error(`ceremony contribute printed no contributing/verifying steps:\n${output}`);
     return {
-      totalMs: Date.now() - started,
+      totalMs: run.ms,
       contributeMs: verifying - contributing,
-      coresBusy: sampler.coresBusy(contributing, verifying),
+      coresBusy: sampler!.coresBusy(contributing, verifying),
     };
   } finally {
+    sampler?.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
 }
@@ -836,18 +820,53 @@ function timeFloorMs(down: number, up: number, rates: LinkRates, computeMs: numb
 
 export function printContributorTurn(f: TurnBenchFigures): void {
   const out = (line = ''): void => void process.stdout.write(`${line}\n`);
-  const med = (list: TurnMeasurement[], pick: (t: TurnMeasurement) => number): number => median(list.map(pick));
+  printTurnFigures(f, out);
+  if (f.versus && f.options.versus) printVersusTurns(f, f.versus, f.options.versus, out);
+  printTurnStages(f, out);
+}
+
+type PrintLine = (line?: string) => void;
+
+const med = (list: TurnMeasurement[], pick: (t: TurnMeasurement) => number): number => median(list.map(pick));
+const memoryOf = (t: TurnMeasurement): number => Math.max(0, t.memory.peakPssBytes - t.memory.idlePssBytes);
+
+/** The headline: the key, the link check, then each figure (median of the runs) against its floor and goal. */
+function printTurnFigures(f: TurnBenchFigures, out: PrintLine): void {
+  const u = f.unshaped;
+  const nominal: LinkRates = { downMbit: f.options.link.downMbit, upMbit: f.options.link.upMbit };
+  out();
+  out(
+    `a contributor's turn (${f.options.client}) on ${f.keyLabel}: key ` +
+      `${mb(f.keyBytes)}; ${f.options.runs} run(s), median; ` +
+      `${u[0]?.clientNote ?? ''}; cores available ${f.coresAvailable}`,
+  );
+  out(
+    `link check, plain transfers: straight ` +
+      `${f.loopback.downMbit.toFixed(0)} Mbit/s down, ` +
+      `${f.loopback.upMbit.toFixed(0)} up; ` +
+      `through the link (${nominal.downMbit}/${nominal.upMbit}) ` +
+      `${f.shapedRates.downMbit.toFixed(1)} down (two connections), ` +
+      `${f.shapedRates.upMbit.toFixed(1)} up`,
+  );
+  const rows = turnFigureRows(f, nominal);
+  const width = Math.max(...rows.map((r) => r[0].length));
+  const valueWidth = Math.max(...rows.map((r) => r[1].length));
+  out(`${'figure'.padEnd(width)}  ${'measured'.padStart(valueWidth)}  floor / detail  [goal]`);
+  for (const [name, value, detail, goal] of rows)
+    out(`${name.padEnd(width)}  ${value.padStart(valueWidth)}  ${detail}${goal ? `  [${goal}]` : ''}`);
+}
+
+/** The figures table's rows: name, measured, floor or detail, goal. */
+function turnFigureRows(f: TurnBenchFigures, nominal: LinkRates): Array<[string, string, string, string]> {
   const u = f.unshaped;
   const s = f.shaped;
   const twoKeys = 2 * f.keyBytes;
   const page = f.options.client === 'browser';
-  const nominal: LinkRates = { downMbit: f.options.link.downMbit, upMbit: f.options.link.upMbit };
   const computeMs = f.local.contributeMs;
   const turnU = med(u, (t) => t.turnMs);
   const turnS = med(s, (t) => t.turnMs);
   const bytesU = med(u, (t) => (t.bytes.down + t.bytes.up) / twoKeys);
   const bytesS = med(s, (t) => (t.bytes.down + t.bytes.up) / twoKeys);
-  const memoryOf = (t: TurnMeasurement): number => Math.max(0, t.memory.peakPssBytes - t.memory.idlePssBytes);
   const memU = med(u, memoryOf);
   const memS = med(s, memoryOf);
   const coresU = med(u, (t) => t.cores.busy);
@@ -866,22 +885,7 @@ export function printContributorTurn(f: TurnBenchFigures): void {
   const floorS = timeFloorMs(downS, upS, nominal, computeMs);
   const deltaFloorU = timeFloorMs(f.changedBytes, f.changedBytes, f.loopback, computeMs);
   const deltaFloorS = timeFloorMs(f.changedBytes, f.changedBytes, nominal, computeMs);
-
-  out();
-  out(
-    `a contributor's turn (${f.options.client}) on ${f.keyLabel}: key ` +
-      `${mb(f.keyBytes)}; ${f.options.runs} run(s), median; ` +
-      `${u[0]?.clientNote ?? ''}; cores available ${f.coresAvailable}`,
-  );
-  out(
-    `link check, plain transfers: straight ` +
-      `${f.loopback.downMbit.toFixed(0)} Mbit/s down, ` +
-      `${f.loopback.upMbit.toFixed(0)} up; ` +
-      `through the link (${nominal.downMbit}/${nominal.upMbit}) ` +
-      `${f.shapedRates.downMbit.toFixed(1)} down (two connections), ` +
-      `${f.shapedRates.upMbit.toFixed(1)} up`,
-  );
-  const rows: Array<[string, string, string, string]> = [
+  return [
     [
       'turn, straight to the coordinator',
       seconds(turnU),
@@ -949,33 +953,42 @@ export function printContributorTurn(f: TurnBenchFigures): void {
         `moonshot ≤ ${GOALS.coordinatorShareMoonshot} s`,
     ],
   ];
-  const width = Math.max(...rows.map((r) => r[0].length));
-  const valueWidth = Math.max(...rows.map((r) => r[1].length));
-  out(`${'figure'.padEnd(width)}  ${'measured'.padStart(valueWidth)}  floor / detail  [goal]`);
-  for (const [name, value, detail, goal] of rows)
-    out(`${name.padEnd(width)}  ${value.padStart(valueWidth)}  ${detail}${goal ? `  [${goal}]` : ''}`);
+}
 
-  if (f.versus && f.options.versus) {
-    // The second client's turns, each taken right after the first's: the same machine state.
-    const vU = med(f.versus.unshaped, (t) => t.turnMs);
-    const vS = med(f.versus.shaped, (t) => t.turnMs);
-    const vFloorU = timeFloorMs(
-      med(f.versus.unshaped, (t) => t.bytes.down),
-      med(f.versus.unshaped, (t) => t.bytes.up),
-      f.loopback,
-      computeMs,
-    );
-    const vBytes = med(f.versus.unshaped, (t) => (t.bytes.down + t.bytes.up) / twoKeys);
-    out();
-    out(`same run, ${f.options.versus} against ${f.options.client} (turns taken one after the other)`);
-    out(
-      `  straight  ${seconds(vU)} against ${seconds(turnU)}: ${times(vU / turnU)}; ` +
-        `${times(vU / vFloorU.ms)} its own floor (${vFloorU.parts})`,
-    );
-    out(`  shaped    ${seconds(vS)} against ${seconds(turnS)}: ${times(vS / turnS)}`);
-    out(`  bytes moved ÷ (2 × key): ${times(vBytes)}`);
-  }
+/** The second client's turns, each taken right after the first's: the same machine state. */
+function printVersusTurns(
+  f: TurnBenchFigures,
+  versus: NonNullable<TurnBenchFigures['versus']>,
+  kind: TurnClientKind,
+  out: PrintLine,
+): void {
+  const twoKeys = 2 * f.keyBytes;
+  const turnU = med(f.unshaped, (t) => t.turnMs);
+  const turnS = med(f.shaped, (t) => t.turnMs);
+  const vU = med(versus.unshaped, (t) => t.turnMs);
+  const vS = med(versus.shaped, (t) => t.turnMs);
+  const vFloorU = timeFloorMs(
+    med(versus.unshaped, (t) => t.bytes.down),
+    med(versus.unshaped, (t) => t.bytes.up),
+    f.loopback,
+    f.local.contributeMs,
+  );
+  const vBytes = med(versus.unshaped, (t) => (t.bytes.down + t.bytes.up) / twoKeys);
+  out();
+  out(`same run, ${kind} against ${f.options.client} (turns taken one after the other)`);
+  out(
+    `  straight  ${seconds(vU)} against ${seconds(turnU)}: ${times(vU / turnU)}; ` +
+      `${times(vU / vFloorU.ms)} its own floor (${vFloorU.parts})`,
+  );
+  out(`  shaped    ${seconds(vS)} against ${seconds(turnS)}: ${times(vS / turnS)}`);
+  out(`  bytes moved ÷ (2 × key): ${times(vBytes)}`);
+}
 
+/** Where the time goes, turn by turn (the page's marks, the coordinator's log), with bytes, memory and cores. */
+function printTurnStages(f: TurnBenchFigures, out: PrintLine): void {
+  const u = f.unshaped;
+  const s = f.shaped;
+  const page = f.options.client === 'browser';
   out();
   out('where the time goes (each turn; page marks, coordinator log)');
   const stageRows: Array<[string, (t: TurnMeasurement) => number | undefined]> = [

@@ -5,11 +5,11 @@
  * `ceremony serve` of the compiled app (startCeremonyServe).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { groupAlive } from '../tests/helpers/process-group.ts';
+import { procStatusBytes } from './process-tree-sampler.ts';
 
 export interface LogLine {
   message: string;
@@ -32,12 +32,7 @@ export interface CoordinatorProcess {
 
 /** Resident set size of a process in bytes (VmRSS), or undefined once it is gone. */
 export function rssOf(pid: number): number | undefined {
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
+  return procStatusBytes(pid, 'VmRSS');
 }
 
 /** Samples `rssOf(pid)` every `intervalMs` until stopped; `mark` labels the samples that follow. */

@@ -46,6 +46,16 @@ const PAGE_BYTES = getconf('PAGESIZE', 4096);
 /** A rise of the summed RSS past its highest by this much triggers a PSS reading. */
 const RISE_BYTES = 16 * 1024 * 1024;
 
+/** A memory figure of /proc/PID/status in bytes (VmRSS resident now, VmHWM its peak), or undefined once it is gone. */
+export function procStatusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+  try {
+    const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 interface ProcStat {
   pid: number;
   ppid: number;

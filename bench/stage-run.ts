@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { REPO_ROOT, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../tests/fixtures/ceremony-fixture.ts';
-import { processTree } from './process-tree-sampler.ts';
+import { processTree, procStatusBytes } from './process-tree-sampler.ts';
 
 /** The compiled app's `ceremony` command, as a stage's argv: `[node, bin/ceremony.js, ...args]`. */
 export function ceremonyArgv(...args: string[]): string[] {
@@ -33,12 +33,7 @@ export function finaliseArgv(dataDir: string): string[] {
 
 /** VmHWM of one process in bytes, or undefined once it is gone. */
 export function peakRssOf(pid: number): number | undefined {
-  try {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
+  return procStatusBytes(pid, 'VmHWM');
 }
 
 /** What a process is, for the table: node and its script, or Chromium's kind of process (--type). */
@@ -108,7 +103,13 @@ export interface StageResult {
 /** Runs `argv` as a child in its own group, watching its tree's memory; rejects on a non-zero exit. */
 export async function runStage(
   argv: string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv; onLine?: (line: string) => void } = { cwd: process.cwd() },
+  options: {
+    cwd: string;
+    env?: NodeJS.ProcessEnv;
+    /** Called with the child's pid once it is spawned (to sample it, say). */
+    onStart?: (pid: number) => void;
+    onLine?: (line: string) => void;
+  } = { cwd: process.cwd() },
 ): Promise<StageResult> {
   const started = performance.now();
   const child = spawn(argv[0]!, argv.slice(1), {
@@ -125,6 +126,7 @@ export async function runStage(
     }
   };
   process.once('exit', kill);
+  options.onStart?.(child.pid!);
   const watcher = new PeakRssWatcher(child.pid!);
   let stdout = '';
   let stderr = '';

@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { hashFile } from '../core/crypto/file-hash.ts';
-import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
+import { ceremonyPaths, type CeremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { readZkeyInfo, SECTION } from '../core/zkey/zkey-file.ts';
 import { planScaleChain } from '../core/kernel/g1-scale-chain.ts';
 import { nodeScalePool } from '../core/kernel/node-scale-pool.ts';
@@ -326,7 +326,6 @@ export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<W
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   try {
-    // The ptau.
     let ptau: string;
     if ('file' in options.ptau) ptau = path.resolve(options.ptau.file);
     else {
@@ -336,244 +335,342 @@ export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<W
     }
     log('hashing the ptau (the audit pins it by its BLAKE2b-512)');
     const ptauHash = await hashFile(ptau);
-
-    // The ceremony's folder.
-    const dir = path.join(work, 'ceremony');
-    await mkdir(path.join(dir, 'circuits'), { recursive: true });
-    await mkdir(path.join(dir, 'ptau'));
-    await symlink(ptau, path.join(dir, 'ptau', 'ceremony.ptau'));
-    for (const circuit of options.circuits)
-      await symlink(path.resolve(circuit.r1cs), path.join(dir, 'circuits', `${circuit.name}.r1cs`));
-    await writeFile(
-      path.join(dir, 'ceremony.json'),
-      JSON.stringify(
-        {
-          id: 'whole-ceremony-bench',
-          title: options.title,
-          testNetwork: true,
-          ptau: 'ptau/ceremony.ptau',
-          circuits: options.circuits.map((c) => ({
-            name: c.name,
-            verifier: verifierName(c.name),
-            publicInputs: c.publicInputs,
-            r1cs: `circuits/${c.name}.r1cs`,
-          })),
-        },
-        null,
-        2,
-      ),
-    );
+    const dir = await writeCeremonyFolder(path.join(work, 'ceremony'), ptau, options);
     const paths = ceremonyPaths(dir);
     const names = options.circuits.map((c) => c.name);
 
-    log(`ceremony init (${names.length} circuit${names.length === 1 ? '' : 's'})`);
-    const init = await runStage([process.execPath, CLI, 'init', '--data', dir], { cwd: REPO_ROOT });
-    if (/running the sources through tsx/.test(init.stderr)) throw new Error('dist/ is stale: build first');
-    const keyBytes: Record<string, number> = {};
-    for (const name of names) keyBytes[name] = (await stat(paths.zkeyPath(name, 0))).size;
-    const largest = names.reduce((a, b) => (keyBytes[a]! >= keyBytes[b]! ? a : b));
-    const totalKeyBytes = names.reduce((sum, n) => sum + keyBytes[n]!, 0);
-    // The copy rate: the largest key copied once (read from the page cache, written and flushed).
-    const copyStarted = performance.now();
-    const copyTarget = path.join(work, 'copy-rate.zkey');
-    await copyFile(paths.zkeyPath(largest, 0), copyTarget);
-    await hashFile(copyTarget);
-    const copyMsPerByte = (performance.now() - copyStarted) / keyBytes[largest]!;
-    await rm(copyTarget, { force: true });
-    rows.push({
-      stage: 'init',
-      ms: init.ms,
-      floor: { ms: copyMsPerByte * totalKeyBytes, what: "writing and hashing the keys' bytes (a copy, same run)" },
-      peaks: init.peaks,
-    });
-
-    // Floors of a turn, per circuit.
+    const init = await initStage(dir, names, work, log);
+    rows.push(init.row);
     log("the kernel's time per point on every core (the compute floor of a turn)");
-    const msPerPoint = await kernelMsPerPoint(paths.zkeyPath(largest, 0));
-    const computeMs: Record<string, number> = {};
-    const changedBytes: Record<string, number> = {};
-    for (const name of names) {
-      const info = await readZkeyInfo(paths.zkeyPath(name, 0));
-      const points = (info.sections.get(SECTION.l)!.size + info.sections.get(SECTION.h)!.size) / 64;
-      computeMs[name] = points * msPerPoint;
-      changedBytes[name] = await changedSectionBytes(paths.zkeyPath(name, 0));
-    }
-
-    log('ceremony serve (compiled, embedded verifier)');
-    const coordinator = await startCeremonyServe(dir);
-    stops.push(() => coordinator.stop());
-    const coordinatorPeaks = new PeakRssWatcher(coordinator.groupId);
-    let receipts = '';
-    const turnRows: StageRow[] = [];
-    const shares: number[] = [];
-    let pagePeakAboveIdle = 0;
-    try {
-      await coordinator.waitForLog('embedded verifier ready', undefined, 300_000);
-      let link: ShapedProxy | undefined;
-      if (options.pages.includes('shaped')) {
-        link = await startShapedProxy({ ...options.link, target: coordinator.url });
-        const started = link;
-        stops.push(() => started.stop());
-      }
-      log('plain transfers, straight (the loopback rates a straight turn is held to)');
-      const sample = Math.min(256 * MB, Math.max(keyBytes[largest]!, 64 * MB));
-      const loopback: LinkRates = await measureLinkRates(undefined, sample, sample);
-      const rates = (shaped: boolean): LinkRates =>
-        shaped ? { downMbit: options.link.downMbit, upMbit: options.link.upMbit } : loopback;
-      const floorOf = (name: string, shaped: boolean): { ms: number; what: string } => {
-        const r = rates(shaped);
-        const parts = {
-          compute: computeMs[name]!,
-          download: ((changedBytes[name]! * 8) / (r.downMbit * 1e6)) * 1000,
-          upload: ((changedBytes[name]! * 8) / (r.upMbit * 1e6)) * 1000,
-        };
-        const [what, ms] = Object.entries(parts).reduce((a, b) => (b[1] > a[1] ? b : a));
-        return {
-          ms,
-          what:
-            `${what} (compute ${seconds(parts.compute)}, download ${seconds(parts.download)}, ` +
-            `upload ${seconds(parts.upload)} of ${megabytes(changedBytes[name]!)} each way at ` +
-            `${r.downMbit.toFixed(0)}/${r.upMbit.toFixed(0)} Mbit/s)`,
-        };
-      };
-
-      for (const [i, kind] of options.pages.entries()) {
-        const shaped = kind === 'shaped';
-        const who = `page-${i + 1}-${kind}`;
-        const through = shaped ? `, through ${options.link.downMbit}/${options.link.upMbit} Mbit/s` : '';
-        log(`a page (${who}) contributes to every circuit${through}`);
-        const session = await pageSession(coordinator, shaped ? link : undefined, who, names, stops);
-        if (!receipts) receipts = session.receipts;
-        const largestKey = Math.max(...names.map((n) => keyBytes[n]!));
-        pagePeakAboveIdle = Math.max(pagePeakAboveIdle, session.peakPssAboveIdleBytes / largestKey);
-        for (const turn of session.turns) {
-          shares.push(turn.coordinatorShareMs);
-          turnRows.push({
-            stage: `turn ${turn.circuit}, page ${kind}`,
-            ms: turn.acceptedAt - turn.startAt,
-            floor: floorOf(turn.circuit, shaped),
-            peaks: session.peaks,
-            note:
-              `page PSS above idle ${megabytes(session.peakPssAboveIdleBytes)} = ` +
-              `${(session.peakPssAboveIdleBytes / largestKey).toFixed(3)} × key; coordinator's share ` +
-              `${seconds(turn.coordinatorShareMs)}; moved ${megabytes(session.bytes.down)} down, ` +
-              `${megabytes(session.bytes.up)} up in the session`,
-          });
-        }
-      }
-      if (options.terminal) {
-        for (const name of names) {
-          const who = `terminal-${name}`;
-          log(`a terminal turn on ${name} (ceremony contribute --coordinator)`);
-          const turn = await runStage(
-            [process.execPath, CLI, 'contribute', '--coordinator', coordinator.url, '--demo', who, name],
-            { cwd: REPO_ROOT },
-          );
-          const share = await coordinatorShare(coordinator, `demo:${who}`, name);
-          shares.push(share);
-          turnRows.push({
-            stage: `turn ${name}, terminal straight`,
-            ms: turn.ms,
-            floor: floorOf(name, false),
-            peaks: turn.peaks,
-            note: `coordinator's share ${seconds(share)}; the whole command (start-up and sign-in included)`,
-          });
-        }
-      }
-      await link?.stop();
-    } finally {
-      coordinatorPeaks.read();
-      coordinatorPeaks.stop();
-      await coordinator.stop();
-    }
-    rows.push(...turnRows);
-    rows.push({
-      stage: 'coordinator (serve) over the turns',
-      ms: shares.reduce((a, b) => a + b, 0),
-      peaks: coordinatorPeaks.processes(),
-      note: `the time is the sum of its shares of the turns, each ≤ ${seconds(Math.max(0, ...shares))}`,
-    });
-
-    log('ceremony finalise');
-    const finalise = await runStage(finaliseArgv(dir), { cwd: REPO_ROOT });
-    rows.push({
-      stage: 'finalise',
-      ms: finalise.ms,
-      floor: {
-        ms: names.reduce((sum, n) => sum + computeMs[n]!, 0),
-        what: "compute: one L/H pass of the kernel per circuit (the beacon's scaling)",
-      },
-      peaks: finalise.peaks,
-    });
-
+    const floors = await turnFloors(paths, names, init.largest);
+    const turns = await turnStages(options, dir, names, init.keyBytes, floors, stops, log);
+    rows.push(...turns.rows, turns.coordinatorRow);
+    rows.push(await finaliseStage(dir, names, floors, log));
     const published = path.join(work, 'published');
-    log('ceremony publish');
-    const publish = await runStage([process.execPath, CLI, 'publish', dir, published], { cwd: REPO_ROOT });
-    const publishedBytes = await folderBytes(published);
-    rows.push({
-      stage: 'publish',
-      ms: publish.ms,
-      floor: {
-        ms: copyMsPerByte * publishedBytes,
-        what: `copying ${megabytes(publishedBytes)} at the rate measured for init`,
-      },
-      peaks: publish.peaks,
-    });
-
-    log('ceremony audit of the published folder (the ptau pinned by its hash)');
-    const audit = await runStage([process.execPath, CLI, 'audit', published, '--ptau-hash', ptauHash, '--quiet'], {
-      cwd: REPO_ROOT,
-    });
-    rows.push({ stage: 'audit', ms: audit.ms, peaks: audit.peaks, note: `${(audit.ms / init.ms).toFixed(2)} × init` });
-
-    log("ceremony verify-receipt of the first page's receipts, offline against the published folder");
-    const receiptsFile = path.join(work, 'receipts.json');
-    await writeFile(receiptsFile, receipts);
-    const receipt = await runStage([process.execPath, CLI, 'verify-receipt', receiptsFile, published, '--quiet'], {
-      cwd: REPO_ROOT,
-    });
-    rows.push({ stage: 'receipt check', ms: receipt.ms, peaks: receipt.peaks });
-
-    const allPeaks = rows.flatMap((r) => r.peaks);
-    const biggest = allPeaks.reduce((a, b) => (b.bytes > a.bytes ? b : a), { name: 'none', bytes: 0 });
-    const turns = rows.filter((r) => r.stage.startsWith('turn '));
-    const worstTurn = turns.reduce((a, b) => (b.ms / b.floor!.ms > a.ms / a.floor!.ms ? b : a), turns[0]!);
-    const goals: GoalCheck[] = [
-      {
-        goal: 'no process above 4 GB RSS',
-        measured: `largest ${biggest.name} ${megabytes(biggest.bytes)}`,
-        met: biggest.bytes <= 4 * 1024 * MB,
-      },
-      {
-        goal: "the page's memory above idle ≤ 0.1 × key",
-        measured: `${pagePeakAboveIdle.toFixed(3)} × key`,
-        met: pagePeakAboveIdle <= 0.1,
-      },
-      {
-        goal: 'each turn ≤ 1.3 × its floor',
-        measured: turns.length
-          ? `worst ${worstTurn.stage}: ${(worstTurn.ms / worstTurn.floor!.ms).toFixed(2)}×`
-          : 'no turn',
-        met: turns.every((t) => t.ms <= 1.3 * t.floor!.ms),
-      },
-      {
-        goal: "the coordinator's share of a turn ≤ 1 s",
-        measured: `worst ${seconds(Math.max(0, ...shares))}`,
-        met: shares.every((s) => s <= 1000),
-      },
-      {
-        goal: 'the audit ≤ 0.25 × init',
-        measured: `${(audit.ms / init.ms).toFixed(2)} × init`,
-        met: audit.ms <= 0.25 * init.ms,
-      },
-    ];
-    return { title: options.title, keyBytes, rows, goals, notes };
+    rows.push(await publishStage(dir, published, init.copyMsPerByte, log));
+    const audit = await auditStage(published, ptauHash, init.row.ms, log);
+    rows.push(audit);
+    rows.push(await receiptStage(work, published, turns.receipts, log));
+    const goals = wholeCeremonyGoals(rows, turns, audit.ms, init.row.ms);
+    return { title: options.title, keyBytes: init.keyBytes, rows, goals, notes };
   } finally {
     for (const stop of stops.splice(0).reverse()) await stop().catch(() => {});
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', interrupt);
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** The ceremony's folder at `dir`: its config, the ptau and every circuit's r1cs linked in. */
+async function writeCeremonyFolder(dir: string, ptau: string, options: WholeCeremonyOptions): Promise<string> {
+  await mkdir(path.join(dir, 'circuits'), { recursive: true });
+  await mkdir(path.join(dir, 'ptau'));
+  await symlink(ptau, path.join(dir, 'ptau', 'ceremony.ptau'));
+  for (const circuit of options.circuits)
+    await symlink(path.resolve(circuit.r1cs), path.join(dir, 'circuits', `${circuit.name}.r1cs`));
+  await writeFile(
+    path.join(dir, 'ceremony.json'),
+    JSON.stringify(
+      {
+        id: 'whole-ceremony-bench',
+        title: options.title,
+        testNetwork: true,
+        ptau: 'ptau/ceremony.ptau',
+        circuits: options.circuits.map((c) => ({
+          name: c.name,
+          verifier: verifierName(c.name),
+          publicInputs: c.publicInputs,
+          r1cs: `circuits/${c.name}.r1cs`,
+        })),
+      },
+      null,
+      2,
+    ),
+  );
+  return dir;
+}
+
+interface InitFigures {
+  row: StageRow;
+  keyBytes: Record<string, number>;
+  /** The circuit with the largest key. */
+  largest: string;
+  /** The copy rate: the largest key copied once (read from the page cache, written and flushed). */
+  copyMsPerByte: number;
+}
+
+/** `ceremony init`, against the time a copy of its keys' bytes takes (measured after it, in `work`). */
+async function initStage(
+  dir: string,
+  names: string[],
+  work: string,
+  log: (message: string) => void,
+): Promise<InitFigures> {
+  const paths = ceremonyPaths(dir);
+  log(`ceremony init (${names.length} circuit${names.length === 1 ? '' : 's'})`);
+  const init = await runStage([process.execPath, CLI, 'init', '--data', dir], { cwd: REPO_ROOT });
+  if (/running the sources through tsx/.test(init.stderr)) throw new Error('dist/ is stale: build first');
+  const keyBytes: Record<string, number> = {};
+  for (const name of names) keyBytes[name] = (await stat(paths.zkeyPath(name, 0))).size;
+  const largest = names.reduce((a, b) => (keyBytes[a]! >= keyBytes[b]! ? a : b));
+  const totalKeyBytes = names.reduce((sum, n) => sum + keyBytes[n]!, 0);
+  const copyStarted = performance.now();
+  const copyTarget = path.join(work, 'copy-rate.zkey');
+  await copyFile(paths.zkeyPath(largest, 0), copyTarget);
+  await hashFile(copyTarget);
+  const copyMsPerByte = (performance.now() - copyStarted) / keyBytes[largest]!;
+  await rm(copyTarget, { force: true });
+  const row = {
+    stage: 'init',
+    ms: init.ms,
+    floor: { ms: copyMsPerByte * totalKeyBytes, what: "writing and hashing the keys' bytes (a copy, same run)" },
+    peaks: init.peaks,
+  };
+  return { row, keyBytes, largest, copyMsPerByte };
+}
+
+/** Per circuit, what bounds a turn: the kernel's time on its L and H points, the bytes each way. */
+interface TurnFloors {
+  computeMs: Record<string, number>;
+  changedBytes: Record<string, number>;
+}
+
+async function turnFloors(paths: CeremonyPaths, names: string[], largest: string): Promise<TurnFloors> {
+  const msPerPoint = await kernelMsPerPoint(paths.zkeyPath(largest, 0));
+  const computeMs: Record<string, number> = {};
+  const changedBytes: Record<string, number> = {};
+  for (const name of names) {
+    const info = await readZkeyInfo(paths.zkeyPath(name, 0));
+    const points = (info.sections.get(SECTION.l)!.size + info.sections.get(SECTION.h)!.size) / 64;
+    computeMs[name] = points * msPerPoint;
+    changedBytes[name] = await changedSectionBytes(paths.zkeyPath(name, 0));
+  }
+  return { computeMs, changedBytes };
+}
+
+/** A turn's floor on `name` at the link's rates: the slowest of its compute, download and upload. */
+function turnFloor(floors: TurnFloors, name: string, r: LinkRates): { ms: number; what: string } {
+  const changed = floors.changedBytes[name]!;
+  const parts = {
+    compute: floors.computeMs[name]!,
+    download: ((changed * 8) / (r.downMbit * 1e6)) * 1000,
+    upload: ((changed * 8) / (r.upMbit * 1e6)) * 1000,
+  };
+  const [what, ms] = Object.entries(parts).reduce((a, b) => (b[1] > a[1] ? b : a));
+  return {
+    ms,
+    what:
+      `${what} (compute ${seconds(parts.compute)}, download ${seconds(parts.download)}, ` +
+      `upload ${seconds(parts.upload)} of ${megabytes(changed)} each way at ` +
+      `${r.downMbit.toFixed(0)}/${r.upMbit.toFixed(0)} Mbit/s)`,
+  };
+}
+
+interface TurnFigures {
+  rows: StageRow[];
+  /** The coordinator's peaks over all the turns, its time the sum of its shares. */
+  coordinatorRow: StageRow;
+  shares: number[];
+  /** The largest page's memory above idle over all pages, as a fraction of the largest key. */
+  pagePeakAboveIdle: number;
+  /** The first page's receipts. */
+  receipts: string;
+}
+
+/** `ceremony serve`, its page turns (straight or through the shaped link) and terminal turns. */
+async function turnStages(
+  options: WholeCeremonyOptions,
+  dir: string,
+  names: string[],
+  keyBytes: Record<string, number>,
+  floors: TurnFloors,
+  stops: Array<() => Promise<void>>,
+  log: (message: string) => void,
+): Promise<TurnFigures> {
+  log('ceremony serve (compiled, embedded verifier)');
+  const coordinator = await startCeremonyServe(dir);
+  stops.push(() => coordinator.stop());
+  const coordinatorPeaks = new PeakRssWatcher(coordinator.groupId);
+  const figures = { rows: [] as StageRow[], shares: [] as number[], pagePeakAboveIdle: 0, receipts: '' };
+  try {
+    await coordinator.waitForLog('embedded verifier ready', undefined, 300_000);
+    let link: ShapedProxy | undefined;
+    if (options.pages.includes('shaped')) {
+      link = await startShapedProxy({ ...options.link, target: coordinator.url });
+      const started = link;
+      stops.push(() => started.stop());
+    }
+    log('plain transfers, straight (the loopback rates a straight turn is held to)');
+    const largestKey = Math.max(...names.map((n) => keyBytes[n]!));
+    const sample = Math.min(256 * MB, Math.max(largestKey, 64 * MB));
+    const loopback: LinkRates = await measureLinkRates(undefined, sample, sample);
+    const floorOf = (name: string, shaped: boolean): { ms: number; what: string } =>
+      turnFloor(floors, name, shaped ? { downMbit: options.link.downMbit, upMbit: options.link.upMbit } : loopback);
+
+    for (const [i, kind] of options.pages.entries()) {
+      const shaped = kind === 'shaped';
+      const who = `page-${i + 1}-${kind}`;
+      const through = shaped ? `, through ${options.link.downMbit}/${options.link.upMbit} Mbit/s` : '';
+      log(`a page (${who}) contributes to every circuit${through}`);
+      const session = await pageSession(coordinator, shaped ? link : undefined, who, names, stops);
+      if (!figures.receipts) figures.receipts = session.receipts;
+      figures.pagePeakAboveIdle = Math.max(figures.pagePeakAboveIdle, session.peakPssAboveIdleBytes / largestKey);
+      for (const turn of session.turns) {
+        figures.shares.push(turn.coordinatorShareMs);
+        figures.rows.push({
+          stage: `turn ${turn.circuit}, page ${kind}`,
+          ms: turn.acceptedAt - turn.startAt,
+          floor: floorOf(turn.circuit, shaped),
+          peaks: session.peaks,
+          note:
+            `page PSS above idle ${megabytes(session.peakPssAboveIdleBytes)} = ` +
+            `${(session.peakPssAboveIdleBytes / largestKey).toFixed(3)} × key; coordinator's share ` +
+            `${seconds(turn.coordinatorShareMs)}; moved ${megabytes(session.bytes.down)} down, ` +
+            `${megabytes(session.bytes.up)} up in the session`,
+        });
+      }
+    }
+    if (options.terminal) {
+      for (const name of names) {
+        const who = `terminal-${name}`;
+        log(`a terminal turn on ${name} (ceremony contribute --coordinator)`);
+        const turn = await runStage(
+          [process.execPath, CLI, 'contribute', '--coordinator', coordinator.url, '--demo', who, name],
+          { cwd: REPO_ROOT },
+        );
+        const share = await coordinatorShare(coordinator, `demo:${who}`, name);
+        figures.shares.push(share);
+        figures.rows.push({
+          stage: `turn ${name}, terminal straight`,
+          ms: turn.ms,
+          floor: floorOf(name, false),
+          peaks: turn.peaks,
+          note: `coordinator's share ${seconds(share)}; the whole command (start-up and sign-in included)`,
+        });
+      }
+    }
+    await link?.stop();
+  } finally {
+    coordinatorPeaks.read();
+    coordinatorPeaks.stop();
+    await coordinator.stop();
+  }
+  const coordinatorRow = {
+    stage: 'coordinator (serve) over the turns',
+    ms: figures.shares.reduce((a, b) => a + b, 0),
+    peaks: coordinatorPeaks.processes(),
+    note: `the time is the sum of its shares of the turns, each ≤ ${seconds(Math.max(0, ...figures.shares))}`,
+  };
+  return { ...figures, coordinatorRow };
+}
+
+/** `ceremony finalise`: one compute per circuit is its floor (the beacon scales L and H as a turn does). */
+async function finaliseStage(
+  dir: string,
+  names: string[],
+  floors: TurnFloors,
+  log: (message: string) => void,
+): Promise<StageRow> {
+  log('ceremony finalise');
+  const finalise = await runStage(finaliseArgv(dir), { cwd: REPO_ROOT });
+  return {
+    stage: 'finalise',
+    ms: finalise.ms,
+    floor: {
+      ms: names.reduce((sum, n) => sum + floors.computeMs[n]!, 0),
+      what: "compute: one L/H pass of the kernel per circuit (the beacon's scaling)",
+    },
+    peaks: finalise.peaks,
+  };
+}
+
+/** `ceremony publish` into `published`, against copying its bytes at the rate measured for init. */
+async function publishStage(
+  dir: string,
+  published: string,
+  copyMsPerByte: number,
+  log: (message: string) => void,
+): Promise<StageRow> {
+  log('ceremony publish');
+  const publish = await runStage([process.execPath, CLI, 'publish', dir, published], { cwd: REPO_ROOT });
+  const publishedBytes = await folderBytes(published);
+  return {
+    stage: 'publish',
+    ms: publish.ms,
+    floor: {
+      ms: copyMsPerByte * publishedBytes,
+      what: `copying ${megabytes(publishedBytes)} at the rate measured for init`,
+    },
+    peaks: publish.peaks,
+  };
+}
+
+/** `ceremony audit` of the published folder, the ptau pinned by its hash; its time as a multiple of init's. */
+async function auditStage(
+  published: string,
+  ptauHash: string,
+  initMs: number,
+  log: (message: string) => void,
+): Promise<StageRow> {
+  log('ceremony audit of the published folder (the ptau pinned by its hash)');
+  const audit = await runStage([process.execPath, CLI, 'audit', published, '--ptau-hash', ptauHash, '--quiet'], {
+    cwd: REPO_ROOT,
+  });
+  return { stage: 'audit', ms: audit.ms, peaks: audit.peaks, note: `${(audit.ms / initMs).toFixed(2)} × init` };
+}
+
+/** `ceremony verify-receipt` of a page's receipts (written into `work`), offline against the published folder. */
+async function receiptStage(
+  work: string,
+  published: string,
+  receipts: string,
+  log: (message: string) => void,
+): Promise<StageRow> {
+  log("ceremony verify-receipt of the first page's receipts, offline against the published folder");
+  const receiptsFile = path.join(work, 'receipts.json');
+  await writeFile(receiptsFile, receipts);
+  const receipt = await runStage([process.execPath, CLI, 'verify-receipt', receiptsFile, published, '--quiet'], {
+    cwd: REPO_ROOT,
+  });
+  return { stage: 'receipt check', ms: receipt.ms, peaks: receipt.peaks };
+}
+
+/** The whole ceremony's goals, checked on its rows and turns. */
+function wholeCeremonyGoals(rows: StageRow[], turnFigures: TurnFigures, auditMs: number, initMs: number): GoalCheck[] {
+  const { shares, pagePeakAboveIdle } = turnFigures;
+  const allPeaks = rows.flatMap((r) => r.peaks);
+  const biggest = allPeaks.reduce((a, b) => (b.bytes > a.bytes ? b : a), { name: 'none', bytes: 0 });
+  const turns = rows.filter((r) => r.stage.startsWith('turn '));
+  const worstTurn = turns.reduce((a, b) => (b.ms / b.floor!.ms > a.ms / a.floor!.ms ? b : a), turns[0]!);
+  return [
+    {
+      goal: 'no process above 4 GB RSS',
+      measured: `largest ${biggest.name} ${megabytes(biggest.bytes)}`,
+      met: biggest.bytes <= 4 * 1024 * MB,
+    },
+    {
+      goal: "the page's memory above idle ≤ 0.1 × key",
+      measured: `${pagePeakAboveIdle.toFixed(3)} × key`,
+      met: pagePeakAboveIdle <= 0.1,
+    },
+    {
+      goal: 'each turn ≤ 1.3 × its floor',
+      measured: turns.length
+        ? `worst ${worstTurn.stage}: ${(worstTurn.ms / worstTurn.floor!.ms).toFixed(2)}×`
+        : 'no turn',
+      met: turns.every((t) => t.ms <= 1.3 * t.floor!.ms),
+    },
+    {
+      goal: "the coordinator's share of a turn ≤ 1 s",
+      measured: `worst ${seconds(Math.max(0, ...shares))}`,
+      met: shares.every((s) => s <= 1000),
+    },
+    {
+      goal: 'the audit ≤ 0.25 × init',
+      measured: `${(auditMs / initMs).toFixed(2)} × init`,
+      met: auditMs <= 0.25 * initMs,
+    },
+  ];
 }
 
 async function folderBytes(dir: string): Promise<number> {

@@ -25,15 +25,17 @@ import {
   type ReceiptVerdict,
 } from '../../core/receipts/receipt-checker.ts';
 import type { PublicTranscript } from '../../core/receipts/public-transcript.ts';
-import { parseReceiptsText, type ReceiptsFile, type SignedReceipt } from '../../core/receipts/receipts-file.ts';
+import {
+  MAX_RECEIPTS_FILE_BYTES,
+  parseReceiptsText,
+  type ReceiptsFile,
+  type SignedReceipt,
+} from '../../core/receipts/receipts-file.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
-import { checkStepReceiptsOfFile } from '../../core/receipts/step-receipt-evidence.ts';
+import { checkStepReceiptsOfText } from '../../core/receipts/step-receipt-evidence.ts';
 import { stepReceiptSubject } from '../../core/receipts/step-receipt.ts';
 import { deployedVerifierKeyCheck } from '../../core/deployment/deployed-verifier-key-check.ts';
 import { readVerifiersFile } from '../../core/deployment/read-verifiers-file.ts';
-
-/** A receipts file is a few kilobytes per circuit; anything this large is not one. */
-const MAX_RECEIPTS_FILE_BYTES = 8 * 1024 * 1024;
 
 interface VerifyReceiptOptions {
   coordinator?: string;
@@ -42,7 +44,8 @@ interface VerifyReceiptOptions {
   quiet?: boolean;
 }
 
-async function readReceiptsFile(file: string): Promise<ReceiptsFile> {
+/** The receipts file's text, read once (the step receipts and the acceptance receipts are both in it). */
+async function readReceiptsText(file: string): Promise<string> {
   const info = await stat(file).catch((error: NodeJS.ErrnoException) => {
     throw new CoordinatorError(
       error.code === 'ENOENT' ? 'input.file_not_found' : 'input.invalid',
@@ -52,8 +55,12 @@ async function readReceiptsFile(file: string): Promise<ReceiptsFile> {
   if (!info.isFile()) throw new CoordinatorError('input.invalid', `${file} is not a file`);
   if (info.size > MAX_RECEIPTS_FILE_BYTES)
     throw new CoordinatorError('input.invalid', `${file} is ${info.size} bytes; a receipts file is far smaller`);
+  return readFile(file, 'utf8');
+}
+
+function parseReceiptsFile(file: string, text: string): ReceiptsFile {
   try {
-    return parseReceiptsText(await readFile(file, 'utf8'));
+    return parseReceiptsText(text);
   } catch (error) {
     if (error instanceof CoordinatorError) throw new CoordinatorError(error.code, `${file}: ${error.message}`);
     throw error;
@@ -181,8 +188,9 @@ export function verifyReceiptCommand(): Command {
       // Step receipts (join, refusal, removal) are checked against the queue log (step-receipt.ts).
       const source =
         options.coordinator !== undefined ? { baseUrl: coordinatorUrl(options.coordinator) } : { dir: dir! };
-      const steps = await checkStepReceiptsOfFile(receiptsPath, evidence, source);
-      const file: ReceiptsFile = steps.hasAcceptances ? await readReceiptsFile(receiptsPath) : { receipts: [] };
+      const text = await readReceiptsText(receiptsPath);
+      const steps = await checkStepReceiptsOfText(text, evidence, source);
+      const file: ReceiptsFile = steps.hasAcceptances ? parseReceiptsFile(receiptsPath, text) : { receipts: [] };
       const { results: verdicts, transcript } = await withStderrProgress(
         async (progress) => {
           const checker = new ReceiptChecker(evidence, {

@@ -431,21 +431,12 @@ export async function auditCeremony(
   options: AuditOptions = {},
 ): Promise<AuditReport> {
   const findings: AuditFinding[] = [];
-  const record = (subject: string, ok: boolean, summary: string, code?: ErrorCode): void => {
-    findings.push({ subject, ok, summary, ...(code ? { code } : {}) });
-  };
-  const fail = (subject: string, error: unknown): void => record(subject, false, describe(error), codeOf(error));
+  const record = (subject: string, ok: boolean, summary: string): void => void findings.push({ subject, ok, summary });
+  const fail = (subject: string, error: unknown): void => void findings.push(failedFinding(subject, error));
   let config = await loadCeremonyConfig(dir);
   const paths = ceremonyPaths(config.dataDir);
   const auditorPins = options.r1csHashes ?? {};
-  const unknown = Object.keys(auditorPins).filter((name) => !config.circuits.some((c) => c.name === name));
-  if (unknown.length > 0) {
-    throw new CoordinatorError(
-      'usage.invalid_arguments',
-      `--r1cs-hash names ${unknown.join(', ')}, ` +
-        `not a circuit of this ceremony (${config.circuits.map((c) => c.name).join(', ')})`,
-    );
-  }
+  refuseUnknownR1csPins(config, auditorPins);
   const circuits: AuditedCircuit[] = config.circuits.map((circuit) => ({
     name: circuit.name,
     verifier: circuit.verifier,
@@ -470,15 +461,8 @@ export async function auditCeremony(
   let ptau: AuditedPtau | undefined;
   try {
     config = { ...config, ptauPath: await resolveAuditPtau(config, options.ptauPath) };
-    progress({ type: 'step', circuit: 'ptau', step: 'hashing the powers of tau' });
-    const ptauName = options.ptauPath ?? config.ptau;
-    const blake2b512 = await hashFile(config.ptauPath);
-    const insecure = (await readPtauSummary(config.ptauPath)).insecure;
-    ptau = { path: ptauName, blake2b512, pinned: false, pinnedByAuditor: false, insecure };
-    const pin = checkPtauPin(blake2b512, ptauName, options.ptauHash);
-    ptau.pinned = true;
-    ptau.pinnedByAuditor = pin.byAuditor;
-    if (pin.known) ptau.known = { file: pin.known.file, power: pin.known.power, url: pin.known.url };
+    ptau = await hashAuditPtau(config, options.ptauPath, progress);
+    pinAuditPtau(ptau, options.ptauHash);
     record('ptau', true, describePin(ptau));
   } catch (error) {
     fail('ptau', error);
@@ -487,9 +471,7 @@ export async function auditCeremony(
 
   let circuitPowers: number[];
   try {
-    const summaries = await checkCeremonyInputs(config);
-    refuseUnpinnedR1cs(config, circuits, auditorPins);
-    circuitPowers = [...summaries.values()].map(requiredPtauPower);
+    circuitPowers = await checkAuditInputs(config, circuits, auditorPins);
     const pinned = circuits.filter((c) => c.r1cs.pinnedBy.length > 0).length;
     record(
       'inputs',
@@ -502,27 +484,11 @@ export async function auditCeremony(
   }
 
   try {
-    progress({
-      type: 'step',
-      circuit: 'ptau',
-      step: 'checking the sections contribution 0 relies on against the powers of tau',
-    });
-    const steps = 1000;
-    let reported = -1;
-    const checked = await checkPtauSections(config.ptauPath, circuitPowers, {
-      onProgress: (fraction) => {
-        const done = Math.floor(fraction * steps);
-        if (done === reported) return;
-        reported = done;
-        progress({ type: 'count', circuit: 'ptau', part: 'sections', done, total: steps });
-      },
-    });
-    progress({ type: 'finished', circuit: 'ptau' });
-    ptau.sectionsChecked = checked.checked;
+    ptau.sectionsChecked = await checkAuditPtauSections(config.ptauPath, circuitPowers, progress);
     record(
       'ptau sections',
       true,
-      `${checked.checked.length} checks: the Lagrange sections (12, 14, 15) at the circuits' domains and H's, ` +
+      `${ptau.sectionsChecked.length} checks: the Lagrange sections (12, 14, 15) at the circuits' domains and H's, ` +
         'and the powers of τ they are derived from (2, 4, 5), are consistent; ' +
         'the phase-1 contribution chain is not replayed (the pin stands for it)',
     );
@@ -532,7 +498,7 @@ export async function auditCeremony(
   }
 
   let chains: Map<string, CircuitChain>;
-  let finalisedEntry;
+  let finalisedEntry: TranscriptEntry | undefined;
   try {
     const transcript = await Transcript.load(paths.transcriptPath, config.id);
     chains = chainsFromTranscript(config, transcript.entries);
@@ -561,6 +527,95 @@ export async function auditCeremony(
   }
 
   const missing = unfinished(chains, finalisedEntry !== undefined);
+  findings.push(...(await finalisationFindings(config, paths, manifest, finalisedEntry, missing, options)));
+  return {
+    ...report(Boolean(finalisedEntry), ptau),
+    ...(missing.length > 0 && options.inProgress ? { inProgress: { missing } } : {}),
+  };
+}
+
+/** Refuses `--r1cs-hash` pins naming a circuit the ceremony does not have (a usage error, before any work). */
+function refuseUnknownR1csPins(config: CeremonyConfig, auditorPins: Record<string, string>): void {
+  const unknown = Object.keys(auditorPins).filter((name) => !config.circuits.some((c) => c.name === name));
+  if (unknown.length > 0) {
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `--r1cs-hash names ${unknown.join(', ')}, ` +
+        `not a circuit of this ceremony (${config.circuits.map((c) => c.name).join(', ')})`,
+    );
+  }
+}
+
+/** The ptau's report entry: its hash and whether it is the development one, not pinned yet. */
+async function hashAuditPtau(
+  config: CeremonyConfig,
+  ptauOption: string | undefined,
+  progress: Progress,
+): Promise<AuditedPtau> {
+  progress({ type: 'step', circuit: 'ptau', step: 'hashing the powers of tau' });
+  const ptauName = ptauOption ?? config.ptau;
+  const blake2b512 = await hashFile(config.ptauPath);
+  const insecure = (await readPtauSummary(config.ptauPath)).insecure;
+  return { path: ptauName, blake2b512, pinned: false, pinnedByAuditor: false, insecure };
+}
+
+/** Marks `ptau` pinned (a known public file or the auditor's `--ptau-hash`); throws when nothing pins it. */
+function pinAuditPtau(ptau: AuditedPtau, ptauHash: string | undefined): void {
+  const pin = checkPtauPin(ptau.blake2b512, ptau.path, ptauHash);
+  ptau.pinned = true;
+  ptau.pinnedByAuditor = pin.byAuditor;
+  if (pin.known) ptau.known = { file: pin.known.file, power: pin.known.power, url: pin.known.url };
+}
+
+/** The r1cs files against the configuration's and the auditor's pins; returns each circuit's ptau power. */
+async function checkAuditInputs(
+  config: CeremonyConfig,
+  circuits: AuditedCircuit[],
+  auditorPins: Record<string, string>,
+): Promise<number[]> {
+  const summaries = await checkCeremonyInputs(config);
+  refuseUnpinnedR1cs(config, circuits, auditorPins);
+  return [...summaries.values()].map(requiredPtauPower);
+}
+
+/** The ptau's sections contribution 0 relies on, against its powers of τ (in 1000 progress steps); what was checked. */
+async function checkAuditPtauSections(
+  ptauPath: string,
+  circuitPowers: number[],
+  progress: Progress,
+): Promise<string[]> {
+  progress({
+    type: 'step',
+    circuit: 'ptau',
+    step: 'checking the sections contribution 0 relies on against the powers of tau',
+  });
+  const steps = 1000;
+  let reported = -1;
+  const checked = await checkPtauSections(ptauPath, circuitPowers, {
+    onProgress: (fraction) => {
+      const done = Math.floor(fraction * steps);
+      if (done === reported) return;
+      reported = done;
+      progress({ type: 'count', circuit: 'ptau', part: 'sections', done, total: steps });
+    },
+  });
+  progress({ type: 'finished', circuit: 'ptau' });
+  return checked.checked;
+}
+
+/**
+ * The manifest recomputed when the transcript is finalised (every final key verified), and the
+ * ceremony's unfinished parts (`missing`) as a failed finding unless the audit is of a running one.
+ */
+async function finalisationFindings(
+  config: CeremonyConfig,
+  paths: CeremonyPaths,
+  manifest: Map<string, DeltaEntry>,
+  finalisedEntry: TranscriptEntry | undefined,
+  missing: string[],
+  options: AuditOptions,
+): Promise<AuditFinding[]> {
+  const findings: AuditFinding[] = [];
   if (finalisedEntry?.type === 'finalised') {
     try {
       if (manifest.size !== config.circuits.length)
@@ -568,27 +623,39 @@ export async function auditCeremony(
           'input.invalid',
           'not every final key verified, so the manifest cannot be recomputed',
         );
-      record('manifest', true, await auditManifest(paths, manifest, finalisedEntry.manifestHash));
+      findings.push({
+        subject: 'manifest',
+        ok: true,
+        summary: await auditManifest(paths, manifest, finalisedEntry.manifestHash),
+      });
     } catch (error) {
-      fail('manifest', error);
+      findings.push(failedFinding('manifest', error));
     }
   } else if (options.inProgress) {
-    record('manifest', true, 'the ceremony is not finalised yet: no manifest to check');
+    findings.push({
+      subject: 'manifest',
+      ok: true,
+      summary: 'the ceremony is not finalised yet: no manifest to check',
+    });
   }
   if (missing.length > 0 && !options.inProgress) {
-    record(
-      'finalisation',
-      false,
-      `[audit.not_finalised] the ceremony is not finished: ${missing.join('; ')}; so the final keys, the ` +
+    findings.push({
+      subject: 'finalisation',
+      ok: false,
+      summary:
+        `[audit.not_finalised] the ceremony is not finished: ${missing.join('; ')}; so the final keys, the ` +
         'verification keys and the manifest a deployment is checked against are not all there to audit ' +
         '(audit a running ceremony with --in-progress)',
-      'audit.not_finalised',
-    );
+      code: 'audit.not_finalised',
+    });
   }
-  return {
-    ...report(Boolean(finalisedEntry), ptau),
-    ...(missing.length > 0 && options.inProgress ? { inProgress: { missing } } : {}),
-  };
+  return findings;
+}
+
+/** A failed finding: the error's message and, when it has one, its code. */
+function failedFinding(subject: string, error: unknown): AuditFinding {
+  const code = codeOf(error);
+  return { subject, ok: false, summary: describe(error), ...(code ? { code } : {}) };
 }
 
 /** What an unfinished ceremony lacks, or nothing: chains not sealed by a beacon, the `finalised` entry. */

@@ -242,40 +242,11 @@ export async function checkPtauSections(
   };
   const handle = await open(ptauPath, 'r');
   try {
-    let sections: Map<number, SectionLocation>;
-    try {
-      sections = (await readSectionTable(handle, (await handle.stat()).size, 'ptau')).sections;
-    } catch (error) {
-      if (error instanceof SectionTableError)
-        throw new CoordinatorError('ptau.malformed', `the ptau: ${error.message}`);
-      throw error;
-    }
-    const section = (id: number): SectionLocation => {
-      const found = sections.get(id);
-      if (!found)
-        throw new CoordinatorError(id >= 12 ? 'ptau.not_prepared' : 'ptau.malformed', `the ptau has no section ${id}`);
-      return found;
-    };
+    const section = await ptauSectionLookup(handle);
     const header = section(SECTION.header);
     const power = ptauPower(await readExactly(handle, header.offset, header.size));
     const checks = planChecks(circuitPowers, power);
-
-    // Points of each reference section the checks use: 2^level, but section 2 has 2^(P+1) − 1.
-    const referencePoints = new Map<number, number>();
-    for (const check of checks) {
-      const available = section(check.reference).size / G1_SIZE;
-      const needed = Math.min(2 ** check.level, available);
-      referencePoints.set(check.reference, Math.max(referencePoints.get(check.reference) ?? 0, needed));
-    }
-    for (const check of checks) {
-      const start = 2 ** check.level - 1;
-      if ((start + 2 ** check.level) * G1_SIZE > section(check.lagrange).size) {
-        throw new CoordinatorError(
-          'ptau.too_small',
-          `the ptau's section ${check.lagrange} has no level 2^${check.level}`,
-        );
-      }
-    }
+    const referencePoints = referencePointCounts(checks, section);
     const totalPoints =
       [...referencePoints.values()].reduce((sum, n) => sum + n, 0) +
       checks.reduce((sum, c) => sum + (c.oddOnly ? 2 ** (c.level - 1) : 2 ** c.level), 0);
@@ -284,146 +255,14 @@ export async function checkPtauSections(
       done += points;
       options.onProgress?.(Math.min(done / totalPoints, 1));
     };
+    const ptau: PtauFile = { handle, section };
 
-    // The fixed points: g1 first in section 2, τ·g2 and β2 in G2's subgroup, β1 and β2 the same β.
-    const tau2Bytes = await readAt(handle, section(SECTION.tauG2).offset + G2_SIZE, G2_SIZE, "the ptau's τ·g2");
-    const beta2Bytes = await readAt(handle, section(SECTION.betaG2).offset, G2_SIZE, "the ptau's β2");
-    const beta1Bytes = await readAt(handle, section(SECTION.betaTauG1).offset, G1_SIZE, "the ptau's β1");
-    const firstTau = await readAt(handle, section(SECTION.tauG1).offset, G1_SIZE, "the ptau's τ^0");
-    const g2Point = (bytes: Uint8Array, what: string): Uint8Array => {
-      const point = G2.fromRprLEM(bytes, 0);
-      const valid = G2.isValid(point);
-      if (
-        !coordinatesCanonical(bytes, 0, 4) ||
-        G2.isZero(point) ||
-        !valid ||
-        !G2.isZero(G2.timesScalar(point, BN254_R))
-      ) {
-        throw inconsistent(`${what} is not a point of G2's order-r subgroup`);
-      }
-      return point;
-    };
-    const tau2 = g2Point(tau2Bytes, 'τ·g2 (section 3)');
-    const beta2 = g2Point(beta2Bytes, 'β2 (section 6)');
-    if (!G1.eq(G1.fromRprLEM(firstTau, 0), G1.g))
-      throw inconsistent('section 2 does not start with the generator of G1');
-    const alpha1Bytes = await readAt(handle, section(SECTION.alphaTauG1).offset, G1_SIZE, "the ptau's α1");
-    if (G1.isZero(G1.fromRprLEM(alpha1Bytes, 0))) throw inconsistent('α1 (section 4) is the identity');
-    const beta1 = G1.fromRprLEM(beta1Bytes, 0);
-    if (
-      !coordinatesCanonical(beta1Bytes, 0, 2) ||
-      G1.isZero(beta1) ||
-      !(await pairingHolds(curve, [
-        [beta1, G2.g],
-        [G1.neg(G1.g), beta2],
-      ]))
-    ) {
-      throw inconsistent('β1 (section 5) and β2 (section 6) do not carry the same β');
-    }
-
-    // The random scalars, and the reference side's coefficients: C[S] = Σ over S's checks of iFFT(r).
-    const r = checks.map((check) => {
-      const scalars = randomScalars(2 ** check.level);
-      if (check.oddOnly)
-        for (let i = 0; i < 2 ** check.level; i += 2) scalars.fill(0, i * SCALAR_BYTES, (i + 1) * SCALAR_BYTES);
-      return scalars;
-    });
-    const coefficients = new Map<number, Uint8Array>();
-    for (const [reference, count] of referencePoints) coefficients.set(reference, new Uint8Array(count * N8));
-    for (const [index, check] of checks.entries()) {
-      const c = limbs(await inverseFft(curve, r[index]!));
-      const total = limbs(coefficients.get(check.reference)!);
-      // Past the reference section's end (level P+1 of section 2) the power is taken as zero.
-      const count = Math.min(2 ** check.level, referencePoints.get(check.reference)!);
-      for (let j = 0; j < count; j++) addModR(total, 8 * j, c, 8 * j);
-    }
-    // s_j for the relations X_{j+1} = τ·X_j, j < count − 1 (one zero at the end, so the scalars cover every point).
-    const s = new Map<number, Uint8Array>();
-    const aScalars = new Map<number, Uint8Array>();
-    for (const [reference, count] of referencePoints) {
-      const powers = randomScalars(count);
-      powers.fill(0, (count - 1) * SCALAR_BYTES);
-      s.set(reference, powers);
-      const shiftedWide = limbs(new Uint8Array(count * N8));
-      const wide = limbs(widened(powers));
-      for (let j = 1; j < count; j++) shiftedWide.set(wide.subarray(8 * (j - 1), 8 * j), 8 * j);
-      const a = new Uint8Array(count * N8);
-      const total = limbs(coefficients.get(reference)!);
-      for (let j = 0; j < count; j++) subModR(limbs(a), 8 * j, shiftedWide, 8 * j, total, 8 * j);
-      aScalars.set(reference, a);
-    }
+    const tau2 = await checkFixedPoints(curve, ptau);
+    const scalars = await drawScalars(curve, checks, referencePoints);
     lap('scalars and inverse FFTs');
-
-    const sums: Sums = { a: new Map(), c: new Map(), b: [] };
-    const checkedSum = async (
-      bases: Uint8Array,
-      scalars: Uint8Array,
-      what: string,
-      first: number,
-    ): Promise<Uint8Array> => {
-      const result = await g1CheckedMultiExpOrFallback(bases, scalars, SCALAR_BYTES);
-      if ('invalidPoint' in result)
-        throw inconsistent(`point ${first + result.invalidPoint} of ${what} is not a point of the curve`);
-      return result.sum;
-    };
-    // The reference sections: A (full width) and C (128-bit, the points checked) over the same reads.
-    for (const [reference, count] of referencePoints) {
-      let a = G1.zero;
-      let c = G1.zero;
-      for (let first = 0; first < count; first += CHUNK_POINTS) {
-        const n = Math.min(CHUNK_POINTS, count - first);
-        const bases = await readAt(
-          handle,
-          section(reference).offset + first * G1_SIZE,
-          n * G1_SIZE,
-          `the ptau's section ${reference}`,
-        );
-        const [aPart, cPart] = await Promise.all([
-          g1MultiExpOrFallback(bases, aScalars.get(reference)!.subarray(first * N8, (first + n) * N8), N8),
-          checkedSum(
-            bases,
-            s.get(reference)!.subarray(first * SCALAR_BYTES, (first + n) * SCALAR_BYTES),
-            `section ${reference}`,
-            first,
-          ),
-        ]);
-        a = G1.add(a, aPart);
-        c = G1.add(c, cPart);
-        progress(n);
-      }
-      sums.a.set(reference, a);
-      sums.c.set(reference, c);
-    }
+    const { a, c } = await sumReferenceSections(curve, ptau, referencePoints, scalars, progress);
     lap('reference sections (powers of τ, α·τ, β·τ)');
-    // The Lagrange points: B (128-bit); an H level reads and combines only its odd points.
-    for (const [index, check] of checks.entries()) {
-      const n = 2 ** check.level;
-      const start = section(check.lagrange).offset + (n - 1) * G1_SIZE;
-      let b = G1.zero;
-      for (let first = 0; first < n; first += CHUNK_POINTS) {
-        const span = Math.min(CHUNK_POINTS, n - first);
-        let bases = await readAt(
-          handle,
-          start + first * G1_SIZE,
-          span * G1_SIZE,
-          `the ptau's section ${check.lagrange}`,
-        );
-        let scalars = r[index]!.subarray(first * SCALAR_BYTES, (first + span) * SCALAR_BYTES);
-        if (check.oddOnly) {
-          const odd = new Uint8Array((span / 2) * G1_SIZE);
-          const oddScalars = new Uint8Array((span / 2) * SCALAR_BYTES);
-          for (let i = 1; i < span; i += 2) {
-            odd.set(bases.subarray(i * G1_SIZE, (i + 1) * G1_SIZE), ((i - 1) / 2) * G1_SIZE);
-            oddScalars.set(scalars.subarray(i * SCALAR_BYTES, (i + 1) * SCALAR_BYTES), ((i - 1) / 2) * SCALAR_BYTES);
-          }
-          bases = odd;
-          scalars = oddScalars;
-        }
-        b = G1.add(b, await checkedSum(bases, scalars, `section ${check.lagrange} at 2^${check.level}`, first));
-        progress(bases.byteLength / G1_SIZE);
-      }
-      sums.b.push(b);
-    }
+    const sums: Sums = { a, c, b: await sumLagrangeSections(curve, ptau, checks, scalars.r, progress) };
     lap('Lagrange sections');
 
     let left = sums.b.reduce((sum, b) => G1.add(sum, b), G1.zero);
@@ -434,7 +273,7 @@ export async function checkPtauSections(
       [G1.neg(right), tau2],
     ]);
     lap('pairing');
-    if (!holds) await nameTheCulprit(curve, handle, section, checks, referencePoints, s, r, sums, tau2);
+    if (!holds) await nameTheCulprit(curve, ptau, checks, referencePoints, scalars.s, scalars.r, sums, tau2);
     options.onProgress?.(1);
     return {
       power,
@@ -450,6 +289,228 @@ export async function checkPtauSections(
   }
 }
 
+/** The open ptau and its sections, a missing one refused by its own code. */
+interface PtauFile {
+  handle: FileHandle;
+  section: (id: number) => SectionLocation;
+}
+
+/** The ptau's section table, as a lookup that refuses a missing section (`ptau.not_prepared` from 12 on). */
+async function ptauSectionLookup(handle: FileHandle): Promise<PtauFile['section']> {
+  let sections: Map<number, SectionLocation>;
+  try {
+    sections = (await readSectionTable(handle, (await handle.stat()).size, 'ptau')).sections;
+  } catch (error) {
+    if (error instanceof SectionTableError) throw new CoordinatorError('ptau.malformed', `the ptau: ${error.message}`);
+    throw error;
+  }
+  return (id: number): SectionLocation => {
+    const found = sections.get(id);
+    if (!found)
+      throw new CoordinatorError(id >= 12 ? 'ptau.not_prepared' : 'ptau.malformed', `the ptau has no section ${id}`);
+    return found;
+  };
+}
+
+/**
+ * Points of each reference section the checks use: 2^level, but section 2 has 2^(P+1) − 1.
+ * Throws `ptau.too_small` when a Lagrange section lacks a level the checks read.
+ */
+function referencePointCounts(checks: LagrangeCheck[], section: PtauFile['section']): Map<number, number> {
+  const referencePoints = new Map<number, number>();
+  for (const check of checks) {
+    const available = section(check.reference).size / G1_SIZE;
+    const needed = Math.min(2 ** check.level, available);
+    referencePoints.set(check.reference, Math.max(referencePoints.get(check.reference) ?? 0, needed));
+  }
+  for (const check of checks) {
+    const start = 2 ** check.level - 1;
+    if ((start + 2 ** check.level) * G1_SIZE > section(check.lagrange).size) {
+      throw new CoordinatorError(
+        'ptau.too_small',
+        `the ptau's section ${check.lagrange} has no level 2^${check.level}`,
+      );
+    }
+  }
+  return referencePoints;
+}
+
+/**
+ * The fixed points: g1 first in section 2, τ·g2 and β2 in G2's subgroup, α1 not the identity, β1
+ * and β2 the same β. Returns τ·g2.
+ */
+async function checkFixedPoints(curve: AuditCurve, { handle, section }: PtauFile): Promise<Uint8Array> {
+  const G1 = curve.G1;
+  const G2 = curve.G2;
+  const tau2Bytes = await readAt(handle, section(SECTION.tauG2).offset + G2_SIZE, G2_SIZE, "the ptau's τ·g2");
+  const beta2Bytes = await readAt(handle, section(SECTION.betaG2).offset, G2_SIZE, "the ptau's β2");
+  const beta1Bytes = await readAt(handle, section(SECTION.betaTauG1).offset, G1_SIZE, "the ptau's β1");
+  const firstTau = await readAt(handle, section(SECTION.tauG1).offset, G1_SIZE, "the ptau's τ^0");
+  const g2Point = (bytes: Uint8Array, what: string): Uint8Array => {
+    const point = G2.fromRprLEM(bytes, 0);
+    const valid = G2.isValid(point);
+    if (
+      !coordinatesCanonical(bytes, 0, 4) ||
+      G2.isZero(point) ||
+      !valid ||
+      !G2.isZero(G2.timesScalar(point, BN254_R))
+    ) {
+      throw inconsistent(`${what} is not a point of G2's order-r subgroup`);
+    }
+    return point;
+  };
+  const tau2 = g2Point(tau2Bytes, 'τ·g2 (section 3)');
+  const beta2 = g2Point(beta2Bytes, 'β2 (section 6)');
+  if (!G1.eq(G1.fromRprLEM(firstTau, 0), G1.g)) throw inconsistent('section 2 does not start with the generator of G1');
+  const alpha1Bytes = await readAt(handle, section(SECTION.alphaTauG1).offset, G1_SIZE, "the ptau's α1");
+  if (G1.isZero(G1.fromRprLEM(alpha1Bytes, 0))) throw inconsistent('α1 (section 4) is the identity');
+  const beta1 = G1.fromRprLEM(beta1Bytes, 0);
+  if (
+    !coordinatesCanonical(beta1Bytes, 0, 2) ||
+    G1.isZero(beta1) ||
+    !(await pairingHolds(curve, [
+      [beta1, G2.g],
+      [G1.neg(G1.g), beta2],
+    ]))
+  ) {
+    throw inconsistent('β1 (section 5) and β2 (section 6) do not carry the same β');
+  }
+  return tau2;
+}
+
+/** The auditor's random scalars (see the module comment). */
+interface RandomScalars {
+  /** r per Lagrange check (zero at the even points of an H level). */
+  r: Uint8Array[];
+  /** s per reference section, for the relations X_{j+1} = τ·X_j. */
+  s: Map<number, Uint8Array>;
+  /** s_{j-1} − C[j] per reference section (full width). */
+  a: Map<number, Uint8Array>;
+}
+
+/** Draws r and s, and derives the reference side's coefficients: C[S] = Σ over S's checks of iFFT(r). */
+async function drawScalars(
+  curve: AuditCurve,
+  checks: LagrangeCheck[],
+  referencePoints: Map<number, number>,
+): Promise<RandomScalars> {
+  const r = checks.map((check) => {
+    const scalars = randomScalars(2 ** check.level);
+    if (check.oddOnly)
+      for (let i = 0; i < 2 ** check.level; i += 2) scalars.fill(0, i * SCALAR_BYTES, (i + 1) * SCALAR_BYTES);
+    return scalars;
+  });
+  const coefficients = new Map<number, Uint8Array>();
+  for (const [reference, count] of referencePoints) coefficients.set(reference, new Uint8Array(count * N8));
+  for (const [index, check] of checks.entries()) {
+    const c = limbs(await inverseFft(curve, r[index]!));
+    const total = limbs(coefficients.get(check.reference)!);
+    // Past the reference section's end (level P+1 of section 2) the power is taken as zero.
+    const count = Math.min(2 ** check.level, referencePoints.get(check.reference)!);
+    for (let j = 0; j < count; j++) addModR(total, 8 * j, c, 8 * j);
+  }
+  // s_j for the relations X_{j+1} = τ·X_j, j < count − 1 (one zero at the end, so the scalars cover every point).
+  const s = new Map<number, Uint8Array>();
+  const aScalars = new Map<number, Uint8Array>();
+  for (const [reference, count] of referencePoints) {
+    const powers = randomScalars(count);
+    powers.fill(0, (count - 1) * SCALAR_BYTES);
+    s.set(reference, powers);
+    const shiftedWide = limbs(new Uint8Array(count * N8));
+    const wide = limbs(widened(powers));
+    for (let j = 1; j < count; j++) shiftedWide.set(wide.subarray(8 * (j - 1), 8 * j), 8 * j);
+    const a = new Uint8Array(count * N8);
+    const total = limbs(coefficients.get(reference)!);
+    for (let j = 0; j < count; j++) subModR(limbs(a), 8 * j, shiftedWide, 8 * j, total, 8 * j);
+    aScalars.set(reference, a);
+  }
+  return { r, s, a: aScalars };
+}
+
+/** Σ scalars·bases, every base checked on the curve: a point off it is named by its index in `what`. */
+async function checkedSum(bases: Uint8Array, scalars: Uint8Array, what: string, first: number): Promise<Uint8Array> {
+  const result = await g1CheckedMultiExpOrFallback(bases, scalars, SCALAR_BYTES);
+  if ('invalidPoint' in result)
+    throw inconsistent(`point ${first + result.invalidPoint} of ${what} is not a point of the curve`);
+  return result.sum;
+}
+
+/** The reference sections: A (full width) and C (128-bit, the points checked) over the same reads. */
+async function sumReferenceSections(
+  curve: AuditCurve,
+  { handle, section }: PtauFile,
+  referencePoints: Map<number, number>,
+  scalars: RandomScalars,
+  progress: (points: number) => void,
+): Promise<Pick<Sums, 'a' | 'c'>> {
+  const G1 = curve.G1;
+  const sums: Pick<Sums, 'a' | 'c'> = { a: new Map(), c: new Map() };
+  for (const [reference, count] of referencePoints) {
+    let a = G1.zero;
+    let c = G1.zero;
+    for (let first = 0; first < count; first += CHUNK_POINTS) {
+      const n = Math.min(CHUNK_POINTS, count - first);
+      const bases = await readAt(
+        handle,
+        section(reference).offset + first * G1_SIZE,
+        n * G1_SIZE,
+        `the ptau's section ${reference}`,
+      );
+      const [aPart, cPart] = await Promise.all([
+        g1MultiExpOrFallback(bases, scalars.a.get(reference)!.subarray(first * N8, (first + n) * N8), N8),
+        checkedSum(
+          bases,
+          scalars.s.get(reference)!.subarray(first * SCALAR_BYTES, (first + n) * SCALAR_BYTES),
+          `section ${reference}`,
+          first,
+        ),
+      ]);
+      a = G1.add(a, aPart);
+      c = G1.add(c, cPart);
+      progress(n);
+    }
+    sums.a.set(reference, a);
+    sums.c.set(reference, c);
+  }
+  return sums;
+}
+
+/** The Lagrange points: B (128-bit) per check; an H level reads and combines only its odd points. */
+async function sumLagrangeSections(
+  curve: AuditCurve,
+  { handle, section }: PtauFile,
+  checks: LagrangeCheck[],
+  r: Uint8Array[],
+  progress: (points: number) => void,
+): Promise<Uint8Array[]> {
+  const G1 = curve.G1;
+  const sums: Uint8Array[] = [];
+  for (const [index, check] of checks.entries()) {
+    const n = 2 ** check.level;
+    const start = section(check.lagrange).offset + (n - 1) * G1_SIZE;
+    let b = G1.zero;
+    for (let first = 0; first < n; first += CHUNK_POINTS) {
+      const span = Math.min(CHUNK_POINTS, n - first);
+      let bases = await readAt(handle, start + first * G1_SIZE, span * G1_SIZE, `the ptau's section ${check.lagrange}`);
+      let scalars = r[index]!.subarray(first * SCALAR_BYTES, (first + span) * SCALAR_BYTES);
+      if (check.oddOnly) {
+        const odd = new Uint8Array((span / 2) * G1_SIZE);
+        const oddScalars = new Uint8Array((span / 2) * SCALAR_BYTES);
+        for (let i = 1; i < span; i += 2) {
+          odd.set(bases.subarray(i * G1_SIZE, (i + 1) * G1_SIZE), ((i - 1) / 2) * G1_SIZE);
+          oddScalars.set(scalars.subarray(i * SCALAR_BYTES, (i + 1) * SCALAR_BYTES), ((i - 1) / 2) * SCALAR_BYTES);
+        }
+        bases = odd;
+        scalars = oddScalars;
+      }
+      b = G1.add(b, await checkedSum(bases, scalars, `section ${check.lagrange} at 2^${check.level}`, first));
+      progress(bases.byteLength / G1_SIZE);
+    }
+    sums.push(b);
+  }
+  return sums;
+}
+
 /**
  * The rare path: the equation failed, so take it apart. First the powers of each reference
  * section on their own (e(Σ s_{j-1}·X_j, g2) = e(Σ s_j·X_j, τ·g2)), then each Lagrange check on
@@ -457,8 +518,7 @@ export async function checkPtauSections(
  */
 async function nameTheCulprit(
   curve: AuditCurve,
-  handle: FileHandle,
-  section: (id: number) => SectionLocation,
+  { handle, section }: PtauFile,
   checks: LagrangeCheck[],
   referencePoints: Map<number, number>,
   s: Map<number, Uint8Array>,

@@ -2,13 +2,15 @@
  * The coordinator's JSON answers as its clients read them: the browser app (web/, through
  * web/src/api/api-types.ts) and the terminal contributor (cli/contributor/). Types only, so the
  * browser bundle takes nothing from here. Shapes the server keeps too are defined beside this
- * module (principal.ts, lobby-status.ts) and in core/ceremony/ceremony-phases.ts, one definition
- * checked by every typecheck; the rest mirror the routes in server/routes and server/auth.
+ * module (principal.ts, lobby-status.ts), in core/ceremony/ceremony-phases.ts and, for a
+ * transcript entry, in core/receipts/public-transcript.ts (as the receipt check reads it): one
+ * definition checked by every typecheck; the rest mirror the routes in server/routes and server/auth.
  */
 import type { ActiveTurn, CircuitProgress, ContributorStatus, QueueEntry } from './lobby-status.ts';
 import type { Principal } from './principal.ts';
 import type { CeremonyPhase } from '../ceremony/ceremony-phases.ts';
 import type { ErrorCode } from '../errors.ts';
+import type { PublicTranscriptEntry } from '../receipts/public-transcript.ts';
 
 export type { CeremonyPhase, CircuitProgress, ContributorStatus, Principal };
 
@@ -81,26 +83,10 @@ export interface CeremonyView {
   circuits: CircuitView[];
 }
 
-export interface TranscriptEntryView {
-  seq: number;
-  time: string;
-  type: 'init' | 'contribution' | 'beacon' | 'finalised';
-  circuit?: string;
-  index?: number;
-  contributor?: string;
-  contributionHash?: string;
-  fileHash?: string;
-  beacon?: string;
-  iterationsExp?: number;
-  manifestHash?: string;
-  prevHash: string;
-  hash: string;
-}
-
 /** GET /api/transcript */
 export interface TranscriptView {
   ceremony: string;
-  entries: TranscriptEntryView[];
+  entries: PublicTranscriptEntry[];
 }
 
 /** GET /api/manifest: verifier name → delta point. */

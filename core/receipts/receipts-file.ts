@@ -40,6 +40,8 @@ export interface ReceiptsFile {
   coordinator?: string;
 }
 
+/** A receipts file is a few kilobytes per circuit; anything this large is not one (refused before it is read). */
+export const MAX_RECEIPTS_FILE_BYTES = 8 * 1024 * 1024;
 /** At most this many receipts in one file: a contributor has one per circuit. */
 const MAX_RECEIPTS = 1000;
 const HASH512 = /^[0-9a-f]{128}$/;

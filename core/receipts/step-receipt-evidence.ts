@@ -1,11 +1,11 @@
 /**
- * The step receipts of a receipts file (step-receipt.ts), checked for `ceremony verify-receipt`
+ * The step receipts of a receipts file's text (step-receipt.ts), checked for `ceremony verify-receipt`
  * against the queue log of the same evidence the acceptance receipts are checked against: the
  * published folder's transcript/queue-log.jsonl, or a coordinator's `GET /api/queue-log` read page
  * by page from the start; its hash chain is recomputed either way, and the ceremony id and receipt
  * key are the evidence's own.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CoordinatorError } from '../errors.ts';
 import { checkQueueLog, parseQueueLogText, QUEUE_LOG_FILE, type QueueLogEntry } from '../queue-log/queue-log-entry.ts';
@@ -13,8 +13,6 @@ import type { ReceiptEvidence } from './receipt-checker.ts';
 import { importReceiptKey } from './receipt-signature.ts';
 import { isStepReceiptText, parseStepReceipts, checkStepReceipt, type StepReceiptVerdict } from './step-receipt.ts';
 
-/** A receipts file is a few kilobytes per circuit; anything this large is not one. */
-const MAX_RECEIPTS_FILE_BYTES = 8 * 1024 * 1024;
 const PAGE = 1000;
 
 export interface StepReceiptsOfFile {
@@ -57,19 +55,17 @@ async function readQueueLog(ceremonyId: string, source: QueueLogSource, label: s
 }
 
 /**
- * Reads the step receipts of the receipts file `file` and checks each against `evidence` and the
+ * Reads the step receipts of a receipts file's `text` and checks each against `evidence` and the
  * queue log at `source`. None in the file: no verdicts, and nothing is fetched.
  */
-export async function checkStepReceiptsOfFile(
-  file: string,
+export async function checkStepReceiptsOfText(
+  text: string,
   evidence: ReceiptEvidence,
   source: QueueLogSource,
 ): Promise<StepReceiptsOfFile> {
-  const info = await stat(file).catch(() => undefined);
-  if (!info?.isFile() || info.size > MAX_RECEIPTS_FILE_BYTES) return { verdicts: [], hasAcceptances: true };
   let value: unknown;
   try {
-    value = JSON.parse(await readFile(file, 'utf8'));
+    value = JSON.parse(text);
   } catch {
     return { verdicts: [], hasAcceptances: true }; // the acceptance check says what is wrong with it
   }

@@ -9,7 +9,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type Router } from 'express';
 import { CoordinatorError } from '../../core/errors.ts';
-import { isLoopbackAddress, isLoopbackHost } from './demo-sign-in.ts';
+import { isLoopbackHost, isLoopbackRequest } from './demo-sign-in.ts';
 import type { Principal } from './principal.ts';
 import type { SessionStore } from './session-store.ts';
 import { startSession } from './start-session.ts';
@@ -43,7 +43,7 @@ export function createCoordinatorLinkRouter(deps: CoordinatorLinkDeps): Router {
   const expected = sha256(deps.token);
   const router = express.Router();
   router.get('/coordinator-link', (req, res) => {
-    if (!isLoopbackAddress(req.socket.remoteAddress) || !isLoopbackHost(hostnameOf(req.get('host')))) {
+    if (!isLoopbackRequest(req)) {
       throw new CoordinatorError('auth.not_coordinator', 'The coordinator sign-in link is only answered on loopback');
     }
     const token = typeof req.query.token === 'string' ? req.query.token : '';
@@ -69,13 +69,4 @@ export function createCoordinatorLinkRouter(deps: CoordinatorLinkDeps): Router {
 
 function sha256(value: string): Buffer {
   return createHash('sha256').update(value).digest();
-}
-
-function hostnameOf(hostHeader: string | undefined): string {
-  if (!hostHeader) return '';
-  try {
-    return new URL(`http://${hostHeader}`).hostname;
-  } catch {
-    return '';
-  }
 }

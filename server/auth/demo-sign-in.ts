@@ -4,7 +4,7 @@
  * network and the server listens on loopback (checked at start-up by `assertDemoSignInAllowed`),
  * and each request must come from loopback with a loopback Host (no DNS-rebinding pages).
  */
-import express, { type Router } from 'express';
+import express, { type Request, type Router } from 'express';
 import { z } from 'zod';
 import { CoordinatorError } from '../../core/errors.ts';
 import type { Principal } from './principal.ts';
@@ -22,6 +22,11 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   if (!address) return false;
   const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
   return address === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+/** A request from a loopback socket with a loopback Host header (so no DNS-rebinding page can make it). */
+export function isLoopbackRequest(req: Request): boolean {
+  return isLoopbackAddress(req.socket.remoteAddress) && isLoopbackHost(hostnameOf(req.get('host')));
 }
 
 /** Start-up refusal: throws `config.invalid` unless a test network bound to loopback. */
@@ -50,7 +55,7 @@ export function createDemoSignInRouter(deps: DemoSignInDeps): Router {
   const router = express.Router();
   router.post('/demo', (req, res) => {
     if (!deps.enabled) throw new CoordinatorError('auth.demo_disabled', 'Demo sign-in is off for this ceremony');
-    if (!isLoopbackAddress(req.socket.remoteAddress) || !isLoopbackHost(hostnameOf(req.get('host')))) {
+    if (!isLoopbackRequest(req)) {
       throw new CoordinatorError('auth.demo_disabled', 'Demo sign-in is only answered on loopback');
     }
     const parsed = demoBodySchema.safeParse(req.body);

@@ -12,7 +12,7 @@
  * does what the person at github.com/login/device does: enter the user code and authorize or
  * cancel. Answers are HTTP 200 with an `error` field, as GitHub's are.
  */
-import express from 'express';
+import express, { type Express } from 'express';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 
@@ -89,22 +89,105 @@ interface DeviceGrant {
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
-export async function startGithubEmulator(options: GithubEmulatorOptions = {}): Promise<GithubEmulator> {
-  const clientId = options.clientId ?? 'emulated-client-id';
-  const clientSecret = options.clientSecret ?? 'emulated-client-secret';
-  let profile: GithubProfile | undefined;
-  const codes = new Map<string, { profile: GithubProfile; redirectUri: string }>();
-  const tokens = new Map<string, GithubProfile>();
-  const devices = new Map<string, DeviceGrant>();
-  const deviceRequests: Array<Record<string, string>> = [];
-  const byUserCode = (userCode: string): DeviceGrant | undefined =>
-    [...devices.values()].find((d) => d.userCode === userCode);
+/** What the emulator holds between requests. */
+interface EmulatorState {
+  clientId: string;
+  clientSecret: string;
+  /** Its own address, once it listens (the device flow's answers name it). */
+  url: string;
+  /** The profile the next authorization is granted for. */
+  profile: GithubProfile | undefined;
+  /** Web flow: one-time codes, each for a profile and the redirect it was issued to. */
+  codes: Map<string, { profile: GithubProfile; redirectUri: string }>;
+  tokens: Map<string, GithubProfile>;
+  /** Device flow: grants by device code. */
+  devices: Map<string, DeviceGrant>;
+  deviceRequests: Array<Record<string, string>>;
+}
 
+export async function startGithubEmulator(options: GithubEmulatorOptions = {}): Promise<GithubEmulator> {
+  const state: EmulatorState = {
+    clientId: options.clientId ?? 'emulated-client-id',
+    clientSecret: options.clientSecret ?? 'emulated-client-secret',
+    url: '',
+    profile: undefined,
+    codes: new Map(),
+    tokens: new Map(),
+    devices: new Map(),
+    deviceRequests: [],
+  };
   const app = express();
+  addDeviceFlowRoutes(app, state, options);
+  addWebFlowRoutes(app, state);
+  app.post('/login/oauth/access_token', express.urlencoded({ extended: false }), (req, res) => {
+    const body = req.body as Record<string, string>;
+    res.json(body.grant_type === DEVICE_GRANT ? deviceTokenAnswer(state, body) : webTokenAnswer(state, body));
+  });
+  app.get('/user', (req, res) => {
+    const match = /^(?:Bearer|token) (.+)$/i.exec(req.get('authorization') ?? '');
+    const granted = match ? state.tokens.get(match[1]!) : undefined;
+    if (!granted) {
+      res.status(401).json({ message: 'Bad credentials' });
+      return;
+    }
+    res.json(granted);
+  });
+
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.url = url;
+  return {
+    url,
+    authorizationUrl: `${url}/login/oauth/authorize`,
+    tokenUrl: `${url}/login/oauth/access_token`,
+    userProfileUrl: `${url}/user`,
+    deviceCodeUrl: `${url}/login/device/code`,
+    clientId: state.clientId,
+    clientSecret: state.clientSecret,
+    setProfile(next) {
+      state.profile = { ...next };
+    },
+    async actOnDevice(userCode, action) {
+      const response = await fetch(`${url}/login/device`, {
+        method: 'POST',
+        body: new URLSearchParams({ user_code: userCode, action }),
+      });
+      await response.text();
+      return response.status;
+    },
+    expireDevice(userCode) {
+      const grant = byUserCode(state, userCode);
+      if (!grant) throw new Error(`no device code for user code ${userCode}`);
+      grant.expiresAt = Date.now();
+    },
+    devicePolls: (userCode) => [...(byUserCode(state, userCode)?.polls ?? [])],
+    deviceCodeRequests: () => state.deviceRequests.map((request) => ({ ...request })),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((err) => (err ? reject(err) : resolve()));
+      }),
+  };
+}
+
+function byUserCode(state: EmulatorState, userCode: string): DeviceGrant | undefined {
+  return [...state.devices.values()].find((d) => d.userCode === userCode);
+}
+
+/** A new access token for `profile`, as `GET /user` will answer it. */
+function issueToken(state: EmulatorState, profile: GithubProfile): string {
+  const token = `gho_${randomBytes(16).toString('hex')}`;
+  state.tokens.set(token, profile);
+  return token;
+}
+
+/** The device flow's own endpoints: the device code, and the person's form at /login/device. */
+function addDeviceFlowRoutes(app: Express, state: EmulatorState, options: GithubEmulatorOptions): void {
   app.post('/login/device/code', express.urlencoded({ extended: false }), (req, res) => {
     const body = req.body as Record<string, string>;
-    deviceRequests.push({ ...body });
-    if (body.client_id !== clientId) {
+    state.deviceRequests.push({ ...body });
+    if (body.client_id !== state.clientId) {
       res.json({ error: 'incorrect_client_credentials', error_description: 'The client_id is not valid.' });
       return;
     }
@@ -113,7 +196,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     const userCode = `${letters.slice(0, 4)}-${letters.slice(4, 8)}`;
     const interval = options.deviceIntervalSeconds ?? 1;
     const expiresIn = options.deviceExpiresInSeconds ?? 900;
-    devices.set(deviceCode, {
+    state.devices.set(deviceCode, {
       deviceCode,
       userCode,
       expiresAt: Date.now() + expiresIn * 1000,
@@ -125,7 +208,7 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
     res.json({
       device_code: deviceCode,
       user_code: userCode,
-      verification_uri: `${url}/login/device`,
+      verification_uri: `${state.url}/login/device`,
       expires_in: expiresIn,
       interval,
     });
@@ -133,115 +216,72 @@ export async function startGithubEmulator(options: GithubEmulatorOptions = {}): 
   // The person's side: the form at /login/device, user code typed in, then Authorize or Cancel.
   app.post('/login/device', express.urlencoded({ extended: false }), (req, res) => {
     const body = req.body as Record<string, string>;
-    const grant = byUserCode(body.user_code ?? '');
-    if (!grant || grant.state !== 'pending' || grant.expiresAt <= Date.now() || !profile) {
+    const grant = byUserCode(state, body.user_code ?? '');
+    if (!grant || grant.state !== 'pending' || grant.expiresAt <= Date.now() || !state.profile) {
       res.status(404).send('That code is not valid.');
       return;
     }
     if (body.action === 'authorize') {
       grant.state = 'authorized';
-      grant.profile = { ...profile };
+      grant.profile = { ...state.profile };
     } else {
       grant.state = 'cancelled';
     }
     res.status(200).send(grant.state === 'authorized' ? 'Device authorized.' : 'Authorization cancelled.');
   });
+}
+
+/** The web flow's authorize page: straight back to `redirect_uri` with a one-time code for the current profile. */
+function addWebFlowRoutes(app: Express, state: EmulatorState): void {
   app.get('/login/oauth/authorize', (req, res) => {
     const redirectUri = String(req.query.redirect_uri ?? '');
-    if (req.query.client_id !== clientId || !redirectUri || !profile) {
+    if (req.query.client_id !== state.clientId || !redirectUri || !state.profile) {
       res.status(400).send('bad authorize request');
       return;
     }
     const code = randomBytes(10).toString('hex');
-    codes.set(code, { profile: { ...profile }, redirectUri });
+    state.codes.set(code, { profile: { ...state.profile }, redirectUri });
     const back = new URL(redirectUri);
     back.searchParams.set('code', code);
     if (typeof req.query.state === 'string') back.searchParams.set('state', req.query.state);
     res.redirect(302, back.toString());
   });
-  app.post('/login/oauth/access_token', express.urlencoded({ extended: false }), (req, res) => {
-    const body = req.body as Record<string, string>;
-    if (body.grant_type === DEVICE_GRANT) {
-      const answer = (json: Record<string, unknown>): void => {
-        device?.polls.push(typeof json.error === 'string' ? json.error : 'access_token');
-        res.json(json);
-      };
-      const device = devices.get(body.device_code ?? '');
-      if (body.client_id !== clientId) return answer({ error: 'incorrect_client_credentials' });
-      if (!device || device.state === 'used') return answer({ error: 'incorrect_device_code' });
-      const now = Date.now();
-      if (device.expiresAt <= now) return answer({ error: 'expired_token' });
-      const early = device.lastPollAt !== undefined && now - device.lastPollAt < device.intervalMs;
-      device.lastPollAt = now;
-      if (early) {
-        device.intervalMs += 5000;
-        return answer({ error: 'slow_down', interval: device.intervalMs / 1000 });
-      }
-      if (device.state === 'cancelled') return answer({ error: 'access_denied' });
-      if (device.state === 'pending') return answer({ error: 'authorization_pending' });
-      device.state = 'used';
-      const token = `gho_${randomBytes(16).toString('hex')}`;
-      tokens.set(token, device.profile!);
-      return answer({ access_token: token, token_type: 'bearer', scope: '' });
-    }
-    const grant = codes.get(body.code ?? '');
-    codes.delete(body.code ?? '');
-    if (
-      body.client_id !== clientId ||
-      body.client_secret !== clientSecret ||
-      !grant ||
-      grant.redirectUri !== body.redirect_uri
-    ) {
-      res.json({ error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
-      return;
-    }
-    const token = `gho_${randomBytes(16).toString('hex')}`;
-    tokens.set(token, grant.profile);
-    res.json({ access_token: token, token_type: 'bearer', scope: '' });
-  });
-  app.get('/user', (req, res) => {
-    const match = /^(?:Bearer|token) (.+)$/i.exec(req.get('authorization') ?? '');
-    const granted = match ? tokens.get(match[1]!) : undefined;
-    if (!granted) {
-      res.status(401).json({ message: 'Bad credentials' });
-      return;
-    }
-    res.json(granted);
-  });
+}
 
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url,
-    authorizationUrl: `${url}/login/oauth/authorize`,
-    tokenUrl: `${url}/login/oauth/access_token`,
-    userProfileUrl: `${url}/user`,
-    deviceCodeUrl: `${url}/login/device/code`,
-    clientId,
-    clientSecret,
-    setProfile(next) {
-      profile = { ...next };
-    },
-    async actOnDevice(userCode, action) {
-      const response = await fetch(`${url}/login/device`, {
-        method: 'POST',
-        body: new URLSearchParams({ user_code: userCode, action }),
-      });
-      await response.text();
-      return response.status;
-    },
-    expireDevice(userCode) {
-      const grant = byUserCode(userCode);
-      if (!grant) throw new Error(`no device code for user code ${userCode}`);
-      grant.expiresAt = Date.now();
-    },
-    devicePolls: (userCode) => [...(byUserCode(userCode)?.polls ?? [])],
-    deviceCodeRequests: () => deviceRequests.map((request) => ({ ...request })),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
+/** The token endpoint for a device code: every poll answered as GitHub does, and remembered. */
+function deviceTokenAnswer(state: EmulatorState, body: Record<string, string>): Record<string, unknown> {
+  const device = state.devices.get(body.device_code ?? '');
+  const answer = (json: Record<string, unknown>): Record<string, unknown> => {
+    device?.polls.push(typeof json.error === 'string' ? json.error : 'access_token');
+    return json;
   };
+  if (body.client_id !== state.clientId) return answer({ error: 'incorrect_client_credentials' });
+  if (!device || device.state === 'used') return answer({ error: 'incorrect_device_code' });
+  const now = Date.now();
+  if (device.expiresAt <= now) return answer({ error: 'expired_token' });
+  const early = device.lastPollAt !== undefined && now - device.lastPollAt < device.intervalMs;
+  device.lastPollAt = now;
+  if (early) {
+    device.intervalMs += 5000;
+    return answer({ error: 'slow_down', interval: device.intervalMs / 1000 });
+  }
+  if (device.state === 'cancelled') return answer({ error: 'access_denied' });
+  if (device.state === 'pending') return answer({ error: 'authorization_pending' });
+  device.state = 'used';
+  return answer({ access_token: issueToken(state, device.profile!), token_type: 'bearer', scope: '' });
+}
+
+/** The token endpoint for a web flow's code: once, with the client's secret and the redirect it was issued to. */
+function webTokenAnswer(state: EmulatorState, body: Record<string, string>): Record<string, unknown> {
+  const grant = state.codes.get(body.code ?? '');
+  state.codes.delete(body.code ?? '');
+  if (
+    body.client_id !== state.clientId ||
+    body.client_secret !== state.clientSecret ||
+    !grant ||
+    grant.redirectUri !== body.redirect_uri
+  ) {
+    return { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' };
+  }
+  return { access_token: issueToken(state, grant.profile), token_type: 'bearer', scope: '' };
 }

@@ -69,6 +69,13 @@ export class ApiClient {
     return session;
   }
 
+  /** Posts a sign-in to `route` and keeps the new session's CSRF token for later changes. */
+  async signIn(route: string, body: unknown): Promise<SessionView> {
+    const session = await this.post<SessionView>(route, body);
+    this.csrfToken = session.csrfToken;
+    return session;
+  }
+
   async signOut(): Promise<void> {
     await this.request('POST', '/auth/logout');
     this.csrfToken = undefined;

@@ -5,7 +5,7 @@
  */
 import type { CircuitProgress, ContributionView } from '../api/api-types.ts';
 import { plainWords } from '../api/error-messages.ts';
-import { h } from '../ui/element.ts';
+import { h, tableHead } from '../ui/element.ts';
 import {
   formatBytes,
   formatCountdown,
@@ -222,17 +222,7 @@ export function renderCircuitTable(lines: readonly CircuitLine[]): HTMLTableElem
     'table',
     { id: 'circuits' },
     h('caption', {}, 'Your contributions, circuit by circuit'),
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        h('th', { scope: 'col' }, 'Circuit'),
-        h('th', { scope: 'col' }, 'Status'),
-        h('th', { scope: 'col' }, 'Progress'),
-      ),
-    ),
+    tableHead(['Circuit', 'Status', 'Progress']),
     h(
       'tbody',
       {},

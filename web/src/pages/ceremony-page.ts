@@ -8,7 +8,7 @@ import '../styles.css';
 import { ApiClient, ApiError } from '../api/api-client.ts';
 import type { CeremonyView, CircuitView, ManifestView, TranscriptView } from '../api/api-types.ts';
 import { errorNotice } from '../sign-in/sign-in-panel.ts';
-import { byId, copyButton, downloadText, h, replaceChildren } from '../ui/element.ts';
+import { byId, copyButton, downloadText, h, replaceChildren, tableHead } from '../ui/element.ts';
 import { formatTime, shortHash } from '../ui/format-units.ts';
 import { renderSiteHeader } from '../ui/site-header.ts';
 import { createReceiptCheckView } from './receipt-check-view.ts';
@@ -105,17 +105,7 @@ function renderFinal(ceremony: CeremonyView, manifest: ManifestView | null): HTM
       'table',
       { id: 'final-files' },
       h('caption', {}, 'Final files'),
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['Circuit', 'Verifier contract', 'Final key', 'Verification key', 'Beacon hash'].map((t) =>
-            h('th', { scope: 'col' }, t),
-          ),
-        ),
-      ),
+      tableHead(['Circuit', 'Verifier contract', 'Final key', 'Verification key', 'Beacon hash']),
       h(
         'tbody',
         {},
@@ -173,15 +163,7 @@ function renderCircuit(circuit: CircuitView, open: boolean): HTMLElement {
       'table',
       { class: 'chain' },
       h('caption', { class: 'visually-hidden' }, `Chain of ${circuit.name}`),
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['#', 'Contributor', 'Contribution hash', 'Time', 'File'].map((t) => h('th', { scope: 'col' }, t)),
-        ),
-      ),
+      tableHead(['#', 'Contributor', 'Contribution hash', 'Time', 'File']),
       h(
         'tbody',
         {},
@@ -250,15 +232,7 @@ function renderTranscript(transcript: TranscriptView, open: boolean): HTMLElemen
       h(
         'table',
         { class: 'chain' },
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            ['Seq', 'Time', 'Entry', 'Contributor', 'Hash'].map((t) => h('th', { scope: 'col' }, t)),
-          ),
-        ),
+        tableHead(['Seq', 'Time', 'Entry', 'Contributor', 'Hash']),
         h(
           'tbody',
           {},

@@ -7,7 +7,7 @@
 import { errorNotice } from '../sign-in/sign-in-panel.ts';
 import type { ApiClient } from '../api/api-client.ts';
 import type { AdminOverview, AdminQueue, CeremonyView, FinaliseResult, ManifestView } from '../api/api-types.ts';
-import { h, replaceChildren, type Child } from '../ui/element.ts';
+import { h, replaceChildren, tableHead, type Child } from '../ui/element.ts';
 import { formatCountdown, formatTime, shortHash } from '../ui/format-units.ts';
 import { finaliseReadiness, phaseButtons, removableEntries } from './console-state.ts';
 
@@ -132,15 +132,7 @@ export function renderCircuitsCard(overview: AdminOverview, ceremony: CeremonyVi
     h(
       'table',
       { id: 'console-circuits' },
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['Circuit', 'Head', 'Head hash', 'Queue', 'Turn'].map((t) => h('th', { scope: 'col' }, t)),
-        ),
-      ),
+      tableHead(['Circuit', 'Head', 'Head hash', 'Queue', 'Turn']),
       h('tbody', {}, ceremony.circuits.map(row)),
     ),
     h('h3', {}, 'Verification jobs'),
@@ -196,15 +188,7 @@ export function renderQueueCard(queue: AdminQueue, { actions, api }: CardContext
       : h(
           'table',
           { id: 'console-queue' },
-          h(
-            'thead',
-            {},
-            h(
-              'tr',
-              {},
-              ['Circuit', 'Contributor', 'Place', 'Missed turns', ''].map((t) => h('th', { scope: 'col' }, t)),
-            ),
-          ),
+          tableHead(['Circuit', 'Contributor', 'Place', 'Missed turns', '']),
           h('tbody', {}, removable.map(row)),
         ),
   ];

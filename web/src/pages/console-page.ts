@@ -16,8 +16,9 @@ import type {
   SessionView,
 } from '../api/api-types.ts';
 import { errorNotice } from '../sign-in/sign-in-panel.ts';
-import { byId, h, replaceChildren } from '../ui/element.ts';
-import { renderSiteHeader } from '../ui/site-header.ts';
+import { signInForm } from '../sign-in/sign-in-form.ts';
+import { h, replaceChildren } from '../ui/element.ts';
+import { startPage } from './page-start.ts';
 import {
   ConsoleActions,
   FinaliseCard,
@@ -43,24 +44,20 @@ function renderSignIn(
     required: true,
   });
   const feedback = h('div', { 'aria-live': 'polite' }, refusal ? errorNotice(refusal) : null);
-  const form = h(
-    'form',
+  const form = signInForm(
+    api,
     { id: 'coordinator-sign-in' },
-    h('label', { for: 'coordinator-token' }, 'Coordinator token'),
-    token,
-    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Sign in')),
+    [h('label', { for: 'coordinator-token' }, 'Coordinator token'), token],
+    {
+      route: '/auth/coordinator',
+      body: () => ({ token: token.value }),
+      onSignedIn: (session) => {
+        token.value = '';
+        onSignedIn(session);
+      },
+      onError: (error) => feedback.replaceChildren(errorNotice(error)),
+    },
   );
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    try {
-      const session = await api.post<SessionView>('/auth/coordinator', { token: token.value });
-      api.csrfToken = session.csrfToken;
-      token.value = '';
-      onSignedIn(session);
-    } catch (error) {
-      feedback.replaceChildren(errorNotice(error));
-    }
-  });
   return h(
     'section',
     { class: 'card', id: 'sign-in' },
@@ -204,35 +201,20 @@ async function showConsole(main: HTMLElement, coordinator: Principal): Promise<v
   await refreshLoop();
 }
 
-async function main(): Promise<void> {
-  const app = byId('app');
-  const main = h('main', { id: 'main' });
-  try {
-    const [ceremony, methods, session] = await Promise.all([
-      api.get<CeremonyView>('/api/ceremony'),
-      api.get<AuthMethods>('/auth/methods'),
-      api.loadSession(),
-    ]);
-    document.title = `Console · ${ceremony.title ?? ceremony.id}`;
-    replaceChildren(app, renderSiteHeader('console', ceremony), main);
-    const start = (signedIn: SessionView) => {
-      if (signedIn.principal?.coordinator) void showConsole(main, signedIn.principal);
-      else
-        replaceChildren(
-          main,
-          renderSignIn(
-            methods,
-            start,
-            signedIn.principal
-              ? new ApiError(403, 'auth.not_coordinator', `${signedIn.principal.displayName} is not a coordinator`)
-              : undefined,
-          ),
-        );
-    };
-    start(session);
-  } catch (error) {
-    replaceChildren(app, h('main', {}, errorNotice(error)));
-  }
-}
-
-void main();
+void startPage(api, 'console', 'Console', ({ main, methods, session }) => {
+  const start = (signedIn: SessionView) => {
+    if (signedIn.principal?.coordinator) void showConsole(main, signedIn.principal);
+    else
+      replaceChildren(
+        main,
+        renderSignIn(
+          methods,
+          start,
+          signedIn.principal
+            ? new ApiError(403, 'auth.not_coordinator', `${signedIn.principal.displayName} is not a coordinator`)
+            : undefined,
+        ),
+      );
+  };
+  start(session);
+});

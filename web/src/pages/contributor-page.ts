@@ -6,7 +6,7 @@
  */
 import '../styles.css';
 import { ApiClient, ApiError } from '../api/api-client.ts';
-import type { AuthMethods, CeremonyPhase, CeremonyView, SessionView } from '../api/api-types.ts';
+import type { CeremonyPhase, CeremonyView, MeView, SessionView } from '../api/api-types.ts';
 import {
   describeCircuits,
   renderAttemptHistory,
@@ -18,8 +18,8 @@ import { renderPresenceNotice, TurnNotifier, turnTitle } from '../contribute/pre
 import { ContributorSession, type SessionSnapshot } from '../contribute/contributor-session.ts';
 import { errorNotice, renderSignInPanel } from '../sign-in/sign-in-panel.ts';
 import { ERROR_MESSAGES, plainWords } from '../api/error-messages.ts';
-import { byId, h, replaceChildren } from '../ui/element.ts';
-import { renderSiteHeader } from '../ui/site-header.ts';
+import { h, replaceChildren } from '../ui/element.ts';
+import { startPage } from './page-start.ts';
 
 const api = new ApiClient();
 
@@ -134,72 +134,22 @@ function renderConnectionProblem(code: string): HTMLElement {
 }
 
 async function showSession(main: HTMLElement, ceremony: CeremonyView, session: SessionView): Promise<void> {
-  const principal = session.principal!;
-  const signOut = h('button', { type: 'button', class: 'secondary', id: 'sign-out' }, 'Sign out');
-  const account = h(
-    'section',
-    { class: 'card', id: 'account' },
-    h(
-      'div',
-      { class: 'actions' },
-      h(
-        'span',
-        {},
-        'Signed in as ',
-        h('strong', { id: 'signed-in-as' }, principal.displayName),
-        ` (${kindOf(session)}).`,
-      ),
-      signOut,
-    ),
-  );
-  if (principal.kind === 'coordinator-token') {
-    replaceChildren(
-      main,
-      account,
-      h(
-        'section',
-        { class: 'card' },
-        h(
-          'p',
-          {},
-          'This session is the coordinator’s; it cannot contribute. Open the ',
-          h('a', { href: '/console/' }, 'coordinator console'),
-          ', or sign out and sign in as a contributor.',
-        ),
-      ),
-    );
-    signOut.addEventListener('click', () => void api.signOut().then(() => location.reload()));
+  const { card: account, signOut } = renderAccountCard(session);
+  if (session.principal!.kind === 'coordinator-token') {
+    showCoordinatorSession(main, account, signOut);
     return;
   }
 
   const phaseBanner = h('div', { id: 'phase-notice' });
   const entropy = renderEntropyCard();
-  const joinFeedback = h('div', { 'aria-live': 'polite' });
-  const joinButton = h('button', { type: 'button', id: 'join' }, 'Join the ceremony');
-  const joinCard = h(
-    'section',
-    { class: 'card', id: 'join-card' },
-    h('h2', {}, 'Ready?'),
-    h(
-      'p',
-      {},
-      'Joining puts you in line for the first circuit. When a turn comes the ' +
-        'page downloads the current key, adds your randomness and uploads the ' +
-        'result, circuit after circuit, with no further clicks. Your turn is ' +
-        'kept alive while this tab is open.',
-    ),
-    joinButton,
-    joinFeedback,
-  );
-  const removalNotice = h('div', { id: 'removal-notice', 'aria-live': 'polite' });
-  joinCard.prepend(removalNotice);
+  const join = renderJoinCard();
   const notifier = new TurnNotifier();
   const pageTitle = document.title;
   const receiptsLink = renderReceiptsSoFar(api, ceremony);
   const status = h('section', { class: 'card', id: 'status', 'aria-labelledby': 'status-title' });
   const announcer = h('p', { class: 'visually-hidden', role: 'status', id: 'announcer' });
   const attestationSlot = h('div');
-  replaceChildren(main, account, phaseBanner, attestationSlot, joinCard, status, entropy.card, announcer);
+  replaceChildren(main, account, phaseBanner, attestationSlot, join.card, status, entropy.card, announcer);
 
   const contributor = new ContributorSession({
     api,
@@ -207,32 +157,7 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
     takeTypedEntropy: entropy.take,
     onChange: () => scheduleRender(),
   });
-  signOut.addEventListener('click', async () => {
-    if (
-      contributor.hasTurnInProgress &&
-      !confirm('It is your turn on a circuit. Sign out anyway? You will lose this turn.')
-    )
-      return;
-    contributor.stop();
-    await api.signOut().catch(() => {});
-    location.reload();
-  });
-  joinButton.addEventListener('click', async () => {
-    joinButton.disabled = true;
-    notifier.askPermission();
-    try {
-      await contributor.join();
-    } catch (error) {
-      joinFeedback.replaceChildren(errorNotice(error));
-      joinButton.disabled = false;
-    }
-  });
-  window.addEventListener('beforeunload', (event) => {
-    if (!contributor.hasTurnInProgress) return;
-    event.preventDefault();
-    // Older browsers show the dialog only when returnValue is set.
-    event.returnValue = '';
-  });
+  wireSessionControls(contributor, signOut, join, notifier);
 
   const announced = new Map<string, string>();
   let attestationShown = false;
@@ -248,42 +173,12 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
   const render = (snapshot: SessionSnapshot) => {
     const me = snapshot.me;
     if (!me) return;
-    const notice = PHASE_NOTICES[me.phase];
-    replaceChildren(
-      phaseBanner,
-      notice ? h('div', { class: `banner ${notice.tone}`, 'data-phase': me.phase }, notice.text) : null,
-      snapshot.connectionError ? renderConnectionProblem(snapshot.connectionError) : null,
-    );
-    joinCard.hidden =
-      contributor.joined || me.phase === 'closed' || me.phase === 'finalising' || me.phase === 'finalised';
-    const removed = me.status.removed;
-    replaceChildren(
-      removalNotice,
-      removed
-        ? h(
-            'div',
-            { class: 'banner warn', 'data-reason': removed.reason },
-            h('strong', {}, `You left the queue for ${removed.circuit}. `),
-            `${removed.message.charAt(0).toUpperCase()}${removed.message.slice(1)}.`,
-          )
-        : null,
-    );
-    if (removed && !joinCard.hidden) joinButton.disabled = false;
-    entropy.card.hidden =
-      me.status.done || me.phase === 'closed' || me.phase === 'finalising' || me.phase === 'finalised';
-    const accepted = me.status.circuits.filter((c) => c.state === 'accepted').length;
+    renderPhaseBanner(phaseBanner, me.phase, snapshot.connectionError);
+    renderJoinState(join, me, contributor.joined);
+    entropy.card.hidden = me.status.done || isClosed(me.phase);
     const lines = describeCircuits(me.status.circuits, snapshot);
-    // Rebuilt every render: keep the attempts list as open or closed as the reader left it.
-    const attemptsOpen = status.querySelector<HTMLDetailsElement>('details#attempts')?.open;
-    replaceChildren(
-      status,
-      h('h2', { id: 'status-title' }, `Progress: ${accepted} of ${me.status.circuits.length} circuits accepted`),
-      renderPresenceNotice(me),
-      renderCircuitTable(lines),
-      renderAttemptHistory(me.contributions, attemptsOpen),
-      contributor.joined || me.status.removed ? receiptsLink : null,
-    );
-    announceChanges(lines);
+    renderStatusCard(status, me, lines, contributor.joined || me.status.removed ? receiptsLink : null);
+    announceChanges(announcer, announced, lines);
     document.title = turnTitle(me, pageTitle);
     notifier.update(me);
     if (me.status.done && !attestationShown) {
@@ -291,22 +186,186 @@ async function showSession(main: HTMLElement, ceremony: CeremonyView, session: S
       attestationSlot.replaceChildren(renderAttestation(api, me, ceremony));
     }
   };
-  const announceChanges = (lines: readonly CircuitLine[]) => {
-    for (const line of lines) {
-      if (
-        announced.get(line.circuit) !== line.status &&
-        ['turn', 'verifying', 'accepted', 'failed'].includes(line.status)
-      ) {
-        announcer.textContent = `${line.circuit}: ${line.label}. ${line.detail}`;
-      }
-      announced.set(line.circuit, line.status);
-    }
-  };
   // Countdowns move even when nothing else does.
   setInterval(() => {
     if (contributor.hasTurnInProgress) scheduleRender();
   }, 1000);
   await contributor.start();
+}
+
+/** The phases in which the ceremony takes no more contributions. */
+function isClosed(phase: CeremonyPhase): boolean {
+  return phase === 'closed' || phase === 'finalising' || phase === 'finalised';
+}
+
+/** Who is signed in, and the sign-out button (its action is the caller's). */
+function renderAccountCard(session: SessionView): { card: HTMLElement; signOut: HTMLButtonElement } {
+  const signOut = h('button', { type: 'button', class: 'secondary', id: 'sign-out' }, 'Sign out');
+  const card = h(
+    'section',
+    { class: 'card', id: 'account' },
+    h(
+      'div',
+      { class: 'actions' },
+      h(
+        'span',
+        {},
+        'Signed in as ',
+        h('strong', { id: 'signed-in-as' }, session.principal!.displayName),
+        ` (${kindOf(session)}).`,
+      ),
+      signOut,
+    ),
+  );
+  return { card, signOut };
+}
+
+/** The coordinator's session cannot contribute: the page points to the console instead. */
+function showCoordinatorSession(main: HTMLElement, account: HTMLElement, signOut: HTMLButtonElement): void {
+  replaceChildren(
+    main,
+    account,
+    h(
+      'section',
+      { class: 'card' },
+      h(
+        'p',
+        {},
+        'This session is the coordinator’s; it cannot contribute. Open the ',
+        h('a', { href: '/console/' }, 'coordinator console'),
+        ', or sign out and sign in as a contributor.',
+      ),
+    ),
+  );
+  signOut.addEventListener('click', () => void api.signOut().then(() => location.reload()));
+}
+
+interface JoinCard {
+  card: HTMLElement;
+  button: HTMLButtonElement;
+  /** A join that failed says why here. */
+  feedback: HTMLElement;
+  /** Why the contributor left a queue, when they did. */
+  removalNotice: HTMLElement;
+}
+
+function renderJoinCard(): JoinCard {
+  const feedback = h('div', { 'aria-live': 'polite' });
+  const button = h('button', { type: 'button', id: 'join' }, 'Join the ceremony');
+  const card = h(
+    'section',
+    { class: 'card', id: 'join-card' },
+    h('h2', {}, 'Ready?'),
+    h(
+      'p',
+      {},
+      'Joining puts you in line for the first circuit. When a turn comes the ' +
+        'page downloads the current key, adds your randomness and uploads the ' +
+        'result, circuit after circuit, with no further clicks. Your turn is ' +
+        'kept alive while this tab is open.',
+    ),
+    button,
+    feedback,
+  );
+  const removalNotice = h('div', { id: 'removal-notice', 'aria-live': 'polite' });
+  card.prepend(removalNotice);
+  return { card, button, feedback, removalNotice };
+}
+
+/** Sign out (a turn under way asks first), join, and the browser's warning before a turn's tab closes. */
+function wireSessionControls(
+  contributor: ContributorSession,
+  signOut: HTMLButtonElement,
+  join: JoinCard,
+  notifier: TurnNotifier,
+): void {
+  signOut.addEventListener('click', async () => {
+    if (
+      contributor.hasTurnInProgress &&
+      !confirm('It is your turn on a circuit. Sign out anyway? You will lose this turn.')
+    )
+      return;
+    contributor.stop();
+    await api.signOut().catch(() => {});
+    location.reload();
+  });
+  join.button.addEventListener('click', async () => {
+    join.button.disabled = true;
+    notifier.askPermission();
+    try {
+      await contributor.join();
+    } catch (error) {
+      join.feedback.replaceChildren(errorNotice(error));
+      join.button.disabled = false;
+    }
+  });
+  window.addEventListener('beforeunload', (event) => {
+    if (!contributor.hasTurnInProgress) return;
+    event.preventDefault();
+    // Older browsers show the dialog only when returnValue is set.
+    event.returnValue = '';
+  });
+}
+
+/** The ceremony's phase, when it says something to a contributor, and a lost connection. */
+function renderPhaseBanner(banner: HTMLElement, phase: CeremonyPhase, connectionError: string | null): void {
+  const notice = PHASE_NOTICES[phase];
+  replaceChildren(
+    banner,
+    notice ? h('div', { class: `banner ${notice.tone}`, 'data-phase': phase }, notice.text) : null,
+    connectionError ? renderConnectionProblem(connectionError) : null,
+  );
+}
+
+/** The join card: hidden once joined or closed; why the contributor left a queue, and joining again after it. */
+function renderJoinState(join: JoinCard, me: MeView, joined: boolean): void {
+  join.card.hidden = joined || isClosed(me.phase);
+  const removed = me.status.removed;
+  replaceChildren(
+    join.removalNotice,
+    removed
+      ? h(
+          'div',
+          { class: 'banner warn', 'data-reason': removed.reason },
+          h('strong', {}, `You left the queue for ${removed.circuit}. `),
+          `${removed.message.charAt(0).toUpperCase()}${removed.message.slice(1)}.`,
+        )
+      : null,
+  );
+  if (removed && !join.card.hidden) join.button.disabled = false;
+}
+
+/** The progress card: every circuit's line, the attempts so far, and the receipts once there are any. */
+function renderStatusCard(
+  status: HTMLElement,
+  me: MeView,
+  lines: CircuitLine[],
+  receiptsLink: HTMLElement | null,
+): void {
+  const accepted = me.status.circuits.filter((c) => c.state === 'accepted').length;
+  // Rebuilt every render: keep the attempts list as open or closed as the reader left it.
+  const attemptsOpen = status.querySelector<HTMLDetailsElement>('details#attempts')?.open;
+  replaceChildren(
+    status,
+    h('h2', { id: 'status-title' }, `Progress: ${accepted} of ${me.status.circuits.length} circuits accepted`),
+    renderPresenceNotice(me),
+    renderCircuitTable(lines),
+    renderAttemptHistory(me.contributions, attemptsOpen),
+    receiptsLink,
+  );
+}
+
+/** Tells a screen reader of each circuit's turn, verification, acceptance or failure, once (`announced` remembers). */
+function announceChanges(announcer: HTMLElement, announced: Map<string, string>, lines: readonly CircuitLine[]): void {
+  for (const line of lines) {
+    if (
+      announced.get(line.circuit) !== line.status &&
+      ['turn', 'verifying', 'accepted', 'failed'].includes(line.status)
+    ) {
+      announcer.textContent = `${line.circuit}: ${line.label}. ${line.detail}`;
+    }
+    announced.set(line.circuit, line.status);
+  }
 }
 
 /**
@@ -323,31 +382,14 @@ function takeSignInError(): ApiError | undefined {
   return new ApiError(0, Object.hasOwn(ERROR_MESSAGES, code) ? code : 'auth.github_failed', '');
 }
 
-async function main(): Promise<void> {
-  const app = byId('app');
-  try {
-    const [ceremony, methods, session] = await Promise.all([
-      api.get<CeremonyView>('/api/ceremony'),
-      api.get<AuthMethods>('/auth/methods'),
-      api.loadSession(),
-    ]);
-    document.title = `Contribute · ${ceremony.title ?? ceremony.id}`;
-    const main = h('main', { id: 'main' });
-    replaceChildren(app, renderSiteHeader('contribute', ceremony), main);
-    const body = h('div');
-    main.append(renderIntro(ceremony), body);
-    // Taken out of the address in any case; shown only to someone who is still signed out.
-    const signInError = takeSignInError();
-    if (session.principal) {
-      await showSession(body, ceremony, session);
-    } else {
-      body.append(
-        renderSignInPanel(api, methods, (signedIn) => void showSession(body, ceremony, signedIn), signInError),
-      );
-    }
-  } catch (error) {
-    replaceChildren(app, h('main', {}, errorNotice(error)));
+void startPage(api, 'contribute', 'Contribute', async ({ main, ceremony, methods, session }) => {
+  const body = h('div');
+  main.append(renderIntro(ceremony), body);
+  // Taken out of the address in any case; shown only to someone who is still signed out.
+  const signInError = takeSignInError();
+  if (session.principal) {
+    await showSession(body, ceremony, session);
+  } else {
+    body.append(renderSignInPanel(api, methods, (signedIn) => void showSession(body, ceremony, signedIn), signInError));
   }
-}
-
-void main();
+});

@@ -9,7 +9,7 @@ import { type ApiClient } from '../api/api-client.ts';
 import type { QueueLogEntry } from '../../../core/queue-log/queue-log-entry.ts';
 import { QUEUE_LOG_ENTRY_TYPES } from '../../../core/queue-log/queue-log-entry.ts';
 import { errorNotice } from '../sign-in/sign-in-panel.ts';
-import { h, replaceChildren } from '../ui/element.ts';
+import { h, replaceChildren, tableHead } from '../ui/element.ts';
 import { formatSeconds, formatTime, shortHash } from '../ui/format-units.ts';
 
 const PAGE = 50;
@@ -196,20 +196,7 @@ export function createQueueLogView(api: ApiClient): QueueLogView {
     ),
     form,
     status,
-    h(
-      'table',
-      { class: 'chain' },
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['Seq', 'Time', 'Event', 'Circuit', 'Contributor', 'What'].map((t) => h('th', { scope: 'col' }, t)),
-        ),
-      ),
-      rows,
-    ),
+    h('table', { class: 'chain' }, tableHead(['Seq', 'Time', 'Event', 'Circuit', 'Contributor', 'What']), rows),
     older,
   );
   return {

@@ -26,13 +26,12 @@ import {
   type ReceiptCheckerOptions,
   type ReceiptVerdict,
 } from '../../../core/receipts/receipt-checker.ts';
-import { parseReceiptsText, type ReceiptsFile } from '../../../core/receipts/receipts-file.ts';
-import { plainWords } from '../api/error-messages.ts';
-import { h, replaceChildren } from '../ui/element.ts';
+import { MAX_RECEIPTS_FILE_BYTES, parseReceiptsText, type ReceiptsFile } from '../../../core/receipts/receipts-file.ts';
+import { h, replaceChildren, tableHead } from '../ui/element.ts';
+import { errorBanner } from '../ui/error-banner.ts';
 import { formatBytes, formatTime, shortHash } from '../ui/format-units.ts';
 
 const MAX_ROWS = 100;
-const MAX_RECEIPTS_FILE_BYTES = 8 * 1024 * 1024;
 const STEP_NAMES: Record<string, string> = {
   signature: 'Signature',
   transcript: 'Transcript',
@@ -52,15 +51,7 @@ function newChecker(onStep?: ReceiptCheckerOptions['onStep']): ReceiptChecker {
 function failure(error: unknown): HTMLElement {
   const code = isCoordinatorError(error) ? error.code : 'browser';
   const message = error instanceof Error ? error.message : String(error);
-  const words = plainWords(code, message);
-  return h(
-    'div',
-    { class: 'banner bad', role: 'alert', 'data-error-code': code },
-    h('strong', {}, words.what),
-    ' ',
-    words.next,
-    h('div', { class: 'detail' }, message),
-  );
+  return errorBanner(code, message, true);
 }
 
 /** A receipts text: JSON that reads as receipts (anything else is a search). */
@@ -182,20 +173,7 @@ function matchesTable(
     );
   });
   const headings = ['Circuit', 'Position', 'Contributor', 'Time', 'Contribution hash', 'File hash', 'Final key'];
-  return h(
-    'table',
-    { class: 'chain', id: 'record-table' },
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        headings.map((t) => h('th', { scope: 'col' }, t)),
-      ),
-    ),
-    h('tbody', {}, rows),
-  );
+  return h('table', { class: 'chain', id: 'record-table' }, tableHead(headings), h('tbody', {}, rows));
 }
 
 /** Fills each match's final-key cell: listed in its circuit's final key's history, or not. */

@@ -81,7 +81,5 @@ export async function signInWithSemaphore(
     zkey: `/semaphore-artifacts/semaphore-${depth}.zkey`,
   });
   onStatus('Signing in…');
-  const session = await api.post<SessionView>('/auth/semaphore', { proof });
-  api.csrfToken = session.csrfToken;
-  return session;
+  return api.signIn('/auth/semaphore', { proof });
 }

@@ -5,8 +5,9 @@
 import type { ApiClient } from '../api/api-client.ts';
 import { ApiError } from '../api/api-client.ts';
 import type { AuthMethods, SessionView } from '../api/api-types.ts';
-import { plainWords } from '../api/error-messages.ts';
 import { copyButton, h, replaceChildren } from '../ui/element.ts';
+import { errorBanner } from '../ui/error-banner.ts';
+import { signInForm } from './sign-in-form.ts';
 import {
   createIdentity,
   forgetStoredIdentity,
@@ -19,15 +20,7 @@ import {
 export function errorNotice(error: unknown): HTMLElement {
   const code = error instanceof ApiError ? error.code : 'browser';
   const message = error instanceof Error ? error.message : String(error);
-  const words = plainWords(code, message);
-  return h(
-    'div',
-    { class: 'banner bad', role: 'alert', 'data-error-code': code },
-    h('strong', {}, words.what),
-    ' ',
-    words.next,
-    code.startsWith('semaphore.') ? h('div', { class: 'detail' }, message) : null,
-  );
+  return errorBanner(code, message, code.startsWith('semaphore.'));
 }
 
 /**
@@ -67,30 +60,22 @@ export function renderSignInPanel(
       required: true,
       'aria-describedby': 'demo-hint',
     });
-    const form = h(
-      'form',
+    const form = signInForm(
+      api,
       { class: 'method', id: 'demo-sign-in' },
-      h('h3', {}, 'Test network'),
-      h(
-        'p',
-        { id: 'demo-hint', class: 'hint' },
-        'This coordinator runs a test network on this machine: any name ' +
-          '(letters, digits, dashes) signs you in, no account needed.',
-      ),
-      h('label', { for: 'demo-name' }, 'Name'),
-      name,
-      h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Sign in')),
+      [
+        h('h3', {}, 'Test network'),
+        h(
+          'p',
+          { id: 'demo-hint', class: 'hint' },
+          'This coordinator runs a test network on this machine: any name ' +
+            '(letters, digits, dashes) signs you in, no account needed.',
+        ),
+        h('label', { for: 'demo-name' }, 'Name'),
+        name,
+      ],
+      { route: '/auth/demo', body: () => ({ name: name.value.trim() }), onSignedIn, onError: fail },
     );
-    form.addEventListener('submit', async (event) => {
-      event.preventDefault();
-      try {
-        const session = await api.post<SessionView>('/auth/demo', { name: name.value.trim() });
-        api.csrfToken = session.csrfToken;
-        onSignedIn(session);
-      } catch (error) {
-        fail(error);
-      }
-    });
     choices.push(form);
   }
 

@@ -1,22 +1,7 @@
-// The part of snarkjs's browser build (node_modules/snarkjs/build/browser.esm.js) the web app calls.
+// What snarkjs's browser build (node_modules/snarkjs/build/browser.esm.js) takes beyond what
+// types/snarkjs.d.ts declares (web/tsconfig.json includes it, so Logger, MemFile and the curves are
+// declared there once): a contribution from an in-memory key to an in-memory key.
 declare module 'snarkjs' {
-  export interface Logger {
-    debug(message: string): void;
-    info(message: string): void;
-    warn(message: string): void;
-    error(message: string): void;
-  }
-  /** An in-memory "file": snarkjs reads `data`, and fills `data` when writing. */
-  export interface MemFile {
-    type: 'mem';
-    data?: Uint8Array;
-    /** Bytes to allocate when snarkjs creates the file (fastfile's default is 1 MiB, grown by ×1.1). */
-    initialSize?: number;
-  }
-  export namespace curves {
-    /** ffjavascript's curve, cached per page: the one zKey.contribute then uses. */
-    function getCurveFromName(name: string, options?: { singleThread?: boolean }): Promise<unknown>;
-  }
   export namespace zKey {
     function contribute(
       oldZkey: Uint8Array | MemFile,

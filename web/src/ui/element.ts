@@ -34,6 +34,19 @@ export function replaceChildren(parent: Element, ...children: Array<Child | Chil
   append(parent, children);
 }
 
+/** A table's header row: one column header (`scope=col`) per label. */
+export function tableHead(labels: readonly string[]): HTMLTableSectionElement {
+  return h(
+    'thead',
+    {},
+    h(
+      'tr',
+      {},
+      labels.map((label) => h('th', { scope: 'col' }, label)),
+    ),
+  );
+}
+
 export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   const element = document.getElementById(id);
   if (!element) throw new Error(`the page has no #${id}`);
