@@ -14,9 +14,10 @@
  * - presence: an entry whose contributor has not been seen (a poll, a join) for `presenceMs` is
  *   away: it keeps its place but is passed over; a granted turn not taken (a download, a
  *   heartbeat, an upload) within `takeTurnMs` passes on and its entry goes back to its place,
- *   away, not counted as a missed turn; a taken turn whose client falls silent (nothing from it for
- *   `turnSilenceMs`) is missed then, not at its deadline. Who may be granted a turn, and what a lapse leads to, are
- *   core/queue-log/turn-order.ts's pure rules, which the audit replays on the public queue log;
+ *   away, not counted as a missed turn; a taken turn whose client falls silent (nothing from it
+ *   for `turnSilenceMs`) is missed then, not at its deadline. Who may be granted a turn, and what
+ *   a lapse leads to, are core/queue-log/turn-order.ts's pure rules, which the audit replays on
+ *   the public queue log;
  * - every change is appended to the queue log (queue-log-store.ts) in the transaction that makes
  *   it, with a signed receipt for joins, refusals and removals.
  *
@@ -340,9 +341,9 @@ export class Lobby {
 
   /**
    * (1) Ends every taken turn whose deadline has passed (deadline < now), or whose client has not
-   * been heard from for turnSilenceMs, as missed: the circuit is
-   * freed and the contributor goes to the back of the same queue, eligible at now + cooldown (or out
-   * of it after maxMissedTurns misses). (2) Passes on every turn not taken by its time
+   * been heard from for turnSilenceMs, as missed: the circuit is freed and the contributor goes to
+   * the back of the same queue, eligible at now + cooldown (or out of it after maxMissedTurns
+   * misses). (2) Passes on every turn not taken by its time
    * (startedAt + takeTurnMs < now): its entry goes back to its place, away. (3) While the ceremony
    * is open, gives each free circuit to the first of its queue the rules put first (turn-order.ts),
    * marking away, and logging, the entries passed over because their contributor is gone.
