@@ -387,6 +387,7 @@ export class ContributorRun {
     signal.addEventListener('abort', stopTurn, { once: true });
     let beats: NodeJS.Timeout | undefined;
     let everyMs = HEARTBEAT_EVERY_MS;
+    let turnOver = false;
     const heartbeat = async (): Promise<void> => {
       try {
         const answer = await client.request<TurnHeartbeat>(
@@ -396,16 +397,19 @@ export class ContributorRun {
         // Older coordinators answer the deadline only.
         if (Number.isFinite(answer.heartbeatEveryMs) && answer.heartbeatEveryMs > 0) everyMs = answer.heartbeatEveryMs;
       } catch (error) {
-        // The turn is gone (deadline passed, the coordinator took it): stop working on it.
+        // The turn is gone (deadline passed, the coordinator took it): stop working on it. Unless
+        // the upload has just completed (the turn is the contribution being verified now), which
+        // the coordinator can see before this client does.
         if (
           error instanceof CoordinatorApiError &&
-          (error.code === 'lobby.not_your_turn' || error.code === 'lobby.already_contributed')
+          (error.code === 'lobby.not_your_turn' || error.code === 'lobby.already_contributed') &&
+          !(await this.uploaded(circuit))
         ) {
           turn.abort(error);
         }
         // Anything else (a dropped connection): the next beat tries again.
       }
-      if (!turn.signal.aborted) beats = setTimeout(() => void heartbeat(), everyMs);
+      if (!turnOver && !turn.signal.aborted) beats = setTimeout(() => void heartbeat(), everyMs);
     };
     void heartbeat();
     try {
@@ -440,9 +444,20 @@ export class ContributorRun {
       this.activityNow = { stage: 'verifying', circuit };
       return true;
     } finally {
-      turn.abort();
+      turnOver = true;
       clearTimeout(beats);
       signal.removeEventListener('abort', stopTurn);
+    }
+  }
+
+  /** Whether the coordinator holds this run's upload for `circuit` (being verified, or accepted). */
+  private async uploaded(circuit: string): Promise<boolean> {
+    try {
+      const me = await this.options.client.request<MeView>('GET', '/api/me');
+      const state = me.status.circuits.find((c) => c.circuit === circuit)?.state;
+      return state === 'verifying' || state === 'accepted';
+    } catch {
+      return false;
     }
   }
 

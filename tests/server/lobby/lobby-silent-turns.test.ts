@@ -32,7 +32,7 @@ function aliceHoldsTheTurn(overrides = {}) {
   return { ...fixture, keepBobSeen };
 }
 
-test('a taken turn whose client falls silent for TURN_SILENCE_MS is missed then, and the next in line gets it at once', () => {
+test('a taken turn silent for TURN_SILENCE_MS is missed then, and the next in line gets it at once', () => {
   const { lobby, clock, keepBobSeen } = aliceHoldsTheTurn();
   const takenAt = clock.now();
   keepBobSeen(SILENCE);
