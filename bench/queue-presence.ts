@@ -4,18 +4,24 @@
  * 60), of whom every `absentEvery`-th (a fifth) goes away while waiting: its process is killed
  * (SIGKILL: no leave, as a closed laptop) after 0 to 3 accepted circuits, and every
  * `returnEvery`-th (half of them) starts again `returnAfter` seconds later and carries on. The
- * same run twice against the real `ceremony serve` (compiled), once as today's lobby (PRESENCE_MS=0,
- * TAKE_TURN_MS=0: every entry counts as there, a turn counts as taken when granted, so an absent
- * contributor's turn runs to its deadline and is missed, up to MAX_MISSED_TURNS times), once with
- * presence on; the same shortened timeouts in both, so the run fits on 2 cores:
+ * same run twice against the real `ceremony serve` (compiled), once as the lobby without presence
+ * (PRESENCE_MS=0, TAKE_TURN_MS=0, TURN_SILENCE_MS=0: every entry counts as there, a turn counts as
+ * taken when granted, so an absent contributor's turn runs to its deadline and is missed, up to
+ * MAX_MISSED_TURNS times), once with presence on; the same shortened timeouts in both, so the run
+ * fits on 2 cores:
  *
  *   TURN_TIMEOUT_MS 30 s (10 min in production), HEARTBEAT_EXTENSION_MS 40 s, COOLDOWN_MS 30 s,
- *   MAX_MISSED_TURNS 3; with presence: PRESENCE_MS 15 s (60 s), TAKE_TURN_MS 3 s (30 s).
+ *   MAX_MISSED_TURNS 3; with presence: PRESENCE_MS 15 s (60 s), TAKE_TURN_MS 3 s (30 s),
+ *   TURN_SILENCE_MS 8 s (2 min; the clients then heartbeat every 2 s instead of 30 s: much shorter
+ *   and a process starved of CPU by sixty others on two cores misses its beats).
  *   (PRESENCE_MS cannot shrink like the rest: a contributor far back in line polls every 10 s.)
  *
  * Figures, from the published queue log and the bench's own record of who was really away when:
  *  - each circuit's idle time: no turn held by someone who is there while someone who is there
  *    and eligible waits for that circuit; against the ceremony's wall time (first join → last verdict);
+ *    and all circuits' idle time by its cause (a turn granted to someone gone, not taken yet; a turn
+ *    taken by someone gone since; a free circuit whose first present waiter the lobby holds away; a
+ *    free circuit not granted yet);
  *  - turns given to someone absent (passed on or missed), contributors who finished, the audit's
  *    fairness check (core/audit/check-queue-fairness.ts) on the published log and transcript.
  * Goal: idle ≤ 5 % of the wall time with presence, every contributor who stayed (or came back)
@@ -49,8 +55,8 @@ const SHORTENED = {
   RATE_LIMIT_QUEUE_LOG: '12000',
 };
 const MODES = {
-  today: { PRESENCE_MS: '0', TAKE_TURN_MS: '0' },
-  presence: { PRESENCE_MS: '15000', TAKE_TURN_MS: '3000' },
+  today: { PRESENCE_MS: '0', TAKE_TURN_MS: '0', TURN_SILENCE_MS: '0' },
+  presence: { PRESENCE_MS: '15000', TAKE_TURN_MS: '3000', TURN_SILENCE_MS: '8000' },
 } as const;
 type Mode = keyof typeof MODES;
 
@@ -77,8 +83,12 @@ export interface PresenceFigures {
   wallMs: number;
   /** Per circuit, ms with nobody there holding its turn while someone there and eligible waited. */
   idleMs: Record<string, number>;
+  /** All circuits' idle ms by cause (see IDLE_CAUSES). */
+  idleByCause: Record<IdleCause, number>;
   passedOn: number;
   missed: number;
+  /** Missed turns of contributors who were there (a client that could not beat in time): should be 0. */
+  missedWhileThere: number;
   removed: number;
   finished: number;
   /** Contributors who stayed or came back: all should finish. */
@@ -122,17 +132,32 @@ function runContributor(
   return { child, done };
 }
 
-/** Idle time per circuit from the queue log and who was really there (see the header). */
+const IDLE_CAUSES = {
+  untaken: 'turn granted to someone gone, not taken yet',
+  silent: 'turn taken by someone gone since',
+  heldAway: 'free, its first present waiter held away by the lobby',
+  free: 'free, not granted yet (a tick)',
+} as const;
+type IdleCause = keyof typeof IDLE_CAUSES;
+
+interface Waiter {
+  eligibleAt: number;
+  /** Away by the lobby's log (passed over until seen). */
+  away: boolean;
+}
+
+/** Idle time per circuit and by cause, from the queue log and who was really there (see the header). */
 function idleTimes(
   entries: readonly QueueLogEntry[],
   circuits: readonly string[],
   present: (contributor: string, at: number) => boolean,
   changes: readonly number[],
   end: number,
-): Record<string, number> {
+): { idleMs: Record<string, number>; idleByCause: Record<IdleCause, number> } {
   const idle = Object.fromEntries(circuits.map((c) => [c, 0]));
-  const holder = new Map<string, string>();
-  const waiting = new Map<string, Map<string, number>>(circuits.map((c) => [c, new Map()]));
+  const byCause = Object.fromEntries(Object.keys(IDLE_CAUSES).map((c) => [c, 0])) as Record<IdleCause, number>;
+  const holder = new Map<string, { who: string; taken: boolean }>();
+  const waiting = new Map<string, Map<string, Waiter>>(circuits.map((c) => [c, new Map()]));
   const times = [...new Set([...entries.map((e) => Date.parse(e.time)), ...changes, end])]
     .filter((t) => t <= end)
     .sort((a, b) => a - b);
@@ -144,28 +169,43 @@ function idleTimes(
       if (entry.type === 'rules') continue;
       const queue = waiting.get(entry.circuit)!;
       const eligibleAt = entry.type === 'join' && entry.eligibleAt ? Date.parse(entry.eligibleAt) : 0;
-      if (entry.type === 'join') queue.set(entry.contributor, eligibleAt);
+      if (entry.type === 'join') queue.set(entry.contributor, { eligibleAt, away: false });
+      if (entry.type === 'away' || entry.type === 'back') {
+        const waiter = queue.get(entry.contributor);
+        if (waiter) waiter.away = entry.type === 'away';
+      }
       if (entry.type === 'granted') {
         queue.delete(entry.contributor);
-        holder.set(entry.circuit, entry.contributor);
+        // Without a time to be taken, a turn counts as taken when granted.
+        holder.set(entry.circuit, { who: entry.contributor, taken: entry.takeBy === undefined });
       }
-      if (entry.type === 'lapsed' && !entry.taken) queue.set(entry.contributor, 0);
+      if (entry.type === 'taken') holder.get(entry.circuit)!.taken = true;
+      if (entry.type === 'lapsed' && !entry.taken) queue.set(entry.contributor, { eligibleAt: 0, away: true });
       if (['lapsed', 'accepted', 'refused'].includes(entry.type) || (entry.type === 'left' && entry.from === 'turn'))
         holder.delete(entry.circuit);
       if ((entry.type === 'left' && entry.from === 'waiting') || entry.type === 'removed') {
         queue.delete(entry.contributor);
-        if (holder.get(entry.circuit) === entry.contributor) holder.delete(entry.circuit);
+        if (holder.get(entry.circuit)?.who === entry.contributor) holder.delete(entry.circuit);
       }
     }
     const span = times[i + 1]! - at;
     for (const circuit of circuits) {
       const held = holder.get(circuit);
-      if (held !== undefined && present(held, at)) continue;
-      const someoneWaits = [...waiting.get(circuit)!].some(([who, eligibleAt]) => eligibleAt <= at && present(who, at));
-      if (someoneWaits) idle[circuit]! += span;
+      if (held !== undefined && present(held.who, at)) continue;
+      const waiters = [...waiting.get(circuit)!].filter(([who, w]) => w.eligibleAt <= at && present(who, at));
+      if (waiters.length === 0) continue;
+      idle[circuit]! += span;
+      const cause: IdleCause = held
+        ? held.taken
+          ? 'silent'
+          : 'untaken'
+        : waiters.every(([, w]) => w.away)
+          ? 'heldAway'
+          : 'free';
+      byCause[cause] += span;
     }
   }
-  return idle;
+  return { idleMs: idle, idleByCause: byCause };
 }
 
 export async function runQueuePresence(
@@ -232,9 +272,12 @@ export async function runQueuePresence(
     return {
       mode,
       wallMs: last - first,
-      idleMs: idleTimes(entries, circuits, present, changes.filter(Number.isFinite), last),
+      ...idleTimes(entries, circuits, present, changes.filter(Number.isFinite), last),
       passedOn: entries.filter((e) => e.type === 'lapsed' && !e.taken).length,
       missed: entries.filter((e) => e.type === 'lapsed' && e.taken).length,
+      missedWhileThere: entries.filter(
+        (e) => e.type === 'lapsed' && e.taken && present(e.contributor, Date.parse(e.time)),
+      ).length,
       removed: entries.filter((e) => e.type === 'removed').length,
       finished: contributors.filter((c) => c.exitCode === 0).length,
       expectedToFinish: contributors.filter((c) => c.leavesAfter === undefined || c.comesBack).length,
@@ -257,7 +300,7 @@ export function printQueuePresence(figures: readonly PresenceFigures[], options:
       `${options.returnAfterMs / 1000} s (shortened timeouts: see bench/queue-presence.ts)\n`,
   );
   const rows = [
-    ['', ...figures.map((f) => (f.mode === 'today' ? "today's lobby (presence off)" : 'presence on'))],
+    ['', ...figures.map((f) => (f.mode === 'today' ? 'presence off' : 'presence on'))],
     ['wall time (first join → last verdict)', ...figures.map((f) => s(f.wallMs))],
     ...Object.keys(figures[0]!.idleMs).map((circuit) => [
       `  idle: ${circuit}`,
@@ -277,11 +320,16 @@ export function printQueuePresence(figures: readonly PresenceFigures[], options:
         );
       }),
     ],
+    ...(Object.keys(IDLE_CAUSES) as IdleCause[]).map((cause) => [
+      `  idle, all circuits: ${IDLE_CAUSES[cause]}`,
+      ...figures.map((f) => s(f.idleByCause[cause])),
+    ]),
     ['turns granted', ...figures.map((f) => String(f.turns))],
     [
       'turns passed on untaken / missed / entries removed',
       ...figures.map((f) => `${f.passedOn} / ${f.missed} / ${f.removed}`),
     ],
+    ['turns missed by contributors who were there', ...figures.map((f) => String(f.missedWhileThere))],
     ['finished (of those who stayed or came back)', ...figures.map((f) => `${f.finished} (${f.expectedToFinish})`)],
     ['audit fairness check', ...figures.map((f) => (f.fairness.ok ? 'passed' : 'FAILED'))],
   ];

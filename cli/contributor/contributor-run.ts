@@ -17,7 +17,13 @@
 import { terminalWords } from '../../core/error-messages.ts';
 import { VERDICT_POLL_MS, waitingPollMs } from '../../core/queue-poll-pace.ts';
 import { presenceAdvice } from '../../core/queue-log/presence-words.ts';
-import type { CeremonyView, CircuitProgress, ContributionView, MeView } from '../../core/coordinator-api/api-types.ts';
+import type {
+  CeremonyView,
+  CircuitProgress,
+  ContributionView,
+  MeView,
+  TurnHeartbeat,
+} from '../../core/coordinator-api/api-types.ts';
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
 import type { TurnProtocol, TurnResult } from './turn-protocol.ts';
@@ -76,6 +82,7 @@ export interface AcceptedCircuit {
 /** Where the run is, for Ctrl-C: leaving during a turn asks first. */
 export type RunActivity = { stage: 'starting' | 'waiting' | 'done' } | { stage: 'turn' | 'verifying'; circuit: string };
 
+/** The heartbeat pace until the coordinator's first answer sets its own (it ends silent turns). */
 const HEARTBEAT_EVERY_MS = 30_000;
 /** The coordinator unreachable for this long ends the run (a turn would have been missed anyway). */
 const UNREACHABLE_FOR_MS = 10 * 60_000;
@@ -378,22 +385,33 @@ export class ContributorRun {
     const turn = new AbortController();
     const stopTurn = (): void => turn.abort(signal.reason);
     signal.addEventListener('abort', stopTurn, { once: true });
+    let beats: NodeJS.Timeout | undefined;
+    let everyMs = HEARTBEAT_EVERY_MS;
+    let turnOver = false;
     const heartbeat = async (): Promise<void> => {
       try {
-        await client.request('POST', `/api/circuits/${encodeURIComponent(circuit)}/heartbeat`);
+        const answer = await client.request<TurnHeartbeat>(
+          'POST',
+          `/api/circuits/${encodeURIComponent(circuit)}/heartbeat`,
+        );
+        // Older coordinators answer the deadline only.
+        if (Number.isFinite(answer.heartbeatEveryMs) && answer.heartbeatEveryMs > 0) everyMs = answer.heartbeatEveryMs;
       } catch (error) {
-        // The turn is gone (deadline passed, the coordinator took it): stop working on it.
+        // The turn is gone (deadline passed, the coordinator took it): stop working on it. Unless
+        // the upload has just completed (the turn is the contribution being verified now), which
+        // the coordinator can see before this client does.
         if (
           error instanceof CoordinatorApiError &&
-          (error.code === 'lobby.not_your_turn' || error.code === 'lobby.already_contributed')
+          (error.code === 'lobby.not_your_turn' || error.code === 'lobby.already_contributed') &&
+          !(await this.uploaded(circuit))
         ) {
           turn.abort(error);
         }
-        // Anything else (a dropped connection): the next beat, 30 s later, tries again.
+        // Anything else (a dropped connection): the next beat tries again.
       }
+      if (!turnOver && !turn.signal.aborted) beats = setTimeout(() => void heartbeat(), everyMs);
     };
     void heartbeat();
-    const beats = setInterval(() => void heartbeat(), HEARTBEAT_EVERY_MS);
     try {
       const ceremony = await this.call(() => client.request<CeremonyView>('GET', '/api/ceremony'));
       const head = ceremony.circuits.find((c) => c.name === circuit);
@@ -426,8 +444,20 @@ export class ContributorRun {
       this.activityNow = { stage: 'verifying', circuit };
       return true;
     } finally {
-      clearInterval(beats);
+      turnOver = true;
+      clearTimeout(beats);
       signal.removeEventListener('abort', stopTurn);
+    }
+  }
+
+  /** Whether the coordinator holds this run's upload for `circuit` (being verified, or accepted). */
+  private async uploaded(circuit: string): Promise<boolean> {
+    try {
+      const me = await this.options.client.request<MeView>('GET', '/api/me');
+      const state = me.status.circuits.find((c) => c.circuit === circuit)?.state;
+      return state === 'verifying' || state === 'accepted';
+    } catch {
+      return false;
     }
   }
 

@@ -323,7 +323,11 @@ export class FileTurn implements TurnProtocol {
         },
       });
       // Given up: the upload is terminated on the coordinator (DELETE) rather than left for its sweep.
-      const terminate = (): void => void upload.abort(true).catch(() => {});
+      // tus calls neither onError nor onSuccess once aborted: the turn ends here.
+      const terminate = (): void => {
+        void upload.abort(true).catch(() => {});
+        reject(abortError(signal));
+      };
       signal.addEventListener('abort', terminate, { once: true });
       upload.start();
     });

@@ -7,7 +7,8 @@
  *  - `audit.turn_out_of_order`: a turn granted to another than the one the rules put first (FIFO,
  *    away and cooling-down entries passed over), or while the circuit's turn was held;
  *  - `audit.queue_rule_broken`: a step the rules do not allow: an acceptance or a refusal with no
- *    turn in the log, a turn passed on before its time to be taken or missed before its deadline, an
+ *    turn in the log, a turn passed on before its time to be taken or missed before its deadline
+ *    (or, ended for its client's silence, before the silence period from when it was last heard), an
  *    entry marked away before the presence period ran out, a requeue or removal after a missed turn
  *    other than the rules give (cooldown, missed-turn limit), a step by someone not where the log
  *    put them;
@@ -17,7 +18,8 @@
  *    verdict is recorded just after the transcript commits it).
  * What it cannot see: whether a contributor marked away was really gone (the coordinator's word,
  * with the time it last saw them in the entry), and heartbeats (a missed turn is only checked not
- * to end before its first deadline).
+ * to end before its first deadline, or, ended for silence, before the silence period from the time
+ * the coordinator says it last heard from the client, itself no earlier than the turn was taken).
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -49,6 +51,8 @@ interface Turn {
   /** The entry as it waited, for its place when an untaken turn puts it back. */
   entry: Waiting;
   taken: boolean;
+  /** When it was taken (ms): its grant when the rules have no time to be taken. */
+  takenAt?: number;
 }
 
 type Contribution = Extract<TranscriptEntry, { type: 'contribution' }>;
@@ -153,6 +157,16 @@ class Replay {
     return this.waitingIn.has(contributor) || [...this.turns.values()].some((t) => t.contributor === contributor);
   }
 
+  /** A taken turn ended for silence: the rules have the period, and it ran out after the turn was taken. */
+  private checkSilence(entry: StepEntry, silentSince: string, turn: Turn, rules: QueueRules, at: number): void {
+    const silenceMs = rules.turnSilenceMs ?? 0;
+    if (silenceMs === 0) throw this.broken(entry, 'a turn ended for silence, which the rules in force do not have');
+    if (ms(silentSince) < (turn.takenAt ?? Infinity))
+      throw this.broken(entry, `it was last heard from (${silentSince}) before the turn was taken`);
+    if (at <= ms(silentSince) + silenceMs)
+      throw this.broken(entry, `a turn ended for silence before ${silenceMs} ms had passed since ${silentSince}`);
+  }
+
   private step(entry: StepEntry, rules: QueueRules, at: number): void {
     if (!rules.circuits.includes(entry.circuit))
       throw this.broken(entry, `${entry.circuit} is not a circuit of the ceremony`);
@@ -220,6 +234,7 @@ class Replay {
           granted: entry,
           entry: waiting,
           taken: !takeBy,
+          ...(takeBy ? {} : { takenAt: at }),
         });
         this.grants++;
         return;
@@ -230,6 +245,7 @@ class Replay {
         if (turn.granted.takeBy !== undefined && at > ms(turn.granted.takeBy))
           throw this.broken(entry, `taken after its time to be taken (${turn.granted.takeBy})`);
         turn.taken = true;
+        turn.takenAt = at;
         return;
       }
       case 'lapsed': {
@@ -249,7 +265,8 @@ class Replay {
           this.waitingIn.set(entry.contributor, entry.circuit);
           return;
         }
-        if (at <= ms(turn.granted.deadline)) throw this.broken(entry, 'a missed turn before its deadline');
+        if (entry.silentSince !== undefined) this.checkSilence(entry, entry.silentSince, turn, rules, at);
+        else if (at <= ms(turn.granted.deadline)) throw this.broken(entry, 'a missed turn before its deadline');
         const key = `${entry.contributor}\n${entry.circuit}`;
         const missed = (this.missed.get(key) ?? 0) + 1;
         this.missed.set(key, missed);

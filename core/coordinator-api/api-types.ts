@@ -6,13 +6,13 @@
  * transcript entry, in core/receipts/public-transcript.ts (as the receipt check reads it): one
  * definition checked by every typecheck; the rest mirror the routes in server/routes and server/auth.
  */
-import type { ActiveTurn, CircuitProgress, ContributorStatus, QueueEntry } from './lobby-status.ts';
+import type { ActiveTurn, CircuitProgress, ContributorStatus, QueueEntry, TurnHeartbeat } from './lobby-status.ts';
 import type { Principal } from './principal.ts';
 import type { CeremonyPhase } from '../ceremony/ceremony-phases.ts';
 import type { ErrorCode } from '../errors.ts';
 import type { PublicTranscriptEntry } from '../receipts/public-transcript.ts';
 
-export type { CeremonyPhase, CircuitProgress, ContributorStatus, Principal };
+export type { CeremonyPhase, CircuitProgress, ContributorStatus, Principal, TurnHeartbeat };
 
 export interface AuthMethods {
   github: boolean;

@@ -19,6 +19,15 @@ export type CircuitProgress =
   | { circuit: string; state: 'verifying'; contributionId: string }
   | { circuit: string; state: 'accepted'; contributionId: string; index: number; contributionHash: string };
 
+/**
+ * The answer to a turn's heartbeat: its deadline now, and when the client should beat next (the
+ * coordinator ends a taken turn whose client falls silent, so the pace is its to set).
+ */
+export interface TurnHeartbeat {
+  deadline: number;
+  heartbeatEveryMs: number;
+}
+
 export interface LobbyRefusal {
   circuit: string;
   code: ErrorCode;
@@ -61,7 +70,7 @@ export interface ContributorStatus {
   /** Left while a contribution was being verified: its verdict queues them nowhere. */
   leaving?: true;
   /** The presence rules, for the client to say what leaving the page costs (0: off). */
-  presence: { awayAfterMs: number; takeTurnWithinMs: number };
+  presence: { awayAfterMs: number; takeTurnWithinMs: number; silentTurnAfterMs?: number };
 }
 
 export interface ActiveTurn {

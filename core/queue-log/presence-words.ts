@@ -9,6 +9,8 @@ export interface PresenceRules {
   awayAfterMs: number;
   /** A turn not started within this passes on (0: no such limit). */
   takeTurnWithinMs: number;
+  /** A turn started whose client then falls silent this long is missed (0 or absent: only at its deadline). */
+  silentTurnAfterMs?: number;
 }
 
 function span(ms: number): string {
@@ -32,6 +34,11 @@ export function presenceAdvice(rules: PresenceRules, client: 'page' | 'terminal'
     parts.push(
       `A turn not started within ${span(rules.takeTurnWithinMs)} goes to the next in line, not counted against ` +
         'you; you take the next one when you are back.',
+    );
+  if ((rules.silentTurnAfterMs ?? 0) > 0)
+    parts.push(
+      `Once your turn has started, ${client === 'page' ? 'closing this page' : 'stopping this command'} for ` +
+        `more than ${span(rules.silentTurnAfterMs!)} ends it as a missed turn.`,
     );
   return parts.join(' ');
 }

@@ -46,6 +46,11 @@ export interface QueueRules {
   /** A granted turn not taken within this passes on, not counted as missed; 0: no such deadline. */
   takeTurnMs: number;
   turnTimeoutMs: number;
+  /**
+   * A taken turn whose client sends nothing (heartbeat, download, upload) for this long is missed,
+   * before its deadline; 0 or absent (logs written before this rule): no such end.
+   */
+  turnSilenceMs?: number;
   maxTurnMs: number;
   /** After a missed turn the entry is eligible again after this. */
   cooldownMs: number;
@@ -76,7 +81,8 @@ export type QueueLogEvent =
   | ({ type: 'back' } & Step)
   | ({ type: 'granted'; deadline: string; takeBy?: string } & Step)
   | ({ type: 'taken' } & Step)
-  | ({ type: 'lapsed'; taken: boolean; missedTurns?: number } & Step)
+  /** silentSince: a taken turn missed because its client fell silent, last heard from then. */
+  | ({ type: 'lapsed'; taken: boolean; missedTurns?: number; silentSince?: string } & Step)
   | ({ type: 'refused'; code: ErrorCode; outcome: 'refused' | 'error' | 'discarded' } & Step)
   | ({ type: 'accepted'; index: number; transcriptHash: string } & Step)
   | ({ type: 'left'; from: 'waiting' | 'turn' | 'after_verdict' } & Step)
@@ -127,6 +133,7 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
     presenceMs: count,
     takeTurnMs: count,
     turnTimeoutMs: count,
+    turnSilenceMs: optional(count),
     maxTurnMs: count,
     cooldownMs: count,
     maxMissedTurns: (v) => count(v) && (v as number) >= 1,
@@ -141,7 +148,7 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
   back: STEP,
   granted: { ...STEP, deadline: time, takeBy: optional(time) },
   taken: STEP,
-  lapsed: { ...STEP, taken: (v) => typeof v === 'boolean', missedTurns: optional(count) },
+  lapsed: { ...STEP, taken: (v) => typeof v === 'boolean', missedTurns: optional(count), silentSince: optional(time) },
   refused: { ...STEP, code: isErrorCode, outcome: oneOf('refused', 'error', 'discarded') },
   accepted: {
     ...STEP,

@@ -41,6 +41,8 @@ const serverSchema = z.object({
   /** A granted turn not taken (first download or heartbeat) within this passes on, not a missed turn; 0: off. */
   TAKE_TURN_MS: z.coerce.number().int().nonnegative().default(LOBBY_DEFAULTS.takeTurnMs),
   TURN_TIMEOUT_MS: durationMs(LOBBY_DEFAULTS.turnTimeoutMs),
+  /** A taken turn whose client sends nothing (heartbeat, download, upload) for this long is missed; 0: off. */
+  TURN_SILENCE_MS: z.coerce.number().int().nonnegative().default(LOBBY_DEFAULTS.turnSilenceMs),
   HEARTBEAT_EXTENSION_MS: durationMs(LOBBY_DEFAULTS.heartbeatExtensionMs),
   MAX_TURN_MS: durationMs(LOBBY_DEFAULTS.maxTurnMs),
   COOLDOWN_MS: durationMs(LOBBY_DEFAULTS.cooldownMs),
@@ -110,6 +112,7 @@ export interface ServerConfig {
     presenceMs: number;
     takeTurnMs: number;
     turnTimeoutMs: number;
+    turnSilenceMs: number;
     heartbeatExtensionMs: number;
     maxTurnMs: number;
     cooldownMs: number;
@@ -155,6 +158,7 @@ export function loadServerConfig(
       presenceMs: e.PRESENCE_MS,
       takeTurnMs: e.TAKE_TURN_MS,
       turnTimeoutMs: e.TURN_TIMEOUT_MS,
+      turnSilenceMs: e.TURN_SILENCE_MS,
       heartbeatExtensionMs: e.HEARTBEAT_EXTENSION_MS,
       maxTurnMs: e.MAX_TURN_MS,
       cooldownMs: e.COOLDOWN_MS,

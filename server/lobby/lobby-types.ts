@@ -27,6 +27,14 @@ export interface LobbyOptions {
   takeTurnMs?: number;
   /** A turn's initial deadline, from the moment it is granted. Default 10 min. */
   turnTimeoutMs?: number;
+  /**
+   * A taken turn whose contributor's client sends nothing for this long (no heartbeat, download or
+   * upload request) is missed at once rather than at its deadline: a closed laptop costs the
+   * circuit this, not the rest of the turn. Clients are told to beat several times within it. 0:
+   * off. Default 2 min, as heartbeatExtensionMs: what a heartbeat already buys once the first
+   * deadline has passed.
+   */
+  turnSilenceMs?: number;
   /** A heartbeat sets deadline = max(deadline, now + this), capped by maxTurnMs. Default 2 min. */
   heartbeatExtensionMs?: number;
   /** No turn lasts beyond startedAt + this, however many heartbeats. Default 60 min. */
@@ -48,6 +56,7 @@ export const LOBBY_DEFAULTS = Object.freeze({
   presenceMs: 60_000,
   takeTurnMs: 30_000,
   turnTimeoutMs: 10 * 60_000,
+  turnSilenceMs: 2 * 60_000,
   heartbeatExtensionMs: 2 * 60_000,
   maxTurnMs: 60 * 60_000,
   cooldownMs: 5 * 60_000,
@@ -65,6 +74,7 @@ export type {
   LobbyRefusal,
   LobbyRemoval,
   QueueEntry,
+  TurnHeartbeat,
 } from '../../core/coordinator-api/lobby-status.ts';
 
 /** What `Lobby.leave` took the contributor out of. */
@@ -79,7 +89,16 @@ export type LeaveOutcome =
 
 export type LobbyEvent =
   | { type: 'turn_granted'; circuit: string; contributorId: string; at: number; deadline: number }
-  | { type: 'turn_missed'; circuit: string; contributorId: string; at: number; deadline: number; eligibleAt: number }
+  | {
+      type: 'turn_missed';
+      circuit: string;
+      contributorId: string;
+      at: number;
+      deadline: number;
+      eligibleAt: number;
+      /** Set when the turn ended because its client fell silent: when it was last heard from. */
+      silentSince?: number;
+    }
   /** A turn not taken in time: passed on, its entry back in its place, away (not a missed turn). */
   | { type: 'turn_passed_on'; circuit: string; contributorId: string; at: number; takeBy: number }
   | {

@@ -14,8 +14,10 @@
  * - presence: an entry whose contributor has not been seen (a poll, a join) for `presenceMs` is
  *   away: it keeps its place but is passed over; a granted turn not taken (a download, a
  *   heartbeat, an upload) within `takeTurnMs` passes on and its entry goes back to its place,
- *   away, not counted as a missed turn. Who may be granted a turn, and what a lapse leads to, are
- *   core/queue-log/turn-order.ts's pure rules, which the audit replays on the public queue log;
+ *   away, not counted as a missed turn; a taken turn whose client falls silent (nothing from it
+ *   for `turnSilenceMs`) is missed then, not at its deadline. Who may be granted a turn, and what
+ *   a lapse leads to, are core/queue-log/turn-order.ts's pure rules, which the audit replays on
+ *   the public queue log;
  * - every change is appended to the queue log (queue-log-store.ts) in the transaction that makes
  *   it, with a signed receipt for joins, refusals and removals.
  *
@@ -25,9 +27,10 @@
  *
  * SQLite is the only state: no field of this class caches lobby state, every change runs in one
  * transaction, so a new Lobby on the same database after a crash continues exactly where it was.
- * The one exception is when each waiting contributor was last seen, an observation rather than
- * state: kept in memory, and taken as the start for every entry after a restart, so a restart
- * makes nobody away. Time comes from the injected Clock only.
+ * The exceptions are when each waiting contributor was last seen and when each turn's client was
+ * last heard from, observations rather than state: kept in memory, and taken as the start for every
+ * entry and turn after a restart, so a restart makes nobody away or silent. Time comes from the
+ * injected Clock only.
  *
  * Nothing here runs by itself: the server calls tick() on an interval (and may call it right
  * after join/record* to grant turns without waiting) and logs the events it returns.
@@ -59,9 +62,14 @@ import {
   type LobbyRemoval,
   type QueueEntry,
   type ResolvedLobbyOptions,
+  type TurnHeartbeat,
 } from './lobby-types.ts';
 
 export * from './lobby-types.ts';
+
+/** Clients are asked to beat every quarter of the silence period, within these bounds. */
+const HEARTBEAT_EVERY_MAX_MS = 30_000;
+const HEARTBEAT_EVERY_MIN_MS = 500;
 
 interface QueueRow {
   seq: number;
@@ -113,6 +121,8 @@ export class Lobby {
   readonly queueLog: QueueLogStore;
   /** When each contributor was last seen (see the file comment: an observation, not state). */
   private readonly seenAt = new Map<string, number>();
+  /** When the client of each taken turn was last heard from, by contributor (an observation too). */
+  private readonly heardAt = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
@@ -125,7 +135,9 @@ export class Lobby {
     this.queueLog = new QueueLogStore(db, { ...options.queueLog, ceremonyId: this.options.ceremonyId });
     const start = clock.now();
     for (const row of this.statements.allQueued.all()) this.seenAt.set(row.contributor_id, start);
-    const { circuits, presenceMs, takeTurnMs, turnTimeoutMs, maxTurnMs, cooldownMs, maxMissedTurns } = this.options;
+    for (const turn of this.statements.takenTurns.all()) this.heardAt.set(turn.contributor_id, start);
+    const { circuits, presenceMs, takeTurnMs, turnTimeoutMs, turnSilenceMs, maxTurnMs, cooldownMs, maxMissedTurns } =
+      this.options;
     this.queueLog.stateRules(
       {
         version: QUEUE_LOG_FORMAT_VERSION,
@@ -133,6 +145,7 @@ export class Lobby {
         presenceMs,
         takeTurnMs,
         turnTimeoutMs,
+        turnSilenceMs,
         maxTurnMs,
         cooldownMs,
         maxMissedTurns,
@@ -172,12 +185,17 @@ export class Lobby {
 
   /**
    * The holder of a granted turn shows up for it (its first download of the head, or a
-   * heartbeat): the turn is taken, and from now on only its deadline can end it as missed.
-   * Anything else (not their turn, already taken) changes nothing: downloads are public.
+   * heartbeat): the turn is taken, and from now on only its deadline, or its client falling
+   * silent, can end it as missed. A later download is heard as a sign of life. Anything else (not
+   * their turn) changes nothing: downloads are public.
    */
   takeTurn(contributorId: string, circuit: string): void {
     const turn = this.statements.turnOfContributor.get(contributorId);
-    if (!turn || turn.circuit !== circuit || turn.state !== 'turn' || turn.taken_at !== null) return;
+    if (!turn || turn.circuit !== circuit || turn.state !== 'turn') return;
+    if (turn.taken_at !== null) {
+      this.heardAt.set(contributorId, this.clock.now());
+      return;
+    }
     this.change(() => {
       const live = this.statements.turnOfContributor.get(contributorId);
       if (live && live.taken_at === null && live.state === 'turn' && live.circuit === circuit)
@@ -191,6 +209,7 @@ export class Lobby {
     if (now > this.takeBy(turn)) return false;
     this.statements.setTaken.run(now, turn.circuit);
     turn.taken_at = now;
+    this.heardAt.set(turn.contributor_id, now);
     this.log(turn.contributor_id, { type: 'taken', circuit: turn.circuit }, now);
     return true;
   }
@@ -313,10 +332,18 @@ export class Lobby {
       );
   }
 
+  /** How often a turn's client should send a heartbeat: several times within the silence period. */
+  get heartbeatEveryMs(): number {
+    const { turnSilenceMs, heartbeatExtensionMs } = this.options;
+    const within = turnSilenceMs > 0 ? Math.min(turnSilenceMs, heartbeatExtensionMs) : heartbeatExtensionMs;
+    return Math.min(HEARTBEAT_EVERY_MAX_MS, Math.max(HEARTBEAT_EVERY_MIN_MS, Math.floor(within / 4)));
+  }
+
   /**
-   * (1) Ends every taken turn whose deadline has passed (deadline < now) as missed: the circuit is
-   * freed and the contributor goes to the back of the same queue, eligible at now + cooldown (or out
-   * of it after maxMissedTurns misses). (2) Passes on every turn not taken by its time
+   * (1) Ends every taken turn whose deadline has passed (deadline < now), or whose client has not
+   * been heard from for turnSilenceMs, as missed: the circuit is freed and the contributor goes to
+   * the back of the same queue, eligible at now + cooldown (or out of it after maxMissedTurns
+   * misses). (2) Passes on every turn not taken by its time
    * (startedAt + takeTurnMs < now): its entry goes back to its place, away. (3) While the ceremony
    * is open, gives each free circuit to the first of its queue the rules put first (turn-order.ts),
    * marking away, and logging, the entries passed over because their contributor is gone.
@@ -328,6 +355,12 @@ export class Lobby {
       for (const turn of this.statements.expiredTurns.all(now)) {
         if (turn.taken_at === null) continue; // passed on below, not missed
         events.push(...this.missTurn(turn, now));
+      }
+      if (this.options.turnSilenceMs > 0) {
+        for (const turn of this.statements.takenTurns.all()) {
+          const heard = this.heardAt.get(turn.contributor_id) ?? turn.taken_at!;
+          if (now - heard > this.options.turnSilenceMs) events.push(...this.missTurn(turn, now, heard));
+        }
       }
       for (const turn of this.statements.untakenTurns.all(this.options.takeTurnMs, now, now))
         events.push(this.passOn(turn, now));
@@ -341,11 +374,17 @@ export class Lobby {
     });
   }
 
-  private missTurn(turn: TurnRow, now: number): LobbyEvent[] {
+  /** A taken turn missed: its deadline passed, or (silentSince set) its client fell silent. */
+  private missTurn(turn: TurnRow, now: number, silentSince?: number): LobbyEvent[] {
     this.endTurn(turn, 'deadline_passed', now);
     const missed = this.statements.countMissed.get(turn.contributor_id, turn.circuit)!.missed;
     const lapse = afterLapse(true, missed, now, this.options);
-    this.log(turn.contributor_id, { type: 'lapsed', circuit: turn.circuit, taken: true, missedTurns: missed }, now);
+    const silent = silentSince === undefined ? {} : { silentSince: new Date(silentSince).toISOString() };
+    this.log(
+      turn.contributor_id,
+      { type: 'lapsed', circuit: turn.circuit, taken: true, missedTurns: missed, ...silent },
+      now,
+    );
     const eligibleAt = now + this.options.cooldownMs;
     const events: LobbyEvent[] = [
       {
@@ -355,6 +394,7 @@ export class Lobby {
         at: now,
         deadline: turn.deadline,
         eligibleAt,
+        ...(silentSince === undefined ? {} : { silentSince }),
       },
     ];
     if (lapse.kind === 'removed') {
@@ -497,7 +537,7 @@ export class Lobby {
    * Takes the live turn if it is not taken yet, and extends it: deadline = max(deadline, now +
    * heartbeatExtension), never past startedAt + maxTurn.
    */
-  heartbeat(contributorId: string, circuit: string): { deadline: number } {
+  heartbeat(contributorId: string, circuit: string): TurnHeartbeat {
     return this.change(() => {
       const now = this.clock.now();
       const turn = this.requireLiveTurn(contributorId, circuit);
@@ -507,7 +547,7 @@ export class Lobby {
         turn.started_at + this.options.maxTurnMs,
       );
       if (deadline !== turn.deadline) this.statements.setDeadline.run(deadline, circuit);
-      return { deadline };
+      return { deadline, heartbeatEveryMs: this.heartbeatEveryMs };
     });
   }
 
@@ -612,6 +652,7 @@ export class Lobby {
   }
 
   private logEndedTurn(turn: TurnRow, outcome: TurnOutcome, now: number): void {
+    this.heardAt.delete(turn.contributor_id);
     this.statements.endTurn.run(turn.circuit);
     this.statements.logTurn.run(turn.circuit, turn.contributor_id, turn.started_at, now, outcome, turn.contribution_id);
   }
@@ -674,6 +715,8 @@ export class Lobby {
           `your turn on ${circuit} passed to the next in line: it was not started by ` +
             `${new Date(this.takeBy(turn)).toISOString()}; you keep your place and get the next turn once you are back`,
         );
+      // Any request of the holder's for its turn (a heartbeat, an upload's) is a sign of life.
+      if (turn.taken_at !== null) this.heardAt.set(contributorId, now);
       return turn;
     }
     const waiting = this.statements.queueEntryOf.get(contributorId);
@@ -750,7 +793,11 @@ export class Lobby {
       done: this.options.circuits.every((circuit) => accepted.has(circuit)),
       ...(chosen ? { chosenCircuits: chosen } : {}),
       ...(this.statements.leavingOf.get(contributorId) ? { leaving: true as const } : {}),
-      presence: { awayAfterMs: this.options.presenceMs, takeTurnWithinMs: this.options.takeTurnMs },
+      presence: {
+        awayAfterMs: this.options.presenceMs,
+        takeTurnWithinMs: this.options.takeTurnMs,
+        silentTurnAfterMs: this.options.turnSilenceMs,
+      },
     };
   }
 
@@ -800,6 +847,9 @@ function prepareStatements(db: Db) {
       "SELECT * FROM lobby_turns WHERE state = 'turn' AND deadline < ? ORDER BY deadline",
     ),
     // Not taken by their time (startedAt + takeTurnMs), or by their deadline if that comes first.
+    takenTurns: db.prepare<[], TurnRow>(
+      "SELECT * FROM lobby_turns WHERE state = 'turn' AND taken_at IS NOT NULL ORDER BY started_at, circuit",
+    ),
     untakenTurns: db.prepare<[number, number, number], TurnRow>(
       `SELECT * FROM lobby_turns WHERE state = 'turn' AND taken_at IS NULL
          AND (started_at + ? < ? OR deadline < ?) ORDER BY started_at, circuit`,
@@ -896,6 +946,7 @@ function resolveOptions(options: LobbyOptions): ResolvedLobbyOptions {
     'presenceMs',
     'takeTurnMs',
     'turnTimeoutMs',
+    'turnSilenceMs',
     'heartbeatExtensionMs',
     'maxTurnMs',
     'cooldownMs',

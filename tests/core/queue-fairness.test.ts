@@ -296,3 +296,53 @@ test('the check passes whatever the lobby writes: random joins, choices, polls, 
     await cleanUp(dir);
   }
 });
+
+test('a turn ended for its silent client passes as written, and fails ended too soon or without the rule', () => {
+  const { lobby, clock } = makeLobby({ presenceMs: 60_000, takeTurnMs: 30_000, turnSilenceMs: 120_000 });
+  lobby.join('alice');
+  lobby.join('bob');
+  lobby.tick(); // alice
+  lobby.takeTurn('alice', 'register');
+  for (const step of [50_000, 60_000, 60_000, 30_001]) {
+    clock.advance(step);
+    lobby.seen('bob');
+    if (step === 50_000) lobby.heartbeat('alice', 'register');
+  }
+  assert.deepEqual(
+    lobby.tick().map((e) => [e.type, e.contributorId]),
+    [
+      ['turn_missed', 'alice'],
+      ['turn_granted', 'bob'],
+    ],
+  );
+  const silent = checkQueueLog('lobby-test', lobby.queueLog.entries(), 'of the lobby');
+  assert.match(checkQueueFairness(config, silent, []), /2 turns granted, each to the first in line/);
+  const lapse = silent.findIndex((e) => e.type === 'lapsed');
+  const taken = silent.find((e) => e.type === 'taken')!;
+  const tooSoon = rewritten(
+    silent,
+    (entries) => (entries[lapse]!.silentSince = new Date(clock.now() - 100_000).toISOString()),
+  );
+  assertFails(
+    () => checkQueueFairness(config, tooSoon, []),
+    'audit.queue_rule_broken',
+    new RegExp(`entry ${lapse} \\(lapsed register, alice\\).*ended for silence before 120000 ms had passed`),
+  );
+  const beforeTaken = rewritten(
+    silent,
+    (entries) => (entries[lapse]!.silentSince = new Date(Date.parse(taken.time) - 1).toISOString()),
+  );
+  assertFails(
+    () => checkQueueFairness(config, beforeTaken, []),
+    'audit.queue_rule_broken',
+    /before the turn was taken/,
+  );
+  const noRule = rewritten(silent, (entries) => {
+    for (const entry of entries) if (entry.type === 'rules') delete entry.turnSilenceMs;
+  });
+  assertFails(
+    () => checkQueueFairness(config, noRule, []),
+    'audit.queue_rule_broken',
+    /ended for silence, which the rules in force do not have/,
+  );
+});

@@ -2,7 +2,8 @@
  * Presence over HTTP against the real coordinator, on a clock the test controls: a contributor who
  * closes the page while waiting costs the circuit at most TAKE_TURN_MS and one tick when their turn
  * comes, and takes their turn when they come back (their poll makes them present again, their first
- * download takes the turn); GET /api/queue-log shows every step, hash-chained, within its limits.
+ * download takes the turn); one whose client stops after taking the turn costs it at most
+ * TURN_SILENCE_MS and one tick; GET /api/queue-log shows every step, hash-chained, within its limits.
  * Then the removal receipt a contributor gets verifies with `ceremony verify-receipt` against the
  * published log, and one for a step the published log lacks fails.
  */
@@ -28,6 +29,7 @@ import { cleanUp } from '../helpers/clean-up.ts';
 
 const PRESENCE = 60_000;
 const TAKE = 30_000;
+const SILENCE = 120_000;
 /** The coordinator's tick, run by hand here: the "one poll" a granted turn waits for at most. */
 const TICK = 1000;
 const TOKEN = 'coordinator-token-for-presence';
@@ -40,6 +42,7 @@ before(async () => {
     env: {
       PRESENCE_MS: String(PRESENCE),
       TAKE_TURN_MS: String(TAKE),
+      TURN_SILENCE_MS: String(SILENCE),
       COORDINATOR_TOKEN: TOKEN,
       RATE_LIMIT_QUEUE_LOG: '40',
     },
@@ -134,6 +137,45 @@ test(
     await new Promise((resolve) => setImmediate(resolve));
     const file = await readFile(path.join(coordinator.dataDir, QUEUE_LOG_FILE), 'utf8');
     assert.equal(file, log.map((e) => `${JSON.stringify(e)}\n`).join(''));
+  },
+);
+
+test(
+  'a contributor whose client stops after taking the turn costs the circuit at most TURN_SILENCE_MS + one tick',
+  { timeout: 240_000 },
+  async () => {
+    const silent = new ContributorClient(coordinator.url);
+    const next = new ContributorClient(coordinator.url);
+    await silent.signInDemo('silent');
+    await next.signInDemo('next');
+    await silent.join();
+    await next.join();
+    coordinator.service.tick();
+    assert.equal((await silent.progress('register')).state, 'turn');
+    const inputs = await silent.fetch('GET', '/api/circuits/register/contribution-inputs');
+    await inputs.body?.cancel();
+    const lastHeard = clock.now();
+    // Then the laptop closes: no heartbeat, no upload. `next` keeps polling.
+    let grantedToNext: number | undefined;
+    for (let waited = 0; waited < 10 * 60_000 && grantedToNext === undefined; waited += TICK) {
+      passTime(TICK);
+      if ((await next.progress('register')).state === 'turn') grantedToNext = clock.now();
+    }
+    assert.ok(grantedToNext !== undefined, 'the turn reached the next in line before its 10-minute deadline');
+    const idle = grantedToNext - lastHeard;
+    assert.ok(idle > SILENCE && idle <= SILENCE + TICK, `the circuit waited ${idle} ms (at most ${SILENCE + TICK})`);
+    const gone = coordinator.lobby.status('demo:silent').circuits[0]!;
+    assert.equal(gone.state, 'waiting', 'a missed turn: back of the line, after the cooldown');
+    await next.takeTurn('register');
+
+    const log = checkQueueLog(coordinator.config.id, await queueLog(next, '?limit=1000'), 'of the coordinator');
+    const lapse = log.find((e) => e.type === 'lapsed' && e.contributor === 'demo:silent');
+    assert.ok(lapse?.type === 'lapsed');
+    assert.deepEqual(
+      [lapse.taken, lapse.missedTurns, lapse.silentSince],
+      [true, 1, new Date(lastHeard).toISOString()],
+      'a missed turn, saying when its client was last heard from',
+    );
   },
 );
 

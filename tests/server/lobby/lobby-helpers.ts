@@ -1,6 +1,6 @@
 /**
  * A lobby on an in-memory (or given) database with a clock the test moves, and a few shorthands.
- * Presence is off unless a test turns it on (`presenceMs`, `takeTurnMs`): the tests of FIFO order,
+ * Presence is off unless a test turns it on (`presenceMs`, `takeTurnMs`, `turnSilenceMs`): the tests of FIFO order,
  * cooldowns and missed turns take every turn as taken when granted, as a client that is there
  * does at once (lobby-presence.test.ts covers presence).
  */
@@ -42,6 +42,7 @@ export function makeLobby(
       defaultTurnEstimateMs: 3 * MINUTE,
       presenceMs: 0,
       takeTurnMs: 0,
+      turnSilenceMs: 0,
       isOpen: () => open.value,
       ...overrides,
     },

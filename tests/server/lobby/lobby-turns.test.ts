@@ -103,16 +103,20 @@ test('heartbeats extend the deadline, never past startedAt + maxTurn', () => {
   const start = clock.now();
   assert.deepEqual(
     lobby.heartbeat('alice', 'register'),
-    { deadline: start + 10 * MINUTE },
+    { deadline: start + 10 * MINUTE, heartbeatEveryMs: 30_000 },
     'never shortens the deadline',
   );
   clock.advance(9 * MINUTE);
-  assert.deepEqual(lobby.heartbeat('alice', 'register'), { deadline: start + 11 * MINUTE });
+  assert.deepEqual(lobby.heartbeat('alice', 'register'), { deadline: start + 11 * MINUTE, heartbeatEveryMs: 30_000 });
   for (let minute = 10; minute < 59; minute += 1) {
     clock.set(start + minute * MINUTE);
     lobby.heartbeat('alice', 'register');
   }
-  assert.deepEqual(lobby.heartbeat('alice', 'register'), { deadline: start + 60 * MINUTE }, 'capped by maxTurnMs');
+  assert.deepEqual(
+    lobby.heartbeat('alice', 'register'),
+    { deadline: start + 60 * MINUTE, heartbeatEveryMs: 30_000 },
+    'capped by maxTurnMs',
+  );
   assert.deepEqual(progressOf(lobby, 'alice', 'register'), {
     circuit: 'register',
     state: 'turn',

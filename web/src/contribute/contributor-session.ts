@@ -14,7 +14,7 @@
  */
 import type { ApiClient } from '../api/api-client.ts';
 import { ApiError } from '../api/api-client.ts';
-import type { CeremonyView, MeView } from '../api/api-types.ts';
+import type { CeremonyView, MeView, TurnHeartbeat } from '../api/api-types.ts';
 import { ACTIVE_POLL_MS, VERDICT_POLL_MS, waitingPollMs } from '../../../core/queue-poll-pace.ts';
 import { candidateKey, candidateStore, type StoredCandidate } from './candidate-store.ts';
 import { computeContribution } from './compute-contribution.ts';
@@ -56,6 +56,7 @@ export interface SessionOptions {
   onChange: (snapshot: SessionSnapshot) => void;
 }
 
+/** The heartbeat pace until the coordinator's first answer sets its own (it ends silent turns). */
 const HEARTBEAT_EVERY_MS = 30_000;
 /** Poll pace when in no queue (done, or not joined yet); in a queue, core/queue-poll-pace.ts. */
 const NOT_WAITING_POLL_MS = 5000;
@@ -67,6 +68,7 @@ const CANDIDATE_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 export class ContributorSession {
   private me: MeView | null = null;
   private clockOffsetMs = 0;
+  private heartbeatEveryMs = HEARTBEAT_EVERY_MS;
   private connectionError: string | null = null;
   private readonly activities = new Map<string, TurnActivity>();
   private readonly deadlines = new Map<string, number>();
@@ -198,7 +200,7 @@ export class ContributorSession {
         if (!this.deadlines.has(circuit) || (this.deadlines.get(circuit) ?? 0) < progress.deadline)
           this.deadlines.set(circuit, progress.deadline);
         const last = this.lastHeartbeat.get(circuit) ?? 0;
-        if (Date.now() - last >= HEARTBEAT_EVERY_MS) void this.heartbeat(circuit);
+        if (Date.now() - last >= this.heartbeatEveryMs) void this.heartbeat(circuit);
         const activity = this.activities.get(circuit);
         // `turn` again after an upload means the upload was refused and the turn granted anew,
         // unless this answer was already on its way before the upload completed.
@@ -230,14 +232,19 @@ export class ContributorSession {
   private async heartbeat(circuit: string): Promise<void> {
     this.lastHeartbeat.set(circuit, Date.now());
     try {
-      const { deadline } = await this.options.api.post<{ deadline: number }>(
+      const { deadline, heartbeatEveryMs } = await this.options.api.post<TurnHeartbeat>(
         `/api/circuits/${encodeURIComponent(circuit)}/heartbeat`,
       );
       this.deadlines.set(circuit, deadline);
+      // Older coordinators answer the deadline only.
+      if (Number.isFinite(heartbeatEveryMs) && heartbeatEveryMs > 0) this.heartbeatEveryMs = heartbeatEveryMs;
       this.emit();
     } catch {
       // The next poll shows whether the turn is still ours; a failed heartbeat is retried then.
-      this.lastHeartbeat.set(circuit, Date.now() - HEARTBEAT_EVERY_MS + RETRY_AFTER_MS);
+      this.lastHeartbeat.set(
+        circuit,
+        Date.now() - this.heartbeatEveryMs + Math.min(RETRY_AFTER_MS, this.heartbeatEveryMs),
+      );
     }
   }
 

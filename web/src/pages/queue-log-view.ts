@@ -51,6 +51,7 @@ function detail(entry: QueueLogEntry): string {
       return (
         `circuits ${entry.circuits.join(', ')}; away when unseen for ${span(entry.presenceMs)}; ` +
         `a turn to be taken within ${span(entry.takeTurnMs)}, lasting ${span(entry.turnTimeoutMs)} ` +
+        (entry.turnSilenceMs ? `(missed once its client is silent for ${span(entry.turnSilenceMs)}) ` : '') +
         `(at most ${span(entry.maxTurnMs)}); cooldown ${span(entry.cooldownMs)}, ` +
         `out after ${entry.maxMissedTurns} missed turns`
       );
@@ -71,7 +72,8 @@ function detail(entry: QueueLogEntry): string {
       return 'started';
     case 'lapsed':
       return entry.taken
-        ? `missed (${entry.missedTurns ?? 1} in this circuit)`
+        ? `missed (${entry.missedTurns ?? 1} in this circuit)` +
+            (entry.silentSince ? `: its client silent since ${formatTime(entry.silentSince)}` : '')
         : 'not taken in time: passed on, place kept (not a missed turn)';
     case 'refused':
       return `${entry.outcome} [${entry.code}]`;
