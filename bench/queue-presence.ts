@@ -88,7 +88,7 @@ export interface PresenceFigures {
   passedOn: number;
   missed: number;
   /** Missed turns of contributors who were there (a client that could not beat in time): should be 0. */
-  missedWhileThere: number;
+  missedWhileThere: string[];
   removed: number;
   finished: number;
   /** Contributors who stayed or came back: all should finish. */
@@ -275,9 +275,11 @@ export async function runQueuePresence(
       ...idleTimes(entries, circuits, present, changes.filter(Number.isFinite), last),
       passedOn: entries.filter((e) => e.type === 'lapsed' && !e.taken).length,
       missed: entries.filter((e) => e.type === 'lapsed' && e.taken).length,
-      missedWhileThere: entries.filter(
-        (e) => e.type === 'lapsed' && e.taken && present(e.contributor, Date.parse(e.time)),
-      ).length,
+      missedWhileThere: entries.flatMap((e) =>
+        e.type === 'lapsed' && e.taken && present(e.contributor, Date.parse(e.time))
+          ? [`${e.contributor} on ${e.circuit} at ${e.time}, last heard ${e.silentSince ?? 'before its deadline'}`]
+          : [],
+      ),
       removed: entries.filter((e) => e.type === 'removed').length,
       finished: contributors.filter((c) => c.exitCode === 0).length,
       expectedToFinish: contributors.filter((c) => c.leavesAfter === undefined || c.comesBack).length,
@@ -329,13 +331,15 @@ export function printQueuePresence(figures: readonly PresenceFigures[], options:
       'turns passed on untaken / missed / entries removed',
       ...figures.map((f) => `${f.passedOn} / ${f.missed} / ${f.removed}`),
     ],
-    ['turns missed by contributors who were there', ...figures.map((f) => String(f.missedWhileThere))],
+    ['turns missed by contributors who were there', ...figures.map((f) => String(f.missedWhileThere.length))],
     ['finished (of those who stayed or came back)', ...figures.map((f) => `${f.finished} (${f.expectedToFinish})`)],
     ['audit fairness check', ...figures.map((f) => (f.fairness.ok ? 'passed' : 'FAILED'))],
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const row of rows) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ')}\n`);
   for (const f of figures) if (!f.fairness.ok) process.stdout.write(`${f.mode}: ${f.fairness.summary}\n`);
+  for (const f of figures)
+    for (const miss of f.missedWhileThere) process.stdout.write(`${f.mode}: missed while there: ${miss}\n`);
 }
 
 export async function queuePresenceBench(options: PresenceOptions, modes: readonly Mode[]): Promise<PresenceFigures[]> {
