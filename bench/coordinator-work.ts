@@ -39,6 +39,7 @@ interface Chain {
   ptau: string;
 }
 import { finaliseArgv, megabytes, runStage, seconds, type StageResult } from './stage-run.ts';
+import { STAGE_TIME_PREFIX } from '../core/runtime/stage-timings.ts';
 
 const CIRCUIT = 'mul';
 const quiet: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -47,7 +48,24 @@ export interface CoordinatorWorkFigures {
   circuit: string;
   keyBytes: number;
   init: { kernel: StageResult; snarkjs?: StageResult; sameBytes?: boolean };
-  finalise: { kernel: StageResult; before?: { ms: number }; sameBytes?: boolean };
+  finalise: { kernel: StageResult; before?: { ms: number; stages: StageTimes }; sameBytes?: boolean };
+}
+
+/** Each stage's wall time (ms) by scope then stage, in the order reported. */
+type StageTimes = Map<string, Map<string, number>>;
+
+/** The kernel commands report where their time goes (core/runtime/stage-timings.ts). */
+const STAGE_TIMES_ENV = { CEREMONY_STAGE_TIMES: '1' };
+
+/** The `stage-time <scope>: <stage> <ms> ms` lines of a command's stderr. */
+function stageTimes(stderr: string): StageTimes {
+  const times: StageTimes = new Map();
+  for (const match of stderr.matchAll(new RegExp(`^${STAGE_TIME_PREFIX} (.+?): (.+) (\\d+) ms$`, 'gm'))) {
+    const scope = times.get(match[1]!) ?? new Map<string, number>();
+    scope.set(match[2]!, (scope.get(match[2]!) ?? 0) + Number(match[3]));
+    times.set(match[1]!, scope);
+  }
+  return times;
 }
 
 /** A one-circuit test-network ceremony folder on the chain's r1cs and ptau, not initialised. */
@@ -74,10 +92,23 @@ async function ceremonyFolder(chain: Chain): Promise<string> {
  * Finalise as it was before the kernel, per circuit: snarkjs's beacon, the check from contribution 0,
  * the hash, the exports.
  */
-async function finaliseBefore(chain: Chain, z0: string, head: string, out: string): Promise<number> {
+async function finaliseBefore(
+  chain: Chain,
+  z0: string,
+  head: string,
+  out: string,
+): Promise<{ ms: number; stages: StageTimes }> {
   const started = performance.now();
+  const stages = new Map<string, number>();
+  let at = started;
+  const lap = (stage: string): void => {
+    const now = performance.now();
+    stages.set(stage, now - at);
+    at = now;
+  };
   const made = await snarkjs.zKey.beacon(head, out, FINAL_BEACON_NAME, TEST_BEACON, TEST_BEACON_ITERATIONS, quiet);
   if (!made) throw new Error('snarkjs refused the beacon');
+  lap('snarkjs zkey beacon');
   await verifyLinkFromInit({
     initZkeyPath: z0,
     ptauPath: chain.ptau,
@@ -85,10 +116,13 @@ async function finaliseBefore(chain: Chain, z0: string, head: string, out: strin
     candidatePath: out,
     expect: { kind: 'beacon', beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS },
   });
+  lap('check from contribution 0 (verifyLinkFromInit)');
   await hashFile(out);
+  lap('final key hashed');
   await snarkjs.zKey.exportVerificationKey(out);
   await exportSolidityVerifier(out, 'VerifierMul');
-  return performance.now() - started;
+  lap('verification key and Solidity verifier exported');
+  return { ms: performance.now() - started, stages: new Map([['finalise before', stages]]) };
 }
 
 /**
@@ -127,7 +161,10 @@ export async function runCoordinatorWork(name: string, withSnarkjs: boolean): Pr
   try {
     log(`ceremony init (compiled, kernel) on ${name}`);
     const cli = path.join(REPO_ROOT, 'bin', 'ceremony.js');
-    const kernelInit = await runStage([process.execPath, cli, 'init', '--data', dir], { cwd: REPO_ROOT });
+    const kernelInit = await runStage([process.execPath, cli, 'init', '--data', dir], {
+      cwd: REPO_ROOT,
+      env: STAGE_TIMES_ENV,
+    });
     if (/running the sources through tsx/.test(kernelInit.stderr)) throw new Error('dist/ is stale: build first');
     const z0 = ceremonyPaths(dir).zkeyPath(CIRCUIT, 0);
     const keyBytes = (await stat(z0)).size;
@@ -154,12 +191,12 @@ export async function runCoordinatorWork(name: string, withSnarkjs: boolean): Pr
     log('one contribution on it (ceremony contribute on the kernel, as a local contributor)');
     await contributeLocally(dir, CIRCUIT, 'bench');
     log('ceremony finalise (compiled: the beacon on the kernel, the link check from the head)');
-    figures.finalise.kernel = await runStage(finaliseArgv(dir), { cwd: REPO_ROOT });
+    figures.finalise.kernel = await runStage(finaliseArgv(dir), { cwd: REPO_ROOT, env: STAGE_TIMES_ENV });
     if (withSnarkjs) {
       log("today's finalise before it: snarkjs zkey beacon, then the check from contribution 0");
       const before = path.join(scratch, 'final-before.zkey');
       const head = ceremonyPaths(dir).zkeyPath(CIRCUIT, 1);
-      figures.finalise.before = { ms: await finaliseBefore(chain, z0, head, before) };
+      figures.finalise.before = await finaliseBefore(chain, z0, head, before);
       figures.finalise.sameBytes =
         (await hashFile(before)) === (await hashFile(ceremonyPaths(dir).finalZkeyPath(CIRCUIT)));
     }
@@ -197,7 +234,18 @@ export function printCoordinatorWork(f: CoordinatorWorkFigures): void {
         `the same final key byte for byte: ${f.finalise.sameBytes ? 'yes' : 'NO'}`,
     );
   }
+  lines.push('', '  where the time goes (wall time of each stage; overlapping stages each count their own)');
+  for (const times of [
+    stageTimes(f.init.kernel.stderr),
+    stageTimes(f.finalise.kernel.stderr),
+    f.finalise.before?.stages ?? new Map(),
+  ])
+    for (const [scope, stages] of times) {
+      lines.push(`    ${scope}`);
+      for (const [stage, ms] of stages) lines.push(`      ${stage.padEnd(60)} ${seconds(ms).padStart(9)}`);
+    }
   lines.push(
+    '',
     "  (the kernel figures include each command's start-up, checks, transcript and, for finalise, the verification",
     "   key and Solidity verifier; 'before' includes the same hash and exports. Both on the machine's cores.)",
   );

@@ -42,6 +42,7 @@ import type { MsmGroup } from '../kernel/msm-kernel.ts';
 import { readR1csLayout, wholeConstraints, type R1csLayout } from '../audit/initial-key-r1cs-pass.ts';
 import { hashHPoints, hashU32 } from '../audit/initial-key-h.ts';
 import type { AuditCurve } from '../audit/audit-curve.ts';
+import { StageTimer } from '../runtime/stage-timings.ts';
 
 const N8 = 32;
 const G1_BYTES = 64;
@@ -87,6 +88,8 @@ export interface WriteInitialKeyOptions {
   /** How messages name the r1cs (default "the r1cs"). */
   r1csLabel?: string;
   onProgress?: InitialKeyProgress;
+  /** Where each stage's time goes (core/runtime/stage-timings.ts); default: one of its own. */
+  timer?: StageTimer;
 }
 
 export interface InitialKeyWritten {
@@ -358,6 +361,7 @@ export async function writeInitialKey(
 ): Promise<InitialKeyWritten> {
   const what = options.r1csLabel ?? 'the r1cs';
   const progress = options.onProgress ?? (() => {});
+  const timer = options.timer ?? new StageTimer(`init ${what}`);
   const [r1cs, ptauHandle] = await Promise.all([open(r1csPath, 'r'), open(ptauPath, 'r')]);
   let out: FileHandle | undefined;
   try {
@@ -380,12 +384,14 @@ export async function writeInitialKey(
     // Pass 1: the terms of each matrix per block of signals.
     const slots = new ChunkSlots(layout, rows);
     const pass = await R1csInitPass.instantiate(nWires, COUNT_SHIFT);
+    let t0 = timer.now();
     for await (const chunk of constraintChunks(r1cs, layout, what, slots)) {
       const failed = pass.count(chunk.bytes, chunk.count);
       if (failed) throw badSignal(what, chunk.first + failed.badSignal, nWires);
       progress('counting the terms', Math.min(chunk.first + chunk.count, nConstraints), nConstraints);
     }
     const counts = pass.counts();
+    timer.add('r1cs pass: counting the terms', timer.now() - t0);
     const blocks = counts.length / 3;
     const matrixTotal = (m: number): number => {
       let sum = 0;
@@ -446,11 +452,13 @@ export async function writeInitialKey(
     // Pass 2: IC and L on the threads while this thread writes the coefficients.
     await file.startSection(SECTION.coefficients, 4 + coefficientEntries * COEFFICIENT_ENTRY_BYTES);
     await file.write(littleEndian(BigInt(coefficientEntries), 4));
+    t0 = timer.now();
     const k = await composeSection(options.pool, K_SECTION, weights([0, 1, 2]), layout, ptau, r1cs, what, {
       slots,
       progress,
       rows,
       domain,
+      timer,
       alongside: async (chunk) => {
         const entries = pass.coefficients(chunk.bytes, chunk.count, chunk.first);
         if ('badSignal' in entries) throw badSignal(what, chunk.first + entries.badSignal, nWires);
@@ -458,6 +466,7 @@ export async function writeInitialKey(
       },
     });
     file.endSection();
+    timer.add('IC and L: composition, coefficients written beside it', timer.now() - t0);
 
     // The threads write each slice of outputs here; it is written to the file and hashed before the next.
     const outputs = new Uint8Array(new SharedArrayBuffer(OUTPUT_SLICE * G2_BYTES));
@@ -469,6 +478,7 @@ export async function writeInitialKey(
       to: number,
     ): Promise<void> => {
       const bytes = group === 'G1' ? G1_BYTES : G2_BYTES;
+      const started = timer.now();
       await file.startSection(id, (to - from) * bytes);
       hashU32(csHash, to - from);
       for (let first = from; first < to; first += OUTPUT_SLICE) {
@@ -478,11 +488,13 @@ export async function writeInitialKey(
         csHash.update(uncompressed.uncompressedView(points, group));
       }
       file.endSection();
+      timer.add(`section ${id}: outputs to affine, written, hashed`, timer.now() - started);
     };
     try {
       await writePoints(k, SECTION.ic, 'G1', 0, nPublic + 1);
 
       // H: the odd points of the doubled domain's Lagrange basis; hashed as snarkjs does.
+      t0 = timer.now();
       await file.startSection(SECTION.h, domain * G1_BYTES);
       const pairs = new Uint8Array(2 * OUTPUT_SLICE * G1_BYTES);
       const odds = new Uint8Array(OUTPUT_SLICE * G1_BYTES);
@@ -503,11 +515,16 @@ export async function writeInitialKey(
         progress('H', first + n, domain);
       }
       file.endSection();
+      timer.add('H: copied from the ptau', timer.now() - t0);
+      t0 = timer.now();
       // ffjavascript's curve hashes the pair snarkjs reads past the end of the section (hashHPoints
       // says why); its one-thread build costs this process a few MB, not a thread per core.
       oneThreadCurve ??= buildBn128(true);
       const curve = (await oneThreadCurve) as unknown as AuditCurve;
+      timer.add('H: one-thread curve built', timer.now() - t0);
+      t0 = timer.now();
       await hashHPoints(curve, uncompressed, ptauHandle, ptau.location(PTAU.tauG1, 'tau'), domain, csHash);
+      timer.add('H: circuit hash of the differences', timer.now() - t0);
 
       await writePoints(k, SECTION.l, 'G1', nPublic + 1, nWires);
     } finally {
@@ -515,6 +532,7 @@ export async function writeInitialKey(
     }
 
     for (const section of LATER_SECTIONS) {
+      t0 = timer.now();
       const job = await composeSection(
         options.pool,
         section,
@@ -523,8 +541,9 @@ export async function writeInitialKey(
         ptau,
         r1cs,
         what,
-        { slots, progress, rows, domain },
+        { slots, progress, rows, domain, timer },
       );
+      timer.add(`${section.part}: composition`, timer.now() - t0);
       try {
         await writePoints(job, section.id, section.group, 0, nWires);
       } finally {
@@ -538,6 +557,7 @@ export async function writeInitialKey(
     await file.write(littleEndian(0n, 4));
     file.endSection();
     const { fileHash, size } = await file.finish();
+    timer.report();
     return { csHash: circuitHash, fileHash, sectionHashes: file.sectionHashes, size };
   } finally {
     await Promise.all([r1cs.close(), ptauHandle.close(), out?.close()]);
@@ -570,6 +590,7 @@ async function composeSection(
     rows: number;
     domain: number;
     alongside?: (chunk: ConstraintChunk) => Promise<void>;
+    timer?: StageTimer;
   },
 ): Promise<ComposeJob> {
   const { nWires } = layout;
@@ -599,7 +620,9 @@ async function composeSection(
       added.catch(() => undefined);
       inFlight.push(added);
       if (context.alongside) await context.alongside(chunk);
+      const waited = context.timer?.now() ?? 0;
       if (inFlight.length >= 2) await inFlight.shift();
+      context.timer?.add(`${section.part}: waiting for the threads`, context.timer.now() - waited);
       context.progress(section.part, Math.min(chunk.first + chunk.count, context.rows), context.rows);
     }
     await Promise.all(inFlight);
