@@ -10,7 +10,7 @@ import { kernelWasm } from './kernel-wasm.generated.ts';
 import { MSM_POINT_BYTES, type MsmGroup } from './msm-kernel.ts';
 import type { MatrixBases } from './compose-messages.ts';
 
-/** Terms multiplied in one lockstep batch (about 1.3 MB of scratch in G1, 2.3 MB in G2). */
+/** Terms multiplied in one lockstep batch (about 6 MB of scratch in G1, 11 MB in G2, with the additions'). */
 const BATCH_TERMS = 8192;
 
 interface FixedBaseExports {
@@ -31,8 +31,6 @@ interface ComposeExports {
   g2_compose_scratch_bytes(maxTerms: number): number;
   g1_compose(...args: number[]): number;
   g2_compose(...args: number[]): number;
-  g1_compose_affine(acc: number, n: number, out: number, scratch: number): void;
-  g2_compose_affine(acc: number, n: number, out: number, scratch: number): void;
 }
 
 let compiled: Promise<WebAssembly.Module> | undefined;
@@ -42,7 +40,7 @@ export type AddResult = { ok: true } | { badSignal: number };
 
 export class ComposeKernel {
   private readonly pointBytes: number;
-  private readonly jacobianBytes: number;
+  private readonly slotsAt: number;
   private readonly scratchAt: number;
   private readonly chunkAt: number;
 
@@ -55,10 +53,11 @@ export class ComposeKernel {
     private readonly nWires: number,
   ) {
     this.pointBytes = MSM_POINT_BYTES[group];
-    this.jacobianBytes = (this.pointBytes * 3) / 2;
     const base = Math.ceil(Number(exports.__heap_base.value) / 64) * 64;
-    // Accumulators first (zero: every one at infinity), then the batch scratch, then each chunk.
-    this.scratchAt = base + Math.ceil(((hi - lo) * this.jacobianBytes) / 64) * 64;
+    // Accumulators first (affine, zero: every one at infinity), then a word per signal for the
+    // kernel's batching (zero between calls), then the batch scratch, then each chunk.
+    this.slotsAt = base + Math.ceil(((hi - lo) * this.pointBytes) / 64) * 64;
+    this.scratchAt = this.slotsAt + Math.ceil(((hi - lo) * 4) / 64) * 64;
     const scratch = group === 'G1' ? exports.g1_compose_scratch_bytes : exports.g2_compose_scratch_bytes;
     this.chunkAt = this.scratchAt + Math.ceil(scratch(BATCH_TERMS) / 64) * 64;
     // Every accumulator at infinity (all zero): a reused instance holds the last job's.
@@ -112,6 +111,7 @@ export class ComposeKernel {
       this.lo,
       this.hi,
       base,
+      this.slotsAt,
       this.scratchAt,
       BATCH_TERMS,
       whereAt,
@@ -121,19 +121,15 @@ export class ComposeKernel {
   }
 
   /**
-   * The outputs of signals [from, to) (within the job's range) as affine points, into `into` when
-   * given (else a new buffer); destroys their accumulators.
+   * The outputs of signals [from, to) (within the job's range) as affine points in the zkey layout
+   * (the accumulators' own), into `into` when given (else a new buffer).
    */
   affine(from: number, to: number, into?: Uint8Array): Uint8Array {
     if (from < this.lo || to > this.hi || from > to) throw new RangeError('signals outside the job');
     const n = to - from;
     const base = Math.ceil(Number(this.exports.__heap_base.value) / 64) * 64;
-    const acc = base + (from - this.lo) * this.jacobianBytes;
-    const fieldBytes = this.pointBytes / 2;
-    const memory = this.reserve(this.chunkAt + 2 * n * fieldBytes);
-    const convert = this.group === 'G1' ? this.exports.g1_compose_affine : this.exports.g2_compose_affine;
-    convert(acc, n, acc, this.chunkAt);
-    const points = new Uint8Array(memory.buffer, acc, n * this.pointBytes);
+    const acc = base + (from - this.lo) * this.pointBytes;
+    const points = new Uint8Array(this.exports.memory.buffer, acc, n * this.pointBytes);
     if (!into) return points.slice();
     into.set(points);
     return into;
