@@ -40,6 +40,7 @@ interface Chain {
 }
 import { finaliseArgv, megabytes, runStage, seconds, type StageResult } from './stage-run.ts';
 import { STAGE_TIME_PREFIX } from '../core/runtime/stage-timings.ts';
+import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
 
 const CIRCUIT = 'mul';
 const quiet: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -150,6 +151,10 @@ async function benchCircuit(name: string): Promise<Chain> {
 }
 
 export async function runCoordinatorWork(name: string, withSnarkjs: boolean): Promise<CoordinatorWorkFigures> {
+  // The finalise before the kernel checks through snarkjs's verifyFromInit, which opens the ptau
+  // (for its H check) and never closes it: Node closes that handle on garbage collection with a
+  // warning, which the CLI and the worker drop the same way.
+  silenceSnarkjsHandleWarnings();
   const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
