@@ -349,6 +349,169 @@ const LATER_SECTIONS: PointSection[] = [
   { id: SECTION.b2, part: 'B2', group: 'G2', bases: [undefined, PTAU.lagrangeG2, undefined] },
 ];
 
+/** What the writer's steps share: the inputs, the circuit's sizes, and where progress and time go. */
+interface WriterContext {
+  r1cs: FileHandle;
+  ptau: PtauReader;
+  ptauHandle: FileHandle;
+  layout: R1csLayout;
+  what: string;
+  domain: number;
+  /** Rows of the matrices: the constraints, then one per public signal (and the constant one). */
+  rows: number;
+  slots: ChunkSlots;
+  progress: InitialKeyProgress;
+  timer: StageTimer;
+  pool: ComposePool;
+}
+
+/** The ptau's sections, or `ptau.malformed`. */
+async function ptauReader(handle: FileHandle): Promise<PtauReader> {
+  try {
+    return new PtauReader(handle, (await readSectionTable(handle, (await handle.stat()).size, 'ptau')).sections);
+  } catch (error) {
+    if (error instanceof SectionTableError) throw new CoordinatorError('ptau.malformed', `the ptau: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The terms each matrix has per block of signals (pass 1 over the r1cs), for the coefficients and the splits. */
+interface TermCounts {
+  /** Entries of the coefficients section: A's and B's terms, the public signals' rows included. */
+  coefficientEntries: number;
+  /** Terms per block of 2^COUNT_SHIFT signals over the given matrices (0 A, 1 B, 2 C). */
+  weights(matrices: number[]): number[];
+}
+
+async function countTerms(context: WriterContext, pass: R1csInitPass): Promise<TermCounts> {
+  const { layout, what, progress, timer } = context;
+  const started = timer.now();
+  for await (const chunk of constraintChunks(context.r1cs, layout, what, context.slots)) {
+    const failed = pass.count(chunk.bytes, chunk.count);
+    if (failed) throw badSignal(what, chunk.first + failed.badSignal, layout.nWires);
+    progress('counting the terms', Math.min(chunk.first + chunk.count, layout.nConstraints), layout.nConstraints);
+  }
+  const counts = pass.counts();
+  timer.add('r1cs pass: counting the terms', timer.now() - started);
+  const blocks = counts.length / 3;
+  const matrixTotal = (m: number): number => {
+    let sum = 0;
+    for (let b = 0; b < blocks; b++) sum += counts[3 * b + m]!;
+    return sum;
+  };
+  return {
+    coefficientEntries: matrixTotal(0) + matrixTotal(1),
+    weights: (matrices) =>
+      Array.from({ length: blocks }, (_, b) => matrices.reduce((sum, m) => sum + counts[3 * b + m]!, 0)),
+  };
+}
+
+/** The file's head and sections 1 and 2 (protocol, header); the header's points hashed into `csHash`. */
+async function writeHeader(
+  context: WriterContext,
+  file: ZkeyStream,
+  csHash: Hash,
+  uncompressed: G1Uncompressed,
+): Promise<void> {
+  const { ptau, layout, domain } = context;
+  const headerHead = Buffer.alloc(12);
+  headerHead.write('zkey', 0, 'latin1');
+  headerHead.writeUInt32LE(1, 4);
+  headerHead.writeUInt32LE(10, 8);
+  await file.write(headerHead);
+  await file.startSection(SECTION.protocol, 4);
+  await file.write(littleEndian(1n, 4)); // Groth16
+  file.endSection();
+
+  const [alpha1, beta1, beta2] = await Promise.all([
+    ptau.points(PTAU.alphaG1, 0, 1, G1_BYTES, 'alpha'),
+    ptau.points(PTAU.betaG1, 0, 1, G1_BYTES, 'beta'),
+    ptau.points(PTAU.betaG2, 0, 1, G2_BYTES, 'beta G2'),
+  ]);
+  const header = Buffer.concat([
+    littleEndian(BigInt(N8), 4),
+    littleEndian(BN254_Q, N8),
+    littleEndian(BigInt(N8), 4),
+    littleEndian(BN254_R, N8),
+    littleEndian(BigInt(layout.nWires), 4),
+    littleEndian(BigInt(layout.nPublic), 4),
+    littleEndian(BigInt(domain), 4),
+    alpha1,
+    beta1,
+    beta2,
+    G2_GENERATOR, // γ2
+    G1_GENERATOR, // δ1
+    G2_GENERATOR, // δ2
+  ]);
+  await file.startSection(SECTION.grothHeader, header.length);
+  await file.write(header);
+  file.endSection();
+  for (const [group, point] of [
+    ['G1', alpha1],
+    ['G1', beta1],
+    ['G2', beta2],
+    ['G2', G2_GENERATOR],
+    ['G1', G1_GENERATOR],
+    ['G2', G2_GENERATOR],
+  ] as const)
+    csHash.update(uncompressed.uncompressedView(point, group));
+}
+
+/** Section 9, H: the odd points of the doubled domain's Lagrange basis, copied; then its share of the circuit hash. */
+async function writeH(context: WriterContext, file: ZkeyStream, csHash: Hash, uncompressed: G1Uncompressed) {
+  const { ptau, domain, progress, timer } = context;
+  let started = timer.now();
+  await file.startSection(SECTION.h, domain * G1_BYTES);
+  const pairs = new Uint8Array(2 * OUTPUT_SLICE * G1_BYTES);
+  const odds = new Uint8Array(OUTPUT_SLICE * G1_BYTES);
+  for (let first = 0; first < domain; first += OUTPUT_SLICE) {
+    const n = Math.min(OUTPUT_SLICE, domain - first);
+    const doubled = await ptau.points(PTAU.lagrangeG1, 2 * domain - 1 + 2 * first, 2 * n, G1_BYTES, 'Lagrange', pairs);
+    const odd = odds.subarray(0, n * G1_BYTES);
+    for (let i = 0; i < n; i++) odd.set(doubled.subarray((2 * i + 1) * G1_BYTES, (2 * i + 2) * G1_BYTES), i * G1_BYTES);
+    await file.write(odd);
+    progress('H', first + n, domain);
+  }
+  file.endSection();
+  timer.add('H: copied from the ptau', timer.now() - started);
+  started = timer.now();
+  // ffjavascript's curve hashes the pair snarkjs reads past the end of the section (hashHPoints
+  // says why); its one-thread build costs this process a few MB, not a thread per core.
+  oneThreadCurve ??= buildBn128(true);
+  const curve = (await oneThreadCurve) as unknown as AuditCurve;
+  timer.add('H: one-thread curve built', timer.now() - started);
+  started = timer.now();
+  await hashHPoints(curve, uncompressed, context.ptauHandle, ptau.location(PTAU.tauG1, 'tau'), domain, csHash);
+  timer.add('H: circuit hash of the differences', timer.now() - started);
+}
+
+/**
+ * Writes the point sections of one section's finished job, [from, to) of its outputs, hashing
+ * them into `csHash` as snarkjs does; `outputs` is where the threads put each slice.
+ */
+async function writePoints(
+  context: WriterContext,
+  file: ZkeyStream,
+  csHash: Hash,
+  uncompressed: G1Uncompressed,
+  outputs: Uint8Array,
+  job: { job: ComposeJob; id: number; group: MsmGroup; from: number; to: number },
+): Promise<void> {
+  const { id, group, from, to } = job;
+  const bytes = group === 'G1' ? G1_BYTES : G2_BYTES;
+  const started = context.timer.now();
+  await file.startSection(id, (to - from) * bytes);
+  hashU32(csHash, to - from);
+  for (let first = from; first < to; first += OUTPUT_SLICE) {
+    const last = Math.min(to, first + OUTPUT_SLICE);
+    const points = await job.job.points(first, last, outputs.subarray(0, (last - first) * bytes));
+    await file.write(points);
+    csHash.update(uncompressed.uncompressedView(points, group));
+  }
+  file.endSection();
+  context.timer.add(`section ${id}: outputs written and hashed`, context.timer.now() - started);
+}
+
 /**
  * Writes contribution 0 of (r1cs, ptau) to `outPath` (create or truncate; the caller writes to a
  * temporary name and renames it). Throws CoordinatorError for an r1cs or ptau that cannot make one.
@@ -360,192 +523,56 @@ export async function writeInitialKey(
   options: WriteInitialKeyOptions,
 ): Promise<InitialKeyWritten> {
   const what = options.r1csLabel ?? 'the r1cs';
-  const progress = options.onProgress ?? (() => {});
-  const timer = options.timer ?? new StageTimer(`init ${what}`);
   const [r1cs, ptauHandle] = await Promise.all([open(r1csPath, 'r'), open(ptauPath, 'r')]);
   let out: FileHandle | undefined;
   try {
     const layout = await readR1csLayout(r1csPath, r1cs, what);
-    let ptauSections: Map<number, SectionLocation>;
-    try {
-      ptauSections = (await readSectionTable(ptauHandle, (await ptauHandle.stat()).size, 'ptau')).sections;
-    } catch (error) {
-      if (error instanceof SectionTableError)
-        throw new CoordinatorError('ptau.malformed', `the ptau: ${error.message}`);
-      throw error;
-    }
-    const ptau = new PtauReader(ptauHandle, ptauSections);
+    const ptau = await ptauReader(ptauHandle);
     const { nWires, nPublic, nConstraints } = layout;
     const power = Math.ceil(Math.log2(nConstraints + nPublic + 1));
-    const domain = 2 ** power;
     if (power >= FR_TWO_ADICITY) throw new CoordinatorError('ptau.too_small', 'the circuit is too large for BN254');
     const rows = nConstraints + nPublic + 1;
-
-    // Pass 1: the terms of each matrix per block of signals.
-    const slots = new ChunkSlots(layout, rows);
-    const pass = await R1csInitPass.instantiate(nWires, COUNT_SHIFT);
-    let t0 = timer.now();
-    for await (const chunk of constraintChunks(r1cs, layout, what, slots)) {
-      const failed = pass.count(chunk.bytes, chunk.count);
-      if (failed) throw badSignal(what, chunk.first + failed.badSignal, nWires);
-      progress('counting the terms', Math.min(chunk.first + chunk.count, nConstraints), nConstraints);
-    }
-    const counts = pass.counts();
-    timer.add('r1cs pass: counting the terms', timer.now() - t0);
-    const blocks = counts.length / 3;
-    const matrixTotal = (m: number): number => {
-      let sum = 0;
-      for (let b = 0; b < blocks; b++) sum += counts[3 * b + m]!;
-      return sum;
+    const context: WriterContext = {
+      r1cs,
+      ptau,
+      ptauHandle,
+      layout,
+      what,
+      domain: 2 ** power,
+      rows,
+      slots: new ChunkSlots(layout, rows),
+      progress: options.onProgress ?? (() => {}),
+      timer: options.timer ?? new StageTimer(`init ${what}`),
+      pool: options.pool,
     };
-    const coefficientEntries = matrixTotal(0) + matrixTotal(1);
-    const weights = (matrices: number[]): number[] =>
-      Array.from({ length: blocks }, (_, b) => matrices.reduce((sum, m) => sum + counts[3 * b + m]!, 0));
+    const pass = await R1csInitPass.instantiate(nWires, COUNT_SHIFT);
+    const counts = await countTerms(context, pass);
 
     out = await open(outPath, 'w');
     const file = new ZkeyStream(out);
     const csHash = createHash('blake2b512');
     const uncompressed = await G1Uncompressed.instantiate();
-
-    const headerHead = Buffer.alloc(12);
-    headerHead.write('zkey', 0, 'latin1');
-    headerHead.writeUInt32LE(1, 4);
-    headerHead.writeUInt32LE(10, 8);
-    await file.write(headerHead);
-    await file.startSection(SECTION.protocol, 4);
-    await file.write(littleEndian(1n, 4)); // Groth16
-    file.endSection();
-
-    const [alpha1, beta1, beta2] = await Promise.all([
-      ptau.points(PTAU.alphaG1, 0, 1, G1_BYTES, 'alpha'),
-      ptau.points(PTAU.betaG1, 0, 1, G1_BYTES, 'beta'),
-      ptau.points(PTAU.betaG2, 0, 1, G2_BYTES, 'beta G2'),
-    ]);
-    const header = Buffer.concat([
-      littleEndian(BigInt(N8), 4),
-      littleEndian(BN254_Q, N8),
-      littleEndian(BigInt(N8), 4),
-      littleEndian(BN254_R, N8),
-      littleEndian(BigInt(nWires), 4),
-      littleEndian(BigInt(nPublic), 4),
-      littleEndian(BigInt(domain), 4),
-      alpha1,
-      beta1,
-      beta2,
-      G2_GENERATOR, // γ2
-      G1_GENERATOR, // δ1
-      G2_GENERATOR, // δ2
-    ]);
-    await file.startSection(SECTION.grothHeader, header.length);
-    await file.write(header);
-    file.endSection();
-    for (const [group, point] of [
-      ['G1', alpha1],
-      ['G1', beta1],
-      ['G2', beta2],
-      ['G2', G2_GENERATOR],
-      ['G1', G1_GENERATOR],
-      ['G2', G2_GENERATOR],
-    ] as const)
-      csHash.update(uncompressed.uncompressedView(point, group));
-
-    // Pass 2: IC and L on the threads while this thread writes the coefficients.
-    await file.startSection(SECTION.coefficients, 4 + coefficientEntries * COEFFICIENT_ENTRY_BYTES);
-    await file.write(littleEndian(BigInt(coefficientEntries), 4));
-    t0 = timer.now();
-    const k = await composeSection(options.pool, K_SECTION, weights([0, 1, 2]), layout, ptau, r1cs, what, {
-      slots,
-      progress,
-      rows,
-      domain,
-      timer,
-      alongside: async (chunk) => {
-        const entries = pass.coefficients(chunk.bytes, chunk.count, chunk.first);
-        if ('badSignal' in entries) throw badSignal(what, chunk.first + entries.badSignal, nWires);
-        await file.write(entries);
-      },
-    });
-    file.endSection();
-    timer.add('IC and L: composition, coefficients written beside it', timer.now() - t0);
-
-    // The threads write each slice of outputs here; it is written to the file and hashed before the next.
-    const outputs = new Uint8Array(new SharedArrayBuffer(OUTPUT_SLICE * G2_BYTES));
-    const writePoints = async (
-      job: ComposeJob,
-      id: number,
-      group: MsmGroup,
-      from: number,
-      to: number,
-    ): Promise<void> => {
-      const bytes = group === 'G1' ? G1_BYTES : G2_BYTES;
-      const started = timer.now();
-      await file.startSection(id, (to - from) * bytes);
-      hashU32(csHash, to - from);
-      for (let first = from; first < to; first += OUTPUT_SLICE) {
-        const last = Math.min(to, first + OUTPUT_SLICE);
-        const points = await job.points(first, last, outputs.subarray(0, (last - first) * bytes));
-        await file.write(points);
-        csHash.update(uncompressed.uncompressedView(points, group));
-      }
-      file.endSection();
-      timer.add(`section ${id}: outputs to affine, written, hashed`, timer.now() - started);
+    await writeHeader(context, file, csHash, uncompressed);
+    const sections = {
+      file,
+      csHash,
+      uncompressed,
+      outputs: new Uint8Array(new SharedArrayBuffer(OUTPUT_SLICE * G2_BYTES)),
     };
-    try {
-      await writePoints(k, SECTION.ic, 'G1', 0, nPublic + 1);
-
-      // H: the odd points of the doubled domain's Lagrange basis; hashed as snarkjs does.
-      t0 = timer.now();
-      await file.startSection(SECTION.h, domain * G1_BYTES);
-      const pairs = new Uint8Array(2 * OUTPUT_SLICE * G1_BYTES);
-      const odds = new Uint8Array(OUTPUT_SLICE * G1_BYTES);
-      for (let first = 0; first < domain; first += OUTPUT_SLICE) {
-        const n = Math.min(OUTPUT_SLICE, domain - first);
-        const doubled = await ptau.points(
-          PTAU.lagrangeG1,
-          2 * domain - 1 + 2 * first,
-          2 * n,
-          G1_BYTES,
-          'Lagrange',
-          pairs,
-        );
-        const odd = odds.subarray(0, n * G1_BYTES);
-        for (let i = 0; i < n; i++)
-          odd.set(doubled.subarray((2 * i + 1) * G1_BYTES, (2 * i + 2) * G1_BYTES), i * G1_BYTES);
-        await file.write(odd);
-        progress('H', first + n, domain);
-      }
-      file.endSection();
-      timer.add('H: copied from the ptau', timer.now() - t0);
-      t0 = timer.now();
-      // ffjavascript's curve hashes the pair snarkjs reads past the end of the section (hashHPoints
-      // says why); its one-thread build costs this process a few MB, not a thread per core.
-      oneThreadCurve ??= buildBn128(true);
-      const curve = (await oneThreadCurve) as unknown as AuditCurve;
-      timer.add('H: one-thread curve built', timer.now() - t0);
-      t0 = timer.now();
-      await hashHPoints(curve, uncompressed, ptauHandle, ptau.location(PTAU.tauG1, 'tau'), domain, csHash);
-      timer.add('H: circuit hash of the differences', timer.now() - t0);
-
-      await writePoints(k, SECTION.l, 'G1', nPublic + 1, nWires);
-    } finally {
-      await k.close();
-    }
-
+    await writeKAndH(context, sections, counts, pass);
     for (const section of LATER_SECTIONS) {
-      t0 = timer.now();
-      const job = await composeSection(
-        options.pool,
-        section,
-        weights(section.bases.flatMap((b, m) => (b === undefined ? [] : [m]))),
-        layout,
-        ptau,
-        r1cs,
-        what,
-        { slots, progress, rows, domain, timer },
-      );
-      timer.add(`${section.part}: composition`, timer.now() - t0);
+      const started = context.timer.now();
+      const matrices = section.bases.flatMap((b, m) => (b === undefined ? [] : [m]));
+      const job = await composeSection(context, section, counts.weights(matrices));
+      context.timer.add(`${section.part}: composition`, context.timer.now() - started);
       try {
-        await writePoints(job, section.id, section.group, 0, nWires);
+        await writePoints(context, file, csHash, uncompressed, sections.outputs, {
+          job,
+          id: section.id,
+          group: section.group,
+          from: 0,
+          to: nWires,
+        });
       } finally {
         await job.close();
       }
@@ -557,10 +584,52 @@ export async function writeInitialKey(
     await file.write(littleEndian(0n, 4));
     file.endSection();
     const { fileHash, size } = await file.finish();
-    timer.report();
+    context.timer.report();
     return { csHash: circuitHash, fileHash, sectionHashes: file.sectionHashes, size };
   } finally {
     await Promise.all([r1cs.close(), ptauHandle.close(), out?.close()]);
+  }
+}
+
+/**
+ * Sections 4 (coefficients, written on this thread while the threads compose IC and L), 3 (IC),
+ * 9 (H) and 8 (L), in the file's order.
+ */
+async function writeKAndH(
+  context: WriterContext,
+  sections: { file: ZkeyStream; csHash: Hash; uncompressed: G1Uncompressed; outputs: Uint8Array },
+  counts: TermCounts,
+  pass: R1csInitPass,
+): Promise<void> {
+  const { file, csHash, uncompressed, outputs } = sections;
+  const { layout, what, timer } = context;
+  const started = timer.now();
+  await file.startSection(SECTION.coefficients, 4 + counts.coefficientEntries * COEFFICIENT_ENTRY_BYTES);
+  await file.write(littleEndian(BigInt(counts.coefficientEntries), 4));
+  const k = await composeSection(context, K_SECTION, counts.weights([0, 1, 2]), async (chunk) => {
+    const entries = pass.coefficients(chunk.bytes, chunk.count, chunk.first);
+    if ('badSignal' in entries) throw badSignal(what, chunk.first + entries.badSignal, layout.nWires);
+    await file.write(entries);
+  });
+  file.endSection();
+  timer.add('IC and L: composition, coefficients written beside it', timer.now() - started);
+  try {
+    const job = { job: k, group: 'G1' as const };
+    await writePoints(context, file, csHash, uncompressed, outputs, {
+      ...job,
+      id: SECTION.ic,
+      from: 0,
+      to: layout.nPublic + 1,
+    });
+    await writeH(context, file, csHash, uncompressed);
+    await writePoints(context, file, csHash, uncompressed, outputs, {
+      ...job,
+      id: SECTION.l,
+      from: layout.nPublic + 1,
+      to: layout.nWires,
+    });
+  } finally {
+    await k.close();
   }
 }
 
@@ -577,22 +646,12 @@ function badSignal(what: string, constraint: number, nWires: number): Coordinato
  * on this thread meanwhile. Returns the job, its outputs ready to be read.
  */
 async function composeSection(
-  pool: ComposePool,
+  context: WriterContext,
   section: PointSection,
   weights: number[],
-  layout: R1csLayout,
-  ptau: PtauReader,
-  r1cs: FileHandle,
-  what: string,
-  context: {
-    slots: ChunkSlots;
-    progress: InitialKeyProgress;
-    rows: number;
-    domain: number;
-    alongside?: (chunk: ConstraintChunk) => Promise<void>;
-    timer?: StageTimer;
-  },
+  alongside?: (chunk: ConstraintChunk) => Promise<void>,
 ): Promise<ComposeJob> {
+  const { pool, layout, ptau, r1cs, what, timer } = context;
   const { nWires } = layout;
   const pointBytes = section.group === 'G1' ? G1_BYTES : G2_BYTES;
   const job = await pool.open(section.group, nWires, splitSignals(weights, nWires, pool.threads));
@@ -619,10 +678,10 @@ async function composeSection(
       // Awaited below; handled now so that a refusal while this thread awaits something else is not "unhandled".
       added.catch(() => undefined);
       inFlight.push(added);
-      if (context.alongside) await context.alongside(chunk);
-      const waited = context.timer?.now() ?? 0;
+      if (alongside) await alongside(chunk);
+      const waited = timer.now();
       if (inFlight.length >= 2) await inFlight.shift();
-      context.timer?.add(`${section.part}: waiting for the threads`, context.timer.now() - waited);
+      timer.add(`${section.part}: waiting for the threads`, timer.now() - waited);
       context.progress(section.part, Math.min(chunk.first + chunk.count, context.rows), context.rows);
     }
     await Promise.all(inFlight);
