@@ -19,10 +19,11 @@
  * coefficient 1), which is what snarkjs adds. The point sections are the kernel's sparse
  * combinations (sparse-compose.h) on the compose pool: one pass over the r1cs per section, the
  * ptau's bases read beside it in constraint order, each thread adding the terms of its share of the
- * signals (split by a first pass that counts them) into accumulators it holds; the outputs then
- * come back in signal order and are written. What is held: each thread's accumulators for one
- * section (96 bytes a signal in G1, 192 in G2), a chunk of constraints with its bases, a slice of
- * outputs, and the counts (12 bytes per 16 signals).
+ * signals (blocks of 16 dealt by a first pass that counts their terms, dealSignals) into
+ * accumulators it holds; the outputs then come back in signal order and are written. What is held:
+ * each thread's accumulators for one section (64 bytes a signal in G1, 128 in G2, and a word of
+ * where each signal's accumulator is), a chunk of constraints with its bases, a slice of outputs,
+ * and the counts (12 bytes per 16 signals).
  */
 import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
@@ -49,7 +50,7 @@ const G1_BYTES = 64;
 const G2_BYTES = 128;
 /** ffjavascript's two-adicity of r: at or above it `zkey new` takes H elsewhere (never at our sizes). */
 const FR_TWO_ADICITY = 28;
-/** Signals per counted block (the counts split the signals between threads). */
+/** Signals per counted block, log2 (the counts deal the signals between the threads by blocks). */
 const COUNT_SHIFT = 4;
 /** r1cs bytes per chunk sent to the threads (whole constraints; each thread copies it). */
 const CHUNK_BYTES = 2 << 20;
@@ -314,18 +315,43 @@ async function* constraintChunks(
   }
 }
 
-/** Thread bounds over [0, nWires) splitting `weight` (per block of 2^COUNT_SHIFT signals) evenly. */
-function splitSignals(weights: number[], nWires: number, threads: number): number[] {
+/** A block of signals holding more than this many times the mean block's terms is dealt as a hot one. */
+const HOT_BLOCK = 16;
+
+/**
+ * Which thread owns each block of 2^COUNT_SHIFT signals, from the terms each block has (`weights`):
+ * every thread gets the same share of the terms, and every stretch of the r1cs gives every thread
+ * its share of work. A chunk of constraints names mostly signals close to each other (and a few
+ * hot ones, the public inputs and the constant one, everywhere), so ranges of signals would leave
+ * all threads but one idle chunk after chunk. The hot blocks are dealt first, largest first, each to
+ * the thread with the fewest hot terms; the others then in turn, each to the thread furthest below
+ * its share of the rest (its equal share less its hot terms), so that a stretch of constraints, with
+ * its hot terms, weighs the same on every thread.
+ */
+function dealSignals(weights: number[], threads: number): Uint8Array {
+  const owners = new Uint8Array(weights.length);
+  if (threads === 1) return owners;
   const total = weights.reduce((sum, w) => sum + w, 0);
-  const bounds = [0];
-  let acc = 0;
-  let block = 0;
-  for (let t = 1; t < threads; t++) {
-    while (block < weights.length && acc + weights[block]! <= (total * t) / threads) acc += weights[block++]!;
-    bounds.push(Math.min(nWires, Math.max(bounds.at(-1)!, block << COUNT_SHIFT)));
+  const hotFrom = (HOT_BLOCK * total) / Math.max(1, weights.length);
+  const load = new Array<number>(threads).fill(0);
+  const hot = weights.flatMap((w, block) => (w > hotFrom ? [block] : [])).sort((a, b) => weights[b]! - weights[a]!);
+  for (const block of hot) {
+    const t = load.indexOf(Math.min(...load));
+    owners[block] = t;
+    load[t]! += weights[block]!;
   }
-  bounds.push(nWires);
-  return bounds;
+  const isHot = new Set(hot);
+  const share = load.map((hotLoad) => Math.max(total / threads - hotLoad, 1));
+  const dealt = new Array<number>(threads).fill(0);
+  for (let block = 0; block < weights.length; block++) {
+    if (isHot.has(block)) continue;
+    let best = 0;
+    for (let t = 1; t < threads; t++)
+      if ((dealt[t]! + weights[block]!) / share[t]! < (dealt[best]! + weights[block]!) / share[best]!) best = t;
+    owners[block] = best;
+    dealt[best]! += weights[block]!;
+  }
+  return owners;
 }
 
 /** The key's point sections, each made on the pool from the bases of one or more matrices. */
@@ -654,7 +680,9 @@ async function composeSection(
   const { pool, layout, ptau, r1cs, what, timer } = context;
   const { nWires } = layout;
   const pointBytes = section.group === 'G1' ? G1_BYTES : G2_BYTES;
-  const job = await pool.open(section.group, nWires, splitSignals(weights, nWires, pool.threads));
+  // The counts have a block past the last signal when nWires is a multiple of the block.
+  const blocks = weights.slice(0, Math.ceil(nWires / 2 ** COUNT_SHIFT));
+  const job = await pool.open(section.group, nWires, COUNT_SHIFT, dealSignals(blocks, pool.threads));
   const inFlight: Promise<void>[] = [];
   try {
     for await (const chunk of constraintChunks(r1cs, layout, what, context.slots)) {

@@ -9,7 +9,8 @@
  * The r1cs is walked as it is stored, constraint by constraint (the bases of a chunk of
  * constraints arrive with it, so the ptau is read sequentially), and each term is added into its
  * output's accumulator, an affine point in the zkey's layout; a thread owns the accumulators of
- * one range of signals [lo, hi). A term costs what its scalar's length costs: m is reduced below r
+ * its share of the signals (blocks of consecutive signals dealt so that every chunk of
+ * constraints gives every thread work). A term costs what its scalar's length costs: m is reduced below r
  * and replaced by r - m with the base negated when that is shorter (so -1, -2 cost what 1, 2 do);
  * m = 1 is one addition; other terms are multiplied in batches by left-to-right signed binary
  * (NAF) in affine coordinates, every term of a batch stepping in lockstep and each step sharing
@@ -395,17 +396,20 @@ static void cp_flush(cp_batch *b, u8 *acc, u32 *slot) {
 #define COMPOSE_OK 0
 #define COMPOSE_BAD_SIGNAL 1
 
+/* local[s] of a signal this thread does not own. */
+#define CP_NOT_MINE 0xffffffffu
+
 /*
  * Adds the terms of `count` whole r1cs constraints (their bytes as the r1cs stores them: for A, B
- * and C in turn, u32 n then n × (u32 signal, 32-byte coefficient)) whose signal s lies in [lo, hi)
- * into acc[s - lo] (affine, PT_BYTES each, all zero at infinity: the zkey's layout), as
- * coefficient × base. base_a, base_b, base_c: the bases of each matrix's terms for the chunk's
- * constraints (point k for its k-th constraint), or 0 to leave that matrix out. slot: hi − lo
- * words, zero (and left zero). scratch: COMPOSE_SCRATCH_FN(max_terms) bytes.
+ * and C in turn, u32 n then n × (u32 signal, 32-byte coefficient)) whose signal s this thread owns
+ * (local[s] != CP_NOT_MINE) into acc[local[s]] (affine, PT_BYTES each, all zero at infinity: the
+ * zkey's layout), as coefficient × base. base_a, base_b, base_c: the bases of each matrix's terms
+ * for the chunk's constraints (point k for its k-th constraint), or 0 to leave that matrix out.
+ * slot: a word per owned signal, zero (and left zero). scratch: COMPOSE_SCRATCH_FN(max_terms) bytes.
  */
 __attribute__((export_name(CP_STRINGIFY(COMPOSE_FN))))
 u32 COMPOSE_FN(const u8 *constraints, u32 count, u32 n_wires, const u8 *base_a, const u8 *base_b, const u8 *base_c,
-               u32 lo, u32 hi, u8 *acc, u32 *slot, u8 *scratch, u32 max_terms, u32 *where) {
+               const u32 *local, u8 *acc, u32 *slot, u8 *scratch, u32 max_terms, u32 *where) {
   cp_batch b = cp_batch_at(scratch, max_terms);
   const u8 *bases[3] = {base_a, base_b, base_c};
   const u8 *p = constraints;
@@ -422,7 +426,9 @@ u32 COMPOSE_FN(const u8 *constraints, u32 count, u32 n_wires, const u8 *base_a, 
           *where = c;
           return COMPOSE_BAD_SIGNAL;
         }
-        if (!base_of || signal < lo || signal >= hi) continue;
+        if (!base_of) continue;
+        const u32 target = local[signal];
+        if (target == CP_NOT_MINE) continue;
         const u8 *base = base_of + (u64)c * PT_BYTES;
         if (cp_is_infinity(base)) continue;
         u32 k[8];
@@ -430,7 +436,7 @@ u32 COMPOSE_FN(const u8 *constraints, u32 count, u32 n_wires, const u8 *base_a, 
         if (cp_is_zero8(k)) continue;
         if (cp_is_one8(k)) {
           if (b.adds == 2 * b.max) cp_accumulate(&b, acc, slot);
-          cp_push(&b, signal - lo, base, negate);
+          cp_push(&b, target, base, negate);
           continue;
         }
         const u32 i = b.count++;
@@ -439,7 +445,7 @@ u32 COMPOSE_FN(const u8 *constraints, u32 count, u32 n_wires, const u8 *base_a, 
         if (negate) el_neg(PT_Y(q), PT_Y(base));
         else el_copy(PT_Y(q), PT_Y(base));
         b.len[i] = cp_naf(k, b.naf + (u64)i * 16, b.naf + (u64)i * 16 + 8);
-        b.out[i] = signal - lo;
+        b.out[i] = target;
         b.inf[i] = 1;
         if (b.count == b.max) cp_flush(&b, acc, slot);
       }
