@@ -77,7 +77,7 @@ const PTAU = {
   betaLagrange: 15,
 };
 
-/** ffjavascript's curve without worker threads, built on first use (see the H section's hash). */
+/** ffjavascript's curve without worker threads (see the H section's hash), built on the first key's start. */
 let oneThreadCurve: ReturnType<typeof buildBn128> | undefined;
 
 export interface InitialKeyProgress {
@@ -501,11 +501,8 @@ async function writeH(context: WriterContext, file: ZkeyStream, csHash: Hash, un
   file.endSection();
   timer.add('H: copied from the ptau', timer.now() - started);
   started = timer.now();
-  // ffjavascript's curve hashes the pair snarkjs reads past the end of the section (hashHPoints
-  // says why); its one-thread build costs this process a few MB, not a thread per core.
-  oneThreadCurve ??= buildBn128(true);
-  const curve = (await oneThreadCurve) as unknown as AuditCurve;
-  timer.add('H: one-thread curve built', timer.now() - started);
+  const curve = (await oneThreadCurve!) as unknown as AuditCurve;
+  timer.add('H: one-thread curve ready', timer.now() - started);
   started = timer.now();
   await hashHPoints(curve, uncompressed, context.ptauHandle, ptau.location(PTAU.tauG1, 'tau'), domain, csHash);
   timer.add('H: circuit hash of the differences', timer.now() - started);
@@ -549,6 +546,11 @@ export async function writeInitialKey(
   options: WriteInitialKeyOptions,
 ): Promise<InitialKeyWritten> {
   const what = options.r1csLabel ?? 'the r1cs';
+  // ffjavascript's curve hashes the pair snarkjs reads past the end of H's section (hashHPoints
+  // says why); its one-thread build costs this process a few MB, not a thread per core, and is
+  // compiled while the threads compose, not when H's turn comes.
+  oneThreadCurve ??= buildBn128(true);
+  oneThreadCurve.catch(() => undefined); // awaited when H is hashed
   const [r1cs, ptauHandle] = await Promise.all([open(r1csPath, 'r'), open(ptauPath, 'r')]);
   let out: FileHandle | undefined;
   try {
@@ -585,24 +587,7 @@ export async function writeInitialKey(
       uncompressed,
       outputs: new Uint8Array(new SharedArrayBuffer(OUTPUT_SLICE * G2_BYTES)),
     };
-    await writeKAndH(context, sections, counts, pass);
-    for (const section of LATER_SECTIONS) {
-      const started = context.timer.now();
-      const matrices = section.bases.flatMap((b, m) => (b === undefined ? [] : [m]));
-      const job = await composeSection(context, section, counts.weights(matrices));
-      context.timer.add(`${section.part}: composition`, context.timer.now() - started);
-      try {
-        await writePoints(context, file, csHash, uncompressed, sections.outputs, {
-          job,
-          id: section.id,
-          group: section.group,
-          from: 0,
-          to: nWires,
-        });
-      } finally {
-        await job.close();
-      }
-    }
+    await writePointSections(context, sections, counts, await composeK(context, sections, counts, pass));
 
     const circuitHash = csHash.digest();
     await file.startSection(SECTION.mpc, 64 + 4);
@@ -617,17 +602,21 @@ export async function writeInitialKey(
   }
 }
 
-/**
- * Sections 4 (coefficients, written on this thread while the threads compose IC and L), 3 (IC),
- * 9 (H) and 8 (L), in the file's order.
- */
-async function writeKAndH(
+interface SectionsOut {
+  file: ZkeyStream;
+  csHash: Hash;
+  uncompressed: G1Uncompressed;
+  /** Where the threads put each slice of outputs (a view of shared memory). */
+  outputs: Uint8Array;
+}
+
+/** Section 4 (the coefficients), written on this thread while the threads compose IC and L; returns their job. */
+async function composeK(
   context: WriterContext,
-  sections: { file: ZkeyStream; csHash: Hash; uncompressed: G1Uncompressed; outputs: Uint8Array },
+  { file }: SectionsOut,
   counts: TermCounts,
   pass: R1csInitPass,
-): Promise<void> {
-  const { file, csHash, uncompressed, outputs } = sections;
+): Promise<ComposeJob> {
   const { layout, what, timer } = context;
   const started = timer.now();
   await file.startSection(SECTION.coefficients, 4 + counts.coefficientEntries * COEFFICIENT_ENTRY_BYTES);
@@ -639,23 +628,58 @@ async function writeKAndH(
   });
   file.endSection();
   timer.add('IC and L: composition, coefficients written beside it', timer.now() - started);
+  return k;
+}
+
+/**
+ * The point sections from IC on, in the file's order: IC, H, L (K's job), then A, B1, B2, each
+ * composed on the threads while the one before is written and hashed on this thread.
+ */
+async function writePointSections(
+  context: WriterContext,
+  out: SectionsOut,
+  counts: TermCounts,
+  k: ComposeJob,
+): Promise<void> {
+  const { file, csHash, uncompressed, outputs } = out;
+  const { layout, timer } = context;
+  const points = (job: ComposeJob, id: number, group: MsmGroup, from: number, to: number): Promise<void> =>
+    writePoints(context, file, csHash, uncompressed, outputs, { job, id, group, from, to });
+  const compose = async (section: PointSection): Promise<ComposeJob> => {
+    const started = timer.now();
+    const matrices = section.bases.flatMap((b, m) => (b === undefined ? [] : [m]));
+    const job = await composeSection(context, section, counts.weights(matrices));
+    timer.add(`${section.part}: composition (beside the writes)`, timer.now() - started);
+    return job;
+  };
+  let writing = {
+    job: k,
+    write: async (): Promise<void> => {
+      await points(k, SECTION.ic, 'G1', 0, layout.nPublic + 1);
+      await writeH(context, file, csHash, uncompressed);
+      await points(k, SECTION.l, 'G1', layout.nPublic + 1, layout.nWires);
+    },
+  };
+  let composing: Promise<ComposeJob> | undefined;
   try {
-    const job = { job: k, group: 'G1' as const };
-    await writePoints(context, file, csHash, uncompressed, outputs, {
-      ...job,
-      id: SECTION.ic,
-      from: 0,
-      to: layout.nPublic + 1,
-    });
-    await writeH(context, file, csHash, uncompressed);
-    await writePoints(context, file, csHash, uncompressed, outputs, {
-      ...job,
-      id: SECTION.l,
-      from: layout.nPublic + 1,
-      to: layout.nWires,
-    });
+    for (const section of [...LATER_SECTIONS, undefined]) {
+      composing = section && compose(section);
+      composing?.catch(() => undefined); // awaited below, or closed on the way out
+      try {
+        await writing.write();
+      } finally {
+        await writing.job.close();
+      }
+      if (!section || !composing) return;
+      const job = await composing;
+      composing = undefined;
+      writing = { job, write: () => points(job, section.id, section.group, 0, layout.nWires) };
+    }
   } finally {
-    await k.close();
+    await composing?.then(
+      (job) => job.close(),
+      () => undefined,
+    );
   }
 }
 
