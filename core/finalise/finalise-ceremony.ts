@@ -125,6 +125,11 @@ async function applyBeacon(
       throw error;
     }
     progress({ type: 'step', circuit: name, step: 'verifying the final key as the next link of its head' });
+    // The file's hashes are taken on this thread while the check's sums run on the kernel's threads.
+    const hashing = timer.time('final key hashed (beside the link check)', () =>
+      hashKeyFile(staged, `the final key of ${name}`),
+    );
+    hashing.catch(() => undefined); // awaited below, or dropped with the refusal
     let link;
     const checked = timer.now();
     try {
@@ -132,17 +137,18 @@ async function applyBeacon(
         expect: { kind: 'beacon', ...beacon },
         // The coordinator's console shows this message: roles, not the server's paths.
         labels: { prev: `the head of ${name}`, next: `the final key of ${name}` },
+        // The key is this command's own: its sums may start with the structure check.
+        sumsDuringStructureCheck: true,
       });
     } catch (error) {
+      await hashing.catch(() => undefined);
       throw new CoordinatorError(
         'finalise.verification_failed',
         `the final key of ${name} failed verification: ${(error as Error).message}`,
       );
     }
     timer.add('link check from the head', timer.now() - checked);
-    const { fileHash, sectionHashes } = await timer.time('final key hashed', () =>
-      hashKeyFile(staged, `the final key of ${name}`),
-    );
+    const { fileHash, sectionHashes } = await hashing;
     await commitFile(staged, finalPath);
     await state.transcript.append([
       {
