@@ -49,14 +49,30 @@ export interface CoordinatorWorkFigures {
   circuit: string;
   keyBytes: number;
   init: { kernel: StageResult; snarkjs?: StageResult; sameBytes?: boolean };
-  finalise: { kernel: StageResult; before?: { ms: number; stages: StageTimes }; sameBytes?: boolean };
+  finalise: { kernel: StageResult; before?: { ms: number; cpuMs: number; stages: StageTimes }; sameBytes?: boolean };
 }
 
 /** Each stage's wall time (ms) by scope then stage, in the order reported. */
 type StageTimes = Map<string, Map<string, number>>;
 
-/** The kernel commands report where their time goes (core/runtime/stage-timings.ts). */
-const STAGE_TIMES_ENV = { CEREMONY_STAGE_TIMES: '1' };
+/**
+ * Each child reports its CPU time (every thread's, user and system) as it exits: on a machine
+ * others share, CPU time moves far less with their load than wall time does.
+ */
+const CPU_TIME_REPORT = `data:text/javascript,${encodeURIComponent(
+  'process.on("exit",()=>{const u=process.cpuUsage();' +
+    'process.stderr.write(`cpu-time ${((u.user+u.system)/1000).toFixed(0)} ms\\n`)})',
+)}`;
+const CPU_TIME_ENV = { NODE_OPTIONS: `--import=${CPU_TIME_REPORT}` };
+
+/** The kernel commands also report where their time goes (core/runtime/stage-timings.ts). */
+const STAGE_TIMES_ENV = { ...CPU_TIME_ENV, CEREMONY_STAGE_TIMES: '1' };
+
+/** The CPU time a child reported (CPU_TIME_ENV), in ms. */
+function cpuTime(stage: StageResult): number | undefined {
+  const match = /^cpu-time (\d+) ms$/m.exec(stage.stderr);
+  return match ? Number(match[1]) : undefined;
+}
 
 /** The `stage-time <scope>: <stage> <ms> ms` lines of a command's stderr. */
 function stageTimes(stderr: string): StageTimes {
@@ -98,8 +114,10 @@ async function finaliseBefore(
   z0: string,
   head: string,
   out: string,
-): Promise<{ ms: number; stages: StageTimes }> {
+): Promise<{ ms: number; cpuMs: number; stages: StageTimes }> {
   const started = performance.now();
+  // This process's every thread: ffjavascript's workers are threads of it.
+  const cpu = process.cpuUsage();
   const stages = new Map<string, number>();
   let at = started;
   const lap = (stage: string): void => {
@@ -123,7 +141,12 @@ async function finaliseBefore(
   await snarkjs.zKey.exportVerificationKey(out);
   await exportSolidityVerifier(out, 'VerifierMul');
   lap('verification key and Solidity verifier exported');
-  return { ms: performance.now() - started, stages: new Map([['finalise before', stages]]) };
+  const used = process.cpuUsage(cpu);
+  return {
+    ms: performance.now() - started,
+    cpuMs: (used.user + used.system) / 1000,
+    stages: new Map([['finalise before', stages]]),
+  };
 }
 
 /**
@@ -185,9 +208,7 @@ export async function runCoordinatorWork(name: string, withSnarkjs: boolean): Pr
       const snarkjsCli = path.join(REPO_ROOT, 'node_modules', 'snarkjs', 'build', 'cli.cjs');
       figures.init.snarkjs = await runStage(
         [process.execPath, snarkjsCli, 'zkey', 'new', chain.r1cs, chain.ptau, theirs],
-        {
-          cwd: REPO_ROOT,
-        },
+        { cwd: REPO_ROOT, env: CPU_TIME_ENV },
       );
       figures.init.sameBytes = (await hashFile(theirs)) === (await hashFile(z0));
       await rm(theirs, { force: true });
@@ -216,6 +237,11 @@ export function printCoordinatorWork(f: CoordinatorWorkFigures): void {
   const peak = (r: StageResult): string => `${r.peaks[0]?.name ?? '?'} ${megabytes(r.peaks[0]?.bytes ?? 0)}`;
   const time = (r: StageResult): string => seconds(r.ms).padStart(9);
   const ratio = (a: number, b: number): string => `${(a / b).toFixed(2).padStart(8)}×`;
+  const cpu = (kernel: number | undefined, before: number | undefined): string =>
+    kernel === undefined || before === undefined
+      ? '  CPU time: not reported'
+      : `  CPU time (every thread): kernel ${seconds(kernel)}, before ${seconds(before)}, ` +
+        `before ÷ kernel ${(before / kernel).toFixed(2)}×`;
   const lines = [
     '',
     `the coordinator's work on ${f.circuit} (key ${megabytes(f.keyBytes)}), same run`,
@@ -228,6 +254,7 @@ export function printCoordinatorWork(f: CoordinatorWorkFigures): void {
         `${((f.init.snarkjs.peaks[0]?.bytes ?? 0) / f.keyBytes).toFixed(2)} × key`,
       `  snarkjs ÷ kernel                     ${ratio(f.init.snarkjs.ms, f.init.kernel.ms)}   (goal ≥ 5); ` +
         `the same key byte for byte: ${f.init.sameBytes ? 'yes' : 'NO'}`,
+      cpu(cpuTime(f.init.kernel), cpuTime(f.init.snarkjs)),
     );
   }
   lines.push(`  finalise, ceremony finalise (kernel) ${time(f.finalise.kernel)}   peak RSS ${peak(f.finalise.kernel)}`);
@@ -237,6 +264,7 @@ export function printCoordinatorWork(f: CoordinatorWorkFigures): void {
         seconds(f.finalise.before.ms),
       `  before ÷ kernel                      ${ratio(f.finalise.before.ms, f.finalise.kernel.ms)}   (goal ≥ 4); ` +
         `the same final key byte for byte: ${f.finalise.sameBytes ? 'yes' : 'NO'}`,
+      cpu(cpuTime(f.finalise.kernel), f.finalise.before.cpuMs),
     );
   }
   lines.push('', '  where the time goes (wall time of each stage; overlapping stages each count their own)');
