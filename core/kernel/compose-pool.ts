@@ -2,7 +2,8 @@
  * init's compose pool: one Node thread per core, each owning, for every job it is given, the
  * accumulators of its share of a key section's signals (compose-kernel.ts: blocks of consecutive
  * signals, dealt by the caller). A job's chunks of constraints go to every thread (each adds the
- * terms of its own signals); each thread writes its outputs in place. Several jobs (circuits initialised at once) share the threads.
+ * terms of its own signals); each thread writes its outputs in place. Several jobs (circuits
+ * initialised at once, or a section composed while the one before is written) share the threads.
  * `close()` stops them; a thread that dies fails every call waiting on it and the pool with it.
  */
 import { availableParallelism } from 'node:os';
