@@ -53,17 +53,17 @@ const FR_TWO_ADICITY = 28;
 /** Signals per counted block, log2 (the counts deal the signals between the threads by blocks). */
 const COUNT_SHIFT = 4;
 /** r1cs bytes per chunk sent to the threads (whole constraints; each thread copies it). */
-const CHUNK_BYTES = 2 << 20;
+const CHUNK_BYTES = 1 << 20;
 /** Constraints per chunk at most (their bases take 192 bytes each at most: three G1 points). */
-const CHUNK_CONSTRAINTS = 8192;
+const CHUNK_CONSTRAINTS = 4096;
 /** Bytes of bases a chunk's constraint may need: three G1 points (IC/L), or one G2 point (B2). */
 const BASES_PER_CONSTRAINT = 3 * G1_BYTES;
 /** Chunks in flight to the threads at most; the ring of slots has one more. */
 const IN_FLIGHT = 2;
 /** Outputs asked of the threads at once. */
-const OUTPUT_SLICE = 1 << 15;
+const OUTPUT_SLICE = 1 << 14;
 /** Bytes buffered before a write to the file. */
-const WRITE_BUFFER = 4 << 20;
+const WRITE_BUFFER = 1 << 20;
 
 /** ptau sections read: α, β first points; τ^i in G1; Lagrange bases in G1 and G2, α·λ, β·λ. */
 const PTAU = {
