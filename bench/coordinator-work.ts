@@ -8,7 +8,10 @@
  *             head) against today's finalise before it (snarkjs's `zkey beacon`, then the check
  *             from contribution 0, verifyLinkFromInit, then the same hash and exports), on a head
  *             with one contribution (made by `contributeLocally`); the two final keys must be equal.
- * Only the circuit's r1cs and ptau are needed (cached): no snarkjs chain is built beforehand.
+ * Each side's CPU time (every thread) is printed beside its wall time, and the kernel commands'
+ * stage timings (CEREMONY_STAGE_TIMES=1, core/runtime/stage-timings.ts) after them, with the
+ * before-finalise's own stages. Only the circuit's r1cs and ptau are needed (cached): no snarkjs
+ * chain is built beforehand.
  *
  * Usage: tsx bench/coordinator-work.ts [--circuit rs18 | --circuit P (a generated real-shaped circuit of domain 2^P)]
  *                                      [--skip-snarkjs]
