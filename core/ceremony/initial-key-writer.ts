@@ -484,7 +484,12 @@ async function writeHeader(
 }
 
 /** Section 9, H: the odd points of the doubled domain's Lagrange basis, copied; then its share of the circuit hash. */
-async function writeH(context: WriterContext, file: ZkeyStream, csHash: Hash, uncompressed: G1Uncompressed) {
+async function writeH(
+  context: WriterContext,
+  file: ZkeyStream,
+  csHash: Hash,
+  uncompressed: G1Uncompressed,
+): Promise<void> {
   const { ptau, domain, progress, timer } = context;
   let started = timer.now();
   await file.startSection(SECTION.h, domain * G1_BYTES);
