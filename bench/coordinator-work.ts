@@ -8,7 +8,10 @@
  *             head) against today's finalise before it (snarkjs's `zkey beacon`, then the check
  *             from contribution 0, verifyLinkFromInit, then the same hash and exports), on a head
  *             with one contribution (made by `contributeLocally`); the two final keys must be equal.
- * Only the circuit's r1cs and ptau are needed (cached): no snarkjs chain is built beforehand.
+ * Each side's CPU time (every thread) is printed beside its wall time, and the kernel commands'
+ * stage timings (CEREMONY_STAGE_TIMES=1, core/runtime/stage-timings.ts) after them, with the
+ * before-finalise's own stages. Only the circuit's r1cs and ptau are needed (cached): no snarkjs
+ * chain is built beforehand.
  *
  * Usage: tsx bench/coordinator-work.ts [--circuit rs18 | --circuit P (a generated real-shaped circuit of domain 2^P)]
  *                                      [--skip-snarkjs]
@@ -39,6 +42,8 @@ interface Chain {
   ptau: string;
 }
 import { finaliseArgv, megabytes, runStage, seconds, type StageResult } from './stage-run.ts';
+import { STAGE_TIME_PREFIX } from '../core/runtime/stage-timings.ts';
+import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
 
 const CIRCUIT = 'mul';
 const quiet: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -47,7 +52,40 @@ export interface CoordinatorWorkFigures {
   circuit: string;
   keyBytes: number;
   init: { kernel: StageResult; snarkjs?: StageResult; sameBytes?: boolean };
-  finalise: { kernel: StageResult; before?: { ms: number }; sameBytes?: boolean };
+  finalise: { kernel: StageResult; before?: { ms: number; cpuMs: number; stages: StageTimes }; sameBytes?: boolean };
+}
+
+/** Each stage's wall time (ms) by scope then stage, in the order reported. */
+type StageTimes = Map<string, Map<string, number>>;
+
+/**
+ * Each child reports its CPU time (every thread's, user and system) as it exits: on a machine
+ * others share, CPU time moves far less with their load than wall time does.
+ */
+const CPU_TIME_REPORT = `data:text/javascript,${encodeURIComponent(
+  'process.on("exit",()=>{const u=process.cpuUsage();' +
+    'process.stderr.write(`cpu-time ${((u.user+u.system)/1000).toFixed(0)} ms\\n`)})',
+)}`;
+const CPU_TIME_ENV = { NODE_OPTIONS: `--import=${CPU_TIME_REPORT}` };
+
+/** The kernel commands also report where their time goes (core/runtime/stage-timings.ts). */
+const STAGE_TIMES_ENV = { ...CPU_TIME_ENV, CEREMONY_STAGE_TIMES: '1' };
+
+/** The CPU time a child reported (CPU_TIME_ENV), in ms. */
+function cpuTime(stage: StageResult): number | undefined {
+  const match = /^cpu-time (\d+) ms$/m.exec(stage.stderr);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** The `stage-time <scope>: <stage> <ms> ms` lines of a command's stderr. */
+function stageTimes(stderr: string): StageTimes {
+  const times: StageTimes = new Map();
+  for (const match of stderr.matchAll(new RegExp(`^${STAGE_TIME_PREFIX} (.+?): (.+) (\\d+) ms$`, 'gm'))) {
+    const scope = times.get(match[1]!) ?? new Map<string, number>();
+    scope.set(match[2]!, (scope.get(match[2]!) ?? 0) + Number(match[3]));
+    times.set(match[1]!, scope);
+  }
+  return times;
 }
 
 /** A one-circuit test-network ceremony folder on the chain's r1cs and ptau, not initialised. */
@@ -74,10 +112,25 @@ async function ceremonyFolder(chain: Chain): Promise<string> {
  * Finalise as it was before the kernel, per circuit: snarkjs's beacon, the check from contribution 0,
  * the hash, the exports.
  */
-async function finaliseBefore(chain: Chain, z0: string, head: string, out: string): Promise<number> {
+async function finaliseBefore(
+  chain: Chain,
+  z0: string,
+  head: string,
+  out: string,
+): Promise<{ ms: number; cpuMs: number; stages: StageTimes }> {
   const started = performance.now();
+  // This process's every thread: ffjavascript's workers are threads of it.
+  const cpu = process.cpuUsage();
+  const stages = new Map<string, number>();
+  let at = started;
+  const lap = (stage: string): void => {
+    const now = performance.now();
+    stages.set(stage, now - at);
+    at = now;
+  };
   const made = await snarkjs.zKey.beacon(head, out, FINAL_BEACON_NAME, TEST_BEACON, TEST_BEACON_ITERATIONS, quiet);
   if (!made) throw new Error('snarkjs refused the beacon');
+  lap('snarkjs zkey beacon');
   await verifyLinkFromInit({
     initZkeyPath: z0,
     ptauPath: chain.ptau,
@@ -85,10 +138,18 @@ async function finaliseBefore(chain: Chain, z0: string, head: string, out: strin
     candidatePath: out,
     expect: { kind: 'beacon', beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS },
   });
+  lap('check from contribution 0 (verifyLinkFromInit)');
   await hashFile(out);
+  lap('final key hashed');
   await snarkjs.zKey.exportVerificationKey(out);
   await exportSolidityVerifier(out, 'VerifierMul');
-  return performance.now() - started;
+  lap('verification key and Solidity verifier exported');
+  const used = process.cpuUsage(cpu);
+  return {
+    ms: performance.now() - started,
+    cpuMs: (used.user + used.system) / 1000,
+    stages: new Map([['finalise before', stages]]),
+  };
 }
 
 /**
@@ -116,6 +177,10 @@ async function benchCircuit(name: string): Promise<Chain> {
 }
 
 export async function runCoordinatorWork(name: string, withSnarkjs: boolean): Promise<CoordinatorWorkFigures> {
+  // The finalise before the kernel checks through snarkjs's verifyFromInit, which opens the ptau
+  // (for its H check) and never closes it: Node closes that handle on garbage collection with a
+  // warning, which the CLI and the worker drop the same way.
+  silenceSnarkjsHandleWarnings();
   const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -127,7 +192,10 @@ export async function runCoordinatorWork(name: string, withSnarkjs: boolean): Pr
   try {
     log(`ceremony init (compiled, kernel) on ${name}`);
     const cli = path.join(REPO_ROOT, 'bin', 'ceremony.js');
-    const kernelInit = await runStage([process.execPath, cli, 'init', '--data', dir], { cwd: REPO_ROOT });
+    const kernelInit = await runStage([process.execPath, cli, 'init', '--data', dir], {
+      cwd: REPO_ROOT,
+      env: STAGE_TIMES_ENV,
+    });
     if (/running the sources through tsx/.test(kernelInit.stderr)) throw new Error('dist/ is stale: build first');
     const z0 = ceremonyPaths(dir).zkeyPath(CIRCUIT, 0);
     const keyBytes = (await stat(z0)).size;
@@ -143,9 +211,7 @@ export async function runCoordinatorWork(name: string, withSnarkjs: boolean): Pr
       const snarkjsCli = path.join(REPO_ROOT, 'node_modules', 'snarkjs', 'build', 'cli.cjs');
       figures.init.snarkjs = await runStage(
         [process.execPath, snarkjsCli, 'zkey', 'new', chain.r1cs, chain.ptau, theirs],
-        {
-          cwd: REPO_ROOT,
-        },
+        { cwd: REPO_ROOT, env: CPU_TIME_ENV },
       );
       figures.init.sameBytes = (await hashFile(theirs)) === (await hashFile(z0));
       await rm(theirs, { force: true });
@@ -154,12 +220,12 @@ export async function runCoordinatorWork(name: string, withSnarkjs: boolean): Pr
     log('one contribution on it (ceremony contribute on the kernel, as a local contributor)');
     await contributeLocally(dir, CIRCUIT, 'bench');
     log('ceremony finalise (compiled: the beacon on the kernel, the link check from the head)');
-    figures.finalise.kernel = await runStage(finaliseArgv(dir), { cwd: REPO_ROOT });
+    figures.finalise.kernel = await runStage(finaliseArgv(dir), { cwd: REPO_ROOT, env: STAGE_TIMES_ENV });
     if (withSnarkjs) {
       log("today's finalise before it: snarkjs zkey beacon, then the check from contribution 0");
       const before = path.join(scratch, 'final-before.zkey');
       const head = ceremonyPaths(dir).zkeyPath(CIRCUIT, 1);
-      figures.finalise.before = { ms: await finaliseBefore(chain, z0, head, before) };
+      figures.finalise.before = await finaliseBefore(chain, z0, head, before);
       figures.finalise.sameBytes =
         (await hashFile(before)) === (await hashFile(ceremonyPaths(dir).finalZkeyPath(CIRCUIT)));
     }
@@ -174,6 +240,11 @@ export function printCoordinatorWork(f: CoordinatorWorkFigures): void {
   const peak = (r: StageResult): string => `${r.peaks[0]?.name ?? '?'} ${megabytes(r.peaks[0]?.bytes ?? 0)}`;
   const time = (r: StageResult): string => seconds(r.ms).padStart(9);
   const ratio = (a: number, b: number): string => `${(a / b).toFixed(2).padStart(8)}×`;
+  const cpu = (kernel: number | undefined, before: number | undefined): string =>
+    kernel === undefined || before === undefined
+      ? '  CPU time: not reported'
+      : `  CPU time (every thread): kernel ${seconds(kernel)}, before ${seconds(before)}, ` +
+        `before ÷ kernel ${(before / kernel).toFixed(2)}×`;
   const lines = [
     '',
     `the coordinator's work on ${f.circuit} (key ${megabytes(f.keyBytes)}), same run`,
@@ -186,6 +257,7 @@ export function printCoordinatorWork(f: CoordinatorWorkFigures): void {
         `${((f.init.snarkjs.peaks[0]?.bytes ?? 0) / f.keyBytes).toFixed(2)} × key`,
       `  snarkjs ÷ kernel                     ${ratio(f.init.snarkjs.ms, f.init.kernel.ms)}   (goal ≥ 5); ` +
         `the same key byte for byte: ${f.init.sameBytes ? 'yes' : 'NO'}`,
+      cpu(cpuTime(f.init.kernel), cpuTime(f.init.snarkjs)),
     );
   }
   lines.push(`  finalise, ceremony finalise (kernel) ${time(f.finalise.kernel)}   peak RSS ${peak(f.finalise.kernel)}`);
@@ -195,9 +267,21 @@ export function printCoordinatorWork(f: CoordinatorWorkFigures): void {
         seconds(f.finalise.before.ms),
       `  before ÷ kernel                      ${ratio(f.finalise.before.ms, f.finalise.kernel.ms)}   (goal ≥ 4); ` +
         `the same final key byte for byte: ${f.finalise.sameBytes ? 'yes' : 'NO'}`,
+      cpu(cpuTime(f.finalise.kernel), f.finalise.before.cpuMs),
     );
   }
+  lines.push('', '  where the time goes (wall time of each stage; overlapping stages each count their own)');
+  for (const times of [
+    stageTimes(f.init.kernel.stderr),
+    stageTimes(f.finalise.kernel.stderr),
+    f.finalise.before?.stages ?? new Map(),
+  ])
+    for (const [scope, stages] of times) {
+      lines.push(`    ${scope}`);
+      for (const [stage, ms] of stages) lines.push(`      ${stage.padEnd(60)} ${seconds(ms).padStart(9)}`);
+    }
   lines.push(
+    '',
     "  (the kernel figures include each command's start-up, checks, transcript and, for finalise, the verification",
     "   key and Solidity verifier; 'before' includes the same hash and exports. Both on the machine's cores.)",
   );

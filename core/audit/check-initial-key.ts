@@ -82,14 +82,14 @@
  * the kernel's r1cs pass) one 32-byte Montgomery copy per variable, and four 32-byte scalars (u, v,
  * w and their fold) per domain point.
  */
-import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { createHash, type Hash } from 'node:crypto';
+import { open, type FileHandle } from 'node:fs/promises';
 import { CoordinatorError } from '../errors.ts';
 import { getBn128 } from '../crypto/bn128.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { readSectionTable, SectionTableError, type SectionLocation } from '../binfile/section-table.ts';
 import { SectionReader } from '../binfile/section-reader.ts';
-import { readZkeyInfo, SECTION } from '../zkey/zkey-file.ts';
+import { readZkeyInfo, SECTION, type ZkeyInfo } from '../zkey/zkey-file.ts';
 import { G1Uncompressed } from '../kernel/g1-uncompressed.ts';
 import { N8, pairingHolds, type AuditCurve } from './audit-curve.ts';
 import { initialKeyMismatch, type InitialKeyPart } from './initial-key-mismatch.ts';
@@ -98,6 +98,7 @@ import {
   INITIAL_KEY_SCALAR_BYTES,
   readR1csLayout,
   scanR1cs,
+  type R1csLayout,
   type RoleScalars,
 } from './initial-key-r1cs-pass.ts';
 import { checkInitialKeyHeader, checkInitialKeyLayout } from './initial-key-header.ts';
@@ -141,6 +142,172 @@ async function ptauSectionTable(ptau: Awaited<ReturnType<typeof open>>): Promise
   }
 }
 
+/** What the check's steps share. */
+interface CheckContext {
+  curve: AuditCurve;
+  uncompressed: G1Uncompressed;
+  key: FileHandle;
+  r1cs: FileHandle;
+  ptau: FileHandle;
+  info: ZkeyInfo;
+  r1csLayout: R1csLayout;
+  ptauSections: Map<number, SectionLocation>;
+  lambdaG1: SectionLocation;
+  tauG1: SectionLocation;
+  domainSize: number;
+  label: string;
+  csHash: Hash;
+  progress: (points: number) => void;
+  lap: (phase: string) => void;
+}
+
+/**
+ * The key side, in the order snarkjs hashes the sections (IC, H, L (its C), A, B1, B2): each G1
+ * section's combination under ρ into `sums`, H compared and hashed; returns B2's window sums.
+ */
+async function keySideSums(
+  context: CheckContext,
+  rho: RoleScalars,
+  sums: Map<number, Uint8Array>,
+): Promise<WindowedSum> {
+  const { curve, uncompressed, key, info, ptau, csHash, progress, lap, domainSize } = context;
+  const icBytes = (context.r1csLayout.nPublic + 1) * INITIAL_KEY_SCALAR_BYTES;
+  const keyScalars: Record<number, Uint8Array> = {
+    [SECTION.ic]: rho.bytes.subarray(0, icBytes),
+    [SECTION.l]: rho.bytes.subarray(icBytes),
+    [SECTION.a]: rho.bytes,
+    [SECTION.b1]: rho.bytes,
+  };
+  const combine = async ({ id, part }: { id: number; part: InitialKeyPart }): Promise<void> => {
+    sums.set(id, await combineKeySection(curve, uncompressed, key, info, id, part, keyScalars[id]!, csHash, progress));
+  };
+  await combine(G1_SECTIONS[0]!);
+  lap('key G1 sections');
+  await hashHPoints(curve, uncompressed, ptau, context.tauG1, domainSize, csHash);
+  lap('circuit hash of H');
+  await checkHSection(key, info, ptau, context.lambdaG1, domainSize, progress);
+  lap('H bytes');
+  for (const section of G1_SECTIONS.slice(1)) await combine(section);
+  lap('key G1 sections');
+  const b2 = await combineB2Section(curve, key, info, SECTION.b2, rho.bytes, csHash, progress);
+  lap('key G2 MSM');
+  return b2;
+}
+
+/**
+ * T = Σ_w 2^(c·w)·W_w, B2's combination, once every window sum is known to lie in the order-r
+ * subgroup (see the module comment); `audit.b2_outside_subgroup` otherwise.
+ */
+function b2Combination(curve: AuditCurve, b2Windows: WindowedSum, label: string): Uint8Array {
+  if (b2Windows.windows.some((window) => !curve.G2.isZero(curve.G2.timesScalar(window, BN254_R)))) {
+    throw new CoordinatorError(
+      'audit.b2_outside_subgroup',
+      `${label} is not the key that the r1cs and the ptau produce: B2 has points outside the order-r subgroup of G2`,
+    );
+  }
+  let T = curve.G2.zero;
+  for (const window of [...b2Windows.windows].reverse()) {
+    for (let bit = 0; bit < b2Windows.windowBits; bit++) T = curve.G2.add(T, T);
+    T = curve.G2.add(T, window);
+  }
+  return T;
+}
+
+/** Σ_c scalars_c·λ_c over the ptau's Lagrange basis in G1. */
+function lambdaMsm(context: CheckContext, scalars: Uint8Array): Promise<Uint8Array> {
+  const { curve, ptau, lambdaG1, domainSize, progress } = context;
+  return combinePtauPoints(curve, 'G1', ptau, lambdaG1, domainSize - 1, domainSize, scalars, 'Lagrange', progress);
+}
+
+/**
+ * The rare path, once the folded equations failed: the equations one by one, to name the culprit
+ * (always throws). B2 is judged against B1 once B1 is known right; IC against L by restricting ρ
+ * to the public variables.
+ */
+async function nameCulprit(
+  context: CheckContext,
+  rho: RoleScalars,
+  sums: Map<number, Uint8Array>,
+  lambdaScalars: { u: Uint8Array; v: Uint8Array },
+  b2Holds: boolean,
+): Promise<never> {
+  const { curve, label, ptauSections, domainSize, progress } = context;
+  const { nPublic } = context.r1csLayout;
+  const G1 = curve.G1;
+  if (!G1.eq(sums.get(SECTION.a)!, await lambdaMsm(context, lambdaScalars.u)))
+    throw initialKeyMismatch('A', label, 'is not the combination of the ptau points the r1cs fixes');
+  if (!G1.eq(sums.get(SECTION.b1)!, await lambdaMsm(context, lambdaScalars.v)))
+    throw initialKeyMismatch('B1', label, 'is not the combination of the ptau points the r1cs fixes');
+  if (!b2Holds) throw initialKeyMismatch('B2', label, 'is not B1 in G2');
+  const publicRho: RoleScalars = {
+    bytes: rho.bytes.map((byte, i) => (i < (nPublic + 1) * INITIAL_KEY_SCALAR_BYTES ? byte : 0)),
+    values: rho.values.map((value, i) => (i <= nPublic ? value : 0n)),
+  };
+  const publicScan = await scanR1cs(
+    context.r1cs,
+    context.r1csLayout,
+    domainSize,
+    publicRho,
+    [0n, 0n],
+    undefined,
+    label,
+    'the r1cs',
+  );
+  // IC alone, the way zkey new composes it: λ, α·λ and β·λ points (ptau sections 12, 14, 15).
+  const [alphaG1, betaG1] = [PTAU_LAGRANGE_ALPHA_G1, PTAU_LAGRANGE_BETA_G1].map((id) => ptauSections.get(id));
+  if (!alphaG1 || !betaG1)
+    throw new CoordinatorError('ptau.not_prepared', 'the ptau has no alpha and beta Lagrange sections');
+  const scaled = (section: SectionLocation, scalars: Uint8Array, what: string): Promise<Uint8Array> =>
+    combinePtauPoints(curve, 'G1', context.ptau, section, domainSize - 1, domainSize, scalars, what, progress);
+  let expectedIc = await lambdaMsm(context, publicScan.w);
+  expectedIc = G1.add(expectedIc, await scaled(alphaG1, publicScan.v, 'alpha Lagrange'));
+  expectedIc = G1.add(expectedIc, await scaled(betaG1, publicScan.u, 'beta Lagrange'));
+  if (!G1.eq(sums.get(SECTION.ic)!, expectedIc))
+    throw initialKeyMismatch('IC', label, 'is not the combination of the ptau points the r1cs fixes');
+  throw initialKeyMismatch('L', label, 'is not the combination of the ptau points the r1cs fixes');
+}
+
+/** The r1cs's and the ptau's layouts read, the sizes checked: what the check's steps share. */
+async function openCheck(
+  r1csPath: string,
+  options: CheckInitialKeyOptions,
+  opened: Pick<CheckContext, 'key' | 'r1cs' | 'ptau' | 'info' | 'curve' | 'label'>,
+): Promise<CheckContext> {
+  const r1csLayout = await readR1csLayout(r1csPath, opened.r1cs, 'the r1cs');
+  const ptauSections = await ptauSectionTable(opened.ptau);
+  const power = Math.ceil(Math.log2(r1csLayout.nConstraints + r1csLayout.nPublic + 1));
+  const domainSize = 2 ** power;
+  if (power >= FR_TWO_ADICITY) throw new CoordinatorError('ptau.too_small', 'the circuit is too large for this check');
+  const lagrange = [PTAU_LAGRANGE_G1, PTAU_TAU_G1].map((id) => ptauSections.get(id));
+  if (lagrange.some((s) => !s)) throw new CoordinatorError('ptau.not_prepared', 'the ptau has no Lagrange sections');
+  const [lambdaG1, tauG1] = lagrange as [SectionLocation, SectionLocation];
+
+  const { nWires } = r1csLayout;
+  // In points, a G2 point counted as three G1 points; the r1cs pass as two domains' worth.
+  const totalWork = 2 * domainSize + 3 * nWires + domainSize + 3 * nWires + domainSize;
+  let done = 0;
+  let since = performance.now();
+  return {
+    ...opened,
+    uncompressed: await G1Uncompressed.instantiate(),
+    r1csLayout,
+    ptauSections,
+    lambdaG1,
+    tauG1,
+    domainSize,
+    csHash: createHash('blake2b512'),
+    progress: (points) => {
+      done += points;
+      options.onProgress?.(Math.min(done / totalWork, 1));
+    },
+    lap: (phase) => {
+      const now = performance.now();
+      if (options.timings) options.timings[phase] = (options.timings[phase] ?? 0) + (now - since);
+      since = now;
+    },
+  };
+}
+
 /**
  * Throws `audit.initial_key_mismatch` naming the first part of the zkey at `zkeyPath` that is not
  * what `snarkjs zkey new r1cs ptau` writes (probability ≤ 2^-128 of missing a G1 difference, see the
@@ -157,42 +324,17 @@ export async function checkInitialKey(
   const curve: AuditCurve = await getBn128();
   const [key, r1cs, ptau] = await Promise.all([open(zkeyPath, 'r'), open(r1csPath, 'r'), open(ptauPath, 'r')]);
   try {
-    const r1csLayout = await readR1csLayout(r1csPath, r1cs, 'the r1cs');
-    const ptauSections = await ptauSectionTable(ptau);
-    const power = Math.ceil(Math.log2(r1csLayout.nConstraints + r1csLayout.nPublic + 1));
-    const domainSize = 2 ** power;
-    if (power >= FR_TWO_ADICITY)
-      throw new CoordinatorError('ptau.too_small', 'the circuit is too large for this check');
-    const lagrange = [PTAU_LAGRANGE_G1, PTAU_TAU_G1].map((id) => ptauSections.get(id));
-    if (lagrange.some((s) => !s)) throw new CoordinatorError('ptau.not_prepared', 'the ptau has no Lagrange sections');
-    const [lambdaG1, tauG1] = lagrange as [SectionLocation, SectionLocation];
-
-    const { nWires, nPublic } = r1csLayout;
-    // In points, a G2 point counted as three G1 points; the r1cs pass as two domains' worth.
-    const totalWork = 2 * domainSize + 3 * nWires + domainSize + 3 * nWires + domainSize;
-    let done = 0;
-    const progress = (points: number): void => {
-      done += points;
-      options.onProgress?.(Math.min(done / totalWork, 1));
-    };
-
-    let since = performance.now();
-    const lap = (phase: string): void => {
-      const now = performance.now();
-      if (options.timings) options.timings[phase] = (options.timings[phase] ?? 0) + (now - since);
-      since = now;
-    };
-    const csHash = createHash('blake2b512');
-    const uncompressed = await G1Uncompressed.instantiate();
+    const context = await openCheck(r1csPath, options, { key, r1cs, ptau, info, curve, label });
+    const { csHash, domainSize, r1csLayout } = context;
     await checkInitialKeyLayout(key, info);
-    await checkInitialKeyHeader(curve, info, r1csLayout, domainSize, ptau, ptauSections, csHash);
+    await checkInitialKeyHeader(curve, info, r1csLayout, domainSize, ptau, context.ptauSections, csHash);
     const mpc = info.sections.get(SECTION.mpc)!;
     if (info.mpc.contributions.length !== 0 || mpc.size !== 68)
       throw initialKeyMismatch('contributions', label, 'is not empty');
 
     // One ρ per variable for A, B1, IC/L and B2, and σ1, σ2 to fold three equations into one (see
     // the module comment).
-    const rho = drawScalars(nWires);
+    const rho = drawScalars(r1csLayout.nWires);
     const [sigma1, sigma2] = drawScalars(2).values as [bigint, bigint];
     const coefficientReader = new SectionReader(
       key,
@@ -213,154 +355,39 @@ export async function checkInitialKey(
       label,
       'the r1cs',
     ).then((result) => {
-      progress(2 * domainSize);
+      context.progress(2 * domainSize);
       if (options.timings) options.timings['r1cs pass (overlaps the key side)'] = performance.now() - scanStart;
       return result;
     });
-
-    // Key side, in the order snarkjs hashes the sections: IC, H, L (its C), A, B1, B2.
-    const icBytes = (nPublic + 1) * INITIAL_KEY_SCALAR_BYTES;
-    const keyScalars: Record<number, Uint8Array> = {
-      [SECTION.ic]: rho.bytes.subarray(0, icBytes),
-      [SECTION.l]: rho.bytes.subarray(icBytes),
-      [SECTION.a]: rho.bytes,
-      [SECTION.b1]: rho.bytes,
-    };
     const sums = new Map<number, Uint8Array>();
-    const keySide = async (): Promise<WindowedSum> => {
-      sums.set(
-        SECTION.ic,
-        await combineKeySection(
-          curve,
-          uncompressed,
-          key,
-          info,
-          SECTION.ic,
-          'IC',
-          keyScalars[SECTION.ic]!,
-          csHash,
-          progress,
-        ),
-      );
-      lap('key G1 sections');
-      await hashHPoints(curve, uncompressed, ptau, tauG1, domainSize, csHash);
-      lap('circuit hash of H');
-      await checkHSection(key, info, ptau, lambdaG1, domainSize, progress);
-      lap('H bytes');
-      for (const { id, part } of G1_SECTIONS.slice(1))
-        sums.set(
-          id,
-          await combineKeySection(curve, uncompressed, key, info, id, part, keyScalars[id]!, csHash, progress),
-        );
-      lap('key G1 sections');
-      const b2 = await combineB2Section(curve, key, info, SECTION.b2, rho.bytes, csHash, progress);
-      lap('key G2 MSM');
-      return b2;
-    };
     // Both run to the end before a refusal is thrown, so no read is left running on a closed file;
     // an r1cs or coefficients refusal comes first, as it explains what follows.
-    const [scanned, keyed] = await Promise.allSettled([scan, keySide()]);
+    const [scanned, keyed] = await Promise.allSettled([scan, keySideSums(context, rho, sums)]);
     if (scanned.status === 'rejected') throw scanned.reason;
     if (keyed.status === 'rejected') throw keyed.reason;
     const lambdaScalars = scanned.value;
-    // Every window sum of B2's combination in the order-r subgroup (see the module comment), then
-    // the combination itself, T = Σ_w 2^(c·w)·W_w.
-    const b2Windows = keyed.value;
-    if (b2Windows.windows.some((window) => !curve.G2.isZero(curve.G2.timesScalar(window, BN254_R)))) {
-      throw new CoordinatorError(
-        'audit.b2_outside_subgroup',
-        `${label} is not the key that the r1cs and the ptau produce: B2 has points outside the order-r subgroup of G2`,
-      );
-    }
-    let T = curve.G2.zero;
-    for (const window of [...b2Windows.windows].reverse()) {
-      for (let bit = 0; bit < b2Windows.windowBits; bit++) T = curve.G2.add(T, T);
-      T = curve.G2.add(T, window);
-    }
+    const T = b2Combination(curve, keyed.value, label);
 
     const G1 = curve.G1;
     const G2 = curve.G2;
-    const lambdaMsm = (scalars: Uint8Array): Promise<Uint8Array> =>
-      combinePtauPoints(curve, 'G1', ptau, lambdaG1, domainSize - 1, domainSize, scalars, 'Lagrange', progress);
     const alpha1 = G1.fromRprLEM(info.header.alpha1, 0);
     const beta2 = G2.fromRprLEM(info.header.beta2, 0);
     const sumA = sums.get(SECTION.a)!;
     const sumB1 = sums.get(SECTION.b1)!;
     const sumK = G1.add(sums.get(SECTION.ic)!, sums.get(SECTION.l)!);
-    /** e(ΣρK − W, g2) = e(ΣρA, β2)·e(α1, T), for sums restricted to some variables. */
-    const kHolds = (k: Uint8Array, w: Uint8Array, a: Uint8Array, t: Uint8Array): Promise<boolean> =>
-      pairingHolds(curve, [
-        [G1.add(k, G1.neg(w)), G2.g],
-        [G1.neg(a), beta2],
-        [G1.neg(alpha1), t],
-      ]);
-
     const b2Holds = await pairingHolds(curve, [
       [sumB1, G2.g],
       [G1.neg(G1.g), T],
     ]);
+    // e(ΣρK + σ1·ΣρA + σ2·ΣρB1 − Σ_c (w_c + σ1·u_c + σ2·v_c)·λ_c, g2) = e(ΣρA, β2)·e(α1, T)
     const folded = G1.add(sumK, G1.add(G1.timesScalar(sumA, sigma1), G1.timesScalar(sumB1, sigma2)));
-    const combinedHolds = await kHolds(folded, await lambdaMsm(lambdaScalars.combined), sumA, T);
-    lap('ptau MSM and pairings');
-    if (!b2Holds || !combinedHolds) {
-      // Rare path: the equations one by one, to name the culprit. B2 is judged against B1 once B1
-      // is known right; IC against L by restricting ρ to the public variables.
-      if (!G1.eq(sumA, await lambdaMsm(lambdaScalars.u)))
-        throw initialKeyMismatch('A', label, 'is not the combination of the ptau points the r1cs fixes');
-      if (!G1.eq(sumB1, await lambdaMsm(lambdaScalars.v)))
-        throw initialKeyMismatch('B1', label, 'is not the combination of the ptau points the r1cs fixes');
-      if (!b2Holds) throw initialKeyMismatch('B2', label, 'is not B1 in G2');
-      const publicRho: RoleScalars = {
-        bytes: rho.bytes.map((byte, i) => (i < (nPublic + 1) * INITIAL_KEY_SCALAR_BYTES ? byte : 0)),
-        values: rho.values.map((value, i) => (i <= nPublic ? value : 0n)),
-      };
-      const publicScan = await scanR1cs(
-        r1cs,
-        r1csLayout,
-        domainSize,
-        publicRho,
-        [0n, 0n],
-        undefined,
-        label,
-        'the r1cs',
-      );
-      // IC alone, the way zkey new composes it: λ, α·λ and β·λ points (ptau sections 12, 14, 15).
-      const [alphaG1, betaG1] = [PTAU_LAGRANGE_ALPHA_G1, PTAU_LAGRANGE_BETA_G1].map((id) => ptauSections.get(id));
-      if (!alphaG1 || !betaG1)
-        throw new CoordinatorError('ptau.not_prepared', 'the ptau has no alpha and beta Lagrange sections');
-      let expectedIc = await lambdaMsm(publicScan.w);
-      expectedIc = G1.add(
-        expectedIc,
-        await combinePtauPoints(
-          curve,
-          'G1',
-          ptau,
-          alphaG1,
-          domainSize - 1,
-          domainSize,
-          publicScan.v,
-          'alpha Lagrange',
-          progress,
-        ),
-      );
-      expectedIc = G1.add(
-        expectedIc,
-        await combinePtauPoints(
-          curve,
-          'G1',
-          ptau,
-          betaG1,
-          domainSize - 1,
-          domainSize,
-          publicScan.u,
-          'beta Lagrange',
-          progress,
-        ),
-      );
-      if (!G1.eq(sums.get(SECTION.ic)!, expectedIc))
-        throw initialKeyMismatch('IC', label, 'is not the combination of the ptau points the r1cs fixes');
-      throw initialKeyMismatch('L', label, 'is not the combination of the ptau points the r1cs fixes');
-    }
+    const combinedHolds = await pairingHolds(curve, [
+      [G1.add(folded, G1.neg(await lambdaMsm(context, lambdaScalars.combined))), G2.g],
+      [G1.neg(sumA), beta2],
+      [G1.neg(alpha1), T],
+    ]);
+    context.lap('ptau MSM and pairings');
+    if (!b2Holds || !combinedHolds) await nameCulprit(context, rho, sums, lambdaScalars, b2Holds);
     // Last, so that a changed point is named by its section rather than by the hash it also breaks.
     if (!csHash.digest().equals(info.mpc.csHash))
       throw initialKeyMismatch('circuit hash', label, "is not the hash of the key's points");

@@ -25,6 +25,7 @@ import { silentProgress, snarkjsProgressLogger, type Progress } from './progress
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { ComposePool } from '../kernel/compose-pool.ts';
 import { writeInitialKey } from './initial-key-writer.ts';
+import { StageTimer } from '../runtime/stage-timings.ts';
 
 /** Circuits whose domain is at least this large are made one at a time (their accumulators take hundreds of MB). */
 const ALONE_FROM_DOMAIN = 1 << 19;
@@ -134,6 +135,7 @@ async function createInitialKey(
     const written = await writeInitialKey(circuit.r1csPath, config.ptauPath, temp, {
       pool,
       r1csLabel: `circuit ${circuit.name}: ${circuit.r1cs}`,
+      timer: new StageTimer(`init ${circuit.name}`),
       onProgress: (part, done, total) => progress({ type: 'count', circuit: circuit.name, part, done, total }),
     });
     await commitFile(temp, target);
@@ -184,10 +186,13 @@ export async function initCeremony(
           `${state.transcript.entries.length} entries); refusing to overwrite it`,
       );
     }
-    const summaries = await checkCeremonyInputs(state.config);
+    const timer = new StageTimer('init');
+    const summaries = await timer.time('inputs checked (ptau and r1cs headers)', () =>
+      checkCeremonyInputs(state.config),
+    );
 
     const made = new Map<string, { entry: NewTranscriptEntry; result: InitializedCircuit }>();
-    const pool = await ComposePool.start().catch(() => undefined);
+    const pool = await timer.time('compose threads started', () => ComposePool.start().catch(() => undefined));
     try {
       const domainOf = (circuit: CircuitConfig): number => 2 ** requiredPtauPower(summaries.get(circuit.name)!);
       await runSeveralAtOnce(
@@ -226,7 +231,8 @@ export async function initCeremony(
     }
     // In the configuration's order, whatever order the circuits finished in.
     const entries = state.config.circuits.map((circuit) => made.get(circuit.name)!.entry);
-    await state.transcript.append(entries);
+    await timer.time('transcript appended', () => state.transcript.append(entries));
+    timer.report();
     return state.config.circuits.map((circuit) => made.get(circuit.name)!.result);
   });
 }

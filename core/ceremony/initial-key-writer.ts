@@ -19,10 +19,11 @@
  * coefficient 1), which is what snarkjs adds. The point sections are the kernel's sparse
  * combinations (sparse-compose.h) on the compose pool: one pass over the r1cs per section, the
  * ptau's bases read beside it in constraint order, each thread adding the terms of its share of the
- * signals (split by a first pass that counts them) into accumulators it holds; the outputs then
- * come back in signal order and are written. What is held: each thread's accumulators for one
- * section (96 bytes a signal in G1, 192 in G2), a chunk of constraints with its bases, a slice of
- * outputs, and the counts (12 bytes per 16 signals).
+ * signals (blocks of 16 dealt by a first pass that counts their terms, dealSignals) into
+ * accumulators it holds; the outputs then come back in signal order and are written. What is held:
+ * each thread's accumulators for one section (64 bytes a signal in G1, 128 in G2, and a word of
+ * where each signal's accumulator is), a chunk of constraints with its bases, a slice of outputs,
+ * and the counts (12 bytes per 16 signals).
  */
 import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
@@ -42,26 +43,27 @@ import type { MsmGroup } from '../kernel/msm-kernel.ts';
 import { readR1csLayout, wholeConstraints, type R1csLayout } from '../audit/initial-key-r1cs-pass.ts';
 import { hashHPoints, hashU32 } from '../audit/initial-key-h.ts';
 import type { AuditCurve } from '../audit/audit-curve.ts';
+import { StageTimer } from '../runtime/stage-timings.ts';
 
 const N8 = 32;
 const G1_BYTES = 64;
 const G2_BYTES = 128;
 /** ffjavascript's two-adicity of r: at or above it `zkey new` takes H elsewhere (never at our sizes). */
 const FR_TWO_ADICITY = 28;
-/** Signals per counted block (the counts split the signals between threads). */
+/** Signals per counted block, log2 (the counts deal the signals between the threads by blocks). */
 const COUNT_SHIFT = 4;
 /** r1cs bytes per chunk sent to the threads (whole constraints; each thread copies it). */
-const CHUNK_BYTES = 2 << 20;
+const CHUNK_BYTES = 1 << 20;
 /** Constraints per chunk at most (their bases take 192 bytes each at most: three G1 points). */
-const CHUNK_CONSTRAINTS = 8192;
+const CHUNK_CONSTRAINTS = 4096;
 /** Bytes of bases a chunk's constraint may need: three G1 points (IC/L), or one G2 point (B2). */
 const BASES_PER_CONSTRAINT = 3 * G1_BYTES;
 /** Chunks in flight to the threads at most; the ring of slots has one more. */
 const IN_FLIGHT = 2;
 /** Outputs asked of the threads at once. */
-const OUTPUT_SLICE = 1 << 15;
+const OUTPUT_SLICE = 1 << 14;
 /** Bytes buffered before a write to the file. */
-const WRITE_BUFFER = 4 << 20;
+const WRITE_BUFFER = 1 << 20;
 
 /** ptau sections read: α, β first points; τ^i in G1; Lagrange bases in G1 and G2, α·λ, β·λ. */
 const PTAU = {
@@ -75,7 +77,7 @@ const PTAU = {
   betaLagrange: 15,
 };
 
-/** ffjavascript's curve without worker threads, built on first use (see the H section's hash). */
+/** ffjavascript's curve without worker threads (see the H section's hash), built on the first key's start. */
 let oneThreadCurve: ReturnType<typeof buildBn128> | undefined;
 
 export interface InitialKeyProgress {
@@ -87,6 +89,8 @@ export interface WriteInitialKeyOptions {
   /** How messages name the r1cs (default "the r1cs"). */
   r1csLabel?: string;
   onProgress?: InitialKeyProgress;
+  /** Where each stage's time goes (core/runtime/stage-timings.ts); default: one of its own. */
+  timer?: StageTimer;
 }
 
 export interface InitialKeyWritten {
@@ -311,18 +315,43 @@ async function* constraintChunks(
   }
 }
 
-/** Thread bounds over [0, nWires) splitting `weight` (per block of 2^COUNT_SHIFT signals) evenly. */
-function splitSignals(weights: number[], nWires: number, threads: number): number[] {
+/** A block of signals holding more than this many times the mean block's terms is dealt as a hot one. */
+const HOT_BLOCK = 16;
+
+/**
+ * Which thread owns each block of 2^COUNT_SHIFT signals, from the terms each block has (`weights`):
+ * every thread gets the same share of the terms, and every stretch of the r1cs gives every thread
+ * its share of work. A chunk of constraints names mostly signals close to each other (and a few
+ * hot ones, the public inputs and the constant one, everywhere), so ranges of signals would leave
+ * all threads but one idle chunk after chunk. The hot blocks are dealt first, largest first, each to
+ * the thread with the fewest hot terms; the others then in turn, each to the thread furthest below
+ * its share of the rest (its equal share less its hot terms), so that a stretch of constraints, with
+ * its hot terms, weighs the same on every thread.
+ */
+function dealSignals(weights: number[], threads: number): Uint8Array {
+  const owners = new Uint8Array(weights.length);
+  if (threads === 1) return owners;
   const total = weights.reduce((sum, w) => sum + w, 0);
-  const bounds = [0];
-  let acc = 0;
-  let block = 0;
-  for (let t = 1; t < threads; t++) {
-    while (block < weights.length && acc + weights[block]! <= (total * t) / threads) acc += weights[block++]!;
-    bounds.push(Math.min(nWires, Math.max(bounds.at(-1)!, block << COUNT_SHIFT)));
+  const hotFrom = (HOT_BLOCK * total) / Math.max(1, weights.length);
+  const load = new Array<number>(threads).fill(0);
+  const hot = weights.flatMap((w, block) => (w > hotFrom ? [block] : [])).sort((a, b) => weights[b]! - weights[a]!);
+  for (const block of hot) {
+    const t = load.indexOf(Math.min(...load));
+    owners[block] = t;
+    load[t]! += weights[block]!;
   }
-  bounds.push(nWires);
-  return bounds;
+  const isHot = new Set(hot);
+  const share = load.map((hotLoad) => Math.max(total / threads - hotLoad, 1));
+  const dealt = new Array<number>(threads).fill(0);
+  for (let block = 0; block < weights.length; block++) {
+    if (isHot.has(block)) continue;
+    let best = 0;
+    for (let t = 1; t < threads; t++)
+      if ((dealt[t]! + weights[block]!) / share[t]! < (dealt[best]! + weights[block]!) / share[best]!) best = t;
+    owners[block] = best;
+    dealt[best]! += weights[block]!;
+  }
+  return owners;
 }
 
 /** The key's point sections, each made on the pool from the bases of one or more matrices. */
@@ -346,6 +375,171 @@ const LATER_SECTIONS: PointSection[] = [
   { id: SECTION.b2, part: 'B2', group: 'G2', bases: [undefined, PTAU.lagrangeG2, undefined] },
 ];
 
+/** What the writer's steps share: the inputs, the circuit's sizes, and where progress and time go. */
+interface WriterContext {
+  r1cs: FileHandle;
+  ptau: PtauReader;
+  ptauHandle: FileHandle;
+  layout: R1csLayout;
+  what: string;
+  domain: number;
+  /** Rows of the matrices: the constraints, then one per public signal (and the constant one). */
+  rows: number;
+  slots: ChunkSlots;
+  progress: InitialKeyProgress;
+  timer: StageTimer;
+  pool: ComposePool;
+}
+
+/** The ptau's sections, or `ptau.malformed`. */
+async function ptauReader(handle: FileHandle): Promise<PtauReader> {
+  try {
+    return new PtauReader(handle, (await readSectionTable(handle, (await handle.stat()).size, 'ptau')).sections);
+  } catch (error) {
+    if (error instanceof SectionTableError) throw new CoordinatorError('ptau.malformed', `the ptau: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The terms each matrix has per block of signals (pass 1 over the r1cs), for the coefficients and the splits. */
+interface TermCounts {
+  /** Entries of the coefficients section: A's and B's terms, the public signals' rows included. */
+  coefficientEntries: number;
+  /** Terms per block of 2^COUNT_SHIFT signals over the given matrices (0 A, 1 B, 2 C). */
+  weights(matrices: number[]): number[];
+}
+
+async function countTerms(context: WriterContext, pass: R1csInitPass): Promise<TermCounts> {
+  const { layout, what, progress, timer } = context;
+  const started = timer.now();
+  for await (const chunk of constraintChunks(context.r1cs, layout, what, context.slots)) {
+    const failed = pass.count(chunk.bytes, chunk.count);
+    if (failed) throw badSignal(what, chunk.first + failed.badSignal, layout.nWires);
+    progress('counting the terms', Math.min(chunk.first + chunk.count, layout.nConstraints), layout.nConstraints);
+  }
+  const counts = pass.counts();
+  timer.add('r1cs pass: counting the terms', timer.now() - started);
+  const blocks = counts.length / 3;
+  const matrixTotal = (m: number): number => {
+    let sum = 0;
+    for (let b = 0; b < blocks; b++) sum += counts[3 * b + m]!;
+    return sum;
+  };
+  return {
+    coefficientEntries: matrixTotal(0) + matrixTotal(1),
+    weights: (matrices) =>
+      Array.from({ length: blocks }, (_, b) => matrices.reduce((sum, m) => sum + counts[3 * b + m]!, 0)),
+  };
+}
+
+/** The file's head and sections 1 and 2 (protocol, header); the header's points hashed into `csHash`. */
+async function writeHeader(
+  context: WriterContext,
+  file: ZkeyStream,
+  csHash: Hash,
+  uncompressed: G1Uncompressed,
+): Promise<void> {
+  const { ptau, layout, domain } = context;
+  const headerHead = Buffer.alloc(12);
+  headerHead.write('zkey', 0, 'latin1');
+  headerHead.writeUInt32LE(1, 4);
+  headerHead.writeUInt32LE(10, 8);
+  await file.write(headerHead);
+  await file.startSection(SECTION.protocol, 4);
+  await file.write(littleEndian(1n, 4)); // Groth16
+  file.endSection();
+
+  const [alpha1, beta1, beta2] = await Promise.all([
+    ptau.points(PTAU.alphaG1, 0, 1, G1_BYTES, 'alpha'),
+    ptau.points(PTAU.betaG1, 0, 1, G1_BYTES, 'beta'),
+    ptau.points(PTAU.betaG2, 0, 1, G2_BYTES, 'beta G2'),
+  ]);
+  const header = Buffer.concat([
+    littleEndian(BigInt(N8), 4),
+    littleEndian(BN254_Q, N8),
+    littleEndian(BigInt(N8), 4),
+    littleEndian(BN254_R, N8),
+    littleEndian(BigInt(layout.nWires), 4),
+    littleEndian(BigInt(layout.nPublic), 4),
+    littleEndian(BigInt(domain), 4),
+    alpha1,
+    beta1,
+    beta2,
+    G2_GENERATOR, // γ2
+    G1_GENERATOR, // δ1
+    G2_GENERATOR, // δ2
+  ]);
+  await file.startSection(SECTION.grothHeader, header.length);
+  await file.write(header);
+  file.endSection();
+  for (const [group, point] of [
+    ['G1', alpha1],
+    ['G1', beta1],
+    ['G2', beta2],
+    ['G2', G2_GENERATOR],
+    ['G1', G1_GENERATOR],
+    ['G2', G2_GENERATOR],
+  ] as const)
+    csHash.update(uncompressed.uncompressedView(point, group));
+}
+
+/** Section 9, H: the odd points of the doubled domain's Lagrange basis, copied; then its share of the circuit hash. */
+async function writeH(
+  context: WriterContext,
+  file: ZkeyStream,
+  csHash: Hash,
+  uncompressed: G1Uncompressed,
+): Promise<void> {
+  const { ptau, domain, progress, timer } = context;
+  let started = timer.now();
+  await file.startSection(SECTION.h, domain * G1_BYTES);
+  const pairs = new Uint8Array(2 * OUTPUT_SLICE * G1_BYTES);
+  const odds = new Uint8Array(OUTPUT_SLICE * G1_BYTES);
+  for (let first = 0; first < domain; first += OUTPUT_SLICE) {
+    const n = Math.min(OUTPUT_SLICE, domain - first);
+    const doubled = await ptau.points(PTAU.lagrangeG1, 2 * domain - 1 + 2 * first, 2 * n, G1_BYTES, 'Lagrange', pairs);
+    const odd = odds.subarray(0, n * G1_BYTES);
+    for (let i = 0; i < n; i++) odd.set(doubled.subarray((2 * i + 1) * G1_BYTES, (2 * i + 2) * G1_BYTES), i * G1_BYTES);
+    await file.write(odd);
+    progress('H', first + n, domain);
+  }
+  file.endSection();
+  timer.add('H: copied from the ptau', timer.now() - started);
+  started = timer.now();
+  const curve = (await oneThreadCurve!) as unknown as AuditCurve;
+  timer.add('H: one-thread curve ready', timer.now() - started);
+  started = timer.now();
+  await hashHPoints(curve, uncompressed, context.ptauHandle, ptau.location(PTAU.tauG1, 'tau'), domain, csHash);
+  timer.add('H: circuit hash of the differences', timer.now() - started);
+}
+
+/**
+ * Writes the point sections of one section's finished job, [from, to) of its outputs, hashing
+ * them into `csHash` as snarkjs does; `outputs` is where the threads put each slice.
+ */
+async function writePoints(
+  context: WriterContext,
+  file: ZkeyStream,
+  csHash: Hash,
+  uncompressed: G1Uncompressed,
+  outputs: Uint8Array,
+  job: { job: ComposeJob; id: number; group: MsmGroup; from: number; to: number },
+): Promise<void> {
+  const { id, group, from, to } = job;
+  const bytes = group === 'G1' ? G1_BYTES : G2_BYTES;
+  const started = context.timer.now();
+  await file.startSection(id, (to - from) * bytes);
+  hashU32(csHash, to - from);
+  for (let first = from; first < to; first += OUTPUT_SLICE) {
+    const last = Math.min(to, first + OUTPUT_SLICE);
+    const points = await job.job.points(first, last, outputs.subarray(0, (last - first) * bytes));
+    await file.write(points);
+    csHash.update(uncompressed.uncompressedView(points, group));
+  }
+  file.endSection();
+  context.timer.add(`section ${id}: outputs written and hashed`, context.timer.now() - started);
+}
+
 /**
  * Writes contribution 0 of (r1cs, ptau) to `outPath` (create or truncate; the caller writes to a
  * temporary name and renames it). Throws CoordinatorError for an r1cs or ptau that cannot make one.
@@ -357,180 +551,48 @@ export async function writeInitialKey(
   options: WriteInitialKeyOptions,
 ): Promise<InitialKeyWritten> {
   const what = options.r1csLabel ?? 'the r1cs';
-  const progress = options.onProgress ?? (() => {});
+  // ffjavascript's curve hashes the pair snarkjs reads past the end of H's section (hashHPoints
+  // says why); its one-thread build costs this process a few MB, not a thread per core, and is
+  // compiled while the threads compose, not when H's turn comes.
+  oneThreadCurve ??= buildBn128(true);
+  oneThreadCurve.catch(() => undefined); // awaited when H is hashed
   const [r1cs, ptauHandle] = await Promise.all([open(r1csPath, 'r'), open(ptauPath, 'r')]);
   let out: FileHandle | undefined;
   try {
     const layout = await readR1csLayout(r1csPath, r1cs, what);
-    let ptauSections: Map<number, SectionLocation>;
-    try {
-      ptauSections = (await readSectionTable(ptauHandle, (await ptauHandle.stat()).size, 'ptau')).sections;
-    } catch (error) {
-      if (error instanceof SectionTableError)
-        throw new CoordinatorError('ptau.malformed', `the ptau: ${error.message}`);
-      throw error;
-    }
-    const ptau = new PtauReader(ptauHandle, ptauSections);
+    const ptau = await ptauReader(ptauHandle);
     const { nWires, nPublic, nConstraints } = layout;
     const power = Math.ceil(Math.log2(nConstraints + nPublic + 1));
-    const domain = 2 ** power;
     if (power >= FR_TWO_ADICITY) throw new CoordinatorError('ptau.too_small', 'the circuit is too large for BN254');
     const rows = nConstraints + nPublic + 1;
-
-    // Pass 1: the terms of each matrix per block of signals.
-    const slots = new ChunkSlots(layout, rows);
-    const pass = await R1csInitPass.instantiate(nWires, COUNT_SHIFT);
-    for await (const chunk of constraintChunks(r1cs, layout, what, slots)) {
-      const failed = pass.count(chunk.bytes, chunk.count);
-      if (failed) throw badSignal(what, chunk.first + failed.badSignal, nWires);
-      progress('counting the terms', Math.min(chunk.first + chunk.count, nConstraints), nConstraints);
-    }
-    const counts = pass.counts();
-    const blocks = counts.length / 3;
-    const matrixTotal = (m: number): number => {
-      let sum = 0;
-      for (let b = 0; b < blocks; b++) sum += counts[3 * b + m]!;
-      return sum;
+    const context: WriterContext = {
+      r1cs,
+      ptau,
+      ptauHandle,
+      layout,
+      what,
+      domain: 2 ** power,
+      rows,
+      slots: new ChunkSlots(layout, rows),
+      progress: options.onProgress ?? (() => {}),
+      timer: options.timer ?? new StageTimer(`init ${what}`),
+      pool: options.pool,
     };
-    const coefficientEntries = matrixTotal(0) + matrixTotal(1);
-    const weights = (matrices: number[]): number[] =>
-      Array.from({ length: blocks }, (_, b) => matrices.reduce((sum, m) => sum + counts[3 * b + m]!, 0));
+    const pass = await R1csInitPass.instantiate(nWires, COUNT_SHIFT);
+    const counts = await countTerms(context, pass);
 
     out = await open(outPath, 'w');
     const file = new ZkeyStream(out);
     const csHash = createHash('blake2b512');
     const uncompressed = await G1Uncompressed.instantiate();
-
-    const headerHead = Buffer.alloc(12);
-    headerHead.write('zkey', 0, 'latin1');
-    headerHead.writeUInt32LE(1, 4);
-    headerHead.writeUInt32LE(10, 8);
-    await file.write(headerHead);
-    await file.startSection(SECTION.protocol, 4);
-    await file.write(littleEndian(1n, 4)); // Groth16
-    file.endSection();
-
-    const [alpha1, beta1, beta2] = await Promise.all([
-      ptau.points(PTAU.alphaG1, 0, 1, G1_BYTES, 'alpha'),
-      ptau.points(PTAU.betaG1, 0, 1, G1_BYTES, 'beta'),
-      ptau.points(PTAU.betaG2, 0, 1, G2_BYTES, 'beta G2'),
-    ]);
-    const header = Buffer.concat([
-      littleEndian(BigInt(N8), 4),
-      littleEndian(BN254_Q, N8),
-      littleEndian(BigInt(N8), 4),
-      littleEndian(BN254_R, N8),
-      littleEndian(BigInt(nWires), 4),
-      littleEndian(BigInt(nPublic), 4),
-      littleEndian(BigInt(domain), 4),
-      alpha1,
-      beta1,
-      beta2,
-      G2_GENERATOR, // γ2
-      G1_GENERATOR, // δ1
-      G2_GENERATOR, // δ2
-    ]);
-    await file.startSection(SECTION.grothHeader, header.length);
-    await file.write(header);
-    file.endSection();
-    for (const [group, point] of [
-      ['G1', alpha1],
-      ['G1', beta1],
-      ['G2', beta2],
-      ['G2', G2_GENERATOR],
-      ['G1', G1_GENERATOR],
-      ['G2', G2_GENERATOR],
-    ] as const)
-      csHash.update(uncompressed.uncompressedView(point, group));
-
-    // Pass 2: IC and L on the threads while this thread writes the coefficients.
-    await file.startSection(SECTION.coefficients, 4 + coefficientEntries * COEFFICIENT_ENTRY_BYTES);
-    await file.write(littleEndian(BigInt(coefficientEntries), 4));
-    const k = await composeSection(options.pool, K_SECTION, weights([0, 1, 2]), layout, ptau, r1cs, what, {
-      slots,
-      progress,
-      rows,
-      domain,
-      alongside: async (chunk) => {
-        const entries = pass.coefficients(chunk.bytes, chunk.count, chunk.first);
-        if ('badSignal' in entries) throw badSignal(what, chunk.first + entries.badSignal, nWires);
-        await file.write(entries);
-      },
-    });
-    file.endSection();
-
-    // The threads write each slice of outputs here; it is written to the file and hashed before the next.
-    const outputs = new Uint8Array(new SharedArrayBuffer(OUTPUT_SLICE * G2_BYTES));
-    const writePoints = async (
-      job: ComposeJob,
-      id: number,
-      group: MsmGroup,
-      from: number,
-      to: number,
-    ): Promise<void> => {
-      const bytes = group === 'G1' ? G1_BYTES : G2_BYTES;
-      await file.startSection(id, (to - from) * bytes);
-      hashU32(csHash, to - from);
-      for (let first = from; first < to; first += OUTPUT_SLICE) {
-        const last = Math.min(to, first + OUTPUT_SLICE);
-        const points = await job.points(first, last, outputs.subarray(0, (last - first) * bytes));
-        await file.write(points);
-        csHash.update(uncompressed.uncompressedView(points, group));
-      }
-      file.endSection();
+    await writeHeader(context, file, csHash, uncompressed);
+    const sections = {
+      file,
+      csHash,
+      uncompressed,
+      outputs: new Uint8Array(new SharedArrayBuffer(OUTPUT_SLICE * G2_BYTES)),
     };
-    try {
-      await writePoints(k, SECTION.ic, 'G1', 0, nPublic + 1);
-
-      // H: the odd points of the doubled domain's Lagrange basis; hashed as snarkjs does.
-      await file.startSection(SECTION.h, domain * G1_BYTES);
-      const pairs = new Uint8Array(2 * OUTPUT_SLICE * G1_BYTES);
-      const odds = new Uint8Array(OUTPUT_SLICE * G1_BYTES);
-      for (let first = 0; first < domain; first += OUTPUT_SLICE) {
-        const n = Math.min(OUTPUT_SLICE, domain - first);
-        const doubled = await ptau.points(
-          PTAU.lagrangeG1,
-          2 * domain - 1 + 2 * first,
-          2 * n,
-          G1_BYTES,
-          'Lagrange',
-          pairs,
-        );
-        const odd = odds.subarray(0, n * G1_BYTES);
-        for (let i = 0; i < n; i++)
-          odd.set(doubled.subarray((2 * i + 1) * G1_BYTES, (2 * i + 2) * G1_BYTES), i * G1_BYTES);
-        await file.write(odd);
-        progress('H', first + n, domain);
-      }
-      file.endSection();
-      // ffjavascript's curve hashes the pair snarkjs reads past the end of the section (hashHPoints
-      // says why); its one-thread build costs this process a few MB, not a thread per core.
-      oneThreadCurve ??= buildBn128(true);
-      const curve = (await oneThreadCurve) as unknown as AuditCurve;
-      await hashHPoints(curve, uncompressed, ptauHandle, ptau.location(PTAU.tauG1, 'tau'), domain, csHash);
-
-      await writePoints(k, SECTION.l, 'G1', nPublic + 1, nWires);
-    } finally {
-      await k.close();
-    }
-
-    for (const section of LATER_SECTIONS) {
-      const job = await composeSection(
-        options.pool,
-        section,
-        weights(section.bases.flatMap((b, m) => (b === undefined ? [] : [m]))),
-        layout,
-        ptau,
-        r1cs,
-        what,
-        { slots, progress, rows, domain },
-      );
-      try {
-        await writePoints(job, section.id, section.group, 0, nWires);
-      } finally {
-        await job.close();
-      }
-    }
+    await writePointSections(context, sections, counts, await composeK(context, sections, counts, pass));
 
     const circuitHash = csHash.digest();
     await file.startSection(SECTION.mpc, 64 + 4);
@@ -538,9 +600,91 @@ export async function writeInitialKey(
     await file.write(littleEndian(0n, 4));
     file.endSection();
     const { fileHash, size } = await file.finish();
+    context.timer.report();
     return { csHash: circuitHash, fileHash, sectionHashes: file.sectionHashes, size };
   } finally {
     await Promise.all([r1cs.close(), ptauHandle.close(), out?.close()]);
+  }
+}
+
+interface SectionsOut {
+  file: ZkeyStream;
+  csHash: Hash;
+  uncompressed: G1Uncompressed;
+  /** Where the threads put each slice of outputs (a view of shared memory). */
+  outputs: Uint8Array;
+}
+
+/** Section 4 (the coefficients), written on this thread while the threads compose IC and L; returns their job. */
+async function composeK(
+  context: WriterContext,
+  { file }: SectionsOut,
+  counts: TermCounts,
+  pass: R1csInitPass,
+): Promise<ComposeJob> {
+  const { layout, what, timer } = context;
+  const started = timer.now();
+  await file.startSection(SECTION.coefficients, 4 + counts.coefficientEntries * COEFFICIENT_ENTRY_BYTES);
+  await file.write(littleEndian(BigInt(counts.coefficientEntries), 4));
+  const k = await composeSection(context, K_SECTION, counts.weights([0, 1, 2]), async (chunk) => {
+    const entries = pass.coefficients(chunk.bytes, chunk.count, chunk.first);
+    if ('badSignal' in entries) throw badSignal(what, chunk.first + entries.badSignal, layout.nWires);
+    await file.write(entries);
+  });
+  file.endSection();
+  timer.add('IC and L: composition, coefficients written beside it', timer.now() - started);
+  return k;
+}
+
+/**
+ * The point sections from IC on, in the file's order: IC, H, L (K's job), then A, B1, B2, each
+ * composed on the threads while the one before is written and hashed on this thread.
+ */
+async function writePointSections(
+  context: WriterContext,
+  out: SectionsOut,
+  counts: TermCounts,
+  k: ComposeJob,
+): Promise<void> {
+  const { file, csHash, uncompressed, outputs } = out;
+  const { layout, timer } = context;
+  const points = (job: ComposeJob, id: number, group: MsmGroup, from: number, to: number): Promise<void> =>
+    writePoints(context, file, csHash, uncompressed, outputs, { job, id, group, from, to });
+  const compose = async (section: PointSection): Promise<ComposeJob> => {
+    const started = timer.now();
+    const matrices = section.bases.flatMap((b, m) => (b === undefined ? [] : [m]));
+    const job = await composeSection(context, section, counts.weights(matrices));
+    timer.add(`${section.part}: composition (beside the writes)`, timer.now() - started);
+    return job;
+  };
+  let writing = {
+    job: k,
+    write: async (): Promise<void> => {
+      await points(k, SECTION.ic, 'G1', 0, layout.nPublic + 1);
+      await writeH(context, file, csHash, uncompressed);
+      await points(k, SECTION.l, 'G1', layout.nPublic + 1, layout.nWires);
+    },
+  };
+  let composing: Promise<ComposeJob> | undefined;
+  try {
+    for (const section of [...LATER_SECTIONS, undefined]) {
+      composing = section && compose(section);
+      composing?.catch(() => undefined); // awaited below, or closed on the way out
+      try {
+        await writing.write();
+      } finally {
+        await writing.job.close();
+      }
+      if (!section || !composing) return;
+      const job = await composing;
+      composing = undefined;
+      writing = { job, write: () => points(job, section.id, section.group, 0, layout.nWires) };
+    }
+  } finally {
+    await composing?.then(
+      (job) => job.close(),
+      () => undefined,
+    );
   }
 }
 
@@ -557,24 +701,17 @@ function badSignal(what: string, constraint: number, nWires: number): Coordinato
  * on this thread meanwhile. Returns the job, its outputs ready to be read.
  */
 async function composeSection(
-  pool: ComposePool,
+  context: WriterContext,
   section: PointSection,
   weights: number[],
-  layout: R1csLayout,
-  ptau: PtauReader,
-  r1cs: FileHandle,
-  what: string,
-  context: {
-    slots: ChunkSlots;
-    progress: InitialKeyProgress;
-    rows: number;
-    domain: number;
-    alongside?: (chunk: ConstraintChunk) => Promise<void>;
-  },
+  alongside?: (chunk: ConstraintChunk) => Promise<void>,
 ): Promise<ComposeJob> {
+  const { pool, layout, ptau, r1cs, what, timer } = context;
   const { nWires } = layout;
   const pointBytes = section.group === 'G1' ? G1_BYTES : G2_BYTES;
-  const job = await pool.open(section.group, nWires, splitSignals(weights, nWires, pool.threads));
+  // The counts have a block past the last signal when nWires is a multiple of the block.
+  const blocks = weights.slice(0, Math.ceil(nWires / 2 ** COUNT_SHIFT));
+  const job = await pool.open(section.group, nWires, COUNT_SHIFT, dealSignals(blocks, pool.threads));
   const inFlight: Promise<void>[] = [];
   try {
     for await (const chunk of constraintChunks(r1cs, layout, what, context.slots)) {
@@ -598,8 +735,10 @@ async function composeSection(
       // Awaited below; handled now so that a refusal while this thread awaits something else is not "unhandled".
       added.catch(() => undefined);
       inFlight.push(added);
-      if (context.alongside) await context.alongside(chunk);
+      if (alongside) await alongside(chunk);
+      const waited = timer.now();
       if (inFlight.length >= 2) await inFlight.shift();
+      timer.add(`${section.part}: waiting for the threads`, timer.now() - waited);
       context.progress(section.part, Math.min(chunk.first + chunk.count, context.rows), context.rows);
     }
     await Promise.all(inFlight);

@@ -30,6 +30,7 @@ import { deltaEntryFromVerificationKey, serialiseManifest, type DeltaManifest } 
 import { exportSolidityVerifier } from './solidity-verifier.ts';
 import { writeVerifierCompilerRecord } from './verifier-compiler-record.ts';
 import type { BeaconParameters } from './beacon-parameters.ts';
+import { StageTimer } from '../runtime/stage-timings.ts';
 
 export const FINAL_BEACON_NAME = 'Final beacon';
 
@@ -97,6 +98,7 @@ async function applyBeacon(
   chain: CircuitChain,
   beacon: BeaconParameters,
   progress: Progress,
+  timer: StageTimer,
 ): Promise<string> {
   const name = chain.circuit.name;
   const finalPath = state.paths.finalZkeyPath(name);
@@ -104,29 +106,49 @@ async function applyBeacon(
   try {
     const headPath = state.paths.zkeyPath(name, chain.headIndex);
     try {
+      const logger = snarkjsProgressLogger(progress, name);
+      timer.mark('beacon: secret, header and copied sections');
       await beaconFast(headPath, staged, FINAL_BEACON_NAME, beacon.beaconHex, beacon.iterationsExp, {
-        logger: snarkjsProgressLogger(progress, name),
+        logger: {
+          ...logger,
+          debug: (message: string) => {
+            const part = /^Applying key: (\w+) Section/.exec(message)?.[1];
+            if (part) timer.mark(`beacon: ${part} scaled`);
+            logger.debug(message);
+          },
+        },
       });
+      timer.mark(undefined);
     } catch (error) {
       if (error instanceof Error && /refused the beacon/.test(error.message))
         throw new CoordinatorError('finalise.bad_beacon', `snarkjs refused the beacon for ${name}`);
       throw error;
     }
     progress({ type: 'step', circuit: name, step: 'verifying the final key as the next link of its head' });
+    // The file's hashes are taken on this thread while the check's sums run on the kernel's threads.
+    const hashing = timer.time('final key hashed (beside the link check)', () =>
+      hashKeyFile(staged, `the final key of ${name}`),
+    );
+    hashing.catch(() => undefined); // awaited below, or dropped with the refusal
     let link;
+    const checked = timer.now();
     try {
       link = await verifyLinkFromHead(headPath, staged, {
         expect: { kind: 'beacon', ...beacon },
         // The coordinator's console shows this message: roles, not the server's paths.
         labels: { prev: `the head of ${name}`, next: `the final key of ${name}` },
+        // The key is this command's own: its sums may start with the structure check.
+        sumsDuringStructureCheck: true,
       });
     } catch (error) {
+      await hashing.catch(() => undefined);
       throw new CoordinatorError(
         'finalise.verification_failed',
         `the final key of ${name} failed verification: ${(error as Error).message}`,
       );
     }
-    const { fileHash, sectionHashes } = await hashKeyFile(staged, `the final key of ${name}`);
+    timer.add('link check from the head', timer.now() - checked);
+    const { fileHash, sectionHashes } = await hashing;
     await commitFile(staged, finalPath);
     await state.transcript.append([
       {
@@ -158,6 +180,7 @@ export async function finaliseCeremony(
 
     // Final keys written (and hashed) by this run: not read again to compare with the transcript.
     const hashedNow = new Map<string, string>();
+    const timers = new Map<string, StageTimer>();
     for (const chain of state.chains.values()) {
       if (chain.beacon) {
         progress({ type: 'step', circuit: chain.circuit.name, step: 'beacon already applied, keeping it' });
@@ -168,7 +191,9 @@ export async function finaliseCeremony(
         circuit: chain.circuit.name,
         step: `applying the beacon to contribution ${chain.headIndex}`,
       });
-      hashedNow.set(chain.circuit.name, await applyBeacon(state, chain, beacon, progress));
+      const timer = new StageTimer(`finalise ${chain.circuit.name}`);
+      timers.set(chain.circuit.name, timer);
+      hashedNow.set(chain.circuit.name, await applyBeacon(state, chain, beacon, progress, timer));
     }
 
     state = await openCeremony(dataDir);
@@ -184,12 +209,16 @@ export async function finaliseCeremony(
         );
       }
       progress({ type: 'step', circuit: name, step: `exporting the verification key and ${verifier}.sol` });
-      const vkey = await snarkjs.zKey.exportVerificationKey(finalPath);
-      await writeFileAtomic(state.paths.verificationKeyPath(name), `${JSON.stringify(vkey, null, 1)}\n`);
-      await writeFileAtomic(
-        state.paths.solidityVerifierPath(verifier),
-        await exportSolidityVerifier(finalPath, verifier),
+      const timer = timers.get(name) ?? new StageTimer(`finalise ${name}`);
+      const vkey = await timer.time('verification key exported', async () => {
+        const exported = await snarkjs.zKey.exportVerificationKey(finalPath);
+        await writeFileAtomic(state.paths.verificationKeyPath(name), `${JSON.stringify(exported, null, 1)}\n`);
+        return exported;
+      });
+      await timer.time('Solidity verifier exported', async () =>
+        writeFileAtomic(state.paths.solidityVerifierPath(verifier), await exportSolidityVerifier(finalPath, verifier)),
       );
+      timer.report();
       manifest[verifier] = deltaEntryFromVerificationKey(vkey);
       circuits.push({
         circuit: name,

@@ -1,7 +1,7 @@
 /**
  * init's sparse combinations of ptau points (sparse-compose.h: g1_compose, g2_compose) behind a
- * typed face, for one thread and one job: the accumulators of one range of signals of one key
- * section, fed chunk after chunk of r1cs constraints with their bases, then read back as affine
+ * typed face, for one thread and one job: the accumulators of its share of the signals of one
+ * key section, fed chunk after chunk of r1cs constraints with their bases, then read back as affine
  * points in the zkey layout. Each job has an instance of the module of its own; a thread hands a
  * finished job's instance to its next job (its memory, grown for the largest job so far, is reused
  * rather than left to the garbage collector beside a new one).
@@ -10,8 +10,8 @@ import { kernelWasm } from './kernel-wasm.generated.ts';
 import { MSM_POINT_BYTES, type MsmGroup } from './msm-kernel.ts';
 import type { MatrixBases } from './compose-messages.ts';
 
-/** Terms multiplied in one lockstep batch (about 1.3 MB of scratch in G1, 2.3 MB in G2). */
-const BATCH_TERMS = 8192;
+/** Terms multiplied in one lockstep batch (about 1.6 MB of scratch in G1, 3.1 MB in G2, with the additions'). */
+const BATCH_TERMS = 2048;
 
 interface FixedBaseExports {
   memory: WebAssembly.Memory;
@@ -31,51 +31,78 @@ interface ComposeExports {
   g2_compose_scratch_bytes(maxTerms: number): number;
   g1_compose(...args: number[]): number;
   g2_compose(...args: number[]): number;
-  g1_compose_affine(acc: number, n: number, out: number, scratch: number): void;
-  g2_compose_affine(acc: number, n: number, out: number, scratch: number): void;
 }
 
 let compiled: Promise<WebAssembly.Module> | undefined;
 
+/** local[s] of a signal the thread does not own (sparse-compose.h's CP_NOT_MINE). */
+const NOT_MINE = 0xffffffff;
+
 /** Outcome of adding a chunk: done, or the chunk's constraint whose term names a signal out of range. */
 export type AddResult = { ok: true } | { badSignal: number };
 
+/** A thread's share of a section's signals: blocks of 2^shift consecutive signals, ascending. */
+export interface SignalShare {
+  shift: number;
+  blocks: Uint32Array;
+}
+
 export class ComposeKernel {
   private readonly pointBytes: number;
-  private readonly jacobianBytes: number;
+  private readonly accAt: number;
+  private readonly localAt: number;
+  private readonly slotsAt: number;
   private readonly scratchAt: number;
   private readonly chunkAt: number;
+  /** Index of each owned block's first accumulator (blocks in `share.blocks` order). */
+  private readonly firstOfBlock: Uint32Array;
 
   private constructor(
     readonly instance: WebAssembly.Instance,
     private readonly exports: ComposeExports,
     private readonly group: MsmGroup,
-    private readonly lo: number,
-    private readonly hi: number,
+    private readonly share: SignalShare,
     private readonly nWires: number,
   ) {
     this.pointBytes = MSM_POINT_BYTES[group];
-    this.jacobianBytes = (this.pointBytes * 3) / 2;
-    const base = Math.ceil(Number(exports.__heap_base.value) / 64) * 64;
-    // Accumulators first (zero: every one at infinity), then the batch scratch, then each chunk.
-    this.scratchAt = base + Math.ceil(((hi - lo) * this.jacobianBytes) / 64) * 64;
+    const { shift, blocks } = share;
+    this.firstOfBlock = new Uint32Array(blocks.length);
+    let owned = 0;
+    blocks.forEach((block, k) => {
+      this.firstOfBlock[k] = owned;
+      owned += Math.min(nWires, (block + 1) << shift) - (block << shift);
+    });
+    const align = (n: number): number => Math.ceil(n / 64) * 64;
+    // Accumulators first (affine, zero: every one at infinity), then a word per owned signal for
+    // the kernel's batching (zero between calls), then each signal's accumulator (or none), then
+    // the batch scratch, then each chunk.
+    this.accAt = align(Number(exports.__heap_base.value));
+    this.slotsAt = this.accAt + align(owned * this.pointBytes);
+    this.localAt = this.slotsAt + align(owned * 4);
+    this.scratchAt = this.localAt + align(nWires * 4);
     const scratch = group === 'G1' ? exports.g1_compose_scratch_bytes : exports.g2_compose_scratch_bytes;
-    this.chunkAt = this.scratchAt + Math.ceil(scratch(BATCH_TERMS) / 64) * 64;
-    // Every accumulator at infinity (all zero): a reused instance holds the last job's.
-    this.reserve(this.chunkAt).fill(0, base, this.scratchAt);
+    this.chunkAt = this.scratchAt + align(scratch(BATCH_TERMS));
+    const memory = this.reserve(this.chunkAt);
+    // Every accumulator at infinity (all zero) and every batching word zero: a reused instance holds the last job's.
+    memory.fill(0, this.accAt, this.localAt);
+    const local = new Uint32Array(memory.buffer, this.localAt, nWires).fill(NOT_MINE);
+    blocks.forEach((block, k) => {
+      const first = block << shift;
+      const end = Math.min(nWires, (block + 1) << shift);
+      for (let s = first; s < end; s++) local[s] = this.firstOfBlock[k]! + s - first;
+    });
   }
 
-  /** A job over signals [lo, hi) of a section in `group`; `reuse`: a finished job's instance. */
+  /** A job over a share of the signals of a section in `group`; `reuse`: a finished job's instance. */
   static async open(
     group: MsmGroup,
-    lo: number,
-    hi: number,
+    share: SignalShare,
     nWires: number,
     reuse?: WebAssembly.Instance,
   ): Promise<ComposeKernel> {
     compiled ??= WebAssembly.compile(kernelWasm());
     const instance = reuse ?? (await WebAssembly.instantiate(await compiled, {}));
-    return new ComposeKernel(instance, instance.exports as unknown as ComposeExports, group, lo, hi, nWires);
+    return new ComposeKernel(instance, instance.exports as unknown as ComposeExports, group, share, nWires);
   }
 
   private reserve(end: number): Uint8Array {
@@ -101,7 +128,6 @@ export class ComposeKernel {
     bases.forEach((bytes, i) => bytes && memory.set(bytes, basesAt[i]!));
     memory.set(constraints, constraintsAt);
     const compose = this.group === 'G1' ? this.exports.g1_compose : this.exports.g2_compose;
-    const base = Math.ceil(Number(this.exports.__heap_base.value) / 64) * 64;
     const status = compose(
       constraintsAt,
       count,
@@ -109,9 +135,9 @@ export class ComposeKernel {
       basesAt[0]!,
       basesAt[1]!,
       basesAt[2]!,
-      this.lo,
-      this.hi,
-      base,
+      this.localAt,
+      this.accAt,
+      this.slotsAt,
       this.scratchAt,
       BATCH_TERMS,
       whereAt,
@@ -121,22 +147,29 @@ export class ComposeKernel {
   }
 
   /**
-   * The outputs of signals [from, to) (within the job's range) as affine points, into `into` when
-   * given (else a new buffer); destroys their accumulators.
+   * Writes the outputs of the signals of [from, to) this thread owns, affine points in the zkey
+   * layout (the accumulators' own), at their places in `into` (signal s at (s − from)·pointBytes);
+   * the other signals' places are left as they are.
    */
-  affine(from: number, to: number, into?: Uint8Array): Uint8Array {
-    if (from < this.lo || to > this.hi || from > to) throw new RangeError('signals outside the job');
-    const n = to - from;
-    const base = Math.ceil(Number(this.exports.__heap_base.value) / 64) * 64;
-    const acc = base + (from - this.lo) * this.jacobianBytes;
-    const fieldBytes = this.pointBytes / 2;
-    const memory = this.reserve(this.chunkAt + 2 * n * fieldBytes);
-    const convert = this.group === 'G1' ? this.exports.g1_compose_affine : this.exports.g2_compose_affine;
-    convert(acc, n, acc, this.chunkAt);
-    const points = new Uint8Array(memory.buffer, acc, n * this.pointBytes);
-    if (!into) return points.slice();
-    into.set(points);
-    return into;
+  affine(from: number, to: number, into: Uint8Array): void {
+    if (from > to || into.byteLength < (to - from) * this.pointBytes) throw new RangeError('no room for the outputs');
+    const { shift, blocks } = this.share;
+    const memory = new Uint8Array(this.exports.memory.buffer);
+    // The first owned block that can reach `from`.
+    let lo = 0;
+    let hi = blocks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((blocks[mid]! + 1) << shift <= from) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let k = lo; k < blocks.length && blocks[k]! << shift < to; k++) {
+      const first = Math.max(from, blocks[k]! << shift);
+      const end = Math.min(to, this.nWires, (blocks[k]! + 1) << shift);
+      if (first >= end) continue;
+      const acc = this.accAt + (this.firstOfBlock[k]! + first - (blocks[k]! << shift)) * this.pointBytes;
+      into.set(memory.subarray(acc, acc + (end - first) * this.pointBytes), (first - from) * this.pointBytes);
+    }
   }
 }
 

@@ -1,19 +1,20 @@
 /** Messages between init's compose pool (compose-pool.ts) and its threads (compose-thread-body.ts). */
 import type { MsmGroup } from './msm-kernel.ts';
+import type { SignalShare } from './compose-kernel.ts';
 
 /** One matrix's bases for a chunk of constraints (point k for its k-th constraint), or null to leave it out. */
 export type MatrixBases = [Uint8Array | null, Uint8Array | null, Uint8Array | null];
 
 export type ComposeRequest =
-  /** Start a job: accumulators for the signals [lo, hi) of one key section, all at infinity. */
-  | { id: number; kind: 'open'; job: number; group: MsmGroup; lo: number; hi: number; nWires: number }
+  /** Start a job: accumulators for the thread's share of the signals of one key section, all at infinity. */
+  | { id: number; kind: 'open'; job: number; group: MsmGroup; share: SignalShare; nWires: number }
   /** Add the terms of `count` whole r1cs constraints (their bytes) whose signal is the job's. */
   | { id: number; kind: 'add'; job: number; constraints: Uint8Array; count: number; bases: MatrixBases }
   /**
-   * The job's outputs for the signals [from, to) as affine points; each signal is asked for once.
-   * Written into `into` (a view of shared memory) when given, else sent back.
+   * The job's outputs for the thread's signals of [from, to) as affine points, written at their
+   * places in `into` (a view of shared memory, signal s at (s − from)·pointBytes).
    */
-  | { id: number; kind: 'affine'; job: number; from: number; to: number; into?: Uint8Array }
+  | { id: number; kind: 'affine'; job: number; from: number; to: number; into: Uint8Array }
   /** Drop the job's accumulators. */
   | { id: number; kind: 'close'; job: number }
   /** s·G for each scalar (Fr, Montgomery form, 32 bytes each) and G the group's generator. */

@@ -1,8 +1,9 @@
 /**
  * init's compose pool: one Node thread per core, each owning, for every job it is given, the
- * accumulators of one range of a key section's signals (compose-kernel.ts). A job's chunks of
- * constraints go to every thread (each adds the terms of its own signals); its outputs come back
- * from the thread that owns them. Several jobs (circuits initialised at once) share the threads.
+ * accumulators of its share of a key section's signals (compose-kernel.ts: blocks of consecutive
+ * signals, dealt by the caller). A job's chunks of constraints go to every thread (each adds the
+ * terms of its own signals); each thread writes its outputs in place. Several jobs (circuits
+ * initialised at once, or a section composed while the one before is written) share the threads.
  * `close()` stops them; a thread that dies fails every call waiting on it and the pool with it.
  */
 import { availableParallelism } from 'node:os';
@@ -87,19 +88,21 @@ export class ComposePool {
   }
 
   /**
-   * Opens a job over the signals [0, nWires) of one section in `group`, split between the threads
-   * at `bounds` (threads + 1 increasing signal numbers from 0 to nWires).
+   * Opens a job over the signals [0, nWires) of one section in `group`, dealt between the threads
+   * by blocks of 2^shift consecutive signals: block b goes to thread owners[b].
    */
-  async open(group: MsmGroup, nWires: number, bounds: number[]): Promise<ComposeJob> {
-    if (bounds.length !== this.threads + 1 || bounds[0] !== 0 || bounds.at(-1) !== nWires)
-      throw new RangeError('one range of signals per thread, covering them all');
+  async open(group: MsmGroup, nWires: number, shift: number, owners: Uint8Array): Promise<ComposeJob> {
+    if (owners.length !== Math.ceil(nWires / 2 ** shift) || owners.some((t) => t >= this.threads))
+      throw new RangeError('one thread of the pool per block of signals');
     const job = this.nextJob++;
+    const shares = this.workers.map(() => [] as number[]);
+    owners.forEach((t, block) => shares[t]!.push(block));
     await Promise.all(
       this.workers.map((_, t) =>
-        this.call(t, { kind: 'open', job, group, lo: bounds[t]!, hi: bounds[t + 1]!, nWires }),
+        this.call(t, { kind: 'open', job, group, share: { shift, blocks: Uint32Array.from(shares[t]!) }, nWires }),
       ),
     );
-    return new ComposeJob(this, job, bounds);
+    return new ComposeJob(this, job, this.threads);
   }
 
   /**
@@ -142,7 +145,7 @@ export class ComposeJob {
   constructor(
     private readonly pool: ComposePool,
     private readonly job: number,
-    private readonly bounds: number[],
+    private readonly threads: number,
   ) {}
 
   /**
@@ -151,36 +154,31 @@ export class ComposeJob {
    */
   async add(constraints: Uint8Array, count: number, bases: MatrixBases): Promise<void> {
     const outcomes = await Promise.all(
-      this.bounds.slice(1).map((_, t) => this.pool.send(t, { kind: 'add', job: this.job, constraints, count, bases })),
+      Array.from({ length: this.threads }, (_, t) =>
+        this.pool.send(t, { kind: 'add', job: this.job, constraints, count, bases }),
+      ),
     );
     const bad = outcomes.find((outcome) => 'badSignal' in outcome);
     if (bad) throw new ComposeSignalError((bad as { badSignal: number }).badSignal);
   }
 
   /**
-   * The affine outputs of signals [from, to), from whichever threads own them, in order: written
-   * into `into` (a view of a SharedArrayBuffer, pointBytes a signal: the threads write their parts
-   * in place) and returned as its first bytes, or sent back.
+   * The affine outputs of signals [from, to), in order, written into `into` (a view of a
+   * SharedArrayBuffer, pointBytes a signal: every thread writes its own signals in place) and
+   * returned.
    */
-  async points(from: number, to: number, into?: Uint8Array): Promise<Uint8Array> {
-    const pointBytes = into ? into.byteLength / Math.max(1, to - from) : 0;
-    const parts: Promise<Outcome>[] = [];
-    for (let t = 0; t + 1 < this.bounds.length; t++) {
-      const lo = Math.max(from, this.bounds[t]!);
-      const hi = Math.min(to, this.bounds[t + 1]!);
-      if (lo >= hi) continue;
-      const part = into?.subarray((lo - from) * pointBytes, (hi - from) * pointBytes);
-      parts.push(this.pool.send(t, { kind: 'affine', job: this.job, from: lo, to: hi, into: part }));
-    }
-    const outcomes = await Promise.all(parts);
-    if (into) return into;
-    const sent = outcomes.map((outcome) => (outcome as { points: Uint8Array }).points);
-    const out = new Uint8Array(sent.reduce((n, p) => n + p.byteLength, 0));
-    sent.reduce((at, p) => (out.set(p, at), at + p.byteLength), 0);
-    return out;
+  async points(from: number, to: number, into: Uint8Array): Promise<Uint8Array> {
+    await Promise.all(
+      Array.from({ length: this.threads }, (_, t) =>
+        this.pool.send(t, { kind: 'affine', job: this.job, from, to, into }),
+      ),
+    );
+    return into;
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.bounds.slice(1).map((_, t) => this.pool.send(t, { kind: 'close', job: this.job })));
+    await Promise.all(
+      Array.from({ length: this.threads }, (_, t) => this.pool.send(t, { kind: 'close', job: this.job })),
+    );
   }
 }

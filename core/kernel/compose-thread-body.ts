@@ -21,20 +21,15 @@ const fixedBase = new Map<string, Promise<FixedBaseKernel>>();
 async function handle(request: ComposeRequest): Promise<ComposeReply> {
   switch (request.kind) {
     case 'open':
-      jobs.set(
-        request.job,
-        await ComposeKernel.open(request.group, request.lo, request.hi, request.nWires, spare.pop()),
-      );
+      jobs.set(request.job, await ComposeKernel.open(request.group, request.share, request.nWires, spare.pop()));
       return { id: request.id, done: true };
     case 'add': {
       const result = job(request.job).add(request.constraints, request.count, request.bases);
       return 'badSignal' in result ? { id: request.id, badSignal: result.badSignal } : { id: request.id, done: true };
     }
-    case 'affine': {
-      if (!request.into) return { id: request.id, points: job(request.job).affine(request.from, request.to) };
+    case 'affine':
       job(request.job).affine(request.from, request.to, request.into);
       return { id: request.id, done: true };
-    }
     case 'generator-times': {
       let kernel = fixedBase.get(request.group);
       if (!kernel) {

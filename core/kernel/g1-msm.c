@@ -5,7 +5,7 @@
  * pippenger-msm.h describes it, over Fq; points are 64 bytes, x then y (see bn254-fq.h). Built
  * with g1-scale.c and g2-msm.c into one WebAssembly module; exports msm and msm_scratch_bytes,
  * and init's sparse combinations of ptau points over G1 (sparse-compose.h: g1_compose,
- * g1_compose_affine, g1_compose_scratch_bytes).
+ * g1_compose_scratch_bytes).
  */
 #include "bn254-fq.h"
 
@@ -25,7 +25,6 @@
 #define MSM_SCRATCH_FN msm_scratch_bytes
 #define COMPOSE_FN g1_compose
 #define COMPOSE_SCRATCH_FN g1_compose_scratch_bytes
-#define COMPOSE_AFFINE_FN g1_compose_affine
 #define COMPOSE_FIXED_SCRATCH_FN g1_fixed_scratch_bytes
 #define COMPOSE_TABLE_FN g1_fixed_table
 #define COMPOSE_FIXED_FN g1_fixed_times

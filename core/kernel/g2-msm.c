@@ -5,7 +5,7 @@
  * (bn254-fq2.h); points are 128 bytes, x.c0, x.c1, y.c0, y.c1, as zkeys store them. Built with
  * g1-scale.c and g1-msm.c into one WebAssembly module; exports g2_msm, g2_msm_windows and
  * g2_msm_scratch_bytes, and init's sparse combinations for B2 (sparse-compose.h: g2_compose,
- * g2_compose_affine, g2_compose_scratch_bytes).
+ * g2_compose_scratch_bytes).
  *
  * The twist has no point with y = 0 (its order r·(2q − r) is odd), so a bucket's doubling never
  * meets one; pippenger-msm.h still never inverts 2y = 0 (it would zero a whole round's shared
@@ -46,7 +46,6 @@
 #define MSM_WINDOWS_FN g2_msm_windows
 #define COMPOSE_FN g2_compose
 #define COMPOSE_SCRATCH_FN g2_compose_scratch_bytes
-#define COMPOSE_AFFINE_FN g2_compose_affine
 #define COMPOSE_FIXED_SCRATCH_FN g2_fixed_scratch_bytes
 #define COMPOSE_TABLE_FN g2_fixed_table
 #define COMPOSE_FIXED_FN g2_fixed_times

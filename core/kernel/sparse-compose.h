@@ -8,23 +8,25 @@
  *
  * The r1cs is walked as it is stored, constraint by constraint (the bases of a chunk of
  * constraints arrive with it, so the ptau is read sequentially), and each term is added into its
- * output's Jacobian accumulator; a thread owns the accumulators of one range of signals [lo, hi).
- * A term costs what its scalar's length costs: m is reduced below r and replaced by r - m with the
- * base negated when that is shorter (so -1, -2 cost what 1, 2 do); m = 1 is one mixed addition;
- * other terms are multiplied in batches by left-to-right signed binary (NAF) in affine
- * coordinates, every term of a batch stepping in lockstep and each step sharing one field
- * inversion (Montgomery's trick), then added into their accumulators. Real circuits' coefficients
+ * output's accumulator, an affine point in the zkey's layout; a thread owns the accumulators of
+ * its share of the signals (blocks of consecutive signals dealt so that every chunk of
+ * constraints gives every thread work). A term costs what its scalar's length costs: m is reduced below r
+ * and replaced by r - m with the base negated when that is shorter (so -1, -2 cost what 1, 2 do);
+ * m = 1 is one addition; other terms are multiplied in batches by left-to-right signed binary
+ * (NAF) in affine coordinates, every term of a batch stepping in lockstep and each step sharing
+ * one field inversion (Montgomery's trick). The additions into the accumulators are batched the
+ * same way (cp_accumulate: a bucket per accumulator, summed as pippenger-msm.h sums its buckets),
+ * about 6 products each against 11 for a mixed Jacobian addition. Real circuits' coefficients
  * are mostly small (1, -1, small constants), which this makes cheap; a full-width one costs a
  * scalar multiplication (about 254 doublings and 85 additions). Degenerate additions (equal or
  * opposite points) are handled as reduce_buckets handles them, though honest inputs never meet
  * them (a partial multiple k·P with 1 <= k < r/2 is never ±P after a doubling).
  *
- * The including file must also define COMPOSE_FN, COMPOSE_SCRATCH_FN and COMPOSE_AFFINE_FN, and for the
+ * The including file must also define COMPOSE_FN and COMPOSE_SCRATCH_FN, and for the
  * fixed-base multiplications at the end of this file COMPOSE_FIXED_SCRATCH_FN, COMPOSE_TABLE_FN and
  * COMPOSE_FIXED_FN.
  */
 
-#define JAC_BYTES (3 * EL_BYTES)
 #define CP_STRINGIFY_(name) #name
 #define CP_STRINGIFY(name) CP_STRINGIFY_(name)
 
@@ -124,6 +126,14 @@ typedef struct {
   u32 *den, *pre;
   u8 *kind, *inf;
   u32 count, max;
+  /* The additions waiting for their accumulators (2·max at most): the addend and its target. */
+  u8 *add_pt;
+  u32 *add_to;
+  u32 adds;
+  /* cp_accumulate's buckets: one per target of the additions, its accumulator then its addends. */
+  u8 *work;
+  u32 *start, *cnt, *bucket_to, *rden, *rpre;
+  u8 *rkind;
 } cp_batch;
 
 static u32 cp_align64(u32 x) { return (x + 63u) & ~63u; }
@@ -131,8 +141,11 @@ static u32 cp_align64(u32 x) { return (x + 63u) & ~63u; }
 /* Bytes of scratch COMPOSE_FN needs for batches of max_terms terms. */
 __attribute__((export_name(CP_STRINGIFY(COMPOSE_SCRATCH_FN))))
 u32 COMPOSE_SCRATCH_FN(u32 max_terms) {
+  const u32 adds = 2 * max_terms;
   return 2 * cp_align64(max_terms * PT_BYTES) + cp_align64(max_terms * 64) + 4 * cp_align64(max_terms * 4) +
-         2 * cp_align64(max_terms * EL_BYTES) + 2 * cp_align64(max_terms) + cp_align64(257 * 4);
+         2 * cp_align64(max_terms * EL_BYTES) + 2 * cp_align64(max_terms) + cp_align64(257 * 4) +
+         cp_align64(adds * PT_BYTES) + cp_align64(adds * 4) + cp_align64(2 * adds * PT_BYTES) +
+         3 * cp_align64(adds * 4) + 2 * cp_align64((adds + 1) * EL_BYTES) + cp_align64(adds + 1);
 }
 
 static cp_batch cp_batch_at(u8 *scratch, u32 max_terms) {
@@ -148,9 +161,20 @@ static cp_batch cp_batch_at(u8 *scratch, u32 max_terms) {
   b.den = (u32 *)at, at += cp_align64(max_terms * EL_BYTES);
   b.pre = (u32 *)at, at += cp_align64(max_terms * EL_BYTES);
   b.kind = at, at += cp_align64(max_terms);
-  b.inf = at;
+  b.inf = at, at += cp_align64(max_terms) + cp_align64(257 * 4);
   b.count = 0;
   b.max = max_terms;
+  const u32 adds = 2 * max_terms;
+  b.add_pt = at, at += cp_align64(adds * PT_BYTES);
+  b.add_to = (u32 *)at, at += cp_align64(adds * 4);
+  b.adds = 0;
+  b.work = at, at += cp_align64(2 * adds * PT_BYTES);
+  b.start = (u32 *)at, at += cp_align64(adds * 4);
+  b.cnt = (u32 *)at, at += cp_align64(adds * 4);
+  b.bucket_to = (u32 *)at, at += cp_align64(adds * 4);
+  b.rden = (u32 *)at, at += cp_align64((adds + 1) * EL_BYTES);
+  b.rpre = (u32 *)at, at += cp_align64((adds + 1) * EL_BYTES);
+  b.rkind = at;
   return b;
 }
 
@@ -246,8 +270,78 @@ static void cp_step(cp_batch *b, u32 n, int doubling, u32 bit) {
   }
 }
 
-/* Multiplies every term of the batch by its scalar (in lockstep) and adds it into its accumulator. */
-static void cp_flush(cp_batch *b, u8 *acc) {
+/*
+ * Adds the waiting additions into their accumulators (affine, PT_BYTES each, all zero at infinity):
+ * every target's accumulator and addends make one bucket, and the buckets are summed by rounds of
+ * pairwise affine additions sharing one inversion a round (reduce_buckets), about 6 products an
+ * addition against 11 for a mixed Jacobian one. slot[t] (zero between calls) numbers t's bucket.
+ */
+static void cp_accumulate(cp_batch *b, u8 *acc, u32 *slot) {
+  const u32 n = b->adds;
+  if (n == 0) return;
+  u32 buckets = 0;
+  for (u32 i = 0; i < n; i++) {
+    const u32 t = b->add_to[i];
+    if (slot[t] == 0) {
+      b->bucket_to[buckets] = t;
+      b->cnt[buckets] = cp_is_infinity(acc + (u64)t * PT_BYTES) ? 0 : 1;
+      slot[t] = ++buckets;
+    }
+    b->cnt[slot[t] - 1]++;
+  }
+  u32 at = 0;
+  for (u32 k = 0; k < buckets; k++) {
+    b->start[k] = at;
+    const u8 *a = acc + (u64)b->bucket_to[k] * PT_BYTES;
+    /* The accumulator first (when not at infinity); start[] then counts the addends placed. */
+    if (!cp_is_infinity(a)) {
+      u8 *w = b->work + (u64)at * PT_BYTES;
+      el_copy(PT_X(w), PT_X(a));
+      el_copy(PT_Y(w), PT_Y(a));
+      b->bucket_to[k] |= 0x80000000u;
+    }
+    at += b->cnt[k];
+  }
+  for (u32 k = 0; k < buckets; k++) {
+    const u32 full = b->bucket_to[k] >> 31;
+    b->bucket_to[k] &= 0x7fffffffu;
+    b->start[k] += full; /* the next free place of the bucket, for now */
+  }
+  for (u32 i = 0; i < n; i++) {
+    const u32 k = slot[b->add_to[i]] - 1;
+    const u8 *q = b->add_pt + (u64)i * PT_BYTES;
+    u8 *w = b->work + (u64)(b->start[k]++) * PT_BYTES;
+    el_copy(PT_X(w), PT_X(q));
+    el_copy(PT_Y(w), PT_Y(q));
+  }
+  for (u32 k = 0; k < buckets; k++) b->start[k] -= b->cnt[k];
+  reduce_buckets(b->work, b->start, b->cnt, buckets, b->rden, b->rpre, b->rkind);
+  for (u32 k = 0; k < buckets; k++) {
+    const u32 t = b->bucket_to[k];
+    u8 *a = acc + (u64)t * PT_BYTES;
+    if (b->cnt[k]) {
+      const u8 *w = b->work + (u64)b->start[k] * PT_BYTES;
+      el_copy(PT_X(a), PT_X(w));
+      el_copy(PT_Y(a), PT_Y(w));
+    } else {
+      for (u32 l = 0; l < PT_BYTES; l++) a[l] = 0;
+    }
+    slot[t] = 0;
+  }
+  b->adds = 0;
+}
+
+/* Queues ±q (negated when `negate`) for accumulator t. */
+static void cp_push(cp_batch *b, u32 t, const u8 *q, int negate) {
+  u8 *p = b->add_pt + (u64)b->adds * PT_BYTES;
+  el_copy(PT_X(p), PT_X(q));
+  if (negate) el_neg(PT_Y(p), PT_Y(q));
+  else el_copy(PT_Y(p), PT_Y(q));
+  b->add_to[b->adds++] = t;
+}
+
+/* Multiplies every term of the batch by its scalar (in lockstep) and queues it for its accumulator. */
+static void cp_flush(cp_batch *b, u8 *acc, u32 *slot) {
   const u32 n = b->count;
   if (n == 0) return;
   /* Counting sort by decreasing NAF length (at most 255). */
@@ -290,9 +384,10 @@ static void cp_flush(cp_batch *b, u8 *acc) {
       if (b->len[i] == 0) b->len[i] = bit + 1;
     }
   }
+  if (b->adds + n > 2 * b->max) cp_accumulate(b, acc, slot);
   for (u32 i = 0; i < n; i++) {
     if (b->inf[i]) continue;
-    jac_add_affine((jac *)(acc + (u64)b->out[i] * JAC_BYTES), b->run + (u64)i * PT_BYTES);
+    cp_push(b, b->out[i], b->run + (u64)i * PT_BYTES, 0);
   }
   b->count = 0;
 }
@@ -301,16 +396,20 @@ static void cp_flush(cp_batch *b, u8 *acc) {
 #define COMPOSE_OK 0
 #define COMPOSE_BAD_SIGNAL 1
 
+/* local[s] of a signal this thread does not own. */
+#define CP_NOT_MINE 0xffffffffu
+
 /*
  * Adds the terms of `count` whole r1cs constraints (their bytes as the r1cs stores them: for A, B
- * and C in turn, u32 n then n × (u32 signal, 32-byte coefficient)) whose signal s lies in [lo, hi)
- * into acc[s - lo] (Jacobian, JAC_BYTES each), as coefficient × base. base_a, base_b, base_c: the
- * bases of each matrix's terms for the chunk's constraints (point k for its k-th constraint), or 0
- * to leave that matrix out. scratch: COMPOSE_SCRATCH_FN(max_terms) bytes.
+ * and C in turn, u32 n then n × (u32 signal, 32-byte coefficient)) whose signal s this thread owns
+ * (local[s] != CP_NOT_MINE) into acc[local[s]] (affine, PT_BYTES each, all zero at infinity: the
+ * zkey's layout), as coefficient × base. base_a, base_b, base_c: the bases of each matrix's terms
+ * for the chunk's constraints (point k for its k-th constraint), or 0 to leave that matrix out.
+ * slot: a word per owned signal, zero (and left zero). scratch: COMPOSE_SCRATCH_FN(max_terms) bytes.
  */
 __attribute__((export_name(CP_STRINGIFY(COMPOSE_FN))))
 u32 COMPOSE_FN(const u8 *constraints, u32 count, u32 n_wires, const u8 *base_a, const u8 *base_b, const u8 *base_c,
-               u32 lo, u32 hi, u8 *acc, u8 *scratch, u32 max_terms, u32 *where) {
+               const u32 *local, u8 *acc, u32 *slot, u8 *scratch, u32 max_terms, u32 *where) {
   cp_batch b = cp_batch_at(scratch, max_terms);
   const u8 *bases[3] = {base_a, base_b, base_c};
   const u8 *p = constraints;
@@ -322,22 +421,22 @@ u32 COMPOSE_FN(const u8 *constraints, u32 count, u32 n_wires, const u8 *base_a, 
       for (u32 t = 0; t < terms; t++, p += 36) {
         const u32 signal = cp_read_u32(p);
         if (signal >= n_wires) {
+          /* The terms queued so far are still added: the job is failed whatever its accumulators hold. */
+          cp_accumulate(&b, acc, slot);
           *where = c;
           return COMPOSE_BAD_SIGNAL;
         }
-        if (!base_of || signal < lo || signal >= hi) continue;
+        if (!base_of) continue;
+        const u32 target = local[signal];
+        if (target == CP_NOT_MINE) continue;
         const u8 *base = base_of + (u64)c * PT_BYTES;
         if (cp_is_infinity(base)) continue;
         u32 k[8];
         const int negate = cp_scalar(k, p + 4);
         if (cp_is_zero8(k)) continue;
-        jac *target = (jac *)(acc + (u64)(signal - lo) * JAC_BYTES);
         if (cp_is_one8(k)) {
-          u8 point[PT_BYTES];
-          el_copy(PT_X(point), PT_X(base));
-          if (negate) el_neg(PT_Y(point), PT_Y(base));
-          else el_copy(PT_Y(point), PT_Y(base));
-          jac_add_affine(target, point);
+          if (b.adds == 2 * b.max) cp_accumulate(&b, acc, slot);
+          cp_push(&b, target, base, negate);
           continue;
         }
         const u32 i = b.count++;
@@ -346,58 +445,15 @@ u32 COMPOSE_FN(const u8 *constraints, u32 count, u32 n_wires, const u8 *base_a, 
         if (negate) el_neg(PT_Y(q), PT_Y(base));
         else el_copy(PT_Y(q), PT_Y(base));
         b.len[i] = cp_naf(k, b.naf + (u64)i * 16, b.naf + (u64)i * 16 + 8);
-        b.out[i] = signal - lo;
+        b.out[i] = target;
         b.inf[i] = 1;
-        if (b.count == b.max) cp_flush(&b, acc);
+        if (b.count == b.max) cp_flush(&b, acc, slot);
       }
     }
   }
-  cp_flush(&b, acc);
+  cp_flush(&b, acc, slot);
+  cp_accumulate(&b, acc, slot);
   return COMPOSE_OK;
-}
-
-/*
- * The n Jacobian accumulators at acc as affine points in the zkey layout (PT_BYTES each, all zero
- * for infinity), written to out, which may be acc itself; one inversion for all of them.
- * scratch: 2·n field elements.
- */
-__attribute__((export_name(CP_STRINGIFY(COMPOSE_AFFINE_FN))))
-void COMPOSE_AFFINE_FN(u8 *acc, u32 n, u8 *out, u8 *scratch) {
-  u32 *den = (u32 *)scratch, *pre = den + (u64)n * EL;
-  u32 run[EL], inv[EL], t[EL];
-  el_copy(run, EL_ONE);
-  for (u32 i = 0; i < n; i++) {
-    const jac *a = (const jac *)(acc + (u64)i * JAC_BYTES);
-    el_copy(pre + (u64)i * EL, run);
-    if (el_is_zero(a->z)) el_copy(den + (u64)i * EL, EL_ONE);
-    else el_copy(den + (u64)i * EL, a->z);
-    el_mul(run, run, den + (u64)i * EL);
-  }
-  el_inv(inv, run);
-  for (u32 i = n; i-- > 0;) {
-    u32 *d = den + (u64)i * EL;
-    el_mul(t, inv, pre + (u64)i * EL);
-    el_mul(inv, inv, d);
-    el_copy(d, t);
-  }
-  /* Ascending: out[i] overlaps only accumulators already read. */
-  for (u32 i = 0; i < n; i++) {
-    const jac *a = (const jac *)(acc + (u64)i * JAC_BYTES);
-    u32 x[EL], y[EL], z[EL], zi2[EL];
-    el_copy(x, a->x);
-    el_copy(y, a->y);
-    el_copy(z, a->z);
-    u8 *o = out + (u64)i * PT_BYTES;
-    if (el_is_zero(z)) {
-      for (u32 k = 0; k < PT_BYTES; k++) o[k] = 0;
-      continue;
-    }
-    const u32 *zi = den + (u64)i * EL;
-    el_sqr(zi2, zi);
-    el_mul(PT_X(o), x, zi2);
-    el_mul(t, zi2, zi);
-    el_mul(PT_Y(o), y, t);
-  }
 }
 
 /*
