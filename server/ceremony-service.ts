@@ -21,7 +21,7 @@ import { hashFile } from '../core/crypto/file-hash.ts';
 import { hashZkeyFile, type SectionHashes } from '../core/zkey/zkey-hashes.ts';
 import { fileIdentity, sameFileIdentity, type FileIdentity } from '../core/fs/file-identity.ts';
 import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../core/errors.ts';
-import type { Clock } from './clock.ts';
+import { systemClock, type Clock } from './clock.ts';
 import { CeremonyStateReader } from './ceremony-state-reader.ts';
 import type { Db } from './store/database.ts';
 import type { Lobby } from './lobby/lobby.ts';
@@ -84,6 +84,8 @@ export interface SubmittedUpload {
 
 export class CeremonyService {
   private timer: NodeJS.Timeout | undefined;
+  /** A tick at the lobby's next due moment, when that comes before the interval's next tick. */
+  private dueTimer: NodeJS.Timeout | undefined;
   private readonly pending = new Set<Promise<void>>();
   /** Each candidate file's identity when it was hashed at submission, and its section hashes, by contribution id. */
   private readonly hashedAs = new Map<string, { identity: FileIdentity; sectionHashes?: SectionHashes }>();
@@ -113,6 +115,8 @@ export class CeremonyService {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    clearTimeout(this.dueTimer);
     await Promise.allSettled([...this.pending]);
     // The last verdicts' queue-log entries, into its public file before the database closes.
     this.deps.lobby.queueLog.flush();
@@ -124,6 +128,24 @@ export class CeremonyService {
       this.deps.log.info(`lobby ${type.replaceAll('_', ' ')}`, fields);
       this.deps.observer?.lobbyEvent(event);
     }
+    this.scheduleDueTick();
+  }
+
+  /**
+   * Ticks again at the lobby's next due moment (nextDueAt) when the interval would come later, so a
+   * turn passes on the moment its time to be taken runs out. Real time only: a service on an
+   * injected clock (the tests') is ticked by whoever moves that clock.
+   */
+  private scheduleDueTick(): void {
+    clearTimeout(this.dueTimer);
+    this.dueTimer = undefined;
+    if (this.timer === undefined || this.deps.clock !== systemClock) return;
+    const due = this.deps.lobby.nextDueAt();
+    if (due === undefined) return;
+    const wait = Math.max(0, due - this.deps.clock.now());
+    if (wait >= (this.deps.tickIntervalMs ?? 1000)) return;
+    this.dueTimer = setTimeout(() => this.tick(), wait);
+    this.dueTimer.unref();
   }
 
   /** The ceremony on disk (chains, transcript), re-read only when the transcript changed. Read-only. */

@@ -169,17 +169,19 @@ export class Lobby {
 
   /**
    * The contributor's client asked for news (GET /api/me): they are present. An entry that was
-   * away is eligible again at once (and the log says they are back).
+   * away is eligible again at once (and the log says they are back): true then, so the caller can
+   * grant a circuit that waited for them without waiting for the next tick.
    */
-  seen(contributorId: string): void {
+  seen(contributorId: string): boolean {
     const now = this.clock.now();
     this.seenAt.set(contributorId, now);
-    if (this.statements.queueEntryOf.get(contributorId)?.away !== 1) return;
-    this.change(() => {
+    if (this.statements.queueEntryOf.get(contributorId)?.away !== 1) return false;
+    return this.change(() => {
       const waiting = this.statements.queueEntryOf.get(contributorId);
-      if (waiting?.away !== 1) return;
+      if (waiting?.away !== 1) return false;
       this.statements.setAway.run(0, contributorId);
       this.log(contributorId, { type: 'back', circuit: waiting.circuit }, now);
+      return true;
     });
   }
 
@@ -330,6 +332,27 @@ export class Lobby {
           ? { circuit: row.circuit, contributorId: row.contributor_id, state: 'turn', deadline: row.deadline }
           : { circuit: row.circuit, contributorId: row.contributor_id, state: 'verifying' },
       );
+  }
+
+  /**
+   * The next moment at which tick() has something to do because time passed: a turn not taken by
+   * its time, a deadline, a silence period running out, a cooldown ending; undefined if none. The
+   * server ticks then, so a lapse costs the circuit its rule's time and not up to a tick more.
+   */
+  nextDueAt(): number | undefined {
+    const { takeTurnMs, turnSilenceMs } = this.options;
+    let due = Infinity;
+    for (const turn of this.statements.allTurns.all()) {
+      if (turn.state !== 'turn') continue;
+      // tick() ends a turn once its time is strictly past: the millisecond after.
+      due = Math.min(due, turn.deadline + 1);
+      if (turn.taken_at === null && takeTurnMs > 0) due = Math.min(due, this.takeBy(turn) + 1);
+      if (turn.taken_at !== null && turnSilenceMs > 0)
+        due = Math.min(due, (this.heardAt.get(turn.contributor_id) ?? turn.taken_at) + turnSilenceMs + 1);
+    }
+    const cooling = this.statements.nextEligibleAt.get(this.clock.now())?.at;
+    if (cooling !== null && cooling !== undefined) due = Math.min(due, cooling);
+    return Number.isFinite(due) ? due : undefined;
   }
 
   /** How often a turn's client should send a heartbeat: several times within the silence period. */
@@ -843,6 +866,9 @@ function prepareStatements(db: Db) {
     turnOfContributor: db.prepare<[string], TurnRow>('SELECT * FROM lobby_turns WHERE contributor_id = ?'),
     turnOfContribution: db.prepare<[string], TurnRow>('SELECT * FROM lobby_turns WHERE contribution_id = ?'),
     allTurns: db.prepare<[], TurnRow>('SELECT * FROM lobby_turns ORDER BY started_at, circuit'),
+    nextEligibleAt: db.prepare<[number], { at: number | null }>(
+      'SELECT MIN(eligible_at) AS at FROM lobby_queue WHERE eligible_at > ?',
+    ),
     expiredTurns: db.prepare<[number], TurnRow>(
       "SELECT * FROM lobby_turns WHERE state = 'turn' AND deadline < ? ORDER BY deadline",
     ),

@@ -62,7 +62,8 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
 
   router.get('/api/me', ...guard, (req, res) => {
     const who = principal(req);
-    deps.lobby.seen(who.id);
+    // Back after being away: a free circuit that passed them over is theirs now, not at the next tick.
+    if (deps.lobby.seen(who.id)) deps.service.tick();
     res.json(view(who));
   });
 

@@ -124,3 +124,24 @@ test('after a restart every taken turn counts as heard at the start', () => {
     ],
   );
 });
+
+test('nextDueAt names the moment the next lapse or cooldown is due, so the server ticks then', () => {
+  const { lobby, clock } = makeLobby({ ...RULES, cooldownMs: 5 * 60 * SECOND });
+  assert.equal(lobby.nextDueAt(), undefined, 'nothing held, nothing cooling: no moment');
+  lobby.join('alice');
+  lobby.join('bob');
+  lobby.tick();
+  const granted = clock.now();
+  assert.equal(lobby.nextDueAt(), granted + RULES.takeTurnMs + 1, 'untaken: the moment after its time to be taken');
+  clock.advance(10 * SECOND);
+  lobby.takeTurn('alice', 'register');
+  assert.equal(lobby.nextDueAt(), clock.now() + SILENCE + 1, 'taken: the moment after its silence period');
+  clock.advance(SILENCE + 1);
+  lobby.seen('bob');
+  lobby.tick(); // alice missed it, bob has it, alice cools down for 5 min
+  const heardBob = clock.now();
+  lobby.takeTurn('bob', 'register');
+  assert.equal(lobby.nextDueAt(), heardBob + SILENCE + 1);
+  lobby.markSubmitted('bob', 'register', 'b1');
+  assert.equal(lobby.nextDueAt(), heardBob + 5 * 60 * SECOND, 'verifying: only alice’s cooldown is due');
+});
