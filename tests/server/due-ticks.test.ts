@@ -19,7 +19,7 @@ after(async () => {
   await coordinator?.close();
 });
 
-test('a turn not taken passes on when its time to be taken runs out, with the interval tick a minute away', async () => {
+test('an untaken turn passes on when its time to be taken runs out, with the interval tick a minute away', async () => {
   const absent = new ContributorClient(coordinator.url);
   const present = new ContributorClient(coordinator.url);
   await absent.signInDemo('absent');
