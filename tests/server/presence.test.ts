@@ -65,6 +65,15 @@ function passTime(ms: number): void {
   }
 }
 
+/** Moves time on a tick at a time (up to 10 min) until `client` holds register's turn; when it did. */
+async function whenTurnReaches(client: ContributorClient): Promise<number | undefined> {
+  for (let waited = 0; waited < 10 * 60_000; waited += TICK) {
+    passTime(TICK);
+    if ((await client.progress('register')).state === 'turn') return clock.now();
+  }
+  return undefined;
+}
+
 async function queueLog(client: ContributorClient, query = ''): Promise<QueueLogEntry[]> {
   const page = await client.request<{ ceremony: string; entries: QueueLogEntry[] }>('GET', `/api/queue-log${query}`);
   return page.entries;
@@ -95,11 +104,7 @@ test(
     const state = () => coordinator.lobby.status('demo:gone').circuits[0]!.state;
     assert.equal(state(), 'turn', 'her turn comes while she is gone');
     // She stays gone: nobody downloads, nobody heartbeats.
-    let grantedToThird: number | undefined;
-    for (let waited = 0; waited < 10 * 60_000 && grantedToThird === undefined; waited += TICK) {
-      passTime(TICK);
-      if ((await third.progress('register')).state === 'turn') grantedToThird = clock.now();
-    }
+    const grantedToThird = await whenTurnReaches(third);
     assert.ok(grantedToThird !== undefined, 'the turn reached the next in line');
     const idle = grantedToThird - freedAt;
     assert.ok(idle <= TAKE + TICK, `the circuit waited ${idle} ms for nobody (at most ${TAKE + TICK})`);
@@ -155,11 +160,7 @@ test(
     await inputs.body?.cancel();
     const lastHeard = clock.now();
     // Then the laptop closes: no heartbeat, no upload. `next` keeps polling.
-    let grantedToNext: number | undefined;
-    for (let waited = 0; waited < 10 * 60_000 && grantedToNext === undefined; waited += TICK) {
-      passTime(TICK);
-      if ((await next.progress('register')).state === 'turn') grantedToNext = clock.now();
-    }
+    const grantedToNext = await whenTurnReaches(next);
     assert.ok(grantedToNext !== undefined, 'the turn reached the next in line before its 10-minute deadline');
     const idle = grantedToNext - lastHeard;
     assert.ok(idle > SILENCE && idle <= SILENCE + TICK, `the circuit waited ${idle} ms (at most ${SILENCE + TICK})`);
