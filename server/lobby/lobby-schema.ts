@@ -102,4 +102,6 @@ export const LOBBY_MIGRATIONS: readonly string[] = [
   ALTER TABLE lobby_turns ADD COLUMN queue_seq INTEGER;
   ALTER TABLE lobby_turns ADD COLUMN queue_enqueued_at INTEGER;
   UPDATE lobby_turns SET taken_at = started_at;`,
+  // The next cooldown to end (Lobby.nextDueAt, after every tick) without reading the whole queue.
+  `CREATE INDEX lobby_queue_by_eligible_at ON lobby_queue (eligible_at);`,
 ];

@@ -216,6 +216,11 @@ export class Lobby {
     return true;
   }
 
+  /** When a taken turn's client was last heard from (at the latest, when it took the turn). */
+  private lastHeard(turn: TurnRow): number {
+    return this.heardAt.get(turn.contributor_id) ?? turn.taken_at ?? turn.started_at;
+  }
+
   private takeBy(turn: TurnRow): number {
     return turn.started_at + this.options.takeTurnMs;
   }
@@ -347,8 +352,7 @@ export class Lobby {
       // tick() ends a turn once its time is strictly past: the millisecond after.
       due = Math.min(due, turn.deadline + 1);
       if (turn.taken_at === null && takeTurnMs > 0) due = Math.min(due, this.takeBy(turn) + 1);
-      if (turn.taken_at !== null && turnSilenceMs > 0)
-        due = Math.min(due, (this.heardAt.get(turn.contributor_id) ?? turn.taken_at) + turnSilenceMs + 1);
+      if (turn.taken_at !== null && turnSilenceMs > 0) due = Math.min(due, this.lastHeard(turn) + turnSilenceMs + 1);
     }
     const cooling = this.statements.nextEligibleAt.get(this.clock.now())?.at;
     if (cooling !== null && cooling !== undefined) due = Math.min(due, cooling);
@@ -381,7 +385,7 @@ export class Lobby {
       }
       if (this.options.turnSilenceMs > 0) {
         for (const turn of this.statements.takenTurns.all()) {
-          const heard = this.heardAt.get(turn.contributor_id) ?? turn.taken_at!;
+          const heard = this.lastHeard(turn);
           if (now - heard > this.options.turnSilenceMs) events.push(...this.missTurn(turn, now, heard));
         }
       }
