@@ -181,6 +181,14 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     next: 'Wait a moment (the answer says how long) and try again.',
   },
   'lobby.not_queued': { what: 'That contributor is not waiting in any queue.', next: 'Refresh the queue list.' },
+  'presence.too_many_streams': {
+    what: 'You already have this ceremony open in several pages or terminals.',
+    next: 'Close the ones you do not need; the others keep your place.',
+  },
+  'presence.streams_full': {
+    what: 'The coordinator holds as many open connections as it takes.',
+    next: 'Nothing to do: your page keeps your place by asking for news instead.',
+  },
   'auth.not_coordinator': {
     what: 'This account is not a coordinator of the ceremony.',
     next: 'Sign in with a coordinator account or token.',

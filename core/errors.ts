@@ -192,6 +192,10 @@ const ERROR_CODES = {
   'lobby.already_contributed': PLAIN,
   'lobby.not_your_turn': PLAIN,
   'lobby.not_queued': PLAIN,
+  /** GET /api/me/presence: this contributor already holds as many presence streams as one may. */
+  'presence.too_many_streams': PLAIN,
+  /** GET /api/me/presence: the coordinator holds as many presence streams as it takes; poll instead. */
+  'presence.streams_full': PLAIN,
   'upload.too_large': PLAIN,
   'upload.too_small': PLAIN,
   'upload.length_required': PLAIN,

@@ -11,6 +11,12 @@ import type { CeremonyPhaseStore } from './ceremony-phase.ts';
 import type { CeremonyService, ServiceLog } from './ceremony-service.ts';
 import { createPublicRouter } from './routes/public-router.ts';
 import { createContributorRouter } from './routes/contributor-router.ts';
+import {
+  DEFAULT_MAX_PRESENCE_STREAMS,
+  keepAliveMs,
+  PRESENCE_STREAMS_PER_CONTRIBUTOR,
+  PresenceStreams,
+} from './routes/presence-stream.ts';
 import { createCoordinatorRouter } from './routes/coordinator-router.ts';
 import { createQueueLogRouter } from './routes/queue-log-router.ts';
 import type { ContributionUploads } from './files/contribution-uploads.ts';
@@ -52,6 +58,8 @@ export interface AppDeps {
   rateLimits?: RateLimits;
   /** Trusted reverse-proxy hops (client address from X-Forwarded-For). Default 0. */
   trustProxy?: number;
+  /** GET /api/me/presence's limits and keep-alive pace (presence-stream.ts); default: 1000 streams, 15 s. */
+  presence?: { maxStreams: number; keepAliveMs: number };
   /** GET /metrics, with METRICS_TOKEN when set (server/metrics). */
   metrics?: { collector: CoordinatorMetrics; token?: string };
 }
@@ -98,6 +106,15 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(
     createContributorRouter({
       ...deps,
+      presenceStreams: new PresenceStreams(
+        deps.lobby,
+        deps.service,
+        {
+          maxStreams: deps.presence?.maxStreams ?? DEFAULT_MAX_PRESENCE_STREAMS,
+          maxPerContributor: PRESENCE_STREAMS_PER_CONTRIBUTOR,
+        },
+        deps.presence?.keepAliveMs ?? keepAliveMs(0),
+      ),
       requireContributor: deps.auth.requireContributor,
       requireCsrf: deps.auth.requireCsrf,
     }),

@@ -40,6 +40,7 @@ import { createEmbeddedDispatcher } from './verification-dispatch/embedded-dispa
 import type { VerificationDispatcher } from './verification-dispatch/verification-dispatcher.ts';
 import { CoordinatorMetrics } from './metrics/coordinator-metrics.ts';
 import { CloserStack } from './startup/closer-stack.ts';
+import { keepAliveMs } from './routes/presence-stream.ts';
 import { publishReceiptKey } from './startup/publish-receipt-key.ts';
 import { reconcilePhaseWithTranscript } from './startup/reconcile-phase.ts';
 
@@ -184,6 +185,10 @@ export async function startCoordinator(
       rateLimits,
       trustProxy: serverConfig.trustProxy,
       metrics: { collector: metrics, token: serverConfig.metricsToken },
+      presence: {
+        maxStreams: serverConfig.maxPresenceStreams,
+        keepAliveMs: keepAliveMs(serverConfig.lobby.presenceMs),
+      },
       auth: {
         router: createAuthRouter({
           db,

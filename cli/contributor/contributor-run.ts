@@ -26,6 +26,7 @@ import type {
 } from '../../core/coordinator-api/api-types.ts';
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
+import { PresenceHold } from './presence-stream.ts';
 import type { TurnProtocol, TurnResult } from './turn-protocol.ts';
 
 export interface RunUi {
@@ -150,6 +151,15 @@ export class ContributorRun {
 
   /** Runs until every chosen circuit is accepted; throws RunFailure (or the abort) otherwise. */
   async run(): Promise<AcceptedCircuit[]> {
+    const presence = new PresenceHold(this.options.client);
+    try {
+      return await this.runInLine();
+    } finally {
+      await presence.stop();
+    }
+  }
+
+  private async runInLine(): Promise<AcceptedCircuit[]> {
     const { client, signal } = this.options;
     let me = await this.me();
     for (const contribution of me.contributions)

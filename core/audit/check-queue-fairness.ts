@@ -167,6 +167,19 @@ class Replay {
       throw this.broken(entry, `a turn ended for silence before ${silenceMs} ms had passed since ${silentSince}`);
   }
 
+  /**
+   * Passed over, or a turn passed on, because the contributor's presence stream closed at
+   * `disconnectedAt`: the rules have the grace, and it ran out. When the stream closed is the
+   * coordinator's word, as when a client was last heard from.
+   */
+  private checkDisconnect(entry: StepEntry, disconnectedAt: string, rules: QueueRules, at: number): void {
+    const graceMs = rules.disconnectGraceMs ?? 0;
+    if (graceMs === 0)
+      throw this.broken(entry, 'it names a closed presence stream, which the rules in force do not count');
+    if (at <= ms(disconnectedAt) + graceMs)
+      throw this.broken(entry, `it came before ${graceMs} ms had passed since the stream closed (${disconnectedAt})`);
+  }
+
   private step(entry: StepEntry, rules: QueueRules, at: number): void {
     if (!rules.circuits.includes(entry.circuit))
       throw this.broken(entry, `${entry.circuit} is not a circuit of the ceremony`);
@@ -192,7 +205,8 @@ class Replay {
       }
       case 'away': {
         const waiting = this.waitingEntry(entry);
-        if (rules.presenceMs === 0 || at - ms(entry.seenAt) <= rules.presenceMs)
+        if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
+        else if (rules.presenceMs === 0 || at - ms(entry.seenAt) <= rules.presenceMs)
           throw this.broken(
             entry,
             `marked away when last seen ${at - ms(entry.seenAt)} ms before, not more than the presence period ` +
@@ -255,7 +269,8 @@ class Replay {
           throw this.broken(entry, `it says the turn was ${entry.taken ? '' : 'not '}taken; the log says otherwise`);
         if (!entry.taken) {
           const due = Math.min(ms(turn.granted.takeBy ?? turn.granted.deadline), ms(turn.granted.deadline));
-          if (at <= due) throw this.broken(entry, `the turn passed on before its time to be taken ran out`);
+          if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
+          else if (at <= due) throw this.broken(entry, `the turn passed on before its time to be taken ran out`);
           // Back in its place, away until seen.
           const queue = this.queue(entry.circuit);
           const place = queue.findIndex((w) => w.joinedAt > turn.entry.joinedAt);

@@ -70,7 +70,12 @@ export interface ContributorStatus {
   /** Left while a contribution was being verified: its verdict queues them nowhere. */
   leaving?: true;
   /** The presence rules, for the client to say what leaving the page costs (0: off). */
-  presence: { awayAfterMs: number; takeTurnWithinMs: number; silentTurnAfterMs?: number };
+  presence: {
+    awayAfterMs: number;
+    takeTurnWithinMs: number;
+    silentTurnAfterMs?: number;
+    goneAfterDisconnectMs?: number;
+  };
 }
 
 export interface ActiveTurn {

@@ -11,6 +11,8 @@ export interface PresenceRules {
   takeTurnWithinMs: number;
   /** A turn started whose client then falls silent this long is missed (0 or absent: only at its deadline). */
   silentTurnAfterMs?: number;
+  /** A client that holds the presence stream and closes it is passed over this long after (0 or absent: never). */
+  goneAfterDisconnectMs?: number;
 }
 
 function span(ms: number): string {
@@ -25,9 +27,11 @@ export function presenceAdvice(rules: PresenceRules, client: 'page' | 'terminal'
   const open = client === 'page' ? 'keep this page open' : 'keep this command running';
   const closed = client === 'page' ? 'If you close it' : 'If it stops';
   const parts = [`You are in line; ${open}: it tells the coordinator you are still here.`];
-  if (rules.awayAfterMs > 0)
+  // Both clients hold the presence stream, so closing one is seen at once, not after awayAfterMs.
+  const passedOverAfter = [rules.awayAfterMs, rules.goneAfterDisconnectMs ?? 0].filter((ms) => ms > 0);
+  if (passedOverAfter.length > 0)
     parts.push(
-      `${closed} for more than ${span(rules.awayAfterMs)}, you keep your place but are passed over ` +
+      `${closed} for more than ${span(Math.min(...passedOverAfter))}, you keep your place but are passed over ` +
         'until it is back.',
     );
   if (rules.takeTurnWithinMs > 0)

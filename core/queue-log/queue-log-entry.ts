@@ -51,6 +51,11 @@ export interface QueueRules {
    * before its deadline; 0 or absent (logs written before this rule): no such end.
    */
   turnSilenceMs?: number;
+  /**
+   * A contributor whose presence stream closed is gone this long after the close, unless seen
+   * again; 0 or absent (logs written before this rule): a closed stream means nothing.
+   */
+  disconnectGraceMs?: number;
   maxTurnMs: number;
   /** After a missed turn the entry is eligible again after this. */
   cooldownMs: number;
@@ -77,12 +82,16 @@ interface Step {
 export type QueueLogEvent =
   | ({ type: 'rules' } & QueueRules)
   | ({ type: 'join'; position: number; via: JoinCause; eligibleAt?: string } & Step)
-  | ({ type: 'away'; seenAt: string } & Step)
+  /** disconnectedAt: passed over because their presence stream closed then (and they were not seen since). */
+  | ({ type: 'away'; seenAt: string; disconnectedAt?: string } & Step)
   | ({ type: 'back' } & Step)
   | ({ type: 'granted'; deadline: string; takeBy?: string } & Step)
   | ({ type: 'taken' } & Step)
-  /** silentSince: a taken turn missed because its client fell silent, last heard from then. */
-  | ({ type: 'lapsed'; taken: boolean; missedTurns?: number; silentSince?: string } & Step)
+  /**
+   * silentSince: a taken turn missed because its client fell silent, last heard from then;
+   * disconnectedAt: a turn not taken, passed on because its holder's presence stream closed then.
+   */
+  | ({ type: 'lapsed'; taken: boolean; missedTurns?: number; silentSince?: string; disconnectedAt?: string } & Step)
   | ({ type: 'refused'; code: ErrorCode; outcome: 'refused' | 'error' | 'discarded' } & Step)
   | ({ type: 'accepted'; index: number; transcriptHash: string } & Step)
   | ({ type: 'left'; from: 'waiting' | 'turn' | 'after_verdict' } & Step)
@@ -134,6 +143,7 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
     takeTurnMs: count,
     turnTimeoutMs: count,
     turnSilenceMs: optional(count),
+    disconnectGraceMs: optional(count),
     maxTurnMs: count,
     cooldownMs: count,
     maxMissedTurns: (v) => count(v) && (v as number) >= 1,
@@ -144,11 +154,17 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
     via: oneOf('join', 'choice', 'accepted', 'refused', 'missed'),
     eligibleAt: optional(time),
   },
-  away: { ...STEP, seenAt: time },
+  away: { ...STEP, seenAt: time, disconnectedAt: optional(time) },
   back: STEP,
   granted: { ...STEP, deadline: time, takeBy: optional(time) },
   taken: STEP,
-  lapsed: { ...STEP, taken: (v) => typeof v === 'boolean', missedTurns: optional(count), silentSince: optional(time) },
+  lapsed: {
+    ...STEP,
+    taken: (v) => typeof v === 'boolean',
+    missedTurns: optional(count),
+    silentSince: optional(time),
+    disconnectedAt: optional(time),
+  },
   refused: { ...STEP, code: isErrorCode, outcome: oneOf('refused', 'error', 'discarded') },
   accepted: {
     ...STEP,

@@ -9,6 +9,7 @@ import { CoordinatorError } from '../../core/errors.ts';
 import { LOBBY_DEFAULTS } from '../lobby/lobby-types.ts';
 import { QUEUE_LOG_FILE } from '../../core/queue-log/queue-log-entry.ts';
 import { RATE_LIMIT_DEFAULTS, type RateLimitConfig } from '../http/rate-limits.ts';
+import { DEFAULT_MAX_PRESENCE_STREAMS } from '../routes/presence-stream.ts';
 
 const durationMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const count = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -43,6 +44,10 @@ const serverSchema = z.object({
   TURN_TIMEOUT_MS: durationMs(LOBBY_DEFAULTS.turnTimeoutMs),
   /** A taken turn whose client sends nothing (heartbeat, download, upload) for this long is missed; 0: off. */
   TURN_SILENCE_MS: z.coerce.number().int().nonnegative().default(LOBBY_DEFAULTS.turnSilenceMs),
+  /** A contributor whose presence stream closed is passed over this long after, unless seen again; 0: off. */
+  DISCONNECT_GRACE_MS: z.coerce.number().int().nonnegative().default(LOBBY_DEFAULTS.disconnectGraceMs),
+  /** Presence streams (GET /api/me/presence) open at once; each holds a file descriptor. */
+  MAX_PRESENCE_STREAMS: z.coerce.number().int().nonnegative().default(DEFAULT_MAX_PRESENCE_STREAMS),
   HEARTBEAT_EXTENSION_MS: durationMs(LOBBY_DEFAULTS.heartbeatExtensionMs),
   MAX_TURN_MS: durationMs(LOBBY_DEFAULTS.maxTurnMs),
   COOLDOWN_MS: durationMs(LOBBY_DEFAULTS.cooldownMs),
@@ -108,11 +113,14 @@ export interface ServerConfig {
   databaseFile: string;
   receiptKeyFile: string;
   queueLogFile: string;
+  /** GET /api/me/presence: streams open at once. */
+  maxPresenceStreams: number;
   lobby: {
     presenceMs: number;
     takeTurnMs: number;
     turnTimeoutMs: number;
     turnSilenceMs: number;
+    disconnectGraceMs: number;
     heartbeatExtensionMs: number;
     maxTurnMs: number;
     cooldownMs: number;
@@ -154,11 +162,13 @@ export function loadServerConfig(
     databaseFile: path.resolve(e.DATABASE_FILE ?? path.join(dataDir, 'state', 'coordinator.sqlite')),
     receiptKeyFile: path.resolve(e.RECEIPT_KEY_FILE ?? path.join(dataDir, 'state', 'receipt-key.pem')),
     queueLogFile: path.resolve(e.QUEUE_LOG_FILE ?? path.join(dataDir, QUEUE_LOG_FILE)),
+    maxPresenceStreams: e.MAX_PRESENCE_STREAMS,
     lobby: Object.freeze({
       presenceMs: e.PRESENCE_MS,
       takeTurnMs: e.TAKE_TURN_MS,
       turnTimeoutMs: e.TURN_TIMEOUT_MS,
       turnSilenceMs: e.TURN_SILENCE_MS,
+      disconnectGraceMs: e.DISCONNECT_GRACE_MS,
       heartbeatExtensionMs: e.HEARTBEAT_EXTENSION_MS,
       maxTurnMs: e.MAX_TURN_MS,
       cooldownMs: e.COOLDOWN_MS,

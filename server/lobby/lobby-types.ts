@@ -35,6 +35,15 @@ export interface LobbyOptions {
    * deadline has passed.
    */
   turnSilenceMs?: number;
+  /**
+   * A contributor whose client held the presence stream (GET /api/me/presence) and closed it, and
+   * has not been seen since, is gone this long after the close: their waiting entry is passed over
+   * (place kept) and a turn granted to them and not yet taken passes on, without waiting for
+   * presenceMs or takeTurnMs. A closed tab or a killed terminal costs a circuit seconds. The grace
+   * covers a reload or a dropped connection the client re-opens. 0: a closed stream means nothing
+   * (presence by polls only). Default 10 s.
+   */
+  disconnectGraceMs?: number;
   /** A heartbeat sets deadline = max(deadline, now + this), capped by maxTurnMs. Default 2 min. */
   heartbeatExtensionMs?: number;
   /** No turn lasts beyond startedAt + this, however many heartbeats. Default 60 min. */
@@ -57,6 +66,7 @@ export const LOBBY_DEFAULTS = Object.freeze({
   takeTurnMs: 30_000,
   turnTimeoutMs: 10 * 60_000,
   turnSilenceMs: 2 * 60_000,
+  disconnectGraceMs: 10_000,
   heartbeatExtensionMs: 2 * 60_000,
   maxTurnMs: 60 * 60_000,
   cooldownMs: 5 * 60_000,

@@ -15,7 +15,10 @@
  *   away: it keeps its place but is passed over; a granted turn not taken (a download, a
  *   heartbeat, an upload) within `takeTurnMs` passes on and its entry goes back to its place,
  *   away, not counted as a missed turn; a taken turn whose client falls silent (nothing from it
- *   for `turnSilenceMs`) is missed then, not at its deadline. Who may be granted a turn, and what
+ *   for `turnSilenceMs`) is missed then, not at its deadline. A client that holds the presence
+ *   stream and closes it (a closed tab, a killed terminal) is gone `disconnectGraceMs` later unless
+ *   seen again: its entry is away and a turn granted to it and not taken passes on, without waiting
+ *   for `presenceMs` or `takeTurnMs`. Who may be granted a turn, and what
  *   a lapse leads to, are core/queue-log/turn-order.ts's pure rules, which the audit replays on
  *   the public queue log;
  * - every change is appended to the queue log (queue-log-store.ts) in the transaction that makes
@@ -27,9 +30,10 @@
  *
  * SQLite is the only state: no field of this class caches lobby state, every change runs in one
  * transaction, so a new Lobby on the same database after a crash continues exactly where it was.
- * The exceptions are when each waiting contributor was last seen and when each turn's client was
- * last heard from, observations rather than state: kept in memory, and taken as the start for every
- * entry and turn after a restart, so a restart makes nobody away or silent. Time comes from the
+ * The exceptions are when each waiting contributor was last seen, when each turn's client was
+ * last heard from, and when a presence stream closed, observations rather than state: kept in
+ * memory, and taken as the start for every entry and turn after a restart (with no stream closed),
+ * so a restart makes nobody away, silent or gone. Time comes from the
  * injected Clock only.
  *
  * Nothing here runs by itself: the server calls tick() on an interval (and may call it right
@@ -123,6 +127,8 @@ export class Lobby {
   private readonly seenAt = new Map<string, number>();
   /** When the client of each taken turn was last heard from, by contributor (an observation too). */
   private readonly heardAt = new Map<string, number>();
+  /** When each contributor's presence stream closed, if they have not been seen since (an observation too). */
+  private readonly disconnectedAt = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
@@ -136,8 +142,8 @@ export class Lobby {
     const start = clock.now();
     for (const row of this.statements.allQueued.all()) this.seenAt.set(row.contributor_id, start);
     for (const turn of this.statements.takenTurns.all()) this.heardAt.set(turn.contributor_id, start);
-    const { circuits, presenceMs, takeTurnMs, turnTimeoutMs, turnSilenceMs, maxTurnMs, cooldownMs, maxMissedTurns } =
-      this.options;
+    const { circuits, presenceMs, takeTurnMs, turnTimeoutMs, turnSilenceMs, disconnectGraceMs } = this.options;
+    const { maxTurnMs, cooldownMs, maxMissedTurns } = this.options;
     this.queueLog.stateRules(
       {
         version: QUEUE_LOG_FORMAT_VERSION,
@@ -146,6 +152,7 @@ export class Lobby {
         takeTurnMs,
         turnTimeoutMs,
         turnSilenceMs,
+        disconnectGraceMs,
         maxTurnMs,
         cooldownMs,
         maxMissedTurns,
@@ -175,6 +182,7 @@ export class Lobby {
   seen(contributorId: string): boolean {
     const now = this.clock.now();
     this.seenAt.set(contributorId, now);
+    this.disconnectedAt.delete(contributorId);
     if (this.statements.queueEntryOf.get(contributorId)?.away !== 1) return false;
     return this.change(() => {
       const waiting = this.statements.queueEntryOf.get(contributorId);
@@ -183,6 +191,29 @@ export class Lobby {
       this.log(contributorId, { type: 'back', circuit: waiting.circuit }, now);
       return true;
     });
+  }
+
+  /**
+   * The contributor's presence stream closed (GET /api/me/presence: their last open one). Unless
+   * seen again within disconnectGraceMs, they are gone from then: see the file comment. The server
+   * ticks at nextDueAt, so a granted turn they have not taken passes on at the end of the grace.
+   */
+  streamClosed(contributorId: string): void {
+    if (this.options.disconnectGraceMs > 0) this.disconnectedAt.set(contributorId, this.clock.now());
+  }
+
+  /** When the contributor's presence stream closed, if their grace ran out by `now` and they were not seen since. */
+  private goneSince(contributorId: string, now: number): number | undefined {
+    const closed = this.disconnectedAt.get(contributorId);
+    return closed !== undefined && now - closed > this.options.disconnectGraceMs ? closed : undefined;
+  }
+
+  /** Whether a waiting contributor is passed over at `now`: unseen for presenceMs, or gone since its stream closed. */
+  private isGone(contributorId: string, now: number): boolean {
+    return (
+      isAway(this.seenAt.get(contributorId) ?? now, now, this.options.presenceMs) ||
+      this.goneSince(contributorId, now) !== undefined
+    );
   }
 
   /**
@@ -353,6 +384,8 @@ export class Lobby {
       due = Math.min(due, turn.deadline + 1);
       if (turn.taken_at === null && takeTurnMs > 0) due = Math.min(due, this.takeBy(turn) + 1);
       if (turn.taken_at !== null && turnSilenceMs > 0) due = Math.min(due, this.lastHeard(turn) + turnSilenceMs + 1);
+      const closed = turn.taken_at === null ? this.disconnectedAt.get(turn.contributor_id) : undefined;
+      if (closed !== undefined) due = Math.min(due, closed + this.options.disconnectGraceMs + 1);
     }
     const cooling = this.statements.nextEligibleAt.get(this.clock.now())?.at;
     if (cooling !== null && cooling !== undefined) due = Math.min(due, cooling);
@@ -371,7 +404,8 @@ export class Lobby {
    * been heard from for turnSilenceMs, as missed: the circuit is freed and the contributor goes to
    * the back of the same queue, eligible at now + cooldown (or out of it after maxMissedTurns
    * misses). (2) Passes on every turn not taken by its time
-   * (startedAt + takeTurnMs < now): its entry goes back to its place, away. (3) While the ceremony
+   * (startedAt + takeTurnMs < now), or whose holder is gone since their presence stream closed:
+   * its entry goes back to its place, away. (3) While the ceremony
    * is open, gives each free circuit to the first of its queue the rules put first (turn-order.ts),
    * marking away, and logging, the entries passed over because their contributor is gone.
    */
@@ -391,6 +425,13 @@ export class Lobby {
       }
       for (const turn of this.statements.untakenTurns.all(this.options.takeTurnMs, now, now))
         events.push(this.passOn(turn, now));
+      if (this.disconnectedAt.size > 0) {
+        for (const turn of this.statements.allTurns.all()) {
+          if (turn.state !== 'turn' || turn.taken_at !== null) continue;
+          const gone = this.goneSince(turn.contributor_id, now);
+          if (gone !== undefined) events.push(this.passOn(turn, now, gone));
+        }
+      }
       if (!this.options.isOpen()) return events;
       for (const circuit of this.options.circuits) {
         if (this.statements.turnOfCircuit.get(circuit)) continue;
@@ -444,8 +485,11 @@ export class Lobby {
     return events;
   }
 
-  /** A turn never taken: passed on, its entry back in its place (its old seq), away until seen. */
-  private passOn(turn: TurnRow, now: number): LobbyEvent {
+  /**
+   * A turn never taken: passed on, its entry back in its place (its old seq), away until seen.
+   * disconnectedAt: passed on before its time to be taken because its holder is gone since then.
+   */
+  private passOn(turn: TurnRow, now: number, disconnectedAt?: number): LobbyEvent {
     this.endTurn(turn, 'not_taken', now);
     this.statements.restore.run(
       turn.queue_seq,
@@ -454,7 +498,8 @@ export class Lobby {
       turn.queue_enqueued_at ?? turn.started_at,
       now,
     );
-    this.log(turn.contributor_id, { type: 'lapsed', circuit: turn.circuit, taken: false }, now);
+    const gone = disconnectedAt === undefined ? {} : { disconnectedAt: new Date(disconnectedAt).toISOString() };
+    this.log(turn.contributor_id, { type: 'lapsed', circuit: turn.circuit, taken: false, ...gone }, now);
     return {
       type: 'turn_passed_on',
       circuit: turn.circuit,
@@ -467,24 +512,29 @@ export class Lobby {
   /**
    * The entry `circuit`'s turn goes to at `now` (turn-order.ts's firstInLine over the queue in FIFO
    * order), having marked away, in the table and the log, each entry passed over because its
-   * contributor has not been seen for presenceMs.
+   * contributor has not been seen for presenceMs or is gone since their presence stream closed.
    */
   private nextInLine(circuit: string, now: number): QueueRow | undefined {
     const newlyAway: QueueRow[] = [];
-    const { presenceMs } = this.options;
+    const isGone = (contributorId: string) => this.isGone(contributorId, now);
     // The cursor is read up to the entry chosen only; the table is written once it is closed.
-    const queue = function* (rows: Iterable<QueueRow>, seenAt: Map<string, number>) {
+    const queue = function* (rows: Iterable<QueueRow>) {
       for (const row of rows) {
-        const gone = row.away === 0 && isAway(seenAt.get(row.contributor_id) ?? now, now, presenceMs);
+        const gone = row.away === 0 && isGone(row.contributor_id);
         if (gone) newlyAway.push(row);
         yield { row, away: row.away === 1 || gone, eligibleAt: row.eligible_at };
       }
     };
-    const next = firstInLine(queue(this.statements.queueOfCircuitInOrder.iterate(circuit), this.seenAt), now);
+    const next = firstInLine(queue(this.statements.queueOfCircuitInOrder.iterate(circuit)), now);
     for (const row of newlyAway) {
       this.statements.setAway.run(1, row.contributor_id);
       const seenAt = new Date(this.seenAt.get(row.contributor_id) ?? now).toISOString();
-      this.log(row.contributor_id, { type: 'away', circuit, seenAt }, now);
+      // The stream's close is named only when it is what made them away (presence alone would not have).
+      const closed = isAway(this.seenAt.get(row.contributor_id) ?? now, now, this.options.presenceMs)
+        ? undefined
+        : this.goneSince(row.contributor_id, now);
+      const gone = closed === undefined ? {} : { disconnectedAt: new Date(closed).toISOString() };
+      this.log(row.contributor_id, { type: 'away', circuit, seenAt, ...gone }, now);
     }
     return next?.row;
   }
@@ -553,9 +603,7 @@ export class Lobby {
         enqueuedAt: row.enqueued_at,
         ...(row.eligible_at > now ? { eligibleAt: row.eligible_at } : {}),
         missedTurns: row.missed,
-        ...(row.away === 1 || isAway(this.seenAt.get(row.contributor_id) ?? now, now, this.options.presenceMs)
-          ? { away: true as const }
-          : {}),
+        ...(row.away === 1 || this.isGone(row.contributor_id, now) ? { away: true as const } : {}),
       })),
     );
   }
@@ -824,6 +872,7 @@ export class Lobby {
         awayAfterMs: this.options.presenceMs,
         takeTurnWithinMs: this.options.takeTurnMs,
         silentTurnAfterMs: this.options.turnSilenceMs,
+        goneAfterDisconnectMs: this.options.disconnectGraceMs,
       },
     };
   }
@@ -977,6 +1026,7 @@ function resolveOptions(options: LobbyOptions): ResolvedLobbyOptions {
     'takeTurnMs',
     'turnTimeoutMs',
     'turnSilenceMs',
+    'disconnectGraceMs',
     'heartbeatExtensionMs',
     'maxTurnMs',
     'cooldownMs',

@@ -2,8 +2,9 @@
  * A signed-in contributor's own view and actions: join the queues (every circuit, or a choice of
  * them), leave them, see where they stand in every circuit (position, ETA, deadline, verdicts),
  * keep their turn alive, fetch their signed receipts (acceptances, and the steps of the queue log
- * that have one: joins, refusals, removals). Asking for their view is how a waiting contributor's
- * client shows it is still there (the lobby's presence).
+ * that have one: joins, refusals, removals). Asking for their view, or holding the presence stream
+ * open (presence-stream.ts), is how a waiting contributor's client shows it is still there (the
+ * lobby's presence).
  */
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
@@ -14,6 +15,7 @@ import type { ContributionStore } from '../contributions/contribution-store.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Clock } from '../clock.ts';
+import type { PresenceStreams } from './presence-stream.ts';
 
 export interface ContributorRouterDeps {
   config: CeremonyConfig;
@@ -26,6 +28,8 @@ export interface ContributorRouterDeps {
   /** Drops the unfinished upload of a turn given up by leaving (ContributionUploads). */
   uploads?: { discardUnfinished(circuit: string, contributorId: string): Promise<number> };
   log?: { info(message: string, fields?: Record<string, unknown>): void };
+  /** GET /api/me/presence; absent: no such route (presence by polls only). */
+  presenceStreams?: PresenceStreams;
   requireContributor: RequestHandler;
   requireCsrf: RequestHandler;
 }
@@ -66,6 +70,13 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
     if (deps.lobby.seen(who.id)) deps.service.tick();
     res.json(view(who));
   });
+
+  if (deps.presenceStreams)
+    router.get(
+      '/api/me/presence',
+      ...guard,
+      deps.presenceStreams.handler((req) => principal(req).id),
+    );
 
   router.post('/api/me/join', ...guard, (req, res) => {
     const phase = deps.phase.get();

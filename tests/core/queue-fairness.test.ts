@@ -346,3 +346,42 @@ test('a turn ended for its silent client passes as written, and fails ended too 
     /ended for silence, which the rules in force do not have/,
   );
 });
+
+test('a contributor passed over, and a turn passed on, for a closed stream pass as written, and fail too soon', () => {
+  const { lobby, clock } = makeLobby({ presenceMs: 60_000, takeTurnMs: 30_000, disconnectGraceMs: 10_000 });
+  for (const who of ['alice', 'bob', 'carol']) lobby.join(who);
+  lobby.tick(); // alice's, not taken
+  lobby.streamClosed('alice');
+  lobby.streamClosed('bob');
+  clock.advance(10_001);
+  lobby.seen('carol');
+  assert.deepEqual(
+    lobby.tick().map((e) => [e.type, e.contributorId]),
+    [
+      ['turn_passed_on', 'alice'],
+      ['turn_granted', 'carol'],
+    ],
+    'the turn passes on from alice and bob is passed over, both 10 s after their streams closed',
+  );
+  const log = checkQueueLog('lobby-test', lobby.queueLog.entries(), 'of the lobby');
+  assert.match(checkQueueFairness(config, log, []), /2 turns granted, each to the first in line/);
+  for (const type of ['lapsed', 'away'] as const) {
+    const at = log.findIndex((e) => e.type === type);
+    const tooSoon = rewritten(log, (entries) => {
+      (entries[at] as { disconnectedAt?: string }).disconnectedAt = new Date(clock.now() - 5_000).toISOString();
+    });
+    assertFails(
+      () => checkQueueFairness(config, tooSoon, []),
+      'audit.queue_rule_broken',
+      new RegExp(`entry ${at} \\(${type} register, .*before 10000 ms had passed since the stream closed`),
+    );
+  }
+  const noRule = rewritten(log, (entries) => {
+    for (const entry of entries) if (entry.type === 'rules') delete entry.disconnectGraceMs;
+  });
+  assertFails(
+    () => checkQueueFairness(config, noRule, []),
+    'audit.queue_rule_broken',
+    /names a closed presence stream, which the rules in force do not count/,
+  );
+});

@@ -43,6 +43,7 @@ export function makeLobby(
       presenceMs: 0,
       takeTurnMs: 0,
       turnSilenceMs: 0,
+      disconnectGraceMs: 0,
       isOpen: () => open.value,
       ...overrides,
     },

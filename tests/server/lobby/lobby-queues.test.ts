@@ -32,7 +32,7 @@ test('queues are FIFO with stable positions, and join is idempotent', () => {
     contributorId: 'nobody',
     circuits: CIRCUITS.map((circuit) => ({ circuit, state: 'pending' })),
     done: false,
-    presence: { awayAfterMs: 0, takeTurnWithinMs: 0, silentTurnAfterMs: 0 },
+    presence: { awayAfterMs: 0, takeTurnWithinMs: 0, silentTurnAfterMs: 0, goneAfterDisconnectMs: 0 },
   });
 });
 

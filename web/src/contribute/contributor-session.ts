@@ -15,6 +15,7 @@
 import type { ApiClient } from '../api/api-client.ts';
 import { ApiError } from '../api/api-client.ts';
 import type { CeremonyView, MeView, TurnHeartbeat } from '../api/api-types.ts';
+import { PresenceStream } from './presence-stream.ts';
 import { ACTIVE_POLL_MS, VERDICT_POLL_MS, waitingPollMs } from '../../../core/queue-poll-pace.ts';
 import { candidateKey, candidateStore, type StoredCandidate } from './candidate-store.ts';
 import { computeContribution } from './compute-contribution.ts';
@@ -83,6 +84,7 @@ export class ContributorSession {
   /** Asked for while a poll was under way (whose answer may predate what prompted it): polled again at once. */
   private pollAgain = false;
   private stopped = false;
+  private readonly presence = new PresenceStream();
 
   constructor(private readonly options: SessionOptions) {}
 
@@ -114,11 +116,13 @@ export class ContributorSession {
     // Keys of hundreds of MB must not pile up in the browser: whatever an earlier visit left
     // behind and never finished uploading is dropped after a day.
     void candidateStore.prune(Date.now() - CANDIDATE_MAX_AGE_MS).catch(() => {});
+    this.presence.start();
     return this.poll();
   }
 
   stop(): void {
     this.stopped = true;
+    this.presence.stop();
     clearTimeout(this.pollTimer);
     for (const task of this.tasks.values()) task.abort();
   }

@@ -49,7 +49,9 @@ function detail(entry: QueueLogEntry): string {
   switch (entry.type) {
     case 'rules':
       return (
-        `circuits ${entry.circuits.join(', ')}; away when unseen for ${span(entry.presenceMs)}; ` +
+        `circuits ${entry.circuits.join(', ')}; away when unseen for ${span(entry.presenceMs)}` +
+        (entry.disconnectGraceMs ? ` or ${span(entry.disconnectGraceMs)} after its page closes` : '') +
+        '; ' +
         `a turn to be taken within ${span(entry.takeTurnMs)}, lasting ${span(entry.turnTimeoutMs)} ` +
         (entry.turnSilenceMs ? `(missed once its client is silent for ${span(entry.turnSilenceMs)}) ` : '') +
         `(at most ${span(entry.maxTurnMs)}); cooldown ${span(entry.cooldownMs)}, ` +
@@ -61,7 +63,9 @@ function detail(entry: QueueLogEntry): string {
         (entry.eligibleAt ? `, eligible from ${formatTime(entry.eligibleAt)}` : '')
       );
     case 'away':
-      return `passed over: not seen since ${formatTime(entry.seenAt)}`;
+      return entry.disconnectedAt
+        ? `passed over: its page or terminal closed at ${formatTime(entry.disconnectedAt)}`
+        : `passed over: not seen since ${formatTime(entry.seenAt)}`;
     case 'back':
       return 'seen again: eligible';
     case 'granted':
@@ -74,7 +78,10 @@ function detail(entry: QueueLogEntry): string {
       return entry.taken
         ? `missed (${entry.missedTurns ?? 1} in this circuit)` +
             (entry.silentSince ? `: its client silent since ${formatTime(entry.silentSince)}` : '')
-        : 'not taken in time: passed on, place kept (not a missed turn)';
+        : entry.disconnectedAt
+          ? `passed on: its page or terminal closed at ${formatTime(entry.disconnectedAt)}; place kept ` +
+            '(not a missed turn)'
+          : 'not taken in time: passed on, place kept (not a missed turn)';
     case 'refused':
       return `${entry.outcome} [${entry.code}]`;
     case 'accepted':
