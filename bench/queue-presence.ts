@@ -5,15 +5,16 @@
  * (SIGKILL: no leave, as a closed laptop) after 0 to 3 accepted circuits, and every
  * `returnEvery`-th (half of them) starts again `returnAfter` seconds later and carries on. The
  * same run twice against the real `ceremony serve` (compiled), once as the lobby without presence
- * (PRESENCE_MS=0, TAKE_TURN_MS=0, TURN_SILENCE_MS=0: every entry counts as there, a turn counts as
- * taken when granted, so an absent contributor's turn runs to its deadline and is missed, up to
+ * (PRESENCE_MS=0, TAKE_TURN_MS=0, TURN_SILENCE_MS=0, DISCONNECT_GRACE_MS=0: every entry counts as
+ * there, a turn counts as taken when granted, so an absent contributor's turn runs to its deadline and is missed, up to
  * MAX_MISSED_TURNS times), once with presence on; the same shortened timeouts in both, so the run
  * fits on 2 cores:
  *
  *   TURN_TIMEOUT_MS 30 s (10 min in production), HEARTBEAT_EXTENSION_MS 40 s, COOLDOWN_MS 30 s,
  *   MAX_MISSED_TURNS 3; with presence: PRESENCE_MS 15 s (60 s), TAKE_TURN_MS 3 s (30 s),
  *   TURN_SILENCE_MS 8 s (2 min; the clients then heartbeat every 2 s instead of 30 s: much shorter
- *   and a process starved of CPU by sixty others on two cores misses its beats).
+ *   and a process starved of CPU by sixty others on two cores misses its beats), DISCONNECT_GRACE_MS
+ *   2 s (10 s: a killed client's presence stream closes, so it is passed over that long after).
  *   (PRESENCE_MS cannot shrink like the rest: a contributor far back in line polls every 10 s.)
  *
  * Figures, from the published queue log and the bench's own record of who was really away when:
@@ -55,8 +56,8 @@ const SHORTENED = {
   RATE_LIMIT_QUEUE_LOG: '12000',
 };
 const MODES = {
-  today: { PRESENCE_MS: '0', TAKE_TURN_MS: '0', TURN_SILENCE_MS: '0' },
-  presence: { PRESENCE_MS: '15000', TAKE_TURN_MS: '3000', TURN_SILENCE_MS: '8000' },
+  today: { PRESENCE_MS: '0', TAKE_TURN_MS: '0', TURN_SILENCE_MS: '0', DISCONNECT_GRACE_MS: '0' },
+  presence: { PRESENCE_MS: '15000', TAKE_TURN_MS: '3000', TURN_SILENCE_MS: '8000', DISCONNECT_GRACE_MS: '2000' },
 } as const;
 type Mode = keyof typeof MODES;
 

@@ -55,7 +55,7 @@ function openStream(client: ContributorClient, signal: AbortSignal): Promise<Res
   return fetch(`${coordinator.url}/api/me/presence`, { headers: client.sessionHeaders(), signal });
 }
 
-test('a turn granted to a contributor whose stream then closes passes on after the grace, not TAKE_TURN_MS', async () => {
+test('a turn granted to one whose stream then closes passes on after the grace, not TAKE_TURN_MS', async () => {
   const gone = await signedIn('gone');
   const next = await signedIn('next');
   const hold = new PresenceHold(gone);
@@ -82,7 +82,7 @@ test('a turn granted to a contributor whose stream then closes passes on after t
   assert.equal((await gone.progress('register')).state, 'waiting', 'the one who left keeps a place in line');
 });
 
-test('the stream is an event stream stating its pace; three per contributor, five in all, each refusal coded', async () => {
+test('an event stream stating its pace; three per contributor, five in all, each refusal coded', async () => {
   const stop = new AbortController();
   try {
     const many = await signedIn('many');
