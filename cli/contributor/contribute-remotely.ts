@@ -305,7 +305,7 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     signedIn = true;
     const who = session.principal;
     ui.note(signedInNote(ceremony, who, circuits));
-    // Not awaited: joining and waiting (or the first download) overlap the curve's set-up.
+    // Not awaited: joining and waiting overlap the curve's set-up; a turn is taken once it is done.
 
     run = new ContributorRun({
       client,
@@ -320,6 +320,7 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
       output: (line) => process.stdout.write(`${line}\n`),
       signInAgain: async () => void (await signIn()),
       signal: leaveController.signal,
+      ready: preparing,
     });
     await run.run();
     let code = EXIT_OK;

@@ -58,6 +58,12 @@ export interface ContributorRunOptions {
   signInAgain: () => Promise<void>;
   /** Aborted when the contributor leaves (Ctrl-C): the turn in progress stops. */
   signal: AbortSignal;
+  /**
+   * Settles when the protocol is set up (snarkjs and the curve loaded: TurnProtocol.prepare). A
+   * turn is taken only after it: its set-up is seconds of CPU that would otherwise starve the
+   * turn's heartbeats on a busy machine, so that a turn just taken would fall silent.
+   */
+  ready?: Promise<void>;
 }
 
 /** How the run ended without every circuit accepted: the code and message `ceremony` prints. */
@@ -392,6 +398,7 @@ export class ContributorRun {
   private async takeTurn(circuit: string): Promise<boolean> {
     const { client, ui, signal } = this.options;
     this.activityNow = { stage: 'turn', circuit };
+    await this.options.ready;
     const turn = new AbortController();
     const stopTurn = (): void => turn.abort(signal.reason);
     signal.addEventListener('abort', stopTurn, { once: true });
