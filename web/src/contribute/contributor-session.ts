@@ -116,13 +116,12 @@ export class ContributorSession {
     // Keys of hundreds of MB must not pile up in the browser: whatever an earlier visit left
     // behind and never finished uploading is dropped after a day.
     void candidateStore.prune(Date.now() - CANDIDATE_MAX_AGE_MS).catch(() => {});
-    this.presence.start();
     return this.poll();
   }
 
   stop(): void {
     this.stopped = true;
-    this.presence.stop();
+    this.presence.hold(false);
     clearTimeout(this.pollTimer);
     for (const task of this.tasks.values()) task.abort();
   }
@@ -181,6 +180,7 @@ export class ContributorSession {
   private accept(me: MeView, seq: number): void {
     if (!this.me) this.loadLocalHashes(me.principal.id);
     this.me = me;
+    this.presence.hold(this.joined && !me.status.done && !this.stopped);
     this.clockOffsetMs = me.now - Date.now();
     this.reconcile(me, seq);
     this.emit();
