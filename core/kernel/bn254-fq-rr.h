@@ -7,8 +7,9 @@
  * pays a split and a carry for every 32x32 product. With 29-bit limbs a product is below 2^58, and
  * one u64 column holds all the products a Montgomery multiplication adds to it (at most 18, and
  * 18 * 2^58 < 2^63), so carries are resolved once per column. The lazy range costs nothing: as
- * 4q < R, a product of two values below 2q is below 2q (ab/R + q < 4q^2/R + q < 2q), so the product
- * has no final subtraction; additions and subtractions reduce once, by 2q.
+ * 16q < R, a product of two values below 4q is below 2q (ab/R + q < 16q^2/R + q < 2q), so the
+ * product has no final subtraction; additions and subtractions reduce once, by 2q, except those
+ * whose result only goes into a product (rr_add_lazy, rr_sub_lazy), which need not reduce at all.
  *
  * Values come from and go back to the key's layout (bn254-fq.h: 8 limbs of 32 bits, R = 2^256,
  * fully reduced) with rr_from_key and rr_to_key, one product each.
@@ -53,7 +54,7 @@ static inline void rr_mul3(u64 *p, const u64 *x, const u64 *y) {
 }
 
 /*
- * r = a·b·2^-261 mod q, in [0, 2q) for a, b in [0, 2q). Once the carries are gone, what a product
+ * r = a·b·2^-261 mod q, in [0, 2q) for a, b in [0, 4q). Once the carries are gone, what a product
  * costs in WebAssembly is its 64-bit multiplications, so a·b is done by Karatsuba over three blocks
  * of three limbs (54 of them instead of 81; measured 1.4x the CIOS of bn254-fq.h, where the plain
  * 81 gave 1.2x): each column of a block's cross term is the difference of sums of products, exact
@@ -136,6 +137,26 @@ static inline void rr_add(u32 *r, const u32 *a, const u32 *b) {
   }
   const u32 keep = (u32)c; /* all ones when the sum is below 2q */
   _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) r[i] = (s[i] & keep) | (t[i] & ~keep);
+}
+
+/* r = a + b, in [0, 4q) for a, b in [0, 2q): unreduced, so only for a product's input. */
+static inline void rr_add_lazy(u32 *r, const u32 *a, const u32 *b) {
+  u32 k = 0;
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) {
+    k += a[i] + b[i];
+    r[i] = k & RMASK;
+    k >>= RBITS;
+  }
+}
+
+/* r = a - b + 2q, in (0, 4q) for a, b in [0, 2q): unreduced, so only for a product's input. */
+static inline void rr_sub_lazy(u32 *r, const u32 *a, const u32 *b) {
+  int32_t c = 0;
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) {
+    c += (int32_t)a[i] - (int32_t)b[i] + (int32_t)RQ2[i];
+    r[i] = (u32)c & RMASK;
+    c >>= RBITS;
+  }
 }
 
 static inline void rr_neg(u32 *r, const u32 *a) {

@@ -26,7 +26,8 @@
  * One lockstep affine step for all n points: acc[i] += add[i] (add != 0) or acc[i] = 2 acc[i]
  * (add == 0). acc[i] is at acc + i*acc_stride, add[i] at add + i*add_stride, both in the working
  * form (RPB bytes a point). With use_phi the addend is phi(add[i]) = (beta*x, y); with negate its
- * y is negated. pre, den, qxs: n field elements (RB bytes) of scratch each; one: 1.
+ * y is negated. pre, den, qxs: n field elements (RB bytes) of scratch each; one: 1. The values
+ * that only go into a product (a denominator, a slope's numerator, x - x3) are left unreduced.
  */
 static void lockstep(u8 *acc, u32 acc_stride, u32 n, const u8 *add, u32 add_stride, int use_phi, int negate,
                      const u32 *beta, const u32 *one, u32 *pre, u32 *den, u32 *qxs) {
@@ -37,13 +38,13 @@ static void lockstep(u8 *acc, u32 acc_stride, u32 n, const u8 *add, u32 add_stri
     u8 *a = acc + (u64)i * acc_stride;
     u32 *d = den + (u64)i * RL;
     if (doubling) {
-      rr_add(d, RY(a), RY(a));
+      rr_add_lazy(d, RY(a), RY(a));
     } else {
       const u8 *q = add + (u64)i * add_stride;
       u32 *qx = qxs + (u64)i * RL;
       if (use_phi) rr_mul(qx, beta, RX(q));
       else rr_copy(qx, RX(q));
-      rr_sub(d, qx, RX(a));
+      rr_sub_lazy(d, qx, RX(a));
     }
     rr_copy(pre + (u64)i * RL, run);
     rr_mul(run, run, d);
@@ -58,7 +59,7 @@ static void lockstep(u8 *acc, u32 acc_stride, u32 n, const u8 *add, u32 add_stri
       u32 xx[RL];
       rr_mul(xx, RX(a), RX(a));
       rr_add(lambda, xx, xx);
-      rr_add(lambda, lambda, xx);
+      rr_add_lazy(lambda, lambda, xx);
       rr_mul(lambda, lambda, t);
       rr_mul(x3, lambda, lambda);
       rr_sub(x3, x3, RX(a));
@@ -68,13 +69,13 @@ static void lockstep(u8 *acc, u32 acc_stride, u32 n, const u8 *add, u32 add_stri
       u32 qy[RL];
       if (negate) rr_neg(qy, RY(q));
       else rr_copy(qy, RY(q));
-      rr_sub(lambda, qy, RY(a));
+      rr_sub_lazy(lambda, qy, RY(a));
       rr_mul(lambda, lambda, t);
       rr_mul(x3, lambda, lambda);
       rr_sub(x3, x3, RX(a));
       rr_sub(x3, x3, qxs + (u64)k * RL);
     }
-    rr_sub(t, RX(a), x3);
+    rr_sub_lazy(t, RX(a), x3);
     rr_mul(t, lambda, t);
     rr_sub(RY(a), t, RY(a));
     rr_copy(RX(a), x3);

@@ -2,7 +2,8 @@
  * The reduced-radix base field g1-scale.c walks in (core/kernel/bn254-fq-rr.h: 9 limbs of 29 bits,
  * R = 2^261, values anywhere in [0, 2q)) against BigInt arithmetic, built with the kernel's flags:
  * every operation on random values across the whole lazy range and on its edges (0, 1, q - 1, q,
- * 2q - 1), each result in range with normalised limbs, and the conversions from and back to the
+ * 2q - 1), each result in range with normalised limbs (the unreduced sums and differences below
+ * 4q, and the product below 2q from inputs up to 4q), and the conversions from and back to the
  * key's layout exact (fully reduced, byte for byte).
  */
 import { before, describe, it } from 'node:test';
@@ -19,6 +20,8 @@ interface FieldExports {
   mul(r: number, a: number, b: number): void;
   add(r: number, a: number, b: number): void;
   sub(r: number, a: number, b: number): void;
+  add_lazy(r: number, a: number, b: number): void;
+  sub_lazy(r: number, a: number, b: number): void;
   neg(r: number, a: number): void;
   from_key(r: number, key: number): void;
   to_key(key: number, a: number): void;
@@ -52,15 +55,15 @@ function put(at: number, value: bigint): void {
   for (let i = 0; i < LIMBS; i++) words()[at / 4 + i] = Number((value >> (BITS * BigInt(i))) & ((1n << BITS) - 1n));
 }
 
-/** The value at `at`, after checking it is in the field's lazy range with every limb below 2^29. */
-function get(at: number, what: string): bigint {
+/** The value at `at`, after checking it is below `bound` (the lazy range's 2q) with every limb below 2^29. */
+function get(at: number, what: string, bound = 2n * q): bigint {
   let value = 0n;
   for (let i = LIMBS - 1; i >= 0; i--) {
     const limb = words()[at / 4 + i]!;
     assert.ok(limb < 2 ** 29, `${what}: limb ${i} is not normalised`);
     value = (value << BITS) | BigInt(limb);
   }
-  assert.ok(value < 2n * q, `${what}: ${value} is not below 2q`);
+  assert.ok(value < bound, `${what}: ${value} is not below ${bound === 2n * q ? '2q' : bound}`);
   return value;
 }
 
@@ -108,6 +111,21 @@ describe('reduced-radix base field', () => {
       assert.equal(mod(get(R, 'sub')), mod(a - b), `sub ${a} ${b}`);
       field.neg(R, A);
       assert.equal(mod(get(R, 'neg')), mod(-a), `neg ${a}`);
+      field.add_lazy(R, A, B);
+      assert.equal(mod(get(R, 'add_lazy', 4n * q)), mod(a + b), `add_lazy ${a} ${b}`);
+      field.sub_lazy(R, A, B);
+      assert.equal(mod(get(R, 'sub_lazy', 4n * q)), mod(a - b), `sub_lazy ${a} ${b}`);
+    }
+  });
+
+  it('multiplies unreduced inputs, anywhere below 4q, into the lazy range', () => {
+    const values = [4n * q - 1n, 3n * q, 2n * q, ...lazyValues(3000).map((v) => v * 2n)];
+    for (const [n, a] of values.entries()) {
+      const b = values[(n * 5 + 1) % values.length]!;
+      put(A, a);
+      put(B, b);
+      field.mul(R, A, B);
+      assert.equal(mod(get(R, 'mul')), mod(a * b * R_INV), `mul ${a} ${b}`);
     }
   });
 
