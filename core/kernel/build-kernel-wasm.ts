@@ -1,7 +1,7 @@
 /**
  * Rebuilds the kernel from its C files (g1-scale.c, g1-msm.c, g2-msm.c, point-check.c,
- * g1-uncompressed.c and r1cs-scan.c, sharing bn254-fq.h, bn254-fq2.h, pippenger-msm.h and
- * sparse-compose.h) with clang and lld (Debian: `apt-get install clang lld`) and, run as a script
+ * g1-uncompressed.c and r1cs-scan.c, sharing bn254-fq.h, bn254-fq-rr.h, bn254-fq2.h, pippenger-msm.h
+ * and sparse-compose.h) with clang and lld (Debian: `apt-get install clang lld`) and, run as a script
  * (`npm run build:kernel`), rewrites kernel-wasm.generated.ts, the committed copy of its bytes. A test
  * rebuilds it and compares, so the committed bytes are the source's.
  *
@@ -41,13 +41,19 @@ const CLANG_ARGS = [
   '-Wl,--max-memory=2147483648',
 ];
 
-/** Compiles the kernel's C files into one WebAssembly module and returns the module's bytes. */
-export function buildKernelWasm(clang = process.env.CLANG ?? 'clang'): Buffer {
+/**
+ * Compiles the kernel's C files (or, for a test of one of its headers, other C files) into one
+ * WebAssembly module with the kernel's flags and returns the module's bytes.
+ */
+export function buildKernelWasm(
+  clang = process.env.CLANG ?? 'clang',
+  sources: readonly string[] = KERNEL_SOURCES,
+): Buffer {
   const dir = mkdtempSync(path.join(tmpdir(), 'g1-kernel-'));
   try {
     const out = path.join(dir, 'g1-kernel.wasm');
     try {
-      execFileSync(clang, [...CLANG_ARGS, '-o', out, ...KERNEL_SOURCES], { stdio: ['ignore', 'inherit', 'inherit'] });
+      execFileSync(clang, [...CLANG_ARGS, '-o', out, ...sources], { stdio: ['ignore', 'inherit', 'inherit'] });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
         throw new Error(`${clang} is not installed: the kernel is built with clang and lld (apt install clang lld)`);

@@ -8,6 +8,12 @@ import { BN254_Q, GLV_BETA, type ScaleChain } from './g1-scale-chain.ts';
 import { kernelWasm } from './kernel-wasm.generated.ts';
 
 const POINT_BYTES = 64;
+/**
+ * The kernel walks points in its own working form (g1-scale.c, bn254-fq-rr.h: a field element is
+ * 9 words of 32 bits), converted from and back to the key's 64-byte layout inside each batch.
+ */
+const WORK_FIELD_BYTES = 36;
+const WORK_POINT_BYTES = 2 * WORK_FIELD_BYTES;
 const TABLE_POINTS = 8;
 /**
  * Points per lockstep batch. One field inversion (~380 products) is shared by the batch, so larger
@@ -48,11 +54,12 @@ export class G1ScaleKernel {
       scratch: 0,
     };
     layout.tab = layout.pts + batchPoints * POINT_BYTES;
-    layout.scratch = layout.tab + batchPoints * TABLE_POINTS * POINT_BYTES;
-    const end = layout.scratch + batchPoints * (3 * 32 + 1);
+    layout.scratch = layout.tab + batchPoints * TABLE_POINTS * WORK_POINT_BYTES;
+    // The walking points, three field elements of the lockstep's scratch, and a flag, per point.
+    const end = layout.scratch + batchPoints * (WORK_POINT_BYTES + 3 * WORK_FIELD_BYTES + 1);
     const have = exports.memory.buffer.byteLength;
     if (end > have) exports.memory.grow(Math.ceil((end - have) / 65536));
-    // β in Montgomery form (β·2^256 mod q), as the kernel multiplies by it with Montgomery products.
+    // β in the key's Montgomery form (β·2^256 mod q), which the kernel converts like the points.
     new Uint8Array(exports.memory.buffer, layout.beta, 32).set(fieldBytesLe((GLV_BETA << 256n) % BN254_Q));
     return new G1ScaleKernel(exports, batchPoints, layout);
   }
