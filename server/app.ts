@@ -58,7 +58,7 @@ export interface AppDeps {
   rateLimits?: RateLimits;
   /** Trusted reverse-proxy hops (client address from X-Forwarded-For). Default 0. */
   trustProxy?: number;
-  /** GET /api/me/presence's limits and keep-alive pace (presence-stream.ts); default: 1000 streams, 15 s. */
+  /** GET /api/me/presence's limits and keep-alive pace (presence-stream.ts); default: 500 streams, 15 s. */
   presence?: { maxStreams: number; keepAliveMs: number };
   /** GET /metrics, with METRICS_TOKEN when set (server/metrics). */
   metrics?: { collector: CoordinatorMetrics; token?: string };
