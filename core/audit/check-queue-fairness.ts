@@ -280,7 +280,8 @@ class Replay {
           this.waitingIn.set(entry.contributor, entry.circuit);
           return;
         }
-        if (entry.silentSince !== undefined) this.checkSilence(entry, entry.silentSince, turn, rules, at);
+        if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
+        else if (entry.silentSince !== undefined) this.checkSilence(entry, entry.silentSince, turn, rules, at);
         else if (at <= ms(turn.granted.deadline)) throw this.broken(entry, 'a missed turn before its deadline');
         const key = `${entry.contributor}\n${entry.circuit}`;
         const missed = (this.missed.get(key) ?? 0) + 1;

@@ -39,10 +39,11 @@ export function presenceAdvice(rules: PresenceRules, client: 'page' | 'terminal'
       `A turn not started within ${span(rules.takeTurnWithinMs)} goes to the next in line, not counted against ` +
         'you; you take the next one when you are back.',
     );
-  if ((rules.silentTurnAfterMs ?? 0) > 0)
+  const missedAfter = [rules.silentTurnAfterMs ?? 0, rules.goneAfterDisconnectMs ?? 0].filter((ms) => ms > 0);
+  if (missedAfter.length > 0)
     parts.push(
       `Once your turn has started, ${client === 'page' ? 'closing this page' : 'stopping this command'} for ` +
-        `more than ${span(rules.silentTurnAfterMs!)} ends it as a missed turn.`,
+        `more than ${span(Math.min(...missedAfter))} ends it as a missed turn.`,
     );
   return parts.join(' ');
 }

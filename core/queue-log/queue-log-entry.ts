@@ -89,7 +89,8 @@ export type QueueLogEvent =
   | ({ type: 'taken' } & Step)
   /**
    * silentSince: a taken turn missed because its client fell silent, last heard from then;
-   * disconnectedAt: a turn not taken, passed on because its holder's presence stream closed then.
+   * disconnectedAt: passed on (not taken) or missed (taken) because its holder's presence stream
+   * closed then and they were not seen again within the grace.
    */
   | ({ type: 'lapsed'; taken: boolean; missedTurns?: number; silentSince?: string; disconnectedAt?: string } & Step)
   | ({ type: 'refused'; code: ErrorCode; outcome: 'refused' | 'error' | 'discarded' } & Step)

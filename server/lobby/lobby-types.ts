@@ -108,6 +108,8 @@ export type LobbyEvent =
       eligibleAt: number;
       /** Set when the turn ended because its client fell silent: when it was last heard from. */
       silentSince?: number;
+      /** Set when the turn ended because its holder's presence stream closed then (and they were not seen since). */
+      disconnectedAt?: number;
     }
   /** A turn not taken in time: passed on, its entry back in its place, away (not a missed turn). */
   | { type: 'turn_passed_on'; circuit: string; contributorId: string; at: number; takeBy: number }

@@ -17,10 +17,10 @@
  *   away, not counted as a missed turn; a taken turn whose client falls silent (nothing from it
  *   for `turnSilenceMs`) is missed then, not at its deadline. A client that holds the presence
  *   stream and closes it (a closed tab, a killed terminal) is gone `disconnectGraceMs` later unless
- *   seen again: its entry is away and a turn granted to it and not taken passes on, without waiting
- *   for `presenceMs` or `takeTurnMs`. Who may be granted a turn, and what
- *   a lapse leads to, are core/queue-log/turn-order.ts's pure rules, which the audit replays on
- *   the public queue log;
+ *   seen or heard again: its entry is away, a turn granted to it and not taken passes on, and a
+ *   taken turn is missed, without waiting for `presenceMs`, `takeTurnMs` or `turnSilenceMs`. Who
+ *   may be granted a turn, and what a lapse leads to, are core/queue-log/turn-order.ts's pure
+ *   rules, which the audit replays on the public queue log;
  * - every change is appended to the queue log (queue-log-store.ts) in the transaction that makes
  *   it, with a signed receipt for joins, refusals and removals.
  *
@@ -226,7 +226,7 @@ export class Lobby {
     const turn = this.statements.turnOfContributor.get(contributorId);
     if (!turn || turn.circuit !== circuit || turn.state !== 'turn') return;
     if (turn.taken_at !== null) {
-      this.heardAt.set(contributorId, this.clock.now());
+      this.heard(contributorId, this.clock.now());
       return;
     }
     this.change(() => {
@@ -242,9 +242,15 @@ export class Lobby {
     if (now > this.takeBy(turn)) return false;
     this.statements.setTaken.run(now, turn.circuit);
     turn.taken_at = now;
-    this.heardAt.set(turn.contributor_id, now);
+    this.heard(turn.contributor_id, now);
     this.log(turn.contributor_id, { type: 'taken', circuit: turn.circuit }, now);
     return true;
+  }
+
+  /** A turn's client was heard from (a download, a heartbeat, an upload request): it is there. */
+  private heard(contributorId: string, now: number): void {
+    this.heardAt.set(contributorId, now);
+    this.disconnectedAt.delete(contributorId);
   }
 
   /** When a taken turn's client was last heard from (at the latest, when it took the turn). */
@@ -384,7 +390,7 @@ export class Lobby {
       due = Math.min(due, turn.deadline + 1);
       if (turn.taken_at === null && takeTurnMs > 0) due = Math.min(due, this.takeBy(turn) + 1);
       if (turn.taken_at !== null && turnSilenceMs > 0) due = Math.min(due, this.lastHeard(turn) + turnSilenceMs + 1);
-      const closed = turn.taken_at === null ? this.disconnectedAt.get(turn.contributor_id) : undefined;
+      const closed = this.disconnectedAt.get(turn.contributor_id);
       if (closed !== undefined) due = Math.min(due, closed + this.options.disconnectGraceMs + 1);
     }
     const cooling = this.statements.nextEligibleAt.get(this.clock.now())?.at;
@@ -420,16 +426,18 @@ export class Lobby {
       if (this.options.turnSilenceMs > 0) {
         for (const turn of this.statements.takenTurns.all()) {
           const heard = this.lastHeard(turn);
-          if (now - heard > this.options.turnSilenceMs) events.push(...this.missTurn(turn, now, heard));
+          if (now - heard > this.options.turnSilenceMs)
+            events.push(...this.missTurn(turn, now, { silentSince: heard }));
         }
       }
       for (const turn of this.statements.untakenTurns.all(this.options.takeTurnMs, now, now))
         events.push(this.passOn(turn, now));
       if (this.disconnectedAt.size > 0) {
         for (const turn of this.statements.allTurns.all()) {
-          if (turn.state !== 'turn' || turn.taken_at !== null) continue;
-          const gone = this.goneSince(turn.contributor_id, now);
-          if (gone !== undefined) events.push(this.passOn(turn, now, gone));
+          const gone = turn.state === 'turn' ? this.goneSince(turn.contributor_id, now) : undefined;
+          if (gone === undefined) continue;
+          if (turn.taken_at === null) events.push(this.passOn(turn, now, gone));
+          else events.push(...this.missTurn(turn, now, { disconnectedAt: gone }));
         }
       }
       if (!this.options.isOpen()) return events;
@@ -442,15 +450,26 @@ export class Lobby {
     });
   }
 
-  /** A taken turn missed: its deadline passed, or (silentSince set) its client fell silent. */
-  private missTurn(turn: TurnRow, now: number, silentSince?: number): LobbyEvent[] {
+  /**
+   * A taken turn missed: its deadline passed, or its client fell silent (`silentSince`: last heard
+   * from then), or its holder is gone since their presence stream closed (`disconnectedAt`).
+   */
+  private missTurn(
+    turn: TurnRow,
+    now: number,
+    why: { silentSince?: number; disconnectedAt?: number } = {},
+  ): LobbyEvent[] {
     this.endTurn(turn, 'deadline_passed', now);
     const missed = this.statements.countMissed.get(turn.contributor_id, turn.circuit)!.missed;
     const lapse = afterLapse(true, missed, now, this.options);
-    const silent = silentSince === undefined ? {} : { silentSince: new Date(silentSince).toISOString() };
+    const { silentSince, disconnectedAt } = why;
+    const cause = {
+      ...(silentSince === undefined ? {} : { silentSince: new Date(silentSince).toISOString() }),
+      ...(disconnectedAt === undefined ? {} : { disconnectedAt: new Date(disconnectedAt).toISOString() }),
+    };
     this.log(
       turn.contributor_id,
-      { type: 'lapsed', circuit: turn.circuit, taken: true, missedTurns: missed, ...silent },
+      { type: 'lapsed', circuit: turn.circuit, taken: true, missedTurns: missed, ...cause },
       now,
     );
     const eligibleAt = now + this.options.cooldownMs;
@@ -463,6 +482,7 @@ export class Lobby {
         deadline: turn.deadline,
         eligibleAt,
         ...(silentSince === undefined ? {} : { silentSince }),
+        ...(disconnectedAt === undefined ? {} : { disconnectedAt }),
       },
     ];
     if (lapse.kind === 'removed') {
@@ -791,7 +811,7 @@ export class Lobby {
             `${new Date(this.takeBy(turn)).toISOString()}; you keep your place and get the next turn once you are back`,
         );
       // Any request of the holder's for its turn (a heartbeat, an upload's) is a sign of life.
-      if (turn.taken_at !== null) this.heardAt.set(contributorId, now);
+      if (turn.taken_at !== null) this.heard(contributorId, now);
       return turn;
     }
     const waiting = this.statements.queueEntryOf.get(contributorId);

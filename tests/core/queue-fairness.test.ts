@@ -385,3 +385,32 @@ test('a contributor passed over, and a turn passed on, for a closed stream pass 
     /names a closed presence stream, which the rules in force do not count/,
   );
 });
+
+test('a taken turn missed for a closed stream passes as written, and fails ended inside the grace', () => {
+  const { lobby, clock } = makeLobby({ presenceMs: 60_000, takeTurnMs: 30_000, disconnectGraceMs: 10_000 });
+  lobby.join('alice');
+  lobby.join('bob');
+  lobby.tick(); // alice
+  lobby.takeTurn('alice', 'register');
+  lobby.streamClosed('alice');
+  clock.advance(10_001);
+  lobby.seen('bob');
+  assert.deepEqual(
+    lobby.tick().map((e) => [e.type, e.contributorId]),
+    [
+      ['turn_missed', 'alice'],
+      ['turn_granted', 'bob'],
+    ],
+  );
+  const log = checkQueueLog('lobby-test', lobby.queueLog.entries(), 'of the lobby');
+  assert.match(checkQueueFairness(config, log, []), /2 turns granted, each to the first in line/);
+  const at = log.findIndex((e) => e.type === 'lapsed');
+  const tooSoon = rewritten(log, (entries) => {
+    (entries[at] as { disconnectedAt?: string }).disconnectedAt = new Date(clock.now() - 5_000).toISOString();
+  });
+  assertFails(
+    () => checkQueueFairness(config, tooSoon, []),
+    'audit.queue_rule_broken',
+    /before 10000 ms had passed since the stream closed/,
+  );
+});

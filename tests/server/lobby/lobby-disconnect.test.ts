@@ -1,9 +1,10 @@
 /**
  * A contributor whose presence stream closed (a closed tab, a killed terminal), on a clock the test
  * controls: once DISCONNECT_GRACE_MS has passed and they were not seen since, their waiting entry is
- * passed over (place kept) and a turn granted to them and not yet taken passes on then, without
- * waiting for PRESENCE_MS or TAKE_TURN_MS; the queue log says when the stream closed. Seen again
- * within the grace (a reload), nothing happens; with the grace at 0 a closed stream means nothing.
+ * passed over (place kept), a turn granted to them and not yet taken passes on, and a taken one is
+ * missed, without waiting for PRESENCE_MS, TAKE_TURN_MS or TURN_SILENCE_MS; the queue log says when
+ * the stream closed. Seen or heard again within the grace (a reload, a heartbeat), nothing happens;
+ * with the grace at 0 a closed stream means nothing.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -108,9 +109,33 @@ test('a granted turn not taken passes on when its holder is gone, before its tim
   assert.deepEqual([entry?.position, entry?.missedTurns, entry?.away], [1, 0, true], 'not a missed turn: place kept');
 });
 
-test('a taken turn is not ended by a closed stream: only silence or its deadline end it', () => {
+test('a taken turn whose holder is gone is missed after the grace, not after TURN_SILENCE_MS', () => {
+  const { lobby, clock } = carolHoldsTheTurn();
+  const closedAt = clock.now();
+  lobby.streamClosed('carol');
+  assert.equal(lobby.nextDueAt(), closedAt + GRACE + 1);
+  clock.advance(GRACE);
+  lobby.seen('alice');
+  assert.deepEqual(lobby.tick(), [], 'within the grace: still hers');
+  clock.advance(1);
+  assert.deepEqual(
+    lobby.tick().map((e) => [e.type, e.contributorId]),
+    [
+      ['turn_missed', 'carol'],
+      ['turn_granted', 'alice'],
+    ],
+    'missed 10 s after the close instead of after the 2-minute silence period',
+  );
+  const lapse = logOf(lobby).find((e) => e.type === 'lapsed');
+  assert.ok(lapse?.type === 'lapsed');
+  assert.deepEqual([lapse.taken, lapse.missedTurns, lapse.disconnectedAt], [true, 1, new Date(closedAt).toISOString()]);
+});
+
+test('a heartbeat or upload request after the close keeps a taken turn: the client is there', () => {
   const { lobby, clock } = carolHoldsTheTurn();
   lobby.streamClosed('carol');
+  clock.advance(SECOND);
+  lobby.heartbeat('carol', 'register');
   clock.advance(GRACE + SECOND);
   lobby.seen('alice');
   assert.deepEqual(lobby.tick(), []);

@@ -77,7 +77,8 @@ function detail(entry: QueueLogEntry): string {
     case 'lapsed':
       return entry.taken
         ? `missed (${entry.missedTurns ?? 1} in this circuit)` +
-            (entry.silentSince ? `: its client silent since ${formatTime(entry.silentSince)}` : '')
+            (entry.silentSince ? `: its client silent since ${formatTime(entry.silentSince)}` : '') +
+            (entry.disconnectedAt ? `: its page or terminal closed at ${formatTime(entry.disconnectedAt)}` : '')
         : entry.disconnectedAt
           ? `passed on: its page or terminal closed at ${formatTime(entry.disconnectedAt)}; place kept ` +
             '(not a missed turn)'
