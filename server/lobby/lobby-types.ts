@@ -37,11 +37,11 @@ export interface LobbyOptions {
   turnSilenceMs?: number;
   /**
    * A contributor whose client held the presence stream (GET /api/me/presence) and closed it, and
-   * has not been seen since, is gone this long after the close: their waiting entry is passed over
-   * (place kept) and a turn granted to them and not yet taken passes on, without waiting for
-   * presenceMs or takeTurnMs. A closed tab or a killed terminal costs a circuit seconds. The grace
-   * covers a reload or a dropped connection the client re-opens. 0: a closed stream means nothing
-   * (presence by polls only). Default 10 s.
+   * has not been seen or heard from since, is gone this long after the close: their waiting entry
+   * is passed over (place kept), a turn granted to them and not yet taken passes on, and a taken
+   * turn is missed, without waiting for presenceMs, takeTurnMs or turnSilenceMs. A closed tab or a
+   * killed terminal costs a circuit seconds. The grace covers a reload, which opens a new stream;
+   * a dropped link closes nothing the server sees. 0: a closed stream means nothing. Default 10 s.
    */
   disconnectGraceMs?: number;
   /** A heartbeat sets deadline = max(deadline, now + this), capped by maxTurnMs. Default 2 min. */

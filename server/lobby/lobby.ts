@@ -195,8 +195,9 @@ export class Lobby {
 
   /**
    * The contributor's presence stream closed (GET /api/me/presence: their last open one). Unless
-   * seen again within disconnectGraceMs, they are gone from then: see the file comment. The server
-   * ticks at nextDueAt, so a granted turn they have not taken passes on at the end of the grace.
+   * seen or heard again within disconnectGraceMs, they are gone from then: see the file comment.
+   * The server ticks at nextDueAt, so a turn they hold passes on (not taken) or is missed (taken)
+   * at the end of the grace.
    */
   streamClosed(contributorId: string): void {
     if (this.options.disconnectGraceMs > 0) this.disconnectedAt.set(contributorId, this.clock.now());
@@ -378,7 +379,8 @@ export class Lobby {
 
   /**
    * The next moment at which tick() has something to do because time passed: a turn not taken by
-   * its time, a deadline, a silence period running out, a cooldown ending; undefined if none. The
+   * its time, a deadline, a silence period or a closed stream's grace running out, a cooldown
+   * ending; undefined if none. The
    * server ticks then, so a lapse costs the circuit its rule's time and not up to a tick more.
    */
   nextDueAt(): number | undefined {

@@ -1,9 +1,9 @@
 /**
  * `GET /api/me/presence`: a contributor's client (the page, `ceremony contribute`) holds this
  * server-sent-events stream open while it is in the ceremony. While it is open they are seen;
- * when it closes (a closed tab, a killed terminal, a dropped link not re-opened) the lobby counts
- * them gone after its grace unless they are seen again, so a circuit does not wait PRESENCE_MS and
- * TAKE_TURN_MS to learn that nobody is there.
+ * when it closes (a closed tab, a killed terminal, a reload not re-opened) the lobby counts them
+ * gone after its grace unless they are seen again, so a circuit does not wait PRESENCE_MS,
+ * TAKE_TURN_MS or TURN_SILENCE_MS to learn that nobody is there.
  *
  * Each stream costs the coordinator a socket: streams are capped per contributor (several pages
  * are fine, a loop opening hundreds is not) and in all. Past the overall cap a client keeps its
@@ -74,6 +74,8 @@ export class PresenceStreams {
         );
       if (this.open.size >= this.limits.maxStreams)
         throw new CoordinatorError('presence.streams_full', 'the coordinator holds all the presence streams it takes');
+      // Before anything is written or held: a failure here is answered as any route's error.
+      if (this.lobby.seen(who)) this.service.tick();
       this.open.set(res, who);
       this.perContributor.set(who, held + 1);
       res.on('close', () => this.closed(res, who));
@@ -84,18 +86,23 @@ export class PresenceStreams {
         'X-Accel-Buffering': 'no',
       });
       res.write(`retry: ${RETRY_MS}\nevent: hello\ndata: ${JSON.stringify({ keepAliveMs: this.everyMs })}\n\n`);
-      if (this.lobby.seen(who)) this.service.tick();
       this.timer ??= setInterval(() => this.keepAlive(), this.everyMs).unref();
     };
   }
 
   private keepAlive(): void {
-    let back = false;
-    for (const [res, who] of this.open) {
-      res.write(': keep-alive\n\n');
-      back = this.lobby.seen(who) || back;
+    // A timer has no caller to hand an error to: a failing lobby (its database busy or closing)
+    // skips this beat's sightings, which the next beat or poll makes up, rather than crash the server.
+    try {
+      let back = false;
+      for (const [res, who] of this.open) {
+        res.write(': keep-alive\n\n');
+        back = this.lobby.seen(who) || back;
+      }
+      if (back) this.service.tick();
+    } catch {
+      // See above.
     }
-    if (back) this.service.tick();
   }
 
   private closed(res: Response, who: string): void {
