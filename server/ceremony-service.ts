@@ -108,6 +108,7 @@ export class CeremonyService {
   /** Reconciles unfinished work, then starts granting turns and expiring deadlines. */
   async start(): Promise<void> {
     await this.recover();
+    await this.prepareHeads();
     this.tick();
     this.timer = setInterval(() => this.tick(), this.deps.tickIntervalMs ?? 1000);
     this.timer.unref();
@@ -371,6 +372,27 @@ export class CeremonyService {
   private async refuse(row: ContributionRow, verdict: Verdict & { event: 'refused' | 'unverifiable' }): Promise<void> {
     this.recordVerdict(row, verdict);
     await rm(row.candidatePath, { force: true });
+  }
+
+  /**
+   * Asks the verifiers to cache the combination of every head a contribution may still extend
+   * (HeadPreparationRequest): contribution 0's is otherwise first computed when the first turn's
+   * upload is being checked, doubling that verdict's work (a minute at 2^22). A head already
+   * cached costs the verifier one small read. Nothing waits for the answers.
+   */
+  private async prepareHeads(): Promise<void> {
+    const state = await this.ceremonyState();
+    if (state.finalised) return;
+    const stateDir = stateDirFor(state.paths.dataDir);
+    for (const [circuit, chain] of state.chains) {
+      if (!chain.head || chain.beacon) continue;
+      this.deps.dispatcher.prepareHead({
+        circuit,
+        headZkeyPath: state.paths.zkeyPath(circuit, chain.headIndex),
+        stateDir,
+        headFileHash: chain.head.fileHash,
+      });
+    }
   }
 
   /** Start-up reconciliation of contributions left `verifying` by a crash. */

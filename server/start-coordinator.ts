@@ -250,7 +250,13 @@ async function openInitialisedCeremony(
 async function startDispatcher(serverConfig: ServerConfig, log: ServiceLog): Promise<VerificationDispatcher> {
   return serverConfig.redisUrl
     ? await createBullmqDispatcher({ redisUrl: serverConfig.redisUrl })
-    : createEmbeddedDispatcher({ onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }) });
+    : createEmbeddedDispatcher({
+        onVerifierReady: (pid) => log.info('embedded verifier ready', { pid }),
+        onHeadPrepared: (report) =>
+          'failed' in report
+            ? log.warn("could not cache a head's link combination", { circuit: report.circuit, error: report.failed })
+            : log.info(`head link combination ${report.result}`, { circuit: report.circuit, ms: report.ms }),
+      });
 }
 
 /** Rate-limit counts are shared through Redis when there is one (every coordinator process sees them). */

@@ -18,10 +18,12 @@
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
 import {
+  parseHeadPreparationRequest,
   parseVerificationRequest,
   type FromEmbeddedVerifier,
   type ToEmbeddedVerifier,
 } from '../core/verifier-contract/verifier-contract.ts';
+import { prepareHead } from './prepare-head.ts';
 import { verifyRequest } from './verify-request.ts';
 
 function describe(error: unknown): string {
@@ -55,6 +57,19 @@ function verify(data: unknown): void {
   void task.finally(() => running.delete(task));
 }
 
+function prepare(data: unknown): void {
+  const circuit = String((data as { circuit?: unknown } | null)?.circuit);
+  const task = (async () => {
+    try {
+      post({ type: 'head-prepared', prepared: await prepareHead(parseHeadPreparationRequest(data)) });
+    } catch (error) {
+      post({ type: 'head-preparation-failed', circuit, message: describe(error) });
+    }
+  })();
+  running.add(task);
+  void task.finally(() => running.delete(task));
+}
+
 let stopping: Promise<never> | undefined;
 function shutdown(): Promise<never> {
   return (stopping ??= (async () => {
@@ -70,6 +85,7 @@ function shutdown(): Promise<never> {
 
 function onMessage(message: ToEmbeddedVerifier): void {
   if (message.type === 'verify') verify(message.request);
+  else if (message.type === 'prepare-head') prepare(message.request);
   else if (message.type === 'shutdown') void shutdown();
 }
 

@@ -7,14 +7,17 @@
 import { pathToFileURL } from 'node:url';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
+import { PREPARE_HEAD_JOB_NAME } from '../core/verifier-contract/verifier-contract.ts';
 import { loadWorkerConfig, type WorkerConfig } from './worker-config.ts';
 import { startVerificationWorker } from './verification-worker.ts';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
 function jobLabel(job: { id?: string; data: unknown } | undefined): string {
-  const contributionId = (job?.data as { contributionId?: unknown } | undefined)?.contributionId;
-  return typeof contributionId === 'string' ? `contribution ${contributionId}` : `job ${job?.id}`;
+  const data = job?.data as { contributionId?: unknown; circuit?: unknown } | undefined;
+  if (typeof data?.contributionId === 'string') return `contribution ${data.contributionId}`;
+  // A head preparation names its circuit.
+  return typeof data?.circuit === 'string' ? `${data.circuit}'s head` : `job ${job?.id}`;
 }
 
 /** What the worker's 'failed' event reports: the job after the attempt was counted, and its error. */
@@ -50,8 +53,12 @@ export async function runVerificationWorker(
   signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'],
 ): Promise<void> {
   const worker = startVerificationWorker(config);
-  worker.on('active', (job) => log(`${jobLabel(job)}: verifying`));
-  worker.on('completed', (job, outcome) => log(`${jobLabel(job)}: ${outcome.status}`));
+  worker.on('active', (job) =>
+    log(`${jobLabel(job)}: ${job.name === PREPARE_HEAD_JOB_NAME ? "caching the head's combination" : 'verifying'}`),
+  );
+  worker.on('completed', (job, done) =>
+    log(`${jobLabel(job)}: ${'status' in done ? done.status : `head combination ${done.result} (${done.ms} ms)`}`),
+  );
   worker.on('failed', (job, error) => log(failedAttemptLine(job, error)));
   // A job whose worker stopped renewing its lock (died, or its event loop was blocked for longer
   // than the lock lasts) goes back to the queue; the second time it fails ('job stalled more than

@@ -1,6 +1,8 @@
 /**
  * The BullMQ side of verification: a Worker that takes 'verify' jobs from the queue the
- * coordinator fills (server/verification-dispatch/bullmq-dispatcher.ts) and runs verifyRequest on them.
+ * coordinator fills (server/verification-dispatch/bullmq-dispatcher.ts) and runs verifyRequest on them,
+ * and 'prepare-head' jobs (a head's combination into the link cache, worker/prepare-head.ts), whose
+ * result nobody waits for.
  *
  * What a job ends as, which the dispatcher relies on:
  *  - valid: the job completes with the 'valid' outcome as its return value;
@@ -16,12 +18,17 @@ import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import {
   DEFAULT_VERIFICATION_QUEUE,
+  PREPARE_HEAD_JOB_NAME,
   VERIFICATION_JOB_NAME,
+  parseHeadPreparationRequest,
   parseVerificationRequest,
+  type HeadPreparationRequest,
+  type HeadPreparationResult,
   type VerificationOutcome,
   type VerificationRequest,
 } from '../core/verifier-contract/verifier-contract.ts';
 import { encodeRefusal } from '../core/verifier-contract/refusal-encoding.ts';
+import { prepareHead } from './prepare-head.ts';
 import { verifyRequest } from './verify-request.ts';
 
 export interface VerificationWorkerOptions {
@@ -46,9 +53,21 @@ export interface VerificationWorkerOptions {
   onError?: (error: Error) => void;
 }
 
-type VerificationJob = Job<unknown, VerificationOutcome, string>;
+type VerificationJob = Job<unknown, VerificationOutcome | HeadPreparationResult, string>;
 
-async function processVerification(job: VerificationJob): Promise<VerificationOutcome> {
+/** A head preparation: the head's combination into the coordinator's cache (worker/prepare-head.ts). */
+async function processHeadPreparation(job: VerificationJob): Promise<HeadPreparationResult> {
+  let request: HeadPreparationRequest;
+  try {
+    request = parseHeadPreparationRequest(job.data);
+  } catch (error) {
+    throw new UnrecoverableError((error as Error).message);
+  }
+  return prepareHead(request);
+}
+
+async function processVerification(job: VerificationJob): Promise<VerificationOutcome | HeadPreparationResult> {
+  if (job.name === PREPARE_HEAD_JOB_NAME) return processHeadPreparation(job);
   if (job.name !== VERIFICATION_JOB_NAME) throw new UnrecoverableError(`unknown job type "${job.name}"`);
   let request: VerificationRequest;
   try {
@@ -67,8 +86,8 @@ async function processVerification(job: VerificationJob): Promise<VerificationOu
 /** Starts a worker on the queue; it runs until `close()`d. */
 export function startVerificationWorker(
   options: VerificationWorkerOptions,
-): Worker<unknown, VerificationOutcome, string> {
-  const worker = new Worker<unknown, VerificationOutcome, string>(
+): Worker<unknown, VerificationOutcome | HeadPreparationResult, string> {
+  const worker = new Worker<unknown, VerificationOutcome | HeadPreparationResult, string>(
     options.queueName ?? DEFAULT_VERIFICATION_QUEUE,
     processVerification,
     {

@@ -264,7 +264,8 @@ async function identityPatterns(info: ZkeyInfo): Promise<{ l: Uint8Array; h: Uin
 
 interface CombinationRequest {
   prev: ZkeyInfo;
-  next: ZkeyInfo;
+  /** Undefined when only PREV is summed (linkCombinationOf). */
+  next: ZkeyInfo | undefined;
   /** The section summed: L or H. */
   section: { id: number; name: 'L' | 'H' };
   scalarsFor: ScalarSource;
@@ -291,11 +292,11 @@ async function randomCombination(request: CombinationRequest): Promise<SectionSu
   }
   const sums: Array<{ prev: Uint8Array | undefined; next: Uint8Array | undefined }> = [];
   const prevSection = lOrHSection(prev, id, name);
-  const nextSection = lOrHSection(next, id, name);
+  const nextSection = next ? lOrHSection(next, id, name) : prevSection;
   const count = nextSection.size / G1_SIZE;
   const [prevFile, nextFile] = await Promise.all([
     withPrev ? open(prev.path, 'r') : undefined,
-    given ? undefined : open(next.path, 'r'),
+    given || !next ? undefined : open(next.path, 'r'),
   ]);
   /** Both files' chunk, once both reads have ended (so no read is left running on a file being closed). */
   const read = async (first: number): Promise<[Uint8Array | undefined, Uint8Array | undefined]> => {
@@ -304,7 +305,7 @@ async function randomCombination(request: CombinationRequest): Promise<SectionSu
       prevFile
         ? readChunk(prevFile, prevSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${prev.label}`)
         : undefined,
-      nextFile
+      nextFile && next
         ? readChunk(nextFile, nextSection.offset + first * G1_SIZE, n * G1_SIZE, `the ${name} section of ${next.label}`)
         : undefined,
     ]);
@@ -513,5 +514,44 @@ export async function verifyLinkFromHead(
     candidate: next,
     combination: combinations.next,
     ...(combinations.prev ? { headCombination: combinations.prev } : {}),
+  };
+}
+
+/**
+ * The combination a verified file would leave in the coordinator's cache as NEXT, computed on its
+ * own: its points at infinity, then Σ r_i·P_i over its L and over its H under the circuit key's
+ * scalars (one MSM each, on every core). The coordinator computes it for a head nobody verified
+ * as NEXT (contribution 0, or a head whose entry was lost), so that the first link on it costs one
+ * MSM, as every later one does, instead of two. The file is taken as verified: its points are
+ * not checked, as PREV's never are.
+ */
+export async function linkCombinationOf(
+  zkeyPath: string,
+  key: Uint8Array,
+  label: string = zkeyPath,
+): Promise<LinkCombination> {
+  startMultiExpThreads();
+  const info = await readZkeyInfo(zkeyPath, label);
+  const identities = await identityPatterns(info);
+  const scalarsFor: ScalarSource = (section, first, n) => challengeScalars(key, section, first, n, LINK_SCALAR_BYTES);
+  const sum = async (section: CombinationRequest['section']): Promise<Uint8Array> => {
+    const sums = await randomCombination({
+      prev: info,
+      next: undefined,
+      section,
+      scalarsFor,
+      withPrev: true,
+      onFirstSumsPosted: () => {},
+    });
+    if (!sums.prev) throw new Error('the sums of a file summed on its own are its own');
+    return sums.prev;
+  };
+  const [l, h] = await Promise.all([sum({ id: SECTION.l, name: 'L' }), sum({ id: SECTION.h, name: 'H' })]);
+  const curve = await getBn128();
+  return {
+    l: toCombinationBytes(curve, l),
+    h: toCombinationBytes(curve, h),
+    lIdentities: identities.l,
+    hIdentities: identities.h,
   };
 }

@@ -78,26 +78,74 @@ const verificationRequestSchema = z.object({
   challenge: z.object({ stateDir: absolutePath, headFileHash: fileHash, candidateFileHash: fileHash }).optional(),
 });
 
-/** Checks data that crossed a process boundary; throws a TypeError naming every bad field. */
-export function parseVerificationRequest(data: unknown): VerificationRequest {
-  const parsed = verificationRequestSchema.safeParse(data);
-  if (!parsed.success) {
+function parsed<T>(schema: z.ZodType<T>, what: string, data: unknown): T {
+  const result = schema.safeParse(data);
+  if (!result.success) {
     throw new TypeError(
-      `malformed verification request: ` +
-        `${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+      `malformed ${what}: ` +
+        `${result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
     );
   }
-  return parsed.data;
+  return result.data;
+}
+
+/** Checks data that crossed a process boundary; throws a TypeError naming every bad field. */
+export function parseVerificationRequest(data: unknown): VerificationRequest {
+  return parsed(verificationRequestSchema, 'verification request', data);
+}
+
+/** Name of the queue's jobs that prepare a head (HeadPreparationRequest); an older worker fails them, harmlessly. */
+export const PREPARE_HEAD_JOB_NAME = 'prepare-head';
+
+/**
+ * Asks a verifier to put a head's combination in the coordinator's cache if it is not there
+ * (worker/prepare-head.ts): sent for every open chain when the coordinator starts, so that the
+ * first link on contribution 0 (or on a head whose entry was lost) costs one MSM at the verdict,
+ * like every other, instead of two. Best effort: nothing waits for it, and a verification that
+ * starts first computes the head's combination itself, as it always could.
+ */
+export interface HeadPreparationRequest {
+  circuit: string;
+  headZkeyPath: string;
+  stateDir: string;
+  headFileHash: string;
+}
+
+const headPreparationSchema = z.object({
+  circuit: z.string().min(1),
+  headZkeyPath: absolutePath,
+  stateDir: absolutePath,
+  headFileHash: fileHash,
+});
+
+export function parseHeadPreparationRequest(data: unknown): HeadPreparationRequest {
+  return parsed(headPreparationSchema, 'head preparation request', data);
+}
+
+/** What preparing a head did: found its entry there already, or computed and wrote it. */
+export interface HeadPreparationResult {
+  circuit: string;
+  headFileHash: string;
+  result: 'cached' | 'computed';
+  ms: number;
 }
 
 /** Coordinator → embedded verifier. */
-export type ToEmbeddedVerifier = { type: 'verify'; request: VerificationRequest } | { type: 'shutdown' };
+export type ToEmbeddedVerifier =
+  | { type: 'verify'; request: VerificationRequest }
+  | { type: 'prepare-head'; request: HeadPreparationRequest }
+  | { type: 'shutdown' };
 
-/** Embedded verifier → coordinator. `failure` is a verification that could not be carried out (retryable). */
+/**
+ * Embedded verifier → coordinator. `failure` is a verification that could not be carried out
+ * (retryable); a head preparation that fails is only reported.
+ */
 export type FromEmbeddedVerifier =
   | { type: 'ready' }
   | { type: 'outcome'; outcome: DecidedOutcome }
-  | { type: 'failure'; contributionId: string; message: string };
+  | { type: 'failure'; contributionId: string; message: string }
+  | { type: 'head-prepared'; prepared: HeadPreparationResult }
+  | { type: 'head-preparation-failed'; circuit: string; message: string };
 
 /**
  * The file the coordinator forks as its embedded verifier. Compiled (dist/), the verifier's own

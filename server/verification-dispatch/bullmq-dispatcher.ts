@@ -30,7 +30,10 @@ import { Queue, QueueEvents, type Job } from 'bullmq';
 import { CoordinatorError } from '../../core/errors.ts';
 import {
   DEFAULT_VERIFICATION_QUEUE,
+  PREPARE_HEAD_JOB_NAME,
   VERIFICATION_JOB_NAME,
+  type HeadPreparationRequest,
+  type HeadPreparationResult,
   type VerificationOutcome,
   type VerificationRequest,
 } from '../../core/verifier-contract/verifier-contract.ts';
@@ -261,6 +264,11 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
   };
 
   await untilConnected(queue, events);
+  // The same queue, for head preparations: its own view, so each view's jobs keep their own types.
+  const heads = new Queue<HeadPreparationRequest, HeadPreparationResult, typeof PREPARE_HEAD_JOB_NAME>(queueName, {
+    connection,
+  });
+  heads.on('error', logError);
   let sweeping = false;
   const sweep = setInterval(() => {
     if (sweeping || closed) return;
@@ -300,6 +308,17 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
       }
     },
 
+    prepareHead(request) {
+      if (closed) return;
+      // One job per head file: a second start while it waits adds nothing. Removed when done, so
+      // a later start may ask again (the worker finds the entry and does nothing) or retry a
+      // failure; its outcome is the worker's to log, since nothing here waits for it.
+      const jobId = `head-${request.headFileHash}`;
+      heads
+        .add(PREPARE_HEAD_JOB_NAME, request, { jobId, attempts: 3, removeOnComplete: true, removeOnFail: true })
+        .catch((error: Error) => logError(new Error(`cannot ask for ${request.circuit}'s head: ${error.message}`)));
+    },
+
     onOutcome(listener) {
       listeners.push(listener);
     },
@@ -309,7 +328,7 @@ export async function createBullmqDispatcher(options: BullmqDispatcherOptions): 
       closed = true;
       clearInterval(sweep);
       pending.clear();
-      await Promise.allSettled([events.close(), queue.close()]);
+      await Promise.allSettled([events.close(), queue.close(), heads.close()]);
     },
   };
 }

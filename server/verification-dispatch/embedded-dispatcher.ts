@@ -25,7 +25,7 @@ import {
   type VerificationOutcome,
   type VerificationRequest,
 } from '../../core/verifier-contract/verifier-contract.ts';
-import { notifyOutcome, type VerificationDispatcher } from './verification-dispatcher.ts';
+import { notifyOutcome, type HeadPreparationReport, type VerificationDispatcher } from './verification-dispatcher.ts';
 
 export interface EmbeddedDispatcherOptions {
   /** Verifications running at once (they share the process and its curve). Default 1. */
@@ -38,6 +38,8 @@ export interface EmbeddedDispatcherOptions {
   closeTimeoutMs?: number;
   /** Called with the verifier's pid each time one is ready (its curve built): logs, benchmarks. */
   onVerifierReady?: (pid: number) => void;
+  /** Called when a head preparation (prepareHead) ended: its result, or why it failed. */
+  onHeadPrepared?: (report: HeadPreparationReport) => void;
 }
 
 interface Tracked {
@@ -109,7 +111,9 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
     // A process that sends a message was spawned, so it has its pid.
     if (message.type === 'ready') options.onVerifierReady?.(from.pid!);
     else if (message.type === 'outcome') finish(message.outcome);
-    else fail(message.contributionId, message.message);
+    else if (message.type === 'failure') fail(message.contributionId, message.message);
+    else if (message.type === 'head-prepared') options.onHeadPrepared?.(message.prepared);
+    else options.onHeadPrepared?.({ circuit: message.circuit, failed: message.message });
   };
 
   // A verifier that dies takes its running verifications with it: they count as failed tries
@@ -167,6 +171,14 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
       tracked.set(request.contributionId, { request: { ...request }, attempt: 1, state: 'queued' });
       waiting.push(request.contributionId);
       pump();
+    },
+
+    prepareHead(request) {
+      if (closed) return;
+      verifier ??= startVerifier();
+      verifier.send({ type: 'prepare-head', request } satisfies ToEmbeddedVerifier, (error) => {
+        if (error) options.onHeadPrepared?.({ circuit: request.circuit, failed: error.message });
+      });
     },
 
     onOutcome(listener) {

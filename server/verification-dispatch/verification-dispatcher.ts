@@ -4,11 +4,24 @@
  * to the verifier processes live in core/verifier-contract/verifier-contract.ts, which the worker
  * imports too; this module is the coordinator's side only.
  */
-import type { VerificationOutcome, VerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
+import type {
+  HeadPreparationRequest,
+  HeadPreparationResult,
+  VerificationOutcome,
+  VerificationRequest,
+} from '../../core/verifier-contract/verifier-contract.ts';
+
+/** How a head preparation ended, where the dispatcher hears of it (the embedded verifier's). */
+export type HeadPreparationReport = HeadPreparationResult | { circuit: string; failed: string };
 
 export interface VerificationDispatcher {
   /** Queues a verification; idempotent per contributionId. */
   enqueue(request: VerificationRequest): Promise<void>;
+  /**
+   * Asks a verifier to cache a head's combination (best effort: never awaited by a verification,
+   * and a failure is only reported).
+   */
+  prepareHead(request: HeadPreparationRequest): void;
   /** Called once per finished request (valid, invalid or error). */
   onOutcome(listener: (outcome: VerificationOutcome) => void): void;
   close(): Promise<void>;

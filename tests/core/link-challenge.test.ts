@@ -28,7 +28,11 @@ import { getBn128 } from '../../core/crypto/bn128.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
 import { isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
-import { LINK_SCALAR_BYTES, verifyLinkFromHead } from '../../core/link-check/verify-link-from-head.ts';
+import {
+  LINK_SCALAR_BYTES,
+  linkCombinationOf,
+  verifyLinkFromHead,
+} from '../../core/link-check/verify-link-from-head.ts';
 import {
   CHALLENGE_SEED_FILE,
   challengeScalars,
@@ -103,6 +107,22 @@ describe('verifyLinkFromHead with a circuit key', () => {
     const fresh = await verifyLinkFromHead(key.z1!, key.z2!);
     assert.equal(fresh.contributionHash, cached.contributionHash);
     assert.notDeepEqual(fresh.combination, cached.combination);
+  });
+
+  it('linkCombinationOf computes, from a file alone, the combination the link check leaves for it', async () => {
+    // As the head of a link (contribution 0, never a candidate) and as a candidate.
+    assert.deepEqual(await linkCombinationOf(key.z0!, circuitKey), combination.z0);
+    assert.deepEqual(await linkCombinationOf(key.z1!, circuitKey), combination.z1);
+    // Under another circuit's key, another combination.
+    const other = await linkCombinationOf(key.z1!, circuitChallengeKey(randomBytes(32), 'register'));
+    assert.notDeepEqual(other.l, combination.z1!.l);
+    assert.deepEqual(other.lIdentities, combination.z1!.lIdentities);
+    // And it is what a link on that head needs: the cached path takes it as the head's.
+    const link = await verifyLinkFromHead(key.z0!, key.z1!, {
+      challenge: { key: circuitKey, head: await linkCombinationOf(key.z0!, circuitKey) },
+    });
+    assert.equal(link.headCombination, undefined);
+    assert.deepEqual(link.combination, combination.z1);
   });
 
   it(

@@ -110,6 +110,7 @@ describe('a verdict is recorded in both stores in one transaction', () => {
     const listeners: Array<(outcome: VerificationOutcome) => void> = [];
     const dispatcher: VerificationDispatcher = {
       enqueue: async (_request: VerificationRequest) => {},
+      prepareHead: () => {},
       onOutcome: (listener) => void listeners.push(listener),
       close: async () => {},
     };

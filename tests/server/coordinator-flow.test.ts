@@ -15,6 +15,10 @@ import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
 import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
+import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
+import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
+import { readCachedCombination } from '../../core/link-check/link-combination-cache.ts';
+import { waitUntil } from '../helpers/wait-until.ts';
 import { devPtauHash, PROJECT_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
 
 let coordinator: TestCoordinator;
@@ -49,6 +53,22 @@ before(async () => {
 });
 
 after(() => coordinator?.close());
+
+test("the worker caches every circuit's contribution 0 combination once the coordinator starts", async () => {
+  const state = await openCeremony(dataDir);
+  const stateDir = stateDirFor(dataDir);
+  const seed = await linkChallengeSeed(stateDir);
+  const cached = async () => {
+    const found = await Promise.all(
+      [...state.chains].map(([circuit, chain]) =>
+        readCachedCombination(stateDir, circuitChallengeKey(seed, circuit), chain.init!.fileHash),
+      ),
+    );
+    return found.every(Boolean);
+  };
+  await waitUntil(cached, 'nine cached combinations of contribution 0');
+  assert.equal(state.chains.size, CIRCUITS.length);
+});
 
 describe('two contributors through all nine circuits, a third waiting', () => {
   const alice = () => new ContributorClient(coordinator.url);

@@ -15,6 +15,10 @@ import {
 import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
 import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { startVerificationWorker, type VerificationWorkerOptions } from '../../worker/verification-worker.ts';
+import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
+import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
+import { readCachedCombination } from '../../core/link-check/link-combination-cache.ts';
+import { linkCombinationOf } from '../../core/link-check/verify-link-from-head.ts';
 import { startRedisServer, startRedisServerOnPort, type RedisServer } from '../helpers/redis-server.ts';
 import {
   outcomeCollector,
@@ -247,4 +251,23 @@ test('an upload completed while Redis is down is queued once Redis is back', asy
 
   ownRedis = await startRedisServerOnPort(ownRedis.port);
   assert.deepEqual(await outcomes.next('outage'), validOutcome('outage', candidate));
+});
+
+test("a head preparation job caches the head's combination, and leaves no job behind", async () => {
+  const { dispatcher, queue, startWorker } = await setup();
+  const head = (await openCeremony(fixture.dataDir)).chains.get('register')!.head!;
+  const stateDir = stateDirFor(fixture.dataDir);
+  const key = circuitChallengeKey(await linkChallengeSeed(stateDir), 'register');
+  const headZkeyPath = fixture.headPath('register');
+  assert.equal(await readCachedCombination(stateDir, key, head.fileHash), undefined);
+  const worker = startWorker();
+  const done = new Promise<unknown>((resolve) => worker.on('completed', (_job, result) => resolve(result)));
+  dispatcher.prepareHead({ circuit: 'register', headZkeyPath, stateDir, headFileHash: head.fileHash });
+  assert.equal(((await done) as { result?: string }).result, 'computed');
+  assert.deepEqual(
+    await readCachedCombination(stateDir, key, head.fileHash),
+    await linkCombinationOf(headZkeyPath, key),
+  );
+  // Removed once done, so a later start of the coordinator may ask again.
+  assert.equal(await queue.getJob(`head-${head.fileHash}`), undefined);
 });

@@ -14,7 +14,14 @@ import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { createEmbeddedDispatcher } from '../../server/verification-dispatch/embedded-dispatcher.ts';
 import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
-import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
+import type {
+  HeadPreparationReport,
+  VerificationDispatcher,
+} from '../../server/verification-dispatch/verification-dispatcher.ts';
+import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
+import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
+import { readCachedCombination } from '../../core/link-check/link-combination-cache.ts';
+import { linkCombinationOf } from '../../core/link-check/verify-link-from-head.ts';
 import {
   outcomeCollector,
   validOutcome,
@@ -28,10 +35,15 @@ let dispatcher: VerificationDispatcher;
 const outcomes = outcomeCollector<VerificationOutcome>();
 /** The pid of each verifier process of `dispatcher`, as it became ready. */
 const verifierPids: number[] = [];
+const headReports: HeadPreparationReport[] = [];
 
 before(async () => {
   fixture = await verificationFixture(['register', 'transact84']);
-  dispatcher = createEmbeddedDispatcher({ backoffMs: 50, onVerifierReady: (pid) => verifierPids.push(pid) });
+  dispatcher = createEmbeddedDispatcher({
+    backoffMs: 50,
+    onVerifierReady: (pid) => verifierPids.push(pid),
+    onHeadPrepared: (report) => headReports.push(report),
+  });
   dispatcher.onOutcome(outcomes.listener);
 });
 
@@ -45,6 +57,34 @@ test('a valid contribution gives a valid outcome with the contribution hash snar
   const candidate = await fixture.candidate('register', 'carol');
   await dispatcher.enqueue(fixture.request('c-valid', 'register', candidate.path));
   assert.deepEqual(await outcomes.next('c-valid'), validOutcome('c-valid', candidate));
+});
+
+test("a head preparation caches contribution 0's combination once, and a second finds it there", async () => {
+  const head = (await openCeremony(fixture.dataDir)).chains.get('transact84')!.head!;
+  const stateDir = stateDirFor(fixture.dataDir);
+  const request = {
+    circuit: 'transact84',
+    headZkeyPath: fixture.headPath('transact84'),
+    stateDir,
+    headFileHash: head.fileHash,
+  };
+  const key = circuitChallengeKey(await linkChallengeSeed(stateDir), 'transact84');
+  assert.equal(await readCachedCombination(stateDir, key, head.fileHash), undefined);
+  dispatcher.prepareHead(request);
+  await waitUntil(() => headReports.length === 1, 'the head prepared');
+  assert.deepEqual(headReports[0], { ...headReports[0], circuit: 'transact84', result: 'computed' });
+  // The entry is the head's combination under the circuit key, the one a verification would have computed.
+  assert.deepEqual(
+    await readCachedCombination(stateDir, key, head.fileHash),
+    await linkCombinationOf(fixture.headPath('transact84'), key),
+  );
+  dispatcher.prepareHead(request);
+  await waitUntil(() => headReports.length === 2, 'the head prepared again');
+  assert.equal('result' in headReports[1]! && headReports[1].result, 'cached');
+  // A head that cannot be read is reported (in the coordinator's own log), not retried.
+  dispatcher.prepareHead({ ...request, headZkeyPath: fixture.missingPath('no-head'), headFileHash: 'ab'.repeat(32) });
+  await waitUntil(() => headReports.length === 3, 'the failure reported');
+  assert.ok('failed' in headReports[2]! && /ENOENT/.test(headReports[2].failed), JSON.stringify(headReports[2]));
 });
 
 test('an invalid contribution gives an invalid outcome with its code, at once', async () => {
