@@ -13,7 +13,13 @@ import { hashKeyFile, type SectionHashes } from '../zkey/zkey-hashes.ts';
 import { fileIdentity, sameFileIdentity, type FileIdentity } from '../fs/file-identity.ts';
 import { CoordinatorError } from '../errors.ts';
 import { verifyLinkFromInit, type VerifiedLink } from '../link-check/verify-link-from-init.ts';
-import { verifyLinkFromHead } from '../link-check/verify-link-from-head.ts';
+import { verifyLinkFromHead, type LinkVerdict } from '../link-check/verify-link-from-head.ts';
+import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../link-check/link-challenge.ts';
+import {
+  readCachedCombination,
+  writeCachedCombination,
+  type LinkCombination,
+} from '../link-check/link-combination-cache.ts';
 import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { openCeremony, requireChain, type CeremonyState, type CircuitChain } from './open-ceremony.ts';
@@ -157,13 +163,24 @@ export async function contributeLocally(
     progress({ type: 'step', circuit: name, step: `verifying contribution ${chain.headIndex + 1}` });
     // Made here from a committed (so verified) head: the incremental link check against that head
     // (verifyLinkFromHead: proof of knowledge, delta, L and H against the head's) is the whole proof needed.
+    // Under the coordinator's circuit key, with its cache, as its verifiers check a turn: one MSM
+    // when the head's combination is cached, and the new key's left for the next link (or finalise).
+    const stateDir = stateDirFor(state.paths.dataDir);
+    const key = circuitChallengeKey(await linkChallengeSeed(stateDir), name);
+    const head = chain.head ? await readCachedCombination(stateDir, key, chain.head.fileHash) : undefined;
+    let verdict: LinkVerdict | undefined;
     const accepted = await commitStagedLink(state, chain, staged, contributor, async (_state, _chain, candidate) => {
-      const link = await verifyLinkFromHead(headPath, candidate);
+      const link = await verifyLinkFromHead(headPath, candidate, { challenge: { key, ...(head ? { head } : {}) } });
       // Checked before the commit: the hash the contributor is shown must be the one recorded.
       if (link.contributionHash !== made.hash)
         throw new Error('the contribution hash of the new key differs from the one computed while making it');
-      return link;
+      return (verdict = link);
     });
+    const entries: Array<[string, LinkCombination]> = [[accepted.fileHash, verdict!.combination]];
+    if (verdict!.headCombination && chain.head) entries.push([chain.head.fileHash, verdict!.headCombination]);
+    // A cache that cannot be written only costs the next check its second MSM.
+    for (const [fileHash, combination] of entries)
+      await writeCachedCombination(stateDir, key, fileHash, combination).catch(() => undefined);
     progress({ type: 'finished', circuit: name });
     return accepted;
   });
