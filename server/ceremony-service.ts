@@ -19,7 +19,7 @@ import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import type { CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { hashZkeyFile, type SectionHashes } from '../core/zkey/zkey-hashes.ts';
-import { fileIdentity, sameFileIdentity, type FileIdentity } from '../core/fs/file-identity.ts';
+import { fileIdentity, sameFileIdentity, serialiseFileIdentity, type FileIdentity } from '../core/fs/file-identity.ts';
 import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../core/errors.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { CeremonyStateReader } from './ceremony-state-reader.ts';
@@ -229,6 +229,18 @@ export class CeremonyService {
           },
         }
       : {};
+    // Taken as the upload was spliced (lost on a restart: the verifier then compares bytes).
+    const hashed = this.hashedAs.get(row.id);
+    const sectionHashes =
+      head?.sectionHashes && hashed?.sectionHashes
+        ? {
+            sectionHashes: {
+              head: head.sectionHashes,
+              candidate: hashed.sectionHashes,
+              candidateIdentity: serialiseFileIdentity(hashed.identity),
+            },
+          }
+        : {};
     return {
       contributionId: row.id,
       circuit: row.circuit,
@@ -236,6 +248,7 @@ export class CeremonyService {
       headZkeyPath: paths.zkeyPath(row.circuit, row.headIndex),
       candidatePath: row.candidatePath,
       ...challenge,
+      ...sectionHashes,
     };
   }
 

@@ -12,6 +12,8 @@
  */
 import { isCoordinatorError } from '../core/errors.ts';
 import { verifyLinkFromHead, type LinkVerdict } from '../core/link-check/verify-link-from-head.ts';
+import type { KnownSectionHashes } from '../core/link-check/check-link-structure.ts';
+import { fileIdentity, parseFileIdentity, sameFileIdentity } from '../core/fs/file-identity.ts';
 import { circuitChallengeKey, linkChallengeSeed } from '../core/link-check/link-challenge.ts';
 import {
   readCachedCombination,
@@ -29,9 +31,23 @@ import {
 // Refusals reach the contributor: files are named by role, never by the coordinator's paths.
 const LINK_LABELS = { prev: 'the chain head', next: 'the uploaded key' };
 
+/**
+ * The request's section hashes, if the candidate is still the file they were taken of (same
+ * identity now): the structure check then compares the fixed sections by them.
+ */
+async function knownSectionHashes(request: VerificationRequest): Promise<{ sectionHashes?: KnownSectionHashes }> {
+  const given = request.sectionHashes;
+  if (!given) return {};
+  const now = await fileIdentity(request.candidatePath).catch(() => undefined);
+  if (!now || !sameFileIdentity(now, parseFileIdentity(given.candidateIdentity))) return {};
+  return { sectionHashes: { head: given.head, candidate: given.candidate } };
+}
+
 async function verifyWithChallenge(request: VerificationRequest): Promise<LinkVerdict> {
   const { challenge } = request;
-  if (!challenge) return verifyLinkFromHead(request.headZkeyPath, request.candidatePath, { labels: LINK_LABELS });
+  const known = await knownSectionHashes(request);
+  if (!challenge)
+    return verifyLinkFromHead(request.headZkeyPath, request.candidatePath, { labels: LINK_LABELS, ...known });
   const key = circuitChallengeKey(await linkChallengeSeed(challenge.stateDir), request.circuit);
   const [head, next] = await Promise.all([
     readCachedCombination(challenge.stateDir, key, challenge.headFileHash),
@@ -42,6 +58,7 @@ async function verifyWithChallenge(request: VerificationRequest): Promise<LinkVe
   try {
     link = await verifyLinkFromHead(request.headZkeyPath, request.candidatePath, {
       labels: LINK_LABELS,
+      ...known,
       challenge: { key, ...(head ? { head } : {}), ...(next ? { next } : {}) },
     });
   } finally {

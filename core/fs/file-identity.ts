@@ -21,3 +21,22 @@ export async function fileIdentity(filePath: string): Promise<FileIdentity> {
 export function sameFileIdentity(a: FileIdentity, b: FileIdentity): boolean {
   return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs;
 }
+
+/** The identity as decimal strings, to cross JSON (a verification request); `parse` reverses it. */
+export function serialiseFileIdentity(identity: FileIdentity): Record<keyof FileIdentity, string> {
+  return {
+    dev: String(identity.dev),
+    ino: String(identity.ino),
+    size: String(identity.size),
+    mtimeNs: String(identity.mtimeNs),
+  };
+}
+
+export function parseFileIdentity(fields: Record<keyof FileIdentity, string>): FileIdentity {
+  return {
+    dev: BigInt(fields.dev),
+    ino: BigInt(fields.ino),
+    size: BigInt(fields.size),
+    mtimeNs: BigInt(fields.mtimeNs),
+  };
+}

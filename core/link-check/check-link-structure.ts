@@ -17,6 +17,7 @@ import {
   type ContributionRecord,
   type ZkeyInfo,
 } from '../zkey/zkey-file.ts';
+import type { SectionHashes } from '../zkey/zkey-hashes.ts';
 
 /** What kind of record the new link must add. */
 export type LinkExpectation = { kind: 'random' } | { kind: 'beacon'; beaconHex: string; iterationsExp: number };
@@ -94,9 +95,28 @@ function checkSameHeader(head: ZkeyInfo, candidate: Pick<ZkeyInfo, 'header' | 'm
   }
 }
 
-async function checkSameFixedSections(head: ZkeyInfo, candidate: ZkeyInfo): Promise<void> {
+/**
+ * The BLAKE2b-512 of each section body of both files (as the transcript records them), when the
+ * caller holds them for the very bytes it checks: the coordinator for a candidate it hashed when
+ * the upload ended (or as it spliced it from the head), and the head's from its transcript entry.
+ * A fixed section whose two hashes are known is compared by them: the same verdict as a byte
+ * comparison (a collision of BLAKE2b-512 aside) without reading either body, which at 2^22 is
+ * over a gigabyte a file. A section either lacks is compared byte for byte.
+ */
+export interface KnownSectionHashes {
+  head: SectionHashes;
+  candidate: SectionHashes;
+}
+
+async function sameSection(head: ZkeyInfo, candidate: ZkeyInfo, id: number, known?: KnownSectionHashes) {
+  const [ofHead, ofCandidate] = [known?.head[String(id)], known?.candidate[String(id)]];
+  if (ofHead !== undefined && ofCandidate !== undefined) return ofHead === ofCandidate;
+  return sameSectionBytes(head, candidate, id);
+}
+
+async function checkSameFixedSections(head: ZkeyInfo, candidate: ZkeyInfo, known?: KnownSectionHashes) {
   for (const id of FIXED_SECTIONS) {
-    if (!(await sameSectionBytes(head, candidate, id))) {
+    if (!(await sameSection(head, candidate, id, known))) {
       refuse(
         'contribution.header_mismatch',
         `the ${SECTION_NAMES[id]} section differs from the chain head; a contribution may only change delta, L and H`,
@@ -210,9 +230,10 @@ export async function checkLinkStructure(
   head: ZkeyInfo,
   candidate: ZkeyInfo,
   expect: LinkExpectation,
+  known?: KnownSectionHashes,
 ): Promise<ContributionRecord> {
   checkSameHeader(head, candidate);
-  await checkSameFixedSections(head, candidate);
+  await checkSameFixedSections(head, candidate, known);
   const record = checkRecordOnHead(head, candidate, expect);
   for (const id of [SECTION.l, SECTION.h]) {
     if (candidate.sections.get(id)?.size !== head.sections.get(id)?.size) {

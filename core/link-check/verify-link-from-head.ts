@@ -23,7 +23,7 @@ import { CoordinatorError, type ErrorCode } from '../errors.ts';
 import { getBn128 } from '../crypto/bn128.ts';
 import { contributionHash } from '../zkey/contribution-hash.ts';
 import { CONTRIBUTION_TYPE, readZkeyInfo, SECTION, type ContributionRecord, type ZkeyInfo } from '../zkey/zkey-file.ts';
-import { checkLinkStructure, type LinkExpectation } from './check-link-structure.ts';
+import { checkLinkStructure, type KnownSectionHashes, type LinkExpectation } from './check-link-structure.ts';
 import type { VerifiedLink } from './verify-link-from-init.ts';
 import { challengeScalars } from './link-challenge.ts';
 import type { CandidateSums, LinkCombination } from './link-combination-cache.ts';
@@ -60,6 +60,8 @@ export interface VerifyLinkFromHeadOptions {
    * a server, where it would make every malformed upload cost a full check. Default false.
    */
   sumsDuringStructureCheck?: boolean;
+  /** Section hashes of both files the caller holds for their very bytes (check-link-structure.ts). */
+  sectionHashes?: KnownSectionHashes;
 }
 
 /** A verified link, with NEXT's combination under the scalars used (worth caching only under a key). */
@@ -494,7 +496,7 @@ export async function verifyLinkFromHead(
   let curve: Bn128Curve;
   let nextDelta2: Uint8Array;
   try {
-    record = await checkLinkStructure(prev, next, expect);
+    record = await checkLinkStructure(prev, next, expect, options.sectionHashes);
     combining ??= startSums();
     await posted;
     curve = await getBn128();

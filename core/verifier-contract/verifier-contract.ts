@@ -18,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { isErrorCode, refusesContribution, type ErrorCode } from '../errors.ts';
+import type { SectionHashes } from '../zkey/zkey-hashes.ts';
 
 /** Queue the coordinator and `ceremony worker` use unless told otherwise (VERIFICATION_QUEUE). */
 export const DEFAULT_VERIFICATION_QUEUE = 'ceremony-verification';
@@ -48,7 +49,17 @@ export interface VerificationRequest {
    * it; without it the verifier draws fresh scalars. Hashes are the transcript's file hashes.
    */
   challenge?: { stateDir: string; headFileHash: string; candidateFileHash: string };
+  /**
+   * The section hashes of the head (its transcript entry's) and of the candidate (taken by the
+   * coordinator when the upload ended, or as it spliced it), with the candidate file's identity when they were taken
+   * (decimal strings: they cross JSON). The verifier compares the fixed sections by these hashes
+   * if the file's identity is still the same, and byte for byte otherwise.
+   */
+  sectionHashes?: { head: SectionHashes; candidate: SectionHashes; candidateIdentity: SerialisedFileIdentity };
 }
+
+/** A FileIdentity (core/fs/file-identity.ts) with each field as a decimal string. */
+export type SerialisedFileIdentity = Record<'dev' | 'ino' | 'size' | 'mtimeNs', string>;
 
 export type VerificationOutcome =
   | { contributionId: string; status: 'valid'; contributionHash: string; recordedName?: string }
@@ -66,6 +77,11 @@ const absolutePath = z
   .min(1)
   .refine((p) => path.isAbsolute(p), { message: 'must be an absolute path' });
 const fileHash = z.string().regex(/^[0-9a-f]{32,128}$/);
+// A zkey has a dozen sections; ids are small integers.
+const sectionHashes = z
+  .record(z.string().regex(/^\d{1,3}$/), z.string().regex(/^[0-9a-f]{128}$/))
+  .refine((hashes) => Object.keys(hashes).length <= 32, { message: 'too many sections' });
+const decimal = z.string().regex(/^\d{1,40}$/);
 
 // Not strict: a job queued by a coordinator of an earlier version (with fields since dropped)
 // is still verified after an upgrade.
@@ -76,6 +92,13 @@ const verificationRequestSchema = z.object({
   headZkeyPath: absolutePath,
   candidatePath: absolutePath,
   challenge: z.object({ stateDir: absolutePath, headFileHash: fileHash, candidateFileHash: fileHash }).optional(),
+  sectionHashes: z
+    .object({
+      head: sectionHashes,
+      candidate: sectionHashes,
+      candidateIdentity: z.object({ dev: decimal, ino: decimal, size: decimal, mtimeNs: decimal }),
+    })
+    .optional(),
 });
 
 function parsed<T>(schema: z.ZodType<T>, what: string, data: unknown): T {

@@ -49,6 +49,8 @@ import {
 } from '../../core/link-check/link-combination-cache.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 import { verifyRequest } from '../../worker/verify-request.ts';
+import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
+import { fileIdentity, serialiseFileIdentity } from '../../core/fs/file-identity.ts';
 import type { VerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
 import { devPtau, PROJECT_DATA_DIR } from '../fixtures/ceremony-fixture.ts';
 import { G1, sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
@@ -309,6 +311,8 @@ describe('verifyRequest with the coordinator challenge (both verifiers)', () => 
   after(() => fixture?.cleanup());
 
   it('creates the seed once (0600), caches head and candidate, then verifies the next link with one MSM', async () => {
+    // The fixture's local contribution left entries of its own: this test starts from none.
+    await rm(path.join(stateDir, LINK_CACHE_DIR), { recursive: true, force: true });
     const c1 = await fixture.candidate('register', 'alice');
     const c1Hash = await hashFile(c1.path);
     const first = await verifyRequest(
@@ -372,5 +376,34 @@ describe('verifyRequest with the coordinator challenge (both verifiers)', () => 
       [`${c1Hash}.bin`, `${hashes.candidate}.bin`].sort(),
       'a refused candidate is never cached',
     );
+  });
+
+  it('compares fixed sections by the hashes it is given, while the file is the one they were taken of', async () => {
+    const headPath = fixture.headPath('register');
+    const head = await hashKeyFile(headPath, 'the head');
+    const good = await fixture.candidate('register', 'carol');
+    // The candidate's A section changed (its first point doubled): only the structure check sees it.
+    const bad = await tamperedCopy(good.path, path.join(fixture.work, 'a-changed.zkey'), (bytes, info) =>
+      doubled(bytes, sectionOffset(info, SECTION.a)),
+    );
+    const request = async (id: string, file: string, candidate: Record<string, string>) => ({
+      ...requestFor(id, headPath, file, { head: headHash, candidate: await hashFile(file) }),
+      sectionHashes: {
+        head: head.sectionHashes,
+        candidate,
+        candidateIdentity: serialiseFileIdentity(await fileIdentity(file)),
+      },
+    });
+    const goodHashes = (await hashKeyFile(good.path, 'good')).sectionHashes;
+    assert.equal((await verifyRequest(await request('h-good', good.path, goodHashes))).status, 'valid');
+    const refused = await verifyRequest(await request('h-bad', bad, (await hashKeyFile(bad, 'bad')).sectionHashes));
+    assert.equal(refused.status === 'invalid' && refused.code, 'contribution.header_mismatch');
+    // The hashes are what decides, not the bytes: given the head's own, the changed A passes...
+    const lying = await request('h-lie', bad, head.sectionHashes);
+    assert.equal((await verifyRequest(lying)).status, 'valid');
+    // ...but only while the file is the one they were taken of: once it is written again, the bytes decide.
+    await writeFile(bad, await readFile(bad));
+    const stale = await verifyRequest({ ...lying, contributionId: 'h-stale' });
+    assert.equal(stale.status === 'invalid' && stale.code, 'contribution.header_mismatch');
   });
 });
