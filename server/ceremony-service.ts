@@ -13,6 +13,7 @@
  * it in one transaction.
  */
 import { rm } from 'node:fs/promises';
+import { flushAhead } from '../core/fs/atomic-write.ts';
 import { commitPreverifiedContribution } from '../core/ceremony/extend-chain.ts';
 import { openCeremony, type CeremonyState } from '../core/ceremony/open-ceremony.ts';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
@@ -210,6 +211,10 @@ export class CeremonyService {
       circuit: row.circuit,
       contributor: row.contributorId,
     });
+    // Flushed while it is verified, so the commit's own flush (commitFile) finds little to do.
+    const flushing = flushAhead(row.candidatePath);
+    this.pending.add(flushing);
+    void flushing.finally(() => this.pending.delete(flushing));
     await this.deps.dispatcher.enqueue(await this.requestFor(row));
     return row;
   }

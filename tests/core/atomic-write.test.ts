@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { writeFileAtomic } from '../../core/fs/atomic-write.ts';
+import { flushAhead, writeFileAtomic } from '../../core/fs/atomic-write.ts';
+import { fileIdentity, sameFileIdentity } from '../../core/fs/file-identity.ts';
 
 let dir: string;
 before(async () => {
@@ -44,4 +45,14 @@ test('keepExisting: racing writers agree on one content and only one reports it 
   assert.equal(await writeFileAtomic(target, 'late', { keepExisting: true }), false);
   assert.equal(await readFile(target, 'utf8'), winner);
   assert.deepEqual(await readdir(path.dirname(target)), ['seed']);
+});
+
+test("flushAhead leaves the file as it was (same identity: the commit's check still holds) and never rejects", async () => {
+  const file = path.join(dir, 'spliced.zkey');
+  await writeFileAtomic(file, 'key bytes');
+  const before = await fileIdentity(file);
+  await flushAhead(file);
+  assert.ok(sameFileIdentity(await fileIdentity(file), before));
+  assert.equal(await readFile(file, 'utf8'), 'key bytes');
+  await flushAhead(path.join(dir, 'gone.zkey'));
 });
