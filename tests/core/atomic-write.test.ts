@@ -47,7 +47,7 @@ test('keepExisting: racing writers agree on one content and only one reports it 
   assert.deepEqual(await readdir(path.dirname(target)), ['seed']);
 });
 
-test("flushAhead leaves the file as it was (same identity: the commit's check still holds) and never rejects", async () => {
+test("flushAhead leaves the file as it was (same identity: the commit's check holds) and never rejects", async () => {
   const file = path.join(dir, 'spliced.zkey');
   await writeFileAtomic(file, 'key bytes');
   const before = await fileIdentity(file);
