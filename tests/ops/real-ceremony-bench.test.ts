@@ -25,7 +25,8 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
   const { code } = await bench.exited.finally(() => clearTimeout(timer));
   const output = bench.output();
   assert.equal(code, 0, output);
-  for (const stage of ['init', 'finalise', 'publish', 'audit', 'receipt check', 'coordinator (serve) over the turns'])
+  const stages = ['init', 'serve: contribution 0 combined', 'finalise', 'publish', 'audit', 'receipt check'];
+  for (const stage of [...stages, 'coordinator (serve) over the turns'])
     assert.match(output, new RegExp(`^${stage.replace(/[()]/g, '\\$&')}\\s+\\d+\\.\\d+ s`, 'm'), `the ${stage} row`);
   for (const circuit of PROJECT_CIRCUITS)
     assert.match(
