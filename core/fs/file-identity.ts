@@ -22,8 +22,10 @@ export function sameFileIdentity(a: FileIdentity, b: FileIdentity): boolean {
   return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs;
 }
 
-/** The identity as decimal strings, to cross JSON (a verification request); `parse` reverses it. */
-export function serialiseFileIdentity(identity: FileIdentity): Record<keyof FileIdentity, string> {
+/** A FileIdentity with each field as a decimal string, to cross JSON (a verification request). */
+export type SerialisedFileIdentity = Record<keyof FileIdentity, string>;
+
+export function serialiseFileIdentity(identity: FileIdentity): SerialisedFileIdentity {
   return {
     dev: String(identity.dev),
     ino: String(identity.ino),
@@ -32,7 +34,7 @@ export function serialiseFileIdentity(identity: FileIdentity): Record<keyof File
   };
 }
 
-export function parseFileIdentity(fields: Record<keyof FileIdentity, string>): FileIdentity {
+export function parseFileIdentity(fields: SerialisedFileIdentity): FileIdentity {
   return {
     dev: BigInt(fields.dev),
     ino: BigInt(fields.ino),

@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { isErrorCode, refusesContribution, type ErrorCode } from '../errors.ts';
 import type { SectionHashes } from '../zkey/zkey-hashes.ts';
+import type { SerialisedFileIdentity } from '../fs/file-identity.ts';
 
 /** Queue the coordinator and `ceremony worker` use unless told otherwise (VERIFICATION_QUEUE). */
 export const DEFAULT_VERIFICATION_QUEUE = 'ceremony-verification';
@@ -51,15 +52,12 @@ export interface VerificationRequest {
   challenge?: { stateDir: string; headFileHash: string; candidateFileHash: string };
   /**
    * The section hashes of the head (its transcript entry's) and of the candidate (taken by the
-   * coordinator when the upload ended, or as it spliced it), with the candidate file's identity when they were taken
-   * (decimal strings: they cross JSON). The verifier compares the fixed sections by these hashes
-   * if the file's identity is still the same, and byte for byte otherwise.
+   * coordinator when the upload ended, or as it spliced it), with the candidate file's identity
+   * when they were taken. The verifier compares the fixed sections by these hashes if the file's
+   * identity is still the same, and byte for byte otherwise.
    */
   sectionHashes?: { head: SectionHashes; candidate: SectionHashes; candidateIdentity: SerialisedFileIdentity };
 }
-
-/** A FileIdentity (core/fs/file-identity.ts) with each field as a decimal string. */
-export type SerialisedFileIdentity = Record<'dev' | 'ino' | 'size' | 'mtimeNs', string>;
 
 export type VerificationOutcome =
   | { contributionId: string; status: 'valid'; contributionHash: string; recordedName?: string }
