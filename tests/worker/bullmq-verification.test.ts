@@ -17,7 +17,9 @@ import type { VerificationDispatcher } from '../../server/verification-dispatch/
 import { startVerificationWorker, type VerificationWorkerOptions } from '../../worker/verification-worker.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
-import { readCachedCombination } from '../../core/link-check/link-combination-cache.ts';
+import { LINK_CACHE_DIR, readCachedCombination } from '../../core/link-check/link-combination-cache.ts';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import { linkCombinationOf } from '../../core/link-check/verify-link-from-head.ts';
 import { startRedisServer, startRedisServerOnPort, type RedisServer } from '../helpers/redis-server.ts';
 import {
@@ -259,6 +261,8 @@ test("a head preparation job caches the head's combination, and leaves no job be
   const stateDir = stateDirFor(fixture.dataDir);
   const key = circuitChallengeKey(await linkChallengeSeed(stateDir), 'register');
   const headZkeyPath = fixture.headPath('register');
+  // The fixture's local contribution cached its head: this test starts from no entry.
+  await rm(path.join(stateDir, LINK_CACHE_DIR), { recursive: true, force: true });
   assert.equal(await readCachedCombination(stateDir, key, head.fileHash), undefined);
   const worker = startWorker();
   const done = new Promise<unknown>((resolve) => worker.on('completed', (_job, result) => resolve(result)));
