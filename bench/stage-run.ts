@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { REPO_ROOT, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../tests/fixtures/ceremony-fixture.ts';
 import { processTree, procStatusBytes } from './process-tree-sampler.ts';
+import { STAGE_TIME_PREFIX } from '../core/runtime/stage-timings.ts';
 
 /** The compiled app's `ceremony` command, as a stage's argv: `[node, bin/ceremony.js, ...args]`. */
 export function ceremonyArgv(...args: string[]): string[] {
@@ -169,6 +170,19 @@ export interface StageRow {
   /** Peak RSS of each process of the stage, largest first. */
   peaks: Array<{ name: string; bytes: number }>;
   note?: string;
+  /** Where its time went: the command's own stage-time lines (CEREMONY_STAGE_TIMES), when it prints them. */
+  stageTimes?: string[];
+}
+
+/** Set for a command whose stage times a bench prints (core/runtime/stage-timings.ts). */
+export const STAGE_TIMES_ENV = { CEREMONY_STAGE_TIMES: '1' };
+
+/** The stage-time lines of a command's stderr, without their prefix. */
+export function stageTimeLines(stderr: string): string[] {
+  return stderr
+    .split('\n')
+    .filter((line) => line.startsWith(`${STAGE_TIME_PREFIX} `))
+    .map((line) => line.slice(STAGE_TIME_PREFIX.length + 1));
 }
 
 const MB = 1024 * 1024;

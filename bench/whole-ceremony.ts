@@ -46,6 +46,8 @@ import {
   printStageTable,
   runStage,
   seconds,
+  STAGE_TIMES_ENV,
+  stageTimeLines,
   type StageRow,
 } from './stage-run.ts';
 
@@ -421,7 +423,7 @@ async function initStage(
 ): Promise<InitFigures> {
   const paths = ceremonyPaths(dir);
   log(`ceremony init (${names.length} circuit${names.length === 1 ? '' : 's'})`);
-  const init = await runStage([process.execPath, CLI, 'init', '--data', dir], { cwd: REPO_ROOT });
+  const init = await runStage([process.execPath, CLI, 'init', '--data', dir], { cwd: REPO_ROOT, env: STAGE_TIMES_ENV });
   if (/running the sources through tsx/.test(init.stderr)) throw new Error('dist/ is stale: build first');
   const keyBytes: Record<string, number> = {};
   for (const name of names) keyBytes[name] = (await stat(paths.zkeyPath(name, 0))).size;
@@ -438,6 +440,7 @@ async function initStage(
     ms: init.ms,
     floor: { ms: copyMsPerByte * totalKeyBytes, what: "writing and hashing the keys' bytes (a copy, same run)" },
     peaks: init.peaks,
+    stageTimes: stageTimeLines(init.stderr),
   };
   return { row, keyBytes, largest, copyMsPerByte };
 }
@@ -601,7 +604,7 @@ async function finaliseStage(
   log: (message: string) => void,
 ): Promise<StageRow> {
   log('ceremony finalise');
-  const finalise = await runStage(finaliseArgv(dir), { cwd: REPO_ROOT });
+  const finalise = await runStage(finaliseArgv(dir), { cwd: REPO_ROOT, env: STAGE_TIMES_ENV });
   return {
     stage: 'finalise',
     ms: finalise.ms,
@@ -610,6 +613,7 @@ async function finaliseStage(
       what: "compute: one L/H pass of the kernel per circuit (the beacon's scaling)",
     },
     peaks: finalise.peaks,
+    stageTimes: stageTimeLines(finalise.stderr),
   };
 }
 
@@ -644,8 +648,15 @@ async function auditStage(
   log('ceremony audit of the published folder (the ptau pinned by its hash)');
   const audit = await runStage([process.execPath, CLI, 'audit', published, '--ptau-hash', ptauHash, '--quiet'], {
     cwd: REPO_ROOT,
+    env: STAGE_TIMES_ENV,
   });
-  return { stage: 'audit', ms: audit.ms, peaks: audit.peaks, note: `${(audit.ms / initMs).toFixed(2)} × init` };
+  return {
+    stage: 'audit',
+    ms: audit.ms,
+    peaks: audit.peaks,
+    note: `${(audit.ms / initMs).toFixed(2)} × init`,
+    stageTimes: stageTimeLines(audit.stderr),
+  };
 }
 
 /** `ceremony verify-receipt` of a page's receipts (written into `work`), offline against the published folder. */
@@ -718,5 +729,9 @@ export function printWholeCeremony(f: WholeCeremonyFigures, out: NodeJS.Writable
   const lines = ['', 'goals (a whole ceremony on one machine):'];
   for (const g of f.goals) lines.push(`  ${g.met ? 'met    ' : 'NOT MET'}  ${g.goal}: ${g.measured}`);
   for (const note of f.notes) lines.push(`note: ${note}`);
+  const timed = f.rows.filter((row) => row.stageTimes?.length);
+  if (timed.length)
+    lines.push('', "where the time goes (each command's own stages; overlapping stages each count their own):");
+  for (const row of timed) lines.push(`  ${row.stage}:`, ...row.stageTimes!.map((line) => `    ${line}`));
   out.write(`${lines.join('\n')}\n`);
 }
