@@ -1,5 +1,5 @@
 /**
- * Rebuilds the kernel from its C files (g1-scale.c, g1-msm.c, g2-msm.c, point-check.c,
+ * Rebuilds the kernel from its C files (g1-scale.c, g1-msm.c, g1-compose.c, g2-msm.c, point-check.c,
  * g1-uncompressed.c and r1cs-scan.c, sharing bn254-fq.h, bn254-fq-rr.h, bn254-fq2.h, pippenger-msm.h
  * and sparse-compose.h) with clang and lld (Debian: `apt-get install clang lld`) and, run as a script
  * (`npm run build:kernel`), rewrites kernel-wasm.generated.ts, the committed copy of its bytes. A test
@@ -20,6 +20,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const KERNEL_SOURCES = [
   'g1-scale.c',
   'g1-msm.c',
+  'g1-compose.c',
   'g2-msm.c',
   'point-check.c',
   'g1-uncompressed.c',
