@@ -144,22 +144,24 @@ static inline int rr_eq(const u32 *a, const u32 *b) {
   return diff == 0;
 }
 
-/* r = a - b mod q for a, b in [0, 2q): a - b, plus 2q when negative, is in [0, 2q). */
+/*
+ * r = a - b mod q for a, b in [0, 2q): a - b, plus 2q when negative, is in [0, 2q). Both candidates
+ * are computed side by side in one pass and the sign of the first picks one.
+ */
 static inline void rr_sub(u32 *r, const u32 *a, const u32 *b) {
-  u32 t[RL];
-  int64_t c = 0;
+  u32 t[RL], u[RL];
+  int32_t c = 0, k = 0;
   _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) {
-    c += (int64_t)a[i] - b[i];
+    const int32_t d = (int32_t)a[i] - (int32_t)b[i];
+    c += d;
     t[i] = (u32)c & RMASK;
     c >>= RBITS; /* arithmetic: the borrow is -1 or 0 */
-  }
-  const u32 mask = (u32)c; /* all ones when a < b */
-  u32 k = 0;
-  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) {
-    k += t[i] + (RQ2[i] & mask);
-    r[i] = k & RMASK;
+    k += d + (int32_t)RQ2[i];
+    u[i] = (u32)k & RMASK;
     k >>= RBITS;
   }
+  const u32 wrap = (u32)c; /* all ones when a < b */
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) r[i] = (t[i] & ~wrap) | (u[i] & wrap);
 }
 
 /* r = a + b mod q for a, b in [0, 2q): the sum is below 4q, so one conditional 2q brings it below 2q. */

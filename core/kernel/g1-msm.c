@@ -22,6 +22,8 @@ static void g1_rr_inv(u32 *r, const u32 *a) { rr_inv(r, a, RR_ONE); }
 #define el_eq rr_eq
 #define el_add rr_add
 #define el_sub rr_sub
+#define el_add_lazy rr_add_lazy
+#define el_sub_lazy rr_sub_lazy
 #define el_neg rr_neg
 #define el_mul rr_mul
 /* A dedicated squaring was measured slower in g1-scale.c's walk (bn254-fq-rr.h). */
