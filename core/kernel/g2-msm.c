@@ -3,7 +3,7 @@
  * E'(Fq²): y² = x³ + 3/(9 + u): in the audit's check of contribution 0, the random combination of
  * the key's B2 section (128-bit scalars). Pippenger, as pippenger-msm.h describes it, over Fq²
  * (bn254-fq2.h); points are 128 bytes, x.c0, x.c1, y.c0, y.c1, as zkeys store them. Built with
- * g1-scale.c and g1-msm.c into one WebAssembly module; exports g2_msm, g2_msm_windows and
+ * g1-scale.c, g1-msm.c and g1-compose.c into one WebAssembly module; exports g2_msm, g2_msm_windows and
  * g2_msm_scratch_bytes, and init's sparse combinations for B2 (sparse-compose.h: g2_compose,
  * g2_compose_scratch_bytes).
  *

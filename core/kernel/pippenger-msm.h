@@ -1,7 +1,9 @@
 /*
  * pippenger-msm: the kernel's multi-exponentiation sum_i s_i * P_i, written once for any short
  * Weierstrass curve y^2 = x^3 + b over a field the including file supplies; g1-msm.c instantiates
- * it over Fq (BN254 G1), g2-msm.c over Fq² (the twist that holds G2). No formula here uses b.
+ * it over Fq in a reduced radix (BN254 G1), g1-compose.c over Fq in the key's own form (msm_fq32,
+ * the reference it is compared with), g2-msm.c over Fq² (the twist that holds G2). No formula here
+ * uses b.
  *
  * The including file defines, before including this header once:
  *   EL                       limbs of one field element (u32 each)
@@ -22,8 +24,8 @@
  *   MSM_FN MSM_SCRATCH_FN    the names of the two exported functions
  *   MSM_WINDOWS_FN           (optional) the name of the exported window-sums variant of MSM_FN
  *
- * Points are what a zkey holds: affine, x then y, each EL limbs little-endian; all zero is the
- * point at infinity. Scalars are little-endian, `sb` bytes each, every one below 2^bits.
+ * Points are what a zkey holds: affine, x then y, each EL (or EL_EXT) limbs little-endian; all zero
+ * is the point at infinity. Scalars are little-endian, `sb` bytes each, every one below 2^bits.
  *
  * Per window of c bits the scalars give signed digits in [-2^(c-1), 2^(c-1)] (a digit above half
  * the window borrows from the next), so 2^(c-1) buckets serve both signs: a negative digit puts
