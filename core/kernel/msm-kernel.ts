@@ -36,6 +36,8 @@ interface MsmExports {
   msm_fq32: MsmFunction;
   g2_msm_scratch_bytes: MsmScratchBytes;
   g2_msm: MsmFunction;
+  g2_msm_fq32_scratch_bytes: MsmScratchBytes;
+  g2_msm_fq32: MsmFunction;
   g2_msm_windows: MsmFunction;
   g1_first_invalid(points: number, n: number): number;
 }
@@ -134,8 +136,8 @@ export class MsmKernel {
    * Partial sums of Σ s_i·P_i in `group`, one affine point (MSM_POINT_BYTES) per part of at most
    * MSM_POINTS_PER_CALL points (concatenated; their sum is the result). `scalars` holds scalarBytes
    * bytes per point. `window` overrides the window width (benchmarks measure the choice with it).
-   * `keyField` sums G1 in the key's 32-bit field (msm_fq32) instead of the reduced radix (msm): the
-   * same points, for the tests and benchmarks that compare the two.
+   * `keyField` sums in the key's 32-bit field (msm_fq32, g2_msm_fq32) instead of the reduced radix
+   * (msm, g2_msm): the same points, for the tests and benchmarks that compare the two.
    */
   multiExpParts(
     bases: Uint8Array,
@@ -146,12 +148,15 @@ export class MsmKernel {
     keyField = false,
   ): Uint8Array {
     const pointBytes = MSM_POINT_BYTES[group];
+    const { exports } = this;
     const [msm, scratchBytes] =
       group === 'G2'
-        ? [this.exports.g2_msm, this.exports.g2_msm_scratch_bytes]
+        ? keyField
+          ? [exports.g2_msm_fq32, exports.g2_msm_fq32_scratch_bytes]
+          : [exports.g2_msm, exports.g2_msm_scratch_bytes]
         : keyField
-          ? [this.exports.msm_fq32, this.exports.msm_fq32_scratch_bytes]
-          : [this.exports.msm, this.exports.msm_scratch_bytes];
+          ? [exports.msm_fq32, exports.msm_fq32_scratch_bytes]
+          : [exports.msm, exports.msm_scratch_bytes];
     if (!Number.isInteger(scalarBytes) || scalarBytes < 1 || scalarBytes > 32)
       throw new Error('scalars must be 1 to 32 bytes wide');
     if (window !== undefined && (!Number.isInteger(window) || window < 2 || window > 20))
