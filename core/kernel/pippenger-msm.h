@@ -194,7 +194,7 @@ static u32 scalar_bits(const u8 *s, u32 sb, u32 off, u32 c) {
  * rather than all of a window's at once: every round of the tree then finds its points, their
  * denominators and prefix products in cache instead of streaming the whole window's (tens of MB)
  * through memory each round. A round costs an inversion more per group (about 380 products, some
- * 2 % of a window); measured 20-25 % faster over 2^18 points.
+ * 2 % of a window); measured 2-14 % faster at 2^18 and 2^20 points on a loaded machine.
  */
 #define MSM_GROUP_POINTS ((1u << 20) / PT_BYTES)
 
