@@ -5,7 +5,7 @@
  * built and tested in. The same field instantiates pippenger-msm.h as msm_fq32 and
  * msm_fq32_scratch_bytes: G1's MSM before it moved to the reduced radix (g1-msm.c), kept as the
  * reference the kernel's tests and bench/msm-fields.ts compare msm with. Built with
- * g1-msm.c, g1-scale.c and g2-msm.c into one WebAssembly module.
+ * g1-msm.c, g1-scale.c, g2-msm.c and g2-compose.c into one WebAssembly module.
  */
 #include "bn254-fq.h"
 

@@ -8,8 +8,8 @@
  * once on entry, and the sum back to the key's exact, fully reduced form on exit, so the bytes out
  * are those of the key's arithmetic. The bucket sums compare points (a pair of equal points is
  * doubled, of opposite points vanishes); rr_eq and rr_is_zero compare the representatives in
- * [0, q), so a value held as v or v + q is still seen as itself. Built with g1-compose.c, g1-scale.c
- * and g2-msm.c into one WebAssembly module; exports msm and msm_scratch_bytes.
+ * [0, q), so a value held as v or v + q is still seen as itself. Built with g1-compose.c, g1-scale.c,
+ * g2-msm.c and g2-compose.c into one WebAssembly module; exports msm and msm_scratch_bytes.
  */
 #include "bn254-fq-rr.h"
 
