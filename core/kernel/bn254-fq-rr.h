@@ -104,22 +104,64 @@ static void rr_mul(u32 *r, const u32 *a, const u32 *b) {
   }
 }
 
-/* r = a - b mod q for a, b in [0, 2q): a - b, plus 2q when negative, is in [0, 2q). */
-static inline void rr_sub(u32 *r, const u32 *a, const u32 *b) {
+/* 2^261 mod q: the element 1 in this form. */
+static const u32 RR_ONE[RL] = {
+    0x157ccc21u, 0x141c2758u, 0x185230d3u, 0x014c0419u, 0x0aa36fb9u,
+    0x1d4240ceu, 0x11d54c07u, 0x052ac7a8u, 0x000dc836u};
+
+/*
+ * r = the representative of a in [0, q), for a in [0, 2q). A value has two representatives in the
+ * lazy range, so equality and zero tests (rr_eq, rr_is_zero) are made on this one.
+ */
+static inline void rr_canon(u32 *r, const u32 *a) {
   u32 t[RL];
-  int64_t c = 0;
+  int32_t c = 0;
   _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) {
-    c += (int64_t)a[i] - b[i];
+    c += (int32_t)a[i] - (int32_t)RQ[i];
+    t[i] = (u32)c & RMASK;
+    c >>= RBITS;
+  }
+  const u32 keep = (u32)c; /* all ones when a < q */
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) r[i] = (a[i] & keep) | (t[i] & ~keep);
+}
+
+/* a = 0 mod q, for a in [0, 2q): a is 0 or q. */
+static inline int rr_is_zero(const u32 *a) {
+  u32 zero = 0, is_q = 0;
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) {
+    zero |= a[i];
+    is_q |= a[i] ^ RQ[i];
+  }
+  return zero == 0 || is_q == 0;
+}
+
+/* a = b mod q, for a, b in [0, 2q). */
+static inline int rr_eq(const u32 *a, const u32 *b) {
+  u32 ca[RL], cb[RL], diff = 0;
+  rr_canon(ca, a);
+  rr_canon(cb, b);
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) diff |= ca[i] ^ cb[i];
+  return diff == 0;
+}
+
+/*
+ * r = a - b mod q for a, b in [0, 2q): a - b, plus 2q when negative, is in [0, 2q). Both candidates
+ * are computed side by side in one pass and the sign of the first picks one.
+ */
+static inline void rr_sub(u32 *r, const u32 *a, const u32 *b) {
+  u32 t[RL], u[RL];
+  int32_t c = 0, k = 0;
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) {
+    const int32_t d = (int32_t)a[i] - (int32_t)b[i];
+    c += d;
     t[i] = (u32)c & RMASK;
     c >>= RBITS; /* arithmetic: the borrow is -1 or 0 */
-  }
-  const u32 mask = (u32)c; /* all ones when a < b */
-  u32 k = 0;
-  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) {
-    k += t[i] + (RQ2[i] & mask);
-    r[i] = k & RMASK;
+    k += d + (int32_t)RQ2[i];
+    u[i] = (u32)k & RMASK;
     k >>= RBITS;
   }
+  const u32 wrap = (u32)c; /* all ones when a < b */
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) r[i] = (t[i] & ~wrap) | (u[i] & wrap);
 }
 
 /* r = a + b mod q for a, b in [0, 2q): the sum is below 4q, so one conditional 2q brings it below 2q. */

@@ -1,8 +1,9 @@
 /*
  * BN254 base field Fq in the layout of snarkjs's zkeys: 8 little-endian 32-bit limbs in Montgomery
- * form (R = 2^256), fully reduced. Shared by the kernel's C files (g1-scale.c, g1-msm.c, and through
- * bn254-fq2.h g2-msm.c), each of which includes it: the functions are static so every file gets
- * them inlined.
+ * form (R = 2^256), fully reduced. Shared by the kernel's C files (g1-compose.c, point-check.c,
+ * g1-uncompressed.c, r1cs-scan.c, through bn254-fq2.h g2-msm.c, and for its constants and the
+ * key's layout bn254-fq-rr.h), each of which includes it: the functions are static so every file
+ * gets them inlined.
  */
 #ifndef BN254_FQ_H
 #define BN254_FQ_H

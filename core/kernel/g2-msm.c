@@ -1,11 +1,11 @@
 /*
  * g2-msm: the multi-exponentiation sum_i s_i * P_i over BN254 G2, on the twist
  * E'(Fq²): y² = x³ + 3/(9 + u): in the audit's check of contribution 0, the random combination of
- * the key's B2 section (128-bit scalars). Pippenger, as pippenger-msm.h describes it, over Fq²
- * (bn254-fq2.h); points are 128 bytes, x.c0, x.c1, y.c0, y.c1, as zkeys store them. Built with
- * g1-scale.c and g1-msm.c into one WebAssembly module; exports g2_msm, g2_msm_windows and
- * g2_msm_scratch_bytes, and init's sparse combinations for B2 (sparse-compose.h: g2_compose,
- * g2_compose_scratch_bytes).
+ * the key's B2 section (128-bit scalars). Pippenger, as pippenger-msm.h describes it, over Fq² in
+ * the reduced radix (bn254-fq2-rr.h), as g1-msm.c over Fq; points are 128 bytes, x.c0, x.c1, y.c0,
+ * y.c1, as zkeys store them, converted in on entry and the sums back to those exact bytes on exit.
+ * Built with g1-scale.c, g1-msm.c, g1-compose.c and g2-compose.c into one WebAssembly module;
+ * exports g2_msm, g2_msm_windows and g2_msm_scratch_bytes.
  *
  * The twist has no point with y = 0 (its order r·(2q − r) is odd), so a bucket's doubling never
  * meets one; pippenger-msm.h still never inverts 2y = 0 (it would zero a whole round's shared
@@ -28,27 +28,24 @@
  * against the 10 or so batch-affine additions (some 170 products) each point costs in this MSM,
  * that is about nine times the whole B2 sum. Not used for that reason.
  */
-#include "bn254-fq2.h"
+#include "bn254-fq2-rr.h"
 
-#define EL NL2
-#define EL_ONE F2_ONE
-#define el_copy f2_copy
-#define el_is_zero f2_is_zero
-#define el_eq f2_eq
-#define el_add f2_add
-#define el_sub f2_sub
-#define el_neg f2_neg
-#define el_mul f2_mul
-#define el_sqr f2_sqr
-#define el_inv f2_inv
+#define EL RL2
+#define EL_ONE F2RR_ONE
+#define el_copy f2rr_copy
+#define el_is_zero f2rr_is_zero
+#define el_eq f2rr_eq
+#define el_add f2rr_add
+#define el_sub f2rr_sub
+#define el_neg f2rr_neg
+#define el_mul f2rr_mul
+#define el_sqr f2rr_sqr
+#define el_inv f2rr_inv
+#define EL_EXT (2 * NL)
+#define el_from_ext f2rr_from_key
+#define el_to_ext f2rr_to_key
 #define MSM_FN g2_msm
 #define MSM_SCRATCH_FN g2_msm_scratch_bytes
 #define MSM_WINDOWS_FN g2_msm_windows
-#define COMPOSE_FN g2_compose
-#define COMPOSE_SCRATCH_FN g2_compose_scratch_bytes
-#define COMPOSE_FIXED_SCRATCH_FN g2_fixed_scratch_bytes
-#define COMPOSE_TABLE_FN g2_fixed_table
-#define COMPOSE_FIXED_FN g2_fixed_times
 
 #include "pippenger-msm.h"
-#include "sparse-compose.h"

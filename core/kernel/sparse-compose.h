@@ -4,7 +4,7 @@
  * points fixed by the r1cs, out_s = sum over the terms (c, s, m) of a matrix of m * base_c, where
  * base_c is the ptau's Lagrange point of constraint c (for IC/L: beta_c for A's terms, alpha_c for
  * B's, lambda_c for C's). Included once, after pippenger-msm.h (whose field and point primitives
- * it shares), by g1-msm.c over Fq and g2-msm.c over Fq² (B2).
+ * it shares), by g1-compose.c over Fq and g2-msm.c over Fq² (B2).
  *
  * The r1cs is walked as it is stored, constraint by constraint (the bases of a chunk of
  * constraints arrive with it, so the ptau is read sequentially), and each term is added into its

@@ -8,6 +8,8 @@
  * (g2_msm_windows, g2WindowSums, and ffjavascript's fallback) against sums recomputed from the
  * digits, and the subgroup test they serve: a point with a component of order 10069, under a scalar
  * that hides it from [r]·T = 0, is still seen by [r]·W = 0 for some window W, as [r]·P ≠ 0 sees it.
+ * And the reduced-radix MSM (g2_msm, g2-msm.c) against the key field's (g2_msm_fq32, g2-compose.c),
+ * byte for byte, on random subgroup and twist points, repeated points, P with −P and the identity.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -182,5 +184,28 @@ describe('G2 window sums and the subgroup test of B2', () => {
     for (let i = 5; i < n; i += 401) bases.set(randomTwistPoint(g2.curve), i * 128);
     for (let i = 5; i < n; i += 401) assert.ok(!inSubgroup(g2.G.fromRprLEM(bases, i * 128)), `[r]·P_${i} ≠ 0`);
     assert.ok((await g2WindowSums(bases, randomScalars(n, 16), 16, 12)).some((window) => !inSubgroup(window)));
+  });
+});
+
+describe('G2 MSM in the reduced radix against the key field', () => {
+  it("gives the key field's bytes: random points, twist points off the subgroup, P with −P, repeats", async () => {
+    const twist = Array.from({ length: 8 }, () => randomTwistPoint(g2.curve));
+    for (const n of [1, 5, 600, 9000]) {
+      const bases = g2.randomBases(n);
+      for (let i = 0; i < n; i += 7) bases.set(twist[i % 8]!, i * 128);
+      for (let i = 3; i < n; i += 11) bases.fill(0, i * 128, (i + 1) * 128);
+      for (let i = 1; i + 1 < n; i += 13) bases.set(g2.negated(g2.pointAt(bases, i)), (i + 1) * 128);
+      for (let i = 5; i < n; i += 17) bases.set(g2.pointAt(bases, 0), i * 128);
+      for (const width of [8, 16, 32]) {
+        const scalars = randomScalars(n, width);
+        for (let i = 2; i + 1 < n; i += 13) scalars.copyWithin((i + 1) * width, i * width, (i + 1) * width);
+        for (let i = 4; i < n; i += 9) scalars.fill(i % 2 ? 0xff : 0, i * width, (i + 1) * width);
+        const reducedRadix = g2.kernel.multiExpParts(bases, scalars, width, 'G2');
+        const keyField = g2.kernel.multiExpParts(bases, scalars, width, 'G2', undefined, true);
+        assert.deepEqual(reducedRadix, keyField, `${n} points, ${width}-byte scalars`);
+        const expected = await g2.G.multiExpAffine(bases, scalars);
+        assert.ok(g2.samePoint(g2.sumOfParts(reducedRadix), expected), `${n} points, ${width} bytes: ffjavascript`);
+      }
+    }
   });
 });

@@ -20,3 +20,7 @@ EXPORT("inv") void inv(u32 *r, const u32 *a) {
   rr_from_key(one, ONE);
   rr_inv(r, a, one);
 }
+EXPORT("one") void one(u32 *r) { rr_copy(r, RR_ONE); }
+EXPORT("canon") void canon(u32 *r, const u32 *a) { rr_canon(r, a); }
+EXPORT("eq") int eq(const u32 *a, const u32 *b) { return rr_eq(a, b); }
+EXPORT("is_zero") int is_zero(const u32 *a) { return rr_is_zero(a); }

@@ -4,7 +4,8 @@
  * every operation on random values across the whole lazy range and on its edges (0, 1, q - 1, q,
  * 2q - 1), each result in range with normalised limbs (the unreduced sums and differences below
  * 4q, and the product below 2q from inputs up to 4q), and the conversions from and back to the
- * key's layout exact (fully reduced, byte for byte).
+ * key's layout exact (fully reduced, byte for byte), and the tests the MSM compares points with
+ * (rr_canon, rr_eq, rr_is_zero) deciding on the residue, whichever of its two representatives is held.
  */
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,6 +27,10 @@ interface FieldExports {
   from_key(r: number, key: number): void;
   to_key(key: number, a: number): void;
   inv(r: number, a: number): void;
+  one(r: number): void;
+  canon(r: number, a: number): void;
+  eq(a: number, b: number): number;
+  is_zero(a: number): number;
 }
 
 const LIMBS = 9;
@@ -141,6 +146,22 @@ describe('reduced-radix base field', () => {
       put(A, a);
       field.to_key(B, A);
       assert.equal(getKey(B), mod(a * R_INV * KEY_R), `to_key ${a}`);
+    }
+  });
+
+  it('compares residues, not representatives: v and v + q are equal, and q is zero', () => {
+    field.one(R);
+    assert.equal(get(R, 'one'), mod(1n << 261n));
+    for (const a of lazyValues(3000)) {
+      put(A, a);
+      field.canon(R, A);
+      assert.equal(get(R, 'canon', q), mod(a), `canon ${a}`);
+      assert.equal(field.is_zero(A), mod(a) === 0n ? 1 : 0, `is_zero ${a}`);
+      const twin = a < q ? a + q : a - q;
+      for (const b of [a, twin, random(2n * q), (a + 1n) % (2n * q), mod(a) === 0n ? 1n : mod(a) - 1n]) {
+        put(B, b);
+        assert.equal(field.eq(A, B), mod(a) === mod(b) ? 1 : 0, `eq ${a} ${b}`);
+      }
     }
   });
 
