@@ -63,7 +63,6 @@ import { Transcript } from '../transcript/transcript.ts';
 import { chainsFromTranscript, type CircuitChain } from '../ceremony/open-ceremony.ts';
 import { checkCeremonyInputs } from '../ceremony/init-ceremony.ts';
 import { hashFile } from '../crypto/file-hash.ts';
-import { hashZkeyFile } from '../zkey/zkey-hashes.ts';
 import { entryVersion } from '../transcript/transcript-format.ts';
 import type { TranscriptEntry } from '../transcript/transcript.ts';
 import { verifyLinkFromHead } from '../link-check/verify-link-from-head.ts';
@@ -79,6 +78,7 @@ import { readPtauSummary } from '../ptau/ptau-header.ts';
 import { requiredPtauPower } from '../setup/r1cs-header.ts';
 import { resolveAuditPtau } from '../publish/published-ptau.ts';
 import { checkInitialKey } from './check-initial-key.ts';
+import { hashKeyOnTwoThreads } from './audit-key-hashes.ts';
 import { checkPtauSections } from './check-ptau-sections.ts';
 import { checkPtauPin } from './pin-ptau.ts';
 import { refuseDeltaEqualsGamma } from '../manifest/delta-equals-gamma.ts';
@@ -203,7 +203,7 @@ function readFailure(error: unknown, what: string): CoordinatorError {
 
 /**
  * The key file against its transcript entry: the whole file's hash and, for a format-2 entry, each
- * section's, all in one read.
+ * section's, on two threads (audit-key-hashes.ts).
  */
 async function expectKeyHashes(
   filePath: string,
@@ -213,7 +213,7 @@ async function expectKeyHashes(
   const named = `${what} (${path.basename(filePath)})`;
   let actual;
   try {
-    actual = await hashZkeyFile(filePath);
+    actual = await hashKeyOnTwoThreads(filePath);
   } catch (error) {
     throw readFailure(error, named);
   }
