@@ -16,7 +16,11 @@
  * seven of the rs18 shape (transact*), treeUpdate and register of the rs17p64 shape. The audit
  * cannot tell: it does the full work for each circuit (every file hashed, every check run).
  *
+ * With --one-chain, (c) audits one rs18 circuit's chain instead (the 2^22 ceremony's shape: one
+ * circuit); run with CEREMONY_STAGE_TIMES=1, the audit's stage times follow on stderr.
+ *
  * Usage: tsx bench/audit.ts [--shapes rs18,rs17p64] [--links 5] [--no-baseline] [--no-ceremony]
+ *                           [--one-chain]
  *                           [--no-ptau] [--ptau-verify]
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -197,7 +201,11 @@ async function lastContributionHash(file: string): Promise<string> {
 }
 
 /** A published ceremony folder of the nine service circuits, every file a hard link of a template's. */
-async function layOutCeremony(dir: string, templates: Map<string, TemplateChain>): Promise<void> {
+async function layOutCeremony(
+  dir: string,
+  templates: Map<string, TemplateChain>,
+  circuits: typeof SERVICE_CIRCUITS,
+): Promise<void> {
   const paths = ceremonyPaths(dir);
   const anyTemplate = templates.values().next().value!;
   await mkdir(path.join(dir, 'circuits'), { recursive: true });
@@ -210,7 +218,7 @@ async function layOutCeremony(dir: string, templates: Map<string, TemplateChain>
     title: 'Audit bench: nine real-shaped circuits',
     testNetwork: true,
     ptau: `ptau/${path.basename(anyTemplate.shape.ptau)}`,
-    circuits: SERVICE_CIRCUITS.map((c) => ({
+    circuits: circuits.map((c) => ({
       name: c.name,
       verifier: c.verifier,
       publicInputs: templates.get(c.shape)!.shape.publicInputs,
@@ -236,7 +244,7 @@ async function layOutCeremony(dir: string, templates: Map<string, TemplateChain>
 
   const entries: NewTranscriptEntry[] = [];
   const manifest: DeltaManifest = {};
-  for (const circuit of SERVICE_CIRCUITS) {
+  for (const circuit of circuits) {
     const template = templates.get(circuit.shape)!;
     const facts = shared.get(circuit.shape)!;
     const links = template.keys.length;
@@ -283,8 +291,15 @@ async function layOutCeremony(dir: string, templates: Map<string, TemplateChain>
   await transcript.append(entries);
 }
 
-/** (b): the whole audit of the nine-circuit folder, per circuit, and the extrapolation. */
-async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: number): Promise<void> {
+/**
+ * (c): the whole audit of the nine-circuit folder (or, with `circuits` one circuit, the shape of
+ * the 2^22 ceremony's one chain), per circuit, and the extrapolation.
+ */
+async function auditCircuits(
+  shapes: Map<string, RealShapedChain>,
+  links: number,
+  circuits: typeof SERVICE_CIRCUITS,
+): Promise<void> {
   const templates = new Map<string, TemplateChain>();
   for (const [name, shape] of shapes) templates.set(name, await templateChain(shape, links));
   const msm = new Map<string, number>();
@@ -293,9 +308,9 @@ async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: nu
   const dir = path.join(FIXTURE_CACHE, `bench-audit-ceremony-${process.pid}`);
   await rm(dir, { recursive: true, force: true });
   try {
-    await layOutCeremony(dir, templates);
+    await layOutCeremony(dir, templates, circuits);
     const marks = new Map<string, { check?: number; links?: number; finished?: number; start?: number }>();
-    benchLog('ceremony audit over the nine circuits');
+    benchLog(`ceremony audit over ${circuits.length} circuit${circuits.length === 1 ? '' : 's'}`);
     // The audit trusts no ptau it is not told to: the bench pins its development ptau by hash.
     const ptauHash = await hashFile(templates.values().next().value!.shape.ptau);
     const [report, total] = await timed(() =>
@@ -319,13 +334,15 @@ async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: nu
     if (!report.ok) throw new Error(`the audit failed: ${JSON.stringify(report.findings.filter((f) => !f.ok))}`);
 
     const linksPerChain = links + 1;
+    const chains = circuits.length;
     process.stdout.write(
-      `\nceremony audit: 9 circuits × (contribution 0 + ${links} ` +
-        `contributions + beacon) = ${9 * linksPerChain} links\n`,
+      `\nceremony audit: ${chains} circuit${chains === 1 ? '' : 's'} × (contribution 0 + ${links} ` +
+        `contributions + beacon) = ${chains * linksPerChain} links\n`,
     );
-    process.stdout.write(
-      '  (one chain per shape, laid out under nine names as hard links: the audit does the full work for each)\n',
-    );
+    if (chains > 1)
+      process.stdout.write(
+        '  (one chain per shape, laid out under each name as hard links: the audit does the full work for each)\n',
+      );
     process.stdout.write(
       `  ${'circuit'.padEnd(12)} ${'shape'.padEnd(8)} ` +
         `${'contribution 0'.padStart(14)} ${'links'.padStart(9)} ` +
@@ -333,7 +350,7 @@ async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: nu
     );
     let checkTotal = 0;
     let linksTotal = 0;
-    for (const circuit of SERVICE_CIRCUITS) {
+    for (const circuit of circuits) {
       const mark = marks.get(circuit.name)!;
       const check = mark.links! - mark.check!;
       const linkTime = mark.finished! - mark.links!;
@@ -360,8 +377,8 @@ async function auditNineCircuits(shapes: Map<string, RealShapedChain>, links: nu
         `checks ${seconds(checkTotal)}, links ${seconds(linksTotal)}, rest ` +
         `${seconds(total - checkTotal - linksTotal)})\n`,
     );
-    const perLink = linksTotal / (9 * linksPerChain);
-    const extrapolated = total + perLink * (REAL_CEREMONY_LINKS - 9 * linksPerChain);
+    const perLink = linksTotal / (chains * linksPerChain);
+    const extrapolated = total + perLink * (REAL_CEREMONY_LINKS - chains * linksPerChain);
     process.stdout.write(
       `  extrapolated to ${REAL_CEREMONY_LINKS} links       ` +
         `${seconds(extrapolated)} = ${(extrapolated / 60000).toFixed(1)} min ` +
@@ -378,6 +395,7 @@ const { values } = parseArgs({
     links: { type: 'string', default: '5' },
     'no-baseline': { type: 'boolean', default: false },
     'no-ceremony': { type: 'boolean', default: false },
+    'one-chain': { type: 'boolean', default: false },
     'no-ptau': { type: 'boolean', default: false },
     'ptau-verify': { type: 'boolean', default: false },
   },
@@ -390,9 +408,12 @@ for (const name of values.shapes
   shapes.set(name, await realShapedChain(name));
 for (const chain of shapes.values()) await compareWithZkeyNew(chain, !values['no-baseline']);
 if (!values['no-ptau']) await ptauCheck(shapes, values['ptau-verify']);
-if (!values['no-ceremony']) {
+if (values['one-chain']) {
+  if (!shapes.has('rs18')) throw new Error('the one-chain audit needs the rs18 shape (--shapes rs18)');
+  await auditCircuits(shapes, Number(values.links), SERVICE_CIRCUITS.slice(2, 3));
+} else if (!values['no-ceremony']) {
   if (!shapes.has('rs18') || !shapes.has('rs17p64'))
     throw new Error('the nine-circuit audit needs both shapes (--shapes rs18,rs17p64)');
-  await auditNineCircuits(shapes, Number(values.links));
+  await auditCircuits(shapes, Number(values.links), SERVICE_CIRCUITS);
 }
 await releaseBn128();

@@ -63,7 +63,6 @@ import { Transcript } from '../transcript/transcript.ts';
 import { chainsFromTranscript, type CircuitChain } from '../ceremony/open-ceremony.ts';
 import { checkCeremonyInputs } from '../ceremony/init-ceremony.ts';
 import { hashFile } from '../crypto/file-hash.ts';
-import { hashZkeyFile } from '../zkey/zkey-hashes.ts';
 import { entryVersion } from '../transcript/transcript-format.ts';
 import type { TranscriptEntry } from '../transcript/transcript.ts';
 import { verifyLinkFromHead } from '../link-check/verify-link-from-head.ts';
@@ -79,10 +78,12 @@ import { readPtauSummary } from '../ptau/ptau-header.ts';
 import { requiredPtauPower } from '../setup/r1cs-header.ts';
 import { resolveAuditPtau } from '../publish/published-ptau.ts';
 import { checkInitialKey } from './check-initial-key.ts';
+import { hashKeyOnTwoThreads } from './audit-key-hashes.ts';
 import { checkPtauSections } from './check-ptau-sections.ts';
 import { checkPtauPin } from './pin-ptau.ts';
 import { refuseDeltaEqualsGamma } from '../manifest/delta-equals-gamma.ts';
 import { queueLogFinding } from './check-queue-fairness.ts';
+import { StageTimer } from '../runtime/stage-timings.ts';
 
 export interface AuditFinding {
   /** A circuit name, or `ptau`, `inputs`, `ptau sections`, `transcript`, `manifest`. */
@@ -202,7 +203,7 @@ function readFailure(error: unknown, what: string): CoordinatorError {
 
 /**
  * The key file against its transcript entry: the whole file's hash and, for a format-2 entry, each
- * section's, all in one read.
+ * section's, on two threads (audit-key-hashes.ts).
  */
 async function expectKeyHashes(
   filePath: string,
@@ -212,7 +213,7 @@ async function expectKeyHashes(
   const named = `${what} (${path.basename(filePath)})`;
   let actual;
   try {
-    actual = await hashZkeyFile(filePath);
+    actual = await hashKeyOnTwoThreads(filePath);
   } catch (error) {
     throw readFailure(error, named);
   }
@@ -251,6 +252,7 @@ async function auditChain(
   chain: CircuitChain,
   audited: AuditedCircuit,
   progress: Progress,
+  timer: StageTimer,
 ): Promise<{ summary: string; manifestEntry?: DeltaEntry }> {
   const name = chain.circuit.name;
   if (!chain.init)
@@ -269,10 +271,13 @@ async function auditChain(
   const initPath = paths.zkeyPath(name, 0);
 
   progress({ type: 'step', circuit: name, step: 'checking contribution 0 against the r1cs and the ptau' });
-  await expectKeyHashes(initPath, chain.init, 'contribution 0');
+  await timer.time('key hashes (file and sections)', () => expectKeyHashes(initPath, chain.init!, 'contribution 0'));
   const steps = 1000;
   let reported = -1;
+  const timings: Record<string, number> = {};
+  const checkStart = timer.now();
   await checkInitialKey(initPath, chain.circuit.r1csPath, config.ptauPath, {
+    timings,
     onProgress: (fraction) => {
       const done = Math.floor(fraction * steps);
       if (done === reported) return;
@@ -280,6 +285,8 @@ async function auditChain(
       progress({ type: 'count', circuit: name, part: 'contribution 0', done, total: steps });
     },
   });
+  timer.add('contribution 0 against the r1cs and the ptau', timer.now() - checkStart);
+  for (const [phase, ms] of Object.entries(timings)) timer.add(`  contribution 0: ${phase}`, ms);
 
   // The auditor's own randomness for this chain: never stored, so no one can have chosen the
   // published files knowing it (see the header).
@@ -291,11 +298,15 @@ async function auditChain(
   let head: LinkCombination | undefined;
   for (const [position, entry] of chain.contributions.entries()) {
     const current = paths.zkeyPath(name, entry.index);
-    await expectKeyHashes(current, entry, `contribution ${entry.index}`);
-    const link = await verifyLinkFromHead(previous, current, {
-      challenge: { key, head },
-      labels: { prev: `contribution ${entry.index - 1}`, next: `contribution ${entry.index}` },
-    });
+    await timer.time('key hashes (file and sections)', () =>
+      expectKeyHashes(current, entry, `contribution ${entry.index}`),
+    );
+    const link = await timer.time('links (structure, L and H sums, pairings)', () =>
+      verifyLinkFromHead(previous, current, {
+        challenge: { key, head },
+        labels: { prev: `contribution ${entry.index - 1}`, next: `contribution ${entry.index}` },
+      }),
+    );
     if (link.contributionHash !== entry.contributionHash) {
       throw new CoordinatorError(
         'transcript.corrupt',
@@ -314,12 +325,15 @@ async function auditChain(
   if (!chain.beacon) return { summary: `${contributions} verified; not finalised` };
 
   const finalPath = paths.finalZkeyPath(name);
-  await expectKeyHashes(finalPath, chain.beacon, 'the final key');
-  const link = await verifyLinkFromHead(previous, finalPath, {
-    challenge: { key, head },
-    expect: { kind: 'beacon', beaconHex: chain.beacon.beacon, iterationsExp: chain.beacon.iterationsExp },
-    labels: { prev: `contribution ${chain.contributions.length}`, next: 'the final key' },
-  });
+  const beacon = chain.beacon;
+  await timer.time('key hashes (file and sections)', () => expectKeyHashes(finalPath, beacon, 'the final key'));
+  const link = await timer.time('links (structure, L and H sums, pairings)', () =>
+    verifyLinkFromHead(previous, finalPath, {
+      challenge: { key, head },
+      expect: { kind: 'beacon', beaconHex: beacon.beacon, iterationsExp: beacon.iterationsExp },
+      labels: { prev: `contribution ${chain.contributions.length}`, next: 'the final key' },
+    }),
+  );
   if (link.contributionHash !== chain.beacon.contributionHash) {
     throw new CoordinatorError(
       'transcript.corrupt',
@@ -328,7 +342,9 @@ async function auditChain(
   }
   audited.final!.verified = true;
   progress({ type: 'count', circuit: name, part: 'links', done: links, total: links });
-  const vkey: VerificationKeyDelta = await snarkjs.zKey.exportVerificationKey(finalPath);
+  const vkey: VerificationKeyDelta = await timer.time('verification key of the final key', () =>
+    snarkjs.zKey.exportVerificationKey(finalPath),
+  );
   refuseDeltaEqualsGamma(vkey, name, chain.circuit.verifier);
   const published = await readFile(paths.verificationKeyPath(name), 'utf8').then(JSON.parse, () => undefined);
   if (published === undefined || JSON.stringify(published) !== JSON.stringify(vkey)) {
@@ -430,6 +446,22 @@ export async function auditCeremony(
   progress: Progress = silentProgress,
   options: AuditOptions = {},
 ): Promise<AuditReport> {
+  // Stage times on stderr with CEREMONY_STAGE_TIMES=1 (core/runtime/stage-timings.ts), written
+  // however the audit ends; stages of one circuit's chain are named after it.
+  const timer = new StageTimer('audit');
+  try {
+    return await auditTimed(dir, progress, options, timer);
+  } finally {
+    timer.report();
+  }
+}
+
+async function auditTimed(
+  dir: string,
+  progress: Progress,
+  options: AuditOptions,
+  timer: StageTimer,
+): Promise<AuditReport> {
   const findings: AuditFinding[] = [];
   const record = (subject: string, ok: boolean, summary: string): void => void findings.push({ subject, ok, summary });
   const fail = (subject: string, error: unknown): void => void findings.push(failedFinding(subject, error));
@@ -455,13 +487,14 @@ export async function auditCeremony(
   });
 
   // Every r1cs's hash before anything else, so the report carries them all whatever fails.
-  await hashR1csFiles(config, circuits, auditorPins);
+  await timer.time('r1cs hashes', () => hashR1csFiles(config, circuits, auditorPins));
 
   // The ptau first: nothing about contribution 0 means anything until it is pinned.
   let ptau: AuditedPtau | undefined;
   try {
     config = { ...config, ptauPath: await resolveAuditPtau(config, options.ptauPath) };
-    ptau = await hashAuditPtau(config, options.ptauPath, progress);
+    const resolved = config;
+    ptau = await timer.time('ptau hash (its pin)', () => hashAuditPtau(resolved, options.ptauPath, progress));
     pinAuditPtau(ptau, options.ptauHash);
     record('ptau', true, describePin(ptau));
   } catch (error) {
@@ -471,7 +504,9 @@ export async function auditCeremony(
 
   let circuitPowers: number[];
   try {
-    circuitPowers = await checkAuditInputs(config, circuits, auditorPins);
+    circuitPowers = await timer.time('inputs (r1cs headers, pins)', () =>
+      checkAuditInputs(config, circuits, auditorPins),
+    );
     const pinned = circuits.filter((c) => c.r1cs.pinnedBy.length > 0).length;
     record(
       'inputs',
@@ -484,7 +519,7 @@ export async function auditCeremony(
   }
 
   try {
-    ptau.sectionsChecked = await checkAuditPtauSections(config.ptauPath, circuitPowers, progress);
+    ptau.sectionsChecked = await checkAuditPtauSections(config.ptauPath, circuitPowers, progress, timer);
     record(
       'ptau sections',
       true,
@@ -517,7 +552,10 @@ export async function auditCeremony(
     const audited = circuits.find((c) => c.name === chain.circuit.name)!;
     listChain(chain, audited);
     try {
-      const result = await auditChain(config, paths, chain, audited, progress);
+      const chainTimer = new StageTimer(`audit ${chain.circuit.name}`);
+      const result = await timer.time(`chain of ${chain.circuit.name}`, () =>
+        auditChain(config, paths, chain, audited, progress, chainTimer).finally(() => chainTimer.report()),
+      );
       if (result.manifestEntry) manifest.set(chain.circuit.verifier, result.manifestEntry);
       record(chain.circuit.name, true, result.summary);
     } catch (error) {
@@ -527,7 +565,11 @@ export async function auditCeremony(
   }
 
   const missing = unfinished(chains, finalisedEntry !== undefined);
-  findings.push(...(await finalisationFindings(config, paths, manifest, finalisedEntry, missing, options)));
+  findings.push(
+    ...(await timer.time('manifest', () =>
+      finalisationFindings(config, paths, manifest, finalisedEntry, missing, options),
+    )),
+  );
   return {
     ...report(Boolean(finalisedEntry), ptau),
     ...(missing.length > 0 && options.inProgress ? { inProgress: { missing } } : {}),
@@ -583,6 +625,7 @@ async function checkAuditPtauSections(
   ptauPath: string,
   circuitPowers: number[],
   progress: Progress,
+  timer: StageTimer,
 ): Promise<string[]> {
   progress({
     type: 'step',
@@ -591,7 +634,10 @@ async function checkAuditPtauSections(
   });
   const steps = 1000;
   let reported = -1;
+  const timings: Record<string, number> = {};
+  const start = timer.now();
   const checked = await checkPtauSections(ptauPath, circuitPowers, {
+    timings,
     onProgress: (fraction) => {
       const done = Math.floor(fraction * steps);
       if (done === reported) return;
@@ -599,6 +645,8 @@ async function checkAuditPtauSections(
       progress({ type: 'count', circuit: 'ptau', part: 'sections', done, total: steps });
     },
   });
+  timer.add('ptau sections', timer.now() - start);
+  for (const [phase, ms] of Object.entries(timings)) timer.add(`  ptau sections: ${phase}`, ms);
   progress({ type: 'finished', circuit: 'ptau' });
   return checked.checked;
 }

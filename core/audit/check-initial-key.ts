@@ -78,9 +78,10 @@
  * (α·λ, β·λ): it checks IC and L against α1 and β2 directly, so a key built from forged 14/15 fails
  * it; they serve only to name IC on the failure path, and are checked anyway.
  *
- * Memory: the r1cs and the key are streamed; what is held is one 16-byte scalar, one bigint and (in
- * the kernel's r1cs pass) one 32-byte Montgomery copy per variable, and four 32-byte scalars (u, v,
- * w and their fold) per domain point.
+ * Memory: the r1cs, the key and the ptau are streamed in chunks; what is held is one 16-byte
+ * scalar and (in the kernel's r1cs pass) one 32-byte Montgomery copy per variable, and one 32-byte
+ * scalar (the fold) per domain point: about 0.33 GB at 2^22. The failure path scans the r1cs
+ * again for u, v and w (three more per domain point), under the same ρ.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
@@ -97,7 +98,9 @@ import {
   drawScalars,
   INITIAL_KEY_SCALAR_BYTES,
   readR1csLayout,
+  roleScalars,
   scanR1cs,
+  type LambdaParts,
   type R1csLayout,
   type RoleScalars,
 } from './initial-key-r1cs-pass.ts';
@@ -228,31 +231,24 @@ async function nameCulprit(
   context: CheckContext,
   rho: RoleScalars,
   sums: Map<number, Uint8Array>,
-  lambdaScalars: { u: Uint8Array; v: Uint8Array },
   b2Holds: boolean,
 ): Promise<never> {
   const { curve, label, ptauSections, domainSize, progress } = context;
   const { nPublic } = context.r1csLayout;
   const G1 = curve.G1;
+  // The first pass kept only the fold (bounded memory): the parts are scanned again, under the same ρ.
+  const rescan = (scalars: RoleScalars): Promise<LambdaParts> =>
+    scanR1cs(context.r1cs, context.r1csLayout, domainSize, scalars, [0n, 0n], undefined, label, 'the r1cs', true).then(
+      (scan) => scan.parts!,
+    );
+  const lambdaScalars = await rescan(rho);
   if (!G1.eq(sums.get(SECTION.a)!, await lambdaMsm(context, lambdaScalars.u)))
     throw initialKeyMismatch('A', label, 'is not the combination of the ptau points the r1cs fixes');
   if (!G1.eq(sums.get(SECTION.b1)!, await lambdaMsm(context, lambdaScalars.v)))
     throw initialKeyMismatch('B1', label, 'is not the combination of the ptau points the r1cs fixes');
   if (!b2Holds) throw initialKeyMismatch('B2', label, 'is not B1 in G2');
-  const publicRho: RoleScalars = {
-    bytes: rho.bytes.map((byte, i) => (i < (nPublic + 1) * INITIAL_KEY_SCALAR_BYTES ? byte : 0)),
-    values: rho.values.map((value, i) => (i <= nPublic ? value : 0n)),
-  };
-  const publicScan = await scanR1cs(
-    context.r1cs,
-    context.r1csLayout,
-    domainSize,
-    publicRho,
-    [0n, 0n],
-    undefined,
-    label,
-    'the r1cs',
-  );
+  const publicRho = roleScalars(rho.bytes.map((byte, i) => (i < (nPublic + 1) * INITIAL_KEY_SCALAR_BYTES ? byte : 0)));
+  const publicScan = await rescan(publicRho);
   // IC alone, the way zkey new composes it: λ, α·λ and β·λ points (ptau sections 12, 14, 15).
   const [alphaG1, betaG1] = [PTAU_LAGRANGE_ALPHA_G1, PTAU_LAGRANGE_BETA_G1].map((id) => ptauSections.get(id));
   if (!alphaG1 || !betaG1)
@@ -335,7 +331,8 @@ export async function checkInitialKey(
     // One ρ per variable for A, B1, IC/L and B2, and σ1, σ2 to fold three equations into one (see
     // the module comment).
     const rho = drawScalars(r1csLayout.nWires);
-    const [sigma1, sigma2] = drawScalars(2).values as [bigint, bigint];
+    const sigmas = drawScalars(2);
+    const [sigma1, sigma2] = [sigmas.value(0), sigmas.value(1)];
     const coefficientReader = new SectionReader(
       key,
       info.sections.get(SECTION.coefficients)!,
@@ -387,7 +384,7 @@ export async function checkInitialKey(
       [G1.neg(alpha1), T],
     ]);
     context.lap('ptau MSM and pairings');
-    if (!b2Holds || !combinedHolds) await nameCulprit(context, rho, sums, lambdaScalars, b2Holds);
+    if (!b2Holds || !combinedHolds) await nameCulprit(context, rho, sums, b2Holds);
     // Last, so that a changed point is named by its section rather than by the hash it also breaks.
     if (!csHash.digest().equals(info.mpc.csHash))
       throw initialKeyMismatch('circuit hash', label, "is not the hash of the key's points");

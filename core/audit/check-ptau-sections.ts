@@ -416,12 +416,16 @@ async function drawScalars(
     const powers = randomScalars(count);
     powers.fill(0, (count - 1) * SCALAR_BYTES);
     s.set(reference, powers);
-    const shiftedWide = limbs(new Uint8Array(count * N8));
-    const wide = limbs(widened(powers));
-    for (let j = 1; j < count; j++) shiftedWide.set(wide.subarray(8 * (j - 1), 8 * j), 8 * j);
-    const a = new Uint8Array(count * N8);
-    const total = limbs(coefficients.get(reference)!);
-    for (let j = 0; j < count; j++) subModR(limbs(a), 8 * j, shiftedWide, 8 * j, total, 8 * j);
+    // a_j = s_{j-1} − C[j], written over C[j] (each limb read before it is written), each s
+    // widened on its own: no copy of the section's scalars (at 2^22 section 2's are 256 MB each).
+    const narrow = limbs(powers);
+    const previous = new Uint32Array(8);
+    const a = coefficients.get(reference)!;
+    const total = limbs(a);
+    for (let j = 0; j < count; j++) {
+      if (j > 0) previous.set(narrow.subarray(4 * (j - 1), 4 * j));
+      subModR(total, 8 * j, previous, 0, total, 8 * j);
+    }
     aScalars.set(reference, a);
   }
   return { r, s, a: aScalars };

@@ -51,31 +51,51 @@ export async function readR1csLayout(r1csPath: string, handle: FileHandle, what:
   return { nWires: summary.nVars, nPublic: summary.publicInputs, nConstraints: summary.nConstraints, constraints };
 }
 
-/** The random scalars of one role (one key section), as bytes for the MSM and as bigints for the sums. */
+/**
+ * The random scalars of one role (one key section), as bytes for the MSM; `value(i)` reads one as a
+ * bigint (only the public rows need them: a bigint per variable would hold about 40 bytes each).
+ */
 export interface RoleScalars {
   bytes: Uint8Array;
-  values: bigint[];
+  value(index: number): bigint;
+}
+
+/** Scalar `index` of 16-byte little-endian `bytes`, as a bigint. */
+function scalarAt(bytes: Uint8Array, index: number): bigint {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const at = index * INITIAL_KEY_SCALAR_BYTES;
+  return view.readBigUInt64LE(at) | (view.readBigUInt64LE(at + 8) << 64n);
+}
+
+/** Role scalars over `bytes` (16 bytes each). */
+export function roleScalars(bytes: Uint8Array): RoleScalars {
+  return { bytes, value: (index) => scalarAt(bytes, index) };
 }
 
 /** `count` uniform 128-bit scalars from the OS's randomness. */
 export function drawScalars(count: number): RoleScalars {
-  const bytes = new Uint8Array(randomBytes(count * INITIAL_KEY_SCALAR_BYTES));
-  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const values = new Array<bigint>(count);
-  for (let i = 0; i < count; i++) values[i] = view.readBigUInt64LE(i * 16) | (view.readBigUInt64LE(i * 16 + 8) << 64n);
-  return { bytes, values };
+  return roleScalars(new Uint8Array(randomBytes(count * INITIAL_KEY_SCALAR_BYTES)));
 }
 
-/** Full-width scalars for the λ points (ptau section 12), one per domain point. */
-export interface LambdaScalars {
+/** The parts of the fold, one full-width scalar per domain point. */
+export interface LambdaParts {
   /** u_c = Σ_s ρ_s·a_cs (+ ρ_s at row n+s): Σ ρ_s·A_s. */
   u: Uint8Array;
   /** v_c = Σ_s ρ_s·b_cs: Σ ρ_s·B1_s. */
   v: Uint8Array;
   /** w_c = Σ_s ρ_s·c_cs: Σ ρ_s·C'_s, the λ part of Σ ρ_s·K_s. */
   w: Uint8Array;
+}
+
+/**
+ * Full-width scalars for the λ points (ptau section 12), one per domain point: the fold always;
+ * its parts only when asked (the failure path, which takes the equations apart): at 2^22 each
+ * array is 128 MB.
+ */
+export interface LambdaScalars {
   /** w + σ1·u + σ2·v: the one MSM of the combined check. */
   combined: Uint8Array;
+  parts?: LambdaParts;
 }
 
 function writeLe(target: Uint8Array, offset: number, value: bigint, bytes: number): void {
@@ -111,7 +131,8 @@ export function wholeConstraints(bytes: Buffer, most: number): { count: number; 
 
 /**
  * One streaming pass over the r1cs constraints: sums c_j = Σ_s ρ_s·M_sj for the ptau points and,
- * when `coefficients` is given, compares the key's section 4 with what snarkjs writes.
+ * when `coefficients` is given, compares the key's section 4 with what snarkjs writes. Holds the
+ * fold, and its parts only with `keepParts`.
  */
 export async function scanR1cs(
   r1cs: FileHandle,
@@ -122,15 +143,14 @@ export async function scanR1cs(
   coefficients: SectionReader | undefined,
   label: string,
   r1csWhat: string,
+  keepParts = false,
 ): Promise<LambdaScalars> {
   const { nWires, nPublic, nConstraints } = layout;
   const reader = new SectionReader(r1cs, layout.constraints, r1csWhat);
-  const out: LambdaScalars = {
-    u: new Uint8Array(domainSize * N8),
-    v: new Uint8Array(domainSize * N8),
-    w: new Uint8Array(domainSize * N8),
-    combined: new Uint8Array(domainSize * N8),
-  };
+  const parts: LambdaParts | undefined = keepParts
+    ? { u: new Uint8Array(domainSize * N8), v: new Uint8Array(domainSize * N8), w: new Uint8Array(domainSize * N8) }
+    : undefined;
+  const out: LambdaScalars = { combined: new Uint8Array(domainSize * N8), ...(parts ? { parts } : {}) };
   const kernel = await R1csScanKernel.instantiate(rho.bytes, INITIAL_KEY_SCALAR_BYTES, nWires, sigma);
 
   for (let c = 0; c < nConstraints;) {
@@ -162,9 +182,11 @@ export async function scanR1cs(
         );
       throw initialKeyMismatch('coefficients', label, `differ at constraint ${scanned.constraint}`);
     }
-    out.u.set(scanned.u, c * N8);
-    out.v.set(scanned.v, c * N8);
-    out.w.set(scanned.w, c * N8);
+    if (parts) {
+      parts.u.set(scanned.u, c * N8);
+      parts.v.set(scanned.v, c * N8);
+      parts.w.set(scanned.w, c * N8);
+    }
     out.combined.set(scanned.combined, c * N8);
     c += batch.count;
   }
@@ -175,8 +197,8 @@ export async function scanR1cs(
   writeLe(publicEntry, 12, MONT_R2, N8);
   for (let s = 0; s <= nPublic; s++) {
     const row = nConstraints + s;
-    writeLe(out.u, row * N8, rho.values[s]!, N8);
-    writeLe(out.combined, row * N8, (sigma1 * rho.values[s]!) % BN254_R, N8);
+    if (parts) writeLe(parts.u, row * N8, rho.value(s), N8);
+    writeLe(out.combined, row * N8, (sigma1 * rho.value(s)) % BN254_R, N8);
     if (coefficients) {
       if (coefficients.remaining < COEFFICIENT_ENTRY_BYTES)
         throw initialKeyMismatch('coefficients', label, `end before constraint ${row}`);

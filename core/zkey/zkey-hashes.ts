@@ -35,12 +35,17 @@ type Parse =
 
 /** Hashes a zkey's bytes given in order: the whole file and each section's body. */
 export class ZkeyHasher {
-  private readonly file: Hash = createHash(FILE_HASH_ALGORITHM);
+  private readonly file: Hash | undefined;
   private readonly sections = new Map<number, string>();
   private parse: Parse = { at: 'head', bytes: new Uint8Array(FILE_HEAD_BYTES), filled: 0, sectionsLeft: -1 };
 
+  /** `wholeFile: false` hashes the sections only (a caller hashing the whole file on another thread). */
+  constructor(options: { wholeFile?: boolean } = {}) {
+    this.file = options.wholeFile === false ? undefined : createHash(FILE_HASH_ALGORITHM);
+  }
+
   update(bytes: Uint8Array): this {
-    this.file.update(bytes);
+    this.file?.update(bytes);
     let at = 0;
     while (at < bytes.length) {
       const parse = this.parse;
@@ -66,12 +71,19 @@ export class ZkeyHasher {
   }
 
   digest(): ZkeyHashes {
+    if (!this.file) throw new Error('this hasher hashes the sections only');
     const fileHash = this.file.digest('hex');
-    if (this.parse.at !== 'done') return { fileHash };
+    const sectionHashes = this.sectionDigests();
+    return sectionHashes ? { fileHash, sectionHashes } : { fileHash };
+  }
+
+  /** The sections' hashes, or undefined when the bytes are not a well-formed sectioned file. */
+  sectionDigests(): SectionHashes | undefined {
+    if (this.parse.at !== 'done') return undefined;
     const sectionHashes: SectionHashes = {};
     for (const id of [...this.sections.keys()].sort((a, b) => a - b))
       sectionHashes[String(id)] = this.sections.get(id)!;
-    return { fileHash, sectionHashes };
+    return sectionHashes;
   }
 
   private headDone(parse: Extract<Parse, { at: 'head' }>): void {

@@ -77,10 +77,23 @@ before(async () => {
 
 after(() => cleanUp(...copies));
 
-test('audit passes on the untouched ceremony (CLI, exit 0)', async () => {
-  const result = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', await devPtauHash()]);
+test('audit passes on the untouched ceremony (CLI, exit 0); CEREMONY_STAGE_TIMES=1 prints stage times', async () => {
+  const result = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', await devPtauHash()], {
+    env: { CEREMONY_STAGE_TIMES: '1' },
+  });
   assert.equal(result.code, 0, result.stdout + result.stderr);
   assert.match(result.stdout, /^manifest ok: 9 verifiers match the final keys$/m);
+  for (const stage of [
+    /^stage-time audit: ptau hash \(its pin\) \d+ ms$/m,
+    /^stage-time audit: ptau sections \d+ ms$/m,
+    /^stage-time audit: {3}ptau sections: Lagrange sections \d+ ms$/m,
+    /^stage-time audit: chain of transact42 \d+ ms$/m,
+    /^stage-time audit transact42: key hashes \(file and sections\) \d+ ms$/m,
+    /^stage-time audit transact42: contribution 0 against the r1cs and the ptau \d+ ms$/m,
+    /^stage-time audit transact42: {3}contribution 0: key G2 MSM \d+ ms$/m,
+    /^stage-time audit transact42: links \(structure, L and H sums, pairings\) \d+ ms$/m,
+  ])
+    assert.match(result.stderr, stage);
 });
 
 test('one byte changed in a contribution zkey fails that circuit', async () => {

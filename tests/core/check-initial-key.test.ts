@@ -164,6 +164,11 @@ test('a point of A off the curve is refused, naming A', async () => {
   await assertRefused(key, 'A');
 });
 
+test('a point of B2 off the curve is refused, naming B2 (its check runs beside the MSM, not before it)', async () => {
+  const key = await flippedCopy((info) => info.sections.get(SECTION.b2)!.offset + 128 * 5 + 7);
+  await assertRefused(key, 'B2');
+});
+
 test('a changed coefficient in section 4 is refused', async () => {
   // Entry 2's value (after the u32 count and two 44-byte entries, past matrix/constraint/signal).
   const key = await flippedCopy((info) => info.sections.get(SECTION.coefficients)!.offset + 4 + 2 * 44 + 12);

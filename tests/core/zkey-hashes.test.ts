@@ -6,11 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
 import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
 import { hashZkeyFile, ZkeyHasher } from '../../core/zkey/zkey-hashes.ts';
+import { hashKeyOnTwoThreads } from '../../core/audit/audit-key-hashes.ts';
 
 const blake = (bytes: Uint8Array): string => createHash('blake2b512').update(bytes).digest('hex');
 
@@ -36,4 +38,25 @@ test('each section hashed on its own, the file whole, in any pieces', async () =
   assert.deepEqual(new ZkeyHasher().update(cut).digest(), { fileHash: blake(cut) });
   const longer = Buffer.concat([bytes, Buffer.from([0])]);
   assert.deepEqual(new ZkeyHasher().update(longer).digest(), { fileHash: blake(longer) });
+});
+
+test("the audit's two-thread hashing gives hashZkeyFile's result, malformed and missing files included", async () => {
+  const ceremony = await finalisedCeremony();
+  const file = path.join(ceremony.finalDir, 'transact21.zkey');
+  assert.deepEqual(await hashKeyOnTwoThreads(file), await hashZkeyFile(file));
+  const sectionsOnly = new ZkeyHasher({ wholeFile: false }).update(await readFile(file));
+  assert.deepEqual(sectionsOnly.sectionDigests(), (await hashZkeyFile(file)).sectionHashes);
+  assert.throws(() => sectionsOnly.digest(), /sections only/);
+
+  const dir = await mkdtemp(path.join(tmpdir(), 'two-thread-hash-'));
+  try {
+    const cut = path.join(dir, 'cut.zkey');
+    await writeFile(cut, (await readFile(file)).subarray(0, 1000));
+    const hashes = await hashKeyOnTwoThreads(cut);
+    assert.deepEqual(hashes, await hashZkeyFile(cut));
+    assert.equal(hashes.sectionHashes, undefined);
+    await assert.rejects(hashKeyOnTwoThreads(path.join(dir, 'missing.zkey')), { code: 'ENOENT' });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
