@@ -29,7 +29,8 @@
  * memory and never written, logged or returned). The combination R_k = Σ r_i·P_i of zkey k's L‖H
  * computed when k was checked as NEXT is carried forward as the `head` of link k→k+1, so a chain
  * of K links (the beacon link included) costs K+1 MSMs instead of 2K. Each zkey's L and H are read
- * once, from the file whose hash was just checked against the transcript.
+ * once, from the file whose hash was just checked against the transcript; its fixed sections are
+ * compared with its head's by the section hashes this audit just computed from both files' bytes.
  *
  * Contribution 0 is not rebuilt (as long as `zkey new`): checkInitialKey (check-initial-key.ts)
  * compares its header, coefficients, H and circuit hash byte for byte with what r1cs + ptau fix, and
@@ -79,6 +80,7 @@ import { requiredPtauPower } from '../setup/r1cs-header.ts';
 import { resolveAuditPtau } from '../publish/published-ptau.ts';
 import { checkInitialKey } from './check-initial-key.ts';
 import { hashKeyOnTwoThreads } from './audit-key-hashes.ts';
+import type { SectionHashes } from '../zkey/zkey-hashes.ts';
 import { checkPtauSections } from './check-ptau-sections.ts';
 import { checkPtauPin } from './pin-ptau.ts';
 import { refuseDeltaEqualsGamma } from '../manifest/delta-equals-gamma.ts';
@@ -209,7 +211,7 @@ async function expectKeyHashes(
   filePath: string,
   entry: { fileHash: string; sectionHashes?: Record<string, string> },
   what: string,
-): Promise<void> {
+): Promise<SectionHashes | undefined> {
   const named = `${what} (${path.basename(filePath)})`;
   let actual;
   try {
@@ -220,7 +222,7 @@ async function expectKeyHashes(
   if (actual.fileHash !== entry.fileHash) {
     throw new CoordinatorError('chain.file_hash_mismatch', `${named} is not the file the transcript records`);
   }
-  if (!entry.sectionHashes) return;
+  if (!entry.sectionHashes) return actual.sectionHashes;
   for (const [id, hash] of Object.entries(entry.sectionHashes)) {
     if (actual.sectionHashes?.[id] !== hash) {
       throw new CoordinatorError(
@@ -230,6 +232,16 @@ async function expectKeyHashes(
       );
     }
   }
+  return actual.sectionHashes;
+}
+
+/**
+ * The section hashes of both keys of a link as this audit computed them from their bytes (never
+ * the transcript's): the link's structure check then compares the fixed sections by them instead
+ * of reading over a gigabyte of each key again at 2^22 (check-link-structure.ts).
+ */
+function knownHashes(head: SectionHashes | undefined, candidate: SectionHashes | undefined) {
+  return head && candidate ? { sectionHashes: { head, candidate } } : {};
 }
 
 /** The list the report carries for a chain: every contribution the transcript records, none verified yet. */
@@ -271,7 +283,9 @@ async function auditChain(
   const initPath = paths.zkeyPath(name, 0);
 
   progress({ type: 'step', circuit: name, step: 'checking contribution 0 against the r1cs and the ptau' });
-  await timer.time('key hashes (file and sections)', () => expectKeyHashes(initPath, chain.init!, 'contribution 0'));
+  let previousHashes = await timer.time('key hashes (file and sections)', () =>
+    expectKeyHashes(initPath, chain.init!, 'contribution 0'),
+  );
   const steps = 1000;
   let reported = -1;
   const timings: Record<string, number> = {};
@@ -298,11 +312,12 @@ async function auditChain(
   let head: LinkCombination | undefined;
   for (const [position, entry] of chain.contributions.entries()) {
     const current = paths.zkeyPath(name, entry.index);
-    await timer.time('key hashes (file and sections)', () =>
+    const currentHashes = await timer.time('key hashes (file and sections)', () =>
       expectKeyHashes(current, entry, `contribution ${entry.index}`),
     );
     const link = await timer.time('links (structure, L and H sums, pairings)', () =>
       verifyLinkFromHead(previous, current, {
+        ...knownHashes(previousHashes, currentHashes),
         challenge: { key, head },
         labels: { prev: `contribution ${entry.index - 1}`, next: `contribution ${entry.index}` },
       }),
@@ -318,6 +333,7 @@ async function auditChain(
     if (link.recordedName !== undefined) listed.name = link.recordedName;
     head = link.combination;
     previous = current;
+    previousHashes = currentHashes;
     progress({ type: 'count', circuit: name, part: 'links', done: entry.index, total: Math.max(links, 1) });
   }
 
@@ -326,9 +342,12 @@ async function auditChain(
 
   const finalPath = paths.finalZkeyPath(name);
   const beacon = chain.beacon;
-  await timer.time('key hashes (file and sections)', () => expectKeyHashes(finalPath, beacon, 'the final key'));
+  const finalHashes = await timer.time('key hashes (file and sections)', () =>
+    expectKeyHashes(finalPath, beacon, 'the final key'),
+  );
   const link = await timer.time('links (structure, L and H sums, pairings)', () =>
     verifyLinkFromHead(previous, finalPath, {
+      ...knownHashes(previousHashes, finalHashes),
       challenge: { key, head },
       expect: { kind: 'beacon', beaconHex: beacon.beacon, iterationsExp: beacon.iterationsExp },
       labels: { prev: `contribution ${chain.contributions.length}`, next: 'the final key' },
