@@ -206,7 +206,7 @@ test('a forged link is caught even when the transcript was rewritten to match it
   assert.match(report.findings.find((f) => f.subject === 'transact21')!.summary, /contribution\.l_section_invalid/);
 });
 
-test('a contribution whose A section changed is refused by its link, its transcript hashes rewritten to match', async () => {
+test('a contribution whose A section changed is refused by its link, its transcript rewritten to match', async () => {
   // The link compares fixed sections by the section hashes the audit computed from both files.
   const report = await forgedKeyWithMatchingTranscript('transact21', 2, SECTION.a, 0, (entry) => {
     return entry.type === 'contribution' && entry.circuit === 'transact21' && entry.index === 2;
