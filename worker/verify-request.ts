@@ -16,11 +16,10 @@ import type { KnownSectionHashes } from '../core/link-check/check-link-structure
 import { fileIdentity, parseFileIdentity, sameFileIdentity } from '../core/fs/file-identity.ts';
 import { circuitChallengeKey, linkChallengeSeed } from '../core/link-check/link-challenge.ts';
 import {
+  cacheLinkCombinations,
   readCachedCombination,
   readCandidateSums,
   removeCandidateSums,
-  writeCachedCombination,
-  type LinkCombination,
 } from '../core/link-check/link-combination-cache.ts';
 import {
   isRefusalCode,
@@ -68,15 +67,13 @@ async function verifyWithChallenge(request: VerificationRequest): Promise<LinkVe
   // Cached before the verdict leaves, since the next verification on this circuit has this
   // candidate as head; the head's too when it had to be computed (after a restart, or for
   // contribution 0). A cache that cannot be written only costs a later verification its second MSM.
-  const entries: Array<[string, LinkCombination]> = [[challenge.candidateFileHash, link.combination]];
-  if (link.headCombination) entries.push([challenge.headFileHash, link.headCombination]);
-  for (const [fileHash, combination] of entries) {
-    await writeCachedCombination(challenge.stateDir, key, fileHash, combination).catch(
-      (error: NodeJS.ErrnoException) => {
-        process.stderr.write(`verifier: could not cache a link combination (${error.code ?? error.name})\n`);
-      },
-    );
-  }
+  await cacheLinkCombinations(
+    challenge.stateDir,
+    key,
+    link,
+    { candidate: challenge.candidateFileHash, head: challenge.headFileHash },
+    (error) => process.stderr.write(`verifier: could not cache a link combination (${error.code ?? error.name})\n`),
+  );
   return link;
 }
 

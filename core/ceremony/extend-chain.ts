@@ -15,11 +15,7 @@ import { CoordinatorError } from '../errors.ts';
 import { verifyLinkFromInit, type VerifiedLink } from '../link-check/verify-link-from-init.ts';
 import { verifyLinkFromHead, type LinkVerdict } from '../link-check/verify-link-from-head.ts';
 import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../link-check/link-challenge.ts';
-import {
-  readCachedCombination,
-  writeCachedCombination,
-  type LinkCombination,
-} from '../link-check/link-combination-cache.ts';
+import { cacheLinkCombinations, readCachedCombination } from '../link-check/link-combination-cache.ts';
 import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { openCeremony, requireChain, type CeremonyState, type CircuitChain } from './open-ceremony.ts';
@@ -176,11 +172,7 @@ export async function contributeLocally(
         throw new Error('the contribution hash of the new key differs from the one computed while making it');
       return (verdict = link);
     });
-    const entries: Array<[string, LinkCombination]> = [[accepted.fileHash, verdict!.combination]];
-    if (verdict!.headCombination && chain.head) entries.push([chain.head.fileHash, verdict!.headCombination]);
-    // A cache that cannot be written only costs the next check its second MSM.
-    for (const [fileHash, combination] of entries)
-      await writeCachedCombination(stateDir, key, fileHash, combination).catch(() => undefined);
+    await cacheLinkCombinations(stateDir, key, verdict!, { candidate: accepted.fileHash, head: chain.head?.fileHash });
     progress({ type: 'finished', circuit: name });
     return accepted;
   });

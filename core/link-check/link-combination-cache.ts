@@ -104,6 +104,24 @@ export async function writeCachedCombination(
 }
 
 /**
+ * Caches what a verified link computed: the candidate's combination (the next link's head) and the
+ * head's when it had to be computed. A cache that cannot be written only costs a later check its
+ * second MSM, so a failed write is handed to `onError` and never rejects.
+ */
+export async function cacheLinkCombinations(
+  stateDir: string,
+  circuitKey: Uint8Array,
+  link: { combination: LinkCombination; headCombination?: LinkCombination },
+  fileHashes: { candidate: string; head?: string },
+  onError: (error: NodeJS.ErrnoException) => void = () => {},
+): Promise<void> {
+  const entries: Array<[string, LinkCombination]> = [[fileHashes.candidate, link.combination]];
+  if (link.headCombination && fileHashes.head) entries.push([fileHashes.head, link.headCombination]);
+  for (const [fileHash, combination] of entries)
+    await writeCachedCombination(stateDir, circuitKey, fileHash, combination).catch(onError);
+}
+
+/**
  * The coordinator's sums over a candidate's L and H, made while its upload arrived
  * (server/files/delta-intake.ts), before the verifier sees it: the kernel's partial sums (affine
  * points in the zkey layout, concatenated, unadded: the HTTP process never builds the curve) under
