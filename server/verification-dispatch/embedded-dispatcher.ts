@@ -21,6 +21,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import {
   EMBEDDED_VERIFIER_ENTRY,
   type FromEmbeddedVerifier,
+  type HeadPreparationRequest,
   type ToEmbeddedVerifier,
   type VerificationOutcome,
   type VerificationRequest,
@@ -56,78 +57,144 @@ function positiveInteger(name: string, value: number): number {
 }
 
 export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}): VerificationDispatcher {
-  const concurrency = positiveInteger('concurrency', options.concurrency ?? 1);
-  const attempts = positiveInteger('attempts', options.attempts ?? 3);
-  const backoffMs = options.backoffMs ?? 1000;
-  const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
+  return new EmbeddedDispatcher(options);
+}
 
-  const tracked = new Map<string, Tracked>();
-  const waiting: string[] = [];
-  const listeners: Array<(outcome: VerificationOutcome) => void> = [];
-  let verifier: ChildProcess | undefined;
-  let running = 0;
-  let closed = false;
+/** The queue, its retries and the one verifier process it feeds; see the module comment for its semantics. */
+class EmbeddedDispatcher implements VerificationDispatcher {
+  private readonly options: EmbeddedDispatcherOptions;
+  private readonly concurrency: number;
+  private readonly attempts: number;
+  private readonly backoffMs: number;
+  private readonly closeTimeoutMs: number;
+  private readonly tracked = new Map<string, Tracked>();
+  /** Contribution ids in the order they are to run (an entry no longer queued is skipped). */
+  private readonly waiting: string[] = [];
+  private readonly listeners: Array<(outcome: VerificationOutcome) => void> = [];
+  private verifier: ChildProcess | undefined;
+  private running = 0;
+  private closed = false;
 
-  const emit = (outcome: VerificationOutcome): void => notifyOutcome(listeners, outcome);
+  constructor(options: EmbeddedDispatcherOptions) {
+    this.options = options;
+    this.concurrency = positiveInteger('concurrency', options.concurrency ?? 1);
+    this.attempts = positiveInteger('attempts', options.attempts ?? 3);
+    this.backoffMs = options.backoffMs ?? 1000;
+    this.closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
+    this.verifier = this.startVerifier();
+  }
 
-  const finish = (outcome: VerificationOutcome): void => {
-    const entry = tracked.get(outcome.contributionId);
+  async enqueue(request: VerificationRequest): Promise<void> {
+    if (this.closed) throw new Error('the verification dispatcher is closed');
+    if (this.tracked.has(request.contributionId)) return;
+    this.tracked.set(request.contributionId, { request: { ...request }, attempt: 1, state: 'queued' });
+    this.waiting.push(request.contributionId);
+    this.pump();
+  }
+
+  prepareHead(request: HeadPreparationRequest): void {
+    if (this.closed) return;
+    this.verifier ??= this.startVerifier();
+    this.verifier.send({ type: 'prepare-head', request } satisfies ToEmbeddedVerifier, (error) => {
+      if (error) this.options.onHeadPrepared?.({ circuit: request.circuit, failed: error.message });
+    });
+  }
+
+  onOutcome(listener: (outcome: VerificationOutcome) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const entry of this.tracked.values()) if (entry.retryTimer) clearTimeout(entry.retryTimer);
+    this.tracked.clear();
+    this.waiting.length = 0;
+    const stopping = this.verifier;
+    this.verifier = undefined;
+    if (stopping) await this.stopVerifier(stopping);
+  }
+
+  /** Asks the verifier to leave once its work is done; kills it if that takes over closeTimeoutMs. */
+  private async stopVerifier(stopping: ChildProcess): Promise<void> {
+    if (stopping.exitCode !== null || stopping.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => stopping.once('exit', () => resolve()));
+    if (stopping.connected) stopping.send({ type: 'shutdown' } satisfies ToEmbeddedVerifier, () => {});
+    else stopping.kill('SIGKILL');
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>(
+      (resolve) => (timer = setTimeout(() => resolve('timeout'), this.closeTimeoutMs)),
+    );
+    if ((await Promise.race([exited, timedOut])) === 'timeout') {
+      stopping.kill('SIGKILL');
+      await exited;
+    }
+    clearTimeout(timer);
+  }
+
+  private finish(outcome: VerificationOutcome): void {
+    const entry = this.tracked.get(outcome.contributionId);
     if (!entry || entry.state !== 'running') return;
-    tracked.delete(outcome.contributionId);
-    running--;
-    emit(outcome);
-    pump();
-  };
+    this.tracked.delete(outcome.contributionId);
+    this.running--;
+    notifyOutcome(this.listeners, outcome);
+    this.pump();
+  }
 
-  const fail = (contributionId: string, message: string): void => {
-    const entry = tracked.get(contributionId);
+  /** A try that could not be carried out: retried after a backoff, or an 'error' once out of attempts. */
+  private fail(contributionId: string, message: string): void {
+    const entry = this.tracked.get(contributionId);
     if (!entry || entry.state !== 'running') return;
-    running--;
-    if (entry.attempt >= attempts) {
-      tracked.delete(contributionId);
-      emit({
+    this.running--;
+    if (entry.attempt >= this.attempts) {
+      this.tracked.delete(contributionId);
+      notifyOutcome(this.listeners, {
         contributionId,
         status: 'error',
         message: `verification failed after ${entry.attempt} attempt(s): ${message}`,
       });
     } else {
-      entry.state = 'backoff';
-      entry.retryTimer = setTimeout(
-        () => {
-          entry.retryTimer = undefined;
-          entry.attempt++;
-          entry.state = 'queued';
-          waiting.push(contributionId);
-          pump();
-        },
-        backoffMs * 2 ** (entry.attempt - 1),
-      );
+      this.scheduleRetry(contributionId, entry);
     }
-    pump();
-  };
+    this.pump();
+  }
 
-  const onVerifierMessage = (from: ChildProcess, message: FromEmbeddedVerifier): void => {
-    if (closed || from !== verifier) return;
+  private scheduleRetry(contributionId: string, entry: Tracked): void {
+    entry.state = 'backoff';
+    entry.retryTimer = setTimeout(
+      () => {
+        entry.retryTimer = undefined;
+        entry.attempt++;
+        entry.state = 'queued';
+        this.waiting.push(contributionId);
+        this.pump();
+      },
+      this.backoffMs * 2 ** (entry.attempt - 1),
+    );
+  }
+
+  private onVerifierMessage(from: ChildProcess, message: FromEmbeddedVerifier): void {
+    if (this.closed || from !== this.verifier) return;
     // A process that sends a message was spawned, so it has its pid.
-    if (message.type === 'ready') options.onVerifierReady?.(from.pid!);
-    else if (message.type === 'outcome') finish(message.outcome);
-    else if (message.type === 'failure') fail(message.contributionId, message.message);
-    else if (message.type === 'head-prepared') options.onHeadPrepared?.(message.prepared);
-    else options.onHeadPrepared?.({ circuit: message.circuit, failed: message.message });
-  };
+    if (message.type === 'ready') this.options.onVerifierReady?.(from.pid!);
+    else if (message.type === 'outcome') this.finish(message.outcome);
+    else if (message.type === 'failure') this.fail(message.contributionId, message.message);
+    else if (message.type === 'head-prepared') this.options.onHeadPrepared?.(message.prepared);
+    else this.options.onHeadPrepared?.({ circuit: message.circuit, failed: message.message });
+  }
 
   // A verifier that dies takes its running verifications with it: they count as failed tries
   // (retried like an I/O error), and the next request starts a fresh verifier.
-  const onVerifierDeath = (dead: ChildProcess, reason: string): void => {
-    if (verifier !== dead) return;
-    verifier = undefined;
-    if (closed) return;
-    for (const [contributionId, entry] of tracked) {
-      if (entry.state === 'running') fail(contributionId, reason);
+  private onVerifierDeath(dead: ChildProcess, reason: string): void {
+    if (this.verifier !== dead) return;
+    this.verifier = undefined;
+    if (this.closed) return;
+    for (const [contributionId, entry] of this.tracked) {
+      if (entry.state === 'running') this.fail(contributionId, reason);
     }
-  };
+  }
 
-  const startVerifier = (): ChildProcess => {
+  private startVerifier(): ChildProcess {
     // No inherited execArgv: the entry registers TypeScript itself if it needs it, and a parent's
     // --inspect or test-runner flags would only get in the way.
     const child = fork(EMBEDDED_VERIFIER_ENTRY, [], {
@@ -135,77 +202,31 @@ export function createEmbeddedDispatcher(options: EmbeddedDispatcherOptions = {}
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    child.on('message', (message) => onVerifierMessage(child, message as FromEmbeddedVerifier));
-    child.once('error', (error) => onVerifierDeath(child, `the verifier process failed: ${error.message}`));
+    child.on('message', (message) => this.onVerifierMessage(child, message as FromEmbeddedVerifier));
+    child.once('error', (error) => this.onVerifierDeath(child, `the verifier process failed: ${error.message}`));
     child.once('exit', (code, signal) =>
-      onVerifierDeath(child, `the verifier process exited (${signal ?? `code ${code}`})`),
+      this.onVerifierDeath(child, `the verifier process exited (${signal ?? `code ${code}`})`),
     );
     return child;
-  };
-
-  const send = (contributionId: string, message: ToEmbeddedVerifier): void => {
-    verifier ??= startVerifier();
-    verifier.send(message, (error) => {
-      if (error) fail(contributionId, `could not reach the verifier process: ${error.message}`);
-    });
-  };
-
-  function pump(): void {
-    while (!closed && running < concurrency) {
-      const contributionId = waiting.shift();
-      if (contributionId === undefined) break;
-      const entry = tracked.get(contributionId);
-      if (!entry || entry.state !== 'queued') continue;
-      entry.state = 'running';
-      running++;
-      send(contributionId, { type: 'verify', request: entry.request });
-    }
   }
 
-  verifier = startVerifier();
+  private send(contributionId: string, message: ToEmbeddedVerifier): void {
+    this.verifier ??= this.startVerifier();
+    this.verifier.send(message, (error) => {
+      if (error) this.fail(contributionId, `could not reach the verifier process: ${error.message}`);
+    });
+  }
 
-  return {
-    async enqueue(request) {
-      if (closed) throw new Error('the verification dispatcher is closed');
-      if (tracked.has(request.contributionId)) return;
-      tracked.set(request.contributionId, { request: { ...request }, attempt: 1, state: 'queued' });
-      waiting.push(request.contributionId);
-      pump();
-    },
-
-    prepareHead(request) {
-      if (closed) return;
-      verifier ??= startVerifier();
-      verifier.send({ type: 'prepare-head', request } satisfies ToEmbeddedVerifier, (error) => {
-        if (error) options.onHeadPrepared?.({ circuit: request.circuit, failed: error.message });
-      });
-    },
-
-    onOutcome(listener) {
-      listeners.push(listener);
-    },
-
-    async close() {
-      if (closed) return;
-      closed = true;
-      for (const entry of tracked.values()) if (entry.retryTimer) clearTimeout(entry.retryTimer);
-      tracked.clear();
-      waiting.length = 0;
-      const stopping = verifier;
-      verifier = undefined;
-      if (!stopping || stopping.exitCode !== null || stopping.signalCode !== null) return;
-      const exited = new Promise<void>((resolve) => stopping.once('exit', () => resolve()));
-      if (stopping.connected) stopping.send({ type: 'shutdown' } satisfies ToEmbeddedVerifier, () => {});
-      else stopping.kill('SIGKILL');
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>(
-        (resolve) => (timer = setTimeout(() => resolve('timeout'), closeTimeoutMs)),
-      );
-      if ((await Promise.race([exited, timedOut])) === 'timeout') {
-        stopping.kill('SIGKILL');
-        await exited;
-      }
-      clearTimeout(timer);
-    },
-  };
+  /** Starts queued requests while fewer than `concurrency` run. */
+  private pump(): void {
+    while (!this.closed && this.running < this.concurrency) {
+      const contributionId = this.waiting.shift();
+      if (contributionId === undefined) break;
+      const entry = this.tracked.get(contributionId);
+      if (!entry || entry.state !== 'queued') continue;
+      entry.state = 'running';
+      this.running++;
+      this.send(contributionId, { type: 'verify', request: entry.request });
+    }
+  }
 }
