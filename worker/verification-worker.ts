@@ -8,8 +8,11 @@
  *  - valid: the job completes with the 'valid' outcome as its return value;
  *  - invalid: the job fails with an UnrecoverableError whose message is the encoded refusal
  *    (core/verifier-contract/refusal-encoding.ts), so BullMQ never retries it;
- *  - anything else (a file missing or unreadable, a malformed job): an ordinary failure, retried
- *    with the job's own attempts and backoff.
+ *  - a malformed job (data that does not parse, for 'verify' or 'prepare-head', or a name of
+ *    neither): an UnrecoverableError too, since retrying it cannot help; for 'verify' the
+ *    coordinator reads it as an 'error' outcome;
+ *  - anything else (a file missing or unreadable): an ordinary failure, retried with the job's own
+ *    attempts and backoff.
  * A worker that dies mid-job (kill -9, a lost machine) stops renewing its lock; after
  * `lockDurationMs` another worker's stalled-job check (every `stalledIntervalMs`) puts the job back
  * in the queue and it is verified again, by whichever worker takes it.

@@ -12,7 +12,7 @@ import {
   verificationJobId,
   type BullmqDispatcherOptions,
 } from '../../server/verification-dispatch/bullmq-dispatcher.ts';
-import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
+import { PREPARE_HEAD_JOB_NAME, type VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
 import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { startVerificationWorker, type VerificationWorkerOptions } from '../../worker/verification-worker.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
@@ -22,6 +22,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { linkCombinationOf } from '../../core/link-check/verify-link-from-head.ts';
 import { startRedisServer, startRedisServerOnPort, type RedisServer } from '../helpers/redis-server.ts';
+import { waitUntil } from '../helpers/wait-until.ts';
 import {
   outcomeCollector,
   placeFile,
@@ -274,4 +275,45 @@ test("a head preparation job caches the head's combination, and leaves no job be
   );
   // Removed once done, so a later start of the coordinator may ask again.
   assert.equal(await queue.getJob(`head-${head.fileHash}`), undefined);
+});
+
+test('a malformed head preparation job fails once, unretried, and the worker goes on verifying', async () => {
+  const { dispatcher, outcomes, queue, startWorker, starts } = await setup();
+  const worker = startWorker();
+  const head = (await openCeremony(fixture.dataDir)).chains.get('register')!.head!;
+  const stateDir = stateDirFor(fixture.dataDir);
+  const headZkeyPath = fixture.headPath('register');
+  const malformed: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['head-no-path', { circuit: 'register', stateDir, headFileHash: head.fileHash }, /headZkeyPath/],
+    ['head-no-hash', { circuit: 'register', headZkeyPath, stateDir }, /headFileHash/],
+    [
+      'head-wrong-types',
+      { circuit: 7, headZkeyPath: 'chains/register_0001.zkey', stateDir, headFileHash: 42 },
+      /circuit: .*headZkeyPath: .*headFileHash: /,
+    ],
+  ];
+  const failures = new Map<string, Error>();
+  worker.on('failed', (job, error) => void (job?.id && failures.set(job.id, error)));
+  // Put on the queue as any client could, with attempts and a long backoff: a retried job would
+  // sit 'delayed' for a minute instead of ending 'failed'.
+  for (const [jobId, data] of malformed) {
+    await queue.add(PREPARE_HEAD_JOB_NAME, data, { jobId, attempts: 3, backoff: { type: 'fixed', delay: 60_000 } });
+  }
+  await waitUntil(() => malformed.every(([jobId]) => failures.has(jobId)), 'the malformed jobs to fail');
+
+  for (const [jobId, , fields] of malformed) {
+    assert.equal(failures.get(jobId)!.name, 'UnrecoverableError', jobId);
+    const job = (await queue.getJob(jobId))!;
+    assert.equal(await job.getState(), 'failed', `${jobId} is to be retried`);
+    assert.equal(job.attemptsMade, 1, jobId);
+    assert.equal(starts.get(jobId), 1, jobId);
+    assert.match(job.failedReason, /^malformed head preparation request: /, jobId);
+    assert.match(job.failedReason, fields, jobId);
+  }
+
+  // The same worker verifies what comes next, and the head jobs' failures settled no request.
+  const candidate = await fixture.candidate('register', 'judy');
+  await dispatcher.enqueue(fixture.request('after-heads', 'register', candidate.path));
+  assert.deepEqual(await outcomes.next('after-heads'), validOutcome('after-heads', candidate));
+  assert.deepEqual(outcomes.all, [validOutcome('after-heads', candidate)]);
 });

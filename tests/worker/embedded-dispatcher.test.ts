@@ -6,7 +6,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, constants as fsConstants, openSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
@@ -20,7 +22,7 @@ import type {
 } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
-import { readCachedCombination } from '../../core/link-check/link-combination-cache.ts';
+import { LINK_CACHE_DIR, readCachedCombination } from '../../core/link-check/link-combination-cache.ts';
 import { linkCombinationOf } from '../../core/link-check/verify-link-from-head.ts';
 import {
   outcomeCollector,
@@ -184,6 +186,77 @@ test('close() stops the verifier process; a closed dispatcher takes no more requ
   assert.ok(!processAlive(pids[0]!), `verifier ${pids[0]} still runs after close()`);
   await assert.rejects(own.enqueue(fixture.request('c-late', 'register', candidate.path)), /closed/);
   await own.close();
+});
+
+test('close() mid head preparation kills the verifier at the timeout; the next dispatcher prepares it', async (t) => {
+  const closeTimeoutMs = 500;
+  const head = (await openCeremony(fixture.dataDir)).chains.get('register')!.head!;
+  const stateDir = stateDirFor(fixture.dataDir);
+  const key = circuitChallengeKey(await linkChallengeSeed(stateDir), 'register');
+  const request = {
+    circuit: 'register',
+    headZkeyPath: fixture.headPath('register'),
+    stateDir,
+    headFileHash: head.fileHash,
+  };
+  // A preparation first reads the head's cache entry (state/link-cache/FILEHASH.bin). A FIFO
+  // there holds it in that read, mid-way, for as long as the test keeps the FIFO's writer open
+  // without writing: no sleep decides when close() comes, and no seam in the verifier is needed.
+  const entry = path.join(stateDir, LINK_CACHE_DIR, `${head.fileHash}.bin`);
+  await mkdir(path.dirname(entry), { recursive: true, mode: 0o700 });
+  await rm(entry, { force: true });
+  execFileSync('mkfifo', [entry]);
+  let writer: number | undefined;
+  const pids: number[] = [];
+  const firstReports: HeadPreparationReport[] = [];
+  const first = createEmbeddedDispatcher({
+    closeTimeoutMs,
+    onVerifierReady: (pid) => pids.push(pid),
+    onHeadPrepared: (report) => firstReports.push(report),
+  });
+  t.after(async () => {
+    await first.close();
+    if (writer !== undefined) closeSync(writer);
+    await rm(entry, { force: true });
+  });
+  await waitUntil(() => pids.length === 1, 'the verifier to be ready', 30_000);
+
+  first.prepareHead(request);
+  // Opening a FIFO's write end without blocking fails (ENXIO) until a reader has it open.
+  await waitUntil(() => {
+    writer = openSync(entry, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
+    return true;
+  }, "the preparation to open the head's cache entry");
+  const started = performance.now();
+  await first.close();
+  const took = performance.now() - started;
+  // The verifier, asked to leave, waits for its running preparation, which never ends: only the
+  // kill at the close timeout ends it. Leaving any sooner would mean nothing was running.
+  assert.ok(took >= closeTimeoutMs - 5, `close() returned after ${took.toFixed(0)} ms, before its timeout`);
+  assert.ok(took < closeTimeoutMs + 4500, `close() took ${took.toFixed(0)} ms`);
+  assert.ok(!processAlive(pids[0]!), `verifier ${pids[0]} still runs after close()`);
+  assert.deepEqual(firstReports, [], 'a closed dispatcher reported a head preparation');
+
+  closeSync(writer!);
+  writer = undefined;
+  await rm(entry);
+  // A new dispatcher (the coordinator's next start) asks for the same head and hears it prepared:
+  // computed, since the killed preparation wrote nothing.
+  const nextReports: HeadPreparationReport[] = [];
+  const next = createEmbeddedDispatcher({ onHeadPrepared: (report) => nextReports.push(report) });
+  t.after(() => next.close());
+  next.prepareHead(request);
+  await waitUntil(() => nextReports.length === 1, 'the head prepared by the next dispatcher', 60_000);
+  assert.deepEqual(nextReports[0], {
+    ...nextReports[0],
+    circuit: 'register',
+    headFileHash: head.fileHash,
+    result: 'computed',
+  });
+  assert.deepEqual(
+    await readCachedCombination(stateDir, key, head.fileHash),
+    await linkCombinationOf(fixture.headPath('register'), key),
+  );
 });
 
 test('a coordinator killed by kill -9 leaves no verifier process behind', async () => {
