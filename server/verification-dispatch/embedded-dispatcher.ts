@@ -12,7 +12,11 @@
  *    died) is retried with exponential backoff, and after `attempts` tries becomes an 'error'
  *    outcome;
  *  - nothing survives close() or a crash: the queue lives in memory, and after a restart the server
- *    re-enqueues whatever SQLite still marks as verifying.
+ *    re-enqueues whatever SQLite still marks as verifying;
+ *  - a head preparation (prepareHead) is a 'prepare-head' message to the verifier, never retried:
+ *    how it ended reaches onHeadPrepared, unless the dispatcher was closed meanwhile or the
+ *    verifier died with it (close() kills a verifier still preparing a head at the close timeout,
+ *    as it kills one still verifying); the coordinator's next start asks again.
  *
  * The verifier is forked at once, not on the first upload, so its curve is built while nobody
  * waits; one that dies is replaced when the next request needs it.
