@@ -38,8 +38,8 @@ declare module 'snarkjs' {
       logger?: Logger,
     ): Promise<Uint8Array>;
     function beacon(
-      oldPath: string,
-      newPath: string,
+      oldPath: string | Uint8Array,
+      newPath: string | MemFile,
       name: string,
       beaconHex: string,
       numIterationsExp: number,

@@ -9,7 +9,7 @@
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { CoordinatorError } from '../errors.ts';
 import { commitFile, tempPathFor } from '../fs/atomic-write.ts';
-import { readExactly } from '../binfile/read-exactly.ts';
+import { readExactly, readExactlyInto } from '../binfile/read-exactly.ts';
 import { readSectionTable, SectionTableError, type SectionTable } from '../binfile/section-table.ts';
 import { deltaSectionOrder, type DeltaFormat } from './delta-format.ts';
 
@@ -129,6 +129,51 @@ export async function writeSkeleton(zkeyPath: string, outPath: string): Promise<
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The same bytes as `writeSkeleton` writes, as a stream read from the key as it is consumed (the
+ * coordinator's own contribution, the beacon, makes its delta from it without a file between).
+ * Each chunk is a fresh array: a reader may keep what it was given.
+ */
+export function skeletonStream(zkeyPath: string): ReadableStream<Uint8Array> {
+  let handle: FileHandle | undefined;
+  let pieces: Array<{ bytes: Uint8Array } | { offset: number; size: number }> = [];
+  const close = async (): Promise<void> => {
+    await handle?.close().catch(() => {});
+    handle = undefined;
+  };
+  return new ReadableStream<Uint8Array>({
+    async start() {
+      handle = await open(zkeyPath, 'r');
+      const table = await tableOf(handle, 'the key');
+      pieces = [{ bytes: fileHead(table.version, table.count) }];
+      for (const id of inputsOrder(table)) {
+        const at = table.sections.get(id)!;
+        const size = FIXED_SECTIONS.has(id) ? 0 : at.size;
+        pieces.push({ bytes: sectionHead(id, size) }, { offset: at.offset, size });
+      }
+    },
+    async pull(controller) {
+      // Every pull enqueues or closes: a pull that does neither is not called again.
+      while (pieces[0] && 'size' in pieces[0] && pieces[0].size === 0) pieces.shift();
+      const piece = pieces[0];
+      if (!piece) {
+        await close();
+        return controller.close();
+      }
+      if ('bytes' in piece) {
+        pieces.shift();
+        return controller.enqueue(new Uint8Array(piece.bytes));
+      }
+      const chunk = new Uint8Array(Math.min(CHUNK, piece.size));
+      await readExactlyInto(handle!, chunk, piece.offset);
+      piece.offset += chunk.length;
+      piece.size -= chunk.length;
+      controller.enqueue(chunk);
+    },
+    cancel: close,
+  });
 }
 
 function malformed(rule: string): CoordinatorError {

@@ -99,12 +99,40 @@ const RECORD_SLACK_BYTES = 64 * 1024;
  * (`captureScaleChain`).
  */
 export function contributionRecord(smallKey: Uint8Array, name: string, entropy: string): Promise<ContributionRecord> {
+  return recordOnSmallKey(
+    smallKey,
+    (output) => snarkjs.zKey.contribute(smallKey, output, name, entropy) as Promise<Uint8Array>,
+  );
+}
+
+/**
+ * snarkjs's beacon on a head's small sections, as `contributionRecord` makes a contribution's: the
+ * coordinator's final contribution made as a delta (core/finalise/streamed-beacon.ts), byte for
+ * byte the record `zkey beacon` writes.
+ */
+export function beaconRecord(
+  smallKey: Uint8Array,
+  name: string,
+  beaconHex: string,
+  iterationsExp: number,
+): Promise<ContributionRecord> {
+  return recordOnSmallKey(smallKey, async (output) => {
+    const hash = await snarkjs.zKey.beacon(smallKey, output, name, beaconHex, iterationsExp);
+    if (!hash) throw new Error('snarkjs refused the beacon');
+    return hash;
+  });
+}
+
+function recordOnSmallKey(
+  smallKey: Uint8Array,
+  run: (output: snarkjs.MemFile) => Promise<Uint8Array>,
+): Promise<ContributionRecord> {
   const turn = kernelTurn.then(async () => {
     const curve: PatchableCurve = await getBn128();
     const capture = captureScaleChain(curve);
     try {
       const output: snarkjs.MemFile = { type: 'mem', initialSize: smallKey.byteLength + RECORD_SLACK_BYTES };
-      const hash = await snarkjs.zKey.contribute(smallKey, output, name, entropy);
+      const hash = await run(output);
       // A secret whose chain the kernel cannot follow (never seen for a random one): draw another.
       const chain = capture.chain;
       if (!chain) throw new Error('the secret drawn cannot be applied by the kernel; take the turn again');
