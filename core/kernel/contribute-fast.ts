@@ -102,6 +102,8 @@ export function contributionRecord(smallKey: Uint8Array, name: string, entropy: 
   return recordOnSmallKey(
     smallKey,
     (output) => snarkjs.zKey.contribute(smallKey, output, name, entropy) as Promise<Uint8Array>,
+    // A secret whose chain the kernel cannot follow (about 2^-250 for a random one): draw another.
+    'the secret drawn cannot be applied by the kernel; take the turn again',
   );
 }
 
@@ -116,16 +118,22 @@ export function beaconRecord(
   beaconHex: string,
   iterationsExp: number,
 ): Promise<ContributionRecord> {
-  return recordOnSmallKey(smallKey, async (output) => {
-    const hash = await snarkjs.zKey.beacon(smallKey, output, name, beaconHex, iterationsExp);
-    if (!hash) throw new Error('snarkjs refused the beacon');
-    return hash;
-  });
+  return recordOnSmallKey(
+    smallKey,
+    async (output) => {
+      const hash = await snarkjs.zKey.beacon(smallKey, output, name, beaconHex, iterationsExp);
+      if (!hash) throw new Error('snarkjs refused the beacon');
+      return hash;
+    },
+    // As unlikely as for a random secret, and a beacon cannot be drawn again: said plainly.
+    "the kernel's scaling chain cannot follow this beacon's secret",
+  );
 }
 
 function recordOnSmallKey(
   smallKey: Uint8Array,
   run: (output: snarkjs.MemFile) => Promise<Uint8Array>,
+  unfollowable: string,
 ): Promise<ContributionRecord> {
   const turn = kernelTurn.then(async () => {
     const curve: PatchableCurve = await getBn128();
@@ -133,9 +141,8 @@ function recordOnSmallKey(
     try {
       const output: snarkjs.MemFile = { type: 'mem', initialSize: smallKey.byteLength + RECORD_SLACK_BYTES };
       const hash = await run(output);
-      // A secret whose chain the kernel cannot follow (never seen for a random one): draw another.
       const chain = capture.chain;
-      if (!chain) throw new Error('the secret drawn cannot be applied by the kernel; take the turn again');
+      if (!chain) throw new Error(unfollowable);
       if (!output.data) throw new Error('snarkjs produced no key');
       return { zkey: output.data, hash: Buffer.from(hash).toString('hex'), chain };
     } finally {
