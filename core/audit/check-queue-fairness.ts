@@ -56,6 +56,8 @@ interface Turn {
 }
 
 type Contribution = Extract<TranscriptEntry, { type: 'contribution' }>;
+/** The log entry of one step type. */
+type EntryOf<T extends StepEntry['type']> = Extract<StepEntry, { type: T }>;
 
 export interface QueueFairnessResult {
   ok: boolean;
@@ -184,151 +186,184 @@ class Replay {
     if (!rules.circuits.includes(entry.circuit))
       throw this.broken(entry, `${entry.circuit} is not a circuit of the ceremony`);
     switch (entry.type) {
-      case 'join': {
-        if (this.holdsAnything(entry.contributor))
-          throw this.broken(entry, `${entry.contributor} joins while already in line or holding a turn`);
-        if (entry.via === 'join') {
-          for (const key of [...this.missed.keys()])
-            if (key.startsWith(`${entry.contributor}\n`)) this.missed.delete(key);
-        }
-        const queue = this.queue(entry.circuit);
-        queue.push({
-          contributor: entry.contributor,
-          joinedAt: entry.seq,
-          away: false,
-          eligibleAt: entry.eligibleAt === undefined ? at : ms(entry.eligibleAt),
-        });
-        this.waitingIn.set(entry.contributor, entry.circuit);
-        if (entry.position !== queue.length)
-          throw this.broken(entry, `it gives position ${entry.position}; the log puts the entry at ${queue.length}`);
+      case 'join':
+        this.onJoin(entry, at);
         return;
-      }
-      case 'away': {
-        const waiting = this.waitingEntry(entry);
-        if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
-        else if (rules.presenceMs === 0 || at - ms(entry.seenAt) <= rules.presenceMs)
-          throw this.broken(
-            entry,
-            `marked away when last seen ${at - ms(entry.seenAt)} ms before, not more than the presence period ` +
-              `(${rules.presenceMs} ms)`,
-          );
-        waiting.away = true;
+      case 'away':
+        this.onAway(entry, rules, at);
         return;
-      }
       case 'back':
-        this.waitingEntry(entry).away = false;
+        this.onBack(entry);
         return;
-      case 'granted': {
-        const held = this.turns.get(entry.circuit);
-        if (held)
-          throw new CoordinatorError(
-            'audit.turn_out_of_order',
-            `${describeEntry(entry)} grants ${entry.circuit} while ${held.contributor} holds its turn ` +
-              `(${describeEntry(held.granted)})`,
-          );
-        const waiting = this.waitingEntry(entry);
-        const first = firstInLine(this.queue(entry.circuit), at);
-        if (first !== waiting) {
-          const who = first
-            ? `${first.contributor} (in line since entry ${first.joinedAt}, present and eligible) was first in line`
-            : `${entry.contributor} was not eligible (away, or cooling down until ` +
-              `${new Date(waiting.eligibleAt).toISOString()})`;
-          throw new CoordinatorError(
-            'audit.turn_out_of_order',
-            `${describeEntry(entry)} gives the turn to ${entry.contributor}, but ${who}`,
-          );
-        }
-        const deadline = at + Math.min(rules.turnTimeoutMs, rules.maxTurnMs);
-        const takeBy = rules.takeTurnMs > 0 ? at + rules.takeTurnMs : undefined;
-        if (ms(entry.deadline) !== deadline || (entry.takeBy === undefined ? undefined : ms(entry.takeBy)) !== takeBy)
-          throw this.broken(entry, 'its deadline or time to be taken is not what the rules give');
-        this.dequeue(waiting, entry.circuit);
-        this.turns.set(entry.circuit, {
-          contributor: entry.contributor,
-          granted: entry,
-          entry: waiting,
-          taken: !takeBy,
-          ...(takeBy ? {} : { takenAt: at }),
-        });
-        this.grants++;
+      case 'granted':
+        this.onGranted(entry, rules, at);
         return;
-      }
-      case 'taken': {
-        const turn = this.heldTurn(entry, 'taken');
-        if (turn.taken) throw this.broken(entry, 'the turn was already taken');
-        if (turn.granted.takeBy !== undefined && at > ms(turn.granted.takeBy))
-          throw this.broken(entry, `taken after its time to be taken (${turn.granted.takeBy})`);
-        turn.taken = true;
-        turn.takenAt = at;
+      case 'taken':
+        this.onTaken(entry, at);
         return;
-      }
-      case 'lapsed': {
-        const turn = this.heldTurn(entry, 'a lapse');
-        this.turns.delete(entry.circuit);
-        if (entry.taken !== turn.taken)
-          throw this.broken(entry, `it says the turn was ${entry.taken ? '' : 'not '}taken; the log says otherwise`);
-        if (!entry.taken) {
-          const due = Math.min(ms(turn.granted.takeBy ?? turn.granted.deadline), ms(turn.granted.deadline));
-          if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
-          else if (at <= due) throw this.broken(entry, `the turn passed on before its time to be taken ran out`);
-          // Back in its place, away until seen.
-          const queue = this.queue(entry.circuit);
-          const place = queue.findIndex((w) => w.joinedAt > turn.entry.joinedAt);
-          turn.entry.away = true;
-          turn.entry.eligibleAt = at;
-          queue.splice(place < 0 ? queue.length : place, 0, turn.entry);
-          this.waitingIn.set(entry.contributor, entry.circuit);
-          return;
-        }
-        if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
-        else if (entry.silentSince !== undefined) this.checkSilence(entry, entry.silentSince, turn, rules, at);
-        else if (at <= ms(turn.granted.deadline)) throw this.broken(entry, 'a missed turn before its deadline');
-        const key = `${entry.contributor}\n${entry.circuit}`;
-        const missed = (this.missed.get(key) ?? 0) + 1;
-        this.missed.set(key, missed);
-        if (entry.missedTurns !== missed)
-          throw this.broken(entry, `it counts ${entry.missedTurns} missed turns; the log counts ${missed}`);
-        this.afterMiss.set(entry.contributor, { consequence: afterLapse(true, missed, at, rules), lapse: entry });
+      case 'lapsed':
+        this.onLapsed(entry, rules, at);
         return;
-      }
       case 'refused':
-        this.heldTurn(entry, 'a refusal');
-        this.turns.delete(entry.circuit);
+        this.onRefused(entry);
         return;
-      case 'accepted': {
-        this.heldTurn(entry, 'an acceptance');
-        this.turns.delete(entry.circuit);
-        const link = this.transcript.get(entry.transcriptHash);
-        const mismatch = !link
-          ? 'names no contribution of the transcript'
-          : link.circuit !== entry.circuit || link.index !== entry.index
-            ? `names the transcript's ${link.circuit} #${link.index}, not ${entry.circuit} #${entry.index}`
-            : link.contributor !== entry.name
-              ? `names a contribution the transcript gives to ${link.contributor}, not ${entry.name}`
-              : this.accepted.has(entry.transcriptHash)
-                ? `names the link ${describeEntry(this.accepted.get(entry.transcriptHash)!)} already names`
-                : undefined;
-        if (mismatch) throw new CoordinatorError('audit.queue_log_mismatch', `${describeEntry(entry)} ${mismatch}`);
-        this.accepted.set(entry.transcriptHash, entry);
+      case 'accepted':
+        this.onAccepted(entry);
         return;
-      }
       case 'left':
-        if (entry.from === 'waiting') this.dequeue(this.waitingEntry(entry), entry.circuit);
-        else if (entry.from === 'turn') {
-          this.heldTurn(entry, 'leaving a turn');
-          this.turns.delete(entry.circuit);
-        } else this.heldTurn(entry, 'leaving after the verdict');
+        this.onLeft(entry);
         return;
-      case 'removed': {
-        if (this.waitingIn.get(entry.contributor) === entry.circuit) {
-          this.dequeue(this.waitingEntry(entry), entry.circuit);
-        } else if (this.turns.get(entry.circuit)?.contributor === entry.contributor) {
-          this.turns.delete(entry.circuit);
-        } else if (entry.reason !== 'missed_turns') {
-          throw this.broken(entry, `${entry.contributor} is neither waiting for nor holding ${entry.circuit}`);
-        }
+      case 'removed':
+        this.onRemoved(entry);
         return;
-      }
+    }
+  }
+
+  private onJoin(entry: EntryOf<'join'>, at: number): void {
+    if (this.holdsAnything(entry.contributor))
+      throw this.broken(entry, `${entry.contributor} joins while already in line or holding a turn`);
+    if (entry.via === 'join') {
+      for (const key of [...this.missed.keys()]) if (key.startsWith(`${entry.contributor}\n`)) this.missed.delete(key);
+    }
+    const queue = this.queue(entry.circuit);
+    queue.push({
+      contributor: entry.contributor,
+      joinedAt: entry.seq,
+      away: false,
+      eligibleAt: entry.eligibleAt === undefined ? at : ms(entry.eligibleAt),
+    });
+    this.waitingIn.set(entry.contributor, entry.circuit);
+    if (entry.position !== queue.length)
+      throw this.broken(entry, `it gives position ${entry.position}; the log puts the entry at ${queue.length}`);
+  }
+
+  private onAway(entry: EntryOf<'away'>, rules: QueueRules, at: number): void {
+    const waiting = this.waitingEntry(entry);
+    if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
+    else if (rules.presenceMs === 0 || at - ms(entry.seenAt) <= rules.presenceMs)
+      throw this.broken(
+        entry,
+        `marked away when last seen ${at - ms(entry.seenAt)} ms before, not more than the presence period ` +
+          `(${rules.presenceMs} ms)`,
+      );
+    waiting.away = true;
+  }
+
+  private onBack(entry: EntryOf<'back'>): void {
+    this.waitingEntry(entry).away = false;
+  }
+
+  private onGranted(entry: EntryOf<'granted'>, rules: QueueRules, at: number): void {
+    const held = this.turns.get(entry.circuit);
+    if (held)
+      throw new CoordinatorError(
+        'audit.turn_out_of_order',
+        `${describeEntry(entry)} grants ${entry.circuit} while ${held.contributor} holds its turn ` +
+          `(${describeEntry(held.granted)})`,
+      );
+    const waiting = this.waitingEntry(entry);
+    const first = firstInLine(this.queue(entry.circuit), at);
+    if (first !== waiting) {
+      const who = first
+        ? `${first.contributor} (in line since entry ${first.joinedAt}, present and eligible) was first in line`
+        : `${entry.contributor} was not eligible (away, or cooling down until ` +
+          `${new Date(waiting.eligibleAt).toISOString()})`;
+      throw new CoordinatorError(
+        'audit.turn_out_of_order',
+        `${describeEntry(entry)} gives the turn to ${entry.contributor}, but ${who}`,
+      );
+    }
+    const deadline = at + Math.min(rules.turnTimeoutMs, rules.maxTurnMs);
+    const takeBy = rules.takeTurnMs > 0 ? at + rules.takeTurnMs : undefined;
+    if (ms(entry.deadline) !== deadline || (entry.takeBy === undefined ? undefined : ms(entry.takeBy)) !== takeBy)
+      throw this.broken(entry, 'its deadline or time to be taken is not what the rules give');
+    this.dequeue(waiting, entry.circuit);
+    this.turns.set(entry.circuit, {
+      contributor: entry.contributor,
+      granted: entry,
+      entry: waiting,
+      taken: !takeBy,
+      ...(takeBy ? {} : { takenAt: at }),
+    });
+    this.grants++;
+  }
+
+  private onTaken(entry: EntryOf<'taken'>, at: number): void {
+    const turn = this.heldTurn(entry, 'taken');
+    if (turn.taken) throw this.broken(entry, 'the turn was already taken');
+    if (turn.granted.takeBy !== undefined && at > ms(turn.granted.takeBy))
+      throw this.broken(entry, `taken after its time to be taken (${turn.granted.takeBy})`);
+    turn.taken = true;
+    turn.takenAt = at;
+  }
+
+  /** A turn ended unused: passed on if never taken (its holder back in line), else a missed turn. */
+  private onLapsed(entry: EntryOf<'lapsed'>, rules: QueueRules, at: number): void {
+    const turn = this.heldTurn(entry, 'a lapse');
+    this.turns.delete(entry.circuit);
+    if (entry.taken !== turn.taken)
+      throw this.broken(entry, `it says the turn was ${entry.taken ? '' : 'not '}taken; the log says otherwise`);
+    if (!entry.taken) {
+      const due = Math.min(ms(turn.granted.takeBy ?? turn.granted.deadline), ms(turn.granted.deadline));
+      if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
+      else if (at <= due) throw this.broken(entry, `the turn passed on before its time to be taken ran out`);
+      // Back in its place, away until seen.
+      const queue = this.queue(entry.circuit);
+      const place = queue.findIndex((w) => w.joinedAt > turn.entry.joinedAt);
+      turn.entry.away = true;
+      turn.entry.eligibleAt = at;
+      queue.splice(place < 0 ? queue.length : place, 0, turn.entry);
+      this.waitingIn.set(entry.contributor, entry.circuit);
+      return;
+    }
+    if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
+    else if (entry.silentSince !== undefined) this.checkSilence(entry, entry.silentSince, turn, rules, at);
+    else if (at <= ms(turn.granted.deadline)) throw this.broken(entry, 'a missed turn before its deadline');
+    const key = `${entry.contributor}\n${entry.circuit}`;
+    const missed = (this.missed.get(key) ?? 0) + 1;
+    this.missed.set(key, missed);
+    if (entry.missedTurns !== missed)
+      throw this.broken(entry, `it counts ${entry.missedTurns} missed turns; the log counts ${missed}`);
+    this.afterMiss.set(entry.contributor, { consequence: afterLapse(true, missed, at, rules), lapse: entry });
+  }
+
+  private onRefused(entry: EntryOf<'refused'>): void {
+    this.heldTurn(entry, 'a refusal');
+    this.turns.delete(entry.circuit);
+  }
+
+  private onAccepted(entry: EntryOf<'accepted'>): void {
+    this.heldTurn(entry, 'an acceptance');
+    this.turns.delete(entry.circuit);
+    const link = this.transcript.get(entry.transcriptHash);
+    const mismatch = !link
+      ? 'names no contribution of the transcript'
+      : link.circuit !== entry.circuit || link.index !== entry.index
+        ? `names the transcript's ${link.circuit} #${link.index}, not ${entry.circuit} #${entry.index}`
+        : link.contributor !== entry.name
+          ? `names a contribution the transcript gives to ${link.contributor}, not ${entry.name}`
+          : this.accepted.has(entry.transcriptHash)
+            ? `names the link ${describeEntry(this.accepted.get(entry.transcriptHash)!)} already names`
+            : undefined;
+    if (mismatch) throw new CoordinatorError('audit.queue_log_mismatch', `${describeEntry(entry)} ${mismatch}`);
+    this.accepted.set(entry.transcriptHash, entry);
+  }
+
+  private onLeft(entry: EntryOf<'left'>): void {
+    if (entry.from === 'waiting') this.dequeue(this.waitingEntry(entry), entry.circuit);
+    else if (entry.from === 'turn') {
+      this.heldTurn(entry, 'leaving a turn');
+      this.turns.delete(entry.circuit);
+    } else this.heldTurn(entry, 'leaving after the verdict');
+  }
+
+  private onRemoved(entry: EntryOf<'removed'>): void {
+    if (this.waitingIn.get(entry.contributor) === entry.circuit) {
+      this.dequeue(this.waitingEntry(entry), entry.circuit);
+    } else if (this.turns.get(entry.circuit)?.contributor === entry.contributor) {
+      this.turns.delete(entry.circuit);
+    } else if (entry.reason !== 'missed_turns') {
+      throw this.broken(entry, `${entry.contributor} is neither waiting for nor holding ${entry.circuit}`);
     }
   }
 
