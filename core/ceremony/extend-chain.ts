@@ -7,19 +7,20 @@
 import { copyFile, readdir, rename, rm, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { contributeFast } from '../kernel/contribute-fast.ts';
+import { contributionRecord } from '../kernel/contribute-fast.ts';
+import { contributeInOnePass } from '../delta/one-pass-contribution.ts';
 import { commitFile, isTempPath, tempPathFor } from '../fs/atomic-write.ts';
 import { hashKeyFile, type SectionHashes } from '../zkey/zkey-hashes.ts';
 import { fileIdentity, sameFileIdentity, type FileIdentity } from '../fs/file-identity.ts';
 import { CoordinatorError } from '../errors.ts';
 import { verifyLinkFromInit, type VerifiedLink } from '../link-check/verify-link-from-init.ts';
-import { verifyLinkFromHead, type LinkVerdict } from '../link-check/verify-link-from-head.ts';
+import { verifyLinkFromHead } from '../link-check/verify-link-from-head.ts';
 import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../link-check/link-challenge.ts';
 import { cacheLinkCombinations, readCachedCombination } from '../link-check/link-combination-cache.ts';
 import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { openCeremony, requireChain, type CeremonyState, type CircuitChain } from './open-ceremony.ts';
-import { silentProgress, snarkjsProgressLogger, type Progress } from './progress.ts';
+import { silentProgress, type Progress } from './progress.ts';
 
 export interface AcceptedContribution {
   circuit: string;
@@ -153,26 +154,41 @@ export async function contributeLocally(
     const name = chain.circuit.name;
     const headPath = state.paths.zkeyPath(name, chain.headIndex);
     progress({ type: 'step', circuit: name, step: `contributing to contribution ${chain.headIndex}` });
-    const made = await contributeFast(headPath, staged, contributor, randomBytes(64).toString('hex'), {
-      logger: snarkjsProgressLogger(progress, name),
-    });
-    progress({ type: 'step', circuit: name, step: `verifying contribution ${chain.headIndex + 1}` });
-    // Made here from a committed (so verified) head: the incremental link check against that head
-    // (verifyLinkFromHead: proof of knowledge, delta, L and H against the head's) is the whole proof needed.
-    // Under the coordinator's circuit key, with its cache, as its verifiers check a turn: one MSM
-    // when the head's combination is cached, and the new key's left for the next link (or finalise).
+    // Under the coordinator's circuit key, with its cache, as its verifiers check a turn: the head's
+    // combination from the cache, the new key's sums taken as it is written (no MSM), and the new
+    // key's combination left for the next link (or finalise).
     const stateDir = stateDirFor(state.paths.dataDir);
     const key = circuitChallengeKey(await linkChallengeSeed(stateDir), name);
     const head = chain.head ? await readCachedCombination(stateDir, key, chain.head.fileHash) : undefined;
-    let verdict: LinkVerdict | undefined;
-    const accepted = await commitStagedLink(state, chain, staged, contributor, async (_state, _chain, candidate) => {
-      const link = await verifyLinkFromHead(headPath, candidate, { challenge: { key, ...(head ? { head } : {}) } });
-      // Checked before the commit: the hash the contributor is shown must be the one recorded.
-      if (link.contributionHash !== made.hash)
-        throw new Error('the contribution hash of the new key differs from the one computed while making it');
-      return (verdict = link);
+    let total = 0;
+    const made = await contributeInOnePass({
+      headPath,
+      outPath: staged,
+      makeRecord: (smallKey) => contributionRecord(smallKey, contributor, randomBytes(64).toString('hex')),
+      circuitKey: key,
+      onPoints: (points) => (total = points),
+      onScaled: (done) => progress({ type: 'count', circuit: name, part: 'L and H scaled', done, total }),
     });
-    await cacheLinkCombinations(stateDir, key, verdict!, { candidate: accepted.fileHash, head: chain.head?.fileHash });
+    progress({ type: 'step', circuit: name, step: `verifying contribution ${chain.headIndex + 1}` });
+    // Made here from a committed (so verified) head: the incremental link check against that head
+    // (verifyLinkFromHead: proof of knowledge, delta, L and H against the head's) is the whole proof
+    // needed. The fixed sections are compared by their hashes: the head's from its commit, the new
+    // key's from the bytes as they were written (a head changed on disk since shows as a difference).
+    const headSections = chain.head?.sectionHashes;
+    const link = await verifyLinkFromHead(headPath, staged, {
+      challenge: { key, ...(head ? { head } : {}), ...(made.sums ? { next: made.sums } : {}) },
+      ...(headSections ? { sectionHashes: { head: headSections, candidate: made.sectionHashes } } : {}),
+    });
+    // Checked before the commit: the hash the contributor is shown must be the one recorded.
+    if (link.contributionHash !== made.contributionHash)
+      throw new Error('the contribution hash of the new key differs from the one computed while making it');
+    const accepted = await commitLink(state, chain, staged, {
+      contributor,
+      contributionHash: link.contributionHash,
+      fileHash: made.fileHash,
+      sectionHashes: made.sectionHashes,
+    });
+    await cacheLinkCombinations(stateDir, key, link, { candidate: accepted.fileHash, head: chain.head?.fileHash });
     progress({ type: 'finished', circuit: name });
     return accepted;
   });

@@ -1,111 +1,24 @@
 /**
- * The coordinator's final contribution, the beacon, made the way a contributor's turn is: as a
- * delta (core/delta/streamed-delta.ts) spliced onto the head as it is made
- * (core/delta/streamed-splice.ts), in one pass and without a file between.
- *  - snarkjs's `zkey beacon` runs on the head's small sections only (the header, δ, the history):
- *    the new header, δ and record, and the kernel's chain for the beacon secret's inverse;
- *  - L and H are read from the head, scaled slice by slice on the kernel's threads (every thread
- *    fed: the next slices are read while the current ones scale) and written into the final key
- *    with the head's unchanged sections, which is hashed as it is written;
- *  - given the circuit's link-challenge key, the final key's sums for its link check are taken
- *    from the points as they are written (core/link-check/streamed-candidate-sums.ts), so the
- *    check that follows needs no MSM over the final key.
- * The key is byte for byte what snarkjs's own `zkey beacon` writes on the same head and beacon
- * (both write the sections in ascending order; the record is snarkjs's). What this saves against
- * running snarkjs's beacon with the kernel under it: snarkjs's copy of sections 3 to 7 through its
- * file layer, the wait between its chunks of L and H, and a second read of the whole key to hash it
- * and to sum it.
+ * The coordinator's final contribution, the beacon, made in one pass as a contributor's turn is
+ * (core/delta/one-pass-contribution.ts): snarkjs's `zkey beacon` on the head's small sections
+ * (beaconRecord), then L and H scaled on every core and spliced with the head's other sections into
+ * the final key, hashed and, given the circuit key, summed for its link check as it is written.
+ * Byte for byte the key snarkjs's own `zkey beacon` writes on the same head and beacon.
  */
-import { rm } from 'node:fs/promises';
-import { ExactReader } from '../delta/exact-reader.ts';
-import { skeletonStream } from '../delta/skeleton-zkey.ts';
-import { startStreamedDelta, UPLOAD_CHUNK_BYTES } from '../delta/streamed-delta.ts';
-import type { StreamedUploadSource } from '../delta/streamed-upload-source.ts';
-import { StreamedSplice } from '../delta/streamed-splice.ts';
+import { contributeInOnePass, type OnePassContribution, type OnePassRequest } from '../delta/one-pass-contribution.ts';
 import { beaconRecord } from '../kernel/contribute-fast.ts';
-import { nodeScalePool } from '../kernel/node-scale-pool.ts';
-import type { CandidateSums } from '../link-check/link-combination-cache.ts';
-import { StreamedCandidateSums } from '../link-check/streamed-candidate-sums.ts';
-import type { SectionHashes } from '../zkey/zkey-hashes.ts';
 
-export interface StreamedBeaconRequest {
-  headPath: string;
-  /** Where the final key is written (created; an earlier file there is replaced). */
-  outPath: string;
+export interface StreamedBeaconRequest extends Omit<OnePassRequest, 'makeRecord'> {
   /** The record's name. */
   name: string;
   beaconHex: string;
   iterationsExp: number;
-  /** The circuit's link-challenge key: with it, the final key's sums are taken as it is written. */
-  circuitKey?: Uint8Array;
-  /** Kernel threads (default: every core). */
-  workers?: number;
-  /** The points of L and H, once known, then the count scaled so far. */
-  onPoints?(total: number): void;
-  onScaled?(done: number): void;
 }
 
-export interface StreamedBeacon {
-  /** The contribution hash snarkjs computes for the beacon (hex). */
-  contributionHash: string;
-  /** BLAKE2b-512 of the final key and of its sections, taken as it was written. */
-  fileHash: string;
-  sectionHashes: SectionHashes;
-  /** The final key's sums under `circuitKey`, when they ran to the end (else the check sums the key itself). */
-  sums?: CandidateSums;
-}
-
-export async function beaconStreamed(request: StreamedBeaconRequest): Promise<StreamedBeacon> {
-  const { headPath, outPath } = request;
-  // A staged key a crash left behind: this one replaces it.
-  await rm(outPath, { force: true });
-  const sums = request.circuitKey
-    ? await StreamedCandidateSums.start(request.circuitKey, headPath).catch(() => undefined)
-    : undefined;
-  const pool = await nodeScalePool(request.workers);
-  const reader = new ExactReader(skeletonStream(headPath));
-  let splice: StreamedSplice | undefined;
-  try {
-    splice = await StreamedSplice.open(headPath, outPath, (section, first, points) =>
-      sums?.add(section, first, points),
-    );
-    const delta = await startStreamedDelta({
-      reader,
-      scaler: pool,
-      makeRecord: (smallKey) => beaconRecord(smallKey, request.name, request.beaconHex, request.iterationsExp),
-      ...(request.onPoints ? { onPoints: request.onPoints } : {}),
-      ...(request.onScaled ? { onScaled: request.onScaled } : {}),
-    });
-    await Promise.race([delta.failed, spliceAll(delta.source, splice, sums)]);
-    const fileHash = await splice.finish();
-    const summed = await sums?.result();
-    return {
-      contributionHash: delta.hash,
-      fileHash,
-      sectionHashes: splice.sectionHashes!,
-      ...(summed ? { sums: summed } : {}),
-    };
-  } catch (error) {
-    sums?.cancel();
-    await splice?.abort();
-    throw error;
-  } finally {
-    reader.cancel();
-    pool.close();
-  }
-}
-
-/** Hands the delta to the splice in order; the sums' queue bounds how far the splice runs ahead of them. */
-async function spliceAll(
-  source: StreamedUploadSource,
-  splice: StreamedSplice,
-  sums: StreamedCandidateSums | undefined,
-): Promise<void> {
-  for (let at = 0; at < source.size;) {
-    await sums?.room();
-    const { value } = await source.slice(at, Math.min(at + UPLOAD_CHUNK_BYTES, source.size));
-    if (!value) throw new Error(`the beacon's delta ended at byte ${at} of ${source.size}`);
-    await splice.push(value);
-    at += value.byteLength;
-  }
+export function beaconStreamed(request: StreamedBeaconRequest): Promise<OnePassContribution> {
+  const { name, beaconHex, iterationsExp, ...onePass } = request;
+  return contributeInOnePass({
+    ...onePass,
+    makeRecord: (smallKey) => beaconRecord(smallKey, name, beaconHex, iterationsExp),
+  });
 }

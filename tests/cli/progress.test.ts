@@ -138,14 +138,14 @@ test(
   },
 );
 
-test('a real contribution reports the counts snarkjs logs while it applies the key and verifies', async () => {
+test('a real contribution reports its steps and the points of L and H scaled', async () => {
   const events: ProgressEvent[] = [];
   await contributeLocally(dataDir, 'register', 'progress-test', (event) => events.push(event));
   const steps = events.filter((e) => e.type === 'step').map((e) => (e as { step: string }).step);
   assert.deepEqual(steps, ['contributing to contribution 0', 'verifying contribution 1']);
   const counts = events.filter((e): e is Extract<ProgressEvent, { type: 'count' }> => e.type === 'count');
   assert.ok(
-    counts.some((e) => e.part === 'Applying key: L Section' && e.total > 0),
+    counts.some((e) => e.part === 'L and H scaled' && e.total > 0),
     JSON.stringify(counts),
   );
   assert.ok(counts.every((e) => e.circuit === 'register' && e.done <= e.total));

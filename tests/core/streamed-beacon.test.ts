@@ -4,16 +4,20 @@
  * (run with the kernel under it, itself tested against snarkjs alone), its hashes are those of its
  * bytes, and its sums are the final key's: the link check passes on them and refuses them for
  * another beacon's key. A beacon snarkjs refuses leaves no file; a staged file a crash left is
- * replaced.
+ * replaced. A contribution with fresh entropy made the same way (the local `ceremony contribute`)
+ * is a key snarkjs verifies.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import * as snarkjs from 'snarkjs';
+import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
+import { contributeInOnePass } from '../../core/delta/one-pass-contribution.ts';
 import { skeletonStream } from '../../core/delta/skeleton-zkey.ts';
 import { beaconStreamed } from '../../core/finalise/streamed-beacon.ts';
-import { beaconFast } from '../../core/kernel/contribute-fast.ts';
+import { beaconFast, contributionRecord } from '../../core/kernel/contribute-fast.ts';
 import { verifyLinkFromHead } from '../../core/link-check/verify-link-from-head.ts';
 import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
 import { TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
@@ -84,6 +88,20 @@ describe('the beacon made in one pass', () => {
       circuitKey: key,
     });
     await assert.rejects(verifyLinkFromHead(head, out, { challenge: { key, next: other.sums! }, expect }));
+  });
+
+  it('makes a contribution with fresh entropy that snarkjs verifies', async () => {
+    const config = await loadCeremonyConfig(dataDir);
+    const out = path.join(scratch, 'contribution.zkey');
+    const made = await contributeInOnePass({
+      headPath: head,
+      outPath: out,
+      makeRecord: (smallKey) => contributionRecord(smallKey, 'one pass', randomBytes(32).toString('hex')),
+    });
+    assert.equal(made.sums, undefined, 'no circuit key, no sums');
+    const silent = { debug() {}, info() {}, warn() {}, error() {} };
+    assert.equal(await snarkjs.zKey.verifyFromR1cs(config.circuits[0]!.r1csPath, config.ptauPath, out, silent), true);
+    assert.equal(made.fileHash, (await hashKeyFile(out, 'the contribution')).fileHash);
   });
 
   it('refuses a beacon snarkjs refuses and leaves no file', async () => {
