@@ -8,19 +8,18 @@ import { copyFile, readdir, rename, rm, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { contributionRecord } from '../kernel/contribute-fast.ts';
-import { contributeInOnePass } from '../delta/one-pass-contribution.ts';
+import { contributeInOnePass, verifyOnePassLink } from '../delta/one-pass-contribution.ts';
 import { commitFile, isTempPath, tempPathFor } from '../fs/atomic-write.ts';
 import { hashKeyFile, type SectionHashes } from '../zkey/zkey-hashes.ts';
 import { fileIdentity, sameFileIdentity, type FileIdentity } from '../fs/file-identity.ts';
 import { CoordinatorError } from '../errors.ts';
 import { verifyLinkFromInit, type VerifiedLink } from '../link-check/verify-link-from-init.ts';
-import { verifyLinkFromHead } from '../link-check/verify-link-from-head.ts';
 import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../link-check/link-challenge.ts';
 import { cacheLinkCombinations, readCachedCombination } from '../link-check/link-combination-cache.ts';
 import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { openCeremony, requireChain, type CeremonyState, type CircuitChain } from './open-ceremony.ts';
-import { silentProgress, type Progress } from './progress.ts';
+import { pointsScaledProgress, silentProgress, type Progress } from './progress.ts';
 
 export interface AcceptedContribution {
   circuit: string;
@@ -160,28 +159,21 @@ export async function contributeLocally(
     const stateDir = stateDirFor(state.paths.dataDir);
     const key = circuitChallengeKey(await linkChallengeSeed(stateDir), name);
     const head = chain.head ? await readCachedCombination(stateDir, key, chain.head.fileHash) : undefined;
-    let total = 0;
     const made = await contributeInOnePass({
       headPath,
       outPath: staged,
       makeRecord: (smallKey) => contributionRecord(smallKey, contributor, randomBytes(64).toString('hex')),
       circuitKey: key,
-      onPoints: (points) => (total = points),
-      onScaled: (done) => progress({ type: 'count', circuit: name, part: 'L and H scaled', done, total }),
+      onScaled: pointsScaledProgress(progress, name),
     });
     progress({ type: 'step', circuit: name, step: `verifying contribution ${chain.headIndex + 1}` });
     // Made here from a committed (so verified) head: the incremental link check against that head
     // (verifyLinkFromHead: proof of knowledge, delta, L and H against the head's) is the whole proof
-    // needed. The fixed sections are compared by their hashes: the head's from its commit, the new
-    // key's from the bytes as they were written (a head changed on disk since shows as a difference).
-    const headSections = chain.head?.sectionHashes;
-    const link = await verifyLinkFromHead(headPath, staged, {
-      challenge: { key, ...(head ? { head } : {}), ...(made.sums ? { next: made.sums } : {}) },
-      ...(headSections ? { sectionHashes: { head: headSections, candidate: made.sectionHashes } } : {}),
+    // needed.
+    const link = await verifyOnePassLink(headPath, staged, made, {
+      challenge: { key, ...(head ? { head } : {}) },
+      ...(chain.head?.sectionHashes ? { headSectionHashes: chain.head.sectionHashes } : {}),
     });
-    // Checked before the commit: the hash the contributor is shown must be the one recorded.
-    if (link.contributionHash !== made.contributionHash)
-      throw new Error('the contribution hash of the new key differs from the one computed while making it');
     const accepted = await commitLink(state, chain, staged, {
       contributor,
       contributionHash: link.contributionHash,

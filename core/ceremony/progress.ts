@@ -19,6 +19,11 @@ export type Progress = (event: ProgressEvent) => void;
 
 export const silentProgress: Progress = () => {};
 
+/** The `count` events of a contribution's scaling of L and H, for `circuit`. */
+export function pointsScaledProgress(progress: Progress, circuit: string): (done: number, total: number) => void {
+  return (done, total) => progress({ type: 'count', circuit, part: 'L and H scaled', done, total });
+}
+
 // "Applying key: L Section: 1000/262144", "Multiexp start: ... : 0/4096", "H Verification(tau):  0/1024"
 const COUNT_MESSAGE = /^(.*?)[:\s]+(\d+)\/(\d+)$/;
 

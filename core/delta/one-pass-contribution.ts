@@ -1,21 +1,18 @@
 /**
  * A contribution made and spliced onto its head in one pass, in this process, the way a
- * contributor's streamed turn makes it and the coordinator takes it in, without a file or a
- * network between (the local `ceremony contribute`, core/ceremony/extend-chain.ts, and the final
- * beacon, core/finalise/streamed-beacon.ts):
+ * contributor's streamed turn makes it and the coordinator takes it in, with no file or network
+ * between (the local `ceremony contribute`, core/ceremony/extend-chain.ts, and the final beacon,
+ * core/finalise/finalise-ceremony.ts):
  *  - the caller's `makeRecord` runs snarkjs on the head's small sections only (the header, δ, the
  *    history): the new header, δ and record, and the kernel's chain for the secret's inverse;
  *  - L and H are read from the head (`skeletonStream`), scaled slice by slice on the kernel's
- *    threads (every thread fed: the next slices are read while the current ones scale) and written
- *    with the head's unchanged sections into the new key, which is hashed as it is written;
+ *    threads (the next slices are read while the current ones scale) and written with the head's
+ *    unchanged sections into the new key, which is hashed as it is written;
  *  - given the circuit's link-challenge key, the new key's sums for its link check are taken from
- *    the points as they are written (core/link-check/streamed-candidate-sums.ts), so the check
- *    that follows needs no MSM over the new key.
- * The key is byte for byte what snarkjs's own `zkey contribute` or `zkey beacon` writes for the
- * same secret (both write the sections in ascending order; the record is snarkjs's). What this saves
- * against running snarkjs on the whole key with the kernel under it: snarkjs's copy of sections 3
- * to 7 through its file layer, the wait between its chunks of L and H, and a second read of the
- * whole key to hash it and to sum it.
+ *    the points as they are written (core/link-check/streamed-candidate-sums.ts).
+ * `verifyOnePassLink` then checks the new key as the head's next link with what the pass took: no
+ * MSM over the new key and no second read of it. The key is byte for byte what snarkjs's own
+ * `zkey contribute` or `zkey beacon` writes for the same secret (docs/kernel.md).
  */
 import { rm } from 'node:fs/promises';
 import { ExactReader } from './exact-reader.ts';
@@ -26,6 +23,11 @@ import { StreamedSplice } from './streamed-splice.ts';
 import { nodeScalePool } from '../kernel/node-scale-pool.ts';
 import type { CandidateSums } from '../link-check/link-combination-cache.ts';
 import { StreamedCandidateSums } from '../link-check/streamed-candidate-sums.ts';
+import {
+  verifyLinkFromHead,
+  type LinkVerdict,
+  type VerifyLinkFromHeadOptions,
+} from '../link-check/verify-link-from-head.ts';
 import type { SectionHashes } from '../zkey/zkey-hashes.ts';
 
 export interface OnePassRequest {
@@ -38,9 +40,8 @@ export interface OnePassRequest {
   circuitKey?: Uint8Array;
   /** Kernel threads (default: every core). */
   workers?: number;
-  /** The points of L and H, once known, then the count scaled so far. */
-  onPoints?(total: number): void;
-  onScaled?(done: number): void;
+  /** Points of L and H scaled so far, of their count. */
+  onScaled?(done: number, total: number): void;
 }
 
 export interface OnePassContribution {
@@ -54,7 +55,7 @@ export interface OnePassContribution {
 }
 
 export async function contributeInOnePass(request: OnePassRequest): Promise<OnePassContribution> {
-  const { headPath, outPath } = request;
+  const { headPath, outPath, onScaled } = request;
   // A staged key a crash left behind: this one replaces it.
   await rm(outPath, { force: true });
   const sums = request.circuitKey
@@ -63,6 +64,7 @@ export async function contributeInOnePass(request: OnePassRequest): Promise<OneP
   const pool = await nodeScalePool(request.workers);
   const reader = new ExactReader(skeletonStream(headPath));
   let splice: StreamedSplice | undefined;
+  let total = 0;
   try {
     splice = await StreamedSplice.open(headPath, outPath, (section, first, points) =>
       sums?.add(section, first, points),
@@ -71,8 +73,8 @@ export async function contributeInOnePass(request: OnePassRequest): Promise<OneP
       reader,
       scaler: pool,
       makeRecord: request.makeRecord,
-      ...(request.onPoints ? { onPoints: request.onPoints } : {}),
-      ...(request.onScaled ? { onScaled: request.onScaled } : {}),
+      onPoints: (points) => (total = points),
+      ...(onScaled ? { onScaled: (done: number) => onScaled(done, total) } : {}),
     });
     await Promise.race([delta.failed, spliceAll(delta.source, splice, sums)]);
     const fileHash = await splice.finish();
@@ -106,4 +108,28 @@ async function spliceAll(
     await splice.push(value);
     at += value.byteLength;
   }
+}
+
+/**
+ * Checks the key a pass made as the next link of its head (verifyLinkFromHead) with what the pass
+ * took: the new key's sums beside `options.challenge` (which must be under the key the pass summed
+ * with), its section hashes against the head's as the transcript recorded them (a head changed on
+ * disk since its commit shows as a difference), and its contribution hash against the one snarkjs
+ * computed while making the record, which is the hash shown and recorded.
+ */
+export async function verifyOnePassLink(
+  headPath: string,
+  newPath: string,
+  made: OnePassContribution,
+  options: VerifyLinkFromHeadOptions & { headSectionHashes?: SectionHashes },
+): Promise<LinkVerdict> {
+  const { headSectionHashes, challenge, ...rest } = options;
+  const link = await verifyLinkFromHead(headPath, newPath, {
+    ...rest,
+    ...(challenge ? { challenge: { ...challenge, ...(made.sums ? { next: made.sums } : {}) } } : {}),
+    ...(headSectionHashes ? { sectionHashes: { head: headSectionHashes, candidate: made.sectionHashes } } : {}),
+  });
+  if (link.contributionHash !== made.contributionHash)
+    throw new Error('the new key records another contribution hash than the one computed while making it');
+  return link;
 }

@@ -3,16 +3,17 @@
  * as the next link of its verified head (the beacon record must be exactly the announced beacon),
  * then writes the final keys, verification keys, Solidity verifiers and the delta manifest.
  *
- * The beacon is made as a contributor's turn is, in one pass (streamed-beacon.ts): snarkjs's own
- * `zkey beacon` on the head's small sections, then L and H scaled by the kernel on every core and
- * spliced with the head's other sections into the final key, hashed and summed as it is written:
- * the same bytes as snarkjs alone writes. The check is the link check every contribution passed
- * (core/link-check/verify-link-from-head.ts: structure, the beacon's proof of knowledge and its
- * derivation from the announced beacon, δ, and L and H by random linear combination), not a
- * re-verification from contribution 0: the head it extends was itself verified as a link, so the
- * chain from contribution 0 holds by induction. The combination is under the coordinator's secret
- * circuit key, with the head's side from the verifiers' cache when they left it (headChallenge) and
- * the final key's side from the pass that wrote it, else with fresh scalars on both sides.
+ * The beacon is made in one pass, as a contributor's turn is (core/delta/one-pass-contribution.ts):
+ * snarkjs's own `zkey beacon` on the head's small sections, then L and H scaled by the kernel on
+ * every core and spliced with the head's other sections into the final key, hashed and summed as it
+ * is written: the same bytes as snarkjs alone writes. The check is the link check every
+ * contribution passed (core/link-check/verify-link-from-head.ts: structure, the beacon's proof of
+ * knowledge and its derivation from the announced beacon, δ, and L and H by random linear
+ * combination), not a re-verification from contribution 0: the head it extends was itself verified
+ * as a link, so the chain from contribution 0 holds by induction (docs/link-check.md). The
+ * combination is under the coordinator's secret circuit key, with the head's side from the
+ * verifiers' cache when they left it (headChallenge) and the final key's side from the pass, else
+ * with fresh scalars on both sides.
  *
  * Resumable: a circuit whose beacon entry is already in the transcript is not redone, so a crash
  * half-way is finished by running the same command again (with the same beacon).
@@ -27,7 +28,6 @@ import { hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
 import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
-import { verifyLinkFromHead } from '../link-check/verify-link-from-head.ts';
 import {
   CHALLENGE_SEED_FILE,
   circuitChallengeKey,
@@ -36,10 +36,11 @@ import {
 } from '../link-check/link-challenge.ts';
 import { readCachedCombination, type LinkCombination } from '../link-check/link-combination-cache.ts';
 import { openCeremony, type CeremonyState, type CircuitChain } from '../ceremony/open-ceremony.ts';
-import { silentProgress, type Progress } from '../ceremony/progress.ts';
+import { pointsScaledProgress, silentProgress, type Progress } from '../ceremony/progress.ts';
+import { contributeInOnePass, verifyOnePassLink } from '../delta/one-pass-contribution.ts';
+import { beaconRecord } from '../kernel/contribute-fast.ts';
 import { deltaEntryFromVerificationKey, serialiseManifest, type DeltaManifest } from '../manifest/delta-manifest.ts';
 import { exportSolidityVerifier } from './solidity-verifier.ts';
-import { beaconStreamed } from './streamed-beacon.ts';
 import { writeVerifierCompilerRecord } from './verifier-compiler-record.ts';
 import type { BeaconParameters } from './beacon-parameters.ts';
 import { StageTimer } from '../runtime/stage-timings.ts';
@@ -137,20 +138,15 @@ async function applyBeacon(
   try {
     const headPath = state.paths.zkeyPath(name, chain.headIndex);
     const challenge = await headChallenge(state, chain);
-    const headSections = chain.head?.sectionHashes;
     let made;
     try {
       timer.mark('beacon: record, then L and H scaled, spliced, hashed and summed as they are written');
-      let total = 0;
-      made = await beaconStreamed({
+      made = await contributeInOnePass({
         headPath,
         outPath: staged,
-        name: FINAL_BEACON_NAME,
-        beaconHex: beacon.beaconHex,
-        iterationsExp: beacon.iterationsExp,
+        makeRecord: (smallKey) => beaconRecord(smallKey, FINAL_BEACON_NAME, beacon.beaconHex, beacon.iterationsExp),
         ...(challenge ? { circuitKey: challenge.key } : {}),
-        onPoints: (points) => (total = points),
-        onScaled: (done) => progress({ type: 'count', circuit: name, part: 'L and H scaled', done, total }),
+        onScaled: pointsScaledProgress(progress, name),
       });
       timer.mark(undefined);
     } catch (error) {
@@ -159,18 +155,16 @@ async function applyBeacon(
       throw error;
     }
     progress({ type: 'step', circuit: name, step: 'verifying the final key as the next link of its head' });
-    let link;
     const checked = timer.now();
     try {
-      link = await verifyLinkFromHead(headPath, staged, {
-        ...(challenge ? { challenge: { ...challenge, ...(made.sums ? { next: made.sums } : {}) } } : {}),
+      await verifyOnePassLink(headPath, staged, made, {
+        ...(challenge ? { challenge } : {}),
+        ...(chain.head?.sectionHashes ? { headSectionHashes: chain.head.sectionHashes } : {}),
         expect: { kind: 'beacon', ...beacon },
         // The coordinator's console shows this message: roles, not the server's paths.
         labels: { prev: `the head of ${name}`, next: `the final key of ${name}` },
         // The key is this command's own: its sums may start with the structure check.
         sumsDuringStructureCheck: true,
-        // Both taken from the files' bytes: the head's when it was committed, the final key's as it was written.
-        ...(headSections ? { sectionHashes: { head: headSections, candidate: made.sectionHashes } } : {}),
       });
     } catch (error) {
       throw new CoordinatorError(
@@ -181,11 +175,6 @@ async function applyBeacon(
     const sides = challenge ? "the head's side cached" : 'both sides summed';
     const own = made.sums ? ", the final key's sums taken as it was written" : '';
     timer.add(`link check from the head (${sides}${own})`, timer.now() - checked);
-    if (link.contributionHash !== made.contributionHash)
-      throw new CoordinatorError(
-        'finalise.verification_failed',
-        `the final key of ${name} records another contribution hash than the beacon computed`,
-      );
     const { fileHash, sectionHashes } = made;
     await commitFile(staged, finalPath);
     await state.transcript.append([
@@ -193,7 +182,7 @@ async function applyBeacon(
         type: 'beacon',
         circuit: name,
         index: chain.headIndex + 1,
-        contributionHash: link.contributionHash,
+        contributionHash: made.contributionHash,
         fileHash,
         sectionHashes,
         beacon: beacon.beaconHex,

@@ -109,7 +109,7 @@ export function contributionRecord(smallKey: Uint8Array, name: string, entropy: 
 
 /**
  * snarkjs's beacon on a head's small sections, as `contributionRecord` makes a contribution's: the
- * coordinator's final contribution made as a delta (core/finalise/streamed-beacon.ts), byte for
+ * coordinator's final contribution made in one pass (core/delta/one-pass-contribution.ts), byte for
  * byte the record `zkey beacon` writes.
  */
 export function beaconRecord(
