@@ -1,10 +1,11 @@
 /**
  * A stage of a benchmark run as a child process, watched from outside: its wall time and the peak
  * resident set of every process of its tree (VmHWM of /proc/PID/status, the kernel's own high-water
- * mark of each process, read every 200 ms while it lives, so a peak between two readings is not
- * missed; threads count with their process). The child runs in its own process group, which is
- * killed when the stage ends, fails or the bench exits. And the table the whole-ceremony benches
- * print: each stage's time against its floor, with the peaks.
+ * mark of each process, read while it lives (every 200 ms for a stage's first 10 s, then every
+ * second), so a peak between two readings is not missed; threads count with their process). The
+ * child runs in its own process group, which is killed when the stage ends, fails or the bench
+ * exits. And the table the whole-ceremony benches print: each stage's time against its floor, with
+ * the peaks.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -59,15 +60,29 @@ function processName(pid: number): string {
 /** Peak RSS per process of a tree, kept by pid (a process's peak survives its exit). */
 export class PeakRssWatcher {
   private readonly peaks = new Map<number, { name: string; bytes: number }>();
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout;
 
+  /**
+   * Reads every `intervalMs` for the first `fastForMs`, then every `slowIntervalMs`. VmHWM is the
+   * kernel's own high-water mark, so a slower pace loses nothing of a process that lives on; it only
+   * risks a short-lived one ending between two reads, and those start early in a stage. Each read
+   * scans /proc, and on a long stage (a 2^22 turn, minutes) reading five times a second took CPU
+   * from the very processes being measured.
+   */
   constructor(
     private readonly root: number,
-    intervalMs = 200,
+    { intervalMs = 200, fastForMs = 10_000, slowIntervalMs = 1000 } = {},
   ) {
     this.timer = setInterval(() => this.read(), intervalMs);
+    setTimeout(() => {
+      if (this.stopped) return;
+      clearInterval(this.timer);
+      this.timer = setInterval(() => this.read(), slowIntervalMs);
+    }, fastForMs).unref();
     this.read();
   }
+
+  private stopped = false;
 
   read(): void {
     for (const { pid } of processTree(this.root)) {
@@ -80,6 +95,7 @@ export class PeakRssWatcher {
   }
 
   stop(): void {
+    this.stopped = true;
     clearInterval(this.timer);
   }
 

