@@ -269,11 +269,14 @@ export class CeremonyService {
     const row = contributions.get(outcome.contributionId);
     if (!row || row.status !== 'verifying') return; // unknown or already decided: a duplicate outcome
     try {
+      // The upload's tus metadata file is of no use once the verdict is in; it goes before the
+      // verdict is recorded, so that whoever sees the verdict finds the uploads folder clean.
+      await rm(`${row.candidatePath}.json`, { force: true }).catch((error: unknown) =>
+        this.deps.log.warn('upload metadata not removed', { circuit: row.circuit, error: String(error) }),
+      );
       await this.decide(row, outcome);
     } finally {
       this.hashedAs.delete(row.id);
-      // The upload's tus metadata file is of no use once the verdict is in.
-      await rm(`${row.candidatePath}.json`, { force: true });
       this.tick(); // the circuit is free again: hand it to the next in line now
     }
   }
