@@ -259,7 +259,7 @@ function coresBusyOver(samples: ReadonlyArray<{ t: number; cpuSeconds: number }>
 }
 
 /** The machine's busy CPU seconds (/proc/stat: every state but idle and iowait), all cores. */
-function machineBusySeconds(): number {
+export function machineBusySeconds(): number {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
   // user nice system idle iowait irq softirq steal (guest time is counted in user already).
   const busy = fields.slice(0, 8).reduce((sum, ticks, i) => (i === 3 || i === 4 ? sum : sum + ticks), 0);

@@ -24,7 +24,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, open, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { hashFile } from '../core/crypto/file-hash.ts';
@@ -37,7 +37,7 @@ import { FIXTURE_CACHE, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts'
 import { chromiumProxyArgs, startShapedProxy, type ShapedProxy } from '../tests/helpers/shaped-proxy.ts';
 import { startCeremonyServe, type CoordinatorProcess, type LogLine } from './coordinator-process.ts';
 import { openDevtoolsPage } from './devtools-page.ts';
-import { ProcessTreeSampler } from './process-tree-sampler.ts';
+import { machineBusySeconds, ProcessTreeSampler, treeCpuSeconds } from './process-tree-sampler.ts';
 import { bytesMoved, changedSectionBytes, measureLinkRates, scrapeBytes, type LinkRates } from './contributor-turn.ts';
 import {
   finaliseArgv,
@@ -138,6 +138,53 @@ function describeShare(share: CoordinatorShare): string {
   return `${seconds(share.ms)} (${seconds(share.handOffMs)} to the verifier, then its check and the commit)`;
 }
 
+/** CPU seconds over a turn, by who spent them: what a turn above its compute floor shared its cores with. */
+interface CpuSplit {
+  wallSeconds: number;
+  /** Every process on the machine (/proc/stat). */
+  machine: number;
+  /** `ceremony serve` and its embedded verifier (its process group). */
+  coordinator: number;
+  /** This bench process: its samplers, the page's driver, the shaped link. */
+  bench: number;
+}
+
+/** Starts counting; the function returned ends the count. */
+function countCpu(coordinator: CoordinatorProcess): () => CpuSplit {
+  const startedAt = Date.now();
+  const machine = machineBusySeconds();
+  const served = treeCpuSeconds(coordinator.groupId);
+  const bench = process.cpuUsage();
+  return () => {
+    const own = process.cpuUsage(bench);
+    return {
+      wallSeconds: (Date.now() - startedAt) / 1000,
+      machine: machineBusySeconds() - machine,
+      coordinator: treeCpuSeconds(coordinator.groupId) - served,
+      bench: (own.user + own.system) / 1e6,
+    };
+  };
+}
+
+/**
+ * Where a turn's CPU went, against the compute floor's (its kernel's wall time on every core):
+ * `contributor` is the page's tree when it was sampled, else what the machine used beside the
+ * coordinator and the bench (a terminal command).
+ */
+function describeCpu(cpu: CpuSplit, floorComputeMs: number, contributor?: { what: string; seconds: number }): string {
+  const cores = availableParallelism();
+  const s = (value: number): string => `${value.toFixed(1)} s`;
+  const rest = cpu.machine - cpu.coordinator - cpu.bench;
+  const who = contributor
+    ? `${contributor.what} ${s(contributor.seconds)}, coordinator ${s(cpu.coordinator)}, bench ${s(cpu.bench)}, ` +
+      `the rest ${s(Math.max(0, rest - contributor.seconds))}`
+    : `the command ${s(rest)}, coordinator ${s(cpu.coordinator)}, bench ${s(cpu.bench)}`;
+  return (
+    `CPU over it ${s(cpu.machine)} of ${cores} × ${s(cpu.wallSeconds)}: ${who}; ` +
+    `the compute floor is ${s((floorComputeMs / 1000) * cores)} of CPU`
+  );
+}
+
 async function coordinatorShare(
   coordinator: CoordinatorProcess,
   contributor: string,
@@ -163,8 +210,10 @@ interface PageSession {
   peaks: Array<{ name: string; bytes: number }>;
   bytes: { down: number; up: number };
   receipts: string;
-  /** CPU seconds this bench process used over the session (its samplers, the page's driver, the link). */
-  benchCpuSeconds: number;
+  /** CPU seconds over the session, by who spent them. */
+  cpu: CpuSplit;
+  /** CPU seconds of the page's tree (every Chromium process of its launch) over the session. */
+  pageCpuSeconds: number;
 }
 
 /** One contributor's page: signs in, joins every circuit, and contributes to each until all are accepted. */
@@ -209,7 +258,7 @@ async function pageSession(
     const idlePss = median(idle);
     const before = await scrapeBytes(coordinator.url);
     const startedAt = Date.now();
-    const benchCpuBefore = process.cpuUsage();
+    const cpuCount = countCpu(coordinator);
     await page.evaluate(`document.querySelector('#join').click()`);
     const deadline = startedAt + TURN_TIMEOUT_MS * circuits.length;
     for (;;) {
@@ -224,7 +273,7 @@ async function pageSession(
       });
     }
     const endedAt = Date.now();
-    const benchCpu = process.cpuUsage(benchCpuBefore);
+    const cpu = cpuCount();
     const moved = bytesMoved(before, await scrapeBytes(coordinator.url));
     const peak = sampler.peak(startedAt, endedAt);
     const turns: TurnTiming[] = [];
@@ -248,7 +297,8 @@ async function pageSession(
       turns,
       startedAt,
       endedAt,
-      benchCpuSeconds: (benchCpu.user + benchCpu.system) / 1e6,
+      cpu,
+      pageCpuSeconds: sampler.coresBusy(startedAt, endedAt) * ((endedAt - startedAt) / 1000),
       idlePssBytes: idlePss,
       peakPssAboveIdleBytes: Math.max(0, (peak?.pssBytes ?? idlePss) - idlePss),
       peaks: watcher.processes(),
@@ -582,11 +632,11 @@ async function turnStages(
             `page PSS above idle ${megabytes(session.peakPssAboveIdleBytes)} = ` +
             `${(session.peakPssAboveIdleBytes / largestKey).toFixed(3)} × key; coordinator's share ` +
             `${describeShare(turn.share)}; moved ${megabytes(session.bytes.down)} down, ` +
-            `${megabytes(session.bytes.up)} up in the session; the bench's own CPU ` +
-            `${session.benchCpuSeconds.toFixed(1)} s over it (${(
-              (100 * session.benchCpuSeconds * 1000) /
-              (session.endedAt - session.startedAt)
-            ).toFixed(1)} % of a core: its samplers${shaped ? ', the link' : ''})`,
+            `${megabytes(session.bytes.up)} up in the session; ` +
+            describeCpu(session.cpu, floors.computeMs[turn.circuit]!, {
+              what: 'page',
+              seconds: session.pageCpuSeconds,
+            }),
         });
       }
     }
@@ -594,10 +644,12 @@ async function turnStages(
       for (const name of names) {
         const who = `terminal-${name}`;
         log(`a terminal turn on ${name} (ceremony contribute --coordinator)`);
+        const cpuCount = countCpu(coordinator);
         const turn = await runStage(
           [process.execPath, CLI, 'contribute', '--coordinator', coordinator.url, '--demo', who, name],
           { cwd: REPO_ROOT },
         );
+        const cpu = cpuCount();
         const share = await coordinatorShare(coordinator, `demo:${who}`, name);
         figures.shares.push(share.ms);
         figures.rows.push({
@@ -605,7 +657,9 @@ async function turnStages(
           ms: turn.ms,
           floor: floorOf(name, false),
           peaks: turn.peaks,
-          note: `coordinator's share ${describeShare(share)}; the whole command (start-up and sign-in included)`,
+          note:
+            `coordinator's share ${describeShare(share)}; the whole command (start-up and sign-in included); ` +
+            describeCpu(cpu, floors.computeMs[name]!),
         });
       }
     }

@@ -33,6 +33,13 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
       output,
       new RegExp(`^turn ${circuit}, page shaped\\s+\\d+\\.\\d+ s\\s+\\d+\\.\\d+ s\\s+\\d+\\.\\d+×`, 'm'),
     );
+  // Each page row says where the turn's CPU went: the page and the coordinator both worked, and
+  // neither used more than the whole machine did.
+  const split = /CPU over it (\d+\.\d) s of \d+ × \d+\.\d s: page (\d+\.\d) s, coordinator (\d+\.\d) s/.exec(output);
+  assert.ok(split, 'a page row splits its CPU');
+  const [machine, page, coordinator] = split.slice(1).map(Number) as [number, number, number];
+  assert.ok(page > 0 && coordinator > 0, `the page (${page} s) and the coordinator (${coordinator} s) both used CPU`);
+  assert.ok(page + coordinator <= machine + 0.5, `page and coordinator within the machine's ${machine} s`);
   assert.match(output, /^goals \(a whole ceremony on one machine\):$/m);
   assert.equal(output.match(/^ {2}(met {4}|NOT MET) {2}/gm)?.length, 5, 'five goals checked');
   assert.match(output, /no process above 4 GB RSS: largest \S/);
