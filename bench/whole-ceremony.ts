@@ -167,11 +167,16 @@ function countCpu(coordinator: CoordinatorProcess): () => CpuSplit {
 }
 
 /**
- * Where a turn's CPU went, against the compute floor's (its kernel's wall time on every core):
+ * Where the CPU of `span` went, against the compute floor's (its kernel's wall time on every core):
  * `contributor` is the page's tree when it was sampled, else what the machine used beside the
  * coordinator and the bench (a terminal command).
  */
-function describeCpu(cpu: CpuSplit, floorComputeMs: number, contributor?: { what: string; seconds: number }): string {
+function describeCpu(
+  span: string,
+  cpu: CpuSplit,
+  floorComputeMs: number,
+  contributor?: { what: string; seconds: number },
+): string {
   const cores = availableParallelism();
   const s = (value: number): string => `${value.toFixed(1)} s`;
   const rest = cpu.machine - cpu.coordinator - cpu.bench;
@@ -180,7 +185,7 @@ function describeCpu(cpu: CpuSplit, floorComputeMs: number, contributor?: { what
       `the rest ${s(Math.max(0, rest - contributor.seconds))}`
     : `the command ${s(rest)}, coordinator ${s(cpu.coordinator)}, bench ${s(cpu.bench)}`;
   return (
-    `CPU over it ${s(cpu.machine)} of ${cores} × ${s(cpu.wallSeconds)}: ${who}; ` +
+    `CPU over ${span} ${s(cpu.machine)} of ${cores} × ${s(cpu.wallSeconds)}: ${who}; ` +
     `the compute floor is ${s((floorComputeMs / 1000) * cores)} of CPU`
   );
 }
@@ -621,6 +626,7 @@ async function turnStages(
       const session = await pageSession(coordinator, shaped ? link : undefined, who, names, stops);
       if (!figures.receipts) figures.receipts = session.receipts;
       figures.pagePeakAboveIdle = Math.max(figures.pagePeakAboveIdle, session.peakPssAboveIdleBytes / largestKey);
+      const sessionFloorMs = names.reduce((sum, name) => sum + floors.computeMs[name]!, 0);
       for (const turn of session.turns) {
         figures.shares.push(turn.share.ms);
         figures.rows.push({
@@ -633,7 +639,8 @@ async function turnStages(
             `${(session.peakPssAboveIdleBytes / largestKey).toFixed(3)} × key; coordinator's share ` +
             `${describeShare(turn.share)}; moved ${megabytes(session.bytes.down)} down, ` +
             `${megabytes(session.bytes.up)} up in the session; ` +
-            describeCpu(session.cpu, floors.computeMs[turn.circuit]!, {
+            // The session holds every circuit's turn: its CPU is set against all their floors.
+            describeCpu(names.length > 1 ? 'the session' : 'it', session.cpu, sessionFloorMs, {
               what: 'page',
               seconds: session.pageCpuSeconds,
             }),
@@ -659,7 +666,7 @@ async function turnStages(
           peaks: turn.peaks,
           note:
             `coordinator's share ${describeShare(share)}; the whole command (start-up and sign-in included); ` +
-            describeCpu(cpu, floors.computeMs[name]!),
+            describeCpu('it', cpu, floors.computeMs[name]!),
         });
       }
     }

@@ -35,7 +35,9 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
     );
   // Each page row says where the turn's CPU went: the page and the coordinator both worked, and
   // neither used more than the whole machine did.
-  const split = /CPU over it (\d+\.\d) s of \d+ × \d+\.\d s: page (\d+\.\d) s, coordinator (\d+\.\d) s/.exec(output);
+  const cpuSplit =
+    /CPU over (?:it|the session) (\d+\.\d) s of \d+ × \d+\.\d s: page (\d+\.\d) s, coordinator (\d+\.\d) s/;
+  const split = cpuSplit.exec(output);
   assert.ok(split, 'a page row splits its CPU');
   const [machine, page, coordinator] = split.slice(1).map(Number) as [number, number, number];
   assert.ok(page > 0 && coordinator > 0, `the page (${page} s) and the coordinator (${coordinator} s) both used CPU`);
