@@ -33,15 +33,27 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
       output,
       new RegExp(`^turn ${circuit}, page shaped\\s+\\d+\\.\\d+ s\\s+\\d+\\.\\d+ s\\s+\\d+\\.\\d+×`, 'm'),
     );
-  // Each page row says where the turn's CPU went: the page and the coordinator both worked, and
-  // neither used more than the whole machine did.
-  const cpuSplit =
-    /CPU over (?:it|the session) (\d+\.\d) s of \d+ × \d+\.\d s: page (\d+\.\d) s, coordinator (\d+\.\d) s/;
-  const split = cpuSplit.exec(output);
-  assert.ok(split, 'a page row splits its CPU');
-  const [machine, page, coordinator] = split.slice(1).map(Number) as [number, number, number];
+  // The one page contributed to every circuit: its row says where the session's CPU went (the page
+  // and the coordinator both worked, neither above the whole machine), against all the turns' floors.
+  const pageRow = /CPU over the session (\d+\.\d) s of (\d+) × .*? the compute floor is (\d+\.\d) s of CPU/.exec(
+    output,
+  );
+  const split = /: page (\d+\.\d) s, coordinator (\d+\.\d) s/.exec(pageRow?.[0] ?? '');
+  assert.ok(pageRow && split, "the page row splits the session's CPU");
+  const [machine, cores, floorCpu] = pageRow.slice(1).map(Number) as [number, number, number];
+  const [page, coordinator] = split.slice(1).map(Number) as [number, number];
   assert.ok(page > 0 && coordinator > 0, `the page (${page} s) and the coordinator (${coordinator} s) both used CPU`);
   assert.ok(page + coordinator <= machine + 0.5, `page and coordinator within the machine's ${machine} s`);
+  const turnFloors = [...output.matchAll(/^ {2}turn \S+, page shaped: \w+ \(compute (\d+\.\d+) s/gm)];
+  assert.equal(turnFloors.length, PROJECT_CIRCUITS.length, 'each turn prints its compute floor');
+  const sessionFloor = turnFloors.reduce((sum, match) => sum + Number(match[1]), 0) * cores;
+  // Each printed figure is rounded to its last digit (a turn's floor to 0.01 s or 0.1 s).
+  const halfDigit = (figure: string): number => 0.5 * 10 ** -(figure.split('.')[1]?.length ?? 0);
+  const rounding = turnFloors.reduce((sum, match) => sum + halfDigit(match[1]!), 0) * cores + 0.05;
+  assert.ok(
+    Math.abs(floorCpu - sessionFloor) <= rounding,
+    `the session's CPU floor ${floorCpu} s is its turns' floors × ${cores} cores (${sessionFloor.toFixed(2)} s)`,
+  );
   assert.match(output, /^goals \(a whole ceremony on one machine\):$/m);
   assert.equal(output.match(/^ {2}(met {4}|NOT MET) {2}/gm)?.length, 5, 'five goals checked');
   assert.match(output, /no process above 4 GB RSS: largest \S/);
