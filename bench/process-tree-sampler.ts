@@ -156,13 +156,24 @@ export class ProcessTreeSampler {
   /** PSS samples also sum PSS by kind of process (pssByKind). */
   private readonly byKind: boolean;
   private readonly kinds = new Map<number, string>();
+  /** Also read each thread's CPU at every sample (threadCpuSeconds): where a browser's CPU goes. */
+  private readonly byThread: boolean;
+  /** Each thread's ticks, first and last seen, with the group it is counted in. */
+  private readonly threads = new Map<string, { group: string; first: number; last: number }>();
 
   constructor(
     private readonly root: number,
-    options: { intervalMs?: number; pssIntervalMs?: number; readPss?: boolean; byKind?: boolean } = {},
+    options: {
+      intervalMs?: number;
+      pssIntervalMs?: number;
+      readPss?: boolean;
+      byKind?: boolean;
+      byThread?: boolean;
+    } = {},
   ) {
     this.readsPss = options.readPss ?? true;
     this.byKind = options.byKind ?? false;
+    this.byThread = options.byThread ?? false;
     // The first reading is the zero of the CPU count: what the tree used before is not ours.
     this.tree = processTree(root);
     for (const stat of this.tree) this.startTicks.set(stat.pid, stat.cpuTicks);
@@ -189,6 +200,7 @@ export class ProcessTreeSampler {
       if (!stat) continue;
       alive++;
       this.lastTicks.set(stat.pid, stat.cpuTicks);
+      if (this.byThread) this.readThreads(stat.pid);
       rss += readRss(stat.pid) ?? 0;
       if (withPss && this.readsPss) {
         const own = readPss(stat.pid) ?? 0;
@@ -214,6 +226,66 @@ export class ProcessTreeSampler {
     };
     this.samples.push(sample);
     return sample;
+  }
+
+  /**
+   * Reads the CPU of each of a process's threads. A thread first seen at the sampler's start
+   * counts from there; one first seen later started since (or its process joined the tree since)
+   * and counts whole. A thread that ends keeps its last reading, up to `intervalMs` short.
+   */
+  private readThreads(pid: number): void {
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return; // gone
+    }
+    if (!this.kinds.has(pid)) this.kinds.set(pid, processKind(pid));
+    for (const tid of tids) {
+      let text: string;
+      try {
+        text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      } catch {
+        continue;
+      }
+      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(fields[11]) + Number(fields[12]);
+      const key = `${pid}/${tid}`;
+      const known = this.threads.get(key);
+      if (known) {
+        known.last = ticks;
+        continue;
+      }
+      // Chromium names its threads (15 characters at most here); numbered ones are grouped.
+      const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')).replace(/[\d/:#-]+$/, '');
+      const first = this.samples.length === 0 ? ticks : 0;
+      this.threads.set(key, { group: `${this.kinds.get(pid)} ${name}`, first, last: ticks });
+    }
+  }
+
+  /**
+   * CPU seconds by thread group (a process's kind and a thread's name: "renderer DedicatedWorker"),
+   * since the sampler started, with what each process's threads that were never sampled used
+   * ("renderer threads ended unsampled"); empty unless it was made with `byThread`. Two readings
+   * subtracted give a span's.
+   */
+  threadCpuSeconds(): Map<string, number> {
+    const groups = new Map<string, number>();
+    const add = (group: string, ticks: number): void =>
+      void groups.set(group, (groups.get(group) ?? 0) + ticks / CLOCK_TICKS);
+    // A process's own figure counts its ended threads too: what its threads seen do not hold was
+    // spent by threads that began and ended between two samples (a short turn's workers).
+    const unseen = new Map<number, number>();
+    for (const [key, thread] of this.threads) {
+      const pid = Number(key.split('/')[0]);
+      add(thread.group, thread.last - thread.first);
+      unseen.set(pid, (unseen.get(pid) ?? 0) + thread.last - thread.first);
+    }
+    for (const [pid, seen] of unseen) {
+      const own = (this.lastTicks.get(pid) ?? 0) - (this.startTicks.get(pid) ?? 0);
+      if (own > seen) add(`${this.kinds.get(pid)} threads ended unsampled`, own - seen);
+    }
+    return groups;
   }
 
   stop(): void {

@@ -219,6 +219,20 @@ interface PageSession {
   cpu: CpuSplit;
   /** CPU seconds of the page's tree (every Chromium process of its launch) over the session. */
   pageCpuSeconds: number;
+  /** The page's CPU by thread group, the largest first ("renderer DedicatedWorker 520.1 s, …"). */
+  threads: string;
+}
+
+/** Thread groups at or above this share of the page's CPU are named; the rest are summed. */
+const THREAD_SHARE_SHOWN = 0.01;
+
+/** Where the page's CPU went between two readings of ProcessTreeSampler.threadCpuSeconds. */
+function threadShares(before: Map<string, number>, after: Map<string, number>): string {
+  const spent = [...after].map(([group, s]) => [group, s - (before.get(group) ?? 0)] as const);
+  const total = spent.reduce((sum, [, s]) => sum + s, 0);
+  const shown = spent.filter(([, s]) => s >= total * THREAD_SHARE_SHOWN).sort((a, b) => b[1] - a[1]);
+  const rest = total - shown.reduce((sum, [, s]) => sum + s, 0);
+  return [...shown.map(([group, s]) => `${group} ${s.toFixed(1)} s`), `other threads ${rest.toFixed(1)} s`].join(', ');
 }
 
 /** One contributor's page: signs in, joins every circuit, and contributes to each until all are accepted. */
@@ -249,7 +263,7 @@ async function pageSession(
   const watcher = new PeakRssWatcher(page.pid);
   // The page's memory: RSS every half second, PSS every five and whenever RSS climbs to a new high.
   // A PSS reading costs tens of ms of this process's CPU, on the cores the page's kernel needs.
-  const sampler = new ProcessTreeSampler(page.pid, { intervalMs: 500, pssIntervalMs: 5000 });
+  const sampler = new ProcessTreeSampler(page.pid, { intervalMs: 500, pssIntervalMs: 5000, byThread: true });
   try {
     await page.until(`!!document.querySelector('#demo-name')`);
     await page.evaluate(
@@ -264,6 +278,7 @@ async function pageSession(
     const before = await scrapeBytes(coordinator.url);
     const startedAt = Date.now();
     const cpuCount = countCpu(coordinator);
+    const threadsBefore = sampler.threadCpuSeconds();
     await page.evaluate(`document.querySelector('#join').click()`);
     const deadline = startedAt + TURN_TIMEOUT_MS * circuits.length;
     for (;;) {
@@ -279,6 +294,8 @@ async function pageSession(
     }
     const endedAt = Date.now();
     const cpu = cpuCount();
+    sampler.sample(false);
+    const threads = threadShares(threadsBefore, sampler.threadCpuSeconds());
     const moved = bytesMoved(before, await scrapeBytes(coordinator.url));
     const peak = sampler.peak(startedAt, endedAt);
     const turns: TurnTiming[] = [];
@@ -304,6 +321,7 @@ async function pageSession(
       endedAt,
       cpu,
       pageCpuSeconds: sampler.coresBusy(startedAt, endedAt) * ((endedAt - startedAt) / 1000),
+      threads,
       idlePssBytes: idlePss,
       peakPssAboveIdleBytes: Math.max(0, (peak?.pssBytes ?? idlePss) - idlePss),
       peaks: watcher.processes(),
@@ -643,7 +661,8 @@ async function turnStages(
             describeCpu(names.length > 1 ? 'the session' : 'it', session.cpu, sessionFloorMs, {
               what: 'page',
               seconds: session.pageCpuSeconds,
-            }),
+            }) +
+            `; the page's CPU by thread: ${session.threads}`,
         });
       }
     }

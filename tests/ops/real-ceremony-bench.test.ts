@@ -44,6 +44,18 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
   const [page, coordinator] = split.slice(1).map(Number) as [number, number];
   assert.ok(page > 0 && coordinator > 0, `the page (${page} s) and the coordinator (${coordinator} s) both used CPU`);
   assert.ok(page + coordinator <= machine + 0.5, `page and coordinator within the machine's ${machine} s`);
+  // The page's CPU by thread adds up to the page's (read from its threads rather than its
+  // processes, at the same half-second samples), and names the kernel's Web Workers.
+  const threads = /the page's CPU by thread: ([^)]*)/.exec(output)?.[1] ?? '';
+  const groups = [...threads.matchAll(/([^,]+?) (\d+\.\d) s(?:,|$)/g)].map(
+    (m) => [m[1]!.trim(), Number(m[2])] as const,
+  );
+  const threadSum = groups.reduce((sum, [, seconds]) => sum + seconds, 0);
+  assert.ok(Math.abs(threadSum - page) <= 0.05 * page + 0.5, `the page's threads (${threads}) add up to its ${page} s`);
+  assert.ok(
+    groups.some(([group, seconds]) => group === 'renderer DedicatedWorker' && seconds > 0),
+    `the kernel's workers are among the page's threads: ${threads}`,
+  );
   const turnFloors = [...output.matchAll(/^ {2}turn \S+, page shaped: \w+ \(compute (\d+\.\d+) s/gm)];
   assert.equal(turnFloors.length, PROJECT_CIRCUITS.length, 'each turn prints its compute floor');
   const sessionFloor = turnFloors.reduce((sum, match) => sum + Number(match[1]), 0) * cores;
