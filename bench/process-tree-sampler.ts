@@ -63,13 +63,20 @@ interface ProcStat {
   cpuTicks: number;
 }
 
+/** A /proc …/stat line (a process's or a thread's): its name, the fields after it, its CPU ticks. */
+function parseStat(text: string): { name: string; fields: string[]; cpuTicks: number } {
+  // The command name (field 2) is in parentheses and may hold spaces: fields are counted after its ')'.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state): utime is field 14, stime 15.
+  const cpuTicks = Number(fields[11]) + Number(fields[12]);
+  return { name: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')), fields, cpuTicks };
+}
+
 function readStat(pid: number): ProcStat | undefined {
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) is in parentheses and may hold spaces: fields are counted after its ')'.
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    // fields[0] is field 3 (state): ppid is field 4, pgrp 5, utime 14, stime 15.
-    return { pid, ppid: Number(fields[1]), pgrp: Number(fields[2]), cpuTicks: Number(fields[11]) + Number(fields[12]) };
+    const { fields, cpuTicks } = parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    // ppid is field 4, pgrp 5.
+    return { pid, ppid: Number(fields[1]), pgrp: Number(fields[2]), cpuTicks };
   } catch {
     return undefined; // gone
   }
@@ -242,24 +249,22 @@ export class ProcessTreeSampler {
     }
     if (!this.kinds.has(pid)) this.kinds.set(pid, processKind(pid));
     for (const tid of tids) {
-      let text: string;
+      let stat: ReturnType<typeof parseStat>;
       try {
-        text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        stat = parseStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
       } catch {
-        continue;
+        continue; // ended
       }
-      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-      const ticks = Number(fields[11]) + Number(fields[12]);
       const key = `${pid}/${tid}`;
       const known = this.threads.get(key);
       if (known) {
-        known.last = ticks;
+        known.last = stat.cpuTicks;
         continue;
       }
       // Chromium names its threads (15 characters at most here); numbered ones are grouped.
-      const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')).replace(/[\d/:#-]+$/, '');
-      const first = this.samples.length === 0 ? ticks : 0;
-      this.threads.set(key, { group: `${this.kinds.get(pid)} ${name}`, first, last: ticks });
+      const group = `${this.kinds.get(pid)} ${stat.name.replace(/[\d/:#-]+$/, '')}`;
+      const first = this.samples.length === 0 ? stat.cpuTicks : 0;
+      this.threads.set(key, { group, first, last: stat.cpuTicks });
     }
   }
 
