@@ -10,7 +10,8 @@
  *                   verdict for a first (uncached) and a second (cached, one MSM) link
  *  3. lobby         bench/lobby-load.ts: 10,000 waiting contributors polling every 10 s
  *  4. contribution  bench/browser-contribution.ts: a contribution on a 2^P key with snarkjs in Node
- *                   (CLI and API) vs the browser app's Web Worker in headless Chromium
+ *                   (CLI and API) vs the browser app's Web Worker in headless Chromium; then
+ *                   bench/kernel-in-chromium.ts: the page's kernel worker per point against Node's
  *  5. startup       bench/startup.ts: `ceremony --help`, verify-link and `ceremony serve` start-up,
  *                   compiled (dist/) vs the sources through tsx
  *  6. audit         bench/audit.ts: checking contribution 0 vs `snarkjs zkey new` (rs18, rs17p64),
@@ -67,6 +68,7 @@ import { printTransfer, runServerTransfer } from './server-transfer.ts';
 import { isRealShapeName, REAL_SHAPE_NAMES } from './bench-chain.ts';
 import { printLobby, runLobbyLoad } from './lobby-load.ts';
 import { printBrowserContribution, runBrowserContribution } from './browser-contribution.ts';
+import { printKernelInChromium, runKernelInChromium } from './kernel-in-chromium.ts';
 import { printStartup, runStartup } from './startup.ts';
 import {
   printContributorTurn,
@@ -203,6 +205,7 @@ if (selected.has('lobby')) {
 if (selected.has('contribution')) {
   const power = Number(values['contribution-power']);
   printBrowserContribution(power, await runBrowserContribution(power, 1));
+  printKernelInChromium(await runKernelInChromium());
 }
 if (selected.has('startup')) {
   printStartup(await runStartup(5), 5);

@@ -107,7 +107,10 @@ function processKind(pid: number): string {
     if (type === 'utility') return (flag('utility-sub-type') ?? 'utility').split('.').at(-1)!.toLowerCase();
     if (type) return type;
     const executable = path.basename(args[0] ?? '');
-    return /chrom/i.test(executable) ? 'browser' : executable;
+    if (/chrom/i.test(executable)) return 'browser';
+    // Node processes differ by their script (the coordinator and its embedded verifier are both node).
+    if (executable === 'node' && args[1] && !args[1].startsWith('-')) return path.basename(args[1]);
+    return executable;
   } catch {
     return 'gone';
   }
@@ -165,8 +168,8 @@ export class ProcessTreeSampler {
   private readonly kinds = new Map<number, string>();
   /** Also read each thread's CPU at every sample (threadCpuSeconds): where a browser's CPU goes. */
   private readonly byThread: boolean;
-  /** Each thread's ticks, first and last seen, with the group it is counted in. */
-  private readonly threads = new Map<string, { group: string; first: number; last: number }>();
+  /** Each thread's ticks, first and last seen, with its name in its group ("main", "DedicatedWorker"). */
+  private readonly threads = new Map<string, { name: string; first: number; last: number }>();
 
   constructor(
     private readonly root: number,
@@ -185,9 +188,10 @@ export class ProcessTreeSampler {
     this.tree = processTree(root);
     for (const stat of this.tree) this.startTicks.set(stat.pid, stat.cpuTicks);
     this.sample();
+    // Unreferenced: a sampler left running by a bench that failed must not keep it alive.
     this.timers = [
-      setInterval(() => this.sample(false), options.intervalMs ?? 100),
-      setInterval(() => this.sample(), options.pssIntervalMs ?? 1000),
+      setInterval(() => this.sample(false), options.intervalMs ?? 100).unref(),
+      setInterval(() => this.sample(), options.pssIntervalMs ?? 1000).unref(),
     ];
   }
 
@@ -213,8 +217,7 @@ export class ProcessTreeSampler {
         const own = readPss(stat.pid) ?? 0;
         pss += own;
         if (this.byKind) {
-          if (!this.kinds.has(stat.pid)) this.kinds.set(stat.pid, processKind(stat.pid));
-          const kind = this.kinds.get(stat.pid)!;
+          const kind = this.knowKind(stat.pid);
           byKind[kind] = (byKind[kind] ?? 0) + own;
         }
       }
@@ -236,6 +239,20 @@ export class ProcessTreeSampler {
   }
 
   /**
+   * The process's kind, read once; a zygote's is read again until it is another. Chromium forks
+   * its renderers from a zygote, and a renderer read just after the fork still shows the zygote's
+   * command line: kept, its CPU would be counted as the zygote's.
+   */
+  private knowKind(pid: number): string {
+    let kind = this.kinds.get(pid);
+    if (kind === undefined || kind === 'zygote') {
+      kind = processKind(pid);
+      this.kinds.set(pid, kind);
+    }
+    return kind;
+  }
+
+  /**
    * Reads the CPU of each of a process's threads. A thread first seen at the sampler's start
    * counts from there; one first seen later started since (or its process joined the tree since)
    * and counts whole. A thread that ends keeps its last reading, up to `intervalMs` short.
@@ -247,7 +264,7 @@ export class ProcessTreeSampler {
     } catch {
       return; // gone
     }
-    if (!this.kinds.has(pid)) this.kinds.set(pid, processKind(pid));
+    this.knowKind(pid);
     for (const tid of tids) {
       let stat: ReturnType<typeof parseStat>;
       try {
@@ -261,10 +278,12 @@ export class ProcessTreeSampler {
         known.last = stat.cpuTicks;
         continue;
       }
-      // Chromium names its threads (15 characters at most here); numbered ones are grouped.
-      const group = `${this.kinds.get(pid)} ${stat.name.replace(/[\d/:#-]+$/, '')}`;
+      // Chromium names its threads (15 characters at most here); numbered ones are grouped. A
+      // process's main thread bears the process's name, and Node leaves every thread that name,
+      // so the main thread is called so and Node's others (kernel threads, libuv's pool) "threads".
+      const name = Number(tid) === pid ? 'main' : stat.name.replace(/[\d/:#-]+$/, '');
       const first = this.samples.length === 0 ? stat.cpuTicks : 0;
-      this.threads.set(key, { group, first, last: stat.cpuTicks });
+      this.threads.set(key, { name: name === 'node' ? 'threads' : name, first, last: stat.cpuTicks });
     }
   }
 
@@ -283,7 +302,7 @@ export class ProcessTreeSampler {
     const unseen = new Map<number, number>();
     for (const [key, thread] of this.threads) {
       const pid = Number(key.split('/')[0]);
-      add(thread.group, thread.last - thread.first);
+      add(`${this.kinds.get(pid)} ${thread.name}`, thread.last - thread.first);
       unseen.set(pid, (unseen.get(pid) ?? 0) + thread.last - thread.first);
     }
     for (const [pid, seen] of unseen) {

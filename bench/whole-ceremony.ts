@@ -147,6 +147,8 @@ interface CpuSplit {
   coordinator: number;
   /** This bench process: its samplers, the page's driver, the shaped link. */
   bench: number;
+  /** The coordinator's CPU by thread group (threadShares), where its share of the cores went. */
+  coordinatorThreads: string;
 }
 
 /** Starts counting; the function returned ends the count. */
@@ -155,13 +157,25 @@ function countCpu(coordinator: CoordinatorProcess): () => CpuSplit {
   const machine = machineBusySeconds();
   const served = treeCpuSeconds(coordinator.groupId);
   const bench = process.cpuUsage();
+  // Its threads are read every half second, as the page's are: the intake's stages run on threads
+  // of their own (the link check's MSM threads, libuv's pool), so the split says which costs.
+  const threads = new ProcessTreeSampler(coordinator.groupId, {
+    intervalMs: 500,
+    pssIntervalMs: 5000,
+    readPss: false,
+    byThread: true,
+  });
+  const threadsBefore = threads.threadCpuSeconds();
   return () => {
     const own = process.cpuUsage(bench);
+    threads.sample(false);
+    threads.stop();
     return {
       wallSeconds: (Date.now() - startedAt) / 1000,
       machine: machineBusySeconds() - machine,
       coordinator: treeCpuSeconds(coordinator.groupId) - served,
       bench: (own.user + own.system) / 1e6,
+      coordinatorThreads: threadShares(threadsBefore, threads.threadCpuSeconds()),
     };
   };
 }
@@ -186,7 +200,8 @@ function describeCpu(
     : `the command ${s(rest)}, coordinator ${s(cpu.coordinator)}, bench ${s(cpu.bench)}`;
   return (
     `CPU over ${span} ${s(cpu.machine)} of ${cores} × ${s(cpu.wallSeconds)}: ${who}; ` +
-    `the compute floor is ${s((floorComputeMs / 1000) * cores)} of CPU`
+    `the compute floor is ${s((floorComputeMs / 1000) * cores)} of CPU; ` +
+    `the coordinator's CPU by thread: ${cpu.coordinatorThreads}`
   );
 }
 

@@ -18,7 +18,7 @@ import { DELTA_FORMAT_V1 } from '../../core/delta/delta-format.ts';
 import { CoordinatorError, isCoordinatorError } from '../../core/errors.ts';
 import { NotStreamable, StreamedSplice } from '../../core/delta/streamed-splice.ts';
 import { hashZkeyFile, type ZkeyHashes } from '../../core/zkey/zkey-hashes.ts';
-import { StreamedCandidateSums } from '../../core/link-check/streamed-candidate-sums.ts';
+import { StreamedCandidateSums, type SumBatching } from '../../core/link-check/streamed-candidate-sums.ts';
 import { verifyLinkFromHead } from '../../core/link-check/verify-link-from-head.ts';
 import type { CandidateSums } from '../../core/link-check/link-combination-cache.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
@@ -177,20 +177,53 @@ describe('the splice as the delta arrives', () => {
 describe('the link check’s sums as the delta arrives', () => {
   const key = randomBytes(32);
 
-  async function sumsOf(bytes: Buffer): Promise<CandidateSums | undefined> {
-    const sums = await StreamedCandidateSums.start(key, head);
+  /**
+   * The test key's L and H each fit in one of the splice's chunks; with `batching`, each chunk is
+   * handed on in pieces of PIECE_POINTS, so that batches gather several pieces and a section's
+   * tail is summed piece by piece, as a real key's 2^15-point chunks are.
+   */
+  const PIECE_POINTS = 3;
+  const SMALL_BATCHES: SumBatching = { batchPoints: 5, tailPoints: 4 };
+
+  async function streamedSums(
+    bytes: Buffer,
+    batching?: SumBatching,
+  ): Promise<{ sums: StreamedCandidateSums; pieces: number[] }> {
+    const sums = await StreamedCandidateSums.start(key, head, batching);
     const out = path.join(scratch, `summed-${randomBytes(4).toString('hex')}.zkey`);
-    await streamSplice(bytes, 1 << 16, out, (section, first, points) => sums.add(section, first, points));
-    return sums.result();
+    const pieces: number[] = [];
+    await streamSplice(bytes, 1 << 16, out, (section, first, points) => {
+      const step = batching ? PIECE_POINTS * G1 : points.length;
+      for (let at = 0; at < points.length; at += step) {
+        sums.add(section, first + at / G1, points.subarray(at, at + step));
+        pieces.push(section);
+      }
+    });
+    return { sums, pieces };
+  }
+
+  async function sumsOf(bytes: Buffer, batching?: SumBatching): Promise<CandidateSums | undefined> {
+    return (await streamedSums(bytes, batching)).sums.result();
   }
 
   it('are the sums the verifier makes from the whole key: same verdict, same combination', async () => {
-    const next = await sumsOf(delta);
-    assert.ok(next, 'the sums ran to the end');
     const read = await verifyLinkFromHead(head, spliced, { challenge: { key } });
-    const given = await verifyLinkFromHead(head, spliced, { challenge: { key, next } });
-    assert.deepEqual(given.combination, read.combination);
-    assert.equal(given.contributionHash, read.contributionHash);
+    for (const batching of [undefined, SMALL_BATCHES]) {
+      const { sums, pieces } = await streamedSums(delta, batching);
+      const next = await sums.result();
+      assert.ok(next, 'the sums ran to the end');
+      if (batching) {
+        const lPieces = pieces.filter((id) => id === SECTION.l).length;
+        assert.ok(lPieces >= 4, `L came in ${lPieces} pieces: enough for a batch and a tail`);
+        // Batches of two pieces, the tail's pieces one by one: fewer sums than pieces.
+        assert.ok(sums.sumsRun < pieces.length, `${sums.sumsRun} sums of ${pieces.length} pieces`);
+      } else {
+        assert.equal(sums.sumsRun, 2, 'one chunk each of L and H, each summed at once');
+      }
+      const given = await verifyLinkFromHead(head, spliced, { challenge: { key, next } });
+      assert.deepEqual(given.combination, read.combination);
+      assert.equal(given.contributionHash, read.contributionHash);
+    }
   });
 
   it('make a tampered L fail the check as reading it does', async () => {
@@ -198,18 +231,18 @@ describe('the link check’s sums as the delta arrives', () => {
       const l = sectionOf(f, SECTION.l);
       l.data.copy(l.data, 0, G1, 2 * G1);
     });
-    const next = await sumsOf(tampered);
-    assert.ok(next, 'valid points where the head has them: summed');
     const out = path.join(scratch, 'tampered.zkey');
     await streamSplice(tampered, 1 << 16, out);
-    await assert.rejects(verifyLinkFromHead(head, out, { challenge: { key, next } }), /L section is not consistent/);
+    for (const batching of [undefined, SMALL_BATCHES]) {
+      const next = await sumsOf(tampered, batching);
+      assert.ok(next, 'valid points where the head has them: summed');
+      await assert.rejects(verifyLinkFromHead(head, out, { challenge: { key, next } }), /L section is not consistent/);
+    }
   });
 
   it('stop with the verifier’s refusal on a point at infinity the head lacks, or a point off the curve', async () => {
-    const refusalOf = async (bytes: Buffer): Promise<CoordinatorError | undefined> => {
-      const sums = await StreamedCandidateSums.start(key, head);
-      const out = path.join(scratch, `refused-${randomBytes(4).toString('hex')}.zkey`);
-      await streamSplice(bytes, 1 << 16, out, (section, first, points) => sums.add(section, first, points));
+    const refusalOf = async (bytes: Buffer, batching?: SumBatching): Promise<CoordinatorError | undefined> => {
+      const { sums } = await streamedSums(bytes, batching);
       assert.equal(await sums.result(), undefined, 'no sums');
       return sums.refusal;
     };
@@ -223,5 +256,16 @@ describe('the link check’s sums as the delta arrives', () => {
     const offCurveRefusal = await refusalOf(offCurve);
     assert.ok(isCoordinatorError(offCurveRefusal, 'contribution.point_not_on_curve'), String(offCurveRefusal));
     assert.match(offCurveRefusal.message, /^point 0 of the H section is not a point of the curve$/);
+    // Point 7 is the second of the second batch (points 6 to 11): named by its index in the
+    // section, not in its batch.
+    const offCurveLater = editSections(delta, (f) => {
+      const h = sectionOf(f, SECTION.h);
+      h.data[7 * G1 + G1 / 2] = h.data[7 * G1 + G1 / 2]! ^ 1;
+    });
+    const laterRefusal = await refusalOf(offCurveLater, SMALL_BATCHES);
+    assert.ok(isCoordinatorError(laterRefusal, 'contribution.point_not_on_curve'), String(laterRefusal));
+    assert.match(laterRefusal.message, /^point 7 of the H section is not a point of the curve$/);
+    const batchedIdentity = await refusalOf(identity, SMALL_BATCHES);
+    assert.ok(isCoordinatorError(batchedIdentity, 'contribution.identity_pattern_changed'), String(batchedIdentity));
   });
 });

@@ -45,17 +45,21 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
   assert.ok(page > 0 && coordinator > 0, `the page (${page} s) and the coordinator (${coordinator} s) both used CPU`);
   assert.ok(page + coordinator <= machine + 0.5, `page and coordinator within the machine's ${machine} s`);
   // The page's CPU by thread adds up to the page's (read from its threads rather than its
-  // processes, at the same half-second samples), and names the kernel's Web Workers.
-  const threads = /the page's CPU by thread: ([^)]*)/.exec(output)?.[1] ?? '';
-  const groups = [...threads.matchAll(/([^,]+?) (\d+\.\d) s(?:,|$)/g)].map(
-    (m) => [m[1]!.trim(), Number(m[2])] as const,
-  );
-  const threadSum = groups.reduce((sum, [, seconds]) => sum + seconds, 0);
-  assert.ok(Math.abs(threadSum - page) <= 0.05 * page + 0.5, `the page's threads (${threads}) add up to its ${page} s`);
-  assert.ok(
-    groups.some(([group, seconds]) => group === 'renderer DedicatedWorker' && seconds > 0),
-    `the kernel's workers are among the page's threads: ${threads}`,
-  );
+  // processes, at the same half-second samples), and names the kernel's Web Workers; so does the
+  // coordinator's, naming its HTTP process's main thread (the intake's splice and hashes).
+  const pageRowLine = output.split('\n').find((line) => line.includes(pageRow[0])) ?? '';
+  const threadsOf = (who: string, total: number, named: string): void => {
+    const list = new RegExp(`the ${who}'s CPU by thread: ([^;)]*)`).exec(pageRowLine)?.[1] ?? '';
+    const groups = [...list.matchAll(/([^,]+?) (\d+\.\d) s(?:,|$)/g)].map((m) => [m[1]!.trim(), Number(m[2])] as const);
+    const sum = groups.reduce((acc, [, seconds]) => acc + seconds, 0);
+    assert.ok(Math.abs(sum - total) <= 0.05 * total + 0.5, `the ${who}'s threads (${list}) add up to its ${total} s`);
+    assert.ok(
+      groups.some(([group, seconds]) => group === named && seconds > 0),
+      `${named} is among the ${who}'s threads: ${list}`,
+    );
+  };
+  threadsOf('page', page, 'renderer DedicatedWorker');
+  threadsOf('coordinator', coordinator, 'ceremony.js main');
   const turnFloors = [...output.matchAll(/^ {2}turn \S+, page shaped: \w+ \(compute (\d+\.\d+) s/gm)];
   assert.equal(turnFloors.length, PROJECT_CIRCUITS.length, 'each turn prints its compute floor');
   const sessionFloor = turnFloors.reduce((sum, match) => sum + Number(match[1]), 0) * cores;
