@@ -83,7 +83,8 @@ window.scaleIn = async (workers, base64, schedule, steps, rounds) => {
   const runs = await Promise.all(Array.from({ length: workers }, () =>
     runWorker(new Worker('/kernel-worker.js', { type: 'module' }), input, new Int8Array(schedule), steps, rounds)));
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', runs[0].first));
-  return { times: runs.map((r) => r.times), sha256: Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('') };
+  const sha256 = Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+  return { times: runs.map((r) => r.times), sha256 };
 };
 </script>`;
 
@@ -190,7 +191,8 @@ export function printKernelInChromium(f: ChromiumKernelFigures): void {
       `${f.jsFlags ? ` (Chromium --js-flags=${f.jsFlags})` : ''}\n` +
       `Node ${process.version} (V8 ${process.versions.v8}); ${chromiumVersion || 'Chromium'}\n` +
       `${'where'.padEnd(34)}  ${'µs/point'.padStart(8)}  ${'÷ Node'.padStart(7)}  first round\n` +
-      `${'Node, one thread (the floor)'.padEnd(34)}  ${f.nodeUsPerPoint.toFixed(1).padStart(8)}  ${'1.00×'.padStart(7)}\n`,
+      `${'Node, one thread (the floor)'.padEnd(34)}  ${f.nodeUsPerPoint.toFixed(1).padStart(8)}  ` +
+      `${'1.00×'.padStart(7)}\n`,
   );
   for (const row of f.chromium) {
     process.stdout.write(
