@@ -23,12 +23,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildBn128 } from 'ffjavascript';
 import { chromium } from 'playwright-core';
 import { BN254_R, planScaleChain } from '../core/kernel/g1-scale-chain.ts';
 import { G1ScaleKernel } from '../core/kernel/g1-scale-kernel.ts';
 import { CHROMIUM_ARGS, CHROMIUM_BIN } from '../tests/helpers/chromium.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
+import { g1BenchPoints } from './g1-bench-points.ts';
 
 export interface ChromiumKernelFigures {
   points: number;
@@ -108,28 +108,13 @@ function servePage(kernelWorker: string): Promise<{ url: string; close(): Promis
   );
 }
 
-async function benchPoints(points: number): Promise<Uint8Array> {
-  const curve = await buildBn128(true);
-  try {
-    const input = new Uint8Array(points * 64);
-    let p = curve.G1.g;
-    for (let i = 0; i < points; i++) {
-      p = curve.G1.add(p, curve.G1.g);
-      curve.G1.toRprLEM(input, i * 64, curve.G1.toAffine(p));
-    }
-    return input;
-  } finally {
-    await curve.terminate();
-  }
-}
-
 export async function runKernelInChromium(
   points = 16384,
   rounds = 4,
   jsFlags?: string,
 ): Promise<ChromiumKernelFigures> {
   const kernelWorker = builtKernelWorker();
-  const input = await benchPoints(points);
+  const input = await g1BenchPoints(points);
   const chain = planScaleChain(BigInt(`0x${randomBytes(32).toString('hex')}`) % BN254_R);
   if (!chain) throw new Error('no chain for the bench scalar');
   const kernel = await G1ScaleKernel.instantiate();

@@ -16,6 +16,7 @@ import { buildBn128 } from 'ffjavascript';
 import * as mcl from 'mcl-wasm';
 import { BN254_R, planScaleChain } from '../core/kernel/g1-scale-chain.ts';
 import { G1ScaleKernel } from '../core/kernel/g1-scale-kernel.ts';
+import { g1GeneratorMultiples } from './g1-bench-points.ts';
 
 export interface PerPointFigures {
   points: number;
@@ -28,12 +29,7 @@ export async function runKernelPerPoint(points = 8192, rounds = 3): Promise<PerP
   try {
     const Fr = curve.Fr;
     const k = BigInt(`0x${randomBytes(32).toString('hex')}`) % BN254_R;
-    const input = new Uint8Array(points * 64);
-    let p = curve.G1.g;
-    for (let i = 0; i < points; i++) {
-      p = curve.G1.add(p, curve.G1.g);
-      curve.G1.toRprLEM(input, i * 64, curve.G1.toAffine(p));
-    }
+    const input = g1GeneratorMultiples(curve, points);
     const batchApplyKey = curve.G1.batchApplyKey as (
       b: Uint8Array,
       first: Uint8Array,

@@ -238,10 +238,10 @@ interface PageSession {
   threads: string;
 }
 
-/** Thread groups at or above this share of the page's CPU are named; the rest are summed. */
+/** Thread groups at or above this share of a tree's CPU (page, coordinator) are named; the rest summed. */
 const THREAD_SHARE_SHOWN = 0.01;
 
-/** Where the page's CPU went between two readings of ProcessTreeSampler.threadCpuSeconds. */
+/** Where a tree's CPU went between two readings of ProcessTreeSampler.threadCpuSeconds. */
 function threadShares(before: Map<string, number>, after: Map<string, number>): string {
   const spent = [...after].map(([group, s]) => [group, s - (before.get(group) ?? 0)] as const);
   const total = spent.reduce((sum, [, s]) => sum + s, 0);

@@ -23,6 +23,7 @@ import { CoordinatorError } from '../errors.ts';
 import { readExactlyInto } from '../binfile/read-exactly.ts';
 import { readSectionTable } from '../binfile/section-table.ts';
 import { g1CheckedPartialSums } from '../kernel/multi-exp.ts';
+import { joinPoints } from '../kernel/split-points.ts';
 import { challengeScalars } from './link-challenge.ts';
 import { IdentityPatternDigest, identityIndices } from './identity-pattern.ts';
 import type { CandidateSums } from './link-combination-cache.ts';
@@ -37,8 +38,7 @@ const MAX_QUEUED = 3;
 
 /**
  * How chunks are gathered into sums. A multi-exponentiation costs less a point the more points it
- * takes at once (its buckets are summed once per call): over 2^20 points on two threads, calls of
- * 2^17 points took 0.78x the CPU of calls of the splice's 2^15 (bench/link-sum-batches.ts). So
+ * takes at once (its buckets are summed once per call; bench/link-sum-batches.ts measures it). So
  * chunks are gathered into batches of `batchPoints` (8 MiB by default), except in the last
  * `tailPoints` of a section, whose chunks are summed as they come: in a turn, where the upload
  * follows the page's compute, what is left to sum after the last byte (the coordinator's share of
@@ -242,7 +242,7 @@ export class StreamedCandidateSums {
   private async sumBatch(section: number, state: SectionState): Promise<void> {
     const first = state.summed;
     const n = state.taken - first;
-    const points = state.batch.length === 1 ? state.batch[0]! : concatenate(state.batch, n * G1_BYTES);
+    const points = state.batch.length === 1 ? state.batch[0]! : joinPoints(state.batch, n * G1_BYTES);
     state.batch = [];
     const scalars = challengeScalars(this.key, section, first, n, LINK_SCALAR_BYTES);
     const result = await g1CheckedPartialSums(points, scalars, LINK_SCALAR_BYTES);
@@ -254,7 +254,6 @@ export class StreamedCandidateSums {
       );
       return this.stop('a point off the curve');
     }
-    if (this.stopped !== undefined) return; // cancelled while it summed: its parts were dropped
     state.parts.push(...result.parts);
     state.summed += n;
   }
@@ -262,14 +261,4 @@ export class StreamedCandidateSums {
 
 function sectionName(section: number): 'L' | 'H' {
   return section === L_SECTION ? 'L' : 'H';
-}
-
-function concatenate(chunks: Uint8Array[], bytes: number): Uint8Array {
-  const out = new Uint8Array(bytes);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
 }
