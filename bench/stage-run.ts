@@ -188,6 +188,11 @@ export interface StageRow {
   note?: string;
   /** Where its time went: the command's own stage-time lines (CEREMONY_STAGE_TIMES), when it prints them. */
   stageTimes?: string[];
+  /**
+   * How much slower the machine ran the kernel during the stage than when its floor was taken, by
+   * a probe (bench/kernel-speed-probe.ts); 1 is the same speed.
+   */
+  machineSlowdown?: number;
 }
 
 /** Set for a command whose stage times a bench prints (core/runtime/stage-timings.ts). */

@@ -70,6 +70,27 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
     Math.abs(floorCpu - sessionFloor) <= rounding,
     `the session's CPU floor ${floorCpu} s is its turns' floors × ${cores} cores (${sessionFloor.toFixed(2)} s)`,
   );
+  // The kernel probe read the machine's speed over the page's session (each turn's row) and over
+  // finalise, at their start and end at least, and set it against its reading at the floor.
+  const probeNote = new RegExp(
+    String.raw`read (\d+\.\d) µs a point \(mean of (\d+), [^)]*\) against (\d+\.\d) ` +
+      String.raw`when the floor was taken: the machine ran the kernel (\d+\.\d\d)× as slow`,
+    'g',
+  );
+  const probes = [...output.matchAll(probeNote)];
+  assert.equal(probes.length, PROJECT_CIRCUITS.length + 1, 'every turn and finalise name the probe');
+  for (const [, during, count, atFloor, slowdown] of probes) {
+    assert.ok(Number(count) >= 2, `at least the readings at the start and the end (${count})`);
+    assert.ok(Math.abs(Number(during) / Number(atFloor) - Number(slowdown)) <= 0.01, 'the slowdown is their ratio');
+  }
+  const worst = new RegExp(
+    String.raw`each turn ≤ 1\.3 × its floor: worst .*?: (\d+\.\d\d)× \((\d+\.\d\d)× at the machine's speed ` +
+      String.raw`during it, which the kernel probe read (\d+\.\d\d)× as slow`,
+  ).exec(output);
+  assert.ok(worst, 'the turn goal gives the ratio at the machine’s speed beside the raw one');
+  // Each figure rounded to 0.01: a ratio of tens (the test circuits' floors are tiny) carries it further.
+  const [raw, atSpeed, slower] = worst.slice(1).map(Number) as [number, number, number];
+  assert.ok(Math.abs(raw / slower - atSpeed) <= 0.01 + 0.01 * atSpeed, `${raw} ÷ ${slower} is ${atSpeed}`);
   assert.match(output, /^goals \(a whole ceremony on one machine\):$/m);
   assert.equal(output.match(/^ {2}(met {4}|NOT MET) {2}/gm)?.length, 5, 'five goals checked');
   assert.match(output, /no process above 4 GB RSS: largest \S/);
