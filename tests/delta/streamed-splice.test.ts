@@ -268,4 +268,29 @@ describe('the link check’s sums as the delta arrives', () => {
     const batchedIdentity = await refusalOf(identity, SMALL_BATCHES);
     assert.ok(isCoordinatorError(batchedIdentity, 'contribution.identity_pattern_changed'), String(batchedIdentity));
   });
+
+  it('stop when cancelled mid-stream: the sum in flight is the last, and no sums are given', async () => {
+    const uncancelled = await streamedSums(delta, SMALL_BATCHES);
+    assert.ok(await uncancelled.sums.result(), 'the sums ran to the end');
+    const sums = await StreamedCandidateSums.start(key, head, SMALL_BATCHES);
+    const out = path.join(scratch, `cancelled-${randomBytes(4).toString('hex')}.zkey`);
+    const pieces: Array<[number, number, Uint8Array]> = [];
+    await streamSplice(delta, 1 << 16, out, (section, first, points) => {
+      for (let at = 0; at < points.length; at += PIECE_POINTS * G1)
+        pieces.push([section, first + at / G1, points.slice(at, at + PIECE_POINTS * G1)]);
+    });
+    for (const [section, first, points] of pieces) sums.add(section, first, points);
+    // Cancelled as soon as the first sum is in: the next batch's sum is already on the threads.
+    while (sums.sumsRun === 0) await new Promise((resolve) => setImmediate(resolve));
+    const atCancel = sums.sumsRun;
+    sums.cancel();
+    assert.equal(await sums.result(), undefined, 'no sums once cancelled');
+    assert.equal(sums.stopped, 'cancelled');
+    assert.equal(sums.refusal, undefined, 'a cancel is no refusal');
+    assert.ok(sums.sumsRun <= atCancel + 1, `${sums.sumsRun} sums: at most the one in flight after the cancel`);
+    assert.ok(
+      atCancel + 1 < uncancelled.sums.sumsRun,
+      `the cancel came before the end (${atCancel} of ${uncancelled.sums.sumsRun} sums)`,
+    );
+  });
 });
