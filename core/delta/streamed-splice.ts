@@ -6,11 +6,12 @@
  * splice and the hash (server/files/delta-intake.ts).
  *
  * The head's sections 3 to 7 (most of the key's bytes) are copied once all of L is in, when H's
- * header arrives: their place in the key is kept, L is written after it, and the hash catches up
- * by reading back what it skipped. Copying them at section 3's header instead would let anyone
- * holding a turn make the coordinator write a whole key for every kilobyte uploaded (a new upload
- * replaces the last); this way each copy costs the uploader L first, and H (longer than L in every
- * key) still arrives while the copy runs.
+ * header arrives: their place in the key is kept, L is written after it, and the hash catches up,
+ * taking the copied bytes as they are copied and reading back the rest it skipped (L, the sections'
+ * headers). Copying them at section 3's header instead would let anyone holding a turn make the
+ * coordinator write a whole key for every kilobyte uploaded (a new upload replaces the last); this
+ * way each copy costs the uploader L first, and H (longer than L in every key) still arrives while
+ * the copy runs.
  *
  * The delta is a `zkey-delta-v2` (delta-format.ts): its new record (section 10) arrives before L
  * and H. The record is held in memory (the key lists it last) and handed to `checkRecord` once it
@@ -269,27 +270,37 @@ export class StreamedSplice {
 
   /**
    * Copies the fixed sections' bodies from the head into the places kept for them, hashes what
-   * was skipped (reading it back from the key), and flushes the bulk of the key to disk now, while
-   * H still arrives, rather than after the last byte (commitFile flushes whatever is left).
+   * was skipped, and flushes the bulk of the key to disk now, while H still arrives, rather than
+   * after the last byte (commitFile flushes whatever is left).
    */
   private async copyFixedSections(): Promise<void> {
     if (this.pendingCopies.length === 0) return;
     const buffer = Buffer.alloc(COPY_BYTES);
     for (const { at, from, size } of this.pendingCopies.splice(0)) {
+      // The hash stops at the first place kept: what lies between two (a section's header) is read
+      // back, and the copied bytes are hashed as they pass rather than read back after.
+      await this.hashWrittenUpTo(at, buffer);
       for (let done = 0; done < size;) {
         const length = Math.min(buffer.length, size - done);
         await readExactlyInto(this.head, buffer.subarray(0, length), from + done);
         await this.writeAt(buffer.subarray(0, length), at + done);
+        this.hash.update(buffer.subarray(0, length));
+        this.hashedTo += length;
         done += length;
       }
     }
-    while (this.hashedTo < this.position) {
-      const length = Math.min(buffer.length, this.position - this.hashedTo);
+    await this.hashWrittenUpTo(this.position, buffer);
+    await this.out.datasync();
+  }
+
+  /** Hashes the key's bytes from where the hash stands to `end`, reading them back from the key. */
+  private async hashWrittenUpTo(end: number, buffer: Buffer): Promise<void> {
+    while (this.hashedTo < end) {
+      const length = Math.min(buffer.length, end - this.hashedTo);
       await readExactlyInto(this.out, buffer.subarray(0, length), this.hashedTo);
       this.hash.update(buffer.subarray(0, length));
       this.hashedTo += length;
     }
-    await this.out.datasync();
   }
 
   /** Appends to the key, hashing on the way when everything before is hashed. */
