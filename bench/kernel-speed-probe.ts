@@ -1,17 +1,9 @@
 /**
  * How fast this machine runs the kernel at a given moment: one thread (the bench's own) scales one
- * batch of G1 points with the contribution kernel and reads its own CPU time around it.
- *
- * Why a bench needs it: on the two-core virtual machine the benches run on, the same kernel on the
- * same points took 54 to 84 µs of CPU a point on one thread within a few minutes, the machine
- * otherwise idle (the host's load on the physical cores, which the guest cannot see: no steal time,
- * no cycle counters). A turn set against a floor taken at another moment then measures the host as
- * much as the code. Probing before the floor, after it and during the turn says which it was.
- *
- * What it reads is CPU time, not wall time: a probe that shares its core with the page's workers is
- * descheduled, but its CPU time is what the kernel costs on that core at that moment (measured: a
- * spinning process on the same core left it unchanged; one streaming 64 MiB through memory raised
- * it 5 %). The thread's clock is its schedstat (nanoseconds on the CPU), read before and after.
+ * batch of G1 points with the contribution kernel and reads its own CPU time around it (its
+ * schedstat, nanoseconds on the CPU). CPU time rather than wall time, so that sharing a core with
+ * the page's workers does not move it. Why the benches need it, and what it was checked against:
+ * docs/benchmarks.md (a whole ceremony, the machine's own speed).
  */
 import { readFileSync } from 'node:fs';
 import { G1ScaleKernel } from '../core/kernel/g1-scale-kernel.ts';
@@ -25,7 +17,7 @@ import { g1BenchPoints } from './g1-bench-points.ts';
  * be the turns' (whose inversions are shared by twice as many points).
  */
 const PROBE_POINTS = 512;
-/** A fixed full-width scalar: every probe walks the same chain. */
+/** A fixed full-width scalar. */
 const PROBE_SCALAR = 0x1234567890abcdef1234567890abcdef1234567890abcdef1234567890abcdefn;
 
 export interface ProbeReading {
@@ -41,8 +33,11 @@ function threadCpuNs(): number {
 }
 
 export class KernelSpeedProbe {
-  readonly readings: ProbeReading[] = [];
+  private readonly readings: ProbeReading[] = [];
   private timer: NodeJS.Timeout | undefined;
+
+  /** The same chain every reading: the probe's fixed scalar. */
+  private readonly chain = planScaleChain(PROBE_SCALAR)!;
 
   private constructor(
     private readonly kernel: G1ScaleKernel,
@@ -59,9 +54,8 @@ export class KernelSpeedProbe {
   /** Scales the probe's points once; CPU µs a point. */
   private measure(): number {
     const copy = this.points.slice();
-    const chain = planScaleChain(PROBE_SCALAR)!;
     const started = threadCpuNs();
-    this.kernel.scale(copy, chain);
+    this.kernel.scale(copy, this.chain);
     return (threadCpuNs() - started) / 1000 / PROBE_POINTS;
   }
 
