@@ -62,7 +62,12 @@ static inline void rr_mul3(u64 *p, const u64 *x, const u64 *y) {
  * row by row: m_i makes column i a multiple of 2^29, whose top bits go into column i + 1; the
  * upper nine columns are the result, normalised into limbs once at the end.
  */
-static void rr_mul(u32 *r, const u32 *a, const u32 *b) {
+#ifdef RR_MUL_INLINE
+__attribute__((always_inline)) static inline
+#else
+static
+#endif
+void rr_mul(u32 *r, const u32 *a, const u32 *b) {
   u64 x[RL], y[RL], sx[RL], sy[RL], p00[5], p11[5], p22[5], p01[5], p02[5], p12[5];
   _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) {
     x[i] = a[i];
