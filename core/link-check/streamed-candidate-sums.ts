@@ -254,6 +254,9 @@ export class StreamedCandidateSums {
       );
       return this.stop('a point off the curve');
     }
+    // Cancelled while this sum ran: a bad point above still earns its refusal, but these parts
+    // belong to no result, and the section's were cleared.
+    if (this.stopped !== undefined) return;
     state.parts.push(...result.parts);
     state.summed += n;
   }
