@@ -60,6 +60,22 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
   };
   threadsOf('page', page, 'renderer DedicatedWorker');
   threadsOf('coordinator', coordinator, 'ceremony.js main');
+  // The compute floor is the faster of its two measurements (before the turns, after finalise): a
+  // floor taken in one of the host's slow spells would flatter every stage set against it.
+  const moment = '(before the turns|after finalise)';
+  const measured = [
+    ...output.matchAll(
+      new RegExp(
+        String.raw`at (\d+\.\d) µs a point \(the faster of two measurements, ${moment}; (\d+\.\d) ${moment}\)`,
+        'g',
+      ),
+    ),
+  ];
+  assert.ok(measured.length >= PROJECT_CIRCUITS.length, `every turn's floor names its two measurements`);
+  for (const [, rate, when, other, otherWhen] of measured) {
+    assert.notEqual(when, otherWhen);
+    assert.ok(Number(rate) <= Number(other), `the floor's ${rate} µs a point is the faster of it and ${other}`);
+  }
   const turnFloors = [...output.matchAll(/^ {2}turn \S+, page shaped: \w+ \(compute (\d+\.\d+) s/gm)];
   assert.equal(turnFloors.length, PROJECT_CIRCUITS.length, 'each turn prints its compute floor');
   const sessionFloor = turnFloors.reduce((sum, match) => sum + Number(match[1]), 0) * cores;
