@@ -131,9 +131,9 @@ interface MachineSpeed {
 }
 
 /**
- * The machine's speed over `from`…`to` (a page's session, a command) by the kernel probe
- * (kernel-speed-probe.ts), against its speed when the floor was taken: `slowdown` above 1 means the
- * same kernel cost more CPU than then.
+ * The machine's speed over a stage (a page's session, a command) by the kernel probe's readings
+ * taken over it (kernel-speed-probe.ts), against its speed when the floor was taken: `slowdown`
+ * above 1 means the same kernel cost more CPU than then.
  */
 function machineSpeed(readings: number[], floors: TurnFloors): MachineSpeed | undefined {
   if (readings.length === 0) return undefined;
