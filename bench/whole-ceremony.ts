@@ -513,14 +513,15 @@ export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<W
     log("the kernel's time per point on every core (the compute floor of a turn)");
     const probe = await KernelSpeedProbe.create();
     stops.push(async () => probe.stop());
-    const before = await turnFloors(paths, names, init.largest, probe);
+    const before = await kernelMsPerPoint(paths.zkeyPath(init.largest, 0), probe);
     probe.every(PROBE_EVERY_MS);
     const turns = await turnStages(options, dir, names, init.keyBytes, probe, stops, log);
     const finalised = await finaliseStage(dir, names, probe, log);
     // Publish and audit are not set against the kernel: the probe would only take their cores.
     probe.stop();
     log("the kernel's time per point on every core again, after finalise (the faster is the floor)");
-    const floors = fasterFloors(before, await turnFloors(paths, names, init.largest, probe));
+    const after = await kernelMsPerPoint(paths.zkeyPath(init.largest, 0), probe);
+    const floors = await turnFloors(paths, names, fasterRate(before, after));
     rows.push(...turns.rows.map((row) => row(floors)), turns.coordinatorRow, finalised(floors));
     const published = path.join(work, 'published');
     rows.push(await publishStage(dir, published, init.copyMsPerByte, log));
@@ -614,33 +615,32 @@ interface TurnFloors {
   usPerPoint: number;
   /** The kernel probe's reading (µs a point, one thread) around the floor's passes: the machine's speed then. */
   probeUsPerPoint: number;
-  /** Which of its measurements the floor is, and the other's rate (fasterFloors). */
-  measured?: string;
+  /** Which of its two measurements the floor's rate is, and the other's (fasterRate). */
+  measured: string;
 }
+
+type KernelRate = Awaited<ReturnType<typeof kernelMsPerPoint>>;
+/** The rate the floor is taken at, naming which measurement it is. */
+type FloorRate = KernelRate & { measured: string };
 
 /**
- * The faster of the floor's two measurements, before the turns and after finalise. The host slows
+ * The faster of the kernel's two measurements, before the turns and after finalise. The host slows
  * this machine in spells of seconds, and a floor taken in one would flatter every stage set against
- * it (docs/benchmarks.md has a 2^22 run where it did): the faster of two sets each stage against the
- * machine nearer its best.
+ * it (docs/benchmarks.md has a 2^22 run where it did).
  */
-function fasterFloors(before: TurnFloors, after: TurnFloors): TurnFloors {
-  const afterWins = after.usPerPoint < before.usPerPoint;
-  const [faster, slower] = afterWins ? [after, before] : [before, after];
-  const when = afterWins ? ['after finalise', 'before the turns'] : ['before the turns', 'after finalise'];
-  return {
-    ...faster,
-    measured: `the faster of two measurements, ${when[0]}; ${slower.usPerPoint.toFixed(1)} ${when[1]}`,
-  };
+function fasterRate(before: KernelRate, after: KernelRate): FloorRate {
+  const us = (rate: KernelRate): string => (rate.msPerPoint * 1000).toFixed(1);
+  return after.msPerPoint < before.msPerPoint
+    ? { ...after, measured: `the faster of two measurements, after finalise; ${us(before)} before the turns` }
+    : { ...before, measured: `the faster of two measurements, before the turns; ${us(after)} after finalise` };
 }
 
+/** Per circuit, its compute floor at the floor's rate and the bytes a turn moves each way. */
 async function turnFloors(
   paths: CeremonyPaths,
   names: string[],
-  largest: string,
-  probe: KernelSpeedProbe,
+  { msPerPoint, probeUs, measured }: FloorRate,
 ): Promise<TurnFloors> {
-  const { msPerPoint, probeUs } = await kernelMsPerPoint(paths.zkeyPath(largest, 0), probe);
   const computeMs: Record<string, number> = {};
   const changedBytes: Record<string, number> = {};
   for (const name of names) {
@@ -649,7 +649,7 @@ async function turnFloors(
     computeMs[name] = points * msPerPoint;
     changedBytes[name] = await changedSectionBytes(paths.zkeyPath(name, 0));
   }
-  return { computeMs, changedBytes, usPerPoint: msPerPoint * 1000, probeUsPerPoint: probeUs };
+  return { computeMs, changedBytes, usPerPoint: msPerPoint * 1000, probeUsPerPoint: probeUs, measured };
 }
 
 /** A turn's floor on `name` at the link's rates: the slowest of its compute, download and upload. */
@@ -664,15 +664,15 @@ function turnFloor(floors: TurnFloors, name: string, r: LinkRates): { ms: number
   return {
     ms,
     what:
-      `${what} (compute ${seconds(parts.compute)} at ${floors.usPerPoint.toFixed(1)} µs a point` +
-      `${floors.measured ? ` (${floors.measured})` : ''}, ` +
+      `${what} (compute ${seconds(parts.compute)} at ${floors.usPerPoint.toFixed(1)} µs a point ` +
+      `(${floors.measured}), ` +
       `download ${seconds(parts.download)}, ` +
       `upload ${seconds(parts.upload)} of ${megabytes(changed)} each way at ` +
       `${r.downMbit.toFixed(0)}/${r.upMbit.toFixed(0)} Mbit/s)`,
   };
 }
 
-/** A stage's row, once the floor it is set against is known (it is measured again after the stages). */
+/** A stage's row, once the floor it is set against is known (the kernel is measured again after the stages). */
 type RowAgainst = (floors: TurnFloors) => StageRow;
 
 interface TurnFigures {
