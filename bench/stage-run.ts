@@ -189,10 +189,12 @@ export interface StageRow {
   /** Where its time went: the command's own stage-time lines (CEREMONY_STAGE_TIMES), when it prints them. */
   stageTimes?: string[];
   /**
-   * How much slower the machine ran the kernel during the stage than when its floor was taken, by
-   * a probe (bench/kernel-speed-probe.ts); 1 is the same speed.
+   * The machine's speed during the stage, by a probe (bench/kernel-speed-probe.ts): `slowdown`, how
+   * much slower it ran the kernel than when the floor was taken (1: the same speed), and `floorMs`,
+   * the floor with its compute part slowed by as much. A transfer's part is the link's, not the
+   * machine's, so a floor set by the upload moves only when the slowed compute overtakes it.
    */
-  machineSlowdown?: number;
+  atMachineSpeed?: { slowdown: number; floorMs: number };
 }
 
 /** Set for a command whose stage times a bench prints (core/runtime/stage-timings.ts). */

@@ -154,9 +154,24 @@ function machineSpeed(readings: number[], floors: TurnFloors): MachineSpeed | un
 /** The end of a row's note: the machine's speed over the stage, when the probe read it. */
 const machineNote = (machine: MachineSpeed | undefined): string => (machine ? `; ${machine.what}` : '');
 
+/** A stage's floor split into the part the machine's speed moves (compute) and the part it does not. */
+interface SplitFloor {
+  ms: number;
+  what: string;
+  computeMs: number;
+  transferMs: number;
+}
+
 /** The row's field for the goals (againstFloor), when the probe read the machine. */
-const machineSlowdown = (machine: MachineSpeed | undefined): Pick<StageRow, 'machineSlowdown'> =>
-  machine ? { machineSlowdown: machine.slowdown } : {};
+const atMachineSpeed = (machine: MachineSpeed | undefined, floor: SplitFloor): Pick<StageRow, 'atMachineSpeed'> =>
+  machine
+    ? {
+        atMachineSpeed: {
+          slowdown: machine.slowdown,
+          floorMs: Math.max(floor.computeMs * machine.slowdown, floor.transferMs),
+        },
+      }
+    : {};
 
 function verifierName(circuit: string): string {
   const words = circuit.split(/[^A-Za-z0-9]+/).filter(Boolean);
@@ -653,7 +668,7 @@ async function turnFloors(
 }
 
 /** A turn's floor on `name` at the link's rates: the slowest of its compute, download and upload. */
-function turnFloor(floors: TurnFloors, name: string, r: LinkRates): { ms: number; what: string } {
+function turnFloor(floors: TurnFloors, name: string, r: LinkRates): SplitFloor {
   const changed = floors.changedBytes[name]!;
   const parts = {
     compute: floors.computeMs[name]!,
@@ -663,6 +678,8 @@ function turnFloor(floors: TurnFloors, name: string, r: LinkRates): { ms: number
   const [what, ms] = Object.entries(parts).reduce((a, b) => (b[1] > a[1] ? b : a));
   return {
     ms,
+    computeMs: parts.compute,
+    transferMs: Math.max(parts.download, parts.upload),
     what:
       `${what} (compute ${seconds(parts.compute)} at ${floors.usPerPoint.toFixed(1)} µs a point ` +
       `(${floors.measured}), ` +
@@ -730,7 +747,7 @@ async function turnStages(
     const largestKey = Math.max(...names.map((n) => keyBytes[n]!));
     const sample = Math.min(256 * MB, Math.max(largestKey, 64 * MB));
     const loopback: LinkRates = await measureLinkRates(undefined, sample, sample);
-    const floorOf = (floors: TurnFloors, name: string, shaped: boolean): { ms: number; what: string } =>
+    const floorOf = (floors: TurnFloors, name: string, shaped: boolean): SplitFloor =>
       turnFloor(floors, name, shaped ? { downMbit: options.link.downMbit, upMbit: options.link.upMbit } : loopback);
 
     for (const [i, kind] of options.pages.entries()) {
@@ -749,10 +766,11 @@ async function turnStages(
         figures.rows.push((floors) => {
           const machine = machineSpeed(readings, floors);
           const sessionFloorMs = names.reduce((sum, name) => sum + floors.computeMs[name]!, 0);
+          const floor = floorOf(floors, turn.circuit, shaped);
           return {
             stage: `turn ${turn.circuit}, page ${kind}`,
             ms: turn.acceptedAt - turn.startAt,
-            floor: floorOf(floors, turn.circuit, shaped),
+            floor: { ms: floor.ms, what: floor.what },
             peaks: session.peaks,
             note:
               `page PSS above idle ${megabytes(session.peakPssAboveIdleBytes)} = ` +
@@ -766,7 +784,7 @@ async function turnStages(
               }) +
               `; the page's CPU by thread: ${session.threads}` +
               machineNote(machine),
-            ...machineSlowdown(machine),
+            ...atMachineSpeed(machine, floor),
           };
         });
       }
@@ -787,16 +805,17 @@ async function turnStages(
         figures.shares.push(share.ms);
         figures.rows.push((floors) => {
           const machine = machineSpeed(readings, floors);
+          const floor = floorOf(floors, name, false);
           return {
             stage: `turn ${name}, terminal straight`,
             ms: turn.ms,
-            floor: floorOf(floors, name, false),
+            floor: { ms: floor.ms, what: floor.what },
             peaks: turn.peaks,
             note:
               `coordinator's share ${describeShare(share)}; the whole command (start-up and sign-in included); ` +
               describeCpu('it', cpu, floors.computeMs[name]!) +
               machineNote(machine),
-            ...machineSlowdown(machine),
+            ...atMachineSpeed(machine, floor),
           };
         });
       }
@@ -829,17 +848,16 @@ async function finaliseStage(
   const readings = probe.between(from, probe.probe().t);
   return (floors) => {
     const machine = machineSpeed(readings, floors);
+    const computeMs = names.reduce((sum, n) => sum + floors.computeMs[n]!, 0);
+    const what = "compute: one L/H pass of the kernel per circuit (the beacon's scaling)";
     return {
       stage: 'finalise',
       ms: finalise.ms,
-      floor: {
-        ms: names.reduce((sum, n) => sum + floors.computeMs[n]!, 0),
-        what: "compute: one L/H pass of the kernel per circuit (the beacon's scaling)",
-      },
+      floor: { ms: computeMs, what },
       peaks: finalise.peaks,
       stageTimes: stageTimeLines(finalise.stderr),
       ...(machine ? { note: machine.what } : {}),
-      ...machineSlowdown(machine),
+      ...atMachineSpeed(machine, { ms: computeMs, what, computeMs, transferMs: 0 }),
     };
   };
 }
@@ -903,17 +921,18 @@ async function receiptStage(
 }
 
 /**
- * A stage's time ÷ its floor, and beside it the same ratio at the machine's speed during the stage
- * (the kernel probe's slowdown taken out), which says how much of a miss was the host's. The goal
- * is judged on the first.
+ * A stage's time ÷ its floor, and beside it the time ÷ the floor at the machine's speed during the
+ * stage (its compute part slowed as the kernel probe read the machine), which says how much of a
+ * miss was the host's. The goal is judged on the first.
  */
 function againstFloor(row: StageRow): string {
   const ratio = row.ms / row.floor!.ms;
-  const slowdown = row.machineSlowdown;
-  return slowdown === undefined
+  const atSpeed = row.atMachineSpeed;
+  return atSpeed === undefined
     ? `${ratio.toFixed(2)}×`
-    : `${ratio.toFixed(2)}× (${(ratio / slowdown).toFixed(2)}× at the machine's speed during it, ` +
-        `which the kernel probe read ${slowdown.toFixed(2)}× as slow as when the floor was taken)`;
+    : `${ratio.toFixed(2)}× (${(row.ms / atSpeed.floorMs).toFixed(2)}× of the floor at the machine's speed ` +
+        `during it, ${seconds(atSpeed.floorMs)}: its compute slowed ${atSpeed.slowdown.toFixed(2)}× as the kernel ` +
+        `probe read the machine, its transfers at the link's rates)`;
 }
 
 /** The whole ceremony's goals, checked on its rows and turns. */
