@@ -5,7 +5,8 @@
  *  (b) the audit's check of the ptau (checkPtauSections) on the shapes' ptau (power 18) for the
  *      shapes' domains, with its phases; with --ptau-verify also `snarkjs powersoftau verify` of the
  *      same file, same run, for scale (it replays far more: every power, every Lagrange level in
- *      G1 and G2, the contribution chain);
+ *      G1 and G2, the contribution chain); and the check's largest inverse FFT on the kernel
+ *      against ffjavascript's, which it used before (--fft-power P: at 2^P instead, alone);
  *  (c) `ceremony audit` (auditCeremony) over a published-ceremony-shaped folder of the service's
  *      nine circuits, each a chain of LINKS contributions plus a beacon final key, measured, and
  *      extrapolated to 370 links; the ptau's pin and sections check are reported on their own line.
@@ -21,7 +22,7 @@
  *
  * Usage: tsx bench/audit.ts [--shapes rs18,rs17p64] [--links 5] [--no-baseline] [--no-ceremony]
  *                           [--one-chain]
- *                           [--no-ptau] [--ptau-verify]
+ *                           [--no-ptau] [--ptau-verify] [--fft-power P]
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -36,6 +37,7 @@ import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { beaconFast, contributeFast } from '../core/kernel/contribute-fast.ts';
+import { frInverseFft } from '../core/kernel/fr-fft.ts';
 import {
   deltaEntryFromVerificationKey,
   serialiseManifest,
@@ -140,6 +142,36 @@ async function ptauCheck(shapes: Map<string, RealShapedChain>, snarkjsVerify: bo
     process.stdout.write(`  snarkjs powersoftau verify           ${seconds(verify).padStart(9)}\n`);
   }
   for (const item of report.checked) process.stdout.write(`    checked: ${item}\n`);
+  await inverseFftAgainstFfjavascript(Math.max(...powers) + 1);
+}
+
+/**
+ * One inverse FFT of 2^power random 128-bit scalars (the ptau check's r) on the kernel and with
+ * ffjavascript's Fr.ifft and its conversions (what the check did before), same input, same run, the
+ * results compared; the best of two rounds each. Its floor is the k·2^(k−1) products of the butterflies.
+ */
+async function inverseFftAgainstFfjavascript(power: number): Promise<void> {
+  const Fr = (await getBn128()).Fr;
+  const n = 2 ** power;
+  const values = new Uint8Array(n * 32);
+  const random = randomBytes(n * 16);
+  for (let i = 0; i < n; i++) values.set(random.subarray(i * 16, (i + 1) * 16), i * 32);
+  benchLog(`inverse FFT of 2^${power} scalars: the kernel and ffjavascript`);
+  let [kernel, ffjavascript] = [Infinity, Infinity];
+  for (let round = 0; round < 2; round++) {
+    const [ours, oursMs] = await timed(() => frInverseFft(values, Fr.toObject(Fr.w[power]!)));
+    const [theirs, theirsMs] = await timed(async () =>
+      Fr.batchFromMontgomery(await Fr.ifft(await Fr.batchToMontgomery(values))),
+    );
+    if (!Buffer.from(ours).equals(Buffer.from(theirs))) throw new Error('the two inverse FFTs differ');
+    [kernel, ffjavascript] = [Math.min(kernel, oursMs), Math.min(ffjavascript, theirsMs)];
+  }
+  process.stdout.write(
+    `\ninverse FFT over F_r of 2^${power} scalars (best of 2, equal results)\n` +
+      `  kernel (fr-fft.c, one thread)        ${seconds(kernel).padStart(9)}   = ` +
+      `${(kernel / ffjavascript).toFixed(2)} × ffjavascript\n` +
+      `  ffjavascript Fr.ifft, with conversions ${seconds(ffjavascript).padStart(7)}\n`,
+  );
 }
 
 /** One MSM over L‖H with verify-link's scalar width: the floor a link is compared with. */
@@ -398,8 +430,14 @@ const { values } = parseArgs({
     'one-chain': { type: 'boolean', default: false },
     'no-ptau': { type: 'boolean', default: false },
     'ptau-verify': { type: 'boolean', default: false },
+    'fft-power': { type: 'string' },
   },
 });
+if (values['fft-power'] !== undefined) {
+  await inverseFftAgainstFfjavascript(Number(values['fft-power']));
+  await releaseBn128();
+  process.exit(0);
+}
 const shapes = new Map<string, RealShapedChain>();
 for (const name of values.shapes
   .split(',')

@@ -120,6 +120,8 @@ declare module 'ffjavascript' {
     inv(a: Uint8Array): Uint8Array;
     exp(a: Uint8Array, b: Uint8Array | bigint | number): Uint8Array;
     isZero(a: Uint8Array): boolean;
+    /** The element in standard form. */
+    toObject(a: Uint8Array): bigint;
     fromRng(rng: unknown): Uint8Array;
     batchToMontgomery(buff: Uint8Array): Promise<Uint8Array>;
     batchFromMontgomery(buff: Uint8Array): Promise<Uint8Array>;

@@ -21,8 +21,9 @@
  * How (one random linear combination, Schwartz–Zippel). The auditor draws, after the file is
  * fixed, uniform 128-bit r_i for every Lagrange point checked (zero at the even points of an H
  * level) and s_j for every power. For a level of n = 2^k points, Σ_i r_i·λ_i = Σ_j c_j·τ^j·g1 with
- * c = iFFT_n(r), c_j = (1/n)·Σ_i r_i·ω^(-ij) (one inverse FFT in F_r, ffjavascript's), and likewise
- * for 14/15 against 4/5; the c of every level of a reference section are added up. With
+ * c = iFFT_n(r), c_j = (1/n)·Σ_i r_i·ω^(-ij) (one inverse FFT in F_r on the kernel, fr-fft.c,
+ * with ffjavascript's ω), and likewise for 14/15 against 4/5; the c of every level of a reference
+ * section are added up. With
  * A = Σ_S Σ_j (s_{j-1} − C_S[j])·X^S_j (full-width scalars), B = Σ r_i·λ_i over all Lagrange
  * points checked and C = Σ_S Σ_j s_j·X^S_j (128-bit scalars), the check is one pairing equation
  *       e(A + B, g2) = e(C, τ·g2).
@@ -52,6 +53,7 @@ import { getBn128 } from '../crypto/bn128.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { readSectionTable, SectionTableError, type SectionLocation } from '../binfile/section-table.ts';
 import { readExactly } from '../binfile/read-exactly.ts';
+import { frInverseFft } from '../kernel/fr-fft.ts';
 import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback } from '../kernel/multi-exp.ts';
 import { coordinatesCanonical } from '../zkey/point-checks.ts';
 import { G1_SIZE, G2_SIZE, N8, pairingHolds, readAt, type AuditCurve } from './audit-curve.ts';
@@ -163,17 +165,10 @@ function widened(scalars: Uint8Array): Uint8Array {
   return out;
 }
 
-interface FrFft {
-  batchToMontgomery(buff: Uint8Array): Promise<Uint8Array>;
-  batchFromMontgomery(buff: Uint8Array): Promise<Uint8Array>;
-  ifft(buff: Uint8Array): Promise<Uint8Array>;
-}
-
-/** c = iFFT_n(r): c_j = (1/n)·Σ_i r_i·ω^(-ij), ω ffjavascript's (and preparePhase2's) 2^k-th root. */
+/** c = iFFT_n(r): c_j = (1/n)·Σ_i r_i·ω^(-ij) on the kernel, ω ffjavascript's (and preparePhase2's) 2^k-th root. */
 async function inverseFft(curve: AuditCurve, r: Uint8Array): Promise<Uint8Array> {
-  const Fr: FrFft = curve.Fr;
-  const out = await Fr.batchFromMontgomery(await Fr.ifft(await Fr.batchToMontgomery(widened(r))));
-  return new Uint8Array(out);
+  const level = Math.log2(r.byteLength / SCALAR_BYTES);
+  return frInverseFft(widened(r), curve.Fr.toObject(curve.Fr.w[level]!));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 /**
- * The two primes of BN254 (bn128, alt_bn128), defined once. No imports: the browser bundle (the G1
- * kernel) and server-only modules share it.
+ * The two primes of BN254 (bn128, alt_bn128), defined once, and powers modulo them. No imports:
+ * the browser bundle (the G1 kernel) and server-only modules share it.
  */
 
 /** q: the base field, in which point coordinates live. */
@@ -8,3 +8,14 @@ export const BN254_Q = 218882428718392752222464057452572750886963111572978236626
 
 /** r: the scalar field, the order of G1 and G2 (the r1cs prime, the Semaphore SNARK field). */
 export const BN254_R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
+
+/** base^exponent mod modulus, by squaring (a prime modulus and exponent p − 2 give an inverse). */
+export function modPow(base: bigint, exponent: bigint, modulus: bigint): bigint {
+  let result = 1n;
+  let b = base % modulus;
+  for (let e = exponent; e > 0n; e >>= 1n) {
+    if (e & 1n) result = (result * b) % modulus;
+    b = (b * b) % modulus;
+  }
+  return result;
+}

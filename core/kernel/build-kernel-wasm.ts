@@ -27,6 +27,7 @@ export const KERNEL_SOURCES = [
   'point-check.c',
   'g1-uncompressed.c',
   'r1cs-scan.c',
+  'fr-fft.c',
 ].map((file) => path.join(here, file));
 export const KERNEL_MODULE_FILE = path.join(here, 'kernel-wasm.generated.ts');
 

@@ -13,31 +13,11 @@
  * coefficient, standard form). Section 4 entry: u32 matrix, u32 constraint, u32 signal, 32-byte LE
  * value a·R² mod r. All integers little-endian.
  */
-#include "bn254-fq.h"
+#include "bn254-fr.h"
 
-static const u32 R[NL] = {
-    0xf0000001u, 0x43e1f593u, 0x79b97091u, 0x2833e848u,
-    0x8181585du, 0xb85045b6u, 0xe131a029u, 0x30644e72u};
-static const u32 RINV = 0xefffffffu; /* -r^-1 mod 2^32 */
-static const u32 R2_MOD_R[NL] = {
-    0xae216da7u, 0x1bb8e645u, 0xe35c59e3u, 0x53fe3ab1u,
-    0x53bb8085u, 0x8c49833du, 0x7f4e44a5u, 0x0216d0b1u};
 static const u32 R3_MOD_R[NL] = {
     0xb4bf0040u, 0x5e94d8e1u, 0x1cfbb6b8u, 0x2a489cbeu,
     0xa19fcfedu, 0x893cc664u, 0x7fcc657cu, 0x0cf8594bu};
-
-static void fr_mul(u32 *out, const u32 *a, const u32 *b) { mont_mul(out, a, b, R, RINV); }
-
-static void fr_add(u32 *out, const u32 *a, const u32 *b) {
-  u32 t[NL];
-  u64 c = 0;
-  for (int i = 0; i < NL; i++) {
-    c += (u64)a[i] + b[i];
-    t[i] = (u32)c;
-    c >>= 32;
-  }
-  mod_reduce_once(out, t, R); /* r < 2^254: no carry out */
-}
 
 static int below_r(const u32 *a) {
   for (int i = NL - 1; i >= 0; i--) {

@@ -1,0 +1,67 @@
+/**
+ * The inverse FFT over F_r on the kernel (fr-fft.c), for the audit's check of the ptau's Lagrange
+ * sections: c_j = (1/n)·Σ_i v_i·ω^(-ij) for n = 2^k values, ω the given n-th root of unity. One
+ * instance per call, on the calling thread: its memory (the values and half as many twiddles,
+ * 384 MiB at 2^23) lives as long as the result, a view of it, is held.
+ */
+import { BN254_R, modPow } from '../crypto/bn254-moduli.ts';
+import { kernelWasm } from './kernel-wasm.generated.ts';
+
+const N8 = 32;
+const PAGE = 65536;
+
+interface FftExports {
+  memory: WebAssembly.Memory;
+  __heap_base: WebAssembly.Global;
+  fr_ifft(values: number, logN: number, omegaInv: number, nInv: number, twiddles: number): void;
+}
+
+function scalarBytes(value: bigint): Uint8Array {
+  const out = new Uint8Array(N8);
+  for (let i = 0; i < N8; i++) out[i] = Number((value >> BigInt(8 * i)) & 0xffn);
+  return out;
+}
+
+/** True when every 32-byte little-endian value is below r (the kernel's field ops take no others). */
+function allBelowR(values: Uint8Array): boolean {
+  const view = new DataView(values.buffer, values.byteOffset, values.byteLength);
+  // r's top limb: any value whose top limb is below it is below r, which covers all but a sliver.
+  const top = Number(BN254_R >> 224n);
+  for (let at = 0; at < values.byteLength; at += N8) {
+    const high = view.getUint32(at + 28, true);
+    if (high < top) continue;
+    let value = 0n;
+    for (let i = N8 - 1; i >= 0; i--) value = (value << 8n) | BigInt(values[at + i]!);
+    if (value >= BN254_R) return false;
+  }
+  return true;
+}
+
+/**
+ * c = iFFT(values): `values` holds n = 2^k scalars (32 bytes little-endian each, below r), `omega`
+ * is a primitive n-th root of unity of F_r. Returns n scalars, standard form, in the instance's
+ * memory (a view: no copy of the result).
+ */
+export async function frInverseFft(values: Uint8Array, omega: bigint): Promise<Uint8Array> {
+  const n = values.byteLength / N8;
+  const logN = Math.log2(n);
+  if (!Number.isInteger(logN) || logN > 28) throw new RangeError('the values must be 2^k scalars of 32 bytes, k ≤ 28');
+  if (modPow(omega, BigInt(n), BN254_R) !== 1n || (n > 1 && modPow(omega, BigInt(n / 2), BN254_R) === 1n))
+    throw new RangeError(`ω is not a primitive ${n}-th root of unity`);
+  if (!allBelowR(values)) throw new RangeError('every value must be below r');
+  const instance = await WebAssembly.instantiate(await WebAssembly.compile(kernelWasm()), {});
+  const exports = instance.exports as unknown as FftExports;
+  const at = Math.ceil(Number(exports.__heap_base.value) / 64) * 64;
+  const constants = at;
+  const data = at + 2 * N8;
+  const twiddles = data + values.byteLength;
+  const end = twiddles + Math.max(1, n / 2) * N8;
+  const have = exports.memory.buffer.byteLength;
+  if (end > have) exports.memory.grow(Math.ceil((end - have) / PAGE));
+  const memory = new Uint8Array(exports.memory.buffer);
+  memory.set(scalarBytes(modPow(omega, BN254_R - 2n, BN254_R)), constants);
+  memory.set(scalarBytes(modPow(BigInt(n), BN254_R - 2n, BN254_R)), constants + N8);
+  memory.set(values, data);
+  exports.fr_ifft(data, logN, constants, constants + N8, twiddles);
+  return new Uint8Array(exports.memory.buffer, data, values.byteLength);
+}

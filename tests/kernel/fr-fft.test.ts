@@ -1,0 +1,82 @@
+/**
+ * The kernel's inverse FFT over F_r (fr-fft.c) against ffjavascript's `Fr.ifft`, which the audit
+ * used before and whose roots of unity (those of snarkjs's preparePhase2) it keeps: random values
+ * and the field's edges (0, 1, r − 1) at every size from 2^0 to 2^12, the definition itself in
+ * BigInt at a small size, and what it refuses.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { buildBn128 } from 'ffjavascript';
+import { BN254_R, modPow as modPowMod } from '../../core/crypto/bn254-moduli.ts';
+import { frInverseFft } from '../../core/kernel/fr-fft.ts';
+
+const N8 = 32;
+
+function le(value: bigint): Uint8Array {
+  const out = new Uint8Array(N8);
+  for (let i = 0; i < N8; i++) out[i] = Number((value >> BigInt(8 * i)) & 0xffn);
+  return out;
+}
+
+function readScalar(bytes: Uint8Array, index: number): bigint {
+  let value = 0n;
+  for (let i = N8 - 1; i >= 0; i--) value = (value << 8n) | BigInt(bytes[index * N8 + i]!);
+  return value;
+}
+
+/** n scalars below r: random, with 0, 1 and r − 1 among them. */
+function values(n: number): Uint8Array {
+  const out = new Uint8Array(n * N8);
+  for (let i = 0; i < n; i++) {
+    const edge = [0n, 1n, BN254_R - 1n][i % 7];
+    const value = edge ?? BigInt(`0x${randomBytes(N8).toString('hex')}`) % BN254_R;
+    out.set(le(value), i * N8);
+  }
+  return out;
+}
+
+const modPow = (base: bigint, exponent: bigint): bigint => modPowMod(base, exponent, BN254_R);
+
+describe('the kernel inverse FFT over F_r', () => {
+  it("gives ffjavascript's Fr.ifft at every size from 2^0 to 2^12, with ffjavascript's roots", async () => {
+    const curve = await buildBn128(true);
+    try {
+      const Fr = curve.Fr;
+      for (let k = 0; k <= 12; k++) {
+        const input = values(2 ** k);
+        const expected = await Fr.batchFromMontgomery(await Fr.ifft(await Fr.batchToMontgomery(input)));
+        const omega = Fr.toObject(Fr.w[k]!);
+        const got = await frInverseFft(input, omega);
+        assert.deepEqual(Buffer.from(got), Buffer.from(expected), `2^${k}`);
+      }
+    } finally {
+      await curve.terminate();
+    }
+  });
+
+  it('is c_j = (1/n)·Σ v_i·ω^(-ij), in BigInt, at 2^5', async () => {
+    const n = 32;
+    // A primitive 32nd root: 5 generates F_r* (r − 1 = 2^28·t), so 5^((r−1)/32) has order 32.
+    const omega = modPow(5n, (BN254_R - 1n) / BigInt(n));
+    const input = values(n);
+    const got = await frInverseFft(input, omega);
+    const omegaInv = modPow(omega, BN254_R - 2n);
+    const nInv = modPow(BigInt(n), BN254_R - 2n);
+    for (let j = 0; j < n; j++) {
+      let sum = 0n;
+      for (let i = 0; i < n; i++) sum += readScalar(input, i) * modPow(omegaInv, BigInt(i * j));
+      assert.equal(readScalar(got, j), ((sum % BN254_R) * nInv) % BN254_R, `c_${j}`);
+    }
+  });
+
+  it('refuses a size not a power of two, a value at or above r, and a root of the wrong order', async () => {
+    const omega8 = modPow(5n, (BN254_R - 1n) / 8n);
+    await assert.rejects(frInverseFft(new Uint8Array(3 * N8), omega8), /2\^k scalars/);
+    const big = values(8);
+    big.set(le(BN254_R), 3 * N8);
+    await assert.rejects(frInverseFft(big, omega8), /below r/);
+    await assert.rejects(frInverseFft(values(8), modPow(5n, (BN254_R - 1n) / 4n)), /primitive 8-th root/);
+    await assert.rejects(frInverseFft(values(8), modPow(5n, (BN254_R - 1n) / 16n)), /primitive 8-th root/);
+  });
+});
