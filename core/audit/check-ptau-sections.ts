@@ -53,7 +53,7 @@ import { getBn128 } from '../crypto/bn128.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { readSectionTable, SectionTableError, type SectionLocation } from '../binfile/section-table.ts';
 import { readExactly } from '../binfile/read-exactly.ts';
-import { frInverseFft } from '../kernel/fr-fft.ts';
+import { FR_FFT_MAX_LOG, frInverseFft } from '../kernel/fr-fft.ts';
 import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback } from '../kernel/multi-exp.ts';
 import { coordinatesCanonical } from '../zkey/point-checks.ts';
 import { G1_SIZE, G2_SIZE, N8, pairingHolds, readAt, type AuditCurve } from './audit-curve.ts';
@@ -165,10 +165,16 @@ function widened(scalars: Uint8Array): Uint8Array {
   return out;
 }
 
-/** c = iFFT_n(r): c_j = (1/n)·Σ_i r_i·ω^(-ij) on the kernel, ω ffjavascript's (and preparePhase2's) 2^k-th root. */
+/**
+ * c = iFFT_n(r): c_j = (1/n)·Σ_i r_i·ω^(-ij), ω ffjavascript's (and preparePhase2's) 2^k-th root. On
+ * the kernel up to its largest size (2^25, a circuit of 2^24); beyond, with ffjavascript's, whose
+ * buffers are not bound by WebAssembly's memory.
+ */
 async function inverseFft(curve: AuditCurve, r: Uint8Array): Promise<Uint8Array> {
   const level = Math.log2(r.byteLength / SCALAR_BYTES);
-  return frInverseFft(widened(r), curve.Fr.toObject(curve.Fr.w[level]!));
+  const Fr = curve.Fr;
+  if (level <= FR_FFT_MAX_LOG) return frInverseFft(widened(r), Fr.toObject(Fr.w[level]!));
+  return new Uint8Array(await Fr.batchFromMontgomery(await Fr.ifft(await Fr.batchToMontgomery(widened(r)))));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,6 +9,11 @@ import { kernelWasm } from './kernel-wasm.generated.ts';
 
 const N8 = 32;
 const PAGE = 65536;
+/**
+ * The largest transform the kernel takes: its memory is WebAssembly's 32-bit one (2 GiB here), and
+ * 2^25 values with their twiddles take 1.5 GiB of it.
+ */
+export const FR_FFT_MAX_LOG = 25;
 
 interface FftExports {
   memory: WebAssembly.Memory;
@@ -45,7 +50,8 @@ function allBelowR(values: Uint8Array): boolean {
 export async function frInverseFft(values: Uint8Array, omega: bigint): Promise<Uint8Array> {
   const n = values.byteLength / N8;
   const logN = Math.log2(n);
-  if (!Number.isInteger(logN) || logN > 28) throw new RangeError('the values must be 2^k scalars of 32 bytes, k ≤ 28');
+  if (!Number.isInteger(logN) || logN > FR_FFT_MAX_LOG)
+    throw new RangeError(`the values must be 2^k scalars of 32 bytes, k ≤ ${FR_FFT_MAX_LOG}`);
   if (modPow(omega, BigInt(n), BN254_R) !== 1n || (n > 1 && modPow(omega, BigInt(n / 2), BN254_R) === 1n))
     throw new RangeError(`ω is not a primitive ${n}-th root of unity`);
   if (!allBelowR(values)) throw new RangeError('every value must be below r');

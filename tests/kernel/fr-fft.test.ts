@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { buildBn128 } from 'ffjavascript';
 import { BN254_R, modPow as modPowMod } from '../../core/crypto/bn254-moduli.ts';
-import { frInverseFft } from '../../core/kernel/fr-fft.ts';
+import { FR_FFT_MAX_LOG, frInverseFft } from '../../core/kernel/fr-fft.ts';
 
 const N8 = 32;
 
@@ -73,6 +73,9 @@ describe('the kernel inverse FFT over F_r', () => {
   it('refuses a size not a power of two, a value at or above r, and a root of the wrong order', async () => {
     const omega8 = modPow(5n, (BN254_R - 1n) / 8n);
     await assert.rejects(frInverseFft(new Uint8Array(3 * N8), omega8), /2\^k scalars/);
+    // Past the kernel's memory (the audit then uses ffjavascript's): refused before anything is allocated.
+    const tooMany = { byteLength: 2 ** (FR_FFT_MAX_LOG + 1) * N8 } as Uint8Array;
+    await assert.rejects(frInverseFft(tooMany, omega8), new RegExp(`k ≤ ${FR_FFT_MAX_LOG}`));
     const big = values(8);
     big.set(le(BN254_R), 3 * N8);
     await assert.rejects(frInverseFft(big, omega8), /below r/);
