@@ -37,7 +37,7 @@ import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { beaconFast, contributeFast } from '../core/kernel/contribute-fast.ts';
-import { frInverseFft } from '../core/kernel/fr-fft.ts';
+import { FR_FFT_MAX_LOG, frInverseFft } from '../core/kernel/fr-fft.ts';
 import {
   deltaEntryFromVerificationKey,
   serialiseManifest,
@@ -434,7 +434,10 @@ const { values } = parseArgs({
   },
 });
 if (values['fft-power'] !== undefined) {
-  await inverseFftAgainstFfjavascript(Number(values['fft-power']));
+  const power = Number(values['fft-power']);
+  if (!Number.isInteger(power) || power < 1 || power > FR_FFT_MAX_LOG)
+    throw new Error(`--fft-power takes a power from 1 to ${FR_FFT_MAX_LOG} (the kernel's largest transform)`);
+  await inverseFftAgainstFfjavascript(power);
   await releaseBn128();
   process.exit(0);
 }
