@@ -173,7 +173,7 @@ function widened(scalars: Uint8Array): Uint8Array {
 async function inverseFft(curve: AuditCurve, r: Uint8Array): Promise<Uint8Array> {
   const level = Math.log2(r.byteLength / SCALAR_BYTES);
   const Fr = curve.Fr;
-  if (level <= FR_FFT_MAX_LOG) return frInverseFft(widened(r), Fr.toObject(Fr.w[level]!));
+  if (level <= FR_FFT_MAX_LOG) return frInverseFft(r, Fr.toObject(Fr.w[level]!), SCALAR_BYTES);
   return new Uint8Array(await Fr.batchFromMontgomery(await Fr.ifft(await Fr.batchToMontgomery(widened(r)))));
 }
 

@@ -19,3 +19,10 @@ export function modPow(base: bigint, exponent: bigint, modulus: bigint): bigint 
   }
   return result;
 }
+
+/** A field element (below 2^256) as 32 little-endian bytes, the keys' and the kernel's layout. */
+export function fieldBytesLe(value: bigint): Uint8Array {
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) out[i] = Number((value >> BigInt(8 * i)) & 0xffn);
+  return out;
+}

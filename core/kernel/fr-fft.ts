@@ -4,7 +4,7 @@
  * instance per call, on the calling thread: its memory (the values and half as many twiddles,
  * 384 MiB at 2^23) lives as long as the result, a view of it, is held.
  */
-import { BN254_R, modPow } from '../crypto/bn254-moduli.ts';
+import { BN254_R, fieldBytesLe, modPow } from '../crypto/bn254-moduli.ts';
 import { kernelWasm } from './kernel-wasm.generated.ts';
 
 const N8 = 32;
@@ -19,12 +19,6 @@ interface FftExports {
   memory: WebAssembly.Memory;
   __heap_base: WebAssembly.Global;
   fr_ifft(values: number, logN: number, omegaInv: number, nInv: number, twiddles: number): void;
-}
-
-function scalarBytes(value: bigint): Uint8Array {
-  const out = new Uint8Array(N8);
-  for (let i = 0; i < N8; i++) out[i] = Number((value >> BigInt(8 * i)) & 0xffn);
-  return out;
 }
 
 /** True when every 32-byte little-endian value is below r (the kernel's field ops take no others). */
@@ -43,31 +37,38 @@ function allBelowR(values: Uint8Array): boolean {
 }
 
 /**
- * c = iFFT(values): `values` holds n = 2^k scalars (32 bytes little-endian each, below r), `omega`
- * is a primitive n-th root of unity of F_r. Returns n scalars, standard form, in the instance's
- * memory (a view: no copy of the result).
+ * c = iFFT(values): `values` holds n = 2^k scalars of `width` bytes each (little-endian, below r;
+ * narrower ones, such as the audit's 128-bit random scalars, are widened as they are copied in),
+ * `omega` is a primitive n-th root of unity of F_r. Returns n 32-byte scalars, standard form, in the
+ * instance's memory (a view: no copy of the result).
  */
-export async function frInverseFft(values: Uint8Array, omega: bigint): Promise<Uint8Array> {
-  const n = values.byteLength / N8;
+export async function frInverseFft(values: Uint8Array, omega: bigint, width = N8): Promise<Uint8Array> {
+  if (!Number.isInteger(width) || width < 1 || width > N8) throw new RangeError('scalars are 1 to 32 bytes wide');
+  const n = values.byteLength / width;
   const logN = Math.log2(n);
   if (!Number.isInteger(logN) || logN > FR_FFT_MAX_LOG)
-    throw new RangeError(`the values must be 2^k scalars of 32 bytes, k ≤ ${FR_FFT_MAX_LOG}`);
+    throw new RangeError(`the values must be 2^k scalars of ${width} bytes, k ≤ ${FR_FFT_MAX_LOG}`);
   if (modPow(omega, BigInt(n), BN254_R) !== 1n || (n > 1 && modPow(omega, BigInt(n / 2), BN254_R) === 1n))
     throw new RangeError(`ω is not a primitive ${n}-th root of unity`);
-  if (!allBelowR(values)) throw new RangeError('every value must be below r');
+  // Below 32 bytes every value is below r.
+  if (width === N8 && !allBelowR(values)) throw new RangeError('every value must be below r');
   const instance = await WebAssembly.instantiate(await WebAssembly.compile(kernelWasm()), {});
   const exports = instance.exports as unknown as FftExports;
   const at = Math.ceil(Number(exports.__heap_base.value) / 64) * 64;
   const constants = at;
   const data = at + 2 * N8;
-  const twiddles = data + values.byteLength;
+  const twiddles = data + n * N8;
   const end = twiddles + Math.max(1, n / 2) * N8;
   const have = exports.memory.buffer.byteLength;
   if (end > have) exports.memory.grow(Math.ceil((end - have) / PAGE));
   const memory = new Uint8Array(exports.memory.buffer);
-  memory.set(scalarBytes(modPow(omega, BN254_R - 2n, BN254_R)), constants);
-  memory.set(scalarBytes(modPow(BigInt(n), BN254_R - 2n, BN254_R)), constants + N8);
-  memory.set(values, data);
+  memory.set(fieldBytesLe(modPow(omega, BN254_R - 2n, BN254_R)), constants);
+  memory.set(fieldBytesLe(modPow(BigInt(n), BN254_R - 2n, BN254_R)), constants + N8);
+  if (width === N8) memory.set(values, data);
+  else {
+    // A grown memory is zeroed; the values' upper bytes stay so.
+    for (let i = 0; i < n; i++) memory.set(values.subarray(i * width, (i + 1) * width), data + i * N8);
+  }
   exports.fr_ifft(data, logN, constants, constants + N8, twiddles);
-  return new Uint8Array(exports.memory.buffer, data, values.byteLength);
+  return new Uint8Array(exports.memory.buffer, data, n * N8);
 }

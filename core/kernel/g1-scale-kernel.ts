@@ -4,6 +4,7 @@
  * was planned for, one batch at a time. Runs the same in Node and in a browser worker: it only
  * needs the module's bytes (kernel-wasm.generated.ts) and plain WebAssembly, no threads or SIMD.
  */
+import { fieldBytesLe } from '../crypto/bn254-moduli.ts';
 import { BN254_Q, GLV_BETA, type ScaleChain } from './g1-scale-chain.ts';
 import { kernelWasm } from './kernel-wasm.generated.ts';
 
@@ -25,12 +26,6 @@ interface KernelExports {
   memory: WebAssembly.Memory;
   __heap_base: WebAssembly.Global;
   scale_batch(pts: number, n: number, tab: number, scratch: number, sched: number, nsched: number, beta: number): void;
-}
-
-function fieldBytesLe(value: bigint): Uint8Array {
-  const out = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) out[i] = Number((value >> BigInt(8 * i)) & 0xffn);
-  return out;
 }
 
 export class G1ScaleKernel {

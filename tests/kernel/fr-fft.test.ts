@@ -55,6 +55,15 @@ describe('the kernel inverse FFT over F_r', () => {
     }
   });
 
+  it('takes narrower scalars (the audit’s 128-bit ones) as their 32-byte widening', async () => {
+    const omega = modPow(5n, (BN254_R - 1n) / 1024n);
+    const narrow = new Uint8Array(randomBytes(1024 * 16));
+    const wide = new Uint8Array(1024 * N8);
+    for (let i = 0; i < 1024; i++) wide.set(narrow.subarray(i * 16, (i + 1) * 16), i * N8);
+    const got = await frInverseFft(narrow, omega, 16);
+    assert.deepEqual(Buffer.from(got), Buffer.from(await frInverseFft(wide, omega)));
+  });
+
   it('is c_j = (1/n)·Σ v_i·ω^(-ij), in BigInt, at 2^5', async () => {
     const n = 32;
     // A primitive 32nd root: 5 generates F_r* (r − 1 = 2^28·t), so 5^((r−1)/32) has order 32.
