@@ -6,7 +6,7 @@
  * section with what snarkjs writes. The field arithmetic runs in the kernel (r1cs-scan.c), a batch
  * of whole constraints at a time.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { CoordinatorError } from '../errors.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
@@ -72,9 +72,9 @@ export function roleScalars(bytes: Uint8Array): RoleScalars {
   return { bytes, value: (index) => scalarAt(bytes, index) };
 }
 
-/** `count` uniform 128-bit scalars from the OS's randomness. */
+/** `count` uniform 128-bit scalars from the OS's randomness (filled in place: no copy of a Buffer). */
 export function drawScalars(count: number): RoleScalars {
-  return roleScalars(new Uint8Array(randomBytes(count * INITIAL_KEY_SCALAR_BYTES)));
+  return roleScalars(randomFillSync(new Uint8Array(count * INITIAL_KEY_SCALAR_BYTES)));
 }
 
 /** The parts of the fold, one full-width scalar per domain point. */

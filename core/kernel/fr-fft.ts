@@ -37,6 +37,27 @@ function allBelowR(values: Uint8Array): boolean {
 }
 
 /**
+ * Copies `width`-byte values into 32-byte slots from `data` on; a grown memory is zeroed, so their
+ * upper bytes stay so. Word by word where both sides allow it: a subarray per value costs 1.9 s at
+ * 2^23 values here, the words 32 ms.
+ */
+function widenInto(memory: Uint8Array, data: number, values: Uint8Array, width: number): void {
+  const n = values.byteLength / width;
+  if (width % 4 !== 0 || values.byteOffset % 4 !== 0) {
+    for (let i = 0; i < n; i++) memory.set(values.subarray(i * width, (i + 1) * width), data + i * N8);
+    return;
+  }
+  const words = width / 4;
+  const from = new Uint32Array(values.buffer, values.byteOffset, n * words);
+  const to = new Uint32Array(memory.buffer, data, n * (N8 / 4));
+  for (let i = 0; i < n; i++) {
+    const source = i * words;
+    const target = i * (N8 / 4);
+    for (let w = 0; w < words; w++) to[target + w] = from[source + w]!;
+  }
+}
+
+/**
  * c = iFFT(values): `values` holds n = 2^k scalars of `width` bytes each (little-endian, below r;
  * narrower ones, such as the audit's 128-bit random scalars, are widened as they are copied in),
  * `omega` is a primitive n-th root of unity of F_r. Returns n 32-byte scalars, standard form, in the
@@ -65,10 +86,7 @@ export async function frInverseFft(values: Uint8Array, omega: bigint, width = N8
   memory.set(fieldBytesLe(modPow(omega, BN254_R - 2n, BN254_R)), constants);
   memory.set(fieldBytesLe(modPow(BigInt(n), BN254_R - 2n, BN254_R)), constants + N8);
   if (width === N8) memory.set(values, data);
-  else {
-    // A grown memory is zeroed; the values' upper bytes stay so.
-    for (let i = 0; i < n; i++) memory.set(values.subarray(i * width, (i + 1) * width), data + i * N8);
-  }
+  else widenInto(memory, data, values, width);
   exports.fr_ifft(data, logN, constants, constants + N8, twiddles);
   return new Uint8Array(exports.memory.buffer, data, n * N8);
 }

@@ -16,7 +16,7 @@
  * What is checked, why 64-bit scalars and fixed secret scalars are sound, and why the points at
  * infinity come first: docs/link-check.md.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomFillSync, timingSafeEqual } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Bn128Curve, CurveGroup } from 'ffjavascript';
 import { CoordinatorError, type ErrorCode } from '../errors.ts';
@@ -222,7 +222,9 @@ function checkedMultiExp(bases: Uint8Array, scalars: Uint8Array): Promise<Checke
 /** Where the scalars come from: a fresh random draw, or the circuit key's stream (docs/link-check.md). */
 type ScalarSource = (section: number, first: number, count: number) => Uint8Array;
 
-const freshScalars: ScalarSource = (_section, _first, count) => new Uint8Array(randomBytes(count * LINK_SCALAR_BYTES));
+// Filled in place: a Uint8Array made from randomBytes' Buffer would be a second pass over the bytes.
+const freshScalars: ScalarSource = (_section, _first, count) =>
+  randomFillSync(new Uint8Array(count * LINK_SCALAR_BYTES));
 
 interface SectionSums {
   /** Undefined when PREV's combination came from the cache. */

@@ -4,7 +4,8 @@
  * naming the section, a copy with one point changed in any part the check of contribution 0 relies
  * on: a Lagrange point of a circuit's level (12, 14, 15), an odd point of an H level, a power of
  * τ, α·τ or β·τ, β2, a point off the curve. A point the key never uses (an even point of an H
- * level) is not a refusal: the check is about what the audit relies on.
+ * level) is not a refusal: the check is about what the audit relies on. A circuit of 2^15 passes
+ * too, its largest transforms on threads (from 2^16): a wrong coefficient would fail the check.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -80,6 +81,15 @@ test('the development ptau passes, every level the circuits use (the truncated 2
   );
   assert.ok(report.checked.includes('section 2: 2047 successive powers of τ'));
   assert.ok(report.checked.includes('section 15 (β·λ) at 2^5 against section 5'));
+});
+
+test('a circuit of 2^15 passes: its transforms of 2^16 run on threads of their own, beside the others', async () => {
+  const report = await checkPtauSections(await devPtau(15), [15, 14]);
+  assert.equal(report.power, 15);
+  assert.ok(
+    report.checked.includes('section 12 (λ) at 2^16, odd points (H) against section 2'),
+    report.checked.join('\n'),
+  );
 });
 
 test('a ptau prepared by snarkjs itself (powersoftau new, beacon, prepare phase2) passes', async () => {

@@ -2,7 +2,8 @@
  * The kernel's inverse FFT over F_r (fr-fft.c) against ffjavascript's `Fr.ifft`, which the audit
  * used before and whose roots of unity (those of snarkjs's preparePhase2) it keeps: random values
  * and the field's edges (0, 1, r − 1) at every size from 2^0 to 2^12, the definition itself in
- * BigInt at a small size, and what it refuses.
+ * BigInt at a small size, what it refuses; and the same transform on a thread of its own (the
+ * audit's path from 2^16): the same coefficients, the same refusals.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { buildBn128 } from 'ffjavascript';
 import { BN254_R, modPow as modPowMod } from '../../core/crypto/bn254-moduli.ts';
 import { FR_FFT_MAX_LOG, frInverseFft } from '../../core/kernel/fr-fft.ts';
+import { frInverseFftOnThread } from '../../core/kernel/fr-fft-on-thread.ts';
 
 const N8 = 32;
 
@@ -55,13 +57,20 @@ describe('the kernel inverse FFT over F_r', () => {
     }
   });
 
-  it('takes narrower scalars (the audit’s 128-bit ones) as their 32-byte widening', async () => {
+  it('takes narrower scalars (the audit’s 128-bit ones) as their 32-byte widening, aligned or not', async () => {
     const omega = modPow(5n, (BN254_R - 1n) / 1024n);
-    const narrow = new Uint8Array(randomBytes(1024 * 16));
-    const wide = new Uint8Array(1024 * N8);
-    for (let i = 0; i < 1024; i++) wide.set(narrow.subarray(i * 16, (i + 1) * 16), i * N8);
-    const got = await frInverseFft(narrow, omega, 16);
-    assert.deepEqual(Buffer.from(got), Buffer.from(await frInverseFft(wide, omega)));
+    // 16 bytes copied word by word; at an odd offset, and 5 bytes wide, a value at a time.
+    for (const [width, offset] of [
+      [16, 0],
+      [16, 1],
+      [5, 0],
+    ] as const) {
+      const narrow = new Uint8Array(randomBytes(offset + 1024 * width)).subarray(offset);
+      const wide = new Uint8Array(1024 * N8);
+      for (let i = 0; i < 1024; i++) wide.set(narrow.subarray(i * width, (i + 1) * width), i * N8);
+      const got = await frInverseFft(narrow, omega, width);
+      assert.deepEqual(Buffer.from(got), Buffer.from(await frInverseFft(wide, omega)), `${width} bytes at +${offset}`);
+    }
   });
 
   it('is c_j = (1/n)·Σ v_i·ω^(-ij), in BigInt, at 2^5', async () => {
@@ -90,5 +99,29 @@ describe('the kernel inverse FFT over F_r', () => {
     await assert.rejects(frInverseFft(big, omega8), /below r/);
     await assert.rejects(frInverseFft(values(8), modPow(5n, (BN254_R - 1n) / 4n)), /primitive 8-th root/);
     await assert.rejects(frInverseFft(values(8), modPow(5n, (BN254_R - 1n) / 16n)), /primitive 8-th root/);
+  });
+
+  it('gives the same coefficients on threads of its own, two at once, and the same refusals', async () => {
+    const n = 2 ** 16;
+    const omega = modPow(5n, (BN254_R - 1n) / BigInt(n));
+    const narrow = new Uint8Array(randomBytes(n * 16));
+    const firstHalf = narrow.subarray(0, (n / 2) * 16);
+    const [whole, half] = await Promise.all([
+      frInverseFftOnThread(narrow, omega, 16),
+      frInverseFftOnThread(firstHalf, modPow(omega, 2n), 16),
+    ]);
+    assert.deepEqual(Buffer.from(whole), Buffer.from(await frInverseFft(narrow, omega, 16)));
+    assert.deepEqual(Buffer.from(half), Buffer.from(await frInverseFft(firstHalf, modPow(omega, 2n), 16)));
+    // The caller keeps its values (cloned into the thread, not transferred) and owns the result.
+    assert.equal(narrow.byteLength, n * 16);
+    assert.equal(whole.byteOffset, 0);
+    assert.equal(whole.buffer.byteLength, n * N8);
+    const big = values(8);
+    big.set(le(BN254_R), 3 * N8);
+    await assert.rejects(frInverseFftOnThread(big, modPow(5n, (BN254_R - 1n) / 8n)), (error: unknown) => {
+      assert.ok(error instanceof RangeError, 'a RangeError, as on the calling thread');
+      assert.match((error as Error).message, /below r/);
+      return true;
+    });
   });
 });
