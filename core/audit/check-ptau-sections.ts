@@ -18,33 +18,14 @@
  * At level P+1 (P the ptau's power) section 2 lacks its last power and preparePhase2 takes it as
  * zero; the check uses the same convention (the coefficient of the missing power is dropped).
  *
- * How (one random linear combination, Schwartz–Zippel). The auditor draws, after the file is
- * fixed, uniform 128-bit r_i for every Lagrange point checked (zero at the even points of an H
- * level) and s_j for every power. For a level of n = 2^k points, Σ_i r_i·λ_i = Σ_j c_j·τ^j·g1 with
- * c = iFFT_n(r), c_j = (1/n)·Σ_i r_i·ω^(-ij) (one inverse FFT in F_r on the kernel, fr-fft.c,
- * with ffjavascript's ω), and likewise for 14/15 against 4/5; the c of every level of a reference
- * section are added up. With
- * A = Σ_S Σ_j (s_{j-1} − C_S[j])·X^S_j (full-width scalars), B = Σ r_i·λ_i over all Lagrange
- * points checked and C = Σ_S Σ_j s_j·X^S_j (128-bit scalars), the check is one pairing equation
- *       e(A + B, g2) = e(C, τ·g2).
- * In discrete logarithms it reads Σ_j s_j·(X_{j+1} − τ·X_j) + Σ_i r_i·(λ_i − Σ_j M_ij·X_j) = 0, a
- * linear polynomial in the independent s and r that is zero only if every power and every
- * Lagrange point is right; otherwise it holds with probability ≤ 2^-128. Every point read is
- * checked on the curve and canonical (G1 has cofactor 1); τ·g2 and β2 are checked in the subgroup.
- * Cost: three MSMs, one full-width over the reference points used (2^(k+1) of section 2, 2^k of 4
- * and 5 for the largest k) and two with 128-bit scalars (the Lagrange points; the reference
- * points), plus one pairing. On failure the parts are checked one by one to name the section.
- *
- * What is not checked, and why. snarkjs's `powersoftau verify` also replays the phase-1
- * contribution chain (section 7: each contribution's proof of knowledge and the beacon), checks
- * every power of every section and every Lagrange level, G2 ones included (section 13), with
- * 32-bit random scalars (soundness 2^-32 a check): 109 s at power 18 on a busy 2-core machine,
- * where this check took 22.5 s (`npm run bench -- --only audit`, bench/audit.ts --ptau-verify;
- * docs/audit.md). The audit does not replay the chain: that τ, α
- * and β are unknown is what the pin stands for (a public ceremony's file, verified by the public),
- * and no consistency check can tell a ptau whose maker knows τ from one whose maker does not.
- * Section 13 (λ in G2) is not used (B2 is checked against B1 by a pairing), nor are powers beyond
- * those the circuits' levels need.
+ * How: one random linear combination. Uniform 128-bit r_i for every Lagrange point checked (zero
+ * at the even points of an H level) and s_j for every power; for a level of n = 2^k points,
+ * Σ_i r_i·λ_i = Σ_j c_j·τ^j·g1 with c = iFFT_n(r) (fr-fft.c, ffjavascript's ω), and likewise for
+ * 14/15 against 4/5, the c of every level of a reference section added up. With
+ * A = Σ_S Σ_j (s_{j-1} − C_S[j])·X^S_j (full-width scalars), B = Σ r_i·λ_i and
+ * C = Σ_S Σ_j s_j·X^S_j (128-bit scalars), the check is e(A + B, g2) = e(C, τ·g2); on failure the
+ * parts are checked one by one to name the section. Why it is sound, and what is not checked
+ * (the phase-1 chain, section 13): docs/audit.md, "What is checked, and how".
  */
 import { randomFillSync } from 'node:crypto';
 import { availableParallelism } from 'node:os';
@@ -54,7 +35,7 @@ import { getBn128 } from '../crypto/bn128.ts';
 import { BN254_R } from '../crypto/bn254-moduli.ts';
 import { readSectionTable, SectionTableError, type SectionLocation } from '../binfile/section-table.ts';
 import { readExactly } from '../binfile/read-exactly.ts';
-import { FR_FFT_MAX_LOG, frInverseFft } from '../kernel/fr-fft.ts';
+import { FR_FFT_MAX_LOG, frInverseFft, widenScalars } from '../kernel/fr-fft.ts';
 import { frInverseFftOnThread } from '../kernel/fr-fft-on-thread.ts';
 import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback } from '../kernel/multi-exp.ts';
 import { coordinatesCanonical } from '../zkey/point-checks.ts';
@@ -158,18 +139,10 @@ const limbs = (bytes: Uint8Array): Uint32Array => new Uint32Array(bytes.buffer, 
 
 /**
  * `count` uniform 128-bit scalars as 16-byte little-endian values (a plain Uint8Array the MSM threads
- * can take), filled in place: a Uint8Array made from randomBytes' Buffer is a second pass over the
- * bytes (1.1 s more for the 320 MB of a 2^22 circuit's r here).
+ * can take), filled in place: a Uint8Array made from randomBytes' Buffer would be a second pass over
+ * the bytes.
  */
 const randomScalars = (count: number): Uint8Array => randomFillSync(new Uint8Array(count * SCALAR_BYTES));
-
-/** 16-byte scalars widened to 32-byte field elements (standard form). */
-function widened(scalars: Uint8Array): Uint8Array {
-  const count = scalars.byteLength / SCALAR_BYTES;
-  const out = new Uint8Array(count * N8);
-  for (let i = 0; i < count; i++) out.set(scalars.subarray(i * SCALAR_BYTES, (i + 1) * SCALAR_BYTES), i * N8);
-  return out;
-}
 
 /** From this size up a transform gets a thread of its own; below, the thread's start-up would cost more than it. */
 const FFT_THREAD_MIN_LOG = 16;
@@ -183,7 +156,9 @@ async function inverseFft(curve: AuditCurve, r: Uint8Array): Promise<Uint8Array>
   const level = Math.log2(r.byteLength / SCALAR_BYTES);
   const Fr = curve.Fr;
   if (level > FR_FFT_MAX_LOG)
-    return new Uint8Array(await Fr.batchFromMontgomery(await Fr.ifft(await Fr.batchToMontgomery(widened(r)))));
+    return new Uint8Array(
+      await Fr.batchFromMontgomery(await Fr.ifft(await Fr.batchToMontgomery(widenScalars(r, SCALAR_BYTES)))),
+    );
   const omega = Fr.toObject(Fr.w[level]!);
   if (level < FFT_THREAD_MIN_LOG) return frInverseFft(r, omega, SCALAR_BYTES);
   return frInverseFftOnThread(r, omega, SCALAR_BYTES);
@@ -418,9 +393,8 @@ async function drawScalars(
   });
   const coefficients = new Map<number, Uint8Array>();
   for (const [reference, count] of referencePoints) coefficients.set(reference, new Uint8Array(count * N8));
-  // One transform per check, on as many threads as there are cores, the largest first (at 2^22 on
-  // two cores: 2^23 on one while the three of 2^22 run one after another on the other). Sums mod r
-  // do not depend on the order the transforms finish in.
+  // One transform per check, one lane per core, the largest first and each lane taking the next when
+  // it is free. Sums mod r do not depend on the order the transforms finish in.
   const largestFirst = [...checks.keys()].sort((a, b) => checks[b]!.level - checks[a]!.level);
   const transformAndAdd = async (): Promise<void> => {
     for (let index = largestFirst.shift(); index !== undefined; index = largestFirst.shift()) {
@@ -432,7 +406,10 @@ async function drawScalars(
       for (let j = 0; j < count; j++) addModR(total, 8 * j, c, 8 * j);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, availableParallelism()) }, transformAndAdd));
+  await Promise.all(Array.from({ length: Math.max(1, availableParallelism()) }, transformAndAdd)).catch((error) => {
+    largestFirst.length = 0; // a failed transform fails the check: the other lanes start no more
+    throw error;
+  });
   // s_j for the relations X_{j+1} = τ·X_j, j < count − 1 (one zero at the end, so the scalars cover every point).
   const s = new Map<number, Uint8Array>();
   const aScalars = new Map<number, Uint8Array>();

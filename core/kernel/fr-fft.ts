@@ -37,24 +37,31 @@ function allBelowR(values: Uint8Array): boolean {
 }
 
 /**
- * Copies `width`-byte values into 32-byte slots from `data` on; a grown memory is zeroed, so their
- * upper bytes stay so. Word by word where both sides allow it: a subarray per value costs 1.9 s at
- * 2^23 values here, the words 32 ms.
+ * Copies `width`-byte values into 32-byte slots of `memory` from `data` on, leaving the slots' upper
+ * bytes as they are (zero in fresh memory). Word by word where alignment allows: a subarray per
+ * value is far slower (docs/kernel.md).
  */
 function widenInto(memory: Uint8Array, data: number, values: Uint8Array, width: number): void {
   const n = values.byteLength / width;
-  if (width % 4 !== 0 || values.byteOffset % 4 !== 0) {
+  if (width % 4 !== 0 || values.byteOffset % 4 !== 0 || (memory.byteOffset + data) % 4 !== 0) {
     for (let i = 0; i < n; i++) memory.set(values.subarray(i * width, (i + 1) * width), data + i * N8);
     return;
   }
   const words = width / 4;
   const from = new Uint32Array(values.buffer, values.byteOffset, n * words);
-  const to = new Uint32Array(memory.buffer, data, n * (N8 / 4));
+  const to = new Uint32Array(memory.buffer, memory.byteOffset + data, n * (N8 / 4));
   for (let i = 0; i < n; i++) {
     const source = i * words;
     const target = i * (N8 / 4);
     for (let w = 0; w < words; w++) to[target + w] = from[source + w]!;
   }
+}
+
+/** `width`-byte little-endian scalars (1 to 32 bytes) as 32-byte ones, in a new array. */
+export function widenScalars(values: Uint8Array, width: number): Uint8Array {
+  const out = new Uint8Array((values.byteLength / width) * N8);
+  widenInto(out, 0, values, width);
+  return out;
 }
 
 /**

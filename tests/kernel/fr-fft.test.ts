@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { buildBn128 } from 'ffjavascript';
 import { BN254_R, modPow as modPowMod } from '../../core/crypto/bn254-moduli.ts';
-import { FR_FFT_MAX_LOG, frInverseFft } from '../../core/kernel/fr-fft.ts';
+import { FR_FFT_MAX_LOG, frInverseFft, widenScalars } from '../../core/kernel/fr-fft.ts';
 import { frInverseFftOnThread } from '../../core/kernel/fr-fft-on-thread.ts';
 
 const N8 = 32;
@@ -68,6 +68,11 @@ describe('the kernel inverse FFT over F_r', () => {
       const narrow = new Uint8Array(randomBytes(offset + 1024 * width)).subarray(offset);
       const wide = new Uint8Array(1024 * N8);
       for (let i = 0; i < 1024; i++) wide.set(narrow.subarray(i * width, (i + 1) * width), i * N8);
+      assert.deepEqual(
+        Buffer.from(widenScalars(narrow, width)),
+        Buffer.from(wide),
+        `widened, ${width} bytes at +${offset}`,
+      );
       const got = await frInverseFft(narrow, omega, width);
       assert.deepEqual(Buffer.from(got), Buffer.from(await frInverseFft(wide, omega)), `${width} bytes at +${offset}`);
     }
