@@ -542,8 +542,10 @@ async function auditTimed(
     record(
       'ptau sections',
       true,
-      `${ptau.sectionsChecked.length} checks: the Lagrange sections (12, 14, 15) at the circuits' domains and H's, ` +
-        'and the powers of τ they are derived from (2, 4, 5), are consistent; ' +
+      `${ptau.sectionsChecked.length} checks: the Lagrange basis (section 12) at the circuits' domains and H's, ` +
+        'and the powers of τ it is derived from (section 2), are consistent; ' +
+        "sections 14 and 15 (α·λ, β·λ) are no verdict's premise (contribution 0's IC and L are checked " +
+        'against α1 and β2) and are checked only to name the culprit if contribution 0 fails; ' +
         'the phase-1 contribution chain is not replayed (the pin stands for it)',
     );
   } catch (error) {

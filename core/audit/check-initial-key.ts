@@ -76,7 +76,8 @@
  * (check-ptau-sections.ts): section 12 at the circuit's domain (the λ that (2) combines) and the
  * odd points one level up (H, compared byte for byte). (2) does not rely on sections 14 and 15
  * (α·λ, β·λ): it checks IC and L against α1 and β2 directly, so a key built from forged 14/15 fails
- * it; they serve only to name IC on the failure path, and are checked anyway.
+ * it. They are checked on the failure path only, where a forged one names the ptau as the culprit,
+ * and IC is then named through them.
  *
  * Memory: the r1cs, the key and the ptau are streamed in chunks; what is held is one 16-byte
  * scalar and (in the kernel's r1cs pass) one 32-byte Montgomery copy per variable, and one 32-byte
@@ -106,6 +107,7 @@ import {
 } from './initial-key-r1cs-pass.ts';
 import { checkInitialKeyHeader, checkInitialKeyLayout } from './initial-key-header.ts';
 import { checkHSection, hashHPoints } from './initial-key-h.ts';
+import { checkPtauSections } from './check-ptau-sections.ts';
 import { combineB2Section, combineKeySection, combinePtauPoints, type WindowedSum } from './initial-key-sums.ts';
 
 export { INITIAL_KEY_SCALAR_BYTES };
@@ -152,6 +154,7 @@ interface CheckContext {
   key: FileHandle;
   r1cs: FileHandle;
   ptau: FileHandle;
+  ptauPath: string;
   info: ZkeyInfo;
   r1csLayout: R1csLayout;
   ptauSections: Map<number, SectionLocation>;
@@ -247,6 +250,10 @@ async function nameCulprit(
   if (!G1.eq(sums.get(SECTION.b1)!, await lambdaMsm(context, lambdaScalars.v)))
     throw initialKeyMismatch('B1', label, 'is not the combination of the ptau points the r1cs fixes');
   if (!b2Holds) throw initialKeyMismatch('B2', label, 'is not B1 in G2');
+  // IC or L is wrong against α1 and β2. zkey new composes them from the ptau's α·λ and β·λ
+  // (sections 14, 15), which the audit does not check otherwise: a key built from forged ones is the
+  // ptau's fault, and named so (audit.ptau_inconsistent); once they hold, IC is named through them.
+  await checkPtauSections(context.ptauPath, [Math.log2(domainSize)], { scope: 'alpha-beta' });
   const publicRho = roleScalars(rho.bytes.map((byte, i) => (i < (nPublic + 1) * INITIAL_KEY_SCALAR_BYTES ? byte : 0)));
   const publicScan = await rescan(publicRho);
   // IC alone, the way zkey new composes it: λ, α·λ and β·λ points (ptau sections 12, 14, 15).
@@ -267,7 +274,7 @@ async function nameCulprit(
 async function openCheck(
   r1csPath: string,
   options: CheckInitialKeyOptions,
-  opened: Pick<CheckContext, 'key' | 'r1cs' | 'ptau' | 'info' | 'curve' | 'label'>,
+  opened: Pick<CheckContext, 'key' | 'r1cs' | 'ptau' | 'ptauPath' | 'info' | 'curve' | 'label'>,
 ): Promise<CheckContext> {
   const r1csLayout = await readR1csLayout(r1csPath, opened.r1cs, 'the r1cs');
   const ptauSections = await ptauSectionTable(opened.ptau);
@@ -320,7 +327,7 @@ export async function checkInitialKey(
   const curve: AuditCurve = await getBn128();
   const [key, r1cs, ptau] = await Promise.all([open(zkeyPath, 'r'), open(r1csPath, 'r'), open(ptauPath, 'r')]);
   try {
-    const context = await openCheck(r1csPath, options, { key, r1cs, ptau, info, curve, label });
+    const context = await openCheck(r1csPath, options, { key, r1cs, ptau, ptauPath, info, curve, label });
     const { csHash, domainSize, r1csLayout } = context;
     await checkInitialKeyLayout(key, info);
     await checkInitialKeyHeader(curve, info, r1csLayout, domainSize, ptau, context.ptauSections, csHash);

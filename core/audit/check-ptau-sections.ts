@@ -6,15 +6,18 @@
  * contributions' proofs. A forged Lagrange point would let the preparer (or a coordinator who
  * published its own ptau) build a key with a known trapdoor that every other check accepts.
  *
- * What is checked, for the circuits' domains d = 2^k (each distinct k once):
+ * What is checked, for the circuits' domains d = 2^k (each distinct k once), in the default scope
+ * (`relied-on`):
  *   - section 12 (λ_i = L_i(τ)·g1, the Lagrange basis of the 2^k-th roots of unity) at level k,
  *     every point (A, B1, C and, through the key's check, IC and L are combinations of these);
  *   - section 12 at level k+1, its odd points (the key's H is exactly those points);
- *   - sections 14 and 15 (α·λ_i, β·λ_i) at level k (snarkjs composes IC and L from them), against
- *     sections 4 and 5 (α·τ^j, β·τ^j);
- *   - sections 2, 4 and 5 hold successive powers: X_{j+1} = τ·X_j for the points the above use,
- *     with τ·g2 from section 3, section 2 starting at g1; β1 (section 5's first point) and β2
- *     (section 6) carry the same β; τ·g2 and β2 are in G2's order-r subgroup.
+ *   - section 2 holds successive powers: X_{j+1} = τ·X_j for the points the above use, with τ·g2
+ *     from section 3, starting at g1; β1 (section 5's first point) and β2 (section 6) carry the
+ *     same β; τ·g2 and β2 are in G2's order-r subgroup.
+ * Sections 14 and 15 (α·λ_i, β·λ_i, from which snarkjs composes IC and L) are no verdict's premise:
+ * check-initial-key.ts checks IC and L against α1 and β2 directly. The `alpha-beta` scope checks
+ * them at level k against sections 4 and 5 (α·τ^j, β·τ^j, successive powers likewise), for
+ * check-initial-key.ts to name the ptau rather than the key when contribution 0 fails.
  * At level P+1 (P the ptau's power) section 2 lacks its last power and preparePhase2 takes it as
  * zero; the check uses the same convention (the coefficient of the missing power is dropped).
  *
@@ -71,7 +74,12 @@ export interface PtauSectionsOptions {
   onProgress?: (fraction: number) => void;
   /** Filled with the milliseconds of each phase (the bench prints them). */
   timings?: Record<string, number>;
+  /** Which sections (see the module comment): `relied-on`, the default, or `alpha-beta`. */
+  scope?: PtauCheckScope;
 }
+
+/** What the audit's verdicts rest on (12 against 2), or the sections they do not (14, 15 against 4, 5). */
+export type PtauCheckScope = 'relied-on' | 'alpha-beta';
 
 export interface PtauSectionsReport {
   /** The ptau's power P. */
@@ -172,23 +180,26 @@ function ptauPower(header: Buffer): number {
 }
 
 /** The checks for circuits of these domain powers (see the module comment). */
-function planChecks(circuitPowers: number[], power: number): LagrangeCheck[] {
-  const levels = new Map<number, boolean>();
+function planChecks(circuitPowers: number[], power: number, scope: PtauCheckScope): LagrangeCheck[] {
   for (const k of circuitPowers) {
     if (k > power)
       throw new CoordinatorError('ptau.too_small', `a circuit needs a ptau of power ${k}; this one has power ${power}`);
+  }
+  const domains = [...new Set(circuitPowers)].sort((a, b) => a - b);
+  if (scope === 'alpha-beta') {
+    return domains.flatMap((k) => [
+      { lagrange: SECTION.lagrangeAlphaG1, reference: SECTION.alphaTauG1, level: k, oddOnly: false },
+      { lagrange: SECTION.lagrangeBetaG1, reference: SECTION.betaTauG1, level: k, oddOnly: false },
+    ]);
+  }
+  const levels = new Map<number, boolean>();
+  for (const k of domains) {
     levels.set(k, false);
     if (!levels.has(k + 1)) levels.set(k + 1, true);
   }
-  const checks: LagrangeCheck[] = [];
-  for (const [level, oddOnly] of [...levels].sort((a, b) => a[0] - b[0])) {
-    checks.push({ lagrange: SECTION.lagrangeG1, reference: SECTION.tauG1, level, oddOnly });
-  }
-  for (const k of [...new Set(circuitPowers)].sort((a, b) => a - b)) {
-    checks.push({ lagrange: SECTION.lagrangeAlphaG1, reference: SECTION.alphaTauG1, level: k, oddOnly: false });
-    checks.push({ lagrange: SECTION.lagrangeBetaG1, reference: SECTION.betaTauG1, level: k, oddOnly: false });
-  }
-  return checks;
+  return [...levels]
+    .sort((a, b) => a[0] - b[0])
+    .map(([level, oddOnly]) => ({ lagrange: SECTION.lagrangeG1, reference: SECTION.tauG1, level, oddOnly }));
 }
 
 function describeCheck(check: LagrangeCheck): string {
@@ -233,7 +244,7 @@ export async function checkPtauSections(
     const section = await ptauSectionLookup(handle);
     const header = section(SECTION.header);
     const power = ptauPower(await readExactly(handle, header.offset, header.size));
-    const checks = planChecks(circuitPowers, power);
+    const checks = planChecks(circuitPowers, power, options.scope ?? 'relied-on');
     const referencePoints = referencePointCounts(checks, section);
     const totalPoints =
       [...referencePoints.values()].reduce((sum, n) => sum + n, 0) +
@@ -249,7 +260,7 @@ export async function checkPtauSections(
     const scalars = await drawScalars(curve, checks, referencePoints);
     lap('scalars and inverse FFTs');
     const { a, c } = await sumReferenceSections(curve, ptau, referencePoints, scalars, progress);
-    lap('reference sections (powers of τ, α·τ, β·τ)');
+    lap('reference sections (powers)');
     const sums: Sums = { a, c, b: await sumLagrangeSections(curve, ptau, checks, scalars.r, progress) };
     lap('Lagrange sections');
 

@@ -1,7 +1,8 @@
 /**
  * The audit takes nothing on the coordinator's word: an unpinned ptau fails it, showing
  * the ptau's hash and how to pin it; a ptau whose Lagrange section was forged (and the ceremony
- * built on it, so every key agrees with it) fails its sections check even when pinned; a chain
+ * built on it, so every key agrees with it) fails its sections check even when pinned, and one
+ * whose β·λ section was forged fails contribution 0, naming that section of the ptau; a chain
  * finalised with no contribution, or fewer than ceremony.json's minContributions, fails naming the
  * circuit; an r1cs pinned by ceremony.json or by the auditor must have that hash; a final key with
  * δ = γ is refused. `--json` prints the findings, the hashes and every chain's contributions.
@@ -348,41 +349,53 @@ test('the text output lists every contribution with its full hash, so a contribu
   assert.match(result.stdout, /^  register circuits\/register\.r1cs [0-9a-f]{128}$/m);
 });
 
+/**
+ * A one-circuit ceremony (register) built on a ptau whose point `index` of `section`'s level 2^k
+ * (k the circuit's domain power, given the circuit's constraint count) was replaced by its double:
+ * init on it, one contribution, finalise; then audited with the forged ptau pinned.
+ */
+async function auditCeremonyOnForgedPtau(
+  section: number,
+  index: (nConstraints: number) => number,
+): Promise<{ report: AuditReport; level: number }> {
+  const dir = await newCeremonyDir({
+    configOverrides: {
+      circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
+    },
+  });
+  scratch.push(dir);
+  const config = await loadCeremonyConfig(dir);
+  const forged = path.join(dir, 'forged.ptau');
+  await copyFile(config.ptauPath, forged);
+  await unlink(config.ptauPath);
+  await copyFile(forged, config.ptauPath);
+  await rm(forged);
+  const summary = await readR1csSummary(config.circuits[0]!.r1csPath);
+  const level = requiredPtauPower(summary);
+  const bytes = await readFile(config.ptauPath);
+  const handle = await import('node:fs/promises').then((fs) => fs.open(config.ptauPath, 'r'));
+  const location = (await readSectionTable(handle, bytes.length, 'ptau')).sections.get(section)!;
+  await handle.close();
+  const curve = await getBn128();
+  const at = location.offset + (2 ** level - 1 + index(summary.nConstraints)) * 64;
+  const point = curve.G1.fromRprLEM(bytes, at);
+  const doubled = new Uint8Array(64);
+  curve.G1.toRprLEM(doubled, 0, curve.G1.toAffine(curve.G1.add(point, point)));
+  bytes.set(doubled, at);
+  await writeFile(config.ptauPath, bytes);
+
+  await initCeremony(dir);
+  await contributeLocally(dir, 'register', 'alice');
+  await finaliseCeremony(dir, { beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS });
+  return { report: await auditCeremony(dir, undefined, { ptauHash: await hashFile(config.ptauPath) }), level };
+}
+
 test(
   'a ceremony built on a ptau with a forged Lagrange point passes every ' +
     'key check, and fails the ptau sections check',
   async () => {
-    // One circuit, so the ceremony is quick to build: init on the forged ptau, one contribution, finalise.
-    const dir = await newCeremonyDir({
-      configOverrides: {
-        circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
-      },
-    });
-    scratch.push(dir);
-    const config = await loadCeremonyConfig(dir);
-    const forged = path.join(dir, 'forged.ptau');
-    await copyFile(config.ptauPath, forged);
-    await unlink(config.ptauPath);
-    await copyFile(forged, config.ptauPath);
-    await rm(forged);
-    // λ_0 at the circuit's level replaced by its double: zkey new then builds A, B, C on it.
-    const level = requiredPtauPower(await readR1csSummary(config.circuits[0]!.r1csPath));
-    const bytes = await readFile(config.ptauPath);
-    const handle = await import('node:fs/promises').then((fs) => fs.open(config.ptauPath, 'r'));
-    const lagrange = (await readSectionTable(handle, bytes.length, 'ptau')).sections.get(12)!;
-    await handle.close();
-    const curve = await getBn128();
-    const at = lagrange.offset + (2 ** level - 1) * 64;
-    const point = curve.G1.fromRprLEM(bytes, at);
-    const doubled = new Uint8Array(64);
-    curve.G1.toRprLEM(doubled, 0, curve.G1.toAffine(curve.G1.add(point, point)));
-    bytes.set(doubled, at);
-    await writeFile(config.ptauPath, bytes);
-
-    await initCeremony(dir);
-    await contributeLocally(dir, 'register', 'alice');
-    await finaliseCeremony(dir, { beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS });
-    const report = await auditCeremony(dir, undefined, { ptauHash: await hashFile(config.ptauPath) });
+    // λ_0 at the circuit's level: zkey new then builds A, B, C on it.
+    const { report, level } = await auditCeremonyOnForgedPtau(12, () => 0);
     assert.equal(report.ok, false);
     const sections = finding(report, 'ptau sections');
     assert.equal(sections.code, 'audit.ptau_inconsistent');
@@ -394,6 +407,25 @@ test(
     assert.deepEqual(
       report.findings.map((f) => f.subject),
       ['ptau', 'inputs', 'ptau sections'],
+    );
+  },
+);
+
+test(
+  'a ceremony built on a ptau with a forged β·λ point passes the ptau sections check (no verdict ' +
+    'rests on section 15) and fails contribution 0, naming the ptau as the culprit',
+  async () => {
+    // β·λ at row n (the constant signal's public row), which zkey new adds into IC_0.
+    const { report, level } = await auditCeremonyOnForgedPtau(15, (nConstraints) => nConstraints);
+    assert.equal(report.ok, false);
+    const sections = finding(report, 'ptau sections');
+    assert.equal(sections.ok, true, sections.summary);
+    assert.match(sections.summary, /sections 14 and 15 \(α·λ, β·λ\) are no verdict's premise/);
+    const circuit = finding(report, 'register');
+    assert.equal(circuit.code, 'audit.ptau_inconsistent', circuit.summary);
+    assert.match(
+      circuit.summary,
+      new RegExp(`section 15 \\(β·λ\\) at 2\\^${level} against section 5: not its Lagrange basis`),
     );
   },
 );

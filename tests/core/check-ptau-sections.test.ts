@@ -2,10 +2,12 @@
  * checkPtauSections accepts the development ptau (byte for byte what snarkjs's preparePhase2
  * writes, the truncated level P+1 included) and a ptau prepared by snarkjs itself, and refuses,
  * naming the section, a copy with one point changed in any part the check of contribution 0 relies
- * on: a Lagrange point of a circuit's level (12, 14, 15), an odd point of an H level, a power of
- * τ, α·τ or β·τ, β2, a point off the curve. A point the key never uses (an even point of an H
- * level) is not a refusal: the check is about what the audit relies on. A circuit of 2^15 passes
- * too, its largest transforms on threads (from 2^16): a wrong coefficient would fail the check.
+ * on: a Lagrange point of a circuit's level (12), an odd point of an H level, a power of τ, β2, a
+ * point off the curve. A point the key never uses (an even point of an H level) is not a refusal,
+ * nor is a changed α·λ or β·λ point (14, 15) or α·τ, β·τ power (4, 5): the check is about what the
+ * audit relies on. Its `alpha-beta` scope, which names the ptau when contribution 0 fails, refuses
+ * those. A circuit of 2^15 passes too, its largest transforms on threads (from 2^16): a wrong
+ * coefficient would fail the check.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +15,7 @@ import { copyFile, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CurveGroup } from 'ffjavascript';
-import { checkPtauSections } from '../../core/audit/check-ptau-sections.ts';
+import { checkPtauSections, type PtauCheckScope } from '../../core/audit/check-ptau-sections.ts';
 import { readSectionTable } from '../../core/binfile/section-table.ts';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
@@ -61,8 +63,13 @@ async function forged(section: number, index: number, how: 'double' | 'off-curve
   return target;
 }
 
-async function assertRefused(file: string, powers: number[], why: RegExp): Promise<void> {
-  await assert.rejects(checkPtauSections(file, powers), (error: Error & { code?: string }) => {
+async function assertRefused(
+  file: string,
+  powers: number[],
+  why: RegExp,
+  scope: PtauCheckScope = 'relied-on',
+): Promise<void> {
+  await assert.rejects(checkPtauSections(file, powers, { scope }), (error: Error & { code?: string }) => {
     assert.equal(error.code, 'audit.ptau_inconsistent', error.message);
     assert.match(error.message, why);
     return true;
@@ -80,7 +87,11 @@ test('the development ptau passes, every level the circuits use (the truncated 2
     report.checked.join('\n'),
   );
   assert.ok(report.checked.includes('section 2: 2047 successive powers of τ'));
-  assert.ok(report.checked.includes('section 15 (β·λ) at 2^5 against section 5'));
+  assert.ok(!report.checked.some((line) => /section (4|5|14|15)\b/.test(line)), report.checked.join('\n'));
+  const alphaBeta = await checkPtauSections(ptau, [10, 9, 5], { scope: 'alpha-beta' });
+  assert.ok(alphaBeta.checked.includes('section 15 (β·λ) at 2^5 against section 5'), alphaBeta.checked.join('\n'));
+  assert.ok(alphaBeta.checked.includes('section 4: 1024 successive powers of τ'));
+  assert.ok(!alphaBeta.checked.some((line) => /section (2|12)\b/.test(line)), alphaBeta.checked.join('\n'));
 });
 
 test('a circuit of 2^15 passes: its transforms of 2^16 run on threads of their own, beside the others', async () => {
@@ -115,15 +126,25 @@ test('a changed odd point of an H level is refused; an even one, which no key us
   await checkPtauSections(await forged(12, levelPoint(10, 6)), [9]);
 });
 
-test('changed α·λ and β·λ points are refused, naming sections 14 and 15', async () => {
-  await assertRefused(await forged(14, levelPoint(9, 300)), [9], /section 14 \(α·λ\) at 2\^9 against section 4/);
-  await assertRefused(await forged(15, levelPoint(9, 0)), [9], /section 15 \(β·λ\) at 2\^9 against section 5/);
-});
+test(
+  'changed α·λ and β·λ points pass by default (no verdict rests on them); ' + 'the alpha-beta scope refuses them',
+  async () => {
+    const alphaLambda = await forged(14, levelPoint(9, 300));
+    const betaLambda = await forged(15, levelPoint(9, 0));
+    await checkPtauSections(alphaLambda, [9]);
+    await checkPtauSections(betaLambda, [9]);
+    await assertRefused(alphaLambda, [9], /section 14 \(α·λ\) at 2\^9 against section 4/, 'alpha-beta');
+    await assertRefused(betaLambda, [9], /section 15 \(β·λ\) at 2\^9 against section 5/, 'alpha-beta');
+  },
+);
 
-test('a changed power of τ, α·τ or β·τ is refused, naming its section', async () => {
+test('a changed power of τ is refused; of α·τ or β·τ, only by the alpha-beta scope', async () => {
   await assertRefused(await forged(2, 100), [9], /section 2 does not hold successive powers of τ/);
-  await assertRefused(await forged(4, 3), [9], /section 4 does not hold successive powers of τ/);
-  await assertRefused(await forged(5, 511), [9], /section 5 does not hold successive powers of τ/);
+  const alphaTau = await forged(4, 3);
+  const betaTau = await forged(5, 511);
+  await checkPtauSections(alphaTau, [9]);
+  await assertRefused(alphaTau, [9], /section 4 does not hold successive powers of τ/, 'alpha-beta');
+  await assertRefused(betaTau, [9], /section 5 does not hold successive powers of τ/, 'alpha-beta');
 });
 
 test(
