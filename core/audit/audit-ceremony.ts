@@ -63,7 +63,7 @@ import { ceremonyPaths, type CeremonyPaths } from '../data-folder/ceremony-paths
 import { Transcript } from '../transcript/transcript.ts';
 import { chainsFromTranscript, type CircuitChain } from '../ceremony/open-ceremony.ts';
 import { checkCeremonyInputs } from '../ceremony/init-ceremony.ts';
-import { hashFile } from '../crypto/file-hash.ts';
+import { hashFile, hashFileOnThread } from '../crypto/file-hash.ts';
 import { entryVersion } from '../transcript/transcript-format.ts';
 import type { TranscriptEntry } from '../transcript/transcript.ts';
 import { verifyLinkFromHead } from '../link-check/verify-link-from-head.ts';
@@ -505,8 +505,10 @@ async function auditTimed(
     circuits,
   });
 
-  // Every r1cs's hash before anything else, so the report carries them all whatever fails.
-  await timer.time('r1cs hashes', () => hashR1csFiles(config, circuits, auditorPins));
+  // Every r1cs's hash before any finding, so the report carries them all whatever fails: on this
+  // thread, while the ptau's is taken on another.
+  const r1csHashed = timer.time('r1cs hashes', () => hashR1csFiles(config, circuits, auditorPins));
+  r1csHashed.catch(() => {}); // awaited below, on either path: not an unhandled rejection meanwhile
 
   // The ptau first: nothing about contribution 0 means anything until it is pinned.
   let ptau: AuditedPtau | undefined;
@@ -514,9 +516,11 @@ async function auditTimed(
     config = { ...config, ptauPath: await resolveAuditPtau(config, options.ptauPath) };
     const resolved = config;
     ptau = await timer.time('ptau hash (its pin)', () => hashAuditPtau(resolved, options.ptauPath, progress));
+    await r1csHashed;
     pinAuditPtau(ptau, options.ptauHash);
     record('ptau', true, describePin(ptau));
   } catch (error) {
+    await r1csHashed;
     fail('ptau', error);
     return report(false, ptau);
   }
@@ -617,7 +621,7 @@ async function hashAuditPtau(
 ): Promise<AuditedPtau> {
   progress({ type: 'step', circuit: 'ptau', step: 'hashing the powers of tau' });
   const ptauName = ptauOption ?? config.ptau;
-  const blake2b512 = await hashFile(config.ptauPath);
+  const blake2b512 = await hashFileOnThread(config.ptauPath);
   const insecure = (await readPtauSummary(config.ptauPath)).insecure;
   return { path: ptauName, blake2b512, pinned: false, pinnedByAuditor: false, insecure };
 }

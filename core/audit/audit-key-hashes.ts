@@ -8,38 +8,8 @@
  * error of this thread's read, with its errno code, is the one thrown).
  */
 import { createReadStream } from 'node:fs';
-import { Worker } from 'node:worker_threads';
-import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
+import { hashFileOnThread } from '../crypto/file-hash.ts';
 import { ZkeyHasher, type ZkeyHashes } from '../zkey/zkey-hashes.ts';
-
-/** Plain CommonJS, evaluated: the same in the sources (tsx) and the compiled app. */
-const WHOLE_FILE_HASH_WORKER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { createHash } = require('node:crypto');
-const { createReadStream } = require('node:fs');
-(async () => {
-  const hash = createHash(workerData.algorithm);
-  for await (const chunk of createReadStream(workerData.path, { highWaterMark: 1 << 20 })) hash.update(chunk);
-  parentPort.postMessage({ hash: hash.digest('hex') });
-})().catch((error) => parentPort.postMessage({ error: { message: error.message, code: error.code } }));
-`;
-
-/** The whole file's BLAKE2b-512 (hex), on a worker thread. */
-function hashFileOnWorker(filePath: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(WHOLE_FILE_HASH_WORKER, {
-      eval: true,
-      workerData: { path: filePath, algorithm: FILE_HASH_ALGORITHM },
-    });
-    worker.once('message', (reply: { hash?: string; error?: { message: string; code?: string } }) => {
-      void worker.terminate();
-      if (reply.hash !== undefined) return resolve(reply.hash);
-      reject(Object.assign(new Error(reply.error?.message), reply.error?.code ? { code: reply.error.code } : {}));
-    });
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`the hashing thread stopped (exit code ${code})`)));
-  });
-}
 
 /** The sections' hashes on this thread (undefined for bytes that are not a well-formed sectioned file). */
 async function hashSections(filePath: string): Promise<ZkeyHashes['sectionHashes']> {
@@ -50,7 +20,7 @@ async function hashSections(filePath: string): Promise<ZkeyHashes['sectionHashes
 
 /** hashZkeyFile's result, computed on two threads. */
 export async function hashKeyOnTwoThreads(filePath: string): Promise<ZkeyHashes> {
-  const [sections, whole] = await Promise.allSettled([hashSections(filePath), hashFileOnWorker(filePath)]);
+  const [sections, whole] = await Promise.allSettled([hashSections(filePath), hashFileOnThread(filePath)]);
   if (sections.status === 'rejected') throw sections.reason;
   if (whole.status === 'rejected') throw whole.reason;
   return sections.value ? { fileHash: whole.value, sectionHashes: sections.value } : { fileHash: whole.value };

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 
 export const FILE_HASH_ALGORITHM = 'blake2b512';
 
@@ -13,4 +14,36 @@ export async function hashFile(filePath: string): Promise<string> {
     hash.update(chunk as Buffer);
   }
   return hash.digest('hex');
+}
+
+/** Plain CommonJS, evaluated: the same in the sources (tsx) and the compiled app. */
+const FILE_HASH_THREAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { createHash } = require('node:crypto');
+const { createReadStream } = require('node:fs');
+(async () => {
+  const hash = createHash(workerData.algorithm);
+  for await (const chunk of createReadStream(workerData.path, { highWaterMark: 1 << 20 })) hash.update(chunk);
+  parentPort.postMessage({ hash: hash.digest('hex') });
+})().catch((error) => parentPort.postMessage({ error: { message: error.message, code: error.code } }));
+`;
+
+/**
+ * hashFile's result on a worker thread of its own, ended with the call: for a large file hashed
+ * while this thread hashes or computes something else. A read error carries its errno code.
+ */
+export function hashFileOnThread(filePath: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(FILE_HASH_THREAD, {
+      eval: true,
+      workerData: { path: filePath, algorithm: FILE_HASH_ALGORITHM },
+    });
+    worker.once('message', (reply: { hash?: string; error?: { message: string; code?: string } }) => {
+      void worker.terminate();
+      if (reply.hash !== undefined) return resolve(reply.hash);
+      reject(Object.assign(new Error(reply.error?.message), reply.error?.code ? { code: reply.error.code } : {}));
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the hashing thread stopped (exit code ${code})`)));
+  });
 }

@@ -13,6 +13,7 @@ import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
 import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
 import { hashZkeyFile, ZkeyHasher } from '../../core/zkey/zkey-hashes.ts';
 import { hashKeyOnTwoThreads } from '../../core/audit/audit-key-hashes.ts';
+import { hashFile, hashFileOnThread } from '../../core/crypto/file-hash.ts';
 
 const blake = (bytes: Uint8Array): string => createHash('blake2b512').update(bytes).digest('hex');
 
@@ -40,23 +41,29 @@ test('each section hashed on its own, the file whole, in any pieces', async () =
   assert.deepEqual(new ZkeyHasher().update(longer).digest(), { fileHash: blake(longer) });
 });
 
-test("the audit's two-thread hashing gives hashZkeyFile's result, malformed and missing files included", async () => {
-  const ceremony = await finalisedCeremony();
-  const file = path.join(ceremony.finalDir, 'transact21.zkey');
-  assert.deepEqual(await hashKeyOnTwoThreads(file), await hashZkeyFile(file));
-  const sectionsOnly = new ZkeyHasher({ wholeFile: false }).update(await readFile(file));
-  assert.deepEqual(sectionsOnly.sectionDigests(), (await hashZkeyFile(file)).sectionHashes);
-  assert.throws(() => sectionsOnly.digest(), /sections only/);
+test(
+  "the audit's two-thread hashing gives hashZkeyFile's result (a file's hash on a thread, hashFile's), " +
+    'malformed and missing files included',
+  async () => {
+    const ceremony = await finalisedCeremony();
+    const file = path.join(ceremony.finalDir, 'transact21.zkey');
+    assert.deepEqual(await hashKeyOnTwoThreads(file), await hashZkeyFile(file));
+    assert.equal(await hashFileOnThread(file), await hashFile(file));
+    const sectionsOnly = new ZkeyHasher({ wholeFile: false }).update(await readFile(file));
+    assert.deepEqual(sectionsOnly.sectionDigests(), (await hashZkeyFile(file)).sectionHashes);
+    assert.throws(() => sectionsOnly.digest(), /sections only/);
 
-  const dir = await mkdtemp(path.join(tmpdir(), 'two-thread-hash-'));
-  try {
-    const cut = path.join(dir, 'cut.zkey');
-    await writeFile(cut, (await readFile(file)).subarray(0, 1000));
-    const hashes = await hashKeyOnTwoThreads(cut);
-    assert.deepEqual(hashes, await hashZkeyFile(cut));
-    assert.equal(hashes.sectionHashes, undefined);
-    await assert.rejects(hashKeyOnTwoThreads(path.join(dir, 'missing.zkey')), { code: 'ENOENT' });
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+    const dir = await mkdtemp(path.join(tmpdir(), 'two-thread-hash-'));
+    try {
+      const cut = path.join(dir, 'cut.zkey');
+      await writeFile(cut, (await readFile(file)).subarray(0, 1000));
+      const hashes = await hashKeyOnTwoThreads(cut);
+      assert.deepEqual(hashes, await hashZkeyFile(cut));
+      assert.equal(hashes.sectionHashes, undefined);
+      await assert.rejects(hashKeyOnTwoThreads(path.join(dir, 'missing.zkey')), { code: 'ENOENT' });
+      await assert.rejects(hashFileOnThread(path.join(dir, 'missing.zkey')), { code: 'ENOENT' });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
