@@ -29,47 +29,17 @@
  * after the files are fixed: one ρ_s per variable s, and σ1, σ2. With u_c = Σ_s ρ_s·a_cs (+ ρ_s at
  * row n+s), v_c = Σ_s ρ_s·b_cs, w_c = Σ_s ρ_s·c_cs (mod r, from the r1cs), and key-side sums
  * S_A = Σ ρ_s·A_s, S_B = Σ ρ_s·B1_s, S_K = Σ ρ_s·K_s (IC and L), T = Σ ρ_s·B2_s (MSMs with 16-byte
- * scalars), the checks are
- *   (1) [r]·W_w = 0 for every window sum W_w of T (below), and e(S_B, g2) = e(g1, T)
- *                                                                         (B2 in G2, and B1 in G2)
+ * scalars; T taken as its MSM's window sums W_w, g2-msm.c's g2_msm_windows), the checks are
+ *   (1) [r]·W_w = 0 for every window sum W_w of T, and e(S_B, g2) = e(g1, T)
  *   (2) e(S_K + σ1·S_A + σ2·S_B − Σ_c (w_c + σ1·u_c + σ2·v_c)·λ_c, g2) = e(S_A, β2)·e(α1, T)
- * (2) folds S_A = Σ u_c·λ_c, S_B = Σ v_c·λ_c and S_K = β·S_A + α·S_B + Σ w_c·λ_c into one equation,
- * so the ptau side is one full-width MSM over λ (section 12); α1 and β2 are the header's, already
- * compared with the ptau's. On failure the equations are taken apart to name the section.
- *
- * Soundness. G1 of BN254 has prime order r (cofactor 1), so every on-curve point of the key is in
- * it; write eA_s, eB_s, eK_s for the discrete logarithms of A_s, B1_s, K_s minus what snarkjs
- * writes, and eB2_s for B2's (in G2, see below). (1) says Σ ρ_s·(eB_s − eB2_s) = 0 mod r;
- * (2) says Σ ρ_s·(eK_s + (σ1 − β)·eA_s + σ2·eB_s − α·eB2_s) = 0, which, with eB2 = eB, is
- * P(ρ, σ) = Σ_s ρ_s·(eK_s + (σ1 − β)·eA_s + (σ2 − α)·eB_s) = 0. If some eB_s ≠ eB2_s, (1) is a
- * nonzero linear polynomial in ρ; otherwise, if any error is nonzero, P is a nonzero polynomial of
- * degree ≤ 2 (its ρ_s·σ1 coefficient is eA_s, its ρ_s·σ2 coefficient eB_s, else Σ ρ_s·eK_s). Each
- * variable is uniform over 2^128 < r values, drawn after the files are fixed, so by
- * Schwartz–Zippel a key with any wrong point in IC, A, B1, L or B2 passes with probability
- * ≤ 2^-128 + 2·2^-128 + 2^-128 (B2's subgroup, below) = 2^-126, whatever α and β are and whoever
- * knows them. The scalars are never stored or shown. Equal points with canonical coordinates (checked) are equal
- * bytes, so the sections are byte-identical.
- *
- * G2 and its cofactor. B2's points are read from the key and checked to lie on the twist E'(F_q²),
- * whose group has order r·h with h = 2q − r = 10069 · 5864401 · 1875725156269 · (a 178-bit prime),
- * gcd(r, h) = 1: a point can carry a component c_s of order dividing h. That is not only a liveness
- * matter. A proof's π_B = β2 + Σ w_s·B2_s + t·δ2 carries Σ w_s·c_s unblinded in its small-order
- * part (δ2 is checked to be in G2 by every link), so whoever chose the c_s learns Σ w_s·c_s's
- * discrete logarithm in the subgroups of order 10069, 5864401 and 1875725156269 (all easy): 13.3
- * and up to 76 bits of a chosen combination of witness values from every proof made with the key,
- * including proofs refused on chain;
- * snarkjs's verifier checks G2 points only for being on the curve, and contribution 0 is the
- * coordinator's (links compare B2 byte for byte), so this check is the only one. [r]·T = 0 on the
- * combination alone misses such components with probability about 1/10069 ≈ 2^-13.3 (ρ_s ≡ 0
- * modulo the component's order). So T is computed as the sums of its MSM's windows (g2-msm.c,
- * g2_msm_windows): T = Σ_w 2^(c·w)·W_w, W_w = Σ_s d_{w,s}·B2_s, with each ρ_s = Σ_w 2^(c·w)·d_{w,s}
- * and the digits d_{w,s} of a window drawn from 2^c consecutive integers, c ≤ 13, and every W_w must
- * satisfy [r]·W_w = 0. If some c_s ≠ 0, take a prime p | h where its component is nonzero: for every
- * w, d_{w,s}·c_s must cancel the rest of W_w's p-part, which (the other ρ fixed) allows at most one
- * residue of d_{w,s} modulo p ≥ 10069 > 2^c, so at most one digit, so at most one digit vector,
- * which is at most one of the 2^128 values of ρ_s: probability ≤ 2^-128, for the cost of the sum
- * the check computes anyway (per-point tests cost about nine times more; g2-msm.c). On failure:
- * `audit.b2_outside_subgroup`. Everything above then holds for B2 itself, not only its order-r part.
+ * (2) folds the equations of A, B1 and K into one, so the ptau side is one full-width MSM over λ
+ * (section 12); α1 and β2 are the header's, already compared with the ptau's. On failure the
+ * equations are taken apart to name the section (`audit.initial_key_mismatch`, or
+ * `audit.b2_outside_subgroup` when a window sum fails (1)). The scalars are never stored or shown.
+ * Why a key with any wrong point passes with probability ≤ 2^-126 (Schwartz–Zippel over ρ and σ),
+ * and why B2's window sums rather than T alone (the twist's cofactor, and what a small-order
+ * component of B2 would leak from every proof): docs/audit.md, "Contribution 0's check" and "B2's
+ * subgroup".
  *
  * The ptau. This check takes the ptau's points as given; the audit pins the file (pin-ptau.ts) and
  * checks beforehand the sections this check relies on against the ptau's powers of τ

@@ -56,6 +56,12 @@ const SECTION = {
   lagrangeAlphaG1: 14,
   lagrangeBetaG1: 15,
 } as const;
+/** What each reference section holds, in the report's words: section 2 the powers of τ, 4 and 5 α and β times them. */
+const POWERS_OF_TAU: Record<number, string> = {
+  [SECTION.tauG1]: 'successive powers of τ',
+  [SECTION.alphaTauG1]: 'successive powers of τ times α',
+  [SECTION.betaTauG1]: 'successive powers of τ times β',
+};
 /** Bytes of the random scalars r and s: 128 bits, see the module comment. */
 const SCALAR_BYTES = 16;
 const CHUNK_POINTS = 1 << 18;
@@ -278,7 +284,9 @@ export async function checkPtauSections(
       power,
       checked: [
         ...checks.map(describeCheck),
-        ...[...referencePoints].map(([reference, count]) => `section ${reference}: ${count} successive powers of τ`),
+        ...[...referencePoints].map(
+          ([reference, count]) => `section ${reference}: ${count} ${POWERS_OF_TAU[reference]}`,
+        ),
         'β1 and β2 the same β; τ·g2 and β2 in G2',
       ],
       points: totalPoints,
@@ -555,7 +563,7 @@ async function nameTheCulprit(
         [G1.neg(sums.c.get(reference)!), tau2],
       ]))
     ) {
-      throw inconsistent(`section ${reference} does not hold successive powers of τ`);
+      throw inconsistent(`section ${reference} does not hold ${POWERS_OF_TAU[reference]}`);
     }
   }
   for (const [index, check] of checks.entries()) {

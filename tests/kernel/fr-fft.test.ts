@@ -3,11 +3,14 @@
  * used before and whose roots of unity (those of snarkjs's preparePhase2) it keeps: random values
  * and the field's edges (0, 1, r − 1) at every size from 2^0 to 2^12, the definition itself in
  * BigInt at a small size, what it refuses; and the same transform on a thread of its own (the
- * audit's path from 2^16): the same coefficients, the same refusals.
+ * audit's path from 2^16): the same coefficients, the same refusals, and the calling thread's
+ * answer where no thread starts or the thread dies.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
+import workerThreads from 'node:worker_threads';
 import { buildBn128 } from 'ffjavascript';
 import { BN254_R, modPow as modPowMod } from '../../core/crypto/bn254-moduli.ts';
 import { FR_FFT_MAX_LOG, frInverseFft, widenScalars } from '../../core/kernel/fr-fft.ts';
@@ -128,5 +131,44 @@ describe('the kernel inverse FFT over F_r', () => {
       assert.match((error as Error).message, /below r/);
       return true;
     });
+  });
+
+  it('runs the transform on the calling thread where no thread can start, or where the thread dies', async () => {
+    const n = 2 ** 10;
+    const omega = modPow(5n, (BN254_R - 1n) / BigInt(n));
+    const narrow = new Uint8Array(randomBytes(n * 16));
+    const expected = Buffer.from(await frInverseFft(narrow, omega, 16));
+    const RealWorker = workerThreads.Worker;
+    let started = 0;
+    // The module imports Worker by name: the builtin's named export follows its default object once synced.
+    const withWorker = async (Replacement: typeof RealWorker): Promise<Uint8Array> => {
+      workerThreads.Worker = Replacement;
+      syncBuiltinESMExports();
+      try {
+        return await frInverseFftOnThread(narrow, omega, 16);
+      } finally {
+        workerThreads.Worker = RealWorker;
+        syncBuiltinESMExports();
+      }
+    };
+    class RefusedWorker {
+      constructor() {
+        started++;
+        throw new Error('no thread can start here');
+      }
+    }
+    class DyingWorker extends RealWorker {
+      constructor() {
+        started++;
+        super('process.exit(3)', { eval: true });
+      }
+    }
+    assert.deepEqual(
+      Buffer.from(await withWorker(RefusedWorker as unknown as typeof RealWorker)),
+      expected,
+      'no thread: the calling thread’s answer',
+    );
+    assert.deepEqual(Buffer.from(await withWorker(DyingWorker)), expected, 'a thread that dies: the same');
+    assert.equal(started, 2, 'each call tried a thread first');
   });
 });
