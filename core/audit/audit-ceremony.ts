@@ -288,6 +288,7 @@ async function auditChain(
   );
   const steps = 1000;
   let reported = -1;
+  let part = 'contribution 0';
   const timings: Record<string, number> = {};
   const checkStart = timer.now();
   await checkInitialKey(initPath, chain.circuit.r1csPath, config.ptauPath, {
@@ -296,7 +297,16 @@ async function auditChain(
       const done = Math.floor(fraction * steps);
       if (done === reported) return;
       reported = done;
-      progress({ type: 'count', circuit: name, part: 'contribution 0', done, total: steps });
+      progress({ type: 'count', circuit: name, part, done, total: steps });
+    },
+    onCulpritSearch: () => {
+      progress({
+        type: 'step',
+        circuit: name,
+        step: 'contribution 0 failed its check: checking its parts one by one to name the one at fault',
+      });
+      part = 'contribution 0, part by part';
+      reported = -1;
     },
   });
   timer.add('contribution 0 against the r1cs and the ptau', timer.now() - checkStart);

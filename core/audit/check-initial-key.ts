@@ -96,6 +96,12 @@ export interface CheckInitialKeyOptions {
   label?: string;
   /** Called with the fraction of the work done, in [0, 1]. */
   onProgress?: (fraction: number) => void;
+  /**
+   * Called once if the combined check fails, before its parts are checked one by one to name the
+   * culprit (the ptau's α·λ and β·λ sections among them: minutes at 2^22); `onProgress` then
+   * counts that search from 0.
+   */
+  onCulpritSearch?: () => void;
   /** Filled with the milliseconds of each phase (the bench prints them). */
   timings?: Record<string, number>;
 }
@@ -201,18 +207,34 @@ function lambdaMsm(context: CheckContext, scalars: Uint8Array): Promise<Uint8Arr
  * to the public variables.
  */
 async function nameCulprit(
-  context: CheckContext,
+  checked: CheckContext,
   rho: RoleScalars,
   sums: Map<number, Uint8Array>,
   b2Holds: boolean,
+  options: CheckInitialKeyOptions,
 ): Promise<never> {
-  const { curve, label, ptauSections, domainSize, progress } = context;
-  const { nPublic } = context.r1csLayout;
+  const { curve, label, ptauSections, domainSize } = checked;
+  const { nPublic } = checked.r1csLayout;
   const G1 = curve.G1;
+  // The search's own count, in points: two r1cs scans (counted as two domains each, as in the
+  // check), five MSMs over a domain, and the ptau's α·λ, β·λ check (two domains of Lagrange points
+  // and two of α·τ^j, β·τ^j).
+  options.onCulpritSearch?.();
+  const searchPoints = 13 * domainSize;
+  let searched = 0;
+  const progress = (points: number): void => {
+    searched += points;
+    options.onProgress?.(Math.min(searched / searchPoints, 1));
+  };
+  progress(0);
+  const context: CheckContext = { ...checked, progress };
   // The first pass kept only the fold (bounded memory): the parts are scanned again, under the same ρ.
   const rescan = (scalars: RoleScalars): Promise<LambdaParts> =>
     scanR1cs(context.r1cs, context.r1csLayout, domainSize, scalars, [0n, 0n], undefined, label, 'the r1cs', true).then(
-      (scan) => scan.parts!,
+      (scan) => {
+        progress(2 * domainSize);
+        return scan.parts!;
+      },
     );
   const lambdaScalars = await rescan(rho);
   if (!G1.eq(sums.get(SECTION.a)!, await lambdaMsm(context, lambdaScalars.u)))
@@ -223,7 +245,11 @@ async function nameCulprit(
   // IC or L is wrong against α1 and β2. zkey new composes them from the ptau's α·λ and β·λ
   // (sections 14, 15), which the audit does not check otherwise: a key built from forged ones is the
   // ptau's fault, and named so (audit.ptau_inconsistent); once they hold, IC is named through them.
-  await checkPtauSections(context.ptauPath, [Math.log2(domainSize)], { scope: 'alpha-beta' });
+  const before = searched;
+  await checkPtauSections(context.ptauPath, [Math.log2(domainSize)], {
+    scope: 'alpha-beta',
+    onProgress: (fraction) => progress(before + fraction * 4 * domainSize - searched),
+  });
   const publicRho = roleScalars(rho.bytes.map((byte, i) => (i < (nPublic + 1) * INITIAL_KEY_SCALAR_BYTES ? byte : 0)));
   const publicScan = await rescan(publicRho);
   // IC alone, the way zkey new composes it: λ, α·λ and β·λ points (ptau sections 12, 14, 15).
@@ -361,7 +387,7 @@ export async function checkInitialKey(
       [G1.neg(alpha1), T],
     ]);
     context.lap('ptau MSM and pairings');
-    if (!b2Holds || !combinedHolds) await nameCulprit(context, rho, sums, b2Holds);
+    if (!b2Holds || !combinedHolds) await nameCulprit(context, rho, sums, b2Holds, options);
     // Last, so that a changed point is named by its section rather than by the hash it also breaks.
     if (!csHash.digest().equals(info.mpc.csHash))
       throw initialKeyMismatch('circuit hash', label, "is not the hash of the key's points");

@@ -28,6 +28,7 @@ import { contributionHash } from '../../core/zkey/contribution-hash.ts';
 import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
 import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
 import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
+import type { ProgressEvent } from '../../core/ceremony/progress.ts';
 import {
   copyCeremony,
   devPtauHash,
@@ -357,7 +358,7 @@ test('the text output lists every contribution with its full hash, so a contribu
 async function auditCeremonyOnForgedPtau(
   section: number,
   index: (nConstraints: number) => number,
-): Promise<{ report: AuditReport; level: number }> {
+): Promise<{ report: AuditReport; level: number; events: ProgressEvent[] }> {
   const dir = await newCeremonyDir({
     configOverrides: {
       circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
@@ -387,7 +388,9 @@ async function auditCeremonyOnForgedPtau(
   await initCeremony(dir);
   await contributeLocally(dir, 'register', 'alice');
   await finaliseCeremony(dir, { beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS });
-  return { report: await auditCeremony(dir, undefined, { ptauHash: await hashFile(config.ptauPath) }), level };
+  const events: ProgressEvent[] = [];
+  const report = await auditCeremony(dir, (event) => events.push(event), { ptauHash: await hashFile(config.ptauPath) });
+  return { report, level, events };
 }
 
 test(
@@ -416,8 +419,15 @@ test(
     'rests on section 15) and fails contribution 0, naming the ptau as the culprit',
   async () => {
     // β·λ at row n (the constant signal's public row), which zkey new adds into IC_0.
-    const { report, level } = await auditCeremonyOnForgedPtau(15, (nConstraints) => nConstraints);
+    const { report, level, events } = await auditCeremonyOnForgedPtau(15, (nConstraints) => nConstraints);
     assert.equal(report.ok, false);
+    // The search for the culprit (the ptau's α·λ, β·λ among its parts) shows as a step with its own count.
+    const search = events.findIndex((e) => e.type === 'step' && /failed its check: checking its parts/.test(e.step));
+    assert.ok(search > 0, 'the search is announced');
+    assert.ok(
+      events.slice(search).some((e) => e.type === 'count' && e.part === 'contribution 0, part by part'),
+      'and counted',
+    );
     const sections = finding(report, 'ptau sections');
     assert.equal(sections.ok, true, sections.summary);
     assert.match(sections.summary, /sections 14 and 15 \(α·λ, β·λ\) are no verdict's premise/);

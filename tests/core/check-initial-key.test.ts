@@ -4,7 +4,8 @@
  * point of IC, A, B1, B2, L or H replaced by another valid curve point (its double), a changed
  * coefficient, a changed α or β, a point off the curve, or a wrong circuit hash. Read errors throw.
  * A B2 point with a component of small order added (outside G2's order-r subgroup, on the twist) is
- * refused with its own code; an r1cs whose section table names a section twice is refused.
+ * refused with its own code; an r1cs whose section table names a section twice is refused. The
+ * search for the culprit, once the combined check failed, reports itself and counts its own progress.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -158,6 +159,28 @@ for (const [name, section, group] of [
     await assertRefused(key, name);
   });
 }
+
+test('the search for the culprit reports itself, counting from 0 to 1 (an L point: every part checked)', async () => {
+  const key = await copyOf(zkeyPath);
+  await doublePoint(key, SECTION.l, 'G1', 3);
+  const events: Array<number | 'search'> = [];
+  await assert.rejects(
+    checkInitialKey(key, r1csPath, ptauPath, {
+      onProgress: (fraction) => events.push(fraction),
+      onCulpritSearch: () => events.push('search'),
+    }),
+    /: L /,
+  );
+  const start = events.indexOf('search');
+  assert.ok(start > 0 && events.lastIndexOf('search') === start, 'announced once, after the check itself ran');
+  const search = events.slice(start + 1) as number[];
+  assert.equal(search[0], 0);
+  assert.equal(search.at(-1), 1, 'the search counts every part it checks');
+  assert.ok(
+    search.every((f, i) => f >= 0 && f <= 1 && (i === 0 || f >= search[i - 1]!)),
+    'the search only grows, within [0, 1]',
+  );
+});
 
 test('a point of A off the curve is refused, naming A', async () => {
   const key = await flippedCopy((info) => info.sections.get(SECTION.a)!.offset + 64 * 5 + 7);
