@@ -4,12 +4,14 @@
  * on this one, each reading the file itself (the second read comes from the page cache). Hashing
  * is the audit's one long single-threaded phase (two BLAKE2b passes over every key: about 7 s a
  * 2.7 GB key on one core here), and nothing else runs meanwhile, so the second core halves it.
- * The result is exactly hashZkeyFile's (core/zkey/zkey-hashes.ts), read errors included (the
- * error of this thread's read, with its errno code, is the one thrown).
+ * A key below HASH_THREAD_MIN_BYTES is hashed in one read on this thread: a thread's start would
+ * cost more. The result is exactly hashZkeyFile's (core/zkey/zkey-hashes.ts), read errors included
+ * (the error of this thread's read, with its errno code, is the one thrown).
  */
 import { createReadStream } from 'node:fs';
-import { hashFileOnThread } from '../crypto/file-hash.ts';
-import { ZkeyHasher, type ZkeyHashes } from '../zkey/zkey-hashes.ts';
+import { stat } from 'node:fs/promises';
+import { HASH_THREAD_MIN_BYTES, hashFileOnThread } from '../crypto/file-hash.ts';
+import { hashZkeyFile, ZkeyHasher, type ZkeyHashes } from '../zkey/zkey-hashes.ts';
 
 /** The sections' hashes on this thread (undefined for bytes that are not a well-formed sectioned file). */
 async function hashSections(filePath: string): Promise<ZkeyHashes['sectionHashes']> {
@@ -20,6 +22,7 @@ async function hashSections(filePath: string): Promise<ZkeyHashes['sectionHashes
 
 /** hashZkeyFile's result, computed on two threads. */
 export async function hashKeyOnTwoThreads(filePath: string): Promise<ZkeyHashes> {
+  if ((await stat(filePath)).size < HASH_THREAD_MIN_BYTES) return hashZkeyFile(filePath);
   const [sections, whole] = await Promise.allSettled([hashSections(filePath), hashFileOnThread(filePath)]);
   if (sections.status === 'rejected') throw sections.reason;
   if (whole.status === 'rejected') throw whole.reason;

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 
 export const FILE_HASH_ALGORITHM = 'blake2b512';
@@ -29,10 +30,18 @@ const { createReadStream } = require('node:fs');
 `;
 
 /**
- * hashFile's result on a worker thread of its own, ended with the call: for a large file hashed
- * while this thread hashes or computes something else. A read error carries its errno code.
+ * Below this size a file is hashed on the calling thread: starting a thread (about 50 ms of CPU)
+ * costs more than hashing 32 MiB, and an audit of small circuits hashes dozens of keys.
  */
-export function hashFileOnThread(filePath: string): Promise<string> {
+export const HASH_THREAD_MIN_BYTES = 32 * 1024 * 1024;
+
+/**
+ * hashFile's result on a worker thread of its own, ended with the call: for a large file hashed
+ * while this thread hashes or computes something else (below HASH_THREAD_MIN_BYTES, on this
+ * thread). A read error carries its errno code.
+ */
+export async function hashFileOnThread(filePath: string): Promise<string> {
+  if ((await stat(filePath)).size < HASH_THREAD_MIN_BYTES) return hashFile(filePath);
   return new Promise((resolve, reject) => {
     const worker = new Worker(FILE_HASH_THREAD, {
       eval: true,

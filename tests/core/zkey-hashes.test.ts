@@ -1,11 +1,14 @@
 /**
  * A key's hashes in one pass (core/zkey/zkey-hashes.ts): the whole file's BLAKE2b-512 and each
  * section's, whatever pieces the bytes come in; a file that is not a well-formed sectioned one (cut
- * short, or with bytes after its last section) gets its file hash and no section hashes.
+ * short, or with bytes after its last section) gets its file hash and no section hashes. The
+ * audit's hashing gives the same, on threads for a large file and on the calling thread for a small one.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
+import workerThreads from 'node:worker_threads';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,7 +16,7 @@ import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
 import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
 import { hashZkeyFile, ZkeyHasher } from '../../core/zkey/zkey-hashes.ts';
 import { hashKeyOnTwoThreads } from '../../core/audit/audit-key-hashes.ts';
-import { hashFile, hashFileOnThread } from '../../core/crypto/file-hash.ts';
+import { HASH_THREAD_MIN_BYTES, hashFile, hashFileOnThread } from '../../core/crypto/file-hash.ts';
 
 const blake = (bytes: Uint8Array): string => createHash('blake2b512').update(bytes).digest('hex');
 
@@ -42,7 +45,7 @@ test('each section hashed on its own, the file whole, in any pieces', async () =
 });
 
 test(
-  "the audit's two-thread hashing gives hashZkeyFile's result (a file's hash on a thread, hashFile's), " +
+  "the audit's hashing gives hashZkeyFile's result (and a file's hash, hashFile's), " +
     'malformed and missing files included',
   async () => {
     const ceremony = await finalisedCeremony();
@@ -67,3 +70,43 @@ test(
     }
   },
 );
+
+test('a key is hashed on threads past HASH_THREAD_MIN_BYTES, on the calling thread below, alike', async () => {
+  const file = path.join((await finalisedCeremony()).finalDir, 'transact21.zkey');
+  const key = await readFile(file);
+  // The key with one more section (id 99) of random bytes, past the threshold: still well formed.
+  const extra = randomBytes(HASH_THREAD_MIN_BYTES + 1000);
+  const head = Buffer.alloc(12);
+  head.writeUInt32LE(99, 0);
+  head.writeBigUInt64LE(BigInt(extra.length), 4);
+  const large = Buffer.concat([key, head, extra]);
+  large.writeUInt32LE(key.readUInt32LE(8) + 1, 8);
+  const dir = await mkdtemp(path.join(tmpdir(), 'threaded-hash-'));
+  const RealWorker = workerThreads.Worker;
+  let threads = 0;
+  class CountedWorker extends RealWorker {
+    constructor(...args: ConstructorParameters<typeof RealWorker>) {
+      super(...args);
+      threads++;
+    }
+  }
+  workerThreads.Worker = CountedWorker;
+  syncBuiltinESMExports();
+  try {
+    const largeFile = path.join(dir, 'large.zkey');
+    await writeFile(largeFile, large);
+    const hashes = await hashKeyOnTwoThreads(largeFile);
+    assert.equal(threads, 1, 'the whole-file hash ran on a thread');
+    assert.deepEqual(hashes, await hashZkeyFile(largeFile));
+    assert.equal(hashes.sectionHashes?.['99'], blake(extra));
+    assert.equal(await hashFileOnThread(largeFile), blake(large));
+    assert.equal(threads, 2);
+    assert.deepEqual(await hashKeyOnTwoThreads(file), await hashZkeyFile(file));
+    assert.equal(await hashFileOnThread(file), blake(key));
+    assert.equal(threads, 2, 'a small key starts no thread');
+  } finally {
+    workerThreads.Worker = RealWorker;
+    syncBuiltinESMExports();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
