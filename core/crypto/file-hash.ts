@@ -30,8 +30,8 @@ const { createReadStream } = require('node:fs');
 `;
 
 /**
- * Below this size a file is hashed on the calling thread: starting a thread (about 50 ms of CPU)
- * costs more than hashing 32 MiB, and an audit of small circuits hashes dozens of keys.
+ * Below this size a file is hashed on the calling thread: starting a thread (50–70 ms of CPU here)
+ * costs about what hashing 32 MiB does, and an audit of small circuits hashes dozens of keys.
  */
 export const HASH_THREAD_MIN_BYTES = 32 * 1024 * 1024;
 
