@@ -7,12 +7,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { syncBuiltinESMExports } from 'node:module';
-import workerThreads from 'node:worker_threads';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
+import { RealWorker, withWorkerClass } from '../helpers/worker-class.ts';
 import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
 import { hashZkeyFile, ZkeyHasher } from '../../core/zkey/zkey-hashes.ts';
 import { hashKeyOnTwoThreads } from '../../core/audit/audit-key-hashes.ts';
@@ -82,7 +81,6 @@ test('a key is hashed on threads past HASH_THREAD_MIN_BYTES, on the calling thre
   const large = Buffer.concat([key, head, extra]);
   large.writeUInt32LE(key.readUInt32LE(8) + 1, 8);
   const dir = await mkdtemp(path.join(tmpdir(), 'threaded-hash-'));
-  const RealWorker = workerThreads.Worker;
   let threads = 0;
   class CountedWorker extends RealWorker {
     constructor(...args: ConstructorParameters<typeof RealWorker>) {
@@ -90,23 +88,21 @@ test('a key is hashed on threads past HASH_THREAD_MIN_BYTES, on the calling thre
       threads++;
     }
   }
-  workerThreads.Worker = CountedWorker;
-  syncBuiltinESMExports();
   try {
-    const largeFile = path.join(dir, 'large.zkey');
-    await writeFile(largeFile, large);
-    const hashes = await hashKeyOnTwoThreads(largeFile);
-    assert.equal(threads, 1, 'the whole-file hash ran on a thread');
-    assert.deepEqual(hashes, await hashZkeyFile(largeFile));
-    assert.equal(hashes.sectionHashes?.['99'], blake(extra));
-    assert.equal(await hashFileOnThread(largeFile), blake(large));
-    assert.equal(threads, 2);
-    assert.deepEqual(await hashKeyOnTwoThreads(file), await hashZkeyFile(file));
-    assert.equal(await hashFileOnThread(file), blake(key));
-    assert.equal(threads, 2, 'a small key starts no thread');
+    await withWorkerClass(CountedWorker, async () => {
+      const largeFile = path.join(dir, 'large.zkey');
+      await writeFile(largeFile, large);
+      const hashes = await hashKeyOnTwoThreads(largeFile);
+      assert.equal(threads, 1, 'the whole-file hash ran on a thread');
+      assert.deepEqual(hashes, await hashZkeyFile(largeFile));
+      assert.equal(hashes.sectionHashes?.['99'], blake(extra));
+      assert.equal(await hashFileOnThread(largeFile), blake(large));
+      assert.equal(threads, 2);
+      assert.deepEqual(await hashKeyOnTwoThreads(file), await hashZkeyFile(file));
+      assert.equal(await hashFileOnThread(file), blake(key));
+      assert.equal(threads, 2, 'a small key starts no thread');
+    });
   } finally {
-    workerThreads.Worker = RealWorker;
-    syncBuiltinESMExports();
     await rm(dir, { recursive: true, force: true });
   }
 });

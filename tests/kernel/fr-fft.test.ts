@@ -9,12 +9,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { syncBuiltinESMExports } from 'node:module';
-import workerThreads from 'node:worker_threads';
 import { buildBn128 } from 'ffjavascript';
 import { BN254_R, modPow as modPowMod } from '../../core/crypto/bn254-moduli.ts';
 import { FR_FFT_MAX_LOG, frInverseFft, widenScalars } from '../../core/kernel/fr-fft.ts';
 import { frInverseFftOnThread } from '../../core/kernel/fr-fft-on-thread.ts';
+import { RealWorker, withWorkerClass } from '../helpers/worker-class.ts';
 
 const N8 = 32;
 
@@ -138,19 +137,9 @@ describe('the kernel inverse FFT over F_r', () => {
     const omega = modPow(5n, (BN254_R - 1n) / BigInt(n));
     const narrow = new Uint8Array(randomBytes(n * 16));
     const expected = Buffer.from(await frInverseFft(narrow, omega, 16));
-    const RealWorker = workerThreads.Worker;
     let started = 0;
-    // The module imports Worker by name: the builtin's named export follows its default object once synced.
-    const withWorker = async (Replacement: typeof RealWorker): Promise<Uint8Array> => {
-      workerThreads.Worker = Replacement;
-      syncBuiltinESMExports();
-      try {
-        return await frInverseFftOnThread(narrow, omega, 16);
-      } finally {
-        workerThreads.Worker = RealWorker;
-        syncBuiltinESMExports();
-      }
-    };
+    const withWorker = (replacement: typeof RealWorker): Promise<Uint8Array> =>
+      withWorkerClass(replacement, () => frInverseFftOnThread(narrow, omega, 16));
     class RefusedWorker {
       constructor() {
         started++;
