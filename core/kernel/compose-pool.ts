@@ -10,6 +10,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { MsmGroup } from './msm-kernel.ts';
 import type { ComposeReply, ComposeRequest, MatrixBases } from './compose-messages.ts';
+import { threadExecArgv } from './thread-exec-argv.ts';
 
 type Outcome = { done: true } | { points: Uint8Array } | { badSignal: number };
 type RequestBody = ComposeRequest extends infer R ? (R extends ComposeRequest ? Omit<R, 'id'> : never) : never;
@@ -41,12 +42,17 @@ export class ComposePool {
   }
 
   static async start(threads = availableParallelism()): Promise<ComposePool> {
-    // Compiled (dist/), a thread runs its plain JS body; from sources, an entry that registers tsx first.
+    // Compiled (dist/), a thread runs its plain JS body; from sources, an entry that loads it itself.
     const entry = new URL(
       import.meta.url.endsWith('.js') ? './compose-thread-body.js' : './compose-thread.mjs',
       import.meta.url,
     );
-    const pool = new ComposePool(Array.from({ length: Math.max(1, threads) }, () => new Worker(entry)));
+    const pool = new ComposePool(
+      Array.from(
+        { length: Math.max(1, threads) },
+        () => new Worker(entry, { execArgv: threadExecArgv(import.meta.url) }),
+      ),
+    );
     try {
       await Promise.all(
         pool.workers.map(

@@ -7,6 +7,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { frInverseFft } from './fr-fft.ts';
+import { threadExecArgv } from './thread-exec-argv.ts';
 
 /** What the thread is given: frInverseFft's arguments. */
 export interface FftJob {
@@ -19,14 +20,14 @@ export interface FftJob {
 export type FftReply = { coefficients: Uint8Array } | { error: string; range: boolean };
 
 function onThread(job: FftJob): Promise<Uint8Array> {
-  // Compiled (dist/), the thread runs its plain JS body; from sources, an entry that registers tsx first.
+  // Compiled (dist/), the thread runs its plain JS body; from sources, an entry that loads it itself.
   const entry = new URL(
     import.meta.url.endsWith('.js') ? './fr-fft-thread-body.js' : './fr-fft-thread.mjs',
     import.meta.url,
   );
   return new Promise((resolve, reject) => {
     // The values are cloned into the thread: the caller keeps its own (the audit sums with them later).
-    const worker = new Worker(entry, { workerData: job });
+    const worker = new Worker(entry, { workerData: job, execArgv: threadExecArgv(import.meta.url) });
     worker.once('message', (reply: FftReply) => {
       void worker.terminate();
       if ('coefficients' in reply) return resolve(reply.coefficients);

@@ -1,6 +1,5 @@
-// Entry of an inverse-FFT thread run from sources: worker threads do not inherit the parent's tsx
-// hooks, so the thread registers them before loading its TypeScript body.
-import { register } from 'tsx/esm/api';
+// Entry of a inverse-FFT thread run from the sources: worker threads do not inherit the parent's tsx
+// hooks, so the thread loads its body itself, compiled when dist/ is current, else through tsx.
+import { importCompiledOrSource } from '../../scripts/source-entry.js';
 
-register();
-await import('./fr-fft-thread-body.ts');
+await importCompiledOrSource(new URL('./fr-fft-thread-body.ts', import.meta.url));

@@ -17,6 +17,7 @@ import { getBn128 } from '../crypto/bn128.ts';
 import { MAX_SUBGROUP_WINDOW_BITS, MSM_POINT_BYTES, msmWindowCount, type MsmGroup } from './msm-kernel.ts';
 import type { MsmReply, MsmRequest } from './msm-messages.ts';
 import { firstPointOffCurve } from '../zkey/point-checks.ts';
+import { threadExecArgv } from './thread-exec-argv.ts';
 
 /**
  * Below this many points a second thread costs more in messages than it saves. A G2 point costs
@@ -43,12 +44,14 @@ class MsmPool {
   }
 
   static async start(threads: number): Promise<MsmPool> {
-    // Compiled (dist/), a thread runs its plain JS body; from sources, an entry that registers tsx first.
+    // Compiled (dist/), a thread runs its plain JS body; from sources, an entry that loads it itself.
     const entry = new URL(
       import.meta.url.endsWith('.js') ? './msm-thread-body.js' : './msm-thread.mjs',
       import.meta.url,
     );
-    const pool = new MsmPool(Array.from({ length: threads }, () => new Worker(entry)));
+    const pool = new MsmPool(
+      Array.from({ length: threads }, () => new Worker(entry, { execArgv: threadExecArgv(import.meta.url) })),
+    );
     try {
       await Promise.all(
         pool.workers.map(

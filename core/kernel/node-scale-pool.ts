@@ -6,12 +6,14 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { ScalePool, type ScaleEndpoint } from './scale-pool.ts';
 import type { ScaleReply } from './scale-messages.ts';
+import { threadExecArgv } from './thread-exec-argv.ts';
 
 function threadEndpoint(): ScaleEndpoint {
-  // Compiled (dist/), the thread runs its plain JS body; from sources, an entry that registers tsx
-  // first (worker threads do not inherit the parent's loader).
+  // Compiled (dist/), the thread runs its plain JS body; from sources, an entry that loads it itself
+  // (scripts/source-entry.js).
   const worker = new Worker(
     new URL(import.meta.url.endsWith('.js') ? './scale-thread-body.js' : './scale-thread.mjs', import.meta.url),
+    { execArgv: threadExecArgv(import.meta.url) },
   );
   return {
     post: (request, transfer) => worker.postMessage(request, transfer),

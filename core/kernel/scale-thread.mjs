@@ -1,6 +1,5 @@
-// Entry of a Node kernel thread: worker threads do not inherit the parent's tsx hooks, so the
-// thread registers them before loading its TypeScript body.
-import { register } from 'tsx/esm/api';
+// Entry of a Node kernel (scaling) thread run from the sources: worker threads do not inherit the parent's tsx
+// hooks, so the thread loads its body itself, compiled when dist/ is current, else through tsx.
+import { importCompiledOrSource } from '../../scripts/source-entry.js';
 
-register();
-await import('./scale-thread-body.ts');
+await importCompiledOrSource(new URL('./scale-thread-body.ts', import.meta.url));

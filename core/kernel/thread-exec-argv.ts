@@ -1,0 +1,22 @@
+/**
+ * The Node flags a kernel thread starts with. Compiled (dist/), the parent's own (inherited, as
+ * Node does by default). From the sources, the parent's without its preloads (`--import`,
+ * `--require`, `--loader`): the thread's entry loads its body itself (scripts/source-entry.js), and
+ * a preloaded tsx would cost every thread about 0.15 s of CPU for nothing.
+ */
+const PRELOAD_FLAGS = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader']);
+
+export function threadExecArgv(
+  callerUrl: string,
+  parentArgv: readonly string[] = process.execArgv,
+): string[] | undefined {
+  if (callerUrl.endsWith('.js')) return undefined;
+  const kept: string[] = [];
+  for (let i = 0; i < parentArgv.length; i++) {
+    const flag = parentArgv[i]!;
+    if (PRELOAD_FLAGS.has(flag))
+      i++; // and its value
+    else if (!PRELOAD_FLAGS.has(flag.split('=')[0]!)) kept.push(flag);
+  }
+  return kept;
+}
