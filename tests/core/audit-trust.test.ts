@@ -6,7 +6,8 @@
  * finalised with no contribution, or fewer than ceremony.json's minContributions, fails naming the
  * circuit; an r1cs pinned by ceremony.json or by the auditor must have that hash; a final key with
  * δ = γ is refused. `--json` prints the findings, the hashes and every chain's contributions.
- * Each refusal has its own code, and each of these folders passed the audit before it.
+ * Each refusal has its own code, and each of these folders passed the audit before it. The
+ * finalised ceremony is the two-circuit one (TWO_CIRCUITS): what is checked is the same per circuit.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -34,6 +35,7 @@ import {
   devPtauHash,
   finalisedCeremony,
   newCeremonyDir,
+  TWO_CIRCUITS,
   TEST_BEACON,
   TEST_BEACON_ITERATIONS,
   type FinalisedCeremony,
@@ -51,7 +53,7 @@ let published: FinalisedCeremony;
 const scratch: string[] = [];
 
 before(async () => {
-  published = await finalisedCeremony();
+  published = await finalisedCeremony(TWO_CIRCUITS);
 });
 
 after(async () => {
@@ -227,12 +229,12 @@ test('an r1cs pinned in ceremony.json or by the auditor must have that hash (r1c
   });
   const wrongByAuditor = await auditCeremony(dir, undefined, {
     ptauHash: await devPtauHash(),
-    r1csHashes: { treeUpdate: 'ef'.repeat(64) },
+    r1csHashes: { transact21: 'ef'.repeat(64) },
   });
   assert.equal(finding(wrongByAuditor, 'inputs').code, 'r1cs.hash_mismatch');
   assert.match(
     finding(wrongByAuditor, 'inputs').summary,
-    /circuit treeUpdate: .* not the efef.* pinned with --r1cs-hash/,
+    /circuit transact21: .* not the efef.* pinned with --r1cs-hash/,
   );
 
   const unknown = await auditPinned(dir, '--r1cs-hash', `nosuch=${registerHash}`);
@@ -247,11 +249,11 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
   const dir = await copy();
   const config = await loadCeremonyConfig(dir);
   const registerHash = await hashFile(config.circuits[0]!.r1csPath);
-  const treeUpdateHash = await hashFile(config.circuits[1]!.r1csPath);
+  const transact21Hash = await hashFile(config.circuits[1]!.r1csPath);
   await editConfig(dir, (raw) => {
     raw.circuits[0].r1csHash = registerHash;
   });
-  const result = await auditPinned(dir, '--json', '--r1cs-hash', `treeUpdate=${treeUpdateHash}`);
+  const result = await auditPinned(dir, '--json', '--r1cs-hash', `transact21=${transact21Hash}`);
   assert.equal(result.code, 0, result.stdout + result.stderr);
   const json = JSON.parse(result.stdout);
   assert.equal(json.format, 'ceremony-audit');
@@ -285,7 +287,7 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
     },
   );
   assert.ok(
-    json.ptau.sectionsChecked.some((s: string) => /^section 12 \(λ\) at 2\^11, odd points \(H\)/.test(s)),
+    json.ptau.sectionsChecked.some((s: string) => /^section 12 \(λ\) at 2\^10, odd points \(H\)/.test(s)),
     json.ptau.sectionsChecked.join('\n'),
   );
   assert.deepEqual(json.circuits[0].r1cs, {
@@ -294,8 +296,8 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
     pinnedBy: ['ceremony.json'],
   });
   assert.deepEqual(json.circuits[1].r1cs, {
-    path: 'circuits/treeUpdate.r1cs',
-    blake2b512: treeUpdateHash,
+    path: 'circuits/transact21.r1cs',
+    blake2b512: transact21Hash,
     pinnedBy: ['auditor'],
   });
   const transcript = (await readFile(ceremonyPaths(dir).transcriptPath, 'utf8'))

@@ -4,12 +4,20 @@
  * transcript was rewritten to match, so it relies on verification, not only on file hashes: the
  * incremental one-pass check of each chain refuses a replaced point in a link (L of a contribution,
  * H of the final key, where the previous combination is the one carried forward) and a final key
- * made with another beacon than the transcript announces.
+ * made with another beacon than the transcript announces. The untouched ceremony is audited with
+ * its nine circuits; the tampered ones are copies of a two-circuit ceremony (TWO_CIRCUITS), where
+ * the audit's findings still have to name the one circuit at fault.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { copyCeremony, devPtauHash, finalisedCeremony, type FinalisedCeremony } from '../fixtures/ceremony-fixture.ts';
+import {
+  copyCeremony,
+  devPtauHash,
+  finalisedCeremony,
+  TWO_CIRCUITS,
+  type FinalisedCeremony,
+} from '../fixtures/ceremony-fixture.ts';
 import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { entryHash, genesisHash, type TranscriptEntry } from '../../core/transcript/transcript.ts';
@@ -20,6 +28,7 @@ import { cleanUp } from '../helpers/clean-up.ts';
 import * as snarkjs from 'snarkjs';
 import type { CeremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 
+/** Two circuits finalised: what the tampering tests copy, change and audit. */
 let published: FinalisedCeremony;
 const copies: string[] = [];
 
@@ -72,13 +81,14 @@ function failed(report: AuditReport): string[] {
 }
 
 before(async () => {
-  published = await finalisedCeremony();
+  published = await finalisedCeremony(TWO_CIRCUITS);
 });
 
 after(() => cleanUp(...copies));
 
-test('audit passes on the untouched ceremony (CLI, exit 0); CEREMONY_STAGE_TIMES=1 prints stage times', async () => {
-  const result = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', await devPtauHash()], {
+test('the nine circuits untouched pass (CLI, exit 0); CEREMONY_STAGE_TIMES=1 prints stage times', async () => {
+  const nine = await finalisedCeremony();
+  const result = await runCli(['audit', nine.dataDir, '--quiet', '--ptau-hash', await devPtauHash()], {
     env: { CEREMONY_STAGE_TIMES: '1' },
   });
   assert.equal(result.code, 0, result.stdout + result.stderr);
@@ -98,13 +108,13 @@ test('audit passes on the untouched ceremony (CLI, exit 0); CEREMONY_STAGE_TIMES
 
 test('one byte changed in a contribution zkey fails that circuit', async () => {
   const report = await tamperedCeremony(async (dir) => {
-    const file = ceremonyPaths(dir).zkeyPath('transact42', 1);
+    const file = ceremonyPaths(dir).zkeyPath('transact21', 1);
     await flipByte(file, (await readZkeyInfo(file)).sections.get(SECTION.l)!.offset + 10);
   });
   assert.equal(report.ok, false);
   assert.deepEqual(
     failed(report).filter((s) => s !== 'manifest'),
-    ['transact42'],
+    ['transact21'],
   );
 });
 
@@ -121,35 +131,35 @@ test('one byte changed in contribution 0 fails that circuit', async () => {
 
 test('one byte changed in a final zkey fails that circuit and the manifest check', async () => {
   const report = await tamperedCeremony(async (dir) => {
-    const file = ceremonyPaths(dir).finalZkeyPath('transact84');
+    const file = ceremonyPaths(dir).finalZkeyPath('transact21');
     await flipByte(file, (await readZkeyInfo(file)).sections.get(SECTION.h)!.offset + 100);
   });
-  assert.deepEqual(failed(report), ['transact84', 'manifest']);
+  assert.deepEqual(failed(report), ['transact21', 'manifest']);
 });
 
 test('a zkey that cannot be read is reported as unreadable with the OS code; a deleted one as missing', async () => {
   const unreadable = await tamperedCeremony(async (dir) => {
-    const file = ceremonyPaths(dir).zkeyPath('treeUpdate', 2);
+    const file = ceremonyPaths(dir).zkeyPath('transact21', 2);
     await rm(file);
     await mkdir(file); // there, but not a file: reading it fails with EISDIR
   });
-  const treeUpdate = unreadable.findings.find((f) => f.subject === 'treeUpdate')!;
-  assert.equal(treeUpdate.ok, false);
+  const transact21 = unreadable.findings.find((f) => f.subject === 'transact21')!;
+  assert.equal(transact21.ok, false);
   assert.match(
-    treeUpdate.summary,
-    /^\[chain\.file_unreadable\] contribution 2 \(treeUpdate_0002\.zkey\) cannot be read \(EISDIR\)$/,
+    transact21.summary,
+    /^\[chain\.file_unreadable\] contribution 2 \(transact21_0002\.zkey\) cannot be read \(EISDIR\)$/,
   );
   assert.deepEqual(
     failed(unreadable).filter((s) => s !== 'manifest'),
-    ['treeUpdate'],
+    ['transact21'],
   );
 
   const missing = await tamperedCeremony(async (dir) => {
-    await rm(ceremonyPaths(dir).zkeyPath('treeUpdate', 2));
+    await rm(ceremonyPaths(dir).zkeyPath('transact21', 2));
   });
   assert.match(
-    missing.findings.find((f) => f.subject === 'treeUpdate')!.summary,
-    /^\[chain\.file_missing\] contribution 2 \(treeUpdate_0002\.zkey\) is missing$/,
+    missing.findings.find((f) => f.subject === 'transact21')!.summary,
+    /^\[chain\.file_missing\] contribution 2 \(transact21_0002\.zkey\) is missing$/,
   );
 });
 
@@ -239,15 +249,15 @@ test(
 test('a replaced point in the final key is caught against the combination carried along the chain', async () => {
   const report = await tamperedCeremony(async (dir) => {
     const paths = ceremonyPaths(dir);
-    const file = paths.finalZkeyPath('transact44');
+    const file = paths.finalZkeyPath('transact21');
     await replacePoint(file, SECTION.h, 5);
     const hashes = await hashKeyFile(file, 'the forged key');
     await rewriteTranscript(paths, (entry) => {
-      if (entry.type === 'beacon' && entry.circuit === 'transact44') Object.assign(entry, hashes);
+      if (entry.type === 'beacon' && entry.circuit === 'transact21') Object.assign(entry, hashes);
     });
   });
-  assert.deepEqual(failed(report), ['transact44', 'manifest']);
-  assert.match(report.findings.find((f) => f.subject === 'transact44')!.summary, /contribution\.h_section_invalid/);
+  assert.deepEqual(failed(report), ['transact21', 'manifest']);
+  assert.match(report.findings.find((f) => f.subject === 'transact21')!.summary, /contribution\.h_section_invalid/);
 });
 
 test('a final key made with another beacon than the transcript announces is refused', async () => {
@@ -313,17 +323,16 @@ test('a transcript cut before the beacon lines names every circuit without a fin
 test('a key whose whole-file hash the transcript rewrote but not its section hashes fails that circuit', async () => {
   const report = await tamperedCeremony(async (dir) => {
     const paths = ceremonyPaths(dir);
-    const file = paths.zkeyPath('transact22', 1);
+    const file = paths.zkeyPath('register', 1);
     await replacePoint(file, SECTION.l, 3);
     const { fileHash } = await hashKeyFile(file, 'the forged key');
     await rewriteTranscript(paths, (entry) => {
-      if (entry.type === 'contribution' && entry.circuit === 'transact22' && entry.index === 1)
-        entry.fileHash = fileHash;
+      if (entry.type === 'contribution' && entry.circuit === 'register' && entry.index === 1) entry.fileHash = fileHash;
     });
   });
-  const finding = report.findings.find((f) => f.subject === 'transact22')!;
+  const finding = report.findings.find((f) => f.subject === 'register')!;
   assert.equal(finding.code, 'transcript.section_hash_mismatch');
-  assert.match(finding.summary, /contribution 1 \(transact22_0001\.zkey\): the transcript's hash of its section 8 /);
+  assert.match(finding.summary, /contribution 1 \(register_0001\.zkey\): the transcript's hash of its section 8 /);
 });
 
 test('the audit prints the hash of the last transcript entry as the ceremony identifier', async () => {
