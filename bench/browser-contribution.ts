@@ -103,7 +103,7 @@ async function ceremonyTemplate(chain: BenchChain): Promise<string> {
     ],
   };
   await writeFile(path.join(template, 'ceremony.json'), JSON.stringify(config, null, 2));
-  log(`initialising the contribution benchmark ceremony (snarkjs zkey new at 2^${chain.power}; cached)`);
+  log(`initialising the contribution benchmark ceremony (ceremony init at 2^${chain.power}; cached)`);
   await initCeremony(template);
   if (!(await readFile(ceremonyPaths(template).zkeyPath(CIRCUIT, 0))).equals(await readFile(chain.z0))) {
     throw new Error("the ceremony's contribution 0 differs from the bench chain's z0");
