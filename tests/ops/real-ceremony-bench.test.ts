@@ -1,21 +1,37 @@
 /**
- * bench/real-ceremony.ts on the project's own test circuits (their r1cs, as an operator would give
- * the service's): a whole ceremony, init → a page turn per circuit through the shaped link →
+ * bench/real-ceremony.ts on two of the project's own test circuits (their r1cs, as an operator would
+ * give the service's, in a folder of their own; each circuit is one more turn of the same kind): a
+ * whole ceremony, init → a page turn per circuit through the shaped link →
  * finalise → publish → audit → receipt check, its table printed with every stage and the goals,
  * so the bench cannot rot. It compiles nothing and writes nothing beside the r1cs files.
  */
-import { after, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PROJECT_CIRCUITS, PROJECT_DATA_DIR, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { PROJECT_DATA_DIR, REPO_ROOT, TWO_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 import { startGroup, stopAllGroups } from '../helpers/process-group.ts';
 
-after(stopAllGroups);
+let circuitsDir: string;
+
+before(async () => {
+  circuitsDir = await mkdtemp(path.join(tmpdir(), 'real-ceremony-r1cs-'));
+  for (const circuit of TWO_CIRCUITS)
+    await copyFile(
+      path.join(PROJECT_DATA_DIR, 'circuits', `${circuit}.r1cs`),
+      path.join(circuitsDir, `${circuit}.r1cs`),
+    );
+});
+
+after(async () => {
+  await stopAllGroups();
+  await cleanUp(circuitsDir);
+});
 
 test('real-ceremony runs a whole ceremony of the test circuits and prints every stage against its floor', async () => {
-  const circuitsDir = path.join(PROJECT_DATA_DIR, 'circuits');
-  const before = (await readdir(circuitsDir)).sort();
+  const filesBefore = (await readdir(circuitsDir)).sort();
   const bench = startGroup(
     process.execPath,
     ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'real-ceremony.ts'), '--r1cs', circuitsDir],
@@ -28,7 +44,7 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
   const stages = ['init', 'serve: contribution 0 combined', 'finalise', 'publish', 'audit', 'receipt check'];
   for (const stage of [...stages, 'coordinator (serve) over the turns'])
     assert.match(output, new RegExp(`^${stage.replace(/[()]/g, '\\$&')}\\s+\\d+\\.\\d+ s`, 'm'), `the ${stage} row`);
-  for (const circuit of PROJECT_CIRCUITS)
+  for (const circuit of TWO_CIRCUITS)
     assert.match(
       output,
       new RegExp(`^turn ${circuit}, page shaped\\s+\\d+\\.\\d+ s\\s+\\d+\\.\\d+ s\\s+\\d+\\.\\d+×`, 'm'),
@@ -71,13 +87,13 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
       ),
     ),
   ];
-  assert.ok(measured.length >= PROJECT_CIRCUITS.length, `every turn's floor names its two measurements`);
+  assert.ok(measured.length >= TWO_CIRCUITS.length, `every turn's floor names its two measurements`);
   for (const [, rate, when, other, otherWhen] of measured) {
     assert.notEqual(when, otherWhen);
     assert.ok(Number(rate) <= Number(other), `the floor's ${rate} µs a point is the faster of it and ${other}`);
   }
   const turnFloors = [...output.matchAll(/^ {2}turn \S+, page shaped: \w+ \(compute (\d+\.\d+) s/gm)];
-  assert.equal(turnFloors.length, PROJECT_CIRCUITS.length, 'each turn prints its compute floor');
+  assert.equal(turnFloors.length, TWO_CIRCUITS.length, 'each turn prints its compute floor');
   const sessionFloor = turnFloors.reduce((sum, match) => sum + Number(match[1]), 0) * cores;
   // Each printed figure is rounded to its last digit (a turn's floor to 0.01 s or 0.1 s).
   const halfDigit = (figure: string): number => 0.5 * 10 ** -(figure.split('.')[1]?.length ?? 0);
@@ -94,7 +110,7 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
     'g',
   );
   const probes = [...output.matchAll(probeNote)];
-  assert.equal(probes.length, PROJECT_CIRCUITS.length + 1, 'every turn and finalise name the probe');
+  assert.equal(probes.length, TWO_CIRCUITS.length + 1, 'every turn and finalise name the probe');
   for (const [, during, count, atFloor, slowdown] of probes) {
     assert.ok(Number(count) >= 2, `at least the readings at the start and the end (${count})`);
     assert.ok(Math.abs(Number(during) / Number(atFloor) - Number(slowdown)) <= 0.01, 'the slowdown is their ratio');
@@ -141,7 +157,7 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
   assert.match(output, /^goals \(a whole ceremony on one machine\):$/m);
   assert.equal(output.match(/^ {2}(met {4}|NOT MET) {2}/gm)?.length, 5, 'five goals checked');
   assert.match(output, /no process above 4 GB RSS: largest \S/);
-  assert.deepEqual((await readdir(circuitsDir)).sort(), before, 'nothing written beside the r1cs files');
+  assert.deepEqual((await readdir(circuitsDir)).sort(), filesBefore, 'nothing written beside the r1cs files');
   for (const file of ['real-ceremony.ts', 'whole-ceremony.ts']) {
     const source = await readFile(path.join(REPO_ROOT, 'bench', file), 'utf8');
     assert.doesNotMatch(source, /compile-circuit|circom2|generate-circuit/, `${file} compiles nothing`);
