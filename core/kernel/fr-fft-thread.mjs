@@ -1,4 +1,4 @@
-// Entry of a inverse-FFT thread run from the sources: worker threads do not inherit the parent's tsx
+// Entry of an inverse-FFT thread run from the sources: worker threads do not inherit the parent's tsx
 // hooks, so the thread loads its body itself, compiled when dist/ is current, else through tsx.
 import { importCompiledOrSource } from '../../scripts/source-entry.js';
 
