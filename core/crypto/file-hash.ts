@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
+import { threadExecArgv } from '../runtime/thread-exec-argv.ts';
 
 export const FILE_HASH_ALGORITHM = 'blake2b512';
 
@@ -46,6 +47,7 @@ export async function hashFileOnThread(filePath: string): Promise<string> {
     const worker = new Worker(FILE_HASH_THREAD, {
       eval: true,
       workerData: { path: filePath, algorithm: FILE_HASH_ALGORITHM },
+      execArgv: threadExecArgv(import.meta.url),
     });
     worker.once('message', (reply: { hash?: string; error?: { message: string; code?: string } }) => {
       void worker.terminate();

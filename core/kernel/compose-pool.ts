@@ -10,7 +10,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { MsmGroup } from './msm-kernel.ts';
 import type { ComposeReply, ComposeRequest, MatrixBases } from './compose-messages.ts';
-import { threadExecArgv } from './thread-exec-argv.ts';
+import { threadExecArgv } from '../runtime/thread-exec-argv.ts';
 
 type Outcome = { done: true } | { points: Uint8Array } | { badSignal: number };
 type RequestBody = ComposeRequest extends infer R ? (R extends ComposeRequest ? Omit<R, 'id'> : never) : never;

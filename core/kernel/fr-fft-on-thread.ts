@@ -7,7 +7,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { frInverseFft } from './fr-fft.ts';
-import { threadExecArgv } from './thread-exec-argv.ts';
+import { threadExecArgv } from '../runtime/thread-exec-argv.ts';
 
 /** What the thread is given: frInverseFft's arguments. */
 export interface FftJob {

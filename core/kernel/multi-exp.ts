@@ -17,7 +17,7 @@ import { getBn128 } from '../crypto/bn128.ts';
 import { MAX_SUBGROUP_WINDOW_BITS, MSM_POINT_BYTES, msmWindowCount, type MsmGroup } from './msm-kernel.ts';
 import type { MsmReply, MsmRequest } from './msm-messages.ts';
 import { firstPointOffCurve } from '../zkey/point-checks.ts';
-import { threadExecArgv } from './thread-exec-argv.ts';
+import { threadExecArgv } from '../runtime/thread-exec-argv.ts';
 
 /**
  * Below this many points a second thread costs more in messages than it saves. A G2 point costs

@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { ScalePool, type ScaleEndpoint } from './scale-pool.ts';
 import type { ScaleReply } from './scale-messages.ts';
-import { threadExecArgv } from './thread-exec-argv.ts';
+import { threadExecArgv } from '../runtime/thread-exec-argv.ts';
 
 function threadEndpoint(): ScaleEndpoint {
   // Compiled (dist/), the thread runs its plain JS body; from sources, an entry that loads it itself

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { buildState } from '../../scripts/build-state.js';
 import { importCompiledOrSource } from '../../scripts/source-entry.js';
-import { threadExecArgv } from '../../core/kernel/thread-exec-argv.ts';
+import { threadExecArgv } from '../../core/runtime/thread-exec-argv.ts';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 
 test('an entry of the sources imports the compiled module when dist/ is current, else the TypeScript', async () => {

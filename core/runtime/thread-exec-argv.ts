@@ -1,8 +1,9 @@
 /**
- * The Node flags a kernel thread starts with. Compiled (dist/), the parent's own (inherited, as
- * Node does by default). From the sources, the parent's without its preloads (`--import`,
- * `--require`, `--loader`): the thread's entry loads its body itself (scripts/source-entry.js), and
- * a preloaded tsx would cost every thread about 0.15 s of CPU for nothing.
+ * The Node flags a worker thread of ours starts with. Compiled (dist/), the parent's own (inherited,
+ * as Node does by default). From the sources, the parent's without its preloads (`--import`,
+ * `--require`, `--loader`): a kernel thread's entry loads its body itself (scripts/source-entry.js),
+ * the hashing thread's body is plain CommonJS, and a preloaded tsx would cost every thread about
+ * 0.15 s of CPU for nothing.
  */
 const PRELOAD_FLAGS = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader']);
 
