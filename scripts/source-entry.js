@@ -10,11 +10,11 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildState, REPO_ROOT } from './build-state.js';
 
-/** `sourceUrl`: a TypeScript module of the repository, as a file: URL. */
-export async function importCompiledOrSource(sourceUrl) {
-  if (buildState('dist') === 'current') {
-    const relative = path.relative(REPO_ROOT, fileURLToPath(sourceUrl)).replace(/\.ts$/, '.js');
-    return import(pathToFileURL(path.join(REPO_ROOT, 'dist', relative)).href);
+/** `sourceUrl`: a TypeScript module of the repository at `root` (this one unless a test says), as a file: URL. */
+export async function importCompiledOrSource(sourceUrl, root = REPO_ROOT) {
+  if (buildState('dist', root) === 'current') {
+    const relative = path.relative(root, fileURLToPath(sourceUrl)).replace(/\.ts$/, '.js');
+    return import(pathToFileURL(path.join(root, 'dist', relative)).href);
   }
   const { register } = await import('tsx/esm/api');
   register();

@@ -1,10 +1,13 @@
 /**
  * What the sources start loads the compiled code when it is current: an entry of the sources
  * (scripts/source-entry.js) imports the module's dist/ build when dist/ is current, and the
- * TypeScript otherwise; a kernel thread started from the sources leaves out its parent's preloads
- * (its entry loads what it needs), and one started by the compiled app inherits its flags as Node does.
+ * TypeScript when the build is missing or older than a source (in a checkout of the test's own);
+ * a thread of ours started from the sources leaves out its parent's preloads (its entry loads what
+ * it needs), and one started by the compiled app inherits its flags as Node does.
  */
 import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -12,6 +15,7 @@ import { buildState } from '../../scripts/build-state.js';
 import { importCompiledOrSource } from '../../scripts/source-entry.js';
 import { threadExecArgv } from '../../core/runtime/thread-exec-argv.ts';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 
 test('an entry of the sources imports the compiled module when dist/ is current, else the TypeScript', async () => {
   const source = pathToFileURL(path.join(REPO_ROOT, 'core', 'kernel', 'generators.ts'));
@@ -20,6 +24,36 @@ test('an entry of the sources imports the compiled module when dist/ is current,
   // The same URL gives the same module instance: which one was loaded shows by identity.
   const expected = buildState('dist') === 'current' ? compiled : source;
   assert.equal(loaded, await import(expected.href));
+});
+
+test('in a checkout of its own: the build when current, else the TypeScript (no build, or an older one)', async () => {
+  const root = await mkdtemp(path.join(tmpdir(), 'source-entry-'));
+  try {
+    await mkdir(path.join(root, 'core'), { recursive: true });
+    await mkdir(path.join(root, 'dist', 'core'), { recursive: true });
+    const source = path.join(root, 'core', 'body.ts');
+    await writeFile(source, "export const from: string = 'sources';\n");
+    await writeFile(path.join(root, 'dist', 'core', 'body.js'), "export const from = 'dist';\n");
+    const fromSources = (await importCompiledOrSource(pathToFileURL(source), root)) as { from: string };
+    assert.equal(fromSources.from, 'sources', 'no build stamp: the sources');
+
+    const stamp = path.join(root, 'dist', '.build-stamp');
+    await writeFile(stamp, '');
+    const later = new Date(Date.now() + 60_000);
+    await utimes(stamp, later, later);
+    const compiled = (await importCompiledOrSource(pathToFileURL(source), root)) as { from: string };
+    assert.equal(compiled.from, 'dist', 'built after every source: the build');
+
+    const latest = new Date(Date.now() + 120_000);
+    await utimes(source, latest, latest);
+    // A query makes another module instance of the same file: the one imported before is cached.
+    const stale = (await importCompiledOrSource(new URL(`${pathToFileURL(source).href}?stale`), root)) as {
+      from: string;
+    };
+    assert.equal(stale.from, 'sources', 'a source newer than the build: the sources');
+  } finally {
+    await cleanUp(root);
+  }
 });
 
 test('a thread started from the sources drops the preloads, keeps every other flag; compiled, it inherits', () => {
