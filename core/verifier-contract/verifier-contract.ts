@@ -170,9 +170,9 @@ export type FromEmbeddedVerifier =
 
 /**
  * The file the coordinator forks as its embedded verifier. Compiled (dist/), the verifier's own
- * compiled module, run with plain Node; from the sources, a plain-JavaScript entry that registers
- * tsx first (whatever loader the coordinator used). Resolved from this module's own place, which
- * is at the same depth in both trees.
+ * compiled module, run with plain Node; from the sources, a plain-JavaScript entry that loads it
+ * itself, whatever loader the coordinator used: compiled when dist/ is current, else through tsx.
+ * Resolved from this module's own place, which is at the same depth in both trees.
  */
 export const EMBEDDED_VERIFIER_ENTRY = fileURLToPath(
   new URL(
