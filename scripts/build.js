@@ -8,7 +8,8 @@
  *   node scripts/build.js [dist|web ...] [--force]
  *
  * dist/ is written to a temporary folder and renamed into place, so a failed or interrupted
- * build never leaves a half-written dist/ that looks current.
+ * build never leaves a half-written dist/ that looks current. A failed build removes its temporary
+ * folder; one killed outright leaves it to the next build, which removes it.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -65,13 +66,41 @@ function copyDataFiles(tmp) {
   }
 }
 
+/** A build tool that failed; its own output already said why. Thrown, not exited, so `finally` cleans up. */
+class ToolFailed extends Error {
+  constructor(status) {
+    super(`build tool exited with ${status}`);
+    this.status = status;
+  }
+}
+
 function run(file, argv) {
   const result = spawnSync(process.execPath, [file, ...argv], { cwd: REPO_ROOT, stdio: 'inherit' });
-  if (result.status !== 0) process.exit(result.status ?? 1);
+  if (result.status !== 0) throw new ToolFailed(result.status ?? 1);
+}
+
+/** Whether process `pid` still runs (EPERM: it does, as another user's). */
+function processRuns(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+/** A build killed outright (SIGKILL, a power cut) cannot clean up: its dist.tmp-PID stays until this sweep. */
+function removeAbandonedTemps() {
+  for (const name of readdirSync(REPO_ROOT)) {
+    const pid = /^dist\.tmp-(\d+)$/.exec(name)?.[1];
+    if (pid !== undefined && !processRuns(Number(pid)))
+      rmSync(path.join(REPO_ROOT, name), { recursive: true, force: true });
+  }
 }
 
 const builders = {
   dist() {
+    removeAbandonedTemps();
     const tmp = path.join(REPO_ROOT, `dist.tmp-${process.pid}`);
     try {
       run(tool('typescript/bin/tsc', 'TypeScript'), ['-p', 'tsconfig.build.json', '--outDir', tmp]);
@@ -89,11 +118,16 @@ const builders = {
   },
 };
 
-for (const part of wanted) {
-  const state = buildState(part);
-  if (state === 'no-sources') continue;
-  if (!force && state === 'current') continue;
-  const started = Date.now();
-  builders[part]();
-  process.stderr.write(`built ${PARTS[part].out}/ in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+try {
+  for (const part of wanted) {
+    const state = buildState(part);
+    if (state === 'no-sources') continue;
+    if (!force && state === 'current') continue;
+    const started = Date.now();
+    builders[part]();
+    process.stderr.write(`built ${PARTS[part].out}/ in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  }
+} catch (error) {
+  if (!(error instanceof ToolFailed)) throw error;
+  process.exitCode = error.status;
 }

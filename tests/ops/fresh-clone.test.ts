@@ -4,7 +4,8 @@
  * with plain Node from dist/ (the embedded verifier too); the three pages load in Chromium with
  * their real content. `ceremony serve` without the built app refuses to start, naming the command.
  * `npm start` prints a coordinator sign-in link that lands a browser in the console; a second
- * start prints another, and the first no longer signs anyone in.
+ * start prints another, and the first no longer signs anyone in. A failed build keeps the last
+ * dist/ and leaves no temporary folder behind.
  *
  * node_modules is hard-linked from this checkout instead of downloaded (no network here); the
  * install and the build are the real ones.
@@ -13,7 +14,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -230,3 +231,42 @@ test(
     assert.match(current.output, /EDITED run the coordinator server/, 'the rebuilt dist/ has the edit');
   },
 );
+
+test("a failed build keeps the last dist/ and leaves no temporary folder; a killed build's is swept", async () => {
+  // tsc made to fail after writing part of its output (the clone's own file: node_modules is hard-linked,
+  // so the real tsc is moved aside, not written over).
+  const tsc = path.join(clone, 'node_modules', 'typescript', 'bin', 'tsc');
+  await rename(tsc, `${tsc}.aside`);
+  const abandoned = path.join(clone, `dist.tmp-${deadPid()}`);
+  try {
+    await writeFile(
+      tsc,
+      "const fs = require('node:fs'); const out = process.argv[process.argv.indexOf('--outDir') + 1];\n" +
+        "fs.mkdirSync(out, { recursive: true }); fs.writeFileSync(out + '/half.js', ''); process.exit(2);\n",
+    );
+    await mkdir(abandoned);
+    const stamp = await readFile(path.join(clone, 'dist', '.build-stamp'), 'utf8');
+    const failed = run('node', ['scripts/build.js', 'dist', '--force'], clone);
+    assert.equal(failed.status, 2, failed.output);
+    assert.deepEqual(
+      (await readdir(clone)).filter((name) => name.startsWith('dist.tmp-')),
+      [],
+      'a temporary build folder was left behind',
+    );
+    assert.equal(await readFile(path.join(clone, 'dist', '.build-stamp'), 'utf8'), stamp, 'dist/ was replaced');
+  } finally {
+    await rm(tsc, { force: true });
+    await rename(`${tsc}.aside`, tsc);
+  }
+});
+
+/** A process id no process has now, for a folder a killed build would have left. */
+function deadPid(): number {
+  for (let pid = 4_000_000; ; pid--) {
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') return pid;
+    }
+  }
+}
