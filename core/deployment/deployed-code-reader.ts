@@ -5,9 +5,11 @@
  * timeout and one retry. A missing or malformed address, a failed request or an address without
  * code fails only its own contract, with a one-line reason.
  */
-import { createPublicClient, http, isAddress, type Address, type Hex } from 'viem';
+import type { Address, Hex } from 'viem';
 import { CoordinatorError, type ErrorCode } from '../errors.ts';
 import { describeRpcError } from './describe-rpc-error.ts';
+import { isEvmAddress } from './evm-address.ts';
+import { loadViem } from './viem-on-demand.ts';
 
 export interface RpcTimeouts {
   /** Timeout of the eth_chainId reachability probe, no retry. Default 5000 ms. */
@@ -51,7 +53,7 @@ function parseVerifierAddress(
   file = 'the verifiers file',
 ): { ok: true; address: Address } | { ok: false; reason: string } {
   if (address === undefined) return { ok: false, reason: `no address in ${file}` };
-  if (typeof address !== 'string' || !isAddress(address)) {
+  if (typeof address !== 'string' || !isEvmAddress(address)) {
     return {
       ok: false,
       reason:
@@ -69,6 +71,7 @@ export function ownEntry(record: Readonly<Record<string, unknown>>, name: string
 
 /** Returns why the endpoint cannot be used, or undefined when it answered eth_chainId. */
 async function probeEndpoint(rpcUrl: string, timeoutMs: number): Promise<string | undefined> {
+  const { createPublicClient, http } = await loadViem();
   const probe = createPublicClient({ transport: http(rpcUrl, { timeout: timeoutMs, retryCount: 0 }) });
   try {
     await probe.getChainId();
@@ -109,6 +112,7 @@ export async function readDeployedCodes(
   const probeTimeoutMs = timeouts.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
   const failure = await probeEndpoint(requireHttpUrl(rpcUrl), probeTimeoutMs);
   if (failure !== undefined) return { failure, codes };
+  const { createPublicClient, http } = await loadViem();
   const client = createPublicClient({
     transport: http(rpcUrl, { timeout: timeouts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, retryCount: 1 }),
   });

@@ -2,7 +2,7 @@
  * One line from a viem (or fetch) error, for reports that print a reason per checked item: viem's
  * own messages span many lines (URL, body, version), which would bury the report.
  */
-import { BaseError } from 'viem';
+import { viemIfLoaded } from './viem-on-demand.ts';
 
 /**
  * Keeps the first line of viem's summary, the server's or transport's details, and a non-viem
@@ -10,7 +10,10 @@ import { BaseError } from 'viem';
  */
 export function describeRpcError(error: unknown): string {
   const firstLine = (text: string) => text.split('\n')[0]!.trim().replace(/\.$/, '');
-  if (!(error instanceof BaseError)) return firstLine(error instanceof Error ? error.message : String(error));
+  const BaseError = viemIfLoaded()?.BaseError;
+  if (!BaseError || !(error instanceof BaseError)) {
+    return firstLine(error instanceof Error ? error.message : String(error));
+  }
   let root: unknown = error;
   while (root instanceof Error && root.cause instanceof Error) root = root.cause;
   const parts = [firstLine(error.shortMessage), error.details ? firstLine(error.details) : undefined];

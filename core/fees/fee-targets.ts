@@ -3,7 +3,8 @@
  * and the relayer's base URL (e.g. `{base_url}/relayer-mainnet`). Validated whole before anything
  * is read, so a typo is a usage error (exit 2), never a MISMATCH.
  */
-import { isAddress, type Address } from 'viem';
+import type { Address } from 'viem';
+import { isEvmAddress } from '../deployment/evm-address.ts';
 import { z } from 'zod';
 import { readCheckedJsonFile } from './read-checked-json-file.ts';
 
@@ -30,7 +31,10 @@ const poolSchema = z
     rpcUrl: httpUrl,
     address: z
       .string()
-      .refine((text) => isAddress(text), 'an address: 0x and 40 hex digits, with a valid EIP-55 checksum if mixed case')
+      .refine(
+        (text) => isEvmAddress(text),
+        'an address: 0x and 40 hex digits, with a valid EIP-55 checksum if mixed case',
+      )
       .transform((text) => text as Address),
   })
   .strict();

@@ -4,8 +4,9 @@
  * address is reported as such rather than as a call that returned nothing. Never throws: every
  * failure is a one-line reason for the pool's line of the report.
  */
-import { BaseError, ContractFunctionRevertedError, createPublicClient, http, type Address } from 'viem';
+import type { Address } from 'viem';
 import { describeRpcError } from '../deployment/describe-rpc-error.ts';
+import { loadViem, type Viem } from '../deployment/viem-on-demand.ts';
 
 export type WithdrawFee = { ok: true; bps: bigint } | { ok: false; reason: string };
 
@@ -20,6 +21,8 @@ const WITHDRAW_FEE_ABI = [
 ] as const;
 
 export async function readWithdrawFee(rpcUrl: string, address: Address, timeoutMs: number): Promise<WithdrawFee> {
+  const viem = await loadViem();
+  const { createPublicClient, http } = viem;
   // No retry: the timeout is the auditor's bound on the whole check, and a retry would double it.
   const client = createPublicClient({ transport: http(rpcUrl, { timeout: timeoutMs, retryCount: 0 }) });
   let code: string | undefined;
@@ -33,12 +36,12 @@ export async function readWithdrawFee(rpcUrl: string, address: Address, timeoutM
     const bps = await client.readContract({ address, abi: WITHDRAW_FEE_ABI, functionName: 'withdrawFeeBps' });
     return { ok: true, bps };
   } catch (error) {
-    return { ok: false, reason: `withdrawFeeBps() at ${address} ${describeCallError(error)}` };
+    return { ok: false, reason: `withdrawFeeBps() at ${address} ${describeCallError(viem, error)}` };
   }
 }
 
 /** A revert keeps its reason (viem's first line stops just before it). */
-function describeCallError(error: unknown): string {
+function describeCallError({ BaseError, ContractFunctionRevertedError }: Viem, error: unknown): string {
   const reverted = error instanceof BaseError ? error.walk((e) => e instanceof ContractFunctionRevertedError) : null;
   if (reverted instanceof ContractFunctionRevertedError) {
     if (reverted.signature) return `reverted with custom error ${reverted.signature}`;

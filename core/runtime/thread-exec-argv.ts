@@ -11,10 +11,14 @@ export function threadExecArgv(
   callerUrl: string,
   parentArgv: readonly string[] = process.execArgv,
 ): string[] | undefined {
-  if (callerUrl.endsWith('.js')) return undefined;
+  return callerUrl.endsWith('.js') ? undefined : withoutPreloads(parentArgv);
+}
+
+/** `argv` without its preload flags and their values, in both forms (`--import x`, `--import=x`). */
+export function withoutPreloads(argv: readonly string[]): string[] {
   const kept: string[] = [];
-  for (let i = 0; i < parentArgv.length; i++) {
-    const flag = parentArgv[i]!;
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
     if (PRELOAD_FLAGS.has(flag))
       i++; // and its value
     else if (!PRELOAD_FLAGS.has(flag.split('=')[0]!)) kept.push(flag);
