@@ -1,14 +1,14 @@
 // Preloaded into every test process (node --import): quiet the known snarkjs handle warning, and
-// start ffjavascript's curve threads without the test process's preloads.
+// start ffjavascript's curve threads without the test process's flags.
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
-import { withoutPreloads } from '../core/runtime/thread-exec-argv.ts';
 
 silenceSnarkjsHandleWarnings();
 
 // ffjavascript starts its threads through web-worker, whose thread runs plain JavaScript; inheriting
-// tsx would cost each about 0.15 s of CPU, some 130 threads a run. Our own threads already start
-// without it (core/runtime/thread-exec-argv.ts); the app outside the tests is unchanged.
+// tsx would cost each about 0.15 s of CPU, some 130 threads a run. They start with no flags, as our
+// own threads started from the sources do (core/runtime/thread-exec-argv.ts); the app outside the
+// tests is unchanged.
 const require = createRequire(import.meta.url);
 const threads = require('node:worker_threads');
 const webWorkerThread = require.resolve('web-worker');
@@ -16,7 +16,7 @@ const InheritingWorker = threads.Worker;
 threads.Worker = class Worker extends InheritingWorker {
   constructor(filename, options) {
     const fromWebWorker = String(filename) === webWorkerThread && options?.execArgv === undefined;
-    super(filename, fromWebWorker ? { ...options, execArgv: withoutPreloads(process.execArgv) } : options);
+    super(filename, fromWebWorker ? { ...options, execArgv: [] } : options);
   }
 };
 syncBuiltinESMExports();
