@@ -1,7 +1,7 @@
 /**
  * What a command loads before it does anything: viem (about 350 modules, 0.6 s of CPU) only once a
- * command reaches the network. `--help` and a receipt check without a deployment, or a usage error,
- * never load it. Traced with a module hook preloaded into the real command (NODE_OPTIONS).
+ * command reaches the network. `--help` of the three commands that can read a chain, and a usage
+ * error, never load it. Traced with a module hook preloaded into the real command (NODE_OPTIONS).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
