@@ -12,6 +12,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -48,11 +49,26 @@ export interface MeView {
   }>;
 }
 
+/**
+ * Every client's scratch folder, removed when the test process exits: a client has no end of life of
+ * its own (tests drop them mid-flow), and each folder holds a head and its successor (megabytes).
+ */
+const scratchFolders = new Set<string>();
+process.once('exit', () => {
+  for (const folder of scratchFolders) rmSync(folder, { recursive: true, force: true });
+});
+
+async function makeScratchFolder(): Promise<string> {
+  const folder = await mkdtemp(path.join(tmpdir(), 'contributor-'));
+  scratchFolders.add(folder);
+  return folder;
+}
+
 export class ContributorClient extends CoordinatorClient {
   /** Made on first use (makeContribution), so a client that only signs in and uploads leaves no folder behind. */
   private workDirMade: Promise<string> | undefined;
   private get workDir(): Promise<string> {
-    return (this.workDirMade ??= mkdtemp(path.join(tmpdir(), 'contributor-')));
+    return (this.workDirMade ??= makeScratchFolder());
   }
 
   constructor(baseUrl: string) {
