@@ -2,7 +2,7 @@
 # installs the project: the install runs `prepare` (scripts/build.js: tsc → dist/, Vite → web/dist),
 # then the dev dependencies go. `ceremony` (bin/ceremony.js) then runs dist/ with plain Node.
 # tests/ops/compose-topology.test.ts runs this ENTRYPOINT and ENV with docker-compose.yml's commands.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY . .

@@ -37,6 +37,8 @@ const runTests = (list, concurrency) =>
       '--import',
       './tests/setup.mjs',
       '--test',
+      // TAP whatever the output is (Node 24 reports with `spec` to a pipe): CI counts its `ok` lines.
+      '--test-reporter=tap',
       `--test-concurrency=${concurrency}`,
       `--test-timeout=${TEST_TIMEOUT_MS}`,
       ...list,

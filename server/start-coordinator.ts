@@ -16,6 +16,7 @@ import { readR1csSummary } from '../core/setup/r1cs-header.ts';
 import { CoordinatorError } from '../core/errors.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { closeMultiExp } from '../core/kernel/multi-exp.ts';
+import { nodeEndOfLifeWarning } from '../core/runtime/node-support.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { openDatabase, type Db } from './store/database.ts';
 import { Lobby } from './lobby/lobby.ts';
@@ -214,7 +215,11 @@ export async function startCoordinator(
       verification: serverConfig.redisUrl ? 'bullmq' : 'embedded',
       phase: phase.get(),
       ceremony: config.id,
+      node: process.version,
     });
+    // Real time, not the ceremony's clock: the runtime's support ends on the calendar.
+    const endOfLife = nodeEndOfLifeWarning(process.version, new Date());
+    if (endOfLife) log.warn(endOfLife, { node: process.version });
     return { url, config, db, lobby, service, phase, uploads, close: () => closers.close() };
   } catch (error) {
     // Nothing may outlive a failed start: the verifier process or Redis connections would keep

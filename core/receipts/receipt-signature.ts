@@ -1,6 +1,6 @@
 /**
  * The coordinator's receipt signature, checked with WebCrypto's Ed25519 (the same API in the
- * browser and in Node 20, so the page and `ceremony verify-receipt` run this one code). A receipt
+ * browser and in Node, so the page and `ceremony verify-receipt` run this one code). A receipt
  * is valid when its body text, as UTF-8 bytes, carries an Ed25519 signature by the key the
  * coordinator publishes (`GET /api/receipt-key`, `receipt-public-key.pem` of a publication).
  * A browser without Ed25519 in WebCrypto is told so (`receipt.key_unavailable`) rather than
