@@ -39,8 +39,9 @@ if [ ! -x "$home/bin/node" ]; then
   (cd "$work" && npm pack --silent "$package@$version" >/dev/null)
   tarball="$work/$package-$version.tgz"
   # The machine's own Node hashes it (any version can).
-  actual="$(node -e 'const c = require("node:crypto"), f = require("node:fs");
-    process.stdout.write("sha512-" + c.createHash("sha512").update(f.readFileSync(process.argv[1])).digest("base64"))' "$tarball")"
+  actual="$(node -e 'const bytes = require("node:fs").readFileSync(process.argv[1]);
+    const digest = require("node:crypto").createHash("sha512").update(bytes).digest("base64");
+    process.stdout.write("sha512-" + digest)' "$tarball")"
   if [ "$actual" != "$integrity" ]; then
     echo "fetch-node: $package@$version does not have the pinned hash (got $actual); refusing it" >&2
     exit 1
