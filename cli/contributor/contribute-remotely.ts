@@ -22,6 +22,7 @@ import path from 'node:path';
 import { terminalWords } from '../../core/error-messages.ts';
 import { contributionEntropy, digestTypedEntropy } from '../../core/crypto/contribution-entropy.ts';
 import { CoordinatorError } from '../../core/errors.ts';
+import { processIsAlive } from '../../core/runtime/process-alive.ts';
 import type { CeremonyView } from '../../core/coordinator-api/api-types.ts';
 import { createProgressRenderer } from '../progress/progress-renderer.ts';
 import { CoordinatorApiError, CoordinatorClient, type SignedIn } from './coordinator-client.ts';
@@ -97,14 +98,9 @@ async function removeDeadRunsLeftovers(): Promise<void> {
   const names = await readdir(tmpdir()).catch(() => [] as string[]);
   for (const name of names) {
     const pid = new RegExp(`^${WORK_DIR_PREFIX}(\\d+)-`).exec(name)?.[1];
-    if (pid === undefined || Number(pid) === process.pid) continue;
-    try {
-      process.kill(Number(pid), 0);
-    } catch (error) {
-      // Best effort: a folder this user may not remove (a shared /tmp) must not stop the run.
-      if ((error as NodeJS.ErrnoException).code === 'ESRCH')
-        await rm(path.join(tmpdir(), name), { recursive: true, force: true }).catch(() => {});
-    }
+    if (pid === undefined || Number(pid) === process.pid || processIsAlive(Number(pid))) continue;
+    // Best effort: a folder this user may not remove (a shared /tmp) must not stop the run.
+    await rm(path.join(tmpdir(), name), { recursive: true, force: true }).catch(() => {});
   }
 }
 

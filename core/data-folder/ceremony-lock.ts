@@ -6,15 +6,7 @@
 import { open, readFile, rm, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { CoordinatorError } from '../errors.ts';
-
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+import { processIsAlive } from '../runtime/process-alive.ts';
 
 async function tryAcquire(lockPath: string): Promise<boolean> {
   try {
