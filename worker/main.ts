@@ -6,6 +6,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
+import { nodeEndOfLifeWarning } from '../core/runtime/node-support.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
 import { PREPARE_HEAD_JOB_NAME } from '../core/verifier-contract/verifier-contract.ts';
 import { loadWorkerConfig, type WorkerConfig } from './worker-config.ts';
@@ -72,6 +73,8 @@ export async function runVerificationWorker(
   });
   await worker.waitUntilReady();
   log(`verification worker ${config.name} ready on queue ${config.queueName} (concurrency ${config.concurrency})`);
+  const endOfLife = nodeEndOfLifeWarning(process.version, new Date());
+  if (endOfLife) log(`warning: ${endOfLife}`);
 
   const signal = await stopped;
   log(`${signal}: finishing running verifications`);
