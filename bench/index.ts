@@ -60,6 +60,7 @@
  * browser|cli] [--turn-versus cli] [--turn-json FILE]
  */
 import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
@@ -151,6 +152,8 @@ const turnOptions = selected.has('turn')
   : undefined;
 // The page's memory is measured on the turn's key: the two figures compare.
 const pageMemoryTarget = selected.has('page-memory') ? turnBenchOptions(turnKey).target : undefined;
+// Floors (Node's kernel) and references (snarkjs in Node) both move with V8's version: say which.
+process.stdout.write(`node ${process.version} (V8 ${process.versions.v8}), ${availableParallelism()} cores\n`);
 
 if (selected.has('verify')) {
   for (const power of values.powers
