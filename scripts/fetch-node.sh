@@ -33,7 +33,10 @@ esac
 
 home="${CEREMONY_NODE_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/ceremony-node}/$package-$version"
 if [ ! -x "$home/bin/node" ]; then
-  work="$(mktemp -d)"
+  # Unpacked beside its place, so the last step is a rename: a fetch interrupted at any moment
+  # leaves no half-copied Node where the next run would take it for whole.
+  mkdir -p "$(dirname "$home")"
+  work="$(mktemp -d "$(dirname "$home")/.fetching-XXXXXX")"
   trap 'rm -rf "$work"' EXIT
   echo "fetch-node: downloading $package@$version from the npm registry" >&2
   (cd "$work" && npm pack --silent "$package@$version" >/dev/null)
@@ -49,7 +52,6 @@ if [ ! -x "$home/bin/node" ]; then
   mkdir "$work/unpacked"
   tar -xzf "$tarball" -C "$work/unpacked"
   "$work/unpacked/package/bin/node" --version >/dev/null
-  mkdir -p "$(dirname "$home")"
   rm -rf "$home"
   mv "$work/unpacked/package" "$home"
 fi
