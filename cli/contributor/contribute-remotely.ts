@@ -98,7 +98,7 @@ async function removeDeadRunsLeftovers(): Promise<void> {
   const names = await readdir(tmpdir()).catch(() => [] as string[]);
   for (const name of names) {
     const pid = new RegExp(`^${WORK_DIR_PREFIX}(\\d+)-`).exec(name)?.[1];
-    if (pid === undefined || Number(pid) === process.pid || processIsAlive(Number(pid))) continue;
+    if (pid === undefined || processIsAlive(Number(pid))) continue; // this run's own folder included
     // Best effort: a folder this user may not remove (a shared /tmp) must not stop the run.
     await rm(path.join(tmpdir(), name), { recursive: true, force: true }).catch(() => {});
   }
