@@ -11,6 +11,7 @@ import { Worker } from 'node:worker_threads';
 import type { MsmGroup } from './msm-kernel.ts';
 import type { ComposeReply, ComposeRequest, MatrixBases } from './compose-messages.ts';
 import { threadExecArgv } from '../runtime/thread-exec-argv.ts';
+import { kernelThreadEntry } from '../runtime/kernel-thread-entry.ts';
 
 type Outcome = { done: true } | { points: Uint8Array } | { badSignal: number };
 type RequestBody = ComposeRequest extends infer R ? (R extends ComposeRequest ? Omit<R, 'id'> : never) : never;
@@ -42,11 +43,7 @@ export class ComposePool {
   }
 
   static async start(threads = availableParallelism()): Promise<ComposePool> {
-    // Compiled (dist/), a thread runs its plain JS body; from sources, an entry that loads it itself.
-    const entry = new URL(
-      import.meta.url.endsWith('.js') ? './compose-thread-body.js' : './compose-thread.mjs',
-      import.meta.url,
-    );
+    const entry = kernelThreadEntry(import.meta.url, 'compose');
     const pool = new ComposePool(
       Array.from(
         { length: Math.max(1, threads) },

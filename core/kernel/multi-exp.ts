@@ -18,6 +18,7 @@ import { MAX_SUBGROUP_WINDOW_BITS, MSM_POINT_BYTES, msmWindowCount, type MsmGrou
 import type { MsmReply, MsmRequest } from './msm-messages.ts';
 import { firstPointOffCurve } from '../zkey/point-checks.ts';
 import { threadExecArgv } from '../runtime/thread-exec-argv.ts';
+import { kernelThreadEntry } from '../runtime/kernel-thread-entry.ts';
 
 /**
  * Below this many points a second thread costs more in messages than it saves. A G2 point costs
@@ -44,11 +45,7 @@ class MsmPool {
   }
 
   static async start(threads: number): Promise<MsmPool> {
-    // Compiled (dist/), a thread runs its plain JS body; from sources, an entry that loads it itself.
-    const entry = new URL(
-      import.meta.url.endsWith('.js') ? './msm-thread-body.js' : './msm-thread.mjs',
-      import.meta.url,
-    );
+    const entry = kernelThreadEntry(import.meta.url, 'msm');
     const pool = new MsmPool(
       Array.from({ length: threads }, () => new Worker(entry, { execArgv: threadExecArgv(import.meta.url) })),
     );

@@ -7,14 +7,10 @@ import { Worker } from 'node:worker_threads';
 import { ScalePool, type ScaleEndpoint } from './scale-pool.ts';
 import type { ScaleReply } from './scale-messages.ts';
 import { threadExecArgv } from '../runtime/thread-exec-argv.ts';
+import { kernelThreadEntry } from '../runtime/kernel-thread-entry.ts';
 
 function threadEndpoint(): ScaleEndpoint {
-  // Compiled (dist/), the thread runs its plain JS body; from sources, an entry that loads it itself
-  // (scripts/source-entry.js).
-  const worker = new Worker(
-    new URL(import.meta.url.endsWith('.js') ? './scale-thread-body.js' : './scale-thread.mjs', import.meta.url),
-    { execArgv: threadExecArgv(import.meta.url) },
-  );
+  const worker = new Worker(kernelThreadEntry(import.meta.url, 'scale'), { execArgv: threadExecArgv(import.meta.url) });
   return {
     post: (request, transfer) => worker.postMessage(request, transfer),
     listen: (onReply, onFailure) => {

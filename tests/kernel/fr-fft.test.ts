@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { buildBn128 } from 'ffjavascript';
 import { BN254_R, modPow as modPowMod } from '../../core/crypto/bn254-moduli.ts';
 import { FR_FFT_MAX_LOG, frInverseFft, widenScalars } from '../../core/kernel/fr-fft.ts';
-import { frInverseFftOnThread } from '../../core/kernel/fr-fft-on-thread.ts';
+import { FFT_THREAD_WARNING_CODE, frInverseFftOnThread } from '../../core/kernel/fr-fft-on-thread.ts';
 import { RealWorker, withWorkerClass } from '../helpers/worker-class.ts';
 
 const N8 = 32;
@@ -152,12 +152,23 @@ describe('the kernel inverse FFT over F_r', () => {
         super('process.exit(3)', { eval: true });
       }
     }
-    assert.deepEqual(
-      Buffer.from(await withWorker(RefusedWorker as unknown as typeof RealWorker)),
-      expected,
-      'no thread: the calling thread’s answer',
-    );
-    assert.deepEqual(Buffer.from(await withWorker(DyingWorker)), expected, 'a thread that dies: the same');
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      assert.deepEqual(
+        Buffer.from(await withWorker(RefusedWorker as unknown as typeof RealWorker)),
+        expected,
+        'no thread: the calling thread’s answer',
+      );
+      assert.deepEqual(Buffer.from(await withWorker(DyingWorker)), expected, 'a thread that dies: the same');
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+    } finally {
+      process.off('warning', onWarning);
+    }
     assert.equal(started, 2, 'each call tried a thread first');
+    const fallbacks = warnings.filter((w) => (w as Error & { code?: string }).code === FFT_THREAD_WARNING_CODE);
+    assert.equal(fallbacks.length, 1, 'the fallback is said once a process, not once a transform');
+    assert.match(fallbacks[0]!.message, /calling thread.*no thread can start here/);
   });
 });

@@ -2,7 +2,7 @@
  * What `npm run build` compiles into dist/ (tsconfig.build.json) is what the app can load, and all of
  * it: the files reachable by imports from the app's entries (`ceremony`'s cli/main.ts, `npm start`'s
  * script) and from the threads and processes the compiled code starts (`new URL(compiled ? 'x.js' :
- * 'x-entry.js')`). Build tools (the kernel's, the circuits') and the sources' own entries of the
+ * 'x-entry.js')`, or `kernelThreadEntry` for the kernel's threads). Build tools (the kernel's, the circuits') and the sources' own entries of the
  * threads and processes stay out. Read from `tsc --listFilesOnly`, so it holds whether or not dist/ is built.
  */
 import assert from 'node:assert/strict';
@@ -38,7 +38,14 @@ function compiledFiles(): string[] {
 /** The compiled and source-run entries of every thread or process the code starts by URL. */
 function startedEntries(source: string): { compiled: string; fromSources: string }[] {
   const pattern = /import\.meta\.url\.endsWith\('\.js'\)\s*\?\s*'([^']+)'\s*:\s*'([^']+)'/g;
-  return [...source.matchAll(pattern)].map((match) => ({ compiled: match[1]!, fromSources: match[2]! }));
+  const byUrl = [...source.matchAll(pattern)].map((match) => ({ compiled: match[1]!, fromSources: match[2]! }));
+  // The kernel's threads, named by core/runtime/kernel-thread-entry.ts.
+  const kernelPattern = /kernelThreadEntry\(import\.meta\.url,\s*'([^']+)'\)/g;
+  const kernel = [...source.matchAll(kernelPattern)].map((match) => ({
+    compiled: `./${match[1]!}-thread-body.js`,
+    fromSources: `./${match[1]!}-thread.mjs`,
+  }));
+  return [...byUrl, ...kernel];
 }
 
 /** Relative module specifiers: static, re-exported, side-effect and dynamic imports. */
