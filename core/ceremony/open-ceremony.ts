@@ -45,7 +45,16 @@ export function chainsFromTranscript(
   }
   const where = (entry: TranscriptEntry): string => `transcript entry ${entry.seq}`;
   for (const entry of entries) {
-    if (entry.type === 'finalised') continue;
+    if (entry.type === 'finalised') {
+      // The reader saw every chain begun sealed; the configuration's chains must all have begun too.
+      const unsealed = [...chains.values()].filter((chain) => !chain.beacon).map((chain) => chain.circuit.name);
+      if (unsealed.length > 0)
+        throw new CoordinatorError(
+          'transcript.corrupt',
+          `${where(entry)} finalises the ceremony without a beacon for ${unsealed.join(', ')}`,
+        );
+      continue;
+    }
     const chain = chains.get(entry.circuit);
     if (!chain)
       throw new CoordinatorError(

@@ -10,7 +10,7 @@
  */
 import { blake2b } from '@noble/hashes/blake2b';
 import { canonicalJson } from '../transcript/canonical-json.ts';
-import { entryFormatProblem, ZKEY_SECTION_IDS } from '../transcript/transcript-format.ts';
+import { closingProblem, entryFormatProblem, ZKEY_SECTION_IDS } from '../transcript/transcript-format.ts';
 import { CoordinatorError } from '../errors.ts';
 
 export interface PublicTranscriptEntry {
@@ -92,8 +92,9 @@ export function transcriptGenesisHash(ceremonyId: string): string {
 
 /**
  * Checks `rawEntries` (the parsed entries) as the transcript of ceremony `ceremonyId`: shapes,
- * sequence numbers, the hash chain, and each circuit's indexes in order. `source` names where the
- * transcript came from in messages. Throws `transcript.corrupt`.
+ * sequence numbers, the hash chain, each circuit's indexes in order, and the `finalised` entry
+ * last, after every chain's beacon. `source` names where the transcript came from in messages.
+ * Throws `transcript.corrupt`.
  */
 export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, source: string): PublicTranscript {
   const corrupt = (why: string): CoordinatorError =>
@@ -118,6 +119,9 @@ export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, s
     if (entry.version !== undefined && entry.version !== 2) throw corrupt(`has an ${at} of unknown format`);
     const formatProblem = entryFormatProblem(entry as { type: string }, entries.at(-1));
     if (formatProblem) throw corrupt(`has an ${at} that breaks its format: ${formatProblem}`);
+    const unsealed = [...chains.values()].filter((chain) => !chain.beacon).map((chain) => chain.circuit);
+    const orderProblem = closingProblem(entry as { type: string }, entries.at(-1), unsealed);
+    if (orderProblem) throw corrupt(`has an ${at} out of order: ${orderProblem}`);
     if (entry.sectionHashes !== undefined && !wellFormedSectionHashes(entry.sectionHashes))
       throw corrupt(`has an ${at} (${type}) whose section hashes are malformed`);
     if (typeof entry.time !== 'string') throw corrupt(`has an ${at} without a time`);

@@ -38,3 +38,21 @@ export function entryFormatProblem(
     return `section hashes in a ${version < 2 ? 'format-1 ' : ''}${entry.type} entry`;
   return undefined;
 }
+
+/**
+ * Why an entry breaks the transcript's closing rule, or undefined: the `finalised` entry comes
+ * last, once, and only after every chain begun has its beacon (as finalise writes it). Without the
+ * rule, entries after it (a second `finalised` naming another manifest, or more links) would pass
+ * every reader, and the ceremony's identifier (the last entry's hash) would commit to them.
+ * `unsealed` lists the chains begun (an init entry) without their beacon so far.
+ */
+export function closingProblem(
+  entry: { type: string },
+  previous: { type: string } | undefined,
+  unsealed: readonly string[],
+): string | undefined {
+  if (previous?.type === 'finalised') return `a ${entry.type} entry after the finalised entry, which closes the transcript`;
+  if (entry.type === 'finalised' && unsealed.length > 0)
+    return `the finalised entry comes before the beacon of ${unsealed.join(', ')}`;
+  return undefined;
+}

@@ -13,7 +13,7 @@ import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { CoordinatorError } from '../errors.ts';
 import type { SectionHashes } from '../zkey/zkey-hashes.ts';
 import { chainEntryHash, chainGenesisHash } from './hash-chain.ts';
-import { entryFormatProblem, TRANSCRIPT_VERSION, ZKEY_SECTION_IDS } from './transcript-format.ts';
+import { closingProblem, entryFormatProblem, TRANSCRIPT_VERSION, ZKEY_SECTION_IDS } from './transcript-format.ts';
 
 const hex = z.string().regex(/^[0-9a-f]+$/);
 const hash512 = z.string().regex(/^[0-9a-f]{128}$/);
@@ -101,9 +101,13 @@ function corrupt(path: string, line: number, why: string): CoordinatorError {
   return new CoordinatorError('transcript.corrupt', `transcript ${path}, line ${line}: ${why}`);
 }
 
-/** Parses and checks a transcript's text: schema, sequence numbers and the hash chain. */
+/**
+ * Parses and checks a transcript's text: schema, sequence numbers, the hash chain, and the
+ * `finalised` entry last, after every chain's beacon.
+ */
 export function parseTranscript(text: string, ceremonyId: string, path = 'transcript'): TranscriptEntry[] {
   const entries: TranscriptEntry[] = [];
+  const unsealed = new Set<string>();
   let prevHash = genesisHash(ceremonyId);
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
@@ -125,6 +129,10 @@ export function parseTranscript(text: string, ceremonyId: string, path = 'transc
     if (entry.seq !== i) throw corrupt(path, i + 1, `sequence number ${entry.seq}, expected ${i}`);
     const formatProblem = entryFormatProblem(entry, entries.at(-1));
     if (formatProblem) throw corrupt(path, i + 1, formatProblem);
+    const orderProblem = closingProblem(entry, entries.at(-1), [...unsealed]);
+    if (orderProblem) throw corrupt(path, i + 1, orderProblem);
+    if (entry.type === 'init') unsealed.add(entry.circuit);
+    else if (entry.type === 'beacon') unsealed.delete(entry.circuit);
     if (entry.prevHash !== prevHash)
       throw corrupt(path, i + 1, 'does not chain to the entry before it (prevHash differs)');
     if (entryHash(entry) !== entry.hash) throw corrupt(path, i + 1, 'its hash does not match its contents');

@@ -16,7 +16,7 @@ import { parseReceiptsJson, parseReceiptsText } from '../../core/receipts/receip
 import { importReceiptKey, receiptSignatureValid, samePublicKey } from '../../core/receipts/receipt-signature.ts';
 import { readReceiptPublicKey, writeReceiptPublicKey } from '../../core/receipts/receipt-public-key-file.ts';
 import { checkPublicTranscript, transcriptGenesisHash } from '../../core/receipts/public-transcript.ts';
-import { genesisHash, parseTranscript } from '../../core/transcript/transcript.ts';
+import { entryHash, genesisHash, parseTranscript } from '../../core/transcript/transcript.ts';
 import { receiptsCeremony, type ReceiptsCeremony } from '../helpers/receipts-ceremony.ts';
 
 let ceremony: ReceiptsCeremony;
@@ -197,6 +197,23 @@ describe('the public transcript, recomputed in the page’s module', () => {
       () => checkPublicTranscript(ceremony.ceremonyId, { entries: [] }, 'the test'),
       'transcript.corrupt',
       /not a list of entries/,
+    );
+  });
+
+  test('an entry after the finalised one (a second manifest) breaks it, though its hashes chain', async () => {
+    const entries = (await readFile(path.join(ceremony.dataDir, 'transcript', 'transcript.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const last = entries.at(-1)!;
+    assert.equal(last.type, 'finalised');
+    const { hash: _hash, ...rest } = last;
+    const unsigned = { ...rest, seq: entries.length, prevHash: last.hash, manifestHash: 'cd'.repeat(64) };
+    entries.push({ ...unsigned, hash: entryHash(unsigned as never) });
+    rejectsWith(
+      () => checkPublicTranscript(ceremony.ceremonyId, entries, 'the test'),
+      'transcript.corrupt',
+      new RegExp(`entry ${entries.length - 1} out of order: a finalised entry after the finalised entry`),
     );
   });
 });

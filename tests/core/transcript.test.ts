@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { entryHash, genesisHash, parseTranscript, Transcript } from '../../core/transcript/transcript.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
+import { chainsFromTranscript } from '../../core/ceremony/open-ceremony.ts';
 
 const HASH = 'ab'.repeat(64);
 const INIT = { type: 'init', circuit: 'register', index: 0, circuitHash: HASH, fileHash: HASH } as const;
@@ -67,7 +68,11 @@ test('an edited, dropped, reordered or re-hashed-in-place entry is detected', as
 test('appending rewrites the file atomically and leaves no temporary file', async () => {
   const { file, cleanup } = await sampleTranscript();
   const transcript = await Transcript.load(file, 'unit-test');
-  await transcript.append([{ type: 'finalised', manifestHash: HASH }]);
+  const beacon = { type: 'beacon', circuit: 'register', index: 3, contributionHash: HASH, fileHash: HASH } as const;
+  await transcript.append([
+    { ...beacon, beacon: 'ab', iterationsExp: 10, sectionHashes: SECTIONS },
+    { type: 'finalised', manifestHash: HASH },
+  ]);
   assert.deepEqual(await readdir(path.dirname(file)), ['transcript.jsonl']);
   assert.equal((await Transcript.load(file, 'unit-test')).entries.at(-1)!.type, 'finalised');
   await writeFile(file, 'not json\n');
@@ -111,4 +116,72 @@ test('format 1 (no version) is still read, upgraded by later entries, never down
     () => parseTranscript(chained([{ ...INIT, version: 2, sectionHashes: SECTIONS }, ALICE]), 'unit-test'),
     /line 2: format 1 after an entry of format 2/,
   );
+});
+
+test('the finalised entry closes the transcript: once, last, after every chain begun has its beacon', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'transcript-'));
+  const BEACON = {
+    type: 'beacon',
+    circuit: 'register',
+    index: 2,
+    contributionHash: HASH,
+    fileHash: HASH,
+    beacon: 'ab',
+    iterationsExp: 10,
+  } as const;
+  const FINALISED = { type: 'finalised', manifestHash: HASH } as const;
+  const sealed = [INIT, ALICE, BEACON];
+  // append() writes what it is given (the rule is the readers'): each case is written, then read back.
+  const transcriptOf = async (name: string, entries: object[]): Promise<string> => {
+    const transcript = await Transcript.load(path.join(dir, name), 'unit-test');
+    const withSections = (entry: object): object =>
+      (entry as { type: string }).type === 'finalised' ? entry : { ...entry, sectionHashes: SECTIONS };
+    await transcript.append(entries.map(withSections) as never);
+    return readFile(path.join(dir, name), 'utf8');
+  };
+  const refusal = (text: string): string => {
+    try {
+      parseTranscript(text, 'unit-test');
+    } catch (error) {
+      assert.ok(isCoordinatorError(error, 'transcript.corrupt'));
+      return (error as Error).message;
+    }
+    return assert.fail('the transcript was read as sound');
+  };
+  const closed = await transcriptOf('closed', [...sealed, FINALISED]);
+  assert.equal(parseTranscript(closed, 'unit-test').at(-1)!.type, 'finalised');
+  const secondManifest = { ...FINALISED, manifestHash: 'cd'.repeat(64) };
+  assert.match(
+    refusal(await transcriptOf('twice', [...sealed, FINALISED, secondManifest])),
+    /line 5: a finalised entry after the finalised entry/,
+  );
+  assert.match(
+    refusal(await transcriptOf('early', [INIT, ALICE, FINALISED, BEACON])),
+    /line 3: the finalised entry comes before the beacon of register/,
+  );
+  const otherChain = { ...INIT, circuit: 'treeUpdate' };
+  assert.match(refusal(await transcriptOf('unsealed', [...sealed, otherChain, FINALISED])), /beacon of treeUpdate/);
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('a finalised entry while a configured circuit has no chain sealed is refused against the configuration', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'transcript-'));
+  const transcript = await Transcript.load(path.join(dir, 'transcript.jsonl'), 'unit-test');
+  const beacon = { type: 'beacon', circuit: 'register', index: 2, contributionHash: HASH, fileHash: HASH } as const;
+  await transcript.append([
+    { ...INIT, sectionHashes: SECTIONS },
+    { ...ALICE, sectionHashes: SECTIONS },
+    { ...beacon, beacon: 'ab', iterationsExp: 10, sectionHashes: SECTIONS },
+    { type: 'finalised', manifestHash: HASH },
+  ]);
+  // Sound as a transcript (every chain it begins is sealed), not as this ceremony's: treeUpdate never began.
+  const entries = parseTranscript(await readFile(path.join(dir, 'transcript.jsonl'), 'utf8'), 'unit-test');
+  const config = (names: string[]): never => ({ circuits: names.map((name) => ({ name })) }) as never;
+  assert.equal(chainsFromTranscript(config(['register']), entries).get('register')!.beacon?.index, 2);
+  assert.throws(
+    () => chainsFromTranscript(config(['register', 'treeUpdate']), entries),
+    (e: unknown) =>
+      isCoordinatorError(e, 'transcript.corrupt') && /entry 3 finalises .* without a beacon for treeUpdate/.test(`${e}`),
+  );
+  await rm(dir, { recursive: true, force: true });
 });
