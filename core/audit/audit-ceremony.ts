@@ -291,7 +291,7 @@ async function auditChain(
   let part = 'contribution 0';
   const timings: Record<string, number> = {};
   const checkStart = timer.now();
-  await checkInitialKey(initPath, chain.circuit.r1csPath, config.ptauPath, {
+  const { csHash } = await checkInitialKey(initPath, chain.circuit.r1csPath, config.ptauPath, {
     timings,
     onProgress: (fraction) => {
       const done = Math.floor(fraction * steps);
@@ -310,6 +310,13 @@ async function auditChain(
     },
   });
   timer.add('contribution 0 against the r1cs and the ptau', timer.now() - checkStart);
+  // The receipt check holds every key to the init entry's circuit hash: it must be the one the
+  // r1cs gives, or every honest receipt of this chain would fail as "a key of another circuit".
+  if (csHash.toString('hex') !== chain.init.circuitHash)
+    throw new CoordinatorError(
+      'transcript.corrupt',
+      "the transcript's circuit hash for contribution 0 is not the circuit hash of the r1cs and the key",
+    );
   for (const [phase, ms] of Object.entries(timings)) timer.add(`  contribution 0: ${phase}`, ms);
 
   // The auditor's own randomness for this chain: never stored, so no one can have chosen the

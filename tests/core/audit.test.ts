@@ -246,6 +246,23 @@ test(
   },
 );
 
+test("an init entry whose circuit hash is not contribution 0's is refused, the transcript rewritten to match", async () => {
+  // Every receipt check of the chain holds its keys to this hash: a wrong one would fail them all.
+  const report = await tamperedCeremony(async (dir) =>
+    rewriteTranscript(ceremonyPaths(dir), (entry) => {
+      if (entry.type === 'init' && entry.circuit === 'register') entry.circuitHash = 'cd'.repeat(64);
+    }),
+  );
+  assert.deepEqual(
+    failed(report).filter((s) => s !== 'manifest'),
+    ['register'],
+  );
+  assert.match(
+    report.findings.find((f) => f.subject === 'register')!.summary,
+    /transcript\.corrupt.*circuit hash for contribution 0 is not the circuit hash of the r1cs/,
+  );
+});
+
 test('a replaced point in the final key is caught against the combination carried along the chain', async () => {
   const report = await tamperedCeremony(async (dir) => {
     const paths = ceremonyPaths(dir);
