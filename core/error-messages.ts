@@ -309,6 +309,10 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'A circuit was finalised with fewer contributions than the ceremony requires.',
     next: 'Do not use that circuit’s final key; its secret may be known.',
   },
+  'audit.beacon_too_costly': {
+    what: 'A final beacon is hashed more times than the audit was allowed to spend on it.',
+    next: 'If that is the announced beacon, audit again with a higher --max-beacon-iterations.',
+  },
   'audit.not_finalised': {
     what: 'The ceremony is not finished: some circuit has no final key, or the transcript does not close it.',
     next: 'Audit again once it is finalised, or with --in-progress to check a running ceremony.',

@@ -80,6 +80,8 @@ const ERROR_CODES = {
   'audit.ptau_inconsistent': PLAIN,
   /** The audit: a chain was finalised with fewer contributions than ceremony.json's minContributions. */
   'audit.too_few_contributions': PLAIN,
+  /** The audit: a final beacon hashed more times than the auditor agreed to derive (--max-beacon-iterations). */
+  'audit.beacon_too_costly': PLAIN,
   /** The public queue log is not one: an entry of an unknown shape, or its hash chain broken. */
   'queue_log.corrupt': PLAIN,
   /**

@@ -7,7 +7,8 @@
  * whose last line then says it is not finished.
  */
 import { Command, Option } from 'commander';
-import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
+import { auditCeremony, DEFAULT_MAX_BEACON_ITERATIONS_EXP, type AuditReport } from '../../core/audit/audit-ceremony.ts';
+import { BEACON_ITERATIONS_EXP } from '../../core/transcript/transcript-format.ts';
 import { parsePtauHash } from '../../core/audit/pin-ptau.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
@@ -26,6 +27,18 @@ function parseMinContributions(value: string): number {
     );
   }
   return Number(value);
+}
+
+function parseMaxBeaconIterations(value: string): number {
+  const exp = /^\d{1,2}$/.test(value) ? Number(value) : NaN;
+  if (!(exp >= BEACON_ITERATIONS_EXP.min && exp <= BEACON_ITERATIONS_EXP.max)) {
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      `--max-beacon-iterations takes the exponent N of 2^N, a whole number from ${BEACON_ITERATIONS_EXP.min} ` +
+        `to ${BEACON_ITERATIONS_EXP.max}, not "${value}"`,
+    );
+  }
+  return exp;
 }
 
 function collectR1csPin(value: string, pins: Record<string, string>): Record<string, string> {
@@ -136,6 +149,15 @@ export function auditCommand(): Command {
         'fail any finalised chain with fewer contributions than this (ceremony.json sets its own; the higher holds)',
       ).argParser(parseMinContributions),
     )
+    .addOption(
+      new Option(
+        '--max-beacon-iterations <n>',
+        'derive a final beacon hashed up to 2^n times; a chain whose beacon needs more fails ' +
+          '(audit.beacon_too_costly) rather than keeping the audit from a verdict',
+      )
+        .argParser(parseMaxBeaconIterations)
+        .default(DEFAULT_MAX_BEACON_ITERATIONS_EXP),
+    )
     .option(
       '--in-progress',
       'audit a running ceremony: what it has so far must pass, and the last line says it is not finished ' +
@@ -160,6 +182,7 @@ export function auditCommand(): Command {
           ptauHash?: string;
           r1csHash: Record<string, string>;
           minContributions?: number;
+          maxBeaconIterations: number;
           inProgress?: boolean;
           json?: boolean;
         },
@@ -171,6 +194,7 @@ export function auditCommand(): Command {
               ptauHash: options.ptauHash,
               r1csHashes: options.r1csHash,
               minContributions: options.minContributions,
+              maxBeaconIterationsExp: options.maxBeaconIterations,
               inProgress: options.inProgress,
             }),
           { quiet: options.quiet },

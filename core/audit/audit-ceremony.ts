@@ -183,7 +183,16 @@ export interface AuditOptions {
    * report says it is not finished. Without it an unfinished ceremony fails (`audit.not_finalised`).
    */
   inProgress?: boolean;
+  /**
+   * The largest beacon exponent N the audit derives (2^N SHA-256 hashes, one after the other; the
+   * default, DEFAULT_MAX_BEACON_ITERATIONS_EXP, is a few hours at most). The transcript names N, so
+   * without a bound a coordinator could keep the audit from ever reaching a verdict.
+   */
+  maxBeaconIterationsExp?: number;
 }
+
+/** 2^32 SHA-256 hashes: about three hours in Node on one core of a 2026 laptop, under a minute at 2^26. */
+export const DEFAULT_MAX_BEACON_ITERATIONS_EXP = 32;
 
 function describe(error: unknown): string {
   return isCoordinatorError(error) ? `[${error.code}] ${error.message}` : (error as Error).message;
@@ -265,10 +274,19 @@ async function auditChain(
   audited: AuditedCircuit,
   progress: Progress,
   timer: StageTimer,
+  maxBeaconIterationsExp: number,
 ): Promise<{ summary: string; manifestEntry?: DeltaEntry }> {
   const name = chain.circuit.name;
   if (!chain.init)
     throw new CoordinatorError('transcript.corrupt', 'the transcript has no contribution 0 for this circuit');
+  if (chain.beacon && chain.beacon.iterationsExp > maxBeaconIterationsExp)
+    throw new CoordinatorError(
+      'audit.beacon_too_costly',
+      `the final beacon of ${name} is hashed 2^${chain.beacon.iterationsExp} times, more than the ` +
+        `2^${maxBeaconIterationsExp} this audit derives; if that is the beacon the coordinator announced, ` +
+        `audit again with --max-beacon-iterations ${chain.beacon.iterationsExp} (2^${chain.beacon.iterationsExp} ` +
+        'SHA-256 hashes, one after the other)',
+    );
   const count = chain.contributions.length;
   if (chain.beacon && count < audited.minContributions) {
     const whose =
@@ -505,6 +523,7 @@ async function auditTimed(
   const paths = ceremonyPaths(config.dataDir);
   const auditorPins = options.r1csHashes ?? {};
   refuseUnknownR1csPins(config, auditorPins);
+  const maxBeaconIterationsExp = options.maxBeaconIterationsExp ?? DEFAULT_MAX_BEACON_ITERATIONS_EXP;
   const circuits: AuditedCircuit[] = config.circuits.map((circuit) => ({
     name: circuit.name,
     verifier: circuit.verifier,
@@ -596,7 +615,9 @@ async function auditTimed(
     try {
       const chainTimer = new StageTimer(`audit ${chain.circuit.name}`);
       const result = await timer.time(`chain of ${chain.circuit.name}`, () =>
-        auditChain(config, paths, chain, audited, progress, chainTimer).finally(() => chainTimer.report()),
+        auditChain(config, paths, chain, audited, progress, chainTimer, maxBeaconIterationsExp).finally(() =>
+          chainTimer.report(),
+        ),
       );
       if (result.manifestEntry) manifest.set(chain.circuit.verifier, result.manifestEntry);
       record(chain.circuit.name, true, result.summary);

@@ -1,8 +1,8 @@
 /** Validation of the random beacon applied at finalisation (snarkjs's limits, with clear errors). */
 import { CoordinatorError } from '../errors.ts';
+import { BEACON_ITERATIONS_EXP } from '../transcript/transcript-format.ts';
 
-const MIN_BEACON_ITERATIONS_EXP = 10;
-const MAX_BEACON_ITERATIONS_EXP = 63;
+const { min: MIN_BEACON_ITERATIONS_EXP, max: MAX_BEACON_ITERATIONS_EXP } = BEACON_ITERATIONS_EXP;
 
 export interface BeaconParameters {
   /** Lower-case hex, an even number of digits, 1 to 255 bytes. */

@@ -10,7 +10,12 @@
  */
 import { blake2b } from '@noble/hashes/blake2b';
 import { canonicalJson } from '../transcript/canonical-json.ts';
-import { closingProblem, entryFormatProblem, ZKEY_SECTION_IDS } from '../transcript/transcript-format.ts';
+import {
+  BEACON_ITERATIONS_EXP,
+  closingProblem,
+  entryFormatProblem,
+  ZKEY_SECTION_IDS,
+} from '../transcript/transcript-format.ts';
 import { CoordinatorError } from '../errors.ts';
 
 export interface PublicTranscriptEntry {
@@ -64,7 +69,8 @@ const FIELD_SHAPE: Record<string, (value: unknown) => boolean> = {
   circuit: (v) => typeof v === 'string' && v.length > 0,
   contributor: (v) => typeof v === 'string',
   index: (v) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0,
-  iterationsExp: (v) => typeof v === 'number' && Number.isSafeInteger(v),
+  iterationsExp: (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= BEACON_ITERATIONS_EXP.min && v <= BEACON_ITERATIONS_EXP.max,
   beacon: (v) => typeof v === 'string' && HEX.test(v),
   circuitHash: (v) => typeof v === 'string' && HASH512.test(v),
   contributionHash: (v) => typeof v === 'string' && HASH512.test(v),

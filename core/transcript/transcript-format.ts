@@ -10,6 +10,13 @@
  * downgraded).
  */
 
+/**
+ * The exponents N a beacon entry may carry (the beacon is hashed 2^N times): snarkjs's range, which
+ * `finalise` takes too. A record's exponent is a byte, so a bound is needed: at 2^200 a reader
+ * checking the beacon's key would never finish.
+ */
+export const BEACON_ITERATIONS_EXP = { min: 10, max: 63 } as const;
+
 /** The format new entries are written in. */
 export const TRANSCRIPT_VERSION = 2;
 
@@ -51,7 +58,8 @@ export function closingProblem(
   previous: { type: string } | undefined,
   unsealed: readonly string[],
 ): string | undefined {
-  if (previous?.type === 'finalised') return `a ${entry.type} entry after the finalised entry, which closes the transcript`;
+  if (previous?.type === 'finalised')
+    return `a ${entry.type} entry after the finalised entry, which closes the transcript`;
   if (entry.type === 'finalised' && unsealed.length > 0)
     return `the finalised entry comes before the beacon of ${unsealed.join(', ')}`;
   return undefined;

@@ -13,7 +13,13 @@ import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { CoordinatorError } from '../errors.ts';
 import type { SectionHashes } from '../zkey/zkey-hashes.ts';
 import { chainEntryHash, chainGenesisHash } from './hash-chain.ts';
-import { closingProblem, entryFormatProblem, TRANSCRIPT_VERSION, ZKEY_SECTION_IDS } from './transcript-format.ts';
+import {
+  BEACON_ITERATIONS_EXP,
+  closingProblem,
+  entryFormatProblem,
+  TRANSCRIPT_VERSION,
+  ZKEY_SECTION_IDS,
+} from './transcript-format.ts';
 
 const hex = z.string().regex(/^[0-9a-f]+$/);
 const hash512 = z.string().regex(/^[0-9a-f]{128}$/);
@@ -69,7 +75,7 @@ const entrySchema = z.discriminatedUnion('type', [
       contributionHash: hash512,
       fileHash: hash512,
       beacon: hex,
-      iterationsExp: z.number().int(),
+      iterationsExp: z.number().int().min(BEACON_ITERATIONS_EXP.min).max(BEACON_ITERATIONS_EXP.max),
       ...keyHashes,
     })
     .strict(),

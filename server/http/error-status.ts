@@ -41,6 +41,7 @@ export const ERROR_STATUS = {
   'audit.ptau_hash_mismatch': 500,
   'audit.ptau_inconsistent': 500,
   'audit.too_few_contributions': 500,
+  'audit.beacon_too_costly': 500,
   'audit.not_finalised': 500,
   'queue_log.corrupt': 500,
   'audit.turn_out_of_order': 500,

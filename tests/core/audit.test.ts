@@ -18,7 +18,7 @@ import {
   TWO_CIRCUITS,
   type FinalisedCeremony,
 } from '../fixtures/ceremony-fixture.ts';
-import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
+import { auditCeremony, type AuditOptions, type AuditReport } from '../../core/audit/audit-ceremony.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { entryHash, genesisHash, type TranscriptEntry } from '../../core/transcript/transcript.ts';
 import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
@@ -32,11 +32,14 @@ import type { CeremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 let published: FinalisedCeremony;
 const copies: string[] = [];
 
-async function tamperedCeremony(tamper: (dir: string) => Promise<void>): Promise<AuditReport> {
+async function tamperedCeremony(
+  tamper: (dir: string) => Promise<void>,
+  options: Omit<AuditOptions, 'ptauHash'> = {},
+): Promise<AuditReport> {
   const dir = await copyCeremony(published.dataDir);
   copies.push(dir);
   await tamper(dir);
-  return auditCeremony(dir, undefined, { ptauHash: await devPtauHash() });
+  return auditCeremony(dir, undefined, { ...options, ptauHash: await devPtauHash() });
 }
 
 async function flipByte(file: string, offset: number): Promise<void> {
@@ -261,6 +264,28 @@ test("an init entry whose circuit hash is not contribution 0's is refused, the t
     report.findings.find((f) => f.subject === 'register')!.summary,
     /transcript\.corrupt.*circuit hash for contribution 0 is not the circuit hash of the r1cs/,
   );
+});
+
+test('a beacon hashed more times than the auditor allows fails its chain at once; an exponent past 63 is no beacon', async () => {
+  // The transcript names the exponent, and the audit would hash 2^N times before its verdict.
+  const announcing = (iterationsExp: number) => async (dir: string) =>
+    rewriteTranscript(ceremonyPaths(dir), (entry) => {
+      if (entry.type === 'beacon' && entry.circuit === 'register') entry.iterationsExp = iterationsExp;
+    });
+  const summaryOf = (report: AuditReport, subject: string): string =>
+    report.findings.find((f) => f.subject === subject)!.summary;
+  const costly = await tamperedCeremony(announcing(40));
+  assert.deepEqual(failed(costly), ['register', 'manifest']);
+  assert.match(
+    summaryOf(costly, 'register'),
+    /audit\.beacon_too_costly.*2\^40 times, more than the 2\^32 .*--max-beacon-iterations 40/,
+  );
+  // Allowed to spend it, the audit goes on to the link, whose record names 2^10: not the announced beacon.
+  const allowed = await tamperedCeremony(announcing(40), { maxBeaconIterationsExp: 40 });
+  assert.match(summaryOf(allowed, 'register'), /finalise\.beacon_mismatch/);
+  const noBeacon = await tamperedCeremony(announcing(200));
+  assert.deepEqual(failed(noBeacon), ['transcript']);
+  assert.match(summaryOf(noBeacon, 'transcript'), /transcript\.corrupt.*iterationsExp/);
 });
 
 test('a replaced point in the final key is caught against the combination carried along the chain', async () => {

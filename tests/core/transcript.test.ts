@@ -181,7 +181,8 @@ test('a finalised entry while a configured circuit has no chain sealed is refuse
   assert.throws(
     () => chainsFromTranscript(config(['register', 'treeUpdate']), entries),
     (e: unknown) =>
-      isCoordinatorError(e, 'transcript.corrupt') && /entry 3 finalises .* without a beacon for treeUpdate/.test(`${e}`),
+      isCoordinatorError(e, 'transcript.corrupt') &&
+      /entry 3 finalises .* without a beacon for treeUpdate/.test(`${e}`),
   );
   await rm(dir, { recursive: true, force: true });
 });
