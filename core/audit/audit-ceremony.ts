@@ -191,7 +191,7 @@ export interface AuditOptions {
   maxBeaconIterationsExp?: number;
 }
 
-/** 2^32 SHA-256 hashes: about three hours in Node on one core of a 2026 laptop, under a minute at 2^26. */
+/** 2^32 SHA-256 hashes, one after the other: a few hours on one core (2^26: a few minutes). */
 export const DEFAULT_MAX_BEACON_ITERATIONS_EXP = 32;
 
 function describe(error: unknown): string {

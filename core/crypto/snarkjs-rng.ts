@@ -7,7 +7,7 @@
  * bit; tests/ptau compares a whole development ptau with snarkjs's own beacon output, and
  * tests/core/verify-link-from-head.test.ts checks snarkjs's beacon contributions, so a drift cannot go unnoticed.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { rngFromDigest, type SnarkjsRng } from './snarkjs-hash-to-g2.ts';
 
 // hashToG2 lives in an isomorphic module of its own (the page's receipt check draws it too).
@@ -17,6 +17,7 @@ export { hashToG2, type SnarkjsRng } from './snarkjs-hash-to-g2.ts';
 export function rngFromBeacon(beaconHash: Uint8Array, iterationsExp: number): SnarkjsRng {
   let digest: Uint8Array = beaconHash;
   // 2^n as a float is exact for any n a beacon can carry (≤ 63); the loop is the n that was asked.
-  for (let i = 0, n = 2 ** iterationsExp; i < n; i++) digest = createHash('sha256').update(digest).digest();
+  // crypto.hash: one call a hash, not three (about 1.4× faster here, where the loop is all the work).
+  for (let i = 0, n = 2 ** iterationsExp; i < n; i++) digest = hash('sha256', digest, 'buffer');
   return rngFromDigest(digest);
 }
