@@ -180,6 +180,10 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'Too many attempts in a short time.',
     next: 'Wait a moment (the answer says how long) and try again.',
   },
+  'rate.ceremony_reads': {
+    what: 'The ceremony was read too often from this address.',
+    next: 'Wait a moment (the answer says how long); pages open on it elsewhere on your network count too.',
+  },
   'lobby.not_queued': { what: 'That contributor is not waiting in any queue.', next: 'Refresh the queue list.' },
   'presence.too_many_streams': {
     what: 'You already have this ceremony open in several pages or terminals.',

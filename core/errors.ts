@@ -191,6 +191,8 @@ const ERROR_CODES = {
   /** GitHub device flow: the person cancelled the authorization at GitHub. */
   'auth.device_denied': PLAIN,
   'rate.limited': PLAIN,
+  /** GET /api/ceremony and /api/transcript: too many whole answers to this address in the window. */
+  'rate.ceremony_reads': PLAIN,
   'lobby.already_contributed': PLAIN,
   'lobby.not_your_turn': PLAIN,
   'lobby.not_queued': PLAIN,

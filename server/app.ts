@@ -97,6 +97,7 @@ export function createApp(deps: AppDeps): express.Express {
       diskSpace: () => deps.uploads.diskSpace(),
       log: deps.log,
       downloadBudget: deps.rateLimits?.downloads,
+      readLimit: deps.rateLimits?.ceremonyReads,
     }),
   );
   app.use(

@@ -201,6 +201,7 @@ export async function startCoordinator(
           sessions,
           rateLimits,
           coordinatorLinkToken: options.coordinatorLinkToken,
+          log,
         }),
         sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),
         requireContributor,

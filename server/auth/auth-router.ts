@@ -40,6 +40,8 @@ export interface AuthDeps {
   rateLimits?: Pick<RateLimits, 'signIn' | 'challenge' | 'devicePoll'>;
   /** The test network's coordinator sign-in link token (`npm start`); absent = no link route. */
   coordinatorLinkToken?: string;
+  /** Where failures of the coordinator's own during a sign-in are reported (never in the answer). */
+  log?: { warn(message: string, fields?: Record<string, unknown>): void };
 }
 
 /** Which sign-in methods this server offers (`GET /auth/methods`). */
@@ -100,7 +102,7 @@ export function createAuthRouter(deps: AuthDeps): Router {
   });
 
   if (config.github) {
-    router.use(createGithubSignInRouter({ db, clock, github: config.github, sessions, secureCookies }));
+    router.use(createGithubSignInRouter({ db, clock, github: config.github, sessions, secureCookies, log: deps.log }));
     router.use(createGithubDeviceFlowRouter({ db, clock, github: config.github, sessions, secureCookies }));
   }
 

@@ -25,6 +25,8 @@ export interface GithubSignInDeps {
   github: GithubConfig;
   sessions: SessionStore;
   secureCookies: boolean;
+  /** Where a sign-in that failed on the coordinator's side is reported (its answer says only that it failed). */
+  log?: { warn(message: string, fields?: Record<string, unknown>): void };
 }
 
 export function createGithubSignInRouter(deps: GithubSignInDeps): Router {
@@ -78,7 +80,7 @@ export function createGithubSignInRouter(deps: GithubSignInDeps): Router {
       res.redirect(303, withSignInError(github.failureRedirect, error.code));
     };
     const finish = (err: unknown, user: Principal | false | undefined, info: unknown) => {
-      if (err) return refuse(toCoordinatorError(err));
+      if (err) return refuse(toCoordinatorError(err, deps.log));
       if (!user) {
         const refusal = info as { message?: string; reason?: string } | undefined;
         if (refusal?.reason === STATE_REFUSED)
@@ -127,8 +129,20 @@ export function withSignInError(target: string, code: ErrorCode): string {
   return absolute ? url.href : `${url.pathname}${url.search}${url.hash}`;
 }
 
-function toCoordinatorError(err: unknown): CoordinatorError {
+/**
+ * passport-oauth2's errors (by name: it is not a dependency of ours): GitHub refused the
+ * authorization or the code, or could not be asked. Their messages are passport's or GitHub's own.
+ */
+const OAUTH_ERRORS = new Set(['AuthorizationError', 'TokenError', 'InternalOAuthError']);
+
+/**
+ * The refusal of a failed callback. Anything but GitHub's answer (the state table's SQLite, say)
+ * gets a fixed message: its own may name the coordinator's internals; it goes to the log instead.
+ */
+function toCoordinatorError(err: unknown, log: GithubSignInDeps['log']): CoordinatorError {
   if (isCoordinatorError(err)) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  return new CoordinatorError('auth.github_failed', `GitHub sign-in failed: ${message}`);
+  if (err instanceof Error && OAUTH_ERRORS.has(err.name))
+    return new CoordinatorError('auth.github_failed', `GitHub sign-in failed: ${err.message}`);
+  log?.warn('GitHub sign-in failed on the coordinator', { error: String((err as Error)?.stack ?? err) });
+  return new CoordinatorError('auth.github_failed', 'GitHub sign-in failed on the coordinator; try again');
 }

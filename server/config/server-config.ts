@@ -70,6 +70,7 @@ const serverSchema = z.object({
   RATE_LIMIT_DEVICE_POLL: count(RATE_LIMIT_DEFAULTS.devicePoll),
   RATE_LIMIT_UPLOAD_CREATION: count(RATE_LIMIT_DEFAULTS.uploadCreation),
   RATE_LIMIT_QUEUE_LOG: count(RATE_LIMIT_DEFAULTS.queueLog),
+  RATE_LIMIT_CEREMONY_READS: count(RATE_LIMIT_DEFAULTS.ceremonyReads),
   /**
    * Bytes of files (keys, skeletons, final files, r1cs, ptau) one client address may download from the coordinator
    * per DOWNLOAD_BUDGET_WINDOW_MS; beyond, 429 rate.limited. Default 64 GiB a day: more than a turn and an auditor's
@@ -183,6 +184,7 @@ export function loadServerConfig(
       downloadBytes: e.DOWNLOAD_BUDGET_BYTES,
       downloadWindowMs: e.DOWNLOAD_BUDGET_WINDOW_MS,
       queueLog: e.RATE_LIMIT_QUEUE_LOG,
+      ceremonyReads: e.RATE_LIMIT_CEREMONY_READS,
     }),
     trustProxy: e.TRUST_PROXY,
     openOnStart: e.OPEN_ON_START,

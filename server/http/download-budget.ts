@@ -8,8 +8,9 @@
  * A download reserves its whole length (the file, or the range asked for) before its first byte,
  * so parallel requests count at once; one that would take the address past its budget is refused
  * with `429 rate.limited` and `Retry-After` (when the window resets), and what a download did not
- * send (a 304, a HEAD, a client that went away) is given back when it ends. Counts live in this
- * process, or in Redis when the coordinator has one (shared by every coordinator process, kept
+ * send (a 304, a HEAD, a client that went away) is given back when it ends; what it sent beyond its
+ * reservation (a range the planning took for honoured, sent whole) is charged then. Counts live in
+ * this process, or in Redis when the coordinator has one (shared by every coordinator process, kept
  * across restarts); a Redis outage lets downloads through rather than refuse everyone, as the
  * request rate limits do.
  *
@@ -39,6 +40,8 @@ export interface DownloadBudget {
   reserve(client: string, bytes: number): Promise<Reservation>;
   /** Gives back `bytes` of a reservation that were not sent. */
   giveBack(client: string, bytes: number): Promise<void>;
+  /** Counts `bytes` sent beyond a reservation, past the budget or not: they were sent. */
+  charge(client: string, bytes: number): Promise<void>;
 }
 
 /** Counts in this process: one entry per address with a window under way, expired ones dropped as they are met. */
@@ -66,6 +69,14 @@ export class MemoryDownloadBudget implements DownloadBudget {
     if (entry) entry.bytes = Math.max(0, entry.bytes - bytes);
   }
 
+  async charge(client: string, bytes: number): Promise<void> {
+    const now = this.now();
+    this.dropExpired(now);
+    const entry = this.used.get(client) ?? { bytes: 0, resetAt: now + this.config.windowMs };
+    entry.bytes += bytes;
+    this.used.set(client, entry);
+  }
+
   private dropExpired(now: number): void {
     for (const [client, entry] of this.used) if (entry.resetAt <= now) this.used.delete(client);
   }
@@ -90,6 +101,13 @@ return {1, left}
 /** Takes back unsent bytes from a window still under way (never from one that expired meanwhile). */
 const GIVE_BACK_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('DECRBY', KEYS[1], ARGV[1]) end
+return 0
+`;
+
+/** Adds to the address's count, starting its window if none is under way. */
+const CHARGE_SCRIPT = `
+local used = redis.call('INCRBY', KEYS[1], ARGV[1])
+if used == tonumber(ARGV[1]) or redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 `;
 
@@ -121,6 +139,12 @@ export class RedisDownloadBudget implements DownloadBudget {
 
   async giveBack(client: string, bytes: number): Promise<void> {
     await this.redis.eval(GIVE_BACK_SCRIPT, 1, this.key(client), String(bytes)).catch(() => undefined);
+  }
+
+  async charge(client: string, bytes: number): Promise<void> {
+    await this.redis
+      .eval(CHARGE_SCRIPT, 1, this.key(client), String(bytes), String(this.config.windowMs))
+      .catch(() => undefined);
   }
 
   private key(client: string): string {

@@ -107,6 +107,7 @@ export const ERROR_STATUS = {
   'auth.device_expired': 410,
   'auth.device_denied': 403,
   'rate.limited': 429,
+  'rate.ceremony_reads': 429,
   'lobby.already_contributed': 409,
   'lobby.not_your_turn': 409,
   'lobby.not_queued': 404,

@@ -1,17 +1,18 @@
 /**
  * Request rate limits (express-rate-limit) for the routes an abuser would hammer: every sign-in
  * route (per client address), device-flow polls (per address), Semaphore challenge creation (per address), upload
- * creation (per signed-in contributor, else per address) and pages of the public queue log (per address); and the
- * byte budget of the file downloads per address (download-budget.ts). Counts live in this process, or in Redis when
+ * creation (per signed-in contributor, else per address), pages of the public queue log (per address) and whole
+ * answers of the ceremony and its transcript (per address; a 304 is free); and the byte budget of the file downloads
+ * per address (download-budget.ts). Counts live in this process, or in Redis when
  * the coordinator has one (rate-limit-redis), so they are shared by every coordinator process and survive a restart.
- * A refusal is `429 rate.limited` with `Retry-After` (seconds) and, for request counts, the
- * `RateLimit`/`RateLimit-Policy` headers of the IETF draft.
+ * A refusal is `429 rate.limited` (the reads of the ceremony: `429 rate.ceremony_reads`) with `Retry-After` (seconds)
+ * and, for request counts, the `RateLimit`/`RateLimit-Policy` headers of the IETF draft.
  */
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import type { Redis } from 'ioredis';
-import { CoordinatorError } from '../../core/errors.ts';
+import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import type { Principal } from '../auth/principal.ts';
 import {
   DOWNLOAD_BUDGET_DEFAULTS,
@@ -41,6 +42,11 @@ export interface RateLimitConfig {
   downloadWindowMs?: number;
   /** Pages of GET /api/queue-log per client address per window (each at most 1000 entries). */
   queueLog: number;
+  /**
+   * Whole answers of GET /api/ceremony and /api/transcript together per client address per window (a 304 to a
+   * revalidation is not counted). At 1,800 links each is a few MB.
+   */
+  ceremonyReads?: number;
 }
 
 export const RATE_LIMIT_DEFAULTS: Required<RateLimitConfig> = Object.freeze({
@@ -52,6 +58,7 @@ export const RATE_LIMIT_DEFAULTS: Required<RateLimitConfig> = Object.freeze({
   downloadBytes: DOWNLOAD_BUDGET_DEFAULTS.bytes,
   downloadWindowMs: DOWNLOAD_BUDGET_DEFAULTS.windowMs,
   queueLog: 120,
+  ceremonyReads: 240,
 });
 
 export interface RateLimits {
@@ -62,6 +69,7 @@ export interface RateLimits {
   /** The byte budget of the file downloads, per client address. */
   downloads: DownloadBudget;
   queueLog: RequestHandler;
+  ceremonyReads: RequestHandler;
 }
 
 export interface RateLimitOptions {
@@ -93,6 +101,8 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
     limit: number,
     what: string,
     keyGenerator: (req: Request) => string,
+    code: ErrorCode = 'rate.limited',
+    free?: (res: Response) => boolean,
   ): RequestHandler => {
     const shared = store(name);
     return rateLimit({
@@ -103,6 +113,8 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
       // A Redis outage must not lock everyone out of signing in: count nothing rather than refuse.
       passOnStoreError: true,
       keyGenerator,
+      // A request `free` deems so is taken back from the count once answered.
+      ...(free ? { skipSuccessfulRequests: true, requestWasSuccessful: (_req, res) => free(res) } : {}),
       ...(shared ? { store: shared } : {}),
       handler: (req, _res, next) => {
         const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
@@ -111,7 +123,7 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
           : Math.ceil(config.windowMs / 1000);
         next(
           new CoordinatorError(
-            'rate.limited',
+            code,
             `Too many ${what}: at most ${limit} per ${Math.round(config.windowMs / 1000)} s; try again in ${seconds} s`,
             { retryAfterSeconds: seconds },
           ),
@@ -124,6 +136,14 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
     challenge: limiter('challenge', config.challenge, 'sign-in challenges from this address', byAddress),
     devicePoll: limiter('device-poll', config.devicePoll, 'device sign-in polls from this address', byAddress),
     queueLog: limiter('queue-log', config.queueLog, 'queue-log pages from this address', byAddress),
+    ceremonyReads: limiter(
+      'ceremony-reads',
+      config.ceremonyReads ?? RATE_LIMIT_DEFAULTS.ceremonyReads,
+      'reads of the ceremony and its transcript from this address',
+      byAddress,
+      'rate.ceremony_reads',
+      (res) => res.statusCode === 304,
+    ),
     uploadCreation: limiter('upload', config.uploadCreation, 'uploads started', (req) => {
       const principal = (req as Request & { principal?: Principal }).principal;
       return principal ? `principal:${principal.id}` : byAddress(req);

@@ -18,9 +18,16 @@ import { byAddress } from '../http/rate-limits.ts';
 
 const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 
-/** The bytes a GET will send: the range asked for when it is one plain range within the file, else all of it. */
-function plannedBytes(rangeHeader: string | undefined, size: number): number {
-  const match = /^bytes=(\d*)-(\d*)$/.exec(rangeHeader?.trim() ?? '');
+/**
+ * The bytes a GET will send: the range asked for when it is one plain range within the file that
+ * send (Express's file sending) will honour, else all of it. send ignores the range unless an
+ * If-Range names this file's ETag (or a date not before its modification), so an If-Range that is
+ * not exactly the ETag plans the whole file; what is planned too much is given back.
+ */
+function plannedBytes(req: Request, size: number, etag: string): number {
+  const ifRange = req.get('If-Range');
+  if (ifRange !== undefined && ifRange.trim() !== etag) return size;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range?.trim() ?? '');
   if (!match || (match[1] === '' && match[2] === '')) return size;
   if (match[1] === '') return Math.min(size, Number(match[2])); // the last N bytes
   const start = Number(match[1]);
@@ -75,7 +82,8 @@ export async function sendImmutable(
 ): Promise<void> {
   const size = (await stat(file.path)).size;
   const client = byAddress(req);
-  const reserved = req.method === 'HEAD' ? 0 : plannedBytes(req.headers.range, size);
+  const etag = `"${file.hash}"`;
+  const reserved = req.method === 'HEAD' ? 0 : plannedBytes(req, size, etag);
   if (budget && reserved > 0) {
     const reservation = await budget.reserve(client, reserved);
     if (!reservation.granted) {
@@ -91,7 +99,7 @@ export async function sendImmutable(
   }
   const writtenAtStart = req.socket.bytesWritten;
   res.setHeader('Cache-Control', IMMUTABLE_CACHE_CONTROL);
-  res.setHeader('ETag', `"${file.hash}"`);
+  res.setHeader('ETag', etag);
   for (const [name, value] of Object.entries(file.headers ?? {})) res.setHeader(name, value);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -112,12 +120,19 @@ export async function sendImmutable(
     res.removeHeader('ETag');
     throw error;
   } finally {
-    if (budget && reserved > 0) {
-      // What was not sent (a 304, a range refused, a client gone) goes back to the budget.
-      const sent = res.statusCode === 304 ? 0 : bodyBytesSent(req, res, writtenAtStart);
-      if (sent < reserved) await budget.giveBack(client, reserved - sent);
-    }
+    if (budget)
+      await settle(budget, client, reserved, res.statusCode === 304 ? 0 : bodyBytesSent(req, res, writtenAtStart));
   }
+}
+
+/**
+ * Squares the reservation with what was sent: what was not sent (a 304, a range refused, a client
+ * gone) goes back to the budget, and what was sent beyond it is charged, so a request the planning
+ * got wrong still counts every byte it took.
+ */
+async function settle(budget: DownloadBudget, client: string, reserved: number, sent: number): Promise<void> {
+  if (sent < reserved) await budget.giveBack(client, reserved - sent);
+  else if (sent > reserved) await budget.charge(client, sent - reserved);
 }
 
 /** Bytes of the response's body on the wire: the socket's since the response began, less its header block. */

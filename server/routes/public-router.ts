@@ -1,6 +1,7 @@
 /**
  * What anyone may read without signing in: health, the ceremony and its circuits, the receipt
- * key, the transcript, the manifest (once finalised) and every file an auditor needs: every zkey
+ * key, the transcript (these two serialised once per version, with an ETag, and limited per address:
+ * cached-json.ts), the manifest (once finalised) and every file an auditor needs: every zkey
  * of every chain (HTTP range requests supported, streamed from disk), the r1cs, the ptau and the
  * final keys; and the head's contribution inputs (its skeleton: what a contribution reads and
  * changes, docs/contribution-delta.md), public like the head itself.
@@ -13,7 +14,7 @@
  * Every path served is built here from a configured circuit name, a parsed index or a checked
  * file name, never from the raw URL, so dot-folders above the data folder are allowed.
  */
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
@@ -24,6 +25,7 @@ import { DELTA_FORMAT, DELTA_FORMATS } from '../../core/delta/delta-format.ts';
 import { HeadSkeletons } from '../files/head-skeletons.ts';
 import type { DownloadBudget } from '../http/download-budget.ts';
 import { FileHashes, noStoreUntilServed, sendImmutable } from './immutable-download.ts';
+import { CachedJson, sendSerialised } from './cached-json.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
@@ -56,6 +58,8 @@ export interface PublicRouterDeps {
   log?: { warn(message: string, fields?: Record<string, unknown>): void };
   /** The byte budget per client address on the file downloads (none: unlimited). */
   downloadBudget?: DownloadBudget;
+  /** The per-address limit of whole answers of /api/ceremony and /api/transcript (rate-limits.ts); none: unlimited. */
+  readLimit?: RequestHandler;
 }
 
 function parseIndex(raw: string): number {
@@ -66,6 +70,10 @@ function parseIndex(raw: string): number {
 export function createPublicRouter(deps: PublicRouterDeps): Router {
   const router = Router();
   const { config } = deps;
+  const reads: RequestHandler[] = deps.readLimit ? [deps.readLimit] : [];
+  // Serialised once per version: the state object is the reader's, one per transcript version.
+  const ceremonyAnswer = new CachedJson();
+  const transcriptAnswer = new CachedJson();
 
   router.get('/healthz', async (_req, res) => {
     // A full disk stops uploads, not the coordinator: `ok` stays true, `uploads.accepting` says
@@ -76,47 +84,15 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
     res.json({ ok: true, phase: deps.phase.get(), ...(uploads === undefined ? {} : { uploads }) });
   });
 
-  router.get('/api/ceremony', async (_req, res) => {
+  router.get('/api/ceremony', ...reads, async (_req, res) => {
     const state = await deps.ceremonyState();
     const queues = deps.lobby.queueLengths();
-    res.json({
-      id: config.id,
-      title: config.title,
-      testNetwork: config.testNetwork,
-      phase: deps.phase.get(),
-      finalised: Boolean(state.finalised),
-      receiptPublicKey: deps.receiptPublicKeyPem,
-      // What an upload may be: the whole next key, or its skeleton (GET …/contribution-inputs), v2 first.
-      contributionFormats: ['zkey', ...DELTA_FORMATS],
-      circuits: config.circuits.map((circuit) => {
-        const chain = state.chains.get(circuit.name)!;
-        return {
-          name: circuit.name,
-          verifier: circuit.verifier,
-          publicInputs: circuit.publicInputs,
-          constraints: deps.constraints.get(circuit.name) ?? null,
-          contributions: Math.max(chain.headIndex, 0),
-          queueLength: queues[circuit.name] ?? 0,
-          headIndex: chain.headIndex,
-          headHash: chain.head?.fileHash ?? null,
-          headContributionHash: chain.head?.type === 'contribution' ? chain.head.contributionHash : null,
-          chain: [...(chain.init ? [chain.init] : []), ...chain.contributions].map((entry) => ({
-            index: entry.index,
-            contributor: entry.type === 'contribution' ? entry.contributor : null,
-            contributionHash: entry.type === 'contribution' ? entry.contributionHash : null,
-            fileHash: entry.fileHash,
-            time: entry.time,
-          })),
-          final: chain.beacon
-            ? {
-                contributionHash: chain.beacon.contributionHash,
-                fileHash: chain.beacon.fileHash,
-                beacon: chain.beacon.beacon,
-              }
-            : null,
-        };
-      }),
-    });
+    const phase = deps.phase.get();
+    const version = [state, phase, JSON.stringify(queues)];
+    sendSerialised(
+      res,
+      ceremonyAnswer.of(version, () => ceremonyView(deps, state, phase, queues)),
+    );
   });
 
   // The key receipts are signed with, at a stable address (the same as /api/ceremony's
@@ -125,9 +101,12 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
     res.type('application/x-pem-file').send(deps.receiptPublicKeyPem);
   });
 
-  router.get('/api/transcript', async (_req, res) => {
+  router.get('/api/transcript', ...reads, async (_req, res) => {
     const state = await deps.ceremonyState();
-    res.json({ ceremony: config.id, entries: state.transcript.entries });
+    sendSerialised(
+      res,
+      transcriptAnswer.of([state], () => ({ ceremony: config.id, entries: state.transcript.entries })),
+    );
   });
 
   router.get('/api/manifest', async (_req, res) => {
@@ -142,6 +121,54 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
 
   addFileRoutes(router, deps);
   return router;
+}
+
+/** GET /api/ceremony's answer. */
+function ceremonyView(
+  deps: PublicRouterDeps,
+  state: CeremonyState,
+  phase: ReturnType<CeremonyPhaseStore['get']>,
+  queues: Record<string, number>,
+): unknown {
+  const { config } = deps;
+  return {
+    id: config.id,
+    title: config.title,
+    testNetwork: config.testNetwork,
+    phase,
+    finalised: Boolean(state.finalised),
+    receiptPublicKey: deps.receiptPublicKeyPem,
+    // What an upload may be: the whole next key, or its skeleton (GET …/contribution-inputs), v2 first.
+    contributionFormats: ['zkey', ...DELTA_FORMATS],
+    circuits: config.circuits.map((circuit) => {
+      const chain = state.chains.get(circuit.name)!;
+      return {
+        name: circuit.name,
+        verifier: circuit.verifier,
+        publicInputs: circuit.publicInputs,
+        constraints: deps.constraints.get(circuit.name) ?? null,
+        contributions: Math.max(chain.headIndex, 0),
+        queueLength: queues[circuit.name] ?? 0,
+        headIndex: chain.headIndex,
+        headHash: chain.head?.fileHash ?? null,
+        headContributionHash: chain.head?.type === 'contribution' ? chain.head.contributionHash : null,
+        chain: [...(chain.init ? [chain.init] : []), ...chain.contributions].map((entry) => ({
+          index: entry.index,
+          contributor: entry.type === 'contribution' ? entry.contributor : null,
+          contributionHash: entry.type === 'contribution' ? entry.contributionHash : null,
+          fileHash: entry.fileHash,
+          time: entry.time,
+        })),
+        final: chain.beacon
+          ? {
+              contributionHash: chain.beacon.contributionHash,
+              fileHash: chain.beacon.fileHash,
+              beacon: chain.beacon.beacon,
+            }
+          : null,
+      };
+    }),
+  };
 }
 
 /**

@@ -7,7 +7,8 @@
  *    refusal on these routes is never cached;
  *  - each client address has a byte budget per window (DOWNLOAD_BUDGET_BYTES): past it, `429
  *    rate.limited` with Retry-After, and what was not sent (a 304, a HEAD) does not count; with a
- *    REDIS_URL the budget is shared by every coordinator of the ceremony.
+ *    REDIS_URL the budget is shared by every coordinator of the ceremony; a range send will not
+ *    honour (a stale If-Range) is charged as the whole file it is sent as.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -187,5 +188,43 @@ describe('the download budget per client address', () => {
     });
     const refused = await fetch(`${second.url}/api/circuits/register/zkeys/0`);
     assert.equal(refused.status, 429, 'the address spent its budget at the first coordinator');
+  });
+});
+
+describe('the download budget against ranges send does not honour', () => {
+  let coordinator: TestCoordinator;
+  let keyBytes: number;
+  let hash: string;
+
+  before(async () => {
+    coordinator = await startTestCoordinator({ tickIntervalMs: 60_000 });
+    const key = ceremonyPaths(coordinator.dataDir).zkeyPath('register', 0);
+    keyBytes = (await stat(key)).size;
+    hash = await hashFile(key);
+    await coordinator.restart({
+      DOWNLOAD_BUDGET_BYTES: String(2 * keyBytes + 100),
+      DOWNLOAD_BUDGET_WINDOW_MS: '600000',
+    });
+  });
+  after(async () => {
+    await coordinator?.close();
+  });
+
+  test('a range under a stale If-Range is sent whole and charged whole', async () => {
+    const url = `${coordinator.url}/api/circuits/register/zkeys/0`;
+    const fresh = await fetch(url, { headers: { range: 'bytes=0-0', 'if-range': `"${hash}"` } });
+    assert.equal(fresh.status, 206, 'an If-Range naming the key: the range');
+    assert.equal((await fresh.arrayBuffer()).byteLength, 1);
+    const answers: Array<[number, number]> = [];
+    for (let i = 0; i < 3; i++) {
+      const stale = await fetch(url, { headers: { range: 'bytes=0-0', 'if-range': '"stale"' } });
+      answers.push([stale.status, (await stale.arrayBuffer()).byteLength]);
+    }
+    assert.equal(answers[0]![1], keyBytes, 'a stale If-Range: the whole key');
+    assert.deepEqual(
+      answers.map(([status]) => status),
+      [200, 200, 429],
+      'two whole keys are the budget',
+    );
   });
 });

@@ -37,6 +37,8 @@ async function sessionOf(browser: Browser, server: AuthTestServer) {
 // One emulator and one server serve every describe below.
 let github: GithubEmulator;
 let server: AuthTestServer;
+/** What the server logged (its warnings' fields, as JSON). */
+const logged: string[] = [];
 
 before(async () => {
   github = await startGithubEmulator();
@@ -53,6 +55,7 @@ before(async () => {
         successRedirect: '/contribute',
       },
     },
+    extraDeps: { log: { warn: (message, fields) => logged.push(`${message} ${JSON.stringify(fields)}`) } },
   });
 });
 
@@ -154,6 +157,24 @@ describe('GitHub sign-in: where a refused browser is sent', () => {
 });
 
 describe('GitHub sign-in: the OAuth state and callback', () => {
+  it('answers a failure of the coordinator’s own (its database) without its words, which go to the log', async () => {
+    github.setProfile(profile());
+    const browser = new Browser();
+    const start = await browser.request(`${server.url}/auth/github`);
+    const authorize = await browser.request(start.headers.get('location')!);
+    server.db.exec('ALTER TABLE auth_oauth_states RENAME TO auth_oauth_states_away');
+    try {
+      const callback = await browser.request(authorize.headers.get('location')!);
+      assert.equal(callback.status, 502);
+      const { error } = (await callback.json()) as { error: { code: string; message: string } };
+      assert.equal(error.code, 'auth.github_failed');
+      assert.doesNotMatch(error.message, /auth_oauth_states|table/);
+      assert.ok(logged.some((line) => line.includes('no such table: auth_oauth_states')));
+    } finally {
+      server.db.exec('ALTER TABLE auth_oauth_states_away RENAME TO auth_oauth_states');
+    }
+  });
+
   it('refuses a forged state', async () => {
     github.setProfile(profile());
     const browser = new Browser();

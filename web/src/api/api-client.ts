@@ -33,7 +33,8 @@ export class ApiClient {
   /** Sent as X-CSRF-Token on every state change; set by sign-in or loadSession(). */
   csrfToken: string | undefined;
 
-  async request<T>(method: string, route: string, body?: unknown): Promise<T> {
+  /** `cache`: how the browser's cache takes part; `no-cache` revalidates a kept answer by its ETag. */
+  async request<T>(method: string, route: string, body?: unknown, cache: RequestCache = 'no-store'): Promise<T> {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (method !== 'GET' && this.csrfToken) headers['x-csrf-token'] = this.csrfToken;
@@ -44,7 +45,7 @@ export class ApiClient {
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         credentials: 'same-origin',
-        cache: 'no-store',
+        cache,
       });
     } catch (error) {
       throw new ApiError(0, 'network', (error as Error).message);
@@ -54,8 +55,8 @@ export class ApiClient {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  get<T>(route: string): Promise<T> {
-    return this.request<T>('GET', route);
+  get<T>(route: string, cache?: RequestCache): Promise<T> {
+    return this.request<T>('GET', route, undefined, cache);
   }
 
   post<T>(route: string, body?: unknown): Promise<T> {

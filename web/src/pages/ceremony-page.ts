@@ -393,8 +393,9 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
 
 async function load(): Promise<{ ceremony: CeremonyView; transcript: TranscriptView; manifest: ManifestView | null }> {
   const [ceremony, transcript] = await Promise.all([
-    api.get<CeremonyView>('/api/ceremony'),
-    api.get<TranscriptView>('/api/transcript'),
+    // Revalidated, not fetched again: an unchanged answer is a 304 (and not counted against the address's reads).
+    api.get<CeremonyView>('/api/ceremony', 'no-cache'),
+    api.get<TranscriptView>('/api/transcript', 'no-cache'),
   ]);
   const manifest = ceremony.finalised
     ? await api
