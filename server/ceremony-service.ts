@@ -4,15 +4,18 @@
  * core for everything about zkeys and the lobby for everything about turns.
  *
  * Crash safety: the transcript (core) is the commit point of a link; SQLite records the verdict.
- * A contribution left `verifying` without a verdict (a crash at start-up, or a commit that failed
- * for a reason that says nothing about the contribution, such as a full disk) is settled from the
+ * A commit that fails for a reason that says nothing about the contribution (the data folder locked
+ * by another process, a full disk) is tried again after a while, the contribution still
+ * `verifying`, as long as its candidate is intact (commitRetryDelaysMs). A contribution left
+ * `verifying` without a verdict (a crash, or retries run out) is settled from the
  * transcript: already in it → accepted; otherwise, at start-up and with its candidate intact →
  * verified again; otherwise → an error the contributor sees, and they are put back in the queue.
  * Every verdict goes through recordVerdict: its state comes from the contribution life cycle
  * (contributions/contribution-lifecycle.ts), and the contribution row and the lobby's turn record
  * it in one transaction.
  */
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { flushAhead } from '../core/fs/atomic-write.ts';
 import { commitPreverifiedContribution } from '../core/ceremony/extend-chain.ts';
 import { openCeremony, type CeremonyState } from '../core/ceremony/open-ceremony.ts';
@@ -21,7 +24,7 @@ import type { CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { hashZkeyFile, type SectionHashes } from '../core/zkey/zkey-hashes.ts';
 import { fileIdentity, sameFileIdentity, serialiseFileIdentity, type FileIdentity } from '../core/fs/file-identity.ts';
-import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../core/errors.ts';
+import { CoordinatorError, isCoordinatorError, refusesContribution, type ErrorCode } from '../core/errors.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { CeremonyStateReader } from './ceremony-state-reader.ts';
 import type { Db } from './store/database.ts';
@@ -63,6 +66,30 @@ export interface CeremonyServiceDeps {
   /** How often deadlines are checked and turns granted (ms). */
   tickIntervalMs?: number;
   observer?: ServiceObserver;
+  /**
+   * The waits before each new try of a verified contribution's commit that failed for a reason
+   * other than the link no longer fitting (default: 1 s doubling to 30 s, about 14 minutes in all,
+   * longer than a `ceremony contribute` of the largest circuit holds the data folder).
+   */
+  commitRetryDelaysMs?: readonly number[];
+}
+
+const DEFAULT_COMMIT_RETRY_DELAYS_MS = Array.from({ length: 32 }, (_, i) => Math.min(1000 * 2 ** i, 30_000));
+
+/**
+ * Commit refusals that mean the verified link no longer fits the chain (its head moved, the file
+ * is not the one verified, the circuit was finalised) or the file itself is refused: trying again
+ * changes nothing. Anything else (the data folder locked, the transcript unreadable, an I/O error)
+ * says nothing about the contribution.
+ */
+function linkNoLongerFits(error: unknown): error is CoordinatorError {
+  if (!isCoordinatorError(error)) return false;
+  return (
+    refusesContribution(error.code) ||
+    error.code === 'chain.file_hash_mismatch' ||
+    error.code === 'ceremony.finalised' ||
+    error.code === 'circuit.unknown'
+  );
 }
 
 export interface SubmittedUpload {
@@ -91,6 +118,10 @@ export class CeremonyService {
   /** Each candidate file's identity when it was hashed at submission, and its section hashes, by contribution id. */
   private readonly hashedAs = new Map<string, { identity: FileIdentity; sectionHashes?: SectionHashes }>();
   private readonly stateReader: CeremonyStateReader;
+  /** Contributions whose commit is being tried: a repeated outcome meanwhile is not applied beside it. */
+  private readonly committing = new Set<string>();
+  /** Ends the waits between commit tries on stop: those contributions stay `verifying` for the next start. */
+  private stopping = new AbortController();
 
   constructor(private readonly deps: CeremonyServiceDeps) {
     this.stateReader = new CeremonyStateReader(deps.config.dataDir);
@@ -116,6 +147,8 @@ export class CeremonyService {
   }
 
   async stop(): Promise<void> {
+    this.stopping.abort();
+    this.stopping = new AbortController();
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     clearTimeout(this.dueTimer);
@@ -267,7 +300,8 @@ export class CeremonyService {
   private async applyOutcome(outcome: VerificationOutcome): Promise<void> {
     const { contributions } = this.deps;
     const row = contributions.get(outcome.contributionId);
-    if (!row || row.status !== 'verifying') return; // unknown or already decided: a duplicate outcome
+    // Unknown, already decided, or being committed: a duplicate outcome.
+    if (!row || row.status !== 'verifying' || this.committing.has(row.id)) return;
     try {
       // The upload's tus metadata file is of no use once the verdict is in; it goes before the
       // verdict is recorded, so that whoever sees the verdict finds the uploads folder clean.
@@ -284,38 +318,11 @@ export class CeremonyService {
   private async decide(row: ContributionRow, outcome: VerificationOutcome): Promise<void> {
     const { clock, log } = this.deps;
     if (outcome.status === 'valid') {
+      this.committing.add(row.id);
       try {
-        const accepted = await commitPreverifiedContribution(this.deps.config.dataDir, row.circuit, {
-          candidatePath: row.candidatePath,
-          headIndex: row.headIndex,
-          fileHash: row.fileHash,
-          contributionHash: outcome.contributionHash,
-          contributor: row.contributorName,
-          ...this.hashedAsFields(row.id),
-        });
-        this.recordVerdict(row, {
-          event: 'committed',
-          chainIndex: accepted.index,
-          contributionHash: outcome.contributionHash,
-          transcriptHash: accepted.transcriptHash,
-        });
-        log.info('contribution accepted', {
-          contributionId: row.id,
-          circuit: row.circuit,
-          index: accepted.index,
-          sinceUploadMs: clock.now() - row.createdAt,
-        });
-      } catch (error) {
-        if (!isCoordinatorError(error)) {
-          // Says nothing about the contribution (a disk error, say): the transcript tells whether
-          // the link got committed. Not verified again: the same failure would likely repeat.
-          log.warn('could not commit a verified contribution', { contributionId: row.id, error: String(error) });
-          await this.settleUnfinished(row, await openCeremony(this.deps.config.dataDir), { reverify: false });
-          return;
-        }
-        this.recordVerdict(row, { event: 'not_committed', code: error.code, message: error.message });
-        await rm(row.candidatePath, { force: true });
-        log.warn('verified contribution not committed', { contributionId: row.id, code: error.code });
+        await this.commitVerified(row, outcome.contributionHash);
+      } finally {
+        this.committing.delete(row.id);
       }
       return;
     }
@@ -336,6 +343,78 @@ export class CeremonyService {
       code: refusal.code,
       sinceUploadMs: clock.now() - row.createdAt,
     });
+  }
+
+  /**
+   * Commits a verified contribution, trying again after a while when the commit fails for a reason
+   * that says nothing about it (see linkNoLongerFits) and its candidate is still there: the commit
+   * checks the head and the file's hash again under the lock each time, so a late try can only
+   * commit the bytes verified, on the head they were verified on.
+   */
+  private async commitVerified(row: ContributionRow, contributionHash: string): Promise<void> {
+    const { clock, log } = this.deps;
+    const delays = this.deps.commitRetryDelaysMs ?? DEFAULT_COMMIT_RETRY_DELAYS_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const accepted = await commitPreverifiedContribution(this.deps.config.dataDir, row.circuit, {
+          candidatePath: row.candidatePath,
+          headIndex: row.headIndex,
+          fileHash: row.fileHash,
+          contributionHash,
+          contributor: row.contributorName,
+          ...this.hashedAsFields(row.id),
+        });
+        this.recordVerdict(row, {
+          event: 'committed',
+          chainIndex: accepted.index,
+          contributionHash,
+          transcriptHash: accepted.transcriptHash,
+        });
+        log.info('contribution accepted', {
+          contributionId: row.id,
+          circuit: row.circuit,
+          index: accepted.index,
+          sinceUploadMs: clock.now() - row.createdAt,
+        });
+        return;
+      } catch (error) {
+        if (linkNoLongerFits(error)) {
+          this.recordVerdict(row, { event: 'not_committed', code: error.code, message: error.message });
+          await rm(row.candidatePath, { force: true });
+          log.warn('verified contribution not committed', { contributionId: row.id, code: error.code });
+          return;
+        }
+        const reason = isCoordinatorError(error) ? { code: error.code } : { error: String(error) };
+        const delay = delays[attempt];
+        if (delay !== undefined && (await this.candidateIntact(row))) {
+          log.warn('could not commit a verified contribution yet; trying again', {
+            contributionId: row.id,
+            ...reason,
+            attempt: attempt + 1,
+            inMs: delay,
+          });
+          if (!(await this.wait(delay))) return; // stopping: settled at the next start
+          continue;
+        }
+        // The transcript tells whether the link got committed after all.
+        log.warn('could not commit a verified contribution', { contributionId: row.id, ...reason });
+        await this.settleUnfinished(row, await openCeremony(this.deps.config.dataDir), { reverify: false });
+        return;
+      }
+    }
+  }
+
+  /** Whether the candidate is still in the uploads folder (a commit that failed after moving it has lost it). */
+  private candidateIntact(row: ContributionRow): Promise<boolean> {
+    return stat(row.candidatePath).then(
+      (stats) => stats.isFile(),
+      () => false,
+    );
+  }
+
+  /** Waits `ms`; false if the service is stopped meanwhile. */
+  private wait(ms: number): Promise<boolean> {
+    return sleep(ms, true, { signal: this.stopping.signal }).catch(() => false);
   }
 
   /**

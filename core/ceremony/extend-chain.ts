@@ -4,12 +4,12 @@
  * safe: until the transcript entry is written the new file is an orphan beyond the head, which the
  * next write replaces; a refused candidate never touches the chain.
  */
-import { copyFile, readdir, rename, rm, mkdir } from 'node:fs/promises';
+import { copyFile, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { contributionRecord } from '../kernel/contribute-fast.ts';
 import { contributeInOnePass, verifyOnePassLink } from '../delta/one-pass-contribution.ts';
-import { commitFile, isTempPath, tempPathFor } from '../fs/atomic-write.ts';
+import { commitFile, isTempPath, makeDirectory, tempPathFor } from '../fs/atomic-write.ts';
 import { hashKeyFile, type SectionHashes } from '../zkey/zkey-hashes.ts';
 import { fileIdentity, sameFileIdentity, type FileIdentity } from '../fs/file-identity.ts';
 import { CoordinatorError } from '../errors.ts';
@@ -110,7 +110,7 @@ async function withChain<T>(
     const chain = requireChain(state, circuitName);
     refuseIfClosed(state, chain);
     const chainDir = state.paths.chainDir(chain.circuit.name);
-    await mkdir(chainDir, { recursive: true });
+    await makeDirectory(chainDir);
     await removeLeftovers(chainDir);
     const staged = tempPathFor(state.paths.zkeyPath(chain.circuit.name, chain.headIndex + 1));
     try {

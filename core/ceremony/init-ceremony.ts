@@ -8,8 +8,8 @@
  * slower). All checks run before anything is written; the transcript entries are written last, in
  * one atomic step, so an interrupted init leaves the folder uninitialised and can simply be run again.
  */
-import { mkdir, rm } from 'node:fs/promises';
-import { commitFile, tempPathFor } from '../fs/atomic-write.ts';
+import { rm } from 'node:fs/promises';
+import { commitFile, makeDirectory, tempPathFor } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
 import { hashKeyFile, type KeyHashes } from '../zkey/zkey-hashes.ts';
 import { CoordinatorError } from '../errors.ts';
@@ -205,7 +205,7 @@ export async function initCeremony(
             circuit: circuit.name,
             step: `creating contribution 0 (${summaries.get(circuit.name)!.nConstraints} constraints)`,
           });
-          await mkdir(state.paths.chainDir(circuit.name), { recursive: true });
+          await makeDirectory(state.paths.chainDir(circuit.name));
           const target = state.paths.zkeyPath(circuit.name, 0);
           const written = await createInitialKey(state.config, circuit, target, pool, progress);
           const info = await readZkeyInfo(target);

@@ -1,23 +1,110 @@
 /**
- * One writer at a time per data folder: a lock file created exclusively, holding the owner's pid,
- * for other processes; a queue for the callers of this one. A lock left by a process that died
- * (kill -9) is recognised as stale and taken over.
+ * One writer at a time per data folder: a lock file holding the owner's pid, for other processes;
+ * a queue for the callers of this one. A lock left by a process that died (kill -9) is taken over.
+ *
+ * Why exactly one process gets in, even when several find the same stale lock at once:
+ * - The lock file is only ever made by hard-linking a complete, flushed temporary file to its name
+ *   (writeFileAtomic's keepExisting): the link fails if the name exists, and the file is never
+ *   seen empty. An empty or unreadable lock (an older writer's, mid-acquire) is not stale until it
+ *   has stayed so for a minute.
+ * - A stale lock is removed only by the holder of its takeover token (`<lock>.takeover`, made the
+ *   same way), which reads the lock again under the token and removes it only if it is still stale.
+ *   Between that read and the removal nobody else can change it: its owner is dead, other removers
+ *   wait for the token, and a link cannot replace it. The remover then competes for the free name
+ *   like anyone else. A token whose holder died is itself stale: it is removed the same way, under
+ *   its own token (`<lock>.takeover.takeover`).
  */
-import { open, readFile, rm, mkdir } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinatorError } from '../errors.ts';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { processIsAlive } from '../runtime/process-alive.ts';
 
-async function tryAcquire(lockPath: string): Promise<boolean> {
+/** How long a lock file may stay empty or unreadable before it is taken for a crashed writer's. */
+const UNREADABLE_GRACE_MS = 60_000;
+/** Rounds of acquire → stale → take over before giving up (each lost to another process's takeover). */
+const ACQUIRE_ATTEMPTS = 8;
+/** Tokens of tokens followed when their holders died too. */
+const TAKEOVER_DEPTH = 3;
+
+interface Holder {
+  /** Undefined when the file holds no pid (empty, or not a number). */
+  pid: number | undefined;
+  mtimeMs: number;
+}
+
+/** Creates `file` with this process's pid unless it exists; false if it does. */
+function tryCreate(file: string): Promise<boolean> {
+  return writeFileAtomic(file, String(process.pid), { keepExisting: true });
+}
+
+async function readHolder(file: string): Promise<Holder | undefined> {
   try {
-    const handle = await open(lockPath, 'wx');
-    await handle.writeFile(String(process.pid));
-    await handle.close();
-    return true;
+    const [content, stats] = await Promise.all([readFile(file, 'utf8'), stat(file)]);
+    const pid = /^\d+$/.test(content.trim()) ? Number(content.trim()) : undefined;
+    return { pid: pid !== undefined && pid > 0 ? pid : undefined, mtimeMs: stats.mtimeMs };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+}
+
+/**
+ * A lock or token whose owner is gone. This process's own pid counts as gone: the queue below lets
+ * one caller of this process at a time near the file, so no caller here holds it.
+ */
+function isStale(holder: Holder): boolean {
+  if (holder.pid === undefined) return Date.now() - holder.mtimeMs > UNREADABLE_GRACE_MS;
+  return holder.pid === process.pid || !processIsAlive(holder.pid);
+}
+
+/**
+ * Removes `file` if it is (still) stale, holding its takeover token. False when another process
+ * holds the token (a token left by a dead one is cleared for the next try).
+ */
+async function removeIfStale(file: string, depth = 0): Promise<boolean> {
+  const token = `${file}.takeover`;
+  if (!(await tryCreate(token))) {
+    const tokenHolder = await readHolder(token);
+    if (tokenHolder && isStale(tokenHolder) && depth < TAKEOVER_DEPTH) await removeIfStale(token, depth + 1);
+    return false;
+  }
+  try {
+    const holder = await readHolder(file);
+    if (holder && isStale(holder)) await rm(file, { force: true });
+    return true;
+  } finally {
+    await rm(token, { force: true });
+  }
+}
+
+async function acquire(lockPath: string): Promise<void> {
+  for (let attempt = 0; attempt < ACQUIRE_ATTEMPTS; attempt++) {
+    if (await tryCreate(lockPath)) return;
+    const holder = await readHolder(lockPath);
+    if (holder === undefined) continue; // released in between
+    if (!isStale(holder)) {
+      throw new CoordinatorError(
+        'ceremony.locked',
+        holder.pid === undefined
+          ? 'another ceremony process is taking the data folder lock; try again'
+          : `another ceremony process (pid ${holder.pid}) is changing this data folder; try again when it is done`,
+      );
+    }
+    // Another process taking it over at this moment: give it time to finish.
+    if (!(await removeIfStale(lockPath))) await sleep(5 + Math.random() * 20);
+  }
+  throw new CoordinatorError(
+    'ceremony.locked',
+    'another ceremony process took the data folder lock at the same moment; try again',
+  );
+}
+
+/** Removes the lock if it is still this process's (it always is, unless someone deleted it by hand). */
+async function release(lockPath: string): Promise<void> {
+  const holder = await readHolder(lockPath).catch(() => undefined);
+  if (holder?.pid === process.pid) await rm(lockPath, { force: true });
 }
 
 /**
@@ -33,41 +120,21 @@ const queues = new Map<string, Promise<void>>();
 export async function withCeremonyLock<T>(lockPath: string, work: () => Promise<T>): Promise<T> {
   const key = path.resolve(lockPath);
   const previous = queues.get(key) ?? Promise.resolve();
-  let release!: () => void;
-  const done = new Promise<void>((resolve) => (release = resolve));
+  let done!: () => void;
+  const finished = new Promise<void>((resolve) => (done = resolve));
   // Never rejects: each link waits for the previous caller's release, not for its work.
-  const turn = previous.then(() => done);
+  const turn = previous.then(() => finished);
   queues.set(key, turn);
   await previous;
   try {
-    return await withFileLock(lockPath, work);
+    await acquire(lockPath);
+    try {
+      return await work();
+    } finally {
+      await release(lockPath);
+    }
   } finally {
-    release();
+    done();
     if (queues.get(key) === turn) queues.delete(key);
-  }
-}
-
-async function withFileLock<T>(lockPath: string, work: () => Promise<T>): Promise<T> {
-  await mkdir(path.dirname(lockPath), { recursive: true });
-  if (!(await tryAcquire(lockPath))) {
-    const owner = Number.parseInt(await readFile(lockPath, 'utf8').catch(() => ''), 10);
-    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && processIsAlive(owner)) {
-      throw new CoordinatorError(
-        'ceremony.locked',
-        `another ceremony process (pid ${owner}) is changing this data folder; try again when it is done`,
-      );
-    }
-    await rm(lockPath, { force: true });
-    if (!(await tryAcquire(lockPath))) {
-      throw new CoordinatorError(
-        'ceremony.locked',
-        'another ceremony process took the data folder lock at the same moment; try again',
-      );
-    }
-  }
-  try {
-    return await work();
-  } finally {
-    await rm(lockPath, { force: true });
   }
 }

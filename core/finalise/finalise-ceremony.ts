@@ -19,11 +19,11 @@
  * half-way is finished by running the same command again (with the same beacon).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import * as snarkjs from 'snarkjs';
-import { commitFile, tempPathFor, writeFileAtomic } from '../fs/atomic-write.ts';
+import { commitFile, makeDirectory, tempPathFor, writeFileAtomic } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
 import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
@@ -203,7 +203,7 @@ export async function finaliseCeremony(
   return withCeremonyLock(ceremonyPaths(dataDir).lockPath, async () => {
     let state = await openCeremony(dataDir);
     checkReadyToFinalise(state, beacon);
-    await mkdir(state.paths.finalDir, { recursive: true });
+    await makeDirectory(state.paths.finalDir);
 
     // Final keys written (and hashed) by this run: not read again to compare with the transcript.
     const hashedNow = new Map<string, string>();

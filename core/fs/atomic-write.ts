@@ -1,7 +1,8 @@
 /**
  * Crash-safe file writes: everything the ceremony keeps is written to a temporary name in the
  * same folder, flushed to disk, then renamed over the target, and the folder itself is flushed.
- * A crash at any moment leaves either the old file or the new one, never a torn one.
+ * A crash at any moment leaves either the old file or the new one, never a torn one. Folders are
+ * made with makeDirectory, which flushes the entry of each one it creates in its parent.
  */
 import { randomBytes } from 'node:crypto';
 import { link, open, rename, rm, mkdir } from 'node:fs/promises';
@@ -41,6 +42,21 @@ export async function fsyncDirectory(dir: string): Promise<void> {
   await fsyncPath(dir);
 }
 
+/**
+ * `mkdir -p` whose new folders survive a power loss: flushing a folder keeps the names in it, not
+ * its own name in its parent, so each parent of a folder created here is flushed too (nothing is
+ * flushed when every folder was already there).
+ */
+export async function makeDirectory(dir: string, mode?: number): Promise<void> {
+  const first = await mkdir(dir, { recursive: true, mode });
+  if (first === undefined) return;
+  const top = path.resolve(first);
+  for (let created = path.resolve(dir); ; created = path.dirname(created)) {
+    await fsyncDirectory(path.dirname(created));
+    if (created === top) return;
+  }
+}
+
 /** Flushes `source` and renames it over `target` atomically. */
 export async function commitFile(source: string, target: string): Promise<void> {
   await fsyncPath(source, 'r+');
@@ -71,7 +87,7 @@ export async function writeFileAtomic(
   contents: string | Uint8Array,
   options: AtomicWriteOptions = {},
 ): Promise<boolean> {
-  await mkdir(path.dirname(target), { recursive: true, mode: options.directoryMode });
+  await makeDirectory(path.dirname(target), options.directoryMode);
   const temp = tempPathFor(target);
   let written = true;
   try {

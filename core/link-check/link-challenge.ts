@@ -12,9 +12,9 @@
  * Nothing here ever puts the seed or a key into an error message or a log.
  */
 import { createCipheriv, createHmac, randomBytes } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { makeDirectory, writeFileAtomic } from '../fs/atomic-write.ts';
 
 /** The private state folder of a data folder (also home of the SQLite file and the receipt key). */
 export function stateDirFor(dataDir: string): string {
@@ -32,7 +32,7 @@ class ChallengeStateError extends Error {}
  * if another got there first (writeFileAtomic's keepExisting); everyone then reads the one that won.
  */
 async function createSeedOnce(stateDir: string, target: string): Promise<void> {
-  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  await makeDirectory(stateDir, 0o700);
   await writeFileAtomic(target, randomBytes(SEED_BYTES), { mode: 0o600, keepExisting: true });
 }
 

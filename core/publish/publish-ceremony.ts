@@ -13,14 +13,14 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { create as createTar } from 'tar';
 import { loadCeremonyConfig } from '../config/ceremony-config.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { parseTranscript } from '../transcript/transcript.ts';
 import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
-import { fsyncDirectory } from '../fs/atomic-write.ts';
+import { fsyncDirectory, makeDirectory } from '../fs/atomic-write.ts';
 import { CoordinatorError } from '../errors.ts';
 import { silentProgress, type Progress } from '../ceremony/progress.ts';
 import { publicFileList, type PublicFile } from './public-file-list.ts';
@@ -65,7 +65,7 @@ interface Copied {
 
 /** Copies `source` to `target` (created exclusively, flushed), hashing it on the way. */
 async function copyHashed(source: string, target: string, onBytes: (n: number) => void): Promise<Copied> {
-  await mkdir(path.dirname(target), { recursive: true });
+  await makeDirectory(path.dirname(target));
   const sha256 = createHash('sha256');
   const blake = createHash(FILE_HASH_ALGORITHM);
   const handle = await open(target, 'wx');
@@ -87,7 +87,7 @@ async function copyHashed(source: string, target: string, onBytes: (n: number) =
 }
 
 async function writeFlushed(target: string, contents: string): Promise<Copied> {
-  await mkdir(path.dirname(target), { recursive: true });
+  await makeDirectory(path.dirname(target));
   const handle = await open(target, 'wx');
   try {
     await handle.writeFile(contents);
@@ -169,7 +169,7 @@ export async function publishCeremony(
     progress({ type: 'count', circuit: PROGRESS_SUBJECT, part: 'bytes', done, total });
   };
 
-  await mkdir(path.dirname(target), { recursive: true });
+  await makeDirectory(path.dirname(target));
   const staging = await mkdtemp(path.join(path.dirname(target), `.${path.basename(target)}.publishing-`));
   try {
     const rootName = path.basename(target).replace(/\.(tar\.gz|tgz)$/i, '');

@@ -1,13 +1,16 @@
 /**
  * writeFileAtomic: the new contents or the old, never a torn file or a leftover temporary; with
  * keepExisting, writers racing to create one file all end up reading the same, first, contents.
+ * makeDirectory flushes the parent of each folder it creates, and nothing when all were there.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { flushAhead, writeFileAtomic } from '../../core/fs/atomic-write.ts';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import type * as FsPromises from 'node:fs/promises';
+import { flushAhead, makeDirectory, writeFileAtomic } from '../../core/fs/atomic-write.ts';
 import { fileIdentity, sameFileIdentity } from '../../core/fs/file-identity.ts';
 
 let dir: string;
@@ -55,4 +58,29 @@ test("flushAhead leaves the file as it was (same identity: the commit's check ho
   assert.ok(sameFileIdentity(await fileIdentity(file), before));
   assert.equal(await readFile(file, 'utf8'), 'key bytes');
   await flushAhead(path.join(dir, 'gone.zkey'));
+});
+
+test('makeDirectory flushes the parent of every folder it created, and nothing when none was new', async (t) => {
+  // The module's named import of open() follows the builtin's export once the exports are synced.
+  const fsPromises = createRequire(import.meta.url)('node:fs/promises') as typeof FsPromises;
+  const realOpen = fsPromises.open;
+  const opened: string[] = [];
+  fsPromises.open = ((file: string, ...rest: []) => {
+    opened.push(String(file));
+    return realOpen(file, ...rest);
+  }) as typeof realOpen;
+  syncBuiltinESMExports();
+  t.after(() => {
+    fsPromises.open = realOpen;
+    syncBuiltinESMExports();
+  });
+
+  const base = path.join(dir, 'made');
+  await makeDirectory(path.join(base, 'a', 'b'));
+  assert.deepEqual(opened, [path.join(base, 'a'), base, dir], 'the parents of b, a and made');
+  assert.ok((await stat(path.join(base, 'a', 'b'))).isDirectory());
+  opened.length = 0;
+  await makeDirectory(path.join(base, 'a', 'b'));
+  await makeDirectory(path.join(base, 'a', 'c'));
+  assert.deepEqual(opened, [path.join(base, 'a')], 'only the parent of the one new folder, c');
 });
