@@ -181,6 +181,10 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     next: 'Wait a moment (the answer says how long) and try again.',
   },
   'lobby.not_queued': { what: 'That contributor is not waiting in any queue.', next: 'Refresh the queue list.' },
+  'lobby.too_many_joins': {
+    what: 'You joined the queue too many times in a short time.',
+    next: 'Wait a moment (the answer says how long) and join again; your place, if you have one, is kept.',
+  },
   'presence.too_many_streams': {
     what: 'You already have this ceremony open in several pages or terminals.',
     next: 'Close the ones you do not need; the others keep your place.',

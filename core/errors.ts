@@ -192,6 +192,8 @@ const ERROR_CODES = {
   'lobby.already_contributed': PLAIN,
   'lobby.not_your_turn': PLAIN,
   'lobby.not_queued': PLAIN,
+  /** POST /api/me/join more often than RATE_LIMIT_JOIN a window: each join is logged for good. */
+  'lobby.too_many_joins': PLAIN,
   /** GET /api/me/presence: this contributor already holds as many presence streams as one may. */
   'presence.too_many_streams': PLAIN,
   /** GET /api/me/presence: the coordinator holds as many presence streams as it takes; poll instead. */

@@ -291,7 +291,11 @@ export class ContributorRun {
         if (error.code === 'ceremony.not_open' || error.code === 'ceremony.finalised') {
           throw new RunFailure(error.code, `${terminalWords(error.code).what} (${error.message})`);
         }
-        const transient = error.code === 'network' || error.code === 'rate.limited' || error.status >= 500;
+        const transient =
+          error.code === 'network' ||
+          error.code === 'rate.limited' ||
+          error.code === 'lobby.too_many_joins' ||
+          error.status >= 500;
         if (!transient) throw error;
         const now = Date.now();
         if (this.unreachableSince === undefined) {

@@ -109,6 +109,7 @@ export const ERROR_STATUS = {
   'lobby.already_contributed': 409,
   'lobby.not_your_turn': 409,
   'lobby.not_queued': 404,
+  'lobby.too_many_joins': 429,
   'presence.too_many_streams': 429,
   'presence.streams_full': 503,
   'upload.too_large': 413,

@@ -1,17 +1,17 @@
 /**
  * Request rate limits (express-rate-limit) for the routes an abuser would hammer: every sign-in
  * route (per client address), device-flow polls (per address), Semaphore challenge creation (per address), upload
- * creation (per signed-in contributor, else per address) and pages of the public queue log (per address); and the
- * byte budget of the file downloads per address (download-budget.ts). Counts live in this process, or in Redis when
- * the coordinator has one (rate-limit-redis), so they are shared by every coordinator process and survive a restart.
- * A refusal is `429 rate.limited` with `Retry-After` (seconds) and, for request counts, the
- * `RateLimit`/`RateLimit-Policy` headers of the IETF draft.
+ * creation (per signed-in contributor, else per address), joins of the queues (per contributor: see `join`) and
+ * pages of the public queue log (per address); and the byte budget of the file downloads per address
+ * (download-budget.ts). Counts live in this process, or in Redis when the coordinator has one (rate-limit-redis), so they are shared by every coordinator process and survive a restart.
+ * A refusal is `429 rate.limited` (joins: `429 lobby.too_many_joins`) with `Retry-After` (seconds) and,
+ * for request counts, the `RateLimit`/`RateLimit-Policy` headers of the IETF draft.
  */
 import type { Request, RequestHandler } from 'express';
 import { ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import type { Redis } from 'ioredis';
-import { CoordinatorError } from '../../core/errors.ts';
+import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import type { Principal } from '../auth/principal.ts';
 import {
   DOWNLOAD_BUDGET_DEFAULTS,
@@ -35,6 +35,13 @@ export interface RateLimitConfig {
   devicePoll: number;
   /** tus upload creations (POST) per contributor per window. */
   uploadCreation: number;
+  /**
+   * POST /api/me/join per contributor per window. Each join (and the leave it makes possible) is an entry of the
+   * public queue log and a signed receipt, kept for good; an honest client joins once, and again now and then (a
+   * change of circuits, a run after a Ctrl-C). Leaving is not limited: it must always work, and a leave logs
+   * something only after a join or a step of the ceremony (a grant, a verdict) put the contributor somewhere.
+   */
+  join: number;
   /** Bytes of files one client address may download from the coordinator per `downloadWindowMs` (default 64 GiB). */
   downloadBytes?: number;
   /** The download budget's own window (a day by default: an auditor's fetch of everything takes hours). */
@@ -49,6 +56,7 @@ export const RATE_LIMIT_DEFAULTS: Required<RateLimitConfig> = Object.freeze({
   challenge: 20,
   devicePoll: 120,
   uploadCreation: 30,
+  join: 10,
   downloadBytes: DOWNLOAD_BUDGET_DEFAULTS.bytes,
   downloadWindowMs: DOWNLOAD_BUDGET_DEFAULTS.windowMs,
   queueLog: 120,
@@ -59,6 +67,7 @@ export interface RateLimits {
   challenge: RequestHandler;
   devicePoll: RequestHandler;
   uploadCreation: RequestHandler;
+  join: RequestHandler;
   /** The byte budget of the file downloads, per client address. */
   downloads: DownloadBudget;
   queueLog: RequestHandler;
@@ -73,6 +82,12 @@ export interface RateLimitOptions {
 }
 
 export const byAddress = (req: Request): string => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+
+/** The signed-in contributor (the session middleware ran first), else the client address. */
+const byPrincipal = (req: Request): string => {
+  const principal = (req as Request & { principal?: Principal }).principal;
+  return principal ? `principal:${principal.id}` : byAddress(req);
+};
 
 export function createRateLimits(options: RateLimitOptions): RateLimits {
   const { config } = options;
@@ -93,6 +108,7 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
     limit: number,
     what: string,
     keyGenerator: (req: Request) => string,
+    code: ErrorCode = 'rate.limited',
   ): RequestHandler => {
     const shared = store(name);
     return rateLimit({
@@ -111,7 +127,7 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
           : Math.ceil(config.windowMs / 1000);
         next(
           new CoordinatorError(
-            'rate.limited',
+            code,
             `Too many ${what}: at most ${limit} per ${Math.round(config.windowMs / 1000)} s; try again in ${seconds} s`,
             { retryAfterSeconds: seconds },
           ),
@@ -124,10 +140,8 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
     challenge: limiter('challenge', config.challenge, 'sign-in challenges from this address', byAddress),
     devicePoll: limiter('device-poll', config.devicePoll, 'device sign-in polls from this address', byAddress),
     queueLog: limiter('queue-log', config.queueLog, 'queue-log pages from this address', byAddress),
-    uploadCreation: limiter('upload', config.uploadCreation, 'uploads started', (req) => {
-      const principal = (req as Request & { principal?: Principal }).principal;
-      return principal ? `principal:${principal.id}` : byAddress(req);
-    }),
+    uploadCreation: limiter('upload', config.uploadCreation, 'uploads started', byPrincipal),
+    join: limiter('join', config.join, 'joins of the queue', byPrincipal, 'lobby.too_many_joins'),
     downloads: options.redis
       ? new RedisDownloadBudget(downloadBudget, options.redis, `${options.prefix ?? 'ceremony'}:rl`)
       : new MemoryDownloadBudget(downloadBudget),
