@@ -180,6 +180,10 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'Too many attempts in a short time.',
     next: 'Wait a moment (the answer says how long) and try again.',
   },
+  'auth.too_many_in_progress': {
+    what: 'Too many sign-ins were started from your network and not finished.',
+    next: 'Finish one, or wait a few minutes (the answer says how long) and try again.',
+  },
   'lobby.not_queued': { what: 'That contributor is not waiting in any queue.', next: 'Refresh the queue list.' },
   'lobby.too_many_joins': {
     what: 'You joined the queue too many times in a short time.',

@@ -189,6 +189,8 @@ const ERROR_CODES = {
   /** GitHub device flow: the person cancelled the authorization at GitHub. */
   'auth.device_denied': PLAIN,
   'rate.limited': PLAIN,
+  /** Sign-ins started from one client address and not finished (GitHub states, Semaphore challenges) at most. */
+  'auth.too_many_in_progress': PLAIN,
   'lobby.already_contributed': PLAIN,
   'lobby.not_your_turn': PLAIN,
   'lobby.not_queued': PLAIN,

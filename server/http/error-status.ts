@@ -106,6 +106,7 @@ export const ERROR_STATUS = {
   'auth.device_expired': 410,
   'auth.device_denied': 403,
   'rate.limited': 429,
+  'auth.too_many_in_progress': 429,
   'lobby.already_contributed': 409,
   'lobby.not_your_turn': 409,
   'lobby.not_queued': 404,

@@ -17,6 +17,7 @@ import { isCoordinatorError } from '../../core/errors.ts';
 import { ManualClock } from '../../server/clock.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { RATE_LIMIT_DEFAULTS } from '../../server/http/rate-limits.ts';
+import { MAX_CHALLENGES_PER_ADDRESS } from '../../server/auth/semaphore-challenges.ts';
 import { STEP_RECEIPTS_PER_ANSWER } from '../../server/routes/contributor-router.ts';
 import { CoordinatorApiError } from '../../cli/contributor/coordinator-client.ts';
 
@@ -233,6 +234,22 @@ describe('bounded rows', () => {
     clock.advance(5 * 60_000);
     assert.equal((await post(`${coordinator.url}/auth/semaphore/challenge`, {})).status, 200);
     assert.equal(rows(), 1, 'expired challenges were swept');
+  });
+
+  test('Semaphore challenges: a share per address (auth.too_many_in_progress), another address still gets one', async () => {
+    const coordinator = await start({
+      SEMAPHORE_GROUP_MEMBERS: '12345',
+      RATE_LIMIT_CHALLENGE: '100',
+      TRUST_PROXY: '1',
+    });
+    const challenge = (address: string) =>
+      post(`${coordinator.url}/auth/semaphore/challenge`, {}, { 'x-forwarded-for': address });
+    for (let i = 0; i < MAX_CHALLENGES_PER_ADDRESS; i++) assert.equal((await challenge('203.0.113.5')).status, 200);
+    const refused = await challenge('203.0.113.5');
+    assert.equal(refused.status, 429);
+    assert.equal(await codeOf(refused), 'auth.too_many_in_progress');
+    assert.equal(Number(refused.headers.get('retry-after')), 5 * 60, 'until its oldest challenge expires');
+    assert.equal((await challenge('198.51.100.7')).status, 200, 'another address is not held back');
   });
 
   test('sessions: a few per principal, a cap in all that spares coordinators, expired ones swept', async () => {
