@@ -184,7 +184,15 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'The ceremony was read too often from this address.',
     next: 'Wait a moment (the answer says how long); pages open on it elsewhere on your network count too.',
   },
+  'auth.too_many_in_progress': {
+    what: 'Too many sign-ins were started from your network and not finished.',
+    next: 'Finish one, or wait a few minutes (the answer says how long) and try again.',
+  },
   'lobby.not_queued': { what: 'That contributor is not waiting in any queue.', next: 'Refresh the queue list.' },
+  'lobby.too_many_joins': {
+    what: 'You joined the queue too many times in a short time.',
+    next: 'Wait a moment (the answer says how long) and join again; your place, if you have one, is kept.',
+  },
   'presence.too_many_streams': {
     what: 'You already have this ceremony open in several pages or terminals.',
     next: 'Close the ones you do not need; the others keep your place.',

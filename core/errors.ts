@@ -193,9 +193,13 @@ const ERROR_CODES = {
   'rate.limited': PLAIN,
   /** GET /api/ceremony and /api/transcript: too many whole answers to this address in the window. */
   'rate.ceremony_reads': PLAIN,
+  /** Sign-ins started from one client address and not finished (GitHub states, Semaphore challenges) at most. */
+  'auth.too_many_in_progress': PLAIN,
   'lobby.already_contributed': PLAIN,
   'lobby.not_your_turn': PLAIN,
   'lobby.not_queued': PLAIN,
+  /** POST /api/me/join more often than RATE_LIMIT_JOIN a window: each join is logged for good. */
+  'lobby.too_many_joins': PLAIN,
   /** GET /api/me/presence: this contributor already holds as many presence streams as one may. */
   'presence.too_many_streams': PLAIN,
   /** GET /api/me/presence: the coordinator holds as many presence streams as it takes; poll instead. */

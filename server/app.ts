@@ -54,7 +54,7 @@ export interface AppDeps {
   webDir?: string;
   /** Public base URL: https turns on HSTS (tus answers CORS for its origin only: ContributionUploads). */
   publicUrl?: string;
-  /** Rate limits of sign-in, challenge and upload creation (server/http/rate-limits.ts); none when absent. */
+  /** Rate limits of sign-in, challenge, upload creation, join and leave (server/http/rate-limits.ts); none when absent. */
   rateLimits?: RateLimits;
   /** Trusted reverse-proxy hops (client address from X-Forwarded-For). Default 0. */
   trustProxy?: number;
@@ -118,6 +118,7 @@ export function createApp(deps: AppDeps): express.Express {
       ),
       requireContributor: deps.auth.requireContributor,
       requireCsrf: deps.auth.requireCsrf,
+      joinLimit: deps.rateLimits?.join,
     }),
   );
   app.use(

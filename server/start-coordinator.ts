@@ -54,6 +54,8 @@ export interface StartOptions {
   webDir?: string;
   /** Test network on loopback only: token of the coordinator sign-in link (server/auth/coordinator-link.ts). */
   coordinatorLinkToken?: string;
+  /** The free space of the data folder's disk (tests: a disk nearly full); statfs by default. */
+  freeDiskBytes?: (directory: string) => Promise<number>;
 }
 
 export interface RunningCoordinator {
@@ -158,6 +160,7 @@ export async function startCoordinator(
       clock,
       log,
       diskMarginBytes: serverConfig.uploads.diskMarginBytes,
+      freeDiskBytes: options.freeDiskBytes,
       publicOrigin: serverConfig.publicUrl ? new URL(serverConfig.publicUrl).origin : undefined,
       onUploadFinished: (circuit, ms) => metrics.uploadFinished(circuit, ms),
     });

@@ -295,6 +295,7 @@ export class ContributorRun {
           error.code === 'network' ||
           error.code === 'rate.limited' ||
           error.code === 'rate.ceremony_reads' ||
+          error.code === 'lobby.too_many_joins' ||
           error.status >= 500;
         if (!transient) throw error;
         const now = Date.now();

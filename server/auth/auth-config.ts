@@ -92,7 +92,8 @@ const semaphoreSchema = z
     /** How long a sign-in challenge stays valid, in ms. Default 5 minutes. */
     challengeTtlMs: z.number().int().positive().default(SEMAPHORE_DEFAULTS.challengeTtlMs),
     /**
-     * Live (unused, unexpired) challenges at most; beyond, challenge creation answers `rate.limited`. Default 10 000.
+     * Live (unused, unexpired) challenges at most (besides a share per address: semaphore-challenges.ts); beyond,
+     * challenge creation answers `rate.limited`. Default 10 000.
      */
     maxChallenges: z.number().int().positive().default(SEMAPHORE_DEFAULTS.maxChallenges),
   })

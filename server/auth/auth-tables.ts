@@ -13,6 +13,9 @@
  *
  * Migration 4: the sha256 of the client address that started each device sign-in, so that one
  * address can hold only a few at once (each one is a poll of GitHub every interval).
+ *
+ * Migration 5: the same for OAuth states and Semaphore challenges, so that a few addresses cannot
+ * fill their tables (and refuse every other sign-in) within the rate limit.
  */
 import { applyMigrations, type Db } from '../store/database.ts';
 
@@ -69,6 +72,10 @@ const AUTH_MIGRATIONS: readonly string[] = [
    CREATE INDEX auth_github_devices_expires_at ON auth_github_devices (expires_at);`,
   `ALTER TABLE auth_github_devices ADD COLUMN client_hash TEXT NOT NULL DEFAULT '';
    CREATE INDEX auth_github_devices_client ON auth_github_devices (client_hash, expires_at);`,
+  `ALTER TABLE auth_oauth_states ADD COLUMN client_hash TEXT NOT NULL DEFAULT '';
+   CREATE INDEX auth_oauth_states_client ON auth_oauth_states (client_hash, expires_at);
+   ALTER TABLE auth_semaphore_challenges ADD COLUMN client_hash TEXT NOT NULL DEFAULT '';
+   CREATE INDEX auth_semaphore_challenges_client ON auth_semaphore_challenges (client_hash, expires_at);`,
 ];
 
 export function migrateAuthTables(db: Db): void {

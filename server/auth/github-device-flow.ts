@@ -24,12 +24,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import express, { type Router } from 'express';
-import { ipKeyGenerator } from 'express-rate-limit';
 import { z } from 'zod';
 import { CoordinatorError, isCoordinatorError } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../store/database.ts';
 import { migrateAuthTables } from './auth-tables.ts';
+import { hashClient } from './client-address.ts';
 import { principalOfProfile, type GithubConfig } from './github-sign-in.ts';
 import type { SessionStore } from './session-store.ts';
 import { signedInBody, startSession } from './start-session.ts';
@@ -96,13 +96,6 @@ interface DeviceRow {
 
 function hashHandle(handle: string): string {
   return createHash('sha256').update(handle).digest('hex');
-}
-
-/** The client's address as the rate limits key it (an IPv6 address by its /56), hashed: no address is stored. */
-function hashClient(req: express.Request): string {
-  return createHash('sha256')
-    .update(ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown'))
-    .digest('hex');
 }
 
 /** POSTs a form to GitHub and reads its JSON answer; any failure to do so is auth.github_failed. */

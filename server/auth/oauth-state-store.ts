@@ -11,6 +11,7 @@ import { CoordinatorError } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../store/database.ts';
 import { migrateAuthTables } from './auth-tables.ts';
+import { hashClient } from './client-address.ts';
 import { readCookie } from './session-cookie.ts';
 
 const OAUTH_STATE_COOKIE = 'ceremony_oauth_state';
@@ -24,6 +25,11 @@ export interface StateRefusal {
 
 /** Outstanding states at most (expired ones are swept first): a flood of sign-in starts cannot grow the table. */
 const MAX_OAUTH_STATES = 10_000;
+/**
+ * Outstanding states started from one client address (one person needs one; a few share a NAT). Without it, one
+ * address starting the most the sign-in rate limit allows would hold some 200, and some 50 addresses the whole table.
+ */
+export const MAX_OAUTH_STATES_PER_ADDRESS = 10;
 
 export class SqliteOAuthStateStore {
   constructor(
@@ -40,17 +46,13 @@ export class SqliteOAuthStateStore {
     try {
       const now = this.clock.now();
       const state = randomBytes(24).toString('base64url');
+      const client = hashClient(req);
       this.db.prepare('DELETE FROM auth_oauth_states WHERE expires_at <= ?').run(now);
-      if (
-        (this.db.prepare('SELECT COUNT(*) AS n FROM auth_oauth_states').get() as { n: number }).n >= MAX_OAUTH_STATES
-      ) {
-        return callback(
-          new CoordinatorError('rate.limited', 'Too many GitHub sign-ins are in progress; try again shortly', {
-            retryAfterSeconds: 60,
-          }),
-        );
-      }
-      this.db.prepare('INSERT INTO auth_oauth_states (state, expires_at) VALUES (?, ?)').run(state, now + this.ttlMs);
+      const busy = this.refusal(client, now);
+      if (busy) return callback(busy);
+      this.db
+        .prepare('INSERT INTO auth_oauth_states (state, expires_at, client_hash) VALUES (?, ?, ?)')
+        .run(state, now + this.ttlMs, client);
       // Lax, not Strict: the cookie must come back on GitHub's top-level redirect to the callback.
       req.res?.cookie(OAUTH_STATE_COOKIE, state, {
         httpOnly: true,
@@ -63,6 +65,26 @@ export class SqliteOAuthStateStore {
     } catch (error) {
       callback(error as Error);
     }
+  }
+
+  /** Why a new state may not be stored now: its address holds its share, or the table is full. */
+  private refusal(client: string, now: number): CoordinatorError | undefined {
+    const ofClient = this.db
+      .prepare('SELECT COUNT(*) AS n, MIN(expires_at) AS oldest FROM auth_oauth_states WHERE client_hash = ?')
+      .get(client) as { n: number; oldest: number | null };
+    if (ofClient.n >= MAX_OAUTH_STATES_PER_ADDRESS) {
+      return new CoordinatorError(
+        'auth.too_many_in_progress',
+        `At most ${MAX_OAUTH_STATES_PER_ADDRESS} GitHub sign-ins may be in progress from one address; ` +
+          'finish one or let it expire',
+        { retryAfterSeconds: secondsUntil(ofClient.oldest, now) },
+      );
+    }
+    if ((this.db.prepare('SELECT COUNT(*) AS n FROM auth_oauth_states').get() as { n: number }).n >= MAX_OAUTH_STATES)
+      return new CoordinatorError('rate.limited', 'Too many GitHub sign-ins are in progress; try again shortly', {
+        retryAfterSeconds: 60,
+      });
+    return undefined;
   }
 
   verify(req: Request, state: unknown, callback: (err: Error | null, ok: boolean, info?: StateRefusal) => void): void {
@@ -87,6 +109,11 @@ export class SqliteOAuthStateStore {
       callback(error as Error, false);
     }
   }
+}
+
+/** Whole seconds until `at` (at least 1): a Retry-After. */
+function secondsUntil(at: number | null, now: number): number {
+  return Math.max(1, Math.ceil(((at ?? now) - now) / 1000));
 }
 
 function refusal(message: string): StateRefusal {

@@ -18,6 +18,7 @@ import type { Db } from '../store/database.ts';
 import { migrateAuthTables } from './auth-tables.ts';
 import type { Principal } from './principal.ts';
 import { SemaphoreChallenges } from './semaphore-challenges.ts';
+import { hashClient } from './client-address.ts';
 import type { SemaphoreGroup } from './semaphore-group.ts';
 import { encodeSemaphoreScope } from './semaphore-scope.ts';
 import type { SessionStore } from './session-store.ts';
@@ -68,8 +69,8 @@ export function createSemaphoreSignInRouter(deps: SemaphoreSignInDeps): Router {
     res.json({ members: group.members, root: group.root, scope });
   });
 
-  router.post('/semaphore/challenge', (_req, res) => {
-    const { challenge, expiresAt } = challenges.issue();
+  router.post('/semaphore/challenge', (req, res) => {
+    const { challenge, expiresAt } = challenges.issue(hashClient(req));
     res.json({ challenge, scope, expiresAt: new Date(expiresAt).toISOString(), groupRoot: group.root });
   });
 

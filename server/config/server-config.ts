@@ -69,6 +69,7 @@ const serverSchema = z.object({
   RATE_LIMIT_CHALLENGE: count(RATE_LIMIT_DEFAULTS.challenge),
   RATE_LIMIT_DEVICE_POLL: count(RATE_LIMIT_DEFAULTS.devicePoll),
   RATE_LIMIT_UPLOAD_CREATION: count(RATE_LIMIT_DEFAULTS.uploadCreation),
+  RATE_LIMIT_JOIN: count(RATE_LIMIT_DEFAULTS.join),
   RATE_LIMIT_QUEUE_LOG: count(RATE_LIMIT_DEFAULTS.queueLog),
   RATE_LIMIT_CEREMONY_READS: count(RATE_LIMIT_DEFAULTS.ceremonyReads),
   /**
@@ -181,6 +182,7 @@ export function loadServerConfig(
       challenge: e.RATE_LIMIT_CHALLENGE,
       devicePoll: e.RATE_LIMIT_DEVICE_POLL,
       uploadCreation: e.RATE_LIMIT_UPLOAD_CREATION,
+      join: e.RATE_LIMIT_JOIN,
       downloadBytes: e.DOWNLOAD_BUDGET_BYTES,
       downloadWindowMs: e.DOWNLOAD_BUDGET_WINDOW_MS,
       queueLog: e.RATE_LIMIT_QUEUE_LOG,

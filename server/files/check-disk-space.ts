@@ -15,8 +15,17 @@ export interface DiskSpace {
   requiredBytes: number;
 }
 
-export async function checkDiskSpace(directory: string, requiredBytes: number): Promise<DiskSpace> {
+/** Bytes available to the coordinator's user on the disk holding `directory`. */
+export async function freeDiskBytes(directory: string): Promise<number> {
   const stats = await statfs(directory);
-  const freeBytes = stats.bavail * stats.bsize;
+  return stats.bavail * stats.bsize;
+}
+
+export async function checkDiskSpace(
+  directory: string,
+  requiredBytes: number,
+  freeBytesOf: (directory: string) => Promise<number> = freeDiskBytes,
+): Promise<DiskSpace> {
+  const freeBytes = await freeBytesOf(directory);
   return { accepting: freeBytes >= requiredBytes, freeBytes, requiredBytes };
 }

@@ -65,6 +65,8 @@ import { UploadSweeper } from './upload-sweeper.ts';
 
 /** How often old uploads and orphaned temporary keys are looked for. */
 const SWEEP_PERIOD_MS = 60_000;
+/** A creation's reservation outlives a creation that neither made its file nor failed by no more than this. */
+const RESERVATION_MS = 60_000;
 
 export interface ContributionUploadsDeps {
   config: CeremonyConfig;
@@ -79,6 +81,8 @@ export interface ContributionUploadsDeps {
    * token, so no other origin may read the answers. Absent: none (the app is same-origin).
    */
   publicOrigin?: string;
+  /** The free space of the data folder's disk; statfs by default (tests: a disk nearly full). */
+  freeDiskBytes?: (directory: string) => Promise<number>;
   /** Told when an upload received its last byte, `durationMs` after it was created (metrics). */
   onUploadFinished?: (circuit: string, durationMs: number) => void;
 }
@@ -126,6 +130,13 @@ export class ContributionUploads {
   private readonly ledger = new UploadLedger();
   private readonly sweeper: UploadSweeper;
   /** The upload each creation request made, so a creation that fails afterwards is removed. */
+  /**
+   * Bytes promised to creations that passed the disk check and whose upload is not on disk yet (there, it counts
+   * itself), by upload file. The checks run one at a time (`diskChecks`), so creations on different circuits see
+   * each other's bytes rather than the same free space.
+   */
+  private readonly reserved = new Map<string, { bytes: number; at: number }>();
+  private diskChecks: Promise<unknown> = Promise.resolve();
   private readonly created = new WeakMap<object, { circuit: CircuitUploads; id: string }>();
   private closed = false;
 
@@ -202,12 +213,35 @@ export class ContributionUploads {
    * Free space on the data folder's disk against what a new upload needs: the largest possible
    * upload, the margin, and what the uploads and intakes under way will still write.
    */
-  async diskSpace(): Promise<DiskSpace> {
+  async diskSpace(ownBytes?: number): Promise<DiskSpace> {
     let largest = 0;
     for (const circuit of this.circuits.keys())
       largest = Math.max(largest, largestUploadBytes(await this.headSize(circuit)));
-    const required = requiredFreeBytes(largest, this.deps.diskMarginBytes, await this.inFlightWrites());
-    return checkDiskSpace(this.deps.config.dataDir, required);
+    const required = requiredFreeBytes(ownBytes ?? largest, this.deps.diskMarginBytes, await this.inFlightWrites());
+    return checkDiskSpace(this.deps.config.dataDir, required, this.deps.freeDiskBytes);
+  }
+
+  /**
+   * The disk check of a creation needing `bytes`, one at a time in the process; when it passes, the bytes stay
+   * reserved for `file` until the upload is on disk (or removed), so the next check counts them.
+   */
+  private reserveDisk(file: string, bytes: number): Promise<DiskSpace> {
+    const check = this.diskChecks.then(async () => {
+      const disk = await this.diskSpace(bytes);
+      if (disk.accepting) this.reserved.set(file, { bytes, at: this.deps.clock.now() });
+      return disk;
+    });
+    this.diskChecks = check.catch(() => undefined);
+    return check;
+  }
+
+  /**
+   * What a creation will write: the largest upload the circuit takes; for a delta, its declared length and the
+   * whole key its intake writes beside it.
+   */
+  private async creationNeed(circuit: string, upload: Upload): Promise<number> {
+    const largest = largestUploadBytes(await this.headSize(circuit));
+    return deltaFormatOf(upload.metadata?.format) ? (upload.size ?? largest) + largest : largest;
   }
 
   private circuitUploads(circuit: string): CircuitUploads {
@@ -272,7 +306,10 @@ export class ContributionUploads {
   private async onUploadCreate(uploads: CircuitUploads, request: unknown, upload: Upload) {
     const principal = principalOf(request as never)!;
     await this.replaceEarlierUploads(uploads, upload.id);
-    const disk = await this.diskSpace();
+    const disk = await this.reserveDisk(
+      path.join(uploads.directory, upload.id),
+      await this.creationNeed(uploads.circuit, upload),
+    );
     if (!disk.accepting) {
       this.deps.log.warn('upload refused: disk short of space', { ...disk });
       throw tusError(
@@ -548,7 +585,10 @@ export class ContributionUploads {
     return { index, keyBytes, skeletonBytes };
   }
 
-  /** What the uploads still arriving and the intakes under way will still write, on every circuit. */
+  /**
+   * What the uploads still arriving, the intakes under way (and those of deltas not started yet) and the creations
+   * reserved but not on disk yet will still write, on every circuit.
+   */
   private async inFlightWrites(): Promise<InFlightWrite[]> {
     const writes: InFlightWrite[] = [];
     const awaiting = this.deps.service.candidatesAwaitingVerdict();
@@ -556,12 +596,22 @@ export class ContributionUploads {
       for (const id of await this.sweeper.uploadIds(directory)) {
         const file = path.join(directory, id);
         if (awaiting.has(file) || this.ledger.isFinishing(file)) continue;
-        const declared = (await this.sweeper.storedUpload(circuit, directory, id))?.size;
+        const stored = await this.sweeper.storedUpload(circuit, directory, id);
         const onDisk = await stat(file).catch(() => undefined);
-        if (declared !== undefined && onDisk) writes.push({ finalBytes: declared, writtenBytes: onDisk.size });
+        if (stored?.size === undefined || !onDisk) continue;
+        this.reserved.delete(file); // on disk: counted here from now on
+        writes.push({ finalBytes: stored.size, writtenBytes: onDisk.size });
+        // A delta's intake writes a whole key beside it; a running one counts itself below.
+        if (deltaFormatOf(stored.metadata?.format) && !this.ledger.intakeOf(file))
+          writes.push({ finalBytes: largestUploadBytes(await this.headSize(circuit)), writtenBytes: 0 });
       }
     }
     for (const intake of this.ledger.runningIntakes()) writes.push(await intake.inFlightWrite());
+    const now = this.deps.clock.now();
+    for (const [file, reservation] of this.reserved) {
+      if (now - reservation.at > RESERVATION_MS) this.reserved.delete(file);
+      else writes.push({ finalBytes: reservation.bytes, writtenBytes: 0 });
+    }
     return writes;
   }
 
@@ -608,6 +658,7 @@ export class ContributionUploads {
   /** Removes an upload's files, its intake aborted first (its temporary key goes with it). */
   private async removeFiles(uploads: CircuitUploads, id: string): Promise<void> {
     const file = path.join(uploads.directory, id);
+    this.reserved.delete(file);
     await this.ledger.dropIntake(file);
     await rm(file, { force: true });
     await rm(`${file}.json`, { force: true });

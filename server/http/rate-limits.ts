@@ -1,12 +1,13 @@
 /**
  * Request rate limits (express-rate-limit) for the routes an abuser would hammer: every sign-in
  * route (per client address), device-flow polls (per address), Semaphore challenge creation (per address), upload
- * creation (per signed-in contributor, else per address), pages of the public queue log (per address) and whole
- * answers of the ceremony and its transcript (per address; a 304 is free); and the byte budget of the file downloads
- * per address (download-budget.ts). Counts live in this process, or in Redis when
- * the coordinator has one (rate-limit-redis), so they are shared by every coordinator process and survive a restart.
- * A refusal is `429 rate.limited` (the reads of the ceremony: `429 rate.ceremony_reads`) with `Retry-After` (seconds)
- * and, for request counts, the `RateLimit`/`RateLimit-Policy` headers of the IETF draft.
+ * creation (per signed-in contributor, else per address), joins of the queues (per contributor: see `join`),
+ * pages of the public queue log (per address) and whole answers of the ceremony and its transcript (per address; a
+ * 304 is free); and the byte budget of the file downloads per address (download-budget.ts). Counts live in this
+ * process, or in Redis when the coordinator has one (rate-limit-redis), so they are shared by every coordinator
+ * process and survive a restart. A refusal is `429 rate.limited` (joins: `429 lobby.too_many_joins`; the reads of
+ * the ceremony: `429 rate.ceremony_reads`) with `Retry-After` (seconds) and, for request counts, the
+ * `RateLimit`/`RateLimit-Policy` headers of the IETF draft.
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
@@ -36,6 +37,13 @@ export interface RateLimitConfig {
   devicePoll: number;
   /** tus upload creations (POST) per contributor per window. */
   uploadCreation: number;
+  /**
+   * POST /api/me/join per contributor per window. Each join (and the leave it makes possible) is an entry of the
+   * public queue log and a signed receipt, kept for good; an honest client joins once, and again now and then (a
+   * change of circuits, a run after a Ctrl-C). Leaving is not limited: it must always work, and a leave logs
+   * something only after a join or a step of the ceremony (a grant, a verdict) put the contributor somewhere.
+   */
+  join: number;
   /** Bytes of files one client address may download from the coordinator per `downloadWindowMs` (default 64 GiB). */
   downloadBytes?: number;
   /** The download budget's own window (a day by default: an auditor's fetch of everything takes hours). */
@@ -55,6 +63,7 @@ export const RATE_LIMIT_DEFAULTS: Required<RateLimitConfig> = Object.freeze({
   challenge: 20,
   devicePoll: 120,
   uploadCreation: 30,
+  join: 10,
   downloadBytes: DOWNLOAD_BUDGET_DEFAULTS.bytes,
   downloadWindowMs: DOWNLOAD_BUDGET_DEFAULTS.windowMs,
   queueLog: 120,
@@ -66,6 +75,7 @@ export interface RateLimits {
   challenge: RequestHandler;
   devicePoll: RequestHandler;
   uploadCreation: RequestHandler;
+  join: RequestHandler;
   /** The byte budget of the file downloads, per client address. */
   downloads: DownloadBudget;
   queueLog: RequestHandler;
@@ -81,6 +91,12 @@ export interface RateLimitOptions {
 }
 
 export const byAddress = (req: Request): string => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown');
+
+/** The signed-in contributor (the session middleware ran first), else the client address. */
+const byPrincipal = (req: Request): string => {
+  const principal = (req as Request & { principal?: Principal }).principal;
+  return principal ? `principal:${principal.id}` : byAddress(req);
+};
 
 export function createRateLimits(options: RateLimitOptions): RateLimits {
   const { config } = options;
@@ -144,10 +160,8 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
       'rate.ceremony_reads',
       (res) => res.statusCode === 304,
     ),
-    uploadCreation: limiter('upload', config.uploadCreation, 'uploads started', (req) => {
-      const principal = (req as Request & { principal?: Principal }).principal;
-      return principal ? `principal:${principal.id}` : byAddress(req);
-    }),
+    uploadCreation: limiter('upload', config.uploadCreation, 'uploads started', byPrincipal),
+    join: limiter('join', config.join, 'joins of the queue', byPrincipal, 'lobby.too_many_joins'),
     downloads: options.redis
       ? new RedisDownloadBudget(downloadBudget, options.redis, `${options.prefix ?? 'ceremony'}:rl`)
       : new MemoryDownloadBudget(downloadBudget),

@@ -193,6 +193,21 @@ export class QueueLogStore {
     return this.statements.receiptsFor.all(contributorId);
   }
 
+  /**
+   * The newest `limit` receipts of this contributor's steps before `before` (a seq; all when absent), oldest first,
+   * and how many older ones the page leaves out.
+   */
+  stepReceiptsPage(
+    contributorId: string,
+    limit: number,
+    before?: number,
+  ): { steps: StoredStepReceipt[]; older: number } {
+    const bound = before ?? Number.MAX_SAFE_INTEGER;
+    const steps = this.statements.receiptsBefore.all(contributorId, bound, limit).reverse();
+    const older = steps.length === 0 ? 0 : this.statements.countReceiptsBefore.get(contributorId, steps[0]!.seq)!.n;
+    return { steps, older };
+  }
+
   /** A page of the log (GET /api/queue-log), filtered. */
   page(query: QueueLogQuery): { entries: QueueLogEntry[]; total: number } {
     const where: string[] = [];
@@ -336,6 +351,13 @@ function prepareStatements(db: Db) {
     ),
     receiptsFor: db.prepare<[string], StoredStepReceipt>(
       'SELECT seq, body, signature FROM queue_step_receipts WHERE contributor_id = ? ORDER BY seq',
+    ),
+    receiptsBefore: db.prepare<[string, number, number], StoredStepReceipt>(
+      'SELECT seq, body, signature FROM queue_step_receipts WHERE contributor_id = ? AND seq < ? ' +
+        'ORDER BY seq DESC LIMIT ?',
+    ),
+    countReceiptsBefore: db.prepare<[string, number], { n: number }>(
+      'SELECT COUNT(*) AS n FROM queue_step_receipts WHERE contributor_id = ? AND seq < ?',
     ),
   };
 }

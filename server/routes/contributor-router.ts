@@ -32,7 +32,16 @@ export interface ContributorRouterDeps {
   presenceStreams?: PresenceStreams;
   requireContributor: RequestHandler;
   requireCsrf: RequestHandler;
+  /** Joins per contributor (rate-limits.ts): each is an entry of the public queue log for good. */
+  joinLimit?: RequestHandler;
 }
+
+/**
+ * Step receipts in one answer of `GET /api/me/receipts` at most (the newest; `?stepsBefore=SEQ` for older ones): an
+ * honest contributor has a few per circuit, and the answer is saved whole as a receipts file.
+ */
+export const STEP_RECEIPTS_PER_ANSWER = 1000;
+const receiptsQuery = z.object({ stepsBefore: z.coerce.number().int().positive().optional() }).strict();
 
 /** `POST /api/me/join`: no body (or `{}`) joins every circuit; `{ circuits }` only those. */
 const joinBody = z.object({ circuits: z.array(z.string().min(1).max(100)).min(1).max(1000).optional() }).strict();
@@ -45,6 +54,9 @@ function principal(req: { principal?: Principal }): Principal {
 export function createContributorRouter(deps: ContributorRouterDeps): Router {
   const router = Router();
   const guard = [deps.requireContributor, deps.requireCsrf];
+  // Leave has none: giving a place up must always work, and a leave logs something only after a join (or a step
+  // of the ceremony) put the contributor somewhere.
+  const joinGuard = deps.joinLimit ? [...guard, deps.joinLimit] : guard;
 
   const view = (who: Principal) => ({
     principal: who,
@@ -78,7 +90,7 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
       deps.presenceStreams.handler((req) => principal(req).id),
     );
 
-  router.post('/api/me/join', ...guard, (req, res) => {
+  router.post('/api/me/join', ...joinGuard, (req, res) => {
     const phase = deps.phase.get();
     if (phase === 'closed' || phase === 'finalising' || phase === 'finalised')
       throw new CoordinatorError('ceremony.not_open', `the ceremony is ${phase}; it takes no more contributors`);
@@ -117,7 +129,15 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
 
   router.get('/api/me/receipts', ...guard, (req, res) => {
     const who = principal(req).id;
-    res.json({ receipts: deps.contributions.receiptsFor(who), steps: deps.lobby.queueLog.stepReceiptsFor(who) });
+    const query = receiptsQuery.safeParse(req.query);
+    if (!query.success) throw new CoordinatorError('request.invalid', 'expected no query, or stepsBefore=SEQ');
+    const page = deps.lobby.queueLog.stepReceiptsPage(who, STEP_RECEIPTS_PER_ANSWER, query.data.stepsBefore);
+    res.json({
+      receipts: deps.contributions.receiptsFor(who),
+      steps: page.steps,
+      // Only when some are left out: the answer is otherwise what it always was.
+      ...(page.older > 0 ? { olderSteps: page.older } : {}),
+    });
   });
 
   return router;

@@ -68,6 +68,8 @@ export interface TestCoordinatorOptions {
   tickIntervalMs?: number;
   webDir?: string;
   coordinatorLinkToken?: string;
+  /** The free space the uploads' disk check sees (a disk nearly full); the real one by default. */
+  freeDiskBytes?: (directory: string) => Promise<number>;
 }
 
 export interface TestCoordinator extends RunningCoordinator {
@@ -133,6 +135,7 @@ export async function startTestCoordinator(options: TestCoordinatorOptions = {})
         tickIntervalMs: options.tickIntervalMs,
         webDir: options.webDir,
         coordinatorLinkToken: options.coordinatorLinkToken,
+        freeDiskBytes: options.freeDiskBytes,
       });
 
     let running = await start();

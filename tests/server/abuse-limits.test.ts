@@ -16,6 +16,10 @@ import { cleanUp } from '../helpers/clean-up.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
 import { ManualClock } from '../../server/clock.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
+import { RATE_LIMIT_DEFAULTS } from '../../server/http/rate-limits.ts';
+import { MAX_CHALLENGES_PER_ADDRESS } from '../../server/auth/semaphore-challenges.ts';
+import { STEP_RECEIPTS_PER_ANSWER } from '../../server/routes/contributor-router.ts';
+import { CoordinatorApiError } from '../../cli/contributor/coordinator-client.ts';
 
 const TOKEN = 'coordinator-token-for-abuse-limits';
 const PUBLIC_URL = 'https://ceremony.example';
@@ -115,6 +119,83 @@ describe('rate limits', () => {
     assert.equal(await codeOf(limited), 'rate.limited');
   });
 
+  test(
+    'joins are limited per contributor (429 lobby.too_many_joins after the burst); an honest join, leave, ' +
+      'join is not; leaving always works',
+    async () => {
+      const coordinator = await start({ OPEN_ON_START: 'true' });
+      const holder = new ContributorClient(coordinator.url);
+      await holder.signInDemo('holder');
+      await holder.request('POST', '/api/me/join'); // holds the turn: the others only wait
+      const honest = new ContributorClient(coordinator.url);
+      await honest.signInDemo('honest');
+      await honest.request('POST', '/api/me/join');
+      await honest.request('POST', '/api/me/leave');
+      await honest.request('POST', '/api/me/join', { circuits: ['register'] });
+
+      const total = async () =>
+        ((await (await fetch(`${coordinator.url}/api/queue-log?limit=1`)).json()) as { total: number }).total;
+      const before = await total();
+      const looper = new ContributorClient(coordinator.url);
+      await looper.signInDemo('looper');
+      let refused: CoordinatorApiError | undefined;
+      let joins = 0;
+      for (; joins < 100 && !refused; joins++) {
+        await looper.request('POST', '/api/me/join', { circuits: ['register'] }).catch((error: unknown) => {
+          if (!(error instanceof CoordinatorApiError)) throw error;
+          refused = error;
+        });
+        await looper.request('POST', '/api/me/leave');
+      }
+      assert.ok(refused, 'the loop was refused');
+      assert.equal(refused.status, 429);
+      assert.equal(refused.code, 'lobby.too_many_joins');
+      assert.ok((refused.retryAfterSeconds ?? 0) > 0, 'with Retry-After');
+      assert.equal(joins - 1, RATE_LIMIT_DEFAULTS.join, 'refused right after the burst');
+      assert.ok((await total()) - before <= 2 * RATE_LIMIT_DEFAULTS.join, 'the log grew by the burst only');
+      // Another contributor is not held back by the looper's count.
+      const other = new ContributorClient(coordinator.url);
+      await other.signInDemo('other');
+      await other.request('POST', '/api/me/join');
+      await other.request('POST', '/api/me/leave');
+    },
+  );
+
+  test('GET /api/me/receipts answers the newest step receipts, and pages to the older ones', async () => {
+    const coordinator = await start({ OPEN_ON_START: 'true', RATE_LIMIT_JOIN: '1000' });
+    const holder = new ContributorClient(coordinator.url);
+    await holder.signInDemo('holder');
+    await holder.request('POST', '/api/me/join');
+    const many = new ContributorClient(coordinator.url);
+    const { principal } = await many.signInDemo('many');
+    const [first, second] = coordinator.config.circuits.map((c) => c.name);
+    // Each change of choice is a join receipt (and a leave).
+    for (let i = 0; i < STEP_RECEIPTS_PER_ANSWER + 5; i++) {
+      coordinator.lobby.join(principal.id, [i % 2 ? second! : first!], 'many');
+      // Lets the server close idle connections meanwhile, rather than under the next request.
+      if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    type Answer = { receipts: unknown[]; steps: Array<{ seq: number }>; olderSteps?: number };
+    const newest = await many.request<Answer>('GET', '/api/me/receipts');
+    assert.equal(newest.steps.length, STEP_RECEIPTS_PER_ANSWER);
+    assert.equal(newest.olderSteps, 5);
+    const all = coordinator.lobby.queueLog.stepReceiptsFor(principal.id);
+    assert.deepEqual(
+      newest.steps.map((step) => step.seq),
+      all.slice(5).map((step) => step.seq),
+      'the newest, oldest first',
+    );
+    const older = await many.request<Answer>('GET', `/api/me/receipts?stepsBefore=${newest.steps[0]!.seq}`);
+    assert.deepEqual(
+      older.steps.map((step) => step.seq),
+      all.slice(0, 5).map((step) => step.seq),
+    );
+    assert.equal(older.olderSteps, undefined, 'nothing older');
+    await assert.rejects(many.request('GET', '/api/me/receipts?stepsBefore=soon'), (error: unknown) => {
+      return error instanceof CoordinatorApiError && error.code === 'request.invalid';
+    });
+  });
+
   test('two coordinators on one Redis share the counts', async () => {
     const redis: RedisServer = await startRedisServer();
     try {
@@ -153,6 +234,22 @@ describe('bounded rows', () => {
     clock.advance(5 * 60_000);
     assert.equal((await post(`${coordinator.url}/auth/semaphore/challenge`, {})).status, 200);
     assert.equal(rows(), 1, 'expired challenges were swept');
+  });
+
+  test('Semaphore challenges: a share per address (auth.too_many_in_progress), another address still gets one', async () => {
+    const coordinator = await start({
+      SEMAPHORE_GROUP_MEMBERS: '12345',
+      RATE_LIMIT_CHALLENGE: '100',
+      TRUST_PROXY: '1',
+    });
+    const challenge = (address: string) =>
+      post(`${coordinator.url}/auth/semaphore/challenge`, {}, { 'x-forwarded-for': address });
+    for (let i = 0; i < MAX_CHALLENGES_PER_ADDRESS; i++) assert.equal((await challenge('203.0.113.5')).status, 200);
+    const refused = await challenge('203.0.113.5');
+    assert.equal(refused.status, 429);
+    assert.equal(await codeOf(refused), 'auth.too_many_in_progress');
+    assert.equal(Number(refused.headers.get('retry-after')), 5 * 60, 'until its oldest challenge expires');
+    assert.equal((await challenge('198.51.100.7')).status, 200, 'another address is not held back');
   });
 
   test('sessions: a few per principal, a cap in all that spares coordinators, expired ones swept', async () => {

@@ -26,6 +26,7 @@ import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { MIN_CONTRIBUTION_RECORD_BYTES } from '../../core/zkey/zkey-file.ts';
 import { ManualClock } from '../../server/clock.ts';
 import { waitUntil } from '../helpers/wait-until.ts';
+import { largestUploadBytes } from '../../server/files/upload-creation-rules.ts';
 
 /** What the coordinator under test warned about: disk errors are logged, never sent to clients. */
 const warnings: Array<{ message: string; fields?: Record<string, unknown> }> = [];
@@ -302,6 +303,43 @@ test(
     } finally {
       await guarded.close();
       await rm(stateDir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  'creations at once on two circuits see each other: with free space for one, the other is ' +
+    'refused upload.disk_full',
+  async () => {
+    let free = Number.MAX_SAFE_INTEGER;
+    const racing = await startTestCoordinator({ tickIntervalMs: 60_000, freeDiskBytes: async () => free });
+    try {
+      const circuits = racing.config.circuits.slice(0, 2).map((c) => c.name);
+      const clients: ContributorClient[] = [];
+      for (const circuit of circuits) {
+        const client = new ContributorClient(racing.url);
+        await client.signInDemo(`racer-${circuit}`);
+        await client.request('POST', '/api/me/join', { circuits: [circuit] });
+        assert.equal((await client.progress(circuit)).state, 'turn');
+        clients.push(client);
+      }
+      const sizes = await Promise.all(
+        circuits.map(
+          async (circuit) =>
+            (await stat(ceremonyPaths(racing.dataDir).zkeyPath(circuit, await clients[0]!.headIndex(circuit)))).size,
+        ),
+      );
+      const needs = sizes.map(largestUploadBytes);
+      // Room (beyond the default 1 GiB margin) for the larger of the two, not for both.
+      free = 1024 ** 3 + Math.max(...needs) + Math.floor(Math.min(...needs) / 2);
+      const answers = await Promise.all(
+        circuits.map((circuit, i) => clients[i]!.createUpload(circuit, { length: sizes[i]! + 1024 })),
+      );
+      assert.deepEqual(answers.map((answer) => answer.status).sort(), [201, 507]);
+      const refused = await clients[0]!.refusal(answers.find((answer) => answer.status === 507)!);
+      assert.equal(refused.code, 'upload.disk_full');
+    } finally {
+      await racing.close();
     }
   },
 );

@@ -29,6 +29,8 @@ export interface AuthTestServerOptions {
   testNetwork?: boolean;
   clock?: ManualClock;
   extraDeps?: Partial<AuthDeps>;
+  /** Trusted proxy hops: a test sets the client address with X-Forwarded-For. */
+  trustProxy?: number;
 }
 
 export async function startAuthTestServer(options: AuthTestServerOptions): Promise<AuthTestServer> {
@@ -48,6 +50,7 @@ export async function startAuthTestServer(options: AuthTestServerOptions): Promi
   };
 
   const app = express();
+  if (options.trustProxy) app.set('trust proxy', options.trustProxy);
   app.use(createSessionMiddleware(deps));
   app.use('/auth', createAuthRouter(deps));
   app.get('/api/me', requireContributor, (req, res) => {

@@ -172,7 +172,15 @@ describe('GitHub device-flow pacing and limits', () => {
   before(async () => {
     github = await startGithubEmulator({ deviceIntervalSeconds: 1 });
     const rateLimits = createRateLimits({
-      config: { windowMs: 60_000, signIn: 3, challenge: 20, devicePoll: 6, uploadCreation: 30, queueLog: 120 },
+      config: {
+        windowMs: 60_000,
+        signIn: 3,
+        challenge: 20,
+        devicePoll: 6,
+        uploadCreation: 30,
+        join: 10,
+        queueLog: 120,
+      },
     });
     server = await startAuthTestServer({ clock, config: { github: githubConfig(github) }, extraDeps: { rateLimits } });
   });

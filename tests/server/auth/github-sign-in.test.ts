@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../../server/clock.ts';
 import { withSignInError } from '../../../server/auth/github-sign-in.ts';
+import { MAX_OAUTH_STATES_PER_ADDRESS } from '../../../server/auth/oauth-state-store.ts';
 import {
   githubProfile,
   startGithubEmulator,
@@ -221,5 +222,40 @@ describe('GitHub sign-in: the OAuth state and callback', () => {
   it('answers a callback without code as a bad request, not a new sign-in', async () => {
     const response = await new Browser().request(`${server.url}/auth/github/callback`);
     await assertRefused(response, 400, 'request.invalid');
+  });
+});
+
+describe('GitHub sign-in: states in progress per address', () => {
+  it('one address holds at most a few (auth.too_many_in_progress); another still starts a sign-in', async () => {
+    const ownClock = new ManualClock(Date.UTC(2026, 6, 1));
+    const ownGithub = await startGithubEmulator();
+    const ownServer = await startAuthTestServer({
+      clock: ownClock,
+      trustProxy: 1,
+      config: {
+        github: {
+          clientId: ownGithub.clientId,
+          clientSecret: ownGithub.clientSecret,
+          authorizationUrl: ownGithub.authorizationUrl,
+          tokenUrl: ownGithub.tokenUrl,
+          userProfileUrl: ownGithub.userProfileUrl,
+        },
+      },
+    });
+    try {
+      const start = (address: string): Promise<Response> =>
+        new Browser().request(`${ownServer.url}/auth/github`, { headers: { 'x-forwarded-for': address } });
+      for (let i = 0; i < MAX_OAUTH_STATES_PER_ADDRESS; i++) assert.equal((await start('203.0.113.5')).status, 302);
+      await assertRefused(await start('203.0.113.5'), 429, 'auth.too_many_in_progress');
+      // An IPv6 address counts by its /56, as the rate limits key it: one network, one share.
+      for (let i = 0; i < MAX_OAUTH_STATES_PER_ADDRESS; i++)
+        assert.equal((await start(`2001:db8:0:1${i.toString(16)}::${i + 1}`)).status, 302);
+      await assertRefused(await start('2001:db8:0:ff::1'), 429, 'auth.too_many_in_progress');
+      assert.equal((await start('198.51.100.7')).status, 302, 'another address is not held back');
+      assert.equal((await start('2001:db8:0:100::1')).status, 302, 'nor another /56');
+    } finally {
+      await ownServer.close();
+      await ownGithub.close();
+    }
   });
 });
