@@ -194,6 +194,19 @@ export interface AuditOptions {
 /** 2^32 SHA-256 hashes, one after the other: a few hours on one core (2^26: a few minutes). */
 export const DEFAULT_MAX_BEACON_ITERATIONS_EXP = 32;
 
+/**
+ * Who pinned the r1cs files, kept apart: a pin in ceremony.json is the coordinator's word, and only
+ * the auditor's own (--r1cs-hash) ties a chain to the circuit the auditor compiled.
+ */
+function describeR1csPins(circuits: readonly AuditedCircuit[]): string {
+  const byAuditor = circuits.filter((c) => c.r1cs.pinnedBy.includes('auditor')).length;
+  const byConfigOnly = circuits.filter(
+    (c) => c.r1cs.pinnedBy.includes('ceremony.json') && !c.r1cs.pinnedBy.includes('auditor'),
+  ).length;
+  const yours = `${byAuditor === 0 ? 'none' : byAuditor} pinned by you (--r1cs-hash)`;
+  return byConfigOnly === 0 ? yours : `${yours}, ${byConfigOnly} only by ceremony.json, the coordinator's word`;
+}
+
 function describe(error: unknown): string {
   return isCoordinatorError(error) ? `[${error.code}] ${error.message}` : (error as Error).message;
 }
@@ -566,11 +579,11 @@ async function auditTimed(
     circuitPowers = await timer.time('inputs (r1cs headers, pins)', () =>
       checkAuditInputs(config, circuits, auditorPins),
     );
-    const pinned = circuits.filter((c) => c.r1cs.pinnedBy.length > 0).length;
     record(
       'inputs',
       true,
-      `${config.circuits.length} r1cs files match the configuration (${pinned} pinned by hash); the ptau covers them`,
+      `${config.circuits.length} r1cs files match the configuration (${describeR1csPins(circuits)}); ` +
+        'the ptau covers them',
     );
   } catch (error) {
     fail('inputs', error);

@@ -290,6 +290,11 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
     json.ptau.sectionsChecked.some((s: string) => /^section 12 \(λ\) at 2\^10, odd points \(H\)/.test(s)),
     json.ptau.sectionsChecked.join('\n'),
   );
+  // Who pinned what, kept apart: ceremony.json's pin is the coordinator's word, not the auditor's.
+  assert.match(
+    json.findings.find((f: { subject: string }) => f.subject === 'inputs').summary,
+    /\(1 pinned by you \(--r1cs-hash\), 1 only by ceremony\.json, the coordinator's word\)/,
+  );
   assert.deepEqual(json.circuits[0].r1cs, {
     path: 'circuits/register.r1cs',
     blake2b512: registerHash,
