@@ -267,6 +267,18 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   },
   'upload.disk_full': { what: 'The coordinator is short of disk space and takes no uploads for now.', next: OPERATOR },
   'upload.failed': { what: 'The coordinator could not store your upload.', next: OPERATOR },
+  'upload.offset_conflict': {
+    what: 'Part of your upload was sent twice or skipped.',
+    next: 'Resume the upload; it continues from the coordinator’s copy.',
+  },
+  'upload.not_found': {
+    what: 'The upload is no longer on the coordinator (replaced, expired or already handed in).',
+    next: 'Start the upload again if your turn is still open.',
+  },
+  'upload.protocol_error': {
+    what: 'The upload request was not one the coordinator takes.',
+    next: RERUN,
+  },
   'contribution.not_next': {
     what: 'Someone else’s contribution was added first, so yours no longer fits the chain.',
     next: RETRY_TURN,

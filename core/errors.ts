@@ -212,6 +212,12 @@ const ERROR_CODES = {
   'upload.complete': PLAIN,
   'upload.disk_full': PLAIN,
   'upload.failed': PLAIN,
+  /** tus: a PATCH at another offset than the upload's (ask for it with HEAD, resume from there). */
+  'upload.offset_conflict': PLAIN,
+  /** tus: no upload at this URL (never made, replaced by a newer one, swept, or handed in). */
+  'upload.not_found': PLAIN,
+  /** tus: a request the protocol does not allow (a header missing or malformed, an extension not offered). */
+  'upload.protocol_error': PLAIN,
   'verification.unavailable': PLAIN,
   'metrics.forbidden': PLAIN,
   /**

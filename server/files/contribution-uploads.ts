@@ -62,6 +62,7 @@ import {
 } from './upload-creation-rules.ts';
 import { UploadLedger } from './upload-ledger.ts';
 import { UploadSweeper } from './upload-sweeper.ts';
+import { tusProtocolError } from './tus-protocol-errors.ts';
 
 /** How often old uploads and orphaned temporary keys are looked for. */
 const SWEEP_PERIOD_MS = 60_000;
@@ -338,13 +339,15 @@ export class ContributionUploads {
     const removing = created ? this.removeFiles(created.circuit, created.id) : Promise.resolve();
     return removing.then(() => {
       if ('status_code' in error) {
-        if (error.status_code !== 413) return undefined;
-        return tusError(
-          new CoordinatorError(
-            'upload.too_large',
-            'the file is larger than a valid contribution to this circuit can be',
-          ),
-        );
+        if (error.status_code === 413)
+          return tusError(
+            new CoordinatorError(
+              'upload.too_large',
+              'the file is larger than a valid contribution to this circuit can be',
+            ),
+          );
+        const protocolError = tusProtocolError(error);
+        return protocolError ? tusError(protocolError) : undefined;
       }
       // Never the error's text: it may name server paths.
       this.deps.log.warn('upload failed', { circuit, error: String(error) });

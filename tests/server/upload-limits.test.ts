@@ -113,6 +113,27 @@ test(
   },
 );
 
+test("tus's own protocol errors answer {error:{code,message}} like every other refusal", async () => {
+  const length = (await headSize('register')) + MIN_CONTRIBUTION_RECORD_BYTES;
+  const created = await alice.createUpload('register', { length });
+  assert.equal(created.status, 201, await created.text());
+  const url = alice.uploadUrl(created);
+  const conflict = await refusal(await alice.patch(url, 5, new Uint8Array(10)));
+  assert.deepEqual([conflict.status, conflict.code], [409, 'upload.offset_conflict']);
+  const missing = await refusal(await alice.patch(`${url}0`, 0, new Uint8Array(10)));
+  assert.deepEqual([missing.status, missing.code], [404, 'upload.not_found']);
+  const { 'upload-offset': _offset, ...withoutOffset } = alice.patchHeaders(0);
+  const unplaced = await refusal(
+    await fetch(url, { method: 'PATCH', headers: withoutOffset, body: new Uint8Array(10) }),
+  );
+  assert.deepEqual([unplaced.status, unplaced.code], [400, 'upload.protocol_error']);
+  assert.match(unplaced.message, /Upload-Offset header required/);
+  // Still resumable at its real offset: none of the refusals wrote a byte.
+  const head = await fetch(url, { method: 'HEAD', headers: alice.tusHeaders() });
+  assert.equal(head.headers.get('upload-offset'), '0');
+  assert.equal((await fetch(url, { method: 'DELETE', headers: alice.tusHeaders() })).status, 204);
+});
+
 let contribution: { file: string; contributionHash: string };
 
 test(
