@@ -182,7 +182,7 @@ export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router
     const refuseBusyClient = (): void => {
       if (statements.countOfClient.get(client)!.n < MAX_DEVICE_SIGN_INS_PER_ADDRESS) return;
       throw new CoordinatorError(
-        'rate.limited',
+        'auth.too_many_in_progress',
         `At most ${MAX_DEVICE_SIGN_INS_PER_ADDRESS} GitHub sign-ins may be in progress from one address; ` +
           'finish one or let it expire',
         { retryAfterSeconds: 60 },

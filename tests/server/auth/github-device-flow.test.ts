@@ -261,7 +261,7 @@ describe('GitHub device-flow sign-ins in progress per address', () => {
         }
         const asked = github.deviceCodeRequests().length;
         const refused = await startOne();
-        await assertRefused(refused, 429, 'rate.limited');
+        await assertRefused(refused, 429, 'auth.too_many_in_progress');
         assert.equal(github.deviceCodeRequests().length, asked, 'GitHub was not asked');
         // One ends (cancelled at GitHub): one place is free, and starts side by side take only it.
         github.setProfile(profile());
