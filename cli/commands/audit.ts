@@ -100,6 +100,12 @@ export function renderAuditReport(report: AuditReport): string {
         );
       }
     }
+    // The audit proves each final key applies the beacon the transcript states, not where that came from.
+    if (listed.some((circuit) => circuit.final))
+      lines.push(
+        "  (each beacon as the transcript states it, the coordinator's word: compare it with the value " +
+          'announced in public before it could be known)',
+      );
   }
   if (report.identifier) {
     const { hash, seq, type } = report.identifier;
