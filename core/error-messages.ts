@@ -292,6 +292,22 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'A publication of the ceremony was refused: its destination already exists.',
     next: OPERATOR,
   },
+  'fetch.dir_not_empty': {
+    what: 'A copy of the ceremony was refused: the folder to fetch into already holds files.',
+    next: 'Fetch into a new, empty folder, or add --resume to complete an interrupted fetch.',
+  },
+  'fetch.http_error': {
+    what: 'A file could not be fetched from the coordinator (no answer, an HTTP error, or a download cut off).',
+    next: 'Run the command again later with --resume; the message names the file and the answer.',
+  },
+  'fetch.bad_answer': {
+    what: 'The coordinator answered something its API never answers.',
+    next: 'Check the address you gave; if it is the coordinator’s, tell its operators (and the other auditors).',
+  },
+  'fetch.other_ceremony': {
+    what: 'The coordinator serves another ceremony than the ceremony.json you fetch with.',
+    next: 'Check the address, and that your checkout holds this ceremony’s ceremony.json.',
+  },
   'metrics.forbidden': {
     what: 'The coordinator’s monitoring figures are only for its operators.',
     next: 'Nothing to do: contributing does not need them.',

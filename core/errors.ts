@@ -229,6 +229,19 @@ const ERROR_CODES = {
   // `ceremony publish`
   'publish.out_exists': PLAIN,
 
+  // `ceremony fetch`: an auditor's copy of what a coordinator publishes
+  /** The folder to fetch into holds files already (and --resume was not given). */
+  'fetch.dir_not_empty': PLAIN,
+  /**
+   * A request to the coordinator failed: no answer, an HTTP error, a download cut off, a rate limit
+   * that outlasts the retries.
+   */
+  'fetch.http_error': PLAIN,
+  /** The coordinator answered something its API never answers (not JSON, an entry of no known shape). */
+  'fetch.bad_answer': PLAIN,
+  /** The coordinator's transcript is of another ceremony than the auditor's ceremony.json (id, circuits). */
+  'fetch.other_ceremony': PLAIN,
+
   // Checking a signed receipt (`ceremony verify-receipt`, the public page): one code per way a
   // receipt can fail to be in the keys, so a contributor (and a test) tells them apart.
   /** The receipts file is not a receipt, a list of them, or the file the page or /api/me/receipts gives. */

@@ -53,6 +53,14 @@ export const COMMANDS: CommandEntry[] = [
     load: async () => (await import('./audit.ts')).auditCommand,
   },
   {
+    name: 'fetch',
+    usage: '[options] <url> <dir>',
+    summary:
+      "download every file a coordinator publishes into DIR, laid out for `ceremony audit`, with your checkout's " +
+      'ceremony.json',
+    load: async () => (await import('./fetch.ts')).fetchCommand,
+  },
+  {
     name: 'dev-ptau',
     usage: '[options] <out>',
     summary: 'make an INSECURE prepared powers of tau from a public secret, for test networks and benchmarks only',

@@ -92,14 +92,11 @@ function formatIssues(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
 }
 
-/** Parses an already-read configuration object. `dataDir` anchors its relative paths. */
-function parseCeremonyConfig(raw: unknown, dataDir: string): CeremonyConfig {
+/** Parses an already-read configuration object (read from `file`). `dataDir` anchors its relative paths. */
+function parseCeremonyConfig(raw: unknown, file: string, dataDir: string): CeremonyConfig {
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new CoordinatorError(
-      'config.invalid',
-      `${path.join(dataDir, CONFIG_FILE_NAME)} is invalid: ${formatIssues(parsed.error)}`,
-    );
+    throw new CoordinatorError('config.invalid', `${file} is invalid: ${formatIssues(parsed.error)}`);
   }
   const absoluteDir = path.resolve(dataDir);
   const config: CeremonyConfig = {
@@ -128,13 +125,21 @@ export async function loadCeremonyConfig(dataDir: string): Promise<CeremonyConfi
       `no ceremony configuration at ${file} (is --data the right folder?)`,
     );
   }
+  return parseCeremonyConfigText(text, file, dataDir);
+}
+
+/**
+ * The configuration in `text`, read from `file` (how messages name it), its relative paths anchored
+ * at `dataDir`: for a ceremony.json read elsewhere than in its data folder (`ceremony fetch --config`).
+ */
+export function parseCeremonyConfigText(text: string, file: string, dataDir: string): CeremonyConfig {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
     throw new CoordinatorError('config.invalid', `${file} is not valid JSON: ${(error as Error).message}`);
   }
-  return parseCeremonyConfig(raw, dataDir);
+  return parseCeremonyConfig(raw, file, dataDir);
 }
 
 export function findCircuit(config: CeremonyConfig, name: string): CircuitConfig {

@@ -4,6 +4,9 @@
  * folder can be published as it is and audited with `ceremony audit`.
  */
 import path from 'node:path';
+import { zkeyFileName } from '../coordinator-api/file-urls.ts';
+
+export { zkeyFileName };
 
 export interface CeremonyPaths {
   dataDir: string;
@@ -17,10 +20,6 @@ export interface CeremonyPaths {
   finalZkeyPath(circuit: string): string;
   verificationKeyPath(circuit: string): string;
   solidityVerifierPath(verifier: string): string;
-}
-
-export function zkeyFileName(circuit: string, index: number): string {
-  return `${circuit}_${String(index).padStart(4, '0')}.zkey`;
 }
 
 export function ceremonyPaths(dataDir: string): CeremonyPaths {

@@ -131,6 +131,12 @@ export const ERROR_STATUS = {
 
   'publish.out_exists': 409,
 
+  // Raised by `ceremony fetch`, never answered by the coordinator's routes.
+  'fetch.dir_not_empty': 409,
+  'fetch.http_error': 502,
+  'fetch.bad_answer': 502,
+  'fetch.other_ceremony': 422,
+
   // Raised by the receipt check (CLI and page), never answered by the coordinator's routes.
   'receipt.malformed': 400,
   'receipt.key_unavailable': 502,

@@ -19,28 +19,22 @@
  *   verifiers are listed there and the manifest appears on the public page;
  * - alice opens the receipts file she downloaded on the public page: each of her contributions is
  *   in its circuit's final key, checked there;
- * - the public page's fetch script, run as shown, lays out the files and `ceremony audit` passes.
+ * - the two commands the public page names, `ceremony fetch` then `ceremony audit` (the dev ptau pinned
+ *   by the auditor), run from the checkout: the audit passes.
  *
  * Screenshots of each step: test-artifacts/browser/*.png. Needs web/dist (`npm run build:web`;
  * `npm test` builds it) and Chromium at /usr/bin/chromium (CHROMIUM_BIN overrides).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Identity } from '@semaphore-protocol/identity';
 import type { Page, Request } from 'playwright-core';
-import {
-  devPtauHash,
-  REPO_ROOT,
-  TEST_BEACON,
-  TEST_BEACON_ITERATIONS,
-  PROJECT_CIRCUITS,
-} from '../fixtures/ceremony-fixture.ts';
+import { devPtauHash, TEST_BEACON, TEST_BEACON_ITERATIONS, PROJECT_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
+import { runCli } from '../helpers/run-cli.ts';
 import { recordStatuses, screenshot, startWebApp, statusesSeen, type WebAppUnderTest } from '../helpers/chromium.ts';
 import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
 import { plainWords } from '../../web/src/api/error-messages.ts';
@@ -174,7 +168,7 @@ describe('before the turns: the public page, a pause, three contributors join', 
       '/api/circuits/register/zkeys/0',
     );
     assert.match((await publicPage.textContent('#final'))!, /Not yet/);
-    assert.match((await publicPage.textContent('#audit-script'))!, /bin\/ceremony\.js" audit \./);
+    assert.equal(await publicPage.textContent('#audit-command'), 'npx ceremony audit ceremony-audit');
     await screenshot(publicPage, '01-public-page-before');
   });
 
@@ -456,28 +450,34 @@ describe('finalised: the console, the public page, the receipts check and the au
   });
 
   test(
-    'the public page’s fetch script lays out every published file and ' +
-      '`ceremony audit` passes on them (the dev ptau pinned)',
+    'the commands the public page names, `ceremony fetch` then `ceremony audit` (the dev ptau pinned by the ' +
+      'auditor), pass from the checkout',
     async () => {
-      const script = (await publicPage.textContent('#audit-script'))!;
+      assert.equal(
+        await publicPage.textContent('#audit-fetch'),
+        `npx ceremony fetch ${app.coordinator.url} ceremony-audit`,
+      );
+      assert.equal(await publicPage.textContent('#audit-command'), 'npx ceremony audit ceremony-audit');
       // The how-to says the ptau must be pinned, and how (else an auditor following it meets audit.ptau_unpinned).
       const howTo = (await publicPage.textContent('#audit ol'))!;
       assert.match(howTo, /--ptau-hash HASH/);
+      assert.match(howTo, /This page gives no hash to pin/);
       assert.match(howTo, /This is a test network/);
-      const folder = await mkdtemp(path.join(tmpdir(), 'audit-from-page-'));
+      const folder = path.join(await mkdtemp(path.join(tmpdir(), 'audit-from-page-')), 'ceremony-audit');
       try {
-        // Asynchronously: the coordinator answering curl runs in this process.
-        // The dev ptau is no known public file: the auditor pins it (the script passes its arguments to the audit).
-        const args = ['-c', script, 'fetch-ceremony.sh', '--ptau-hash', await devPtauHash()];
-        const { stdout } = await promisify(execFile)('sh', args, {
-          cwd: folder,
-          env: { ...process.env, CEREMONY_REPO: REPO_ROOT },
-          timeout: 120_000,
-          maxBuffer: 16 * 1024 * 1024,
+        // From the checkout (the repository's root, its own ceremony-data/ceremony.json); asynchronously: the
+        // coordinator answering runs in this process.
+        const fetched = await runCli(['fetch', app.coordinator.url, folder, '--quiet']);
+        assert.equal(fetched.code, 0, fetched.stderr);
+        assert.match(fetched.stdout, /no known public file: the audit needs --ptau-hash/);
+        // The dev ptau is no known public file: the auditor pins the hash of the one they made.
+        const audit = await runCli(['audit', folder, '--ptau-hash', await devPtauHash(), '--quiet'], {
+          timeoutMs: 300_000,
         });
-        assert.match(stdout, /audit passed/);
+        assert.equal(audit.code, 0, audit.stdout + audit.stderr);
+        assert.match(audit.stdout, /audit passed/);
       } finally {
-        await rm(folder, { recursive: true, force: true });
+        await rm(path.dirname(folder), { recursive: true, force: true });
       }
     },
   );

@@ -1,28 +1,27 @@
 /**
- * The public page's fetch script (web/src/pages/ceremony-page.ts, taken from the page in
- * Chromium) and `ceremony publish` lay a finalised ceremony out the same way: every file the
- * script fetches is in the publication at the same path with the same bytes; the publication adds
- * only SHA256SUMS and the circom sources (which the script's user has in the checkout).
+ * What the public page tells an auditor to run (web/src/pages/ceremony-page.ts, read from the page
+ * in Chromium) is `ceremony fetch` and `ceremony audit` from their own checkout, no script of the
+ * page's; and `ceremony fetch` lays a finalised ceremony out as `ceremony publish` does: every file it
+ * fetches is in the publication at the same path with the same bytes; the publication adds only
+ * SHA256SUMS and the circom sources (which the fetch's user has in the checkout).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { copyCeremony, finalisedCeremony, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { echoPageErrors, launchChromium, builtWebApp } from '../helpers/chromium.ts';
 import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
 import type { RunningCoordinator } from '../../server/start-coordinator.ts';
 import { listFiles } from '../helpers/list-files.ts';
+import { runCli } from '../helpers/run-cli.ts';
 import { startTestCoordinator } from '../helpers/test-coordinator.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 
-const AUDIT_LINE = 'node "$CEREMONY_REPO/bin/ceremony.js" audit . "$@"';
 let dataDir: string;
 let work: string;
 let coordinator: RunningCoordinator;
@@ -47,69 +46,74 @@ after(async () => {
   await cleanUp(dataDir, work);
 });
 
-test('the public page’s fetch script and `ceremony publish` give the same layout', { timeout: 180_000 }, async () => {
-  assert.ok(existsSync(path.join(dataDir, 'state', 'receipt-key.pem')), 'the served folder has private state');
-  const page = await (await browser.newContext()).newPage();
-  echoPageErrors(page, 'ceremony');
-  await page.goto(`${coordinator.url}/ceremony/`);
-  const script = (await (await page.waitForSelector('#audit-script', { state: 'attached' })).textContent())!;
-  const lines = script.trimEnd().split('\n');
-  assert.equal(lines.at(-1), AUDIT_LINE, 'the script ends by auditing (left out here: only the layout is compared)');
-  const fetched = path.join(work, 'fetched');
-  await mkdir(fetched);
-  // Asynchronously: the coordinator answering curl runs in this process.
-  await promisify(execFile)('sh', ['-c', lines.slice(0, -1).join('\n')], {
-    cwd: fetched,
-    env: { ...process.env, CEREMONY_REPO: REPO_ROOT },
-    timeout: 120_000,
-  });
+test(
+  'the public page names `ceremony fetch`, which gives the layout of `ceremony publish`',
+  { timeout: 180_000 },
+  async () => {
+    assert.ok(existsSync(path.join(dataDir, 'state', 'receipt-key.pem')), 'the served folder has private state');
+    const page = await (await browser.newContext()).newPage();
+    echoPageErrors(page, 'ceremony');
+    await page.goto(`${coordinator.url}/ceremony/`);
+    const fetchCommand = (await (await page.waitForSelector('#audit-fetch')).textContent())!;
+    assert.equal(fetchCommand, `npx ceremony fetch ${coordinator.url} ceremony-audit`);
+    assert.equal(await page.textContent('#audit-command'), 'npx ceremony audit ceremony-audit');
+    assert.match((await page.textContent('#audit'))!, /This page gives no hash to pin/);
+    assert.equal(await page.locator('#audit pre, #audit-script').count(), 0, 'no script of the page’s to run');
+    await page.close();
 
-  const published = path.join(work, 'published');
-  await publishCeremony(dataDir, published);
+    const fetched = path.join(work, 'fetched');
+    // From the checkout (the repository's root): its ceremony-data/ceremony.json, by default.
+    const result = await runCli(['fetch', coordinator.url, fetched, '--quiet']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, new RegExp(`^next: ceremony audit ${fetched}$`, 'm'));
 
-  const fetchedFiles = await listFiles(fetched);
-  const publishedFiles = await listFiles(published);
-  assert.ok(
-    fetchedFiles.includes('final/manifest.json') && fetchedFiles.some((f) => f.startsWith('chains/')),
-    fetchedFiles.join('\n'),
-  );
-  assert.deepEqual(
-    fetchedFiles.filter((f) => !publishedFiles.includes(f)),
-    [],
-    'every fetched file is published at the same path',
-  );
-  const extra = publishedFiles.filter((f) => !fetchedFiles.includes(f));
-  assert.deepEqual(
-    extra.filter((f) => f !== 'SHA256SUMS' && !/^circuits\/.+\.circom$/.test(f)),
-    [],
-    'the publication adds only SHA256SUMS and the circom sources',
-  );
-  assert.ok(extra.includes('SHA256SUMS') && extra.includes('circuits/lib/mix-chain.circom'), extra.join(', '));
-  for (const file of fetchedFiles) {
-    if (file === 'ceremony.json') {
-      // The script copies it from the checkout (its own formatting); the content must agree.
-      assert.deepEqual(
-        JSON.parse(await readFile(path.join(fetched, file), 'utf8')),
-        JSON.parse(await readFile(path.join(published, file), 'utf8')),
-      );
-    } else if (file === 'transcript/transcript.jsonl') {
-      // The script rebuilds it from /api/transcript, whose entries are re-serialised (the
-      // `finalised` entry's keys come out in another order); publish copies the file's bytes.
-      const entries = async (dir: string) =>
-        (await readFile(path.join(dir, file), 'utf8'))
-          .trim()
-          .split('\n')
-          .map((line) => JSON.parse(line));
-      assert.deepEqual(await entries(fetched), await entries(published));
-    } else {
-      assert.equal(await sha256(path.join(fetched, file)), await sha256(path.join(published, file)), file);
-    }
-  }
-  for (const source of extra.filter((f) => f.endsWith('.circom'))) {
-    assert.equal(
-      await sha256(path.join(published, source)),
-      await sha256(path.join(REPO_ROOT, 'ceremony-data', source)),
-      `${source} is the checkout's`,
+    const published = path.join(work, 'published');
+    await publishCeremony(dataDir, published);
+
+    const fetchedFiles = await listFiles(fetched);
+    const publishedFiles = await listFiles(published);
+    assert.ok(
+      fetchedFiles.includes('final/manifest.json') && fetchedFiles.some((f) => f.startsWith('chains/')),
+      fetchedFiles.join('\n'),
     );
-  }
-});
+    assert.deepEqual(
+      fetchedFiles.filter((f) => !publishedFiles.includes(f)),
+      [],
+      'every fetched file is published at the same path',
+    );
+    const extra = publishedFiles.filter((f) => !fetchedFiles.includes(f));
+    assert.deepEqual(
+      extra.filter((f) => f !== 'SHA256SUMS' && !/^circuits\/.+\.circom$/.test(f)),
+      [],
+      'the publication adds only SHA256SUMS and the circom sources',
+    );
+    assert.ok(extra.includes('SHA256SUMS') && extra.includes('circuits/lib/mix-chain.circom'), extra.join(', '));
+    for (const file of fetchedFiles) {
+      if (file === 'ceremony.json') {
+        // Copied from the checkout (its own formatting); the content must agree.
+        assert.deepEqual(
+          JSON.parse(await readFile(path.join(fetched, file), 'utf8')),
+          JSON.parse(await readFile(path.join(published, file), 'utf8')),
+        );
+      } else if (file === 'transcript/transcript.jsonl') {
+        // Rebuilt from /api/transcript, whose entries are re-serialised (the
+        // `finalised` entry's keys come out in another order); publish copies the file's bytes.
+        const entries = async (dir: string) =>
+          (await readFile(path.join(dir, file), 'utf8'))
+            .trim()
+            .split('\n')
+            .map((line) => JSON.parse(line));
+        assert.deepEqual(await entries(fetched), await entries(published));
+      } else {
+        assert.equal(await sha256(path.join(fetched, file)), await sha256(path.join(published, file)), file);
+      }
+    }
+    for (const source of extra.filter((f) => f.endsWith('.circom'))) {
+      assert.equal(
+        await sha256(path.join(published, source)),
+        await sha256(path.join(REPO_ROOT, 'ceremony-data', source)),
+        `${source} is the checkout's`,
+      );
+    }
+  },
+);

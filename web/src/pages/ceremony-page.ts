@@ -13,6 +13,7 @@ import { formatTime, shortHash } from '../ui/format-units.ts';
 import { renderSiteHeader } from '../ui/site-header.ts';
 import { createReceiptCheckView } from './receipt-check-view.ts';
 import { createQueueLogView } from './queue-log-view.ts';
+import { zkeyFileName, zkeyUrl } from '../../../core/coordinator-api/file-urls.ts';
 
 const api = new ApiClient();
 const REFRESH_MS = 5000;
@@ -24,9 +25,6 @@ const PHASE_WORDS: Record<CeremonyView['phase'], string> = {
   finalising: 'closed, being finalised',
   finalised: 'finalised',
 };
-
-const zkeyName = (circuit: string, index: number) => `${circuit}_${String(index).padStart(4, '0')}.zkey`;
-const zkeyUrl = (circuit: string, index: number) => `/api/circuits/${encodeURIComponent(circuit)}/zkeys/${index}`;
 
 function transcriptJsonl(transcript: TranscriptView): string {
   // Byte for byte the coordinator's transcript/transcript.jsonl (one JSON entry per line).
@@ -188,8 +186,8 @@ function renderCircuit(circuit: CircuitView, open: boolean): HTMLElement {
               {},
               h(
                 'a',
-                { href: zkeyUrl(circuit.name, entry.index), download: zkeyName(circuit.name, entry.index) },
-                zkeyName(circuit.name, entry.index),
+                { href: zkeyUrl(circuit.name, entry.index), download: zkeyFileName(circuit.name, entry.index) },
+                zkeyFileName(circuit.name, entry.index),
               ),
             ),
           ),
@@ -257,64 +255,10 @@ function renderTranscript(transcript: TranscriptView, open: boolean): HTMLElemen
   );
 }
 
-/** A shell script that lays out every published file the way `ceremony audit` reads a folder. */
-function auditScript(ceremony: CeremonyView, origin: string): string {
-  const lines = [
-    '#!/bin/sh',
-    `# Fetches every published file of ${ceremony.id} into the current (empty) folder, laid out as`,
-    '# `ceremony audit` reads it, then audits it. Usage: CEREMONY_REPO=/path/to/checkout sh fetch-ceremony.sh',
-    '# [--ptau-hash BLAKE2B512] (arguments go to the audit: a ptau that is no known public file must be pinned)',
-    'set -eu',
-    `BASE='${origin}'`,
-    ': "${CEREMONY_REPO:?set CEREMONY_REPO to a checkout of the project repository (npm install done)}"',
-    'fetch() { mkdir -p "$(dirname "$1")" && curl -fsS -o "$1" "$BASE$2"; }',
-    'cp "$CEREMONY_REPO/ceremony-data/ceremony.json" .',
-    // The key receipts are signed with: `ceremony verify-receipt RECEIPTS.json .` checks against it.
-    'fetch receipt-public-key.pem /api/receipt-key',
-    `fetch "$(node -p "require('./ceremony.json').ptau")" /api/ptau`,
-  ];
-  for (const circuit of ceremony.circuits) {
-    lines.push(
-      `fetch "$(node -p "require('./ceremony.json').circuits.find((c) => ` +
-        `c.name === '${circuit.name}').r1cs")" /api/circuits/${circuit.name}/r1cs`,
-    );
-    for (const entry of circuit.chain)
-      lines.push(
-        `fetch chains/${circuit.name}/${zkeyName(circuit.name, entry.index)} ${zkeyUrl(circuit.name, entry.index)}`,
-      );
-  }
-  // One line of shell for the reader to paste: the transcript's entries as JSON lines.
-  const toJsonLines =
-    'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{' +
-    'require("fs").mkdirSync("transcript",{recursive:true});' +
-    'require("fs").writeFileSync("transcript/transcript.jsonl",' +
-    'JSON.parse(s).entries.map(e=>JSON.stringify(e)).join("\\n")+"\\n")})';
-  lines.push(`curl -fsS "$BASE/api/transcript" | node -e '${toJsonLines}'`);
-  // The queue log, page by page (oldest first), as the lines of transcript/queue-log.jsonl.
-  const queueLogLines =
-    '(async()=>{let after=-1,out="";for(;;){' +
-    'const r=await fetch(process.env.BASE+"/api/queue-log?limit=1000&after="+after);' +
-    'if(!r.ok)throw new Error("GET /api/queue-log: HTTP "+r.status);' +
-    'const p=await r.json();for(const e of p.entries)out+=JSON.stringify(e)+"\\n";' +
-    'if(p.entries.length<1000)break;after=p.entries.at(-1).seq}' +
-    'if(out)require("fs").writeFileSync("transcript/queue-log.jsonl",out)})()';
-  lines.push(`BASE="$BASE" node -e '${queueLogLines}'`);
-  if (ceremony.finalised) {
-    lines.push('fetch final/manifest.json /api/manifest', 'fetch final/compiler.json /api/final/compiler.json');
-    for (const circuit of ceremony.circuits) {
-      lines.push(
-        `fetch final/${circuit.name}.zkey /api/final/${circuit.name}.zkey`,
-        `fetch final/${circuit.name}.vkey.json /api/final/${circuit.name}.vkey.json`,
-        `fetch final/${circuit.verifier}.sol /api/final/${circuit.verifier}.sol`,
-      );
-    }
-  }
-  lines.push('node "$CEREMONY_REPO/bin/ceremony.js" audit . "$@"');
-  return `${lines.join('\n')}\n`;
-}
-
+/** How to re-verify it all: two commands from one's own checkout; nothing of this page runs there. */
 function renderAudit(ceremony: CeremonyView): HTMLElement {
-  const script = auditScript(ceremony, location.origin);
+  // A fixed name, never the ceremony id: the commands are copied into a shell, and the id is the coordinator's word.
+  const dir = 'ceremony-audit';
   return h(
     'section',
     { class: 'card', id: 'audit', 'aria-labelledby': 'audit-title' },
@@ -329,39 +273,25 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
         h('code', {}, 'ceremony-data/ceremony.json'),
         ' and the circuits) and run ',
         h('code', {}, 'npm install'),
-        ' in it.',
+        ' in it. Everything below runs from your checkout: this page gives you no script to run.',
       ),
       h(
         'li',
         {},
-        'In an empty folder, run the script below with ',
-        h('code', {}, 'CEREMONY_REPO=/path/to/checkout sh fetch-ceremony.sh'),
-        '. It fetches every file listed on this page into the layout the audit ' +
-          'reads: the powers of tau, each r1cs, every zkey of every chain, the ' +
-          'transcript and, once finalised, the final keys, verification keys, ' +
-          'verifiers and manifest.',
+        'From the checkout, run ',
+        h('code', { id: 'audit-fetch' }, `npx ceremony fetch ${location.origin} ${dir}`),
+        '. It copies your checkout’s ',
+        h('code', {}, 'ceremony.json'),
+        ' and fetches every file listed on this page into the layout the audit reads: the powers of tau, ' +
+          'each r1cs, every zkey of every chain, the transcript, the queue log and, once finalised, the final ' +
+          'keys, verification keys, verifiers and manifest.',
       ),
       h(
         'li',
         {},
-        'The audit trusts no powers of tau it cannot identify: a public Hermez ' +
-          'file is recognised by its hash; any other must be pinned by you, with ',
-        h('code', {}, 'sh fetch-ceremony.sh --ptau-hash HASH'),
-        ' (its BLAKE2b-512 as ',
-        h('code', {}, 'b2sum'),
-        ' prints it, taken from a source you trust, not from this coordinator). ',
-        ceremony.testNetwork
-          ? 'This is a test network: its powers of tau are a development file ' +
-              'whose secret is public, so pin that file’s hash and expect the audit ' +
-              'to call it INSECURE.'
-          : 'Without a pin the audit fails.',
-      ),
-      h(
-        'li',
-        {},
-        'It then runs ',
-        h('code', {}, 'ceremony audit .'),
-        ', which checks contribution 0 of each chain against the r1cs and the ' +
+        'Then run ',
+        h('code', { id: 'audit-command' }, `npx ceremony audit ${dir}`),
+        '. It checks contribution 0 of each chain against the r1cs and the ' +
           'powers of tau (without rebuilding it), verifies every link against ' +
           'the one before it, checks every file against the transcript, checks ' +
           'each final key as the beacon applied to the last contribution, and ' +
@@ -371,23 +301,32 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
         h('code', {}, '--in-progress'),
         ' to check what is there so far (its last line then says it is not finished).',
       ),
+      h(
+        'li',
+        {},
+        'The audit trusts no powers of tau it cannot identify: a public Hermez ' +
+          'file is recognised by its hash; any other must be pinned by you, with ',
+        h('code', {}, '--ptau-hash HASH'),
+        ' (its BLAKE2b-512 as ',
+        h('code', {}, 'b2sum'),
+        ' prints it). This page gives no hash to pin: take it from a source you trust, never from this ' +
+          'coordinator. ',
+        ceremony.testNetwork
+          ? 'This is a test network: its powers of tau are a development file ' +
+              'whose secret is public, so make that file yourself (`ceremony dev-ptau`), pin its hash and expect ' +
+              'the audit to call it INSECURE.'
+          : 'Without a pin the audit fails.',
+      ),
     ),
     h(
       'div',
       { class: 'actions' },
       h('a', { class: 'button secondary', href: '/api/ptau', download: 'powers-of-tau.ptau' }, 'Powers of tau (ptau)'),
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'secondary',
-          onclick: () => downloadText('fetch-ceremony.sh', script, 'text/x-shellscript'),
-        },
-        'Download fetch-ceremony.sh',
+      copyButton(
+        'Copy the commands',
+        () => `npx ceremony fetch ${location.origin} ${dir}\nnpx ceremony audit ${dir}\n`,
       ),
-      copyButton('Copy script', () => script),
     ),
-    h('details', {}, h('summary', {}, 'fetch-ceremony.sh'), h('pre', { id: 'audit-script' }, script)),
   );
 }
 

@@ -1,0 +1,231 @@
+/**
+ * `ceremony fetch URL DIR` against a real coordinator serving a small finalised ceremony: the files
+ * land where `ceremony publish` puts them, with the same bytes, and `ceremony audit` passes on them
+ * with the auditor's own pin; it never audits itself and names no hash to pin. Refusals: a folder
+ * not empty (unless --resume, which keeps what is there), an HTTP error (a 404: its code, exit 1),
+ * a ceremony.json path that leaves DIR, a coordinator of another ceremony. In-process, with a
+ * coordinator's answers altered: a 429 is retried after its Retry-After, a key index that would
+ * leave DIR is refused.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { copyCeremony, devPtauHash, finalisedCeremony, TWO_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
+import { lines, runCli } from '../helpers/run-cli.ts';
+import { listFiles } from '../helpers/list-files.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
+import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
+import { fetchCeremony } from '../../core/publish/fetch-ceremony.ts';
+import { isCoordinatorError } from '../../core/errors.ts';
+
+let dataDir: string;
+let work: string;
+let config: string;
+let coordinator: TestCoordinator;
+
+const sha256 = async (file: string): Promise<string> =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
+
+/** A ceremony.json like the auditor's, with `changes` over it, written in the scratch folder. */
+async function configWith(name: string, changes: (raw: Record<string, unknown>) => void): Promise<string> {
+  const raw = JSON.parse(await readFile(config, 'utf8')) as Record<string, unknown>;
+  changes(raw);
+  const file = path.join(work, `${name}.json`);
+  await writeFile(file, JSON.stringify(raw));
+  return file;
+}
+
+before(async () => {
+  dataDir = await copyCeremony((await finalisedCeremony(TWO_CIRCUITS)).dataDir);
+  work = await mkdtemp(path.join(tmpdir(), 'fetch-test-'));
+  // The auditor's checkout: a ceremony.json of their own, not the served folder's.
+  config = path.join(work, 'auditor-ceremony.json');
+  await writeFile(config, await readFile(path.join(dataDir, 'ceremony.json')));
+  coordinator = await startTestCoordinator({ dataDir, open: false });
+});
+
+after(async () => {
+  await coordinator?.close();
+  await cleanUp(dataDir, work);
+});
+
+describe('ceremony fetch', () => {
+  let fetched: string;
+
+  test('lays a finalised ceremony out as `ceremony publish` does, and the audit passes on it', async () => {
+    fetched = path.join(work, 'fetched');
+    const result = await runCli(['fetch', coordinator.url, fetched, '--config', config]);
+    assert.equal(result.code, 0, result.stderr);
+    const out = lines(result.stdout);
+    assert.match(out[0]!, /^fetched \d+ files \([\d.]+ MB\) of shielded-pool-phase2-testnet into /);
+    assert.equal(out[1], `next: ceremony audit ${fetched}`);
+    // The dev ptau is no public file: the auditor is told to pin it, and given no hash to pin.
+    assert.match(out[2]!, /no known public file: the audit needs --ptau-hash .*never from this coordinator/);
+    assert.doesNotMatch(result.stdout, new RegExp(await devPtauHash()));
+    assert.match(result.stderr, /downloading chains\/register\/register_0002\.zkey/, 'progress on stderr');
+
+    const published = path.join(work, 'published');
+    await publishCeremony(dataDir, published);
+    const fetchedFiles = await listFiles(fetched);
+    const publishedFiles = await listFiles(published);
+    assert.deepEqual(
+      fetchedFiles,
+      publishedFiles.filter((f) => f !== 'SHA256SUMS' && !f.endsWith('.circom')),
+      'the publication less SHA256SUMS and the circom sources',
+    );
+    assert.ok(fetchedFiles.includes('final/compiler.json') && fetchedFiles.includes('receipt-public-key.pem'));
+    for (const file of fetchedFiles) {
+      if (file === 'ceremony.json') {
+        assert.equal(await readFile(path.join(fetched, file), 'utf8'), await readFile(config, 'utf8'), 'the auditor’s');
+      } else if (file !== 'transcript/transcript.jsonl') {
+        // (The transcript is rebuilt from /api/transcript's entries, re-serialised; the audit checks its chain.)
+        assert.equal(await sha256(path.join(fetched, file)), await sha256(path.join(published, file)), file);
+      }
+    }
+
+    // The fixture's links were made outside the coordinator's lobby, so its queue log (the rules
+    // alone) accepts none of them: the audit is asked about the rest, as of a ceremony without one.
+    await rm(path.join(fetched, 'transcript', 'queue-log.jsonl'));
+    const audit = await runCli(['audit', fetched, '--ptau-hash', await devPtauHash(), '--quiet'], {
+      timeoutMs: 300_000,
+    });
+    assert.equal(audit.code, 0, audit.stdout + audit.stderr);
+    assert.match(audit.stdout, /audit passed/);
+  });
+
+  test('refuses a folder that is not empty; --resume keeps the files there and completes the rest', async () => {
+    const again = await runCli(['fetch', coordinator.url, fetched, '--config', config, '--quiet']);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^error \[fetch\.dir_not_empty\]: /);
+
+    const resumed = path.join(work, 'resumed');
+    await mkdir(path.join(resumed, 'chains', 'register'), { recursive: true });
+    const kept = path.join(resumed, 'chains', 'register', 'register_0001.zkey');
+    await writeFile(kept, 'a whole file from an earlier run');
+    const result = await runCli(['fetch', coordinator.url, resumed, '--config', config, '--resume', '--quiet']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /; 1 already there kept\n/);
+    assert.equal(await readFile(kept, 'utf8'), 'a whole file from an earlier run');
+    const files = await listFiles(resumed);
+    assert.deepEqual(files, [...(await listFiles(fetched)), 'transcript/queue-log.jsonl'].sort());
+  });
+
+  test('an HTTP error names the request and its status, with fetch.http_error and exit 1', async () => {
+    const dir = path.join(work, 'not-found');
+    const result = await runCli(['fetch', `${coordinator.url}/no-such-prefix`, dir, '--config', config, '--quiet']);
+    assert.equal(result.code, 1);
+    assert.match(
+      result.stderr,
+      /^error \[fetch\.http_error\]: GET \/api\/transcript \(transcript\/transcript\.jsonl\): HTTP 404 Error Cannot GET /,
+    );
+    assert.deepEqual(await listFiles(dir), [], 'nothing written');
+  });
+
+  test('refuses a ceremony.json whose ptau or r1cs path leaves DIR, before any request', async () => {
+    const outside = await configWith('outside', (raw) => (raw.ptau = '../escaped.ptau'));
+    const absolute = await configWith('absolute', (raw) => {
+      (raw.circuits as Array<Record<string, unknown>>)[0]!.r1cs = path.join(work, 'escaped.r1cs');
+    });
+    for (const file of [outside, absolute]) {
+      const dir = path.join(work, `escape-${path.basename(file, '.json')}`);
+      const result = await runCli(['fetch', coordinator.url, dir, '--config', file, '--quiet']);
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(
+        result.stderr,
+        /^error \[config\.invalid\]: the (ptau|r1cs of register) \(.+\) is outside the folder/,
+      );
+      assert.equal(existsSync(dir), false);
+    }
+    assert.equal(existsSync(path.join(work, 'escaped.ptau')) || existsSync(path.join(work, 'escaped.r1cs')), false);
+  });
+
+  test('refuses a coordinator of another ceremony than the auditor’s ceremony.json', async () => {
+    const other = await configWith('other', (raw) => (raw.id = 'another-ceremony'));
+    const result = await runCli(['fetch', coordinator.url, path.join(work, 'other'), '--config', other, '--quiet']);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^error \[fetch\.other_ceremony\]: .*another-ceremony/);
+  });
+});
+
+describe('fetchCeremony against altered answers', () => {
+  /** The coordinator's fetch, with `alter` answering instead of it where it returns a response. */
+  const altered =
+    (alter: (route: string) => Response | Promise<Response> | undefined): typeof fetch =>
+    async (input, init) => {
+      const route = new URL(String(input)).pathname;
+      return (await alter(route)) ?? fetch(input, init);
+    };
+
+  test('a 429 is waited out for its Retry-After, then the download goes on', async () => {
+    const waits: number[] = [];
+    let refused = 0;
+    const result = await fetchCeremony(coordinator.url, path.join(work, 'rate-limited'), {
+      configFile: config,
+      fetch: altered((route) =>
+        route === '/api/ptau' && refused++ < 2
+          ? Response.json(
+              { error: { code: 'rate.limited', message: 'slow down' } },
+              {
+                status: 429,
+                headers: { 'retry-after': '7' },
+              },
+            )
+          : undefined,
+      ),
+      sleep: async (ms) => void waits.push(ms),
+    });
+    assert.deepEqual(waits, [7000, 7000]);
+    assert.equal(result.ptau.known, false);
+    assert.ok(existsSync(path.join(work, 'rate-limited', 'ptau', 'dev-pot10-insecure.ptau')));
+  });
+
+  test('a Retry-After beyond the longest wait, or retries used up, ends it with fetch.http_error', async () => {
+    const tooLong = fetchCeremony(coordinator.url, path.join(work, 'budget'), {
+      configFile: config,
+      fetch: altered((route) =>
+        route === '/api/ptau' ? new Response('', { status: 429, headers: { 'retry-after': '86400' } }) : undefined,
+      ),
+      sleep: async () => assert.fail('no wait beyond maxRetryWaitMs'),
+    });
+    await assert.rejects(
+      tooLong,
+      (error) => isCoordinatorError(error, 'fetch.http_error') && /86400 s/.test(error.message),
+    );
+    let tries = 0;
+    const always = fetchCeremony(coordinator.url, path.join(work, 'always-busy'), {
+      configFile: config,
+      retries: 3,
+      fetch: altered((route) => (route === '/api/ptau' ? (tries++, new Response('', { status: 503 })) : undefined)),
+      sleep: async () => {},
+    });
+    await assert.rejects(
+      always,
+      (error) => isCoordinatorError(error, 'fetch.http_error') && /after 3 retries/.test(error.message),
+    );
+    assert.equal(tries, 4);
+    assert.equal(existsSync(path.join(work, 'always-busy', 'ptau', 'dev-pot10-insecure.ptau')), false);
+  });
+
+  test('a transcript whose key index would name a path outside DIR is refused', async () => {
+    const transcript = (await (await fetch(`${coordinator.url}/api/transcript`)).json()) as {
+      entries: Array<Record<string, unknown>>;
+    };
+    transcript.entries.find((e) => e.type === 'contribution')!.index = '1/../../../../escaped';
+    const dir = path.join(work, 'hostile-index');
+    await assert.rejects(
+      fetchCeremony(coordinator.url, dir, {
+        configFile: config,
+        fetch: altered((route) => (route === '/api/transcript' ? Response.json(transcript) : undefined)),
+      }),
+      (error) => isCoordinatorError(error, 'fetch.bad_answer'),
+    );
+    assert.deepEqual(await listFiles(dir), []);
+  });
+});
