@@ -54,7 +54,7 @@ export interface AppDeps {
   webDir?: string;
   /** Public base URL: https turns on HSTS (tus answers CORS for its origin only: ContributionUploads). */
   publicUrl?: string;
-  /** Rate limits of sign-in, challenge, upload creation, join and leave (server/http/rate-limits.ts); none when absent. */
+  /** The rate limits (server/http/rate-limits.ts); none when absent. */
   rateLimits?: RateLimits;
   /** Trusted reverse-proxy hops (client address from X-Forwarded-For). Default 0. */
   trustProxy?: number;

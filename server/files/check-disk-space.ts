@@ -16,7 +16,7 @@ export interface DiskSpace {
 }
 
 /** Bytes available to the coordinator's user on the disk holding `directory`. */
-export async function freeDiskBytes(directory: string): Promise<number> {
+async function freeDiskBytes(directory: string): Promise<number> {
   const stats = await statfs(directory);
   return stats.bavail * stats.bsize;
 }

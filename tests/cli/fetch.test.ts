@@ -123,7 +123,10 @@ describe('ceremony fetch', () => {
     assert.equal(result.code, 1);
     assert.match(
       result.stderr,
-      /^error \[fetch\.http_error\]: GET \/api\/transcript \(transcript\/transcript\.jsonl\): HTTP 404 Error Cannot GET /,
+      new RegExp(
+        '^error \\[fetch\\.http_error\\]: GET /api/transcript \\(transcript/transcript\\.jsonl\\): ' +
+          'HTTP 404 Error Cannot GET ',
+      ),
     );
     assert.deepEqual(await listFiles(dir), [], 'nothing written');
   });

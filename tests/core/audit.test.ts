@@ -251,7 +251,7 @@ test(
   },
 );
 
-test("an init entry whose circuit hash is not contribution 0's is refused, the transcript rewritten to match", async () => {
+test("an init entry whose circuit hash is not contribution 0's is refused, the transcript made to match", async () => {
   // Every receipt check of the chain holds its keys to this hash: a wrong one would fail them all.
   const report = await tamperedCeremony(async (dir) =>
     rewriteTranscript(ceremonyPaths(dir), (entry) => {
@@ -268,7 +268,7 @@ test("an init entry whose circuit hash is not contribution 0's is refused, the t
   );
 });
 
-test('a beacon hashed more times than the auditor allows fails its chain at once; an exponent past 63 is no beacon', async () => {
+test('a beacon hashed more times than the auditor allows fails its chain; an exponent past 63 is none', async () => {
   // The transcript names the exponent, and the audit would hash 2^N times before its verdict.
   const announcing = (iterationsExp: number) => async (dir: string) =>
     rewriteTranscript(ceremonyPaths(dir), (entry) => {

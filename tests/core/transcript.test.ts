@@ -164,7 +164,7 @@ test('the finalised entry closes the transcript: once, last, after every chain b
   await rm(dir, { recursive: true, force: true });
 });
 
-test('a finalised entry while a configured circuit has no chain sealed is refused against the configuration', async () => {
+test('a finalised entry while a configured circuit has no sealed chain is refused by the configuration', async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'transcript-'));
   const transcript = await Transcript.load(path.join(dir, 'transcript.jsonl'), 'unit-test');
   const beacon = { type: 'beacon', circuit: 'register', index: 2, contributionHash: HASH, fileHash: HASH } as const;

@@ -2,8 +2,9 @@
  * What `npm run build` compiles into dist/ (tsconfig.build.json) is what the app can load, and all of
  * it: the files reachable by imports from the app's entries (`ceremony`'s cli/main.ts, `npm start`'s
  * script) and from the threads and processes the compiled code starts (`new URL(compiled ? 'x.js' :
- * 'x-entry.js')`, or `kernelThreadEntry` for the kernel's threads). Build tools (the kernel's, the circuits') and the sources' own entries of the
- * threads and processes stay out. Read from `tsc --listFilesOnly`, so it holds whether or not dist/ is built.
+ * 'x-entry.js')`, or `kernelThreadEntry` for the kernel's threads). Build tools (the kernel's, the
+ * circuits') and the sources' own entries of the threads and processes stay out. Read from
+ * `tsc --listFilesOnly`, so it holds whether or not dist/ is built.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -236,7 +236,7 @@ describe('bounded rows', () => {
     assert.equal(rows(), 1, 'expired challenges were swept');
   });
 
-  test('Semaphore challenges: a share per address (auth.too_many_in_progress), another address still gets one', async () => {
+  test('Semaphore challenges: a share per address (auth.too_many_in_progress), another address gets one', async () => {
     const coordinator = await start({
       SEMAPHORE_GROUP_MEMBERS: '12345',
       RATE_LIMIT_CHALLENGE: '100',
