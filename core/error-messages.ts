@@ -397,6 +397,14 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'The receipt’s circuit is not finalised yet, so no deployed verifier can carry its final key.',
     next: 'Check the deployment once the ceremony is finalised.',
   },
+  'deployment.wrong_chain': {
+    what: 'The JSON-RPC endpoint answers for another chain than the one the check was asked to read.',
+    next: 'Give the endpoint of the network you mean to check, or the chain id it has.',
+  },
+  'deployment.test_ceremony_on_mainnet': {
+    what: 'A test-network ceremony, whose secret is public, was checked against verifiers on a mainnet.',
+    next: 'Check mainnet verifiers against the real ceremony; a test ceremony’s keys guard nothing.',
+  },
   'contribution.identity_pattern_changed': REFUSED_FILE(
     'some of its points are empty (the point at infinity) where the ' +
       'previous key’s are not, or the other way round; a real contribution ' +

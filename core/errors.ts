@@ -125,6 +125,13 @@ const ERROR_CODES = {
   'deployment.no_verifier': PLAIN,
   /** `verify-receipt --deployment`: the receipt's circuit has no final key yet, so no verifier can carry it. */
   'deployment.not_finalised': PLAIN,
+  /** The JSON-RPC endpoint reports another chain id than the one asked for (`--chain-id`, `--compare-chain-id`). */
+  'deployment.wrong_chain': PLAIN,
+  /**
+   * A test-network ceremony's keys (ptau secret public) checked against a mainnet's verifiers, without
+   * `--allow-test-ceremony`.
+   */
+  'deployment.test_ceremony_on_mainnet': PLAIN,
 
   // A candidate zkey that is refused as the next link of a chain
   'zkey.malformed': REFUSES,

@@ -6,20 +6,23 @@ import { renderCheckReport } from '../../core/deployment/render-check-report.ts'
 
 export function checkManifestCommand(): Command {
   return new Command('check-manifest')
-    .description("check the delta manifest against the verification keys of the ceremony's final keys")
+    .description("check the delta manifest against the ceremony's final keys: every verifier, each its key's δ")
     .argument('<manifest.json>', 'delta manifest: verifier name → { "deltax1", "deltax2" } (decimal strings)')
-    .argument('<dir>', 'directory of the final keys, <circuit>.zkey (VerifierTreeUpdate → treeUpdate.zkey)')
+    .argument('<dir>', 'the ceremony folder (published, or the data folder): ceremony.json, transcript/, final/')
     .addHelpText(
       'after',
-      "\nEach key's verification key is exported from <circuit>.zkey; only when that file is absent is\n" +
-        '<circuit>.vkey.json used instead, with a warning. Prints "NAME match" or "NAME MISMATCH" per\n' +
-        'verifier; reasons go to stderr. Exit status: 0 every verifier matches, 1 any MISMATCH,\n' +
-        '2 usage or input file error.',
+      '\nEvery verifier ceremony.json names must have an entry and every entry must name one of them\n' +
+        "(deployment.manifest_mismatch). Each key's verification key is exported from final/<circuit>.zkey\n" +
+        "once its BLAKE2b-512 is the transcript's; only when that file is absent is final/<circuit>.vkey.json\n" +
+        'used instead, with a warning. Prints the ceremony identifier, then "NAME match" or "NAME MISMATCH"\n' +
+        'per verifier; reasons go to stderr. Exit status: 0 every verifier matches, 1 any MISMATCH (or the\n' +
+        'ceremony not finalised), 2 usage or input file error.',
     )
-    .action(async (manifestPath: string, finalDir: string) => {
+    .action(async (manifestPath: string, ceremonyDir: string) => {
       const manifest = await readManifestFile(manifestPath);
-      const rendered = renderCheckReport(await checkManifest({ manifest, finalDir }));
-      process.stdout.write(rendered.stdout);
+      const report = await checkManifest({ manifest, ceremonyDir });
+      const rendered = renderCheckReport(report);
+      process.stdout.write(`ceremony identifier: ${report.identifier}\n${rendered.stdout}`);
       process.stderr.write(rendered.stderr);
       process.exitCode = rendered.exitCode;
     });

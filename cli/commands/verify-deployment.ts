@@ -3,11 +3,13 @@
  * service's δ-only procedure, unchanged, saying on stderr that only δ was checked), or with
  * `--ceremony DIR` against the whole final verification keys of the ceremony (and, where
  * final/compiler.json allows, the recompiled verifiers); `--compare` adds a second network.
+ * Every code is read at one block, named on stdout (`chain C, block N 0xHASH`); `--chain-id`
+ * and `--compare-chain-id` refuse an endpoint of another chain (`deployment.wrong_chain`).
  */
 import { Command } from 'commander';
 import { CoordinatorError } from '../../core/errors.ts';
 import { compareWithSecondNetwork, type SecondNetwork } from '../../core/deployment/compare-networks.ts';
-import { requireHttpUrl, type DeployedCodes } from '../../core/deployment/deployed-code-reader.ts';
+import { parseChainId, requireHttpUrl, type DeployedCodes } from '../../core/deployment/deployed-code-reader.ts';
 import { readManifestFile } from '../../core/deployment/read-manifest-file.ts';
 import { readVerifiersFile } from '../../core/deployment/read-verifiers-file.ts';
 import { renderCheckReport } from '../../core/deployment/render-check-report.ts';
@@ -23,6 +25,9 @@ interface VerifyDeploymentFlags {
   ceremony?: string;
   compare?: string[];
   recompile: boolean;
+  chainId?: number;
+  compareChainId?: number;
+  allowTestCeremony?: boolean;
 }
 
 export function verifyDeploymentCommand(): Command {
@@ -44,18 +49,31 @@ export function verifyDeploymentCommand(): Command {
       '--compare <rpc2-and-verifiers2...>',
       'RPC2 VERIFIERS2: also require the same runtime code on a second network (metadata trailer aside)',
     )
+    .option('--chain-id <n>', 'refuse the endpoint unless it reports this chain id (1: Ethereum mainnet)', (value) =>
+      parseChainId(value, '--chain-id'),
+    )
+    .option(
+      '--compare-chain-id <n>',
+      "with --compare: the chain id the second network's endpoint must report",
+      (value) => parseChainId(value, '--compare-chain-id'),
+    )
+    .option(
+      '--allow-test-ceremony',
+      "with --ceremony: check a test-network ceremony's keys even against a mainnet's verifiers (still warned)",
+    )
     .addHelpText(
       'after',
       '\nPrints "NAME match" or "NAME MISMATCH" per verifier; reasons go to stderr. Without --ceremony only δ\n' +
         "is checked, as the service's document defines it (stderr says so); with --ceremony the first line is\n" +
         "the ceremony's identifier (the hash of its transcript's last entry) and each match says on stderr what\n" +
-        'it proved. Exit status: 0 every verifier matches, 1 any MISMATCH, 2 usage or input file error.',
+        'it proved. Every code is read at one block, printed before the verdicts ("chain C, block N 0xHASH");\n' +
+        "the endpoint's answers are trusted: use your own node or a second, independent provider.\n" +
+        'Exit status: 0 every verifier matches, 1 any MISMATCH (or a refusal), 2 usage or input file error.',
     )
     .action(async (rpcUrl: string, manifestPath: string, verifiersPath: string, flags: VerifyDeploymentFlags) => {
-      if (flags.ceremony === undefined && !flags.recompile) {
-        throw new CoordinatorError('usage.invalid_arguments', '--no-recompile goes with --ceremony DIR');
-      }
-      const second = await secondNetwork(flags.compare);
+      requireCompanions(flags);
+      const second = await secondNetwork(flags.compare, flags.compareChainId);
+      const chainId = flags.chainId === undefined ? {} : { chainId: flags.chainId };
       const manifest = await readManifestFile(manifestPath);
       const verifiers = await readVerifiersFile(verifiersPath);
       let codes: DeployedCodes = { codes: new Map() };
@@ -65,7 +83,7 @@ export function verifyDeploymentCommand(): Command {
       let report: CheckReport;
       const notes: string[] = [];
       if (flags.ceremony === undefined) {
-        report = await verifyDeployment({ rpcUrl, manifest, verifiers, onCodes });
+        report = await verifyDeployment({ rpcUrl, manifest, verifiers, onCodes, ...chainId });
         notes.push(DELTA_ONLY_NOTE);
       } else {
         const checked = await verifyDeploymentAgainstCeremony({
@@ -74,7 +92,9 @@ export function verifyDeploymentCommand(): Command {
           verifiers,
           ceremonyDir: flags.ceremony,
           recompile: flags.recompile,
+          allowTestCeremony: flags.allowTestCeremony === true,
           onCodes,
+          ...chainId,
         });
         process.stdout.write(`ceremony identifier: ${checked.identifier}\n`);
         if (checked.notRecompiled !== undefined) {
@@ -92,7 +112,20 @@ export function verifyDeploymentCommand(): Command {
     });
 }
 
-async function secondNetwork(compare: string[] | undefined): Promise<SecondNetwork | undefined> {
+/** The options that mean nothing without another one. */
+function requireCompanions(flags: VerifyDeploymentFlags): void {
+  const alone = (what: string, needs: string) => {
+    throw new CoordinatorError('usage.invalid_arguments', `${what} goes with ${needs}`);
+  };
+  if (flags.ceremony === undefined && !flags.recompile) alone('--no-recompile', '--ceremony DIR');
+  if (flags.ceremony === undefined && flags.allowTestCeremony) alone('--allow-test-ceremony', '--ceremony DIR');
+  if (flags.compare === undefined && flags.compareChainId !== undefined) alone('--compare-chain-id', '--compare');
+}
+
+async function secondNetwork(
+  compare: string[] | undefined,
+  chainId: number | undefined,
+): Promise<SecondNetwork | undefined> {
   if (compare === undefined) return undefined;
   if (compare.length !== 2) {
     throw new CoordinatorError(
@@ -101,5 +134,9 @@ async function secondNetwork(compare: string[] | undefined): Promise<SecondNetwo
     );
   }
   const [rpcUrl, verifiersPath] = compare as [string, string];
-  return { rpcUrl: requireHttpUrl(rpcUrl), verifiers: await readVerifiersFile(verifiersPath) };
+  return {
+    rpcUrl: requireHttpUrl(rpcUrl),
+    verifiers: await readVerifiersFile(verifiersPath),
+    ...(chainId === undefined ? {} : { chainId }),
+  };
 }

@@ -11,7 +11,8 @@
  *
  * Each receipt goes through `checkReceipt` (one kind of receipt today), and the checker takes
  * further per-circuit checks through `extraKeyChecks`: `--deployment RPC VERIFIERS` adds the deployed
- * verifier of each receipt's circuit against the final key read (core/deployment/deployed-verifier-key-check.ts).
+ * verifier of each receipt's circuit against the final key read (core/deployment/deployed-verifier-key-check.ts),
+ * every one at one block, which the output names (`deployment` in the JSON).
  */
 import { readFile, stat } from 'node:fs/promises';
 import { Command } from 'commander';
@@ -34,12 +35,17 @@ import {
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 import { checkStepReceiptsOfText } from '../../core/receipts/step-receipt-evidence.ts';
 import { stepReceiptSubject } from '../../core/receipts/step-receipt.ts';
-import { deployedVerifierKeyCheck } from '../../core/deployment/deployed-verifier-key-check.ts';
+import {
+  deployedVerifierKeyCheck,
+  type DeployedVerifierKeyCheck,
+} from '../../core/deployment/deployed-verifier-key-check.ts';
+import { describeChainHead, parseChainId } from '../../core/deployment/deployed-code-reader.ts';
 import { readVerifiersFile } from '../../core/deployment/read-verifiers-file.ts';
 
 interface VerifyReceiptOptions {
   coordinator?: string;
   deployment?: string[];
+  chainId?: number;
   json?: boolean;
   quiet?: boolean;
 }
@@ -105,9 +111,16 @@ function checkReceipt(checker: ReceiptChecker, receipt: SignedReceipt, file: Rec
   return checker.check(receipt, file);
 }
 
-/** The checks each circuit's key goes through besides the checker's own: the deployment's, when asked. */
-async function extraKeyChecks(deployment: string[] | undefined): Promise<ExtraKeyCheck[]> {
-  if (deployment === undefined) return [];
+/** The deployment's check, when asked: the one check each circuit's key goes through besides the checker's own. */
+async function deploymentCheck(
+  deployment: string[] | undefined,
+  chainId: number | undefined,
+): Promise<DeployedVerifierKeyCheck | undefined> {
+  if (deployment === undefined) {
+    if (chainId !== undefined)
+      throw new CoordinatorError('usage.invalid_arguments', '--chain-id goes with --deployment');
+    return undefined;
+  }
   if (deployment.length !== 2) {
     throw new CoordinatorError(
       'usage.invalid_arguments',
@@ -116,7 +129,8 @@ async function extraKeyChecks(deployment: string[] | undefined): Promise<ExtraKe
     );
   }
   const [rpcUrl, verifiersPath] = deployment as [string, string];
-  return [deployedVerifierKeyCheck(rpcUrl, await readVerifiersFile(verifiersPath))];
+  const expected = chainId === undefined ? {} : { chainId };
+  return deployedVerifierKeyCheck(rpcUrl, await readVerifiersFile(verifiersPath), expected);
 }
 
 /** What the passing verdicts proved (each phrase once), what they leave to the audit, and the identifier. */
@@ -156,6 +170,9 @@ export function verifyReceiptCommand(): Command {
       'RPC VERIFIERS: also check that the deployed verifier of each receipt’s circuit (VERIFIERS: name → ' +
         'address, as for verify-deployment) carries every constant of the final key the receipt is in',
     )
+    .option('--chain-id <n>', 'with --deployment: refuse the endpoint unless it reports this chain id', (value) =>
+      parseChainId(value, '--chain-id'),
+    )
     .option('--json', 'print the verdicts as JSON on stdout')
     .option('--quiet', 'no progress lines on stderr')
     .addHelpText(
@@ -169,7 +186,8 @@ export function verifyReceiptCommand(): Command {
         "contribution 0's. Left to `ceremony audit`: that contribution 0 is the circuit's and the ptau's,\n" +
         "L and H, and the published files byte for byte. Prints the ceremony's identifier (the hash of\n" +
         "the transcript's last entry). With --deployment RPC VERIFIERS, also that the verifier deployed\n" +
-        "for each receipt's circuit carries every constant (α1, β2, γ2, δ2, IC) of that final key.\n" +
+        "for each receipt's circuit carries every constant (α1, β2, γ2, δ2, IC) of that final key, all read\n" +
+        "at one block it prints; the endpoint's answers are trusted (use your own node).\n" +
         'Exit status: 0 every receipt passed, 1 any did not (or a bad signature), 2 usage or input error.',
     )
     .action(async (receiptsPath: string, dir: string | undefined, options: VerifyReceiptOptions) => {
@@ -180,7 +198,8 @@ export function verifyReceiptCommand(): Command {
         );
       }
       // Usage and input errors of --deployment before anything is read.
-      const extraChecks = await extraKeyChecks(options.deployment);
+      const deployment = await deploymentCheck(options.deployment, options.chainId);
+      const extraChecks: ExtraKeyCheck[] = deployment === undefined ? [] : [deployment];
       const evidence =
         options.coordinator !== undefined
           ? coordinatorEvidence({ baseUrl: coordinatorUrl(options.coordinator) })
@@ -214,10 +233,21 @@ export function verifyReceiptCommand(): Command {
       );
       const identifier = transcript?.identifier;
       const failed = [...verdicts, ...steps.verdicts].filter((v) => !v.ok);
+      const chain = deployment?.chain();
       const report = {
         ok: failed.length === 0,
         source: evidence.label,
         ...(identifier ? { identifier } : {}),
+        ...(chain === undefined
+          ? {}
+          : {
+              deployment: {
+                chainId: chain.chainId,
+                blockNumber: chain.blockNumber,
+                blockHash: chain.blockHash,
+                endpointTrusted: true,
+              },
+            }),
         receipts: verdicts.map(verdictJson),
         steps: steps.verdicts.map((v) => ({ ...JSON.parse(v.receipt.bodyText), ...v, receipt: undefined })),
       };
@@ -241,6 +271,11 @@ export function verifyReceiptCommand(): Command {
               : `verify-receipt FAILED: ${notPassed} of ${count} did not pass\n`,
           );
         for (const line of closingLines(verdicts, transcript)) process.stdout.write(`${line}\n`);
+        if (chain !== undefined) {
+          process.stdout.write(
+            `deployment read at ${describeChainHead(chain)}, as the endpoint reports it (trusted, not checked)\n`,
+          );
+        }
         for (const v of steps.verdicts)
           process.stdout.write(`${stepReceiptSubject(v.receipt)} ${v.ok ? 'ok:' : `FAIL [${v.code}]:`} ${v.message}\n`);
         const stepsFailed = steps.verdicts.filter((v) => !v.ok).length;

@@ -6,6 +6,10 @@
  * bound to the ceremony's identifier, the hash of the transcript's last entry. Without the zkey
  * (an auditor may hold the small files only) `final/CIRCUIT.vkey.json` stands in, with a warning:
  * its agreement with the final key is what `ceremony audit` checks, not this.
+ *
+ * A test-network ceremony (ceremony.json's `testNetwork`, or a ptau in the folder carrying the
+ * development marker) is said, so no check reads its keys as guarding anything: the ptau's secret
+ * is public, and anyone can forge proofs for every key built on it.
  */
 import { readFile, stat } from 'node:fs/promises';
 import * as snarkjs from 'snarkjs';
@@ -13,6 +17,7 @@ import { loadCeremonyConfig } from '../config/ceremony-config.ts';
 import { hashFile } from '../crypto/file-hash.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { CoordinatorError, type ErrorCode } from '../errors.ts';
+import { readPtauSummary } from '../ptau/ptau-header.ts';
 import { Transcript } from '../transcript/transcript.ts';
 import { parseVerificationKeyJson, type VerificationKeyJson } from './verification-key-json.ts';
 
@@ -31,6 +36,8 @@ export interface CeremonyFinalKeys {
   finalDir: string;
   /** In ceremony.json's order. */
   keys: CeremonyFinalKey[];
+  /** Why the ceremony is a test network's (its keys guard nothing), or undefined when it is not. */
+  testNetwork?: string;
 }
 
 /** Refuses (`manifest.not_finalised`) a ceremony whose transcript has no `finalised` entry. */
@@ -62,7 +69,24 @@ export async function readCeremonyFinalKeys(dir: string): Promise<CeremonyFinalK
     }
     keys.push(key);
   }
-  return { identifier: transcript.lastHash, finalDir: paths.finalDir, keys };
+  const testNetwork = await testNetworkReason(config);
+  return { identifier: transcript.lastHash, finalDir: paths.finalDir, keys, ...(testNetwork ? { testNetwork } : {}) };
+}
+
+/**
+ * Why the ceremony is a test network's: its own word, or its ptau's marker. A ptau absent from the
+ * folder (a publication without it) or unreadable tells nothing here; the audit pins and checks it.
+ */
+async function testNetworkReason(config: Awaited<ReturnType<typeof loadCeremonyConfig>>): Promise<string | undefined> {
+  const insecurePtau = await readPtauSummary(config.ptauPath).then(
+    (ptau) => ptau.insecure,
+    () => false,
+  );
+  const why = [
+    config.testNetwork ? 'ceremony.json says "testNetwork": true' : undefined,
+    insecurePtau ? `its ptau (${config.ptau}) is the development one` : undefined,
+  ].filter((reason): reason is string => reason !== undefined);
+  return why.length === 0 ? undefined : why.join(' and ');
 }
 
 async function loadFinalKey(

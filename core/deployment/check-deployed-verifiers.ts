@@ -23,7 +23,8 @@ import {
   requireHttpUrl,
   UNREAD_CODE_ERRORS,
   type DeployedCode,
-  type RpcTimeouts,
+  type DeployedCodes,
+  type ReadCodeOptions,
 } from './deployed-code-reader.ts';
 import {
   parseVerificationKeyJson,
@@ -51,19 +52,26 @@ export type DeployedVerifierVerdict =
       runtimeCode?: Hex;
     };
 
+export interface CheckDeployedOptions extends ReadCodeOptions {
+  /** Receives the code read and the block it was read at (`read.chain`). */
+  onCodes?: (codes: DeployedCodes) => void;
+}
+
 /**
- * Checks every verifier of `targets` on the network at `rpcUrl`; the verdicts come in the order of
- * `targets`. Throws only for a malformed `rpcUrl` (`usage.invalid_arguments`); an endpoint that
- * cannot be reached is a `deployment.rpc_unavailable` verdict for each verifier.
+ * Checks every verifier of `targets` on the network at `rpcUrl`, all at one block; the verdicts
+ * come in the order of `targets`. Throws for a malformed `rpcUrl` (`usage.invalid_arguments`) and
+ * an endpoint of another chain than `options.chainId` (`deployment.wrong_chain`); an endpoint
+ * that cannot be reached is a `deployment.rpc_unavailable` verdict for each verifier.
  */
 export async function checkDeployedVerifiers(
   rpcUrl: string,
   targets: Readonly<Record<string, DeployedVerifierTarget>>,
-  timeouts: RpcTimeouts = {},
+  options: CheckDeployedOptions = {},
 ): Promise<DeployedVerifierVerdict[]> {
   requireHttpUrl(rpcUrl);
   const names = Object.keys(targets);
-  const read = await readDeployedCodes(rpcUrl, new Map(names.map((name) => [name, targets[name]!.address])), timeouts);
+  const read = await readDeployedCodes(rpcUrl, new Map(names.map((name) => [name, targets[name]!.address])), options);
+  options.onCodes?.(read);
   return names.map((verifier) => {
     const deployed = read.codes.get(verifier);
     if (deployed?.ok !== true) return notRead(verifier, deployed, read.failure);

@@ -1,122 +1,71 @@
 /**
- * Checks a delta manifest against the ceremony's final keys (service document, "Verifier
- * contracts", step 7): export the verification key of each final zkey and require
- * `deltax1 = vk_delta_2[0][1]` and `deltax2 = vk_delta_2[0][0]`.
+ * Checks a delta manifest against a ceremony's final keys (service document, "Verifier
+ * contracts", step 7), from the ceremony folder (published, or the coordinator's own): every
+ * verifier ceremony.json names must have an entry, every entry must name one of them (its
+ * `verifier` field, not a naming convention), and each entry must be `deltax1 = vk_delta_2[0][1]`,
+ * `deltax2 = vk_delta_2[0][0]` of its final key; each failure is `deployment.manifest_mismatch`.
  *
- * The zkey is the authority. A `<circuit>.vkey.json` is used only when the zkey is absent (an
- * auditor may hold just the published verification keys; production zkeys are large), and the
- * result then carries a warning saying it was compared with a derived file, not the key itself.
- * A key whose δ equals its γ (no Phase 2) is a MISMATCH with its own code, `vkey.delta_equals_gamma`.
+ * The keys are read as `verify-deployment --ceremony` reads them (ceremony-final-keys.ts): the
+ * transcript must end finalised, and `final/CIRCUIT.zkey` counts only once its BLAKE2b-512 is the
+ * one the transcript's beacon entry records. Without the zkey, `final/CIRCUIT.vkey.json` stands
+ * in, with a warning. A key whose δ equals its γ (no Phase 2) is a MISMATCH with its own code,
+ * `vkey.delta_equals_gamma`.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import * as snarkjs from 'snarkjs';
-import { CoordinatorError } from '../errors.ts';
-import {
-  deltaEntryFromVerificationKey,
-  deltaEqualsGamma,
-  type VerificationKeyDelta,
-} from '../manifest/delta-manifest.ts';
+import { stat } from 'node:fs/promises';
+import { CoordinatorError, isCoordinatorError } from '../errors.ts';
+import { deltaEqualsGamma } from '../manifest/delta-manifest.ts';
 import { DELTA_EQUALS_GAMMA, deltaEqualsGammaMessage } from '../manifest/delta-equals-gamma.ts';
-import { circuitOfVerifier } from './circuit-of-verifier.ts';
-import { parseDeltaEntry } from './parse-delta-entry.ts';
+import { readCeremonyFinalKeys, type CeremonyFinalKeys } from './ceremony-final-keys.ts';
+import { checkManifestEntry } from './manifest-entry-check.ts';
 import type { UncheckedManifest } from './read-manifest-file.ts';
 import type { CheckReport, VerifierCheck } from './verifier-check.ts';
 
 export interface CheckManifestOptions {
   manifest: UncheckedManifest;
-  /** Directory of the final keys, `<circuit>.zkey` (or, as a fallback, `<circuit>.vkey.json`). */
-  finalDir: string;
+  /** The ceremony folder: ceremony.json, transcript/, final/. */
+  ceremonyDir: string;
 }
 
-export async function checkManifest(options: CheckManifestOptions): Promise<CheckReport> {
-  await requireDirectory(options.finalDir);
-  const verifiers: VerifierCheck[] = [];
-  // One at a time: each export reads a whole zkey header and uses the shared curve's threads.
-  for (const [verifier, entry] of Object.entries(options.manifest)) {
-    verifiers.push(await checkOne(verifier, entry, options.finalDir));
-  }
-  return { verifiers };
+export interface ManifestCheckReport extends CheckReport {
+  /** The hash of the transcript's last entry: the ceremony's one identifier. */
+  identifier: string;
 }
 
-async function requireDirectory(dir: string): Promise<void> {
-  const info = await stat(dir).catch(() => undefined);
-  if (!info) throw new CoordinatorError('input.file_not_found', `final key directory not found: ${dir}`);
-  if (!info.isDirectory()) throw new CoordinatorError('input.invalid', `${dir} is not a directory`);
-}
-
-async function checkOne(verifier: string, entry: unknown, finalDir: string): Promise<VerifierCheck> {
-  const check: VerifierCheck = { verifier, match: false, reasons: [], warnings: [] };
-  const parsed = parseDeltaEntry(entry);
-  if (!parsed.ok) check.reasons.push(...parsed.reasons);
-
-  const circuit = circuitOfVerifier(verifier);
-  if (circuit === undefined) {
-    check.reasons.push(`name does not have the form Verifier<Circuit>, so no final key can be found for it`);
-    return check;
-  }
-
-  let vkey: VerificationKeyDelta;
-  try {
-    vkey = await loadVerificationKey(finalDir, circuit, check);
-  } catch (error) {
-    check.reasons.push(error instanceof Error ? error.message : String(error));
-    return check;
-  }
-
-  let keyDelta;
-  try {
-    keyDelta = deltaEntryFromVerificationKey(vkey);
-  } catch (error) {
-    check.reasons.push(`verification key of ${circuit}: ${(error as Error).message}`);
-    return check;
-  }
-  // A key without Phase 2 is refused, whatever the manifest says (its proofs can all be forged).
-  if (deltaEqualsGamma(vkey)) {
-    check.reasons.push(`[${DELTA_EQUALS_GAMMA}] ${deltaEqualsGammaMessage(circuit, verifier, 'the final key')}`);
-  }
-
-  if (parsed.ok) {
-    // Both sides are canonical decimals (no leading zeros), so string equality is numeric equality.
-    for (const field of ['deltax1', 'deltax2'] as const) {
-      if (parsed.delta[field] !== keyDelta[field]) {
-        check.reasons.push(
-          `${field} is ${parsed.delta[field]} in the manifest but ${keyDelta[field]} in the final key of ${circuit}`,
-        );
-      }
-    }
-  }
-  check.match = check.reasons.length === 0;
-  return check;
-}
-
-async function loadVerificationKey(
-  finalDir: string,
-  circuit: string,
-  check: VerifierCheck,
-): Promise<VerificationKeyDelta> {
-  const zkeyPath = join(finalDir, `${circuit}.zkey`);
-  if (await isFile(zkeyPath)) {
-    try {
-      return await snarkjs.zKey.exportVerificationKey(zkeyPath);
-    } catch (error) {
-      throw new Error(`cannot export the verification key of ${zkeyPath}: ${(error as Error).message}`);
-    }
-  }
-  const vkeyPath = join(finalDir, `${circuit}.vkey.json`);
-  if (!(await isFile(vkeyPath))) {
-    throw new Error(`neither ${circuit}.zkey nor ${circuit}.vkey.json in ${finalDir}`);
-  }
-  check.warnings.push(
-    `no ${circuit}.zkey; compared with ${circuit}.vkey.json, a file derived from the key, not the key itself`,
+/** One verdict per verifier: the manifest's, then any of the ceremony's the manifest lacks. */
+export async function checkManifest(options: CheckManifestOptions): Promise<ManifestCheckReport> {
+  const ceremony = await readCeremony(options.ceremonyDir);
+  const byVerifier = new Map(ceremony.keys.map((key) => [key.verifier, key]));
+  const names = [...Object.keys(options.manifest), ...byVerifier.keys()].filter(
+    (name, i, all) => all.indexOf(name) === i,
   );
-  try {
-    return JSON.parse(await readFile(vkeyPath, 'utf8')) as VerificationKeyDelta;
-  } catch (error) {
-    throw new Error(`cannot read ${vkeyPath}: ${(error as Error).message}`);
-  }
+  const verifiers = names.map((verifier): VerifierCheck => {
+    const check: VerifierCheck = { verifier, match: false, reasons: [], warnings: [] };
+    const key = byVerifier.get(verifier);
+    checkManifestEntry(check, key, options.manifest);
+    if (key?.problem) check.reasons.push(`[${key.problem.code}] ${key.problem.reason}`);
+    if (key) check.warnings.push(...key.warnings);
+    // A key without Phase 2 is refused, whatever the manifest says (its proofs can all be forged).
+    if (key?.verificationKey !== undefined && deltaEqualsGamma(key.verificationKey)) {
+      check.reasons.push(`[${DELTA_EQUALS_GAMMA}] ${deltaEqualsGammaMessage(key.circuit, verifier, 'the final key')}`);
+    }
+    check.match = check.reasons.length === 0;
+    return check;
+  });
+  return { identifier: ceremony.identifier, verifiers };
 }
 
-async function isFile(path: string): Promise<boolean> {
-  return (await stat(path).catch(() => undefined))?.isFile() ?? false;
+/** The final keys, with the folder named wrongly said as a usage error (exit 2). */
+async function readCeremony(dir: string): Promise<CeremonyFinalKeys> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info) throw new CoordinatorError('input.file_not_found', `ceremony folder not found: ${dir}`);
+  if (!info.isDirectory()) throw new CoordinatorError('input.invalid', `${dir} is not a folder`);
+  try {
+    return await readCeremonyFinalKeys(dir);
+  } catch (error) {
+    if (!isCoordinatorError(error, 'config.not_found')) throw error;
+    throw new CoordinatorError(
+      'input.invalid',
+      `${dir} is not a ceremony folder: it has no ceremony.json (give the published folder, not its final/)`,
+    );
+  }
 }

@@ -5,12 +5,17 @@
  * source compiled under another path) is said, not refused, since the trailer is never executed.
  * A snarkjs verifier has no immutables (its runtime code is the same wherever it is deployed), so
  * there is nothing else to set aside; code that differs anywhere else is `deployment.networks_differ`.
+ *
+ * Two endpoints that report the same chain id are one network read twice: the report warns, and
+ * each match says it compared two endpoints, not two networks (which is still worth having as a
+ * check of one provider against another).
  */
 import type { Hex } from 'viem';
 import {
   ownEntry,
   readDeployedCodes,
   UNREAD_CODE_ERRORS,
+  type ChainHead,
   type DeployedCodes,
   type RpcTimeouts,
 } from './deployed-code-reader.ts';
@@ -22,6 +27,8 @@ export interface SecondNetwork {
   rpcUrl: string;
   /** Verifier name → address on the second network. */
   verifiers: UncheckedVerifierAddresses;
+  /** The chain the second endpoint must report, else `deployment.wrong_chain`. */
+  chainId?: number;
 }
 
 export type RuntimeCodeComparison =
@@ -58,27 +65,29 @@ export async function compareWithSecondNetwork(
   const read = await readDeployedCodes(
     second.rpcUrl,
     new Map(names.map((name) => [name, ownEntry(second.verifiers, name)])),
-    timeouts,
+    { ...timeouts, ...(second.chainId === undefined ? {} : { chainId: second.chainId }) },
     'the second verifiers file',
   );
+  const oneChain = sameChain(firstCodes.chain, read.chain);
+  const there = oneChain === undefined ? 'on the second network' : `from the second endpoint (chain ${oneChain} too)`;
   for (const check of report.verifiers) {
-    const there = read.codes.get(check.verifier);
+    const theirs = read.codes.get(check.verifier);
     const here = firstCodes.codes.get(check.verifier);
-    if (there === undefined) {
+    if (theirs === undefined) {
       check.match = false; // the second endpoint failed: said once, in `failure`
       continue;
     }
-    if (!there.ok) {
-      check.reasons.push(`[${UNREAD_CODE_ERRORS[there.kind]}] second network: ${there.reason}`);
+    if (!theirs.ok) {
+      check.reasons.push(`[${UNREAD_CODE_ERRORS[theirs.kind]}] second network: ${theirs.reason}`);
       check.match = false;
       continue;
     }
     // Without the first network's code there is nothing to compare with; that is already a MISMATCH.
     if (here?.ok !== true) continue;
-    const compared = compareRuntimeCode(here.code, there.code);
+    const compared = compareRuntimeCode(here.code, theirs.code);
     if (!compared.same) {
       check.reasons.push(
-        `[deployment.networks_differ] the runtime code at ${there.address} on the second network is not the code at ` +
+        `[deployment.networks_differ] the runtime code at ${theirs.address} ${there} is not the code at ` +
           `${here.address} on the first: they differ from byte ${compared.firstDifferingByte} ` +
           `(${compared.lengths[0]} and ${compared.lengths[1]} bytes long)`,
       );
@@ -86,11 +95,28 @@ export async function compareWithSecondNetwork(
     } else if (check.match) {
       check.checked = [
         ...(check.checked ?? []),
-        `the same runtime code at ${there.address} on the second network, byte for byte` +
+        `the same runtime code at ${theirs.address} ${there}, byte for byte` +
           (compared.metadataDiffers ? " but for the metadata trailer's contents, which differ (never executed)" : ''),
       ];
     }
   }
   const failure = [report.failure, read.failure && `second network: ${read.failure}`].filter(Boolean).join('; ');
-  return { ...report, ...(failure === '' ? {} : { failure }) };
+  const warnings = [...(report.warnings ?? [])];
+  if (oneChain !== undefined) {
+    warnings.push(
+      `both endpoints report chain ${oneChain}: --compare read one network through two endpoints, ` +
+        'not two networks',
+    );
+  }
+  return {
+    ...report,
+    ...(failure === '' ? {} : { failure }),
+    ...(read.chain === undefined ? {} : { secondChain: read.chain }),
+    ...(warnings.length === 0 ? {} : { warnings }),
+  };
+}
+
+/** The chain id both reads report, if they report one. */
+function sameChain(first: ChainHead | undefined, second: ChainHead | undefined): number | undefined {
+  return first !== undefined && second !== undefined && first.chainId === second.chainId ? first.chainId : undefined;
 }

@@ -8,13 +8,15 @@
  * What a pass proves is what `checkDeployedVerifiers` proves: every constant is in the runtime code,
  * not that the code uses each as the verifier does; `verify-deployment --ceremony` adds the
  * recompiled comparison. Before finalisation there is no key to deploy: `deployment.not_finalised`.
+ * Every circuit's verifier is read at the block the first was read at (`chain()`), so all verdicts
+ * are about one state, as the endpoint reports it (trusted, not checked).
  */
 import { CoordinatorError } from '../errors.ts';
 import type { CheckedKeyHistory, ExtraKeyCheck } from '../receipts/receipt-checker.ts';
 import type { VerificationKeyConstants } from '../receipts/verification-key.ts';
 import { checkDeployedVerifiers } from './check-deployed-verifiers.ts';
 import { circuitOfVerifier } from './circuit-of-verifier.ts';
-import { requireHttpUrl, type RpcTimeouts } from './deployed-code-reader.ts';
+import { describeChainHead, requireHttpUrl, type ChainHead, type ReadCodeOptions } from './deployed-code-reader.ts';
 import type { UncheckedVerifierAddresses } from './read-verifiers-file.ts';
 import { parseVerificationKeyJson, type VerificationKeyJson } from './verification-key-json.ts';
 
@@ -48,23 +50,31 @@ function asExportedKey(vk: VerificationKeyConstants, what: string): Verification
   return parseVerificationKeyJson(exported, what);
 }
 
+export interface DeployedVerifierKeyCheck extends ExtraKeyCheck {
+  /** The block every verifier was read at, once one was read. */
+  chain(): ChainHead | undefined;
+}
+
 /**
  * The check, once per circuit: throws the deployment's verdict (its own code, naming the verifier
  * and address), or resolves with what it established. A malformed `rpcUrl` is refused here, before
- * any receipt is read (`usage.invalid_arguments`).
+ * any receipt is read (`usage.invalid_arguments`); an endpoint of another chain than
+ * `options.chainId` is each circuit's `deployment.wrong_chain`.
  */
 export function deployedVerifierKeyCheck(
   rpcUrl: string,
   addresses: UncheckedVerifierAddresses,
-  timeouts: RpcTimeouts = {},
-): ExtraKeyCheck {
+  options: Omit<ReadCodeOptions, 'at'> = {},
+): DeployedVerifierKeyCheck {
   requireHttpUrl(rpcUrl);
+  let head: ChainHead | undefined;
   return {
     step: 'deployment',
     proves:
       'the deployed verifier of its circuit carries every constant of that final key (α1, β2, γ2, δ2, each IC ' +
-      'point), read over JSON-RPC; not that the code uses each as a verifier does (that is `verify-deployment ' +
-      "--ceremony`'s recompiled comparison)",
+      'point), as the JSON-RPC endpoint reports its code at one block (its answers trusted, not checked); not ' +
+      "that the code uses each as a verifier does (that is `verify-deployment --ceremony`'s recompiled comparison)",
+    chain: () => head,
     async run(history: CheckedKeyHistory): Promise<string> {
       if (history.key !== 'final') {
         throw new CoordinatorError(
@@ -83,11 +93,20 @@ export function deployedVerifierKeyCheck(
             verificationKey: asExportedKey(verificationKey, `the final key of ${history.circuit}`),
           },
         },
-        timeouts,
+        {
+          ...options,
+          ...(head === undefined ? {} : { at: head }),
+          onCodes: (read) => {
+            head ??= read.chain;
+          },
+        },
       );
       if (!verdict!.match) throw new CoordinatorError(verdict!.code, `${verifier}: ${verdict!.reason}`);
       const ic = verificationKey.IC.length;
-      return `${verifier} at ${verdict!.address} carries α1, β2, γ2, δ2 and the ${ic} IC points of the final key`;
+      return (
+        `${verifier} at ${verdict!.address} carries α1, β2, γ2, δ2 and the ${ic} IC points of the final key ` +
+        `(${describeChainHead(head!)})`
+      );
     },
   };
 }

@@ -2,6 +2,7 @@
  * The result shape shared by both deployment checks (`verifyDeployment`, `checkManifest`): one
  * line per verifier, plus at most one cause that failed them all (reported once, not per line).
  */
+import type { ChainHead } from './deployed-code-reader.ts';
 
 export interface VerifierCheck {
   verifier: string;
@@ -20,6 +21,12 @@ export interface VerifierCheck {
 export interface CheckReport {
   /** A cause that failed every verifier that needed it, e.g. an RPC endpoint that cannot be reached. */
   failure?: string;
+  /** The state the deployed code was read at, as the endpoint reported it (none when nothing was read). */
+  chain?: ChainHead;
+  /** `--compare`: the state the second network's code was read at. */
+  secondChain?: ChainHead;
+  /** About the whole report rather than one verifier, e.g. a test-network ceremony; said first. */
+  warnings?: string[];
   /** In manifest order. */
   verifiers: VerifierCheck[];
 }

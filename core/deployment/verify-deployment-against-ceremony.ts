@@ -13,9 +13,12 @@
  *     metadata trailer (`deployment.bytecode_mismatch`). Otherwise step 2 is all that was proven,
  *     and each verdict says so and why.
  * Every match lists what it proved (`checked`), so no verdict reads as more than was checked.
+ *
+ * A test-network ceremony's keys guard nothing (their ptau's secret is public): the report warns
+ * first, whatever the verdicts, and against a known mainnet's endpoint the check is refused
+ * (`deployment.test_ceremony_on_mainnet`) unless `allowTestCeremony`.
  */
-import type { DeltaEntry } from '../manifest/delta-manifest.ts';
-import { deltaEntryFromVerificationKey } from '../manifest/delta-manifest.ts';
+import { CoordinatorError } from '../errors.ts';
 import { readCeremonyFinalKeys, type CeremonyFinalKey } from './ceremony-final-keys.ts';
 import { judgeDeployedCode } from './check-deployed-verifiers.ts';
 import { compareRuntimeCode } from './compare-networks.ts';
@@ -26,16 +29,17 @@ import {
   UNREAD_CODE_ERRORS,
   type DeployedCode,
   type DeployedCodes,
-  type RpcTimeouts,
+  type ReadCodeOptions,
 } from './deployed-code-reader.ts';
-import { parseDeltaEntry } from './parse-delta-entry.ts';
+import { knownMainnet } from './known-mainnets.ts';
+import { checkManifestEntry } from './manifest-entry-check.ts';
 import type { UncheckedManifest } from './read-manifest-file.ts';
 import type { UncheckedVerifierAddresses } from './read-verifiers-file.ts';
 import { recompileVerifiers, type Recompilation } from './recompile-verifiers.ts';
 import type { VerificationKeyJson } from './verification-key-json.ts';
 import type { CheckReport, VerifierCheck } from './verifier-check.ts';
 
-export interface VerifyAgainstCeremonyOptions extends RpcTimeouts {
+export interface VerifyAgainstCeremonyOptions extends ReadCodeOptions {
   rpcUrl: string;
   manifest: UncheckedManifest;
   verifiers: UncheckedVerifierAddresses;
@@ -45,6 +49,8 @@ export interface VerifyAgainstCeremonyOptions extends RpcTimeouts {
   recompile?: boolean;
   /** Receives the code read, so `--compare` reads no contract twice. */
   onCodes?: (codes: DeployedCodes) => void;
+  /** Check a test-network ceremony's keys against a known mainnet too (refused otherwise); still warned. */
+  allowTestCeremony?: boolean;
 }
 
 export interface CeremonyCheckReport extends CheckReport {
@@ -74,6 +80,7 @@ export async function verifyDeploymentAgainstCeremony(
     new Map(names.map((name) => [name, ownEntry(options.verifiers, name)])),
     options,
   );
+  const warnings = testNetworkWarnings(ceremony.testNetwork, read, options.allowTestCeremony === true);
   options.onCodes?.(read);
 
   const pending = names.map((verifier): PendingVerifier => {
@@ -109,41 +116,29 @@ export async function verifyDeploymentAgainstCeremony(
   return {
     identifier: ceremony.identifier,
     ...(read.failure === undefined ? {} : { failure: read.failure }),
+    ...(read.chain === undefined ? {} : { chain: read.chain }),
+    ...(warnings.length === 0 ? {} : { warnings }),
     ...(recompilation.compiled || judged.size === 0 ? {} : { notRecompiled: recompilation.why }),
     verifiers: pending.map((p) => p.check),
   };
 }
 
-/** The manifest's entry against the ceremony: present, a verifier of the ceremony, the final key's δ. */
-function checkManifestEntry(
-  check: VerifierCheck,
-  key: CeremonyFinalKey | undefined,
-  manifest: UncheckedManifest,
-): void {
-  const { verifier } = check;
-  const mismatch = (why: string) => check.reasons.push(`[deployment.manifest_mismatch] ${why}`);
-  if (!Object.hasOwn(manifest, verifier)) {
-    mismatch(`the manifest has no entry for ${verifier}, a verifier of the ceremony`);
-    return;
+/** The warning of a test-network ceremony; refused against a known mainnet unless allowed. */
+function testNetworkWarnings(why: string | undefined, read: DeployedCodes, allowed: boolean): string[] {
+  if (why === undefined) return [];
+  const mainnet = read.chain === undefined ? undefined : knownMainnet(read.chain.chainId);
+  if (mainnet !== undefined && !allowed) {
+    throw new CoordinatorError(
+      'deployment.test_ceremony_on_mainnet',
+      `the ceremony is a test network's (${why}), and the endpoint is ${mainnet} (chain ${read.chain!.chainId}): ` +
+        "a test ceremony's keys guard nothing on a mainnet; check against the real ceremony " +
+        '(or pass --allow-test-ceremony to check anyway)',
+    );
   }
-  if (key === undefined) {
-    mismatch(`${verifier} is not a verifier of the ceremony`);
-    return;
-  }
-  const parsed = parseDeltaEntry(manifest[verifier]);
-  if (!parsed.ok) {
-    for (const reason of parsed.reasons) mismatch(reason);
-    return;
-  }
-  if (key.verificationKey === undefined) return;
-  const keyDelta: DeltaEntry = deltaEntryFromVerificationKey(key.verificationKey);
-  for (const field of ['deltax1', 'deltax2'] as const) {
-    if (parsed.delta[field] !== keyDelta[field]) {
-      mismatch(
-        `${field} is ${parsed.delta[field]} in the manifest but ${keyDelta[field]} in the final key of ${key.circuit}`,
-      );
-    }
-  }
+  return [
+    `TEST-NETWORK CEREMONY (${why}): its ptau's secret is public, so anyone can forge proofs for these keys; ` +
+      'a match says the verifiers carry keys that guard nothing',
+  ];
 }
 
 function compareWithRecompiled(

@@ -28,14 +28,14 @@ import {
   readDeployedCodes,
   requireHttpUrl,
   type DeployedCodes,
-  type RpcTimeouts,
+  type ReadCodeOptions,
 } from './deployed-code-reader.ts';
 import { parseDeltaEntry } from './parse-delta-entry.ts';
 import type { UncheckedManifest } from './read-manifest-file.ts';
 import type { UncheckedVerifierAddresses } from './read-verifiers-file.ts';
 import type { CheckReport, VerifierCheck } from './verifier-check.ts';
 
-export interface VerifyDeploymentOptions extends RpcTimeouts {
+export interface VerifyDeploymentOptions extends ReadCodeOptions {
   /** JSON-RPC endpoint (http or https) of the network being checked. */
   rpcUrl: string;
   /** Verifier name → `{ deltax1, deltax2 }`; entries are validated one by one. */
@@ -66,7 +66,11 @@ export async function verifyDeployment(options: VerifyDeploymentOptions): Promis
     check.match = check.reasons.length === 0 && read.failure === undefined && code?.ok === true;
     return check;
   });
-  return { ...(read.failure === undefined ? {} : { failure: read.failure }), verifiers };
+  return {
+    ...(read.failure === undefined ? {} : { failure: read.failure }),
+    ...(read.chain === undefined ? {} : { chain: read.chain }),
+    verifiers,
+  };
 }
 
 /** The δ = γ refusal of one verifier, with its code, naming its circuit. */

@@ -56,6 +56,8 @@ export const ERROR_STATUS = {
   'deployment.rpc_unavailable': 500,
   'deployment.no_verifier': 500,
   'deployment.not_finalised': 500,
+  'deployment.wrong_chain': 500,
+  'deployment.test_ceremony_on_mainnet': 500,
 
   // A refused contribution is well-formed HTTP carrying a file that cannot be the next link.
   'zkey.malformed': 422,

@@ -98,6 +98,11 @@ test('a verifier carrying the final key passes; one with an IC point changed is 
   const honest = await writeJson('register-only.json', [JSON.parse(await readFile(receiptsPath, 'utf8'))[0]]);
   const passed = await runCli(['verify-receipt', honest, published, '--deployment', anvil.rpcUrl, verifiers]);
   assert.equal(passed.code, 0, passed.stdout + passed.stderr);
+  assert.match(passed.stdout, /^deployment read at chain 31337, block \d+ 0x[0-9a-f]{64}, as the endpoint reports it/m);
+  const pinned = ['--deployment', anvil.rpcUrl, verifiers, '--chain-id', '1'];
+  const wrong = await runCli(['verify-receipt', honest, published, ...pinned]);
+  assert.equal(wrong.code, 1, wrong.stdout + wrong.stderr);
+  assert.match(wrong.stdout, /FAIL \[deployment\.wrong_chain\]: RPC endpoint \S+ reports chain 31337, not chain 1/);
   assert.match(passed.stderr, /VerifierRegister at 0x[0-9a-fA-F]{40} carries α1, β2, γ2, δ2 and the \d+ IC points/);
 });
 

@@ -1,43 +1,59 @@
 /**
- * `checkManifest` and `ceremony check-manifest` against the ceremony's final test keys: the
- * manifest that finalise wrote must match the verification keys exported from the zkeys; a key
- * whose δ equals its γ is a MISMATCH (exit 1) with its own code, naming circuit and verifier.
+ * `checkManifest` and `ceremony check-manifest` against the ceremony's final test keys, from the
+ * ceremony folder: the manifest that finalise wrote matches; every verifier of ceremony.json must
+ * be listed and no other (deployment.manifest_mismatch), named by ceremony.json's `verifier` field;
+ * a final zkey that is not the transcript's is refused (chain.file_hash_mismatch); a key whose δ
+ * equals its γ is a MISMATCH (exit 1) with its own code, naming circuit and verifier.
  */
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { checkManifest } from '../../core/deployment/check-manifest.ts';
 import { circuitOfVerifier } from '../../core/deployment/circuit-of-verifier.ts';
 import type { DeltaManifest } from '../../core/manifest/delta-manifest.ts';
-import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
+import { copyCeremony, finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
+import { cleanUp } from '../helpers/clean-up.ts';
 import { lines, runCli } from '../helpers/run-cli.ts';
 import { allMatch } from './spec-delta-manifest.ts';
 
-let finalDir: string;
+let ceremonyDir: string;
 let manifestPath: string;
 let manifest: DeltaManifest;
-let workDir: string;
+let identifier: string;
+const copies: string[] = [];
 
 before(
   async () => {
-    ({ finalDir } = await finalisedCeremony());
-    manifestPath = join(finalDir, 'manifest.json');
+    ({ dataDir: ceremonyDir } = await finalisedCeremony());
+    manifestPath = join(ceremonyDir, 'final', 'manifest.json');
     manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as DeltaManifest;
-    workDir = await mkdtemp(join(tmpdir(), 'check-manifest-'));
+    const transcript = (await readFile(join(ceremonyDir, 'transcript', 'transcript.jsonl'), 'utf8')).trim();
+    identifier = (JSON.parse(transcript.split('\n').at(-1)!) as { hash: string }).hash;
   },
   { timeout: 300_000 },
 );
 
 after(async () => {
-  if (workDir) await rm(workDir, { recursive: true, force: true });
+  for (const copy of copies) await cleanUp(copy);
   await releaseBn128();
 });
 
+/** A private copy of the finalised ceremony, removed after the file. */
+async function ceremonyCopy(): Promise<string> {
+  const copy = await copyCeremony(ceremonyDir);
+  copies.push(copy);
+  return copy;
+}
+
 function summary(report: Awaited<ReturnType<typeof checkManifest>>): string[] {
   return report.verifiers.map((v) => `${v.verifier} ${v.match ? 'match' : 'MISMATCH'}`);
+}
+
+/** Each verifier's reasons joined, or 'match'. */
+function reasonsOf(report: Awaited<ReturnType<typeof checkManifest>>): Record<string, string> {
+  return Object.fromEntries(report.verifiers.map((v) => [v.verifier, v.match ? 'match' : v.reasons.join('; ')]));
 }
 
 test('verifier names map to circuit names', () => {
@@ -49,113 +65,165 @@ test('verifier names map to circuit names', () => {
   assert.equal(circuitOfVerifier('VerifierRegister.sol'), undefined);
 });
 
-describe('checkManifest', { timeout: 30_000 }, () => {
+describe('checkManifest', { timeout: 60_000 }, () => {
   test('the manifest written by finalise matches the nine final keys', async () => {
-    const report = await checkManifest({ manifest, finalDir });
+    const report = await checkManifest({ manifest, ceremonyDir });
+    assert.equal(report.identifier, identifier);
     assert.deepEqual(summary(report), allMatch(manifest));
     assert.ok(report.verifiers.every((v) => v.reasons.length === 0 && v.warnings.length === 0));
   });
 
-  test(
-    'a changed digit, swapped coordinates, a missing field and an unknown ' + 'verifier are each a MISMATCH',
-    async () => {
-      const { VerifierRegister: register, VerifierTreeUpdate: treeUpdate } = manifest;
-      const tampered: Record<string, unknown> = {
-        ...manifest,
-        VerifierRegister: {
-          ...register,
-          deltax1: `${register!.deltax1.slice(0, -1)}${register!.deltax1.endsWith('0') ? '1' : '0'}`,
-        },
-        VerifierTreeUpdate: { deltax1: treeUpdate!.deltax2, deltax2: treeUpdate!.deltax1 },
-        VerifierTransact21: { deltax1: manifest.VerifierTransact21!.deltax1 },
-        VerifierNoSuchCircuit: register,
-        register: register,
-      };
-      const report = await checkManifest({ manifest: tampered, finalDir });
-      const reasons = Object.fromEntries(
-        report.verifiers.map((v) => [v.verifier, v.match ? 'match' : v.reasons.join('; ')]),
-      );
-      assert.match(reasons.VerifierRegister!, /^deltax1 is \d+ in the manifest but \d+ in the final key of register$/);
-      assert.match(reasons.VerifierTreeUpdate!, /^deltax1 is .*; deltax2 is .*$/);
-      assert.equal(reasons.VerifierTransact21, 'manifest entry has no deltax2');
-      assert.match(reasons.VerifierNoSuchCircuit!, /^neither noSuchCircuit\.zkey nor noSuchCircuit\.vkey\.json in /);
-      assert.match(reasons.register!, /does not have the form Verifier<Circuit>/);
-      assert.equal(reasons.VerifierTransact22, 'match');
-    },
-  );
+  test('a changed digit, swapped coordinates, a missing field and a verifier not of the ceremony', async () => {
+    const { VerifierRegister: register, VerifierTreeUpdate: treeUpdate } = manifest;
+    const tampered: Record<string, unknown> = {
+      ...manifest,
+      VerifierRegister: {
+        ...register,
+        deltax1: `${register!.deltax1.slice(0, -1)}${register!.deltax1.endsWith('0') ? '1' : '0'}`,
+      },
+      VerifierTreeUpdate: { deltax1: treeUpdate!.deltax2, deltax2: treeUpdate!.deltax1 },
+      VerifierTransact21: { deltax1: manifest.VerifierTransact21!.deltax1 },
+      VerifierNoSuchCircuit: register,
+      register: register,
+    };
+    const reasons = reasonsOf(await checkManifest({ manifest: tampered, ceremonyDir }));
+    assert.match(
+      reasons.VerifierRegister!,
+      /^\[deployment\.manifest_mismatch\] deltax1 is \d+ in the manifest but \d+ in the final key of register$/,
+    );
+    assert.match(reasons.VerifierTreeUpdate!, /^\[deployment\.manifest_mismatch\] deltax1 is .*; .* deltax2 is .*$/);
+    assert.equal(reasons.VerifierTransact21, '[deployment.manifest_mismatch] manifest entry has no deltax2');
+    assert.equal(
+      reasons.VerifierNoSuchCircuit,
+      '[deployment.manifest_mismatch] VerifierNoSuchCircuit is not a verifier of the ceremony',
+    );
+    assert.equal(reasons.register, '[deployment.manifest_mismatch] register is not a verifier of the ceremony');
+    assert.equal(reasons.VerifierTransact22, 'match');
+  });
 
-  test(
-    'without a zkey the vkey.json is used, with a warning; a key whose δ ' + 'equals γ is a MISMATCH with its code',
-    async () => {
-      const dir = await mkdtemp(join(workDir, 'vkeys-'));
-      await copyFile(join(finalDir, 'register.vkey.json'), join(dir, 'register.vkey.json'));
-      const vkey = JSON.parse(await readFile(join(finalDir, 'transact21.vkey.json'), 'utf8')) as Record<
-        string,
-        string[][]
-      >;
-      // A key that never went through Phase 2 has delta = gamma.
-      await writeFile(join(dir, 'transact21.vkey.json'), JSON.stringify({ ...vkey, vk_delta_2: vkey.vk_gamma_2 }));
-      const gamma = vkey.vk_gamma_2![0]!;
-      const report = await checkManifest({
-        manifest: {
-          VerifierRegister: manifest.VerifierRegister,
-          VerifierTransact21: { deltax1: gamma[1], deltax2: gamma[0] },
-        },
-        finalDir: dir,
-      });
-      const [register, transact21] = report.verifiers;
-      assert.equal(register!.match, true);
-      assert.deepEqual(register!.warnings, [
-        'no register.zkey; compared with register.vkey.json, a file derived from the key, not the key itself',
-      ]);
-      assert.equal(transact21!.match, false);
-      assert.deepEqual(transact21!.reasons, [
-        '[vkey.delta_equals_gamma] circuit transact21 (VerifierTransact21): δ ' +
-          'equals γ in the final key; the key never went through Phase 2 and ' +
-          'anyone can forge its proofs',
-      ]);
+  test('a manifest listing one verifier of nine: the other eight are MISMATCH, each named', async () => {
+    const report = await checkManifest({ manifest: { VerifierRegister: manifest.VerifierRegister }, ceremonyDir });
+    const reasons = reasonsOf(report);
+    assert.deepEqual(Object.keys(reasons), Object.keys(manifest));
+    assert.equal(reasons.VerifierRegister, 'match');
+    for (const name of Object.keys(manifest).filter((name) => name !== 'VerifierRegister')) {
+      assert.equal(
+        reasons[name],
+        `[deployment.manifest_mismatch] the manifest has no entry for ${name}, a verifier of the ceremony`,
+      );
+    }
+  });
 
-      const manifestFile = join(dir, 'manifest.json');
-      await writeFile(
-        manifestFile,
-        JSON.stringify({
-          VerifierRegister: manifest.VerifierRegister,
-          VerifierTransact21: { deltax1: gamma[1], deltax2: gamma[0] },
-        }),
-      );
-      const run = await runCli(['check-manifest', manifestFile, dir]);
-      assert.equal(run.code, 1);
-      assert.deepEqual(lines(run.stdout), ['VerifierRegister match', 'VerifierTransact21 MISMATCH']);
-      assert.match(
-        run.stderr,
-        /^VerifierTransact21: \[vkey\.delta_equals_gamma\] circuit transact21 \(VerifierTransact21\): δ equals γ/m,
-      );
-    },
-  );
+  test("verifiers are named by ceremony.json's verifier field, not by the Verifier<Circuit> convention", async () => {
+    const copy = await ceremonyCopy();
+    const configPath = join(copy, 'ceremony.json');
+    const config = JSON.parse(await readFile(configPath, 'utf8')) as { circuits: Array<Record<string, string>> };
+    config.circuits.find((c) => c.name === 'register')!.verifier = 'RegisterVerifier';
+    await writeFile(configPath, JSON.stringify(config));
+    const { VerifierRegister: register, ...rest } = manifest;
+    const reasons = reasonsOf(
+      await checkManifest({ manifest: { RegisterVerifier: register, ...rest }, ceremonyDir: copy }),
+    );
+    assert.ok(
+      Object.values(reasons).every((reason) => reason === 'match'),
+      JSON.stringify(reasons),
+    );
+  });
+
+  test("a final zkey that is not the transcript's is refused, though its δ is the manifest's", async () => {
+    const copy = await ceremonyCopy();
+    await copyFile(join(copy, 'final', 'transact22.zkey'), join(copy, 'final', 'transact21.zkey'));
+    const tampered = { ...manifest, VerifierTransact21: manifest.VerifierTransact22! };
+    const reasons = reasonsOf(await checkManifest({ manifest: tampered, ceremonyDir: copy }));
+    assert.equal(
+      reasons.VerifierTransact21,
+      '[chain.file_hash_mismatch] final/transact21.zkey is not the final key the transcript records ' +
+        '(BLAKE2b-512 differs)',
+    );
+  });
+
+  test('without a zkey the vkey.json is used, with a warning; δ = γ is a MISMATCH with its code', async () => {
+    const copy = await ceremonyCopy();
+    await rm(join(copy, 'final', 'register.zkey'));
+    await rm(join(copy, 'final', 'transact21.zkey'));
+    const vkeyPath = join(copy, 'final', 'transact21.vkey.json');
+    const vkey = JSON.parse(await readFile(vkeyPath, 'utf8')) as Record<string, string[][]>;
+    // A key that never went through Phase 2 has delta = gamma.
+    await writeFile(vkeyPath, JSON.stringify({ ...vkey, vk_delta_2: vkey.vk_gamma_2 }));
+    const gamma = vkey.vk_gamma_2![0]!;
+    const changed = { ...manifest, VerifierTransact21: { deltax1: gamma[1]!, deltax2: gamma[0]! } };
+    const report = await checkManifest({ manifest: changed, ceremonyDir: copy });
+    const byName = Object.fromEntries(report.verifiers.map((v) => [v.verifier, v]));
+    assert.equal(byName.VerifierRegister!.match, true);
+    assert.deepEqual(byName.VerifierRegister!.warnings, [
+      'no final/register.zkey: compared with final/register.vkey.json, which the transcript does not record; ' +
+        '`ceremony audit` checks it against the final key',
+    ]);
+    assert.equal(byName.VerifierTransact21!.match, false);
+    assert.deepEqual(byName.VerifierTransact21!.reasons, [
+      '[vkey.delta_equals_gamma] circuit transact21 (VerifierTransact21): δ ' +
+        'equals γ in the final key; the key never went through Phase 2 and ' +
+        'anyone can forge its proofs',
+    ]);
+
+    const manifestFile = join(copy, 'changed-manifest.json');
+    await writeFile(manifestFile, JSON.stringify(changed));
+    const run = await runCli(['check-manifest', manifestFile, copy]);
+    assert.equal(run.code, 1);
+    assert.equal(
+      lines(run.stdout).find((line) => line.startsWith('VerifierTransact21 ')),
+      'VerifierTransact21 MISMATCH',
+    );
+    assert.match(
+      run.stderr,
+      /^VerifierTransact21: \[vkey\.delta_equals_gamma\] circuit transact21 \(VerifierTransact21\): δ equals γ/m,
+    );
+  });
 });
 
 describe('ceremony check-manifest', { timeout: 60_000 }, () => {
-  test('exits 0 with one match line per verifier', async () => {
-    const run = await runCli(['check-manifest', manifestPath, finalDir]);
+  test('exits 0 with the identifier and one match line per verifier', async () => {
+    const run = await runCli(['check-manifest', manifestPath, ceremonyDir]);
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(lines(run.stdout), allMatch(manifest));
+    assert.deepEqual(lines(run.stdout), [`ceremony identifier: ${identifier}`, ...allMatch(manifest)]);
     assert.equal(run.stderr, '');
   });
 
   test('exits 1 when one delta differs, naming it on stderr', async () => {
     const entry = manifest.VerifierTransact84!;
-    const path = join(workDir, 'tampered.json');
+    const copy = await ceremonyCopy();
+    const path = join(copy, 'tampered.json');
     const deltax2 = `${entry.deltax2.slice(0, -1)}${entry.deltax2.endsWith('0') ? '1' : '0'}`;
     await writeFile(path, JSON.stringify({ ...manifest, VerifierTransact84: { ...entry, deltax2 } }));
-    const run = await runCli(['check-manifest', path, finalDir]);
+    const run = await runCli(['check-manifest', path, ceremonyDir]);
     assert.equal(run.code, 1);
     assert.deepEqual(
-      lines(run.stdout),
+      lines(run.stdout).slice(1),
       Object.keys(manifest).map((name) => `${name} ${name === 'VerifierTransact84' ? 'MISMATCH' : 'match'}`),
     );
     assert.match(
       run.stderr,
-      /^VerifierTransact84: deltax2 is \d+ in the manifest but \d+ in the final key of transact84$/m,
+      new RegExp(
+        '^VerifierTransact84: \\[deployment\\.manifest_mismatch\\] ' +
+          'deltax2 is \\d+ in the manifest but \\d+ in the final key of transact84$',
+        'm',
+      ),
     );
+  });
+
+  test('exits 1 for a manifest that lists one verifier of nine', async () => {
+    const copy = await ceremonyCopy();
+    const path = join(copy, 'one.json');
+    await writeFile(path, JSON.stringify({ VerifierRegister: manifest.VerifierRegister }));
+    const run = await runCli(['check-manifest', path, ceremonyDir]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(lines(run.stdout).filter((line) => line.endsWith(' MISMATCH')).length, 8);
+    assert.match(run.stderr, /^VerifierTreeUpdate: \[deployment\.manifest_mismatch\] the manifest has no entry/m);
+  });
+
+  test('the final/ folder instead of the ceremony folder: exit 2, saying which folder to give', async () => {
+    const run = await runCli(['check-manifest', manifestPath, join(ceremonyDir, 'final')]);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, /\[input\.invalid\]: .* is not a ceremony folder: it has no ceremony\.json/);
   });
 });

@@ -120,7 +120,7 @@ describe('ceremony check-manifest usage errors exit 2', { concurrency: 4 }, () =
   test('directory missing', () =>
     assertUsageError(
       ['check-manifest', manifest, join(dir, 'absent')],
-      /\[input\.file_not_found\]: final key directory not found/,
+      /\[input\.file_not_found\]: ceremony folder not found/,
     ));
 });
 

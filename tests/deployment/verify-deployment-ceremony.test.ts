@@ -6,7 +6,10 @@
  * with its own code, naming the verifier: an IC point changed, γ set to δ, a verifier of another
  * key that shares δ, the right source compiled otherwise, the second network's code differing,
  * a manifest that is not the final keys'. The δ-only check (no --ceremony) passes the first, third
- * and fourth: that is what it cannot see, and it says so on stderr.
+ * and fourth: that is what it cannot see, and it says so on stderr. The nodes report their own
+ * chain ids (A 31337, B 31338, a third 1, as mainnet): the output names each chain and block read,
+ * a test-network ceremony is warned about on every chain and refused on mainnet unless allowed,
+ * and two endpoints of one chain are said to be one network.
  */
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -15,6 +18,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Address } from 'viem';
 import { checkDeployedVerifiers } from '../../core/deployment/check-deployed-verifiers.ts';
+import { ENDPOINT_TRUSTED_NOTE } from '../../core/deployment/render-check-report.ts';
 import { verifyDeploymentAgainstCeremony } from '../../core/deployment/verify-deployment-against-ceremony.ts';
 import { parseVerificationKeyJson, type VerificationKeyJson } from '../../core/deployment/verification-key-json.ts';
 import { renderSolidityVerifier } from '../../core/finalise/solidity-verifier.ts';
@@ -32,6 +36,9 @@ const ADDRESS = '0x[0-9a-fA-F]{40}';
 
 let networkA: AnvilNode;
 let networkB: AnvilNode;
+/** An anvil that reports chain id 1, Ethereum mainnet's, with the honest verifiers. */
+let mainnet: AnvilNode;
+let honestOnMainnet: Record<string, Address>;
 let work: string;
 let published: string;
 let identifier: string;
@@ -58,7 +65,11 @@ async function writeJson(name: string, value: unknown): Promise<string> {
 before(
   async () => {
     const fixture = await finalisedCeremony();
-    [networkA, networkB] = await Promise.all([startAnvil(), startAnvil()]);
+    [networkA, networkB, mainnet] = await Promise.all([
+      startAnvil(),
+      startAnvil(['--chain-id', '31338']),
+      startAnvil(['--chain-id', '1']),
+    ]);
     work = await mkdtemp(join(tmpdir(), 'verify-deployment-ceremony-'));
     published = join(work, 'published');
     await publishCeremony(fixture.dataDir, published);
@@ -114,6 +125,8 @@ before(
       ...deployed,
       unoptimised.get('contracts/VerifierTransact42.sol:VerifierTransact42')!,
     ]);
+    const onMainnet = await deployContracts(mainnet.rpcUrl, honest);
+    honestOnMainnet = Object.fromEntries(verifiers.map((v, i) => [v, onMainnet[i]!]));
     honestA = Object.fromEntries(verifiers.map((v, i) => [v, onA[i]!]));
     honestB = Object.fromEntries(verifiers.map((v, i) => [v, onB[i]!]));
     const tamperedOn = (addresses: Address[]) => {
@@ -134,8 +147,22 @@ before(
 after(async () => {
   await networkA?.stop();
   await networkB?.stop();
+  await mainnet?.stop();
   await cleanUp(work);
 });
+
+/** The first stderr line of a check against this test-network ceremony (its ptau is the development one too). */
+const TEST_CEREMONY_WARNING =
+  'warning: TEST-NETWORK CEREMONY (ceremony.json says "testNetwork": true and its ptau ' +
+  "(ptau/dev-pot10-insecure.ptau) is the development one): its ptau's secret is public, so anyone can forge " +
+  'proofs for these keys; a match says the verifiers carry keys that guard nothing';
+
+/** The stdout line naming the block read on a node of chain `chainId`. */
+const chainLine = (chainId: number, prefix = '') =>
+  new RegExp(`^${prefix}chain ${chainId}, block \\d+ 0x[0-9a-f]{64}$`);
+
+/** stdout without the lines naming the chains read (checked on their own). */
+const verdictLines = (stdout: string) => lines(stdout).filter((line) => !/^(second network: )?chain \d+,/.test(line));
 
 const TAMPERED = [
   'VerifierRegister',
@@ -171,11 +198,17 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
   test('the honest deployment on both networks: exit 0, the identifier, and what each match proved', async () => {
     const run = await runOnBothNetworks('honest', honestA, honestB);
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(lines(run.stdout), [
-      `ceremony identifier: ${identifier}`,
-      ...Object.keys(manifest).map((name) => `${name} match`),
-    ]);
+    const [first, chainA, chainB, ...verdicts] = lines(run.stdout);
+    assert.equal(first, `ceremony identifier: ${identifier}`);
+    assert.match(chainA!, chainLine(31337));
+    assert.match(chainB!, chainLine(31338, 'second network: '));
+    assert.deepEqual(
+      verdicts,
+      Object.keys(manifest).map((name) => `${name} match`),
+    );
     const stderr = lines(run.stderr);
+    assert.equal(stderr[0], TEST_CEREMONY_WARNING);
+    assert.equal(stderr.at(-1), ENDPOINT_TRUSTED_NOTE);
     for (const name of Object.keys(manifest)) {
       assert.ok(
         stderr.some((line) =>
@@ -197,7 +230,7 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
         `${name}\n${run.stderr}`,
       );
     }
-    assert.equal(stderr.length, 18, run.stderr);
+    assert.equal(stderr.length, 20, run.stderr);
   });
 
   test('a verifier whose IC[3] differs: deployment.constant_mismatch, IC[3].x named', async () => {
@@ -248,7 +281,7 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
 
   test('only the tampered verifiers are MISMATCH, each with one reason', async () => {
     const run = await runTampered();
-    assert.deepEqual(lines(run.stdout), [
+    assert.deepEqual(verdictLines(run.stdout), [
       `ceremony identifier: ${identifier}`,
       ...Object.keys(manifest).map((name) => `${name} ${TAMPERED.includes(name) ? 'MISMATCH' : 'match'}`),
     ]);
@@ -263,7 +296,7 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
     const run = await runCli(['verify-deployment', networkA.rpcUrl, manifestPath, verifiersA]);
     assert.equal(run.code, 1);
     assert.deepEqual(
-      lines(run.stdout),
+      verdictLines(run.stdout),
       Object.keys(manifest).map((name) => `${name} ${name === 'VerifierTransact21' ? 'MISMATCH' : 'match'}`),
     );
     assert.match(run.stderr, /^VerifierTransact21: \[vkey\.delta_equals_gamma\]/m);
@@ -272,6 +305,110 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
       'note: only δ was checked (deltax1 and deltax2 occur in the bytecode, the service document’s procedure); ' +
         'α, β, γ, the IC points and the code around them were not: add --ceremony DIR to check the whole final keys',
     );
+  });
+});
+
+describe('verify-deployment: which chain, and a test-network ceremony', { timeout: 300_000 }, () => {
+  const run = (rpcUrl: string, verifiers: string, ...more: string[]) =>
+    runCli(['verify-deployment', rpcUrl, manifestPath, verifiers, '--ceremony', published, '--no-recompile', ...more], {
+      timeoutMs: 300_000,
+    });
+
+  test('a test-network ceremony against chain 1: deployment.test_ceremony_on_mainnet, unless allowed', async () => {
+    const verifiers = await writeJson('mainnet.json', honestOnMainnet);
+    const refused = await run(mainnet.rpcUrl, verifiers);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.equal(refused.stdout, '');
+    assert.match(
+      refused.stderr,
+      new RegExp(
+        "^error \\[deployment\\.test_ceremony_on_mainnet\\]: the ceremony is a test network's " +
+          '\\(ceremony\\.json says "testNetwork": true .*\\), and the endpoint is Ethereum mainnet \\(chain 1\\)',
+        'm',
+      ),
+    );
+    const allowed = await run(mainnet.rpcUrl, verifiers, '--allow-test-ceremony');
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.match(lines(allowed.stdout)[1]!, chainLine(1));
+    assert.equal(lines(allowed.stderr)[0], TEST_CEREMONY_WARNING);
+  });
+
+  test('not marked testNetwork, still one by its ptau; without either, no warning, chain 1 checked', async () => {
+    const copy = join(work, 'not-test-network');
+    await cp(published, copy, { recursive: true });
+    const configPath = join(copy, 'ceremony.json');
+    const config = JSON.parse(await readFile(configPath, 'utf8')) as { ptau: string };
+    await writeFile(configPath, JSON.stringify({ ...config, testNetwork: false }));
+    const marked = await verifyDeploymentAgainstCeremony({
+      rpcUrl: networkA.rpcUrl,
+      manifest,
+      verifiers: honestA,
+      ceremonyDir: copy,
+      recompile: false,
+    });
+    assert.deepEqual(marked.warnings, [
+      "TEST-NETWORK CEREMONY (its ptau (ptau/dev-pot10-insecure.ptau) is the development one): its ptau's secret " +
+        'is public, so anyone can forge proofs for these keys; ' +
+        'a match says the verifiers carry keys that guard nothing',
+    ]);
+    await rm(join(copy, config.ptau));
+    const verifiers = await writeJson('mainnet-real.json', honestOnMainnet);
+    const checked = await runCli(
+      ['verify-deployment', mainnet.rpcUrl, manifestPath, verifiers, '--ceremony', copy, '--no-recompile'],
+      { timeoutMs: 300_000 },
+    );
+    assert.equal(checked.code, 0, checked.stderr);
+    assert.doesNotMatch(checked.stderr, /TEST-NETWORK/);
+  });
+
+  test('--chain-id and --compare-chain-id refuse an endpoint of another chain: deployment.wrong_chain', async () => {
+    const [onA, onB] = [await writeJson('pin-a.json', honestA), await writeJson('pin-b.json', honestB)];
+    const wrongFirst = await run(networkA.rpcUrl, onA, '--chain-id', '1');
+    assert.equal(wrongFirst.code, 1, wrongFirst.stderr);
+    assert.match(
+      wrongFirst.stderr,
+      /^error \[deployment\.wrong_chain\]: RPC endpoint \S+ reports chain 31337, not chain 1/m,
+    );
+    const compare = ['--compare', networkB.rpcUrl, onB];
+    const wrongSecond = await run(
+      networkA.rpcUrl,
+      onA,
+      '--chain-id',
+      '31337',
+      ...compare,
+      '--compare-chain-id',
+      '31337',
+    );
+    assert.equal(wrongSecond.code, 1, wrongSecond.stderr);
+    assert.match(
+      wrongSecond.stderr,
+      /^error \[deployment\.wrong_chain\]: RPC endpoint \S+ reports chain 31338, not chain 31337/m,
+    );
+    const pinned = await run(networkA.rpcUrl, onA, '--chain-id', '31337', ...compare, '--compare-chain-id', '31338');
+    assert.equal(pinned.code, 0, pinned.stderr);
+  });
+
+  test('--compare with both endpoints on one chain: warned, and each match says it is one network', async () => {
+    const onA = await writeJson('same-chain.json', honestA);
+    const same = await run(networkA.rpcUrl, onA, '--compare', networkA.rpcUrl, onA);
+    assert.equal(same.code, 0, same.stderr);
+    assert.match(lines(same.stdout)[2]!, chainLine(31337, 'second network: '));
+    assert.ok(
+      lines(same.stderr).includes(
+        'warning: both endpoints report chain 31337: ' +
+          '--compare read one network through two endpoints, not two networks',
+      ),
+      same.stderr,
+    );
+    assert.match(
+      same.stderr,
+      new RegExp(
+        `^VerifierRegister: proven: the same runtime code at ${ADDRESS} ` +
+          'from the second endpoint \\(chain 31337 too\\), byte for byte$',
+        'm',
+      ),
+    );
+    assert.doesNotMatch(same.stderr, /on the second network/);
   });
 });
 

@@ -12,9 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as snarkjs from 'snarkjs';
-import { getAddress, type Address } from 'viem';
+import { getAddress, numberToHex, type Address } from 'viem';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { verifyDeployment } from '../../core/deployment/verify-deployment.ts';
+import { ENDPOINT_TRUSTED_NOTE } from '../../core/deployment/render-check-report.ts';
+import { isCoordinatorError } from '../../core/errors.ts';
 import { BN254_G2_GENERATOR_X } from '../../core/deployment/delta-is-g2-generator.ts';
 import type { DeltaManifest } from '../../core/manifest/delta-manifest.ts';
 import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
@@ -28,6 +30,9 @@ import { verifierOfZkey, verifierWithDelta, verifierWithGamma } from './verifier
 const DELTA_ONLY_NOTE =
   'note: only δ was checked (deltax1 and deltax2 occur in the bytecode, the service document’s procedure); ' +
   'α, β, γ, the IC points and the code around them were not: add --ceremony DIR to check the whole final keys';
+
+/** The line naming the state the code was read at: anvil's chain id, a block number and its hash. */
+const ANVIL_CHAIN_LINE = /^chain 31337, block \d+ 0x[0-9a-f]{64}$/;
 
 /** An address anvil has no code at (nothing is deployed from or to it). */
 const NO_CODE_ADDRESS = '0x00000000000000000000000000000000deadbeef';
@@ -314,14 +319,97 @@ describe('verifyDeployment against anvil: an RPC endpoint that fails', { timeout
   });
 });
 
+describe('verifyDeployment against anvil: one block of one chain', { timeout: 30_000 }, () => {
+  test('every code is read at one block number, not "latest", and the report names it', async () => {
+    const blockParams: unknown[] = [];
+    // A JSON-RPC front of anvil that records the block of each eth_getCode.
+    const proxy = createServer(async (request, response) => {
+      let body = '';
+      for await (const chunk of request) body += chunk;
+      const call = JSON.parse(body) as { method: string; params: unknown[] };
+      if (call.method === 'eth_getCode') blockParams.push(call.params[1]);
+      const upstream = await fetch(anvil.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      response.setHeader('content-type', 'application/json');
+      response.end(await upstream.text());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const rpcUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+      const report = await verifyDeployment({ rpcUrl, manifest: realManifest, verifiers: realVerifiers });
+      assert.deepEqual(summary(report), allMatch(realManifest));
+      assert.equal(report.chain?.chainId, 31337);
+      assert.equal(blockParams.length, Object.keys(realManifest).length);
+      assert.ok(
+        blockParams.every((block) => block === numberToHex(report.chain!.blockNumber)),
+        JSON.stringify(blockParams),
+      );
+      const block = (await (
+        await fetch(anvil.rpcUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'eth_getBlockByNumber',
+            params: [numberToHex(report.chain!.blockNumber), false],
+          }),
+        })
+      ).json()) as { result: { hash: string } };
+      assert.equal(report.chain!.blockHash, block.result.hash);
+    } finally {
+      await closeServer(proxy);
+    }
+  });
+
+  test('an endpoint of another chain than the one asked for is refused: deployment.wrong_chain', async () => {
+    await assert.rejects(
+      verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest: realManifest, verifiers: realVerifiers, chainId: 1 }),
+      (error: unknown) =>
+        isCoordinatorError(error, 'deployment.wrong_chain') &&
+        /reports chain 31337, not chain 1: nothing was checked$/.test(error.message),
+    );
+    const report = await verifyDeployment({
+      rpcUrl: anvil.rpcUrl,
+      manifest: realManifest,
+      verifiers: realVerifiers,
+      chainId: 31337,
+    });
+    assert.deepEqual(summary(report), allMatch(realManifest));
+  });
+});
+
 describe('ceremony verify-deployment', { timeout: 60_000 }, () => {
   test('exits 0 and prints one match line per verifier when all nine match', async () => {
     const verifiersPath = await writeJson('final-verifiers.json', realVerifiers);
     const run = await runCli(['verify-deployment', anvil.rpcUrl, realManifestPath, verifiersPath]);
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(lines(run.stdout), allMatch(realManifest));
-    // The service's procedure checks δ alone, and says so.
-    assert.deepEqual(lines(run.stderr), [DELTA_ONLY_NOTE]);
+    const [chainLine, ...verdicts] = lines(run.stdout);
+    assert.match(chainLine!, ANVIL_CHAIN_LINE);
+    assert.deepEqual(verdicts, allMatch(realManifest));
+    // The service's procedure checks δ alone, and says so; the endpoint is trusted, and that is said too.
+    assert.deepEqual(lines(run.stderr), [ENDPOINT_TRUSTED_NOTE, DELTA_ONLY_NOTE]);
+  });
+
+  test('--chain-id: exit 1 and deployment.wrong_chain for an endpoint of another chain, no verdict', async () => {
+    const verifiersPath = await writeJson('chain-verifiers.json', realVerifiers);
+    const args = ['verify-deployment', anvil.rpcUrl, realManifestPath, verifiersPath, '--chain-id'];
+    const wrong = await runCli([...args, '1']);
+    assert.equal(wrong.code, 1, wrong.stderr);
+    assert.equal(wrong.stdout, '');
+    assert.match(
+      wrong.stderr,
+      /^error \[deployment\.wrong_chain\]: RPC endpoint http:\/\/127\.0\.0\.1:\d+ reports chain 31337, not chain 1/,
+    );
+    const right = await runCli([...args, '31337']);
+    assert.equal(right.code, 0, right.stderr);
+    assert.match(lines(right.stdout)[0]!, ANVIL_CHAIN_LINE);
+    const usage = await runCli([...args, 'mainnet']);
+    assert.equal(usage.code, 2, usage.stderr);
+    assert.match(usage.stderr, /--chain-id takes a chain id \(a positive integer\), got "mainnet"/);
   });
 
   test("exits 0 for the service document's manifest against contracts carrying its deltas", async () => {
@@ -329,7 +417,7 @@ describe('ceremony verify-deployment', { timeout: 60_000 }, () => {
     const verifiersPath = await writeJson('spec-verifiers.json', specVerifiers);
     const run = await runCli(['verify-deployment', anvil.rpcUrl, manifestPath, verifiersPath]);
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(lines(run.stdout), allMatch(SPEC_DELTA_MANIFEST));
+    assert.deepEqual(lines(run.stdout).slice(1), allMatch(SPEC_DELTA_MANIFEST));
   });
 
   test('exits 1 when one delta differs by one digit, another has no deltax2 and a third has no code', async () => {
@@ -349,7 +437,7 @@ describe('ceremony verify-deployment', { timeout: 60_000 }, () => {
     assert.equal(run.code, 1);
     const failing = new Set(['VerifierRegister', 'VerifierTransact23', 'VerifierTransact84']);
     assert.deepEqual(
-      lines(run.stdout),
+      lines(run.stdout).slice(1),
       Object.keys(realManifest).map((name) => `${name} ${failing.has(name) ? 'MISMATCH' : 'match'}`),
     );
     assert.match(run.stderr, /^VerifierRegister: deltax1 \(0x[0-9a-f]+\) does not occur in the bytecode/m);
@@ -362,7 +450,7 @@ describe('ceremony verify-deployment', { timeout: 60_000 }, () => {
     const verifiersPath = await writeJson('gamma-verifiers.json', { VerifierRegister: deltaAsGammaVerifier });
     const run = await runCli(['verify-deployment', anvil.rpcUrl, manifestPath, verifiersPath]);
     assert.equal(run.code, 1);
-    assert.deepEqual(lines(run.stdout), ['VerifierRegister MISMATCH']);
+    assert.deepEqual(lines(run.stdout).slice(1), ['VerifierRegister MISMATCH']);
     assert.match(
       run.stderr,
       /^VerifierRegister: \[vkey\.delta_equals_gamma\] circuit register \(VerifierRegister\): δ equals γ/m,

@@ -67,8 +67,8 @@ async function stopProcess(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-async function startOnce(port: number): Promise<AnvilNode | undefined> {
-  const child = spawn(anvilBinaryPath(), ['--host', '127.0.0.1', '--port', String(port), '--silent'], {
+async function startOnce(port: number, args: readonly string[]): Promise<AnvilNode | undefined> {
+  const child = spawn(anvilBinaryPath(), ['--host', '127.0.0.1', '--port', String(port), '--silent', ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -95,10 +95,13 @@ async function startOnce(port: number): Promise<AnvilNode | undefined> {
   throw new Error(`anvil did not answer on ${rpcUrl} within ${STARTUP_TIMEOUT_MS} ms: ${stderr.trim()}`);
 }
 
-/** Starts anvil on a free port and resolves once it answers eth_chainId. */
-export async function startAnvil(): Promise<AnvilNode> {
+/**
+ * Starts anvil on a free port and resolves once it answers eth_chainId. `args` go to anvil, e.g.
+ * `['--chain-id', '1']` for a node that reports mainnet's chain id (anvil's own is 31337).
+ */
+export async function startAnvil(args: readonly string[] = []): Promise<AnvilNode> {
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    const node = await startOnce(await freePort());
+    const node = await startOnce(await freePort(), args);
     if (node) return node;
   }
   throw new Error('anvil could not bind a free port in 3 attempts');

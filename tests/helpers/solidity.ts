@@ -76,12 +76,14 @@ export function compileRuntimeCodes(
 /**
  * Deploys the contracts in order from anvil's dev account and returns their addresses in the
  * same order. Transactions are sent one after another (anvil automines each) so nonces never race.
+ * The node's own chain id is signed for, so an anvil started with `--chain-id` takes them too.
  */
 export async function deployContracts(rpcUrl: string, contracts: CompiledContract[]): Promise<Address[]> {
   const account = privateKeyToAccount(ANVIL_DEV_PRIVATE_KEY);
   const transport = http(rpcUrl, { timeout: 10_000, retryCount: 0 });
-  const wallet = createWalletClient({ account, chain: foundry, transport });
-  const publicClient = createPublicClient({ chain: foundry, transport });
+  const chain = { ...foundry, id: await createPublicClient({ transport }).getChainId() };
+  const wallet = createWalletClient({ account, chain, transport });
+  const publicClient = createPublicClient({ chain, transport });
   const addresses: Address[] = [];
   for (const contract of contracts) {
     const hash = await wallet.deployContract({ abi: contract.abi, bytecode: contract.bytecode });
