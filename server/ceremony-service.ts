@@ -74,6 +74,11 @@ export interface CeremonyServiceDeps {
   commitRetryDelaysMs?: readonly number[];
 }
 
+/** Waits `ms`; false if `run` is aborted (the service stopped) meanwhile. */
+function wait(ms: number, run: AbortSignal): Promise<boolean> {
+  return sleep(ms, true, { signal: run }).catch(() => false);
+}
+
 const DEFAULT_COMMIT_RETRY_DELAYS_MS = Array.from({ length: 32 }, (_, i) => Math.min(1000 * 2 ** i, 30_000));
 
 /**
@@ -354,6 +359,9 @@ export class CeremonyService {
   private async commitVerified(row: ContributionRow, contributionHash: string): Promise<void> {
     const { clock, log } = this.deps;
     const delays = this.deps.commitRetryDelaysMs ?? DEFAULT_COMMIT_RETRY_DELAYS_MS;
+    // This service's run: stop() aborts it (and a later start() runs under a new one), so a try under
+    // way when the service stops is the last.
+    const run = this.stopping.signal;
     for (let attempt = 0; ; attempt++) {
       try {
         const accepted = await commitPreverifiedContribution(this.deps.config.dataDir, row.circuit, {
@@ -385,6 +393,7 @@ export class CeremonyService {
           return;
         }
         const reason = isCoordinatorError(error) ? { code: error.code } : { error: String(error) };
+        if (run.aborted) return; // stopping: settled at the next start
         const delay = delays[attempt];
         if (delay !== undefined && (await this.candidateIntact(row))) {
           log.warn('could not commit a verified contribution yet; trying again', {
@@ -393,7 +402,7 @@ export class CeremonyService {
             attempt: attempt + 1,
             inMs: delay,
           });
-          if (!(await this.wait(delay))) return; // stopping: settled at the next start
+          if (!(await wait(delay, run))) return; // stopping: settled at the next start
           continue;
         }
         // The transcript tells whether the link got committed after all.
@@ -410,11 +419,6 @@ export class CeremonyService {
       (stats) => stats.isFile(),
       () => false,
     );
-  }
-
-  /** Waits `ms`; false if the service is stopped meanwhile. */
-  private wait(ms: number): Promise<boolean> {
-    return sleep(ms, true, { signal: this.stopping.signal }).catch(() => false);
   }
 
   /**

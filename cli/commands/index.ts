@@ -77,7 +77,7 @@ export const COMMANDS: CommandEntry[] = [
   {
     name: 'check-manifest',
     usage: '<manifest.json> <dir>',
-    summary: "check the delta manifest against the verification keys of the ceremony's final keys",
+    summary: "check the delta manifest against the ceremony's final keys: every verifier, each its key's δ",
     load: async () => (await import('./check-manifest.ts')).checkManifestCommand,
   },
   {

@@ -51,7 +51,11 @@ export async function checkManifest(options: CheckManifestOptions): Promise<Mani
     check.match = check.reasons.length === 0;
     return check;
   });
-  return { identifier: ceremony.identifier, verifiers };
+  // A test network's keys guard nothing (its ptau's secret is public): a match must not read as more.
+  const warnings = ceremony.testNetwork
+    ? [`TEST-NETWORK CEREMONY (${ceremony.testNetwork}): its ptau's secret is public, so its keys guard nothing`]
+    : [];
+  return { identifier: ceremony.identifier, ...(warnings.length > 0 ? { warnings } : {}), verifiers };
 }
 
 /** The final keys, with the folder named wrongly said as a usage error (exit 2). */

@@ -6,9 +6,10 @@
  * A snarkjs verifier has no immutables (its runtime code is the same wherever it is deployed), so
  * there is nothing else to set aside; code that differs anywhere else is `deployment.networks_differ`.
  *
- * Two endpoints that report the same chain id are one network read twice: the report warns, and
- * each match says it compared two endpoints, not two networks (which is still worth having as a
- * check of one provider against another).
+ * Two endpoints that report the same chain id are one network read twice: the second reads at the
+ * first's block, which must have the same hash there, the report warns, and each match says it
+ * compared two endpoints, not two networks (still worth having as a check of one provider against
+ * another).
  */
 import type { Hex } from 'viem';
 import {
@@ -65,7 +66,12 @@ export async function compareWithSecondNetwork(
   const read = await readDeployedCodes(
     second.rpcUrl,
     new Map(names.map((name) => [name, ownEntry(second.verifiers, name)])),
-    { ...timeouts, ...(second.chainId === undefined ? {} : { chainId: second.chainId }) },
+    {
+      ...timeouts,
+      ...(second.chainId === undefined ? {} : { chainId: second.chainId }),
+      // Another endpoint of the first's chain reads the first's block: one state, read twice.
+      ...(firstCodes.chain ? { sameStateAs: firstCodes.chain } : {}),
+    },
     'the second verifiers file',
   );
   const oneChain = sameChain(firstCodes.chain, read.chain);
@@ -104,8 +110,8 @@ export async function compareWithSecondNetwork(
   const warnings = [...(report.warnings ?? [])];
   if (oneChain !== undefined) {
     warnings.push(
-      `both endpoints report chain ${oneChain}: --compare read one network through two endpoints, ` +
-        'not two networks',
+      `both endpoints report chain ${oneChain}: --compare read one network through two endpoints ` +
+        '(at the same block, whose hash both give), not two networks',
     );
   }
   return {

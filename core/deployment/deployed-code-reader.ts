@@ -37,6 +37,11 @@ export interface ReadCodeOptions extends RpcTimeouts {
   chainId?: number;
   /** Read at this block rather than the endpoint's latest, so several reads share one state. */
   at?: ChainHead;
+  /**
+   * Read at this block when the endpoint reports its chain (another endpoint of the same chain,
+   * compared with the first): both then speak of one state, and their block hashes must agree.
+   */
+  sameStateAs?: ChainHead;
 }
 
 /** How a report names the state it read: `chain 1, block 19000000 0x…`. */
@@ -173,7 +178,8 @@ export async function readDeployedCodes(
   const client = createPublicClient({
     transport: http(rpcUrl, { timeout: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, retryCount: 1 }),
   });
-  const head = options.at ?? (await latestBlock(client, rpcUrl, probed.chainId));
+  const sameState = options.sameStateAs?.chainId === probed.chainId ? options.sameStateAs : undefined;
+  const head = options.at ?? sameState ?? (await latestBlock(client, rpcUrl, probed.chainId));
   if (typeof head === 'string') return { failure: head, codes };
   // Concurrent: a manifest lists a handful of verifiers, and this bounds the total time by one
   // request's timeout instead of their sum.
@@ -182,7 +188,28 @@ export async function readDeployedCodes(
       codes.set(name, await readCode(client, address, BigInt(head.blockNumber)));
     }),
   );
+  // Code is read by block number (eth_getCode takes no hash here): the number must still name the
+  // block the report names, on this endpoint, after the reads.
+  const moved = await blockMoved(client, rpcUrl, head);
+  if (moved !== undefined) {
+    // As when the endpoint cannot be reached: only the addresses refused before any request stay.
+    return { failure: moved, codes: new Map([...codes].filter(([, code]) => !code.ok && code.kind === 'address')) };
+  }
   return { chain: head, codes };
+}
+
+/** Why block `head.blockNumber` is not `head.blockHash` on this endpoint, or undefined when it is. */
+async function blockMoved(client: Client, rpcUrl: string, head: ChainHead): Promise<string | undefined> {
+  try {
+    const block = await client.getBlock({ blockNumber: BigInt(head.blockNumber) });
+    if (block.hash === head.blockHash) return undefined;
+    return (
+      `RPC endpoint ${rpcUrl} has block ${head.blockNumber} as ${block.hash ?? 'no hash'}, not ${head.blockHash}: ` +
+      'the chain reorganised while the code was read, or two endpoints disagree; nothing was checked, run it again'
+    );
+  } catch (error) {
+    return `RPC endpoint ${rpcUrl} gave no block ${head.blockNumber} (eth_getBlockByNumber): ${describeRpcError(error)}`;
+  }
 }
 
 type Client = ReturnType<Awaited<ReturnType<typeof loadViem>>['createPublicClient']>;

@@ -38,6 +38,20 @@ const DEFAULT_RETRIES = 5;
 const DEFAULT_MAX_RETRY_WAIT_MS = 10 * 60_000;
 /** How much of a refusal's text a message quotes. */
 const QUOTED_CHARS = 200;
+/*
+ * Bounds on what a coordinator may send, so that a hostile one can neither fill the auditor's disk
+ * or memory nor keep the fetch from ending (the audit would refuse bad content, but never run):
+ * far above an honest ceremony's (a 2^22 key is 2.6 GB, its ptau 4.8 GB; 370 contributions log a
+ * few thousand queue entries), far below what harms a machine.
+ */
+/** A file: a key, the ptau, an r1cs, a final file. */
+const MAX_FILE_BYTES = 64 * 2 ** 30;
+/** A JSON answer held in memory (the transcript, a page of the queue log). */
+const MAX_JSON_BYTES = 512 * 2 ** 20;
+/** The start of a refusal's body, for its message. */
+const MAX_REFUSAL_BYTES = 64 * 2 ** 10;
+/** Entries of the queue log, over all its pages. */
+const MAX_QUEUE_LOG_ENTRIES = 1_000_000;
 
 export interface FetchCeremonyOptions {
   /** The auditor's own ceremony.json (a checkout's ceremony-data/ceremony.json), copied into DIR. */
@@ -158,7 +172,7 @@ function quoted(text: string): string {
 
 /** What a refusal says: its `{error: {code, message}}`, else the start of its text. */
 async function refusalOf(response: Response): Promise<string> {
-  const text = await response.text().catch(() => '');
+  const text = await boundedText(response, MAX_REFUSAL_BYTES, true).catch(() => '');
   try {
     const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
     if (typeof body.error?.code === 'string') return quoted(`${body.error.code}: ${String(body.error.message ?? '')}`);
@@ -166,6 +180,28 @@ async function refusalOf(response: Response): Promise<string> {
     // not JSON: a proxy's page, say
   }
   return quoted(text.replace(/<[^>]*>/g, ' '));
+}
+
+/**
+ * The body as text, at most `limit` bytes: beyond, the rest is cut (`cut`) or the answer refused.
+ * Never the whole of an answer a coordinator makes endless.
+ */
+async function boundedText(response: Response, limit: number, cut = false): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (!cut && declared > limit) throw new Error(`it declares ${declared} bytes, more than the ${limit} taken`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body ?? []) {
+    const bytes = Buffer.from(chunk as Uint8Array);
+    chunks.push(bytes);
+    size += bytes.length;
+    if (size > limit) {
+      await response.body?.cancel().catch(() => undefined);
+      if (cut) break;
+      throw new Error(`it is more than the ${limit} bytes taken`);
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
 }
 
 /** The wait a 429 or 503 asks for (seconds, or an HTTP date); without one, 1, 2, 4… seconds. */
@@ -187,7 +223,13 @@ async function get(
   for (let attempt = 0; ; attempt++) {
     let response: Response;
     try {
-      response = await session.fetch(`${session.base}${route}`);
+      // No redirect followed: a coordinator's file is served by the coordinator, and a redirect could
+      // send the fetch to another host or into the auditor's own network under a trusted name.
+      // Identity encoding: the lengths compared below are of the bytes as sent.
+      response = await session.fetch(`${session.base}${route}`, {
+        redirect: 'error',
+        headers: { 'accept-encoding': 'identity' },
+      });
     } catch (error) {
       throw new CoordinatorError(
         'fetch.http_error',
@@ -217,8 +259,8 @@ async function get(
 
 async function getJson(session: Session, route: string, what: string, subject: string): Promise<unknown> {
   const response = (await get(session, route, what, subject))!;
-  const text = await response.text().catch((error: Error) => {
-    throw new CoordinatorError('fetch.http_error', `GET ${route} (${what}): cut off: ${quoted(error.message)}`);
+  const text = await boundedText(response, MAX_JSON_BYTES).catch((error: Error) => {
+    throw new CoordinatorError('fetch.bad_answer', `GET ${route} (${what}): ${quoted(error.message)}`);
   });
   try {
     return JSON.parse(text);
@@ -262,11 +304,19 @@ async function download(
   const temp = tempPathFor(target);
   const hash = options.hash ? createHash(FILE_HASH_ALGORITHM) : undefined;
   const total = Number(response.headers.get('content-length'));
+  if (total > MAX_FILE_BYTES) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new CoordinatorError(
+      'fetch.bad_answer',
+      `GET ${route} (${relative}) declares ${total} bytes, more than the ${MAX_FILE_BYTES} a file may have`,
+    );
+  }
   let done = 0;
   const count = async function* (chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
     for await (const chunk of chunks) {
-      hash?.update(chunk);
       done += chunk.length;
+      if (done > MAX_FILE_BYTES) throw new Error(`more than the ${MAX_FILE_BYTES} bytes a file may have`);
+      hash?.update(chunk);
       if (total > 0) session.progress({ type: 'count', circuit: subject, part: 'bytes', done, total });
       yield chunk;
     }
@@ -309,6 +359,7 @@ function listTranscript(answer: unknown, config: CeremonyConfig): TranscriptList
     );
   const names = new Set(config.circuits.map((c) => c.name));
   const keys: TranscriptListing['keys'] = [];
+  const seen = new Set<string>();
   let finalised = false;
   for (const entry of entries as Array<{ type?: unknown; circuit?: unknown; index?: unknown; seq?: unknown }>) {
     if (entry?.type === 'finalised') finalised = true;
@@ -325,6 +376,10 @@ function listTranscript(answer: unknown, config: CeremonyConfig): TranscriptList
         `the coordinator's transcript has a key of circuit ${JSON.stringify(quoted(circuit))}, ` +
           'which your ceremony.json does not list',
       );
+    // Each key once: a transcript naming one twice is corrupt (the audit says so); fetching it again would not end.
+    if (seen.has(`${circuit}/${index as number}`))
+      throw new CoordinatorError('fetch.bad_answer', `the transcript names key ${index as number} of ${circuit} twice`);
+    seen.add(`${circuit}/${index as number}`);
     keys.push({ circuit, index: index as number });
   }
   return { entries, keys, finalised };
@@ -363,6 +418,11 @@ async function fetchQueueLog(session: Session): Promise<void> {
       if (entries.length > 0) await handle.write(entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
       count += entries.length;
       if (entries.length < QUEUE_LOG_PAGE) break;
+      if (count >= MAX_QUEUE_LOG_ENTRIES)
+        throw new CoordinatorError(
+          'fetch.bad_answer',
+          `GET /api/queue-log: more than ${MAX_QUEUE_LOG_ENTRIES} entries, far beyond any ceremony's`,
+        );
       after = entries.at(-1)!.seq;
     }
     await handle.close();

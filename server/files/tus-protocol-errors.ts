@@ -3,7 +3,8 @@
  * there, a lock not acquired in time, a missing header) with a line of plain text. Every other
  * answer of the coordinator is `{error:{code,message}}`, and clients branch on the code, so these
  * are given one too. tus's texts are fixed strings of the library (no path, nothing of the request),
- * and are kept as the message.
+ * and are kept as the message. The status is the code's: tus's 403s and 501s answer 400, its 410
+ * 404; a tus client treats them alike (a 4xx other than 409 and 423 is not retried).
  */
 import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
 
@@ -11,8 +12,9 @@ import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
 function codeOf(status: number): ErrorCode {
   if (status === 409) return 'upload.offset_conflict';
   if (status === 404 || status === 410) return 'upload.not_found';
-  // tus's lock: not acquired before its timeout (500), or a newer request of the same upload took it (400).
-  return status >= 500 ? 'upload.failed' : 'upload.protocol_error';
+  // tus's lock not acquired before its timeout, a write that failed (500): worth a retry. A newer
+  // request of the same upload took the lock (400), an extension not offered (501): not, so never 5xx.
+  return status >= 500 && status !== 501 ? 'upload.failed' : 'upload.protocol_error';
 }
 
 /**

@@ -168,7 +168,7 @@ describe('before the turns: the public page, a pause, three contributors join', 
       '/api/circuits/register/zkeys/0',
     );
     assert.match((await publicPage.textContent('#final'))!, /Not yet/);
-    assert.equal(await publicPage.textContent('#audit-command'), 'npx ceremony audit ceremony-audit');
+    assert.equal(await publicPage.textContent('#audit-command'), 'node bin/ceremony.js audit ceremony-audit');
     await screenshot(publicPage, '01-public-page-before');
   });
 
@@ -455,9 +455,9 @@ describe('finalised: the console, the public page, the receipts check and the au
     async () => {
       assert.equal(
         await publicPage.textContent('#audit-fetch'),
-        `npx ceremony fetch ${app.coordinator.url} ceremony-audit`,
+        `node bin/ceremony.js fetch ${app.coordinator.url} ceremony-audit`,
       );
-      assert.equal(await publicPage.textContent('#audit-command'), 'npx ceremony audit ceremony-audit');
+      assert.equal(await publicPage.textContent('#audit-command'), 'node bin/ceremony.js audit ceremony-audit');
       // The how-to says the ptau must be pinned, and how (else an auditor following it meets audit.ptau_unpinned).
       const howTo = (await publicPage.textContent('#audit ol'))!;
       assert.match(howTo, /--ptau-hash HASH/);

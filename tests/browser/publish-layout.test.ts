@@ -55,8 +55,8 @@ test(
     echoPageErrors(page, 'ceremony');
     await page.goto(`${coordinator.url}/ceremony/`);
     const fetchCommand = (await (await page.waitForSelector('#audit-fetch')).textContent())!;
-    assert.equal(fetchCommand, `npx ceremony fetch ${coordinator.url} ceremony-audit`);
-    assert.equal(await page.textContent('#audit-command'), 'npx ceremony audit ceremony-audit');
+    assert.equal(fetchCommand, `node bin/ceremony.js fetch ${coordinator.url} ceremony-audit`);
+    assert.equal(await page.textContent('#audit-command'), 'node bin/ceremony.js audit ceremony-audit');
     assert.match((await page.textContent('#audit'))!, /This page gives no hash to pin/);
     assert.equal(await page.locator('#audit pre, #audit-script').count(), 0, 'no script of the page’s to run');
     await page.close();

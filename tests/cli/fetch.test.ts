@@ -231,4 +231,40 @@ describe('fetchCeremony against altered answers', () => {
     );
     assert.deepEqual(await listFiles(dir), []);
   });
+
+  test('a hostile coordinator: no redirect followed, a key named twice, a file beyond the bound', async () => {
+    const inits: Array<RequestInit | undefined> = [];
+    const watched: typeof fetch = async (input, init) => (inits.push(init), fetch(input, init));
+    await fetchCeremony(coordinator.url, path.join(work, 'watched'), { configFile: config, fetch: watched });
+    assert.ok(inits.length > 0);
+    assert.ok(
+      inits.every((init) => init?.redirect === 'error'),
+      'a redirect would send the fetch elsewhere under a trusted name',
+    );
+
+    const transcript = (await (await fetch(`${coordinator.url}/api/transcript`)).json()) as {
+      entries: Array<Record<string, unknown>>;
+    };
+    const key = transcript.entries.find((e) => e.type === 'contribution')!;
+    transcript.entries.push({ ...key });
+    await assert.rejects(
+      fetchCeremony(coordinator.url, path.join(work, 'twice'), {
+        configFile: config,
+        fetch: altered((route) => (route === '/api/transcript' ? Response.json(transcript) : undefined)),
+      }),
+      (error) => isCoordinatorError(error, 'fetch.bad_answer') && /names key \d+ of \w+ twice/.test(error.message),
+    );
+
+    const dir = path.join(work, 'endless');
+    await assert.rejects(
+      fetchCeremony(coordinator.url, dir, {
+        configFile: config,
+        fetch: altered((route) =>
+          route === '/api/ptau' ? new Response('x', { headers: { 'content-length': String(2 ** 40) } }) : undefined,
+        ),
+      }),
+      (error) => isCoordinatorError(error, 'fetch.bad_answer') && /declares 1099511627776 bytes/.test(error.message),
+    );
+    assert.equal(existsSync(path.join(dir, 'ptau', 'dev-pot10-insecure.ptau')), false);
+  });
 });

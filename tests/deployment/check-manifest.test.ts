@@ -71,6 +71,12 @@ describe('checkManifest', { timeout: 60_000 }, () => {
     assert.equal(report.identifier, identifier);
     assert.deepEqual(summary(report), allMatch(manifest));
     assert.ok(report.verifiers.every((v) => v.reasons.length === 0 && v.warnings.length === 0));
+    // The fixture is a test network's (the development ptau): its matches guard nothing, and the report says so.
+    assert.equal(report.warnings?.length, 1);
+    assert.match(
+      report.warnings[0]!,
+      /^TEST-NETWORK CEREMONY \(.*"testNetwork": true.*\): its ptau's secret is public/,
+    );
   });
 
   test('a changed digit, swapped coordinates, a missing field and a verifier not of the ceremony', async () => {
@@ -186,7 +192,10 @@ describe('ceremony check-manifest', { timeout: 60_000 }, () => {
     const run = await runCli(['check-manifest', manifestPath, ceremonyDir]);
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(lines(run.stdout), [`ceremony identifier: ${identifier}`, ...allMatch(manifest)]);
-    assert.equal(run.stderr, '');
+    assert.deepEqual(
+      lines(run.stderr).map((line) => line.replace(/ \(.*\):/, ' (…):')),
+      ["warning: TEST-NETWORK CEREMONY (…): its ptau's secret is public, so its keys guard nothing"],
+    );
   });
 
   test('exits 1 when one delta differs, naming it on stderr', async () => {

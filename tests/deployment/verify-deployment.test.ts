@@ -365,6 +365,34 @@ describe('verifyDeployment against anvil: one block of one chain', { timeout: 30
     }
   });
 
+  test('a block whose hash changed while the code was read (a reorganisation) fails the check', async () => {
+    // A front of anvil whose block at a number (asked after the reads) is another than the latest was.
+    const proxy = createServer(async (request, response) => {
+      let body = '';
+      for await (const chunk of request) body += chunk;
+      const call = JSON.parse(body) as { method: string; params: unknown[] };
+      const upstream = await fetch(anvil.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      const answer = (await upstream.json()) as { result?: { hash?: string } };
+      if (call.method === 'eth_getBlockByNumber' && call.params[0] !== 'latest' && answer.result?.hash)
+        answer.result.hash = `0x${'ee'.repeat(32)}`;
+      response.setHeader('content-type', 'application/json');
+      response.end(JSON.stringify(answer));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const rpcUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+      const report = await verifyDeployment({ rpcUrl, manifest: realManifest, verifiers: realVerifiers });
+      assert.match(report.failure ?? '', /has block \d+ as 0x(ee){32}, not 0x[0-9a-f]{64}: the chain reorganised/);
+      assert.ok(report.verifiers.every((v) => !v.match));
+    } finally {
+      await closeServer(proxy);
+    }
+  });
+
   test('an endpoint of another chain than the one asked for is refused: deployment.wrong_chain', async () => {
     await assert.rejects(
       verifyDeployment({ rpcUrl: anvil.rpcUrl, manifest: realManifest, verifiers: realVerifiers, chainId: 1 }),

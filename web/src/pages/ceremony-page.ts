@@ -278,8 +278,9 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
       h(
         'li',
         {},
-        'From the checkout, run ',
-        h('code', { id: 'audit-fetch' }, `npx ceremony fetch ${location.origin} ${dir}`),
+        // Not `npx ceremony`: outside the checkout npx would fetch whatever the registry calls `ceremony`.
+        'In the checkout, run ',
+        h('code', { id: 'audit-fetch' }, `node bin/ceremony.js fetch ${location.origin} ${dir}`),
         '. It copies your checkout’s ',
         h('code', {}, 'ceremony.json'),
         ' and fetches every file listed on this page into the layout the audit reads: the powers of tau, ' +
@@ -290,7 +291,7 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
         'li',
         {},
         'Then run ',
-        h('code', { id: 'audit-command' }, `npx ceremony audit ${dir}`),
+        h('code', { id: 'audit-command' }, `node bin/ceremony.js audit ${dir}`),
         '. It checks contribution 0 of each chain against the r1cs and the ' +
           'powers of tau (without rebuilding it), verifies every link against ' +
           'the one before it, checks every file against the transcript, checks ' +
@@ -324,7 +325,7 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
       h('a', { class: 'button secondary', href: '/api/ptau', download: 'powers-of-tau.ptau' }, 'Powers of tau (ptau)'),
       copyButton(
         'Copy the commands',
-        () => `npx ceremony fetch ${location.origin} ${dir}\nnpx ceremony audit ${dir}\n`,
+        () => `node bin/ceremony.js fetch ${location.origin} ${dir}\nnode bin/ceremony.js audit ${dir}\n`,
       ),
     ),
   );
