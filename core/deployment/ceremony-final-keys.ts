@@ -124,3 +124,8 @@ async function loadFinalKey(
   }
   return parseVerificationKeyJson(value, `final/${circuit}.vkey.json`);
 }
+
+/** The warning a check of a test-network ceremony's keys leads with, whatever its verdicts. */
+export function testCeremonyWarning(why: string): string {
+  return `TEST-NETWORK CEREMONY (${why}): its ptau's secret is public, so anyone can forge proofs for these keys`;
+}

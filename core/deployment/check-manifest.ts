@@ -15,7 +15,7 @@ import { stat } from 'node:fs/promises';
 import { CoordinatorError, isCoordinatorError } from '../errors.ts';
 import { deltaEqualsGamma } from '../manifest/delta-manifest.ts';
 import { DELTA_EQUALS_GAMMA, deltaEqualsGammaMessage } from '../manifest/delta-equals-gamma.ts';
-import { readCeremonyFinalKeys, type CeremonyFinalKeys } from './ceremony-final-keys.ts';
+import { readCeremonyFinalKeys, testCeremonyWarning, type CeremonyFinalKeys } from './ceremony-final-keys.ts';
 import { checkManifestEntry } from './manifest-entry-check.ts';
 import type { UncheckedManifest } from './read-manifest-file.ts';
 import type { CheckReport, VerifierCheck } from './verifier-check.ts';
@@ -52,9 +52,7 @@ export async function checkManifest(options: CheckManifestOptions): Promise<Mani
     return check;
   });
   // A test network's keys guard nothing (its ptau's secret is public): a match must not read as more.
-  const warnings = ceremony.testNetwork
-    ? [`TEST-NETWORK CEREMONY (${ceremony.testNetwork}): its ptau's secret is public, so its keys guard nothing`]
-    : [];
+  const warnings = ceremony.testNetwork ? [testCeremonyWarning(ceremony.testNetwork)] : [];
   return { identifier: ceremony.identifier, ...(warnings.length > 0 ? { warnings } : {}), verifiers };
 }
 

@@ -208,7 +208,8 @@ async function blockMoved(client: Client, rpcUrl: string, head: ChainHead): Prom
       'the chain reorganised while the code was read, or two endpoints disagree; nothing was checked, run it again'
     );
   } catch (error) {
-    return `RPC endpoint ${rpcUrl} gave no block ${head.blockNumber} (eth_getBlockByNumber): ${describeRpcError(error)}`;
+    const why = describeRpcError(error);
+    return `RPC endpoint ${rpcUrl} gave no block ${head.blockNumber} (eth_getBlockByNumber): ${why}`;
   }
 }
 

@@ -19,7 +19,7 @@
  * (`deployment.test_ceremony_on_mainnet`) unless `allowTestCeremony`.
  */
 import { CoordinatorError } from '../errors.ts';
-import { readCeremonyFinalKeys, type CeremonyFinalKey } from './ceremony-final-keys.ts';
+import { readCeremonyFinalKeys, testCeremonyWarning, type CeremonyFinalKey } from './ceremony-final-keys.ts';
 import { judgeDeployedCode } from './check-deployed-verifiers.ts';
 import { compareRuntimeCode } from './compare-networks.ts';
 import {
@@ -135,10 +135,7 @@ function testNetworkWarnings(why: string | undefined, read: DeployedCodes, allow
         '(or pass --allow-test-ceremony to check anyway)',
     );
   }
-  return [
-    `TEST-NETWORK CEREMONY (${why}): its ptau's secret is public, so anyone can forge proofs for these keys; ` +
-      'a match says the verifiers carry keys that guard nothing',
-  ];
+  return [`${testCeremonyWarning(why)}; a match says the verifiers carry keys that guard nothing`];
 }
 
 function compareWithRecompiled(

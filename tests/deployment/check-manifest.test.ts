@@ -75,7 +75,7 @@ describe('checkManifest', { timeout: 60_000 }, () => {
     assert.equal(report.warnings?.length, 1);
     assert.match(
       report.warnings[0]!,
-      /^TEST-NETWORK CEREMONY \(.*"testNetwork": true.*\): its ptau's secret is public/,
+      /^TEST-NETWORK CEREMONY \(.*"testNetwork": true.*\): its ptau's secret is public, so anyone can forge/,
     );
   });
 
@@ -194,7 +194,7 @@ describe('ceremony check-manifest', { timeout: 60_000 }, () => {
     assert.deepEqual(lines(run.stdout), [`ceremony identifier: ${identifier}`, ...allMatch(manifest)]);
     assert.deepEqual(
       lines(run.stderr).map((line) => line.replace(/ \(.*\):/, ' (…):')),
-      ["warning: TEST-NETWORK CEREMONY (…): its ptau's secret is public, so its keys guard nothing"],
+      ["warning: TEST-NETWORK CEREMONY (…): its ptau's secret is public, so anyone can forge proofs for these keys"],
     );
   });
 
