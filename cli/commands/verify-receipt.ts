@@ -41,6 +41,7 @@ import {
 } from '../../core/deployment/deployed-verifier-key-check.ts';
 import { describeChainHead, parseChainId } from '../../core/deployment/deployed-code-reader.ts';
 import { readVerifiersFile } from '../../core/deployment/read-verifiers-file.ts';
+import { testCeremonyWarning } from '../../core/deployment/ceremony-final-keys.ts';
 
 interface VerifyReceiptOptions {
   coordinator?: string;
@@ -234,6 +235,8 @@ export function verifyReceiptCommand(): Command {
       const identifier = transcript?.identifier;
       const failed = [...verdicts, ...steps.verdicts].filter((v) => !v.ok);
       const chain = deployment?.chain();
+      // A test network's keys guard nothing: a deployed verifier that carries them must not read as more.
+      const testCeremony = deployment === undefined ? undefined : await evidence.testNetwork?.();
       const report = {
         ok: failed.length === 0,
         source: evidence.label,
@@ -246,6 +249,7 @@ export function verifyReceiptCommand(): Command {
                 blockNumber: chain.blockNumber,
                 blockHash: chain.blockHash,
                 endpointTrusted: true,
+                ...(testCeremony === undefined ? {} : { testNetwork: testCeremony }),
               },
             }),
         receipts: verdicts.map(verdictJson),
@@ -254,6 +258,10 @@ export function verifyReceiptCommand(): Command {
       if (options.json) {
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       } else {
+        if (testCeremony !== undefined)
+          process.stderr.write(
+            `warning: ${testCeremonyWarning(testCeremony)}; a deployed verifier that carries them guards nothing\n`,
+          );
         for (const verdict of verdicts) {
           const subject = receiptSubject(verdict.receipt);
           process.stdout.write(

@@ -77,7 +77,9 @@ export async function readCeremonyFinalKeys(dir: string): Promise<CeremonyFinalK
  * Why the ceremony is a test network's: its own word, or its ptau's marker. A ptau absent from the
  * folder (a publication without it) or unreadable tells nothing here; the audit pins and checks it.
  */
-async function testNetworkReason(config: Awaited<ReturnType<typeof loadCeremonyConfig>>): Promise<string | undefined> {
+export async function testNetworkReason(
+  config: Awaited<ReturnType<typeof loadCeremonyConfig>>,
+): Promise<string | undefined> {
   const insecurePtau = await readPtauSummary(config.ptauPath).then(
     (ptau) => ptau.insecure,
     () => false,

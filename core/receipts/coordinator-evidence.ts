@@ -66,6 +66,12 @@ export function coordinatorEvidence(options: CoordinatorEvidenceOptions): Receip
   return {
     label,
     ceremonyId: async () => (await transcriptAnswer()).ceremony,
+    async testNetwork() {
+      const ceremony = (await (await get('/api/ceremony', 'the ceremony')).json().catch(() => null)) as {
+        testNetwork?: unknown;
+      } | null;
+      return ceremony?.testNetwork === true ? 'the coordinator says "testNetwork": true' : undefined;
+    },
     transcriptEntries: async () => (await transcriptAnswer()).entries,
     async receiptPublicKeyPem() {
       return (await get('/api/receipt-key', 'the receipt key')).text();

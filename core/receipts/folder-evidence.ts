@@ -13,6 +13,7 @@ import { CoordinatorError, isCoordinatorError } from '../errors.ts';
 import type { ReceiptEvidence } from './receipt-checker.ts';
 import type { RangeSource } from './range-source.ts';
 import { readReceiptPublicKey, RECEIPT_PUBLIC_KEY_FILE } from './receipt-public-key-file.ts';
+import { testNetworkReason } from '../deployment/ceremony-final-keys.ts';
 
 function fileRangeSource(file: () => Promise<string>, label: string): RangeSource {
   const source = {
@@ -79,6 +80,7 @@ export async function folderEvidence(dir: string): Promise<ReceiptEvidence> {
   return {
     label,
     ceremonyId: async () => config.id,
+    testNetwork: () => testNetworkReason(config),
     async receiptPublicKeyPem() {
       const pem = await readReceiptPublicKey(dir);
       if (pem === undefined) {

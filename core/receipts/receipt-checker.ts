@@ -58,6 +58,11 @@ export interface ReceiptEvidence {
   transcriptEntries(): Promise<unknown>;
   /** Byte ranges of the final key of `circuit`, or of contribution `index` of its chain. */
   keySource(circuit: string, key: { final: true } | { index: number }): RangeSource;
+  /**
+   * Why the ceremony is a test network's (its keys then guard nothing), or undefined: what a check of
+   * the deployed verifiers must say beside a match.
+   */
+  testNetwork?(): Promise<string | undefined>;
 }
 
 /** A key's history, checked, as the receipts of one circuit share it. */

@@ -104,6 +104,17 @@ test('a verifier carrying the final key passes; one with an IC point changed is 
   assert.equal(wrong.code, 1, wrong.stdout + wrong.stderr);
   assert.match(wrong.stdout, /FAIL \[deployment\.wrong_chain\]: RPC endpoint \S+ reports chain 31337, not chain 1/);
   assert.match(passed.stderr, /VerifierRegister at 0x[0-9a-fA-F]{40} carries α1, β2, γ2, δ2 and the \d+ IC points/);
+  // The fixture is a test network's ceremony (the development ptau): its keys guard nothing, and it is said.
+  assert.match(
+    passed.stderr,
+    /^warning: TEST-NETWORK CEREMONY \(ceremony\.json says "testNetwork": true.*guards nothing$/m,
+  );
+  const json = await runCli(['verify-receipt', honest, published, '--deployment', anvil.rpcUrl, verifiers, '--json']);
+  assert.equal(json.code, 0, json.stdout + json.stderr);
+  assert.match(
+    (JSON.parse(json.stdout) as { deployment: { testNetwork: string } }).deployment.testNetwork,
+    /^ceremony\.json says "testNetwork": true/,
+  );
 });
 
 test('a verifiers file without the circuit’s verifier: deployment.no_verifier; one value: a usage error', async () => {
