@@ -16,7 +16,7 @@ import { CoordinatorError, isCoordinatorError } from '../errors.ts';
 import { deltaEqualsGamma } from '../manifest/delta-manifest.ts';
 import { DELTA_EQUALS_GAMMA, deltaEqualsGammaMessage } from '../manifest/delta-equals-gamma.ts';
 import { readCeremonyFinalKeys, testCeremonyWarning, type CeremonyFinalKeys } from './ceremony-final-keys.ts';
-import { checkManifestEntry } from './manifest-entry-check.ts';
+import { manifestChecks } from './manifest-entry-check.ts';
 import type { UncheckedManifest } from './read-manifest-file.ts';
 import type { CheckReport, VerifierCheck } from './verifier-check.ts';
 
@@ -34,16 +34,8 @@ export interface ManifestCheckReport extends CheckReport {
 /** One verdict per verifier: the manifest's, then any of the ceremony's the manifest lacks. */
 export async function checkManifest(options: CheckManifestOptions): Promise<ManifestCheckReport> {
   const ceremony = await readCeremony(options.ceremonyDir);
-  const byVerifier = new Map(ceremony.keys.map((key) => [key.verifier, key]));
-  const names = [...Object.keys(options.manifest), ...byVerifier.keys()].filter(
-    (name, i, all) => all.indexOf(name) === i,
-  );
-  const verifiers = names.map((verifier): VerifierCheck => {
-    const check: VerifierCheck = { verifier, match: false, reasons: [], warnings: [] };
-    const key = byVerifier.get(verifier);
-    checkManifestEntry(check, key, options.manifest);
-    if (key?.problem) check.reasons.push(`[${key.problem.code}] ${key.problem.reason}`);
-    if (key) check.warnings.push(...key.warnings);
+  const verifiers = manifestChecks(ceremony.keys, options.manifest).map(({ check, key }): VerifierCheck => {
+    const { verifier } = check;
     // A key without Phase 2 is refused, whatever the manifest says (its proofs can all be forged).
     if (key?.verificationKey !== undefined && deltaEqualsGamma(key.verificationKey)) {
       check.reasons.push(`[${DELTA_EQUALS_GAMMA}] ${deltaEqualsGammaMessage(key.circuit, verifier, 'the final key')}`);

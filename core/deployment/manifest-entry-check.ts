@@ -42,3 +42,23 @@ export function checkManifestEntry(
     }
   }
 }
+
+/**
+ * Each verifier the manifest or the ceremony names (the manifest's first), its final key, and its
+ * check begun: the manifest entry against the key, the key's own problem and warnings.
+ */
+export function manifestChecks(
+  keys: readonly CeremonyFinalKey[],
+  manifest: UncheckedManifest,
+): Array<{ check: VerifierCheck; key: CeremonyFinalKey | undefined }> {
+  const byVerifier = new Map(keys.map((key) => [key.verifier, key]));
+  const names = new Set([...Object.keys(manifest), ...byVerifier.keys()]);
+  return [...names].map((verifier) => {
+    const check: VerifierCheck = { verifier, match: false, reasons: [], warnings: [] };
+    const key = byVerifier.get(verifier);
+    checkManifestEntry(check, key, manifest);
+    if (key?.problem) check.reasons.push(`[${key.problem.code}] ${key.problem.reason}`);
+    if (key) check.warnings.push(...key.warnings);
+    return { check, key };
+  });
+}

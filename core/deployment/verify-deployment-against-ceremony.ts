@@ -32,7 +32,7 @@ import {
   type ReadCodeOptions,
 } from './deployed-code-reader.ts';
 import { knownMainnet } from './known-mainnets.ts';
-import { checkManifestEntry } from './manifest-entry-check.ts';
+import { manifestChecks } from './manifest-entry-check.ts';
 import type { UncheckedManifest } from './read-manifest-file.ts';
 import type { UncheckedVerifierAddresses } from './read-verifiers-file.ts';
 import { recompileVerifiers, type Recompilation } from './recompile-verifiers.ts';
@@ -71,10 +71,8 @@ export async function verifyDeploymentAgainstCeremony(
 ): Promise<CeremonyCheckReport> {
   const rpcUrl = requireHttpUrl(options.rpcUrl);
   const ceremony = await readCeremonyFinalKeys(options.ceremonyDir);
-  const byVerifier = new Map(ceremony.keys.map((key) => [key.verifier, key]));
-  const names = [...Object.keys(options.manifest), ...ceremony.keys.map((key) => key.verifier)].filter(
-    (name, i, all) => all.indexOf(name) === i,
-  );
+  const begun = manifestChecks(ceremony.keys, options.manifest);
+  const names = begun.map(({ check }) => check.verifier);
   const read = await readDeployedCodes(
     rpcUrl,
     new Map(names.map((name) => [name, ownEntry(options.verifiers, name)])),
@@ -83,13 +81,8 @@ export async function verifyDeploymentAgainstCeremony(
   const warnings = testNetworkWarnings(ceremony.testNetwork, read, options.allowTestCeremony === true);
   options.onCodes?.(read);
 
-  const pending = names.map((verifier): PendingVerifier => {
-    const check: VerifierCheck = { verifier, match: false, reasons: [], warnings: [] };
-    const key = byVerifier.get(verifier);
-    checkManifestEntry(check, key, options.manifest);
-    if (key?.problem) check.reasons.push(`[${key.problem.code}] ${key.problem.reason}`);
-    if (key) check.warnings.push(...key.warnings);
-    const code = read.codes.get(verifier);
+  const pending = begun.map(({ check, key }): PendingVerifier => {
+    const code = read.codes.get(check.verifier);
     if (code !== undefined && !code.ok) check.reasons.push(`[${UNREAD_CODE_ERRORS[code.kind]}] ${code.reason}`);
     return { check, key, code };
   });
