@@ -1,18 +1,9 @@
 /**
  * One writer at a time per data folder: a lock file holding the owner's pid, for other processes;
- * a queue for the callers of this one. A lock left by a process that died (kill -9) is taken over.
- *
- * Why exactly one process gets in, even when several find the same stale lock at once:
- * - The lock file is only ever made by hard-linking a complete, flushed temporary file to its name
- *   (writeFileAtomic's keepExisting): the link fails if the name exists, and the file is never
- *   seen empty. An empty or unreadable lock (an older writer's, mid-acquire) is not stale until it
- *   has stayed so for a minute.
- * - A stale lock is removed only by the holder of its takeover token (`<lock>.takeover`, made the
- *   same way), which reads the lock again under the token and removes it only if it is still stale.
- *   Between that read and the removal nobody else can change it: its owner is dead, other removers
- *   wait for the token, and a link cannot replace it. The remover then competes for the free name
- *   like anyone else. A token whose holder died is itself stale: it is removed the same way, under
- *   its own token (`<lock>.takeover.takeover`).
+ * a queue for the callers of this one. The file is made by linking a complete, flushed file to its
+ * name (writeFileAtomic's keepExisting); a lock left by a process that died (kill -9) is removed only
+ * by the holder of its takeover token (`<lock>.takeover`, made the same way), so of processes
+ * finding it at once exactly one gets in (why: docs/architecture.md, crash safety).
  */
 import { readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';

@@ -4,8 +4,7 @@
  * sources). Nothing the coordinator serves decides what runs on the auditor's machine or what the
  * audit trusts: ceremony.json is the auditor's own (the audit then refuses a transcript of another
  * id), every path comes from it or from names checked here and stays inside DIR, and the audit is
- * the auditor's next command, with a ptau pin from a source they trust. The public page once served
- * a shell script that did this, which let the coordinator run anything, its own pin included.
+ * the auditor's next command, with a ptau pin from a source they trust.
  *
  * Each file is streamed to a temporary name and renamed, so a name in DIR is always a whole
  * download; that is what lets --resume keep the files already there. A 429 or 503 is retried after
