@@ -34,12 +34,13 @@ import {
 } from '../../core/receipts/receipts-file.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 import { checkStepReceiptsOfText } from '../../core/receipts/step-receipt-evidence.ts';
+import type { StepReceiptVerdict } from '../../core/receipts/step-receipt.ts';
 import { stepReceiptSubject } from '../../core/receipts/step-receipt.ts';
 import {
   deployedVerifierKeyCheck,
   type DeployedVerifierKeyCheck,
 } from '../../core/deployment/deployed-verifier-key-check.ts';
-import { describeChainHead, parseChainId } from '../../core/deployment/deployed-code-reader.ts';
+import { describeChainHead, parseChainId, type ChainHead } from '../../core/deployment/deployed-code-reader.ts';
 import { readVerifiersFile } from '../../core/deployment/read-verifiers-file.ts';
 import { testCeremonyWarning } from '../../core/deployment/ceremony-final-keys.ts';
 
@@ -132,6 +133,49 @@ async function deploymentCheck(
   const [rpcUrl, verifiersPath] = deployment as [string, string];
   const expected = chainId === undefined ? {} : { chainId };
   return deployedVerifierKeyCheck(rpcUrl, await readVerifiersFile(verifiersPath), expected);
+}
+
+/** The text form: each receipt's verdict, the totals, the identifier, the deployment's block, each queue step's. */
+function writeTextReport(report: {
+  verdicts: ReceiptVerdict[];
+  steps: StepReceiptVerdict[];
+  transcript: PublicTranscript | undefined;
+  chain: ChainHead | undefined;
+  testCeremony: string | undefined;
+}): void {
+  const { verdicts, steps, transcript, chain, testCeremony } = report;
+  if (testCeremony !== undefined)
+    process.stderr.write(
+      `warning: ${testCeremonyWarning(testCeremony)}; a deployed verifier that carries them guards nothing\n`,
+    );
+  for (const verdict of verdicts) {
+    const subject = receiptSubject(verdict.receipt);
+    process.stdout.write(
+      verdict.ok ? `${subject} ok: ${verdict.message}\n` : `${subject} FAIL [${verdict.code}]: ${verdict.message}\n`,
+    );
+  }
+  const count = `${verdicts.length} receipt${verdicts.length === 1 ? '' : 's'}`;
+  const notPassed = verdicts.filter((v) => !v.ok).length;
+  if (verdicts.length > 0 || steps.length === 0)
+    process.stdout.write(
+      notPassed === 0 ? `all ${count} included\n` : `verify-receipt FAILED: ${notPassed} of ${count} did not pass\n`,
+    );
+  for (const line of closingLines(verdicts, transcript)) process.stdout.write(`${line}\n`);
+  if (chain !== undefined) {
+    process.stdout.write(
+      `deployment read at ${describeChainHead(chain)}, as the endpoint reports it (trusted, not checked)\n`,
+    );
+  }
+  for (const v of steps)
+    process.stdout.write(`${stepReceiptSubject(v.receipt)} ${v.ok ? 'ok:' : `FAIL [${v.code}]:`} ${v.message}\n`);
+  const stepsFailed = steps.filter((v) => !v.ok).length;
+  const stepCount = `${steps.length} queue step${steps.length === 1 ? '' : 's'}`;
+  if (steps.length > 0)
+    process.stdout.write(
+      stepsFailed === 0
+        ? `all ${stepCount} recorded in the queue log\n`
+        : `verify-receipt FAILED: ${stepsFailed} of ${stepCount} not in the queue log\n`,
+    );
 }
 
 /** What the passing verdicts proved (each phrase once), what they leave to the audit, and the identifier. */
@@ -258,42 +302,7 @@ export function verifyReceiptCommand(): Command {
       if (options.json) {
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       } else {
-        if (testCeremony !== undefined)
-          process.stderr.write(
-            `warning: ${testCeremonyWarning(testCeremony)}; a deployed verifier that carries them guards nothing\n`,
-          );
-        for (const verdict of verdicts) {
-          const subject = receiptSubject(verdict.receipt);
-          process.stdout.write(
-            verdict.ok
-              ? `${subject} ok: ${verdict.message}\n`
-              : `${subject} FAIL [${verdict.code}]: ${verdict.message}\n`,
-          );
-        }
-        const count = `${verdicts.length} receipt${verdicts.length === 1 ? '' : 's'}`;
-        const notPassed = verdicts.filter((v) => !v.ok).length;
-        if (verdicts.length > 0 || steps.verdicts.length === 0)
-          process.stdout.write(
-            notPassed === 0
-              ? `all ${count} included\n`
-              : `verify-receipt FAILED: ${notPassed} of ${count} did not pass\n`,
-          );
-        for (const line of closingLines(verdicts, transcript)) process.stdout.write(`${line}\n`);
-        if (chain !== undefined) {
-          process.stdout.write(
-            `deployment read at ${describeChainHead(chain)}, as the endpoint reports it (trusted, not checked)\n`,
-          );
-        }
-        for (const v of steps.verdicts)
-          process.stdout.write(`${stepReceiptSubject(v.receipt)} ${v.ok ? 'ok:' : `FAIL [${v.code}]:`} ${v.message}\n`);
-        const stepsFailed = steps.verdicts.filter((v) => !v.ok).length;
-        const stepCount = `${steps.verdicts.length} queue step${steps.verdicts.length === 1 ? '' : 's'}`;
-        if (steps.verdicts.length > 0)
-          process.stdout.write(
-            stepsFailed === 0
-              ? `all ${stepCount} recorded in the queue log\n`
-              : `verify-receipt FAILED: ${stepsFailed} of ${stepCount} not in the queue log\n`,
-          );
+        writeTextReport({ verdicts, steps: steps.verdicts, transcript, chain, testCeremony });
       }
       for (const verdict of verdicts) {
         if (!verdict.ok)
