@@ -266,5 +266,15 @@ describe('fetchCeremony against altered answers', () => {
       (error) => isCoordinatorError(error, 'fetch.bad_answer') && /declares 1099511627776 bytes/.test(error.message),
     );
     assert.equal(existsSync(path.join(dir, 'ptau', 'dev-pot10-insecure.ptau')), false);
+
+    // A JSON answer is held in memory: one beyond its bound is refused before it is read.
+    const huge = new Response('{}', { headers: { 'content-length': String(2 ** 30) } });
+    await assert.rejects(
+      fetchCeremony(coordinator.url, path.join(work, 'huge-json'), {
+        configFile: config,
+        fetch: altered((route) => (route === '/api/transcript' ? huge : undefined)),
+      }),
+      (error) => isCoordinatorError(error, 'fetch.bad_answer') && /declares 1073741824 bytes/.test(error.message),
+    );
   });
 });
