@@ -11,7 +11,7 @@ import type { UncheckedManifest } from './read-manifest-file.ts';
 import type { VerifierCheck } from './verifier-check.ts';
 
 /** Adds to `check.reasons` why the manifest's entry of `check.verifier` is not `key`'s δ, if it is not. */
-export function checkManifestEntry(
+function checkManifestEntry(
   check: VerifierCheck,
   key: CeremonyFinalKey | undefined,
   manifest: UncheckedManifest,
