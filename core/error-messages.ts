@@ -135,6 +135,27 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'A final key did not verify.',
     next: 'Do not publish; check the server logs and run `ceremony audit`.',
   },
+  'ceremony.beacon_announced': {
+    what: 'The beacon is announced, so the ceremony takes no more contributions.',
+    next: 'Nothing to do: the ceremony is being finalised. Your earlier contributions stand.',
+    nextInTerminal: 'Contributions are closed; finalise with the announced beacon.',
+  },
+  'beacon.block_too_soon': {
+    what: 'The block named for the beacon is mined already, or too close to be unknown when the announcement is out.',
+    next: 'Announce a block further ahead.',
+  },
+  'beacon.block_not_final': {
+    what: 'The announced block is not mined yet, or not enough blocks are on top of it.',
+    next: 'Wait for it, then finalise again.',
+  },
+  'beacon.wrong_chain': {
+    what: 'The RPC endpoint given for the beacon serves another chain than the announcement names.',
+    next: 'Give an endpoint of the announced chain.',
+  },
+  'beacon.rpc_unavailable': {
+    what: 'The RPC endpoint given for the beacon did not answer.',
+    next: 'Check the endpoint and try again.',
+  },
 
   'request.invalid': {
     what: 'The coordinator refused the request as invalid.',
@@ -352,6 +373,10 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   'audit.beacon_too_costly': {
     what: 'A final beacon is hashed more times than the audit was allowed to spend on it.',
     next: 'If that is the announced beacon, audit again with a higher --max-beacon-iterations.',
+  },
+  'audit.beacon_not_announced': {
+    what: 'A final key applies a beacon that is not the hash of the block the transcript announced.',
+    next: 'Do not trust the final keys: the coordinator could have chosen the beacon.',
   },
   'audit.not_finalised': {
     what: 'The ceremony is not finished: some circuit has no final key, or the transcript does not close it.',

@@ -168,6 +168,18 @@ const ERROR_CODES = {
   'finalise.too_few_contributions': PLAIN,
   'finalise.beacon_mismatch': PLAIN,
   'finalise.verification_failed': PLAIN,
+  /** The beacon is announced: contributions are closed (and it is announced once, before any beacon is applied). */
+  'ceremony.beacon_announced': PLAIN,
+  /** The block a beacon announcement would name is mined already, or too close to be unknown when seen. */
+  'beacon.block_too_soon': PLAIN,
+  /** The announced block is not mined yet, or has fewer confirmations than asked for: no beacon yet. */
+  'beacon.block_not_final': PLAIN,
+  /** The RPC endpoint given for the beacon's block serves another chain than the announcement names. */
+  'beacon.wrong_chain': PLAIN,
+  /** The RPC endpoint given for the beacon's block did not answer. */
+  'beacon.rpc_unavailable': PLAIN,
+  /** A final key's beacon is not the hash of the announced block (the audit, over RPC). */
+  'audit.beacon_not_announced': PLAIN,
 
   // Coordinator server: requests, sign-in, lobby, uploads
   'request.invalid': PLAIN,

@@ -60,6 +60,8 @@ export interface AppDeps {
   trustProxy?: number;
   /** GET /api/me/presence's limits and keep-alive pace (presence-stream.ts); default: 500 streams, 15 s. */
   presence?: { maxStreams: number; keepAliveMs: number };
+  /** Where the coordinator reads the announced beacon's block (BEACON_RPC_URL); none: the coordinator gives it. */
+  beacon?: { rpcUrl: string | undefined; confirmations: number };
   /** GET /metrics, with METRICS_TOKEN when set (server/metrics). */
   metrics?: { collector: CoordinatorMetrics; token?: string };
 }

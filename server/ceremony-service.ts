@@ -93,6 +93,7 @@ function linkNoLongerFits(error: unknown): error is CoordinatorError {
     refusesContribution(error.code) ||
     error.code === 'chain.file_hash_mismatch' ||
     error.code === 'ceremony.finalised' ||
+    error.code === 'ceremony.beacon_announced' ||
     error.code === 'circuit.unknown'
   );
 }

@@ -188,6 +188,7 @@ export async function startCoordinator(
       publicUrl: serverConfig.publicUrl,
       rateLimits,
       trustProxy: serverConfig.trustProxy,
+      beacon: serverConfig.beacon,
       metrics: { collector: metrics, token: serverConfig.metricsToken },
       presence: {
         maxStreams: serverConfig.maxPresenceStreams,

@@ -11,6 +11,7 @@ import { auditCeremony, DEFAULT_MAX_BEACON_ITERATIONS_EXP, type AuditReport } fr
 import { BEACON_ITERATIONS_EXP } from '../../core/transcript/transcript-format.ts';
 import { parsePtauHash } from '../../core/audit/pin-ptau.ts';
 import { CoordinatorError } from '../../core/errors.ts';
+import { requireHttpUrl } from '../../core/deployment/deployed-code-reader.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 
 /**
@@ -100,12 +101,9 @@ export function renderAuditReport(report: AuditReport): string {
         );
       }
     }
-    // The audit proves each final key applies the beacon the transcript states, not where that came from.
+    // Each final key is proved to apply the beacon the transcript states; where that came from is the beacon finding's.
     if (listed.some((circuit) => circuit.final))
-      lines.push(
-        "  (each beacon as the transcript states it, the coordinator's word: compare it with the value " +
-          'announced in public before it could be known)',
-      );
+      lines.push('  (each beacon as the transcript states it: the beacon finding above says whether it was announced)');
   }
   if (report.identifier) {
     const { hash, seq, type } = report.identifier;
@@ -164,6 +162,13 @@ export function auditCommand(): Command {
         .argParser(parseMaxBeaconIterations)
         .default(DEFAULT_MAX_BEACON_ITERATIONS_EXP),
     )
+    .addOption(
+      new Option(
+        '--beacon-rpc <url>',
+        "a JSON-RPC endpoint of the chain the beacon announcement names: each final key's beacon must be the " +
+          "announced block's hash",
+      ).argParser(requireHttpUrl),
+    )
     .option(
       '--in-progress',
       'audit a running ceremony: what it has so far must pass, and the last line says it is not finished ' +
@@ -191,6 +196,7 @@ export function auditCommand(): Command {
           maxBeaconIterations: number;
           inProgress?: boolean;
           json?: boolean;
+          beaconRpc?: string;
         },
       ) => {
         const report = await withStderrProgress(
@@ -202,6 +208,7 @@ export function auditCommand(): Command {
               minContributions: options.minContributions,
               maxBeaconIterationsExp: options.maxBeaconIterations,
               inProgress: options.inProgress,
+              beaconRpcUrl: options.beaconRpc,
             }),
           { quiet: options.quiet },
         );

@@ -1,6 +1,7 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
-import { parseBeaconParameters } from '../../core/finalise/beacon-parameters.ts';
+import { DEFAULT_CONFIRMATIONS } from '../../core/finalise/beacon-announcement.ts';
+import { CoordinatorError } from '../../core/errors.ts';
 import { dataDirOption } from './shared-options.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 
@@ -10,22 +11,48 @@ export function finaliseCommand(): Command {
       'apply the random beacon to every head; write final keys, verification ' +
         'keys, Solidity verifiers and the delta manifest',
     )
-    .requiredOption('--beacon <hex>', 'random beacon value, hexadecimal (announced before it was known)')
-    .requiredOption('--iterations <n>', 'the beacon is hashed 2^n times (10..63)')
+    .option(
+      '--rpc <url>',
+      'a JSON-RPC endpoint of the announced chain: the beacon is read from it (the announced block hash)',
+    )
+    .option('--beacon <hex>', 'the beacon, hexadecimal: the announced block hash, or without an announcement any value')
+    .option('--iterations <n>', 'the beacon is hashed 2^n times (10..63); with an announcement, the announced n')
+    .addOption(
+      new Option('--confirmations <n>', 'blocks on top of the announced one before its hash is taken')
+        .default(DEFAULT_CONFIRMATIONS)
+        .argParser((value) => {
+          if (!/^[0-9]+$/.test(value))
+            throw new CoordinatorError(
+              'usage.invalid_arguments',
+              `--confirmations takes a whole number, got "${value}"`,
+            );
+          return Number(value);
+        }),
+    )
     .addOption(dataDirOption())
     .addHelpText(
       'after',
-      "\nRefused (finalise.too_few_contributions) while a chain has fewer contributions than ceremony.json's\n" +
+      '\nAfter `ceremony announce-beacon`, `--rpc URL` is enough: the beacon is the announced block hash and\n' +
+        'its iterations the announced ones. Without an announcement, --beacon and --iterations are required,\n' +
+        'and the audit says the beacon was not committed to before it was known.\n' +
+        "Refused (finalise.too_few_contributions) while a chain has fewer contributions than ceremony.json's\n" +
         'minContributions (default 1): a key with no contribution is secret to no one.',
     )
-    .action(async (options: { data: string; beacon: string; iterations: string }) => {
-      const beacon = parseBeaconParameters(options.beacon, options.iterations);
-      const result = await withStderrProgress((progress) => finaliseCeremony(options.data, beacon, progress));
-      for (const c of result.circuits) {
-        process.stdout.write(
-          `${c.circuit} final (${c.contributions} contributions + beacon) contribution hash ${c.contributionHash}\n`,
-        );
-      }
-      process.stdout.write(`manifest written to ${result.manifestPath}\n`);
-    });
+    .action(
+      async (options: { data: string; beacon?: string; iterations?: string; rpc?: string; confirmations: number }) => {
+        const source = {
+          ...(options.beacon !== undefined ? { beacon: options.beacon } : {}),
+          ...(options.iterations !== undefined ? { iterations: options.iterations } : {}),
+          ...(options.rpc !== undefined ? { rpcUrl: options.rpc } : {}),
+          confirmations: options.confirmations,
+        };
+        const result = await withStderrProgress((progress) => finaliseCeremony(options.data, source, progress));
+        for (const c of result.circuits) {
+          process.stdout.write(
+            `${c.circuit} final (${c.contributions} contributions + beacon) contribution hash ${c.contributionHash}\n`,
+          );
+        }
+        process.stdout.write(`manifest written to ${result.manifestPath}\n`);
+      },
+    );
 }

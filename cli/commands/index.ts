@@ -37,6 +37,14 @@ export const COMMANDS: CommandEntry[] = [
     load: async () => (await import('./verify.ts')).verifyCommand,
   },
   {
+    name: 'announce-beacon',
+    usage: '[options]',
+    summary:
+      'commit the transcript to the beacon before anyone can know it: the hash of a future block of a public ' +
+      'chain; closes contributions',
+    load: async () => (await import('./announce-beacon.ts')).announceBeaconCommand,
+  },
+  {
     name: 'finalise',
     usage: '[options]',
     summary:

@@ -61,7 +61,8 @@ import * as snarkjs from 'snarkjs';
 import { loadCeremonyConfig, type CeremonyConfig } from '../config/ceremony-config.ts';
 import { ceremonyPaths, type CeremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { Transcript } from '../transcript/transcript.ts';
-import { chainsFromTranscript, type CircuitChain } from '../ceremony/open-ceremony.ts';
+import { chainsFromTranscript, type BeaconAnnouncementEntry, type CircuitChain } from '../ceremony/open-ceremony.ts';
+import { beaconFinding } from './check-beacon-announcement.ts';
 import { checkCeremonyInputs } from '../ceremony/init-ceremony.ts';
 import { hashFile, hashFileOnThread } from '../crypto/file-hash.ts';
 import { entryVersion } from '../transcript/transcript-format.ts';
@@ -189,6 +190,12 @@ export interface AuditOptions {
    * without a bound a coordinator could keep the audit from ever reaching a verdict.
    */
   maxBeaconIterationsExp?: number;
+  /**
+   * A JSON-RPC endpoint of the chain the beacon announcement names: each final key's beacon is
+   * compared with the announced block's hash (check-beacon-announcement.ts). Without it the
+   * `beacon` finding says the comparison was not made.
+   */
+  beaconRpcUrl?: string;
 }
 
 /** 2^32 SHA-256 hashes, one after the other: a few hours on one core (2^26: a few minutes). */
@@ -608,10 +615,12 @@ async function auditTimed(
 
   let chains: Map<string, CircuitChain>;
   let finalisedEntry: TranscriptEntry | undefined;
+  let announcement: BeaconAnnouncementEntry | undefined;
   try {
     const transcript = await Transcript.load(paths.transcriptPath, config.id);
     chains = chainsFromTranscript(config, transcript.entries);
     finalisedEntry = transcript.entries.find((e) => e.type === 'finalised');
+    announcement = transcript.entries.find((e): e is BeaconAnnouncementEntry => e.type === 'beaconAnnouncement');
     const last = transcript.entries.at(-1);
     if (last) identifier = { hash: last.hash, seq: last.seq, type: last.type };
     record('transcript', true, describeTranscript(transcript.entries));
@@ -640,6 +649,7 @@ async function auditTimed(
     progress({ type: 'finished', circuit: chain.circuit.name });
   }
 
+  findings.push(await timer.time('beacon', () => beaconFinding(announcement, chains, options.beaconRpcUrl)));
   const missing = unfinished(chains, finalisedEntry !== undefined);
   findings.push(
     ...(await timer.time('manifest', () =>

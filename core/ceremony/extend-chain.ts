@@ -18,7 +18,13 @@ import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../link-che
 import { cacheLinkCombinations, readCachedCombination } from '../link-check/link-combination-cache.ts';
 import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
-import { openCeremony, requireChain, type CeremonyState, type CircuitChain } from './open-ceremony.ts';
+import {
+  openCeremony,
+  refuseAfterBeaconAnnouncement,
+  requireChain,
+  type CeremonyState,
+  type CircuitChain,
+} from './open-ceremony.ts';
 import { pointsScaledProgress, silentProgress, type Progress } from './progress.ts';
 
 export interface AcceptedContribution {
@@ -55,6 +61,7 @@ function refuseIfClosed(state: CeremonyState, chain: CircuitChain): void {
       `circuit ${chain.circuit.name} is finalised; it takes no more contributions`,
     );
   }
+  refuseAfterBeaconAnnouncement(state);
 }
 
 /** Removes temporary files a crashed writer left in a chain folder (only called under the lock). */

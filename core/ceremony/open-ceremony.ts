@@ -8,6 +8,7 @@ import { Transcript, type TranscriptEntry } from '../transcript/transcript.ts';
 import { CoordinatorError } from '../errors.ts';
 
 type Entry<T extends TranscriptEntry['type']> = Extract<TranscriptEntry, { type: T }>;
+export type BeaconAnnouncementEntry = Entry<'beaconAnnouncement'>;
 
 export interface CircuitChain {
   circuit: CircuitConfig;
@@ -26,6 +27,8 @@ export interface CeremonyState {
   transcript: Transcript;
   chains: Map<string, CircuitChain>;
   finalised: Entry<'finalised'> | undefined;
+  /** The beacon committed to before it was known; once there, contributions are closed. */
+  beaconAnnouncement: BeaconAnnouncementEntry | undefined;
 }
 
 export function chainsFromTranscript(
@@ -55,6 +58,7 @@ export function chainsFromTranscript(
         );
       continue;
     }
+    if (entry.type === 'beaconAnnouncement') continue;
     const chain = chains.get(entry.circuit);
     if (!chain)
       throw new CoordinatorError(
@@ -92,7 +96,17 @@ export async function openCeremony(dataDir: string): Promise<CeremonyState> {
   const paths = ceremonyPaths(config.dataDir);
   const transcript = await Transcript.load(paths.transcriptPath, config.id);
   const finalised = transcript.entries.find((e): e is Entry<'finalised'> => e.type === 'finalised');
-  return { config, paths, transcript, chains: chainsFromTranscript(config, transcript.entries), finalised };
+  const beaconAnnouncement = transcript.entries.find(
+    (e): e is BeaconAnnouncementEntry => e.type === 'beaconAnnouncement',
+  );
+  return {
+    config,
+    paths,
+    transcript,
+    chains: chainsFromTranscript(config, transcript.entries),
+    finalised,
+    beaconAnnouncement,
+  };
 }
 
 /** The chain of a circuit that must already be initialised. */
@@ -106,4 +120,36 @@ export function requireChain(state: CeremonyState, circuitName: string): Circuit
     );
   }
   return chain;
+}
+
+/** Refuses a contribution once the beacon is announced: it could be chosen knowing the beacon. */
+export function refuseAfterBeaconAnnouncement(state: CeremonyState): void {
+  const announced = state.beaconAnnouncement;
+  if (announced) {
+    throw new CoordinatorError(
+      'ceremony.beacon_announced',
+      `contributions are closed: the beacon was announced (block ${announced.blockNumber} ` +
+        `of chain ${announced.chainId}, transcript entry ${announced.seq})`,
+    );
+  }
+}
+
+/**
+ * Refuses (`finalise.too_few_contributions`) while a chain not yet sealed has fewer contributions
+ * than ceremony.json's minContributions (at least 1: a key with no contribution is secret to no
+ * one, its δ coming from the public beacon alone). The coordinator's finalise route asks this
+ * before it starts, so the refusal comes before the ceremony enters `finalising`.
+ */
+export function refuseTooFewContributions(state: CeremonyState): void {
+  const minimum = state.config.minContributions;
+  const short = [...state.chains.values()].filter((chain) => !chain.beacon && chain.head && chain.headIndex < minimum);
+  if (short.length > 0) {
+    throw new CoordinatorError(
+      'finalise.too_few_contributions',
+      `ceremony.json requires at least ${minimum} contribution${minimum === 1 ? '' : 's'} ` +
+        'per circuit before finalising; ' +
+        `too few for: ${short.map((chain) => `${chain.circuit.name} (${chain.headIndex})`).join(', ')}` +
+        (minimum === 1 ? '; a key with no contribution is not secret to anyone' : ''),
+    );
+  }
 }

@@ -35,7 +35,13 @@ import {
   stateDirFor,
 } from '../link-check/link-challenge.ts';
 import { readCachedCombination, type LinkCombination } from '../link-check/link-combination-cache.ts';
-import { openCeremony, type CeremonyState, type CircuitChain } from '../ceremony/open-ceremony.ts';
+import {
+  openCeremony,
+  refuseTooFewContributions,
+  type CeremonyState,
+  type CircuitChain,
+} from '../ceremony/open-ceremony.ts';
+import { finalBeacon, type FinalBeaconOptions } from './beacon-announcement.ts';
 import { pointsScaledProgress, silentProgress, type Progress } from '../ceremony/progress.ts';
 import { contributeInOnePass, verifyOnePassLink } from '../delta/one-pass-contribution.ts';
 import { beaconRecord } from '../kernel/contribute-fast.ts';
@@ -59,26 +65,6 @@ export interface FinaliseResult {
   circuits: FinalisedCircuit[];
   manifest: DeltaManifest;
   manifestPath: string;
-}
-
-/**
- * Refuses (`finalise.too_few_contributions`) while a chain not yet sealed has fewer contributions
- * than ceremony.json's minContributions (at least 1: a key with no contribution is secret to no
- * one, its δ coming from the public beacon alone). The coordinator's finalise route asks this
- * before it starts, so the refusal comes before the ceremony enters `finalising`.
- */
-export function refuseTooFewContributions(state: CeremonyState): void {
-  const minimum = state.config.minContributions;
-  const short = [...state.chains.values()].filter((chain) => !chain.beacon && chain.head && chain.headIndex < minimum);
-  if (short.length > 0) {
-    throw new CoordinatorError(
-      'finalise.too_few_contributions',
-      `ceremony.json requires at least ${minimum} contribution${minimum === 1 ? '' : 's'} ` +
-        'per circuit before finalising; ' +
-        `too few for: ${short.map((chain) => `${chain.circuit.name} (${chain.headIndex})`).join(', ')}` +
-        (minimum === 1 ? '; a key with no contribution is not secret to anyone' : ''),
-    );
-  }
 }
 
 function checkReadyToFinalise(state: CeremonyState, beacon: BeaconParameters): void {
@@ -195,13 +181,21 @@ async function applyBeacon(
   }
 }
 
+/**
+ * Finalises with `beaconSource`: the beacon itself, or what finalBeacon needs to find it (the
+ * announced block's hash, read over RPC, or the coordinator's value checked against the announcement).
+ */
 export async function finaliseCeremony(
   dataDir: string,
-  beacon: BeaconParameters,
+  beaconSource: BeaconParameters | FinalBeaconOptions,
   progress: Progress = silentProgress,
 ): Promise<FinaliseResult> {
   return withCeremonyLock(ceremonyPaths(dataDir).lockPath, async () => {
     let state = await openCeremony(dataDir);
+    const beacon =
+      'beaconHex' in beaconSource
+        ? await finalBeacon(state, { beacon: beaconSource.beaconHex, iterations: beaconSource.iterationsExp })
+        : await finalBeacon(state, beaconSource);
     checkReadyToFinalise(state, beacon);
     await makeDirectory(state.paths.finalDir);
 

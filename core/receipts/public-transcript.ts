@@ -12,8 +12,9 @@ import { blake2b } from '@noble/hashes/blake2b';
 import { canonicalJson } from '../transcript/canonical-json.ts';
 import {
   BEACON_ITERATIONS_EXP,
-  closingProblem,
+  BEACON_ANNOUNCEMENT,
   entryFormatProblem,
+  TranscriptOrder,
   ZKEY_SECTION_IDS,
 } from '../transcript/transcript-format.ts';
 import { CoordinatorError } from '../errors.ts';
@@ -21,7 +22,7 @@ import { CoordinatorError } from '../errors.ts';
 export interface PublicTranscriptEntry {
   seq: number;
   time: string;
-  type: 'init' | 'contribution' | 'beacon' | 'finalised';
+  type: 'init' | 'contribution' | 'beacon' | typeof BEACON_ANNOUNCEMENT | 'finalised';
   circuit?: string;
   index?: number;
   contributor?: string;
@@ -31,6 +32,9 @@ export interface PublicTranscriptEntry {
   beacon?: string;
   iterationsExp?: number;
   manifestHash?: string;
+  /** A beacon announcement's EVM chain (EIP-155 id) and block, whose hash is the beacon. */
+  chainId?: number;
+  blockNumber?: number;
   /** 2 for a format-2 entry; absent for format 1. */
   version?: number;
   /** A format-2 key entry's hash of each of its key's sections, by section id. */
@@ -52,6 +56,8 @@ export interface PublicTranscript {
   entries: PublicTranscriptEntry[];
   chains: Map<string, PublicChain>;
   finalised: boolean;
+  /** The entry committing to the beacon before it was known, if the coordinator made one. */
+  beaconAnnouncement?: PublicTranscriptEntry;
   /** The hash of the last entry: the ceremony's one identifier (it commits to every entry before it). */
   identifier?: { hash: string; seq: number; type: PublicTranscriptEntry['type'] };
 }
@@ -63,12 +69,16 @@ const REQUIRED: Record<PublicTranscriptEntry['type'], string[]> = {
   init: ['circuit', 'index', 'circuitHash', 'fileHash'],
   contribution: ['circuit', 'index', 'contributor', 'contributionHash', 'fileHash'],
   beacon: ['circuit', 'index', 'contributionHash', 'fileHash', 'beacon', 'iterationsExp'],
+  [BEACON_ANNOUNCEMENT]: ['chainId', 'blockNumber', 'iterationsExp'],
   finalised: ['manifestHash'],
 };
+const safeInteger = (v: unknown, min: number): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= min;
 const FIELD_SHAPE: Record<string, (value: unknown) => boolean> = {
   circuit: (v) => typeof v === 'string' && v.length > 0,
   contributor: (v) => typeof v === 'string',
-  index: (v) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0,
+  index: (v) => safeInteger(v, 0),
+  chainId: (v) => safeInteger(v, 1),
+  blockNumber: (v) => safeInteger(v, 0),
   iterationsExp: (v) =>
     typeof v === 'number' && Number.isInteger(v) && v >= BEACON_ITERATIONS_EXP.min && v <= BEACON_ITERATIONS_EXP.max,
   beacon: (v) => typeof v === 'string' && HEX.test(v),
@@ -98,8 +108,9 @@ export function transcriptGenesisHash(ceremonyId: string): string {
 
 /**
  * Checks `rawEntries` (the parsed entries) as the transcript of ceremony `ceremonyId`: shapes,
- * sequence numbers, the hash chain, each circuit's indexes in order, and the `finalised` entry
- * last, after every chain's beacon. `source` names where the transcript came from in messages.
+ * sequence numbers, the hash chain, each circuit's indexes in order, and the order rules
+ * (TranscriptOrder: the `finalised` entry last, after every chain's beacon; nothing begun or
+ * contributed after the beacon announcement). `source` names where the transcript came from in messages.
  * Throws `transcript.corrupt`.
  */
 export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, source: string): PublicTranscript {
@@ -110,6 +121,8 @@ export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, s
   const entries: PublicTranscriptEntry[] = [];
   const chains = new Map<string, PublicChain>();
   let finalised = false;
+  let beaconAnnouncement: PublicTranscriptEntry | undefined;
+  const order = new TranscriptOrder();
   rawEntries.forEach((raw: unknown, seq) => {
     const at = `entry ${seq}`;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
@@ -125,8 +138,7 @@ export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, s
     if (entry.version !== undefined && entry.version !== 2) throw corrupt(`has an ${at} of unknown format`);
     const formatProblem = entryFormatProblem(entry as { type: string }, entries.at(-1));
     if (formatProblem) throw corrupt(`has an ${at} that breaks its format: ${formatProblem}`);
-    const unsealed = [...chains.values()].filter((chain) => !chain.beacon).map((chain) => chain.circuit);
-    const orderProblem = closingProblem(entry as { type: string }, entries.at(-1), unsealed);
+    const orderProblem = order.next(entry as { type: string });
     if (orderProblem) throw corrupt(`has an ${at} out of order: ${orderProblem}`);
     if (entry.sectionHashes !== undefined && !wellFormedSectionHashes(entry.sectionHashes))
       throw corrupt(`has an ${at} (${type}) whose section hashes are malformed`);
@@ -147,6 +159,10 @@ export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, s
       finalised = true;
       return;
     }
+    if (type === BEACON_ANNOUNCEMENT) {
+      beaconAnnouncement = checked;
+      return;
+    }
     const circuit = checked.circuit!;
     const chain = chains.get(circuit) ?? { circuit, contributions: [] };
     chains.set(circuit, chain);
@@ -160,5 +176,12 @@ export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, s
   });
   const last = entries.at(-1);
   const identifier = last ? { hash: last.hash, seq: last.seq, type: last.type } : undefined;
-  return { ceremony: ceremonyId, entries, chains, finalised, ...(identifier ? { identifier } : {}) };
+  return {
+    ceremony: ceremonyId,
+    entries,
+    chains,
+    finalised,
+    ...(beaconAnnouncement ? { beaconAnnouncement } : {}),
+    ...(identifier ? { identifier } : {}),
+  };
 }

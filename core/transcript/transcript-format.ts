@@ -28,7 +28,8 @@ export const entryVersion = (entry: { version?: number }): number => entry.versi
 
 /**
  * Why an entry breaks the format rules, or undefined: a format-2 entry naming a key has its
- * section hashes, a format-1 entry and a `finalised` entry have none, and no entry is of an older
+ * section hashes, a format-1 entry, a `finalised` entry and a beacon announcement have none, and no
+ * entry is of an older
  * format than the one before it. (The hashes' shape is each reader's schema.)
  */
 export function entryFormatProblem(
@@ -38,7 +39,7 @@ export function entryFormatProblem(
   const version = entryVersion(entry);
   if (previous && version < entryVersion(previous))
     return `format ${version} after an entry of format ${entryVersion(previous)} (a transcript is never downgraded)`;
-  const namesKey = entry.type !== 'finalised';
+  const namesKey = entry.type !== 'finalised' && entry.type !== BEACON_ANNOUNCEMENT;
   if (version >= 2 && namesKey && entry.sectionHashes === undefined)
     return `a format-${version} ${entry.type} entry without its section hashes`;
   if ((version < 2 || !namesKey) && entry.sectionHashes !== undefined)
@@ -47,20 +48,66 @@ export function entryFormatProblem(
 }
 
 /**
- * Why an entry breaks the transcript's closing rule, or undefined: the `finalised` entry comes
- * last, once, and only after every chain begun has its beacon (as finalise writes it). Without the
- * rule, entries after it (a second `finalised` naming another manifest, or more links) would pass
- * every reader, and the ceremony's identifier (the last entry's hash) would commit to them.
- * `unsealed` lists the chains begun (an init entry) without their beacon so far.
+ * The entry that commits the ceremony to its beacon before anyone can know it: the hash of block
+ * `blockNumber` of EVM chain `chainId` (EIP-155), not yet mined when announced, hashed
+ * 2^`iterationsExp` times. It closes contributions: no init or contribution entry may follow it,
+ * so no one can choose a last contribution knowing the beacon.
  */
-export function closingProblem(
-  entry: { type: string },
-  previous: { type: string } | undefined,
-  unsealed: readonly string[],
-): string | undefined {
-  if (previous?.type === 'finalised')
-    return `a ${entry.type} entry after the finalised entry, which closes the transcript`;
-  if (entry.type === 'finalised' && unsealed.length > 0)
-    return `the finalised entry comes before the beacon of ${unsealed.join(', ')}`;
-  return undefined;
+export const BEACON_ANNOUNCEMENT = 'beaconAnnouncement';
+
+/**
+ * The order every reader holds a transcript to, entry by entry (`next` says why an entry cannot
+ * come where it does, or takes it as read):
+ *   - the `finalised` entry comes last, once, and only after every chain begun (an init entry) has
+ *     its beacon, as finalise writes it. Without the rule, entries after it (a second `finalised`
+ *     naming another manifest, or more links) would pass every reader, and the ceremony's
+ *     identifier (the last entry's hash) would commit to them;
+ *   - a beacon announcement comes at most once and before any beacon entry (after one, the beacon
+ *     is known); no init or contribution entry follows it; every beacon entry after it carries its
+ *     exponent. (That a beacon entry's value is the announced block's hash takes a chain to check:
+ *     the audit's `--beacon-rpc`.)
+ */
+export class TranscriptOrder {
+  private readonly unsealed = new Set<string>();
+  private previousType: string | undefined;
+  private announcedExp: number | undefined;
+  private beacons = 0;
+
+  /** The chains begun without their beacon so far. */
+  get unsealedChains(): string[] {
+    return [...this.unsealed];
+  }
+
+  next(entry: { type: string; circuit?: unknown; iterationsExp?: unknown }): string | undefined {
+    const problem = this.problem(entry);
+    if (problem !== undefined) return problem;
+    this.previousType = entry.type;
+    if (entry.type === 'init') this.unsealed.add(String(entry.circuit));
+    else if (entry.type === 'beacon') {
+      this.unsealed.delete(String(entry.circuit));
+      this.beacons += 1;
+    } else if (entry.type === BEACON_ANNOUNCEMENT) this.announcedExp = Number(entry.iterationsExp);
+    return undefined;
+  }
+
+  private problem(entry: { type: string; iterationsExp?: unknown }): string | undefined {
+    if (this.previousType === 'finalised')
+      return `a ${entry.type} entry after the finalised entry, which closes the transcript`;
+    if (entry.type === 'finalised' && this.unsealed.size > 0)
+      return `the finalised entry comes before the beacon of ${[...this.unsealed].join(', ')}`;
+    if (entry.type === BEACON_ANNOUNCEMENT) {
+      if (this.announcedExp !== undefined) return 'a second beacon announcement (the beacon is announced once)';
+      if (this.beacons > 0) return 'a beacon announcement after a beacon was applied, when the beacon was known';
+    }
+    if (this.announcedExp !== undefined) {
+      if (entry.type === 'init' || entry.type === 'contribution')
+        return `a ${entry.type} entry after the beacon announcement, which closes contributions`;
+      if (entry.type === 'beacon' && entry.iterationsExp !== this.announcedExp)
+        return (
+          `a beacon hashed 2^${String(entry.iterationsExp)} times ` +
+          `where the announcement says 2^${this.announcedExp}`
+        );
+    }
+    return undefined;
+  }
 }

@@ -15,8 +15,9 @@ import type { SectionHashes } from '../zkey/zkey-hashes.ts';
 import { chainEntryHash, chainGenesisHash } from './hash-chain.ts';
 import {
   BEACON_ITERATIONS_EXP,
-  closingProblem,
+  BEACON_ANNOUNCEMENT,
   entryFormatProblem,
+  TranscriptOrder,
   TRANSCRIPT_VERSION,
   ZKEY_SECTION_IDS,
 } from './transcript-format.ts';
@@ -79,12 +80,23 @@ const entrySchema = z.discriminatedUnion('type', [
       ...keyHashes,
     })
     .strict(),
+  z
+    .object({
+      ...base,
+      type: z.literal(BEACON_ANNOUNCEMENT),
+      chainId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+      blockNumber: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+      iterationsExp: z.number().int().min(BEACON_ITERATIONS_EXP.min).max(BEACON_ITERATIONS_EXP.max),
+    })
+    .strict(),
   z.object({ ...base, type: z.literal('finalised'), manifestHash: hash512 }).strict(),
 ]);
 
 export type TranscriptEntry = z.infer<typeof entrySchema>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-type WithSections<T> = T extends { type: 'finalised' } ? T : T & { sectionHashes: SectionHashes };
+type WithSections<T> = T extends { type: 'finalised' | typeof BEACON_ANNOUNCEMENT }
+  ? T
+  : T & { sectionHashes: SectionHashes };
 /**
  * An entry as a caller proposes it: an entry naming a key must give its section hashes; the
  * transcript fills in the version, sequence, time and hashes.
@@ -108,12 +120,13 @@ function corrupt(path: string, line: number, why: string): CoordinatorError {
 }
 
 /**
- * Parses and checks a transcript's text: schema, sequence numbers, the hash chain, and the
- * `finalised` entry last, after every chain's beacon.
+ * Parses and checks a transcript's text: schema, sequence numbers, the hash chain, and the order
+ * rules (TranscriptOrder: the `finalised` entry last, after every chain's beacon; nothing begun or
+ * contributed after the beacon announcement).
  */
 export function parseTranscript(text: string, ceremonyId: string, path = 'transcript'): TranscriptEntry[] {
   const entries: TranscriptEntry[] = [];
-  const unsealed = new Set<string>();
+  const order = new TranscriptOrder();
   let prevHash = genesisHash(ceremonyId);
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
@@ -135,10 +148,8 @@ export function parseTranscript(text: string, ceremonyId: string, path = 'transc
     if (entry.seq !== i) throw corrupt(path, i + 1, `sequence number ${entry.seq}, expected ${i}`);
     const formatProblem = entryFormatProblem(entry, entries.at(-1));
     if (formatProblem) throw corrupt(path, i + 1, formatProblem);
-    const orderProblem = closingProblem(entry, entries.at(-1), [...unsealed]);
+    const orderProblem = order.next(entry);
     if (orderProblem) throw corrupt(path, i + 1, orderProblem);
-    if (entry.type === 'init') unsealed.add(entry.circuit);
-    else if (entry.type === 'beacon') unsealed.delete(entry.circuit);
     if (entry.prevHash !== prevHash)
       throw corrupt(path, i + 1, 'does not chain to the entry before it (prevHash differs)');
     if (entryHash(entry) !== entry.hash) throw corrupt(path, i + 1, 'its hash does not match its contents');
@@ -174,8 +185,18 @@ export class Transcript {
     return this.list.at(-1)?.hash ?? genesisHash(this.ceremonyId);
   }
 
-  /** Appends entries durably (temp file + rename); returns them as written. */
+  /**
+   * Appends entries durably (temp file + rename); returns them as written. An entry the order
+   * rules refuse is refused here, before the file is touched: written, it would make every later
+   * load of the transcript fail.
+   */
   async append(proposed: NewTranscriptEntry[]): Promise<TranscriptEntry[]> {
+    const order = new TranscriptOrder();
+    for (const entry of this.list) order.next(entry);
+    for (const entry of proposed) {
+      const problem = order.next(entry);
+      if (problem) throw new CoordinatorError('transcript.corrupt', `refusing to append ${problem}`);
+    }
     const added: TranscriptEntry[] = [];
     let prevHash = this.lastHash;
     for (const item of proposed) {

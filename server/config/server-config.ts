@@ -10,6 +10,7 @@ import { LOBBY_DEFAULTS } from '../lobby/lobby-types.ts';
 import { QUEUE_LOG_FILE } from '../../core/queue-log/queue-log-entry.ts';
 import { RATE_LIMIT_DEFAULTS, type RateLimitConfig } from '../http/rate-limits.ts';
 import { DEFAULT_MAX_PRESENCE_STREAMS } from '../routes/presence-stream.ts';
+import { DEFAULT_CONFIRMATIONS } from '../../core/finalise/beacon-announcement.ts';
 
 const durationMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const count = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -89,6 +90,13 @@ const serverSchema = z.object({
    * address). Default 0.
    */
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  /**
+   * A JSON-RPC endpoint of the chain the beacon is announced on: the console's announcement checks the block is
+   * still ahead, and finalise reads its hash. May carry an API key: it is never logged or sent.
+   */
+  BEACON_RPC_URL: z.string().url().optional(),
+  /** Blocks on top of the announced one before finalise takes its hash. */
+  BEACON_CONFIRMATIONS: z.coerce.number().int().nonnegative().default(DEFAULT_CONFIRMATIONS),
   /** Open the ceremony at start-up (test networks and demos; production opens from the console). */
   OPEN_ON_START: z
     .enum(['true', 'false'])
@@ -132,6 +140,8 @@ export interface ServerConfig {
   /** Trusted proxy hops (Express `trust proxy`). */
   trustProxy: number;
   openOnStart: boolean;
+  /** BEACON_RPC_URL and BEACON_CONFIRMATIONS. */
+  beacon: { rpcUrl: string | undefined; confirmations: number };
   uploads: { diskMarginBytes: number };
   /** METRICS_TOKEN, when set. */
   metricsToken: string | undefined;
@@ -190,6 +200,7 @@ export function loadServerConfig(
     }),
     trustProxy: e.TRUST_PROXY,
     openOnStart: e.OPEN_ON_START,
+    beacon: Object.freeze({ rpcUrl: e.BEACON_RPC_URL, confirmations: e.BEACON_CONFIRMATIONS }),
     uploads: Object.freeze({ diskMarginBytes: e.UPLOAD_DISK_MARGIN_BYTES }),
     metricsToken: e.METRICS_TOKEN,
     env: Object.freeze({ ...env }),

@@ -86,6 +86,12 @@ export const ERROR_STATUS = {
   'finalise.too_few_contributions': 409,
   'finalise.beacon_mismatch': 409,
   'finalise.verification_failed': 500,
+  'ceremony.beacon_announced': 409,
+  'beacon.block_too_soon': 409,
+  'beacon.block_not_final': 409,
+  'beacon.wrong_chain': 502,
+  'beacon.rpc_unavailable': 502,
+  'audit.beacon_not_announced': 500,
 
   'request.invalid': 400,
   'request.too_large': 413,

@@ -1,14 +1,18 @@
 /**
  * Coordinator actions: open, pause and close the ceremony, watch heads, queues and verification
- * jobs, and finalise. Every route needs a coordinator identity, and every change a CSRF token.
+ * jobs, announce the beacon and finalise. Every route needs a coordinator identity, and every change a CSRF token.
  */
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
-import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
+import {
+  refuseAfterBeaconAnnouncement,
+  refuseTooFewContributions,
+  type CeremonyState,
+} from '../../core/ceremony/open-ceremony.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { CoordinatorError } from '../../core/errors.ts';
-import { finaliseCeremony, refuseTooFewContributions } from '../../core/finalise/finalise-ceremony.ts';
-import { parseBeaconParameters } from '../../core/finalise/beacon-parameters.ts';
+import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
+import { announceBeacon, finalBeacon } from '../../core/finalise/beacon-announcement.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { ContributionStore } from '../contributions/contribution-store.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
@@ -27,11 +31,22 @@ export interface CoordinatorRouterDeps {
   log: ServiceLog;
   requireCoordinator: RequestHandler;
   requireCsrf: RequestHandler;
+  /** BEACON_RPC_URL and BEACON_CONFIRMATIONS; absent or without an endpoint, the beacon is given in the request. */
+  beacon?: { rpcUrl: string | undefined; confirmations: number };
 }
 
 const phaseBody = z.object({ phase: z.enum(COORDINATOR_PHASES) }).strict();
 const removeEntryBody = z.object({ contributorId: z.string().min(1).max(200) }).strict();
-const finaliseBody = z.object({ beacon: z.string(), iterations: z.union([z.number(), z.string()]) }).strict();
+const finaliseBody = z
+  .object({ beacon: z.string().max(1024).optional(), iterations: z.union([z.number(), z.string()]).optional() })
+  .strict();
+const announceBody = z
+  .object({
+    chainId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+    blockNumber: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+    iterations: z.number().int(),
+  })
+  .strict();
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body ?? {});
@@ -46,6 +61,17 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
 export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
   const router = Router();
   const guard = [deps.requireCoordinator, deps.requireCsrf];
+
+  function refuseWhileTurnsRun(action: string): void {
+    const busy = deps.lobby.activeTurns();
+    if (busy.length > 0) {
+      throw new CoordinatorError(
+        'ceremony.locked',
+        `${busy.length} turn(s) are still running or being verified ` +
+          `(${busy.map((t) => t.circuit).join(', ')}); ${action} when they are done`,
+      );
+    }
+  }
 
   router.get('/api/admin/overview', ...guard, async (_req, res) => {
     const state = await deps.service.ceremonyState();
@@ -78,29 +104,56 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
     res.json({ contributorId, removed: removal });
   });
 
-  router.post('/api/admin/phase', ...guard, (req, res) => {
+  router.post('/api/admin/phase', ...guard, async (req, res) => {
     const { phase } = parse(phaseBody, req.body);
+    // The announced beacon closed contributions for good: reopening would let a turn choose its key knowing it.
+    if (phase === 'open') refuseAfterBeaconAnnouncement(await deps.service.ceremonyState());
     // Refused while finalising (ceremony.locked): reopening would grant turns on chains being sealed.
     res.json({ phase: deps.phase.set(phase, deps.clock.now()) });
   });
 
+  // Commits the transcript to a future block's hash as the beacon; the ceremony must be closed, no turn running.
+  router.post('/api/admin/beacon/announce', ...guard, async (req, res) => {
+    const body = parse(announceBody, req.body);
+    const rpcUrl = deps.beacon?.rpcUrl;
+    if (rpcUrl === undefined)
+      throw new CoordinatorError(
+        'request.invalid',
+        'the coordinator has no BEACON_RPC_URL to check the block against; set it, or announce with ' +
+          '`ceremony announce-beacon` on the data folder',
+      );
+    if (deps.phase.get() !== 'closed')
+      throw new CoordinatorError(
+        'ceremony.not_closed',
+        'close the ceremony before announcing the beacon: the announcement closes contributions for good',
+      );
+    refuseWhileTurnsRun('announce the beacon');
+    const { entry, latestBlock } = await announceBeacon(
+      deps.config.dataDir,
+      { chainId: body.chainId, blockNumber: body.blockNumber, iterationsExp: body.iterations },
+      { rpcUrl },
+    );
+    deps.log.info('beacon announced', { chainId: body.chainId, blockNumber: body.blockNumber, latestBlock });
+    res.json({ announcement: entry, latestBlock });
+  });
+
   router.post('/api/admin/finalise', ...guard, async (req, res) => {
     const body = parse(finaliseBody, req.body);
-    const beacon = parseBeaconParameters(body.beacon, body.iterations);
     deps.phase.requireFinalisable();
+    const state = await deps.service.ceremonyState();
+    // Read (the announced block over RPC) and refused before `finalising`, so a refusal changes no phase.
+    const beacon = await finalBeacon(state, {
+      beacon: body.beacon,
+      iterations: body.iterations,
+      rpcUrl: deps.beacon?.rpcUrl,
+      confirmations: deps.beacon?.confirmations,
+    });
     // A turn still running when the ceremony closed may yet upload; its contribution must not be
     // cut off by the beacon, so finalisation waits for it (or for its deadline).
-    const busy = deps.lobby.activeTurns();
-    if (busy.length > 0) {
-      throw new CoordinatorError(
-        'ceremony.locked',
-        `${busy.length} turn(s) are still running or being verified ` +
-          `(${busy.map((t) => t.circuit).join(', ')}); finalise when they are done`,
-      );
-    }
+    refuseWhileTurnsRun('finalise');
     // ceremony.json's minContributions, before the ceremony enters `finalising` (finaliseCeremony
     // checks it again under its lock).
-    refuseTooFewContributions(await deps.service.ceremonyState());
+    refuseTooFewContributions(state);
     // closed → finalising in one transaction: a second request, or a phase change, is refused
     // from here on. Persisted, so a stop half-way is seen (and undone) at the next start.
     deps.phase.beginFinalising(deps.clock.now());

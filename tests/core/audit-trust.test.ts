@@ -272,6 +272,7 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
       'transcript',
       'queue log',
       ...published.circuits.map((c) => c.name),
+      'beacon',
       'manifest',
     ],
   );

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { entryHash, genesisHash, parseTranscript, Transcript } from '../../core/transcript/transcript.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
 import { chainsFromTranscript } from '../../core/ceremony/open-ceremony.ts';
+import { checkPublicTranscript } from '../../core/receipts/public-transcript.ts';
 
 const HASH = 'ab'.repeat(64);
 const INIT = { type: 'init', circuit: 'register', index: 0, circuitHash: HASH, fileHash: HASH } as const;
@@ -37,6 +38,25 @@ function assertCorrupt(text: string, ceremonyId = 'unit-test'): void {
     () => parseTranscript(text, ceremonyId),
     (e: unknown) => isCoordinatorError(e, 'transcript.corrupt'),
   );
+}
+
+/**
+ * The text of a transcript of `entries` (key entries given their section hashes), hash-chained as
+ * append() writes it but without its order rules: append() refuses what the readers must refuse.
+ */
+function uncheckedTranscript(entries: object[]): string {
+  let prevHash = genesisHash('unit-test');
+  return entries
+    .map((item, seq) => {
+      const type = (item as { type: string }).type;
+      const withSections =
+        type === 'finalised' || type === 'beaconAnnouncement' ? item : { ...item, sectionHashes: SECTIONS };
+      const unsigned = { ...withSections, version: 2, seq, time: new Date(0).toISOString(), prevHash };
+      const entry = { ...unsigned, hash: entryHash(unsigned as never) };
+      prevHash = entry.hash;
+      return `${JSON.stringify(entry)}\n`;
+    })
+    .join('');
 }
 
 test('entries chain from a genesis bound to the ceremony id and reload intact', async () => {
@@ -131,14 +151,7 @@ test('the finalised entry closes the transcript: once, last, after every chain b
   } as const;
   const FINALISED = { type: 'finalised', manifestHash: HASH } as const;
   const sealed = [INIT, ALICE, BEACON];
-  // append() writes what it is given (the rule is the readers'): each case is written, then read back.
-  const transcriptOf = async (name: string, entries: object[]): Promise<string> => {
-    const transcript = await Transcript.load(path.join(dir, name), 'unit-test');
-    const withSections = (entry: object): object =>
-      (entry as { type: string }).type === 'finalised' ? entry : { ...entry, sectionHashes: SECTIONS };
-    await transcript.append(entries.map(withSections) as never);
-    return readFile(path.join(dir, name), 'utf8');
-  };
+  const transcriptOf = async (_name: string, entries: object[]): Promise<string> => uncheckedTranscript(entries);
   const refusal = (text: string): string => {
     try {
       parseTranscript(text, 'unit-test');
@@ -161,6 +174,83 @@ test('the finalised entry closes the transcript: once, last, after every chain b
   );
   const otherChain = { ...INIT, circuit: 'treeUpdate' };
   assert.match(refusal(await transcriptOf('unsealed', [...sealed, otherChain, FINALISED])), /beacon of treeUpdate/);
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('a beacon announcement: once, before any beacon, nothing contributed after it; both readers agree', async () => {
+  const ANNOUNCED = { type: 'beaconAnnouncement', chainId: 31337, blockNumber: 120, iterationsExp: 10 } as const;
+  const BEACON = {
+    type: 'beacon',
+    circuit: 'register',
+    index: 2,
+    contributionHash: HASH,
+    fileHash: HASH,
+    beacon: 'cd'.repeat(32),
+    iterationsExp: 10,
+  } as const;
+  const FINALISED = { type: 'finalised', manifestHash: HASH } as const;
+  // Each case through the coordinator's reader and the receipt check's (the page's), which must say the same.
+  const refusals = (entries: object[]): string[] => {
+    const text = uncheckedTranscript(entries);
+    const raw = text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as unknown);
+    const messages: string[] = [];
+    for (const read of [
+      () => parseTranscript(text, 'unit-test'),
+      () => checkPublicTranscript('unit-test', raw, 'here'),
+    ]) {
+      try {
+        read();
+      } catch (error) {
+        assert.ok(isCoordinatorError(error, 'transcript.corrupt'), String(error));
+        messages.push((error as Error).message);
+      }
+    }
+    return messages;
+  };
+  const sound = [INIT, ALICE, ANNOUNCED, BEACON, FINALISED];
+  assert.deepEqual(refusals(sound), []);
+  const read = checkPublicTranscript(
+    'unit-test',
+    uncheckedTranscript(sound)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l)),
+    'here',
+  );
+  assert.equal(read.beaconAnnouncement?.blockNumber, 120);
+  assert.equal(read.chains.get('register')!.beacon?.seq, 3);
+  const cases: Array<[object[], RegExp]> = [
+    [[INIT, ALICE, ANNOUNCED, ANNOUNCED], /a second beacon announcement/],
+    [[INIT, ALICE, BEACON, ANNOUNCED], /a beacon announcement after a beacon was applied/],
+    [[INIT, ANNOUNCED, ALICE], /a contribution entry after the beacon announcement, which closes contributions/],
+    [[ANNOUNCED, INIT], /an? init entry after the beacon announcement/],
+    [
+      [INIT, ALICE, ANNOUNCED, { ...BEACON, iterationsExp: 11 }],
+      /hashed 2\^11 times where the announcement says 2\^10/,
+    ],
+    [[INIT, ALICE, ANNOUNCED, BEACON, FINALISED, ANNOUNCED], /after the finalised entry/],
+  ];
+  for (const [entries, expected] of cases) {
+    const messages = refusals(entries);
+    assert.equal(messages.length, 2, `both readers refuse ${String(expected)}`);
+    for (const message of messages) assert.match(message, expected);
+  }
+  // append() refuses the same, before the file is touched.
+  const dir = await mkdtemp(path.join(tmpdir(), 'transcript-'));
+  const transcript = await Transcript.load(path.join(dir, 'transcript.jsonl'), 'unit-test');
+  await transcript.append([{ ...INIT, sectionHashes: SECTIONS }, ANNOUNCED]);
+  const before = await readFile(path.join(dir, 'transcript.jsonl'), 'utf8');
+  await assert.rejects(
+    transcript.append([{ ...ALICE, sectionHashes: SECTIONS }]),
+    (error: unknown) =>
+      isCoordinatorError(error, 'transcript.corrupt') &&
+      /refusing to append a contribution entry after/.test(error.message),
+  );
+  assert.equal(await readFile(path.join(dir, 'transcript.jsonl'), 'utf8'), before);
+  assert.equal(transcript.entries.length, 2);
   await rm(dir, { recursive: true, force: true });
 });
 

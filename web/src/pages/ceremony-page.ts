@@ -240,7 +240,7 @@ function renderTranscript(transcript: TranscriptView, open: boolean): HTMLElemen
               {},
               h('td', {}, String(e.seq)),
               h('td', {}, formatTime(e.time)),
-              h('td', {}, e.type === 'finalised' ? 'finalised' : `${e.type} ${e.circuit ?? ''} #${e.index ?? ''}`),
+              h('td', {}, describeEntry(e)),
               h('td', {}, e.contributor ?? ''),
               h(
                 'td',
@@ -409,3 +409,14 @@ async function main(): Promise<void> {
 }
 
 void main();
+
+/** A transcript row's event: the circuit and index of a key's entry, the block of a beacon announcement. */
+function describeEntry(e: TranscriptView['entries'][number]): string {
+  if (e.type === 'finalised') return 'finalised';
+  if (e.type === 'beaconAnnouncement')
+    return (
+      `beacon announced: the hash of block ${e.blockNumber} of chain ${e.chainId}, ` +
+      `hashed 2^${e.iterationsExp} times`
+    );
+  return `${e.type} ${e.circuit ?? ''} #${e.index ?? ''}`;
+}

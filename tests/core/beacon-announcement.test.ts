@@ -1,0 +1,191 @@
+/**
+ * The beacon committed to before it is known, on a real chain (anvil, blocks mined on demand):
+ * `announceBeacon` names a future block and closes contributions; finalise takes that block's hash
+ * once it has its confirmations; the audit compares every final key's beacon with the block over
+ * RPC, and fails one that is not it. (The transcript's order rules: tests/core/transcript.test.ts.)
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { newCeremonyDir, devPtauHash, TEST_BEACON } from '../fixtures/ceremony-fixture.ts';
+import { startAnvil, type AnvilNode } from '../helpers/anvil.ts';
+import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
+import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
+import { announceBeacon } from '../../core/finalise/beacon-announcement.ts';
+import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
+import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
+import { beaconFinding } from '../../core/audit/check-beacon-announcement.ts';
+import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import { isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
+
+const REGISTER_ONLY = {
+  circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
+};
+const ANVIL_CHAIN_ID = 31337;
+
+const dirs: string[] = [];
+let anvil: AnvilNode;
+let otherChain: AnvilNode;
+
+before(async () => {
+  [anvil, otherChain] = await Promise.all([startAnvil(), startAnvil(['--chain-id', '5'])]);
+});
+
+after(async () => {
+  await Promise.all([anvil?.stop(), otherChain?.stop()]);
+  await releaseBn128();
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+async function rpc<T>(node: AnvilNode, method: string, params: unknown[] = []): Promise<T> {
+  const response = await fetch(node.rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await response.json()) as { result: T };
+  return body.result;
+}
+
+const latestBlock = async (node: AnvilNode): Promise<number> => Number(await rpc<string>(node, 'eth_blockNumber'));
+const mine = (node: AnvilNode, blocks: number): Promise<unknown> =>
+  rpc(node, 'anvil_mine', [`0x${blocks.toString(16)}`]);
+const blockHash = async (node: AnvilNode, n: number): Promise<string> =>
+  (await rpc<{ hash: string }>(node, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).hash.slice(2);
+
+/** An initialised one-circuit ceremony with one contribution. */
+async function contributedCeremony(): Promise<string> {
+  const dir = await newCeremonyDir({ configOverrides: REGISTER_ONLY, init: true });
+  dirs.push(dir);
+  await contributeLocally(dir, 'register', 'alice');
+  return dir;
+}
+
+function refusedWith(code: ErrorCode, pattern: RegExp): (error: unknown) => boolean {
+  return (error: unknown) => {
+    assert.ok(isCoordinatorError(error, code), String(error));
+    assert.match(error.message, pattern);
+    return true;
+  };
+}
+
+const beaconOf = (report: AuditReport) => report.findings.find((finding) => finding.subject === 'beacon')!;
+
+test('an announced future block closes contributions, is the beacon once confirmed, audited', async () => {
+  const dir = await contributedCeremony();
+  const start = await latestBlock(anvil);
+  const blockNumber = start + 10;
+  const request = { chainId: ANVIL_CHAIN_ID, blockNumber, iterationsExp: 10 };
+
+  await assert.rejects(
+    announceBeacon(dir, { ...request, blockNumber: start + 2 }, { rpcUrl: anvil.rpcUrl }),
+    refusedWith('beacon.block_too_soon', /only 2 blocks ahead .*at least 5 ahead/),
+  );
+  await assert.rejects(
+    announceBeacon(dir, request, { rpcUrl: otherChain.rpcUrl }),
+    refusedWith('beacon.wrong_chain', /reports chain 5, not chain 31337/),
+  );
+  assert.equal((await openCeremony(dir)).beaconAnnouncement, undefined, 'a refused announcement writes nothing');
+
+  const { entry, latestBlock: seen } = await announceBeacon(dir, request, { rpcUrl: anvil.rpcUrl });
+  assert.equal(seen, start);
+  assert.equal(entry.type, 'beaconAnnouncement');
+  await assert.rejects(
+    announceBeacon(dir, { ...request, blockNumber: blockNumber + 5 }, { rpcUrl: anvil.rpcUrl }),
+    refusedWith('ceremony.beacon_announced', /already announced: block \d+ of chain 31337/),
+  );
+  await assert.rejects(
+    contributeLocally(dir, 'register', 'mallory'),
+    refusedWith('ceremony.beacon_announced', /contributions are closed/),
+  );
+
+  const fromChain = { rpcUrl: anvil.rpcUrl, confirmations: 3 };
+  await assert.rejects(finaliseCeremony(dir, fromChain), refusedWith('beacon.block_not_final', /is not mined yet/));
+  await mine(anvil, 11);
+  await assert.rejects(
+    finaliseCeremony(dir, fromChain),
+    refusedWith('beacon.block_not_final', /has 1 block on top of it; .*once 3 are/),
+  );
+  await assert.rejects(
+    finaliseCeremony(dir, { ...fromChain, confirmations: 0, iterations: 11 }),
+    refusedWith('finalise.beacon_mismatch', /announced beacon is hashed 2\^10 times, not 2\^11/),
+  );
+  await mine(anvil, 2);
+  await finaliseCeremony(dir, fromChain);
+  const hash = await blockHash(anvil, blockNumber);
+  const state = await openCeremony(dir);
+  assert.equal(state.chains.get('register')!.beacon!.beacon, hash, "the final key's beacon is the block's hash");
+
+  const ptauHash = await devPtauHash();
+  const unchecked = await auditCeremony(dir, undefined, { ptauHash });
+  assert.equal(unchecked.ok, true);
+  assert.match(beaconOf(unchecked).summary, /NOT CHECKED against the chain: audit with --beacon-rpc/);
+
+  const checked = await auditCeremony(dir, undefined, { ptauHash, beaconRpcUrl: anvil.rpcUrl });
+  assert.equal(checked.ok, true, JSON.stringify(checked.findings));
+  assert.equal(beaconOf(checked).ok, true);
+  assert.ok(beaconOf(checked).summary.includes(`that block's hash 0x${hash}`), beaconOf(checked).summary);
+
+  const wrongChain = await auditCeremony(dir, undefined, { ptauHash, beaconRpcUrl: otherChain.rpcUrl });
+  assert.equal(wrongChain.ok, false);
+  assert.equal(beaconOf(wrongChain).code, 'beacon.wrong_chain');
+});
+
+test('a beacon other than the announced block hash: refused by finalise over RPC, failed by the audit', async () => {
+  const dir = await contributedCeremony();
+  const blockNumber = (await latestBlock(anvil)) + 6;
+  await announceBeacon(dir, { chainId: ANVIL_CHAIN_ID, blockNumber, iterationsExp: 10 }, { rpcUrl: anvil.rpcUrl });
+  await mine(anvil, 7);
+  await assert.rejects(
+    finaliseCeremony(dir, { rpcUrl: anvil.rpcUrl, confirmations: 0, beacon: TEST_BEACON }),
+    refusedWith('finalise.beacon_mismatch', /not the hash of block \d+ of chain 31337/),
+  );
+  await assert.rejects(
+    finaliseCeremony(dir, { beacon: 'abcd' }),
+    refusedWith('finalise.bad_beacon', /a block hash \(32 bytes\), not 2 bytes/),
+  );
+  // Without an endpoint finalise takes the coordinator's value: the audit is where it is caught.
+  await finaliseCeremony(dir, { beacon: TEST_BEACON });
+  const report = await auditCeremony(dir, undefined, { ptauHash: await devPtauHash(), beaconRpcUrl: anvil.rpcUrl });
+  assert.equal(report.ok, false);
+  const finding = beaconOf(report);
+  assert.equal(finding.code, 'audit.beacon_not_announced');
+  assert.match(
+    finding.summary,
+    /the final key of register applies another beacon than that block's hash 0x[0-9a-f]{64}/,
+  );
+  // Every other finding still passes: the keys do apply the beacon the transcript states.
+  assert.deepEqual(
+    report.findings.filter((f) => !f.ok).map((f) => f.subject),
+    ['beacon'],
+  );
+});
+
+test('an announcement dated after its block was mined fails; an unannounced beacon is said to be so', async () => {
+  const n = (await latestBlock(anvil)) + 1;
+  await mine(anvil, 1);
+  const hash = await blockHash(anvil, n);
+  const announcement = {
+    type: 'beaconAnnouncement' as const,
+    chainId: ANVIL_CHAIN_ID,
+    blockNumber: n,
+    iterationsExp: 10,
+    seq: 5,
+    time: new Date(Date.now() + 3_600_000).toISOString(),
+    prevHash: 'ab'.repeat(64),
+    hash: 'cd'.repeat(64),
+  };
+  const beacon = { type: 'beacon', circuit: 'register', beacon: hash } as never;
+  const chains = new Map([['register', { beacon } as never]]);
+  const late = await beaconFinding(announcement, chains, anvil.rpcUrl);
+  assert.equal(late.ok, false);
+  assert.equal(late.code, 'audit.beacon_not_announced');
+  assert.match(late.summary, /dates the announcement .* when the block .* was already mined/);
+
+  const onTime = await beaconFinding({ ...announcement, time: new Date(0).toISOString() }, chains, anvil.rpcUrl);
+  assert.equal(onTime.ok, true, onTime.summary);
+
+  const unannounced = await beaconFinding(undefined, chains, anvil.rpcUrl);
+  assert.equal(unannounced.ok, true);
+  assert.match(unannounced.summary, /^NOT committed to in advance: the transcript announces no beacon/);
+});
