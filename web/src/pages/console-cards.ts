@@ -195,7 +195,8 @@ export function renderQueueCard(queue: AdminQueue, { actions, api }: CardContext
 }
 
 /**
- * The finalise card: a beacon and an iteration count, then POST /api/admin/finalise. Its form is
+ * The finalise card: a beacon and an iteration count (or neither, for the announced beacon), then
+ * POST /api/admin/finalise. Its form is
  * made once (what the coordinator types survives the refreshes); `update` shows or hides the card
  * and says whether the ceremony can be finalised now.
  */
@@ -212,7 +213,6 @@ export class FinaliseCard {
       autocomplete: 'off',
       spellcheck: 'false',
       pattern: '[0-9a-fA-F]+',
-      required: true,
       'aria-describedby': 'beacon-hint',
     });
     const iterations = h('input', {
@@ -238,7 +238,8 @@ export class FinaliseCard {
         beacon,
         'Beacon (hex)',
         'A public random value nobody could know in advance, announced ' +
-          'beforehand (for example a future block hash), as hexadecimal.',
+          'beforehand (for example a future block hash), as hexadecimal. Leave it empty after ' +
+          '`ceremony announce-beacon`: the coordinator reads the announced block (BEACON_RPC_URL).',
       ),
       field(
         iterations,
@@ -257,10 +258,12 @@ export class FinaliseCard {
         'keys, exporting verification keys and verifiers…';
       void actions.run(async () => {
         try {
-          await api.post<FinaliseResult>('/api/admin/finalise', {
-            beacon: beacon.value.trim(),
-            iterations: Number(iterations.value),
-          });
+          // No beacon: the announced one, read by the coordinator (its iterations are the announced ones too).
+          const given = beacon.value.trim();
+          await api.post<FinaliseResult>(
+            '/api/admin/finalise',
+            given === '' ? {} : { beacon: given, iterations: Number(iterations.value) },
+          );
           status.textContent = 'Finalised.';
         } catch (error) {
           status.textContent = '';
