@@ -1,16 +1,7 @@
 import { Command, Option } from 'commander';
 import { announceBeacon, DEFAULT_MIN_BLOCKS_AHEAD } from '../../core/finalise/beacon-announcement.ts';
 import { parseChainId } from '../../core/deployment/deployed-code-reader.ts';
-import { CoordinatorError } from '../../core/errors.ts';
-import { dataDirOption } from './shared-options.ts';
-
-/** A block number or count given on the command line: a non-negative integer. */
-function parseCount(text: string, option: string): number {
-  const value = Number(text);
-  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(value))
-    throw new CoordinatorError('usage.invalid_arguments', `${option} takes a whole number, got "${text}"`);
-  return value;
-}
+import { dataDirOption, parseWholeNumber } from './shared-options.ts';
 
 export function announceBeaconCommand(): Command {
   return new Command('announce-beacon')
@@ -21,13 +12,15 @@ export function announceBeaconCommand(): Command {
     .requiredOption('--chain-id <id>', 'the EVM chain (EIP-155 id) whose block hash is the beacon', (v) =>
       parseChainId(v, '--chain-id'),
     )
-    .requiredOption('--block <n>', 'the block whose hash is the beacon: not mined yet', (v) => parseCount(v, '--block'))
+    .requiredOption('--block <n>', 'the block whose hash is the beacon: not mined yet', (v) =>
+      parseWholeNumber(v, '--block'),
+    )
     .requiredOption('--iterations <n>', 'the beacon is hashed 2^n times (10..63)')
     .requiredOption('--rpc <url>', 'a JSON-RPC endpoint of that chain, to check the block is still in the future')
     .addOption(
       new Option('--min-blocks-ahead <n>', 'how far ahead of the latest block the announced one must be')
         .default(DEFAULT_MIN_BLOCKS_AHEAD)
-        .argParser((v) => parseCount(v, '--min-blocks-ahead')),
+        .argParser((v) => parseWholeNumber(v, '--min-blocks-ahead')),
     )
     .addOption(dataDirOption())
     .addHelpText(

@@ -1,8 +1,7 @@
 import { Command, Option } from 'commander';
 import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
 import { DEFAULT_CONFIRMATIONS } from '../../core/finalise/beacon-announcement.ts';
-import { CoordinatorError } from '../../core/errors.ts';
-import { dataDirOption } from './shared-options.ts';
+import { dataDirOption, parseWholeNumber } from './shared-options.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 
 export function finaliseCommand(): Command {
@@ -20,14 +19,7 @@ export function finaliseCommand(): Command {
     .addOption(
       new Option('--confirmations <n>', 'blocks on top of the announced one before its hash is taken')
         .default(DEFAULT_CONFIRMATIONS)
-        .argParser((value) => {
-          if (!/^[0-9]+$/.test(value))
-            throw new CoordinatorError(
-              'usage.invalid_arguments',
-              `--confirmations takes a whole number, got "${value}"`,
-            );
-          return Number(value);
-        }),
+        .argParser((value) => parseWholeNumber(value, '--confirmations')),
     )
     .addOption(dataDirOption())
     .addHelpText(

@@ -2,7 +2,8 @@
  * The beacon committed to before it is known, on a real chain (anvil, blocks mined on demand):
  * `announceBeacon` names a future block and closes contributions; finalise takes that block's hash
  * once it has its confirmations; the audit compares every final key's beacon with the block over
- * RPC, and fails one that is not it. (The transcript's order rules: tests/core/transcript.test.ts.)
+ * RPC, and fails one that is not it; the same through the command line. (The transcript's order
+ * rules: tests/core/transcript.test.ts; the console's routes: tests/server/beacon-announcement.test.ts.)
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +18,7 @@ import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony
 import { beaconFinding } from '../../core/audit/check-beacon-announcement.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
+import { runCli } from '../helpers/run-cli.ts';
 
 const REGISTER_ONLY = {
   circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
@@ -188,4 +190,31 @@ test('an announcement dated after its block was mined fails; an unannounced beac
   const unannounced = await beaconFinding(undefined, chains, anvil.rpcUrl);
   assert.equal(unannounced.ok, true);
   assert.match(unannounced.summary, /^NOT committed to in advance: the transcript announces no beacon/);
+});
+
+test('the command line: announce-beacon, then finalise --rpc; usage errors exit 2', async () => {
+  const dir = await contributedCeremony();
+  const blockNumber = (await latestBlock(anvil)) + 7;
+  const common = ['--chain-id', String(ANVIL_CHAIN_ID), '--iterations', '10', '--rpc', anvil.rpcUrl, '--data', dir];
+  const badBlock = await runCli(['announce-beacon', '--block', 'soon', ...common]);
+  assert.equal(badBlock.code, 2, badBlock.stderr);
+  assert.match(badBlock.stderr, /--block takes a whole number, got "soon"/);
+
+  const announced = await runCli(['announce-beacon', '--block', String(blockNumber), ...common]);
+  assert.equal(announced.code, 0, announced.stderr);
+  assert.match(
+    announced.stdout,
+    new RegExp(`^beacon announced: the hash of block ${blockNumber} of chain 31337 `, 'm'),
+  );
+  assert.match(announced.stdout, /^transcript entry \d+, hash [0-9a-f]{128}$/m);
+
+  const noBeacon = await runCli(['finalise', '--data', dir]);
+  assert.equal(noBeacon.code, 1, noBeacon.stderr);
+  assert.match(noBeacon.stderr, /finalise\.bad_beacon.*give an RPC endpoint of that chain/);
+
+  await mine(anvil, 9);
+  const finalised = await runCli(['finalise', '--rpc', anvil.rpcUrl, '--confirmations', '2', '--data', dir]);
+  assert.equal(finalised.code, 0, finalised.stderr);
+  const state = await openCeremony(dir);
+  assert.equal(state.chains.get('register')!.beacon!.beacon, await blockHash(anvil, blockNumber));
 });
