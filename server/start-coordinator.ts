@@ -115,9 +115,12 @@ export async function startCoordinator(
     const phase = new CeremonyPhaseStore(db);
     const found = reconcilePhaseWithTranscript(phase, {
       finalisedInTranscript: state.finalised !== undefined,
+      beaconAnnouncedInTranscript: state.beaconAnnouncement !== undefined,
       openOnStart: serverConfig.openOnStart,
       now: clock.now(),
     });
+    if (found === 'closed_by_beacon_announcement')
+      log.warn('the transcript announces the beacon, so contributions are closed: the ceremony is closed');
     if (found === 'finalisation_interrupted') {
       log.warn(
         'a finalisation was interrupted by a stop; the ceremony is closed ' +

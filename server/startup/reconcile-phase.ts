@@ -9,16 +9,22 @@
  *    own moves (to closed, then finalising, then finalised).
  *  - Otherwise a phase left `finalising` was interrupted by the stop: back to `closed`, the time
  *    remembered for the console (CeremonyPhaseStore.recoverInterruptedFinalisation).
+ *  - The transcript announces the beacon (`ceremony announce-beacon` run on the data folder while
+ *    the coordinator was stopped) but the phase would grant turns (setup, open, paused): it goes to
+ *    `closed`, as every contribution would now be refused.
  *  - Then, when the operator asked for it (OPEN_ON_START), a ceremony still in `setup` opens.
  */
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 
 /** What the reconciliation found: the two already agreed, or which repair it made. */
-export type PhaseReconciliation = 'in_line' | 'finalised_from_transcript' | 'finalisation_interrupted';
+export type PhaseReconciliation =
+  'in_line' | 'finalised_from_transcript' | 'finalisation_interrupted' | 'closed_by_beacon_announcement';
 
 export interface StartUpPhaseFacts {
   /** Whether the transcript holds its `finalised` entry (CeremonyState.finalised). */
   finalisedInTranscript: boolean;
+  /** Whether the transcript announces the beacon (CeremonyState.beaconAnnouncement): contributions are closed. */
+  beaconAnnouncedInTranscript?: boolean;
   /** The operator's OPEN_ON_START (ServerConfig.openOnStart). */
   openOnStart: boolean;
   now: number;
@@ -26,7 +32,7 @@ export interface StartUpPhaseFacts {
 
 export function reconcilePhaseWithTranscript(
   phase: CeremonyPhaseStore,
-  { finalisedInTranscript, openOnStart, now }: StartUpPhaseFacts,
+  { finalisedInTranscript, beaconAnnouncedInTranscript = false, openOnStart, now }: StartUpPhaseFacts,
 ): PhaseReconciliation {
   let found: PhaseReconciliation = 'in_line';
   if (finalisedInTranscript && phase.get() !== 'finalised') {
@@ -39,6 +45,11 @@ export function reconcilePhaseWithTranscript(
   } else if (phase.recoverInterruptedFinalisation(now)) {
     found = 'finalisation_interrupted';
   }
-  if (openOnStart && phase.get() === 'setup') phase.set('open', now);
+  const current = phase.get();
+  if (beaconAnnouncedInTranscript && (current === 'setup' || current === 'open' || current === 'paused')) {
+    phase.set('closed', now);
+    return 'closed_by_beacon_announcement';
+  }
+  if (openOnStart && current === 'setup') phase.set('open', now);
   return found;
 }

@@ -1,8 +1,9 @@
 /**
  * The coordinator's start-up policy, each rule on its own (server/startup/): the phase brought in
  * line with the transcript (finalised on disk wins, an interrupted finalisation goes back to
- * closed, OPEN_ON_START opens only a ceremony in setup), the receipt key published but never over
- * another one, and the closer stack that stops what a start made, in reverse, once.
+ * closed, an announced beacon closes it, OPEN_ON_START opens only a ceremony in setup), the
+ * receipt key published but never over another one, and the closer stack that stops what a start
+ * made, in reverse, once.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -50,6 +51,18 @@ test('OPEN_ON_START opens a ceremony in setup and leaves every other phase as it
   const untouched = phaseStoreIn('setup');
   reconcilePhaseWithTranscript(untouched, { finalisedInTranscript: false, openOnStart: false, now: 3 });
   assert.equal(untouched.get(), 'setup');
+});
+
+test('a beacon announced in the transcript closes a ceremony that would grant turns, OPEN_ON_START or not', () => {
+  const facts = { finalisedInTranscript: false, beaconAnnouncedInTranscript: true, openOnStart: true, now: 4 };
+  for (const before of ['setup', 'open', 'paused'] as const) {
+    const phase = phaseStoreIn(before);
+    assert.equal(reconcilePhaseWithTranscript(phase, facts), 'closed_by_beacon_announcement', before);
+    assert.equal(phase.get(), 'closed', `${before} → closed`);
+  }
+  const closed = phaseStoreIn('closed');
+  assert.equal(reconcilePhaseWithTranscript(closed, facts), 'in_line');
+  assert.equal(closed.get(), 'closed');
 });
 
 test('the receipt key is published, kept when it is the same, and never written over another', async (t) => {
