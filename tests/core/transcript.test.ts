@@ -19,6 +19,16 @@ const ALICE = {
   contributionHash: HASH,
   fileHash: HASH,
 } as const;
+const BEACON = {
+  type: 'beacon',
+  circuit: 'register',
+  index: 2,
+  contributionHash: HASH,
+  fileHash: HASH,
+  beacon: 'cd'.repeat(32),
+  iterationsExp: 10,
+} as const;
+const FINALISED = { type: 'finalised', manifestHash: HASH } as const;
 const SECTIONS = Object.fromEntries([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((id) => [String(id), HASH]));
 
 async function sampleTranscript(): Promise<{ file: string; text: string; cleanup: () => Promise<void> }> {
@@ -38,25 +48,6 @@ function assertCorrupt(text: string, ceremonyId = 'unit-test'): void {
     () => parseTranscript(text, ceremonyId),
     (e: unknown) => isCoordinatorError(e, 'transcript.corrupt'),
   );
-}
-
-/**
- * The text of a transcript of `entries` (key entries given their section hashes), hash-chained as
- * append() writes it but without its order rules: append() refuses what the readers must refuse.
- */
-function uncheckedTranscript(entries: object[]): string {
-  let prevHash = genesisHash('unit-test');
-  return entries
-    .map((item, seq) => {
-      const type = (item as { type: string }).type;
-      const withSections =
-        type === 'finalised' || type === 'beaconAnnouncement' ? item : { ...item, sectionHashes: SECTIONS };
-      const unsigned = { ...withSections, version: 2, seq, time: new Date(0).toISOString(), prevHash };
-      const entry = { ...unsigned, hash: entryHash(unsigned as never) };
-      prevHash = entry.hash;
-      return `${JSON.stringify(entry)}\n`;
-    })
-    .join('');
 }
 
 test('entries chain from a genesis bound to the ceremony id and reload intact', async () => {
@@ -113,6 +104,21 @@ function chained(entries: Array<Record<string, unknown>>, ceremonyId = 'unit-tes
     .join('\n');
 }
 
+/**
+ * A format-2 transcript of `entries` (key entries given their section hashes), hash-chained as
+ * append() writes it but without its order rules: append() refuses what the readers must refuse.
+ */
+function uncheckedTranscript(entries: object[]): string {
+  const keyed = (entry: object): boolean =>
+    !['finalised', 'beaconAnnouncement'].includes((entry as { type: string }).type);
+  const format2 = entries.map((entry) => ({
+    ...entry,
+    version: 2,
+    ...(keyed(entry) ? { sectionHashes: SECTIONS } : {}),
+  }));
+  return `${chained(format2)}\n`;
+}
+
 test('format 2: new entries carry version 2 and every key entry its ten section hashes', async () => {
   const { file, cleanup } = await sampleTranscript();
   const entries = (await Transcript.load(file, 'unit-test')).entries;
@@ -138,20 +144,8 @@ test('format 1 (no version) is still read, upgraded by later entries, never down
   );
 });
 
-test('the finalised entry closes the transcript: once, last, after every chain begun has its beacon', async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'transcript-'));
-  const BEACON = {
-    type: 'beacon',
-    circuit: 'register',
-    index: 2,
-    contributionHash: HASH,
-    fileHash: HASH,
-    beacon: 'ab',
-    iterationsExp: 10,
-  } as const;
-  const FINALISED = { type: 'finalised', manifestHash: HASH } as const;
+test('the finalised entry closes the transcript: once, last, after every chain begun has its beacon', () => {
   const sealed = [INIT, ALICE, BEACON];
-  const transcriptOf = async (_name: string, entries: object[]): Promise<string> => uncheckedTranscript(entries);
   const refusal = (text: string): string => {
     try {
       parseTranscript(text, 'unit-test');
@@ -161,34 +155,23 @@ test('the finalised entry closes the transcript: once, last, after every chain b
     }
     return assert.fail('the transcript was read as sound');
   };
-  const closed = await transcriptOf('closed', [...sealed, FINALISED]);
+  const closed = uncheckedTranscript([...sealed, FINALISED]);
   assert.equal(parseTranscript(closed, 'unit-test').at(-1)!.type, 'finalised');
   const secondManifest = { ...FINALISED, manifestHash: 'cd'.repeat(64) };
   assert.match(
-    refusal(await transcriptOf('twice', [...sealed, FINALISED, secondManifest])),
+    refusal(uncheckedTranscript([...sealed, FINALISED, secondManifest])),
     /line 5: a finalised entry after the finalised entry/,
   );
   assert.match(
-    refusal(await transcriptOf('early', [INIT, ALICE, FINALISED, BEACON])),
+    refusal(uncheckedTranscript([INIT, ALICE, FINALISED, BEACON])),
     /line 3: the finalised entry comes before the beacon of register/,
   );
   const otherChain = { ...INIT, circuit: 'treeUpdate' };
-  assert.match(refusal(await transcriptOf('unsealed', [...sealed, otherChain, FINALISED])), /beacon of treeUpdate/);
-  await rm(dir, { recursive: true, force: true });
+  assert.match(refusal(uncheckedTranscript([...sealed, otherChain, FINALISED])), /beacon of treeUpdate/);
 });
 
 test('a beacon announcement: once, before any beacon, nothing contributed after it; both readers agree', async () => {
   const ANNOUNCED = { type: 'beaconAnnouncement', chainId: 31337, blockNumber: 120, iterationsExp: 10 } as const;
-  const BEACON = {
-    type: 'beacon',
-    circuit: 'register',
-    index: 2,
-    contributionHash: HASH,
-    fileHash: HASH,
-    beacon: 'cd'.repeat(32),
-    iterationsExp: 10,
-  } as const;
-  const FINALISED = { type: 'finalised', manifestHash: HASH } as const;
   // Each case through the coordinator's reader and the receipt check's (the page's), which must say the same.
   const refusals = (entries: object[]): string[] => {
     const text = uncheckedTranscript(entries);
