@@ -11,7 +11,7 @@ import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
 import { CoordinatorError } from '../errors.ts';
 import type { TranscriptEntry } from '../transcript/transcript.ts';
 import { readBeaconBlock, requireFutureBlock, type BeaconBlock } from './announced-block.ts';
-import { parseBeaconParameters, type BeaconParameters } from './beacon-parameters.ts';
+import { parseBeaconIterations, parseBeaconParameters, type BeaconParameters } from './beacon-parameters.ts';
 import { openCeremony, refuseTooFewContributions } from '../ceremony/open-ceremony.ts';
 
 /** Blocks the announced one must be ahead of the chain's latest by default: about a minute on Ethereum. */
@@ -67,7 +67,7 @@ export async function announceBeacon(
   request: BeaconAnnouncementRequest,
   options: { rpcUrl: string; minBlocksAhead?: number },
 ): Promise<{ entry: TranscriptEntry; latestBlock: number }> {
-  parseBeaconParameters('00', request.iterationsExp);
+  parseBeaconIterations(request.iterationsExp);
   return withCeremonyLock(ceremonyPaths(dataDir).lockPath, async () => {
     const state = await openCeremony(dataDir);
     refuseToAnnounce(state);

@@ -21,6 +21,11 @@ export function parseBeaconParameters(beacon: string, iterations: string | numbe
   }
   if (hex.length / 2 > 255)
     throw new CoordinatorError('finalise.bad_beacon', `the beacon is ${hex.length / 2} bytes; at most 255 are allowed`);
+  return { beaconHex: hex.toLowerCase(), iterationsExp: parseBeaconIterations(iterations) };
+}
+
+/** The exponent N of 2^N beacon hash iterations: an integer in snarkjs's range (`finalise.bad_iterations`). */
+export function parseBeaconIterations(iterations: string | number): number {
   const exp = typeof iterations === 'number' ? iterations : Number(iterations);
   if (!Number.isInteger(exp) || exp < MIN_BEACON_ITERATIONS_EXP || exp > MAX_BEACON_ITERATIONS_EXP) {
     throw new CoordinatorError(
@@ -30,5 +35,5 @@ export function parseBeaconParameters(beacon: string, iterations: string | numbe
         `${MAX_BEACON_ITERATIONS_EXP}; got "${iterations}"`,
     );
   }
-  return { beaconHex: hex.toLowerCase(), iterationsExp: exp };
+  return exp;
 }
