@@ -6,7 +6,6 @@
  * by URL: a coordinator's URL may carry an API key, and these messages can leave the server.
  */
 import { CoordinatorError } from '../errors.ts';
-import { describeRpcError } from '../deployment/describe-rpc-error.ts';
 import { requireHttpUrl } from '../deployment/deployed-code-reader.ts';
 import { loadViem } from '../deployment/viem-on-demand.ts';
 
@@ -38,15 +37,32 @@ async function clientOfChain(rpcUrl: string, chainId: number): Promise<Client> {
   return client;
 }
 
+/**
+ * What kind of failure an RPC request met, in words of our own: viem's messages quote the
+ * endpoint's URL (which may carry an API key) and the network's (host, port), and this message can
+ * leave the server.
+ */
+function failureKind(error: unknown): string {
+  const chain: unknown[] = [];
+  for (let e = error; e instanceof Error && chain.length < 10; e = e.cause) chain.push(e);
+  const text = chain.map((e) => `${(e as Error).name} ${(e as Error).message}`).join(' ');
+  const status = chain.map((e) => (e as { status?: unknown }).status).find((s) => typeof s === 'number');
+  const rpcCode = chain.map((e) => (e as { code?: unknown }).code).find((c) => typeof c === 'number');
+  if (/Timeout|timed out/i.test(text)) return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+  if (/ECONNREFUSED/.test(text)) return 'connection refused';
+  if (/ENOTFOUND|EAI_AGAIN/.test(text)) return 'host not found';
+  if (typeof status === 'number') return `HTTP status ${status}`;
+  if (typeof rpcCode === 'number') return `JSON-RPC error ${rpcCode}`;
+  return 'no usable answer';
+}
+
 async function ask<T>(method: string, request: () => Promise<T>): Promise<T> {
   try {
     return await request();
   } catch (error) {
     throw new CoordinatorError(
       'beacon.rpc_unavailable',
-      // viem's details can quote the endpoint's URL, which may carry an API key.
-      `the RPC endpoint gave no answer to ${method}: ` +
-        describeRpcError(error).replace(/https?:\/\/\S+/g, '(endpoint)'),
+      `the RPC endpoint gave no answer to ${method}: ${failureKind(error)}`,
     );
   }
 }

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { newCeremonyDir, devPtauHash, TEST_BEACON } from '../fixtures/ceremony-fixture.ts';
-import { startAnvil, type AnvilNode } from '../helpers/anvil.ts';
+import { freePort, startAnvil, type AnvilNode } from '../helpers/anvil.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { announceBeacon } from '../../core/finalise/beacon-announcement.ts';
@@ -87,6 +87,14 @@ test('an announced future block closes contributions, is the beacon once confirm
     announceBeacon(dir, request, { rpcUrl: otherChain.rpcUrl }),
     refusedWith('beacon.wrong_chain', /reports chain 5, not chain 31337/),
   );
+  const deadEndpoint = `http://127.0.0.1:${await freePort()}/key-in-the-path`;
+  await assert.rejects(announceBeacon(dir, request, { rpcUrl: deadEndpoint }), (error: unknown) => {
+    assert.ok(isCoordinatorError(error, 'beacon.rpc_unavailable'), String(error));
+    assert.equal(error.message, 'the RPC endpoint gave no answer to eth_chainId: connection refused');
+    // The coordinator's URL may carry an API key, and this message can leave the server.
+    assert.ok(!error.message.includes('key-in-the-path') && !error.message.includes('127.0.0.1'), error.message);
+    return true;
+  });
   assert.equal((await openCeremony(dir)).beaconAnnouncement, undefined, 'a refused announcement writes nothing');
 
   const { entry, latestBlock: seen } = await announceBeacon(dir, request, { rpcUrl: anvil.rpcUrl });
