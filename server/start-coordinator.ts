@@ -43,6 +43,7 @@ import { CoordinatorMetrics } from './metrics/coordinator-metrics.ts';
 import { CloserStack } from './startup/closer-stack.ts';
 import { keepAliveMs } from './routes/presence-stream.ts';
 import { publishReceiptKey } from './startup/publish-receipt-key.ts';
+import { TranscriptPhaseFollower } from './transcript-phase-follower.ts';
 import { reconcilePhaseWithTranscript } from './startup/reconcile-phase.ts';
 
 export interface StartOptions {
@@ -217,6 +218,17 @@ export async function startCoordinator(
       },
     });
     await service.start();
+    const follower = new TranscriptPhaseFollower({
+      phase,
+      lobby,
+      clock,
+      log,
+      ceremonyState: () => service.ceremonyState(),
+      changed: () => service.tick(),
+      intervalMs: options.tickIntervalMs,
+    });
+    closers.add('the transcript follower', () => follower.stop());
+    follower.start();
     const url = await listen(app, serverConfig, closers);
     log.info('coordinator listening', {
       url,

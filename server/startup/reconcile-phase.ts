@@ -13,6 +13,9 @@
  *    the coordinator was stopped) but the phase would grant turns (setup, open, paused): it goes to
  *    `closed`, as every contribution would now be refused.
  *  - Then, when the operator asked for it (OPEN_ON_START), a ceremony still in `setup` opens.
+ *
+ * The first and third rules hold while the coordinator serves too (followTranscriptPhase, run by
+ * server/transcript-phase-follower.ts): the commands that change them work on the data folder.
  */
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 
@@ -35,21 +38,40 @@ export function reconcilePhaseWithTranscript(
   { finalisedInTranscript, beaconAnnouncedInTranscript = false, openOnStart, now }: StartUpPhaseFacts,
 ): PhaseReconciliation {
   let found: PhaseReconciliation = 'in_line';
-  if (finalisedInTranscript && phase.get() !== 'finalised') {
-    if (phase.get() !== 'finalising') {
-      if (phase.get() !== 'closed') phase.set('closed', now);
-      phase.beginFinalising(now);
-    }
+  // At start-up nothing is finalising: a `finalising` phase is the stop's, done or not on disk.
+  if (finalisedInTranscript && phase.get() === 'finalising') {
     phase.endFinalising('finalised', now);
     found = 'finalised_from_transcript';
-  } else if (phase.recoverInterruptedFinalisation(now)) {
+  } else if (!finalisedInTranscript && phase.recoverInterruptedFinalisation(now)) {
     found = 'finalisation_interrupted';
   }
+  const followed = followTranscriptPhase(phase, { finalisedInTranscript, beaconAnnouncedInTranscript, now });
+  if (followed !== 'in_line') found = followed;
+  if (openOnStart && phase.get() === 'setup') phase.set('open', now);
+  return found;
+}
+
+/**
+ * The part of the policy that also holds while the coordinator serves (TranscriptPhaseFollower):
+ * a transcript that is finalised, or announces the beacon, while the phase would still grant turns.
+ * A `finalising` phase is left alone: the coordinator's own finalisation is under way, and it
+ * ends the phase itself.
+ */
+export function followTranscriptPhase(
+  phase: CeremonyPhaseStore,
+  { finalisedInTranscript, beaconAnnouncedInTranscript = false, now }: Omit<StartUpPhaseFacts, 'openOnStart'>,
+): PhaseReconciliation {
   const current = phase.get();
-  if (beaconAnnouncedInTranscript && (current === 'setup' || current === 'open' || current === 'paused')) {
+  if (current === 'finalising' || current === 'finalised') return 'in_line';
+  if (finalisedInTranscript) {
+    if (current !== 'closed') phase.set('closed', now);
+    phase.beginFinalising(now);
+    phase.endFinalising('finalised', now);
+    return 'finalised_from_transcript';
+  }
+  if (beaconAnnouncedInTranscript && current !== 'closed') {
     phase.set('closed', now);
     return 'closed_by_beacon_announcement';
   }
-  if (openOnStart && current === 'setup') phase.set('open', now);
-  return found;
+  return 'in_line';
 }

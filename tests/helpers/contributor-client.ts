@@ -39,6 +39,7 @@ export interface MeView {
     circuits: CircuitProgressView[];
     done: boolean;
     lastRefusal?: { circuit: string; code: string; message: string };
+    removed?: { circuit: string; reason: string; message: string };
   };
   contributions: Array<{
     id: string;
