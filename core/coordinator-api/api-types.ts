@@ -109,6 +109,29 @@ export interface AdminOverview {
   heads: Array<{ circuit: string; headIndex: number }>;
   /** Contributions each chain needs before the ceremony may be finalised (ceremony.json). */
   minContributions: number;
+  /** The transcript's commitment to the beacon, once made: finalise takes that block's hash. */
+  beaconAnnouncement?: BeaconAnnouncementView;
+  /** Whether the coordinator has BEACON_RPC_URL: the console may announce, and finalise with no beacon. */
+  beaconFromChain: boolean;
+}
+
+/** A beacon announcement: the hash of block `blockNumber` of chain `chainId`, hashed 2^iterationsExp times. */
+export interface BeaconAnnouncementView {
+  chainId: number;
+  blockNumber: number;
+  iterationsExp: number;
+  /** When the transcript recorded it (ISO 8601). */
+  time: string;
+  /** Its transcript entry's number and hash: what to publish before the block is mined. */
+  seq: number;
+  hash: string;
+}
+
+/** POST /api/admin/beacon/announce */
+export interface BeaconAnnounceResult {
+  announcement: BeaconAnnouncementView;
+  /** The chain's latest block when the announcement was checked. */
+  latestBlock: number;
 }
 
 /** GET /api/admin/queue */

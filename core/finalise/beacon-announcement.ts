@@ -5,11 +5,10 @@
  * so no one, the coordinator included, can choose the last contribution knowing the beacon; and
  * finalise takes the beacon from that block (`finalBeacon`), which the audit checks over RPC.
  */
-import type { CeremonyState } from '../ceremony/open-ceremony.ts';
+import type { BeaconAnnouncementEntry, CeremonyState } from '../ceremony/open-ceremony.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
 import { CoordinatorError } from '../errors.ts';
-import type { TranscriptEntry } from '../transcript/transcript.ts';
 import { readBeaconBlock, requireFutureBlock, type BeaconBlock } from './announced-block.ts';
 import { parseBeaconIterations, parseBeaconParameters, type BeaconParameters } from './beacon-parameters.ts';
 import { openCeremony, refuseTooFewContributions } from '../ceremony/open-ceremony.ts';
@@ -66,7 +65,7 @@ export async function announceBeacon(
   dataDir: string,
   request: BeaconAnnouncementRequest,
   options: { rpcUrl: string; minBlocksAhead?: number },
-): Promise<{ entry: TranscriptEntry; latestBlock: number }> {
+): Promise<{ entry: BeaconAnnouncementEntry; latestBlock: number }> {
   parseBeaconIterations(request.iterationsExp);
   return withCeremonyLock(ceremonyPaths(dataDir).lockPath, async () => {
     const state = await openCeremony(dataDir);
@@ -84,7 +83,8 @@ export async function announceBeacon(
         iterationsExp: request.iterationsExp,
       },
     ]);
-    return { entry: entry!, latestBlock };
+    // The one entry appended, as given: an announcement.
+    return { entry: entry as BeaconAnnouncementEntry, latestBlock };
   });
 }
 

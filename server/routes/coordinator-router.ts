@@ -7,6 +7,7 @@ import { z } from 'zod';
 import {
   refuseAfterBeaconAnnouncement,
   refuseTooFewContributions,
+  type BeaconAnnouncementEntry,
   type CeremonyState,
 } from '../../core/ceremony/open-ceremony.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
@@ -19,6 +20,7 @@ import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 import { COORDINATOR_PHASES } from '../../core/ceremony/ceremony-phases.ts';
 import type { Clock } from '../clock.ts';
 import type { ServiceLog } from '../ceremony-service.ts';
+import type { BeaconAnnounceResult, BeaconAnnouncementView } from '../../core/coordinator-api/api-types.ts';
 
 export interface CoordinatorRouterDeps {
   config: CeremonyConfig;
@@ -48,6 +50,11 @@ const announceBody = z
   })
   .strict();
 
+function announcementView(entry: BeaconAnnouncementEntry): BeaconAnnouncementView {
+  const { chainId, blockNumber, iterationsExp, time, seq, hash } = entry;
+  return { chainId, blockNumber, iterationsExp, time, seq, hash };
+}
+
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body ?? {});
   if (!parsed.success)
@@ -76,6 +83,7 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
   router.get('/api/admin/overview', ...guard, async (_req, res) => {
     const state = await deps.service.ceremonyState();
     const interruptedAt = deps.phase.finalisationInterruptedAt();
+    const announced = state.beaconAnnouncement;
     res.json({
       phase: deps.phase.get(),
       ...(interruptedAt === undefined ? {} : { finalisationInterruptedAt: interruptedAt }),
@@ -87,6 +95,8 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
         .map((c) => ({ id: c.id, circuit: c.circuit, contributor: c.contributorName, since: c.createdAt })),
       heads: deps.config.circuits.map((c) => ({ circuit: c.name, headIndex: state.chains.get(c.name)!.headIndex })),
       minContributions: deps.config.minContributions,
+      ...(announced ? { beaconAnnouncement: announcementView(announced) } : {}),
+      beaconFromChain: deps.beacon?.rpcUrl !== undefined,
     });
   });
 
@@ -134,7 +144,8 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
       { rpcUrl },
     );
     deps.log.info('beacon announced', { chainId: body.chainId, blockNumber: body.blockNumber, latestBlock });
-    res.json({ announcement: entry, latestBlock });
+    const answer: BeaconAnnounceResult = { announcement: announcementView(entry), latestBlock };
+    res.json(answer);
   });
 
   router.post('/api/admin/finalise', ...guard, async (req, res) => {

@@ -32,7 +32,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Identity } from '@semaphore-protocol/identity';
 import type { Page, Request } from 'playwright-core';
-import { devPtauHash, TEST_BEACON, TEST_BEACON_ITERATIONS, PROJECT_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
+import { devPtauHash, TEST_BEACON_ITERATIONS, PROJECT_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
+import { startAnvil, type AnvilNode } from '../helpers/anvil.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { recordStatuses, screenshot, startWebApp, statusesSeen, type WebAppUnderTest } from '../helpers/chromium.ts';
@@ -43,6 +44,8 @@ const COORDINATOR_TOKEN = 'coordinator-token-for-browser-tests';
 const CIRCUITS = PROJECT_CIRCUITS;
 
 let app: WebAppUnderTest;
+/** The chain whose future block the console announces as the beacon. */
+let anvil: AnvilNode;
 const bobIdentity = new Identity();
 // One story told in the describes below, in order: each step takes up the pages and people the last left.
 let consolePage: Page;
@@ -110,15 +113,34 @@ async function waitForAllAccepted(page: Page, timeout: number): Promise<void> {
 }
 
 before(async () => {
+  anvil = await startAnvil();
   // The worker's every line reaches stderr, as do the coordinator's warnings.
   app = await startWebApp({
     redis: true,
     worker: { echo: 'all' },
-    env: { COORDINATOR_TOKEN, SEMAPHORE_GROUP_MEMBERS: bobIdentity.commitment.toString() },
+    env: {
+      COORDINATOR_TOKEN,
+      SEMAPHORE_GROUP_MEMBERS: bobIdentity.commitment.toString(),
+      BEACON_RPC_URL: anvil.rpcUrl,
+      BEACON_CONFIRMATIONS: '2',
+    },
   });
 });
 
-after(() => app?.close());
+after(async () => {
+  await app?.close();
+  await anvil?.stop();
+});
+
+/** One JSON-RPC call to the test's chain. */
+async function anvilRpc<T>(method: string, params: unknown[] = []): Promise<T> {
+  const response = await fetch(anvil.rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return ((await response.json()) as { result: T }).result;
+}
 
 /**
  * The faults the turns meet, set up before the console reopens: alice's first PATCH of her
@@ -400,16 +422,43 @@ describe('after the turns: attestations, receipts and the public page', { timeou
 
 describe('finalised: the console, the public page, the receipts check and the audit', { timeout: 240_000 }, () => {
   test(
-    'the coordinator closes and finalises from the console; verifiers and ' +
-      'manifest are listed, and the manifest appears on the public page',
+    'the coordinator closes, announces a future block as the beacon and finalises with its hash from the ' +
+      'console; verifiers and manifest are listed, and the manifest appears on the public page',
     async () => {
       await consolePage.click('#phase-closed');
       await consolePage.waitForSelector('#console-phase[data-phase="closed"]');
       await consolePage.waitForFunction(
+        () => !(document.querySelector('#announce-beacon') as HTMLButtonElement | null)?.disabled,
+      );
+      const blockNumber = Number(await anvilRpc<string>('eth_blockNumber')) + 8;
+      await consolePage.fill('#announce-chain-id', '31337');
+      await consolePage.fill('#announce-block', String(blockNumber));
+      await consolePage.fill('#announce-iterations', String(TEST_BEACON_ITERATIONS));
+      await consolePage.click('#announce-beacon');
+      // The hash to publish is the transcript's entry, and the card then says what was announced.
+      const shownHash = await consolePage.textContent('#announcement-hash', { timeout: 30_000 });
+      const published = (await (await fetch(`${app.coordinator.url}/api/transcript`)).json()) as {
+        entries: Array<{ type: string; hash: string }>;
+      };
+      assert.equal(published.entries.at(-1)!.type, 'beaconAnnouncement');
+      assert.equal(shownHash, published.entries.at(-1)!.hash);
+      await consolePage.waitForSelector('#beacon-card form[hidden]', { state: 'attached' });
+      assert.match(
+        (await consolePage.textContent('#beacon-announced'))!,
+        new RegExp(
+          `^The beacon is the hash of block ${blockNumber} of chain 31337, hashed 2\\^${TEST_BEACON_ITERATIONS} times`,
+        ),
+      );
+      assert.equal(await consolePage.textContent('#beacon-announced-hash'), shownHash);
+      assert.equal(await consolePage.isDisabled('#phase-open'), true, 'the ceremony cannot reopen');
+      await screenshot(consolePage, '12-console-beacon-announced');
+
+      await anvilRpc('anvil_mine', ['0xa']);
+      await consolePage.waitForFunction(
         () => !(document.querySelector('#finalise') as HTMLButtonElement | null)?.disabled,
       );
-      await consolePage.fill('#beacon', TEST_BEACON);
-      await consolePage.fill('#iterations', String(TEST_BEACON_ITERATIONS));
+      assert.equal(await consolePage.isDisabled('#iterations'), true, "the announcement's exponent, not the form's");
+      assert.match((await consolePage.textContent('#finalise-hint'))!, /leave its field empty/);
       await screenshot(consolePage, '12-console-closed-ready-to-finalise');
       await consolePage.click('#finalise');
       await consolePage.waitForSelector('#finalised', { timeout: 120_000 });
@@ -417,11 +466,22 @@ describe('finalised: the console, the public page, the receipts check and the au
       const manifest = (await (await fetch(`${app.coordinator.url}/api/manifest`)).json()) as Record<string, unknown>;
       assert.deepEqual(JSON.parse((await consolePage.textContent('#console-manifest'))!), manifest);
       await screenshot(consolePage, '13-console-finalised');
+      const block = await anvilRpc<{ hash: string }>('eth_getBlockByNumber', [`0x${blockNumber.toString(16)}`, false]);
+      const transcript = (await (await fetch(`${app.coordinator.url}/api/transcript`)).json()) as {
+        entries: Array<{ type: string; beacon?: string }>;
+      };
+      const beacons = transcript.entries.filter((entry) => entry.type === 'beacon');
+      assert.equal(beacons.length, CIRCUITS.length);
+      for (const entry of beacons) assert.equal(entry.beacon, block.hash.slice(2), "the announced block's hash");
 
       await publicPage.reload();
       await publicPage.waitForSelector('#manifest');
       assert.deepEqual(JSON.parse((await publicPage.textContent('#manifest'))!), manifest);
       assert.equal(await publicPage.textContent('#phase'), 'finalised');
+      assert.match(
+        (await publicPage.textContent('#transcript'))!,
+        new RegExp(`beacon announced: the hash of block ${blockNumber} of chain 31337`),
+      );
       assert.equal(await publicPage.locator('#final-files a[href$=".sol"]').count(), CIRCUITS.length);
       const solidity = await fetch(
         `${app.coordinator.url}${await publicPage.getAttribute('#final-files a[href$=".sol"]', 'href')}`,

@@ -111,6 +111,10 @@ test('an announced future block closes contributions, is the beacon once confirm
 
   const fromChain = { rpcUrl: anvil.rpcUrl, confirmations: 3 };
   await assert.rejects(finaliseCeremony(dir, fromChain), refusedWith('beacon.block_not_final', /is not mined yet/));
+  await assert.rejects(
+    finaliseCeremony(dir, { ...fromChain, rpcUrl: deadEndpoint }),
+    refusedWith('beacon.rpc_unavailable', /^the RPC endpoint gave no answer to eth_chainId: connection refused$/),
+  );
   await mine(anvil, 11);
   await assert.rejects(
     finaliseCeremony(dir, fromChain),
@@ -194,6 +198,14 @@ test('an announcement dated after its block was mined fails; an unannounced beac
 
   const onTime = await beaconFinding({ ...announcement, time: new Date(0).toISOString() }, chains, anvil.rpcUrl);
   assert.equal(onTime.ok, true, onTime.summary);
+
+  // The auditor's endpoint down: the finding fails (nothing was compared), in words naming no host.
+  const deadEndpoint = `http://127.0.0.1:${await freePort()}/key-in-the-path`;
+  const unreachable = await beaconFinding(announcement, chains, deadEndpoint);
+  assert.equal(unreachable.ok, false);
+  assert.equal(unreachable.code, 'beacon.rpc_unavailable');
+  assert.match(unreachable.summary, /; the RPC endpoint gave no answer to eth_chainId: connection refused$/);
+  assert.ok(!unreachable.summary.includes('127.0.0.1'), unreachable.summary);
 
   const unannounced = await beaconFinding(undefined, chains, anvil.rpcUrl);
   assert.equal(unannounced.ok, true);

@@ -14,6 +14,7 @@ import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
+import type { AdminOverview, BeaconAnnounceResult } from '../../core/coordinator-api/api-types.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 
@@ -84,12 +85,14 @@ test('the console announces a future block, cannot reopen, and finalises with it
     admin.request('POST', '/api/admin/beacon/announce', { ...announce, blockNumber: 0 }),
     refused(409, 'beacon.block_too_soon', /already mined/),
   );
-  const announced = await admin.request<{ announcement: { type: string; seq: number } }>(
-    'POST',
-    '/api/admin/beacon/announce',
-    announce,
-  );
-  assert.equal(announced.announcement.type, 'beaconAnnouncement');
+  const announced = await admin.request<BeaconAnnounceResult>('POST', '/api/admin/beacon/announce', announce);
+  const written = (await openCeremony(dataDir)).beaconAnnouncement!;
+  const { seq, hash, time } = written;
+  assert.deepEqual(announced.announcement, { chainId: 31337, blockNumber, iterationsExp: 10, time, seq, hash });
+  assert.ok(announced.latestBlock < blockNumber);
+  const overview = await admin.request<AdminOverview>('GET', '/api/admin/overview');
+  assert.equal(overview.beaconFromChain, true);
+  assert.deepEqual(overview.beaconAnnouncement, announced.announcement);
   await assert.rejects(
     admin.request('POST', '/api/admin/phase', { phase: 'open' }),
     refused(409, 'ceremony.beacon_announced', /contributions are closed/),

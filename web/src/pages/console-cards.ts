@@ -6,10 +6,17 @@
  */
 import { errorNotice } from '../sign-in/sign-in-panel.ts';
 import type { ApiClient } from '../api/api-client.ts';
-import type { AdminOverview, AdminQueue, CeremonyView, FinaliseResult, ManifestView } from '../api/api-types.ts';
+import type {
+  AdminOverview,
+  AdminQueue,
+  BeaconAnnounceResult,
+  CeremonyView,
+  FinaliseResult,
+  ManifestView,
+} from '../api/api-types.ts';
 import { h, replaceChildren, tableHead, type Child } from '../ui/element.ts';
 import { formatCountdown, formatTime, shortHash } from '../ui/format-units.ts';
-import { finaliseReadiness, phaseButtons, removableEntries } from './console-state.ts';
+import { beaconAnnouncementState, finaliseReadiness, phaseButtons, removableEntries } from './console-state.ts';
 
 const PHASE_ACTIONS = { open: 'Open', paused: 'Pause', closed: 'Close' } as const;
 
@@ -74,7 +81,11 @@ export function renderPhaseCard(overview: AdminOverview, { actions, api }: CardC
     );
   return [
     h('h2', {}, 'Phase: ', h('span', { id: 'console-phase', 'data-phase': phase }, phase)),
-    h('div', { class: 'actions', hidden: phase === 'finalised' }, phaseButtons(phase).map(button)),
+    h(
+      'div',
+      { class: 'actions', hidden: phase === 'finalised' },
+      phaseButtons(phase, overview.beaconAnnouncement !== undefined).map(button),
+    ),
     h(
       'p',
       { class: 'hint' },
@@ -82,8 +93,10 @@ export function renderPhaseCard(overview: AdminOverview, { actions, api }: CardC
         ? 'The ceremony is finalised: its phase no longer changes.'
         : phase === 'finalising'
           ? 'Finalisation is running: the phase changes when it ends.'
-          : 'Pause keeps every queue and lets a turn under way finish; close stops ' +
-            'contributions so the ceremony can be finalised.',
+          : overview.beaconAnnouncement
+            ? 'The beacon is announced: contributions are closed for good, and the ceremony cannot reopen.'
+            : 'Pause keeps every queue and lets a turn under way finish; close stops ' +
+              'contributions so the ceremony can be finalised.',
     ),
     overview.finalisationInterruptedAt === undefined
       ? null
@@ -195,6 +208,87 @@ export function renderQueueCard(queue: AdminQueue, { actions, api }: CardContext
 }
 
 /**
+ * The beacon card: a chain id, a block number and an iteration exponent, then POST
+ * /api/admin/beacon/announce; once announced, what was. Its form is made once (what the coordinator
+ * types survives the refreshes), as the finalise card's.
+ */
+export class BeaconCard {
+  readonly card = h('section', { class: 'card', id: 'beacon-card' });
+  private readonly hint = h('p', { class: 'hint', id: 'announce-hint' });
+  private readonly announced = h('p', { id: 'beacon-announced' });
+  private readonly announcedHash = h('code', { id: 'beacon-announced-hash', class: 'long-hash' });
+  private readonly button = h('button', { type: 'submit', id: 'announce-beacon', class: 'danger' }, 'Announce');
+  /** What the announcement answered; outside the form, which is hidden once the beacon is announced. */
+  private readonly status = h('p', { role: 'status', id: 'announce-status' });
+  private readonly form: HTMLFormElement;
+
+  constructor({ actions, api }: CardContext) {
+    const number = (id: string, min: number, max: number, value?: number): HTMLInputElement =>
+      h('input', { type: 'number', id, min, max, step: 1, required: true, ...(value === undefined ? {} : { value }) });
+    const chainId = number('announce-chain-id', 1, Number.MAX_SAFE_INTEGER, 1);
+    const blockNumber = number('announce-block', 0, Number.MAX_SAFE_INTEGER);
+    const iterations = number('announce-iterations', 10, 63, 10);
+    const status = this.status;
+    const field = (input: HTMLInputElement, label: string): Child[] => [h('label', { for: input.id }, label), input];
+    this.form = h(
+      'form',
+      {},
+      field(chainId, 'Chain id (1: Ethereum mainnet)'),
+      field(blockNumber, 'Block number (not mined yet)'),
+      field(iterations, 'Iterations (exponent: 2^n hash rounds, 10 to 63)'),
+      h('div', { class: 'actions' }, this.button),
+    );
+    this.form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const block = `block ${blockNumber.value} of chain ${chainId.value}`;
+      if (!confirm(`Announce ${block} as the beacon? Contributions close for good: the ceremony cannot reopen.`))
+        return;
+      this.button.disabled = true;
+      void actions.run(async () => {
+        try {
+          const answer = await api.post<BeaconAnnounceResult>('/api/admin/beacon/announce', {
+            chainId: Number(chainId.value),
+            blockNumber: Number(blockNumber.value),
+            iterations: Number(iterations.value),
+          });
+          const { seq, hash, blockNumber: announcedBlock } = answer.announcement;
+          status.replaceChildren(
+            `Announced as transcript entry ${seq} while the chain was at block ${answer.latestBlock}. ` +
+              `Publish its hash now, before block ${announcedBlock} is mined: `,
+            h('code', { id: 'announcement-hash', class: 'long-hash' }, hash),
+          );
+        } catch (error) {
+          this.button.disabled = false;
+          throw error;
+        }
+      });
+    });
+  }
+
+  /** Hidden once finalised; the announcement once made; otherwise the form, live when it may be sent. */
+  update(overview: AdminOverview, busy: boolean): void {
+    this.card.hidden = overview.phase === 'finalised';
+    if (this.card.hidden) return;
+    const state = beaconAnnouncementState(overview);
+    this.hint.textContent = state.hint;
+    this.announced.textContent = state.announced ?? '';
+    this.announcedHash.textContent = state.announcedHash ?? '';
+    this.form.hidden = state.announced !== undefined;
+    if (!this.card.contains(this.form))
+      replaceChildren(
+        this.card,
+        h('h2', {}, 'Beacon'),
+        this.announced,
+        h('p', {}, this.announcedHash),
+        this.hint,
+        this.form,
+        this.status,
+      );
+    if (!busy) this.button.disabled = !state.canAnnounce;
+  }
+}
+
+/**
  * The finalise card: a beacon and an iteration count (or neither, for the announced beacon), then
  * POST /api/admin/finalise. Its form is
  * made once (what the coordinator types survives the refreshes); `update` shows or hides the card
@@ -205,6 +299,7 @@ export class FinaliseCard {
   private readonly hint = h('p', { id: 'finalise-hint' });
   private readonly button = h('button', { type: 'submit', id: 'finalise' }, 'Finalise');
   private readonly form: HTMLFormElement;
+  private readonly iterations: HTMLInputElement;
 
   constructor({ actions, api }: CardContext) {
     const beacon = h('input', {
@@ -215,7 +310,7 @@ export class FinaliseCard {
       pattern: '[0-9a-fA-F]+',
       'aria-describedby': 'beacon-hint',
     });
-    const iterations = h('input', {
+    const iterations = (this.iterations = h('input', {
       type: 'number',
       id: 'iterations',
       min: 10,
@@ -223,7 +318,7 @@ export class FinaliseCard {
       value: 10,
       required: true,
       'aria-describedby': 'iterations-hint',
-    });
+    }));
     const status = h('p', { role: 'status', id: 'finalise-status' });
     /** A labelled input and the hint that describes it (its aria-describedby). */
     const field = (input: HTMLInputElement, label: string, hint: string): Child[] => [
@@ -281,6 +376,8 @@ export class FinaliseCard {
     if (!this.card.contains(this.form)) replaceChildren(this.card, h('h2', {}, 'Finalise'), this.hint, this.form);
     const { canFinalise, hint } = finaliseReadiness(overview);
     this.hint.textContent = hint;
+    // Announced, the exponent is the announcement's: a different one would be refused.
+    this.iterations.disabled = overview.beaconAnnouncement !== undefined;
     if (!busy) this.button.disabled = !canFinalise;
   }
 }

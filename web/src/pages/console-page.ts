@@ -21,6 +21,7 @@ import { h, replaceChildren } from '../ui/element.ts';
 import { startPage } from './page-start.ts';
 import {
   ConsoleActions,
+  BeaconCard,
   FinaliseCard,
   renderCircuitsCard,
   renderFinalisedCard,
@@ -139,6 +140,7 @@ async function showConsole(main: HTMLElement, coordinator: Principal): Promise<v
   let refreshing: Promise<void> = Promise.resolve();
   const refresh = (): Promise<void> => (refreshing = refreshing.then(update, update));
   const context: CardContext = { actions: new ConsoleActions(feedback, refresh), api };
+  const beaconCard = new BeaconCard(context);
   const finaliseCard = new FinaliseCard(context);
 
   async function update(): Promise<void> {
@@ -151,6 +153,7 @@ async function showConsole(main: HTMLElement, coordinator: Principal): Promise<v
     replaceChildren(phaseCard, renderPhaseCard(overview, context));
     replaceChildren(overviewCard, renderCircuitsCard(overview, ceremony));
     replaceChildren(queueCard, renderQueueCard(queue, context));
+    beaconCard.update(overview, context.actions.busy);
     finaliseCard.update(overview, context.actions.busy);
     if (overview.phase === 'finalised') {
       // A failed fetch is said in the feedback and retried at the next refresh.
@@ -185,6 +188,7 @@ async function showConsole(main: HTMLElement, coordinator: Principal): Promise<v
     phaseCard,
     overviewCard,
     queueCard,
+    beaconCard.card,
     finaliseCard.card,
     finalised.element,
   );

@@ -10,10 +10,17 @@ import {
   type CoordinatorPhase,
 } from '../../../core/ceremony/ceremony-phases.ts';
 import type { AdminOverview, AdminQueue } from '../api/api-types.ts';
+import { formatTime } from '../ui/format-units.ts';
 
-/** The three phase buttons, in the order shown, each live when the phase table allows its move. */
-export function phaseButtons(phase: CeremonyPhase): Array<{ phase: CoordinatorPhase; allowed: boolean }> {
-  const moves = coordinatorMovesFrom(phase);
+/**
+ * The three phase buttons, in the order shown, each live when the phase table allows its move; once
+ * the beacon is announced, never Open (the coordinator refuses it: ceremony.beacon_announced).
+ */
+export function phaseButtons(
+  phase: CeremonyPhase,
+  beaconAnnounced = false,
+): Array<{ phase: CoordinatorPhase; allowed: boolean }> {
+  const moves = coordinatorMovesFrom(phase).filter((next) => !(beaconAnnounced && next === 'open'));
   return (['open', 'paused', 'closed'] as const).map((next) => ({ phase: next, allowed: moves.includes(next) }));
 }
 
@@ -50,6 +57,15 @@ export function removableEntries(queue: AdminQueue): RemovableEntry[] {
 export function finaliseReadiness(overview: AdminOverview): { canFinalise: boolean; hint: string } {
   const short = overview.heads.filter((head) => head.headIndex < overview.minContributions);
   const canFinalise = overview.phase === 'closed' && overview.verifying.length === 0 && short.length === 0;
+  const announced = overview.beaconAnnouncement;
+  if (canFinalise && announced)
+    return {
+      canFinalise,
+      hint:
+        `The beacon is announced: leave its field empty and the coordinator takes block ` +
+        `${announced.blockNumber}'s hash, hashed 2^${announced.iterationsExp} times, once the ` +
+        `block has its confirmations.`,
+    };
   if (canFinalise)
     return { canFinalise, hint: 'The ceremony is closed and no verification is running: it can be finalised.' };
   if (short.length > 0) {
@@ -60,4 +76,50 @@ export function finaliseReadiness(overview: AdminOverview): { canFinalise: boole
     return { canFinalise, hint: `${required}; too few for: ${tooFew}.` };
   }
   return { canFinalise, hint: 'Close the ceremony and let running verifications finish before finalising.' };
+}
+
+/** The beacon card's text, and whether its form may be sent now. */
+export interface BeaconAnnouncementState {
+  canAnnounce: boolean;
+  /** The announcement once made, and its transcript entry's hash; the form is hidden then. */
+  announced?: string;
+  announcedHash?: string;
+  hint: string;
+}
+
+/**
+ * Whether the console may announce the beacon (POST /api/admin/beacon/announce), or what was
+ * announced. The coordinator refuses while the ceremony is not closed (ceremony.not_closed), while
+ * a turn runs (ceremony.locked), and without an endpoint to check the block (BEACON_RPC_URL).
+ */
+export function beaconAnnouncementState(overview: AdminOverview): BeaconAnnouncementState {
+  const announced = overview.beaconAnnouncement;
+  if (announced)
+    return {
+      canAnnounce: false,
+      announced:
+        `The beacon is the hash of block ${announced.blockNumber} of chain ${announced.chainId}, hashed ` +
+        `2^${announced.iterationsExp} times, announced ${formatTime(announced.time)} in transcript entry ` +
+        `${announced.seq}, whose hash is:`,
+      announcedHash: announced.hash,
+      hint: 'Contributions are closed for good. Finalise once the block is mined and has its confirmations.',
+    };
+  if (!overview.beaconFromChain)
+    return {
+      canAnnounce: false,
+      hint:
+        'The coordinator has no BEACON_RPC_URL to check the block against: set it and restart, or ' +
+        'announce with `ceremony announce-beacon` on the data folder.',
+    };
+  if (overview.phase !== 'closed')
+    return { canAnnounce: false, hint: 'Close the ceremony first: the announcement closes contributions for good.' };
+  if (overview.activeTurns.length > 0)
+    return { canAnnounce: false, hint: 'Let the turns under way finish (or end them) before announcing.' };
+  return {
+    canAnnounce: true,
+    hint:
+      'Commit to a block not mined yet (at least 5 ahead of the chain): its hash will be the beacon, so ' +
+      'nobody, the coordinator included, could know it when the last contribution was made. Publish ' +
+      'the announcement before the block is mined.',
+  };
 }
