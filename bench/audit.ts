@@ -27,7 +27,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import * as snarkjs from 'snarkjs';
 import { auditCeremony } from '../core/audit/audit-ceremony.ts';
 import { checkInitialKey } from '../core/audit/check-initial-key.ts';
@@ -52,6 +51,7 @@ import { FINAL_BEACON_NAME } from '../core/finalise/finalise-ceremony.ts';
 import { LINK_SCALAR_BYTES } from '../core/link-check/verify-link-from-head.ts';
 import { FIXTURE_CACHE, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../tests/fixtures/ceremony-fixture.ts';
 import { benchLog, realShapedChain, writeAtomically, type RealShapedChain } from './bench-chain.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
 const exists = (p: string): Promise<boolean> =>
@@ -421,7 +421,7 @@ async function auditCircuits(
   }
 }
 
-const { values } = parseArgs({
+const { values } = parseBenchArgs(import.meta.url, {
   options: {
     shapes: { type: 'string', default: 'rs18,rs17p64' },
     links: { type: 'string', default: '5' },

@@ -25,7 +25,6 @@ import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { parseArgs } from 'node:util';
 import type { Browser } from 'playwright-core';
 import * as snarkjs from 'snarkjs';
 import { build } from 'vite';
@@ -38,6 +37,7 @@ import { initCeremony } from '../core/ceremony/init-ceremony.ts';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { printKernelPerPoint, runKernelPerPoint, type PerPointFigures } from './kernel-per-point.ts';
 import type { BenchPageGlobal, BrowserContributionResult } from './browser-contribution/bench-result.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 const PAGE_SOURCE = path.join(REPO_ROOT, 'bench', 'browser-contribution');
 const PAGE_BUILD = path.join(FIXTURE_CACHE, 'bench-browser-contribution');
@@ -378,7 +378,7 @@ export function printBrowserContribution(power: number, f: ContributionFigures):
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: { power: { type: 'string', default: '16' }, runs: { type: 'string', default: '1' } },
   });
   const power = Number(values.power);

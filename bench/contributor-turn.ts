@@ -41,7 +41,6 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { SECTION, readZkeyInfo } from '../core/zkey/zkey-file.ts';
@@ -55,6 +54,7 @@ import { killGroupAtExit, startCeremonyServe, type CoordinatorProcess } from './
 import { openDevtoolsPage } from './devtools-page.ts';
 import { MachineCpuSampler, ProcessTreeSampler } from './process-tree-sampler.ts';
 import { ceremonyArgv, runStage } from './stage-run.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 const MB = 1024 * 1024;
 /** A turn longer than this is stuck (a shaped rs18 turn takes under two minutes). */
@@ -1063,7 +1063,7 @@ function printTurnStages(f: TurnBenchFigures, out: PrintLine): void {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: {
       circuit: { type: 'string' },
       power: { type: 'string' },

@@ -11,14 +11,14 @@
  * Usage: tsx bench/coordinator-child.ts --data DIR [--seed-lobby N --cookies FILE]
  */
 import { writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { loadServerConfig } from '../server/config/server-config.ts';
 import { startCoordinator } from '../server/start-coordinator.ts';
 import { SessionStore } from '../server/auth/session-store.ts';
 import { SESSION_COOKIE } from '../server/auth/session-cookie.ts';
 import { systemClock } from '../server/clock.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
-const { values } = parseArgs({
+const { values } = parseBenchArgs(import.meta.url, {
   options: { data: { type: 'string' }, 'seed-lobby': { type: 'string', default: '0' }, cookies: { type: 'string' } },
 });
 if (!values.data) throw new Error('--data DIR is required');

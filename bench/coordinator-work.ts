@@ -21,7 +21,6 @@ import { mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import * as snarkjs from 'snarkjs';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
@@ -44,6 +43,7 @@ interface Chain {
 import { finaliseArgv, megabytes, runStage, seconds, type StageResult } from './stage-run.ts';
 import { STAGE_TIME_PREFIX } from '../core/runtime/stage-timings.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
+import { parseBenchArgs } from './bench-args.ts';
 
 const CIRCUIT = 'mul';
 const quiet: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -289,7 +289,7 @@ export function printCoordinatorWork(f: CoordinatorWorkFigures): void {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: { circuit: { type: 'string', default: 'rs18' }, 'skip-snarkjs': { type: 'boolean', default: false } },
   });
   printCoordinatorWork(await runCoordinatorWork(values.circuit!, !values['skip-snarkjs']));

@@ -16,14 +16,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { parseArgs } from 'node:util';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { MsmKernel, MSM_POINT_BYTES, msmWindowBits } from '../core/kernel/msm-kernel.ts';
 import { closeMultiExp, g2MultiExp } from '../core/kernel/multi-exp.ts';
 import { INITIAL_KEY_SCALAR_BYTES } from '../core/audit/check-initial-key.ts';
 import { REAL_SHAPES } from './bench-chain.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
-const { values } = parseArgs({
+const { values } = parseBenchArgs(import.meta.url, {
   options: {
     points: { type: 'string', default: String(REAL_SHAPES.rs18.constraints) },
     distinct: { type: 'string', default: '4096' },

@@ -13,8 +13,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { compileCircuit } from '../core/setup/compile-circuit.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 export const BENCH_PUBLIC_INPUTS = 12;
 
@@ -141,7 +141,7 @@ export async function generateMultiplicationCircuit(constraints: number, outDir:
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: {
       constraints: { type: 'string' },
       terms: { type: 'string', default: '1' },

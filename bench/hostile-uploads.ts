@@ -22,7 +22,6 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { DELTA_FORMAT } from '../core/delta/delta-format.ts';
 import { isTempPath } from '../core/fs/atomic-write.ts';
 import { contributeFast } from '../core/kernel/contribute-fast.ts';
@@ -35,6 +34,7 @@ import { BENCH_CIRCUIT, compiledBenchCeremony } from './bench-ceremony.ts';
 import { benchLog as log } from './bench-chain.ts';
 import { killGroupAtExit, startCeremonyServe, type CoordinatorProcess } from './coordinator-process.ts';
 import { treeCpuSeconds } from './process-tree-sampler.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 /** What the streaming clients send per PATCH (core/delta/streamed-delta.ts UPLOAD_CHUNK_BYTES). */
 const PIECE_BYTES = 2 << 20;
@@ -267,7 +267,7 @@ export async function runHostileUploadsBench(target: string | number): Promise<F
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: { circuit: { type: 'string', default: 'rs18' }, power: { type: 'string' }, json: { type: 'string' } },
   });
   const figures = await runHostileUploadsBench(values.power ? Number(values.power) : values.circuit);

@@ -56,13 +56,12 @@
  *                           [--circuits rs17p64,rs18] [--runs N]
  *                           [--transfer-power 16 | --transfer-circuit rs18] [--contributors 10000] [--seconds 25]
  *                           [--contribution-power 16]
- *                           [--turn-circuit rs18 | --turn-power P] [--link 100/20] [--turn-runs 1] [--turn-client
- * browser|cli] [--turn-versus cli] [--turn-json FILE]
+ *                           [--turn-circuit rs18 | --turn-power P] [--link 100/20] [--turn-runs 1]
+ *                           [--turn-client browser|cli|cli-whole-key] [--turn-versus cli] [--turn-json FILE]
  */
 import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { printTransfer, runServerTransfer } from './server-transfer.ts';
@@ -83,6 +82,7 @@ import { printCoordinatorWork, runCoordinatorWork } from './coordinator-work.ts'
 import { runRs22 } from './rs22.ts';
 import { printWholeCeremony } from './whole-ceremony.ts';
 import { parseLink } from '../tests/helpers/shaped-proxy.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 const BENCHES = [
   'verify',
@@ -102,7 +102,7 @@ const BENCHES = [
 ] as const;
 /** Benches run only when named in --only (an hour or more each). */
 const ON_REQUEST = ['rs22'] as const;
-const { values } = parseArgs({
+const { values } = parseBenchArgs(import.meta.url, {
   options: {
     only: { type: 'string', default: BENCHES.join(',') },
     powers: { type: 'string', default: '14' },

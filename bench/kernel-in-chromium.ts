@@ -22,13 +22,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { BN254_R, planScaleChain } from '../core/kernel/g1-scale-chain.ts';
 import { G1ScaleKernel } from '../core/kernel/g1-scale-kernel.ts';
 import { CHROMIUM_ARGS, CHROMIUM_BIN } from '../tests/helpers/chromium.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { g1BenchPoints } from './g1-bench-points.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 export interface ChromiumKernelFigures {
   points: number;
@@ -188,7 +188,7 @@ export function printKernelInChromium(f: ChromiumKernelFigures): void {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: {
       points: { type: 'string', default: '16384' },
       rounds: { type: 'string', default: '4' },

@@ -11,12 +11,12 @@
  * Usage: tsx bench/kernel-per-point.ts [--points N (default 8192)] [--rounds N (default 3)]
  */
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { buildBn128 } from 'ffjavascript';
 import * as mcl from 'mcl-wasm';
 import { BN254_R, planScaleChain } from '../core/kernel/g1-scale-chain.ts';
 import { G1ScaleKernel } from '../core/kernel/g1-scale-kernel.ts';
 import { g1GeneratorMultiples } from './g1-bench-points.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 export interface PerPointFigures {
   points: number;
@@ -104,7 +104,7 @@ export function printKernelPerPoint(f: PerPointFigures): void {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: { points: { type: 'string', default: '8192' }, rounds: { type: 'string', default: '3' } },
   });
   const points = Number(values.points);

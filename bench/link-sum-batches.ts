@@ -15,10 +15,10 @@
  *   [--distinct N (default 16384)] [--rounds N (default 2)]
  */
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { closeMultiExp, g1CheckedPartialSums } from '../core/kernel/multi-exp.ts';
 import { LINK_SCALAR_BYTES } from '../core/link-check/verify-link-from-head.ts';
 import { G1_POINT_BYTES, g1BenchPoints } from './g1-bench-points.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 export interface BatchFigures {
   points: number;
@@ -80,7 +80,7 @@ export function printLinkSumBatches(f: BatchFigures): void {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: {
       points: { type: 'string', default: String(1 << 20) },
       sizes: { type: 'string', default: `${1 << 15},${1 << 17},${1 << 18}` },

@@ -14,13 +14,13 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { initCeremony } from '../core/ceremony/init-ceremony.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { newCeremonyDir } from '../tests/fixtures/ceremony-fixture.ts';
 import { benchLog as log } from './bench-chain.ts';
 import { rssOf, startCoordinatorProcess } from './coordinator-process.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 export interface LobbyFigures {
   contributors: number;
@@ -119,7 +119,7 @@ export function printLobby(f: LobbyFigures): void {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: {
       contributors: { type: 'string', default: '10000' },
       seconds: { type: 'string', default: '25' },

@@ -15,11 +15,11 @@
  *   [--distinct N (default 4096)] [--runs N (default 2)]
  */
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { MsmKernel, MSM_POINT_BYTES, type MsmGroup } from '../core/kernel/msm-kernel.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
-const { values } = parseArgs({
+const { values } = parseBenchArgs(import.meta.url, {
   options: {
     group: { type: 'string', default: 'G1' },
     sizes: { type: 'string', default: `${1 << 18},${1 << 20}` },

@@ -17,7 +17,6 @@
 import { spawnSync } from 'node:child_process';
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { chromiumProxyArgs, parseLink, startShapedProxy, type ShapedProxy } from '../tests/helpers/shaped-proxy.ts';
@@ -26,12 +25,13 @@ import { benchChain, benchLog as log, isRealShapeName, realShapedChain, REAL_SHA
 import { startCeremonyServe } from './coordinator-process.ts';
 import { openDevtoolsPage, type DevtoolsPage } from './devtools-page.ts';
 import { ProcessTreeSampler } from './process-tree-sampler.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 const TURN_TIMEOUT_MS = 10 * 60 * 1000;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: { power: { type: 'string', default: '16' }, circuit: { type: 'string' }, link: { type: 'string' } },
   });
   const linkRates = values.link === undefined ? undefined : parseLink(values.link);

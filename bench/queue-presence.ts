@@ -36,7 +36,6 @@ import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import { initCeremony } from '../core/ceremony/init-ceremony.ts';
 import { loadCeremonyConfig } from '../core/config/ceremony-config.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
@@ -45,6 +44,7 @@ import { parseQueueLogText, QUEUE_LOG_FILE, type QueueLogEntry } from '../core/q
 import { newCeremonyDir, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { benchLog as log } from './bench-chain.ts';
 import { startCeremonyServe, type CoordinatorProcess } from './coordinator-process.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 const SHORTENED = {
   TURN_TIMEOUT_MS: '30000',
@@ -371,7 +371,7 @@ export async function queuePresenceBench(options: PresenceOptions, modes: readon
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: {
       contributors: { type: 'string', default: '60' },
       'absent-every': { type: 'string', default: '5' },

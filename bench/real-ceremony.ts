@@ -16,11 +16,11 @@
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { readR1csSummary, requiredPtauPower } from '../core/setup/r1cs-header.ts';
 import { parseLink } from '../tests/helpers/shaped-proxy.ts';
 import { printWholeCeremony, runWholeCeremony, type CeremonyCircuit } from './whole-ceremony.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 /** ceremony.json's rule for a circuit's name. */
 const CIRCUIT_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
@@ -48,7 +48,7 @@ export async function realCeremonyCircuits(
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: {
       r1cs: { type: 'string' },
       ptau: { type: 'string' },

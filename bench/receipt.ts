@@ -20,7 +20,6 @@ import { spawn } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { finalisedChainCeremony, servableCopy, type ChainKeys } from '../tests/fixtures/finalised-chain-ceremony.ts';
@@ -30,6 +29,7 @@ import { startGroup } from '../tests/helpers/process-group.ts';
 import { readZkeyInfo } from '../core/zkey/zkey-file.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { benchChain, benchLog as log, isRealShapeName, realShapedChain } from './bench-chain.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 export interface ReceiptFigures {
   label: string;
@@ -238,7 +238,7 @@ export function printReceiptBench(f: ReceiptFigures): void {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: {
       circuit: { type: 'string' },
       power: { type: 'string' },

@@ -15,11 +15,11 @@
 import path from 'node:path';
 import { statfs } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { parseLink } from '../tests/helpers/shaped-proxy.ts';
 import { benchLog as log, REAL_SHAPES, realShapedR1cs } from './bench-chain.ts';
 import { ensureDevPtau, printWholeCeremony, runWholeCeremony, type WholeCeremonyFigures } from './whole-ceremony.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 const GB = 1024 ** 3;
 /** Free space a run needs where its folders go: the chain's keys, the final key, their published copies. */
@@ -52,7 +52,7 @@ export async function runRs22(options: {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: {
       prepare: { type: 'boolean', default: false },
       work: { type: 'string' },

@@ -13,7 +13,6 @@
  *                                     [--chunk-mb M (default: the app's PATCH size)]
  */
 import { readFile, rm, stat } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { verifyLinkFromHead } from '../core/link-check/verify-link-from-head.ts';
 import { circuitChallengeKey } from '../core/link-check/link-challenge.ts';
@@ -23,6 +22,7 @@ import { chunkSizeFor } from '../web/src/contribute/upload-chunks.ts';
 import { benchChain, benchLog as log, isRealShapeName, realShapedChain } from './bench-chain.ts';
 import { BENCH_CIRCUIT, benchCeremonyCopy, benchCeremonyTemplate } from './bench-ceremony.ts';
 import { RssSampler, startCoordinatorProcess } from './coordinator-process.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 const CIRCUIT = BENCH_CIRCUIT;
 const MB = 1024 * 1024;
@@ -227,7 +227,7 @@ export function printTransfer(target: number | string, f: TransferFigures): void
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({
+  const { values } = parseBenchArgs(import.meta.url, {
     options: { power: { type: 'string', default: '16' }, circuit: { type: 'string' }, 'chunk-mb': { type: 'string' } },
   });
   const target = values.circuit ?? Number(values.power);

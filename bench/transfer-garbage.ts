@@ -15,9 +15,9 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
 import { openDevtoolsPage } from './devtools-page.ts';
 import { ProcessTreeSampler } from './process-tree-sampler.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 const MiB = 1 << 20;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -54,7 +54,7 @@ const MOVES: Record<string, string> = {
 };
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { mb: { type: 'string', default: '60' } } });
+  const { values } = parseBenchArgs(import.meta.url, { options: { mb: { type: 'string', default: '60' } } });
   const moveBytes = Number(values.mb) * MiB;
   if (!(moveBytes > 0)) throw new Error(`--mb is a number of MiB above 0, not "${values.mb}"`);
   const server = createServer((request, response) => {

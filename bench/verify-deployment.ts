@@ -7,25 +7,25 @@
  * alone), so it is measured on a file of the largest real final key's size (141 MB) and scaled to
  * the service's nine keys (about 1 GB), against `b2sum` of the same file, its floor.
  *
- *   npx tsx bench/verify-deployment.ts [--runs 3]
+ * Usage: tsx bench/verify-deployment.ts [--runs 3]
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { publishCeremony } from '../core/publish/publish-ceremony.ts';
 import { finalisedCeremony, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { startAnvil } from '../tests/helpers/anvil.ts';
 import { compileContracts, deployContracts } from '../tests/helpers/solidity.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
 const LARGEST_FINAL_KEY_BYTES = 141e6;
 const NINE_KEYS_BYTES = 1e9;
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
+const { values } = parseBenchArgs(import.meta.url, { options: { runs: { type: 'string', default: '3' } } });
 const runs = Number(values.runs);
 
 function median(list: number[]): number {

@@ -22,7 +22,6 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import * as snarkjs from 'snarkjs';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { closeMultiExp, g1MultiExp } from '../core/kernel/multi-exp.ts';
@@ -42,8 +41,9 @@ import {
   realShapedChain,
   type BenchChain,
 } from './bench-chain.ts';
+import { parseBenchArgs } from './bench-args.ts';
 
-const { values } = parseArgs({
+const { values } = parseBenchArgs(import.meta.url, {
   options: {
     power: { type: 'string', default: '14' },
     terms: { type: 'string', default: '1' },
