@@ -7,6 +7,9 @@
  * realShapedChain(name) is the same for circuits shaped like the ceremony's real ones (see
  * REAL_SHAPES), cached under bench-real-shaped-NAME/ with every file written to a temporary name
  * and renamed, so several processes may build or read them at once.
+ *
+ * Usage: tsx bench/bench-chain.ts [--r1cs-only] NAME...   (builds or finds the named real-shaped
+ *        chains, e.g. rs18 rs17p64, and prints each as JSON; --r1cs-only: their r1cs paths only)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
@@ -18,6 +21,7 @@ import { writeInitialKey } from '../core/ceremony/initial-key-writer.ts';
 import { ComposePool } from '../core/kernel/compose-pool.ts';
 import { contributeFast } from '../core/kernel/contribute-fast.ts';
 import { writeRealShapedR1cs } from './real-shaped-r1cs.ts';
+import { parseBenchArgs } from './bench-args.ts';
 import { devPtau, FIXTURE_CACHE } from '../tests/fixtures/ceremony-fixture.ts';
 import {
   BENCH_PUBLIC_INPUTS,
@@ -196,13 +200,14 @@ export async function realShapedChain(name: string): Promise<RealShapedChain> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  // tsx bench/bench-chain.ts [--r1cs-only] rs18 rs17p64: builds (or finds) the named real-shaped chains.
-  const r1csOnly = process.argv.includes('--r1cs-only');
-  for (const name of process.argv.slice(2).filter((a) => a !== '--r1cs-only')) {
-    if (r1csOnly) process.stdout.write(`${await realShapedR1cs(name)}\n`);
+  const { values, positionals: names } = parseBenchArgs(import.meta.url, {
+    options: { 'r1cs-only': { type: 'boolean', default: false } },
+    allowPositionals: true,
+  });
+  for (const name of names) {
+    if (values['r1cs-only']) process.stdout.write(`${await realShapedR1cs(name)}\n`);
+    else process.stdout.write(`${JSON.stringify(await realShapedChain(name))}\n`);
   }
-  if (!r1csOnly)
-    for (const name of process.argv.slice(2)) process.stdout.write(`${JSON.stringify(await realShapedChain(name))}\n`);
   // snarkjs's curve keeps its worker threads (and so this process) alive until released.
   await releaseBn128();
 }
