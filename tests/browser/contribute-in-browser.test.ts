@@ -132,16 +132,6 @@ after(async () => {
   await anvil?.stop();
 });
 
-/** One JSON-RPC call to the test's chain. */
-async function anvilRpc<T>(method: string, params: unknown[] = []): Promise<T> {
-  const response = await fetch(anvil.rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  return ((await response.json()) as { result: T }).result;
-}
-
 /**
  * The faults the turns meet, set up before the console reopens: alice's first PATCH of her
  * treeUpdate upload is held, never answered (the promise returned says it is), so that her tab can
@@ -430,7 +420,7 @@ describe('finalised: the console, the public page, the receipts check and the au
       await consolePage.waitForFunction(
         () => !(document.querySelector('#announce-beacon') as HTMLButtonElement | null)?.disabled,
       );
-      const blockNumber = Number(await anvilRpc<string>('eth_blockNumber')) + 8;
+      const blockNumber = (await anvil.latestBlock()) + 8;
       await consolePage.fill('#announce-chain-id', '31337');
       await consolePage.fill('#announce-block', String(blockNumber));
       await consolePage.fill('#announce-iterations', String(TEST_BEACON_ITERATIONS));
@@ -453,7 +443,7 @@ describe('finalised: the console, the public page, the receipts check and the au
       assert.equal(await consolePage.isDisabled('#phase-open'), true, 'the ceremony cannot reopen');
       await screenshot(consolePage, '12-console-beacon-announced');
 
-      await anvilRpc('anvil_mine', ['0xa']);
+      await anvil.mine(10);
       await consolePage.waitForFunction(
         () => !(document.querySelector('#finalise') as HTMLButtonElement | null)?.disabled,
       );
@@ -466,7 +456,7 @@ describe('finalised: the console, the public page, the receipts check and the au
       const manifest = (await (await fetch(`${app.coordinator.url}/api/manifest`)).json()) as Record<string, unknown>;
       assert.deepEqual(JSON.parse((await consolePage.textContent('#console-manifest'))!), manifest);
       await screenshot(consolePage, '13-console-finalised');
-      const block = await anvilRpc<{ hash: string }>('eth_getBlockByNumber', [`0x${blockNumber.toString(16)}`, false]);
+      const block = await anvil.rpc<{ hash: string }>('eth_getBlockByNumber', [`0x${blockNumber.toString(16)}`, false]);
       const transcript = (await (await fetch(`${app.coordinator.url}/api/transcript`)).json()) as {
         entries: Array<{ type: string; beacon?: string }>;
       };

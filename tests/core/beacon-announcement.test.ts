@@ -39,21 +39,8 @@ after(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
 
-async function rpc<T>(node: AnvilNode, method: string, params: unknown[] = []): Promise<T> {
-  const response = await fetch(node.rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const body = (await response.json()) as { result: T };
-  return body.result;
-}
-
-const latestBlock = async (node: AnvilNode): Promise<number> => Number(await rpc<string>(node, 'eth_blockNumber'));
-const mine = (node: AnvilNode, blocks: number): Promise<unknown> =>
-  rpc(node, 'anvil_mine', [`0x${blocks.toString(16)}`]);
 const blockHash = async (node: AnvilNode, n: number): Promise<string> =>
-  (await rpc<{ hash: string }>(node, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).hash.slice(2);
+  (await node.rpc<{ hash: string }>('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).hash.slice(2);
 
 /** An initialised one-circuit ceremony with one contribution. */
 async function contributedCeremony(): Promise<string> {
@@ -75,7 +62,7 @@ const beaconOf = (report: AuditReport) => report.findings.find((finding) => find
 
 test('an announced future block closes contributions, is the beacon once confirmed, audited', async () => {
   const dir = await contributedCeremony();
-  const start = await latestBlock(anvil);
+  const start = await anvil.latestBlock();
   const blockNumber = start + 10;
   const request = { chainId: ANVIL_CHAIN_ID, blockNumber, iterationsExp: 10 };
 
@@ -115,7 +102,7 @@ test('an announced future block closes contributions, is the beacon once confirm
     finaliseCeremony(dir, { ...fromChain, rpcUrl: deadEndpoint }),
     refusedWith('beacon.rpc_unavailable', /^the RPC endpoint gave no answer to eth_chainId: connection refused$/),
   );
-  await mine(anvil, 11);
+  await anvil.mine(11);
   await assert.rejects(
     finaliseCeremony(dir, fromChain),
     refusedWith('beacon.block_not_final', /has 1 block on top of it; .*once 3 are/),
@@ -124,7 +111,7 @@ test('an announced future block closes contributions, is the beacon once confirm
     finaliseCeremony(dir, { ...fromChain, confirmations: 0, iterations: 11 }),
     refusedWith('finalise.beacon_mismatch', /announced beacon is hashed 2\^10 times, not 2\^11/),
   );
-  await mine(anvil, 2);
+  await anvil.mine(2);
   await finaliseCeremony(dir, fromChain);
   const hash = await blockHash(anvil, blockNumber);
   const state = await openCeremony(dir);
@@ -147,9 +134,9 @@ test('an announced future block closes contributions, is the beacon once confirm
 
 test('a beacon other than the announced block hash: refused by finalise over RPC, failed by the audit', async () => {
   const dir = await contributedCeremony();
-  const blockNumber = (await latestBlock(anvil)) + 6;
+  const blockNumber = (await anvil.latestBlock()) + 6;
   await announceBeacon(dir, { chainId: ANVIL_CHAIN_ID, blockNumber, iterationsExp: 10 }, { rpcUrl: anvil.rpcUrl });
-  await mine(anvil, 7);
+  await anvil.mine(7);
   await assert.rejects(
     finaliseCeremony(dir, { rpcUrl: anvil.rpcUrl, confirmations: 0, beacon: TEST_BEACON }),
     refusedWith('finalise.beacon_mismatch', /not the hash of block \d+ of chain 31337/),
@@ -176,8 +163,8 @@ test('a beacon other than the announced block hash: refused by finalise over RPC
 });
 
 test('an announcement dated after its block was mined fails; an unannounced beacon is said to be so', async () => {
-  const n = (await latestBlock(anvil)) + 1;
-  await mine(anvil, 1);
+  const n = (await anvil.latestBlock()) + 1;
+  await anvil.mine(1);
   const hash = await blockHash(anvil, n);
   const announcement = {
     type: 'beaconAnnouncement' as const,
@@ -214,7 +201,7 @@ test('an announcement dated after its block was mined fails; an unannounced beac
 
 test('the command line: announce-beacon, then finalise --rpc; usage errors exit 2', async () => {
   const dir = await contributedCeremony();
-  const blockNumber = (await latestBlock(anvil)) + 7;
+  const blockNumber = (await anvil.latestBlock()) + 7;
   const common = ['--chain-id', String(ANVIL_CHAIN_ID), '--iterations', '10', '--rpc', anvil.rpcUrl, '--data', dir];
   const badBlock = await runCli(['announce-beacon', '--block', 'soon', ...common]);
   assert.equal(badBlock.code, 2, badBlock.stderr);
@@ -232,7 +219,7 @@ test('the command line: announce-beacon, then finalise --rpc; usage errors exit 
   assert.equal(noBeacon.code, 1, noBeacon.stderr);
   assert.match(noBeacon.stderr, /finalise\.bad_beacon.*give an RPC endpoint of that chain/);
 
-  await mine(anvil, 9);
+  await anvil.mine(9);
   const finalised = await runCli(['finalise', '--rpc', anvil.rpcUrl, '--confirmations', '2', '--data', dir]);
   assert.equal(finalised.code, 0, finalised.stderr);
   const state = await openCeremony(dir);

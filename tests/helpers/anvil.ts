@@ -17,6 +17,23 @@ export interface AnvilNode {
   rpcUrl: string;
   port: number;
   stop(): Promise<void>;
+  /** One JSON-RPC call and its result; an error answer throws. */
+  rpc<T>(method: string, params?: unknown[]): Promise<T>;
+  /** The latest block's number. */
+  latestBlock(): Promise<number>;
+  /** Mines `blocks` blocks at once (anvil_mine). */
+  mine(blocks: number): Promise<void>;
+}
+
+async function rpcCall<T>(rpcUrl: string, method: string, params: unknown[] = []): Promise<T> {
+  const response = await fetch(rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await response.json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`anvil refused ${method}: ${body.error.message}`);
+  return body.result as T;
 }
 
 const STARTUP_TIMEOUT_MS = 15_000;
@@ -87,7 +104,14 @@ async function startOnce(port: number, args: readonly string[]): Promise<AnvilNo
       throw new Error(`anvil exited with code ${child.exitCode}: ${stderr.trim()}`);
     }
     if (await answersRpc(rpcUrl)) {
-      return { rpcUrl, port, stop: () => stopProcess(child) };
+      return {
+        rpcUrl,
+        port,
+        stop: () => stopProcess(child),
+        rpc: (method, params) => rpcCall(rpcUrl, method, params),
+        latestBlock: async () => Number(await rpcCall<string>(rpcUrl, 'eth_blockNumber')),
+        mine: async (blocks) => void (await rpcCall(rpcUrl, 'anvil_mine', [`0x${blocks.toString(16)}`])),
+      };
     }
     await sleep(100);
   }

@@ -50,15 +50,6 @@ after(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function rpc<T>(method: string, params: unknown[] = []): Promise<T> {
-  const response = await fetch(anvil.rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  return ((await response.json()) as { result: T }).result;
-}
-
 function refused(status: number, code: string, pattern?: RegExp): (error: unknown) => boolean {
   return (error: unknown) => {
     assert.ok(error instanceof HttpError, String(error));
@@ -73,7 +64,7 @@ function refused(status: number, code: string, pattern?: RegExp): (error: unknow
 test('the console announces a future block, cannot reopen, and finalises with its hash once confirmed', async () => {
   const admin = new ContributorClient(coordinator.url);
   await admin.signInCoordinator(TOKEN);
-  const blockNumber = Number(await rpc<string>('eth_blockNumber')) + 8;
+  const blockNumber = (await anvil.latestBlock()) + 8;
   const announce = { chainId: 31337, blockNumber, iterations: 10 };
 
   await assert.rejects(
@@ -105,10 +96,10 @@ test('the console announces a future block, cannot reopen, and finalises with it
   );
   assert.equal(coordinator.phase.get(), 'closed', 'a refused finalisation leaves the phase closed');
 
-  await rpc('anvil_mine', ['0xa']);
+  await anvil.mine(10);
   await admin.request('POST', '/api/admin/finalise', {});
   assert.equal(coordinator.phase.get(), 'finalised');
-  const block = await rpc<{ hash: string }>('eth_getBlockByNumber', [`0x${blockNumber.toString(16)}`, false]);
+  const block = await anvil.rpc<{ hash: string }>('eth_getBlockByNumber', [`0x${blockNumber.toString(16)}`, false]);
   const state = await openCeremony(dataDir);
   assert.equal(state.chains.get('register')!.beacon!.beacon, block.hash.slice(2));
 });

@@ -45,14 +45,6 @@ after(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function mine(blocks: number): Promise<void> {
-  await fetch(anvil.rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: [`0x${blocks.toString(16)}`] }),
-  });
-}
-
 async function phaseBecomes(phase: CeremonyPhase, what: string): Promise<void> {
   const started = Date.now();
   while (coordinator.phase.get() !== phase) {
@@ -87,7 +79,7 @@ test('an announcement made on the folder closes the open ceremony and ends the t
   await bob.join();
   await bob.waitForState('register', 'turn', "bob's turn");
 
-  const blockNumber = Number(await anvilBlockNumber()) + 8;
+  const blockNumber = (await anvil.latestBlock()) + 8;
   const { entry } = await announceBeacon(
     dataDir,
     { chainId: 31337, blockNumber, iterationsExp: 10 },
@@ -107,16 +99,7 @@ test('an announcement made on the folder closes the open ceremony and ends the t
   await assert.rejects(admin.request('POST', '/api/admin/phase', { phase: 'open' }), /contributions are closed/);
 
   // `ceremony finalise` on the folder, the block mined and confirmed: the coordinator follows.
-  await mine(10);
+  await anvil.mine(10);
   await finaliseCeremony(dataDir, { rpcUrl: anvil.rpcUrl, confirmations: 2 });
   await phaseBecomes('finalised', 'the finalisation on the folder');
 });
-
-async function anvilBlockNumber(): Promise<string> {
-  const response = await fetch(anvil.rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
-  });
-  return ((await response.json()) as { result: string }).result;
-}
