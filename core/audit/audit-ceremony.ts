@@ -287,15 +287,34 @@ function listChain(chain: CircuitChain, audited: AuditedCircuit): void {
   }
 }
 
-async function auditChain(
+/** What the parts of one chain's audit share. */
+interface ChainAudit {
+  name: string;
+  chain: CircuitChain;
+  audited: AuditedCircuit;
+  paths: CeremonyPaths;
+  progress: Progress;
+  timer: StageTimer;
+  /** The auditor's own randomness for this chain's link checks (see the header). */
+  challengeKey: Buffer;
+  /** Links to verify: every contribution, and the beacon if any (for the progress count). */
+  links: number;
+}
+
+/** The last key a chain's links reached: its path, its section hashes and its link combination. */
+interface VerifiedHead {
+  path: string;
+  hashes: SectionHashes | undefined;
+  combination: LinkCombination | undefined;
+}
+
+/** Refuses, before any key is read, a chain this audit must not pass whatever its keys hold. */
+function refuseUnauditableChain(
   config: CeremonyConfig,
-  paths: CeremonyPaths,
   chain: CircuitChain,
   audited: AuditedCircuit,
-  progress: Progress,
-  timer: StageTimer,
   maxBeaconIterationsExp: number,
-): Promise<{ summary: string; manifestEntry?: DeltaEntry }> {
+): void {
   const name = chain.circuit.name;
   if (!chain.init)
     throw new CoordinatorError('transcript.corrupt', 'the transcript has no contribution 0 for this circuit');
@@ -318,11 +337,16 @@ async function auditChain(
         '(with none, its δ comes from the public beacon alone and anyone can forge proofs)',
     );
   }
-  const initPath = paths.zkeyPath(name, 0);
+}
 
+/** Contribution 0: its hashes against its entry, then its every point against the r1cs and the ptau. */
+async function auditContributionZero(config: CeremonyConfig, audit: ChainAudit): Promise<VerifiedHead> {
+  const { name, chain, progress, timer } = audit;
+  const init = chain.init!;
+  const initPath = audit.paths.zkeyPath(name, 0);
   progress({ type: 'step', circuit: name, step: 'checking contribution 0 against the r1cs and the ptau' });
-  let previousHashes = await timer.time('key hashes (file and sections)', () =>
-    expectKeyHashes(initPath, chain.init!, 'contribution 0'),
+  const hashes = await timer.time('key hashes (file and sections)', () =>
+    expectKeyHashes(initPath, init, 'contribution 0'),
   );
   const steps = 1000;
   let reported = -1;
@@ -350,30 +374,34 @@ async function auditChain(
   timer.add('contribution 0 against the r1cs and the ptau', timer.now() - checkStart);
   // The receipt check holds every key to the init entry's circuit hash: it must be the one the
   // r1cs gives, or every honest receipt of this chain would fail as "a key of another circuit".
-  if (csHash.toString('hex') !== chain.init.circuitHash)
+  if (csHash.toString('hex') !== init.circuitHash)
     throw new CoordinatorError(
       'transcript.corrupt',
       "the transcript's circuit hash for contribution 0 is not the circuit hash of the r1cs and the key",
     );
   for (const [phase, ms] of Object.entries(timings)) timer.add(`  contribution 0: ${phase}`, ms);
+  return { path: initPath, hashes, combination: undefined };
+}
 
-  // The auditor's own randomness for this chain: never stored, so no one can have chosen the
-  // published files knowing it (see the header).
-  const key = randomBytes(32);
-  const links = chain.contributions.length + (chain.beacon ? 1 : 0);
-  progress({ type: 'step', circuit: name, step: `verifying ${links} link${links === 1 ? '' : 's'} in one pass` });
-  progress({ type: 'count', circuit: name, part: 'links', done: 0, total: Math.max(links, 1) });
-  let previous = initPath;
-  let head: LinkCombination | undefined;
+/** Every contribution's link, in order, from contribution 0; returns the last key reached. */
+async function auditContributionLinks(audit: ChainAudit, from: VerifiedHead): Promise<VerifiedHead> {
+  const { name, chain, audited, progress, timer } = audit;
+  progress({
+    type: 'step',
+    circuit: name,
+    step: `verifying ${audit.links} link${audit.links === 1 ? '' : 's'} in one pass`,
+  });
+  progress({ type: 'count', circuit: name, part: 'links', done: 0, total: Math.max(audit.links, 1) });
+  let previous = from;
   for (const [position, entry] of chain.contributions.entries()) {
-    const current = paths.zkeyPath(name, entry.index);
-    const currentHashes = await timer.time('key hashes (file and sections)', () =>
+    const current = audit.paths.zkeyPath(name, entry.index);
+    const hashes = await timer.time('key hashes (file and sections)', () =>
       expectKeyHashes(current, entry, `contribution ${entry.index}`),
     );
     const link = await timer.time('links (structure, L and H sums, pairings)', () =>
-      verifyLinkFromHead(previous, current, {
-        ...knownHashes(previousHashes, currentHashes),
-        challenge: { key, head },
+      verifyLinkFromHead(previous.path, current, {
+        ...knownHashes(previous.hashes, hashes),
+        challenge: { key: audit.challengeKey, head: previous.combination },
         labels: { prev: `contribution ${entry.index - 1}`, next: `contribution ${entry.index}` },
       }),
     );
@@ -386,36 +414,42 @@ async function auditChain(
     const listed = audited.contributions[position]!;
     listed.verified = true;
     if (link.recordedName !== undefined) listed.name = link.recordedName;
-    head = link.combination;
-    previous = current;
-    previousHashes = currentHashes;
-    progress({ type: 'count', circuit: name, part: 'links', done: entry.index, total: Math.max(links, 1) });
+    previous = { path: current, hashes, combination: link.combination };
+    progress({ type: 'count', circuit: name, part: 'links', done: entry.index, total: Math.max(audit.links, 1) });
   }
+  return previous;
+}
 
-  const contributions = `${count} contribution${count === 1 ? '' : 's'}`;
-  if (!chain.beacon) return { summary: `${contributions} verified; not finalised` };
-
+/**
+ * The beacon's link from the last contribution to the final key, and the published verification
+ * key against the final key; returns the final contribution hash and the verification key.
+ */
+async function auditFinalKey(
+  audit: ChainAudit,
+  from: VerifiedHead,
+): Promise<{ contributionHash: string; vkey: VerificationKeyDelta }> {
+  const { name, chain, paths, timer } = audit;
+  const beacon = chain.beacon!;
   const finalPath = paths.finalZkeyPath(name);
-  const beacon = chain.beacon;
   const finalHashes = await timer.time('key hashes (file and sections)', () =>
     expectKeyHashes(finalPath, beacon, 'the final key'),
   );
   const link = await timer.time('links (structure, L and H sums, pairings)', () =>
-    verifyLinkFromHead(previous, finalPath, {
-      ...knownHashes(previousHashes, finalHashes),
-      challenge: { key, head },
+    verifyLinkFromHead(from.path, finalPath, {
+      ...knownHashes(from.hashes, finalHashes),
+      challenge: { key: audit.challengeKey, head: from.combination },
       expect: { kind: 'beacon', beaconHex: beacon.beacon, iterationsExp: beacon.iterationsExp },
       labels: { prev: `contribution ${chain.contributions.length}`, next: 'the final key' },
     }),
   );
-  if (link.contributionHash !== chain.beacon.contributionHash) {
+  if (link.contributionHash !== beacon.contributionHash) {
     throw new CoordinatorError(
       'transcript.corrupt',
       'the final key: the transcript records a different beacon contribution hash',
     );
   }
-  audited.final!.verified = true;
-  progress({ type: 'count', circuit: name, part: 'links', done: links, total: links });
+  audit.audited.final!.verified = true;
+  audit.progress({ type: 'count', circuit: name, part: 'links', done: audit.links, total: audit.links });
   const vkey: VerificationKeyDelta = await timer.time('verification key of the final key', () =>
     snarkjs.zKey.exportVerificationKey(finalPath),
   );
@@ -427,9 +461,40 @@ async function auditChain(
       `${name}.vkey.json is missing or is not the verification key of the final key`,
     );
   }
+  return { contributionHash: link.contributionHash, vkey };
+}
+
+/** One chain: contribution 0 against the r1cs and the ptau, every link after it, the final key. */
+async function auditChain(
+  config: CeremonyConfig,
+  paths: CeremonyPaths,
+  chain: CircuitChain,
+  audited: AuditedCircuit,
+  progress: Progress,
+  timer: StageTimer,
+  maxBeaconIterationsExp: number,
+): Promise<{ summary: string; manifestEntry?: DeltaEntry }> {
+  refuseUnauditableChain(config, chain, audited, maxBeaconIterationsExp);
+  const audit: ChainAudit = {
+    name: chain.circuit.name,
+    chain,
+    audited,
+    paths,
+    progress,
+    timer,
+    // Never stored, so no one can have chosen the published files knowing it (see the header).
+    challengeKey: randomBytes(32),
+    links: chain.contributions.length + (chain.beacon ? 1 : 0),
+  };
+  const zero = await auditContributionZero(config, audit);
+  const head = await auditContributionLinks(audit, zero);
+  const count = chain.contributions.length;
+  const contributions = `${count} contribution${count === 1 ? '' : 's'}`;
+  if (!chain.beacon) return { summary: `${contributions} verified; not finalised` };
+  const final = await auditFinalKey(audit, head);
   return {
-    summary: `${contributions} + beacon verified, ` + `final contribution hash ${link.contributionHash.slice(0, 16)}…`,
-    manifestEntry: deltaEntryFromVerificationKey(vkey),
+    summary: `${contributions} + beacon verified, final contribution hash ${final.contributionHash.slice(0, 16)}…`,
+    manifestEntry: deltaEntryFromVerificationKey(final.vkey),
   };
 }
 

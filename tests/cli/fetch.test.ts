@@ -5,7 +5,7 @@
  * not empty (unless --resume, which keeps what is there), an HTTP error (a 404: its code, exit 1),
  * a ceremony.json path that leaves DIR, a coordinator of another ceremony. In-process, with a
  * coordinator's answers altered: a 429 is retried after its Retry-After, a key index that would
- * leave DIR is refused.
+ * leave DIR is refused, a queue log that never ends is cut at a million entries.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -160,10 +160,10 @@ describe('ceremony fetch', () => {
 describe('fetchCeremony against altered answers', () => {
   /** The coordinator's fetch, with `alter` answering instead of it where it returns a response. */
   const altered =
-    (alter: (route: string) => Response | Promise<Response> | undefined): typeof fetch =>
+    (alter: (route: string, url: URL) => Response | Promise<Response> | undefined): typeof fetch =>
     async (input, init) => {
-      const route = new URL(String(input)).pathname;
-      return (await alter(route)) ?? fetch(input, init);
+      const url = new URL(String(input));
+      return (await alter(url.pathname, url)) ?? fetch(input, init);
     };
 
   test('a 429 is waited out for its Retry-After, then the download goes on', async () => {
@@ -214,6 +214,28 @@ describe('fetchCeremony against altered answers', () => {
     );
     assert.equal(tries, 4);
     assert.equal(existsSync(path.join(work, 'always-busy', 'ptau', 'dev-pot10-insecure.ptau')), false);
+  });
+
+  test('a queue log that never ends is refused past a million entries, and none of it is kept', async () => {
+    const dir = path.join(work, 'endless-queue-log');
+    let pages = 0;
+    await assert.rejects(
+      fetchCeremony(coordinator.url, dir, {
+        configFile: config,
+        fetch: altered((route, url) => {
+          if (route !== '/api/queue-log') return undefined;
+          pages++;
+          // Every page full, each entry after the last: a log that always has more.
+          const after = Number(url.searchParams.get('after'));
+          const limit = Number(url.searchParams.get('limit'));
+          return Response.json({ entries: Array.from({ length: limit }, (_, i) => ({ seq: after + 1 + i })) });
+        }),
+      }),
+      (error) => isCoordinatorError(error, 'fetch.bad_answer') && /more than 1000000 entries/.test(error.message),
+    );
+    assert.equal(pages, 1000, 'the fetch stops at the cap, not before and not after');
+    // Read right after the transcript, before anything is written: nothing at all is left.
+    assert.deepEqual(await listFiles(dir), [], 'no queue log, whole or partial, is left');
   });
 
   test('a transcript whose key index would name a path outside DIR is refused', async () => {

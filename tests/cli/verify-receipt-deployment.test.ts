@@ -5,6 +5,8 @@
  * point was changed is refused (`deployment.constant_mismatch`, naming the verifier and the
  * constant) although the receipt itself is in the final key; a verifiers file without the
  * circuit's verifier is `deployment.no_verifier`; `--deployment` with one value is a usage error.
+ * Through `--coordinator URL` (a real coordinator serving the same folder) the verdict is the same,
+ * and the coordinator's own word that its ceremony is a test network's is carried into it.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -22,6 +24,8 @@ import { startAnvil, type AnvilNode } from '../helpers/anvil.ts';
 import { receiptsCeremony, type ReceiptsCeremony } from '../helpers/receipts-ceremony.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { compileContracts, deployContracts } from '../helpers/solidity.ts';
+import { loadServerConfig } from '../../server/config/server-config.ts';
+import { startCoordinator } from '../../server/start-coordinator.ts';
 
 const Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
 
@@ -115,6 +119,42 @@ test('a verifier carrying the final key passes; one with an IC point changed is 
     (JSON.parse(json.stdout) as { deployment: { testNetwork: string } }).deployment.testNetwork,
     /^ceremony\.json says "testNetwork": true/,
   );
+});
+
+test('through --coordinator: the same verdict, and the coordinator’s word that it is a test network', async () => {
+  const coordinator = await startCoordinator(
+    loadServerConfig({ CEREMONY_DATA: ceremony.dataDir, PORT: '0', COORDINATOR_TOKEN: 'coordinator-token-for-tests' }),
+    { log: { info: () => {}, warn: () => {} } },
+  );
+  try {
+    const verifiers = await writeJson('coordinator-verifiers.json', { VerifierRegister: honestRegister });
+    const register = await writeJson('coordinator-register.json', [
+      (JSON.parse(await readFile(receiptsPath, 'utf8')) as unknown[])[0],
+    ]);
+    const args = [
+      'verify-receipt',
+      register,
+      '--coordinator',
+      coordinator.url,
+      '--deployment',
+      anvil.rpcUrl,
+      verifiers,
+    ];
+    const text = await runCli(args);
+    assert.equal(text.code, 0, text.stdout + text.stderr);
+    assert.match(text.stdout, /^register #\d+ \(alice\) ok: /m);
+    assert.match(
+      text.stderr,
+      /^warning: TEST-NETWORK CEREMONY \(the coordinator says "testNetwork": true\).*guards nothing$/m,
+    );
+    const json = await runCli([...args, '--json']);
+    assert.equal(json.code, 0, json.stdout + json.stderr);
+    const report = JSON.parse(json.stdout) as { source: string; deployment: { testNetwork: string } };
+    assert.equal(report.deployment.testNetwork, 'the coordinator says "testNetwork": true');
+    assert.match(report.source, /127\.0\.0\.1/);
+  } finally {
+    await coordinator.close();
+  }
 });
 
 test('a verifiers file without the circuit’s verifier: deployment.no_verifier; one value: a usage error', async () => {

@@ -1,7 +1,9 @@
 /**
  * A verified contribution whose commit finds the data folder locked by another live process (the
  * coordinator's own `ceremony contribute` on another circuit, say) is not thrown away: it stays
- * `verifying`, its upload kept, and is committed once the lock is released.
+ * `verifying`, its upload kept, and is committed once the lock is released. A coordinator stopped while
+ * such a commit waits to be tried again does not settle it as lost: the next start verifies the kept
+ * upload again and commits it.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -71,6 +73,56 @@ test('a verified contribution waits for the data folder lock, then is committed'
       ['alice'],
     );
     assert.deepEqual(await readdir(path.join(dataDir, 'uploads', 'register')), []);
+  } finally {
+    other.kill('SIGKILL');
+    await rm(lockPath, { force: true });
+  }
+});
+
+test('stopped while a commit waits to be retried: the next start verifies the upload again, commits it', async () => {
+  const { dataDir } = coordinator;
+  const lockPath = ceremonyPaths(dataDir).lockPath;
+  const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 120_000)'], { stdio: 'ignore' });
+  const lines = (message: string): number => recorded.lines.filter((line) => line.message === message).length;
+  const retriesBefore = lines('could not commit a verified contribution yet; trying again');
+  try {
+    const bob = new ContributorClient(coordinator.url);
+    await bob.signInDemo('bob');
+    await bob.join();
+    const { file } = await bob.makeContribution('register');
+    await writeFile(lockPath, String(other.pid));
+    await bob.upload('register', file);
+    await bob.waitFor(
+      () => lines('could not commit a verified contribution yet; trying again') > retriesBefore,
+      'a commit refused by the lock, to be tried again',
+      120_000,
+    );
+    await coordinator.stop();
+    // The stop ends the wait; it does not give the contribution up (that would tell bob to contribute again).
+    assert.equal(lines('could not commit a verified contribution'), 0);
+    assert.equal(lines('unfinished contribution settled as an error'), 0);
+    const uploads = path.join(dataDir, 'uploads', 'register');
+    assert.equal((await readdir(uploads)).length, 1, 'the verified upload is kept across the stop');
+
+    await rm(lockPath);
+    other.kill('SIGKILL');
+    await coordinator.restart();
+    assert.equal(lines('re-enqueueing an unfinished verification'), 1);
+    // The same contributor signing in again to the restarted coordinator (its address changed).
+    const again = new ContributorClient(coordinator.url);
+    await again.signInDemo('bob');
+    const me = await again.waitForState('register', 'accepted', 'the contribution accepted after the restart', 120_000);
+    assert.deepEqual(
+      me.contributions.map((c) => c.status),
+      ['accepted'],
+    );
+    const chain = (await openCeremony(dataDir)).chains.get('register')!;
+    assert.equal(chain.headIndex, 2);
+    assert.deepEqual(
+      chain.contributions.map((c) => c.contributor),
+      ['alice', 'bob'],
+    );
+    assert.deepEqual(await readdir(uploads), []);
   } finally {
     other.kill('SIGKILL');
     await rm(lockPath, { force: true });
