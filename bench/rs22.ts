@@ -18,7 +18,13 @@ import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { parseLink } from '../tests/helpers/shaped-proxy.ts';
 import { benchLog as log, REAL_SHAPES, realShapedR1cs } from './bench-chain.ts';
-import { ensureDevPtau, printWholeCeremony, runWholeCeremony, type WholeCeremonyFigures } from './whole-ceremony.ts';
+import {
+  ensureDevPtau,
+  printWholeCeremony,
+  removeKilledRunsFolders,
+  runWholeCeremony,
+  type WholeCeremonyFigures,
+} from './whole-ceremony.ts';
 import { parseBenchArgs } from './bench-args.ts';
 
 const GB = 1024 ** 3;
@@ -32,6 +38,8 @@ export async function runRs22(options: {
   const shape = REAL_SHAPES.rs22;
   const r1cs = await realShapedR1cs('rs22');
   const work = options.work ?? tmpdir();
+  // Before the space is counted: a killed run's folder would make it look short.
+  await removeKilledRunsFolders(work);
   const free = await statfs(work);
   if (free.bavail * free.bsize < NEEDED_FREE_BYTES)
     throw new Error(

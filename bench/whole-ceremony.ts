@@ -23,11 +23,12 @@
  * ≤ 1 s, the audit ≤ 0.25 × init.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, open, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { hashFile } from '../core/crypto/file-hash.ts';
+import { makeOwnedWorkFolder, removeDeadOwnersFolders } from '../core/fs/owned-work-folders.ts';
 import { ceremonyPaths, type CeremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { readZkeyInfo, SECTION } from '../core/zkey/zkey-file.ts';
 import { planScaleChain } from '../core/kernel/g1-scale-chain.ts';
@@ -487,6 +488,13 @@ export async function ensureDevPtau(
   return { ptau, row: { stage, ms: made.ms, peaks } };
 }
 
+const WORK_FOLDER_PREFIX = 'whole-ceremony-';
+
+/** Removes the work folders of whole-ceremony runs whose process is gone; returns how many. */
+export function removeKilledRunsFolders(root: string): Promise<number> {
+  return removeDeadOwnersFolders(root, WORK_FOLDER_PREFIX);
+}
+
 export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<WholeCeremonyFigures> {
   const log = options.log ?? ((m: string) => void process.stderr.write(`… ${m}\n`));
   const build = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'build.js')], {
@@ -498,7 +506,9 @@ export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<W
   const notes: string[] = [];
   const root = options.workRoot ?? tmpdir();
   await mkdir(root, { recursive: true });
-  const work = await mkdtemp(path.join(root, 'whole-ceremony-'));
+  // A run killed outright (SIGKILL, a reboot) could not remove its folder: up to 40 GB at 2^22.
+  await removeKilledRunsFolders(root);
+  const work = await makeOwnedWorkFolder(root, WORK_FOLDER_PREFIX);
   const stops: Array<() => Promise<void>> = [];
   const interrupt = (): void => {
     void (async () => {

@@ -34,7 +34,8 @@ export function fetchCommand(): Command {
     .option('--config <file>', 'your own ceremony.json (the coordinator serves none)', DEFAULT_CONFIG)
     .option(
       '--resume',
-      'complete an interrupted fetch into DIR: keys, r1cs, ptau and final files already there are kept',
+      'complete an interrupted fetch into DIR: keys, r1cs, ptau and final files already there are kept, ' +
+        'partial downloads removed',
     )
     .option('--quiet', 'no progress on stderr')
     .addHelpText(
@@ -47,7 +48,11 @@ export function fetchCommand(): Command {
         (progress) => fetchCeremony(url, dir, { configFile: options.config, resume: options.resume, progress }),
         { quiet: options.quiet },
       );
-      const kept = result.kept > 0 ? `; ${result.kept} already there kept` : '';
+      const kept =
+        (result.kept > 0 ? `; ${result.kept} already there kept` : '') +
+        (result.partialRemoved > 0
+          ? `; ${result.partialRemoved} partial download${result.partialRemoved === 1 ? '' : 's'} removed`
+          : '');
       process.stdout.write(
         `fetched ${result.files} files (${(result.bytes / 1e6).toFixed(1)} MB) of ${result.ceremonyId} ` +
           `into ${result.dir}${kept}\n`,

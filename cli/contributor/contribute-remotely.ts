@@ -16,13 +16,12 @@
  * every circuit accepted, 1 a refusal or an error (and an interruption), 2 a usage error.
  */
 import { rmSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { terminalWords } from '../../core/error-messages.ts';
 import { contributionEntropy, digestTypedEntropy } from '../../core/crypto/contribution-entropy.ts';
 import { CoordinatorError } from '../../core/errors.ts';
-import { processIsAlive } from '../../core/runtime/process-alive.ts';
+import { makeOwnedWorkFolder, removeDeadOwnersFolders } from '../../core/fs/owned-work-folders.ts';
 import type { CeremonyView } from '../../core/coordinator-api/api-types.ts';
 import { createProgressRenderer } from '../progress/progress-renderer.ts';
 import { CoordinatorApiError, CoordinatorClient, type SignedIn } from './coordinator-client.ts';
@@ -89,20 +88,6 @@ function isLoopback(hostname: string): boolean {
 }
 
 const WORK_DIR_PREFIX = 'ceremony-contribute-';
-
-/**
- * Removes the work folders of earlier runs that died without cleaning up (SIGKILL, a crash): the
- * keys of their turns. A folder names its process; one whose process is alive is left alone.
- */
-async function removeDeadRunsLeftovers(): Promise<void> {
-  const names = await readdir(tmpdir()).catch(() => [] as string[]);
-  for (const name of names) {
-    const pid = new RegExp(`^${WORK_DIR_PREFIX}(\\d+)-`).exec(name)?.[1];
-    if (pid === undefined || processIsAlive(Number(pid))) continue; // this run's own folder included
-    // Best effort: a folder this user may not remove (a shared /tmp) must not stop the run.
-    await rm(path.join(tmpdir(), name), { recursive: true, force: true }).catch(() => {});
-  }
-}
 
 /** The circuits to contribute to, in ceremony order; a name the ceremony does not have is a usage error. */
 function chosenCircuits(ceremony: CeremonyView, named: readonly string[]): string[] {
@@ -224,8 +209,9 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   }
 
   const client = new CoordinatorClient(url.href);
-  await removeDeadRunsLeftovers();
-  const workDir = await mkdtemp(path.join(tmpdir(), `${WORK_DIR_PREFIX}${process.pid}-`));
+  // The keys of earlier runs that died without cleaning up (SIGKILL, a crash).
+  await removeDeadOwnersFolders(tmpdir(), WORK_DIR_PREFIX);
+  const workDir = await makeOwnedWorkFolder(tmpdir(), WORK_DIR_PREFIX);
   // Whatever ends the process (an error, Ctrl-C, process.exit): the keys of a turn do not stay.
   const removeWorkDir = (): void => rmSync(workDir, { recursive: true, force: true });
   process.on('exit', removeWorkDir);

@@ -4,12 +4,12 @@
  * safe: until the transcript entry is written the new file is an orphan beyond the head, which the
  * next write replaces; a refused candidate never touches the chain.
  */
-import { copyFile, readdir, rename, rm } from 'node:fs/promises';
+import { copyFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { contributionRecord } from '../kernel/contribute-fast.ts';
 import { contributeInOnePass, verifyOnePassLink } from '../delta/one-pass-contribution.ts';
-import { commitFile, isTempPath, makeDirectory, tempPathFor } from '../fs/atomic-write.ts';
+import { commitFile, makeDirectory, removeTempLeftovers, tempPathFor } from '../fs/atomic-write.ts';
 import { hashKeyFile, type SectionHashes } from '../zkey/zkey-hashes.ts';
 import { fileIdentity, sameFileIdentity, type FileIdentity } from '../fs/file-identity.ts';
 import { CoordinatorError } from '../errors.ts';
@@ -64,12 +64,6 @@ function refuseIfClosed(state: CeremonyState, chain: CircuitChain): void {
   refuseAfterBeaconAnnouncement(state);
 }
 
-/** Removes temporary files a crashed writer left in a chain folder (only called under the lock). */
-async function removeLeftovers(chainDir: string): Promise<void> {
-  const names = await readdir(chainDir).catch(() => [] as string[]);
-  await Promise.all(names.filter(isTempPath).map((name) => rm(path.join(chainDir, name), { force: true })));
-}
-
 type LinkVerifier = (state: CeremonyState, chain: CircuitChain, candidatePath: string) => Promise<VerifiedLink>;
 
 async function commitStagedLink(
@@ -118,7 +112,7 @@ async function withChain<T>(
     refuseIfClosed(state, chain);
     const chainDir = state.paths.chainDir(chain.circuit.name);
     await makeDirectory(chainDir);
-    await removeLeftovers(chainDir);
+    await removeTempLeftovers(chainDir);
     const staged = tempPathFor(state.paths.zkeyPath(chain.circuit.name, chain.headIndex + 1));
     try {
       return await work(state, chain, staged);

@@ -9,7 +9,7 @@
  * one atomic step, so an interrupted init leaves the folder uninitialised and can simply be run again.
  */
 import { rm } from 'node:fs/promises';
-import { commitFile, makeDirectory, tempPathFor } from '../fs/atomic-write.ts';
+import { commitFile, makeDirectory, removeTempLeftovers, tempPathFor } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
 import { hashKeyFile, type KeyHashes } from '../zkey/zkey-hashes.ts';
 import { CoordinatorError } from '../errors.ts';
@@ -206,6 +206,8 @@ export async function initCeremony(
             step: `creating contribution 0 (${summaries.get(circuit.name)!.nConstraints} constraints)`,
           });
           await makeDirectory(state.paths.chainDir(circuit.name));
+          // An init killed while it wrote contribution 0 left it staged here, as large as the key.
+          await removeTempLeftovers(state.paths.chainDir(circuit.name));
           const target = state.paths.zkeyPath(circuit.name, 0);
           const written = await createInitialKey(state.config, circuit, target, pool, progress);
           const info = await readZkeyInfo(target);

@@ -23,7 +23,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import * as snarkjs from 'snarkjs';
-import { commitFile, makeDirectory, tempPathFor, writeFileAtomic } from '../fs/atomic-write.ts';
+import { commitFile, makeDirectory, removeTempLeftovers, tempPathFor, writeFileAtomic } from '../fs/atomic-write.ts';
 import { hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
 import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
@@ -198,6 +198,8 @@ export async function finaliseCeremony(
         : await finalBeacon(state, beaconSource);
     checkReadyToFinalise(state, beacon);
     await makeDirectory(state.paths.finalDir);
+    // A finalise killed while it wrote a final key left it staged here, as large as the key.
+    await removeTempLeftovers(state.paths.finalDir);
 
     // Final keys written (and hashed) by this run: not read again to compare with the transcript.
     const hashedNow = new Map<string, string>();

@@ -5,7 +5,7 @@
  * made with makeDirectory, which flushes the entry of each one it creates in its parent.
  */
 import { randomBytes } from 'node:crypto';
-import { link, open, rename, rm, mkdir } from 'node:fs/promises';
+import { link, open, readdir, rename, rm, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 
 const TEMP_SUFFIX = '.tmp';
@@ -17,6 +17,17 @@ export function tempPathFor(target: string): string {
 
 export function isTempPath(fileName: string): boolean {
   return fileName.startsWith('.') && fileName.endsWith(TEMP_SUFFIX);
+}
+
+/**
+ * Removes the temporary files a writer killed mid-write left in `dir` (a staged key can be
+ * gigabytes). Only where no other writer can be at work: under the ceremony lock, in a folder
+ * only the lock's holder writes. Returns how many it removed.
+ */
+export async function removeTempLeftovers(dir: string): Promise<number> {
+  const names = (await readdir(dir).catch(() => [] as string[])).filter(isTempPath);
+  await Promise.all(names.map((name) => rm(path.join(dir, name), { force: true })));
+  return names.length;
 }
 
 async function fsyncPath(target: string, flags: 'r' | 'r+' = 'r'): Promise<void> {

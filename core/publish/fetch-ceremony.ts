@@ -25,7 +25,7 @@ import { finalFileUrl, r1csUrl, zkeyFileName, zkeyUrl } from '../coordinator-api
 import { FILE_HASH_ALGORITHM, hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
 import { VERIFIER_COMPILER_RECORD_FILE } from '../finalise/verifier-compiler-record.ts';
-import { commitFile, makeDirectory, tempPathFor, writeFileAtomic } from '../fs/atomic-write.ts';
+import { commitFile, isTempPath, makeDirectory, tempPathFor, writeFileAtomic } from '../fs/atomic-write.ts';
 import { knownPtauFile } from '../ptau/known-ptau-files.ts';
 import { QUEUE_LOG_FILE } from '../queue-log/queue-log-entry.ts';
 import { RECEIPT_PUBLIC_KEY_FILE } from '../receipts/receipt-public-key-file.ts';
@@ -55,7 +55,10 @@ const MAX_QUEUE_LOG_ENTRIES = 1_000_000;
 export interface FetchCeremonyOptions {
   /** The auditor's own ceremony.json (a checkout's ceremony-data/ceremony.json), copied into DIR. */
   configFile: string;
-  /** Complete an interrupted fetch: a key, an r1cs, the ptau or a final file already in DIR is kept. */
+  /**
+   * Complete an interrupted fetch: a key, an r1cs, the ptau or a final file already in DIR is kept,
+   * and the partial downloads it left under temporary names are removed.
+   */
   resume?: boolean;
   progress?: Progress;
   fetch?: typeof fetch;
@@ -74,6 +77,8 @@ export interface FetchCeremonyResult {
   bytes: number;
   /** Files --resume found already there and kept. */
   kept: number;
+  /** Partial downloads of an interrupted fetch --resume removed (each up to a key's size). */
+  partialRemoved: number;
   finalised: boolean;
   /** The ptau's path in DIR, and whether it is a known public file (else the audit needs a pin). */
   ptau: { path: string; known: boolean };
@@ -151,7 +156,8 @@ async function readConfigText(file: string): Promise<string> {
   }
 }
 
-async function prepareDir(root: string, resume: boolean): Promise<void> {
+/** Makes DIR ready; with --resume, returns how many partial downloads it removed from it. */
+async function prepareDir(root: string, resume: boolean): Promise<number> {
   const names = await readdir(root).catch((error: NodeJS.ErrnoException) =>
     error.code === 'ENOENT' ? [] : Promise.reject(error),
   );
@@ -161,6 +167,19 @@ async function prepareDir(root: string, resume: boolean): Promise<void> {
       `${root} is not empty: fetch into a new or empty folder, or complete an interrupted fetch with --resume`,
     );
   await makeDirectory(root);
+  return names.length > 0 ? removePartialDownloads(root) : 0;
+}
+
+/**
+ * The files a fetch stopped mid-download (Ctrl-C, a lost connection, a reboot) left under their
+ * temporary names, anywhere in DIR: up to a key's size each, never completed (a resumed fetch
+ * downloads the file again), so removed. DIR is the fetch's own: nobody else writes there.
+ */
+async function removePartialDownloads(root: string): Promise<number> {
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  const partial = entries.filter((entry) => entry.isFile() && isTempPath(entry.name));
+  await Promise.all(partial.map((entry) => rm(path.join(entry.parentPath, entry.name), { force: true })));
+  return partial.length;
 }
 
 /** A coordinator's words, as a message may quote them: one line, no terminal controls, bounded. */
@@ -468,7 +487,7 @@ export async function fetchCeremony(
   const configText = await readConfigText(options.configFile);
   const config = parseCeremonyConfigText(configText, options.configFile, root);
   const paths = configuredPaths(config);
-  await prepareDir(root, options.resume === true);
+  const partialRemoved = await prepareDir(root, options.resume === true);
   const session: Session = {
     base,
     root,
@@ -512,6 +531,7 @@ export async function fetchCeremony(
     files: session.files,
     bytes: session.bytes,
     kept: session.kept,
+    partialRemoved,
     finalised: transcript.finalised,
     ptau: { path: paths.ptau, known: knownPtauFile(ptau!.blake2b512!) !== undefined },
   };

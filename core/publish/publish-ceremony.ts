@@ -6,14 +6,15 @@
  * and the receipt signing key; uploads/) and anything else not on the list are never read.
  *
  * Crash safe and never overwriting: everything is written under a temporary name beside OUT,
- * flushed, then renamed to OUT; an existing OUT is refused. Consistent with a running
+ * flushed, then renamed to OUT; an existing OUT is refused. The staging folder names its process,
+ * so the next publish to OUT removes one a killed publish left. Consistent with a running
  * coordinator: the transcript is read once and that snapshot is what gets published, with exactly
  * the links it records (zkeys are immutable once committed); each zkey is checked against the
  * BLAKE2b-512 the transcript records while it is copied.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { create as createTar } from 'tar';
 import { loadCeremonyConfig } from '../config/ceremony-config.ts';
@@ -21,6 +22,7 @@ import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { parseTranscript } from '../transcript/transcript.ts';
 import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
 import { fsyncDirectory, makeDirectory } from '../fs/atomic-write.ts';
+import { makeOwnedWorkFolder, removeDeadOwnersFolders } from '../fs/owned-work-folders.ts';
 import { CoordinatorError } from '../errors.ts';
 import { silentProgress, type Progress } from '../ceremony/progress.ts';
 import { publicFileList, type PublicFile } from './public-file-list.ts';
@@ -170,7 +172,16 @@ export async function publishCeremony(
   };
 
   await makeDirectory(path.dirname(target));
-  const staging = await mkdtemp(path.join(path.dirname(target), `.${path.basename(target)}.publishing-`));
+  // A publish killed while it copied left its staging folder here: a whole publication's size.
+  const stagingPrefix = `.${path.basename(target)}.publishing-`;
+  const removed = await removeDeadOwnersFolders(path.dirname(target), stagingPrefix);
+  if (removed > 0)
+    progress({
+      type: 'step',
+      circuit: PROGRESS_SUBJECT,
+      step: `removed ${removed} staging folder${removed === 1 ? '' : 's'} an interrupted publish left`,
+    });
+  const staging = await makeOwnedWorkFolder(path.dirname(target), stagingPrefix);
   try {
     const rootName = path.basename(target).replace(/\.(tar\.gz|tgz)$/i, '');
     const root = tarball ? path.join(staging, rootName) : staging;

@@ -2,8 +2,9 @@
  * `ceremony fetch URL DIR` against a real coordinator serving a small finalised ceremony: the files
  * land where `ceremony publish` puts them, with the same bytes, and `ceremony audit` passes on them
  * with the auditor's own pin; it never audits itself and names no hash to pin. Refusals: a folder
- * not empty (unless --resume, which keeps what is there), an HTTP error (a 404: its code, exit 1),
- * a ceremony.json path that leaves DIR, a coordinator of another ceremony. In-process, with a
+ * not empty (unless --resume, which keeps what is there and removes partial downloads), an HTTP
+ * error (a 404: its code, exit 1), a ceremony.json path that leaves DIR, a coordinator of another
+ * ceremony. In-process, with a
  * coordinator's answers altered: a 429 is retried after its Retry-After, a key index that would
  * leave DIR is refused, a queue log that never ends is cut at a million entries.
  */
@@ -17,6 +18,7 @@ import path from 'node:path';
 import { copyCeremony, devPtauHash, finalisedCeremony, TWO_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
 import { lines, runCli } from '../helpers/run-cli.ts';
 import { listFiles } from '../helpers/list-files.ts';
+import { tempPathFor } from '../../core/fs/atomic-write.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
@@ -109,9 +111,13 @@ describe('ceremony fetch', () => {
     await mkdir(path.join(resumed, 'chains', 'register'), { recursive: true });
     const kept = path.join(resumed, 'chains', 'register', 'register_0001.zkey');
     await writeFile(kept, 'a whole file from an earlier run');
+    // A download cut off (Ctrl-C) mid-key, under the temporary name the fetch gave it.
+    const partial = tempPathFor(path.join(resumed, 'chains', 'register', 'register_0002.zkey'));
+    await writeFile(partial, 'the first bytes of a key');
     const result = await runCli(['fetch', coordinator.url, resumed, '--config', config, '--resume', '--quiet']);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /; 1 already there kept\n/);
+    assert.match(result.stdout, /; 1 already there kept; 1 partial download removed\n/);
+    assert.equal(existsSync(partial), false, 'the partial download is gone');
     assert.equal(await readFile(kept, 'utf8'), 'a whole file from an earlier run');
     const files = await listFiles(resumed);
     assert.deepEqual(files, [...(await listFiles(fetched)), 'transcript/queue-log.jsonl'].sort());

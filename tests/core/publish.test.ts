@@ -2,13 +2,15 @@
  * `ceremony publish`: exactly the allow-listed public files reach the folder or tarball (planted
  * private and stray files never do), SHA256SUMS verifies with sha256sum, `ceremony audit` passes
  * on the result, an existing OUT is refused, a tampered link is refused with nothing left behind,
+ * the staging folder of a killed publish is removed by the next one (a running one's is not),
  * and a publication without the ptau records it so that the audit names what is missing and
  * accepts the right file (only) through --ptau. The coordinator's receipt public key is published
  * when the coordinator wrote it, and never a private key in its place.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { generateKeyPairSync } from 'node:crypto';
 import { promisify } from 'node:util';
 import { cp, mkdir, mkdtemp, open, readdir, readFile, rm, writeFile, copyFile, stat } from 'node:fs/promises';
@@ -141,6 +143,29 @@ describe('publish to a folder', () => {
     await mkdir(empty);
     assert.equal((await runCli(['publish', dataDir, empty])).code, 1);
     assert.deepEqual(await readdir(empty), []);
+    await assertNoLeftovers(work);
+  });
+
+  test('the staging folder a killed publish left is removed by the next publish to OUT; a live one is kept', async () => {
+    // A publish killed mid-copy (Ctrl-C, SIGKILL) leaves its staging folder, named after its process.
+    const exited = spawn(process.execPath, ['-e', '']);
+    await once(exited, 'exit');
+    const dead = path.join(work, `.after-a-kill.publishing-${exited.pid}-AbC123`);
+    await mkdir(path.join(dead, 'chains'), { recursive: true });
+    await writeFile(path.join(dead, 'chains', 'register_0001.zkey'), 'half a key');
+    // One of a publish still running (this test's own process stands for it).
+    const running = path.join(work, `.after-a-kill.publishing-${process.pid}-dEf456`);
+    await mkdir(running);
+    try {
+      const result = await runCli(['publish', dataDir, path.join(work, 'after-a-kill')]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stderr, /removed 1 staging folder an interrupted publish left/);
+      await assert.rejects(stat(dead), { code: 'ENOENT' }, 'the dead publish’s staging folder is gone');
+      assert.ok((await stat(running)).isDirectory(), 'a running publish’s staging folder is left alone');
+      assert.deepEqual(await listFiles(path.join(work, 'after-a-kill')), EXPECTED);
+    } finally {
+      await rm(running, { recursive: true, force: true });
+    }
     await assertNoLeftovers(work);
   });
 
