@@ -17,7 +17,6 @@
  */
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { terminalWords } from '../../core/error-messages.ts';
 import { contributionEntropy, digestTypedEntropy } from '../../core/crypto/contribution-entropy.ts';
 import { CoordinatorError } from '../../core/errors.ts';

@@ -5,7 +5,6 @@
  * next write replaces; a refused candidate never touches the chain.
  */
 import { copyFile, rename, rm } from 'node:fs/promises';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { contributionRecord } from '../kernel/contribute-fast.ts';
 import { contributeInOnePass, verifyOnePassLink } from '../delta/one-pass-contribution.ts';
