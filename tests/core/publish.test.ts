@@ -146,7 +146,7 @@ describe('publish to a folder', () => {
     await assertNoLeftovers(work);
   });
 
-  test('a killed publish's staging folder is removed by the next publish to OUT; a live one is kept', async () => {
+  test('a killed publish’s staging folder is removed by the next publish to OUT; a live one is kept', async () => {
     // A publish killed mid-copy (Ctrl-C, SIGKILL) leaves its staging folder, named after its process.
     const exited = spawn(process.execPath, ['-e', '']);
     await once(exited, 'exit');
