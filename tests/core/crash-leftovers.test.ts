@@ -7,7 +7,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
@@ -16,17 +16,13 @@ import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
 import { isTempPath, tempPathFor } from '../../core/fs/atomic-write.ts';
 import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
-import { newCeremonyDir, PROJECT_DATA_DIR, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 
 const CIRCUIT = 'register';
 let dataDir: string;
 
 before(async () => {
-  const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as {
-    circuits: Array<{ name: string }>;
-  };
-  const circuits = project.circuits.filter((c) => c.name === CIRCUIT);
-  dataDir = await newCeremonyDir({ configOverrides: { circuits } });
+  dataDir = await newCeremonyDir({ circuits: [CIRCUIT] });
 });
 
 after(async () => {

@@ -7,8 +7,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, rm } from 'node:fs/promises';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
@@ -18,17 +17,13 @@ import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
 import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
 import { readCachedCombination, writeCachedCombination } from '../../core/link-check/link-combination-cache.ts';
 import { linkCombinationOf } from '../../core/link-check/verify-link-from-head.ts';
-import { newCeremonyDir, PROJECT_DATA_DIR, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 
 const CIRCUIT = 'register';
 let dataDir: string;
 
 before(async () => {
-  const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as {
-    circuits: Array<{ name: string }>;
-  };
-  const circuits = project.circuits.filter((c) => c.name === CIRCUIT);
-  dataDir = await newCeremonyDir({ init: true, configOverrides: { circuits } });
+  dataDir = await newCeremonyDir({ init: true, circuits: [CIRCUIT] });
 });
 
 after(async () => {

@@ -20,7 +20,6 @@ import {
   copyCeremony,
   devPtauHash,
   newCeremonyDir,
-  PROJECT_DATA_DIR,
   TEST_BEACON,
   TEST_BEACON_ITERATIONS,
 } from '../fixtures/ceremony-fixture.ts';
@@ -85,11 +84,8 @@ async function assertNoLeftovers(parent: string): Promise<void> {
 }
 
 before(async () => {
-  const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as {
-    circuits: Array<{ name: string }>;
-  };
   dataDir = await newCeremonyDir({
-    configOverrides: { circuits: project.circuits.filter((c) => CIRCUITS.includes(c.name)) },
+    circuits: CIRCUITS,
     init: true,
   });
   for (const circuit of CIRCUITS) await contributeLocally(dataDir, circuit, 'alice');

@@ -23,7 +23,7 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { parse as parseYaml } from 'yaml';
-import { newCeremonyDir, PROJECT_DATA_DIR, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
@@ -152,12 +152,9 @@ before(async () => {
   dockerfile = parseDockerfile(await readFile(path.join(REPO_ROOT, 'Dockerfile'), 'utf8'));
   assert.deepEqual(Object.keys(services).sort(), ['redis', 'server', 'worker']);
   work = await mkdtemp(path.join(tmpdir(), 'compose-topology-'));
-  const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as {
-    circuits: Array<{ name: string }>;
-  };
   dataDir = await newCeremonyDir({
     parentDir: work,
-    configOverrides: { circuits: project.circuits.filter((c) => CIRCUITS.includes(c.name)) },
+    circuits: CIRCUITS,
   });
   await initCeremony(dataDir);
   await releaseBn128();

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { newCeremonyDir, PROJECT_DATA_DIR, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { startGroup, stopAllGroups, type GroupProcess } from '../helpers/process-group.ts';
 import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
@@ -96,11 +96,8 @@ async function filesOutside(dir: string, skip: string): Promise<string[]> {
 }
 
 before(async () => {
-  const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as {
-    circuits: Array<{ name: string }>;
-  };
   dataDir = await newCeremonyDir({
-    configOverrides: { circuits: project.circuits.filter((c) => c.name === 'register') },
+    circuits: ['register'],
     init: true,
   });
   served = await serve();

@@ -3,12 +3,12 @@
  * (initialising all nine would cost seconds per file), with one local contribution on `register`,
  * and helpers that make candidates on a head with snarkjs, as a contributor's client would.
  */
-import { copyFile, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
-import { newCeremonyDir, PROJECT_DATA_DIR } from '../fixtures/ceremony-fixture.ts';
+import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
@@ -36,11 +36,8 @@ export interface VerificationFixture {
 }
 
 export async function verificationFixture(circuits: string[]): Promise<VerificationFixture> {
-  const project = JSON.parse(await readFile(path.join(PROJECT_DATA_DIR, 'ceremony.json'), 'utf8')) as {
-    circuits: Array<{ name: string }>;
-  };
   const dataDir = await newCeremonyDir({
-    configOverrides: { circuits: project.circuits.filter((c) => circuits.includes(c.name)) },
+    circuits,
   });
   await initCeremony(dataDir);
   const heads = new Map(circuits.map((c) => [c, 0]));
