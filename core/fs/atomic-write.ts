@@ -20,14 +20,16 @@ export function isTempPath(fileName: string): boolean {
 }
 
 /**
- * Removes the temporary files a writer killed mid-write left in `dir` (a staged key can be
- * gigabytes). Only where no other writer can be at work: under the ceremony lock, in a folder
- * only the lock's holder writes. Returns how many it removed.
+ * Removes the temporary files a writer killed mid-write left in `dir`, and with `recursive` in
+ * every folder below it (a staged key can be gigabytes). Only where no other writer can be at
+ * work: under the ceremony lock in a folder only the lock's holder writes, or a folder one command
+ * owns (a fetch's DIR). Returns how many it removed.
  */
-export async function removeTempLeftovers(dir: string): Promise<number> {
-  const names = (await readdir(dir).catch(() => [] as string[])).filter(isTempPath);
-  await Promise.all(names.map((name) => rm(path.join(dir, name), { force: true })));
-  return names.length;
+export async function removeTempLeftovers(dir: string, options: { recursive?: boolean } = {}): Promise<number> {
+  const entries = await readdir(dir, { recursive: options.recursive === true, withFileTypes: true }).catch(() => []);
+  const leftovers = entries.filter((entry) => entry.isFile() && isTempPath(entry.name));
+  await Promise.all(leftovers.map((entry) => rm(path.join(entry.parentPath, entry.name), { force: true })));
+  return leftovers.length;
 }
 
 async function fsyncPath(target: string, flags: 'r' | 'r+' = 'r'): Promise<void> {

@@ -25,7 +25,7 @@ import { finalFileUrl, r1csUrl, zkeyFileName, zkeyUrl } from '../coordinator-api
 import { FILE_HASH_ALGORITHM, hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
 import { VERIFIER_COMPILER_RECORD_FILE } from '../finalise/verifier-compiler-record.ts';
-import { commitFile, isTempPath, makeDirectory, tempPathFor, writeFileAtomic } from '../fs/atomic-write.ts';
+import { commitFile, makeDirectory, removeTempLeftovers, tempPathFor, writeFileAtomic } from '../fs/atomic-write.ts';
 import { knownPtauFile } from '../ptau/known-ptau-files.ts';
 import { QUEUE_LOG_FILE } from '../queue-log/queue-log-entry.ts';
 import { RECEIPT_PUBLIC_KEY_FILE } from '../receipts/receipt-public-key-file.ts';
@@ -167,19 +167,9 @@ async function prepareDir(root: string, resume: boolean): Promise<number> {
       `${root} is not empty: fetch into a new or empty folder, or complete an interrupted fetch with --resume`,
     );
   await makeDirectory(root);
-  return names.length > 0 ? removePartialDownloads(root) : 0;
-}
-
-/**
- * The files a fetch stopped mid-download (Ctrl-C, a lost connection, a reboot) left under their
- * temporary names, anywhere in DIR: up to a key's size each, never completed (a resumed fetch
- * downloads the file again), so removed. DIR is the fetch's own: nobody else writes there.
- */
-async function removePartialDownloads(root: string): Promise<number> {
-  const entries = await readdir(root, { recursive: true, withFileTypes: true });
-  const partial = entries.filter((entry) => entry.isFile() && isTempPath(entry.name));
-  await Promise.all(partial.map((entry) => rm(path.join(entry.parentPath, entry.name), { force: true })));
-  return partial.length;
+  // What a fetch stopped mid-download (Ctrl-C, a lost connection) left under temporary names, up
+  // to a key each: never completed (the resumed fetch downloads the file again), so removed.
+  return names.length > 0 ? removeTempLeftovers(root, { recursive: true }) : 0;
 }
 
 /** A coordinator's words, as a message may quote them: one line, no terminal controls, bounded. */

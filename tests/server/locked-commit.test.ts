@@ -25,25 +25,59 @@ before(async () => {
 
 after(() => coordinator?.close());
 
-test('a verified contribution waits for the data folder lock, then is committed', async () => {
-  const { dataDir } = coordinator;
-  const lockPath = ceremonyPaths(dataDir).lockPath;
-  // Another ceremony process, alive, holding the lock.
+/** Another ceremony process, alive; `take()` writes the data folder's lock in its name. */
+function anotherLockHolder(lockPath: string) {
   const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 120_000)'], { stdio: 'ignore' });
+  return {
+    take: () => writeFile(lockPath, String(other.pid)),
+    /** It is done: it removes its lock as it ends. */
+    async release(): Promise<void> {
+      await rm(lockPath, { force: true });
+      other.kill('SIGKILL');
+    },
+  };
+}
+
+/** `name` contributes to register, the contribution made first and uploaded once the lock is held. */
+async function uploadWhileLocked(name: string, holder: ReturnType<typeof anotherLockHolder>): Promise<void> {
+  const client = new ContributorClient(coordinator.url);
+  await client.signInDemo(name);
+  await client.join();
+  const { file } = await client.makeContribution('register');
+  await holder.take();
+  await client.upload('register', file);
+}
+
+/** `name`'s contribution is accepted and the register chain is `contributors`' links; no upload is left. */
+async function assertCommitted(name: string, contributors: string[], what: string): Promise<void> {
+  // Signed in afresh: a restarted coordinator listens at another address.
+  const client = new ContributorClient(coordinator.url);
+  await client.signInDemo(name);
+  const me = await client.waitForState('register', 'accepted', what, 120_000);
+  assert.deepEqual(
+    me.contributions.map((c) => c.status),
+    ['accepted'],
+  );
+  const chain = (await openCeremony(coordinator.dataDir)).chains.get('register')!;
+  assert.equal(chain.headIndex, contributors.length);
+  assert.deepEqual(
+    chain.contributions.map((c) => c.contributor),
+    contributors,
+  );
+  assert.deepEqual(await readdir(path.join(coordinator.dataDir, 'uploads', 'register')), []);
+}
+
+const lines = (message: string): number => recorded.lines.filter((line) => line.message === message).length;
+const RETRYING = 'could not commit a verified contribution yet; trying again';
+
+test('a verified contribution waits for the data folder lock, then is committed', async () => {
+  const holder = anotherLockHolder(ceremonyPaths(coordinator.dataDir).lockPath);
   try {
+    await uploadWhileLocked('alice', holder);
+    const retried = (): boolean =>
+      recorded.lines.some((line) => line.message === RETRYING && line.fields?.code === 'ceremony.locked');
     const alice = new ContributorClient(coordinator.url);
     await alice.signInDemo('alice');
-    await alice.join();
-    const { file } = await alice.makeContribution('register');
-    await writeFile(lockPath, String(other.pid));
-    await alice.upload('register', file);
-
-    const retried = (): boolean =>
-      recorded.lines.some(
-        (line) =>
-          line.message === 'could not commit a verified contribution yet; trying again' &&
-          line.fields?.code === 'ceremony.locked',
-      );
     const meanwhile = await alice.waitFor(
       (me) => retried() || me.contributions.some((c) => c.status !== 'verifying'),
       'a commit refused by the lock, to be tried again',
@@ -58,42 +92,22 @@ test('a verified contribution waits for the data folder lock, then is committed'
     const [upload] = coordinator.service.candidatesAwaitingVerdict();
     assert.ok((await stat(upload!)).isFile(), 'the verified upload is kept');
 
-    // The other process is done: it removes its lock as it ends.
-    await rm(lockPath);
-    other.kill('SIGKILL');
-    const me = await alice.waitForState('register', 'accepted', 'the contribution accepted', 60_000);
-    assert.deepEqual(
-      me.contributions.map((c) => c.status),
-      ['accepted'],
-    );
-    const chain = (await openCeremony(dataDir)).chains.get('register')!;
-    assert.equal(chain.headIndex, 1);
-    assert.deepEqual(
-      chain.contributions.map((c) => c.contributor),
-      ['alice'],
-    );
-    assert.deepEqual(await readdir(path.join(dataDir, 'uploads', 'register')), []);
+    await holder.release();
+    await assertCommitted('alice', ['alice'], 'the contribution accepted');
   } finally {
-    other.kill('SIGKILL');
-    await rm(lockPath, { force: true });
+    await holder.release();
   }
 });
 
 test('stopped while a commit waits to be retried: the next start verifies the upload again, commits it', async () => {
-  const { dataDir } = coordinator;
-  const lockPath = ceremonyPaths(dataDir).lockPath;
-  const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 120_000)'], { stdio: 'ignore' });
-  const lines = (message: string): number => recorded.lines.filter((line) => line.message === message).length;
-  const retriesBefore = lines('could not commit a verified contribution yet; trying again');
+  const holder = anotherLockHolder(ceremonyPaths(coordinator.dataDir).lockPath);
+  const retriesBefore = lines(RETRYING);
   try {
+    await uploadWhileLocked('bob', holder);
     const bob = new ContributorClient(coordinator.url);
     await bob.signInDemo('bob');
-    await bob.join();
-    const { file } = await bob.makeContribution('register');
-    await writeFile(lockPath, String(other.pid));
-    await bob.upload('register', file);
     await bob.waitFor(
-      () => lines('could not commit a verified contribution yet; trying again') > retriesBefore,
+      () => lines(RETRYING) > retriesBefore,
       'a commit refused by the lock, to be tried again',
       120_000,
     );
@@ -101,30 +115,14 @@ test('stopped while a commit waits to be retried: the next start verifies the up
     // The stop ends the wait; it does not give the contribution up (that would tell bob to contribute again).
     assert.equal(lines('could not commit a verified contribution'), 0);
     assert.equal(lines('unfinished contribution settled as an error'), 0);
-    const uploads = path.join(dataDir, 'uploads', 'register');
+    const uploads = path.join(coordinator.dataDir, 'uploads', 'register');
     assert.equal((await readdir(uploads)).length, 1, 'the verified upload is kept across the stop');
 
-    await rm(lockPath);
-    other.kill('SIGKILL');
+    await holder.release();
     await coordinator.restart();
     assert.equal(lines('re-enqueueing an unfinished verification'), 1);
-    // The same contributor signing in again to the restarted coordinator (its address changed).
-    const again = new ContributorClient(coordinator.url);
-    await again.signInDemo('bob');
-    const me = await again.waitForState('register', 'accepted', 'the contribution accepted after the restart', 120_000);
-    assert.deepEqual(
-      me.contributions.map((c) => c.status),
-      ['accepted'],
-    );
-    const chain = (await openCeremony(dataDir)).chains.get('register')!;
-    assert.equal(chain.headIndex, 2);
-    assert.deepEqual(
-      chain.contributions.map((c) => c.contributor),
-      ['alice', 'bob'],
-    );
-    assert.deepEqual(await readdir(uploads), []);
+    await assertCommitted('bob', ['alice', 'bob'], 'the contribution accepted after the restart');
   } finally {
-    other.kill('SIGKILL');
-    await rm(lockPath, { force: true });
+    await holder.release();
   }
 });
