@@ -1,110 +1,88 @@
 /**
- * One writer at a time per data folder: a lock file holding the owner's pid, for other processes;
- * a queue for the callers of this one. The file is made by linking a complete, flushed file to its
- * name (writeFileAtomic's keepExisting); a lock left by a process that died (kill -9) is removed only
- * by the holder of its takeover token (`<lock>.takeover`, made the same way), so of processes
- * finding it at once exactly one gets in (why: docs/architecture.md, crash safety).
+ * One writer at a time per data folder. The lock is the kernel's: an exclusive SQLite transaction on
+ * a file of the folder, which SQLite takes with a POSIX (fcntl) lock. Every process whose kernel
+ * sees the folder sees it, whatever container or PID namespace it runs in, and the kernel drops it
+ * the moment its holder ends, kill -9 included, so a crash leaves nothing to clear or to judge stale.
+ *
+ * Why not a file holding the holder's pid, as before: a pid names a process only inside its own
+ * PID namespace. The coordinator in its container and `docker compose run … finalise` in another
+ * are each pid 1, so each took the other's live lock for its own stale one and wrote beside it (a
+ * commit during a finalisation, two rewrites of the transcript, one link lost); and a pid reused
+ * after a crash kept a dead writer's lock for ever (docs/architecture.md, crash safety).
+ *
+ * Beside the lock, its holder leaves a note (`<lock>.holder`: pid, host, command, since) so that a
+ * refusal can say who holds it; the note is for people, the lock alone decides.
  */
-import { readFile, rm, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import { CoordinatorError } from '../errors.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
-import { processIsAlive } from '../runtime/process-alive.ts';
 
-/** How long a lock file may stay empty or unreadable before it is taken for a crashed writer's. */
-const UNREADABLE_GRACE_MS = 60_000;
-/** Rounds of acquire → stale → take over before giving up (each lost to another process's takeover). */
-const ACQUIRE_ATTEMPTS = 8;
-/** Tokens of tokens followed when their holders died too. */
-const TAKEOVER_DEPTH = 3;
-
-interface Holder {
-  /** Undefined when the file holds no pid (empty, or not a number). */
-  pid: number | undefined;
-  mtimeMs: number;
+interface HolderNote {
+  pid: number;
+  host: string;
+  /** `ceremony <subcommand>` of the holder, or undefined when it was not started as the CLI. */
+  command?: string;
+  since: string;
 }
 
-/** Creates `file` with this process's pid unless it exists; false if it does. */
-function tryCreate(file: string): Promise<boolean> {
-  return writeFileAtomic(file, String(process.pid), { keepExisting: true });
-}
+const holderNotePath = (lockPath: string) => `${lockPath}.holder`;
 
-async function readHolder(file: string): Promise<Holder | undefined> {
+/** The lock held by this process, or undefined when another process holds it (SQLITE_BUSY). */
+function tryLock(lockPath: string): Database.Database | undefined {
+  mkdirSync(path.dirname(lockPath), { recursive: true });
+  // timeout 0: a held lock answers at once rather than after better-sqlite3's 5 s of retries.
+  const db = new Database(lockPath, { timeout: 0 });
   try {
-    const [content, stats] = await Promise.all([readFile(file, 'utf8'), stat(file)]);
-    const pid = /^\d+$/.test(content.trim()) ? Number(content.trim()) : undefined;
-    return { pid: pid !== undefined && pid > 0 ? pid : undefined, mtimeMs: stats.mtimeMs };
+    // Rollback-journal mode and no write: the file stays empty, nothing beside it but the note.
+    db.exec('BEGIN EXCLUSIVE');
+    return db;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    db.close();
+    if ((error as { code?: string }).code === 'SQLITE_BUSY') return undefined;
     throw error;
   }
 }
 
-/**
- * A lock or token whose owner is gone. This process's own pid counts as gone: the queue below lets
- * one caller of this process at a time near the file, so no caller here holds it.
- */
-function isStale(holder: Holder): boolean {
-  if (holder.pid === undefined) return Date.now() - holder.mtimeMs > UNREADABLE_GRACE_MS;
-  return holder.pid === process.pid || !processIsAlive(holder.pid);
+/** The CLI's subcommand only: the message may reach the console, and arguments name paths. */
+function cliCommand(): string | undefined {
+  const subcommand = process.argv[2];
+  return subcommand !== undefined && /^[a-z][a-z-]{0,30}$/.test(subcommand) ? `ceremony ${subcommand}` : undefined;
 }
 
-/**
- * Removes `file` if it is (still) stale, holding its takeover token. False when another process
- * holds the token (a token left by a dead one is cleared for the next try).
- */
-async function removeIfStale(file: string, depth = 0): Promise<boolean> {
-  const token = `${file}.takeover`;
-  if (!(await tryCreate(token))) {
-    const tokenHolder = await readHolder(token);
-    if (tokenHolder && isStale(tokenHolder) && depth < TAKEOVER_DEPTH) await removeIfStale(token, depth + 1);
-    return false;
-  }
+function readHolderNote(lockPath: string): HolderNote | undefined {
   try {
-    const holder = await readHolder(file);
-    if (holder && isStale(holder)) await rm(file, { force: true });
-    return true;
-  } finally {
-    await rm(token, { force: true });
+    const note = JSON.parse(readFileSync(holderNotePath(lockPath), 'utf8')) as Partial<HolderNote>;
+    if (typeof note.pid !== 'number' || typeof note.host !== 'string' || typeof note.since !== 'string')
+      return undefined;
+    return {
+      pid: note.pid,
+      host: note.host,
+      command: typeof note.command === 'string' ? note.command : undefined,
+      since: note.since,
+    };
+  } catch {
+    return undefined; // no note yet (the holder has just taken the lock), or one being replaced
   }
 }
 
-async function acquire(lockPath: string): Promise<void> {
-  for (let attempt = 0; attempt < ACQUIRE_ATTEMPTS; attempt++) {
-    if (await tryCreate(lockPath)) return;
-    const holder = await readHolder(lockPath);
-    if (holder === undefined) continue; // released in between
-    if (!isStale(holder)) {
-      throw new CoordinatorError(
-        'ceremony.locked',
-        holder.pid === undefined
-          ? 'another ceremony process is taking the data folder lock; try again'
-          : `another ceremony process (pid ${holder.pid}) is changing this data folder; try again when it is done`,
-      );
-    }
-    // Another process taking it over at this moment: give it time to finish.
-    if (!(await removeIfStale(lockPath))) await sleep(5 + Math.random() * 20);
-  }
-  throw new CoordinatorError(
+function lockedError(lockPath: string): CoordinatorError {
+  const note = readHolderNote(lockPath);
+  const who = note
+    ? ` (${note.command ? `\`${note.command}\`, ` : ''}pid ${note.pid} on host ${note.host}, since ${note.since})`
+    : '';
+  return new CoordinatorError(
     'ceremony.locked',
-    'another ceremony process took the data folder lock at the same moment; try again',
+    `another ceremony process${who} is changing this data folder; try again when it is done`,
   );
 }
 
-/** Removes the lock if it is still this process's (it always is, unless someone deleted it by hand). */
-async function release(lockPath: string): Promise<void> {
-  const holder = await readHolder(lockPath).catch(() => undefined);
-  if (holder?.pid === process.pid) await rm(lockPath, { force: true });
-}
-
 /**
- * The callers of this process, queued per lock file. The file keeps other processes out, but it
- * holds a pid, and a second caller of the same process would take the lock for stale (its pid is
- * not another live process) and run beside the first: two commits of one coordinator, each
- * rewriting the transcript from the state it read, would lose one link. So callers of one process
- * take turns here first; a lock file with this pid that nobody here holds is then truly stale
- * (left by an earlier process that had the same pid).
+ * The callers of this process, queued per lock file: they wait for each other here rather than one
+ * being refused by the kernel's lock that another caller of the same process holds.
  */
 const queues = new Map<string, Promise<void>>();
 
@@ -118,11 +96,22 @@ export async function withCeremonyLock<T>(lockPath: string, work: () => Promise<
   queues.set(key, turn);
   await previous;
   try {
-    await acquire(lockPath);
+    const lock = tryLock(key);
+    if (!lock) throw lockedError(key);
     try {
+      const note: HolderNote = {
+        pid: process.pid,
+        host: hostname(),
+        command: cliCommand(),
+        since: new Date().toISOString(),
+      };
+      await writeFileAtomic(holderNotePath(key), `${JSON.stringify(note)}\n`);
       return await work();
     } finally {
-      await release(lockPath);
+      // The note first: once the lock is free, the next holder writes its own.
+      await rm(holderNotePath(key), { force: true }).catch(() => undefined);
+      lock.exec('ROLLBACK');
+      lock.close();
     }
   } finally {
     done();

@@ -32,7 +32,8 @@ export function ceremonyPaths(dataDir: string): CeremonyPaths {
     transcriptPath: path.join(root, 'transcript', 'transcript.jsonl'),
     finalDir,
     manifestPath: path.join(finalDir, 'manifest.json'),
-    lockPath: path.join(root, '.ceremony.lock'),
+    // Not `.ceremony.lock`: that name held a pid file, which the kernel's lock cannot open as its own.
+    lockPath: path.join(root, '.ceremony-writer.lock'),
     chainDir: (circuit) => path.join(chainsDir, circuit),
     zkeyPath: (circuit, index) => path.join(chainsDir, circuit, zkeyFileName(circuit, index)),
     finalZkeyPath: (circuit) => path.join(finalDir, `${circuit}.zkey`),

@@ -1,13 +1,14 @@
 /**
  * The data-folder lock across processes: several processes started at the same instant on a lock
- * left by a dead process (or on none) never run inside it together, and one of them gets in.
+ * whose holder was killed (or on a new one) never run inside it together, and one of them gets in.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { startLockHolder } from '../helpers/lock-holder.ts';
 
 const RACERS = 6;
 const ROUNDS = 6;
@@ -38,13 +39,11 @@ function runRacer(dir: string, firstStart: number): Promise<Array<{ round: numbe
   });
 }
 
-test('processes racing for a stale or free lock: exactly one inside at a time', async (t) => {
+test('processes racing for a lock, new or left by a killed holder: exactly one inside at a time', async (t) => {
   const dir = await mkdtemp(path.join(tmpdir(), 'ceremony-lock-race-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  // A pid that was alive a moment ago and is not any more: what a kill -9 leaves in the lock.
-  const deadPid = spawnSync(process.execPath, ['-e', '']).pid;
-  // Even rounds start on a stale lock, odd rounds on none.
-  for (let round = 0; round < ROUNDS; round += 2) await writeFile(path.join(dir, `lock-${round}`), String(deadPid));
+  // Even rounds start on the lock of a holder killed with kill -9 (its file and note left), odd rounds on none.
+  for (let round = 0; round < ROUNDS; round += 2) await (await startLockHolder(path.join(dir, `lock-${round}`))).kill();
   // Far enough ahead for every racer to have started (tsx included) on a busy machine.
   const firstStart = Date.now() + 4000;
   const results = (await Promise.all(Array.from({ length: RACERS }, () => runRacer(dir, firstStart)))).flat();

@@ -1,23 +1,27 @@
 /**
- * The data-folder lock within one process: two callers (two commits of one coordinator) take
- * turns rather than run side by side, a failed one lets the next through, and a lock file left
- * with this process's pid by nobody here is taken over as stale. An empty lock file (another
- * writer's, mid-acquire) is not stale until it stays empty a minute; a takeover token left by a
- * dead process does not keep a stale lock for ever. (Across processes: ceremony-lock-race.test.ts.)
+ * The data-folder lock. Within one process, two callers (two commits of one coordinator) take
+ * turns rather than run side by side, and a failed one lets the next through. Across processes it
+ * is the kernel's: a live holder refuses others, naming itself, whatever its pid and namespace (two
+ * containers' first processes are both pid 1), and a holder killed with kill -9 leaves nothing
+ * that keeps the lock. (Many processes racing for it: ceremony-lock-race.test.ts.)
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
-import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { withCeremonyLock } from '../../core/data-folder/ceremony-lock.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
+import { pidNamespacesAvailable, startLockHolder, tryLockFromAnotherProcess } from '../helpers/lock-holder.ts';
 
-test('callers of one process take turns, in order, and a failure releases the lock', async (t) => {
+async function lockInTempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'ceremony-lock-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const lockPath = path.join(dir, 'state', 'ceremony.lock');
+  return path.join(dir, 'state', '.ceremony-writer.lock');
+}
+
+test('callers of one process take turns, in order, and a failure releases the lock', async (t) => {
+  const lockPath = await lockInTempDir(t);
   const events: string[] = [];
   let releaseFirst!: () => void;
   const firstMayEnd = new Promise<void>((resolve) => (releaseFirst = resolve));
@@ -34,7 +38,7 @@ test('callers of one process take turns, in order, and a failure releases the lo
   await firstIsIn;
   const second = withCeremonyLock(lockPath, async () => {
     events.push('second in');
-    assert.equal(await readFile(lockPath, 'utf8'), String(process.pid));
+    assert.equal(JSON.parse(await readFile(`${lockPath}.holder`, 'utf8')).pid, process.pid, "the holder's note");
     events.push('second out');
     return 2;
   });
@@ -50,40 +54,62 @@ test('callers of one process take turns, in order, and a failure releases the lo
   assert.equal(await second, 2);
   assert.equal(await third, 3);
   assert.deepEqual(events, ['first in', 'first out', 'second in', 'second out', 'third in']);
-  await assert.rejects(readFile(lockPath), { code: 'ENOENT' }, 'the lock file is gone when the last caller is done');
+  await assert.rejects(
+    readFile(`${lockPath}.holder`),
+    { code: 'ENOENT' },
+    "the holder's note is gone when the last caller is done",
+  );
+  assert.equal(await withCeremonyLock(lockPath, async () => 'free'), 'free', 'and the lock is free');
 });
 
-test('a lock file with this pid that nobody here holds is stale and taken over', async (t) => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'ceremony-lock-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const lockPath = path.join(dir, 'ceremony.lock');
-  await writeFile(lockPath, String(process.pid));
+test('a live holder in another process refuses this one, naming itself; killed, it frees the lock', async (t) => {
+  const lockPath = await lockInTempDir(t);
+  const holder = await startLockHolder(lockPath);
+  t.after(() => holder.kill());
+  const refusal = (error: unknown) =>
+    isCoordinatorError(error, 'ceremony.locked') &&
+    error.message.includes(`\`ceremony hold\`, pid ${holder.pid} on host ${hostname()}, since 20`) &&
+    !error.message.includes(lockPath);
+  await assert.rejects(
+    withCeremonyLock(lockPath, async () => 'ran'),
+    refusal,
+  );
+  const other = await tryLockFromAnotherProcess(lockPath);
+  assert.equal(other.result, 'refused', 'a third process is refused too');
+
+  // kill -9 mid-hold: no stale lock to judge, no takeover; its note is left and replaced.
+  await holder.kill();
   assert.equal(await withCeremonyLock(lockPath, async () => 'ran'), 'ran');
+  assert.equal((await tryLockFromAnotherProcess(lockPath)).result, 'entered');
+
+  const next = await startLockHolder(lockPath);
+  t.after(() => next.kill());
+  await assert.rejects(
+    withCeremonyLock(lockPath, async () => 'ran'),
+    (error: unknown) => isCoordinatorError(error, 'ceremony.locked') && error.message.includes(`pid ${next.pid} `),
+    "the next holder's note, not the killed one's",
+  );
+  await next.release();
+  assert.equal(await withCeremonyLock(lockPath, async () => 'ran'), 'ran', 'released, it is free');
 });
 
-test('an empty lock file is a writer mid-acquire, not stale, until it stays empty a minute', async (t) => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'ceremony-lock-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const lockPath = path.join(dir, 'ceremony.lock');
-  await writeFile(lockPath, '');
+test('processes of other PID namespaces, each pid 1 (two containers), never hold it together', async (t) => {
+  if (!pidNamespacesAvailable()) {
+    // Root is needed for `unshare --pid`; CI runs as root, so there this always runs.
+    t.skip('unshare --pid is not permitted here (it needs root)');
+    return;
+  }
+  const lockPath = await lockInTempDir(t);
+  const holder = await startLockHolder(lockPath, { ownPidNamespace: true });
+  t.after(() => holder.kill());
+  const contender = await tryLockFromAnotherProcess(lockPath, { ownPidNamespace: true });
+  assert.deepEqual([holder.pid, contender.pid], [1, 1], 'both are pid 1 of their namespaces');
+  assert.equal(contender.result, 'refused', 'a pid equal to its own is not a lock left behind');
+  assert.equal(contender.code, 'ceremony.locked');
   await assert.rejects(
     withCeremonyLock(lockPath, async () => 'ran'),
     (error: unknown) => isCoordinatorError(error, 'ceremony.locked'),
   );
-  assert.equal(await readFile(lockPath, 'utf8'), '', 'left in place for its writer');
-  const twoMinutesAgo = new Date(Date.now() - 120_000);
-  await utimes(lockPath, twoMinutesAgo, twoMinutesAgo);
-  assert.equal(await withCeremonyLock(lockPath, async () => 'ran'), 'ran');
-});
-
-test('a stale lock whose takeover token was left by a dead process is still taken over', async (t) => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'ceremony-lock-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const lockPath = path.join(dir, 'ceremony.lock');
-  const deadPid = String(spawnSync(process.execPath, ['-e', '']).pid);
-  await writeFile(lockPath, deadPid);
-  await writeFile(`${lockPath}.takeover`, deadPid);
-  assert.equal(await withCeremonyLock(lockPath, async () => readFile(lockPath, 'utf8')), String(process.pid));
-  await assert.rejects(readFile(`${lockPath}.takeover`), { code: 'ENOENT' });
-  await assert.rejects(readFile(lockPath), { code: 'ENOENT' });
+  await holder.kill();
+  assert.equal((await tryLockFromAnotherProcess(lockPath, { ownPidNamespace: true })).result, 'entered');
 });

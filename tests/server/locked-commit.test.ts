@@ -7,10 +7,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ContributorClient } from '../helpers/contributor-client.ts';
+import { startLockHolder, type LockHolder } from '../helpers/lock-holder.ts';
 import { recordingLog } from '../helpers/recording-log.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
@@ -25,15 +25,16 @@ before(async () => {
 
 after(() => coordinator?.close());
 
-/** Another ceremony process, alive; `take()` writes the data folder's lock in its name. */
+/** Another ceremony process, which takes the data folder's lock when told to and gives it back when done. */
 function anotherLockHolder(lockPath: string) {
-  const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 120_000)'], { stdio: 'ignore' });
+  let holder: LockHolder | undefined;
   return {
-    take: () => writeFile(lockPath, String(other.pid)),
-    /** It is done: it removes its lock as it ends. */
+    take: async () => void (holder = await startLockHolder(lockPath)),
+    /** It releases the lock and ends (a second call does nothing). */
     async release(): Promise<void> {
-      await rm(lockPath, { force: true });
-      other.kill('SIGKILL');
+      const releasing = holder;
+      holder = undefined;
+      await releasing?.release();
     },
   };
 }
