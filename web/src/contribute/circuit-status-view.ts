@@ -3,7 +3,7 @@
  * circuit, combining the coordinator's state with the browser's own work during a turn. Each row
  * carries `data-circuit` and `data-status` so tests and assistive tools can read it directly.
  */
-import type { CircuitProgress, ContributionView } from '../api/api-types.ts';
+import type { CeremonyPhase, CircuitProgress, ContributionView } from '../api/api-types.ts';
 import { plainWords } from '../api/error-messages.ts';
 import { h, tableHead } from '../ui/element.ts';
 import {
@@ -60,6 +60,13 @@ const LABELS: Record<CircuitStatus, string> = {
   failed: 'Problem',
 };
 
+/** What a circuit not yet reached says once the ceremony takes no more contributions. */
+const CLOSED_DETAIL: Partial<Record<CeremonyPhase, string>> = {
+  closed: 'The ceremony closed before your turn here: no turn starts unless the coordinator reopens it.',
+  finalising: 'The ceremony closed before your turn here, and is being finalised.',
+  finalised: 'The ceremony closed before your turn here, and is finalised.',
+};
+
 function latestRefusal(circuit: string, contributions: readonly ContributionView[]): ContributionView | undefined {
   const attempts = contributions.filter((c) => c.circuit === circuit).sort((a, b) => a.createdAt - b.createdAt);
   const last = attempts.at(-1);
@@ -87,6 +94,10 @@ function describeCircuit(
     ...extra,
   });
 
+  const phase = snapshot.me?.phase;
+  // Closed for good or for now: a wait that leads to no turn says so, not "your turn in 5 minutes".
+  if ((progress.state === 'pending' || progress.state === 'waiting') && phase && CLOSED_DETAIL[phase])
+    return line(progress.state, CLOSED_DETAIL[phase]!);
   switch (progress.state) {
     case 'pending':
       return line('pending', previous ? `After ${previous}.` : 'Join to take your place in line.');
@@ -98,7 +109,6 @@ function describeCircuit(
             `and eligible again in ${formatCountdown(progress.eligibleAt - serverNow)}.`,
         );
       }
-      const phase = snapshot.me?.phase;
       if (phase === 'paused' || phase === 'setup') {
         return line(
           'waiting',
