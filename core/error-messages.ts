@@ -66,6 +66,10 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   'ceremony.already_initialised': { what: 'The ceremony is already initialised.', next: 'Nothing to do.' },
   'ceremony.not_initialised': { what: 'The ceremony has not been set up yet.', next: OPERATOR },
   'ceremony.locked': { what: 'The ceremony is busy with another operation.', next: 'Wait a moment and try again.' },
+  'ceremony.already_served': {
+    what: 'Another coordinator already serves this ceremony.',
+    next: 'Stop it first, or give this one a data folder of its own.',
+  },
   'ceremony.finalised': {
     what: 'The ceremony is finalised; it takes no more contributions.',
     next: 'Thank you. See the public ceremony page for the final keys.',

@@ -52,6 +52,8 @@ const ERROR_CODES = {
   'ceremony.already_initialised': PLAIN,
   'ceremony.not_initialised': PLAIN,
   'ceremony.locked': PLAIN,
+  /** `ceremony serve` on a data folder another coordinator serves. */
+  'ceremony.already_served': PLAIN,
   'ceremony.finalised': PLAIN,
   'ceremony.not_open': PLAIN,
   'ceremony.not_closed': PLAIN,

@@ -1,5 +1,5 @@
 /**
- * Wires the coordinator: configuration → ceremony on disk → receipt key → SQLite (its phase brought
+ * Wires the coordinator: configuration → ceremony on disk → its serving lock → receipt key → SQLite (its phase brought
  * in line with the transcript) → verification (BullMQ with a REDIS_URL, an embedded verifier process
  * without) → lobby, service, uploads, app → listen. Each resource registers its closer when it is
  * made (startup/closer-stack.ts): one stack stops them in reverse order, on a failed start and on
@@ -16,6 +16,7 @@ import { readR1csSummary } from '../core/setup/r1cs-header.ts';
 import { CoordinatorError } from '../core/errors.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { closeMultiExp } from '../core/kernel/multi-exp.ts';
+import { takeServingLock } from '../core/data-folder/serving-lock.ts';
 import { nodeEndOfLifeWarning } from '../core/runtime/node-support.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { openDatabase, type Db } from './store/database.ts';
@@ -94,23 +95,27 @@ export async function startCoordinator(
   const clock = options.clock ?? systemClock;
   const log = options.log ?? jsonLog;
   const { config, state, constraints } = await openInitialisedCeremony(serverConfig.dataDir);
-  const auth = authConfigFromEnv(serverConfig.env, {
-    publicUrl: serverConfig.publicUrl,
-    testNetwork: config.testNetwork,
-    host: serverConfig.host,
-  });
-  const receipts = await ReceiptSigner.fromKeyFile(serverConfig.receiptKeyFile);
-  await publishReceiptKey(config.dataDir, receipts.publicKeyPem);
+  // Before anything is written to the folder: a second coordinator on it is refused here.
+  const serving = await takeServingLock(config.dataDir);
 
   // From here on each resource registers its closer as soon as it is made: a failure anywhere
   // (Redis unreachable, a bad auth setting refused by createApp, a port in use) stops what was
   // already started, and close() stops the same things in the same way.
   const closers = new CloserStack();
+  closers.add('the serving lock', () => serving.release());
   // The curve and the MSM threads are the process's, started on first use (the delta intake sums
-  // on them, server/files/delta-intake.ts): registered first, so they stop last.
+  // on them, server/files/delta-intake.ts): registered early, so they stop late.
   closers.add('the MSM threads', closeMultiExp);
   closers.add('the curve', releaseBn128);
   try {
+    const auth = authConfigFromEnv(serverConfig.env, {
+      publicUrl: serverConfig.publicUrl,
+      testNetwork: config.testNetwork,
+      host: serverConfig.host,
+    });
+    const receipts = await ReceiptSigner.fromKeyFile(serverConfig.receiptKeyFile);
+    await publishReceiptKey(config.dataDir, receipts.publicKeyPem);
+
     const db = openDatabase(serverConfig.databaseFile);
     closers.add('the database', () => db.close());
     const phase = new CeremonyPhaseStore(db);

@@ -15,6 +15,8 @@ export interface CeremonyPaths {
   finalDir: string;
   manifestPath: string;
   lockPath: string;
+  /** Held by the coordinator serving the folder (serving-lock.ts). */
+  servingLockPath: string;
   chainDir(circuit: string): string;
   zkeyPath(circuit: string, index: number): string;
   finalZkeyPath(circuit: string): string;
@@ -34,6 +36,7 @@ export function ceremonyPaths(dataDir: string): CeremonyPaths {
     manifestPath: path.join(finalDir, 'manifest.json'),
     // Not `.ceremony.lock`: that name held a pid file, which the kernel's lock cannot open as its own.
     lockPath: path.join(root, '.ceremony-writer.lock'),
+    servingLockPath: path.join(root, '.ceremony-serving.lock'),
     chainDir: (circuit) => path.join(chainsDir, circuit),
     zkeyPath: (circuit, index) => path.join(chainsDir, circuit, zkeyFileName(circuit, index)),
     finalZkeyPath: (circuit) => path.join(finalDir, `${circuit}.zkey`),

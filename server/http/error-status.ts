@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   'ceremony.already_initialised': 409,
   'ceremony.not_initialised': 409,
   'ceremony.locked': 409,
+  'ceremony.already_served': 409,
   'ceremony.finalised': 409,
   'ceremony.not_open': 409,
   'ceremony.not_closed': 409,

@@ -302,8 +302,7 @@ function aheadOfDatabase(file: string): CoordinatorError {
     'config.invalid',
     `the public queue log ${path.basename(file)} holds entries the coordinator's database does not ` +
       '(a database restored from an older copy, or another coordinator’s?); the public has seen them, so the ' +
-      'coordinator does not start: restore the database, or move the log aside to start a new one (a second ' +
-      'coordinator on the same data folder, with its own DATABASE_FILE, needs its own QUEUE_LOG_FILE too)',
+      'coordinator does not start: restore the database, or move the log aside to start a new one',
   );
 }
 

@@ -7,8 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
+import { copyCeremony, newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
@@ -25,17 +24,16 @@ const TOKEN = 'coordinator-token-for-abuse-limits';
 const PUBLIC_URL = 'https://ceremony.example';
 let dataDir: string;
 const running: TestCoordinator[] = [];
+const copies: string[] = [];
 
 async function start(env: Record<string, string>, clock = new ManualClock(Date.now())): Promise<TestCoordinator> {
+  // A copy of the initialised folder each: one coordinator serves a folder (core/data-folder/serving-lock.ts).
+  const folder = await copyCeremony(dataDir);
+  copies.push(folder);
   const coordinator = await startTestCoordinator({
-    dataDir,
+    dataDir: folder,
     open: false,
-    env: {
-      COORDINATOR_TOKEN: TOKEN,
-      DATABASE_FILE: path.join(dataDir, 'state', `db-${running.length}.sqlite`),
-      QUEUE_LOG_FILE: path.join(dataDir, 'state', `queue-log-${running.length}.jsonl`),
-      ...env,
-    },
+    env: { COORDINATOR_TOKEN: TOKEN, ...env },
     clock,
     tickIntervalMs: 60_000,
   });
@@ -61,7 +59,7 @@ before(async () => {
 
 after(async () => {
   for (const coordinator of running) await coordinator.close();
-  await cleanUp(dataDir);
+  await cleanUp(dataDir, ...copies);
 });
 
 test('limits are validated at start-up with the setting named', async () => {

@@ -12,7 +12,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { rm } from 'node:fs/promises';
+import { copyCeremony, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
@@ -141,10 +142,12 @@ test('a port already taken: start-up fails with config.invalid and leaves no ver
   await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
   const { port } = squatter.address() as { port: number };
   const before = new Set(childVerifiers());
+  // A folder of its own: the running coordinator's would refuse this one first (ceremony.already_served).
+  const folder = await copyCeremony(dataDir);
   try {
     await assert.rejects(
       startCoordinator(
-        loadServerConfig({ CEREMONY_DATA: dataDir, PORT: String(port), HOST: '127.0.0.1', COORDINATOR_TOKEN: TOKEN }),
+        loadServerConfig({ CEREMONY_DATA: folder, PORT: String(port), HOST: '127.0.0.1', COORDINATOR_TOKEN: TOKEN }),
         { log: { info: () => {}, warn: () => {} } },
       ),
       (error: unknown) =>
@@ -153,6 +156,7 @@ test('a port already taken: start-up fails with config.invalid and leaves no ver
     );
   } finally {
     squatter.close();
+    await rm(folder, { recursive: true, force: true });
   }
   const deadline = Date.now() + 10_000;
   let left = childVerifiers().filter((pid) => !before.has(pid));

@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { copyCeremony } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient, type MeView } from '../helpers/contributor-client.ts';
 import { truncatedCopy } from '../helpers/zkey-tamper.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
@@ -57,8 +58,8 @@ async function refusal(response: Response): Promise<{ status: number; code: stri
 }
 
 /** The data files of a circuit's uploads (tus keeps `<id>` and `<id>.json`). */
-async function uploadFiles(circuit: string): Promise<string[]> {
-  const entries = await readdir(path.join(dataDir, 'uploads', circuit)).catch(() => []);
+async function uploadFiles(circuit: string, folder = dataDir): Promise<string[]> {
+  const entries = await readdir(path.join(folder, 'uploads', circuit)).catch(() => []);
   return entries.filter((name) => !name.endsWith('.json')).sort();
 }
 
@@ -298,10 +299,12 @@ test(
     assert.ok(figures.free >= figures.required);
     assert.ok(figures.required > 1024 ** 3, 'the default margin (1 GiB) plus the largest key');
 
-    // A second coordinator on the same ceremony, whose margin is more than any disk holds.
+    // A second coordinator on a copy of the ceremony (one coordinator serves a folder), whose
+    // margin is more than any disk holds; its database and queue log apart from the copied ones.
+    const guardedDir = await copyCeremony(dataDir);
     const stateDir = await mkdtemp(path.join(tmpdir(), 'guard-state-'));
     const guarded = await startTestCoordinator({
-      dataDir,
+      dataDir: guardedDir,
       env: {
         DATABASE_FILE: path.join(stateDir, 'coordinator.sqlite'),
         QUEUE_LOG_FILE: path.join(stateDir, 'queue-log.jsonl'),
@@ -322,16 +325,17 @@ test(
       await bob.signInDemo('bob');
       await bob.join();
       assert.equal((await bob.progress('register')).state, 'turn');
-      const before = await uploadFiles('register');
+      const before = await uploadFiles('register', guardedDir);
       const refused = await refusal(
         await bob.createUpload('register', { length: (await headSize('register')) + 1024 }),
       );
       assert.deepEqual([refused.status, refused.code], [507, 'upload.disk_full']);
-      assert.deepEqual(await uploadFiles('register'), before, 'nothing stored');
+      assert.deepEqual(await uploadFiles('register', guardedDir), before, 'nothing stored');
       assert.equal((await bob.progress('register')).state, 'turn', 'the turn is not spent');
     } finally {
       await guarded.close();
       await rm(stateDir, { recursive: true, force: true });
+      await rm(guardedDir, { recursive: true, force: true });
     }
   },
 );

@@ -37,7 +37,7 @@ test('open: the wait counts down to the turn, and later circuits follow', () => 
   assert.deepEqual(pending, ['pending', 'After transact.']);
 });
 
-test('closed, finalising, finalised: the circuits not reached say the ceremony closed; the accepted one is kept', () => {
+test('closed, finalising, finalised: circuits not reached say the ceremony closed; the accepted one is kept', () => {
   for (const phase of ['closed', 'finalising', 'finalised'] as const) {
     const [accepted, waiting, pending] = details(phase);
     assert.equal(accepted![0], 'accepted', phase);

@@ -1,0 +1,96 @@
+/**
+ * A lock that the kernel keeps: an exclusive SQLite transaction on a file, which SQLite takes with a
+ * POSIX (fcntl) lock. Every process whose kernel sees the file sees the lock, whatever container or
+ * PID namespace it runs in, and the kernel drops it the moment its holder ends, kill -9 included,
+ * so a crash leaves nothing to clear or to judge stale.
+ *
+ * Why not a file holding the holder's pid, as the data folder's lock was until 2026-12: a pid names
+ * a process only inside its own PID namespace. The coordinator in its container and `docker compose
+ * run … finalise` in another are each pid 1, so each took the other's live lock for its own stale
+ * one and wrote beside it; and a pid reused after a crash kept a dead writer's lock for good.
+ *
+ * The lock's file, empty, stays once made: removing it on release would let a process that opened
+ * it just before lock the removed file while the next one locks a new file of the same name.
+ *
+ * Its holder leaves a note beside it (`<lock>.holder`: pid, host, subcommand, since) so that a
+ * refusal can say who holds it; the note is for people, the lock alone decides.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
+
+export interface HeldKernelLock {
+  /** Gives the lock back (its note first); a second call does nothing. */
+  release(): Promise<void>;
+}
+
+interface HolderNote {
+  pid: number;
+  host: string;
+  /** `ceremony <subcommand>` of the holder, or undefined when it was not started as the CLI. */
+  command?: string;
+  since: string;
+}
+
+const holderNotePath = (lockPath: string) => `${lockPath}.holder`;
+
+/** The CLI's subcommand only: a refusal may reach the console, and arguments name paths. */
+function cliCommand(): string | undefined {
+  const subcommand = process.argv[2];
+  return subcommand !== undefined && /^[a-z][a-z-]{0,30}$/.test(subcommand) ? `ceremony ${subcommand}` : undefined;
+}
+
+/** The lock for this process, with its note written; undefined while another holds it. */
+export async function tryKernelLock(lockPath: string): Promise<HeldKernelLock | undefined> {
+  mkdirSync(path.dirname(lockPath), { recursive: true });
+  // timeout 0: a held lock answers at once rather than after better-sqlite3's 5 s of retries.
+  const db = new Database(lockPath, { timeout: 0 });
+  try {
+    // Rollback-journal mode and no write: the file stays empty, nothing beside it but the note.
+    db.exec('BEGIN EXCLUSIVE');
+  } catch (error) {
+    db.close();
+    if ((error as { code?: string }).code === 'SQLITE_BUSY') return undefined;
+    throw error;
+  }
+  let released: Promise<void> | undefined;
+  const release = () =>
+    (released ??= (async () => {
+      // The note first: once the lock is free, the next holder writes its own.
+      await rm(holderNotePath(lockPath), { force: true }).catch(() => undefined);
+      db.exec('ROLLBACK');
+      db.close();
+    })());
+  try {
+    const note: HolderNote = {
+      pid: process.pid,
+      host: hostname(),
+      command: cliCommand(),
+      since: new Date().toISOString(),
+    };
+    await writeFileAtomic(holderNotePath(lockPath), `${JSON.stringify(note)}\n`);
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  return { release };
+}
+
+/**
+ * Who holds the lock, in words for a refusal, from its note: `` (`ceremony finalise`, pid 1 on host
+ * h, since …)``, or '' when there is no note (the holder has just taken the lock, or it is being
+ * replaced).
+ */
+export function describeKernelLockHolder(lockPath: string): string {
+  try {
+    const note = JSON.parse(readFileSync(holderNotePath(lockPath), 'utf8')) as Partial<HolderNote>;
+    if (typeof note.pid !== 'number' || typeof note.host !== 'string' || typeof note.since !== 'string') return '';
+    const command = typeof note.command === 'string' ? `\`${note.command}\`, ` : '';
+    return ` (${command}pid ${note.pid} on host ${note.host}, since ${note.since})`;
+  } catch {
+    return '';
+  }
+}
