@@ -508,12 +508,13 @@ export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<W
   await mkdir(root, { recursive: true });
   // A run killed outright (SIGKILL, a reboot) could not remove its folder: up to 40 GB at 2^22.
   await removeKilledRunsFolders(root);
-  const work = await makeOwnedWorkFolder(root, WORK_FOLDER_PREFIX);
+  const workFolder = await makeOwnedWorkFolder(root, WORK_FOLDER_PREFIX);
+  const work = workFolder.path;
   const stops: Array<() => Promise<void>> = [];
   const interrupt = (): void => {
     void (async () => {
       for (const stop of stops.splice(0).reverse()) await stop().catch(() => {});
-      await rm(work, { recursive: true, force: true });
+      await workFolder.done();
       process.exit(130);
     })();
   };
@@ -559,7 +560,7 @@ export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<W
     for (const stop of stops.splice(0).reverse()) await stop().catch(() => {});
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', interrupt);
-    await rm(work, { recursive: true, force: true });
+    await workFolder.done();
   }
 }
 

@@ -15,7 +15,6 @@
  * stdout (one `CIRCUIT #INDEX contribution hash HASH` line per accepted circuit). Exit codes: 0
  * every circuit accepted, 1 a refusal or an error (and an interruption), 2 a usage error.
  */
-import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { terminalWords } from '../../core/error-messages.ts';
 import { contributionEntropy, digestTypedEntropy } from '../../core/crypto/contribution-entropy.ts';
@@ -210,9 +209,10 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   const client = new CoordinatorClient(url.href);
   // The keys of earlier runs that died without cleaning up (SIGKILL, a crash).
   await removeDeadOwnersFolders(tmpdir(), WORK_DIR_PREFIX);
-  const workDir = await makeOwnedWorkFolder(tmpdir(), WORK_DIR_PREFIX);
+  const workFolder = await makeOwnedWorkFolder(tmpdir(), WORK_DIR_PREFIX);
+  const workDir = workFolder.path;
   // Whatever ends the process (an error, Ctrl-C, process.exit): the keys of a turn do not stay.
-  const removeWorkDir = (): void => rmSync(workDir, { recursive: true, force: true });
+  const removeWorkDir = (): void => workFolder.doneSync();
   process.on('exit', removeWorkDir);
   let preparing: Promise<void> | undefined;
 

@@ -49,7 +49,9 @@ export async function tryKernelLock(lockPath: string): Promise<HeldKernelLock | 
   // timeout 0: a held lock answers at once rather than after better-sqlite3's 5 s of retries.
   const db = new Database(lockPath, { timeout: 0 });
   try {
-    // Rollback-journal mode and no write: the file stays empty, nothing beside it but the note.
+    // The journal in memory and no write: the file stays empty, and no `-journal` file is made
+    // beside it (DELETE mode makes one at BEGIN EXCLUSIVE, left by a holder killed).
+    db.pragma('journal_mode = MEMORY');
     db.exec('BEGIN EXCLUSIVE');
   } catch (error) {
     db.close();

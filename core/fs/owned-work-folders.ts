@@ -1,38 +1,102 @@
 /**
- * Work folders named after the process that made them (`<prefix><pid>-<random>`): one that a
- * process killed mid-work (SIGKILL, Ctrl-C, a crash, a reboot) left can be told from one a live
- * process still uses, and removed by the next run. What they hold can be large (a contributor's
- * keys, a whole publication being staged), so nothing else would ever remove them.
+ * Work folders that a process killed mid-work (SIGKILL, Ctrl-C, a crash, a reboot) leaves are told
+ * from those a live process still uses, and removed by the next run. What they hold can be large
+ * (a contributor's keys, a whole publication being staged), so nothing else would ever remove them.
+ *
+ * A folder `<prefix><pid>-<random>` has an owner's lock beside it, `<folder>.owner`: the kernel's
+ * (kernel-lock.ts), held by its process until `done()` or its end. Whoever gets that lock finds an
+ * owner gone. It was the pid alone, which across PID namespaces (another container's process
+ * sharing the folder) names another process, and which a later process may reuse. The lock is
+ * beside the folder, not in it, because a publication's staging folder becomes the publication.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { processIsAlive } from '../runtime/process-alive.ts';
+import { tryKernelLock, type HeldKernelLock } from '../data-folder/kernel-lock.ts';
+
+const OWNER_SUFFIX = '.owner';
+/** The owner's lock's note (kernel-lock.ts) goes with it. */
+const NOTE_SUFFIX = `${OWNER_SUFFIX}.holder`;
+
+export interface OwnedWorkFolder {
+  path: string;
+  /** Removes the folder (if it is still there: a publish renamed it) and the owner's lock. */
+  done(): Promise<void>;
+  /** The same, synchronously, for an `exit` handler; the lock goes with the process. */
+  doneSync(): void;
+}
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** A new work folder in `dir`, named `<prefix><this pid>-<random>`. */
-export function makeOwnedWorkFolder(dir: string, prefix: string): Promise<string> {
-  return mkdtemp(path.join(dir, `${prefix}${process.pid}-`));
+/** A new work folder in `dir`, named `<prefix><this pid>-<random>`, its owner's lock held first. */
+export async function makeOwnedWorkFolder(dir: string, prefix: string): Promise<OwnedWorkFolder> {
+  const folder = path.join(dir, `${prefix}${process.pid}-${randomBytes(6).toString('hex')}`);
+  // The lock before the folder: a sweep never sees a folder of a live owner unlocked.
+  const lock = await tryKernelLock(`${folder}${OWNER_SUFFIX}`);
+  if (!lock) throw new Error(`the owner's lock of a new work folder is held: ${folder}`);
+  try {
+    await mkdir(folder);
+  } catch (error) {
+    await removeOwnerLock(folder, lock);
+    throw error;
+  }
+  let finished: Promise<void> | undefined;
+  return {
+    path: folder,
+    done: () =>
+      (finished ??= (async () => {
+        await rm(folder, { recursive: true, force: true });
+        await removeOwnerLock(folder, lock);
+      })()),
+    doneSync: () => {
+      rmSync(folder, { recursive: true, force: true });
+      rmSync(`${folder}${OWNER_SUFFIX}`, { force: true });
+      rmSync(`${folder}${NOTE_SUFFIX}`, { force: true });
+    },
+  };
+}
+
+/** The lock's file goes while it is held (its name is this folder's alone), then the lock. */
+async function removeOwnerLock(folder: string, lock: HeldKernelLock): Promise<void> {
+  await rm(`${folder}${OWNER_SUFFIX}`, { force: true });
+  await lock.release();
 }
 
 /**
- * Removes the folders in `dir` named `<prefix><pid>-…` whose process no longer runs (this
- * process's own are kept). Best effort: one this user may not remove (a shared /tmp) is left
- * without failing the run. Returns how many it removed.
+ * Removes the folders in `dir` named `<prefix><pid>-…` whose owner's lock nobody holds, with
+ * that lock (one left without its folder too). Best effort: one this user may not remove (a shared
+ * /tmp) is left without failing the run. Returns how many folders it removed.
  */
 export async function removeDeadOwnersFolders(dir: string, prefix: string): Promise<number> {
-  const owned = new RegExp(`^${escapeRegExp(prefix)}(\\d+)-`);
+  const owned = new RegExp(`^${escapeRegExp(prefix)}\\d+-[^.]+$`);
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const folders = new Set<string>();
+  for (const name of names) {
+    const base = name.endsWith(NOTE_SUFFIX)
+      ? name.slice(0, -NOTE_SUFFIX.length)
+      : name.endsWith(OWNER_SUFFIX)
+        ? name.slice(0, -OWNER_SUFFIX.length)
+        : name;
+    if (owned.test(base)) folders.add(base);
+  }
   let removed = 0;
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const pid = owned.exec(name)?.[1];
-    if (pid === undefined || processIsAlive(Number(pid))) continue;
-    const gone = await rm(path.join(dir, name), { recursive: true, force: true }).then(
+  for (const name of folders) {
+    const folder = path.join(dir, name);
+    const lock = await tryKernelLock(`${folder}${OWNER_SUFFIX}`).catch(() => undefined);
+    if (!lock) continue; // its owner runs (or the lock cannot be made here: leave it)
+    const wasFolder = await stat(folder).then(
+      (stats) => stats.isDirectory(),
+      () => false,
+    );
+    const gone = await rm(folder, { recursive: true, force: true }).then(
       () => true,
       () => false,
     );
-    if (gone) removed++;
+    await removeOwnerLock(folder, lock).catch(() => undefined);
+    if (gone && wasFolder) removed++;
   }
   return removed;
 }

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { open, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { create as createTar } from 'tar';
 import { loadCeremonyConfig } from '../config/ceremony-config.ts';
@@ -181,7 +181,8 @@ export async function publishCeremony(
       circuit: PROGRESS_SUBJECT,
       step: `removed ${removed} staging folder${removed === 1 ? '' : 's'} an interrupted publish left`,
     });
-  const staging = await makeOwnedWorkFolder(path.dirname(target), stagingPrefix);
+  const stagingFolder = await makeOwnedWorkFolder(path.dirname(target), stagingPrefix);
+  const staging = stagingFolder.path;
   try {
     const rootName = path.basename(target).replace(/\.(tar\.gz|tgz)$/i, '');
     const root = tarball ? path.join(staging, rootName) : staging;
@@ -248,6 +249,6 @@ export async function publishCeremony(
     progress({ type: 'finished', circuit: PROGRESS_SUBJECT });
     return { out: target, tarball, files: [...listed, CHECKSUMS_FILE], bytes, ptau };
   } finally {
-    await rm(staging, { recursive: true, force: true });
+    await stagingFolder.done();
   }
 }

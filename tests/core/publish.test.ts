@@ -9,8 +9,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { promisify } from 'node:util';
 import { cp, mkdir, mkdtemp, open, readdir, readFile, rm, writeFile, copyFile, stat } from 'node:fs/promises';
@@ -33,6 +32,7 @@ import { publicFileList } from '../../core/publish/public-file-list.ts';
 import { writeReceiptPublicKey } from '../../core/receipts/receipt-public-key-file.ts';
 import { listFiles } from '../helpers/list-files.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
+import { startLockHolder } from '../helpers/lock-holder.ts';
 
 const run = promisify(execFile);
 const PLANTED = 'PLANTED-PRIVATE-CONTENT-7f3a';
@@ -143,24 +143,30 @@ describe('publish to a folder', () => {
   });
 
   test('a killed publish’s staging folder is removed by the next publish to OUT; a live one is kept', async () => {
-    // A publish killed mid-copy (Ctrl-C, SIGKILL) leaves its staging folder, named after its process.
-    const exited = spawn(process.execPath, ['-e', '']);
-    await once(exited, 'exit');
-    const dead = path.join(work, `.after-a-kill.publishing-${exited.pid}-AbC123`);
+    // A publish killed mid-copy (Ctrl-C, SIGKILL) leaves its staging folder and its owner's lock file.
+    const dead = path.join(work, '.after-a-kill.publishing-4242-abc123');
     await mkdir(path.join(dead, 'chains'), { recursive: true });
     await writeFile(path.join(dead, 'chains', 'register_0001.zkey'), 'half a key');
-    // One of a publish still running (this test's own process stands for it).
-    const running = path.join(work, `.after-a-kill.publishing-${process.pid}-dEf456`);
+    await (await startLockHolder(`${dead}.owner`)).kill();
+    // One of a publish still running in another process, whatever pid its name says (another
+    // container's process may carry any, this machine's included).
+    const running = path.join(work, `.after-a-kill.publishing-${process.pid}-def456`);
     await mkdir(running);
+    const owner = await startLockHolder(`${running}.owner`);
     try {
       const result = await runCli(['publish', dataDir, path.join(work, 'after-a-kill')]);
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stderr, /removed 1 staging folder an interrupted publish left/);
       await assert.rejects(stat(dead), { code: 'ENOENT' }, 'the dead publish’s staging folder is gone');
-      assert.ok((await stat(running)).isDirectory(), 'a running publish’s staging folder is left alone');
+      assert.deepEqual(
+        (await readdir(work)).filter((name) => name.includes('.publishing-')).sort(),
+        [path.basename(running), `${path.basename(running)}.owner`, `${path.basename(running)}.owner.holder`],
+        'a running publish’s staging folder and lock are left alone; the dead one’s lock is gone with it',
+      );
       assert.deepEqual(await listFiles(path.join(work, 'after-a-kill')), EXPECTED);
     } finally {
-      await rm(running, { recursive: true, force: true });
+      await owner.release();
+      for (const leftover of [running, `${running}.owner`]) await rm(leftover, { recursive: true, force: true });
     }
     await assertNoLeftovers(work);
   });
