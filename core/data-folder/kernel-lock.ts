@@ -43,21 +43,39 @@ function cliCommand(): string | undefined {
   return subcommand !== undefined && /^[a-z][a-z-]{0,30}$/.test(subcommand) ? `ceremony ${subcommand}` : undefined;
 }
 
-/** The lock for this process, with its note written; undefined while another holds it. */
-export async function tryKernelLock(lockPath: string): Promise<HeldKernelLock | undefined> {
+/** A connection holding the lock, or undefined while another holds it. */
+function openLocked(lockPath: string): Database.Database | undefined {
   mkdirSync(path.dirname(lockPath), { recursive: true });
-  // timeout 0: a held lock answers at once rather than after better-sqlite3's 5 s of retries.
-  const db = new Database(lockPath, { timeout: 0 });
+  let db: Database.Database | undefined;
   try {
+    // timeout 0: a held lock answers at once rather than after better-sqlite3's 5 s of retries.
+    db = new Database(lockPath, { timeout: 0 });
     // The journal in memory and no write: the file stays empty, and no `-journal` file is made
     // beside it (DELETE mode makes one at BEGIN EXCLUSIVE, left by a holder killed).
     db.pragma('journal_mode = MEMORY');
     db.exec('BEGIN EXCLUSIVE');
+    return db;
   } catch (error) {
-    db.close();
-    if ((error as { code?: string }).code === 'SQLITE_BUSY') return undefined;
-    throw error;
+    db?.close();
+    const code = (error as { code?: string }).code;
+    if (code === 'SQLITE_BUSY') return undefined;
+    const name = path.basename(lockPath);
+    // A lock's file is empty: anything else was put there by hand (or is not ours).
+    if (code === 'SQLITE_NOTADB')
+      throw new Error(`${name} is not an empty lock file: remove it once no ceremony process runs`, { cause: error });
+    // A folder this user may not write, or a filesystem without POSIX locks (some network mounts).
+    throw new Error(
+      `cannot take the lock ${name} (${code ?? String(error)}): its folder must be writable and on a ` +
+        'filesystem with POSIX locks (a local disk, a Docker volume, NFS with its lock service)',
+      { cause: error },
+    );
   }
+}
+
+/** The lock for this process, with its note written; undefined while another holds it. */
+export async function tryKernelLock(lockPath: string): Promise<HeldKernelLock | undefined> {
+  const db = openLocked(lockPath);
+  if (!db) return undefined;
   let released: Promise<void> | undefined;
   const release = () =>
     (released ??= (async () => {

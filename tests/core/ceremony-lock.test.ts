@@ -3,11 +3,12 @@
  * turns rather than run side by side, and a failed one lets the next through. Across processes it
  * is the kernel's: a live holder refuses others, naming itself, whatever its pid and namespace (two
  * containers' first processes are both pid 1), and a holder killed with kill -9 leaves nothing
- * that keeps the lock. (Many processes racing for it: ceremony-lock-race.test.ts.)
+ * that keeps the lock. A lock file that is not empty is refused, saying what to do. (Many processes
+ * racing for it: ceremony-lock-race.test.ts.)
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { withCeremonyLock } from '../../core/data-folder/ceremony-lock.ts';
@@ -112,4 +113,18 @@ test('processes of other PID namespaces, each pid 1 (two containers), never hold
   );
   await holder.kill();
   assert.equal((await tryLockFromAnotherProcess(lockPath, { ownPidNamespace: true })).result, 'entered');
+});
+
+test('a lock file that is not empty (put there by hand) is refused with what to do, nothing run', async (t) => {
+  const lockPath = await lockInTempDir(t);
+  await mkdir(path.dirname(lockPath), { recursive: true });
+  await writeFile(lockPath, '12345\n'); // a pid, say, as the old lock held
+  let ran = false;
+  await assert.rejects(
+    withCeremonyLock(lockPath, async () => void (ran = true)),
+    /^Error: \.ceremony-writer\.lock is not an empty lock file: remove it once no ceremony process runs$/,
+  );
+  assert.equal(ran, false);
+  await rm(lockPath);
+  assert.equal(await withCeremonyLock(lockPath, async () => 'ran'), 'ran');
 });
