@@ -12,10 +12,11 @@
  * preparePhase2 on the same beacon (tests/ptau compares them), without preparePhase2's group FFTs
  * (hours at power 18). `createDevPtauWithSnarkjs` keeps that all-snarkjs path as the reference.
  */
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
-import { commitFile, tempPathFor } from '../fs/atomic-write.ts';
+import { commitFile } from '../fs/atomic-write.ts';
+import { makeOwnedWorkFolder, removeDeadOwnersFolders, type OwnedWorkFolder } from '../fs/owned-work-folders.ts';
 import { getBn128 } from '../crypto/bn128.ts';
 import { CoordinatorError } from '../errors.ts';
 import { INSECURE_PTAU_MARKER } from './ptau-header.ts';
@@ -57,8 +58,8 @@ export async function createDevPtau(
   progress: Progress = silentProgress,
 ): Promise<void> {
   requirePower(power);
-  await mkdir(path.dirname(path.resolve(outPath)), { recursive: true });
-  const temp = tempPathFor(outPath);
+  const work = await stagingFolder(outPath, progress);
+  const temp = path.join(work.path, 'powers.ptau');
   const subject = DEV_PTAU_PROGRESS_SUBJECT;
   try {
     const curve = await getBn128();
@@ -109,7 +110,7 @@ export async function createDevPtau(
     progress({ type: 'finished', circuit: subject });
   } finally {
     await closeGeneratorTimes();
-    await rm(temp, { force: true });
+    await work.done();
   }
 }
 
@@ -120,10 +121,10 @@ export async function createDevPtauWithSnarkjs(
   progress: Progress = silentProgress,
 ): Promise<void> {
   requirePower(power);
-  await mkdir(path.dirname(path.resolve(outPath)), { recursive: true });
-  const empty = tempPathFor(outPath);
-  const contributed = tempPathFor(outPath);
-  const prepared = tempPathFor(outPath);
+  const work = await stagingFolder(outPath, progress);
+  const [empty, contributed, prepared] = ['empty', 'contributed', 'prepared'].map((name) =>
+    path.join(work.path, `${name}.ptau`),
+  ) as [string, string, string];
   try {
     const curve = await getBn128();
     step(progress, 'new accumulator');
@@ -141,6 +142,20 @@ export async function createDevPtauWithSnarkjs(
     await commitFile(prepared, outPath);
     progress({ type: 'finished', circuit: DEV_PTAU_PROGRESS_SUBJECT });
   } finally {
-    await Promise.all([empty, contributed, prepared].map((file) => rm(file, { force: true })));
+    await work.done();
   }
+}
+
+/**
+ * The folder beside `outPath` where the ptau is made, then renamed into place: a dev ptau of power 22
+ * is 4.8 GB, and a run killed in its hour leaves what it wrote, which the next run to `outPath`
+ * removes (its owner's lock is free, core/fs/owned-work-folders.ts).
+ */
+async function stagingFolder(outPath: string, progress: Progress): Promise<OwnedWorkFolder> {
+  const dir = path.dirname(path.resolve(outPath));
+  await mkdir(dir, { recursive: true });
+  const prefix = `.${path.basename(outPath)}.making-`;
+  const removed = await removeDeadOwnersFolders(dir, prefix);
+  if (removed > 0) step(progress, `removed what ${removed} killed run${removed === 1 ? '' : 's'} left`);
+  return makeOwnedWorkFolder(dir, prefix);
 }

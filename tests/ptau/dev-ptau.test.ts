@@ -2,11 +2,12 @@
  * The development ptau (core/ptau/dev-ptau.ts) made from its known secret: byte for byte what
  * snarkjs's own newAccumulator + beacon + preparePhase2 make, deterministic, accepted by
  * `powersoftau verify`, marked insecure, and good for a key whose proofs verify and for
- * `ceremony init` of the project's ceremony.
+ * `ceremony init` of the project's ceremony; made beside its target, where a killed run's leftovers
+ * are removed by the next.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
@@ -18,6 +19,7 @@ import { compileCircuit } from '../../core/setup/compile-circuit.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { multiplicationCircuitSource } from '../../bench/generate-circuit.ts';
 import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
+import { startLockHolder } from '../helpers/lock-holder.ts';
 
 const POWER = 8;
 const silent: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -43,6 +45,23 @@ test('same bytes as the all-snarkjs path, and the same bytes on every run', asyn
   const bytes = await readFile(ptau);
   assert.ok(bytes.equals(await readFile(again)), 'two runs differ');
   assert.ok(bytes.equals(await readFile(reference)), 'differs from snarkjs newAccumulator + beacon + preparePhase2');
+});
+
+test('what a killed run left beside the ptau is removed by the next run to it; a run leaves nothing', async () => {
+  const out = path.join(dir, 'after-a-kill.ptau');
+  const killed = path.join(dir, '.after-a-kill.ptau.making-4242-0a1b2c');
+  await mkdir(killed);
+  await writeFile(path.join(killed, 'powers.ptau'), 'the first gigabytes of a ptau');
+  await (await startLockHolder(`${killed}.owner`)).kill();
+  const steps: string[] = [];
+  await createDevPtau(POWER, out, (event) => void (event.type === 'step' && steps.push(event.step)));
+  assert.ok(steps.includes('removed what 1 killed run left'), steps.join('; '));
+  assert.ok((await readFile(out)).equals(await readFile(ptau)));
+  assert.deepEqual(
+    (await readdir(dir)).filter((name) => name.startsWith('.after-a-kill.ptau')),
+    [],
+    'neither the killed run’s folder and lock nor this run’s are left',
+  );
 });
 
 test('snarkjs powersoftau verify accepts it', async () => {
