@@ -1,10 +1,10 @@
 /**
- * Wires the coordinator: configuration → ceremony on disk → its serving lock → receipt key → SQLite (its phase brought
- * in line with the transcript) → verification (BullMQ with a REDIS_URL, an embedded verifier process
- * without) → lobby, service, uploads, app → listen. Each resource registers its closer when it is
- * made (startup/closer-stack.ts): one stack stops them in reverse order, on a failed start and on
- * close. The start-up's recovery policy lives in startup/. `ceremony serve` and the integration
- * tests both start it through here.
+ * Wires the coordinator: configuration → ceremony on disk → its serving lock → receipt key →
+ * SQLite (its phase brought in line with the transcript) → verification (BullMQ with a REDIS_URL,
+ * an embedded verifier process without) → lobby, service, uploads, app → listen. Each resource
+ * registers its closer when it is made (startup/closer-stack.ts): one stack stops them in reverse
+ * order, on a failed start and on close. The start-up's recovery policy lives in startup/.
+ * `ceremony serve` and the integration tests both start it through here.
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -118,21 +118,7 @@ export async function startCoordinator(
 
     const db = openDatabase(serverConfig.databaseFile);
     closers.add('the database', () => db.close());
-    const phase = new CeremonyPhaseStore(db);
-    const found = reconcilePhaseWithTranscript(phase, {
-      finalisedInTranscript: state.finalised !== undefined,
-      beaconAnnouncedInTranscript: state.beaconAnnouncement !== undefined,
-      openOnStart: serverConfig.openOnStart,
-      now: clock.now(),
-    });
-    if (found === 'closed_by_beacon_announcement')
-      log.warn('the transcript announces the beacon, so contributions are closed: the ceremony is closed');
-    if (found === 'finalisation_interrupted') {
-      log.warn(
-        'a finalisation was interrupted by a stop; the ceremony is closed ' +
-          'again and may be finalised again (with the same beacon)',
-      );
-    }
+    const phase = phaseInLineWithTranscript(db, state, serverConfig.openOnStart, clock, log);
 
     const lobby = new Lobby(
       db,
@@ -256,6 +242,32 @@ export async function startCoordinator(
       );
     throw error;
   }
+}
+
+/** The phase kept in the database, brought in line with the transcript (startup/reconcile-phase.ts), and why. */
+function phaseInLineWithTranscript(
+  db: Db,
+  state: CeremonyState,
+  openOnStart: boolean,
+  clock: Clock,
+  log: ServiceLog,
+): CeremonyPhaseStore {
+  const phase = new CeremonyPhaseStore(db);
+  const found = reconcilePhaseWithTranscript(phase, {
+    finalisedInTranscript: state.finalised !== undefined,
+    beaconAnnouncedInTranscript: state.beaconAnnouncement !== undefined,
+    openOnStart,
+    now: clock.now(),
+  });
+  if (found === 'closed_by_beacon_announcement')
+    log.warn('the transcript announces the beacon, so contributions are closed: the ceremony is closed');
+  if (found === 'finalisation_interrupted') {
+    log.warn(
+      'a finalisation was interrupted by a stop; the ceremony is closed ' +
+        'again and may be finalised again (with the same beacon)',
+    );
+  }
+  return phase;
 }
 
 /** The ceremony of `dataDir`, refused unless every chain has its contribution 0; each circuit's constraints. */

@@ -2,18 +2,14 @@
  * A lock that the kernel keeps: an exclusive SQLite transaction on a file, which SQLite takes with a
  * POSIX (fcntl) lock. Every process whose kernel sees the file sees the lock, whatever container or
  * PID namespace it runs in, and the kernel drops it the moment its holder ends, kill -9 included,
- * so a crash leaves nothing to clear or to judge stale.
- *
- * Why not a file holding the holder's pid, as the data folder's lock was until 2026-12: a pid names
- * a process only inside its own PID namespace. The coordinator in its container and `docker compose
- * run … finalise` in another are each pid 1, so each took the other's live lock for its own stale
- * one and wrote beside it; and a pid reused after a crash kept a dead writer's lock for good.
+ * so a crash leaves nothing to clear or to judge stale. (Why not a pid: docs/architecture.md, crash
+ * safety.)
  *
  * The lock's file, empty, stays once made: removing it on release would let a process that opened
  * it just before lock the removed file while the next one locks a new file of the same name.
  *
- * Its holder leaves a note beside it (`<lock>.holder`: pid, host, subcommand, since) so that a
- * refusal can say who holds it; the note is for people, the lock alone decides.
+ * Unless told not to, its holder leaves a note beside it (`<lock>.holder`: pid, host, subcommand,
+ * since) so that a refusal can say who holds it; the note is for people, the lock alone decides.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -72,8 +68,14 @@ function openLocked(lockPath: string): Database.Database | undefined {
   }
 }
 
-/** The lock for this process, with its note written; undefined while another holds it. */
-export async function tryKernelLock(lockPath: string): Promise<HeldKernelLock | undefined> {
+/**
+ * The lock for this process, with its note written unless `note` is false (a lock nobody is told
+ * about, such as a work folder's owner's); undefined while another holds it.
+ */
+export async function tryKernelLock(
+  lockPath: string,
+  options: { note?: boolean } = {},
+): Promise<HeldKernelLock | undefined> {
   const db = openLocked(lockPath);
   if (!db) return undefined;
   let released: Promise<void> | undefined;
@@ -84,6 +86,7 @@ export async function tryKernelLock(lockPath: string): Promise<HeldKernelLock | 
       db.exec('ROLLBACK');
       db.close();
     })());
+  if (options.note === false) return { release };
   try {
     const note: HolderNote = {
       pid: process.pid,

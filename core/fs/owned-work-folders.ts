@@ -4,10 +4,9 @@
  * (a contributor's keys, a whole publication being staged), so nothing else would ever remove them.
  *
  * A folder `<prefix><pid>-<random>` has an owner's lock beside it, `<folder>.owner`: the kernel's
- * (kernel-lock.ts), held by its process until `done()` or its end. Whoever gets that lock finds an
- * owner gone. It was the pid alone, which across PID namespaces (another container's process
- * sharing the folder) names another process, and which a later process may reuse. The lock is
- * beside the folder, not in it, because a publication's staging folder becomes the publication.
+ * (kernel-lock.ts), held by its process until `done()` or its end: whoever gets that lock finds the
+ * owner gone, whatever its pid or container. The lock is beside the folder, not in it, because a
+ * publication's staging folder becomes the publication.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
@@ -16,8 +15,6 @@ import path from 'node:path';
 import { tryKernelLock, type HeldKernelLock } from '../data-folder/kernel-lock.ts';
 
 const OWNER_SUFFIX = '.owner';
-/** The owner's lock's note (kernel-lock.ts) goes with it. */
-const NOTE_SUFFIX = `${OWNER_SUFFIX}.holder`;
 
 export interface OwnedWorkFolder {
   path: string;
@@ -35,7 +32,7 @@ function escapeRegExp(text: string): string {
 export async function makeOwnedWorkFolder(dir: string, prefix: string): Promise<OwnedWorkFolder> {
   const folder = path.join(dir, `${prefix}${process.pid}-${randomBytes(6).toString('hex')}`);
   // The lock before the folder: a sweep never sees a folder of a live owner unlocked.
-  const lock = await tryKernelLock(`${folder}${OWNER_SUFFIX}`);
+  const lock = await tryKernelLock(`${folder}${OWNER_SUFFIX}`, { note: false });
   if (!lock) throw new Error(`the owner's lock of a new work folder is held: ${folder}`);
   try {
     await mkdir(folder);
@@ -54,7 +51,6 @@ export async function makeOwnedWorkFolder(dir: string, prefix: string): Promise<
     doneSync: () => {
       rmSync(folder, { recursive: true, force: true });
       rmSync(`${folder}${OWNER_SUFFIX}`, { force: true });
-      rmSync(`${folder}${NOTE_SUFFIX}`, { force: true });
     },
   };
 }
@@ -75,17 +71,13 @@ export async function removeDeadOwnersFolders(dir: string, prefix: string): Prom
   const names = await readdir(dir).catch(() => [] as string[]);
   const folders = new Set<string>();
   for (const name of names) {
-    const base = name.endsWith(NOTE_SUFFIX)
-      ? name.slice(0, -NOTE_SUFFIX.length)
-      : name.endsWith(OWNER_SUFFIX)
-        ? name.slice(0, -OWNER_SUFFIX.length)
-        : name;
+    const base = name.endsWith(OWNER_SUFFIX) ? name.slice(0, -OWNER_SUFFIX.length) : name;
     if (owned.test(base)) folders.add(base);
   }
   let removed = 0;
   for (const name of folders) {
     const folder = path.join(dir, name);
-    const lock = await tryKernelLock(`${folder}${OWNER_SUFFIX}`).catch(() => undefined);
+    const lock = await tryKernelLock(`${folder}${OWNER_SUFFIX}`, { note: false }).catch(() => undefined);
     if (!lock) continue; // its owner runs (or the lock cannot be made here: leave it)
     const wasFolder = await stat(folder).then(
       (stats) => stats.isDirectory(),

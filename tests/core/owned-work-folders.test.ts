@@ -2,7 +2,7 @@
  * Work folders told apart by their owner's kernel lock, not by the pid in their name: a sweep keeps
  * the folders of live owners (this process's, and another process's, in a PID namespace of its
  * own where the machine allows, as another container's would be) and removes a killed owner's
- * folder with its lock and note, a folder left with no lock at all (an older version's), and a
+ * folder with its lock, a folder left with no lock at all (an older version's), and a
  * lock left with no folder. done() leaves nothing behind.
  */
 import { test } from 'node:test';
@@ -26,13 +26,13 @@ test('a sweep keeps live owners’ folders and removes what dead ones left; done
   // Another process's folder; its name carries this process's pid, as another container's may.
   const theirs = path.join(dir, `${PREFIX}${process.pid}-0a1b2c`);
   await mkdir(theirs);
-  const owner = await startLockHolder(`${theirs}.owner`, { ownPidNamespace: pidNamespacesAvailable() });
+  const owner = await startLockHolder(`${theirs}.owner`, { ownPidNamespace: pidNamespacesAvailable(), note: false });
   t.after(() => owner.kill());
 
   const killed = path.join(dir, `${PREFIX}4242-3d4e5f`);
   await mkdir(killed);
   await writeFile(path.join(killed, 'half.zkey'), 'half a key');
-  await (await startLockHolder(`${killed}.owner`)).kill();
+  await (await startLockHolder(`${killed}.owner`, { note: false })).kill();
   const unlocked = path.join(dir, `${PREFIX}4343-6a7b8c`); // an older version's: no lock beside it
   await mkdir(unlocked);
   await writeFile(path.join(dir, `${PREFIX}4444-9d0e1f.owner`), ''); // a lock whose folder is gone
@@ -42,15 +42,7 @@ test('a sweep keeps live owners’ folders and removes what dead ones left; done
   const base = (file: string) => path.basename(file);
   assert.deepEqual(
     (await readdir(dir)).sort(),
-    [
-      base(theirs),
-      `${base(theirs)}.owner`,
-      `${base(theirs)}.owner.holder`,
-      base(mine.path),
-      `${base(mine.path)}.owner`,
-      `${base(mine.path)}.owner.holder`,
-      'unrelated',
-    ].sort(),
+    [base(theirs), `${base(theirs)}.owner`, base(mine.path), `${base(mine.path)}.owner`, 'unrelated'].sort(),
   );
   assert.deepEqual(await readdir(mine.path), ['key.zkey'], 'this process’s folder untouched');
 

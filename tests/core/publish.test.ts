@@ -147,12 +147,12 @@ describe('publish to a folder', () => {
     const dead = path.join(work, '.after-a-kill.publishing-4242-abc123');
     await mkdir(path.join(dead, 'chains'), { recursive: true });
     await writeFile(path.join(dead, 'chains', 'register_0001.zkey'), 'half a key');
-    await (await startLockHolder(`${dead}.owner`)).kill();
+    await (await startLockHolder(`${dead}.owner`, { note: false })).kill();
     // One of a publish still running in another process, whatever pid its name says (another
     // container's process may carry any, this machine's included).
     const running = path.join(work, `.after-a-kill.publishing-${process.pid}-def456`);
     await mkdir(running);
-    const owner = await startLockHolder(`${running}.owner`);
+    const owner = await startLockHolder(`${running}.owner`, { note: false });
     try {
       const result = await runCli(['publish', dataDir, path.join(work, 'after-a-kill')]);
       assert.equal(result.code, 0, result.stderr);
@@ -160,7 +160,7 @@ describe('publish to a folder', () => {
       await assert.rejects(stat(dead), { code: 'ENOENT' }, 'the dead publish’s staging folder is gone');
       assert.deepEqual(
         (await readdir(work)).filter((name) => name.includes('.publishing-')).sort(),
-        [path.basename(running), `${path.basename(running)}.owner`, `${path.basename(running)}.owner.holder`],
+        [path.basename(running), `${path.basename(running)}.owner`],
         'a running publish’s staging folder and lock are left alone; the dead one’s lock is gone with it',
       );
       assert.deepEqual(await listFiles(path.join(work, 'after-a-kill')), EXPECTED);

@@ -12,6 +12,8 @@ const CHILD = path.join(import.meta.dirname, 'lock-holder-child.ts');
 
 interface Options {
   ownPidNamespace?: boolean;
+  /** false: the kernel lock alone, with no holder's note (as a work folder's owner holds it). */
+  note?: boolean;
 }
 
 /** Whether this machine lets a test start a process in a PID namespace of its own (it needs root). */
@@ -19,7 +21,7 @@ export function pidNamespacesAvailable(): boolean {
   return spawnSync('unshare', ['--pid', '--fork', '--kill-child', 'true']).status === 0;
 }
 
-function startChild(mode: 'hold' | 'try', lockPath: string, options: Options) {
+function startChild(mode: 'hold' | 'hold-bare' | 'try', lockPath: string, options: Options) {
   const node = [process.execPath, '--import', 'tsx', CHILD, mode, lockPath];
   const [file, ...args] = options.ownPidNamespace ? ['unshare', '--pid', '--fork', '--kill-child', ...node] : node;
   // Its own process group, so that a kill reaches unshare's child too.
@@ -50,7 +52,11 @@ export interface LockHolder {
 
 /** Resolves once the other process holds the lock. */
 export async function startLockHolder(lockPath: string, options: Options = {}): Promise<LockHolder> {
-  const { child, exited, nextLine, ownPid } = startChild('hold', lockPath, options);
+  const { child, exited, nextLine, ownPid } = startChild(
+    options.note === false ? 'hold-bare' : 'hold',
+    lockPath,
+    options,
+  );
   let ended = false;
   void exited.then(() => (ended = true));
   const pid = await ownPid();

@@ -52,7 +52,7 @@ test('what a killed run left beside the ptau is removed by the next run to it; a
   const killed = path.join(dir, '.after-a-kill.ptau.making-4242-0a1b2c');
   await mkdir(killed);
   await writeFile(path.join(killed, 'powers.ptau'), 'the first gigabytes of a ptau');
-  await (await startLockHolder(`${killed}.owner`)).kill();
+  await (await startLockHolder(`${killed}.owner`, { note: false })).kill();
   const steps: string[] = [];
   await createDevPtau(POWER, out, (event) => void (event.type === 'step' && steps.push(event.step)));
   assert.ok(steps.includes('removed what 1 killed run left'), steps.join('; '));
