@@ -176,7 +176,8 @@ const PAGE_OBSERVER = `(() => {
         send('why:' + code + ' ' + detail);
       }
     }
-    const engine = /(fast kernel on \\d+ workers?|snarkjs in one worker[^,)]*)/.exec(detail)?.[1];
+    const engine = /(fast kernel on \\d+ workers?(?:, (?:without )?SIMD)?|snarkjs in one worker[^,)]*)/
+      .exec(detail)?.[1];
     if (engine) once('engine:' + engine);
     if (now === 'contributing') {
       // The streamed turn: the L/H pass runs from the first point mixed to the last.

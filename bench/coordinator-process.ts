@@ -118,7 +118,12 @@ export async function startCoordinatorProcess(dataDir: string, extraArgs: string
  * cycles the contributor leaves idle; after the last byte the contributor only waits, so the
  * coordinator's share is not slowed.
  */
-export async function startCeremonyServe(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<CoordinatorProcess> {
+export async function startCeremonyServe(
+  dataDir: string,
+  env: NodeJS.ProcessEnv = {},
+  /** The checkout whose compiled app runs (another build of the coordinator, for a before/after bench). */
+  root = REPO_ROOT,
+): Promise<CoordinatorProcess> {
   // `nice` execs node in place: the child's pid (the process group) is the coordinator's.
   const child: ChildProcess = spawn(
     'nice',
@@ -126,7 +131,7 @@ export async function startCeremonyServe(dataDir: string, env: NodeJS.ProcessEnv
       '-n',
       '10',
       process.execPath,
-      path.join(REPO_ROOT, 'bin', 'ceremony.js'),
+      path.join(root, 'bin', 'ceremony.js'),
       'serve',
       '--data',
       dataDir,
@@ -137,7 +142,7 @@ export async function startCeremonyServe(dataDir: string, env: NodeJS.ProcessEnv
       '--open',
     ],
     {
-      cwd: REPO_ROOT,
+      cwd: root,
       env: { ...inheritedEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,

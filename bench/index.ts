@@ -42,13 +42,20 @@
  * 14. coordinator   bench/coordinator-work.ts: `ceremony init` (the kernel) against `snarkjs zkey new`,
  *                   and `ceremony finalise` against today's finalise before it, on --coordinator-circuit
  *                   (rs18): times, peak RSS, the keys compared byte for byte (child processes; minutes)
- * 15. rs22          bench/rs22.ts, only when asked (--only rs22): the 2^22 ceremony end to end, stage by
+ * 15. routes        bench/route-costs.ts: the worst request of each route against the coordinator (CPU, RSS,
+ *                   descriptors), downloads of --routes-circuit's key (rs18) or --routes-power's, and an
+ *                   address's held downloads until the minimum transfer rate closes them (minutes)
+ * 16. hostile-lobby bench/hostile-lobby.ts: the nine test circuits by 20 honest terminal contributors while
+ *                   5 hostile accounts that joined first never contribute (never take, heartbeat without
+ *                   uploading, leave and rejoin): each circuit's idle time (child process; minutes)
+ * 17. rs22          bench/rs22.ts, only when asked (--only rs22): the 2^22 ceremony end to end, stage by
  *                   stage against each floor, every process's peak RSS (an hour; its fixtures cached,
  *                   about an hour more the first time); --work DIR for its 40 GB of folders
  *
  * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,page-memory,receipt,
- *                                  transfer-garbage,deployment,hostile,presence,coordinator,rs22]
- *                           [--hostile-circuit rs18 | --hostile-power P]
+ *                                  transfer-garbage,deployment,hostile,presence,coordinator,routes,hostile-lobby,
+ *                                  rs22]
+ *                           [--hostile-circuit rs18 | --hostile-power P] [--routes-circuit rs18 | --routes-power P]
  *                           [--coordinator-circuit rs18] [--work DIR]
  *                           [--audit-links 5]
  *                           [--powers 14,16] [--terms K]
@@ -78,6 +85,7 @@ import {
 } from './contributor-turn.ts';
 import { printReceiptBench, runReceiptBench } from './receipt.ts';
 import { runHostileUploadsBench } from './hostile-uploads.ts';
+import { runRouteCostsBench } from './route-costs.ts';
 import { printCoordinatorWork, runCoordinatorWork } from './coordinator-work.ts';
 import { runRs22 } from './rs22.ts';
 import { printWholeCeremony } from './whole-ceremony.ts';
@@ -99,6 +107,8 @@ const BENCHES = [
   'hostile',
   'presence',
   'coordinator',
+  'routes',
+  'hostile-lobby',
 ] as const;
 /** Benches run only when named in --only (an hour or more each). */
 const ON_REQUEST = ['rs22'] as const;
@@ -131,6 +141,8 @@ const { values } = parseBenchArgs(import.meta.url, {
     'receipt-skip-snarkjs': { type: 'boolean', default: false },
     'hostile-circuit': { type: 'string', default: 'rs18' },
     'hostile-power': { type: 'string' },
+    'routes-circuit': { type: 'string', default: 'rs18' },
+    'routes-power': { type: 'string' },
     'coordinator-circuit': { type: 'string', default: 'rs18' },
     work: { type: 'string' },
   },
@@ -263,6 +275,14 @@ if (selected.has('presence')) {
 }
 if (selected.has('coordinator')) {
   printCoordinatorWork(await runCoordinatorWork(values['coordinator-circuit'], true));
+}
+if (selected.has('routes')) {
+  await runRouteCostsBench(values['routes-power'] ? Number(values['routes-power']) : values['routes-circuit']);
+}
+if (selected.has('hostile-lobby')) {
+  const script = path.join(REPO_ROOT, 'bench', 'hostile-lobby.ts');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (run.status !== 0) throw new Error(`bench/hostile-lobby.ts exited with ${run.status}`);
 }
 if (selected.has('rs22')) {
   printWholeCeremony(await runRs22({ work: values.work, link: parseLink(values.link) }));

@@ -7,11 +7,17 @@
  * Chromium's dedicated workers, not the bench's copy of the kernel. Node's and Chromium's scaled
  * points are compared (SHA-256 of the bytes) before any figure is printed.
  *
+ * Both of the kernel's walks are timed on each side, in the same run: the SIMD one (g1-scale-x4.c,
+ * what Node and a browser with WebAssembly SIMD run) and the scalar one (g1-scale.c, the kernel
+ * before 2026-12-02 and the fallback without SIMD; the worker is told which by `?walk=` on its URL).
  * Each side keeps its kernel for every round, as the page's workers live for a whole turn: Node's
- * kernel, then one Chromium worker, then two at once (each with its own copy of the points, as the
- * page's pool runs two on two cores). The first round (a fresh worker's first call, compiled by
- * V8's baseline tier while its optimising tier works beside it) is shown apart; the others' best
- * is the figure, as on a shared machine a single round mostly measures how the load moved.
+ * kernels, then one Chromium worker per walk, then two SIMD workers at once (each with its own copy
+ * of the points, as the page's pool runs two on two cores). Each round is timed in wall time and in
+ * CPU time: Node's thread's own, and Chromium's whole process tree (/proc; the harness page is idle
+ * while its workers scale), which other work on the same cores does not add to. The first round (a
+ * fresh worker's first call, compiled by V8's baseline tier while its optimising tier works beside
+ * it) is shown apart; the others' best is the figure, as on a shared machine a single round mostly
+ * measures how the load moved.
  *
  * Usage: tsx bench/kernel-in-chromium.ts [--points N (default 16384)] [--rounds N (default 4)]
  *   [--js-flags FLAGS (V8 flags for Chromium, to try its compiler's options)]
@@ -28,14 +34,24 @@ import { G1ScaleKernel } from '../core/kernel/g1-scale-kernel.ts';
 import { CHROMIUM_ARGS, CHROMIUM_BIN } from '../tests/helpers/chromium.ts';
 import { REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { g1BenchPoints } from './g1-bench-points.ts';
+import { treeCpuSeconds } from './process-tree-sampler.ts';
 import { parseBenchArgs } from './bench-args.ts';
 
 export interface ChromiumKernelFigures {
   points: number;
   rounds: number;
+  /** Node's SIMD walk, the floor the rows are divided by. */
   nodeUsPerPoint: number;
-  /** One Chromium worker alone, then each of two at once: best µs a point after the first round, and the first. */
-  chromium: Array<{ what: string; usPerPoint: number; firstUsPerPoint: number }>;
+  /** Node's scalar walk (the kernel before). */
+  nodeScalarUsPerPoint: number;
+  /** Node's CPU time a point, SIMD and scalar walk. */
+  nodeCpuUsPerPoint: { simd: number; scalar: number };
+  /**
+   * One Chromium worker per walk, then two SIMD workers at once: best wall µs a point of each worker
+   * after the first round, and the first; best CPU µs a point of the round (Chromium's processes, all
+   * the round's workers, divided by all their points).
+   */
+  chromium: Array<{ what: string; usPerPoint: number; firstUsPerPoint: number; cpuUsPerPoint: number }>;
   jsFlags?: string;
 }
 
@@ -53,44 +69,53 @@ function builtKernelWorker(): string {
 }
 
 /**
- * The harness page: `scaleIn(workers, …)` starts that many kernel workers, waits for each to be
- * ready, then has each scale its own copy of the points `rounds` times, one round after another.
- * Returns each worker's round times (ms) and the SHA-256 of worker 0's first output.
+ * The harness page: `startWorkers(count, walk)` starts that many kernel workers of that walk and
+ * waits for each to be ready; `round(base64, schedule, steps)` has each scale its own copy of the
+ * points at once and returns each one's time (ms) and the SHA-256 of worker 0's output;
+ * `stopWorkers()` ends them.
  */
 const HARNESS = `<!doctype html><meta charset="utf-8"><script>
-async function runWorker(worker, input, schedule, steps, rounds) {
+async function startWorker(walk) {
+  const worker = new Worker('/kernel-worker.js?walk=' + walk, { type: 'module' });
   await new Promise((ready, fail) => {
-    worker.onmessage = (e) => (e.data.ready ? ready() : fail(new Error(e.data.error)));
+    worker.onmessage = (e) =>
+      e.data.ready && e.data.kind === walk ? ready() : fail(new Error(e.data.error ?? 'it runs ' + e.data.kind));
   });
-  const times = [];
-  let first;
-  for (let id = 0; id < rounds; id++) {
-    const points = input.slice();
+  return worker;
+}
+window.startWorkers = async (count, walk) => {
+  window.workers = await Promise.all(Array.from({ length: count }, () => startWorker(walk)));
+};
+window.stopWorkers = () => window.workers.forEach((worker) => worker.terminate());
+window.round = async (base64, schedule, steps) => {
+  window.input ??= Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  const runs = await Promise.all(window.workers.map(async (worker, id) => {
+    const points = window.input.slice();
     const started = performance.now();
     const reply = await new Promise((done) => {
       worker.onmessage = (e) => done(e.data);
-      worker.postMessage({ id, points, schedule, steps }, [points.buffer]);
+      worker.postMessage({ id, points, schedule: new Int8Array(schedule), steps }, [points.buffer]);
     });
-    times.push(performance.now() - started);
     if (reply.error) throw new Error(reply.error);
-    first ??= reply.points;
-  }
-  worker.terminate();
-  return { times, first };
-}
-window.scaleIn = async (workers, base64, schedule, steps, rounds) => {
-  const input = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
-  const runs = await Promise.all(Array.from({ length: workers }, () =>
-    runWorker(new Worker('/kernel-worker.js', { type: 'module' }), input, new Int8Array(schedule), steps, rounds)));
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', runs[0].first));
+    return { ms: performance.now() - started, points: reply.points };
+  }));
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', runs[0].points));
   const sha256 = Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
-  return { times: runs.map((r) => r.times), sha256 };
+  return { times: runs.map((r) => r.ms), sha256 };
 };
 </script>`;
 
+type HarnessWindow = Record<string, (...args: unknown[]) => Promise<unknown>>;
+
+/** CPU seconds of every Chromium process this bench launched: the tree under this process, less this process's own. */
+function chromiumCpuSeconds(): number {
+  const own = process.cpuUsage();
+  return treeCpuSeconds(process.pid) - (own.user + own.system) / 1e6;
+}
+
 function servePage(kernelWorker: string): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((request, response) => {
-    if (request.url === '/kernel-worker.js') {
+    if (request.url?.startsWith('/kernel-worker.js?')) {
       response.writeHead(200, { 'content-type': 'text/javascript' }).end(kernelWorker);
     } else if (request.url === '/') {
       response.writeHead(200, { 'content-type': 'text/html' }).end(HARNESS);
@@ -117,7 +142,10 @@ export async function runKernelInChromium(
   const input = await g1BenchPoints(points);
   const chain = planScaleChain(BigInt(`0x${randomBytes(32).toString('hex')}`) % BN254_R);
   if (!chain) throw new Error('no chain for the bench scalar');
-  const kernel = await G1ScaleKernel.instantiate();
+  const kernels = {
+    simd: await G1ScaleKernel.instantiate({ kind: 'simd' }),
+    scalar: await G1ScaleKernel.instantiate({ kind: 'scalar' }),
+  };
   const page = await servePage(kernelWorker);
   const browser = await chromium.launch({
     executablePath: CHROMIUM_BIN,
@@ -128,37 +156,69 @@ export async function runKernelInChromium(
     await tab.goto(page.url);
     const base64 = Buffer.from(input).toString('base64');
     const schedule = Array.from(chain.schedule);
-    let nodeBest = Infinity;
+    const nodeBest = { simd: Infinity, scalar: Infinity };
+    const nodeCpu = { simd: Infinity, scalar: Infinity };
     let nodeOutput = new Uint8Array(0);
     for (let round = 0; round < rounds; round++) {
-      const mine = input.slice();
-      const started = performance.now();
-      kernel.scale(mine, chain);
-      nodeBest = Math.min(nodeBest, performance.now() - started);
-      nodeOutput = mine;
+      for (const walk of ['scalar', 'simd'] as const) {
+        const mine = input.slice();
+        const started = performance.now();
+        const cpuStarted = process.cpuUsage();
+        kernels[walk].scale(mine, chain);
+        const cpu = process.cpuUsage(cpuStarted);
+        nodeCpu[walk] = Math.min(nodeCpu[walk], (cpu.user + cpu.system) / 1000);
+        nodeBest[walk] = Math.min(nodeBest[walk], performance.now() - started);
+        if (nodeOutput.length > 0 && !Buffer.from(mine).equals(Buffer.from(nodeOutput))) {
+          throw new Error("Node's two walks disagree");
+        }
+        nodeOutput = mine;
+      }
     }
     const nodeDigest = createHash('sha256').update(nodeOutput).digest('hex');
     const us = (ms: number): number => (ms * 1000) / points;
     const chromiumRows: ChromiumKernelFigures['chromium'] = [];
-    for (const workers of [1, 2]) {
-      const run = (await tab.evaluate(
-        ([w, b, s, steps, r]) =>
-          (window as unknown as { scaleIn: (...args: unknown[]) => Promise<unknown> }).scaleIn(w, b, s, steps, r),
-        [workers, base64, schedule, chain.steps, rounds] as const,
-      )) as { times: number[][]; sha256: string };
-      if (run.sha256 !== nodeDigest) throw new Error("Chromium's kernel worker and Node's kernel disagree");
-      run.times.forEach((times, i) =>
+    for (const [workers, walk] of [
+      [1, 'simd'],
+      [1, 'scalar'],
+      [2, 'simd'],
+    ] as const) {
+      await tab.evaluate(([w, k]) => (window as unknown as HarnessWindow).startWorkers!(w, k), [
+        workers,
+        walk,
+      ] as const);
+      const times: number[][] = Array.from({ length: workers }, () => []);
+      let cpuBest = Infinity;
+      for (let round = 0; round < rounds; round++) {
+        const cpuStarted = chromiumCpuSeconds();
+        const run = (await tab.evaluate(([b, s, steps]) => (window as unknown as HarnessWindow).round!(b, s, steps), [
+          base64,
+          schedule,
+          chain.steps,
+        ] as const)) as { times: number[]; sha256: string };
+        const cpuSeconds = chromiumCpuSeconds() - cpuStarted;
+        if (run.sha256 !== nodeDigest) {
+          throw new Error(`Chromium's kernel worker (${walk} walk) and Node's kernel disagree`);
+        }
+        run.times.forEach((ms, i) => times[i]!.push(ms));
+        if (round > 0 || rounds === 1) cpuBest = Math.min(cpuBest, (cpuSeconds * 1e6) / (points * workers));
+      }
+      await tab.evaluate(() => (window as unknown as HarnessWindow).stopWorkers!());
+      times.forEach((own, i) =>
         chromiumRows.push({
-          what: workers === 1 ? 'Chromium, one kernel worker' : `Chromium, worker ${i + 1} of two at once`,
-          usPerPoint: us(Math.min(...(times.length > 1 ? times.slice(1) : times))),
-          firstUsPerPoint: us(times[0]!),
+          what:
+            workers === 1 ? `Chromium, one worker, ${walk} walk` : `Chromium, worker ${i + 1} of two at once, ${walk}`,
+          usPerPoint: us(Math.min(...(own.length > 1 ? own.slice(1) : own))),
+          firstUsPerPoint: us(own[0]!),
+          cpuUsPerPoint: cpuBest,
         }),
       );
     }
     return {
       points,
       rounds,
-      nodeUsPerPoint: us(nodeBest),
+      nodeUsPerPoint: us(nodeBest.simd),
+      nodeScalarUsPerPoint: us(nodeBest.scalar),
+      nodeCpuUsPerPoint: { simd: us(nodeCpu.simd), scalar: us(nodeCpu.scalar) },
       chromium: chromiumRows,
       ...(jsFlags ? { jsFlags } : {}),
     };
@@ -171,20 +231,29 @@ export async function runKernelInChromium(
 export function printKernelInChromium(f: ChromiumKernelFigures): void {
   const ratio = (us: number): string => `${(us / f.nodeUsPerPoint).toFixed(2)}×`;
   const chromiumVersion = spawnSync(CHROMIUM_BIN, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  const row = (what: string, us: number, cpu: number, first?: number): string =>
+    `${what.padEnd(40)}  ${us.toFixed(1).padStart(8)}  ${ratio(us).padStart(7)}  ${cpu.toFixed(1).padStart(8)}` +
+    `${first === undefined ? '' : `  ${first.toFixed(1)} µs (${ratio(first)})`}\n`;
   process.stdout.write(
     `\nThe G1 kernel, one scalar, ${f.points} points, best of rounds 2 to ${f.rounds}` +
       `${f.jsFlags ? ` (Chromium --js-flags=${f.jsFlags})` : ''}\n` +
       `Node ${process.version} (V8 ${process.versions.v8}); ${chromiumVersion || 'Chromium'}\n` +
-      `${'where'.padEnd(34)}  ${'µs/point'.padStart(8)}  ${'÷ Node'.padStart(7)}  first round\n` +
-      `${'Node, one thread (the floor)'.padEnd(34)}  ${f.nodeUsPerPoint.toFixed(1).padStart(8)}  ` +
-      `${'1.00×'.padStart(7)}\n`,
+      `${'where'.padEnd(40)}  ${'µs/point'.padStart(8)}  ${'÷ Node'.padStart(7)}  ${'CPU µs'.padStart(8)}` +
+      '  first round\n' +
+      row('Node, one thread, SIMD walk (the floor)', f.nodeUsPerPoint, f.nodeCpuUsPerPoint.simd) +
+      row('Node, one thread, scalar walk (before)', f.nodeScalarUsPerPoint, f.nodeCpuUsPerPoint.scalar),
   );
-  for (const row of f.chromium) {
-    process.stdout.write(
-      `${row.what.padEnd(34)}  ${row.usPerPoint.toFixed(1).padStart(8)}  ${ratio(row.usPerPoint).padStart(7)}  ` +
-        `${row.firstUsPerPoint.toFixed(1)} µs (${ratio(row.firstUsPerPoint)})\n`,
-    );
-  }
+  for (const r of f.chromium) process.stdout.write(row(r.what, r.usPerPoint, r.cpuUsPerPoint, r.firstUsPerPoint));
+  const chromiumWalk = (walk: string): ChromiumKernelFigures['chromium'][number] | undefined =>
+    f.chromium.find((r) => r.what === `Chromium, one worker, ${walk} walk`);
+  const [simd, scalar] = [chromiumWalk('simd'), chromiumWalk('scalar')];
+  const node = f.nodeCpuUsPerPoint;
+  process.stdout.write(
+    `SIMD walk ÷ scalar walk, CPU time: Node ${(node.simd / node.scalar).toFixed(3)}×` +
+      `${simd && scalar ? `, Chromium ${(simd.cpuUsPerPoint / scalar.cpuUsPerPoint).toFixed(3)}×` : ''}` +
+      `; wall time: Node ${(f.nodeUsPerPoint / f.nodeScalarUsPerPoint).toFixed(3)}×` +
+      `${simd && scalar ? `, Chromium ${(simd.usPerPoint / scalar.usPerPoint).toFixed(3)}×` : ''}\n`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

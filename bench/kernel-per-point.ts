@@ -3,10 +3,14 @@
  * contributions: ffjavascript's batchApplyKey (what snarkjs uses; its curve built
  * single-threaded here), mcl-wasm's G1 mul (GLV; one call per point, plus normalize to affine, NOT
  * counting the conversion from and to the zkey's Montgomery layout, so a lower bound for it), and
- * this project's kernel (core/kernel, WebAssembly: GLV, width-5 NAF, lockstep batch-affine). The
- * kernel's output is checked against ffjavascript's before any figure is printed. The three take
- * turns, round after round, and each one's best round is kept: on a machine shared with other
- * work, a single run of each mostly measures how the load moved between them.
+ * this project's kernel (core/kernel, WebAssembly: GLV, width-5 NAF, lockstep batch-affine) in its
+ * two walks: the SIMD one (g1-scale-x4.c, four points a vector, what Node and browsers with
+ * WebAssembly SIMD run) and the scalar one (g1-scale.c, the kernel before 2026-12-02 and the
+ * fallback without SIMD), with the ratio of the two. Each kernel's output is checked against
+ * ffjavascript's before any figure is printed. They take turns, round after round, and each one's
+ * best round is kept: on a machine shared with other work, a single run of each mostly measures how
+ * the load moved between them. Times are the thread's CPU time, which another process on the same
+ * core does not add to.
  *
  * Usage: tsx bench/kernel-per-point.ts [--points N (default 8192)] [--rounds N (default 3)]
  */
@@ -22,6 +26,48 @@ export interface PerPointFigures {
   points: number;
   rounds: number;
   rows: Array<{ kernel: string; usPerPoint: number; note: string }>;
+  /** Field products a point each walk makes for the bench's scalar (docs/kernel.md, the SIMD walk). */
+  products: { scalar: number; simd: number };
+}
+
+/** Products an inversion makes (Fermat: 254 squarings, 110 products), and the four lanes' 9 more. */
+const INVERSION_PRODUCTS = 364;
+const LANE_INVERSION_PRODUCTS = 9;
+
+/**
+ * Field products a point for a schedule, in each walk: entry and exit (4); the table (a doubling and
+ * 7 additions, and in the SIMD walk φ's 8 x); a doubling 7, an addition 6 (+1 for φ's in the scalar
+ * walk), a doubling followed by an addition 11 in the SIMD walk; each step's inversion shared by the
+ * batch (1024 points in the scalar walk, 2048 in the SIMD walk, whose lanes add 9 products).
+ */
+function productsPerPoint(schedule: Int8Array): { scalar: number; simd: number } {
+  let doublings = 0;
+  let additions = 0;
+  let phiAdditions = 0;
+  let fused = 0;
+  for (let i = 0; i < schedule.length; i += 2) {
+    const op = schedule[i];
+    if (op === 0) {
+      doublings++;
+      if (schedule[i + 2] === 1 || schedule[i + 2] === 2) fused++;
+    } else if (op === 1 || op === 2) {
+      additions++;
+      if (op === 2) phiAdditions++;
+    }
+  }
+  const inversions = 8 + doublings + additions;
+  const table = 7 + 7 * 6;
+  return {
+    scalar: 4 + table + 7 * doublings + 6 * additions + phiAdditions + (inversions * INVERSION_PRODUCTS) / 1024,
+    simd:
+      4 +
+      table +
+      8 +
+      7 * (doublings - fused) +
+      11 * fused +
+      6 * (additions - fused) +
+      (inversions * (INVERSION_PRODUCTS + LANE_INVERSION_PRODUCTS)) / 2048,
+  };
 }
 
 export async function runKernelPerPoint(points = 8192, rounds = 3): Promise<PerPointFigures> {
@@ -36,7 +82,8 @@ export async function runKernelPerPoint(points = 8192, rounds = 3): Promise<PerP
       inc: Uint8Array,
     ) => Promise<Uint8Array>;
 
-    const kernel = await G1ScaleKernel.instantiate();
+    const simdKernel = await G1ScaleKernel.instantiate({ kind: 'simd' });
+    const scalarKernel = await G1ScaleKernel.instantiate({ kind: 'scalar' });
     const chain = planScaleChain(k);
     if (!chain) throw new Error('no chain for the bench scalar');
 
@@ -48,27 +95,46 @@ export async function runKernelPerPoint(points = 8192, rounds = 3): Promise<PerP
     let q = base;
     for (let i = 0; i < points; i++) mclPoints.push((q = mcl.add(q, base)));
 
-    const best = { ffjs: Infinity, mcl: Infinity, kernel: Infinity };
+    const best = { ffjs: Infinity, mcl: Infinity, simd: Infinity, scalar: Infinity };
+    const timed = (run: () => void): number => {
+      const started = process.cpuUsage();
+      run();
+      const spent = process.cpuUsage(started);
+      return (spent.user + spent.system) / 1000;
+    };
     for (let round = 0; round < rounds; round++) {
-      let started = performance.now();
+      const startedFfjs = process.cpuUsage();
       const reference = await batchApplyKey.call(curve.G1, input.slice(), Fr.e(k), Fr.one);
-      best.ffjs = Math.min(best.ffjs, performance.now() - started);
+      const ffjsSpent = process.cpuUsage(startedFfjs);
+      best.ffjs = Math.min(best.ffjs, (ffjsSpent.user + ffjsSpent.system) / 1000);
 
-      const mine = input.slice();
-      started = performance.now();
-      kernel.scale(mine, chain);
-      best.kernel = Math.min(best.kernel, performance.now() - started);
-      if (!Buffer.from(mine).equals(Buffer.from(reference))) throw new Error('the kernel and ffjavascript disagree');
+      for (const [name, kernel] of [
+        ['scalar', scalarKernel],
+        ['simd', simdKernel],
+      ] as const) {
+        const mine = input.slice();
+        best[name] = Math.min(
+          best[name],
+          timed(() => kernel.scale(mine, chain)),
+        );
+        if (!Buffer.from(mine).equals(Buffer.from(reference))) {
+          throw new Error(`the kernel's ${name} walk and ffjavascript disagree`);
+        }
+      }
 
-      started = performance.now();
-      for (const point of mclPoints) mcl.mul(point, scalar).normalize();
-      best.mcl = Math.min(best.mcl, performance.now() - started);
+      best.mcl = Math.min(
+        best.mcl,
+        timed(() => {
+          for (const point of mclPoints) mcl.mul(point, scalar).normalize();
+        }),
+      );
     }
 
     const us = (ms: number): number => (ms * 1000) / points;
     return {
       points,
       rounds,
+      products: productsPerPoint(chain.schedule),
       rows: [
         { kernel: 'ffjavascript batchApplyKey (snarkjs)', usPerPoint: us(best.ffjs), note: 'one thread' },
         {
@@ -77,9 +143,14 @@ export async function runKernelPerPoint(points = 8192, rounds = 3): Promise<PerP
           note: 'layout conversion not counted',
         },
         {
-          kernel: 'core/kernel (WebAssembly, this project)',
-          usPerPoint: us(best.kernel),
-          note: 'same bytes as ffjavascript',
+          kernel: 'core/kernel scalar walk (g1-scale.c, before)',
+          usPerPoint: us(best.scalar),
+          note: 'same bytes as ffjavascript; the fallback without SIMD',
+        },
+        {
+          kernel: 'core/kernel SIMD walk (g1-scale-x4.c)',
+          usPerPoint: us(best.simd),
+          note: `same bytes as ffjavascript; ${(best.simd / best.scalar).toFixed(3)}× the scalar walk's time`,
         },
       ],
     };
@@ -101,6 +172,10 @@ export function printKernelPerPoint(f: PerPointFigures): void {
         `${`${(ffjs / r.usPerPoint).toFixed(2)}×`.padStart(7)}  ${r.note}\n`,
     );
   }
+  process.stdout.write(
+    `field products a point for this scalar: scalar walk ${f.products.scalar.toFixed(0)}; SIMD walk ` +
+      `${f.products.simd.toFixed(0)}, each a four-lane product but the inversions' share, scalar (docs/kernel.md)\n`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

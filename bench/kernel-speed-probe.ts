@@ -11,10 +11,10 @@ import { planScaleChain } from '../core/kernel/g1-scale-chain.ts';
 import { g1BenchPoints } from './g1-bench-points.ts';
 
 /**
- * Half a lockstep batch: about 28 ms of one core at this machine's best. The probe runs on the
- * bench's own thread, which also drives the page and shapes its link: a short reading stalls them
- * less. It is a gauge of the machine, compared only with its own readings, so its batch need not
- * be the turns' (whose inversions are shared by twice as many points).
+ * A quarter of the SIMD walk's lockstep batch: some 15 ms of one core on this machine idle. The
+ * probe runs on the bench's own thread, which also drives the page and shapes its link: a short
+ * reading stalls them less. It is a gauge of the machine, compared only with its own readings, so
+ * its batch need not be the turns' (whose inversions are shared by four times as many points).
  */
 const PROBE_POINTS = 512;
 /** A fixed full-width scalar. */

@@ -7,16 +7,22 @@
  * alone), so it is measured on a file of the largest real final key's size (141 MB) and scaled to
  * the service's nine keys (about 1 GB), against `b2sum` of the same file, its floor.
  *
- * Usage: tsx bench/verify-deployment.ts [--runs 3]
+ * `--baseline CHECKOUT --baseline-data DIR` times another checkout's built CLI (its bin/ceremony.js)
+ * on its own finalised ceremony (DIR, e.g. that checkout's test fixture: an older transcript format
+ * is not read by a newer CLI, nor the reverse), published by it and deployed on the same anvil, runs
+ * interleaved with this one's, for a before/after ratio in one run; a checkout from before
+ * `--constants-only` existed is given its old name for it, `--no-recompile`.
+ *
+ * Usage: tsx bench/verify-deployment.ts [--runs 3] [--baseline CHECKOUT --baseline-data DIR]
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
-import { publishCeremony } from '../core/publish/publish-ceremony.ts';
 import { finalisedCeremony, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { startAnvil } from '../tests/helpers/anvil.ts';
 import { compileContracts, deployContracts } from '../tests/helpers/solidity.ts';
@@ -25,8 +31,18 @@ import { parseBenchArgs } from './bench-args.ts';
 const LARGEST_FINAL_KEY_BYTES = 141e6;
 const NINE_KEYS_BYTES = 1e9;
 
-const { values } = parseBenchArgs(import.meta.url, { options: { runs: { type: 'string', default: '3' } } });
+const { values } = parseBenchArgs(import.meta.url, {
+  options: {
+    runs: { type: 'string', default: '3' },
+    baseline: { type: 'string' },
+    'baseline-data': { type: 'string' },
+  },
+});
 const runs = Number(values.runs);
+const baselineBin = values.baseline === undefined ? undefined : path.resolve(values.baseline, 'bin', 'ceremony.js');
+if (baselineBin !== undefined && !existsSync(baselineBin)) throw new Error(`--baseline: no ${baselineBin}`);
+if ((baselineBin === undefined) !== (values['baseline-data'] === undefined))
+  throw new Error('--baseline and --baseline-data go together');
 
 function median(list: number[]): number {
   const sorted = [...list].sort((a, b) => a - b);
@@ -42,39 +58,82 @@ function timed(command: string, args: string[], expectStatus = 0): number {
   return elapsed;
 }
 
-const work = await mkdtemp(path.join(tmpdir(), 'bench-verify-deployment-'));
-const anvil = await startAnvil();
-try {
-  const fixture = await finalisedCeremony();
-  const published = path.join(work, 'published');
-  await publishCeremony(fixture.dataDir, published);
+/** Publishes `dataDir` with the CLI `bin`, deploys its verifiers as its compiler record says; the CLI's arguments. */
+async function deployCeremony(bin: string, dataDir: string, into: string, rpcUrl: string): Promise<string[]> {
+  const published = path.join(into, 'published');
+  const publish = spawnSync(process.execPath, [bin, 'publish', dataDir, published], { encoding: 'utf8' });
+  if (publish.status !== 0) throw new Error(`publish with ${bin}: ${publish.stderr}`);
   const settings = (
     JSON.parse(await readFile(path.join(published, 'final', 'compiler.json'), 'utf8')) as {
       settings: Record<string, unknown>;
     }
   ).settings;
+  const manifest = JSON.parse(await readFile(path.join(published, 'final', 'manifest.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  const verifiers = Object.keys(manifest).filter((name) => name.startsWith('Verifier'));
   const sources: Record<string, string> = {};
-  for (const { verifier } of fixture.circuits) {
+  for (const verifier of verifiers) {
     sources[`${verifier}.sol`] = await readFile(path.join(published, 'final', `${verifier}.sol`), 'utf8');
   }
   const compiled = compileContracts(sources, settings);
-  const verifiers = fixture.circuits.map((c) => c.verifier);
   const addresses = await deployContracts(
-    anvil.rpcUrl,
+    rpcUrl,
     verifiers.map((v) => compiled.get(`${v}.sol:${v}`)!),
   );
-  const verifiersPath = path.join(work, 'verifiers.json');
+  const verifiersPath = path.join(into, 'verifiers.json');
   await writeFile(verifiersPath, JSON.stringify(Object.fromEntries(verifiers.map((v, i) => [v, addresses[i]]))));
-  const manifest = path.join(published, 'final', 'manifest.json');
-  const cli = [path.join(REPO_ROOT, 'bin', 'ceremony.js'), 'verify-deployment', anvil.rpcUrl, manifest, verifiersPath];
-  const rows: Array<[string, number]> = [];
+  return [rpcUrl, path.join(published, 'final', 'manifest.json'), verifiersPath, '--ceremony', published];
+}
+
+const work = await mkdtemp(path.join(tmpdir(), 'bench-verify-deployment-'));
+const anvil = await startAnvil();
+try {
+  const fixture = await finalisedCeremony();
+  const ownBin = path.join(REPO_ROOT, 'bin', 'ceremony.js');
+  const [rpcUrl, manifest, verifiersPath, , published] = await deployCeremony(
+    ownBin,
+    fixture.dataDir,
+    await mkdtemp(path.join(work, 'own-')),
+    anvil.rpcUrl,
+  );
+  const baselineArgs =
+    baselineBin === undefined
+      ? undefined
+      : await deployCeremony(
+          baselineBin,
+          path.resolve(values['baseline-data']!),
+          await mkdtemp(path.join(work, 'baseline-')),
+          anvil.rpcUrl,
+        );
+  const cli = [ownBin, 'verify-deployment', rpcUrl!, manifest!, verifiersPath!];
+  const baselineCli = baselineArgs && [baselineBin!, 'verify-deployment', ...baselineArgs.slice(0, 3)];
+  const baselineKnowsConstantsOnly =
+    baselineCli !== undefined &&
+    spawnSync(process.execPath, [baselineBin!, 'verify-deployment', '--help'], { encoding: 'utf8' }).stdout.includes(
+      '--constants-only',
+    );
+  const rows: Array<[string, number, number | undefined]> = [];
   for (const [what, extra] of [
     ['δ only (the service procedure)', []],
-    ['--ceremony --no-recompile (every constant)', ['--ceremony', published, '--no-recompile']],
-    ['--ceremony (constants + recompiled code)', ['--ceremony', published]],
+    ['--ceremony --constants-only (every constant)', ['--ceremony', published!, '--constants-only']],
+    ['--ceremony (constants + recompiled code)', ['--ceremony', published!]],
   ] as const) {
-    const times = Array.from({ length: runs }, () => timed(process.execPath, [...cli, ...extra]));
-    rows.push([what, median(times)]);
+    const baselineExtra = extra.map((arg) =>
+      arg === published
+        ? baselineArgs![4]!
+        : arg === '--constants-only' && !baselineKnowsConstantsOnly
+          ? '--no-recompile'
+          : arg,
+    );
+    const times: number[] = [];
+    const baselineTimes: number[] = [];
+    for (let run = 0; run < runs; run += 1) {
+      times.push(timed(process.execPath, [...cli, ...extra]));
+      if (baselineCli) baselineTimes.push(timed(process.execPath, [...baselineCli, ...baselineExtra]));
+    }
+    rows.push([what, median(times), baselineCli ? median(baselineTimes) : undefined]);
   }
 
   const big = path.join(work, 'final-key-sized.bin');
@@ -95,7 +154,14 @@ try {
   process.stdout.write(
     `\nverify-deployment of the nine test verifiers on anvil (fresh CLI process each, median of ${runs})\n` +
       table(
-        rows.map(([what, ms]) => [what, `${(ms / 1000).toFixed(2)} s`, `${(ms / rows[0]![1]).toFixed(2)}× δ only`]),
+        rows.map(([what, ms, baselineMs]) => [
+          what,
+          `${(ms / 1000).toFixed(2)} s`,
+          `${(ms / rows[0]![1]).toFixed(2)}× δ only`,
+          ...(baselineMs === undefined
+            ? []
+            : [`baseline ${(baselineMs / 1000).toFixed(2)} s`, `${(ms / baselineMs).toFixed(2)}× baseline`]),
+        ]),
       ) +
       `\n\nhashing the final keys against the transcript (the only part that grows with the domain)\n` +
       table([

@@ -28,6 +28,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { hashFile } from '../core/crypto/file-hash.ts';
+import { loadCeremonyConfig } from '../core/config/ceremony-config.ts';
 import { makeOwnedWorkFolder, removeDeadOwnersFolders } from '../core/fs/owned-work-folders.ts';
 import { ceremonyPaths, type CeremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { readZkeyInfo, SECTION } from '../core/zkey/zkey-file.ts';
@@ -901,8 +902,15 @@ async function auditStage(
   initMs: number,
   log: (message: string) => void,
 ): Promise<StageRow> {
-  log('ceremony audit of the published folder (the ptau pinned by its hash)');
-  const audit = await runStage([process.execPath, CLI, 'audit', published, '--ptau-hash', ptauHash, '--quiet'], {
+  log('ceremony audit of the published folder (the ptau and every r1cs pinned by its hash)');
+  // The bench is the auditor: its own ceremony.json is the one it wrote, and it pins the r1cs it
+  // linked in (hashed here, outside the stage timed; the audit hashes them again as every audit does).
+  const config = await loadCeremonyConfig(published);
+  const r1csPins: string[] = [];
+  for (const circuit of config.circuits)
+    r1csPins.push('--r1cs-hash', `${circuit.name}=${await hashFile(circuit.r1csPath)}`);
+  const command = [process.execPath, CLI, 'audit', published, '--config', path.join(published, 'ceremony.json')];
+  const audit = await runStage([...command, '--ptau-hash', ptauHash, ...r1csPins, '--quiet'], {
     cwd: REPO_ROOT,
     env: STAGE_TIMES_ENV,
   });

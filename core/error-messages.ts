@@ -32,6 +32,9 @@ const RERUN = 'Run the command again; if it persists, tell the coordinator.';
 const OPERATOR =
   'This is a problem on the coordinator’s side, not yours. The coordinator has been told; please try again later.';
 const SIGN_IN_AGAIN = 'Sign in again.';
+const LEGACY_NEXT =
+  'Check it from your own checkout with `ceremony verify-receipt` (or `ceremony audit`) and ' +
+  '--allow-legacy-transcript, which says what it could not prove.';
 
 const REFUSED_FILE = (what: string): ErrorWords => ({
   what: `Your contribution was refused: ${what}`,
@@ -51,6 +54,10 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
 
   'config.not_found': { what: 'The ceremony is not configured on this server.', next: OPERATOR },
   'config.invalid': { what: 'The ceremony’s configuration is invalid.', next: OPERATOR },
+  'runtime.native_module_mismatch': {
+    what: 'This installation’s native modules were built for another version of Node.',
+    next: 'Run `npm rebuild` in the project folder with the Node that runs the command.',
+  },
   'circuit.unknown': {
     what: 'This ceremony has no circuit of that name.',
     next: 'Reload the page: the list of circuits may have changed.',
@@ -69,6 +76,14 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   'ceremony.already_served': {
     what: 'Another coordinator already serves this ceremony.',
     next: 'Stop it first, or give this one a data folder of its own.',
+  },
+  'ceremony.outside_queue_log': {
+    what:
+      'A contribution made on the coordinator’s data folder, outside its queue, was refused: ' +
+      'the audit would fail it.',
+    next:
+      'Contribute through the coordinator’s queue (`ceremony contribute --coordinator URL`), ' +
+      'as every contributor does.',
   },
   'ceremony.finalised': {
     what: 'The ceremony is finalised; it takes no more contributions.',
@@ -96,6 +111,9 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
 
   'zkey.malformed': REFUSED_FILE(
     'the file that arrived is not a well-formed key (it may have been damaged on the way).',
+  ),
+  'zkey.section_table_mismatch': REFUSED_FILE(
+    'the file that arrived is not laid out as a contribution on the current key (its sections or their sizes differ).',
   ),
   'zkey.not_groth16': REFUSED_FILE('the file that arrived is not a Groth16 key.'),
   'delta.malformed': REFUSED_FILE('the part of the key that was sent does not fit on the current key.'),
@@ -171,6 +189,11 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     next: 'Reload the page and try again.',
     nextInTerminal: RERUN,
   },
+  'request.query_not_allowed': {
+    what: 'A file of the ceremony was asked for with a query string (`?…`), which its address never has.',
+    next: 'Reload the page and try again.',
+    nextInTerminal: RERUN,
+  },
   internal: { what: 'The coordinator ran into an unexpected problem.', next: OPERATOR },
   not_found: { what: 'That does not exist (yet).', next: 'Reload the page.', nextInTerminal: RERUN },
   'manifest.not_finalised': {
@@ -208,6 +231,29 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   'rate.ceremony_reads': {
     what: 'The ceremony was read too often from this address.',
     next: 'Wait a moment (the answer says how long); pages open on it elsewhere on your network count too.',
+  },
+  'rate.upload_requests': {
+    what: 'Your upload sent too many requests in a short time.',
+    next: 'Wait a moment (the answer says how long); the upload resumes from where it stopped.',
+  },
+  'rate.contributor_requests': {
+    what: 'Your account asked the coordinator for news too often.',
+    next:
+      'Nothing to do: the page asks again after a pause (the answer says how long); ' +
+      'close extra tabs if you have several open.',
+    nextInTerminal: 'Nothing to do: the command asks again after a pause; stop any other copy of it you left running.',
+  },
+  'rate.receipt_reads': {
+    what: 'Your receipts were asked for too often.',
+    next: 'Wait a moment (the answer says how long) and try again.',
+  },
+  'download.too_many_in_progress': {
+    what: 'Too many downloads from the coordinator are in progress from your network (or for your turn) at once.',
+    next: 'Wait for one to finish (the answer says how long to wait) and try again.',
+  },
+  'download.server_busy': {
+    what: 'The coordinator is serving as many downloads as it can at once.',
+    next: 'Try again in a moment (the answer says when), or download from the ceremony’s mirror.',
   },
   'auth.too_many_in_progress': {
     what: 'Too many sign-ins were started from your network and not finished.',
@@ -317,6 +363,14 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'A publication of the ceremony was refused: its destination already exists.',
     next: OPERATOR,
   },
+  'backup.out_exists': {
+    what: 'A backup of the ceremony was refused: its destination already exists.',
+    next: 'Back up into a new folder (for instance one named after the date), never over an earlier backup.',
+  },
+  'backup.not_a_backup': {
+    what: 'The earlier backup to link unchanged files from is not a backup of this ceremony.',
+    next: 'Name a folder an earlier `ceremony backup` of this ceremony wrote, or leave --link-dest out.',
+  },
   'fetch.dir_not_empty': {
     what: 'A copy of the ceremony was refused: the folder to fetch into already holds files.',
     next: 'Fetch into a new, empty folder, or add --resume to complete an interrupted fetch.',
@@ -346,6 +400,36 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'The audit does not know the powers-of-tau file: it is not a known public one and no hash was given for it.',
     next: 'Check where the file comes from, then run the audit again with --ptau-hash and its BLAKE2b-512.',
   },
+  'audit.r1cs_unpinned': {
+    what: 'The audit cannot vouch for a circuit file: neither your ceremony.json nor --r1cs-hash pins its hash.',
+    next:
+      'Compile the circuit from its sources yourself, then pin it: --r1cs-hash CIRCUIT=HASH, or r1csHash in your ' +
+      'ceremony.json.',
+  },
+  'ptau.hash_mismatch': {
+    what: 'The powers-of-tau file is not the one the ceremony’s configuration pins.',
+    next: 'Use the pinned file, or check where this one comes from.',
+  },
+  'config.publication_mismatch': {
+    what: 'The ceremony you check is configured otherwise than your own copy of its ceremony.json says.',
+    next: 'Check that your checkout is this ceremony’s; if it is, report the difference the message names publicly.',
+  },
+  'transcript.legacy_format': {
+    what:
+      'The ceremony’s transcript is of the old format 1, which records whole-file hashes only, so this check ' +
+      'cannot prove everything it names.',
+    next: LEGACY_NEXT,
+  },
+  'transcript.mixed_format': {
+    what: 'The ceremony’s transcript mixes old format-1 entries with format-2 ones, so some checks cannot run.',
+    next: LEGACY_NEXT,
+  },
+  'transcript.identifier_mismatch': {
+    what:
+      'The ceremony’s identifier is not the one you compared: this is another transcript than the one you were ' +
+      'given.',
+    next: 'Compare identifiers with the other readers again; if yours came from them, report the difference publicly.',
+  },
   'audit.ptau_hash_mismatch': {
     what: 'The powers-of-tau file is not the one the auditor pinned.',
     next: 'Get the pinned file (or pin the right hash) and run the audit again.',
@@ -370,6 +454,12 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'The queue log and the transcript disagree about a contribution.',
     next: 'Report it publicly with the entries the audit names.',
   },
+  'audit.queue_log_missing': {
+    what: 'The publication has no queue log: the order of turns cannot be checked.',
+    next:
+      'Ask the coordinator for transcript/queue-log.jsonl; audit with --no-queue-log only for a ceremony made ' +
+      'without the coordinator’s lobby.',
+  },
   'audit.too_few_contributions': {
     what: 'A circuit was finalised with fewer contributions than the ceremony requires.',
     next: 'Do not use that circuit’s final key; its secret may be known.',
@@ -386,6 +476,16 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'The ceremony is not finished: some circuit has no final key, or the transcript does not close it.',
     next: 'Audit again once it is finalised, or with --in-progress to check a running ceremony.',
   },
+  'audit.verifier_files_uncommitted': {
+    what: 'The transcript does not commit the ceremony’s compiler record and verifier sources.',
+    next: 'Check each deployment against the final keys with your own compiler settings (--compiler-settings).',
+  },
+  'audit.verifier_files_mismatch': {
+    what:
+      'The published compiler record or a verifier source is not the one the transcript commits ' +
+      'or the final key gives.',
+    next: 'Do not deploy from the published sources; render the verifiers from the final keys yourself.',
+  },
   'transcript.section_hash_mismatch': {
     what: 'The public transcript records other contents for part of a key than the key file has.',
     next: 'Do not use this ceremony’s keys; report it publicly.',
@@ -401,6 +501,20 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
   'deployment.bytecode_mismatch': {
     what: 'A deployed verifier contract is not the ceremony’s verifier as compiled with the recorded compiler.',
     next: 'Do not trust that contract until its code is explained.',
+  },
+  'deployment.not_recompiled': {
+    what:
+      'A deployed verifier contract could not be compared with the ceremony’s verifier recompiled ' +
+      'from its final key.',
+    next: 'Give the settings the contract was compiled with (--compiler-settings), or do not trust that contract.',
+  },
+  'deployment.verifier_name_mismatch': {
+    what: 'The ceremony folder pairs a verifier name with another circuit’s final key than its transcript does.',
+    next: 'Check against the ceremony’s own files, with your own ceremony.json; do not trust those contracts.',
+  },
+  'compiler.record_invalid': {
+    what: 'The ceremony’s compiler record is not one, or asks for settings outside the documented set.',
+    next: 'Compare the deployed code with your own settings (--compiler-settings), and ask the coordinator why.',
   },
   'deployment.networks_differ': {
     what: 'A verifier contract on the second network has other code than on the first.',
@@ -530,7 +644,9 @@ export function terminalWords(code: string, serverMessage?: string | null): Plai
   if (code === 'network')
     return {
       what: 'The coordinator could not be reached.',
-      next: 'Check your connection and the coordinator’s address; this command keeps trying for a while.',
+      next:
+        'Check your connection and the coordinator’s address, then run the command again: it picks up where ' +
+        'the queue stands.',
     };
   return {
     what: serverMessage ? `The coordinator answered: ${serverMessage}` : `Something went wrong (${code}).`,

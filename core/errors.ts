@@ -38,6 +38,8 @@ const ERROR_CODES = {
   // Ceremony configuration and setup
   'config.not_found': PLAIN,
   'config.invalid': PLAIN,
+  /** A native module (better-sqlite3) built for another Node, or unloadable: `npm rebuild` with the Node that runs. */
+  'runtime.native_module_mismatch': PLAIN,
   'circuit.unknown': PLAIN,
   'r1cs.malformed': PLAIN,
   'circuit.public_inputs_mismatch': PLAIN,
@@ -47,6 +49,13 @@ const ERROR_CODES = {
   'ptau.insecure': PLAIN,
   /** An r1cs whose BLAKE2b-512 is not the one ceremony.json (or the auditor) pins for its circuit. */
   'r1cs.hash_mismatch': PLAIN,
+  /** A ptau whose BLAKE2b-512 is not the one ceremony.json pins (`ptauHash`): `init`, and `fetch` by the auditor's. */
+  'ptau.hash_mismatch': PLAIN,
+  /**
+   * `audit`, `fetch`: the publication's ceremony.json (or the ceremony a coordinator serves) differs from the
+   * auditor's own (their checkout's, or --config) in a field the audit relies on; the message names the first.
+   */
+  'config.publication_mismatch': PLAIN,
 
   // Ceremony state
   'ceremony.already_initialised': PLAIN,
@@ -54,11 +63,25 @@ const ERROR_CODES = {
   'ceremony.locked': PLAIN,
   /** `ceremony serve` on a data folder another coordinator serves. */
   'ceremony.already_served': PLAIN,
+  /**
+   * A contribution made on the data folder outside the coordinator's queue, once its queue log has
+   * begun (the local `ceremony contribute`): the audit would find a link with no acceptance in the log.
+   */
+  'ceremony.outside_queue_log': PLAIN,
   'ceremony.finalised': PLAIN,
   'ceremony.not_open': PLAIN,
   'ceremony.not_closed': PLAIN,
   'ceremony.invalid_phase_change': PLAIN,
   'transcript.corrupt': PLAIN,
+  /**
+   * A transcript of format 1 (whole-file hashes only, no section hashes) read by a check that needs
+   * format 2, without --allow-legacy-transcript: it proves less, and a new ceremony never writes it.
+   */
+  'transcript.legacy_format': PLAIN,
+  /** A transcript whose format-1 entries (an init, say) are followed by format-2 ones, without the legacy flag. */
+  'transcript.mixed_format': PLAIN,
+  /** The transcript's identifier (the hash of its last entry) is not the one given with --identifier. */
+  'transcript.identifier_mismatch': PLAIN,
   'chain.file_missing': PLAIN,
   'chain.file_unreadable': PLAIN,
   'chain.file_hash_mismatch': PLAIN,
@@ -78,6 +101,8 @@ const ERROR_CODES = {
   'audit.ptau_unpinned': PLAIN,
   /** The audit: the ptau is not the file the auditor pinned with --ptau-hash. */
   'audit.ptau_hash_mismatch': PLAIN,
+  /** The audit: an r1cs pinned neither by the auditor's ceremony.json (`r1csHash`) nor by --r1cs-hash. */
+  'audit.r1cs_unpinned': PLAIN,
   /** The audit: a ptau section the check of contribution 0 relies on is not derived from the ptau's powers of tau. */
   'audit.ptau_inconsistent': PLAIN,
   /** The audit: a chain was finalised with fewer contributions than ceremony.json's minContributions. */
@@ -99,10 +124,22 @@ const ERROR_CODES = {
   /** The audit: the queue log and the transcript disagree (an acceptance and the transcript's link). */
   'audit.queue_log_mismatch': PLAIN,
   /**
+   * The audit: the publication has no queue log, so the order of turns cannot be checked, and the
+   * auditor did not say the ceremony had none (--no-queue-log).
+   */
+  'audit.queue_log_missing': PLAIN,
+  /**
    * The audit: the ceremony is not finished (a chain without its beacon, no `finalised` entry), and
    * the auditor did not ask for an audit of a running ceremony (--in-progress).
    */
   'audit.not_finalised': PLAIN,
+  /** The audit: the `finalised` entry commits no compiler record or verifier sources (a ceremony finalised before). */
+  'audit.verifier_files_uncommitted': PLAIN,
+  /**
+   * The audit: final/compiler.json or a final/Verifier*.sol is not what the `finalised` entry commits, or not the
+   * final key's.
+   */
+  'audit.verifier_files_mismatch': PLAIN,
   /**
    * A verification key (a final key, a manifest's key, a deployed verifier) whose δ equals its γ:
    * no Phase 2, every proof forgeable.
@@ -111,10 +148,22 @@ const ERROR_CODES = {
 
   // Deployed verifier contracts against the ceremony (`ceremony verify-deployment --ceremony`, `--compare`): each
   // a MISMATCH of one verifier, named with it
+  /**
+   * A ceremony folder whose ceremony.json names other circuits than the transcript's chains, or a verifier name the
+   * transcript's `finalised` entry does not commit for that circuit's final key (names swapped, a circuit dropped).
+   */
+  'deployment.verifier_name_mismatch': PLAIN,
   /** A constant of the final verification key (α1, β2, γ2, δ2, an IC point) is not in the deployed runtime code. */
   'deployment.constant_mismatch': PLAIN,
   /** The deployed runtime code is not the recompiled verifier of the final key (metadata trailer aside). */
   'deployment.bytecode_mismatch': PLAIN,
+  /**
+   * The deployed code could not be compared with the recompiled verifier (no committed compiler record, one outside
+   * the documented settings, or a source solc did not compile): a MISMATCH, since its constants alone prove little.
+   */
+  'deployment.not_recompiled': PLAIN,
+  /** A compiler record (final/compiler.json) that is not one, or holds a field or value outside the documented set. */
+  'compiler.record_invalid': PLAIN,
   /** A verifier's runtime code on the second network (`--compare`) is not its code on the first. */
   'deployment.networks_differ': PLAIN,
   /** A manifest entry is not the δ of its final key, or names no verifier of the ceremony, or one is missing. */
@@ -137,6 +186,11 @@ const ERROR_CODES = {
 
   // A candidate zkey that is refused as the next link of a chain
   'zkey.malformed': REFUSES,
+  /**
+   * An uploaded whole key whose section table is not the one a contribution on the head has (the head's ten ids in
+   * ascending order, its sizes but the history's, one record longer): refused before a byte of it is hashed.
+   */
+  'zkey.section_table_mismatch': REFUSES,
   'zkey.not_groth16': REFUSES,
   /** A skeleton (zkey-delta-v1) that is not one contribution on top of the head; the message names the rule. */
   'delta.malformed': REFUSES,
@@ -186,6 +240,8 @@ const ERROR_CODES = {
   // Coordinator server: requests, sign-in, lobby, uploads
   'request.invalid': PLAIN,
   'request.too_large': PLAIN,
+  /** A URL of a file that never changes (a key, the inputs, the ptau, …) with a query string: caches would miss. */
+  'request.query_not_allowed': PLAIN,
   not_found: PLAIN,
   /** Anything that is not a CoordinatorError: the details go to the coordinator's log, never out. */
   internal: PLAIN,
@@ -214,6 +270,16 @@ const ERROR_CODES = {
   'rate.limited': PLAIN,
   /** GET /api/ceremony and /api/transcript: too many whole answers to this address in the window. */
   'rate.ceremony_reads': PLAIN,
+  /** PATCH and HEAD of contribution uploads: too many by this contributor in the window (RATE_LIMIT_UPLOAD_REQUESTS) */
+  'rate.upload_requests': PLAIN,
+  /** GET /api/me, presence streams opened, heartbeats: too many from this contributor in the window. */
+  'rate.contributor_requests': PLAIN,
+  /** GET /api/me/receipts: too many from this contributor in the window. */
+  'rate.receipt_reads': PLAIN,
+  /** File downloads in progress at once: this address (or a turn's holder) has as many as it may. */
+  'download.too_many_in_progress': PLAIN,
+  /** File downloads in progress at once: the coordinator serves as many as its file descriptors allow. */
+  'download.server_busy': PLAIN,
   /** Sign-ins started from one client address and not finished (GitHub states, Semaphore challenges) at most. */
   'auth.too_many_in_progress': PLAIN,
   'lobby.already_contributed': PLAIN,
@@ -249,6 +315,12 @@ const ERROR_CODES = {
 
   // `ceremony publish`
   'publish.out_exists': PLAIN,
+
+  // `ceremony backup`
+  /** The folder to back up into exists already: a backup is always a new folder. */
+  'backup.out_exists': PLAIN,
+  /** `--link-dest` names a folder that is no backup of this ceremony (no backup.json, another ceremony). */
+  'backup.not_a_backup': USAGE,
 
   // `ceremony fetch`: an auditor's copy of what a coordinator publishes
   /** The folder to fetch into holds files already (and --resume was not given). */

@@ -11,7 +11,7 @@ import path from 'node:path';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MAX_COLUMNS = 120;
 const CODE = /\.(ts|mts|js|mjs|cjs|c|h|sh|yml)$|(^|\/)(Dockerfile|run)$/;
-const GENERATED = new Set(['core/kernel/kernel-wasm.generated.ts']);
+const GENERATED = new Set(['core/kernel/kernel-wasm.generated.ts', 'core/kernel/kernel-simd-wasm.generated.ts']);
 
 const tracked = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
 const long: string[] = [];

@@ -10,9 +10,15 @@
 # pinned here, so a registry that served other bytes is refused. The package also carries Node's
 # headers, which node-gyp needs to build better-sqlite3 for this Node (npm_config_nodedir). It is
 # kept outside the repository: in $CEREMONY_NODE_HOME, or ~/.cache.
+#
+#   scripts/fetch-node.sh --home    fetches it whatever the Node on PATH, and prints its folder (the
+#                                   container test's stand-in Node image is made from it)
 set -euo pipefail
 
-if command -v node >/dev/null 2>&1 && [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 24 ]; then
+print_home=false
+[ "${1:-}" = "--home" ] && print_home=true
+if ! $print_home && command -v node >/dev/null 2>&1 &&
+  [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 24 ]; then
   exit 0
 fi
 version=24.22.3
@@ -55,4 +61,8 @@ if [ ! -x "$home/bin/node" ]; then
   rm -rf "$home"
   mv "$work/unpacked/package" "$home"
 fi
-printf 'export PATH=%q:"$PATH"\nexport npm_config_nodedir=%q\n' "$home/bin" "$home"
+if $print_home; then
+  printf '%s\n' "$home"
+else
+  printf 'export PATH=%q:"$PATH"\nexport npm_config_nodedir=%q\n' "$home/bin" "$home"
+fi

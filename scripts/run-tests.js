@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // `npm test`: prepares the shared fixtures once (so parallel test files do not all build them),
 // builds what is stale (dist/ and web/dist, scripts/build.js), then runs every
-// tests/**/*.test.ts with node's test runner through tsx (tests/browser/ last, one at a time).
+// tests/**/*.test.ts with node's test runner through tsx (tests/browser/ and the container test
+// last, one at a time).
 // Pass file paths to run only those: `npm test -- tests/core/init-refusals.test.ts`.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 function findTests(dir) {
@@ -20,14 +22,21 @@ const node = process.execPath;
 const prepare = spawnSync(node, ['--import', 'tsx', 'tests/fixtures/prepare-fixtures.ts'], { stdio: 'inherit' });
 if (prepare.status !== 0) process.exit(prepare.status ?? 1);
 const isBrowserTest = (file) => path.normalize(file).startsWith(path.join('tests', 'browser') + path.sep);
-const browserFiles = files.filter(isBrowserTest);
-const otherFiles = files.filter((file) => !isBrowserTest(file));
+// The container test builds images (a cold build compiles for many minutes) and runs a stack that
+// acts on clocks: alone, so neither it nor the tests beside it are starved.
+const isContainerTest = (file) => path.normalize(file) === path.join('tests', 'ops', 'compose-stack.test.ts');
+const soloFiles = files.filter((file) => isContainerTest(file) || isBrowserTest(file));
+const otherFiles = files.filter((file) => !soloFiles.includes(file));
 // The tests run the compiled app (bin/ceremony.js → dist/) and the built browser app (web/dist):
 // build whatever is older than its sources first (a no-op when both are current).
 const build = spawnSync(node, ['scripts/build.js'], { stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 // A test that hangs fails by name after 10 minutes instead of holding the whole run until CI's limit.
 const TEST_TIMEOUT_MS = 10 * 60 * 1000;
+// Each run also writes its failures, one short block each, to a file printed at the very end: a CI
+// log is read from its tail, where TAP leaves the last test that passed.
+const summaryDir = mkdtempSync(path.join(os.tmpdir(), 'ceremony-test-failures-'));
+let runs = 0;
 const runTests = (list, concurrency) =>
   spawnSync(
     node,
@@ -39,6 +48,9 @@ const runTests = (list, concurrency) =>
       '--test',
       // TAP whatever the output is (Node 24 reports with `spec` to a pipe): CI counts its `ok` lines.
       '--test-reporter=tap',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=./scripts/test-failure-summary.mjs',
+      `--test-reporter-destination=${path.join(summaryDir, `run-${++runs}.txt`)}`,
       `--test-concurrency=${concurrency}`,
       `--test-timeout=${TEST_TIMEOUT_MS}`,
       ...list,
@@ -46,7 +58,15 @@ const runTests = (list, concurrency) =>
     { stdio: 'inherit' },
   ).status ?? 1;
 let status = otherFiles.length > 0 ? runTests(otherFiles, 2) : 0;
-// Browser tests last and one at a time: Chromium and its Web Workers take every core, which would
-// starve the tests that act on a clock (e.g. crash-safety kills a contribution after N ms).
-if (browserFiles.length > 0) status = runTests(browserFiles, 1) || status;
+// Browser tests (and the container test) last and one at a time: Chromium and its Web Workers take
+// every core, which would starve the tests that act on a clock (e.g. crash-safety kills a
+// contribution after N ms).
+if (soloFiles.length > 0) status = runTests(soloFiles, 1) || status;
+const failures = readdirSync(summaryDir)
+  .sort()
+  .map((name) => readFileSync(path.join(summaryDir, name), 'utf8'))
+  .join('');
+rmSync(summaryDir, { recursive: true, force: true });
+if (failures.length > 0) process.stdout.write(`\n# Failed tests (their first error lines):\n${failures}`);
+else if (status !== 0) process.stdout.write(`\n# The test runner exited ${status} with no failed test named.\n`);
 process.exit(status);

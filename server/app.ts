@@ -10,19 +10,19 @@ import type { ContributionStore } from './contributions/contribution-store.ts';
 import type { CeremonyPhaseStore } from './ceremony-phase.ts';
 import type { CeremonyService, ServiceLog } from './ceremony-service.ts';
 import { createPublicRouter } from './routes/public-router.ts';
+import { withinDownloadBudget } from './routes/immutable-download.ts';
 import { createContributorRouter } from './routes/contributor-router.ts';
-import {
-  DEFAULT_MAX_PRESENCE_STREAMS,
-  keepAliveMs,
-  PRESENCE_STREAMS_PER_CONTRIBUTOR,
-  PresenceStreams,
-} from './routes/presence-stream.ts';
+import { keepAliveMs, PRESENCE_STREAMS_PER_CONTRIBUTOR, PresenceStreams } from './routes/presence-stream.ts';
 import { createCoordinatorRouter } from './routes/coordinator-router.ts';
 import { createQueueLogRouter } from './routes/queue-log-router.ts';
 import type { ContributionUploads } from './files/contribution-uploads.ts';
 import { errorHandler, notFoundHandler } from './http/error-handler.ts';
 import type { RateLimits } from './http/rate-limits.ts';
 import { securityHeaders } from './http/security-headers.ts';
+import { descriptorBudget } from './http/descriptor-budget.ts';
+import { DOWNLOADS_PER_ADDRESS, DownloadSlots } from './http/download-slots.ts';
+import { SLOW_READER_DEFAULTS, SlowReaderGuard, type SlowReaderLimits } from './http/slow-reader-guard.ts';
+import { bodyDeadline, HTTP_TIMEOUT_DEFAULTS } from './http/server-timeouts.ts';
 import type { CoordinatorMetrics } from './metrics/coordinator-metrics.ts';
 import { createMetricsRouter } from './metrics/metrics-router.ts';
 import { httpByteCounter } from './metrics/http-byte-counter.ts';
@@ -56,10 +56,17 @@ export interface AppDeps {
   publicUrl?: string;
   /** The rate limits (server/http/rate-limits.ts); none when absent. */
   rateLimits?: RateLimits;
-  /** Trusted reverse-proxy hops (client address from X-Forwarded-For). Default 0. */
-  trustProxy?: number;
-  /** GET /api/me/presence's limits and keep-alive pace (presence-stream.ts); default: 500 streams, 15 s. */
+  /**
+   * The trusted reverse proxies' addresses, CIDRs or named ranges (server/http/trusted-proxies.ts): the client's
+   * address is taken from X-Forwarded-For only past them. Default none.
+   */
+  trustProxy?: readonly string[];
+  /** GET /api/me/presence's limits and keep-alive pace (presence-stream.ts); default: from the descriptors, 15 s. */
   presence?: { maxStreams: number; keepAliveMs: number };
+  /** File downloads at once, per address and in all (download-slots.ts); default 8, and the descriptors'. */
+  downloads?: { perAddress: number; total: number };
+  /** The minimum transfer rate of every answer (slow-reader-guard.ts); default 8 KiB/s over a minute. */
+  slowReaders?: SlowReaderLimits;
   /** Where the coordinator reads the announced beacon's block (BEACON_RPC_URL); none: the coordinator gives it. */
   beacon?: { rpcUrl: string | undefined; confirmations: number };
   /** GET /metrics, with METRICS_TOKEN when set (server/metrics). */
@@ -69,7 +76,16 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', deps.trustProxy ? deps.trustProxy : false);
+  app.set('trust proxy', deps.trustProxy?.length ? [...deps.trustProxy] : false);
+  // Before anything answers: every answer is watched for a reader that holds it back.
+  const slowReaders = new SlowReaderGuard(deps.slowReaders ?? SLOW_READER_DEFAULTS, (req, fields) =>
+    deps.log.info('connection closed: its client read slower than the minimum transfer rate', {
+      method: req.method,
+      path: (req.url ?? '').slice(0, 200),
+      ...fields,
+    }),
+  );
+  app.use(slowReaders.middleware());
   // First, so every request's bytes count, refusals by any later middleware included.
   if (deps.metrics) {
     const collector = deps.metrics.collector;
@@ -82,12 +98,21 @@ export function createApp(deps: AppDeps): express.Express {
 
   // Uploads first: tus reads the raw request body itself, so no body parser may run before it.
   const uploads = deps.uploads.handler;
-  if (deps.rateLimits) app.post('/api/circuits/:name/contributions', deps.rateLimits.uploadCreation);
+  // tus picks its handler by method alone: a POST to a sub-path would create an upload past the creation limit.
+  app.post('/api/circuits/:name/contributions/*rest', notFoundHandler);
+  if (deps.rateLimits) {
+    const { uploadCreation, uploadRequests } = deps.rateLimits;
+    app.post('/api/circuits/:name/contributions', uploadCreation);
+    app.all('/api/circuits/:name/contributions{/*rest}', (req, res, next) =>
+      req.method === 'PATCH' || req.method === 'HEAD' ? uploadRequests(req, res, next) : next(),
+    );
+  }
   app.all('/api/circuits/:name/contributions{/*rest}', deps.auth.requireContributor, deps.auth.requireCsrf, uploads);
 
-  // Before the app-wide parser: /auth parses its own bodies with a smaller limit (64 kB).
+  // Every body below is small (16 kB at most): one sent at a trickle is cut rather than hold its socket.
+  app.use(bodyDeadline(HTTP_TIMEOUT_DEFAULTS.bodyDeadlineMs));
+  // No app-wide body parser: each route that takes a JSON body parses it after its guards (server/http/json-body.ts).
   app.use('/auth', deps.auth.router);
-  app.use(express.json({ limit: '256kb' }));
   app.use(
     createPublicRouter({
       config: deps.config,
@@ -98,7 +123,13 @@ export function createApp(deps: AppDeps): express.Express {
       ceremonyState: () => deps.service.ceremonyState(),
       diskSpace: () => deps.uploads.diskSpace(),
       log: deps.log,
-      downloadBudget: deps.rateLimits?.downloads,
+      downloads: {
+        budget: deps.rateLimits?.downloads,
+        slots: new DownloadSlots({
+          perPayer: deps.downloads?.perAddress ?? DOWNLOADS_PER_ADDRESS,
+          total: deps.downloads?.total ?? descriptorBudget().maxDownloads,
+        }),
+      },
       readLimit: deps.rateLimits?.ceremonyReads,
     }),
   );
@@ -113,7 +144,7 @@ export function createApp(deps: AppDeps): express.Express {
         deps.lobby,
         deps.service,
         {
-          maxStreams: deps.presence?.maxStreams ?? DEFAULT_MAX_PRESENCE_STREAMS,
+          maxStreams: deps.presence?.maxStreams ?? descriptorBudget().maxPresenceStreams,
           maxPerContributor: PRESENCE_STREAMS_PER_CONTRIBUTOR,
         },
         deps.presence?.keepAliveMs ?? keepAliveMs(0),
@@ -121,6 +152,8 @@ export function createApp(deps: AppDeps): express.Express {
       requireContributor: deps.auth.requireContributor,
       requireCsrf: deps.auth.requireCsrf,
       joinLimit: deps.rateLimits?.join,
+      contributorLimit: deps.rateLimits?.contributorRequests,
+      receiptLimit: deps.rateLimits?.receiptReads,
     }),
   );
   app.use(
@@ -130,8 +163,13 @@ export function createApp(deps: AppDeps): express.Express {
       requireCsrf: deps.auth.requireCsrf,
     }),
   );
-  if (deps.webDir) app.use(express.static(deps.webDir, { index: 'index.html', fallthrough: true }));
   app.use('/api', notFoundHandler);
+  // The app's files: within the address's byte budget, as every file the coordinator sends.
+  if (deps.webDir)
+    app.use(
+      withinDownloadBudget(deps.rateLimits?.downloads),
+      express.static(deps.webDir, { index: 'index.html', fallthrough: true }),
+    );
   app.use(errorHandler(deps.log));
   return app;
 }

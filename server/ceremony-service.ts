@@ -8,13 +8,15 @@
  * by another process, a full disk) is tried again after a while, the contribution still
  * `verifying`, as long as its candidate is intact (commitRetryDelaysMs). A contribution left
  * `verifying` without a verdict (a crash, or retries run out) is settled from the
- * transcript: already in it → accepted; otherwise, at start-up and with its candidate intact →
- * verified again; otherwise → an error the contributor sees, and they are put back in the queue.
+ * transcript: already in it → accepted; otherwise, at start-up and with its candidate intact in
+ * this folder's uploads → verified again; otherwise → an error the contributor sees, and they are
+ * put back in the queue.
  * Every verdict goes through recordVerdict: its state comes from the contribution life cycle
  * (contributions/contribution-lifecycle.ts), and the contribution row and the lobby's turn record
  * it in one transaction.
  */
 import { rm, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { flushAhead } from '../core/fs/atomic-write.ts';
 import { commitPreverifiedContribution } from '../core/ceremony/extend-chain.ts';
@@ -79,6 +81,13 @@ function wait(ms: number, run: AbortSignal): Promise<boolean> {
   return sleep(ms, true, { signal: run }).catch(() => false);
 }
 
+/** The verdict on a candidate whose upload this coordinator does not have (any more). */
+const LOST_IN_RESTART = {
+  event: 'unverifiable',
+  code: 'verification.unavailable',
+  message: 'the uploaded file was lost in a coordinator restart; please contribute again',
+} as const;
+
 const DEFAULT_COMMIT_RETRY_DELAYS_MS = Array.from({ length: 32 }, (_, i) => Math.min(1000 * 2 ** i, 30_000));
 
 /**
@@ -104,14 +113,19 @@ export interface SubmittedUpload {
   /** The finished upload, inside the data folder (it is renamed into the chain on acceptance). */
   path: string;
   size: number;
-  /** Its BLAKE2b-512 when the coordinator computed it as it wrote the file (a streamed delta). */
+  /**
+   * Its BLAKE2b-512 when the coordinator computed it as it wrote the file (a streamed delta). An
+   * upload handed in with its `refusal` and no hash is recorded with an empty one: it was refused
+   * before it was hashed.
+   */
   fileHash?: string;
   /** Its sections' hashes, taken with `fileHash` (the transcript records both). */
   sectionHashes?: SectionHashes;
   /**
-   * The verdict already found as the upload arrived (a streamed delta's point off the curve, or a
-   * point at infinity out of place: checks of the points alone, the verifier's own): recorded as
-   * the verifier's refusal would be, without a second pass over L and H.
+   * The verdict already found by the coordinator (an upload that is not laid out as a contribution
+   * on the head, a bad record, a streamed delta's point off the curve or point at infinity out of
+   * place: the verifier's own checks, with its codes): recorded as the verifier's refusal would be,
+   * without a verifier or a pass over the file.
    */
   refusal?: { code: ErrorCode; message: string };
 }
@@ -215,12 +229,14 @@ export class CeremonyService {
     lobby.requireTurn(upload.principal.id, upload.circuit);
     const headIndex = await this.headIndex(upload.circuit);
     const identity = await fileIdentity(upload.path);
-    // The whole file's hash and its sections' in one read, unless they came with the file.
-    const { fileHash, sectionHashes } = upload.fileHash
-      ? { fileHash: upload.fileHash, sectionHashes: upload.sectionHashes }
-      : await hashZkeyFile(upload.path);
+    // The whole file's hash and its sections' in one read, unless they came with the file. An upload refused
+    // already is never hashed: no link can name it, and its refusal must cost no pass over its bytes.
+    const { fileHash, sectionHashes } =
+      upload.fileHash || upload.refusal
+        ? { fileHash: upload.fileHash ?? '', sectionHashes: upload.sectionHashes }
+        : await hashZkeyFile(upload.path);
     // A hash given with the file was taken as it was written: nothing to compare across here.
-    const hashedAs = upload.fileHash ? identity : await fileIdentity(upload.path);
+    const hashedAs = upload.fileHash || upload.refusal ? identity : await fileIdentity(upload.path);
     const row = this.deps.db.transaction(() => {
       const created = contributions.create({
         circuit: upload.circuit,
@@ -309,6 +325,14 @@ export class CeremonyService {
     // Unknown, already decided, or being committed: a duplicate outcome.
     if (!row || row.status !== 'verifying' || this.committing.has(row.id)) return;
     try {
+      // An outcome for a candidate of another folder (a restored database beside its original,
+      // on the same Redis): never committed from there, nor removed; its author goes again.
+      if (!this.inOwnUploads(row.candidatePath)) {
+        this.deps.log.warn('a verification outcome for an upload outside this data folder, settled as lost', {
+          contributionId: row.id,
+        });
+        return await this.refuse(row, LOST_IN_RESTART);
+      }
       // The upload's tus metadata file is of no use once the verdict is in; it goes before the
       // verdict is recorded, so that whoever sees the verdict finds the uploads folder clean.
       await rm(`${row.candidatePath}.json`, { force: true }).catch((error: unknown) =>
@@ -342,7 +366,9 @@ export class CeremonyService {
             code: 'verification.unavailable',
             message: 'the contribution could not be verified; please contribute again',
           };
-    await this.refuse(row, { event: outcome.status === 'invalid' ? 'refused' : 'unverifiable', ...refusal });
+    // The verifier's error is on what was uploaded (a file it could not read through): a missed turn,
+    // as a refusal is; the coordinator's own failures (settleUnfinished) are not the uploader's.
+    await this.refuse(row, { event: outcome.status === 'invalid' ? 'refused' : 'unverifiable', ...refusal }, true);
     log.info('contribution refused', {
       contributionId: row.id,
       circuit: row.circuit,
@@ -429,7 +455,7 @@ export class CeremonyService {
    * the life cycle's transition. Returns false, changing nothing, when the contribution is
    * already decided (outcomes may be delivered twice).
    */
-  private recordVerdict(row: ContributionRow, verdict: Verdict): boolean {
+  private recordVerdict(row: ContributionRow, verdict: Verdict, errorCausedByUpload = false): boolean {
     const { contributions, lobby, clock, db, receipts, config } = this.deps;
     const recorded = db.transaction(() => {
       const current = contributions.get(row.id)?.status;
@@ -453,7 +479,7 @@ export class CeremonyService {
       }
       // False only if the lobby already ended this turn, which one transaction per verdict rules
       // out; the row is brought in step rather than left verifying for ever.
-      lobby.recordVerdict(row.id, settled);
+      lobby.recordVerdict(row.id, settled, { errorCausedByUpload });
       return settled;
     })();
     if (recorded) this.observeVerdict(row, recorded.status === 'accepted' ? undefined : recorded.code);
@@ -473,10 +499,17 @@ export class CeremonyService {
     );
   }
 
-  /** Records a verdict against the contribution, puts its author back in line, drops the file. */
-  private async refuse(row: ContributionRow, verdict: Verdict & { event: 'refused' | 'unverifiable' }): Promise<void> {
-    this.recordVerdict(row, verdict);
-    await rm(row.candidatePath, { force: true });
+  /**
+   * Records a verdict against the contribution, puts its author back in line (a missed turn when
+   * refused, or when an error was `causedByUpload`), drops the file.
+   */
+  private async refuse(
+    row: ContributionRow,
+    verdict: Verdict & { event: 'refused' | 'unverifiable' },
+    causedByUpload = false,
+  ): Promise<void> {
+    this.recordVerdict(row, verdict, causedByUpload);
+    if (this.inOwnUploads(row.candidatePath)) await rm(row.candidatePath, { force: true });
   }
 
   /**
@@ -498,6 +531,16 @@ export class CeremonyService {
         headFileHash: chain.head.fileHash,
       });
     }
+  }
+
+  /**
+   * Whether a candidate's recorded path is in this data folder's uploads. A database restored into
+   * another folder (a backup, docs/operations.md) names the files of the folder it was copied from:
+   * a coordinator verifying one of those would move another folder's upload into its own chain.
+   */
+  private inOwnUploads(candidatePath: string): boolean {
+    const uploads = path.join(path.resolve(this.deps.config.dataDir), 'uploads') + path.sep;
+    return path.resolve(candidatePath).startsWith(uploads);
   }
 
   /** Start-up reconciliation of contributions left `verifying` by a crash. */
@@ -530,6 +573,7 @@ export class CeremonyService {
     }
     if (
       options.reverify &&
+      this.inOwnUploads(row.candidatePath) &&
       (await hashFile(row.candidatePath).then(
         (hash) => hash === row.fileHash,
         () => false,
@@ -540,7 +584,7 @@ export class CeremonyService {
       return;
     }
     const message = options.reverify
-      ? 'the uploaded file was lost in a coordinator restart; please contribute again'
+      ? LOST_IN_RESTART.message
       : 'the coordinator could not store your verified contribution; please contribute again';
     await this.refuse(row, { event: 'unverifiable', code: 'verification.unavailable', message });
     log.warn('unfinished contribution settled as an error', { contributionId: row.id, reason: message });

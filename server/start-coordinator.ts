@@ -28,6 +28,7 @@ import { CeremonyService, type ServiceLog } from './ceremony-service.ts';
 import { Redis } from 'ioredis';
 import { createApp } from './app.ts';
 import type { Express } from 'express';
+import { createBoundedServer } from './http/server-timeouts.ts';
 import { ContributionUploads } from './files/contribution-uploads.ts';
 import { createRateLimits } from './http/rate-limits.ts';
 import { createAuthRouter } from './auth/auth-router.ts';
@@ -108,7 +109,7 @@ export async function startCoordinator(
   closers.add('the MSM threads', closeMultiExp);
   closers.add('the curve', releaseBn128);
   try {
-    const auth = authConfigFromEnv(serverConfig.env, {
+    const auth = authConfigFromEnv(serverConfig.signIn, {
       publicUrl: serverConfig.publicUrl,
       testNetwork: config.testNetwork,
       host: serverConfig.host,
@@ -135,6 +136,8 @@ export async function startCoordinator(
     const dispatcher = await startDispatcher(serverConfig, log);
     closers.add('the verification dispatcher', () => dispatcher.close());
     const metrics = new CoordinatorMetrics({ config, lobby, phase });
+    // The uploads (made after the service) hear of each turn that ends without an upload, to delete its unfinished one.
+    let uploadsOf: ContributionUploads | undefined;
     const service = new CeremonyService({
       config,
       db,
@@ -145,7 +148,13 @@ export async function startCoordinator(
       receipts,
       log,
       tickIntervalMs: options.tickIntervalMs,
-      observer: metrics,
+      observer: {
+        lobbyEvent: (event) => {
+          metrics.lobbyEvent(event);
+          uploadsOf?.onLobbyEvent(event);
+        },
+        contributionDecided: (decision) => metrics.contributionDecided(decision),
+      },
     });
     closers.add('the ceremony service', () => service.stop());
     const uploads = new ContributionUploads({
@@ -159,6 +168,7 @@ export async function startCoordinator(
       publicOrigin: serverConfig.publicUrl ? new URL(serverConfig.publicUrl).origin : undefined,
       onUploadFinished: (circuit, ms) => metrics.uploadFinished(circuit, ms),
     });
+    uploadsOf = uploads;
     closers.add('the uploads', () => uploads.close());
     metrics.watchCeremony({ ceremonyState: () => service.ceremonyState(), diskSpace: () => uploads.diskSpace() });
     const rateLimitRedis = connectRateLimitRedis(serverConfig, log, closers);
@@ -183,6 +193,8 @@ export async function startCoordinator(
       publicUrl: serverConfig.publicUrl,
       rateLimits,
       trustProxy: serverConfig.trustProxy,
+      downloads: serverConfig.downloads,
+      slowReaders: serverConfig.slowReaders,
       beacon: serverConfig.beacon,
       metrics: { collector: metrics, token: serverConfig.metricsToken },
       presence: {
@@ -227,6 +239,7 @@ export async function startCoordinator(
       phase: phase.get(),
       ceremony: config.id,
       node: process.version,
+      openFiles: serverConfig.descriptors.softLimit,
     });
     // Real time, not the ceremony's clock: the runtime's support ends on the calendar.
     const endOfLife = nodeEndOfLifeWarning(process.version, new Date());
@@ -316,10 +329,15 @@ async function listen(app: Express, serverConfig: ServerConfig, closers: CloserS
   let server: Server;
   try {
     server = await new Promise<Server>((resolve, reject) => {
-      // Express 5 hands a listen error (EADDRINUSE, EACCES) to this callback.
-      const listening = app.listen(serverConfig.port, serverConfig.host, (error?: Error) =>
-        error ? reject(error) : resolve(listening),
-      );
+      const bounded = createBoundedServer(app, {
+        ...serverConfig.http,
+        longestTurnMs: serverConfig.lobby.maxTurnMs,
+      });
+      bounded.once('error', reject);
+      bounded.listen(serverConfig.port, serverConfig.host, () => {
+        bounded.off('error', reject);
+        resolve(bounded);
+      });
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

@@ -15,6 +15,7 @@
  * it. The process leaves when the coordinator asks (after finishing what it is verifying) or when
  * the IPC channel closes, which is what happens when the coordinator dies, even by kill -9.
  */
+import { boundedText } from '../core/bounded-text.ts';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
 import {
@@ -26,12 +27,15 @@ import {
 import { prepareHead } from './prepare-head.ts';
 import { verifyRequest } from './verify-request.ts';
 
+/** A failure's text for the coordinator's log, bounded: an error may quote what an uploader sent. */
 function describe(error: unknown): string {
   if (error instanceof Error)
-    return (error as NodeJS.ErrnoException).code
-      ? `${(error as NodeJS.ErrnoException).code}: ${error.message}`
-      : error.message;
-  return String(error);
+    return boundedText(
+      (error as NodeJS.ErrnoException).code
+        ? `${(error as NodeJS.ErrnoException).code}: ${error.message}`
+        : error.message,
+    );
+  return boundedText(String(error));
 }
 
 function post(message: FromEmbeddedVerifier): void {

@@ -30,6 +30,7 @@ import {
   type VerificationOutcome,
   type VerificationRequest,
 } from '../core/verifier-contract/verifier-contract.ts';
+import { boundedText } from '../core/bounded-text.ts';
 import { encodeRefusal } from '../core/verifier-contract/refusal-encoding.ts';
 import { prepareHead } from './prepare-head.ts';
 import { verifyRequest } from './verify-request.ts';
@@ -79,7 +80,15 @@ async function processVerification(job: VerificationJob): Promise<VerificationOu
     // Retrying a malformed job cannot help; the coordinator sees it as an 'error' outcome.
     throw new UnrecoverableError((error as Error).message);
   }
-  const outcome = await verifyRequest(request);
+  const outcome = await verifyRequest(request).catch((error: unknown) => {
+    // Retried, then read by the coordinator as the failure's reason and kept in Redis (with its stack): bounded,
+    // whatever it quotes; its class and code stay.
+    if (error instanceof Error && boundedText(error.message) !== error.message) {
+      error.message = boundedText(error.message);
+      error.stack = `${error.name}: ${error.message}`;
+    }
+    throw error;
+  });
   if (outcome.status === 'invalid') {
     throw new UnrecoverableError(encodeRefusal(outcome));
   }

@@ -10,6 +10,7 @@
  * What it shares with the coordinator (the request and outcome shapes, isRefusalCode) is the
  * verifier contract, core/verifier-contract/verifier-contract.ts.
  */
+import { boundedText } from '../core/bounded-text.ts';
 import { isCoordinatorError } from '../core/errors.ts';
 import { verifyLinkFromHead, type LinkVerdict } from '../core/link-check/verify-link-from-head.ts';
 import type { KnownSectionHashes } from '../core/link-check/check-link-structure.ts';
@@ -91,7 +92,8 @@ export async function verifyRequest(request: VerificationRequest): Promise<Decid
       : { contributionId, status: 'valid', contributionHash: link.contributionHash, recordedName: link.recordedName };
   } catch (error) {
     if (isCoordinatorError(error) && isRefusalCode(error.code)) {
-      return { contributionId, status: 'invalid', code: error.code, message: error.message };
+      // Shown to the contributor and logged: bounded, whatever the file made it quote.
+      return { contributionId, status: 'invalid', code: error.code, message: boundedText(error.message) };
     }
     throw error;
   }

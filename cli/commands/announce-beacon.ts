@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import { announceBeacon, DEFAULT_MIN_BLOCKS_AHEAD } from '../../core/finalise/beacon-announcement.ts';
 import { parseChainId } from '../../core/deployment/deployed-code-reader.ts';
 import { dataDirOption, parseWholeNumber } from './shared-options.ts';
+import { helpExamples, helpNotes } from './command-help.ts';
 
 export function announceBeaconCommand(): Command {
   return new Command('announce-beacon')
@@ -25,9 +26,19 @@ export function announceBeaconCommand(): Command {
     .addOption(dataDirOption())
     .addHelpText(
       'after',
-      '\nPublish the announcement (the transcript, or its last entry hash) before the block is mined: only a\n' +
-        'public record of that time shows nobody knew the beacon. From here on the ceremony takes no\n' +
-        'contribution; once the block has its confirmations, `ceremony finalise --rpc URL` takes its hash.',
+      helpNotes(
+        '\nPublish the announcement (the transcript, or its last entry hash) before the block is mined: only a\n' +
+          'public record of that time shows nobody knew the beacon. From here on the ceremony takes no\n' +
+          'contribution; once the block has its confirmations, `ceremony finalise --rpc URL` takes its hash.',
+      ),
+    )
+    .addHelpText(
+      'after',
+      helpExamples([
+        'the hash of a block of Ethereum about a day ahead, hashed 2^10 times',
+        'ceremony announce-beacon --chain-id 1 --block 21007200 --iterations 10 \\\n' +
+          '--rpc https://eth.example --data ceremony-data',
+      ]),
     )
     .action(
       async (options: {

@@ -4,7 +4,10 @@
  * contributor can find theirs), or all of it as JSON with --json (the shape docs/audit.md
  * documents). Exit 0 when every finding passed, 1 otherwise, 2 for a usage error. An unfinished
  * ceremony fails (`audit.not_finalised`) unless --in-progress asks for an audit of a running one,
- * whose last line then says it is not finished.
+ * whose last line then says it is not finished. The configuration is the auditor's own (--config,
+ * default the checkout's ceremony-data/ceremony.json), never the publication's; --identifier refuses
+ * any other transcript, --allow-legacy-transcript reads one with format-1 entries and says what that
+ * left unproven.
  */
 import { Command, Option } from 'commander';
 import { auditCeremony, DEFAULT_MAX_BEACON_ITERATIONS_EXP, type AuditReport } from '../../core/audit/audit-ceremony.ts';
@@ -12,13 +15,17 @@ import { BEACON_ITERATIONS_EXP } from '../../core/transcript/transcript-format.t
 import { parsePtauHash } from '../../core/audit/pin-ptau.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { requireHttpUrl } from '../../core/deployment/deployed-code-reader.ts';
+import { DEFAULT_AUDITOR_CONFIG } from '../../core/audit/auditor-config.ts';
+import { defaultPtauMemoDir } from '../../core/audit/verified-ptau-memo.ts';
+import { parseIdentifier } from '../../core/transcript/ceremony-identifier.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
+import { helpExamples, helpNotes } from './command-help.ts';
 
 /**
  * The JSON output's format name and version: a contributor's tool may read it, so it only changes with a new version.
  */
 export const AUDIT_JSON_FORMAT = 'ceremony-audit';
-export const AUDIT_JSON_VERSION = 2;
+export const AUDIT_JSON_VERSION = 3;
 
 function parseMinContributions(value: string): number {
   if (!/^[1-9]\d{0,5}$/.test(value)) {
@@ -73,6 +80,12 @@ export function renderAuditReport(report: AuditReport): string {
   if (report.ptau) {
     lines.push('', `ptau: ${report.ptau.path} BLAKE2b-512 ${report.ptau.blake2b512}`);
     if (report.ptau.sectionsChecked) for (const item of report.ptau.sectionsChecked) lines.push(`  checked: ${item}`);
+    const remembered = report.ptau.sectionsRemembered;
+    if (remembered)
+      lines.push(
+        `  (remembered: checked by this machine on ${remembered.checkedAt}, ` +
+          `check version ${remembered.checkVersion}; --recheck-ptau checks again)`,
+      );
   }
   const withHashes = report.circuits.filter((circuit) => circuit.r1cs.blake2b512 !== undefined);
   if (withHashes.length > 0) {
@@ -107,7 +120,12 @@ export function renderAuditReport(report: AuditReport): string {
   }
   if (report.identifier) {
     const { hash, seq, type } = report.identifier;
-    lines.push('', `ceremony identifier: ${hash}`, `  (the hash of transcript entry ${seq}, its last: ${type})`);
+    const given = report.identifier.given ? '; the one given with --identifier' : '';
+    lines.push(
+      '',
+      `ceremony identifier: ${hash}`,
+      `  (the hash of transcript entry ${seq}, its last: ${type}${given})`,
+    );
   }
   const failures = report.findings.filter((f) => !f.ok).length;
   lines.push('', lastLine(report, failures));
@@ -117,8 +135,11 @@ export function renderAuditReport(report: AuditReport): string {
 /** The verdict: passed, failed, or passed so far for a running ceremony (which must say it is not finished). */
 function lastLine(report: AuditReport, failures: number): string {
   const verdict = failures === 0 ? 'audit passed' : `audit FAILED: ${failures} problem${failures === 1 ? '' : 's'}`;
-  if (!report.inProgress) return verdict;
-  return `${verdict}; the ceremony is in progress, NOT finished: ${report.inProgress.missing.join('; ')}`;
+  const legacy = report.legacyTranscript
+    ? `; LEGACY transcript, read with --allow-legacy-transcript: ${report.legacyTranscript.unproven}`
+    : '';
+  if (!report.inProgress) return `${verdict}${legacy}`;
+  return `${verdict}; the ceremony is in progress, NOT finished: ${report.inProgress.missing.join('; ')}${legacy}`;
 }
 
 export function auditCommand(): Command {
@@ -128,6 +149,12 @@ export function auditCommand(): Command {
         'the pinned ptau, every link, every final key, the transcript and the manifest',
     )
     .argument('<dir>', 'published ceremony folder (ceremony.json, circuits, ptau, chains, transcript, final)')
+    .option(
+      '--config <file>',
+      "your own ceremony.json, never the coordinator's: the publication's must agree with it, and its r1cs and " +
+        'ptau hashes are your pins',
+      DEFAULT_AUDITOR_CONFIG,
+    )
     .option(
       '--ptau <file>',
       'the powers of tau, for a publication made without it (checked against its ptau-source.json)',
@@ -170,24 +197,82 @@ export function auditCommand(): Command {
       ).argParser(requireHttpUrl),
     )
     .option(
+      '--identifier <hash>',
+      'the ceremony identifier you compared with others (the hash of the transcript’s last entry): any other ' +
+        'transcript fails (transcript.identifier_mismatch)',
+      parseIdentifier,
+    )
+    .option(
+      '--allow-legacy-transcript',
+      'read a transcript with format-1 entries (whole-file hashes only) instead of failing it; the verdict then ' +
+        'says what stayed unproven',
+    )
+    .option(
+      '--no-queue-log',
+      "the ceremony had no queue log (made without the coordinator's lobby): a missing " +
+        'transcript/queue-log.jsonl passes, the order of turns NOT checked (without it, audit.queue_log_missing)',
+    )
+    .option(
       '--in-progress',
       'audit a running ceremony: what it has so far must pass, and the last line says it is not finished ' +
         '(without it, an unfinished ceremony fails with audit.not_finalised)',
+    )
+    .addOption(
+      new Option(
+        '--final-key',
+        "check each chain's last key against contribution 0 and its records (two MSMs a chain, whatever its " +
+          'length), not every link (one MSM a key): proves the final key descends from every recorded ' +
+          'contribution, NOT that the keys between are valid',
+      ).conflicts('everyLink'),
+    )
+    .option('--every-link', 'check every key against the one before it (the default; says so explicitly)')
+    .option(
+      '--recheck-ptau',
+      "check the ptau's sections even when this machine remembers the file as verified (and remember it anew)",
     )
     .option('--json', "print the findings, the hashes and every chain's contributions as JSON (see docs/audit.md)")
     .option('--quiet', 'no progress lines on stderr')
     .addHelpText(
       'after',
-      '\nThe ptau must be pinned: a known public file (core/ptau/known-ptau-files.json) or --ptau-hash;\n' +
-        'any other fails the audit, showing its hash. The ceremony must be finished (every chain\n' +
-        'finalised, the manifest there and matching), else audit.not_finalised; --in-progress audits a\n' +
-        "running one. The hash of the transcript's last entry is printed as the ceremony identifier.\n" +
-        'Exit status: 0 every finding passed, 1 any failed, 2 usage error.',
+      helpNotes(
+        '\nThe configuration is yours (--config, default ceremony-data/ceremony.json here): a publication\n' +
+          'whose ceremony.json differs fails (config.publication_mismatch). The ptau must be pinned: a known\n' +
+          "public file (core/ptau/known-ptau-files.json), your ceremony.json's ptauHash or --ptau-hash; and\n" +
+          "every r1cs: your ceremony.json's r1csHash or --r1cs-hash; else the audit fails, showing the hashes.\n" +
+          'A transcript with format-1 entries fails unless --allow-legacy-transcript; a publication without\n' +
+          'its queue log fails unless --no-queue-log (the order of turns then NOT checked). The ceremony must be\n' +
+          'finished (every chain finalised, the manifest there and matching), else audit.not_finalised;\n' +
+          "--in-progress audits a running one. The hash of the transcript's last entry is printed as the\n" +
+          'ceremony identifier; --identifier HASH fails any other.\n' +
+          "Every key is checked against the one before it. --final-key checks only each chain's last key\n" +
+          'against contribution 0 and its records: it proves the final key descends from every recorded\n' +
+          'contribution, with two MSMs a chain whatever its length, but not that the keys between are valid.\n' +
+          'A ptau whose sections passed is remembered in $XDG_CACHE_HOME/ceremony/verified-ptau (default\n' +
+          "~/.cache/...), by its hash and the check's version: a later audit on it skips that check and says so.\n" +
+          'Exit status: 0 every finding passed, 1 any failed, 2 usage error.',
+      ),
+    )
+    .addHelpText(
+      'after',
+      helpExamples(
+        [
+          'a finished ceremony fetched with `ceremony fetch`, its ptau pinned by its hash',
+          'ceremony audit mirror --ptau-hash HASH',
+        ],
+        ['a running ceremony: what it has so far', 'ceremony audit mirror --in-progress --ptau-hash HASH'],
+        [
+          'and only the ceremony whose identifier you compared with others',
+          'ceremony audit mirror --ptau-hash HASH --identifier IDENTIFIER',
+        ],
+      ),
     )
     .action(
       async (
         dir: string,
         options: {
+          config: string;
+          identifier?: string;
+          allowLegacyTranscript?: boolean;
           quiet?: boolean;
           ptau?: string;
           ptauHash?: string;
@@ -197,11 +282,17 @@ export function auditCommand(): Command {
           inProgress?: boolean;
           json?: boolean;
           beaconRpc?: string;
+          finalKey?: boolean;
+          recheckPtau?: boolean;
+          queueLog: boolean;
         },
       ) => {
         const report = await withStderrProgress(
           (progress) =>
             auditCeremony(dir, progress, {
+              auditorConfig: options.config,
+              ...(options.identifier === undefined ? {} : { identifier: options.identifier }),
+              allowLegacyTranscript: options.allowLegacyTranscript === true,
               ptauPath: options.ptau,
               ptauHash: options.ptauHash,
               r1csHashes: options.r1csHash,
@@ -209,6 +300,10 @@ export function auditCommand(): Command {
               maxBeaconIterationsExp: options.maxBeaconIterations,
               inProgress: options.inProgress,
               beaconRpcUrl: options.beaconRpc,
+              chainCheck: options.finalKey === true ? 'final-key' : 'every-link',
+              ptauMemoDir: defaultPtauMemoDir(),
+              recheckPtau: options.recheckPtau === true,
+              noQueueLog: !options.queueLog,
             }),
           { quiet: options.quiet },
         );

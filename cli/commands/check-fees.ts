@@ -4,6 +4,7 @@ import { checkFees, DEFAULT_FEE_TIMEOUT_MS } from '../../core/fees/check-fees.ts
 import { readFeeSchedule } from '../../core/fees/fee-schedule.ts';
 import { readFeeTargets } from '../../core/fees/fee-targets.ts';
 import { renderFeeReport } from '../../core/fees/render-fee-report.ts';
+import { helpExamples, helpNotes } from './command-help.ts';
 
 const MAX_TIMEOUT_MS = 600_000;
 
@@ -19,9 +20,9 @@ export function checkFeesCommand(): Command {
     .description('check the published fees against the pools (withdrawFeeBps) and the relayer (/quote, /gas/quote)')
     .argument('<targets.json>', '{"pools": [{"name", "rpcUrl", "address"}, …], "relayer": "<base URL>"}')
     .addOption(
-      new Option(
-        '--schedule <file>',
-        'published fee schedule to compare with (default: the one shipped, core/fees/published-fees.json)',
+      new Option('--schedule <file>', 'published fee schedule to compare with').default(
+        undefined,
+        'the one shipped, core/fees/published-fees.json',
       ),
     )
     .addOption(
@@ -31,9 +32,16 @@ export function checkFeesCommand(): Command {
     )
     .addHelpText(
       'after',
-      '\nPrints one line per claim: name, live value, published value, "match" or "MISMATCH"; reasons go to stderr.\n' +
-        'Where a relayer answer differs, it is the current fee and the line says the schedule is out of date.\n' +
-        'Exit status: 0 every claim matches, 1 any MISMATCH or unreadable value, 2 usage or input file error.',
+      helpNotes(
+        '\nPrints one line per claim: name, live value, published value, "match" or "MISMATCH"; reasons go to ' +
+          'stderr.\n' +
+          'Where a relayer answer differs, it is the current fee and the line says the schedule is out of date.\n' +
+          'Exit status: 0 every claim matches, 1 any MISMATCH or unreadable value, 2 usage or input file error.',
+      ),
+    )
+    .addHelpText(
+      'after',
+      helpExamples(['the shipped schedule against the live pools and relayer', 'ceremony check-fees targets.json']),
     )
     .action(async (targetsPath: string, options: { schedule?: string; timeoutMs: number }) => {
       const targets = await readFeeTargets(targetsPath);

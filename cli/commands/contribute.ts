@@ -9,7 +9,8 @@
  * modules when it runs: the local one loads snarkjs at once, which the remote one's start-up (and
  * sign-in) need not wait for.
  */
-import { Command, Option } from 'commander';
+import { Argument, Command, Option } from 'commander';
+import { helpExamples, helpNotes } from './command-help.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { dataDirOption } from './shared-options.ts';
 import type { SignInMethod } from '../contributor/contribute-remotely.ts';
@@ -128,18 +129,21 @@ export function contributeCommand(): Command {
         "on a data folder) or a contributor's remote one (--coordinator URL, " +
         'in its queue)',
     )
-    .argument(
-      '[circuit...]',
-      'local: one circuit (or --all); remote: the circuits to contribute to (default every circuit)',
+    .addArgument(
+      new Argument('[circuit...]', 'local: one circuit (or --all); remote: the circuits to contribute to').default(
+        undefined,
+        'remote: every circuit, in ceremony order',
+      ),
     )
-    // The coordinator's local form
+    .optionsGroup("The coordinator's local form (on a data folder):")
     .option('--all', 'local: contribute to every circuit, in ceremony order')
-    .option(
-      '--name <name>',
-      `local: contributor name recorded in the key and the transcript (default "${DEFAULT_LOCAL_NAME}")`,
+    .addOption(
+      new Option('--name <name>', 'local: contributor name recorded in the key and the transcript').default(
+        DEFAULT_LOCAL_NAME,
+      ),
     )
     .addOption(dataDirOption())
-    // A contributor's remote form
+    .optionsGroup("A contributor's remote form (in a coordinator's queue; sign in one way):")
     .option('--coordinator <url>', "remote: the coordinator's address; turns are taken in its queue")
     .option('--github', 'remote: sign in with GitHub (device flow: enter a code at github.com)')
     .option('--semaphore-identity <file>', 'remote: sign in anonymously with the exported Semaphore identity in FILE')
@@ -151,13 +155,27 @@ export function contributeCommand(): Command {
     )
     .option('--entropy-prompt', 'remote: also mix in text you type (not shown, stored or sent)')
     .addOption(
-      new Option(
-        '--max-attempts <n>',
-        `remote: refused attempts of one circuit before giving up (default ${DEFAULT_MAX_ATTEMPTS})`,
+      new Option('--max-attempts <n>', 'remote: refused attempts of one circuit before giving up').default(
+        undefined,
+        String(DEFAULT_MAX_ATTEMPTS),
       ),
     )
     .option('--whole-key', 'remote: download and upload whole keys even where the coordinator takes deltas')
-    .addHelpText('after', HELP_AFTER);
+    .optionsGroup('Options:')
+    .addHelpText('after', helpNotes(HELP_AFTER))
+    .addHelpText(
+      'after',
+      helpExamples(
+        [
+          'a contributor: every circuit, signed in with GitHub, the receipts saved',
+          'ceremony contribute --coordinator https://ceremony.example --github \\\n--receipts receipts.json',
+        ],
+        [
+          "the coordinator's own contribution to every chain of its data folder",
+          'ceremony contribute --all --name coordinator --data ceremony-data',
+        ],
+      ),
+    );
   return command.action(async (circuits: string[], options: ContributeOptions) => {
     const given = (key: keyof ContributeOptions): boolean =>
       options[key] !== undefined && command.getOptionValueSource(key) !== 'default';

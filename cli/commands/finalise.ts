@@ -3,6 +3,7 @@ import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
 import { DEFAULT_CONFIRMATIONS } from '../../core/finalise/beacon-announcement.ts';
 import { dataDirOption, parseWholeNumber } from './shared-options.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
+import { helpExamples, helpNotes } from './command-help.ts';
 
 export function finaliseCommand(): Command {
   return new Command('finalise')
@@ -24,11 +25,26 @@ export function finaliseCommand(): Command {
     .addOption(dataDirOption())
     .addHelpText(
       'after',
-      '\nAfter `ceremony announce-beacon`, `--rpc URL` is enough: the beacon is the announced block hash and\n' +
-        'its iterations the announced ones. Without an announcement, --beacon and --iterations are required,\n' +
-        'and the audit says the beacon was not committed to before it was known.\n' +
-        "Refused (finalise.too_few_contributions) while a chain has fewer contributions than ceremony.json's\n" +
-        'minContributions (default 1): a key with no contribution is secret to no one.',
+      helpNotes(
+        '\nAfter `ceremony announce-beacon`, `--rpc URL` is enough: the beacon is the announced block hash and\n' +
+          'its iterations the announced ones. Without an announcement, --beacon and --iterations are required,\n' +
+          'and the audit says the beacon was not committed to before it was known.\n' +
+          "Refused (finalise.too_few_contributions) while a chain has fewer contributions than ceremony.json's\n" +
+          'minContributions (default 1): a key with no contribution is secret to no one.',
+      ),
+    )
+    .addHelpText(
+      'after',
+      helpExamples(
+        [
+          'after `ceremony announce-beacon`: the announced block, once final',
+          'ceremony finalise --rpc https://eth.example --data ceremony-data',
+        ],
+        [
+          'a test network without an announcement',
+          'ceremony finalise --beacon HEX --iterations 10 --data ceremony-data',
+        ],
+      ),
     )
     .action(
       async (options: { data: string; beacon?: string; iterations?: string; rpc?: string; confirmations: number }) => {

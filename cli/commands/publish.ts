@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
+import { helpExamples, helpNotes } from './command-help.ts';
 
 export function publishCommand(): Command {
   return new Command('publish')
@@ -21,9 +22,21 @@ export function publishCommand(): Command {
     )
     .addHelpText(
       'after',
-      '\nAudit the result with `ceremony audit OUT` (a tarball: after ' +
-        'extracting it; it holds one folder named after it).\nWithout the ' +
-        'ptau: `ceremony audit OUT --ptau FILE`, FILE checked against the recorded hash.',
+      helpNotes(
+        '\nAudit the result with `ceremony audit OUT` (a tarball: after ' +
+          'extracting it; it holds one folder named after it).\nWithout the ' +
+          'ptau: `ceremony audit OUT --ptau FILE`, FILE checked against the recorded hash.',
+      ),
+    )
+    .addHelpText(
+      'after',
+      helpExamples(
+        ['a tarball for auditors, the ptau in it', 'ceremony publish ceremony-data ceremony.tar.gz'],
+        [
+          'a folder without the ptau, saying where to get it',
+          'ceremony publish ceremony-data published --without-ptau \\\n--ptau-source https://example.org/pot.ptau',
+        ],
+      ),
     )
     .action(async (dir: string, out: string, options: { withoutPtau?: boolean; ptauSource?: string }) => {
       if (options.ptauSource !== undefined && !options.withoutPtau) {

@@ -1,52 +1,54 @@
-/** `ceremony serve`: the coordinator server (server/start-coordinator.ts) with the built browser app. */
-import { Command } from 'commander';
+/**
+ * `ceremony serve`: the coordinator server (server/start-coordinator.ts) with the built browser app.
+ * Its help lists every setting from their declarations (server/config/settings-doc.ts).
+ */
+import { Command, Option } from 'commander';
+import { settingsByGroup } from '../../server/config/settings-doc.ts';
+import { helpExamples, helpItems, helpNotes } from './command-help.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import { builtWebDir, startCoordinator, jsonLog } from '../../server/start-coordinator.ts';
 
 export function serveCommand(): Command {
-  return new Command('serve')
+  const command = new Command('serve')
     .description(
       'run the coordinator server (sign-in, queues, uploads, verification, ' +
         'transcript API); config from the environment',
     )
-    .option('--data <dir>', 'ceremony data folder (env CEREMONY_DATA, default ceremony-data)')
-    .option('--port <n>', 'port to listen on (env PORT, default 8080)')
-    .option('--host <host>', 'interface to listen on (env HOST, default 127.0.0.1)')
-    .option('--open', 'open the ceremony at start (env OPEN_ON_START)')
+    .addOption(
+      new Option('--data <dir>', 'ceremony data folder').default(undefined, '$CEREMONY_DATA, else ceremony-data'),
+    )
+    .addOption(new Option('--port <n>', 'port to listen on').default(undefined, '$PORT, else 8080'))
+    .addOption(new Option('--host <host>', 'interface to listen on').default(undefined, '$HOST, else 127.0.0.1'))
+    .addOption(new Option('--open', 'open the ceremony at start').default(undefined, '$OPEN_ON_START, else false'))
     .addHelpText(
       'after',
-      [
-        '',
-        'Environment (validated once at start; a bad value stops the start with config.invalid naming it;',
-        'docs/operations.md and docs/security.md explain each):',
-        '  CEREMONY_DATA, PORT, HOST, OPEN_ON_START   what the options above set (an option wins)',
-        '  PUBLIC_URL                public base URL: OAuth callback, links (default http://HOST:PORT)',
-        '  REDIS_URL                 verification by BullMQ workers (ceremony worker) and rate limits shared',
-        '                            in Redis; without it an embedded verifier process verifies',
-        '  DATABASE_FILE             SQLite database (default DATA/state/coordinator.sqlite)',
-        '  RECEIPT_KEY_FILE          Ed25519 key signing receipts (default DATA/state/receipt-key.pem)',
-        '  QUEUE_LOG_FILE            public queue log (default DATA/transcript/queue-log.jsonl)',
-        'Turns: TURN_TIMEOUT_MS (10 min), HEARTBEAT_EXTENSION_MS (2 min), MAX_TURN_MS (60 min),',
-        '  COOLDOWN_MS (5 min), MAX_MISSED_TURNS (3), PRESENCE_MS (60 s), TAKE_TURN_MS (30 s),',
-        '  TURN_SILENCE_MS (2 min: a taken turn whose client falls silent is missed), DISCONNECT_GRACE_MS',
-        '  (10 s: one whose page or terminal closed is passed over, or its turn ended, after it);',
-        '  the last four 0: off.',
-        '  MAX_PRESENCE_STREAMS (500: presence streams held open at once, each a file descriptor).',
-        'Limits: RATE_LIMIT_WINDOW_MS (60 s), RATE_LIMIT_SIGN_IN (20), RATE_LIMIT_CHALLENGE (20),',
-        '  RATE_LIMIT_DEVICE_POLL (120), RATE_LIMIT_UPLOAD_CREATION (30), RATE_LIMIT_JOIN (10),',
-        '  RATE_LIMIT_QUEUE_LOG (120), TRUST_PROXY (0),',
-        '  UPLOAD_DISK_MARGIN_BYTES (free disk kept beyond the largest upload, 1 GiB),',
-        '  DOWNLOAD_BUDGET_BYTES, DOWNLOAD_BUDGET_WINDOW_MS (file bytes per client address, 64 GiB a day).',
-        'Sign-in: GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET (both: GitHub on), GITHUB_CALLBACK_URL,',
-        '  GITHUB_MIN_FOLLOWERS (1), GITHUB_MIN_FOLLOWING (5), GITHUB_MIN_PUBLIC_REPOS (2),',
-        '  GITHUB_MIN_ACCOUNT_AGE_DAYS (30), GITHUB_AUTHORIZATION_URL, GITHUB_TOKEN_URL,',
-        "  GITHUB_USER_PROFILE_URL, GITHUB_DEVICE_CODE_URL (GitHub's), SEMAPHORE_GROUP_MEMBERS (Semaphore on),",
-        '  SEMAPHORE_ROOT_DURATION_MS (1 h), SEMAPHORE_MAX_CHALLENGES (10000), COORDINATOR_GITHUB_IDS,',
-        '  COORDINATOR_TOKEN, DEMO_SIGN_IN (on for a test network on loopback), SECURE_COOKIES (on with https),',
-        '  SESSIONS_PER_PRINCIPAL (5), MAX_SESSIONS (100000).',
-        'Metrics: METRICS_TOKEN (GET /metrics beyond loopback with Authorization: Bearer TOKEN).',
-      ].join('\n'),
+      helpNotes(
+        'Settings come from the environment, each validated once at start (a bad value stops the start with ' +
+          'config.invalid naming it); a flag wins over its variable. Every one, with its default ' +
+          '(docs/operations.md has the same list, docs/security.md the limits and sign-in at length):',
+      ),
+    );
+  for (const group of settingsByGroup()) {
+    command.addHelpText(
+      'after',
+      helpItems(
+        `${group.title}:`,
+        group.settings.map((s) => [s.name, `${s.doc} (default: ${s.shownDefault})`] as const),
+      ),
+    );
+  }
+  return command
+    .addHelpText(
+      'after',
+      helpExamples(
+        ["a test network's coordinator on loopback, open at once", 'ceremony serve --data ceremony-data --open'],
+        [
+          'a public coordinator behind a TLS proxy, verification by `ceremony worker` processes on Redis',
+          'HOST=0.0.0.0 PUBLIC_URL=https://ceremony.example \\\n' +
+            'REDIS_URL=redis://127.0.0.1:6379 ceremony serve --data /srv/ceremony',
+        ],
+      ),
     )
     .action(async (options: { data?: string; port?: string; host?: string; open?: boolean }) => {
       const config = loadServerConfig(process.env, {

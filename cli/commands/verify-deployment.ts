@@ -1,8 +1,9 @@
 /**
  * `ceremony verify-deployment`: deployed verifier contracts against the delta manifest (the
  * service's δ-only procedure, unchanged, saying on stderr that only δ was checked), or with
- * `--ceremony DIR` against the whole final verification keys of the ceremony (and, where
- * final/compiler.json allows, the recompiled verifiers); `--compare` adds a second network.
+ * `--ceremony DIR` against the final keys of the ceremony: each code must be the verifier of its
+ * final key recompiled offline, byte for byte (core/deployment/check-deployed-verifiers.ts), or it is
+ * a MISMATCH; `--constants-only` asks for less and says so. `--compare` adds a second network.
  * Every code is read at one block, named on stdout (`chain C, block N 0xHASH`); `--chain-id`
  * and `--compare-chain-id` refuse an endpoint of another chain (`deployment.wrong_chain`).
  */
@@ -16,6 +17,14 @@ import { renderCheckReport } from '../../core/deployment/render-check-report.ts'
 import { verifyDeployment } from '../../core/deployment/verify-deployment.ts';
 import { verifyDeploymentAgainstCeremony } from '../../core/deployment/verify-deployment-against-ceremony.ts';
 import type { CheckReport } from '../../core/deployment/verifier-check.ts';
+import { helpExamples, helpNotes } from './command-help.ts';
+import { auditorConfigOption, valuesOption } from './shared-options.ts';
+import {
+  compilerSettingsOption,
+  constantsOnlyOption,
+  readCompilerSettings,
+  requireOneCodeMode,
+} from './verifier-code-options.ts';
 
 const DELTA_ONLY_NOTE =
   'note: only δ was checked (deltax1 and deltax2 occur in the bytecode, the service document’s procedure); ' +
@@ -23,8 +32,10 @@ const DELTA_ONLY_NOTE =
 
 interface VerifyDeploymentFlags {
   ceremony?: string;
+  config: string;
   compare?: string[];
-  recompile: boolean;
+  constantsOnly?: boolean;
+  compilerSettings?: string;
   chainId?: number;
   compareChainId?: number;
   allowTestCeremony?: boolean;
@@ -33,21 +44,27 @@ interface VerifyDeploymentFlags {
 export function verifyDeploymentCommand(): Command {
   return new Command('verify-deployment')
     .description(
-      'check deployed verifier contracts: δ against the manifest, or (--ceremony) every constant of the final ' +
-        'keys and the recompiled verifiers',
+      'check deployed verifier contracts: δ against the manifest, or (--ceremony) that each is the verifier of ' +
+        'its final key, recompiled and compared byte for byte',
     )
     .argument('<rpc-url>', 'JSON-RPC endpoint (http or https) of the network to check')
     .argument('<manifest.json>', 'delta manifest: verifier name → { "deltax1", "deltax2" } (decimal strings)')
     .argument('<verifiers.json>', 'verifier name → deployed contract address on that network')
     .option(
       '--ceremony <dir>',
-      'the published ceremony folder: check every constant of each final key (α1, β2, γ2, δ2, IC), the manifest ' +
-        'against the final keys, and the code against the recompiled verifier (final/compiler.json)',
+      'the published ceremony folder: check the manifest against the final keys, and each code against the ' +
+        'verifier of its final key compiled offline as final/compiler.json (committed in the transcript) says',
     )
-    .option('--no-recompile', 'with --ceremony: check the constants only, even where final/compiler.json allows more')
-    .option(
-      '--compare <rpc2-and-verifiers2...>',
-      'RPC2 VERIFIERS2: also require the same runtime code on a second network (metadata trailer aside)',
+    .addOption(
+      auditorConfigOption("with --ceremony: the folder's must agree with it; its circuits and verifiers are used"),
+    )
+    .addOption(compilerSettingsOption())
+    .addOption(constantsOnlyOption())
+    .addOption(
+      valuesOption(
+        '--compare <rpc2> <verifiers2>',
+        'also require the same runtime code on a second network (metadata trailer aside)',
+      ),
     )
     .option('--chain-id <n>', 'refuse the endpoint unless it reports this chain id (1: Ethereum mainnet)', (value) =>
       parseChainId(value, '--chain-id'),
@@ -63,15 +80,41 @@ export function verifyDeploymentCommand(): Command {
     )
     .addHelpText(
       'after',
-      '\nPrints "NAME match" or "NAME MISMATCH" per verifier; reasons go to stderr. Without --ceremony only δ\n' +
-        "is checked, as the service's document defines it (stderr says so); with --ceremony the first line is\n" +
-        "the ceremony's identifier (the hash of its transcript's last entry) and each match says on stderr what\n" +
-        'it proved. Every code is read at one block, printed before the verdicts ("chain C, block N 0xHASH");\n' +
-        "the endpoint's answers are trusted: use your own node or a second, independent provider.\n" +
-        'Exit status: 0 every verifier matches, 1 any MISMATCH (or a refusal), 2 usage or input file error.',
+      helpNotes(
+        '\nPrints "NAME match" or "NAME MISMATCH" per verifier; reasons go to stderr. Without --ceremony only δ\n' +
+          "is checked, as the service's document defines it (stderr says so); with --ceremony the first line is\n" +
+          "the ceremony's identifier (the hash of its transcript's last entry) and a match means the code is the\n" +
+          'verifier of the final key, compiled and compared byte for byte (metadata trailer aside): code that\n' +
+          'could not be compared is a MISMATCH [deployment.not_recompiled]. With --constants-only the verdict is\n' +
+          '"NAME constants-present" and stderr says what it did not prove.\n' +
+          'Every code is read at one block, printed before the verdicts ("chain C, block N 0xHASH");\n' +
+          "the endpoint's answers are trusted: use your own node or a second, independent provider.\n" +
+          'Exit status: 0 every verifier matches, 1 any MISMATCH (or a refusal), 2 usage or input file error.',
+      ),
+    )
+    .addHelpText(
+      'after',
+      helpExamples(
+        [
+          'each contract on Ethereum is the verifier of its final key, recompiled and compared byte for byte',
+          'ceremony verify-deployment https://eth.example manifest.json verifiers.json \\\n' +
+            '--ceremony mirror --chain-id 1',
+        ],
+        [
+          'and the same code on a second network',
+          'ceremony verify-deployment https://eth.example manifest.json verifiers.json \\\n' +
+            '--ceremony mirror --compare https://l2.example verifiers-l2.json',
+        ],
+        [
+          'contracts compiled with other settings than the ceremony recorded (the deployer tells you which)',
+          'ceremony verify-deployment https://eth.example manifest.json verifiers.json \\\n' +
+            '--ceremony mirror --compiler-settings deployer-settings.json',
+        ],
+      ),
     )
     .action(async (rpcUrl: string, manifestPath: string, verifiersPath: string, flags: VerifyDeploymentFlags) => {
       requireCompanions(flags);
+      const compilerSettings = await readCompilerSettings(flags.compilerSettings);
       const second = await secondNetwork(flags.compare, flags.compareChainId);
       const chainId = flags.chainId === undefined ? {} : { chainId: flags.chainId };
       const manifest = await readManifestFile(manifestPath);
@@ -91,7 +134,9 @@ export function verifyDeploymentCommand(): Command {
           manifest,
           verifiers,
           ceremonyDir: flags.ceremony,
-          recompile: flags.recompile,
+          auditorConfig: flags.config,
+          constantsOnly: flags.constantsOnly === true,
+          ...(compilerSettings === undefined ? {} : { compilerSettings }),
           allowTestCeremony: flags.allowTestCeremony === true,
           onCodes,
           ...chainId,
@@ -99,7 +144,8 @@ export function verifyDeploymentCommand(): Command {
         process.stdout.write(`ceremony identifier: ${checked.identifier}\n`);
         if (checked.notRecompiled !== undefined) {
           notes.push(
-            `note: no verifier was recompiled (${checked.notRecompiled}); of the code, only the constants were checked`,
+            `note: no verifier could be compared with its recompiled code (${checked.notRecompiled}), so none ` +
+              'matches: give the settings the contracts were compiled with (--compiler-settings JSON)',
           );
         }
         report = checked;
@@ -117,7 +163,10 @@ function requireCompanions(flags: VerifyDeploymentFlags): void {
   const alone = (what: string, needs: string) => {
     throw new CoordinatorError('usage.invalid_arguments', `${what} goes with ${needs}`);
   };
-  if (flags.ceremony === undefined && !flags.recompile) alone('--no-recompile', '--ceremony DIR');
+  if (flags.ceremony === undefined && flags.constantsOnly) alone('--constants-only', '--ceremony DIR');
+  if (flags.ceremony === undefined && flags.compilerSettings !== undefined)
+    alone('--compiler-settings', '--ceremony DIR');
+  requireOneCodeMode(flags);
   if (flags.ceremony === undefined && flags.allowTestCeremony) alone('--allow-test-ceremony', '--ceremony DIR');
   if (flags.compare === undefined && flags.compareChainId !== undefined) alone('--compare-chain-id', '--compare');
 }

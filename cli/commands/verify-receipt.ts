@@ -7,12 +7,15 @@
  * core/receipts/receipt-checker.ts, the same the public page runs. One line per receipt on stdout
  * (or JSON with --json), then what was proven, what rests on the audit and the ceremony's
  * identifier; progress on stderr. Exit: 0 every receipt included, 1 any not (or a bad signature),
- * 2 usage.
+ * 2 usage. A transcript with format-1 entries is refused unless --allow-legacy-transcript, and any
+ * but the one --identifier names ends the command (core/transcript/legacy-transcript.ts,
+ * ceremony-identifier.ts).
  *
  * Each receipt goes through `checkReceipt` (one kind of receipt today), and the checker takes
  * further per-circuit checks through `extraKeyChecks`: `--deployment RPC VERIFIERS` adds the deployed
- * verifier of each receipt's circuit against the final key read (core/deployment/deployed-verifier-key-check.ts),
- * every one at one block, which the output names (`deployment` in the JSON).
+ * verifier of each receipt's circuit against the final key read (core/deployment/deployed-verifier-key-check.ts):
+ * the code must be that key's verifier, recompiled and compared byte for byte, every one read at one
+ * block, which the output names (`deployment` in the JSON).
  */
 import { readFile, stat } from 'node:fs/promises';
 import { Command } from 'commander';
@@ -33,21 +36,36 @@ import {
   type SignedReceipt,
 } from '../../core/receipts/receipts-file.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
+import { helpExamples, helpNotes } from './command-help.ts';
+import { valuesOption } from './shared-options.ts';
 import { checkStepReceiptsOfText } from '../../core/receipts/step-receipt-evidence.ts';
 import type { StepReceiptVerdict } from '../../core/receipts/step-receipt.ts';
 import { stepReceiptSubject } from '../../core/receipts/step-receipt.ts';
 import {
   deployedVerifierKeyCheck,
+  evidenceCompiler,
   type DeployedVerifierKeyCheck,
 } from '../../core/deployment/deployed-verifier-key-check.ts';
+import { auditorCompiler, type VerifierCompiler } from '../../core/deployment/recompile-verifiers.ts';
+import {
+  compilerSettingsOption,
+  constantsOnlyOption,
+  readCompilerSettings,
+  requireOneCodeMode,
+} from './verifier-code-options.ts';
 import { describeChainHead, parseChainId, type ChainHead } from '../../core/deployment/deployed-code-reader.ts';
 import { readVerifiersFile } from '../../core/deployment/read-verifiers-file.ts';
 import { testCeremonyWarning } from '../../core/deployment/ceremony-final-keys.ts';
+import { parseIdentifier } from '../../core/transcript/ceremony-identifier.ts';
 
 interface VerifyReceiptOptions {
   coordinator?: string;
   deployment?: string[];
+  constantsOnly?: boolean;
+  compilerSettings?: string;
   chainId?: number;
+  identifier?: string;
+  allowLegacyTranscript?: boolean;
   json?: boolean;
   quiet?: boolean;
 }
@@ -104,6 +122,7 @@ function verdictJson(verdict: ReceiptVerdict): Record<string, unknown> {
         message: verdict.message,
         proven: verdict.proven,
         restsOnAudit: verdict.restsOnAudit,
+        ...(verdict.unproven ? { unproven: verdict.unproven } : {}),
       }
     : { ...common, code: verdict.code, message: verdict.message };
 }
@@ -115,24 +134,34 @@ function checkReceipt(checker: ReceiptChecker, receipt: SignedReceipt, file: Rec
 
 /** The deployment's check, when asked: the one check each circuit's key goes through besides the checker's own. */
 async function deploymentCheck(
-  deployment: string[] | undefined,
-  chainId: number | undefined,
+  options: VerifyReceiptOptions,
+  compiler: () => Promise<VerifierCompiler>,
 ): Promise<DeployedVerifierKeyCheck | undefined> {
+  const { deployment, chainId } = options;
   if (deployment === undefined) {
-    if (chainId !== undefined)
-      throw new CoordinatorError('usage.invalid_arguments', '--chain-id goes with --deployment');
+    for (const [given, name] of [
+      [chainId !== undefined, '--chain-id'],
+      [options.constantsOnly === true, '--constants-only'],
+      [options.compilerSettings !== undefined, '--compiler-settings'],
+    ] as const)
+      if (given) throw new CoordinatorError('usage.invalid_arguments', `${name} goes with --deployment`);
     return undefined;
   }
   if (deployment.length !== 2) {
     throw new CoordinatorError(
       'usage.invalid_arguments',
-      `--deployment takes two values, the JSON-RPC URL and the verifiers file (got ${deployment.length}; ` +
-        'give DIR before --deployment)',
+      `--deployment takes two values, the JSON-RPC URL and the verifiers file (got ${deployment.length})`,
     );
   }
+  requireOneCodeMode(options);
+  const settings = await readCompilerSettings(options.compilerSettings);
   const [rpcUrl, verifiersPath] = deployment as [string, string];
   const expected = chainId === undefined ? {} : { chainId };
-  return deployedVerifierKeyCheck(rpcUrl, await readVerifiersFile(verifiersPath), expected);
+  const mode =
+    options.constantsOnly === true
+      ? { constantsOnly: true as const }
+      : { compiler: settings === undefined ? compiler : async () => auditorCompiler(settings) };
+  return deployedVerifierKeyCheck(rpcUrl, await readVerifiersFile(verifiersPath), mode, expected);
 }
 
 /** The text form: each receipt's verdict, the totals, the identifier, the deployment's block, each queue step's. */
@@ -142,8 +171,9 @@ function writeTextReport(report: {
   transcript: PublicTranscript | undefined;
   chain: ChainHead | undefined;
   testCeremony: string | undefined;
+  identifierGiven: boolean;
 }): void {
-  const { verdicts, steps, transcript, chain, testCeremony } = report;
+  const { verdicts, steps, transcript, chain, testCeremony, identifierGiven } = report;
   if (testCeremony !== undefined)
     process.stderr.write(
       `warning: ${testCeremonyWarning(testCeremony)}; a deployed verifier that carries them guards nothing\n`,
@@ -160,7 +190,7 @@ function writeTextReport(report: {
     process.stdout.write(
       notPassed === 0 ? `all ${count} included\n` : `verify-receipt FAILED: ${notPassed} of ${count} did not pass\n`,
     );
-  for (const line of closingLines(verdicts, transcript)) process.stdout.write(`${line}\n`);
+  for (const line of closingLines(verdicts, transcript, identifierGiven)) process.stdout.write(`${line}\n`);
   if (chain !== undefined) {
     process.stdout.write(
       `deployment read at ${describeChainHead(chain)}, as the endpoint reports it (trusted, not checked)\n`,
@@ -179,7 +209,11 @@ function writeTextReport(report: {
 }
 
 /** What the passing verdicts proved (each phrase once), what they leave to the audit, and the identifier. */
-function closingLines(verdicts: ReceiptVerdict[], transcript: PublicTranscript | undefined): string[] {
+function closingLines(
+  verdicts: ReceiptVerdict[],
+  transcript: PublicTranscript | undefined,
+  identifierGiven: boolean,
+): string[] {
   const passed = verdicts.filter((v): v is Extract<ReceiptVerdict, { ok: true }> => v.ok);
   const lines: string[] = [];
   if (passed.length > 0) {
@@ -189,9 +223,18 @@ function closingLines(verdicts: ReceiptVerdict[], transcript: PublicTranscript |
     lines.push(...proven.map((phrase) => `  - ${phrase}`));
     lines.push('left to the audit (`ceremony audit DIR`, once, by anyone):');
     lines.push(...rests.map((phrase) => `  - ${phrase}`));
+    const unproven = [...new Set(passed.flatMap((v) => v.unproven ?? []))];
+    if (unproven.length > 0) {
+      lines.push('NOT proven (a legacy transcript, read with --allow-legacy-transcript):');
+      lines.push(...unproven.map((phrase) => `  - ${phrase}`));
+    }
   }
   const id = transcript?.identifier;
-  if (id) lines.push(`ceremony identifier: ${id.hash} (the hash of transcript entry ${id.seq}, its last: ${id.type})`);
+  if (id)
+    lines.push(
+      `ceremony identifier: ${id.hash} (the hash of transcript entry ${id.seq}, its last: ${id.type})` +
+        (identifierGiven ? ', the one given with --identifier' : ''),
+    );
   return lines;
 }
 
@@ -210,30 +253,69 @@ export function verifyReceiptCommand(): Command {
       '--coordinator <url>',
       'check against a running coordinator over HTTP instead of a folder (range requests: a few kB of each key)',
     )
-    .option(
-      '--deployment <rpc-and-verifiers...>',
-      'RPC VERIFIERS: also check that the deployed verifier of each receipt’s circuit (VERIFIERS: name → ' +
-        'address, as for verify-deployment) carries every constant of the final key the receipt is in',
+    .addOption(
+      valuesOption(
+        '--deployment <rpc> <verifiers>',
+        'also check that the deployed verifier of each receipt’s circuit (VERIFIERS: name → address, as for ' +
+          'verify-deployment) is the verifier of the final key the receipt is in, recompiled and compared byte ' +
+          'for byte',
+      ),
     )
     .option('--chain-id <n>', 'with --deployment: refuse the endpoint unless it reports this chain id', (value) =>
       parseChainId(value, '--chain-id'),
+    )
+    .addOption(compilerSettingsOption())
+    .addOption(constantsOnlyOption())
+    .option(
+      '--identifier <hash>',
+      'the ceremony identifier you compared with other readers (the hash of the transcript’s last entry, as ' +
+        '`ceremony audit` prints it): any other transcript is refused (transcript.identifier_mismatch)',
+      parseIdentifier,
+    )
+    .option(
+      '--allow-legacy-transcript',
+      'read a transcript with format-1 entries (whole-file hashes only) instead of refusing it; each verdict ' +
+        'then says what stayed unproven',
     )
     .option('--json', 'print the verdicts as JSON on stdout')
     .option('--quiet', 'no progress lines on stderr')
     .addHelpText(
       'after',
-      "\nFor each receipt: the signature against the coordinator's receipt key (DIR/receipt-public-key.pem,\n" +
-        'or GET /api/receipt-key), the transcript entry at its position (hash chain recomputed), and the\n' +
-        "final key's own contribution history (before finalisation: the chain's head), read by byte\n" +
-        "ranges, checked against the transcript's section hashes and recomputed as snarkjs does, which\n" +
-        "must list the contribution at its position; every later record's proof of knowledge and δ step\n" +
-        "and e(δ1, g2) = e(g1, δ2) (pairings); the key's IC, α, β, γ and other fixed sections as\n" +
-        "contribution 0's. Left to `ceremony audit`: that contribution 0 is the circuit's and the ptau's,\n" +
-        "L and H, and the published files byte for byte. Prints the ceremony's identifier (the hash of\n" +
-        "the transcript's last entry). With --deployment RPC VERIFIERS, also that the verifier deployed\n" +
-        "for each receipt's circuit carries every constant (α1, β2, γ2, δ2, IC) of that final key, all read\n" +
-        "at one block it prints; the endpoint's answers are trusted (use your own node).\n" +
-        'Exit status: 0 every receipt passed, 1 any did not (or a bad signature), 2 usage or input error.',
+      helpNotes(
+        "\nFor each receipt: the signature against the coordinator's receipt key (DIR/receipt-public-key.pem,\n" +
+          'or GET /api/receipt-key), the transcript entry at its position (hash chain recomputed), and the\n' +
+          "final key's own contribution history (before finalisation: the chain's head), read by byte\n" +
+          "ranges, checked against the transcript's section hashes and recomputed as snarkjs does, which\n" +
+          "must list the contribution at its position; every later record's proof of knowledge and δ step\n" +
+          "and e(δ1, g2) = e(g1, δ2) (pairings); the key's IC, α, β, γ and other fixed sections as\n" +
+          "contribution 0's. Left to `ceremony audit`: that contribution 0 is the circuit's and the ptau's,\n" +
+          "L and H, and the published files byte for byte. Prints the ceremony's identifier (the hash of\n" +
+          "the transcript's last entry). With --deployment RPC VERIFIERS, also that the verifier deployed\n" +
+          "for each receipt's circuit is that final key's verifier: rendered from the key, compiled offline as\n" +
+          "the ceremony's committed final/compiler.json says (or --compiler-settings) and compared byte for\n" +
+          'byte, all read at one block it prints; code not compared fails [deployment.not_recompiled]. The\n' +
+          "contract then pins the key's whole history, so a view of the ceremony without your contribution\n" +
+          "cannot pass. The endpoint's answers are trusted (use your own node).\n" +
+          'A transcript with format-1 entries (whole-file hashes only) is refused unless\n' +
+          '--allow-legacy-transcript; with --identifier HASH, any transcript but the one of that identifier\n' +
+          'is refused.\n' +
+          'Exit status: 0 every receipt passed, 1 any did not (or a bad signature), 2 usage or input error.',
+      ),
+    )
+    .addHelpText(
+      'after',
+      helpExamples(
+        ['your receipts against a published folder, offline', 'ceremony verify-receipt receipts.json mirror'],
+        [
+          'against the running coordinator',
+          'ceremony verify-receipt receipts.json --coordinator https://ceremony.example',
+        ],
+        [
+          "and the verifier deployed for each receipt's circuit",
+          'ceremony verify-receipt receipts.json mirror \\\n' +
+            '--deployment https://eth.example verifiers.json --chain-id 1',
+        ],
+      ),
     )
     .action(async (receiptsPath: string, dir: string | undefined, options: VerifyReceiptOptions) => {
       if ((dir === undefined) === (options.coordinator === undefined)) {
@@ -243,7 +325,10 @@ export function verifyReceiptCommand(): Command {
         );
       }
       // Usage and input errors of --deployment before anything is read.
-      const deployment = await deploymentCheck(options.deployment, options.chainId);
+      let checker: ReceiptChecker | undefined;
+      const deployment = await deploymentCheck(options, () =>
+        evidenceCompiler(evidence, () => checker!.publicTranscript()),
+      );
       const extraChecks: ExtraKeyCheck[] = deployment === undefined ? [] : [deployment];
       const evidence =
         options.coordinator !== undefined
@@ -257,11 +342,15 @@ export function verifyReceiptCommand(): Command {
       const file: ReceiptsFile = steps.hasAcceptances ? parseReceiptsFile(receiptsPath, text) : { receipts: [] };
       const { results: verdicts, transcript } = await withStderrProgress(
         async (progress) => {
-          const checker = new ReceiptChecker(evidence, {
+          checker = new ReceiptChecker(evidence, {
             onStep: (receipt, _step, detail) =>
               progress({ type: 'step', circuit: receiptSubject(receipt), step: detail }),
             extraKeyChecks: extraChecks,
+            allowLegacyTranscript: options.allowLegacyTranscript === true,
+            ...(options.identifier === undefined ? {} : { identifier: options.identifier }),
           });
+          // An identity compared out of band is the command's premise: any other transcript ends it.
+          if (options.identifier !== undefined) await checker.publicTranscript();
           const results: ReceiptVerdict[] = [];
           for (const receipt of file.receipts) {
             progress({
@@ -272,7 +361,7 @@ export function verifyReceiptCommand(): Command {
             results.push(await checkReceipt(checker, receipt, file));
             progress({ type: 'finished', circuit: receiptSubject(receipt) });
           }
-          return { results, transcript: await checker.publicTranscript().catch(() => undefined) };
+          return { results, transcript: await checker.hashChainedTranscript().catch(() => undefined) };
         },
         { quiet: options.quiet || options.json },
       );
@@ -284,7 +373,7 @@ export function verifyReceiptCommand(): Command {
       const report = {
         ok: failed.length === 0,
         source: evidence.label,
-        ...(identifier ? { identifier } : {}),
+        ...(identifier ? { identifier: { ...identifier, given: options.identifier !== undefined } } : {}),
         ...(chain === undefined
           ? {}
           : {
@@ -302,7 +391,14 @@ export function verifyReceiptCommand(): Command {
       if (options.json) {
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       } else {
-        writeTextReport({ verdicts, steps: steps.verdicts, transcript, chain, testCeremony });
+        writeTextReport({
+          verdicts,
+          steps: steps.verdicts,
+          transcript,
+          chain,
+          testCeremony,
+          identifierGiven: options.identifier !== undefined,
+        });
       }
       for (const verdict of verdicts) {
         if (!verdict.ok)

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { verifyCandidate } from '../../core/ceremony/extend-chain.ts';
 import { dataDirOption } from './shared-options.ts';
+import { helpExamples } from './command-help.ts';
 
 export function verifyCommand(): Command {
   return new Command('verify')
@@ -8,6 +9,10 @@ export function verifyCommand(): Command {
     .argument('<circuit>', 'circuit whose head FILE should extend')
     .argument('<file>', 'candidate zkey')
     .addOption(dataDirOption())
+    .addHelpText(
+      'after',
+      helpExamples(['is this key a valid next link of the register chain?', 'ceremony verify register upload.zkey']),
+    )
     .action(async (circuit: string, file: string, options: { data: string }) => {
       const link = await verifyCandidate(options.data, circuit, file);
       process.stdout.write(`${link.contributionHash}\n`);

@@ -22,12 +22,13 @@ import { CoordinatorError } from '../../core/errors.ts';
 import { makeOwnedWorkFolder, removeDeadOwnersFolders } from '../../core/fs/owned-work-folders.ts';
 import type { CeremonyView } from '../../core/coordinator-api/api-types.ts';
 import { createProgressRenderer } from '../progress/progress-renderer.ts';
-import { CoordinatorApiError, CoordinatorClient, type SignedIn } from './coordinator-client.ts';
+import { RESTART_RIDE_OUT_MS } from '../../core/coordinator-api/restart-retry.ts';
+import { CoordinatorApiError, CoordinatorClient, type RestartNotices, type SignedIn } from './coordinator-client.ts';
 import { ContributorRun, RunFailure, type RunUi } from './contributor-run.ts';
 import { FileTurn } from './file-turn.ts';
 import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { signInWithGithubDevice } from './github-device-sign-in.ts';
-import { saveReceipts } from './save-receipts.ts';
+import { lostReceipts, saveReceipts } from './save-receipts.ts';
 import { readSemaphoreIdentity, signInWithSemaphore, type IdentitySource } from './semaphore-sign-in.ts';
 import { askYesNo, InputInterrupted, interactive, readHiddenLine } from './terminal-input.ts';
 import type { TurnProtocol } from './turn-protocol.ts';
@@ -159,6 +160,52 @@ async function saveReceiptsFile(
   return saved.badSignatures === 0;
 }
 
+/**
+ * What the contributor is told while requests ride out a coordinator restart: one line when the
+ * coordinator stops answering (however many requests are waiting), one when it answers again.
+ */
+function restartNotices(note: (line: string) => void): RestartNotices {
+  let troubled = false;
+  return {
+    onRetry: (retry) => {
+      if (troubled) return;
+      troubled = true;
+      note(
+        `the coordinator does not answer (${retry.reason}); this command keeps trying for up to ` +
+          `${Math.round(RESTART_RIDE_OUT_MS / 60_000)} minutes`,
+      );
+    },
+    onRecovered: (ms) => {
+      if (!troubled) return;
+      troubled = false;
+      note(`the coordinator answers again (after ${Math.max(1, Math.round(ms / 1000))} s)`);
+    },
+  };
+}
+
+/**
+ * Says which receipts of an earlier run's FILE the coordinator's transcript no longer records (their
+ * contributions are lost: the coordinator went back to an earlier state), and where that FILE was
+ * kept before this run replaces it; the run then contributes to those circuits again.
+ */
+async function noteLostReceipts(
+  client: CoordinatorClient,
+  ceremonyId: string,
+  file: string,
+  note: (line: string) => void,
+): Promise<void> {
+  const { lost, keptAs } = await lostReceipts(client, ceremonyId, file);
+  for (const body of lost) {
+    note(
+      `${body.circuit} #${body.index}: your contribution accepted at ${body.acceptedAt} (hash ` +
+        `${body.contributionHash.slice(0, 16)}…) is not in the coordinator's transcript any more: the coordinator ` +
+        'went back to an earlier state (a backup restored), so it is lost; you may contribute to ' +
+        `${body.circuit} again`,
+    );
+  }
+  if (keptAs) note(`your earlier receipts, which show those acceptances, were kept as ${keptAs}`);
+}
+
 /** Signs in the way the command line chose. */
 async function signInAs(
   client: CoordinatorClient,
@@ -206,7 +253,7 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     ui.note(`warning: ${url.origin} is not https: your session travels unencrypted`);
   }
 
-  const client = new CoordinatorClient(url.href);
+  const client = new CoordinatorClient(url.href, { rideOutRestarts: restartNotices(ui.note) });
   // The keys of earlier runs that died without cleaning up (SIGKILL, a crash).
   await removeDeadOwnersFolders(tmpdir(), WORK_DIR_PREFIX);
   const workFolder = await makeOwnedWorkFolder(tmpdir(), WORK_DIR_PREFIX);
@@ -286,7 +333,7 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     signedIn = true;
     const who = session.principal;
     ui.note(signedInNote(ceremony, who, circuits));
-    // Not awaited: joining and waiting overlap the curve's set-up; a turn is taken once it is done.
+    if (options.receipts) await noteLostReceipts(client, ceremony.id, options.receipts, ui.note);
 
     run = new ContributorRun({
       client,
@@ -305,7 +352,17 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     });
     await run.run();
     let code = EXIT_OK;
-    if (options.receipts && !(await writeReceipts(options.receipts))) code = EXIT_FAILED;
+    if (options.receipts) {
+      const saved = await writeReceipts(options.receipts).catch((error: unknown) => {
+        if (!(error instanceof CoordinatorApiError)) throw error;
+        ui.note(
+          `every circuit is accepted, but the receipts could not be fetched (${error.message}); run the same ` +
+            'command again later to save them (it finds every circuit accepted and only saves them)',
+        );
+        return false;
+      });
+      if (!saved) code = EXIT_FAILED;
+    }
     ui.note(`done: ${circuits.length} circuit${circuits.length === 1 ? '' : 's'} accepted`);
     return code;
   } catch (error) {

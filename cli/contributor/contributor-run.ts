@@ -9,7 +9,9 @@
  *                        └─────────────────────────┘
  *
  * Every verdict that arrives during the run is said in plain words (the page's table,
- * core/error-messages.ts); each accepted circuit gets one line on stdout
+ * core/error-messages.ts); an acceptance the coordinator no longer has (it went back to an earlier
+ * state: a backup restored after a lost disk) is said too, and that circuit is taken again; each
+ * accepted circuit gets one line on stdout
  * (`CIRCUIT #INDEX contribution hash HASH`, as `ceremony contribute` prints locally). The run ends
  * when every chosen circuit is accepted, or with a failure: too many refusals of one circuit, the
  * entry removed, the ceremony closed, the coordinator out of reach for too long.
@@ -25,6 +27,7 @@ import type {
   TurnHeartbeat,
 } from '../../core/coordinator-api/api-types.ts';
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';
+import { looksLikeRestart, RESTART_RIDE_OUT_MS } from '../../core/coordinator-api/restart-retry.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
 import { PresenceHold } from './presence-stream.ts';
 import type { TurnProtocol, TurnResult } from './turn-protocol.ts';
@@ -89,10 +92,10 @@ export interface AcceptedCircuit {
 /** Where the run is, for Ctrl-C: leaving during a turn asks first. */
 export type RunActivity = { stage: 'starting' | 'waiting' | 'done' } | { stage: 'turn' | 'verifying'; circuit: string };
 
+/** A coordinator busy this long (rate limits, its own errors) ends the run (a turn would be missed anyway). */
+const BUSY_FOR_MS = 10 * 60_000;
 /** The heartbeat pace until the coordinator's first answer sets its own (it ends silent turns). */
 const HEARTBEAT_EVERY_MS = 30_000;
-/** The coordinator unreachable for this long ends the run (a turn would have been missed anyway). */
-const UNREACHABLE_FOR_MS = 10 * 60_000;
 /** A turn that broke off (a dropped download, a damaged one) is taken again after this pause… */
 const TURN_RETRY_PAUSE_MS = 2000;
 /** …at most this many times in a row. */
@@ -138,7 +141,7 @@ export class ContributorRun {
   private readonly accepted = new Map<string, AcceptedCircuit>();
   /** The last waiting line shown per circuit, so a log gets a line only when something changed. */
   private readonly shownWaiting = new Map<string, string>();
-  private unreachableSince: number | undefined;
+  private busySince: number | undefined;
   private mismatch = false;
   /** The presence advice is said once, the first time the run waits in line. */
   private presenceSaid = false;
@@ -176,6 +179,7 @@ export class ContributorRun {
     for (;;) {
       if (signal.aborted) throw signal.reason;
       this.announceVerdicts(me);
+      this.noteLost(me);
       if (this.mismatch)
         throw new RunFailure(
           'contribution.invalid',
@@ -270,16 +274,18 @@ export class ContributorRun {
   }
 
   /**
-   * A call the run cannot do without: a dropped connection or a busy coordinator is retried with
-   * growing pauses (said once), an ended session is signed in again; anything else is thrown.
+   * A call the run cannot do without: a busy coordinator (rate limits, a 5xx of its own) is asked
+   * again with growing pauses (said once), an ended session is signed in again. A coordinator that
+   * does not answer has been asked again by the client for RESTART_RIDE_OUT_MS already: that ends
+   * the run. Anything else is thrown.
    */
   private async call<T>(request: () => Promise<T>): Promise<T> {
     let pause = 1000;
     for (;;) {
       try {
         const answer = await request();
-        if (this.unreachableSince !== undefined) this.options.ui.note('the coordinator answers again');
-        this.unreachableSince = undefined;
+        if (this.busySince !== undefined) this.options.ui.note('the coordinator answers again');
+        this.busySince = undefined;
         return answer;
       } catch (error) {
         if (this.options.signal.aborted || !(error instanceof CoordinatorApiError)) throw error;
@@ -291,21 +297,26 @@ export class ContributorRun {
         if (error.code === 'ceremony.not_open' || error.code === 'ceremony.finalised') {
           throw new RunFailure(error.code, `${terminalWords(error.code).what} (${error.message})`);
         }
+        if (looksLikeRestart(error.status, error.code)) {
+          throw new RunFailure(
+            'network',
+            `the coordinator did not answer for ${duration(RESTART_RIDE_OUT_MS)}: ${error.message}`,
+          );
+        }
         const transient =
-          error.code === 'network' ||
           error.code === 'rate.limited' ||
           error.code === 'rate.ceremony_reads' ||
           error.code === 'lobby.too_many_joins' ||
           error.status >= 500;
         if (!transient) throw error;
         const now = Date.now();
-        if (this.unreachableSince === undefined) {
-          this.unreachableSince = now;
-          this.options.ui.note(`cannot reach the coordinator (${error.message}); trying again`);
-        } else if (now - this.unreachableSince > UNREACHABLE_FOR_MS) {
+        if (this.busySince === undefined) {
+          this.busySince = now;
+          this.options.ui.note(`the coordinator is busy (${error.message}); asking again`);
+        } else if (now - this.busySince > BUSY_FOR_MS) {
           throw new RunFailure(
             'network',
-            `the coordinator could not be reached for ${duration(now - this.unreachableSince)}: ${error.message}`,
+            `the coordinator was busy for ${duration(now - this.busySince)}: ${error.message}`,
           );
         }
         await sleep(Math.max(pause, (error.retryAfterSeconds ?? 0) * 1000), this.options.signal);
@@ -349,6 +360,26 @@ export class ContributorRun {
       this.accepted.set(progress.circuit, entry);
       if (beforeRun) this.options.ui.note(`${progress.circuit}: already accepted (contribution #${progress.index})`);
       this.options.output(`${progress.circuit} #${progress.index} contribution hash ${progress.contributionHash}`);
+    }
+  }
+
+  /**
+   * An acceptance seen earlier in this run that the coordinator no longer has: it went back to an
+   * earlier state (a backup restored), so that contribution is lost. Said once; the circuit is
+   * contributed to again (its stdout line is printed again once accepted anew).
+   */
+  private noteLost(me: MeView): void {
+    for (const [circuit, earlier] of this.accepted) {
+      const now = me.status.circuits.find((c) => c.circuit === circuit);
+      if (now?.state === 'accepted' && now.index === earlier.index && now.contributionHash === earlier.contributionHash)
+        continue;
+      this.accepted.delete(circuit);
+      this.localHashes.delete(circuit);
+      this.options.ui.note(
+        `${circuit}: your contribution #${earlier.index} (hash ${earlier.contributionHash.slice(0, 16)}…) is no ` +
+          'longer on the coordinator: it went back to an earlier state (a backup restored), so that contribution ' +
+          `is lost; contributing to ${circuit} again`,
+      );
     }
   }
 
@@ -448,11 +479,13 @@ export class ContributorRun {
           entropy: this.options.entropy,
           signal: turn.signal,
           progress: (event) => ui.progress(event),
+          onHash: (hash) => this.localHashes.set(circuit, hash),
         });
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         const reason = turn.signal.aborted ? turn.signal.reason : error;
         if (!(reason instanceof CoordinatorApiError)) throw reason;
+        if (await this.uploadedDespite(circuit, reason)) return true;
         this.turnFailed(circuit, reason);
         return false;
       }
@@ -481,6 +514,19 @@ export class ContributorRun {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * A turn that seemed to end without an upload, while the coordinator holds this run's upload: the
+   * last PATCH's answer was lost to a restart (the upload it completed then gone from tus, so tus
+   * asked to create another, which the coordinator refuses). Said as what it is; the verdict follows.
+   */
+  private async uploadedDespite(circuit: string, error: CoordinatorApiError): Promise<boolean> {
+    if (error.code !== 'lobby.not_your_turn' && error.code !== 'lobby.already_contributed') return false;
+    if (!(await this.uploaded(circuit))) return false;
+    this.options.ui.note(`${circuit}: uploaded (the coordinator had the whole upload; its last answer was lost)`);
+    this.activityNow = { stage: 'verifying', circuit };
+    return true;
   }
 
   /** A turn that ended without an upload: said in plain words; the run goes on from the lobby's state. */

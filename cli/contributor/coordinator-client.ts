@@ -3,8 +3,16 @@
  * from the sign-in's answer, the CSRF token sent on every change, JSON in and out, and every
  * refusal turned into a CoordinatorApiError carrying the server's stable code (a connection that
  * fails is the code `network`). The terminal client (`ceremony contribute --coordinator`) and the
- * tests' contributor client both talk to the coordinator through it.
+ * tests' contributor client both talk to the coordinator through it. Made with `rideOutRestarts`
+ * (the terminal client), a request safe to send again is sent again while the coordinator does
+ * not answer, for a few minutes (core/coordinator-api/restart-retry.ts: which requests, and why).
  */
+import {
+  looksLikeRestart,
+  rideOutRestart,
+  safeToResend,
+  type RestartRetry,
+} from '../../core/coordinator-api/restart-retry.ts';
 
 /** A refusal by the coordinator (`{error: {code, message}}` and its status), or `network` (status 0). */
 export class CoordinatorApiError extends Error {
@@ -60,6 +68,12 @@ async function apiErrorOf(response: Response, what: string): Promise<Coordinator
   );
 }
 
+/** What a client riding out restarts tells its user: the first try sent again, and the coordinator back. */
+export interface RestartNotices {
+  onRetry?(retry: RestartRetry): void;
+  onRecovered?(troubledForMs: number): void;
+}
+
 export class CoordinatorClient {
   /** `ceremony_session=…`, as the last sign-in set it ('' before). */
   cookie = '';
@@ -67,11 +81,17 @@ export class CoordinatorClient {
   csrfToken = '';
   readonly baseUrl: string;
   private readonly requestTimeoutMs: number;
+  private readonly restarts: RestartNotices | undefined;
 
-  /** `requestTimeoutMs`: how long a JSON request may take (default 30 s; Infinity: unbounded, e.g. for finalise). */
-  constructor(baseUrl: string, options: { requestTimeoutMs?: number } = {}) {
+  /**
+   * `requestTimeoutMs`: how long a JSON request may take (default 30 s; Infinity: unbounded, e.g. for
+   * finalise). `rideOutRestarts`: send a request safe to send again while the coordinator does not
+   * answer (off by default: a test that expects a failure gets it at once).
+   */
+  constructor(baseUrl: string, options: { requestTimeoutMs?: number; rideOutRestarts?: RestartNotices } = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+    this.restarts = options.rideOutRestarts;
   }
 
   /** The headers that carry the session (cookie, CSRF token), for requests made elsewhere (tus). */
@@ -84,12 +104,43 @@ export class CoordinatorClient {
 
   /**
    * A request to the coordinator with the session; resolves with the raw response when it is a
-   * success (2xx), else rejects with its refusal. The caller reads (or cancels) the body.
+   * success (2xx), else rejects with its refusal. The caller reads (or cancels) the body. With
+   * `rideOutRestarts`, a request safe to send again (`resend`, by default safeToResend) is sent
+   * again while the coordinator does not answer; the body it answers is not (a broken download is
+   * the caller's to take again).
    */
-  async fetch(
+  fetch(
     method: string,
     route: string,
-    init: { body?: unknown; signal?: AbortSignal; timeoutMs?: number } = {},
+    init: { body?: unknown; signal?: AbortSignal; timeoutMs?: number; resend?: boolean } = {},
+  ): Promise<Response> {
+    return this.resending(method, route, init, () => this.fetchOnce(method, route, init));
+  }
+
+  /**
+   * `send` once, or again while the coordinator does not answer, when this client rides out restarts
+   * and the request is safe to send again.
+   */
+  private resending<T>(
+    method: string,
+    route: string,
+    init: { signal?: AbortSignal; resend?: boolean },
+    send: () => Promise<T>,
+  ): Promise<T> {
+    if (!this.restarts || !(init.resend ?? safeToResend(method, route))) return send();
+    return rideOutRestart(send, {
+      restartReason: (error) =>
+        error instanceof CoordinatorApiError && looksLikeRestart(error.status, error.code) ? error.message : undefined,
+      signal: init.signal,
+      onRetry: this.restarts.onRetry,
+      onRecovered: this.restarts.onRecovered,
+    });
+  }
+
+  private async fetchOnce(
+    method: string,
+    route: string,
+    init: { body?: unknown; signal?: AbortSignal; timeoutMs?: number },
   ): Promise<Response> {
     const headers: Record<string, string> = { ...this.sessionHeaders() };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
@@ -136,11 +187,23 @@ export class CoordinatorClient {
     return response;
   }
 
-  /** A JSON request; resolves with the parsed answer. */
-  async request<T>(method: string, route: string, body?: unknown, options: { signal?: AbortSignal } = {}): Promise<T> {
-    const response = await this.fetch(method, route, { body, signal: options.signal });
-    const text = await response.text();
-    return (text ? JSON.parse(text) : undefined) as T;
+  /** A JSON request; resolves with the parsed answer (read whole before it counts as answered). */
+  request<T>(method: string, route: string, body?: unknown, options: { signal?: AbortSignal } = {}): Promise<T> {
+    return this.resending(method, route, options, async () => {
+      const response = await this.fetchOnce(method, route, { body, signal: options.signal });
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        if (options.signal?.aborted) throw error;
+        throw new CoordinatorApiError(
+          0,
+          'network',
+          `${method} ${route}: the answer broke off (${(error as Error).message})`,
+        );
+      }
+      return (text ? JSON.parse(text) : undefined) as T;
+    });
   }
 
   /** Demo sign-in (test networks, loopback only): contributor `demo:<name>`. */

@@ -31,13 +31,17 @@ import {
   type StreamedUploadSource,
 } from '../../core/delta/streamed-upload-source.ts';
 import { FILE_HASH_ALGORITHM } from '../../core/crypto/file-hash.ts';
+import { restartRetryDelaysMs } from '../../core/coordinator-api/restart-retry.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
 import type { TurnProtocol, TurnRequest, TurnResult } from './turn-protocol.ts';
 
 /** A count event at most this often for bytes moved (the renderer redraws at most every 100 ms anyway). */
 const BYTE_PROGRESS_EVERY_MS = 100;
-/** tus retries a dropped connection (HEAD for the offset, then PATCH from it) after these delays. */
-const UPLOAD_RETRY_DELAYS_MS = [0, 1000, 3000, 5000, 10_000, 10_000];
+/**
+ * tus retries a dropped connection (HEAD for the offset, then PATCH from it) after these delays: for
+ * as long as any request rides out a coordinator restart (core/coordinator-api/restart-retry.ts).
+ */
+const UPLOAD_RETRY_DELAYS_MS = restartRetryDelaysMs();
 
 export type TurnTransfer = 'delta' | 'whole-key';
 
@@ -106,6 +110,9 @@ export class FileTurn implements TurnProtocol {
     const { nodeScalePool } = await import('../../core/kernel/node-scale-pool.ts');
     const { contributionRecord } = await import('../../core/kernel/contribute-fast.ts');
     const pool = await nodeScalePool(this.options.workers ?? availableParallelism());
+    // Ends this attempt's upload when the attempt fails otherwise (the download cut off): tus would
+    // else go on retrying it in the background, beside the next attempt's upload.
+    const attemptOver = new AbortController();
     let computeMs = 0;
     try {
       const delta = await startStreamedDelta({
@@ -125,9 +132,15 @@ export class FileTurn implements TurnProtocol {
           if (done > 0) computeMs = Date.now() - started;
         },
       });
+      request.onHash?.(delta.hash);
       const upload = await Promise.race([
         delta.failed,
-        this.upload(request, delta.source, headIndex, delta.source.size),
+        this.upload(
+          { ...request, signal: AbortSignal.any([signal, attemptOver.signal]) },
+          delta.source,
+          headIndex,
+          delta.source.size,
+        ),
       ]);
       return {
         contributionHash: delta.hash,
@@ -145,6 +158,7 @@ export class FileTurn implements TurnProtocol {
       if (error instanceof DeltaInputsError) throw new CoordinatorApiError(0, 'network', error.message);
       throw error;
     } finally {
+      attemptOver.abort();
       reader.cancel();
       pool.close();
     }
@@ -173,6 +187,7 @@ export class FileTurn implements TurnProtocol {
         logger: snarkjsProgressLogger(request.progress, circuit),
       });
       if (signal.aborted) throw abortError(signal);
+      request.onHash?.(made.hash);
       const computeMs = Date.now() - started;
       await rm(headPath, { force: true });
 

@@ -6,8 +6,10 @@
  *
  * A stream that ends or falls quiet (no keep-alive for three beats) is opened again after a short
  * pause; one the coordinator refuses (too many streams, all taken, a coordinator without the route)
- * is tried again a minute later. Polls keep the place meanwhile, as they always did.
+ * is tried again a minute later; a coordinator restarting (no answer, a proxy's 502) after the short
+ * pause, as this loop is its own retry. Polls keep the place meanwhile, as they always did.
  */
+import { looksLikeRestart } from '../../core/coordinator-api/restart-retry.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
 
 const REOPEN_AFTER_MS = 2000;
@@ -38,7 +40,8 @@ export class PresenceHold {
       try {
         await this.readOnce(stop);
       } catch (error) {
-        if (error instanceof CoordinatorApiError && error.code !== 'network') pause = REOPEN_AFTER_REFUSAL_MS;
+        if (error instanceof CoordinatorApiError && !looksLikeRestart(error.status, error.code))
+          pause = REOPEN_AFTER_REFUSAL_MS;
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pause);
@@ -51,7 +54,7 @@ export class PresenceHold {
   private async readOnce(stop: AbortSignal): Promise<void> {
     const quiet = new AbortController();
     const signal = AbortSignal.any([stop, quiet.signal]);
-    const response = await this.client.fetch('GET', '/api/me/presence', { signal, timeoutMs: Infinity });
+    const response = await this.client.fetch('GET', '/api/me/presence', { signal, timeoutMs: Infinity, resend: false });
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
     let keepAliveMs = DEFAULT_KEEP_ALIVE_MS;

@@ -11,6 +11,10 @@
  * temporary folder for the length of the proof. Whatever their source, the proof is checked here
  * against the verification key shipped with @semaphore-protocol/proof before it is sent, so
  * damaged or doctored artifacts cannot make us send something other than a valid proof.
+ *
+ * A proof spends its challenge, so a sign-in whose answer was lost to a coordinator restart is not
+ * sent again: it is made again from a new challenge (the nullifier, the contributor's identity, is
+ * the same each time; core/coordinator-api/restart-retry.ts).
  */
 import { createWriteStream } from 'node:fs';
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -20,6 +24,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CoordinatorError } from '../../core/errors.ts';
+import { looksLikeRestart, rideOutRestart } from '../../core/coordinator-api/restart-retry.ts';
 import { CoordinatorApiError, type CoordinatorClient, type SignedIn } from './coordinator-client.ts';
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -124,7 +129,7 @@ export async function signInWithSemaphore(
   const members = new Group(group.members.map((member) => BigInt(member)));
   const depth = Math.max(1, members.depth);
   const artifacts = (await installedArtifacts(depth)) ?? (await downloadedArtifacts(client, depth));
-  try {
+  const proveAndSignIn = async (): Promise<SignedIn> => {
     const challenge = await client.request<{ challenge: string; scope: string }>('POST', '/auth/semaphore/challenge');
     tell('proving your membership of the group here (a few seconds)…');
     const proof = await generateProof(identity, members, challenge.challenge, challenge.scope, depth, {
@@ -139,6 +144,15 @@ export async function signInWithSemaphore(
       );
     }
     return client.signedIn(await client.request<SignedIn>('POST', '/auth/semaphore', { proof }));
+  };
+  try {
+    return await rideOutRestart(proveAndSignIn, {
+      restartReason: (error) =>
+        error instanceof CoordinatorApiError && looksLikeRestart(error.status, error.code) ? error.message : undefined,
+      onRetry: (retry) => {
+        if (retry.attempt === 1) tell(`the coordinator did not answer (${retry.reason}); signing in again shortly`);
+      },
+    });
   } finally {
     await artifacts.cleanup();
   }

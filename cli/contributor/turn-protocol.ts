@@ -21,6 +21,12 @@ export interface TurnRequest {
   signal: AbortSignal;
   /** Steps and counts (bytes down, points scaled, bytes up) for the progress line. */
   progress: (event: ProgressEvent) => void;
+  /**
+   * The contribution hash, told as soon as it is computed, before the upload: an attempt that then
+   * fails may still have reached the coordinator (its answer lost), and its verdict is compared
+   * with this hash, not an earlier attempt's.
+   */
+  onHash?: (contributionHash: string) => void;
 }
 
 export interface TurnResult {

@@ -62,6 +62,11 @@ const POWERS_OF_TAU: Record<number, string> = {
   [SECTION.alphaTauG1]: 'successive powers of τ times α',
   [SECTION.betaTauG1]: 'successive powers of τ times β',
 };
+/**
+ * The version of this check: a ptau remembered as verified (verified-ptau-memo.ts) by another
+ * version is checked again. Bump it whenever what the check proves changes.
+ */
+export const PTAU_SECTIONS_CHECK_VERSION = 1;
 /** Bytes of the random scalars r and s: 128 bits, see the module comment. */
 const SCALAR_BYTES = 16;
 const CHUNK_POINTS = 1 << 18;

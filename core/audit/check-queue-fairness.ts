@@ -8,18 +8,26 @@
  *    away and cooling-down entries passed over), or while the circuit's turn was held;
  *  - `audit.queue_rule_broken`: a step the rules do not allow: an acceptance or a refusal with no
  *    turn in the log, a turn passed on before its time to be taken or missed before its deadline
- *    (or, ended for its client's silence, before the silence period from when it was last heard), an
- *    entry marked away before the presence period ran out, a requeue or removal after a missed turn
- *    other than the rules give (cooldown, missed-turn limit), a step by someone not where the log
- *    put them;
+ *    (or, ended for its client's silence or its upload's want of progress, before that period ran
+ *    out), an entry marked away before the presence period ran out, a missed turn not counted (a
+ *    turn not taken, left, or refused: every turn ended without a contribution counts, and joining
+ *    again resets nothing), a requeue, a removal or a join's first eligible time other than the
+ *    rules give (back in place only after a first untaken turn, else at the back after the
+ *    cooldown, out at the missed-turn limit, a join past the limit after the doubled cooldown), a
+ *    step by someone not where the log put them. An entry back in its place after a turn it did
+ *    not take is granted again before the circuit's next turn ended only when nobody else could
+ *    be (`audit.turn_out_of_order` otherwise): the loop of two accounts that pass their turns to
+ *    each other fails here;
  *  - `audit.queue_log_mismatch`: the log and the transcript disagree: an acceptance naming no link
  *    of the transcript (or another circuit's, position, contributor), a link named twice, a link
  *    with no acceptance (but the last of a chain whose turn is still open at the log's end: its
  *    verdict is recorded just after the transcript commits it).
  * What it cannot see: whether a contributor marked away was really gone (the coordinator's word,
- * with the time it last saw them in the entry), and heartbeats (a missed turn is only checked not
- * to end before its first deadline, or, ended for silence, before the silence period from the time
- * the coordinator says it last heard from the client, itself no earlier than the turn was taken).
+ * with the time it last saw them in the entry), heartbeats and upload bytes (a missed turn is only
+ * checked not to end before its first deadline, or, ended for silence or a stalled upload, before
+ * the period from the time the coordinator says it last heard from the client or saw progress,
+ * itself no earlier than the turn was taken), and whether an `error` verdict was the upload's doing
+ * (counted as a missed turn when the entry says so).
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -34,7 +42,13 @@ import {
   type QueueRules,
   type StepEntry,
 } from '../queue-log/queue-log-entry.ts';
-import { afterLapse, firstInLine, type LapseConsequence } from '../queue-log/turn-order.ts';
+import {
+  afterMissedTurn,
+  eligibleOnJoin,
+  firstInLine,
+  type LapseConsequence,
+  type MissedTurnKind,
+} from '../queue-log/turn-order.ts';
 import { Transcript, type TranscriptEntry } from '../transcript/transcript.ts';
 
 interface Waiting {
@@ -43,6 +57,8 @@ interface Waiting {
   joinedAt: number;
   away: boolean;
   eligibleAt: number;
+  /** Back in its place after a turn it did not take, until the circuit's next turn ends. */
+  passedOn: boolean;
 }
 
 interface Turn {
@@ -74,8 +90,13 @@ class Replay {
   /** Where each contributor waits, by circuit. */
   private readonly waitingIn = new Map<string, string>();
   private readonly missed = new Map<string, number>();
-  /** What a taken turn's lapse leads to, checked at the contributor's next step. */
-  private readonly afterMiss = new Map<string, { consequence: LapseConsequence; lapse: StepEntry }>();
+  /** What a missed turn leads to, checked at the contributor's next step (`optional`: they may have left meanwhile). */
+  private readonly afterMiss = new Map<
+    string,
+    { consequence: LapseConsequence; lapse: StepEntry; optional: boolean }
+  >();
+  /** Contributors who left while a contribution of theirs was verified, as far as the log shows. */
+  private readonly leaving = new Set<string>();
   /** Transcript links named by an acceptance: hash → entry. */
   readonly accepted = new Map<string, QueueLogEntry>();
   grants = 0;
@@ -105,16 +126,24 @@ class Replay {
     const expected = this.afterMiss.get(entry.contributor);
     if (expected) {
       this.afterMiss.delete(entry.contributor);
-      this.checkAfterMiss(entry, expected.consequence, expected.lapse);
-    }
+      this.checkAfterMiss(entry, expected);
+    } else if (entry.type === 'join' && entry.via === 'missed')
+      throw this.broken(entry, 'a requeue after a missed turn, with no missed turn before it');
+    else if (entry.type === 'removed' && entry.reason === 'missed_turns')
+      throw this.broken(entry, 'a removal for missed turns, with no missed turn at the limit before it');
     this.step(entry, this.rules, ms(entry.time));
   }
 
-  private checkAfterMiss(entry: StepEntry, consequence: LapseConsequence, lapse: StepEntry): void {
+  private checkAfterMiss(
+    entry: StepEntry,
+    { consequence, lapse, optional }: { consequence: LapseConsequence; lapse: StepEntry; optional: boolean },
+  ): void {
     const requeued = entry.type === 'join' && entry.via === 'missed' && entry.circuit === lapse.circuit;
     const removed = entry.type === 'removed' && entry.reason === 'missed_turns' && entry.circuit === lapse.circuit;
-    if (consequence.kind === 'removed' && !removed)
+    if (consequence.kind === 'removed' && !removed && !optional)
       throw this.broken(entry, `after ${describeEntry(lapse)} the rules take the entry out of the queue`);
+    if (consequence.kind !== 'back_of_queue' && entry.type === 'join' && entry.via === 'missed')
+      throw this.broken(entry, `after ${describeEntry(lapse)} the rules do not put the entry at the back of the queue`);
     if (consequence.kind === 'back_of_queue') {
       if (!requeued) throw this.broken(entry, `after ${describeEntry(lapse)} the rules put the entry back in line`);
       const eligibleAt = entry.eligibleAt === undefined ? ms(entry.time) : ms(entry.eligibleAt);
@@ -187,7 +216,7 @@ class Replay {
       throw this.broken(entry, `${entry.circuit} is not a circuit of the ceremony`);
     switch (entry.type) {
       case 'join':
-        this.onJoin(entry, at);
+        this.onJoin(entry, rules, at);
         return;
       case 'away':
         this.onAway(entry, rules, at);
@@ -205,13 +234,13 @@ class Replay {
         this.onLapsed(entry, rules, at);
         return;
       case 'refused':
-        this.onRefused(entry);
+        this.onRefused(entry, rules, at);
         return;
       case 'accepted':
         this.onAccepted(entry);
         return;
       case 'left':
-        this.onLeft(entry);
+        this.onLeft(entry, rules, at);
         return;
       case 'removed':
         this.onRemoved(entry);
@@ -219,19 +248,64 @@ class Replay {
     }
   }
 
-  private onJoin(entry: EntryOf<'join'>, at: number): void {
+  private missedIn(contributor: string, circuit: string): number {
+    return this.missed.get(`${contributor}\n${circuit}`) ?? 0;
+  }
+
+  /** Counts a missed turn of the entry's contributor in its circuit; the entry must state the count. */
+  private countMiss(entry: StepEntry & { missedTurns?: number }): number {
+    const key = `${entry.contributor}\n${entry.circuit}`;
+    const missed = (this.missed.get(key) ?? 0) + 1;
+    this.missed.set(key, missed);
+    if (entry.missedTurns !== missed)
+      throw this.broken(
+        entry,
+        `it counts ${entry.missedTurns ?? 'no'} missed turns; the log counts ${missed} (every turn ended ` +
+          'without a contribution is one, and joining again resets nothing)',
+      );
+    return missed;
+  }
+
+  /**
+   * What a missed turn leads to, checked at the contributor's next step (back in place: done here;
+   * a refusal's requeue, which may be in another circuit chosen meanwhile, is checked as a join).
+   */
+  private expectAfterMiss(entry: StepEntry, kind: MissedTurnKind, missed: number, rules: QueueRules, at: number) {
+    const consequence = afterMissedTurn(kind, missed, at, rules);
+    if (consequence.kind === 'out' || (kind === 'refused' && consequence.kind !== 'removed')) return consequence;
+    if (consequence.kind !== 'back_in_place')
+      this.afterMiss.set(entry.contributor, {
+        consequence,
+        lapse: entry,
+        optional: this.leaving.has(entry.contributor),
+      });
+    return consequence;
+  }
+
+  /** A turn of `circuit` ended: the entries passed on waited for it, and are eligible again. */
+  private turnEnded(circuit: string): void {
+    this.turns.delete(circuit);
+    for (const waiting of this.queue(circuit)) waiting.passedOn = false;
+  }
+
+  private onJoin(entry: EntryOf<'join'>, rules: QueueRules, at: number): void {
     if (this.holdsAnything(entry.contributor))
       throw this.broken(entry, `${entry.contributor} joins while already in line or holding a turn`);
-    if (entry.via === 'join') {
-      for (const key of [...this.missed.keys()]) if (key.startsWith(`${entry.contributor}\n`)) this.missed.delete(key);
+    if (entry.via === 'join' || entry.via === 'choice') this.leaving.delete(entry.contributor);
+    const eligibleAt = entry.eligibleAt === undefined ? at : ms(entry.eligibleAt);
+    // After a missed turn its cooldown (checked as the miss's consequence); else the rule of a join.
+    if (entry.via !== 'missed') {
+      const missed = this.missedIn(entry.contributor, entry.circuit);
+      const due = eligibleOnJoin(missed, at, rules);
+      if (eligibleAt !== due)
+        throw this.broken(
+          entry,
+          `eligible at ${new Date(eligibleAt).toISOString()}, not when the rules let this join be ` +
+            `(${new Date(due).toISOString()}, after ${missed} missed turns in ${entry.circuit})`,
+        );
     }
     const queue = this.queue(entry.circuit);
-    queue.push({
-      contributor: entry.contributor,
-      joinedAt: entry.seq,
-      away: false,
-      eligibleAt: entry.eligibleAt === undefined ? at : ms(entry.eligibleAt),
-    });
+    queue.push({ contributor: entry.contributor, joinedAt: entry.seq, away: false, eligibleAt, passedOn: false });
     this.waitingIn.set(entry.contributor, entry.circuit);
     if (entry.position !== queue.length)
       throw this.broken(entry, `it gives position ${entry.position}; the log puts the entry at ${queue.length}`);
@@ -264,10 +338,13 @@ class Replay {
     const waiting = this.waitingEntry(entry);
     const first = firstInLine(this.queue(entry.circuit), at);
     if (first !== waiting) {
-      const who = first
-        ? `${first.contributor} (in line since entry ${first.joinedAt}, present and eligible) was first in line`
-        : `${entry.contributor} was not eligible (away, or cooling down until ` +
-          `${new Date(waiting.eligibleAt).toISOString()})`;
+      const who = !first
+        ? `${entry.contributor} was not eligible (away, or cooling down until ` +
+          `${new Date(waiting.eligibleAt).toISOString()})`
+        : waiting.passedOn && !first.passedOn
+          ? `${entry.contributor} passed on its last turn here and the circuit's next turn has not ended, ` +
+            `while ${first.contributor} (in line since entry ${first.joinedAt}) could take this one`
+          : `${first.contributor} (in line since entry ${first.joinedAt}, present and eligible) was first in line`;
       throw new CoordinatorError(
         'audit.turn_out_of_order',
         `${describeEntry(entry)} gives the turn to ${entry.contributor}, but ${who}`,
@@ -297,44 +374,71 @@ class Replay {
     turn.takenAt = at;
   }
 
-  /** A turn ended unused: passed on if never taken (its holder back in line), else a missed turn. */
+  /** A turn ended unused, a missed turn: passed on if never taken, else lapsed; what follows is the rules'. */
   private onLapsed(entry: EntryOf<'lapsed'>, rules: QueueRules, at: number): void {
     const turn = this.heldTurn(entry, 'a lapse');
-    this.turns.delete(entry.circuit);
+    this.turnEnded(entry.circuit);
     if (entry.taken !== turn.taken)
       throw this.broken(entry, `it says the turn was ${entry.taken ? '' : 'not '}taken; the log says otherwise`);
     if (!entry.taken) {
       const due = Math.min(ms(turn.granted.takeBy ?? turn.granted.deadline), ms(turn.granted.deadline));
       if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
       else if (at <= due) throw this.broken(entry, `the turn passed on before its time to be taken ran out`);
-      // Back in its place, away until seen.
-      const queue = this.queue(entry.circuit);
-      const place = queue.findIndex((w) => w.joinedAt > turn.entry.joinedAt);
-      turn.entry.away = true;
-      turn.entry.eligibleAt = at;
-      queue.splice(place < 0 ? queue.length : place, 0, turn.entry);
-      this.waitingIn.set(entry.contributor, entry.circuit);
-      return;
-    }
-    if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
-    else if (entry.silentSince !== undefined) this.checkSilence(entry, entry.silentSince, turn, rules, at);
-    else if (at <= ms(turn.granted.deadline)) throw this.broken(entry, 'a missed turn before its deadline');
-    const key = `${entry.contributor}\n${entry.circuit}`;
-    const missed = (this.missed.get(key) ?? 0) + 1;
-    this.missed.set(key, missed);
-    if (entry.missedTurns !== missed)
-      throw this.broken(entry, `it counts ${entry.missedTurns} missed turns; the log counts ${missed}`);
-    this.afterMiss.set(entry.contributor, { consequence: afterLapse(true, missed, at, rules), lapse: entry });
+    } else this.checkTakenLapse(entry, turn, rules, at);
+    const missed = this.countMiss(entry);
+    const consequence = this.expectAfterMiss(entry, entry.taken ? 'lapsed' : 'not_taken', missed, rules, at);
+    if (consequence.kind !== 'back_in_place') return;
+    // Back in its place, away until seen, passed on until the circuit's next turn ends.
+    const queue = this.queue(entry.circuit);
+    const place = queue.findIndex((w) => w.joinedAt > turn.entry.joinedAt);
+    Object.assign(turn.entry, { away: true, eligibleAt: at, passedOn: true });
+    queue.splice(place < 0 ? queue.length : place, 0, turn.entry);
+    this.waitingIn.set(entry.contributor, entry.circuit);
   }
 
-  private onRefused(entry: EntryOf<'refused'>): void {
+  /** A taken turn's lapse came no sooner than the rule it names (deadline, silence, closed stream, upload) allows. */
+  private checkTakenLapse(entry: EntryOf<'lapsed'>, turn: Turn, rules: QueueRules, at: number): void {
+    if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
+    else if (entry.silentSince !== undefined) this.checkSilence(entry, entry.silentSince, turn, rules, at);
+    else if (entry.uploadDue !== undefined) {
+      if (rules.uploadStartMs === 0)
+        throw this.broken(entry, 'a turn ended for want of an upload, which the rules in force do not have');
+      if (ms(entry.uploadDue) !== ms(turn.granted.time) + rules.uploadStartMs)
+        throw this.broken(
+          entry,
+          `its upload was due ${rules.uploadStartMs} ms after the grant, not at ${entry.uploadDue}`,
+        );
+      if (at <= ms(entry.uploadDue))
+        throw this.broken(entry, `it ended before its upload was due (${entry.uploadDue})`);
+    } else if (entry.uploadStalledSince !== undefined) {
+      const since = entry.uploadStalledSince;
+      if (rules.uploadStallMs === 0)
+        throw this.broken(entry, 'a turn ended for a stalled upload, which the rules in force do not have');
+      if (ms(since) < (turn.takenAt ?? Infinity))
+        throw this.broken(entry, `its upload's last progress (${since}) came before the turn was taken`);
+      if (at <= ms(since) + rules.uploadStallMs)
+        throw this.broken(
+          entry,
+          `a turn ended for a stalled upload before ${rules.uploadStallMs} ms had passed since ${since}`,
+        );
+    } else if (at <= ms(turn.granted.deadline)) throw this.broken(entry, 'a missed turn before its deadline');
+  }
+
+  /** A verdict but an acceptance: a refusal is a missed turn, an error may be (the upload's), a discard is not. */
+  private onRefused(entry: EntryOf<'refused'>, rules: QueueRules, at: number): void {
     this.heldTurn(entry, 'a refusal');
-    this.turns.delete(entry.circuit);
+    this.turnEnded(entry.circuit);
+    const counted = entry.outcome === 'refused' || (entry.outcome === 'error' && entry.missedTurns !== undefined);
+    if (entry.outcome === 'discarded' && entry.missedTurns !== undefined)
+      throw this.broken(entry, 'it counts a discarded contribution (no longer fitting the chain) as a missed turn');
+    if (counted) this.expectAfterMiss(entry, 'refused', this.countMiss(entry), rules, at);
+    this.leaving.delete(entry.contributor);
   }
 
   private onAccepted(entry: EntryOf<'accepted'>): void {
     this.heldTurn(entry, 'an acceptance');
-    this.turns.delete(entry.circuit);
+    this.turnEnded(entry.circuit);
+    this.leaving.delete(entry.contributor);
     const link = this.transcript.get(entry.transcriptHash);
     const mismatch = !link
       ? 'names no contribution of the transcript'
@@ -349,19 +453,23 @@ class Replay {
     this.accepted.set(entry.transcriptHash, entry);
   }
 
-  private onLeft(entry: EntryOf<'left'>): void {
+  private onLeft(entry: EntryOf<'left'>, rules: QueueRules, at: number): void {
     if (entry.from === 'waiting') this.dequeue(this.waitingEntry(entry), entry.circuit);
     else if (entry.from === 'turn') {
       this.heldTurn(entry, 'leaving a turn');
-      this.turns.delete(entry.circuit);
-    } else this.heldTurn(entry, 'leaving after the verdict');
+      this.turnEnded(entry.circuit);
+      this.expectAfterMiss(entry, 'left', this.countMiss(entry), rules, at);
+    } else {
+      this.heldTurn(entry, 'leaving after the verdict');
+      this.leaving.add(entry.contributor);
+    }
   }
 
   private onRemoved(entry: EntryOf<'removed'>): void {
     if (this.waitingIn.get(entry.contributor) === entry.circuit) {
       this.dequeue(this.waitingEntry(entry), entry.circuit);
     } else if (this.turns.get(entry.circuit)?.contributor === entry.contributor) {
-      this.turns.delete(entry.circuit);
+      this.turnEnded(entry.circuit);
     } else if (entry.reason !== 'missed_turns') {
       throw this.broken(entry, `${entry.contributor} is neither waiting for nor holding ${entry.circuit}`);
     }
@@ -406,30 +514,43 @@ export function checkQueueFairness(
   return (
     `${steps} entries, hash chain intact; ${replay.grants} turns granted, each to the first in line by the ` +
     `rules (FIFO per circuit, away and cooling-down entries passed over), ${replay.accepted.size} acceptances ` +
-    'matching the transcript; presence is the coordinator’s word (each away entry says when it last saw them)'
+    'matching the transcript, every turn ended without a contribution counted as missed; presence, heartbeats ' +
+    'and upload progress are the coordinator’s word (each away entry says when it last saw them)'
   );
 }
 
 /**
  * The audit's finding on the queue log of the ceremony in `config.dataDir` (its published
- * transcript/queue-log.jsonl, checked against the transcript there). Never throws: a failure is
- * the finding.
+ * transcript/queue-log.jsonl, checked against the transcript there). A publication without it fails
+ * (`audit.queue_log_missing`): the order of turns is not checked on the coordinator's say-so, only
+ * when the auditor states the ceremony had no lobby (`noQueueLog`), and the finding then says the
+ * order was NOT checked. Never throws: a failure is the finding.
  */
 export async function queueLogFinding(
   config: CeremonyConfig,
+  { noQueueLog = false }: { noQueueLog?: boolean } = {},
 ): Promise<{ subject: string; ok: boolean; summary: string; code?: ErrorCode }> {
   const subject = 'queue log';
+  const failed = (code: ErrorCode, message: string) => ({ subject, ok: false, summary: `[${code}] ${message}`, code });
   let text: string;
   try {
     text = await readFile(path.join(config.dataDir, QUEUE_LOG_FILE), 'utf8');
-  } catch {
-    return {
-      subject,
-      ok: true,
-      summary:
-        `no ${QUEUE_LOG_FILE} published (a ceremony made without the coordinator's lobby): ` +
-        'the order of turns is NOT checked',
-    };
+  } catch (error) {
+    const why = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    if (why !== 'ENOENT') return failed('queue_log.corrupt', `${QUEUE_LOG_FILE} could not be read (${why})`);
+    if (noQueueLog)
+      return {
+        subject,
+        ok: true,
+        summary:
+          `no ${QUEUE_LOG_FILE} published, and --no-queue-log says the ceremony had none (made without the ` +
+          "coordinator's lobby): the order of turns is NOT checked",
+      };
+    return failed(
+      'audit.queue_log_missing',
+      `no ${QUEUE_LOG_FILE} published: the order of turns cannot be checked. A ceremony run by the coordinator ` +
+        'has one; for a ceremony made without its lobby, say so with --no-queue-log',
+    );
   }
   try {
     const log = parseQueueLogText(config.id, text, QUEUE_LOG_FILE);
@@ -437,6 +558,6 @@ export async function queueLogFinding(
     return { subject, ok: true, summary: checkQueueFairness(config, log, transcript.entries) };
   } catch (error) {
     if (!isCoordinatorError(error)) throw error;
-    return { subject, ok: false, summary: `[${error.code}] ${error.message}`, code: error.code };
+    return failed(error.code, error.message);
   }
 }

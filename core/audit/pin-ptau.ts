@@ -4,8 +4,10 @@
  * keys that pass every other check and forge proofs at will. So the audit trusts a ptau only when
  * the auditor can name it: its BLAKE2b-512 (as `b2sum` prints it) is either one of the known public
  * files shipped with the project (core/ptau/known-ptau-files.json: the Hermez ceremony's final
- * files, with their published hashes) or the one the auditor gives with `--ptau-hash`. What the
- * coordinator wrote (the folder's ptau, ptau-source.json, ceremony.json) is never a pin.
+ * files, with their published hashes), the one the auditor gives with `--ptau-hash`, or the one the
+ * auditor's own ceremony.json pins (`ptauHash`, their checkout's, as trusted as the list of known
+ * files beside it). What the coordinator wrote (the folder's ptau, ptau-source.json, the
+ * publication's ceremony.json) is never a pin.
  *
  * There is no way to pass an audit with an unpinned ptau, not even on a test network: the
  * development ptau the tests and `npm start` use is made deterministically from a public secret,
@@ -26,6 +28,14 @@ export interface PtauPin {
   known?: KnownPtauFile;
   /** True when the auditor gave this hash with --ptau-hash. */
   byAuditor: boolean;
+  /** True when the auditor's own ceremony.json pins this hash (`ptauHash`). */
+  byAuditorConfig: boolean;
+}
+
+/** The auditor's pins on the ptau: --ptau-hash, and their ceremony.json's `ptauHash`. */
+export interface PtauPins {
+  option?: string;
+  config?: string;
 }
 
 /**
@@ -44,23 +54,28 @@ export function parsePtauHash(value: string): string {
 }
 
 /**
- * Checks the ptau whose BLAKE2b-512 is `blake2b512` (`name` is how messages call it) against the
- * auditor's `pinnedHash` if given, else against the known public files: `audit.ptau_hash_mismatch`
- * or `audit.ptau_unpinned` (with the file's hash and how to pin it) otherwise.
+ * Checks the ptau whose BLAKE2b-512 is `blake2b512` (`name` is how messages call it) against each of
+ * the auditor's `pins` given (--ptau-hash, their ceremony.json's ptauHash), else against the known
+ * public files: `audit.ptau_hash_mismatch` or `audit.ptau_unpinned` (with the file's hash and how to
+ * pin it) otherwise.
  */
-export function checkPtauPin(blake2b512: string, name: string, pinnedHash?: string): PtauPin {
+export function checkPtauPin(blake2b512: string, name: string, pins: PtauPins = {}): PtauPin {
   const known = knownPtauFile(blake2b512);
-  if (pinnedHash !== undefined) {
-    if (blake2b512 !== pinnedHash) {
+  const given: Array<[string | undefined, string]> = [
+    [pins.option, 'pinned with --ptau-hash'],
+    [pins.config, 'your ceremony.json pins (ptauHash)'],
+  ];
+  for (const [pin, whose] of given) {
+    if (pin !== undefined && blake2b512 !== pin) {
       throw new CoordinatorError(
         'audit.ptau_hash_mismatch',
-        `the powers of tau ${name} is not the one pinned with --ptau-hash: ` +
-          `its BLAKE2b-512 is ${blake2b512}, the pin ${pinnedHash}`,
+        `the powers of tau ${name} is not the one ${whose}: its BLAKE2b-512 is ${blake2b512}, the pin ${pin}`,
       );
     }
-    return { blake2b512, byAuditor: true, ...(known ? { known } : {}) };
   }
-  if (!known) {
+  const byAuditor = pins.option !== undefined;
+  const byAuditorConfig = pins.config !== undefined;
+  if (!known && !byAuditor && !byAuditorConfig) {
     throw new CoordinatorError(
       'audit.ptau_unpinned',
       `the powers of tau ${name} (BLAKE2b-512 ${blake2b512}) is not a known public ptau, ` +
@@ -70,5 +85,5 @@ export function checkPtauPin(blake2b512: string, name: string, pinnedHash?: stri
         `ceremony audit DIR --ptau-hash ${blake2b512}`,
     );
   }
-  return { blake2b512, known, byAuditor: false };
+  return { blake2b512, byAuditor, byAuditorConfig, ...(known ? { known } : {}) };
 }

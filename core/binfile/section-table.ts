@@ -36,7 +36,9 @@ const ENTRY_BYTES = 12;
 /**
  * Reads the header and the section table of the file behind `handle` (`fileSize` bytes long),
  * which must start with `magic`. Checks that every section lies within the file and that no id
- * appears twice; `expectedCount`, when given, is the exact number of sections the format has.
+ * appears twice; `expectedCount`, when given, is the exact number of sections the format has. The
+ * count is checked (against `expectedCount`, and against what the file can hold) before any entry
+ * is read: one read of 12 bytes per entry follows, so the caller that knows the count bounds it.
  */
 export async function readSectionTable(
   handle: FileHandle,
@@ -52,6 +54,9 @@ export async function readSectionTable(
   if (expectedCount !== undefined && count !== expectedCount) {
     throw new SectionTableError(`expected ${expectedCount} sections, found ${count}`);
   }
+  // Refused before any entry is read: a count no file of this size can hold.
+  if (HEAD_BYTES + count * ENTRY_BYTES > fileSize)
+    throw new SectionTableError(`truncated in the section table: ${count} sections cannot fit in ${fileSize} bytes`);
   const sections = new Map<number, SectionLocation>();
   let position = HEAD_BYTES;
   for (let i = 0; i < count; i++) {

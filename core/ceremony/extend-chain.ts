@@ -16,6 +16,7 @@ import { verifyLinkFromInit, type VerifiedLink } from '../link-check/verify-link
 import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../link-check/link-challenge.ts';
 import { cacheLinkCombinations, readCachedCombination } from '../link-check/link-combination-cache.ts';
 import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
+import { refuseOutsideQueueLog } from '../queue-log/queue-log-begun.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import {
   openCeremony,
@@ -122,9 +123,9 @@ async function withChain<T>(
 }
 
 /**
- * Accepts a contribution made elsewhere (an upload, a file given to the CLI). The file is copied
- * into the chain folder first and the copy is what gets verified and committed, so the bytes
- * checked are the bytes kept.
+ * Accepts a contribution made elsewhere (a file given to the CLI). The file is copied into the chain
+ * folder first and the copy is what gets verified and committed, so the bytes checked are the bytes
+ * kept. Refused once a coordinator's queue log has begun on the folder (refuseOutsideQueueLog).
  */
 export async function acceptContribution(
   dataDir: string,
@@ -133,6 +134,7 @@ export async function acceptContribution(
   contributor: string,
 ): Promise<AcceptedContribution> {
   return withChain(dataDir, circuitName, async (state, chain, staged) => {
+    await refuseOutsideQueueLog(state.paths.dataDir);
     await copyFile(candidatePath, staged);
     return commitStagedLink(state, chain, staged, contributor);
   });
@@ -141,7 +143,9 @@ export async function acceptContribution(
 /**
  * Makes one contribution on this machine: fresh entropy from the OS, held only in memory for the
  * length of the snarkjs call (never logged or written), with L and H scaled by the G1 kernel on
- * every core (core/kernel), then verified and committed like any other.
+ * every core (core/kernel), then verified and committed like any other. Refused, before any work,
+ * once a coordinator's queue log has begun on the folder: the audit would fail the link
+ * (core/queue-log/queue-log-begun.ts).
  */
 export async function contributeLocally(
   dataDir: string,
@@ -150,6 +154,7 @@ export async function contributeLocally(
   progress: Progress = silentProgress,
 ): Promise<AcceptedContribution> {
   return withChain(dataDir, circuitName, async (state, chain, staged) => {
+    await refuseOutsideQueueLog(state.paths.dataDir);
     const name = chain.circuit.name;
     const headPath = state.paths.zkeyPath(name, chain.headIndex);
     progress({ type: 'step', circuit: name, step: `contributing to contribution ${chain.headIndex}` });

@@ -39,10 +39,22 @@ export interface InitializedCircuit {
 }
 
 /**
- * Checks every circuit and the ptau against the configuration (an r1cs whose hash ceremony.json
- * pins must have that hash); throws on the first problem.
+ * Checks every circuit and the ptau against the configuration (an r1cs or a ptau whose hash
+ * ceremony.json pins must have that hash); throws on the first problem. `known.ptauHash` is the
+ * ptau's BLAKE2b-512 when the caller has it already (the audit), so a pinned ptau is not hashed twice.
  */
-export async function checkCeremonyInputs(config: CeremonyConfig): Promise<Map<string, R1csSummary>> {
+export async function checkCeremonyInputs(
+  config: CeremonyConfig,
+  known: { ptauHash?: string } = {},
+): Promise<Map<string, R1csSummary>> {
+  if (config.ptauHash !== undefined) {
+    const actual = known.ptauHash ?? (await hashFile(config.ptauPath).catch(() => undefined));
+    if (actual !== undefined && actual !== config.ptauHash)
+      throw new CoordinatorError(
+        'ptau.hash_mismatch',
+        `${config.ptau} has BLAKE2b-512 ${actual}; ceremony.json pins ${config.ptauHash}`,
+      );
+  }
   const ptau = await readPtauSummary(config.ptauPath);
   if (!ptau.preparedForPhase2) {
     throw new CoordinatorError(

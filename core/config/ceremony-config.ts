@@ -9,6 +9,13 @@ import { CoordinatorError } from '../errors.ts';
 
 export const CONFIG_FILE_NAME = 'ceremony.json';
 
+/** A BLAKE2b-512 as `b2sum` prints it (any case), kept in lower case. */
+const blake2b512Schema = (what: string) =>
+  z
+    .string()
+    .regex(/^[0-9a-fA-F]{128}$/, `${what} is a BLAKE2b-512, 128 hex digits as b2sum prints it`)
+    .transform((hash) => hash.toLowerCase());
+
 const circuitSchema = z
   .object({
     name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'a circuit name is letters, digits and underscores'),
@@ -19,11 +26,7 @@ const circuitSchema = z
      * The r1cs's BLAKE2b-512 (as `b2sum` prints it), when the ceremony pins it: `init` and the
      * audit refuse another file (r1cs.hash_mismatch).
      */
-    r1csHash: z
-      .string()
-      .regex(/^[0-9a-fA-F]{128}$/, 'an r1cs hash is a BLAKE2b-512, 128 hex digits as b2sum prints it')
-      .transform((hash) => hash.toLowerCase())
-      .optional(),
+    r1csHash: blake2b512Schema('an r1cs hash').optional(),
   })
   .strict();
 
@@ -38,6 +41,11 @@ const configSchema = z
      */
     testNetwork: z.boolean().default(false),
     ptau: z.string().min(1),
+    /**
+     * The ptau's BLAKE2b-512 (as `b2sum` prints it), when the ceremony pins it: `init` refuses another
+     * file (ptau.hash_mismatch), and an auditor's own ceremony.json that pins it pins the audit's ptau.
+     */
+    ptauHash: blake2b512Schema('a ptau hash').optional(),
     /**
      * Contributions every chain needs before it may be finalised (beyond contribution 0, the
      * beacon not counted): `ceremony finalise`, the coordinator's finalise and the audit refuse
@@ -83,6 +91,8 @@ export interface CeremonyConfig {
   testNetwork: boolean;
   ptauPath: string;
   ptau: string;
+  /** The ptau's pinned BLAKE2b-512 (lower-case hex), when ceremony.json pins it. */
+  ptauHash?: string;
   /** Contributions each chain needs before finalisation (≥ 1). */
   minContributions: number;
   circuits: readonly CircuitConfig[];
@@ -106,6 +116,7 @@ function parseCeremonyConfig(raw: unknown, file: string, dataDir: string): Cerem
     testNetwork: parsed.data.testNetwork,
     ptau: parsed.data.ptau,
     ptauPath: path.resolve(absoluteDir, parsed.data.ptau),
+    ...(parsed.data.ptauHash === undefined ? {} : { ptauHash: parsed.data.ptauHash }),
     minContributions: parsed.data.minContributions,
     circuits: parsed.data.circuits.map((circuit) =>
       Object.freeze({ ...circuit, r1csPath: path.resolve(absoluteDir, circuit.r1cs) }),
@@ -145,9 +156,11 @@ export function parseCeremonyConfigText(text: string, file: string, dataDir: str
 export function findCircuit(config: CeremonyConfig, name: string): CircuitConfig {
   const circuit = config.circuits.find((c) => c.name === name);
   if (!circuit) {
+    // The name may be a URL's: quoted at a bounded length.
+    const shown = name.length > 80 ? `${name.slice(0, 80)}…` : name;
     throw new CoordinatorError(
       'circuit.unknown',
-      `unknown circuit "${name}"; this ceremony has: ${config.circuits.map((c) => c.name).join(', ')}`,
+      `unknown circuit "${shown}"; this ceremony has: ${config.circuits.map((c) => c.name).join(', ')}`,
     );
   }
   return circuit;

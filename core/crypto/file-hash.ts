@@ -10,6 +10,11 @@ import { threadExecArgv } from '../runtime/thread-exec-argv.ts';
 
 export const FILE_HASH_ALGORITHM = 'blake2b512';
 
+/** The BLAKE2b-512 (hex) of bytes or of a text's UTF-8, as `hashFile` gives of a file holding them. */
+export function hashBytes(data: Uint8Array | string): string {
+  return createHash(FILE_HASH_ALGORITHM).update(data).digest('hex');
+}
+
 export async function hashFile(filePath: string): Promise<string> {
   const hash = createHash(FILE_HASH_ALGORITHM);
   for await (const chunk of createReadStream(filePath, { highWaterMark: 1 << 20 })) {

@@ -17,6 +17,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { nativeModuleError } from '../runtime/native-module-error.ts';
 
 export interface HeldKernelLock {
   /** Gives the lock back (its note first); a second call does nothing. */
@@ -55,6 +56,9 @@ function openLocked(lockPath: string): Database.Database | undefined {
     db?.close();
     const code = (error as { code?: string }).code;
     if (code === 'SQLITE_BUSY') return undefined;
+    // SQLite itself did not load (built for another Node): nothing to say about the folder or its filesystem.
+    const native = nativeModuleError(error);
+    if (native) throw native;
     const name = path.basename(lockPath);
     // A lock's file is empty: anything else was put there by hand (or is not ours).
     if (code === 'SQLITE_NOTADB')

@@ -11,6 +11,7 @@ import { CoordinatorError } from '../errors.ts';
 import { commitFile, tempPathFor } from '../fs/atomic-write.ts';
 import { readExactly, readExactlyInto } from '../binfile/read-exactly.ts';
 import { readSectionTable, SectionTableError, type SectionTable } from '../binfile/section-table.ts';
+import type { TableExpectation } from '../binfile/section-table-cursor.ts';
 import { deltaSectionOrder, type DeltaFormat } from './delta-format.ts';
 
 const MAGIC = 'zkey';
@@ -22,10 +23,14 @@ const CHUNK = 1 << 20;
 /** snarkjs's section 10: the 64-byte hash of the circuit, a u32 count, then the records. */
 const MPC_COUNT_OFFSET = 64;
 
-async function tableOf(handle: FileHandle, what: string): Promise<SectionTable> {
+/**
+ * The section table of a key or a skeleton. `expectedCount` (a delta's: the head's count) is checked
+ * before any entry is read, so a declared count of millions costs one read, not millions.
+ */
+async function tableOf(handle: FileHandle, what: string, expectedCount?: number): Promise<SectionTable> {
   const { size } = await handle.stat();
   try {
-    const table = await readSectionTable(handle, size, MAGIC);
+    const table = await readSectionTable(handle, size, MAGIC, expectedCount);
     if (table.end !== size) throw new SectionTableError('bytes after the last section');
     return table;
   } catch (error) {
@@ -176,7 +181,8 @@ export function skeletonStream(zkeyPath: string): ReadableStream<Uint8Array> {
   });
 }
 
-function malformed(rule: string): CoordinatorError {
+/** The refusal of a delta that breaks one of the rules below, naming it (only fixed words and numbers). */
+export function malformed(rule: string): CoordinatorError {
   return new CoordinatorError('delta.malformed', `The contribution delta breaks a rule: ${rule}.`, { rule });
 }
 
@@ -209,6 +215,38 @@ export function checkDeltaHistory(head10: Uint8Array, delta10: Uint8Array): void
     Buffer.compare(head10.subarray(from, to), delta10.subarray(from, to)) === 0;
   if (!same(0, MPC_COUNT_OFFSET) || !same(MPC_COUNT_OFFSET + 4, head10.length))
     throw malformed('section 10 changes the head’s history');
+}
+
+/**
+ * What a delta's head and table must be on the head whose table is `headTable`, entry by entry, in
+ * the order of `format` (the rules of checkDelta below that its table alone decides), for a
+ * SectionTableCursor following an upload as it arrives: a delta that breaks one is refused at the
+ * request that brought the entry, not once it is complete. `fileSize` there is the upload's
+ * declared length, so sections that cannot fill it exactly are refused once the last entry is in.
+ */
+export function deltaExpectation(headTable: SectionTable, format: DeltaFormat): TableExpectation {
+  const order = deltaSectionOrder(format, headTable.sections.keys());
+  return {
+    count: order.length,
+    fileHead(bytes) {
+      if (bytes.toString('latin1', 0, 4) !== MAGIC) throw malformed('it does not start with "zkey"');
+      if (bytes.readUInt32LE(4) !== headTable.version) throw malformed('the file version differs from the head’s');
+      const count = bytes.readUInt32LE(8);
+      if (count !== order.length) throw malformed(`it declares ${count} sections, the head has ${order.length}`);
+    },
+    entry(index, id, size) {
+      if (id !== order[index]) throw malformed(`its sections are not the head’s, in the order of ${format}`);
+      if (FIXED_SECTIONS.has(id)) {
+        if (size !== 0n) throw malformed(`section ${id} must be empty`);
+      } else if (id !== 10 && size !== BigInt(headTable.sections.get(id)!.size)) {
+        throw malformed(`section ${id} is not the head’s size`);
+      }
+    },
+    truncated: () => malformed('it ends before the sections its table declares'),
+    end(end, fileSize) {
+      if (end !== fileSize) throw malformed(`its sections add up to ${end} bytes, the upload declares ${fileSize}`);
+    },
+  };
 }
 
 async function sameBytes(a: FileHandle, aAt: number, b: FileHandle, bAt: number, size: number): Promise<boolean> {
@@ -282,7 +320,7 @@ async function withCheckedDelta<T>(
     const delta = await open(deltaPath, 'r');
     try {
       const headTable = await tableOf(head, 'the head');
-      const table = await tableOf(delta, 'the contribution delta');
+      const table = await tableOf(delta, 'the contribution delta', headTable.count);
       await checkDelta(head, headTable, delta, table, format);
       return await work({ head, headTable, delta, table });
     } finally {

@@ -19,10 +19,13 @@
  * costs no point summed and no head section copied. The points of L and H are then handed to a
  * sink in chunks as they pass, for the link check's sums.
  *
- * Only a delta laid out as the head implies (the head's section ids in v2's order, the fixed
- * sections empty, δ, L and H at the head's sizes, a history longer than the head's by at most a
- * record) is spliced here; anything else is `NotStreamable`, and the caller checks the finished
- * upload whole and splices it with spliceSkeleton, whose checks refuse it with their codes. The
+ * Only a delta laid out as the head implies (the head's version and section ids in v2's order,
+ * the fixed sections empty, δ, L and H at the head's sizes, a history longer than the head's by at
+ * most a record) is spliced here. A layout that breaks one of spliceSkeleton's rules is refused as
+ * soon as the section header that breaks it is in, with that rule's `delta.malformed` (the whole
+ * check would refuse it the same way, once every byte had been received and stored); a history
+ * whose size the head does not imply is `NotStreamable`, and the caller checks the finished upload
+ * whole (checkSkeletonAgainstHead tells a stale delta from a malformed one by its count). The
  * byte rules on sections 1 and 10 are checked on the finished delta by checkSkeletonAgainstHead
  * either way, so both paths take and refuse alike, and write the same bytes (the output is
  * writeSections's, section for section, in ascending order).
@@ -31,7 +34,8 @@ import { open, rm, type FileHandle } from 'node:fs/promises';
 import { ZkeyHasher, type SectionHashes } from '../zkey/zkey-hashes.ts';
 import { readExactlyInto } from '../binfile/read-exactly.ts';
 import { readSectionTable, type SectionTable } from '../binfile/section-table.ts';
-import { fileHead, FIXED_SECTIONS, sectionHead, STREAMED_SECTIONS } from './skeleton-zkey.ts';
+import { fileHead, FIXED_SECTIONS, malformed, sectionHead, STREAMED_SECTIONS } from './skeleton-zkey.ts';
+import { NEXT_RECORD_MAX_BYTES } from '../zkey/key-table-check.ts';
 import { DELTA_FORMAT, deltaSectionOrder } from './delta-format.ts';
 
 /** The delta is not laid out as the head implies: splice it whole once it is in. */
@@ -47,9 +51,6 @@ export type PointSink = (section: number, first: number, points: Uint8Array) => 
 
 /** Checks the delta's header (section 2) and history (section 10) before any point; throws its refusal. */
 export type RecordCheck = (header: Uint8Array, history: Uint8Array) => Promise<void>;
-
-/** A history longer than the head's by more than this is not one record (a name is at most a few hundred bytes). */
-const MAX_RECORD_BYTES = 64 * 1024;
 
 /** Points handed to the sink at once: 2 MiB, one upload chunk of the streaming clients. */
 const SPLICE_POINT_CHUNK = 1 << 15;
@@ -92,6 +93,8 @@ export class StreamedSplice {
   /** The chunk of L or H points being filled for the sink. */
   private chunk: Uint8Array | undefined;
   private chunkFilled = 0;
+  /** The delta's bytes its file head and the section headers seen so far account for. */
+  private declaredBytes = HEADER_BYTES;
 
   private constructor(
     private readonly head: FileHandle,
@@ -100,25 +103,29 @@ export class StreamedSplice {
     readonly outPath: string,
     private readonly sink: PointSink,
     private readonly checkRecord: RecordCheck | undefined,
+    private readonly uploadLength: number | undefined,
   ) {
     this.ids = deltaSectionOrder(DELTA_FORMAT, headTable.sections.keys());
   }
 
   /**
    * Starts a splice onto the (verified) head at `headPath`, writing the key to `outPath`; the
-   * record is handed to `checkRecord` before any point is taken.
+   * record is handed to `checkRecord` before any point is taken. `uploadLength`, the upload's
+   * declared length when there is one: a delta whose sections do not add up to it is refused as
+   * soon as its history's header tells its last unknown size (before any point).
    */
   static async open(
     headPath: string,
     outPath: string,
     sink: PointSink,
     checkRecord?: RecordCheck,
+    uploadLength?: number,
   ): Promise<StreamedSplice> {
     const head = await open(headPath, 'r');
     try {
       const table = await readSectionTable(head, (await head.stat()).size, ZKEY_MAGIC);
       const out = await open(outPath, 'wx+', 0o644);
-      return new StreamedSplice(head, table, out, outPath, sink, checkRecord);
+      return new StreamedSplice(head, table, out, outPath, sink, checkRecord, uploadLength);
     } catch (error) {
       await head.close();
       throw error;
@@ -130,12 +137,15 @@ export class StreamedSplice {
     return this.parse.at === 'done';
   }
 
-  /** Takes the delta's next bytes (any split); throws NotStreamable on a layout the head does not imply. */
+  /**
+   * Takes the delta's next bytes (any split); throws the delta's refusal (`delta.malformed`) on a
+   * layout that breaks a rule, NotStreamable on a history whose size the head does not imply.
+   */
   async push(bytes: Uint8Array): Promise<void> {
     let at = 0;
     while (at < bytes.length) {
       const parse = this.parse;
-      if (parse.at === 'done') throw new NotStreamable('bytes after the last section');
+      if (parse.at === 'done') throw malformed('bytes after the last section');
       if (parse.at === 'header') {
         const take = Math.min(HEADER_BYTES - parse.filled, bytes.length - at);
         parse.bytes.set(bytes.subarray(at, at + take), parse.filled);
@@ -187,20 +197,22 @@ export class StreamedSplice {
 
   private async header(bytes: Buffer, sectionIndex: number): Promise<void> {
     if (sectionIndex < 0) {
-      if (bytes.toString('latin1', 0, 4) !== ZKEY_MAGIC) throw new NotStreamable('not a zkey');
+      if (bytes.toString('latin1', 0, 4) !== ZKEY_MAGIC) throw malformed('it does not start with "zkey"');
       const [version, count] = [bytes.readUInt32LE(4), bytes.readUInt32LE(8)];
-      if (version !== this.headTable.version || count !== this.ids.length)
-        throw new NotStreamable('its version or section count is not the head’s');
+      if (version !== this.headTable.version) throw malformed('the file version differs from the head’s');
+      if (count !== this.ids.length) throw malformed(`it declares ${count} sections, the head has ${this.ids.length}`);
       await this.write(fileHead(version, count));
       this.nextSection(sectionIndex);
       return;
     }
     const id = bytes.readUInt32LE(0);
     const size = Number(bytes.readBigUInt64LE(4));
-    if (id !== this.ids[sectionIndex]) throw new NotStreamable('its sections are not the head’s, in ascending order');
+    if (id !== this.ids[sectionIndex])
+      throw malformed(`its sections are not the head’s, in the order of ${DELTA_FORMAT}`);
     const headSection = this.headTable.sections.get(id)!;
     if (FIXED_SECTIONS.has(id)) {
-      if (size !== 0) throw new NotStreamable(`section ${id} is not empty`);
+      if (size !== 0) throw malformed(`section ${id} must be empty`);
+      this.declaredBytes += HEADER_BYTES;
       await this.write(sectionHead(id, headSection.size));
       // Its place is kept; the body is copied once L is in (see the module comment).
       this.pendingCopies.push({ at: this.position, from: headSection.offset, size: headSection.size });
@@ -208,18 +220,29 @@ export class StreamedSplice {
       this.nextSection(sectionIndex);
       return;
     }
-    if (
-      id === SECTION_10
-        ? size <= headSection.size || size > headSection.size + MAX_RECORD_BYTES
-        : size !== headSection.size
-    )
-      throw new NotStreamable(`section ${id} is not of the size the head implies`);
+    if (id !== SECTION_10 && size !== headSection.size) throw malformed(`section ${id} is not the head’s size`);
+    if (id === SECTION_10 && (size <= headSection.size || size > headSection.size + NEXT_RECORD_MAX_BYTES))
+      throw new NotStreamable('its history is not of the size one more record implies');
+    this.declaredBytes += HEADER_BYTES + size;
+    if (id === SECTION_10) this.checkUploadLength(sectionIndex);
     if (id === H_SECTION) await this.copyFixedSections();
     // The key lists the history after H: it is written there (sectionEnded), its bytes kept till then.
     if (id === SECTION_10) this.record = { bytes: new Uint8Array(size), filled: 0 };
     else await this.write(bytes);
     this.parse = { at: 'body', id, left: size, sectionIndex, point: 0 };
     if (size === 0) await this.sectionEnded(id, sectionIndex);
+  }
+
+  /**
+   * Once the history's size is known, every size is (L and H follow, at the head's): a delta that
+   * does not fill its upload exactly would only be found short or long after all its points.
+   */
+  private checkUploadLength(sectionIndex: number): void {
+    if (this.uploadLength === undefined) return;
+    let total = this.declaredBytes;
+    for (const id of this.ids.slice(sectionIndex + 1)) total += HEADER_BYTES + this.headTable.sections.get(id)!.size;
+    if (total !== this.uploadLength)
+      throw malformed(`its sections add up to ${total} bytes, the upload declares ${this.uploadLength}`);
   }
 
   private keepRecord(piece: Uint8Array): void {

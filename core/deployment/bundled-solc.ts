@@ -2,10 +2,14 @@
  * The Solidity compiler this project ships: solc-js from npm (`solc`, WebAssembly, no download:
  * its `loadRemoteVersion` is never called), whose package version is the compiler's release. It
  * is loaded only when something is compiled (about a second and 100 MB), never to read its
- * version.
+ * version, and it runs on a worker thread of its own: a compile takes seconds of one synchronous
+ * call, which on the calling thread would stall every socket and timer of the command (an HTTP
+ * keep-alive connection closed by its server meanwhile is then reused, and fails).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { threadExecArgv } from '../runtime/thread-exec-argv.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -23,8 +27,76 @@ export interface SolcStandardOutput {
   >;
 }
 
+/** Plain CommonJS, evaluated: the same in the sources (tsx) and the compiled app. One request at a time. */
+const SOLC_THREAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+let solc;
+parentPort.on('message', (input) => {
+  try {
+    solc ??= require(workerData.solcPath);
+    parentPort.postMessage({ output: solc.compile(input) });
+  } catch (error) {
+    parentPort.postMessage({ error: String(error && error.message).slice(0, 500) });
+  }
+});
+`;
+
+let thread: Worker | undefined;
+/** Compiles run one after another: each waits for the one before. */
+let queue: Promise<unknown> = Promise.resolve();
+
+function solcThread(): Worker {
+  if (thread === undefined) {
+    const worker = new Worker(SOLC_THREAD, {
+      eval: true,
+      workerData: { solcPath: require.resolve('solc') },
+      execArgv: threadExecArgv(import.meta.url),
+    });
+    // A thread that failed or ended is started again by the next compile.
+    worker.once('exit', () => {
+      if (thread === worker) thread = undefined;
+    });
+    worker.unref();
+    thread = worker;
+  }
+  return thread;
+}
+
+function compileOnThread(input: string): Promise<string> {
+  const worker = solcThread();
+  return new Promise<string>((resolve, reject) => {
+    const done = () => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+      worker.unref();
+    };
+    const onMessage = (reply: { output?: string; error?: string }) => {
+      done();
+      if (reply.output !== undefined) resolve(reply.output);
+      else reject(new Error(reply.error ?? 'solc failed'));
+    };
+    const onError = (error: Error) => {
+      done();
+      reject(error);
+    };
+    const onExit = (code: number) => {
+      done();
+      reject(new Error(`the compiler's thread stopped (exit code ${code})`));
+    };
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+    // Held while it works, so the command waits for it; let go when idle, so it never keeps one alive.
+    worker.ref();
+    worker.postMessage(input);
+  });
+}
+
 /** Runs the bundled compiler on a Standard JSON input; solc reports its own errors in the output. */
 export async function compileWithBundledSolc(input: unknown): Promise<SolcStandardOutput> {
-  const solc = (await import('solc')).default as { compile(input: string): string };
-  return JSON.parse(solc.compile(JSON.stringify(input))) as SolcStandardOutput;
+  const text = JSON.stringify(input);
+  const compiled = queue.then(() => compileOnThread(text));
+  queue = compiled.catch(() => undefined);
+  return JSON.parse(await compiled) as SolcStandardOutput;
 }

@@ -7,9 +7,10 @@
  *
  * The keys are read as `verify-deployment --ceremony` reads them (ceremony-final-keys.ts): the
  * transcript must end finalised, and `final/CIRCUIT.zkey` counts only once its BLAKE2b-512 is the
- * one the transcript's beacon entry records. Without the zkey, `final/CIRCUIT.vkey.json` stands
- * in, with a warning. A key whose δ equals its γ (no Phase 2) is a MISMATCH with its own code,
- * `vkey.delta_equals_gamma`.
+ * one the transcript's beacon entry records; without it the verifier is a MISMATCH
+ * (`chain.file_missing`: `final/CIRCUIT.vkey.json` is not committed); the verifier names are the
+ * ones the transcript commits (`deployment.verifier_name_mismatch`). A key whose δ equals its γ (no
+ * Phase 2) is a MISMATCH with its own code, `vkey.delta_equals_gamma`.
  */
 import { stat } from 'node:fs/promises';
 import { CoordinatorError, isCoordinatorError } from '../errors.ts';
@@ -24,6 +25,8 @@ export interface CheckManifestOptions {
   manifest: UncheckedManifest;
   /** The ceremony folder: ceremony.json, transcript/, final/. */
   ceremonyDir: string;
+  /** The auditor's own ceremony.json, which the folder's must agree with (core/audit/auditor-config.ts). */
+  auditorConfig: string;
 }
 
 export interface ManifestCheckReport extends CheckReport {
@@ -33,7 +36,7 @@ export interface ManifestCheckReport extends CheckReport {
 
 /** One verdict per verifier: the manifest's, then any of the ceremony's the manifest lacks. */
 export async function checkManifest(options: CheckManifestOptions): Promise<ManifestCheckReport> {
-  const ceremony = await readCeremony(options.ceremonyDir);
+  const ceremony = await readCeremony(options.ceremonyDir, options.auditorConfig);
   const verifiers = manifestChecks(ceremony.keys, options.manifest).map(({ check, key }): VerifierCheck => {
     const { verifier } = check;
     // A key without Phase 2 is refused, whatever the manifest says (its proofs can all be forged).
@@ -49,12 +52,12 @@ export async function checkManifest(options: CheckManifestOptions): Promise<Mani
 }
 
 /** The final keys, with the folder named wrongly said as a usage error (exit 2). */
-async function readCeremony(dir: string): Promise<CeremonyFinalKeys> {
+async function readCeremony(dir: string, auditorConfig: string): Promise<CeremonyFinalKeys> {
   const info = await stat(dir).catch(() => undefined);
   if (!info) throw new CoordinatorError('input.file_not_found', `ceremony folder not found: ${dir}`);
   if (!info.isDirectory()) throw new CoordinatorError('input.invalid', `${dir} is not a folder`);
   try {
-    return await readCeremonyFinalKeys(dir);
+    return await readCeremonyFinalKeys(dir, auditorConfig);
   } catch (error) {
     if (!isCoordinatorError(error, 'config.not_found')) throw error;
     throw new CoordinatorError(

@@ -1,23 +1,29 @@
 /**
  * The receipt check's last link (`ceremony verify-receipt … --deployment RPC VERIFIERS`): the
- * deployed verifier of a receipt's circuit carries every constant (α1, β2, γ2, δ2, each IC point)
- * of the final key the receipt was just found in. The key's verification key is the one the
- * checker read from the key itself and held to the transcript's section hashes, so the chain runs
- * from the contributor's record to the contract without the published vkey or manifest in between.
+ * deployed verifier of a receipt's circuit is the verifier of the final key the receipt was just
+ * found in, judged by the one check of deployed verifiers (check-deployed-verifiers.ts): rendered
+ * from that key's verification key, compiled offline with the ceremony's committed compiler record
+ * (or the auditor's own settings), and compared byte for byte but for the metadata trailer. The
+ * key's verification key is the one the checker read from the key itself and held to the
+ * transcript's section hashes, so the chain runs from the contributor's record to the contract
+ * without the published vkey or manifest in between; and since the contract then pins that key's δ,
+ * it pins the key's whole history (docs/audit.md): a view of the ceremony without the receipt's
+ * contribution cannot have a key whose verifier this contract is.
  *
- * What a pass proves is what `checkDeployedVerifiers` proves: every constant is in the runtime code,
- * not that the code uses each as the verifier does; `verify-deployment --ceremony` adds the
- * recompiled comparison. Before finalisation there is no key to deploy: `deployment.not_finalised`.
- * Every circuit's verifier is read at the block the first was read at (`chain()`), so all verdicts
- * are about one state, as the endpoint reports it (trusted, not checked).
+ * Before finalisation there is no key to deploy: `deployment.not_finalised`. Every circuit's
+ * verifier is read at the block the first was read at (`chain()`), so all verdicts are about one
+ * state, as the endpoint reports it (trusted, not checked). Only `constantsOnly` (asked for
+ * explicitly) checks the constants alone, and then says what it did not prove.
  */
-import { CoordinatorError } from '../errors.ts';
-import type { CheckedKeyHistory, ExtraKeyCheck } from '../receipts/receipt-checker.ts';
+import { CoordinatorError, isCoordinatorError } from '../errors.ts';
+import type { PublicTranscript } from '../receipts/public-transcript.ts';
+import type { CheckedKeyHistory, ExtraKeyCheck, ReceiptEvidence } from '../receipts/receipt-checker.ts';
 import type { VerificationKeyConstants } from '../receipts/verification-key.ts';
-import { checkDeployedVerifiers } from './check-deployed-verifiers.ts';
+import { checkDeployedVerifiers, CONSTANTS_ONLY_WORD } from './check-deployed-verifiers.ts';
 import { circuitOfVerifier } from './circuit-of-verifier.ts';
 import { describeChainHead, requireHttpUrl, type ChainHead, type ReadCodeOptions } from './deployed-code-reader.ts';
 import type { UncheckedVerifierAddresses } from './read-verifiers-file.ts';
+import { committedCompiler, type VerifierCompiler } from './recompile-verifiers.ts';
 import { parseVerificationKeyJson, type VerificationKeyJson } from './verification-key-json.ts';
 
 /** The verifier checked for `circuit`: the one name of VERIFIERS that is `Verifier<Circuit>`. */
@@ -53,7 +59,25 @@ function asExportedKey(vk: VerificationKeyConstants, what: string): Verification
 export interface DeployedVerifierKeyCheck extends ExtraKeyCheck {
   /** The block every verifier was read at, once one was read. */
   chain(): ChainHead | undefined;
+  /** True when only the constants are checked (asked for explicitly): no verdict then says `match`. */
+  readonly constantsOnly: boolean;
 }
+
+/**
+ * How the deployed code is judged: against the verifier recompiled with the compiler `compiler()`
+ * resolves (asked for once, when the first finalised key is checked), or on explicit request the
+ * constants only.
+ */
+export type DeployedKeyCheckMode = { constantsOnly: true } | { compiler: () => Promise<VerifierCompiler> };
+
+const PROVES_CODE =
+  'the deployed verifier of its circuit is the verifier of that final key, compiled offline and compared byte for ' +
+  'byte (metadata trailer aside), as the JSON-RPC endpoint reports its code at one block (its answers trusted, not ' +
+  'checked); so the contract pins that key, and with it its whole history';
+const PROVES_CONSTANTS =
+  `the deployed verifier of its circuit carries every constant of that final key (${CONSTANTS_ONLY_WORD}, as asked); ` +
+  'NOT proven: that the code is that verifier, or uses them as one does (without --constants-only it is compiled ' +
+  'and compared byte for byte)';
 
 /**
  * The check, once per circuit: throws the deployment's verdict (its own code, naming the verifier
@@ -64,16 +88,17 @@ export interface DeployedVerifierKeyCheck extends ExtraKeyCheck {
 export function deployedVerifierKeyCheck(
   rpcUrl: string,
   addresses: UncheckedVerifierAddresses,
+  mode: DeployedKeyCheckMode,
   options: Omit<ReadCodeOptions, 'at'> = {},
 ): DeployedVerifierKeyCheck {
   requireHttpUrl(rpcUrl);
   let head: ChainHead | undefined;
+  let compiler: Promise<VerifierCompiler> | undefined;
+  const constantsOnly = 'constantsOnly' in mode;
   return {
     step: 'deployment',
-    proves:
-      'the deployed verifier of its circuit carries every constant of that final key (α1, β2, γ2, δ2, each IC ' +
-      'point), as the JSON-RPC endpoint reports its code at one block (its answers trusted, not checked); not ' +
-      "that the code uses each as a verifier does (that is `verify-deployment --ceremony`'s recompiled comparison)",
+    constantsOnly,
+    proves: constantsOnly ? PROVES_CONSTANTS : PROVES_CODE,
     chain: () => head,
     async run(history: CheckedKeyHistory): Promise<string> {
       if (history.key !== 'final') {
@@ -85,6 +110,7 @@ export function deployedVerifierKeyCheck(
       }
       const verifier = verifierOf(addresses, history.circuit);
       const verificationKey = history.verificationKey();
+      const judged = 'constantsOnly' in mode ? mode : { compiler: await (compiler ??= mode.compiler()) };
       const [verdict] = await checkDeployedVerifiers(
         rpcUrl,
         {
@@ -95,6 +121,7 @@ export function deployedVerifierKeyCheck(
         },
         {
           ...options,
+          ...judged,
           ...(head === undefined ? {} : { at: head }),
           onCodes: (read) => {
             head ??= read.chain;
@@ -103,10 +130,33 @@ export function deployedVerifierKeyCheck(
       );
       if (!verdict!.match) throw new CoordinatorError(verdict!.code, `${verifier}: ${verdict!.reason}`);
       const ic = verificationKey.IC.length;
-      return (
-        `${verifier} at ${verdict!.address} carries α1, β2, γ2, δ2 and the ${ic} IC points of the final key ` +
-        `(${describeChainHead(head!)})`
-      );
+      // A key read from a format-1 entry's file is not bound to the transcript: the contract pins what was read.
+      const unbound = history.bytesBound
+        ? ''
+        : '; NOT proven that this key is the one the transcript records (a format-1 entry: whole-file hash only)';
+      return verdict!.weaker === undefined
+        ? `${verifier} at ${verdict!.address} is the verifier of the final key (${describeChainHead(head!)})${unbound}`
+        : `${verifier} at ${verdict!.address} carries α1, β2, γ2, δ2 and the ${ic} IC points of the final key, ` +
+            `constants only (${describeChainHead(head!)})${unbound}`;
     },
   };
+}
+
+/**
+ * The compiler a receipt check judges deployed code with: the evidence's `final/compiler.json`, held
+ * to the hash the transcript's `finalised` entry commits (core/deployment/recompile-verifiers.ts).
+ */
+export async function evidenceCompiler(
+  evidence: ReceiptEvidence,
+  transcript: () => Promise<PublicTranscript>,
+): Promise<VerifierCompiler> {
+  const finalised = (await transcript()).entries.find((entry) => entry.type === 'finalised');
+  let record: Uint8Array | undefined;
+  try {
+    record = await evidence.compilerRecord?.();
+  } catch (error) {
+    if (isCoordinatorError(error)) return { ok: false, why: error.message };
+    throw error;
+  }
+  return committedCompiler(record, finalised?.compilerRecordHash);
 }

@@ -1,6 +1,7 @@
 /**
  * Renders a check report as the service document prints it: one `NAME match` or `NAME MISMATCH`
- * line per verifier on stdout, after the state the code was read at (`chain C, block N 0xHASH`)
+ * line per verifier (or, for a weaker check asked for explicitly, its own word: `NAME
+ * constants-present`) on stdout, after the state the code was read at (`chain C, block N 0xHASH`)
  * when any was; reasons, warnings and what a match proved on stderr, a shared failure only once,
  * and last what the verdicts rest on: the endpoint's word.
  */
@@ -27,10 +28,11 @@ export function renderCheckReport(report: CheckReport): RenderedCheckReport {
   if (report.secondChain !== undefined) out.push(`second network: ${describeChainHead(report.secondChain)}`);
   if (report.failure !== undefined) err.push(`error: ${report.failure}`);
   for (const check of report.verifiers) {
-    out.push(`${check.verifier} ${check.match ? 'match' : 'MISMATCH'}`);
+    out.push(`${check.verifier} ${check.match ? (check.weaker ?? 'match') : 'MISMATCH'}`);
     for (const reason of check.reasons) err.push(`${check.verifier}: ${reason}`);
     for (const warning of check.warnings) err.push(`warning: ${check.verifier}: ${warning}`);
     if (check.match) for (const proven of check.checked ?? []) err.push(`${check.verifier}: proven: ${proven}`);
+    if (check.match && check.notProved !== undefined) err.push(`${check.verifier}: NOT proven: ${check.notProved}`);
   }
   if (report.chain !== undefined) err.push(ENDPOINT_TRUSTED_NOTE);
   return {

@@ -16,6 +16,10 @@ export interface VerifierCheck {
    * more than was checked; absent from the δ-only check, whose one statement is printed once.
    */
   checked?: string[];
+  /** The verdict word of a weaker check asked for explicitly (`constants-present`), printed instead of `match`. */
+  weaker?: string;
+  /** With `weaker`: what the verdict did not prove. */
+  notProved?: string;
 }
 
 export interface CheckReport {
@@ -31,7 +35,7 @@ export interface CheckReport {
   verifiers: VerifierCheck[];
 }
 
-/** True only when there is at least one verifier and every one matched. */
+/** True only when there is at least one verifier and every one matched (or passed the weaker check asked for). */
 export function allVerifiersMatch(report: CheckReport): boolean {
   return report.verifiers.length > 0 && report.verifiers.every((check) => check.match);
 }

@@ -21,10 +21,9 @@
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
 import * as snarkjs from 'snarkjs';
 import { commitFile, makeDirectory, removeTempLeftovers, tempPathFor, writeFileAtomic } from '../fs/atomic-write.ts';
-import { hashFile } from '../crypto/file-hash.ts';
+import { hashBytes, hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
 import { withCeremonyLock } from '../data-folder/ceremony-lock.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
@@ -42,6 +41,8 @@ import {
   type CircuitChain,
 } from '../ceremony/open-ceremony.ts';
 import { finalBeacon, type FinalBeaconOptions } from './beacon-announcement.ts';
+import { queueLogFinding } from '../audit/check-queue-fairness.ts';
+import { queueLogBegun } from '../queue-log/queue-log-begun.ts';
 import { pointsScaledProgress, silentProgress, type Progress } from '../ceremony/progress.ts';
 import { contributeInOnePass, verifyOnePassLink } from '../delta/one-pass-contribution.ts';
 import { beaconRecord } from '../kernel/contribute-fast.ts';
@@ -182,6 +183,26 @@ async function applyBeacon(
 }
 
 /**
+ * The audit's replay of the published queue log against the transcript (core/audit/check-queue-
+ * fairness.ts), before any beacon is applied: a ceremony whose log does not account for its links (a
+ * contribution made on the folder outside the queue, a log edited by hand) would fail its audit once
+ * finalised, when nothing can be mended any more. A folder whose log never began (no coordinator
+ * served it) has nothing to replay: the audit of it takes --no-queue-log. One whose log began, in the
+ * file or the coordinator's database, must have the file (audit.queue_log_missing otherwise).
+ */
+async function refuseFailingQueueLog(state: CeremonyState): Promise<void> {
+  const noQueueLog = (await queueLogBegun(state.config.dataDir)) === undefined;
+  const finding = await queueLogFinding(state.config, { noQueueLog });
+  if (finding.ok) return;
+  throw new CoordinatorError(
+    finding.code ?? 'audit.queue_log_mismatch',
+    `the audit of this ceremony would fail on its queue log (${finding.summary}), so it is not finalised; ` +
+      'nothing was changed. If its coordinator was stopped abruptly, start it once (it completes the log ' +
+      'from its database) and finalise again',
+  );
+}
+
+/**
  * Finalises with `beaconSource`: the beacon itself, or what finalBeacon needs to find it (the
  * announced block's hash, read over RPC, or the coordinator's value checked against the announcement).
  */
@@ -197,6 +218,7 @@ export async function finaliseCeremony(
         ? await finalBeacon(state, { beacon: beaconSource.beaconHex, iterations: beaconSource.iterationsExp })
         : await finalBeacon(state, beaconSource);
     checkReadyToFinalise(state, beacon);
+    await refuseFailingQueueLog(state);
     await makeDirectory(state.paths.finalDir);
     // A finalise killed while it wrote a final key left it staged here, as large as the key.
     await removeTempLeftovers(state.paths.finalDir);
@@ -221,6 +243,7 @@ export async function finaliseCeremony(
 
     state = await openCeremony(dataDir);
     const manifest: DeltaManifest = {};
+    const verifierSourceHashes: Record<string, string> = {};
     const circuits: FinalisedCircuit[] = [];
     for (const chain of state.chains.values()) {
       const { name, verifier } = chain.circuit;
@@ -238,9 +261,11 @@ export async function finaliseCeremony(
         await writeFileAtomic(state.paths.verificationKeyPath(name), `${JSON.stringify(exported, null, 1)}\n`);
         return exported;
       });
-      await timer.time('Solidity verifier exported', async () =>
-        writeFileAtomic(state.paths.solidityVerifierPath(verifier), await exportSolidityVerifier(finalPath, verifier)),
-      );
+      await timer.time('Solidity verifier exported', async () => {
+        const source = await exportSolidityVerifier(finalPath, verifier);
+        await writeFileAtomic(state.paths.solidityVerifierPath(verifier), source);
+        verifierSourceHashes[verifier] = hashBytes(source);
+      });
       timer.report();
       manifest[verifier] = deltaEntryFromVerificationKey(vkey);
       circuits.push({
@@ -252,12 +277,14 @@ export async function finaliseCeremony(
       });
       progress({ type: 'finished', circuit: name });
     }
-    await writeVerifierCompilerRecord(state.paths.finalDir, Object.keys(manifest));
+    const compilerRecord = await writeVerifierCompilerRecord(state.paths.finalDir, Object.keys(manifest));
     await writeFileAtomic(state.paths.manifestPath, serialiseManifest(manifest));
-    const manifestHash = createHash('blake2b512')
-      .update(await readFile(state.paths.manifestPath))
-      .digest('hex');
-    await state.transcript.append([{ type: 'finalised', manifestHash }]);
+    const manifestHash = hashBytes(await readFile(state.paths.manifestPath));
+    // The files that say what the deployed verifiers must be, committed with the manifest: a check
+    // that relies on them holds them to these hashes, so nobody can swap them after the fact.
+    await state.transcript.append([
+      { type: 'finalised', manifestHash, compilerRecordHash: hashBytes(compilerRecord), verifierSourceHashes },
+    ]);
     return { circuits, manifest, manifestPath: state.paths.manifestPath };
   });
 }

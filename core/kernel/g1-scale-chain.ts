@@ -5,8 +5,10 @@
  * Every point of a contribution gets the same scalar, so the chain is planned once, here, and the
  * plan is checked before any point is touched: replaying it on the scalar alone (mod r) proves it
  * ends at k and never doubles the point at infinity or adds two equal or opposite points, the cases
- * the kernel's affine formulas cannot take. A scalar whose chain fails that check is refused
- * (`null`) and the caller uses the generic path instead; for a random secret it never happens.
+ * the kernel's affine formulas cannot take. Both walks are checked: g1-scale.c's, step by step, and
+ * g1-scale-x4.c's, which does a doubling followed by an addition, 2P + Q, as (P + Q) + P, so also
+ * needs P ≠ ±Q there. A scalar whose chain fails either check is refused (`null`) and the caller
+ * uses the generic path instead; for a random secret it never happens.
  */
 import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
 
@@ -126,8 +128,11 @@ export function planScaleChain(scalar: bigint): ScaleChain | null {
   const schedule: number[] = [];
   let acc: bigint | null = null;
   for (let i = length - 1; i >= 0; i--) {
+    // What acc was before this position's doubling: the P of the fused (P + Q) + P, if an addition follows.
+    let beforeDoubling: bigint | null = null;
     if (acc !== null) {
       schedule.push(OP_DOUBLE, 0);
+      beforeDoubling = acc;
       acc = mod(2n * acc, BN254_R);
     }
     for (const half of halves) {
@@ -140,6 +145,10 @@ export function planScaleChain(scalar: bigint): ScaleChain | null {
         continue;
       }
       if (acc === addend || acc === mod(-addend, BN254_R)) return null;
+      if (beforeDoubling !== null && (beforeDoubling === addend || beforeDoubling === mod(-addend, BN254_R))) {
+        return null;
+      }
+      beforeDoubling = null; // a second addition at this position is not fused
       schedule.push(half.add, digit);
       acc = mod(acc + addend, BN254_R);
       if (acc === 0n) return null;

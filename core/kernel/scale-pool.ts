@@ -4,6 +4,7 @@
  * scaled slices back in order. A worker that fails or dies fails the call that was waiting on it.
  */
 import type { ScaleChain } from './g1-scale-chain.ts';
+import type { ScaleKernelKind } from './g1-scale-kernel.ts';
 import type { PointScaler } from './fast-apply-key.ts';
 import type { ScaleReply, ScaleRequest } from './scale-messages.ts';
 import { joinPoints, splitPoints } from './split-points.ts';
@@ -23,6 +24,8 @@ interface Pending {
 export class ScalePool implements PointScaler {
   private nextId = 0;
   private readonly pending: Array<Map<number, Pending>>;
+  /** The walk each worker's kernel runs, as it said when ready. */
+  private readonly kinds: ScaleKernelKind[] = [];
 
   private constructor(private readonly endpoints: ScaleEndpoint[]) {
     this.pending = endpoints.map(() => new Map());
@@ -30,6 +33,11 @@ export class ScalePool implements PointScaler {
 
   get workers(): number {
     return this.endpoints.length;
+  }
+
+  /** Whether every worker runs the SIMD walk (else some run the scalar one: a runtime without WebAssembly SIMD). */
+  get simd(): boolean {
+    return this.kinds.length === this.endpoints.length && this.kinds.every((kind) => kind === 'simd');
   }
 
   /** Starts listening on every endpoint and resolves once each worker has its kernel ready. */
@@ -42,7 +50,10 @@ export class ScalePool implements PointScaler {
             new Promise<void>((ready, failed) => {
               endpoint.listen(
                 (reply) => {
-                  if ('ready' in reply) return ready();
+                  if ('ready' in reply) {
+                    pool.kinds[index] = reply.kind;
+                    return ready();
+                  }
                   if ('error' in reply && reply.id === -1)
                     return failed(new Error(`kernel worker could not start: ${reply.error}`));
                   const waiting = pool.pending[index]!.get(reply.id);

@@ -20,4 +20,4 @@ port.on('message', (request: ScaleRequest) => {
   }
   port.postMessage(reply, 'points' in reply ? [reply.points.buffer as ArrayBuffer] : []);
 });
-port.postMessage({ id: -1, ready: true });
+port.postMessage({ id: -1, ready: true, kind: kernel.kind } satisfies ScaleReply);

@@ -74,7 +74,10 @@ async function sameSectionBytes(a: ZkeyInfo, b: ZkeyInfo, id: number): Promise<b
 const SECTION_NAMES: Record<number, string> = { 3: 'IC', 4: 'coefficients', 5: 'A', 6: 'B1', 7: 'B2' };
 
 /** The candidate's circuit hash and header (all but δ) must be the head's. */
-function checkSameHeader(head: ZkeyInfo, candidate: Pick<ZkeyInfo, 'header' | 'mpc'>): void {
+/** How refusals name the key compared with: the chain head, or (the audit) contribution 0. */
+const CHAIN_HEAD = 'the chain head';
+
+function checkSameHeader(head: ZkeyInfo, candidate: Pick<ZkeyInfo, 'header' | 'mpc'>, headName = CHAIN_HEAD): void {
   const h = head.header;
   const c = candidate.header;
   if (
@@ -91,7 +94,7 @@ function checkSameHeader(head: ZkeyInfo, candidate: Pick<ZkeyInfo, 'header' | 'm
     );
   }
   if (!h.fixedPart.equals(c.fixedPart)) {
-    refuse('contribution.header_mismatch', 'the key header (alpha, beta or gamma) differs from the chain head');
+    refuse('contribution.header_mismatch', `the key header (alpha, beta or gamma) differs from ${headName}`);
   }
 }
 
@@ -114,12 +117,17 @@ async function sameSection(head: ZkeyInfo, candidate: ZkeyInfo, id: number, know
   return sameSectionBytes(head, candidate, id);
 }
 
-async function checkSameFixedSections(head: ZkeyInfo, candidate: ZkeyInfo, known?: KnownSectionHashes) {
+async function checkSameFixedSections(
+  head: ZkeyInfo,
+  candidate: ZkeyInfo,
+  known?: KnownSectionHashes,
+  headName = CHAIN_HEAD,
+) {
   for (const id of FIXED_SECTIONS) {
     if (!(await sameSection(head, candidate, id, known))) {
       refuse(
         'contribution.header_mismatch',
-        `the ${SECTION_NAMES[id]} section differs from the chain head; a contribution may only change delta, L and H`,
+        `the ${SECTION_NAMES[id]} section differs from ${headName}; a contribution may only change delta, L and H`,
       );
     }
   }
@@ -164,7 +172,8 @@ function newRecordOnHead(head: ZkeyInfo, candidate: Pick<ZkeyInfo, 'mpc'>): Cont
   return records[h]!;
 }
 
-function checkExpectedKind(record: ContributionRecord, expect: LinkExpectation): void {
+/** The record is of the kind expected: a random contribution, or the beacon the transcript names. */
+export function checkExpectedKind(record: ContributionRecord, expect: LinkExpectation): void {
   if (expect.kind === 'random') {
     if (record.type !== CONTRIBUTION_TYPE.random) {
       refuse(
@@ -221,6 +230,14 @@ export function checkNewRecord(
   return checkRecordOnHead(head, candidate, expect);
 }
 
+function checkSameLAndHSizes(head: ZkeyInfo, candidate: ZkeyInfo, headName = CHAIN_HEAD): void {
+  for (const id of [SECTION.l, SECTION.h]) {
+    if (candidate.sections.get(id)?.size !== head.sections.get(id)?.size) {
+      refuse('zkey.malformed', `section ${id} has a different size from ${headName}`);
+    }
+  }
+}
+
 /**
  * Checks everything about `candidate` as the next link on the verified `head` that needs no
  * cryptography, and returns the one new contribution record. Throws a CoordinatorError with the
@@ -235,10 +252,23 @@ export async function checkLinkStructure(
   checkSameHeader(head, candidate);
   await checkSameFixedSections(head, candidate, known);
   const record = checkRecordOnHead(head, candidate, expect);
-  for (const id of [SECTION.l, SECTION.h]) {
-    if (candidate.sections.get(id)?.size !== head.sections.get(id)?.size) {
-      refuse('zkey.malformed', `section ${id} has a different size from the chain head`);
-    }
-  }
+  checkSameLAndHSizes(head, candidate);
   return record;
+}
+
+/**
+ * What a key of the chain any number of records after `ancestor` keeps of it (the audit's check of
+ * a key against contribution 0): the circuit, the header but δ, the fixed sections (by the section
+ * hashes both files' bytes gave, or byte for byte) and the sizes of L and H. Its history is the
+ * caller's to check. Throws the codes checkLinkStructure does; `ancestorName` names the ancestor.
+ */
+export async function checkSameCircuit(
+  ancestor: ZkeyInfo,
+  descendant: ZkeyInfo,
+  ancestorName: string,
+  known?: KnownSectionHashes,
+): Promise<void> {
+  checkSameHeader(ancestor, descendant, ancestorName);
+  await checkSameFixedSections(ancestor, descendant, known, ancestorName);
+  checkSameLAndHSizes(ancestor, descendant, ancestorName);
 }

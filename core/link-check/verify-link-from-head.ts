@@ -139,20 +139,22 @@ async function sameRatio(
   return curve.pairingEq(g1s, g2sx, curve.G1.neg(g1sx), g2s);
 }
 
+/**
+ * The proof of knowledge of `record` on the key `prev` (its history and δ: the records before it
+ * and the δ they reached), and a beacon record's key. `what` names the record in refusals.
+ */
 export async function checkProofOfKnowledge(
   curve: Bn128Curve,
-  prev: ZkeyInfo,
+  prev: Pick<ZkeyInfo, 'mpc'> & { header: Pick<ZkeyInfo['header'], 'delta1'> },
   record: ContributionRecord,
+  what = 'the new contribution',
 ): Promise<void> {
   const pok = (why: string): never =>
-    refuse(
-      'contribution.invalid_proof_of_knowledge',
-      `the new contribution's proof of knowledge does not verify: ${why}`,
-    );
-  const g1s = g1Point(curve, record.g1S, 'g1_s of the new contribution');
-  const g1sx = g1Point(curve, record.g1Sx, 'g1_sx of the new contribution');
-  const deltaAfter = g1Point(curve, record.deltaAfter, 'deltaAfter of the new contribution');
-  const g2spx = g2Point(curve, record.g2Spx, 'g2_spx of the new contribution');
+    refuse('contribution.invalid_proof_of_knowledge', `${what}'s proof of knowledge does not verify: ${why}`);
+  const g1s = g1Point(curve, record.g1S, `g1_s of ${what}`);
+  const g1sx = g1Point(curve, record.g1Sx, `g1_sx of ${what}`);
+  const deltaAfter = g1Point(curve, record.deltaAfter, `deltaAfter of ${what}`);
+  const g2spx = g2Point(curve, record.g2Spx, `g2_spx of ${what}`);
   if (curve.G1.isZero(g1s) || curve.G1.isZero(g1sx) || curve.G1.isZero(deltaAfter) || curve.G2.isZero(g2spx)) {
     pok('its public key contains the point at infinity');
   }
@@ -417,11 +419,23 @@ function cachedCombination(cached: LinkCombination | undefined): LinkCombination
   return cached;
 }
 
+/** How an L or H refusal words what NEXT's section is not (the link's words by default). */
+interface LAndHWords {
+  l: string;
+  h: string;
+}
+
+const LINK_WORDS: LAndHWords = {
+  l: 'the L section is not consistent with the new delta',
+  h: 'the H section is not consistent with the new delta',
+};
+
 async function checkLAndH(
   curve: Bn128Curve,
   prev: ZkeyInfo,
   nextDelta2: Uint8Array,
   { l, h, cached, identities }: LAndHSums,
+  words: LAndHWords = LINK_WORDS,
 ): Promise<{ next: LinkCombination; prev?: LinkCombination }> {
   const G1 = curve.G1;
   const prevDelta2 = curve.G2.fromRprLEM(prev.header.delta2, 0);
@@ -440,9 +454,8 @@ async function checkLAndH(
       'the random combination of the previous L and H is the identity; the check would prove nothing',
     );
   if (!(await holds(G1.add(l.next, h.next), allPrev))) {
-    if (!(await holds(l.next, prevL)))
-      refuse('contribution.l_section_invalid', 'the L section is not consistent with the new delta');
-    refuse('contribution.h_section_invalid', 'the H section is not consistent with the new delta');
+    if (!(await holds(l.next, prevL))) refuse('contribution.l_section_invalid', words.l);
+    refuse('contribution.h_section_invalid', words.h);
   }
   const patterns = { lIdentities: identities.l, hIdentities: identities.h };
   return {
@@ -519,6 +532,49 @@ export async function verifyLinkFromHead(
     combination: combinations.next,
     ...(combinations.prev ? { headCombination: combinations.prev } : {}),
   };
+}
+
+export interface ScaledLAndHOptions {
+  /** What NEXT's L and H are not, should they fail (the refusals' words). */
+  words: LAndHWords;
+  /**
+   * Work for this thread while the sums run on the MSM threads (the audit checks the records of
+   * the descendant's history meanwhile); its refusal is reported before one of L or H.
+   */
+  alongside?: (curve: Bn128Curve) => Promise<void>;
+}
+
+/**
+ * L and H of `descendant`, a key any number of records after `ancestor` (a verified key of the same
+ * circuit whose fixed sections it was checked to keep: the audit's contribution 0), against the
+ * ancestor's: δ2 of the descendant is its δ1 in G2, its points at infinity are the ancestor's, its
+ * every point is on the curve, and for fresh uniform 64-bit r_i over L‖H,
+ * e(Σ r_i·D_i, δ2_desc) = e(Σ r_i·A_i, δ2_anc): so D = (δ_anc/δ_desc)·A, point for point, except with
+ * probability ≤ 2^-64 (docs/audit.md, why the final key alone is sound). Whatever lies between
+ * the two keys is not read. Throws the link check's codes.
+ */
+export async function verifyScaledLAndH(
+  ancestor: ZkeyInfo,
+  descendant: ZkeyInfo,
+  options: ScaledLAndHOptions,
+): Promise<void> {
+  startMultiExpThreads();
+  let firstSumsPosted!: () => void;
+  const posted = new Promise<void>((resolve) => (firstSumsPosted = resolve));
+  const combining = combineLAndH(ancestor, descendant, {}, firstSumsPosted);
+  void combining.catch(() => undefined).finally(firstSumsPosted);
+  let curve: Bn128Curve;
+  let delta2: Uint8Array;
+  try {
+    await posted;
+    curve = await getBn128();
+    await options.alongside?.(curve);
+    delta2 = await checkDelta2(curve, descendant);
+  } catch (error) {
+    await combining.catch(() => undefined);
+    throw error;
+  }
+  await checkLAndH(curve, ancestor, delta2, await combining, options.words);
 }
 
 /**

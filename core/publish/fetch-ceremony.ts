@@ -2,9 +2,11 @@
  * `ceremony fetch URL DIR`: an auditor's copy of everything a coordinator publishes, laid out as
  * `ceremony audit` reads a folder (as `ceremony publish` writes one, less SHA256SUMS and the circom
  * sources). Nothing the coordinator serves decides what runs on the auditor's machine or what the
- * audit trusts: ceremony.json is the auditor's own (the audit then refuses a transcript of another
- * id), every path comes from it or from names checked here and stays inside DIR, and the audit is
- * the auditor's next command, with a ptau pin from a source they trust.
+ * audit trusts: ceremony.json is the auditor's own (core/audit/auditor-config.ts), and a coordinator
+ * that serves another ceremony (GET /api/ceremony: its id, circuits, verifiers, public inputs) is
+ * refused before any file is fetched; each r1cs and the ptau are held to the pins of the auditor's
+ * ceremony.json as they arrive (before the keys, which they define); every path comes from it or
+ * from names checked here and stays inside DIR, and the audit is the auditor's next command.
  *
  * Each file is streamed to a temporary name and renamed, so a name in DIR is always a whole
  * download; that is what lets --resume keep the files already there. A 429 or 503 is retried after
@@ -13,14 +15,15 @@
  */
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
+import { open, readdir, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Progress } from '../ceremony/progress.ts';
-import { CONFIG_FILE_NAME, parseCeremonyConfigText, type CeremonyConfig } from '../config/ceremony-config.ts';
+import { CONFIG_FILE_NAME, type CeremonyConfig } from '../config/ceremony-config.ts';
+import { readAuditorConfig, refuseOtherConfig, type ComparableConfig } from '../audit/auditor-config.ts';
 import { finalFileUrl, r1csUrl, zkeyFileName, zkeyUrl } from '../coordinator-api/file-urls.ts';
 import { FILE_HASH_ALGORITHM, hashFile } from '../crypto/file-hash.ts';
 import { CoordinatorError } from '../errors.ts';
@@ -80,8 +83,13 @@ export interface FetchCeremonyResult {
   /** Partial downloads of an interrupted fetch --resume removed (each up to a key's size). */
   partialRemoved: number;
   finalised: boolean;
-  /** The ptau's path in DIR, and whether it is a known public file (else the audit needs a pin). */
-  ptau: { path: string; known: boolean };
+  /**
+   * The ptau's path in DIR, whether it is a known public file, and whether the auditor's ceremony.json
+   * pins it (else the audit needs --ptau-hash).
+   */
+  ptau: { path: string; known: boolean; pinnedByConfig: boolean };
+  /** Circuits whose r1cs the auditor's ceremony.json does not pin: the audit needs --r1cs-hash for each. */
+  unpinnedR1cs: string[];
 }
 
 interface Session {
@@ -143,17 +151,6 @@ function configuredPaths(config: CeremonyConfig): { ptau: string; r1cs: Map<stri
   const ptau = claim(config.ptau, 'the ptau');
   const r1cs = new Map(config.circuits.map((c) => [c.name, claim(c.r1cs, `the r1cs of ${c.name}`)]));
   return { ptau, r1cs };
-}
-
-async function readConfigText(file: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch {
-    throw new CoordinatorError(
-      'input.file_not_found',
-      `no ceremony.json at ${file}: run this from a checkout of the ceremony's repository, or give --config FILE`,
-    );
-  }
 }
 
 /** Makes DIR ready; with --resume, returns how many partial downloads it removed from it. */
@@ -393,6 +390,57 @@ function listTranscript(answer: unknown, config: CeremonyConfig): TranscriptList
   return { entries, keys, finalised };
 }
 
+/**
+ * The ceremony the coordinator serves (GET /api/ceremony) against the auditor's ceremony.json: another
+ * id is `fetch.other_ceremony`; other circuits, order, verifiers or public inputs are
+ * `config.publication_mismatch`, before any file is fetched. (It serves no hashes or minimum: those
+ * are held to the auditor's pins as the files arrive, and to the auditor's ceremony.json by the audit.)
+ */
+function refuseOtherServedCeremony(answer: unknown, config: CeremonyConfig, configFile: string): void {
+  const view = (answer ?? {}) as { id?: unknown; testNetwork?: unknown; circuits?: unknown };
+  const circuits = Array.isArray(view.circuits) ? (view.circuits as Array<Record<string, unknown> | null>) : undefined;
+  const shaped =
+    typeof view.id === 'string' &&
+    typeof view.testNetwork === 'boolean' &&
+    circuits?.every(
+      (c) => typeof c?.name === 'string' && typeof c.verifier === 'string' && Number.isSafeInteger(c.publicInputs),
+    );
+  if (!shaped) throw new CoordinatorError('fetch.bad_answer', 'GET /api/ceremony is not a ceremony ({id, circuits})');
+  if (view.id !== config.id)
+    throw new CoordinatorError(
+      'fetch.other_ceremony',
+      `the coordinator serves ceremony ${JSON.stringify(quoted(view.id as string))}, your ceremony.json ${config.id}`,
+    );
+  const served: ComparableConfig = {
+    id: view.id as string,
+    testNetwork: view.testNetwork as boolean,
+    circuits: circuits!.map((c) => ({
+      name: c!.name as string,
+      verifier: c!.verifier as string,
+      publicInputs: c!.publicInputs as number,
+    })),
+  };
+  refuseOtherConfig(config, served, 'the ceremony the coordinator serves', configFile, {
+    top: ['id', 'testNetwork'],
+    circuit: ['name', 'verifier', 'publicInputs'],
+  });
+}
+
+/** A downloaded file's hash against the pin of the auditor's ceremony.json, if it pins one. */
+function refuseUnpinnedDownload(
+  actual: string | undefined,
+  pin: string | undefined,
+  code: 'r1cs.hash_mismatch' | 'ptau.hash_mismatch',
+  what: string,
+): void {
+  if (pin === undefined || actual === pin) return;
+  throw new CoordinatorError(
+    code,
+    `${what} the coordinator serves has BLAKE2b-512 ${actual ?? '(none)'}; your ceremony.json pins ${pin}: ` +
+      'it is not the file your checkout names, so the keys built on it are not checked against yours',
+  );
+}
+
 /** Entries of one page of the queue log, each after the one before (so paging always moves on). */
 function queueLogPage(answer: unknown, after: number): Array<{ seq: number }> {
   const entries = (answer as { entries?: unknown } | null)?.entries;
@@ -474,8 +522,7 @@ export async function fetchCeremony(
 ): Promise<FetchCeremonyResult> {
   const base = coordinatorBase(baseUrl);
   const root = path.resolve(dir);
-  const configText = await readConfigText(options.configFile);
-  const config = parseCeremonyConfigText(configText, options.configFile, root);
+  const { text: configText, config } = await readAuditorConfig(options.configFile, root);
   const paths = configuredPaths(config);
   const partialRemoved = await prepareDir(root, options.resume === true);
   const session: Session = {
@@ -492,6 +539,12 @@ export async function fetchCeremony(
     kept: 0,
   };
 
+  session.progress({ type: 'step', circuit: 'transcript', step: 'comparing the ceremony served with yours' });
+  refuseOtherServedCeremony(
+    await getJson(session, '/api/ceremony', 'the ceremony', 'transcript'),
+    config,
+    options.configFile,
+  );
   session.progress({ type: 'step', circuit: 'transcript', step: 'downloading the transcript' });
   const transcript = listTranscript(await getJson(session, '/api/transcript', TRANSCRIPT_FILE, 'transcript'), config);
   // Read right after the transcript, before hours of keys: the two then describe the same moment.
@@ -503,10 +556,17 @@ export async function fetchCeremony(
   await download(session, '/api/receipt-key', RECEIPT_PUBLIC_KEY_FILE, 'transcript');
   session.progress({ type: 'finished', circuit: 'transcript' });
 
+  // The r1cs files first: they are small, and they define what every key proves.
+  for (const circuit of config.circuits) {
+    const r1cs = await download(session, r1csUrl(circuit.name), paths.r1cs.get(circuit.name)!, circuit.name, {
+      hash: true,
+    });
+    refuseUnpinnedDownload(r1cs?.blake2b512, circuit.r1csHash, 'r1cs.hash_mismatch', `the r1cs of ${circuit.name}`);
+  }
   const ptau = await download(session, '/api/ptau', paths.ptau, 'ptau', { hash: true });
+  refuseUnpinnedDownload(ptau?.blake2b512, config.ptauHash, 'ptau.hash_mismatch', 'the ptau');
   session.progress({ type: 'finished', circuit: 'ptau' });
   for (const circuit of config.circuits) {
-    await download(session, r1csUrl(circuit.name), paths.r1cs.get(circuit.name)!, circuit.name);
     for (const key of transcript.keys.filter((k) => k.circuit === circuit.name))
       await download(session, zkeyUrl(key.circuit, key.index), chainKeyPath(key.circuit, key.index), circuit.name);
     session.progress({ type: 'finished', circuit: circuit.name });
@@ -523,7 +583,12 @@ export async function fetchCeremony(
     kept: session.kept,
     partialRemoved,
     finalised: transcript.finalised,
-    ptau: { path: paths.ptau, known: knownPtauFile(ptau!.blake2b512!) !== undefined },
+    ptau: {
+      path: paths.ptau,
+      known: knownPtauFile(ptau!.blake2b512!) !== undefined,
+      pinnedByConfig: config.ptauHash !== undefined,
+    },
+    unpinnedR1cs: config.circuits.filter((c) => c.r1csHash === undefined).map((c) => c.name),
   };
 }
 

@@ -16,7 +16,10 @@ import { ceremonyPaths, zkeyFileName } from '../data-folder/ceremony-paths.ts';
 import type { TranscriptEntry } from '../transcript/transcript.ts';
 import { CoordinatorError } from '../errors.ts';
 import { readReceiptPublicKey, RECEIPT_PUBLIC_KEY_FILE } from '../receipts/receipt-public-key-file.ts';
-import { readVerifierCompilerRecord, VERIFIER_COMPILER_RECORD_FILE } from '../finalise/verifier-compiler-record.ts';
+import {
+  readVerifierCompilerRecordBytes,
+  VERIFIER_COMPILER_RECORD_FILE,
+} from '../finalise/verifier-compiler-record.ts';
 import { QUEUE_LOG_FILE } from '../queue-log/queue-log-entry.ts';
 
 const TRANSCRIPT_FILE = 'transcript/transcript.jsonl';
@@ -101,9 +104,9 @@ export async function publicFileList(
         { relative: `final/${circuit.verifier}.sol`, kind: 'final' },
       );
     }
-    // How the verifiers are compiled; a ceremony finalised before finalise wrote it has none (and is
-    // refused if the file is there but is no such record).
-    if ((await readVerifierCompilerRecord(ceremonyPaths(config.dataDir).finalDir)) !== undefined) {
+    // How the verifiers are compiled, whatever it holds (the checks that read it judge it); a ceremony
+    // finalised before finalise wrote it has none.
+    if ((await readVerifierCompilerRecordBytes(ceremonyPaths(config.dataDir).finalDir)) !== undefined) {
       files.push({ relative: `final/${VERIFIER_COMPILER_RECORD_FILE}`, kind: 'final' });
     }
     files.push({ relative: 'final/manifest.json', kind: 'final' });

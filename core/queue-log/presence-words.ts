@@ -36,8 +36,8 @@ export function presenceAdvice(rules: PresenceRules, client: 'page' | 'terminal'
     );
   if (rules.takeTurnWithinMs > 0)
     parts.push(
-      `A turn not started within ${span(rules.takeTurnWithinMs)} goes to the next in line, not counted against ` +
-        'you; you take the next one when you are back.',
+      `A turn not started within ${span(rules.takeTurnWithinMs)} goes to the next in line and counts as a ` +
+        'missed turn; the first time, you keep your place and take the turn after next when you are back.',
     );
   const missedAfter = [rules.silentTurnAfterMs ?? 0, rules.goneAfterDisconnectMs ?? 0].filter((ms) => ms > 0);
   if (missedAfter.length > 0)

@@ -20,8 +20,11 @@ import { chainBreak, chainGenesisHash } from '../transcript/hash-chain.ts';
 /** Where the log lives in a data folder and in a publication, beside the transcript. */
 export const QUEUE_LOG_FILE = 'transcript/queue-log.jsonl';
 
-/** The format of the entries, stated by every `rules` entry; a change that is not an addition bumps it. */
-export const QUEUE_LOG_FORMAT_VERSION = 1;
+/**
+ * The format of the entries, stated by every `rules` entry; a change that is not an addition bumps it.
+ * 2: every turn ended without a contribution is a missed turn, counted for good (turn-order.ts).
+ */
+export const QUEUE_LOG_FORMAT_VERSION = 2;
 
 /** How a contributor came to be at the back of a circuit's queue. */
 export type JoinCause =
@@ -33,7 +36,7 @@ export type JoinCause =
   | 'accepted'
   /** Their contribution was refused (or could not be verified, or no longer fitted): in line again. */
   | 'refused'
-  /** They missed a turn they had taken: in line again, eligible after the cooldown (`eligibleAt`). */
+  /** They missed a turn (not its first miss there, if never taken): in line again after the cooldown (`eligibleAt`). */
   | 'missed';
 
 export interface QueueRules {
@@ -43,7 +46,7 @@ export interface QueueRules {
   circuits: string[];
   /** A waiting entry not seen for this long is away (passed over, place kept); 0: presence is off. */
   presenceMs: number;
-  /** A granted turn not taken within this passes on, not counted as missed; 0: no such deadline. */
+  /** A granted turn not taken within this passes on, a missed turn; 0: no such deadline. */
   takeTurnMs: number;
   turnTimeoutMs: number;
   /**
@@ -56,6 +59,10 @@ export interface QueueRules {
    * again; 0 or absent (logs written before this rule): a closed stream means nothing.
    */
   disconnectGraceMs?: number;
+  /** A taken turn none of whose upload arrived within this of its grant is missed; 0: no such end. */
+  uploadStartMs: number;
+  /** A taken turn whose upload, once started, stops making progress for this long is missed; 0: no such end. */
+  uploadStallMs: number;
   maxTurnMs: number;
   /** After a missed turn the entry is eligible again after this. */
   cooldownMs: number;
@@ -88,14 +95,26 @@ export type QueueLogEvent =
   | ({ type: 'granted'; deadline: string; takeBy?: string } & Step)
   | ({ type: 'taken' } & Step)
   /**
-   * silentSince: a taken turn missed because its client fell silent, last heard from then;
-   * disconnectedAt: passed on (not taken) or missed (taken) because its holder's presence stream
-   * closed then and they were not seen again within the grace.
+   * A turn ended unused, a missed turn (`missedTurns`: the holder's misses in the circuit, this one
+   * included). silentSince: taken, its client silent since then; disconnectedAt: passed on (not
+   * taken) or missed (taken) because its holder's presence stream closed then and they were not
+   * seen again within the grace; uploadDue: taken, no byte of its upload arrived by then (its grant
+   * + uploadStartMs); uploadStalledSince: taken, its upload made no progress since then.
    */
-  | ({ type: 'lapsed'; taken: boolean; missedTurns?: number; silentSince?: string; disconnectedAt?: string } & Step)
-  | ({ type: 'refused'; code: ErrorCode; outcome: 'refused' | 'error' | 'discarded' } & Step)
+  | ({
+      type: 'lapsed';
+      taken: boolean;
+      missedTurns?: number;
+      silentSince?: string;
+      disconnectedAt?: string;
+      uploadDue?: string;
+      uploadStalledSince?: string;
+    } & Step)
+  /** missedTurns: set when the verdict counts as a missed turn (a refusal, an error the upload caused). */
+  | ({ type: 'refused'; code: ErrorCode; outcome: 'refused' | 'error' | 'discarded'; missedTurns?: number } & Step)
   | ({ type: 'accepted'; index: number; transcriptHash: string } & Step)
-  | ({ type: 'left'; from: 'waiting' | 'turn' | 'after_verdict' } & Step)
+  /** missedTurns: set when a turn was left (a missed turn). */
+  | ({ type: 'left'; from: 'waiting' | 'turn' | 'after_verdict'; missedTurns?: number } & Step)
   | ({ type: 'removed'; reason: 'missed_turns' | 'coordinator' } & Step);
 
 export type QueueLogEntry = QueueLogEvent & Chained;
@@ -145,6 +164,8 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
     turnTimeoutMs: count,
     turnSilenceMs: optional(count),
     disconnectGraceMs: optional(count),
+    uploadStartMs: count,
+    uploadStallMs: count,
     maxTurnMs: count,
     cooldownMs: count,
     maxMissedTurns: (v) => count(v) && (v as number) >= 1,
@@ -165,14 +186,21 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
     missedTurns: optional(count),
     silentSince: optional(time),
     disconnectedAt: optional(time),
+    uploadDue: optional(time),
+    uploadStalledSince: optional(time),
   },
-  refused: { ...STEP, code: isErrorCode, outcome: oneOf('refused', 'error', 'discarded') },
+  refused: {
+    ...STEP,
+    code: isErrorCode,
+    outcome: oneOf('refused', 'error', 'discarded'),
+    missedTurns: optional(count),
+  },
   accepted: {
     ...STEP,
     index: (v) => count(v) && (v as number) >= 1,
     transcriptHash: (v) => typeof v === 'string' && HASH512.test(v),
   },
-  left: { ...STEP, from: oneOf('waiting', 'turn', 'after_verdict') },
+  left: { ...STEP, from: oneOf('waiting', 'turn', 'after_verdict'), missedTurns: optional(count) },
   removed: { ...STEP, reason: oneOf('missed_turns', 'coordinator') },
 };
 const CHAINED = new Set(['seq', 'time', 'prevHash', 'hash', 'type']);
@@ -186,6 +214,8 @@ function shapeProblem(raw: unknown): string | undefined {
     return `its type ${JSON.stringify(entry.type)} is unknown`;
   if (!time(entry.time)) return 'its time is not an ISO time with milliseconds';
   if (typeof entry.hash !== 'string' || !HASH512.test(entry.hash)) return 'its hash is not a BLAKE2b-512 hash';
+  if (type === 'rules' && typeof entry.version === 'number' && entry.version !== QUEUE_LOG_FORMAT_VERSION)
+    return `it states format version ${entry.version}; this release reads version ${QUEUE_LOG_FORMAT_VERSION} only`;
   const shape = SHAPES[type];
   for (const [field, check] of Object.entries(shape)) {
     if (!check(entry[field])) return `its ${field} is missing or malformed (a ${type} entry)`;

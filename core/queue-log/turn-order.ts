@@ -1,15 +1,26 @@
 /**
- * The lobby's rules of order, as pure functions: who may be granted a circuit's turn, and what a
- * lapsed turn leads to. The lobby (server/lobby/lobby.ts) decides with these, and `ceremony audit`
- * replays the published queue log with the same ones (core/audit/check-queue-fairness.ts), so the
- * order promised, the order applied and the order checked cannot drift apart.
+ * The lobby's rules of order, as pure functions: who may be granted a circuit's turn, what a turn
+ * that ends without a contribution leads to, and when an entry joining a queue may be granted. The
+ * lobby (server/lobby/lobby.ts) decides with these, and `ceremony audit` replays the published
+ * queue log with the same ones (core/audit/check-queue-fairness.ts), so the order promised, the
+ * order applied and the order checked cannot drift apart.
  *
  *  - FIFO per circuit: entries are taken in the order they joined the circuit's queue;
  *  - an entry that is away (its contributor not seen for the presence period) keeps its place but
  *    is passed over while away; so is one still cooling down after a missed turn;
- *  - a granted turn not taken in time passes on and its entry goes back to its place, away; only
- *    a turn that was taken and then lapsed is a missed turn: back of the queue after the cooldown,
- *    or out of it after `maxMissedTurns` misses in that circuit.
+ *  - every turn that ends without a contribution is a missed turn of its holder in that circuit:
+ *    not taken in time, taken and lapsed (deadline, silence, gone, no upload progress), left, or
+ *    refused (a refusal, or an error the upload caused). The count is kept across leaving and
+ *    joining again; it is never reset;
+ *  - the first missed turn in a circuit, if it was never taken, keeps the entry's place (a
+ *    contributor who stepped away while waiting does not lose it), but the entry is passed on: it
+ *    is not eligible before the circuit's next turn has ended, unless nobody else may be granted.
+ *    Any other missed turn sends the entry to the back of the queue (after the cooldown; a refusal
+ *    at once), and the `maxMissedTurns`-th takes it out of the queue;
+ *  - joining a circuit's queue in which the contributor already missed `maxMissedTurns` turns is
+ *    allowed (a missed turn is not a ban), but the entry is eligible only after the cooldown,
+ *    doubled for each miss beyond the limit: an account that never takes its turn costs the
+ *    circuit fewer and fewer turns, however often it joins again.
  */
 
 export interface WaitingEntry {
@@ -17,21 +28,29 @@ export interface WaitingEntry {
   away: boolean;
   /** Not eligible before this (ms since the epoch): the cooldown after a missed turn. */
   eligibleAt: number;
+  /** Back in its place after a turn it did not take: waits for the circuit's next turn to end (see the header). */
+  passedOn: boolean;
 }
 
-/** Whether a waiting entry may be granted a turn at `now`. */
+/** Whether a waiting entry may be granted a turn at `now` (its place and `passedOn` aside). */
 function mayBeGranted(entry: WaitingEntry, now: number): boolean {
   return !entry.away && entry.eligibleAt <= now;
 }
 
 /**
  * The entry a free circuit's turn goes to at `now`: the first of `queue` (its waiting entries in
- * FIFO order) that may be granted one, or undefined. Reads `queue` only as far as that entry, so
- * the lobby can pass a database cursor.
+ * FIFO order) that may be granted one and is not passed on; failing that, the first passed-on one
+ * that may (nobody else could take the turn). Reads `queue` only as far as that entry when it is
+ * not passed on, so the lobby can pass a database cursor.
  */
 export function firstInLine<T extends WaitingEntry>(queue: Iterable<T>, now: number): T | undefined {
-  for (const entry of queue) if (mayBeGranted(entry, now)) return entry;
-  return undefined;
+  let passedOn: T | undefined;
+  for (const entry of queue) {
+    if (!mayBeGranted(entry, now)) continue;
+    if (!entry.passedOn) return entry;
+    passedOn ??= entry;
+  }
+  return passedOn;
 }
 
 export interface LapseRules {
@@ -39,22 +58,56 @@ export interface LapseRules {
   maxMissedTurns: number;
 }
 
+/** How a turn ended without a contribution. */
+export type MissedTurnKind =
+  /** Granted, never taken in time (or its holder gone before taking it). */
+  | 'not_taken'
+  /** Taken, then lapsed: its deadline, its client's silence, its holder gone, no upload progress. */
+  | 'lapsed'
+  /** Its upload was refused, or could not be verified because of what was uploaded. */
+  | 'refused'
+  /** Its holder left it (POST /api/me/leave). */
+  | 'left';
+
 export type LapseConsequence =
-  /** Never taken: not a missed turn; the entry goes back to its place, away until seen. */
-  | { kind: 'back_in_place_away' }
-  /** A taken turn missed: back of the queue, eligible at `eligibleAt`. */
+  /** The first miss in the circuit, never taken: back in its place, away until seen, passed on. */
+  | { kind: 'back_in_place' }
+  /** Back of the queue, eligible at `eligibleAt`. */
   | { kind: 'back_of_queue'; eligibleAt: number }
   /** The `maxMissedTurns`-th miss: the entry leaves the queue. */
-  | { kind: 'removed' };
+  | { kind: 'removed' }
+  /** Left: queued nowhere (the count is kept for when they join again). */
+  | { kind: 'out' };
 
 /**
- * What a lapsed turn leads to. `missedTurns` counts this miss too (misses in this circuit since the
- * contributor last joined); it is ignored for a turn never taken.
+ * What a turn that ended without a contribution leads to. `missedTurns` counts this miss too (every
+ * miss of the contributor in this circuit, never reset).
  */
-export function afterLapse(taken: boolean, missedTurns: number, now: number, rules: LapseRules): LapseConsequence {
-  if (!taken) return { kind: 'back_in_place_away' };
+export function afterMissedTurn(
+  kind: MissedTurnKind,
+  missedTurns: number,
+  now: number,
+  rules: LapseRules,
+): LapseConsequence {
+  if (kind === 'left') return { kind: 'out' };
   if (missedTurns >= rules.maxMissedTurns) return { kind: 'removed' };
+  if (kind === 'not_taken' && missedTurns === 1) return { kind: 'back_in_place' };
+  if (kind === 'refused') return { kind: 'back_of_queue', eligibleAt: now };
   return { kind: 'back_of_queue', eligibleAt: now + rules.cooldownMs };
+}
+
+/** The cooldown of a join beyond the missed-turn limit doubles at most this many times (64 × the cooldown). */
+const MAX_DOUBLINGS = 6;
+
+/**
+ * When an entry that joins a circuit's queue (a join, a new choice of circuits, after an accepted or
+ * refused contribution in the circuit before or this one) may first be granted: at once, unless the
+ * contributor already missed `maxMissedTurns` turns in that circuit; then after the cooldown,
+ * doubled for each miss beyond the limit. A requeue after a missed turn takes afterMissedTurn's.
+ */
+export function eligibleOnJoin(missedTurns: number, now: number, rules: LapseRules): number {
+  if (missedTurns < rules.maxMissedTurns) return now;
+  return now + rules.cooldownMs * 2 ** Math.min(missedTurns - rules.maxMissedTurns, MAX_DOUBLINGS);
 }
 
 /** Whether an entry last seen at `seenAt` is away at `now` (presence 0: never). */

@@ -17,6 +17,9 @@ export interface CoordinatorEvidenceOptions {
   fetch?: typeof fetch;
 }
 
+/** Far above any compiler record (a few hundred bytes): a coordinator that sends more is refused, not read. */
+const MAX_COMPILER_RECORD_BYTES = 64 * 1024;
+
 interface TranscriptAnswer {
   ceremony: string;
   entries: unknown;
@@ -73,6 +76,29 @@ export function coordinatorEvidence(options: CoordinatorEvidenceOptions): Receip
       return ceremony?.testNetwork === true ? 'the coordinator says "testNetwork": true' : undefined;
     },
     transcriptEntries: async () => (await transcriptAnswer()).entries,
+    async compilerRecord() {
+      let response: Response;
+      try {
+        response = await fetchImpl(`${base}/api/final/compiler.json`, { cache: 'no-store' });
+      } catch (error) {
+        throw new CoordinatorError(
+          'receipt.source_unavailable',
+          `cannot fetch the compiler record from ${label}: ${(error as Error).message}`,
+        );
+      }
+      if (response.status === 404) {
+        await response.body?.cancel();
+        return undefined;
+      }
+      if (!response.ok || response.body === null) {
+        await response.body?.cancel();
+        throw new CoordinatorError(
+          'receipt.source_unavailable',
+          `cannot fetch the compiler record from ${label}: HTTP ${response.status}`,
+        );
+      }
+      return readBounded(response.body, MAX_COMPILER_RECORD_BYTES, `the compiler record ${label} serves`);
+    },
     async receiptPublicKeyPem() {
       return (await get('/api/receipt-key', 'the receipt key')).text();
     },
@@ -86,4 +112,28 @@ export function coordinatorEvidence(options: CoordinatorEvidenceOptions): Receip
           });
     },
   };
+}
+
+/** A body read to its end, refused once it passes `limit` bytes (the rest is never read). */
+async function readBounded(body: ReadableStream<Uint8Array>, limit: number, what: string): Promise<Uint8Array> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > limit) {
+      await reader.cancel();
+      throw new CoordinatorError('compiler.record_invalid', `${what} is over ${limit} bytes: no compiler record is`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return bytes;
 }

@@ -14,6 +14,7 @@ import type { ReceiptEvidence } from './receipt-checker.ts';
 import type { RangeSource } from './range-source.ts';
 import { readReceiptPublicKey, RECEIPT_PUBLIC_KEY_FILE } from './receipt-public-key-file.ts';
 import { testNetworkReason } from '../deployment/ceremony-final-keys.ts';
+import { readVerifierCompilerRecordBytes } from '../finalise/verifier-compiler-record.ts';
 
 function fileRangeSource(file: () => Promise<string>, label: string): RangeSource {
   const source = {
@@ -81,6 +82,7 @@ export async function folderEvidence(dir: string): Promise<ReceiptEvidence> {
     label,
     ceremonyId: async () => config.id,
     testNetwork: () => testNetworkReason(config),
+    compilerRecord: () => readVerifierCompilerRecordBytes(paths.finalDir),
     async receiptPublicKeyPem() {
       const pem = await readReceiptPublicKey(dir);
       if (pem === undefined) {

@@ -32,6 +32,9 @@ export interface PublicTranscriptEntry {
   beacon?: string;
   iterationsExp?: number;
   manifestHash?: string;
+  /** A `finalised` entry's BLAKE2b-512 of final/compiler.json and of each final/Verifier*.sol, by verifier. */
+  compilerRecordHash?: string;
+  verifierSourceHashes?: Record<string, string>;
   /** A beacon announcement's EVM chain (EIP-155 id) and block, whose hash is the beacon. */
   chainId?: number;
   blockNumber?: number;
@@ -86,6 +89,18 @@ const FIELD_SHAPE: Record<string, (value: unknown) => boolean> = {
   contributionHash: (v) => typeof v === 'string' && HASH512.test(v),
   fileHash: (v) => typeof v === 'string' && HASH512.test(v),
   manifestHash: (v) => typeof v === 'string' && HASH512.test(v),
+  compilerRecordHash: (v) => typeof v === 'string' && HASH512.test(v),
+  verifierSourceHashes: (v) =>
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Object.entries(v).every(
+      ([name, hash]) => /^Verifier[A-Za-z0-9_]+$/.test(name) && typeof hash === 'string' && HASH512.test(hash),
+    ),
+};
+/** Fields an entry may carry, checked when present. */
+const OPTIONAL: Partial<Record<PublicTranscriptEntry['type'], string[]>> = {
+  finalised: ['compilerRecordHash', 'verifierSourceHashes'],
 };
 
 /** A format-2 entry's section hashes: exactly the ten sections of a zkey, each a BLAKE2b-512. */
@@ -133,6 +148,10 @@ export function checkPublicTranscript(ceremonyId: string, rawEntries: unknown, s
     for (const field of REQUIRED[type]) {
       if (!FIELD_SHAPE[field]!(entry[field]))
         throw corrupt(`has an ${at} (${type}) whose ${field} is missing or malformed`);
+    }
+    for (const field of OPTIONAL[type] ?? []) {
+      if (entry[field] !== undefined && !FIELD_SHAPE[field]!(entry[field]))
+        throw corrupt(`has an ${at} (${type}) whose ${field} is malformed`);
     }
     if (entry.seq !== seq) throw corrupt(`has an ${at} numbered ${String(entry.seq)}`);
     if (entry.version !== undefined && entry.version !== 2) throw corrupt(`has an ${at} of unknown format`);

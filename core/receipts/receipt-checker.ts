@@ -26,9 +26,13 @@
  *
  * What it leaves to `ceremony audit` (RESTS_ON_AUDIT, which every verdict carries): that contribution
  * 0 is the key the circuit and the powers of tau give, that L and H match δ, and that the published
- * files are byte for byte what the transcript names. A format-1 transcript (no section hashes)
- * leaves steps 4's byte check and 7 to the audit too, and the verdict says so. The public key, the
- * transcript and each key's reads and checks happen once per checker, however many receipts share them.
+ * files are byte for byte what the transcript names. A transcript with format-1 entries (no section
+ * hashes) is refused (`transcript.legacy_format`, `transcript.mixed_format`: steps 4's byte check and
+ * 7 could not run) unless the caller allows it (`allowLegacyTranscript`, the CLI's
+ * --allow-legacy-transcript; never the page), and then each verdict says what stayed unproven. With
+ * `identifier`, a transcript whose last entry's hash is another is refused
+ * (`transcript.identifier_mismatch`). The public key, the transcript and each key's reads and checks
+ * happen once per checker, however many receipts share them.
  */
 import { CoordinatorError, isCoordinatorError, type ErrorCode } from '../errors.ts';
 import { checkPublicTranscript, type PublicChain, type PublicTranscript } from './public-transcript.ts';
@@ -46,6 +50,8 @@ import {
   type ZkeyHistory,
 } from './zkey-history.ts';
 import type { PublicTranscriptEntry } from './public-transcript.ts';
+import { refuseLegacyTranscript } from '../transcript/legacy-transcript.ts';
+import { checkCeremonyIdentifier } from '../transcript/ceremony-identifier.ts';
 import { verificationKeyConstants, type VerificationKeyConstants } from './verification-key.ts';
 
 /** Where a ceremony's public evidence comes from: a coordinator, or a published folder. */
@@ -63,6 +69,11 @@ export interface ReceiptEvidence {
    * the deployed verifiers must say beside a match.
    */
   testNetwork?(): Promise<string | undefined>;
+  /**
+   * The bytes of `final/compiler.json` (how the verifiers compile; the `finalised` entry commits its
+   * hash), undefined when there is none: what `--deployment` recompiles the verifiers with.
+   */
+  compilerRecord?(): Promise<Uint8Array | undefined>;
 }
 
 /** A key's history, checked, as the receipts of one circuit share it. */
@@ -131,6 +142,8 @@ export type ReceiptVerdict =
       proven: string[];
       /** What it leaves to the audit. */
       restsOnAudit: readonly string[];
+      /** What a legacy transcript (allowed with allowLegacyTranscript) kept it from proving, if anything. */
+      unproven?: string[];
     }
   | { ok: false; receipt: SignedReceipt; code: ErrorCode; message: string };
 
@@ -142,7 +155,19 @@ export interface ReceiptCheckerOptions {
   onStep?: (receipt: SignedReceipt, step: ReceiptStep | string, detail: string) => void;
   /** Checks added after the checker's own, once per circuit (see ExtraKeyCheck). */
   extraKeyChecks?: ExtraKeyCheck[];
+  /**
+   * Read a transcript with format-1 entries (whole-file hashes only) rather than refuse it; each verdict
+   * then says what stayed unproven. The CLI's --allow-legacy-transcript; the page never sets it.
+   */
+  allowLegacyTranscript?: boolean;
+  /** The ceremony identifier the reader compared out of band (parseIdentifier's): any other transcript is refused. */
+  identifier?: string;
 }
+
+/** How to check a legacy transcript anyway: the same words on the page and in the terminal. */
+const LEGACY_REMEDY =
+  'To check it with what format 1 can prove, run `ceremony verify-receipt RECEIPTS.json DIR ' +
+  '--allow-legacy-transcript` from your own checkout: its verdict says what stays unproven.';
 
 const describeKey = (history: Pick<CheckedKeyHistory, 'key' | 'circuit' | 'index'>): string =>
   history.key === 'final'
@@ -198,6 +223,7 @@ const pairings = (): Promise<typeof ReceiptPairings> => import('./receipt-pairin
 export class ReceiptChecker {
   private receiptKey?: Promise<ReceiptKey>;
   private transcript?: Promise<PublicTranscript>;
+  private checkedTranscript?: Promise<PublicTranscript>;
   private ceremony?: Promise<string>;
   private readonly histories = new Map<string, Promise<CheckedKeyHistory>>();
   /** Per circuit and receipt position: how many later records verified; per circuit: δ2, sections, extras. */
@@ -223,8 +249,26 @@ export class ReceiptChecker {
       .then((pem) => importReceiptKey(pem, this.evidence.label)));
   }
 
-  /** The transcript, its hash chain checked against the ceremony's genesis. */
+  /**
+   * The transcript, its hash chain checked against the ceremony's genesis, held to the identifier
+   * given and refused if it has format-1 entries (unless allowed): what every verdict rests on.
+   */
   publicTranscript(): Promise<PublicTranscript> {
+    return (this.checkedTranscript ??= (async () => {
+      const transcript = await this.hashChainedTranscript();
+      const source = `the transcript ${this.evidence.label} serves`;
+      if (this.options.identifier !== undefined)
+        checkCeremonyIdentifier(transcript.entries, this.options.identifier, source);
+      refuseLegacyTranscript(transcript.entries, this.options.allowLegacyTranscript === true, source, LEGACY_REMEDY);
+      return transcript;
+    })());
+  }
+
+  /**
+   * The transcript, its hash chain checked, whatever its format: what the page's search lists (which
+   * proves only that the transcript records an entry). No verdict about a key rests on it alone.
+   */
+  hashChainedTranscript(): Promise<PublicTranscript> {
     return (this.transcript ??= (async () =>
       checkPublicTranscript(await this.ceremonyId(), await this.evidence.transcriptEntries(), this.evidence.label))());
   }
@@ -416,11 +460,18 @@ export class ReceiptChecker {
     );
     const { proven, sectionsChecked } = await this.beyondHistory(history, body.index, step);
     const head = `the current head of ${body.circuit} (contribution ${history.index})`;
+    const unproven = [
+      ...(history.bytesBound ? [] : ['the bytes read NOT held to the transcript']),
+      ...(sectionsChecked ? [] : ["the key's fixed sections and α, β, γ NOT checked against contribution 0's"]),
+    ];
     const message =
-      history.key === 'final'
+      (history.key === 'final'
         ? `included in the final key of ${body.circuit} at position ${body.index}`
         : `included in ${head} at position ${body.index}; ` +
-          `${body.circuit} is not finalised yet, so check again once it is`;
+          `${body.circuit} is not finalised yet, so check again once it is`) +
+      (unproven.length === 0
+        ? ''
+        : ` (LEGACY transcript, allowed: ${unproven.join('; ')}: format-1 entries hash whole files only)`);
     return {
       ok: true,
       receipt,
@@ -440,6 +491,7 @@ export class ReceiptChecker {
         ...(history.bytesBound ? [] : [UNBOUND_BYTES]),
         ...(sectionsChecked ? [] : [UNCHECKED_SECTIONS]),
       ],
+      ...(unproven.length === 0 ? {} : { unproven }),
     };
   }
 

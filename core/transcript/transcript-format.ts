@@ -5,9 +5,9 @@
  * Format 2 (TRANSCRIPT_VERSION): every entry carries `version: 2`, and every entry that names a key
  * (init, contribution, beacon) carries `sectionHashes`, the BLAKE2b-512 of the body of each of the
  * key's ten sections (core/zkey/zkey-hashes.ts), keyed by section id. Entries without `version`
- * are format 1 (whole-file hashes only) and are still read, so a ceremony begun before format 2
- * goes on; once an entry is format 2, every later one must be too (a transcript is never
- * downgraded).
+ * are format 1 (whole-file hashes only): they parse, so a ceremony begun before format 2 goes on,
+ * but the checks refuse them unless the reader allows it (legacy-transcript.ts), and nothing writes
+ * them; once an entry is format 2, every later one must be too (a transcript is never downgraded).
  */
 
 /**

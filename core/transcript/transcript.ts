@@ -23,6 +23,7 @@ import {
 } from './transcript-format.ts';
 
 const hex = z.string().regex(/^[0-9a-f]+$/);
+const VERIFIER_NAME = /^Verifier[A-Za-z0-9_]+$/;
 const hash512 = z.string().regex(/^[0-9a-f]{128}$/);
 const sectionHashes = z
   .record(z.string(), hash512)
@@ -89,7 +90,17 @@ const entrySchema = z.discriminatedUnion('type', [
       iterationsExp: z.number().int().min(BEACON_ITERATIONS_EXP.min).max(BEACON_ITERATIONS_EXP.max),
     })
     .strict(),
-  z.object({ ...base, type: z.literal('finalised'), manifestHash: hash512 }).strict(),
+  z
+    .object({
+      ...base,
+      type: z.literal('finalised'),
+      manifestHash: hash512,
+      // How the verifiers compile and their sources (final/compiler.json, final/Verifier*.sol): absent
+      // from ceremonies finalised before they were committed, which the checks that need them refuse.
+      compilerRecordHash: hash512.optional(),
+      verifierSourceHashes: z.record(z.string().regex(VERIFIER_NAME), hash512).optional(),
+    })
+    .strict(),
 ]);
 
 export type TranscriptEntry = z.infer<typeof entrySchema>;
@@ -186,8 +197,10 @@ export class Transcript {
   }
 
   /**
-   * Appends entries durably (temp file + rename); returns them as written. An entry the order
-   * rules refuse is refused here, before the file is touched: written, it would make every later
+   * Appends entries durably (temp file + rename); returns them as written, always in format 2
+   * (TRANSCRIPT_VERSION, whatever the caller passed): nothing writes format 1, which proves less
+   * (legacy-transcript.ts). An entry the order or format rules refuse (a key entry without its
+   * section hashes) is refused here, before the file is touched: written, it would make every later
    * load of the transcript fail.
    */
   async append(proposed: NewTranscriptEntry[]): Promise<TranscriptEntry[]> {
@@ -208,6 +221,8 @@ export class Transcript {
         prevHash,
       };
       const entry = { ...unsigned, hash: entryHash(unsigned as TranscriptEntry) } as TranscriptEntry;
+      const formatProblem = entryFormatProblem(entry, added.at(-1) ?? this.list.at(-1));
+      if (formatProblem) throw new CoordinatorError('transcript.corrupt', `refusing to append ${formatProblem}`);
       added.push(entry);
       prevHash = entry.hash;
     }

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { isErrorCode, refusesContribution, type ErrorCode } from '../errors.ts';
-import type { SectionHashes } from '../zkey/zkey-hashes.ts';
+import { MAX_HASHED_SECTIONS, type SectionHashes } from '../zkey/zkey-hashes.ts';
 import type { SerialisedFileIdentity } from '../fs/file-identity.ts';
 
 /** Queue the coordinator and `ceremony worker` use unless told otherwise (VERIFICATION_QUEUE). */
@@ -78,7 +78,7 @@ const fileHash = z.string().regex(/^[0-9a-f]{32,128}$/);
 // A zkey has a dozen sections; ids are small integers.
 const sectionHashes = z
   .record(z.string().regex(/^\d{1,3}$/), z.string().regex(/^[0-9a-f]{128}$/))
-  .refine((hashes) => Object.keys(hashes).length <= 32, { message: 'too many sections' });
+  .refine((hashes) => Object.keys(hashes).length <= MAX_HASHED_SECTIONS, { message: 'too many sections' });
 const decimal = z.string().regex(/^\d{1,40}$/);
 
 // Not strict: a job queued by a coordinator of an earlier version (with fields since dropped)
@@ -99,13 +99,20 @@ const verificationRequestSchema = z.object({
     .optional(),
 });
 
+/** Issues named in the error of a request that does not parse: enough to see what is wrong, and bounded. */
+const NAMED_ISSUES = 5;
+/** Characters of each issue's path and message kept in that error. */
+const ISSUE_CHARACTERS = 120;
+
 function parsed<T>(schema: z.ZodType<T>, what: string, data: unknown): T {
   const result = schema.safeParse(data);
   if (!result.success) {
-    throw new TypeError(
-      `malformed ${what}: ` +
-        `${result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
-    );
+    const { issues } = result.error;
+    const named = issues
+      .slice(0, NAMED_ISSUES)
+      .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`.slice(0, ISSUE_CHARACTERS));
+    const more = issues.length > NAMED_ISSUES ? `; and ${issues.length - NAMED_ISSUES} more` : '';
+    throw new TypeError(`malformed ${what}: ${named.join('; ')}${more}`);
   }
   return result.data;
 }

@@ -26,6 +26,11 @@ export interface ZkeyHashes {
 
 const FILE_HEAD_BYTES = 12;
 const SECTION_HEAD_BYTES = 12;
+/**
+ * A zkey has ten sections. A file that declares more is no sectioned key to hash by section: it
+ * gets its file hash only, so hashing never keeps a digest per section of a table of millions.
+ */
+export const MAX_HASHED_SECTIONS = 32;
 
 type Parse =
   | { at: 'head'; bytes: Uint8Array; filled: number; sectionsLeft: number }
@@ -91,6 +96,10 @@ export class ZkeyHasher {
     if (parse.sectionsLeft < 0) {
       // The file's head: 4 magic bytes, u32 version, u32 section count.
       const count = view.getUint32(8, true);
+      if (count > MAX_HASHED_SECTIONS) {
+        this.parse = { at: 'malformed' };
+        return;
+      }
       this.parse =
         count === 0
           ? { at: 'done' }

@@ -16,6 +16,7 @@ import { assertDemoSignInAllowed, createDemoSignInRouter } from './demo-sign-in.
 import { createGithubSignInRouter } from './github-sign-in.ts';
 import { createGithubDeviceFlowRouter } from './github-device-flow.ts';
 import type { RateLimits } from '../http/rate-limits.ts';
+import { jsonBody } from '../http/json-body.ts';
 import { requireCsrf } from './require-csrf.ts';
 import { SemaphoreGroup } from './semaphore-group.ts';
 import { createSemaphoreSignInRouter } from './semaphore-sign-in.ts';
@@ -36,8 +37,11 @@ export interface AuthDeps {
   sessions?: SessionStore;
   /** To change the member list at run time (`updateGroupMembers`); made from config when absent. */
   semaphoreGroup?: SemaphoreGroup;
-  /** Rate limits of the sign-in routes and of challenge creation; none when absent. */
-  rateLimits?: Pick<RateLimits, 'signIn' | 'challenge' | 'devicePoll'>;
+  /**
+   * Rate limits of the sign-in routes and of challenge creation, and the public reads' limit (the Semaphore
+   * group's member list); none when absent.
+   */
+  rateLimits?: Pick<RateLimits, 'signIn' | 'challenge' | 'devicePoll'> & Partial<Pick<RateLimits, 'ceremonyReads'>>;
   /** The test network's coordinator sign-in link token (`npm start`); absent = no link route. */
   coordinatorLinkToken?: string;
   /** Where failures of the coordinator's own during a sign-in are reported (never in the answer). */
@@ -74,7 +78,9 @@ export function createAuthRouter(deps: AuthDeps): Router {
     router.post('/semaphore/challenge', deps.rateLimits.challenge);
     router.post('/github/device/poll', deps.rateLimits.devicePoll);
   }
-  router.use(express.json({ limit: '64kb' }));
+  // Only the routes that take a body parse one, after their rate limits: any other request under /auth
+  // (anonymous, unlimited) costs no parsing whatever it sends.
+  router.post(['/semaphore', '/coordinator', '/demo', '/github/device/poll'], jsonBody());
 
   router.get('/methods', (_req, res) => {
     res.json(methods);
@@ -120,6 +126,7 @@ export function createAuthRouter(deps: AuthDeps): Router {
         maxChallenges: semaphore?.maxChallenges ?? SEMAPHORE_DEFAULTS.maxChallenges,
         sessions,
         secureCookies,
+        groupReadLimit: deps.rateLimits?.ceremonyReads,
       }),
     );
   }

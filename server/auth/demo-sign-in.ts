@@ -2,7 +2,8 @@
  * Demo sign-in for a test-network ceremony run on one machine: `POST /demo { name }` makes
  * contributor `demo:<name>` with no account at all. Allowed only when the ceremony is a test
  * network and the server listens on loopback (checked at start-up by `assertDemoSignInAllowed`),
- * and each request must come from loopback with a loopback Host (no DNS-rebinding pages).
+ * and each request must come from loopback with a loopback Host (no DNS-rebinding pages), forwarded
+ * by no proxy.
  */
 import express, { type Request, type Router } from 'express';
 import { z } from 'zod';
@@ -24,9 +25,18 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   return address === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
 }
 
-/** A request from a loopback socket with a loopback Host header (so no DNS-rebinding page can make it). */
+/** Headers a reverse proxy adds: a request carrying one came from further away than its socket. */
+const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'];
+
+/**
+ * A request from a loopback socket with a loopback Host header (so no DNS-rebinding page can make it)
+ * that no proxy forwarded: a proxy on the same machine connects from loopback, and nginx's default
+ * Host for its upstream is the upstream's address (`127.0.0.1:8080`), so without this every public
+ * request through it would look local (as `/metrics` already refuses them).
+ */
 export function isLoopbackRequest(req: Request): boolean {
-  return isLoopbackAddress(req.socket.remoteAddress) && isLoopbackHost(hostnameOf(req.get('host')));
+  const forwarded = FORWARDING_HEADERS.some((name) => req.headers[name] !== undefined);
+  return !forwarded && isLoopbackAddress(req.socket.remoteAddress) && isLoopbackHost(hostnameOf(req.get('host')));
 }
 
 /** Start-up refusal: throws `config.invalid` unless a test network bound to loopback. */

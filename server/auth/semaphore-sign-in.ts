@@ -10,7 +10,7 @@
  * (`semaphore:<nullifier>`). Replay is stopped by the one-time challenge, not by the nullifier.
  */
 import { verifyProof } from '@semaphore-protocol/proof';
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import { CoordinatorError } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
@@ -23,6 +23,7 @@ import type { SemaphoreGroup } from './semaphore-group.ts';
 import { encodeSemaphoreScope } from './semaphore-scope.ts';
 import type { SessionStore } from './session-store.ts';
 import { signedInBody, startSession } from './start-session.ts';
+import { CachedJson, sendSerialised } from '../routes/cached-json.ts';
 
 const decimal = z.string().regex(/^(0|[1-9][0-9]{0,77})$/);
 
@@ -50,6 +51,12 @@ export interface SemaphoreSignInDeps {
   maxChallenges: number;
   sessions: SessionStore;
   secureCookies: boolean;
+  /**
+   * Whole answers of `GET /semaphore/group` per address (the ceremony's reads' limit: a 304 is free); none when
+   * absent. The member list grows with the group (80 kB at 1000 members) and is public, so it is limited as
+   * the ceremony's other public reads are.
+   */
+  groupReadLimit?: RequestHandler;
 }
 
 export function createSemaphoreSignInRouter(deps: SemaphoreSignInDeps): Router {
@@ -64,9 +71,15 @@ export function createSemaphoreSignInRouter(deps: SemaphoreSignInDeps): Router {
 
   const router = express.Router();
 
-  /** The public member list, so the browser can build its Merkle proof. */
-  router.get('/semaphore/group', (_req, res) => {
-    res.json({ members: group.members, root: group.root, scope });
+  /** The public member list, so the browser can build its Merkle proof: serialised once per list, with an ETag. */
+  const groupAnswer = new CachedJson();
+  const groupReads: RequestHandler[] = deps.groupReadLimit ? [deps.groupReadLimit] : [];
+  router.get('/semaphore/group', ...groupReads, (_req, res) => {
+    const members = group.members;
+    sendSerialised(
+      res,
+      groupAnswer.of([members], () => ({ members, root: group.root, scope })),
+    );
   });
 
   router.post('/semaphore/challenge', (req, res) => {

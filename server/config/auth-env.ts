@@ -1,84 +1,197 @@
 /**
- * Maps the environment to the auth section of the configuration (server/auth/auth-config.ts),
- * which validates it. Secrets come only from here: GITHUB_CLIENT_SECRET, COORDINATOR_TOKEN.
- *
- *  GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET     both set = GitHub sign-in on
- *  GITHUB_CALLBACK_URL                        default PUBLIC_URL/auth/github/callback
- *  GITHUB_AUTHORIZATION_URL, GITHUB_TOKEN_URL, GITHUB_USER_PROFILE_URL, GITHUB_DEVICE_CODE_URL   (emulators in tests)
- *  GITHUB_MIN_FOLLOWERS, GITHUB_MIN_FOLLOWING, GITHUB_MIN_PUBLIC_REPOS, GITHUB_MIN_ACCOUNT_AGE_DAYS
- *  COORDINATOR_GITHUB_IDS                     comma-separated numeric ids
- *  SEMAPHORE_GROUP_MEMBERS                    comma-separated identity commitments = Semaphore on
- *  SEMAPHORE_ROOT_DURATION_MS                 how long a replaced group root stays usable (default 1 h)
- *  SEMAPHORE_MAX_CHALLENGES                   outstanding sign-in challenges at most (default 10 000)
- *  SESSIONS_PER_PRINCIPAL, MAX_SESSIONS       session caps (default 5 per principal, 100 000 in all)
- *  COORDINATOR_TOKEN                          coordinator sign-in with a shared secret
- *  DEMO_SIGN_IN                               true/false; default true for a test network on loopback
- *  SECURE_COOKIES                             true behind HTTPS; always on when PUBLIC_URL is https
+ * The sign-in settings: each variable declared once, with its schema, default and doc line (as
+ * server-config.ts declares the rest), validated with the rest of the configuration at start-up,
+ * then turned into the auth section (server/auth/auth-config.ts), which checks how they combine.
+ * Secrets come only from here: GITHUB_CLIENT_SECRET, COORDINATOR_TOKEN. An empty variable counts
+ * as unset (a compose file passes `${GITHUB_CLIENT_ID:-}` through).
  */
-import { parseAuthConfig, type AuthConfig } from '../auth/auth-config.ts';
+import { z } from 'zod';
+import { parseAuthConfig, SEMAPHORE_DEFAULTS, type AuthConfig } from '../auth/auth-config.ts';
 import { isLoopbackHost } from '../auth/demo-sign-in.ts';
+import { declareSettings, optionalBooleanSetting, schemaOfSettings, settingsError } from './setting.ts';
 
-function list(value: string | undefined): string[] {
-  return (value ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+/** The auth section's own defaults (GitHub's endpoints and minimums, session caps): shown as this section's. */
+const AUTH_DEFAULTS = parseAuthConfig({ github: { clientId: '-', clientSecret: '-' } });
+const GITHUB_DEFAULTS = AUTH_DEFAULTS.github!;
+
+const wholeNumber = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
+const list = z
+  .string()
+  .optional()
+  .transform((value) =>
+    (value ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean),
+  );
+
+export const SIGN_IN_SETTINGS = declareSettings({
+  GITHUB_CLIENT_ID: {
+    group: 'signIn',
+    schema: z.string().optional(),
+    doc: "the GitHub OAuth app's client id; with GITHUB_CLIENT_SECRET, GitHub sign-in is on (page and terminal)",
+    unset: 'GitHub sign-in off',
+  },
+  GITHUB_CLIENT_SECRET: {
+    group: 'signIn',
+    schema: z.string().optional(),
+    doc: "the OAuth app's client secret; set both or neither",
+    unset: 'GitHub sign-in off',
+  },
+  GITHUB_CALLBACK_URL: {
+    group: 'signIn',
+    schema: z.string().optional(),
+    doc: 'where GitHub sends the browser back',
+    unset: 'PUBLIC_URL/auth/github/callback',
+  },
+  GITHUB_MIN_FOLLOWERS: {
+    group: 'signIn',
+    schema: wholeNumber(GITHUB_DEFAULTS.minimums.followers),
+    doc: 'followers a GitHub account must have',
+  },
+  GITHUB_MIN_FOLLOWING: {
+    group: 'signIn',
+    schema: wholeNumber(GITHUB_DEFAULTS.minimums.following),
+    doc: 'accounts it must follow',
+  },
+  GITHUB_MIN_PUBLIC_REPOS: {
+    group: 'signIn',
+    schema: wholeNumber(GITHUB_DEFAULTS.minimums.publicRepos),
+    doc: 'public repositories it must own',
+  },
+  GITHUB_MIN_ACCOUNT_AGE_DAYS: {
+    group: 'signIn',
+    schema: wholeNumber(GITHUB_DEFAULTS.minimums.accountAgeDays),
+    doc: 'its age in days',
+  },
+  GITHUB_AUTHORIZATION_URL: {
+    group: 'signIn',
+    schema: z.string().url().default(GITHUB_DEFAULTS.authorizationUrl),
+    doc: "GitHub's authorize endpoint (tests point the four endpoints at an emulator)",
+  },
+  GITHUB_TOKEN_URL: {
+    group: 'signIn',
+    schema: z.string().url().default(GITHUB_DEFAULTS.tokenUrl),
+    doc: "GitHub's token endpoint",
+  },
+  GITHUB_USER_PROFILE_URL: {
+    group: 'signIn',
+    schema: z.string().url().default(GITHUB_DEFAULTS.userProfileUrl),
+    doc: "GitHub's user endpoint, whose answer the minimums are checked against",
+  },
+  GITHUB_DEVICE_CODE_URL: {
+    group: 'signIn',
+    schema: z.string().url().default(GITHUB_DEFAULTS.deviceCodeUrl),
+    doc: "GitHub's device-code endpoint (the terminal's sign-in, RFC 8628)",
+  },
+  COORDINATOR_GITHUB_IDS: {
+    group: 'signIn',
+    schema: list,
+    doc: 'numeric GitHub ids (never logins) of the coordinators, comma-separated',
+    unset: 'none',
+  },
+  COORDINATOR_TOKEN: {
+    group: 'signIn',
+    schema: z.string().optional(),
+    doc: 'a shared secret of at least 16 characters for coordinator sign-in (POST /auth/coordinator)',
+    unset: 'none: that sign-in off',
+  },
+  SEMAPHORE_GROUP_MEMBERS: {
+    group: 'signIn',
+    schema: list,
+    doc: 'identity commitments (decimal) of the group that may contribute anonymously, comma-separated',
+    unset: 'Semaphore sign-in off',
+  },
+  SEMAPHORE_ROOT_DURATION_MS: {
+    group: 'signIn',
+    schema: wholeNumber(SEMAPHORE_DEFAULTS.rootDurationMs),
+    doc: 'how long a replaced group root stays usable',
+  },
+  SEMAPHORE_MAX_CHALLENGES: {
+    group: 'signIn',
+    schema: z.coerce.number().int().positive().default(SEMAPHORE_DEFAULTS.maxChallenges),
+    doc: 'sign-in challenges outstanding at most',
+  },
+  DEMO_SIGN_IN: {
+    group: 'signIn',
+    schema: optionalBooleanSetting(),
+    doc: 'sign-in by name; refused at start unless the ceremony is a test network served on loopback',
+    unset: 'true for a test network on loopback, else false',
+  },
+  SECURE_COOKIES: {
+    group: 'signIn',
+    schema: optionalBooleanSetting(),
+    doc: 'true marks the session cookie Secure (always, whatever this says, when PUBLIC_URL is https)',
+    unset: 'true when PUBLIC_URL is https, else false',
+  },
+  SESSIONS_PER_PRINCIPAL: {
+    group: 'signIn',
+    schema: z.coerce.number().int().positive().default(AUTH_DEFAULTS.sessionsPerPrincipal),
+    doc: 'sessions one identity may hold; a new sign-in ends the oldest beyond it',
+  },
+  MAX_SESSIONS: {
+    group: 'signIn',
+    schema: z.coerce.number().int().positive().default(AUTH_DEFAULTS.maxSessions),
+    doc: 'live sessions in all; beyond, sign-in answers rate.limited, except for coordinators',
+  },
+});
+
+const signInSchema = schemaOfSettings(SIGN_IN_SETTINGS).refine(
+  (e) => (e.GITHUB_CLIENT_ID === undefined) === (e.GITHUB_CLIENT_SECRET === undefined),
+  { message: 'GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET go together: set both for GitHub sign-in, or neither' },
+);
+
+export type SignInEnv = Readonly<z.output<typeof signInSchema>>;
+
+/** The sign-in variables of `env`, validated (`config.invalid` naming each bad one); empty ones count as unset. */
+export function parseSignInEnv(env: Readonly<Record<string, string | undefined>>): SignInEnv {
+  const given = Object.fromEntries(
+    Object.keys(SIGN_IN_SETTINGS).flatMap((name) => (env[name] ? [[name, env[name]]] : [])),
+  );
+  const parsed = signInSchema.safeParse(given);
+  if (!parsed.success) throw settingsError('sign-in', parsed.error);
+  return Object.freeze(parsed.data);
 }
 
-function optionalNumber(value: string | undefined): number | undefined {
-  return value === undefined || value === '' ? undefined : Number(value);
-}
-
-function definedOnly<T extends Record<string, unknown>>(fields: T): Partial<T> {
-  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
+/** The auth section from the validated sign-in settings and what the ceremony and the server say. */
 export function authConfigFromEnv(
-  env: Readonly<Record<string, string | undefined>>,
+  env: SignInEnv,
   context: { publicUrl: string; testNetwork: boolean; host: string },
 ): AuthConfig {
-  const minimums = Object.fromEntries(
-    Object.entries({
-      followers: optionalNumber(env.GITHUB_MIN_FOLLOWERS),
-      following: optionalNumber(env.GITHUB_MIN_FOLLOWING),
-      publicRepos: optionalNumber(env.GITHUB_MIN_PUBLIC_REPOS),
-      accountAgeDays: optionalNumber(env.GITHUB_MIN_ACCOUNT_AGE_DAYS),
-    }).filter(([, v]) => v !== undefined),
-  );
   const github =
-    env.GITHUB_CLIENT_ID && env.GITHUB_CLIENT_SECRET
-      ? Object.fromEntries(
-          Object.entries({
-            clientId: env.GITHUB_CLIENT_ID,
-            clientSecret: env.GITHUB_CLIENT_SECRET,
-            callbackUrl: env.GITHUB_CALLBACK_URL ?? `${context.publicUrl}/auth/github/callback`,
-            authorizationUrl: env.GITHUB_AUTHORIZATION_URL,
-            tokenUrl: env.GITHUB_TOKEN_URL,
-            userProfileUrl: env.GITHUB_USER_PROFILE_URL,
-            deviceCodeUrl: env.GITHUB_DEVICE_CODE_URL,
-            minimums,
-            coordinatorGithubIds: list(env.COORDINATOR_GITHUB_IDS),
-          }).filter(([, v]) => v !== undefined),
-        )
+    env.GITHUB_CLIENT_ID !== undefined && env.GITHUB_CLIENT_SECRET !== undefined
+      ? {
+          clientId: env.GITHUB_CLIENT_ID,
+          clientSecret: env.GITHUB_CLIENT_SECRET,
+          callbackUrl: env.GITHUB_CALLBACK_URL ?? `${context.publicUrl}/auth/github/callback`,
+          authorizationUrl: env.GITHUB_AUTHORIZATION_URL,
+          tokenUrl: env.GITHUB_TOKEN_URL,
+          userProfileUrl: env.GITHUB_USER_PROFILE_URL,
+          deviceCodeUrl: env.GITHUB_DEVICE_CODE_URL,
+          minimums: {
+            followers: env.GITHUB_MIN_FOLLOWERS,
+            following: env.GITHUB_MIN_FOLLOWING,
+            publicRepos: env.GITHUB_MIN_PUBLIC_REPOS,
+            accountAgeDays: env.GITHUB_MIN_ACCOUNT_AGE_DAYS,
+          },
+          coordinatorGithubIds: env.COORDINATOR_GITHUB_IDS,
+        }
       : undefined;
-  const members = list(env.SEMAPHORE_GROUP_MEMBERS);
   const demoDefault = context.testNetwork && isLoopbackHost(context.host);
   return parseAuthConfig({
     github,
     semaphore:
-      members.length > 0
-        ? definedOnly({
-            groupMembers: members,
-            rootDurationMs: optionalNumber(env.SEMAPHORE_ROOT_DURATION_MS),
-            maxChallenges: optionalNumber(env.SEMAPHORE_MAX_CHALLENGES),
-          })
+      env.SEMAPHORE_GROUP_MEMBERS.length > 0
+        ? {
+            groupMembers: env.SEMAPHORE_GROUP_MEMBERS,
+            rootDurationMs: env.SEMAPHORE_ROOT_DURATION_MS,
+            maxChallenges: env.SEMAPHORE_MAX_CHALLENGES,
+          }
         : undefined,
-    coordinatorToken: env.COORDINATOR_TOKEN || undefined,
-    demo: { enabled: env.DEMO_SIGN_IN === undefined ? demoDefault : env.DEMO_SIGN_IN === 'true' },
-    secureCookies: env.SECURE_COOKIES === 'true' || context.publicUrl.startsWith('https:'),
-    ...definedOnly({
-      sessionsPerPrincipal: optionalNumber(env.SESSIONS_PER_PRINCIPAL),
-      maxSessions: optionalNumber(env.MAX_SESSIONS),
-    }),
+    coordinatorToken: env.COORDINATOR_TOKEN,
+    demo: { enabled: env.DEMO_SIGN_IN ?? demoDefault },
+    secureCookies: env.SECURE_COOKIES === true || context.publicUrl.startsWith('https:'),
+    sessionsPerPrincipal: env.SESSIONS_PER_PRINCIPAL,
+    maxSessions: env.MAX_SESSIONS,
   });
 }

@@ -24,8 +24,14 @@
  *  - only the request that stored an upload's last byte finishes it: any later PATCH or DELETE is
  *    refused (upload.complete), decided under the upload's tus lock (FollowedFileStore), since tus
  *    releases that lock before it calls onUploadFinish;
- *  - a delta whose intake found its refusal (its record, a point) is refused at its next PATCH
- *    and deleted, rather than taken in to its end.
+ *  - an upload that is not a contribution on the head is a refusal of the contribution, a verdict
+ *    like the verifier's (the turn ends, the contributor sees why), never an error that gives the
+ *    turn back: a whole key is checked before a byte of it is hashed (its section table the head's,
+ *    its record: core/delta/check-delta-record.ts), a delta as it arrives (its layout, its record,
+ *    its points) or once complete; a delta whose intake found its refusal is handed in with it at
+ *    its next PATCH, which answers the refusal, rather than taken in to its end;
+ *  - an unfinished upload whose turn ended (lapsed, passed on, removed) can never be used: it is
+ *    deleted when the lobby says so, or at the next sweep, and no longer counts against free space.
  * A finished upload the service does not take is deleted at once, and so is an upload whose
  * creation failed (e.g. a creation-with-upload body larger than declared).
  */
@@ -36,21 +42,23 @@ import type { Request, RequestHandler, Response } from 'express';
 import { MemoryLocker, Server as TusServer, type ServerOptions } from '@tus/server';
 import type { Upload } from '@tus/utils';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
-import { CoordinatorError } from '../../core/errors.ts';
+import { CoordinatorError, isCoordinatorError, refusesContribution } from '../../core/errors.ts';
+import { boundedText } from '../../core/bounded-text.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { DELTA_FORMAT, type DeltaFormat } from '../../core/delta/delta-format.ts';
-import { skeletonSize, spliceSkeleton } from '../../core/delta/skeleton-zkey.ts';
-import { checkDeltaUpload } from '../../core/delta/check-delta-record.ts';
+import { deltaExpectation, skeletonSize, spliceSkeleton } from '../../core/delta/skeleton-zkey.ts';
+import { headTable, wholeKeyExpectation } from '../../core/zkey/key-table-check.ts';
+import { checkDeltaUpload, checkWholeKeyUpload } from '../../core/delta/check-delta-record.ts';
 import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
 import { removeCandidateSums, writeCandidateSums } from '../../core/link-check/link-combination-cache.ts';
 import { DeltaIntake, FollowedFileStore, type RefusedPoints, type TakenDelta } from './delta-intake.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Lobby } from '../lobby/lobby.ts';
+import type { LobbyEvent } from '../lobby/lobby-types.ts';
 import type { CeremonyService, ServiceLog } from '../ceremony-service.ts';
 import type { Clock } from '../clock.ts';
 import { checkDiskSpace, type DiskSpace } from './check-disk-space.ts';
 import { errorStatus } from '../http/error-status.ts';
-import type { SectionHashes } from '../../core/zkey/zkey-hashes.ts';
 import {
   checkCreation,
   completeRefusal,
@@ -62,6 +70,7 @@ import {
 } from './upload-creation-rules.ts';
 import { UploadLedger } from './upload-ledger.ts';
 import { UploadSweeper } from './upload-sweeper.ts';
+import { UploadTableCheck } from './upload-table-check.ts';
 import { tusProtocolError } from './tus-protocol-errors.ts';
 
 /** How often old uploads and orphaned temporary keys are looked for. */
@@ -139,6 +148,11 @@ export class ContributionUploads {
   private readonly reserved = new Map<string, { bytes: number; at: number }>();
   private diskChecks: Promise<unknown> = Promise.resolve();
   private readonly created = new WeakMap<object, { circuit: CircuitUploads; id: string }>();
+  /**
+   * Who sent each upload's latest request, by upload file (its owner: onIncomingRequest checks it), so a refusal
+   * its intake found can be handed in under their name at the next PATCH, where tus gives no request.
+   */
+  private readonly senders = new Map<string, Principal>();
   private closed = false;
 
   constructor(private readonly deps: ContributionUploadsDeps) {
@@ -152,6 +166,7 @@ export class ContributionUploads {
       log: deps.log,
       expiryMs: this.expiryMs,
       awaitingVerdict: () => deps.service.candidatesAwaitingVerdict(),
+      turnHeld: (contributorId, circuit) => this.turnHeld(contributorId, circuit),
       removeUpload: (circuit, id, awaiting) => this.removeUpload(this.circuits.get(circuit)!, id, awaiting),
     });
     this.leftoversRemoved = this.sweeper
@@ -208,6 +223,24 @@ export class ContributionUploads {
         removed++;
     }
     return removed;
+  }
+
+  /**
+   * The lobby ended a turn without an upload finishing it (it lapsed, passed on, or its entry was
+   * removed): that turn's unfinished upload can never be used, and goes now rather than at its expiry.
+   */
+  onLobbyEvent(event: LobbyEvent): void {
+    if (event.type === 'turn_granted' || this.turnHeld(event.contributorId, event.circuit)) return;
+    this.discardUnfinished(event.circuit, event.contributorId).then(
+      (removed) => {
+        if (removed > 0) this.deps.log.info('unfinished upload of an ended turn removed', { circuit: event.circuit });
+      },
+      (error: unknown) =>
+        this.deps.log.warn('could not remove the upload of an ended turn', {
+          circuit: event.circuit,
+          error: boundedText(String(error)),
+        }),
+    );
   }
 
   /**
@@ -272,6 +305,8 @@ export class ContributionUploads {
       onUploadFinish: (request, upload) => this.finishUpload(of(), request, upload),
       onResponseError: (request, error) => this.onResponseError(circuit, request, error),
     });
+    // Bytes arriving in a PATCH, every postReceiveInterval (1 s): the turn's upload progress (the lobby's stall rule).
+    server.on('POST_RECEIVE', (_request, upload) => this.uploadProgress(circuit, upload));
     return { circuit, directory, datastore, locker, server, creations: Promise.resolve() };
   }
 
@@ -299,14 +334,30 @@ export class ContributionUploads {
     if (upload && upload.metadata?.contributor !== principal.id) {
       throw tusError(new CoordinatorError('lobby.not_your_turn', 'this upload belongs to another contributor'));
     }
+    if (upload && method === 'PATCH') this.senders.set(path.join(uploads.directory, uploadId), principal);
+    // What earlier PATCHes stored (one shorter than POST_RECEIVE's interval reports nothing itself).
+    if (upload) this.uploadProgress(circuit, upload);
     // Refused early here, and for good under the upload's lock (beforeWrite, beforeRemove).
     if ((method === 'PATCH' || method === 'DELETE') && this.isComplete(uploads, uploadId))
       throw tusError(completeRefusal());
   }
 
+  /** Tells the lobby how far the turn holder's upload got: progress holds a turn, heartbeats alone do not. */
+  private uploadProgress(circuit: string, upload: Upload): void {
+    const contributor = upload.metadata?.contributor;
+    try {
+      if (contributor) this.deps.lobby.uploadProgress(contributor, circuit, upload);
+    } catch (error) {
+      // Called from the stream's progress events too: a failure here must not break the upload.
+      this.deps.log.warn('upload progress not recorded', { circuit, error: String(error).slice(0, 200) });
+    }
+  }
+
   private async onUploadCreate(uploads: CircuitUploads, request: unknown, upload: Upload) {
     const principal = principalOf(request as never)!;
     await this.replaceEarlierUploads(uploads, upload.id);
+    // The upload replaced may have been handed in with the refusal found in it: that verdict ended the turn.
+    await asTusError(() => this.deps.lobby.requireTurn(principal.id, uploads.circuit));
     const disk = await this.reserveDisk(
       path.join(uploads.directory, upload.id),
       await this.creationNeed(uploads.circuit, upload),
@@ -363,22 +414,66 @@ export class ContributionUploads {
 
   /**
    * Under the upload's lock, before a write: refuses one to a complete upload, or to a delta whose
-   * record was refused.
+   * intake found its refusal (its layout, its record, a point), which is handed in with it: the verdict.
    */
   private async beforeWrite(uploads: CircuitUploads, id: string, _size: number | undefined): Promise<void> {
     if (this.isComplete(uploads, id)) throw tusError(completeRefusal());
-    const refusal = this.ledger.recordRefusalOf(path.join(uploads.directory, id));
-    if (refusal) {
-      // Under the lock already: its files go now, and its owner learns why.
-      await this.removeFiles(uploads, id);
-      this.deps.log.info('delta refused while it arrived', { circuit: uploads.circuit, code: refusal.code });
-      throw tusError(refusal);
-    }
+    const refusal = await this.handInFoundRefusal(uploads, id);
+    if (refusal) throw tusError(refusal);
+  }
+
+  /**
+   * Under the upload's lock (no finish can hand it in beside this): when its intake or its table
+   * check found its refusal, hands it in with it, the verdict, and deletes it; returns the refusal.
+   * Whatever comes next (a PATCH, a DELETE, a new creation replacing it), a refusal found is the turn's.
+   */
+  private async handInFoundRefusal(uploads: CircuitUploads, id: string): Promise<CoordinatorError | undefined> {
+    const file = path.join(uploads.directory, id);
+    const refusal = this.ledger.refusalOf(file);
+    if (!refusal) return undefined;
+    this.deps.log.info('upload refused while it arrived', { circuit: uploads.circuit, code: refusal.code });
+    const sender = this.senders.get(file);
+    const size = await stat(file).then(
+      (s) => s.size,
+      () => 0,
+    );
+    // Without its sender (a coordinator restarted since its last PATCH) or its turn, it is only deleted.
+    if (sender)
+      await this.handInRefused(uploads, sender, file, size, refusal).catch((error: unknown) =>
+        this.deps.log.info('a refused upload could not be handed in', {
+          circuit: uploads.circuit,
+          code: isCoordinatorError(error) ? error.code : boundedText(String(error)),
+        }),
+      );
+    await this.removeFiles(uploads, id);
+    return refusal;
+  }
+
+  /**
+   * Hands in an upload refused before any verifier saw it, as the verifier's refusal would be (the
+   * service records the verdict and deletes the file); its message bounded, whatever it quotes.
+   */
+  private handInRefused(
+    uploads: CircuitUploads,
+    principal: Principal,
+    file: string,
+    size: number,
+    refusal: CoordinatorError,
+  ): ReturnType<CeremonyService['submit']> {
+    return this.deps.service.submit({
+      principal,
+      circuit: uploads.circuit,
+      path: file,
+      size,
+      refusal: { code: refusal.code, message: boundedText(refusal.message) },
+    });
   }
 
   /** Under the upload's lock, before tus deletes it (DELETE): never one whose last byte arrived. */
   private async beforeRemove(uploads: CircuitUploads, id: string): Promise<void> {
     if (this.isComplete(uploads, id)) throw tusError(completeRefusal());
+    const refusal = await this.handInFoundRefusal(uploads, id);
+    if (refusal) throw tusError(refusal);
     await this.ledger.dropIntake(path.join(uploads.directory, id));
   }
 
@@ -406,25 +501,41 @@ export class ContributionUploads {
         }),
       );
     }
-    void intake.then((started) => started?.written(size));
+    void intake.then((started) => {
+      started?.written(size);
+      this.ledger.tableCheckOf(file)?.written(size);
+    });
   }
 
   private async startIntake(uploads: CircuitUploads, id: string, file: string): Promise<DeltaIntake | undefined> {
     const { circuit } = uploads;
     await this.leftoversRemoved; // its temporary key must not be taken for a stopped one's
     const upload = await uploads.datastore.getUpload(id);
-    // Only a v2 delta lists its record before its points; a v1 delta is checked once complete.
-    if (upload.metadata?.format !== DELTA_FORMAT) return undefined;
     const headIndex = await this.deps.service.headIndex(circuit);
-    if (upload.metadata.head !== String(headIndex)) return undefined;
+    // Only a v2 delta lists its record before its points: any other upload's table is followed, and
+    // the upload checked once complete.
+    if (upload.metadata?.format !== DELTA_FORMAT || upload.metadata.head !== String(headIndex)) {
+      await this.startTableCheck(file, upload, this.headPath(circuit, headIndex));
+      return undefined;
+    }
     return DeltaIntake.start({
       uploadPath: file,
       headIndex,
       headPath: this.headPath(circuit, headIndex),
       circuitKey: await this.challengeKey(circuit),
+      ...(upload.size === undefined ? {} : { uploadLength: upload.size }),
       onTurnedOff: (reason) =>
         this.deps.log.info('delta intake off; the upload is checked and spliced when it ends', { circuit, reason }),
     });
+  }
+
+  /** Follows the table of a whole key or a v1 delta on the head at `headPath` as it arrives (upload-table-check.ts). */
+  private async startTableCheck(file: string, upload: Upload, headPath: string): Promise<void> {
+    if (upload.size === undefined) return;
+    const format = deltaFormatOf(upload.metadata?.format);
+    const head = await headTable(headPath);
+    const expectation = format ? deltaExpectation(head, format) : wholeKeyExpectation(head, 'the uploaded key');
+    this.ledger.startTableCheck(file, new UploadTableCheck(file, expectation, upload.size));
   }
 
   /**
@@ -439,10 +550,15 @@ export class ContributionUploads {
       return await this.handIn(uploads, principalOf(request as never)!, upload, file);
     } finally {
       this.ledger.endFinish(file);
+      this.senders.delete(file); // handed in or removed: no later PATCH of it is written
     }
   }
 
-  /** The finish of an upload: a delta made the key (or refused), then the key handed to the service. */
+  /**
+   * The finish of an upload: a delta made into the key, a whole key checked (its table and record),
+   * then handed to the service, or handed in with its refusal (a verdict) when it is no contribution
+   * on the head.
+   */
   private async handIn(uploads: CircuitUploads, principal: Principal, upload: Upload, file: string) {
     const { circuit } = uploads;
     // Timed on the coordinator's clock, as the sweep judges uploads (createdAt, set at creation).
@@ -455,46 +571,31 @@ export class ContributionUploads {
       contributor: principal.id,
       bytes: upload.size ?? upload.offset,
     });
-    let fileHash: string | undefined;
-    let sectionHashes: SectionHashes | undefined;
+    let taken: { size: number; delta?: TakenDelta } | CoordinatorError;
     try {
-      let size = upload.size ?? upload.offset;
-      let refusal: RefusedPoints['pointsRefusal'] | undefined;
-      const format = deltaFormatOf(upload.metadata?.format);
-      if (format) {
-        // Filled back in place (a temporary file renamed over the upload): from here the
-        // upload is the full next key, handed in and verified as a full upload is.
-        const started = Date.now();
-        const taken = await this.takeDelta(circuit, file, size, format);
-        if (taken && 'pointsRefusal' in taken) {
-          // Its verdict is found: handed in as it is, refused without the verifier's second pass.
-          refusal = taken.pointsRefusal;
-          this.deps.log.info('contribution delta refused as it arrived', { circuit, format, code: refusal.code });
-        } else {
-          fileHash = taken?.fileHash;
-          sectionHashes = taken?.sectionHashes;
-          size = (await stat(file)).size;
-          this.deps.log.info('contribution delta spliced onto the head', {
-            circuit,
-            format,
-            ms: Date.now() - started,
-            asItArrived: taken !== undefined,
-            sums: taken?.sums !== undefined,
-            ...(taken?.whySumsStopped ? { whySumsStopped: taken.whySumsStopped } : {}),
-          });
-        }
-      } else {
-        await this.ledger.dropIntake(file);
+      taken = await this.takeUpload(circuit, upload, file);
+    } catch (error) {
+      // Not a contribution on the head: a verdict, handed in below. Anything else says nothing about it.
+      if (!(isCoordinatorError(error) && refusesContribution(error.code))) {
+        await this.removeFiles(uploads, upload.id);
+        if (error instanceof CoordinatorError) throw tusError(error);
+        throw error;
       }
-      const row = await this.deps.service.submit({
-        principal,
-        circuit,
-        path: file,
-        size,
-        fileHash,
-        sectionHashes,
-        ...(refusal ? { refusal: { code: refusal.code, message: refusal.message } } : {}),
-      });
+      taken = error;
+    }
+    const fileHash = taken instanceof CoordinatorError ? undefined : taken.delta?.fileHash;
+    try {
+      const row =
+        taken instanceof CoordinatorError
+          ? await this.handInRefused(uploads, principal, file, upload.size ?? upload.offset, taken)
+          : await this.deps.service.submit({
+              principal,
+              circuit,
+              path: file,
+              size: taken.size,
+              fileHash,
+              sectionHashes: taken.delta?.sectionHashes,
+            });
       return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
     } catch (error) {
       await this.removeFiles(uploads, upload.id);
@@ -503,6 +604,47 @@ export class ContributionUploads {
       if (error instanceof CoordinatorError) throw tusError(error);
       throw error;
     }
+  }
+
+  /**
+   * A finished upload made ready to hand in: a delta spliced into the full key (in place: from here
+   * it is verified as a whole key is), a whole key's table and record checked against the head.
+   * Resolves with the key's size (and the delta's hashes); resolves with the refusal a delta's
+   * points earned as they arrived; throws the upload's own refusal otherwise.
+   */
+  private async takeUpload(
+    circuit: string,
+    upload: Upload,
+    file: string,
+  ): Promise<{ size: number; delta?: TakenDelta } | CoordinatorError> {
+    const size = upload.size ?? upload.offset;
+    const format = deltaFormatOf(upload.metadata?.format);
+    if (!format) {
+      await this.ledger.dropIntake(file);
+      // Before a byte is hashed: refused for its table or its record at the cost of a few reads and pairings.
+      await checkWholeKeyUpload(this.headPath(circuit, await this.deps.service.headIndex(circuit)), file);
+      return { size };
+    }
+    const started = Date.now();
+    const taken = await this.takeDelta(circuit, file, size, format);
+    if (taken && 'pointsRefusal' in taken) {
+      // Its verdict is found: handed in as it is, refused without the verifier's second pass.
+      this.deps.log.info('contribution delta refused as it arrived', {
+        circuit,
+        format,
+        code: taken.pointsRefusal.code,
+      });
+      return taken.pointsRefusal;
+    }
+    this.deps.log.info('contribution delta spliced onto the head', {
+      circuit,
+      format,
+      ms: Date.now() - started,
+      asItArrived: taken !== undefined,
+      sums: taken?.sums !== undefined,
+      ...(taken?.whySumsStopped ? { whySumsStopped: boundedText(taken.whySumsStopped) } : {}),
+    });
+    return { size: (await stat(file)).size, ...(taken ? { delta: taken } : {}) };
   }
 
   /**
@@ -542,6 +684,13 @@ export class ContributionUploads {
       );
     }
     return taken;
+  }
+
+  /** Whether the contributor holds the circuit's turn now (not handed in yet); not counted as a sign of life. */
+  private turnHeld(contributorId: string, circuit: string): boolean {
+    return this.deps.lobby
+      .activeTurns()
+      .some((turn) => turn.circuit === circuit && turn.contributorId === contributorId && turn.state === 'turn');
   }
 
   private holdsTurn(req: Request, circuit: string): boolean {
@@ -602,6 +751,8 @@ export class ContributionUploads {
         const stored = await this.sweeper.storedUpload(circuit, directory, id);
         const onDisk = await stat(file).catch(() => undefined);
         if (stored?.size === undefined || !onDisk) continue;
+        // Its turn ended: it never writes again, and goes at the next sweep if the lobby's word has not removed it.
+        if (!this.turnHeld(String(stored.metadata?.contributor), circuit)) continue;
         this.reserved.delete(file); // on disk: counted here from now on
         writes.push({ finalBytes: stored.size, writtenBytes: onDisk.size });
         // A delta's intake writes a whole key beside it; a running one counts itself below.
@@ -651,6 +802,7 @@ export class ContributionUploads {
       const file = path.join(uploads.directory, id);
       if (this.ledger.isFinishing(file)) return false;
       if (awaiting.has(file)) return true;
+      await this.handInFoundRefusal(uploads, id);
       await this.removeFiles(uploads, id);
       return true;
     } finally {
@@ -662,6 +814,7 @@ export class ContributionUploads {
   private async removeFiles(uploads: CircuitUploads, id: string): Promise<void> {
     const file = path.join(uploads.directory, id);
     this.reserved.delete(file);
+    this.senders.delete(file);
     await this.ledger.dropIntake(file);
     await rm(file, { force: true });
     await rm(`${file}.json`, { force: true });

@@ -13,13 +13,15 @@
  * The upload's file is the truth: the intake reads only bytes tus has written (it is told each time a
  * write ends, and tus only ever appends at its offset), so a dropped request and its resumption,
  * or a restart of the coordinator mid-upload (a new intake reads from byte 0), change nothing.
- * A refused record is the delta's refusal before any point (`recordRefusal`): the intake stops, and
- * the upload is refused at its next PATCH. A point off the curve or points at infinity elsewhere
- * than the head's are its verdict (finish's `pointsRefusal`): the intake stops, and the upload is
- * handed in with the verifier's refusal already found, so the verifier never reads L and H a
- * second time to find the same point. Anything else that goes wrong (a layout the head does not imply, a
- * read error, the kernel unable to run) only turns the intake off: the upload is then checked and
- * spliced whole when it ends, and verified in full; refusals come from the same checks either way.
+ * A layout that breaks a delta's rules, or a refused record, is the delta's refusal before any
+ * point is summed (`refusal`): the intake stops, and the upload is handed in with it (a verdict)
+ * at its next PATCH. A point off the curve or points at infinity elsewhere than the head's are its
+ * verdict too: the intake stops, and the upload is handed in with the verifier's refusal already
+ * found, at its next PATCH or, when none came, by finish (`pointsRefusal`), so the verifier never
+ * reads L and H a second time to find the same point. Anything else that goes wrong (a history
+ * whose size the head does not imply, a read error, the kernel unable to run) only turns the
+ * intake off: the upload is then checked and spliced whole when it ends, and verified in full;
+ * refusals come from the same checks either way.
  * An intake has one owner at a time (server/files/upload-ledger.ts), who ends it: finish or abort.
  */
 import { open, stat, type FileHandle } from 'node:fs/promises';
@@ -29,6 +31,7 @@ import type { Readable } from 'node:stream';
 import { FileStore } from '@tus/file-store';
 import { commitFile, tempPathFor } from '../../core/fs/atomic-write.ts';
 import { CoordinatorError } from '../../core/errors.ts';
+import { boundedText } from '../../core/bounded-text.ts';
 import { checkDeltaRecord } from '../../core/delta/check-delta-record.ts';
 import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { checkSkeletonAgainstHead } from '../../core/delta/skeleton-zkey.ts';
@@ -113,6 +116,8 @@ export interface DeltaIntakeOptions {
   headPath: string;
   /** The circuit's link-challenge key; without it, no sums. */
   circuitKey?: Uint8Array;
+  /** The upload's declared length: a delta whose sections do not add up to it is refused before its points. */
+  uploadLength?: number;
   /** Told once why the intake turned itself off, for the coordinator's log. */
   onTurnedOff?: (reason: string) => void;
 }
@@ -123,7 +128,7 @@ export class DeltaIntake {
   private pumping: Promise<void> | undefined;
   /** Why the intake stopped taking bytes in (turned off, refused, aborted). */
   private off: string | undefined;
-  /** The refusal of the delta's record, once found (before any point). */
+  /** The delta's own refusal (its layout, its record), once found: before any point is summed. */
   private ownRefusal: CoordinatorError | undefined;
   private upload: FileHandle | undefined;
 
@@ -137,9 +142,13 @@ export class DeltaIntake {
     return this.options.headIndex;
   }
 
-  /** The refusal of the delta's record (its history, its proof of knowledge), once it is in. */
-  get recordRefusal(): CoordinatorError | undefined {
-    return this.ownRefusal;
+  /**
+   * The delta's refusal, once found as it arrived: its layout or its record (its history, its proof
+   * of knowledge), or a point of L or H (off the curve, at infinity out of place). Its upload is
+   * handed in with it at the next PATCH, rather than received to its end for nothing.
+   */
+  get refusal(): CoordinatorError | undefined {
+    return this.ownRefusal ?? this.sums?.refusal;
   }
 
   static async start(options: DeltaIntakeOptions): Promise<DeltaIntake> {
@@ -151,6 +160,7 @@ export class DeltaIntake {
       tempPathFor(options.uploadPath),
       (section, first, points) => sums?.add(section, first, points),
       (header, history) => checkDeltaRecord(options.headPath, header, history),
+      options.uploadLength,
     );
     return new DeltaIntake(options, splice, sums);
   }
@@ -254,7 +264,7 @@ export class DeltaIntake {
         this.off ??= 'refused';
         return;
       }
-      this.turnOff(error instanceof NotStreamable ? error.message : `read error (${String(error)})`);
+      this.turnOff(error instanceof NotStreamable ? error.message : boundedText(`read error (${String(error)})`));
     }
   }
 }

@@ -15,6 +15,7 @@
  */
 import type { CoordinatorError } from '../../core/errors.ts';
 import type { DeltaIntake } from './delta-intake.ts';
+import type { UploadTableCheck } from './upload-table-check.ts';
 
 /** An intake being started or running; undefined once it is known the upload has none (a whole key). */
 interface IntakeSlot {
@@ -25,6 +26,8 @@ interface IntakeSlot {
 export class UploadLedger {
   private readonly intakes = new Map<string, IntakeSlot>();
   private readonly finishing = new Set<string>();
+  /** The table checks of uploads no intake takes in (whole keys, v1 deltas), which end with their intake's slot. */
+  private readonly tableChecks = new Map<string, UploadTableCheck>();
 
   /** Marks the upload at `file` as finishing; false when it already was (its finish is another request's). */
   claimFinish(file: string): boolean {
@@ -62,15 +65,33 @@ export class UploadLedger {
     return this.intakes.get(file)?.pending;
   }
 
-  /** The refusal of the upload's record, once its intake found one (before any point). */
-  recordRefusalOf(file: string): CoordinatorError | undefined {
-    return this.intakes.get(file)?.started?.recordRefusal;
+  /**
+   * Registers the table check of the upload at `file`, which no intake takes in (its slot's start
+   * resolved to none); it ends when the slot is taken or dropped.
+   */
+  startTableCheck(file: string, check: UploadTableCheck): void {
+    this.tableChecks.set(file, check);
   }
 
-  /** Takes the upload's intake out of the ledger: the caller (its finish) now owns it and must end it. */
+  tableCheckOf(file: string): UploadTableCheck | undefined {
+    return this.tableChecks.get(file);
+  }
+
+  /** The upload's refusal, once its intake (its layout, its record, a point) or its table check found one. */
+  refusalOf(file: string): CoordinatorError | undefined {
+    return this.intakes.get(file)?.started?.refusal ?? this.tableChecks.get(file)?.refusal;
+  }
+
+  /**
+   * Takes the upload's intake out of the ledger: the caller (its finish) now owns it and must end
+   * it. A table check ends here: the finish checks the whole upload.
+   */
   async takeIntake(file: string): Promise<DeltaIntake | undefined> {
     const slot = this.intakes.get(file);
     this.intakes.delete(file);
+    const check = this.tableChecks.get(file);
+    this.tableChecks.delete(file);
+    await check?.close();
     return slot?.pending.catch(() => undefined);
   }
 

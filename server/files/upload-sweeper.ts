@@ -1,9 +1,10 @@
 /**
  * The sweeping of old files in the uploads folders (one folder per circuit), so nothing stays
  * behind and nothing accepted is lost:
- *  - an upload that cannot finish any more (older than the longest turn plus a sweep period, by
- *    the coordinator's clock) is deleted, but never one whose last byte arrived: one being
- *    finished, or handed in and waiting for its verdict, however long the verifiers are away;
+ *  - an upload that cannot finish any more (its turn ended, or older than the longest turn plus a
+ *    sweep period by the coordinator's clock) is deleted, but never one whose last byte arrived:
+ *    one being finished, or handed in and waiting for its verdict, however long the verifiers are
+ *    away;
  *  - a temporary key whose owner is gone (an intake or a splice cut off by a crash, or one whose
  *    upload went away) is deleted, at start (before any intake starts) and at every sweep while
  *    running; an intake whose upload is gone is aborted.
@@ -11,6 +12,7 @@
  */
 import path from 'node:path';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { boundedText } from '../../core/bounded-text.ts';
 import { isTempPath } from '../../core/fs/atomic-write.ts';
 import type { Clock } from '../clock.ts';
 import type { ServiceLog } from '../ceremony-service.ts';
@@ -34,6 +36,8 @@ export interface UploadSweeperDeps {
   expiryMs: number;
   /** Files of the candidates handed in and waiting for a verdict (never swept). */
   awaitingVerdict(): Set<string>;
+  /** Whether the contributor holds the circuit's turn (an unfinished upload of theirs may still finish). */
+  turnHeld(contributorId: string, circuit: string): boolean;
   /** Deletes an upload under its tus lock; false if it is being finished meanwhile. */
   removeUpload(circuit: string, id: string, awaiting: Set<string>): Promise<boolean>;
 }
@@ -52,7 +56,9 @@ export class UploadSweeper {
   /** Sweeps every `periodMs` from now on. */
   start(periodMs: number): void {
     this.timer = setInterval(() => {
-      this.sweep().catch((error: unknown) => this.deps.log.warn('upload sweep failed', { error: String(error) }));
+      this.sweep().catch((error: unknown) =>
+        this.deps.log.warn('upload sweep failed', { error: boundedText(String(error)) }),
+      );
     }, periodMs);
     this.timer.unref();
   }
@@ -63,10 +69,13 @@ export class UploadSweeper {
     await this.sweeping?.catch(() => undefined);
   }
 
-  /** One sweep: expired uploads, then temporary keys and intakes whose owner is gone. Returns the uploads deleted. */
+  /**
+   * One sweep: uploads of ended turns and expired ones, then temporary keys and intakes whose owner
+   * is gone. Returns the uploads deleted.
+   */
   sweep(): Promise<number> {
     this.sweeping ??= (async () => {
-      const removed = await this.removeExpired();
+      const removed = await this.removeUnfinishable();
       await this.removeOrphans();
       return removed;
     })().finally(() => (this.sweeping = undefined));
@@ -113,12 +122,12 @@ export class UploadSweeper {
     if (code !== 'ENOENT' && tusStatus !== 404 && tusStatus !== 410)
       this.deps.log.warn(what, {
         circuit,
-        code: code ?? (tusStatus !== undefined ? `tus ${tusStatus}` : String(error)),
+        code: code ?? (tusStatus !== undefined ? `tus ${tusStatus}` : boundedText(String(error))),
       });
     return undefined;
   }
 
-  private async removeExpired(): Promise<number> {
+  private async removeUnfinishable(): Promise<number> {
     let removed = 0;
     const awaiting = this.deps.awaitingVerdict();
     const now = this.deps.clock.now();
@@ -126,8 +135,11 @@ export class UploadSweeper {
       for (const id of await this.uploadIds(directory)) {
         const file = path.join(directory, id);
         if (awaiting.has(file) || this.deps.ledger.isFinishing(file)) continue;
-        const createdAt = await this.createdAt(circuit, directory, id);
-        if (createdAt !== undefined && now - createdAt <= this.deps.expiryMs) continue;
+        const stored = await this.storedUpload(circuit, directory, id);
+        const createdAt = await this.createdAt(circuit, directory, id, stored);
+        const contributor = stored?.metadata?.contributor;
+        const turnHeld = typeof contributor === 'string' && this.deps.turnHeld(contributor, circuit);
+        if (turnHeld && createdAt !== undefined && now - createdAt <= this.deps.expiryMs) continue;
         if (await this.deps.removeUpload(circuit, id, awaiting)) removed++;
       }
     }
@@ -158,8 +170,12 @@ export class UploadSweeper {
   }
 
   /** When an upload was created by the coordinator's clock (undefined: not known, treat as expired). */
-  private async createdAt(circuit: string, directory: string, id: string): Promise<number | undefined> {
-    const stored = await this.storedUpload(circuit, directory, id);
+  private async createdAt(
+    circuit: string,
+    directory: string,
+    id: string,
+    stored: StoredUpload | undefined,
+  ): Promise<number | undefined> {
     const recorded = Number(stored?.metadata?.createdAt ?? Number.NaN);
     if (Number.isFinite(recorded)) return recorded;
     const created = Date.parse(stored?.creation_date ?? '');

@@ -1,12 +1,15 @@
 /**
  * Request rate limits (express-rate-limit) for the routes an abuser would hammer: every sign-in
  * route (per client address), device-flow polls (per address), Semaphore challenge creation (per address), upload
- * creation (per signed-in contributor, else per address), joins of the queues (per contributor: see `join`),
- * pages of the public queue log (per address) and whole answers of the ceremony and its transcript (per address; a
- * 304 is free); and the byte budget of the file downloads per address (download-budget.ts). Counts live in this
- * process, or in Redis when the coordinator has one (rate-limit-redis), so they are shared by every coordinator
- * process and survive a restart. A refusal is `429 rate.limited` (joins: `429 lobby.too_many_joins`; the reads of
- * the ceremony: `429 rate.ceremony_reads`) with `Retry-After` (seconds) and, for request counts, the
+ * creation and the PATCH and HEAD requests of uploads (per signed-in contributor, else per address), joins of the
+ * queues (per contributor: see `join`), pages of the public queue log (per address), whole answers of the
+ * ceremony, its transcript and its manifest (per address; a 304 is free), a contributor's own requests (their view,
+ * presence streams opened, heartbeats) and their receipts (per contributor); and the byte budget of the file
+ * downloads per address (download-budget.ts). Counts live in this process, or in Redis when the coordinator has one
+ * (rate-limit-redis), so they are shared by every coordinator process and survive a restart. A refusal is
+ * `429 rate.limited` (joins: `429 lobby.too_many_joins`; the reads of the ceremony: `429 rate.ceremony_reads`; upload
+ * PATCH and HEAD: `429 rate.upload_requests`; a contributor's own requests: `429 rate.contributor_requests`; their
+ * receipts: `429 rate.receipt_reads`) with `Retry-After` (seconds) and, for request counts, the
  * `RateLimit`/`RateLimit-Policy` headers of the IETF draft.
  */
 import type { Request, RequestHandler, Response } from 'express';
@@ -38,6 +41,11 @@ export interface RateLimitConfig {
   /** tus upload creations (POST) per contributor per window. */
   uploadCreation: number;
   /**
+   * tus PATCH and HEAD requests together per contributor per window. An honest client sends a PATCH per 2 MiB of a
+   * delta, or per 8 MiB (at most about 20) of a whole key, and a HEAD when it resumes.
+   */
+  uploadRequests?: number;
+  /**
    * POST /api/me/join per contributor per window. Each join (and the leave it makes possible) is an entry of the
    * public queue log and a signed receipt, kept for good; an honest client joins once, and again now and then (a
    * change of circuits, a run after a Ctrl-C). Leaving is not limited: it must always work, and a leave logs
@@ -55,6 +63,14 @@ export interface RateLimitConfig {
    * revalidation is not counted). At 1,800 links each is a few MB.
    */
   ceremonyReads?: number;
+  /**
+   * A signed-in contributor's GET /api/me, GET /api/me/presence (each stream opened) and POST …/heartbeat together, per
+   * contributor per window. The page polls every 250 ms while its contribution is checked (240 a minute) and a
+   * contributor may have a few pages or terminals open.
+   */
+  contributorRequests?: number;
+  /** GET /api/me/receipts per contributor per window (each at most 1000 step receipts). */
+  receiptReads?: number;
 }
 
 export const RATE_LIMIT_DEFAULTS: Required<RateLimitConfig> = Object.freeze({
@@ -63,11 +79,14 @@ export const RATE_LIMIT_DEFAULTS: Required<RateLimitConfig> = Object.freeze({
   challenge: 20,
   devicePoll: 120,
   uploadCreation: 30,
+  uploadRequests: 600,
   join: 10,
   downloadBytes: DOWNLOAD_BUDGET_DEFAULTS.bytes,
   downloadWindowMs: DOWNLOAD_BUDGET_DEFAULTS.windowMs,
   queueLog: 120,
   ceremonyReads: 240,
+  contributorRequests: 600,
+  receiptReads: 30,
 });
 
 export interface RateLimits {
@@ -75,11 +94,15 @@ export interface RateLimits {
   challenge: RequestHandler;
   devicePoll: RequestHandler;
   uploadCreation: RequestHandler;
+  /** PATCH and HEAD of the uploads (per contributor): `429 rate.upload_requests`. */
+  uploadRequests: RequestHandler;
   join: RequestHandler;
   /** The byte budget of the file downloads, per client address. */
   downloads: DownloadBudget;
   queueLog: RequestHandler;
   ceremonyReads: RequestHandler;
+  contributorRequests: RequestHandler;
+  receiptReads: RequestHandler;
 }
 
 export interface RateLimitOptions {
@@ -161,6 +184,27 @@ export function createRateLimits(options: RateLimitOptions): RateLimits {
       (res) => res.statusCode === 304,
     ),
     uploadCreation: limiter('upload', config.uploadCreation, 'uploads started', byPrincipal),
+    uploadRequests: limiter(
+      'upload-requests',
+      config.uploadRequests ?? RATE_LIMIT_DEFAULTS.uploadRequests,
+      'upload requests (PATCH, HEAD)',
+      byPrincipal,
+      'rate.upload_requests',
+    ),
+    contributorRequests: limiter(
+      'contributor',
+      config.contributorRequests ?? RATE_LIMIT_DEFAULTS.contributorRequests,
+      'requests for your status, presence streams and heartbeats',
+      byPrincipal,
+      'rate.contributor_requests',
+    ),
+    receiptReads: limiter(
+      'receipts',
+      config.receiptReads ?? RATE_LIMIT_DEFAULTS.receiptReads,
+      'reads of your receipts',
+      byPrincipal,
+      'rate.receipt_reads',
+    ),
     join: limiter('join', config.join, 'joins of the queue', byPrincipal, 'lobby.too_many_joins'),
     downloads: options.redis
       ? new RedisDownloadBudget(downloadBudget, options.redis, `${options.prefix ?? 'ceremony'}:rl`)

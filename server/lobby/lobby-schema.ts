@@ -11,8 +11,8 @@
  * - lobby_turn_history: every ended turn with its outcome; accepted rows give the ETA's averages.
  * - lobby_accepted: one accepted contribution per contributor per circuit (primary key).
  * - lobby_refusals: each contributor's last refusal, shown in their status.
- * - lobby_missed_turns (migration 2): missed turns per contributor per circuit, counted since the
- *   contributor last (re)joined; at the limit the entry leaves the queue.
+ * - lobby_missed_turns (migration 2): missed turns per contributor per circuit; at the limit the
+ *   entry leaves the queue.
  * - lobby_removals (migration 2): why a contributor's entry left the queue (too many missed turns,
  *   or the coordinator removed it), shown in their status until they join again.
  * - lobby_selections (migration 3): the circuits a contributor asked for when joining (a JSON
@@ -25,6 +25,10 @@
  *   at the start). lobby_turns.taken_at is when the turn was taken (its first download, heartbeat
  *   or upload), NULL until then; queue_seq and queue_enqueued_at are the entry's place, where an
  *   untaken turn puts it back. Turns granted before the migration count as taken.
+ * - passed on (migration 6): lobby_queue.passed_on marks an entry back in its place after a turn
+ *   it did not take: it is not eligible before the circuit's next turn has ended, unless nobody
+ *   else may be granted (core/queue-log/turn-order.ts). Cleared when any turn of its circuit ends.
+ * - lobby_missed_turns counts every turn ended without a contribution, and is never cleared.
  */
 export const LOBBY_MIGRATIONS: readonly string[] = [
   `CREATE TABLE lobby_queue (
@@ -104,4 +108,5 @@ export const LOBBY_MIGRATIONS: readonly string[] = [
   UPDATE lobby_turns SET taken_at = started_at;`,
   // The next cooldown to end (Lobby.nextDueAt, after every tick) without reading the whole queue.
   `CREATE INDEX lobby_queue_by_eligible_at ON lobby_queue (eligible_at);`,
+  `ALTER TABLE lobby_queue ADD COLUMN passed_on INTEGER NOT NULL DEFAULT 0 CHECK (passed_on IN (0, 1));`,
 ];

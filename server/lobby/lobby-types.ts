@@ -21,8 +21,9 @@ export interface LobbyOptions {
   presenceMs?: number;
   /**
    * A granted turn must be taken (its first download or heartbeat) within this, or it passes to
-   * the next in line and the entry goes back to its place, away, not counted as a missed turn.
-   * 0: off (a turn counts as taken when granted, as before presence). Default 30 s.
+   * the next in line as a missed turn; the first such miss in a circuit keeps the entry's place,
+   * away and passed on (core/queue-log/turn-order.ts). 0: off (a turn counts as taken when
+   * granted, as before presence). Default 30 s.
    */
   takeTurnMs?: number;
   /** A turn's initial deadline, from the moment it is granted. Default 10 min. */
@@ -44,6 +45,18 @@ export interface LobbyOptions {
    * a dropped link closes nothing the server sees. 0: a closed stream means nothing. Default 10 s.
    */
   disconnectGraceMs?: number;
+  /**
+   * A taken turn none of whose upload has arrived this long after its grant is missed then:
+   * heartbeats and downloads alone do not hold a turn. It covers a slow machine's whole
+   * contribution before its first byte (a whole-key upload). 0: off. Default 10 min.
+   */
+  uploadStartMs?: number;
+  /**
+   * A taken turn whose upload, once started, gains less than UPLOAD_PROGRESS_BYTES (64 KiB) or its
+   * size × uploadStallMs / maxTurnMs, whichever is more (or what is left of it), for this long is
+   * missed then. 0: off. Default 2 min.
+   */
+  uploadStallMs?: number;
   /** A heartbeat sets deadline = max(deadline, now + this), capped by maxTurnMs. Default 2 min. */
   heartbeatExtensionMs?: number;
   /** No turn lasts beyond startedAt + this, however many heartbeats. Default 60 min. */
@@ -55,8 +68,9 @@ export interface LobbyOptions {
   /** ETA per turn for a circuit before any of its turns was measured. Default 3 min. */
   defaultTurnEstimateMs?: number;
   /**
-   * Missed turns in one circuit (since the contributor last joined) after which the entry leaves
-   * the queue instead of going to its back; joining again starts a new count. Default 3.
+   * Missed turns in one circuit after which the entry leaves the queue instead of going to its
+   * back. The count is never reset: joining again is allowed, eligible only after the cooldown,
+   * doubled for each miss beyond this (turn-order.ts). Default 3.
    */
   maxMissedTurns?: number;
 }
@@ -67,6 +81,8 @@ export const LOBBY_DEFAULTS = Object.freeze({
   turnTimeoutMs: 10 * 60_000,
   turnSilenceMs: 2 * 60_000,
   disconnectGraceMs: 10_000,
+  uploadStartMs: 10 * 60_000,
+  uploadStallMs: 2 * 60_000,
   heartbeatExtensionMs: 2 * 60_000,
   maxTurnMs: 60 * 60_000,
   cooldownMs: 5 * 60_000,
@@ -110,9 +126,16 @@ export type LobbyEvent =
       silentSince?: number;
       /** Set when the turn ended because its holder's presence stream closed then (and they were not seen since). */
       disconnectedAt?: number;
+      /** Set when the turn ended because none of its upload had arrived by then (its grant + uploadStartMs). */
+      uploadDue?: number;
+      /** Set when the turn ended because its upload made no progress since then. */
+      uploadStalledSince?: number;
     }
-  /** A turn not taken in time: passed on, its entry back in its place, away (not a missed turn). */
-  | { type: 'turn_passed_on'; circuit: string; contributorId: string; at: number; takeBy: number }
+  /**
+   * A turn not taken in time: passed on, a missed turn; its entry back in its place, away and
+   * passed on (the first miss there), or at the back, or out of the queue (`removed` follows).
+   */
+  | { type: 'turn_passed_on'; circuit: string; contributorId: string; at: number; takeBy: number; missedTurns: number }
   | {
       type: 'entry_removed';
       circuit: string;

@@ -7,20 +7,23 @@
  *   submission; a contributor is never queued for a circuit they have an accepted contribution for;
  * - a circuit has at most one turn or verifying submission: its chain grows one link at a time;
  * - one accepted contribution per contributor per circuit;
- * - a missed deadline is not a ban and not a contribution: the contributor goes to the back of the
- *   same queue, eligible again after the cooldown; after `maxMissedTurns` misses in one circuit the
- *   entry leaves the queue instead (with a reason in the status) until the contributor joins again,
- *   so an absent contributor does not hold up everyone behind them forever;
+ * - every turn that ends without a contribution is a missed turn, counted for good in its circuit
+ *   (not taken, lapsed, left, refused or an error the upload caused): a missed turn is not a ban,
+ *   but the first miss keeps the entry's place only if the turn was never taken, and then only
+ *   after the circuit's next turn; any other sends it to the back of the queue, and after
+ *   `maxMissedTurns` it leaves the queue (with a reason in the status); joining again past the
+ *   limit waits a cooldown that doubles with each miss, so no account holds up everyone behind it;
  * - presence: an entry whose contributor has not been seen (a poll, a join) for `presenceMs` is
  *   away: it keeps its place but is passed over; a granted turn not taken (a download, a
- *   heartbeat, an upload) within `takeTurnMs` passes on and its entry goes back to its place,
- *   away, not counted as a missed turn; a taken turn whose client falls silent (nothing from it
- *   for `turnSilenceMs`) is missed then, not at its deadline. A client that holds the presence
+ *   heartbeat, an upload) within `takeTurnMs` passes on; a taken turn whose client falls silent
+ *   (nothing from it for `turnSilenceMs`), none of whose upload arrived within `uploadStartMs` of
+ *   its grant, or whose upload stalls for `uploadStallMs`, is missed then, not at its deadline:
+ *   heartbeats alone do not hold a turn. A client that holds the presence
  *   stream and closes it (a closed tab, a killed terminal) is gone `disconnectGraceMs` later unless
  *   seen or heard again: its entry is away, a turn granted to it and not taken passes on, and a
  *   taken turn is missed, without waiting for `presenceMs`, `takeTurnMs` or `turnSilenceMs`. Who
- *   may be granted a turn, and what a lapse leads to, are core/queue-log/turn-order.ts's pure
- *   rules, which the audit replays on the public queue log;
+ *   may be granted a turn, and what a missed turn leads to, are core/queue-log/turn-order.ts's
+ *   pure rules, which the audit replays on the public queue log;
  * - every change is appended to the queue log (queue-log-store.ts) in the transaction that makes
  *   it, with a signed receipt for joins, refusals and removals.
  *
@@ -31,9 +34,10 @@
  * SQLite is the only state: no field of this class caches lobby state, every change runs in one
  * transaction, so a new Lobby on the same database after a crash continues exactly where it was.
  * The exceptions are when each waiting contributor was last seen, when each turn's client was
- * last heard from, and when a presence stream closed, observations rather than state: kept in
- * memory, and taken as the start for every entry and turn after a restart (with no stream closed),
- * so a restart makes nobody away, silent or gone. Time comes from the
+ * last heard from, when a presence stream closed, and each turn's upload progress, observations
+ * rather than state: kept in memory, and taken as the start for every entry and taken turn after a
+ * restart (with no stream closed, every upload started), so a restart makes nobody away, silent,
+ * gone or stalled. Time comes from the
  * injected Clock only.
  *
  * Nothing here runs by itself: the server calls tick() on an interval (and may call it right
@@ -41,7 +45,13 @@
  */
 import { CoordinatorError, errorCodeOr } from '../../core/errors.ts';
 import { QUEUE_LOG_FORMAT_VERSION, type JoinCause } from '../../core/queue-log/queue-log-entry.ts';
-import { afterLapse, firstInLine, isAway } from '../../core/queue-log/turn-order.ts';
+import {
+  afterMissedTurn,
+  eligibleOnJoin,
+  firstInLine,
+  isAway,
+  type LapseConsequence,
+} from '../../core/queue-log/turn-order.ts';
 import type { Clock } from '../clock.ts';
 import {
   isShownRefusal,
@@ -74,6 +84,8 @@ export * from './lobby-types.ts';
 /** Clients are asked to beat every quarter of the silence period, within these bounds. */
 const HEARTBEAT_EVERY_MAX_MS = 30_000;
 const HEARTBEAT_EVERY_MIN_MS = 500;
+/** An upload progresses when it gains this much (or the rest of it): a trickle of bytes does not hold a turn. */
+export const UPLOAD_PROGRESS_BYTES = 64 * 1024;
 
 interface QueueRow {
   seq: number;
@@ -82,6 +94,7 @@ interface QueueRow {
   enqueued_at: number;
   eligible_at: number;
   away: 0 | 1;
+  passed_on: 0 | 1;
 }
 
 interface TurnRow {
@@ -111,6 +124,14 @@ interface RemovalRow {
   at: number;
 }
 
+/** Why a taken turn ended before its deadline (each time, ms since the epoch; see LobbyEvent turn_missed). */
+interface LapseCause {
+  silentSince?: number;
+  disconnectedAt?: number;
+  uploadDue?: number;
+  uploadStalledSince?: number;
+}
+
 interface RefusalRow {
   circuit: string;
   code: string;
@@ -129,6 +150,8 @@ export class Lobby {
   private readonly heardAt = new Map<string, number>();
   /** When each contributor's presence stream closed, if they have not been seen since (an observation too). */
   private readonly disconnectedAt = new Map<string, number>();
+  /** Each taken turn's upload: its id, its offset at its last progress, and when (an observation too). */
+  private readonly progressOf = new Map<string, { uploadId: string; offset: number; at: number }>();
 
   constructor(
     private readonly db: Db,
@@ -141,9 +164,12 @@ export class Lobby {
     this.queueLog = new QueueLogStore(db, { ...options.queueLog, ceremonyId: this.options.ceremonyId });
     const start = clock.now();
     for (const row of this.statements.allQueued.all()) this.seenAt.set(row.contributor_id, start);
-    for (const turn of this.statements.takenTurns.all()) this.heardAt.set(turn.contributor_id, start);
+    for (const turn of this.statements.takenTurns.all()) {
+      this.heardAt.set(turn.contributor_id, start);
+      this.progressOf.set(turn.contributor_id, { uploadId: '', offset: 0, at: start });
+    }
     const { circuits, presenceMs, takeTurnMs, turnTimeoutMs, turnSilenceMs, disconnectGraceMs } = this.options;
-    const { maxTurnMs, cooldownMs, maxMissedTurns } = this.options;
+    const { uploadStartMs, uploadStallMs, maxTurnMs, cooldownMs, maxMissedTurns } = this.options;
     this.queueLog.stateRules(
       {
         version: QUEUE_LOG_FORMAT_VERSION,
@@ -153,6 +179,8 @@ export class Lobby {
         turnTimeoutMs,
         turnSilenceMs,
         disconnectGraceMs,
+        uploadStartMs,
+        uploadStallMs,
         maxTurnMs,
         cooldownMs,
         maxMissedTurns,
@@ -237,6 +265,37 @@ export class Lobby {
     });
   }
 
+  /**
+   * Bytes of the turn holder's upload arrived (`upload`: its id, its offset now, its declared
+   * size): a sign of life, the turn taken if it was not yet, and the turn's progress when the
+   * offset gained progressStep (or reached the end) since the last progress of the same upload (a
+   * new upload starts from 0). Anything else (not their live turn) changes nothing.
+   */
+  uploadProgress(contributorId: string, circuit: string, upload: { id: string; offset: number; size?: number }): void {
+    const turn = this.statements.turnOfContributor.get(contributorId);
+    if (!turn || turn.circuit !== circuit || turn.state !== 'turn') return;
+    const now = this.clock.now();
+    if (turn.taken_at === null && !this.change(() => this.markTaken(turn, now))) return;
+    this.heard(contributorId, now);
+    const last = this.progressOf.get(contributorId);
+    const from = last?.uploadId === upload.id ? last.offset : 0;
+    const rest = upload.size === undefined ? Infinity : upload.size - from;
+    if (upload.offset - from >= Math.max(1, Math.min(this.progressStep(upload.size), rest)))
+      this.progressOf.set(contributorId, { uploadId: upload.id, offset: upload.offset, at: now });
+  }
+
+  /**
+   * The bytes an upload of `size` must gain per UPLOAD_STALL_MS to count as progress: 64 KiB, or the
+   * pace that sends the whole upload within MAX_TURN_MS if that is more. A trickle of 64 KiB a period
+   * (550 B/s) would otherwise hold a turn to MAX_TURN_MS; at this pace the turn's time is the
+   * upload's own (39 kB/s for a 141 MB key, a 60-min turn and a 2-min period: any home link).
+   */
+  private progressStep(size: number | undefined): number {
+    const { uploadStallMs, maxTurnMs } = this.options;
+    if (size === undefined || uploadStallMs <= 0) return UPLOAD_PROGRESS_BYTES;
+    return Math.max(UPLOAD_PROGRESS_BYTES, Math.ceil((size * uploadStallMs) / maxTurnMs));
+  }
+
   /** Records the turn as taken, unless its time to be taken has passed (then it is passing on). */
   private markTaken(turn: TurnRow, now: number): boolean {
     if (turn.taken_at !== null) return true;
@@ -263,8 +322,12 @@ export class Lobby {
     return turn.started_at + this.options.takeTurnMs;
   }
 
-  /** Puts the contributor at the back of `circuit`'s queue, and logs it with their place in it. */
-  private enqueue(contributorId: string, circuit: string, now: number, via: JoinCause, eligibleAt = now): void {
+  /**
+   * Puts the contributor at the back of `circuit`'s queue, and logs it with their place in it;
+   * eligible at `eligibleAt`, by default when the rules let a join be (turn-order.ts eligibleOnJoin).
+   */
+  private enqueue(contributorId: string, circuit: string, now: number, via: JoinCause, eligibleAt?: number): void {
+    eligibleAt ??= eligibleOnJoin(this.missedIn(contributorId, circuit), now, this.options);
     const { lastInsertRowid } = this.statements.enqueue.run(contributorId, circuit, now, eligibleAt);
     const position = this.statements.positionOf.get(circuit, Number(lastInsertRowid))!.ahead + 1;
     this.log(
@@ -309,9 +372,8 @@ export class Lobby {
         return;
       }
       if (this.statements.turnOfContributor.get(contributorId)) return;
-      // Joining again after a removal is the contributor saying they are back: a fresh count.
+      // Joining again after a removal is the contributor saying they are back; their missed turns still count.
       this.statements.clearRemoval.run(contributorId);
-      this.statements.clearMissed.run(contributorId);
       this.enqueueForNextCircuit(contributorId, now, 'join');
     });
     return this.status(contributorId);
@@ -334,8 +396,10 @@ export class Lobby {
       }
       const turn = this.statements.turnOfContributor.get(contributorId);
       if (turn?.state === 'turn') {
+        // A turn given up is a missed turn: leaving and joining again does not undo it.
         this.endTurn(turn, 'left', now);
-        this.log(contributorId, { type: 'left', circuit: turn.circuit, from: 'turn' }, now);
+        const missedTurns = this.countMiss(turn);
+        this.log(contributorId, { type: 'left', circuit: turn.circuit, from: 'turn', missedTurns }, now);
         return { left: 'turn', circuit: turn.circuit };
       }
       if (turn?.state === 'verifying') {
@@ -379,9 +443,9 @@ export class Lobby {
 
   /**
    * The next moment at which tick() has something to do because time passed: a turn not taken by
-   * its time, a deadline, a silence period or a closed stream's grace running out, a cooldown
-   * ending; undefined if none. The
-   * server ticks then, so a lapse costs the circuit its rule's time and not up to a tick more.
+   * its time, a deadline, a silence period, an upload's time to start or stall, or a closed
+   * stream's grace running out, a cooldown ending; undefined if none. The server ticks then, so a
+   * lapse costs the circuit its rule's time and not up to a tick more.
    */
   nextDueAt(): number | undefined {
     const { takeTurnMs, turnSilenceMs } = this.options;
@@ -392,12 +456,25 @@ export class Lobby {
       due = Math.min(due, turn.deadline + 1);
       if (turn.taken_at === null && takeTurnMs > 0) due = Math.min(due, this.takeBy(turn) + 1);
       if (turn.taken_at !== null && turnSilenceMs > 0) due = Math.min(due, this.lastHeard(turn) + turnSilenceMs + 1);
+      const noProgress = turn.taken_at === null ? undefined : this.uploadDueAt(turn);
+      if (noProgress !== undefined) due = Math.min(due, noProgress + 1);
       const closed = this.disconnectedAt.get(turn.contributor_id);
       if (closed !== undefined) due = Math.min(due, closed + this.options.disconnectGraceMs + 1);
     }
     const cooling = this.statements.nextEligibleAt.get(this.clock.now())?.at;
     if (cooling !== null && cooling !== undefined) due = Math.min(due, cooling);
     return Number.isFinite(due) ? due : undefined;
+  }
+
+  /**
+   * When a taken turn lapses for want of upload progress: its grant + uploadStartMs while none of
+   * its upload has arrived, its last progress + uploadStallMs after; undefined when the rule is off.
+   */
+  private uploadDueAt(turn: TurnRow): number | undefined {
+    const { uploadStartMs, uploadStallMs } = this.options;
+    const progress = this.progressOf.get(turn.contributor_id);
+    if (progress === undefined) return uploadStartMs > 0 ? turn.started_at + uploadStartMs : undefined;
+    return uploadStallMs > 0 ? progress.at + uploadStallMs : undefined;
   }
 
   /** How often a turn's client should send a heartbeat: several times within the silence period. */
@@ -408,37 +485,35 @@ export class Lobby {
   }
 
   /**
-   * (1) Ends every taken turn whose deadline has passed (deadline < now), or whose client has not
-   * been heard from for turnSilenceMs, as missed: the circuit is freed and the contributor goes to
-   * the back of the same queue, eligible at now + cooldown (or out of it after maxMissedTurns
-   * misses). (2) Passes on every turn not taken by its time
-   * (startedAt + takeTurnMs < now), or whose holder is gone since their presence stream closed:
-   * its entry goes back to its place, away. (3) While the ceremony
-   * is open, gives each free circuit to the first of its queue the rules put first (turn-order.ts),
-   * marking away, and logging, the entries passed over because their contributor is gone.
+   * (1) Ends as missed every taken turn whose deadline has passed (deadline < now), whose client
+   * has not been heard from for turnSilenceMs, or whose upload did not start within uploadStartMs
+   * of its grant or stalled for uploadStallMs: the circuit is freed and the contributor goes to
+   * the back of the same queue after the cooldown (or out of it after maxMissedTurns misses).
+   * (2) Passes on, also as missed, every turn not taken by its time (startedAt + takeTurnMs < now),
+   * or whose holder is gone since their presence stream closed: its entry goes back to its place,
+   * away and passed on, the first time, else as (1). (3) While the ceremony is open, gives each
+   * free circuit to the first of its queue the rules put first (turn-order.ts), marking away, and
+   * logging, the entries passed over because their contributor is gone.
    */
   tick(): LobbyEvent[] {
     return this.change(() => {
       const now = this.clock.now();
       const events: LobbyEvent[] = [];
       for (const turn of this.statements.expiredTurns.all(now)) {
-        if (turn.taken_at === null) continue; // passed on below, not missed
+        if (turn.taken_at === null) continue; // passed on below
         events.push(...this.missTurn(turn, now));
       }
-      if (this.options.turnSilenceMs > 0) {
-        for (const turn of this.statements.takenTurns.all()) {
-          const heard = this.lastHeard(turn);
-          if (now - heard > this.options.turnSilenceMs)
-            events.push(...this.missTurn(turn, now, { silentSince: heard }));
-        }
+      for (const turn of this.statements.takenTurns.all()) {
+        const why = this.lapseOfTakenTurn(turn, now);
+        if (why) events.push(...this.missTurn(turn, now, why));
       }
       for (const turn of this.statements.untakenTurns.all(this.options.takeTurnMs, now, now))
-        events.push(this.passOn(turn, now));
+        events.push(...this.passOn(turn, now));
       if (this.disconnectedAt.size > 0) {
         for (const turn of this.statements.allTurns.all()) {
           const gone = turn.state === 'turn' ? this.goneSince(turn.contributor_id, now) : undefined;
           if (gone === undefined) continue;
-          if (turn.taken_at === null) events.push(this.passOn(turn, now, gone));
+          if (turn.taken_at === null) events.push(...this.passOn(turn, now, gone));
           else events.push(...this.missTurn(turn, now, { disconnectedAt: gone }));
         }
       }
@@ -452,83 +527,116 @@ export class Lobby {
     });
   }
 
+  /** Why a taken turn, its deadline not passed, ends at `now`: its client silent, or no upload progress. */
+  private lapseOfTakenTurn(turn: TurnRow, now: number): LapseCause | undefined {
+    const heard = this.lastHeard(turn);
+    if (this.options.turnSilenceMs > 0 && now - heard > this.options.turnSilenceMs) return { silentSince: heard };
+    const due = this.uploadDueAt(turn);
+    if (due === undefined || now <= due) return undefined;
+    const progress = this.progressOf.get(turn.contributor_id);
+    return progress === undefined ? { uploadDue: due } : { uploadStalledSince: progress.at };
+  }
+
   /**
-   * A taken turn missed: its deadline passed, or its client fell silent (`silentSince`: last heard
-   * from then), or its holder is gone since their presence stream closed (`disconnectedAt`).
+   * A taken turn missed: its deadline passed, or (`why`) its client fell silent, its holder is gone
+   * since their presence stream closed, or its upload did not start or stalled.
    */
-  private missTurn(
-    turn: TurnRow,
-    now: number,
-    why: { silentSince?: number; disconnectedAt?: number } = {},
-  ): LobbyEvent[] {
+  private missTurn(turn: TurnRow, now: number, why: LapseCause = {}): LobbyEvent[] {
     this.endTurn(turn, 'deadline_passed', now);
-    const missed = this.statements.countMissed.get(turn.contributor_id, turn.circuit)!.missed;
-    const lapse = afterLapse(true, missed, now, this.options);
-    const { silentSince, disconnectedAt } = why;
-    const cause = {
-      ...(silentSince === undefined ? {} : { silentSince: new Date(silentSince).toISOString() }),
-      ...(disconnectedAt === undefined ? {} : { disconnectedAt: new Date(disconnectedAt).toISOString() }),
-    };
+    const missed = this.countMiss(turn);
+    const iso = (at: number | undefined) => (at === undefined ? undefined : new Date(at).toISOString());
+    const cause = Object.fromEntries(
+      Object.entries({
+        silentSince: iso(why.silentSince),
+        disconnectedAt: iso(why.disconnectedAt),
+        uploadDue: iso(why.uploadDue),
+        uploadStalledSince: iso(why.uploadStalledSince),
+      }).filter(([, value]) => value !== undefined),
+    );
     this.log(
       turn.contributor_id,
       { type: 'lapsed', circuit: turn.circuit, taken: true, missedTurns: missed, ...cause },
       now,
     );
-    const eligibleAt = now + this.options.cooldownMs;
-    const events: LobbyEvent[] = [
-      {
-        type: 'turn_missed',
-        circuit: turn.circuit,
-        contributorId: turn.contributor_id,
-        at: now,
-        deadline: turn.deadline,
-        eligibleAt,
-        ...(silentSince === undefined ? {} : { silentSince }),
-        ...(disconnectedAt === undefined ? {} : { disconnectedAt }),
-      },
-    ];
-    if (lapse.kind === 'removed') {
-      const message =
-        `your entry for ${turn.circuit} left the queue after ${missed} missed ` +
-        `turns; join again when you can stay until your turn ends`;
-      this.statements.recordRemoval.run(turn.contributor_id, turn.circuit, 'missed_turns', message, now);
-      this.log(turn.contributor_id, { type: 'removed', circuit: turn.circuit, reason: 'missed_turns' }, now);
-      events.push({
-        type: 'entry_removed',
-        circuit: turn.circuit,
-        contributorId: turn.contributor_id,
-        at: now,
-        reason: 'missed_turns',
-        missedTurns: missed,
-      });
-    } else if (lapse.kind === 'back_of_queue') {
-      this.enqueue(turn.contributor_id, turn.circuit, now, 'missed', lapse.eligibleAt);
-    }
-    return events;
+    const consequence = afterMissedTurn('lapsed', missed, now, this.options);
+    const event: LobbyEvent = {
+      type: 'turn_missed',
+      circuit: turn.circuit,
+      contributorId: turn.contributor_id,
+      at: now,
+      deadline: turn.deadline,
+      eligibleAt: now + this.options.cooldownMs,
+      ...(Object.fromEntries(Object.entries(why).filter(([, value]) => value !== undefined)) as LapseCause),
+    };
+    return [event, ...this.afterMiss(turn, missed, consequence, now)];
   }
 
   /**
-   * A turn never taken: passed on, its entry back in its place (its old seq), away until seen.
-   * disconnectedAt: passed on before its time to be taken because its holder is gone since then.
+   * A turn never taken: passed on, a missed turn. The first miss in the circuit puts the entry back
+   * in its place (its old seq), away until seen and passed on until the circuit's next turn ends;
+   * another goes to the back, or out (turn-order.ts). disconnectedAt: passed on before its time to
+   * be taken because its holder is gone since then.
    */
-  private passOn(turn: TurnRow, now: number, disconnectedAt?: number): LobbyEvent {
+  private passOn(turn: TurnRow, now: number, disconnectedAt?: number): LobbyEvent[] {
     this.endTurn(turn, 'not_taken', now);
-    this.statements.restore.run(
-      turn.queue_seq,
+    const missed = this.countMiss(turn);
+    const gone = disconnectedAt === undefined ? {} : { disconnectedAt: new Date(disconnectedAt).toISOString() };
+    this.log(
       turn.contributor_id,
-      turn.circuit,
-      turn.queue_enqueued_at ?? turn.started_at,
+      { type: 'lapsed', circuit: turn.circuit, taken: false, missedTurns: missed, ...gone },
       now,
     );
-    const gone = disconnectedAt === undefined ? {} : { disconnectedAt: new Date(disconnectedAt).toISOString() };
-    this.log(turn.contributor_id, { type: 'lapsed', circuit: turn.circuit, taken: false, ...gone }, now);
-    return {
+    const event: LobbyEvent = {
       type: 'turn_passed_on',
       circuit: turn.circuit,
       contributorId: turn.contributor_id,
       at: now,
       takeBy: Math.min(this.takeBy(turn), turn.deadline),
+      missedTurns: missed,
     };
+    return [event, ...this.afterMiss(turn, missed, afterMissedTurn('not_taken', missed, now, this.options), now)];
+  }
+
+  /** Counts a missed turn of `turn`'s holder in its circuit: their misses there, this one included. */
+  private countMiss(turn: TurnRow): number {
+    return this.statements.countMissed.get(turn.contributor_id, turn.circuit)!.missed;
+  }
+
+  /** The contributor's missed turns in `circuit`. */
+  private missedIn(contributorId: string, circuit: string): number {
+    return this.statements.missedOf.get(contributorId, circuit)?.missed ?? 0;
+  }
+
+  /** Applies what a missed turn (the `missed`-th in its circuit) leads to: back in place, at the back, or out. */
+  private afterMiss(turn: TurnRow, missed: number, consequence: LapseConsequence, now: number): LobbyEvent[] {
+    switch (consequence.kind) {
+      case 'back_in_place':
+        this.statements.restore.run(
+          turn.queue_seq,
+          turn.contributor_id,
+          turn.circuit,
+          turn.queue_enqueued_at ?? turn.started_at,
+          now,
+        );
+        return [];
+      case 'back_of_queue':
+        this.enqueue(turn.contributor_id, turn.circuit, now, 'missed', consequence.eligibleAt);
+        return [];
+      case 'removed':
+        return [this.removeForMissedTurns(turn.contributor_id, turn.circuit, missed, now)];
+      case 'out':
+        return [];
+    }
+  }
+
+  /** Takes the entry out of the queue after its maxMissedTurns-th miss in `circuit`, with the reason shown. */
+  private removeForMissedTurns(contributorId: string, circuit: string, missed: number, now: number): LobbyEvent {
+    const message =
+      `your entry for ${circuit} left the queue after ${missed} missed turns; join again when you can stay ` +
+      'until your turn ends (your next turn there comes after a cooldown)';
+    this.statements.recordRemoval.run(contributorId, circuit, 'missed_turns', message, now);
+    this.log(contributorId, { type: 'removed', circuit, reason: 'missed_turns' }, now);
+    return { type: 'entry_removed', circuit, contributorId, at: now, reason: 'missed_turns', missedTurns: missed };
   }
 
   /**
@@ -544,7 +652,7 @@ export class Lobby {
       for (const row of rows) {
         const gone = row.away === 0 && isGone(row.contributor_id);
         if (gone) newlyAway.push(row);
-        yield { row, away: row.away === 1 || gone, eligibleAt: row.eligible_at };
+        yield { row, away: row.away === 1 || gone, eligibleAt: row.eligible_at, passedOn: row.passed_on === 1 };
       }
     };
     const next = firstInLine(queue(this.statements.queueOfCircuitInOrder.iterate(circuit)), now);
@@ -682,12 +790,18 @@ export class Lobby {
    * Records the verdict on a verifying submission (the ceremony service calls this in the same
    * transaction that records it on the contribution row). The circuit is freed. Accepted: the
    * contributor is queued for their next circuit (at the back), or done. Refused, error or
-   * discarded: back of the same queue, eligible at once (or of the first circuit they still need
-   * among those chosen, when a join meanwhile left that one out); a refusal or error is shown in their
-   * status. Returns false, changing nothing, if a verdict was already recorded for this
+   * discarded: back of the same queue (or of the first circuit they still need among those
+   * chosen, when a join meanwhile left that one out); a refusal or error is shown in their status.
+   * A refusal, and an error the upload caused (`errorCausedByUpload`: the verifier failed on what
+   * was uploaded, not the coordinator on its own files), is a missed turn: at the limit the entry
+   * leaves the queue. Returns false, changing nothing, if a verdict was already recorded for this
    * contribution (outcomes may be delivered twice).
    */
-  recordVerdict(contributionId: string, verdict: SettledVerdict): boolean {
+  recordVerdict(
+    contributionId: string,
+    verdict: SettledVerdict,
+    { errorCausedByUpload = false }: { errorCausedByUpload?: boolean } = {},
+  ): boolean {
     return this.change(() => {
       const turn = this.verifyingSubmission(contributionId);
       if (!turn) return false;
@@ -719,18 +833,25 @@ export class Lobby {
           now,
         );
         if (stays) this.enqueueForNextCircuit(who, now, 'accepted');
-      } else {
-        this.log(who, { type: 'refused', circuit: turn.circuit, code: verdict.code, outcome: verdict.status }, now);
-        // Back in the same queue, unless a join during the verification chose circuits without it.
-        const chosen = this.chosenCircuits(who);
-        if (stays && (chosen === undefined || chosen.includes(turn.circuit))) {
-          this.enqueue(who, turn.circuit, now, 'refused');
-        } else if (stays) {
-          this.enqueueForNextCircuit(who, now, 'refused');
-        }
-        if (isShownRefusal(verdict))
-          this.statements.recordRefusal.run(who, turn.circuit, verdict.code, verdict.message, now);
+        return true;
       }
+      const missed =
+        verdict.status === 'refused' || (verdict.status === 'error' && errorCausedByUpload)
+          ? this.countMiss(turn)
+          : undefined;
+      const step = { type: 'refused', circuit: turn.circuit, code: verdict.code, outcome: verdict.status } as const;
+      this.log(who, missed === undefined ? step : { ...step, missedTurns: missed }, now);
+      if (isShownRefusal(verdict))
+        this.statements.recordRefusal.run(who, turn.circuit, verdict.code, verdict.message, now);
+      if (!stays) return true;
+      if (missed !== undefined && afterMissedTurn('refused', missed, now, this.options).kind === 'removed') {
+        this.removeForMissedTurns(who, turn.circuit, missed, now);
+        return true;
+      }
+      // Back in the same queue, unless a join during the verification chose circuits without it.
+      const chosen = this.chosenCircuits(who);
+      if (chosen === undefined || chosen.includes(turn.circuit)) this.enqueue(who, turn.circuit, now, 'refused');
+      else this.enqueueForNextCircuit(who, now, 'refused');
       return true;
     });
   }
@@ -748,9 +869,12 @@ export class Lobby {
     this.logEndedTurn(turn, turnOutcome(transition(turn.state, event)), now);
   }
 
+  /** Ends a turn: whoever waits passed on in its circuit is eligible again, as that was the turn they passed on. */
   private logEndedTurn(turn: TurnRow, outcome: TurnOutcome, now: number): void {
     this.heardAt.delete(turn.contributor_id);
+    this.progressOf.delete(turn.contributor_id);
     this.statements.endTurn.run(turn.circuit);
+    this.statements.releasePassedOn.run(turn.circuit);
     this.statements.logTurn.run(turn.circuit, turn.contributor_id, turn.started_at, now, outcome, turn.contribution_id);
   }
 
@@ -809,8 +933,8 @@ export class Lobby {
         throw notYourTurn(`your turn on ${circuit} expired at ${new Date(turn.deadline).toISOString()}`);
       if (turn.taken_at === null && now > this.takeBy(turn))
         throw notYourTurn(
-          `your turn on ${circuit} passed to the next in line: it was not started by ` +
-            `${new Date(this.takeBy(turn)).toISOString()}; you keep your place and get the next turn once you are back`,
+          `your turn on ${circuit} passed to the next in line, a missed turn: it was not started by ` +
+            `${new Date(this.takeBy(turn)).toISOString()}`,
         );
       // Any request of the holder's for its turn (a heartbeat, an upload's) is a sign of life.
       if (turn.taken_at !== null) this.heard(contributorId, now);
@@ -821,7 +945,7 @@ export class Lobby {
       const position = this.statements.positionOf.get(waiting.circuit, waiting.seq)!.ahead + 1;
       const cooling =
         waiting.eligible_at > this.clock.now()
-          ? `, after a missed turn not before ${new Date(waiting.eligible_at).toISOString()}`
+          ? `, after missed turns not before ${new Date(waiting.eligible_at).toISOString()}`
           : '';
       throw notYourTurn(
         waiting.circuit === circuit
@@ -928,11 +1052,12 @@ function prepareStatements(db: Db) {
       'INSERT INTO lobby_queue (contributor_id, circuit, enqueued_at, eligible_at) VALUES (?, ?, ?, ?)',
     ),
     dequeue: db.prepare<[string]>('DELETE FROM lobby_queue WHERE contributor_id = ?'),
-    // An untaken turn's entry, back at its old seq (its place), away.
+    // An untaken turn's entry, back at its old seq (its place), away and passed on.
     restore: db.prepare<[number | null, string, string, number, number]>(
-      'INSERT INTO lobby_queue (seq, contributor_id, circuit, enqueued_at, eligible_at, away) ' +
-        'VALUES (?, ?, ?, ?, ?, 1)',
+      'INSERT INTO lobby_queue (seq, contributor_id, circuit, enqueued_at, eligible_at, away, passed_on) ' +
+        'VALUES (?, ?, ?, ?, ?, 1, 1)',
     ),
+    releasePassedOn: db.prepare<[string]>('UPDATE lobby_queue SET passed_on = 0 WHERE circuit = ? AND passed_on = 1'),
     setAway: db.prepare<[0 | 1, string]>('UPDATE lobby_queue SET away = ? WHERE contributor_id = ?'),
     allQueued: db.prepare<[], { contributor_id: string }>('SELECT contributor_id FROM lobby_queue'),
     // The circuit's queue in FIFO order (turn-order.ts's firstInLine reads it as far as it needs).
@@ -988,7 +1113,9 @@ function prepareStatements(db: Db) {
       `INSERT INTO lobby_missed_turns (contributor_id, circuit, missed) VALUES (?, ?, 1)
        ON CONFLICT (contributor_id, circuit) DO UPDATE SET missed = missed + 1 RETURNING missed`,
     ),
-    clearMissed: db.prepare<[string]>('DELETE FROM lobby_missed_turns WHERE contributor_id = ?'),
+    missedOf: db.prepare<[string, string], { missed: number }>(
+      'SELECT missed FROM lobby_missed_turns WHERE contributor_id = ? AND circuit = ?',
+    ),
     removalOf: db.prepare<[string], RemovalRow>(
       'SELECT circuit, reason, message, at FROM lobby_removals WHERE contributor_id = ?',
     ),
@@ -1049,6 +1176,8 @@ function resolveOptions(options: LobbyOptions): ResolvedLobbyOptions {
     'turnTimeoutMs',
     'turnSilenceMs',
     'disconnectGraceMs',
+    'uploadStartMs',
+    'uploadStallMs',
     'heartbeatExtensionMs',
     'maxTurnMs',
     'cooldownMs',

@@ -4,7 +4,8 @@
  * keep their turn alive, fetch their signed receipts (acceptances, and the steps of the queue log
  * that have one: joins, refusals, removals). Asking for their view, or holding the presence stream
  * open (presence-stream.ts), is how a waiting contributor's client shows it is still there (the
- * lobby's presence).
+ * lobby's presence). Every route is limited per contributor (rate-limits.ts) but leaving, which must
+ * always work.
  */
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
@@ -16,6 +17,7 @@ import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Clock } from '../clock.ts';
 import type { PresenceStreams } from './presence-stream.ts';
+import { jsonBody } from '../http/json-body.ts';
 
 export interface ContributorRouterDeps {
   config: CeremonyConfig;
@@ -34,6 +36,10 @@ export interface ContributorRouterDeps {
   requireCsrf: RequestHandler;
   /** Joins per contributor (rate-limits.ts): each is an entry of the public queue log for good. */
   joinLimit?: RequestHandler;
+  /** GET /api/me, presence streams opened and heartbeats, per contributor (rate-limits.ts). */
+  contributorLimit?: RequestHandler;
+  /** GET /api/me/receipts per contributor (rate-limits.ts). */
+  receiptLimit?: RequestHandler;
 }
 
 /**
@@ -44,7 +50,36 @@ export const STEP_RECEIPTS_PER_ANSWER = 1000;
 const receiptsQuery = z.object({ stepsBefore: z.coerce.number().int().positive().optional() }).strict();
 
 /** `POST /api/me/join`: no body (or `{}`) joins every circuit; `{ circuits }` only those. */
-const joinBody = z.object({ circuits: z.array(z.string().min(1).max(100)).min(1).max(1000).optional() }).strict();
+const joinBody = z.object({ circuits: z.array(z.string().min(1).max(100)).min(1).optional() }).strict();
+
+/** Problems a refused join names at most: its message never grows with what was sent. */
+const JOIN_ISSUES_SHOWN = 3;
+
+/**
+ * The circuits a join names (undefined: every circuit), each one of this ceremony's. The count is
+ * checked before any element is looked at, and a refusal names a few problems at most, each name
+ * quoted at a bounded length (findCircuit), so a body of thousands of entries costs no more to refuse
+ * than one of ten.
+ */
+function joinedCircuits(config: CeremonyConfig, body: unknown): string[] | undefined {
+  const sent = (body as { circuits?: unknown } | undefined)?.circuits;
+  if (Array.isArray(sent) && sent.length > config.circuits.length)
+    throw new CoordinatorError(
+      'request.invalid',
+      `expected no body, or { circuits: [names] } of at most this ceremony's ${config.circuits.length} circuits`,
+    );
+  const parsed = joinBody.safeParse(body ?? {});
+  if (!parsed.success) {
+    const { issues } = parsed.error;
+    const shown = issues.slice(0, JOIN_ISSUES_SHOWN).map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
+    const more = issues.length > JOIN_ISSUES_SHOWN ? ` (and ${issues.length - JOIN_ISSUES_SHOWN} more)` : '';
+    throw new CoordinatorError(
+      'request.invalid',
+      `expected no body, or { circuits: [names] }: ${shown.join('; ').slice(0, 500)}${more}`,
+    );
+  }
+  return parsed.data.circuits?.map((name) => findCircuit(config, name).name);
+}
 
 function principal(req: { principal?: Principal }): Principal {
   if (!req.principal) throw new CoordinatorError('auth.required', 'sign in first');
@@ -56,7 +91,9 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
   const guard = [deps.requireContributor, deps.requireCsrf];
   // Leave has none: giving a place up must always work, and a leave logs something only after a join (or a step
   // of the ceremony) put the contributor somewhere.
-  const joinGuard = deps.joinLimit ? [...guard, deps.joinLimit] : guard;
+  const joinGuard = [...guard, ...(deps.joinLimit ? [deps.joinLimit] : []), jsonBody()];
+  const ownGuard = deps.contributorLimit ? [...guard, deps.contributorLimit] : guard;
+  const receiptGuard = deps.receiptLimit ? [...guard, deps.receiptLimit] : guard;
 
   const view = (who: Principal) => ({
     principal: who,
@@ -76,7 +113,7 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
     })),
   });
 
-  router.get('/api/me', ...guard, (req, res) => {
+  router.get('/api/me', ...ownGuard, (req, res) => {
     const who = principal(req);
     // Back after being away: a free circuit that passed them over is theirs now, not at the next tick.
     if (deps.lobby.seen(who.id)) deps.service.tick();
@@ -86,7 +123,7 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
   if (deps.presenceStreams)
     router.get(
       '/api/me/presence',
-      ...guard,
+      ...ownGuard,
       deps.presenceStreams.handler((req) => principal(req).id),
     );
 
@@ -94,15 +131,9 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
     const phase = deps.phase.get();
     if (phase === 'closed' || phase === 'finalising' || phase === 'finalised')
       throw new CoordinatorError('ceremony.not_open', `the ceremony is ${phase}; it takes no more contributors`);
-    const body = joinBody.safeParse(req.body ?? {});
-    if (!body.success)
-      throw new CoordinatorError(
-        'request.invalid',
-        `expected no body, or { circuits: [names] }: ` +
-          `${body.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`,
-      );
+    const circuits = joinedCircuits(deps.config, req.body);
     const who = principal(req);
-    deps.lobby.join(who.id, body.data.circuits, who.displayName);
+    deps.lobby.join(who.id, circuits, who.displayName);
     deps.service.tick(); // grant a free circuit at once rather than at the next timer tick
     res.json(view(who));
   });
@@ -122,12 +153,12 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
     res.json({ ...view(who), left: outcome });
   });
 
-  router.post('/api/circuits/:name/heartbeat', ...guard, (req, res) => {
+  router.post('/api/circuits/:name/heartbeat', ...ownGuard, (req, res) => {
     const circuit = findCircuit(deps.config, String(req.params.name));
     res.json(deps.lobby.heartbeat(principal(req).id, circuit.name));
   });
 
-  router.get('/api/me/receipts', ...guard, (req, res) => {
+  router.get('/api/me/receipts', ...receiptGuard, (req, res) => {
     const who = principal(req).id;
     const query = receiptsQuery.safeParse(req.query);
     if (!query.success) throw new CoordinatorError('request.invalid', 'expected no query, or stepsBefore=SEQ');

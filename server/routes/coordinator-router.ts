@@ -15,6 +15,7 @@ import { CoordinatorError } from '../../core/errors.ts';
 import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
 import { announceBeacon, finalBeacon } from '../../core/finalise/beacon-announcement.ts';
 import type { Lobby } from '../lobby/lobby.ts';
+import { jsonBody } from '../http/json-body.ts';
 import type { ContributionStore } from '../contributions/contribution-store.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 import { COORDINATOR_PHASES } from '../../core/ceremony/ceremony-phases.ts';
@@ -68,6 +69,8 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
 export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
   const router = Router();
   const guard = [deps.requireCoordinator, deps.requireCsrf];
+  // A change's body is parsed only once its sender is known to be a coordinator.
+  const changeGuard = [...guard, jsonBody()];
 
   function refuseWhileTurnsRun(action: string): void {
     const busy = deps.lobby.activeTurns();
@@ -106,7 +109,7 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
   });
 
   // Takes a stuck contributor out of the lobby (waiting, or holding a turn not yet uploaded); they see why.
-  router.post('/api/admin/queue/remove', ...guard, (req, res) => {
+  router.post('/api/admin/queue/remove', ...changeGuard, (req, res) => {
     const { contributorId } = parse(removeEntryBody, req.body);
     const removal = deps.lobby.removeEntry(contributorId);
     deps.log.info('lobby entry removed by the coordinator', { contributorId, removal });
@@ -114,7 +117,7 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
     res.json({ contributorId, removed: removal });
   });
 
-  router.post('/api/admin/phase', ...guard, async (req, res) => {
+  router.post('/api/admin/phase', ...changeGuard, async (req, res) => {
     const { phase } = parse(phaseBody, req.body);
     // The announced beacon closed contributions for good: reopening would let a turn choose its key knowing it.
     if (phase === 'open') refuseAfterBeaconAnnouncement(await deps.service.ceremonyState());
@@ -123,7 +126,7 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
   });
 
   // Commits the transcript to a future block's hash as the beacon; the ceremony must be closed, no turn running.
-  router.post('/api/admin/beacon/announce', ...guard, async (req, res) => {
+  router.post('/api/admin/beacon/announce', ...changeGuard, async (req, res) => {
     const body = parse(announceBody, req.body);
     const rpcUrl = deps.beacon?.rpcUrl;
     if (rpcUrl === undefined)
@@ -148,7 +151,7 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
     res.json(answer);
   });
 
-  router.post('/api/admin/finalise', ...guard, async (req, res) => {
+  router.post('/api/admin/finalise', ...changeGuard, async (req, res) => {
     const body = parse(finaliseBody, req.body);
     deps.phase.requireFinalisable();
     const state = await deps.service.ceremonyState();

@@ -3,17 +3,27 @@
  * head's skeleton by index, the final files once finalised, the r1cs, the ptau): with
  * `Cache-Control: public, max-age=31536000, immutable` and a strong ETag (the file's BLAKE2b-512,
  * as the transcript records keys), so a CDN or a browser in front serves repeated downloads and
- * revalidates with a 304; with HTTP ranges; and within the client address's download budget
- * (server/http/download-budget.ts), the length it will send reserved before its first byte.
+ * revalidates with a 304; with HTTP ranges; within its payer's download budget
+ * (server/http/download-budget.ts), the length it will send reserved before its first byte; and
+ * within the downloads a payer, and everyone, may have in progress at once
+ * (server/http/download-slots.ts). The payer is the client's address, or the turn's holder for
+ * their own turn's head and inputs (public-router.ts), so an address shared with others (a NAT)
+ * cannot stop a turn.
  *
- * A refusal on such a route (not found, not finalised, over budget) is sent `no-store`: only the
- * file itself may be kept.
+ * The browser app's files count against their address's byte budget too (withinDownloadBudget),
+ * though they are not immutable.
+ *
+ * Such a URL takes no query string (`400 request.query_not_allowed`): a CDN keys its cache on the
+ * whole URL, so `?1`, `?2`, … would each miss it and reach the coordinator. A refusal on such a
+ * route (a query, not found, not finalised, over budget) is sent `no-store`: only the file itself
+ * may be kept.
  */
 import { stat } from 'node:fs/promises';
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { CoordinatorError } from '../../core/errors.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
 import type { DownloadBudget } from '../http/download-budget.ts';
+import type { DownloadSlots } from '../http/download-slots.ts';
 import { byAddress } from '../http/rate-limits.ts';
 
 const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -55,10 +65,24 @@ export class FileHashes {
   }
 }
 
-/** Sets the answer of a download route to `no-store` until it is known to be the file (refusals stay uncached). */
-export function noStoreUntilServed(res: Response): void {
-  res.setHeader('Cache-Control', 'no-store');
-}
+/**
+ * The first handlers of an immutable route: its answer is `no-store` until it is known to be the
+ * file (refusals stay uncached), and a URL with a query string is refused before any work.
+ */
+export const immutableRoute: RequestHandler[] = [
+  (_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  },
+  (req, _res, next) => {
+    if (!req.originalUrl.includes('?')) return next();
+    throw new CoordinatorError(
+      'request.query_not_allowed',
+      'this file’s URL takes no query string (each query would be another copy in the caches in front of the ' +
+        'coordinator); ask for it without one',
+    );
+  },
+];
 
 export interface ImmutableFile {
   path: string;
@@ -70,32 +94,55 @@ export interface ImmutableFile {
   headers?: Record<string, string>;
 }
 
+/** The limits of the file downloads (none: unlimited). */
+export interface DownloadLimits {
+  /** Bytes per payer per window. */
+  budget?: DownloadBudget;
+  /** Downloads in progress at once, per payer and in all. */
+  slots?: DownloadSlots;
+}
+
+/** Who a download is counted against: a client address, or a turn's holder (`principal:ID`) for their turn. */
+export interface DownloadPayer {
+  key: string;
+  turnHolder: boolean;
+}
+
 /**
- * Sends `file` as an immutable download, within the client's budget (none: unlimited). Resolves
- * once the response has ended.
+ * Sends `file` as an immutable download, counted against `payer`'s slots and budget. Resolves once
+ * the response has ended.
  */
 export async function sendImmutable(
   req: Request,
   res: Response,
   file: ImmutableFile,
+  limits: DownloadLimits,
+  payer: DownloadPayer,
+): Promise<void> {
+  // Taken before the first await, so parallel requests cannot all pass on the same count.
+  const release = limits.slots?.take(payer.key, payer.turnHolder);
+  try {
+    await sendWithinBudget(req, res, file, limits.budget, payer.key);
+  } finally {
+    release?.();
+  }
+}
+
+async function sendWithinBudget(
+  req: Request,
+  res: Response,
+  file: ImmutableFile,
   budget: DownloadBudget | undefined,
+  payer: string,
 ): Promise<void> {
   const size = (await stat(file.path)).size;
-  const client = byAddress(req);
   const etag = `"${file.hash}"`;
   const reserved = req.method === 'HEAD' ? 0 : plannedBytes(req, size, etag);
+  let window: string | undefined;
   if (budget && reserved > 0) {
-    const reservation = await budget.reserve(client, reserved);
-    if (!reservation.granted) {
-      const { bytes, windowMs } = budget.config;
-      throw new CoordinatorError(
-        'rate.limited',
-        `this address has downloaded its budget from the coordinator (${formatBytes(bytes)} per ` +
-          `${formatDuration(windowMs)}); try again in ${reservation.retryAfterSeconds} s, or download through the ` +
-          'ceremony’s mirror',
-        { retryAfterSeconds: reservation.retryAfterSeconds },
-      );
-    }
+    const reservation = await budget.reserve(payer, reserved);
+    if (!reservation.granted) throw overBudget(budget, payer, reservation.retryAfterSeconds);
+    window = reservation.window;
   }
   const writtenAtStart = req.socket.bytesWritten;
   res.setHeader('Cache-Control', IMMUTABLE_CACHE_CONTROL);
@@ -120,19 +167,61 @@ export async function sendImmutable(
     res.removeHeader('ETag');
     throw error;
   } finally {
-    if (budget)
-      await settle(budget, client, reserved, res.statusCode === 304 ? 0 : bodyBytesSent(req, res, writtenAtStart));
+    if (budget) {
+      const sent = res.statusCode === 304 ? 0 : bodyBytesSent(req, res, writtenAtStart);
+      await settle(budget, payer, reserved, sent, window);
+    }
   }
 }
 
 /**
- * Squares the reservation with what was sent: what was not sent (a 304, a range refused, a client
- * gone) goes back to the budget, and what was sent beyond it is charged, so a request the planning
- * got wrong still counts every byte it took.
+ * The byte budget for files served by someone else (the browser app's files, by express.static,
+ * which are not immutable under their URLs): refused once the client address's budget is spent, and
+ * charged with what was sent once the answer ends. Not the downloads at once: a page asks for its
+ * dozen files together (all at once over HTTP/2 through the proxy), and each is small. Middleware in
+ * front of the files' handler; a request that is not a file (the handler passes it on) costs nothing.
  */
-async function settle(budget: DownloadBudget, client: string, reserved: number, sent: number): Promise<void> {
-  if (sent < reserved) await budget.giveBack(client, reserved - sent);
-  else if (sent > reserved) await budget.charge(client, sent - reserved);
+export function withinDownloadBudget(budget: DownloadBudget | undefined): RequestHandler {
+  return async (req, res, next) => {
+    if (!budget || req.method !== 'GET') return next();
+    const payer = byAddress(req);
+    // Its size is the handler's to know: one byte is reserved, which refuses an address whose budget is spent.
+    const reservation = await budget.reserve(payer, 1);
+    if (!reservation.granted) throw overBudget(budget, payer, reservation.retryAfterSeconds);
+    const writtenAtStart = req.socket.bytesWritten;
+    res.once('close', () => {
+      const sent = res.statusCode === 304 ? 0 : bodyBytesSent(req, res, writtenAtStart);
+      void settle(budget, payer, 1, sent, reservation.window).catch(() => undefined);
+    });
+    next();
+  };
+}
+
+function overBudget(budget: DownloadBudget, payer: string, retryAfterSeconds: number): CoordinatorError {
+  const { bytes, windowMs } = budget.config;
+  return new CoordinatorError(
+    'rate.limited',
+    `${payer.startsWith('principal:') ? 'you have' : 'this address has'} downloaded its budget from the ` +
+      `coordinator (${formatBytes(bytes)} per ${formatDuration(windowMs)}); try again in ` +
+      `${retryAfterSeconds} s, or download through the ceremony’s mirror`,
+    { retryAfterSeconds },
+  );
+}
+
+/**
+ * Squares the reservation with what was sent: what was not sent (a 304, a range refused, a client
+ * gone) goes back to the window it was reserved in, and what was sent beyond it is charged, so a
+ * request the planning got wrong still counts every byte it took.
+ */
+async function settle(
+  budget: DownloadBudget,
+  payer: string,
+  reserved: number,
+  sent: number,
+  window: string | undefined,
+): Promise<void> {
+  if (sent < reserved && window !== undefined) await budget.giveBack(payer, reserved - sent, window);
+  else if (sent > reserved) await budget.charge(payer, sent - reserved);
 }
 
 /** Bytes of the response's body on the wire: the socket's since the response began, less its header block. */

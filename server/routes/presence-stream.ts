@@ -6,8 +6,9 @@
  * TAKE_TURN_MS or TURN_SILENCE_MS to learn that nobody is there.
  *
  * Each stream costs the coordinator a socket: streams are capped per contributor (several pages
- * are fine, a loop opening hundreds is not) and in all. Past the overall cap a client keeps its
- * place by polling, as it always could; the stream only tells sooner that it left.
+ * are fine, a loop opening hundreds is not) and in all (by default half the connections the
+ * process's descriptors allow, server/http/descriptor-budget.ts). Past the overall cap a client
+ * keeps its place by polling, as it always could; the stream only tells sooner that it left.
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { CoordinatorError } from '../../core/errors.ts';
@@ -20,11 +21,6 @@ export interface PresenceStreamLimits {
 }
 
 export const PRESENCE_STREAMS_PER_CONTRIBUTOR = 3;
-/**
- * Each stream holds a file descriptor: with the usual soft limit of 1024 per process, more would
- * starve downloads and uploads. Raise it (MAX_PRESENCE_STREAMS) with the process's limit.
- */
-export const DEFAULT_MAX_PRESENCE_STREAMS = 500;
 /** How long a client waits before opening a dropped stream again (the SSE `retry` field). */
 const RETRY_MS = 2000;
 const KEEP_ALIVE_MAX_MS = 15_000;

@@ -6,15 +6,16 @@
  * final keys; and the head's contribution inputs (its skeleton: what a contribution reads and
  * changes, docs/contribution-delta.md), public like the head itself.
  *
- * Every file is served as immutable under a URL that names its version (immutable-download.ts:
- * a year's caching, its hash as a strong ETag), within the client address's download budget: a
+ * Every file is served as immutable under a URL that names its version and takes no query
+ * (immutable-download.ts: a year's caching, its hash as a strong ETag), within the download limits
+ * of its payer (the client's address; the turn's holder for their own turn's head and inputs): a
  * chain's key by its index, the final files once finalised, the r1cs and the ptau of the
  * ceremony; the head's inputs, which change with every head, at a moving URL that redirects to
  * the URL of the head's own (`…/contribution-inputs/N`).
  * Every path served is built here from a configured circuit name, a parsed index or a checked
  * file name, never from the raw URL, so dot-folders above the data folder are allowed.
  */
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
@@ -23,25 +24,20 @@ import { CoordinatorError } from '../../core/errors.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { DELTA_FORMAT, DELTA_FORMATS } from '../../core/delta/delta-format.ts';
 import { HeadSkeletons } from '../files/head-skeletons.ts';
-import type { DownloadBudget } from '../http/download-budget.ts';
-import { FileHashes, noStoreUntilServed, sendImmutable } from './immutable-download.ts';
+import { byAddress } from '../http/rate-limits.ts';
+import {
+  FileHashes,
+  immutableRoute,
+  sendImmutable,
+  type DownloadLimits,
+  type DownloadPayer,
+} from './immutable-download.ts';
+import { healthCheck } from './health-check.ts';
 import { CachedJson, sendSerialised } from './cached-json.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { DiskSpace } from '../files/check-disk-space.ts';
-
-async function freeSpaceOrNull(
-  diskSpace: () => Promise<DiskSpace>,
-  log: PublicRouterDeps['log'],
-): Promise<DiskSpace | null> {
-  try {
-    return await diskSpace();
-  } catch (error) {
-    log?.warn('free-space check failed', { code: (error as NodeJS.ErrnoException).code ?? (error as Error).name });
-    return null;
-  }
-}
 
 export interface PublicRouterDeps {
   config: CeremonyConfig;
@@ -56,14 +52,31 @@ export interface PublicRouterDeps {
   diskSpace?: () => Promise<DiskSpace>;
   /** Where a failed free-space check is reported (the answer only says `uploads: null`). */
   log?: { warn(message: string, fields?: Record<string, unknown>): void };
-  /** The byte budget per client address on the file downloads (none: unlimited). */
-  downloadBudget?: DownloadBudget;
-  /** The per-address limit of whole answers of /api/ceremony and /api/transcript (rate-limits.ts); none: unlimited. */
+  /** The limits of the file downloads: byte budget, downloads at once (none: unlimited). */
+  downloads?: DownloadLimits;
+  /**
+   * The per-address limit of whole answers of /api/ceremony, /api/transcript and /api/manifest (rate-limits.ts);
+   * none: unlimited.
+   */
   readLimit?: RequestHandler;
 }
 
+/**
+ * Refuses every other spelling of an immutable file's URL than the one the coordinator links to (a
+ * letter in another case or percent-encoded, `00` for `0`, a trailing slash): a CDN keys its cache on
+ * the URL as written, so each spelling would be another miss that reaches the coordinator.
+ */
+function requireCanonical(req: Request, canonical: string): void {
+  if (req.originalUrl !== canonical)
+    throw new CoordinatorError('not_found', `no file at this address; its address is ${canonical}`);
+}
+
 function parseIndex(raw: string): number {
-  if (!/^\d{1,6}$/.test(raw)) throw new CoordinatorError('request.invalid', `"${raw}" is not a chain index`);
+  if (!/^\d{1,6}$/.test(raw))
+    throw new CoordinatorError(
+      'request.invalid',
+      `"${raw.length > 20 ? `${raw.slice(0, 20)}…` : raw}" is not a chain index`,
+    );
   return Number(raw);
 }
 
@@ -75,14 +88,7 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
   const ceremonyAnswer = new CachedJson();
   const transcriptAnswer = new CachedJson();
 
-  router.get('/healthz', async (_req, res) => {
-    // A full disk stops uploads, not the coordinator: `ok` stays true, `uploads.accepting` says
-    // whether uploads are taken. The byte figures are in /metrics only (behind its token): how
-    // close the disk is to the guard would tell an attacker how much to upload to stop uploads.
-    const space = deps.diskSpace ? await freeSpaceOrNull(deps.diskSpace, deps.log) : undefined;
-    const uploads = space === undefined ? undefined : space === null ? null : { accepting: space.accepting };
-    res.json({ ok: true, phase: deps.phase.get(), ...(uploads === undefined ? {} : { uploads }) });
-  });
+  router.get('/healthz', healthCheck({ phase: deps.phase, diskSpace: deps.diskSpace, log: deps.log }));
 
   router.get('/api/ceremony', ...reads, async (_req, res) => {
     const state = await deps.ceremonyState();
@@ -96,8 +102,9 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
   });
 
   // The key receipts are signed with, at a stable address (the same as /api/ceremony's
-  // receiptPublicKey), for the receipt check of the public page and `ceremony verify-receipt`.
-  router.get('/api/receipt-key', (_req, res) => {
+  // receiptPublicKey), for the receipt check of the public page and `ceremony verify-receipt`;
+  // a read like the ceremony's (Express's ETag makes a revalidation a free 304).
+  router.get('/api/receipt-key', ...reads, (_req, res) => {
     res.type('application/x-pem-file').send(deps.receiptPublicKeyPem);
   });
 
@@ -109,7 +116,7 @@ export function createPublicRouter(deps: PublicRouterDeps): Router {
     );
   });
 
-  router.get('/api/manifest', async (_req, res) => {
+  router.get('/api/manifest', ...reads, async (_req, res) => {
     const state = await deps.ceremonyState();
     if (!state.finalised)
       throw new CoordinatorError(
@@ -172,14 +179,26 @@ function ceremonyView(
 }
 
 /**
- * The file downloads: every file immutable under a URL that names its version, within the client
- * address's byte budget (immutable-download.ts). A download by the holder of a circuit's turn takes
- * the turn (the lobby's presence); anyone else's is just a download.
+ * The file downloads: every file immutable under a URL that names its version, within its payer's
+ * download limits (immutable-download.ts). A download by the holder of a circuit's turn takes the
+ * turn (the lobby's presence), and its downloads of that circuit's head and inputs are theirs to
+ * pay, not their address's; anyone else's is just a download, paid by their address.
  */
 function addFileRoutes(router: Router, deps: PublicRouterDeps): void {
   const { config } = deps;
   const takenBy = (req: { principal?: Principal }, circuit: string): void => {
     if (req.principal) deps.lobby.takeTurn(req.principal.id, circuit);
+  };
+  const byAddressOf = (req: Request): DownloadPayer => ({ key: byAddress(req), turnHolder: false });
+  /** The turn's holder pays for their own turn's head; everyone else (and they, for anything else) by address. */
+  const payerOfHead = (req: Request & { principal?: Principal }, circuit: string): DownloadPayer => {
+    const who = req.principal?.id;
+    const holds =
+      who !== undefined &&
+      deps.lobby
+        .activeTurns()
+        .some((turn) => turn.state === 'turn' && turn.circuit === circuit && turn.contributorId === who);
+    return holds ? { key: `principal:${who}`, turnHolder: true } : byAddressOf(req);
   };
   // In the coordinator's private state folder: never published (they are derived from the chain).
   const skeletons = new HeadSkeletons(
@@ -187,12 +206,12 @@ function addFileRoutes(router: Router, deps: PublicRouterDeps): void {
     ceremonyPaths(config.dataDir).zkeyPath,
   );
   const hashes = new FileHashes();
-  const budget = deps.downloadBudget;
+  const limits: DownloadLimits = deps.downloads ?? {};
 
-  router.get('/api/circuits/:name/zkeys/:index', async (req, res) => {
-    noStoreUntilServed(res);
-    const circuit = findCircuit(config, req.params.name);
-    const index = parseIndex(req.params.index);
+  router.get('/api/circuits/:name/zkeys/:index', ...immutableRoute, async (req, res) => {
+    const circuit = findCircuit(config, String(req.params.name));
+    const index = parseIndex(String(req.params.index));
+    requireCanonical(req, `/api/circuits/${encodeURIComponent(circuit.name)}/zkeys/${index}`);
     takenBy(req, circuit.name);
     const state = await deps.ceremonyState();
     const chain = state.chains.get(circuit.name)!;
@@ -203,23 +222,26 @@ function addFileRoutes(router: Router, deps: PublicRouterDeps): void {
         `${circuit.name} has no contribution ${index}; its head is ${chain.headIndex}`,
       );
     }
+    const payer = index === chain.headIndex ? payerOfHead(req, circuit.name) : byAddressOf(req);
     // Committed by its transcript entry, a chain's key never changes: its index is its version.
-    await sendImmutable(req, res, { path: state.paths.zkeyPath(circuit.name, index), hash: entry.fileHash }, budget);
+    const file = { path: state.paths.zkeyPath(circuit.name, index), hash: entry.fileHash };
+    await sendImmutable(req, res, file, limits, payer);
   });
 
-  // The moving URL: the current head's inputs are at the URL of that head's own.
+  // The moving URL: the current head's inputs are at the URL of that head's own. Not counted per
+  // address: constant work at the floor of any request, and a turn behind a shared NAT needs it.
   router.get('/api/circuits/:name/contribution-inputs', async (req, res) => {
-    const circuit = findCircuit(config, req.params.name);
+    const circuit = findCircuit(config, String(req.params.name));
     const chain = (await deps.ceremonyState()).chains.get(circuit.name)!;
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('X-Chain-Head', String(chain.headIndex));
     res.redirect(302, `/api/circuits/${encodeURIComponent(circuit.name)}/contribution-inputs/${chain.headIndex}`);
   });
 
-  router.get('/api/circuits/:name/contribution-inputs/:index', async (req, res) => {
-    noStoreUntilServed(res);
-    const circuit = findCircuit(config, req.params.name);
-    const index = parseIndex(req.params.index);
+  router.get('/api/circuits/:name/contribution-inputs/:index', ...immutableRoute, async (req, res) => {
+    const circuit = findCircuit(config, String(req.params.name));
+    const index = parseIndex(String(req.params.index));
+    requireCanonical(req, `/api/circuits/${encodeURIComponent(circuit.name)}/contribution-inputs/${index}`);
     const chain = (await deps.ceremonyState()).chains.get(circuit.name)!;
     if (index > chain.headIndex) {
       throw new CoordinatorError(
@@ -237,48 +259,46 @@ function addFileRoutes(router: Router, deps: PublicRouterDeps): void {
     }
     takenBy(req, circuit.name);
     const skeleton = await skeletons.skeletonOf(circuit.name, index);
-    await sendImmutable(
-      req,
-      res,
-      {
-        path: skeleton,
-        hash: await hashes.of(skeleton),
-        headers: { 'X-Chain-Head': String(index), 'X-Contribution-Format': DELTA_FORMAT },
-      },
-      budget,
-    );
+    const file = {
+      path: skeleton,
+      hash: await hashes.of(skeleton),
+      headers: { 'X-Chain-Head': String(index), 'X-Contribution-Format': DELTA_FORMAT },
+    };
+    await sendImmutable(req, res, file, limits, payerOfHead(req, circuit.name));
   });
 
   // The r1cs and the ptau of a ceremony never change once it is initialised (its chains rest on them).
-  router.get('/api/circuits/:name/r1cs', async (req, res) => {
-    noStoreUntilServed(res);
-    const circuit = findCircuit(config, req.params.name);
+  router.get('/api/circuits/:name/r1cs', ...immutableRoute, async (req, res) => {
+    const circuit = findCircuit(config, String(req.params.name));
+    requireCanonical(req, `/api/circuits/${encodeURIComponent(circuit.name)}/r1cs`);
     const hash = circuit.r1csHash ?? (await hashes.of(circuit.r1csPath));
-    await sendImmutable(req, res, { path: circuit.r1csPath, hash }, budget);
+    await sendImmutable(req, res, { path: circuit.r1csPath, hash }, limits, byAddressOf(req));
   });
 
-  router.get('/api/ptau', async (req, res) => {
-    noStoreUntilServed(res);
-    await sendImmutable(req, res, { path: config.ptauPath, hash: await hashes.of(config.ptauPath) }, budget);
+  router.get('/api/ptau', ...immutableRoute, async (req, res) => {
+    requireCanonical(req, '/api/ptau');
+    const file = { path: config.ptauPath, hash: await hashes.of(config.ptauPath) };
+    await sendImmutable(req, res, file, limits, byAddressOf(req));
   });
 
   // Written once, at finalisation; served only once the ceremony is finalised, and never changed after.
-  router.get('/api/final/:file', async (req, res) => {
-    noStoreUntilServed(res);
+  router.get('/api/final/:file', ...immutableRoute, async (req, res) => {
     const state = await deps.ceremonyState();
     if (!state.finalised) throw new CoordinatorError('manifest.not_finalised', 'the ceremony is not finalised yet');
-    const name = req.params.file;
+    const name = String(req.params.file);
+    const shown = name.length > 80 ? `${name.slice(0, 80)}…` : name;
     if (!/^[A-Za-z0-9_]+\.(zkey|vkey\.json|sol|json)$/.test(name))
-      throw new CoordinatorError('not_found', `no final file "${name}"`);
+      throw new CoordinatorError('not_found', `no final file "${shown}"`);
+    requireCanonical(req, `/api/final/${name}`);
     const file = path.join(state.paths.finalDir, name);
     const finalKey = name.endsWith('.zkey') ? state.chains.get(name.slice(0, -'.zkey'.length))?.beacon : undefined;
     const hash =
       finalKey?.fileHash ??
       (await hashes.of(file).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') throw new CoordinatorError('not_found', `no final file "${name}"`);
+        if (error.code === 'ENOENT') throw new CoordinatorError('not_found', `no final file "${shown}"`);
         throw error;
       }));
     // Its type by its extension, as before.
-    await sendImmutable(req, res, { path: file, hash, contentType: null }, budget);
+    await sendImmutable(req, res, { path: file, hash, contentType: null }, limits, byAddressOf(req));
   });
 }

@@ -287,7 +287,9 @@ describe('the turns: streamed, one reloaded mid-upload, one refused and taken ag
     }));
     const workers = Math.min(cores, 16);
     assert.ok(
-      details.length > 0 && details.every((d) => d.includes(`fast kernel on ${workers} worker`)),
+      // Chromium has WebAssembly SIMD: every kernel worker runs the SIMD walk, and the page says so.
+      details.length > 0 &&
+        details.every((d) => d.includes(`fast kernel on ${workers} worker${workers === 1 ? '' : 's'}, SIMD`)),
       `computing said: ${details.join(' | ')}`,
     );
     await bob.waitForSelector(`${row('register')}:not([data-status^="waiting"])`);

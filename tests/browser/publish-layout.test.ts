@@ -58,7 +58,13 @@ test(
     assert.equal(fetchCommand, `node bin/ceremony.js fetch ${coordinator.url} ceremony-audit`);
     assert.equal(await page.textContent('#audit-command'), 'node bin/ceremony.js audit ceremony-audit');
     assert.match((await page.textContent('#audit'))!, /This page gives no hash to pin/);
-    assert.equal(await page.locator('#audit pre, #audit-script').count(), 0, 'no script of the page’s to run');
+    // The page's commands are the checkout's CLI (the identity card's included), never a script of its own.
+    assert.equal(
+      await page.locator('#audit pre:not(#identity pre), #audit-script').count(),
+      0,
+      'no script of the page’s to run',
+    );
+    assert.match((await page.textContent('#identity-commands'))!, /^node bin\/ceremony\.js audit .*--identifier /m);
     await page.close();
 
     const fetched = path.join(work, 'fetched');

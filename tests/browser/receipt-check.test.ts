@@ -6,13 +6,14 @@
  * step established (the later records' pairings and the fixed sections included), what is left to
  * the audit and the page's own timing; a forged receipt, a coordinator serving another final key
  * than its transcript names, and one recording a key with a rewritten history each get their own
- * plain words. On a
- * 2^14 bench chain's final key, the page reads under 1% of the key, counted by the page and by a
+ * plain words, as does a transcript of format 1 (refused: the page says to use the CLI with
+ * --allow-legacy-transcript). The audit card shows the ceremony's identity and the commands that
+ * check it. On a 2^14 bench chain's final key, the page reads under 1% of the key, counted by the page and by a
  * proxy in front of the coordinator.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
@@ -182,7 +183,62 @@ describe('on the test ceremony: the record search, and a receipts file that pass
   );
 });
 
+describe('on the test ceremony: its identity, and the commands that check it', () => {
+  test('the audit card shows the transcript’s last hash, and the audit and deployment commands', async () => {
+    const entries = (await readFile(path.join(ceremony.dataDir, 'transcript', 'transcript.jsonl'), 'utf8'))
+      .trim()
+      .split('\n');
+    const last = JSON.parse(entries.at(-1)!) as { hash: string };
+    const identity = page.locator('#identity[data-state="ready"]');
+    assert.equal(await identity.getAttribute('data-identifier'), last.hash);
+    assert.equal(await page.textContent('#identity-hash'), last.hash);
+    assert.equal(
+      await page.textContent('#identity-commands'),
+      `node bin/ceremony.js audit ceremony-audit --identifier ${last.hash}\n` +
+        'node bin/ceremony.js verify-deployment RPC ceremony-audit/final/manifest.json verifiers.json ' +
+        '--ceremony ceremony-audit',
+    );
+    assert.equal(await page.locator('#identity-legacy').count(), 0, 'a format-2 transcript');
+  });
+});
+
 describe('on the test ceremony: a receipt that fails, in plain words', () => {
+  test(
+    'no downgrade: a transcript of format 1 is refused on the page, which says to use the CLI with its flag',
+    { timeout: 60_000 },
+    async () => {
+      const transcript = path.join(ceremony.dataDir, 'transcript', 'transcript.jsonl');
+      const original = path.join(work, 'format-2-transcript.jsonl');
+      await cp(transcript, original);
+      await rewriteTranscript(ceremony.dataDir, (entries) =>
+        entries.map((entry) => {
+          const { version: _version, ...rest } = entry as typeof entry & { sectionHashes?: unknown };
+          delete rest.sectionHashes;
+          return rest as typeof entry;
+        }),
+      );
+      try {
+        await paste(page, JSON.stringify(ceremony.receiptsOf('alice')[0]));
+        assert.equal((await checked(page)).ok, 'false');
+        const verdict = page.locator('.receipt-verdict');
+        assert.equal(await verdict.getAttribute('data-error-code'), 'transcript.legacy_format');
+        assert.match(
+          (await verdict.textContent())!,
+          joined(
+            '',
+            /The ceremony’s transcript is of the old format 1.*/,
+            /run `ceremony verify-receipt RECEIPTS\.json DIR --allow-legacy-transcript` from your own checkout/,
+          ),
+        );
+        // The page's refresh shows the identity card's warning too.
+        await page.waitForSelector('#identity-legacy', { timeout: 15_000 });
+        await screenshot(page, 'receipt-05-legacy');
+      } finally {
+        await cp(original, transcript);
+      }
+    },
+  );
+
   test('a forged receipt: the signature step fails, in plain words', { timeout: 60_000 }, async () => {
     const [receipt] = ceremony.receiptsOf('alice');
     const forged = { ...receipt!, body: receipt!.body.replace('"alice"', '"mallory"') };

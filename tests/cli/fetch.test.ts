@@ -4,9 +4,11 @@
  * with the auditor's own pin; it never audits itself and names no hash to pin. Refusals: a folder
  * not empty (unless --resume, which keeps what is there and removes partial downloads), an HTTP
  * error (a 404: its code, exit 1), a ceremony.json path that leaves DIR, a coordinator of another
- * ceremony. In-process, with a
- * coordinator's answers altered: a 429 is retried after its Retry-After, a key index that would
- * leave DIR is refused, a queue log that never ends is cut at a million entries.
+ * ceremony, or of other circuits than the auditor's ceremony.json (config.publication_mismatch,
+ * before any file); an auditor's ceremony.json that pins no r1cs is told what the audit needs.
+ * In-process, with a coordinator's answers altered: a 429 is retried after its Retry-After, a key
+ * index that would leave DIR is refused, a queue log that never ends is cut at a million entries,
+ * and an r1cs or a ptau other than the auditor's pins is refused as it arrives, before any key.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -29,6 +31,7 @@ let dataDir: string;
 let work: string;
 let config: string;
 let coordinator: TestCoordinator;
+let devPtauHashValue: string;
 
 const sha256 = async (file: string): Promise<string> =>
   createHash('sha256')
@@ -51,6 +54,7 @@ before(async () => {
   config = path.join(work, 'auditor-ceremony.json');
   await writeFile(config, await readFile(path.join(dataDir, 'ceremony.json')));
   coordinator = await startTestCoordinator({ dataDir, open: false });
+  devPtauHashValue = await devPtauHash();
 });
 
 after(async () => {
@@ -67,7 +71,8 @@ describe('ceremony fetch', () => {
     assert.equal(result.code, 0, result.stderr);
     const out = lines(result.stdout);
     assert.match(out[0]!, /^fetched \d+ files \([\d.]+ MB\) of shielded-pool-phase2-testnet into /);
-    assert.equal(out[1], `next: ceremony audit ${fetched}`);
+    // The audit reads the same ceremony.json: the one given, since it is not the checkout's.
+    assert.equal(out[1], `next: ceremony audit ${fetched} --config ${config}`);
     // The dev ptau is no public file: the auditor is told to pin it, and given no hash to pin.
     assert.match(out[2]!, /no known public file: the audit needs --ptau-hash .*never from this coordinator/);
     assert.doesNotMatch(result.stdout, new RegExp(await devPtauHash()));
@@ -93,13 +98,18 @@ describe('ceremony fetch', () => {
     }
 
     // The fixture's links were made outside the coordinator's lobby, so its queue log (the rules
-    // alone) accepts none of them: the audit is asked about the rest, as of a ceremony without one.
+    // alone) accepts none of them: the audit is asked about the rest, as of a ceremony without one,
+    // which the auditor has to say (--no-queue-log), and the finding says the order is not checked.
     await rm(path.join(fetched, 'transcript', 'queue-log.jsonl'));
-    const audit = await runCli(['audit', fetched, '--ptau-hash', await devPtauHash(), '--quiet'], {
-      timeoutMs: 300_000,
-    });
+    const audit = await runCli(
+      ['audit', fetched, '--no-queue-log', '--config', config, '--ptau-hash', await devPtauHash(), '--quiet'],
+      {
+        timeoutMs: 300_000,
+      },
+    );
     assert.equal(audit.code, 0, audit.stdout + audit.stderr);
     assert.match(audit.stdout, /audit passed/);
+    assert.match(audit.stdout, /^queue log ok: no transcript\/queue-log\.jsonl published, .*NOT checked$/m);
   });
 
   test('refuses a folder that is not empty; --resume keeps the files there and completes the rest', async () => {
@@ -129,10 +139,7 @@ describe('ceremony fetch', () => {
     assert.equal(result.code, 1);
     assert.match(
       result.stderr,
-      new RegExp(
-        '^error \\[fetch\\.http_error\\]: GET /api/transcript \\(transcript/transcript\\.jsonl\\): ' +
-          'HTTP 404 Error Cannot GET ',
-      ),
+      new RegExp('^error \\[fetch\\.http_error\\]: GET /api/ceremony \\(the ceremony\\): HTTP 404 Error Cannot GET '),
     );
     assert.deepEqual(await listFiles(dir), [], 'nothing written');
   });
@@ -153,6 +160,44 @@ describe('ceremony fetch', () => {
       assert.equal(existsSync(dir), false);
     }
     assert.equal(existsSync(path.join(work, 'escaped.ptau')) || existsSync(path.join(work, 'escaped.r1cs')), false);
+  });
+
+  test('refuses a coordinator serving other circuits than the auditor’s, naming the first difference', async () => {
+    const renamed = await configWith('renamed', (raw) => {
+      (raw.circuits as Array<Record<string, unknown>>)[1]!.verifier = 'VerifierOther';
+    });
+    const dir = path.join(work, 'renamed');
+    const result = await runCli(['fetch', coordinator.url, dir, '--config', renamed, '--quiet']);
+    assert.equal(result.code, 1);
+    assert.match(
+      result.stderr,
+      new RegExp(
+        '^error \\[config\\.publication_mismatch\\]: the ceremony the coordinator serves is not your ceremony\\.json ' +
+          '\\(.*renamed\\.json\\): circuit 2 \\("transact21" in yours\\): ' +
+          'its verifier is "VerifierTransact21" in the ' +
+          'ceremony the coordinator serves, "VerifierOther" in yours',
+      ),
+    );
+    assert.deepEqual(await listFiles(dir), [], 'nothing fetched');
+  });
+
+  test('an auditor’s ceremony.json pinning no r1cs: the next steps say what the audit needs', async () => {
+    const unpinned = await configWith('unpinned', (raw) => {
+      for (const circuit of raw.circuits as Array<Record<string, unknown>>) delete circuit.r1csHash;
+    });
+    const result = await runCli([
+      'fetch',
+      coordinator.url,
+      path.join(work, 'unpinned'),
+      '--config',
+      unpinned,
+      '--quiet',
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(
+      result.stdout,
+      /^your ceremony\.json pins no r1cs hash for register, transact21: the audit needs --r1cs-hash CIRCUIT=/m,
+    );
   });
 
   test('refuses a coordinator of another ceremony than the auditor’s ceremony.json', async () => {
@@ -242,6 +287,36 @@ describe('fetchCeremony against altered answers', () => {
     assert.equal(pages, 1000, 'the fetch stops at the cap, not before and not after');
     // Read right after the transcript, before anything is written: nothing at all is left.
     assert.deepEqual(await listFiles(dir), [], 'no queue log, whole or partial, is left');
+  });
+
+  test('forgery 4: an r1cs or ptau other than the auditor’s pins is refused, and no key fetched', async () => {
+    // The coordinator serves another circuit under register's name (here transact21's r1cs).
+    const other = await readFile(path.join(dataDir, 'circuits', 'transact21.r1cs'));
+    const dir = path.join(work, 'forged-r1cs');
+    await assert.rejects(
+      fetchCeremony(coordinator.url, dir, {
+        configFile: config,
+        fetch: altered((route) => (route === '/api/circuits/register/r1cs' ? new Response(other) : undefined)),
+      }),
+      (error) =>
+        isCoordinatorError(error, 'r1cs.hash_mismatch') &&
+        /^the r1cs of register the coordinator serves has BLAKE2b-512 [0-9a-f]{128}; your ceremony\.json pins /.test(
+          error.message,
+        ),
+    );
+    assert.ok(!(await listFiles(dir)).some((file) => file.startsWith('chains/')), 'no key fetched');
+
+    const pinsPtau = await configWith('pins-ptau', (raw) => (raw.ptauHash = 'ab'.repeat(64)));
+    const ptauDir = path.join(work, 'other-ptau');
+    await assert.rejects(
+      fetchCeremony(coordinator.url, ptauDir, { configFile: pinsPtau }),
+      (error) =>
+        isCoordinatorError(error, 'ptau.hash_mismatch') &&
+        new RegExp(`the ptau the coordinator serves has BLAKE2b-512 ${devPtauHashValue}; your ceremony`).test(
+          error.message,
+        ),
+    );
+    assert.ok(!(await listFiles(ptauDir)).some((file) => file.startsWith('chains/')), 'no key fetched');
   });
 
   test('a transcript whose key index would name a path outside DIR is refused', async () => {

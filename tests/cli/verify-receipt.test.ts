@@ -232,24 +232,118 @@ describe('receipts that are in the final keys', () => {
   );
 });
 
-describe('a transcript of format 1 (before section hashes) is still read, and proves less', () => {
-  test('the receipt passes; the bytes read and the fixed sections are said to be left to the audit', async () => {
-    const dir = await publicationCopy('format-1');
-    await rewriteTranscript(dir, (entries) =>
-      entries.map((entry) => {
-        const { version: _version, ...rest } = entry as TranscriptEntry & { sectionHashes?: unknown };
-        delete rest.sectionHashes;
-        return rest as TranscriptEntry;
-      }),
+/** The entry as format 1 wrote it: no version, no section hashes (a coordinator downgrading its record). */
+function asFormat1(entry: TranscriptEntry): TranscriptEntry {
+  const { version: _version, ...rest } = entry as TranscriptEntry & { sectionHashes?: unknown };
+  delete rest.sectionHashes;
+  return rest as TranscriptEntry;
+}
+
+/** A copy of the publication whose final key of register has IC[0] replaced by IC[1], recorded in its transcript. */
+async function publicationWithChangedIc(name: string): Promise<string> {
+  const dir = await publicationCopy(name);
+  const finalKey = path.join(dir, 'final', 'register.zkey');
+  const ic = (await readZkeyInfo(finalKey)).sections.get(SECTION.ic)!;
+  await copyBytesWithin(finalKey, ic.offset, ic.offset + 64, 64);
+  await recordFinalKey(dir);
+  return dir;
+}
+
+describe('no downgrade: format 1 is refused unless --allow-legacy-transcript, which says what it leaves', () => {
+  test('forgery: a format-1 ceremony whose final key’s IC was altered is refused', { timeout: 60_000 }, async () => {
+    const dir = await publicationWithChangedIc('format-1-ic');
+    await rewriteTranscript(dir, (entries) => entries.map(asFormat1));
+    await assertRegisterReceiptFails(
+      'bob',
+      dir,
+      'transcript.legacy_format',
+      joined(
+        '',
+        /the transcript the publication .* serves is of format 1, from before section hashes: its entries commit /,
+        /to 36 keys \(contribution 0 of register, .*\) by whole-file hash only, .*a new ceremony never writes it\. /,
+        /To check it with what format 1 can prove, run `ceremony verify-receipt RECEIPTS\.json DIR /,
+        /--allow-legacy-transcript` from your own checkout/,
+      ),
     );
-    const result = await verifyRegisterReceipt('alice', 'alice-format-1.json', dir);
-    assert.equal(result.code, 0, result.stdout + result.stderr);
-    assert.match(result.stdout, /^register #1 \(alice\) ok: included in the final key of register at position 1$/m);
-    assert.doesNotMatch(result.stdout, /IC, α, β, γ and other sections no contribution changes/);
-    assert.match(result.stdout, /^ {2}- that the bytes this check read are the ones the coordinator recorded/m);
-    assert.match(result.stdout, /^ {2}- that the key's sections other than δ, L, H and its history, and its α, β, γ/m);
-    assert.match(result.stderr, /not checked: the transcript is of format 1 \(no section hashes\); left to the audit/);
-    assert.match(result.stderr, /records 2 to 3: every proof of knowledge and δ step verified/);
+    // Allowed, the receipt passes (the IC is not checked), and the verdict says what was not proven.
+    const receipts = await receiptsFile('bob-format-1.json', register(ceremony.receiptsOf('bob')));
+    const allowed = await runCli(['verify-receipt', receipts, dir, '--allow-legacy-transcript']);
+    assert.equal(allowed.code, 0, allowed.stdout + allowed.stderr);
+    assert.match(
+      allowed.stdout,
+      joined(
+        'm',
+        /^register #2 \(bob\) ok: included in the final key of register at position 2 \(LEGACY transcript, allowed: /,
+        /the bytes read NOT held to the transcript; the key's fixed sections and α, β, γ NOT checked against /,
+        /contribution 0's: format-1 entries hash whole files only\)$/,
+      ),
+    );
+    assert.match(allowed.stdout, /^NOT proven \(a legacy transcript, read with --allow-legacy-transcript\):$/m);
+    assert.doesNotMatch(allowed.stdout, /IC, α, β, γ and other sections no contribution changes/);
+    assert.match(allowed.stdout, /^ {2}- that the bytes this check read are the ones the coordinator recorded/m);
+    assert.match(allowed.stderr, /not checked: the transcript is of format 1 \(no section hashes\); left to the audit/);
+  });
+
+  test(
+    'forgery: a mixed transcript (format-1 inits, then format 2) skipped contribution 0’s check, and is refused',
+    { timeout: 60_000 },
+    async () => {
+      const dir = await publicationWithChangedIc('mixed-ic');
+      await rewriteTranscript(dir, (entries) => entries.map((e) => (e.type === 'init' ? asFormat1(e) : e)));
+      await assertRegisterReceiptFails(
+        'bob',
+        dir,
+        'transcript.mixed_format',
+        joined(
+          '',
+          /the transcript the publication .* serves mixes formats: entries of format 1 commit to 9 keys /,
+          /\(contribution 0 of register, .*\) by whole-file hash only, and format-2 entries follow them, .*/,
+          /\(the check against contribution 0 would be skipped\)/,
+        ),
+      );
+      const receipts = await receiptsFile('bob-mixed.json', register(ceremony.receiptsOf('bob')));
+      const allowed = await runCli(['verify-receipt', receipts, dir, '--allow-legacy-transcript', '--json']);
+      assert.equal(allowed.code, 0, allowed.stdout + allowed.stderr);
+      const [verdict] = JSON.parse(allowed.stdout).receipts;
+      // The final key's own bytes are bound (its entry is format 2); contribution 0's sections are not.
+      assert.deepEqual(verdict.unproven, ["the key's fixed sections and α, β, γ NOT checked against contribution 0's"]);
+      assert.match(verdict.message, /\(LEGACY transcript, allowed: the key's fixed sections .* NOT checked/);
+    },
+  );
+});
+
+describe('--identifier: the ceremony identifier compared out of band', () => {
+  test('the transcript of that identifier passes and says so; another view ends the command', async () => {
+    const transcriptLines = (await readFile(path.join(published, 'transcript', 'transcript.jsonl'), 'utf8'))
+      .trim()
+      .split('\n');
+    const last = JSON.parse(transcriptLines.at(-1)!) as TranscriptEntry;
+    const receipts = await receiptsFile('alice-identified.json', register(ceremony.receiptsOf('alice')));
+    const same = await runCli(['verify-receipt', receipts, published, '--identifier', last.hash]);
+    assert.equal(same.code, 0, same.stdout + same.stderr);
+    assert.equal(
+      same.stdout.trim().split('\n').at(-1),
+      `ceremony identifier: ${last.hash} (the hash of transcript entry ${last.seq}, its last: finalised), ` +
+        'the one given with --identifier',
+    );
+    // Another view of the ceremony (here, as it stood before finalisation) is not the one compared.
+    const earlier = await publicationCopy('earlier-view');
+    await rewriteTranscript(earlier, (entries) => entries.filter((e) => e.type !== 'finalised'));
+    const other = await runCli(['verify-receipt', receipts, earlier, '--identifier', last.hash]);
+    assert.equal(other.code, 1, other.stdout + other.stderr);
+    assert.equal(other.stdout, '', 'no verdict for another ceremony');
+    assert.match(
+      other.stderr,
+      joined(
+        'm',
+        /^error \[transcript\.identifier_mismatch\]: the transcript the publication .* serves is not the ceremony /,
+        new RegExp(`whose identifier you gave \\(--identifier ${last.hash}\\): its identifier is [0-9a-f]{128} `),
+        /\(the hash of entry \d+, its last\), and no entry has the hash given$/,
+      ),
+    );
+    const malformed = await runCli(['verify-receipt', receipts, published, '--identifier', 'xyz']);
+    assert.equal(malformed.code, 2);
+    assert.match(malformed.stderr, /^error \[usage\.invalid_arguments\]: --identifier takes the ceremony identifier/m);
   });
 });
 

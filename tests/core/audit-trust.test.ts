@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { copyFile, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
-import { auditCeremony, type AuditReport } from '../../core/audit/audit-ceremony.ts';
+import { auditCeremony, type AuditOptions, type AuditReport } from '../../core/audit/audit-ceremony.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
@@ -31,6 +31,7 @@ import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
 import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';
 import {
+  auditorConfigOf,
   copyCeremony,
   devPtauHash,
   finalisedCeremony,
@@ -44,9 +45,32 @@ import { runCli, type CliResult } from '../helpers/run-cli.ts';
 import { rewriteTranscript } from '../helpers/forge-transcript.ts';
 import type { TranscriptEntry } from '../../core/transcript/transcript.ts';
 
-/** `ceremony audit DIR --quiet --ptau-hash <the dev ptau's hash>`, with `options`. */
+/**
+ * `ceremony audit DIR --quiet --ptau-hash <the dev ptau's hash>`, with `options`, the auditor's
+ * ceremony.json the untouched ceremony's.
+ */
 async function auditPinned(dir: string, ...options: string[]): Promise<CliResult> {
-  return runCli(['audit', dir, '--quiet', '--ptau-hash', await devPtauHash(), ...options]);
+  const config = auditorConfigOf(published.dataDir);
+  return runCli([
+    'audit',
+    dir,
+    '--no-queue-log',
+    '--config',
+    config,
+    '--quiet',
+    '--ptau-hash',
+    await devPtauHash(),
+    ...options,
+  ]);
+}
+
+/** The audit of `dir` whose auditor's ceremony.json is the untouched ceremony's. */
+async function audit(dir: string, options: Omit<AuditOptions, 'auditorConfig'>): Promise<AuditReport> {
+  return auditCeremony(dir, undefined, {
+    auditorConfig: auditorConfigOf(published.dataDir),
+    noQueueLog: true,
+    ...options,
+  });
 }
 
 let published: FinalisedCeremony;
@@ -83,7 +107,7 @@ async function editConfig(dir: string, edit: (config: Record<string, any>) => vo
 
 test('an unpinned ptau fails the audit at once (exit 1), showing its BLAKE2b-512 and how to pin it', async () => {
   const hash = await devPtauHash();
-  const result = await runCli(['audit', published.dataDir, '--quiet']);
+  const result = await runCli(['audit', published.dataDir, '--config', auditorConfigOf(published.dataDir), '--quiet']);
   assert.equal(result.code, 1, result.stdout + result.stderr);
   assert.match(
     result.stdout,
@@ -97,12 +121,13 @@ test('an unpinned ptau fails the audit at once (exit 1), showing its BLAKE2b-512
   assert.doesNotMatch(result.stdout, /^(inputs|transcript|register) /m, 'nothing is checked against an unpinned ptau');
   assert.match(result.stdout, /^audit FAILED: 1 problem$/m);
   // The report still carries the ptau's hash, marked unpinned, and every r1cs's hash.
-  const report = await auditCeremony(published.dataDir);
+  const report = await audit(published.dataDir, {});
   assert.deepEqual(report.ptau, {
     path: 'ptau/dev-pot10-insecure.ptau',
     blake2b512: hash,
     pinned: false,
     pinnedByAuditor: false,
+    pinnedByConfig: false,
     insecure: true,
   });
   assert.ok(
@@ -114,7 +139,7 @@ test(
   'a ptau other than the pinned one fails (audit.ptau_hash_mismatch); a ' + 'malformed pin is a usage error',
   async () => {
     const other = 'ab'.repeat(64);
-    const report = await auditCeremony(published.dataDir, undefined, { ptauHash: other });
+    const report = await audit(published.dataDir, { ptauHash: other });
     assert.equal(report.ok, false);
     assert.equal(finding(report, 'ptau').code, 'audit.ptau_hash_mismatch');
     assert.match(
@@ -129,7 +154,10 @@ test(
 
 test("a pinned development ptau passes, marked INSECURE; b2sum's whole line is accepted as the pin", async () => {
   const line = `${(await devPtauHash()).toUpperCase()}  ptau/dev-pot10-insecure.ptau`;
-  const result = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', line]);
+  const result = await runCli([
+    ...['audit', published.dataDir, '--no-queue-log', '--config', auditorConfigOf(published.dataDir), '--quiet'],
+    ...['--ptau-hash', line],
+  ]);
   assert.equal(result.code, 0, result.stdout + result.stderr);
   assert.match(result.stdout, /^ptau ok: .* pinned by the auditor \(--ptau-hash\); INSECURE: the development ptau/m);
   assert.match(result.stdout, /^ptau sections ok: /m);
@@ -164,13 +192,13 @@ test(
             : e,
         ),
     );
-    const report = await auditCeremony(dir, undefined, { ptauHash: await devPtauHash() });
+    const report = await audit(dir, { ptauHash: await devPtauHash() });
     assert.equal(report.ok, false);
     const register = finding(report, 'register');
     assert.equal(register.code, 'audit.too_few_contributions');
     assert.match(
       register.summary,
-      /circuit register was finalised with 0 contributions; ceremony\.json requires at least 1/,
+      /circuit register was finalised with 0 contributions; your ceremony\.json requires at least 1/,
     );
     assert.deepEqual(
       report.findings.filter((f) => !f.ok).map((f) => f.subject),
@@ -179,17 +207,22 @@ test(
   },
 );
 
-test('minContributions in ceremony.json: chains finalised with fewer fail, each named', async () => {
+test('minContributions in the auditor’s ceremony.json: chains finalised with fewer fail, each named', async () => {
   const dir = await copy();
   await editConfig(dir, (config) => {
     config.minContributions = 3;
   });
-  const report = await auditCeremony(dir, undefined, { ptauHash: await devPtauHash() });
+  // The auditor's own asks for 3 (and the publication's says so too: it may not say otherwise).
+  const report = await auditCeremony(dir, undefined, {
+    noQueueLog: true,
+    auditorConfig: auditorConfigOf(dir),
+    ptauHash: await devPtauHash(),
+  });
   for (const { name } of published.circuits) {
     assert.equal(finding(report, name).code, 'audit.too_few_contributions', name);
     assert.match(
       finding(report, name).summary,
-      new RegExp(`circuit ${name} was finalised with 2 contributions; ceremony\\.json requires at least 3`),
+      new RegExp(`circuit ${name} was finalised with 2 contributions; your ceremony\\.json requires at least 3`),
     );
   }
   assert.ok(report.circuits.every((c) => c.minContributions === 3));
@@ -205,7 +238,7 @@ test('--min-contributions: the auditor’s own minimum holds when it is higher t
     strict.stdout,
     /finalised with 2 contributions; the auditor \(--min-contributions\) requires at least 3/,
   );
-  const usage = await runCli(['audit', published.dataDir, '--min-contributions', '0']);
+  const usage = await auditPinned(published.dataDir, '--min-contributions', '0');
   assert.equal(usage.code, 2);
   assert.match(usage.stderr, /--min-contributions takes a whole number from 1, not "0"/);
 });
@@ -217,7 +250,12 @@ test('an r1cs pinned in ceremony.json or by the auditor must have that hash (r1c
   await editConfig(dir, (raw) => {
     raw.circuits[0].r1csHash = 'cd'.repeat(64);
   });
-  const wrongInConfig = await auditCeremony(dir, undefined, { ptauHash: await devPtauHash() });
+  // The auditor's own ceremony.json pins another register (the publication's says the same).
+  const wrongInConfig = await auditCeremony(dir, undefined, {
+    noQueueLog: true,
+    auditorConfig: auditorConfigOf(dir),
+    ptauHash: await devPtauHash(),
+  });
   assert.equal(finding(wrongInConfig, 'inputs').code, 'r1cs.hash_mismatch');
   assert.match(
     finding(wrongInConfig, 'inputs').summary,
@@ -227,7 +265,7 @@ test('an r1cs pinned in ceremony.json or by the auditor must have that hash (r1c
   await editConfig(dir, (raw) => {
     raw.circuits[0].r1csHash = registerHash;
   });
-  const wrongByAuditor = await auditCeremony(dir, undefined, {
+  const wrongByAuditor = await audit(dir, {
     ptauHash: await devPtauHash(),
     r1csHashes: { transact21: 'ef'.repeat(64) },
   });
@@ -250,14 +288,13 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
   const config = await loadCeremonyConfig(dir);
   const registerHash = await hashFile(config.circuits[0]!.r1csPath);
   const transact21Hash = await hashFile(config.circuits[1]!.r1csPath);
-  await editConfig(dir, (raw) => {
-    raw.circuits[0].r1csHash = registerHash;
-  });
-  const result = await auditPinned(dir, '--json', '--r1cs-hash', `transact21=${transact21Hash}`);
+  // --recheck-ptau: an earlier run of this file remembered the ptau; this one lists what it checks.
+  const result = await auditPinned(dir, '--json', '--recheck-ptau', '--r1cs-hash', `transact21=${transact21Hash}`);
   assert.equal(result.code, 0, result.stdout + result.stderr);
   const json = JSON.parse(result.stdout);
   assert.equal(json.format, 'ceremony-audit');
-  assert.equal(json.version, 2);
+  assert.equal(json.version, 3);
+  assert.equal(json.auditorConfig, auditorConfigOf(published.dataDir));
   assert.equal(json.ok, true);
   assert.equal(json.finalised, true);
   assert.equal(json.inProgress, undefined);
@@ -266,6 +303,7 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
   assert.deepEqual(
     json.findings.map((f: { subject: string }) => f.subject),
     [
+      'config',
       'ptau',
       'inputs',
       'ptau sections',
@@ -283,6 +321,7 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
       blake2b512: await devPtauHash(),
       pinned: true,
       pinnedByAuditor: true,
+      pinnedByConfig: false,
       insecure: true,
       sectionsChecked: undefined,
     },
@@ -291,10 +330,14 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
     json.ptau.sectionsChecked.some((s: string) => /^section 12 \(λ\) at 2\^10, odd points \(H\)/.test(s)),
     json.ptau.sectionsChecked.join('\n'),
   );
-  // Who pinned what, kept apart: ceremony.json's pin is the coordinator's word, not the auditor's.
+  // Who pinned what: the auditor's ceremony.json (which the publication's equals) and --r1cs-hash.
   assert.match(
     json.findings.find((f: { subject: string }) => f.subject === 'inputs').summary,
-    /\(1 pinned by you \(--r1cs-hash\), 1 only by ceremony\.json, the coordinator's word\)/,
+    /\(every one pinned: 2 by your ceremony\.json, 1 by --r1cs-hash\)/,
+  );
+  assert.deepEqual(
+    json.circuits.map((c: { check: string }) => c.check),
+    ['every-link', 'every-link'],
   );
   assert.deepEqual(json.circuits[0].r1cs, {
     path: 'circuits/register.r1cs',
@@ -304,7 +347,7 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
   assert.deepEqual(json.circuits[1].r1cs, {
     path: 'circuits/transact21.r1cs',
     blake2b512: transact21Hash,
-    pinnedBy: ['auditor'],
+    pinnedBy: ['ceremony.json', 'auditor'],
   });
   const transcript = (await readFile(ceremonyPaths(dir).transcriptPath, 'utf8'))
     .trim()
@@ -355,7 +398,7 @@ test('the text output lists every contribution with its full hash, so a contribu
     );
   }
   assert.match(result.stdout, /^r1cs \(BLAKE2b-512\):$/m);
-  assert.match(result.stdout, /^  register circuits\/register\.r1cs [0-9a-f]{128}$/m);
+  assert.match(result.stdout, /^ {2}register circuits\/register\.r1cs [0-9a-f]{128} {2}pinned by ceremony\.json$/m);
 });
 
 /**
@@ -397,7 +440,13 @@ async function auditCeremonyOnForgedPtau(
   await contributeLocally(dir, 'register', 'alice');
   await finaliseCeremony(dir, { beaconHex: TEST_BEACON, iterationsExp: TEST_BEACON_ITERATIONS });
   const events: ProgressEvent[] = [];
-  const report = await auditCeremony(dir, (event) => events.push(event), { ptauHash: await hashFile(config.ptauPath) });
+  // The test is the auditor of the ceremony it built: its own ceremony.json, the register it compiled.
+  const report = await auditCeremony(dir, (event) => events.push(event), {
+    noQueueLog: true,
+    auditorConfig: auditorConfigOf(dir),
+    ptauHash: await hashFile(config.ptauPath),
+    r1csHashes: { register: await hashFile(config.circuits[0]!.r1csPath) },
+  });
   return { report, level, events };
 }
 
@@ -417,7 +466,7 @@ test(
     // Nothing after it is checked: contribution 0 means nothing on such a ptau.
     assert.deepEqual(
       report.findings.map((f) => f.subject),
-      ['ptau', 'inputs', 'ptau sections'],
+      ['config', 'ptau', 'inputs', 'ptau sections'],
     );
   },
 );

@@ -12,6 +12,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import {
+  auditorConfigOf,
   copyCeremony,
   devPtauHash,
   finalisedCeremony,
@@ -32,14 +33,56 @@ import type { CeremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 let published: FinalisedCeremony;
 const copies: string[] = [];
 
+/**
+ * What the `final-key` audit of a forged ceremony may pass that the default (link-by-link) audit
+ * fails: `circuit`, whose forgery lies in a key between only (its L or H), which that mode does not
+ * check (docs/audit.md): its verdict must say so.
+ */
+interface FinalKeyGap {
+  circuit: string;
+}
+
+/**
+ * Copies the ceremony, tampers with it, and audits it by default (link by link), returning that
+ * report; the same forged copy is then audited with `chainCheck: 'final-key'` too ("Honesty":
+ * that mode must fail the same findings with the same codes, but for a declared `gap`).
+ */
 async function tamperedCeremony(
   tamper: (dir: string) => Promise<void>,
-  options: Omit<AuditOptions, 'ptauHash'> = {},
+  options: Omit<AuditOptions, 'ptauHash' | 'auditorConfig' | 'chainCheck'> = {},
+  gap?: FinalKeyGap,
 ): Promise<AuditReport> {
   const dir = await copyCeremony(published.dataDir);
   copies.push(dir);
   await tamper(dir);
-  return auditCeremony(dir, undefined, { ...options, ptauHash: await devPtauHash() });
+  // The auditor's ceremony.json is the untouched ceremony's.
+  const audit = async (chainCheck: 'every-link' | 'final-key') =>
+    auditCeremony(dir, undefined, {
+      ...options,
+      chainCheck,
+      noQueueLog: true,
+      auditorConfig: auditorConfigOf(published.dataDir),
+      ptauHash: await devPtauHash(),
+    });
+  const everyLink = await audit('every-link');
+  const finalKey = await audit('final-key');
+  assertAsHonest(everyLink, finalKey, gap);
+  return everyLink;
+}
+
+/** Each finding the link-by-link audit fails, the final-key one fails with the same code (but a declared gap). */
+function assertAsHonest(everyLink: AuditReport, finalKey: AuditReport, gap?: FinalKeyGap): void {
+  const codes = (report: AuditReport) =>
+    report.findings.filter((f) => !f.ok).map((f) => `${f.subject} ${f.code ?? f.summary.slice(0, 40)}`);
+  if (!gap) {
+    assert.deepEqual(codes(finalKey), codes(everyLink), 'the final-key audit fails what the link-by-link one fails');
+    return;
+  }
+  assert.ok(failed(everyLink).includes(gap.circuit));
+  const passed = finalKey.findings.find((f) => f.subject === gap.circuit)!;
+  assert.equal(passed.ok, true, 'the declared gap: the final-key audit does not check the L and H of a key between');
+  assert.match(passed.summary, /--final-key: .*their L and H NOT checked/);
+  assert.equal(finalKey.circuits.find((c) => c.name === gap.circuit)!.check, 'final-key');
 }
 
 async function flipByte(file: string, offset: number): Promise<void> {
@@ -91,11 +134,22 @@ after(() => cleanUp(...copies));
 
 test('the nine circuits untouched pass (CLI, exit 0); CEREMONY_STAGE_TIMES=1 prints stage times', async () => {
   const nine = await finalisedCeremony();
-  const result = await runCli(['audit', nine.dataDir, '--quiet', '--ptau-hash', await devPtauHash()], {
-    env: { CEREMONY_STAGE_TIMES: '1' },
-  });
+  // Run from the checkout with no --config: its ceremony-data/ceremony.json is the auditor's, and pins every r1cs.
+  const result = await runCli(
+    ['audit', nine.dataDir, '--no-queue-log', '--quiet', '--ptau-hash', await devPtauHash()],
+    {
+      env: { CEREMONY_STAGE_TIMES: '1' },
+    },
+  );
   assert.equal(result.code, 0, result.stdout + result.stderr);
-  assert.match(result.stdout, /^manifest ok: 9 verifiers match the final keys$/m);
+  assert.match(
+    result.stdout,
+    new RegExp(
+      '^manifest ok: 9 verifiers match the final keys; final/compiler\\.json \\(solc 0\\.8\\.\\d+ \\{.*\\}\\) and ' +
+        'the 9 verifier sources are the ones the transcript commits, each the verifier of its final key$',
+      'm',
+    ),
+  );
   // Where the beacon came from is not proven (no announcement), and the report says so.
   assert.match(result.stdout, /^beacon ok: NOT committed to in advance: the transcript announces no beacon/m);
   assert.match(result.stdout, /^ {2}\(each beacon as the transcript states it: the beacon finding above says/m);
@@ -186,7 +240,16 @@ test('one digit changed in the manifest fails the manifest', async () => {
     );
   });
   assert.deepEqual(failed(report), ['manifest']);
-  const cli = await runCli(['audit', copies.at(-1)!, '--quiet', '--ptau-hash', await devPtauHash()]);
+  const cli = await runCli([
+    'audit',
+    copies.at(-1)!,
+    '--no-queue-log',
+    '--config',
+    auditorConfigOf(published.dataDir),
+    '--quiet',
+    '--ptau-hash',
+    await devPtauHash(),
+  ]);
   assert.equal(cli.code, 1);
   assert.match(cli.stdout, /^manifest FAIL: /m);
   assert.match(cli.stdout, /^audit FAILED: 1 problem$/m);
@@ -199,22 +262,34 @@ function forgedKeyWithMatchingTranscript(
   section: number,
   point: number,
   isEntry: (entry: TranscriptEntry) => boolean,
+  gap?: FinalKeyGap,
 ) {
-  return tamperedCeremony(async (dir) => {
-    const paths = ceremonyPaths(dir);
-    const file = paths.zkeyPath(circuit, index);
-    await replacePoint(file, section, point);
-    const hashes = await hashKeyFile(file, 'the forged key');
-    await rewriteTranscript(paths, (entry) => {
-      if (isEntry(entry) && 'fileHash' in entry) Object.assign(entry, hashes);
-    });
-  });
+  return tamperedCeremony(
+    async (dir) => {
+      const paths = ceremonyPaths(dir);
+      const file = paths.zkeyPath(circuit, index);
+      await replacePoint(file, section, point);
+      const hashes = await hashKeyFile(file, 'the forged key');
+      await rewriteTranscript(paths, (entry) => {
+        if (isEntry(entry) && 'fileHash' in entry) Object.assign(entry, hashes);
+      });
+    },
+    {},
+    gap,
+  );
 }
 
 test('a forged link is caught even when the transcript was rewritten to match it', async () => {
-  const report = await forgedKeyWithMatchingTranscript('transact21', 2, SECTION.l, 0, (entry) => {
-    return entry.type === 'contribution' && entry.circuit === 'transact21' && entry.index === 2;
-  });
+  // A key between, forged after the fact: the final key still descends from every contribution, and
+  // --final-key (which reads only the final key's L and H) passes it, saying it did not check this.
+  const report = await forgedKeyWithMatchingTranscript(
+    'transact21',
+    2,
+    SECTION.l,
+    0,
+    (entry) => entry.type === 'contribution' && entry.circuit === 'transact21' && entry.index === 2,
+    { circuit: 'transact21' },
+  );
   assert.deepEqual(
     failed(report).filter((s) => s !== 'manifest'),
     ['transact21'],
@@ -342,7 +417,16 @@ test('a transcript cut before `finalised` fails with audit.not_finalised, exit 1
   assert.equal(finding.code, 'audit.not_finalised');
   assert.match(finding.summary, /the transcript has no `finalised` entry/);
   assert.doesNotMatch(finding.summary, /no final key/);
-  const cli = await runCli(['audit', copies.at(-1)!, '--quiet', '--ptau-hash', await devPtauHash()]);
+  const cli = await runCli([
+    'audit',
+    copies.at(-1)!,
+    '--no-queue-log',
+    '--config',
+    auditorConfigOf(published.dataDir),
+    '--quiet',
+    '--ptau-hash',
+    await devPtauHash(),
+  ]);
   assert.equal(cli.code, 1);
   assert.match(cli.stdout, /^finalisation FAIL: \[audit\.not_finalised\] the ceremony is not finished: /m);
 });
@@ -357,7 +441,17 @@ test('a transcript cut before the beacon lines names every circuit without a fin
     new RegExp(`no final key \\(beacon\\) for ${published.circuits.map((c) => c.name).join(', ')}`),
   );
   // With --in-progress the same folder is a running ceremony: it passes, and its last line says it is not finished.
-  const cli = await runCli(['audit', copies.at(-1)!, '--quiet', '--in-progress', '--ptau-hash', await devPtauHash()]);
+  const cli = await runCli([
+    'audit',
+    copies.at(-1)!,
+    '--no-queue-log',
+    '--config',
+    auditorConfigOf(published.dataDir),
+    '--quiet',
+    '--in-progress',
+    '--ptau-hash',
+    await devPtauHash(),
+  ]);
   assert.equal(cli.code, 0, cli.stdout + cli.stderr);
   assert.match(
     cli.stdout.trim().split('\n').at(-1)!,
@@ -384,9 +478,23 @@ test('the audit prints the hash of the last transcript entry as the ceremony ide
   const last = JSON.parse(
     (await readFile(ceremonyPaths(published.dataDir).transcriptPath, 'utf8')).trim().split('\n').at(-1)!,
   );
-  const report = await auditCeremony(published.dataDir, undefined, { ptauHash: await devPtauHash() });
+  const auditorConfig = auditorConfigOf(published.dataDir);
+  const report = await auditCeremony(published.dataDir, undefined, {
+    auditorConfig,
+    noQueueLog: true,
+    ptauHash: await devPtauHash(),
+  });
   assert.deepEqual(report.identifier, { hash: last.hash, seq: last.seq, type: 'finalised' });
-  const cli = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', await devPtauHash()]);
+  const cli = await runCli([
+    'audit',
+    published.dataDir,
+    '--no-queue-log',
+    '--config',
+    auditorConfig,
+    '--quiet',
+    '--ptau-hash',
+    await devPtauHash(),
+  ]);
   assert.match(cli.stdout, new RegExp(`^ceremony identifier: ${last.hash}$`, 'm'));
   assert.match(
     report.findings.find((f) => f.subject === 'transcript')!.summary,

@@ -8,7 +8,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
-import { newCeremonyDir, devPtauHash, TEST_BEACON } from '../fixtures/ceremony-fixture.ts';
+import {
+  auditorConfigOf,
+  newCeremonyDir,
+  devPtauHash,
+  projectCircuit,
+  TEST_BEACON,
+} from '../fixtures/ceremony-fixture.ts';
 import { freePort, startAnvil, type AnvilNode } from '../helpers/anvil.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
@@ -20,9 +26,7 @@ import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import { runCli } from '../helpers/run-cli.ts';
 
-const REGISTER_ONLY = {
-  circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
-};
+const REGISTER_ONLY = { circuits: [projectCircuit('register')] };
 const ANVIL_CHAIN_ID = 31337;
 
 const dirs: string[] = [];
@@ -118,16 +122,27 @@ test('an announced future block closes contributions, is the beacon once confirm
   assert.equal(state.chains.get('register')!.beacon!.beacon, hash, "the final key's beacon is the block's hash");
 
   const ptauHash = await devPtauHash();
-  const unchecked = await auditCeremony(dir, undefined, { ptauHash });
+  const auditorConfig = auditorConfigOf(dir);
+  const unchecked = await auditCeremony(dir, undefined, { auditorConfig, noQueueLog: true, ptauHash });
   assert.equal(unchecked.ok, true);
   assert.match(beaconOf(unchecked).summary, /NOT CHECKED against the chain: audit with --beacon-rpc/);
 
-  const checked = await auditCeremony(dir, undefined, { ptauHash, beaconRpcUrl: anvil.rpcUrl });
+  const checked = await auditCeremony(dir, undefined, {
+    auditorConfig,
+    noQueueLog: true,
+    ptauHash,
+    beaconRpcUrl: anvil.rpcUrl,
+  });
   assert.equal(checked.ok, true, JSON.stringify(checked.findings));
   assert.equal(beaconOf(checked).ok, true);
   assert.ok(beaconOf(checked).summary.includes(`that block's hash 0x${hash}`), beaconOf(checked).summary);
 
-  const wrongChain = await auditCeremony(dir, undefined, { ptauHash, beaconRpcUrl: otherChain.rpcUrl });
+  const wrongChain = await auditCeremony(dir, undefined, {
+    noQueueLog: true,
+    auditorConfig,
+    ptauHash,
+    beaconRpcUrl: otherChain.rpcUrl,
+  });
   assert.equal(wrongChain.ok, false);
   assert.equal(beaconOf(wrongChain).code, 'beacon.wrong_chain');
 });
@@ -147,7 +162,12 @@ test('a beacon other than the announced block hash: refused by finalise over RPC
   );
   // Without an endpoint finalise takes the coordinator's value: the audit is where it is caught.
   await finaliseCeremony(dir, { beacon: TEST_BEACON });
-  const report = await auditCeremony(dir, undefined, { ptauHash: await devPtauHash(), beaconRpcUrl: anvil.rpcUrl });
+  const report = await auditCeremony(dir, undefined, {
+    noQueueLog: true,
+    auditorConfig: auditorConfigOf(dir),
+    ptauHash: await devPtauHash(),
+    beaconRpcUrl: anvil.rpcUrl,
+  });
   assert.equal(report.ok, false);
   const finding = beaconOf(report);
   assert.equal(finding.code, 'audit.beacon_not_announced');

@@ -1,6 +1,7 @@
 /**
  * The project's test circuits: the committed r1cs files are what circom2 makes of the committed
- * sources, and each has the spec's name, verifier and public-input count.
+ * sources, each has the spec's name, verifier and public-input count, and ceremony.json pins each
+ * by its hash (the pin an auditor's checkout holds).
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import { PROJECT_DATA_DIR } from '../fixtures/ceremony-fixture.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { compileCircuit } from '../../core/setup/compile-circuit.ts';
 import { readR1csSummary } from '../../core/setup/r1cs-header.ts';
+import { hashFile } from '../../core/crypto/file-hash.ts';
 
 const SPEC = [
   ['register', 'VerifierRegister', 6],
@@ -67,4 +69,18 @@ test('compiling the sources with circom2 reproduces the committed r1cs byte for 
       );
     }),
   );
+});
+
+test('ceremony.json pins every committed r1cs by its BLAKE2b-512, and no pin is stale', async () => {
+  // The auditor's checkout holds this file: an r1cs it does not pin makes every audit fail
+  // (audit.r1cs_unpinned), and a stale pin makes init and the audit refuse the committed circuit.
+  const config = await loadCeremonyConfig(PROJECT_DATA_DIR);
+  for (const circuit of config.circuits) {
+    assert.ok(circuit.r1csHash, `${circuit.name} has no r1csHash in ceremony-data/ceremony.json`);
+    assert.equal(
+      await hashFile(circuit.r1csPath),
+      circuit.r1csHash,
+      `the r1csHash of ${circuit.name} is stale: set it to what \`b2sum ${circuit.r1cs}\` prints`,
+    );
+  }
 });

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { devPtauHash, newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { auditorConfigOf, devPtauHash, newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
 import { auditCeremony } from '../../core/audit/audit-ceremony.ts';
@@ -79,6 +79,11 @@ test('kill -9 at many points of a contribution run leaves a consistent ceremony'
   const resumed = await runCli(['contribute', 'register', '--name', 'survivor', '--data', dataDir]);
   assert.equal(resumed.code, 0, `the ceremony must go on after the crashes: ${resumed.stderr}`);
   assert.ok((await assertConsistent()) > links);
-  const report = await auditCeremony(dataDir, undefined, { ptauHash: await devPtauHash(), inProgress: true });
+  const report = await auditCeremony(dataDir, undefined, {
+    noQueueLog: true,
+    auditorConfig: auditorConfigOf(dataDir),
+    ptauHash: await devPtauHash(),
+    inProgress: true,
+  });
   assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
 });

@@ -6,8 +6,9 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, readdir, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { devPtau, newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
+import { devPtau, devPtauHash, newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { runCli } from '../helpers/run-cli.ts';
+import { joined } from '../helpers/joined-regex.ts';
 import * as snarkjs from 'snarkjs';
 import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
 import { createDevPtau } from '../../core/ptau/dev-ptau.ts';
@@ -75,6 +76,25 @@ test('the development ptau is marked insecure and refused for a ceremony that is
   const result = await runCli(['init', '--data', dir]);
   assert.equal(result.code, 1);
   assert.match(result.stderr, /error \[ptau\.insecure\]/);
+});
+
+test('a ptau other than the one ceremony.json pins (ptauHash) is refused, and nothing is written', async () => {
+  const dir = await ceremonyDir({ ptauHash: 'ef'.repeat(64) });
+  const refused = await runCli(['init', '--data', dir]);
+  assert.equal(refused.code, 1);
+  assert.match(
+    refused.stderr,
+    joined(
+      'm',
+      /^error \[ptau\.hash_mismatch\]: ptau\/dev-pot10-insecure\.ptau has BLAKE2b-512 [0-9a-f]{128}; /,
+      /ceremony\.json pins (ef){64}$/,
+    ),
+  );
+  assert.deepEqual(await namesInFolder(dir), ['ceremony.json', 'circuits', 'ptau'], 'nothing may be written');
+  const pin = await devPtauHash();
+  await editConfig(dir, (config) => (config.ptauHash = pin.toUpperCase()));
+  const accepted = await runCli(['init', '--data', dir]);
+  assert.equal(accepted.code, 0, accepted.stderr);
 });
 
 test('a ptau that was not prepared for phase 2 is refused', async () => {

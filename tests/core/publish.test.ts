@@ -16,6 +16,7 @@ import { cp, mkdir, mkdtemp, open, readdir, readFile, rm, writeFile, copyFile, s
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
+  auditorConfigOf,
   copyCeremony,
   devPtauHash,
   newCeremonyDir,
@@ -124,7 +125,10 @@ describe('publish to a folder', () => {
   });
 
   test('`ceremony audit OUT` passes on it', async () => {
-    const result = await runCli(['audit', out(), '--quiet', '--ptau-hash', await devPtauHash()]);
+    const result = await runCli([
+      ...['audit', out(), '--no-queue-log', '--config', auditorConfigOf(dataDir), '--quiet'],
+      ...['--ptau-hash', await devPtauHash()],
+    ]);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /^audit passed$/m);
   });
@@ -215,7 +219,11 @@ describe('publish to a tarball', () => {
     assert.deepEqual(await listFiles(root), EXPECTED);
     await assertNothingPlanted(root);
     await assertChecksumsVerify(root);
-    const report = await auditCeremony(root, undefined, { ptauHash: await devPtauHash() });
+    const report = await auditCeremony(root, undefined, {
+      noQueueLog: true,
+      auditorConfig: auditorConfigOf(dataDir),
+      ptauHash: await devPtauHash(),
+    });
     assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
     assert.equal(report.finalised, true);
 
@@ -253,7 +261,7 @@ describe('publish without the ptau', () => {
   });
 
   test('the audit says what is missing and where to get it', async () => {
-    const result = await runCli(['audit', out(), '--quiet']);
+    const result = await runCli(['audit', out(), '--config', auditorConfigOf(dataDir), '--quiet']);
     assert.equal(result.code, 1);
     assert.match(
       result.stdout,
@@ -271,7 +279,7 @@ describe('publish without the ptau', () => {
     const bare = path.join(work, 'without-ptau-or-record');
     await cp(out(), bare, { recursive: true });
     await rm(path.join(bare, 'ptau-source.json'));
-    const result = await runCli(['audit', bare, '--quiet', '--json']);
+    const result = await runCli(['audit', bare, '--config', auditorConfigOf(dataDir), '--quiet', '--json']);
     assert.equal(result.code, 1);
     const report = JSON.parse(result.stdout) as {
       findings: Array<{ subject: string; ok: boolean; code?: string; summary: string }>;
@@ -290,6 +298,8 @@ describe('publish without the ptau', () => {
     const wrong = await runCli([
       'audit',
       out(),
+      '--config',
+      auditorConfigOf(dataDir),
       '--quiet',
       '--ptau',
       path.join(out(), 'circuits', 'register.r1cs'),
@@ -301,7 +311,10 @@ describe('publish without the ptau', () => {
       wrong.stdout,
       /^ptau FAIL: \[chain\.file_hash_mismatch\] .* is not the powers of tau this publication records/m,
     );
-    const right = await runCli(['audit', out(), '--quiet', '--ptau', ptauFile, '--ptau-hash', await devPtauHash()]);
+    const right = await runCli([
+      ...['audit', out(), '--no-queue-log', '--config', auditorConfigOf(dataDir), '--quiet'],
+      ...['--ptau', ptauFile, '--ptau-hash', await devPtauHash()],
+    ]);
     assert.equal(right.code, 0, right.stdout + right.stderr);
     assert.match(right.stdout, /^audit passed$/m);
   });

@@ -8,16 +8,18 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { checkQueueFairness } from '../../core/audit/check-queue-fairness.ts';
+import { checkQueueFairness, queueLogFinding } from '../../core/audit/check-queue-fairness.ts';
+import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
 import { checkQueueLog, queueLogGenesisHash, type QueueLogEntry } from '../../core/queue-log/queue-log-entry.ts';
 import { chainEntryHash } from '../../core/transcript/hash-chain.ts';
 import { Transcript, type TranscriptEntry } from '../../core/transcript/transcript.ts';
 import { makeLobby } from '../server/lobby/lobby-helpers.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
+import { joined } from '../helpers/joined-regex.ts';
 
 const CIRCUITS = ['register', 'transact2', 'transact21'];
 const config = { circuits: CIRCUITS.map((name) => ({ name })) };
@@ -188,6 +190,7 @@ test('a log that disagrees with the transcript fails', () => {
     entries[lastAcceptance]!.type = 'refused';
     entries[lastAcceptance]!.code = 'contribution.invalid';
     entries[lastAcceptance]!.outcome = 'refused';
+    entries[lastAcceptance]!.missedTurns = 2; // a refusal is a missed turn, bob's second (his first: not taken)
     delete entries[lastAcceptance]!.index;
     delete entries[lastAcceptance]!.transcriptHash;
   });
@@ -412,5 +415,112 @@ test('a taken turn missed for a closed stream passes as written, and fails ended
     () => checkQueueFairness(config, tooSoon, []),
     'audit.queue_rule_broken',
     /before 10000 ms had passed since the stream closed/,
+  );
+});
+
+test('a publication without its queue log fails, unless the auditor says the ceremony had none', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'queue-fairness-missing-'));
+  try {
+    const ceremony = { id: 'lobby-test', dataDir: dir, circuits: config.circuits } as unknown as CeremonyConfig;
+    const missing = await queueLogFinding(ceremony);
+    assert.deepEqual([missing.ok, missing.code], [false, 'audit.queue_log_missing']);
+    assert.match(
+      missing.summary,
+      /^\[audit\.queue_log_missing\] no transcript\/queue-log\.jsonl published: .*--no-queue-log$/,
+    );
+    const told = await queueLogFinding(ceremony, { noQueueLog: true });
+    assert.equal(told.ok, true);
+    assert.match(told.summary, /--no-queue-log says the ceremony had none .*: the order of turns is NOT checked$/);
+    // There but unreadable is not "missing", whatever the auditor said.
+    await mkdir(path.join(dir, 'transcript', 'queue-log.jsonl'), { recursive: true });
+    const unreadable = await queueLogFinding(ceremony, { noQueueLog: true });
+    assert.deepEqual([unreadable.ok, unreadable.code], [false, 'queue_log.corrupt']);
+    assert.match(unreadable.summary, /could not be read \(EISDIR\)/);
+  } finally {
+    await cleanUp(dir);
+  }
+});
+
+test('a log of format version 1 (missed turns counted otherwise) is refused, naming the version', () => {
+  assert.throws(
+    () =>
+      rewritten(log, (entries) => {
+        for (const entry of entries) if (entry.type === 'rules') entry.version = 1;
+      }),
+    (error: unknown) =>
+      isCoordinatorError(error, 'queue_log.corrupt') &&
+      /entry 0 .*states format version 1; this release reads version 2 only/.test(error.message),
+  );
+});
+
+/**
+ * The log of the m1/m2 loop (issue 62) as a lobby that applies it writes it: m1 and m2 joined
+ * before `honest`, never take a turn, and poll, so each lapse puts the entry back in its place and
+ * it comes back at once. `counts`: the lapses state missed-turn counts (a forger keeping up with
+ * the count check); `regrant`: the turn goes straight back to the one that just passed it on.
+ */
+function loopLog({ counts, regrant = false }: { counts: boolean; regrant?: boolean }): QueueLogEntry[] {
+  const rules = log.find((e) => e.type === 'rules')!;
+  const { seq: _seq, time: _time, prevHash: _prev, hash: _hash, ...stated } = rules;
+  let t = Date.parse(rules.time);
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const step = (type: string, who: string, fields: Record<string, unknown> = {}) => ({
+    type,
+    circuit: 'register',
+    contributor: who,
+    name: who,
+    time: iso(t),
+    ...fields,
+  });
+  const grant = (who: string) => step('granted', who, { deadline: iso(t + 10 * 60_000), takeBy: iso(t + 30_000) });
+  return rewritten([], (entries) => {
+    entries.push({ ...stated, time: iso(t) });
+    ['m1', 'm2', 'honest'].forEach((who, i) => entries.push(step('join', who, { position: i + 1, via: 'join' })));
+    const missed: Record<string, number> = { m1: 0, m2: 0 };
+    let holder = 'm1';
+    entries.push(grant(holder));
+    for (let round = 0; round < 20; round++) {
+      const next = regrant ? holder : holder === 'm1' ? 'm2' : 'm1';
+      t += 30_001;
+      missed[holder]!++;
+      entries.push(step('lapsed', holder, { taken: false, ...(counts ? { missedTurns: missed[holder] } : {}) }));
+      if (regrant) {
+        t += 1000;
+        entries.push(step('back', holder));
+        entries.push(grant(next));
+      } else {
+        entries.push(grant(next));
+        t += 1000;
+        entries.push(step('back', holder));
+      }
+      holder = next;
+    }
+  });
+}
+
+test('the audit flags the m1/m2 loop: uncounted, back in place twice, or granted before the turn it passed on', () => {
+  const uncounted = loopLog({ counts: false });
+  assertFails(
+    () => checkQueueFairness(config, uncounted, []),
+    'audit.queue_rule_broken',
+    /entry 5 \(lapsed register, m1\): it counts no missed turns; the log counts 1 \(every turn ended without/,
+  );
+  // Counted, each comes back in its place only once: the second untaken turn sends it to the back.
+  const counted = loopLog({ counts: true });
+  assertFails(
+    () => checkQueueFairness(config, counted, []),
+    'audit.queue_rule_broken',
+    /\(back register, m1\): after entry \d+ \(lapsed register, m1\) the rules put the entry back in line/,
+  );
+  // Back in its place, an entry waits for the turn it passed on to end while another could take it.
+  const regranted = loopLog({ counts: true, regrant: true });
+  assertFails(
+    () => checkQueueFairness(config, regranted, []),
+    'audit.turn_out_of_order',
+    joined(
+      '',
+      /\(granted register, m1\) gives the turn to m1, but m1 passed on its last turn here and the circuit's next /,
+      /turn has not ended, while m2 \(in line since entry 2\) could take this one/,
+    ),
   );
 });

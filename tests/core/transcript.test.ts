@@ -8,6 +8,7 @@ import { entryHash, genesisHash, parseTranscript, Transcript } from '../../core/
 import { isCoordinatorError } from '../../core/errors.ts';
 import { chainsFromTranscript } from '../../core/ceremony/open-ceremony.ts';
 import { checkPublicTranscript } from '../../core/receipts/public-transcript.ts';
+import { refuseLegacyTranscript, transcriptFormats } from '../../core/transcript/legacy-transcript.ts';
 
 const HASH = 'ab'.repeat(64);
 const INIT = { type: 'init', circuit: 'register', index: 0, circuitHash: HASH, fileHash: HASH } as const;
@@ -129,6 +130,48 @@ test('format 2: new entries carry version 2 and every key entry its ten section 
   assertCorrupt(chained([{ ...INIT, version: 2, sectionHashes: { ...SECTIONS, '11': HASH } }]));
   assertCorrupt(chained([{ ...INIT, sectionHashes: SECTIONS }]), 'unit-test');
   await cleanup();
+});
+
+test('nothing writes format 1: append stamps version 2, refuses a key entry without section hashes', async () => {
+  const { file, text, cleanup } = await sampleTranscript();
+  const transcript = await Transcript.load(file, 'unit-test');
+  // What a caller outside the types could pass: an entry of format 1, whole-file hashes only.
+  await assert.rejects(
+    transcript.append([{ ...ALICE, index: 3, contributor: 'carol' } as never]),
+    (e: unknown) =>
+      isCoordinatorError(e, 'transcript.corrupt') &&
+      /refusing to append a format-2 contribution entry without its section hashes/.test(e.message),
+  );
+  assert.equal(await readFile(file, 'utf8'), text, 'the file is as it was');
+  const [written] = await transcript.append([
+    { ...ALICE, index: 3, contributor: 'carol', sectionHashes: SECTIONS, version: 1 } as never,
+  ]);
+  assert.equal(written!.version, 2, 'the version a caller passes is not the one written');
+  await cleanup();
+});
+
+test('legacy formats: a transcript of format 1, or format 1 then 2, is told apart from format 2', () => {
+  const legacy = parseTranscript(chained([INIT, ALICE]), 'unit-test');
+  const mixed = parseTranscript(chained([INIT, { ...ALICE, version: 2, sectionHashes: SECTIONS }]), 'unit-test');
+  const current = parseTranscript(uncheckedTranscript([INIT, ALICE]), 'unit-test');
+  assert.deepEqual(transcriptFormats(legacy), {
+    kind: 'legacy',
+    legacyKeys: 2,
+    legacyKeyNames: ['contribution 0 of register', 'contribution 1 of register'],
+  });
+  assert.equal(transcriptFormats(mixed).kind, 'mixed');
+  assert.deepEqual(transcriptFormats(current), { kind: 'current', legacyKeys: 0, legacyKeyNames: [] });
+  for (const [entries, code, kind] of [
+    [legacy, 'transcript.legacy_format', 'legacy'],
+    [mixed, 'transcript.mixed_format', 'mixed'],
+  ] as const) {
+    assert.throws(
+      () => refuseLegacyTranscript(entries, false, 'the transcript', 'Allow it.'),
+      (e: unknown) => isCoordinatorError(e, code) && /Allow it\.$/.test(e.message),
+    );
+    assert.equal(refuseLegacyTranscript(entries, true, 'the transcript', 'Allow it.').kind, kind);
+  }
+  assert.equal(refuseLegacyTranscript(current, false, 'the transcript', 'Allow it.').kind, 'current');
 });
 
 test('format 1 (no version) is still read, upgraded by later entries, never downgraded', () => {

@@ -178,6 +178,13 @@ describe('contribution skeletons (zkey-delta-v2, v1)', () => {
     assert.match(await refusal(edit((f) => (byId(f, 10).data = byId(headFile, 10).data))), /section 10/);
     assert.match(await refusal(edit((f) => (byId(f, 10).data[5]! ^= 1))), /section 10/);
     assert.match(await refusal((await readFile(deltaSkeleton)).subarray(0, 100)), /truncated/);
+    // As many empty sections as the skeleton's length holds: refused on the count, before any entry is read.
+    const emptySections = Buffer.alloc(good.length);
+    good.copy(emptySections, 0, 0, 8);
+    const declared = Math.floor((good.length - 12) / 12);
+    emptySections.writeUInt32LE(declared, 8);
+    for (let i = 0; i < declared; i++) emptySections.writeUInt32LE(i + 1, 12 + 12 * i);
+    assert.match(await refusal(emptySections), new RegExp(`expected 10 sections, found ${declared}$`));
     // Each version in its own order only.
     assert.match(await refusal(good, DELTA_FORMAT), /in the order of zkey-delta-v2/);
     assert.match(await refusal(inDeltaV2Order(good), DELTA_FORMAT_V1), /in the order of zkey-delta-v1/);

@@ -2,7 +2,8 @@
  * The coordinator's intake of a delta as it arrives (core/delta/streamed-splice.ts,
  * core/link-check/streamed-candidate-sums.ts): fed a zkey-delta-v2 in pieces of any size, the
  * splice writes byte for byte the key spliceSkeleton writes from the finished delta, with its file
- * hash, and refuses (NotStreamable) a layout the head does not imply; it hands the record to its
+ * hash, and refuses a layout that breaks a delta's rules (delta.malformed, naming the rule) as soon as
+ * the header that breaks it is in, whatever count or size it declares; it hands the record to its
  * check before a single point reaches the sums or a head section is copied, and a refused record
  * stops it there; the sums made chunk by chunk are the ones the verifier makes reading the whole
  * key (the same verdict and combination with them as without), and they stop with the verifier's
@@ -62,8 +63,9 @@ async function streamSpliceHashes(
   out: string,
   sink: (section: number, first: number, points: Uint8Array) => void = () => {},
   checkRecord?: (header: Uint8Array, history: Uint8Array) => Promise<void>,
+  uploadLength?: number,
 ): Promise<ZkeyHashes> {
-  const splice = await StreamedSplice.open(head, out, sink, checkRecord);
+  const splice = await StreamedSplice.open(head, out, sink, checkRecord, uploadLength);
   try {
     for (let at = 0; at < bytes.length;) {
       const piece = 1 + Math.floor(Math.random() * maxPiece);
@@ -148,12 +150,19 @@ describe('the splice as the delta arrives', () => {
     await assert.rejects(stat(refusedOut), 'no key is left');
   });
 
-  it('refuses a layout the head does not imply, and leaves no file', async () => {
-    const cases: Array<[string, Buffer]> = [
-      ['sections out of order', editSections(delta, (f) => f.sections.reverse())],
+  it('refuses a layout that breaks a rule with delta.malformed naming it, and leaves no file', async () => {
+    /** The delta's 12-byte file head declaring `count` sections, and nothing else. */
+    const declaring = (count: number): Buffer => {
+      const bytes = Buffer.from(delta.subarray(0, 12));
+      bytes.writeUInt32LE(count, 8);
+      return bytes;
+    };
+    const cases: Array<[string, Buffer, RegExp]> = [
+      ['sections out of order', editSections(delta, (f) => f.sections.reverse()), /in the order of zkey-delta-v2/],
       [
         'the ascending order of v1 (the record after H)',
         editSections(delta, (f) => f.sections.sort((a, b) => a.id - b.id)),
+        /in the order of zkey-delta-v2/,
       ],
       [
         'H one point longer',
@@ -161,16 +170,47 @@ describe('the splice as the delta arrives', () => {
           const h = sectionOf(f, SECTION.h);
           h.data = Buffer.concat([h.data, h.data.subarray(0, G1)]);
         }),
+        /section 9 is not the head’s size/,
       ],
-      ['bytes after the last section', Buffer.concat([delta, Buffer.alloc(7)])],
+      ['bytes after the last section', Buffer.concat([delta, Buffer.alloc(7)]), /bytes after the last section/],
+      // Refused on its first 12 bytes, whatever the count: nothing is read or kept per declared section.
+      ['a count far above the head’s', declaring(0xffffffff), /declares 4294967295 sections, the head has 10/],
+      ['a count of zero', declaring(0), /declares 0 sections, the head has 10/],
+      [
+        'a section empty that a contribution fills (δ’s header)',
+        editSections(delta, (f) => (sectionOf(f, 2).data = Buffer.alloc(0))),
+        /section 2 is not the head’s size/,
+      ],
+      [
+        'a fixed section that is not empty',
+        editSections(delta, (f) => (sectionOf(f, 4).data = Buffer.alloc(12))),
+        /section 4 must be empty/,
+      ],
+      ['not a zkey', Buffer.concat([Buffer.from('ykez'), delta.subarray(4)]), /does not start with "zkey"/],
     ];
-    for (const [what, bytes] of cases) {
+    for (const [what, bytes, rule] of cases) {
       const out = path.join(scratch, 'refused.zkey');
-      await assert.rejects(streamSplice(bytes, 4096, out), NotStreamable, what);
+      await assert.rejects(
+        streamSplice(bytes, 4096, out),
+        (error) => isCoordinatorError(error, 'delta.malformed') && rule.test(error.message),
+        what,
+      );
       await assert.rejects(stat(out), `${what}: no key is left`);
     }
     const out = path.join(scratch, 'short.zkey');
     await assert.rejects(streamSplice(delta.subarray(0, delta.length - 1), 4096, out), NotStreamable, 'a short delta');
+    // An upload whose declared length its sections do not fill: refused at the history's header, before any point.
+    for (const uploadLength of [delta.length - 1, delta.length + 64]) {
+      const points: number[] = [];
+      await assert.rejects(
+        streamSplice(delta, 4096, out, (section) => points.push(section), undefined, uploadLength),
+        (error) =>
+          isCoordinatorError(error, 'delta.malformed') &&
+          error.message.includes(`add up to ${delta.length} bytes, the upload declares ${uploadLength}`),
+      );
+      assert.deepEqual(points, [], 'no point reached the sums');
+    }
+    assert.equal(await streamSplice(delta, 4096, out, () => {}, undefined, delta.length), await hashFile(spliced));
   });
 });
 

@@ -13,10 +13,17 @@ import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { checkManifest } from '../../core/deployment/check-manifest.ts';
 import { circuitOfVerifier } from '../../core/deployment/circuit-of-verifier.ts';
 import type { DeltaManifest } from '../../core/manifest/delta-manifest.ts';
-import { copyCeremony, finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
+import { auditorConfigOf, copyCeremony, finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { lines, runCli } from '../helpers/run-cli.ts';
 import { allMatch } from './spec-delta-manifest.ts';
+import { hashBytes } from '../../core/crypto/file-hash.ts';
+import { rewriteTranscript } from '../helpers/forge-transcript.ts';
+import { editSections, sectionOf } from '../helpers/zkey-tamper.ts';
+
+/** Where γ2 and δ2 sit in a zkey's Groth16 header (section 2): after the field sizes, counts, α1, β1, β2. */
+const GAMMA2_AT = 4 + 32 + 4 + 32 + 4 + 4 + 4 + 64 + 64 + 128;
+const DELTA2_AT = GAMMA2_AT + 128 + 64;
 
 let ceremonyDir: string;
 let manifestPath: string;
@@ -67,7 +74,7 @@ test('verifier names map to circuit names', () => {
 
 describe('checkManifest', { timeout: 60_000 }, () => {
   test('the manifest written by finalise matches the nine final keys', async () => {
-    const report = await checkManifest({ manifest, ceremonyDir });
+    const report = await checkManifest({ manifest, ceremonyDir, auditorConfig: auditorConfigOf(ceremonyDir) });
     assert.equal(report.identifier, identifier);
     assert.deepEqual(summary(report), allMatch(manifest));
     assert.ok(report.verifiers.every((v) => v.reasons.length === 0 && v.warnings.length === 0));
@@ -92,7 +99,9 @@ describe('checkManifest', { timeout: 60_000 }, () => {
       VerifierNoSuchCircuit: register,
       register: register,
     };
-    const reasons = reasonsOf(await checkManifest({ manifest: tampered, ceremonyDir }));
+    const reasons = reasonsOf(
+      await checkManifest({ manifest: tampered, ceremonyDir, auditorConfig: auditorConfigOf(ceremonyDir) }),
+    );
     assert.match(
       reasons.VerifierRegister!,
       /^\[deployment\.manifest_mismatch\] deltax1 is \d+ in the manifest but \d+ in the final key of register$/,
@@ -108,7 +117,11 @@ describe('checkManifest', { timeout: 60_000 }, () => {
   });
 
   test('a manifest listing one verifier of nine: the other eight are MISMATCH, each named', async () => {
-    const report = await checkManifest({ manifest: { VerifierRegister: manifest.VerifierRegister }, ceremonyDir });
+    const report = await checkManifest({
+      manifest: { VerifierRegister: manifest.VerifierRegister },
+      ceremonyDir,
+      auditorConfig: auditorConfigOf(ceremonyDir),
+    });
     const reasons = reasonsOf(report);
     assert.deepEqual(Object.keys(reasons), Object.keys(manifest));
     assert.equal(reasons.VerifierRegister, 'match');
@@ -120,19 +133,25 @@ describe('checkManifest', { timeout: 60_000 }, () => {
     }
   });
 
-  test("verifiers are named by ceremony.json's verifier field, not by the Verifier<Circuit> convention", async () => {
+  test("a verifier renamed in the folder's ceremony.json is refused: the transcript commits its name", async () => {
     const copy = await ceremonyCopy();
     const configPath = join(copy, 'ceremony.json');
     const config = JSON.parse(await readFile(configPath, 'utf8')) as { circuits: Array<Record<string, string>> };
     config.circuits.find((c) => c.name === 'register')!.verifier = 'RegisterVerifier';
     await writeFile(configPath, JSON.stringify(config));
     const { VerifierRegister: register, ...rest } = manifest;
-    const reasons = reasonsOf(
-      await checkManifest({ manifest: { RegisterVerifier: register, ...rest }, ceremonyDir: copy }),
+    const renamed = { RegisterVerifier: register, ...rest };
+    // Against your own ceremony.json: the folder's differs.
+    await assert.rejects(
+      checkManifest({ manifest: renamed, ceremonyDir: copy, auditorConfig: auditorConfigOf(ceremonyDir) }),
+      (error: { code?: string }) => error.code === 'config.publication_mismatch',
     );
-    assert.ok(
-      Object.values(reasons).every((reason) => reason === 'match'),
-      JSON.stringify(reasons),
+    // Even taking the folder's word for it: the finalised entry commits VerifierRegister.
+    await assert.rejects(
+      checkManifest({ manifest: renamed, ceremonyDir: copy, auditorConfig: auditorConfigOf(copy) }),
+      (error: { code?: string; message: string }) =>
+        error.code === 'deployment.verifier_name_mismatch' &&
+        /names the verifiers RegisterVerifier, /.test(error.message),
     );
   });
 
@@ -140,7 +159,9 @@ describe('checkManifest', { timeout: 60_000 }, () => {
     const copy = await ceremonyCopy();
     await copyFile(join(copy, 'final', 'transact22.zkey'), join(copy, 'final', 'transact21.zkey'));
     const tampered = { ...manifest, VerifierTransact21: manifest.VerifierTransact22! };
-    const reasons = reasonsOf(await checkManifest({ manifest: tampered, ceremonyDir: copy }));
+    const reasons = reasonsOf(
+      await checkManifest({ manifest: tampered, ceremonyDir: copy, auditorConfig: auditorConfigOf(copy) }),
+    );
     assert.equal(
       reasons.VerifierTransact21,
       '[chain.file_hash_mismatch] final/transact21.zkey is not the final key the transcript records ' +
@@ -148,23 +169,38 @@ describe('checkManifest', { timeout: 60_000 }, () => {
     );
   });
 
-  test('without a zkey the vkey.json is used, with a warning; δ = γ is a MISMATCH with its code', async () => {
+  test('without a zkey, no vkey.json stands in; a committed final key with δ = γ is a MISMATCH', async () => {
     const copy = await ceremonyCopy();
     await rm(join(copy, 'final', 'register.zkey'));
-    await rm(join(copy, 'final', 'transact21.zkey'));
-    const vkeyPath = join(copy, 'final', 'transact21.vkey.json');
-    const vkey = JSON.parse(await readFile(vkeyPath, 'utf8')) as Record<string, string[][]>;
-    // A key that never went through Phase 2 has delta = gamma.
-    await writeFile(vkeyPath, JSON.stringify({ ...vkey, vk_delta_2: vkey.vk_gamma_2 }));
-    const gamma = vkey.vk_gamma_2![0]!;
+    // A final key whose δ2 is its γ2 (no Phase 2), which a forging coordinator commits in its transcript.
+    const finalPath = join(copy, 'final', 'transact21.zkey');
+    const forged = editSections(await readFile(finalPath), (file) => {
+      const header = sectionOf(file, 2).data;
+      header.copy(header, DELTA2_AT, GAMMA2_AT, GAMMA2_AT + 128);
+    });
+    await writeFile(finalPath, forged);
+    // The forger commits the key, and a finalised entry without the verifier sources (their hashes would name
+    // the honest key's verifier).
+    await rewriteTranscript(copy, (entries) =>
+      entries.map((e) => {
+        if (e.type === 'beacon' && e.circuit === 'transact21') return { ...e, fileHash: hashBytes(forged) };
+        if (e.type !== 'finalised') return e;
+        const { verifierSourceHashes: _sources, ...rest } = e;
+        return rest;
+      }),
+    );
+    const vkey = JSON.parse(await readFile(join(copy, 'final', 'transact21.vkey.json'), 'utf8')) as {
+      vk_gamma_2: string[][];
+    };
+    const gamma = vkey.vk_gamma_2[0]!;
     const changed = { ...manifest, VerifierTransact21: { deltax1: gamma[1]!, deltax2: gamma[0]! } };
-    const report = await checkManifest({ manifest: changed, ceremonyDir: copy });
+    const report = await checkManifest({ manifest: changed, ceremonyDir: copy, auditorConfig: auditorConfigOf(copy) });
     const byName = Object.fromEntries(report.verifiers.map((v) => [v.verifier, v]));
-    assert.equal(byName.VerifierRegister!.match, true);
-    assert.deepEqual(byName.VerifierRegister!.warnings, [
-      'no final/register.zkey: compared with final/register.vkey.json, which the transcript does not record; ' +
-        '`ceremony audit` checks it against the final key',
-    ]);
+    assert.equal(byName.VerifierRegister!.match, false);
+    assert.match(
+      byName.VerifierRegister!.reasons[0]!,
+      /^\[chain\.file_missing\] no final\/register\.zkey: .*never from/,
+    );
     assert.equal(byName.VerifierTransact21!.match, false);
     assert.deepEqual(byName.VerifierTransact21!.reasons, [
       '[vkey.delta_equals_gamma] circuit transact21 (VerifierTransact21): δ ' +

@@ -99,10 +99,10 @@ describe('ceremony verify-deployment usage errors exit 2', { concurrency: 4 }, (
       ['verify-deployment', RPC_URL, manifest, verifiers, '--compare', RPC_URL, join(dir, 'absent.json')],
       /\[input\.file_not_found\]: verifiers file not found/,
     ));
-  test('--no-recompile without --ceremony', () =>
+  test('--constants-only without --ceremony', () =>
     assertUsageError(
-      ['verify-deployment', RPC_URL, manifest, verifiers, '--no-recompile'],
-      /\[usage\.invalid_arguments\]: --no-recompile goes with --ceremony DIR/,
+      ['verify-deployment', RPC_URL, manifest, verifiers, '--constants-only'],
+      /\[usage\.invalid_arguments\]: --constants-only goes with --ceremony DIR/,
     ));
 });
 

@@ -22,9 +22,13 @@ import { ENDPOINT_TRUSTED_NOTE } from '../../core/deployment/render-check-report
 import { verifyDeploymentAgainstCeremony } from '../../core/deployment/verify-deployment-against-ceremony.ts';
 import { parseVerificationKeyJson, type VerificationKeyJson } from '../../core/deployment/verification-key-json.ts';
 import { renderSolidityVerifier } from '../../core/finalise/solidity-verifier.ts';
+import { committedCompiler } from '../../core/deployment/recompile-verifiers.ts';
+import { hashBytes } from '../../core/crypto/file-hash.ts';
+import { rewriteTranscript } from '../helpers/forge-transcript.ts';
 import type { DeltaManifest } from '../../core/manifest/delta-manifest.ts';
 import { publishCeremony } from '../../core/publish/publish-ceremony.ts';
 import { finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
+import { auditorConfigOf } from '../fixtures/ceremony-fixture.ts';
 import { freePort, startAnvil, type AnvilNode } from '../helpers/anvil.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { lines, runCli, type CliResult } from '../helpers/run-cli.ts';
@@ -214,8 +218,8 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
         stderr.some((line) =>
           new RegExp(
             `^${name}: proven: the runtime code at ${ADDRESS} is the final key's verifier compiled with ` +
-              'solc 0\\.8\\.\\d+ \\{"optimizer":\\{"enabled":true,"runs":200\\},"evmVersion":"paris"\\}, ' +
-              'byte for byte ' +
+              'solc 0\\.8\\.\\d+ \\{"optimizer":\\{"enabled":true,"runs":200\\},"evmVersion":"paris"\\} ' +
+              '\\(final/compiler\\.json, committed in the transcript\\), byte for byte ' +
               "but for the metadata trailer's contents$",
           ).test(line),
         ),
@@ -264,7 +268,8 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
       'VerifierTransact23',
       'deployment.bytecode_mismatch',
       `the runtime code at ${ADDRESS} ` +
-        'is not the verifier of the final key compiled with solc 0\\.8\\.\\d+ \\{.*\\}: ' +
+        'is not the verifier of the final key compiled with solc 0\\.8\\.\\d+ \\{.*\\} ' +
+        '\\(final/compiler\\.json, committed in the transcript\\): ' +
         'they differ from byte \\d+ \\(\\d+ and \\d+ bytes long\\)$',
     );
     assert.doesNotMatch(run.stderr, /^VerifierTransact23: \[deployment\.constant_mismatch\]/m);
@@ -310,9 +315,12 @@ describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
 
 describe('verify-deployment: which chain, and a test-network ceremony', { timeout: 300_000 }, () => {
   const run = (rpcUrl: string, verifiers: string, ...more: string[]) =>
-    runCli(['verify-deployment', rpcUrl, manifestPath, verifiers, '--ceremony', published, '--no-recompile', ...more], {
-      timeoutMs: 300_000,
-    });
+    runCli(
+      ['verify-deployment', rpcUrl, manifestPath, verifiers, '--ceremony', published, '--constants-only', ...more],
+      {
+        timeoutMs: 300_000,
+      },
+    );
 
   test('a test-network ceremony against chain 1: deployment.test_ceremony_on_mainnet, unless allowed', async () => {
     const verifiers = await writeJson('mainnet.json', honestOnMainnet);
@@ -344,7 +352,8 @@ describe('verify-deployment: which chain, and a test-network ceremony', { timeou
       manifest,
       verifiers: honestA,
       ceremonyDir: copy,
-      recompile: false,
+      auditorConfig: auditorConfigOf(copy),
+      constantsOnly: true,
     });
     assert.deepEqual(marked.warnings, [
       "TEST-NETWORK CEREMONY (its ptau (ptau/dev-pot10-insecure.ptau) is the development one): its ptau's secret " +
@@ -354,7 +363,11 @@ describe('verify-deployment: which chain, and a test-network ceremony', { timeou
     await rm(join(copy, config.ptau));
     const verifiers = await writeJson('mainnet-real.json', honestOnMainnet);
     const checked = await runCli(
-      ['verify-deployment', mainnet.rpcUrl, manifestPath, verifiers, '--ceremony', copy, '--no-recompile'],
+      [
+        ...['verify-deployment', mainnet.rpcUrl, manifestPath, verifiers, '--ceremony', copy, '--constants-only'],
+        // An auditor whose own ceremony.json says it is no test network (the folder must agree).
+        ...['--config', configPath],
+      ],
       { timeoutMs: 300_000 },
     );
     assert.equal(checked.code, 0, checked.stderr);
@@ -428,10 +441,11 @@ describe('verifyDeploymentAgainstCeremony', { timeout: 300_000 }, () => {
       manifest: { ...rest, VerifierTransact84: { ...entry, deltax2 }, VerifierNoSuch: entry },
       verifiers: { ...honestA, VerifierNoSuch: honestA.VerifierTransact84 },
       ceremonyDir: published,
-      recompile: false,
+      auditorConfig: auditorConfigOf(published),
+      constantsOnly: true,
     });
     const reasons = Object.fromEntries(
-      report.verifiers.map((v) => [v.verifier, v.match ? 'match' : v.reasons.join('; ')]),
+      report.verifiers.map((v) => [v.verifier, v.match ? (v.weaker ?? 'match') : v.reasons.join('; ')]),
     );
     assert.equal(
       reasons.VerifierTransact84,
@@ -446,38 +460,48 @@ describe('verifyDeploymentAgainstCeremony', { timeout: 300_000 }, () => {
       reasons.VerifierTreeUpdate,
       '[deployment.manifest_mismatch] the manifest has no entry for VerifierTreeUpdate, a verifier of the ceremony',
     );
-    assert.equal(reasons.VerifierRegister, 'match');
-    assert.equal(report.notRecompiled, 'not asked to (--no-recompile)');
-    // A match without recompiling says what it did not prove.
+    // Constants only, as asked: never `match`, and it says what it did not prove.
+    assert.equal(reasons.VerifierRegister, 'constants-present');
+    assert.equal(report.notRecompiled, undefined);
     const register = report.verifiers.find((v) => v.verifier === 'VerifierRegister')!;
     assert.deepEqual(register.checked, [
-      'every constant of the final key (α1, β2, γ2, δ2, IC[0] to IC[6]) ' +
-        `is in the runtime code at ${honestA.VerifierRegister}; ` +
-        'not proven: that the code uses them as the verifier does (not recompiled: see the note)',
+      'every constant of the final key (α1, β2, γ2, δ2, IC[0] to IC[6]) is in the runtime code at ' +
+        honestA.VerifierRegister,
     ]);
+    assert.match(register.notProved ?? '', /^that the code is the verifier, or uses them where the verifier does/);
   });
 
-  test('a compiler record of another solc release: not recompiled, and each verdict says so', async () => {
+  test('a compiler record of another solc release, even committed: all MISMATCH, not recompiled', async () => {
     const copy = join(work, 'other-solc');
     await cp(published, copy, { recursive: true });
     const recordPath = join(copy, 'final', 'compiler.json');
     const record = JSON.parse(await readFile(recordPath, 'utf8')) as { compiler: { version: string } };
-    await writeFile(recordPath, JSON.stringify({ ...record, compiler: { ...record.compiler, version: '0.8.20' } }));
+    const forged = JSON.stringify({ ...record, compiler: { ...record.compiler, version: '0.8.20' } });
+    await writeFile(recordPath, forged);
+    // The coordinator rewrites its own transcript to commit the forged record: still refused.
+    await rewriteTranscript(copy, (entries) =>
+      entries.map((e) => (e.type === 'finalised' ? { ...e, compilerRecordHash: hashBytes(forged) } : e)),
+    );
     const report = await verifyDeploymentAgainstCeremony({
       rpcUrl: networkA.rpcUrl,
       manifest,
-      verifiers: { ...honestA, VerifierTransact23: tamperedA.VerifierTransact23! },
+      verifiers: honestA,
       ceremonyDir: copy,
+      auditorConfig: auditorConfigOf(copy),
     });
     assert.ok(
-      report.verifiers.every((v) => v.match),
+      report.verifiers.every((v) => !v.match && v.reasons.length === 1),
       JSON.stringify(report.verifiers, null, 1),
     );
     assert.match(
-      report.notRecompiled ?? '',
-      /^final\/compiler\.json records solc 0\.8\.20, and this check ships solc 0\.8\.\d+ /,
+      report.verifiers[0]!.reasons[0]!,
+      new RegExp(
+        '^\\[deployment\\.not_recompiled\\] the runtime code at 0x[0-9a-fA-F]{40} was not compared with the final ' +
+          "key's verifier \\(final/compiler\\.json is not a verifier-compiler record \\(version 1\\): " +
+          'compiler\\.version must be the solc release this project ships \\(0\\.8\\.\\d+\\)\\)',
+      ),
     );
-    assert.ok(report.verifiers.every((v) => v.checked?.length === 1 && v.checked[0]!.includes('; not proven: ')));
+    assert.match(report.notRecompiled ?? '', /compiler\.version must be the solc release this project ships/);
   });
 
   test("a final key not the transcript's, a vkey.json alone, a source edited, a transcript cut", async () => {
@@ -492,22 +516,21 @@ describe('verifyDeploymentAgainstCeremony', { timeout: 300_000 }, () => {
       manifest,
       verifiers: honestA,
       ceremonyDir: copy,
+      auditorConfig: auditorConfigOf(copy),
     });
     const byName = Object.fromEntries(report.verifiers.map((v) => [v.verifier, v]));
     assert.deepEqual(byName.VerifierTreeUpdate!.reasons, [
       '[chain.file_hash_mismatch] final/treeUpdate.zkey is not the final key the transcript records ' +
         '(BLAKE2b-512 differs)',
     ]);
-    assert.equal(byName.VerifierRegister!.match, true);
+    // The published vkey.json is the coordinator's word, not committed: no verdict rests on it.
+    assert.equal(byName.VerifierRegister!.match, false);
+    assert.match(byName.VerifierRegister!.reasons[0]!, /^\[chain\.file_missing\] no final\/register\.zkey: /);
     // The deployed code is judged against the verifier rendered from the final key, not the published source.
     assert.equal(byName.VerifierTransact21!.match, true);
     assert.deepEqual(byName.VerifierTransact21!.warnings, [
       'final/VerifierTransact21.sol is not the verifier snarkjs renders from the final key; ' +
-        'the verifier rendered from the final key was compiled and judged',
-    ]);
-    assert.deepEqual(byName.VerifierRegister!.warnings, [
-      'no final/register.zkey: compared with final/register.vkey.json, which the transcript does not record; ' +
-        '`ceremony audit` checks it against the final key',
+        'the deployed code was judged against the verifier rendered from the final key',
     ]);
 
     const transcriptPath = join(copy, 'transcript', 'transcript.jsonl');
@@ -532,20 +555,29 @@ describe('verifyDeploymentAgainstCeremony', { timeout: 300_000 }, () => {
 
 describe('checkDeployedVerifiers (the receipt check calls it)', { timeout: 120_000 }, () => {
   test('one verdict per verifier, in order, each refusal with its code and first difference', async () => {
-    const verdicts = await checkDeployedVerifiers(networkA.rpcUrl, {
-      VerifierRegister: { address: tamperedA.VerifierRegister!, verificationKey: vkeys.VerifierRegister! },
-      VerifierTransact21: { address: tamperedA.VerifierTransact21!, verificationKey: vkeys.VerifierTransact21! },
-      VerifierTransact22: { address: honestA.VerifierTransact22!, verificationKey: vkeys.VerifierTransact22! },
-      VerifierTransact23: {
-        address: '0x00000000000000000000000000000000deadbeef',
-        verificationKey: vkeys.VerifierTransact23!,
+    const compiler = committedCompiler(
+      await readFile(join(published, 'final', 'compiler.json')),
+      hashBytes(await readFile(join(published, 'final', 'compiler.json'))),
+    );
+    const verdicts = await checkDeployedVerifiers(
+      networkA.rpcUrl,
+      {
+        VerifierRegister: { address: tamperedA.VerifierRegister!, verificationKey: vkeys.VerifierRegister! },
+        VerifierTransact21: { address: tamperedA.VerifierTransact21!, verificationKey: vkeys.VerifierTransact21! },
+        VerifierTransact22: { address: honestA.VerifierTransact22!, verificationKey: vkeys.VerifierTransact22! },
+        VerifierTransact23: {
+          address: '0x00000000000000000000000000000000deadbeef',
+          verificationKey: vkeys.VerifierTransact23!,
+        },
+        VerifierTransact42: { address: 'not-an-address', verificationKey: vkeys.VerifierTransact42! },
+        VerifierTransact44: {
+          address: honestA.VerifierTransact44!,
+          verificationKey: { ...vkeys.VerifierTransact44!, IC: [] } as VerificationKeyJson,
+        },
+        VerifierTransact82: { address: honestA.VerifierTransact82!, verificationKey: vkeys.VerifierTransact82! },
       },
-      VerifierTransact42: { address: 'not-an-address', verificationKey: vkeys.VerifierTransact42! },
-      VerifierTransact44: {
-        address: honestA.VerifierTransact44!,
-        verificationKey: { ...vkeys.VerifierTransact44!, IC: [] } as VerificationKeyJson,
-      },
-    });
+      { compiler },
+    );
     assert.deepEqual(
       verdicts.map((v) => [v.verifier, v.match ? 'match' : v.code, v.match ? undefined : v.firstDifference]),
       [
@@ -555,6 +587,7 @@ describe('checkDeployedVerifiers (the receipt check calls it)', { timeout: 120_0
         ['VerifierTransact23', 'deployment.no_contract', undefined],
         ['VerifierTransact42', 'input.invalid', undefined],
         ['VerifierTransact44', 'input.invalid', undefined],
+        ['VerifierTransact82', 'match', undefined],
       ],
     );
     const closed = `http://127.0.0.1:${await freePort()}`;
@@ -563,7 +596,7 @@ describe('checkDeployedVerifiers (the receipt check calls it)', { timeout: 120_0
       {
         VerifierRegister: { address: honestA.VerifierRegister!, verificationKey: vkeys.VerifierRegister! },
       },
-      { probeTimeoutMs: 1_000 },
+      { probeTimeoutMs: 1_000, compiler },
     );
     assert.equal(down.length, 1);
     assert.ok(!down[0]!.match && down[0]!.code === 'deployment.rpc_unavailable', JSON.stringify(down));

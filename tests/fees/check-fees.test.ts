@@ -17,7 +17,7 @@ import { OUT_OF_DATE_MARK } from '../../core/fees/render-fee-report.ts';
 import { lines, runCli, type CliResult } from '../helpers/run-cli.ts';
 import { freePort, startAnvil, type AnvilNode } from '../helpers/anvil.ts';
 import { compileContracts, deployContracts } from '../helpers/solidity.ts';
-import { startRelayerServer, type RelayerServer } from './relayer-server.ts';
+import { startRelayerServer, type RelayerReply, type RelayerServer } from './relayer-server.ts';
 
 const POOLS_SOURCE = `// SPDX-License-Identifier: MIT
 pragma solidity ^0.8.20;
@@ -31,10 +31,44 @@ contract PoolWithoutFee { uint256 public depositCount; }
 
 /** An address anvil has no code at. */
 const NO_CODE_ADDRESS = '0x00000000000000000000000000000000deadbeef';
-/** Short, so the answers that never come end the test quickly; local answers take milliseconds. */
-const TIMEOUT_MS = '2000';
+/**
+ * --timeout-ms where a claim never answers: the test waits it out, so it is short, yet long enough
+ * for the other claims' answers to arrive on a loaded 2-core machine.
+ */
+const TIMEOUT_MS = '5000';
+/** --timeout-ms where every claim answers (in milliseconds): a deadline nothing waits out. */
+const ANSWERED_TIMEOUT_MS = '60000';
 
 const SPEC_GAS_QUOTE = { feeUsdc: '0.05', dropWei: '500000000000000' };
+
+/** What the relayer stand-in answers, by path: each relayer is a path prefix. */
+const RELAYER_ROUTES: Record<string, RelayerReply> = {
+  // The document's fees, in a different shape on each relayer.
+  '/ok/quote': { text: '50000', contentType: 'application/json' },
+  '/ok/gas/quote': { json: SPEC_GAS_QUOTE },
+  '/shape-string/quote': { json: '50000' },
+  '/shape-string/gas/quote': {
+    text: '{"feeUsdc":0.05,"dropWei":500000000000000}',
+    contentType: 'application/json',
+  },
+  '/shape-field/quote': { json: { fee: 50000 } },
+  '/shape-field/gas/quote': { json: { feeUsdc: 50000, dropWei: 500000000000000, expiresAt: 1760000000 } },
+  '/shape-string-field/quote': { json: { amountUsdc: '50000' } },
+  '/shape-string-field/gas/quote': { json: { feeUsdc: '50000', dropWei: '500000000000000' } },
+  // Fees that changed since the schedule was published.
+  '/changed/quote': { json: { amount: '60000' } },
+  '/changed/gas/quote': { json: { feeUsdc: '0.06', dropWei: '400000000000000' } },
+  // Answers that cannot be read.
+  '/errors/gas/quote': { text: 'Internal Server Error', status: 500 }, // and /errors/quote is a 404
+  '/html/quote': { text: '<html><body>Bad gateway</body></html>', contentType: 'text/html' },
+  '/html/gas/quote': { hang: 'headers' },
+  '/stalls/quote': { hang: 'body' },
+  '/stalls/gas/quote': { json: { feeUsdc: 0.05 } },
+  '/two-fields/quote': { json: { fee: 50000, token: 'USDC' } },
+  '/two-fields/gas/quote': { json: SPEC_GAS_QUOTE },
+  // An RPC endpoint that takes requests and never answers.
+  '/hang-rpc': { hang: 'headers' },
+};
 
 let anvil: AnvilNode;
 let relayer: RelayerServer;
@@ -46,33 +80,7 @@ before(
   async () => {
     [anvil, relayer, dir, schedule] = await Promise.all([
       startAnvil(),
-      startRelayerServer({
-        // The document's fees, in a different shape on each relayer.
-        '/ok/quote': { text: '50000', contentType: 'application/json' },
-        '/ok/gas/quote': { json: SPEC_GAS_QUOTE },
-        '/shape-string/quote': { json: '50000' },
-        '/shape-string/gas/quote': {
-          text: '{"feeUsdc":0.05,"dropWei":500000000000000}',
-          contentType: 'application/json',
-        },
-        '/shape-field/quote': { json: { fee: 50000 } },
-        '/shape-field/gas/quote': { json: { feeUsdc: 50000, dropWei: 500000000000000, expiresAt: 1760000000 } },
-        '/shape-string-field/quote': { json: { amountUsdc: '50000' } },
-        '/shape-string-field/gas/quote': { json: { feeUsdc: '50000', dropWei: '500000000000000' } },
-        // Fees that changed since the schedule was published.
-        '/changed/quote': { json: { amount: '60000' } },
-        '/changed/gas/quote': { json: { feeUsdc: '0.06', dropWei: '400000000000000' } },
-        // Answers that cannot be read.
-        '/errors/gas/quote': { text: 'Internal Server Error', status: 500 }, // and /errors/quote is a 404
-        '/html/quote': { text: '<html><body>Bad gateway</body></html>', contentType: 'text/html' },
-        '/html/gas/quote': { hang: 'headers' },
-        '/stalls/quote': { hang: 'body' },
-        '/stalls/gas/quote': { json: { feeUsdc: 0.05 } },
-        '/two-fields/quote': { json: { fee: 50000, token: 'USDC' } },
-        '/two-fields/gas/quote': { json: SPEC_GAS_QUOTE },
-        // An RPC endpoint that takes requests and never answers.
-        '/hang-rpc': { hang: 'headers' },
-      }),
+      startRelayerServer(RELAYER_ROUTES),
       mkdtemp(join(tmpdir(), 'check-fees-')),
       readFeeSchedule(),
     ]);
@@ -119,8 +127,16 @@ async function writeJson(value: unknown): Promise<string> {
   return path;
 }
 
+/** Whether every claim of `value` answers: its relayer has no hanging route and its pools are on anvil. */
+function everyClaimAnswers(value: FeeTargets): boolean {
+  const prefix = `${new URL(value.relayer).pathname}/`;
+  const hangs = Object.entries(RELAYER_ROUTES).some(([route, reply]) => route.startsWith(prefix) && 'hang' in reply);
+  return !hangs && value.pools.every((p) => p.rpcUrl === anvil.rpcUrl);
+}
+
 async function checkFeesCli(value: FeeTargets, ...options: string[]): Promise<CliResult> {
-  return runCli(['check-fees', await writeJson(value), '--timeout-ms', TIMEOUT_MS, ...options]);
+  const timeoutMs = everyClaimAnswers(value) ? ANSWERED_TIMEOUT_MS : TIMEOUT_MS;
+  return runCli(['check-fees', await writeJson(value), '--timeout-ms', timeoutMs, ...options]);
 }
 
 /** check-fees against the relayer `relayerName` and both pools as published; asserts it exits `code`. */
@@ -350,7 +366,7 @@ describe('checkFees reads every accepted relayer shape to the same fees', { conc
       const report = await checkFees({
         targets: targets(name, [['Network A', pool.zeroA]]),
         schedule,
-        timeoutMs: Number(TIMEOUT_MS),
+        timeoutMs: Number(ANSWERED_TIMEOUT_MS),
       });
       const claim = (claimName: string): FeeClaim => report.claims.find((c) => c.name === claimName)!;
       for (const c of report.claims) assert.ok(c.match, `${c.name}: ${c.live} ${c.reasons.join('; ')}`);

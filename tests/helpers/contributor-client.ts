@@ -46,6 +46,7 @@ export interface MeView {
     circuit: string;
     status: string;
     code: string | null;
+    message: string | null;
     contributionHash: string | null;
   }>;
 }

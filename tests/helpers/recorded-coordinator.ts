@@ -5,7 +5,7 @@
  * file's own. It registers the file's `before` (both made) and `after` (the coordinator closed, the
  * folder removed); `coordinator` and `scratch` are set once that `before` has run.
  *
- *   const fixture = recordedCoordinator('my-test-');
+ *   const fixture = recordedCoordinator('my-test-'); // or ('my-test-', { SETTING: 'value' })
  *   test('…', async () => { await fetch(`${fixture.coordinator.url}/api/ceremony`); … fixture.logged … });
  */
 import { mkdtemp } from 'node:fs/promises';
@@ -14,7 +14,7 @@ import path from 'node:path';
 import { after, before } from 'node:test';
 import { cleanUp } from './clean-up.ts';
 import { recordingLog, type LoggedLine } from './recording-log.ts';
-import { startTestCoordinator, type TestCoordinator } from './test-coordinator.ts';
+import { startTestCoordinator, type ServerEnv, type TestCoordinator } from './test-coordinator.ts';
 
 export interface RecordedCoordinator {
   coordinator: TestCoordinator;
@@ -23,11 +23,11 @@ export interface RecordedCoordinator {
   readonly logged: LoggedLine[];
 }
 
-export function recordedCoordinator(scratchPrefix: string): RecordedCoordinator {
+export function recordedCoordinator(scratchPrefix: string, env?: ServerEnv): RecordedCoordinator {
   const recording = recordingLog();
   const fixture = { logged: recording.lines } as RecordedCoordinator;
   before(async () => {
-    fixture.coordinator = await startTestCoordinator({ tickIntervalMs: 100, log: recording.log });
+    fixture.coordinator = await startTestCoordinator({ tickIntervalMs: 100, log: recording.log, env });
     fixture.scratch = await mkdtemp(path.join(tmpdir(), scratchPrefix));
   });
   after(async () => {

@@ -95,3 +95,17 @@ export async function deployContracts(rpcUrl: string, contracts: CompiledContrac
   }
   return addresses;
 }
+
+/**
+ * Creation code that deploys `runtime` as it is (CODECOPY of the bytes after it, then RETURN): for
+ * contracts no compiler makes, such as a forger's hand-written code.
+ */
+export function creationCodeFor(runtime: Hex): CompiledContract {
+  const body = runtime.slice(2);
+  const length = body.length / 2;
+  if (length > 0xffff) throw new Error('runtime code too long for this creation code');
+  const push2 = (value: number) => `61${value.toString(16).padStart(4, '0')}`;
+  // PUSH2 len, PUSH2 offset (the 15 bytes of this prefix), PUSH1 0, CODECOPY, PUSH2 len, PUSH1 0, RETURN
+  const prefix = `${push2(length)}${push2(15)}600039${push2(length)}6000f3`;
+  return { abi: [], bytecode: `0x${prefix}${body}` };
+}

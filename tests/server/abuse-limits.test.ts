@@ -77,7 +77,7 @@ test('limits are validated at start-up with the setting named', async () => {
   }
   await assert.rejects(
     start({ SEMAPHORE_GROUP_MEMBERS: '12345', SEMAPHORE_ROOT_DURATION_MS: 'an hour' }),
-    (e: unknown) => isCoordinatorError(e, 'config.invalid') && e.message.includes('rootDurationMs'),
+    (e: unknown) => isCoordinatorError(e, 'config.invalid') && e.message.includes('SEMAPHORE_ROOT_DURATION_MS'),
   );
 });
 
@@ -238,7 +238,7 @@ describe('bounded rows', () => {
     const coordinator = await start({
       SEMAPHORE_GROUP_MEMBERS: '12345',
       RATE_LIMIT_CHALLENGE: '100',
-      TRUST_PROXY: '1',
+      TRUST_PROXY: 'loopback',
     });
     const challenge = (address: string) =>
       post(`${coordinator.url}/auth/semaphore/challenge`, {}, { 'x-forwarded-for': address });

@@ -4,10 +4,12 @@
  * uploads only the skeleton of the next key with tus (`format: zkey-delta-v2`, the record before L
  * and H); the coordinator fills it back into the full key and verifies it. With the same secret,
  * the key that lands is byte for byte the key the same contribution makes on the whole head.
- * Deltas that are not one contribution on top of the head are refused with their codes (before
- * they are handed in, or by the verifier), and the head, the transcript and the chain's files stay
- * as they were: a garbage record is refused before a point is summed, and a point off the curve or
- * a point at infinity out of place before the delta is handed in (no second pass by the verifier).
+ * Deltas that are not one contribution on top of the head are refused with their codes (a creation
+ * that cannot be one, keeping the turn; a delta whose layout or record is not one, as a verdict no
+ * verifier is asked for; or by the verifier), and the head, the transcript and the chain's files
+ * stay as they were: a garbage record is refused before a point is summed, and a point off the
+ * curve or a point at infinity out of place before the delta is handed in (no second pass by the
+ * verifier).
  * A delta whose turn ends while it is taken in leaves neither its key nor the sums made for its
  * verifier.
  */
@@ -28,7 +30,8 @@ import { SECTION } from '../../core/zkey/zkey-file.ts';
 
 const CIRCUIT = 'register';
 /** The coordinator the tests take turns on, and their scratch folder. */
-const fixture = recordedCoordinator('contribution-delta-');
+// Each refusal is a missed turn: the contributors here are refused many times in a row, on purpose.
+const fixture = recordedCoordinator('contribution-delta-', { MAX_MISSED_TURNS: '1000' });
 /** The coordinator's log lines (warnings also go to stderr). */
 const logged = fixture.logged;
 /** The first delta accepted (made on head 0): later uploaded again as a delta on an older head. */
@@ -173,78 +176,101 @@ test(
     const before = await chainState(bob);
 
     const asDelta = { format: DELTA_FORMAT, head: '1' };
-    const refusedBeforeHandIn: Array<{
-      what: string;
-      bytes: Buffer;
-      metadata?: Record<string, string>;
-      expect: RegExp;
-    }> = [
-      {
-        what: 'a padded section (H one point longer)',
-        bytes: editSections(valid, (f) => {
-          const h = sectionOf(f, SECTION.h);
-          h.data = Buffer.concat([h.data, h.data.subarray(0, G1)]);
-        }),
-        expect: /^422 delta\.malformed .*section 9 is not the head’s size/,
-      },
-      {
-        what: 'a truncated section (H one point shorter: shorter than any next link)',
-        bytes: editSections(valid, (f) => {
-          const h = sectionOf(f, SECTION.h);
-          h.data = h.data.subarray(G1);
-        }),
-        expect: /^400 upload\.too_small .*the head's skeleton plus one contribution record/,
-      },
-      {
-        what: 'sections out of order',
-        bytes: editSections(valid, (f) => f.sections.reverse()),
-        expect: /^422 delta\.malformed .*in the order of zkey-delta-v2/,
-      },
-      {
-        what: 'a delta made on an older head (the one accepted on head 0)',
-        bytes: firstDelta,
-        metadata: { format: DELTA_FORMAT, head: '0' },
-        expect: /^409 delta\.stale_head .*made on contribution 0, but the head of register is now contribution 1/,
-      },
-      {
-        what: 'a delta that does not say which head it was made on',
-        bytes: valid,
-        metadata: { format: DELTA_FORMAT },
-        expect: /^400 request\.invalid .*declares the index of the head/,
-      },
-      {
-        what: 'an unknown format',
-        bytes: valid,
-        metadata: { format: 'zkey-delta-v0', head: '1' },
-        expect: /^400 request\.invalid .*unknown upload format/,
-      },
-      {
-        what: 'a v1 delta declared as v2 (the record after H)',
-        bytes: editSections(valid, (f) => f.sections.sort((a, b) => a.id - b.id)),
-        expect: /^422 delta\.malformed .*in the order of zkey-delta-v2/,
-      },
-      {
-        what: 'the head’s own L and H with a garbage record (its transcript digest)',
-        bytes: garbageRecord(valid, inDeltaV2Order(await readFile(inputs))),
-        expect: /^422 contribution\.invalid_proof_of_knowledge .*transcript digest/,
-      },
-      {
-        what: 'the same in v1’s order, checked once complete',
-        bytes: editSections(garbageRecord(valid, inDeltaV2Order(await readFile(inputs))), (f) =>
-          f.sections.sort((a, b) => a.id - b.id),
-        ),
-        metadata: { format: DELTA_FORMAT_V1, head: '1' },
-        expect: /^422 contribution\.invalid_proof_of_knowledge .*transcript digest/,
-      },
-    ];
-    for (const refused of refusedBeforeHandIn) {
-      const answer = await bob.sendUpload(CIRCUIT, refused.bytes, refused.metadata ?? asDelta);
+    // Refused at creation, before a byte is stored: a request refused, not an upload; the turn is kept.
+    const refusedAtCreation: Array<{ what: string; bytes: Buffer; metadata: Record<string, string>; expect: RegExp }> =
+      [
+        {
+          what: 'a truncated section (H one point shorter: shorter than any next link)',
+          bytes: editSections(valid, (f) => {
+            const h = sectionOf(f, SECTION.h);
+            h.data = h.data.subarray(G1);
+          }),
+          metadata: asDelta,
+          expect: /^400 upload\.too_small .*the head's skeleton plus one contribution record/,
+        },
+        {
+          what: 'a delta made on an older head (the one accepted on head 0)',
+          bytes: firstDelta,
+          metadata: { format: DELTA_FORMAT, head: '0' },
+          expect: /^409 delta\.stale_head .*made on contribution 0, but the head of register is now contribution 1/,
+        },
+        {
+          what: 'a delta that does not say which head it was made on',
+          bytes: valid,
+          metadata: { format: DELTA_FORMAT },
+          expect: /^400 request\.invalid .*declares the index of the head/,
+        },
+        {
+          what: 'an unknown format',
+          bytes: valid,
+          metadata: { format: 'zkey-delta-v0', head: '1' },
+          expect: /^400 request\.invalid .*unknown upload format/,
+        },
+      ];
+    for (const refused of refusedAtCreation) {
+      const answer = await bob.sendUpload(CIRCUIT, refused.bytes, refused.metadata);
       assert.match(`${answer.status} ${answer.code} ${answer.message}`, refused.expect, refused.what);
       assert.deepEqual(await chainState(bob), before, refused.what);
       assert.deepEqual(await uploadsLeft(), [], `${refused.what}: no upload is left behind`);
     }
-    // Refused before being handed in: the turn is still bob's.
-    assert.equal((await bob.progress(CIRCUIT)).state, 'turn');
+    assert.equal((await bob.progress(CIRCUIT)).state, 'turn', 'a refused creation keeps the turn');
+
+    // An upload that is not a contribution on the head is a verdict, as the verifier's refusal would be: the turn
+    // ends, the contributor sees why, and no verifier is asked (its layout or record refused before any point).
+    const refusedAsVerdicts: Array<{ what: string; bytes: Buffer; metadata?: Record<string, string>; expect: RegExp }> =
+      [
+        {
+          what: 'a padded section (H one point longer)',
+          bytes: editSections(valid, (f) => {
+            const h = sectionOf(f, SECTION.h);
+            h.data = Buffer.concat([h.data, h.data.subarray(0, G1)]);
+          }),
+          // Found at the history's header, before any point: its sections cannot fill the length it declared.
+          expect: /^delta\.malformed .*its sections add up to \d+ bytes, the upload declares \d+/,
+        },
+        {
+          what: 'sections out of order',
+          bytes: editSections(valid, (f) => f.sections.reverse()),
+          expect: /^delta\.malformed .*in the order of zkey-delta-v2/,
+        },
+        {
+          what: 'a v1 delta declared as v2 (the record after H)',
+          bytes: editSections(valid, (f) => f.sections.sort((a, b) => a.id - b.id)),
+          expect: /^delta\.malformed .*in the order of zkey-delta-v2/,
+        },
+        {
+          what: 'the head’s own L and H with a garbage record (its transcript digest)',
+          bytes: garbageRecord(valid, inDeltaV2Order(await readFile(inputs))),
+          expect: /^contribution\.invalid_proof_of_knowledge .*transcript digest/,
+        },
+        {
+          what: 'the same in v1’s order, checked once complete',
+          bytes: editSections(garbageRecord(valid, inDeltaV2Order(await readFile(inputs))), (f) =>
+            f.sections.sort((a, b) => a.id - b.id),
+          ),
+          metadata: { format: DELTA_FORMAT_V1, head: '1' },
+          expect: /^contribution\.invalid_proof_of_knowledge .*transcript digest/,
+        },
+      ];
+    const count = (message: string): number => logged.filter((l) => l.message === message).length;
+    for (const refused of refusedAsVerdicts) {
+      await turnOn(bob);
+      const verifications = count('contribution uploaded, verifying');
+      const sent = await bob.sendUpload(CIRCUIT, refused.bytes, refused.metadata ?? asDelta);
+      assert.equal(sent.status, 204, `${refused.what}: handed in with its refusal (${JSON.stringify(sent)})`);
+      const me = await bob.waitFor(
+        (m) => m.contributions.some((c) => c.id === sent.contributionId && c.status !== 'verifying'),
+        `the verdict on ${refused.what}`,
+        120_000,
+      );
+      const verdict = me.contributions.find((c) => c.id === sent.contributionId)!;
+      assert.equal(verdict.status, 'refused', `${refused.what}: a refusal, never an error`);
+      assert.match(`${verdict.code} ${verdict.message}`, refused.expect, refused.what);
+      assert.equal(count('contribution uploaded, verifying'), verifications, `${refused.what}: no verifier asked`);
+      assert.deepEqual(await chainState(bob), before, refused.what);
+      assert.deepEqual(await uploadsLeft(), [], `${refused.what}: no upload is left behind`);
+    }
+    await turnOn(bob);
 
     // An L point replaced by another valid point fits the head: spliced, handed in, refused by the verifier.
     const tamperedL = editSections(valid, (f) => {
@@ -283,7 +309,6 @@ test(
         message: /^the L section holds the point at infinity at other places than the chain head does/,
       },
     ];
-    const count = (message: string): number => logged.filter((l) => l.message === message).length;
     for (const refused of refusedAsItArrived) {
       await turnOn(bob);
       const [splices, verifications] = [

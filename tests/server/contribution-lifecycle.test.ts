@@ -6,7 +6,7 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
@@ -131,7 +131,9 @@ describe('a verdict is recorded in both stores in one transaction', () => {
     lobby.join('alice');
     lobby.join('bob');
     lobby.tick();
-    const candidatePath = path.join(dir, 'candidate.zkey');
+    // In the folder's uploads/: a candidate anywhere else is another folder's (a restored database), settled as lost.
+    await mkdir(path.join(dir, 'uploads'));
+    const candidatePath = path.join(dir, 'uploads', 'candidate.zkey');
     await writeFile(candidatePath, 'not a zkey');
     const row = contributions.create({
       circuit: 'register',

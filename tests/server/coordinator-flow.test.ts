@@ -19,7 +19,7 @@ import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
 import { readCachedCombination } from '../../core/link-check/link-combination-cache.ts';
 import { waitUntil } from '../helpers/wait-until.ts';
-import { devPtauHash, PROJECT_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
+import { auditorConfigOf, devPtauHash, PROJECT_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
 
 let coordinator: TestCoordinator;
 let dataDir: string;
@@ -126,10 +126,17 @@ describe('two contributors through all nine circuits, a third waiting', () => {
     assert.equal((await c.progress('register')).position, 2);
     const positions: number[] = [];
     let watching = true;
+    let beatAt = 0;
     const watcher = (async () => {
       while (watching) {
         const p = await c.progress('register');
         if (p.state === 'waiting' && positions.at(-1) !== p.position) positions.push(p.position!);
+        // Her turn comes while the others go on: her client takes it (a turn left untaken is a
+        // missed turn, and a second one would send her to the back after the cooldown) and beats.
+        if (p.state === 'turn' && Date.now() - beatAt > 10_000) {
+          await c.request('POST', '/api/circuits/register/heartbeat');
+          beatAt = Date.now();
+        }
         await new Promise((r) => setTimeout(r, 50));
       }
     })();
@@ -168,7 +175,11 @@ describe('two contributors through all nine circuits, a third waiting', () => {
       '/api/transcript',
     );
     assert.equal(entries.filter((e) => e.type === 'contribution').length, 18);
-    const report = await auditCeremony(dataDir, undefined, { ptauHash: await devPtauHash(), inProgress: true });
+    const report = await auditCeremony(dataDir, undefined, {
+      auditorConfig: auditorConfigOf(dataDir),
+      ptauHash: await devPtauHash(),
+      inProgress: true,
+    });
     assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
   });
 

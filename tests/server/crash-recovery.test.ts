@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { devPtauHash, newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { auditorConfigOf, devPtauHash, newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
@@ -188,7 +188,11 @@ test('kill -9 during an upload and during verification: nothing lost, the queue 
   const state = await openCeremony(dataDir);
   assert.equal(state.chains.get('register')!.headIndex, 1);
   assert.equal(state.transcript.entries.filter((e) => e.type === 'contribution').length, 1, 'accepted exactly once');
-  const report = await auditCeremony(dataDir, undefined, { ptauHash: await devPtauHash(), inProgress: true });
+  const report = await auditCeremony(dataDir, undefined, {
+    auditorConfig: auditorConfigOf(dataDir),
+    ptauHash: await devPtauHash(),
+    inProgress: true,
+  });
   assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
 });
 
@@ -249,7 +253,11 @@ test('kill -9 while a delta is taken in: its partial key goes at restart, the up
       [],
       'no candidate sums left',
     );
-    const report = await auditCeremony(dataDir, undefined, { ptauHash: await devPtauHash(), inProgress: true });
+    const report = await auditCeremony(dataDir, undefined, {
+      auditorConfig: auditorConfigOf(dataDir),
+      ptauHash: await devPtauHash(),
+      inProgress: true,
+    });
     assert.equal(report.ok, true, JSON.stringify(report.findings.filter((f) => !f.ok)));
   } finally {
     await cleanUp(scratch);

@@ -30,6 +30,7 @@ import { makeLobby } from './lobby/lobby-helpers.ts';
 /** The codes that refuse a contribution for good: the verifier's verdicts, and a link overtaken at commit. */
 const REFUSALS = [
   'zkey.malformed',
+  'zkey.section_table_mismatch',
   'zkey.not_groth16',
   'delta.malformed',
   'delta.stale_head',
@@ -56,6 +57,8 @@ const USAGE_ERRORS = [
   'input.not_json',
   'input.invalid',
   'receipt.malformed',
+  // A --link-dest that is no backup of this ceremony: the operator's argument, exit 2.
+  'backup.not_a_backup',
 ];
 
 describe('the code table', () => {

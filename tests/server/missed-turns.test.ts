@@ -1,12 +1,13 @@
 /**
  * Stuck contributors, on a clock the test controls, over HTTP against the real coordinator:
  * after MAX_MISSED_TURNS missed turns in a circuit the entry leaves the queue with a reason the
- * contributor sees in GET /api/me (joining again starts afresh), and the coordinator can take an
+ * contributor sees in GET /api/me (joining again is allowed, the count kept: the next turn there
+ * comes after the cooldown), and the coordinator can take an
  * entry out of the lobby from the console's admin route (coordinator session + CSRF token).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ContributorClient, HttpError, type MeView } from '../helpers/contributor-client.ts';
+import { ContributorClient, HttpError, type CircuitProgressView, type MeView } from '../helpers/contributor-client.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { ManualClock } from '../../server/clock.ts';
 
@@ -46,40 +47,39 @@ function missTurn(): void {
   coordinator.service.tick();
 }
 
-test(
-  'after MAX_MISSED_TURNS missed turns the entry leaves the queue with a ' + 'reason; joining again starts afresh',
-  async () => {
-    const absent = new ContributorClient(coordinator.url);
-    const present = new ContributorClient(coordinator.url);
-    await absent.signInDemo('absent');
-    await absent.join();
-    await present.signInDemo('present');
-    await present.join();
-    assert.equal((await absent.progress('register')).state, 'turn');
+test('after MAX_MISSED_TURNS missed turns the entry leaves the queue with a reason; a new join waits', async () => {
+  const absent = new ContributorClient(coordinator.url);
+  const present = new ContributorClient(coordinator.url);
+  await absent.signInDemo('absent');
+  await absent.join();
+  await present.signInDemo('present');
+  await present.join();
+  assert.equal((await absent.progress('register')).state, 'turn');
 
-    missTurn();
-    assert.equal((await present.progress('register')).state, 'turn', 'the first miss passes the turn on');
-    assert.equal((await absent.progress('register')).state, 'waiting', 'one miss: back in the queue');
-    assert.equal(removedOf(await absent.me()), undefined);
-    missTurn(); // present misses once, then absent gets the turn back
-    assert.equal((await absent.progress('register')).state, 'turn');
+  missTurn();
+  assert.equal((await present.progress('register')).state, 'turn', 'the first miss passes the turn on');
+  assert.equal((await absent.progress('register')).state, 'waiting', 'one miss: back in the queue');
+  assert.equal(removedOf(await absent.me()), undefined);
+  missTurn(); // present misses once, then absent gets the turn back
+  assert.equal((await absent.progress('register')).state, 'turn');
 
-    missTurn();
-    const me = await absent.me();
-    assert.equal(me.status.circuits[0]!.state, 'pending', 'out of the queue');
-    const removed = removedOf(me);
-    assert.equal(removed?.circuit, 'register');
-    assert.equal(removed?.reason, 'missed_turns');
-    assert.match(removed!.message, /2 missed turns/);
-    assert.equal((await present.progress('register')).state, 'turn', 'the circuit went on to the next in line');
-    assert.equal(coordinator.lobby.queueLengths().register, 0);
+  missTurn();
+  const me = await absent.me();
+  assert.equal(me.status.circuits[0]!.state, 'pending', 'out of the queue');
+  const removed = removedOf(me);
+  assert.equal(removed?.circuit, 'register');
+  assert.equal(removed?.reason, 'missed_turns');
+  assert.match(removed!.message, /2 missed turns/);
+  assert.equal((await present.progress('register')).state, 'turn', 'the circuit went on to the next in line');
+  assert.equal(coordinator.lobby.queueLengths().register, 0);
 
-    // Back again: a fresh count, no reason shown any more.
-    const rejoined = await absent.join();
-    assert.equal(removedOf(rejoined), undefined);
-    assert.equal(rejoined.status.circuits[0]!.state, 'waiting');
-  },
-);
+  // Back again: no reason shown any more, but the misses still count: eligible after the cooldown.
+  const rejoined = await absent.join();
+  assert.equal(removedOf(rejoined), undefined);
+  const waiting = rejoined.status.circuits[0]! as CircuitProgressView & { eligibleAt?: number };
+  assert.equal(waiting.state, 'waiting');
+  assert.equal(waiting.eligibleAt, clock.now() + COOLDOWN);
+});
 
 test(
   'the coordinator removes a queue entry (coordinator session and CSRF ' + 'token required); the contributor sees why',
@@ -93,7 +93,7 @@ test(
     assert.deepEqual(entry && { circuit: entry.circuit, position: entry.position, missedTurns: entry.missedTurns }, {
       circuit: 'register',
       position: 1,
-      missedTurns: 0,
+      missedTurns: 2, // joining again resets nothing
     });
 
     const remove = (client: ContributorClient, csrf = true) =>

@@ -9,8 +9,11 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
-import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
+import { randomBytes } from 'node:crypto';
+import { commitPreverifiedContribution } from '../../core/ceremony/extend-chain.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
+import { hashFile } from '../../core/crypto/file-hash.ts';
+import { contributeFast } from '../../core/kernel/contribute-fast.ts';
 
 let coordinator: TestCoordinator;
 let dataDir: string;
@@ -30,7 +33,22 @@ test('a verified contribution whose head moved meanwhile is discarded, not commi
   await alice.upload('register', file); // no worker yet: the job waits in Redis
   await alice.waitFor((m) => m.status.circuits[0]!.state === 'verifying', 'verifying');
 
-  await contributeLocally(dataDir, 'register', 'offline-contributor'); // the head moves to 1
+  // The head moves to 1 while the job waits: a link committed as the coordinator commits a verified
+  // one (a local `ceremony contribute` is refused on a served folder: tests/core/outside-queue-log.test.ts).
+  const moved = path.join(dataDir, 'offline-contribution.zkey');
+  const made = await contributeFast(
+    (await openCeremony(dataDir)).paths.zkeyPath('register', 0),
+    moved,
+    'offline-contributor',
+    randomBytes(32).toString('hex'),
+  );
+  await commitPreverifiedContribution(dataDir, 'register', {
+    candidatePath: moved,
+    headIndex: 0,
+    fileHash: await hashFile(moved),
+    contributionHash: made.hash,
+    contributor: 'offline-contributor',
+  });
   await coordinator.startWorker();
 
   const me = await alice.waitFor(

@@ -13,7 +13,6 @@ import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { startAnvil, type AnvilNode } from '../helpers/anvil.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
-import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
 import { announceBeacon } from '../../core/finalise/beacon-announcement.ts';
 import { finaliseCeremony } from '../../core/finalise/finalise-ceremony.ts';
 import type { AdminOverview } from '../../core/coordinator-api/api-types.ts';
@@ -30,13 +29,18 @@ let coordinator: TestCoordinator;
 before(async () => {
   anvil = await startAnvil();
   dataDir = await newCeremonyDir({ configOverrides: REGISTER_ONLY, init: true });
-  await contributeLocally(dataDir, 'register', 'alice'); // the chain's minimum, so it may be announced
   // No BEACON_RPC_URL: the console cannot announce; the command on the folder can.
   coordinator = await startTestCoordinator({
     dataDir,
     env: { COORDINATOR_TOKEN: TOKEN, PRESENCE_MS: '0', TAKE_TURN_MS: '0' },
     tickIntervalMs: 100,
   });
+  // The chain's minimum, so it may be announced; through the queue, so the finalisation's check of
+  // the queue log (its audit) passes.
+  const alice = new ContributorClient(coordinator.url);
+  await alice.signInDemo('alice');
+  await alice.join();
+  await alice.takeTurn('register');
 });
 
 after(async () => {

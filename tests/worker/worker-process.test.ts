@@ -60,7 +60,7 @@ test('`ceremony worker --help` documents its options and environment; `ceremony 
   }
   const top = await runCli(['--help']);
   assert.equal(top.code, 0);
-  assert.match(top.stdout, /^\s+worker \[options\]\s+\S/m);
+  assert.match(top.stdout, /^\s+worker\s+run a verification worker/m);
 });
 
 test('`ceremony worker` refuses a missing Redis URL or a bad setting, naming it', async () => {

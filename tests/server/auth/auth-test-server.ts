@@ -29,8 +29,8 @@ export interface AuthTestServerOptions {
   testNetwork?: boolean;
   clock?: ManualClock;
   extraDeps?: Partial<AuthDeps>;
-  /** Trusted proxy hops: a test sets the client address with X-Forwarded-For. */
-  trustProxy?: number;
+  /** Trusted proxies, as TRUST_PROXY names them (a client on loopback then names its address in X-Forwarded-For). */
+  trustProxy?: string[];
 }
 
 export async function startAuthTestServer(options: AuthTestServerOptions): Promise<AuthTestServer> {
@@ -50,7 +50,7 @@ export async function startAuthTestServer(options: AuthTestServerOptions): Promi
   };
 
   const app = express();
-  if (options.trustProxy) app.set('trust proxy', options.trustProxy);
+  if (options.trustProxy?.length) app.set('trust proxy', options.trustProxy);
   app.use(createSessionMiddleware(deps));
   app.use('/auth', createAuthRouter(deps));
   app.get('/api/me', requireContributor, (req, res) => {

@@ -231,7 +231,7 @@ describe('GitHub sign-in: states in progress per address', () => {
     const ownGithub = await startGithubEmulator();
     const ownServer = await startAuthTestServer({
       clock: ownClock,
-      trustProxy: 1,
+      trustProxy: ['loopback'],
       config: {
         github: {
           clientId: ownGithub.clientId,

@@ -106,7 +106,11 @@ test('a granted turn not taken passes on when its holder is gone, before its tim
   assert.deepEqual([lapse.taken, lapse.disconnectedAt], [false, new Date(closedAt).toISOString()]);
   assert.equal(progressOf(lobby, 'alice', 'register').state, 'waiting');
   const entry = lobby.queueEntries().find((e) => e.contributorId === 'alice');
-  assert.deepEqual([entry?.position, entry?.missedTurns, entry?.away], [1, 0, true], 'not a missed turn: place kept');
+  assert.deepEqual(
+    [entry?.position, entry?.missedTurns, entry?.away],
+    [1, 1, true],
+    'a missed turn, her first: place kept',
+  );
 });
 
 test('a taken turn whose holder is gone is missed after the grace, not after TURN_SILENCE_MS', () => {

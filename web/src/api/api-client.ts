@@ -1,9 +1,12 @@
 /**
  * The browser's one way to talk to the coordinator: same-origin fetch with the session cookie,
  * the CSRF token on every state change, JSON in and out, and refusals turned into ApiError with
- * the server's stable code (see error-messages.ts for what each means in plain words).
+ * the server's stable code (see error-messages.ts for what each means in plain words). A request safe
+ * to send again is sent again while the coordinator does not answer (a restart), for up to 10 minutes
+ * (core/coordinator-api/restart-retry.ts, shared with the terminal client).
  */
 import type { SessionView } from './api-types.ts';
+import { looksLikeRestart, rideOutRestart, safeToResend } from '../../../core/coordinator-api/restart-retry.ts';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -33,12 +36,32 @@ export class ApiClient {
   /** Sent as X-CSRF-Token on every state change; set by sign-in or loadSession(). */
   csrfToken: string | undefined;
 
-  /** `cache`: how the browser's cache takes part; `no-cache` revalidates a kept answer by its ETag. */
-  async request<T>(method: string, route: string, body?: unknown, cache: RequestCache = 'no-store'): Promise<T> {
+  /**
+   * `cache`: how the browser's cache takes part; `no-cache` revalidates a kept answer by its ETag.
+   * `resend`: send again while the coordinator does not answer (default: when safeToResend); a
+   * caller whose own loop tries again (the contributor's polls) passes false to hear of it at once.
+   */
+  request<T>(
+    method: string,
+    route: string,
+    body?: unknown,
+    cache: RequestCache = 'no-store',
+    resend = safeToResend(method, route),
+  ): Promise<T> {
+    const once = () => this.requestOnce<T>(method, route, body, cache);
+    if (!resend) return once();
+    return rideOutRestart(once, {
+      restartReason: (error) =>
+        error instanceof ApiError && looksLikeRestart(error.status, error.code) ? error.message : undefined,
+    });
+  }
+
+  private async requestOnce<T>(method: string, route: string, body: unknown, cache: RequestCache): Promise<T> {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (method !== 'GET' && this.csrfToken) headers['x-csrf-token'] = this.csrfToken;
     let response: Response;
+    let text: string;
     try {
       response = await fetch(route, {
         method,
@@ -47,16 +70,17 @@ export class ApiClient {
         credentials: 'same-origin',
         cache,
       });
+      // Inside: an answer cut off by a restart is no answer.
+      text = await response.text();
     } catch (error) {
       throw new ApiError(0, 'network', (error as Error).message);
     }
-    const text = await response.text();
     if (!response.ok) throw apiErrorFromBody(response.status, text);
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  get<T>(route: string, cache?: RequestCache): Promise<T> {
-    return this.request<T>('GET', route, undefined, cache);
+  get<T>(route: string, cache?: RequestCache, resend?: boolean): Promise<T> {
+    return this.request<T>('GET', route, undefined, cache, resend);
   }
 
   post<T>(route: string, body?: unknown): Promise<T> {

@@ -145,7 +145,8 @@ export class ContributorSession {
       clearTimeout(this.pollTimer);
       const seq = ++this.pollsStarted;
       try {
-        this.accept(await this.options.api.get<MeView>('/api/me'), seq);
+        // Not sent again inside: this loop is the retry, and the page says at once that it cannot connect.
+        this.accept(await this.options.api.get<MeView>('/api/me', undefined, false), seq);
         this.connectionError = null;
       } catch (error) {
         this.connectionError = error instanceof ApiError ? error.code : String(error);

@@ -3,16 +3,19 @@
  * line or taking a turn: when the tab closes, the coordinator learns it at once and passes them over
  * (place kept) instead of waiting for their polls to stop and their turn to go untaken. Closed once
  * they are done or not in line, so idle tabs do not hold the coordinator's sockets. The browser
- * re-opens a dropped stream by itself; a refusal (too many streams, the coordinator full, an older
- * coordinator without the route) closes it, and it is tried again later: polls keep the place
- * meanwhile, as they always did.
+ * re-opens a dropped stream by itself; an answer that is not a stream closes it (a refusal: too many
+ * streams, the coordinator full, an older coordinator without the route; or a proxy's 502 while the
+ * coordinator restarts), and it is tried again after a pause growing from 2 s to a minute: soon
+ * after a restart, rarely against a refusal. Polls keep the place meanwhile, as they always did.
  */
-const REOPEN_AFTER_REFUSAL_MS = 60_000;
+const FIRST_REOPEN_MS = 2000;
+const LONGEST_REOPEN_MS = 60_000;
 
 export class PresenceStream {
   private source: EventSource | undefined;
   private retry: ReturnType<typeof setTimeout> | undefined;
   private wanted = false;
+  private reopenMs = FIRST_REOPEN_MS;
 
   constructor(private readonly url = '/api/me/presence') {}
 
@@ -27,15 +30,17 @@ export class PresenceStream {
     if (this.source || this.retry || typeof EventSource === 'undefined') return;
     const source = new EventSource(this.url);
     this.source = source;
+    source.onopen = () => (this.reopenMs = FIRST_REOPEN_MS);
     source.onerror = () => {
       // CONNECTING: the browser re-opens it (after the server's `retry`); CLOSED: it was refused.
       if (source.readyState !== EventSource.CLOSED) return;
       this.close();
-      if (this.wanted)
-        this.retry = setTimeout(() => {
-          this.retry = undefined;
-          if (this.wanted) this.open();
-        }, REOPEN_AFTER_REFUSAL_MS);
+      if (!this.wanted) return;
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        if (this.wanted) this.open();
+      }, this.reopenMs);
+      this.reopenMs = Math.min(this.reopenMs * 2, LONGEST_REOPEN_MS);
     };
   }
 

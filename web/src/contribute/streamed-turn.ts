@@ -16,6 +16,7 @@ import {
   streamedUploadOptions,
   type StreamedUploadSource,
 } from '../../../core/delta/streamed-upload-source.ts';
+import { restartRetryDelaysMs } from '../../../core/coordinator-api/restart-retry.ts';
 import { ApiError, apiErrorFromBody } from '../api/api-client.ts';
 import { recordContribution, startKernelPool } from './compute-contribution.ts';
 
@@ -176,7 +177,8 @@ function upload(
       ...streamedUploadOptions(source, request.circuit, headIndex, UPLOAD_CHUNK_BYTES),
       endpoint: `/api/circuits/${encodeURIComponent(request.circuit)}/contributions`,
       headers: { 'X-CSRF-Token': request.csrfToken },
-      retryDelays: [0, 1000, 3000, 5000, 10_000],
+      // As long as any request rides out a coordinator restart (core/coordinator-api/restart-retry.ts).
+      retryDelays: restartRetryDelaysMs(),
       onShouldRetry: (error) => !signal.aborted && isRetryableUploadStatus(error.originalResponse?.getStatus() ?? 0),
       onAfterResponse: (req, res) => {
         if (req.getMethod() === 'HEAD' && res.getStatus() < 300) {

@@ -9,6 +9,7 @@ import * as tus from 'tus-js-client';
 import { ApiError, apiErrorFromBody } from '../api/api-client.ts';
 import { chunkSizeFor } from './upload-chunks.ts';
 import { isRetryableUploadStatus } from '../../../core/delta/streamed-upload-source.ts';
+import { restartRetryDelaysMs } from '../../../core/coordinator-api/restart-retry.ts';
 
 export interface UploadRequest {
   circuit: string;
@@ -36,7 +37,8 @@ export function uploadContribution(request: UploadRequest): Promise<void> {
       headers: { 'X-CSRF-Token': request.csrfToken },
       metadata: { filename: `${request.circuit}.zkey` },
       chunkSize: chunkSizeFor(file.size),
-      retryDelays: [0, 1000, 3000, 5000],
+      // As long as any request rides out a coordinator restart (core/coordinator-api/restart-retry.ts).
+      retryDelays: restartRetryDelaysMs(),
       fingerprint: async () => request.fingerprint,
       storeFingerprintForResuming: true,
       removeFingerprintOnSuccess: true,

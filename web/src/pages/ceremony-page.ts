@@ -2,7 +2,8 @@
  * The public ceremony page (/ceremony/), no sign-in: each circuit's chain (index, contributor,
  * contribution hash, time), queue lengths, the search of the record and the receipt check
  * (receipt-check-view.ts), the transcript, the queue log (queue-log-view.ts), a download link for
- * every file an auditor needs, and how to re-verify it all with `ceremony audit`. Refreshes itself.
+ * every file an auditor needs, how to re-verify it all with `ceremony audit`, and the ceremony's
+ * identity with the commands that check it (ceremony-identity-view.ts). Refreshes itself.
  */
 import '../styles.css';
 import { ApiClient, ApiError } from '../api/api-client.ts';
@@ -13,6 +14,7 @@ import { formatTime, shortHash } from '../ui/format-units.ts';
 import { renderSiteHeader } from '../ui/site-header.ts';
 import { createReceiptCheckView } from './receipt-check-view.ts';
 import { createQueueLogView } from './queue-log-view.ts';
+import { renderIdentity } from './ceremony-identity-view.ts';
 import { zkeyFileName, zkeyUrl } from '../../../core/coordinator-api/file-urls.ts';
 
 const api = new ApiClient();
@@ -256,7 +258,7 @@ function renderTranscript(transcript: TranscriptView, open: boolean): HTMLElemen
 }
 
 /** How to re-verify it all: two commands from one's own checkout; nothing of this page runs there. */
-function renderAudit(ceremony: CeremonyView): HTMLElement {
+function renderAudit(ceremony: CeremonyView, transcript: TranscriptView): HTMLElement {
   // A fixed name, never the ceremony id: the commands are copied into a shell, and the id is the coordinator's word.
   const dir = 'ceremony-audit';
   return h(
@@ -305,8 +307,10 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
       h(
         'li',
         {},
-        'The audit trusts no powers of tau it cannot identify: a public Hermez ' +
-          'file is recognised by its hash; any other must be pinned by you, with ',
+        'The audit takes the circuits, verifiers, public inputs and the hashes of every r1cs from your checkout’s ',
+        h('code', {}, 'ceremony.json'),
+        ', never from this coordinator, and fails a ceremony that differs. It trusts no powers of tau it cannot ' +
+          'identify: a public Hermez file is recognised by its hash; any other must be pinned by you, with ',
         h('code', {}, '--ptau-hash HASH'),
         ' (its BLAKE2b-512 as ',
         h('code', {}, 'b2sum'),
@@ -328,6 +332,7 @@ function renderAudit(ceremony: CeremonyView): HTMLElement {
         () => `node bin/ceremony.js fetch ${location.origin} ${dir}\nnode bin/ceremony.js audit ${dir}\n`,
       ),
     ),
+    renderIdentity(ceremony, transcript, dir),
   );
 }
 
@@ -370,7 +375,9 @@ async function main(): Promise<void> {
   const refresh = async () => {
     try {
       const { ceremony, transcript, manifest } = await load();
-      const state = JSON.stringify([ceremony, transcript.entries.length, manifest !== null]);
+      // The last entry's hash too: a transcript rewritten to the same length is another identity to show.
+      const identity = transcript.entries.at(-1)?.hash;
+      const state = JSON.stringify([ceremony, transcript.entries.length, identity, manifest !== null]);
       if (state !== lastState) {
         lastState = state;
         // Keep whatever the reader opened across refreshes.
@@ -393,7 +400,7 @@ async function main(): Promise<void> {
               ),
             ),
             renderTranscript(transcript, open.has('transcript-entries')),
-            renderAudit(ceremony),
+            renderAudit(ceremony, transcript),
           ],
         );
         if (firstLoad) main.append(queueLog.element);

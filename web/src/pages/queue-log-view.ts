@@ -54,6 +54,7 @@ function detail(entry: QueueLogEntry): string {
         '; ' +
         `a turn to be taken within ${span(entry.takeTurnMs)}, lasting ${span(entry.turnTimeoutMs)} ` +
         (entry.turnSilenceMs ? `(missed once its client is silent for ${span(entry.turnSilenceMs)}) ` : '') +
+        (entry.uploadStartMs ? `(missed without upload bytes by ${span(entry.uploadStartMs)}) ` : '') +
         `(at most ${span(entry.maxTurnMs)}); cooldown ${span(entry.cooldownMs)}, ` +
         `out after ${entry.maxMissedTurns} missed turns`
       );
@@ -78,19 +79,22 @@ function detail(entry: QueueLogEntry): string {
       return entry.taken
         ? `missed (${entry.missedTurns ?? 1} in this circuit)` +
             (entry.silentSince ? `: its client silent since ${formatTime(entry.silentSince)}` : '') +
-            (entry.disconnectedAt ? `: its page or terminal closed at ${formatTime(entry.disconnectedAt)}` : '')
-        : entry.disconnectedAt
-          ? `passed on: its page or terminal closed at ${formatTime(entry.disconnectedAt)}; place kept ` +
-            '(not a missed turn)'
-          : 'not taken in time: passed on, place kept (not a missed turn)';
+            (entry.disconnectedAt ? `: its page or terminal closed at ${formatTime(entry.disconnectedAt)}` : '') +
+            (entry.uploadDue ? `: no upload by ${formatTime(entry.uploadDue)}` : '') +
+            (entry.uploadStalledSince ? `: its upload stalled since ${formatTime(entry.uploadStalledSince)}` : '')
+        : (entry.disconnectedAt
+            ? `passed on: its page or terminal closed at ${formatTime(entry.disconnectedAt)}`
+            : 'not taken in time: passed on') + `, a missed turn (${entry.missedTurns ?? 1} in this circuit)`;
     case 'refused':
-      return `${entry.outcome} [${entry.code}]`;
+      return `${entry.outcome} [${entry.code}]` + (entry.missedTurns ? `, a missed turn (${entry.missedTurns})` : '');
     case 'accepted':
       return `contribution #${entry.index}, transcript entry ${shortHash(entry.transcriptHash)}`;
     case 'left':
       return entry.from === 'after_verdict'
         ? 'after the verdict'
-        : `from ${entry.from === 'turn' ? 'a turn' : 'the queue'}`;
+        : entry.from === 'turn'
+          ? `from a turn, a missed turn (${entry.missedTurns ?? 1} in this circuit)`
+          : 'from the queue';
     case 'removed':
       return entry.reason === 'missed_turns' ? 'after missed turns' : 'by the coordinator';
   }

@@ -210,7 +210,9 @@ async function markFinalKeys(checker: ReceiptChecker, finalCells: Map<Contributi
 async function runSearch(results: HTMLElement, query: string, finalised: boolean, current: () => boolean) {
   const checker = newChecker();
   replaceChildren(results, h('p', {}, 'Searching the transcript…'));
-  const transcript = await checker.publicTranscript();
+  // The listing needs the hash chain only; whether a final key lists a match rests on the checked
+  // transcript (markFinalKeys), which refuses a legacy format.
+  const transcript = await checker.hashChainedTranscript();
   if (!current()) return;
   const hex = query.replace(/\s+/g, '').toLowerCase();
   const byHash = /^[0-9a-f]{8,128}$/.test(hex);

@@ -1,0 +1,182 @@
+/**
+ * One chain's audit, once the inputs, the ptau and the transcript passed (audit-ceremony.ts):
+ *   - a chain the audit must not pass whatever its keys hold is refused first: no contribution 0,
+ *     a beacon costlier than the auditor allows, a finalised chain below the minimum of
+ *     contributions (refuseUnauditableChain);
+ *   - contribution 0 against the r1cs and the ptau, not rebuilt (check-initial-key.ts): its header,
+ *     coefficients, H and circuit hash byte for byte, its IC, A, B1, L and B2 by random linear
+ *     combination with 128-bit scalars of its own fresh randomness, every B2 point in G2; the init
+ *     entry's circuit hash the one the r1cs gives;
+ *   - then by default every link against the key before it (audit-every-link.ts); or, without
+ *     `everyLink` (`ceremony audit --final-key`), the chain's last key against contribution 0 and
+ *     its own records, and every key between as a committed file whose history is the last key's
+ *     (audit-from-initial.ts);
+ *   - either way every key file against its transcript entry, whole and section by section, the
+ *     final key as the transcript's beacon applied, and the published verification key the final
+ *     key's, its δ not its γ.
+ * Contribution 0 is the key r1cs + ptau produce except with probability ≤ 2^-126, given a ptau
+ * whose relied-on sections passed their check (≤ 2^-128): what each mode then proves, and its
+ * bound, is in its module and in docs/audit.md.
+ */
+import { readFile } from 'node:fs/promises';
+import * as snarkjs from 'snarkjs';
+import type { CeremonyConfig } from '../config/ceremony-config.ts';
+import type { CeremonyPaths } from '../data-folder/ceremony-paths.ts';
+import type { CircuitChain } from '../ceremony/open-ceremony.ts';
+import type { Progress } from '../ceremony/progress.ts';
+import type { StageTimer } from '../runtime/stage-timings.ts';
+import { CoordinatorError } from '../errors.ts';
+import {
+  deltaEntryFromVerificationKey,
+  type DeltaEntry,
+  type VerificationKeyDelta,
+} from '../manifest/delta-manifest.ts';
+import { refuseDeltaEqualsGamma } from '../manifest/delta-equals-gamma.ts';
+import { checkInitialKey } from './check-initial-key.ts';
+import { auditEveryLink } from './audit-every-link.ts';
+import { auditFromInitial } from './audit-from-initial.ts';
+import { expectKeyHashes, type ChainAudit, type CheckedKey } from './chain-audit-context.ts';
+import type { AuditedCircuit } from './audit-ceremony.ts';
+
+/** The list the report carries for a chain: every contribution the transcript records, none verified yet. */
+export function listChain(chain: CircuitChain, audited: AuditedCircuit): void {
+  audited.contributions = chain.contributions.map((entry) => ({
+    index: entry.index,
+    contributor: entry.contributor,
+    contributionHash: entry.contributionHash,
+    verified: false,
+  }));
+  if (chain.beacon) {
+    const { contributionHash, beacon, iterationsExp } = chain.beacon;
+    audited.final = { contributionHash, beacon, iterationsExp, verified: false };
+  }
+}
+
+/** Refuses, before any key is read, a chain this audit must not pass whatever its keys hold. */
+function refuseUnauditableChain(
+  config: CeremonyConfig,
+  chain: CircuitChain,
+  audited: AuditedCircuit,
+  maxBeaconIterationsExp: number,
+): void {
+  const name = chain.circuit.name;
+  if (!chain.init)
+    throw new CoordinatorError('transcript.corrupt', 'the transcript has no contribution 0 for this circuit');
+  if (chain.beacon && chain.beacon.iterationsExp > maxBeaconIterationsExp)
+    throw new CoordinatorError(
+      'audit.beacon_too_costly',
+      `the final beacon of ${name} is hashed 2^${chain.beacon.iterationsExp} times, more than the ` +
+        `2^${maxBeaconIterationsExp} this audit derives; if that is the beacon the coordinator announced, ` +
+        `audit again with --max-beacon-iterations ${chain.beacon.iterationsExp} (2^${chain.beacon.iterationsExp} ` +
+        'SHA-256 hashes, one after the other)',
+    );
+  const count = chain.contributions.length;
+  if (chain.beacon && count < audited.minContributions) {
+    const whose =
+      audited.minContributions > config.minContributions ? 'the auditor (--min-contributions)' : 'your ceremony.json';
+    throw new CoordinatorError(
+      'audit.too_few_contributions',
+      `circuit ${name} was finalised with ${count} contribution${count === 1 ? '' : 's'}; ` +
+        `${whose} requires at least ${audited.minContributions} ` +
+        '(with none, its δ comes from the public beacon alone and anyone can forge proofs)',
+    );
+  }
+}
+
+/** Contribution 0: its hashes against its entry, then its every point against the r1cs and the ptau. */
+async function auditContributionZero(config: CeremonyConfig, audit: ChainAudit): Promise<CheckedKey> {
+  const { name, chain, progress, timer } = audit;
+  const init = chain.init!;
+  const initPath = audit.paths.zkeyPath(name, 0);
+  progress({ type: 'step', circuit: name, step: 'checking contribution 0 against the r1cs and the ptau' });
+  const hashes = await timer.time('key hashes (file and sections)', () =>
+    expectKeyHashes(initPath, init, 'contribution 0'),
+  );
+  const steps = 1000;
+  let reported = -1;
+  let part = 'contribution 0';
+  const timings: Record<string, number> = {};
+  const checkStart = timer.now();
+  const { csHash } = await checkInitialKey(initPath, chain.circuit.r1csPath, config.ptauPath, {
+    timings,
+    onProgress: (fraction) => {
+      const done = Math.floor(fraction * steps);
+      if (done === reported) return;
+      reported = done;
+      progress({ type: 'count', circuit: name, part, done, total: steps });
+    },
+    onCulpritSearch: () => {
+      progress({
+        type: 'step',
+        circuit: name,
+        step: 'contribution 0 failed its check: checking its parts one by one to name the one at fault',
+      });
+      part = 'contribution 0, part by part';
+      reported = -1;
+    },
+  });
+  timer.add('contribution 0 against the r1cs and the ptau', timer.now() - checkStart);
+  // The receipt check holds every key to the init entry's circuit hash: it must be the one the
+  // r1cs gives, or every honest receipt of this chain would fail as "a key of another circuit".
+  if (csHash.toString('hex') !== init.circuitHash)
+    throw new CoordinatorError(
+      'transcript.corrupt',
+      "the transcript's circuit hash for contribution 0 is not the circuit hash of the r1cs and the key",
+    );
+  for (const [phase, ms] of Object.entries(timings)) timer.add(`  contribution 0: ${phase}`, ms);
+  return { path: initPath, hashes };
+}
+
+/** The published verification key against the final key's, and its δ against its γ. */
+async function checkPublishedVerificationKey(audit: ChainAudit): Promise<VerificationKeyDelta> {
+  const { name, chain, paths, timer } = audit;
+  const vkey: VerificationKeyDelta = await timer.time('verification key of the final key', () =>
+    snarkjs.zKey.exportVerificationKey(paths.finalZkeyPath(name)),
+  );
+  refuseDeltaEqualsGamma(vkey, name, chain.circuit.verifier);
+  const published = await readFile(paths.verificationKeyPath(name), 'utf8').then(JSON.parse, () => undefined);
+  if (published === undefined || JSON.stringify(published) !== JSON.stringify(vkey)) {
+    throw new CoordinatorError(
+      'chain.file_hash_mismatch',
+      `${name}.vkey.json is missing or is not the verification key of the final key`,
+    );
+  }
+  return vkey;
+}
+
+/** How one chain is audited, besides its keys. */
+export interface ChainAuditLimits {
+  /** The largest beacon exponent the audit derives (audit-ceremony.ts's maxBeaconIterationsExp). */
+  maxBeaconIterationsExp: number;
+  /** Verify every link against the key before it, not the last key against contribution 0. */
+  everyLink: boolean;
+}
+
+/** What one chain's audit established: its finding's words and, once finalised, its final key. */
+export interface ChainVerdict {
+  summary: string;
+  manifestEntry?: DeltaEntry;
+  finalKey?: VerificationKeyDelta;
+}
+
+/**
+ * One chain (see the module comment); throws a CoordinatorError naming the first fault. The report's
+ * list of its contributions (`audited`, from listChain) is marked verified as the checks reach them.
+ */
+export async function auditChain(
+  config: CeremonyConfig,
+  paths: CeremonyPaths,
+  chain: CircuitChain,
+  audited: AuditedCircuit,
+  progress: Progress,
+  timer: StageTimer,
+  limits: ChainAuditLimits,
+): Promise<ChainVerdict> {
+  refuseUnauditableChain(config, chain, audited, limits.maxBeaconIterationsExp);
+  const audit: ChainAudit = { name: chain.circuit.name, chain, audited, paths, progress, timer };
+  const zero = await auditContributionZero(config, audit);
+  const summary = limits.everyLink ? await auditEveryLink(audit, zero) : await auditFromInitial(audit, zero);
+  if (!chain.beacon) return { summary };
+  const vkey = await checkPublishedVerificationKey(audit);
+  return { summary, manifestEntry: deltaEntryFromVerificationKey(vkey), finalKey: vkey };
+}

@@ -1,0 +1,130 @@
+/**
+ * The audit of a chain from contribution 0 (`ceremony audit --final-key`): the chain's last key (the
+ * final key once finalised, else its head) against contribution 0 and the records of its own
+ * history (check-key-against-initial.ts), then every key between as the file its transcript entry
+ * commits to, with contribution 0's circuit and fixed sections, the last key's records as its
+ * history and δ2 its δ1 in G2 (check-intermediate-key.ts). Two MSMs over L‖H a chain, whatever its
+ * length (link by link: one a key); what grows with the contributions is reading each key between
+ * (its hashes) and a few pairings a record. What the verdict proves, and what it leaves (the L and
+ * H of the keys between, no premise of the last key's): docs/audit.md.
+ */
+import { readZkeyInfo, type ContributionRecord } from '../zkey/zkey-file.ts';
+import { checkKeyAgainstInitial } from './check-key-against-initial.ts';
+import { checkIntermediateKey } from './check-intermediate-key.ts';
+import { counted, expectKeyHashes, type ChainAudit, type CheckedKey } from './chain-audit-context.ts';
+import type { ZkeyInfo } from '../zkey/zkey-file.ts';
+
+/** The chain's last key: where it is, what names it, its transcript entry. */
+function lastKeyOf({ chain, paths, name }: ChainAudit) {
+  const beacon = chain.beacon;
+  if (beacon) return { path: paths.finalZkeyPath(name), keyName: 'the final key', entry: beacon };
+  const entry = chain.contributions.at(-1)!;
+  return { path: paths.zkeyPath(name, entry.index), keyName: `contribution ${entry.index}`, entry };
+}
+
+/** The last key against contribution 0; marks every contribution its history holds as verified. */
+async function auditLastKey(
+  audit: ChainAudit,
+  zero: CheckedKey,
+  init: ZkeyInfo,
+): Promise<{ records: ContributionRecord[]; keyName: string }> {
+  const { name, chain, audited, progress, timer } = audit;
+  const last = lastKeyOf(audit);
+  const records = chain.contributions.length + (chain.beacon ? 1 : 0);
+  progress({
+    type: 'step',
+    circuit: name,
+    step: `checking ${last.keyName} against contribution 0 and its ${counted(records, 'record')}`,
+  });
+  const hashes = await timer.time('key hashes (file and sections)', () =>
+    expectKeyHashes(last.path, last.entry, last.keyName),
+  );
+  const key = await readZkeyInfo(last.path, last.keyName);
+  const checked = await timer.time(`${last.keyName} against contribution 0 (records, L and H sums, pairings)`, () =>
+    checkKeyAgainstInitial({
+      init,
+      key,
+      ...(zero.hashes && hashes ? { hashes: { init: zero.hashes, key: hashes } } : {}),
+      history: {
+        contributionHashes: [
+          ...chain.contributions.map((entry) => entry.contributionHash),
+          ...(chain.beacon ? [chain.beacon.contributionHash] : []),
+        ],
+        ...(chain.beacon
+          ? { beacon: { beaconHex: chain.beacon.beacon, iterationsExp: chain.beacon.iterationsExp } }
+          : {}),
+      },
+      keyName: last.keyName,
+    }),
+  );
+  for (const [position, listed] of audited.contributions.entries()) {
+    listed.verified = true;
+    const recorded = checked[position]?.name;
+    if (recorded !== undefined) listed.name = recorded;
+  }
+  if (audited.final) audited.final.verified = true;
+  return { records: checked, keyName: last.keyName };
+}
+
+/**
+ * The chain after contribution 0 (`zero`, checked) from contribution 0: its last key, then every key
+ * between; returns what the circuit's finding says it proved.
+ */
+export async function auditFromInitial(audit: ChainAudit, zero: CheckedKey): Promise<string> {
+  const { name, chain, audited, progress, timer } = audit;
+  const count = chain.contributions.length;
+  const contributions = counted(count, 'contribution');
+  if (count === 0 && !chain.beacon) return `${contributions}; not finalised`;
+  const init = await readZkeyInfo(zero.path, 'contribution 0');
+  const last = await auditLastKey(audit, zero, init);
+  const between = chain.beacon ? chain.contributions : chain.contributions.slice(0, -1);
+  progress({
+    type: 'step',
+    circuit: name,
+    step: `checking the ${counted(between.length, 'key')} between: committed, their history ${last.keyName}'s`,
+  });
+  for (const [position, entry] of between.entries()) {
+    const keyName = `contribution ${entry.index}`;
+    const keyPath = audit.paths.zkeyPath(name, entry.index);
+    try {
+      const hashes = await timer.time('key hashes (file and sections)', () => expectKeyHashes(keyPath, entry, keyName));
+      const key = await readZkeyInfo(keyPath, keyName);
+      await timer.time('keys between (history, fixed sections, δ)', () =>
+        checkIntermediateKey({
+          init,
+          key,
+          ...(zero.hashes && hashes ? { hashes: { init: zero.hashes, key: hashes } } : {}),
+          index: entry.index,
+          lastRecords: last.records,
+          keyName,
+          lastName: last.keyName,
+        }),
+      );
+    } catch (error) {
+      audited.contributions[position]!.verified = false;
+      throw error;
+    }
+    progress({ type: 'count', circuit: name, part: 'keys between', done: position + 1, total: between.length });
+  }
+  return describeVerdict(audit, last.records, between.length);
+}
+
+/** The circuit finding's words: what was checked, what that proves, and what it did not check. */
+function describeVerdict(audit: ChainAudit, records: readonly ContributionRecord[], between: number): string {
+  const { chain } = audit;
+  const contributions = counted(chain.contributions.length, 'contribution');
+  const lastName = chain.beacon ? 'the final key' : `the head (contribution ${chain.contributions.length})`;
+  const checked =
+    `--final-key: ${lastName} checked against contribution 0: ` +
+    `its ${counted(records.length, 'record')}' proofs of knowledge and δ steps, contribution 0's fixed sections ` +
+    "and α, β, γ, and its L and H contribution 0's scaled to its δ, so it descends from every recorded contribution";
+  const keysBetween =
+    between === 0
+      ? 'no key between'
+      : `the ${counted(between, 'key')} between: the committed files, with contribution 0's fixed sections and ` +
+        `${lastName}'s records as their history; their L and H NOT checked (no premise of ${lastName}; ` +
+        'without --final-key the audit checks them)';
+  if (!chain.beacon) return `${contributions}: ${checked}; ${keysBetween}; not finalised`;
+  const finalHash = chain.beacon.contributionHash.slice(0, 16);
+  return `${contributions} + beacon: ${checked}; ${keysBetween}; final contribution hash ${finalHash}…`;
+}

@@ -1,0 +1,112 @@
+/**
+ * What one environment setting of the coordinator is: its schema (its default inside it), the line
+ * `ceremony serve --help` and docs/operations.md show for it, and its group there. The settings are
+ * declared where they are parsed (server-config.ts, auth-env.ts) and nowhere else, so a setting the
+ * coordinator reads is one the help and the docs list (server/config/settings-doc.ts renders both).
+ */
+import { z } from 'zod';
+import { CoordinatorError } from '../../core/errors.ts';
+
+/** The groups of `serve --help` and of the settings table, in the order they are shown. */
+export const SETTING_GROUPS = {
+  serving: 'Serving',
+  turns: 'Turns and presence',
+  limits: 'Limits',
+  signIn: 'Sign-in',
+  beacon: 'Beacon',
+  metrics: 'Metrics',
+} as const;
+
+export type SettingGroup = keyof typeof SETTING_GROUPS;
+
+export interface SettingSpec<Schema extends z.ZodTypeAny = z.ZodTypeAny> {
+  group: SettingGroup;
+  /** Validates the variable's text; a default inside it is what an unset variable means, and is shown. */
+  schema: Schema;
+  /** One line: what it sets, and what 0 or an edge value means. */
+  doc: string;
+  /** What unset means where the schema has no default to show (a derived value, or "off"). */
+  unset?: string;
+  /** The `ceremony serve` flag that sets it too (a flag wins over its variable). */
+  flag?: string;
+}
+
+/** Declares settings with their types kept, so the schema built from them is typed. */
+export function declareSettings<const Specs extends Record<string, SettingSpec>>(specs: Specs): Specs {
+  return specs;
+}
+
+type ShapeOf<Specs extends Record<string, SettingSpec>> = { [Name in keyof Specs]: Specs[Name]['schema'] };
+
+/** The object schema of a set of declared settings, keyed by their variable names. */
+export function schemaOfSettings<Specs extends Record<string, SettingSpec>>(specs: Specs): z.ZodObject<ShapeOf<Specs>> {
+  const shape = Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, spec.schema]));
+  return z.object(shape as ShapeOf<Specs>);
+}
+
+const trueOrFalse = () => z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) });
+
+/** A yes/no setting: exactly `true` or `false`, so a typo (`yes`, `1`, `True`) stops the start, not means no. */
+export function booleanSetting(fallback: boolean) {
+  return trueOrFalse()
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true');
+}
+
+/** A yes/no setting whose absence means something of its own (undefined), validated as booleanSetting is. */
+export function optionalBooleanSetting() {
+  return trueOrFalse()
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === 'true'));
+}
+
+/** `config.invalid` naming each bad variable (never its value: it may be a secret, or anything in size). */
+export function settingsError(section: string, error: z.ZodError): CoordinatorError {
+  const issues = error.issues.map((issue) => {
+    const message = issue.message.slice(0, 200);
+    return issue.path.length > 0 ? `${issue.path.join('.')}: ${message}` : message;
+  });
+  return new CoordinatorError('config.invalid', `${section} configuration: ${issues.join('; ')}`);
+}
+
+/** The default a schema holds, through optional, transform and refinement wrappers; undefined without one. */
+function defaultOf(schema: z.ZodTypeAny): unknown {
+  const def = schema._def as { typeName?: string; defaultValue?: () => unknown; innerType?: z.ZodTypeAny };
+  if (def.typeName === z.ZodFirstPartyTypeKind.ZodDefault) return def.defaultValue!();
+  if (def.typeName === z.ZodFirstPartyTypeKind.ZodEffects)
+    return defaultOf((schema as z.ZodEffects<z.ZodTypeAny>).innerType());
+  if (def.innerType) return defaultOf(def.innerType);
+  return undefined;
+}
+
+function duration(ms: number): string {
+  if (ms === 0) return '0';
+  for (const [unit, size] of [
+    ['h', 3_600_000],
+    ['min', 60_000],
+    ['s', 1000],
+  ] as const) {
+    if (ms % size === 0) return `${ms / size} ${unit}`;
+  }
+  return `${ms} ms`;
+}
+
+function bytes(count: number): string {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
+    if (count !== 0 && count % size === 0) return `${count / size} ${unit}`;
+  }
+  return `${count} bytes`;
+}
+
+/** The default as a person reads it: durations (`…_MS`) and sizes (`…_BYTES`) in their units. */
+export function shownDefault(name: string, spec: SettingSpec): string {
+  const value = defaultOf(spec.schema);
+  if (value === undefined) return spec.unset ?? 'none';
+  if (typeof value === 'number' && name.endsWith('_MS')) return duration(value);
+  if (typeof value === 'number' && name.endsWith('_BYTES')) return bytes(value);
+  return String(value);
+}
