@@ -33,6 +33,9 @@ let scratch: string;
 let serve: ServeProcess;
 let proxy: RestartProxy;
 
+/** How long the contribution may run before the test ends it and says what happened. */
+const WATCHDOG_MS = 300_000;
+
 /** Set once the upload's last PATCH was answered (the contribution is then being verified). */
 let uploadFinished = false;
 
@@ -112,12 +115,22 @@ test(
       [CEREMONY_BIN, 'contribute', '--coordinator', proxy.url, '--demo', 'rita', '--receipts', receiptsFile],
       { cwd: REPO_ROOT, env: { ...process.env, TMPDIR: scratch }, label: 'ceremony contribute' },
     );
-    const { code } = await run.exited;
-    const output = run.output();
-    const diagnosis = (): string =>
+    const diagnosis = (output: string): string =>
       `${output}\n--- kill points fired ---\n${proxy.fired.join('\n')}\n${proxy.failures.join('\n')}` +
       `\n--- requests ---\n${proxy.requests.join('\n')}\n--- coordinator ---\n${serve.output().slice(-20_000)}`;
-    assert.equal(code, 0, diagnosis());
+    // The run takes well under a minute; a coordinator that stays down would have the client retry
+    // for its whole 10 minutes: end it sooner, saying what the proxy and the coordinator saw.
+    let watchdog: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      run.exited,
+      new Promise<'hung'>((resolve) => (watchdog = setTimeout(() => resolve('hung'), WATCHDOG_MS))),
+    ]).finally(() => clearTimeout(watchdog));
+    if (finished === 'hung') {
+      await run.stop('SIGKILL');
+      assert.fail(`the contribution did not end within ${WATCHDOG_MS} ms:\n${diagnosis(run.output())}`);
+    }
+    const output = run.output();
+    assert.equal(finished.code, 0, diagnosis(output));
     // A streamed turn creates its upload while the head's inputs arrive: those two points may fire in
     // either order (after a kill, the retried download may come after the creation, or before).
     const overlapping = new Set(['head inputs (mid-download)', 'upload creation (answer lost)']);

@@ -58,24 +58,38 @@ export async function startRestartProxy(options: RestartProxyOptions): Promise<R
   const requests: string[] = [];
   const failures: string[] = [];
   let down: Promise<void> | undefined;
+  let markUp: () => void = () => {};
+  /** Crashes asked for and not yet done: two points may fire together (see crashNow). */
+  let crashesPending = 0;
+  let crashes = Promise.resolve();
   const sockets = new Set<Socket>();
 
-  /** Kills the coordinator, resets the client, and starts the coordinator again (in the background). */
-  const crashNow = async (point: KillPoint, client: http.ServerResponse): Promise<void> => {
+  /**
+   * Kills the coordinator, resets the client, and starts the coordinator again (in the background).
+   * Points that fire while a crash is under way (a `body` or `atByte` point fires 200 ms after it was
+   * taken, so another may be taken meanwhile) wait for it: crash and restart run one at a time, so
+   * a second kill never meets a coordinator still starting, and two starts never race for its data
+   * folder. The coordinator is down until the last of them has restarted it.
+   */
+  const crashNow = (point: KillPoint, client: http.ServerResponse): Promise<void> => {
     fired.push(point.label);
-    let up!: () => void;
-    down = new Promise<void>((resolve) => (up = resolve));
-    try {
-      await options.crash();
-      client.destroy();
-      await options.restart();
-    } catch (error) {
-      // The test then fails on what its client saw; this says why the coordinator stayed down.
-      failures.push(`${point.label}: ${(error as Error).message}`);
-    } finally {
-      down = undefined;
-      up();
-    }
+    if (crashesPending++ === 0) down = new Promise<void>((resolve) => (markUp = resolve));
+    crashes = crashes.then(async () => {
+      try {
+        await options.crash();
+        client.destroy();
+        await options.restart();
+      } catch (error) {
+        // The test then fails on what its client saw; this says why the coordinator stayed down.
+        failures.push(`${point.label}: ${(error as Error).message}`);
+      } finally {
+        if (--crashesPending === 0) {
+          down = undefined;
+          markUp();
+        }
+      }
+    });
+    return crashes;
   };
   const take = (method: string, path: string, at: KillPoint['at'], response?: http.IncomingMessage) => {
     if (down) return undefined;

@@ -61,11 +61,13 @@ export async function startServeProcess(options: ServeProcessOptions): Promise<S
   let earlier = '';
   const start = async (): Promise<void> => {
     if (group) earlier += group.output();
-    group = startGroup(process.execPath, args, { cwd: REPO_ROOT, env, label });
+    // This start's own group: if it fails, it stops this one, never a later start's.
+    const started = startGroup(process.execPath, args, { cwd: REPO_ROOT, env, label });
+    group = started;
     try {
-      await group.waitFor(new RegExp(`"message":"coordinator listening".*:${port}\\b`), 60_000);
+      await started.waitFor(new RegExp(`"message":"coordinator listening".*:${port}\\b`), 60_000);
     } catch (error) {
-      await group.stop('SIGKILL');
+      await started.stop('SIGKILL');
       throw error;
     }
   };
