@@ -7,7 +7,7 @@
  * style (width, defaults, required options) is commands/command-help.ts's.
  *
  * Exit codes: 0 success; 1 a refusal or failed check (the message names the code); 2 a usage
- * error (bad arguments, unreadable input files).
+ * error (bad arguments, unreadable input files); 141 its reader closed the pipe.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -23,6 +23,8 @@ import { nativeModuleError } from '../core/runtime/native-module-error.ts';
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
+/** A shell's status for a command killed by SIGPIPE (128 + 13): what `set -o pipefail` sees of `ceremony … | head`. */
+const EXIT_READER_GONE = 141;
 
 /** The command `argv` runs (`ceremony NAME …` or `ceremony help NAME`), if it names one. */
 function selectedCommand(argv: string[]): CommandEntry | undefined {
@@ -100,5 +102,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that stopped reading (`ceremony --help | head`) ends the command as it ends other Unix
+// tools, quietly, instead of with Node's trace of an unhandled EPIPE; and not with 0, since what
+// the command had still to print (an audit's verdict) was not read.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(EXIT_READER_GONE);
+});
 silenceSnarkjsHandleWarnings();
 process.exitCode = await main(process.argv);

@@ -6,10 +6,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { runCli } from '../helpers/run-cli.ts';
+import { CEREMONY_BIN, environmentWith, runCli } from '../helpers/run-cli.ts';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { COMMANDS } from '../../cli/commands/index.ts';
 
@@ -47,6 +48,23 @@ test('every command has its own help, wrapped to the terminal, ending with an ex
   const wide = await runCli(['serve', '--help'], { env: { COLUMNS: '120' } });
   assert.deepEqual(over(120, wide.stdout), [], 'ceremony serve --help at 120 columns');
   assert.ok(wide.stdout.split('\n').length < narrow.stdout.split('\n').length, 'wider help takes fewer lines');
+});
+
+const READER_GONE =
+  'a reader that closes the pipe (`ceremony --help | head`) ends the command quietly, with SIGPIPE’s status';
+test(READER_GONE, async () => {
+  const child = spawn(process.execPath, [CEREMONY_BIN, 'serve', '--help'], {
+    cwd: REPO_ROOT,
+    env: environmentWith(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // Closed before the command has started: its first write of the help meets a closed pipe.
+  child.stdout.destroy();
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  assert.equal(code, 141, stderr);
+  assert.equal(stderr, '', 'no trace of an unhandled EPIPE');
 });
 
 /** Every option and argument of every command, loaded as the CLI loads them. */

@@ -66,7 +66,8 @@ function send(method: string, path: string, body?: string): Promise<number | 're
   });
 }
 
-test('two kill points that fire together crash and restart one after the other, and it is down until the last', async () => {
+const ONE_AT_A_TIME = 'two kill points that fire together crash and restart one after the other, down until the last';
+test(ONE_AT_A_TIME, async () => {
   const upload = send('POST', '/upload', 'x');
   // Within the body point's 200 ms: taken before the first crash has begun.
   await sleep(50);
