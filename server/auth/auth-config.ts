@@ -98,7 +98,7 @@ const semaphoreSchema = z
      */
     maxChallenges: z.number().int().positive().default(SEMAPHORE_DEFAULTS.maxChallenges),
     /**
-     * Proof verifications running at once, server-wide (each about 50 ms of the HTTP process's CPU); beyond,
+     * Proof verifications running at once, server-wide (each tens of ms of the HTTP process's CPU); beyond,
      * `POST /semaphore` answers `503 auth.proof_checks_busy` before its challenge is spent. Default 8.
      */
     maxProofChecks: z.number().int().positive().default(SEMAPHORE_DEFAULTS.maxProofChecks),

@@ -1,6 +1,6 @@
 /**
  * Semaphore proof verifications running at once, all clients together. Each costs the HTTP process
- * about 50 ms of CPU, and the per-address rate limits do not bound many addresses sending proofs
+ * tens of ms of CPU (docs/security.md), and the per-address rate limits do not bound many addresses sending proofs
  * together: beyond `max` checks under way, a sign-in is refused `503 auth.proof_checks_busy` with
  * Retry-After. The sign-in takes its slot before it spends its challenge, so a refused contributor
  * sends the same proof again.

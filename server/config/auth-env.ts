@@ -123,7 +123,7 @@ export const SIGN_IN_SETTINGS = declareSettings({
     group: 'signIn',
     schema: atLeastOne(SEMAPHORE_DEFAULTS.maxProofChecks),
     doc:
-      'Semaphore proofs verified at once, all clients together (each about 50 ms of CPU); beyond, the sign-in ' +
+      'Semaphore proofs verified at once, all clients together (each tens of ms of CPU); beyond, the sign-in ' +
       'answers 503 auth.proof_checks_busy with Retry-After, its challenge unspent',
   },
   DEMO_SIGN_IN: {
