@@ -259,6 +259,10 @@ export const ERROR_MESSAGES: Record<ErrorCode, ErrorWords> = {
     what: 'Too many sign-ins were started from your network and not finished.',
     next: 'Finish one, or wait a few minutes (the answer says how long) and try again.',
   },
+  'auth.proof_checks_busy': {
+    what: 'The coordinator is checking as many membership proofs as it can at once.',
+    next: 'Sign in again in a moment (the answer says when).',
+  },
   'lobby.not_queued': { what: 'That contributor is not waiting in any queue.', next: 'Refresh the queue list.' },
   'lobby.too_many_joins': {
     what: 'You joined the queue too many times in a short time.',

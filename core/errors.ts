@@ -282,6 +282,11 @@ const ERROR_CODES = {
   'download.server_busy': PLAIN,
   /** Sign-ins started from one client address and not finished (GitHub states, Semaphore challenges) at most. */
   'auth.too_many_in_progress': PLAIN,
+  /**
+   * POST /auth/semaphore: the coordinator verifies as many proofs at once as SEMAPHORE_MAX_PROOF_CHECKS allows;
+   * refused before the challenge is spent, so the same proof may be sent again.
+   */
+  'auth.proof_checks_busy': PLAIN,
   'lobby.already_contributed': PLAIN,
   'lobby.not_your_turn': PLAIN,
   'lobby.not_queued': PLAIN,

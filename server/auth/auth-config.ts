@@ -73,6 +73,7 @@ export const SEMAPHORE_DEFAULTS = Object.freeze({
   rootDurationMs: 60 * 60_000,
   challengeTtlMs: 5 * 60_000,
   maxChallenges: 10_000,
+  maxProofChecks: 8,
 });
 
 const semaphoreSchema = z
@@ -96,6 +97,11 @@ const semaphoreSchema = z
      * challenge creation answers `rate.limited`. Default 10 000.
      */
     maxChallenges: z.number().int().positive().default(SEMAPHORE_DEFAULTS.maxChallenges),
+    /**
+     * Proof verifications running at once, server-wide (each tens of ms of the HTTP process's CPU); beyond,
+     * `POST /semaphore` answers `503 auth.proof_checks_busy` before its challenge is spent. Default 8.
+     */
+    maxProofChecks: z.number().int().positive().default(SEMAPHORE_DEFAULTS.maxProofChecks),
   })
   .strict();
 

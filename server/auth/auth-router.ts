@@ -19,7 +19,7 @@ import type { RateLimits } from '../http/rate-limits.ts';
 import { jsonBody } from '../http/json-body.ts';
 import { requireCsrf } from './require-csrf.ts';
 import { SemaphoreGroup } from './semaphore-group.ts';
-import { createSemaphoreSignInRouter } from './semaphore-sign-in.ts';
+import { createSemaphoreSignInRouter, type SemaphoreProofCheck } from './semaphore-sign-in.ts';
 import { clearSessionCookie, readSessionCookie } from './session-cookie.ts';
 import { SessionStore } from './session-store.ts';
 import { signedInBody } from './start-session.ts';
@@ -42,6 +42,8 @@ export interface AuthDeps {
    * group's member list); none when absent.
    */
   rateLimits?: Pick<RateLimits, 'signIn' | 'challenge' | 'devicePoll'> & Partial<Pick<RateLimits, 'ceremonyReads'>>;
+  /** The Semaphore proof check; the library's `verifyProof` when absent (a test holds one open to fill the cap). */
+  verifySemaphoreProof?: SemaphoreProofCheck;
   /** The test network's coordinator sign-in link token (`npm start`); absent = no link route. */
   coordinatorLinkToken?: string;
   /** Where failures of the coordinator's own during a sign-in are reported (never in the answer). */
@@ -124,6 +126,8 @@ export function createAuthRouter(deps: AuthDeps): Router {
         group,
         challengeTtlMs: semaphore?.challengeTtlMs ?? SEMAPHORE_DEFAULTS.challengeTtlMs,
         maxChallenges: semaphore?.maxChallenges ?? SEMAPHORE_DEFAULTS.maxChallenges,
+        maxProofChecks: semaphore?.maxProofChecks ?? SEMAPHORE_DEFAULTS.maxProofChecks,
+        verifyProof: deps.verifySemaphoreProof,
         sessions,
         secureCookies,
         groupReadLimit: deps.rateLimits?.ceremonyReads,

@@ -1,10 +1,12 @@
 /**
  * Anonymous sign-in by Semaphore group membership. `POST /semaphore/challenge` hands out a
  * one-time `message`; `POST /semaphore` takes the proof and checks, in this order, each with its
- * own code: shape (request.invalid), scope = this ceremony (auth.wrong_scope), the challenge
- * (auth.challenge_unknown; consumed here, so it is spent even if a later check fails), the root
- * (auth.unknown_root, or auth.root_expired for a past root out of its window or revoked by a
- * member removal), the proof itself with the real, awaited `verifyProof` (auth.invalid_proof).
+ * own code: shape (request.invalid), scope = this ceremony (auth.wrong_scope), a slot among the proof
+ * checks under way (auth.proof_checks_busy, before the challenge is touched, so a refusal for load leaves
+ * it usable: proof-check-slots.ts), the challenge (auth.challenge_unknown; consumed here, so it is spent
+ * even if a later check fails), the root (auth.unknown_root, or auth.root_expired for a past root out of
+ * its window or revoked by a member removal), the proof itself with the real, awaited `verifyProof`
+ * (auth.invalid_proof).
  * The nullifier is the contributor's identity: one per identity per ceremony, so a member who
  * signed out, or whose session ended, signs in again as the same contributor with a new session
  * (`semaphore:<nullifier>`). Replay is stopped by the one-time challenge, not by the nullifier.
@@ -17,6 +19,7 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../store/database.ts';
 import { migrateAuthTables } from './auth-tables.ts';
 import type { Principal } from './principal.ts';
+import { ProofCheckSlots } from './proof-check-slots.ts';
 import { SemaphoreChallenges } from './semaphore-challenges.ts';
 import { hashClient } from './client-address.ts';
 import type { SemaphoreGroup } from './semaphore-group.ts';
@@ -41,6 +44,11 @@ const proofBodySchema = z.object({
 /** The SemaphoreProof JSON as `generateProof` returns it (the package's own type does not resolve under NodeNext). */
 export type SemaphoreProofJson = z.infer<typeof proofBodySchema>['proof'];
 
+/** Whether a proof verifies: the library's `verifyProof`, awaited. */
+export type SemaphoreProofCheck = (proof: SemaphoreProofJson) => Promise<boolean>;
+
+const libraryCheck: SemaphoreProofCheck = (proof) => verifyProof(proof as Parameters<typeof verifyProof>[0]);
+
 export interface SemaphoreSignInDeps {
   db: Db;
   clock: Clock;
@@ -49,6 +57,10 @@ export interface SemaphoreSignInDeps {
   challengeTtlMs: number;
   /** Outstanding challenges at most. */
   maxChallenges: number;
+  /** Proof verifications running at once, all clients together (proof-check-slots.ts). */
+  maxProofChecks: number;
+  /** The proof check; the library's `verifyProof` when absent. */
+  verifyProof?: SemaphoreProofCheck;
   sessions: SessionStore;
   secureCookies: boolean;
   /**
@@ -64,6 +76,8 @@ export function createSemaphoreSignInRouter(deps: SemaphoreSignInDeps): Router {
   migrateAuthTables(db);
   const scope = encodeSemaphoreScope(deps.ceremonyId);
   const challenges = new SemaphoreChallenges(db, clock, deps.challengeTtlMs, deps.maxChallenges);
+  const proofChecks = new ProofCheckSlots(deps.maxProofChecks);
+  const check = deps.verifyProof ?? libraryCheck;
   // First sign-in of each identity, kept for the record (how many distinct members took part).
   const recordNullifier = db.prepare(
     'INSERT OR IGNORE INTO auth_semaphore_nullifiers (scope, nullifier, used_at) VALUES (?, ?, ?)',
@@ -98,27 +112,30 @@ export function createSemaphoreSignInRouter(deps: SemaphoreSignInDeps): Router {
 
     if (proof.scope !== scope)
       throw new CoordinatorError('auth.wrong_scope', 'The proof is not scoped to this ceremony');
-    if (!challenges.consume(proof.message)) {
-      throw new CoordinatorError(
-        'auth.challenge_unknown',
-        'The proof message is not a live challenge (unknown, expired or already used)',
-      );
-    }
-    const rootStatus = group.rootStatus(proof.merkleTreeRoot);
-    if (rootStatus === 'unknown') {
-      throw new CoordinatorError('auth.unknown_root', 'The proof is for a group root this ceremony does not accept');
-    }
-    if (rootStatus === 'expired') {
-      throw new CoordinatorError(
-        'auth.root_expired',
-        'The proof is for an earlier group root that is no longer accepted; make a new proof against the current group',
-      );
-    }
+    // Before the challenge is consumed: a refusal for load must leave the contributor's proof usable.
+    const release = proofChecks.take();
     let valid = false;
     try {
-      valid = await verifyProof(proof as Parameters<typeof verifyProof>[0]);
-    } catch {
-      valid = false;
+      if (!challenges.consume(proof.message)) {
+        throw new CoordinatorError(
+          'auth.challenge_unknown',
+          'The proof message is not a live challenge (unknown, expired or already used)',
+        );
+      }
+      const rootStatus = group.rootStatus(proof.merkleTreeRoot);
+      if (rootStatus === 'unknown') {
+        throw new CoordinatorError('auth.unknown_root', 'The proof is for a group root this ceremony does not accept');
+      }
+      if (rootStatus === 'expired') {
+        throw new CoordinatorError(
+          'auth.root_expired',
+          'The proof is for an earlier group root that is no longer accepted; make a new proof against the current ' +
+            'group',
+        );
+      }
+      valid = await check(proof).catch(() => false);
+    } finally {
+      release();
     }
     if (!valid) throw new CoordinatorError('auth.invalid_proof', 'The Semaphore proof does not verify');
 

@@ -15,6 +15,13 @@ const AUTH_DEFAULTS = parseAuthConfig({ github: { clientId: '-', clientSecret: '
 const GITHUB_DEFAULTS = AUTH_DEFAULTS.github!;
 
 const wholeNumber = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
+const AT_LEAST_ONE = 'must be a whole number of at least 1';
+/** A cap that 0 would turn into "refuse everything": a whole number from 1, its refusal saying so. */
+const atLeastOne = (fallback: number) =>
+  z.coerce
+    .number({ invalid_type_error: AT_LEAST_ONE })
+    .refine((n) => Number.isSafeInteger(n) && n >= 1, AT_LEAST_ONE)
+    .default(fallback);
 const list = z
   .string()
   .optional()
@@ -112,6 +119,13 @@ export const SIGN_IN_SETTINGS = declareSettings({
     schema: z.coerce.number().int().positive().default(SEMAPHORE_DEFAULTS.maxChallenges),
     doc: 'sign-in challenges outstanding at most',
   },
+  SEMAPHORE_MAX_PROOF_CHECKS: {
+    group: 'signIn',
+    schema: atLeastOne(SEMAPHORE_DEFAULTS.maxProofChecks),
+    doc:
+      'Semaphore proofs verified at once, all clients together (each tens of ms of CPU); beyond, the sign-in ' +
+      'answers 503 auth.proof_checks_busy with Retry-After, its challenge unspent',
+  },
   DEMO_SIGN_IN: {
     group: 'signIn',
     schema: optionalBooleanSetting(),
@@ -186,6 +200,7 @@ export function authConfigFromEnv(
             groupMembers: env.SEMAPHORE_GROUP_MEMBERS,
             rootDurationMs: env.SEMAPHORE_ROOT_DURATION_MS,
             maxChallenges: env.SEMAPHORE_MAX_CHALLENGES,
+            maxProofChecks: env.SEMAPHORE_MAX_PROOF_CHECKS,
           }
         : undefined,
     coordinatorToken: env.COORDINATOR_TOKEN,

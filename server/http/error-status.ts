@@ -139,6 +139,7 @@ export const ERROR_STATUS = {
   'download.too_many_in_progress': 429,
   'download.server_busy': 503,
   'auth.too_many_in_progress': 429,
+  'auth.proof_checks_busy': 503,
   'lobby.already_contributed': 409,
   'lobby.not_your_turn': 409,
   'lobby.not_queued': 404,

@@ -11,7 +11,7 @@ import { runCli } from '../helpers/run-cli.ts';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
 import { loadServerConfig, SERVER_SETTINGS } from '../../server/config/server-config.ts';
-import { SIGN_IN_SETTINGS } from '../../server/config/auth-env.ts';
+import { authConfigFromEnv, SIGN_IN_SETTINGS } from '../../server/config/auth-env.ts';
 import { settingsByGroup, withSettingsDocBlock } from '../../server/config/settings-doc.ts';
 
 const declared = [...Object.keys(SERVER_SETTINGS), ...Object.keys(SIGN_IN_SETTINGS)];
@@ -78,4 +78,29 @@ test('a GitHub client id without its secret (or the reverse) is config.invalid, 
     () => loadServerConfig({ GITHUB_MIN_FOLLOWERS: 'many' }),
     (e: unknown) => isCoordinatorError(e, 'config.invalid') && e.message.includes('GITHUB_MIN_FOLLOWERS'),
   );
+});
+
+test('SEMAPHORE_MAX_PROOF_CHECKS is a whole number from 1 (default 8); 0 or a word stops the start', async () => {
+  const message = 'sign-in configuration: SEMAPHORE_MAX_PROOF_CHECKS: must be a whole number of at least 1';
+  for (const value of ['0', 'lots']) {
+    const refused = await runCli(['serve', '--data', 'no-such-folder'], {
+      env: { SEMAPHORE_MAX_PROOF_CHECKS: value },
+    });
+    assert.equal(refused.code, 1, `SEMAPHORE_MAX_PROOF_CHECKS=${value}`);
+    assert.match(refused.stderr, new RegExp(`^error \\[config\\.invalid\\]: ${message}$`, 'm'));
+  }
+  for (const value of ['-1', '1.5', '1e400'])
+    assert.throws(
+      () => loadServerConfig({ SEMAPHORE_MAX_PROOF_CHECKS: value }),
+      (e: unknown) => isCoordinatorError(e, 'config.invalid') && e.message === message,
+      `SEMAPHORE_MAX_PROOF_CHECKS=${value}`,
+    );
+  const auth = (env: Record<string, string>) =>
+    authConfigFromEnv(loadServerConfig({ SEMAPHORE_GROUP_MEMBERS: '12345', ...env }).signIn, {
+      publicUrl: 'http://127.0.0.1:8080',
+      testNetwork: false,
+      host: '127.0.0.1',
+    }).semaphore?.maxProofChecks;
+  assert.equal(auth({}), 8);
+  assert.equal(auth({ SEMAPHORE_MAX_PROOF_CHECKS: '3' }), 3, 'reaches the sign-in router’s section');
 });

@@ -7,7 +7,7 @@ import express, { type ErrorRequestHandler } from 'express';
 import type { AddressInfo } from 'node:net';
 import { isCoordinatorError } from '../../../core/errors.ts';
 import { ManualClock } from '../../../server/clock.ts';
-import { errorStatus } from '../../../server/http/error-status.ts';
+import { errorHandler } from '../../../server/http/error-handler.ts';
 import { openDatabase, type Db } from '../../../server/store/database.ts';
 import { parseAuthConfig, type AuthConfigInput } from '../../../server/auth/auth-config.ts';
 import { createAuthRouter, type AuthDeps } from '../../../server/auth/auth-router.ts';
@@ -59,9 +59,11 @@ export async function startAuthTestServer(options: AuthTestServerOptions): Promi
   app.post('/api/coordinator/pause', requireCoordinator, requireCsrf, (_req, res) => {
     res.json({ paused: true });
   });
-  const onError: ErrorRequestHandler = (err, _req, res, _next) => {
+  // The coordinator's own answer to its refusals (status, body, Retry-After); anything else shown whole, for the test.
+  const coordinatorAnswer = errorHandler({ warn: () => {} });
+  const onError: ErrorRequestHandler = (err, req, res, next) => {
     if (isCoordinatorError(err)) {
-      res.status(errorStatus(err.code)).json(err.toJSON());
+      coordinatorAnswer(err, req, res, next);
       return;
     }
     res.status(500).json({ error: { code: 'internal', message: String(err) } });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Group } from '@semaphore-protocol/group';
 import { Identity } from '@semaphore-protocol/identity';
-import { generateProof } from '@semaphore-protocol/proof';
+import { generateProof, verifyProof } from '@semaphore-protocol/proof';
 import { ManualClock } from '../../../server/clock.ts';
 import { openDatabase } from '../../../server/store/database.ts';
 import { SemaphoreGroup } from '../../../server/auth/semaphore-group.ts';
@@ -154,6 +154,91 @@ describe('Semaphore sign-in', () => {
     const response = await submit(browser, proof);
     await assertRefused(response, 401, 'auth.unknown_root');
   });
+});
+
+describe('Semaphore proof checks at once (SEMAPHORE_MAX_PROOF_CHECKS)', () => {
+  const clock = new ManualClock();
+  let server: AuthTestServer;
+  // The first check waits here before the real verifyProof, so a second proof arrives while it runs, whatever the
+  // machine's speed; every later check is the real one at once.
+  let checkStarted!: () => void;
+  const firstCheckStarted = new Promise<void>((resolve) => (checkStarted = resolve));
+  let letFirstCheckRun!: () => void;
+  const firstCheckMayRun = new Promise<void>((resolve) => (letFirstCheckRun = resolve));
+  let checks = 0;
+
+  before(async () => {
+    server = await startAuthTestServer({
+      clock,
+      ceremonyId: CEREMONY_ID,
+      config: {
+        semaphore: { groupMembers: [alice.commitment.toString(), bob.commitment.toString()], maxProofChecks: 1 },
+      },
+      extraDeps: {
+        verifySemaphoreProof: async (proof) => {
+          if (checks++ === 0) {
+            checkStarted();
+            await firstCheckMayRun;
+          }
+          return verifyProof(proof as Parameters<typeof verifyProof>[0]);
+        },
+      },
+    });
+  });
+
+  after(async () => {
+    letFirstCheckRun();
+    await server.close();
+    await (globalThis as { curve_bn128?: { terminate(): Promise<void> } }).curve_bn128?.terminate();
+  });
+
+  async function proofIn(browser: Browser, identity: Identity): Promise<Proof> {
+    const response = await browser.request(`${server.url}/auth/semaphore/challenge`, { method: 'POST' });
+    const { challenge: message, scope } = (await response.json()) as { challenge: string; scope: string };
+    return generateProof(identity, group, message, scope, undefined, artifacts);
+  }
+
+  it(
+    'with a cap of 1, a second proof sent during a check is 503 auth.proof_checks_busy with Retry-After; the ' +
+      'same proof then signs in, and a refused proof frees its slot',
+    async () => {
+      const [first, second] = [new Browser(), new Browser()];
+      const [aliceProof, bobProof] = [await proofIn(first, alice), await proofIn(second, bob)];
+
+      const firstAnswer = first.post(`${server.url}/auth/semaphore`, { proof: aliceProof });
+      await Promise.race([
+        firstCheckStarted,
+        firstAnswer.then(() => assert.fail('the first proof was answered without the held check')),
+      ]);
+      const busy = await second.post(`${server.url}/auth/semaphore`, { proof: bobProof });
+      assert.equal(busy.headers.get('retry-after'), '1');
+      await assertRefused(busy, 503, 'auth.proof_checks_busy');
+
+      letFirstCheckRun();
+      assert.equal((await firstAnswer).status, 200, 'the proof being checked signs in');
+      // Its slot is free again, and the refused proof's challenge was not spent: the same proof signs bob in.
+      const retried = await second.post(`${server.url}/auth/semaphore`, { proof: bobProof });
+      assert.equal(retried.status, 200);
+      const body = (await retried.json()) as { principal: { id: string } };
+      assert.equal(body.principal.id, `semaphore:${bobProof.nullifier}`);
+      assert.equal(checks, 2, 'the refused sign-in ran no check');
+
+      // A refused proof (a forged point, then its spent challenge) frees its slot: the next one is checked.
+      const proof = await proofIn(first, alice);
+      const forged = { ...proof, points: proof.points.map((p, i) => (i === 0 ? (BigInt(p) + 1n).toString() : p)) };
+      await assertRefused(
+        await first.post(`${server.url}/auth/semaphore`, { proof: forged }),
+        401,
+        'auth.invalid_proof',
+      );
+      await assertRefused(await first.post(`${server.url}/auth/semaphore`, { proof }), 401, 'auth.challenge_unknown');
+      assert.equal(
+        (await first.post(`${server.url}/auth/semaphore`, { proof: await proofIn(first, alice) })).status,
+        200,
+      );
+      assert.equal(checks, 4, 'the forged proof and the last were checked');
+    },
+  );
 });
 
 describe('Semaphore group root window', () => {
