@@ -23,7 +23,14 @@ export const PROOF_CHECKS_BUSY = 'auth.proof_checks_busy';
  * resent proof does not meet its own challenge expired; if it did, `auth.challenge_unknown` is final.
  */
 export const PROOF_RESEND_WINDOW_MS = 2 * 60_000;
-/** Retry-After is held between these: at least a second (none sent, or 0), at most ten (a proxy's long one). */
+/**
+ * The pause doubles from the refusal's Retry-After at each resend, held between these: at least a
+ * second (none sent, or 0), at most ten (a proxy's long one). Doubling, because every sending counts
+ * against the address's sign-in attempts (RATE_LIMIT_SIGN_IN, 20 a minute by default, refused or
+ * not): at a steady 1 s a client would spend them in 20 s and be locked out by `429 rate.limited`.
+ * Doubling from 1 s sends at most 9 in any minute, leaving room for a second contributor behind the
+ * same address (tests/core/proof-resend.test.ts).
+ */
 const SHORTEST_PAUSE_MS = 1000;
 const LONGEST_PAUSE_MS = 10_000;
 /**
@@ -37,11 +44,18 @@ export function proofChecksBusy(error: unknown): error is { code: string; retryA
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === PROOF_CHECKS_BUSY;
 }
 
-/** The pause before the same proof is sent again, for the refusal's Retry-After (seconds, when it had one). */
-export function proofResendPauseMs(retryAfterSeconds: number | undefined, random: () => number = Math.random): number {
+/**
+ * The pause before the `attempt`th resend (1 for the first) of the same proof, for the refusal's
+ * Retry-After (seconds, when it had one).
+ */
+export function proofResendPauseMs(
+  retryAfterSeconds: number | undefined,
+  attempt: number,
+  random: () => number = Math.random,
+): number {
   const asked = Number.isFinite(retryAfterSeconds) ? retryAfterSeconds! * 1000 : SHORTEST_PAUSE_MS;
-  const base = Math.min(Math.max(asked, SHORTEST_PAUSE_MS), LONGEST_PAUSE_MS);
-  return Math.round(base * (1 + JITTER * random()));
+  const grown = Math.max(asked, SHORTEST_PAUSE_MS) * 2 ** Math.min(attempt - 1, 10);
+  return Math.round(Math.min(grown, LONGEST_PAUSE_MS) * (1 + JITTER * random()));
 }
 
 /** One more sending of the same proof coming, as the client may tell its user. */
@@ -66,9 +80,10 @@ export interface ProofResendOptions {
 }
 
 /**
- * `send()` (one sending of one proof), and again after the pause proofResendPauseMs gives while it is
- * refused `auth.proof_checks_busy`, as long as the next sending comes within PROOF_RESEND_WINDOW_MS of
- * the first refusal; then that refusal is thrown. Any other failure is thrown at once.
+ * `send()` (one sending of one proof), and again after the pause proofResendPauseMs gives (doubling)
+ * while it is refused `auth.proof_checks_busy`, as long as the next sending comes within
+ * PROOF_RESEND_WINDOW_MS of the first refusal; then that refusal is thrown. Any other failure is
+ * thrown at once.
  */
 export async function resendWhileProofChecksBusy<T>(
   send: () => Promise<T>,
@@ -84,7 +99,7 @@ export async function resendWhileProofChecksBusy<T>(
       if (!proofChecksBusy(error) || options.signal?.aborted) throw error;
       busySince ??= now();
       const busyForMs = now() - busySince;
-      const inMs = proofResendPauseMs(error.retryAfterSeconds, options.random);
+      const inMs = proofResendPauseMs(error.retryAfterSeconds, attempt, options.random);
       // Never sooner than asked: past the window, the refusal stands.
       if (busyForMs + inMs > PROOF_RESEND_WINDOW_MS) throw error;
       options.onResend?.({ attempt, inMs, busyForMs });

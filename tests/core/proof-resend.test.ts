@@ -1,9 +1,9 @@
 /**
  * The rule both contributor clients resend a Semaphore proof refused for load by
  * (core/coordinator-api/proof-resend.ts): only `auth.proof_checks_busy` is resent, the same proof,
- * after Retry-After held between 1 and 10 s and lengthened at random, for a bounded time. A fake
- * clock and pause: no test here waits. The terminal client against a coordinator held busy:
- * tests/cli/semaphore-proof-resend.test.ts.
+ * after Retry-After doubling, held between 1 and 10 s and lengthened at random, for a bounded time and
+ * within the address's sign-in attempts. A fake clock and pause: no test here waits. The terminal
+ * client against a coordinator held busy: tests/cli/semaphore-proof-resend.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +15,7 @@ import {
   resendWhileProofChecksBusy,
   type ProofResend,
 } from '../../core/coordinator-api/proof-resend.ts';
+import { RATE_LIMIT_DEFAULTS } from '../../server/http/rate-limits.ts';
 
 class Refusal extends Error {
   constructor(
@@ -40,39 +41,43 @@ function fakeTime(): { now: () => number; pause: (ms: number) => Promise<void>; 
   };
 }
 
-test('the pause is Retry-After held between 1 and 10 s, lengthened by up to a half, never shortened', () => {
+test('the pause is Retry-After doubling at each resend, held between 1 and 10 s, lengthened by up to a half', () => {
   assert.equal(
-    proofResendPauseMs(1, () => 0),
+    proofResendPauseMs(1, 1, () => 0),
     1000,
   );
   assert.equal(
-    proofResendPauseMs(1, () => 0.999),
+    proofResendPauseMs(1, 1, () => 0.999),
     1500,
   );
+  assert.deepEqual(
+    [1, 2, 3, 4, 5, 6, 50].map((attempt) => proofResendPauseMs(1, attempt, () => 0)),
+    [1000, 2000, 4000, 8000, 10_000, 10_000, 10_000],
+  );
   assert.equal(
-    proofResendPauseMs(3, () => 0.5),
+    proofResendPauseMs(3, 1, () => 0.5),
     3750,
   );
   assert.equal(
-    proofResendPauseMs(undefined, () => 0),
+    proofResendPauseMs(undefined, 1, () => 0),
     1000,
     'no Retry-After: a second',
   );
   assert.equal(
-    proofResendPauseMs(0, () => 0),
+    proofResendPauseMs(0, 2, () => 0),
+    2000,
+  );
+  assert.equal(
+    proofResendPauseMs(Number.NaN, 1, () => 0),
     1000,
   );
   assert.equal(
-    proofResendPauseMs(Number.NaN, () => 0),
-    1000,
-  );
-  assert.equal(
-    proofResendPauseMs(3600, () => 0),
+    proofResendPauseMs(3600, 1, () => 0),
     10_000,
     "a proxy's hour is held to 10 s",
   );
   for (let i = 0; i < 200; i++) {
-    const pause = proofResendPauseMs(1);
+    const pause = proofResendPauseMs(1, 1);
     assert.ok(pause >= 1000 && pause <= 1500, String(pause));
   }
 });
@@ -86,26 +91,26 @@ test('only the refusal for load is recognised, from either client’s error', ()
   assert.equal(proofChecksBusy('auth.proof_checks_busy'), false);
 });
 
-test('a busy refusal is answered by sending again after the asked pause, until the answer', async () => {
+test('a busy refusal is answered by sending again after the asked pause, doubling, until the answer', async () => {
   const time = fakeTime();
   const resends: ProofResend[] = [];
   let sends = 0;
   const answer = await resendWhileProofChecksBusy(
     () => {
       sends++;
-      return sends < 4 ? Promise.reject(new Refusal(PROOF_CHECKS_BUSY, sends)) : Promise.resolve('signed in');
+      return sends < 4 ? Promise.reject(new Refusal(PROOF_CHECKS_BUSY, 3)) : Promise.resolve('signed in');
     },
     { now: time.now, pause: time.pause, random: () => 0, onResend: (resend) => resends.push(resend) },
   );
   assert.equal(answer, 'signed in');
   assert.equal(sends, 4);
-  assert.deepEqual(time.pauses, [1000, 2000, 3000], "each refusal's own Retry-After");
+  assert.deepEqual(time.pauses, [3000, 6000, 10_000], 'the Retry-After of 3 s, doubled, held to 10 s');
   assert.deepEqual(
     resends.map((r) => [r.attempt, r.inMs, r.busyForMs]),
     [
-      [1, 1000, 0],
-      [2, 2000, 1000],
-      [3, 3000, 3000],
+      [1, 3000, 0],
+      [2, 6000, 3000],
+      [3, 10_000, 9000],
     ],
   );
 });
@@ -133,22 +138,41 @@ test('any other refusal is final at once, also after busy ones', async () => {
 
 test('the resending is bounded: a coordinator busy past the window gets the refusal as before', async () => {
   const time = fakeTime();
-  let sends = 0;
+  const sentAt: number[] = [];
   const refusal = new Refusal(PROOF_CHECKS_BUSY, 1);
   await assert.rejects(
     resendWhileProofChecksBusy(
       () => {
-        sends++;
+        sentAt.push(time.now());
         return Promise.reject(refusal);
       },
-      { now: time.now, pause: time.pause, random: () => 0.999 },
+      { now: time.now, pause: time.pause, random: () => 0 },
     ),
     (error) => error === refusal,
   );
-  const waited = time.pauses.reduce((a, b) => a + b, 0);
-  assert.ok(waited <= PROOF_RESEND_WINDOW_MS && waited > PROOF_RESEND_WINDOW_MS - 1500, String(waited));
-  assert.equal(sends, time.pauses.length + 1);
-  assert.equal(sends, 81, '1.5 s pauses over two minutes: 80 resends');
+  // Sent at 0, 1, 3, 7 and 15 s, then every 10 s to 115 s: the next would come after the two minutes.
+  assert.equal(sentAt.length, 15);
+  assert.equal(sentAt.at(-1)! - sentAt[0]!, 115_000);
+  assert.ok(sentAt.at(-1)! - sentAt[0]! <= PROOF_RESEND_WINDOW_MS);
+});
+
+test("one client's resends, at their quickest, spend under half the address's sign-in attempts a minute", async () => {
+  const time = fakeTime();
+  const sentAt: number[] = [];
+  await assert.rejects(
+    resendWhileProofChecksBusy(
+      () => {
+        sentAt.push(time.now());
+        return Promise.reject(new Refusal(PROOF_CHECKS_BUSY, 1));
+      },
+      { now: time.now, pause: time.pause, random: () => 0 },
+    ),
+  );
+  // Every sending counts, refused or not: at a steady second, 20 would be spent in 20 s (429 rate.limited).
+  const window = RATE_LIMIT_DEFAULTS.windowMs;
+  const busiest = Math.max(...sentAt.map((start) => sentAt.filter((t) => t >= start && t < start + window).length));
+  assert.equal(busiest, 9);
+  assert.ok(busiest <= RATE_LIMIT_DEFAULTS.signIn / 2, `${busiest} of ${RATE_LIMIT_DEFAULTS.signIn}`);
 });
 
 test('an abort ends the waiting with the refusal', async () => {
