@@ -14,7 +14,9 @@
  *
  * A proof spends its challenge, so a sign-in whose answer was lost to a coordinator restart is not
  * sent again: it is made again from a new challenge (the nullifier, the contributor's identity, is
- * the same each time; core/coordinator-api/restart-retry.ts).
+ * the same each time; core/coordinator-api/restart-retry.ts). A proof refused for load
+ * (`auth.proof_checks_busy`) has its challenge unspent: the same proof is sent again, for up to two
+ * minutes, as the page does (core/coordinator-api/proof-resend.ts).
  */
 import { createWriteStream } from 'node:fs';
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -25,6 +27,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CoordinatorError } from '../../core/errors.ts';
 import { looksLikeRestart, rideOutRestart } from '../../core/coordinator-api/restart-retry.ts';
+import { resendWhileProofChecksBusy } from '../../core/coordinator-api/proof-resend.ts';
 import { CoordinatorApiError, type CoordinatorClient, type SignedIn } from './coordinator-client.ts';
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -143,7 +146,16 @@ export async function signInWithSemaphore(
         'the membership proof made here does not verify against Semaphore’s own key; the proving files may be damaged',
       );
     }
-    return client.signedIn(await client.request<SignedIn>('POST', '/auth/semaphore', { proof }));
+    const answer = await resendWhileProofChecksBusy(
+      () => client.request<SignedIn>('POST', '/auth/semaphore', { proof }),
+      {
+        onResend: (resend) => {
+          if (resend.attempt === 1)
+            tell('the coordinator is busy checking other sign-in proofs; sending the same proof again shortly');
+        },
+      },
+    );
+    return client.signedIn(answer);
   };
   try {
     return await rideOutRestart(proveAndSignIn, {

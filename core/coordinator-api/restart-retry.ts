@@ -19,10 +19,12 @@
  *    contributor's sessions), `POST /auth/github/device` (a new code, before anyone saw the first)
  *    and `POST /auth/semaphore/challenge` (an unused challenge expires), and `POST /auth/logout`.
  * Not `POST /auth/semaphore`: its proof spends its challenge, so a client redoes that sign-in from a
- * new challenge (cli/contributor/semaphore-sign-in.ts). Not the console's changes (phase, removal,
- * beacon, finalise): the operator repeats them. Uploads are tus's own business: a dropped PATCH is
- * resumed from the coordinator's offset (HEAD, then PATCH from it), and a creation sent twice makes a
- * second upload that replaces the first; both clients give tus `restartRetryDelaysMs()`.
+ * new challenge (cli/contributor/semaphore-sign-in.ts); only its refusal for load, which leaves the
+ * challenge unspent, is answered by sending the same proof again (proof-resend.ts). Not the
+ * console's changes (phase, removal, beacon, finalise): the operator repeats them. Uploads are tus's
+ * own business: a dropped PATCH is resumed from the coordinator's offset (HEAD, then PATCH from it),
+ * and a creation sent twice makes a second upload that replaces the first; both clients give tus
+ * `restartRetryDelaysMs()`.
  */
 
 /**
@@ -97,7 +99,8 @@ export interface RideOutOptions {
   random?: () => number;
 }
 
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Waits `ms`, or less if `signal` aborts (never rejects). */
+export function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
     const done = (): void => {

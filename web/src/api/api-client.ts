@@ -15,21 +15,26 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** From `Retry-After` (seconds), when the coordinator sent one: a refused proof's resend waits it. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
 }
 
 /** The `{error: {code, message}}` body of a refusal, or a generic one for anything else. */
-export function apiErrorFromBody(status: number, text: string): ApiError {
+export function apiErrorFromBody(status: number, text: string, retryAfter?: string | null): ApiError {
+  const seconds = Number(retryAfter ?? undefined);
+  const retryAfterSeconds = Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
   try {
     const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
     if (typeof body.error?.code === 'string')
-      return new ApiError(status, body.error.code, String(body.error.message ?? ''));
+      return new ApiError(status, body.error.code, String(body.error.message ?? ''), retryAfterSeconds);
   } catch {
     // not JSON: fall through
   }
-  return new ApiError(status, status === 0 ? 'network' : `http.${status}`, text.slice(0, 200) || `HTTP ${status}`);
+  const fallback = text.slice(0, 200) || `HTTP ${status}`;
+  return new ApiError(status, status === 0 ? 'network' : `http.${status}`, fallback, retryAfterSeconds);
 }
 
 export class ApiClient {
@@ -75,7 +80,7 @@ export class ApiClient {
     } catch (error) {
       throw new ApiError(0, 'network', (error as Error).message);
     }
-    if (!response.ok) throw apiErrorFromBody(response.status, text);
+    if (!response.ok) throw apiErrorFromBody(response.status, text, response.headers.get('retry-after'));
     return (text ? JSON.parse(text) : undefined) as T;
   }
 

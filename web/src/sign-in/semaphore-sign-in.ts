@@ -4,7 +4,11 @@
  * member list and a one-time challenge, proves membership with a zero-knowledge proof made here,
  * and sends only the proof. The proving artifacts are served by the coordinator beside the page
  * (/semaphore-artifacts/), never fetched from a CDN. The Semaphore libraries load only when used.
+ * A proof refused for load (`auth.proof_checks_busy`, its challenge unspent) is sent again as it is
+ * for up to two minutes, as the terminal client does (core/coordinator-api/proof-resend.ts): making a
+ * new one would take seconds.
  */
+import { resendWhileProofChecksBusy } from '../../../core/coordinator-api/proof-resend.ts';
 import type { ApiClient } from '../api/api-client.ts';
 import { ApiError } from '../api/api-client.ts';
 import type { SessionView } from '../api/api-types.ts';
@@ -81,5 +85,10 @@ export async function signInWithSemaphore(
     zkey: `/semaphore-artifacts/semaphore-${depth}.zkey`,
   });
   onStatus('Signing in…');
-  return api.signIn('/auth/semaphore', { proof });
+  return resendWhileProofChecksBusy(() => api.signIn('/auth/semaphore', { proof }), {
+    onResend: (resend) => {
+      if (resend.attempt === 1)
+        onStatus('The coordinator is busy checking other sign-ins; sending the same proof again in a moment…');
+    },
+  });
 }
