@@ -176,6 +176,11 @@ export function wholeKeyShapes(next: Buffer, headHistoryBytes: number): UploadSh
       name: 'IC changed (a section no contribution may touch)',
       bytes: () => changed(next, (b) => (b[bodyOf(b, SECTION.ic) + 5] = b[bodyOf(b, SECTION.ic) + 5]! ^ 1)),
     },
+    {
+      family: 'points',
+      name: 'B2’s last byte changed (the last section no contribution may touch)',
+      bytes: () => changed(next, (b) => (b[bodyOf(b, SECTION.l) - 13] = b[bodyOf(b, SECTION.l) - 13]! ^ 1)),
+    },
   ];
 }
 

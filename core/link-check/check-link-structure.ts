@@ -15,6 +15,7 @@ import {
   hashSection,
   SECTION,
   type ContributionRecord,
+  type Groth16Header,
   type ZkeyInfo,
 } from '../zkey/zkey-file.ts';
 import type { SectionHashes } from '../zkey/zkey-hashes.ts';
@@ -73,19 +74,21 @@ async function sameSectionBytes(a: ZkeyInfo, b: ZkeyInfo, id: number): Promise<b
 
 const SECTION_NAMES: Record<number, string> = { 3: 'IC', 4: 'coefficients', 5: 'A', 6: 'B1', 7: 'B2' };
 
-/** The candidate's circuit hash and header (all but δ) must be the head's. */
 /** How refusals name the key compared with: the chain head, or (the audit) contribution 0. */
 const CHAIN_HEAD = 'the chain head';
 
+const sameShape = (h: Groth16Header, c: Groth16Header): boolean =>
+  h.nVars === c.nVars && h.nPublic === c.nPublic && h.domainSize === c.domainSize;
+
+function headerMismatch(headName: string): never {
+  refuse('contribution.header_mismatch', `the key header (alpha, beta or gamma) differs from ${headName}`);
+}
+
+/** The candidate's circuit hash and header (all but δ) must be the head's. */
 function checkSameHeader(head: ZkeyInfo, candidate: Pick<ZkeyInfo, 'header' | 'mpc'>, headName = CHAIN_HEAD): void {
   const h = head.header;
   const c = candidate.header;
-  if (
-    !head.mpc.csHash.equals(candidate.mpc.csHash) ||
-    h.nVars !== c.nVars ||
-    h.nPublic !== c.nPublic ||
-    h.domainSize !== c.domainSize
-  ) {
+  if (!head.mpc.csHash.equals(candidate.mpc.csHash) || !sameShape(h, c)) {
     refuse(
       'contribution.wrong_circuit',
       `the file is a key of another circuit (circuit hash ${candidate.mpc.csHash.toString('hex').slice(0, 16)}…, ` +
@@ -93,9 +96,30 @@ function checkSameHeader(head: ZkeyInfo, candidate: Pick<ZkeyInfo, 'header' | 'm
         `${head.mpc.csHash.toString('hex').slice(0, 16)}…, ${h.nPublic}, ${h.nVars})`,
     );
   }
-  if (!h.fixedPart.equals(c.fixedPart)) {
-    refuse('contribution.header_mismatch', `the key header (alpha, beta or gamma) differs from ${headName}`);
+  if (!h.fixedPart.equals(c.fixedPart)) headerMismatch(headName);
+}
+
+/**
+ * checkSameHeader's rules that need only the header, for a whole key whose history (section 10,
+ * its last) has not arrived yet: a header that fails here fails checkSameHeader, with this code.
+ */
+export function checkSameHeaderAsHead(head: Groth16Header, candidate: Groth16Header): void {
+  if (!sameShape(head, candidate)) {
+    refuse(
+      'contribution.wrong_circuit',
+      `the file is a key of another circuit (${candidate.nPublic} public inputs, ${candidate.nVars} variables, ` +
+        `a domain of ${candidate.domainSize}; expected ${head.nPublic}, ${head.nVars}, ${head.domainSize})`,
+    );
   }
+  if (!head.fixedPart.equals(candidate.fixedPart)) headerMismatch(CHAIN_HEAD);
+}
+
+/** The refusal of a key whose fixed section `id` (IC, coefficients, A, B1, B2) is not the one of `headName`. */
+export function fixedSectionMismatch(id: number, headName = CHAIN_HEAD): CoordinatorError {
+  return new CoordinatorError(
+    'contribution.header_mismatch',
+    `the ${SECTION_NAMES[id]} section differs from ${headName}; a contribution may only change delta, L and H`,
+  );
 }
 
 /**
@@ -124,12 +148,7 @@ async function checkSameFixedSections(
   headName = CHAIN_HEAD,
 ) {
   for (const id of FIXED_SECTIONS) {
-    if (!(await sameSection(head, candidate, id, known))) {
-      refuse(
-        'contribution.header_mismatch',
-        `the ${SECTION_NAMES[id]} section differs from ${headName}; a contribution may only change delta, L and H`,
-      );
-    }
+    if (!(await sameSection(head, candidate, id, known))) throw fixedSectionMismatch(id, headName);
   }
 }
 

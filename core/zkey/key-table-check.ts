@@ -38,6 +38,11 @@ function notTheHeads(label: string, why: string): CoordinatorError {
   );
 }
 
+/** The refusal of a key whose section 1 (the protocol) is not the head's; `label` names it. */
+export function protocolMismatch(label: string): CoordinatorError {
+  return notTheHeads(label, 'its section 1 (the protocol) is not the head’s');
+}
+
 /** Where the candidate keeps its sections 2 (header) and 10 (history), once its table is the head's. */
 export interface CheckedKeyTable {
   table: SectionTable;
@@ -141,7 +146,7 @@ export async function checkKeyTableAgainstHead(
         readExactly(handle, protocol.offset, protocol.size),
         readExactly(headFile, headProtocol.offset, headProtocol.size),
       ]);
-      if (!ours.equals(heads)) throw notTheHeads(label, 'its section 1 (the protocol) is not the head’s');
+      if (!ours.equals(heads)) throw protocolMismatch(label);
     } finally {
       await headFile.close();
     }

@@ -26,10 +26,12 @@
  *    releases that lock before it calls onUploadFinish;
  *  - an upload that is not a contribution on the head is a refusal of the contribution, a verdict
  *    like the verifier's (the turn ends, the contributor sees why), never an error that gives the
- *    turn back: a whole key is checked before a byte of it is hashed (its section table the head's,
- *    its record: core/delta/check-delta-record.ts), a delta as it arrives (its layout, its record,
- *    its points) or once complete; a delta whose intake found its refusal is handed in with it at
- *    its next PATCH, which answers the refusal, rather than taken in to its end;
+ *    turn back: a whole key is checked as it arrives (its section table the head's, and the bytes
+ *    no contribution may change the head's: upload-table-check.ts) and, before a byte of it is
+ *    hashed, once complete (its record too: core/delta/check-delta-record.ts); a delta as it
+ *    arrives (its layout, its record, its points) or once complete; an upload whose intake or
+ *    table check found its refusal is handed in with it at its next PATCH, which answers the
+ *    refusal, rather than taken in to its end;
  *  - an unfinished upload whose turn ended (lapsed, passed on, removed) can never be used: it is
  *    deleted when the lobby says so, or at the next sweep, and no longer counts against free space.
  * A finished upload the service does not take is deleted at once, and so is an upload whose
@@ -51,6 +53,7 @@ import { headTable, wholeKeyExpectation } from '../../core/zkey/key-table-check.
 import { checkDeltaUpload, checkWholeKeyUpload } from '../../core/delta/check-delta-record.ts';
 import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
 import { removeCandidateSums, writeCandidateSums } from '../../core/link-check/link-combination-cache.ts';
+import { UnchangedSectionsCheck } from '../../core/link-check/unchanged-sections-check.ts';
 import { DeltaIntake, FollowedFileStore, type RefusedPoints, type TakenDelta } from './delta-intake.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Lobby } from '../lobby/lobby.ts';
@@ -105,6 +108,24 @@ interface CircuitUploads {
   server: TusServer;
   /** The tail of this circuit's creations, which run one at a time. */
   creations: Promise<void>;
+}
+
+const KEY_LABEL = 'the uploaded key';
+
+/**
+ * The check that follows an upload of `size` bytes on the head at `headPath`: its table (a whole
+ * key's, or a v1 delta's when `format` says so), and a whole key's bytes that must be the head's.
+ */
+async function tableCheck(
+  file: string,
+  size: number,
+  format: DeltaFormat | undefined,
+  headPath: string,
+): Promise<UploadTableCheck> {
+  const head = await headTable(headPath);
+  if (format) return new UploadTableCheck(file, deltaExpectation(head, format), size);
+  const unchanged = new UnchangedSectionsCheck(headPath, head, KEY_LABEL);
+  return new UploadTableCheck(file, wholeKeyExpectation(head, KEY_LABEL), size, unchanged);
 }
 
 /** The request object tus hands its hooks. */
@@ -418,6 +439,8 @@ export class ContributionUploads {
    */
   private async beforeWrite(uploads: CircuitUploads, id: string, _size: number | undefined): Promise<void> {
     if (this.isComplete(uploads, id)) throw tusError(completeRefusal());
+    // The bytes of the writes before this one checked first (a few reads each): a fault in them refuses this one.
+    await this.ledger.tableCheckOf(path.join(uploads.directory, id))?.caughtUp();
     const refusal = await this.handInFoundRefusal(uploads, id);
     if (refusal) throw tusError(refusal);
   }
@@ -532,10 +555,8 @@ export class ContributionUploads {
   /** Follows the table of a whole key or a v1 delta on the head at `headPath` as it arrives (upload-table-check.ts). */
   private async startTableCheck(file: string, upload: Upload, headPath: string): Promise<void> {
     if (upload.size === undefined) return;
-    const format = deltaFormatOf(upload.metadata?.format);
-    const head = await headTable(headPath);
-    const expectation = format ? deltaExpectation(head, format) : wholeKeyExpectation(head, 'the uploaded key');
-    this.ledger.startTableCheck(file, new UploadTableCheck(file, expectation, upload.size));
+    const check = await tableCheck(file, upload.size, deltaFormatOf(upload.metadata?.format), headPath);
+    this.ledger.startTableCheck(file, check);
   }
 
   /**
@@ -620,9 +641,14 @@ export class ContributionUploads {
     const size = upload.size ?? upload.offset;
     const format = deltaFormatOf(upload.metadata?.format);
     if (!format) {
-      await this.ledger.dropIntake(file);
-      // Before a byte is hashed: refused for its table or its record at the cost of a few reads and pairings.
-      await checkWholeKeyUpload(this.headPath(circuit, await this.deps.service.headIndex(circuit)), file);
+      const headPath = this.headPath(circuit, await this.deps.service.headIndex(circuit));
+      // Before a byte is hashed: what must be the head's, compared as it arrived (what the last write
+      // brought, now; all of it if nothing followed it), then its table and record again, at the cost
+      // of a few reads and pairings.
+      const followed = (await this.ledger.takeTableCheck(file)) ?? (await tableCheck(file, size, undefined, headPath));
+      const refusal = await followed.finish(size);
+      if (refusal) throw refusal;
+      await checkWholeKeyUpload(headPath, file);
       return { size };
     }
     const started = Date.now();

@@ -77,6 +77,18 @@ export class UploadLedger {
     return this.tableChecks.get(file);
   }
 
+  /**
+   * Takes the table check of the upload at `file`, a whole key being finished, out of the ledger
+   * once its start settled (the write of its last byte may have begun it): the caller finishes it.
+   */
+  async takeTableCheck(file: string): Promise<UploadTableCheck | undefined> {
+    await this.intakes.get(file)?.pending.catch(() => undefined);
+    const check = this.tableChecks.get(file);
+    this.tableChecks.delete(file);
+    await this.dropIntake(file);
+    return check;
+  }
+
   /** The upload's refusal, once its intake (its layout, its record, a point) or its table check found one. */
   refusalOf(file: string): CoordinatorError | undefined {
     return this.intakes.get(file)?.started?.refusal ?? this.tableChecks.get(file)?.refusal;

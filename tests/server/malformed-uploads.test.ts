@@ -13,6 +13,9 @@
  *    not fill the upload's length (refused at the history's header, before any point);
  *  - a whole key or a v1 delta whose table breaks its rules is refused at the PATCH after the entry
  *    that breaks it arrived (its table followed as it arrives), not once all of it was received;
+ *  - a whole key whose header but δ, or IC, A, B1, B2, is not the head's is refused at the PATCH
+ *    after the byte that differs (compared with the head's as it arrives), or, sent in one PATCH,
+ *    when it is finished, before any hash or verifier;
  *  - an unfinished upload whose turn ended is deleted then, not an hour later;
  *  - PATCH and HEAD of uploads have a limit per contributor, with its own code.
  */
@@ -248,8 +251,72 @@ test('a whole key or v1 delta whose table breaks its rules is refused at the nex
   assert.equal(replaced.contributions.at(-1)!.code, 'zkey.section_table_mismatch');
   assert.equal((await frank.progress(CIRCUIT)).state, 'turn', 'the turn passed on');
   fixture.coordinator.lobby.leave('demo:frank');
+  fixture.coordinator.lobby.leave('demo:erin'); // she would hold the turn after each refusal of the next test's
   const left = await readdir(path.join(fixture.coordinator.dataDir, 'uploads', CIRCUIT)).catch(() => []);
   assert.deepEqual(left, [], 'no upload is left behind');
+});
+
+test('a whole key whose header but δ, IC, A, B1 or B2 is not the head’s is refused as those bytes arrive', async () => {
+  const gina = new ContributorClient(fixture.coordinator.url);
+  await gina.signInDemo('gina');
+  await gina.join();
+  await gina.waitForState(CIRCUIT, 'turn', 'gina’s turn');
+  const key = await readFile((await gina.makeContribution(CIRCUIT)).file);
+  // A contribution writes its sections in ascending order: section `id`'s entry is the `id`-th.
+  const lastByteOf = (id: number): number => {
+    const entry = entryOffset(key, id - 1);
+    return entry + 12 + Number(key.readBigUInt64LE(entry + 4)) - 1;
+  };
+  const icAt = entryOffset(key, SECTION.ic - 1) + 12 + 5;
+  const nVarsAt = entryOffset(key, SECTION.grothHeader - 1) + 12 + 72; // after n8q, q, n8r, r
+  const flip = (at: number): Buffer => changed(key, (b) => (b[at] = b[at]! ^ 1));
+  const shapes: Array<[string, Buffer, number, string, RegExp]> = [
+    [
+      'another circuit’s header (nVars + 1)',
+      changed(key, (b) => b.writeUInt32LE(b.readUInt32LE(nVarsAt) + 1, nVarsAt)),
+      lastByteOf(SECTION.grothHeader),
+      'contribution.wrong_circuit',
+      /another circuit/,
+    ],
+    ['IC changed', flip(icAt), icAt, 'contribution.header_mismatch', /the IC section differs/],
+    [
+      'A’s last byte changed',
+      flip(lastByteOf(SECTION.a)),
+      lastByteOf(SECTION.a),
+      'contribution.header_mismatch',
+      /the A section/,
+    ],
+    [
+      'B1’s last byte changed',
+      flip(lastByteOf(SECTION.b1)),
+      lastByteOf(SECTION.b1),
+      'contribution.header_mismatch',
+      /the B1 section/,
+    ],
+    [
+      'B2’s last byte changed',
+      flip(lastByteOf(SECTION.b2)),
+      lastByteOf(SECTION.b2),
+      'contribution.header_mismatch',
+      /the B2 section/,
+    ],
+  ];
+  for (const [what, bytes, fault, code, rule] of shapes) {
+    // Sent up to the byte that differs, far from its end: a PATCH after it is refused, the upload handed in with it.
+    assert.ok(fault + 1 < bytes.length - 1024, what);
+    assert.deepEqual(
+      await refusedAtAPatch(gina, bytes, fault + 1),
+      { status: 422, code, verdict: `refused ${code}` },
+      what,
+    );
+    // Sent in one PATCH: refused when it is finished, with no verifier asked and the file never hashed.
+    await refusedAsVerdict(gina, `${what}, in one PATCH`, bytes, { code, rule });
+  }
+  // The key each was made from is still taken, in one PATCH or in several.
+  await gina.waitForState(CIRCUIT, 'turn', 'the turn again');
+  const answer = await gina.sendUploadInPieces(CIRCUIT, key, {}, { pieceBytes: 16 * 1024 });
+  assert.equal(answer.status, 204, JSON.stringify(answer));
+  await gina.waitForState(CIRCUIT, 'accepted', 'the valid key accepted', 120_000);
 });
 
 test('a delta whose table counts far more sections than the head’s is a refused verdict, v2 and v1', async () => {

@@ -12,12 +12,12 @@ import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage 
 import type { Socket } from 'node:net';
 import { once } from 'node:events';
 import { networkInterfaces } from 'node:os';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { copyCeremony, newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
 import type { RunningCoordinator } from '../../server/start-coordinator.ts';
-import { sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
+import { editSections, sectionOf, sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
 import { startTestCoordinator } from '../helpers/test-coordinator.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { MIN_CONTRIBUTION_RECORD_BYTES, SECTION } from '../../core/zkey/zkey-file.ts';
@@ -360,9 +360,14 @@ describe('bytes moved over HTTP, as the server counts them', () => {
     await client.signInDemo('uploader');
     await client.join();
     await client.waitFor((me) => me.status.circuits[0]?.state === 'turn', 'the turn on register');
-    const headSize = (await stat(ceremonyPaths(bytesDataDir).zkeyPath('register', 0))).size;
-    // Not a valid contribution (refused later, as zkey.malformed): only its bytes matter here.
-    const body = Buffer.alloc(headSize + MIN_CONTRIBUTION_RECORD_BYTES + 123, 7);
+    // Not a valid contribution (refused once complete, for its history): only its bytes matter here. Its sections
+    // are the head's up to there, in a contribution's order, so none of its PATCHes is refused as it arrives.
+    const head = await readFile(ceremonyPaths(bytesDataDir).zkeyPath('register', 0));
+    const body = editSections(head, (key) => {
+      key.sections.sort((a, b) => a.id - b.id);
+      const history = sectionOf(key, SECTION.mpc);
+      history.data = Buffer.concat([history.data, Buffer.alloc(MIN_CONTRIBUTION_RECORD_BYTES + 123, 7)]);
+    });
     const before = await scrape(counted.url);
     // Sent over a socket of the test's own, whose bytes it counts; the headers are the client's.
     const created = await rawExchange(`${counted.url}/api/circuits/register/contributions`, {
