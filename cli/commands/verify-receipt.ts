@@ -37,7 +37,7 @@ import {
 } from '../../core/receipts/receipts-file.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 import { helpExamples, helpNotes } from './command-help.ts';
-import { valuesOption } from './shared-options.ts';
+import { auditorConfigOption, valuesOption } from './shared-options.ts';
 import { checkStepReceiptsOfText } from '../../core/receipts/step-receipt-evidence.ts';
 import type { StepReceiptVerdict } from '../../core/receipts/step-receipt.ts';
 import { stepReceiptSubject } from '../../core/receipts/step-receipt.ts';
@@ -57,6 +57,9 @@ import { describeChainHead, parseChainId, type ChainHead } from '../../core/depl
 import { readVerifiersFile } from '../../core/deployment/read-verifiers-file.ts';
 import { testCeremonyWarning } from '../../core/deployment/ceremony-final-keys.ts';
 import { parseIdentifier } from '../../core/transcript/ceremony-identifier.ts';
+import { readAuditorConfig, refuseOtherConfig } from '../../core/audit/auditor-config.ts';
+import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
+import type { ReceiptEvidence } from '../../core/receipts/receipt-checker.ts';
 
 interface VerifyReceiptOptions {
   coordinator?: string;
@@ -64,6 +67,7 @@ interface VerifyReceiptOptions {
   constantsOnly?: boolean;
   compilerSettings?: string;
   chainId?: number;
+  config: string;
   identifier?: string;
   allowLegacyTranscript?: boolean;
   json?: boolean;
@@ -238,6 +242,35 @@ function closingLines(
   return lines;
 }
 
+/**
+ * With --deployment: the auditor's own ceremony.json (`configFile`), which the publication at `dir`
+ * must agree with (the coordinator's, with --coordinator, must be its ceremony), and why the ceremony
+ * is a test network's, on its word or the source's (its ptau's marker, or what it says). A test
+ * network's keys guard nothing, so a deployed verifier that carries them must not read as more; the
+ * source's word alone let a coordinator pass a test network off as the real one.
+ */
+async function testNetworkOfYourCeremony(
+  configFile: string,
+  dir: string | undefined,
+  evidence: ReceiptEvidence,
+): Promise<string | undefined> {
+  const yours = (await readAuditorConfig(configFile, dir ?? process.cwd())).config;
+  if (dir !== undefined) {
+    refuseOtherConfig(yours, await loadCeremonyConfig(dir), "the publication's ceremony.json", configFile);
+  } else {
+    const served = await evidence.ceremonyId();
+    if (served !== yours.id)
+      throw new CoordinatorError(
+        'config.publication_mismatch',
+        `the coordinator serves ceremony ${JSON.stringify(served.slice(0, 136))}, not your ceremony.json's ` +
+          `${yours.id} (${configFile})`,
+      );
+  }
+  // The source can only add to your word (a development ptau where yours names none), never take it away.
+  if (yours.testNetwork) return 'your ceremony.json says "testNetwork": true';
+  return evidence.testNetwork?.();
+}
+
 export function verifyReceiptCommand(): Command {
   return new Command('verify-receipt')
     .description(
@@ -265,6 +298,12 @@ export function verifyReceiptCommand(): Command {
       parseChainId(value, '--chain-id'),
     )
     .addOption(compilerSettingsOption())
+    .addOption(
+      auditorConfigOption(
+        'with --deployment, the publication (or the ceremony the coordinator serves) must be it, and whether ' +
+          'the ceremony is a test network is its word',
+      ),
+    )
     .addOption(constantsOnlyOption())
     .option(
       '--identifier <hash>',
@@ -334,6 +373,9 @@ export function verifyReceiptCommand(): Command {
         options.coordinator !== undefined
           ? coordinatorEvidence({ baseUrl: coordinatorUrl(options.coordinator) })
           : await folderEvidence(dir!); // one of the two is given: checked above
+      // Before any receipt is checked: a verdict on a deployed contract is about the auditor's ceremony.
+      const testCeremony =
+        deployment === undefined ? undefined : await testNetworkOfYourCeremony(options.config, dir, evidence);
       // Step receipts (join, refusal, removal) are checked against the queue log (step-receipt.ts).
       const source =
         options.coordinator !== undefined ? { baseUrl: coordinatorUrl(options.coordinator) } : { dir: dir! };
@@ -368,8 +410,6 @@ export function verifyReceiptCommand(): Command {
       const identifier = transcript?.identifier;
       const failed = [...verdicts, ...steps.verdicts].filter((v) => !v.ok);
       const chain = deployment?.chain();
-      // A test network's keys guard nothing: a deployed verifier that carries them must not read as more.
-      const testCeremony = deployment === undefined ? undefined : await evidence.testNetwork?.();
       const report = {
         ok: failed.length === 0,
         source: evidence.label,

@@ -111,16 +111,17 @@ test('a verifier carrying the final key passes; one with an IC point changed is 
   assert.equal(wrong.code, 1, wrong.stdout + wrong.stderr);
   assert.match(wrong.stdout, /FAIL \[deployment\.wrong_chain\]: RPC endpoint \S+ reports chain 31337, not chain 1/);
   assert.match(passed.stderr, /VerifierRegister at 0x[0-9a-fA-F]{40} is the verifier of the final key \(chain 31337/);
-  // The fixture is a test network's ceremony (the development ptau): its keys guard nothing, and it is said.
+  // The fixture is a test network's ceremony: its keys guard nothing, and it is said, on the word of
+  // your own ceremony.json (the checkout's, by default), which the publication's agrees with.
   assert.match(
     passed.stderr,
-    /^warning: TEST-NETWORK CEREMONY \(ceremony\.json says "testNetwork": true.*guards nothing$/m,
+    /^warning: TEST-NETWORK CEREMONY \(your ceremony\.json says "testNetwork": true\).*guards nothing$/m,
   );
   const json = await runCli(['verify-receipt', honest, published, '--deployment', anvil.rpcUrl, verifiers, '--json']);
   assert.equal(json.code, 0, json.stdout + json.stderr);
   assert.match(
     (JSON.parse(json.stdout) as { deployment: { testNetwork: string } }).deployment.testNetwork,
-    /^ceremony\.json says "testNetwork": true/,
+    /^your ceremony\.json says "testNetwork": true$/,
   );
 });
 
@@ -148,13 +149,21 @@ test('through --coordinator: the same verdict, and the coordinator’s word that
     assert.match(text.stdout, /^register #\d+ \(alice\) ok: /m);
     assert.match(
       text.stderr,
-      /^warning: TEST-NETWORK CEREMONY \(the coordinator says "testNetwork": true\).*guards nothing$/m,
+      /^warning: TEST-NETWORK CEREMONY \(your ceremony\.json says "testNetwork": true\).*guards nothing$/m,
     );
-    const json = await runCli([...args, '--json']);
+    // Where yours says it is no test network, the coordinator's own word still adds the warning.
+    const config = JSON.parse(await readFile(path.join(published, 'ceremony.json'), 'utf8')) as Record<string, unknown>;
+    const notTest = await writeJson('not-a-test-network.json', { ...config, testNetwork: false });
+    const json = await runCli([...args, '--json', '--config', notTest]);
     assert.equal(json.code, 0, json.stdout + json.stderr);
     const report = JSON.parse(json.stdout) as { source: string; deployment: { testNetwork: string } };
     assert.equal(report.deployment.testNetwork, 'the coordinator says "testNetwork": true');
     assert.match(report.source, /127\.0\.0\.1/);
+    // Another ceremony's coordinator is refused before any receipt is checked.
+    const other = await writeJson('other-ceremony.json', { ...config, id: 'another-ceremony' });
+    const refused = await runCli([...args, '--config', other]);
+    assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+    assert.match(refused.stderr, /error \[config\.publication_mismatch\]: the coordinator serves ceremony /);
   } finally {
     await coordinator.close();
   }

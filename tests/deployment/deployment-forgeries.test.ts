@@ -385,6 +385,24 @@ describe("the publication's ceremony.json cannot pair names and keys otherwise",
       (error: { code?: string; message: string }) =>
         error.code === 'config.publication_mismatch' && /testNetwork is false/.test(error.message),
     );
+    // A contributor's receipt check of that publication's deployment: the same refusal, not an
+    // `included` without the test network's warning.
+    const verifiers = await writeJson('receipt-not-a-test-network.json', honest);
+    const receipt = await runCli(
+      [
+        'verify-receipt',
+        aliceRegister,
+        dir,
+        '--deployment',
+        anvil.rpcUrl,
+        verifiers,
+        '--config',
+        auditorConfigOf(published),
+      ],
+      { timeoutMs: 300_000 },
+    );
+    assert.equal(receipt.code, 1, receipt.stdout + receipt.stderr);
+    assert.match(receipt.stderr, /error \[config\.publication_mismatch\]: .*testNetwork is false/);
   });
 
   test('a verifiers-file entry that nothing names is a MISMATCH, not left unchecked', async () => {
