@@ -8,7 +8,7 @@
  * skeleton, plus at most 64 KiB), unless the shape is that it does not.
  */
 import { SECTION } from '../core/zkey/zkey-file.ts';
-import { editSections, G1, sectionOf } from '../tests/helpers/zkey-tamper.ts';
+import { editSections, emptySections, G1, sectionOf } from '../tests/helpers/zkey-tamper.ts';
 
 export type ShapeFamily = 'header' | 'table' | 'lengths' | 'record' | 'points';
 
@@ -37,16 +37,6 @@ function changed(bytes: Buffer, change: (copy: Buffer) => void): Buffer {
   const copy = Buffer.from(bytes);
   change(copy);
   return copy;
-}
-
-/** The file's first 8 bytes, then empty sections with ids 1, 2, …, as long as `like` or up to 11 bytes more. */
-function emptySections(like: Buffer): Buffer {
-  const declared = Math.ceil((like.length - 12) / 12);
-  const bytes = Buffer.alloc(12 + 12 * declared);
-  like.copy(bytes, 0, 0, 8);
-  bytes.writeUInt32LE(declared, 8);
-  for (let i = 0; i < declared; i++) bytes.writeUInt32LE(i + 1, 12 + 12 * i);
-  return bytes;
 }
 
 /** Shapes of the file head and the section table, the same for a whole key and a delta. */

@@ -92,3 +92,17 @@ export function inDeltaV2Order(delta: Buffer): Buffer {
     f.sections = [...f.sections.filter((s) => !points.includes(s)).sort((a, b) => a.id - b.id), ...points];
   });
 }
+
+/**
+ * A zkey's first 8 bytes (magic, version), then empty sections with ids 1, 2, … and nothing else, as
+ * long as `like` or up to 11 bytes more: the review's upload, a well-formed sectioned file of
+ * thousands of sections, which must be refused by its count before any per-section work.
+ */
+export function emptySections(like: Buffer): Buffer {
+  const declared = Math.ceil((like.length - 12) / 12);
+  const bytes = Buffer.alloc(12 + 12 * declared);
+  like.copy(bytes, 0, 0, 8);
+  bytes.writeUInt32LE(declared, 8);
+  for (let i = 0; i < declared; i++) bytes.writeUInt32LE(i + 1, 12 + 12 * i);
+  return bytes;
+}

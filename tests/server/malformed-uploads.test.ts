@@ -26,7 +26,7 @@ import path from 'node:path';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { recordedCoordinator } from '../helpers/recorded-coordinator.ts';
 import { startTestCoordinator } from '../helpers/test-coordinator.ts';
-import { editSections, G1, sectionOf, splitSections } from '../helpers/zkey-tamper.ts';
+import { editSections, emptySections, G1, sectionOf, splitSections } from '../helpers/zkey-tamper.ts';
 import { kernelDelta } from '../helpers/kernel-delta.ts';
 import { waitUntil } from '../helpers/wait-until.ts';
 import { DELTA_FORMAT, DELTA_FORMAT_V1 } from '../../core/delta/delta-format.ts';
@@ -37,19 +37,6 @@ import { ManualClock } from '../../server/clock.ts';
 const CIRCUIT = 'register';
 // Each refusal is a missed turn: the contributors here are refused many times in a row, on purpose.
 const fixture = recordedCoordinator('malformed-uploads-', { MAX_MISSED_TURNS: '1000' });
-
-/**
- * A zkey's first 8 bytes (magic, version), then empty sections (ids 1, 2, …) and nothing else, about
- * as long as `like`: the review's upload, a well-formed sectioned file of thousands of sections.
- */
-function emptySections(like: Buffer): Buffer {
-  const declared = Math.ceil((like.length - 12) / 12);
-  const bytes = Buffer.alloc(12 + 12 * declared);
-  like.copy(bytes, 0, 0, 8);
-  bytes.writeUInt32LE(declared, 8);
-  for (let i = 0; i < declared; i++) bytes.writeUInt32LE(i + 1, 12 + 12 * i);
-  return bytes;
-}
 
 /** The offset of the `index`-th section's table entry in `bytes`. */
 function entryOffset(bytes: Buffer, index: number): number {
