@@ -24,7 +24,7 @@ import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { entryHash, genesisHash, type TranscriptEntry } from '../../core/transcript/transcript.ts';
 import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
 import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
-import { runCli } from '../helpers/run-cli.ts';
+import { runCli, type CliResult } from '../helpers/run-cli.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import * as snarkjs from 'snarkjs';
 import type { CeremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
@@ -120,6 +120,12 @@ async function replacePoint(file: string, section: number, index: number): Promi
   const offset = (await readZkeyInfo(file)).sections.get(section)!.offset + index * 64;
   bytes.copy(bytes, offset, offset + 64, offset + 128);
   await writeFile(file, bytes);
+}
+
+/** `ceremony audit DIR` with the auditor's pins (this ceremony's config and the development ptau's hash). */
+async function pinnedAudit(dir: string, ...options: string[]): Promise<CliResult> {
+  const pins = ['--config', auditorConfigOf(published.dataDir), '--ptau-hash', await devPtauHash()];
+  return runCli(['audit', dir, '--no-queue-log', '--quiet', ...pins, ...options]);
 }
 
 function failed(report: AuditReport): string[] {
@@ -240,16 +246,7 @@ test('one digit changed in the manifest fails the manifest', async () => {
     );
   });
   assert.deepEqual(failed(report), ['manifest']);
-  const cli = await runCli([
-    'audit',
-    copies.at(-1)!,
-    '--no-queue-log',
-    '--config',
-    auditorConfigOf(published.dataDir),
-    '--quiet',
-    '--ptau-hash',
-    await devPtauHash(),
-  ]);
+  const cli = await pinnedAudit(copies.at(-1)!);
   assert.equal(cli.code, 1);
   assert.match(cli.stdout, /^manifest FAIL: /m);
   assert.match(cli.stdout, /^audit FAILED: 1 problem$/m);
@@ -417,16 +414,7 @@ test('a transcript cut before `finalised` fails with audit.not_finalised, exit 1
   assert.equal(finding.code, 'audit.not_finalised');
   assert.match(finding.summary, /the transcript has no `finalised` entry/);
   assert.doesNotMatch(finding.summary, /no final key/);
-  const cli = await runCli([
-    'audit',
-    copies.at(-1)!,
-    '--no-queue-log',
-    '--config',
-    auditorConfigOf(published.dataDir),
-    '--quiet',
-    '--ptau-hash',
-    await devPtauHash(),
-  ]);
+  const cli = await pinnedAudit(copies.at(-1)!);
   assert.equal(cli.code, 1);
   assert.match(cli.stdout, /^finalisation FAIL: \[audit\.not_finalised\] the ceremony is not finished: /m);
 });
@@ -441,17 +429,7 @@ test('a transcript cut before the beacon lines names every circuit without a fin
     new RegExp(`no final key \\(beacon\\) for ${published.circuits.map((c) => c.name).join(', ')}`),
   );
   // With --in-progress the same folder is a running ceremony: it passes, and its last line says it is not finished.
-  const cli = await runCli([
-    'audit',
-    copies.at(-1)!,
-    '--no-queue-log',
-    '--config',
-    auditorConfigOf(published.dataDir),
-    '--quiet',
-    '--in-progress',
-    '--ptau-hash',
-    await devPtauHash(),
-  ]);
+  const cli = await pinnedAudit(copies.at(-1)!, '--in-progress');
   assert.equal(cli.code, 0, cli.stdout + cli.stderr);
   assert.match(
     cli.stdout.trim().split('\n').at(-1)!,
@@ -485,16 +463,7 @@ test('the audit prints the hash of the last transcript entry as the ceremony ide
     ptauHash: await devPtauHash(),
   });
   assert.deepEqual(report.identifier, { hash: last.hash, seq: last.seq, type: 'finalised' });
-  const cli = await runCli([
-    'audit',
-    published.dataDir,
-    '--no-queue-log',
-    '--config',
-    auditorConfig,
-    '--quiet',
-    '--ptau-hash',
-    await devPtauHash(),
-  ]);
+  const cli = await pinnedAudit(published.dataDir);
   assert.match(cli.stdout, new RegExp(`^ceremony identifier: ${last.hash}$`, 'm'));
   assert.match(
     report.findings.find((f) => f.subject === 'transcript')!.summary,
