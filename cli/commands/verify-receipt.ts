@@ -271,6 +271,98 @@ async function testNetworkOfYourCeremony(
   return evidence.testNetwork?.();
 }
 
+/** The run: each receipt of RECEIPTS.json checked against DIR or --coordinator and reported; exit 1 if any failed. */
+async function verifyReceipts(receiptsPath: string, dir: string | undefined, options: VerifyReceiptOptions) {
+  if ((dir === undefined) === (options.coordinator === undefined)) {
+    throw new CoordinatorError(
+      'usage.invalid_arguments',
+      'give either a published folder DIR or --coordinator URL (one of them)',
+    );
+  }
+  // Usage and input errors of --deployment before anything is read.
+  let checker: ReceiptChecker | undefined;
+  const deployment = await deploymentCheck(options, () =>
+    evidenceCompiler(evidence, () => checker!.publicTranscript()),
+  );
+  const extraChecks: ExtraKeyCheck[] = deployment === undefined ? [] : [deployment];
+  const evidence =
+    options.coordinator !== undefined
+      ? coordinatorEvidence({ baseUrl: coordinatorUrl(options.coordinator) })
+      : await folderEvidence(dir!); // one of the two is given: checked above
+  // Before any receipt is checked: a verdict on a deployed contract is about the auditor's ceremony.
+  const testCeremony =
+    deployment === undefined ? undefined : await testNetworkOfYourCeremony(options.config, dir, evidence);
+  // Step receipts (join, refusal, removal) are checked against the queue log (step-receipt.ts).
+  const source = options.coordinator !== undefined ? { baseUrl: coordinatorUrl(options.coordinator) } : { dir: dir! };
+  const text = await readReceiptsText(receiptsPath);
+  const steps = await checkStepReceiptsOfText(text, evidence, source);
+  const file: ReceiptsFile = steps.hasAcceptances ? parseReceiptsFile(receiptsPath, text) : { receipts: [] };
+  const { results: verdicts, transcript } = await withStderrProgress(
+    async (progress) => {
+      checker = new ReceiptChecker(evidence, {
+        onStep: (receipt, _step, detail) => progress({ type: 'step', circuit: receiptSubject(receipt), step: detail }),
+        extraKeyChecks: extraChecks,
+        allowLegacyTranscript: options.allowLegacyTranscript === true,
+        ...(options.identifier === undefined ? {} : { identifier: options.identifier }),
+      });
+      // An identity compared out of band is the command's premise: any other transcript ends it.
+      if (options.identifier !== undefined) await checker.publicTranscript();
+      const results: ReceiptVerdict[] = [];
+      for (const receipt of file.receipts) {
+        progress({
+          type: 'step',
+          circuit: receiptSubject(receipt),
+          step: `checking receipt ${receipt.position} of ${file.receipts.length} against ${evidence.label}`,
+        });
+        results.push(await checkReceipt(checker, receipt, file));
+        progress({ type: 'finished', circuit: receiptSubject(receipt) });
+      }
+      return { results, transcript: await checker.hashChainedTranscript().catch(() => undefined) };
+    },
+    { quiet: options.quiet || options.json },
+  );
+  const identifier = transcript?.identifier;
+  const failed = [...verdicts, ...steps.verdicts].filter((v) => !v.ok);
+  const chain = deployment?.chain();
+  const report = {
+    ok: failed.length === 0,
+    source: evidence.label,
+    ...(identifier ? { identifier: { ...identifier, given: options.identifier !== undefined } } : {}),
+    ...(chain === undefined
+      ? {}
+      : {
+          deployment: {
+            chainId: chain.chainId,
+            blockNumber: chain.blockNumber,
+            blockHash: chain.blockHash,
+            endpointTrusted: true,
+            ...(testCeremony === undefined ? {} : { testNetwork: testCeremony }),
+          },
+        }),
+    receipts: verdicts.map(verdictJson),
+    steps: steps.verdicts.map((v) => ({ ...JSON.parse(v.receipt.bodyText), ...v, receipt: undefined })),
+  };
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    writeTextReport({
+      verdicts,
+      steps: steps.verdicts,
+      transcript,
+      chain,
+      testCeremony,
+      identifierGiven: options.identifier !== undefined,
+    });
+  }
+  for (const verdict of verdicts) {
+    if (!verdict.ok)
+      process.stderr.write(`error [${verdict.code}]: ${receiptSubject(verdict.receipt)}: ${verdict.message}\n`);
+  }
+  for (const v of steps.verdicts)
+    if (!v.ok) process.stderr.write(`error [${v.code}]: ${stepReceiptSubject(v.receipt)}: ${v.message}\n`);
+  if (failed.length > 0) process.exitCode = 1;
+}
+
 export function verifyReceiptCommand(): Command {
   return new Command('verify-receipt')
     .description(
@@ -356,96 +448,5 @@ export function verifyReceiptCommand(): Command {
         ],
       ),
     )
-    .action(async (receiptsPath: string, dir: string | undefined, options: VerifyReceiptOptions) => {
-      if ((dir === undefined) === (options.coordinator === undefined)) {
-        throw new CoordinatorError(
-          'usage.invalid_arguments',
-          'give either a published folder DIR or --coordinator URL (one of them)',
-        );
-      }
-      // Usage and input errors of --deployment before anything is read.
-      let checker: ReceiptChecker | undefined;
-      const deployment = await deploymentCheck(options, () =>
-        evidenceCompiler(evidence, () => checker!.publicTranscript()),
-      );
-      const extraChecks: ExtraKeyCheck[] = deployment === undefined ? [] : [deployment];
-      const evidence =
-        options.coordinator !== undefined
-          ? coordinatorEvidence({ baseUrl: coordinatorUrl(options.coordinator) })
-          : await folderEvidence(dir!); // one of the two is given: checked above
-      // Before any receipt is checked: a verdict on a deployed contract is about the auditor's ceremony.
-      const testCeremony =
-        deployment === undefined ? undefined : await testNetworkOfYourCeremony(options.config, dir, evidence);
-      // Step receipts (join, refusal, removal) are checked against the queue log (step-receipt.ts).
-      const source =
-        options.coordinator !== undefined ? { baseUrl: coordinatorUrl(options.coordinator) } : { dir: dir! };
-      const text = await readReceiptsText(receiptsPath);
-      const steps = await checkStepReceiptsOfText(text, evidence, source);
-      const file: ReceiptsFile = steps.hasAcceptances ? parseReceiptsFile(receiptsPath, text) : { receipts: [] };
-      const { results: verdicts, transcript } = await withStderrProgress(
-        async (progress) => {
-          checker = new ReceiptChecker(evidence, {
-            onStep: (receipt, _step, detail) =>
-              progress({ type: 'step', circuit: receiptSubject(receipt), step: detail }),
-            extraKeyChecks: extraChecks,
-            allowLegacyTranscript: options.allowLegacyTranscript === true,
-            ...(options.identifier === undefined ? {} : { identifier: options.identifier }),
-          });
-          // An identity compared out of band is the command's premise: any other transcript ends it.
-          if (options.identifier !== undefined) await checker.publicTranscript();
-          const results: ReceiptVerdict[] = [];
-          for (const receipt of file.receipts) {
-            progress({
-              type: 'step',
-              circuit: receiptSubject(receipt),
-              step: `checking receipt ${receipt.position} of ${file.receipts.length} against ${evidence.label}`,
-            });
-            results.push(await checkReceipt(checker, receipt, file));
-            progress({ type: 'finished', circuit: receiptSubject(receipt) });
-          }
-          return { results, transcript: await checker.hashChainedTranscript().catch(() => undefined) };
-        },
-        { quiet: options.quiet || options.json },
-      );
-      const identifier = transcript?.identifier;
-      const failed = [...verdicts, ...steps.verdicts].filter((v) => !v.ok);
-      const chain = deployment?.chain();
-      const report = {
-        ok: failed.length === 0,
-        source: evidence.label,
-        ...(identifier ? { identifier: { ...identifier, given: options.identifier !== undefined } } : {}),
-        ...(chain === undefined
-          ? {}
-          : {
-              deployment: {
-                chainId: chain.chainId,
-                blockNumber: chain.blockNumber,
-                blockHash: chain.blockHash,
-                endpointTrusted: true,
-                ...(testCeremony === undefined ? {} : { testNetwork: testCeremony }),
-              },
-            }),
-        receipts: verdicts.map(verdictJson),
-        steps: steps.verdicts.map((v) => ({ ...JSON.parse(v.receipt.bodyText), ...v, receipt: undefined })),
-      };
-      if (options.json) {
-        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-      } else {
-        writeTextReport({
-          verdicts,
-          steps: steps.verdicts,
-          transcript,
-          chain,
-          testCeremony,
-          identifierGiven: options.identifier !== undefined,
-        });
-      }
-      for (const verdict of verdicts) {
-        if (!verdict.ok)
-          process.stderr.write(`error [${verdict.code}]: ${receiptSubject(verdict.receipt)}: ${verdict.message}\n`);
-      }
-      for (const v of steps.verdicts)
-        if (!v.ok) process.stderr.write(`error [${v.code}]: ${stepReceiptSubject(v.receipt)}: ${v.message}\n`);
-      if (failed.length > 0) process.exitCode = 1;
-    });
+    .action(verifyReceipts);
 }
