@@ -715,7 +715,7 @@ interface TurnFigures {
   receipts: string;
 }
 
-/** A terminal turn on each circuit (`ceremony contribute --coordinator`), straight: its rows and shares in `figures`. */
+/** A terminal turn on each circuit (`ceremony contribute --coordinator`), straight: its rows and shares. */
 async function terminalTurns(
   coordinator: Awaited<ReturnType<typeof startCeremonyServe>>,
   names: string[],
