@@ -6,7 +6,7 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
@@ -26,6 +26,7 @@ import { ContributionStore } from '../../server/contributions/contribution-store
 import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
 import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { makeLobby } from './lobby/lobby-helpers.ts';
+import { aliceHandsIn } from '../helpers/handed-in-upload.ts';
 
 /** The legal moves, written out independently of the module's table. */
 const LEGAL: Array<[LifecycleState, LifecycleEvent, LifecycleState]> = [
@@ -131,21 +132,7 @@ describe('a verdict is recorded in both stores in one transaction', () => {
     lobby.join('alice');
     lobby.join('bob');
     lobby.tick();
-    // In the folder's uploads/: a candidate anywhere else is another folder's (a restored database), settled as lost.
-    await mkdir(path.join(dir, 'uploads'));
-    const candidatePath = path.join(dir, 'uploads', 'candidate.zkey');
-    await writeFile(candidatePath, 'not a zkey');
-    const row = contributions.create({
-      circuit: 'register',
-      contributorId: 'alice',
-      contributorName: 'alice',
-      headIndex: 0,
-      candidatePath,
-      size: 10,
-      fileHash: 'ab'.repeat(32),
-      createdAt: clock.now(),
-    });
-    lobby.markSubmitted('alice', 'register', row.id);
+    const row = await aliceHandsIn(dir, contributions, lobby, clock.now());
     /** Delivers an outcome and resolves once the service has applied it (or warned that it could not). */
     const deliver = async (outcome: VerificationOutcome): Promise<void> => {
       for (const listener of listeners) listener(outcome);

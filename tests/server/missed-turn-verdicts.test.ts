@@ -7,7 +7,7 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
@@ -18,6 +18,7 @@ import { ContributionStore } from '../../server/contributions/contribution-store
 import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
 import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { makeLobby } from './lobby/lobby-helpers.ts';
+import { aliceHandsIn } from '../helpers/handed-in-upload.ts';
 
 const dirs: string[] = [];
 after(async () => {
@@ -56,21 +57,7 @@ async function setup(maxMissedTurns: number) {
     outcome: { status: 'error'; message: string } | { status: 'invalid'; code: ErrorCode; message: string },
   ): Promise<void> => {
     lobby.tick();
-    // In the folder's uploads: an outcome for a file elsewhere is settled as lost, not the upload's doing.
-    await mkdir(path.join(dir, 'uploads'), { recursive: true });
-    const candidatePath = path.join(dir, 'uploads', `candidate-${++uploads}.zkey`);
-    await writeFile(candidatePath, 'not a zkey');
-    const row = contributions.create({
-      circuit: 'register',
-      contributorId: 'alice',
-      contributorName: 'alice',
-      headIndex: 0,
-      candidatePath,
-      size: 10,
-      fileHash: 'ab'.repeat(32),
-      createdAt: clock.now(),
-    });
-    lobby.markSubmitted('alice', 'register', row.id);
+    const row = await aliceHandsIn(dir, contributions, lobby, clock.now(), `candidate-${++uploads}.zkey`);
     for (const listener of listeners) listener({ ...outcome, contributionId: row.id });
     await service.stop(); // waits for the outcome to be applied
   };
