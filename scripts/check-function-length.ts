@@ -5,14 +5,13 @@
  * are measured from their first line to their last, a function inside another counting in both.
  * Prints each as FILE:LINE NAME (LINES) and exits 1 when any is found.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { ROOT, sourceFiles } from './source-files.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const MAX_LINES = 100;
 const SOURCE_FOLDERS = ['bench', 'bin', 'cli', 'client', 'core', 'scripts', 'server', 'types', 'web/src', 'worker'];
-const SKIPPED_FOLDERS = new Set(['node_modules', 'dist', 'fixtures-cache']);
 const GENERATED = new Set(['core/kernel/kernel-wasm.generated.ts', 'core/kernel/kernel-simd-wasm.generated.ts']);
 
 /**
@@ -34,21 +33,6 @@ const PENDING_SPLIT_FILES: RegExp[] = [
   /^core\/coordinator-api\//,
 ];
 
-function sourceFiles(dir: string): string[] {
-  let entries;
-  try {
-    entries = readdirSync(path.join(ROOT, dir), { withFileTypes: true });
-  } catch {
-    return []; // a folder this checkout does not have
-  }
-  return entries.flatMap((entry) => {
-    if (SKIPPED_FOLDERS.has(entry.name)) return [];
-    const relative = path.posix.join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(relative);
-    return /\.(ts|mts|js|mjs|cjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [relative] : [];
-  });
-}
-
 /** A readable name for a function: its own, its variable's, its property's, or its class member's. */
 function nameOf(node: ts.FunctionLikeDeclaration, source: ts.SourceFile): string {
   const className = (): string => {
@@ -67,7 +51,8 @@ function nameOf(node: ts.FunctionLikeDeclaration, source: ts.SourceFile): string
 
 const long: string[] = [];
 let measured = 0;
-for (const file of SOURCE_FOLDERS.flatMap(sourceFiles)) {
+const files = SOURCE_FOLDERS.flatMap((dir) => sourceFiles(dir, /\.(ts|mts|js|mjs|cjs)$/));
+for (const file of files.filter((name) => !name.endsWith('.d.ts'))) {
   if (GENERATED.has(file)) continue;
   const pending = PENDING_SPLIT_FILES.some((pattern) => pattern.test(file));
   const text = readFileSync(path.join(ROOT, file), 'utf8');

@@ -11,41 +11,15 @@
  * types belong in a module both import. A dynamic `import()` runs after the importing module has
  * loaded (the commands and the thread bodies are loaded that way), so it is left out.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { resolveSpecifier, ROOT, sourceFiles } from './source-files.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const SOURCE_FOLDERS = ['core', 'server', 'worker', 'cli', 'client', 'web/src', 'scripts', 'bench'];
-const SKIPPED_FOLDERS = new Set(['node_modules', 'dist', 'fixtures-cache']);
 
-function sourceFiles(dir: string): string[] {
-  let entries;
-  try {
-    entries = readdirSync(path.join(ROOT, dir), { withFileTypes: true });
-  } catch {
-    return []; // a folder this checkout does not have
-  }
-  return entries.flatMap((entry) => {
-    if (SKIPPED_FOLDERS.has(entry.name)) return [];
-    const relative = path.posix.join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(relative);
-    return /\.(ts|mts|js|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [relative] : [];
-  });
-}
-
-const files = SOURCE_FOLDERS.flatMap(sourceFiles);
+const files = SOURCE_FOLDERS.flatMap((dir) => sourceFiles(dir)).filter((file) => !file.endsWith('.d.ts'));
 const known = new Set(files);
-
-function resolve(from: string, specifier: string): string | undefined {
-  if (!specifier.startsWith('.')) return undefined;
-  const target = path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
-  // A compiled name (./x.js) in the sources stands for its TypeScript file.
-  for (const candidate of [target, target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts')]) {
-    if (known.has(candidate)) return candidate;
-  }
-  return undefined;
-}
 
 /** The specifiers of one file's top-level import and export-from statements. */
 function importsOf(file: string): string[] {
@@ -70,7 +44,7 @@ const edges = new Map<string, string[]>();
 const coreToScripts: string[] = [];
 for (const file of files) {
   const targets = importsOf(file)
-    .map((specifier) => resolve(file, specifier))
+    .map((specifier) => resolveSpecifier(known, file, specifier))
     .filter((target): target is string => target !== undefined);
   edges.set(file, [...new Set(targets)].sort());
   for (const target of targets) {

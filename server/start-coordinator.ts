@@ -26,7 +26,7 @@ import { ReceiptSigner } from './contributions/receipt-signer.ts';
 import { CeremonyPhaseStore } from './ceremony-phase.ts';
 import { CeremonyService, type ServiceLog } from './ceremony-service.ts';
 import { Redis } from 'ioredis';
-import { createApp } from './app.ts';
+import { createApp, type AppDeps } from './app.ts';
 import type { Express } from 'express';
 import { createBoundedServer } from './http/server-timeouts.ts';
 import { ContributionUploads } from './files/contribution-uploads.ts';
@@ -233,20 +233,10 @@ function followTranscript(
 }
 
 /** What the app is made of, besides the settings: the start's parts, made by startCoordinator. */
-interface AppParts {
-  config: CeremonyConfig;
-  clock: Clock;
-  lobby: Lobby;
-  contributions: ContributionStore;
-  phase: CeremonyPhaseStore;
-  service: CeremonyService;
-  constraints: Map<string, number>;
-  receipts: ReceiptSigner;
-  log: ServiceLog;
-  uploads: ContributionUploads;
-  metrics: CoordinatorMetrics;
-  db: Db;
-}
+type AppParts = Pick<
+  AppDeps,
+  'config' | 'clock' | 'lobby' | 'contributions' | 'phase' | 'service' | 'constraints' | 'log' | 'uploads'
+> & { receipts: ReceiptSigner; metrics: CoordinatorMetrics; db: Db };
 
 /** The HTTP app with its rate limits (their Redis connection registered on `closers`) and its sign-in. */
 function coordinatorApp(start: {
