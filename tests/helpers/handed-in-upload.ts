@@ -1,13 +1,32 @@
 /**
- * alice's upload of register as the service sees it once handed in, for the tests of its verdicts: a
- * stand-in file (not a zkey) in the folder's uploads/ (a candidate anywhere else is another folder's,
- * a restored database's, and is settled as lost), its contribution row, and the lobby told.
+ * For the tests of the service's verdicts: a dispatcher whose outcomes the test gives, and alice's
+ * upload of register as the service sees it once handed in: a stand-in file (not a zkey) in the
+ * folder's uploads/ (a candidate anywhere else is another folder's, a restored database's, and is
+ * settled as lost), its contribution row, and the lobby told.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ContributionStore } from '../../server/contributions/contribution-store.ts';
 import type { Lobby } from '../../server/lobby/lobby.ts';
+import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
+import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 
+/** A dispatcher that verifies nothing: the test answers each contribution with `answer`. */
+export function answeredDispatcher(): {
+  dispatcher: VerificationDispatcher;
+  answer(outcome: VerificationOutcome): void;
+} {
+  const listeners: Array<(outcome: VerificationOutcome) => void> = [];
+  const dispatcher: VerificationDispatcher = {
+    enqueue: async () => {},
+    prepareHead: () => {},
+    onOutcome: (listener) => void listeners.push(listener),
+    close: async () => {},
+  };
+  return { dispatcher, answer: (outcome) => listeners.forEach((listener) => listener(outcome)) };
+}
+
+/** alice's upload of register, handed in: its contribution row. */
 export async function aliceHandsIn(
   dir: string,
   contributions: ContributionStore,

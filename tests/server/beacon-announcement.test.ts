@@ -37,10 +37,7 @@ before(async () => {
     { log: { info: () => {}, warn: () => {} } },
   );
   // The chain's minimum, through the queue: the finalisation checks the queue log as the audit will.
-  const alice = new ContributorClient(coordinator.url);
-  await alice.signInDemo('alice');
-  await alice.join();
-  await alice.takeTurn('register');
+  await ContributorClient.contributed(coordinator.url, 'alice', 'register');
 });
 
 after(async () => {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
-import type { VerificationOutcome, VerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
+import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
 import { CeremonyService } from '../../server/ceremony-service.ts';
 import {
   LIFECYCLE_EVENTS,
@@ -24,9 +24,8 @@ import {
 } from '../../server/contributions/contribution-lifecycle.ts';
 import { ContributionStore } from '../../server/contributions/contribution-store.ts';
 import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
-import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { makeLobby } from './lobby/lobby-helpers.ts';
-import { aliceHandsIn } from '../helpers/handed-in-upload.ts';
+import { aliceHandsIn, answeredDispatcher } from '../helpers/handed-in-upload.ts';
 
 /** The legal moves, written out independently of the module's table. */
 const LEGAL: Array<[LifecycleState, LifecycleEvent, LifecycleState]> = [
@@ -108,13 +107,7 @@ describe('a verdict is recorded in both stores in one transaction', () => {
     const fixture = makeLobby();
     const { lobby, db, clock } = fixture;
     const contributions = new ContributionStore(db);
-    const listeners: Array<(outcome: VerificationOutcome) => void> = [];
-    const dispatcher: VerificationDispatcher = {
-      enqueue: async (_request: VerificationRequest) => {},
-      prepareHead: () => {},
-      onOutcome: (listener) => void listeners.push(listener),
-      close: async () => {},
-    };
+    const { dispatcher, answer } = answeredDispatcher();
     const warnings: Array<{ message: string; fields?: Record<string, unknown> }> = [];
     const decisions: unknown[] = [];
     const service = new CeremonyService({
@@ -135,7 +128,7 @@ describe('a verdict is recorded in both stores in one transaction', () => {
     const row = await aliceHandsIn(dir, contributions, lobby, clock.now());
     /** Delivers an outcome and resolves once the service has applied it (or warned that it could not). */
     const deliver = async (outcome: VerificationOutcome): Promise<void> => {
-      for (const listener of listeners) listener(outcome);
+      answer(outcome);
       await service.stop(); // waits for the outcomes being applied
     };
     return { service, lobby, contributions, row, deliver, warnings, decisions };

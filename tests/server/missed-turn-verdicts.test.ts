@@ -12,13 +12,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import type { ErrorCode } from '../../core/errors.ts';
-import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
 import { CeremonyService } from '../../server/ceremony-service.ts';
 import { ContributionStore } from '../../server/contributions/contribution-store.ts';
 import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
-import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { makeLobby } from './lobby/lobby-helpers.ts';
-import { aliceHandsIn } from '../helpers/handed-in-upload.ts';
+import { aliceHandsIn, answeredDispatcher } from '../helpers/handed-in-upload.ts';
 
 const dirs: string[] = [];
 after(async () => {
@@ -31,13 +29,7 @@ async function setup(maxMissedTurns: number) {
   dirs.push(dir);
   const { lobby, db, clock } = makeLobby({ maxMissedTurns });
   const contributions = new ContributionStore(db);
-  const listeners: Array<(outcome: VerificationOutcome) => void> = [];
-  const dispatcher: VerificationDispatcher = {
-    enqueue: async () => {},
-    prepareHead: () => {},
-    onOutcome: (listener) => void listeners.push(listener),
-    close: async () => {},
-  };
+  const { dispatcher, answer } = answeredDispatcher();
   const service = new CeremonyService({
     // The refusal path reads nothing of the ceremony on disk; the data folder is only named.
     config: { id: 'missed-turn-verdicts', dataDir: dir } as CeremonyConfig,
@@ -58,7 +50,7 @@ async function setup(maxMissedTurns: number) {
   ): Promise<void> => {
     lobby.tick();
     const row = await aliceHandsIn(dir, contributions, lobby, clock.now(), `candidate-${++uploads}.zkey`);
-    for (const listener of listeners) listener({ ...outcome, contributionId: row.id });
+    answer({ ...outcome, contributionId: row.id });
     await service.stop(); // waits for the outcome to be applied
   };
   return { lobby, aliceUploads };

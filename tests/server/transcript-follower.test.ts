@@ -34,10 +34,7 @@ before(async () => {
   });
   // The chain's minimum, so it may be announced; through the queue, so the finalisation's check of
   // the queue log (its audit) passes.
-  const alice = new ContributorClient(coordinator.url);
-  await alice.signInDemo('alice');
-  await alice.join();
-  await alice.takeTurn('register');
+  await ContributorClient.contributed(coordinator.url, 'alice', 'register');
 });
 
 after(async () => {
