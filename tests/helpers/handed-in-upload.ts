@@ -6,7 +6,12 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ContributionStore } from '../../server/contributions/contribution-store.ts';
+import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
+import { CeremonyService, type CeremonyServiceDeps } from '../../server/ceremony-service.ts';
+import type { Clock } from '../../server/clock.ts';
+import { ContributionStore } from '../../server/contributions/contribution-store.ts';
+import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
+import type { Db } from '../../server/store/database.ts';
 import type { Lobby } from '../../server/lobby/lobby.ts';
 import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
 import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
@@ -24,6 +29,32 @@ export function answeredDispatcher(): {
     close: async () => {},
   };
   return { dispatcher, answer: (outcome) => listeners.forEach((listener) => listener(outcome)) };
+}
+
+/**
+ * A service on the lobby's database whose verifier the test answers (answeredDispatcher), its log
+ * silent unless `more` says. The ceremony is only named (`dir`): the refusal paths read nothing of it on disk.
+ */
+export async function answeredService(
+  dir: string,
+  id: string,
+  { lobby, db, clock }: { lobby: Lobby; db: Db; clock: Clock },
+  more: Partial<CeremonyServiceDeps> = {},
+): Promise<{ service: CeremonyService; contributions: ContributionStore; answer(outcome: VerificationOutcome): void }> {
+  const contributions = new ContributionStore(db);
+  const { dispatcher, answer } = answeredDispatcher();
+  const service = new CeremonyService({
+    config: { id, dataDir: dir } as CeremonyConfig,
+    db,
+    clock,
+    lobby,
+    contributions,
+    dispatcher,
+    receipts: await ReceiptSigner.fromKeyFile(path.join(dir, 'receipt-key.pem')),
+    log: { info: () => {}, warn: () => {} },
+    ...more,
+  });
+  return { service, contributions, answer };
 }
 
 /** alice's upload of register, handed in: its contribution row. */

@@ -9,10 +9,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
 import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
-import { CeremonyService } from '../../server/ceremony-service.ts';
 import {
   LIFECYCLE_EVENTS,
   LIFECYCLE_STATES,
@@ -22,10 +20,8 @@ import {
   type LifecycleEvent,
   type LifecycleState,
 } from '../../server/contributions/contribution-lifecycle.ts';
-import { ContributionStore } from '../../server/contributions/contribution-store.ts';
-import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
 import { makeLobby } from './lobby/lobby-helpers.ts';
-import { aliceHandsIn, answeredDispatcher } from '../helpers/handed-in-upload.ts';
+import { aliceHandsIn, answeredService } from '../helpers/handed-in-upload.ts';
 
 /** The legal moves, written out independently of the module's table. */
 const LEGAL: Array<[LifecycleState, LifecycleEvent, LifecycleState]> = [
@@ -105,20 +101,10 @@ describe('a verdict is recorded in both stores in one transaction', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'lifecycle-'));
     dirs.push(dir);
     const fixture = makeLobby();
-    const { lobby, db, clock } = fixture;
-    const contributions = new ContributionStore(db);
-    const { dispatcher, answer } = answeredDispatcher();
+    const { lobby, clock } = fixture;
     const warnings: Array<{ message: string; fields?: Record<string, unknown> }> = [];
     const decisions: unknown[] = [];
-    const service = new CeremonyService({
-      // The refusal path reads nothing of the ceremony on disk; the data folder is only named.
-      config: { id: 'lifecycle-test', dataDir: dir } as CeremonyConfig,
-      db,
-      clock,
-      lobby,
-      contributions,
-      dispatcher,
-      receipts: await ReceiptSigner.fromKeyFile(path.join(dir, 'receipt-key.pem')),
+    const { service, contributions, answer } = await answeredService(dir, 'lifecycle-test', fixture, {
       log: { info: () => {}, warn: (message, fields) => void warnings.push({ message, fields }) },
       observer: { lobbyEvent: () => {}, contributionDecided: (decision) => void decisions.push(decision) },
     });

@@ -10,13 +10,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import type { ErrorCode } from '../../core/errors.ts';
-import { CeremonyService } from '../../server/ceremony-service.ts';
-import { ContributionStore } from '../../server/contributions/contribution-store.ts';
-import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
 import { makeLobby } from './lobby/lobby-helpers.ts';
-import { aliceHandsIn, answeredDispatcher } from '../helpers/handed-in-upload.ts';
+import { aliceHandsIn, answeredService } from '../helpers/handed-in-upload.ts';
 
 const dirs: string[] = [];
 after(async () => {
@@ -27,20 +23,9 @@ after(async () => {
 async function setup(maxMissedTurns: number) {
   const dir = await mkdtemp(path.join(tmpdir(), 'missed-turn-verdicts-'));
   dirs.push(dir);
-  const { lobby, db, clock } = makeLobby({ maxMissedTurns });
-  const contributions = new ContributionStore(db);
-  const { dispatcher, answer } = answeredDispatcher();
-  const service = new CeremonyService({
-    // The refusal path reads nothing of the ceremony on disk; the data folder is only named.
-    config: { id: 'missed-turn-verdicts', dataDir: dir } as CeremonyConfig,
-    db,
-    clock,
-    lobby,
-    contributions,
-    dispatcher,
-    receipts: await ReceiptSigner.fromKeyFile(path.join(dir, 'receipt-key.pem')),
-    log: { info: () => {}, warn: () => {} },
-  });
+  const fixture = makeLobby({ maxMissedTurns });
+  const { lobby, clock } = fixture;
+  const { service, contributions, answer } = await answeredService(dir, 'missed-turn-verdicts', fixture);
   lobby.join('alice');
   lobby.join('bob');
   let uploads = 0;
