@@ -17,7 +17,7 @@ import type { VerificationOutcome } from '../../core/verifier-contract/verifier-
 import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 
 /** A dispatcher that verifies nothing: the test answers each contribution with `answer`. */
-export function answeredDispatcher(): {
+function answeredDispatcher(): {
   dispatcher: VerificationDispatcher;
   answer(outcome: VerificationOutcome): void;
 } {
