@@ -17,7 +17,8 @@ ENV npm_config_nodedir=/usr/local
 # lockfile where a registry mirror lacks other platforms' optional packages (npm/cli#8320);
 # `npm install` installs the same locked versions (docs/operations.md).
 COPY package.json package-lock.json ./
-COPY scripts/check-node-version.js scripts/build.js scripts/build-state.js scripts/
+COPY scripts/check-node-version.js scripts/build.js scripts/
+COPY core/runtime/build-state.js core/runtime/
 RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 
 FROM dependencies AS build
@@ -36,7 +37,7 @@ RUN mkdir /data && chown node:node /data
 COPY --from=production-dependencies /app/node_modules ./node_modules
 COPY --from=build /app/package.json ./
 COPY --from=build /app/bin ./bin
-COPY --from=build /app/scripts/build-state.js ./scripts/
+COPY --from=build /app/core/runtime/build-state.js ./core/runtime/
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/web/dist ./web/dist
 USER node

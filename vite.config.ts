@@ -44,7 +44,7 @@ function semaphoreArtifacts(): Plugin {
 /**
  * Records the files of this repository the build read (pages, scripts, styles, the contribution
  * workers and everything they import, core/ included: Rollup's module graph of the pages and of each
- * worker bundle) in web/dist/.build-inputs.json. scripts/build-state.js calls web/dist stale when
+ * worker bundle) in web/dist/.build-inputs.json. core/runtime/build-state.js calls web/dist stale when
  * one of them is newer than the build, so the list of sources is the bundle's own, never kept by hand.
  */
 function recordBuildInputs(): { pages: Plugin; worker: () => Plugin } {
@@ -80,7 +80,7 @@ function recordBuildInputs(): { pages: Plugin; worker: () => Plugin } {
   };
 }
 
-/** The record's name in web/dist (scripts/build-state.js reads it; tests/ops/web-build-inputs checks both agree). */
+/** The record's name in web/dist (read by core/runtime/build-state.js; tests/ops/web-build-inputs checks both). */
 const BUILD_INPUTS_FILE = '.build-inputs.json';
 const buildInputs = recordBuildInputs();
 

@@ -212,6 +212,60 @@ async function startStaticServer(zkeyPath: string, outputPath: string): Promise<
   };
 }
 
+/** `npx snarkjs zkey contribute` of `head`, `runs` times: each run's time. */
+async function snarkjsCliRuns(head: string, nodeOutput: string, runs: number): Promise<number[]> {
+  const cli: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    log(`npx snarkjs zkey contribute (${i + 1}/${runs})`);
+    // Removed first, so the checks below can only see this run's key.
+    await rm(nodeOutput, { force: true });
+    const started = performance.now();
+    const code = await runSnarkjsCli(['zkey', 'contribute', head, nodeOutput, '--name=bench', `-e=${randomEntropy()}`]);
+    cli.push(performance.now() - started);
+    if (code !== 0) throw new Error(`npx snarkjs zkey contribute exited with ${code}`);
+    if ((await stat(nodeOutput)).size === 0) throw new Error('npx snarkjs zkey contribute wrote an empty key');
+  }
+  return cli;
+}
+
+/** `ceremony contribute` on a fresh copy of the ceremony, and snarkjs's contribution to the same head, `runs` times. */
+async function ceremonyContributeRuns(
+  chain: Awaited<ReturnType<typeof contributionChain>>,
+  scratch: string,
+  nodeOutput: string,
+  runs: number,
+): Promise<{ ceremonyRuns: number[]; sameHead: number[] }> {
+  const template = await ceremonyTemplate(chain);
+  const ceremonyRuns: number[] = [];
+  const sameHead: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    log(`ceremony contribute (CLI: kernel, verification, commit) (${i + 1}/${runs})`);
+    const dataDir = path.join(scratch, `ceremony-${i}`);
+    await cp(template, dataDir, { recursive: true, verbatimSymlinks: true });
+    let started = performance.now();
+    const code = await runCeremonyCli(['contribute', CIRCUIT, '--data', dataDir, '--name', 'bench']);
+    ceremonyRuns.push(performance.now() - started);
+    if (code !== 0) throw new Error(`ceremony contribute exited with ${code}`);
+    if (!(await exists(ceremonyPaths(dataDir).zkeyPath(CIRCUIT, 1))))
+      throw new Error('ceremony contribute committed no contribution 1');
+    await rm(dataDir, { recursive: true, force: true });
+    log(`npx snarkjs zkey contribute of the same head (${i + 1}/${runs})`);
+    await rm(nodeOutput, { force: true });
+    started = performance.now();
+    const snarkjsCode = await runSnarkjsCli([
+      'zkey',
+      'contribute',
+      ceremonyPaths(template).zkeyPath(CIRCUIT, 0),
+      nodeOutput,
+      '--name=bench',
+      `-e=${randomEntropy()}`,
+    ]);
+    sameHead.push(performance.now() - started);
+    if (snarkjsCode !== 0) throw new Error(`npx snarkjs zkey contribute exited with ${snarkjsCode}`);
+  }
+  return { ceremonyRuns, sameHead };
+}
+
 export async function runBrowserContribution(power: number, runs: number): Promise<ContributionFigures> {
   const chain = await contributionChain(power);
   const keyBytes = (await stat(chain.z2)).size;
@@ -223,24 +277,7 @@ export async function runBrowserContribution(power: number, runs: number): Promi
   try {
     await buildPage();
 
-    const cli: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      log(`npx snarkjs zkey contribute (${i + 1}/${runs})`);
-      // Removed first, so the checks below can only see this run's key.
-      await rm(nodeOutput, { force: true });
-      const started = performance.now();
-      const code = await runSnarkjsCli([
-        'zkey',
-        'contribute',
-        chain.z2,
-        nodeOutput,
-        '--name=bench',
-        `-e=${randomEntropy()}`,
-      ]);
-      cli.push(performance.now() - started);
-      if (code !== 0) throw new Error(`npx snarkjs zkey contribute exited with ${code}`);
-      if ((await stat(nodeOutput)).size === 0) throw new Error('npx snarkjs zkey contribute wrote an empty key');
-    }
+    const cli = await snarkjsCliRuns(chain.z2, nodeOutput, runs);
 
     const nodeApi: number[] = [];
     for (let i = 0; i < runs; i++) {
@@ -292,34 +329,7 @@ export async function runBrowserContribution(power: number, runs: number): Promi
     await browser.close();
     browser = undefined;
 
-    const template = await ceremonyTemplate(chain);
-    const ceremonyRuns: number[] = [];
-    const sameHead: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      log(`ceremony contribute (CLI: kernel, verification, commit) (${i + 1}/${runs})`);
-      const dataDir = path.join(scratch, `ceremony-${i}`);
-      await cp(template, dataDir, { recursive: true, verbatimSymlinks: true });
-      let started = performance.now();
-      const code = await runCeremonyCli(['contribute', CIRCUIT, '--data', dataDir, '--name', 'bench']);
-      ceremonyRuns.push(performance.now() - started);
-      if (code !== 0) throw new Error(`ceremony contribute exited with ${code}`);
-      if (!(await exists(ceremonyPaths(dataDir).zkeyPath(CIRCUIT, 1))))
-        throw new Error('ceremony contribute committed no contribution 1');
-      await rm(dataDir, { recursive: true, force: true });
-      log(`npx snarkjs zkey contribute of the same head (${i + 1}/${runs})`);
-      await rm(nodeOutput, { force: true });
-      started = performance.now();
-      const snarkjsCode = await runSnarkjsCli([
-        'zkey',
-        'contribute',
-        ceremonyPaths(template).zkeyPath(CIRCUIT, 0),
-        nodeOutput,
-        '--name=bench',
-        `-e=${randomEntropy()}`,
-      ]);
-      sameHead.push(performance.now() - started);
-      if (snarkjsCode !== 0) throw new Error(`npx snarkjs zkey contribute exited with ${snarkjsCode}`);
-    }
+    const { ceremonyRuns, sameHead } = await ceremonyContributeRuns(chain, scratch, nodeOutput, runs);
     log('per-point cost of each kernel, single-threaded');
     const perPoint = await runKernelPerPoint();
 

@@ -401,17 +401,65 @@ export function bytesMoved(before: ByteCounts, after: ByteCounts): TurnMeasureme
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
-/** Takes one turn with `kind` and measures it (see the module comment). */
-export async function runTurn(kind: TurnClientKind, context: TurnContext): Promise<TurnMeasurement> {
-  const ceremony = (await (await fetch(`${context.coordinator.url}/api/ceremony`)).json()) as {
+/** The size of the head key of the bench's circuit, as the coordinator serves it. */
+async function headKeyBytes(url: string): Promise<number> {
+  const ceremony = (await (await fetch(`${url}/api/ceremony`)).json()) as {
     circuits: Array<{ name: string; headIndex: number }>;
   };
   const headIndex = ceremony.circuits.find((c) => c.name === BENCH_CIRCUIT)!.headIndex;
-  const keyBytes = Number(
-    (
-      await fetch(`${context.coordinator.url}/api/circuits/${BENCH_CIRCUIT}/zkeys/${headIndex}`, { method: 'HEAD' })
-    ).headers.get('content-length'),
+  return Number(
+    (await fetch(`${url}/api/circuits/${BENCH_CIRCUIT}/zkeys/${headIndex}`, { method: 'HEAD' })).headers.get(
+      'content-length',
+    ),
   );
+}
+
+/** The coordinator's log lines of the contributor's upload, hand-in, verdict and (with a delta) splice. */
+async function turnLogs(context: TurnContext) {
+  const contributor = `demo:${context.contributorName}`;
+  const uploaded = await context.coordinator.waitForLog(
+    'contribution upload complete',
+    (l) => l.contributor === contributor,
+    10_000,
+  );
+  const queued = await context.coordinator.waitForLog(
+    'contribution uploaded, verifying',
+    (l) => l.contributor === contributor,
+    10_000,
+  );
+  const accepted = await context.coordinator.waitForLog(
+    'contribution accepted',
+    (l) => l.contributionId === queued.contributionId,
+    10_000,
+  );
+
+  const spliced = context.coordinator.logs.find(
+    (l) => l.message === 'contribution delta spliced onto the head' && l.time >= uploaded.time && l.time <= queued.time,
+  );
+  return { uploaded, queued, accepted, spliced };
+}
+
+/**
+ * Cores busy over the L/H pass when the client shows it, else its compute stage, else the turn.
+ * The page renders once a frame: a short state ("writing your contribution", between the H
+ * pass and "done") can be replaced before it is drawn, so the pass may end at the compute's end.
+ */
+function busyStretch(marks: Partial<Record<TurnMark, number>>): [string, TurnMark, TurnMark] {
+  const stretches: Array<[string, TurnMark, TurnMark]> = [
+    ['L/H pass', 'lhStart', 'lhEnd'],
+    ['L/H pass to compute end', 'lhStart', 'computeEnd'],
+    ['compute stage', 'computeStart', 'computeEnd'],
+    ['whole turn', 'join', 'verdict'],
+  ];
+  return (
+    stretches.find(([, a, b]) => marks[a] !== undefined && marks[b] !== undefined && marks[b]! > marks[a]!) ??
+    stretches[2]!
+  );
+}
+
+/** Takes one turn with `kind` and measures it (see the module comment). */
+export async function runTurn(kind: TurnClientKind, context: TurnContext): Promise<TurnMeasurement> {
+  const keyBytes = await headKeyBytes(context.coordinator.url);
   const client = await TURN_CLIENTS[kind].start(context);
   const closeClient = (): Promise<void> => client.close();
   running.push(closeClient);
@@ -461,45 +509,14 @@ export async function runTurn(kind: TurnClientKind, context: TurnContext): Promi
     coordinatorCpu.stop();
     machineCpu.stop();
 
-    const contributor = `demo:${context.contributorName}`;
-    const uploaded = await context.coordinator.waitForLog(
-      'contribution upload complete',
-      (l) => l.contributor === contributor,
-      10_000,
-    );
-    const queued = await context.coordinator.waitForLog(
-      'contribution uploaded, verifying',
-      (l) => l.contributor === contributor,
-      10_000,
-    );
-    const accepted = await context.coordinator.waitForLog(
-      'contribution accepted',
-      (l) => l.contributionId === queued.contributionId,
-      10_000,
-    );
-
-    const spliced = context.coordinator.logs.find(
-      (l) =>
-        l.message === 'contribution delta spliced onto the head' && l.time >= uploaded.time && l.time <= queued.time,
-    );
+    const { uploaded, queued, accepted, spliced } = await turnLogs(context);
     const start = marks.join!;
     const peak = sampler?.peak(start, shownAt);
     const stageAt = (t: number): string => {
       const last = MARK_ORDER.filter((m) => marks[m] !== undefined && marks[m]! <= t).at(-1) ?? 'join';
       return STAGE_AFTER[last];
     };
-    // Cores busy over the L/H pass when the client shows it, else its compute stage, else the turn.
-    // The page renders once a frame: a short state ("writing your contribution", between the H
-    // pass and "done") can be replaced before it is drawn, so the pass may end at the compute's end.
-    const stretches: Array<[string, TurnMark, TurnMark]> = [
-      ['L/H pass', 'lhStart', 'lhEnd'],
-      ['L/H pass to compute end', 'lhStart', 'computeEnd'],
-      ['compute stage', 'computeStart', 'computeEnd'],
-      ['whole turn', 'join', 'verdict'],
-    ];
-    const [over, from, to] =
-      stretches.find(([, a, b]) => marks[a] !== undefined && marks[b] !== undefined && marks[b]! > marks[a]!) ??
-      stretches[2]!;
+    const [over, from, to] = busyStretch(marks);
     return {
       client: kind,
       shaped: context.link !== undefined,

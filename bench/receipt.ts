@@ -103,36 +103,13 @@ export async function runReceiptBench(target: string, runs: number, withSnarkjs:
     const url = (await server.waitFor(/coordinator listening on (http:\/\/\S+)/))[1]!;
     const proxy = await startCountingProxy(url);
     try {
-      const context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
-      const page = await context.newPage();
-      const pageMs: number[] = [];
-      const wallMs: number[] = [];
-      let pageKeyBytes = 0;
-      let sentKeyBytes = 0;
-      let rangeRequests = 0;
-      for (let run = 0; run < runs; run++) {
-        await page.goto(`${proxy.url}/ceremony/`);
-        await page.waitForSelector('#record-query');
-        await page.evaluate((text) => navigator.clipboard.writeText(text), receiptsText);
-        await page.focus('#record-query');
-        const before = proxy.requests.length;
-        const started = performance.now();
-        await page.keyboard.press('Control+V');
-        const summary = await page.waitForSelector('#receipt-check-summary[data-state="done"]', { timeout: 120_000 });
-        wallMs.push(performance.now() - started);
-        if ((await summary.getAttribute('data-ok')) !== 'true')
-          throw new Error(`the page did not find the receipt: ${await summary.textContent()}`);
-        pageMs.push(Number(await summary.getAttribute('data-elapsed-ms')));
-        pageKeyBytes = Number(await summary.getAttribute('data-key-bytes'));
-        const initialKey = `/api/circuits/${ceremony.circuit}/zkeys/0`;
-        const keyRequests = proxy.requests
-          .slice(before)
-          .filter((r) => r.url.startsWith('/api/final/') || r.url === initialKey);
-        rangeRequests = keyRequests.length;
-        sentKeyBytes = keyRequests.reduce((sum, r) => sum + r.headerBytes + r.bodyBytes, 0);
-        log(`page run ${run + 1}: ${pageMs.at(-1)} ms, ${pageKeyBytes} key bytes`);
-      }
-      await context.close();
+      const { pageMs, wallMs, pageKeyBytes, sentKeyBytes, rangeRequests } = await pageRuns(
+        browser,
+        proxy,
+        runs,
+        receiptsText,
+        ceremony.circuit,
+      );
 
       const receiptsFile = path.join(work, 'two.json');
       await cp(ceremony.receiptsFile('two'), receiptsFile);
@@ -163,16 +140,7 @@ export async function runReceiptBench(target: string, runs: number, withSnarkjs:
       const downloadMs = performance.now() - downloadStarted;
       if (downloaded !== info.fileSize) throw new Error(`downloaded ${downloaded} of ${info.fileSize} bytes`);
 
-      let snarkjsVerifyMs: number | undefined;
-      if (withSnarkjs) {
-        log('npx snarkjs zkey verify of the final key (minutes at 2^18)');
-        const r1cs = path.join(served, 'circuits', `${ceremony.circuit}.r1cs`);
-        const ptau = path.join(served, 'ptau', 'dev.ptau');
-        const verified = await timedProcess('npx', ['snarkjs', 'zkey', 'verify', r1cs, ptau, finalKey]);
-        if (verified.code !== 0 || !/ZKey Ok!/.test(verified.output))
-          throw new Error(`snarkjs zkey verify failed:\n${verified.output.slice(-2000)}`);
-        snarkjsVerifyMs = verified.ms;
-      }
+      const snarkjsVerifyMs = withSnarkjs ? await snarkjsVerify(served, ceremony.circuit, finalKey) : undefined;
       return {
         label,
         keyBytes: info.fileSize,
@@ -196,6 +164,58 @@ export async function runReceiptBench(target: string, runs: number, withSnarkjs:
     await server.stop();
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** The page's check of a pasted receipts file, `runs` times: its own and the wall time, the key bytes it fetched. */
+async function pageRuns(
+  browser: Awaited<ReturnType<typeof launchChromium>>,
+  proxy: Awaited<ReturnType<typeof startCountingProxy>>,
+  runs: number,
+  receiptsText: string,
+  circuit: string,
+): Promise<Pick<ReceiptFigures, 'pageMs' | 'wallMs' | 'pageKeyBytes' | 'sentKeyBytes' | 'rangeRequests'>> {
+  const context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
+  const page = await context.newPage();
+  const pageMs: number[] = [];
+  const wallMs: number[] = [];
+  let pageKeyBytes = 0;
+  let sentKeyBytes = 0;
+  let rangeRequests = 0;
+  for (let run = 0; run < runs; run++) {
+    await page.goto(`${proxy.url}/ceremony/`);
+    await page.waitForSelector('#record-query');
+    await page.evaluate((text) => navigator.clipboard.writeText(text), receiptsText);
+    await page.focus('#record-query');
+    const before = proxy.requests.length;
+    const started = performance.now();
+    await page.keyboard.press('Control+V');
+    const summary = await page.waitForSelector('#receipt-check-summary[data-state="done"]', { timeout: 120_000 });
+    wallMs.push(performance.now() - started);
+    if ((await summary.getAttribute('data-ok')) !== 'true')
+      throw new Error(`the page did not find the receipt: ${await summary.textContent()}`);
+    pageMs.push(Number(await summary.getAttribute('data-elapsed-ms')));
+    pageKeyBytes = Number(await summary.getAttribute('data-key-bytes'));
+    const initialKey = `/api/circuits/${circuit}/zkeys/0`;
+    const keyRequests = proxy.requests
+      .slice(before)
+      .filter((r) => r.url.startsWith('/api/final/') || r.url === initialKey);
+    rangeRequests = keyRequests.length;
+    sentKeyBytes = keyRequests.reduce((sum, r) => sum + r.headerBytes + r.bodyBytes, 0);
+    log(`page run ${run + 1}: ${pageMs.at(-1)} ms, ${pageKeyBytes} key bytes`);
+  }
+  await context.close();
+  return { pageMs, wallMs, pageKeyBytes, sentKeyBytes, rangeRequests };
+}
+
+/** `snarkjs zkey verify` of the final key, for comparison: its time. */
+async function snarkjsVerify(served: string, circuit: string, finalKey: string): Promise<number> {
+  log('npx snarkjs zkey verify of the final key (minutes at 2^18)');
+  const r1cs = path.join(served, 'circuits', `${circuit}.r1cs`);
+  const ptau = path.join(served, 'ptau', 'dev.ptau');
+  const verified = await timedProcess('npx', ['snarkjs', 'zkey', 'verify', r1cs, ptau, finalKey]);
+  if (verified.code !== 0 || !/ZKey Ok!/.test(verified.output))
+    throw new Error(`snarkjs zkey verify failed:\n${verified.output.slice(-2000)}`);
+  return verified.ms;
 }
 
 export function printReceiptBench(f: ReceiptFigures): void {

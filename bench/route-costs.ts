@@ -102,6 +102,40 @@ async function readersCut(coordinator: CoordinatorProcess, count: number, timeou
   }
 }
 
+/** As many held downloads as an address may have, each reader stopped after its first bytes: until each is cut. */
+async function heldDownloadsFigure(serve: CoordinatorProcess, rss: RssSampler): Promise<RouteFigure> {
+  log('held downloads: as many as an address may have, each reader stopped after its first bytes');
+  await settle();
+  const before = openDescriptors(serve.pid);
+  rss.mark('held');
+  const held: Array<Awaited<ReturnType<typeof heldDownload>>> = [];
+  for (let i = 0; i < 8; i++) held.push(await heldDownload(serve.url, `/api/circuits/${BENCH_CIRCUIT}/zkeys/0`));
+  const next = await fetch(`${serve.url}/api/circuits/${BENCH_CIRCUIT}/zkeys/0`);
+  const body = await next.text();
+  // A key that fits in the sockets' buffers is sent whole at once: nothing is held.
+  const stillHeld = next.status !== 200;
+  const refusal = stillHeld ? (JSON.parse(body) as { error?: { code?: string } }).error?.code : 'sent: none held';
+  await settle();
+  const during = openDescriptors(serve.pid);
+  const heldAt = performance.now();
+  if (stillHeld) await readersCut(serve, held.length, 5 * 60_000);
+  const cutAfterMs = performance.now() - heldAt;
+  await settle();
+  const after = openDescriptors(serve.pid);
+  const figure: RouteFigure = {
+    route: 'GET …/zkeys/0',
+    request:
+      `8 held by one address (the 9th: ${next.status} ${refusal}); ` + `descriptors ${before} → ${during} → ${after}`,
+    n: 8,
+    cpuMsPerRequest: NaN,
+    wallMsPerRequest: cutAfterMs,
+    rssGrowthMb: rss.growth('held') / MB,
+    outcome: `${held.map((h) => h.status).join(',')}; all closed within ${Math.round(cutAfterMs / 1000)} s`,
+  };
+  for (const h of held) h.socket.destroy();
+  return figure;
+}
+
 export async function runRouteCostsBench(target: string | number): Promise<RouteFigure[]> {
   const { dataDir } = await compiledBenchCeremony(target, 'bench-routes');
   let coordinator: CoordinatorProcess | undefined;
@@ -179,35 +213,7 @@ export async function runRouteCostsBench(target: string | number): Promise<Route
     await run('GET /api/ptau', 'whole', 1, () => get(`${url}/api/ptau`));
     await run('GET /metrics', 'from loopback', 20, () => get(`${url}/metrics`));
 
-    log('held downloads: as many as an address may have, each reader stopped after its first bytes');
-    await settle();
-    const before = openDescriptors(serve.pid);
-    rss.mark('held');
-    const held: Array<Awaited<ReturnType<typeof heldDownload>>> = [];
-    for (let i = 0; i < 8; i++) held.push(await heldDownload(url, `/api/circuits/${BENCH_CIRCUIT}/zkeys/0`));
-    const next = await fetch(`${url}/api/circuits/${BENCH_CIRCUIT}/zkeys/0`);
-    const body = await next.text();
-    // A key that fits in the sockets' buffers is sent whole at once: nothing is held.
-    const stillHeld = next.status !== 200;
-    const refusal = stillHeld ? (JSON.parse(body) as { error?: { code?: string } }).error?.code : 'sent: none held';
-    await settle();
-    const during = openDescriptors(serve.pid);
-    const heldAt = performance.now();
-    if (stillHeld) await readersCut(serve, held.length, 5 * 60_000);
-    const cutAfterMs = performance.now() - heldAt;
-    await settle();
-    const after = openDescriptors(serve.pid);
-    figures.push({
-      route: 'GET …/zkeys/0',
-      request:
-        `8 held by one address (the 9th: ${next.status} ${refusal}); ` + `descriptors ${before} → ${during} → ${after}`,
-      n: 8,
-      cpuMsPerRequest: NaN,
-      wallMsPerRequest: cutAfterMs,
-      rssGrowthMb: rss.growth('held') / MB,
-      outcome: `${held.map((h) => h.status).join(',')}; all closed within ${Math.round(cutAfterMs / 1000)} s`,
-    });
-    for (const h of held) h.socket.destroy();
+    figures.push(await heldDownloadsFigure(serve, rss));
     rss.stop();
     printFigures(figures, target);
     return figures;

@@ -2,7 +2,7 @@
  * Start-up of the `ceremony` command and the coordinator: the compiled app (bin/ceremony.js →
  * dist/, plain Node) against the TypeScript sources through tsx (what bin/ did before the build).
  * In the sources' figures only the command's own modules go through tsx: the threads and the
- * embedded verifier it starts load dist/, current here (scripts/source-entry.js).
+ * embedded verifier it starts load dist/, current here (core/runtime/source-entry.js).
  * Each figure is the median of `runs` fresh processes: `ceremony --help`; `ceremony verify-link`
  * on one link of the small `register` test circuit (start-up dominates); `ceremony serve` until it
  * listens, and until its embedded verifier is ready (curve built).

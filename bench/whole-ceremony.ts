@@ -715,6 +715,46 @@ interface TurnFigures {
   receipts: string;
 }
 
+/** A terminal turn on each circuit (`ceremony contribute --coordinator`), straight: its rows and shares. */
+async function terminalTurns(
+  coordinator: Awaited<ReturnType<typeof startCeremonyServe>>,
+  names: string[],
+  probe: KernelSpeedProbe,
+  floorOf: (floors: TurnFloors, name: string, shaped: boolean) => SplitFloor,
+  figures: { rows: RowAgainst[]; shares: number[] },
+  log: (message: string) => void,
+): Promise<void> {
+  for (const name of names) {
+    const who = `terminal-${name}`;
+    log(`a terminal turn on ${name} (ceremony contribute --coordinator)`);
+    const cpuCount = countCpu(coordinator);
+    const from = probe.probe().t;
+    const turn = await runStage(
+      [process.execPath, CLI, 'contribute', '--coordinator', coordinator.url, '--demo', who, name],
+      { cwd: REPO_ROOT },
+    );
+    const cpu = cpuCount();
+    const readings = probe.between(from, probe.probe().t);
+    const share = await coordinatorShare(coordinator, `demo:${who}`, name);
+    figures.shares.push(share.ms);
+    figures.rows.push((floors) => {
+      const machine = machineSpeed(readings, floors);
+      const floor = floorOf(floors, name, false);
+      return {
+        stage: `turn ${name}, terminal straight`,
+        ms: turn.ms,
+        floor: { ms: floor.ms, what: floor.what },
+        peaks: turn.peaks,
+        note:
+          `coordinator's share ${describeShare(share)}; the whole command (start-up and sign-in included); ` +
+          describeCpu('it', cpu, floors.computeMs[name]!) +
+          machineNote(machine),
+        ...atMachineSpeed(machine, floor),
+      };
+    });
+  }
+}
+
 /** `ceremony serve`, its page turns (straight or through the shaped link) and terminal turns. */
 async function turnStages(
   options: WholeCeremonyOptions,
@@ -801,37 +841,7 @@ async function turnStages(
         });
       }
     }
-    if (options.terminal) {
-      for (const name of names) {
-        const who = `terminal-${name}`;
-        log(`a terminal turn on ${name} (ceremony contribute --coordinator)`);
-        const cpuCount = countCpu(coordinator);
-        const from = probe.probe().t;
-        const turn = await runStage(
-          [process.execPath, CLI, 'contribute', '--coordinator', coordinator.url, '--demo', who, name],
-          { cwd: REPO_ROOT },
-        );
-        const cpu = cpuCount();
-        const readings = probe.between(from, probe.probe().t);
-        const share = await coordinatorShare(coordinator, `demo:${who}`, name);
-        figures.shares.push(share.ms);
-        figures.rows.push((floors) => {
-          const machine = machineSpeed(readings, floors);
-          const floor = floorOf(floors, name, false);
-          return {
-            stage: `turn ${name}, terminal straight`,
-            ms: turn.ms,
-            floor: { ms: floor.ms, what: floor.what },
-            peaks: turn.peaks,
-            note:
-              `coordinator's share ${describeShare(share)}; the whole command (start-up and sign-in included); ` +
-              describeCpu('it', cpu, floors.computeMs[name]!) +
-              machineNote(machine),
-            ...atMachineSpeed(machine, floor),
-          };
-        });
-      }
-    }
+    if (options.terminal) await terminalTurns(coordinator, names, probe, floorOf, figures, log);
     await link?.stop();
   } finally {
     coordinatorPeaks.read();

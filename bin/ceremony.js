@@ -3,7 +3,7 @@
 // `npm start`, `npm test` or `npm run build`) with plain Node. In a checkout whose sources changed
 // since the last build, the compiled code would be old code: then it runs the TypeScript sources
 // through tsx instead, and says so, so nobody debugs yesterday's build.
-import { buildState } from '../scripts/build-state.js';
+import { buildState } from '../core/runtime/build-state.js';
 
 const state = buildState('dist');
 // The browser app is served as built: say so when it is older than its sources.

@@ -14,7 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PARTS, REPO_ROOT, buildState } from './build-state.js';
+import { PARTS, REPO_ROOT, buildState } from '../core/runtime/build-state.js';
 
 const args = process.argv.slice(2);
 const force = args.includes('--force');

@@ -11,13 +11,12 @@
  * Types are not checked: a public function's option and result types are exported for its callers
  * to name, whether or not one does today.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { resolveSpecifier, ROOT, sourceFiles } from './source-files.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const SOURCE_FOLDERS = ['bench', 'bin', 'cli', 'core', 'scripts', 'server', 'tests', 'types', 'web/src', 'worker'];
-const SKIPPED_FOLDERS = new Set(['node_modules', 'dist', 'fixtures-cache']);
 /** Files a runner loads by path: what they export is for it, not for another module. */
 const ENTRY = [
   /^bin\//,
@@ -30,35 +29,17 @@ const ENTRY = [
   /^cli\/main\.ts$/,
 ];
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
-    if (SKIPPED_FOLDERS.has(entry.name)) return [];
-    const relative = path.posix.join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(relative);
-    return /\.(ts|mts|js|mjs)$/.test(entry.name) ? [relative] : [];
-  });
-}
-
 interface Exported {
   name: string;
   line: number;
 }
 
-const files = SOURCE_FOLDERS.flatMap(sourceFiles);
+const files = SOURCE_FOLDERS.flatMap((dir) => sourceFiles(dir));
 const known = new Set(files);
+const resolve = (from: string, specifier: string): string | undefined => resolveSpecifier(known, from, specifier);
 const exportsOf = new Map<string, Exported[]>();
 /** File → the names other modules take from it ('*': all of them). */
 const used = new Map<string, Set<string>>();
-
-function resolve(from: string, specifier: string): string | undefined {
-  if (!specifier.startsWith('.')) return undefined;
-  const target = path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
-  // A compiled name (./x.js) in the sources stands for its TypeScript file.
-  for (const candidate of [target, target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts')]) {
-    if (known.has(candidate)) return candidate;
-  }
-  return undefined;
-}
 
 function use(file: string | undefined, name: string): void {
   if (!file) return;

@@ -26,7 +26,7 @@ import { ReceiptSigner } from './contributions/receipt-signer.ts';
 import { CeremonyPhaseStore } from './ceremony-phase.ts';
 import { CeremonyService, type ServiceLog } from './ceremony-service.ts';
 import { Redis } from 'ioredis';
-import { createApp } from './app.ts';
+import { createApp, type AppDeps } from './app.ts';
 import type { Express } from 'express';
 import { createBoundedServer } from './http/server-timeouts.ts';
 import { ContributionUploads } from './files/contribution-uploads.ts';
@@ -37,6 +37,7 @@ import { SessionStore } from './auth/session-store.ts';
 import { requireContributor, requireCoordinator } from './auth/require-principal.ts';
 import { requireCsrf } from './auth/require-csrf.ts';
 import { authConfigFromEnv } from './config/auth-env.ts';
+import type { AuthConfig } from './auth/auth-config.ts';
 import type { ServerConfig } from './config/server-config.ts';
 import { createBullmqDispatcher } from './verification-dispatch/bullmq-dispatcher.ts';
 import { createEmbeddedDispatcher } from './verification-dispatch/embedded-dispatcher.ts';
@@ -121,17 +122,7 @@ export async function startCoordinator(
     closers.add('the database', () => db.close());
     const phase = phaseInLineWithTranscript(db, state, serverConfig.openOnStart, clock, log);
 
-    const lobby = new Lobby(
-      db,
-      {
-        circuits: config.circuits.map((c) => c.name),
-        ceremonyId: config.id,
-        isOpen: () => phase.get() === 'open',
-        ...serverConfig.lobby,
-        queueLog: { file: serverConfig.queueLogFile, sign: (body) => receipts.sign(body), warn: log.warn },
-      },
-      clock,
-    );
+    const lobby = openLobby(db, config, serverConfig, phase, receipts, clock, log);
     const contributions = new ContributionStore(db);
     const dispatcher = await startDispatcher(serverConfig, log);
     closers.add('the verification dispatcher', () => dispatcher.close());
@@ -171,79 +162,17 @@ export async function startCoordinator(
     uploadsOf = uploads;
     closers.add('the uploads', () => uploads.close());
     metrics.watchCeremony({ ceremonyState: () => service.ceremonyState(), diskSpace: () => uploads.diskSpace() });
-    const rateLimitRedis = connectRateLimitRedis(serverConfig, log, closers);
-    const rateLimits = createRateLimits({
-      config: serverConfig.rateLimits,
-      redis: rateLimitRedis,
-      prefix: `ceremony:${config.id}`,
-    });
-    const sessions = new SessionStore(db, clock, auth.sessionTtlMs, auth);
-    const app = createApp({
-      config,
-      clock,
-      lobby,
-      contributions,
-      phase,
-      service,
-      constraints,
-      receiptPublicKeyPem: receipts.publicKeyPem,
-      log,
-      uploads,
-      webDir: options.webDir,
-      publicUrl: serverConfig.publicUrl,
-      rateLimits,
-      trustProxy: serverConfig.trustProxy,
-      downloads: serverConfig.downloads,
-      slowReaders: serverConfig.slowReaders,
-      beacon: serverConfig.beacon,
-      metrics: { collector: metrics, token: serverConfig.metricsToken },
-      presence: {
-        maxStreams: serverConfig.maxPresenceStreams,
-        keepAliveMs: keepAliveMs(serverConfig.lobby.presenceMs),
-      },
-      auth: {
-        router: createAuthRouter({
-          db,
-          clock,
-          config: auth,
-          ceremonyId: config.id,
-          testNetwork: config.testNetwork,
-          host: serverConfig.host,
-          sessions,
-          rateLimits,
-          coordinatorLinkToken: options.coordinatorLinkToken,
-          log,
-        }),
-        sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),
-        requireContributor,
-        requireCoordinator,
-        requireCsrf,
-      },
+    const app = coordinatorApp({
+      serverConfig,
+      options,
+      closers,
+      auth,
+      parts: { config, clock, lobby, contributions, phase, service, constraints, receipts, log, uploads, metrics, db },
     });
     await service.start();
-    const follower = new TranscriptPhaseFollower({
-      phase,
-      lobby,
-      clock,
-      log,
-      ceremonyState: () => service.ceremonyState(),
-      changed: () => service.tick(),
-      intervalMs: options.tickIntervalMs,
-    });
-    closers.add('the transcript follower', () => follower.stop());
-    follower.start();
+    followTranscript(phase, lobby, service, options, closers, clock, log);
     const url = await listen(app, serverConfig, closers);
-    log.info('coordinator listening', {
-      url,
-      verification: serverConfig.redisUrl ? 'bullmq' : 'embedded',
-      phase: phase.get(),
-      ceremony: config.id,
-      node: process.version,
-      openFiles: serverConfig.descriptors.softLimit,
-    });
-    // Real time, not the ceremony's clock: the runtime's support ends on the calendar.
-    const endOfLife = nodeEndOfLifeWarning(process.version, new Date());
-    if (endOfLife) log.warn(endOfLife, { node: process.version });
+    announceListening(url, serverConfig, config, phase, log);
     return { url, config, db, lobby, service, phase, uploads, close: () => closers.close() };
   } catch (error) {
     // Nothing may outlive a failed start: the verifier process or Redis connections would keep
@@ -255,6 +184,141 @@ export async function startCoordinator(
       );
     throw error;
   }
+}
+
+/** The lobby, open while the ceremony's phase is, its queue log signed with the receipts' key. */
+function openLobby(
+  db: Db,
+  config: CeremonyConfig,
+  serverConfig: ServerConfig,
+  phase: CeremonyPhaseStore,
+  receipts: ReceiptSigner,
+  clock: Clock,
+  log: ServiceLog,
+): Lobby {
+  return new Lobby(
+    db,
+    {
+      circuits: config.circuits.map((c) => c.name),
+      ceremonyId: config.id,
+      isOpen: () => phase.get() === 'open',
+      ...serverConfig.lobby,
+      queueLog: { file: serverConfig.queueLogFile, sign: (body) => receipts.sign(body), warn: log.warn },
+    },
+    clock,
+  );
+}
+
+/** The phase follows the transcript (a ceremony finalised by the CLI closes), stopped by `closers`. */
+function followTranscript(
+  phase: CeremonyPhaseStore,
+  lobby: Lobby,
+  service: CeremonyService,
+  options: StartOptions,
+  closers: CloserStack,
+  clock: Clock,
+  log: ServiceLog,
+): void {
+  const follower = new TranscriptPhaseFollower({
+    phase,
+    lobby,
+    clock,
+    log,
+    ceremonyState: () => service.ceremonyState(),
+    changed: () => service.tick(),
+    intervalMs: options.tickIntervalMs,
+  });
+  closers.add('the transcript follower', () => follower.stop());
+  follower.start();
+}
+
+/** What the app is made of, besides the settings: the start's parts, made by startCoordinator. */
+type AppParts = Pick<
+  AppDeps,
+  'config' | 'clock' | 'lobby' | 'contributions' | 'phase' | 'service' | 'constraints' | 'log' | 'uploads'
+> & { receipts: ReceiptSigner; metrics: CoordinatorMetrics; db: Db };
+
+/** The HTTP app with its rate limits (their Redis connection registered on `closers`) and its sign-in. */
+function coordinatorApp(start: {
+  serverConfig: ServerConfig;
+  options: StartOptions;
+  closers: CloserStack;
+  auth: AuthConfig;
+  parts: AppParts;
+}): Express {
+  const { serverConfig, options, closers, auth } = start;
+  const { config, clock, lobby, contributions, phase, service, constraints, receipts, log, uploads, metrics, db } =
+    start.parts;
+  const rateLimitRedis = connectRateLimitRedis(serverConfig, log, closers);
+  const rateLimits = createRateLimits({
+    config: serverConfig.rateLimits,
+    redis: rateLimitRedis,
+    prefix: `ceremony:${config.id}`,
+  });
+  const sessions = new SessionStore(db, clock, auth.sessionTtlMs, auth);
+  return createApp({
+    config,
+    clock,
+    lobby,
+    contributions,
+    phase,
+    service,
+    constraints,
+    receiptPublicKeyPem: receipts.publicKeyPem,
+    log,
+    uploads,
+    webDir: options.webDir,
+    publicUrl: serverConfig.publicUrl,
+    rateLimits,
+    trustProxy: serverConfig.trustProxy,
+    downloads: serverConfig.downloads,
+    slowReaders: serverConfig.slowReaders,
+    beacon: serverConfig.beacon,
+    metrics: { collector: metrics, token: serverConfig.metricsToken },
+    presence: {
+      maxStreams: serverConfig.maxPresenceStreams,
+      keepAliveMs: keepAliveMs(serverConfig.lobby.presenceMs),
+    },
+    auth: {
+      router: createAuthRouter({
+        db,
+        clock,
+        config: auth,
+        ceremonyId: config.id,
+        testNetwork: config.testNetwork,
+        host: serverConfig.host,
+        sessions,
+        rateLimits,
+        coordinatorLinkToken: options.coordinatorLinkToken,
+        log,
+      }),
+      sessionMiddleware: createSessionMiddleware({ db, clock, config: auth, sessions }),
+      requireContributor,
+      requireCoordinator,
+      requireCsrf,
+    },
+  });
+}
+
+/** The start's one log line, and a warning when the Node it runs on is past its support. */
+function announceListening(
+  url: string,
+  serverConfig: ServerConfig,
+  config: CeremonyConfig,
+  phase: CeremonyPhaseStore,
+  log: ServiceLog,
+): void {
+  log.info('coordinator listening', {
+    url,
+    verification: serverConfig.redisUrl ? 'bullmq' : 'embedded',
+    phase: phase.get(),
+    ceremony: config.id,
+    node: process.version,
+    openFiles: serverConfig.descriptors.softLimit,
+  });
+  // Real time, not the ceremony's clock: the runtime's support ends on the calendar.
+  const endOfLife = nodeEndOfLifeWarning(process.version, new Date());
+  if (endOfLife) log.warn(endOfLife, { node: process.version });
 }
 
 /** The phase kept in the database, brought in line with the transcript (startup/reconcile-phase.ts), and why. */

@@ -2,6 +2,6 @@
 // Plain JavaScript so that it does not depend on how the coordinator itself loaded TypeScript
 // (bin/ceremony.js, tsx's CLI, `node --import tsx`, or a test runner): it loads the verifier itself,
 // compiled when dist/ is current, else through tsx.
-import { importCompiledOrSource } from '../scripts/source-entry.js';
+import { importCompiledOrSource } from '../core/runtime/source-entry.js';
 
 await importCompiledOrSource(new URL('./embedded-verifier.ts', import.meta.url));

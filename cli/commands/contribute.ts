@@ -179,53 +179,69 @@ export function contributeCommand(): Command {
   return command.action(async (circuits: string[], options: ContributeOptions) => {
     const given = (key: keyof ContributeOptions): boolean =>
       options[key] !== undefined && command.getOptionValueSource(key) !== 'default';
-    if (options.coordinator !== undefined) {
-      const local = LOCAL_ONLY.filter(given);
-      if (local.length > 0) {
-        throw usage(
-          `${local.map((k) => FLAG[k]).join(', ')} ` +
-            `belong${local.length === 1 ? 's' : ''} to the coordinator's local ` +
-            `form; with --coordinator, contributions are made in the coordinator's ` +
-            `queue (see --help)`,
-        );
-      }
-      const { contributeRemotely } = await import('../contributor/contribute-remotely.ts');
-      process.exitCode = await contributeRemotely({
-        coordinator: options.coordinator,
-        signIn: signInMethod(options),
-        circuits,
-        receipts: options.receipts,
-        entropyPrompt: options.entropyPrompt === true,
-        maxAttempts: maxAttempts(options.maxAttempts),
-        wholeKey: options.wholeKey === true,
-      });
-      return;
+    if (options.coordinator !== undefined) await contributeInQueue(options.coordinator, circuits, options, given);
+    else await contributeHere(circuits, options, given);
+  });
+}
+
+/** A contributor's remote form: turns in the coordinator's queue; the local form's options refused. */
+async function contributeInQueue(
+  coordinator: string,
+  circuits: string[],
+  options: ContributeOptions,
+  given: (key: keyof ContributeOptions) => boolean,
+): Promise<void> {
+  const local = LOCAL_ONLY.filter(given);
+  if (local.length > 0) {
+    throw usage(
+      `${local.map((k) => FLAG[k]).join(', ')} ` +
+        `belong${local.length === 1 ? 's' : ''} to the coordinator's local ` +
+        `form; with --coordinator, contributions are made in the coordinator's ` +
+        `queue (see --help)`,
+    );
+  }
+  const { contributeRemotely } = await import('../contributor/contribute-remotely.ts');
+  process.exitCode = await contributeRemotely({
+    coordinator,
+    signIn: signInMethod(options),
+    circuits,
+    receipts: options.receipts,
+    entropyPrompt: options.entropyPrompt === true,
+    maxAttempts: maxAttempts(options.maxAttempts),
+    wholeKey: options.wholeKey === true,
+  });
+}
+
+/** The coordinator's local form: one circuit or every one of its data folder; the remote form's options refused. */
+async function contributeHere(
+  circuits: string[],
+  options: ContributeOptions,
+  given: (key: keyof ContributeOptions) => boolean,
+): Promise<void> {
+  const remote = REMOTE_ONLY.filter(given);
+  if (remote.length > 0) {
+    throw usage(
+      `${remote.map((k) => FLAG[k]).join(', ')} ` +
+        `belong${remote.length === 1 ? 's' : ''} to a contributor's remote ` +
+        `form: add --coordinator URL (see --help)`,
+    );
+  }
+  if (circuits.length > 1) throw usage('the local form contributes to one circuit (or --all); name one');
+  const circuit = circuits[0];
+  if (Boolean(circuit) === Boolean(options.all)) {
+    throw usage('name one circuit, or pass --all for every circuit');
+  }
+  const [{ contributeLocally }, { openCeremony }, { withStderrProgress }] = await Promise.all([
+    import('../../core/ceremony/extend-chain.ts'),
+    import('../../core/ceremony/open-ceremony.ts'),
+    import('../progress/with-stderr-progress.ts'),
+  ]);
+  const name = options.name ?? DEFAULT_LOCAL_NAME;
+  const names = options.all ? (await openCeremony(options.data)).config.circuits.map((c) => c.name) : [circuit!];
+  await withStderrProgress(async (progress) => {
+    for (const each of names) {
+      const accepted = await contributeLocally(options.data, each, name, progress);
+      process.stdout.write(`${accepted.circuit} #${accepted.index} contribution hash ${accepted.contributionHash}\n`);
     }
-    const remote = REMOTE_ONLY.filter(given);
-    if (remote.length > 0) {
-      throw usage(
-        `${remote.map((k) => FLAG[k]).join(', ')} ` +
-          `belong${remote.length === 1 ? 's' : ''} to a contributor's remote ` +
-          `form: add --coordinator URL (see --help)`,
-      );
-    }
-    if (circuits.length > 1) throw usage('the local form contributes to one circuit (or --all); name one');
-    const circuit = circuits[0];
-    if (Boolean(circuit) === Boolean(options.all)) {
-      throw usage('name one circuit, or pass --all for every circuit');
-    }
-    const [{ contributeLocally }, { openCeremony }, { withStderrProgress }] = await Promise.all([
-      import('../../core/ceremony/extend-chain.ts'),
-      import('../../core/ceremony/open-ceremony.ts'),
-      import('../progress/with-stderr-progress.ts'),
-    ]);
-    const name = options.name ?? DEFAULT_LOCAL_NAME;
-    const names = options.all ? (await openCeremony(options.data)).config.circuits.map((c) => c.name) : [circuit!];
-    await withStderrProgress(async (progress) => {
-      for (const each of names) {
-        const accepted = await contributeLocally(options.data, each, name, progress);
-        process.stdout.write(`${accepted.circuit} #${accepted.index} contribution hash ${accepted.contributionHash}\n`);
-      }
-    });
   });
 }

@@ -112,50 +112,7 @@ export function verifyDeploymentCommand(): Command {
         ],
       ),
     )
-    .action(async (rpcUrl: string, manifestPath: string, verifiersPath: string, flags: VerifyDeploymentFlags) => {
-      requireCompanions(flags);
-      const compilerSettings = await readCompilerSettings(flags.compilerSettings);
-      const second = await secondNetwork(flags.compare, flags.compareChainId);
-      const chainId = flags.chainId === undefined ? {} : { chainId: flags.chainId };
-      const manifest = await readManifestFile(manifestPath);
-      const verifiers = await readVerifiersFile(verifiersPath);
-      let codes: DeployedCodes = { codes: new Map() };
-      const onCodes = (read: DeployedCodes) => {
-        codes = read;
-      };
-      let report: CheckReport;
-      const notes: string[] = [];
-      if (flags.ceremony === undefined) {
-        report = await verifyDeployment({ rpcUrl, manifest, verifiers, onCodes, ...chainId });
-        notes.push(DELTA_ONLY_NOTE);
-      } else {
-        const checked = await verifyDeploymentAgainstCeremony({
-          rpcUrl,
-          manifest,
-          verifiers,
-          ceremonyDir: flags.ceremony,
-          auditorConfig: flags.config,
-          constantsOnly: flags.constantsOnly === true,
-          ...(compilerSettings === undefined ? {} : { compilerSettings }),
-          allowTestCeremony: flags.allowTestCeremony === true,
-          onCodes,
-          ...chainId,
-        });
-        process.stdout.write(`ceremony identifier: ${checked.identifier}\n`);
-        if (checked.notRecompiled !== undefined) {
-          notes.push(
-            `note: no verifier could be compared with its recompiled code (${checked.notRecompiled}), so none ` +
-              'matches: give the settings the contracts were compiled with (--compiler-settings JSON)',
-          );
-        }
-        report = checked;
-      }
-      if (second !== undefined) report = await compareWithSecondNetwork(report, codes, second);
-      const rendered = renderCheckReport(report);
-      process.stdout.write(rendered.stdout);
-      process.stderr.write(rendered.stderr + notes.map((note) => `${note}\n`).join(''));
-      process.exitCode = rendered.exitCode;
-    });
+    .action(runVerifyDeployment);
 }
 
 /** The options that mean nothing without another one. */
@@ -188,4 +145,55 @@ async function secondNetwork(
     verifiers: await readVerifiersFile(verifiersPath),
     ...(chainId === undefined ? {} : { chainId }),
   };
+}
+
+/** The check the command asked for (δ only, or against the ceremony's recompiled verifiers), its verdicts printed. */
+async function runVerifyDeployment(
+  rpcUrl: string,
+  manifestPath: string,
+  verifiersPath: string,
+  flags: VerifyDeploymentFlags,
+): Promise<void> {
+  requireCompanions(flags);
+  const compilerSettings = await readCompilerSettings(flags.compilerSettings);
+  const second = await secondNetwork(flags.compare, flags.compareChainId);
+  const chainId = flags.chainId === undefined ? {} : { chainId: flags.chainId };
+  const manifest = await readManifestFile(manifestPath);
+  const verifiers = await readVerifiersFile(verifiersPath);
+  let codes: DeployedCodes = { codes: new Map() };
+  const onCodes = (read: DeployedCodes) => {
+    codes = read;
+  };
+  let report: CheckReport;
+  const notes: string[] = [];
+  if (flags.ceremony === undefined) {
+    report = await verifyDeployment({ rpcUrl, manifest, verifiers, onCodes, ...chainId });
+    notes.push(DELTA_ONLY_NOTE);
+  } else {
+    const checked = await verifyDeploymentAgainstCeremony({
+      rpcUrl,
+      manifest,
+      verifiers,
+      ceremonyDir: flags.ceremony,
+      auditorConfig: flags.config,
+      constantsOnly: flags.constantsOnly === true,
+      ...(compilerSettings === undefined ? {} : { compilerSettings }),
+      allowTestCeremony: flags.allowTestCeremony === true,
+      onCodes,
+      ...chainId,
+    });
+    process.stdout.write(`ceremony identifier: ${checked.identifier}\n`);
+    if (checked.notRecompiled !== undefined) {
+      notes.push(
+        `note: no verifier could be compared with its recompiled code (${checked.notRecompiled}), so none ` +
+          'matches: give the settings the contracts were compiled with (--compiler-settings JSON)',
+      );
+    }
+    report = checked;
+  }
+  if (second !== undefined) report = await compareWithSecondNetwork(report, codes, second);
+  const rendered = renderCheckReport(report);
+  process.stdout.write(rendered.stdout);
+  process.stderr.write(rendered.stderr + notes.map((note) => `${note}\n`).join(''));
+  process.exitCode = rendered.exitCode;
 }

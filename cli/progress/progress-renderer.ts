@@ -69,6 +69,28 @@ function stageFigures(part: NonNullable<CircuitState['part']>): { percent: strin
   return { percent, rate: formatRate(perSecond), eta: formatDuration(((part.total - part.done) * 1000) / perSecond) };
 }
 
+/** The circuit's state after `event`: its step, and its stage's counts (anew when the stage changes or restarts). */
+function recordEvent(state: CircuitState, event: ProgressEvent, now: () => number): void {
+  if (event.type === 'step') {
+    state.step = event.step;
+    state.part = undefined;
+  } else if (event.type === 'count') {
+    const t = now();
+    if (state.part?.name !== event.part || event.done < state.part.done) {
+      state.part = {
+        name: event.part,
+        firstAt: t,
+        firstDone: event.done,
+        done: event.done,
+        total: event.total,
+        at: t,
+      };
+    } else {
+      Object.assign(state.part, { done: event.done, total: event.total, at: t });
+    }
+  }
+}
+
 export function createProgressRenderer(
   stream: ProgressStream,
   options: ProgressRendererOptions = {},
@@ -138,24 +160,7 @@ export function createProgressRenderer(
 
   const progress: Progress = (event) => {
     const state = stateOf(event.circuit);
-    if (event.type === 'step') {
-      state.step = event.step;
-      state.part = undefined;
-    } else if (event.type === 'count') {
-      const t = now();
-      if (state.part?.name !== event.part || event.done < state.part.done) {
-        state.part = {
-          name: event.part,
-          firstAt: t,
-          firstDone: event.done,
-          done: event.done,
-          total: event.total,
-          at: t,
-        };
-      } else {
-        Object.assign(state.part, { done: event.done, total: event.total, at: t });
-      }
-    }
+    recordEvent(state, event, now);
     if (terminal) onTerminal(event, state);
     else onPlain(event, state);
     if (event.type === 'finished') circuits.delete(event.circuit);

@@ -36,7 +36,7 @@ import { checkInitialKey } from './check-initial-key.ts';
 import { auditEveryLink } from './audit-every-link.ts';
 import { auditFromInitial } from './audit-from-initial.ts';
 import { expectKeyHashes, type ChainAudit, type CheckedKey } from './chain-audit-context.ts';
-import type { AuditedCircuit } from './audit-ceremony.ts';
+import type { AuditedCircuit } from './audit-report-parts.ts';
 
 /** The list the report carries for a chain: every contribution the transcript records, none verified yet. */
 export function listChain(chain: CircuitChain, audited: AuditedCircuit): void {

@@ -12,7 +12,7 @@ import { hashFile } from '../crypto/file-hash.ts';
 import type { CeremonyConfig } from '../config/ceremony-config.ts';
 import { CoordinatorError } from '../errors.ts';
 import { checkPtauPin } from './pin-ptau.ts';
-import type { AuditedCircuit, AuditedPtau } from './audit-ceremony.ts';
+import type { AuditedCircuit, AuditedPtau } from './audit-report-parts.ts';
 
 /**
  * Each r1cs's hash and who pins it, into the report's entries (an unreadable file has none).

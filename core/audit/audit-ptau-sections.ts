@@ -10,7 +10,7 @@ import type { Progress } from '../ceremony/progress.ts';
 import type { StageTimer } from '../runtime/stage-timings.ts';
 import { checkPtauSections } from './check-ptau-sections.ts';
 import { memoCovers, readPtauMemo, rememberVerifiedPtau, type PtauMemo } from './verified-ptau-memo.ts';
-import type { AuditedPtau } from './audit-ceremony.ts';
+import type { AuditedPtau } from './audit-report-parts.ts';
 
 /** Where verified ptau files are remembered, and whether to ignore what is. */
 export interface PtauMemoOptions {

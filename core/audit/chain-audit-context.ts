@@ -12,7 +12,7 @@ import type { StageTimer } from '../runtime/stage-timings.ts';
 import type { SectionHashes } from '../zkey/zkey-hashes.ts';
 import { CoordinatorError } from '../errors.ts';
 import { hashKeyOnTwoThreads } from './audit-key-hashes.ts';
-import type { AuditedCircuit } from './audit-ceremony.ts';
+import type { AuditedCircuit } from './audit-report-parts.ts';
 
 /** What the parts of one chain's audit share. */
 export interface ChainAudit {

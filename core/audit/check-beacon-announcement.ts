@@ -13,7 +13,7 @@
 import type { BeaconAnnouncementEntry, CircuitChain } from '../ceremony/open-ceremony.ts';
 import { readBeaconBlock } from '../finalise/announced-block.ts';
 import { isCoordinatorError } from '../errors.ts';
-import type { AuditFinding } from './audit-ceremony.ts';
+import type { AuditFinding } from './audit-report-parts.ts';
 
 const SUBJECT = 'beacon';
 

@@ -8,7 +8,7 @@
  */
 import { kernelWasm } from './kernel-wasm.generated.ts';
 import { MSM_POINT_BYTES, type MsmGroup } from './msm-kernel.ts';
-import type { MatrixBases } from './compose-messages.ts';
+import type { MatrixBases, SignalShare } from './compose-messages.ts';
 
 /** Terms multiplied in one lockstep batch (about 1.6 MB of scratch in G1, 3.1 MB in G2, with the additions'). */
 const BATCH_TERMS = 2048;
@@ -40,12 +40,6 @@ const NOT_MINE = 0xffffffff;
 
 /** Outcome of adding a chunk: done, or the chunk's constraint whose term names a signal out of range. */
 export type AddResult = { ok: true } | { badSignal: number };
-
-/** A thread's share of a section's signals: blocks of 2^shift consecutive signals, ascending. */
-export interface SignalShare {
-  shift: number;
-  blocks: Uint32Array;
-}
 
 export class ComposeKernel {
   private readonly pointBytes: number;

@@ -1,6 +1,11 @@
 /** Messages between init's compose pool (compose-pool.ts) and its threads (compose-thread-body.ts). */
 import type { MsmGroup } from './msm-kernel.ts';
-import type { SignalShare } from './compose-kernel.ts';
+
+/** A thread's share of a section's signals: blocks of 2^shift consecutive signals, ascending. */
+export interface SignalShare {
+  shift: number;
+  blocks: Uint32Array;
+}
 
 /** One matrix's bases for a chunk of constraints (point k for its k-th constraint), or null to leave it out. */
 export type MatrixBases = [Uint8Array | null, Uint8Array | null, Uint8Array | null];

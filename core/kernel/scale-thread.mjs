@@ -1,5 +1,5 @@
 // Entry of a Node kernel (scaling) thread run from the sources: worker threads do not inherit the parent's tsx
 // hooks, so the thread loads its body itself, compiled when dist/ is current, else through tsx.
-import { importCompiledOrSource } from '../../scripts/source-entry.js';
+import { importCompiledOrSource } from '../runtime/source-entry.js';
 
 await importCompiledOrSource(new URL('./scale-thread-body.ts', import.meta.url));

@@ -131,15 +131,7 @@ export async function writePhase1Sections(
   const groups = { G1: curve.G1, G2: curve.G2 };
   const out = new SectionWriter(handle, position);
 
-  // 1: header
-  await out.section(1, 4 + 32 + 4 + 4);
-  const header = Buffer.alloc(44);
-  header.writeUInt32LE(32, 0);
-  let q = curve.q;
-  for (let i = 0; i < 32; i++, q >>= 8n) header[4 + i] = Number(q & 0xffn);
-  header.writeUInt32LE(power, 36);
-  header.writeUInt32LE(power, 40);
-  await out.write(header);
+  await writeHeaderSection(out, curve, power);
 
   const response = nobleBlake2b();
   response.update(options.challengeHash);
@@ -181,34 +173,11 @@ export async function writePhase1Sections(
   }
   const partialHash = toPartialHash(response);
 
-  // The public key, as powersoftau_utils.toPtauPubKeyRpr writes it: 6 G1 then 3 G2 points.
-  const g1Points = [key.tau.g1_s, key.tau.g1_sx, key.alpha.g1_s, key.alpha.g1_sx, key.beta.g1_s, key.beta.g1_sx];
-  const g2Points = [key.tau.g2_spx, key.alpha.g2_spx, key.beta.g2_spx];
-  const keyUncompressed = new Uint8Array(6 * 64 + 3 * 128);
-  const keyLem = new Uint8Array(6 * 64 + 3 * 128);
-  g1Points.forEach((p, i) => {
-    groups.G1.toRprUncompressed(keyUncompressed, i * 64, p);
-    groups.G1.toRprLEM(keyLem, i * 64, p);
-  });
-  g2Points.forEach((p, i) => {
-    groups.G2.toRprUncompressed(keyUncompressed, 6 * 64 + i * 128, p);
-    groups.G2.toRprLEM(keyLem, 6 * 64 + i * 128, p);
-  });
+  const { keyUncompressed, keyLem } = encodePublicKey(curve, key);
   response.update(keyUncompressed);
   const responseHash = response.digest();
 
-  // The next challenge hashes every point again, uncompressed, read back from the file.
-  const nextChallenge = createHash('blake2b512').update(responseHash);
-  for (const { group: name, offset, count } of starts) {
-    const group = groups[name];
-    const pointSize = group.F.n8 * 2;
-    for (let start = 0; start < count; start += CHUNK_POINTS) {
-      const n = Math.min(CHUNK_POINTS, count - start);
-      const lem = new Uint8Array(n * pointSize);
-      await readExactlyInto(handle, lem, offset + start * pointSize);
-      nextChallenge.update(await group.batchLEMtoU(lem));
-    }
-  }
+  const nextChallenge = await hashPointsAgain(handle, curve, starts, responseHash);
 
   // 7: the contribution record (powersoftau_utils.writeContribution).
   const name = Buffer.from(options.contributionName.substring(0, 64), 'utf8');
@@ -233,7 +202,7 @@ export async function writePhase1Sections(
     firstPoints.get(6)![0]!, // beta·G2
     keyLem,
     partialHash,
-    nextChallenge.digest(),
+    nextChallenge,
     u32(BEACON_CONTRIBUTION_TYPE),
     u32(params.byteLength),
     params,
@@ -241,4 +210,54 @@ export async function writePhase1Sections(
   await out.section(7, record.byteLength);
   await out.write(record);
   return out.pos;
+}
+
+/** Section 1: the field's modulus and the ptau's power (twice: its own and the ceremony's). */
+async function writeHeaderSection(out: SectionWriter, curve: Bn128Curve, power: number): Promise<void> {
+  await out.section(1, 4 + 32 + 4 + 4);
+  const header = Buffer.alloc(44);
+  header.writeUInt32LE(32, 0);
+  let q = curve.q;
+  for (let i = 0; i < 32; i++, q >>= 8n) header[4 + i] = Number(q & 0xffn);
+  header.writeUInt32LE(power, 36);
+  header.writeUInt32LE(power, 40);
+  await out.write(header);
+}
+
+/** The public key, as powersoftau_utils.toPtauPubKeyRpr writes it: 6 G1 then 3 G2 points, uncompressed and LEM. */
+function encodePublicKey(curve: Bn128Curve, key: DevPtauKey): { keyUncompressed: Uint8Array; keyLem: Uint8Array } {
+  const g1Points = [key.tau.g1_s, key.tau.g1_sx, key.alpha.g1_s, key.alpha.g1_sx, key.beta.g1_s, key.beta.g1_sx];
+  const g2Points = [key.tau.g2_spx, key.alpha.g2_spx, key.beta.g2_spx];
+  const keyUncompressed = new Uint8Array(6 * 64 + 3 * 128);
+  const keyLem = new Uint8Array(6 * 64 + 3 * 128);
+  g1Points.forEach((p, i) => {
+    curve.G1.toRprUncompressed(keyUncompressed, i * 64, p);
+    curve.G1.toRprLEM(keyLem, i * 64, p);
+  });
+  g2Points.forEach((p, i) => {
+    curve.G2.toRprUncompressed(keyUncompressed, 6 * 64 + i * 128, p);
+    curve.G2.toRprLEM(keyLem, 6 * 64 + i * 128, p);
+  });
+  return { keyUncompressed, keyLem };
+}
+
+/** The next challenge: the response's hash, then every point again, uncompressed, read back from the file. */
+async function hashPointsAgain(
+  handle: FileHandle,
+  curve: Bn128Curve,
+  starts: Array<{ group: 'G1' | 'G2'; offset: number; count: number }>,
+  responseHash: Uint8Array,
+): Promise<Uint8Array> {
+  const nextChallenge = createHash('blake2b512').update(responseHash);
+  for (const { group: name, offset, count } of starts) {
+    const group = curve[name];
+    const pointSize = group.F.n8 * 2;
+    for (let start = 0; start < count; start += CHUNK_POINTS) {
+      const n = Math.min(CHUNK_POINTS, count - start);
+      const lem = new Uint8Array(n * pointSize);
+      await readExactlyInto(handle, lem, offset + start * pointSize);
+      nextChallenge.update(await group.batchLEMtoU(lem));
+    }
+  }
+  return nextChallenge.digest();
 }

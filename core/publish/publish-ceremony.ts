@@ -17,7 +17,7 @@ import { createReadStream } from 'node:fs';
 import { open, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { create as createTar } from 'tar';
-import { loadCeremonyConfig } from '../config/ceremony-config.ts';
+import { loadCeremonyConfig, type CeremonyConfig } from '../config/ceremony-config.ts';
 import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { parseTranscript } from '../transcript/transcript.ts';
 import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
@@ -127,6 +127,55 @@ async function fileSize(dataDir: string, file: PublicFile): Promise<number> {
   return info.size;
 }
 
+/** The ptau left out, recorded instead: its hashes and size in PTAU_RECORD_FILE under `root`; that file's SHA-256. */
+async function recordPtau(
+  config: CeremonyConfig,
+  root: string,
+  ptauSource: string | undefined,
+  onBytes: (n: number) => void,
+): Promise<string> {
+  const hashed = await hashOnly(config.ptauPath, onBytes);
+  const record: PtauRecord = {
+    file: config.ptau,
+    size: hashed.bytes,
+    blake2b512: hashed.blake2b512,
+    sha256: hashed.sha256,
+    ...(ptauSource ? { source: ptauSource } : {}),
+    note:
+      'The powers of tau was left out of this publication. Download it, check its hash against a source you ' +
+      'trust, and run `ceremony audit DIR --ptau FILE` (with `--ptau-hash HASH` unless it is a known public ptau).',
+  };
+  return (await writeFlushed(path.join(root, PTAU_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`)).sha256;
+}
+
+/**
+ * The staged publication renamed to `target`: the folder itself, or (`tarballRoot` set) a tarball of
+ * its `tarballRoot` folder. Refused if `target` appeared meanwhile, never replaced.
+ */
+async function moveIntoPlace(
+  staging: string,
+  target: string,
+  tarballRoot: string | undefined,
+  out: string,
+  progress: Progress,
+): Promise<void> {
+  if (tarballRoot !== undefined) {
+    progress({ type: 'step', circuit: PROGRESS_SUBJECT, step: `writing ${path.basename(target)}` });
+    const archive = path.join(staging, 'publication.tar.gz');
+    await createTar({ gzip: true, portable: true, cwd: staging, file: archive }, [tarballRoot]);
+    const handle = await open(archive, 'r');
+    await handle.sync().finally(() => handle.close());
+    if (await exists(target))
+      throw new CoordinatorError('publish.out_exists', `${out} appeared while publishing; it was left as it is`);
+    await rename(archive, target);
+  } else {
+    // rename() would replace an empty folder created meanwhile: check again right before it.
+    if (await exists(target))
+      throw new CoordinatorError('publish.out_exists', `${out} appeared while publishing; it was left as it is`);
+    await rename(staging, target);
+  }
+}
+
 export async function publishCeremony(
   dataDir: string,
   out: string,
@@ -210,41 +259,13 @@ export async function publishCeremony(
     let ptau: PublishResult['ptau'] = 'included';
     if (!withPtau) {
       progress({ type: 'step', circuit: PROGRESS_SUBJECT, step: `hashing ${config.ptau} to record it` });
-      const hashed = await hashOnly(config.ptauPath, onBytes);
-      const record: PtauRecord = {
-        file: config.ptau,
-        size: hashed.bytes,
-        blake2b512: hashed.blake2b512,
-        sha256: hashed.sha256,
-        ...(options.ptauSource ? { source: options.ptauSource } : {}),
-        note:
-          'The powers of tau was left out of this publication. Download it, check its hash against a source you ' +
-          'trust, and run `ceremony audit DIR --ptau FILE` (with `--ptau-hash HASH` unless it is a known public ptau).',
-      };
-      sums.set(
-        PTAU_RECORD_FILE,
-        (await writeFlushed(path.join(root, PTAU_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`)).sha256,
-      );
+      sums.set(PTAU_RECORD_FILE, await recordPtau(config, root, options.ptauSource, onBytes));
       ptau = 'recorded';
     }
     const listed = [...sums.keys()].sort();
     await writeFlushed(path.join(root, CHECKSUMS_FILE), listed.map((name) => `${sums.get(name)}  ${name}\n`).join(''));
 
-    if (tarball) {
-      progress({ type: 'step', circuit: PROGRESS_SUBJECT, step: `writing ${path.basename(target)}` });
-      const archive = path.join(staging, 'publication.tar.gz');
-      await createTar({ gzip: true, portable: true, cwd: staging, file: archive }, [rootName]);
-      const handle = await open(archive, 'r');
-      await handle.sync().finally(() => handle.close());
-      if (await exists(target))
-        throw new CoordinatorError('publish.out_exists', `${out} appeared while publishing; it was left as it is`);
-      await rename(archive, target);
-    } else {
-      // rename() would replace an empty folder created meanwhile: check again right before it.
-      if (await exists(target))
-        throw new CoordinatorError('publish.out_exists', `${out} appeared while publishing; it was left as it is`);
-      await rename(staging, target);
-    }
+    await moveIntoPlace(staging, target, tarball ? rootName : undefined, out, progress);
     await fsyncDirectory(path.dirname(target));
     progress({ type: 'finished', circuit: PROGRESS_SUBJECT });
     return { out: target, tarball, files: [...listed, CHECKSUMS_FILE], bytes, ptau };

@@ -220,6 +220,9 @@ function transcriptMismatch(
 /** The pairings run on ffjavascript's curve: loaded only once a receipt gets that far (the page splits it off). */
 const pairings = (): Promise<typeof ReceiptPairings> => import('./receipt-pairings.ts');
 
+/** How a check reports a step it passed (ReceiptCheckerOptions.onStep, for one receipt). */
+type ReceiptStepReport = (name: ReceiptStep | string, detail: string) => void;
+
 export class ReceiptChecker {
   private receiptKey?: Promise<ReceiptKey>;
   private transcript?: Promise<PublicTranscript>;
@@ -370,63 +373,10 @@ export class ReceiptChecker {
     file?: Pick<ReceiptsFile, 'receiptPublicKey'>,
   ): Promise<ReceiptVerdict> {
     const { body } = receipt;
-    const { label } = this.evidence;
-    const step = (name: ReceiptStep | string, detail: string): void => this.options.onStep?.(receipt, name, detail);
+    const step: ReceiptStepReport = (name, detail) => this.options.onStep?.(receipt, name, detail);
 
-    const ceremony = await this.ceremonyId();
-    if (body.ceremony !== ceremony) {
-      throw new CoordinatorError(
-        'receipt.other_ceremony',
-        `this receipt is for ceremony "${body.ceremony}"; ${label} is ceremony "${ceremony}"`,
-      );
-    }
-
-    const key = await this.key();
-    if (!(await receiptSignatureValid(key, receipt))) {
-      const otherKey =
-        file?.receiptPublicKey !== undefined &&
-        !samePublicKey(file.receiptPublicKey, await this.evidence.receiptPublicKeyPem());
-      throw new CoordinatorError(
-        'receipt.bad_signature',
-        `its signature is not the coordinator's: it does not verify against the receipt key ${label} publishes ` +
-          `(SHA-256 ${short(key.fingerprint)}), so the receipt was altered or this coordinator did not sign it` +
-          (otherKey ? '; the receipts file names another key than the published one' : ''),
-      );
-    }
-    step('signature', `signed by the coordinator's receipt key (SHA-256 ${short(key.fingerprint)})`);
-
-    const transcript = await this.publicTranscript();
-    const chain = transcript.chains.get(body.circuit);
-    if (!chain)
-      throw new CoordinatorError(
-        'receipt.not_in_transcript',
-        `the transcript ${label} serves has no circuit ${body.circuit}`,
-      );
-    const entry = chain.contributions[body.index - 1];
-    if (!entry) {
-      throw new CoordinatorError(
-        'receipt.not_in_transcript',
-        `the transcript has no contribution ${body.index} of ${body.circuit}: ` +
-          `its chain has ${chain.contributions.length}`,
-      );
-    }
-    const differs = (['contributionHash', 'fileHash', 'contributor'] as const).filter(
-      (field) => entry[field] !== body[field],
-    );
-    if (differs.length > 0) {
-      throw new CoordinatorError(
-        'receipt.not_in_transcript',
-        `the transcript records another contribution as ${body.circuit} #${body.index}: ` +
-          `its ${differs.join(', ')} ${differs.length === 1 ? 'differs' : 'differ'} from the receipt's ` +
-          `(transcript: contribution hash ${short(entry.contributionHash!)} by ${entry.contributor}; ` +
-          `receipt: ${short(body.contributionHash)} by ${body.contributor})`,
-      );
-    }
-    step(
-      'transcript',
-      `recorded as contribution ${body.index} of ${body.circuit} ` +
-        `(transcript entry ${entry.seq} of ${transcript.entries.length}, hash chain recomputed)`,
-    );
+    await this.checkSigned(receipt, file, step);
+    await this.checkInTranscript(body, step);
 
     const history = await this.keyHistory(body.circuit);
     const where = describeKey(history);
@@ -493,6 +443,73 @@ export class ReceiptChecker {
       ],
       ...(unproven.length === 0 ? {} : { unproven }),
     };
+  }
+
+  /** The receipt is for this ceremony and signed by the key it publishes. */
+  private async checkSigned(
+    receipt: SignedReceipt,
+    file: Pick<ReceiptsFile, 'receiptPublicKey'> | undefined,
+    step: ReceiptStepReport,
+  ): Promise<void> {
+    const { label } = this.evidence;
+    const ceremony = await this.ceremonyId();
+    if (receipt.body.ceremony !== ceremony) {
+      throw new CoordinatorError(
+        'receipt.other_ceremony',
+        `this receipt is for ceremony "${receipt.body.ceremony}"; ${label} is ceremony "${ceremony}"`,
+      );
+    }
+
+    const key = await this.key();
+    if (!(await receiptSignatureValid(key, receipt))) {
+      const otherKey =
+        file?.receiptPublicKey !== undefined &&
+        !samePublicKey(file.receiptPublicKey, await this.evidence.receiptPublicKeyPem());
+      throw new CoordinatorError(
+        'receipt.bad_signature',
+        `its signature is not the coordinator's: it does not verify against the receipt key ${label} publishes ` +
+          `(SHA-256 ${short(key.fingerprint)}), so the receipt was altered or this coordinator did not sign it` +
+          (otherKey ? '; the receipts file names another key than the published one' : ''),
+      );
+    }
+    step('signature', `signed by the coordinator's receipt key (SHA-256 ${short(key.fingerprint)})`);
+  }
+
+  /** The transcript the coordinator serves records the receipt's contribution at its position. */
+  private async checkInTranscript(body: SignedReceipt['body'], step: ReceiptStepReport): Promise<void> {
+    const { label } = this.evidence;
+    const transcript = await this.publicTranscript();
+    const chain = transcript.chains.get(body.circuit);
+    if (!chain)
+      throw new CoordinatorError(
+        'receipt.not_in_transcript',
+        `the transcript ${label} serves has no circuit ${body.circuit}`,
+      );
+    const entry = chain.contributions[body.index - 1];
+    if (!entry) {
+      throw new CoordinatorError(
+        'receipt.not_in_transcript',
+        `the transcript has no contribution ${body.index} of ${body.circuit}: ` +
+          `its chain has ${chain.contributions.length}`,
+      );
+    }
+    const differs = (['contributionHash', 'fileHash', 'contributor'] as const).filter(
+      (field) => entry[field] !== body[field],
+    );
+    if (differs.length > 0) {
+      throw new CoordinatorError(
+        'receipt.not_in_transcript',
+        `the transcript records another contribution as ${body.circuit} #${body.index}: ` +
+          `its ${differs.join(', ')} ${differs.length === 1 ? 'differs' : 'differ'} from the receipt's ` +
+          `(transcript: contribution hash ${short(entry.contributionHash!)} by ${entry.contributor}; ` +
+          `receipt: ${short(body.contributionHash)} by ${body.contributor})`,
+      );
+    }
+    step(
+      'transcript',
+      `recorded as contribution ${body.index} of ${body.circuit} ` +
+        `(transcript entry ${entry.seq} of ${transcript.entries.length}, hash chain recomputed)`,
+    );
   }
 
   /** Steps 6 to 8 of the header for a receipt at `position` of `history`; what each proved. */

@@ -141,6 +141,8 @@ async function readProfile(url: string, token: string): Promise<unknown> {
   });
 }
 
+type DeviceStatements = ReturnType<typeof prepareDeviceStatements>;
+
 /** The device sign-ins' statements, prepared once per router. */
 function prepareDeviceStatements(db: Db) {
   return {
@@ -164,6 +166,75 @@ function prepareDeviceStatements(db: Db) {
   };
 }
 
+/**
+ * GitHub's answer to a poll before the sign-in is authorized, as the refusal the client is sent: wait,
+ * poll slower (RFC 8628), or start again; the handle is spent unless GitHub said to keep polling.
+ */
+function refuseUnfinished(
+  error: string,
+  interval: number | undefined,
+  poll: { intervalSeconds: number; now: number; key: string; statements: DeviceStatements },
+): never {
+  const { intervalSeconds, now, key, statements } = poll;
+  switch (error) {
+    case 'authorization_pending':
+      throw new CoordinatorError('auth.device_pending', 'Not authorized at GitHub yet', {
+        retryAfterSeconds: intervalSeconds,
+      });
+    case 'slow_down': {
+      // RFC 8628: the interval grows by 5 s; GitHub names the new one.
+      const slower = Math.max(interval ?? 0, intervalSeconds + 5) * 1000;
+      statements.setPolled.run(slower, now + slower - POLL_TOLERANCE_MS, key);
+      throw new CoordinatorError('auth.device_slow_down', `Poll at most every ${slower / 1000} s`, {
+        retryAfterSeconds: slower / 1000,
+      });
+    }
+    case 'expired_token':
+    case 'incorrect_device_code':
+      statements.remove.run(key);
+      throw new CoordinatorError(
+        'auth.device_expired',
+        'The GitHub sign-in code expired before it was authorized; start the sign-in again',
+      );
+    case 'access_denied':
+      statements.remove.run(key);
+      throw new CoordinatorError('auth.device_denied', 'The authorization was cancelled at GitHub');
+    default:
+      statements.remove.run(key);
+      throw new CoordinatorError('auth.github_failed', `GitHub refused the device sign-in (${error.slice(0, 100)})`);
+  }
+}
+
+/**
+ * Refused once the address has its cap of sign-ins in progress. Asked before GitHub is, and again
+ * just before the insert (the same tick): starts running side by side cannot together pass the cap.
+ * (A COUNT query answers one row, whatever the table holds: the `!` here and on the router's count.)
+ */
+function refuseBusyClient(statements: DeviceStatements, client: string): void {
+  if (statements.countOfClient.get(client)!.n < MAX_DEVICE_SIGN_INS_PER_ADDRESS) return;
+  throw new CoordinatorError(
+    'auth.too_many_in_progress',
+    `At most ${MAX_DEVICE_SIGN_INS_PER_ADDRESS} GitHub sign-ins may be in progress from one address; ` +
+      'finish one or let it expire',
+    { retryAfterSeconds: 60 },
+  );
+}
+
+/** A device code from GitHub, for the OAuth App: refused when GitHub does not start the device flow. */
+async function requestDeviceCode(github: GithubDeviceFlowDeps['github']): Promise<z.infer<typeof deviceCodeAnswer>> {
+  const answer = await postToGithub(github.deviceCodeUrl, { client_id: github.clientId, scope: '' });
+  const parsed = deviceCodeAnswer.safeParse(answer);
+  if (!parsed.success) {
+    const error = (answer as { error?: unknown }).error;
+    // e.g. device_flow_disabled: the OAuth App does not allow the device flow.
+    throw new CoordinatorError(
+      'auth.github_failed',
+      `GitHub did not start the device sign-in${typeof error === 'string' ? ` (${error.slice(0, 100)})` : ''}`,
+    );
+  }
+  return parsed.data;
+}
+
 export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router {
   const { db, clock, github } = deps;
   migrateAuthTables(db);
@@ -176,39 +247,17 @@ export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router
     const now = clock.now();
     statements.sweep.run(now);
     const client = hashClient(req);
-    // Asked before GitHub is, and again just before the insert (the same tick): starts running
-    // side by side cannot together pass the cap.
-    // (A COUNT query answers one row, whatever the table holds: the `!` on both counts below.)
-    const refuseBusyClient = (): void => {
-      if (statements.countOfClient.get(client)!.n < MAX_DEVICE_SIGN_INS_PER_ADDRESS) return;
-      throw new CoordinatorError(
-        'auth.too_many_in_progress',
-        `At most ${MAX_DEVICE_SIGN_INS_PER_ADDRESS} GitHub sign-ins may be in progress from one address; ` +
-          'finish one or let it expire',
-        { retryAfterSeconds: 60 },
-      );
-    };
-    refuseBusyClient();
+    refuseBusyClient(statements, client);
     if (statements.count.get()!.n >= MAX_DEVICE_SIGN_INS) {
       throw new CoordinatorError('rate.limited', 'Too many GitHub sign-ins are in progress; try again shortly', {
         retryAfterSeconds: 60,
       });
     }
-    const answer = await postToGithub(github.deviceCodeUrl, { client_id: github.clientId, scope: '' });
-    const parsed = deviceCodeAnswer.safeParse(answer);
-    if (!parsed.success) {
-      const error = (answer as { error?: unknown }).error;
-      // e.g. device_flow_disabled: the OAuth App does not allow the device flow.
-      throw new CoordinatorError(
-        'auth.github_failed',
-        `GitHub did not start the device sign-in${typeof error === 'string' ? ` (${error.slice(0, 100)})` : ''}`,
-      );
-    }
-    const code = parsed.data;
+    const code = await requestDeviceCode(github);
     const intervalMs = (code.interval ?? DEFAULT_INTERVAL_S) * 1000;
     const expiresAt = clock.now() + Math.min(code.expires_in * 1000, LONGEST_DEVICE_CODE_MS);
     const handle = randomBytes(32).toString('base64url');
-    refuseBusyClient();
+    refuseBusyClient(statements, client);
     statements.insert.run(
       hashHandle(handle),
       code.device_code,
@@ -260,36 +309,7 @@ export function createGithubDeviceFlowRouter(deps: GithubDeviceFlowDeps): Router
       throw new CoordinatorError('auth.github_failed', 'GitHub answered the device sign-in with something unexpected');
     if ('error' in answer.data) {
       const { error, interval } = answer.data;
-      switch (error) {
-        case 'authorization_pending':
-          throw new CoordinatorError('auth.device_pending', 'Not authorized at GitHub yet', {
-            retryAfterSeconds: intervalSeconds,
-          });
-        case 'slow_down': {
-          // RFC 8628: the interval grows by 5 s; GitHub names the new one.
-          const slower = Math.max(interval ?? 0, intervalSeconds + 5) * 1000;
-          statements.setPolled.run(slower, now + slower - POLL_TOLERANCE_MS, key);
-          throw new CoordinatorError('auth.device_slow_down', `Poll at most every ${slower / 1000} s`, {
-            retryAfterSeconds: slower / 1000,
-          });
-        }
-        case 'expired_token':
-        case 'incorrect_device_code':
-          statements.remove.run(key);
-          throw new CoordinatorError(
-            'auth.device_expired',
-            'The GitHub sign-in code expired before it was authorized; start the sign-in again',
-          );
-        case 'access_denied':
-          statements.remove.run(key);
-          throw new CoordinatorError('auth.device_denied', 'The authorization was cancelled at GitHub');
-        default:
-          statements.remove.run(key);
-          throw new CoordinatorError(
-            'auth.github_failed',
-            `GitHub refused the device sign-in (${error.slice(0, 100)})`,
-          );
-      }
+      refuseUnfinished(error, interval, { intervalSeconds, now, key, statements });
     }
     // Authorized: the handle is spent whatever the profile says.
     statements.remove.run(key);

@@ -66,22 +66,86 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   return parsed.data;
 }
 
+/** Refused while a turn is running or its contribution is being verified: `action` waits for them. */
+function refuseWhileTurnsRun(lobby: CoordinatorRouterDeps['lobby'], action: string): void {
+  const busy = lobby.activeTurns();
+  if (busy.length > 0) {
+    throw new CoordinatorError(
+      'ceremony.locked',
+      `${busy.length} turn(s) are still running or being verified ` +
+        `(${busy.map((t) => t.circuit).join(', ')}); ${action} when they are done`,
+    );
+  }
+}
+
+/** The ceremony's end: the beacon's announcement, then finalisation, each refused while a turn runs. */
+function addCeremonyEndRoutes(router: Router, deps: CoordinatorRouterDeps, changeGuard: RequestHandler[]): void {
+  // Commits the transcript to a future block's hash as the beacon; the ceremony must be closed, no turn running.
+  router.post('/api/admin/beacon/announce', ...changeGuard, async (req, res) => {
+    const body = parse(announceBody, req.body);
+    const rpcUrl = deps.beacon?.rpcUrl;
+    if (rpcUrl === undefined)
+      throw new CoordinatorError(
+        'request.invalid',
+        'the coordinator has no BEACON_RPC_URL to check the block against; set it, or announce with ' +
+          '`ceremony announce-beacon` on the data folder',
+      );
+    if (deps.phase.get() !== 'closed')
+      throw new CoordinatorError(
+        'ceremony.not_closed',
+        'close the ceremony before announcing the beacon: the announcement closes contributions for good',
+      );
+    refuseWhileTurnsRun(deps.lobby, 'announce the beacon');
+    const { entry, latestBlock } = await announceBeacon(
+      deps.config.dataDir,
+      { chainId: body.chainId, blockNumber: body.blockNumber, iterationsExp: body.iterations },
+      { rpcUrl },
+    );
+    deps.log.info('beacon announced', { chainId: body.chainId, blockNumber: body.blockNumber, latestBlock });
+    const answer: BeaconAnnounceResult = { announcement: announcementView(entry), latestBlock };
+    res.json(answer);
+  });
+
+  router.post('/api/admin/finalise', ...changeGuard, async (req, res) => {
+    const body = parse(finaliseBody, req.body);
+    deps.phase.requireFinalisable();
+    const state = await deps.service.ceremonyState();
+    // Read (the announced block over RPC) and refused before `finalising`, so a refusal changes no phase.
+    const beacon = await finalBeacon(state, {
+      beacon: body.beacon,
+      iterations: body.iterations,
+      rpcUrl: deps.beacon?.rpcUrl,
+      confirmations: deps.beacon?.confirmations,
+    });
+    // A turn still running when the ceremony closed may yet upload; its contribution must not be
+    // cut off by the beacon, so finalisation waits for it (or for its deadline).
+    refuseWhileTurnsRun(deps.lobby, 'finalise');
+    // ceremony.json's minContributions, before the ceremony enters `finalising` (finaliseCeremony
+    // checks it again under its lock).
+    refuseTooFewContributions(state);
+    // closed → finalising in one transaction: a second request, or a phase change, is refused
+    // from here on. Persisted, so a stop half-way is seen (and undone) at the next start.
+    deps.phase.beginFinalising(deps.clock.now());
+    deps.log.info('finalisation started', { iterationsExp: beacon.iterationsExp });
+    // Runs to the end even if the client goes away: finalisation is resumable, but a half-done one helps nobody.
+    let result: Awaited<ReturnType<typeof finaliseCeremony>>;
+    try {
+      result = await finaliseCeremony(deps.config.dataDir, beacon);
+    } catch (error) {
+      deps.phase.endFinalising('failed', deps.clock.now());
+      throw error;
+    }
+    deps.phase.endFinalising('finalised', deps.clock.now());
+    deps.log.info('ceremony finalised', { circuits: result.circuits.length });
+    res.json({ manifest: result.manifest, circuits: result.circuits });
+  });
+}
+
 export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
   const router = Router();
   const guard = [deps.requireCoordinator, deps.requireCsrf];
   // A change's body is parsed only once its sender is known to be a coordinator.
   const changeGuard = [...guard, jsonBody()];
-
-  function refuseWhileTurnsRun(action: string): void {
-    const busy = deps.lobby.activeTurns();
-    if (busy.length > 0) {
-      throw new CoordinatorError(
-        'ceremony.locked',
-        `${busy.length} turn(s) are still running or being verified ` +
-          `(${busy.map((t) => t.circuit).join(', ')}); ${action} when they are done`,
-      );
-    }
-  }
 
   router.get('/api/admin/overview', ...guard, async (_req, res) => {
     const state = await deps.service.ceremonyState();
@@ -125,65 +189,7 @@ export function createCoordinatorRouter(deps: CoordinatorRouterDeps): Router {
     res.json({ phase: deps.phase.set(phase, deps.clock.now()) });
   });
 
-  // Commits the transcript to a future block's hash as the beacon; the ceremony must be closed, no turn running.
-  router.post('/api/admin/beacon/announce', ...changeGuard, async (req, res) => {
-    const body = parse(announceBody, req.body);
-    const rpcUrl = deps.beacon?.rpcUrl;
-    if (rpcUrl === undefined)
-      throw new CoordinatorError(
-        'request.invalid',
-        'the coordinator has no BEACON_RPC_URL to check the block against; set it, or announce with ' +
-          '`ceremony announce-beacon` on the data folder',
-      );
-    if (deps.phase.get() !== 'closed')
-      throw new CoordinatorError(
-        'ceremony.not_closed',
-        'close the ceremony before announcing the beacon: the announcement closes contributions for good',
-      );
-    refuseWhileTurnsRun('announce the beacon');
-    const { entry, latestBlock } = await announceBeacon(
-      deps.config.dataDir,
-      { chainId: body.chainId, blockNumber: body.blockNumber, iterationsExp: body.iterations },
-      { rpcUrl },
-    );
-    deps.log.info('beacon announced', { chainId: body.chainId, blockNumber: body.blockNumber, latestBlock });
-    const answer: BeaconAnnounceResult = { announcement: announcementView(entry), latestBlock };
-    res.json(answer);
-  });
-
-  router.post('/api/admin/finalise', ...changeGuard, async (req, res) => {
-    const body = parse(finaliseBody, req.body);
-    deps.phase.requireFinalisable();
-    const state = await deps.service.ceremonyState();
-    // Read (the announced block over RPC) and refused before `finalising`, so a refusal changes no phase.
-    const beacon = await finalBeacon(state, {
-      beacon: body.beacon,
-      iterations: body.iterations,
-      rpcUrl: deps.beacon?.rpcUrl,
-      confirmations: deps.beacon?.confirmations,
-    });
-    // A turn still running when the ceremony closed may yet upload; its contribution must not be
-    // cut off by the beacon, so finalisation waits for it (or for its deadline).
-    refuseWhileTurnsRun('finalise');
-    // ceremony.json's minContributions, before the ceremony enters `finalising` (finaliseCeremony
-    // checks it again under its lock).
-    refuseTooFewContributions(state);
-    // closed → finalising in one transaction: a second request, or a phase change, is refused
-    // from here on. Persisted, so a stop half-way is seen (and undone) at the next start.
-    deps.phase.beginFinalising(deps.clock.now());
-    deps.log.info('finalisation started', { iterationsExp: beacon.iterationsExp });
-    // Runs to the end even if the client goes away: finalisation is resumable, but a half-done one helps nobody.
-    let result: Awaited<ReturnType<typeof finaliseCeremony>>;
-    try {
-      result = await finaliseCeremony(deps.config.dataDir, beacon);
-    } catch (error) {
-      deps.phase.endFinalising('failed', deps.clock.now());
-      throw error;
-    }
-    deps.phase.endFinalising('finalised', deps.clock.now());
-    deps.log.info('ceremony finalised', { circuits: result.circuits.length });
-    res.json({ manifest: result.manifest, circuits: result.circuits });
-  });
+  addCeremonyEndRoutes(router, deps, changeGuard);
 
   return router;
 }

@@ -178,6 +178,48 @@ function ceremonyView(
   };
 }
 
+/** Downloads paid by the requester's address. */
+const byAddressOf = (req: Request): DownloadPayer => ({ key: byAddress(req), turnHolder: false });
+
+/** The files no turn downloads as its own: the r1cs, the ptau and, once written, the final files. */
+function addFixedFileRoutes(router: Router, deps: PublicRouterDeps, hashes: FileHashes, limits: DownloadLimits): void {
+  const { config } = deps;
+  // The r1cs and the ptau of a ceremony never change once it is initialised (its chains rest on them).
+  router.get('/api/circuits/:name/r1cs', ...immutableRoute, async (req, res) => {
+    const circuit = findCircuit(config, String(req.params.name));
+    requireCanonical(req, `/api/circuits/${encodeURIComponent(circuit.name)}/r1cs`);
+    const hash = circuit.r1csHash ?? (await hashes.of(circuit.r1csPath));
+    await sendImmutable(req, res, { path: circuit.r1csPath, hash }, limits, byAddressOf(req));
+  });
+
+  router.get('/api/ptau', ...immutableRoute, async (req, res) => {
+    requireCanonical(req, '/api/ptau');
+    const file = { path: config.ptauPath, hash: await hashes.of(config.ptauPath) };
+    await sendImmutable(req, res, file, limits, byAddressOf(req));
+  });
+
+  // Written once, at finalisation; served only once the ceremony is finalised, and never changed after.
+  router.get('/api/final/:file', ...immutableRoute, async (req, res) => {
+    const state = await deps.ceremonyState();
+    if (!state.finalised) throw new CoordinatorError('manifest.not_finalised', 'the ceremony is not finalised yet');
+    const name = String(req.params.file);
+    const shown = name.length > 80 ? `${name.slice(0, 80)}…` : name;
+    if (!/^[A-Za-z0-9_]+\.(zkey|vkey\.json|sol|json)$/.test(name))
+      throw new CoordinatorError('not_found', `no final file "${shown}"`);
+    requireCanonical(req, `/api/final/${name}`);
+    const file = path.join(state.paths.finalDir, name);
+    const finalKey = name.endsWith('.zkey') ? state.chains.get(name.slice(0, -'.zkey'.length))?.beacon : undefined;
+    const hash =
+      finalKey?.fileHash ??
+      (await hashes.of(file).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') throw new CoordinatorError('not_found', `no final file "${shown}"`);
+        throw error;
+      }));
+    // Its type by its extension, as before.
+    await sendImmutable(req, res, { path: file, hash, contentType: null }, limits, byAddressOf(req));
+  });
+}
+
 /**
  * The file downloads: every file immutable under a URL that names its version, within its payer's
  * download limits (immutable-download.ts). A download by the holder of a circuit's turn takes the
@@ -189,7 +231,6 @@ function addFileRoutes(router: Router, deps: PublicRouterDeps): void {
   const takenBy = (req: { principal?: Principal }, circuit: string): void => {
     if (req.principal) deps.lobby.takeTurn(req.principal.id, circuit);
   };
-  const byAddressOf = (req: Request): DownloadPayer => ({ key: byAddress(req), turnHolder: false });
   /** The turn's holder pays for their own turn's head; everyone else (and they, for anything else) by address. */
   const payerOfHead = (req: Request & { principal?: Principal }, circuit: string): DownloadPayer => {
     const who = req.principal?.id;
@@ -267,38 +308,5 @@ function addFileRoutes(router: Router, deps: PublicRouterDeps): void {
     await sendImmutable(req, res, file, limits, payerOfHead(req, circuit.name));
   });
 
-  // The r1cs and the ptau of a ceremony never change once it is initialised (its chains rest on them).
-  router.get('/api/circuits/:name/r1cs', ...immutableRoute, async (req, res) => {
-    const circuit = findCircuit(config, String(req.params.name));
-    requireCanonical(req, `/api/circuits/${encodeURIComponent(circuit.name)}/r1cs`);
-    const hash = circuit.r1csHash ?? (await hashes.of(circuit.r1csPath));
-    await sendImmutable(req, res, { path: circuit.r1csPath, hash }, limits, byAddressOf(req));
-  });
-
-  router.get('/api/ptau', ...immutableRoute, async (req, res) => {
-    requireCanonical(req, '/api/ptau');
-    const file = { path: config.ptauPath, hash: await hashes.of(config.ptauPath) };
-    await sendImmutable(req, res, file, limits, byAddressOf(req));
-  });
-
-  // Written once, at finalisation; served only once the ceremony is finalised, and never changed after.
-  router.get('/api/final/:file', ...immutableRoute, async (req, res) => {
-    const state = await deps.ceremonyState();
-    if (!state.finalised) throw new CoordinatorError('manifest.not_finalised', 'the ceremony is not finalised yet');
-    const name = String(req.params.file);
-    const shown = name.length > 80 ? `${name.slice(0, 80)}…` : name;
-    if (!/^[A-Za-z0-9_]+\.(zkey|vkey\.json|sol|json)$/.test(name))
-      throw new CoordinatorError('not_found', `no final file "${shown}"`);
-    requireCanonical(req, `/api/final/${name}`);
-    const file = path.join(state.paths.finalDir, name);
-    const finalKey = name.endsWith('.zkey') ? state.chains.get(name.slice(0, -'.zkey'.length))?.beacon : undefined;
-    const hash =
-      finalKey?.fileHash ??
-      (await hashes.of(file).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') throw new CoordinatorError('not_found', `no final file "${shown}"`);
-        throw error;
-      }));
-    // Its type by its extension, as before.
-    await sendImmutable(req, res, { path: file, hash, contentType: null }, limits, byAddressOf(req));
-  });
+  addFixedFileRoutes(router, deps, hashes, limits);
 }

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { newCeremonyDir, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
+import { newCeremonyDir, REGISTER_ONLY, REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { startGroup, stopAllGroups } from '../helpers/process-group.ts';
 import { startServeProcess, type ServeProcess } from '../helpers/serve-process.ts';
 import { startRestartProxy, type KillPoint, type RestartProxy } from '../helpers/restart-proxy.ts';
@@ -23,10 +23,6 @@ import { cleanUp } from '../helpers/clean-up.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
 import { verifyReceipt } from '../../server/contributions/receipt-signer.ts';
-
-const REGISTER_ONLY = {
-  circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
-};
 
 let dataDir: string;
 let scratch: string;

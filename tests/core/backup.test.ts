@@ -43,11 +43,7 @@ let firstBackup: string;
 before(async () => {
   coordinator = await startTestCoordinator({ ceremony: { configOverrides: TWO }, tickIntervalMs: 100 });
   scratch = await mkdtemp(path.join(tmpdir(), 'backup-'));
-  const alice = new ContributorClient(coordinator.url);
-  await alice.signInDemo('alice');
-  await alice.join();
-  await alice.takeTurn('register');
-  await alice.takeTurn('transact21');
+  await ContributorClient.contributed(coordinator.url, 'alice', 'register', 'transact21');
   // The heads' skeletons (state/skeletons/) exist once someone read a head's inputs.
   const bob = new ContributorClient(coordinator.url);
   await bob.signInDemo('bob');

@@ -8,7 +8,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { newCeremonyDir, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { newCeremonyDir, REGISTER_ONLY, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
 import { contributeLocally } from '../../core/ceremony/extend-chain.ts';
@@ -17,9 +17,6 @@ import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
 
 const dirs: string[] = [];
-const REGISTER_ONLY = {
-  circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
-};
 
 after(async () => {
   await releaseBn128();

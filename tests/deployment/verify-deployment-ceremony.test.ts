@@ -198,6 +198,21 @@ async function assertTamperedRefusal(verifier: string, code: string, reason: str
   return run;
 }
 
+/** verifyDeploymentAgainstCeremony of a changed copy of the publication, against the honest contracts on network A. */
+function checkCopy(
+  copy: string,
+  more: { constantsOnly?: boolean } = {},
+): ReturnType<typeof verifyDeploymentAgainstCeremony> {
+  return verifyDeploymentAgainstCeremony({
+    rpcUrl: networkA.rpcUrl,
+    manifest,
+    verifiers: honestA,
+    ceremonyDir: copy,
+    auditorConfig: auditorConfigOf(copy),
+    ...more,
+  });
+}
+
 describe('ceremony verify-deployment --ceremony', { timeout: 300_000 }, () => {
   test('the honest deployment on both networks: exit 0, the identifier, and what each match proved', async () => {
     const run = await runOnBothNetworks('honest', honestA, honestB);
@@ -347,14 +362,7 @@ describe('verify-deployment: which chain, and a test-network ceremony', { timeou
     const configPath = join(copy, 'ceremony.json');
     const config = JSON.parse(await readFile(configPath, 'utf8')) as { ptau: string };
     await writeFile(configPath, JSON.stringify({ ...config, testNetwork: false }));
-    const marked = await verifyDeploymentAgainstCeremony({
-      rpcUrl: networkA.rpcUrl,
-      manifest,
-      verifiers: honestA,
-      ceremonyDir: copy,
-      auditorConfig: auditorConfigOf(copy),
-      constantsOnly: true,
-    });
+    const marked = await checkCopy(copy, { constantsOnly: true });
     assert.deepEqual(marked.warnings, [
       "TEST-NETWORK CEREMONY (its ptau (ptau/dev-pot10-insecure.ptau) is the development one): its ptau's secret " +
         'is public, so anyone can forge proofs for these keys; ' +
@@ -482,13 +490,7 @@ describe('verifyDeploymentAgainstCeremony', { timeout: 300_000 }, () => {
     await rewriteTranscript(copy, (entries) =>
       entries.map((e) => (e.type === 'finalised' ? { ...e, compilerRecordHash: hashBytes(forged) } : e)),
     );
-    const report = await verifyDeploymentAgainstCeremony({
-      rpcUrl: networkA.rpcUrl,
-      manifest,
-      verifiers: honestA,
-      ceremonyDir: copy,
-      auditorConfig: auditorConfigOf(copy),
-    });
+    const report = await checkCopy(copy);
     assert.ok(
       report.verifiers.every((v) => !v.match && v.reasons.length === 1),
       JSON.stringify(report.verifiers, null, 1),
@@ -511,13 +513,7 @@ describe('verifyDeploymentAgainstCeremony', { timeout: 300_000 }, () => {
     await rm(join(copy, 'final', 'register.zkey'));
     const source = join(copy, 'final', 'VerifierTransact21.sol');
     await writeFile(source, `${await readFile(source, 'utf8')}// an edit\n`);
-    const report = await verifyDeploymentAgainstCeremony({
-      rpcUrl: networkA.rpcUrl,
-      manifest,
-      verifiers: honestA,
-      ceremonyDir: copy,
-      auditorConfig: auditorConfigOf(copy),
-    });
+    const report = await checkCopy(copy);
     const byName = Object.fromEntries(report.verifiers.map((v) => [v.verifier, v]));
     assert.deepEqual(byName.VerifierTreeUpdate!.reasons, [
       '[chain.file_hash_mismatch] final/treeUpdate.zkey is not the final key the transcript records ' +

@@ -352,6 +352,15 @@ export class ContributorClient extends CoordinatorClient {
     })();
   }
 
+  /** A demo contributor of the coordinator at `url`, signed in as `name`, who took a turn on each of `circuits`. */
+  static async contributed(url: string, name: string, ...circuits: string[]): Promise<ContributorClient> {
+    const client = new ContributorClient(url);
+    await client.signInDemo(name);
+    await client.join();
+    for (const circuit of circuits) await client.takeTurn(circuit);
+    return client;
+  }
+
   /** Contributes to `circuit` when it is this contributor's turn, and waits for the verdict. */
   async takeTurn(circuit: string, timeoutMs = 120_000): Promise<MeView> {
     await this.waitForState(circuit, 'turn', `a turn on ${circuit}`, timeoutMs);

@@ -22,6 +22,8 @@ const NOT_SHIPPED = [
   'core/kernel/compose-thread.mjs',
   'core/kernel/fr-fft-thread.mjs',
   'worker/embedded-verifier-entry.js',
+  'core/runtime/source-entry.js',
+  'core/runtime/build-state.js',
 ];
 
 /** Repo-relative source files tsc compiles for dist/ (declaration files aside). */

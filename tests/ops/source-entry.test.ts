@@ -1,6 +1,6 @@
 /**
  * What the sources start loads the compiled code when it is current: an entry of the sources
- * (scripts/source-entry.js) imports the module's dist/ build when dist/ is current, and the
+ * (core/runtime/source-entry.js) imports the module's dist/ build when dist/ is current, and the
  * TypeScript when the build is missing or older than a source (in a checkout of the test's own);
  * a thread of ours started from the sources gets no flags (its entry loads what it needs), even in a
  * process whose flags a worker would refuse, and one started by the compiled app inherits its flags
@@ -13,8 +13,8 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { buildState } from '../../scripts/build-state.js';
-import { importCompiledOrSource } from '../../scripts/source-entry.js';
+import { buildState } from '../../core/runtime/build-state.js';
+import { importCompiledOrSource } from '../../core/runtime/source-entry.js';
 import { threadExecArgv } from '../../core/runtime/thread-exec-argv.ts';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { cleanUp } from '../helpers/clean-up.ts';

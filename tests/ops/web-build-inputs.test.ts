@@ -1,7 +1,7 @@
 /**
  * The browser app's build is stale as soon as any file it was built from changes, wherever that file
  * lives: Vite records the module graph of the pages and of the contribution workers
- * (web/dist/.build-inputs.json, vite.config.ts), and scripts/build-state.js compares each recorded
+ * (web/dist/.build-inputs.json, vite.config.ts), and core/runtime/build-state.js compares each recorded
  * file with the build's stamp. Read from the build `npm test` makes before the tests; the staleness
  * checks run on a copy of those files, so the checkout's own build is left as it is.
  */
@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
-import { buildState, PARTS } from '../../scripts/build-state.js';
+import { buildState, PARTS } from '../../core/runtime/build-state.js';
 
 const WEB = PARTS.web;
 const scratch = mkdtempSync(path.join(tmpdir(), 'web-build-inputs-'));

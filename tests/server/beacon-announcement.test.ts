@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
-import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
+import { newCeremonyDir, REGISTER_ONLY } from '../fixtures/ceremony-fixture.ts';
 import { startAnvil, type AnvilNode } from '../helpers/anvil.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { openCeremony } from '../../core/ceremony/open-ceremony.ts';
@@ -18,9 +18,6 @@ import { loadServerConfig } from '../../server/config/server-config.ts';
 import { startCoordinator, type RunningCoordinator } from '../../server/start-coordinator.ts';
 
 const TOKEN = 'coordinator-token-for-beacon-announcement';
-const REGISTER_ONLY = {
-  circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
-};
 let coordinator: RunningCoordinator;
 let anvil: AnvilNode;
 let dataDir: string;
@@ -40,10 +37,7 @@ before(async () => {
     { log: { info: () => {}, warn: () => {} } },
   );
   // The chain's minimum, through the queue: the finalisation checks the queue log as the audit will.
-  const alice = new ContributorClient(coordinator.url);
-  await alice.signInDemo('alice');
-  await alice.join();
-  await alice.takeTurn('register');
+  await ContributorClient.contributed(coordinator.url, 'alice', 'register');
 });
 
 after(async () => {

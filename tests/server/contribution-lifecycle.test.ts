@@ -6,13 +6,11 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
-import type { VerificationOutcome, VerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
-import { CeremonyService } from '../../server/ceremony-service.ts';
+import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
 import {
   LIFECYCLE_EVENTS,
   LIFECYCLE_STATES,
@@ -22,10 +20,8 @@ import {
   type LifecycleEvent,
   type LifecycleState,
 } from '../../server/contributions/contribution-lifecycle.ts';
-import { ContributionStore } from '../../server/contributions/contribution-store.ts';
-import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
-import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { makeLobby } from './lobby/lobby-helpers.ts';
+import { aliceHandsIn, answeredService } from '../helpers/handed-in-upload.ts';
 
 /** The legal moves, written out independently of the module's table. */
 const LEGAL: Array<[LifecycleState, LifecycleEvent, LifecycleState]> = [
@@ -105,50 +101,20 @@ describe('a verdict is recorded in both stores in one transaction', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'lifecycle-'));
     dirs.push(dir);
     const fixture = makeLobby();
-    const { lobby, db, clock } = fixture;
-    const contributions = new ContributionStore(db);
-    const listeners: Array<(outcome: VerificationOutcome) => void> = [];
-    const dispatcher: VerificationDispatcher = {
-      enqueue: async (_request: VerificationRequest) => {},
-      prepareHead: () => {},
-      onOutcome: (listener) => void listeners.push(listener),
-      close: async () => {},
-    };
+    const { lobby, clock } = fixture;
     const warnings: Array<{ message: string; fields?: Record<string, unknown> }> = [];
     const decisions: unknown[] = [];
-    const service = new CeremonyService({
-      // The refusal path reads nothing of the ceremony on disk; the data folder is only named.
-      config: { id: 'lifecycle-test', dataDir: dir } as CeremonyConfig,
-      db,
-      clock,
-      lobby,
-      contributions,
-      dispatcher,
-      receipts: await ReceiptSigner.fromKeyFile(path.join(dir, 'receipt-key.pem')),
+    const { service, contributions, answer } = await answeredService(dir, 'lifecycle-test', fixture, {
       log: { info: () => {}, warn: (message, fields) => void warnings.push({ message, fields }) },
       observer: { lobbyEvent: () => {}, contributionDecided: (decision) => void decisions.push(decision) },
     });
     lobby.join('alice');
     lobby.join('bob');
     lobby.tick();
-    // In the folder's uploads/: a candidate anywhere else is another folder's (a restored database), settled as lost.
-    await mkdir(path.join(dir, 'uploads'));
-    const candidatePath = path.join(dir, 'uploads', 'candidate.zkey');
-    await writeFile(candidatePath, 'not a zkey');
-    const row = contributions.create({
-      circuit: 'register',
-      contributorId: 'alice',
-      contributorName: 'alice',
-      headIndex: 0,
-      candidatePath,
-      size: 10,
-      fileHash: 'ab'.repeat(32),
-      createdAt: clock.now(),
-    });
-    lobby.markSubmitted('alice', 'register', row.id);
+    const row = await aliceHandsIn(dir, contributions, lobby, clock.now());
     /** Delivers an outcome and resolves once the service has applied it (or warned that it could not). */
     const deliver = async (outcome: VerificationOutcome): Promise<void> => {
-      for (const listener of listeners) listener(outcome);
+      answer(outcome);
       await service.stop(); // waits for the outcomes being applied
     };
     return { service, lobby, contributions, row, deliver, warnings, decisions };

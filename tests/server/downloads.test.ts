@@ -90,10 +90,7 @@ describe('immutable downloads under versioned URLs', () => {
     assert.ok(bytes.equals(await readFile(skeleton)));
 
     // Once the head moves, the old inputs are gone (a contribution on them could not be taken).
-    const alice = new ContributorClient(coordinator.url);
-    await alice.signInDemo('alice');
-    await alice.join();
-    await alice.takeTurn('register');
+    const alice = await ContributorClient.contributed(coordinator.url, 'alice', 'register');
     const stale = await fetch(`${coordinator.url}/api/circuits/register/contribution-inputs/0`);
     const refused = await alice.refusal(stale);
     assert.deepEqual([refused.status, refused.code], [409, 'delta.stale_head']);

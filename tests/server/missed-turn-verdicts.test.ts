@@ -7,17 +7,12 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import type { ErrorCode } from '../../core/errors.ts';
-import type { VerificationOutcome } from '../../core/verifier-contract/verifier-contract.ts';
-import { CeremonyService } from '../../server/ceremony-service.ts';
-import { ContributionStore } from '../../server/contributions/contribution-store.ts';
-import { ReceiptSigner } from '../../server/contributions/receipt-signer.ts';
-import type { VerificationDispatcher } from '../../server/verification-dispatch/verification-dispatcher.ts';
 import { makeLobby } from './lobby/lobby-helpers.ts';
+import { aliceHandsIn, answeredService } from '../helpers/handed-in-upload.ts';
 
 const dirs: string[] = [];
 after(async () => {
@@ -28,26 +23,9 @@ after(async () => {
 async function setup(maxMissedTurns: number) {
   const dir = await mkdtemp(path.join(tmpdir(), 'missed-turn-verdicts-'));
   dirs.push(dir);
-  const { lobby, db, clock } = makeLobby({ maxMissedTurns });
-  const contributions = new ContributionStore(db);
-  const listeners: Array<(outcome: VerificationOutcome) => void> = [];
-  const dispatcher: VerificationDispatcher = {
-    enqueue: async () => {},
-    prepareHead: () => {},
-    onOutcome: (listener) => void listeners.push(listener),
-    close: async () => {},
-  };
-  const service = new CeremonyService({
-    // The refusal path reads nothing of the ceremony on disk; the data folder is only named.
-    config: { id: 'missed-turn-verdicts', dataDir: dir } as CeremonyConfig,
-    db,
-    clock,
-    lobby,
-    contributions,
-    dispatcher,
-    receipts: await ReceiptSigner.fromKeyFile(path.join(dir, 'receipt-key.pem')),
-    log: { info: () => {}, warn: () => {} },
-  });
+  const fixture = makeLobby({ maxMissedTurns });
+  const { lobby, clock } = fixture;
+  const { service, contributions, answer } = await answeredService(dir, 'missed-turn-verdicts', fixture);
   lobby.join('alice');
   lobby.join('bob');
   let uploads = 0;
@@ -56,22 +34,8 @@ async function setup(maxMissedTurns: number) {
     outcome: { status: 'error'; message: string } | { status: 'invalid'; code: ErrorCode; message: string },
   ): Promise<void> => {
     lobby.tick();
-    // In the folder's uploads: an outcome for a file elsewhere is settled as lost, not the upload's doing.
-    await mkdir(path.join(dir, 'uploads'), { recursive: true });
-    const candidatePath = path.join(dir, 'uploads', `candidate-${++uploads}.zkey`);
-    await writeFile(candidatePath, 'not a zkey');
-    const row = contributions.create({
-      circuit: 'register',
-      contributorId: 'alice',
-      contributorName: 'alice',
-      headIndex: 0,
-      candidatePath,
-      size: 10,
-      fileHash: 'ab'.repeat(32),
-      createdAt: clock.now(),
-    });
-    lobby.markSubmitted('alice', 'register', row.id);
-    for (const listener of listeners) listener({ ...outcome, contributionId: row.id });
+    const row = await aliceHandsIn(dir, contributions, lobby, clock.now(), `candidate-${++uploads}.zkey`);
+    answer({ ...outcome, contributionId: row.id });
     await service.stop(); // waits for the outcome to be applied
   };
   return { lobby, aliceUploads };

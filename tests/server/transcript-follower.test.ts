@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
-import { newCeremonyDir } from '../fixtures/ceremony-fixture.ts';
+import { newCeremonyDir, REGISTER_ONLY } from '../fixtures/ceremony-fixture.ts';
 import { startAnvil, type AnvilNode } from '../helpers/anvil.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
@@ -19,9 +19,6 @@ import type { AdminOverview } from '../../core/coordinator-api/api-types.ts';
 import type { CeremonyPhase } from '../../core/ceremony/ceremony-phases.ts';
 
 const TOKEN = 'coordinator-token-for-the-transcript-follower';
-const REGISTER_ONLY = {
-  circuits: [{ name: 'register', verifier: 'VerifierRegister', publicInputs: 6, r1cs: 'circuits/register.r1cs' }],
-};
 let anvil: AnvilNode;
 let dataDir: string;
 let coordinator: TestCoordinator;
@@ -37,10 +34,7 @@ before(async () => {
   });
   // The chain's minimum, so it may be announced; through the queue, so the finalisation's check of
   // the queue log (its audit) passes.
-  const alice = new ContributorClient(coordinator.url);
-  await alice.signInDemo('alice');
-  await alice.join();
-  await alice.takeTurn('register');
+  await ContributorClient.contributed(coordinator.url, 'alice', 'register');
 });
 
 after(async () => {

@@ -34,6 +34,18 @@ function auditedLog(lobby: Lobby, links: TranscriptEntry[] = []): QueueLogEntry[
   return log;
 }
 
+/** The tick's events: alice's turn missed, the circuit granted to bob, next in line. */
+function assertAliceMissedBobGranted(events: ReturnType<Lobby['tick']>, message?: string): void {
+  assert.deepEqual(
+    events.map((e) => [e.type, e.contributorId]),
+    [
+      ['turn_missed', 'alice'],
+      ['turn_granted', 'bob'],
+    ],
+    message,
+  );
+}
+
 /**
  * `who`'s turn on register uploaded and accepted as link `index`, and the transcript entry the
  * audit matches the acceptance with (the fields it reads).
@@ -244,12 +256,8 @@ test('heartbeats alone do not hold a turn: none of its upload by UPLOAD_START_MS
   assert.deepEqual(lobby.tick(), [], 'at UPLOAD_START_MS itself the turn is still hers');
   clock.advance(1);
   const events = lobby.tick();
-  assert.deepEqual(
-    events.map((e) => [e.type, e.contributorId]),
-    [
-      ['turn_missed', 'alice'],
-      ['turn_granted', 'bob'],
-    ],
+  assertAliceMissedBobGranted(
+    events,
     'missed 10 minutes after the grant, not at MAX_TURN_MS (60 min) however she beats',
   );
   assert.equal(events[0]!.type === 'turn_missed' && events[0]!.uploadDue, grantedAt + 10 * MINUTE);
@@ -284,13 +292,7 @@ test('an upload that stalls, or trickles, is missed UPLOAD_STALL_MS after its la
   assert.equal(lobby.nextDueAt(), progressAt + 2 * MINUTE + 1);
   clock.advance(1);
   const events = lobby.tick();
-  assert.deepEqual(
-    events.map((e) => [e.type, e.contributorId]),
-    [
-      ['turn_missed', 'alice'],
-      ['turn_granted', 'bob'],
-    ],
-  );
+  assertAliceMissedBobGranted(events);
   const lapse = auditedLog(lobby).find((e) => e.type === 'lapsed');
   assert.ok(lapse?.type === 'lapsed');
   assert.equal(lapse.uploadStalledSince, new Date(progressAt).toISOString());
@@ -314,13 +316,7 @@ test('a large upload must keep the pace that sends it within MAX_TURN_MS: 64 KiB
   });
   assert.equal(lobby.nextDueAt(), started + 2 * MINUTE + 1, 'a trickle is no progress');
   clock.advance(1);
-  assert.deepEqual(
-    lobby.tick().map((e) => [e.type, e.contributorId]),
-    [
-      ['turn_missed', 'alice'],
-      ['turn_granted', 'bob'],
-    ],
-  );
+  assertAliceMissedBobGranted(lobby.tick());
 });
 
 test('the last bytes of an upload count as progress however few; another upload starts from 0', () => {

@@ -106,7 +106,8 @@ export interface QueueLogView {
   update(circuits: readonly string[]): void;
 }
 
-export function createQueueLogView(api: ApiClient): QueueLogView {
+/** The search's fields: a name or public id, a circuit (filled by the first update), an event type. */
+function filterControls(): { search: HTMLInputElement; circuit: HTMLSelectElement; event: HTMLSelectElement } {
   const search = h('input', {
     type: 'text',
     id: 'queue-log-search',
@@ -121,6 +122,25 @@ export function createQueueLogView(api: ApiClient): QueueLogView {
     h('option', { value: '' }, 'every event'),
     QUEUE_LOG_ENTRY_TYPES.map((type) => h('option', { value: type }, EVENT_WORDS[type])),
   );
+  return { search, circuit, event };
+}
+
+/** One entry of the log as a row of the table. */
+function entryRow(entry: QueueLogEntry): HTMLElement {
+  return h(
+    'tr',
+    { 'data-seq': entry.seq, 'data-type': entry.type },
+    h('td', {}, String(entry.seq)),
+    h('td', {}, formatTime(entry.time)),
+    h('td', {}, EVENT_WORDS[entry.type]),
+    h('td', {}, entry.type === 'rules' ? '' : entry.circuit),
+    h('td', { title: entry.type === 'rules' ? '' : entry.contributor }, entry.type === 'rules' ? '' : entry.name),
+    h('td', {}, detail(entry)),
+  );
+}
+
+export function createQueueLogView(api: ApiClient): QueueLogView {
+  const { search, circuit, event } = filterControls();
   const rows = h('tbody', {});
   const status = h('p', { class: 'hint', id: 'queue-log-status', 'aria-live': 'polite' });
   const older = h(
@@ -139,23 +159,12 @@ export function createQueueLogView(api: ApiClient): QueueLogView {
     if (event.value) params.set('type', event.value);
     return `/api/queue-log?${params}`;
   };
-  const row = (entry: QueueLogEntry): HTMLElement =>
-    h(
-      'tr',
-      { 'data-seq': entry.seq, 'data-type': entry.type },
-      h('td', {}, String(entry.seq)),
-      h('td', {}, formatTime(entry.time)),
-      h('td', {}, EVENT_WORDS[entry.type]),
-      h('td', {}, entry.type === 'rules' ? '' : entry.circuit),
-      h('td', { title: entry.type === 'rules' ? '' : entry.contributor }, entry.type === 'rules' ? '' : entry.name),
-      h('td', {}, detail(entry)),
-    );
   const load = (fromStart: boolean): Promise<void> =>
     (loading ??= (async () => {
       try {
         const page = await api.get<QueueLogPage>(query(fromStart ? Number.MAX_SAFE_INTEGER : oldest!));
         if (fromStart) rows.replaceChildren();
-        rows.append(...page.entries.map(row));
+        rows.append(...page.entries.map(entryRow));
         oldest = page.entries.at(-1)?.seq ?? oldest;
         older.hidden = page.entries.length < PAGE;
         status.textContent =

@@ -90,6 +90,67 @@ export function renderSignInPanel(
   );
 }
 
+/**
+ * The identity kept in this browser, its commitment and its sign-in, copy and forget buttons; or,
+ * with none kept, the button that creates one. `render` draws the choice again for another identity.
+ */
+function storedIdentityBlock(
+  identity: BrowserIdentity | undefined,
+  signInStored: HTMLButtonElement,
+  render: (identity: BrowserIdentity | undefined) => void,
+  fail: (error: unknown) => void,
+): HTMLElement {
+  return identity
+    ? h(
+        'div',
+        {},
+        h('p', {}, 'Identity kept in this browser. Its commitment (public; the coordinator adds it to the group):'),
+        h('pre', { class: 'hash', id: 'semaphore-commitment' }, identity.commitment),
+        h(
+          'div',
+          { class: 'actions' },
+          signInStored,
+          copyButton('Copy commitment', () => identity.commitment),
+          copyButton('Copy secret export', () => identity.exported, {
+            title: 'Your identity itself: keep it private, it is how you sign in from another browser',
+          }),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary',
+              onclick: () => {
+                if (confirm('Forget this identity? Without its export you cannot sign in with it again.')) {
+                  forgetStoredIdentity();
+                  render(undefined);
+                }
+              },
+            },
+            'Forget',
+          ),
+        ),
+      )
+    : h(
+        'div',
+        { class: 'actions' },
+        h(
+          'button',
+          {
+            type: 'button',
+            id: 'semaphore-create',
+            onclick: async () => {
+              try {
+                render(await createIdentity());
+              } catch (error) {
+                fail(error);
+              }
+            },
+          },
+          'Create an identity',
+        ),
+      );
+}
+
 function renderSemaphoreChoice(
   api: ApiClient,
   onSignedIn: (session: SessionView) => void,
@@ -123,55 +184,7 @@ function renderSemaphoreChoice(
   const render = (identity: BrowserIdentity | undefined) => {
     const signInStored = h('button', { type: 'button', id: 'semaphore-sign-in-stored' }, 'Sign in anonymously');
     if (identity) signInStored.addEventListener('click', () => void signIn(identity, [signInStored]));
-    const stored = identity
-      ? h(
-          'div',
-          {},
-          h('p', {}, 'Identity kept in this browser. Its commitment (public; the coordinator adds it to the group):'),
-          h('pre', { class: 'hash', id: 'semaphore-commitment' }, identity.commitment),
-          h(
-            'div',
-            { class: 'actions' },
-            signInStored,
-            copyButton('Copy commitment', () => identity.commitment),
-            copyButton('Copy secret export', () => identity.exported, {
-              title: 'Your identity itself: keep it private, it is how you sign in from another browser',
-            }),
-            h(
-              'button',
-              {
-                type: 'button',
-                class: 'secondary',
-                onclick: () => {
-                  if (confirm('Forget this identity? Without its export you cannot sign in with it again.')) {
-                    forgetStoredIdentity();
-                    render(undefined);
-                  }
-                },
-              },
-              'Forget',
-            ),
-          ),
-        )
-      : h(
-          'div',
-          { class: 'actions' },
-          h(
-            'button',
-            {
-              type: 'button',
-              id: 'semaphore-create',
-              onclick: async () => {
-                try {
-                  render(await createIdentity());
-                } catch (error) {
-                  fail(error);
-                }
-              },
-            },
-            'Create an identity',
-          ),
-        );
+    const stored = storedIdentityBlock(identity, signInStored, render, fail);
     const usePasted = h(
       'button',
       { type: 'button', class: 'secondary', id: 'semaphore-sign-in-pasted' },
