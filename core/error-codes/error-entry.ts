@@ -10,7 +10,7 @@
  * (401, 403, 404, 410, 411, 413, 507).
  */
 export type ErrorKind =
-  /** The caller of the `ceremony` command asked wrongly (its arguments, a file it was given): the CLI exits 2, not 1. */
+  /** The `ceremony` command was called wrongly (its arguments, a file it was given): 400, and the CLI exits 2. */
   | 'usage'
   /** A request the caller made wrongly (its body, a value, signing in), or too early: 400. */
   | 'caller'

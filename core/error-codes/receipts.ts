@@ -1,6 +1,7 @@
 /**
  * Checking a signed receipt (`ceremony verify-receipt`, the public page): one code per way a receipt
- * can fail to be in the keys, so a contributor (and a test) tells them apart.
+ * can fail to be in the keys, so a contributor (and a test) tells them apart. No route answers them: the
+ * check runs in the page or the terminal.
  */
 import { type ErrorEntry } from './error-entry.ts';
 

@@ -1,6 +1,7 @@
 /**
  * The operator's and the auditor's commands that write a folder: `ceremony publish`, `ceremony backup`
- * and `ceremony fetch` (an auditor's copy of what a coordinator publishes).
+ * and `ceremony fetch` (an auditor's copy of what a coordinator publishes). No route answers them: their
+ * kind gives the CLI's exit status and the docs' HTTP column.
  */
 import { type ErrorEntry, OPERATOR } from './error-entry.ts';
 

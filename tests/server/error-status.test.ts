@@ -5,6 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { ALL_ERROR_CODES } from '../../core/errors.ts';
 import { errorStatus } from '../../server/http/error-status.ts';
 
@@ -178,4 +180,16 @@ const FROZEN_STATUS: Readonly<Record<string, number>> = {
 
 test('every code answers with the status it had before statuses came from kinds', () => {
   assert.deepEqual(Object.fromEntries(ALL_ERROR_CODES.map((code) => [code, errorStatus(code)])), FROZEN_STATUS);
+});
+
+test('no code is declared in two families (composing them would keep only the last)', async () => {
+  const folder = path.join(import.meta.dirname, '..', '..', 'core', 'error-codes');
+  const declared: string[] = [];
+  for (const file of readdirSync(folder).filter((name) => name.endsWith('.ts'))) {
+    const family = (await import(path.join(folder, file))) as Record<string, unknown>;
+    for (const table of Object.values(family)) {
+      if (typeof table === 'object' && table !== null) declared.push(...Object.keys(table));
+    }
+  }
+  assert.deepEqual(declared.sort(), [...ALL_ERROR_CODES].sort());
 });
