@@ -7,7 +7,7 @@
  * on a contribution, and its plain words; this module composes the families into the one table.
  * The HTTP status of each kind is the server's business (server/http/error-status.ts).
  *
- * Three codes say "you asked wrongly", one per kind of caller:
+ * Three codes say "you asked wrongly", one per caller:
  *  - `usage.invalid_arguments`: the command line of `ceremony …` (arguments, options);
  *  - `input.*`: a file a command was given to read (missing, not JSON, not the shape it must have);
  *  - `request.invalid`: an HTTP request to the coordinator (body, parameters, query).
