@@ -1,9 +1,9 @@
 /**
- * Writes docs/error-codes.md, the table of every error code, from the three tables the code keeps
- * (core/errors.ts: the codes and their traits; server/http/error-status.ts: the HTTP status of each;
- * web/src/api/error-messages.ts: the plain words the browser shows), so the page cannot say what the
- * code does not: `npm run docs:errors` after adding or changing a code; tests/ops/docs.test.ts fails
- * while the page is out of date.
+ * Writes docs/error-codes.md, the table of every error code, from what the code declares
+ * (core/errors.ts: the codes and their traits; server/http/error-status.ts: the HTTP status of each,
+ * from its kind; web/src/api/error-messages.ts: the plain words the browser shows), so the page
+ * cannot say what the code does not: `npm run docs:errors` after adding or changing a code;
+ * tests/ops/docs.test.ts fails while the page is out of date.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
