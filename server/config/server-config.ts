@@ -37,17 +37,10 @@ const FRAGMENTS = [
 ] as const;
 
 /** Every setting of the coordinator but sign-in's: variable name, schema with its default, doc line. */
-export const SERVER_SETTINGS = {
-  ...SERVING_SETTINGS.settings,
-  ...LOBBY_SETTINGS.settings,
-  ...CONNECTION_SETTINGS.settings,
-  ...UPLOAD_SETTINGS.settings,
-  ...RATE_LIMIT_SETTINGS.settings,
-  ...TRUSTED_PROXY_SETTINGS.settings,
-  ...BEACON_SETTINGS.settings,
-  ...STARTUP_SETTINGS.settings,
-  ...METRICS_SETTINGS.settings,
-};
+export const SERVER_SETTINGS: Intersection<(typeof FRAGMENTS)[number]['settings']> = Object.assign(
+  {},
+  ...FRAGMENTS.map((fragment) => fragment.settings),
+);
 
 const serverSchema = schemaOfSettings(SERVER_SETTINGS);
 

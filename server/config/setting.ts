@@ -73,7 +73,7 @@ export function settingsFragment<const Specs extends Record<string, SettingSpec>
   return { settings, section };
 }
 
-/** A duration in ms from 1 (a turn that lasts 0 ms would be no turn). */
+/** A duration in ms from 1: a turn or a window of 0 ms would be none at all. */
 export const durationMsSetting = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 /** A duration in ms where 0 turns the check off. */
 export const offOrMsSetting = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
