@@ -1,6 +1,6 @@
 /**
- * Writes the settings tables of docs/operations.md (between its settings markers) from the
- * declarations of server/config/server-config.ts and auth-env.ts, the same list `ceremony serve
+ * Writes the settings tables of docs/operations.md (between its settings markers) from the modules'
+ * settings fragments (composed by server/config/server-config.ts), the same list `ceremony serve
  * --help` prints: `npm run docs:settings` after adding or changing a setting;
  * tests/cli/serve-settings.test.ts fails while the page is out of date.
  */

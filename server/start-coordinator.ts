@@ -36,7 +36,7 @@ import { createSessionMiddleware } from './auth/session-middleware.ts';
 import { SessionStore } from './auth/session-store.ts';
 import { requireContributor, requireCoordinator } from './auth/require-principal.ts';
 import { requireCsrf } from './auth/require-csrf.ts';
-import { authConfigFromEnv } from './config/auth-env.ts';
+import { authConfigFromEnv } from './auth/sign-in-settings.ts';
 import type { AuthConfig } from './auth/auth-config.ts';
 import type { ServerConfig } from './config/server-config.ts';
 import { createBullmqDispatcher } from './verification-dispatch/bullmq-dispatcher.ts';

@@ -1,11 +1,13 @@
 /**
  * What one environment setting of the coordinator is: its schema (its default inside it), the line
- * `ceremony serve --help` and docs/operations.md show for it, and its group there. The settings are
- * declared where they are parsed (server-config.ts, auth-env.ts) and nowhere else, so a setting the
- * coordinator reads is one the help and the docs list (server/config/settings-doc.ts renders both).
+ * `ceremony serve --help` and docs/operations.md show for it, and its group there. Each module declares
+ * its own settings in a fragment next to it (server/lobby/lobby-settings.ts, …), with the section of
+ * the configuration they make; server-config.ts composes the fragments and validates them once, so a
+ * setting the coordinator reads is one the help and the docs list (server/config/settings-doc.ts).
  */
 import { z } from 'zod';
 import { CoordinatorError } from '../../core/errors.ts';
+import type { DescriptorBudget } from '../http/descriptor-budget.ts';
 
 /** The groups of `serve --help` and of the settings table, in the order they are shown. */
 export const SETTING_GROUPS = {
@@ -43,6 +45,40 @@ export function schemaOfSettings<Specs extends Record<string, SettingSpec>>(spec
   const shape = Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, spec.schema]));
   return z.object(shape as ShapeOf<Specs>);
 }
+
+/** The validated values of a set of declared settings, keyed by their variable names. */
+export type SettingsValues<Specs extends Record<string, SettingSpec>> = z.output<z.ZodObject<ShapeOf<Specs>>>;
+
+/** The values an empty environment gives: a module's runtime defaults derive from them, not a copy. */
+export function defaultSettings<Specs extends Record<string, SettingSpec>>(specs: Specs): SettingsValues<Specs> {
+  return schemaOfSettings(specs).parse({});
+}
+
+/** What start-up measured rather than read, from which some sections take their unset values. */
+export interface SettingsContext {
+  descriptors: DescriptorBudget;
+}
+
+/** A module's settings and the section of the configuration it makes of their values. */
+export interface SettingsFragment<Specs extends Record<string, SettingSpec>, Section> {
+  settings: Specs;
+  section: (values: SettingsValues<Specs>, context: SettingsContext) => Section;
+}
+
+/** Declares a module's settings with the section they make, their types kept for the config's type. */
+export function settingsFragment<const Specs extends Record<string, SettingSpec>, Section extends object>(
+  settings: Specs,
+  section: (values: SettingsValues<Specs>, context: SettingsContext) => Section,
+): SettingsFragment<Specs, Section> {
+  return { settings, section };
+}
+
+/** A duration in ms from 1: a turn or a window of 0 ms would be none at all. */
+export const durationMsSetting = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** A duration in ms where 0 turns the check off. */
+export const offOrMsSetting = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
+/** A count from 1. */
+export const countSetting = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 const trueOrFalse = () => z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) });
 

@@ -21,6 +21,8 @@
  * so neither ever meets it (docs/security.md).
  */
 import type { Redis } from 'ioredis';
+import { defaultSettings } from '../config/setting.ts';
+import { RATE_LIMIT_SETTINGS } from './rate-limit-settings.ts';
 
 export interface DownloadBudgetConfig {
   /** Bytes one client address may download from the coordinator per window. */
@@ -28,9 +30,10 @@ export interface DownloadBudgetConfig {
   windowMs: number;
 }
 
+/** The DOWNLOAD_BUDGET_* settings' defaults (rate-limit-settings.ts). */
 export const DOWNLOAD_BUDGET_DEFAULTS: DownloadBudgetConfig = Object.freeze({
-  bytes: 64 * 1024 ** 3,
-  windowMs: 24 * 60 * 60 * 1000,
+  bytes: defaultSettings(RATE_LIMIT_SETTINGS.settings).DOWNLOAD_BUDGET_BYTES,
+  windowMs: defaultSettings(RATE_LIMIT_SETTINGS.settings).DOWNLOAD_BUDGET_WINDOW_MS,
 });
 
 /**

@@ -9,6 +9,8 @@
  * In this process only: what it bounds is this process's descriptors.
  */
 import { CoordinatorError } from '../../core/errors.ts';
+import { defaultSettings } from '../config/setting.ts';
+import { CONNECTION_SETTINGS } from './connection-settings.ts';
 
 export interface DownloadSlotLimits {
   /** Downloads in progress at once per payer. */
@@ -17,11 +19,8 @@ export interface DownloadSlotLimits {
   total: number;
 }
 
-/**
- * Downloads in progress at once per payer, by default: a browser opens at most six connections to a
- * host, and `ceremony fetch` downloads one file at a time; a few people behind one address fit.
- */
-export const DOWNLOADS_PER_ADDRESS = 8;
+/** Downloads in progress at once per payer, by default: MAX_DOWNLOADS_PER_ADDRESS's (connection-settings.ts). */
+export const DOWNLOADS_PER_ADDRESS = defaultSettings(CONNECTION_SETTINGS.settings).MAX_DOWNLOADS_PER_ADDRESS;
 
 /** How long a refused client should wait: a download of a test key takes well under this. */
 const RETRY_AFTER_SECONDS = 5;

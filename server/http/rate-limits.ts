@@ -18,6 +18,8 @@ import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import type { Redis } from 'ioredis';
 import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import type { Principal } from '../auth/principal.ts';
+import { defaultSettings } from '../config/setting.ts';
+import { RATE_LIMIT_SETTINGS, rateLimitsOf } from './rate-limit-settings.ts';
 import {
   DOWNLOAD_BUDGET_DEFAULTS,
   MemoryDownloadBudget,
@@ -73,21 +75,10 @@ export interface RateLimitConfig {
   receiptReads?: number;
 }
 
-export const RATE_LIMIT_DEFAULTS: Required<RateLimitConfig> = Object.freeze({
-  windowMs: 60_000,
-  signIn: 20,
-  challenge: 20,
-  devicePoll: 120,
-  uploadCreation: 30,
-  uploadRequests: 600,
-  join: 10,
-  downloadBytes: DOWNLOAD_BUDGET_DEFAULTS.bytes,
-  downloadWindowMs: DOWNLOAD_BUDGET_DEFAULTS.windowMs,
-  queueLog: 120,
-  ceremonyReads: 240,
-  contributorRequests: 600,
-  receiptReads: 30,
-});
+/** The settings' defaults (rate-limit-settings.ts). */
+export const RATE_LIMIT_DEFAULTS: Required<RateLimitConfig> = Object.freeze(
+  rateLimitsOf(defaultSettings(RATE_LIMIT_SETTINGS.settings)),
+);
 
 export interface RateLimits {
   signIn: RequestHandler;

@@ -25,7 +25,6 @@ import type { RequestHandler } from 'express';
 export const HTTP_TIMEOUT_DEFAULTS = Object.freeze({
   headersTimeoutMs: 20_000,
   bodyDeadlineMs: 30_000,
-  keepAliveMs: 65_000,
   /** How often Node looks for requests past headersTimeout or requestTimeout. */
   checkEveryMs: 5000,
 });

@@ -16,6 +16,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
+import { defaultSettings } from '../config/setting.ts';
+import { CONNECTION_SETTINGS } from './connection-settings.ts';
 
 export interface SlowReaderLimits {
   /** The least a reader must take per second, on average over a window; 0: no minimum. */
@@ -23,12 +25,11 @@ export interface SlowReaderLimits {
   windowMs: number;
 }
 
-/**
- * 8 KiB/s (64 kbit/s) over a minute: far below any link a contributor takes a turn on (a turn's inputs
- * at 2^18 are 15.6 MB), and a minute rides out a stall of the network; a reader at this pace pays for
- * the socket it holds with its own bandwidth.
- */
-export const SLOW_READER_DEFAULTS: SlowReaderLimits = Object.freeze({ minBytesPerSecond: 8192, windowMs: 60_000 });
+/** The MIN_TRANSFER_* settings' defaults (connection-settings.ts, which says why these). */
+export const SLOW_READER_DEFAULTS: SlowReaderLimits = Object.freeze({
+  minBytesPerSecond: defaultSettings(CONNECTION_SETTINGS.settings).MIN_TRANSFER_BYTES_PER_SECOND,
+  windowMs: defaultSettings(CONNECTION_SETTINGS.settings).MIN_TRANSFER_WINDOW_MS,
+});
 
 interface Watched {
   /** Bytes the socket had handed to the kernel at the last look. */

@@ -5,6 +5,8 @@
  */
 import type { LobbyRemoval } from '../../core/coordinator-api/lobby-status.ts';
 import type { QueueLogOptions } from './queue-log-store.ts';
+import { defaultSettings } from '../config/setting.ts';
+import { LOBBY_SETTINGS, lobbyTimings } from './lobby-settings.ts';
 
 export interface LobbyOptions {
   /** Contribution order (ceremony.json order). Every contributor works through them in this order. */
@@ -75,19 +77,10 @@ export interface LobbyOptions {
   maxMissedTurns?: number;
 }
 
+/** The settings' defaults (lobby-settings.ts), and the estimate no setting gives. */
 export const LOBBY_DEFAULTS = Object.freeze({
-  presenceMs: 60_000,
-  takeTurnMs: 30_000,
-  turnTimeoutMs: 10 * 60_000,
-  turnSilenceMs: 2 * 60_000,
-  disconnectGraceMs: 10_000,
-  uploadStartMs: 10 * 60_000,
-  uploadStallMs: 2 * 60_000,
-  heartbeatExtensionMs: 2 * 60_000,
-  maxTurnMs: 60 * 60_000,
-  cooldownMs: 5 * 60_000,
+  ...lobbyTimings(defaultSettings(LOBBY_SETTINGS.settings)),
   defaultTurnEstimateMs: 3 * 60_000,
-  maxMissedTurns: 3,
 });
 
 export type ResolvedLobbyOptions = Required<Omit<LobbyOptions, 'queueLog'>> & Pick<LobbyOptions, 'queueLog'>;

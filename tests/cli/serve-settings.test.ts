@@ -11,7 +11,7 @@ import { runCli } from '../helpers/run-cli.ts';
 import { REPO_ROOT } from '../fixtures/ceremony-fixture.ts';
 import { isCoordinatorError } from '../../core/errors.ts';
 import { loadServerConfig, SERVER_SETTINGS } from '../../server/config/server-config.ts';
-import { authConfigFromEnv, SIGN_IN_SETTINGS } from '../../server/config/auth-env.ts';
+import { authConfigFromEnv, SIGN_IN_SETTINGS } from '../../server/auth/sign-in-settings.ts';
 import { settingsByGroup, withSettingsDocBlock } from '../../server/config/settings-doc.ts';
 
 const declared = [...Object.keys(SERVER_SETTINGS), ...Object.keys(SIGN_IN_SETTINGS)];

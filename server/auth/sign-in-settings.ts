@@ -1,14 +1,15 @@
 /**
- * The sign-in settings: each variable declared once, with its schema, default and doc line (as
- * server-config.ts declares the rest), validated with the rest of the configuration at start-up,
- * then turned into the auth section (server/auth/auth-config.ts), which checks how they combine.
+ * The sign-in settings: each variable declared once, with its schema, default and doc line (as the
+ * other modules' fragments declare theirs), validated with the rest of the configuration at start-up
+ * (server/config/server-config.ts), then turned into the auth section (auth-config.ts), which checks
+ * how they combine once the ceremony is read. Their defaults are auth-config.ts's own.
  * Secrets come only from here: GITHUB_CLIENT_SECRET, COORDINATOR_TOKEN. An empty variable counts
  * as unset (a compose file passes `${GITHUB_CLIENT_ID:-}` through).
  */
 import { z } from 'zod';
-import { parseAuthConfig, SEMAPHORE_DEFAULTS, type AuthConfig } from '../auth/auth-config.ts';
-import { isLoopbackHost } from '../auth/demo-sign-in.ts';
-import { declareSettings, optionalBooleanSetting, schemaOfSettings, settingsError } from './setting.ts';
+import { parseAuthConfig, SEMAPHORE_DEFAULTS, type AuthConfig } from './auth-config.ts';
+import { isLoopbackHost } from './demo-sign-in.ts';
+import { declareSettings, optionalBooleanSetting, schemaOfSettings, settingsError } from '../config/setting.ts';
 
 /** The auth section's own defaults (GitHub's endpoints and minimums, session caps): shown as this section's. */
 const AUTH_DEFAULTS = parseAuthConfig({ github: { clientId: '-', clientSecret: '-' } });
