@@ -3,6 +3,7 @@
  * each written to the tables and appended to the queue log in the order the log is read. Every move
  * runs inside the transaction of the Lobby method that makes it (lobby.ts change()), never its own.
  */
+import { CoordinatorError } from '../../core/errors.ts';
 import type { JoinCause } from '../../core/queue-log/queue-log-entry.ts';
 import {
   afterMissedTurn,
@@ -31,7 +32,7 @@ import {
   type LapseCause,
 } from './lobby-rules.ts';
 import { turnTimes, type LobbyStatements, type QueueRow, type TurnRow } from './lobby-statements.ts';
-import type { LobbyEvent, ResolvedLobbyOptions } from './lobby-types.ts';
+import type { LeaveOutcome, LobbyEvent, LobbyRemoval, ResolvedLobbyOptions } from './lobby-types.ts';
 import type { ProposedStep, QueueLogStore } from './queue-log-store.ts';
 
 export class LobbyMoves {
@@ -77,6 +78,51 @@ export class LobbyMoves {
       },
       now,
     );
+  }
+
+  /** Lobby.leave's move: out of the queue, or the turn given up, or out after the verdict. */
+  leave(contributorId: string, now: number): LeaveOutcome {
+    const waiting = this.statements.queueEntryOf.get(contributorId);
+    if (waiting) {
+      this.statements.dequeue.run(contributorId);
+      this.log(contributorId, { type: 'left', circuit: waiting.circuit, from: 'waiting' }, now);
+      return { left: 'waiting', circuit: waiting.circuit };
+    }
+    const turn = this.statements.turnOfContributor.get(contributorId);
+    if (turn?.state === 'turn') {
+      // A turn given up is a missed turn: leaving and joining again does not undo it.
+      this.endTurn(turn, 'left', now);
+      const missedTurns = this.countMiss(turn);
+      this.log(contributorId, { type: 'left', circuit: turn.circuit, from: 'turn', missedTurns }, now);
+      return { left: 'turn', circuit: turn.circuit };
+    }
+    if (turn?.state === 'verifying') {
+      // Logged once: leaving again while the verdict is awaited changes nothing.
+      if (!this.statements.leavingOf.get(contributorId))
+        this.log(contributorId, { type: 'left', circuit: turn.circuit, from: 'after_verdict' }, now);
+      this.statements.markLeaving.run(contributorId, now);
+      return { left: 'after_verdict', circuit: turn.circuit };
+    }
+    return { left: 'nothing' };
+  }
+
+  /** Lobby.removeEntry's move: the coordinator takes a waiting entry or an unsubmitted turn out. */
+  removeEntry(contributorId: string, message: string, now: number): LobbyRemoval {
+    const waiting = this.statements.queueEntryOf.get(contributorId);
+    const turn = this.statements.turnOfContributor.get(contributorId);
+    if (turn?.state === 'verifying')
+      throw new CoordinatorError(
+        'lobby.not_queued',
+        `${contributorId} has a contribution to ${turn.circuit} being verified; it cannot be removed now`,
+      );
+    const circuit = waiting?.circuit ?? turn?.circuit;
+    if (circuit === undefined)
+      throw new CoordinatorError('lobby.not_queued', `${contributorId} is not waiting in any queue`);
+    if (waiting) this.statements.dequeue.run(contributorId);
+    if (turn) this.endTurn(turn, 'removed', now);
+    this.statements.recordRemoval.run(contributorId, circuit, 'coordinator', message, now);
+    this.log(contributorId, { type: 'removed', circuit, reason: 'coordinator' }, now);
+    return { circuit, reason: 'coordinator' as const, message, at: now };
   }
 
   /**

@@ -231,31 +231,7 @@ export class Lobby {
    * Their accepted contributions stay. Idempotent: leaving when not in the lobby changes nothing.
    */
   leave(contributorId: string): LeaveOutcome {
-    return this.change((): LeaveOutcome => {
-      const now = this.clock.now();
-      const waiting = this.statements.queueEntryOf.get(contributorId);
-      if (waiting) {
-        this.statements.dequeue.run(contributorId);
-        this.moves.log(contributorId, { type: 'left', circuit: waiting.circuit, from: 'waiting' }, now);
-        return { left: 'waiting', circuit: waiting.circuit };
-      }
-      const turn = this.statements.turnOfContributor.get(contributorId);
-      if (turn?.state === 'turn') {
-        // A turn given up is a missed turn: leaving and joining again does not undo it.
-        this.moves.endTurn(turn, 'left', now);
-        const missedTurns = this.moves.countMiss(turn);
-        this.moves.log(contributorId, { type: 'left', circuit: turn.circuit, from: 'turn', missedTurns }, now);
-        return { left: 'turn', circuit: turn.circuit };
-      }
-      if (turn?.state === 'verifying') {
-        // Logged once: leaving again while the verdict is awaited changes nothing.
-        if (!this.statements.leavingOf.get(contributorId))
-          this.moves.log(contributorId, { type: 'left', circuit: turn.circuit, from: 'after_verdict' }, now);
-        this.statements.markLeaving.run(contributorId, now);
-        return { left: 'after_verdict', circuit: turn.circuit };
-      }
-      return { left: 'nothing' };
-    });
+    return this.change((): LeaveOutcome => this.moves.leave(contributorId, this.clock.now()));
   }
 
   status(contributorId: string): ContributorStatus {
@@ -336,24 +312,7 @@ export class Lobby {
    * join again. Throws lobby.not_queued when there is no such entry (or it is being verified).
    */
   removeEntry(contributorId: string, message = 'the coordinator removed your entry from the queue'): LobbyRemoval {
-    return this.change(() => {
-      const now = this.clock.now();
-      const waiting = this.statements.queueEntryOf.get(contributorId);
-      const turn = this.statements.turnOfContributor.get(contributorId);
-      if (turn?.state === 'verifying')
-        throw new CoordinatorError(
-          'lobby.not_queued',
-          `${contributorId} has a contribution to ${turn.circuit} being verified; it cannot be removed now`,
-        );
-      const circuit = waiting?.circuit ?? turn?.circuit;
-      if (circuit === undefined)
-        throw new CoordinatorError('lobby.not_queued', `${contributorId} is not waiting in any queue`);
-      if (waiting) this.statements.dequeue.run(contributorId);
-      if (turn) this.moves.endTurn(turn, 'removed', now);
-      this.statements.recordRemoval.run(contributorId, circuit, 'coordinator', message, now);
-      this.moves.log(contributorId, { type: 'removed', circuit, reason: 'coordinator' }, now);
-      return { circuit, reason: 'coordinator' as const, message, at: now };
-    });
+    return this.change(() => this.moves.removeEntry(contributorId, message, this.clock.now()));
   }
 
   /** Waiting entries in queue order, per circuit, at most `limit` per circuit (the console's list). */
