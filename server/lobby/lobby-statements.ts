@@ -61,6 +61,11 @@ export type LobbyStatements = ReturnType<typeof prepareStatements>;
 
 /** Every query of the lobby, prepared once. */
 export function prepareStatements(db: Db) {
+  return { ...queueStatements(db), ...turnStatements(db), ...recordStatements(db) };
+}
+
+/** The queues (lobby_queue). */
+function queueStatements(db: Db) {
   return {
     queueEntryOf: db.prepare<[string], QueueRow>('SELECT * FROM lobby_queue WHERE contributor_id = ?'),
     positionOf: db.prepare<[string, number], { ahead: number }>(
@@ -83,20 +88,31 @@ export function prepareStatements(db: Db) {
     allQueued: db.prepare<[], { contributor_id: string }>('SELECT contributor_id FROM lobby_queue'),
     // The circuit's queue in FIFO order (turn-order.ts's firstInLine reads it as far as it needs).
     queueOfCircuitInOrder: db.prepare<[string], QueueRow>('SELECT * FROM lobby_queue WHERE circuit = ? ORDER BY seq'),
+    queueOfCircuit: db.prepare<[string, number], QueueRow & { missed: number }>(
+      `SELECT q.*, COALESCE(m.missed, 0) AS missed FROM lobby_queue q
+       LEFT JOIN lobby_missed_turns m ON m.contributor_id = q.contributor_id AND m.circuit = q.circuit
+       WHERE q.circuit = ? ORDER BY q.seq LIMIT ?`,
+    ),
+    nextEligibleAt: db.prepare<[number], { at: number | null }>(
+      'SELECT MIN(eligible_at) AS at FROM lobby_queue WHERE eligible_at > ?',
+    ),
+  };
+}
+
+/** The circuits' turns and their history (lobby_turns, lobby_turn_history). */
+function turnStatements(db: Db) {
+  return {
     turnOfCircuit: db.prepare<[string], TurnRow>('SELECT * FROM lobby_turns WHERE circuit = ?'),
     turnOfContributor: db.prepare<[string], TurnRow>('SELECT * FROM lobby_turns WHERE contributor_id = ?'),
     turnOfContribution: db.prepare<[string], TurnRow>('SELECT * FROM lobby_turns WHERE contribution_id = ?'),
     allTurns: db.prepare<[], TurnRow>('SELECT * FROM lobby_turns ORDER BY started_at, circuit'),
-    nextEligibleAt: db.prepare<[number], { at: number | null }>(
-      'SELECT MIN(eligible_at) AS at FROM lobby_queue WHERE eligible_at > ?',
-    ),
     expiredTurns: db.prepare<[number], TurnRow>(
       "SELECT * FROM lobby_turns WHERE state = 'turn' AND deadline < ? ORDER BY deadline",
     ),
-    // Not taken by their time (startedAt + takeTurnMs), or by their deadline if that comes first.
     takenTurns: db.prepare<[], TurnRow>(
       "SELECT * FROM lobby_turns WHERE state = 'turn' AND taken_at IS NOT NULL ORDER BY started_at, circuit",
     ),
+    // Not taken by their time (startedAt + takeTurnMs), or by their deadline if that comes first.
     untakenTurns: db.prepare<[number, number, number], TurnRow>(
       `SELECT * FROM lobby_turns WHERE state = 'turn' AND taken_at IS NULL
          AND (started_at + ? < ? OR deadline < ?) ORDER BY started_at, circuit`,
@@ -123,6 +139,12 @@ export function prepareStatements(db: Db) {
          SELECT started_at, ended_at FROM lobby_turn_history
          WHERE circuit = ? AND outcome = 'accepted' ORDER BY id DESC LIMIT ?)`,
     ),
+  };
+}
+
+/** What is kept of each contributor: accepted contributions, missed turns, removals, choices, leaving, refusals. */
+function recordStatements(db: Db) {
+  return {
     acceptedOf: db.prepare<[string], AcceptedRow>(
       'SELECT circuit, contribution_id, chain_index, contribution_hash FROM lobby_accepted WHERE contributor_id = ?',
     ),
@@ -159,11 +181,6 @@ export function prepareStatements(db: Db) {
       'INSERT OR REPLACE INTO lobby_leaving (contributor_id, at) VALUES (?, ?)',
     ),
     clearLeaving: db.prepare<[string]>('DELETE FROM lobby_leaving WHERE contributor_id = ?'),
-    queueOfCircuit: db.prepare<[string, number], QueueRow & { missed: number }>(
-      `SELECT q.*, COALESCE(m.missed, 0) AS missed FROM lobby_queue q
-       LEFT JOIN lobby_missed_turns m ON m.contributor_id = q.contributor_id AND m.circuit = q.circuit
-       WHERE q.circuit = ? ORDER BY q.seq LIMIT ?`,
-    ),
     refusalOf: db.prepare<[string], RefusalRow>(
       'SELECT circuit, code, message, at FROM lobby_refusals WHERE contributor_id = ?',
     ),
