@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { errorCodeOr, type ErrorCode } from '../../core/errors.ts';
 import { applyMigrations, type Db } from '../store/database.ts';
+import { CANDIDATES_MIGRATION, CandidateStore } from './candidate-store.ts';
 import { CONTRIBUTION_STATUSES, type ContributionStatus, type SettledVerdict } from './contribution-lifecycle.ts';
 
 export type { ContributionStatus };
@@ -55,6 +56,7 @@ const MIGRATIONS = [
      body TEXT NOT NULL,
      signature TEXT NOT NULL
    );`,
+  CANDIDATES_MIGRATION,
 ];
 
 interface RawRow {
@@ -103,10 +105,13 @@ export interface Receipt {
 
 export class ContributionStore {
   private readonly statements: ContributionStatements;
+  /** Each upload's facts until its verdict (candidate-store.ts), in this module's migrations. */
+  readonly candidates: CandidateStore;
 
   constructor(db: Db) {
     applyMigrations(db, 'contributions', MIGRATIONS);
     this.statements = prepareStatements(db);
+    this.candidates = new CandidateStore(db);
   }
 
   create(

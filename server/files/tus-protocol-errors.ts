@@ -7,6 +7,7 @@
  * 404; a tus client treats them alike (a 4xx other than 409 and 423 is not retried).
  */
 import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
+import { errorStatus } from '../http/error-status.ts';
 
 /** The code for a tus protocol error of `status`. */
 function codeOf(status: number): ErrorCode {
@@ -26,4 +27,19 @@ export function tusProtocolError(error: { status_code: number; body?: string }):
   if (body.startsWith('{')) return undefined;
   const words = body === '' ? `the upload request was refused (HTTP ${error.status_code})` : body;
   return new CoordinatorError(codeOf(error.status_code), words.replace(/\s+/g, ' '));
+}
+
+/** A CoordinatorError in the shape tus answers a hook's refusal with: the code's status, our body. */
+export function tusError(error: CoordinatorError): { status_code: number; body: string } {
+  return { status_code: errorStatus(error.code), body: JSON.stringify(error.toJSON()) };
+}
+
+/** Runs `check`, turning a CoordinatorError into the error shape tus answers with. */
+export async function asTusError<T>(check: () => T | Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (error) {
+    if (error instanceof CoordinatorError) throw tusError(error);
+    throw error;
+  }
 }
