@@ -17,16 +17,12 @@
  */
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { flushAhead } from '../core/fs/atomic-write.ts';
 import { commitPreverifiedContribution } from '../core/ceremony/extend-chain.ts';
 import { openCeremony, type CeremonyState } from '../core/ceremony/open-ceremony.ts';
-import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import type { CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
-import { hashZkeyFile, type SectionHashes } from '../core/zkey/zkey-hashes.ts';
-import { fileIdentity, sameFileIdentity, type FileIdentity } from '../core/fs/file-identity.ts';
-import { type CoordinatorError, isCoordinatorError, refusesContribution, type ErrorCode } from '../core/errors.ts';
+import { isCoordinatorError, type ErrorCode } from '../core/errors.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { CeremonyStateReader, headIndexOf } from './ceremony-state-reader.ts';
 import type { Db } from './store/database.ts';
@@ -35,11 +31,16 @@ import type { LobbyEvent } from './lobby/lobby-types.ts';
 import type { ContributionRow, ContributionStore } from './contributions/contribution-store.ts';
 import { settleVerdict, type Verdict } from './contributions/contribution-lifecycle.ts';
 import type { ReceiptSigner } from './contributions/receipt-signer.ts';
-import type { Principal } from './auth/principal.ts';
 import type { VerificationOutcome, VerificationRequest } from '../core/verifier-contract/verifier-contract.ts';
-import { verificationRequest } from './contributions/verification-request.ts';
+import { headPreparations, requestFromState } from './contributions/verification-request.ts';
+import { committedAs, hashCandidate, type SubmittedUpload } from './contributions/candidate-store.ts';
+import {
+  DEFAULT_COMMIT_RETRY_DELAYS_MS,
+  LOST_IN_RESTART,
+  linkNoLongerFits,
+  wait,
+} from './contributions/commit-retry.ts';
 import type { VerificationDispatcher } from './verification-dispatch/verification-dispatcher.ts';
-import { stateDirFor } from '../core/link-check/link-challenge.ts';
 
 export interface ServiceLog {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -75,52 +76,6 @@ export interface CeremonyServiceDeps {
    * longer than a `ceremony contribute` of the largest circuit holds the data folder).
    */
   commitRetryDelaysMs?: readonly number[];
-}
-
-/** Waits `ms`; false if `run` is aborted (the service stopped) meanwhile. */
-function wait(ms: number, run: AbortSignal): Promise<boolean> {
-  return sleep(ms, true, { signal: run }).catch(() => false);
-}
-
-/** The verdict on a candidate whose upload this coordinator does not have (any more). */
-const LOST_IN_RESTART = {
-  event: 'unverifiable',
-  code: 'verification.unavailable',
-  message: 'the uploaded file was lost in a coordinator restart; please contribute again',
-} as const;
-
-const DEFAULT_COMMIT_RETRY_DELAYS_MS = Array.from({ length: 32 }, (_, i) => Math.min(1000 * 2 ** i, 30_000));
-
-/**
- * Commit refusals that mean the verified link no longer fits the chain (its head moved, the file
- * is not the one verified, the circuit was finalised) or the file itself is refused: trying again
- * changes nothing. Anything else (the data folder locked, the transcript unreadable, an I/O error)
- * says nothing about the contribution.
- */
-function linkNoLongerFits(error: unknown): error is CoordinatorError {
-  if (!isCoordinatorError(error)) return false;
-  return (
-    refusesContribution(error.code) ||
-    error.code === 'chain.file_hash_mismatch' ||
-    error.code === 'ceremony.finalised' ||
-    error.code === 'ceremony.beacon_announced' ||
-    error.code === 'circuit.unknown'
-  );
-}
-
-export interface SubmittedUpload {
-  principal: Principal;
-  circuit: string;
-  /** The finished upload, inside the data folder (it is renamed into the chain on acceptance). */
-  path: string;
-  size: number;
-  /**
-   * The verdict already found by the coordinator (an upload that is not laid out as a contribution
-   * on the head, a bad record, a streamed delta's point off the curve or point at infinity out of
-   * place: the verifier's own checks, with its codes): recorded as the verifier's refusal would be,
-   * without a verifier or a pass over the file.
-   */
-  refusal?: { code: ErrorCode; message: string };
 }
 
 export class CeremonyService {
@@ -223,7 +178,7 @@ export class CeremonyService {
     // An upload created by a version before the candidates table: the head is the current one.
     const headIndex = candidate?.headIndex ?? (await this.headIndex(upload.circuit));
     // An upload refused already is never hashed: no link can name it, and its refusal must cost no pass over its bytes.
-    const hashed = upload.refusal || candidate?.fileHash ? undefined : await this.hashCandidate(upload.path);
+    const hashed = upload.refusal || candidate?.fileHash ? undefined : await hashCandidate(upload.path);
     const row = this.deps.db.transaction(() => {
       if (!candidate)
         contributions.candidates.create({
@@ -269,39 +224,10 @@ export class CeremonyService {
     return row;
   }
 
-  /**
-   * The whole file's hash and its sections' in one read, with the file's identity when unchanged
-   * across the hashing (then the verifier and the commit need not read it again).
-   */
-  private async hashCandidate(
-    file: string,
-  ): Promise<{ fileHash: string; sectionHashes?: SectionHashes; identity?: FileIdentity }> {
-    const before = await fileIdentity(file);
-    const { fileHash, sectionHashes } = await hashZkeyFile(file);
-    const after = await fileIdentity(file);
-    return { fileHash, sectionHashes, ...(sameFileIdentity(before, after) ? { identity: after } : {}) };
-  }
-
   /** The request of a contribution, from its stored rows alone (verificationRequest). */
   private async requestFor(row: ContributionRow): Promise<VerificationRequest> {
-    const paths = ceremonyPaths(this.deps.config.dataDir);
-    const chain = (await this.ceremonyState()).chains.get(row.circuit);
-    const head =
-      row.headIndex === 0 ? chain?.init : chain?.contributions.find((entry) => entry.index === row.headIndex);
-    return verificationRequest(row, this.deps.contributions.candidates.get(row.candidatePath), head, {
-      headZkeyPath: paths.zkeyPath(row.circuit, row.headIndex),
-      stateDir: stateDirFor(paths.dataDir),
-    });
-  }
-
-  /** What the commit may take as given about a candidate hashed before it was verified: its stored hashes. */
-  private hashedAsFields(row: ContributionRow): { hashedAs?: FileIdentity; sectionHashes?: SectionHashes } {
     const candidate = this.deps.contributions.candidates.get(row.candidatePath);
-    if (!candidate?.identity || candidate.fileHash !== row.fileHash) return {};
-    return {
-      hashedAs: candidate.identity,
-      ...(candidate.sectionHashes ? { sectionHashes: candidate.sectionHashes } : {}),
-    };
+    return requestFromState(row, candidate, await this.ceremonyState());
   }
 
   private async applyOutcome(outcome: VerificationOutcome): Promise<void> {
@@ -381,7 +307,7 @@ export class CeremonyService {
           fileHash: row.fileHash,
           contributionHash,
           contributor: row.contributorName,
-          ...this.hashedAsFields(row),
+          ...committedAs(this.deps.contributions.candidates.get(row.candidatePath), row.fileHash),
         });
         this.recordVerdict(row, {
           event: 'committed',
@@ -505,18 +431,7 @@ export class CeremonyService {
    * cached costs the verifier one small read. Nothing waits for the answers.
    */
   private async prepareHeads(): Promise<void> {
-    const state = await this.ceremonyState();
-    if (state.finalised) return;
-    const stateDir = stateDirFor(state.paths.dataDir);
-    for (const [circuit, chain] of state.chains) {
-      if (!chain.head || chain.beacon) continue;
-      this.deps.dispatcher.prepareHead({
-        circuit,
-        headZkeyPath: state.paths.zkeyPath(circuit, chain.headIndex),
-        stateDir,
-        headFileHash: chain.head.fileHash,
-      });
-    }
+    for (const request of headPreparations(await this.ceremonyState())) this.deps.dispatcher.prepareHead(request);
   }
 
   /**

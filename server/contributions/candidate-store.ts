@@ -2,12 +2,21 @@
  * One candidate's facts, from its upload's creation to its verdict (table `candidates`, migration 2
  * of the contributions module). The row is made in the transaction that checks the turn, with the
  * head it extends pinned; the intake writes its hashes and identity onto it; the verification
- * request and the commit read them back. Being stored, they survive a restart: a contribution
+ * request and the commit read them back. What the intake hands in (SubmittedUpload) is the rest. Being stored, they survive a restart: a contribution
  * re-verified at start-up is sent the request normal running would have sent.
  */
 import type { SectionHashes } from '../../core/zkey/zkey-hashes.ts';
-import { parseFileIdentity, serialiseFileIdentity, type FileIdentity } from '../../core/fs/file-identity.ts';
+import {
+  fileIdentity,
+  parseFileIdentity,
+  sameFileIdentity,
+  serialiseFileIdentity,
+  type FileIdentity,
+} from '../../core/fs/file-identity.ts';
+import { hashZkeyFile } from '../../core/zkey/zkey-hashes.ts';
 import type { Db } from '../store/database.ts';
+import type { ErrorCode } from '../../core/errors.ts';
+import type { Principal } from '../auth/principal.ts';
 
 export interface CandidateRow {
   /** The upload's file, inside the data folder: the contribution row's candidatePath. */
@@ -57,6 +66,46 @@ function fromRaw(raw: RawCandidate): CandidateRow {
     sectionHashes: raw.section_hashes === null ? null : (JSON.parse(raw.section_hashes) as SectionHashes),
     identity: raw.identity === null ? null : parseFileIdentity(JSON.parse(raw.identity)),
   };
+}
+
+/**
+ * A candidate's hashes, the whole file's and its sections', in one read, with the file's identity
+ * when unchanged across the hashing (then the verifier and the commit need not read it again).
+ */
+export async function hashCandidate(
+  file: string,
+): Promise<{ fileHash: string; sectionHashes?: SectionHashes; identity?: FileIdentity }> {
+  const before = await fileIdentity(file);
+  const { fileHash, sectionHashes } = await hashZkeyFile(file);
+  const after = await fileIdentity(file);
+  return { fileHash, sectionHashes, ...(sameFileIdentity(before, after) ? { identity: after } : {}) };
+}
+
+/** What the commit may take as given about a candidate of `fileHash` (commitPreverifiedContribution). */
+export function committedAs(
+  candidate: CandidateRow | undefined,
+  fileHash: string,
+): { hashedAs?: FileIdentity; sectionHashes?: SectionHashes } {
+  if (!candidate?.identity || candidate.fileHash !== fileHash) return {};
+  return {
+    hashedAs: candidate.identity,
+    ...(candidate.sectionHashes ? { sectionHashes: candidate.sectionHashes } : {}),
+  };
+}
+
+export interface SubmittedUpload {
+  principal: Principal;
+  circuit: string;
+  /** The finished upload, inside the data folder (it is renamed into the chain on acceptance). */
+  path: string;
+  size: number;
+  /**
+   * The verdict already found by the coordinator (an upload that is not laid out as a contribution
+   * on the head, a bad record, a streamed delta's point off the curve or point at infinity out of
+   * place: the verifier's own checks, with its codes): recorded as the verifier's refusal would be,
+   * without a verifier or a pass over the file.
+   */
+  refusal?: { code: ErrorCode; message: string };
 }
 
 /** The candidates table; its migration is the contribution store's (it must exist first). */

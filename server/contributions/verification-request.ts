@@ -5,9 +5,11 @@
  */
 import { serialiseFileIdentity } from '../../core/fs/file-identity.ts';
 import type { SectionHashes } from '../../core/zkey/zkey-hashes.ts';
-import type { VerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
+import type { HeadPreparationRequest, VerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
 import type { CandidateRow } from './candidate-store.ts';
 import type { ContributionRow } from './contribution-store.ts';
+import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
+import { stateDirFor } from '../../core/link-check/link-challenge.ts';
 
 /** The head a contribution extends, as its transcript entry records it. */
 export interface HeadEntry {
@@ -52,4 +54,35 @@ export function verificationRequest(
     ...challenge,
     ...sectionHashes,
   };
+}
+
+/** The request of `row` on the ceremony `state` (its head's transcript entry, its paths). */
+export function requestFromState(
+  row: ContributionRow,
+  candidate: CandidateRow | undefined,
+  state: CeremonyState,
+): VerificationRequest {
+  const chain = state.chains.get(row.circuit);
+  const head = row.headIndex === 0 ? chain?.init : chain?.contributions.find((entry) => entry.index === row.headIndex);
+  return verificationRequest(row, candidate, head, {
+    headZkeyPath: state.paths.zkeyPath(row.circuit, row.headIndex),
+    stateDir: stateDirFor(state.paths.dataDir),
+  });
+}
+
+/**
+ * The preparation of every head a contribution may still extend on the ceremony `state` (none once
+ * it is finalised, nor on a circuit sealed by its beacon).
+ */
+export function headPreparations(state: CeremonyState): HeadPreparationRequest[] {
+  if (state.finalised) return [];
+  const stateDir = stateDirFor(state.paths.dataDir);
+  return [...state.chains]
+    .filter(([, chain]) => chain.head && !chain.beacon)
+    .map(([circuit, chain]) => ({
+      circuit,
+      headZkeyPath: state.paths.zkeyPath(circuit, chain.headIndex),
+      stateDir,
+      headFileHash: chain.head!.fileHash,
+    }));
 }

@@ -25,13 +25,7 @@
  *    refused (upload.complete), decided under the upload's tus lock (FollowedFileStore), since tus
  *    releases that lock before it calls onUploadFinish;
  *  - an upload that is not a contribution on the head is a refusal of the contribution, a verdict
- *    like the verifier's (the turn ends, the contributor sees why), never an error that gives the
- *    turn back: a whole key is checked as it arrives (its section table the head's, and the bytes
- *    no contribution may change the head's: upload-table-check.ts) and, before a byte of it is
- *    hashed, once complete (its record too: core/delta/check-delta-record.ts); a delta as it
- *    arrives (its layout, its record, its points) or once complete; an upload whose intake or
- *    table check found its refusal is handed in with it at its next PATCH, which answers the
- *    refusal, rather than taken in to its end;
+ *    (upload-hand-in.ts);
  *  - an unfinished upload whose turn ended (lapsed, passed on, removed) can never be used: it is
  *    deleted when the lobby says so, or at the next sweep, and no longer counts against free space.
  * A finished upload the service does not take is deleted at once, and so is an upload whose
@@ -43,19 +37,15 @@ import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { MemoryLocker, Server as TusServer, type ServerOptions } from '@tus/server';
 import type { Upload } from '@tus/utils';
-import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { CoordinatorError, isCoordinatorError } from '../../core/errors.ts';
 import { boundedText } from '../../core/bounded-text.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
-import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
-import { skeletonSize } from '../../core/delta/skeleton-zkey.ts';
-import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
-import { DeltaIntake, FollowedFileStore } from './delta-intake.ts';
+import { FollowedFileStore } from './delta-intake.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { LobbyEvent } from '../lobby/lobby-types.ts';
 import type { CeremonyService, ServiceLog } from '../ceremony-service.ts';
-import { CeremonyStateReader, headIndexOf } from '../ceremony-state-reader.ts';
+import { CircuitHeads } from './circuit-heads.ts';
 import type { CandidateStore } from '../contributions/candidate-store.ts';
 import type { Db } from '../store/database.ts';
 import type { Clock } from '../clock.ts';
@@ -63,15 +53,16 @@ import type { DiskSpace } from './check-disk-space.ts';
 import {
   checkCreation,
   completeRefusal,
+  submittingRefusal,
   declaredUpload,
-  deltaFormatOf,
+  diskFullRefusal,
   largestUploadBytes,
 } from './upload-creation-rules.ts';
 import { UploadDiskSpace } from './upload-disk-space.ts';
-import { tableCheck, UploadHandIn } from './upload-hand-in.ts';
+import { UploadHandIn } from './upload-hand-in.ts';
 import { UploadLedger } from './upload-ledger.ts';
 import { UploadSweeper } from './upload-sweeper.ts';
-import { asTusError, tusError, tusProtocolError } from './tus-protocol-errors.ts';
+import { asTusError, principalOf, tusAnswerTo, tusError, type TusRequest } from './tus-protocol-errors.ts';
 
 /** How often old uploads and orphaned temporary keys are looked for. */
 const SWEEP_PERIOD_MS = 60_000;
@@ -108,14 +99,6 @@ interface CircuitUploads {
   creations: Promise<void>;
 }
 
-/** The request object tus hands its hooks. */
-type TusRequest = Parameters<NonNullable<ServerOptions['onIncomingRequest']>>[0];
-
-/** The Express request behind a tus request (srvx wraps the Node request; Express decorated it). */
-function principalOf(request: { runtime?: { node?: { req?: IncomingMessage } } }): Principal | undefined {
-  return (request.runtime?.node?.req as (IncomingMessage & { principal?: Principal }) | undefined)?.principal;
-}
-
 export class ContributionUploads {
   /** Age (coordinator clock) after which an unfinished upload is deleted: the longest turn plus a sweep period. */
   readonly expiryMs: number;
@@ -128,8 +111,7 @@ export class ContributionUploads {
   private readonly sweeper: UploadSweeper;
   private readonly disk: UploadDiskSpace;
   private readonly handIns: UploadHandIn;
-  /** The ceremony on disk, for the current head before an upload's candidate row pins one. */
-  private readonly ceremony: CeremonyStateReader;
+  private readonly heads: CircuitHeads;
   /** The upload each creation request made, so a creation that fails afterwards is removed. */
   private readonly created = new WeakMap<object, { circuit: CircuitUploads; id: string }>();
   /**
@@ -159,23 +141,21 @@ export class ContributionUploads {
         deps.log.warn('could not remove temporary keys left by a stop', { error: String(error) }),
       );
     this.sweeper.start(SWEEP_PERIOD_MS);
-    this.ceremony = new CeremonyStateReader(deps.config.dataDir);
+    this.heads = new CircuitHeads(deps.config.dataDir, deps.candidates);
     this.disk = new UploadDiskSpace({
       ...deps,
       dataDir: deps.config.dataDir,
       folders: new Map([...this.circuits.values()].map((uploads) => [uploads.circuit, uploads.directory])),
       ledger: this.ledger,
       sweeper: this.sweeper,
-      headSize: (circuit) => this.headSize(circuit),
+      headSize: (circuit) => this.heads.size(circuit),
       awaitingVerdict: () => deps.service.candidatesAwaitingVerdict(),
       turnHeld: (contributorId, circuit) => this.turnHeld(contributorId, circuit),
     });
     this.handIns = new UploadHandIn({
       ...deps,
       ledger: this.ledger,
-      stateDir: this.stateDir,
-      challengeKey: (circuit) => this.challengeKey(circuit),
-      headOf: (file, circuit) => this.candidateHead(file, circuit),
+      heads: this.heads,
       removeFiles: (circuit, id) => this.removeFiles(this.circuits.get(circuit)!, id),
     });
     this.handler = async (req: Request, res: Response) => {
@@ -201,11 +181,7 @@ export class ContributionUploads {
     await this.ledger.abortAll();
   }
 
-  /**
-   * One sweep now (UploadSweeper): deletes every upload older than `expiryMs` by the coordinator's
-   * clock, except finished ones waiting for their verdict (or being handed in), then temporary
-   * keys and intakes whose owner is gone. Returns how many uploads it deleted.
-   */
+  /** One sweep now (UploadSweeper): uploads older than `expiryMs`, and leftovers; returns how many uploads went. */
   sweepExpired(): Promise<number> {
     return this.sweeper.sweep();
   }
@@ -215,21 +191,9 @@ export class ContributionUploads {
    * turn (POST /api/me/leave): a PATCH still writing is stopped first. Finished uploads waiting for
    * their verdict, or being handed in, are kept. Returns how many it deleted.
    */
-  async discardUnfinished(circuit: string, contributorId: string): Promise<number> {
+  discardUnfinished(circuit: string, contributorId: string): Promise<number> {
     const uploads = this.circuits.get(circuit);
-    if (!uploads) return 0;
-    const awaiting = this.deps.service.candidatesAwaitingVerdict();
-    let removed = 0;
-    for (const id of await this.sweeper.uploadIds(uploads.directory)) {
-      const stored = await this.sweeper.storedUpload(circuit, uploads.directory, id);
-      if (stored?.metadata?.contributor !== contributorId) continue;
-      if (
-        !this.ledger.isFinishing(path.join(uploads.directory, id)) &&
-        (await this.removeUpload(uploads, id, awaiting))
-      )
-        removed++;
-    }
-    return removed;
+    return uploads ? this.sweeper.discardUnfinished(circuit, uploads.directory, contributorId) : Promise.resolve(0);
   }
 
   /**
@@ -250,10 +214,7 @@ export class ContributionUploads {
     );
   }
 
-  /**
-   * Free space on the data folder's disk against what a new upload needs: the largest possible
-   * upload, the margin, and what the uploads and intakes under way will still write.
-   */
+  /** Free space on the data folder's disk against what a new upload needs (UploadDiskSpace). */
   diskSpace(): Promise<DiskSpace> {
     return this.disk.diskSpace();
   }
@@ -279,7 +240,7 @@ export class ContributionUploads {
       relativeLocation: true,
       // tus answers `Access-Control-Allow-Origin: *` by default.
       allowedOrigins: (origin) => origin === this.deps.publicOrigin,
-      maxSize: async () => largestUploadBytes(await this.headSize(circuit)),
+      maxSize: async () => largestUploadBytes(await this.heads.size(circuit)),
       onIncomingRequest: (request, uploadId) => this.onIncomingRequest(of(), request, uploadId),
       onUploadCreate: (request, upload) => this.onUploadCreate(of(), request, upload),
       onUploadFinish: (request, upload) => this.finishUpload(of(), request, upload),
@@ -301,7 +262,7 @@ export class ContributionUploads {
       await asTusError(async () =>
         checkCreation(declaredUpload(headers.get('upload-metadata'), headers.get('upload-length')), {
           circuit,
-          ...(await this.headSizes(circuit)),
+          ...(await this.heads.sizes(circuit)),
         }),
       );
       return;
@@ -338,7 +299,7 @@ export class ContributionUploads {
     const { circuit } = uploads;
     await this.replaceEarlierUploads(uploads, upload.id);
     const file = path.join(uploads.directory, upload.id);
-    const headIndex = await this.currentHead(circuit);
+    const headIndex = await this.heads.current(circuit);
     const createdAt = this.deps.clock.now();
     // The upload replaced may have been handed in with the refusal found in it: that verdict ended the turn.
     // Checked in the transaction that makes the candidate row: a row exists only for the turn's holder.
@@ -352,12 +313,7 @@ export class ContributionUploads {
     if (!disk.accepting) {
       this.deps.candidates.remove(file);
       this.deps.log.warn('upload refused: disk short of space', { ...disk });
-      throw tusError(
-        new CoordinatorError(
-          'upload.disk_full',
-          'the coordinator is short of disk space and takes no uploads for now; please try again later',
-        ),
-      );
+      throw tusError(diskFullRefusal());
     }
     this.created.set(request as object, { circuit: uploads, id: upload.id });
     // The creation time by the coordinator's clock, which the sweep judges by.
@@ -376,22 +332,9 @@ export class ContributionUploads {
     // error): the client never got its URL, so the file could only wait for the sweep.
     const created = request.method === 'POST' ? this.created.get(request) : undefined;
     const removing = created ? this.removeFiles(created.circuit, created.id) : Promise.resolve();
-    return removing.then(() => {
-      if ('status_code' in error) {
-        if (error.status_code === 413)
-          return tusError(
-            new CoordinatorError(
-              'upload.too_large',
-              'the file is larger than a valid contribution to this circuit can be',
-            ),
-          );
-        const protocolError = tusProtocolError(error);
-        return protocolError ? tusError(protocolError) : undefined;
-      }
-      // Never the error's text: it may name server paths.
-      this.deps.log.warn('upload failed', { circuit, error: String(error) });
-      return tusError(new CoordinatorError('upload.failed', 'the coordinator could not store the upload'));
-    });
+    return removing.then(() =>
+      tusAnswerTo(error, (text) => this.deps.log.warn('upload failed', { circuit, error: text })),
+    );
   }
 
   /** An upload whose last byte arrived: being finished here, or handed in and awaiting its verdict. */
@@ -459,52 +402,19 @@ export class ContributionUploads {
     size: number,
     outcome: { cutShort: boolean; complete: boolean },
   ): void {
-    const file = path.join(uploads.directory, id);
-    if (outcome.complete) this.ledger.claimFinish(file);
-    let intake = this.ledger.intakeOf(file);
-    if (!intake) {
-      // A write that broke off starts nothing: only one that ended is the upload's own progress.
-      if (outcome.cutShort || this.closed) return;
-      intake = this.ledger.startIntake(file, () =>
-        this.startIntake(uploads, id, file).catch((error: unknown) => {
-          this.deps.log.warn('delta intake could not start', { circuit: uploads.circuit, error: String(error) });
-          return undefined;
-        }),
-      );
-    }
-    void intake.then((started) => {
-      started?.written(size);
-      this.ledger.tableCheckOf(file)?.written(size);
-    });
-  }
-
-  private async startIntake(uploads: CircuitUploads, id: string, file: string): Promise<DeltaIntake | undefined> {
-    const { circuit } = uploads;
-    await this.leftoversRemoved; // its temporary key must not be taken for a stopped one's
-    const upload = await uploads.datastore.getUpload(id);
-    const headIndex = await this.candidateHead(file, circuit);
-    // Only a v2 delta lists its record before its points: any other upload's table is followed, and
-    // the upload checked once complete.
-    if (upload.metadata?.format !== DELTA_FORMAT || upload.metadata.head !== String(headIndex)) {
-      await this.startTableCheck(file, upload, this.headPath(circuit, headIndex));
-      return undefined;
-    }
-    return DeltaIntake.start({
-      uploadPath: file,
-      headIndex,
-      headPath: this.headPath(circuit, headIndex),
-      circuitKey: await this.challengeKey(circuit),
-      ...(upload.size === undefined ? {} : { uploadLength: upload.size }),
-      onTurnedOff: (reason) =>
-        this.deps.log.info('delta intake off; the upload is checked and spliced when it ends', { circuit, reason }),
-    });
-  }
-
-  /** Follows the table of a whole key or a v1 delta on the head at `headPath` as it arrives (upload-table-check.ts). */
-  private async startTableCheck(file: string, upload: Upload, headPath: string): Promise<void> {
-    if (upload.size === undefined) return;
-    const check = await tableCheck(file, upload.size, deltaFormatOf(upload.metadata?.format), headPath);
-    this.ledger.startTableCheck(file, check);
+    // A write that broke off starts nothing: only one that ended is the upload's own progress.
+    const mayStart = !outcome.cutShort && !this.closed;
+    this.handIns.written(
+      uploads.circuit,
+      path.join(uploads.directory, id),
+      size,
+      outcome.complete,
+      mayStart,
+      async () => {
+        await this.leftoversRemoved; // its temporary key must not be taken for a stopped one's
+        return uploads.datastore.getUpload(id);
+      },
+    );
   }
 
   /**
@@ -539,40 +449,6 @@ export class ContributionUploads {
     return run;
   }
 
-  private get stateDir(): string {
-    return stateDirFor(this.deps.config.dataDir);
-  }
-
-  /** The circuit's secret link-challenge key, under which the intake sums and the verifier checks. */
-  private async challengeKey(circuit: string): Promise<Uint8Array> {
-    return circuitChallengeKey(await linkChallengeSeed(this.stateDir), circuit);
-  }
-
-  /** The circuit's head now, for what comes before an upload's candidate row (creation rules, sizes). */
-  private async currentHead(circuit: string): Promise<number> {
-    return headIndexOf(await this.ceremony.read(), circuit);
-  }
-
-  /** The head the upload at `file` was created on (its candidate row's); an upload older than the table: now's. */
-  private async candidateHead(file: string, circuit: string): Promise<number> {
-    return this.deps.candidates.get(file)?.headIndex ?? (await this.currentHead(circuit));
-  }
-
-  private headPath(circuit: string, headIndex: number): string {
-    return ceremonyPaths(this.deps.config.dataDir).zkeyPath(circuit, headIndex);
-  }
-
-  private async headSize(circuit: string): Promise<number> {
-    return (await stat(this.headPath(circuit, await this.currentHead(circuit)))).size;
-  }
-
-  private async headSizes(circuit: string): Promise<{ index: number; keyBytes: number; skeletonBytes: number }> {
-    const index = await this.currentHead(circuit);
-    const headPath = this.headPath(circuit, index);
-    const [keyBytes, skeletonBytes] = await Promise.all([stat(headPath).then((s) => s.size), skeletonSize(headPath)]);
-    return { index, keyBytes, skeletonBytes };
-  }
-
   /** Deletes every other upload of the circuit, except finished ones awaiting a verdict. */
   private async replaceEarlierUploads(uploads: CircuitUploads, newId: string): Promise<void> {
     const awaiting = this.deps.service.candidatesAwaitingVerdict();
@@ -580,12 +456,7 @@ export class ContributionUploads {
       (id) => id !== newId && !awaiting.has(path.join(uploads.directory, id)),
     );
     const refuseSubmitting = (): never => {
-      throw tusError(
-        new CoordinatorError(
-          'upload.submitting',
-          'your previous upload for this circuit is being handed in; wait for its verdict',
-        ),
-      );
+      throw tusError(submittingRefusal());
     };
     if (earlier.some((id) => this.ledger.isFinishing(path.join(uploads.directory, id)))) refuseSubmitting();
     for (const id of earlier) {

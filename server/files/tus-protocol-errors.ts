@@ -7,7 +7,10 @@
  * 404; a tus client treats them alike (a 4xx other than 409 and 423 is not retried).
  */
 import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
+import type { IncomingMessage } from 'node:http';
+import type { ServerOptions } from '@tus/server';
 import { errorStatus } from '../http/error-status.ts';
+import type { Principal } from '../auth/principal.ts';
 
 /** The code for a tus protocol error of `status`. */
 function codeOf(status: number): ErrorCode {
@@ -42,4 +45,33 @@ export async function asTusError<T>(check: () => T | Promise<T>): Promise<T> {
     if (error instanceof CoordinatorError) throw tusError(error);
     throw error;
   }
+}
+
+/**
+ * What tus answers for an error it met (onResponseError): a body over the largest upload is
+ * upload.too_large, tus's own protocol errors get their code, anything else is upload.failed, its
+ * text only `logged` (it may name server paths). Undefined: the answer is ours already.
+ */
+export function tusAnswerTo(
+  error: Error | { status_code: number; body?: string },
+  logged: (text: string) => void,
+): { status_code: number; body: string } | undefined {
+  if ('status_code' in error) {
+    if (error.status_code === 413)
+      return tusError(
+        new CoordinatorError('upload.too_large', 'the file is larger than a valid contribution to this circuit can be'),
+      );
+    const protocolError = tusProtocolError(error);
+    return protocolError ? tusError(protocolError) : undefined;
+  }
+  logged(String(error));
+  return tusError(new CoordinatorError('upload.failed', 'the coordinator could not store the upload'));
+}
+
+/** The request object tus hands its hooks. */
+export type TusRequest = Parameters<NonNullable<ServerOptions['onIncomingRequest']>>[0];
+
+/** The signed-in principal behind a tus request (srvx wraps the Node request; Express decorated it). */
+export function principalOf(request: { runtime?: { node?: { req?: IncomingMessage } } }): Principal | undefined {
+  return (request.runtime?.node?.req as (IncomingMessage & { principal?: Principal }) | undefined)?.principal;
 }

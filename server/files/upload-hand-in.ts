@@ -2,22 +2,31 @@
  * The finish of a contribution upload, once its last byte is in: a delta made into the key (from
  * its intake, or checked and spliced whole now), a whole key checked (its table and record), its
  * hashes written onto its candidate row, then handed to the ceremony service; or handed in with
- * its refusal (a verdict, like the verifier's) when it is no contribution on the head.
+ * its refusal (a verdict, like the verifier's) when it is no contribution on the head. And the
+ * start of its intake, at the first write that ended.
+ *
+ * An upload that is not a contribution on the head is a refusal of the contribution, a verdict
+ * like the verifier's (the turn ends, the contributor sees why), never an error that gives the
+ * turn back: a whole key is checked as it arrives (its section table the head's, and the bytes
+ * no contribution may change the head's: upload-table-check.ts) and, before a byte of it is
+ * hashed, once complete (its record too: core/delta/check-delta-record.ts); a delta as it
+ * arrives (its layout, its record, its points) or once complete; an upload whose intake or
+ * table check found its refusal is handed in with it at its next PATCH, which answers the
+ * refusal, rather than taken in to its end.
  */
 import { stat } from 'node:fs/promises';
 import type { Upload } from '@tus/utils';
-import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { CoordinatorError, isCoordinatorError, refusesContribution } from '../../core/errors.ts';
 import { boundedText } from '../../core/bounded-text.ts';
-import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
-import type { DeltaFormat } from '../../core/delta/delta-format.ts';
+import { DELTA_FORMAT, type DeltaFormat } from '../../core/delta/delta-format.ts';
 import { deltaExpectation, spliceSkeleton } from '../../core/delta/skeleton-zkey.ts';
 import { headTable, wholeKeyExpectation } from '../../core/zkey/key-table-check.ts';
 import { checkDeltaUpload, checkWholeKeyUpload } from '../../core/delta/check-delta-record.ts';
 import { fileIdentity } from '../../core/fs/file-identity.ts';
 import { removeCandidateSums, writeCandidateSums } from '../../core/link-check/link-combination-cache.ts';
 import { UnchangedSectionsCheck } from '../../core/link-check/unchanged-sections-check.ts';
-import type { RefusedPoints, TakenDelta } from './delta-intake.ts';
+import { DeltaIntake, type RefusedPoints, type TakenDelta } from './delta-intake.ts';
+import type { CircuitHeads } from './circuit-heads.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { CeremonyService, ServiceLog } from '../ceremony-service.ts';
 import type { CandidateStore } from '../contributions/candidate-store.ts';
@@ -33,7 +42,7 @@ const KEY_LABEL = 'the uploaded key';
  * The check that follows an upload of `size` bytes on the head at `headPath`: its table (a whole
  * key's, or a v1 delta's when `format` says so), and a whole key's bytes that must be the head's.
  */
-export async function tableCheck(
+async function tableCheck(
   file: string,
   size: number,
   format: DeltaFormat | undefined,
@@ -46,18 +55,13 @@ export async function tableCheck(
 }
 
 export interface UploadHandInDeps {
-  config: CeremonyConfig;
   service: CeremonyService;
   candidates: CandidateStore;
   ledger: UploadLedger;
   clock: Clock;
   log: ServiceLog;
-  /** The coordinator's state folder (stateDirFor), where the verifier finds a candidate's sums. */
-  stateDir: string;
-  /** The circuit's secret link-challenge key, under which the intake sums and the verifier checks. */
-  challengeKey: (circuit: string) => Promise<Uint8Array>;
-  /** The head the upload at `file` extends: its candidate row's. */
-  headOf: (file: string, circuit: string) => Promise<number>;
+  /** The heads, the one an upload extends its candidate row's; the state folder and challenge key. */
+  heads: CircuitHeads;
   /** Deletes an upload's files (and its candidate row). */
   removeFiles: (circuit: string, id: string) => Promise<void>;
   onUploadFinished?: (circuit: string, durationMs: number) => void;
@@ -65,6 +69,67 @@ export interface UploadHandInDeps {
 
 export class UploadHandIn {
   constructor(private readonly deps: UploadHandInDeps) {}
+
+  /**
+   * tus wrote `size` bytes to the upload at `file` (under its lock): the write that stored the last
+   * byte marks it finishing; the intake (started on the first write that ended, `mayStart`, even
+   * after a restart) and the table check read on.
+   */
+  written(
+    circuit: string,
+    file: string,
+    size: number,
+    complete: boolean,
+    mayStart: boolean,
+    upload: () => Promise<Upload>,
+  ): void {
+    const { ledger } = this.deps;
+    if (complete) ledger.claimFinish(file);
+    let intake = ledger.intakeOf(file);
+    if (!intake) {
+      if (!mayStart) return;
+      intake = ledger.startIntake(file, async () => {
+        try {
+          return await this.startIntake(circuit, file, await upload());
+        } catch (error) {
+          this.deps.log.warn('delta intake could not start', { circuit, error: String(error) });
+          return undefined;
+        }
+      });
+    }
+    void intake.then((started) => {
+      started?.written(size);
+      ledger.tableCheckOf(file)?.written(size);
+    });
+  }
+
+  /**
+   * The start of an upload's intake, at its first write that ended: a v2 delta on its candidate's head
+   * is checked, filled, hashed and summed as it arrives (delta-intake.ts); only it lists its record
+   * before its points, so any other upload's table is followed, and the upload checked once complete.
+   */
+  private async startIntake(circuit: string, file: string, upload: Upload): Promise<DeltaIntake | undefined> {
+    const headIndex = await this.deps.heads.of(file, circuit);
+    const headPath = this.headPath(circuit, headIndex);
+    if (upload.metadata?.format !== DELTA_FORMAT || upload.metadata.head !== String(headIndex)) {
+      // Follows the table of a whole key or a v1 delta as it arrives (upload-table-check.ts).
+      if (upload.size !== undefined)
+        this.deps.ledger.startTableCheck(
+          file,
+          await tableCheck(file, upload.size, deltaFormatOf(upload.metadata?.format), headPath),
+        );
+      return undefined;
+    }
+    return DeltaIntake.start({
+      uploadPath: file,
+      headIndex,
+      headPath,
+      circuitKey: await this.deps.heads.challengeKey(circuit),
+      ...(upload.size === undefined ? {} : { uploadLength: upload.size }),
+      onTurnedOff: (reason) =>
+        this.deps.log.info('delta intake off; the upload is checked and spliced when it ends', { circuit, reason }),
+    });
+  }
 
   /** Hands in the finished upload at `file`; a refusal that is no verdict deletes it and answers the request. */
   async handIn(circuit: string, principal: Principal, upload: Upload, file: string) {
@@ -100,7 +165,7 @@ export class UploadHandIn {
     } catch (error) {
       await this.deps.removeFiles(circuit, upload.id);
       // Kept for the verifier of a key that was not handed in: no verifier will remove them.
-      if (fileHash) await removeCandidateSums(this.deps.stateDir, fileHash).catch(() => {});
+      if (fileHash) await removeCandidateSums(this.deps.heads.stateDir, fileHash).catch(() => {});
       if (error instanceof CoordinatorError) throw tusError(error);
       throw error;
     }
@@ -139,7 +204,7 @@ export class UploadHandIn {
   ): Promise<{ size: number; delta?: TakenDelta } | CoordinatorError> {
     const size = upload.size ?? upload.offset;
     const format = deltaFormatOf(upload.metadata?.format);
-    const headPath = this.headPath(circuit, await this.deps.headOf(file, circuit));
+    const headPath = this.headPath(circuit, await this.deps.heads.of(file, circuit));
     if (!format) {
       // Before a byte is hashed: what must be the head's, compared as it arrived (what the last write
       // brought, now; all of it if nothing followed it), then its table and record again, at the cost
@@ -199,7 +264,7 @@ export class UploadHandIn {
     let taken: TakenDelta | RefusedPoints | undefined;
     try {
       // Made on a head other than the candidate's: checked whole below, which refuses it.
-      if (intake?.headIndex === (await this.deps.headOf(file, circuit))) taken = await intake.finish(size);
+      if (intake?.headIndex === (await this.deps.heads.of(file, circuit))) taken = await intake.finish(size);
     } finally {
       if (!taken) await intake?.abort();
     }
@@ -210,8 +275,8 @@ export class UploadHandIn {
     }
     if ('sums' in taken && taken.sums) {
       // Without them the verifier sums L and H itself: slower, same verdict.
-      const key = await this.deps.challengeKey(circuit);
-      await writeCandidateSums(this.deps.stateDir, key, taken.fileHash, taken.sums).catch((error: unknown) =>
+      const key = await this.deps.heads.challengeKey(circuit);
+      await writeCandidateSums(this.deps.heads.stateDir, key, taken.fileHash, taken.sums).catch((error: unknown) =>
         this.deps.log.warn('could not keep a candidate’s sums', { circuit, error: String(error) }),
       );
     }
@@ -219,6 +284,6 @@ export class UploadHandIn {
   }
 
   private headPath(circuit: string, headIndex: number): string {
-    return ceremonyPaths(this.deps.config.dataDir).zkeyPath(circuit, headIndex);
+    return this.deps.heads.path(circuit, headIndex);
   }
 }
