@@ -2,8 +2,9 @@
  * One candidate's facts, from its upload's creation to its verdict (table `candidates`, migration 2
  * of the contributions module). The row is made in the transaction that checks the turn, with the
  * head it extends pinned; the intake writes its hashes and identity onto it; the verification
- * request and the commit read them back. What the intake hands in (SubmittedUpload) is the rest. Being stored, they survive a restart: a contribution
- * re-verified at start-up is sent the request normal running would have sent.
+ * request and the commit read them back. Being stored, they survive a restart: a contribution
+ * re-verified at start-up is sent the request normal running would have sent. The rest of what the
+ * intake hands in (SubmittedUpload) is the submission's own: who, and a refusal found on the way.
  */
 import type { SectionHashes } from '../../core/zkey/zkey-hashes.ts';
 import {

@@ -33,9 +33,8 @@
  */
 import path from 'node:path';
 import { rm, stat } from 'node:fs/promises';
-import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import { MemoryLocker, Server as TusServer, type ServerOptions } from '@tus/server';
+import { MemoryLocker, Server as TusServer } from '@tus/server';
 import type { Upload } from '@tus/utils';
 import { CoordinatorError, isCoordinatorError } from '../../core/errors.ts';
 import { boundedText } from '../../core/bounded-text.ts';

@@ -25,7 +25,7 @@ function codeOf(status: number): ErrorCode {
  * The coordinator's error for a tus protocol error (`{status_code, body}` with a plain-text body),
  * or undefined for an answer that is already one of ours (a hook's refusal, JSON).
  */
-export function tusProtocolError(error: { status_code: number; body?: string }): CoordinatorError | undefined {
+function tusProtocolError(error: { status_code: number; body?: string }): CoordinatorError | undefined {
   const body = error.body?.trim() ?? '';
   if (body.startsWith('{')) return undefined;
   const words = body === '' ? `the upload request was refused (HTTP ${error.status_code})` : body;
