@@ -3,7 +3,8 @@
  * A row in `verifying` is work the coordinator still owes: at start-up every such row is sent to
  * verification again (SQLite is the source of truth; Redis only holds jobs). The statuses and
  * the moves between them are the life cycle's (contribution-lifecycle.ts); a verdict is written
- * here and in the lobby in one transaction, by the ceremony service.
+ * here and in the lobby in one transaction, by the ceremony service. Migration 2 adds the
+ * candidates table (candidate-store.ts): what is known of each upload until its verdict.
  */
 import { randomUUID } from 'node:crypto';
 import { errorCodeOr, type ErrorCode } from '../../core/errors.ts';

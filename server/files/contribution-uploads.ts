@@ -139,7 +139,6 @@ export class ContributionUploads {
       .catch((error: unknown) =>
         deps.log.warn('could not remove temporary keys left by a stop', { error: String(error) }),
       );
-    this.sweeper.start(SWEEP_PERIOD_MS);
     this.heads = new CircuitHeads(deps.config.dataDir, deps.candidates);
     this.disk = new UploadDiskSpace({
       ...deps,
@@ -157,6 +156,7 @@ export class ContributionUploads {
       heads: this.heads,
       removeFiles: (circuit, id) => this.removeFiles(this.circuits.get(circuit)!, id),
     });
+    this.sweeper.start(SWEEP_PERIOD_MS); // once what its removals use is there
     this.handler = async (req: Request, res: Response) => {
       const uploads = this.circuits.get(String(req.params.name));
       if (!uploads) throw new CoordinatorError('circuit.unknown', `unknown circuit "${req.params.name}"`);
