@@ -17,28 +17,30 @@
  */
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { flushAhead } from '../core/fs/atomic-write.ts';
 import { commitPreverifiedContribution } from '../core/ceremony/extend-chain.ts';
 import { openCeremony, type CeremonyState } from '../core/ceremony/open-ceremony.ts';
-import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import type { CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
-import { hashZkeyFile, type SectionHashes } from '../core/zkey/zkey-hashes.ts';
-import { fileIdentity, sameFileIdentity, serialiseFileIdentity, type FileIdentity } from '../core/fs/file-identity.ts';
-import { CoordinatorError, isCoordinatorError, refusesContribution, type ErrorCode } from '../core/errors.ts';
+import { isCoordinatorError, type ErrorCode } from '../core/errors.ts';
 import { systemClock, type Clock } from './clock.ts';
-import { CeremonyStateReader } from './ceremony-state-reader.ts';
+import { CeremonyStateReader, headIndexOf } from './ceremony-state-reader.ts';
 import type { Db } from './store/database.ts';
 import type { Lobby } from './lobby/lobby.ts';
 import type { LobbyEvent } from './lobby/lobby-types.ts';
 import type { ContributionRow, ContributionStore } from './contributions/contribution-store.ts';
 import { settleVerdict, type Verdict } from './contributions/contribution-lifecycle.ts';
 import type { ReceiptSigner } from './contributions/receipt-signer.ts';
-import type { Principal } from './auth/principal.ts';
 import type { VerificationOutcome, VerificationRequest } from '../core/verifier-contract/verifier-contract.ts';
+import { headPreparations, requestFromState } from './contributions/verification-request.ts';
+import { committedAs, hashCandidate, type SubmittedUpload } from './contributions/candidate-store.ts';
+import {
+  DEFAULT_COMMIT_RETRY_DELAYS_MS,
+  LOST_IN_RESTART,
+  linkNoLongerFits,
+  wait,
+} from './contributions/commit-retry.ts';
 import type { VerificationDispatcher } from './verification-dispatch/verification-dispatcher.ts';
-import { stateDirFor } from '../core/link-check/link-challenge.ts';
 
 export interface ServiceLog {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -76,67 +78,11 @@ export interface CeremonyServiceDeps {
   commitRetryDelaysMs?: readonly number[];
 }
 
-/** Waits `ms`; false if `run` is aborted (the service stopped) meanwhile. */
-function wait(ms: number, run: AbortSignal): Promise<boolean> {
-  return sleep(ms, true, { signal: run }).catch(() => false);
-}
-
-/** The verdict on a candidate whose upload this coordinator does not have (any more). */
-const LOST_IN_RESTART = {
-  event: 'unverifiable',
-  code: 'verification.unavailable',
-  message: 'the uploaded file was lost in a coordinator restart; please contribute again',
-} as const;
-
-const DEFAULT_COMMIT_RETRY_DELAYS_MS = Array.from({ length: 32 }, (_, i) => Math.min(1000 * 2 ** i, 30_000));
-
-/**
- * Commit refusals that mean the verified link no longer fits the chain (its head moved, the file
- * is not the one verified, the circuit was finalised) or the file itself is refused: trying again
- * changes nothing. Anything else (the data folder locked, the transcript unreadable, an I/O error)
- * says nothing about the contribution.
- */
-function linkNoLongerFits(error: unknown): error is CoordinatorError {
-  if (!isCoordinatorError(error)) return false;
-  return (
-    refusesContribution(error.code) ||
-    error.code === 'chain.file_hash_mismatch' ||
-    error.code === 'ceremony.finalised' ||
-    error.code === 'ceremony.beacon_announced' ||
-    error.code === 'circuit.unknown'
-  );
-}
-
-export interface SubmittedUpload {
-  principal: Principal;
-  circuit: string;
-  /** The finished upload, inside the data folder (it is renamed into the chain on acceptance). */
-  path: string;
-  size: number;
-  /**
-   * Its BLAKE2b-512 when the coordinator computed it as it wrote the file (a streamed delta). An
-   * upload handed in with its `refusal` and no hash is recorded with an empty one: it was refused
-   * before it was hashed.
-   */
-  fileHash?: string;
-  /** Its sections' hashes, taken with `fileHash` (the transcript records both). */
-  sectionHashes?: SectionHashes;
-  /**
-   * The verdict already found by the coordinator (an upload that is not laid out as a contribution
-   * on the head, a bad record, a streamed delta's point off the curve or point at infinity out of
-   * place: the verifier's own checks, with its codes): recorded as the verifier's refusal would be,
-   * without a verifier or a pass over the file.
-   */
-  refusal?: { code: ErrorCode; message: string };
-}
-
 export class CeremonyService {
   private timer: NodeJS.Timeout | undefined;
   /** A tick at the lobby's next due moment, when that comes before the interval's next tick. */
   private dueTimer: NodeJS.Timeout | undefined;
   private readonly pending = new Set<Promise<void>>();
-  /** Each candidate file's identity when it was hashed at submission, and its section hashes, by contribution id. */
-  private readonly hashedAs = new Map<string, { identity: FileIdentity; sectionHashes?: SectionHashes }>();
   private readonly stateReader: CeremonyStateReader;
   /** Contributions whose commit is being tried: a repeated outcome meanwhile is not applied beside it. */
   private readonly committing = new Set<string>();
@@ -209,10 +155,7 @@ export class CeremonyService {
   }
 
   async headIndex(circuit: string): Promise<number> {
-    const state = await this.ceremonyState();
-    const chain = state.chains.get(circuit);
-    if (!chain?.head) throw new CoordinatorError('ceremony.not_initialised', 'the ceremony is not initialised');
-    return chain.headIndex;
+    return headIndexOf(await this.ceremonyState(), circuit);
   }
 
   /**
@@ -223,21 +166,29 @@ export class CeremonyService {
     return new Set(this.deps.contributions.byStatus('verifying').map((row) => row.candidatePath));
   }
 
-  /** A finished upload by the holder of the turn: record it, then send it to verification. */
+  /**
+   * A finished upload by the holder of the turn: record it, then send it to verification. Its
+   * candidate row (made at the upload's creation) gives the head it extends and, for a delta, the
+   * hashes taken as it arrived; a whole key is hashed here, onto the same row. The turn is the
+   * lobby's to check, in the transaction that records the submission.
+   */
   async submit(upload: SubmittedUpload): Promise<ContributionRow> {
     const { lobby, contributions, clock } = this.deps;
-    lobby.requireTurn(upload.principal.id, upload.circuit);
-    const headIndex = await this.headIndex(upload.circuit);
-    const identity = await fileIdentity(upload.path);
-    // The whole file's hash and its sections' in one read, unless they came with the file. An upload refused
-    // already is never hashed: no link can name it, and its refusal must cost no pass over its bytes.
-    const { fileHash, sectionHashes } =
-      upload.fileHash || upload.refusal
-        ? { fileHash: upload.fileHash ?? '', sectionHashes: upload.sectionHashes }
-        : await hashZkeyFile(upload.path);
-    // A hash given with the file was taken as it was written: nothing to compare across here.
-    const hashedAs = upload.fileHash || upload.refusal ? identity : await fileIdentity(upload.path);
+    const candidate = contributions.candidates.get(upload.path);
+    // An upload created by a version before the candidates table: the head is the current one.
+    const headIndex = candidate?.headIndex ?? (await this.headIndex(upload.circuit));
+    // An upload refused already is never hashed: no link can name it, and its refusal must cost no pass over its bytes.
+    const hashed = upload.refusal || candidate?.fileHash ? undefined : await hashCandidate(upload.path);
     const row = this.deps.db.transaction(() => {
+      if (!candidate)
+        contributions.candidates.create({
+          uploadPath: upload.path,
+          circuit: upload.circuit,
+          contributorId: upload.principal.id,
+          headIndex,
+          createdAt: clock.now(),
+        });
+      if (hashed) contributions.candidates.recordHashes(upload.path, hashed);
       const created = contributions.create({
         circuit: upload.circuit,
         contributorId: upload.principal.id,
@@ -245,7 +196,8 @@ export class CeremonyService {
         headIndex,
         candidatePath: upload.path,
         size: upload.size,
-        fileHash,
+        // Refused before it was hashed: recorded with an empty hash.
+        fileHash: upload.refusal ? '' : (hashed?.fileHash ?? candidate?.fileHash ?? ''),
         createdAt: clock.now(),
       });
       lobby.markSubmitted(upload.principal.id, upload.circuit, created.id);
@@ -259,8 +211,6 @@ export class CeremonyService {
       await this.applyOutcome({ contributionId: row.id, status: 'invalid', ...upload.refusal });
       return row;
     }
-    // Unchanged across the hashing: the commit need not hash it again (lost on a restart: then it does).
-    if (sameFileIdentity(identity, hashedAs)) this.hashedAs.set(row.id, { identity: hashedAs, sectionHashes });
     this.deps.log.info('contribution uploaded, verifying', {
       contributionId: row.id,
       circuit: row.circuit,
@@ -274,49 +224,10 @@ export class CeremonyService {
     return row;
   }
 
+  /** The request of a contribution, from its stored rows alone (verificationRequest). */
   private async requestFor(row: ContributionRow): Promise<VerificationRequest> {
-    const paths = ceremonyPaths(this.deps.config.dataDir);
-    // The head's file hash, from the transcript, names its cached combination (one MSM per link).
-    const chain = (await this.ceremonyState()).chains.get(row.circuit);
-    const head =
-      row.headIndex === 0 ? chain?.init : chain?.contributions.find((entry) => entry.index === row.headIndex);
-    const challenge = head
-      ? {
-          challenge: {
-            stateDir: stateDirFor(paths.dataDir),
-            headFileHash: head.fileHash,
-            candidateFileHash: row.fileHash,
-          },
-        }
-      : {};
-    // Taken as the upload was spliced (lost on a restart: the verifier then compares bytes).
-    const hashed = this.hashedAs.get(row.id);
-    const sectionHashes =
-      head?.sectionHashes && hashed?.sectionHashes
-        ? {
-            sectionHashes: {
-              head: head.sectionHashes,
-              candidate: hashed.sectionHashes,
-              candidateIdentity: serialiseFileIdentity(hashed.identity),
-            },
-          }
-        : {};
-    return {
-      contributionId: row.id,
-      circuit: row.circuit,
-      headIndex: row.headIndex,
-      headZkeyPath: paths.zkeyPath(row.circuit, row.headIndex),
-      candidatePath: row.candidatePath,
-      ...challenge,
-      ...sectionHashes,
-    };
-  }
-
-  /** What the commit may take as given about a candidate hashed at submission (see hashedAs). */
-  private hashedAsFields(id: string): { hashedAs?: FileIdentity; sectionHashes?: SectionHashes } {
-    const hashed = this.hashedAs.get(id);
-    if (!hashed) return {};
-    return { hashedAs: hashed.identity, ...(hashed.sectionHashes ? { sectionHashes: hashed.sectionHashes } : {}) };
+    const candidate = this.deps.contributions.candidates.get(row.candidatePath);
+    return requestFromState(row, candidate, await this.ceremonyState());
   }
 
   private async applyOutcome(outcome: VerificationOutcome): Promise<void> {
@@ -340,7 +251,6 @@ export class CeremonyService {
       );
       await this.decide(row, outcome);
     } finally {
-      this.hashedAs.delete(row.id);
       this.tick(); // the circuit is free again: hand it to the next in line now
     }
   }
@@ -397,7 +307,7 @@ export class CeremonyService {
           fileHash: row.fileHash,
           contributionHash,
           contributor: row.contributorName,
-          ...this.hashedAsFields(row.id),
+          ...committedAs(this.deps.contributions.candidates.get(row.candidatePath), row.fileHash),
         });
         this.recordVerdict(row, {
           event: 'committed',
@@ -463,6 +373,8 @@ export class CeremonyService {
       const settled = settleVerdict(current, verdict);
       const now = clock.now();
       if (!contributions.finish(row.id, settled, now)) return undefined;
+      // The verdict is in: nothing reads the candidate's facts any more.
+      contributions.candidates.remove(row.candidatePath);
       if (settled.status === 'accepted') {
         contributions.saveReceipt(
           row.id,
@@ -519,18 +431,7 @@ export class CeremonyService {
    * cached costs the verifier one small read. Nothing waits for the answers.
    */
   private async prepareHeads(): Promise<void> {
-    const state = await this.ceremonyState();
-    if (state.finalised) return;
-    const stateDir = stateDirFor(state.paths.dataDir);
-    for (const [circuit, chain] of state.chains) {
-      if (!chain.head || chain.beacon) continue;
-      this.deps.dispatcher.prepareHead({
-        circuit,
-        headZkeyPath: state.paths.zkeyPath(circuit, chain.headIndex),
-        stateDir,
-        headFileHash: chain.head.fileHash,
-      });
-    }
+    for (const request of headPreparations(await this.ceremonyState())) this.deps.dispatcher.prepareHead(request);
   }
 
   /**

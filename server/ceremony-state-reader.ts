@@ -16,6 +16,7 @@ import path from 'node:path';
 import { openCeremony, type CeremonyState } from '../core/ceremony/open-ceremony.ts';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { CONFIG_FILE_NAME } from '../core/config/ceremony-config.ts';
+import { CoordinatorError } from '../core/errors.ts';
 
 async function fileVersion(file: string): Promise<string> {
   try {
@@ -25,6 +26,13 @@ async function fileVersion(file: string): Promise<string> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
     throw error;
   }
+}
+
+/** The index of the circuit's head in `state`; refused while the ceremony is not initialised. */
+export function headIndexOf(state: CeremonyState, circuit: string): number {
+  const chain = state.chains.get(circuit);
+  if (!chain?.head) throw new CoordinatorError('ceremony.not_initialised', 'the ceremony is not initialised');
+  return chain.headIndex;
 }
 
 export class CeremonyStateReader {

@@ -150,8 +150,10 @@ export async function startCoordinator(
     closers.add('the ceremony service', () => service.stop());
     const uploads = new ContributionUploads({
       config,
+      db,
       lobby,
       service,
+      candidates: contributions.candidates,
       clock,
       log,
       diskMarginBytes: serverConfig.uploads.diskMarginBytes,

@@ -3,11 +3,13 @@
  * A row in `verifying` is work the coordinator still owes: at start-up every such row is sent to
  * verification again (SQLite is the source of truth; Redis only holds jobs). The statuses and
  * the moves between them are the life cycle's (contribution-lifecycle.ts); a verdict is written
- * here and in the lobby in one transaction, by the ceremony service.
+ * here and in the lobby in one transaction, by the ceremony service. Migration 2 adds the
+ * candidates table (candidate-store.ts): what is known of each upload until its verdict.
  */
 import { randomUUID } from 'node:crypto';
 import { errorCodeOr, type ErrorCode } from '../../core/errors.ts';
 import { applyMigrations, type Db } from '../store/database.ts';
+import { CANDIDATES_MIGRATION, CandidateStore } from './candidate-store.ts';
 import { CONTRIBUTION_STATUSES, type ContributionStatus, type SettledVerdict } from './contribution-lifecycle.ts';
 
 export type { ContributionStatus };
@@ -55,6 +57,7 @@ const MIGRATIONS = [
      body TEXT NOT NULL,
      signature TEXT NOT NULL
    );`,
+  CANDIDATES_MIGRATION,
 ];
 
 interface RawRow {
@@ -103,10 +106,13 @@ export interface Receipt {
 
 export class ContributionStore {
   private readonly statements: ContributionStatements;
+  /** Each upload's facts until its verdict (candidate-store.ts), in this module's migrations. */
+  readonly candidates: CandidateStore;
 
   constructor(db: Db) {
     applyMigrations(db, 'contributions', MIGRATIONS);
     this.statements = prepareStatements(db);
+    this.candidates = new CandidateStore(db);
   }
 
   create(

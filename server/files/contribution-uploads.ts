@@ -25,13 +25,7 @@
  *    refused (upload.complete), decided under the upload's tus lock (FollowedFileStore), since tus
  *    releases that lock before it calls onUploadFinish;
  *  - an upload that is not a contribution on the head is a refusal of the contribution, a verdict
- *    like the verifier's (the turn ends, the contributor sees why), never an error that gives the
- *    turn back: a whole key is checked as it arrives (its section table the head's, and the bytes
- *    no contribution may change the head's: upload-table-check.ts) and, before a byte of it is
- *    hashed, once complete (its record too: core/delta/check-delta-record.ts); a delta as it
- *    arrives (its layout, its record, its points) or once complete; an upload whose intake or
- *    table check found its refusal is handed in with it at its next PATCH, which answers the
- *    refusal, rather than taken in to its end;
+ *    (upload-hand-in.ts);
  *  - an unfinished upload whose turn ended (lapsed, passed on, removed) can never be used: it is
  *    deleted when the lobby says so, or at the next sweep, and no longer counts against free space.
  * A finished upload the service does not take is deleted at once, and so is an upload whose
@@ -39,52 +33,46 @@
  */
 import path from 'node:path';
 import { rm, stat } from 'node:fs/promises';
-import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import { MemoryLocker, Server as TusServer, type ServerOptions } from '@tus/server';
+import { MemoryLocker, Server as TusServer } from '@tus/server';
 import type { Upload } from '@tus/utils';
-import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
-import { CoordinatorError, isCoordinatorError, refusesContribution } from '../../core/errors.ts';
+import { CoordinatorError, isCoordinatorError } from '../../core/errors.ts';
 import { boundedText } from '../../core/bounded-text.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
-import { DELTA_FORMAT, type DeltaFormat } from '../../core/delta/delta-format.ts';
-import { deltaExpectation, skeletonSize, spliceSkeleton } from '../../core/delta/skeleton-zkey.ts';
-import { headTable, wholeKeyExpectation } from '../../core/zkey/key-table-check.ts';
-import { checkDeltaUpload, checkWholeKeyUpload } from '../../core/delta/check-delta-record.ts';
-import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/link-check/link-challenge.ts';
-import { removeCandidateSums, writeCandidateSums } from '../../core/link-check/link-combination-cache.ts';
-import { UnchangedSectionsCheck } from '../../core/link-check/unchanged-sections-check.ts';
-import { DeltaIntake, FollowedFileStore, type RefusedPoints, type TakenDelta } from './delta-intake.ts';
+import { FollowedFileStore } from './delta-intake.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Lobby } from '../lobby/lobby.ts';
 import type { LobbyEvent } from '../lobby/lobby-types.ts';
 import type { CeremonyService, ServiceLog } from '../ceremony-service.ts';
+import { CircuitHeads } from './circuit-heads.ts';
+import type { CandidateStore } from '../contributions/candidate-store.ts';
+import type { Db } from '../store/database.ts';
 import type { Clock } from '../clock.ts';
-import { checkDiskSpace, type DiskSpace } from './check-disk-space.ts';
-import { errorStatus } from '../http/error-status.ts';
+import type { DiskSpace } from './check-disk-space.ts';
 import {
   checkCreation,
   completeRefusal,
+  submittingRefusal,
   declaredUpload,
-  deltaFormatOf,
+  diskFullRefusal,
   largestUploadBytes,
-  requiredFreeBytes,
-  type InFlightWrite,
 } from './upload-creation-rules.ts';
+import { UploadDiskSpace } from './upload-disk-space.ts';
+import { UploadHandIn } from './upload-hand-in.ts';
 import { UploadLedger } from './upload-ledger.ts';
 import { UploadSweeper } from './upload-sweeper.ts';
-import { UploadTableCheck } from './upload-table-check.ts';
-import { tusProtocolError } from './tus-protocol-errors.ts';
+import { asTusError, principalOf, tusAnswerTo, tusError, type TusRequest } from './tus-protocol-errors.ts';
 
 /** How often old uploads and orphaned temporary keys are looked for. */
 const SWEEP_PERIOD_MS = 60_000;
-/** A creation's reservation outlives a creation that neither made its file nor failed by no more than this. */
-const RESERVATION_MS = 60_000;
 
 export interface ContributionUploadsDeps {
   config: CeremonyConfig;
+  db: Db;
   lobby: Lobby;
   service: CeremonyService;
+  /** Each upload's candidate row, made at its creation (the contribution store's). */
+  candidates: CandidateStore;
   clock: Clock;
   log: ServiceLog;
   /** Free space to keep beyond the largest possible upload (UPLOAD_DISK_MARGIN_BYTES). */
@@ -110,46 +98,6 @@ interface CircuitUploads {
   creations: Promise<void>;
 }
 
-const KEY_LABEL = 'the uploaded key';
-
-/**
- * The check that follows an upload of `size` bytes on the head at `headPath`: its table (a whole
- * key's, or a v1 delta's when `format` says so), and a whole key's bytes that must be the head's.
- */
-async function tableCheck(
-  file: string,
-  size: number,
-  format: DeltaFormat | undefined,
-  headPath: string,
-): Promise<UploadTableCheck> {
-  const head = await headTable(headPath);
-  if (format) return new UploadTableCheck(file, deltaExpectation(head, format), size);
-  const unchanged = new UnchangedSectionsCheck(headPath, head, KEY_LABEL);
-  return new UploadTableCheck(file, wholeKeyExpectation(head, KEY_LABEL), size, unchanged);
-}
-
-/** The request object tus hands its hooks. */
-type TusRequest = Parameters<NonNullable<ServerOptions['onIncomingRequest']>>[0];
-
-function tusError(error: CoordinatorError): { status_code: number; body: string } {
-  return { status_code: errorStatus(error.code), body: JSON.stringify(error.toJSON()) };
-}
-
-/** Runs `check`, turning a CoordinatorError into the error shape tus answers with. */
-async function asTusError<T>(check: () => T | Promise<T>): Promise<T> {
-  try {
-    return await check();
-  } catch (error) {
-    if (error instanceof CoordinatorError) throw tusError(error);
-    throw error;
-  }
-}
-
-/** The Express request behind a tus request (srvx wraps the Node request; Express decorated it). */
-function principalOf(request: { runtime?: { node?: { req?: IncomingMessage } } }): Principal | undefined {
-  return (request.runtime?.node?.req as (IncomingMessage & { principal?: Principal }) | undefined)?.principal;
-}
-
 export class ContributionUploads {
   /** Age (coordinator clock) after which an unfinished upload is deleted: the longest turn plus a sweep period. */
   readonly expiryMs: number;
@@ -160,14 +108,10 @@ export class ContributionUploads {
   private readonly circuits = new Map<string, CircuitUploads>();
   private readonly ledger = new UploadLedger();
   private readonly sweeper: UploadSweeper;
+  private readonly disk: UploadDiskSpace;
+  private readonly handIns: UploadHandIn;
+  private readonly heads: CircuitHeads;
   /** The upload each creation request made, so a creation that fails afterwards is removed. */
-  /**
-   * Bytes promised to creations that passed the disk check and whose upload is not on disk yet (there, it counts
-   * itself), by upload file. The checks run one at a time (`diskChecks`), so creations on different circuits see
-   * each other's bytes rather than the same free space.
-   */
-  private readonly reserved = new Map<string, { bytes: number; at: number }>();
-  private diskChecks: Promise<unknown> = Promise.resolve();
   private readonly created = new WeakMap<object, { circuit: CircuitUploads; id: string }>();
   /**
    * Who sent each upload's latest request, by upload file (its owner: onIncomingRequest checks it), so a refusal
@@ -195,11 +139,32 @@ export class ContributionUploads {
       .catch((error: unknown) =>
         deps.log.warn('could not remove temporary keys left by a stop', { error: String(error) }),
       );
-    this.sweeper.start(SWEEP_PERIOD_MS);
+    this.heads = new CircuitHeads(deps.config.dataDir, deps.candidates);
+    this.disk = new UploadDiskSpace({
+      ...deps,
+      dataDir: deps.config.dataDir,
+      folders: new Map([...this.circuits.values()].map((uploads) => [uploads.circuit, uploads.directory])),
+      ledger: this.ledger,
+      sweeper: this.sweeper,
+      headSize: (circuit) => this.heads.size(circuit),
+      awaitingVerdict: () => deps.service.candidatesAwaitingVerdict(),
+      turnHeld: (contributorId, circuit) => this.turnHeld(contributorId, circuit),
+    });
+    this.handIns = new UploadHandIn({
+      ...deps,
+      ledger: this.ledger,
+      heads: this.heads,
+      removeFiles: (circuit, id) => this.removeFiles(this.circuits.get(circuit)!, id),
+    });
+    this.sweeper.start(SWEEP_PERIOD_MS); // once what its removals use is there
     this.handler = async (req: Request, res: Response) => {
       const uploads = this.circuits.get(String(req.params.name));
       if (!uploads) throw new CoordinatorError('circuit.unknown', `unknown circuit "${req.params.name}"`);
-      if (req.method === 'POST' && this.holdsTurn(req, uploads.circuit)) {
+      // Only the turn's holder waits in the circuit's creation line: anyone else is refused at once
+      // (onIncomingRequest), never queued in front of the holder. The turn itself is checked where
+      // the creation's candidate row is made (onUploadCreate).
+      const principal = (req as Request & { principal?: Principal }).principal;
+      if (req.method === 'POST' && principal && this.turnHeld(principal.id, uploads.circuit)) {
         await this.oneAtATime(uploads, () => uploads.server.handle(req, res));
       } else {
         await uploads.server.handle(req, res);
@@ -215,11 +180,7 @@ export class ContributionUploads {
     await this.ledger.abortAll();
   }
 
-  /**
-   * One sweep now (UploadSweeper): deletes every upload older than `expiryMs` by the coordinator's
-   * clock, except finished ones waiting for their verdict (or being handed in), then temporary
-   * keys and intakes whose owner is gone. Returns how many uploads it deleted.
-   */
+  /** One sweep now (UploadSweeper): uploads older than `expiryMs`, and leftovers; returns how many uploads went. */
   sweepExpired(): Promise<number> {
     return this.sweeper.sweep();
   }
@@ -229,21 +190,9 @@ export class ContributionUploads {
    * turn (POST /api/me/leave): a PATCH still writing is stopped first. Finished uploads waiting for
    * their verdict, or being handed in, are kept. Returns how many it deleted.
    */
-  async discardUnfinished(circuit: string, contributorId: string): Promise<number> {
+  discardUnfinished(circuit: string, contributorId: string): Promise<number> {
     const uploads = this.circuits.get(circuit);
-    if (!uploads) return 0;
-    const awaiting = this.deps.service.candidatesAwaitingVerdict();
-    let removed = 0;
-    for (const id of await this.sweeper.uploadIds(uploads.directory)) {
-      const stored = await this.sweeper.storedUpload(circuit, uploads.directory, id);
-      if (stored?.metadata?.contributor !== contributorId) continue;
-      if (
-        !this.ledger.isFinishing(path.join(uploads.directory, id)) &&
-        (await this.removeUpload(uploads, id, awaiting))
-      )
-        removed++;
-    }
-    return removed;
+    return uploads ? this.sweeper.discardUnfinished(circuit, uploads.directory, contributorId) : Promise.resolve(0);
   }
 
   /**
@@ -264,39 +213,9 @@ export class ContributionUploads {
     );
   }
 
-  /**
-   * Free space on the data folder's disk against what a new upload needs: the largest possible
-   * upload, the margin, and what the uploads and intakes under way will still write.
-   */
-  async diskSpace(ownBytes?: number): Promise<DiskSpace> {
-    let largest = 0;
-    for (const circuit of this.circuits.keys())
-      largest = Math.max(largest, largestUploadBytes(await this.headSize(circuit)));
-    const required = requiredFreeBytes(ownBytes ?? largest, this.deps.diskMarginBytes, await this.inFlightWrites());
-    return checkDiskSpace(this.deps.config.dataDir, required, this.deps.freeDiskBytes);
-  }
-
-  /**
-   * The disk check of a creation needing `bytes`, one at a time in the process; when it passes, the bytes stay
-   * reserved for `file` until the upload is on disk (or removed), so the next check counts them.
-   */
-  private reserveDisk(file: string, bytes: number): Promise<DiskSpace> {
-    const check = this.diskChecks.then(async () => {
-      const disk = await this.diskSpace(bytes);
-      if (disk.accepting) this.reserved.set(file, { bytes, at: this.deps.clock.now() });
-      return disk;
-    });
-    this.diskChecks = check.catch(() => undefined);
-    return check;
-  }
-
-  /**
-   * What a creation will write: the largest upload the circuit takes; for a delta, its declared length and the
-   * whole key its intake writes beside it.
-   */
-  private async creationNeed(circuit: string, upload: Upload): Promise<number> {
-    const largest = largestUploadBytes(await this.headSize(circuit));
-    return deltaFormatOf(upload.metadata?.format) ? (upload.size ?? largest) + largest : largest;
+  /** Free space on the data folder's disk against what a new upload needs (UploadDiskSpace). */
+  diskSpace(): Promise<DiskSpace> {
+    return this.disk.diskSpace();
   }
 
   private circuitUploads(circuit: string): CircuitUploads {
@@ -320,7 +239,7 @@ export class ContributionUploads {
       relativeLocation: true,
       // tus answers `Access-Control-Allow-Origin: *` by default.
       allowedOrigins: (origin) => origin === this.deps.publicOrigin,
-      maxSize: async () => largestUploadBytes(await this.headSize(circuit)),
+      maxSize: async () => largestUploadBytes(await this.heads.size(circuit)),
       onIncomingRequest: (request, uploadId) => this.onIncomingRequest(of(), request, uploadId),
       onUploadCreate: (request, upload) => this.onUploadCreate(of(), request, upload),
       onUploadFinish: (request, upload) => this.finishUpload(of(), request, upload),
@@ -342,7 +261,7 @@ export class ContributionUploads {
       await asTusError(async () =>
         checkCreation(declaredUpload(headers.get('upload-metadata'), headers.get('upload-length')), {
           circuit,
-          ...(await this.headSizes(circuit)),
+          ...(await this.heads.sizes(circuit)),
         }),
       );
       return;
@@ -376,21 +295,24 @@ export class ContributionUploads {
 
   private async onUploadCreate(uploads: CircuitUploads, request: unknown, upload: Upload) {
     const principal = principalOf(request as never)!;
+    const { circuit } = uploads;
     await this.replaceEarlierUploads(uploads, upload.id);
+    const file = path.join(uploads.directory, upload.id);
+    const headIndex = await this.heads.current(circuit);
+    const createdAt = this.deps.clock.now();
     // The upload replaced may have been handed in with the refusal found in it: that verdict ended the turn.
-    await asTusError(() => this.deps.lobby.requireTurn(principal.id, uploads.circuit));
-    const disk = await this.reserveDisk(
-      path.join(uploads.directory, upload.id),
-      await this.creationNeed(uploads.circuit, upload),
+    // Checked in the transaction that makes the candidate row: a row exists only for the turn's holder.
+    await asTusError(() =>
+      this.deps.db.transaction(() => {
+        this.deps.lobby.requireTurn(principal.id, circuit);
+        this.deps.candidates.create({ uploadPath: file, circuit, contributorId: principal.id, headIndex, createdAt });
+      })(),
     );
+    const disk = await this.disk.reserve(circuit, upload, file);
     if (!disk.accepting) {
+      this.deps.candidates.remove(file);
       this.deps.log.warn('upload refused: disk short of space', { ...disk });
-      throw tusError(
-        new CoordinatorError(
-          'upload.disk_full',
-          'the coordinator is short of disk space and takes no uploads for now; please try again later',
-        ),
-      );
+      throw tusError(diskFullRefusal());
     }
     this.created.set(request as object, { circuit: uploads, id: upload.id });
     // The creation time by the coordinator's clock, which the sweep judges by.
@@ -399,7 +321,7 @@ export class ContributionUploads {
         ...upload.metadata,
         contributor: principal.id,
         circuit: uploads.circuit,
-        createdAt: String(this.deps.clock.now()),
+        createdAt: String(createdAt),
       },
     };
   }
@@ -409,22 +331,9 @@ export class ContributionUploads {
     // error): the client never got its URL, so the file could only wait for the sweep.
     const created = request.method === 'POST' ? this.created.get(request) : undefined;
     const removing = created ? this.removeFiles(created.circuit, created.id) : Promise.resolve();
-    return removing.then(() => {
-      if ('status_code' in error) {
-        if (error.status_code === 413)
-          return tusError(
-            new CoordinatorError(
-              'upload.too_large',
-              'the file is larger than a valid contribution to this circuit can be',
-            ),
-          );
-        const protocolError = tusProtocolError(error);
-        return protocolError ? tusError(protocolError) : undefined;
-      }
-      // Never the error's text: it may name server paths.
-      this.deps.log.warn('upload failed', { circuit, error: String(error) });
-      return tusError(new CoordinatorError('upload.failed', 'the coordinator could not store the upload'));
-    });
+    return removing.then(() =>
+      tusAnswerTo(error, (text) => this.deps.log.warn('upload failed', { circuit, error: text })),
+    );
   }
 
   /** An upload whose last byte arrived: being finished here, or handed in and awaiting its verdict. */
@@ -462,7 +371,7 @@ export class ContributionUploads {
     );
     // Without its sender (a coordinator restarted since its last PATCH) or its turn, it is only deleted.
     if (sender)
-      await this.handInRefused(uploads, sender, file, size, refusal).catch((error: unknown) =>
+      await this.handIns.handInRefused(uploads.circuit, sender, file, size, refusal).catch((error: unknown) =>
         this.deps.log.info('a refused upload could not be handed in', {
           circuit: uploads.circuit,
           code: isCoordinatorError(error) ? error.code : boundedText(String(error)),
@@ -472,32 +381,13 @@ export class ContributionUploads {
     return refusal;
   }
 
-  /**
-   * Hands in an upload refused before any verifier saw it, as the verifier's refusal would be (the
-   * service records the verdict and deletes the file); its message bounded, whatever it quotes.
-   */
-  private handInRefused(
-    uploads: CircuitUploads,
-    principal: Principal,
-    file: string,
-    size: number,
-    refusal: CoordinatorError,
-  ): ReturnType<CeremonyService['submit']> {
-    return this.deps.service.submit({
-      principal,
-      circuit: uploads.circuit,
-      path: file,
-      size,
-      refusal: { code: refusal.code, message: boundedText(refusal.message) },
-    });
-  }
-
   /** Under the upload's lock, before tus deletes it (DELETE): never one whose last byte arrived. */
   private async beforeRemove(uploads: CircuitUploads, id: string): Promise<void> {
     if (this.isComplete(uploads, id)) throw tusError(completeRefusal());
     const refusal = await this.handInFoundRefusal(uploads, id);
     if (refusal) throw tusError(refusal);
     await this.ledger.dropIntake(path.join(uploads.directory, id));
+    this.deps.candidates.remove(path.join(uploads.directory, id));
   }
 
   /**
@@ -511,52 +401,19 @@ export class ContributionUploads {
     size: number,
     outcome: { cutShort: boolean; complete: boolean },
   ): void {
-    const file = path.join(uploads.directory, id);
-    if (outcome.complete) this.ledger.claimFinish(file);
-    let intake = this.ledger.intakeOf(file);
-    if (!intake) {
-      // A write that broke off starts nothing: only one that ended is the upload's own progress.
-      if (outcome.cutShort || this.closed) return;
-      intake = this.ledger.startIntake(file, () =>
-        this.startIntake(uploads, id, file).catch((error: unknown) => {
-          this.deps.log.warn('delta intake could not start', { circuit: uploads.circuit, error: String(error) });
-          return undefined;
-        }),
-      );
-    }
-    void intake.then((started) => {
-      started?.written(size);
-      this.ledger.tableCheckOf(file)?.written(size);
-    });
-  }
-
-  private async startIntake(uploads: CircuitUploads, id: string, file: string): Promise<DeltaIntake | undefined> {
-    const { circuit } = uploads;
-    await this.leftoversRemoved; // its temporary key must not be taken for a stopped one's
-    const upload = await uploads.datastore.getUpload(id);
-    const headIndex = await this.deps.service.headIndex(circuit);
-    // Only a v2 delta lists its record before its points: any other upload's table is followed, and
-    // the upload checked once complete.
-    if (upload.metadata?.format !== DELTA_FORMAT || upload.metadata.head !== String(headIndex)) {
-      await this.startTableCheck(file, upload, this.headPath(circuit, headIndex));
-      return undefined;
-    }
-    return DeltaIntake.start({
-      uploadPath: file,
-      headIndex,
-      headPath: this.headPath(circuit, headIndex),
-      circuitKey: await this.challengeKey(circuit),
-      ...(upload.size === undefined ? {} : { uploadLength: upload.size }),
-      onTurnedOff: (reason) =>
-        this.deps.log.info('delta intake off; the upload is checked and spliced when it ends', { circuit, reason }),
-    });
-  }
-
-  /** Follows the table of a whole key or a v1 delta on the head at `headPath` as it arrives (upload-table-check.ts). */
-  private async startTableCheck(file: string, upload: Upload, headPath: string): Promise<void> {
-    if (upload.size === undefined) return;
-    const check = await tableCheck(file, upload.size, deltaFormatOf(upload.metadata?.format), headPath);
-    this.ledger.startTableCheck(file, check);
+    // A write that broke off starts nothing: only one that ended is the upload's own progress.
+    const mayStart = !outcome.cutShort && !this.closed;
+    this.handIns.written(
+      uploads.circuit,
+      path.join(uploads.directory, id),
+      size,
+      outcome.complete,
+      mayStart,
+      async () => {
+        await this.leftoversRemoved; // its temporary key must not be taken for a stopped one's
+        return uploads.datastore.getUpload(id);
+      },
+    );
   }
 
   /**
@@ -568,148 +425,11 @@ export class ContributionUploads {
     // Marked by the write of its last byte (written): no other request gets here for this upload.
     if (!this.ledger.isFinishing(file)) throw tusError(completeRefusal());
     try {
-      return await this.handIn(uploads, principalOf(request as never)!, upload, file);
+      return await this.handIns.handIn(uploads.circuit, principalOf(request as never)!, upload, file);
     } finally {
       this.ledger.endFinish(file);
       this.senders.delete(file); // handed in or removed: no later PATCH of it is written
     }
-  }
-
-  /**
-   * The finish of an upload: a delta made into the key, a whole key checked (its table and record),
-   * then handed to the service, or handed in with its refusal (a verdict) when it is no contribution
-   * on the head.
-   */
-  private async handIn(uploads: CircuitUploads, principal: Principal, upload: Upload, file: string) {
-    const { circuit } = uploads;
-    // Timed on the coordinator's clock, as the sweep judges uploads (createdAt, set at creation).
-    const createdAt = Number(upload.metadata?.createdAt);
-    if (Number.isFinite(createdAt)) this.deps.onUploadFinished?.(circuit, this.deps.clock.now() - createdAt);
-    // The moment the last byte arrived: what the coordinator does from here (hash, verify,
-    // commit) is its own share of a turn, timed from this line to the verdict's.
-    this.deps.log.info('contribution upload complete', {
-      circuit,
-      contributor: principal.id,
-      bytes: upload.size ?? upload.offset,
-    });
-    let taken: { size: number; delta?: TakenDelta } | CoordinatorError;
-    try {
-      taken = await this.takeUpload(circuit, upload, file);
-    } catch (error) {
-      // Not a contribution on the head: a verdict, handed in below. Anything else says nothing about it.
-      if (!(isCoordinatorError(error) && refusesContribution(error.code))) {
-        await this.removeFiles(uploads, upload.id);
-        if (error instanceof CoordinatorError) throw tusError(error);
-        throw error;
-      }
-      taken = error;
-    }
-    const fileHash = taken instanceof CoordinatorError ? undefined : taken.delta?.fileHash;
-    try {
-      const row =
-        taken instanceof CoordinatorError
-          ? await this.handInRefused(uploads, principal, file, upload.size ?? upload.offset, taken)
-          : await this.deps.service.submit({
-              principal,
-              circuit,
-              path: file,
-              size: taken.size,
-              fileHash,
-              sectionHashes: taken.delta?.sectionHashes,
-            });
-      return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
-    } catch (error) {
-      await this.removeFiles(uploads, upload.id);
-      // Kept for the verifier of a key that was not handed in: no verifier will remove them.
-      if (fileHash) await removeCandidateSums(this.stateDir, fileHash).catch(() => {});
-      if (error instanceof CoordinatorError) throw tusError(error);
-      throw error;
-    }
-  }
-
-  /**
-   * A finished upload made ready to hand in: a delta spliced into the full key (in place: from here
-   * it is verified as a whole key is), a whole key's table and record checked against the head.
-   * Resolves with the key's size (and the delta's hashes); resolves with the refusal a delta's
-   * points earned as they arrived; throws the upload's own refusal otherwise.
-   */
-  private async takeUpload(
-    circuit: string,
-    upload: Upload,
-    file: string,
-  ): Promise<{ size: number; delta?: TakenDelta } | CoordinatorError> {
-    const size = upload.size ?? upload.offset;
-    const format = deltaFormatOf(upload.metadata?.format);
-    if (!format) {
-      const headPath = this.headPath(circuit, await this.deps.service.headIndex(circuit));
-      // Before a byte is hashed: what must be the head's, compared as it arrived (what the last write
-      // brought, now; all of it if nothing followed it), then its table and record again, at the cost
-      // of a few reads and pairings.
-      const followed = (await this.ledger.takeTableCheck(file)) ?? (await tableCheck(file, size, undefined, headPath));
-      const refusal = await followed.finish(size);
-      if (refusal) throw refusal;
-      await checkWholeKeyUpload(headPath, file);
-      return { size };
-    }
-    const started = Date.now();
-    const taken = await this.takeDelta(circuit, file, size, format);
-    if (taken && 'pointsRefusal' in taken) {
-      // Its verdict is found: handed in as it is, refused without the verifier's second pass.
-      this.deps.log.info('contribution delta refused as it arrived', {
-        circuit,
-        format,
-        code: taken.pointsRefusal.code,
-      });
-      return taken.pointsRefusal;
-    }
-    this.deps.log.info('contribution delta spliced onto the head', {
-      circuit,
-      format,
-      ms: Date.now() - started,
-      asItArrived: taken !== undefined,
-      sums: taken?.sums !== undefined,
-      ...(taken?.whySumsStopped ? { whySumsStopped: boundedText(taken.whySumsStopped) } : {}),
-    });
-    return { size: (await stat(file)).size, ...(taken ? { delta: taken } : {}) };
-  }
-
-  /**
-   * Makes the full key of a finished delta upload, in place: from its intake when that ran to the
-   * end (the hash known, and the link check's sums kept for the verifier), else checked (its
-   * record included) and spliced whole now. Throws the delta's refusal either way, but for one its
-   * points earned as they arrived, which is returned (RefusedPoints) and the delta left as it is.
-   */
-  private async takeDelta(
-    circuit: string,
-    file: string,
-    size: number,
-    format: DeltaFormat,
-  ): Promise<TakenDelta | RefusedPoints | undefined> {
-    // This request owns the intake from here, and ends it whatever happens.
-    const intake = await this.ledger.takeIntake(file);
-    let taken: TakenDelta | RefusedPoints | undefined;
-    let headPath: string;
-    try {
-      const headIndex = await this.deps.service.headIndex(circuit);
-      headPath = this.headPath(circuit, headIndex);
-      // Made on a head that is no longer the head: checked whole below, which refuses it.
-      if (intake?.headIndex === headIndex) taken = await intake.finish(size);
-    } finally {
-      if (!taken) await intake?.abort();
-    }
-    if (!taken) {
-      await checkDeltaUpload(headPath, file, format);
-      await spliceSkeleton(headPath, file, file, format);
-      return undefined;
-    }
-    if ('sums' in taken && taken.sums) {
-      // Without them the verifier sums L and H itself: slower, same verdict.
-      const key = await this.challengeKey(circuit);
-      await writeCandidateSums(this.stateDir, key, taken.fileHash, taken.sums).catch((error: unknown) =>
-        this.deps.log.warn('could not keep a candidate’s sums', { circuit, error: String(error) }),
-      );
-    }
-    return taken;
   }
 
   /** Whether the contributor holds the circuit's turn now (not handed in yet); not counted as a sign of life. */
@@ -717,17 +437,6 @@ export class ContributionUploads {
     return this.deps.lobby
       .activeTurns()
       .some((turn) => turn.circuit === circuit && turn.contributorId === contributorId && turn.state === 'turn');
-  }
-
-  private holdsTurn(req: Request, circuit: string): boolean {
-    const principal = (req as Request & { principal?: Principal }).principal;
-    if (!principal) return false;
-    try {
-      this.deps.lobby.requireTurn(principal.id, circuit);
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   private oneAtATime<T>(uploads: CircuitUploads, work: () => Promise<T>): Promise<T> {
@@ -739,62 +448,6 @@ export class ContributionUploads {
     return run;
   }
 
-  private get stateDir(): string {
-    return stateDirFor(this.deps.config.dataDir);
-  }
-
-  /** The circuit's secret link-challenge key, under which the intake sums and the verifier checks. */
-  private async challengeKey(circuit: string): Promise<Uint8Array> {
-    return circuitChallengeKey(await linkChallengeSeed(this.stateDir), circuit);
-  }
-
-  private headPath(circuit: string, headIndex: number): string {
-    return ceremonyPaths(this.deps.config.dataDir).zkeyPath(circuit, headIndex);
-  }
-
-  private async headSize(circuit: string): Promise<number> {
-    return (await stat(this.headPath(circuit, await this.deps.service.headIndex(circuit)))).size;
-  }
-
-  private async headSizes(circuit: string): Promise<{ index: number; keyBytes: number; skeletonBytes: number }> {
-    const index = await this.deps.service.headIndex(circuit);
-    const headPath = this.headPath(circuit, index);
-    const [keyBytes, skeletonBytes] = await Promise.all([stat(headPath).then((s) => s.size), skeletonSize(headPath)]);
-    return { index, keyBytes, skeletonBytes };
-  }
-
-  /**
-   * What the uploads still arriving, the intakes under way (and those of deltas not started yet) and the creations
-   * reserved but not on disk yet will still write, on every circuit.
-   */
-  private async inFlightWrites(): Promise<InFlightWrite[]> {
-    const writes: InFlightWrite[] = [];
-    const awaiting = this.deps.service.candidatesAwaitingVerdict();
-    for (const { circuit, directory } of this.circuits.values()) {
-      for (const id of await this.sweeper.uploadIds(directory)) {
-        const file = path.join(directory, id);
-        if (awaiting.has(file) || this.ledger.isFinishing(file)) continue;
-        const stored = await this.sweeper.storedUpload(circuit, directory, id);
-        const onDisk = await stat(file).catch(() => undefined);
-        if (stored?.size === undefined || !onDisk) continue;
-        // Its turn ended: it never writes again, and goes at the next sweep if the lobby's word has not removed it.
-        if (!this.turnHeld(String(stored.metadata?.contributor), circuit)) continue;
-        this.reserved.delete(file); // on disk: counted here from now on
-        writes.push({ finalBytes: stored.size, writtenBytes: onDisk.size });
-        // A delta's intake writes a whole key beside it; a running one counts itself below.
-        if (deltaFormatOf(stored.metadata?.format) && !this.ledger.intakeOf(file))
-          writes.push({ finalBytes: largestUploadBytes(await this.headSize(circuit)), writtenBytes: 0 });
-      }
-    }
-    for (const intake of this.ledger.runningIntakes()) writes.push(await intake.inFlightWrite());
-    const now = this.deps.clock.now();
-    for (const [file, reservation] of this.reserved) {
-      if (now - reservation.at > RESERVATION_MS) this.reserved.delete(file);
-      else writes.push({ finalBytes: reservation.bytes, writtenBytes: 0 });
-    }
-    return writes;
-  }
-
   /** Deletes every other upload of the circuit, except finished ones awaiting a verdict. */
   private async replaceEarlierUploads(uploads: CircuitUploads, newId: string): Promise<void> {
     const awaiting = this.deps.service.candidatesAwaitingVerdict();
@@ -802,12 +455,7 @@ export class ContributionUploads {
       (id) => id !== newId && !awaiting.has(path.join(uploads.directory, id)),
     );
     const refuseSubmitting = (): never => {
-      throw tusError(
-        new CoordinatorError(
-          'upload.submitting',
-          'your previous upload for this circuit is being handed in; wait for its verdict',
-        ),
-      );
+      throw tusError(submittingRefusal());
     };
     if (earlier.some((id) => this.ledger.isFinishing(path.join(uploads.directory, id)))) refuseSubmitting();
     for (const id of earlier) {
@@ -839,8 +487,9 @@ export class ContributionUploads {
   /** Removes an upload's files, its intake aborted first (its temporary key goes with it). */
   private async removeFiles(uploads: CircuitUploads, id: string): Promise<void> {
     const file = path.join(uploads.directory, id);
-    this.reserved.delete(file);
+    this.disk.release(file);
     this.senders.delete(file);
+    this.deps.candidates.remove(file);
     await this.ledger.dropIntake(file);
     await rm(file, { force: true });
     await rm(`${file}.json`, { force: true });

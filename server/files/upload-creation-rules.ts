@@ -147,6 +147,22 @@ export function completeRefusal(): CoordinatorError {
   );
 }
 
+/** A creation while the disk is short of the space it needs (upload-disk-space.ts). */
+export function diskFullRefusal(): CoordinatorError {
+  return new CoordinatorError(
+    'upload.disk_full',
+    'the coordinator is short of disk space and takes no uploads for now; please try again later',
+  );
+}
+
+/** A creation while the circuit's earlier upload is being handed in: it is never replaced. */
+export function submittingRefusal(): CoordinatorError {
+  return new CoordinatorError(
+    'upload.submitting',
+    'your previous upload for this circuit is being handed in; wait for its verdict',
+  );
+}
+
 /** A delta's own format, when `format` names one. */
 export function deltaFormatOf(format: string | null | undefined): DeltaFormat | undefined {
   return isDeltaFormat(format) ? format : undefined;

@@ -83,6 +83,25 @@ export class UploadSweeper {
   }
 
   /**
+   * Deletes the unfinished upload(s) of `contributorId` in the circuit's `directory` (a PATCH still
+   * writing is stopped first); finished ones waiting for their verdict, or being handed in, are kept.
+   */
+  async discardUnfinished(circuit: string, directory: string, contributorId: string): Promise<number> {
+    const awaiting = this.deps.awaitingVerdict();
+    let removed = 0;
+    for (const id of await this.uploadIds(directory)) {
+      const stored = await this.storedUpload(circuit, directory, id);
+      if (stored?.metadata?.contributor !== contributorId) continue;
+      if (
+        !this.deps.ledger.isFinishing(path.join(directory, id)) &&
+        (await this.deps.removeUpload(circuit, id, awaiting))
+      )
+        removed++;
+    }
+    return removed;
+  }
+
+  /**
    * Removes every temporary key in the uploads folders: at start, before any intake starts, none
    * has an owner (no intake survives a restart, and each would hold up to a key's size).
    */
