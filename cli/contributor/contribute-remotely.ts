@@ -22,7 +22,7 @@ import { CoordinatorError } from '../../core/errors.ts';
 import { makeOwnedWorkFolder, removeDeadOwnersFolders } from '../../core/fs/owned-work-folders.ts';
 import type { CeremonyView } from '../../core/coordinator-api/api-types.ts';
 import { createProgressRenderer } from '../progress/progress-renderer.ts';
-import { RESTART_RIDE_OUT_MS } from '../../core/coordinator-api/restart-retry.ts';
+import { RESTART_RIDE_OUT_MS } from '../../client/restart-retry.ts';
 import { CoordinatorApiError, CoordinatorClient, type RestartNotices, type SignedIn } from './coordinator-client.ts';
 import { ContributorRun, RunFailure, type RunUi } from './contributor-run.ts';
 import { FileTurn } from './file-turn.ts';

@@ -17,7 +17,7 @@
  * entry removed, the ceremony closed, the coordinator out of reach for too long.
  */
 import { terminalWords } from '../../core/error-messages.ts';
-import { VERDICT_POLL_MS, waitingPollMs } from '../../core/queue-poll-pace.ts';
+import { VERDICT_POLL_MS, waitingPollMs } from '../../client/queue-poll-pace.ts';
 import { presenceAdvice } from '../../core/queue-log/presence-words.ts';
 import type {
   CeremonyView,
@@ -27,7 +27,7 @@ import type {
   TurnHeartbeat,
 } from '../../core/coordinator-api/api-types.ts';
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';
-import { looksLikeRestart, RESTART_RIDE_OUT_MS } from '../../core/coordinator-api/restart-retry.ts';
+import { looksLikeRestart, RESTART_RIDE_OUT_MS } from '../../client/restart-retry.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
 import { PresenceHold } from './presence-stream.ts';
 import type { TurnProtocol, TurnResult } from './turn-protocol.ts';

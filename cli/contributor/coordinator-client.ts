@@ -5,14 +5,9 @@
  * fails is the code `network`). The terminal client (`ceremony contribute --coordinator`) and the
  * tests' contributor client both talk to the coordinator through it. Made with `rideOutRestarts`
  * (the terminal client), a request safe to send again is sent again while the coordinator does
- * not answer, for a few minutes (core/coordinator-api/restart-retry.ts: which requests, and why).
+ * not answer, for a few minutes (client/restart-retry.ts: which requests, and why).
  */
-import {
-  looksLikeRestart,
-  rideOutRestart,
-  safeToResend,
-  type RestartRetry,
-} from '../../core/coordinator-api/restart-retry.ts';
+import { looksLikeRestart, rideOutRestart, safeToResend, type RestartRetry } from '../../client/restart-retry.ts';
 
 /** A refusal by the coordinator (`{error: {code, message}}` and its status), or `network` (status 0). */
 export class CoordinatorApiError extends Error {

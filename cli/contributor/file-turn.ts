@@ -31,7 +31,7 @@ import {
   type StreamedUploadSource,
 } from '../../core/delta/streamed-upload-source.ts';
 import { FILE_HASH_ALGORITHM } from '../../core/crypto/file-hash.ts';
-import { restartRetryDelaysMs } from '../../core/coordinator-api/restart-retry.ts';
+import { restartRetryDelaysMs } from '../../client/restart-retry.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
 import type { TurnProtocol, TurnRequest, TurnResult } from './turn-protocol.ts';
 
@@ -39,7 +39,7 @@ import type { TurnProtocol, TurnRequest, TurnResult } from './turn-protocol.ts';
 const BYTE_PROGRESS_EVERY_MS = 100;
 /**
  * tus retries a dropped connection (HEAD for the offset, then PATCH from it) after these delays: for
- * as long as any request rides out a coordinator restart (core/coordinator-api/restart-retry.ts).
+ * as long as any request rides out a coordinator restart (client/restart-retry.ts).
  */
 const UPLOAD_RETRY_DELAYS_MS = restartRetryDelaysMs();
 

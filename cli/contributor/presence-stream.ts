@@ -9,7 +9,7 @@
  * is tried again a minute later; a coordinator restarting (no answer, a proxy's 502) after the short
  * pause, as this loop is its own retry. Polls keep the place meanwhile, as they always did.
  */
-import { looksLikeRestart } from '../../core/coordinator-api/restart-retry.ts';
+import { looksLikeRestart } from '../../client/restart-retry.ts';
 import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
 
 const REOPEN_AFTER_MS = 2000;

@@ -14,9 +14,9 @@
  *
  * A proof spends its challenge, so a sign-in whose answer was lost to a coordinator restart is not
  * sent again: it is made again from a new challenge (the nullifier, the contributor's identity, is
- * the same each time; core/coordinator-api/restart-retry.ts). A proof refused for load
+ * the same each time; client/restart-retry.ts). A proof refused for load
  * (`auth.proof_checks_busy`) has its challenge unspent: the same proof is sent again, for up to two
- * minutes, as the page does (core/coordinator-api/proof-resend.ts).
+ * minutes, as the page does (client/proof-resend.ts).
  */
 import { createWriteStream } from 'node:fs';
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -26,8 +26,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CoordinatorError } from '../../core/errors.ts';
-import { looksLikeRestart, rideOutRestart } from '../../core/coordinator-api/restart-retry.ts';
-import { resendWhileProofChecksBusy } from '../../core/coordinator-api/proof-resend.ts';
+import { looksLikeRestart, rideOutRestart } from '../../client/restart-retry.ts';
+import { resendWhileProofChecksBusy } from '../../client/proof-resend.ts';
 import { CoordinatorApiError, type CoordinatorClient, type SignedIn } from './coordinator-client.ts';
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;

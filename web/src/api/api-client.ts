@@ -3,10 +3,10 @@
  * the CSRF token on every state change, JSON in and out, and refusals turned into ApiError with
  * the server's stable code (see error-messages.ts for what each means in plain words). A request safe
  * to send again is sent again while the coordinator does not answer (a restart), for up to 10 minutes
- * (core/coordinator-api/restart-retry.ts, shared with the terminal client).
+ * (client/restart-retry.ts, shared with the terminal client).
  */
 import type { SessionView } from './api-types.ts';
-import { looksLikeRestart, rideOutRestart, safeToResend } from '../../../core/coordinator-api/restart-retry.ts';
+import { looksLikeRestart, rideOutRestart, safeToResend } from '../../../client/restart-retry.ts';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';

@@ -16,7 +16,7 @@ import type { ApiClient } from '../api/api-client.ts';
 import { ApiError } from '../api/api-client.ts';
 import type { CeremonyView, MeView, TurnHeartbeat } from '../api/api-types.ts';
 import { PresenceStream } from './presence-stream.ts';
-import { ACTIVE_POLL_MS, VERDICT_POLL_MS, waitingPollMs } from '../../../core/queue-poll-pace.ts';
+import { ACTIVE_POLL_MS, VERDICT_POLL_MS, waitingPollMs } from '../../../client/queue-poll-pace.ts';
 import { candidateKey, candidateStore, type StoredCandidate } from './candidate-store.ts';
 import { computeContribution } from './compute-contribution.ts';
 import { downloadZkey } from './download-zkey.ts';
@@ -59,7 +59,7 @@ export interface SessionOptions {
 
 /** The heartbeat pace until the coordinator's first answer sets its own (it ends silent turns). */
 const HEARTBEAT_EVERY_MS = 30_000;
-/** Poll pace when in no queue (done, or not joined yet); in a queue, core/queue-poll-pace.ts. */
+/** Poll pace when in no queue (done, or not joined yet); in a queue, client/queue-poll-pace.ts. */
 const NOT_WAITING_POLL_MS = 5000;
 const RETRY_AFTER_MS = 5_000;
 const LOCAL_HASHES_KEY = 'ceremony.localHashes';
@@ -168,7 +168,7 @@ export class ContributorSession {
     if (!this.stopped) this.pollTimer = setTimeout(() => void this.poll(), this.pollInterval());
   }
 
-  /** By the best waiting position across circuits (core/queue-poll-pace.ts). */
+  /** By the best waiting position across circuits (client/queue-poll-pace.ts). */
   private pollInterval(): number {
     const circuits = this.me?.status.circuits ?? [];
     if (this.me?.status.done || !this.joined) return NOT_WAITING_POLL_MS;

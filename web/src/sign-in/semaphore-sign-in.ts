@@ -5,10 +5,10 @@
  * and sends only the proof. The proving artifacts are served by the coordinator beside the page
  * (/semaphore-artifacts/), never fetched from a CDN. The Semaphore libraries load only when used.
  * A proof refused for load (`auth.proof_checks_busy`, its challenge unspent) is sent again as it is
- * for up to two minutes, as the terminal client does (core/coordinator-api/proof-resend.ts): making a
+ * for up to two minutes, as the terminal client does (client/proof-resend.ts): making a
  * new one would take seconds.
  */
-import { resendWhileProofChecksBusy } from '../../../core/coordinator-api/proof-resend.ts';
+import { resendWhileProofChecksBusy } from '../../../client/proof-resend.ts';
 import type { ApiClient } from '../api/api-client.ts';
 import { ApiError } from '../api/api-client.ts';
 import type { SessionView } from '../api/api-types.ts';
