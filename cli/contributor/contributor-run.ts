@@ -28,7 +28,8 @@ import type {
 } from '../../core/coordinator-api/api-types.ts';
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';
 import { looksLikeRestart, RESTART_RIDE_OUT_MS } from '../../client/restart-retry.ts';
-import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
+import { ApiError } from '../../client/api-client.ts';
+import { type CoordinatorClient } from './coordinator-client.ts';
 import { PresenceHold } from './presence-stream.ts';
 import type { TurnProtocol, TurnResult } from './turn-protocol.ts';
 
@@ -288,7 +289,7 @@ export class ContributorRun {
         this.busySince = undefined;
         return answer;
       } catch (error) {
-        if (this.options.signal.aborted || !(error instanceof CoordinatorApiError)) throw error;
+        if (this.options.signal.aborted || !(error instanceof ApiError)) throw error;
         if (error.code === 'auth.required') {
           this.options.ui.note('the session ended; signing in again');
           await this.options.signInAgain();
@@ -454,7 +455,7 @@ export class ContributorRun {
         // the upload has just completed (the turn is the contribution being verified now), which
         // the coordinator can see before this client does.
         if (
-          error instanceof CoordinatorApiError &&
+          error instanceof ApiError &&
           (error.code === 'lobby.not_your_turn' || error.code === 'lobby.already_contributed') &&
           !(await this.uploaded(circuit))
         ) {
@@ -484,7 +485,7 @@ export class ContributorRun {
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         const reason = turn.signal.aborted ? turn.signal.reason : error;
-        if (!(reason instanceof CoordinatorApiError)) throw reason;
+        if (!(reason instanceof ApiError)) throw reason;
         if (await this.uploadedDespite(circuit, reason)) return true;
         this.turnFailed(circuit, reason);
         return false;
@@ -521,7 +522,7 @@ export class ContributorRun {
    * last PATCH's answer was lost to a restart (the upload it completed then gone from tus, so tus
    * asked to create another, which the coordinator refuses). Said as what it is; the verdict follows.
    */
-  private async uploadedDespite(circuit: string, error: CoordinatorApiError): Promise<boolean> {
+  private async uploadedDespite(circuit: string, error: ApiError): Promise<boolean> {
     if (error.code !== 'lobby.not_your_turn' && error.code !== 'lobby.already_contributed') return false;
     if (!(await this.uploaded(circuit))) return false;
     this.options.ui.note(`${circuit}: uploaded (the coordinator had the whole upload; its last answer was lost)`);
@@ -530,7 +531,7 @@ export class ContributorRun {
   }
 
   /** A turn that ended without an upload: said in plain words; the run goes on from the lobby's state. */
-  private turnFailed(circuit: string, error: CoordinatorApiError): void {
+  private turnFailed(circuit: string, error: ApiError): void {
     const { ui } = this.options;
     const words = terminalWords(error.code, error.message);
     if (error.code === 'lobby.not_your_turn' || error.code === 'lobby.already_contributed') {

@@ -28,7 +28,8 @@ import { pipeline } from 'node:stream/promises';
 import { CoordinatorError } from '../../core/errors.ts';
 import { looksLikeRestart, rideOutRestart } from '../../client/restart-retry.ts';
 import { resendWhileProofChecksBusy } from '../../client/proof-resend.ts';
-import { CoordinatorApiError, type CoordinatorClient, type SignedIn } from './coordinator-client.ts';
+import { ApiError, type SignedIn } from '../../client/api-client.ts';
+import { type CoordinatorClient } from './coordinator-client.ts';
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
@@ -123,7 +124,7 @@ export async function signInWithSemaphore(
   );
   if (!group.members.includes(identity.commitment.toString())) {
     // What the page says, before any proof is made: the coordinator would refuse it for its root.
-    throw new CoordinatorApiError(
+    throw new ApiError(
       403,
       'auth.unknown_root',
       `this identity's commitment (${identity.commitment}) is not in the ceremony's group yet`,
@@ -140,7 +141,7 @@ export async function signInWithSemaphore(
       zkey: artifacts.zkey,
     });
     if (!(await verifyProof(proof))) {
-      throw new CoordinatorApiError(
+      throw new ApiError(
         0,
         'auth.invalid_proof',
         'the membership proof made here does not verify against Semaphore’s own key; the proving files may be damaged',
@@ -160,7 +161,7 @@ export async function signInWithSemaphore(
   try {
     return await rideOutRestart(proveAndSignIn, {
       restartReason: (error) =>
-        error instanceof CoordinatorApiError && looksLikeRestart(error.status, error.code) ? error.message : undefined,
+        error instanceof ApiError && looksLikeRestart(error.status, error.code) ? error.message : undefined,
       onRetry: (retry) => {
         if (retry.attempt === 1) tell(`the coordinator did not answer (${retry.reason}); signing in again shortly`);
       },

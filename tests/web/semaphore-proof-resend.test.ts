@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiClient, apiErrorFromBody } from '../../web/src/api/api-client.ts';
+import { ApiClient, apiErrorFromBody } from '../../client/api-client.ts';
 import { resendWhileProofChecksBusy } from '../../client/proof-resend.ts';
 
 test('a proof refused 503 auth.proof_checks_busy is sent again, the same, after its Retry-After', async (t) => {

@@ -12,8 +12,8 @@
  * whole keys (preparing → downloading → computing → uploading → submitted), the computed key kept
  * in IndexedDB until uploaded so a reload mid-upload resumes the tus upload from the server's offset.
  */
-import type { ApiClient } from '../api/api-client.ts';
-import { ApiError } from '../api/api-client.ts';
+import type { ApiClient } from '../../../client/api-client.ts';
+import { ApiError } from '../../../client/api-client.ts';
 import type { CeremonyView, MeView, TurnHeartbeat } from '../api/api-types.ts';
 import { PresenceStream } from './presence-stream.ts';
 import { ACTIVE_POLL_MS, VERDICT_POLL_MS, waitingPollMs } from '../../../client/queue-poll-pace.ts';
@@ -146,7 +146,7 @@ export class ContributorSession {
       const seq = ++this.pollsStarted;
       try {
         // Not sent again inside: this loop is the retry, and the page says at once that it cannot connect.
-        this.accept(await this.options.api.get<MeView>('/api/me', undefined, false), seq);
+        this.accept(await this.options.api.get<MeView>('/api/me', { resend: false }), seq);
         this.connectionError = null;
       } catch (error) {
         this.connectionError = error instanceof ApiError ? error.code : String(error);

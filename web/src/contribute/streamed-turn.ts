@@ -17,7 +17,7 @@ import {
   type StreamedUploadSource,
 } from '../../../core/delta/streamed-upload-source.ts';
 import { restartRetryDelaysMs } from '../../../client/restart-retry.ts';
-import { ApiError, apiErrorFromBody } from '../api/api-client.ts';
+import { ApiError, apiErrorFromBody } from '../../../client/api-client.ts';
 import { recordContribution, startKernelPool } from './compute-contribution.ts';
 
 /**

@@ -6,7 +6,7 @@
  * each chunk is a point the upload can resume from.
  */
 import * as tus from 'tus-js-client';
-import { ApiError, apiErrorFromBody } from '../api/api-client.ts';
+import { ApiError, apiErrorFromBody } from '../../../client/api-client.ts';
 import { chunkSizeFor } from './upload-chunks.ts';
 import { isRetryableUploadStatus } from '../../../core/delta/streamed-upload-source.ts';
 import { restartRetryDelaysMs } from '../../../client/restart-retry.ts';

@@ -9,8 +9,8 @@
  * new one would take seconds.
  */
 import { resendWhileProofChecksBusy } from '../../../client/proof-resend.ts';
-import type { ApiClient } from '../api/api-client.ts';
-import { ApiError } from '../api/api-client.ts';
+import type { ApiClient } from '../../../client/api-client.ts';
+import { ApiError } from '../../../client/api-client.ts';
 import type { SessionView } from '../api/api-types.ts';
 
 const STORED_IDENTITY = 'ceremony.semaphoreIdentity';
