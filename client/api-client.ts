@@ -167,8 +167,8 @@ export class ApiClient {
   }
 
   /** Posts a sign-in to `route` and keeps the new session's CSRF token for later changes. */
-  async signIn(route: string, body: unknown): Promise<SessionView> {
-    const session = await this.post<SessionView>(route, body);
+  async signIn<T extends { csrfToken?: string } = SessionView>(route: string, body: unknown): Promise<T> {
+    const session = await this.post<T>(route, body);
     this.csrfToken = session.csrfToken ?? '';
     return session;
   }
