@@ -8,20 +8,24 @@ import tseslint from 'typescript-eslint';
 /** Which layers each layer may not import (relative specifiers: `../server/…`, `../../worker/…`), and why. */
 const LAYER_BOUNDARIES = {
   core: {
-    forbidden: ['server', 'worker', 'cli', 'web'],
+    forbidden: ['client', 'server', 'worker', 'cli', 'web'],
     why: 'core/ is the ceremony itself and imports nothing outside core/',
   },
+  client: {
+    forbidden: ['server', 'worker', 'cli', 'web'],
+    why: 'client/ is the protocol the page and the terminal share: it speaks HTTP and reads core/, nothing else',
+  },
   server: {
-    forbidden: ['worker', 'cli', 'web'],
+    forbidden: ['client', 'worker', 'cli', 'web'],
     why: 'server/ and worker/ never import each other: what they share is the verifier contract in core/',
   },
   worker: {
-    forbidden: ['server', 'cli', 'web'],
+    forbidden: ['client', 'server', 'cli', 'web'],
     why: 'server/ and worker/ never import each other: what they share is the verifier contract in core/',
   },
   cli: {
     forbidden: ['web'],
-    why: 'the terminal client reads the API shapes from core/coordinator-api/, as the browser app does',
+    why: 'the terminal client shares the protocol with the browser app through client/, never web/',
   },
   web: {
     forbidden: ['server', 'worker', 'cli'],
@@ -41,7 +45,9 @@ const layerBoundaries = Object.entries(LAYER_BOUNDARIES).map(([layer, { forbidde
             message: `${layer}/ may not import ${forbidden.join(', ')}: ${why}.`,
           },
           // Node's built-ins never reach a browser bundle.
-          ...(layer === 'web' ? [{ regex: '^node:', message: 'web/ runs in a browser: no Node built-ins.' }] : []),
+          ...(layer === 'web' || layer === 'client'
+            ? [{ regex: '^node:', message: `${layer}/ runs in a browser: no Node built-ins.` }]
+            : []),
         ],
       },
     ],

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run build` (also run by `npm install` through `prepare`, by `npm start` and by `npm test`):
- * compiles core/, cli/, server/, worker/ and the test-network start script to dist/ with tsc
+ * compiles core/, client/, cli/, server/, worker/ and the test-network start script to dist/ with tsc
  * (tsconfig.build.json), and builds the browser app to web/dist with Vite. A part whose stamp is
  * newer than all its sources is skipped, so running it again costs a few milliseconds.
  *
@@ -57,7 +57,7 @@ function writeStamp(file) {
 
 /** Data files the compiled modules read next to themselves (e.g. core/fees/published-fees.json): tsc copies none. */
 function copyDataFiles(tmp) {
-  for (const root of ['core', 'server', 'worker', 'cli']) {
+  for (const root of ['core', 'client', 'server', 'worker', 'cli']) {
     for (const entry of readdirSync(path.join(REPO_ROOT, root), { recursive: true, withFileTypes: true })) {
       if (!entry.isFile() || !entry.name.endsWith('.json')) continue;
       const relative = path.relative(REPO_ROOT, path.join(entry.parentPath, entry.name));

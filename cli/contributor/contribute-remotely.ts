@@ -22,9 +22,11 @@ import { CoordinatorError } from '../../core/errors.ts';
 import { makeOwnedWorkFolder, removeDeadOwnersFolders } from '../../core/fs/owned-work-folders.ts';
 import type { CeremonyView } from '../../core/coordinator-api/api-types.ts';
 import { createProgressRenderer } from '../progress/progress-renderer.ts';
-import { RESTART_RIDE_OUT_MS } from '../../core/coordinator-api/restart-retry.ts';
-import { CoordinatorApiError, CoordinatorClient, type RestartNotices, type SignedIn } from './coordinator-client.ts';
-import { ContributorRun, RunFailure, type RunUi } from './contributor-run.ts';
+import { RESTART_RIDE_OUT_MS } from '../../client/restart-retry.ts';
+import { ApiError, type RestartNotices, type SignedIn } from '../../client/api-client.ts';
+import { CoordinatorClient } from './coordinator-client.ts';
+import { ContributorRun } from './contributor-run.ts';
+import { RunFailure, type RunUi } from './contributor-run-options.ts';
 import { FileTurn } from './file-turn.ts';
 import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { signInWithGithubDevice } from './github-device-sign-in.ts';
@@ -354,7 +356,7 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     let code = EXIT_OK;
     if (options.receipts) {
       const saved = await writeReceipts(options.receipts).catch((error: unknown) => {
-        if (!(error instanceof CoordinatorApiError)) throw error;
+        if (!(error instanceof ApiError)) throw error;
         ui.note(
           `every circuit is accepted, but the receipts could not be fetched (${error.message}); run the same ` +
             'command again later to save them (it finds every circuit accepted and only saves them)',
@@ -372,7 +374,7 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
     if (error instanceof RunFailure) {
       reportFailure(ui.note, error.code, error.message);
       if (error.leave && signedIn) await client.request('POST', '/api/me/leave').catch(() => {});
-    } else if (error instanceof CoordinatorApiError) {
+    } else if (error instanceof ApiError) {
       reportFailure(ui.note, error.code, error.message);
     } else {
       throw error;

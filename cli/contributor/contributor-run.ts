@@ -17,7 +17,7 @@
  * entry removed, the ceremony closed, the coordinator out of reach for too long.
  */
 import { terminalWords } from '../../core/error-messages.ts';
-import { VERDICT_POLL_MS, waitingPollMs } from '../../core/queue-poll-pace.ts';
+import { VERDICT_POLL_MS, waitingPollMs } from '../../client/queue-poll-pace.ts';
 import { presenceAdvice } from '../../core/queue-log/presence-words.ts';
 import type {
   CeremonyView,
@@ -26,71 +26,17 @@ import type {
   MeView,
   TurnHeartbeat,
 } from '../../core/coordinator-api/api-types.ts';
-import type { ProgressEvent } from '../../core/ceremony/progress.ts';
-import { looksLikeRestart, RESTART_RIDE_OUT_MS } from '../../core/coordinator-api/restart-retry.ts';
-import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
+import { looksLikeRestart, RESTART_RIDE_OUT_MS } from '../../client/restart-retry.ts';
+import { ApiError } from '../../client/api-client.ts';
 import { PresenceHold } from './presence-stream.ts';
-import type { TurnProtocol, TurnResult } from './turn-protocol.ts';
-
-export interface RunUi {
-  progress(event: ProgressEvent): void;
-  /** A line of its own (verdicts, notices), above any live line. */
-  note(line: string): void;
-  /** Live lines are redrawn (a terminal), rather than printed one after another (a log). */
-  readonly live: boolean;
-}
-
-export interface ContributorRunOptions {
-  client: CoordinatorClient;
-  protocol: TurnProtocol;
-  ceremony: CeremonyView;
-  /** The circuits to contribute to, in ceremony order. */
-  circuits: readonly string[];
-  /** The contributor named no circuit: join every circuit, as the page does (no choice sent). */
-  everyCircuit: boolean;
-  /** Recorded in each key (the principal's display name, as the page records it). */
-  name: string;
-  /** Fresh entropy for each contribution. */
-  entropy: () => string;
-  /** Refused attempts of one circuit after which the run stops (and leaves the queue). */
-  maxAttempts: number;
-  ui: RunUi;
-  /** Writes one line to stdout. */
-  output: (line: string) => void;
-  /** Signs in again with the same method (the session ended while waiting: 12 hours). */
-  signInAgain: () => Promise<void>;
-  /** Aborted when the contributor leaves (Ctrl-C): the turn in progress stops. */
-  signal: AbortSignal;
-  /**
-   * Settles when the protocol is set up (snarkjs and the curve loaded: TurnProtocol.prepare). A
-   * turn is taken only after it: its set-up is seconds of CPU that would otherwise starve the
-   * turn's heartbeats on a busy machine, so that a turn just taken would fall silent.
-   */
-  ready?: Promise<void>;
-}
-
-/** How the run ended without every circuit accepted: the code and message `ceremony` prints. */
-export class RunFailure extends Error {
-  override readonly name = 'RunFailure';
-
-  constructor(
-    readonly code: string,
-    message: string,
-    /** Leave the lobby on the way out (the run will not come back for its place). */
-    readonly leave = false,
-  ) {
-    super(message);
-  }
-}
-
-export interface AcceptedCircuit {
-  circuit: string;
-  index: number;
-  contributionHash: string;
-}
-
-/** Where the run is, for Ctrl-C: leaving during a turn asks first. */
-export type RunActivity = { stage: 'starting' | 'waiting' | 'done' } | { stage: 'turn' | 'verifying'; circuit: string };
+import type { TurnResult } from './turn-protocol.ts';
+import {
+  RunFailure,
+  type AcceptedCircuit,
+  type ContributorRunOptions,
+  type RunActivity,
+} from './contributor-run-options.ts';
+import { duration, ordinal, seconds } from './run-words.ts';
 
 /** A coordinator busy this long (rate limits, its own errors) ends the run (a turn would be missed anyway). */
 const BUSY_FOR_MS = 10 * 60_000;
@@ -100,23 +46,6 @@ const HEARTBEAT_EVERY_MS = 30_000;
 const TURN_RETRY_PAUSE_MS = 2000;
 /** …at most this many times in a row. */
 const TURN_FAILURES_IN_A_ROW = 5;
-
-function ordinal(n: number): string {
-  const tens = n % 100;
-  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
-  return `${n}${suffix}`;
-}
-
-function duration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
-  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
-}
-
-function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
-}
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -288,7 +217,7 @@ export class ContributorRun {
         this.busySince = undefined;
         return answer;
       } catch (error) {
-        if (this.options.signal.aborted || !(error instanceof CoordinatorApiError)) throw error;
+        if (this.options.signal.aborted || !(error instanceof ApiError)) throw error;
         if (error.code === 'auth.required') {
           this.options.ui.note('the session ended; signing in again');
           await this.options.signInAgain();
@@ -454,7 +383,7 @@ export class ContributorRun {
         // the upload has just completed (the turn is the contribution being verified now), which
         // the coordinator can see before this client does.
         if (
-          error instanceof CoordinatorApiError &&
+          error instanceof ApiError &&
           (error.code === 'lobby.not_your_turn' || error.code === 'lobby.already_contributed') &&
           !(await this.uploaded(circuit))
         ) {
@@ -484,7 +413,7 @@ export class ContributorRun {
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         const reason = turn.signal.aborted ? turn.signal.reason : error;
-        if (!(reason instanceof CoordinatorApiError)) throw reason;
+        if (!(reason instanceof ApiError)) throw reason;
         if (await this.uploadedDespite(circuit, reason)) return true;
         this.turnFailed(circuit, reason);
         return false;
@@ -521,7 +450,7 @@ export class ContributorRun {
    * last PATCH's answer was lost to a restart (the upload it completed then gone from tus, so tus
    * asked to create another, which the coordinator refuses). Said as what it is; the verdict follows.
    */
-  private async uploadedDespite(circuit: string, error: CoordinatorApiError): Promise<boolean> {
+  private async uploadedDespite(circuit: string, error: ApiError): Promise<boolean> {
     if (error.code !== 'lobby.not_your_turn' && error.code !== 'lobby.already_contributed') return false;
     if (!(await this.uploaded(circuit))) return false;
     this.options.ui.note(`${circuit}: uploaded (the coordinator had the whole upload; its last answer was lost)`);
@@ -530,7 +459,7 @@ export class ContributorRun {
   }
 
   /** A turn that ended without an upload: said in plain words; the run goes on from the lobby's state. */
-  private turnFailed(circuit: string, error: CoordinatorApiError): void {
+  private turnFailed(circuit: string, error: ApiError): void {
     const { ui } = this.options;
     const words = terminalWords(error.code, error.message);
     if (error.code === 'lobby.not_your_turn' || error.code === 'lobby.already_contributed') {

@@ -31,15 +31,16 @@ import {
   type StreamedUploadSource,
 } from '../../core/delta/streamed-upload-source.ts';
 import { FILE_HASH_ALGORITHM } from '../../core/crypto/file-hash.ts';
-import { restartRetryDelaysMs } from '../../core/coordinator-api/restart-retry.ts';
-import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
+import { restartRetryDelaysMs } from '../../client/restart-retry.ts';
+import { ApiError } from '../../client/api-client.ts';
+import { type CoordinatorClient } from './coordinator-client.ts';
 import type { TurnProtocol, TurnRequest, TurnResult } from './turn-protocol.ts';
 
 /** A count event at most this often for bytes moved (the renderer redraws at most every 100 ms anyway). */
 const BYTE_PROGRESS_EVERY_MS = 100;
 /**
  * tus retries a dropped connection (HEAD for the offset, then PATCH from it) after these delays: for
- * as long as any request rides out a coordinator restart (core/coordinator-api/restart-retry.ts).
+ * as long as any request rides out a coordinator restart (client/restart-retry.ts).
  */
 const UPLOAD_RETRY_DELAYS_MS = restartRetryDelaysMs();
 
@@ -154,8 +155,8 @@ export class FileTurn implements TurnProtocol {
     } catch (error) {
       if (signal.aborted) throw abortError(signal);
       if (error instanceof StreamEndedError || error instanceof TypeError)
-        throw new CoordinatorApiError(0, 'network', `the download of ${circuit} broke off: ${error.message}`);
-      if (error instanceof DeltaInputsError) throw new CoordinatorApiError(0, 'network', error.message);
+        throw new ApiError(0, 'network', `the download of ${circuit} broke off: ${error.message}`);
+      if (error instanceof DeltaInputsError) throw new ApiError(0, 'network', error.message);
       throw error;
     } finally {
       attemptOver.abort();
@@ -236,7 +237,7 @@ export class FileTurn implements TurnProtocol {
       });
     } catch (error) {
       if (signal.aborted) throw abortError(signal);
-      throw new CoordinatorApiError(
+      throw new ApiError(
         0,
         'network',
         `the download of ${circuit} #${headIndex} broke off after ${received} bytes: ${(error as Error).message}`,
@@ -244,7 +245,7 @@ export class FileTurn implements TurnProtocol {
     }
     report(received, true);
     if (total && received !== total)
-      throw new CoordinatorApiError(
+      throw new ApiError(
         0,
         'network',
         `the download of ${circuit} #${headIndex} ended after ${received} of ${total} bytes`,
@@ -252,7 +253,7 @@ export class FileTurn implements TurnProtocol {
     if (request.headFileHash && hash.digest('hex') !== request.headFileHash) {
       // Damaged on the way (or not the key the transcript records): contributing to it would only
       // be refused. The run takes the turn again with a fresh download.
-      throw new CoordinatorApiError(
+      throw new ApiError(
         0,
         'network',
         `the downloaded ${circuit} #${headIndex} does not match the transcript's file hash (damaged on the way)`,
@@ -308,14 +309,13 @@ export class FileTurn implements TurnProtocol {
         onError: (error) => {
           const response = (error as tus.DetailedError).originalResponse;
           if (signal.aborted) return reject(abortError(signal));
-          if (!response)
-            return reject(new CoordinatorApiError(0, 'network', `the upload of ${circuit} failed: ${error.message}`));
+          if (!response) return reject(new ApiError(0, 'network', `the upload of ${circuit} failed: ${error.message}`));
           const body = response.getBody() ?? '';
           try {
             const parsed = JSON.parse(body) as { error?: { code?: string; message?: string } };
             if (parsed.error?.code)
               return reject(
-                new CoordinatorApiError(
+                new ApiError(
                   response.getStatus(),
                   parsed.error.code,
                   `upload of ${circuit}: ${parsed.error.message ?? ''}`,
@@ -325,7 +325,7 @@ export class FileTurn implements TurnProtocol {
             // not our JSON: fall through
           }
           reject(
-            new CoordinatorApiError(
+            new ApiError(
               response.getStatus(),
               `http.${response.getStatus()}`,
               `upload of ${circuit}: HTTP ${response.getStatus()} ${body.slice(0, 200)}`,

@@ -4,7 +4,8 @@
  * coordinator at the pace it names until the person has authorized (a session), cancelled or let
  * the code expire. No GitHub token ever reaches this process.
  */
-import { CoordinatorApiError, type CoordinatorClient, type SignedIn } from './coordinator-client.ts';
+import { ApiError, type SignedIn } from '../../client/api-client.ts';
+import { type CoordinatorClient } from './coordinator-client.ts';
 
 interface DeviceSignInStart {
   handle: string;
@@ -64,17 +65,13 @@ export async function signInWithGithubDevice(
   for (;;) {
     await sleep(intervalSeconds * 1000, signal);
     if (Date.now() > deadline)
-      throw new CoordinatorApiError(
-        410,
-        'auth.device_expired',
-        'the GitHub sign-in code expired before the sign-in completed',
-      );
+      throw new ApiError(410, 'auth.device_expired', 'the GitHub sign-in code expired before the sign-in completed');
     try {
       return client.signedIn(
         await client.request<SignedIn>('POST', '/auth/github/device/poll', { handle: start.handle }, { signal }),
       );
     } catch (error) {
-      if (!(error instanceof CoordinatorApiError)) throw error;
+      if (!(error instanceof ApiError)) throw error;
       if (error.code === 'auth.device_pending') continue;
       if (error.code === 'auth.device_slow_down') {
         intervalSeconds = Math.max(intervalSeconds + SLOW_DOWN_STEP_S, error.retryAfterSeconds ?? 0);

@@ -9,8 +9,9 @@
  * is tried again a minute later; a coordinator restarting (no answer, a proxy's 502) after the short
  * pause, as this loop is its own retry. Polls keep the place meanwhile, as they always did.
  */
-import { looksLikeRestart } from '../../core/coordinator-api/restart-retry.ts';
-import { CoordinatorApiError, type CoordinatorClient } from './coordinator-client.ts';
+import { looksLikeRestart } from '../../client/restart-retry.ts';
+import { ApiError } from '../../client/api-client.ts';
+import { type CoordinatorClient } from './coordinator-client.ts';
 
 const REOPEN_AFTER_MS = 2000;
 const REOPEN_AFTER_REFUSAL_MS = 60_000;
@@ -40,8 +41,7 @@ export class PresenceHold {
       try {
         await this.readOnce(stop);
       } catch (error) {
-        if (error instanceof CoordinatorApiError && !looksLikeRestart(error.status, error.code))
-          pause = REOPEN_AFTER_REFUSAL_MS;
+        if (error instanceof ApiError && !looksLikeRestart(error.status, error.code)) pause = REOPEN_AFTER_REFUSAL_MS;
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pause);

@@ -1,6 +1,6 @@
 /**
- * Anonymous sign-in from a terminal with a Semaphore identity, as the page does it
- * (web/src/sign-in/semaphore-sign-in.ts): the group's public member list and a one-time challenge
+ * Anonymous sign-in from a terminal with a Semaphore identity, in the page's steps
+ * (client/semaphore-sign-in.ts): the group's public member list and a one-time challenge
  * from the coordinator, the membership proof made here, only the proof sent. The identity (an
  * exported private key, from a file or an environment variable) stays in this process: it is
  * never printed, written or sent.
@@ -11,12 +11,7 @@
  * temporary folder for the length of the proof. Whatever their source, the proof is checked here
  * against the verification key shipped with @semaphore-protocol/proof before it is sent, so
  * damaged or doctored artifacts cannot make us send something other than a valid proof.
- *
- * A proof spends its challenge, so a sign-in whose answer was lost to a coordinator restart is not
- * sent again: it is made again from a new challenge (the nullifier, the contributor's identity, is
- * the same each time; core/coordinator-api/restart-retry.ts). A proof refused for load
- * (`auth.proof_checks_busy`) has its challenge unspent: the same proof is sent again, for up to two
- * minutes, as the page does (core/coordinator-api/proof-resend.ts).
+ * A sign-in whose answer was lost to a coordinator restart is made again from a new challenge.
  */
 import { createWriteStream } from 'node:fs';
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -26,9 +21,9 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CoordinatorError } from '../../core/errors.ts';
-import { looksLikeRestart, rideOutRestart } from '../../core/coordinator-api/restart-retry.ts';
-import { resendWhileProofChecksBusy } from '../../core/coordinator-api/proof-resend.ts';
-import { CoordinatorApiError, type CoordinatorClient, type SignedIn } from './coordinator-client.ts';
+import { type SignedIn } from '../../client/api-client.ts';
+import { signInWithSemaphoreProof } from '../../client/semaphore-sign-in.ts';
+import { type CoordinatorClient } from './coordinator-client.ts';
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
@@ -111,61 +106,23 @@ export async function signInWithSemaphore(
   exported: string,
   tell: (line: string) => void,
 ): Promise<SignedIn> {
-  const [{ Identity }, { Group }, { generateProof, verifyProof }] = await Promise.all([
-    import('@semaphore-protocol/identity'),
-    import('@semaphore-protocol/group'),
-    import('@semaphore-protocol/proof'),
-  ]);
-  const identity = Identity.import(exported);
-  const group = await client.request<{ members: string[]; root: string; scope: string }>(
-    'GET',
-    '/auth/semaphore/group',
-  );
-  if (!group.members.includes(identity.commitment.toString())) {
-    // What the page says, before any proof is made: the coordinator would refuse it for its root.
-    throw new CoordinatorApiError(
-      403,
-      'auth.unknown_root',
-      `this identity's commitment (${identity.commitment}) is not in the ceremony's group yet`,
-    );
-  }
-  const members = new Group(group.members.map((member) => BigInt(member)));
-  const depth = Math.max(1, members.depth);
-  const artifacts = (await installedArtifacts(depth)) ?? (await downloadedArtifacts(client, depth));
-  const proveAndSignIn = async (): Promise<SignedIn> => {
-    const challenge = await client.request<{ challenge: string; scope: string }>('POST', '/auth/semaphore/challenge');
-    tell('proving your membership of the group here (a few seconds)…');
-    const proof = await generateProof(identity, members, challenge.challenge, challenge.scope, depth, {
-      wasm: artifacts.wasm,
-      zkey: artifacts.zkey,
-    });
-    if (!(await verifyProof(proof))) {
-      throw new CoordinatorApiError(
-        0,
-        'auth.invalid_proof',
-        'the membership proof made here does not verify against Semaphore’s own key; the proving files may be damaged',
-      );
-    }
-    const answer = await resendWhileProofChecksBusy(
-      () => client.request<SignedIn>('POST', '/auth/semaphore', { proof }),
-      {
-        onResend: (resend) => {
-          if (resend.attempt === 1)
-            tell('the coordinator is busy checking other sign-in proofs; sending the same proof again shortly');
-        },
-      },
-    );
-    return client.signedIn(answer);
-  };
-  try {
-    return await rideOutRestart(proveAndSignIn, {
-      restartReason: (error) =>
-        error instanceof CoordinatorApiError && looksLikeRestart(error.status, error.code) ? error.message : undefined,
-      onRetry: (retry) => {
-        if (retry.attempt === 1) tell(`the coordinator did not answer (${retry.reason}); signing in again shortly`);
-      },
-    });
-  } finally {
-    await artifacts.cleanup();
-  }
+  const { Identity } = await import('@semaphore-protocol/identity');
+  const commitment = Identity.import(exported).commitment.toString();
+  return signInWithSemaphoreProof<SignedIn>({
+    api: client,
+    exported,
+    commitment,
+    artifacts: async (depth) => (await installedArtifacts(depth)) ?? (await downloadedArtifacts(client, depth)),
+    words: {
+      proving: 'proving your membership of the group here (a few seconds)…',
+      proofChecksBusy: 'the coordinator is busy checking other sign-in proofs; sending the same proof again shortly',
+      // What the page says, in the terminal's words.
+      notInGroup: (commitment) => `this identity's commitment (${commitment}) is not in the ceremony's group yet`,
+    },
+    say: tell,
+    checkProof: true,
+    onRestart: (retry) => {
+      if (retry.attempt === 1) tell(`the coordinator did not answer (${retry.reason}); signing in again shortly`);
+    },
+  });
 }

@@ -47,7 +47,7 @@ export interface TurnResult {
 }
 
 export interface TurnProtocol {
-  /** Runs the turn; rejects with the coordinator's refusal (CoordinatorApiError) or the abort. */
+  /** Runs the turn; rejects with the coordinator's refusal (ApiError) or the abort. */
   takeTurn(request: TurnRequest): Promise<TurnResult>;
   /** Makes what the first turn needs ready ahead of it (the curve, the code), while the contributor waits. */
   prepare?(): Promise<void>;

@@ -20,6 +20,7 @@ export const PARTS = {
     stamp: 'dist/.build-stamp',
     sources: [
       'core',
+      'client',
       'cli',
       'server',
       'worker',

@@ -18,10 +18,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import * as tus from 'tus-js-client';
-import { CoordinatorApiError, CoordinatorClient } from '../../cli/contributor/coordinator-client.ts';
+import { ApiError } from '../../client/api-client.ts';
+import { CoordinatorClient } from '../../cli/contributor/coordinator-client.ts';
 
 /** A refusal by the coordinator: its status and code (the product's error class). */
-export { CoordinatorApiError as HttpError };
+export { ApiError as HttpError };
 
 export interface CircuitProgressView {
   circuit: string;

@@ -2,7 +2,8 @@
  * The layering docs/architecture.md describes, checked on the sources so it stays true: core imports nothing
  * outside core; server and worker never import each other (what they share, the verifier
  * contract, lives in core/verifier-contract/); web/ and cli/ read the coordinator's API shapes from
- * core/coordinator-api/, never from server/ or web/. A source scan of every import specifier, static
+ * core/coordinator-api/, never from server/ or web/, and share the protocol through client/, which
+ * neither server/ nor core/ imports. A source scan of every import specifier, static
  * and dynamic, resolved against the importing file; and the same rules as ESLint errors at the
  * import line (eslint.config.js), checked to fire.
  */
@@ -13,14 +14,15 @@ import { test } from 'node:test';
 import { ESLint } from 'eslint';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const LAYERS = ['core', 'server', 'worker', 'cli', 'web'] as const;
+const LAYERS = ['core', 'client', 'server', 'worker', 'cli', 'web'] as const;
 type Layer = (typeof LAYERS)[number];
 
 /** Which layers each layer may not import. */
 const FORBIDDEN: Partial<Record<Layer, readonly Layer[]>> = {
-  core: ['server', 'worker', 'cli', 'web'],
-  server: ['worker', 'cli'],
-  worker: ['server', 'cli'],
+  core: ['client', 'server', 'worker', 'cli', 'web'],
+  client: ['server', 'worker', 'cli', 'web'],
+  server: ['client', 'worker', 'cli'],
+  worker: ['client', 'server', 'cli'],
   cli: ['web'],
   web: ['server', 'worker', 'cli'],
 };
@@ -89,10 +91,15 @@ test('the lint rules refuse a forbidden import at its line, and let an allowed o
     ['cli/contributor/probe.js', "import { e } from '../../web/src/api/e.js';"],
     ['web/src/pages/probe.js', "import { f } from '../../../server/f.js';"],
     ['web/src/pages/probe.js', "import { readFile } from 'node:fs/promises';"],
+    ['client/probe.js', "import { i } from '../cli/contributor/i.js';"],
+    ['client/probe.js', "import { readFile } from 'node:fs/promises';"],
+    ['server/routes/probe.js', "import { j } from '../../client/j.js';"],
   ];
   for (const [file, line] of probes) {
     assert.deepEqual(await lint(file, `// a probe\n${line}\n`), ['line 2'], `${file}: ${line}`);
   }
   assert.deepEqual(await lint('web/src/pages/probe.js', "import { g } from '../../../core/ceremony/g.js';\n"), []);
   assert.deepEqual(await lint('cli/probe.js', "import { h } from '../server/h.js';\n"), []);
+  assert.deepEqual(await lint('cli/probe.js', "import { k } from '../client/k.js';\n"), []);
+  assert.deepEqual(await lint('client/probe.js', "import { l } from '../core/coordinator-api/l.js';\n"), []);
 });

@@ -18,7 +18,7 @@ import { loadServerConfig } from '../../server/config/server-config.ts';
 import { RATE_LIMIT_DEFAULTS } from '../../server/http/rate-limits.ts';
 import { MAX_CHALLENGES_PER_ADDRESS } from '../../server/auth/semaphore-challenges.ts';
 import { STEP_RECEIPTS_PER_ANSWER } from '../../server/routes/contributor-router.ts';
-import { CoordinatorApiError } from '../../cli/contributor/coordinator-client.ts';
+import { ApiError } from '../../client/api-client.ts';
 
 const TOKEN = 'coordinator-token-for-abuse-limits';
 const PUBLIC_URL = 'https://ceremony.example';
@@ -136,11 +136,11 @@ describe('rate limits', () => {
       const before = await total();
       const looper = new ContributorClient(coordinator.url);
       await looper.signInDemo('looper');
-      let refused: CoordinatorApiError | undefined;
+      let refused: ApiError | undefined;
       let joins = 0;
       for (; joins < 100 && !refused; joins++) {
         await looper.request('POST', '/api/me/join', { circuits: ['register'] }).catch((error: unknown) => {
-          if (!(error instanceof CoordinatorApiError)) throw error;
+          if (!(error instanceof ApiError)) throw error;
           refused = error;
         });
         await looper.request('POST', '/api/me/leave');
@@ -190,7 +190,7 @@ describe('rate limits', () => {
     );
     assert.equal(older.olderSteps, undefined, 'nothing older');
     await assert.rejects(many.request('GET', '/api/me/receipts?stepsBefore=soon'), (error: unknown) => {
-      return error instanceof CoordinatorApiError && error.code === 'request.invalid';
+      return error instanceof ApiError && error.code === 'request.invalid';
     });
   });
 

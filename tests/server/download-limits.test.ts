@@ -25,7 +25,7 @@ import { ContributorClient } from '../helpers/contributor-client.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { recordingLog } from '../helpers/recording-log.ts';
 import { waitUntil } from '../helpers/wait-until.ts';
-import { CoordinatorApiError } from '../../cli/contributor/coordinator-client.ts';
+import { ApiError } from '../../client/api-client.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 
 /** A download whose reader took its first bytes and stopped reading: the server holds it open. */
@@ -144,7 +144,7 @@ describe('who pays for a download, and what a URL may carry', () => {
     await (await bob.fetch('GET', '/api/circuits/register/contribution-inputs')).arrayBuffer();
     await assert.rejects(
       bob.fetch('GET', '/api/circuits/register/contribution-inputs'),
-      (error: unknown) => error instanceof CoordinatorApiError && error.status === 429 && error.code === 'rate.limited',
+      (error: unknown) => error instanceof ApiError && error.status === 429 && error.code === 'rate.limited',
     );
     const inputs = await alice.fetch('GET', '/api/circuits/register/contribution-inputs');
     assert.equal(inputs.status, 200, 'the turn’s own download');

@@ -13,7 +13,7 @@ import { ContributorClient } from '../helpers/contributor-client.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { waitUntil } from '../helpers/wait-until.ts';
-import { CoordinatorApiError } from '../../cli/contributor/coordinator-client.ts';
+import { ApiError } from '../../client/api-client.ts';
 
 let dataDir: string;
 const running: TestCoordinator[] = [];
@@ -30,10 +30,7 @@ async function start(options: Parameters<typeof startTestCoordinator>[0]): Promi
 const refusedWith =
   (status: number, code: string) =>
   (error: unknown): boolean =>
-    error instanceof CoordinatorApiError &&
-    error.status === status &&
-    error.code === code &&
-    (error.retryAfterSeconds ?? 0) > 0;
+    error instanceof ApiError && error.status === status && error.code === code && (error.retryAfterSeconds ?? 0) > 0;
 
 before(async () => {
   dataDir = await newCeremonyDir({ init: true });

@@ -7,9 +7,9 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { ContributorSession } from '../../web/src/contribute/contributor-session.ts';
-import type { ApiClient } from '../../web/src/api/api-client.ts';
+import type { ApiClient } from '../../client/api-client.ts';
 import type { MeView } from '../../web/src/api/api-types.ts';
-import { ACTIVE_POLL_MS, VERDICT_POLL_MS } from '../../core/queue-poll-pace.ts';
+import { ACTIVE_POLL_MS, VERDICT_POLL_MS } from '../../client/queue-poll-pace.ts';
 
 type State = 'waiting' | 'verifying' | 'accepted';
 

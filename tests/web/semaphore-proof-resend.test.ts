@@ -1,13 +1,13 @@
 /**
  * The page's side of resending a Semaphore proof refused for load (web/src/sign-in/semaphore-sign-in.ts
- * sends `api.signIn` through core/coordinator-api/proof-resend.ts): its ApiError carries the
+ * sends `api.signIn` through client/proof-resend.ts): its ApiError carries the
  * coordinator's Retry-After, so the page waits what it says, and the same body is sent again. The page
  * itself proves in a browser; the rule is tested in tests/core/proof-resend.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiClient, apiErrorFromBody } from '../../web/src/api/api-client.ts';
-import { resendWhileProofChecksBusy } from '../../core/coordinator-api/proof-resend.ts';
+import { ApiClient, apiErrorFromBody } from '../../client/api-client.ts';
+import { resendWhileProofChecksBusy } from '../../client/proof-resend.ts';
 
 test('a proof refused 503 auth.proof_checks_busy is sent again, the same, after its Retry-After', async (t) => {
   const sent: string[] = [];

@@ -4,7 +4,7 @@
  * contribution, and of each step through the queue that has one (joins, refusals, removals). The
  * receipts file is what the public page's receipt check and `ceremony verify-receipt` read.
  */
-import type { ApiClient } from '../api/api-client.ts';
+import type { ApiClient } from '../../../client/api-client.ts';
 import type { CeremonyView, MeView, SignedReceipt } from '../api/api-types.ts';
 import { copyButton, downloadText, h } from '../ui/element.ts';
 import { formatHashBlock } from '../ui/format-units.ts';

@@ -12,11 +12,11 @@
  * whole keys (preparing → downloading → computing → uploading → submitted), the computed key kept
  * in IndexedDB until uploaded so a reload mid-upload resumes the tus upload from the server's offset.
  */
-import type { ApiClient } from '../api/api-client.ts';
-import { ApiError } from '../api/api-client.ts';
+import type { ApiClient } from '../../../client/api-client.ts';
+import { ApiError } from '../../../client/api-client.ts';
 import type { CeremonyView, MeView, TurnHeartbeat } from '../api/api-types.ts';
 import { PresenceStream } from './presence-stream.ts';
-import { ACTIVE_POLL_MS, VERDICT_POLL_MS, waitingPollMs } from '../../../core/queue-poll-pace.ts';
+import { ACTIVE_POLL_MS, VERDICT_POLL_MS, waitingPollMs } from '../../../client/queue-poll-pace.ts';
 import { candidateKey, candidateStore, type StoredCandidate } from './candidate-store.ts';
 import { computeContribution } from './compute-contribution.ts';
 import { downloadZkey } from './download-zkey.ts';
@@ -59,7 +59,7 @@ export interface SessionOptions {
 
 /** The heartbeat pace until the coordinator's first answer sets its own (it ends silent turns). */
 const HEARTBEAT_EVERY_MS = 30_000;
-/** Poll pace when in no queue (done, or not joined yet); in a queue, core/queue-poll-pace.ts. */
+/** Poll pace when in no queue (done, or not joined yet); in a queue, client/queue-poll-pace.ts. */
 const NOT_WAITING_POLL_MS = 5000;
 const RETRY_AFTER_MS = 5_000;
 const LOCAL_HASHES_KEY = 'ceremony.localHashes';
@@ -146,7 +146,7 @@ export class ContributorSession {
       const seq = ++this.pollsStarted;
       try {
         // Not sent again inside: this loop is the retry, and the page says at once that it cannot connect.
-        this.accept(await this.options.api.get<MeView>('/api/me', undefined, false), seq);
+        this.accept(await this.options.api.get<MeView>('/api/me', { resend: false }), seq);
         this.connectionError = null;
       } catch (error) {
         this.connectionError = error instanceof ApiError ? error.code : String(error);
@@ -168,7 +168,7 @@ export class ContributorSession {
     if (!this.stopped) this.pollTimer = setTimeout(() => void this.poll(), this.pollInterval());
   }
 
-  /** By the best waiting position across circuits (core/queue-poll-pace.ts). */
+  /** By the best waiting position across circuits (client/queue-poll-pace.ts). */
   private pollInterval(): number {
     const circuits = this.me?.status.circuits ?? [];
     if (this.me?.status.done || !this.joined) return NOT_WAITING_POLL_MS;

@@ -3,7 +3,7 @@
  * A chain's key never changes under its index (the coordinator serves it immutable), so the
  * browser's cache, or a CDN's, may answer.
  */
-import { ApiError, apiErrorFromBody } from '../api/api-client.ts';
+import { ApiError, apiErrorFromBody } from '../../../client/api-client.ts';
 
 export async function downloadZkey(
   circuit: string,

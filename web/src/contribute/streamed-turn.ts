@@ -16,8 +16,8 @@ import {
   streamedUploadOptions,
   type StreamedUploadSource,
 } from '../../../core/delta/streamed-upload-source.ts';
-import { restartRetryDelaysMs } from '../../../core/coordinator-api/restart-retry.ts';
-import { ApiError, apiErrorFromBody } from '../api/api-client.ts';
+import { restartRetryDelaysMs } from '../../../client/restart-retry.ts';
+import { ApiError, apiErrorFromBody } from '../../../client/api-client.ts';
 import { recordContribution, startKernelPool } from './compute-contribution.ts';
 
 /**
@@ -177,7 +177,7 @@ function upload(
       ...streamedUploadOptions(source, request.circuit, headIndex, UPLOAD_CHUNK_BYTES),
       endpoint: `/api/circuits/${encodeURIComponent(request.circuit)}/contributions`,
       headers: { 'X-CSRF-Token': request.csrfToken },
-      // As long as any request rides out a coordinator restart (core/coordinator-api/restart-retry.ts).
+      // As long as any request rides out a coordinator restart (client/restart-retry.ts).
       retryDelays: restartRetryDelaysMs(),
       onShouldRetry: (error) => !signal.aborted && isRetryableUploadStatus(error.originalResponse?.getStatus() ?? 0),
       onAfterResponse: (req, res) => {

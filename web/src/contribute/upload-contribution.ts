@@ -6,10 +6,10 @@
  * each chunk is a point the upload can resume from.
  */
 import * as tus from 'tus-js-client';
-import { ApiError, apiErrorFromBody } from '../api/api-client.ts';
+import { ApiError, apiErrorFromBody } from '../../../client/api-client.ts';
 import { chunkSizeFor } from './upload-chunks.ts';
 import { isRetryableUploadStatus } from '../../../core/delta/streamed-upload-source.ts';
-import { restartRetryDelaysMs } from '../../../core/coordinator-api/restart-retry.ts';
+import { restartRetryDelaysMs } from '../../../client/restart-retry.ts';
 
 export interface UploadRequest {
   circuit: string;
@@ -37,7 +37,7 @@ export function uploadContribution(request: UploadRequest): Promise<void> {
       headers: { 'X-CSRF-Token': request.csrfToken },
       metadata: { filename: `${request.circuit}.zkey` },
       chunkSize: chunkSizeFor(file.size),
-      // As long as any request rides out a coordinator restart (core/coordinator-api/restart-retry.ts).
+      // As long as any request rides out a coordinator restart (client/restart-retry.ts).
       retryDelays: restartRetryDelaysMs(),
       fingerprint: async () => request.fingerprint,
       storeFingerprintForResuming: true,

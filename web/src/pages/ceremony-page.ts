@@ -6,7 +6,7 @@
  * identity with the commands that check it (ceremony-identity-view.ts). Refreshes itself.
  */
 import '../styles.css';
-import { ApiClient, ApiError } from '../api/api-client.ts';
+import { ApiClient, ApiError } from '../../../client/api-client.ts';
 import type { CeremonyView, CircuitView, ManifestView, TranscriptView } from '../api/api-types.ts';
 import { errorNotice } from '../sign-in/sign-in-panel.ts';
 import { byId, copyButton, downloadText, h, replaceChildren, tableHead } from '../ui/element.ts';
@@ -339,8 +339,8 @@ function renderAudit(ceremony: CeremonyView, transcript: TranscriptView): HTMLEl
 async function load(): Promise<{ ceremony: CeremonyView; transcript: TranscriptView; manifest: ManifestView | null }> {
   const [ceremony, transcript] = await Promise.all([
     // Revalidated, not fetched again: an unchanged answer is a 304 (and not counted against the address's reads).
-    api.get<CeremonyView>('/api/ceremony', 'no-cache'),
-    api.get<TranscriptView>('/api/transcript', 'no-cache'),
+    api.get<CeremonyView>('/api/ceremony', { cache: 'no-cache' }),
+    api.get<TranscriptView>('/api/transcript', { cache: 'no-cache' }),
   ]);
   const manifest = ceremony.finalised
     ? await api

@@ -5,7 +5,7 @@
  * the one ConsoleActions of the page, so only one runs at a time and the console refreshes after it.
  */
 import { errorNotice } from '../sign-in/sign-in-panel.ts';
-import type { ApiClient } from '../api/api-client.ts';
+import type { ApiClient } from '../../../client/api-client.ts';
 import type {
   AdminOverview,
   AdminQueue,

@@ -5,7 +5,7 @@
  * This module signs in and refreshes; the cards are console-cards.ts.
  */
 import '../styles.css';
-import { ApiClient, ApiError } from '../api/api-client.ts';
+import { ApiClient, ApiError } from '../../../client/api-client.ts';
 import type {
   AdminOverview,
   AdminQueue,

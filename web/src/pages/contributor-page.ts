@@ -5,7 +5,7 @@
  * and reopening the tab resumes where things stand.
  */
 import '../styles.css';
-import { ApiClient, ApiError } from '../api/api-client.ts';
+import { ApiClient, ApiError } from '../../../client/api-client.ts';
 import type { CeremonyPhase, CeremonyView, MeView, SessionView } from '../api/api-types.ts';
 import {
   describeCircuits,

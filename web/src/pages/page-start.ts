@@ -4,7 +4,7 @@
  * header, its `main` handed to `show`. A failure to load (or to show) replaces the page with its
  * error.
  */
-import type { ApiClient } from '../api/api-client.ts';
+import type { ApiClient } from '../../../client/api-client.ts';
 import type { AuthMethods, CeremonyView, SessionView } from '../api/api-types.ts';
 import { errorNotice } from '../sign-in/sign-in-panel.ts';
 import { byId, h, replaceChildren } from '../ui/element.ts';

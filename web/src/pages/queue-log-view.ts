@@ -5,7 +5,7 @@
  * page's refreshes (it carries data-persistent); the newest page is read again on each refresh
  * unless the reader went to older entries. How `ceremony audit` checks the log is said under it.
  */
-import { type ApiClient } from '../api/api-client.ts';
+import { type ApiClient } from '../../../client/api-client.ts';
 import type { QueueLogEntry } from '../../../core/queue-log/queue-log-entry.ts';
 import { QUEUE_LOG_ENTRY_TYPES } from '../../../core/queue-log/queue-log-entry.ts';
 import { errorNotice } from '../sign-in/sign-in-panel.ts';

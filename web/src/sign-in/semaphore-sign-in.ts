@@ -3,14 +3,13 @@
  * pasted from an export) and its secret never leaves it: the page fetches the group's public
  * member list and a one-time challenge, proves membership with a zero-knowledge proof made here,
  * and sends only the proof. The proving artifacts are served by the coordinator beside the page
- * (/semaphore-artifacts/), never fetched from a CDN. The Semaphore libraries load only when used.
- * A proof refused for load (`auth.proof_checks_busy`, its challenge unspent) is sent again as it is
- * for up to two minutes, as the terminal client does (core/coordinator-api/proof-resend.ts): making a
- * new one would take seconds.
+ * (/semaphore-artifacts/), never fetched from a CDN. The steps are the terminal client's too
+ * (client/semaphore-sign-in.ts); this module keeps the browser's own: the identity in localStorage,
+ * the proving files' URLs and the page's words.
  */
-import { resendWhileProofChecksBusy } from '../../../core/coordinator-api/proof-resend.ts';
-import type { ApiClient } from '../api/api-client.ts';
-import { ApiError } from '../api/api-client.ts';
+import { signInWithSemaphoreProof } from '../../../client/semaphore-sign-in.ts';
+import type { ApiClient } from '../../../client/api-client.ts';
+import { ApiError } from '../../../client/api-client.ts';
 import type { SessionView } from '../api/api-types.ts';
 
 const STORED_IDENTITY = 'ceremony.semaphoreIdentity';
@@ -59,36 +58,29 @@ export function forgetStoredIdentity(): void {
 }
 
 /** Proves membership and signs in; `onStatus` narrates the slow steps. */
-export async function signInWithSemaphore(
+export function signInWithSemaphore(
   api: ApiClient,
   browserIdentity: BrowserIdentity,
   onStatus: (text: string) => void,
 ): Promise<SessionView> {
-  onStatus('Fetching the group’s member list…');
-  const group = await api.get<{ members: string[]; root: string; scope: string }>('/auth/semaphore/group');
-  if (!group.members.includes(browserIdentity.commitment)) {
-    throw new ApiError(403, 'auth.unknown_root', 'This identity’s commitment is not in the ceremony’s group yet.');
-  }
-  onStatus('Loading the prover…');
-  const [{ Identity }, { Group }, { generateProof }] = await Promise.all([
-    identityLibrary(),
-    import('@semaphore-protocol/group'),
-    import('@semaphore-protocol/proof'),
-  ]);
-  const identity = Identity.import(browserIdentity.exported);
-  const members = new Group(group.members.map((m) => BigInt(m)));
-  const depth = Math.max(1, members.depth);
-  const challenge = await api.post<{ challenge: string; scope: string }>('/auth/semaphore/challenge');
-  onStatus('Proving your membership in this browser (a few seconds)…');
-  const proof = await generateProof(identity, members, challenge.challenge, challenge.scope, depth, {
-    wasm: `/semaphore-artifacts/semaphore-${depth}.wasm`,
-    zkey: `/semaphore-artifacts/semaphore-${depth}.zkey`,
-  });
-  onStatus('Signing in…');
-  return resendWhileProofChecksBusy(() => api.signIn('/auth/semaphore', { proof }), {
-    onResend: (resend) => {
-      if (resend.attempt === 1)
-        onStatus('The coordinator is busy checking other sign-ins; sending the same proof again in a moment…');
+  return signInWithSemaphoreProof({
+    api,
+    exported: browserIdentity.exported,
+    commitment: browserIdentity.commitment,
+    // Served by the coordinator beside the page, never fetched from a CDN.
+    artifacts: (depth) =>
+      Promise.resolve({
+        wasm: `/semaphore-artifacts/semaphore-${depth}.wasm`,
+        zkey: `/semaphore-artifacts/semaphore-${depth}.zkey`,
+      }),
+    words: {
+      fetchingGroup: 'Fetching the group’s member list…',
+      loadingProver: 'Loading the prover…',
+      proving: 'Proving your membership in this browser (a few seconds)…',
+      signingIn: 'Signing in…',
+      proofChecksBusy: 'The coordinator is busy checking other sign-ins; sending the same proof again in a moment…',
+      notInGroup: () => 'This identity’s commitment is not in the ceremony’s group yet.',
     },
+    say: onStatus,
   });
 }

@@ -4,7 +4,7 @@
  * session goes to `onSignedIn`, a refusal to `onError`. The console's coordinator token and the
  * test network's name sign in through it.
  */
-import type { ApiClient } from '../api/api-client.ts';
+import type { ApiClient } from '../../../client/api-client.ts';
 import type { SessionView } from '../api/api-types.ts';
 import { h, type Attributes, type Child } from '../ui/element.ts';
 

@@ -2,8 +2,8 @@
  * The sign-in choices this coordinator offers (`GET /auth/methods`): GitHub, anonymous Semaphore
  * identity, and on a local test network a name-only sign-in. Calls `onSignedIn` with the session.
  */
-import type { ApiClient } from '../api/api-client.ts';
-import { ApiError } from '../api/api-client.ts';
+import type { ApiClient } from '../../../client/api-client.ts';
+import { ApiError } from '../../../client/api-client.ts';
 import type { AuthMethods, SessionView } from '../api/api-types.ts';
 import { copyButton, h, replaceChildren } from '../ui/element.ts';
 import { errorBanner } from '../ui/error-banner.ts';

@@ -1,6 +1,6 @@
 /**
  * The rule both contributor clients resend a Semaphore proof refused for load by
- * (core/coordinator-api/proof-resend.ts): only `auth.proof_checks_busy` is resent, the same proof,
+ * (client/proof-resend.ts): only `auth.proof_checks_busy` is resent, the same proof,
  * after Retry-After doubling, held between 1 and 10 s and lengthened at random, for a bounded time and
  * within the address's sign-in attempts. A fake clock and pause: no test here waits. The terminal
  * client against a coordinator held busy: tests/cli/semaphore-proof-resend.test.ts.
@@ -14,7 +14,7 @@ import {
   proofResendPauseMs,
   resendWhileProofChecksBusy,
   type ProofResend,
-} from '../../core/coordinator-api/proof-resend.ts';
+} from '../../client/proof-resend.ts';
 import { RATE_LIMIT_DEFAULTS } from '../../server/http/rate-limits.ts';
 
 class Refusal extends Error {

@@ -39,7 +39,7 @@ const LONGEST_PAUSE_MS = 10_000;
  */
 const JITTER = 0.5;
 
-/** Whether `error` (the page's ApiError, the terminal's CoordinatorApiError) is the refusal for load. */
+/** Whether `error` (the page's ApiError, the terminal's ApiError) is the refusal for load. */
 export function proofChecksBusy(error: unknown): error is { code: string; retryAfterSeconds?: number } {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === PROOF_CHECKS_BUSY;
 }

@@ -1,6 +1,6 @@
 /**
  * The rules both contributor clients ride out a coordinator restart by
- * (core/coordinator-api/restart-retry.ts): which requests are sent again, which failures look like a
+ * (client/restart-retry.ts): which requests are sent again, which failures look like a
  * restart, and that the retrying is bounded, paced and stops on an answer or an abort. The clients
  * themselves against a coordinator killed at each step: tests/cli/contribute-remote-restarts.test.ts.
  */
@@ -12,7 +12,7 @@ import {
   restartRetryDelaysMs,
   rideOutRestart,
   safeToResend,
-} from '../../core/coordinator-api/restart-retry.ts';
+} from '../../client/restart-retry.ts';
 
 test('only requests whose second copy does what the first did are sent again', () => {
   for (const [method, route] of [

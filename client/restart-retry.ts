@@ -1,6 +1,6 @@
 /**
- * How the coordinator's two clients (the page, web/src/api and web/src/contribute; the terminal
- * client, cli/contributor) ride out a restart of the coordinator: which failures look like one, which
+ * How the coordinator's two clients (the page, web/; the terminal client, cli/contributor; both
+ * through client/api-client.ts) ride out a restart of the coordinator: which failures look like one, which
  * requests may be sent again when no answer came, and how long to keep trying. One module, run in a
  * browser and in Node (no Node built-ins), so the two clients cannot drift apart.
  *
