@@ -235,6 +235,160 @@ async function signInAs(
   }
 }
 
+/** What the interrupt handlers and the run share: the turn under way, and where leaving stands. */
+interface RemoteState {
+  readonly client: CoordinatorClient;
+  readonly ui: RunUi;
+  readonly options: RemoteContributeOptions;
+  readonly leaveController: AbortController;
+  run?: ContributorRun;
+  ceremony?: CeremonyView;
+  signedIn: boolean;
+  leaving: boolean;
+  asking: boolean;
+  /** A question is on screen: live lines wait. */
+  holdLive: boolean;
+  closeRenderer(): void;
+}
+
+function writeReceipts(state: RemoteState, file: string): Promise<boolean> {
+  if (!state.ceremony) return Promise.resolve(false);
+  return saveReceiptsFile(state.client, state.ceremony.receiptPublicKey, file, state.ui.note);
+}
+
+/** Tells the coordinator the contributor left, saves the receipts so far, and ends the process. */
+async function finishLeaving(state: RemoteState, why: string): Promise<never> {
+  state.leaving = true;
+  state.leaveController.abort(new DOMException(why, 'AbortError'));
+  if (state.signedIn) {
+    try {
+      const answer = await state.client.request<{ left: { left: string; circuit?: string } }>('POST', '/api/me/leave');
+      state.ui.note(leftNote(answer.left, why));
+    } catch (error) {
+      state.ui.note(
+        `could not tell the coordinator you left (${(error as Error).message}); your place expires with its turn`,
+      );
+    }
+    if (state.options.receipts) await writeReceipts(state, state.options.receipts).catch(() => {});
+  }
+  state.closeRenderer();
+  process.exit(EXIT_FAILED);
+}
+
+/** Ctrl-C and SIGTERM: leave the queue, asking first during a turn on a terminal. Returns the remover. */
+function listenForInterrupts(state: RemoteState): () => void {
+  const onInterrupt = async (signal: NodeJS.Signals): Promise<void> => {
+    // A second Ctrl-C while leaving: stop now.
+    if (state.leaving) process.exit(EXIT_FAILED);
+    if (state.asking) {
+      // Ctrl-C at the question arrives as a key (the answer); a SIGTERM does not wait for one.
+      if (signal !== 'SIGTERM') return;
+      if (process.stdin.isTTY) process.stdin.setRawMode(false);
+      process.stderr.write('\n');
+    }
+    const activity = state.run?.activity;
+    if (signal === 'SIGINT' && !state.asking && activity?.stage === 'turn' && interactive()) {
+      state.asking = true;
+      state.holdLive = true;
+      const yes = await askYesNo(
+        `Leave the queue and give up your turn on ${activity.circuit}? The work on it is lost.`,
+      );
+      state.asking = false;
+      state.holdLive = false;
+      if (!yes) {
+        state.ui.note('carrying on with the turn');
+        return;
+      }
+    }
+    await finishLeaving(state, signal === 'SIGINT' ? 'interrupted' : 'stopped');
+  };
+  const onSigint = (): void => void onInterrupt('SIGINT');
+  const onSigterm = (): void => void onInterrupt('SIGTERM');
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigterm);
+  return () => {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigterm);
+  };
+}
+
+/** Signs in, runs every chosen circuit's turn and saves the receipts; the exit code. */
+async function signInAndContribute(
+  state: RemoteState,
+  how: { workDir: string; identity: string | undefined; typedDigest: Buffer | undefined },
+  started: (preparing: Promise<void> | undefined) => void,
+): Promise<number> {
+  const { client, ui, options } = state;
+  const ceremony = await client.request<CeremonyView>('GET', '/api/ceremony');
+  state.ceremony = ceremony;
+  const circuits = chosenCircuits(ceremony, options.circuits);
+  const protocol = turnProtocol(client, how.workDir, options, ceremony);
+  // snarkjs and the curve load while we sign in and wait (a second or so the first turn does not pay).
+  const preparing = protocol.prepare?.().catch(() => {});
+  started(preparing);
+  const signIn = (): Promise<SignedIn> =>
+    signInAs(client, options.signIn, {
+      identity: how.identity,
+      note: ui.note,
+      signal: state.leaveController.signal,
+      preparing,
+    });
+  const session = await signIn();
+  state.signedIn = true;
+  const who = session.principal;
+  ui.note(signedInNote(ceremony, who, circuits));
+  if (options.receipts) await noteLostReceipts(client, ceremony.id, options.receipts, ui.note);
+
+  state.run = new ContributorRun({
+    client,
+    protocol,
+    ceremony,
+    circuits,
+    everyCircuit: options.circuits.length === 0,
+    name: who.displayName,
+    entropy: () => contributionEntropy(how.typedDigest),
+    maxAttempts: options.maxAttempts,
+    ui,
+    output: (line) => process.stdout.write(`${line}\n`),
+    signInAgain: async () => void (await signIn()),
+    signal: state.leaveController.signal,
+    ready: preparing,
+  });
+  await state.run.run();
+  let code = EXIT_OK;
+  if (options.receipts) {
+    const saved = await writeReceipts(state, options.receipts).catch((error: unknown) => {
+      if (!(error instanceof ApiError)) throw error;
+      ui.note(
+        `every circuit is accepted, but the receipts could not be fetched (${error.message}); run the same ` +
+          'command again later to save them (it finds every circuit accepted and only saves them)',
+      );
+      return false;
+    });
+    if (!saved) code = EXIT_FAILED;
+  }
+  ui.note(`done: ${circuits.length} circuit${circuits.length === 1 ? '' : 's'} accepted`);
+  return code;
+}
+
+/** A failed run: says why, leaves where the failure asks it, and keeps the receipts; the exit code. */
+async function reportRunError(state: RemoteState, error: unknown): Promise<number> {
+  // Leaving: finishLeaving tells the coordinator and exits the process; nothing here may race it.
+  if (state.leaving) await new Promise<never>(() => {});
+  if (error instanceof CoordinatorError) throw error; // usage errors: main prints them, exit 2
+  if (error instanceof RunFailure) {
+    reportFailure(state.ui.note, error.code, error.message);
+    if (error.leave && state.signedIn) await state.client.request('POST', '/api/me/leave').catch(() => {});
+  } else if (error instanceof ApiError) {
+    reportFailure(state.ui.note, error.code, error.message);
+  } else {
+    throw error;
+  }
+  // Kept on failure too: a join, refusal or removal receipt is how a contributor shows what happened.
+  if (state.options.receipts && state.signedIn) await writeReceipts(state, state.options.receipts).catch(() => {});
+  return EXIT_FAILED;
+}
+
 export async function contributeRemotely(options: RemoteContributeOptions): Promise<number> {
   const url = coordinatorUrl(options.coordinator);
   // Read before anything goes over the network: a missing identity file is a usage error.
@@ -243,148 +397,45 @@ export async function contributeRemotely(options: RemoteContributeOptions): Prom
   if (typedDigest === 'interrupted') return EXIT_FAILED;
 
   const renderer = createProgressRenderer(process.stderr);
-  let holdLive = false; // a question is on screen: live lines wait
   const ui: RunUi = {
     live: process.stderr.isTTY === true,
     progress: (event) => {
-      if (!holdLive || event.type === 'finished') renderer.progress(event);
+      if (!state.holdLive || event.type === 'finished') renderer.progress(event);
     },
     note: (line) => renderer.note(line),
   };
   if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
     ui.note(`warning: ${url.origin} is not https: your session travels unencrypted`);
   }
-
   const client = new CoordinatorClient(url.href, { rideOutRestarts: restartNotices(ui.note) });
+  const state: RemoteState = {
+    client,
+    ui,
+    options,
+    leaveController: new AbortController(),
+    signedIn: false,
+    leaving: false,
+    asking: false,
+    holdLive: false,
+    closeRenderer: () => renderer.close(),
+  };
+
   // The keys of earlier runs that died without cleaning up (SIGKILL, a crash).
   await removeDeadOwnersFolders(tmpdir(), WORK_DIR_PREFIX);
   const workFolder = await makeOwnedWorkFolder(tmpdir(), WORK_DIR_PREFIX);
-  const workDir = workFolder.path;
   // Whatever ends the process (an error, Ctrl-C, process.exit): the keys of a turn do not stay.
   const removeWorkDir = (): void => workFolder.doneSync();
   process.on('exit', removeWorkDir);
+  const stopListening = listenForInterrupts(state);
   let preparing: Promise<void> | undefined;
-
-  const leaveController = new AbortController();
-  let run: ContributorRun | undefined;
-  let leaving = false;
-  let asking = false;
-  let signedIn = false;
-
-  const finishLeaving = async (why: string): Promise<never> => {
-    leaving = true;
-    leaveController.abort(new DOMException(why, 'AbortError'));
-    if (signedIn) {
-      try {
-        const answer = await client.request<{ left: { left: string; circuit?: string } }>('POST', '/api/me/leave');
-        ui.note(leftNote(answer.left, why));
-      } catch (error) {
-        ui.note(
-          `could not tell the coordinator you left (${(error as Error).message}); your place expires with its turn`,
-        );
-      }
-      if (options.receipts && signedIn) await writeReceipts(options.receipts).catch(() => {});
-    }
-    renderer.close();
-    process.exit(EXIT_FAILED);
-  };
-
-  const onInterrupt = async (signal: NodeJS.Signals): Promise<void> => {
-    // A second Ctrl-C while leaving: stop now.
-    if (leaving) process.exit(EXIT_FAILED);
-    if (asking) {
-      // Ctrl-C at the question arrives as a key (the answer); a SIGTERM does not wait for one.
-      if (signal !== 'SIGTERM') return;
-      if (process.stdin.isTTY) process.stdin.setRawMode(false);
-      process.stderr.write('\n');
-    }
-    const activity = run?.activity;
-    if (signal === 'SIGINT' && !asking && activity?.stage === 'turn' && interactive()) {
-      asking = true;
-      holdLive = true;
-      const yes = await askYesNo(
-        `Leave the queue and give up your turn on ${activity.circuit}? The work on it is lost.`,
-      );
-      asking = false;
-      holdLive = false;
-      if (!yes) {
-        ui.note('carrying on with the turn');
-        return;
-      }
-    }
-    await finishLeaving(signal === 'SIGINT' ? 'interrupted' : 'stopped');
-  };
-  const onSigint = (): void => void onInterrupt('SIGINT');
-  const onSigterm = (): void => void onInterrupt('SIGTERM');
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigterm);
-
-  let ceremony: CeremonyView;
-  const writeReceipts = (file: string): Promise<boolean> =>
-    saveReceiptsFile(client, ceremony.receiptPublicKey, file, ui.note);
-
   try {
-    ceremony = await client.request<CeremonyView>('GET', '/api/ceremony');
-    const circuits = chosenCircuits(ceremony, options.circuits);
-    const protocol = turnProtocol(client, workDir, options, ceremony);
-    // snarkjs and the curve load while we sign in and wait (a second or so the first turn does not pay).
-    preparing = protocol.prepare?.().catch(() => {});
-    const signIn = (): Promise<SignedIn> =>
-      signInAs(client, options.signIn, { identity, note: ui.note, signal: leaveController.signal, preparing });
-    const session = await signIn();
-    signedIn = true;
-    const who = session.principal;
-    ui.note(signedInNote(ceremony, who, circuits));
-    if (options.receipts) await noteLostReceipts(client, ceremony.id, options.receipts, ui.note);
-
-    run = new ContributorRun({
-      client,
-      protocol,
-      ceremony,
-      circuits,
-      everyCircuit: options.circuits.length === 0,
-      name: who.displayName,
-      entropy: () => contributionEntropy(typedDigest),
-      maxAttempts: options.maxAttempts,
-      ui,
-      output: (line) => process.stdout.write(`${line}\n`),
-      signInAgain: async () => void (await signIn()),
-      signal: leaveController.signal,
-      ready: preparing,
+    return await signInAndContribute(state, { workDir: workFolder.path, identity, typedDigest }, (p) => {
+      preparing = p;
     });
-    await run.run();
-    let code = EXIT_OK;
-    if (options.receipts) {
-      const saved = await writeReceipts(options.receipts).catch((error: unknown) => {
-        if (!(error instanceof ApiError)) throw error;
-        ui.note(
-          `every circuit is accepted, but the receipts could not be fetched (${error.message}); run the same ` +
-            'command again later to save them (it finds every circuit accepted and only saves them)',
-        );
-        return false;
-      });
-      if (!saved) code = EXIT_FAILED;
-    }
-    ui.note(`done: ${circuits.length} circuit${circuits.length === 1 ? '' : 's'} accepted`);
-    return code;
   } catch (error) {
-    // Leaving: finishLeaving tells the coordinator and exits the process; nothing here may race it.
-    if (leaving) await new Promise<never>(() => {});
-    if (error instanceof CoordinatorError) throw error; // usage errors: main prints them, exit 2
-    if (error instanceof RunFailure) {
-      reportFailure(ui.note, error.code, error.message);
-      if (error.leave && signedIn) await client.request('POST', '/api/me/leave').catch(() => {});
-    } else if (error instanceof ApiError) {
-      reportFailure(ui.note, error.code, error.message);
-    } else {
-      throw error;
-    }
-    // Kept on failure too: a join, refusal or removal receipt is how a contributor shows what happened.
-    if (options.receipts && signedIn) await writeReceipts(options.receipts).catch(() => {});
-    return EXIT_FAILED;
+    return await reportRunError(state, error);
   } finally {
-    process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onSigterm);
+    stopListening();
     // A curve still being built would start its threads after `ceremony` released the curve,
     // and keep the process alive.
     await preparing;
