@@ -9,12 +9,13 @@
  *   closes it (a closed tab, a killed terminal) is gone `disconnectGraceMs` later unless seen or
  *   heard again: its entry is away, a turn granted to it and not taken passes on, and a taken turn
  *   is missed, without waiting for `presenceMs`, `takeTurnMs` or `turnSilenceMs`;
- * - a granted turn not taken (a download, a heartbeat, an upload) within `takeTurnMs` passes on, a
- *   missed turn; without a time to be taken (0) a turn counts as taken when granted;
+ * - a granted turn not taken (a download of its head or inputs, an upload; not a heartbeat) within
+ *   `takeTurnMs` passes on, a missed turn; without a time to be taken (0) a turn counts as taken
+ *   when granted;
  * - a taken turn whose client falls silent (nothing from it for `turnSilenceMs`), none of whose
  *   upload arrived within `uploadStartMs` of its grant, or whose upload stalls for `uploadStallMs`,
  *   is missed then, not at its deadline: heartbeats alone do not hold a turn;
- * - a heartbeat extends a turn's deadline to `heartbeatExtensionMs` from now, never past
+ * - a heartbeat extends a taken turn's deadline to `heartbeatExtensionMs` from now, never past
  *   `maxTurnMs` from its grant;
  * - a refusal, and an error the upload caused, is a missed turn; a discarded upload, or an error
  *   of the coordinator's own, is not.

@@ -321,14 +321,16 @@ export class Lobby {
   }
 
   /**
-   * Takes the live turn if it is not taken yet, and extends it: deadline = max(deadline, now +
-   * heartbeatExtension), never past startedAt + maxTurn.
+   * Extends a taken live turn: deadline = max(deadline, now + heartbeatExtension), never past
+   * startedAt + maxTurn. A heartbeat does not take a turn (a download or an upload does): an account
+   * that only beats would otherwise hold each grant until UPLOAD_START_MS instead of TAKE_TURN_MS.
+   * On a turn not taken yet it answers the turn's deadline unchanged.
    */
   heartbeat(contributorId: string, circuit: string): TurnHeartbeat {
     return this.change(() => {
       const now = this.clock.now();
       const turn = this.reader.requireLiveTurn(contributorId, circuit);
-      this.moves.markTaken(turn, now);
+      if (turn.taken_at === null) return { deadline: turn.deadline, heartbeatEveryMs: this.heartbeatEveryMs };
       const deadline = heartbeatDeadline(turnTimes(turn), now, this.options);
       if (deadline !== turn.deadline) this.statements.setDeadline.run(deadline, circuit);
       return { deadline, heartbeatEveryMs: this.heartbeatEveryMs };

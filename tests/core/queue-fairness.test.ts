@@ -73,7 +73,7 @@ async function scenario(): Promise<{ log: QueueLogEntry[]; transcript: Transcrip
     };
     for (const who of ['alice', 'bob', 'carol', 'dave']) lobby.join(who);
     lobby.tick(); // alice
-    lobby.heartbeat('alice', 'register');
+    lobby.takeTurn('alice', 'register');
     clock.advance(40_000);
     lobby.seen('bob');
     lobby.seen('carol');
@@ -87,11 +87,11 @@ async function scenario(): Promise<{ log: QueueLogEntry[]; transcript: Transcrip
     lobby.recordVerdict('c1', { status: 'refused', code: 'contribution.invalid_proof_of_knowledge', message: 'no' });
     lobby.seen('bob');
     lobby.tick(); // bob, back in his place ahead of carol
-    lobby.heartbeat('bob', 'register');
+    lobby.takeTurn('bob', 'register');
     await accept('bob', 'b1');
     lobby.seen('carol');
     lobby.tick(); // carol again: dave, not seen since he joined, is passed over (and logged away)
-    lobby.heartbeat('carol', 'register');
+    lobby.takeTurn('carol', 'register');
     lobby.removeEntry('dave');
     lobby.leave('carol');
     const log = checkQueueLog('lobby-test', lobby.queueLog.entries(), 'of the lobby');

@@ -146,6 +146,19 @@ export class ContributorClient extends CoordinatorClient {
     };
   }
 
+  /**
+   * Takes the turn as a client does, by starting the download of the head with the session (a
+   * heartbeat does not take a turn); reads one byte of it.
+   */
+  async takeByDownload(circuit: string): Promise<void> {
+    const index = await this.headIndex(circuit);
+    const response = await fetch(`${this.baseUrl}/api/circuits/${circuit}/zkeys/${index}`, {
+      headers: { ...this.sessionHeaders('GET'), range: 'bytes=0-0' },
+    });
+    if (!response.ok) throw new Error(`download failed: ${response.status}`);
+    await response.arrayBuffer();
+  }
+
   /** Downloads the current head of `circuit` and contributes to it with snarkjs; returns the file and its hash. */
   async makeContribution(circuit: string): Promise<{ file: string; contributionHash: string }> {
     const dir = await this.workDir;

@@ -202,6 +202,7 @@ describe('metrics during contributions', () => {
   test('a turn that passes its deadline is counted as missed', async () => {
     await a.waitFor((me) => me.status.circuits[0]!.state === 'turn', "alice's second turn on register");
     // Taken (a turn never taken passes on instead, which this counter leaves out), then abandoned.
+    await a.takeByDownload('register');
     await a.request('POST', '/api/circuits/register/heartbeat');
     offset += TURN_TIMEOUT_MS + 1000;
     const samples = await waitForSample(

@@ -57,6 +57,7 @@ test('heartbeats alone: missed UPLOAD_START_MS after the grant; upload bytes hol
   coordinator.service.tick();
   assert.equal((await alice.progress('register')).state, 'turn');
   const aliceGranted = clock.now();
+  await alice.takeByDownload('register');
   await alice.request('POST', '/api/circuits/register/heartbeat');
   passTime(UPLOAD_START);
   await alice.request('POST', '/api/circuits/register/heartbeat');
@@ -66,6 +67,7 @@ test('heartbeats alone: missed UPLOAD_START_MS after the grant; upload bytes hol
 
   // bob's turn: he uploads part of a whole key, and the upload's next request tells how far it got.
   assert.equal((await bob.progress('register')).state, 'turn');
+  await bob.takeByDownload('register');
   await bob.request('POST', '/api/circuits/register/heartbeat');
   const head = (await stat(ceremonyPaths(coordinator.dataDir).zkeyPath('register', 0))).size;
   const created = await bob.createUpload('register', { length: head + MIN_CONTRIBUTION_RECORD_BYTES });

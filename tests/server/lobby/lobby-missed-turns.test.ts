@@ -269,6 +269,36 @@ test('heartbeats alone do not hold a turn: none of its upload by UPLOAD_START_MS
   );
 });
 
+test('a heartbeat does not take a turn: an account that only beats loses the grant at TAKE_TURN_MS', () => {
+  const { lobby, clock } = makeLobby({ ...RULES, turnSilenceMs: 0 });
+  lobby.join('alice');
+  lobby.join('bob');
+  lobby.tick();
+  const grantedAt = clock.now();
+  const answer = lobby.heartbeat('alice', 'register');
+  assert.equal(answer.deadline, grantedAt + 10 * MINUTE, 'answered, its deadline unchanged');
+  for (let beat = 0; beat < 3; beat++) {
+    clock.advance(10 * SECOND);
+    lobby.seen('alice');
+    lobby.seen('bob');
+    lobby.heartbeat('alice', 'register');
+  }
+  assert.equal(lobby.nextDueAt(), grantedAt + 30 * SECOND + 1, 'due when its time to be taken runs out');
+  clock.advance(1);
+  assert.deepEqual(
+    lobby.tick().map((e) => [e.type, e.contributorId]),
+    [
+      ['turn_passed_on', 'alice'],
+      ['turn_granted', 'bob'],
+    ],
+    'passed on 30 s after the grant, not held to UPLOAD_START_MS (10 min) by the beats',
+  );
+  const lapse = auditedLog(lobby).find((e) => e.type === 'lapsed');
+  assert.ok(lapse?.type === 'lapsed');
+  assert.deepEqual([lapse.taken, lapse.missedTurns], [false, 1]);
+  assert.equal(auditedLog(lobby).filter((e) => e.type === 'taken').length, 0, 'never logged as taken');
+});
+
 test('an upload that stalls, or trickles, is missed UPLOAD_STALL_MS after its last progress', () => {
   const { lobby, clock, beating } = aliceTookTheTurn();
   // 30 × 64 KiB: the pace that sends it within MAX_TURN_MS (60 min) is 64 KiB per 2 min, no more.

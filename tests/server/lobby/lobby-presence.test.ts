@@ -162,7 +162,8 @@ test('a taken turn that lapses is a missed turn: back of the queue after the coo
   const { lobby, clock } = makeLobby({ ...PRESENCE_ON, maxMissedTurns: 2, turnTimeoutMs: 60 * SECOND });
   lobby.join('alice');
   lobby.tick();
-  lobby.heartbeat('alice', 'register'); // taken
+  lobby.takeTurn('alice', 'register'); // taken (its first download)
+  lobby.heartbeat('alice', 'register');
   clock.advance(2 * 60 * SECOND + 1); // past the heartbeat's extension too
   lobby.seen('alice');
   const missed = lobby.tick();
