@@ -4,6 +4,8 @@ export interface BuildPart {
   out: string;
   /** Written last by a successful build; its mtime is the build's start. */
   stamp: string;
+  /** The build's configuration file: without it the part has no sources to build from. */
+  config: string;
   /** Files and folders whose change makes the part stale. */
   sources: string[];
   /** The build's own record of the files it read (the browser app's module graph), if it keeps one. */

@@ -18,6 +18,7 @@ export const PARTS = {
   dist: {
     out: 'dist',
     stamp: 'dist/.build-stamp',
+    config: 'tsconfig.build.json',
     sources: [
       'core',
       'client',
@@ -33,6 +34,7 @@ export const PARTS = {
   web: {
     out: 'web/dist',
     stamp: 'web/dist/.build-stamp',
+    config: 'vite.config.ts',
     // The pages and the build's configuration; what they import is in `inputs`, written by the build.
     // Not the whole web/ folder: its own mtime changes whenever web/dist is replaced.
     sources: ['web/index.html', 'web/ceremony', 'web/console', 'web/src', 'web/tsconfig.json', 'vite.config.ts'],
@@ -81,8 +83,10 @@ function newestMtime(entry, skip) {
 export function buildState(part, root = REPO_ROOT) {
   const spec = PARTS[part];
   const stamp = mtimeOrUndefined(path.join(root, spec.stamp));
+  // Without the part's build configuration there is nothing to build from: an installed image has
+  // core/runtime/ (this file) but no sources, and the image's dependency stage has neither.
+  if (mtimeOrUndefined(path.join(root, spec.config)) === undefined) return 'no-sources';
   const sources = spec.sources.map((s) => path.join(root, s));
-  if (!sources.some((s) => mtimeOrUndefined(s) !== undefined)) return 'no-sources';
   if (stamp === undefined) return 'missing';
   const skip = new Set([path.join(root, spec.out)]);
   if (sources.some((s) => newestMtime(s, skip) > stamp)) return 'stale';

@@ -127,3 +127,16 @@ test('a build without a readable record, or whose recorded input is gone, is sta
   rmSync(path.join(root, WEB.inputs));
   assert.equal(buildState('web', root), 'stale');
 });
+
+test('a folder without the build configuration has no sources to build: the image only carries core/runtime/', () => {
+  const root = mkdtempSync(path.join(scratch, 'installed-'));
+  mkdirSync(path.join(root, 'core', 'runtime'), { recursive: true });
+  copyFileSync(
+    path.join(REPO_ROOT, 'core', 'runtime', 'build-state.js'),
+    path.join(root, 'core', 'runtime', 'build-state.js'),
+  );
+  assert.equal(buildState('dist', root), 'no-sources', 'the image’s dependency stage and its runtime stage');
+  assert.equal(buildState('web', root), 'no-sources');
+  writeFileSync(path.join(root, PARTS.dist.config), '{}');
+  assert.equal(buildState('dist', root), 'missing', 'with its configuration, a part never built is missing');
+});
