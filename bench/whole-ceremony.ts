@@ -920,7 +920,10 @@ async function auditStage(
   for (const circuit of config.circuits)
     r1csPins.push('--r1cs-hash', `${circuit.name}=${await hashFile(circuit.r1csPath)}`);
   const command = [process.execPath, CLI, 'audit', published, '--config', path.join(published, 'ceremony.json')];
-  const audit = await runStage([...command, '--ptau-hash', ptauHash, ...r1csPins, '--quiet'], {
+  // A memo folder of this run's own: the development ptau is cached between runs, and a memo of it
+  // in the user's cache would skip its sections check, so the audit timed would not be the first.
+  const memo = ['--ptau-memo-dir', path.join(path.dirname(published), 'ptau-memo')];
+  const audit = await runStage([...command, '--ptau-hash', ptauHash, ...r1csPins, ...memo, '--quiet'], {
     cwd: REPO_ROOT,
     env: STAGE_TIMES_ENV,
   });
