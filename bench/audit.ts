@@ -20,11 +20,17 @@
  * With --one-chain, (c) audits one rs18 circuit's chain instead (the 2^22 ceremony's shape: one
  * circuit); run with CEREMONY_STAGE_TIMES=1, the audit's stage times follow on stderr.
  *
+ * The audit remembers the ptau it verified in a memo folder of its own, made empty for the run (so
+ * a memo left by an earlier run, or the auditor's own cache, never makes the first audit shorter).
+ * With --second-audit, (c) audits the same folder again on that memo (the ptau hashed and compared
+ * with its pin, its sections check remembered), then with --recheck-ptau and on the memo once more:
+ * the remembered audits' time against the checked ones' (goal ≤ 0.5×).
+ *
  * Usage: tsx bench/audit.ts [--shapes rs18,rs17p64] [--links 5] [--no-baseline] [--no-ceremony]
- *                           [--one-chain]
+ *                           [--one-chain] [--second-audit]
  *                           [--no-ptau] [--ptau-verify] [--fft-power P]
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
@@ -34,7 +40,9 @@ import { checkPtauSections } from '../core/audit/check-ptau-sections.ts';
 import { readR1csSummary, requiredPtauPower } from '../core/setup/r1cs-header.ts';
 import { ceremonyPaths } from '../core/data-folder/ceremony-paths.ts';
 import { getBn128, releaseBn128 } from '../core/crypto/bn128.ts';
-import { hashFile } from '../core/crypto/file-hash.ts';
+import { hashBytes, hashFile } from '../core/crypto/file-hash.ts';
+import { renderSolidityVerifier } from '../core/finalise/solidity-verifier.ts';
+import { writeVerifierCompilerRecord } from '../core/finalise/verifier-compiler-record.ts';
 import { beaconFast, contributeFast } from '../core/kernel/contribute-fast.ts';
 import { FR_FFT_MAX_LOG, frInverseFft } from '../core/kernel/fr-fft.ts';
 import {
@@ -276,6 +284,7 @@ async function layOutCeremony(
 
   const entries: NewTranscriptEntry[] = [];
   const manifest: DeltaManifest = {};
+  const verifierSourceHashes: Record<string, string> = {};
   for (const circuit of circuits) {
     const template = templates.get(circuit.shape)!;
     const facts = shared.get(circuit.shape)!;
@@ -313,12 +322,20 @@ async function layOutCeremony(
     });
     await writeFile(paths.verificationKeyPath(circuit.name), `${JSON.stringify(facts.vkey, null, 1)}\n`);
     manifest[circuit.verifier] = deltaEntryFromVerificationKey(facts.vkey);
+    // As finalise writes them: the verifier sources and the compiler record, committed below.
+    const source = await renderSolidityVerifier(facts.vkey, circuit.verifier);
+    await writeFile(paths.solidityVerifierPath(circuit.verifier), source);
+    verifierSourceHashes[circuit.verifier] = hashBytes(source);
   }
+  const compilerRecord = await writeVerifierCompilerRecord(paths.finalDir, Object.keys(manifest));
   await writeFile(paths.manifestPath, serialiseManifest(manifest));
-  const manifestHash = createHash('blake2b512')
-    .update(await readFile(paths.manifestPath))
-    .digest('hex');
-  entries.push({ type: 'finalised', manifestHash });
+  const manifestHash = hashBytes(await readFile(paths.manifestPath));
+  entries.push({
+    type: 'finalised',
+    manifestHash,
+    compilerRecordHash: hashBytes(compilerRecord),
+    verifierSourceHashes,
+  });
   const transcript = await Transcript.load(paths.transcriptPath, config.id);
   await transcript.append(entries);
 }
@@ -331,6 +348,7 @@ async function auditCircuits(
   shapes: Map<string, RealShapedChain>,
   links: number,
   circuits: typeof SERVICE_CIRCUITS,
+  secondAudit: boolean,
 ): Promise<void> {
   const templates = new Map<string, TemplateChain>();
   for (const [name, shape] of shapes) templates.set(name, await templateChain(shape, links));
@@ -338,10 +356,11 @@ async function auditCircuits(
   for (const [name, template] of templates) msm.set(name, await oneMsm(template.final));
 
   const dir = path.join(FIXTURE_CACHE, `bench-audit-ceremony-${process.pid}`);
+  const memoDir = path.join(FIXTURE_CACHE, `bench-audit-ptau-memo-${process.pid}`);
   await rm(dir, { recursive: true, force: true });
+  await rm(memoDir, { recursive: true, force: true });
   try {
     await layOutCeremony(dir, templates, circuits);
-    const marks = new Map<string, { check?: number; links?: number; finished?: number; start?: number }>();
     benchLog(`ceremony audit over ${circuits.length} circuit${circuits.length === 1 ? '' : 's'}`);
     // The audit trusts no ptau it is not told to: the bench pins its development ptau by hash.
     const ptauHash = await hashFile(templates.values().next().value!.shape.ptau);
@@ -350,26 +369,8 @@ async function auditCircuits(
     const r1csHashes: Record<string, string> = {};
     for (const circuit of circuits)
       r1csHashes[circuit.name] = await hashFile(path.join(dir, 'circuits', `${circuit.name}.r1cs`));
-    const [report, total] = await timed(() =>
-      auditCeremony(
-        dir,
-        (event) => {
-          const mark = marks.get(event.circuit) ?? {};
-          marks.set(event.circuit, mark);
-          const now = performance.now();
-          mark.start ??= now;
-          if (event.type === 'step' && event.step.startsWith('checking contribution 0')) mark.check = now;
-          if (event.type === 'step' && event.step.startsWith('verifying')) mark.links = now;
-          if (event.type === 'finished') {
-            mark.finished = now;
-            benchLog(`audited ${event.circuit}`);
-          }
-        },
-        // Laid out from benchmark chains, not run by the coordinator's lobby: no queue log to check.
-        { auditorConfig: path.join(dir, 'ceremony.json'), ptauHash, r1csHashes, noQueueLog: true },
-      ),
-    );
-    if (!report.ok) throw new Error(`the audit failed: ${JSON.stringify(report.findings.filter((f) => !f.ok))}`);
+    const pins = { ptauHash, r1csHashes, ptauMemoDir: memoDir };
+    const { marks, total } = await auditOnce(dir, pins);
 
     const linksPerChain = links + 1;
     const chains = circuits.length;
@@ -409,7 +410,10 @@ async function auditCircuits(
     const ptauMark = marks.get('ptau');
     const ptauTime =
       ptauMark?.start !== undefined && ptauMark.finished !== undefined ? ptauMark.finished - ptauMark.start : 0;
-    process.stdout.write(`  the ptau: pinned by hash and its sections checked, once     ${seconds(ptauTime)}\n`);
+    process.stdout.write(
+      `  the ptau: pinned by hash and its sections checked, once     ${seconds(ptauTime)} ` +
+        `(pin ${seconds(ptauSpan(ptauMark, 'pin'))}, sections ${seconds(ptauSpan(ptauMark, 'sections'))})\n`,
+    );
     process.stdout.write(
       `  total (measured)                 ${seconds(total)}  (contribution 0 ` +
         `checks ${seconds(checkTotal)}, links ${seconds(linksTotal)}, rest ` +
@@ -422,9 +426,95 @@ async function auditCircuits(
         `${seconds(extrapolated)} = ${(extrapolated / 60000).toFixed(1)} min ` +
         `(goal ≤ 15 min; mean link ${seconds(perLink)})\n`,
     );
+    if (secondAudit) await auditAgain(dir, pins, { total, ptau: ptauMark });
   } finally {
     await rm(dir, { recursive: true, force: true });
+    await rm(memoDir, { recursive: true, force: true });
   }
+}
+
+/** When each circuit's (and the ptau's) audit reached its steps, from the audit's progress events. */
+interface AuditMark {
+  start?: number;
+  sections?: number;
+  check?: number;
+  links?: number;
+  finished?: number;
+}
+type AuditMarks = Map<string, AuditMark>;
+
+/** The ptau's pin (hashing it, with the inputs' checks it waits for) or its sections (checked or remembered). */
+function ptauSpan(mark: AuditMark | undefined, part: 'pin' | 'sections'): number {
+  if (mark?.start === undefined || mark.sections === undefined || mark.finished === undefined) return 0;
+  return part === 'pin' ? mark.sections - mark.start : mark.finished - mark.sections;
+}
+
+/** One timed `auditCeremony` of the bench's folder, which must pass. */
+async function auditOnce(dir: string, pins: AuditPins): Promise<{ marks: AuditMarks; total: number }> {
+  const marks: AuditMarks = new Map();
+  const [report, total] = await timed(() =>
+    auditCeremony(
+      dir,
+      (event) => {
+        const mark = marks.get(event.circuit) ?? {};
+        marks.set(event.circuit, mark);
+        const now = performance.now();
+        mark.start ??= now;
+        if (event.type === 'step' && /^(checking the sections|its sections were checked)/.test(event.step))
+          mark.sections = now;
+        if (event.type === 'step' && event.step.startsWith('checking contribution 0')) mark.check = now;
+        if (event.type === 'step' && event.step.startsWith('verifying')) mark.links = now;
+        if (event.type === 'finished') {
+          mark.finished = now;
+          benchLog(`audited ${event.circuit}`);
+        }
+      },
+      // Laid out from benchmark chains, not run by the coordinator's lobby: no queue log to check.
+      { auditorConfig: path.join(dir, 'ceremony.json'), ...pins, noQueueLog: true },
+    ),
+  );
+  if (!report.ok) throw new Error(`the audit failed: ${JSON.stringify(report.findings.filter((f) => !f.ok))}`);
+  return { marks, total };
+}
+
+/** What the bench's audit is given: its pins and its own memo folder (with recheckPtau, the memo ignored). */
+interface AuditPins {
+  ptauHash: string;
+  r1csHashes: Record<string, string>;
+  ptauMemoDir: string;
+  recheckPtau?: boolean;
+}
+
+/**
+ * The same audit again, the ptau remembered by the first; then checked again (--recheck-ptau) and
+ * remembered once more, so that each kind is measured twice, alternately, in the same process: the
+ * mean of the remembered against the mean of the checked. Each line splits the audit into the ptau's
+ * pin, its sections and the rest (the hashes, contribution 0, the links): the rest's spread is the
+ * machine's noise, not the memo's.
+ */
+async function auditAgain(dir: string, pins: AuditPins, first: { total: number; ptau: AuditMark | undefined }) {
+  const rounds = [{ kind: 'checked', ...first }];
+  for (const kind of ['remembered', 'checked', 'remembered'] as const) {
+    benchLog(`the same audit again, the ptau's sections ${kind}`);
+    const { marks, total } = await auditOnce(dir, { ...pins, recheckPtau: kind === 'checked' });
+    rounds.push({ kind, total, ptau: marks.get('ptau') });
+  }
+  const lines = ['', "the same audit, the ptau's sections checked and remembered alternately (pinned every time)"];
+  for (const [i, { kind, total, ptau }] of rounds.entries()) {
+    const [pin, sections] = [ptauSpan(ptau, 'pin'), ptauSpan(ptau, 'sections')];
+    lines.push(
+      `  ${i + 1}. sections ${kind.padEnd(10)} ${seconds(total).padStart(9)}  (pin ${seconds(pin)}, ` +
+        `sections ${seconds(sections)}, the rest ${seconds(total - pin - sections)})`,
+    );
+  }
+  const mean = (kind: string): number => {
+    const of = rounds.filter((round) => round.kind === kind);
+    return of.reduce((sum, round) => sum + round.total, 0) / of.length;
+  };
+  lines.push(
+    `  remembered ÷ checked (means of two)  ${(mean('remembered') / mean('checked')).toFixed(2)}  (goal ≤ 0.5)`,
+  );
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 const { values } = parseBenchArgs(import.meta.url, {
@@ -434,6 +524,7 @@ const { values } = parseBenchArgs(import.meta.url, {
     'no-baseline': { type: 'boolean', default: false },
     'no-ceremony': { type: 'boolean', default: false },
     'one-chain': { type: 'boolean', default: false },
+    'second-audit': { type: 'boolean', default: false },
     'no-ptau': { type: 'boolean', default: false },
     'ptau-verify': { type: 'boolean', default: false },
     'fft-power': { type: 'string' },
@@ -457,10 +548,10 @@ for (const chain of shapes.values()) await compareWithZkeyNew(chain, !values['no
 if (!values['no-ptau']) await ptauCheck(shapes, values['ptau-verify']);
 if (values['one-chain']) {
   if (!shapes.has('rs18')) throw new Error('the one-chain audit needs the rs18 shape (--shapes rs18)');
-  await auditCircuits(shapes, Number(values.links), SERVICE_CIRCUITS.slice(2, 3));
+  await auditCircuits(shapes, Number(values.links), SERVICE_CIRCUITS.slice(2, 3), values['second-audit']);
 } else if (!values['no-ceremony']) {
   if (!shapes.has('rs18') || !shapes.has('rs17p64'))
     throw new Error('the nine-circuit audit needs both shapes (--shapes rs18,rs17p64)');
-  await auditCircuits(shapes, Number(values.links), SERVICE_CIRCUITS);
+  await auditCircuits(shapes, Number(values.links), SERVICE_CIRCUITS, values['second-audit']);
 }
 await releaseBn128();

@@ -7,12 +7,14 @@
  * every process. Circuit names are the files' names; public inputs are read from each r1cs.
  *
  * Usage: tsx bench/real-ceremony.ts --r1cs DIR [--ptau FILE | --dev-ptau P] [--link 100/20]
- *                                   [--straight] [--work DIR] [--only NAME,NAME]
+ *                                   [--straight] [--work DIR] [--only NAME,NAME] [--audit-again]
  *   --ptau FILE     a prepared ptau large enough for the largest circuit (the audit pins it by its hash);
  *                   default: the cached development ptau of the power the largest circuit needs (test network)
  *   --straight      a second page turn per circuit, straight to the coordinator
  *   --work DIR      where the ceremony and the published folder go (several times the keys' size)
  *   --only          some of the folder's circuits
+ *   --audit-again   after the audit, the same audit again on the memo of the ptau the first verified
+ *                   (its sections check remembered): its time against the first's, goal ≤ 0.5
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -57,6 +59,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
       straight: { type: 'boolean', default: false },
       work: { type: 'string' },
       only: { type: 'string' },
+      'audit-again': { type: 'boolean', default: false },
     },
   });
   if (!values.r1cs) {
@@ -72,6 +75,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
     terminal: false,
     link: parseLink(values.link!),
     workRoot: values.work,
+    auditAgain: values['audit-again'],
   });
   printWholeCeremony(figures);
 }

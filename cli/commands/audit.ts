@@ -231,6 +231,12 @@ export function auditCommand(): Command {
         '--recheck-ptau',
         "check the ptau's sections even when this machine remembers the file as verified (and remember it anew)",
       )
+      .addOption(
+        new Option(
+          '--ptau-memo-dir <dir>',
+          'where this machine remembers the ptau files whose sections passed',
+        ).default(undefined, '$XDG_CACHE_HOME/ceremony/verified-ptau, else ~/.cache/ceremony/verified-ptau'),
+      )
       .option('--json', "print the findings, the hashes and every chain's contributions as JSON (see docs/audit.md)")
       .option('--quiet', 'no progress lines on stderr'),
   ).action(runAudit);
@@ -251,6 +257,7 @@ interface AuditCommandOptions {
   beaconRpc?: string;
   finalKey?: boolean;
   recheckPtau?: boolean;
+  ptauMemoDir?: string;
   queueLog: boolean;
 }
 
@@ -270,7 +277,7 @@ async function runAudit(dir: string, options: AuditCommandOptions): Promise<void
         inProgress: options.inProgress,
         beaconRpcUrl: options.beaconRpc,
         chainCheck: options.finalKey === true ? 'final-key' : 'every-link',
-        ptauMemoDir: defaultPtauMemoDir(),
+        ptauMemoDir: options.ptauMemoDir ?? defaultPtauMemoDir(),
         recheckPtau: options.recheckPtau === true,
         noQueueLog: !options.queueLog,
       }),
@@ -303,7 +310,9 @@ function withAuditHelp(command: Command): Command {
           'against contribution 0 and its records: it proves the final key descends from every recorded\n' +
           'contribution, with two MSMs a chain whatever its length, but not that the keys between are valid.\n' +
           'A ptau whose sections passed is remembered in $XDG_CACHE_HOME/ceremony/verified-ptau (default\n' +
-          "~/.cache/...), by its hash and the check's version: a later audit on it skips that check and says so.\n" +
+          "~/.cache/...; --ptau-memo-dir DIR elsewhere), by its hash and the check's version: a later audit\n" +
+          'on it skips that check and says so (--recheck-ptau checks it again); the file is hashed and\n' +
+          'compared with its pin on every audit all the same.\n' +
           'Exit status: 0 every finding passed, 1 any failed, 2 usage error.',
       ),
     )

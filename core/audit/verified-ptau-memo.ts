@@ -1,7 +1,7 @@
 /**
  * A verified ptau, remembered on the auditor's machine: once checkPtauSections passed for a ptau,
  * `DIR/<BLAKE2b-512>-v<check version>.json` says so, and a later audit of a ceremony on the same
- * ptau skips that check (about half of an audit's time at 2^22). What makes it safe to trust:
+ * ptau skips that check (a third of an audit's time at 2^22, docs/audit.md#cost). What makes it safe to trust:
  *   - it is keyed by the ptau's BLAKE2b-512 and the check's version (PTAU_SECTIONS_CHECK_VERSION):
  *     another file, or a check that has changed since, never matches; the file's name and its
  *     content must both say so;

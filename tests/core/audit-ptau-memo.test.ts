@@ -7,7 +7,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { auditCeremony, type AuditOptions, type AuditReport } from '../../core/audit/audit-ceremony.ts';
@@ -16,6 +16,7 @@ import { defaultPtauMemoDir } from '../../core/audit/verified-ptau-memo.ts';
 import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
 import {
   auditorConfigOf,
+  copyCeremony,
   devPtauHash,
   finalisedCeremony,
   TWO_CIRCUITS,
@@ -42,9 +43,12 @@ async function memoDir(): Promise<string> {
   return path.join(dir, 'ceremony', 'verified-ptau');
 }
 
-async function audit(ptauMemoDir: string, options: Partial<AuditOptions> = {}): Promise<AuditReport> {
-  const report = await auditCeremony(published.dataDir, undefined, {
-    auditorConfig: auditorConfigOf(published.dataDir),
+async function audit(
+  ptauMemoDir: string,
+  { dataDir = published.dataDir, ...options }: Partial<AuditOptions> & { dataDir?: string } = {},
+): Promise<AuditReport> {
+  const report = await auditCeremony(dataDir, undefined, {
+    auditorConfig: auditorConfigOf(dataDir),
     ptauHash: await devPtauHash(),
     noQueueLog: true, // made by the CLI, without the coordinator's lobby
     ptauMemoDir,
@@ -118,6 +122,38 @@ test('a memo is not trusted for another file, another check version, other domai
   await notTrusted('extra fields', () => writeFile(file, JSON.stringify({ ...good, trusted: true })));
 });
 
+test('a ptau swapped after the memo (other bytes, same name) fails its pin; the memo is not read', async () => {
+  const dir = await memoDir();
+  const dataDir = await copyCeremony(published.dataDir);
+  scratch.push(dataDir);
+  await audit(dir, { dataDir });
+  const file = await memoFile(dir);
+  const memo = await readFile(file, 'utf8');
+  // The copy's ptau is a link to the cached one: replaced by a file of its bytes with the last one changed.
+  const ptauPath = path.join(dataDir, JSON.parse(await readFile(auditorConfigOf(dataDir), 'utf8')).ptau);
+  const bytes = await readFile(ptauPath);
+  bytes[bytes.length - 1]! ^= 1;
+  await unlink(ptauPath);
+  await writeFile(ptauPath, bytes);
+  const report = await auditCeremony(dataDir, undefined, {
+    auditorConfig: auditorConfigOf(dataDir),
+    ptauHash: await devPtauHash(),
+    noQueueLog: true,
+    ptauMemoDir: dir,
+  });
+  assert.equal(report.ok, false);
+  const failed = report.findings.filter((f) => !f.ok);
+  assert.deepEqual(
+    failed.map((f) => [f.subject, f.code]),
+    [['ptau', 'audit.ptau_hash_mismatch']],
+  );
+  assert.equal(
+    report.findings.find((f) => f.subject === 'ptau sections'),
+    undefined,
+  );
+  assert.equal(await readFile(file, 'utf8'), memo, 'the memo is left as it was');
+});
+
 test('without a memo folder nothing is remembered; the CLI keeps memos in $XDG_CACHE_HOME', async () => {
   const report = await auditCeremony(published.dataDir, undefined, {
     auditorConfig: auditorConfigOf(published.dataDir),
@@ -131,7 +167,7 @@ test('without a memo folder nothing is remembered; the CLI keeps memos in $XDG_C
   assert.match(defaultPtauMemoDir({ XDG_CACHE_HOME: 'cache' }), /[/\\]\.cache[/\\]ceremony[/\\]verified-ptau$/);
 });
 
-test('the CLI: a second run says the ptau was remembered; --final-key says what it checked', async () => {
+test('the CLI: a second run says the ptau was remembered; --ptau-memo-dir; what --final-key checks', async () => {
   const cacheHome = path.dirname(path.dirname(await memoDir()));
   const run = async (...options: string[]) =>
     runCli(
@@ -163,6 +199,11 @@ test('the CLI: a second run says the ptau was remembered; --final-key says what 
   assert.match(second.stdout, /^ptau sections ok: remembered, not checked again: /m);
   assert.match(second.stdout, /^ {2}\(remembered: checked by this machine on .*--recheck-ptau checks again\)$/m);
   assert.match(second.stdout, /^transact21 ok: 2 contributions \+ beacon verified link by link/m);
+  const elsewhere = await memoDir();
+  const placed = await run(...pin, '--ptau-memo-dir', elsewhere);
+  assert.equal(placed.code, 0, placed.stdout + placed.stderr);
+  assert.match(placed.stdout, /^ptau sections ok: .*; remembered on this machine/m, "not the cache home's memo");
+  await memoFile(elsewhere);
   const both = await run(...pin, '--final-key', '--every-link');
   assert.equal(both.code, 2);
   assert.match(both.stderr, /--final-key.*cannot be used with.*--every-link/);

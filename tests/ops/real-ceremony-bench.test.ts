@@ -2,7 +2,8 @@
  * bench/real-ceremony.ts on two of the project's own test circuits (their r1cs, as an operator would
  * give the service's, in a folder of their own; each circuit is one more turn of the same kind): a
  * whole ceremony, init → a page turn per circuit through the shaped link →
- * finalise → publish → audit → receipt check, its table printed with every stage and the goals,
+ * finalise → publish → audit → the audit again (--audit-again, the ptau remembered) → receipt check,
+ * its table printed with every stage and the goals,
  * so the bench cannot rot. It compiles nothing and writes nothing beside the r1cs files.
  */
 import { after, before, test } from 'node:test';
@@ -34,7 +35,7 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
   const filesBefore = (await readdir(circuitsDir)).sort();
   const bench = startGroup(
     process.execPath,
-    ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'real-ceremony.ts'), '--r1cs', circuitsDir],
+    ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'real-ceremony.ts'), '--r1cs', circuitsDir, '--audit-again'],
     { cwd: REPO_ROOT, env: process.env, label: 'bench/real-ceremony.ts' },
   );
   const timer = setTimeout(() => void bench.stop('SIGTERM'), 10 * 60_000);
@@ -42,6 +43,10 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
   const output = bench.output();
   assert.equal(code, 0, output);
   const stages = ['init', 'serve: contribution 0 combined', 'finalise', 'publish', 'audit', 'receipt check'];
+  // --audit-again: the same audit on the memo of the ptau the first verified, against the first.
+  assert.match(output, /^audit again \(ptau remembered\)\s+\d+\.\d+ s/m);
+  assert.match(output, /^ {2}audit again \(ptau remembered\): .*\(\d+\.\d\d × the first audit\)$/m);
+  assert.match(output, /a second audit, the ptau remembered, ≤ 0\.5 × the first/);
   for (const stage of [...stages, 'coordinator (serve) over the turns'])
     assert.match(output, new RegExp(`^${stage.replace(/[()]/g, '\\$&')}\\s+\\d+\\.\\d+ s`, 'm'), `the ${stage} row`);
   for (const circuit of TWO_CIRCUITS)
@@ -155,7 +160,11 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
     `${atSpeed}× is ${time} s ÷ ${floorAtSpeed} s`,
   );
   assert.match(output, /^goals \(a whole ceremony on one machine\):$/m);
-  assert.equal(output.match(/^ {2}(met {4}|NOT MET) {2}/gm)?.length, 5, 'five goals checked');
+  assert.equal(
+    output.match(/^ {2}(met {4}|NOT MET) {2}/gm)?.length,
+    6,
+    'six goals checked (the second audit the sixth)',
+  );
   assert.match(output, /no process above 4 GB RSS: largest \S/);
   assert.deepEqual((await readdir(circuitsDir)).sort(), filesBefore, 'nothing written beside the r1cs files');
   for (const file of ['real-ceremony.ts', 'whole-ceremony.ts']) {
