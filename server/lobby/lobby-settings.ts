@@ -22,7 +22,9 @@ const LOBBY_SETTINGS_DECLARED = declareSettings({
   TAKE_TURN_MS: {
     group: 'turns',
     schema: offOrMsSetting(30_000),
-    doc: 'a granted turn not taken (its first download or upload; a heartbeat does not take it) within this passes on, a missed turn; 0: off',
+    doc:
+      'a granted turn not taken (its first download or upload; a heartbeat does not take it) within this passes ' +
+      'on, a missed turn; 0: off',
   },
   TURN_TIMEOUT_MS: {
     group: 'turns',
