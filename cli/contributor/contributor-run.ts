@@ -28,7 +28,7 @@ import type {
 } from '../../core/coordinator-api/api-types.ts';
 import { looksLikeRestart, RESTART_RIDE_OUT_MS } from '../../client/restart-retry.ts';
 import { ApiError } from '../../client/api-client.ts';
-import { PresenceHold } from './presence-stream.ts';
+import { fetchedPresence, PresenceHolder, terminalReopenPauseMs } from '../../client/presence-holder.ts';
 import type { TurnResult } from './turn-protocol.ts';
 import {
   RunFailure,
@@ -89,7 +89,11 @@ export class ContributorRun {
 
   /** Runs until every chosen circuit is accepted; throws RunFailure (or the abort) otherwise. */
   async run(): Promise<AcceptedCircuit[]> {
-    const presence = new PresenceHold(this.options.client);
+    const presence = new PresenceHolder({
+      connect: fetchedPresence(this.options.client),
+      reopenPauseMs: terminalReopenPauseMs,
+    });
+    presence.hold(true);
     try {
       return await this.runInLine();
     } finally {

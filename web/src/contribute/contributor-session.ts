@@ -15,7 +15,7 @@
 import type { ApiClient } from '../../../client/api-client.ts';
 import { ApiError } from '../../../client/api-client.ts';
 import type { CeremonyView, MeView, TurnHeartbeat } from '../api/api-types.ts';
-import { PresenceStream } from './presence-stream.ts';
+import { eventSourcePresence, growingReopenPause, PresenceHolder } from '../../../client/presence-holder.ts';
 import { ACTIVE_POLL_MS, VERDICT_POLL_MS, waitingPollMs } from '../../../client/queue-poll-pace.ts';
 import { candidateKey, candidateStore, type StoredCandidate } from './candidate-store.ts';
 import { computeContribution } from './compute-contribution.ts';
@@ -84,7 +84,10 @@ export class ContributorSession {
   /** Asked for while a poll was under way (whose answer may predate what prompted it): polled again at once. */
   private pollAgain = false;
   private stopped = false;
-  private readonly presence = new PresenceStream();
+  private readonly presence = new PresenceHolder({
+    connect: eventSourcePresence(),
+    reopenPauseMs: growingReopenPause(),
+  });
 
   constructor(private readonly options: SessionOptions) {}
 
