@@ -44,7 +44,7 @@ export class PresenceHolder {
     }
   }
 
-  /** Closes the stream and resolves once it is closed (the coordinator then counts the contributor gone after its grace). */
+  /** Closes the stream; resolves once closed (the coordinator then counts the contributor gone after its grace). */
   async stop(): Promise<void> {
     const running = this.running;
     this.hold(false);

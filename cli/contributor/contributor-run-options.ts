@@ -44,20 +44,6 @@ export interface ContributorRunOptions {
   ready?: Promise<void>;
 }
 
-/** How the run ended without every circuit accepted: the code and message `ceremony` prints. */
-export class RunFailure extends Error {
-  override readonly name = 'RunFailure';
-
-  constructor(
-    readonly code: string,
-    message: string,
-    /** Leave the lobby on the way out (the run will not come back for its place). */
-    readonly leave = false,
-  ) {
-    super(message);
-  }
-}
-
 export interface AcceptedCircuit {
   circuit: string;
   index: number;
