@@ -15,133 +15,21 @@
  * a poll that got no answer while polling on. Words, storage and the bytes of a turn are the
  * caller's (`view`, `turn`); every wait is the clock's, so tests drive it by hand.
  */
-import type { CeremonyView, ContributionView, MeView, TurnHeartbeat } from '../core/coordinator-api/api-types.ts';
+import type { MeView } from '../core/coordinator-api/api-types.ts';
 import { terminalWords } from '../core/error-messages.ts';
-import { ApiError, type ApiClient } from './api-client.ts';
-import type { PresenceHolder } from './presence-holder.ts';
+import { ApiError } from './api-client.ts';
+import {
+  isJoined,
+  REAL_CLOCK,
+  RunFailure,
+  type DriverClock,
+  type DriverOptions,
+  type DriverView,
+  type TurnFailure,
+} from './contributor-driver-parts.ts';
 import { ACTIVE_POLL_MS, VERDICT_POLL_MS, waitingPollMs } from './queue-poll-pace.ts';
-import { looksLikeRestart, pause, RESTART_RIDE_OUT_MS } from './restart-retry.ts';
+import { looksLikeRestart, RESTART_RIDE_OUT_MS } from './restart-retry.ts';
 import { duration } from './run-words.ts';
-
-/** How the run ended without every circuit accepted: the code and message the terminal prints. */
-export class RunFailure extends Error {
-  override readonly name = 'RunFailure';
-
-  constructor(
-    readonly code: string,
-    message: string,
-    /** Leave the lobby on the way out (the run will not come back for its place). */
-    readonly leave = false,
-  ) {
-    super(message);
-  }
-}
-
-/** The requests the protocol makes, so a test can answer them without a coordinator. */
-export interface DriverApi {
-  /** `resend`: sent again while the coordinator does not answer (the terminal), or not (the page polls on). */
-  me(resend: boolean): Promise<MeView>;
-  /** Undefined: every circuit (no choice sent). */
-  join(circuits: readonly string[] | undefined): Promise<MeView>;
-  leave(): Promise<unknown>;
-  heartbeat(circuit: string): Promise<TurnHeartbeat>;
-  ceremony(): Promise<CeremonyView>;
-}
-
-export function coordinatorApi(client: Pick<ApiClient, 'get' | 'request'>): DriverApi {
-  return {
-    me: (resend) => client.get<MeView>('/api/me', resend ? undefined : { resend: false }),
-    join: (circuits) => client.request<MeView>('POST', '/api/me/join', circuits ? { circuits: [...circuits] } : {}),
-    leave: () => client.request('POST', '/api/me/leave'),
-    heartbeat: (circuit) =>
-      client.request<TurnHeartbeat>('POST', `/api/circuits/${encodeURIComponent(circuit)}/heartbeat`),
-    ceremony: () => client.get<CeremonyView>('/api/ceremony'),
-  };
-}
-
-export interface DriverClock {
-  now(): number;
-  /** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
-}
-
-const REAL_CLOCK: DriverClock = { now: () => Date.now(), sleep: pause };
-
-/** One turn handed to the caller: move the bytes from the head to the coordinator. */
-export interface DriverTurn {
-  circuit: string;
-  ceremony: CeremonyView;
-  headIndex: number;
-  headFileHash: string | null;
-  /** Given up (stopped, the turn lost): stop moving bytes as soon as possible. */
-  signal: AbortSignal;
-  /** The contribution hash, told once computed, before the upload (its verdict is compared with it). */
-  onHash(hash: string): void;
-}
-
-/** How a turn that ended without an upload is counted. */
-export interface TurnFailure {
-  /** lost: the coordinator took the turn back; interrupted: the connection or the coordinator broke; refused: the upload. */
-  kind: 'lost' | 'interrupted' | 'refused';
-  /** Interruptions in a row (reset by an upload). */
-  inARow: number;
-  /** Refusals of this circuit so far (verdicts and uploads). */
-  attempts: number;
-  /** When the turn may be taken again (the clock's time). */
-  retryAt: number;
-}
-
-/** What the caller is told; any hook may throw a RunFailure to end the run. */
-export interface DriverView {
-  /** Each answer of `GET /api/me` or a join, before the driver acts on it. */
-  answered?(me: MeView): void;
-  /** A poll that got no answer (the page polls on without `steady`). */
-  unanswered?(error: unknown): void;
-  /** A verdict that arrived since the driver started; `attempts`: refusals of its circuit so far. */
-  verdict?(contribution: ContributionView, attempts: number): void;
-  turnStarting?(circuit: string): void;
-  /** `answerLost`: the upload's last answer was lost, but the coordinator has it. */
-  uploaded?(circuit: string, answerLost: boolean): void;
-  turnFailed?(circuit: string, error: ApiError, failure: TurnFailure): void;
-  /** The turn's work was stopped: the coordinator took the turn back, or the driver stopped. */
-  turnDropped?(circuit: string): void;
-  heartbeat?(circuit: string, answer: TurnHeartbeat): void;
-  /** A line about the run itself (a busy coordinator, a new sign-in, a turn given up). */
-  note?(line: string): void;
-}
-
-export interface DriverOptions {
-  api: DriverApi;
-  /** Runs one turn; rejects with the coordinator's refusal (ApiError) or the abort. */
-  turn(turn: DriverTurn): Promise<void>;
-  view?: DriverView;
-  clock?: DriverClock;
-  /** Held while the run lasts (`holdPresence: 'run'`) or while in line (default). */
-  presence?: PresenceHolder;
-  holdPresence?: 'run' | 'in-line';
-  /**
-   * The terminal: join at the start with these circuits (`everyCircuit`: send no choice), give up a
-   * turn on any other circuit, and end once they are all accepted. Without it (the page), the
-   * driver joins when `join()` is called and runs until `stop()`.
-   */
-  joinAtStart?: { circuits: readonly string[]; everyCircuit: boolean };
-  /**
-   * The terminal: a request the run cannot do without is asked again through a busy coordinator,
-   * an ended session is signed in again; what it cannot get past ends the run. Without it (the
-   * page), a poll with no answer is told to `unanswered` and polled again at the usual pace.
-   */
-  steady?: { signInAgain(): Promise<void> };
-  /** The page polls during a turn (and stops one the coordinator took back); the terminal waits for the turn to end. */
-  pollDuringTurns: boolean;
-  /** The terminal: a heartbeat or an upload refused as not this turn is checked against `GET /api/me` first. */
-  confirmLostTurns: boolean;
-  /** A turn that ended without an upload is taken again after this pause (if still this contributor's). */
-  turnRetryPauseMs: number;
-  /** A failed heartbeat is sent again after this (the page); default: at the next beat. */
-  heartbeatRetryMs?: number;
-  /** Settles when the caller's turn is set up: no turn is taken before (its set-up would starve the heartbeats). */
-  ready?: Promise<void>;
-}
 
 /** A coordinator busy this long (rate limits, its own errors) ends a steady run (a turn would be missed anyway). */
 const BUSY_FOR_MS = 10 * 60_000;
@@ -156,19 +44,6 @@ const TURN_GONE = Symbol('turn gone');
 interface TurnHold {
   controller: AbortController;
   done: Promise<void>;
-}
-
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-}
-
-/** Whether `me` is in line (or was: contributions made); an entry that left the queue waits for a new join. */
-export function isJoined(me: MeView | null): boolean {
-  if (!me || me.status.removed) return false;
-  return me.status.circuits.some((c) => c.state !== 'pending') || me.contributions.length > 0;
 }
 
 export class ContributorDriver {
@@ -190,7 +65,7 @@ export class ContributorDriver {
   private busySince: number | undefined;
   private pollsStarted = 0;
   private failure: { error: unknown } | undefined;
-  private wake: AbortController | undefined;
+  private wake: (() => void) | undefined;
   private pollAgain = false;
   private rearmOnly = false;
   private polled: Array<() => void> = [];
@@ -260,7 +135,7 @@ export class ContributorDriver {
     const me = await this.options.api.join(choice?.everyCircuit === false ? choice.circuits : undefined);
     this.answer(me, seq);
     this.rearmOnly = true;
-    this.wake?.abort();
+    this.wake?.();
   }
 
   /**
@@ -268,10 +143,16 @@ export class ContributorDriver {
    * meanwhile must not wait a whole interval for its verdict); resolves once that poll is done.
    */
   pollNow(): Promise<void> {
-    const done = new Promise<void>((resolve) => this.polled.push(resolve));
+    const done = this.nextPoll();
     this.pollAgain = true;
-    this.wake?.abort();
+    this.wake?.();
     return done;
+  }
+
+  /** Resolves once the next poll (or the one under way) is done, answered or not. */
+  nextPoll(): Promise<void> {
+    if (this.stopping.signal.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => this.polled.push(resolve));
   }
 
   private async runInLine(): Promise<void> {
@@ -290,9 +171,7 @@ export class ContributorDriver {
         }
         nowhere = 0;
       }
-      await this.waitForNews(me);
-      this.throwIfOver();
-      me = (await this.poll()) ?? me;
+      me = (await this.waitThenPoll(me)) ?? me;
     }
   }
 
@@ -336,25 +215,58 @@ export class ContributorDriver {
     );
   }
 
-  /** Sleeps at the pace `me` calls for, or until the turn under way ends (terminal), a poll is asked for, or the stop. */
-  private async waitForNews(me: MeView | undefined): Promise<void> {
-    for (;;) {
-      if (this.pollAgain) {
-        this.pollAgain = false;
-        return;
-      }
-      this.rearmOnly = false;
-      this.wake = new AbortController();
-      const signal = AbortSignal.any([this.stopping.signal, this.wake.signal]);
-      const tasks = [...this.tasks.values()].map((task) => task.done);
-      if (!this.options.pollDuringTurns && tasks.length > 0) {
-        await Promise.race([Promise.all(tasks), aborted(signal)]);
-        if (!this.rearmOnly) return;
-      } else {
-        await this.clock.sleep(this.pace(this.me ?? me ?? null), signal);
-        if (!this.rearmOnly) return;
-      }
-    }
+  /**
+   * Polls once the pace `me` calls for has passed, the turn under way has ended (the terminal), or a
+   * poll is asked for; undefined once stopped. The poll goes out in the timer's own callback.
+   */
+  private waitThenPoll(me: MeView | undefined): Promise<MeView | undefined> {
+    this.rearmOnly = false;
+    return new Promise((resolve, reject) => {
+      let cancel = (): void => {};
+      let over = false;
+      const finish = (poll: boolean): void => {
+        if (over) return;
+        over = true;
+        cancel();
+        this.wake = undefined;
+        this.stopping.signal.removeEventListener('abort', stopped);
+        if (poll) this.poll().then(resolve, reject);
+        else resolve(undefined);
+      };
+      const stopped = (): void => finish(false);
+      const arm = (): void => {
+        cancel();
+        if (this.pollAgain) return finish(true);
+        const tasks = [...this.tasks.values()].map((task) => task.done);
+        if (!this.options.pollDuringTurns && tasks.length > 0) {
+          void Promise.all(tasks).then(() => finish(true));
+          cancel = () => {};
+        } else cancel = this.clock.after(this.pace(this.me ?? me ?? null), () => finish(true));
+      };
+      this.wake = () => {
+        if (!this.rearmOnly) return finish(true);
+        this.rearmOnly = false;
+        arm();
+      };
+      if (this.stopping.signal.aborted) return resolve(undefined);
+      this.stopping.signal.addEventListener('abort', stopped, { once: true });
+      arm();
+    });
+  }
+
+  /** Resolves after `ms` on the clock, or at once when `signal` aborts. */
+  private sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      let cancel = (): void => {};
+      const done = (): void => {
+        cancel();
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      cancel = this.clock.after(ms, done);
+    });
   }
 
   /** The pause before the next poll: by the best waiting position across circuits (queue-poll-pace.ts). */
@@ -444,7 +356,10 @@ export class ContributorDriver {
     return attempts;
   }
 
-  /** `turn` again after an upload is a new turn only in an answer to a poll made after it; after a failure, once its pause is over. */
+  /**
+   * `turn` again after an upload is a new turn only in the answer to a poll made after it; after a
+   * failure, once its pause is over.
+   */
   private mayStart(circuit: string, seq: number): boolean {
     if (this.options.joinAtStart && !this.options.joinAtStart.circuits.includes(circuit)) return false;
     const after = this.afterPoll.get(circuit);
@@ -571,7 +486,7 @@ export class ContributorDriver {
       // The terminal's heartbeats end with the turn's work; the page's with the coordinator's turn.
       const over = new AbortController();
       if (!this.options.pollDuringTurns) void this.tasks.get(circuit)?.done.then(() => over.abort());
-      await this.clock.sleep(wait, AbortSignal.any([this.stopping.signal, over.signal]));
+      await this.sleep(wait, AbortSignal.any([this.stopping.signal, over.signal]));
     }
   }
 
@@ -618,13 +533,13 @@ export class ContributorDriver {
             `the coordinator was busy for ${duration(now - this.busySince)}: ${error.message}`,
           );
         }
-        await this.clock.sleep(Math.max(wait, (error.retryAfterSeconds ?? 0) * 1000), this.stopping.signal);
+        await this.sleep(Math.max(wait, (error.retryAfterSeconds ?? 0) * 1000), this.stopping.signal);
         wait = Math.min(wait * 2, 30_000);
       }
     }
   }
 
-  /** Throws what a steady run cannot get past: the ceremony over, the coordinator gone, a refusal that is not for load. */
+  /** Throws what a steady run cannot get past: the ceremony over, the coordinator gone, a refusal not for load. */
   private throwIfFatal(error: ApiError): void {
     if (error.code === 'ceremony.not_open' || error.code === 'ceremony.finalised')
       throw new RunFailure(error.code, `${terminalWords(error.code).what} (${error.message})`);

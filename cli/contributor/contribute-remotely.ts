@@ -27,7 +27,7 @@ import { ApiError, type RestartNotices, type SignedIn } from '../../client/api-c
 import { CoordinatorClient } from './coordinator-client.ts';
 import { ContributorRun } from './contributor-run.ts';
 import { type RunUi } from './contributor-run-options.ts';
-import { RunFailure } from '../../client/contributor-driver.ts';
+import { RunFailure } from '../../client/contributor-driver-parts.ts';
 import { FileTurn } from './file-turn.ts';
 import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 import { signInWithGithubDevice } from './github-device-sign-in.ts';

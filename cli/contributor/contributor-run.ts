@@ -15,13 +15,13 @@ import { presenceAdvice } from '../../core/queue-log/presence-words.ts';
 import type { CircuitProgress, ContributionView, MeView } from '../../core/coordinator-api/api-types.ts';
 import { type ApiError } from '../../client/api-client.ts';
 import { fetchedPresence, PresenceHolder, terminalReopenPauseMs } from '../../client/presence-holder.ts';
+import { ContributorDriver } from '../../client/contributor-driver.ts';
 import {
   coordinatorApi,
-  ContributorDriver,
   RunFailure,
   type DriverTurn,
   type TurnFailure,
-} from '../../client/contributor-driver.ts';
+} from '../../client/contributor-driver-parts.ts';
 import { duration, ordinal, seconds } from '../../client/run-words.ts';
 import type { AcceptedCircuit, ContributorRunOptions, RunActivity } from './contributor-run-options.ts';
 
