@@ -70,7 +70,7 @@ export interface DriverTurn {
 
 /** How a turn that ended without an upload is counted. */
 export interface TurnFailure {
-  /** lost: the coordinator took the turn back; interrupted: the connection or coordinator broke; refused: the upload. */
+  /** lost: the coordinator took the turn back; interrupted: the link or the coordinator broke; refused: the upload. */
   kind: 'lost' | 'interrupted' | 'refused';
   /** Interruptions in a row (reset by an upload). */
   inARow: number;
