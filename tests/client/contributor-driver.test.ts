@@ -3,6 +3,7 @@
  * its own api interface answered by a scripted lobby: what a real coordinator would take minutes of
  * waiting to show (turn deadlines, paced polls, a restart) takes no time. The terminal's options
  * (join at the start, steady, turns awaited) and the page's (join when asked, polls during turns).
+ * Last, one whole run against a real coordinator.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,6 +25,15 @@ import type {
   TurnHeartbeat,
 } from '../../core/coordinator-api/api-types.ts';
 import { VERDICT_POLL_MS, waitingPollMs } from '../../client/queue-poll-pace.ts';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { coordinatorApi } from '../../client/contributor-driver-parts.ts';
+import { CoordinatorClient } from '../../cli/contributor/coordinator-client.ts';
+import { FileTurn } from '../../cli/contributor/file-turn.ts';
+import { contributionEntropy } from '../../core/crypto/contribution-entropy.ts';
+import { ContributorClient } from '../helpers/contributor-client.ts';
+import { startTestCoordinator } from '../helpers/test-coordinator.ts';
 
 const settle = async (): Promise<void> => {
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -367,4 +377,63 @@ test('leaving mid-wait: the run ends with the reason, and nothing more is asked'
   await assert.rejects(run, /interrupted/);
   await clock.advance(600_000);
   assert.equal(lobby.requests.length, asked);
+});
+
+test('against a real coordinator: joined, in line behind another, the turn taken when it leaves, accepted', async (t) => {
+  const coordinator = await startTestCoordinator();
+  const workDir = await mkdtemp(path.join(tmpdir(), 'contributor-driver-'));
+  t.after(async () => {
+    await coordinator.close();
+    await rm(workDir, { recursive: true, force: true });
+  });
+  const ahead = new ContributorClient(coordinator.url);
+  await ahead.signInDemo('ahead');
+  const ceremony = await ahead.request<CeremonyView>('GET', '/api/ceremony');
+  const circuit = ceremony.circuits[0]!.name;
+  await ahead.request('POST', '/api/me/join', { circuits: [circuit] });
+  coordinator.service.tick();
+  assert.equal((await ahead.progress(circuit)).state, 'turn', 'the one ahead holds the turn');
+
+  const client = new CoordinatorClient(coordinator.url, { rideOutRestarts: {} });
+  await client.signInDemo('driven');
+  const protocol = new FileTurn({ client, workDir, transfer: 'delta', workers: 1 });
+  const verdicts: string[] = [];
+  const waiting: number[] = [];
+  const driver: ContributorDriver = new ContributorDriver({
+    api: coordinatorApi(client),
+    turn: async (turn) => {
+      const result = await protocol.takeTurn({
+        ...turn,
+        name: 'driven',
+        entropy: () => contributionEntropy(),
+        progress: () => {},
+      });
+      driver.rememberHash(turn.circuit, result.contributionHash);
+    },
+    joinAtStart: { circuits: [circuit], everyCircuit: false },
+    steady: { signInAgain: async () => void (await client.signInDemo('driven')) },
+    pollDuringTurns: false,
+    confirmLostTurns: true,
+    turnRetryPauseMs: 2000,
+    ready: protocol.prepare(),
+    view: {
+      answered: (me) => {
+        for (const c of me.status.circuits) if (c.state === 'waiting') waiting.push(c.position);
+      },
+      verdict: (contribution) => verdicts.push(contribution.status),
+    },
+  });
+  const run = driver.run();
+  t.after(() => driver.stop());
+  for (const started = Date.now(); waiting.length === 0; await new Promise((r) => setTimeout(r, 50)))
+    assert.ok(Date.now() - started < 10_000, 'the driver joined and waits in line');
+  assert.equal(waiting[0], 1, 'next in line');
+  await ahead.request('POST', '/api/me/leave');
+  coordinator.service.tick();
+  await run;
+  assert.deepEqual(verdicts, ['accepted']);
+  const me = await client.request<MeView>('GET', '/api/me');
+  const progress = me.status.circuits.find((c) => c.circuit === circuit);
+  assert.ok(progress?.state === 'accepted', 'accepted on the coordinator');
+  assert.equal(progress.contributionHash, driver.localHash(circuit), 'the hash computed here');
 });
