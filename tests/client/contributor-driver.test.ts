@@ -379,7 +379,7 @@ test('leaving mid-wait: the run ends with the reason, and nothing more is asked'
   assert.equal(lobby.requests.length, asked);
 });
 
-test('against a real coordinator: joined, in line behind another, the turn taken when it leaves, accepted', async (t) => {
+test('a real coordinator: joined, in line behind another, the turn taken when it leaves, accepted', async (t) => {
   const coordinator = await startTestCoordinator();
   const workDir = await mkdtemp(path.join(tmpdir(), 'contributor-driver-'));
   t.after(async () => {
