@@ -75,11 +75,6 @@ export class ContributorDriver {
     this.view = options.view ?? {};
   }
 
-  /** The latest answer of `GET /api/me` or a join. */
-  get latest(): MeView | null {
-    return this.me;
-  }
-
   /** Whether the caller's work on a turn is under way. */
   get turnsUnderWay(): number {
     return this.tasks.size;

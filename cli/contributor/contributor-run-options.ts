@@ -1,6 +1,7 @@
 /**
  * What a terminal contributor's run (contributor-run.ts) is given, and how it ends: its options,
- * the terminal it draws on, the circuits it had accepted, or the failure `ceremony` prints.
+ * the terminal it draws on, the circuits it had accepted (the failure `ceremony` prints is the
+ * driver's RunFailure, client/contributor-driver-parts.ts).
  */
 import type { CeremonyView } from '../../core/coordinator-api/api-types.ts';
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';
