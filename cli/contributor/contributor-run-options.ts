@@ -1,6 +1,7 @@
 /**
  * What a terminal contributor's run (contributor-run.ts) is given, and how it ends: its options,
- * the terminal it draws on, the circuits it had accepted, or the failure `ceremony` prints.
+ * the terminal it draws on, the circuits it had accepted (the failure `ceremony` prints is the
+ * driver's RunFailure, client/contributor-driver-parts.ts).
  */
 import type { CeremonyView } from '../../core/coordinator-api/api-types.ts';
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';
@@ -42,20 +43,6 @@ export interface ContributorRunOptions {
    * turn's heartbeats on a busy machine, so that a turn just taken would fall silent.
    */
   ready?: Promise<void>;
-}
-
-/** How the run ended without every circuit accepted: the code and message `ceremony` prints. */
-export class RunFailure extends Error {
-  override readonly name = 'RunFailure';
-
-  constructor(
-    readonly code: string,
-    message: string,
-    /** Leave the lobby on the way out (the run will not come back for its place). */
-    readonly leave = false,
-  ) {
-    super(message);
-  }
 }
 
 export interface AcceptedCircuit {

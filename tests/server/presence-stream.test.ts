@@ -1,6 +1,6 @@
 /**
  * The presence stream (GET /api/me/presence) against the real coordinator, on a clock the test
- * controls, held by the terminal client's own PresenceHold: a contributor granted a turn whose
+ * controls, held by the terminal client's PresenceHolder: a contributor granted a turn whose
  * stream then closes (a killed terminal, a closed tab) costs the circuit DISCONNECT_GRACE_MS and one
  * tick, not TAKE_TURN_MS, and the queue log says when the stream closed; the stream is an
  * event-stream that says its keep-alive pace; each contributor may hold three at once and the
@@ -9,7 +9,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PresenceHold } from '../../cli/contributor/presence-stream.ts';
+import { fetchedPresence, PresenceHolder, terminalReopenPauseMs } from '../../client/presence-holder.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
 import { ManualClock } from '../../server/clock.ts';
@@ -58,7 +58,8 @@ function openStream(client: ContributorClient, signal: AbortSignal): Promise<Res
 test('a turn granted to one whose stream then closes passes on after the grace, not TAKE_TURN_MS', async () => {
   const gone = await signedIn('gone');
   const next = await signedIn('next');
-  const hold = new PresenceHold(gone);
+  const hold = new PresenceHolder({ connect: fetchedPresence(gone), reopenPauseMs: terminalReopenPauseMs });
+  hold.hold(true);
   await gone.join();
   await next.join();
   coordinator.service.tick();

@@ -1,22 +1,22 @@
 /**
- * The contributor's side of the ceremony as a state machine driven by the coordinator's
- * `GET /api/me` (the source of truth, so a reload resumes exactly where the server says):
+ * The page's side of the contributor protocol, whose state machine (join, waiting, turn,
+ * verifying, accepted, and back in the queue) is the terminal's too: client/contributor-driver.ts,
+ * driven by `GET /api/me` (the source of truth, so a reload resumes exactly where the server says).
+ * Kept here: what the page shows (a snapshot of the answers, deadlines and local work), what it
+ * stores, and the turn's work.
  *
- *   pending → waiting (position, ETA) → turn → verifying → accepted
- *                 ↑                       │ (missed deadline / refused: back of the queue)
- *                 └───────────────────────┘
- *
- * While a circuit is this contributor's turn, the page runs the turn locally and keeps it alive
- * with heartbeats: streamed where the coordinator takes deltas (preparing → streaming →
+ * While a circuit is this contributor's turn, the page runs the turn locally (the driver keeps it
+ * alive with heartbeats): streamed where the coordinator takes deltas (preparing → streaming →
  * submitted: streamed-turn.ts; nothing is kept, so a reload makes a new contribution), else with
  * whole keys (preparing → downloading → computing → uploading → submitted), the computed key kept
  * in IndexedDB until uploaded so a reload mid-upload resumes the tus upload from the server's offset.
  */
 import type { ApiClient } from '../../../client/api-client.ts';
 import { ApiError } from '../../../client/api-client.ts';
-import type { CeremonyView, MeView, TurnHeartbeat } from '../api/api-types.ts';
-import { PresenceStream } from './presence-stream.ts';
-import { ACTIVE_POLL_MS, VERDICT_POLL_MS, waitingPollMs } from '../../../client/queue-poll-pace.ts';
+import type { MeView } from '../api/api-types.ts';
+import { eventSourcePresence, growingReopenPause, PresenceHolder } from '../../../client/presence-holder.ts';
+import { ContributorDriver } from '../../../client/contributor-driver.ts';
+import { coordinatorApi, isJoined, type DriverTurn } from '../../../client/contributor-driver-parts.ts';
 import { candidateKey, candidateStore, type StoredCandidate } from './candidate-store.ts';
 import { computeContribution } from './compute-contribution.ts';
 import { downloadZkey } from './download-zkey.ts';
@@ -31,8 +31,8 @@ export type TurnActivity =
   | { stage: 'uploading'; sent: number; total: number; resumedFrom: number | null }
   /** A streamed turn (streamed-turn.ts): download, compute and upload at once; `startedAt` for rates. */
   | ({ stage: 'streaming'; startedAt: number } & StreamedTurnProgress)
-  /** Uploaded; `afterPoll` is the last poll started before, whose answer may still say `turn`. */
-  | { stage: 'submitted'; afterPoll: number }
+  /** Uploaded; the verdict follows. */
+  | { stage: 'submitted' }
   | { stage: 'failed'; code: string; message: string; retryAt: number };
 
 export interface SessionSnapshot {
@@ -57,10 +57,7 @@ export interface SessionOptions {
   onChange: (snapshot: SessionSnapshot) => void;
 }
 
-/** The heartbeat pace until the coordinator's first answer sets its own (it ends silent turns). */
-const HEARTBEAT_EVERY_MS = 30_000;
-/** Poll pace when in no queue (done, or not joined yet); in a queue, client/queue-poll-pace.ts. */
-const NOT_WAITING_POLL_MS = 5000;
+/** A turn that ended without an upload is taken again after this pause, as is a failed heartbeat sent again. */
 const RETRY_AFTER_MS = 5_000;
 const LOCAL_HASHES_KEY = 'ceremony.localHashes';
 /** A saved candidate older than this is dropped at start: its turn is long over (turns last at most an hour). */
@@ -69,24 +66,41 @@ const CANDIDATE_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 export class ContributorSession {
   private me: MeView | null = null;
   private clockOffsetMs = 0;
-  private heartbeatEveryMs = HEARTBEAT_EVERY_MS;
   private connectionError: string | null = null;
   private readonly activities = new Map<string, TurnActivity>();
   private readonly deadlines = new Map<string, number>();
-  private readonly lastHeartbeat = new Map<string, number>();
-  private readonly tasks = new Map<string, AbortController>();
   private readonly localHashes = new Map<string, string>();
   /** Circuits whose saved candidate this page has already deleted (once accepted), not to ask IndexedDB every poll. */
   private readonly candidatesForgotten = new Set<string>();
-  private pollsStarted = 0;
-  private pollTimer: ReturnType<typeof setTimeout> | undefined;
-  private polling: Promise<void> | undefined;
-  /** Asked for while a poll was under way (whose answer may predate what prompted it): polled again at once. */
-  private pollAgain = false;
-  private stopped = false;
-  private readonly presence = new PresenceStream();
+  private readonly driver: ContributorDriver;
 
-  constructor(private readonly options: SessionOptions) {}
+  constructor(private readonly options: SessionOptions) {
+    this.driver = new ContributorDriver({
+      api: coordinatorApi(options.api),
+      turn: (turn) => this.takeTurn(turn),
+      presence: new PresenceHolder({ connect: eventSourcePresence(), reopenPauseMs: growingReopenPause() }),
+      pollDuringTurns: true,
+      confirmLostTurns: false,
+      turnRetryPauseMs: RETRY_AFTER_MS,
+      heartbeatRetryMs: RETRY_AFTER_MS,
+      view: {
+        answered: (me) => this.accept(me),
+        unanswered: (error) => {
+          this.connectionError = error instanceof ApiError ? error.code : String(error);
+          this.emit();
+        },
+        turnStarting: (circuit) => this.setActivity(circuit, { stage: 'preparing' }),
+        uploaded: (circuit) => this.setActivity(circuit, { stage: 'submitted' }),
+        turnFailed: (circuit, error, { retryAt }) =>
+          this.setActivity(circuit, { stage: 'failed', code: error.code, message: error.message, retryAt }),
+        turnDropped: (circuit) => this.activities.delete(circuit),
+        heartbeat: (circuit, { deadline }) => {
+          this.deadlines.set(circuit, deadline);
+          this.emit();
+        },
+      },
+    });
+  }
 
   snapshot(): SessionSnapshot {
     return {
@@ -101,89 +115,59 @@ export class ContributorSession {
 
   /** True while leaving the page would cost this contributor a turn or work in progress. */
   get hasTurnInProgress(): boolean {
-    return this.tasks.size > 0 || (this.me?.status.circuits.some((c) => c.state === 'turn') ?? false);
+    return this.driver.turnsUnderWay > 0 || (this.me?.status.circuits.some((c) => c.state === 'turn') ?? false);
   }
 
   get joined(): boolean {
-    // An entry that left the queue (missed turns, or the coordinator) waits for a new join.
-    if (this.me?.status.removed) return false;
-    return (
-      (this.me?.status.circuits.some((c) => c.state !== 'pending') ?? false) || (this.me?.contributions.length ?? 0) > 0
-    );
+    return isJoined(this.me);
   }
 
+  /** Starts polling; resolves once the first poll is done. */
   start(): Promise<void> {
     // Keys of hundreds of MB must not pile up in the browser: whatever an earlier visit left
     // behind and never finished uploading is dropped after a day.
     void candidateStore.prune(Date.now() - CANDIDATE_MAX_AGE_MS).catch(() => {});
-    return this.poll();
+    const polled = this.driver.nextPoll();
+    // The page's run ends only with stop(); a turn's failure is shown, never thrown.
+    void this.driver.run().catch(() => {});
+    return polled;
   }
 
   stop(): void {
-    this.stopped = true;
-    this.presence.hold(false);
-    clearTimeout(this.pollTimer);
-    for (const task of this.tasks.values()) task.abort();
+    this.driver.stop();
   }
 
-  async join(): Promise<void> {
-    const seq = ++this.pollsStarted;
-    this.accept(await this.options.api.post<MeView>('/api/me/join'), seq);
-    if (!this.polling) this.schedule();
+  join(): Promise<void> {
+    return this.driver.join();
   }
 
   /**
-   * Polls now and schedules the next one. Asked while a poll is under way, it polls again as soon as
-   * that one ends: an upload that completed meanwhile must not wait a whole interval for its verdict.
+   * Polls now. Asked while a poll is under way, it polls again as soon as that one ends: an upload
+   * that completed meanwhile must not wait a whole interval for its verdict.
    */
   poll(): Promise<void> {
-    if (this.polling) {
-      this.pollAgain = true;
-      return this.polling;
-    }
-    this.polling = (async () => {
-      clearTimeout(this.pollTimer);
-      const seq = ++this.pollsStarted;
-      try {
-        // Not sent again inside: this loop is the retry, and the page says at once that it cannot connect.
-        this.accept(await this.options.api.get<MeView>('/api/me', { resend: false }), seq);
-        this.connectionError = null;
-      } catch (error) {
-        this.connectionError = error instanceof ApiError ? error.code : String(error);
-        this.emit();
-      } finally {
-        this.polling = undefined;
-        if (this.pollAgain && !this.stopped) {
-          this.pollAgain = false;
-          void this.poll();
-        } else this.schedule();
-      }
-    })();
-    return this.polling;
+    return this.driver.pollNow();
   }
 
-  /** (Re)arms the next poll, at the pace the current state calls for. */
-  private schedule(): void {
-    clearTimeout(this.pollTimer);
-    if (!this.stopped) this.pollTimer = setTimeout(() => void this.poll(), this.pollInterval());
-  }
-
-  /** By the best waiting position across circuits (client/queue-poll-pace.ts). */
-  private pollInterval(): number {
-    const circuits = this.me?.status.circuits ?? [];
-    if (this.me?.status.done || !this.joined) return NOT_WAITING_POLL_MS;
-    const positions = circuits.flatMap((c) => (c.state === 'waiting' ? [c.position] : []));
-    if (circuits.some((c) => c.state === 'verifying')) return VERDICT_POLL_MS;
-    const front = Math.min(Infinity, ...positions);
-    return circuits.some((c) => c.state === 'turn') ? ACTIVE_POLL_MS : waitingPollMs(front);
-  }
-
-  private accept(me: MeView, seq: number): void {
+  /** Each answer: the page's view of it, before the driver starts or stops any turn. */
+  private accept(me: MeView): void {
     if (!this.me) this.loadLocalHashes(me.principal.id);
     this.me = me;
-    this.presence.hold(this.joined && !me.status.done && !this.stopped);
+    this.connectionError = null;
     this.clockOffsetMs = me.now - Date.now();
-    this.reconcile(me, seq);
+    for (const progress of me.status.circuits) {
+      const { circuit } = progress;
+      if (progress.state === 'turn') {
+        if ((this.deadlines.get(circuit) ?? -Infinity) < progress.deadline)
+          this.deadlines.set(circuit, progress.deadline);
+      } else {
+        this.deadlines.delete(circuit);
+        if (!this.driver.hasTask(circuit)) this.activities.delete(circuit);
+      }
+      // Accepted, the saved copy is of no further use (a reload after the upload but before its
+      // own clean-up, or another tab, can leave one behind).
+      if (progress.state === 'accepted' || me.status.done) this.forgetCandidate(me.principal.id, circuit);
+    }
     this.emit();
   }
 
@@ -196,75 +180,22 @@ export class ContributorSession {
     this.emit();
   }
 
-  /** Brings local work in line with the server's view of this contributor. */
-  private reconcile(me: MeView, seq: number): void {
-    for (const progress of me.status.circuits) {
-      const { circuit } = progress;
-      const task = this.tasks.get(circuit);
-      if (progress.state === 'turn') {
-        if (!this.deadlines.has(circuit) || (this.deadlines.get(circuit) ?? 0) < progress.deadline)
-          this.deadlines.set(circuit, progress.deadline);
-        const last = this.lastHeartbeat.get(circuit) ?? 0;
-        if (Date.now() - last >= this.heartbeatEveryMs) void this.heartbeat(circuit);
-        const activity = this.activities.get(circuit);
-        // `turn` again after an upload means the upload was refused and the turn granted anew,
-        // unless this answer was already on its way before the upload completed.
-        const mayStart =
-          !activity ||
-          (activity.stage === 'submitted' && seq > activity.afterPoll) ||
-          (activity.stage === 'failed' && Date.now() >= activity.retryAt);
-        if (!task && mayStart) void this.takeTurn(circuit);
-      } else {
-        this.deadlines.delete(circuit);
-        this.lastHeartbeat.delete(circuit);
-        // The turn is gone (deadline missed, or the ceremony moved on): stop any local work on it.
-        // Once uploaded (verifying/accepted) the task is finishing by itself and is left alone.
-        if (task && (progress.state === 'waiting' || progress.state === 'pending')) task.abort();
-        if (!task) this.activities.delete(circuit);
-      }
-      // Accepted, the saved copy is of no further use (a reload after the upload but before its
-      // own clean-up, or another tab, can leave one behind).
-      if (progress.state === 'accepted' || me.status.done) this.forgetCandidate(me.principal.id, circuit);
-    }
-  }
-
   private forgetCandidate(principalId: string, circuit: string): void {
     if (this.candidatesForgotten.has(circuit)) return;
     this.candidatesForgotten.add(circuit);
     void candidateStore.delete(candidateKey(this.options.ceremonyId, principalId, circuit)).catch(() => {});
   }
 
-  private async heartbeat(circuit: string): Promise<void> {
-    this.lastHeartbeat.set(circuit, Date.now());
-    try {
-      const { deadline, heartbeatEveryMs } = await this.options.api.post<TurnHeartbeat>(
-        `/api/circuits/${encodeURIComponent(circuit)}/heartbeat`,
-      );
-      this.deadlines.set(circuit, deadline);
-      // Older coordinators answer the deadline only.
-      if (Number.isFinite(heartbeatEveryMs) && heartbeatEveryMs > 0) this.heartbeatEveryMs = heartbeatEveryMs;
-      this.emit();
-    } catch {
-      // The next poll shows whether the turn is still ours; a failed heartbeat is retried then.
-      this.lastHeartbeat.set(
-        circuit,
-        Date.now() - this.heartbeatEveryMs + Math.min(RETRY_AFTER_MS, this.heartbeatEveryMs),
-      );
-    }
-  }
-
-  private async takeTurn(circuit: string): Promise<void> {
+  /** The turn's work: a saved whole key finished, else streamed where possible, else a whole key made and uploaded. */
+  private async takeTurn(turn: DriverTurn): Promise<void> {
+    const { circuit, ceremony, headIndex, signal } = turn;
     const me = this.me!;
-    const controller = new AbortController();
-    const { signal } = controller;
-    this.tasks.set(circuit, controller);
     const key = candidateKey(this.options.ceremonyId, me.principal.id, circuit);
+    const remember = (hash: string): void => {
+      turn.onHash(hash);
+      this.rememberLocalHash(circuit, hash);
+    };
     try {
-      this.setActivity(circuit, { stage: 'preparing' });
-      const ceremony = await this.options.api.get<CeremonyView>('/api/ceremony');
-      const headIndex = ceremony.circuits.find((c) => c.name === circuit)?.headIndex;
-      if (headIndex === undefined) throw new ApiError(404, 'circuit.unknown', circuit);
-
       let candidate = await candidateStore.get(key).catch(() => undefined);
       if (candidate && candidate.baseIndex !== headIndex) {
         await candidateStore.delete(key).catch(() => {});
@@ -273,11 +204,11 @@ export class ContributorSession {
       // A whole key saved by an earlier visit is finished first; otherwise the turn streams where
       // the coordinator takes deltas and the kernel runs here.
       if (!candidate && (ceremony.contributionFormats ?? []).includes(DELTA_FORMAT)) {
-        if (await this.streamTurn(circuit, me.principal.displayName, signal)) return;
+        if (await this.streamTurn(circuit, me.principal.displayName, signal, remember)) return;
       }
       if (!candidate)
         candidate = await this.makeContribution(circuit, key, headIndex, me.principal.displayName, signal);
-      this.rememberLocalHash(circuit, candidate.hash);
+      remember(candidate.hash);
 
       const total = candidate.zkey.byteLength;
       let resumedFrom: number | null = null;
@@ -295,26 +226,14 @@ export class ContributorSession {
         signal,
       });
       await candidateStore.delete(key).catch(() => {});
-      this.setActivity(circuit, { stage: 'submitted', afterPoll: this.pollsStarted });
     } catch (error) {
-      if (signal.aborted) {
-        this.activities.delete(circuit);
-      } else {
-        const refusal =
-          error instanceof ApiError ? error : new ApiError(0, 'browser', (error as Error).message ?? String(error));
-        // A refusal of the file itself means this candidate will never be accepted: drop it.
-        if (refusal.status === 413 || refusal.status === 422 || refusal.code === 'contribution.not_next')
-          await candidateStore.delete(key).catch(() => {});
-        this.setActivity(circuit, {
-          stage: 'failed',
-          code: refusal.code,
-          message: refusal.message,
-          retryAt: Date.now() + RETRY_AFTER_MS,
-        });
-      }
-    } finally {
-      this.tasks.delete(circuit);
-      if (!this.stopped) void this.poll();
+      if (signal.aborted) throw error;
+      const refusal =
+        error instanceof ApiError ? error : new ApiError(0, 'browser', (error as Error).message ?? String(error));
+      // A refusal of the file itself means this candidate will never be accepted: drop it.
+      if (refusal.status === 413 || refusal.status === 422 || refusal.code === 'contribution.not_next')
+        await candidateStore.delete(key).catch(() => {});
+      throw refusal;
     }
   }
 
@@ -322,7 +241,12 @@ export class ContributorSession {
    * The streamed turn (streamed-turn.ts). Resolves false, having done nothing, when this browser
    * cannot stream (no kernel): the caller then moves whole keys.
    */
-  private async streamTurn(circuit: string, name: string, signal: AbortSignal): Promise<boolean> {
+  private async streamTurn(
+    circuit: string,
+    name: string,
+    signal: AbortSignal,
+    onHash: (hash: string) => void,
+  ): Promise<boolean> {
     const startedAt = Date.now();
     try {
       await streamedTurn({
@@ -332,13 +256,12 @@ export class ContributorSession {
         csrfToken: this.options.api.csrfToken ?? '',
         signal,
         onProgress: (progress) => this.setActivity(circuit, { stage: 'streaming', startedAt, ...progress }),
-        onHash: (hash) => this.rememberLocalHash(circuit, hash),
+        onHash,
       });
     } catch (error) {
       if (error instanceof StreamingUnavailable) return false;
       throw error;
     }
-    this.setActivity(circuit, { stage: 'submitted', afterPoll: this.pollsStarted });
     return true;
   }
 

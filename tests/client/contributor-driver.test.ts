@@ -1,0 +1,439 @@
+/**
+ * The contributor driver (client/contributor-driver.ts) on a clock the test moves by hand, against
+ * its own api interface answered by a scripted lobby: what a real coordinator would take minutes of
+ * waiting to show (turn deadlines, paced polls, a restart) takes no time. The terminal's options
+ * (join at the start, steady, turns awaited) and the page's (join when asked, polls during turns).
+ * Last, one whole run against a real coordinator.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ContributorDriver } from '../../client/contributor-driver.ts';
+import {
+  RunFailure,
+  type DriverApi,
+  type DriverClock,
+  type DriverOptions,
+  type DriverTurn,
+  type TurnFailure,
+} from '../../client/contributor-driver-parts.ts';
+import { ApiError } from '../../client/api-client.ts';
+import type {
+  CeremonyView,
+  CircuitProgress,
+  ContributionView,
+  MeView,
+  TurnHeartbeat,
+} from '../../core/coordinator-api/api-types.ts';
+import { VERDICT_POLL_MS, waitingPollMs } from '../../client/queue-poll-pace.ts';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { coordinatorApi } from '../../client/contributor-driver-parts.ts';
+import { CoordinatorClient } from '../../cli/contributor/coordinator-client.ts';
+import { FileTurn } from '../../cli/contributor/file-turn.ts';
+import { contributionEntropy } from '../../core/crypto/contribution-entropy.ts';
+import { ContributorClient } from '../helpers/contributor-client.ts';
+import { startTestCoordinator } from '../helpers/test-coordinator.ts';
+
+const settle = async (): Promise<void> => {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+/** Timers fired in order as the test moves the time. */
+class ManualClock implements DriverClock {
+  private time = 1_000_000;
+  private timers: Array<{ at: number; fn: () => void; id: number }> = [];
+  private ids = 0;
+
+  now(): number {
+    return this.time;
+  }
+
+  after(ms: number, fn: () => void): () => void {
+    const id = ++this.ids;
+    this.timers.push({ at: this.time + ms, fn, id });
+    return () => (this.timers = this.timers.filter((t) => t.id !== id));
+  }
+
+  async advance(ms: number): Promise<void> {
+    const end = this.time + ms;
+    await settle();
+    for (;;) {
+      const next = this.timers.filter((t) => t.at <= end).sort((a, b) => a.at - b.at)[0];
+      if (!next) break;
+      this.timers = this.timers.filter((t) => t !== next);
+      this.time = next.at;
+      next.fn();
+      await settle();
+    }
+    this.time = end;
+    await settle();
+  }
+}
+
+/** A lobby of one circuit whose moves the test makes; its answers are what `GET /api/me` says. */
+class ScriptedLobby implements DriverApi {
+  progress: CircuitProgress = { circuit: 'c1', state: 'pending' };
+  contributions: ContributionView[] = [];
+  requests: string[] = [];
+  /** The next `GET /api/me` (and heartbeats) fail with this, while set. */
+  down: ApiError | undefined;
+  heartbeatRefusal: ApiError | undefined;
+
+  constructor(private readonly clock: ManualClock) {}
+
+  wait(position = 2, eligibleAt?: number): void {
+    this.progress = { circuit: 'c1', state: 'waiting', position, etaMs: 60_000, eligibleAt };
+  }
+
+  grant(): void {
+    this.progress = { circuit: 'c1', state: 'turn', startedAt: this.clock.now(), deadline: this.clock.now() + 600_000 };
+  }
+
+  verdict(status: 'accepted' | 'refused', hash = 'h1'): void {
+    const id = `k${this.contributions.length + 1}`;
+    this.contributions.push({
+      id,
+      circuit: 'c1',
+      status,
+      code: status === 'refused' ? 'contribution.invalid' : null,
+      message: null,
+      contributionHash: status === 'accepted' ? hash : null,
+      index: status === 'accepted' ? 1 : null,
+      createdAt: this.clock.now(),
+      finishedAt: this.clock.now(),
+    });
+    if (status === 'accepted')
+      this.progress = { circuit: 'c1', state: 'accepted', contributionId: id, index: 1, contributionHash: hash };
+    else this.wait(1);
+  }
+
+  count(request: string): number {
+    return this.requests.filter((r) => r === request).length;
+  }
+
+  me(): Promise<MeView> {
+    this.requests.push('me');
+    if (this.down) return Promise.reject(this.down);
+    return Promise.resolve(this.answer());
+  }
+
+  private answer(): MeView {
+    return {
+      principal: { id: 'demo:ada', kind: 'demo', displayName: 'ada' },
+      now: this.clock.now(),
+      phase: 'open',
+      status: { contributorId: 'demo:ada', done: false, circuits: [this.progress] },
+      contributions: this.contributions,
+    } as unknown as MeView;
+  }
+
+  join(): Promise<MeView> {
+    this.requests.push('join');
+    if (this.progress.state === 'pending') this.wait();
+    return Promise.resolve(this.answer());
+  }
+
+  leave(): Promise<unknown> {
+    this.requests.push('leave');
+    return Promise.resolve({});
+  }
+
+  heartbeat(): Promise<TurnHeartbeat> {
+    this.requests.push('heartbeat');
+    if (this.heartbeatRefusal) return Promise.reject(this.heartbeatRefusal);
+    return Promise.resolve({ deadline: this.clock.now() + 60_000, heartbeatEveryMs: 20_000 } as TurnHeartbeat);
+  }
+
+  ceremony(): Promise<CeremonyView> {
+    this.requests.push('ceremony');
+    return Promise.resolve({ circuits: [{ name: 'c1', headIndex: 0, headHash: null }] } as unknown as CeremonyView);
+  }
+}
+
+/** Turns the test ends by hand: each one's signal, and how to end it. */
+function heldTurns(): {
+  turn: (turn: DriverTurn) => Promise<void>;
+  taken: Array<{ turn: DriverTurn; upload: () => void; fail: (error: unknown) => void }>;
+} {
+  const taken: Array<{ turn: DriverTurn; upload: () => void; fail: (error: unknown) => void }> = [];
+  const turn = (t: DriverTurn): Promise<void> =>
+    new Promise((resolve, reject) => {
+      t.signal.addEventListener('abort', () => reject(t.signal.reason), { once: true });
+      taken.push({ turn: t, upload: resolve, fail: reject });
+    });
+  return { turn, taken };
+}
+
+interface Told {
+  verdicts: Array<[string, number]>;
+  failures: TurnFailure[];
+  dropped: number;
+  unanswered: number;
+  notes: string[];
+}
+
+function driverFor(clock: ManualClock, lobby: ScriptedLobby, side: 'terminal' | 'page') {
+  const { turn, taken } = heldTurns();
+  const told: Told = { verdicts: [], failures: [], dropped: 0, unanswered: 0, notes: [] };
+  const terminal: Partial<DriverOptions> = {
+    joinAtStart: { circuits: ['c1'], everyCircuit: true },
+    steady: { signInAgain: () => Promise.resolve() },
+    pollDuringTurns: false,
+    confirmLostTurns: true,
+    turnRetryPauseMs: 2000,
+  };
+  const page: Partial<DriverOptions> = {
+    pollDuringTurns: true,
+    confirmLostTurns: false,
+    turnRetryPauseMs: 5000,
+    heartbeatRetryMs: 5000,
+  };
+  const driver = new ContributorDriver({
+    api: lobby,
+    turn,
+    clock,
+    ...(side === 'terminal' ? terminal : page),
+    view: {
+      verdict: (c, attempts) => told.verdicts.push([c.status, attempts]),
+      turnFailed: (_circuit, _error, failure) => told.failures.push(failure),
+      turnDropped: () => told.dropped++,
+      unanswered: () => told.unanswered++,
+      note: (line) => told.notes.push(line),
+    },
+  } as DriverOptions);
+  return { driver, taken, told };
+}
+
+test('a whole run: joined, paced polls in line, a turn between heartbeats, verifying, accepted', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  const { driver, taken, told } = driverFor(clock, lobby, 'terminal');
+  const run = driver.run();
+  await clock.advance(0);
+  assert.deepEqual(lobby.requests, ['me', 'join'], 'asked where it stands, then joined');
+  await clock.advance(waitingPollMs(2) - 1);
+  assert.equal(lobby.count('me'), 1, 'no poll before the pace for 2nd in line');
+  await clock.advance(1);
+  assert.equal(lobby.count('me'), 2, 'polled at the pace');
+  lobby.grant();
+  await clock.advance(waitingPollMs(2));
+  assert.equal(taken.length, 1, 'the turn was taken');
+  assert.equal(taken[0]!.turn.headIndex, 0);
+  assert.equal(lobby.count('heartbeat'), 1, 'a heartbeat as the turn starts');
+  const polls = lobby.count('me');
+  await clock.advance(20_000);
+  assert.equal(lobby.count('heartbeat'), 2, 'the next at the pace the coordinator asked for');
+  assert.equal(lobby.count('me'), polls, 'the terminal does not poll during its turn');
+  taken[0]!.turn.onHash('h1');
+  lobby.progress = { circuit: 'c1', state: 'verifying', contributionId: 'k1' };
+  taken[0]!.upload();
+  await clock.advance(0);
+  assert.equal(lobby.count('me'), polls + 1, 'polled at once after the upload');
+  lobby.verdict('accepted');
+  await clock.advance(VERDICT_POLL_MS);
+  await run;
+  assert.deepEqual(told.verdicts, [['accepted', 0]]);
+  assert.equal(driver.localHash('c1'), 'h1');
+  await clock.advance(60_000);
+  assert.equal(lobby.count('heartbeat'), 2, 'no heartbeat after the turn');
+});
+
+test('a refusal is counted and said, and the next turn is taken again', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  const { driver, taken, told } = driverFor(clock, lobby, 'terminal');
+  lobby.grant();
+  const run = driver.run();
+  await clock.advance(0);
+  assert.equal(taken.length, 1);
+  lobby.progress = { circuit: 'c1', state: 'verifying', contributionId: 'k1' };
+  taken[0]!.upload();
+  await clock.advance(0);
+  lobby.verdict('refused');
+  await clock.advance(VERDICT_POLL_MS);
+  assert.deepEqual(told.verdicts, [['refused', 1]], 'the refusal said, one attempt counted');
+  lobby.grant();
+  await clock.advance(waitingPollMs(1));
+  assert.equal(taken.length, 2, 'the turn granted again is taken again');
+  lobby.progress = { circuit: 'c1', state: 'verifying', contributionId: 'k2' };
+  taken[1]!.upload();
+  await clock.advance(0);
+  lobby.verdict('accepted');
+  await clock.advance(VERDICT_POLL_MS);
+  await run;
+  assert.deepEqual(told.verdicts, [
+    ['refused', 1],
+    ['accepted', 1],
+  ]);
+});
+
+test('a refused upload counts as an attempt; the turn is taken again after the pause', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  const { driver, taken, told } = driverFor(clock, lobby, 'terminal');
+  lobby.grant();
+  const run = driver.run();
+  await clock.advance(0);
+  taken[0]!.fail(new ApiError(413, 'upload.too_large', 'too large'));
+  await clock.advance(0);
+  assert.deepEqual(
+    told.failures.map((f) => [f.kind, f.attempts]),
+    [['refused', 1]],
+  );
+  await clock.advance(1999);
+  assert.equal(taken.length, 1, 'not before the pause');
+  await clock.advance(1);
+  assert.equal(taken.length, 2, 'taken again after it');
+  driver.stop(new Error('left'));
+  await assert.rejects(run, /left/);
+});
+
+test('a missed turn (the terminal): the heartbeat refused, the work stopped, the next turn taken', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  const { driver, taken, told } = driverFor(clock, lobby, 'terminal');
+  lobby.grant();
+  const run = driver.run();
+  await clock.advance(0);
+  assert.equal(taken.length, 1);
+  lobby.wait(1, clock.now() + 30_000);
+  lobby.heartbeatRefusal = new ApiError(409, 'lobby.not_your_turn', 'the turn passed');
+  await clock.advance(20_000);
+  assert.equal(taken[0]!.turn.signal.aborted, true, 'the work on the lost turn stopped');
+  assert.deepEqual(
+    told.failures.map((f) => f.kind),
+    ['lost'],
+  );
+  lobby.heartbeatRefusal = undefined;
+  lobby.grant();
+  await clock.advance(5000);
+  assert.equal(taken.length, 2, 'the next turn is taken');
+  driver.stop(new Error('left'));
+  await assert.rejects(run, /left/);
+});
+
+test('a missed turn (the page): the poll says waiting, the work is dropped', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  const { driver, taken, told } = driverFor(clock, lobby, 'page');
+  lobby.grant();
+  const run = driver.run().catch((error: unknown) => error);
+  await clock.advance(0);
+  assert.equal(taken.length, 1);
+  lobby.wait(1, clock.now() + 30_000);
+  await clock.advance(1000);
+  assert.equal(taken[0]!.turn.signal.aborted, true);
+  assert.equal(told.dropped, 1);
+  assert.deepEqual(told.failures, [], 'a turn taken back is no failure');
+  driver.stop();
+  await run;
+});
+
+test('a coordinator restart: the page polls on through it; a steady run asks again through a busy one', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  const page = driverFor(clock, lobby, 'page');
+  lobby.wait(30);
+  const run = page.driver.run().catch((error: unknown) => error);
+  await clock.advance(0);
+  lobby.down = new ApiError(0, 'network', 'connect ECONNREFUSED');
+  await clock.advance(3 * waitingPollMs(30));
+  assert.equal(page.told.unanswered, 3, 'each poll without an answer told, and polled again');
+  lobby.down = undefined;
+  lobby.grant();
+  await clock.advance(waitingPollMs(30));
+  assert.equal(page.taken.length, 1, 'back: the turn granted meanwhile is taken');
+  page.driver.stop();
+  await run;
+
+  const busyLobby = new ScriptedLobby(clock);
+  const terminal = driverFor(clock, busyLobby, 'terminal');
+  busyLobby.wait(30);
+  const steady = terminal.driver.run().catch((error: unknown) => error);
+  await clock.advance(0);
+  busyLobby.down = new ApiError(503, 'verification.unavailable', 'busy');
+  await clock.advance(waitingPollMs(30) + 1000 + 2000);
+  busyLobby.down = undefined;
+  await clock.advance(4000);
+  assert.deepEqual(terminal.told.notes, [
+    'the coordinator is busy (busy); asking again',
+    'the coordinator answers again',
+  ]);
+  busyLobby.down = new ApiError(0, 'network', 'no answer');
+  await clock.advance(waitingPollMs(30));
+  const failure = await steady;
+  assert.ok(failure instanceof RunFailure && failure.code === 'network', 'no answer past the ride-out ends it');
+});
+
+test('leaving mid-wait: the run ends with the reason, and nothing more is asked', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  const { driver } = driverFor(clock, lobby, 'terminal');
+  const run = driver.run();
+  await clock.advance(waitingPollMs(2) + 1);
+  const asked = lobby.requests.length;
+  driver.stop(new DOMException('interrupted', 'AbortError'));
+  await assert.rejects(run, /interrupted/);
+  await clock.advance(600_000);
+  assert.equal(lobby.requests.length, asked);
+});
+
+test('a real coordinator: joined, in line behind another, the turn taken when it leaves, accepted', async (t) => {
+  const coordinator = await startTestCoordinator();
+  const workDir = await mkdtemp(path.join(tmpdir(), 'contributor-driver-'));
+  t.after(async () => {
+    await coordinator.close();
+    await rm(workDir, { recursive: true, force: true });
+  });
+  const ahead = new ContributorClient(coordinator.url);
+  await ahead.signInDemo('ahead');
+  const ceremony = await ahead.request<CeremonyView>('GET', '/api/ceremony');
+  const circuit = ceremony.circuits[0]!.name;
+  await ahead.request('POST', '/api/me/join', { circuits: [circuit] });
+  coordinator.service.tick();
+  assert.equal((await ahead.progress(circuit)).state, 'turn', 'the one ahead holds the turn');
+
+  const client = new CoordinatorClient(coordinator.url, { rideOutRestarts: {} });
+  await client.signInDemo('driven');
+  const protocol = new FileTurn({ client, workDir, transfer: 'delta', workers: 1 });
+  const verdicts: string[] = [];
+  const waiting: number[] = [];
+  const driver: ContributorDriver = new ContributorDriver({
+    api: coordinatorApi(client),
+    turn: async (turn) => {
+      const result = await protocol.takeTurn({
+        ...turn,
+        name: 'driven',
+        entropy: () => contributionEntropy(),
+        progress: () => {},
+      });
+      driver.rememberHash(turn.circuit, result.contributionHash);
+    },
+    joinAtStart: { circuits: [circuit], everyCircuit: false },
+    steady: { signInAgain: async () => void (await client.signInDemo('driven')) },
+    pollDuringTurns: false,
+    confirmLostTurns: true,
+    turnRetryPauseMs: 2000,
+    ready: protocol.prepare(),
+    view: {
+      answered: (me) => {
+        for (const c of me.status.circuits) if (c.state === 'waiting') waiting.push(c.position);
+      },
+      verdict: (contribution) => verdicts.push(contribution.status),
+    },
+  });
+  const run = driver.run();
+  t.after(() => driver.stop());
+  for (const started = Date.now(); waiting.length === 0; await new Promise((r) => setTimeout(r, 50)))
+    assert.ok(Date.now() - started < 10_000, 'the driver joined and waits in line');
+  assert.equal(waiting[0], 1, 'next in line');
+  await ahead.request('POST', '/api/me/leave');
+  coordinator.service.tick();
+  await run;
+  assert.deepEqual(verdicts, ['accepted']);
+  const me = await client.request<MeView>('GET', '/api/me');
+  const progress = me.status.circuits.find((c) => c.circuit === circuit);
+  assert.ok(progress?.state === 'accepted', 'accepted on the coordinator');
+  assert.equal(progress.contributionHash, driver.localHash(circuit), 'the hash computed here');
+});
