@@ -17,6 +17,7 @@ import { CoordinatorError } from '../../core/errors.ts';
 import { requireHttpUrl } from '../../core/deployment/deployed-code-reader.ts';
 import { DEFAULT_AUDITOR_CONFIG } from '../../core/audit/auditor-config.ts';
 import { defaultPtauMemoDir } from '../../core/audit/verified-ptau-memo.ts';
+import { defaultInitialKeyMemoDir } from '../../core/audit/verified-initial-key-memo.ts';
 import { parseIdentifier } from '../../core/transcript/ceremony-identifier.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 import { helpExamples, helpNotes } from './command-help.ts';
@@ -228,14 +229,25 @@ export function auditCommand(): Command {
       )
       .option('--every-link', 'check every key against the one before it (the default; says so explicitly)')
       .option(
-        '--recheck-ptau',
-        "check the ptau's sections even when this machine remembers the file as verified (and remember it anew)",
+        '--recheck',
+        "check the ptau's sections and each contribution 0 even when this machine remembers them as verified " +
+          '(and remember them anew)',
       )
+      .option('--recheck-ptau', 'the same as --recheck (its earlier name)')
       .addOption(
         new Option(
           '--ptau-memo-dir <dir>',
           'where this machine remembers the ptau files whose sections passed',
         ).default(undefined, '$XDG_CACHE_HOME/ceremony/verified-ptau, else ~/.cache/ceremony/verified-ptau'),
+      )
+      .addOption(
+        new Option(
+          '--initial-key-memo-dir <dir>',
+          'where this machine remembers the contributions 0 that passed their check against the r1cs and the ptau',
+        ).default(
+          undefined,
+          '$XDG_CACHE_HOME/ceremony/verified-initial-key, else ~/.cache/ceremony/verified-initial-key',
+        ),
       )
       .option('--json', "print the findings, the hashes and every chain's contributions as JSON (see docs/audit.md)")
       .option('--quiet', 'no progress lines on stderr'),
@@ -256,8 +268,10 @@ interface AuditCommandOptions {
   json?: boolean;
   beaconRpc?: string;
   finalKey?: boolean;
+  recheck?: boolean;
   recheckPtau?: boolean;
   ptauMemoDir?: string;
+  initialKeyMemoDir?: string;
   queueLog: boolean;
 }
 
@@ -278,7 +292,8 @@ async function runAudit(dir: string, options: AuditCommandOptions): Promise<void
         beaconRpcUrl: options.beaconRpc,
         chainCheck: options.finalKey === true ? 'final-key' : 'every-link',
         ptauMemoDir: options.ptauMemoDir ?? defaultPtauMemoDir(),
-        recheckPtau: options.recheckPtau === true,
+        initialKeyMemoDir: options.initialKeyMemoDir ?? defaultInitialKeyMemoDir(),
+        recheck: options.recheck === true || options.recheckPtau === true,
         noQueueLog: !options.queueLog,
       }),
     { quiet: options.quiet },
@@ -311,8 +326,11 @@ function withAuditHelp(command: Command): Command {
           'contribution, with two MSMs a chain whatever its length, but not that the keys between are valid.\n' +
           'A ptau whose sections passed is remembered in $XDG_CACHE_HOME/ceremony/verified-ptau (default\n' +
           "~/.cache/...; --ptau-memo-dir DIR elsewhere), by its hash and the check's version: a later audit\n" +
-          'on it skips that check and says so (--recheck-ptau checks it again); the file is hashed and\n' +
-          'compared with its pin on every audit all the same.\n' +
+          'on it skips that check and says so; the file is hashed and compared with its pin on every audit\n' +
+          'all the same. So is a contribution 0 that passed its check against the r1cs and the ptau, in\n' +
+          '$XDG_CACHE_HOME/ceremony/verified-initial-key (--initial-key-memo-dir DIR elsewhere), by the hashes\n' +
+          "of the three files (computed by the audit, pinned or held to the transcript) and the check's version.\n" +
+          '--recheck (or its earlier name --recheck-ptau) checks both again.\n' +
           'Exit status: 0 every finding passed, 1 any failed, 2 usage error.',
       ),
     )
