@@ -506,7 +506,8 @@ async function auditAgain(dir: string, pins: AuditPins, first: { total: number; 
   }
   const lines = [
     '',
-    "the same audit, the ptau's sections and contribution 0 checked and remembered alternately (files hashed every time)",
+    "the same audit, the ptau's sections and contribution 0 checked and remembered alternately " +
+      '(files hashed every time)',
   ];
   for (const [i, { kind, total, marks }] of rounds.entries()) {
     const ptau = marks.get('ptau');

@@ -171,7 +171,7 @@ export interface AuditOptions {
    * default is defaultInitialKeyMemoDir()). Without it nothing is remembered, and each is checked.
    */
   initialKeyMemoDir?: string;
-  /** Check what this machine remembers as verified (the ptau's sections, contribution 0) again, and remember it anew. */
+  /** Check again what this machine remembers as verified (the ptau's sections, contribution 0); remember it anew. */
   recheck?: boolean;
   /** The same as `recheck` (its earlier name, from when only the ptau was remembered). */
   recheckPtau?: boolean;
