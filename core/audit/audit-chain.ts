@@ -6,7 +6,9 @@
  *   - contribution 0 against the r1cs and the ptau, not rebuilt (check-initial-key.ts): its header,
  *     coefficients, H and circuit hash byte for byte, its IC, A, B1, L and B2 by random linear
  *     combination with 128-bit scalars of its own fresh randomness, every B2 point in G2; the init
- *     entry's circuit hash the one the r1cs gives;
+ *     entry's circuit hash the one the r1cs gives; or, when this machine checked the same
+ *     contribution 0, r1cs and ptau (by the hashes this audit computed) with this version of the
+ *     check, remembered (verified-initial-key-memo.ts), the key still hashed against its entry;
  *   - then by default every link against the key before it (audit-every-link.ts); or, without
  *     `everyLink` (`ceremony audit --final-key`), the chain's last key against contribution 0 and
  *     its own records, and every key between as a committed file whose history is the last key's
