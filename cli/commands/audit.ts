@@ -144,92 +144,91 @@ function lastLine(report: AuditReport, failures: number): string {
 }
 
 export function auditCommand(): Command {
-  return withAuditHelp(
-    withMemoOptions(
-      new Command('audit')
-        .description(
-          're-verify a published ceremony folder from its files alone: ' +
-            'the pinned ptau, every link, every final key, the transcript and the manifest',
-        )
-        .argument('<dir>', 'published ceremony folder (ceremony.json, circuits, ptau, chains, transcript, final)')
-        .option(
-          '--config <file>',
-          "your own ceremony.json, never the coordinator's: the publication's must agree with it, and its r1cs and " +
-            'ptau hashes are your pins',
-          DEFAULT_AUDITOR_CONFIG,
-        )
-        .option(
-          '--ptau <file>',
-          'the powers of tau, for a publication made without it (checked against its ptau-source.json)',
-        )
-        .addOption(
-          new Option(
-            '--ptau-hash <blake2b512>',
-            'pin the ptau: its BLAKE2b-512 as `b2sum` prints it ' +
-              "(needed unless it is a known public ptau, e.g. Hermez's powersOfTau28_hez_final_NN)",
-          ).argParser(parsePtauHash),
-        )
-        .addOption(
-          new Option(
-            '--r1cs-hash <circuit=blake2b512>',
-            "pin a circuit's r1cs to the hash of the one you compiled yourself (repeatable)",
-          )
-            .argParser(collectR1csPin)
-            .default({}, 'none'),
-        )
-        .addOption(
-          new Option(
-            '--min-contributions <n>',
-            'fail any finalised chain with fewer contributions than this (ceremony.json sets its own; the higher holds)',
-          ).argParser(parseMinContributions),
-        )
-        .addOption(
-          new Option(
-            '--max-beacon-iterations <n>',
-            'derive a final beacon hashed up to 2^n times; a chain whose beacon needs more fails ' +
-              '(audit.beacon_too_costly) rather than keeping the audit from a verdict',
-          )
-            .argParser(parseMaxBeaconIterations)
-            .default(DEFAULT_MAX_BEACON_ITERATIONS_EXP),
-        )
-        .addOption(
-          new Option(
-            '--beacon-rpc <url>',
-            "a JSON-RPC endpoint of the chain the beacon announcement names: each final key's beacon must be the " +
-              "announced block's hash",
-          ).argParser(requireHttpUrl),
-        )
-        .option(
-          '--identifier <hash>',
-          'the ceremony identifier you compared with others (the hash of the transcript’s last entry): any other ' +
-            'transcript fails (transcript.identifier_mismatch)',
-          parseIdentifier,
-        )
-        .option(
-          '--allow-legacy-transcript',
-          'read a transcript with format-1 entries (whole-file hashes only) instead of failing it; the verdict then ' +
-            'says what stayed unproven',
-        )
-        .option(
-          '--no-queue-log',
-          "the ceremony had no queue log (made without the coordinator's lobby): a missing " +
-            'transcript/queue-log.jsonl passes, the order of turns NOT checked (without it, audit.queue_log_missing)',
-        )
-        .option(
-          '--in-progress',
-          'audit a running ceremony: what it has so far must pass, and the last line says it is not finished ' +
-            '(without it, an unfinished ceremony fails with audit.not_finalised)',
-        )
-        .addOption(
-          new Option(
-            '--final-key',
-            "check each chain's last key against contribution 0 and its records (two MSMs a chain, whatever its " +
-              'length), not every link (one MSM a key): proves the final key descends from every recorded ' +
-              'contribution, NOT that the keys between are valid',
-          ).conflicts('everyLink'),
-        )
-        .option('--every-link', 'check every key against the one before it (the default; says so explicitly)'),
+  const command = new Command('audit')
+    .description(
+      're-verify a published ceremony folder from its files alone: ' +
+        'the pinned ptau, every link, every final key, the transcript and the manifest',
     )
+    .argument('<dir>', 'published ceremony folder (ceremony.json, circuits, ptau, chains, transcript, final)')
+    .option(
+      '--config <file>',
+      "your own ceremony.json, never the coordinator's: the publication's must agree with it, and its r1cs and " +
+        'ptau hashes are your pins',
+      DEFAULT_AUDITOR_CONFIG,
+    )
+    .option(
+      '--ptau <file>',
+      'the powers of tau, for a publication made without it (checked against its ptau-source.json)',
+    )
+    .addOption(
+      new Option(
+        '--ptau-hash <blake2b512>',
+        'pin the ptau: its BLAKE2b-512 as `b2sum` prints it ' +
+          "(needed unless it is a known public ptau, e.g. Hermez's powersOfTau28_hez_final_NN)",
+      ).argParser(parsePtauHash),
+    )
+    .addOption(
+      new Option(
+        '--r1cs-hash <circuit=blake2b512>',
+        "pin a circuit's r1cs to the hash of the one you compiled yourself (repeatable)",
+      )
+        .argParser(collectR1csPin)
+        .default({}, 'none'),
+    )
+    .addOption(
+      new Option(
+        '--min-contributions <n>',
+        'fail any finalised chain with fewer contributions than this (ceremony.json sets its own; the higher holds)',
+      ).argParser(parseMinContributions),
+    )
+    .addOption(
+      new Option(
+        '--max-beacon-iterations <n>',
+        'derive a final beacon hashed up to 2^n times; a chain whose beacon needs more fails ' +
+          '(audit.beacon_too_costly) rather than keeping the audit from a verdict',
+      )
+        .argParser(parseMaxBeaconIterations)
+        .default(DEFAULT_MAX_BEACON_ITERATIONS_EXP),
+    )
+    .addOption(
+      new Option(
+        '--beacon-rpc <url>',
+        "a JSON-RPC endpoint of the chain the beacon announcement names: each final key's beacon must be the " +
+          "announced block's hash",
+      ).argParser(requireHttpUrl),
+    )
+    .option(
+      '--identifier <hash>',
+      'the ceremony identifier you compared with others (the hash of the transcript’s last entry): any other ' +
+        'transcript fails (transcript.identifier_mismatch)',
+      parseIdentifier,
+    )
+    .option(
+      '--allow-legacy-transcript',
+      'read a transcript with format-1 entries (whole-file hashes only) instead of failing it; the verdict then ' +
+        'says what stayed unproven',
+    )
+    .option(
+      '--no-queue-log',
+      "the ceremony had no queue log (made without the coordinator's lobby): a missing " +
+        'transcript/queue-log.jsonl passes, the order of turns NOT checked (without it, audit.queue_log_missing)',
+    )
+    .option(
+      '--in-progress',
+      'audit a running ceremony: what it has so far must pass, and the last line says it is not finished ' +
+        '(without it, an unfinished ceremony fails with audit.not_finalised)',
+    )
+    .addOption(
+      new Option(
+        '--final-key',
+        "check each chain's last key against contribution 0 and its records (two MSMs a chain, whatever its " +
+          'length), not every link (one MSM a key): proves the final key descends from every recorded ' +
+          'contribution, NOT that the keys between are valid',
+      ).conflicts('everyLink'),
+    )
+    .option('--every-link', 'check every key against the one before it (the default; says so explicitly)');
+  return withAuditHelp(
+    withMemoOptions(command)
       .option('--json', "print the findings, the hashes and every chain's contributions as JSON (see docs/audit.md)")
       .option('--quiet', 'no progress lines on stderr'),
   ).action(runAudit);
