@@ -20,10 +20,11 @@
  * With --one-chain, (c) audits one rs18 circuit's chain instead (the 2^22 ceremony's shape: one
  * circuit); run with CEREMONY_STAGE_TIMES=1, the audit's stage times follow on stderr.
  *
- * The audit remembers the ptau it verified in a memo folder of its own, made empty for the run (so
- * a memo left by an earlier run, or the auditor's own cache, never makes the first audit shorter).
- * With --second-audit, (c) audits the same folder again on that memo (the ptau hashed and compared
- * with its pin, its sections check remembered), then with --recheck-ptau and on the memo once more:
+ * The audit remembers the ptau and each contribution 0 it verified in memo folders of its own, made
+ * empty for the run (so a memo left by an earlier run, or the auditor's own cache, never makes the
+ * first audit shorter). With --second-audit, (c) audits the same folder again on those memos (every
+ * file hashed, the ptau's sections check and contribution 0's remembered), then with --recheck and
+ * on the memos once more:
  * the remembered audits' time against the checked ones' (goal ≤ 0.5×).
  *
  * Usage: tsx bench/audit.ts [--shapes rs18,rs17p64] [--links 5] [--no-baseline] [--no-ceremony]
@@ -357,8 +358,10 @@ async function auditCircuits(
 
   const dir = path.join(FIXTURE_CACHE, `bench-audit-ceremony-${process.pid}`);
   const memoDir = path.join(FIXTURE_CACHE, `bench-audit-ptau-memo-${process.pid}`);
+  const initialKeyMemoDir = path.join(FIXTURE_CACHE, `bench-audit-initial-key-memo-${process.pid}`);
   await rm(dir, { recursive: true, force: true });
   await rm(memoDir, { recursive: true, force: true });
+  await rm(initialKeyMemoDir, { recursive: true, force: true });
   try {
     await layOutCeremony(dir, templates, circuits);
     benchLog(`ceremony audit over ${circuits.length} circuit${circuits.length === 1 ? '' : 's'}`);
@@ -369,7 +372,7 @@ async function auditCircuits(
     const r1csHashes: Record<string, string> = {};
     for (const circuit of circuits)
       r1csHashes[circuit.name] = await hashFile(path.join(dir, 'circuits', `${circuit.name}.r1cs`));
-    const pins = { ptauHash, r1csHashes, ptauMemoDir: memoDir };
+    const pins = { ptauHash, r1csHashes, ptauMemoDir: memoDir, initialKeyMemoDir };
     const { marks, total } = await auditOnce(dir, pins);
 
     const linksPerChain = links + 1;
@@ -426,10 +429,11 @@ async function auditCircuits(
         `${seconds(extrapolated)} = ${(extrapolated / 60000).toFixed(1)} min ` +
         `(goal ≤ 15 min; mean link ${seconds(perLink)})\n`,
     );
-    if (secondAudit) await auditAgain(dir, pins, { total, ptau: ptauMark });
+    if (secondAudit) await auditAgain(dir, pins, { total, marks });
   } finally {
     await rm(dir, { recursive: true, force: true });
     await rm(memoDir, { recursive: true, force: true });
+    await rm(initialKeyMemoDir, { recursive: true, force: true });
   }
 }
 
@@ -477,34 +481,45 @@ async function auditOnce(dir: string, pins: AuditPins): Promise<{ marks: AuditMa
   return { marks, total };
 }
 
-/** What the bench's audit is given: its pins and its own memo folder (with recheckPtau, the memo ignored). */
+/** What the bench's audit is given: its pins and its own memo folders (with recheck, the memos ignored). */
 interface AuditPins {
   ptauHash: string;
   r1csHashes: Record<string, string>;
   ptauMemoDir: string;
-  recheckPtau?: boolean;
+  initialKeyMemoDir: string;
+  recheck?: boolean;
 }
 
 /**
- * The same audit again, the ptau remembered by the first; then checked again (--recheck-ptau) and
+ * The same audit again, the ptau and contribution 0 remembered by the first; then checked again (--recheck) and
  * remembered once more, so that each kind is measured twice, alternately, in the same process: the
  * mean of the remembered against the mean of the checked. Each line splits the audit into the ptau's
  * pin, its sections and the rest (the hashes, contribution 0, the links): the rest's spread is the
  * machine's noise, not the memo's.
  */
-async function auditAgain(dir: string, pins: AuditPins, first: { total: number; ptau: AuditMark | undefined }) {
+async function auditAgain(dir: string, pins: AuditPins, first: { total: number; marks: AuditMarks }) {
   const rounds = [{ kind: 'checked', ...first }];
   for (const kind of ['remembered', 'checked', 'remembered'] as const) {
-    benchLog(`the same audit again, the ptau's sections ${kind}`);
-    const { marks, total } = await auditOnce(dir, { ...pins, recheckPtau: kind === 'checked' });
-    rounds.push({ kind, total, ptau: marks.get('ptau') });
+    benchLog(`the same audit again, the ptau's sections and contribution 0 ${kind}`);
+    const { marks, total } = await auditOnce(dir, { ...pins, recheck: kind === 'checked' });
+    rounds.push({ kind, total, marks });
   }
-  const lines = ['', "the same audit, the ptau's sections checked and remembered alternately (pinned every time)"];
-  for (const [i, { kind, total, ptau }] of rounds.entries()) {
+  const lines = [
+    '',
+    "the same audit, the ptau's sections and contribution 0 checked and remembered alternately " +
+      '(files hashed every time)',
+  ];
+  for (const [i, { kind, total, marks }] of rounds.entries()) {
+    const ptau = marks.get('ptau');
     const [pin, sections] = [ptauSpan(ptau, 'pin'), ptauSpan(ptau, 'sections')];
+    // Contribution 0's span includes hashing it, which a remembered check does too.
+    let zero = 0;
+    for (const [circuit, mark] of marks)
+      if (circuit !== 'ptau' && mark.check !== undefined && mark.links !== undefined) zero += mark.links - mark.check;
     lines.push(
-      `  ${i + 1}. sections ${kind.padEnd(10)} ${seconds(total).padStart(9)}  (pin ${seconds(pin)}, ` +
-        `sections ${seconds(sections)}, the rest ${seconds(total - pin - sections)})`,
+      `  ${i + 1}. ${kind.padEnd(10)} ${seconds(total).padStart(9)}  (pin ${seconds(pin)}, ` +
+        `sections ${seconds(sections)}, contribution 0 ${seconds(zero)}, ` +
+        `the rest ${seconds(total - pin - sections - zero)})`,
     );
   }
   const mean = (kind: string): number => {

@@ -929,7 +929,7 @@ async function auditStage(
   log(
     firstMs === undefined
       ? 'ceremony audit of the published folder (the ptau and every r1cs pinned by its hash)'
-      : 'ceremony audit again, the ptau remembered by the first (hashed and compared with its pin all the same)',
+      : 'ceremony audit again, the ptau and contribution 0 remembered by the first (hashed all the same)',
   );
   // The bench is the auditor: its own ceremony.json is the one it wrote, and it pins the r1cs it
   // linked in (hashed here, outside the stage timed; the audit hashes them again as every audit does).
@@ -938,9 +938,13 @@ async function auditStage(
   for (const circuit of config.circuits)
     r1csPins.push('--r1cs-hash', `${circuit.name}=${await hashFile(circuit.r1csPath)}`);
   const command = [process.execPath, CLI, 'audit', published, '--config', path.join(published, 'ceremony.json')];
-  // A memo folder of this run's own: the development ptau is cached between runs, and a memo of it
-  // in the user's cache would skip its sections check, so the audit timed would not be the first.
-  const memo = ['--ptau-memo-dir', path.join(path.dirname(published), 'ptau-memo')];
+  // Memo folders of this run's own: the development ptau is cached between runs (and contribution 0
+  // of a cached r1cs on it is the same file), so memos in the user's cache would skip their checks
+  // and the audit timed would not be the first.
+  const memo = [
+    ...['--ptau-memo-dir', path.join(path.dirname(published), 'ptau-memo')],
+    ...['--initial-key-memo-dir', path.join(path.dirname(published), 'initial-key-memo')],
+  ];
   const audit = await runStage([...command, '--ptau-hash', ptauHash, ...r1csPins, ...memo, '--quiet'], {
     cwd: REPO_ROOT,
     env: STAGE_TIMES_ENV,

@@ -17,6 +17,7 @@ import { CoordinatorError } from '../../core/errors.ts';
 import { requireHttpUrl } from '../../core/deployment/deployed-code-reader.ts';
 import { DEFAULT_AUDITOR_CONFIG } from '../../core/audit/auditor-config.ts';
 import { defaultPtauMemoDir } from '../../core/audit/verified-ptau-memo.ts';
+import { defaultInitialKeyMemoDir } from '../../core/audit/verified-initial-key-memo.ts';
 import { parseIdentifier } from '../../core/transcript/ceremony-identifier.ts';
 import { withStderrProgress } from '../progress/with-stderr-progress.ts';
 import { helpExamples, helpNotes } from './command-help.ts';
@@ -143,103 +144,120 @@ function lastLine(report: AuditReport, failures: number): string {
 }
 
 export function auditCommand(): Command {
+  const command = new Command('audit')
+    .description(
+      're-verify a published ceremony folder from its files alone: ' +
+        'the pinned ptau, every link, every final key, the transcript and the manifest',
+    )
+    .argument('<dir>', 'published ceremony folder (ceremony.json, circuits, ptau, chains, transcript, final)')
+    .option(
+      '--config <file>',
+      "your own ceremony.json, never the coordinator's: the publication's must agree with it, and its r1cs and " +
+        'ptau hashes are your pins',
+      DEFAULT_AUDITOR_CONFIG,
+    )
+    .option(
+      '--ptau <file>',
+      'the powers of tau, for a publication made without it (checked against its ptau-source.json)',
+    )
+    .addOption(
+      new Option(
+        '--ptau-hash <blake2b512>',
+        'pin the ptau: its BLAKE2b-512 as `b2sum` prints it ' +
+          "(needed unless it is a known public ptau, e.g. Hermez's powersOfTau28_hez_final_NN)",
+      ).argParser(parsePtauHash),
+    )
+    .addOption(
+      new Option(
+        '--r1cs-hash <circuit=blake2b512>',
+        "pin a circuit's r1cs to the hash of the one you compiled yourself (repeatable)",
+      )
+        .argParser(collectR1csPin)
+        .default({}, 'none'),
+    )
+    .addOption(
+      new Option(
+        '--min-contributions <n>',
+        'fail any finalised chain with fewer contributions than this (ceremony.json sets its own; the higher holds)',
+      ).argParser(parseMinContributions),
+    )
+    .addOption(
+      new Option(
+        '--max-beacon-iterations <n>',
+        'derive a final beacon hashed up to 2^n times; a chain whose beacon needs more fails ' +
+          '(audit.beacon_too_costly) rather than keeping the audit from a verdict',
+      )
+        .argParser(parseMaxBeaconIterations)
+        .default(DEFAULT_MAX_BEACON_ITERATIONS_EXP),
+    )
+    .addOption(
+      new Option(
+        '--beacon-rpc <url>',
+        "a JSON-RPC endpoint of the chain the beacon announcement names: each final key's beacon must be the " +
+          "announced block's hash",
+      ).argParser(requireHttpUrl),
+    )
+    .option(
+      '--identifier <hash>',
+      'the ceremony identifier you compared with others (the hash of the transcript’s last entry): any other ' +
+        'transcript fails (transcript.identifier_mismatch)',
+      parseIdentifier,
+    )
+    .option(
+      '--allow-legacy-transcript',
+      'read a transcript with format-1 entries (whole-file hashes only) instead of failing it; the verdict then ' +
+        'says what stayed unproven',
+    )
+    .option(
+      '--no-queue-log',
+      "the ceremony had no queue log (made without the coordinator's lobby): a missing " +
+        'transcript/queue-log.jsonl passes, the order of turns NOT checked (without it, audit.queue_log_missing)',
+    )
+    .option(
+      '--in-progress',
+      'audit a running ceremony: what it has so far must pass, and the last line says it is not finished ' +
+        '(without it, an unfinished ceremony fails with audit.not_finalised)',
+    )
+    .addOption(
+      new Option(
+        '--final-key',
+        "check each chain's last key against contribution 0 and its records (two MSMs a chain, whatever its " +
+          'length), not every link (one MSM a key): proves the final key descends from every recorded ' +
+          'contribution, NOT that the keys between are valid',
+      ).conflicts('everyLink'),
+    )
+    .option('--every-link', 'check every key against the one before it (the default; says so explicitly)');
   return withAuditHelp(
-    new Command('audit')
-      .description(
-        're-verify a published ceremony folder from its files alone: ' +
-          'the pinned ptau, every link, every final key, the transcript and the manifest',
-      )
-      .argument('<dir>', 'published ceremony folder (ceremony.json, circuits, ptau, chains, transcript, final)')
-      .option(
-        '--config <file>',
-        "your own ceremony.json, never the coordinator's: the publication's must agree with it, and its r1cs and " +
-          'ptau hashes are your pins',
-        DEFAULT_AUDITOR_CONFIG,
-      )
-      .option(
-        '--ptau <file>',
-        'the powers of tau, for a publication made without it (checked against its ptau-source.json)',
-      )
-      .addOption(
-        new Option(
-          '--ptau-hash <blake2b512>',
-          'pin the ptau: its BLAKE2b-512 as `b2sum` prints it ' +
-            "(needed unless it is a known public ptau, e.g. Hermez's powersOfTau28_hez_final_NN)",
-        ).argParser(parsePtauHash),
-      )
-      .addOption(
-        new Option(
-          '--r1cs-hash <circuit=blake2b512>',
-          "pin a circuit's r1cs to the hash of the one you compiled yourself (repeatable)",
-        )
-          .argParser(collectR1csPin)
-          .default({}, 'none'),
-      )
-      .addOption(
-        new Option(
-          '--min-contributions <n>',
-          'fail any finalised chain with fewer contributions than this (ceremony.json sets its own; the higher holds)',
-        ).argParser(parseMinContributions),
-      )
-      .addOption(
-        new Option(
-          '--max-beacon-iterations <n>',
-          'derive a final beacon hashed up to 2^n times; a chain whose beacon needs more fails ' +
-            '(audit.beacon_too_costly) rather than keeping the audit from a verdict',
-        )
-          .argParser(parseMaxBeaconIterations)
-          .default(DEFAULT_MAX_BEACON_ITERATIONS_EXP),
-      )
-      .addOption(
-        new Option(
-          '--beacon-rpc <url>',
-          "a JSON-RPC endpoint of the chain the beacon announcement names: each final key's beacon must be the " +
-            "announced block's hash",
-        ).argParser(requireHttpUrl),
-      )
-      .option(
-        '--identifier <hash>',
-        'the ceremony identifier you compared with others (the hash of the transcript’s last entry): any other ' +
-          'transcript fails (transcript.identifier_mismatch)',
-        parseIdentifier,
-      )
-      .option(
-        '--allow-legacy-transcript',
-        'read a transcript with format-1 entries (whole-file hashes only) instead of failing it; the verdict then ' +
-          'says what stayed unproven',
-      )
-      .option(
-        '--no-queue-log',
-        "the ceremony had no queue log (made without the coordinator's lobby): a missing " +
-          'transcript/queue-log.jsonl passes, the order of turns NOT checked (without it, audit.queue_log_missing)',
-      )
-      .option(
-        '--in-progress',
-        'audit a running ceremony: what it has so far must pass, and the last line says it is not finished ' +
-          '(without it, an unfinished ceremony fails with audit.not_finalised)',
-      )
-      .addOption(
-        new Option(
-          '--final-key',
-          "check each chain's last key against contribution 0 and its records (two MSMs a chain, whatever its " +
-            'length), not every link (one MSM a key): proves the final key descends from every recorded ' +
-            'contribution, NOT that the keys between are valid',
-        ).conflicts('everyLink'),
-      )
-      .option('--every-link', 'check every key against the one before it (the default; says so explicitly)')
-      .option(
-        '--recheck-ptau',
-        "check the ptau's sections even when this machine remembers the file as verified (and remember it anew)",
-      )
-      .addOption(
-        new Option(
-          '--ptau-memo-dir <dir>',
-          'where this machine remembers the ptau files whose sections passed',
-        ).default(undefined, '$XDG_CACHE_HOME/ceremony/verified-ptau, else ~/.cache/ceremony/verified-ptau'),
-      )
+    withMemoOptions(command)
       .option('--json', "print the findings, the hashes and every chain's contributions as JSON (see docs/audit.md)")
       .option('--quiet', 'no progress lines on stderr'),
   ).action(runAudit);
+}
+
+/** Where this machine remembers what it verified, and the option to ignore it. */
+function withMemoOptions(command: Command): Command {
+  return command
+    .option(
+      '--recheck',
+      "check the ptau's sections and each contribution 0 even when this machine remembers them as verified " +
+        '(and remember them anew)',
+    )
+    .option('--recheck-ptau', 'the same as --recheck (its earlier name)')
+    .addOption(
+      new Option('--ptau-memo-dir <dir>', 'where this machine remembers the ptau files whose sections passed').default(
+        undefined,
+        '$XDG_CACHE_HOME/ceremony/verified-ptau, else ~/.cache/ceremony/verified-ptau',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--initial-key-memo-dir <dir>',
+        'where this machine remembers the contributions 0 that passed their check against the r1cs and the ptau',
+      ).default(
+        undefined,
+        '$XDG_CACHE_HOME/ceremony/verified-initial-key, else ~/.cache/ceremony/verified-initial-key',
+      ),
+    );
 }
 
 interface AuditCommandOptions {
@@ -256,8 +274,10 @@ interface AuditCommandOptions {
   json?: boolean;
   beaconRpc?: string;
   finalKey?: boolean;
+  recheck?: boolean;
   recheckPtau?: boolean;
   ptauMemoDir?: string;
+  initialKeyMemoDir?: string;
   queueLog: boolean;
 }
 
@@ -278,7 +298,8 @@ async function runAudit(dir: string, options: AuditCommandOptions): Promise<void
         beaconRpcUrl: options.beaconRpc,
         chainCheck: options.finalKey === true ? 'final-key' : 'every-link',
         ptauMemoDir: options.ptauMemoDir ?? defaultPtauMemoDir(),
-        recheckPtau: options.recheckPtau === true,
+        initialKeyMemoDir: options.initialKeyMemoDir ?? defaultInitialKeyMemoDir(),
+        recheck: options.recheck === true || options.recheckPtau === true,
         noQueueLog: !options.queueLog,
       }),
     { quiet: options.quiet },
@@ -311,8 +332,11 @@ function withAuditHelp(command: Command): Command {
           'contribution, with two MSMs a chain whatever its length, but not that the keys between are valid.\n' +
           'A ptau whose sections passed is remembered in $XDG_CACHE_HOME/ceremony/verified-ptau (default\n' +
           "~/.cache/...; --ptau-memo-dir DIR elsewhere), by its hash and the check's version: a later audit\n" +
-          'on it skips that check and says so (--recheck-ptau checks it again); the file is hashed and\n' +
-          'compared with its pin on every audit all the same.\n' +
+          'on it skips that check and says so; the file is hashed and compared with its pin on every audit\n' +
+          'all the same. So is a contribution 0 that passed its check against the r1cs and the ptau, in\n' +
+          '$XDG_CACHE_HOME/ceremony/verified-initial-key (--initial-key-memo-dir DIR elsewhere), by the hashes\n' +
+          "of the three files (computed by the audit, pinned or held to the transcript) and the check's version.\n" +
+          '--recheck (or its earlier name --recheck-ptau) checks both again.\n' +
           'Exit status: 0 every finding passed, 1 any failed, 2 usage error.',
       ),
     )

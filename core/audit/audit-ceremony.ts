@@ -33,8 +33,9 @@
  * does not prove the keys between valid, so a key between replaced after the fact, the transcript
  * rewritten to match, passes it (docs/audit.md). Each circuit's finding says which was done and
  * what it proves. The ptau's sections check is remembered on the auditor's machine, keyed by the ptau's
- * hash (computed in this audit) and the check's version (verified-ptau-memo.ts), unless
- * `recheckPtau`; the finding says when it was remembered.
+ * hash (computed in this audit) and the check's version (verified-ptau-memo.ts), and so is each
+ * contribution 0's check, keyed by the hashes of its r1cs, ptau and key (verified-initial-key-memo.ts),
+ * unless `recheck`; the findings say what was remembered, and when it was checked.
  *
  * Soundness: contribution 0 is the key r1cs + ptau produce except with probability ≤ 2^-126
  * (check-initial-key.ts), given a ptau whose relied-on sections passed their check (≤ 2^-128,
@@ -165,7 +166,14 @@ export interface AuditOptions {
    * defaultPtauMemoDir()). Without it nothing is remembered, and the ptau's sections are checked.
    */
   ptauMemoDir?: string;
-  /** Check the ptau's sections even when it is remembered as verified (and remember it anew). */
+  /**
+   * Where passed contribution-0 checks are remembered (verified-initial-key-memo.ts; the CLI's
+   * default is defaultInitialKeyMemoDir()). Without it nothing is remembered, and each is checked.
+   */
+  initialKeyMemoDir?: string;
+  /** Check again what this machine remembers as verified (the ptau's sections, contribution 0); remember it anew. */
+  recheck?: boolean;
+  /** The same as `recheck` (its earlier name, from when only the ptau was remembered). */
   recheckPtau?: boolean;
   /**
    * The auditor says the ceremony had no queue log (made without the coordinator's lobby): a
@@ -174,6 +182,9 @@ export interface AuditOptions {
    */
   noQueueLog?: boolean;
 }
+
+/** Whether the auditor asked to check again what this machine remembers as verified. */
+const rechecks = (options: AuditOptions): boolean => options.recheck === true || options.recheckPtau === true;
 
 /** 2^32 SHA-256 hashes, one after the other: a few hours on one core (2^26: a few minutes). */
 export const DEFAULT_MAX_BEACON_ITERATIONS_EXP = 32;
@@ -307,6 +318,11 @@ async function auditTimed(
         auditChain(config, paths, chain, audited, progress, chainTimer, {
           maxBeaconIterationsExp,
           everyLink: (options.chainCheck ?? 'every-link') === 'every-link',
+          initialKeyMemo: {
+            dir: options.initialKeyMemoDir,
+            recheck: rechecks(options),
+            ptauHash: run.ptau!.blake2b512,
+          },
         }).finally(() => chainTimer.report()),
       );
       if (result.manifestEntry) manifest.set(chain.circuit.verifier, result.manifestEntry);
@@ -402,7 +418,7 @@ async function auditInputs(
   }
 
   try {
-    const memo = { dir: options.ptauMemoDir, recheck: options.recheckPtau === true };
+    const memo = { dir: options.ptauMemoDir, recheck: rechecks(options) };
     run.record(
       'ptau sections',
       true,

@@ -6,7 +6,9 @@
  *   - contribution 0 against the r1cs and the ptau, not rebuilt (check-initial-key.ts): its header,
  *     coefficients, H and circuit hash byte for byte, its IC, A, B1, L and B2 by random linear
  *     combination with 128-bit scalars of its own fresh randomness, every B2 point in G2; the init
- *     entry's circuit hash the one the r1cs gives;
+ *     entry's circuit hash the one the r1cs gives; or, when this machine checked the same
+ *     contribution 0, r1cs and ptau (by the hashes this audit computed) with this version of the
+ *     check, remembered (verified-initial-key-memo.ts), the key still hashed against its entry;
  *   - then by default every link against the key before it (audit-every-link.ts); or, without
  *     `everyLink` (`ceremony audit --final-key`), the chain's last key against contribution 0 and
  *     its own records, and every key between as a committed file whose history is the last key's
@@ -33,6 +35,7 @@ import {
 } from '../manifest/delta-manifest.ts';
 import { refuseDeltaEqualsGamma } from '../manifest/delta-equals-gamma.ts';
 import { checkInitialKey } from './check-initial-key.ts';
+import { readInitialKeyMemo, rememberVerifiedInitialKey } from './verified-initial-key-memo.ts';
 import { auditEveryLink } from './audit-every-link.ts';
 import { auditFromInitial } from './audit-from-initial.ts';
 import { expectKeyHashes, type ChainAudit, type CheckedKey } from './chain-audit-context.ts';
@@ -83,15 +86,78 @@ function refuseUnauditableChain(
   }
 }
 
-/** Contribution 0: its hashes against its entry, then its every point against the r1cs and the ptau. */
-async function auditContributionZero(config: CeremonyConfig, audit: ChainAudit): Promise<CheckedKey> {
-  const { name, chain, progress, timer } = audit;
+/** Where checked contributions 0 are remembered, and whether to ignore what is. */
+export interface InitialKeyMemoOptions {
+  /** Undefined: nothing is remembered. */
+  dir?: string;
+  recheck: boolean;
+  /** The ptau's BLAKE2b-512 as this audit computed it from its bytes (and held to the auditor's pin). */
+  ptauHash: string;
+}
+
+/**
+ * Contribution 0: its hashes against its entry, then its every point against the r1cs and the ptau,
+ * unless this machine remembers the same three files checked by this version of the check
+ * (verified-initial-key-memo.ts). Returns the key and the finding's words for the check.
+ */
+async function auditContributionZero(
+  config: CeremonyConfig,
+  audit: ChainAudit,
+  memo: InitialKeyMemoOptions,
+): Promise<{ zero: CheckedKey; words: string }> {
+  const { name, chain, audited, progress, timer } = audit;
   const init = chain.init!;
   const initPath = audit.paths.zkeyPath(name, 0);
   progress({ type: 'step', circuit: name, step: 'checking contribution 0 against the r1cs and the ptau' });
+  // Hashed on every audit, remembered or not: the memo is looked up by what the bytes give.
   const hashes = await timer.time('key hashes (file and sections)', () =>
     expectKeyHashes(initPath, init, 'contribution 0'),
   );
+  // expectKeyHashes passed, so the entry's fileHash is the hash of the file's bytes; the r1cs's
+  // hash is the one this audit computed and held to the auditor's pins.
+  const r1csHash = audited.r1cs.blake2b512;
+  const files = r1csHash === undefined ? undefined : { r1csHash, ptauHash: memo.ptauHash, keyHash: init.fileHash };
+  const earlier =
+    files && memo.dir !== undefined && !memo.recheck ? await readInitialKeyMemo(memo.dir, files) : undefined;
+  if (earlier) {
+    progress({ type: 'step', circuit: name, step: `contribution 0 was checked on ${earlier.checkedAt}: remembered` });
+    refuseOtherCircuitHash(earlier.circuitHash, init.circuitHash);
+    audited.initialKeyRemembered = { checkedAt: earlier.checkedAt, checkVersion: earlier.checkVersion };
+    return {
+      zero: { path: initPath, hashes },
+      words:
+        `contribution 0: remembered, checked on ${earlier.checkedAt} (check version ${earlier.checkVersion}) ` +
+        'against the same r1cs and ptau by this machine, not checked again (--recheck checks it again)',
+    };
+  }
+  const csHash = await checkContributionZero(config, audit, initPath);
+  refuseOtherCircuitHash(csHash, init.circuitHash);
+  let remembered = '';
+  if (files && memo.dir !== undefined)
+    remembered = await rememberVerifiedInitialKey(memo.dir, files, csHash)
+      .then(() => ', remembered on this machine')
+      .catch((error: NodeJS.ErrnoException) => `, not remembered (${error.code ?? 'error'})`);
+  return {
+    zero: { path: initPath, hashes },
+    words: `contribution 0: checked against the r1cs and the ptau${remembered}`,
+  };
+}
+
+/**
+ * The receipt check holds every key to the init entry's circuit hash: it must be the one the r1cs
+ * gives, or every honest receipt of this chain would fail as "a key of another circuit".
+ */
+function refuseOtherCircuitHash(csHash: string, recorded: string): void {
+  if (csHash !== recorded)
+    throw new CoordinatorError(
+      'transcript.corrupt',
+      "the transcript's circuit hash for contribution 0 is not the circuit hash of the r1cs and the key",
+    );
+}
+
+/** checkInitialKey with the audit's progress and stage times; returns the circuit hash (hex). */
+async function checkContributionZero(config: CeremonyConfig, audit: ChainAudit, initPath: string): Promise<string> {
+  const { name, chain, progress, timer } = audit;
   const steps = 1000;
   let reported = -1;
   let part = 'contribution 0';
@@ -116,15 +182,8 @@ async function auditContributionZero(config: CeremonyConfig, audit: ChainAudit):
     },
   });
   timer.add('contribution 0 against the r1cs and the ptau', timer.now() - checkStart);
-  // The receipt check holds every key to the init entry's circuit hash: it must be the one the
-  // r1cs gives, or every honest receipt of this chain would fail as "a key of another circuit".
-  if (csHash.toString('hex') !== init.circuitHash)
-    throw new CoordinatorError(
-      'transcript.corrupt',
-      "the transcript's circuit hash for contribution 0 is not the circuit hash of the r1cs and the key",
-    );
   for (const [phase, ms] of Object.entries(timings)) timer.add(`  contribution 0: ${phase}`, ms);
-  return { path: initPath, hashes };
+  return csHash.toString('hex');
 }
 
 /** The published verification key against the final key's, and its δ against its γ. */
@@ -150,6 +209,8 @@ export interface ChainAuditLimits {
   maxBeaconIterationsExp: number;
   /** Verify every link against the key before it, not the last key against contribution 0. */
   everyLink: boolean;
+  /** Where a passed contribution-0 check is remembered (verified-initial-key-memo.ts). */
+  initialKeyMemo: InitialKeyMemoOptions;
 }
 
 /** What one chain's audit established: its finding's words and, once finalised, its final key. */
@@ -174,8 +235,9 @@ export async function auditChain(
 ): Promise<ChainVerdict> {
   refuseUnauditableChain(config, chain, audited, limits.maxBeaconIterationsExp);
   const audit: ChainAudit = { name: chain.circuit.name, chain, audited, paths, progress, timer };
-  const zero = await auditContributionZero(config, audit);
-  const summary = limits.everyLink ? await auditEveryLink(audit, zero) : await auditFromInitial(audit, zero);
+  const { zero, words } = await auditContributionZero(config, audit, limits.initialKeyMemo);
+  const links = limits.everyLink ? await auditEveryLink(audit, zero) : await auditFromInitial(audit, zero);
+  const summary = `${links}; ${words}`;
   if (!chain.beacon) return { summary };
   const vkey = await checkPublishedVerificationKey(audit);
   return { summary, manifestEntry: deltaEntryFromVerificationKey(vkey), finalKey: vkey };

@@ -52,6 +52,12 @@ export interface AuditedCircuit {
   check: ChainCheck;
   /** Every contribution the transcript records for this chain, in order. */
   contributions: AuditedContribution[];
+  /**
+   * Set when contribution 0 was not checked in this audit because this machine had checked the
+   * same contribution 0, r1cs and ptau (their hashes computed in this audit) with this version of
+   * the check: when, and which version (verified-initial-key-memo.ts).
+   */
+  initialKeyRemembered?: { checkedAt: string; checkVersion: number };
   /** The final beacon link, once the chain is finalised. */
   final?: { contributionHash: string; beacon: string; iterationsExp: number; verified: boolean };
 }

@@ -81,6 +81,12 @@ import { checkPtauSections } from './check-ptau-sections.ts';
 import { combineB2Section, combineKeySection, combinePtauPoints, type WindowedSum } from './initial-key-sums.ts';
 
 export { INITIAL_KEY_SCALAR_BYTES };
+
+/**
+ * The version of this check: bumped whenever what it checks changes, so that a contribution 0 this
+ * machine remembers as checked by an earlier version (verified-initial-key-memo.ts) is checked again.
+ */
+export const INITIAL_KEY_CHECK_VERSION = 1;
 export type { InitialKeyPart };
 
 /** ffjavascript's two-adicity of r: above it snarkjs takes H from elsewhere (never at our sizes). */

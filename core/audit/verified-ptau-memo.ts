@@ -14,12 +14,10 @@
  * It trusts the auditor's own machine, as the audit's code does (whoever can write the auditor's
  * cache can change their checkout). `ceremony audit --recheck-ptau` ignores it and writes it anew.
  */
-import { homedir } from 'node:os';
-import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { PTAU_SECTIONS_CHECK_VERSION } from './check-ptau-sections.ts';
+import { defaultVerifiedFactsDir, readVerifiedFact, rememberVerifiedFact } from './verified-facts.ts';
 
 /** What a memo says: this machine checked the sections of this ptau for these domains. */
 export interface PtauMemo {
@@ -37,8 +35,6 @@ export interface PtauMemo {
 }
 
 const MEMO_FORMAT = 'ceremony-verified-ptau';
-/** A memo is a few kilobytes; anything larger is not one. */
-const MEMO_MAX_BYTES = 64 * 1024;
 
 const memoSchema = z
   .object({
@@ -52,14 +48,9 @@ const memoSchema = z
   })
   .strict();
 
-/**
- * Where memos are kept: `$XDG_CACHE_HOME/ceremony/verified-ptau` (an absolute XDG_CACHE_HOME only,
- * as its specification says), else `~/.cache/ceremony/verified-ptau`.
- */
+/** Where memos are kept: `$XDG_CACHE_HOME/ceremony/verified-ptau`, else `~/.cache/ceremony/verified-ptau`. */
 export function defaultPtauMemoDir(env: NodeJS.ProcessEnv = process.env): string {
-  const cache = env.XDG_CACHE_HOME;
-  const base = cache && path.isAbsolute(cache) ? cache : path.join(homedir(), '.cache');
-  return path.join(base, 'ceremony', 'verified-ptau');
+  return defaultVerifiedFactsDir('verified-ptau', env);
 }
 
 function memoPath(dir: string, blake2b512: string): string {
@@ -72,17 +63,11 @@ function memoPath(dir: string, blake2b512: string): string {
  * audit then checks the ptau).
  */
 export async function readPtauMemo(dir: string, blake2b512: string): Promise<PtauMemo | undefined> {
-  const file = memoPath(dir, blake2b512);
-  try {
-    if ((await stat(file)).size > MEMO_MAX_BYTES) return undefined;
-    const parsed = memoSchema.safeParse(JSON.parse(await readFile(file, 'utf8')));
-    if (!parsed.success) return undefined;
-    const { format: _format, ...memo } = parsed.data;
-    if (memo.blake2b512 !== blake2b512 || memo.checkVersion !== PTAU_SECTIONS_CHECK_VERSION) return undefined;
-    return memo;
-  } catch {
-    return undefined;
-  }
+  const parsed = await readVerifiedFact(memoPath(dir, blake2b512), memoSchema);
+  if (!parsed) return undefined;
+  const { format: _format, ...memo } = parsed;
+  if (memo.blake2b512 !== blake2b512 || memo.checkVersion !== PTAU_SECTIONS_CHECK_VERSION) return undefined;
+  return memo;
 }
 
 /** True when the memo covers every one of `domains`. */
@@ -110,8 +95,5 @@ export async function rememberVerifiedPtau(
     checked: union(checked.checked, earlier?.checked),
     checkedAt: new Date().toISOString(),
   };
-  await writeFileAtomic(memoPath(dir, checked.blake2b512), `${JSON.stringify(memo, null, 2)}\n`, {
-    mode: 0o600,
-    directoryMode: 0o700,
-  });
+  await rememberVerifiedFact(memoPath(dir, checked.blake2b512), memo);
 }
