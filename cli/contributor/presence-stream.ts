@@ -43,6 +43,9 @@ export class PresenceHold {
       } catch (error) {
         if (error instanceof ApiError && !looksLikeRestart(error.status, error.code)) pause = REOPEN_AFTER_REFUSAL_MS;
       }
+      // Stopped while reading: an abort listener added now would never fire, and stop() would wait
+      // out the whole pause (2 s at the end of every run, before its last line).
+      if (stop.aborted) return;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pause);
         stop.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
