@@ -17,7 +17,7 @@
  * entry removed, the ceremony closed, the coordinator out of reach for too long.
  */
 import { terminalWords } from '../../core/error-messages.ts';
-import { VERDICT_POLL_MS, waitingPollMs } from '../../client/queue-poll-pace.ts';
+import { VERDICT_POLL_MS, VERDICT_WAIT_MS, waitingPollMs } from '../../client/queue-poll-pace.ts';
 import { presenceAdvice } from '../../core/queue-log/presence-words.ts';
 import type {
   CeremonyView,
@@ -145,8 +145,17 @@ export class ContributorRun {
           circuit: verifying.circuit,
           step: 'verifying: the coordinator is checking your contribution',
         });
-        pause = VERDICT_POLL_MS;
         nowhere = 0;
+        pause = VERDICT_POLL_MS;
+        // Nothing else to wait for (a hold would hide a turn granted elsewhere meanwhile): the coordinator
+        // holds the answer until the verdict is in; one that answers at once (older) is paced as before.
+        if (!waiting) {
+          const asked = Date.now();
+          me = await this.me(VERDICT_WAIT_MS);
+          if (me.status.circuits.some((c) => c.state === 'verifying'))
+            await sleep(VERDICT_POLL_MS - (Date.now() - asked), signal);
+          continue;
+        }
       } else if (waiting && waiting.state === 'waiting') {
         this.activityNow = { stage: 'waiting' };
         this.showWaiting(me, waiting);
@@ -198,8 +207,10 @@ export class ContributorRun {
     return this.call(() => this.options.client.request<MeView>('POST', '/api/me/join', body));
   }
 
-  private me(): Promise<MeView> {
-    return this.call(() => this.options.client.request<MeView>('GET', '/api/me'));
+  /** GET /api/me; `verdictWaitMs`: the coordinator may hold it until a contribution's verdict is in. */
+  private me(verdictWaitMs?: number): Promise<MeView> {
+    const route = verdictWaitMs ? `/api/me?verdictWaitMs=${verdictWaitMs}` : '/api/me';
+    return this.call(() => this.options.client.request<MeView>('GET', route));
   }
 
   /**
