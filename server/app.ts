@@ -10,6 +10,7 @@ import type { ContributionStore } from './contributions/contribution-store.ts';
 import type { CeremonyPhaseStore } from './ceremony-phase.ts';
 import type { CeremonyService, ServiceLog } from './ceremony-service.ts';
 import { createPublicRouter } from './routes/public-router.ts';
+import type { HeadInputs } from './routes/head-inputs.ts';
 import { withinDownloadBudget } from './routes/immutable-download.ts';
 import { createContributorRouter } from './routes/contributor-router.ts';
 import { keepAliveMs, PRESENCE_STREAMS_PER_CONTRIBUTOR, PresenceStreams } from './routes/presence-stream.ts';
@@ -71,6 +72,8 @@ export interface AppDeps {
   beacon?: { rpcUrl: string | undefined; confirmations: number };
   /** GET /metrics, with METRICS_TOKEN when set (server/metrics). */
   metrics?: { collector: CoordinatorMetrics; token?: string };
+  /** The heads' inputs, prepared as each head is accepted (head-inputs.ts); default: at their first download. */
+  headInputs?: HeadInputs;
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -131,6 +134,7 @@ export function createApp(deps: AppDeps): express.Express {
         }),
       },
       readLimit: deps.rateLimits?.ceremonyReads,
+      headInputs: deps.headInputs,
     }),
   );
   app.use(

@@ -30,6 +30,7 @@ import { createApp, type AppDeps } from './app.ts';
 import type { Express } from 'express';
 import { createBoundedServer } from './http/server-timeouts.ts';
 import { ContributionUploads } from './files/contribution-uploads.ts';
+import { HeadInputs } from './routes/head-inputs.ts';
 import { createRateLimits } from './http/rate-limits.ts';
 import { createAuthRouter } from './auth/auth-router.ts';
 import { createSessionMiddleware } from './auth/session-middleware.ts';
@@ -129,6 +130,8 @@ export async function startCoordinator(
     const metrics = new CoordinatorMetrics({ config, lobby, phase });
     // The uploads (made after the service) hear of each turn that ends without an upload, to delete its unfinished one.
     let uploadsOf: ContributionUploads | undefined;
+    const headInputs = new HeadInputs(config);
+    closers.add('the head inputs being prepared', () => headInputs.idle());
     const service = new CeremonyService({
       config,
       db,
@@ -144,7 +147,11 @@ export async function startCoordinator(
           metrics.lobbyEvent(event);
           uploadsOf?.onLobbyEvent(event);
         },
-        contributionDecided: (decision) => metrics.contributionDecided(decision),
+        contributionDecided: (decision) => {
+          metrics.contributionDecided(decision);
+          // The next turn's first request for the inputs then finds them ready.
+          if (decision.outcome === 'accepted') headInputs.prepare(decision.circuit, decision.index, log.warn);
+        },
       },
     });
     closers.add('the ceremony service', () => service.stop());
@@ -170,6 +177,7 @@ export async function startCoordinator(
       closers,
       auth,
       parts: { config, clock, lobby, contributions, phase, service, constraints, receipts, log, uploads, metrics, db },
+      headInputs,
     });
     await service.start();
     followTranscript(phase, lobby, service, options, closers, clock, log);
@@ -247,8 +255,9 @@ function coordinatorApp(start: {
   closers: CloserStack;
   auth: AuthConfig;
   parts: AppParts;
+  headInputs: HeadInputs;
 }): Express {
-  const { serverConfig, options, closers, auth } = start;
+  const { serverConfig, options, closers, auth, headInputs } = start;
   const { config, clock, lobby, contributions, phase, service, constraints, receipts, log, uploads, metrics, db } =
     start.parts;
   const rateLimitRedis = connectRateLimitRedis(serverConfig, log, closers);
@@ -277,6 +286,7 @@ function coordinatorApp(start: {
     slowReaders: serverConfig.slowReaders,
     beacon: serverConfig.beacon,
     metrics: { collector: metrics, token: serverConfig.metricsToken },
+    headInputs,
     presence: {
       maxStreams: serverConfig.maxPresenceStreams,
       keepAliveMs: keepAliveMs(serverConfig.lobby.presenceMs),
