@@ -11,7 +11,7 @@ import type { CeremonyPhaseStore } from './ceremony-phase.ts';
 import type { CeremonyService, ServiceLog } from './ceremony-service.ts';
 import { createPublicRouter } from './routes/public-router.ts';
 import type { HeadInputs } from './routes/head-inputs.ts';
-import { withinDownloadBudget } from './routes/immutable-download.ts';
+import { withinDownloadBudget, type DownloadLimits } from './routes/immutable-download.ts';
 import { createContributorRouter } from './routes/contributor-router.ts';
 import { keepAliveMs, PRESENCE_STREAMS_PER_CONTRIBUTOR, PresenceStreams } from './routes/presence-stream.ts';
 import { createCoordinatorRouter } from './routes/coordinator-router.ts';
@@ -76,6 +76,17 @@ export interface AppDeps {
   headInputs?: HeadInputs;
 }
 
+/** The file downloads' limits: each payer's byte budget, and the downloads at once per payer and in all. */
+function downloadLimits(deps: AppDeps): DownloadLimits {
+  return {
+    budget: deps.rateLimits?.downloads,
+    slots: new DownloadSlots({
+      perPayer: deps.downloads?.perAddress ?? DOWNLOADS_PER_ADDRESS,
+      total: deps.downloads?.total ?? descriptorBudget().maxDownloads,
+    }),
+  };
+}
+
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -126,13 +137,7 @@ export function createApp(deps: AppDeps): express.Express {
       ceremonyState: () => deps.service.ceremonyState(),
       diskSpace: () => deps.uploads.diskSpace(),
       log: deps.log,
-      downloads: {
-        budget: deps.rateLimits?.downloads,
-        slots: new DownloadSlots({
-          perPayer: deps.downloads?.perAddress ?? DOWNLOADS_PER_ADDRESS,
-          total: deps.downloads?.total ?? descriptorBudget().maxDownloads,
-        }),
-      },
+      downloads: downloadLimits(deps),
       readLimit: deps.rateLimits?.ceremonyReads,
       headInputs: deps.headInputs,
     }),

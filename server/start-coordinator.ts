@@ -24,7 +24,7 @@ import { Lobby } from './lobby/lobby.ts';
 import { ContributionStore } from './contributions/contribution-store.ts';
 import { ReceiptSigner } from './contributions/receipt-signer.ts';
 import { CeremonyPhaseStore } from './ceremony-phase.ts';
-import { CeremonyService, type ServiceLog } from './ceremony-service.ts';
+import { CeremonyService, type ServiceLog, type ServiceObserver } from './ceremony-service.ts';
 import { Redis } from 'ioredis';
 import { createApp, type AppDeps } from './app.ts';
 import type { Express } from 'express';
@@ -142,17 +142,7 @@ export async function startCoordinator(
       receipts,
       log,
       tickIntervalMs: options.tickIntervalMs,
-      observer: {
-        lobbyEvent: (event) => {
-          metrics.lobbyEvent(event);
-          uploadsOf?.onLobbyEvent(event);
-        },
-        contributionDecided: (decision) => {
-          metrics.contributionDecided(decision);
-          // The next turn's first request for the inputs then finds them ready.
-          if (decision.outcome === 'accepted') headInputs.prepare(decision.circuit, decision.index, log.warn);
-        },
-      },
+      observer: serviceObserver(metrics, headInputs, () => uploadsOf, log),
     });
     closers.add('the ceremony service', () => service.stop());
     const uploads = new ContributionUploads({
@@ -194,6 +184,29 @@ export async function startCoordinator(
       );
     throw error;
   }
+}
+
+/**
+ * Who hears what the service does: the metrics; the uploads, of each turn that ends without an
+ * upload (its unfinished one is deleted); the heads' inputs, of each accepted head (prepared at once,
+ * so the next turn's first request for them finds them ready).
+ */
+function serviceObserver(
+  metrics: CoordinatorMetrics,
+  headInputs: HeadInputs,
+  uploads: () => ContributionUploads | undefined,
+  log: ServiceLog,
+): ServiceObserver {
+  return {
+    lobbyEvent: (event) => {
+      metrics.lobbyEvent(event);
+      uploads()?.onLobbyEvent(event);
+    },
+    contributionDecided: (decision) => {
+      metrics.contributionDecided(decision);
+      if (decision.outcome === 'accepted') headInputs.prepare(decision.circuit, decision.index, log.warn);
+    },
+  };
 }
 
 /** The lobby, open while the ceremony's phase is, its queue log signed with the receipts' key. */
