@@ -55,6 +55,7 @@ import { openDevtoolsPage } from './devtools-page.ts';
 import { MachineCpuSampler, ProcessTreeSampler } from './process-tree-sampler.ts';
 import { ceremonyArgv, runStage } from './stage-run.ts';
 import { parseBenchArgs } from './bench-args.ts';
+import { printTerminalTimelines, terminalTrace, type TerminalTimeline } from './terminal-timeline.ts';
 
 const MB = 1024 * 1024;
 /** A turn longer than this is stuck (a shaped rs18 turn takes under two minutes). */
@@ -133,7 +134,9 @@ export interface TurnHooks {
   processStarted(pid: number): void;
 }
 
-export type TurnVerdict = { accepted: true } | { accepted: false; why: string };
+export type TurnVerdict =
+  | { accepted: true; /** The terminal client's steps (terminal-timeline.ts). */ timeline?: TerminalTimeline }
+  | { accepted: false; why: string };
 
 export interface StartedTurnClient {
   /** The root of the client's processes when they exist before the turn (the browser), for its idle level. */
@@ -286,12 +289,14 @@ const cliClient = (extraArgs: readonly string[]): TurnClientDriver => ({
     let workers = availableParallelism();
     return {
       describe: () => `terminal client: kernel on ${workers} worker thread${workers === 1 ? '' : 's'}`,
-      takeTurn: (hooks) =>
-        new Promise<TurnVerdict>((resolve, reject) => {
+      takeTurn: async (hooks) => {
+        const trace = await terminalTrace();
+        const verdict = await new Promise<TurnVerdict>((resolve, reject) => {
           hooks.mark('join');
           child = spawn(
             process.execPath,
             [
+              ...trace.nodeArgs,
               path.join(REPO_ROOT, 'bin', 'ceremony.js'),
               'contribute',
               '--coordinator',
@@ -301,7 +306,7 @@ const cliClient = (extraArgs: readonly string[]): TurnClientDriver => ({
               ...extraArgs,
               BENCH_CIRCUIT,
             ],
-            { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+            { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: trace.env },
           );
           hooks.processStarted(child.pid!);
           const tail: string[] = [];
@@ -319,7 +324,10 @@ const cliClient = (extraArgs: readonly string[]): TurnClientDriver => ({
           child.once('exit', (code) =>
             resolve(code === 0 ? { accepted: true } : { accepted: false, why: `exit ${code}: ${tail.join(' | ')}` }),
           );
-        }),
+        });
+        const timeline = await trace.read();
+        return verdict.accepted ? { accepted: true, timeline } : verdict;
+      },
       close: async () => {
         if (child?.pid && child.exitCode === null) {
           try {
@@ -365,6 +373,8 @@ export interface TurnMeasurement {
    * machine with the client, which it does not in a ceremony) and the whole machine's.
    */
   cores: { busy: number; over: string; seconds: number; coordinator: number; machine: number };
+  /** The terminal client's steps, epoch ms (terminal-timeline.ts). */
+  timeline?: TerminalTimeline;
 }
 
 export type ByteCounts = Record<string, { request: number; response: number }>;
@@ -524,6 +534,7 @@ export async function runTurn(kind: TurnClientKind, context: TurnContext): Promi
       keyBytes,
       turnMs: shownAt - start,
       marks,
+      ...(verdict.timeline ? { timeline: verdict.timeline } : {}),
       uploadCompleteAt: uploaded.time,
       verdictAt: accepted.time,
       ...(spliced ? { splicedAt: spliced.time } : {}),
@@ -841,6 +852,11 @@ export function printContributorTurn(f: TurnBenchFigures): void {
   printTurnFigures(f, out);
   if (f.versus && f.options.versus) printVersusTurns(f, f.versus, f.options.versus, out);
   printTurnStages(f, out);
+  const timed = [
+    ...f.unshaped.map((t, i) => ({ label: `straight #${i + 1}`, t })),
+    ...f.shaped.map((t, i) => ({ label: `shaped #${i + 1}`, t })),
+  ].flatMap(({ label, t }) => (t.timeline ? [{ label, startedAt: t.marks.join!, timeline: t.timeline }] : []));
+  printTerminalTimelines(timed, f.local.totalMs, out);
 }
 
 type PrintLine = (line?: string) => void;

@@ -22,8 +22,11 @@ export class RunFailure extends Error {
 
 /** The requests the protocol makes, so a test can answer them without a coordinator. */
 export interface DriverApi {
-  /** `resend`: sent again while the coordinator does not answer (the terminal), or not (the page polls on). */
-  me(resend: boolean): Promise<MeView>;
+  /**
+   * `resend`: sent again while the coordinator does not answer (the terminal), or not (the page polls
+   * on). `verdictWaitMs`: the coordinator may hold the answer until a contribution's verdict is in.
+   */
+  me(resend: boolean, verdictWaitMs?: number): Promise<MeView>;
   /** Undefined: every circuit (no choice sent). */
   join(circuits: readonly string[] | undefined): Promise<MeView>;
   leave(): Promise<unknown>;
@@ -33,7 +36,11 @@ export interface DriverApi {
 
 export function coordinatorApi(client: Pick<ApiClient, 'get' | 'request'>): DriverApi {
   return {
-    me: (resend) => client.get<MeView>('/api/me', resend ? undefined : { resend: false }),
+    me: (resend, verdictWaitMs) =>
+      client.get<MeView>(
+        verdictWaitMs ? `/api/me?verdictWaitMs=${verdictWaitMs}` : '/api/me',
+        resend ? undefined : { resend: false },
+      ),
     join: (circuits) => client.request<MeView>('POST', '/api/me/join', circuits ? { circuits: [...circuits] } : {}),
     leave: () => client.request('POST', '/api/me/leave'),
     heartbeat: (circuit) =>
@@ -122,6 +129,13 @@ export interface DriverOptions {
   steady?: { signInAgain(): Promise<void> };
   /** The page polls during a turn (and stops one the coordinator took back); the terminal waits for the turn to end. */
   pollDuringTurns: boolean;
+  /**
+   * The terminal: while a contribution is verified and no circuit waits in line, each poll asks the
+   * coordinator to hold its answer until the verdict (`GET /api/me?verdictWaitMs`), so the verdict is
+   * known when it is recorded rather than at the next poll. (With a circuit waiting, a held poll would
+   * hide a turn granted there meanwhile.) An older coordinator answers at once, paced as before.
+   */
+  holdPollsForVerdicts?: boolean;
   /** The terminal: a heartbeat or an upload refused as not this turn is checked against `GET /api/me` first. */
   confirmLostTurns: boolean;
   /** A turn that ended without an upload is taken again after this pause (if still this contributor's). */

@@ -27,7 +27,7 @@ import {
   type DriverView,
   type TurnFailure,
 } from './contributor-driver-parts.ts';
-import { ACTIVE_POLL_MS, VERDICT_POLL_MS, waitingPollMs } from './queue-poll-pace.ts';
+import { ACTIVE_POLL_MS, VERDICT_POLL_MS, VERDICT_WAIT_MS, waitingPollMs } from './queue-poll-pace.ts';
 import { looksLikeRestart, RESTART_RIDE_OUT_MS } from './restart-retry.ts';
 import { duration } from './run-words.ts';
 
@@ -281,14 +281,24 @@ export class ContributorDriver {
     return waitingPollMs(front);
   }
 
+  /** How long the next poll may be held for a verdict (holdPollsForVerdicts); undefined: answered at once. */
+  private verdictWaitMs(): number | undefined {
+    if (!this.options.holdPollsForVerdicts || !this.me) return undefined;
+    const circuits = this.me.status.circuits;
+    const verifying = circuits.some((c) => c.state === 'verifying');
+    const inLine = circuits.some((c) => c.state === 'waiting' || c.state === 'turn');
+    return verifying && !inLine ? VERDICT_WAIT_MS : undefined;
+  }
+
   /** One `GET /api/me`, acted on; undefined when it got no answer (the page: told, and polled again later). */
   private async poll(): Promise<MeView | undefined> {
     const seq = ++this.pollsStarted;
     this.pollAgain = false;
     try {
+      const hold = this.verdictWaitMs();
       const me = this.options.steady
-        ? await this.steadily(() => this.options.api.me(true))
-        : await this.options.api.me(false);
+        ? await this.steadily(() => this.options.api.me(true, hold))
+        : await this.options.api.me(false, hold);
       this.answer(me, seq);
       return me;
     } catch (error) {

@@ -25,3 +25,9 @@ export const ACTIVE_POLL_MS = CLOSE_POLL_MS;
  * 4 req/s), so it is shown as soon as it is known rather than up to a second later.
  */
 export const VERDICT_POLL_MS = 250;
+
+/**
+ * How long the coordinator may hold a poll for our verdict (`GET /api/me?verdictWaitMs`): it answers
+ * the moment the verdict is recorded, so the wait ends with the verdict, not a poll after it.
+ */
+export const VERDICT_WAIT_MS = 10_000;

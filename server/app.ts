@@ -10,7 +10,8 @@ import type { ContributionStore } from './contributions/contribution-store.ts';
 import type { CeremonyPhaseStore } from './ceremony-phase.ts';
 import type { CeremonyService, ServiceLog } from './ceremony-service.ts';
 import { createPublicRouter } from './routes/public-router.ts';
-import { withinDownloadBudget } from './routes/immutable-download.ts';
+import type { HeadInputs } from './routes/head-inputs.ts';
+import { withinDownloadBudget, type DownloadLimits } from './routes/immutable-download.ts';
 import { createContributorRouter } from './routes/contributor-router.ts';
 import { keepAliveMs, PRESENCE_STREAMS_PER_CONTRIBUTOR, PresenceStreams } from './routes/presence-stream.ts';
 import { createCoordinatorRouter } from './routes/coordinator-router.ts';
@@ -71,6 +72,19 @@ export interface AppDeps {
   beacon?: { rpcUrl: string | undefined; confirmations: number };
   /** GET /metrics, with METRICS_TOKEN when set (server/metrics). */
   metrics?: { collector: CoordinatorMetrics; token?: string };
+  /** The heads' inputs, prepared as each head is accepted (head-inputs.ts); default: at their first download. */
+  headInputs?: HeadInputs;
+}
+
+/** The file downloads' limits: each payer's byte budget, and the downloads at once per payer and in all. */
+function downloadLimits(deps: AppDeps): DownloadLimits {
+  return {
+    budget: deps.rateLimits?.downloads,
+    slots: new DownloadSlots({
+      perPayer: deps.downloads?.perAddress ?? DOWNLOADS_PER_ADDRESS,
+      total: deps.downloads?.total ?? descriptorBudget().maxDownloads,
+    }),
+  };
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -123,14 +137,9 @@ export function createApp(deps: AppDeps): express.Express {
       ceremonyState: () => deps.service.ceremonyState(),
       diskSpace: () => deps.uploads.diskSpace(),
       log: deps.log,
-      downloads: {
-        budget: deps.rateLimits?.downloads,
-        slots: new DownloadSlots({
-          perPayer: deps.downloads?.perAddress ?? DOWNLOADS_PER_ADDRESS,
-          total: deps.downloads?.total ?? descriptorBudget().maxDownloads,
-        }),
-      },
+      downloads: downloadLimits(deps),
       readLimit: deps.rateLimits?.ceremonyReads,
+      headInputs: deps.headInputs,
     }),
   );
   app.use(

@@ -29,7 +29,7 @@ import type { Db } from './store/database.ts';
 import type { Lobby } from './lobby/lobby.ts';
 import type { LobbyEvent } from './lobby/lobby-types.ts';
 import type { ContributionRow, ContributionStore } from './contributions/contribution-store.ts';
-import { settleVerdict, type Verdict } from './contributions/contribution-lifecycle.ts';
+import { settleVerdict, type SettledVerdict, type Verdict } from './contributions/contribution-lifecycle.ts';
 import type { ReceiptSigner } from './contributions/receipt-signer.ts';
 import type { VerificationOutcome, VerificationRequest } from '../core/verifier-contract/verifier-contract.ts';
 import { headPreparations, requestFromState } from './contributions/verification-request.ts';
@@ -49,7 +49,7 @@ export interface ServiceLog {
 
 /** A verdict on an uploaded contribution, as an observer (metrics) sees it. */
 export type ContributionDecision =
-  | { circuit: string; outcome: 'accepted'; sinceUploadMs: number }
+  | { circuit: string; outcome: 'accepted'; index: number; sinceUploadMs: number }
   | { circuit: string; outcome: 'refused'; code: ErrorCode; sinceUploadMs: number };
 
 /** Told what the service does (metrics); it only counts, and must not throw. */
@@ -394,7 +394,7 @@ export class CeremonyService {
       lobby.recordVerdict(row.id, settled, { errorCausedByUpload });
       return settled;
     })();
-    if (recorded) this.observeVerdict(row, recorded.status === 'accepted' ? undefined : recorded.code);
+    if (recorded) this.observeVerdict(row, recorded);
     return recorded !== undefined;
   }
 
@@ -402,12 +402,12 @@ export class CeremonyService {
    * Tells the observer (metrics) of a verdict: accepted without a code, refused with one. Called
    * where every verdict is recorded, so those settled after a restart are counted too.
    */
-  private observeVerdict(row: ContributionRow, refusalCode?: ErrorCode): void {
+  private observeVerdict(row: ContributionRow, settled: SettledVerdict): void {
     const sinceUploadMs = this.deps.clock.now() - row.createdAt;
     this.deps.observer?.contributionDecided(
-      refusalCode === undefined
-        ? { circuit: row.circuit, outcome: 'accepted', sinceUploadMs }
-        : { circuit: row.circuit, outcome: 'refused', code: refusalCode, sinceUploadMs },
+      settled.status === 'accepted'
+        ? { circuit: row.circuit, outcome: 'accepted', index: settled.chainIndex, sinceUploadMs }
+        : { circuit: row.circuit, outcome: 'refused', code: settled.code, sinceUploadMs },
     );
   }
 

@@ -24,12 +24,13 @@ import { Lobby } from './lobby/lobby.ts';
 import { ContributionStore } from './contributions/contribution-store.ts';
 import { ReceiptSigner } from './contributions/receipt-signer.ts';
 import { CeremonyPhaseStore } from './ceremony-phase.ts';
-import { CeremonyService, type ServiceLog } from './ceremony-service.ts';
+import { CeremonyService, type ServiceLog, type ServiceObserver } from './ceremony-service.ts';
 import { Redis } from 'ioredis';
 import { createApp, type AppDeps } from './app.ts';
 import type { Express } from 'express';
 import { createBoundedServer } from './http/server-timeouts.ts';
 import { ContributionUploads } from './files/contribution-uploads.ts';
+import { HeadInputs } from './routes/head-inputs.ts';
 import { createRateLimits } from './http/rate-limits.ts';
 import { createAuthRouter } from './auth/auth-router.ts';
 import { createSessionMiddleware } from './auth/session-middleware.ts';
@@ -129,6 +130,8 @@ export async function startCoordinator(
     const metrics = new CoordinatorMetrics({ config, lobby, phase });
     // The uploads (made after the service) hear of each turn that ends without an upload, to delete its unfinished one.
     let uploadsOf: ContributionUploads | undefined;
+    const headInputs = new HeadInputs(config);
+    closers.add('the head inputs being prepared', () => headInputs.idle());
     const service = new CeremonyService({
       config,
       db,
@@ -139,13 +142,7 @@ export async function startCoordinator(
       receipts,
       log,
       tickIntervalMs: options.tickIntervalMs,
-      observer: {
-        lobbyEvent: (event) => {
-          metrics.lobbyEvent(event);
-          uploadsOf?.onLobbyEvent(event);
-        },
-        contributionDecided: (decision) => metrics.contributionDecided(decision),
-      },
+      observer: serviceObserver(metrics, headInputs, () => uploadsOf, log),
     });
     closers.add('the ceremony service', () => service.stop());
     const uploads = new ContributionUploads({
@@ -170,6 +167,7 @@ export async function startCoordinator(
       closers,
       auth,
       parts: { config, clock, lobby, contributions, phase, service, constraints, receipts, log, uploads, metrics, db },
+      headInputs,
     });
     await service.start();
     followTranscript(phase, lobby, service, options, closers, clock, log);
@@ -186,6 +184,29 @@ export async function startCoordinator(
       );
     throw error;
   }
+}
+
+/**
+ * Who hears what the service does: the metrics; the uploads, of each turn that ends without an
+ * upload (its unfinished one is deleted); the heads' inputs, of each accepted head (prepared at once,
+ * so the next turn's first request for them finds them ready).
+ */
+function serviceObserver(
+  metrics: CoordinatorMetrics,
+  headInputs: HeadInputs,
+  uploads: () => ContributionUploads | undefined,
+  log: ServiceLog,
+): ServiceObserver {
+  return {
+    lobbyEvent: (event) => {
+      metrics.lobbyEvent(event);
+      uploads()?.onLobbyEvent(event);
+    },
+    contributionDecided: (decision) => {
+      metrics.contributionDecided(decision);
+      if (decision.outcome === 'accepted') headInputs.prepare(decision.circuit, decision.index, log.warn);
+    },
+  };
 }
 
 /** The lobby, open while the ceremony's phase is, its queue log signed with the receipts' key. */
@@ -247,8 +268,9 @@ function coordinatorApp(start: {
   closers: CloserStack;
   auth: AuthConfig;
   parts: AppParts;
+  headInputs: HeadInputs;
 }): Express {
-  const { serverConfig, options, closers, auth } = start;
+  const { serverConfig, options, closers, auth, headInputs } = start;
   const { config, clock, lobby, contributions, phase, service, constraints, receipts, log, uploads, metrics, db } =
     start.parts;
   const rateLimitRedis = connectRateLimitRedis(serverConfig, log, closers);
@@ -277,6 +299,7 @@ function coordinatorApp(start: {
     slowReaders: serverConfig.slowReaders,
     beacon: serverConfig.beacon,
     metrics: { collector: metrics, token: serverConfig.metricsToken },
+    headInputs,
     presence: {
       maxStreams: serverConfig.maxPresenceStreams,
       keepAliveMs: keepAliveMs(serverConfig.lobby.presenceMs),

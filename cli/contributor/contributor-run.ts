@@ -52,6 +52,7 @@ export class ContributorRun {
       joinAtStart: { circuits: options.circuits, everyCircuit: options.everyCircuit },
       steady: { signInAgain: options.signInAgain },
       pollDuringTurns: false,
+      holdPollsForVerdicts: true,
       confirmLostTurns: true,
       turnRetryPauseMs: TURN_RETRY_PAUSE_MS,
       ready: options.ready,

@@ -96,11 +96,21 @@ export class FileTurn implements TurnProtocol {
       circuit,
       step: `your turn: downloading the inputs of contribution ${request.headIndex}`,
     });
-    const response = await this.options.client.fetch(
-      'GET',
-      `/api/circuits/${encodeURIComponent(circuit)}/contribution-inputs`,
-      { signal, timeoutMs: Infinity },
+    // The kernel's threads start (a tenth of a second or more) while the inputs are asked for.
+    const poolStarting = import('../../core/kernel/node-scale-pool.ts').then(({ nodeScalePool }) =>
+      nodeScalePool(this.options.workers ?? availableParallelism()),
     );
+    let response: Response;
+    try {
+      response = await this.options.client.fetch(
+        'GET',
+        `/api/circuits/${encodeURIComponent(circuit)}/contribution-inputs`,
+        { signal, timeoutMs: Infinity },
+      );
+    } catch (error) {
+      void poolStarting.then((pool) => pool.close()).catch(() => {});
+      throw error;
+    }
     // The inputs are always the current head's: the one to contribute on, whatever the run last saw.
     const headIndex = Number(response.headers.get('x-chain-head') ?? request.headIndex);
     const total = Number(response.headers.get('content-length')) || 0;
@@ -108,9 +118,8 @@ export class FileTurn implements TurnProtocol {
     const reader = new ExactReader(response.body as ReadableStream<Uint8Array>, (received) => {
       if (received >= total) downloadMs = Date.now() - started;
     });
-    const { nodeScalePool } = await import('../../core/kernel/node-scale-pool.ts');
     const { contributionRecord } = await import('../../core/kernel/contribute-fast.ts');
-    const pool = await nodeScalePool(this.options.workers ?? availableParallelism());
+    const pool = await poolStarting;
     // Ends this attempt's upload when the attempt fails otherwise (the download cut off): tus would
     // else go on retrying it in the background, beside the next attempt's upload.
     const attemptOver = new AbortController();

@@ -11,6 +11,7 @@ import { errorCodeOr, type ErrorCode } from '../../core/errors.ts';
 import { applyMigrations, type Db } from '../store/database.ts';
 import { CANDIDATES_MIGRATION, CandidateStore } from './candidate-store.ts';
 import { CONTRIBUTION_STATUSES, type ContributionStatus, type SettledVerdict } from './contribution-lifecycle.ts';
+import { VerdictWaiters } from './verdict-waiters.ts';
 
 export type { ContributionStatus };
 
@@ -108,6 +109,8 @@ export class ContributionStore {
   private readonly statements: ContributionStatements;
   /** Each upload's facts until its verdict (candidate-store.ts), in this module's migrations. */
   readonly candidates: CandidateStore;
+  /** Requests waiting for a verdict (GET /api/me?verdictWaitMs), answered by finish(). */
+  readonly verdictWaiters = new VerdictWaiters();
 
   constructor(db: Db) {
     applyMigrations(db, 'contributions', MIGRATIONS);
@@ -159,7 +162,9 @@ export class ContributionStore {
       verdict.status === 'accepted'
         ? this.statements.finish.run(verdict.status, null, null, verdict.contributionHash, verdict.chainIndex, at, id)
         : this.statements.finish.run(verdict.status, verdict.code, verdict.message, null, null, at, id);
-    return result.changes === 1;
+    if (result.changes !== 1) return false;
+    this.verdictWaiters.settled(id);
+    return true;
   }
 
   saveReceipt(contributionId: string, receipt: Receipt): void {

@@ -18,6 +18,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { Clock } from '../clock.ts';
 import type { PresenceStreams } from './presence-stream.ts';
 import { jsonBody } from '../http/json-body.ts';
+import { MAX_VERDICT_WAIT_MS } from '../contributions/verdict-waiters.ts';
 
 export interface ContributorRouterDeps {
   config: CeremonyConfig;
@@ -81,6 +82,18 @@ function joinedCircuits(config: CeremonyConfig, body: unknown): string[] | undef
   return parsed.data.circuits?.map((name) => findCircuit(config, name).name);
 }
 
+/**
+ * `?verdictWaitMs=N`: hold the answer while one of the contributor's contributions is being verified,
+ * until its verdict is in or N ms passed (at most MAX_VERDICT_WAIT_MS); absent, 0: answer at once.
+ */
+function verdictWaitMs(raw: unknown): number {
+  if (raw === undefined) return 0;
+  const ms = typeof raw === 'string' && /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(ms))
+    throw new CoordinatorError('request.invalid', 'verdictWaitMs must be a whole number of milliseconds');
+  return Math.min(ms, MAX_VERDICT_WAIT_MS);
+}
+
 function principal(req: { principal?: Principal }): Principal {
   if (!req.principal) throw new CoordinatorError('auth.required', 'sign in first');
   return req.principal;
@@ -113,10 +126,23 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
     })),
   });
 
-  router.get('/api/me', ...ownGuard, (req, res) => {
+  router.get('/api/me', ...ownGuard, async (req, res) => {
     const who = principal(req);
     // Back after being away: a free circuit that passed them over is theirs now, not at the next tick.
     if (deps.lobby.seen(who.id)) deps.service.tick();
+    const waitMs = verdictWaitMs(req.query.verdictWaitMs);
+    const verifying =
+      waitMs > 0 ? deps.contributions.forContributor(who.id).filter((c) => c.status === 'verifying') : [];
+    if (verifying.length > 0) {
+      const closed = new AbortController();
+      res.once('close', () => closed.abort());
+      await deps.contributions.verdictWaiters.wait(
+        verifying.map((c) => c.id),
+        waitMs,
+        closed.signal,
+      );
+      if (closed.signal.aborted) return;
+    }
     res.json(view(who));
   });
 

@@ -21,12 +21,11 @@ import path from 'node:path';
 import type { CeremonyState } from '../../core/ceremony/open-ceremony.ts';
 import { findCircuit, type CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { CoordinatorError } from '../../core/errors.ts';
-import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { DELTA_FORMAT, DELTA_FORMATS } from '../../core/delta/delta-format.ts';
-import { HeadSkeletons } from '../files/head-skeletons.ts';
+import { HeadInputs } from './head-inputs.ts';
 import { byAddress } from '../http/rate-limits.ts';
 import {
-  FileHashes,
+  type FileHashes,
   immutableRoute,
   sendImmutable,
   type DownloadLimits,
@@ -59,6 +58,8 @@ export interface PublicRouterDeps {
    * none: unlimited.
    */
   readLimit?: RequestHandler;
+  /** The heads' inputs, prepared by the service as each head is accepted; default: made at the first download. */
+  headInputs?: HeadInputs;
 }
 
 /**
@@ -241,12 +242,7 @@ function addFileRoutes(router: Router, deps: PublicRouterDeps): void {
         .some((turn) => turn.state === 'turn' && turn.circuit === circuit && turn.contributorId === who);
     return holds ? { key: `principal:${who}`, turnHolder: true } : byAddressOf(req);
   };
-  // In the coordinator's private state folder: never published (they are derived from the chain).
-  const skeletons = new HeadSkeletons(
-    path.join(config.dataDir, 'state', 'skeletons'),
-    ceremonyPaths(config.dataDir).zkeyPath,
-  );
-  const hashes = new FileHashes();
+  const { skeletons, hashes } = deps.headInputs ?? new HeadInputs(config);
   const limits: DownloadLimits = deps.downloads ?? {};
 
   router.get('/api/circuits/:name/zkeys/:index', ...immutableRoute, async (req, res) => {

@@ -112,8 +112,12 @@ class ScriptedLobby implements DriverApi {
     return this.requests.filter((r) => r === request).length;
   }
 
-  me(): Promise<MeView> {
+  /** The `verdictWaitMs` of each poll that asked the coordinator to hold its answer for a verdict. */
+  holds: number[] = [];
+
+  me(_resend: boolean, verdictWaitMs?: number): Promise<MeView> {
     this.requests.push('me');
+    if (verdictWaitMs !== undefined) this.holds.push(verdictWaitMs);
     if (this.down) return Promise.reject(this.down);
     return Promise.resolve(this.answer());
   }
@@ -180,6 +184,7 @@ function driverFor(clock: ManualClock, lobby: ScriptedLobby, side: 'terminal' | 
     joinAtStart: { circuits: ['c1'], everyCircuit: true },
     steady: { signInAgain: () => Promise.resolve() },
     pollDuringTurns: false,
+    holdPollsForVerdicts: true,
     confirmLostTurns: true,
     turnRetryPauseMs: 2000,
   };
@@ -230,9 +235,11 @@ test('a whole run: joined, paced polls in line, a turn between heartbeats, verif
   taken[0]!.upload();
   await clock.advance(0);
   assert.equal(lobby.count('me'), polls + 1, 'polled at once after the upload');
+  assert.deepEqual(lobby.holds, [], 'that poll, made while the turn was still shown, asks for no hold');
   lobby.verdict('accepted');
   await clock.advance(VERDICT_POLL_MS);
   await run;
+  assert.deepEqual(lobby.holds, [10_000], 'verifying, nothing in line: the next poll is held for the verdict');
   assert.deepEqual(told.verdicts, [['accepted', 0]]);
   assert.equal(driver.localHash('c1'), 'h1');
   await clock.advance(60_000);

@@ -4,8 +4,8 @@
  * stream then closes (a killed terminal, a closed tab) costs the circuit DISCONNECT_GRACE_MS and one
  * tick, not TAKE_TURN_MS, and the queue log says when the stream closed; the stream is an
  * event-stream that says its keep-alive pace; each contributor may hold three at once and the
- * coordinator MAX_PRESENCE_STREAMS in all, each refusal with its own code; stopping the
- * coordinator ends the streams it holds.
+ * coordinator MAX_PRESENCE_STREAMS in all, each refusal with its own code; stopping the hold ends it
+ * at once; stopping the coordinator ends the streams it holds.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -118,6 +118,25 @@ test('an event stream stating its pace; three per contributor, five in all, each
   }
   stop2.abort();
   assert.equal(status, 200, 'the closed streams were released');
+});
+
+test('stopping the hold ends it at once, not after the pause before a stream is opened again', async () => {
+  const client = await signedIn('stops');
+  let opened!: () => void;
+  const open = new Promise<void>((resolve) => (opened = resolve));
+  const fetchOnce = client.fetch.bind(client);
+  client.fetch = async (...args: Parameters<typeof fetchOnce>) => {
+    const response = await fetchOnce(...args);
+    opened();
+    return response;
+  };
+  const hold = new PresenceHolder({ connect: fetchedPresence(client), reopenPauseMs: terminalReopenPauseMs });
+  hold.hold(true);
+  await open;
+  const started = Date.now();
+  await hold.stop();
+  // It waited out the 2 s reopen pause before: at the end of every terminal run, before its last line.
+  assert.ok(Date.now() - started < 1000, `stop() took ${Date.now() - started} ms`);
 });
 
 test('stopping the coordinator ends the streams it holds', async () => {
