@@ -246,17 +246,14 @@ function withMemoOptions(command: Command): Command {
     .addOption(
       new Option('--ptau-memo-dir <dir>', 'where this machine remembers the ptau files whose sections passed').default(
         undefined,
-        '$XDG_CACHE_HOME/ceremony/verified-ptau, else ~/.cache/ceremony/verified-ptau',
+        'ceremony/verified-ptau under $XDG_CACHE_HOME, else under ~/.cache',
       ),
     )
     .addOption(
       new Option(
         '--initial-key-memo-dir <dir>',
         'where this machine remembers the contributions 0 that passed their check against the r1cs and the ptau',
-      ).default(
-        undefined,
-        '$XDG_CACHE_HOME/ceremony/verified-initial-key, else ~/.cache/ceremony/verified-initial-key',
-      ),
+      ).default(undefined, 'ceremony/verified-initial-key under $XDG_CACHE_HOME, else under ~/.cache'),
     );
 }
 

@@ -33,6 +33,8 @@ test('in a checkout of its own: the build when current, else the TypeScript (no 
   try {
     await mkdir(path.join(root, 'core'), { recursive: true });
     await mkdir(path.join(root, 'dist', 'core'), { recursive: true });
+    // A checkout has its build's configuration (without it there is nothing to build from).
+    await writeFile(path.join(root, 'tsconfig.build.json'), '{}\n');
     const source = path.join(root, 'core', 'body.ts');
     await writeFile(source, "export const from: string = 'sources';\n");
     await writeFile(path.join(root, 'dist', 'core', 'body.js'), "export const from = 'dist';\n");
