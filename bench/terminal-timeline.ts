@@ -31,7 +31,7 @@ const STEPS: Array<[string, 'first' | 'last', (e: TraceEvent) => boolean]> = [
   ['signed in', 'first', (e) => e.event === 'response' && e.method === 'POST' && /^\/auth\//.test(e.path ?? '')],
   ['joined', 'first', (e) => e.event === 'response' && e.path === '/api/me/join'],
   [
-    'turn taken (first heartbeat answered)',
+    'turn under way (first heartbeat answered)',
     'first',
     (e) => e.event === 'response' && /\/heartbeat$/.test(e.path ?? ''),
   ],
