@@ -246,14 +246,21 @@ test('a whole run: joined, paced polls in line, a turn between heartbeats, verif
   assert.equal(lobby.count('heartbeat'), 2, 'no heartbeat after the turn');
 });
 
-test('a refusal is counted and said, and the next turn is taken again', async () => {
+/** A driver for `side` whose first poll finds its turn granted, once it took it (the page's run caught). */
+async function takingTheFirstTurn(side: 'terminal' | 'page') {
   const clock = new ManualClock();
   const lobby = new ScriptedLobby(clock);
-  const { driver, taken, told } = driverFor(clock, lobby, 'terminal');
+  const driven = driverFor(clock, lobby, side);
   lobby.grant();
-  const run = driver.run();
+  const run: Promise<unknown> =
+    side === 'page' ? driven.driver.run().catch((error: unknown) => error) : driven.driver.run();
   await clock.advance(0);
-  assert.equal(taken.length, 1);
+  assert.equal(driven.taken.length, 1, 'the turn granted at the start is taken');
+  return { clock, lobby, run, ...driven };
+}
+
+test('a refusal is counted and said, and the next turn is taken again', async () => {
+  const { clock, lobby, taken, told, run } = await takingTheFirstTurn('terminal');
   lobby.progress = { circuit: 'c1', state: 'verifying', contributionId: 'k1' };
   taken[0]!.upload();
   await clock.advance(0);
@@ -276,12 +283,7 @@ test('a refusal is counted and said, and the next turn is taken again', async ()
 });
 
 test('a refused upload counts as an attempt; the turn is taken again after the pause', async () => {
-  const clock = new ManualClock();
-  const lobby = new ScriptedLobby(clock);
-  const { driver, taken, told } = driverFor(clock, lobby, 'terminal');
-  lobby.grant();
-  const run = driver.run();
-  await clock.advance(0);
+  const { clock, driver, taken, told, run } = await takingTheFirstTurn('terminal');
   taken[0]!.fail(new ApiError(413, 'upload.too_large', 'too large'));
   await clock.advance(0);
   assert.deepEqual(
@@ -297,13 +299,7 @@ test('a refused upload counts as an attempt; the turn is taken again after the p
 });
 
 test('a missed turn (the terminal): the heartbeat refused, the work stopped, the next turn taken', async () => {
-  const clock = new ManualClock();
-  const lobby = new ScriptedLobby(clock);
-  const { driver, taken, told } = driverFor(clock, lobby, 'terminal');
-  lobby.grant();
-  const run = driver.run();
-  await clock.advance(0);
-  assert.equal(taken.length, 1);
+  const { clock, lobby, driver, taken, told, run } = await takingTheFirstTurn('terminal');
   lobby.wait(1, clock.now() + 30_000);
   lobby.heartbeatRefusal = new ApiError(409, 'lobby.not_your_turn', 'the turn passed');
   await clock.advance(20_000);
@@ -321,13 +317,7 @@ test('a missed turn (the terminal): the heartbeat refused, the work stopped, the
 });
 
 test('a missed turn (the page): the poll says waiting, the work is dropped', async () => {
-  const clock = new ManualClock();
-  const lobby = new ScriptedLobby(clock);
-  const { driver, taken, told } = driverFor(clock, lobby, 'page');
-  lobby.grant();
-  const run = driver.run().catch((error: unknown) => error);
-  await clock.advance(0);
-  assert.equal(taken.length, 1);
+  const { clock, lobby, driver, taken, told, run } = await takingTheFirstTurn('page');
   lobby.wait(1, clock.now() + 30_000);
   await clock.advance(1000);
   assert.equal(taken[0]!.turn.signal.aborted, true);

@@ -375,6 +375,21 @@ export class ContributorClient extends CoordinatorClient {
     return client;
   }
 
+  /**
+   * A demo contributor signed in as `name` who joined, had the first turn on register and uploaded a
+   * contribution to it, once the coordinator says it is being verified (with no worker running, its
+   * job waits in Redis).
+   */
+  static async awaitingVerdict(url: string, name: string): Promise<ContributorClient> {
+    const client = new ContributorClient(url);
+    await client.signInDemo(name);
+    await client.join();
+    const { file } = await client.makeContribution('register');
+    await client.upload('register', file);
+    await client.waitFor((m) => m.status.circuits[0]!.state === 'verifying', 'verifying');
+    return client;
+  }
+
   /** Contributes to `circuit` when it is this contributor's turn, and waits for the verdict. */
   async takeTurn(circuit: string, timeoutMs = 120_000): Promise<MeView> {
     await this.waitForState(circuit, 'turn', `a turn on ${circuit}`, timeoutMs);

@@ -26,12 +26,7 @@ before(async () => {
 after(() => coordinator?.close());
 
 test('a verified contribution whose head moved meanwhile is discarded, not committed', async () => {
-  const alice = new ContributorClient(coordinator.url);
-  await alice.signInDemo('alice');
-  await alice.join();
-  const { file } = await alice.makeContribution('register');
-  await alice.upload('register', file); // no worker yet: the job waits in Redis
-  await alice.waitFor((m) => m.status.circuits[0]!.state === 'verifying', 'verifying');
+  const alice = await ContributorClient.awaitingVerdict(coordinator.url, 'alice'); // no worker yet
 
   // The head moves to 1 while the job waits: a link committed as the coordinator commits a verified
   // one (a local `ceremony contribute` is refused on a served folder: tests/core/outside-queue-log.test.ts).

@@ -35,12 +35,7 @@ test('with nothing being verified the answer comes at once; a wait that is not a
 });
 
 test('a held request is answered as soon as the verdict is recorded', async () => {
-  const alice = new ContributorClient(coordinator.url);
-  await alice.signInDemo('alice');
-  await alice.join();
-  const { file } = await alice.makeContribution('register');
-  await alice.upload('register', file); // no worker yet: the job waits in Redis
-  await alice.waitFor((m) => m.status.circuits[0]!.state === 'verifying', 'verifying');
+  const alice = await ContributorClient.awaitingVerdict(coordinator.url, 'alice'); // no worker yet
 
   const asked = Date.now();
   const held = await heldMe(alice, 400);
