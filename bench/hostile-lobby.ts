@@ -4,7 +4,8 @@
  * 20), while K hostile accounts (default 5) that joined first try to hold the circuits: each polls
  * GET /api/me every second, holds the presence stream, joins again whenever it is out of the queue,
  * and never contributes; each turn it is granted it plays, in turn, one of three ways: never take
- * it; take it by heartbeats every second and never upload; leave at once and join again.
+ * it; send heartbeats every second and never download or upload (heartbeats do not take a turn,
+ * so this plays as never taking it); leave at once and join again.
  *
  * Shortened rules, so a run takes minutes (production values in brackets): TAKE_TURN_MS 2.5 s (30 s),
  * UPLOAD_START_MS 12 s (10 min; `--upload-start S`), UPLOAD_STALL_MS 8 s (2 min), TURN_SILENCE_MS 8 s (2 min),
