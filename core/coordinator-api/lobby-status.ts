@@ -12,7 +12,12 @@ export type CircuitProgress =
    * In this circuit's queue. position 1 = next in FIFO order; etaMs estimates the wait until the
    * turn (see estimate-wait.ts); eligibleAt is set only while a missed-turn cooldown is running.
    */
-  | { circuit: string; state: 'waiting'; position: number; etaMs: number; eligibleAt?: number }
+  /**
+   * standbyUntil: the turn granted to someone ahead is not taken yet, and the rules offer it to this
+   * entry too (standby, turn-order.ts): the first download of the circuit's head or inputs before
+   * then takes it, as a granted turn's would; another entry may take it first.
+   */
+  | { circuit: string; state: 'waiting'; position: number; etaMs: number; eligibleAt?: number; standbyUntil?: number }
   /** takeBy: set until the turn is taken (a download or a heartbeat); past it the turn passes on. */
   | { circuit: string; state: 'turn'; startedAt: number; deadline: number; takeBy?: number }
   /** Uploaded; the circuit stays busy until the verification outcome is recorded. */

@@ -48,6 +48,12 @@ export interface QueueRules {
   presenceMs: number;
   /** A granted turn not taken within this passes on, a missed turn; 0: no such deadline. */
   takeTurnMs: number;
+  /**
+   * Standby (turn-order.ts standbyDepth): from this long after its grant, a turn not yet taken may
+   * be taken by the entry next in line too, and by one more entry every further takePriorityMs; 0
+   * or absent (logs written before this rule): a turn is its grantee's alone until takeTurnMs.
+   */
+  takePriorityMs?: number;
   turnTimeoutMs: number;
   /**
    * A taken turn whose client sends nothing (heartbeat, download, upload) for this long is missed,
@@ -99,12 +105,16 @@ export type QueueLogEvent =
    * included). silentSince: taken, its client silent since then; disconnectedAt: passed on (not
    * taken) or missed (taken) because its holder's presence stream closed then and they were not
    * seen again within the grace; uploadDue: taken, no byte of its upload arrived by then (its grant
-   * + uploadStartMs); uploadStalledSince: taken, its upload made no progress since then.
+   * + uploadStartMs); uploadStalledSince: taken, its upload made no progress since then;
+   * takenOverBy: not taken, and taken on standby by that contributor (their public id), whose
+   * `granted` and `taken` follow at the same time (turn-order.ts mayTakeOnStandby, over the queue
+   * as it was before this entry).
    */
   | ({
       type: 'lapsed';
       taken: boolean;
       missedTurns?: number;
+      takenOverBy?: string;
       silentSince?: string;
       disconnectedAt?: string;
       uploadDue?: string;

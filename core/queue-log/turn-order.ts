@@ -53,6 +53,50 @@ export function firstInLine<T extends WaitingEntry>(queue: Iterable<T>, now: num
   return passedOn;
 }
 
+/**
+ * Standby (`takePriorityMs` > 0): a granted turn not yet taken is its grantee's alone for
+ * takePriorityMs; from then on the entry next in line may take it too, and one more entry every
+ * further takePriorityMs, until it is taken or its time to be taken (takeTurnMs) runs out. The
+ * first of them to take it holds it, and the grant ends as the grantee's missed turn, not taken. So
+ * a turn its grantee does not want costs the circuit takePriorityMs, not takeTurnMs, while somebody
+ * behind is ready; with nobody ready the grantee keeps the whole takeTurnMs.
+ *
+ * How many entries behind the grantee may take a turn granted at `grantedAt`, at `now` (0: standby off).
+ */
+export function standbyDepth(grantedAt: number, now: number, takePriorityMs: number): number {
+  if (!(takePriorityMs > 0) || !(now >= grantedAt)) return 0;
+  return Math.floor((now - grantedAt) / takePriorityMs);
+}
+
+/**
+ * Whether the entry `isCandidate` picks may take a circuit's turn on standby at `now`, `depth`
+ * entries being offered it (standbyDepth): it may be granted one (not away, cooled down), and it is
+ * among the first `depth` entries firstInLine would grant turns to one after the other, the ones
+ * not passed on in FIFO order, then the passed-on ones. `queue` is the circuit's waiting entries in
+ * FIFO order, the turn's grantee not among them; it is read only as far as the answer needs.
+ */
+export function mayTakeOnStandby<T extends WaitingEntry>(
+  queue: Iterable<T>,
+  isCandidate: (entry: T) => boolean,
+  depth: number,
+  now: number,
+): boolean {
+  if (depth <= 0) return false;
+  let ahead = 0;
+  let passedOnAhead = 0;
+  let passedOnCandidate = false;
+  for (const entry of queue) {
+    const candidate = isCandidate(entry);
+    if (candidate && !mayBeGranted(entry, now)) return false;
+    if (candidate && !entry.passedOn) return ahead < depth;
+    if (candidate) passedOnCandidate = true;
+    else if (mayBeGranted(entry, now) && !entry.passedOn) ahead++;
+    else if (mayBeGranted(entry, now) && !passedOnCandidate) passedOnAhead++;
+    if (ahead + (passedOnCandidate ? passedOnAhead : 0) >= depth) return false;
+  }
+  return passedOnCandidate && ahead + passedOnAhead < depth;
+}
+
 export interface LapseRules {
   cooldownMs: number;
   maxMissedTurns: number;
