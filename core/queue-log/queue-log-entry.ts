@@ -174,6 +174,7 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
     turnTimeoutMs: count,
     turnSilenceMs: optional(count),
     disconnectGraceMs: optional(count),
+    takePriorityMs: optional(count),
     uploadStartMs: count,
     uploadStallMs: count,
     maxTurnMs: count,
@@ -198,6 +199,7 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
     disconnectedAt: optional(time),
     uploadDue: optional(time),
     uploadStalledSince: optional(time),
+    takenOverBy: optional(STEP.contributor),
   },
   refused: {
     ...STEP,
