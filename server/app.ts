@@ -140,6 +140,7 @@ export function createApp(deps: AppDeps): express.Express {
       downloads: downloadLimits(deps),
       readLimit: deps.rateLimits?.ceremonyReads,
       headInputs: deps.headInputs,
+      takeTurn: (contributorId, circuit) => deps.service.takeTurn(contributorId, circuit),
     }),
   );
   app.use(

@@ -124,12 +124,41 @@ export class CeremonyService {
   }
 
   tick(): void {
-    for (const event of this.deps.lobby.tick()) {
+    this.report(this.deps.lobby.tick());
+    this.scheduleDueTick();
+    for (const watcher of [...this.lobbyWatchers]) watcher();
+  }
+
+  /**
+   * A signed-in contributor downloads a circuit's head or inputs (Lobby.takeTurn): their turn is
+   * taken, or the circuit's untaken turn becomes theirs on standby; what changed is reported as a
+   * tick's events are.
+   */
+  takeTurn(contributorId: string, circuit: string): void {
+    const events = this.deps.lobby.takeTurn(contributorId, circuit);
+    if (events.length === 0) return;
+    this.report(events);
+    this.scheduleDueTick();
+    for (const watcher of [...this.lobbyWatchers]) watcher();
+  }
+
+  private report(events: readonly LobbyEvent[]): void {
+    for (const event of events) {
       const { type, ...fields } = event;
       this.deps.log.info(`lobby ${type.replaceAll('_', ' ')}`, fields);
       this.deps.observer?.lobbyEvent(event);
     }
-    this.scheduleDueTick();
+  }
+
+  private readonly lobbyWatchers = new Set<() => void>();
+
+  /**
+   * Calls `watcher` after every tick and standby take: a status may have changed then (a grant, a
+   * standby offer, a place in line), so a held poll re-reads it. Returns the unsubscribe.
+   */
+  watchLobby(watcher: () => void): () => void {
+    this.lobbyWatchers.add(watcher);
+    return () => this.lobbyWatchers.delete(watcher);
   }
 
   /**

@@ -86,6 +86,12 @@ export const LIMIT_LOBBY_UPLOAD_CODES = {
     what: 'You joined the queue too many times in a short time.',
     next: 'Wait a moment (the answer says how long) and join again; your place, if you have one, is kept.',
   },
+  /** GET /api/me?verdictWaitMs or ?turnWaitMs: this contributor already has as many held polls as one may. */
+  'me.too_many_held_polls': {
+    kind: 'limit',
+    what: 'You already have several requests for news waiting at the coordinator.',
+    next: 'Nothing to do: your page or terminal asks again without holding its request.',
+  },
   /** GET /api/me/presence: this contributor already holds as many presence streams as one may. */
   'presence.too_many_streams': {
     kind: 'limit',

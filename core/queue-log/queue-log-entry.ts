@@ -108,7 +108,7 @@ export type QueueLogEvent =
    * + uploadStartMs); uploadStalledSince: taken, its upload made no progress since then;
    * takenOverBy: not taken, and taken on standby by that contributor (their public id), whose
    * `granted` and `taken` follow at the same time (turn-order.ts mayTakeOnStandby, over the queue
-   * as it was before this entry).
+   * as it was before this entry), after the `skipped` entries of those offered it before them.
    */
   | ({
       type: 'lapsed';
@@ -120,6 +120,14 @@ export type QueueLogEvent =
       uploadDue?: string;
       uploadStalledSince?: string;
     } & Step)
+  /**
+   * A waiting entry offered a turn on standby let it pass: the contributor `takenOverBy` (public
+   * id), offered it after them, took it (turn-order.ts offeredBefore). A missed turn, not taken, of
+   * theirs (`missedTurns`), with its consequence as for a grantee's: passed on in place the first
+   * time (its `away` unchanged), else a `join` at the back or a `removed` follows. Logged right
+   * after the grantee's `lapsed`, in the order the entries were offered the turn.
+   */
+  | ({ type: 'skipped'; takenOverBy: string; missedTurns: number } & Step)
   /** missedTurns: set when the verdict counts as a missed turn (a refusal, an error the upload caused). */
   | ({ type: 'refused'; code: ErrorCode; outcome: 'refused' | 'error' | 'discarded'; missedTurns?: number } & Step)
   | ({ type: 'accepted'; index: number; transcriptHash: string } & Step)
@@ -139,6 +147,7 @@ export const QUEUE_LOG_ENTRY_TYPES = [
   'granted',
   'taken',
   'lapsed',
+  'skipped',
   'refused',
   'accepted',
   'left',
@@ -201,6 +210,7 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
     uploadStalledSince: optional(time),
     takenOverBy: optional(STEP.contributor),
   },
+  skipped: { ...STEP, takenOverBy: STEP.contributor, missedTurns: (v) => count(v) && (v as number) >= 1 },
   refused: {
     ...STEP,
     code: isErrorCode,

@@ -57,9 +57,12 @@ export function firstInLine<T extends WaitingEntry>(queue: Iterable<T>, now: num
  * Standby (`takePriorityMs` > 0): a granted turn not yet taken is its grantee's alone for
  * takePriorityMs; from then on the entry next in line may take it too, and one more entry every
  * further takePriorityMs, until it is taken or its time to be taken (takeTurnMs) runs out. The
- * first of them to take it holds it, and the grant ends as the grantee's missed turn, not taken. So
- * a turn its grantee does not want costs the circuit takePriorityMs, not takeTurnMs, while somebody
- * behind is ready; with nobody ready the grantee keeps the whole takeTurnMs.
+ * first of them to take it holds it; the grant ends as the grantee's missed turn, not taken, and so
+ * does the offer to every entry offered it before the one that took it (offeredBefore). So a turn
+ * nobody ahead wants costs the circuit takePriorityMs for each of them, not takeTurnMs, while
+ * somebody behind is ready, and entries that let it pass pay as the grantee does: a run of accounts
+ * that never take costs the circuit about that once or twice, not on every turn. With nobody
+ * ready, the grantee keeps the whole takeTurnMs.
  *
  * How many entries behind the grantee may take a turn granted at `grantedAt`, at `now` (0: standby off).
  */
@@ -74,27 +77,42 @@ export function standbyDepth(grantedAt: number, now: number, takePriorityMs: num
  * among the first `depth` entries firstInLine would grant turns to one after the other, the ones
  * not passed on in FIFO order, then the passed-on ones. `queue` is the circuit's waiting entries in
  * FIFO order, the turn's grantee not among them; it is read only as far as the answer needs.
+ *
+ * When it may, the answer is the entries offered the turn before it, in that order (fewer than
+ * `depth`): each of them let the turn pass to an entry behind it, and that is their missed turn,
+ * not taken, as the grantee's is. Undefined when it may not.
  */
+export function offeredBefore<T extends WaitingEntry>(
+  queue: Iterable<T>,
+  isCandidate: (entry: T) => boolean,
+  depth: number,
+  now: number,
+): T[] | undefined {
+  if (depth <= 0) return undefined;
+  const ahead: T[] = [];
+  const passedOnAhead: T[] = [];
+  let passedOnCandidate = false;
+  for (const entry of queue) {
+    const candidate = isCandidate(entry);
+    const eligible = mayBeGranted(entry, now);
+    if (candidate && !eligible) return undefined;
+    if (candidate && !entry.passedOn) return ahead.length < depth ? ahead : undefined;
+    if (candidate) passedOnCandidate = true;
+    else if (eligible && !entry.passedOn) ahead.push(entry);
+    else if (eligible && !passedOnCandidate) passedOnAhead.push(entry);
+    if (ahead.length + (passedOnCandidate ? passedOnAhead.length : 0) >= depth) return undefined;
+  }
+  return passedOnCandidate && ahead.length + passedOnAhead.length < depth ? [...ahead, ...passedOnAhead] : undefined;
+}
+
+/** Whether the entry `isCandidate` picks may take the turn on standby (offeredBefore answers). */
 export function mayTakeOnStandby<T extends WaitingEntry>(
   queue: Iterable<T>,
   isCandidate: (entry: T) => boolean,
   depth: number,
   now: number,
 ): boolean {
-  if (depth <= 0) return false;
-  let ahead = 0;
-  let passedOnAhead = 0;
-  let passedOnCandidate = false;
-  for (const entry of queue) {
-    const candidate = isCandidate(entry);
-    if (candidate && !mayBeGranted(entry, now)) return false;
-    if (candidate && !entry.passedOn) return ahead < depth;
-    if (candidate) passedOnCandidate = true;
-    else if (mayBeGranted(entry, now) && !entry.passedOn) ahead++;
-    else if (mayBeGranted(entry, now) && !passedOnCandidate) passedOnAhead++;
-    if (ahead + (passedOnCandidate ? passedOnAhead : 0) >= depth) return false;
-  }
-  return passedOnCandidate && ahead + passedOnAhead < depth;
+  return offeredBefore(queue, isCandidate, depth, now) !== undefined;
 }
 
 export interface LapseRules {

@@ -200,7 +200,9 @@ export class ContributionUploads {
    * removed): that turn's unfinished upload can never be used, and goes now rather than at its expiry.
    */
   onLobbyEvent(event: LobbyEvent): void {
-    if (event.type === 'turn_granted' || this.turnHeld(event.contributorId, event.circuit)) return;
+    // A waiting entry that let a standby turn pass had no turn, so no upload of it.
+    if (event.type === 'turn_granted' || event.type === 'standby_let_pass') return;
+    if (this.turnHeld(event.contributorId, event.circuit)) return;
     this.discardUnfinished(event.circuit, event.contributorId).then(
       (removed) => {
         if (removed > 0) this.deps.log.info('unfinished upload of an ended turn removed', { circuit: event.circuit });

@@ -9,6 +9,8 @@ import {
   afterMissedTurn,
   eligibleOnJoin,
   firstInLine,
+  offeredBefore,
+  standbyDepth,
   type LapseConsequence,
   type MissedTurnKind,
 } from '../../core/queue-log/turn-order.ts';
@@ -29,6 +31,7 @@ import {
   mayTake,
   nextCircuit,
   shownTakeBy,
+  turnOver,
   type LapseCause,
 } from './lobby-rules.ts';
 import { turnTimes, type LobbyStatements, type QueueRow, type TurnRow } from './lobby-statements.ts';
@@ -195,13 +198,14 @@ export class LobbyMoves {
    * another goes to the back, or out (turn-order.ts). disconnectedAt: passed on before its time to
    * be taken because its holder is gone since then.
    */
-  passOn(turn: TurnRow, now: number, disconnectedAt?: number): LobbyEvent[] {
+  passOn(turn: TurnRow, now: number, disconnectedAt?: number, takenOverBy?: string): LobbyEvent[] {
     this.endTurn(turn, 'not_taken', now);
     const missed = this.countMiss(turn);
     const gone = disconnectedAt === undefined ? {} : { disconnectedAt: new Date(disconnectedAt).toISOString() };
+    const overtaken = takenOverBy === undefined ? {} : { takenOverBy };
     this.log(
       turn.contributor_id,
-      { type: 'lapsed', circuit: turn.circuit, taken: false, missedTurns: missed, ...gone },
+      { type: 'lapsed', circuit: turn.circuit, taken: false, missedTurns: missed, ...gone, ...overtaken },
       now,
     );
     const event: LobbyEvent = {
@@ -211,6 +215,7 @@ export class LobbyMoves {
       at: now,
       takeBy: shownTakeBy(turnTimes(turn), this.options),
       missedTurns: missed,
+      ...overtaken,
     };
     return [event, ...this.afterMiss(turn, missed, afterMissedTurn('not_taken', missed, now, this.options), now)];
   }
@@ -291,16 +296,80 @@ export class LobbyMoves {
    */
   nextInLine(circuit: string, now: number): QueueRow | undefined {
     const newlyAway: QueueRow[] = [];
-    const isGone = (contributorId: string) => this.presence.isGone(contributorId, now);
-    // The cursor is read up to the entry chosen only; the table is written once it is closed.
-    const queue = function* (rows: Iterable<QueueRow>) {
-      for (const row of rows) {
-        const gone = row.away === 0 && isGone(row.contributor_id);
-        if (gone) newlyAway.push(row);
-        yield { row, away: row.away === 1 || gone, eligibleAt: row.eligible_at, passedOn: row.passed_on === 1 };
-      }
+    const next = firstInLine(this.lineOf(circuit, now, newlyAway), now);
+    this.markAway(circuit, newlyAway, now);
+    return next?.row;
+  }
+
+  /**
+   * The circuit's waiting entries in FIFO order as the rules see them at `now`, collecting into
+   * `newlyAway` those passed over because their contributor is gone. The cursor is read as far as
+   * the caller reads it; write the table (markAway) once it is closed.
+   */
+  private *lineOf(circuit: string, now: number, newlyAway: QueueRow[]) {
+    for (const row of this.statements.queueOfCircuitInOrder.iterate(circuit)) {
+      const gone = row.away === 0 && this.presence.isGone(row.contributor_id, now);
+      if (gone) newlyAway.push(row);
+      yield { row, away: row.away === 1 || gone, eligibleAt: row.eligible_at, passedOn: row.passed_on === 1 };
+    }
+  }
+
+  /**
+   * `candidate` takes `turn` (granted to another, not taken yet) on standby, if the rules offer it
+   * to them at `now` (turn-order.ts mayTakeOnStandby): the grant passes on as its grantee's missed
+   * turn, and the turn is the candidate's, taken. Undefined, changing nothing, when not offered.
+   */
+  takeOnStandby(turn: TurnRow, candidate: string, now: number): LobbyEvent[] | undefined {
+    if (turn.state !== 'turn' || turn.taken_at !== null || turnOver(turnTimes(turn), now, this.options)) return;
+    const depth = standbyDepth(turn.started_at, now, this.options.takePriorityMs);
+    if (depth === 0) return;
+    const newlyAway: QueueRow[] = [];
+    const before = offeredBefore(
+      this.lineOf(turn.circuit, now, newlyAway),
+      (entry) => entry.row.contributor_id === candidate,
+      depth,
+      now,
+    );
+    this.markAway(turn.circuit, newlyAway, now);
+    const entry = before ? this.statements.queueEntryOf.get(candidate) : undefined;
+    if (!before || !entry || entry.circuit !== turn.circuit) return;
+    const takenOverBy = this.queueLog.identify(candidate).contributor;
+    const events = this.passOn(turn, now, undefined, takenOverBy);
+    for (const { row } of before) events.push(...this.letPass(row, takenOverBy, now));
+    return [...events, this.grant(turn.circuit, entry, now, { taken: true })];
+  }
+
+  /**
+   * A waiting entry offered the turn on standby before the one that took it let it pass: a missed
+   * turn, not taken, with the grantee's consequence (turn-order.ts afterMissedTurn): passed on in
+   * its place the first time, else at the back of the queue or out of it.
+   */
+  private letPass(row: QueueRow, takenOverBy: string, now: number): LobbyEvent[] {
+    const missed = this.statements.countMissed.get(row.contributor_id, row.circuit)!.missed;
+    this.log(row.contributor_id, { type: 'skipped', circuit: row.circuit, takenOverBy, missedTurns: missed }, now);
+    const consequence = afterMissedTurn('not_taken', missed, now, this.options);
+    const passed: LobbyEvent = {
+      type: 'standby_let_pass',
+      circuit: row.circuit,
+      contributorId: row.contributor_id,
+      at: now,
+      missedTurns: missed,
+      takenOverBy,
     };
-    const next = firstInLine(queue(this.statements.queueOfCircuitInOrder.iterate(circuit)), now);
+    if (consequence.kind === 'back_in_place') {
+      this.statements.setPassedOn.run(row.contributor_id);
+      return [passed];
+    }
+    this.statements.dequeue.run(row.contributor_id);
+    if (consequence.kind === 'back_of_queue') {
+      this.enqueue(row.contributor_id, row.circuit, now, 'missed', consequence.eligibleAt);
+      return [passed];
+    }
+    return [passed, this.removeForMissedTurns(row.contributor_id, row.circuit, missed, now)];
+  }
+
+  /** Marks away, in the table and the log, the entries lineOf found gone. */
+  private markAway(circuit: string, newlyAway: readonly QueueRow[], now: number): void {
     for (const row of newlyAway) {
       this.statements.setAway.run(1, row.contributor_id);
       const cause = this.presence.awayCause(row.contributor_id, now);
@@ -309,12 +378,15 @@ export class LobbyMoves {
         cause.disconnectedAt === undefined ? {} : { disconnectedAt: new Date(cause.disconnectedAt).toISOString() };
       this.log(row.contributor_id, { type: 'away', circuit, seenAt, ...gone }, now);
     }
-    return next?.row;
   }
 
-  grant(circuit: string, next: QueueRow, now: number): LobbyEvent {
+  /** Grants `circuit`'s turn to `next`; `taken`: taken at once (on standby), so it has no time to be taken. */
+  grant(circuit: string, next: QueueRow, now: number, { taken = false } = {}): LobbyEvent {
     // Without a time to be taken, a turn counts as taken when granted (its lapse is a missed turn).
-    const { deadline, takenAt, takeBy } = grantedTurn(now, this.options);
+    const granted = grantedTurn(now, this.options);
+    const { deadline } = granted;
+    const takenAt = taken ? now : granted.takenAt;
+    const takeBy = taken ? undefined : granted.takeBy;
     this.statements.dequeue.run(next.contributor_id);
     this.statements.grantTurn.run(circuit, next.contributor_id, now, deadline, takenAt, next.seq, next.enqueued_at);
     this.log(
@@ -327,6 +399,10 @@ export class LobbyMoves {
       },
       now,
     );
+    if (taken) {
+      this.presence.heard(next.contributor_id, now);
+      this.log(next.contributor_id, { type: 'taken', circuit }, now);
+    }
     return { type: 'turn_granted', circuit, contributorId: next.contributor_id, at: now, deadline };
   }
 

@@ -5,10 +5,11 @@
  */
 import { errorCodeOr, CoordinatorError } from '../../core/errors.ts';
 import type { Clock } from '../clock.ts';
+import { mayTakeOnStandby, standbyDepth } from '../../core/queue-log/turn-order.ts';
 import { estimateWait, TURN_SAMPLES } from './estimate-wait.ts';
 import type { LobbyPresence } from './lobby-presence.ts';
 import { shownTakeBy, takeBy, turnOver } from './lobby-rules.ts';
-import { turnTimes, type LobbyStatements, type TurnRow } from './lobby-statements.ts';
+import { turnTimes, type LobbyStatements, type QueueRow, type TurnRow } from './lobby-statements.ts';
 import type {
   ActiveTurn,
   CircuitProgress,
@@ -152,9 +153,15 @@ export class LobbyReader {
           eligibleAt: waiting.eligible_at,
           now,
         });
-        return waiting.eligible_at > now
-          ? { circuit, state: 'waiting', position, etaMs, eligibleAt: waiting.eligible_at }
-          : { circuit, state: 'waiting', position, etaMs };
+        const standbyUntil = current ? this.standbyUntil(current, contributorId, now) : undefined;
+        return {
+          circuit,
+          state: 'waiting',
+          position,
+          etaMs,
+          ...(waiting.eligible_at > now ? { eligibleAt: waiting.eligible_at } : {}),
+          ...(standbyUntil !== undefined ? { standbyUntil } : {}),
+        };
       }
       return { circuit, state: 'pending' };
     });
@@ -187,6 +194,31 @@ export class LobbyReader {
         goneAfterDisconnectMs: this.options.disconnectGraceMs,
       },
     };
+  }
+
+  /**
+   * Until when the contributor, waiting in `turn`'s circuit, may take that turn on standby
+   * (turn-order.ts mayTakeOnStandby); undefined when the rules do not offer it to them now. An
+   * entry found gone counts as away here as it does when the turn is taken.
+   */
+  private standbyUntil(turn: TurnRow, contributorId: string, now: number): number | undefined {
+    const { takePriorityMs } = this.options;
+    if (takePriorityMs <= 0 || turn.state !== 'turn' || turn.taken_at !== null || !this.options.isOpen()) return;
+    const times = turnTimes(turn);
+    if (turnOver(times, now, this.options)) return;
+    const depth = standbyDepth(turn.started_at, now, takePriorityMs);
+    if (depth === 0) return;
+    const presence = this.presence;
+    const line = function* (rows: Iterable<QueueRow>) {
+      for (const row of rows) {
+        const away = row.away === 1 || presence.isGone(row.contributor_id, now);
+        yield { row, away, eligibleAt: row.eligible_at, passedOn: row.passed_on === 1 };
+      }
+    };
+    const rows = this.statements.queueOfCircuitInOrder.iterate(turn.circuit);
+    return mayTakeOnStandby(line(rows), (entry) => entry.row.contributor_id === contributorId, depth, now)
+      ? shownTakeBy(times, this.options)
+      : undefined;
   }
 
   private averageTurnMs(circuit: string): number {

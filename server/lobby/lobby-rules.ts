@@ -36,6 +36,7 @@ const HEARTBEAT_EVERY_MIN_MS = 500;
 export interface LobbyRules {
   presenceMs: number;
   takeTurnMs: number;
+  takePriorityMs: number;
   turnTimeoutMs: number;
   turnSilenceMs: number;
   disconnectGraceMs: number;

@@ -26,6 +26,14 @@ const LOBBY_SETTINGS_DECLARED = declareSettings({
       'a granted turn not taken (its first download or upload; a heartbeat does not take it) within this passes ' +
       'on, a missed turn; 0: off',
   },
+  TAKE_PRIORITY_MS: {
+    group: 'turns',
+    schema: offOrMsSetting(5_000),
+    doc:
+      'a granted turn is its grantee\'s alone this long; then, until taken or TAKE_TURN_MS, the entry next in line ' +
+      'may take it too, and one more every further TAKE_PRIORITY_MS (standby): an unwanted turn costs this, not ' +
+      'TAKE_TURN_MS, while someone behind is ready; 0: off',
+  },
   TURN_TIMEOUT_MS: {
     group: 'turns',
     schema: durationMsSetting(10 * 60_000),
@@ -97,6 +105,7 @@ export function lobbyTimings(e: SettingsValues<typeof LOBBY_SETTINGS_DECLARED>) 
   return {
     presenceMs: e.PRESENCE_MS,
     takeTurnMs: e.TAKE_TURN_MS,
+    takePriorityMs: e.TAKE_PRIORITY_MS,
     turnTimeoutMs: e.TURN_TIMEOUT_MS,
     turnSilenceMs: e.TURN_SILENCE_MS,
     disconnectGraceMs: e.DISCONNECT_GRACE_MS,

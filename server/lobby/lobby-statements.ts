@@ -83,6 +83,7 @@ function queueStatements(db: Db) {
       'INSERT INTO lobby_queue (seq, contributor_id, circuit, enqueued_at, eligible_at, away, passed_on) ' +
         'VALUES (?, ?, ?, ?, ?, 1, 1)',
     ),
+    setPassedOn: db.prepare<[string]>('UPDATE lobby_queue SET passed_on = 1 WHERE contributor_id = ?'),
     releasePassedOn: db.prepare<[string]>('UPDATE lobby_queue SET passed_on = 0 WHERE circuit = ? AND passed_on = 1'),
     setAway: db.prepare<[0 | 1, string]>('UPDATE lobby_queue SET away = ? WHERE contributor_id = ?'),
     allQueued: db.prepare<[], { contributor_id: string }>('SELECT contributor_id FROM lobby_queue'),

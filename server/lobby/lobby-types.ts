@@ -28,6 +28,14 @@ export interface LobbyOptions {
    * granted, as before presence). Default 30 s.
    */
   takeTurnMs?: number;
+  /**
+   * Standby (core/queue-log/turn-order.ts standbyDepth): a granted turn is its grantee's alone for
+   * this long; then, until it is taken or takeTurnMs runs out, the entry next in line may take it
+   * too (its first download of the head or inputs), and one more entry every further
+   * takePriorityMs. The first to take it holds it; the grant is the grantee's missed turn, not
+   * taken. 0: off. Default 5 s.
+   */
+  takePriorityMs?: number;
   /** A turn's initial deadline, from the moment it is granted. Default 10 min. */
   turnTimeoutMs?: number;
   /**
@@ -128,7 +136,25 @@ export type LobbyEvent =
    * A turn not taken in time: passed on, a missed turn; its entry back in its place, away and
    * passed on (the first miss there), or at the back, or out of the queue (`removed` follows).
    */
-  | { type: 'turn_passed_on'; circuit: string; contributorId: string; at: number; takeBy: number; missedTurns: number }
+  | {
+      type: 'turn_passed_on';
+      circuit: string;
+      contributorId: string;
+      at: number;
+      takeBy: number;
+      missedTurns: number;
+      /** Set when another entry took the turn on standby: their public id (the queue log's). */
+      takenOverBy?: string;
+    }
+  /** A waiting entry offered a turn on standby let it pass to `takenOverBy`, behind it: a missed turn (`skipped`). */
+  | {
+      type: 'standby_let_pass';
+      circuit: string;
+      contributorId: string;
+      at: number;
+      missedTurns: number;
+      takenOverBy: string;
+    }
   | {
       type: 'entry_removed';
       circuit: string;

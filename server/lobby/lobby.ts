@@ -34,6 +34,7 @@
  */
 import { CoordinatorError } from '../../core/errors.ts';
 import { QUEUE_LOG_FORMAT_VERSION } from '../../core/queue-log/queue-log-entry.ts';
+import { standbyDepth } from '../../core/queue-log/turn-order.ts';
 import type { Clock } from '../clock.ts';
 import { transition, turnOutcome, type SettledVerdict } from '../contributions/contribution-lifecycle.ts';
 import { applyMigrations, type Db } from '../store/database.ts';
@@ -45,6 +46,7 @@ import {
   heartbeatDeadline,
   heartbeatEveryMs,
   keepsCircuit,
+  takeBy,
   turnDueAt,
   verdictEvent,
   verdictMiss,
@@ -95,7 +97,8 @@ export class Lobby {
       this.statements.takenTurns.all().map((turn) => turn.contributor_id),
       start,
     );
-    const { circuits, presenceMs, takeTurnMs, turnTimeoutMs, turnSilenceMs, disconnectGraceMs } = this.options;
+    const { circuits, presenceMs, takeTurnMs, takePriorityMs, turnTimeoutMs, turnSilenceMs } = this.options;
+    const { disconnectGraceMs } = this.options;
     const { uploadStartMs, uploadStallMs, maxTurnMs, cooldownMs, maxMissedTurns } = this.options;
     this.queueLog.stateRules(
       {
@@ -103,6 +106,7 @@ export class Lobby {
         circuits: [...circuits],
         presenceMs,
         takeTurnMs,
+        ...(takePriorityMs > 0 ? { takePriorityMs } : {}),
         turnTimeoutMs,
         turnSilenceMs,
         disconnectGraceMs,
@@ -154,22 +158,40 @@ export class Lobby {
   }
 
   /**
-   * The holder of a granted turn shows up for it (its first download of the head, or a
-   * heartbeat): the turn is taken, and from now on only its deadline, or its client falling
-   * silent, can end it as missed. A later download is heard as a sign of life. Anything else (not
-   * their turn) changes nothing: downloads are public.
+   * The holder of a granted turn shows up for it (its first download of the head or inputs): the
+   * turn is taken, and from now on only its deadline, or its client falling silent, can end it as
+   * missed. A later download is heard as a sign of life. A waiting entry the rules offer the
+   * circuit's untaken turn to (standby, turn-order.ts) takes it the same way: the events say so
+   * (the grantee's turn passed on, the turn granted to them). Anything else (not their turn)
+   * changes nothing: downloads are public.
    */
-  takeTurn(contributorId: string, circuit: string): void {
+  takeTurn(contributorId: string, circuit: string): LobbyEvent[] {
     const turn = this.statements.turnOfContributor.get(contributorId);
-    if (!turn || turn.circuit !== circuit || turn.state !== 'turn') return;
+    if (!turn) return this.takeOnStandby(contributorId, circuit);
+    if (turn.circuit !== circuit || turn.state !== 'turn') return [];
     if (turn.taken_at !== null) {
       this.presence.heard(contributorId, this.clock.now());
-      return;
+      return [];
     }
     this.change(() => {
       const live = this.statements.turnOfContributor.get(contributorId);
       if (live && live.taken_at === null && live.state === 'turn' && live.circuit === circuit)
         this.moves.markTaken(live, this.clock.now());
+    });
+    return [];
+  }
+
+  /** takeTurn for a waiting entry: cheap checks first, as every download of a head asks. */
+  private takeOnStandby(contributorId: string, circuit: string): LobbyEvent[] {
+    const { takePriorityMs } = this.options;
+    if (takePriorityMs <= 0 || !this.options.isOpen()) return [];
+    if (this.statements.queueEntryOf.get(contributorId)?.circuit !== circuit) return [];
+    const held = this.statements.turnOfCircuit.get(circuit);
+    if (held?.state !== 'turn' || held.taken_at !== null) return [];
+    if (standbyDepth(held.started_at, this.clock.now(), takePriorityMs) === 0) return [];
+    return this.change(() => {
+      const live = this.statements.turnOfCircuit.get(circuit);
+      return (live && this.moves.takeOnStandby(live, contributorId, this.clock.now())) ?? [];
     });
   }
 
@@ -269,11 +291,22 @@ export class Lobby {
         progress: this.presence.progress(who),
         closedAt: this.presence.closedAt(who),
       };
-      due = Math.min(due, turnDueAt(times, seen, this.options));
+      due = Math.min(due, turnDueAt(times, seen, this.options), this.nextStandbyAt(turn));
     }
     const cooling = this.statements.nextEligibleAt.get(this.clock.now())?.at;
     if (cooling !== null && cooling !== undefined) due = Math.min(due, cooling);
     return Number.isFinite(due) ? due : undefined;
+  }
+
+  /**
+   * When one more entry is offered an untaken turn on standby: a status (and a held poll) changes
+   * then, so the server ticks; Infinity when none will be.
+   */
+  private nextStandbyAt(turn: TurnRow): number {
+    const { takePriorityMs } = this.options;
+    if (takePriorityMs <= 0 || turn.taken_at !== null) return Infinity;
+    const at = turn.started_at + (standbyDepth(turn.started_at, this.clock.now(), takePriorityMs) + 1) * takePriorityMs;
+    return at <= Math.min(takeBy(turnTimes(turn), this.options), turn.deadline) ? at : Infinity;
   }
 
   /** How often a turn's client should send a heartbeat: several times within the silence period. */
@@ -441,6 +474,7 @@ function resolveOptions(options: LobbyOptions): ResolvedLobbyOptions {
   for (const key of [
     'presenceMs',
     'takeTurnMs',
+    'takePriorityMs',
     'turnTimeoutMs',
     'turnSilenceMs',
     'disconnectGraceMs',

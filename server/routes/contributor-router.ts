@@ -19,6 +19,7 @@ import type { Clock } from '../clock.ts';
 import type { PresenceStreams } from './presence-stream.ts';
 import { jsonBody } from '../http/json-body.ts';
 import { MAX_VERDICT_WAIT_MS } from '../contributions/verdict-waiters.ts';
+import { HeldPolls, MAX_TURN_WAIT_MS, statusKey, untilChanged } from './held-polls.ts';
 
 export interface ContributorRouterDeps {
   config: CeremonyConfig;
@@ -26,8 +27,11 @@ export interface ContributorRouterDeps {
   contributions: ContributionStore;
   phase: CeremonyPhaseStore;
   clock: Clock;
-  /** Runs the lobby's clock now: its events are logged and counted there, never lost. */
-  service: { tick(): void };
+  /**
+   * Runs the lobby's clock now: its events are logged and counted there, never lost; watchLobby
+   * calls back after each tick (a held turn wait re-reads its status then).
+   */
+  service: { tick(): void; watchLobby(watcher: () => void): () => void };
   /** Drops the unfinished upload of a turn given up by leaving (ContributionUploads). */
   uploads?: { discardUnfinished(circuit: string, contributorId: string): Promise<number> };
   log?: { info(message: string, fields?: Record<string, unknown>): void };
@@ -86,12 +90,21 @@ function joinedCircuits(config: CeremonyConfig, body: unknown): string[] | undef
  * `?verdictWaitMs=N`: hold the answer while one of the contributor's contributions is being verified,
  * until its verdict is in or N ms passed (at most MAX_VERDICT_WAIT_MS); absent, 0: answer at once.
  */
-function verdictWaitMs(raw: unknown): number {
+function waitMsOf(raw: unknown, name: string, max: number): number {
   if (raw === undefined) return 0;
   const ms = typeof raw === 'string' && /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(ms))
-    throw new CoordinatorError('request.invalid', 'verdictWaitMs must be a whole number of milliseconds');
-  return Math.min(ms, MAX_VERDICT_WAIT_MS);
+    throw new CoordinatorError('request.invalid', `${name} must be a whole number of milliseconds`);
+  return Math.min(ms, max);
+}
+
+/**
+ * `?turnWaitMs=N`: while the contributor waits in a queue, hold the answer until their status
+ * changes (a grant, a standby offer, a place in line: held-polls.ts statusKey) or N ms passed (at
+ * most MAX_TURN_WAIT_MS); absent, 0, or not waiting: answer at once.
+ */
+function turnWaitMs(raw: unknown): number {
+  return waitMsOf(raw, 'turnWaitMs', MAX_TURN_WAIT_MS);
 }
 
 function principal(req: { principal?: Principal }): Principal {
@@ -107,6 +120,15 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
   const joinGuard = [...guard, ...(deps.joinLimit ? [deps.joinLimit] : []), jsonBody()];
   const ownGuard = deps.contributorLimit ? [...guard, deps.contributorLimit] : guard;
   const receiptGuard = deps.receiptLimit ? [...guard, deps.receiptLimit] : guard;
+
+  const heldPolls = new HeldPolls();
+  /** The status a turn wait holds on (statusKey), when the contributor waits in a queue and has no offer yet. */
+  const turnWaitFrom = (contributorId: string): string | undefined => {
+    const status = deps.lobby.status(contributorId);
+    const waits = status.circuits.some((c) => c.state === 'waiting' && c.standbyUntil === undefined);
+    const busy = status.circuits.some((c) => c.state === 'turn' || c.state === 'verifying');
+    return waits && !busy ? statusKey(status) : undefined;
+  };
 
   const view = (who: Principal) => ({
     principal: who,
@@ -130,17 +152,32 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
     const who = principal(req);
     // Back after being away: a free circuit that passed them over is theirs now, not at the next tick.
     if (deps.lobby.seen(who.id)) deps.service.tick();
-    const waitMs = verdictWaitMs(req.query.verdictWaitMs);
+    const waitMs = waitMsOf(req.query.verdictWaitMs, 'verdictWaitMs', MAX_VERDICT_WAIT_MS);
+    const turnMs = turnWaitMs(req.query.turnWaitMs);
     const verifying =
       waitMs > 0 ? deps.contributions.forContributor(who.id).filter((c) => c.status === 'verifying') : [];
-    if (verifying.length > 0) {
+    const waiting = turnMs > 0 && verifying.length === 0 ? turnWaitFrom(who.id) : undefined;
+    if (verifying.length > 0 || waiting) {
+      const release = heldPolls.take(who.id);
       const closed = new AbortController();
       res.once('close', () => closed.abort());
-      await deps.contributions.verdictWaiters.wait(
-        verifying.map((c) => c.id),
-        waitMs,
-        closed.signal,
-      );
+      try {
+        if (waiting)
+          await untilChanged(
+            (onChange) => deps.service.watchLobby(onChange),
+            () => statusKey(deps.lobby.status(who.id)) !== waiting,
+            turnMs,
+            closed.signal,
+          );
+        else
+          await deps.contributions.verdictWaiters.wait(
+            verifying.map((c) => c.id),
+            waitMs,
+            closed.signal,
+          );
+      } finally {
+        release();
+      }
       if (closed.signal.aborted) return;
     }
     res.json(view(who));

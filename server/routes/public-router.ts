@@ -60,6 +60,11 @@ export interface PublicRouterDeps {
   readLimit?: RequestHandler;
   /** The heads' inputs, prepared by the service as each head is accepted; default: made at the first download. */
   headInputs?: HeadInputs;
+  /**
+   * A signed-in contributor's download of a circuit's head or inputs: takes their turn, or the
+   * circuit's untaken turn on standby (CeremonyService.takeTurn, which reports what changed).
+   */
+  takeTurn: (contributorId: string, circuit: string) => void;
 }
 
 /**
@@ -230,7 +235,7 @@ function addFixedFileRoutes(router: Router, deps: PublicRouterDeps, hashes: File
 function addFileRoutes(router: Router, deps: PublicRouterDeps): void {
   const { config } = deps;
   const takenBy = (req: { principal?: Principal }, circuit: string): void => {
-    if (req.principal) deps.lobby.takeTurn(req.principal.id, circuit);
+    if (req.principal) deps.takeTurn(req.principal.id, circuit);
   };
   /** The turn's holder pays for their own turn's head; everyone else (and they, for anything else) by address. */
   const payerOfHead = (req: Request & { principal?: Principal }, circuit: string): DownloadPayer => {

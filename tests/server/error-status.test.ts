@@ -142,6 +142,7 @@ const FROZEN_STATUS: Readonly<Record<string, number>> = {
   'lobby.not_queued': 404,
   'lobby.too_many_joins': 429,
   'presence.too_many_streams': 429,
+  'me.too_many_held_polls': 429,
   'presence.streams_full': 503,
   'upload.too_large': 413,
   'upload.too_small': 400,

@@ -35,6 +35,7 @@ const T0 = Date.UTC(2026, 6, 1);
 const RULES: LobbyRules = {
   presenceMs: MINUTE,
   takeTurnMs: 30 * SECOND,
+  takePriorityMs: 5 * SECOND,
   turnTimeoutMs: 10 * MINUTE,
   turnSilenceMs: 2 * MINUTE,
   disconnectGraceMs: 10 * SECOND,

@@ -27,6 +27,8 @@ before(async () => {
     env: {
       PRESENCE_MS: String(PRESENCE),
       TAKE_TURN_MS: String(TAKE),
+      // Standby off: its moments would come first in nextDueAt, which a test here reads.
+      TAKE_PRIORITY_MS: '0',
       DISCONNECT_GRACE_MS: String(GRACE),
       MAX_PRESENCE_STREAMS: '5',
     },

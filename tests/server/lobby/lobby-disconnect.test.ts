@@ -17,6 +17,8 @@ const GRACE = 10 * SECOND;
 const RULES = {
   presenceMs: 60 * SECOND,
   takeTurnMs: 30 * SECOND,
+  // Standby off: its moments would come first in nextDueAt (lobby-standby.test.ts has them).
+  takePriorityMs: 0,
   turnSilenceMs: 120 * SECOND,
   disconnectGraceMs: GRACE,
 };

@@ -13,7 +13,8 @@ import { CEREMONY_ID, makeLobby, progressOf } from './lobby-helpers.ts';
 const SECOND = 1000;
 const SILENCE = 120 * SECOND;
 /** Presence and the time to take a turn as in production; the silence period as its default. */
-const RULES = { presenceMs: 60 * SECOND, takeTurnMs: 30 * SECOND, turnSilenceMs: SILENCE };
+// Standby off: its moments would come first in nextDueAt (lobby-standby.test.ts has them).
+const RULES = { presenceMs: 60 * SECOND, takeTurnMs: 30 * SECOND, takePriorityMs: 0, turnSilenceMs: SILENCE };
 
 /** alice holds register's turn, taken, with bob waiting behind her (kept seen by `keepBobSeen`). */
 function aliceHoldsTheTurn(overrides = {}) {

@@ -28,6 +28,7 @@ const EVENT_WORDS: Record<QueueLogEntry['type'], string> = {
   granted: 'turn granted',
   taken: 'turn taken',
   lapsed: 'turn lapsed',
+  skipped: 'let a turn pass',
   refused: 'refused',
   accepted: 'accepted',
   left: 'left',
@@ -52,7 +53,9 @@ function detail(entry: QueueLogEntry): string {
         `circuits ${entry.circuits.join(', ')}; away when unseen for ${span(entry.presenceMs)}` +
         (entry.disconnectGraceMs ? ` or ${span(entry.disconnectGraceMs)} after its page closes` : '') +
         '; ' +
-        `a turn to be taken within ${span(entry.takeTurnMs)}, lasting ${span(entry.turnTimeoutMs)} ` +
+        `a turn to be taken within ${span(entry.takeTurnMs)}` +
+        (entry.takePriorityMs ? ` (by the next in line too after ${span(entry.takePriorityMs)})` : '') +
+        `, lasting ${span(entry.turnTimeoutMs)} ` +
         (entry.turnSilenceMs ? `(missed once its client is silent for ${span(entry.turnSilenceMs)}) ` : '') +
         (entry.uploadStartMs ? `(missed without upload bytes by ${span(entry.uploadStartMs)}) ` : '') +
         `(at most ${span(entry.maxTurnMs)}); cooldown ${span(entry.cooldownMs)}, ` +
@@ -84,7 +87,11 @@ function detail(entry: QueueLogEntry): string {
             (entry.uploadStalledSince ? `: its upload stalled since ${formatTime(entry.uploadStalledSince)}` : '')
         : (entry.disconnectedAt
             ? `passed on: its page or terminal closed at ${formatTime(entry.disconnectedAt)}`
-            : 'not taken in time: passed on') + `, a missed turn (${entry.missedTurns ?? 1} in this circuit)`;
+            : entry.takenOverBy
+              ? `not taken: taken on standby by ${entry.takenOverBy}`
+              : 'not taken in time: passed on') + `, a missed turn (${entry.missedTurns ?? 1} in this circuit)`;
+    case 'skipped':
+      return `offered on standby, taken by ${entry.takenOverBy} behind: a missed turn (${entry.missedTurns} in this circuit)`;
     case 'refused':
       return `${entry.outcome} [${entry.code}]` + (entry.missedTurns ? `, a missed turn (${entry.missedTurns})` : '');
     case 'accepted':

@@ -1,0 +1,82 @@
+/**
+ * Held `GET /api/me` polls: `?verdictWaitMs=N` (held until a contribution's verdict is in) and
+ * `?turnWaitMs=N` (held while waiting in a queue, until the contributor's status changes: a grant,
+ * a standby offer, a place in line). A held request is a socket and a file descriptor for up to
+ * 10 s, so each contributor holds at most MAX_HELD_POLLS_PER_CONTRIBUTOR at once: a client needs
+ * one (two across a reload), and a script that opens hundreds gets `me.too_many_held_polls`, its
+ * own 429, rather than the sockets.
+ */
+import type { ContributorStatus } from '../../core/coordinator-api/lobby-status.ts';
+import { CoordinatorError } from '../../core/errors.ts';
+
+export const MAX_HELD_POLLS_PER_CONTRIBUTOR = 2;
+/** The longest a turn wait is held: a client near the front asks again at once, at no cost. */
+export const MAX_TURN_WAIT_MS = 10_000;
+
+/**
+ * What a turn wait watches of a status: each circuit's state, place in line, cooldown and standby
+ * offer. The estimate (etaMs) moves with the clock and is left out, or every tick would answer.
+ */
+export function statusKey(status: ContributorStatus): string {
+  return JSON.stringify([
+    status.circuits.map((c) =>
+      c.state === 'waiting' ? [c.circuit, c.state, c.position, c.eligibleAt, c.standbyUntil] : [c.circuit, c.state],
+    ),
+    status.removed?.at,
+    status.lastRefusal?.at,
+    status.leaving,
+  ]);
+}
+
+export class HeldPolls {
+  private readonly heldBy = new Map<string, number>();
+
+  /**
+   * Takes one of the contributor's held-poll slots, or throws me.too_many_held_polls. Returns its
+   * release (once only).
+   */
+  take(contributorId: string): () => void {
+    const held = this.heldBy.get(contributorId) ?? 0;
+    if (held >= MAX_HELD_POLLS_PER_CONTRIBUTOR)
+      throw new CoordinatorError(
+        'me.too_many_held_polls',
+        `you already have ${held} requests for news held by the coordinator (at most ` +
+          `${MAX_HELD_POLLS_PER_CONTRIBUTOR}); ask again without verdictWaitMs or turnWaitMs, or when one answered`,
+      );
+    this.heldBy.set(contributorId, held + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.heldBy.get(contributorId) ?? 1) - 1;
+      if (left > 0) this.heldBy.set(contributorId, left);
+      else this.heldBy.delete(contributorId);
+    };
+  }
+}
+
+/**
+ * Resolves when `changed()` answers true (asked each time `watch` calls back), after `ms`, or when
+ * `signal` aborts, whichever comes first.
+ */
+export function untilChanged(
+  watch: (onChange: () => void) => () => void,
+  changed: () => boolean,
+  ms: number,
+  signal: AbortSignal,
+): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      unwatch();
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const unwatch = watch(() => {
+      if (changed()) done();
+    });
+    if (signal.aborted) return done();
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

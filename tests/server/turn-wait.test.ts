@@ -1,0 +1,77 @@
+/**
+ * `GET /api/me?turnWaitMs=N` and standby over HTTP, on the real clock: a contributor waiting in a
+ * queue holds its poll, and hears of a standby offer (TAKE_PRIORITY_MS after a grant its holder
+ * did not take) as it happens, not a poll later; its first download of the head then takes the turn.
+ * Each contributor holds at most two polls at once (me.too_many_held_polls, 429).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { MeView } from '../../core/coordinator-api/api-types.ts';
+import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
+import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
+
+const PRIORITY = 600;
+let coordinator: TestCoordinator;
+
+before(async () => {
+  coordinator = await startTestCoordinator({
+    env: { TAKE_TURN_MS: '20000', TAKE_PRIORITY_MS: String(PRIORITY), PRESENCE_MS: '60000' },
+  });
+});
+
+after(() => coordinator?.close());
+
+const turnWait = (client: ContributorClient, ms: number): Promise<MeView> =>
+  client.request<MeView>('GET', `/api/me?turnWaitMs=${ms}`);
+
+test('a held poll hears of a standby offer when it is made; the download that follows takes the turn', async () => {
+  const holder = new ContributorClient(coordinator.url);
+  await holder.signInDemo('never-takes');
+  await holder.join();
+  assert.equal((await holder.progress('register')).state, 'turn', 'the first to join is granted the turn');
+  const grantedAt = Date.now();
+  const ready = new ContributorClient(coordinator.url);
+  await ready.signInDemo('ready');
+  await ready.join();
+
+  const me = await turnWait(ready, 10_000);
+  const heardAt = Date.now();
+  const progress = me.status.circuits.find((c) => c.circuit === 'register')!;
+  assert.equal(progress.state, 'waiting');
+  assert.ok(progress.state === 'waiting' && progress.standbyUntil !== undefined, 'offered on standby');
+  assert.ok(heardAt - grantedAt >= PRIORITY - 50, `heard after ${heardAt - grantedAt} ms, not before the priority`);
+  assert.ok(heardAt - grantedAt < PRIORITY + 800, `heard ${heardAt - grantedAt} ms after the grant`);
+
+  await ready.takeByDownload('register');
+  assert.equal((await ready.progress('register')).state, 'turn', 'the download took the turn');
+  const holderProgress = await holder.progress('register');
+  assert.equal(holderProgress.state, 'waiting', 'the grantee is back in line, a missed turn');
+});
+
+test('at most two held polls per contributor; a wait that is not a number, or nobody waiting, answers at once', async () => {
+  const first = new ContributorClient(coordinator.url);
+  await first.signInDemo('busy-line');
+  await first.join();
+  const waiter = new ContributorClient(coordinator.url);
+  await waiter.signInDemo('many-polls');
+  await waiter.join();
+  const held = [turnWait(waiter, 1500), turnWait(waiter, 1500)];
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await assert.rejects(
+    turnWait(waiter, 1500),
+    (error: unknown) => error instanceof HttpError && error.status === 429 && error.code === 'me.too_many_held_polls',
+  );
+  await Promise.all(held);
+  await turnWait(waiter, 10); // the two answered: a slot is free again
+
+  for (const bad of ['soon', '-1', '1.5'])
+    await assert.rejects(
+      waiter.request('GET', `/api/me?turnWaitMs=${bad}`),
+      (error: unknown) => error instanceof HttpError && error.status === 400 && error.code === 'request.invalid',
+    );
+  const outside = new ContributorClient(coordinator.url);
+  await outside.signInDemo('not-in-line');
+  const started = Date.now();
+  await turnWait(outside, 5000);
+  assert.ok(Date.now() - started < 1000, `not waiting: answered after ${Date.now() - started} ms`);
+});
