@@ -2,10 +2,14 @@
  * The audit's check that turns went in the order the rules promise: it replays the published
  * queue log (core/queue-log/queue-log-entry.ts), its hash chain checked, step by step, keeping each
  * circuit's queue and turn as the lobby kept them, and at every turn granted asks the lobby's own
- * rule (core/queue-log/turn-order.ts, firstInLine) who was first in line. It fails, naming the
- * entries, on:
+ * rule (core/queue-log/turn-order.ts, firstInLine) who was first in line, or, for a turn taken on
+ * standby, whom the standby rule offered it to (standbyDepth, mayTakeOnStandby). It fails, naming
+ * the entries, on:
  *  - `audit.turn_out_of_order`: a turn granted to another than the one the rules put first (FIFO,
- *    away and cooling-down entries passed over), or while the circuit's turn was held;
+ *    away and cooling-down entries passed over), or while the circuit's turn was held; a turn taken
+ *    on standby by an entry the rule did not offer it to (turn-order.ts mayTakeOnStandby, over the
+ *    queue as it was before the lapse: too far behind the grantee for the time passed, away, or
+ *    cooling down);
  *  - `audit.queue_rule_broken`: a step the rules do not allow: an acceptance or a refusal with no
  *    turn in the log, a turn passed on before its time to be taken or missed before its deadline
  *    (or, ended for its client's silence or its upload's want of progress, before that period ran
@@ -14,10 +18,14 @@
  *    again resets nothing), a requeue, a removal or a join's first eligible time other than the
  *    rules give (back in place only after a first untaken turn, else at the back after the
  *    cooldown, out at the missed-turn limit, a join past the limit after the doubled cooldown), a
- *    step by someone not where the log put them. An entry back in its place after a turn it did
- *    not take is granted again before the circuit's next turn ended only when nobody else could
- *    be (`audit.turn_out_of_order` otherwise): the loop of two accounts that pass their turns to
- *    each other fails here;
+ *    step by someone not where the log put them; a turn taken over on standby (`takenOverBy`)
+ *    under rules without standby, before its grantee's priority (takePriorityMs) ran out, after
+ *    its time to be taken, once taken, or not followed at once (the same time, nothing in between
+ *    but the grantee's requeue or removal) by the taker's `granted` (its deadline by the rules, no
+ *    time to be taken: it is taken at once) and `taken`. An entry back in its place after a turn
+ *    it did not take is granted again before the circuit's next turn ended only when nobody else
+ *    could be (`audit.turn_out_of_order` otherwise): the loop of two accounts that pass their
+ *    turns to each other fails here;
  *  - `audit.queue_log_mismatch`: the log and the transcript disagree: an acceptance naming no link
  *    of the transcript (or another circuit's, position, contributor), a link named twice, a link
  *    with no acceptance (but the last of a chain whose turn is still open at the log's end: its
@@ -46,6 +54,8 @@ import {
   afterMissedTurn,
   eligibleOnJoin,
   firstInLine,
+  mayTakeOnStandby,
+  standbyDepth,
   type LapseConsequence,
   type MissedTurnKind,
 } from '../queue-log/turn-order.ts';
@@ -97,9 +107,13 @@ class Replay {
   >();
   /** Contributors who left while a contribution of theirs was verified, as far as the log shows. */
   private readonly leaving = new Set<string>();
+  /** A turn taken on standby (its lapse), until its taker's grant (`granted`) and take follow. */
+  private standby: { lapse: EntryOf<'lapsed'>; by: string; granted: boolean } | undefined;
   /** Transcript links named by an acceptance: hash → entry. */
   readonly accepted = new Map<string, QueueLogEntry>();
   grants = 0;
+  /** Of the grants, those of turns taken on standby. */
+  standbyGrants = 0;
 
   constructor(
     private readonly circuits: readonly string[],
@@ -111,6 +125,7 @@ class Replay {
   }
 
   apply(entry: QueueLogEntry): void {
+    const onStandby = this.followStandby(entry);
     if (entry.type === 'rules') {
       const unknown = entry.circuits.filter((c) => !this.circuits.includes(c));
       if (unknown.length > 0 || entry.circuits.length !== this.circuits.length)
@@ -131,7 +146,51 @@ class Replay {
       throw this.broken(entry, 'a requeue after a missed turn, with no missed turn before it');
     else if (entry.type === 'removed' && entry.reason === 'missed_turns')
       throw this.broken(entry, 'a removal for missed turns, with no missed turn at the limit before it');
-    this.step(entry, this.rules, ms(entry.time));
+    this.step(entry, this.rules, ms(entry.time), onStandby);
+  }
+
+  /**
+   * After a turn taken over on standby, the taker's `granted` and `taken` follow at the lapse's
+   * time, with nothing in between but the grantee's own requeue or removal (what its missed turn
+   * leads to, checked as after any). Returns whether `entry` is that grant.
+   */
+  private followStandby(entry: QueueLogEntry): boolean {
+    const pending = this.standby;
+    if (!pending) return false;
+    const { lapse, by } = pending;
+    const ownConsequence =
+      entry.type !== 'rules' &&
+      entry.contributor === lapse.contributor &&
+      entry.circuit === lapse.circuit &&
+      ((entry.type === 'join' && entry.via === 'missed') ||
+        (entry.type === 'removed' && entry.reason === 'missed_turns'));
+    if (ownConsequence) return false;
+    const next = pending.granted ? 'taken' : 'granted';
+    const expected =
+      entry.type === next &&
+      entry.contributor === by &&
+      entry.circuit === lapse.circuit &&
+      ms(entry.time) === ms(lapse.time);
+    if (!expected)
+      throw this.broken(
+        entry,
+        `after ${describeEntry(lapse)}, taken over on standby by ${by}, ${by}'s ${next} of ${lapse.circuit} ` +
+          `comes next, at the same time (${lapse.time})`,
+      );
+    if (pending.granted) this.standby = undefined;
+    else pending.granted = true;
+    return next === 'granted';
+  }
+
+  /** At the log's end: a turn taken over on standby whose taker's grant or take is missing. */
+  finish(): void {
+    const pending = this.standby;
+    if (pending)
+      throw this.broken(
+        pending.lapse,
+        `taken over on standby by ${pending.by}, whose ${pending.granted ? 'taken' : 'granted'} does not follow ` +
+          '(the log ends)',
+      );
   }
 
   private checkAfterMiss(
@@ -211,7 +270,8 @@ class Replay {
       throw this.broken(entry, `it came before ${graceMs} ms had passed since the stream closed (${disconnectedAt})`);
   }
 
-  private step(entry: StepEntry, rules: QueueRules, at: number): void {
+  /** `onStandby`: the grant of a turn taken over on standby (followStandby). */
+  private step(entry: StepEntry, rules: QueueRules, at: number, onStandby: boolean): void {
     if (!rules.circuits.includes(entry.circuit))
       throw this.broken(entry, `${entry.circuit} is not a circuit of the ceremony`);
     switch (entry.type) {
@@ -225,7 +285,7 @@ class Replay {
         this.onBack(entry);
         return;
       case 'granted':
-        this.onGranted(entry, rules, at);
+        this.onGranted(entry, rules, at, onStandby);
         return;
       case 'taken':
         this.onTaken(entry, at);
@@ -327,7 +387,11 @@ class Replay {
     this.waitingEntry(entry).away = false;
   }
 
-  private onGranted(entry: EntryOf<'granted'>, rules: QueueRules, at: number): void {
+  /**
+   * A turn granted: to the first in line (firstInLine), or, `onStandby`, to the one who took it
+   * over (checked at the lapse by the standby rule), taken at once: no time to be taken.
+   */
+  private onGranted(entry: EntryOf<'granted'>, rules: QueueRules, at: number, onStandby: boolean): void {
     const held = this.turns.get(entry.circuit);
     if (held)
       throw new CoordinatorError(
@@ -336,6 +400,30 @@ class Replay {
           `(${describeEntry(held.granted)})`,
       );
     const waiting = this.waitingEntry(entry);
+    if (!onStandby) this.checkFirstInLine(entry, waiting, at);
+    const deadline = at + Math.min(rules.turnTimeoutMs, rules.maxTurnMs);
+    const takeBy = rules.takeTurnMs > 0 && !onStandby ? at + rules.takeTurnMs : undefined;
+    if (ms(entry.deadline) !== deadline || (entry.takeBy === undefined ? undefined : ms(entry.takeBy)) !== takeBy)
+      throw this.broken(
+        entry,
+        'its deadline or time to be taken is not what the rules give' +
+          (onStandby ? ' (a turn taken on standby is taken at once: it has no time to be taken)' : ''),
+      );
+    this.dequeue(waiting, entry.circuit);
+    // A turn taken on standby is taken by the `taken` that follows.
+    const taken = !onStandby && !takeBy;
+    this.turns.set(entry.circuit, {
+      contributor: entry.contributor,
+      granted: entry,
+      entry: waiting,
+      taken,
+      ...(taken ? { takenAt: at } : {}),
+    });
+    this.grants++;
+    if (onStandby) this.standbyGrants++;
+  }
+
+  private checkFirstInLine(entry: EntryOf<'granted'>, waiting: Waiting, at: number): void {
     const first = firstInLine(this.queue(entry.circuit), at);
     if (first !== waiting) {
       const who = !first
@@ -350,19 +438,6 @@ class Replay {
         `${describeEntry(entry)} gives the turn to ${entry.contributor}, but ${who}`,
       );
     }
-    const deadline = at + Math.min(rules.turnTimeoutMs, rules.maxTurnMs);
-    const takeBy = rules.takeTurnMs > 0 ? at + rules.takeTurnMs : undefined;
-    if (ms(entry.deadline) !== deadline || (entry.takeBy === undefined ? undefined : ms(entry.takeBy)) !== takeBy)
-      throw this.broken(entry, 'its deadline or time to be taken is not what the rules give');
-    this.dequeue(waiting, entry.circuit);
-    this.turns.set(entry.circuit, {
-      contributor: entry.contributor,
-      granted: entry,
-      entry: waiting,
-      taken: !takeBy,
-      ...(takeBy ? {} : { takenAt: at }),
-    });
-    this.grants++;
   }
 
   private onTaken(entry: EntryOf<'taken'>, at: number): void {
@@ -374,13 +449,20 @@ class Replay {
     turn.takenAt = at;
   }
 
-  /** A turn ended unused, a missed turn: passed on if never taken, else lapsed; what follows is the rules'. */
+  /**
+   * A turn ended unused, a missed turn: passed on if never taken (or taken over on standby), else
+   * lapsed; what follows is the rules'.
+   */
   private onLapsed(entry: EntryOf<'lapsed'>, rules: QueueRules, at: number): void {
     const turn = this.heldTurn(entry, 'a lapse');
+    // Over the queue as it was: the turn's end below makes the entries passed on eligible again.
+    if (entry.takenOverBy !== undefined) this.checkTakeover(entry, entry.takenOverBy, turn, rules, at);
     this.turnEnded(entry.circuit);
     if (entry.taken !== turn.taken)
       throw this.broken(entry, `it says the turn was ${entry.taken ? '' : 'not '}taken; the log says otherwise`);
-    if (!entry.taken) {
+    if (entry.takenOverBy !== undefined) {
+      if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
+    } else if (!entry.taken) {
       const due = Math.min(ms(turn.granted.takeBy ?? turn.granted.deadline), ms(turn.granted.deadline));
       if (entry.disconnectedAt !== undefined) this.checkDisconnect(entry, entry.disconnectedAt, rules, at);
       else if (at <= due) throw this.broken(entry, `the turn passed on before its time to be taken ran out`);
@@ -394,6 +476,47 @@ class Replay {
     Object.assign(turn.entry, { away: true, eligibleAt: at, passedOn: true });
     queue.splice(place < 0 ? queue.length : place, 0, turn.entry);
     this.waitingIn.set(entry.contributor, entry.circuit);
+  }
+
+  /**
+   * A turn not taken, taken over on standby by `by` (turn-order.ts): the rules have standby, the
+   * grantee's priority ran out and its time to be taken did not, and `by` waited among the entries
+   * the rule offered the turn to by then, by mayTakeOnStandby (the lobby's own) over the queue as
+   * it was. Its grant and take are checked as they follow (followStandby).
+   */
+  private checkTakeover(entry: EntryOf<'lapsed'>, by: string, turn: Turn, rules: QueueRules, at: number): void {
+    const priorityMs = rules.takePriorityMs ?? 0;
+    if (priorityMs === 0)
+      throw this.broken(entry, `a turn taken over on standby by ${by}, which the rules in force do not have`);
+    if (entry.taken || turn.taken)
+      throw this.broken(entry, `a turn taken over on standby by ${by}; only a turn not yet taken can be`);
+    const grantedAt = ms(turn.granted.time);
+    const due = turn.granted.takeBy ?? turn.granted.deadline;
+    if (at > Math.min(ms(due), ms(turn.granted.deadline)))
+      throw this.broken(entry, `taken over on standby by ${by} after its time to be taken ran out (${due})`);
+    const depth = standbyDepth(grantedAt, at, priorityMs);
+    if (depth < 1)
+      throw this.broken(
+        entry,
+        `taken over on standby by ${by} ${at - grantedAt} ms after its grant, before the grantee's priority ` +
+          `(${priorityMs} ms) ran out`,
+      );
+    const queue = this.queue(entry.circuit);
+    const waiting = this.waitingIn.get(by) === entry.circuit ? queue.find((w) => w.contributor === by) : undefined;
+    if (!waiting) throw this.broken(entry, `${by}, who took the turn over on standby, is not waiting for it`);
+    if (!mayTakeOnStandby(queue, (w) => w === waiting, depth, at)) {
+      const why = waiting.away
+        ? `${by} was away`
+        : waiting.eligibleAt > at
+          ? `${by} was cooling down until ${new Date(waiting.eligibleAt).toISOString()}`
+          : `${by} was not among the first ${depth} in line by the rules (FIFO, away and cooling-down entries ` +
+            'passed over, entries passed on after the others)';
+      throw new CoordinatorError(
+        'audit.turn_out_of_order',
+        `${describeEntry(entry)} has ${by} take the turn on standby ${at - grantedAt} ms after its grant, but ${why}`,
+      );
+    }
+    this.standby = { lapse: entry, by, granted: false };
   }
 
   /** A taken turn's lapse came no sooner than the rule it names (deadline, silence, closed stream, upload) allows. */
@@ -497,6 +620,7 @@ export function checkQueueFairness(
     links,
   );
   for (const entry of log) replay.apply(entry);
+  replay.finish();
   const open = replay.openTurns();
   for (const circuit of config.circuits) {
     const chain = transcript.filter((e): e is Contribution => e.type === 'contribution' && e.circuit === circuit.name);
@@ -513,7 +637,11 @@ export function checkQueueFairness(
   const steps = log.length;
   return (
     `${steps} entries, hash chain intact; ${replay.grants} turns granted, each to the first in line by the ` +
-    `rules (FIFO per circuit, away and cooling-down entries passed over), ${replay.accepted.size} acceptances ` +
+    'rules (FIFO per circuit, away and cooling-down entries passed over)' +
+    (replay.standbyGrants > 0
+      ? ` or, ${replay.standbyGrants} of them, taken on standby by an entry the standby rule offered it to`
+      : '') +
+    `, ${replay.accepted.size} acceptances ` +
     'matching the transcript, every turn ended without a contribution counted as missed; presence, heartbeats ' +
     'and upload progress are the coordinator’s word (each away entry says when it last saw them)'
   );

@@ -4,7 +4,8 @@
  * hand-edited version (the hash chain recomputed, as a coordinator rewriting its log would) fails
  * with its own code naming the entries: a turn granted out of order, an acceptance with no turn,
  * an acceptance naming another link of the transcript, a link of the transcript with no acceptance,
- * a turn passed on before its time, an entry marked away too soon.
+ * a turn passed on before its time, an entry marked away too soon. Hand-written logs of a turn
+ * taken on standby (issue 62) pass when they follow the rule, and fail each way they do not.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -522,5 +523,201 @@ test('the audit flags the m1/m2 loop: uncounted, back in place twice, or granted
       /\(granted register, m1\) gives the turn to m1, but m1 passed on its last turn here and the circuit's next /,
       /turn has not ended, while m2 \(in line since entry 2\) could take this one/,
     ),
+  );
+});
+
+const SECOND = 1000;
+/**
+ * A hand-written log of a standby takeover (issue 62), as the lobby writes one: ann, bob, cat and
+ * dan join register; ann is granted it (30 s to take it) and does not take it; `after` ms after the
+ * grant, `by` takes it on standby: ann's lapse names them, their `granted` (no time to be taken)
+ * and `taken` follow at the same time. `takePriorityMs` in the rules (10 s unless said; null:
+ * absent); `rules` and `before` (entries just before the lapse) shape the case; `edit` changes
+ * the takeover's three entries (lapse, grant, take) before the chain is computed.
+ */
+function standbyLog({
+  after = 15 * SECOND,
+  by = 'bob',
+  takePriorityMs = 10 * SECOND,
+  rules = {},
+  before = () => [],
+  edit = () => {},
+}: {
+  after?: number;
+  by?: string;
+  takePriorityMs?: number | null;
+  rules?: Record<string, unknown>;
+  before?: (at: number) => Array<Record<string, unknown>>;
+  edit?: (takeover: Array<Record<string, unknown>>) => void;
+} = {}): QueueLogEntry[] {
+  const stated = { ...log.find((e) => e.type === 'rules')!, ...rules } as Record<string, unknown>;
+  for (const key of ['seq', 'time', 'prevHash', 'hash', 'takePriorityMs']) delete stated[key];
+  if (takePriorityMs !== null) stated.takePriorityMs = takePriorityMs;
+  const start = Date.parse(log[0]!.time);
+  const iso = (at: number) => new Date(at).toISOString();
+  const step = (type: string, who: string, at: number, fields: Record<string, unknown> = {}) => ({
+    type,
+    circuit: 'register',
+    contributor: who,
+    name: who,
+    time: iso(at),
+    ...fields,
+  });
+  const turnMs = Math.min(stated.turnTimeoutMs as number, stated.maxTurnMs as number);
+  const at = start + after;
+  const maxMissed = stated.maxMissedTurns as number;
+  const takeover = [
+    step('lapsed', 'ann', at, { taken: false, missedTurns: 1, takenOverBy: by }),
+    ...(maxMissed === 1 ? [step('removed', 'ann', at, { reason: 'missed_turns' })] : []),
+    step('granted', by, at, { deadline: iso(at + turnMs) }),
+    step('taken', by, at),
+  ];
+  edit(takeover);
+  return rewritten([], (entries) => {
+    entries.push({ ...stated, type: 'rules', time: iso(start) });
+    ['ann', 'bob', 'cat', 'dan'].forEach((who, i) =>
+      entries.push(step('join', who, start, { position: i + 1, via: 'join' })),
+    );
+    const takeBy = start + (stated.takeTurnMs as number);
+    entries.push(step('granted', 'ann', start, { deadline: iso(start + turnMs), takeBy: iso(takeBy) }));
+    entries.push(...before(at), ...takeover);
+  });
+}
+
+test('a turn taken on standby by an entry the rule offered it to passes, the grant not held to firstInLine', () => {
+  assert.match(
+    checkQueueFairness(config, standbyLog(), []),
+    /2 turns granted, each to the first in line .* or, 1 of them, taken on standby by an entry the standby rule/,
+  );
+  // 20 s after the grant two entries are offered it: cat, though firstInLine would give bob the turn.
+  checkQueueFairness(config, standbyLog({ after: 20 * SECOND, by: 'cat' }), []);
+  // Bob marked away just before (the lobby finds him gone): cat is next in line at 10 s.
+  const bobAway = (at: number) => [
+    { type: 'away', circuit: 'register', contributor: 'bob', name: 'bob', time: new Date(at).toISOString() },
+  ];
+  const withAway = (seenAt: string) =>
+    standbyLog({ by: 'cat', before: (at) => bobAway(at).map((e) => ({ ...e, seenAt })) });
+  checkQueueFairness(config, withAway(new Date(Date.parse(log[0]!.time) - 60 * SECOND).toISOString()), []);
+  // At the missed-turn limit, ann's removal comes between her lapse and bob's grant.
+  checkQueueFairness(config, standbyLog({ rules: { maxMissedTurns: 1 } }), []);
+});
+
+test('a standby takeover under rules without standby, too early or after the time to be taken fails', () => {
+  for (const takePriorityMs of [null, 0])
+    assertFails(
+      () => checkQueueFairness(config, standbyLog({ takePriorityMs }), []),
+      'audit.queue_rule_broken',
+      /entry 6 \(lapsed register, ann\): a turn taken over on standby by bob, which the rules in force do not have/,
+    );
+  assertFails(
+    () => checkQueueFairness(config, standbyLog({ after: 10 * SECOND - 1 }), []),
+    'audit.queue_rule_broken',
+    /taken over on standby by bob 9999 ms after its grant, before the grantee's priority \(10000 ms\) ran out/,
+  );
+  assertFails(
+    () => checkQueueFairness(config, standbyLog({ after: 30 * SECOND + 1 }), []),
+    'audit.queue_rule_broken',
+    /taken over on standby by bob after its time to be taken ran out \(.*\)/,
+  );
+  // At its takeBy exactly, still in time.
+  checkQueueFairness(config, standbyLog({ after: 30 * SECOND }), []);
+});
+
+test('a standby takeover by an entry beyond the depth, or away, or not waiting, fails', () => {
+  assertFails(
+    () => checkQueueFairness(config, standbyLog({ after: 19_999, by: 'cat' }), []),
+    'audit.turn_out_of_order',
+    joined(
+      '',
+      /entry 6 \(lapsed register, ann\) has cat take the turn on standby 19999 ms after its grant, but cat was /,
+      /not among the first 1 in line by the rules/,
+    ),
+  );
+  const catAway = (at: number) => [
+    {
+      type: 'away',
+      circuit: 'register',
+      contributor: 'cat',
+      name: 'cat',
+      time: new Date(at).toISOString(),
+      seenAt: new Date(at - 61 * SECOND).toISOString(),
+    },
+  ];
+  assertFails(
+    () => checkQueueFairness(config, standbyLog({ after: 20 * SECOND, by: 'cat', before: catAway }), []),
+    'audit.turn_out_of_order',
+    /has cat take the turn on standby 20000 ms after its grant, but cat was away/,
+  );
+  assertFails(
+    () => checkQueueFairness(config, standbyLog({ by: 'eve' }), []),
+    'audit.queue_rule_broken',
+    /eve, who took the turn over on standby, is not waiting for it/,
+  );
+});
+
+test("a standby takeover not followed at once by the taker's grant, with no time to be taken, and take fails", () => {
+  const lateGrant = standbyLog({
+    edit: (t) => (t[1]!.time = new Date(Date.parse(t[1]!.time as string) + 1).toISOString()),
+  });
+  assertFails(
+    () => checkQueueFairness(config, lateGrant, []),
+    'audit.queue_rule_broken',
+    joined(
+      '',
+      /entry 7 \(granted register, bob\): after entry 6 \(lapsed register, ann\), taken over on standby by bob, /,
+      /bob's granted of register comes next, at the same time/,
+    ),
+  );
+  const noGrant = standbyLog({ edit: (t) => t.splice(1, 1) });
+  assertFails(
+    () => checkQueueFairness(config, noGrant, []),
+    'audit.queue_rule_broken',
+    /entry 7 \(taken register, bob\): after entry 6 .*, bob's granted of register comes next, at the same time/,
+  );
+  const otherGrant = standbyLog({ edit: (t) => Object.assign(t[1]!, { contributor: 'cat', name: 'cat' }) });
+  assertFails(
+    () => checkQueueFairness(config, otherGrant, []),
+    'audit.queue_rule_broken',
+    /entry 7 \(granted register, cat\): after entry 6 .*bob's granted of register comes next/,
+  );
+  const lateTake = standbyLog({
+    edit: (t) => (t[2]!.time = new Date(Date.parse(t[2]!.time as string) + 1).toISOString()),
+  });
+  assertFails(
+    () => checkQueueFairness(config, lateTake, []),
+    'audit.queue_rule_broken',
+    /entry 8 \(taken register, bob\): .*bob's taken of register comes next, at the same time/,
+  );
+  for (const [cut, missing] of [
+    [1, 'granted'],
+    [2, 'taken'],
+  ] as const)
+    assertFails(
+      () => checkQueueFairness(config, standbyLog({ edit: (t) => t.splice(cut) }), []),
+      'audit.queue_rule_broken',
+      new RegExp(`entry 6 \\(lapsed register, ann\\): taken over on standby by bob, whose ${missing} does not follow`),
+    );
+  const withTakeBy = standbyLog({
+    edit: (t) => (t[1]!.takeBy = new Date(Date.parse(t[1]!.time as string) + 30 * SECOND).toISOString()),
+  });
+  assertFails(
+    () => checkQueueFairness(config, withTakeBy, []),
+    'audit.queue_rule_broken',
+    /entry 7 \(granted register, bob\): its deadline .* \(a turn taken on standby is taken at once: it has no time/,
+  );
+});
+
+test('a turn not taken that passes on before its time to be taken, naming no takeover, still fails', () => {
+  const passedOn = standbyLog({
+    edit: (t) => {
+      delete t[0]!.takenOverBy;
+      t.splice(2, 1);
+      t[1]!.takeBy = new Date(Date.parse(t[1]!.time as string) + 30 * SECOND).toISOString();
+    },
+  });
+  assertFails(
+    () => checkQueueFairness(config, passedOn, []),
+    'audit.queue_rule_broken',
+    /entry 6 \(lapsed register, ann\): the turn passed on before its time to be taken ran out/,
   );
 });
