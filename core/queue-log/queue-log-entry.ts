@@ -184,7 +184,6 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
     turnTimeoutMs: count,
     turnSilenceMs: optional(count),
     disconnectGraceMs: optional(count),
-    takePriorityMs: optional(count),
     uploadStartMs: count,
     uploadStallMs: count,
     maxTurnMs: count,
@@ -210,7 +209,6 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
     disconnectedAt: optional(time),
     uploadDue: optional(time),
     uploadStalledSince: optional(time),
-    takenOverBy: optional(STEP.contributor),
   },
   skipped: { ...STEP, takenOverBy: STEP.contributor, missedTurns: (v) => count(v) && (v as number) >= 1 },
   refused: {
