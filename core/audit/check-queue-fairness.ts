@@ -21,8 +21,10 @@
  *    step by someone not where the log put them; a turn taken over on standby (`takenOverBy`)
  *    under rules without standby, before its grantee's priority (takePriorityMs) ran out, after
  *    its time to be taken, once taken, or not followed at once (the same time, nothing in between
- *    but the grantee's requeue or removal) by the taker's `granted` (its deadline by the rules, no
- *    time to be taken: it is taken at once) and `taken`. An entry back in its place after a turn
+ *    but the grantee's requeue or removal, then the `skipped` entry of each entry offered the turn
+ *    before the taker, in order, each followed by its own requeue or removal as the rules give) by
+ *    the taker's `granted` (its deadline by the rules, no time to be taken: it is taken at once)
+ *    and `taken`. An entry back in its place after a turn
  *    it did not take is granted again before the circuit's next turn ended only when nobody else
  *    could be (`audit.turn_out_of_order` otherwise): the loop of two accounts that pass their
  *    turns to each other fails here;
@@ -54,7 +56,7 @@ import {
   afterMissedTurn,
   eligibleOnJoin,
   firstInLine,
-  mayTakeOnStandby,
+  offeredBefore,
   standbyDepth,
   type LapseConsequence,
   type MissedTurnKind,
@@ -108,7 +110,17 @@ class Replay {
   /** Contributors who left while a contribution of theirs was verified, as far as the log shows. */
   private readonly leaving = new Set<string>();
   /** A turn taken on standby (its lapse), until its taker's grant (`granted`) and take follow. */
-  private standby: { lapse: EntryOf<'lapsed'>; by: string; granted: boolean } | undefined;
+  private standby:
+    | {
+        lapse: EntryOf<'lapsed'>;
+        by: string;
+        granted: boolean;
+        /** The entries offered the turn before `by`, in that order: each one's `skipped` comes before the grant. */
+        skipping: string[];
+        /** The grantee and the entries skipped so far: their own requeue or removal may come in between. */
+        missed: Set<string>;
+      }
+    | undefined;
   /** Transcript links named by an acceptance: hash → entry. */
   readonly accepted = new Map<string, QueueLogEntry>();
   grants = 0;
@@ -158,13 +170,27 @@ class Replay {
     const pending = this.standby;
     if (!pending) return false;
     const { lapse, by } = pending;
+    const sameMoment = entry.type !== 'rules' && entry.circuit === lapse.circuit && ms(entry.time) === ms(lapse.time);
     const ownConsequence =
-      entry.type !== 'rules' &&
-      entry.contributor === lapse.contributor &&
-      entry.circuit === lapse.circuit &&
+      sameMoment &&
+      pending.missed.has(entry.contributor) &&
       ((entry.type === 'join' && entry.via === 'missed') ||
         (entry.type === 'removed' && entry.reason === 'missed_turns'));
     if (ownConsequence) return false;
+    if (pending.skipping.length > 0) {
+      const who = pending.skipping[0]!;
+      if (!(sameMoment && entry.type === 'skipped' && entry.contributor === who && entry.takenOverBy === by))
+        throw this.broken(
+          entry,
+          `after ${describeEntry(lapse)}, taken over on standby by ${by}, ${who}, offered the turn before ${by}, ` +
+            `let it pass: its skipped entry comes next, at the same time (${lapse.time})`,
+        );
+      pending.skipping.shift();
+      pending.missed.add(who);
+      return false;
+    }
+    if (entry.type === 'skipped')
+      throw this.broken(entry, `${entry.contributor} was not offered the turn before ${by}, who took it on standby`);
     const next = pending.granted ? 'taken' : 'granted';
     const expected =
       entry.type === next &&
@@ -292,6 +318,9 @@ class Replay {
         return;
       case 'lapsed':
         this.onLapsed(entry, rules, at);
+        return;
+      case 'skipped':
+        this.onSkipped(entry, rules, at);
         return;
       case 'refused':
         this.onRefused(entry, rules, at);
@@ -504,7 +533,8 @@ class Replay {
     const queue = this.queue(entry.circuit);
     const waiting = this.waitingIn.get(by) === entry.circuit ? queue.find((w) => w.contributor === by) : undefined;
     if (!waiting) throw this.broken(entry, `${by}, who took the turn over on standby, is not waiting for it`);
-    if (!mayTakeOnStandby(queue, (w) => w === waiting, depth, at)) {
+    const before = offeredBefore(queue, (w) => w === waiting, depth, at);
+    if (!before) {
       const why = waiting.away
         ? `${by} was away`
         : waiting.eligibleAt > at
@@ -516,7 +546,28 @@ class Replay {
         `${describeEntry(entry)} has ${by} take the turn on standby ${at - grantedAt} ms after its grant, but ${why}`,
       );
     }
-    this.standby = { lapse: entry, by, granted: false };
+    this.standby = {
+      lapse: entry,
+      by,
+      granted: false,
+      skipping: before.map((w) => w.contributor),
+      missed: new Set([entry.contributor]),
+    };
+  }
+
+  /**
+   * A waiting entry offered a turn on standby before the one who took it let it pass (its order
+   * and time checked by followStandby): a missed turn, not taken, with the grantee's consequence:
+   * passed on in its place the first time, else at the back (its `join` follows) or out.
+   */
+  private onSkipped(entry: EntryOf<'skipped'>, rules: QueueRules, at: number): void {
+    if (!this.standby) throw this.broken(entry, 'a turn let pass with no turn taken over on standby before it');
+    const waiting = this.waitingEntry(entry);
+    const missed = this.countMiss(entry);
+    const consequence = this.expectAfterMiss(entry, 'not_taken', missed, rules, at);
+    // Out of the queue: by its requeue's `join` next (so dequeued here), or by its `removed`.
+    if (consequence.kind === 'back_in_place') waiting.passedOn = true;
+    else if (consequence.kind === 'back_of_queue') this.dequeue(waiting, entry.circuit);
   }
 
   /** A taken turn's lapse came no sooner than the rule it names (deadline, silence, closed stream, upload) allows. */

@@ -30,7 +30,7 @@ const LOBBY_SETTINGS_DECLARED = declareSettings({
     group: 'turns',
     schema: offOrMsSetting(5_000),
     doc:
-      'a granted turn is its grantee\'s alone this long; then, until taken or TAKE_TURN_MS, the entry next in line ' +
+      "a granted turn is its grantee's alone this long; then, until taken or TAKE_TURN_MS, the entry next in line " +
       'may take it too, and one more every further TAKE_PRIORITY_MS (standby): an unwanted turn costs this, not ' +
       'TAKE_TURN_MS, while someone behind is ready; 0: off',
   },

@@ -9,7 +9,7 @@
 import type { ContributorStatus } from '../../core/coordinator-api/lobby-status.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 
-export const MAX_HELD_POLLS_PER_CONTRIBUTOR = 2;
+const MAX_HELD_POLLS_PER_CONTRIBUTOR = 2;
 /** The longest a turn wait is held: a client near the front asks again at once, at no cost. */
 export const MAX_TURN_WAIT_MS = 10_000;
 

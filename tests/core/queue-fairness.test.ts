@@ -532,8 +532,10 @@ const SECOND = 1000;
  * dan join register; ann is granted it (30 s to take it) and does not take it; `after` ms after the
  * grant, `by` takes it on standby: ann's lapse names them, their `granted` (no time to be taken)
  * and `taken` follow at the same time. `takePriorityMs` in the rules (10 s unless said; null:
- * absent); `rules` and `before` (entries just before the lapse) shape the case; `edit` changes
- * the takeover's three entries (lapse, grant, take) before the chain is computed.
+ * absent); `rules` and `before` (entries just before the lapse) shape the case; `letPass`: the
+ * entries offered the turn before `by`, whose `skipped` entries follow ann's lapse (bob when cat
+ * takes it, unless said); `edit` changes the takeover's entries (lapse, [removal], the skipped
+ * ones, grant, take) before the chain is computed.
  */
 function standbyLog({
   after = 15 * SECOND,
@@ -541,6 +543,7 @@ function standbyLog({
   takePriorityMs = 10 * SECOND,
   rules = {},
   before = () => [],
+  letPass = by === 'cat' ? ['bob'] : [],
   edit = () => {},
 }: {
   after?: number;
@@ -548,6 +551,7 @@ function standbyLog({
   takePriorityMs?: number | null;
   rules?: Record<string, unknown>;
   before?: (at: number) => Array<Record<string, unknown>>;
+  letPass?: string[];
   edit?: (takeover: Array<Record<string, unknown>>) => void;
 } = {}): QueueLogEntry[] {
   const stated = { ...log.find((e) => e.type === 'rules')!, ...rules } as Record<string, unknown>;
@@ -569,6 +573,10 @@ function standbyLog({
   const takeover = [
     step('lapsed', 'ann', at, { taken: false, missedTurns: 1, takenOverBy: by }),
     ...(maxMissed === 1 ? [step('removed', 'ann', at, { reason: 'missed_turns' })] : []),
+    ...letPass.flatMap((who) => [
+      step('skipped', who, at, { takenOverBy: by, missedTurns: 1 }),
+      ...(maxMissed === 1 ? [step('removed', who, at, { reason: 'missed_turns' })] : []),
+    ]),
     step('granted', by, at, { deadline: iso(at + turnMs) }),
     step('taken', by, at),
   ];
@@ -596,10 +604,37 @@ test('a turn taken on standby by an entry the rule offered it to passes, the gra
     { type: 'away', circuit: 'register', contributor: 'bob', name: 'bob', time: new Date(at).toISOString() },
   ];
   const withAway = (seenAt: string) =>
-    standbyLog({ by: 'cat', before: (at) => bobAway(at).map((e) => ({ ...e, seenAt })) });
+    standbyLog({ by: 'cat', letPass: [], before: (at) => bobAway(at).map((e) => ({ ...e, seenAt })) });
   checkQueueFairness(config, withAway(new Date(Date.parse(log[0]!.time) - 60 * SECOND).toISOString()), []);
   // At the missed-turn limit, ann's removal comes between her lapse and bob's grant.
   checkQueueFairness(config, standbyLog({ rules: { maxMissedTurns: 1 } }), []);
+  // The same when cat takes it: bob, offered it first, let it pass, and is removed as ann is.
+  checkQueueFairness(config, standbyLog({ after: 20 * SECOND, by: 'cat', rules: { maxMissedTurns: 1 } }), []);
+});
+
+test('a takeover past an entry offered the turn first needs its skipped entry, and only its own', () => {
+  assert.throws(
+    () => checkQueueFairness(config, standbyLog({ after: 20 * SECOND, by: 'cat', letPass: [] }), []),
+    /bob, offered the turn before cat, let it pass: its skipped entry comes next/,
+  );
+  assert.throws(
+    () => checkQueueFairness(config, standbyLog({ after: 20 * SECOND, by: 'cat', letPass: ['dan'] }), []),
+    /bob, offered the turn before cat, let it pass: its skipped entry comes next/,
+  );
+  assert.throws(
+    () => checkQueueFairness(config, standbyLog({ by: 'bob', letPass: ['cat'] }), []),
+    /cat was not offered the turn before bob, who took it on standby/,
+  );
+  const uncounted = standbyLog({
+    after: 20 * SECOND,
+    by: 'cat',
+    edit: (t) =>
+      Object.assign(
+        t.find((e) => e.type === 'skipped')!,
+        { missedTurns: 2 },
+      ),
+  });
+  assert.throws(() => checkQueueFairness(config, uncounted, []), /it counts 2 missed turns; the log counts 1/);
 });
 
 test('a standby takeover under rules without standby, too early or after the time to be taken fails', () => {

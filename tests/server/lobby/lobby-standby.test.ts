@@ -122,13 +122,7 @@ test('an entry that lets standby turns pass twice goes to the back of the queue,
   clock.advance(2 * PRIORITY);
   seenAll();
   lobby.takeTurn('bob', 'register'); // alice lets it pass: her first miss, place kept, passed on
-  lobby.markSubmitted('bob', 'register', 'bob-1');
-  lobby.recordVerdict('bob-1', {
-    status: 'accepted',
-    chainIndex: 1,
-    contributionHash: 'ab'.repeat(32),
-    transcriptHash: '01'.padStart(128, '0'),
-  });
+  lobby.leave('bob'); // his turn ends (a miss of his own): the entries passed on are eligible again
   seenAll();
   lobby.seen('hostile');
   lobby.tick();
