@@ -48,7 +48,7 @@ test('a held poll hears of a standby offer when it is made; the download that fo
   assert.equal(holderProgress.state, 'waiting', 'the grantee is back in line, a missed turn');
 });
 
-test('at most two held polls per contributor; a wait that is not a number, or nobody waiting, answers at once', async () => {
+test('two held polls per contributor at most; a wait not a number, or nobody waiting, answers at once', async () => {
   const first = new ContributorClient(coordinator.url);
   await first.signInDemo('busy-line');
   await first.join();

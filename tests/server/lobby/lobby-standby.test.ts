@@ -46,7 +46,7 @@ const standbyOf = (lobby: Lobby, who: string): number | undefined => {
   return progress.state === 'waiting' ? progress.standbyUntil : undefined;
 };
 
-test('an untaken turn is its grantee’s alone for TAKE_PRIORITY_MS, then the next in line takes it by a download', () => {
+test('an untaken turn is its grantee’s alone for TAKE_PRIORITY_MS, then the next in line takes it by downloading', () => {
   const { lobby, clock } = hostileHoldsTheTurn();
   const granted = clock.now();
   clock.advance(PRIORITY - 1);
@@ -202,7 +202,7 @@ test('nextDueAt names each moment one more entry is offered the turn, up to its 
   assert.equal(lobby.nextDueAt(), granted + TAKE + 1, 'the next offer would come after takeBy: takeBy’s moment');
 });
 
-test('the m1/m2 loop with honest contributors ready: each hostile grant costs TAKE_PRIORITY_MS, not TAKE_TURN_MS', () => {
+test('the m1/m2 loop, honest contributors ready: a hostile grant costs TAKE_PRIORITY_MS, not TAKE_TURN_MS', () => {
   const { lobby, clock } = makeLobby(RULES);
   for (const who of ['m1', 'm2', 'h1', 'h2', 'h3']) lobby.join(who);
   let hostileTime = 0;

@@ -91,7 +91,10 @@ function detail(entry: QueueLogEntry): string {
               ? `not taken: taken on standby by ${entry.takenOverBy}`
               : 'not taken in time: passed on') + `, a missed turn (${entry.missedTurns ?? 1} in this circuit)`;
     case 'skipped':
-      return `offered on standby, taken by ${entry.takenOverBy} behind: a missed turn (${entry.missedTurns} in this circuit)`;
+      return (
+        `offered on standby, taken by ${entry.takenOverBy} behind: ` +
+        `a missed turn (${entry.missedTurns} in this circuit)`
+      );
     case 'refused':
       return `${entry.outcome} [${entry.code}]` + (entry.missedTurns ? `, a missed turn (${entry.missedTurns})` : '');
     case 'accepted':
