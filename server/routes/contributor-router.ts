@@ -112,15 +112,11 @@ function principal(req: { principal?: Principal }): Principal {
   return req.principal;
 }
 
-export function createContributorRouter(deps: ContributorRouterDeps): Router {
-  const router = Router();
-  const guard = [deps.requireContributor, deps.requireCsrf];
-  // Leave has none: giving a place up must always work, and a leave logs something only after a join (or a step
-  // of the ceremony) put the contributor somewhere.
-  const joinGuard = [...guard, ...(deps.joinLimit ? [deps.joinLimit] : []), jsonBody()];
-  const ownGuard = deps.contributorLimit ? [...guard, deps.contributorLimit] : guard;
-  const receiptGuard = deps.receiptLimit ? [...guard, deps.receiptLimit] : guard;
-
+/**
+ * GET /api/me: the contributor's view, held (`verdictWaitMs`) until a contribution's verdict is in,
+ * or (`turnWaitMs`) while they wait in a queue until their status changes; at most two held at once.
+ */
+function meRoute(deps: ContributorRouterDeps, view: (who: Principal) => unknown): RequestHandler {
   const heldPolls = new HeldPolls();
   /** The status a turn wait holds on (statusKey), when the contributor waits in a queue and has no offer yet. */
   const turnWaitFrom = (contributorId: string): string | undefined => {
@@ -129,26 +125,7 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
     const busy = status.circuits.some((c) => c.state === 'turn' || c.state === 'verifying');
     return waits && !busy ? statusKey(status) : undefined;
   };
-
-  const view = (who: Principal) => ({
-    principal: who,
-    now: deps.clock.now(),
-    phase: deps.phase.get(),
-    status: deps.lobby.status(who.id),
-    contributions: deps.contributions.forContributor(who.id).map((c) => ({
-      id: c.id,
-      circuit: c.circuit,
-      status: c.status,
-      code: c.code,
-      message: c.message,
-      contributionHash: c.contributionHash,
-      index: c.chainIndex,
-      createdAt: c.createdAt,
-      finishedAt: c.finishedAt,
-    })),
-  });
-
-  router.get('/api/me', ...ownGuard, async (req, res) => {
+  return async (req, res) => {
     const who = principal(req);
     // Back after being away: a free circuit that passed them over is theirs now, not at the next tick.
     if (deps.lobby.seen(who.id)) deps.service.tick();
@@ -181,7 +158,41 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
       if (closed.signal.aborted) return;
     }
     res.json(view(who));
+  };
+}
+
+export function createContributorRouter(deps: ContributorRouterDeps): Router {
+  const router = Router();
+  const guard = [deps.requireContributor, deps.requireCsrf];
+  // Leave has none: giving a place up must always work, and a leave logs something only after a join (or a step
+  // of the ceremony) put the contributor somewhere.
+  const joinGuard = [...guard, ...(deps.joinLimit ? [deps.joinLimit] : []), jsonBody()];
+  const ownGuard = deps.contributorLimit ? [...guard, deps.contributorLimit] : guard;
+  const receiptGuard = deps.receiptLimit ? [...guard, deps.receiptLimit] : guard;
+
+  const view = (who: Principal) => ({
+    principal: who,
+    now: deps.clock.now(),
+    phase: deps.phase.get(),
+    status: deps.lobby.status(who.id),
+    contributions: deps.contributions.forContributor(who.id).map((c) => ({
+      id: c.id,
+      circuit: c.circuit,
+      status: c.status,
+      code: c.code,
+      message: c.message,
+      contributionHash: c.contributionHash,
+      index: c.chainIndex,
+      createdAt: c.createdAt,
+      finishedAt: c.finishedAt,
+    })),
   });
+
+  router.get(
+    '/api/me',
+    ...ownGuard,
+    meRoute(deps, (who) => view(who)),
+  );
 
   if (deps.presenceStreams)
     router.get(

@@ -46,7 +46,7 @@ const standbyOf = (lobby: Lobby, who: string): number | undefined => {
   return progress.state === 'waiting' ? progress.standbyUntil : undefined;
 };
 
-test('an untaken turn is its grantee’s alone for TAKE_PRIORITY_MS, then the next in line takes it by downloading', () => {
+test('an untaken turn is its grantee’s alone for TAKE_PRIORITY_MS, then the next in line takes it by a fetch', () => {
   const { lobby, clock } = hostileHoldsTheTurn();
   const granted = clock.now();
   clock.advance(PRIORITY - 1);
