@@ -18,6 +18,13 @@ import type {
   ResolvedLobbyOptions,
 } from './lobby-types.ts';
 
+/**
+ * A status reads standby offers only this far into a queue: an offer reaches one more entry each
+ * TAKE_PRIORITY_MS (6 with the defaults), so only a front full of away or cooling entries could
+ * put one further back, and each poll would then read that far.
+ */
+const STANDBY_SCAN_MAX = 256;
+
 export class LobbyReader {
   constructor(
     private readonly statements: LobbyStatements,
@@ -153,7 +160,9 @@ export class LobbyReader {
           eligibleAt: waiting.eligible_at,
           now,
         });
-        const standbyUntil = current ? this.standbyUntil(current, contributorId, now) : undefined;
+        // Far back, no offer can reach the entry before the turn's time to be taken runs out.
+        const near = position <= STANDBY_SCAN_MAX;
+        const standbyUntil = current && near ? this.standbyUntil(current, contributorId, now) : undefined;
         return {
           circuit,
           state: 'waiting',
