@@ -57,8 +57,9 @@ const HELD_POLLS_REFUSED_FOR_MS = 60_000;
 interface TurnHold {
   controller: AbortController;
   done: Promise<void>;
-  /** Started on a standby offer (DriverTurn.standby)… */
+  /** Started on a standby offer (DriverTurn.standby; its standbyUntil)… */
   standby: boolean;
+  offer?: number;
   /** …and the coordinator has said the turn is this contributor's since (granted turns: from the start). */
   taken: boolean;
 }
@@ -86,7 +87,7 @@ export class ContributorDriver {
   private pollAgain = false;
   private rearmOnly = false;
   private polled: Array<() => void> = [];
-  /** Per circuit: the standby offer (its standbyUntil) last acted on; the same offer is not taken up twice. */
+  /** Per circuit: the standby offer (its standbyUntil) another entry took first; not taken up again. */
   private readonly standbyOffers = new Map<string, number>();
   /** When the last poll started, to pace held polls; the held poll under way, given up by pollNow. */
   private lastPollAt = -Infinity;
@@ -434,14 +435,12 @@ export class ContributorDriver {
       const task = this.tasks.get(circuit);
       const offered = progress.state === 'waiting' ? progress.standbyUntil : undefined;
       if (progress.state === 'turn') {
-        if (!task && this.mayStart(circuit, seq)) this.startTurn(circuit, false);
+        if (!task && this.mayStart(circuit, seq)) this.startTurn(circuit, undefined);
         else if (this.options.pollDuringTurns) this.keepBeating(circuit);
       } else if (offered !== undefined && !task) {
         // A turn granted ahead and not taken, offered on standby: taken as a granted one would be.
-        if (this.mayStart(circuit, seq) && this.standbyOffers.get(circuit) !== offered) {
-          this.standbyOffers.set(circuit, offered);
-          this.startTurn(circuit, true);
-        }
+        if (this.mayStart(circuit, seq) && this.standbyOffers.get(circuit) !== offered)
+          this.startTurn(circuit, offered);
       } else if (task && (progress.state === 'waiting' || progress.state === 'pending')) {
         // The turn is gone (deadline missed, the ceremony moved on, or another entry took the one
         // offered on standby): its work stops. A standby turn still offered is being taken. Once
@@ -469,11 +468,13 @@ export class ContributorDriver {
     return retryAt === undefined || this.clock.now() >= retryAt;
   }
 
-  private startTurn(circuit: string, standby: boolean): void {
+  /** `offer`: the standbyUntil of the standby offer taken up; undefined: a granted turn. */
+  private startTurn(circuit: string, offer: number | undefined): void {
     const controller = new AbortController();
     this.afterPoll.delete(circuit);
     this.retryAt.delete(circuit);
-    const hold: TurnHold = { controller, done: Promise.resolve(), standby, taken: !standby };
+    const standby = offer !== undefined;
+    const hold: TurnHold = { controller, done: Promise.resolve(), standby, offer, taken: !standby };
     this.tasks.set(circuit, hold);
     hold.done = this.takeTurn(circuit, hold).then(
       () => this.turnOver(circuit),
@@ -524,7 +525,7 @@ export class ContributorDriver {
     } catch (error) {
       const elsewhere = !hold.taken && !this.stopping.signal.aborted;
       if (this.stopping.signal.aborted || signal.reason === TURN_GONE) {
-        if (elsewhere) this.view.standbyTakenElsewhere?.(circuit);
+        if (elsewhere) this.takenElsewhere(circuit, hold);
         this.view.turnDropped?.(circuit);
         return;
       }
@@ -532,7 +533,7 @@ export class ContributorDriver {
       if (!(reason instanceof ApiError)) throw reason;
       // Not taken yet, the upload (or anything) refused as not this turn: another entry took it first.
       if (elsewhere && LOST_TURN_CODES.has(reason.code)) {
-        this.view.standbyTakenElsewhere?.(circuit);
+        this.takenElsewhere(circuit, hold);
         this.view.turnDropped?.(circuit);
         return;
       }
@@ -559,6 +560,12 @@ export class ContributorDriver {
     }
     if (hold.controller.signal.aborted) throw new DOMException('the turn was given up', 'AbortError');
     this.keepBeating(circuit);
+  }
+
+  /** A standby turn another entry took first: said, and that offer is not taken up again. */
+  private takenElsewhere(circuit: string, hold: TurnHold): void {
+    if (hold.offer !== undefined) this.standbyOffers.set(circuit, hold.offer);
+    this.view.standbyTakenElsewhere?.(circuit);
   }
 
   private uploaded(circuit: string, answerLost: boolean): void {

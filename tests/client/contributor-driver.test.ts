@@ -485,6 +485,26 @@ test('standby taken by another entry first: back to waiting quietly, no upload, 
   await assert.rejects(run, /left/);
 });
 
+test('standby interrupted (the download broke off): a failure as any; the offer taken up after the pause', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  const { driver, taken, told } = driverFor(clock, lobby, 'terminal');
+  lobby.offer();
+  const run = driver.run();
+  await clock.advance(0);
+  taken[0]!.fail(new ApiError(0, 'network', 'the download broke off'));
+  await clock.advance(0);
+  assert.deepEqual(
+    told.failures.map((f) => f.kind),
+    ['interrupted'],
+  );
+  assert.equal(told.elsewhere, 0);
+  await clock.advance(2000 + waitingPollMs(2));
+  assert.equal(taken.length, 2, 'still offered: taken up again once the pause is over');
+  driver.stop(new Error('left'));
+  await assert.rejects(run, /left/);
+});
+
 test('standby on the page: a poll that no longer offers the turn drops its work, no failure', async () => {
   const clock = new ManualClock();
   const lobby = new ScriptedLobby(clock);
