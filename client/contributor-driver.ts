@@ -57,9 +57,8 @@ const HELD_POLLS_REFUSED_FOR_MS = 60_000;
 interface TurnHold {
   controller: AbortController;
   done: Promise<void>;
-  /** Started on a standby offer (DriverTurn.standby; its standbyUntil)… */
-  standby: boolean;
-  offer?: number;
+  /** Started on a standby offer (DriverTurn.standby): its standbyUntil… */
+  offer: number | undefined;
   /** …and the coordinator has said the turn is this contributor's since (granted turns: from the start). */
   taken: boolean;
 }
@@ -435,6 +434,7 @@ export class ContributorDriver {
       const task = this.tasks.get(circuit);
       const offered = progress.state === 'waiting' ? progress.standbyUntil : undefined;
       if (progress.state === 'turn') {
+        if (task) task.taken = true;
         if (!task && this.mayStart(circuit, seq)) this.startTurn(circuit, undefined);
         else if (this.options.pollDuringTurns) this.keepBeating(circuit);
       } else if (offered !== undefined && !task) {
@@ -445,7 +445,7 @@ export class ContributorDriver {
         // The turn is gone (deadline missed, the ceremony moved on, or another entry took the one
         // offered on standby): its work stops. A standby turn still offered is being taken. Once
         // uploaded (verifying, accepted) the work is finishing by itself and is left alone.
-        if (!(task.standby && offered !== undefined)) task.controller.abort(TURN_GONE);
+        if (task.offer === undefined || offered === undefined) task.controller.abort(TURN_GONE);
       }
     }
   }
@@ -473,8 +473,7 @@ export class ContributorDriver {
     const controller = new AbortController();
     this.afterPoll.delete(circuit);
     this.retryAt.delete(circuit);
-    const standby = offer !== undefined;
-    const hold: TurnHold = { controller, done: Promise.resolve(), standby, offer, taken: !standby };
+    const hold: TurnHold = { controller, done: Promise.resolve(), offer, taken: offer === undefined };
     this.tasks.set(circuit, hold);
     hold.done = this.takeTurn(circuit, hold).then(
       () => this.turnOver(circuit),
@@ -497,7 +496,7 @@ export class ContributorDriver {
    */
   private async takeTurn(circuit: string, hold: TurnHold): Promise<void> {
     const { signal } = hold.controller;
-    this.view.turnStarting?.(circuit, hold.standby);
+    this.view.turnStarting?.(circuit, hold.offer !== undefined);
     await this.options.ready;
     if (hold.taken) this.keepBeating(circuit);
     let confirming: Promise<void> | undefined;
@@ -517,7 +516,7 @@ export class ContributorDriver {
         headFileHash: head.headHash,
         signal,
         onHash: (hash) => this.localHashes.set(circuit, hash),
-        standby: hold.standby,
+        standby: hold.offer !== undefined,
         taken: () => (confirming ??= this.confirmTaken(circuit, hold)),
       });
       this.interruptedInARow = 0;
@@ -564,7 +563,7 @@ export class ContributorDriver {
 
   /** A standby turn another entry took first: said, and that offer is not taken up again. */
   private takenElsewhere(circuit: string, hold: TurnHold): void {
-    if (hold.offer !== undefined) this.standbyOffers.set(circuit, hold.offer);
+    this.standbyOffers.set(circuit, hold.offer!);
     this.view.standbyTakenElsewhere?.(circuit);
   }
 
