@@ -658,3 +658,65 @@ test('a real coordinator: joined, in line behind another, the turn taken when it
   assert.ok(progress?.state === 'accepted', 'accepted on the coordinator');
   assert.equal(progress.contributionHash, driver.localHash(circuit), 'the hash computed here');
 });
+
+test('a real coordinator: the turn of one who never takes it is taken on standby, held polls and all', async (t) => {
+  const coordinator = await startTestCoordinator({
+    env: { TAKE_TURN_MS: '30000', TAKE_PRIORITY_MS: '500', PRESENCE_MS: '60000' },
+  });
+  const workDir = await mkdtemp(path.join(tmpdir(), 'contributor-driver-'));
+  t.after(async () => {
+    await coordinator.close();
+    await rm(workDir, { recursive: true, force: true });
+  });
+  const idle = new ContributorClient(coordinator.url);
+  await idle.signInDemo('never-takes');
+  const ceremony = await idle.request<CeremonyView>('GET', '/api/ceremony');
+  const circuit = ceremony.circuits[0]!.name;
+  await idle.request('POST', '/api/me/join', { circuits: [circuit] });
+  coordinator.service.tick();
+  assert.equal((await idle.progress(circuit)).state, 'turn', 'granted, and never taken');
+
+  const client = new CoordinatorClient(coordinator.url, { rideOutRestarts: {} });
+  await client.signInDemo('standby');
+  const protocol = new FileTurn({ client, workDir, transfer: 'delta', workers: 1 });
+  const api = coordinatorApi(client);
+  const turnWaits: number[] = [];
+  const started: boolean[] = [];
+  const failures: string[] = [];
+  const driver: ContributorDriver = new ContributorDriver({
+    api: { ...api, me: (resend, hold) => (hold?.turnWaitMs && turnWaits.push(hold.turnWaitMs), api.me(resend, hold)) },
+    turn: async (turn) => {
+      const result = await protocol.takeTurn({
+        ...turn,
+        name: 'standby',
+        entropy: () => contributionEntropy(),
+        progress: () => {},
+      });
+      driver.rememberHash(turn.circuit, result.contributionHash);
+    },
+    joinAtStart: { circuits: [circuit], everyCircuit: false },
+    steady: { signInAgain: async () => void (await client.signInDemo('standby')) },
+    pollDuringTurns: false,
+    holdPollsForVerdicts: true,
+    confirmLostTurns: true,
+    turnRetryPauseMs: 2000,
+    ready: protocol.prepare(),
+    view: {
+      turnStarting: (_circuit, standby) => started.push(standby),
+      turnFailed: (_circuit, error) => failures.push(error.code),
+    },
+  });
+  t.after(() => driver.stop());
+  await driver.run();
+  assert.deepEqual(started, [true], 'one turn, taken on standby');
+  assert.deepEqual(failures, []);
+  assert.ok(turnWaits.length > 0 && turnWaits.every((ms) => ms === 10_000), 'next in line, its polls were held');
+  const progress = (await client.request<MeView>('GET', '/api/me')).status.circuits.find((c) => c.circuit === circuit);
+  assert.ok(progress?.state === 'accepted', 'accepted on the coordinator');
+  assert.equal(progress.contributionHash, driver.localHash(circuit), 'the hash computed here');
+  const idleState = (await idle.progress(circuit)).state;
+  assert.ok(
+    idleState === 'waiting' || idleState === 'turn',
+    `the one who never took it is back in line (${idleState})`,
+  );
+});
