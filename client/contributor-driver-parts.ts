@@ -20,13 +20,24 @@ export class RunFailure extends Error {
   }
 }
 
+/**
+ * A `GET /api/me` the coordinator may hold (at most two per contributor, so the driver holds one):
+ * `verdictWaitMs` until a contribution's verdict is in, `turnWaitMs` until the waiting contributor's
+ * status changes (a grant, a standby offer, a new place in line, a verdict); `signal` gives it up.
+ */
+export interface HeldPoll {
+  verdictWaitMs?: number;
+  turnWaitMs?: number;
+  signal?: AbortSignal;
+}
+
 /** The requests the protocol makes, so a test can answer them without a coordinator. */
 export interface DriverApi {
   /**
    * `resend`: sent again while the coordinator does not answer (the terminal), or not (the page polls
-   * on). `verdictWaitMs`: the coordinator may hold the answer until a contribution's verdict is in.
+   * on). `hold`: the coordinator may hold the answer (HeldPoll); without it, answered at once.
    */
-  me(resend: boolean, verdictWaitMs?: number): Promise<MeView>;
+  me(resend: boolean, hold?: HeldPoll): Promise<MeView>;
   /** Undefined: every circuit (no choice sent). */
   join(circuits: readonly string[] | undefined): Promise<MeView>;
   leave(): Promise<unknown>;
@@ -36,11 +47,15 @@ export interface DriverApi {
 
 export function coordinatorApi(client: Pick<ApiClient, 'get' | 'request'>): DriverApi {
   return {
-    me: (resend, verdictWaitMs) =>
-      client.get<MeView>(
-        verdictWaitMs ? `/api/me?verdictWaitMs=${verdictWaitMs}` : '/api/me',
-        resend ? undefined : { resend: false },
-      ),
+    me: (resend, hold) => {
+      const query = new URLSearchParams();
+      if (hold?.verdictWaitMs) query.set('verdictWaitMs', String(hold.verdictWaitMs));
+      if (hold?.turnWaitMs) query.set('turnWaitMs', String(hold.turnWaitMs));
+      const route = query.size > 0 ? `/api/me?${query.toString()}` : '/api/me';
+      const signal = hold?.signal;
+      if (resend && !signal) return client.get<MeView>(route);
+      return client.get<MeView>(route, { ...(resend ? {} : { resend: false }), ...(signal ? { signal } : {}) });
+    },
     join: (circuits) => client.request<MeView>('POST', '/api/me/join', circuits ? { circuits: [...circuits] } : {}),
     leave: () => client.request('POST', '/api/me/leave'),
     heartbeat: (circuit) =>
@@ -73,6 +88,18 @@ export interface DriverTurn {
   signal: AbortSignal;
   /** The contribution hash, told once computed, before the upload (its verdict is compared with it). */
   onHash(hash: string): void;
+  /**
+   * A standby turn: granted to someone ahead and not taken yet, offered to this contributor too
+   * (`standbyUntil`); the first download of the head or its inputs takes it, unless another entry
+   * took it first.
+   */
+  standby: boolean;
+  /**
+   * To be called once the first download of the head or its inputs is answered, and awaited before
+   * computing: on a standby turn it asks the coordinator whether that download took the turn, and
+   * if not (another entry was first) gives the turn up (rejects with the abort). At once otherwise.
+   */
+  taken(): Promise<void>;
 }
 
 /** How a turn that ended without an upload is counted. */
@@ -95,7 +122,10 @@ export interface DriverView {
   unanswered?(error: unknown): void;
   /** A verdict that arrived since the driver started; `attempts`: refusals of its circuit so far. */
   verdict?(contribution: ContributionView, attempts: number): void;
-  turnStarting?(circuit: string): void;
+  /** `standby`: a turn granted ahead and not taken, offered to this contributor too (DriverTurn). */
+  turnStarting?(circuit: string, standby: boolean): void;
+  /** A standby turn someone else took first: back to waiting, no failure (then turnDropped). */
+  standbyTakenElsewhere?(circuit: string): void;
   /** `answerLost`: the upload's last answer was lost, but the coordinator has it. */
   uploaded?(circuit: string, answerLost: boolean): void;
   turnFailed?(circuit: string, error: ApiError, failure: TurnFailure): void;

@@ -25,9 +25,18 @@ import {
   type DriverClock,
   type DriverOptions,
   type DriverView,
+  type HeldPoll,
   type TurnFailure,
 } from './contributor-driver-parts.ts';
-import { ACTIVE_POLL_MS, VERDICT_POLL_MS, VERDICT_WAIT_MS, waitingPollMs } from './queue-poll-pace.ts';
+import {
+  ACTIVE_POLL_MS,
+  HELD_POLL_EVERY_MS,
+  holdsPollForTurn,
+  TURN_WAIT_MS,
+  VERDICT_POLL_MS,
+  VERDICT_WAIT_MS,
+  waitingPollMs,
+} from './queue-poll-pace.ts';
 import { looksLikeRestart, RESTART_RIDE_OUT_MS } from './restart-retry.ts';
 import { duration } from './run-words.ts';
 
@@ -38,12 +47,20 @@ const HEARTBEAT_EVERY_MS = 30_000;
 /** Poll pace when in no queue (done, or not joined yet); in a queue, queue-poll-pace.ts. */
 const NOT_WAITING_POLL_MS = 5000;
 const LOST_TURN_CODES = new Set(['lobby.not_your_turn', 'lobby.already_contributed']);
-/** Why a turn's work was stopped by a poll: the coordinator took the turn back. */
+/** Why a turn's work was stopped by a poll: the coordinator took it back, or another entry took it (standby). */
 const TURN_GONE = Symbol('turn gone');
+/** A held poll refused because this contributor already has two held (another tab, another run). */
+const TOO_MANY_HELD_POLLS = 'me.too_many_held_polls';
+/** After that refusal, polls are timed, not held, for this long (the other holder may have gone by then). */
+const HELD_POLLS_REFUSED_FOR_MS = 60_000;
 
 interface TurnHold {
   controller: AbortController;
   done: Promise<void>;
+  /** Started on a standby offer (DriverTurn.standby): its standbyUntil… */
+  offer: number | undefined;
+  /** …and the coordinator has said the turn is this contributor's since (granted turns: from the start). */
+  taken: boolean;
 }
 
 export class ContributorDriver {
@@ -69,6 +86,14 @@ export class ContributorDriver {
   private pollAgain = false;
   private rearmOnly = false;
   private polled: Array<() => void> = [];
+  /** Per circuit: the standby offer (its standbyUntil) another entry took first; not taken up again. */
+  private readonly standbyOffers = new Map<string, number>();
+  /** When the last poll started, to pace held polls; the held poll under way, given up by pollNow. */
+  private lastPollAt = -Infinity;
+  private heldPoll: AbortController | undefined;
+  /** An older coordinator that refuses turnWaitMs (400): timed polls for the rest of the run. */
+  private turnWaitRefused = false;
+  private heldPollsRefusedUntil = -Infinity;
 
   constructor(private readonly options: DriverOptions) {
     this.clock = options.clock ?? REAL_CLOCK;
@@ -140,6 +165,8 @@ export class ContributorDriver {
   pollNow(): Promise<void> {
     const done = this.nextPoll();
     this.pollAgain = true;
+    // A poll held for a turn would answer up to TURN_WAIT_MS later: it is asked again, unheld, at once.
+    this.heldPoll?.abort();
     this.wake?.();
     return done;
   }
@@ -277,8 +304,28 @@ export class ContributorDriver {
         return Math.max(ACTIVE_POLL_MS, retryAt - this.clock.now());
       return ACTIVE_POLL_MS;
     }
-    const front = Math.min(Infinity, ...circuits.flatMap((c) => (c.state === 'waiting' ? [c.position] : [])));
-    return waitingPollMs(front);
+    // A held poll answers when something changes: the next may start at once, but not more often than before.
+    if (this.turnWaitMs() !== undefined) return Math.max(0, this.lastPollAt + HELD_POLL_EVERY_MS - this.clock.now());
+    return waitingPollMs(this.front(circuits));
+  }
+
+  /** The best waiting position across circuits (Infinity: waiting nowhere). */
+  private front(circuits: MeView['status']['circuits']): number {
+    return Math.min(Infinity, ...circuits.flatMap((c) => (c.state === 'waiting' ? [c.position] : [])));
+  }
+
+  /**
+   * How long the next poll may be held for a turn (`GET /api/me?turnWaitMs`): next in line, with no
+   * turn or verification under way (their polls are paced on their own), unless the coordinator
+   * refused held polls; undefined: answered at once.
+   */
+  private turnWaitMs(): number | undefined {
+    const me = this.me;
+    if (!me || me.status.done || !isJoined(me) || this.tasks.size > 0 || this.turnWaitRefused) return undefined;
+    if (this.clock.now() < this.heldPollsRefusedUntil) return undefined;
+    const circuits = me.status.circuits;
+    if (circuits.some((c) => c.state === 'turn' || c.state === 'verifying')) return undefined;
+    return holdsPollForTurn(this.front(circuits)) ? TURN_WAIT_MS : undefined;
   }
 
   /** How long the next poll may be held for a verdict (holdPollsForVerdicts); undefined: answered at once. */
@@ -294,11 +341,13 @@ export class ContributorDriver {
   private async poll(): Promise<MeView | undefined> {
     const seq = ++this.pollsStarted;
     this.pollAgain = false;
+    this.lastPollAt = this.clock.now();
     try {
-      const hold = this.verdictWaitMs();
-      const me = this.options.steady
-        ? await this.steadily(() => this.options.api.me(true, hold))
-        : await this.options.api.me(false, hold);
+      const verdictWaitMs = this.verdictWaitMs();
+      const turnWaitMs = verdictWaitMs === undefined ? this.turnWaitMs() : undefined;
+      const me = await this.askMe(
+        verdictWaitMs !== undefined ? { verdictWaitMs } : turnWaitMs !== undefined ? { turnWaitMs } : undefined,
+      );
       this.answer(me, seq);
       return me;
     } catch (error) {
@@ -307,6 +356,45 @@ export class ContributorDriver {
       return undefined;
     } finally {
       this.settlePolled();
+    }
+  }
+
+  /**
+   * One `GET /api/me`, held as `hold` says. A held poll the coordinator refuses (too many held: another
+   * tab or run holds some; 400: an older coordinator without turnWaitMs) is asked again at once,
+   * unheld, and polls are timed as before: for a while, or (400) for the rest of the run.
+   */
+  private async askMe(hold: HeldPoll | undefined): Promise<MeView> {
+    const ask = (held?: HeldPoll): Promise<MeView> =>
+      this.options.steady ? this.steadily(() => this.options.api.me(true, held)) : this.options.api.me(false, held);
+    if (!hold?.turnWaitMs) {
+      if (!hold) return ask();
+      try {
+        return await ask(hold);
+      } catch (error) {
+        if (!(error instanceof ApiError && error.code === TOO_MANY_HELD_POLLS)) throw error;
+        this.heldPollsRefusedUntil = this.clock.now() + HELD_POLLS_REFUSED_FOR_MS;
+        return ask();
+      }
+    }
+    const given = new AbortController();
+    this.heldPoll = given;
+    try {
+      return await ask({ ...hold, signal: AbortSignal.any([given.signal, this.stopping.signal]) });
+    } catch (error) {
+      if (this.stopping.signal.aborted) throw this.stopping.signal.reason;
+      if (given.signal.aborted) {
+        // pollNow: this unheld poll is the one it asked for.
+        this.pollAgain = false;
+        return ask();
+      }
+      if (!(error instanceof ApiError)) throw error;
+      if (error.code === TOO_MANY_HELD_POLLS) this.heldPollsRefusedUntil = this.clock.now() + HELD_POLLS_REFUSED_FOR_MS;
+      else if (error.status === 400) this.turnWaitRefused = true;
+      else throw error;
+      return ask();
+    } finally {
+      if (this.heldPoll === given) this.heldPoll = undefined;
     }
   }
 
@@ -344,13 +432,20 @@ export class ContributorDriver {
     for (const progress of me.status.circuits) {
       const { circuit } = progress;
       const task = this.tasks.get(circuit);
+      const offered = progress.state === 'waiting' ? progress.standbyUntil : undefined;
       if (progress.state === 'turn') {
-        if (!task && this.mayStart(circuit, seq)) this.startTurn(circuit);
+        if (task) task.taken = true;
+        if (!task && this.mayStart(circuit, seq)) this.startTurn(circuit, undefined);
         else if (this.options.pollDuringTurns) this.keepBeating(circuit);
+      } else if (offered !== undefined && !task) {
+        // A turn granted ahead and not taken, offered on standby: taken as a granted one would be.
+        if (this.mayStart(circuit, seq) && this.standbyOffers.get(circuit) !== offered)
+          this.startTurn(circuit, offered);
       } else if (task && (progress.state === 'waiting' || progress.state === 'pending')) {
-        // The turn is gone (deadline missed, or the ceremony moved on): its work stops. Once
+        // The turn is gone (deadline missed, the ceremony moved on, or another entry took the one
+        // offered on standby): its work stops. A standby turn still offered is being taken. Once
         // uploaded (verifying, accepted) the work is finishing by itself and is left alone.
-        task.controller.abort(TURN_GONE);
+        if (task.offer === undefined || offered === undefined) task.controller.abort(TURN_GONE);
       }
     }
   }
@@ -373,13 +468,14 @@ export class ContributorDriver {
     return retryAt === undefined || this.clock.now() >= retryAt;
   }
 
-  private startTurn(circuit: string): void {
+  /** `offer`: the standbyUntil of the standby offer taken up; undefined: a granted turn. */
+  private startTurn(circuit: string, offer: number | undefined): void {
     const controller = new AbortController();
     this.afterPoll.delete(circuit);
     this.retryAt.delete(circuit);
-    const hold: TurnHold = { controller, done: Promise.resolve() };
+    const hold: TurnHold = { controller, done: Promise.resolve(), offer, taken: offer === undefined };
     this.tasks.set(circuit, hold);
-    hold.done = this.takeTurn(circuit, controller).then(
+    hold.done = this.takeTurn(circuit, hold).then(
       () => this.turnOver(circuit),
       (error: unknown) => {
         this.failure ??= { error };
@@ -393,12 +489,17 @@ export class ContributorDriver {
     if (!this.stopping.signal.aborted) void this.pollNow();
   }
 
-  /** One turn: the caller's work between heartbeats; its failure counted and said. */
-  private async takeTurn(circuit: string, controller: AbortController): Promise<void> {
-    const { signal } = controller;
-    this.view.turnStarting?.(circuit);
+  /**
+   * One turn: the caller's work between heartbeats; its failure counted and said. A standby turn
+   * beats only once taken (a heartbeat does not take a turn), and one another entry took first ends
+   * quietly: no failure, no pause, back to waiting.
+   */
+  private async takeTurn(circuit: string, hold: TurnHold): Promise<void> {
+    const { signal } = hold.controller;
+    this.view.turnStarting?.(circuit, hold.offer !== undefined);
     await this.options.ready;
-    this.keepBeating(circuit);
+    if (hold.taken) this.keepBeating(circuit);
+    let confirming: Promise<void> | undefined;
     try {
       const ceremony = this.options.steady
         ? await this.steadily(() => this.options.api.ceremony())
@@ -415,20 +516,55 @@ export class ContributorDriver {
         headFileHash: head.headHash,
         signal,
         onHash: (hash) => this.localHashes.set(circuit, hash),
+        standby: hold.offer !== undefined,
+        taken: () => (confirming ??= this.confirmTaken(circuit, hold)),
       });
       this.interruptedInARow = 0;
       this.uploaded(circuit, false);
     } catch (error) {
+      const elsewhere = !hold.taken && !this.stopping.signal.aborted;
       if (this.stopping.signal.aborted || signal.reason === TURN_GONE) {
+        if (elsewhere) this.takenElsewhere(circuit, hold);
         this.view.turnDropped?.(circuit);
         return;
       }
       const reason: unknown = signal.aborted ? signal.reason : error;
       if (!(reason instanceof ApiError)) throw reason;
+      // Not taken yet, the upload (or anything) refused as not this turn: another entry took it first.
+      if (elsewhere && LOST_TURN_CODES.has(reason.code)) {
+        this.takenElsewhere(circuit, hold);
+        this.view.turnDropped?.(circuit);
+        return;
+      }
       if (this.options.confirmLostTurns && LOST_TURN_CODES.has(reason.code) && (await this.hasUpload(circuit)))
         return this.uploaded(circuit, true);
       this.turnFailed(circuit, reason);
     }
+  }
+
+  /**
+   * After a standby turn's first download: one `GET /api/me` (acted on as any answer) says whether
+   * that download took the turn. If not, the turn's work is given up (rejects with the abort);
+   * if so, it goes on as a granted turn, heartbeats and all.
+   */
+  private async confirmTaken(circuit: string, hold: TurnHold): Promise<void> {
+    if (!hold.taken) {
+      const seq = ++this.pollsStarted;
+      const me = this.options.steady
+        ? await this.steadily(() => this.options.api.me(true))
+        : await this.options.api.me(false);
+      hold.taken = me.status.circuits.find((c) => c.circuit === circuit)?.state === 'turn';
+      this.answer(me, seq);
+      if (!hold.taken) hold.controller.abort(TURN_GONE);
+    }
+    if (hold.controller.signal.aborted) throw new DOMException('the turn was given up', 'AbortError');
+    this.keepBeating(circuit);
+  }
+
+  /** A standby turn another entry took first: said, and that offer is not taken up again. */
+  private takenElsewhere(circuit: string, hold: TurnHold): void {
+    this.standbyOffers.set(circuit, hold.offer!);
+    this.view.standbyTakenElsewhere?.(circuit);
   }
 
   private uploaded(circuit: string, answerLost: boolean): void {

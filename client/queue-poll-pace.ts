@@ -31,3 +31,18 @@ export const VERDICT_POLL_MS = 250;
  * the moment the verdict is recorded, so the wait ends with the verdict, not a poll after it.
  */
 export const VERDICT_WAIT_MS = 10_000;
+
+/**
+ * Next in line (where the pace is CLOSE_POLL_MS), a poll is held instead (`GET /api/me?turnWaitMs`):
+ * the coordinator answers the moment a turn is granted or offered on standby, or the place in line
+ * changes, so a turn is seen within a round trip rather than up to a second later; polls start no
+ * more often than CLOSE_POLL_MS all the same (a coordinator that answers at once is paced as before).
+ */
+export function holdsPollForTurn(position: number): boolean {
+  return position <= NEXT_IN_LINE;
+}
+
+export const TURN_WAIT_MS = 10_000;
+
+/** The pause between the starts of two polls while polls are held for a turn. */
+export const HELD_POLL_EVERY_MS = CLOSE_POLL_MS;

@@ -15,3 +15,18 @@ export function duration(ms: number): string {
 export function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
+
+/** A standby turn (granted to someone ahead, not taken, offered to this contributor too) as it starts… */
+export function standbyStarting(circuit: string): string {
+  return `a turn is free on ${circuit}: taking it`;
+}
+
+/** …and when another entry took it first: no failure of theirs, they wait on. */
+export function standbyTakenElsewhere(circuit: string): string {
+  return `${circuit}: someone else took that turn first; waiting in line again`;
+}
+
+/** How a turn's first step begins: "your turn", or, on standby, that a free turn is being taken. */
+export function turnOpening(standby: boolean): string {
+  return standby ? 'a turn is free, taking it' : 'your turn';
+}

@@ -22,7 +22,7 @@ import {
   type DriverTurn,
   type TurnFailure,
 } from '../../client/contributor-driver-parts.ts';
-import { duration, ordinal, seconds } from '../../client/run-words.ts';
+import { duration, ordinal, seconds, standbyStarting, standbyTakenElsewhere } from '../../client/run-words.ts';
 import type { AcceptedCircuit, ContributorRunOptions, RunActivity } from './contributor-run-options.ts';
 
 /** A turn that broke off (a dropped download, a damaged one) is taken again after this pause… */
@@ -59,7 +59,11 @@ export class ContributorRun {
       view: {
         answered: (me) => this.answered(me),
         verdict: (contribution, attempts) => this.announceVerdict(contribution, attempts),
-        turnStarting: (circuit) => (this.activityNow = { stage: 'turn', circuit }),
+        turnStarting: (circuit, standby) => {
+          this.activityNow = { stage: 'turn', circuit };
+          if (standby) ui.note(standbyStarting(circuit));
+        },
+        standbyTakenElsewhere: (circuit) => ui.note(standbyTakenElsewhere(circuit)),
         uploaded: (circuit, answerLost) => {
           if (answerLost)
             ui.note(`${circuit}: uploaded (the coordinator had the whole upload; its last answer was lost)`);
@@ -251,6 +255,8 @@ export class ContributorRun {
       signal: turn.signal,
       progress: (event) => this.options.ui.progress(event),
       onHash: turn.onHash,
+      standby: turn.standby,
+      taken: turn.taken,
     });
     this.driver.rememberHash(circuit, result.contributionHash);
     const resumed = result.resumedFrom > 0 ? ` (resumed at byte ${result.resumedFrom} after a dropped connection)` : '';

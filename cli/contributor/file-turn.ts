@@ -33,6 +33,7 @@ import {
 import { FILE_HASH_ALGORITHM } from '../../core/crypto/file-hash.ts';
 import { restartRetryDelaysMs } from '../../client/restart-retry.ts';
 import { ApiError } from '../../client/api-client.ts';
+import { turnOpening } from '../../client/run-words.ts';
 import { type CoordinatorClient } from './coordinator-client.ts';
 import type { TurnProtocol, TurnRequest, TurnResult } from './turn-protocol.ts';
 
@@ -94,7 +95,7 @@ export class FileTurn implements TurnProtocol {
     request.progress({
       type: 'step',
       circuit,
-      step: `your turn: downloading the inputs of contribution ${request.headIndex}`,
+      step: `${turnOpening(request.standby ?? false)}: downloading the inputs of contribution ${request.headIndex}`,
     });
     // The kernel's threads start (a tenth of a second or more) while the inputs are asked for.
     const poolStarting = import('../../core/kernel/node-scale-pool.ts').then(({ nodeScalePool }) =>
@@ -111,6 +112,9 @@ export class FileTurn implements TurnProtocol {
       void poolStarting.then((pool) => pool.close()).catch(() => {});
       throw error;
     }
+    // Asked while the kernel's threads start; nothing is computed before the answer.
+    const taken = request.taken?.();
+    taken?.catch(() => {});
     // The inputs are always the current head's: the one to contribute on, whatever the run last saw.
     const headIndex = Number(response.headers.get('x-chain-head') ?? request.headIndex);
     const total = Number(response.headers.get('content-length')) || 0;
@@ -125,6 +129,7 @@ export class FileTurn implements TurnProtocol {
     const attemptOver = new AbortController();
     let computeMs = 0;
     try {
+      await taken;
       const delta = await startStreamedDelta({
         reader,
         scaler: pool,
@@ -220,12 +225,19 @@ export class FileTurn implements TurnProtocol {
   /** The whole head to `target`, checked against the transcript's file hash; returns the bytes received. */
   private async download(request: TurnRequest, target: string): Promise<number> {
     const { circuit, signal, headIndex } = request;
-    request.progress({ type: 'step', circuit, step: `your turn: downloading contribution ${headIndex}` });
+    request.progress({
+      type: 'step',
+      circuit,
+      step: `${turnOpening(request.standby ?? false)}: downloading contribution ${headIndex}`,
+    });
     const response = await this.options.client.fetch(
       'GET',
       `/api/circuits/${encodeURIComponent(circuit)}/zkeys/${headIndex}`,
       { signal, timeoutMs: Infinity },
     );
+    // Asked while the key downloads, answered before it is contributed to.
+    const taken = request.taken?.();
+    taken?.catch(() => {});
     const total = Number(response.headers.get('content-length')) || 0;
     const hash = createHash(FILE_HASH_ALGORITHM);
     let received = 0;
@@ -268,6 +280,7 @@ export class FileTurn implements TurnProtocol {
         `the downloaded ${circuit} #${headIndex} does not match the transcript's file hash (damaged on the way)`,
       );
     }
+    await taken;
     return received;
   }
 

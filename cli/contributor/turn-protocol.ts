@@ -27,6 +27,13 @@ export interface TurnRequest {
    * with this hash, not an earlier attempt's.
    */
   onHash?: (contributionHash: string) => void;
+  /** A standby turn (client/contributor-driver-parts.ts DriverTurn): said as a free turn being taken. */
+  standby?: boolean;
+  /**
+   * Called once the first download is answered, awaited before computing: on standby, whether that
+   * download took the turn (rejects, the turn given up, if another entry took it first).
+   */
+  taken?: () => Promise<void>;
 }
 
 export interface TurnResult {

@@ -14,6 +14,7 @@ import {
   type DriverClock,
   type DriverOptions,
   type DriverTurn,
+  type HeldPoll,
   type TurnFailure,
 } from '../../client/contributor-driver-parts.ts';
 import { ApiError } from '../../client/api-client.ts';
@@ -24,7 +25,7 @@ import type {
   MeView,
   TurnHeartbeat,
 } from '../../core/coordinator-api/api-types.ts';
-import { VERDICT_POLL_MS, waitingPollMs } from '../../client/queue-poll-pace.ts';
+import { HELD_POLL_EVERY_MS, TURN_WAIT_MS, VERDICT_POLL_MS, waitingPollMs } from '../../client/queue-poll-pace.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -84,10 +85,18 @@ class ScriptedLobby implements DriverApi {
 
   wait(position = 2, eligibleAt?: number): void {
     this.progress = { circuit: 'c1', state: 'waiting', position, etaMs: 60_000, eligibleAt };
+    this.changed();
+  }
+
+  /** A turn granted ahead and not taken, offered to this entry on standby until `until`. */
+  offer(position = 2, until = this.clock.now() + 60_000): void {
+    this.progress = { circuit: 'c1', state: 'waiting', position, etaMs: 60_000, standbyUntil: until };
+    this.changed();
   }
 
   grant(): void {
     this.progress = { circuit: 'c1', state: 'turn', startedAt: this.clock.now(), deadline: this.clock.now() + 600_000 };
+    this.changed();
   }
 
   verdict(status: 'accepted' | 'refused', hash = 'h1'): void {
@@ -114,12 +123,42 @@ class ScriptedLobby implements DriverApi {
 
   /** The `verdictWaitMs` of each poll that asked the coordinator to hold its answer for a verdict. */
   holds: number[] = [];
+  /** Each poll's `turnWaitMs` (undefined: not held for a turn). */
+  turnWaits: Array<number | undefined> = [];
+  /** Hold polls for a turn as the coordinator does (else answered at once, as an older one that ignores it). */
+  holdsTurnPolls = false;
+  /** Polls held for a turn are refused with this, while set. */
+  turnWaitRefusal: ApiError | undefined;
+  heldNow = 0;
+  mostHeldAtOnce = 0;
+  private released: Array<() => void> = [];
 
-  me(_resend: boolean, verdictWaitMs?: number): Promise<MeView> {
+  me(_resend: boolean, hold?: HeldPoll): Promise<MeView> {
     this.requests.push('me');
-    if (verdictWaitMs !== undefined) this.holds.push(verdictWaitMs);
+    if (hold?.verdictWaitMs !== undefined) this.holds.push(hold.verdictWaitMs);
+    this.turnWaits.push(hold?.turnWaitMs);
     if (this.down) return Promise.reject(this.down);
-    return Promise.resolve(this.answer());
+    if (hold?.turnWaitMs && this.turnWaitRefusal) return Promise.reject(this.turnWaitRefusal);
+    if (!hold?.turnWaitMs || !this.holdsTurnPolls) return Promise.resolve(this.answer());
+    return new Promise((resolve, reject) => {
+      this.mostHeldAtOnce = Math.max(this.mostHeldAtOnce, ++this.heldNow);
+      const done = (): void => {
+        cancel();
+        this.heldNow--;
+        this.released = this.released.filter((r) => r !== answer);
+        hold.signal?.removeEventListener('abort', given);
+      };
+      const answer = (): void => (done(), resolve(this.answer()));
+      const given = (): void => (done(), reject(new DOMException('given up', 'AbortError')));
+      const cancel = this.clock.after(hold.turnWaitMs!, answer);
+      hold.signal?.addEventListener('abort', given, { once: true });
+      this.released.push(answer);
+    });
+  }
+
+  /** The status changed: held polls are answered. */
+  private changed(): void {
+    for (const answer of [...this.released]) answer();
   }
 
   private answer(): MeView {
@@ -172,6 +211,10 @@ function heldTurns(): {
 interface Told {
   verdicts: Array<[string, number]>;
   failures: TurnFailure[];
+  /** Turns started, and whether on standby. */
+  started: boolean[];
+  /** Standby turns another entry took first. */
+  elsewhere: number;
   dropped: number;
   unanswered: number;
   notes: string[];
@@ -179,7 +222,7 @@ interface Told {
 
 function driverFor(clock: ManualClock, lobby: ScriptedLobby, side: 'terminal' | 'page') {
   const { turn, taken } = heldTurns();
-  const told: Told = { verdicts: [], failures: [], dropped: 0, unanswered: 0, notes: [] };
+  const told: Told = { verdicts: [], failures: [], started: [], elsewhere: 0, dropped: 0, unanswered: 0, notes: [] };
   const terminal: Partial<DriverOptions> = {
     joinAtStart: { circuits: ['c1'], everyCircuit: true },
     steady: { signInAgain: () => Promise.resolve() },
@@ -202,6 +245,8 @@ function driverFor(clock: ManualClock, lobby: ScriptedLobby, side: 'terminal' | 
     view: {
       verdict: (c, attempts) => told.verdicts.push([c.status, attempts]),
       turnFailed: (_circuit, _error, failure) => told.failures.push(failure),
+      turnStarting: (_circuit, standby) => told.started.push(standby),
+      standbyTakenElsewhere: () => told.elsewhere++,
       turnDropped: () => told.dropped++,
       unanswered: () => told.unanswered++,
       note: (line) => told.notes.push(line),
@@ -376,6 +421,185 @@ test('leaving mid-wait: the run ends with the reason, and nothing more is asked'
   assert.equal(lobby.requests.length, asked);
 });
 
+test('standby: an offered turn is taken as a granted one; heartbeats once the download took it', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  const { driver, taken, told } = driverFor(clock, lobby, 'terminal');
+  lobby.offer();
+  const run = driver.run();
+  await clock.advance(0);
+  assert.equal(taken.length, 1, 'the offered turn is started');
+  assert.deepEqual(told.started, [true], 'on standby');
+  assert.equal(taken[0]!.turn.standby, true);
+  assert.equal(lobby.count('ceremony'), 1, 'the head looked up as for a granted turn');
+  assert.equal(lobby.count('heartbeat'), 0, 'no heartbeat before the download took the turn');
+  lobby.grant(); // the turn's first download took it
+  const polls = lobby.count('me');
+  await taken[0]!.turn.taken();
+  assert.equal(lobby.count('me'), polls + 1, 'one GET /api/me confirms it');
+  assert.equal(lobby.count('heartbeat'), 1, 'then it beats as a granted turn');
+  await taken[0]!.turn.taken();
+  assert.equal(lobby.count('me'), polls + 1, 'confirmed once');
+  lobby.progress = { circuit: 'c1', state: 'verifying', contributionId: 'k1' };
+  taken[0]!.upload();
+  await clock.advance(0);
+  lobby.verdict('accepted');
+  await clock.advance(VERDICT_POLL_MS);
+  await run;
+  assert.deepEqual(told.verdicts, [['accepted', 0]]);
+  assert.deepEqual(told.failures, []);
+});
+
+test('standby taken by another entry first: back to waiting quietly, no upload, an offer taken up once', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  const { driver, taken, told } = driverFor(clock, lobby, 'terminal');
+  lobby.offer(2, clock.now() + 60_000);
+  const run = driver.run();
+  await clock.advance(0);
+  assert.equal(taken.length, 1);
+  lobby.wait(2); // another entry took it: the confirm shows waiting
+  await assert.rejects(taken[0]!.turn.taken(), { name: 'AbortError' });
+  assert.equal(taken[0]!.turn.signal.aborted, true, 'the work stops before computing');
+  await clock.advance(0);
+  assert.deepEqual(told.failures, [], 'no failure of theirs');
+  assert.equal(told.elsewhere, 1, 'said calmly');
+  assert.equal(lobby.count('heartbeat'), 0);
+  const offer = clock.now() + 30_000;
+  lobby.offer(2, offer);
+  await clock.advance(waitingPollMs(2));
+  assert.equal(taken.length, 2, 'a new offer is taken up at the next poll, no pause after the first');
+  lobby.offer(2, offer); // the download did not take it, yet it is still offered
+  await assert.rejects(taken[1]!.turn.taken());
+  await clock.advance(10 * waitingPollMs(2));
+  assert.equal(taken.length, 2, 'the same offer is not downloaded again and again');
+  // Not confirmed (a caller that uploads straight away): the refusal as not this turn is quiet too.
+  lobby.offer(2, clock.now() + 20_000);
+  await clock.advance(waitingPollMs(2));
+  assert.equal(taken.length, 3);
+  taken[2]!.fail(new ApiError(409, 'lobby.not_your_turn', 'not your turn'));
+  await clock.advance(0);
+  assert.deepEqual(told.failures, []);
+  assert.equal(told.elsewhere, 3);
+  driver.stop(new Error('left'));
+  await assert.rejects(run, /left/);
+});
+
+test('standby interrupted (the download broke off): a failure as any; the offer taken up after the pause', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  const { driver, taken, told } = driverFor(clock, lobby, 'terminal');
+  lobby.offer();
+  const run = driver.run();
+  await clock.advance(0);
+  taken[0]!.fail(new ApiError(0, 'network', 'the download broke off'));
+  await clock.advance(0);
+  assert.deepEqual(
+    told.failures.map((f) => f.kind),
+    ['interrupted'],
+  );
+  assert.equal(told.elsewhere, 0);
+  await clock.advance(2000 + waitingPollMs(2));
+  assert.equal(taken.length, 2, 'still offered: taken up again once the pause is over');
+  driver.stop(new Error('left'));
+  await assert.rejects(run, /left/);
+});
+
+test('standby on the page: a poll that no longer offers the turn drops its work, no failure', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  const { driver, taken, told } = driverFor(clock, lobby, 'page');
+  lobby.offer(3);
+  const run = driver.run().catch((error: unknown) => error);
+  await clock.advance(0);
+  assert.equal(taken.length, 1);
+  await clock.advance(waitingPollMs(3));
+  assert.equal(taken[0]!.turn.signal.aborted, false, 'still offered: the turn is being taken');
+  lobby.wait(3);
+  await clock.advance(waitingPollMs(3));
+  assert.equal(taken[0]!.turn.signal.aborted, true);
+  assert.deepEqual([told.dropped, told.elsewhere, told.failures.length], [1, 1, 0]);
+  driver.stop();
+  await run;
+});
+
+test('next in line, polls are held for a turn (turnWaitMs), one at a time, and a grant is taken at once', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  lobby.holdsTurnPolls = true;
+  const { driver, taken } = driverFor(clock, lobby, 'terminal');
+  lobby.wait(3);
+  const run = driver.run();
+  await clock.advance(0);
+  assert.deepEqual(lobby.turnWaits, [undefined], 'the first poll, not knowing where it stands, is not held');
+  await clock.advance(HELD_POLL_EVERY_MS);
+  assert.deepEqual(lobby.turnWaits, [undefined, TURN_WAIT_MS], 'then held, at the pace of the timed polls');
+  await clock.advance(TURN_WAIT_MS - 1);
+  assert.equal(lobby.count('me'), 2, 'nothing asked while the poll is held');
+  lobby.wait(1);
+  await clock.advance(0);
+  assert.equal(lobby.count('me'), 3, 'a new place answers it; the next is held at once (its pace has passed)');
+  await clock.advance(TURN_WAIT_MS);
+  assert.equal(lobby.count('me'), 4, 'a held poll with nothing new ends after turnWaitMs, and the next goes out');
+  lobby.grant();
+  await clock.advance(0);
+  assert.equal(taken.length, 1, 'the grant is seen within the round trip');
+  assert.equal(lobby.mostHeldAtOnce, 1, 'never two held at once');
+  assert.deepEqual(lobby.turnWaits.slice(1), [TURN_WAIT_MS, TURN_WAIT_MS, TURN_WAIT_MS]);
+  driver.stop(new Error('left'));
+  await assert.rejects(run, /left/);
+});
+
+test('a held poll the page asks to repeat is asked again at once, unheld; far in line, polls are timed', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  lobby.holdsTurnPolls = true;
+  const { driver } = driverFor(clock, lobby, 'page');
+  lobby.wait(10);
+  const run = driver.run().catch((error: unknown) => error);
+  await clock.advance(3 * waitingPollMs(10));
+  assert.deepEqual(lobby.turnWaits, [undefined, undefined, undefined, undefined], 'not next in line: timed');
+  lobby.wait(2);
+  await clock.advance(waitingPollMs(10) + HELD_POLL_EVERY_MS);
+  assert.equal(lobby.heldNow, 1, 'next in line: held');
+  await driver.pollNow();
+  await clock.advance(0);
+  assert.equal(lobby.heldNow, 0, 'the held poll given up');
+  assert.deepEqual(lobby.turnWaits.slice(-2), [TURN_WAIT_MS, undefined], 'and asked again unheld, once');
+  assert.equal(lobby.mostHeldAtOnce, 1);
+  driver.stop();
+  await clock.advance(0);
+  await run;
+});
+
+for (const [refusal, timedFor] of [
+  [new ApiError(400, 'request.invalid', 'unknown turnWaitMs'), Infinity],
+  [new ApiError(429, 'me.too_many_held_polls', 'two polls held already'), 60_000],
+] as const) {
+  test(`a held poll refused (${refusal.status} ${refusal.code}) is asked again unheld, then timed polls`, async () => {
+    const clock = new ManualClock();
+    const lobby = new ScriptedLobby(clock);
+    lobby.holdsTurnPolls = true;
+    lobby.turnWaitRefusal = refusal;
+    const { driver, told } = driverFor(clock, lobby, 'terminal');
+    lobby.wait(1);
+    const run = driver.run();
+    await clock.advance(HELD_POLL_EVERY_MS);
+    assert.deepEqual(lobby.turnWaits, [undefined, TURN_WAIT_MS, undefined], 'refused, then asked unheld at once');
+    lobby.turnWaitRefusal = undefined;
+    await clock.advance(10 * waitingPollMs(1));
+    assert.equal(lobby.count('me'), 13, 'timed polls at the pace of next in line');
+    assert.equal(lobby.turnWaits.filter((w) => w !== undefined).length, 1, 'none held');
+    assert.deepEqual(told.notes, [], 'no busy coordinator said');
+    await clock.advance(60_000);
+    const held = lobby.turnWaits.filter((w) => w !== undefined).length;
+    if (timedFor === Infinity) assert.equal(held, 1, 'an older coordinator: timed polls for the run');
+    else assert.ok(held > 1, 'too many held: held again after a while');
+    driver.stop(new Error('left'));
+    await assert.rejects(run, /left/);
+  });
+}
+
 test('a real coordinator: joined, in line behind another, the turn taken when it leaves, accepted', async (t) => {
   const coordinator = await startTestCoordinator();
   const workDir = await mkdtemp(path.join(tmpdir(), 'contributor-driver-'));
@@ -433,4 +657,66 @@ test('a real coordinator: joined, in line behind another, the turn taken when it
   const progress = me.status.circuits.find((c) => c.circuit === circuit);
   assert.ok(progress?.state === 'accepted', 'accepted on the coordinator');
   assert.equal(progress.contributionHash, driver.localHash(circuit), 'the hash computed here');
+});
+
+test('a real coordinator: the turn of one who never takes it is taken on standby, held polls and all', async (t) => {
+  const coordinator = await startTestCoordinator({
+    env: { TAKE_TURN_MS: '30000', TAKE_PRIORITY_MS: '500', PRESENCE_MS: '60000' },
+  });
+  const workDir = await mkdtemp(path.join(tmpdir(), 'contributor-driver-'));
+  t.after(async () => {
+    await coordinator.close();
+    await rm(workDir, { recursive: true, force: true });
+  });
+  const idle = new ContributorClient(coordinator.url);
+  await idle.signInDemo('never-takes');
+  const ceremony = await idle.request<CeremonyView>('GET', '/api/ceremony');
+  const circuit = ceremony.circuits[0]!.name;
+  await idle.request('POST', '/api/me/join', { circuits: [circuit] });
+  coordinator.service.tick();
+  assert.equal((await idle.progress(circuit)).state, 'turn', 'granted, and never taken');
+
+  const client = new CoordinatorClient(coordinator.url, { rideOutRestarts: {} });
+  await client.signInDemo('standby');
+  const protocol = new FileTurn({ client, workDir, transfer: 'delta', workers: 1 });
+  const api = coordinatorApi(client);
+  const turnWaits: number[] = [];
+  const started: boolean[] = [];
+  const failures: string[] = [];
+  const driver: ContributorDriver = new ContributorDriver({
+    api: { ...api, me: (resend, hold) => (hold?.turnWaitMs && turnWaits.push(hold.turnWaitMs), api.me(resend, hold)) },
+    turn: async (turn) => {
+      const result = await protocol.takeTurn({
+        ...turn,
+        name: 'standby',
+        entropy: () => contributionEntropy(),
+        progress: () => {},
+      });
+      driver.rememberHash(turn.circuit, result.contributionHash);
+    },
+    joinAtStart: { circuits: [circuit], everyCircuit: false },
+    steady: { signInAgain: async () => void (await client.signInDemo('standby')) },
+    pollDuringTurns: false,
+    holdPollsForVerdicts: true,
+    confirmLostTurns: true,
+    turnRetryPauseMs: 2000,
+    ready: protocol.prepare(),
+    view: {
+      turnStarting: (_circuit, standby) => started.push(standby),
+      turnFailed: (_circuit, error) => failures.push(error.code),
+    },
+  });
+  t.after(() => driver.stop());
+  await driver.run();
+  assert.deepEqual(started, [true], 'one turn, taken on standby');
+  assert.deepEqual(failures, []);
+  assert.ok(turnWaits.length > 0 && turnWaits.every((ms) => ms === 10_000), 'next in line, its polls were held');
+  const progress = (await client.request<MeView>('GET', '/api/me')).status.circuits.find((c) => c.circuit === circuit);
+  assert.ok(progress?.state === 'accepted', 'accepted on the coordinator');
+  assert.equal(progress.contributionHash, driver.localHash(circuit), 'the hash computed here');
+  const idleState = (await idle.progress(circuit)).state;
+  assert.ok(
+    idleState === 'waiting' || idleState === 'turn',
+    `the one who never took it is back in line (${idleState})`,
+  );
 });

@@ -49,3 +49,23 @@ test('closed, finalising, finalised: circuits not reached say the ceremony close
   }
   assert.match(details('closed')[1]![1]!, /unless the coordinator reopens it/);
 });
+
+test('a standby turn being taken says a turn is free; offered but not being taken, the wait as usual', () => {
+  const offered: CircuitProgress = {
+    circuit: 'transact',
+    state: 'waiting',
+    position: 2,
+    etaMs: 300_000,
+    standbyUntil: 1,
+  };
+  const snapshot = snapshotIn('open');
+  assert.deepEqual(
+    describeCircuits([offered], snapshot).map((line) => line.detail),
+    ['You are 2nd in line; your turn in about 5 min.'],
+  );
+  const taking = { ...snapshot, activities: new Map([['transact', { stage: 'preparing' as const }]]) };
+  assert.deepEqual(
+    describeCircuits([offered], taking).map((line) => [line.status, line.detail]),
+    [['waiting', 'A turn is free on transact: taking it.']],
+  );
+});

@@ -16,6 +16,7 @@ import {
   percent,
   shortHash,
 } from '../ui/format-units.ts';
+import { standbyStarting } from '../../../client/run-words.ts';
 import type { SessionSnapshot, TurnActivity } from './contributor-session.ts';
 import { rateOf, streamedTimeLeftMs } from './turn-eta.ts';
 
@@ -108,6 +109,11 @@ function describeCircuit(
           `You missed your turn; you are ${formatPosition(progress.position)} ` +
             `and eligible again in ${formatCountdown(progress.eligibleAt - serverNow)}.`,
         );
+      }
+      // A turn granted ahead, not taken, offered here too (standby), being taken: it is theirs once downloaded.
+      if (progress.standbyUntil !== undefined && snapshot.activities.has(circuit)) {
+        const words = standbyStarting(circuit);
+        return line('waiting', `${words[0]!.toUpperCase()}${words.slice(1)}.`);
       }
       if (phase === 'paused' || phase === 'setup') {
         return line(

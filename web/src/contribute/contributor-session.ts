@@ -196,7 +196,8 @@ export class ContributorSession {
       this.rememberLocalHash(circuit, hash);
     };
     try {
-      let candidate = await candidateStore.get(key).catch(() => undefined);
+      // A standby turn is taken by a download: a saved key is not uploaded on one (it is left for a turn of its own).
+      let candidate = turn.standby ? undefined : await candidateStore.get(key).catch(() => undefined);
       if (candidate && candidate.baseIndex !== headIndex) {
         await candidateStore.delete(key).catch(() => {});
         candidate = undefined;
@@ -204,10 +205,9 @@ export class ContributorSession {
       // A whole key saved by an earlier visit is finished first; otherwise the turn streams where
       // the coordinator takes deltas and the kernel runs here.
       if (!candidate && (ceremony.contributionFormats ?? []).includes(DELTA_FORMAT)) {
-        if (await this.streamTurn(circuit, me.principal.displayName, signal, remember)) return;
+        if (await this.streamTurn(circuit, me.principal.displayName, turn, remember)) return;
       }
-      if (!candidate)
-        candidate = await this.makeContribution(circuit, key, headIndex, me.principal.displayName, signal);
+      if (!candidate) candidate = await this.makeContribution(circuit, key, headIndex, me.principal.displayName, turn);
       remember(candidate.hash);
 
       const total = candidate.zkey.byteLength;
@@ -244,7 +244,7 @@ export class ContributorSession {
   private async streamTurn(
     circuit: string,
     name: string,
-    signal: AbortSignal,
+    { signal, taken }: DriverTurn,
     onHash: (hash: string) => void,
   ): Promise<boolean> {
     const startedAt = Date.now();
@@ -257,6 +257,7 @@ export class ContributorSession {
         signal,
         onProgress: (progress) => this.setActivity(circuit, { stage: 'streaming', startedAt, ...progress }),
         onHash,
+        taken,
       });
     } catch (error) {
       if (error instanceof StreamingUnavailable) return false;
@@ -270,7 +271,7 @@ export class ContributorSession {
     key: string,
     headIndex: number,
     name: string,
-    signal: AbortSignal,
+    { signal, taken }: DriverTurn,
   ): Promise<StoredCandidate> {
     const head = await downloadZkey(
       circuit,
@@ -278,6 +279,7 @@ export class ContributorSession {
       (loaded, total) => this.setActivity(circuit, { stage: 'downloading', loaded, total }),
       signal,
     );
+    await taken();
     this.setActivity(circuit, { stage: 'computing', percent: 0, step: 'starting' });
     const computed = await computeContribution(
       { head, name, typedEntropy: this.options.takeTypedEntropy() },

@@ -56,6 +56,8 @@ export interface StreamedTurnRequest {
   onProgress(progress: StreamedTurnProgress): void;
   /** Called once the contribution hash is known, before the upload ends. */
   onHash?(hash: string): void;
+  /** Awaited once the inputs are answered, before anything is computed (DriverTurn.taken: standby). */
+  taken?(): Promise<void>;
 }
 
 export interface StreamedTurnResult {
@@ -127,6 +129,7 @@ export async function streamedTurn(request: StreamedTurnRequest): Promise<Stream
       progress.down.done = received;
       report();
     });
+    await request.taken?.();
     const delta = await startStreamedDelta({
       reader,
       scaler: pool,
