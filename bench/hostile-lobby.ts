@@ -8,7 +8,7 @@
  * so this plays as never taking it); leave at once and join again.
  *
  * Shortened rules, so a run takes minutes (production values in brackets): TAKE_TURN_MS 2.5 s (30 s),
- * TAKE_PRIORITY_MS 250 ms (5 s),
+ * TAKE_PRIORITY_MS 400 ms (5 s: the same share of TAKE_TURN_MS),
  * UPLOAD_START_MS 12 s (10 min; `--upload-start S`), UPLOAD_STALL_MS 8 s (2 min), TURN_SILENCE_MS 8 s (2 min),
  * PRESENCE_MS 15 s (60 s), DISCONNECT_GRACE_MS 2 s (10 s), TURN_TIMEOUT_MS 30 s (10 min),
  * HEARTBEAT_EXTENSION_MS 40 s (2 min), COOLDOWN_MS 30 s (5 min), MAX_MISSED_TURNS 3 (3); the
@@ -55,7 +55,7 @@ import { startCeremonyServe, type CoordinatorProcess } from './coordinator-proce
 
 const SHORTENED = {
   TAKE_TURN_MS: '2500',
-  TAKE_PRIORITY_MS: '250',
+  TAKE_PRIORITY_MS: '400',
   UPLOAD_STALL_MS: '8000',
   TURN_SILENCE_MS: '8000',
   PRESENCE_MS: '15000',

@@ -54,6 +54,15 @@ const TOO_MANY_HELD_POLLS = 'me.too_many_held_polls';
 /** After that refusal, polls are timed, not held, for this long (the other holder may have gone by then). */
 const HELD_POLLS_REFUSED_FOR_MS = 60_000;
 
+/** What a held poll waits on in a view: each circuit's state, place, cooldown and standby offer. */
+function lineKey(me: MeView): string {
+  return JSON.stringify(
+    me.status.circuits.map((c) =>
+      c.state === 'waiting' ? [c.state, c.position, c.eligibleAt, c.standbyUntil] : [c.state],
+    ),
+  );
+}
+
 interface TurnHold {
   controller: AbortController;
   done: Promise<void>;
@@ -90,6 +99,8 @@ export class ContributorDriver {
   private readonly standbyOffers = new Map<string, number>();
   /** When the last poll started, to pace held polls; the held poll under way, given up by pollNow. */
   private lastPollAt = -Infinity;
+  /** Whether the last answer changed a circuit's state, place, cooldown or standby offer (lineKey). */
+  private lastAnswerChanged = false;
   private heldPoll: AbortController | undefined;
   /** An older coordinator that refuses turnWaitMs (400): timed polls for the rest of the run. */
   private turnWaitRefused = false;
@@ -304,8 +315,11 @@ export class ContributorDriver {
         return Math.max(ACTIVE_POLL_MS, retryAt - this.clock.now());
       return ACTIVE_POLL_MS;
     }
-    // A held poll answers when something changes: the next may start at once, but not more often than before.
-    if (this.turnWaitMs() !== undefined) return Math.max(0, this.lastPollAt + HELD_POLL_EVERY_MS - this.clock.now());
+    // A held poll answers when something changes: the next starts at once after a change (a standby
+    // offer comes a priority after the place moved), else not more often than before (a coordinator
+    // that does not hold polls answers at once with nothing new).
+    if (this.turnWaitMs() !== undefined)
+      return this.lastAnswerChanged ? 0 : Math.max(0, this.lastPollAt + HELD_POLL_EVERY_MS - this.clock.now());
     return waitingPollMs(this.front(circuits));
   }
 
@@ -348,6 +362,7 @@ export class ContributorDriver {
       const me = await this.askMe(
         verdictWaitMs !== undefined ? { verdictWaitMs } : turnWaitMs !== undefined ? { turnWaitMs } : undefined,
       );
+      this.lastAnswerChanged = this.me !== null && lineKey(me) !== lineKey(this.me);
       this.answer(me, seq);
       return me;
     } catch (error) {
