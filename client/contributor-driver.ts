@@ -329,7 +329,7 @@ export class ContributorDriver {
   }
 
   /**
-   * How long the next poll may be held for a turn (`GET /api/me?turnWaitMs`): next in line, with no
+   * How long the next poll may be held for a turn (`GET /api/me?turnWaitMs`): within reach of one, with no
    * turn or verification under way (their polls are paced on their own), unless the coordinator
    * refused held polls; undefined: answered at once.
    */

@@ -33,13 +33,18 @@ export const VERDICT_POLL_MS = 250;
 export const VERDICT_WAIT_MS = 10_000;
 
 /**
- * Next in line (where the pace is CLOSE_POLL_MS), a poll is held instead (`GET /api/me?turnWaitMs`):
- * the coordinator answers the moment a turn is granted or offered on standby, or the place in line
- * changes, so a turn is seen within a round trip rather than up to a second later; polls start no
- * more often than CLOSE_POLL_MS all the same (a coordinator that answers at once is paced as before).
+ * Within reach of a turn, a poll is held instead (`GET /api/me?turnWaitMs`): the coordinator answers
+ * the moment a turn is granted or offered on standby, or the place in line changes, so a turn is
+ * seen within a round trip rather than up to a second later. A standby offer reaches one entry more
+ * each TAKE_PRIORITY_MS, 6 behind the grantee with the defaults, so an entry behind a few accounts
+ * that never take may be offered a turn from 7th place: the first 8 hold theirs (8 a circuit, 72 for
+ * nine circuits, however many wait). Polls start no more often than CLOSE_POLL_MS unless an answer
+ * moved the place (a coordinator that answers at once is paced as before).
  */
+const HOLD_POLLS_WITHIN = 8;
+
 export function holdsPollForTurn(position: number): boolean {
-  return position <= NEXT_IN_LINE;
+  return position <= HOLD_POLLS_WITHIN;
 }
 
 export const TURN_WAIT_MS = 10_000;
