@@ -316,8 +316,10 @@ export class LobbyMoves {
 
   /**
    * `candidate` takes `turn` (granted to another, not taken yet) on standby, if the rules offer it
-   * to them at `now` (turn-order.ts mayTakeOnStandby): the grant passes on as its grantee's missed
-   * turn, and the turn is the candidate's, taken. Undefined, changing nothing, when not offered.
+   * to them at `now` (turn-order.ts offeredBefore): the grant passes on as its grantee's missed
+   * turn, so is the offer to each entry offered it before them (`skipped`), and the turn is the
+   * candidate's, taken. Undefined when not offered (the entries found gone on the way are marked
+   * away either way, as nextInLine marks them).
    */
   takeOnStandby(turn: TurnRow, candidate: string, now: number): LobbyEvent[] | undefined {
     if (turn.state !== 'turn' || turn.taken_at !== null || turnOver(turnTimes(turn), now, this.options)) return;
