@@ -31,6 +31,7 @@ import {
   mayTake,
   nextCircuit,
   shownTakeBy,
+  STANDBY_SCAN_ROWS,
   turnOver,
   type LapseCause,
 } from './lobby-rules.ts';
@@ -189,7 +190,7 @@ export class LobbyMoves {
       eligibleAt: now + this.options.cooldownMs,
       ...(Object.fromEntries(Object.entries(why).filter(([, value]) => value !== undefined)) as LapseCause),
     };
-    return [event, ...this.afterMiss(turn, missed, consequence, now)];
+    return [event, ...this.afterMiss(turn, missed, consequence, now, () => this.restore(turn, now))];
   }
 
   /**
@@ -217,7 +218,8 @@ export class LobbyMoves {
       missedTurns: missed,
       ...overtaken,
     };
-    return [event, ...this.afterMiss(turn, missed, afterMissedTurn('not_taken', missed, now, this.options), now)];
+    const consequence = afterMissedTurn('not_taken', missed, now, this.options);
+    return [event, ...this.afterMiss(turn, missed, consequence, now, () => this.restore(turn, now))];
   }
 
   /**
@@ -248,7 +250,7 @@ export class LobbyMoves {
   }
 
   /** Counts a missed turn of `turn`'s holder in its circuit: their misses there, this one included. */
-  countMiss(turn: TurnRow): number {
+  countMiss(turn: Pick<QueueRow, 'contributor_id' | 'circuit'>): number {
     return this.statements.countMissed.get(turn.contributor_id, turn.circuit)!.missed;
   }
 
@@ -257,26 +259,36 @@ export class LobbyMoves {
     return this.statements.missedOf.get(contributorId, circuit)?.missed ?? 0;
   }
 
-  /** Applies what a missed turn (the `missed`-th in its circuit) leads to: back in place, at the back, or out. */
-  private afterMiss(turn: TurnRow, missed: number, consequence: LapseConsequence, now: number): LobbyEvent[] {
+  /**
+   * Applies what a missed turn (the `missed`-th of `who` in its circuit) leads to: back in place
+   * (`inPlace`: a turn's entry restored, a waiting entry passed on), at the back, or out. `who` is
+   * in no queue when called (a turn ended, or a waiting entry taken out), but for `inPlace`.
+   */
+  private afterMiss(
+    who: Pick<QueueRow, 'contributor_id' | 'circuit'>,
+    missed: number,
+    consequence: LapseConsequence,
+    now: number,
+    inPlace: () => void,
+  ): LobbyEvent[] {
     switch (consequence.kind) {
       case 'back_in_place':
-        this.statements.restore.run(
-          turn.queue_seq,
-          turn.contributor_id,
-          turn.circuit,
-          turn.queue_enqueued_at ?? turn.started_at,
-          now,
-        );
+        inPlace();
         return [];
       case 'back_of_queue':
-        this.enqueue(turn.contributor_id, turn.circuit, now, 'missed', consequence.eligibleAt);
+        this.enqueue(who.contributor_id, who.circuit, now, 'missed', consequence.eligibleAt);
         return [];
       case 'removed':
-        return [this.removeForMissedTurns(turn.contributor_id, turn.circuit, missed, now)];
+        return [this.removeForMissedTurns(who.contributor_id, who.circuit, missed, now)];
       case 'out':
         return [];
     }
+  }
+
+  /** A turn's entry back at its old place (seq), away until seen and passed on. */
+  private restore(turn: TurnRow, now: number): void {
+    const enqueuedAt = turn.queue_enqueued_at ?? turn.started_at;
+    this.statements.restore.run(turn.queue_seq, turn.contributor_id, turn.circuit, enqueuedAt, now);
   }
 
   /** Takes the entry out of the queue after its maxMissedTurns-th miss in `circuit`, with the reason shown. */
@@ -296,22 +308,10 @@ export class LobbyMoves {
    */
   nextInLine(circuit: string, now: number): QueueRow | undefined {
     const newlyAway: QueueRow[] = [];
-    const next = firstInLine(this.lineOf(circuit, now, newlyAway), now);
+    const rows = this.statements.queueOfCircuitInOrder.iterate(circuit);
+    const next = firstInLine(this.presence.line(rows, now, newlyAway), now);
     this.markAway(circuit, newlyAway, now);
     return next?.row;
-  }
-
-  /**
-   * The circuit's waiting entries in FIFO order as the rules see them at `now`, collecting into
-   * `newlyAway` those passed over because their contributor is gone. The cursor is read as far as
-   * the caller reads it; write the table (markAway) once it is closed.
-   */
-  private *lineOf(circuit: string, now: number, newlyAway: QueueRow[]) {
-    for (const row of this.statements.queueOfCircuitInOrder.iterate(circuit)) {
-      const gone = row.away === 0 && this.presence.isGone(row.contributor_id, now);
-      if (gone) newlyAway.push(row);
-      yield { row, away: row.away === 1 || gone, eligibleAt: row.eligible_at, passedOn: row.passed_on === 1 };
-    }
   }
 
   /**
@@ -326,8 +326,9 @@ export class LobbyMoves {
     const depth = standbyDepth(turn.started_at, now, this.options.takePriorityMs);
     if (depth === 0) return;
     const newlyAway: QueueRow[] = [];
+    const rows = this.statements.queueOfCircuitInOrder.iterate(turn.circuit);
     const before = offeredBefore(
-      this.lineOf(turn.circuit, now, newlyAway),
+      this.presence.line(rows, now, newlyAway, STANDBY_SCAN_ROWS),
       (entry) => entry.row.contributor_id === candidate,
       depth,
       now,
@@ -347,7 +348,7 @@ export class LobbyMoves {
    * its place the first time, else at the back of the queue or out of it.
    */
   private letPass(row: QueueRow, takenOverBy: string, now: number): LobbyEvent[] {
-    const missed = this.statements.countMissed.get(row.contributor_id, row.circuit)!.missed;
+    const missed = this.countMiss(row);
     this.log(row.contributor_id, { type: 'skipped', circuit: row.circuit, takenOverBy, missedTurns: missed }, now);
     const consequence = afterMissedTurn('not_taken', missed, now, this.options);
     const passed: LobbyEvent = {
@@ -358,19 +359,12 @@ export class LobbyMoves {
       missedTurns: missed,
       takenOverBy,
     };
-    if (consequence.kind === 'back_in_place') {
-      this.statements.setPassedOn.run(row.contributor_id);
-      return [passed];
-    }
-    this.statements.dequeue.run(row.contributor_id);
-    if (consequence.kind === 'back_of_queue') {
-      this.enqueue(row.contributor_id, row.circuit, now, 'missed', consequence.eligibleAt);
-      return [passed];
-    }
-    return [passed, this.removeForMissedTurns(row.contributor_id, row.circuit, missed, now)];
+    if (consequence.kind !== 'back_in_place') this.statements.dequeue.run(row.contributor_id);
+    const inPlace = () => this.statements.setPassedOn.run(row.contributor_id);
+    return [passed, ...this.afterMiss(row, missed, consequence, now, inPlace)];
   }
 
-  /** Marks away, in the table and the log, the entries lineOf found gone. */
+  /** Marks away, in the table and the log, the entries presence.line found gone. */
   private markAway(circuit: string, newlyAway: readonly QueueRow[], now: number): void {
     for (const row of newlyAway) {
       this.statements.setAway.run(1, row.contributor_id);

@@ -15,6 +15,7 @@ import {
   type TurnTimes,
   type UploadProgress,
 } from './lobby-rules.ts';
+import type { QueueRow } from './lobby-statements.ts';
 
 export class LobbyPresence {
   /** When each contributor was last seen. */
@@ -70,6 +71,22 @@ export class LobbyPresence {
   /** Whether a waiting contributor is passed over at `now` (lobby-rules.ts isPassedOver). */
   isGone(contributorId: string, now: number): boolean {
     return isPassedOver(this.seenAt.get(contributorId), this.disconnectedAt.get(contributorId), now, this.rules);
+  }
+
+  /**
+   * A circuit's waiting rows (FIFO order) as the rules of order read them at `now`
+   * (turn-order.ts WaitingEntry), the row kept beside; an entry whose contributor is gone counts as
+   * away, and is added to `newlyAway` when given (the caller marks it so once the cursor is closed).
+   * Read as far as the caller reads, and never past `limit` rows.
+   */
+  *line(rows: Iterable<QueueRow>, now: number, newlyAway?: QueueRow[], limit = Infinity) {
+    let read = 0;
+    for (const row of rows) {
+      if (read++ >= limit) return;
+      const gone = row.away === 0 && this.isGone(row.contributor_id, now);
+      if (gone) newlyAway?.push(row);
+      yield { row, away: row.away === 1 || gone, eligibleAt: row.eligible_at, passedOn: row.passed_on === 1 };
+    }
   }
 
   /** Why a waiting contributor passed over at `now` is away (lobby-rules.ts awayCause). */

@@ -8,8 +8,8 @@ import type { Clock } from '../clock.ts';
 import { mayTakeOnStandby, standbyDepth } from '../../core/queue-log/turn-order.ts';
 import { estimateWait, TURN_SAMPLES } from './estimate-wait.ts';
 import type { LobbyPresence } from './lobby-presence.ts';
-import { shownTakeBy, takeBy, turnOver } from './lobby-rules.ts';
-import { turnTimes, type LobbyStatements, type QueueRow, type TurnRow } from './lobby-statements.ts';
+import { shownTakeBy, STANDBY_SCAN_ROWS, takeBy, turnOver } from './lobby-rules.ts';
+import { turnTimes, type LobbyStatements, type TurnRow } from './lobby-statements.ts';
 import type {
   ActiveTurn,
   CircuitProgress,
@@ -17,13 +17,6 @@ import type {
   QueueEntry,
   ResolvedLobbyOptions,
 } from './lobby-types.ts';
-
-/**
- * A status reads standby offers only this far into a queue: an offer reaches one more entry each
- * TAKE_PRIORITY_MS (6 with the defaults), so only a front full of away or cooling entries could
- * put one further back, and each poll would then read that far.
- */
-const STANDBY_SCAN_MAX = 256;
 
 export class LobbyReader {
   constructor(
@@ -160,9 +153,7 @@ export class LobbyReader {
           eligibleAt: waiting.eligible_at,
           now,
         });
-        // Far back, no offer can reach the entry before the turn's time to be taken runs out.
-        const near = position <= STANDBY_SCAN_MAX;
-        const standbyUntil = current && near ? this.standbyUntil(current, contributorId, now) : undefined;
+        const standbyUntil = current ? this.standbyUntil(current, contributorId, now) : undefined;
         return {
           circuit,
           state: 'waiting',
@@ -207,25 +198,20 @@ export class LobbyReader {
 
   /**
    * Until when the contributor, waiting in `turn`'s circuit, may take that turn on standby
-   * (turn-order.ts mayTakeOnStandby); undefined when the rules do not offer it to them now. An
-   * entry found gone counts as away here as it does when the turn is taken.
+   * (turn-order.ts mayTakeOnStandby, over the first STANDBY_SCAN_ROWS of the queue); undefined
+   * when the rules do not offer it to them now. An entry found gone counts as away here as it does
+   * when the turn is taken. Reads only: a status, and the check before a take's transaction.
    */
-  private standbyUntil(turn: TurnRow, contributorId: string, now: number): number | undefined {
+  standbyUntil(turn: TurnRow, contributorId: string, now: number): number | undefined {
     const { takePriorityMs } = this.options;
     if (takePriorityMs <= 0 || turn.state !== 'turn' || turn.taken_at !== null || !this.options.isOpen()) return;
     const times = turnTimes(turn);
     if (turnOver(times, now, this.options)) return;
     const depth = standbyDepth(turn.started_at, now, takePriorityMs);
     if (depth === 0) return;
-    const presence = this.presence;
-    const line = function* (rows: Iterable<QueueRow>) {
-      for (const row of rows) {
-        const away = row.away === 1 || presence.isGone(row.contributor_id, now);
-        yield { row, away, eligibleAt: row.eligible_at, passedOn: row.passed_on === 1 };
-      }
-    };
     const rows = this.statements.queueOfCircuitInOrder.iterate(turn.circuit);
-    return mayTakeOnStandby(line(rows), (entry) => entry.row.contributor_id === contributorId, depth, now)
+    const line = this.presence.line(rows, now, undefined, STANDBY_SCAN_ROWS);
+    return mayTakeOnStandby(line, (entry) => entry.row.contributor_id === contributorId, depth, now)
       ? shownTakeBy(times, this.options)
       : undefined;
   }

@@ -26,6 +26,14 @@ import type { MissedTurnKind } from '../../core/queue-log/turn-order.ts';
 import { isAway } from '../../core/queue-log/turn-order.ts';
 import type { LifecycleEvent, SettledVerdict } from '../contributions/contribution-lifecycle.ts';
 
+/**
+ * Standby offers are read in only this many rows of a queue: an offer reaches one more entry each
+ * takePriorityMs (6 with the defaults), so only a front full of away or cooling entries could put
+ * one further back, and each status and each head download would then read that far. An entry
+ * beyond is not offered the turn (the audit checks the takeovers made, not the ones refused).
+ */
+export const STANDBY_SCAN_ROWS = 256;
+
 /** An upload progresses when it gains this much (or the rest of it): a trickle of bytes does not hold a turn. */
 export const UPLOAD_PROGRESS_BYTES = 64 * 1024;
 /** Clients are asked to beat every quarter of the silence period, within these bounds. */

@@ -181,14 +181,15 @@ export class Lobby {
     return [];
   }
 
-  /** takeTurn for a waiting entry: cheap checks first, as every download of a head asks. */
+  /**
+   * takeTurn for a waiting entry. Every signed-in download of a head asks, so the offer is read
+   * first (the reader's, as a status shows it): only an entry offered the turn opens a write
+   * transaction, which reads it again.
+   */
   private takeOnStandby(contributorId: string, circuit: string): LobbyEvent[] {
-    const { takePriorityMs } = this.options;
-    if (takePriorityMs <= 0 || !this.options.isOpen()) return [];
     if (this.statements.queueEntryOf.get(contributorId)?.circuit !== circuit) return [];
     const held = this.statements.turnOfCircuit.get(circuit);
-    if (held?.state !== 'turn' || held.taken_at !== null) return [];
-    if (standbyDepth(held.started_at, this.clock.now(), takePriorityMs) === 0) return [];
+    if (!held || this.reader.standbyUntil(held, contributorId, this.clock.now()) === undefined) return [];
     return this.change(() => {
       const live = this.statements.turnOfCircuit.get(circuit);
       return (live && this.moves.takeOnStandby(live, contributorId, this.clock.now())) ?? [];

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { checkQueueFairness } from '../../../core/audit/check-queue-fairness.ts';
 import { checkQueueLog, type QueueLogEntry } from '../../../core/queue-log/queue-log-entry.ts';
 import type { Lobby, LobbyOptions } from '../../../server/lobby/lobby.ts';
+import { STANDBY_SCAN_ROWS } from '../../../server/lobby/lobby-rules.ts';
 import { CEREMONY_ID, CIRCUITS, makeLobby, progressOf } from './lobby-helpers.ts';
 
 const SECOND = 1000;
@@ -158,6 +159,32 @@ test('an entry that is away, or cooling down, is passed over when the offer is c
     log.some((e) => e.type === 'away' && e.contributor === 'alice'),
     'the entry passed over is logged away before the takeover',
   );
+});
+
+test('once taken on standby the turn is the taker’s: a later download by another entry takes nothing', () => {
+  const { lobby, clock, seenAll } = hostileHoldsTheTurn();
+  clock.advance(2 * PRIORITY);
+  seenAll();
+  assert.equal(lobby.takeTurn('alice', 'register').length, 2);
+  const logged = lobby.queueLog.entries().length;
+  assert.deepEqual(lobby.takeTurn('bob', 'register'), [], 'bob, offered it too, came second');
+  assert.equal(progressOf(lobby, 'bob', 'register').state, 'waiting');
+  assert.equal(standbyOf(lobby, 'bob'), undefined, 'a taken turn is offered to nobody');
+  assert.equal(lobby.queueLog.entries().length, logged, 'and nothing is written');
+  assert.equal(lobby.queueEntries().find((e) => e.contributorId === 'bob')?.missedTurns, 0, 'nor counted');
+});
+
+test('an offer is read in the first STANDBY_SCAN_ROWS of a queue only: behind as many away entries, none', () => {
+  const { lobby, clock } = makeLobby({ ...RULES, presenceMs: 3 * SECOND });
+  lobby.join('grantee');
+  lobby.tick();
+  const away = Array.from({ length: STANDBY_SCAN_ROWS }, (_, i) => `away${i}`);
+  for (const who of [...away, 'late']) lobby.join(who);
+  clock.advance(TAKE - 1); // everyone but `late` unseen past PRESENCE_MS: away
+  lobby.seen('late');
+  assert.equal(standbyOf(lobby, 'late'), undefined, 'the status does not read past the bound');
+  assert.deepEqual(lobby.takeTurn('late', 'register'), [], 'and a download takes nothing');
+  assert.equal(progressOf(lobby, 'grantee', 'register').state, 'turn');
 });
 
 test('a taken turn, a turn past its time to be taken, standby off or the ceremony closed: nothing to take', () => {
