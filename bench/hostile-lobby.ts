@@ -15,9 +15,10 @@
  * per-address and per-contributor limits raised 100×, so they do not stop the hostile accounts
  * (the worst case). Each honest client goes through its own shaped link (`--link`, default 1/1
  * Mbit/s, a slow home line). TAKE_TURN_MS and UPLOAD_START_MS are what the honest clients of this
- * run need, with a margin: they take a turn within about 1 s of its grant (they poll every second
- * near the front) and send their first upload bytes within about 4 s on the largest circuit when the
- * machine is idle, but twenty clients starting at once on two cores took more than 8 s now and then.
+ * run need, with a margin: they take a turn within a round trip of its grant or standby offer when
+ * their client has the CPU (the first 8 of a queue hold their polls) and send their first upload
+ * bytes within about 4 s on the largest circuit when the machine is idle, but twenty clients
+ * starting at once on two cores took more than 8 s now and then.
  *
  * Idle, per circuit: the time during which an honest contributor waits in its queue, eligible (no
  * cooldown left), while its turn is held by a hostile account or by nobody; against the wall time

@@ -22,10 +22,10 @@ export interface LobbyOptions {
    */
   presenceMs?: number;
   /**
-   * A granted turn must be taken (its first download or heartbeat) within this, or it passes to
-   * the next in line as a missed turn; the first such miss in a circuit keeps the entry's place,
-   * away and passed on (core/queue-log/turn-order.ts). 0: off (a turn counts as taken when
-   * granted, as before presence). Default 30 s.
+   * A granted turn must be taken (its first download of the head or inputs, or an upload; not a
+   * heartbeat) within this, or it passes to the next in line as a missed turn; the first such miss
+   * in a circuit keeps the entry's place, away and passed on (core/queue-log/turn-order.ts). 0:
+   * off (a turn counts as taken when granted, as before presence). Default 30 s.
    */
   takeTurnMs?: number;
   /**
