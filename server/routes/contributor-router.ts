@@ -134,8 +134,8 @@ function meRoute(deps: ContributorRouterDeps, view: (who: Principal) => unknown)
     const verifying =
       waitMs > 0 ? deps.contributions.forContributor(who.id).filter((c) => c.status === 'verifying') : [];
     const waiting = turnMs > 0 && verifying.length === 0 ? turnWaitFrom(who.id) : undefined;
-    if (verifying.length > 0 || waiting) {
-      const release = heldPolls.take(who.id);
+    const release = verifying.length > 0 || waiting ? heldPolls.take(who.id) : undefined;
+    if (release) {
       const closed = new AbortController();
       res.once('close', () => closed.abort());
       try {

@@ -10,6 +10,12 @@ import type { ContributorStatus } from '../../core/coordinator-api/lobby-status.
 import { CoordinatorError } from '../../core/errors.ts';
 
 const MAX_HELD_POLLS_PER_CONTRIBUTOR = 2;
+/**
+ * Held polls at once, all contributors together: each re-reads its status at every tick of the
+ * lobby. Honest clients need 8 per circuit and a verdict wait per circuit (81 for nine circuits);
+ * beyond, a poll is answered at once, as an older coordinator would, and the client paces its polls.
+ */
+const MAX_HELD_POLLS = 1000;
 /** The longest a turn wait is held: a client near the front asks again at once, at no cost. */
 export const MAX_TURN_WAIT_MS = 10_000;
 
@@ -31,11 +37,15 @@ export function statusKey(status: ContributorStatus): string {
 export class HeldPolls {
   private readonly heldBy = new Map<string, number>();
 
+  private total = 0;
+
+  constructor(private readonly maxHeld = MAX_HELD_POLLS) {}
+
   /**
    * Takes one of the contributor's held-poll slots, or throws me.too_many_held_polls. Returns its
-   * release (once only).
+   * release (once only), or undefined when the coordinator holds as many as it takes: answer at once.
    */
-  take(contributorId: string): () => void {
+  take(contributorId: string): (() => void) | undefined {
     const held = this.heldBy.get(contributorId) ?? 0;
     if (held >= MAX_HELD_POLLS_PER_CONTRIBUTOR)
       throw new CoordinatorError(
@@ -43,11 +53,14 @@ export class HeldPolls {
         `you already have ${held} requests for news held by the coordinator (at most ` +
           `${MAX_HELD_POLLS_PER_CONTRIBUTOR}); ask again without verdictWaitMs or turnWaitMs, or when one answered`,
       );
+    if (this.total >= this.maxHeld) return undefined;
     this.heldBy.set(contributorId, held + 1);
+    this.total++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      this.total--;
       const left = (this.heldBy.get(contributorId) ?? 1) - 1;
       if (left > 0) this.heldBy.set(contributorId, left);
       else this.heldBy.delete(contributorId);
