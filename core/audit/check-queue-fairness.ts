@@ -126,6 +126,12 @@ class Replay {
   grants = 0;
   /** Of the grants, those of turns taken on standby. */
   standbyGrants = 0;
+  /**
+   * How far behind its grantee the furthest standby taker was in line (1: next). The rules entry
+   * states takePriorityMs, and a short one lets an entry far back take turns: the verdict says how
+   * far it went rather than call that order FIFO.
+   */
+  standbyFurthest = 0;
 
   constructor(
     private readonly circuits: readonly string[],
@@ -546,6 +552,7 @@ class Replay {
         `${describeEntry(entry)} has ${by} take the turn on standby ${at - grantedAt} ms after its grant, but ${why}`,
       );
     }
+    this.standbyFurthest = Math.max(this.standbyFurthest, before.length + 1);
     this.standby = {
       lapse: entry,
       by,
@@ -690,7 +697,8 @@ export function checkQueueFairness(
     `${steps} entries, hash chain intact; ${replay.grants} turns granted, each to the first in line by the ` +
     'rules (FIFO per circuit, away and cooling-down entries passed over)' +
     (replay.standbyGrants > 0
-      ? ` or, ${replay.standbyGrants} of them, taken on standby by an entry the standby rule offered it to`
+      ? ` or, ${replay.standbyGrants} of them, taken on standby by an entry the standby rule offered it to ` +
+        `(at most ${replay.standbyFurthest} behind its grantee, by the stated takePriorityMs)`
       : '') +
     `, ${replay.accepted.size} acceptances ` +
     'matching the transcript, every turn ended without a contribution counted as missed; presence, heartbeats ' +
