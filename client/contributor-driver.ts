@@ -565,9 +565,7 @@ export class ContributorDriver {
   private async confirmTaken(circuit: string, hold: TurnHold): Promise<void> {
     if (!hold.taken) {
       const seq = ++this.pollsStarted;
-      const me = this.options.steady
-        ? await this.steadily(() => this.options.api.me(true))
-        : await this.options.api.me(false);
+      const me = await this.askMe(undefined);
       hold.taken = me.status.circuits.find((c) => c.circuit === circuit)?.state === 'turn';
       this.answer(me, seq);
       if (!hold.taken) hold.controller.abort(TURN_GONE);

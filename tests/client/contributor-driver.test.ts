@@ -5,7 +5,7 @@
  * (join at the start, steady, turns awaited) and the page's (join when asked, polls during turns).
  * Last, one whole run against a real coordinator.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { ContributorDriver } from '../../client/contributor-driver.ts';
 import {
@@ -34,7 +34,7 @@ import { CoordinatorClient } from '../../cli/contributor/coordinator-client.ts';
 import { FileTurn } from '../../cli/contributor/file-turn.ts';
 import { contributionEntropy } from '../../core/crypto/contribution-entropy.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
-import { startTestCoordinator } from '../helpers/test-coordinator.ts';
+import { startTestCoordinator, type ServerEnv } from '../helpers/test-coordinator.ts';
 
 const settle = async (): Promise<void> => {
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -600,43 +600,58 @@ for (const [refusal, timedFor] of [
   });
 }
 
-test('a real coordinator: joined, in line behind another, the turn taken when it leaves, accepted', async (t) => {
-  const coordinator = await startTestCoordinator();
+/**
+ * A real coordinator (`env`) whose first circuit's turn is granted to `aheadName`, and a terminal
+ * client signed in as `name` with its FileTurn; both stopped and cleaned up when the test ends.
+ */
+async function behindAGrantee(t: TestContext, aheadName: string, name: string, env?: ServerEnv) {
+  const coordinator = await startTestCoordinator(env ? { env } : {});
   const workDir = await mkdtemp(path.join(tmpdir(), 'contributor-driver-'));
   t.after(async () => {
     await coordinator.close();
     await rm(workDir, { recursive: true, force: true });
   });
   const ahead = new ContributorClient(coordinator.url);
-  await ahead.signInDemo('ahead');
+  await ahead.signInDemo(aheadName);
   const ceremony = await ahead.request<CeremonyView>('GET', '/api/ceremony');
   const circuit = ceremony.circuits[0]!.name;
   await ahead.request('POST', '/api/me/join', { circuits: [circuit] });
   coordinator.service.tick();
   assert.equal((await ahead.progress(circuit)).state, 'turn', 'the one ahead holds the turn');
-
   const client = new CoordinatorClient(coordinator.url, { rideOutRestarts: {} });
-  await client.signInDemo('driven');
+  await client.signInDemo(name);
   const protocol = new FileTurn({ client, workDir, transfer: 'delta', workers: 1 });
-  const verdicts: string[] = [];
-  const waiting: number[] = [];
-  const driver: ContributorDriver = new ContributorDriver({
-    api: coordinatorApi(client),
-    turn: async (turn) => {
-      const result = await protocol.takeTurn({
-        ...turn,
-        name: 'driven',
-        entropy: () => contributionEntropy(),
-        progress: () => {},
-      });
-      driver.rememberHash(turn.circuit, result.contributionHash);
+  /** The terminal's driver options on this client, joined to `circuit` (api and view aside). */
+  const terminalOptions = (driver: () => ContributorDriver) => ({
+    turn: async (turn: DriverTurn) => {
+      const result = await protocol.takeTurn({ ...turn, name, entropy: contributionEntropy, progress: () => {} });
+      driver().rememberHash(turn.circuit, result.contributionHash);
     },
     joinAtStart: { circuits: [circuit], everyCircuit: false },
-    steady: { signInAgain: async () => void (await client.signInDemo('driven')) },
+    steady: { signInAgain: async () => void (await client.signInDemo(name)) },
     pollDuringTurns: false,
     confirmLostTurns: true,
     turnRetryPauseMs: 2000,
     ready: protocol.prepare(),
+  });
+  return { coordinator, ahead, circuit, client, terminalOptions };
+}
+
+/** The circuit's progress on the coordinator is accepted, with the hash the driver computed. */
+async function assertAcceptedHere(client: CoordinatorClient, driver: ContributorDriver, circuit: string) {
+  const me = await client.request<MeView>('GET', '/api/me');
+  const progress = me.status.circuits.find((c) => c.circuit === circuit);
+  assert.ok(progress?.state === 'accepted', 'accepted on the coordinator');
+  assert.equal(progress.contributionHash, driver.localHash(circuit), 'the hash computed here');
+}
+
+test('a real coordinator: joined, in line behind another, the turn taken when it leaves, accepted', async (t) => {
+  const { coordinator, ahead, circuit, client, terminalOptions } = await behindAGrantee(t, 'ahead', 'driven');
+  const verdicts: string[] = [];
+  const waiting: number[] = [];
+  const driver: ContributorDriver = new ContributorDriver({
+    ...terminalOptions(() => driver),
+    api: coordinatorApi(client),
     view: {
       answered: (me) => {
         for (const c of me.status.circuits) if (c.state === 'waiting') waiting.push(c.position);
@@ -653,54 +668,20 @@ test('a real coordinator: joined, in line behind another, the turn taken when it
   coordinator.service.tick();
   await run;
   assert.deepEqual(verdicts, ['accepted']);
-  const me = await client.request<MeView>('GET', '/api/me');
-  const progress = me.status.circuits.find((c) => c.circuit === circuit);
-  assert.ok(progress?.state === 'accepted', 'accepted on the coordinator');
-  assert.equal(progress.contributionHash, driver.localHash(circuit), 'the hash computed here');
+  await assertAcceptedHere(client, driver, circuit);
 });
 
 test('a real coordinator: the turn of one who never takes it is taken on standby, held polls and all', async (t) => {
-  const coordinator = await startTestCoordinator({
-    env: { TAKE_TURN_MS: '30000', TAKE_PRIORITY_MS: '500', PRESENCE_MS: '60000' },
-  });
-  const workDir = await mkdtemp(path.join(tmpdir(), 'contributor-driver-'));
-  t.after(async () => {
-    await coordinator.close();
-    await rm(workDir, { recursive: true, force: true });
-  });
-  const idle = new ContributorClient(coordinator.url);
-  await idle.signInDemo('never-takes');
-  const ceremony = await idle.request<CeremonyView>('GET', '/api/ceremony');
-  const circuit = ceremony.circuits[0]!.name;
-  await idle.request('POST', '/api/me/join', { circuits: [circuit] });
-  coordinator.service.tick();
-  assert.equal((await idle.progress(circuit)).state, 'turn', 'granted, and never taken');
-
-  const client = new CoordinatorClient(coordinator.url, { rideOutRestarts: {} });
-  await client.signInDemo('standby');
-  const protocol = new FileTurn({ client, workDir, transfer: 'delta', workers: 1 });
+  const env = { TAKE_TURN_MS: '30000', TAKE_PRIORITY_MS: '500', PRESENCE_MS: '60000' };
+  const { ahead: idle, circuit, client, terminalOptions } = await behindAGrantee(t, 'never-takes', 'standby', env);
   const api = coordinatorApi(client);
   const turnWaits: number[] = [];
   const started: boolean[] = [];
   const failures: string[] = [];
   const driver: ContributorDriver = new ContributorDriver({
+    ...terminalOptions(() => driver),
     api: { ...api, me: (resend, hold) => (hold?.turnWaitMs && turnWaits.push(hold.turnWaitMs), api.me(resend, hold)) },
-    turn: async (turn) => {
-      const result = await protocol.takeTurn({
-        ...turn,
-        name: 'standby',
-        entropy: () => contributionEntropy(),
-        progress: () => {},
-      });
-      driver.rememberHash(turn.circuit, result.contributionHash);
-    },
-    joinAtStart: { circuits: [circuit], everyCircuit: false },
-    steady: { signInAgain: async () => void (await client.signInDemo('standby')) },
-    pollDuringTurns: false,
     holdPollsForVerdicts: true,
-    confirmLostTurns: true,
-    turnRetryPauseMs: 2000,
-    ready: protocol.prepare(),
     view: {
       turnStarting: (_circuit, standby) => started.push(standby),
       turnFailed: (_circuit, error) => failures.push(error.code),
@@ -711,9 +692,7 @@ test('a real coordinator: the turn of one who never takes it is taken on standby
   assert.deepEqual(started, [true], 'one turn, taken on standby');
   assert.deepEqual(failures, []);
   assert.ok(turnWaits.length > 0 && turnWaits.every((ms) => ms === 10_000), 'next in line, its polls were held');
-  const progress = (await client.request<MeView>('GET', '/api/me')).status.circuits.find((c) => c.circuit === circuit);
-  assert.ok(progress?.state === 'accepted', 'accepted on the coordinator');
-  assert.equal(progress.contributionHash, driver.localHash(circuit), 'the hash computed here');
+  await assertAcceptedHere(client, driver, circuit);
   const idleState = (await idle.progress(circuit)).state;
   assert.ok(
     idleState === 'waiting' || idleState === 'turn',
