@@ -323,6 +323,9 @@ export class LobbyMoves {
    */
   takeOnStandby(turn: TurnRow, candidate: string, now: number): LobbyEvent[] | undefined {
     if (turn.state !== 'turn' || turn.taken_at !== null || turnOver(turnTimes(turn), now, this.options)) return;
+    // Asked again inside the transaction: the phase is stored, and a finalise may have closed the
+    // ceremony since the offer was read outside it.
+    if (!this.options.isOpen()) return;
     const depth = standbyDepth(turn.started_at, now, this.options.takePriorityMs);
     if (depth === 0) return;
     const newlyAway: QueueRow[] = [];

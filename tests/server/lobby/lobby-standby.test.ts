@@ -219,6 +219,21 @@ test('a taken turn, a turn past its time to be taken, standby off or the ceremon
   assert.deepEqual(closed.lobby.takeTurn('alice', 'register'), [], 'no turn starts while the ceremony is closed');
 });
 
+test('a ceremony closed between the offer’s read and the take’s transaction: the take writes nothing', () => {
+  // The phase is stored, so another process (a finalise) may close the ceremony between the read
+  // outside the transaction and the transaction itself: the first ask says open, every later closed.
+  let asked = 0;
+  const { lobby, clock, seenAll } = hostileHoldsTheTurn({ isOpen: () => asked++ === 0 });
+  clock.advance(PRIORITY);
+  seenAll();
+  asked = 0;
+  const logged = lobby.queueLog.entries().length;
+  assert.deepEqual(lobby.takeTurn('alice', 'register'), []);
+  assert.ok(asked >= 2, 'asked again inside the transaction');
+  assert.equal(progressOf(lobby, 'alice', 'register').state, 'waiting');
+  assert.equal(lobby.queueLog.entries().length, logged, 'nothing logged');
+});
+
 test('nextDueAt names each moment one more entry is offered the turn, up to its time to be taken', () => {
   const { lobby, clock } = hostileHoldsTheTurn({ takePriorityMs: 12 * SECOND });
   const granted = clock.now();
