@@ -11,6 +11,7 @@
 import { CoordinatorError } from '../../core/errors.ts';
 import { defaultSettings } from '../config/setting.ts';
 import { CONNECTION_SETTINGS } from './connection-settings.ts';
+import { KeyedSlots } from './keyed-slots.ts';
 
 export interface DownloadSlotLimits {
   /** Downloads in progress at once per payer. */
@@ -26,8 +27,7 @@ export const DOWNLOADS_PER_ADDRESS = defaultSettings(CONNECTION_SETTINGS.setting
 const RETRY_AFTER_SECONDS = 5;
 
 export class DownloadSlots {
-  private readonly held = new Map<string, number>();
-  private counted = 0;
+  private readonly slots = new KeyedSlots();
 
   constructor(readonly limits: DownloadSlotLimits) {}
 
@@ -36,7 +36,7 @@ export class DownloadSlots {
    * the refusal. `turnHolder`: not counted in the total. Returns the slot's release (once only).
    */
   take(payer: string, turnHolder: boolean): () => void {
-    const mine = this.held.get(payer) ?? 0;
+    const mine = this.slots.heldBy(payer);
     if (mine >= this.limits.perPayer)
       throw new CoordinatorError(
         'download.too_many_in_progress',
@@ -44,23 +44,13 @@ export class DownloadSlots {
           `most it takes at once; finish one first`,
         { retryAfterSeconds: RETRY_AFTER_SECONDS },
       );
-    if (!turnHolder && this.counted >= this.limits.total)
+    if (!turnHolder && this.slots.total >= this.limits.total)
       throw new CoordinatorError(
         'download.server_busy',
         'the coordinator serves as many downloads at once as it can; try again in a moment, or download ' +
           'through the ceremony’s mirror',
         { retryAfterSeconds: RETRY_AFTER_SECONDS },
       );
-    this.held.set(payer, mine + 1);
-    if (!turnHolder) this.counted++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.held.get(payer) ?? 1) - 1;
-      if (left > 0) this.held.set(payer, left);
-      else this.held.delete(payer);
-      if (!turnHolder) this.counted--;
-    };
+    return this.slots.take(payer, !turnHolder);
   }
 }

@@ -8,6 +8,7 @@
  */
 import type { ContributorStatus } from '../../core/coordinator-api/lobby-status.ts';
 import { CoordinatorError } from '../../core/errors.ts';
+import { KeyedSlots } from '../http/keyed-slots.ts';
 
 const MAX_HELD_POLLS_PER_CONTRIBUTOR = 2;
 /**
@@ -35,9 +36,7 @@ export function statusKey(status: ContributorStatus): string {
 }
 
 export class HeldPolls {
-  private readonly heldBy = new Map<string, number>();
-
-  private total = 0;
+  private readonly slots = new KeyedSlots();
 
   constructor(private readonly maxHeld = MAX_HELD_POLLS) {}
 
@@ -46,25 +45,15 @@ export class HeldPolls {
    * release (once only), or undefined when the coordinator holds as many as it takes: answer at once.
    */
   take(contributorId: string): (() => void) | undefined {
-    const held = this.heldBy.get(contributorId) ?? 0;
+    const held = this.slots.heldBy(contributorId);
     if (held >= MAX_HELD_POLLS_PER_CONTRIBUTOR)
       throw new CoordinatorError(
         'me.too_many_held_polls',
         `you already have ${held} requests for news held by the coordinator (at most ` +
           `${MAX_HELD_POLLS_PER_CONTRIBUTOR}); ask again without verdictWaitMs or turnWaitMs, or when one answered`,
       );
-    if (this.total >= this.maxHeld) return undefined;
-    this.heldBy.set(contributorId, held + 1);
-    this.total++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.total--;
-      const left = (this.heldBy.get(contributorId) ?? 1) - 1;
-      if (left > 0) this.heldBy.set(contributorId, left);
-      else this.heldBy.delete(contributorId);
-    };
+    if (this.slots.total >= this.maxHeld) return undefined;
+    return this.slots.take(contributorId);
   }
 }
 
