@@ -26,13 +26,13 @@
  * With `linkDest`, the files of an earlier backup that did not change are hard-linked, not copied.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { chmod, link, open, readdir, readFile, rename, stat } from 'node:fs/promises';
+import { chmod, link, readdir, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { loadCeremonyConfig, type CeremonyConfig } from '../config/ceremony-config.ts';
 import { parseTranscript } from '../transcript/transcript.ts';
 import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
 import { fsyncDirectory, isTempPath, makeDirectory } from '../fs/atomic-write.ts';
+import { copyNewFlushed, writeNewFlushed } from '../fs/flushed-copy.ts';
 import { makeOwnedWorkFolder, removeDeadOwnersFolders } from '../fs/owned-work-folders.ts';
 import { CoordinatorError, isCoordinatorError } from '../errors.ts';
 import { silentProgress, type Progress } from '../ceremony/progress.ts';
@@ -136,7 +136,7 @@ export async function backupCeremony(dataDir: string, out: string, options: Back
       secret,
       files: copier.files,
     });
-    await writeFlushed(path.join(staging.path, BACKUP_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
+    await writeNewFlushed(path.join(staging.path, BACKUP_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
     await fsyncDirectory(staging.path);
     if (await exists(target))
       throw new CoordinatorError('backup.out_exists', `${out} appeared while backing up; it was left as it is`);
@@ -309,7 +309,7 @@ class FileCopier {
   async write(relative: string, text: string): Promise<void> {
     const destination = path.join(this.staging, relative);
     await makeDirectory(path.dirname(destination));
-    await writeFlushed(destination, text);
+    await writeNewFlushed(destination, text);
     const bytes = Buffer.byteLength(text);
     this.copiedBytes += bytes;
     const hash = createHash(FILE_HASH_ALGORITHM).update(text).digest('hex');
@@ -342,27 +342,14 @@ class FileCopier {
 /** Copies `source` to `target` (created exclusively, flushed), returning its BLAKE2b-512. */
 async function copyHashed(source: string, target: string, onBytes: (n: number) => void, mode = 0o644): Promise<string> {
   const hash = createHash(FILE_HASH_ALGORITHM);
-  const handle = await open(target, 'wx', mode);
-  try {
-    for await (const chunk of createReadStream(source, { highWaterMark: 1 << 20 })) {
-      const buffer = chunk as Buffer;
-      hash.update(buffer);
-      await handle.write(buffer);
-      onBytes(buffer.byteLength);
-    }
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+  await copyNewFlushed(
+    source,
+    target,
+    (chunk) => {
+      hash.update(chunk);
+      onBytes(chunk.byteLength);
+    },
+    mode,
+  );
   return hash.digest('hex');
-}
-
-async function writeFlushed(target: string, contents: string): Promise<void> {
-  const handle = await open(target, 'wx');
-  try {
-    await handle.writeFile(contents);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }

@@ -22,6 +22,7 @@ import { ceremonyPaths } from '../data-folder/ceremony-paths.ts';
 import { parseTranscript } from '../transcript/transcript.ts';
 import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
 import { fsyncDirectory, makeDirectory } from '../fs/atomic-write.ts';
+import { copyNewFlushed, writeNewFlushed } from '../fs/flushed-copy.ts';
 import { makeOwnedWorkFolder, removeDeadOwnersFolders } from '../fs/owned-work-folders.ts';
 import { CoordinatorError } from '../errors.ts';
 import { silentProgress, type Progress } from '../ceremony/progress.ts';
@@ -70,33 +71,19 @@ async function copyHashed(source: string, target: string, onBytes: (n: number) =
   await makeDirectory(path.dirname(target));
   const sha256 = createHash('sha256');
   const blake = createHash(FILE_HASH_ALGORITHM);
-  const handle = await open(target, 'wx');
   let bytes = 0;
-  try {
-    for await (const chunk of createReadStream(source, { highWaterMark: 1 << 20 })) {
-      const buffer = chunk as Buffer;
-      sha256.update(buffer);
-      blake.update(buffer);
-      await handle.write(buffer);
-      bytes += buffer.byteLength;
-      onBytes(buffer.byteLength);
-    }
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+  await copyNewFlushed(source, target, (chunk) => {
+    sha256.update(chunk);
+    blake.update(chunk);
+    bytes += chunk.byteLength;
+    onBytes(chunk.byteLength);
+  });
   return { sha256: sha256.digest('hex'), blake2b512: blake.digest('hex'), bytes };
 }
 
 async function writeFlushed(target: string, contents: string): Promise<Copied> {
   await makeDirectory(path.dirname(target));
-  const handle = await open(target, 'wx');
-  try {
-    await handle.writeFile(contents);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+  await writeNewFlushed(target, contents);
   return {
     sha256: createHash('sha256').update(contents).digest('hex'),
     blake2b512: createHash(FILE_HASH_ALGORITHM).update(contents).digest('hex'),
