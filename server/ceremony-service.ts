@@ -301,7 +301,9 @@ export class CeremonyService {
       );
       await this.decide(row, outcome);
     } finally {
-      this.tick(); // the circuit is free again: hand it to the next in line now
+      // A recorded verdict granted the circuit's next turn already (recordVerdict); this one also
+      // covers an outcome that recorded none, and tells the held polls to look again.
+      this.tick();
     }
   }
 
