@@ -24,7 +24,11 @@
  * cooldown left), while its turn is held by a hostile account or by nobody; against the wall time
  * (first join to the last honest acceptance, or to the cap when some never finish). Read from the
  * published queue log. The floor is 0; the goal, every honest contributor finishes and the worst
- * circuit is idle at most 5 % of the wall time.
+ * circuit is idle at most 5 % of the wall time. The worst circuit's idle is broken down by cause:
+ * between a turn's end and the next grant (a verdict, a leave, a lapse), and a hostile grant until
+ * the standby offer reached the honest entry that took it (takePriorityMs for the grantee and each
+ * entry that let it pass: the rules' share), from that offer to its take (the client), until its
+ * holder left it, or not taken in time (nobody honest offered it, or none took it).
  *
  * With `--baseline REF` the same run is first made on the coordinator and client of git REF (e.g.
  * the commit before the change: the m1/m2 loop), built in a scratch folder, capped at `--cap`
@@ -88,6 +92,8 @@ export interface HostileFigures {
   label: string;
   wallMs: number;
   idleMs: Record<string, number>;
+  /** Each circuit's idle time by cause (CAUSES). */
+  byCause: Record<string, Record<Cause, number>>;
   /** Idle time, all circuits, while a hostile account held the turn. */
   heldByHostileMs: number;
   hostileGrants: number;
@@ -184,21 +190,62 @@ interface Waiter {
   eligibleAt: number;
 }
 
+/** Why a circuit was idle (see idleTimes). */
+const CAUSES = {
+  between: 'between a turn’s end and the next grant',
+  walk: 'hostile grant, until the standby offer reached the honest taker',
+  take: 'hostile grant, from that offer to its take',
+  left: 'hostile grant, until its holder left it',
+  notTaken: 'hostile grant, not taken in time',
+} as const;
+type Cause = keyof typeof CAUSES;
+
+/** A hostile account's grant while honest contributors waited: how it ended, and when they waited. */
+interface HostileGrant {
+  circuit: string;
+  at: number;
+  end?: Exclude<Cause, 'between' | 'take'>;
+  /** Entries that let the turn pass on standby before the one that took it. */
+  skipped: number;
+  waited: Array<[number, number]>;
+}
+
+/** The idle time of `grant` by cause: a standby walk costs takePriorityMs per entry offered, the take what is left. */
+function grantCauses(grant: HostileGrant, takePriorityMs: number, add: (cause: Cause, ms: number) => void): void {
+  const reached = grant.at + (grant.skipped + 1) * takePriorityMs;
+  for (const [from, to] of grant.waited) {
+    if (grant.end !== 'walk') add(grant.end ?? 'notTaken', to - from);
+    else
+      (add('walk', Math.max(0, Math.min(to, reached) - from)), add('take', Math.max(0, to - Math.max(from, reached))));
+  }
+}
+
 /**
  * Idle time per circuit (see the header), from the queue log's entries, and all circuits' idle time
  * while a hostile account held the turn (the rest: held by nobody); hostile ids start with `demo:x`.
+ * `byCause`: each circuit's idle time by what held it (CAUSES).
  */
 function idleTimes(
   entries: ReadonlyArray<Record<string, unknown>>,
   circuits: readonly string[],
   end: number,
-): { idleMs: Record<string, number>; heldByHostileMs: number } {
+): { idleMs: Record<string, number>; heldByHostileMs: number; byCause: Record<string, Record<Cause, number>> } {
   let heldByHostileMs = 0;
   const honest = (who: unknown) => typeof who === 'string' && who.startsWith('demo:h');
   const idle = Object.fromEntries(circuits.map((c) => [c, 0]));
+  const byCause = Object.fromEntries(
+    circuits.map((c) => [c, Object.fromEntries(Object.keys(CAUSES).map((k) => [k, 0])) as Record<Cause, number>]),
+  );
   const holder = new Map<string, string>();
+  const hostileGrants: HostileGrant[] = [];
+  const grantOf = new Map<string, HostileGrant>();
   const waiting = new Map<string, Map<string, Waiter>>(circuits.map((c) => [c, new Map()]));
+  const rules = entries.find((e) => e.type === 'rules');
   const steps = entries.filter((e) => e.type !== 'rules');
+  const ended = (circuit: string, how: HostileGrant['end']) => {
+    const grant = grantOf.get(circuit);
+    if (grant && grant.end === undefined) grant.end = how;
+  };
   for (const [i, entry] of steps.entries()) {
     const at = Date.parse(entry.time as string);
     const circuit = entry.circuit as string;
@@ -206,12 +253,21 @@ function idleTimes(
     const queue = waiting.get(circuit)!;
     if (entry.type === 'join')
       queue.set(who, { eligibleAt: entry.eligibleAt ? Date.parse(entry.eligibleAt as string) : 0 });
-    if (entry.type === 'granted') (queue.delete(who), holder.set(circuit, who));
+    if (entry.type === 'granted') {
+      queue.delete(who);
+      holder.set(circuit, who);
+      if (honest(who)) grantOf.delete(circuit);
+      else hostileGrants.push(grantOf.set(circuit, { circuit, at, skipped: 0, waited: [] }).get(circuit)!);
+    }
+    const grant = grantOf.get(circuit);
+    if (entry.type === 'skipped' && grant) grant.skipped++;
+    if (entry.type === 'lapsed') ended(circuit, entry.takenOverBy ? 'walk' : 'notTaken');
     if (entry.type === 'lapsed' && entry.taken === false) queue.set(who, { eligibleAt: at });
     if (['lapsed', 'accepted', 'refused'].includes(entry.type as string)) holder.delete(circuit);
     if (entry.type === 'left' || entry.type === 'removed') {
       queue.delete(who);
-      if (holder.get(circuit) === who && entry.from !== 'after_verdict') holder.delete(circuit);
+      if (holder.get(circuit) === who && entry.from !== 'after_verdict')
+        (holder.delete(circuit), ended(circuit, 'left'));
     }
     const next = Math.min(end, i + 1 < steps.length ? Date.parse(steps[i + 1]!.time as string) : end);
     if (next <= at) continue;
@@ -225,10 +281,14 @@ function idleTimes(
       );
       if (from >= next) continue;
       idle[c]! += next - from;
-      if (held !== undefined) heldByHostileMs += next - from;
+      if (held === undefined) byCause[c]!.between += next - from;
+      else (grantOf.get(c)!.waited.push([from, next]), (heldByHostileMs += next - from));
     }
   }
-  return { idleMs: idle, heldByHostileMs };
+  const takePriorityMs = Number(rules?.takePriorityMs ?? 0);
+  for (const grant of hostileGrants)
+    grantCauses(grant, takePriorityMs, (cause, ms) => (byCause[grant.circuit]![cause] += ms));
+  return { idleMs: idle, heldByHostileMs, byCause };
 }
 
 /** One run on the checkout at `root`: the hostile accounts join, then the honest contributors; figures from the log. */
@@ -359,6 +419,11 @@ async function baselineTree(ref: string): Promise<string> {
   return root;
 }
 
+/** The circuit idle the longest in a run. */
+function worstCircuit(figures: HostileFigures): string {
+  return Object.entries(figures.idleMs).reduce((worst, entry) => (entry[1] > worst[1] ? entry : worst))[0];
+}
+
 export function printHostileLobby(figures: readonly HostileFigures[], options: HostileOptions): void {
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1)} %`;
@@ -380,6 +445,10 @@ export function printHostileLobby(figures: readonly HostileFigures[], options: H
       'idle, worst circuit ÷ wall (goal ≤ 5 %)',
       ...figures.map((f) => pct(Math.max(...Object.values(f.idleMs)), f.wallMs)),
     ],
+    ...(Object.keys(CAUSES) as Cause[]).map((cause) => [
+      `  worst circuit's idle: ${CAUSES[cause]}`,
+      ...figures.map((f) => s(f.byCause[worstCircuit(f)]![cause])),
+    ]),
     [`honest contributors finished (goal ${options.honest})`, ...figures.map((f) => String(f.finished))],
     ['turns granted to hostile / honest accounts', ...figures.map((f) => `${f.hostileGrants} / ${f.honestGrants}`)],
     ...STRATEGIES.map((st) => [`  hostile turns: ${st}`, ...figures.map((f) => String(f.byStrategy[st]))]),

@@ -124,7 +124,31 @@ export class CeremonyService {
   }
 
   tick(): void {
-    this.report(this.deps.lobby.tick());
+    this.moved(this.deps.lobby.tick());
+  }
+
+  /**
+   * A lobby move that may free a circuit (a contributor leaving their turn) and the tick it calls
+   * for, in one transaction when `ticks` says so of its result: the next in line holds the circuit
+   * as the move commits, one sync of the database rather than two, and not after whatever the
+   * caller still does once the move is made (removing an upload, logging).
+   */
+  moveAndTick<T>(move: () => T, ticks: (result: T) => boolean = () => true): T {
+    let events: LobbyEvent[] | undefined;
+    const result = this.deps.db
+      .transaction(() => {
+        const moved = move();
+        if (ticks(moved)) events = this.deps.lobby.tick();
+        return moved;
+      })
+      .immediate();
+    if (events) this.moved(events);
+    return result;
+  }
+
+  /** After the lobby moved: its events said, the next due tick set, the held polls told to look again. */
+  private moved(events: readonly LobbyEvent[]): void {
+    this.report(events);
     this.scheduleDueTick();
     for (const watcher of [...this.lobbyWatchers]) watcher();
   }
@@ -136,10 +160,7 @@ export class CeremonyService {
    */
   takeTurn(contributorId: string, circuit: string): void {
     const events = this.deps.lobby.takeTurn(contributorId, circuit);
-    if (events.length === 0) return;
-    this.report(events);
-    this.scheduleDueTick();
-    for (const watcher of [...this.lobbyWatchers]) watcher();
+    if (events.length > 0) this.moved(events);
   }
 
   private report(events: readonly LobbyEvent[]): void {
@@ -280,7 +301,9 @@ export class CeremonyService {
       );
       await this.decide(row, outcome);
     } finally {
-      this.tick(); // the circuit is free again: hand it to the next in line now
+      // A recorded verdict granted the circuit's next turn already (recordVerdict); this one also
+      // covers an outcome that recorded none, and tells the held polls to look again.
+      this.tick();
     }
   }
 
@@ -396,6 +419,7 @@ export class CeremonyService {
    */
   private recordVerdict(row: ContributionRow, verdict: Verdict, errorCausedByUpload = false): boolean {
     const { contributions, lobby, clock, db, receipts, config } = this.deps;
+    let grants: LobbyEvent[] = [];
     const recorded = db.transaction(() => {
       const current = contributions.get(row.id)?.status;
       if (current !== 'verifying') return undefined;
@@ -421,9 +445,14 @@ export class CeremonyService {
       // False only if the lobby already ended this turn, which one transaction per verdict rules
       // out; the row is brought in step rather than left verifying for ever.
       lobby.recordVerdict(row.id, settled, { errorCausedByUpload });
+      // The circuit is free: its next turn is granted as the verdict commits, not after the
+      // verdict's own sync and what follows it (the candidate removed, the verdict logged). Not
+      // before start(), whose first tick comes after the start-up's settling.
+      if (this.timer !== undefined) grants = lobby.tick();
       return settled;
     })();
     if (recorded) this.observeVerdict(row, recorded);
+    if (grants.length > 0) this.moved(grants);
     return recorded !== undefined;
   }
 

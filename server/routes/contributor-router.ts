@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { findCircuit, type CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import type { Lobby } from '../lobby/lobby.ts';
+import type { CeremonyService } from '../ceremony-service.ts';
 import type { ContributionStore } from '../contributions/contribution-store.ts';
 import type { CeremonyPhaseStore } from '../ceremony-phase.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -31,7 +32,7 @@ export interface ContributorRouterDeps {
    * Runs the lobby's clock now: its events are logged and counted there, never lost; watchLobby
    * calls back after each tick (a held turn wait re-reads its status then).
    */
-  service: { tick(): void; watchLobby(watcher: () => void): () => void };
+  service: Pick<CeremonyService, 'tick' | 'moveAndTick' | 'watchLobby'>;
   /** Drops the unfinished upload of a turn given up by leaving (ContributionUploads). */
   uploads?: { discardUnfinished(circuit: string, contributorId: string): Promise<number> };
   log?: { info(message: string, fields?: Record<string, unknown>): void };
@@ -215,15 +216,16 @@ export function createContributorRouter(deps: ContributorRouterDeps): Router {
   // Leaving is allowed in every phase: a contributor must always be able to give their place up.
   router.post('/api/me/leave', ...guard, async (req, res) => {
     const who = principal(req);
-    const outcome = deps.lobby.leave(who.id);
+    // A turn left goes to the next in line in the leave's own transaction, before its upload is discarded.
+    const outcome = deps.service.moveAndTick(
+      () => deps.lobby.leave(who.id),
+      (left) => left.left === 'turn',
+    );
     if (outcome.left !== 'nothing')
       deps.log?.info('lobby entry left by the contributor', { contributorId: who.id, ...outcome });
-    if (outcome.left === 'turn') {
-      // The turn is over: a PATCH still writing to its upload is stopped and the file goes now,
-      // rather than at the expiry sweep.
-      await deps.uploads?.discardUnfinished(outcome.circuit, who.id);
-      deps.service.tick(); // the freed circuit goes to the next in line now
-    }
+    // The turn is over: a PATCH still writing to its upload is stopped and the file goes now,
+    // rather than at the expiry sweep.
+    if (outcome.left === 'turn') await deps.uploads?.discardUnfinished(outcome.circuit, who.id);
     res.json({ ...view(who), left: outcome });
   });
 
