@@ -2,9 +2,10 @@
  * One candidate's facts, from its upload's creation to its verdict (table `candidates`, migrations 2
  * and 3 of the contributions module). The row is made in the transaction that checks the turn, with
  * the head it extends pinned; the intake writes its hashes, identity and link sums onto it; the
- * verification request and the commit read them back. Being stored, they survive a restart: a contribution
- * re-verified at start-up is sent the request normal running would have sent. The rest of what the
- * intake hands in (SubmittedUpload) is the submission's own: who, and a refusal found on the way.
+ * verification request and the commit read them back. Being stored, they survive a restart: a
+ * contribution re-verified at start-up is sent the request normal running would have sent. The rest
+ * of what the intake hands in (SubmittedUpload) is the submission's own: who, and a refusal found on
+ * the way.
  */
 import type { SectionHashes } from '../../core/zkey/zkey-hashes.ts';
 import {
