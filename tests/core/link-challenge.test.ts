@@ -412,7 +412,7 @@ describe('verifyRequest with the coordinator challenge (both verifiers)', () => 
     assert.equal(stale.status === 'invalid' && stale.code, 'contribution.header_mismatch');
   });
 
-  it('adds the candidate sums the request carries instead of reading L and H; sums that do not open are not used', async () => {
+  it('adds the sums the request carries instead of reading L and H; sums that do not open are not used', async () => {
     const headPath = fixture.headPath('register');
     const good = await fixture.candidate('register', 'dave');
     // L's first point doubled: refused whenever L is read, accepted only when the good file's sums stand in for it.

@@ -145,7 +145,7 @@ test('a database of the previous version opens, and its pending contribution is 
   await assert.rejects(stat(sumsFile), { code: 'ENOENT' });
 });
 
-test('a candidate row of the version before the sums column opens without sums: its request carries none', async (t) => {
+test('a candidate row from before the sums column opens without sums: its request carries none', async (t) => {
   const dir = await mkdtemp(path.join(tmpdir(), 'candidate-records-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'coordinator.sqlite');
@@ -162,7 +162,8 @@ test('a candidate row of the version before the sums column opens without sums: 
   // The contributions module at migration 2: the candidates table as it was first released.
   const old = new Database(file);
   old.exec(
-    `ALTER TABLE candidates DROP COLUMN sums; DELETE FROM schema_migrations WHERE module = 'contributions' AND version = 3`,
+    `ALTER TABLE candidates DROP COLUMN sums;
+     DELETE FROM schema_migrations WHERE module = 'contributions' AND version = 3`,
   );
   old.close();
   db = openDatabase(file);

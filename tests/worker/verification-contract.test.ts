@@ -2,8 +2,9 @@
  * The verifier contract, on data that crossed a process boundary. The request check, as both
  * verifiers run it: a job queued by a coordinator of the previous version (with the since-dropped
  * initZkeyPath and ptauPath) still parses, without them; a relative path or a malformed hash does
- * not, nor candidate sums that are not base64 or longer than any a verifier opens. The refusal a BullMQ worker hands back in a failed job's reason: every refusing code
- * round-trips, the form earlier workers wrote still reads, and no other failure reads as a refusal.
+ * not, nor candidate sums that are not base64 or longer than any a verifier opens. The refusal a
+ * BullMQ worker hands back in a failed job's reason: every refusing code round-trips, the form
+ * earlier workers wrote still reads, and no other failure reads as a refusal.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
