@@ -18,9 +18,8 @@ import { fileIdentity, parseFileIdentity, sameFileIdentity } from '../core/fs/fi
 import { circuitChallengeKey, linkChallengeSeed } from '../core/link-check/link-challenge.ts';
 import {
   cacheLinkCombinations,
+  openCandidateSums,
   readCachedCombination,
-  readCandidateSums,
-  removeCandidateSums,
 } from '../core/link-check/link-combination-cache.ts';
 import {
   isRefusalCode,
@@ -49,25 +48,24 @@ async function verifyWithChallenge(request: VerificationRequest): Promise<LinkVe
   if (!challenge)
     return verifyLinkFromHead(request.headZkeyPath, request.candidatePath, { labels: LINK_LABELS, ...known });
   const key = circuitChallengeKey(await linkChallengeSeed(challenge.stateDir), request.circuit);
-  const [head, next] = await Promise.all([
-    readCachedCombination(challenge.stateDir, key, challenge.headFileHash),
-    // Made by the coordinator as the upload arrived (a contribution delta); used once.
-    readCandidateSums(challenge.stateDir, key, challenge.candidateFileHash),
-  ]);
-  let link: LinkVerdict;
-  try {
-    link = await verifyLinkFromHead(request.headZkeyPath, request.candidatePath, {
-      labels: LINK_LABELS,
-      ...known,
-      challenge: { key, ...(head ? { head } : {}), ...(next ? { next } : {}) },
-    });
-  } finally {
-    // Used once, or never (unreadable): either way not left behind.
-    await removeCandidateSums(challenge.stateDir, challenge.candidateFileHash).catch(() => undefined);
-  }
+  const head = await readCachedCombination(challenge.stateDir, key, challenge.headFileHash);
+  // Made by the coordinator as the upload arrived (a contribution delta). Sums that do not open
+  // (malformed, another file's or circuit's) are only work not saved: L and H are summed here.
+  const next =
+    challenge.candidateSums === undefined
+      ? undefined
+      : openCandidateSums(key, challenge.candidateFileHash, Buffer.from(challenge.candidateSums, 'base64'));
+  if (challenge.candidateSums !== undefined && !next)
+    process.stderr.write('verifier: the candidate’s sums do not open under this key; summing L and H\n');
+  const link = await verifyLinkFromHead(request.headZkeyPath, request.candidatePath, {
+    labels: LINK_LABELS,
+    ...known,
+    challenge: { key, ...(head ? { head } : {}), ...(next ? { next } : {}) },
+  });
   // Cached before the verdict leaves, since the next verification on this circuit has this
-  // candidate as head; the head's too when it had to be computed (after a restart, or for
-  // contribution 0). A cache that cannot be written only costs a later verification its second MSM.
+  // candidate as head; the head's too when it had to be computed (contribution 0, or a head whose
+  // entry was lost or of an earlier version). A cache that cannot be written only costs a later
+  // verification its second MSM.
   await cacheLinkCombinations(
     challenge.stateDir,
     key,

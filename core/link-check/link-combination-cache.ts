@@ -11,9 +11,13 @@
  * read as absent: the verifier then computes the head's combination again (two MSMs instead of
  * one) and writes a new entry, so an upgrade costs one slower verification per circuit, never an
  * error or a different verdict.
+ *
+ * Also the sealing of a candidate's sums, made by the coordinator as it uploaded: no file here,
+ * they are kept on its candidate row and carried in its verification request, authenticated with
+ * the same MAC subkey under their own label.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { linkCacheMacKey } from './link-challenge.ts';
@@ -139,6 +143,9 @@ export interface CandidateSums {
 const SUMS_VERSION = 1;
 /** A 2^20-point section in 2^15-point chunks on 64 threads is 2,048 points; far more is not an entry we wrote. */
 const MAX_SUM_POINTS = 1 << 16;
+const SUMS_HEADER_BYTES = 9;
+/** The largest sealed sums openCandidateSums takes: a request carrying more is refused before it is decoded. */
+export const MAX_SEALED_SUMS_BYTES = SUMS_HEADER_BYTES + 2 * MAX_SUM_POINTS * G1_BYTES + 2 * DIGEST_BYTES + MAC_BYTES;
 
 function sumsMac(circuitKey: Uint8Array, fileHash: string, body: Uint8Array): Buffer {
   // Its own label: an entry of one kind never authenticates as the other.
@@ -148,53 +155,51 @@ function sumsMac(circuitKey: Uint8Array, fileHash: string, body: Uint8Array): Bu
     .digest();
 }
 
-function sumsPath(stateDir: string, fileHash: string): string {
-  return path.join(stateDir, LINK_CACHE_DIR, `${fileHash}.sums`);
-}
-
 function concat(parts: Uint8Array[]): Buffer {
   return Buffer.concat(parts.map((part) => Buffer.from(part.buffer, part.byteOffset, part.byteLength)));
 }
 
-/** Records a candidate's sums for its verifier (crash-safe, mode 0600, like the combinations). */
-export async function writeCandidateSums(
-  stateDir: string,
-  circuitKey: Uint8Array,
-  fileHash: string,
-  sums: CandidateSums,
-): Promise<void> {
+/**
+ * A candidate's sums as its candidate row keeps them and its verification request carries them,
+ * bound to its file hash and circuit key by a MAC: a verifier then uses them only for the file and
+ * circuit they were made for, whatever route the request took.
+ */
+export function sealCandidateSums(circuitKey: Uint8Array, fileHash: string, sums: CandidateSums): Buffer {
   if (!FILE_HASH.test(fileHash)) throw new Error('candidate sums can only be kept under a file hash');
   const l = concat(sums.l);
   const h = concat(sums.h);
   if (l.length % G1_BYTES !== 0 || h.length % G1_BYTES !== 0) throw new Error('partial sums are G1 points');
+  if (l.length / G1_BYTES > MAX_SUM_POINTS || h.length / G1_BYTES > MAX_SUM_POINTS)
+    throw new Error('more partial sums than a verifier takes');
+  if (sums.lIdentities.length !== DIGEST_BYTES || sums.hIdentities.length !== DIGEST_BYTES)
+    throw new Error('candidate sums carry two identity digests');
   const counts = Buffer.alloc(8);
   counts.writeUInt32LE(l.length / G1_BYTES, 0);
   counts.writeUInt32LE(h.length / G1_BYTES, 4);
   const body = Buffer.concat([Buffer.from([SUMS_VERSION]), counts, l, h, sums.lIdentities, sums.hIdentities]);
-  const entry = Buffer.concat([body, sumsMac(circuitKey, fileHash, body)]);
-  await writeFileAtomic(sumsPath(stateDir, fileHash), entry, { mode: 0o600, directoryMode: 0o700 });
+  return Buffer.concat([body, sumsMac(circuitKey, fileHash, body)]);
 }
 
 /**
- * The sums recorded for the candidate with this hash under this circuit key, or undefined when there
- * are none or they do not authenticate: the verifier then reads and sums L and H itself.
+ * The sums sealed for the candidate with this hash under this circuit key, or undefined when they
+ * are malformed, too many, or do not authenticate: the verifier then reads and sums L and H itself.
  */
-export async function readCandidateSums(
-  stateDir: string,
+export function openCandidateSums(
   circuitKey: Uint8Array,
   fileHash: string,
-): Promise<CandidateSums | undefined> {
-  if (!FILE_HASH.test(fileHash)) return undefined;
-  const bytes = await readFile(sumsPath(stateDir, fileHash)).catch(() => undefined);
-  if (!bytes || bytes.length < 9 + 2 * DIGEST_BYTES + MAC_BYTES || bytes[0] !== SUMS_VERSION) return undefined;
+  sealed: Uint8Array,
+): CandidateSums | undefined {
+  const bytes = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
+  if (!FILE_HASH.test(fileHash) || bytes.length > MAX_SEALED_SUMS_BYTES) return undefined;
+  if (bytes.length < SUMS_HEADER_BYTES + 2 * DIGEST_BYTES + MAC_BYTES || bytes[0] !== SUMS_VERSION) return undefined;
   const lCount = bytes.readUInt32LE(1);
   const hCount = bytes.readUInt32LE(5);
   if (lCount > MAX_SUM_POINTS || hCount > MAX_SUM_POINTS) return undefined;
-  const bodyBytes = 9 + (lCount + hCount) * G1_BYTES + 2 * DIGEST_BYTES;
+  const bodyBytes = SUMS_HEADER_BYTES + (lCount + hCount) * G1_BYTES + 2 * DIGEST_BYTES;
   if (bytes.length !== bodyBytes + MAC_BYTES) return undefined;
   const body = bytes.subarray(0, bodyBytes);
   if (!timingSafeEqual(bytes.subarray(bodyBytes), sumsMac(circuitKey, fileHash, body))) return undefined;
-  let at = 9;
+  let at = SUMS_HEADER_BYTES;
   const take = (n: number): Uint8Array => new Uint8Array(bytes.subarray(at, (at += n)));
   return {
     l: [take(lCount * G1_BYTES)],
@@ -204,7 +209,14 @@ export async function readCandidateSums(
   };
 }
 
-/** Drops a candidate's sums once its verdict is in (they are of no use to any later check). */
-export async function removeCandidateSums(stateDir: string, fileHash: string): Promise<void> {
-  if (FILE_HASH.test(fileHash)) await rm(sumsPath(stateDir, fileHash), { force: true });
+/**
+ * Removes the sums files (FILEHASH.sums) a coordinator of an earlier version left beside the cache
+ * for its verifiers: no version reads them now, and a verifier given no sums makes its own.
+ */
+export async function removeRetiredSumsFiles(stateDir: string): Promise<void> {
+  const folder = path.join(stateDir, LINK_CACHE_DIR);
+  const names = await readdir(folder).catch(() => []);
+  await Promise.all(
+    names.filter((name) => name.endsWith('.sums')).map((name) => rm(path.join(folder, name), { force: true })),
+  );
 }

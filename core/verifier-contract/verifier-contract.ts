@@ -20,6 +20,7 @@ import { z } from 'zod';
 import { isErrorCode, refusesContribution, type ErrorCode } from '../errors.ts';
 import { MAX_HASHED_SECTIONS, type SectionHashes } from '../zkey/zkey-hashes.ts';
 import type { SerialisedFileIdentity } from '../fs/file-identity.ts';
+import { MAX_SEALED_SUMS_BYTES } from '../link-check/link-combination-cache.ts';
 
 /** Queue the coordinator and `ceremony worker` use unless told otherwise (VERIFICATION_QUEUE). */
 export const DEFAULT_VERIFICATION_QUEUE = 'ceremony-verification';
@@ -48,8 +49,12 @@ export interface VerificationRequest {
    * Lets the verifier use the coordinator's secret challenge and its cache of combinations (one
    * MSM per link instead of two; see core/link-check/link-challenge.ts). The coordinator always sends
    * it; without it the verifier draws fresh scalars. Hashes are the transcript's file hashes.
+   * `candidateSums` (base64) are the candidate's sums under the same key, made by the coordinator as
+   * the upload arrived and sealed for its file hash (sealCandidateSums): the verifier adds them
+   * instead of reading and summing L and H. Carried here, not left in the state folder, so that a
+   * verifier elsewhere, or one re-sent the request after a restart, has them as well.
    */
-  challenge?: { stateDir: string; headFileHash: string; candidateFileHash: string };
+  challenge?: { stateDir: string; headFileHash: string; candidateFileHash: string; candidateSums?: string };
   /**
    * The section hashes of the head (its transcript entry's) and of the candidate (taken by the
    * coordinator when the upload ended, or as it spliced it), with the candidate file's identity
@@ -80,6 +85,11 @@ const sectionHashes = z
   .record(z.string().regex(/^\d{1,3}$/), z.string().regex(/^[0-9a-f]{128}$/))
   .refine((hashes) => Object.keys(hashes).length <= MAX_HASHED_SECTIONS, { message: 'too many sections' });
 const decimal = z.string().regex(/^\d{1,40}$/);
+// Bounded before a byte is decoded; what is inside is checked where it is opened (openCandidateSums).
+const sealedSums = z
+  .string()
+  .max(4 * Math.ceil(MAX_SEALED_SUMS_BYTES / 3))
+  .regex(/^[A-Za-z0-9+/]*={0,2}$/);
 
 // Not strict: a job queued by a coordinator of an earlier version (with fields since dropped)
 // is still verified after an upgrade.
@@ -89,7 +99,14 @@ const verificationRequestSchema = z.object({
   headIndex: z.number().int().nonnegative(),
   headZkeyPath: absolutePath,
   candidatePath: absolutePath,
-  challenge: z.object({ stateDir: absolutePath, headFileHash: fileHash, candidateFileHash: fileHash }).optional(),
+  challenge: z
+    .object({
+      stateDir: absolutePath,
+      headFileHash: fileHash,
+      candidateFileHash: fileHash,
+      candidateSums: sealedSums.optional(),
+    })
+    .optional(),
   sectionHashes: z
     .object({
       head: sectionHashes,

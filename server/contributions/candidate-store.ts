@@ -1,10 +1,11 @@
 /**
- * One candidate's facts, from its upload's creation to its verdict (table `candidates`, migration 2
- * of the contributions module). The row is made in the transaction that checks the turn, with the
- * head it extends pinned; the intake writes its hashes and identity onto it; the verification
- * request and the commit read them back. Being stored, they survive a restart: a contribution
- * re-verified at start-up is sent the request normal running would have sent. The rest of what the
- * intake hands in (SubmittedUpload) is the submission's own: who, and a refusal found on the way.
+ * One candidate's facts, from its upload's creation to its verdict (table `candidates`, migrations 2
+ * and 3 of the contributions module). The row is made in the transaction that checks the turn, with
+ * the head it extends pinned; the intake writes its hashes, identity and link sums onto it; the
+ * verification request and the commit read them back. Being stored, they survive a restart: a
+ * contribution re-verified at start-up is sent the request normal running would have sent. The rest
+ * of what the intake hands in (SubmittedUpload) is the submission's own: who, and a refusal found on
+ * the way.
  */
 import type { SectionHashes } from '../../core/zkey/zkey-hashes.ts';
 import {
@@ -32,6 +33,11 @@ export interface CandidateRow {
   sectionHashes: SectionHashes | null;
   /** The file's identity when it was hashed: equal later, the hashes still name its bytes. */
   identity: FileIdentity | null;
+  /**
+   * The link check's sums the intake made as a delta arrived, sealed (sealCandidateSums: bound to
+   * the file hash and circuit key), for the verifier; null when none were made.
+   */
+  sums: Uint8Array | null;
 }
 
 export const CANDIDATES_MIGRATION = `CREATE TABLE candidates (
@@ -45,6 +51,9 @@ export const CANDIDATES_MIGRATION = `CREATE TABLE candidates (
      identity TEXT
    );`;
 
+/** The sums the intake made, sealed; a row written before this column has none (the verifier sums itself). */
+export const CANDIDATE_SUMS_MIGRATION = 'ALTER TABLE candidates ADD COLUMN sums BLOB;';
+
 interface RawCandidate {
   upload_path: string;
   circuit: string;
@@ -54,6 +63,7 @@ interface RawCandidate {
   file_hash: string | null;
   section_hashes: string | null;
   identity: string | null;
+  sums: Buffer | null;
 }
 
 function fromRaw(raw: RawCandidate): CandidateRow {
@@ -66,6 +76,7 @@ function fromRaw(raw: RawCandidate): CandidateRow {
     fileHash: raw.file_hash,
     sectionHashes: raw.section_hashes === null ? null : (JSON.parse(raw.section_hashes) as SectionHashes),
     identity: raw.identity === null ? null : parseFileIdentity(JSON.parse(raw.identity)),
+    sums: raw.sums === null ? null : new Uint8Array(raw.sums),
   };
 }
 
@@ -127,15 +138,19 @@ export class CandidateStore {
     return raw && fromRaw(raw);
   }
 
-  /** The candidate's hashes, and its identity when they were taken (null: it changed meanwhile). */
+  /**
+   * The candidate's hashes, its identity when they were taken (null: it changed meanwhile), and the
+   * sums sealed for its file hash when the intake made them (any earlier ones go: another file's).
+   */
   recordHashes(
     uploadPath: string,
-    hashes: { fileHash: string; sectionHashes?: SectionHashes; identity?: FileIdentity },
+    hashes: { fileHash: string; sectionHashes?: SectionHashes; identity?: FileIdentity; sums?: Uint8Array },
   ): void {
     this.statements.hashes.run(
       hashes.fileHash,
       hashes.sectionHashes ? JSON.stringify(hashes.sectionHashes) : null,
       hashes.identity ? JSON.stringify(serialiseFileIdentity(hashes.identity)) : null,
+      hashes.sums ? Buffer.from(hashes.sums.buffer, hashes.sums.byteOffset, hashes.sums.byteLength) : null,
       uploadPath,
     );
   }
@@ -153,8 +168,8 @@ function prepareStatements(db: Db) {
        VALUES (?, ?, ?, ?, ?)`,
     ),
     get: db.prepare<[string], RawCandidate>('SELECT * FROM candidates WHERE upload_path = ?'),
-    hashes: db.prepare<[string, string | null, string | null, string]>(
-      'UPDATE candidates SET file_hash = ?, section_hashes = ?, identity = ? WHERE upload_path = ?',
+    hashes: db.prepare<[string, string | null, string | null, Buffer | null, string]>(
+      'UPDATE candidates SET file_hash = ?, section_hashes = ?, identity = ?, sums = ? WHERE upload_path = ?',
     ),
     remove: db.prepare<[string]>('DELETE FROM candidates WHERE upload_path = ?'),
   };

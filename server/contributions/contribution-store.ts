@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { errorCodeOr, type ErrorCode } from '../../core/errors.ts';
 import { applyMigrations, type Db } from '../store/database.ts';
-import { CANDIDATES_MIGRATION, CandidateStore } from './candidate-store.ts';
+import { CANDIDATE_SUMS_MIGRATION, CANDIDATES_MIGRATION, CandidateStore } from './candidate-store.ts';
 import { CONTRIBUTION_STATUSES, type ContributionStatus, type SettledVerdict } from './contribution-lifecycle.ts';
 import { VerdictWaiters } from './verdict-waiters.ts';
 
@@ -59,6 +59,7 @@ const MIGRATIONS = [
      signature TEXT NOT NULL
    );`,
   CANDIDATES_MIGRATION,
+  CANDIDATE_SUMS_MIGRATION,
 ];
 
 interface RawRow {

@@ -25,13 +25,22 @@ export interface RequestPlaces {
 
 export function verificationRequest(
   row: Pick<ContributionRow, 'id' | 'circuit' | 'headIndex' | 'candidatePath' | 'fileHash'>,
-  candidate: Pick<CandidateRow, 'sectionHashes' | 'identity'> | undefined,
+  candidate: (Pick<CandidateRow, 'sectionHashes' | 'identity'> & Partial<Pick<CandidateRow, 'sums'>>) | undefined,
   head: HeadEntry | undefined,
   places: RequestPlaces,
 ): VerificationRequest {
-  // The head's file hash names its cached combination (one MSM per link).
+  // The head's file hash names its cached combination (one MSM per link); the candidate's sums,
+  // when the intake made them, spare the verifier reading its L and H.
+  const sums = candidate?.sums ? { candidateSums: Buffer.from(candidate.sums).toString('base64') } : {};
   const challenge = head
-    ? { challenge: { stateDir: places.stateDir, headFileHash: head.fileHash, candidateFileHash: row.fileHash } }
+    ? {
+        challenge: {
+          stateDir: places.stateDir,
+          headFileHash: head.fileHash,
+          candidateFileHash: row.fileHash,
+          ...sums,
+        },
+      }
     : {};
   // Without the candidate's hashes and identity (a database of a version before the candidates
   // table), the verifier compares the fixed sections byte for byte: slower, same verdict.

@@ -45,6 +45,7 @@ import type { Lobby } from '../lobby/lobby.ts';
 import type { LobbyEvent } from '../lobby/lobby-types.ts';
 import type { CeremonyService, ServiceLog } from '../ceremony-service.ts';
 import { CircuitHeads } from './circuit-heads.ts';
+import { removeRetiredSumsFiles } from '../../core/link-check/link-combination-cache.ts';
 import type { CandidateStore } from '../contributions/candidate-store.ts';
 import type { Db } from '../store/database.ts';
 import type { Clock } from '../clock.ts';
@@ -103,7 +104,7 @@ export class ContributionUploads {
   readonly expiryMs: number;
   /** Express handler for every upload route; the session middleware must run before it. */
   readonly handler: RequestHandler;
-  /** Done once the temporary keys a stopped coordinator left are gone (started at construction). */
+  /** Done once the temporary keys a stopped coordinator left and old sums files are gone (started at construction). */
   readonly leftoversRemoved: Promise<void>;
   private readonly circuits = new Map<string, CircuitUploads>();
   private readonly ledger = new UploadLedger();
@@ -134,12 +135,18 @@ export class ContributionUploads {
       turnHeld: (contributorId, circuit) => this.turnHeld(contributorId, circuit),
       removeUpload: (circuit, id, awaiting) => this.removeUpload(this.circuits.get(circuit)!, id, awaiting),
     });
-    this.leftoversRemoved = this.sweeper
-      .removeLeftoverTemporaryKeys()
-      .catch((error: unknown) =>
-        deps.log.warn('could not remove temporary keys left by a stop', { error: String(error) }),
-      );
     this.heads = new CircuitHeads(deps.config.dataDir, deps.candidates);
+    this.leftoversRemoved = Promise.all([
+      this.sweeper
+        .removeLeftoverTemporaryKeys()
+        .catch((error: unknown) =>
+          deps.log.warn('could not remove temporary keys left by a stop', { error: String(error) }),
+        ),
+      // A candidate's sums are on its row now; an earlier version kept them in files.
+      removeRetiredSumsFiles(this.heads.stateDir).catch((error: unknown) =>
+        deps.log.warn('could not remove the sums files of an earlier version', { error: String(error) }),
+      ),
+    ]).then(() => undefined);
     this.disk = new UploadDiskSpace({
       ...deps,
       dataDir: deps.config.dataDir,

@@ -23,7 +23,7 @@ import { deltaExpectation, spliceSkeleton } from '../../core/delta/skeleton-zkey
 import { headTable, wholeKeyExpectation } from '../../core/zkey/key-table-check.ts';
 import { checkDeltaUpload, checkWholeKeyUpload } from '../../core/delta/check-delta-record.ts';
 import { fileIdentity } from '../../core/fs/file-identity.ts';
-import { removeCandidateSums, writeCandidateSums } from '../../core/link-check/link-combination-cache.ts';
+import { sealCandidateSums } from '../../core/link-check/link-combination-cache.ts';
 import { UnchangedSectionsCheck } from '../../core/link-check/unchanged-sections-check.ts';
 import { DeltaIntake, type RefusedPoints, type TakenDelta } from './delta-intake.ts';
 import type { CircuitHeads } from './circuit-heads.ts';
@@ -155,7 +155,6 @@ export class UploadHandIn {
       }
       taken = error;
     }
-    const fileHash = taken instanceof CoordinatorError ? undefined : taken.delta?.fileHash;
     try {
       const row =
         taken instanceof CoordinatorError
@@ -164,8 +163,6 @@ export class UploadHandIn {
       return { status_code: 204, headers: { 'X-Contribution-Id': row.id } };
     } catch (error) {
       await this.deps.removeFiles(circuit, upload.id);
-      // Kept for the verifier of a key that was not handed in: no verifier will remove them.
-      if (fileHash) await removeCandidateSums(this.deps.heads.stateDir, fileHash).catch(() => {});
       if (error instanceof CoordinatorError) throw tusError(error);
       throw error;
     }
@@ -241,6 +238,7 @@ export class UploadHandIn {
         fileHash: taken.fileHash,
         sectionHashes: taken.sectionHashes,
         identity: await fileIdentity(file),
+        ...(await this.sealedSums(circuit, taken)),
       });
     }
     return { size: (await stat(file)).size, ...(taken ? { delta: taken } : {}) };
@@ -273,14 +271,22 @@ export class UploadHandIn {
       await spliceSkeleton(headPath, file, file, format);
       return undefined;
     }
-    if ('sums' in taken && taken.sums) {
-      // Without them the verifier sums L and H itself: slower, same verdict.
-      const key = await this.deps.heads.challengeKey(circuit);
-      await writeCandidateSums(this.deps.heads.stateDir, key, taken.fileHash, taken.sums).catch((error: unknown) =>
-        this.deps.log.warn('could not keep a candidate’s sums', { circuit, error: String(error) }),
-      );
-    }
     return taken;
+  }
+
+  /**
+   * The intake's sums, sealed for the candidate's row and so for its verification request, which
+   * carries them to the verifier wherever it runs. Without them the verifier sums L and H itself:
+   * slower, same verdict.
+   */
+  private async sealedSums(circuit: string, taken: TakenDelta): Promise<{ sums?: Uint8Array }> {
+    if (!taken.sums) return {};
+    try {
+      return { sums: sealCandidateSums(await this.deps.heads.challengeKey(circuit), taken.fileHash, taken.sums) };
+    } catch (error) {
+      this.deps.log.warn('could not keep a candidate’s sums', { circuit, error: String(error) });
+      return {};
+    }
   }
 
   private headPath(circuit: string, headIndex: number): string {

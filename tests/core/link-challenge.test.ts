@@ -14,7 +14,9 @@
  * state/ with mode 0600, the head's and candidate's combinations are cached under their file
  * hashes, the next link uses the cache (a head whose H was wiped still verifies, which only the
  * cached path can do), an entry copied under another file hash is ignored, and with the cache
- * deleted a good link is accepted and a bad one refused.
+ * deleted a good link is accepted and a bad one refused. The candidate's sums a request carries
+ * stand in for its L and H (a candidate with a changed L passes with the good file's sums sealed
+ * for it), and sums that do not open (none, another file's or circuit's, malformed) are not used.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,22 +40,25 @@ import {
   challengeScalars,
   circuitChallengeKey,
   linkCacheMacKey,
+  linkChallengeSeed,
   linkScalarKey,
   stateDirFor,
 } from '../../core/link-check/link-challenge.ts';
 import {
   LINK_CACHE_DIR,
   readCachedCombination,
+  sealCandidateSums,
   writeCachedCombination,
   type LinkCombination,
 } from '../../core/link-check/link-combination-cache.ts';
+import { StreamedCandidateSums } from '../../core/link-check/streamed-candidate-sums.ts';
 import { SECTION } from '../../core/zkey/zkey-file.ts';
 import { verifyRequest } from '../../worker/verify-request.ts';
 import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
 import { fileIdentity, serialiseFileIdentity } from '../../core/fs/file-identity.ts';
 import type { VerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
 import { devPtau, PROJECT_DATA_DIR } from '../fixtures/ceremony-fixture.ts';
-import { G1, sectionOffset, tamperedCopy } from '../helpers/zkey-tamper.ts';
+import { G1, sectionOf, sectionOffset, splitSections, tamperedCopy } from '../helpers/zkey-tamper.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { verificationFixture, type VerificationFixture } from '../worker/verification-fixture.ts';
 
@@ -405,5 +410,44 @@ describe('verifyRequest with the coordinator challenge (both verifiers)', () => 
     await writeFile(bad, await readFile(bad));
     const stale = await verifyRequest({ ...lying, contributionId: 'h-stale' });
     assert.equal(stale.status === 'invalid' && stale.code, 'contribution.header_mismatch');
+  });
+
+  it('adds the sums the request carries instead of reading L and H; sums that do not open are not used', async () => {
+    const headPath = fixture.headPath('register');
+    const good = await fixture.candidate('register', 'dave');
+    // L's first point doubled: refused whenever L is read, accepted only when the good file's sums stand in for it.
+    const bad = await tamperedCopy(good.path, path.join(fixture.work, 'l-doubled.zkey'), (bytes, info) =>
+      doubled(bytes, sectionOffset(info, SECTION.l)),
+    );
+    const badHash = await hashFile(bad);
+    const seed = await linkChallengeSeed(stateDir);
+    const registerKey = circuitChallengeKey(seed, 'register');
+    // The good file's sums, as the coordinator's intake makes them while a delta arrives.
+    const summing = await StreamedCandidateSums.start(registerKey, headPath);
+    const sections = splitSections(await readFile(good.path));
+    for (const id of [SECTION.l, SECTION.h]) summing.add(id, 0, sectionOf(sections, id).data);
+    const sums = await summing.result();
+    assert.ok(sums, summing.stopped);
+    const sealed = (fileHash: string, circuitKey = registerKey) =>
+      sealCandidateSums(circuitKey, fileHash, sums).toString('base64');
+    const carrying = (id: string, candidateSums?: string): VerificationRequest => {
+      const request = requestFor(id, headPath, bad, { head: headHash, candidate: badHash });
+      return { ...request, challenge: { ...request.challenge!, ...(candidateSums ? { candidateSums } : {}) } };
+    };
+    const used = await verifyRequest(carrying('s-used', sealed(badHash)));
+    assert.equal(used.status, 'valid', 'L was not read: the sums stood in for it');
+    const unused: Array<[string, string | undefined]> = [
+      ['s-none', undefined],
+      ['s-other-file', sealed(await hashFile(good.path))],
+      ['s-other-circuit', sealed(badHash, circuitChallengeKey(seed, 'other'))],
+      ['s-malformed', Buffer.from('not sums').toString('base64')],
+    ];
+    for (const [id, candidateSums] of unused) {
+      const refused = await verifyRequest(carrying(id, candidateSums));
+      assert.equal(refused.status === 'invalid' && refused.code, 'contribution.l_section_invalid', id);
+    }
+    // Without sums a good link verifies as ever: L and H read and summed here.
+    const plain = requestFor('s-plain', headPath, good.path, { head: headHash, candidate: await hashFile(good.path) });
+    assert.equal((await verifyRequest(plain)).status, 'valid');
   });
 });

@@ -1,19 +1,22 @@
 /**
  * One stored candidate record per upload (server/contributions/candidate-store.ts): the
  * verification request is derived from the stored rows alone (verificationRequest), so a
- * coordinator restarted on the same database sends the request normal running sent; and a database
- * of the version before the candidates table opens (its migration applied) and has its pending
- * contributions verified.
+ * coordinator restarted on the same database sends the request normal running sent, the link sums
+ * the intake made included; and a database of the version before the candidates table, or before
+ * its sums column, opens (its migrations applied) and has its pending contributions verified (the
+ * sums files such a version kept in the state folder are removed at the start, never read).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../../server/store/database.ts';
 import { ContributionStore } from '../../server/contributions/contribution-store.ts';
 import { verificationRequest } from '../../server/contributions/verification-request.ts';
+import { stateDirFor } from '../../core/link-check/link-challenge.ts';
+import { LINK_CACHE_DIR } from '../../core/link-check/link-combination-cache.ts';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { startTestCoordinator } from '../helpers/test-coordinator.ts';
 
@@ -48,6 +51,17 @@ test('the request comes from the stored rows: section hashes only with the candi
   assert.ok(bare.challenge, 'the challenge still goes');
   assert.equal(verificationRequest(row, { ...candidate, identity: null }, head, places).sectionHashes, undefined);
   assert.equal(verificationRequest(row, candidate, undefined, places).challenge, undefined, 'no head entry');
+  const sums = new Uint8Array([1, 2, 3, 250]);
+  assert.deepEqual(verificationRequest(row, { ...candidate, sums }, head, places).challenge, {
+    stateDir: places.stateDir,
+    headFileHash: head.fileHash,
+    candidateFileHash: row.fileHash,
+    candidateSums: Buffer.from(sums).toString('base64'),
+  });
+  assert.equal(
+    verificationRequest(row, { ...candidate, sums: null }, head, places).challenge?.candidateSums,
+    undefined,
+  );
 });
 
 test('a candidate row survives a reopened database: the same request after a restart', async (t) => {
@@ -62,7 +76,8 @@ test('a candidate row survives a reopened database: the same request after a res
   let db = openDatabase(file);
   let store = new ContributionStore(db);
   store.candidates.create({ uploadPath, circuit: 'register', contributorId: 'alice', headIndex: 0, createdAt: 1 });
-  store.candidates.recordHashes(uploadPath, { fileHash: 'f'.repeat(128), sectionHashes: { '1': 'a' }, identity });
+  const sums = new Uint8Array([7, 0, 255, 9]);
+  store.candidates.recordHashes(uploadPath, { fileHash: 'f'.repeat(128), sectionHashes: { '1': 'a' }, identity, sums });
   store.create({
     circuit: 'register',
     contributorId: 'alice',
@@ -75,6 +90,7 @@ test('a candidate row survives a reopened database: the same request after a res
   });
   const running = requestIn(store);
   assert.ok(running.sectionHashes, 'normal running sends the candidate’s hashes');
+  assert.equal(running.challenge?.candidateSums, Buffer.from(sums).toString('base64'), 'and the intake’s sums');
   db.close();
   db = openDatabase(file);
   store = new ContributionStore(db);
@@ -99,10 +115,14 @@ test('a database of the previous version opens, and its pending contribution is 
   const dbFile = coordinator.db.name;
   await coordinator.stop();
 
-  // What the previous version left: the contributions module at migration 1, no candidates table.
+  // What the version before the candidates table left: the contributions module at migration 1.
   const old = new Database(dbFile);
-  old.exec(`DROP TABLE candidates; DELETE FROM schema_migrations WHERE module = 'contributions' AND version = 2`);
+  old.exec(`DROP TABLE candidates; DELETE FROM schema_migrations WHERE module = 'contributions' AND version >= 2`);
   old.close();
+  // And a sums file such a version kept for its verifiers: no longer read, removed at the start.
+  const sumsFile = path.join(stateDirFor(coordinator.dataDir), LINK_CACHE_DIR, `${pending[0]!.fileHash}.sums`);
+  await mkdir(path.dirname(sumsFile), { recursive: true });
+  await writeFile(sumsFile, 'sums of an earlier version');
 
   await coordinator.startWorker();
   await coordinator.restart();
@@ -111,7 +131,7 @@ test('a database of the previous version opens, and its pending contribution is 
     .all() as Array<{ version: number }>;
   assert.deepEqual(
     migrated.map((m) => m.version),
-    [1, 2],
+    [1, 2, 3],
   );
   const again = new ContributorClient(coordinator.url);
   again.cookie = alice.cookie;
@@ -121,4 +141,37 @@ test('a database of the previous version opens, and its pending contribution is 
     'the pending contribution accepted',
   );
   assert.equal(new ContributionStore(coordinator.db).get(pending[0]!.id)!.status, 'accepted');
+  await coordinator.uploads.leftoversRemoved;
+  await assert.rejects(stat(sumsFile), { code: 'ENOENT' });
+});
+
+test('a candidate row from before the sums column opens without sums: its request carries none', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'candidate-records-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'coordinator.sqlite');
+  const uploadPath = path.join(dir, 'uploads', 'register', 'u1');
+  let db = openDatabase(file);
+  new ContributionStore(db).candidates.create({
+    uploadPath,
+    circuit: 'register',
+    contributorId: 'alice',
+    headIndex: 0,
+    createdAt: 1,
+  });
+  db.close();
+  // The contributions module at migration 2: the candidates table as it was first released.
+  const old = new Database(file);
+  old.exec(
+    `ALTER TABLE candidates DROP COLUMN sums;
+     DELETE FROM schema_migrations WHERE module = 'contributions' AND version = 3`,
+  );
+  old.close();
+  db = openDatabase(file);
+  t.after(() => db.close());
+  const store = new ContributionStore(db);
+  const candidate = store.candidates.get(uploadPath);
+  assert.equal(candidate?.sums, null);
+  assert.equal(candidate?.headIndex, 0);
+  const row = { id: 'c1', circuit: 'register', headIndex: 0, candidatePath: uploadPath, fileHash: 'f'.repeat(128) };
+  assert.equal(verificationRequest(row, candidate, head, places).challenge?.candidateSums, undefined);
 });

@@ -124,10 +124,16 @@ function lastSpliceLine(): (typeof logged)[number] {
   return line;
 }
 
-/** Candidate sums the verifiers have not consumed (state/link-cache/*.sums). */
-async function sumsLeft(): Promise<string[]> {
-  const names = await readdir(path.join(fixture.coordinator.dataDir, 'state', 'link-cache')).catch(() => []);
-  return names.filter((name) => name.endsWith('.sums'));
+/** The uploads whose candidate rows still hold link sums (a row goes with its verdict or its upload). */
+function sumsLeft(): string[] {
+  const rows = fixture.coordinator.db.prepare('SELECT upload_path FROM candidates WHERE sums IS NOT NULL').all();
+  return (rows as Array<{ upload_path: string }>).map((row) => row.upload_path);
+}
+
+/** The sums on the candidate row of the upload at `file`, sealed as its verification request carries them. */
+function sumsOnRow(file: string): Buffer | null | undefined {
+  const row = fixture.coordinator.db.prepare('SELECT sums FROM candidates WHERE upload_path = ?').get(file);
+  return (row as { sums: Buffer | null } | undefined)?.sums;
 }
 
 test("a delta on the head's inputs becomes byte for byte the key the same secret makes on the whole head", async () => {
@@ -163,7 +169,7 @@ test("a delta on the head's inputs becomes byte for byte the key the same secret
   // Taken in as it arrived: spliced, hashed and summed before the last byte; the verifier used the sums.
   assert.deepEqual(lastSplice(), { asItArrived: true, sums: true });
   assert.deepEqual(await uploadsLeft(), [], 'no upload is left behind');
-  assert.deepEqual(await sumsLeft(), [], 'the verifier consumed the sums');
+  assert.deepEqual(sumsLeft(), [], 'the sums went with the candidate row at the verdict');
 });
 
 test(
@@ -329,7 +335,7 @@ test(
       assert.deepEqual(await chainState(bob), before, refused.what);
       assert.deepEqual(await uploadsLeft(), [], `${refused.what}: no upload is left behind`);
     }
-    assert.deepEqual(await sumsLeft(), [], 'no sums are left behind');
+    assert.deepEqual(sumsLeft(), [], 'no sums are left behind');
     await bob.request('POST', '/api/me/leave');
   },
 );
@@ -397,7 +403,9 @@ test('a delta whose turn ends while it is taken in is refused at hand-in; its ke
   // leave, at the one moment a test can reach deterministically.
   const { service, lobby } = fixture.coordinator;
   const submit = service.submit.bind(service);
+  let handedInSums: Buffer | null | undefined;
   service.submit = (upload) => {
+    handedInSums = sumsOnRow(upload.path);
     lobby.leave(upload.principal.id);
     return submit(upload);
   };
@@ -410,8 +418,10 @@ test('a delta whose turn ends while it is taken in is refused at hand-in; its ke
   } finally {
     service.submit = submit;
   }
-  // The key was taken in with its sums for the verifier, which will never run on it.
+  // The key was taken in with its sums for the verifier, which will never run on it: on its
+  // candidate row when it was handed in, gone with the row.
   assert.deepEqual(lastSplice(), { asItArrived: true, sums: true });
+  assert.ok(handedInSums && handedInSums.length > 0, 'the sums were on the candidate row at the hand-in');
   assert.deepEqual(await uploadsLeft(), [], 'no upload is left behind');
-  assert.deepEqual(await sumsLeft(), [], 'no sums are left behind');
+  assert.deepEqual(sumsLeft(), [], 'no sums are left behind');
 });

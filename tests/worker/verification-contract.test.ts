@@ -2,14 +2,16 @@
  * The verifier contract, on data that crossed a process boundary. The request check, as both
  * verifiers run it: a job queued by a coordinator of the previous version (with the since-dropped
  * initZkeyPath and ptauPath) still parses, without them; a relative path or a malformed hash does
- * not. The refusal a BullMQ worker hands back in a failed job's reason: every refusing code
- * round-trips, the form earlier workers wrote still reads, and no other failure reads as a refusal.
+ * not, nor candidate sums that are not base64 or longer than any a verifier opens. The refusal a
+ * BullMQ worker hands back in a failed job's reason: every refusing code round-trips, the form
+ * earlier workers wrote still reads, and no other failure reads as a refusal.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ALL_ERROR_CODES, refusesContribution } from '../../core/errors.ts';
 import { parseVerificationRequest } from '../../core/verifier-contract/verifier-contract.ts';
 import { decodeRefusal, encodeRefusal } from '../../core/verifier-contract/refusal-encoding.ts';
+import { MAX_SEALED_SUMS_BYTES } from '../../core/link-check/link-combination-cache.ts';
 
 const request = {
   contributionId: 'c1',
@@ -39,6 +41,14 @@ test('a relative path and a malformed hash are refused, each named', () => {
     /challenge\.headFileHash/,
   );
   assert.throws(() => parseVerificationRequest(null), /malformed verification request/);
+});
+
+test('the candidate sums a request carries are base64 of bounded length, checked before a byte is decoded', () => {
+  const carrying = (candidateSums: string) => ({ ...request, challenge: { ...request.challenge, candidateSums } });
+  assert.deepEqual(parseVerificationRequest(carrying('AQID+/8=')), carrying('AQID+/8='));
+  assert.throws(() => parseVerificationRequest(carrying('not base64!')), /challenge\.candidateSums/);
+  const tooLong = 'A'.repeat(4 * Math.ceil(MAX_SEALED_SUMS_BYTES / 3) + 4);
+  assert.throws(() => parseVerificationRequest(carrying(tooLong)), /challenge\.candidateSums/);
 });
 
 test("every refusing code round-trips through a failed job's reason, whatever its message holds", () => {
