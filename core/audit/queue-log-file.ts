@@ -1,7 +1,8 @@
 /**
  * The published queue log read as a stream for the audit (check-queue-fairness.ts): line by line,
- * each line at most QUEUE_LOG_LINE_MAX bytes, each entry checked (its shape, its link in the hash
- * chain) and handed to the replay as it comes, so the auditor's memory holds one line and the
+ * each line at most QUEUE_LOG_LINE_MAX bytes and QUEUE_LOG_MAX_ENTRIES lines at most (beyond
+ * either it fails closed, `queue_log.corrupt`), each entry checked (its shape, its link in the
+ * hash chain) and handed to the replay as it comes, so the auditor's memory holds one line and the
  * replay's state, never the file: the coordinator publishes the log, and a multi-GB one must not
  * exhaust the auditor's machine. The verdict is the one parseQueueLogText and then the replay give
  * over the whole text (a line not JSON first, then an entry of the wrong shape, then a broken
@@ -10,7 +11,12 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import { CoordinatorError, isCoordinatorError } from '../errors.ts';
-import { queueLogEntryProblem, queueLogGenesisHash, type QueueLogEntry } from '../queue-log/queue-log-entry.ts';
+import {
+  QUEUE_LOG_MAX_ENTRIES,
+  queueLogEntryProblem,
+  queueLogGenesisHash,
+  type QueueLogEntry,
+} from '../queue-log/queue-log-entry.ts';
 import { linkBreak } from '../transcript/hash-chain.ts';
 
 /** The longest line read (an honest entry is under 2 KiB): beyond it the log is refused, not read on. */
@@ -134,6 +140,12 @@ export async function replayQueueLogFile(
   let replayFailure: unknown = typeof replay === 'function' ? undefined : replay.unreplayable;
   let entries = 0;
   await forEachLine(handle, source, (line, number) => {
+    if (number > QUEUE_LOG_MAX_ENTRIES)
+      throw new CoordinatorError(
+        'queue_log.corrupt',
+        `the queue log ${source} has more than ${QUEUE_LOG_MAX_ENTRIES} entries, far beyond any ceremony's: ` +
+          'it is not read on',
+      );
     entries = number;
     const entry = checks.check(line, number);
     if (entry && !replayFailure && typeof replay === 'function') {

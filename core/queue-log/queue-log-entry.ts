@@ -21,6 +21,13 @@ import { chainBreak, chainGenesisHash } from '../transcript/hash-chain.ts';
 export const QUEUE_LOG_FILE = 'transcript/queue-log.jsonl';
 
 /**
+ * The most entries a queue log may have (370 contributions log a few thousand): `ceremony fetch`
+ * downloads no more and the audit reads no more, so a log crafted by its coordinator cannot make
+ * either hold or replay an unbounded one.
+ */
+export const QUEUE_LOG_MAX_ENTRIES = 1_000_000;
+
+/**
  * The format of the entries, stated by every `rules` entry; a change that is not an addition bumps it.
  * 2: every turn ended without a contribution is a missed turn, counted for good (turn-order.ts).
  */

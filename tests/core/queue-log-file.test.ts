@@ -1,9 +1,10 @@
 /**
  * The published queue log read as a stream by the audit (core/audit/queue-log-file.ts, issue 62:
  * the coordinator writes the log the auditor reads): a log larger than one read's chunk replays as
- * the same log in memory does, a line beyond the stated size is refused (never read whole), the
- * verdict ranks failures as reading the whole text did (a line not JSON, then an entry's shape, then
- * the chain, then the replay), and a crafted entry cannot make the finding's message unbounded.
+ * the same log in memory does, a line beyond the stated size or more entries than the stated count
+ * are refused (never read whole), the verdict ranks failures as reading the whole text did (a line
+ * not JSON, then an entry's shape, then the chain, then the replay), and a crafted entry cannot
+ * make the finding's message unbounded.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +14,12 @@ import path from 'node:path';
 import { checkQueueFairness, queueLogFinding } from '../../core/audit/check-queue-fairness.ts';
 import { QUEUE_LOG_LINE_MAX } from '../../core/audit/queue-log-file.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
-import { checkQueueLog, queueLogGenesisHash, QUEUE_LOG_FILE } from '../../core/queue-log/queue-log-entry.ts';
+import {
+  checkQueueLog,
+  queueLogGenesisHash,
+  QUEUE_LOG_FILE,
+  QUEUE_LOG_MAX_ENTRIES,
+} from '../../core/queue-log/queue-log-entry.ts';
 import { chainEntryHash } from '../../core/transcript/hash-chain.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 
@@ -101,6 +107,12 @@ test('a line longer than the stated size is refused, not read whole', async () =
   assert.match(finding.summary, /has a line 2 longer than 1048576 bytes/);
   const unended = await findingOf(jsonl(log) + 'y'.repeat(QUEUE_LOG_LINE_MAX + 1));
   assert.match(unended.summary, /has a line 7 longer than 1048576 bytes/);
+});
+
+test('a log of more entries than any ceremony logs is refused, whatever comes before', async () => {
+  const finding = await findingOf('{}\n'.repeat(QUEUE_LOG_MAX_ENTRIES + 1));
+  assert.deepEqual([finding.ok, finding.code], [false, 'queue_log.corrupt']);
+  assert.match(finding.summary, /has more than 1000000 entries, far beyond any ceremony's/);
 });
 
 test('the verdict ranks failures as reading the whole log did: JSON, shape, chain, then the replay', async () => {
