@@ -30,7 +30,7 @@ import { CoordinatorError } from '../errors.ts';
 import { VERIFIER_COMPILER_RECORD_FILE } from '../finalise/verifier-compiler-record.ts';
 import { commitFile, makeDirectory, removeTempLeftovers, tempPathFor, writeFileAtomic } from '../fs/atomic-write.ts';
 import { knownPtauFile } from '../ptau/known-ptau-files.ts';
-import { QUEUE_LOG_FILE } from '../queue-log/queue-log-entry.ts';
+import { QUEUE_LOG_FILE, QUEUE_LOG_MAX_ENTRIES } from '../queue-log/queue-log-entry.ts';
 import { RECEIPT_PUBLIC_KEY_FILE } from '../receipts/receipt-public-key-file.ts';
 
 const TRANSCRIPT_FILE = 'transcript/transcript.jsonl';
@@ -52,8 +52,8 @@ const MAX_FILE_BYTES = 64 * 2 ** 30;
 const MAX_JSON_BYTES = 512 * 2 ** 20;
 /** The start of a refusal's body, for its message. */
 const MAX_REFUSAL_BYTES = 64 * 2 ** 10;
-/** Entries of the queue log, over all its pages. */
-const MAX_QUEUE_LOG_ENTRIES = 1_000_000;
+/** Entries of the queue log, over all its pages: as many as the audit reads. */
+const MAX_QUEUE_LOG_ENTRIES = QUEUE_LOG_MAX_ENTRIES;
 
 export interface FetchCeremonyOptions {
   /** The auditor's own ceremony.json (a checkout's ceremony-data/ceremony.json), copied into DIR. */

@@ -21,6 +21,13 @@ import { chainBreak, chainGenesisHash } from '../transcript/hash-chain.ts';
 export const QUEUE_LOG_FILE = 'transcript/queue-log.jsonl';
 
 /**
+ * The most entries a queue log may have (370 contributions log a few thousand): `ceremony fetch`
+ * downloads no more and the audit reads no more, so a log crafted by its coordinator cannot make
+ * either hold or replay an unbounded one.
+ */
+export const QUEUE_LOG_MAX_ENTRIES = 1_000_000;
+
+/**
  * The format of the entries, stated by every `rules` entry; a change that is not an addition bumps it.
  * 2: every turn ended without a contribution is a missed turn, counted for good (turn-order.ts).
  */
@@ -227,13 +234,19 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
 };
 const CHAINED = new Set(['seq', 'time', 'prevHash', 'hash', 'type']);
 
+/** At most this much of a field's name or type is quoted: a crafted entry cannot make the message unbounded. */
+const QUOTE_MAX = 100;
+const quote = (v: unknown): string => {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length <= QUOTE_MAX ? text : `${text.slice(0, QUOTE_MAX)}… (${text.length - QUOTE_MAX} more characters)`;
+};
+
 /** Why `raw` is not a queue-log entry (its shape only; the chain is checked by checkQueueLog), or undefined. */
-function shapeProblem(raw: unknown): string | undefined {
+export function queueLogEntryProblem(raw: unknown): string | undefined {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'it is not a JSON object';
   const entry = raw as Record<string, unknown>;
   const type = entry.type as QueueLogEntryType;
-  if (typeof type !== 'string' || !Object.hasOwn(SHAPES, type))
-    return `its type ${JSON.stringify(entry.type)} is unknown`;
+  if (typeof type !== 'string' || !Object.hasOwn(SHAPES, type)) return `its type ${quote(entry.type)} is unknown`;
   if (!time(entry.time)) return 'its time is not an ISO time with milliseconds';
   if (typeof entry.hash !== 'string' || !HASH512.test(entry.hash)) return 'its hash is not a BLAKE2b-512 hash';
   if (type === 'rules' && typeof entry.version === 'number' && entry.version !== QUEUE_LOG_FORMAT_VERSION)
@@ -243,7 +256,7 @@ function shapeProblem(raw: unknown): string | undefined {
     if (!check(entry[field])) return `its ${field} is missing or malformed (a ${type} entry)`;
   }
   const extra = Object.keys(entry).find((key) => !CHAINED.has(key) && !Object.hasOwn(shape, key));
-  return extra === undefined ? undefined : `it has a field ${JSON.stringify(extra)} a ${type} entry does not have`;
+  return extra === undefined ? undefined : `it has a field ${quote(extra)} a ${type} entry does not have`;
 }
 
 /**
@@ -256,7 +269,7 @@ export function checkQueueLog(ceremonyId: string, rawEntries: unknown, source: s
     new CoordinatorError('queue_log.corrupt', `the queue log ${source} ${why}`);
   if (!Array.isArray(rawEntries)) throw corrupt('is not a list of entries');
   for (const [seq, raw] of rawEntries.entries()) {
-    const problem = shapeProblem(raw);
+    const problem = queueLogEntryProblem(raw);
     if (problem) throw corrupt(`has an entry ${seq} that is not a queue-log entry: ${problem}`);
   }
   const broken = chainBreak(rawEntries as QueueLogEntry[], queueLogGenesisHash(ceremonyId));

@@ -28,9 +28,27 @@ export function chainEntryHash(entry: object): string {
 }
 
 /**
+ * Why the entry at place `at` does not follow the entry before it, whose hash is `prevHash` (the
+ * genesis for the first), in words, or undefined when it does: its seq is its place, its prevHash
+ * the hash of the one before, its hash its contents'. One link at a time, for a log read as a stream.
+ */
+export function linkBreak(
+  entry: { seq?: unknown; prevHash?: unknown; hash?: unknown },
+  at: number,
+  prevHash: string,
+): string | undefined {
+  if (entry.seq !== at) return `it is numbered ${String(entry.seq)}, expected ${at}`;
+  if (entry.prevHash !== prevHash)
+    return at === 0
+      ? 'it does not start from the genesis of this ceremony'
+      : 'it does not name the hash of the entry before it';
+  if (entry.hash !== chainEntryHash(entry)) return 'its hash does not match its contents';
+  return undefined;
+}
+
+/**
  * Where an entry breaks the chain that starts at `genesis` (entries in order, parsed from JSON),
- * in words, or undefined when every entry holds: its seq is its place, its prevHash the hash of
- * the one before, its hash its contents'.
+ * in words, or undefined when every entry holds (linkBreak, entry by entry).
  */
 export function chainBreak(
   entries: ReadonlyArray<{ seq?: unknown; prevHash?: unknown; hash?: unknown }>,
@@ -38,16 +56,8 @@ export function chainBreak(
 ): { at: number; why: string } | undefined {
   let prevHash = genesis;
   for (const [at, entry] of entries.entries()) {
-    if (entry.seq !== at) return { at, why: `it is numbered ${String(entry.seq)}, expected ${at}` };
-    if (entry.prevHash !== prevHash)
-      return {
-        at,
-        why:
-          at === 0
-            ? 'it does not start from the genesis of this ceremony'
-            : 'it does not name the hash of the entry before it',
-      };
-    if (entry.hash !== chainEntryHash(entry)) return { at, why: 'its hash does not match its contents' };
+    const why = linkBreak(entry, at, prevHash);
+    if (why !== undefined) return { at, why };
     prevHash = entry.hash as string;
   }
   return undefined;
