@@ -15,15 +15,15 @@
  * (contributions/contribution-lifecycle.ts), and the contribution row and the lobby's turn record
  * it in one transaction.
  */
-import { rm, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { flushAhead } from '../core/fs/atomic-write.ts';
 import { commitPreverifiedContribution } from '../core/ceremony/extend-chain.ts';
 import { openCeremony, type CeremonyState } from '../core/ceremony/open-ceremony.ts';
 import type { CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
 import { isCoordinatorError, type ErrorCode } from '../core/errors.ts';
-import { systemClock, type Clock } from './clock.ts';
+import type { Clock } from './clock.ts';
+import { LobbyPacer } from './lobby/lobby-pacer.ts';
 import { CeremonyStateReader, headIndexOf } from './ceremony-state-reader.ts';
 import type { Db } from './store/database.ts';
 import type { Lobby } from './lobby/lobby.ts';
@@ -35,7 +35,9 @@ import type { VerificationOutcome, VerificationRequest } from '../core/verifier-
 import { headPreparations, requestFromState } from './contributions/verification-request.ts';
 import { committedAs, hashCandidate, type SubmittedUpload } from './contributions/candidate-store.ts';
 import {
+  candidateIntact,
   DEFAULT_COMMIT_RETRY_DELAYS_MS,
+  inOwnUploads,
   LOST_IN_RESTART,
   linkNoLongerFits,
   wait,
@@ -79,9 +81,7 @@ export interface CeremonyServiceDeps {
 }
 
 export class CeremonyService {
-  private timer: NodeJS.Timeout | undefined;
-  /** A tick at the lobby's next due moment, when that comes before the interval's next tick. */
-  private dueTimer: NodeJS.Timeout | undefined;
+  private readonly pacer: LobbyPacer;
   private readonly pending = new Set<Promise<void>>();
   private readonly stateReader: CeremonyStateReader;
   /** Contributions whose commit is being tried: a repeated outcome meanwhile is not applied beside it. */
@@ -91,6 +91,9 @@ export class CeremonyService {
 
   constructor(private readonly deps: CeremonyServiceDeps) {
     this.stateReader = new CeremonyStateReader(deps.config.dataDir);
+    const { lobby, db, clock } = deps;
+    const onEvents = (events: readonly LobbyEvent[]): void => this.report(events);
+    this.pacer = new LobbyPacer({ lobby, db, clock, tickIntervalMs: deps.tickIntervalMs ?? 1000, onEvents });
     deps.dispatcher.onOutcome((outcome) => {
       const work = this.applyOutcome(outcome).catch((error: unknown) => {
         deps.log.warn('could not apply a verification outcome', {
@@ -107,50 +110,26 @@ export class CeremonyService {
   async start(): Promise<void> {
     await this.recover();
     await this.prepareHeads();
-    this.tick();
-    this.timer = setInterval(() => this.tick(), this.deps.tickIntervalMs ?? 1000);
-    this.timer.unref();
+    this.pacer.start();
   }
 
   async stop(): Promise<void> {
     this.stopping.abort();
     this.stopping = new AbortController();
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    clearTimeout(this.dueTimer);
+    this.pacer.stop();
     await Promise.allSettled([...this.pending]);
     // The last verdicts' queue-log entries, into its public file before the database closes.
     this.deps.lobby.queueLog.flush();
   }
 
+  /** Runs the lobby's clock now (LobbyPacer.tick). */
   tick(): void {
-    this.moved(this.deps.lobby.tick());
+    this.pacer.tick();
   }
 
-  /**
-   * A lobby move that may free a circuit (a contributor leaving their turn) and the tick it calls
-   * for, in one transaction when `ticks` says so of its result: the next in line holds the circuit
-   * as the move commits, one sync of the database rather than two, and not after whatever the
-   * caller still does once the move is made (removing an upload, logging).
-   */
-  moveAndTick<T>(move: () => T, ticks: (result: T) => boolean = () => true): T {
-    let events: LobbyEvent[] | undefined;
-    const result = this.deps.db
-      .transaction(() => {
-        const moved = move();
-        if (ticks(moved)) events = this.deps.lobby.tick();
-        return moved;
-      })
-      .immediate();
-    if (events) this.moved(events);
-    return result;
-  }
-
-  /** After the lobby moved: its events said, the next due tick set, the held polls told to look again. */
-  private moved(events: readonly LobbyEvent[]): void {
-    this.report(events);
-    this.scheduleDueTick();
-    for (const watcher of [...this.lobbyWatchers]) watcher();
+  /** A lobby move and the tick it calls for, in one transaction (LobbyPacer.moveAndTick). */
+  moveAndTick<T>(move: () => T, ticks?: (result: T) => boolean): T {
+    return this.pacer.moveAndTick(move, ticks);
   }
 
   /**
@@ -160,7 +139,12 @@ export class CeremonyService {
    */
   takeTurn(contributorId: string, circuit: string): void {
     const events = this.deps.lobby.takeTurn(contributorId, circuit);
-    if (events.length > 0) this.moved(events);
+    if (events.length > 0) this.pacer.moved(events);
+  }
+
+  /** Calls `watcher` after every tick and standby take (LobbyPacer.watch). Returns the unsubscribe. */
+  watchLobby(watcher: () => void): () => void {
+    return this.pacer.watch(watcher);
   }
 
   private report(events: readonly LobbyEvent[]): void {
@@ -169,34 +153,6 @@ export class CeremonyService {
       this.deps.log.info(`lobby ${type.replaceAll('_', ' ')}`, fields);
       this.deps.observer?.lobbyEvent(event);
     }
-  }
-
-  private readonly lobbyWatchers = new Set<() => void>();
-
-  /**
-   * Calls `watcher` after every tick and standby take: a status may have changed then (a grant, a
-   * standby offer, a place in line), so a held poll re-reads it. Returns the unsubscribe.
-   */
-  watchLobby(watcher: () => void): () => void {
-    this.lobbyWatchers.add(watcher);
-    return () => this.lobbyWatchers.delete(watcher);
-  }
-
-  /**
-   * Ticks again at the lobby's next due moment (nextDueAt) when the interval would come later, so a
-   * turn passes on the moment its time to be taken runs out. Real time only: a service on an
-   * injected clock (the tests') is ticked by whoever moves that clock.
-   */
-  private scheduleDueTick(): void {
-    clearTimeout(this.dueTimer);
-    this.dueTimer = undefined;
-    if (this.timer === undefined || this.deps.clock !== systemClock) return;
-    const due = this.deps.lobby.nextDueAt();
-    if (due === undefined) return;
-    const wait = Math.max(0, due - this.deps.clock.now());
-    if (wait >= (this.deps.tickIntervalMs ?? 1000)) return;
-    this.dueTimer = setTimeout(() => this.tick(), wait);
-    this.dueTimer.unref();
   }
 
   /** The ceremony on disk (chains, transcript), re-read only when the transcript changed. Read-only. */
@@ -288,7 +244,7 @@ export class CeremonyService {
     try {
       // An outcome for a candidate of another folder (a restored database beside its original,
       // on the same Redis): never committed from there, nor removed; its author goes again.
-      if (!this.inOwnUploads(row.candidatePath)) {
+      if (!inOwnUploads(this.deps.config.dataDir, row.candidatePath)) {
         this.deps.log.warn('a verification outcome for an upload outside this data folder, settled as lost', {
           contributionId: row.id,
         });
@@ -384,7 +340,7 @@ export class CeremonyService {
         const reason = isCoordinatorError(error) ? { code: error.code } : { error: String(error) };
         if (run.aborted) return; // stopping: settled at the next start
         const delay = delays[attempt];
-        if (delay !== undefined && (await this.candidateIntact(row))) {
+        if (delay !== undefined && (await candidateIntact(row.candidatePath))) {
           log.warn('could not commit a verified contribution yet; trying again', {
             contributionId: row.id,
             ...reason,
@@ -400,14 +356,6 @@ export class CeremonyService {
         return;
       }
     }
-  }
-
-  /** Whether the candidate is still in the uploads folder (a commit that failed after moving it has lost it). */
-  private candidateIntact(row: ContributionRow): Promise<boolean> {
-    return stat(row.candidatePath).then(
-      (stats) => stats.isFile(),
-      () => false,
-    );
   }
 
   /**
@@ -448,11 +396,11 @@ export class CeremonyService {
       // The circuit is free: its next turn is granted as the verdict commits, not after the
       // verdict's own sync and what follows it (the candidate removed, the verdict logged). Not
       // before start(), whose first tick comes after the start-up's settling.
-      if (this.timer !== undefined) grants = lobby.tick();
+      if (this.pacer.running) grants = lobby.tick();
       return settled;
     })();
     if (recorded) this.observeVerdict(row, recorded);
-    if (grants.length > 0) this.moved(grants);
+    if (grants.length > 0) this.pacer.moved(grants);
     return recorded !== undefined;
   }
 
@@ -479,7 +427,7 @@ export class CeremonyService {
     causedByUpload = false,
   ): Promise<void> {
     this.recordVerdict(row, verdict, causedByUpload);
-    if (this.inOwnUploads(row.candidatePath)) await rm(row.candidatePath, { force: true });
+    if (inOwnUploads(this.deps.config.dataDir, row.candidatePath)) await rm(row.candidatePath, { force: true });
   }
 
   /**
@@ -490,16 +438,6 @@ export class CeremonyService {
    */
   private async prepareHeads(): Promise<void> {
     for (const request of headPreparations(await this.ceremonyState())) this.deps.dispatcher.prepareHead(request);
-  }
-
-  /**
-   * Whether a candidate's recorded path is in this data folder's uploads. A database restored into
-   * another folder (a backup, docs/operations.md) names the files of the folder it was copied from:
-   * a coordinator verifying one of those would move another folder's upload into its own chain.
-   */
-  private inOwnUploads(candidatePath: string): boolean {
-    const uploads = path.join(path.resolve(this.deps.config.dataDir), 'uploads') + path.sep;
-    return path.resolve(candidatePath).startsWith(uploads);
   }
 
   /** Start-up reconciliation of contributions left `verifying` by a crash. */
@@ -532,7 +470,7 @@ export class CeremonyService {
     }
     if (
       options.reverify &&
-      this.inOwnUploads(row.candidatePath) &&
+      inOwnUploads(this.deps.config.dataDir, row.candidatePath) &&
       (await hashFile(row.candidatePath).then(
         (hash) => hash === row.fileHash,
         () => false,

@@ -2,6 +2,8 @@
  * The ceremony service's commit of a verified contribution, tried again after a while when it fails
  * for a reason that says nothing about the contribution: which failures those are, and the waits.
  */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isCoordinatorError, refusesContribution, type CoordinatorError } from '../../core/errors.ts';
 
@@ -34,4 +36,25 @@ export function linkNoLongerFits(error: unknown): error is CoordinatorError {
     error.code === 'ceremony.beacon_announced' ||
     error.code === 'circuit.unknown'
   );
+}
+
+/**
+ * Whether the candidate is still in the uploads folder (a commit that failed after moving it has
+ * lost it): a commit is tried again only then.
+ */
+export function candidateIntact(candidatePath: string): Promise<boolean> {
+  return stat(candidatePath).then(
+    (stats) => stats.isFile(),
+    () => false,
+  );
+}
+
+/**
+ * Whether a candidate's recorded path is in the uploads of the data folder `dataDir`. A database
+ * restored into another folder (a backup, docs/operations.md) names the files of the folder it was
+ * copied from: a coordinator verifying one of those would move another folder's upload into its own chain.
+ */
+export function inOwnUploads(dataDir: string, candidatePath: string): boolean {
+  const uploads = path.join(path.resolve(dataDir), 'uploads') + path.sep;
+  return path.resolve(candidatePath).startsWith(uploads);
 }
