@@ -81,12 +81,10 @@ static void double_step(V *acc, u32 stride, u32 ng, const struct Scratch *s, con
     V t[RL], xx[RL], lambda[RL], x3[RL];
     peel(t, inv, s, g);
     rr4_sqr(xx, GX(a));
-    rr4_add(lambda, xx, xx);
-    rr4_add_lazy(lambda, lambda, xx);
+    rr4_triple_lazy(lambda, xx);
     rr4_mul(lambda, lambda, t);
     rr4_sqr(x3, lambda);
-    rr4_sub(x3, x3, GX(a));
-    rr4_sub(x3, x3, GX(a));
+    rr4_sub2(x3, x3, GX(a), GX(a));
     rr4_sub_lazy(t, GX(a), x3);
     rr4_mul(t, lambda, t);
     rr4_sub(GY(a), t, GY(a));
@@ -98,6 +96,16 @@ static void double_step(V *acc, u32 stride, u32 ng, const struct Scratch *s, con
 static inline void addend_y(V *qy, const V *q, int negate) {
   if (negate) rr4_neg(qy, GY(q));
   else rr4_copy(qy, GY(q));
+}
+
+/*
+ * The slope's numerator for acc (a) plus the addend q: q's y minus a's, or with negate (q's y
+ * negated) its opposite, y_q + y_a, which makes the slope's opposite: the caller then takes
+ * x3 - x for x - x3 (the same y3 = lambda (x - x3) - y) and saves the negation, a full subtraction.
+ */
+static inline void slope_numerator(V *r, const V *q, const V *a, int negate) {
+  if (negate) rr4_add_lazy(r, GY(q), GY(a));
+  else rr4_sub_lazy(r, GY(q), GY(a));
 }
 
 /*
@@ -119,15 +127,14 @@ static void add_step(V *acc, u32 acc_stride, u32 ng, const V *add, u32 add_strid
   for (u32 g = ng; g-- > 0;) {
     V *a = acc + (u64)g * acc_stride;
     const V *q = add + (u64)g * add_stride;
-    V t[RL], qy[RL], lambda[RL], x3[RL];
+    V t[RL], lambda[RL], x3[RL];
     peel(t, inv, s, g);
-    addend_y(qy, q, negate);
-    rr4_sub_lazy(lambda, qy, GY(a));
+    slope_numerator(lambda, q, a, negate);
     rr4_mul(lambda, lambda, t);
     rr4_sqr(x3, lambda);
-    rr4_sub(x3, x3, GX(a));
-    rr4_sub(x3, x3, use_phi ? TPHI(q) : GX(q));
-    rr4_sub_lazy(t, GX(a), x3);
+    rr4_sub2(x3, x3, GX(a), use_phi ? TPHI(q) : GX(q));
+    if (negate) rr4_sub_lazy(t, x3, GX(a));
+    else rr4_sub_lazy(t, GX(a), x3);
     rr4_mul(t, lambda, t);
     rr4_sub(GY(a), t, GY(a));
     rr4_copy(GX(a), x3);
@@ -138,6 +145,7 @@ static void add_step(V *acc, u32 acc_stride, u32 ng, const V *add, u32 add_strid
  * acc = 2 acc + add (a table entry, as add_step's) as (acc + add) + acc, two lockstep passes:
  * the first makes lambda1 and x3 of acc + add (not its y), the second adds acc to that point with
  * lambda2 = -lambda1 - 2y/(x3 - x). With mu = -lambda2: x4 = mu^2 - x - x3, y4 = mu(x4 - x) - y.
+ * With negate, s->lam holds -lambda1 (slope_numerator), so mu = 2y/(x3 - x) - s->lam.
  */
 static void double_add_step(V *acc, u32 ng, const V *add, u32 add_stride, int use_phi, int negate,
                             const struct Scratch *s, const V *one, const u32 *one1) {
@@ -154,14 +162,12 @@ static void double_add_step(V *acc, u32 ng, const V *add, u32 add_stride, int us
     V *a = acc + (u64)g * GV;
     const V *q = add + (u64)g * add_stride;
     V *lambda = s->lam + (u64)g * RL, *x3 = s->x3 + (u64)g * RL;
-    V t[RL], qy[RL];
+    V t[RL];
     peel(t, inv, s, g);
-    addend_y(qy, q, negate);
-    rr4_sub_lazy(lambda, qy, GY(a));
+    slope_numerator(lambda, q, a, negate);
     rr4_mul(lambda, lambda, t);
     rr4_sqr(x3, lambda);
-    rr4_sub(x3, x3, GX(a));
-    rr4_sub(x3, x3, use_phi ? TPHI(q) : GX(q));
+    rr4_sub2(x3, x3, GX(a), use_phi ? TPHI(q) : GX(q));
   }
   rr4_copy(run, one);
   for (u32 g = 0; g < ng; g++) {
@@ -177,10 +183,10 @@ static void double_add_step(V *acc, u32 ng, const V *add, u32 add_stride, int us
     peel(t, inv, s, g);
     rr4_add_lazy(mu, GY(a), GY(a));
     rr4_mul(mu, mu, t);
-    rr4_add_lazy(mu, mu, s->lam + (u64)g * RL);
+    if (negate) rr4_sub_lazy(mu, mu, s->lam + (u64)g * RL);
+    else rr4_add_lazy(mu, mu, s->lam + (u64)g * RL);
     rr4_sqr(x4, mu);
-    rr4_sub(x4, x4, GX(a));
-    rr4_sub(x4, x4, x3);
+    rr4_sub2(x4, x4, GX(a), x3);
     rr4_sub_lazy(t, x4, GX(a));
     rr4_mul(t, mu, t);
     rr4_sub(GY(a), t, GY(a));
