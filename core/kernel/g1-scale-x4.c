@@ -11,11 +11,14 @@
  *   (P + Q) + P without P + Q's y (Eisentraeger-Lauter-Montgomery): 11 products instead of 13;
  * - phi's table (beta·x of each odd multiple) is made once, 8 products, instead of one product at
  *   each of the ~21 additions of phi(P)'s multiples;
- * - the four lanes' running products are inverted with one scalar inversion between them.
+ * - the four lanes' running products are inverted with one scalar inversion between them, over
+ *   windows of the exponent (rr_inv_window).
+ * And fewer passes of additions and subtractions a step (rr4_sub2, rr4_triple_lazy, slope_numerator).
  * The planner (g1-scale-chain.ts) checks that the fused steps never meet equal or opposite points.
  *
- * Points are grouped by four: a group is x then y, each an X4 (9 vectors, 288 bytes a group). A
- * batch that is not a multiple of four is padded with the generator, as the point at infinity is.
+ * Points are grouped by four: a group is x then y, each an X4 (9 vectors, 288 bytes a group); the
+ * table is entry-major (ENTRY in scale_batch). A batch that is not a multiple of four is padded with
+ * the generator, as the point at infinity is.
  */
 #include "bn254-fq-rr-x4.h"
 

@@ -3,8 +3,9 @@
  * module's flags: every operation, on four different values in its four lanes, gives in each lane
  * exactly the limbs the scalar field of bn254-fq-rr.h gives for that lane's values (so the SIMD walk
  * computes what the scalar walk does), and the right residue in range by BigInt: across the lazy
- * range [0, 2q) and its edges, products of unreduced inputs up to 4q, the squaring equal to the
- * product of a value by itself, and the entry and exit conversions from and to the key's layout.
+ * range [0, 2q) and its edges, products of unreduced inputs up to 4q (and of a triple below 6q by a
+ * value below 2q), the squaring equal to the product of a value by itself, a double subtraction equal
+ * to two, and the entry and exit conversions from and to the key's layout.
  */
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
