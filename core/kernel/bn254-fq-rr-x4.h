@@ -271,6 +271,50 @@ static inline void rr4_sub_lazy(V *r, const V *a, const V *b) {
   }
 }
 
+/* 4q, rr4_sub2's largest correction. */
+static const u32 RQ4[RL] = {
+    0x01f3f51cu, 0x041182dbu, 0x11ca8d3cu, 0x0b548b43u, 0x161765e0u,
+    0x0b6d0302u, 0x029b8504u, 0x197098d0u, 0x00c19139u};
+
+/*
+ * r = a - b - c mod q lane by lane, for a, b, c in [0, 2q), in [0, 2q): the same limbs as two rr4_sub
+ * (both give the one value there congruent to a - b - c modulo 2q), in one pass of three independent
+ * carry chains (a - b - c plus 0, 2q and 4q) where the two made four, one after the other.
+ */
+static inline void rr4_sub2(V *r, const V *a, const V *b, const V *c) {
+  const V mask = wasm_i32x4_splat((int32_t)RMASK);
+  V w[RL], u[RL], t[RL], cw = wasm_i32x4_splat(0), cu = cw, ct = cw;
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) {
+    const V d = wasm_i32x4_sub(wasm_i32x4_sub(a[i], b[i]), c[i]);
+    cw = wasm_i32x4_add(cw, d);
+    w[i] = wasm_v128_and(cw, mask);
+    cw = wasm_i32x4_shr(cw, RBITS);
+    cu = wasm_i32x4_add(cu, wasm_i32x4_add(d, wasm_i32x4_splat((int32_t)RQ2[i])));
+    u[i] = wasm_v128_and(cu, mask);
+    cu = wasm_i32x4_shr(cu, RBITS);
+    ct = wasm_i32x4_add(ct, wasm_i32x4_add(d, wasm_i32x4_splat((int32_t)RQ4[i])));
+    t[i] = wasm_v128_and(ct, mask);
+    ct = wasm_i32x4_shr(ct, RBITS);
+  }
+  /* cw is all ones in the lanes where a - b - c < 0, cu where it is below -2q. */
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++)
+    r[i] = wasm_v128_bitselect(t[i], wasm_v128_bitselect(u[i], w[i], cw), cu);
+}
+
+/*
+ * r = 3a, in [0, 6q) for a in [0, 2q): unreduced, so only for a product's input whose other input
+ * is below 2q (a product needs a·b < q·2^261, about 170 q², for its result in [0, 2q)).
+ */
+static inline void rr4_triple_lazy(V *r, const V *a) {
+  const V mask = wasm_i32x4_splat((int32_t)RMASK);
+  V k = wasm_i32x4_splat(0);
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) {
+    k = wasm_i32x4_add(k, wasm_i32x4_add(wasm_i32x4_add(a[i], a[i]), a[i]));
+    r[i] = wasm_v128_and(k, mask);
+    k = wasm_u32x4_shr(k, RBITS);
+  }
+}
+
 static inline void rr4_neg(V *r, const V *a) {
   V zero[RL];
   _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) zero[i] = wasm_i32x4_splat(0);

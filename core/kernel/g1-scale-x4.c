@@ -11,11 +11,14 @@
  *   (P + Q) + P without P + Q's y (Eisentraeger-Lauter-Montgomery): 11 products instead of 13;
  * - phi's table (beta·x of each odd multiple) is made once, 8 products, instead of one product at
  *   each of the ~21 additions of phi(P)'s multiples;
- * - the four lanes' running products are inverted with one scalar inversion between them.
+ * - the four lanes' running products are inverted with one scalar inversion between them, over
+ *   windows of the exponent (rr_inv_window).
+ * And fewer passes of additions and subtractions a step (rr4_sub2, rr4_triple_lazy, slope_numerator).
  * The planner (g1-scale-chain.ts) checks that the fused steps never meet equal or opposite points.
  *
- * Points are grouped by four: a group is x then y, each an X4 (9 vectors, 288 bytes a group). A
- * batch that is not a multiple of four is padded with the generator, as the point at infinity is.
+ * Points are grouped by four: a group is x then y, each an X4 (9 vectors, 288 bytes a group); the
+ * table is entry-major (ENTRY in scale_batch). A batch that is not a multiple of four is padded with
+ * the generator, as the point at infinity is.
  */
 #include "bn254-fq-rr-x4.h"
 
@@ -32,16 +35,94 @@ struct Scratch {
 };
 
 /*
+ * r = a² (scalar, bn254-fq-rr.h's form): rr_mul(r, a, a) with the squares' block products, 36
+ * multiplications instead of 54 before the same reduction, so the same limbs. Kept here, not in
+ * bn254-fq-rr.h, whose compiled bytes (the scalar walk's module) a change there would move.
+ */
+__attribute__((noinline)) static void rr_sqr(u32 *r, const u32 *a) {
+  u64 x[RL], sx[RL], p[6][5];
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) x[i] = a[i];
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < 3; i++) {
+    sx[i] = x[i] + x[3 + i];
+    sx[3 + i] = x[i] + x[6 + i];
+    sx[6 + i] = x[3 + i] + x[6 + i];
+  }
+  const u64 *blocks[6] = {x, x + 3, x + 6, sx, sx + 3, sx + 6};
+  _Pragma("clang loop unroll(full)") for (int b = 0; b < 6; b++) {
+    const u64 *v = blocks[b];
+    p[b][0] = v[0] * v[0];
+    p[b][1] = 2 * v[0] * v[1];
+    p[b][2] = 2 * v[0] * v[2] + v[1] * v[1];
+    p[b][3] = 2 * v[1] * v[2];
+    p[b][4] = v[2] * v[2];
+  }
+  u64 t[2 * RL] = {0};
+  _Pragma("clang loop unroll(full)") for (int k = 0; k < 5; k++) {
+    t[k] += p[0][k];
+    t[3 + k] += p[3][k] - p[0][k] - p[1][k];
+    t[6 + k] += p[1][k] + p[4][k] - p[0][k] - p[2][k];
+    t[9 + k] += p[5][k] - p[1][k] - p[2][k];
+    t[12 + k] += p[2][k];
+  }
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) {
+    const u64 m = ((u32)t[i] * RMU) & RMASK;
+    _Pragma("clang loop unroll(full)") for (int j = 0; j < RL; j++) t[i + j] += m * RQ[j];
+    t[i + 1] += t[i] >> RBITS;
+  }
+  u64 c = 0;
+  _Pragma("clang loop unroll(full)") for (int j = 0; j < RL; j++) {
+    c += t[RL + j];
+    r[j] = (u32)c & RMASK;
+    c >>= RBITS;
+  }
+}
+
+static inline int qm2_bit(int i) { return (int)((QM2[i >> 5] >> (i & 31)) & 1); }
+
+/*
+ * r = 1/a by Fermat, a^(q-2), as rr_inv but over windows of up to 4 bits of the exponent (odd
+ * powers a, a^3, ..., a^15 made first) and with rr_sqr: 252 squarings and 56 products where
+ * rr_inv makes 366 products. The exponent is q - 2, so the sequence of operations is fixed.
+ */
+static void rr_inv_window(u32 *r, const u32 *a) {
+  u32 odd[8][RL], a2[RL], acc[RL];
+  rr_copy(odd[0], a);
+  rr_sqr(a2, a);
+  for (int j = 1; j < 8; j++) rr_mul(odd[j], odd[j - 1], a2);
+  int started = 0;
+  for (int i = 253; i >= 0;) {
+    if (!qm2_bit(i)) {
+      if (started) rr_sqr(acc, acc);
+      i--;
+      continue;
+    }
+    int low = i >= 3 ? i - 3 : 0;
+    while (!qm2_bit(low)) low++;
+    int window = 0;
+    for (int k = i; k >= low; k--) window = 2 * window + qm2_bit(k);
+    if (started) {
+      for (int k = i; k >= low; k--) rr_sqr(acc, acc);
+      rr_mul(acc, acc, odd[window >> 1]);
+    } else {
+      rr_copy(acc, odd[window >> 1]);
+      started = 1;
+    }
+    i = low - 1;
+  }
+  rr_copy(r, acc);
+}
+
+/*
  * inv = the inverse, lane by lane, of the four running products in total, with one scalar
  * inversion: 1/(r0 r1 r2 r3) times the other three lanes' product.
  */
-static void invert_lanes(V *inv, const V *total, const u32 *one) {
+static void invert_lanes(V *inv, const V *total) {
   u32 r[4][RL], p01[RL], p23[RL], p[RL], ip[RL], i01[RL], i23[RL], out[RL];
   for (int lane = 0; lane < 4; lane++) rr4_get_lane(r[lane], total, lane);
   rr_mul(p01, r[0], r[1]);
   rr_mul(p23, r[2], r[3]);
   rr_mul(p, p01, p23);
-  rr_inv(ip, p, one);
+  rr_inv_window(ip, p);
   rr_mul(i01, ip, p23);
   rr_mul(i23, ip, p01);
   rr_mul(out, i01, r[1]);
@@ -67,7 +148,7 @@ static inline void peel(V *t, V *inv, const struct Scratch *s, u32 g) {
 }
 
 /* acc = 2 acc for ng groups at acc + g*stride. */
-static void double_step(V *acc, u32 stride, u32 ng, const struct Scratch *s, const V *one, const u32 *one1) {
+static void double_step(V *acc, u32 stride, u32 ng, const struct Scratch *s, const V *one) {
   V run[RL], inv[RL];
   rr4_copy(run, one);
   for (u32 g = 0; g < ng; g++) {
@@ -75,18 +156,16 @@ static void double_step(V *acc, u32 stride, u32 ng, const struct Scratch *s, con
     rr4_add_lazy(s->den + (u64)g * RL, GY(a), GY(a));
     accumulate(run, s, g);
   }
-  invert_lanes(inv, run, one1);
+  invert_lanes(inv, run);
   for (u32 g = ng; g-- > 0;) {
     V *a = acc + (u64)g * stride;
     V t[RL], xx[RL], lambda[RL], x3[RL];
     peel(t, inv, s, g);
     rr4_sqr(xx, GX(a));
-    rr4_add(lambda, xx, xx);
-    rr4_add_lazy(lambda, lambda, xx);
+    rr4_triple_lazy(lambda, xx);
     rr4_mul(lambda, lambda, t);
     rr4_sqr(x3, lambda);
-    rr4_sub(x3, x3, GX(a));
-    rr4_sub(x3, x3, GX(a));
+    rr4_sub2(x3, x3, GX(a), GX(a));
     rr4_sub_lazy(t, GX(a), x3);
     rr4_mul(t, lambda, t);
     rr4_sub(GY(a), t, GY(a));
@@ -101,12 +180,22 @@ static inline void addend_y(V *qy, const V *q, int negate) {
 }
 
 /*
+ * The slope's numerator for acc (a) plus the addend q: q's y minus a's, or with negate (q's y
+ * negated) its opposite, y_q + y_a, which makes the slope's opposite: the caller then takes
+ * x3 - x for x - x3 (the same y3 = lambda (x - x3) - y) and saves the negation, a full subtraction.
+ */
+static inline void slope_numerator(V *r, const V *q, const V *a, int negate) {
+  if (negate) rr4_add_lazy(r, GY(q), GY(a));
+  else rr4_sub_lazy(r, GY(q), GY(a));
+}
+
+/*
  * acc += add for ng groups: acc at acc + g*acc_stride, the addend at add + g*add_stride (a group's
  * or a table entry's x and y), its x replaced by the table's beta·x with use_phi, its y negated with
  * negate.
  */
 static void add_step(V *acc, u32 acc_stride, u32 ng, const V *add, u32 add_stride, int use_phi, int negate,
-                     const struct Scratch *s, const V *one, const u32 *one1) {
+                     const struct Scratch *s, const V *one) {
   V run[RL], inv[RL];
   rr4_copy(run, one);
   for (u32 g = 0; g < ng; g++) {
@@ -115,19 +204,18 @@ static void add_step(V *acc, u32 acc_stride, u32 ng, const V *add, u32 add_strid
     rr4_sub_lazy(s->den + (u64)g * RL, use_phi ? TPHI(q) : GX(q), GX(a));
     accumulate(run, s, g);
   }
-  invert_lanes(inv, run, one1);
+  invert_lanes(inv, run);
   for (u32 g = ng; g-- > 0;) {
     V *a = acc + (u64)g * acc_stride;
     const V *q = add + (u64)g * add_stride;
-    V t[RL], qy[RL], lambda[RL], x3[RL];
+    V t[RL], lambda[RL], x3[RL];
     peel(t, inv, s, g);
-    addend_y(qy, q, negate);
-    rr4_sub_lazy(lambda, qy, GY(a));
+    slope_numerator(lambda, q, a, negate);
     rr4_mul(lambda, lambda, t);
     rr4_sqr(x3, lambda);
-    rr4_sub(x3, x3, GX(a));
-    rr4_sub(x3, x3, use_phi ? TPHI(q) : GX(q));
-    rr4_sub_lazy(t, GX(a), x3);
+    rr4_sub2(x3, x3, GX(a), use_phi ? TPHI(q) : GX(q));
+    if (negate) rr4_sub_lazy(t, x3, GX(a));
+    else rr4_sub_lazy(t, GX(a), x3);
     rr4_mul(t, lambda, t);
     rr4_sub(GY(a), t, GY(a));
     rr4_copy(GX(a), x3);
@@ -138,9 +226,10 @@ static void add_step(V *acc, u32 acc_stride, u32 ng, const V *add, u32 add_strid
  * acc = 2 acc + add (a table entry, as add_step's) as (acc + add) + acc, two lockstep passes:
  * the first makes lambda1 and x3 of acc + add (not its y), the second adds acc to that point with
  * lambda2 = -lambda1 - 2y/(x3 - x). With mu = -lambda2: x4 = mu^2 - x - x3, y4 = mu(x4 - x) - y.
+ * With negate, s->lam holds -lambda1 (slope_numerator), so mu = 2y/(x3 - x) - s->lam.
  */
 static void double_add_step(V *acc, u32 ng, const V *add, u32 add_stride, int use_phi, int negate,
-                            const struct Scratch *s, const V *one, const u32 *one1) {
+                            const struct Scratch *s, const V *one) {
   V run[RL], inv[RL];
   rr4_copy(run, one);
   for (u32 g = 0; g < ng; g++) {
@@ -149,19 +238,17 @@ static void double_add_step(V *acc, u32 ng, const V *add, u32 add_stride, int us
     rr4_sub_lazy(s->den + (u64)g * RL, use_phi ? TPHI(q) : GX(q), GX(a));
     accumulate(run, s, g);
   }
-  invert_lanes(inv, run, one1);
+  invert_lanes(inv, run);
   for (u32 g = ng; g-- > 0;) {
     V *a = acc + (u64)g * GV;
     const V *q = add + (u64)g * add_stride;
     V *lambda = s->lam + (u64)g * RL, *x3 = s->x3 + (u64)g * RL;
-    V t[RL], qy[RL];
+    V t[RL];
     peel(t, inv, s, g);
-    addend_y(qy, q, negate);
-    rr4_sub_lazy(lambda, qy, GY(a));
+    slope_numerator(lambda, q, a, negate);
     rr4_mul(lambda, lambda, t);
     rr4_sqr(x3, lambda);
-    rr4_sub(x3, x3, GX(a));
-    rr4_sub(x3, x3, use_phi ? TPHI(q) : GX(q));
+    rr4_sub2(x3, x3, GX(a), use_phi ? TPHI(q) : GX(q));
   }
   rr4_copy(run, one);
   for (u32 g = 0; g < ng; g++) {
@@ -169,7 +256,7 @@ static void double_add_step(V *acc, u32 ng, const V *add, u32 add_stride, int us
     rr4_sub_lazy(s->den + (u64)g * RL, s->x3 + (u64)g * RL, GX(a));
     accumulate(run, s, g);
   }
-  invert_lanes(inv, run, one1);
+  invert_lanes(inv, run);
   for (u32 g = ng; g-- > 0;) {
     V *a = acc + (u64)g * GV;
     const V *x3 = s->x3 + (u64)g * RL;
@@ -177,10 +264,10 @@ static void double_add_step(V *acc, u32 ng, const V *add, u32 add_stride, int us
     peel(t, inv, s, g);
     rr4_add_lazy(mu, GY(a), GY(a));
     rr4_mul(mu, mu, t);
-    rr4_add_lazy(mu, mu, s->lam + (u64)g * RL);
+    if (negate) rr4_sub_lazy(mu, mu, s->lam + (u64)g * RL);
+    else rr4_add_lazy(mu, mu, s->lam + (u64)g * RL);
     rr4_sqr(x4, mu);
-    rr4_sub(x4, x4, GX(a));
-    rr4_sub(x4, x4, x3);
+    rr4_sub2(x4, x4, GX(a), x3);
     rr4_sub_lazy(t, x4, GX(a));
     rr4_mul(t, mu, t);
     rr4_sub(GY(a), t, GY(a));
@@ -262,10 +349,13 @@ void scale_batch(u8 *pts, u32 n, u8 *tab, u8 *scratch, const i8 *sched, u32 nsch
   s.x3 = s.lam + (u64)ng * RL;
   u8 *was_zero = (u8 *)(s.x3 + (u64)ng * RL);
   V *table = (V *)tab;
-  const u32 TS = TABLE * TV;
+  /*
+   * Entry-major: entry j of every group side by side (group g's at entry(j) + g*TV), so that a step
+   * reads its one entry of the batch in one stream, not 432 bytes in every group's 3,456.
+   */
+#define ENTRY(j) (table + (u64)(j) * ng * TV)
   rr4_init();
-  u32 one1[RL], beta1[RL];
-  rr_copy(one1, RR_ONE);
+  u32 beta1[RL];
   rr_from_key(beta1, beta_key);
   const V *one = ONE_SPLAT, *from_key = FROM_KEY_SPLAT, *to_key = TO_KEY_SPLAT;
   V beta[RL];
@@ -274,21 +364,22 @@ void scale_batch(u8 *pts, u32 n, u8 *tab, u8 *scratch, const i8 *sched, u32 nsch
   enter(work, pts, n, ng, was_zero, from_key);
   /* Table entry j = (2j+1) P, with beta·x beside it: work holds 2P while the table is built. */
   for (u32 g = 0; g < ng; g++) {
-    rr4_copy(GX(table + (u64)g * TS), GX(work + (u64)g * GV));
-    rr4_copy(GY(table + (u64)g * TS), GY(work + (u64)g * GV));
+    rr4_copy(GX(ENTRY(0) + (u64)g * TV), GX(work + (u64)g * GV));
+    rr4_copy(GY(ENTRY(0) + (u64)g * TV), GY(work + (u64)g * GV));
   }
-  double_step(work, GV, ng, &s, one, one1);
+  double_step(work, GV, ng, &s, one);
   for (u32 j = 1; j < TABLE; j++) {
     for (u32 g = 0; g < ng; g++) {
-      V *entry = table + (u64)g * TS + j * TV;
-      rr4_copy(GX(entry), GX(entry - TV));
-      rr4_copy(GY(entry), GY(entry - TV));
+      V *entry = ENTRY(j) + (u64)g * TV;
+      const V *previous = ENTRY(j - 1) + (u64)g * TV;
+      rr4_copy(GX(entry), GX(previous));
+      rr4_copy(GY(entry), GY(previous));
     }
-    add_step(table + j * TV, TS, ng, work, GV, 0, 0, &s, one, one1);
+    add_step(ENTRY(j), TV, ng, work, GV, 0, 0, &s, one);
   }
-  for (u32 g = 0; g < ng; g++)
-    for (u32 j = 0; j < TABLE; j++) {
-      V *entry = table + (u64)g * TS + j * TV;
+  for (u32 j = 0; j < TABLE; j++)
+    for (u32 g = 0; g < ng; g++) {
+      V *entry = ENTRY(j) + (u64)g * TV;
       rr4_mul(TPHI(entry), beta, GX(entry));
     }
 
@@ -299,23 +390,22 @@ void scale_batch(u8 *pts, u32 n, u8 *tab, u8 *scratch, const i8 *sched, u32 nsch
       const int next = i + 1 < nsched ? sched[2 * i + 2] : -1;
       if (next == 1 || next == 2) {
         const int d = sched[2 * i + 3];
-        const V *entry = table + ((d < 0 ? -d : d) >> 1) * TV;
-        double_add_step(work, ng, entry, TS, next == 2, d < 0, &s, one, one1);
+        double_add_step(work, ng, ENTRY((d < 0 ? -d : d) >> 1), TV, next == 2, d < 0, &s, one);
         i += 2;
       } else {
-        double_step(work, GV, ng, &s, one, one1);
+        double_step(work, GV, ng, &s, one);
         i += 1;
       }
       continue;
     }
-    const V *entry = table + ((digit < 0 ? -digit : digit) >> 1) * TV;
+    const V *entry = ENTRY((digit < 0 ? -digit : digit) >> 1);
     const int use_phi = op == 2 || op == 4;
     if (op == 1 || op == 2) {
-      add_step(work, GV, ng, entry, TS, use_phi, digit < 0, &s, one, one1);
+      add_step(work, GV, ng, entry, TV, use_phi, digit < 0, &s, one);
     } else {
       for (u32 g = 0; g < ng; g++) {
         V *w = work + (u64)g * GV;
-        const V *q = entry + (u64)g * TS;
+        const V *q = entry + (u64)g * TV;
         rr4_copy(GX(w), use_phi ? TPHI(q) : GX(q));
         addend_y(GY(w), q, digit < 0);
       }
@@ -323,4 +413,5 @@ void scale_batch(u8 *pts, u32 n, u8 *tab, u8 *scratch, const i8 *sched, u32 nsch
     i += 1;
   }
   leave(pts, n, ng, work, was_zero, to_key);
+#undef ENTRY
 }

@@ -15,6 +15,8 @@ EXPORT("x4_sub") void x4_sub(V *r, const V *a, const V *b) { rr4_sub(r, a, b); }
 EXPORT("x4_add_lazy") void x4_add_lazy(V *r, const V *a, const V *b) { rr4_add_lazy(r, a, b); }
 EXPORT("x4_sub_lazy") void x4_sub_lazy(V *r, const V *a, const V *b) { rr4_sub_lazy(r, a, b); }
 EXPORT("x4_neg") void x4_neg(V *r, const V *a) { rr4_neg(r, a); }
+EXPORT("x4_sub2") void x4_sub2(V *r, const V *a, const V *b, const V *c) { rr4_sub2(r, a, b, c); }
+EXPORT("x4_triple_lazy") void x4_triple_lazy(V *r, const V *a) { rr4_triple_lazy(r, a); }
 /* Four points' coordinates in the key's layout (8 words each) to the working form and back: the walk's entry, exit. */
 EXPORT("x4_from_keys") void x4_from_keys(V *r, const u32 *keys) {
   V v[RL];

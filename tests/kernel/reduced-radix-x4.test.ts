@@ -3,8 +3,9 @@
  * module's flags: every operation, on four different values in its four lanes, gives in each lane
  * exactly the limbs the scalar field of bn254-fq-rr.h gives for that lane's values (so the SIMD walk
  * computes what the scalar walk does), and the right residue in range by BigInt: across the lazy
- * range [0, 2q) and its edges, products of unreduced inputs up to 4q, the squaring equal to the
- * product of a value by itself, and the entry and exit conversions from and to the key's layout.
+ * range [0, 2q) and its edges, products of unreduced inputs up to 4q (and of a triple below 6q by a
+ * value below 2q), the squaring equal to the product of a value by itself, a double subtraction equal
+ * to two, and the entry and exit conversions from and to the key's layout.
  */
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,6 +29,8 @@ interface X4Exports {
   x4_add_lazy: Binary;
   x4_sub_lazy: Binary;
   x4_neg: Unary;
+  x4_sub2: (r: number, a: number, b: number, c: number) => void;
+  x4_triple_lazy: Unary;
   x4_from_keys: Unary;
   x4_to_keys: Unary;
   mul: Binary;
@@ -43,7 +46,7 @@ const BITS = 29n;
 const LANES = 4;
 let field: X4Exports;
 /** Four-lane operands and result (144 bytes each), a scalar operand pair and result (36 bytes), keys. */
-let VA: number, VB: number, VR: number, SA: number, SB: number, SR: number, KEYS: number;
+let VA: number, VB: number, VC: number, VR: number, SA: number, SB: number, SR: number, KEYS: number;
 
 const mod = (v: bigint): bigint => ((v % q) + q) % q;
 function pow(base: bigint, e: bigint): bigint {
@@ -136,7 +139,8 @@ before(() => {
   field.init();
   VA = Math.ceil(Number(field.__heap_base.value) / 64) * 64;
   VB = VA + 160;
-  VR = VB + 160;
+  VC = VB + 160;
+  VR = VC + 160;
   SA = VR + 160;
   SB = SA + 64;
   SR = SB + 64;
@@ -172,6 +176,47 @@ describe('four-lane reduced-radix field (SIMD)', () => {
       checkAgainstScalar('add_lazy', as, bs, field.x4_add_lazy, field.add_lazy, (a, b) => a + b, 4n * q);
       checkAgainstScalar('sub_lazy', as, bs, field.x4_sub_lazy, field.sub_lazy, (a, b) => a - b, 4n * q);
     }
+  });
+
+  it('subtracts two values at once as two subtractions do, limb for limb, across the lazy range', () => {
+    const values = lazyValues(2000);
+    const [left, middle, right] = [quads(values, 0), quads(values, 7), quads(values, 3)];
+    for (const [n, as] of left.entries()) {
+      const [bs, cs] = [middle[n]!, right[n]!];
+      putLanes(VA, as);
+      putLanes(VB, bs);
+      putLanes(VC, cs);
+      field.x4_sub2(VR, VA, VB, VC);
+      for (let lane = 0; lane < LANES; lane++) {
+        const [a, b, c] = [as[lane]!, bs[lane]!, cs[lane]!];
+        words().set(limbsOf(a), SA / 4);
+        words().set(limbsOf(b), SB / 4);
+        field.sub(SR, SA, SB);
+        words().set(limbsOf(c), SB / 4);
+        field.sub(SR, SR, SB);
+        const mine = laneLimbs(VR, lane);
+        assert.deepEqual(mine, scalarLimbs(SR), `sub2 lane ${lane}: ${a}, ${b}, ${c}`);
+        assert.equal(mod(valueOf(mine, 'sub2', 2n * q)), mod(a - b - c), `sub2 lane ${lane}: ${a}, ${b}, ${c}`);
+      }
+    }
+  });
+
+  it('triples a value unreduced, below 6q, and multiplies such a triple by a value below 2q', () => {
+    const values = lazyValues(2000);
+    const right = quads(values, 5);
+    for (const [n, as] of quads(values, 0).entries()) {
+      putLanes(VA, as);
+      field.x4_triple_lazy(VR, VA);
+      const triples = as.map((a, lane) => {
+        assert.equal(valueOf(laneLimbs(VR, lane), 'triple_lazy', 6n * q), 3n * a, `triple_lazy ${a}`);
+        return 3n * a;
+      });
+      checkAgainstScalar('mul', triples, right[n]!, field.x4_mul, field.mul, (a, b) => a * b * R_INV);
+    }
+    const edges = [6n * q - 1n, 6n * q - 3n, 3n * (2n * q - 2n)];
+    checkAgainstScalar('mul', [...edges, 0n], [2n * q - 1n, q, 2n * q - 1n, 1n], field.x4_mul, field.mul, (a, b) => {
+      return a * b * R_INV;
+    });
   });
 
   it('multiplies and squares unreduced inputs, anywhere below 4q, into the lazy range', () => {
