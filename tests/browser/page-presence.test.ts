@@ -3,9 +3,12 @@
  * built app (ceremony paused, so nobody computes), a contributor who joined and then closes the tab
  * is passed over within DISCONNECT_GRACE_MS of the close, long before PRESENCE_MS (an hour here),
  * which only the stream's close can tell the coordinator; one who only reloads the page is not.
+ * In line, the page says so: the presence notice, the tab's title, and the signed join among the
+ * receipts so far, which it downloads.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { startWebApp, type WebAppUnderTest } from '../helpers/chromium.ts';
 
@@ -41,9 +44,38 @@ async function awayWithin(name: string, ms: number): Promise<boolean> {
   return isAway(name);
 }
 
+let leaving: Page;
+let reloading: Page;
+
+test('in line, the page names the place in its tab, asks to keep it open and has the signed join', async () => {
+  leaving = await joined('leaving');
+  reloading = await joined('reloading');
+  await reloading.waitForSelector('#circuits tr[data-circuit="register"][data-position="2"]');
+  assert.match(
+    (await reloading.textContent('#presence-notice'))!,
+    /^You are in line; keep this page open: .* passed over/,
+  );
+  assert.match(await reloading.title(), /^#2 in line · Contribute · /, 'the tab says where the contributor stands');
+  // In line, before any acceptance, the page's receipts already hold the signed join.
+  const [download] = await Promise.all([
+    reloading.waitForEvent('download'),
+    reloading.click('#download-receipts-so-far'),
+  ]);
+  const soFar = JSON.parse(await readFile((await download.path())!, 'utf8')) as {
+    receipts: unknown[];
+    steps: Array<{ body: string }>;
+  };
+  assert.equal(soFar.receipts.length, 0, 'no acceptance yet');
+  assert.ok(
+    soFar.steps.some((step) => {
+      const body = JSON.parse(step.body) as { step?: string; circuit?: string; position?: number };
+      return body.step === 'join' && body.circuit === 'register' && body.position === 2;
+    }),
+    `a join receipt among ${soFar.steps.map((step) => step.body).join(', ')}`,
+  );
+});
+
 test('a closed tab is passed over once the grace has passed; a reloaded one is not', async () => {
-  const leaving = await joined('leaving');
-  const reloading = await joined('reloading');
   assert.equal(isAway('leaving'), false, 'joined and the page open: present');
   const closedAt = Date.now();
   await leaving.close();
