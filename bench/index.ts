@@ -48,13 +48,16 @@
  * 16. hostile-lobby bench/hostile-lobby.ts: the nine test circuits by 20 honest terminal contributors while
  *                   5 hostile accounts that joined first never contribute (never take, heartbeat without
  *                   uploading, leave and rejoin): each circuit's idle time (child process; minutes)
- * 17. rs22          bench/rs22.ts, only when asked (--only rs22): the 2^22 ceremony end to end, stage by
+ * 17. audit-length  bench/audit-chain-length.ts: `ceremony audit` of one rs18 chain of 2 and of 20
+ *                   contributions (the final-key check, the default), checked and remembered, against
+ *                   each other and `snarkjs zkey verify` of the final key (child process; minutes)
+ * 18. rs22          bench/rs22.ts, only when asked (--only rs22): the 2^22 ceremony end to end, stage by
  *                   stage against each floor, every process's peak RSS (an hour; its fixtures cached,
  *                   about an hour more the first time); --work DIR for its 40 GB of folders
  *
  * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,page-memory,receipt,
  *                                  transfer-garbage,deployment,hostile,presence,coordinator,routes,hostile-lobby,
- *                                  rs22]
+ *                                  audit-length,rs22]
  *                           [--hostile-circuit rs18 | --hostile-power P] [--routes-circuit rs18 | --routes-power P]
  *                           [--coordinator-circuit rs18] [--work DIR]
  *                           [--audit-links 5]
@@ -109,6 +112,7 @@ const BENCHES = [
   'coordinator',
   'routes',
   'hostile-lobby',
+  'audit-length',
 ] as const;
 /** Benches run only when named in --only (an hour or more each). */
 const ON_REQUEST = ['rs22'] as const;
@@ -283,6 +287,11 @@ if (selected.has('hostile-lobby')) {
   const script = path.join(REPO_ROOT, 'bench', 'hostile-lobby.ts');
   const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`bench/hostile-lobby.ts exited with ${run.status}`);
+}
+if (selected.has('audit-length')) {
+  const script = path.join(REPO_ROOT, 'bench', 'audit-chain-length.ts');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (run.status !== 0) throw new Error(`bench/audit-chain-length.ts exited with ${run.status}`);
 }
 if (selected.has('rs22')) {
   printWholeCeremony(await runRs22({ work: values.work, link: parseLink(values.link) }));
