@@ -153,8 +153,10 @@ const lines = [
 for (const kind of kinds) {
   const cells = lengths.map((length) => {
     const measured = times.get(`${kind.label} ${length}`)!;
-    const cell = `${seconds(mean(measured.map((m) => m.total)))} (${seconds(mean(measured.map((m) => m.zero)))} / ${seconds(mean(measured.map((m) => m.chain)))})`;
-    return cell.padStart(30);
+    const [total, zero, chain] = (['total', 'zero', 'chain'] as const).map((part) =>
+      seconds(mean(measured.map((m) => m[part]))),
+    );
+    return `${total} (${zero} / ${chain})`.padStart(30);
   });
   lines.push(`  ${`${kind.label} (${kind.chainCheck})`.padEnd(30)}${cells.join('')}`);
 }
