@@ -7,9 +7,11 @@
  *      same file, same run, for scale (it replays far more: every power, every Lagrange level in
  *      G1 and G2, the contribution chain); and the check's largest inverse FFT on the kernel
  *      against ffjavascript's, which it used before (--fft-power P: at 2^P instead, alone);
- *  (c) `ceremony audit` (auditCeremony) over a published-ceremony-shaped folder of the service's
- *      nine circuits, each a chain of LINKS contributions plus a beacon final key, measured, and
- *      extrapolated to 370 links; the ptau's pin and sections check are reported on their own line.
+ *  (c) `ceremony audit --every-link` (auditCeremony, link by link: what this bench's tables are per
+ *      link) over a published-ceremony-shaped folder of the service's nine circuits, each a chain of
+ *      LINKS contributions plus a beacon final key, measured, and extrapolated to 370 links; the
+ *      ptau's pin and sections check are reported on their own line. The default audit (each final
+ *      key against contribution 0) by the chain's length: bench/audit-chain-length.ts.
  *
  * Nine distinct 2^18 chains would cost about an hour to build here, so (b) builds one chain per
  * shape (snarkjs's z1, z2 from bench-chain.ts, then contributeFast, then beaconFast; cached in the
@@ -34,8 +36,10 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import * as snarkjs from 'snarkjs';
 import { auditCeremony } from '../core/audit/audit-ceremony.ts';
+import type { ChainCheck } from '../core/audit/audit-report-parts.ts';
 import { checkInitialKey } from '../core/audit/check-initial-key.ts';
 import { checkPtauSections } from '../core/audit/check-ptau-sections.ts';
 import { readR1csSummary, requiredPtauPower } from '../core/setup/r1cs-header.ts';
@@ -72,7 +76,12 @@ const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 const REAL_CEREMONY_LINKS = 370;
 
 /** The service's nine circuits and the real shape each is laid out with. */
-const SERVICE_CIRCUITS: Array<{ name: string; verifier: string; shape: 'rs18' | 'rs17p64' }> = [
+export interface BenchCircuit {
+  name: string;
+  verifier: string;
+  shape: 'rs18' | 'rs17p64';
+}
+const SERVICE_CIRCUITS: BenchCircuit[] = [
   { name: 'register', verifier: 'VerifierRegister', shape: 'rs17p64' },
   { name: 'treeUpdate', verifier: 'VerifierTreeUpdate', shape: 'rs17p64' },
   ...['21', '22', '23', '42', '44', '82', '84'].map((n) => ({
@@ -202,7 +211,7 @@ async function oneMsm(zkey: string): Promise<number> {
   }
 }
 
-interface TemplateChain {
+export interface TemplateChain {
   shape: RealShapedChain;
   /** Contributions 1..links, then the final key. */
   keys: string[];
@@ -210,7 +219,7 @@ interface TemplateChain {
 }
 
 /** One chain of `links` contributions + beacon on the shape's contribution 0, cached. */
-async function templateChain(shape: RealShapedChain, links: number): Promise<TemplateChain> {
+export async function templateChain(shape: RealShapedChain, links: number): Promise<TemplateChain> {
   const dir = path.join(FIXTURE_CACHE, `bench-audit-chain-${shape.name}`);
   await mkdir(dir, { recursive: true });
   const keys: string[] = [];
@@ -241,11 +250,11 @@ async function lastContributionHash(file: string): Promise<string> {
   return contributionHash(await getBn128(), info.mpc.contributions.at(-1)!);
 }
 
-/** A published ceremony folder of the nine service circuits, every file a hard link of a template's. */
-async function layOutCeremony(
+/** A published ceremony folder of the given service circuits, every file a hard link of a template's. */
+export async function layOutCeremony(
   dir: string,
   templates: Map<string, TemplateChain>,
-  circuits: typeof SERVICE_CIRCUITS,
+  circuits: readonly BenchCircuit[],
 ): Promise<void> {
   const paths = ceremonyPaths(dir);
   const anyTemplate = templates.values().next().value!;
@@ -348,7 +357,7 @@ async function layOutCeremony(
 async function auditCircuits(
   shapes: Map<string, RealShapedChain>,
   links: number,
-  circuits: typeof SERVICE_CIRCUITS,
+  circuits: readonly BenchCircuit[],
   secondAudit: boolean,
 ): Promise<void> {
   const templates = new Map<string, TemplateChain>();
@@ -372,7 +381,7 @@ async function auditCircuits(
     const r1csHashes: Record<string, string> = {};
     for (const circuit of circuits)
       r1csHashes[circuit.name] = await hashFile(path.join(dir, 'circuits', `${circuit.name}.r1cs`));
-    const pins = { ptauHash, r1csHashes, ptauMemoDir: memoDir, initialKeyMemoDir };
+    const pins: AuditPins = { ptauHash, r1csHashes, ptauMemoDir: memoDir, initialKeyMemoDir, chainCheck: 'every-link' };
     const { marks, total } = await auditOnce(dir, pins);
 
     const linksPerChain = links + 1;
@@ -445,7 +454,7 @@ interface AuditMark {
   links?: number;
   finished?: number;
 }
-type AuditMarks = Map<string, AuditMark>;
+export type AuditMarks = Map<string, AuditMark>;
 
 /** The ptau's pin (hashing it, with the inputs' checks it waits for) or its sections (checked or remembered). */
 function ptauSpan(mark: AuditMark | undefined, part: 'pin' | 'sections'): number {
@@ -454,7 +463,7 @@ function ptauSpan(mark: AuditMark | undefined, part: 'pin' | 'sections'): number
 }
 
 /** One timed `auditCeremony` of the bench's folder, which must pass. */
-async function auditOnce(dir: string, pins: AuditPins): Promise<{ marks: AuditMarks; total: number }> {
+export async function auditOnce(dir: string, pins: AuditPins): Promise<{ marks: AuditMarks; total: number }> {
   const marks: AuditMarks = new Map();
   const [report, total] = await timed(() =>
     auditCeremony(
@@ -467,7 +476,12 @@ async function auditOnce(dir: string, pins: AuditPins): Promise<{ marks: AuditMa
         if (event.type === 'step' && /^(checking the sections|its sections were checked)/.test(event.step))
           mark.sections = now;
         if (event.type === 'step' && event.step.startsWith('checking contribution 0')) mark.check = now;
-        if (event.type === 'step' && event.step.startsWith('verifying')) mark.links = now;
+        // After contribution 0: the links (every-link), or the final key against contribution 0 (final-key).
+        if (
+          event.type === 'step' &&
+          /^(verifying|checking (the final key|contribution [1-9]\d*) against)/.test(event.step)
+        )
+          mark.links = now;
         if (event.type === 'finished') {
           mark.finished = now;
           benchLog(`audited ${event.circuit}`);
@@ -482,12 +496,15 @@ async function auditOnce(dir: string, pins: AuditPins): Promise<{ marks: AuditMa
 }
 
 /** What the bench's audit is given: its pins and its own memo folders (with recheck, the memos ignored). */
-interface AuditPins {
+export interface AuditPins {
   ptauHash: string;
   r1csHashes: Record<string, string>;
   ptauMemoDir: string;
-  initialKeyMemoDir: string;
+  /** Undefined: contribution 0 is checked on every audit, never remembered. */
+  initialKeyMemoDir?: string;
   recheck?: boolean;
+  /** This bench measures links, so its own audits name every-link; the chain-length bench names either. */
+  chainCheck: ChainCheck;
 }
 
 /**
@@ -532,41 +549,43 @@ async function auditAgain(dir: string, pins: AuditPins, first: { total: number; 
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-const { values } = parseBenchArgs(import.meta.url, {
-  options: {
-    shapes: { type: 'string', default: 'rs18,rs17p64' },
-    links: { type: 'string', default: '5' },
-    'no-baseline': { type: 'boolean', default: false },
-    'no-ceremony': { type: 'boolean', default: false },
-    'one-chain': { type: 'boolean', default: false },
-    'second-audit': { type: 'boolean', default: false },
-    'no-ptau': { type: 'boolean', default: false },
-    'ptau-verify': { type: 'boolean', default: false },
-    'fft-power': { type: 'string' },
-  },
-});
-if (values['fft-power'] !== undefined) {
-  const power = Number(values['fft-power']);
-  if (!Number.isInteger(power) || power < 1 || power > FR_FFT_MAX_LOG)
-    throw new Error(`--fft-power takes a power from 1 to ${FR_FFT_MAX_LOG} (the kernel's largest transform)`);
-  await inverseFftAgainstFfjavascript(power);
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  const { values } = parseBenchArgs(import.meta.url, {
+    options: {
+      shapes: { type: 'string', default: 'rs18,rs17p64' },
+      links: { type: 'string', default: '5' },
+      'no-baseline': { type: 'boolean', default: false },
+      'no-ceremony': { type: 'boolean', default: false },
+      'one-chain': { type: 'boolean', default: false },
+      'second-audit': { type: 'boolean', default: false },
+      'no-ptau': { type: 'boolean', default: false },
+      'ptau-verify': { type: 'boolean', default: false },
+      'fft-power': { type: 'string' },
+    },
+  });
+  if (values['fft-power'] !== undefined) {
+    const power = Number(values['fft-power']);
+    if (!Number.isInteger(power) || power < 1 || power > FR_FFT_MAX_LOG)
+      throw new Error(`--fft-power takes a power from 1 to ${FR_FFT_MAX_LOG} (the kernel's largest transform)`);
+    await inverseFftAgainstFfjavascript(power);
+    await releaseBn128();
+    process.exit(0);
+  }
+  const shapes = new Map<string, RealShapedChain>();
+  for (const name of values.shapes
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean))
+    shapes.set(name, await realShapedChain(name));
+  for (const chain of shapes.values()) await compareWithZkeyNew(chain, !values['no-baseline']);
+  if (!values['no-ptau']) await ptauCheck(shapes, values['ptau-verify']);
+  if (values['one-chain']) {
+    if (!shapes.has('rs18')) throw new Error('the one-chain audit needs the rs18 shape (--shapes rs18)');
+    await auditCircuits(shapes, Number(values.links), SERVICE_CIRCUITS.slice(2, 3), values['second-audit']);
+  } else if (!values['no-ceremony']) {
+    if (!shapes.has('rs18') || !shapes.has('rs17p64'))
+      throw new Error('the nine-circuit audit needs both shapes (--shapes rs18,rs17p64)');
+    await auditCircuits(shapes, Number(values.links), SERVICE_CIRCUITS, values['second-audit']);
+  }
   await releaseBn128();
-  process.exit(0);
 }
-const shapes = new Map<string, RealShapedChain>();
-for (const name of values.shapes
-  .split(',')
-  .map((s) => s.trim())
-  .filter(Boolean))
-  shapes.set(name, await realShapedChain(name));
-for (const chain of shapes.values()) await compareWithZkeyNew(chain, !values['no-baseline']);
-if (!values['no-ptau']) await ptauCheck(shapes, values['ptau-verify']);
-if (values['one-chain']) {
-  if (!shapes.has('rs18')) throw new Error('the one-chain audit needs the rs18 shape (--shapes rs18)');
-  await auditCircuits(shapes, Number(values.links), SERVICE_CIRCUITS.slice(2, 3), values['second-audit']);
-} else if (!values['no-ceremony']) {
-  if (!shapes.has('rs18') || !shapes.has('rs17p64'))
-    throw new Error('the nine-circuit audit needs both shapes (--shapes rs18,rs17p64)');
-  await auditCircuits(shapes, Number(values.links), SERVICE_CIRCUITS, values['second-audit']);
-}
-await releaseBn128();

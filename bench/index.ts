@@ -51,13 +51,16 @@
  * 17. queue-log-replay  bench/queue-log-replay.ts: what replaying a queue log costs the auditor, an honest-shaped
  *                   log against logs crafted to make a queue-walking replay quadratic (200k entries each):
  *                   entries/s of the audit and of the replay alone, peak RSS (child processes; a minute)
- * 18. rs22          bench/rs22.ts, only when asked (--only rs22): the 2^22 ceremony end to end, stage by
+ * 18. audit-length  bench/audit-chain-length.ts: `ceremony audit` of one rs18 chain of 2 and of 20
+ *                   contributions (the final-key check, the default), checked and remembered, against
+ *                   each other and `snarkjs zkey verify` of the final key (child process; minutes)
+ * 19. rs22          bench/rs22.ts, only when asked (--only rs22): the 2^22 ceremony end to end, stage by
  *                   stage against each floor, every process's peak RSS (an hour; its fixtures cached,
  *                   about an hour more the first time); --work DIR for its 40 GB of folders
  *
  * Usage: tsx bench/index.ts [--only verify,transfer,lobby,contribution,startup,audit,turn,page-memory,receipt,
  *                                  transfer-garbage,deployment,hostile,presence,coordinator,routes,hostile-lobby,
- *                                  queue-log-replay,rs22]
+ *                                  queue-log-replay,audit-length,rs22]
  *                           [--hostile-circuit rs18 | --hostile-power P] [--routes-circuit rs18 | --routes-power P]
  *                           [--coordinator-circuit rs18] [--work DIR]
  *                           [--audit-links 5]
@@ -113,6 +116,7 @@ const BENCHES = [
   'routes',
   'hostile-lobby',
   'queue-log-replay',
+  'audit-length',
 ] as const;
 /** Benches run only when named in --only (an hour or more each). */
 const ON_REQUEST = ['rs22'] as const;
@@ -283,16 +287,15 @@ if (selected.has('coordinator')) {
 if (selected.has('routes')) {
   await runRouteCostsBench(values['routes-power'] ? Number(values['routes-power']) : values['routes-circuit']);
 }
-if (selected.has('hostile-lobby')) {
-  const script = path.join(REPO_ROOT, 'bench', 'hostile-lobby.ts');
-  const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'inherit' });
-  if (run.status !== 0) throw new Error(`bench/hostile-lobby.ts exited with ${run.status}`);
+/** Runs a bench that is its own script (it starts and stops its own processes), as a child process. */
+function runBenchScript(script: string): void {
+  const file = path.join(REPO_ROOT, 'bench', script);
+  const run = spawnSync(process.execPath, ['--import', 'tsx', file], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (run.status !== 0) throw new Error(`bench/${script} exited with ${run.status}`);
 }
-if (selected.has('queue-log-replay')) {
-  const script = path.join(REPO_ROOT, 'bench', 'queue-log-replay.ts');
-  const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'inherit' });
-  if (run.status !== 0) throw new Error(`bench/queue-log-replay.ts exited with ${run.status}`);
-}
+if (selected.has('hostile-lobby')) runBenchScript('hostile-lobby.ts');
+if (selected.has('queue-log-replay')) runBenchScript('queue-log-replay.ts');
+if (selected.has('audit-length')) runBenchScript('audit-chain-length.ts');
 if (selected.has('rs22')) {
   printWholeCeremony(await runRs22({ work: values.work, link: parseLink(values.link) }));
 }

@@ -4,10 +4,13 @@
  * contributor can find theirs), or all of it as JSON with --json (the shape docs/audit.md
  * documents). Exit 0 when every finding passed, 1 otherwise, 2 for a usage error. An unfinished
  * ceremony fails (`audit.not_finalised`) unless --in-progress asks for an audit of a running one,
- * whose last line then says it is not finished. The configuration is the auditor's own (--config,
- * default the checkout's ceremony-data/ceremony.json), never the publication's; --identifier refuses
- * any other transcript, --allow-legacy-transcript reads one with format-1 entries and says what that
- * left unproven.
+ * whose last line then says it is not finished. Each chain's final key is checked against
+ * contribution 0 and its records, the keys between held to the transcript but their L and H not
+ * checked (each circuit's finding says so); --every-link checks every key against the one before
+ * it. --final-key, the default's name, is kept for the scripts that name it. The configuration is
+ * the auditor's own (--config, default the checkout's ceremony-data/ceremony.json), never the
+ * publication's; --identifier refuses any other transcript, --allow-legacy-transcript reads one
+ * with format-1 entries and says what that left unproven.
  */
 import { Command, Option } from 'commander';
 import { auditCeremony, DEFAULT_MAX_BEACON_ITERATIONS_EXP, type AuditReport } from '../../core/audit/audit-ceremony.ts';
@@ -147,7 +150,7 @@ export function auditCommand(): Command {
   const command = new Command('audit')
     .description(
       're-verify a published ceremony folder from its files alone: ' +
-        'the pinned ptau, every link, every final key, the transcript and the manifest',
+        'the pinned ptau, each contribution 0, every final key against it, the transcript and the manifest',
     )
     .argument('<dir>', 'published ceremony folder (ceremony.json, circuits, ptau, chains, transcript, final)')
     .option(
@@ -221,12 +224,15 @@ export function auditCommand(): Command {
     .addOption(
       new Option(
         '--final-key',
-        "check each chain's last key against contribution 0 and its records (two MSMs a chain, whatever its " +
-          'length), not every link (one MSM a key): proves the final key descends from every recorded ' +
-          'contribution, NOT that the keys between are valid',
+        "check each chain's last key against contribution 0 and its records (the default; says so explicitly): " +
+          'proves the final key descends from every recorded contribution, NOT that the keys between are valid',
       ).conflicts('everyLink'),
     )
-    .option('--every-link', 'check every key against the one before it (the default; says so explicitly)');
+    .option(
+      '--every-link',
+      'check every key against the one before it (one MSM a key, where the default makes two a chain): proves ' +
+        "every published key between valid too, L and H included (e.g. your own contribution's)",
+    );
   return withAuditHelp(
     withMemoOptions(command)
       .option('--json', "print the findings, the hashes and every chain's contributions as JSON (see docs/audit.md)")
@@ -270,7 +276,7 @@ interface AuditCommandOptions {
   inProgress?: boolean;
   json?: boolean;
   beaconRpc?: string;
-  finalKey?: boolean;
+  everyLink?: boolean;
   recheck?: boolean;
   recheckPtau?: boolean;
   ptauMemoDir?: string;
@@ -293,7 +299,7 @@ async function runAudit(dir: string, options: AuditCommandOptions): Promise<void
         maxBeaconIterationsExp: options.maxBeaconIterations,
         inProgress: options.inProgress,
         beaconRpcUrl: options.beaconRpc,
-        chainCheck: options.finalKey === true ? 'final-key' : 'every-link',
+        chainCheck: options.everyLink === true ? 'every-link' : 'final-key',
         ptauMemoDir: options.ptauMemoDir ?? defaultPtauMemoDir(),
         initialKeyMemoDir: options.initialKeyMemoDir ?? defaultInitialKeyMemoDir(),
         recheck: options.recheck === true || options.recheckPtau === true,
@@ -309,7 +315,7 @@ async function runAudit(dir: string, options: AuditCommandOptions): Promise<void
   if (!report.ok) process.exitCode = 1;
 }
 
-/** The command's notes (pins, the finished ceremony, --final-key, the remembered ptau) and examples. */
+/** The command's notes (pins, the finished ceremony, --every-link, the remembered ptau) and examples. */
 function withAuditHelp(command: Command): Command {
   return command
     .addHelpText(
@@ -324,9 +330,12 @@ function withAuditHelp(command: Command): Command {
           'finished (every chain finalised, the manifest there and matching), else audit.not_finalised;\n' +
           "--in-progress audits a running one. The hash of the transcript's last entry is printed as the\n" +
           'ceremony identifier; --identifier HASH fails any other.\n' +
-          "Every key is checked against the one before it. --final-key checks only each chain's last key\n" +
-          'against contribution 0 and its records: it proves the final key descends from every recorded\n' +
-          'contribution, with two MSMs a chain whatever its length, but not that the keys between are valid.\n' +
+          "Each chain's final key (an unfinished chain's head) is checked against contribution 0 and its\n" +
+          'records, with two MSMs a chain whatever its length: it proves the final key descends from every\n' +
+          "recorded contribution. The keys between are held to their transcript hashes and the final key's\n" +
+          'records, but their L and H are NOT checked; --every-link checks every key against the one before\n' +
+          "it (one MSM a key), proving every published key valid (e.g. your own contribution's). --final-key\n" +
+          'names the default.\n' +
           'A ptau whose sections passed is remembered in $XDG_CACHE_HOME/ceremony/verified-ptau (default\n' +
           "~/.cache/...; --ptau-memo-dir DIR elsewhere), by its hash and the check's version: a later audit\n" +
           'on it skips that check and says so; the file is hashed and compared with its pin on every audit\n' +

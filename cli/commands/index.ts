@@ -118,7 +118,7 @@ export const COMMANDS: CommandEntry[] = [
     role: 'auditor',
     summary:
       're-verify a published ceremony folder from its files alone: the ' +
-      'pinned ptau, every link, every final key, the transcript and the manifest',
+      'pinned ptau, each contribution 0, every final key against it, the transcript and the manifest',
     load: async () => (await import('./audit.ts')).auditCommand,
   },
   {

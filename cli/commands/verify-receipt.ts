@@ -420,13 +420,15 @@ export function verifyReceiptCommand(): Command {
           "must list the contribution at its position; every later record's proof of knowledge and δ step\n" +
           "and e(δ1, g2) = e(g1, δ2) (pairings); the key's IC, α, β, γ and other fixed sections as\n" +
           "contribution 0's. Left to `ceremony audit`: that contribution 0 is the circuit's and the ptau's,\n" +
-          "L and H, and the published files byte for byte. Prints the ceremony's identifier (the hash of\n" +
-          "the transcript's last entry). With --deployment RPC VERIFIERS, also that the verifier deployed\n" +
-          "for each receipt's circuit is that final key's verifier: rendered from the key, compiled offline as\n" +
-          "the ceremony's committed final/compiler.json says (or --compiler-settings) and compared byte for\n" +
-          'byte, all read at one block it prints; code not compared fails [deployment.not_recompiled]. The\n' +
-          "contract then pins the key's whole history, so a view of the ceremony without your contribution\n" +
-          "cannot pass. The endpoint's answers are trusted (use your own node).\n" +
+          "the key's L and H (its default check; your own key's, a key between, only with --every-link, and\n" +
+          'no verdict rests on them), and the published files byte for byte. Prints the ceremony\n' +
+          "identifier (the hash of the transcript's last entry). With --deployment RPC VERIFIERS, also\n" +
+          "that the verifier deployed for each receipt's circuit is that final key's verifier: rendered from\n" +
+          "the key, compiled offline as the ceremony's committed final/compiler.json says (or\n" +
+          '--compiler-settings) and compared byte for byte, all read at one block it prints; code not compared\n' +
+          "fails [deployment.not_recompiled]. The contract then pins the key's whole history, so a view of\n" +
+          "the ceremony without your contribution cannot pass. The endpoint's answers are trusted (use your\n" +
+          'own node).\n' +
           'A transcript with format-1 entries (whole-file hashes only) is refused unless\n' +
           '--allow-legacy-transcript; with --identifier HASH, any transcript but the one of that identifier\n' +
           'is refused.\n' +

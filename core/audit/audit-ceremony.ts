@@ -8,10 +8,10 @@
  *   - each r1cs must have the hash ceremony.json pins, if it pins one, and the one the auditor pins
  *     with --r1cs-hash; every r1cs's hash is reported, so an auditor can compare it with a circuit
  *     they compiled themselves;
- *   - contribution 0 is checked against r1cs + ptau, every link against the one before it (or,
- *     with `chainCheck: 'final-key'`, each chain's last key against contribution 0), every file against the
- *     transcript's hash, the final key as the announced beacon applied, and the manifest is
- *     recomputed;
+ *   - contribution 0 is checked against r1cs + ptau, each chain's last key against contribution 0
+ *     and its records (or, with `chainCheck: 'every-link'`, every link against the one before it),
+ *     every file against the transcript's hash, the final key as the announced beacon applied, and
+ *     the manifest is recomputed;
  *   - a finalised chain needs at least ceremony.json's minContributions contributions (≥ 1: with
  *     none, δ comes from the public beacon alone), and a final key whose δ equals γ is refused;
  *   - every key's sections against the section hashes its (format-2) transcript entry records,
@@ -25,17 +25,18 @@
  * contributor can find theirs; `ceremony audit DIR --json` prints it as JSON (AuditReport, whose
  * shape docs/audit.md documents and keeps stable).
  *
- * Each chain (audit-chain.ts): contribution 0 against the r1cs and the ptau, then by default every
- * link against the one before it (audit-every-link.ts: one MSM a key); with `chainCheck:
- * 'final-key'`, the chain's last key against contribution 0 and the records of its own history, and
- * every key between as the file the transcript commits to, its history the last key's
- * (audit-from-initial.ts: two MSMs a chain, whatever its length). That mode is not the default: it
- * does not prove the keys between valid, so a key between replaced after the fact, the transcript
- * rewritten to match, passes it (docs/audit.md). Each circuit's finding says which was done and
- * what it proves. The ptau's sections check is remembered on the auditor's machine, keyed by the ptau's
- * hash (computed in this audit) and the check's version (verified-ptau-memo.ts), and so is each
- * contribution 0's check, keyed by the hashes of its r1cs, ptau and key (verified-initial-key-memo.ts),
- * unless `recheck`; the findings say what was remembered, and when it was checked.
+ * Each chain (audit-chain.ts): contribution 0 against the r1cs and the ptau, then by default the
+ * chain's last key against contribution 0 and the records of its own history, and every key between
+ * as the file the transcript commits to, its history the last key's (audit-from-initial.ts: two MSMs
+ * a chain, whatever its length). That proves the last key descends from every recorded
+ * contribution, whatever the keys between hold, but not that the keys between are valid: their L
+ * and H are no premise of it and are not read. With `chainCheck: 'every-link'`, every link against
+ * the one before it (audit-every-link.ts: one MSM a key), which proves every published key valid
+ * (docs/audit.md). Each circuit's finding says which was done and what it proves and does not. The
+ * ptau's sections check is remembered on the auditor's machine, keyed by the ptau's hash (computed
+ * in this audit) and the check's version (verified-ptau-memo.ts), and so is each contribution 0's
+ * check, keyed by the hashes of its r1cs, ptau and key (verified-initial-key-memo.ts), unless
+ * `recheck`; the findings say what was remembered, and when it was checked.
  *
  * Soundness: contribution 0 is the key r1cs + ptau produce except with probability ≤ 2^-126
  * (check-initial-key.ts), given a ptau whose relied-on sections passed their check (≤ 2^-128,
@@ -154,11 +155,11 @@ export interface AuditOptions {
    */
   beaconRpcUrl?: string;
   /**
-   * How each chain is checked after contribution 0 (AuditedCircuit.check): `every-link`, the
-   * default (every key against the one before it, one MSM over L‖H a key), or `final-key` (the
-   * chain's last key against contribution 0 and its records, two MSMs a chain, whatever its length:
-   * it proves the last key descends from every recorded contribution, but not that the keys between
-   * are valid keys of their δ, so a key between forged after the fact passes it; docs/audit.md).
+   * How each chain is checked after contribution 0 (AuditedCircuit.check): `final-key`, the default
+   * (the chain's last key against contribution 0 and its records, two MSMs a chain, whatever its
+   * length: it proves the last key descends from every recorded contribution, but not that the keys
+   * between are valid keys of their δ, whose L and H it does not read), or `every-link` (every key
+   * against the one before it, one MSM over L‖H a key: every published key valid; docs/audit.md).
    */
   chainCheck?: ChainCheck;
   /**
@@ -185,6 +186,13 @@ export interface AuditOptions {
 
 /** Whether the auditor asked to check again what this machine remembers as verified. */
 const rechecks = (options: AuditOptions): boolean => options.recheck === true || options.recheckPtau === true;
+
+/**
+ * The final key against contribution 0: the argument that a final key which passes descends from
+ * every recorded contribution needs no premise about the keys between (docs/audit.md), and its cost
+ * does not grow with the chain's length.
+ */
+const DEFAULT_CHAIN_CHECK: ChainCheck = 'final-key';
 
 /** 2^32 SHA-256 hashes, one after the other: a few hours on one core (2^26: a few minutes). */
 export const DEFAULT_MAX_BEACON_ITERATIONS_EXP = 32;
@@ -317,7 +325,7 @@ async function auditTimed(
       const result = await timer.time(`chain of ${chain.circuit.name}`, () =>
         auditChain(config, paths, chain, audited, progress, chainTimer, {
           maxBeaconIterationsExp,
-          everyLink: (options.chainCheck ?? 'every-link') === 'every-link',
+          everyLink: (options.chainCheck ?? DEFAULT_CHAIN_CHECK) === 'every-link',
           initialKeyMemo: {
             dir: options.initialKeyMemoDir,
             recheck: rechecks(options),
@@ -370,7 +378,7 @@ async function auditInputs(
     verifier: circuit.verifier,
     r1cs: { path: circuit.r1cs, pinnedBy: [] },
     minContributions: Math.max(auditor.minContributions, options.minContributions ?? 0),
-    check: options.chainCheck ?? 'every-link',
+    check: options.chainCheck ?? DEFAULT_CHAIN_CHECK,
     contributions: [],
   }));
   try {

@@ -9,10 +9,10 @@
  *     entry's circuit hash the one the r1cs gives; or, when this machine checked the same
  *     contribution 0, r1cs and ptau (by the hashes this audit computed) with this version of the
  *     check, remembered (verified-initial-key-memo.ts), the key still hashed against its entry;
- *   - then by default every link against the key before it (audit-every-link.ts); or, without
- *     `everyLink` (`ceremony audit --final-key`), the chain's last key against contribution 0 and
- *     its own records, and every key between as a committed file whose history is the last key's
- *     (audit-from-initial.ts);
+ *   - then by default the chain's last key against contribution 0 and its own records, and every
+ *     key between as a committed file whose history is the last key's (audit-from-initial.ts); or,
+ *     with `everyLink` (`ceremony audit --every-link`), every link against the key before it
+ *     (audit-every-link.ts);
  *   - either way every key file against its transcript entry, whole and section by section, the
  *     final key as the transcript's beacon applied, and the published verification key the final
  *     key's, its δ not its γ.
@@ -207,7 +207,7 @@ async function checkPublishedVerificationKey(audit: ChainAudit): Promise<Verific
 export interface ChainAuditLimits {
   /** The largest beacon exponent the audit derives (audit-ceremony.ts's maxBeaconIterationsExp). */
   maxBeaconIterationsExp: number;
-  /** Verify every link against the key before it, not the last key against contribution 0. */
+  /** Verify every link against the key before it (--every-link), not the last key against contribution 0. */
   everyLink: boolean;
   /** Where a passed contribution-0 check is remembered (verified-initial-key-memo.ts). */
   initialKeyMemo: InitialKeyMemoOptions;

@@ -1,5 +1,5 @@
 /**
- * The audit of a chain link by link (`ceremony audit`'s default): after contribution 0, every
+ * The audit of a chain link by link (`ceremony audit --every-link`): after contribution 0, every
  * link is verified incrementally, in one pass (verify-link-from-head.ts): 0→1→…→K→final under one
  * random challenge key drawn for this chain's audit alone (crypto.randomBytes, 32 bytes, held in
  * memory and never written, logged or returned). The combination R_k = Σ r_i·P_i of key k's L‖H
@@ -19,7 +19,7 @@
  * r_i uniform and independent of the (fixed) files. Everything else a link needs (structure,
  * proofs of knowledge, δ in G1 and G2, points on the curve, the beacon's parameters and key) is
  * checked deterministically by verifyLinkFromHead. What this proves beyond the default check (every
- * key between is a valid key of its δ): docs/audit.md.
+ * key between is a valid key of its δ, its L and H included): docs/audit.md.
  */
 import { randomBytes } from 'node:crypto';
 import { CoordinatorError } from '../errors.ts';
@@ -125,8 +125,8 @@ export async function auditEveryLink(chainAudit: ChainAudit, zero: CheckedKey): 
   const head = await auditContributionLinks(audit, { ...zero, combination: undefined });
   const contributions = counted(chain.contributions.length, 'contribution');
   const proves =
-    "verified link by link: every key's history, proof of knowledge and δ, and its L and H " +
-    'against the key before it';
+    "verified link by link (--every-link): every key's history, proof of knowledge and δ, and its L and H " +
+    'against the key before it, so every key between is a valid key of its δ';
   if (!chain.beacon) return `${contributions} ${proves}; not finalised`;
   const finalHash = await auditBeaconLink(audit, head);
   return `${contributions} + beacon ${proves}, final contribution hash ${finalHash.slice(0, 16)}…`;

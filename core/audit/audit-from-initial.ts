@@ -1,5 +1,5 @@
 /**
- * The audit of a chain from contribution 0 (`ceremony audit --final-key`): the chain's last key (the
+ * The audit of a chain from contribution 0 (`ceremony audit`'s default): the chain's last key (the
  * final key once finalised, else its head) against contribution 0 and the records of its own
  * history (check-key-against-initial.ts), then every key between as the file its transcript entry
  * commits to, with contribution 0's circuit and fixed sections, the last key's records as its
@@ -115,15 +115,15 @@ function describeVerdict(audit: ChainAudit, records: readonly ContributionRecord
   const contributions = counted(chain.contributions.length, 'contribution');
   const lastName = chain.beacon ? 'the final key' : `the head (contribution ${chain.contributions.length})`;
   const checked =
-    `--final-key: ${lastName} checked against contribution 0: ` +
+    `final-key check (the default): ${lastName} against contribution 0: ` +
     `its ${counted(records.length, 'record')}' proofs of knowledge and δ steps, contribution 0's fixed sections ` +
     "and α, β, γ, and its L and H contribution 0's scaled to its δ, so it descends from every recorded contribution";
   const keysBetween =
     between === 0
       ? 'no key between'
-      : `the ${counted(between, 'key')} between: the committed files, with contribution 0's fixed sections and ` +
-        `${lastName}'s records as their history; their L and H NOT checked (no premise of ${lastName}; ` +
-        'without --final-key the audit checks them)';
+      : `the ${counted(between, 'key')} between: held to their transcript hashes, with contribution 0's fixed ` +
+        `sections and ${lastName}'s records as their history; their L and H NOT checked (no premise of ` +
+        `${lastName}; --every-link checks them)`;
   if (!chain.beacon) return `${contributions}: ${checked}; ${keysBetween}; not finalised`;
   const finalHash = chain.beacon.contributionHash.slice(0, 16);
   return `${contributions} + beacon: ${checked}; ${keysBetween}; final contribution hash ${finalHash}…`;

@@ -45,9 +45,9 @@ export interface AuditedCircuit {
   };
   minContributions: number;
   /**
-   * How the chain was checked: `every-link`, the default (every key against the one before it), or
-   * `final-key` (--final-key: its last key against contribution 0 and its records; the keys between
-   * as committed files whose history is the last key's, their L and H not checked).
+   * How the chain was checked: `final-key`, the default (its last key against contribution 0 and its
+   * records; the keys between as committed files whose history is the last key's, their L and H not
+   * checked), or `every-link` (--every-link: every key against the one before it, L and H included).
    */
   check: ChainCheck;
   /** Every contribution the transcript records for this chain, in order. */

@@ -1,13 +1,13 @@
 /**
- * The `--final-key` audit's check of a key between contribution 0 and the chain's last key, whose file
+ * The default audit's check of a key between contribution 0 and the chain's last key, whose file
  * the caller has held to its transcript entry (whole-file and section hashes). Checked: the circuit,
  * the header but δ and the fixed sections are contribution 0's (by the section hashes both files'
  * bytes gave); its history is the first records of the last key's (which check-key-against-initial.ts
  * checked, every proof of knowledge and δ step), byte for byte; its δ1 is its last record's δ and
  * its δ2 the same δ in G2. NOT checked: its L and H against its δ. They are no premise of the last
  * key's check, which compares the last key's L and H with contribution 0's directly, so a key
- * between whose L or H is wrong changes no verdict on the last key (docs/audit.md); the default
- * audit (link by link) checks them, at one MSM over L‖H per key.
+ * between whose L or H is wrong changes no verdict on the last key (docs/audit.md); `ceremony audit
+ * --every-link` (link by link) checks them, at one MSM over L‖H per key.
  */
 import { getBn128 } from '../crypto/bn128.ts';
 import { CoordinatorError } from '../errors.ts';

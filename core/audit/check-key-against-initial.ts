@@ -1,5 +1,5 @@
 /**
- * The `--final-key` audit's check of a chain's last key (the final key, or the head of a chain not yet
+ * The default audit's check of a chain's last key (the final key, or the head of a chain not yet
  * finalised) against contribution 0 and the records of its own history, whatever the keys between
  * hold. Contribution 0 must have passed its own check (check-initial-key.ts). Checked:
  *   - the same circuit: header but δ (α, β, γ, sizes, circuit hash) and the fixed sections (IC,
@@ -15,8 +15,8 @@
  *     scalars (verifyScaledLAndH), its points at infinity contribution 0's and every point on the
  *     curve.
  * Why a key that passes descends from every recorded contribution, whoever made the keys between,
- * and the bound: docs/audit.md ("Why the final key alone is sound"). Every refusal carries the
- * code the link check gives the same fault.
+ * and the bound: docs/audit.md ("Why a final key that passes descends from every recorded
+ * contribution"). Every refusal carries the code the link check gives the same fault.
  */
 import type { Bn128Curve } from 'ffjavascript';
 import { CoordinatorError, type ErrorCode } from '../errors.ts';

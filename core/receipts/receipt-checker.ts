@@ -24,9 +24,15 @@
  *  8. any further check the caller adds (`extraKeyChecks`, once per circuit, e.g. the deployed
  *     verifier against the key's verification key).
  *
- * What it leaves to `ceremony audit` (RESTS_ON_AUDIT, which every verdict carries): that contribution
- * 0 is the key the circuit and the powers of tau give, that L and H match δ, and that the published
- * files are byte for byte what the transcript names. A transcript with format-1 entries (no section
+ * A receipt is honoured when the contributor's record is in the checked key's history, every later
+ * record verified up to its δ: the same reasoning as the audit's default check of the final key
+ * against contribution 0 (docs/audit.md), which needs nothing of the keys between. No receipt check
+ * reads the L and H of any key, the contributor's own included. What it leaves to `ceremony audit`
+ * (RESTS_ON_AUDIT, which every verdict carries): that contribution 0 is the key the circuit and the
+ * powers of tau give, that the checked key's L and H are contribution 0's scaled to its δ (the
+ * audit's default check; those of the contributor's own key, a key between, only `--every-link`
+ * checks, and no verdict rests on them), and that the published files are byte for byte what the
+ * transcript names. A transcript with format-1 entries (no section
  * hashes) is refused (`transcript.legacy_format`, `transcript.mixed_format`: steps 4's byte check and
  * 7 could not run) unless the caller allows it (`allowLegacyTranscript`, the CLI's
  * --allow-legacy-transcript; never the page), and then each verdict says what stayed unproven. With
@@ -117,7 +123,9 @@ export interface ExtraKeyCheck {
 /** What no receipt check proves and the audit does (`ceremony audit DIR`, once, by anyone). */
 export const RESTS_ON_AUDIT: readonly string[] = [
   "that contribution 0 is the key the circuit's r1cs and the pinned powers of tau give",
-  "that the key's L and H (sections 8, 9) match its δ",
+  "that the key's L and H (sections 8, 9) are contribution 0's scaled to its δ (the audit's default check; " +
+    'the L and H of the key your own contribution made, a key between, only `ceremony audit --every-link` checks, ' +
+    'and this verdict does not rest on them)',
   'that every published key file is, byte for byte, the one the transcript names',
 ];
 /** What a format-1 transcript entry (whole-file hashes only) leaves to the audit besides: the key's… */

@@ -208,11 +208,11 @@ test('the CLI: a second run says the ptau was remembered; --ptau-memo-dir; what 
   assert.match(first.stdout, /^ptau sections ok: .*; remembered on this machine/m);
   assert.match(
     first.stdout,
-    /^transact21 ok: 2 contributions \+ beacon: --final-key: the final key checked against contribution 0/m,
+    /^transact21 ok: 2 contributions \+ beacon: final-key check \(the default\): the final key against contribution 0/m,
   );
   assert.doesNotMatch(first.stdout, /\(remembered: /);
   await memoFile(path.join(cacheHome, 'ceremony', 'verified-ptau'));
-  const second = await run(...pin);
+  const second = await run(...pin, '--every-link');
   assert.equal(second.code, 0, second.stdout + second.stderr);
   assert.match(second.stdout, /^ptau sections ok: remembered, not checked again: /m);
   assert.match(second.stdout, /^ {2}\(remembered: checked by this machine on .*--recheck-ptau checks again\)$/m);

@@ -337,7 +337,7 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
   );
   assert.deepEqual(
     json.circuits.map((c: { check: string }) => c.check),
-    ['every-link', 'every-link'],
+    ['final-key', 'final-key'],
   );
   assert.deepEqual(json.circuits[0].r1cs, {
     path: 'circuits/register.r1cs',

@@ -1,10 +1,11 @@
 /**
  * `ceremony audit` passes on a good published folder and fails on any single-byte tampering of a
- * zkey, the transcript or the manifest, naming what is wrong. It also catches a forged link whose
- * transcript was rewritten to match, so it relies on verification, not only on file hashes: the
- * incremental one-pass check of each chain refuses a replaced point in a link (L of a contribution,
- * H of the final key, where the previous combination is the one carried forward) and a final key
- * made with another beacon than the transcript announces. The untouched ceremony is audited with
+ * zkey, the transcript or the manifest, naming what is wrong. By default it checks each final key
+ * against contribution 0; with --every-link it also catches a forged key between whose transcript was
+ * rewritten to match, so it relies on verification, not only on file hashes: the incremental
+ * one-pass check of each chain refuses a replaced point in a link (L of a contribution, H of the
+ * final key, where the previous combination is the one carried forward) and a final key made with
+ * another beacon than the transcript announces. The untouched ceremony is audited with
  * its nine circuits; the tampered ones are copies of a two-circuit ceremony (TWO_CIRCUITS), where
  * the audit's findings still have to name the one circuit at fault.
  */
@@ -34,18 +35,19 @@ let published: FinalisedCeremony;
 const copies: string[] = [];
 
 /**
- * What the `final-key` audit of a forged ceremony may pass that the default (link-by-link) audit
- * fails: `circuit`, whose forgery lies in a key between only (its L or H), which that mode does not
- * check (docs/audit.md): its verdict must say so.
+ * What the default (`final-key`) audit of a forged ceremony may pass that the link-by-link one
+ * (`every-link`) fails: `circuit`, whose forgery lies in a key between only (its L or H), which the
+ * default does not check (docs/audit.md): its verdict must say so.
  */
 interface FinalKeyGap {
   circuit: string;
 }
 
 /**
- * Copies the ceremony, tampers with it, and audits it by default (link by link), returning that
- * report; the same forged copy is then audited with `chainCheck: 'final-key'` too ("Honesty":
- * that mode must fail the same findings with the same codes, but for a declared `gap`).
+ * Copies the ceremony, tampers with it, and audits it link by link (`chainCheck: 'every-link'`),
+ * returning that report; the same forged copy is then audited by default (the final key against
+ * contribution 0) too ("Honesty": the default must fail the same findings with the same codes, but
+ * for a declared `gap`).
  */
 async function tamperedCeremony(
   tamper: (dir: string) => Promise<void>,
@@ -56,32 +58,35 @@ async function tamperedCeremony(
   copies.push(dir);
   await tamper(dir);
   // The auditor's ceremony.json is the untouched ceremony's.
-  const audit = async (chainCheck: 'every-link' | 'final-key') =>
+  const audit = async (chainCheck?: 'every-link') =>
     auditCeremony(dir, undefined, {
       ...options,
-      chainCheck,
+      ...(chainCheck ? { chainCheck } : {}),
       noQueueLog: true,
       auditorConfig: auditorConfigOf(published.dataDir),
       ptauHash: await devPtauHash(),
     });
   const everyLink = await audit('every-link');
-  const finalKey = await audit('final-key');
-  assertAsHonest(everyLink, finalKey, gap);
+  const byDefault = await audit();
+  assertAsHonest(everyLink, byDefault, gap);
   return everyLink;
 }
 
-/** Each finding the link-by-link audit fails, the final-key one fails with the same code (but a declared gap). */
+/** Each finding the link-by-link audit fails, the default one fails with the same code (but a declared gap). */
 function assertAsHonest(everyLink: AuditReport, finalKey: AuditReport, gap?: FinalKeyGap): void {
   const codes = (report: AuditReport) =>
     report.findings.filter((f) => !f.ok).map((f) => `${f.subject} ${f.code ?? f.summary.slice(0, 40)}`);
   if (!gap) {
-    assert.deepEqual(codes(finalKey), codes(everyLink), 'the final-key audit fails what the link-by-link one fails');
+    assert.deepEqual(codes(finalKey), codes(everyLink), 'the default audit fails what the link-by-link one fails');
     return;
   }
   assert.ok(failed(everyLink).includes(gap.circuit));
   const passed = finalKey.findings.find((f) => f.subject === gap.circuit)!;
-  assert.equal(passed.ok, true, 'the declared gap: the final-key audit does not check the L and H of a key between');
-  assert.match(passed.summary, /--final-key: .*their L and H NOT checked/);
+  assert.equal(passed.ok, true, 'the declared gap: the default audit does not check the L and H of a key between');
+  assert.match(
+    passed.summary,
+    /final-key check \(the default\): .*their L and H NOT checked \(.*--every-link checks them\)/,
+  );
   assert.equal(finalKey.circuits.find((c) => c.name === gap.circuit)!.check, 'final-key');
 }
 
@@ -167,7 +172,8 @@ test('the nine circuits untouched pass (CLI, exit 0); CEREMONY_STAGE_TIMES=1 pri
     /^stage-time audit transact42: key hashes \(file and sections\) \d+ ms$/m,
     /^stage-time audit transact42: contribution 0 against the r1cs and the ptau \d+ ms$/m,
     /^stage-time audit transact42: {3}contribution 0: key G2 MSM \d+ ms$/m,
-    /^stage-time audit transact42: links \(structure, L and H sums, pairings\) \d+ ms$/m,
+    /^stage-time audit transact42: the final key against contribution 0 \(records, L and H sums, pairings\) \d+ ms$/m,
+    /^stage-time audit transact42: keys between \(history, fixed sections, δ\) \d+ ms$/m,
   ])
     assert.match(result.stderr, stage);
 });
@@ -276,10 +282,9 @@ function forgedKeyWithMatchingTranscript(
   );
 }
 
-test('a forged link is caught even when the transcript was rewritten to match it', async () => {
-  // A key between, forged after the fact: the final key still descends from every contribution, and
-  // --final-key (which reads only the final key's L and H) passes it, saying it did not check this.
-  const report = await forgedKeyWithMatchingTranscript(
+/** Contribution 2 of transact21 with a replaced point of L, its transcript entry rewritten to match. */
+const forgedLink = () =>
+  forgedKeyWithMatchingTranscript(
     'transact21',
     2,
     SECTION.l,
@@ -287,11 +292,42 @@ test('a forged link is caught even when the transcript was rewritten to match it
     (entry) => entry.type === 'contribution' && entry.circuit === 'transact21' && entry.index === 2,
     { circuit: 'transact21' },
   );
+
+test('a forged link is caught even when the transcript was rewritten to match it', async () => {
+  // A key between, forged after the fact: the final key still descends from every contribution, and
+  // the default (which reads only the final key's L and H) passes it, saying it did not check this;
+  // --every-link (`chainCheck: 'every-link'`, this report) refuses it.
+  const report = await forgedLink();
   assert.deepEqual(
     failed(report).filter((s) => s !== 'manifest'),
     ['transact21'],
   );
   assert.match(report.findings.find((f) => f.subject === 'transact21')!.summary, /contribution\.l_section_invalid/);
+});
+
+test('the default audit is the final-key check; --every-link still catches a forged key between', async () => {
+  await forgedLink();
+  const forged = copies.at(-1)!;
+  const byDefault = await pinnedAudit(forged, '--json');
+  assert.equal(byDefault.code, 0, byDefault.stdout + byDefault.stderr);
+  const report = JSON.parse(byDefault.stdout) as AuditReport;
+  assert.deepEqual(
+    report.circuits.map((c) => c.check),
+    ['final-key', 'final-key'],
+  );
+  assert.match(
+    report.findings.find((f) => f.subject === 'transact21')!.summary,
+    new RegExp(
+      '^2 contributions \\+ beacon: final-key check \\(the default\\): the final key against contribution 0: ' +
+        '.*so it descends from every recorded contribution; the 2 keys between: .*their L and H NOT checked',
+    ),
+  );
+  const named = await pinnedAudit(forged, '--final-key');
+  assert.equal(named.code, 0, 'the default, named: scripts that pass --final-key keep working');
+  const everyLink = await pinnedAudit(forged, '--every-link');
+  assert.equal(everyLink.code, 1, everyLink.stdout + everyLink.stderr);
+  assert.match(everyLink.stdout, /^transact21 FAIL: \[contribution\.l_section_invalid\] /m);
+  assert.match(everyLink.stdout, /^register ok: 2 contributions \+ beacon verified link by link \(--every-link\)/m);
 });
 
 test('a contribution whose A section changed is refused by its link, its transcript rewritten to match', async () => {

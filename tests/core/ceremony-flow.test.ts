@@ -146,6 +146,8 @@ describe('a ceremony from init to audit', () => {
     const result = await runCli(['audit', dataDir, '--no-queue-log', '--quiet', '--ptau-hash', await devPtauHash()]);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /^audit passed$/m);
-    assert.equal(result.stdout.split('\n').filter((l) => / ok: 3 contributions \+ beacon verified/.test(l)).length, 9);
+    // By default each final key against contribution 0 and its records, the finding saying so.
+    const finalKeyChecked = / ok: 3 contributions \+ beacon: final-key check \(the default\): the final key against/;
+    assert.equal(result.stdout.split('\n').filter((l) => finalKeyChecked.test(l)).length, 9);
   });
 });

@@ -295,10 +295,11 @@ function renderAudit(ceremony: CeremonyView, transcript: TranscriptView): HTMLEl
         'Then run ',
         h('code', { id: 'audit-command' }, `node bin/ceremony.js audit ${dir}`),
         '. It checks contribution 0 of each chain against the r1cs and the ' +
-          'powers of tau (without rebuilding it), verifies every link against ' +
-          'the one before it, checks every file against the transcript, checks ' +
-          'each final key as the beacon applied to the last contribution, and ' +
-          'recomputes the manifest. It prints each finding and the ceremony identifier, then ',
+          'powers of tau (without rebuilding it), then each final key against contribution 0: every ' +
+          'recorded contribution’s proof of knowledge and δ step, the beacon applied last, and its L and H ' +
+          'contribution 0’s scaled to its δ; it checks every file against the transcript and recomputes the ' +
+          'manifest (add --every-link to check every key between against the one before it too, such as ' +
+          'the one your contribution made). It prints each finding and the ceremony identifier, then ',
         h('code', {}, 'audit passed'),
         ' or the problems. Until the ceremony is finalised, an audit fails as unfinished; add ',
         h('code', {}, '--in-progress'),
