@@ -38,6 +38,7 @@ import { MemoryLocker, Server as TusServer } from '@tus/server';
 import type { Upload } from '@tus/utils';
 import { CoordinatorError, isCoordinatorError } from '../../core/errors.ts';
 import { boundedText } from '../../core/bounded-text.ts';
+import { OneAtATime } from './one-at-a-time.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { FollowedFileStore } from './delta-intake.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -95,8 +96,8 @@ interface CircuitUploads {
   datastore: FollowedFileStore;
   locker: MemoryLocker;
   server: TusServer;
-  /** The tail of this circuit's creations, which run one at a time. */
-  creations: Promise<void>;
+  /** This circuit's creations, which run one at a time. */
+  creations: OneAtATime;
 }
 
 export class ContributionUploads {
@@ -172,7 +173,7 @@ export class ContributionUploads {
       // the creation's candidate row is made (onUploadCreate).
       const principal = (req as Request & { principal?: Principal }).principal;
       if (req.method === 'POST' && principal && this.turnHeld(principal.id, uploads.circuit)) {
-        await this.oneAtATime(uploads, () => uploads.server.handle(req, res));
+        await uploads.creations.run(() => uploads.server.handle(req, res));
       } else {
         await uploads.server.handle(req, res);
       }
@@ -256,7 +257,7 @@ export class ContributionUploads {
     });
     // Bytes arriving in a PATCH, every postReceiveInterval (1 s): the turn's upload progress (the lobby's stall rule).
     server.on('POST_RECEIVE', (_request, upload) => this.uploadProgress(circuit, upload));
-    return { circuit, directory, datastore, locker, server, creations: Promise.resolve() };
+    return { circuit, directory, datastore, locker, server, creations: new OneAtATime() };
   }
 
   /** Every request: signed in, the turn's holder, creations within the rules, the upload its own and not complete. */
@@ -446,15 +447,6 @@ export class ContributionUploads {
     return this.deps.lobby
       .activeTurns()
       .some((turn) => turn.circuit === circuit && turn.contributorId === contributorId && turn.state === 'turn');
-  }
-
-  private oneAtATime<T>(uploads: CircuitUploads, work: () => Promise<T>): Promise<T> {
-    const run = uploads.creations.then(work, work);
-    uploads.creations = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
   }
 
   /** Deletes every other upload of the circuit, except finished ones awaiting a verdict. */
