@@ -29,23 +29,12 @@ import type { CeremonyConfig } from '../core/config/ceremony-config.ts';
 import { QUEUE_LOG_FILE, queueLogGenesisHash, type QueueLogEntry } from '../core/queue-log/queue-log-entry.ts';
 import { chainEntryHash } from '../core/transcript/hash-chain.ts';
 import { parseBenchArgs } from './bench-args.ts';
+import { iso, REGISTER_RULES } from '../tests/helpers/queue-log-steps.ts';
 
 const ID = 'queue-log-replay-bench';
 const CIRCUITS = [{ name: 'register' }];
 const START = Date.parse('2026-01-01T00:00:00.000Z');
-const RULES = {
-  type: 'rules',
-  version: 2,
-  circuits: ['register'],
-  presenceMs: 1000,
-  takeTurnMs: 0,
-  turnTimeoutMs: 60_000,
-  uploadStartMs: 0,
-  uploadStallMs: 0,
-  maxTurnMs: 60_000,
-  cooldownMs: 1000,
-  maxMissedTurns: 3,
-};
+const RULES = { ...REGISTER_RULES, presenceMs: 1000 };
 const LOGS = ['honest', 'scan', 'standby'] as const;
 type LogKind = (typeof LOGS)[number];
 
@@ -83,7 +72,6 @@ class LogWriter {
   }
 }
 
-const iso = (at: number) => new Date(at).toISOString();
 const grant = (log: LogWriter, who: string, at: number, takeBy?: number) =>
   log.step('granted', who, at, { deadline: iso(at + 60_000), ...(takeBy ? { takeBy: iso(takeBy) } : {}) });
 const leaveTurn = (log: LogWriter, who: string, at: number) =>

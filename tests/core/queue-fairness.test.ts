@@ -21,6 +21,7 @@ import { Transcript, type TranscriptEntry } from '../../core/transcript/transcri
 import { makeLobby } from '../server/lobby/lobby-helpers.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 import { joined } from '../helpers/joined-regex.ts';
+import { iso, registerStep } from '../helpers/queue-log-steps.ts';
 
 const CIRCUITS = ['register', 'transact2', 'transact21'];
 const config = { circuits: CIRCUITS.map((name) => ({ name })) };
@@ -464,7 +465,6 @@ function loopLog({ counts, regrant = false }: { counts: boolean; regrant?: boole
   const rules = log.find((e) => e.type === 'rules')!;
   const { seq: _seq, time: _time, prevHash: _prev, hash: _hash, ...stated } = rules;
   let t = Date.parse(rules.time);
-  const iso = (ms: number) => new Date(ms).toISOString();
   const step = (type: string, who: string, fields: Record<string, unknown> = {}) => ({
     type,
     circuit: 'register',
@@ -558,15 +558,7 @@ function standbyLog({
   for (const key of ['seq', 'time', 'prevHash', 'hash', 'takePriorityMs']) delete stated[key];
   if (takePriorityMs !== null) stated.takePriorityMs = takePriorityMs;
   const start = Date.parse(log[0]!.time);
-  const iso = (at: number) => new Date(at).toISOString();
-  const step = (type: string, who: string, at: number, fields: Record<string, unknown> = {}) => ({
-    type,
-    circuit: 'register',
-    contributor: who,
-    name: who,
-    time: iso(at),
-    ...fields,
-  });
+  const step = registerStep;
   const turnMs = Math.min(stated.turnTimeoutMs as number, stated.maxTurnMs as number);
   const at = start + after;
   const maxMissed = stated.maxMissedTurns as number;

@@ -22,31 +22,12 @@ import {
 } from '../../core/queue-log/queue-log-entry.ts';
 import { chainEntryHash } from '../../core/transcript/hash-chain.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
+import { iso, REGISTER_RULES, registerStep } from '../helpers/queue-log-steps.ts';
 
 const ID = 'stream-test';
 const START = Date.parse('2026-01-01T00:00:00.000Z');
-const iso = (at: number) => new Date(at).toISOString();
-const RULES = {
-  type: 'rules',
-  version: 2,
-  circuits: ['register'],
-  presenceMs: 0,
-  takeTurnMs: 0,
-  turnTimeoutMs: 60_000,
-  uploadStartMs: 0,
-  uploadStallMs: 0,
-  maxTurnMs: 60_000,
-  cooldownMs: 1000,
-  maxMissedTurns: 3,
-};
-const step = (type: string, who: string, at: number, fields: Record<string, unknown> = {}) => ({
-  type,
-  circuit: 'register',
-  contributor: who,
-  name: who,
-  time: iso(at),
-  ...fields,
-});
+const RULES = REGISTER_RULES;
+const step = registerStep;
 
 /** Chains `events` from the genesis, as the coordinator writes them. */
 function chained(events: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
