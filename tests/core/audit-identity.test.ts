@@ -9,38 +9,24 @@
  *    --allow-legacy-transcript the legacy one passes, and the transcript finding and the verdict say
  *    what stayed unproven.
  */
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import type { TranscriptEntry } from '../../core/transcript/transcript.ts';
-import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
-import {
-  auditorConfigOf,
-  copyCeremony,
-  devPtauHash,
-  finalisedCeremony,
-  TWO_CIRCUITS,
-  type FinalisedCeremony,
-} from '../fixtures/ceremony-fixture.ts';
+import { devPtauHash } from '../fixtures/ceremony-fixture.ts';
 import { rewriteTranscript } from '../helpers/forge-transcript.ts';
 import { runCli, type CliResult } from '../helpers/run-cli.ts';
-import { cleanUp } from '../helpers/clean-up.ts';
 import { joined } from '../helpers/joined-regex.ts';
+import { twoCircuitCeremony } from '../helpers/two-circuit-ceremony.ts';
 
-let published: FinalisedCeremony;
+const fixture = twoCircuitCeremony();
+const { copy } = fixture;
 let entries: TranscriptEntry[];
-const copies: string[] = [];
 
 async function audit(dir: string, ...options: string[]): Promise<CliResult> {
-  const pins = ['--config', auditorConfigOf(published.dataDir), '--ptau-hash', await devPtauHash()];
+  const pins = ['--config', fixture.auditorConfig(), '--ptau-hash', await devPtauHash()];
   return runCli(['audit', dir, '--no-queue-log', '--quiet', ...pins, ...options]);
-}
-
-async function copy(): Promise<string> {
-  const dir = await copyCeremony(published.dataDir);
-  copies.push(dir);
-  return dir;
 }
 
 /** The entry as format 1 wrote it: no version, no section hashes. */
@@ -51,21 +37,15 @@ function asFormat1(entry: TranscriptEntry): TranscriptEntry {
 }
 
 before(async () => {
-  published = await finalisedCeremony(TWO_CIRCUITS);
-  entries = (await readFile(ceremonyPaths(published.dataDir).transcriptPath, 'utf8'))
+  entries = (await readFile(ceremonyPaths(fixture.published.dataDir).transcriptPath, 'utf8'))
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line) as TranscriptEntry);
 });
 
-after(async () => {
-  await closeMultiExp();
-  await cleanUp(...copies);
-});
-
 test('--identifier: the ceremony of that identifier passes, and the output says it was the one given', async () => {
   const last = entries.at(-1)!;
-  const result = await audit(published.dataDir, '--identifier', last.hash.toUpperCase());
+  const result = await audit(fixture.published.dataDir, '--identifier', last.hash.toUpperCase());
   assert.equal(result.code, 0, result.stdout + result.stderr);
   assert.match(result.stdout, /^transcript ok: .*; its identifier is the one given with --identifier$/m);
   assert.match(
@@ -81,7 +61,7 @@ test('--identifier: the ceremony of that identifier passes, and the output says 
 test('--identifier: another view of the ceremony fails (transcript.identifier_mismatch), saying which', async () => {
   // The identifier a reader compared before finalisation: the transcript has gone on since.
   const earlier = entries.at(-3)!;
-  const grown = await audit(published.dataDir, '--identifier', earlier.hash);
+  const grown = await audit(fixture.published.dataDir, '--identifier', earlier.hash);
   assert.equal(grown.code, 1, grown.stdout + grown.stderr);
   assert.match(
     grown.stdout,
@@ -109,7 +89,7 @@ test('--identifier: another view of the ceremony fails (transcript.identifier_mi
       /\(the hash of entry \d+, its last\), and no entry has the hash given$/,
     ),
   );
-  const malformed = await audit(published.dataDir, '--identifier', 'abc');
+  const malformed = await audit(fixture.published.dataDir, '--identifier', 'abc');
   assert.equal(malformed.code, 2);
   assert.match(malformed.stderr, /^error \[usage\.invalid_arguments\]: --identifier takes the ceremony identifier/m);
 });

@@ -9,7 +9,7 @@
  * so another hash), another r1cs or ptau, another version of the check, or when malformed; `recheck`
  * (and its earlier name `recheckPtau`) checks again. Each audit is of the (cached) two-circuit ceremony.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,32 +20,15 @@ import { INITIAL_KEY_CHECK_VERSION } from '../../core/audit/check-initial-key.ts
 import { defaultPtauMemoDir } from '../../core/audit/verified-ptau-memo.ts';
 import { defaultInitialKeyMemoDir, readInitialKeyMemo } from '../../core/audit/verified-initial-key-memo.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
-import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
 import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
 import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
-import {
-  auditorConfigOf,
-  copyCeremony,
-  devPtauHash,
-  finalisedCeremony,
-  TWO_CIRCUITS,
-  type FinalisedCeremony,
-} from '../fixtures/ceremony-fixture.ts';
-import { cleanUp } from '../helpers/clean-up.ts';
+import { auditorConfigOf, copyCeremony, devPtauHash, TWO_CIRCUITS } from '../fixtures/ceremony-fixture.ts';
 import { rewriteTranscript } from '../helpers/forge-transcript.ts';
 import { runCli } from '../helpers/run-cli.ts';
+import { twoCircuitCeremony } from '../helpers/two-circuit-ceremony.ts';
 
-let published: FinalisedCeremony;
-const scratch: string[] = [];
-
-before(async () => {
-  published = await finalisedCeremony(TWO_CIRCUITS);
-});
-
-after(async () => {
-  await closeMultiExp();
-  await cleanUp(...scratch);
-});
+const fixture = twoCircuitCeremony();
+const scratch = fixture.copies;
 
 async function memoDir(kind = 'verified-ptau'): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'ptau-memo-'));
@@ -56,7 +39,7 @@ async function memoDir(kind = 'verified-ptau'): Promise<string> {
 type Options = Partial<AuditOptions> & { dataDir?: string };
 
 /** The audit of the ceremony (or of `dataDir`), passing or not. */
-async function auditReport(ptauMemoDir: string, { dataDir = published.dataDir, ...options }: Options = {}) {
+async function auditReport(ptauMemoDir: string, { dataDir = fixture.published.dataDir, ...options }: Options = {}) {
   return auditCeremony(dataDir, undefined, {
     auditorConfig: auditorConfigOf(dataDir),
     ptauHash: await devPtauHash(),
@@ -142,7 +125,7 @@ test('a memo is not trusted for another file, another check version, other domai
 
 test('a ptau swapped after the memo (other bytes, same name) fails its pin; the memo is not read', async () => {
   const dir = await memoDir();
-  const dataDir = await copyCeremony(published.dataDir);
+  const dataDir = await copyCeremony(fixture.published.dataDir);
   scratch.push(dataDir);
   await audit(dir, { dataDir });
   const file = await memoFile(dir);
@@ -173,8 +156,8 @@ test('a ptau swapped after the memo (other bytes, same name) fails its pin; the 
 });
 
 test('without a memo folder nothing is remembered; the CLI keeps memos in $XDG_CACHE_HOME', async () => {
-  const report = await auditCeremony(published.dataDir, undefined, {
-    auditorConfig: auditorConfigOf(published.dataDir),
+  const report = await auditCeremony(fixture.published.dataDir, undefined, {
+    auditorConfig: fixture.auditorConfig(),
     ptauHash: await devPtauHash(),
     noQueueLog: true,
   });
@@ -191,9 +174,9 @@ test('the CLI: a second run says the ptau was remembered; --ptau-memo-dir; what 
     runCli(
       [
         'audit',
-        published.dataDir,
+        fixture.published.dataDir,
         '--config',
-        auditorConfigOf(published.dataDir),
+        fixture.auditorConfig(),
         '--no-queue-log',
         '--quiet',
         ...options,
@@ -274,7 +257,7 @@ test('a second audit of the same files remembers each contribution 0 and says so
 
 test('a contribution 0 with other bytes (its transcript rewritten to match) is checked again and fails', async () => {
   const dir = await memoDir('verified-initial-key');
-  const dataDir = await copyCeremony(published.dataDir);
+  const dataDir = await copyCeremony(fixture.published.dataDir);
   scratch.push(dataDir);
   await passing(dir, { dataDir });
   const before = await Promise.all((await records(dir)).map((file) => readFile(file, 'utf8')));
@@ -334,7 +317,7 @@ test('the CLI remembers contribution 0 in $XDG_CACHE_HOME or --initial-key-memo-
   const cacheHome = path.dirname(path.dirname(await memoDir('verified-initial-key')));
   const run = async (...options: string[]) => {
     const result = await runCli(
-      ['audit', published.dataDir, '--config', auditorConfigOf(published.dataDir), '--no-queue-log', '--quiet'].concat([
+      ['audit', fixture.published.dataDir, '--config', fixture.auditorConfig(), '--no-queue-log', '--quiet'].concat([
         '--ptau-hash',
         await devPtauHash(),
         ...options,

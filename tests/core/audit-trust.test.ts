@@ -9,14 +9,14 @@
  * Each refusal has its own code, and each of these folders passed the audit before it. The
  * finalised ceremony is the two-circuit one (TWO_CIRCUITS): what is checked is the same per circuit.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFile, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { auditCeremony, type AuditOptions, type AuditReport } from '../../core/audit/audit-ceremony.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
-import { getBn128, releaseBn128 } from '../../core/crypto/bn128.ts';
+import { getBn128 } from '../../core/crypto/bn128.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
 import { loadCeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { initCeremony } from '../../core/ceremony/init-ceremony.ts';
@@ -28,29 +28,25 @@ import { readSectionTable } from '../../core/binfile/section-table.ts';
 import { contributionHash } from '../../core/zkey/contribution-hash.ts';
 import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
 import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
-import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
 import type { ProgressEvent } from '../../core/ceremony/progress.ts';
 import {
   auditorConfigOf,
-  copyCeremony,
   devPtauHash,
-  finalisedCeremony,
   newCeremonyDir,
-  TWO_CIRCUITS,
   TEST_BEACON,
   TEST_BEACON_ITERATIONS,
-  type FinalisedCeremony,
 } from '../fixtures/ceremony-fixture.ts';
 import { runCli, type CliResult } from '../helpers/run-cli.ts';
 import { rewriteTranscript } from '../helpers/forge-transcript.ts';
 import type { TranscriptEntry } from '../../core/transcript/transcript.ts';
+import { twoCircuitCeremony } from '../helpers/two-circuit-ceremony.ts';
 
 /**
  * `ceremony audit DIR --quiet --ptau-hash <the dev ptau's hash>`, with `options`, the auditor's
  * ceremony.json the untouched ceremony's.
  */
 async function auditPinned(dir: string, ...options: string[]): Promise<CliResult> {
-  const config = auditorConfigOf(published.dataDir);
+  const config = fixture.auditorConfig();
   return runCli([
     'audit',
     dir,
@@ -67,30 +63,15 @@ async function auditPinned(dir: string, ...options: string[]): Promise<CliResult
 /** The audit of `dir` whose auditor's ceremony.json is the untouched ceremony's. */
 async function audit(dir: string, options: Omit<AuditOptions, 'auditorConfig'>): Promise<AuditReport> {
   return auditCeremony(dir, undefined, {
-    auditorConfig: auditorConfigOf(published.dataDir),
+    auditorConfig: fixture.auditorConfig(),
     noQueueLog: true,
     ...options,
   });
 }
 
-let published: FinalisedCeremony;
-const scratch: string[] = [];
-
-before(async () => {
-  published = await finalisedCeremony(TWO_CIRCUITS);
-});
-
-after(async () => {
-  await closeMultiExp();
-  await releaseBn128();
-  await Promise.all(scratch.map((dir) => rm(dir, { recursive: true, force: true })));
-});
-
-async function copy(): Promise<string> {
-  const dir = await copyCeremony(published.dataDir);
-  scratch.push(dir);
-  return dir;
-}
+const fixture = twoCircuitCeremony();
+const { copy } = fixture;
+const scratch = fixture.copies;
 
 function finding(report: AuditReport, subject: string) {
   const found = report.findings.find((f) => f.subject === subject);
@@ -107,7 +88,7 @@ async function editConfig(dir: string, edit: (config: Record<string, any>) => vo
 
 test('an unpinned ptau fails the audit at once (exit 1), showing its BLAKE2b-512 and how to pin it', async () => {
   const hash = await devPtauHash();
-  const result = await runCli(['audit', published.dataDir, '--config', auditorConfigOf(published.dataDir), '--quiet']);
+  const result = await runCli(['audit', fixture.published.dataDir, '--config', fixture.auditorConfig(), '--quiet']);
   assert.equal(result.code, 1, result.stdout + result.stderr);
   assert.match(
     result.stdout,
@@ -121,7 +102,7 @@ test('an unpinned ptau fails the audit at once (exit 1), showing its BLAKE2b-512
   assert.doesNotMatch(result.stdout, /^(inputs|transcript|register) /m, 'nothing is checked against an unpinned ptau');
   assert.match(result.stdout, /^audit FAILED: 1 problem$/m);
   // The report still carries the ptau's hash, marked unpinned, and every r1cs's hash.
-  const report = await audit(published.dataDir, {});
+  const report = await audit(fixture.published.dataDir, {});
   assert.deepEqual(report.ptau, {
     path: 'ptau/dev-pot10-insecure.ptau',
     blake2b512: hash,
@@ -139,14 +120,14 @@ test(
   'a ptau other than the pinned one fails (audit.ptau_hash_mismatch); a ' + 'malformed pin is a usage error',
   async () => {
     const other = 'ab'.repeat(64);
-    const report = await audit(published.dataDir, { ptauHash: other });
+    const report = await audit(fixture.published.dataDir, { ptauHash: other });
     assert.equal(report.ok, false);
     assert.equal(finding(report, 'ptau').code, 'audit.ptau_hash_mismatch');
     assert.match(
       finding(report, 'ptau').summary,
       new RegExp(`its BLAKE2b-512 is ${await devPtauHash()}, the pin ${other}`),
     );
-    const usage = await runCli(['audit', published.dataDir, '--quiet', '--ptau-hash', 'abc']);
+    const usage = await runCli(['audit', fixture.published.dataDir, '--quiet', '--ptau-hash', 'abc']);
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /^error \[usage\.invalid_arguments\]: --ptau-hash must be a BLAKE2b-512/m);
   },
@@ -155,7 +136,7 @@ test(
 test("a pinned development ptau passes, marked INSECURE; b2sum's whole line is accepted as the pin", async () => {
   const line = `${(await devPtauHash()).toUpperCase()}  ptau/dev-pot10-insecure.ptau`;
   const result = await runCli([
-    ...['audit', published.dataDir, '--no-queue-log', '--config', auditorConfigOf(published.dataDir), '--quiet'],
+    ...['audit', fixture.published.dataDir, '--no-queue-log', '--config', fixture.auditorConfig(), '--quiet'],
     ...['--ptau-hash', line],
   ]);
   assert.equal(result.code, 0, result.stdout + result.stderr);
@@ -218,7 +199,7 @@ test('minContributions in the auditor’s ceremony.json: chains finalised with f
     auditorConfig: auditorConfigOf(dir),
     ptauHash: await devPtauHash(),
   });
-  for (const { name } of published.circuits) {
+  for (const { name } of fixture.published.circuits) {
     assert.equal(finding(report, name).code, 'audit.too_few_contributions', name);
     assert.match(
       finding(report, name).summary,
@@ -230,15 +211,15 @@ test('minContributions in the auditor’s ceremony.json: chains finalised with f
 
 test('--min-contributions: the auditor’s own minimum holds when it is higher than ceremony.json’s', async () => {
   // The published chains have 2 contributions each and ceremony.json asks for 1.
-  const lenient = await auditPinned(published.dataDir, '--min-contributions', '2');
+  const lenient = await auditPinned(fixture.published.dataDir, '--min-contributions', '2');
   assert.equal(lenient.code, 0, lenient.stdout + lenient.stderr);
-  const strict = await auditPinned(published.dataDir, '--min-contributions', '3');
+  const strict = await auditPinned(fixture.published.dataDir, '--min-contributions', '3');
   assert.equal(strict.code, 1, strict.stdout + strict.stderr);
   assert.match(
     strict.stdout,
     /finalised with 2 contributions; the auditor \(--min-contributions\) requires at least 3/,
   );
-  const usage = await auditPinned(published.dataDir, '--min-contributions', '0');
+  const usage = await auditPinned(fixture.published.dataDir, '--min-contributions', '0');
   assert.equal(usage.code, 2);
   assert.match(usage.stderr, /--min-contributions takes a whole number from 1, not "0"/);
 });
@@ -294,7 +275,7 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
   const json = JSON.parse(result.stdout);
   assert.equal(json.format, 'ceremony-audit');
   assert.equal(json.version, 3);
-  assert.equal(json.auditorConfig, auditorConfigOf(published.dataDir));
+  assert.equal(json.auditorConfig, fixture.auditorConfig());
   assert.equal(json.ok, true);
   assert.equal(json.finalised, true);
   assert.equal(json.inProgress, undefined);
@@ -309,7 +290,7 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
       'ptau sections',
       'transcript',
       'queue log',
-      ...published.circuits.map((c) => c.name),
+      ...fixture.published.circuits.map((c) => c.name),
       'beacon',
       'manifest',
     ],
@@ -384,9 +365,9 @@ test("--json: findings, ptau and r1cs hashes with their pins, each chain's contr
 });
 
 test('the text output lists every contribution with its full hash, so a contributor can find theirs', async () => {
-  const result = await auditPinned(published.dataDir);
+  const result = await auditPinned(fixture.published.dataDir);
   assert.equal(result.code, 0, result.stdout + result.stderr);
-  const transcript = (await readFile(ceremonyPaths(published.dataDir).transcriptPath, 'utf8'))
+  const transcript = (await readFile(ceremonyPaths(fixture.published.dataDir).transcriptPath, 'utf8'))
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line) as TranscriptEntry);
@@ -500,7 +481,7 @@ test(
 test(
   'a final key whose δ equals its γ is refused, naming the circuit and ' + 'the verifier (vkey.delta_equals_gamma)',
   async () => {
-    const vkey = JSON.parse(await readFile(path.join(published.finalDir, 'register.vkey.json'), 'utf8'));
+    const vkey = JSON.parse(await readFile(path.join(fixture.published.finalDir, 'register.vkey.json'), 'utf8'));
     assert.doesNotThrow(() => refuseDeltaEqualsGamma(vkey, 'register', 'VerifierRegister'));
     assert.throws(
       () => refuseDeltaEqualsGamma({ ...vkey, vk_delta_2: vkey.vk_gamma_2 }, 'register', 'VerifierRegister'),

@@ -9,30 +9,23 @@
  * its nine circuits; the tampered ones are copies of a two-circuit ceremony (TWO_CIRCUITS), where
  * the audit's findings still have to name the one circuit at fault.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import {
-  auditorConfigOf,
-  copyCeremony,
-  devPtauHash,
-  finalisedCeremony,
-  TWO_CIRCUITS,
-  type FinalisedCeremony,
-} from '../fixtures/ceremony-fixture.ts';
+import { devPtauHash, finalisedCeremony } from '../fixtures/ceremony-fixture.ts';
 import { auditCeremony, type AuditOptions, type AuditReport } from '../../core/audit/audit-ceremony.ts';
 import { ceremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { entryHash, genesisHash, type TranscriptEntry } from '../../core/transcript/transcript.ts';
 import { hashKeyFile } from '../../core/zkey/zkey-hashes.ts';
 import { readZkeyInfo, SECTION } from '../../core/zkey/zkey-file.ts';
 import { runCli, type CliResult } from '../helpers/run-cli.ts';
-import { cleanUp } from '../helpers/clean-up.ts';
 import * as snarkjs from 'snarkjs';
 import type { CeremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
+import { twoCircuitCeremony } from '../helpers/two-circuit-ceremony.ts';
 
 /** Two circuits finalised: what the tampering tests copy, change and audit. */
-let published: FinalisedCeremony;
-const copies: string[] = [];
+const fixture = twoCircuitCeremony();
+const copies = fixture.copies;
 
 /**
  * What the default (`final-key`) audit of a forged ceremony may pass that the link-by-link one
@@ -54,8 +47,7 @@ async function tamperedCeremony(
   options: Omit<AuditOptions, 'ptauHash' | 'auditorConfig' | 'chainCheck'> = {},
   gap?: FinalKeyGap,
 ): Promise<AuditReport> {
-  const dir = await copyCeremony(published.dataDir);
-  copies.push(dir);
+  const dir = await fixture.copy();
   await tamper(dir);
   // The auditor's ceremony.json is the untouched ceremony's.
   const audit = async (chainCheck?: 'every-link') =>
@@ -63,7 +55,7 @@ async function tamperedCeremony(
       ...options,
       ...(chainCheck ? { chainCheck } : {}),
       noQueueLog: true,
-      auditorConfig: auditorConfigOf(published.dataDir),
+      auditorConfig: fixture.auditorConfig(),
       ptauHash: await devPtauHash(),
     });
   const everyLink = await audit('every-link');
@@ -109,7 +101,7 @@ async function rewriteTranscript(paths: CeremonyPaths, change: (entry: Transcrip
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line));
-  let prevHash = genesisHash(published.config.id);
+  let prevHash = genesisHash(fixture.published.config.id);
   for (const entry of entries) {
     change(entry);
     entry.prevHash = prevHash;
@@ -129,19 +121,13 @@ async function replacePoint(file: string, section: number, index: number): Promi
 
 /** `ceremony audit DIR` with the auditor's pins (this ceremony's config and the development ptau's hash). */
 async function pinnedAudit(dir: string, ...options: string[]): Promise<CliResult> {
-  const pins = ['--config', auditorConfigOf(published.dataDir), '--ptau-hash', await devPtauHash()];
+  const pins = ['--config', fixture.auditorConfig(), '--ptau-hash', await devPtauHash()];
   return runCli(['audit', dir, '--no-queue-log', '--quiet', ...pins, ...options]);
 }
 
 function failed(report: AuditReport): string[] {
   return report.findings.filter((f) => !f.ok).map((f) => f.subject);
 }
-
-before(async () => {
-  published = await finalisedCeremony(TWO_CIRCUITS);
-});
-
-after(() => cleanUp(...copies));
 
 test('the nine circuits untouched pass (CLI, exit 0); CEREMONY_STAGE_TIMES=1 prints stage times', async () => {
   const nine = await finalisedCeremony();
@@ -462,7 +448,7 @@ test('a transcript cut before the beacon lines names every circuit without a fin
   assert.equal(finding.code, 'audit.not_finalised');
   assert.match(
     finding.summary,
-    new RegExp(`no final key \\(beacon\\) for ${published.circuits.map((c) => c.name).join(', ')}`),
+    new RegExp(`no final key \\(beacon\\) for ${fixture.published.circuits.map((c) => c.name).join(', ')}`),
   );
   // With --in-progress the same folder is a running ceremony: it passes, and its last line says it is not finished.
   const cli = await pinnedAudit(copies.at(-1)!, '--in-progress');
@@ -490,16 +476,16 @@ test('a key whose whole-file hash the transcript rewrote but not its section has
 
 test('the audit prints the hash of the last transcript entry as the ceremony identifier', async () => {
   const last = JSON.parse(
-    (await readFile(ceremonyPaths(published.dataDir).transcriptPath, 'utf8')).trim().split('\n').at(-1)!,
+    (await readFile(ceremonyPaths(fixture.published.dataDir).transcriptPath, 'utf8')).trim().split('\n').at(-1)!,
   );
-  const auditorConfig = auditorConfigOf(published.dataDir);
-  const report = await auditCeremony(published.dataDir, undefined, {
+  const auditorConfig = fixture.auditorConfig();
+  const report = await auditCeremony(fixture.published.dataDir, undefined, {
     auditorConfig,
     noQueueLog: true,
     ptauHash: await devPtauHash(),
   });
   assert.deepEqual(report.identifier, { hash: last.hash, seq: last.seq, type: 'finalised' });
-  const cli = await pinnedAudit(published.dataDir);
+  const cli = await pinnedAudit(fixture.published.dataDir);
   assert.match(cli.stdout, new RegExp(`^ceremony identifier: ${last.hash}$`, 'm'));
   assert.match(
     report.findings.find((f) => f.subject === 'transcript')!.summary,
