@@ -37,7 +37,7 @@ function asFormat1(entry: TranscriptEntry): TranscriptEntry {
 }
 
 before(async () => {
-  entries = (await readFile(ceremonyPaths(fixture.published.dataDir).transcriptPath, 'utf8'))
+  entries = (await readFile(ceremonyPaths((await fixture.ready()).dataDir).transcriptPath, 'utf8'))
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line) as TranscriptEntry);

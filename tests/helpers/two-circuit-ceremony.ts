@@ -20,6 +20,8 @@ export interface TwoCircuitCeremony {
   readonly published: FinalisedCeremony;
   /** Every folder copy() made, oldest first; also where a test may add its own to be removed. */
   readonly copies: string[];
+  /** The published ceremony once made: for a before hook of the file's own, which may run beside this one's. */
+  ready(): Promise<FinalisedCeremony>;
   /** A fresh copy of the published folder, removed after the file's tests. */
   copy(): Promise<string>;
   /** The auditor's ceremony.json of the untouched ceremony. */
@@ -28,9 +30,12 @@ export interface TwoCircuitCeremony {
 
 export function twoCircuitCeremony(): TwoCircuitCeremony {
   let published: FinalisedCeremony | undefined;
+  let making: Promise<FinalisedCeremony> | undefined;
   const copies: string[] = [];
+  const ready = (): Promise<FinalisedCeremony> =>
+    (making ??= finalisedCeremony(TWO_CIRCUITS).then((made) => (published = made)));
   before(async () => {
-    published = await finalisedCeremony(TWO_CIRCUITS);
+    await ready();
   });
   after(async () => {
     await closeMultiExp();
@@ -43,6 +48,7 @@ export function twoCircuitCeremony(): TwoCircuitCeremony {
       return published;
     },
     copies,
+    ready,
     async copy() {
       const dir = await copyCeremony(fixture.published.dataDir);
       copies.push(dir);
