@@ -47,8 +47,11 @@ test('a whole run: joined, paced polls in line, a turn between heartbeats, verif
   assert.equal(lobby.count('heartbeat'), 2, 'no heartbeat after the turn');
 });
 
-test('a refusal is counted and said, and the next turn is taken again', async () => {
-  const { clock, lobby, taken, told, run } = await takingTheFirstTurn('terminal');
+/** The first turn's upload refused: said, one attempt counted, and the turn granted again is taken again. */
+async function refusedThenTakenAgain(
+  turn: Pick<Awaited<ReturnType<typeof takingTheFirstTurn>>, 'clock' | 'lobby' | 'taken' | 'told'>,
+): Promise<void> {
+  const { clock, lobby, taken, told } = turn;
   lobby.progress = { circuit: 'c1', state: 'verifying', contributionId: 'k1' };
   taken[0]!.upload();
   await clock.advance(0);
@@ -58,6 +61,12 @@ test('a refusal is counted and said, and the next turn is taken again', async ()
   lobby.grant();
   await clock.advance(waitingPollMs(1));
   assert.equal(taken.length, 2, 'the turn granted again is taken again');
+}
+
+test('a refusal is counted and said, and the next turn is taken again', async () => {
+  const turn = await takingTheFirstTurn('terminal');
+  const { clock, lobby, taken, told, run } = turn;
+  await refusedThenTakenAgain(turn);
   lobby.progress = { circuit: 'c1', state: 'verifying', contributionId: 'k2' };
   taken[1]!.upload();
   await clock.advance(0);
@@ -104,15 +113,7 @@ test('the page: each new place told as it moves, every turn beating, a refusal t
   await clock.advance(waitingPollMs(1));
   assert.equal(taken.length, 1);
   assert.equal(lobby.count('heartbeat'), 1, 'the turn beats as it starts');
-  lobby.progress = { circuit: 'c1', state: 'verifying', contributionId: 'k1' };
-  taken[0]!.upload();
-  await clock.advance(0);
-  lobby.verdict('refused');
-  await clock.advance(VERDICT_POLL_MS);
-  assert.deepEqual(told.verdicts, [['refused', 1]], 'the refusal said, one attempt counted');
-  lobby.grant();
-  await clock.advance(waitingPollMs(1));
-  assert.equal(taken.length, 2, 'the next turn is taken');
+  await refusedThenTakenAgain({ clock, lobby, taken, told });
   const beats = lobby.count('heartbeat');
   await clock.advance(20_000);
   assert.ok(lobby.count('heartbeat') > beats, 'and beats at the pace the coordinator asked for');
