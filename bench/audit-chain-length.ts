@@ -12,6 +12,8 @@
  *    held to its pin or transcript entry every time;
  *  - `snarkjs zkey verify` (verifyFromR1cs: it rebuilds contribution 0 and checks the chain) of the
  *    longest chain's final key, the same run, against the audits of that folder.
+ *  - each audit's floor (bench/audit-floor.ts): the work it counted (MSM points by kind, bytes hashed,
+ *    inverse FFTs) priced at rates measured in the same run, after the audits; a lower bound.
  * The goals: the longest chain's audit ≤ 1.15× the shortest's; the second audit ≤ 0.5× the first;
  * snarkjs ≥ 20× the audit with the ptau remembered. With --every-link, the same folders are also
  * audited link by link (both remembered), for comparison. The audits use memo folders of their own,
@@ -24,10 +26,13 @@ import path from 'node:path';
 import * as snarkjs from 'snarkjs';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
 import { hashFile } from '../core/crypto/file-hash.ts';
+import { closeMultiExp } from '../core/kernel/multi-exp.ts';
+import { takeWorkTally } from '../core/runtime/work-tally.ts';
 import type { ChainCheck } from '../core/audit/audit-report-parts.ts';
 import { FIXTURE_CACHE } from '../tests/fixtures/ceremony-fixture.ts';
 import { benchLog, realShapedChain } from './bench-chain.ts';
 import { parseBenchArgs } from './bench-args.ts';
+import { auditFloor, auditFloorLines } from './audit-floor.ts';
 import {
   auditOnce,
   layOutCeremony,
@@ -99,15 +104,17 @@ const templates = new Map<number, TemplateChain>();
 // The longest first: its keys are the shorter chains' too (only each final key is its own).
 for (const length of [...lengths].sort((a, b) => b - a)) templates.set(length, await templateChain(shape, length));
 
-const work = path.join(FIXTURE_CACHE, `bench-audit-length-${process.pid}`);
-const memos = { ptau: path.join(work, 'ptau-memo'), initialKey: path.join(work, 'initial-key-memo') };
-await rm(work, { recursive: true, force: true });
+const folder = path.join(FIXTURE_CACHE, `bench-audit-length-${process.pid}`);
+const memos = { ptau: path.join(folder, 'ptau-memo'), initialKey: path.join(folder, 'initial-key-memo') };
+await rm(folder, { recursive: true, force: true });
 const times = new Map<string, Measured[]>();
+/** Each audit's work (core/runtime/work-tally.ts), priced after the audits into its floor (audit-floor.ts). */
+const work = new Map<string, Map<string, number>>();
 let verify: number | undefined;
 try {
   const dirs = new Map<number, string>();
   for (const length of lengths) {
-    const dir = path.join(work, `chain-of-${length}`);
+    const dir = path.join(folder, `chain-of-${length}`);
     await layOutCeremony(dir, new Map([['rs18', templates.get(length)!]]), [CIRCUIT]);
     dirs.set(length, dir);
   }
@@ -125,9 +132,12 @@ try {
           recheck: kind.recheck,
           chainCheck: kind.chainCheck,
         };
+        takeWorkTally(); // counts of this audit only
         const { marks, total } = await auditOnce(dirs.get(length)!, pins);
         const key = `${kind.label} ${length}`;
         times.set(key, [...(times.get(key) ?? []), parts(marks, total)]);
+        // The same audit does the same work every round: the last round's counts stand for all.
+        work.set(key, takeWorkTally());
       }
   if (!values['no-snarkjs']) {
     const longest = Math.max(...lengths);
@@ -138,7 +148,7 @@ try {
     if (!ok) throw new Error('snarkjs zkey verify refused the bench chain');
   }
 } finally {
-  await rm(work, { recursive: true, force: true });
+  await rm(folder, { recursive: true, force: true });
 }
 
 const [shortest, longest] = [Math.min(...lengths), Math.max(...lengths)];
@@ -181,5 +191,13 @@ if (verify !== undefined)
       `${(verify / meanOf(ptauRemembered, longest)).toFixed(1)} × the audit with the ptau remembered, ` +
       `${(verify / meanOf(remembered, longest)).toFixed(1)} × with both remembered  (goal ≥ 20)`,
   );
+// Priced after every audit, so measuring the rates does not warm or crowd any of them.
+for (const kind of kinds)
+  for (const length of lengths) {
+    const key = `${kind.label} ${length}`;
+    lines.push(`  the audit's floor, ${key} (${kind.chainCheck}; audit-floor.ts: a lower bound):`);
+    lines.push(...auditFloorLines(await auditFloor(work.get(key)!), meanOf(kind, length), '    '));
+  }
 process.stdout.write(`${lines.join('\n')}\n`);
+await closeMultiExp();
 await releaseBn128();

@@ -74,6 +74,7 @@ import {
 import { readAuditorConfig, refuseOtherConfig } from './auditor-config.ts';
 import { checkVerifierFiles } from './check-verifier-files.ts';
 import { queueLogFinding } from './check-queue-fairness.ts';
+import { reportWorkTally } from '../runtime/work-tally.ts';
 import { StageTimer } from '../runtime/stage-timings.ts';
 import type { AuditedCircuit, AuditedPtau, AuditFinding, ChainCheck } from './audit-report-parts.ts';
 
@@ -250,13 +251,14 @@ export async function auditCeremony(
   progress: Progress = silentProgress,
   options: AuditOptions,
 ): Promise<AuditReport> {
-  // Stage times on stderr with CEREMONY_STAGE_TIMES=1 (core/runtime/stage-timings.ts), written
+  // Stage times and the work tally on stderr with CEREMONY_STAGE_TIMES=1 (core/runtime/), written
   // however the audit ends; stages of one circuit's chain are named after it.
   const timer = new StageTimer('audit');
   try {
     return await auditTimed(dir, progress, options, timer);
   } finally {
     timer.report();
+    reportWorkTally('audit');
   }
 }
 

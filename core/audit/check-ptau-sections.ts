@@ -42,6 +42,7 @@ import { FR_FFT_MAX_LOG, frInverseFft, widenScalars } from '../kernel/fr-fft.ts'
 import { frInverseFftOnThread } from '../kernel/fr-fft-on-thread.ts';
 import { g1CheckedMultiExpOrFallback, g1MultiExpOrFallback } from '../kernel/multi-exp.ts';
 import { coordinatesCanonical } from '../zkey/point-checks.ts';
+import { fftWorkItem, tallyWork } from '../runtime/work-tally.ts';
 import { G1_SIZE, G2_SIZE, N8, pairingHolds, readAt, type AuditCurve } from './audit-curve.ts';
 
 /** ptau sections (snarkjs's layout). */
@@ -173,6 +174,7 @@ const FFT_THREAD_MIN_LOG = 16;
  */
 async function inverseFft(curve: AuditCurve, r: Uint8Array): Promise<Uint8Array> {
   const level = Math.log2(r.byteLength / SCALAR_BYTES);
+  tallyWork(fftWorkItem(level), 1);
   const Fr = curve.Fr;
   if (level > FR_FFT_MAX_LOG)
     return new Uint8Array(

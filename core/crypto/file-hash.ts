@@ -7,6 +7,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { threadExecArgv } from '../runtime/thread-exec-argv.ts';
+import { HASH_WORK_ITEM, tallyWork } from '../runtime/work-tally.ts';
 
 export const FILE_HASH_ALGORITHM = 'blake2b512';
 
@@ -19,6 +20,7 @@ export async function hashFile(filePath: string): Promise<string> {
   const hash = createHash(FILE_HASH_ALGORITHM);
   for await (const chunk of createReadStream(filePath, { highWaterMark: 1 << 20 })) {
     hash.update(chunk as Buffer);
+    tallyWork(HASH_WORK_ITEM, (chunk as Buffer).length);
   }
   return hash.digest('hex');
 }
@@ -47,7 +49,9 @@ export const HASH_THREAD_MIN_BYTES = 32 * 1024 * 1024;
  * thread). A read error carries its errno code.
  */
 export async function hashFileOnThread(filePath: string): Promise<string> {
-  if ((await stat(filePath)).size < HASH_THREAD_MIN_BYTES) return hashFile(filePath);
+  const { size } = await stat(filePath);
+  if (size < HASH_THREAD_MIN_BYTES) return hashFile(filePath);
+  tallyWork(HASH_WORK_ITEM, size);
   return new Promise((resolve, reject) => {
     const worker = new Worker(FILE_HASH_THREAD, {
       eval: true,

@@ -19,6 +19,7 @@ import type { MsmReply, MsmRequest } from './msm-messages.ts';
 import { firstPointOffCurve } from '../zkey/point-checks.ts';
 import { threadExecArgv } from '../runtime/thread-exec-argv.ts';
 import { kernelThreadEntry } from '../runtime/kernel-thread-entry.ts';
+import { msmWorkItem, tallyWork } from '../runtime/work-tally.ts';
 
 /**
  * Below this many points a second thread costs more in messages than it saves. A G2 point costs
@@ -101,6 +102,7 @@ class MsmPool {
   ): Promise<{ parts: Uint8Array[]; invalidPoint: number }> {
     const pointBytes = MSM_POINT_BYTES[group];
     const total = bases.byteLength / pointBytes;
+    tallyWork(msmWorkItem(group, scalarBytes, checkPoints), total);
     const slices = Math.max(1, Math.min(this.workers.length, Math.floor(total / MIN_POINTS_PER_THREAD[group])));
     if (this.busy++ === 0) for (const worker of this.workers) worker.ref();
     try {

@@ -13,6 +13,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { FILE_HASH_ALGORITHM } from '../crypto/file-hash.ts';
+import { HASH_WORK_ITEM, tallyWork } from '../runtime/work-tally.ts';
 import { CoordinatorError } from '../errors.ts';
 
 /** Section id (decimal, as a JSON key) → BLAKE2b-512 of the section's body, lower-case hex. */
@@ -51,6 +52,8 @@ export class ZkeyHasher {
 
   update(bytes: Uint8Array): this {
     this.file?.update(bytes);
+    // The sections' hashes pass over (about) every byte once more.
+    tallyWork(HASH_WORK_ITEM, this.file ? 2 * bytes.length : bytes.length);
     let at = 0;
     while (at < bytes.length) {
       const parse = this.parse;
