@@ -4,7 +4,7 @@
  * (creation with upload) whose table the intake refuses on its first 12 bytes, then deleted or
  * replaced by a new creation; and one whose first bytes came before a coordinator restart. The
  * owner it is handed in under is the one stored with the upload, which a client's own metadata
- * cannot name.
+ * cannot name. An owner who no longer holds the turn gets no verdict: the upload is only deleted.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +13,7 @@ import path from 'node:path';
 import { ContributorClient } from '../helpers/contributor-client.ts';
 import { recordedCoordinator } from '../helpers/recorded-coordinator.ts';
 import { kernelDelta } from '../helpers/kernel-delta.ts';
+import { waitUntil } from '../helpers/wait-until.ts';
 import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
 
 const CIRCUIT = 'register';
@@ -109,4 +110,15 @@ test('a refused delta whose first bytes came before a restart is a missed turn a
   assert.deepEqual(await latestVerdict(dave, before), ['refused', 'delta.malformed']);
   fixture.coordinator.lobby.leave('demo:dave');
   assert.deepEqual(await readdir(uploadsFolder()), [], 'no upload is left behind');
+});
+
+test('a refused delta whose owner gave the turn up first is only deleted: no verdict without the turn', async () => {
+  const { client: erin, delta, metadata } = await onTurnWithRefusedDelta('erin');
+  const before = (await erin.me()).contributions.length;
+  await createdWithFirstBytes(erin, delta, metadata);
+  await erin.request('POST', '/api/me/leave');
+  await waitUntil(async () => (await readdir(uploadsFolder())).length === 0, 'the upload of the turn given up deleted');
+  const notHandedIn = fixture.logged.filter((line) => line.message === 'a refused upload could not be handed in');
+  assert.equal(notHandedIn.at(-1)?.fields?.code, 'lobby.not_your_turn', 'submit found the turn gone');
+  assert.equal((await erin.me()).contributions.length, before, 'no verdict recorded');
 });
