@@ -62,6 +62,7 @@ import {
 import { UploadDiskSpace } from './upload-disk-space.ts';
 import { UploadHandIn } from './upload-hand-in.ts';
 import { UploadLedger } from './upload-ledger.ts';
+import { ownerMetadata, ownerOf } from './upload-owner.ts';
 import { UploadSweeper } from './upload-sweeper.ts';
 import { asTusError, principalOf, tusAnswerTo, tusError, type TusRequest } from './tus-protocol-errors.ts';
 
@@ -115,11 +116,6 @@ export class ContributionUploads {
   private readonly heads: CircuitHeads;
   /** The upload each creation request made, so a creation that fails afterwards is removed. */
   private readonly created = new WeakMap<object, { circuit: CircuitUploads; id: string }>();
-  /**
-   * Who sent each upload's latest request, by upload file (its owner: onIncomingRequest checks it), so a refusal
-   * its intake found can be handed in under their name at the next PATCH, where tus gives no request.
-   */
-  private readonly senders = new Map<string, Principal>();
   private closed = false;
 
   constructor(private readonly deps: ContributionUploadsDeps) {
@@ -284,7 +280,6 @@ export class ContributionUploads {
     if (upload && upload.metadata?.contributor !== principal.id) {
       throw tusError(new CoordinatorError('lobby.not_your_turn', 'this upload belongs to another contributor'));
     }
-    if (upload && method === 'PATCH') this.senders.set(path.join(uploads.directory, uploadId), principal);
     // What earlier PATCHes stored (one shorter than POST_RECEIVE's interval reports nothing itself).
     if (upload) this.uploadProgress(circuit, upload);
     // Refused early here, and for good under the upload's lock (beforeWrite, beforeRemove).
@@ -329,7 +324,7 @@ export class ContributionUploads {
     return {
       metadata: {
         ...upload.metadata,
-        contributor: principal.id,
+        ...ownerMetadata(principal),
         circuit: uploads.circuit,
         createdAt: String(createdAt),
       },
@@ -367,21 +362,22 @@ export class ContributionUploads {
   /**
    * Under the upload's lock (no finish can hand it in beside this): when its intake or its table
    * check found its refusal, hands it in with it, the verdict, and deletes it; returns the refusal.
-   * Whatever comes next (a PATCH, a DELETE, a new creation replacing it), a refusal found is the turn's.
+   * Whatever comes next (a PATCH, a DELETE, a new creation replacing it, the sweep), before or after a
+   * restart, a refusal found is the turn's: it is handed in under the owner stored with the upload.
    */
   private async handInFoundRefusal(uploads: CircuitUploads, id: string): Promise<CoordinatorError | undefined> {
     const file = path.join(uploads.directory, id);
     const refusal = this.ledger.refusalOf(file);
     if (!refusal) return undefined;
     this.deps.log.info('upload refused while it arrived', { circuit: uploads.circuit, code: refusal.code });
-    const sender = this.senders.get(file);
+    const owner = ownerOf((await this.sweeper.storedUpload(uploads.circuit, uploads.directory, id))?.metadata);
     const size = await stat(file).then(
       (s) => s.size,
       () => 0,
     );
-    // Without its sender (a coordinator restarted since its last PATCH) or its turn, it is only deleted.
-    if (sender)
-      await this.handIns.handInRefused(uploads.circuit, sender, file, size, refusal).catch((error: unknown) =>
+    // An owner who no longer holds the turn is refused by submit (logged), and the upload is only deleted.
+    if (owner)
+      await this.handIns.handInRefused(uploads.circuit, owner, file, size, refusal).catch((error: unknown) =>
         this.deps.log.info('a refused upload could not be handed in', {
           circuit: uploads.circuit,
           code: isCoordinatorError(error) ? error.code : boundedText(String(error)),
@@ -438,7 +434,6 @@ export class ContributionUploads {
       return await this.handIns.handIn(uploads.circuit, principalOf(request as never)!, upload, file);
     } finally {
       this.ledger.endFinish(file);
-      this.senders.delete(file); // handed in or removed: no later PATCH of it is written
     }
   }
 
@@ -489,7 +484,6 @@ export class ContributionUploads {
   private async removeFiles(uploads: CircuitUploads, id: string): Promise<void> {
     const file = path.join(uploads.directory, id);
     this.disk.release(file);
-    this.senders.delete(file);
     this.deps.candidates.remove(file);
     await this.ledger.dropIntake(file);
     await rm(file, { force: true });

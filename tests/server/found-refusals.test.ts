@@ -1,0 +1,124 @@
+/**
+ * A refusal a delta's intake finds while its bytes arrive is its owner's missed turn whichever
+ * request comes next, not only a PATCH of theirs: here a delta created with its first bytes
+ * (creation with upload) whose table the intake refuses on its first 12 bytes, then deleted or
+ * replaced by a new creation; and one whose first bytes came before a coordinator restart. The
+ * owner it is handed in under is the one stored with the upload, which a client's own metadata
+ * cannot name. An owner who no longer holds the turn gets no verdict: the upload is only deleted.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ContributorClient } from '../helpers/contributor-client.ts';
+import { recordedCoordinator } from '../helpers/recorded-coordinator.ts';
+import { kernelDelta } from '../helpers/kernel-delta.ts';
+import { waitUntil } from '../helpers/wait-until.ts';
+import { DELTA_FORMAT } from '../../core/delta/delta-format.ts';
+
+const CIRCUIT = 'register';
+// Each refusal is a missed turn: the contributors here are refused several times in a row, on purpose.
+const fixture = recordedCoordinator('found-refusals-', { MAX_MISSED_TURNS: '1000' });
+/** What the creations below send first: the intake refuses the table count in its first 12 bytes. */
+const FIRST_BYTES = 4096;
+
+const uploadsFolder = (): string => path.join(fixture.coordinator.dataDir, 'uploads', CIRCUIT);
+
+/** `name` on turn, with a v2 delta on the head whose table counts 2^32 - 1 sections, and its metadata. */
+async function onTurnWithRefusedDelta(name: string) {
+  const client = new ContributorClient(fixture.coordinator.url);
+  await client.signInDemo(name);
+  await client.join();
+  await client.waitForState(CIRCUIT, 'turn', `${name}’s turn`);
+  const inputs = path.join(fixture.scratch, `${name}-head.skeleton`);
+  const { head } = await client.downloadInputs(CIRCUIT, inputs);
+  const delta = await kernelDelta(inputs, path.join(fixture.scratch, `${name}-v1.skeleton`), name);
+  delta.writeUInt32LE(-1 >>> 0, 8);
+  return { client, delta, metadata: { format: DELTA_FORMAT, head: String(head) } };
+}
+
+/** An upload of `delta` created with its first bytes as the creation's body; its URL. */
+async function createdWithFirstBytes(
+  client: ContributorClient,
+  delta: Buffer,
+  metadata: Record<string, string>,
+): Promise<string> {
+  const body = new Uint8Array(delta.subarray(0, FIRST_BYTES));
+  const created = await client.createUpload(CIRCUIT, { length: delta.length, metadata, body });
+  assert.equal(created.status, 201, await created.text());
+  assert.equal(created.headers.get('upload-offset'), String(FIRST_BYTES));
+  await new Promise((resolve) => setTimeout(resolve, 1_000)); // the intake follows the write at once
+  return client.uploadUrl(created);
+}
+
+/** The client's latest contribution once there are more than `before`: its status and code. */
+async function latestVerdict(client: ContributorClient, before: number): Promise<[string, string | null]> {
+  const me = await client.waitFor(
+    (m) => m.contributions.length > before && m.contributions.at(-1)!.status !== 'verifying',
+    'the verdict',
+  );
+  return [me.contributions.at(-1)!.status, me.contributions.at(-1)!.code];
+}
+
+test('a delta refused as its creation’s bytes arrived is a missed turn when deleted or replaced', async () => {
+  const { client: bob, delta, metadata } = await onTurnWithRefusedDelta('bob');
+  // A client naming another owner in its metadata: the server's keys are written over it.
+  const claimed = { ...metadata, contributor: 'demo:mallory', contributorName: 'mallory', contributorKind: 'github' };
+  const before = (await bob.me()).contributions.length;
+  const url = await createdWithFirstBytes(bob, delta, claimed);
+  const stored = JSON.parse(await readFile(path.join(uploadsFolder(), `${path.basename(url)}.json`), 'utf8')) as {
+    metadata: Record<string, string>;
+  };
+  assert.deepEqual(
+    [stored.metadata.contributor, stored.metadata.contributorName, stored.metadata.contributorKind],
+    ['demo:bob', 'bob', 'demo'],
+    'the owner is who created it',
+  );
+  const deleted = await fetch(url, { method: 'DELETE', headers: bob.tusHeaders() });
+  assert.deepEqual([deleted.status, (await bob.refusal(deleted)).code], [422, 'delta.malformed']);
+  assert.deepEqual(await latestVerdict(bob, before), ['refused', 'delta.malformed'], 'deleting it is no way out');
+
+  // Replaced by a new creation: with someone queued behind him, the verdict passes the turn on.
+  await bob.waitForState(CIRCUIT, 'turn', 'the turn again');
+  const carol = new ContributorClient(fixture.coordinator.url);
+  await carol.signInDemo('carol');
+  await carol.join();
+  const beforeReplacing = (await bob.me()).contributions.length;
+  await createdWithFirstBytes(bob, delta, metadata);
+  const replacing = await bob.refusal(await bob.createUpload(CIRCUIT, { length: delta.length, metadata }));
+  assert.deepEqual([replacing.status, replacing.code], [409, 'lobby.not_your_turn'], 'its verdict ended the turn');
+  assert.deepEqual(await latestVerdict(bob, beforeReplacing), ['refused', 'delta.malformed']);
+  assert.equal((await carol.progress(CIRCUIT)).state, 'turn', 'the turn passed on');
+  fixture.coordinator.lobby.leave('demo:carol');
+  fixture.coordinator.lobby.leave('demo:bob');
+  assert.deepEqual(await readdir(uploadsFolder()), [], 'no upload is left behind');
+});
+
+test('a refused delta whose first bytes came before a restart is a missed turn after it alike', async () => {
+  const { client: dave, delta, metadata } = await onTurnWithRefusedDelta('dave');
+  const before = (await dave.me()).contributions.length;
+  const url = await createdWithFirstBytes(dave, delta, metadata);
+  // The same port, so the client and the upload's URL stay; its session and turn are in the database.
+  await fixture.coordinator.restart({ PORT: new URL(fixture.coordinator.url).port });
+  assert.equal((await dave.progress(CIRCUIT)).state, 'turn', 'the turn survived the restart');
+  // What the intake found went with the process: the next write's intake reads the upload again from byte 0.
+  const resumed = await dave.patch(url, FIRST_BYTES, new Uint8Array(delta.subarray(FIRST_BYTES, 2 * FIRST_BYTES)));
+  assert.equal(resumed.status, 204, await resumed.text());
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const deleted = await fetch(url, { method: 'DELETE', headers: dave.tusHeaders() });
+  assert.deepEqual([deleted.status, (await dave.refusal(deleted)).code], [422, 'delta.malformed']);
+  assert.deepEqual(await latestVerdict(dave, before), ['refused', 'delta.malformed']);
+  fixture.coordinator.lobby.leave('demo:dave');
+  assert.deepEqual(await readdir(uploadsFolder()), [], 'no upload is left behind');
+});
+
+test('a refused delta whose owner gave the turn up first is only deleted: no verdict without the turn', async () => {
+  const { client: erin, delta, metadata } = await onTurnWithRefusedDelta('erin');
+  const before = (await erin.me()).contributions.length;
+  await createdWithFirstBytes(erin, delta, metadata);
+  await erin.request('POST', '/api/me/leave');
+  await waitUntil(async () => (await readdir(uploadsFolder())).length === 0, 'the upload of the turn given up deleted');
+  const notHandedIn = fixture.logged.filter((line) => line.message === 'a refused upload could not be handed in');
+  assert.equal(notHandedIn.at(-1)?.fields?.code, 'lobby.not_your_turn', 'submit found the turn gone');
+  assert.equal((await erin.me()).contributions.length, before, 'no verdict recorded');
+});
