@@ -36,8 +36,9 @@ export const VERDICT_WAIT_MS = 10_000;
  * Within reach of a turn, a poll is held instead (`GET /api/me?turnWaitMs`): the coordinator answers
  * the moment a turn is granted or offered on standby, or the place in line changes, so a turn is
  * seen within a round trip rather than up to a second later. A standby offer reaches one entry more
- * each TAKE_PRIORITY_MS, 6 behind the grantee with the defaults, so an entry behind a few accounts
- * that never take may be offered a turn from 7th place: the first 8 hold theirs (8 a circuit, 72 for
+ * each STANDBY_STEP_MS after TAKE_PRIORITY_MS, up to 21 behind the grantee with the defaults, but
+ * only past entries that let it pass, each paying a missed turn: an entry behind a few accounts that
+ * never take may be offered a turn from 7th place, and the first 8 hold theirs (8 a circuit, 72 for
  * nine circuits, however many wait). Polls start no more often than CLOSE_POLL_MS unless an answer
  * moved the place (a coordinator that answers at once is paced as before).
  */
