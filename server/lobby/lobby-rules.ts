@@ -28,7 +28,7 @@ import type { LifecycleEvent, SettledVerdict } from '../contributions/contributi
 
 /**
  * Standby offers are read in only this many rows of a queue: an offer reaches one more entry each
- * standbyStepMs after takePriorityMs (21 with the defaults), so only a front full of away or
+ * standbyStepMs after takePriorityMs (20 with the defaults), so only a front full of away or
  * cooling entries could put one further back, and each status and each head download would then
  * read that far. An entry beyond is not offered the turn (the audit checks the takeovers made, not
  * the ones refused).
