@@ -8,7 +8,8 @@
  * so this plays as never taking it); leave at once and join again.
  *
  * Shortened rules, so a run takes minutes (production values in brackets): TAKE_TURN_MS 2.5 s (30 s),
- * TAKE_PRIORITY_MS 400 ms (5 s: the same share of TAKE_TURN_MS),
+ * TAKE_PRIORITY_MS 400 ms (5 s: the same share of TAKE_TURN_MS), STANDBY_STEP_MS 100 ms (1.25 s: a quarter
+ * of the priority, as in production),
  * UPLOAD_START_MS 12 s (10 min; `--upload-start S`), UPLOAD_STALL_MS 8 s (2 min), TURN_SILENCE_MS 8 s (2 min),
  * PRESENCE_MS 15 s (60 s), DISCONNECT_GRACE_MS 2 s (10 s), TURN_TIMEOUT_MS 30 s (10 min),
  * HEARTBEAT_EXTENSION_MS 40 s (2 min), COOLDOWN_MS 30 s (5 min), MAX_MISSED_TURNS 3 (3); the
@@ -26,8 +27,8 @@
  * published queue log. The floor is 0; the goal, every honest contributor finishes and the worst
  * circuit is idle at most 5 % of the wall time. The worst circuit's idle is broken down by cause:
  * between a turn's end and the next grant (a verdict, a leave, a lapse), and a hostile grant until
- * the standby offer reached the honest entry that took it (takePriorityMs for the grantee and each
- * entry that let it pass: the rules' share), from that offer to its take (the client), until its
+ * the standby offer reached the honest entry that took it (takePriorityMs for the grantee, then
+ * standbyStepMs for each entry that let it pass: the rules' share), from that offer to its take (the client), until its
  * holder left it, or not taken in time (nobody honest offered it, or none took it).
  *
  * With `--baseline REF` the same run is first made on the coordinator and client of git REF (e.g.
@@ -50,7 +51,8 @@ import { queueLogFinding } from '../core/audit/check-queue-fairness.ts';
 import { initCeremony } from '../core/ceremony/init-ceremony.ts';
 import { loadCeremonyConfig } from '../core/config/ceremony-config.ts';
 import { releaseBn128 } from '../core/crypto/bn128.ts';
-import { QUEUE_LOG_FILE } from '../core/queue-log/queue-log-entry.ts';
+import { QUEUE_LOG_FILE, type QueueRules } from '../core/queue-log/queue-log-entry.ts';
+import { standbyReachedAt, statedStandby, type StandbyRule } from '../core/queue-log/turn-order.ts';
 import { newCeremonyDir, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts';
 import { ContributorClient, type MeView } from '../tests/helpers/contributor-client.ts';
 import { parseLink, startShapedProxy, type ShapedProxy } from '../tests/helpers/shaped-proxy.ts';
@@ -61,6 +63,7 @@ import { startCeremonyServe, type CoordinatorProcess } from './coordinator-proce
 const SHORTENED = {
   TAKE_TURN_MS: '2500',
   TAKE_PRIORITY_MS: '400',
+  STANDBY_STEP_MS: '100',
   UPLOAD_STALL_MS: '8000',
   TURN_SILENCE_MS: '8000',
   PRESENCE_MS: '15000',
@@ -210,9 +213,9 @@ interface HostileGrant {
   waited: Array<[number, number]>;
 }
 
-/** The idle time of `grant` by cause: a standby walk costs takePriorityMs per entry offered, the take what is left. */
-function grantCauses(grant: HostileGrant, takePriorityMs: number, add: (cause: Cause, ms: number) => void): void {
-  const reached = grant.at + (grant.skipped + 1) * takePriorityMs;
+/** The idle time of `grant` by cause: a standby walk lasts until the offer reached its taker, the take what is left. */
+function grantCauses(grant: HostileGrant, standby: StandbyRule, add: (cause: Cause, ms: number) => void): void {
+  const reached = standbyReachedAt(grant.at, grant.skipped + 1, standby);
   for (const [from, to] of grant.waited) {
     if (grant.end !== 'walk') add(grant.end ?? 'notTaken', to - from);
     else
@@ -285,9 +288,8 @@ function idleTimes(
       else (grantOf.get(c)!.waited.push([from, next]), (heldByHostileMs += next - from));
     }
   }
-  const takePriorityMs = Number(rules?.takePriorityMs ?? 0);
-  for (const grant of hostileGrants)
-    grantCauses(grant, takePriorityMs, (cause, ms) => (byCause[grant.circuit]![cause] += ms));
+  const standby = statedStandby((rules ?? {}) as Partial<QueueRules>);
+  for (const grant of hostileGrants) grantCauses(grant, standby, (cause, ms) => (byCause[grant.circuit]![cause] += ms));
   return { idleMs: idle, heldByHostileMs, byCause };
 }
 

@@ -36,12 +36,15 @@ export const VERDICT_WAIT_MS = 10_000;
  * Within reach of a turn, a poll is held instead (`GET /api/me?turnWaitMs`): the coordinator answers
  * the moment a turn is granted or offered on standby, or the place in line changes, so a turn is
  * seen within a round trip rather than up to a second later. A standby offer reaches one entry more
- * each TAKE_PRIORITY_MS, 6 behind the grantee with the defaults, so an entry behind a few accounts
- * that never take may be offered a turn from 7th place: the first 8 hold theirs (8 a circuit, 72 for
- * nine circuits, however many wait). Polls start no more often than CLOSE_POLL_MS unless an answer
- * moved the place (a coordinator that answers at once is paced as before).
+ * each STANDBY_STEP_MS (1.25 s) after TAKE_PRIORITY_MS, up to 20 behind the grantee with the
+ * defaults (before TAKE_TURN_MS, 30 s, runs out), and an entry the offer reached that does not take it
+ * within a step may be overtaken and pay a missed turn: so every entry the defaults' offer can
+ * reach holds its poll, never one paced at NEAR_POLL_MS (longer than a step). 24 a circuit, 216
+ * for nine circuits, however many wait (the coordinator holds at most 1,000). Polls start no more
+ * often than CLOSE_POLL_MS unless an answer moved the place (a coordinator that answers at once is
+ * paced as before).
  */
-const HOLD_POLLS_WITHIN = 8;
+const HOLD_POLLS_WITHIN = 24;
 
 export function holdsPollForTurn(position: number): boolean {
   return position <= HOLD_POLLS_WITHIN;

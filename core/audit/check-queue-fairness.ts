@@ -8,8 +8,8 @@
  *  - `audit.turn_out_of_order`: a turn granted to another than the one the rules put first (FIFO,
  *    away and cooling-down entries passed over), or while the circuit's turn was held; a turn taken
  *    on standby by an entry the rule did not offer it to (turn-order.ts mayTakeOnStandby, over the
- *    queue as it was before the lapse: too far behind the grantee for the time passed, away, or
- *    cooling down);
+ *    queue as it was before the lapse: too far behind the grantee for the time passed, by the stated
+ *    takePriorityMs and standbyStepMs, away, or cooling down);
  *  - `audit.queue_rule_broken`: a step the rules do not allow: an acceptance or a refusal with no
  *    turn in the log, a turn passed on before its time to be taken or missed before its deadline
  *    (or, ended for its client's silence or its upload's want of progress, before that period ran
@@ -101,7 +101,8 @@ function finishReplay(
     'rules (FIFO per circuit, away and cooling-down entries passed over)' +
     (replay.standbyGrants > 0
       ? ` or, ${replay.standbyGrants} of them, taken on standby by an entry the standby rule offered it to ` +
-        `(at most ${replay.standbyFurthest} behind its grantee, by the stated takePriorityMs)`
+        `(at most ${replay.standbyFurthest} behind its grantee, by the stated takePriorityMs and standbyStepMs, ` +
+        'a step of takePriorityMs where none is stated)'
       : '') +
     `, ${replay.accepted.size} acceptances ` +
     'matching the transcript, every turn ended without a contribution counted as missed; presence, heartbeats ' +

@@ -4,11 +4,12 @@
  * offered the turn first, then the taker's grant and take. The entries offered it before the taker
  * are found by walking the line's index in order (waiting-line.ts), at most as many as the
  * `skipped` entries that must follow in the log (or the audit fails there): a crafted
- * takePriorityMs cannot make one step walk the queue without the log paying for each entry walked.
+ * takePriorityMs or standbyStepMs cannot make one step walk the queue without the log paying for
+ * each entry walked.
  */
 import { CoordinatorError } from '../errors.ts';
 import { describeEntry, type QueueLogEntry, type QueueRules } from '../queue-log/queue-log-entry.ts';
-import { standbyDepth } from '../queue-log/turn-order.ts';
+import { standbyDepth, statedStandby } from '../queue-log/turn-order.ts';
 import { broken, ms, type EntryOf, type ReplayState, type Turn } from './queue-replay-state.ts';
 
 /**
@@ -83,7 +84,8 @@ export function checkTakeover(
   rules: QueueRules,
   at: number,
 ): void {
-  const priorityMs = rules.takePriorityMs ?? 0;
+  const standby = statedStandby(rules);
+  const priorityMs = standby.takePriorityMs;
   if (priorityMs === 0)
     throw broken(entry, `a turn taken over on standby by ${by}, which the rules in force do not have`);
   if (entry.taken || turn.taken)
@@ -92,7 +94,7 @@ export function checkTakeover(
   const due = turn.granted.takeBy ?? turn.granted.deadline;
   if (at > Math.min(ms(due), ms(turn.granted.deadline)))
     throw broken(entry, `taken over on standby by ${by} after its time to be taken ran out (${due})`);
-  const depth = standbyDepth(grantedAt, at, priorityMs);
+  const depth = standbyDepth(grantedAt, at, standby);
   if (depth < 1)
     throw broken(
       entry,

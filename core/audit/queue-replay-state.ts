@@ -84,8 +84,8 @@ export class ReplayState {
   standbyGrants = 0;
   /**
    * How far behind its grantee the furthest standby taker was in line (1: next). The rules entry
-   * states takePriorityMs, and a short one lets an entry far back take turns: the verdict says how
-   * far it went rather than call that order FIFO.
+   * states takePriorityMs and standbyStepMs, and short ones let an entry far back take turns: the
+   * verdict says how far it went rather than call that order FIFO.
    */
   standbyFurthest = 0;
   protected readonly circuitSet: ReadonlySet<string>;

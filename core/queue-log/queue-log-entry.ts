@@ -57,10 +57,15 @@ export interface QueueRules {
   takeTurnMs: number;
   /**
    * Standby (turn-order.ts standbyDepth): from this long after its grant, a turn not yet taken may
-   * be taken by the entry next in line too, and by one more entry every further takePriorityMs; 0
+   * be taken by the entry next in line too, and by one more entry every further standbyStepMs; 0
    * or absent (logs written before this rule): a turn is its grantee's alone until takeTurnMs.
    */
   takePriorityMs?: number;
+  /**
+   * Standby's step (turn-order.ts statedStandby): from 1 ms to takePriorityMs. Absent (logs written
+   * before the step, and a lobby whose step is its priority): takePriorityMs.
+   */
+  standbyStepMs?: number;
   turnTimeoutMs: number;
   /**
    * A taken turn whose client sends nothing (heartbeat, download, upload) for this long is missed,
@@ -188,6 +193,7 @@ const SHAPES: Record<QueueLogEntryType, Record<string, (v: unknown) => boolean>>
     presenceMs: count,
     takeTurnMs: count,
     takePriorityMs: optional(count),
+    standbyStepMs: optional((v) => count(v) && (v as number) >= 1),
     turnTimeoutMs: count,
     turnSilenceMs: optional(count),
     disconnectGraceMs: optional(count),
@@ -256,7 +262,15 @@ export function queueLogEntryProblem(raw: unknown): string | undefined {
     if (!check(entry[field])) return `its ${field} is missing or malformed (a ${type} entry)`;
   }
   const extra = Object.keys(entry).find((key) => !CHAINED.has(key) && !Object.hasOwn(shape, key));
-  return extra === undefined ? undefined : `it has a field ${quote(extra)} a ${type} entry does not have`;
+  if (extra !== undefined) return `it has a field ${quote(extra)} a ${type} entry does not have`;
+  // The lobby states no step longer than its priority, nor one without standby (takePriorityMs absent or 0).
+  if (
+    type === 'rules' &&
+    entry.standbyStepMs !== undefined &&
+    !((entry.standbyStepMs as number) <= (entry.takePriorityMs as number))
+  )
+    return 'its standbyStepMs is more than its takePriorityMs, or it states no takePriorityMs (a rules entry)';
+  return undefined;
 }
 
 /**

@@ -20,7 +20,12 @@
  *  - joining a circuit's queue in which the contributor already missed `maxMissedTurns` turns is
  *    allowed (a missed turn is not a ban), but the entry is eligible only after the cooldown,
  *    doubled for each miss beyond the limit: an account that never takes its turn costs the
- *    circuit fewer and fewer turns, however often it joins again.
+ *    circuit fewer and fewer turns, however often it joins again;
+ *  - standby (standbyDepth): a granted turn not taken is its grantee's alone for takePriorityMs,
+ *    then offered to the entries behind it too, one more every standbyStepMs. The step is shorter
+ *    than the priority so that each entry ahead of a ready one costs the circuit a step, not a
+ *    whole priority: the grantee keeps its priority, an entry the offer reached has a step to take
+ *    it (a client holding its poll needs a round trip) before the next entry may too.
  */
 
 export interface WaitingEntry {
@@ -56,19 +61,60 @@ export function firstInLine<T extends WaitingEntry>(queue: Iterable<T>, now: num
 /**
  * Standby (`takePriorityMs` > 0): a granted turn not yet taken is its grantee's alone for
  * takePriorityMs; from then on the entry next in line may take it too, and one more entry every
- * further takePriorityMs, until it is taken or its time to be taken (takeTurnMs) runs out. The
+ * further standbyStepMs, until it is taken or its time to be taken (takeTurnMs) runs out. The
  * first of them to take it holds it; the grant ends as the grantee's missed turn, not taken, and so
  * does the offer to every entry offered it before the one that took it (offeredBefore). So a turn
- * nobody ahead wants costs the circuit takePriorityMs for each of them, not takeTurnMs, while
- * somebody behind is ready, and entries that let it pass pay as the grantee does: a run of accounts
- * that never take costs the circuit about that once or twice, not on every turn. With nobody
- * ready, the grantee keeps the whole takeTurnMs.
+ * nobody ahead wants costs the circuit takePriorityMs, then standbyStepMs for each entry ahead of
+ * the first ready one, not takeTurnMs, while somebody behind is ready, and entries that let it pass
+ * pay as the grantee does: a run of accounts that never take costs the circuit about that once or
+ * twice, not on every turn. With nobody ready, the grantee keeps the whole takeTurnMs.
  *
- * How many entries behind the grantee may take a turn granted at `grantedAt`, at `now` (0: standby off).
+ * Why the step is shorter than the priority (issue 62): the grantee keeps its full priority, but an
+ * entry the offer reached has one step, not a whole priority, to take it before the offer also
+ * reaches the entry behind it. An honest client holding its poll hears of the offer within a round
+ * trip, well inside a step (1.25 s by default); one slower than that can be overtaken and pays a
+ * missed turn (the first one keeps its place). That is the trade: a run of accounts that never take
+ * costs a step each instead of a priority each. A step equal to the priority is the rule before the
+ * step, which a log whose rules state no step was written under (statedStandby).
  */
-export function standbyDepth(grantedAt: number, now: number, takePriorityMs: number): number {
-  if (!(takePriorityMs > 0) || !(now >= grantedAt)) return 0;
-  return Math.floor((now - grantedAt) / takePriorityMs);
+export interface StandbyRule {
+  /** How long a granted turn is its grantee's alone; 0: standby off. */
+  takePriorityMs: number;
+  /** After the priority, the offer reaches one more entry every this long (> 0, ≤ takePriorityMs). */
+  standbyStepMs: number;
+}
+
+/**
+ * The standby rule a queue log's rules entry states: no step stated (a log written before the step
+ * existed) means one entry more every takePriorityMs, as that log's lobby applied.
+ */
+export function statedStandby(rules: { takePriorityMs?: number; standbyStepMs?: number }): StandbyRule {
+  const takePriorityMs = rules.takePriorityMs ?? 0;
+  return { takePriorityMs, standbyStepMs: rules.standbyStepMs ?? takePriorityMs };
+}
+
+/**
+ * How many entries behind the grantee may take a turn granted at `grantedAt`, at `now` (0: standby
+ * off, or the grantee's priority not yet run out): 1 from grantedAt + takePriorityMs, one more at
+ * every standbyStepMs after that.
+ */
+export function standbyDepth(grantedAt: number, now: number, rule: StandbyRule): number {
+  const { takePriorityMs, standbyStepMs } = rule;
+  if (!(takePriorityMs > 0) || !(now >= grantedAt + takePriorityMs)) return 0;
+  // A step that is no period (the lobby and the audit refuse one) widens the offer no further.
+  if (!(standbyStepMs > 0)) return 1;
+  return 1 + Math.floor((now - grantedAt - takePriorityMs) / standbyStepMs);
+}
+
+/**
+ * When the offer of a turn granted at `grantedAt` reaches `depth` entries (standbyDepth's inverse):
+ * the lobby ticks then, so a held poll hears of it. Infinity with standby off.
+ */
+export function standbyReachedAt(grantedAt: number, depth: number, rule: StandbyRule): number {
+  const { takePriorityMs, standbyStepMs } = rule;
+  if (!(takePriorityMs > 0)) return Infinity;
+  if (depth <= 1) return grantedAt + takePriorityMs;
+  return standbyStepMs > 0 ? grantedAt + takePriorityMs + (depth - 1) * standbyStepMs : Infinity;
 }
 
 /**

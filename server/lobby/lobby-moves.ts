@@ -326,7 +326,7 @@ export class LobbyMoves {
     // Asked again inside the transaction: the phase is stored, and a finalise may have closed the
     // ceremony since the offer was read outside it.
     if (!this.options.isOpen()) return;
-    const depth = standbyDepth(turn.started_at, now, this.options.takePriorityMs);
+    const depth = standbyDepth(turn.started_at, now, this.options);
     if (depth === 0) return;
     const newlyAway: QueueRow[] = [];
     const rows = this.statements.queueOfCircuitInOrder.iterate(turn.circuit);

@@ -203,11 +203,11 @@ export class LobbyReader {
    * when the turn is taken. Reads only: a status, and the check before a take's transaction.
    */
   standbyUntil(turn: TurnRow, contributorId: string, now: number): number | undefined {
-    const { takePriorityMs } = this.options;
-    if (takePriorityMs <= 0 || turn.state !== 'turn' || turn.taken_at !== null || !this.options.isOpen()) return;
+    if (this.options.takePriorityMs <= 0 || turn.state !== 'turn' || turn.taken_at !== null || !this.options.isOpen())
+      return;
     const times = turnTimes(turn);
     if (turnOver(times, now, this.options)) return;
-    const depth = standbyDepth(turn.started_at, now, takePriorityMs);
+    const depth = standbyDepth(turn.started_at, now, this.options);
     if (depth === 0) return;
     const rows = this.statements.queueOfCircuitInOrder.iterate(turn.circuit);
     const line = this.presence.line(rows, now, undefined, STANDBY_SCAN_ROWS);

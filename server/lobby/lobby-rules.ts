@@ -28,9 +28,10 @@ import type { LifecycleEvent, SettledVerdict } from '../contributions/contributi
 
 /**
  * Standby offers are read in only this many rows of a queue: an offer reaches one more entry each
- * takePriorityMs (6 with the defaults), so only a front full of away or cooling entries could put
- * one further back, and each status and each head download would then read that far. An entry
- * beyond is not offered the turn (the audit checks the takeovers made, not the ones refused).
+ * standbyStepMs after takePriorityMs (20 with the defaults), so only a front full of away or
+ * cooling entries could put one further back, and each status and each head download would then
+ * read that far. An entry beyond is not offered the turn (the audit checks the takeovers made, not
+ * the ones refused).
  */
 export const STANDBY_SCAN_ROWS = 256;
 

@@ -4,6 +4,7 @@
  * derives from these.
  */
 import { z } from 'zod';
+import { CoordinatorError } from '../../core/errors.ts';
 import {
   countSetting,
   declareSettings,
@@ -12,6 +13,12 @@ import {
   settingsFragment,
   type SettingsValues,
 } from '../config/setting.ts';
+
+/**
+ * Standby's step when STANDBY_STEP_MS is unset: a quarter of TAKE_PRIORITY_MS's default, within the
+ * round trip an honest client holding its poll needs (turn-order.ts says why).
+ */
+const DEFAULT_STANDBY_STEP_MS = 1250;
 
 const LOBBY_SETTINGS_DECLARED = declareSettings({
   PRESENCE_MS: {
@@ -31,8 +38,16 @@ const LOBBY_SETTINGS_DECLARED = declareSettings({
     schema: offOrMsSetting(5_000),
     doc:
       "a granted turn is its grantee's alone this long; then, until taken or TAKE_TURN_MS, the entry next in line " +
-      'may take it too, and one more every further TAKE_PRIORITY_MS (standby): an unwanted turn costs this, not ' +
+      'may take it too, and one more every further STANDBY_STEP_MS (standby): an unwanted turn costs this, not ' +
       'TAKE_TURN_MS, while someone behind is ready; 0: off',
+  },
+  STANDBY_STEP_MS: {
+    group: 'turns',
+    schema: z.coerce.number().int().nonnegative().optional(),
+    doc:
+      'after TAKE_PRIORITY_MS, an untaken turn is offered to one more entry every this long: each entry ahead ' +
+      'of a ready one that lets it pass costs this; from 1 ms to TAKE_PRIORITY_MS',
+    unset: `${DEFAULT_STANDBY_STEP_MS / 1000} s, or TAKE_PRIORITY_MS if shorter`,
   },
   TURN_TIMEOUT_MS: {
     group: 'turns',
@@ -100,12 +115,32 @@ const LOBBY_SETTINGS_DECLARED = declareSettings({
   },
 });
 
+type LobbySettingsValues = SettingsValues<typeof LOBBY_SETTINGS_DECLARED>;
+
+/**
+ * Standby's step: as set, checked against TAKE_PRIORITY_MS when standby is on (a step longer than
+ * the priority is not the rule the log states), or the default; unset, it never exceeds the
+ * priority, so a TAKE_PRIORITY_MS under 1.25 s set before the step existed keeps starting.
+ */
+function standbyStepMs(e: LobbySettingsValues): number {
+  const step = e.STANDBY_STEP_MS;
+  if (step === undefined) return Math.min(DEFAULT_STANDBY_STEP_MS, e.TAKE_PRIORITY_MS);
+  if (e.TAKE_PRIORITY_MS > 0 && !(step >= 1 && step <= e.TAKE_PRIORITY_MS))
+    throw new CoordinatorError(
+      'config.invalid',
+      `server configuration: STANDBY_STEP_MS: must be from 1 to TAKE_PRIORITY_MS (${e.TAKE_PRIORITY_MS}) while ` +
+        'standby is on',
+    );
+  return step;
+}
+
 /** The lobby's options (LobbyOptions) the settings give. */
-export function lobbyTimings(e: SettingsValues<typeof LOBBY_SETTINGS_DECLARED>) {
+export function lobbyTimings(e: LobbySettingsValues) {
   return {
     presenceMs: e.PRESENCE_MS,
     takeTurnMs: e.TAKE_TURN_MS,
     takePriorityMs: e.TAKE_PRIORITY_MS,
+    standbyStepMs: standbyStepMs(e),
     turnTimeoutMs: e.TURN_TIMEOUT_MS,
     turnSilenceMs: e.TURN_SILENCE_MS,
     disconnectGraceMs: e.DISCONNECT_GRACE_MS,

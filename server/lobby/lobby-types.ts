@@ -32,10 +32,16 @@ export interface LobbyOptions {
    * Standby (core/queue-log/turn-order.ts standbyDepth): a granted turn is its grantee's alone for
    * this long; then, until it is taken or takeTurnMs runs out, the entry next in line may take it
    * too (its first download of the head or inputs), and one more entry every further
-   * takePriorityMs. The first to take it holds it; the grant is the grantee's missed turn, not
+   * standbyStepMs. The first to take it holds it; the grant is the grantee's missed turn, not
    * taken. 0: off. Default 5 s.
    */
   takePriorityMs?: number;
+  /**
+   * Standby's step: after takePriorityMs, the offer reaches one more entry every this long; from
+   * 1 ms to takePriorityMs. Default takePriorityMs (the rule before the step); the server passes
+   * STANDBY_STEP_MS (lobby-settings.ts, 1.25 s by default).
+   */
+  standbyStepMs?: number;
   /** A turn's initial deadline, from the moment it is granted. Default 10 min. */
   turnTimeoutMs?: number;
   /**
@@ -85,9 +91,12 @@ export interface LobbyOptions {
   maxMissedTurns?: number;
 }
 
-/** The settings' defaults (lobby-settings.ts), and the estimate no setting gives. */
+// Standby's step defaults to the lobby's own takePriorityMs (resolveOptions), not the setting's.
+const { standbyStepMs: _settingsStep, ...settingsDefaults } = lobbyTimings(defaultSettings(LOBBY_SETTINGS.settings));
+
+/** The settings' defaults (lobby-settings.ts) but standby's step, and the estimate no setting gives. */
 export const LOBBY_DEFAULTS = Object.freeze({
-  ...lobbyTimings(defaultSettings(LOBBY_SETTINGS.settings)),
+  ...settingsDefaults,
   defaultTurnEstimateMs: 3 * 60_000,
 });
 

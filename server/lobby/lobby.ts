@@ -34,7 +34,7 @@
  */
 import { CoordinatorError } from '../../core/errors.ts';
 import { QUEUE_LOG_FORMAT_VERSION } from '../../core/queue-log/queue-log-entry.ts';
-import { standbyDepth } from '../../core/queue-log/turn-order.ts';
+import { standbyDepth, standbyReachedAt } from '../../core/queue-log/turn-order.ts';
 import type { Clock } from '../clock.ts';
 import { transition, turnOutcome, type SettledVerdict } from '../contributions/contribution-lifecycle.ts';
 import { applyMigrations, type Db } from '../store/database.ts';
@@ -97,7 +97,8 @@ export class Lobby {
       this.statements.takenTurns.all().map((turn) => turn.contributor_id),
       start,
     );
-    const { circuits, presenceMs, takeTurnMs, takePriorityMs, turnTimeoutMs, turnSilenceMs } = this.options;
+    const { circuits, presenceMs, takeTurnMs, takePriorityMs, standbyStepMs, turnTimeoutMs, turnSilenceMs } =
+      this.options;
     const { disconnectGraceMs } = this.options;
     const { uploadStartMs, uploadStallMs, maxTurnMs, cooldownMs, maxMissedTurns } = this.options;
     this.queueLog.stateRules(
@@ -107,6 +108,8 @@ export class Lobby {
         presenceMs,
         takeTurnMs,
         ...(takePriorityMs > 0 ? { takePriorityMs } : {}),
+        // Absent, the audit reads a step of takePriorityMs: a lobby without a shorter step logs as before it.
+        ...(takePriorityMs > 0 && standbyStepMs !== takePriorityMs ? { standbyStepMs } : {}),
         turnTimeoutMs,
         turnSilenceMs,
         disconnectGraceMs,
@@ -304,9 +307,9 @@ export class Lobby {
    * then, so the server ticks; Infinity when none will be.
    */
   private nextStandbyAt(turn: TurnRow): number {
-    const { takePriorityMs } = this.options;
-    if (takePriorityMs <= 0 || turn.taken_at !== null) return Infinity;
-    const at = turn.started_at + (standbyDepth(turn.started_at, this.clock.now(), takePriorityMs) + 1) * takePriorityMs;
+    if (this.options.takePriorityMs <= 0 || turn.taken_at !== null) return Infinity;
+    const depth = standbyDepth(turn.started_at, this.clock.now(), this.options);
+    const at = standbyReachedAt(turn.started_at, depth + 1, this.options);
     return at <= Math.min(takeBy(turnTimes(turn), this.options), turn.deadline) ? at : Infinity;
   }
 
@@ -457,9 +460,13 @@ export class Lobby {
 }
 
 function resolveOptions(options: LobbyOptions): ResolvedLobbyOptions {
-  const resolved: ResolvedLobbyOptions = {
+  const given = {
     ...LOBBY_DEFAULTS,
-    ...Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)),
+    ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+  };
+  const resolved: ResolvedLobbyOptions = {
+    ...given,
+    standbyStepMs: options.standbyStepMs ?? given.takePriorityMs,
     circuits: [...options.circuits],
     ceremonyId: options.ceremonyId,
     isOpen: options.isOpen,
@@ -489,5 +496,11 @@ function resolveOptions(options: LobbyOptions): ResolvedLobbyOptions {
     if (!Number.isFinite(resolved[key]) || resolved[key] < 0)
       throw new CoordinatorError('config.invalid', `lobby ${key} must be a non-negative number of milliseconds`);
   }
+  const { takePriorityMs, standbyStepMs } = resolved;
+  if (takePriorityMs > 0 && !(Number.isInteger(standbyStepMs) && standbyStepMs >= 1 && standbyStepMs <= takePriorityMs))
+    throw new CoordinatorError(
+      'config.invalid',
+      'lobby standbyStepMs must be a whole number of ms from 1 to takePriorityMs',
+    );
   return Object.freeze(resolved);
 }

@@ -752,3 +752,49 @@ test('a turn not taken that passes on before its time to be taken, naming no tak
     /entry 6 \(lapsed register, ann\): the turn passed on before its time to be taken ran out/,
   );
 });
+
+test('with a stated standbyStepMs a take two behind at priority + 1 step passes, a millisecond before fails', () => {
+  const stepped = (after: number) => standbyLog({ after, by: 'cat', rules: { standbyStepMs: 2500 } });
+  assert.match(
+    checkQueueFairness(config, stepped(12_500), []),
+    /at most 2 behind its grantee, by the stated takePriorityMs and standbyStepMs/,
+  );
+  assertFails(
+    () => checkQueueFairness(config, stepped(12_499), []),
+    'audit.turn_out_of_order',
+    /has cat take the turn on standby 12499 ms after its grant, but cat was not among the first 1 in line/,
+  );
+  // The grantee's priority is whole whatever the step: the next in line not before it.
+  assertFails(
+    () => checkQueueFairness(config, standbyLog({ after: 9_999, rules: { standbyStepMs: 2500 } }), []),
+    'audit.queue_rule_broken',
+    /before the grantee's priority \(10000 ms\) ran out/,
+  );
+  // A log that states no step (older ceremonies) replays with a step of takePriorityMs, as before.
+  assert.equal('standbyStepMs' in standbyLog()[0]!, false);
+  checkQueueFairness(config, standbyLog({ after: 20_000, by: 'cat' }), []);
+  assertFails(
+    () => checkQueueFairness(config, standbyLog({ after: 19_999, by: 'cat' }), []),
+    'audit.turn_out_of_order',
+    /not among the first 1 in line/,
+  );
+});
+
+test('a stated standbyStepMs over takePriorityMs, of 0, not whole, or without standby is refused as corrupt', () => {
+  for (const [rules, takePriorityMs] of [
+    [{ standbyStepMs: 10_001 }, 10_000],
+    [{ standbyStepMs: 0 }, 10_000],
+    [{ standbyStepMs: 2.5 }, 10_000],
+    [{ standbyStepMs: '2500' }, 10_000],
+    [{ standbyStepMs: 2500 }, null],
+    [{ standbyStepMs: 2500 }, 0],
+  ] as const)
+    assert.throws(
+      () => standbyLog({ rules, takePriorityMs }),
+      (error: unknown) =>
+        isCoordinatorError(error, 'queue_log.corrupt') && /entry 0 .*its standbyStepMs is/.test(error.message),
+      JSON.stringify([rules, takePriorityMs]),
+    );
+  // At takePriorityMs exactly it is the rule before the step, stated.
+  checkQueueFairness(config, standbyLog({ after: 20_000, by: 'cat', rules: { standbyStepMs: 10_000 } }), []);
+});

@@ -21,8 +21,8 @@ function meView(state: State): MeView {
     status: {
       contributorId: 'demo:ada',
       done: false,
-      // Beyond the first 8, whose polls are held (GET /api/me?turnWaitMs): these are timed.
-      circuits: [{ circuit: 'c1', state, position: 12 }],
+      // Beyond the first 24, whose polls are held (GET /api/me?turnWaitMs): these are timed.
+      circuits: [{ circuit: 'c1', state, position: 30 }],
     },
     contributions: [],
   } as unknown as MeView;

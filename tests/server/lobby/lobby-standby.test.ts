@@ -2,13 +2,16 @@
  * Standby (issue 62, core/queue-log/turn-order.ts standbyDepth / mayTakeOnStandby), on a clock the
  * test controls: a turn its grantee does not take is theirs alone for TAKE_PRIORITY_MS; then the
  * entry next in line may take it (its first download, Lobby.takeTurn), and one more entry every
- * further TAKE_PRIORITY_MS. The grant is then the grantee's missed turn, not taken. Every log the
- * lobby writes here passes the audit's replay (check-queue-fairness.ts).
+ * further standby step (STANDBY_STEP_MS; the lobby's default step is its priority). The grant is
+ * then the grantee's missed turn, not taken. Every log the lobby writes here passes the audit's
+ * replay (check-queue-fairness.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkQueueFairness } from '../../../core/audit/check-queue-fairness.ts';
+import { isCoordinatorError } from '../../../core/errors.ts';
 import { checkQueueLog, type QueueLogEntry } from '../../../core/queue-log/queue-log-entry.ts';
+import { loadServerConfig } from '../../../server/config/server-config.ts';
 import type { Lobby, LobbyOptions } from '../../../server/lobby/lobby.ts';
 import { STANDBY_SCAN_ROWS } from '../../../server/lobby/lobby-rules.ts';
 import { CEREMONY_ID, CIRCUITS, makeLobby, progressOf } from './lobby-helpers.ts';
@@ -286,4 +289,62 @@ test('the m1/m2 loop, honest contributors ready: a hostile grant costs TAKE_PRIO
   // costs a priority for each hostile entry standing before the honest one: here at most 2.
   assert.ok(hostileTime <= 8 * PRIORITY, `the two hostile accounts cost ${hostileTime} ms, at most 8 priorities`);
   assert.ok(hostileTime >= PRIORITY, 'they were granted turns');
+});
+
+const STEP = PRIORITY / 4;
+
+test('with a standby step the entry two behind the grantee may take the turn at priority + 1 step, not before', () => {
+  const { lobby, clock, seenAll } = hostileHoldsTheTurn({ standbyStepMs: STEP });
+  const granted = clock.now();
+  assert.equal(lobby.nextDueAt(), granted + PRIORITY, 'the grantee keeps its whole priority');
+  clock.advance(PRIORITY);
+  seenAll();
+  assert.notEqual(standbyOf(lobby, 'alice'), undefined, 'at the priority: the next in line');
+  assert.equal(lobby.nextDueAt(), granted + PRIORITY + STEP, 'the next tick is a step later, not a priority');
+  clock.advance(STEP - 1);
+  seenAll();
+  assert.equal(standbyOf(lobby, 'bob'), undefined, 'a millisecond before the step: bob is not offered it');
+  assert.deepEqual(lobby.takeTurn('bob', 'register'), [], 'and a download takes nothing');
+  clock.advance(1);
+  assert.equal(standbyOf(lobby, 'carol'), undefined, 'carol, third, a step later still');
+  assert.equal(lobby.nextDueAt(), granted + PRIORITY + 2 * STEP);
+  assert.deepEqual(
+    lobby.takeTurn('bob', 'register').map((e) => [e.type, e.contributorId]),
+    [
+      ['turn_passed_on', 'hostile'],
+      ['standby_let_pass', 'alice'],
+      ['turn_granted', 'bob'],
+    ],
+    'at priority + 1 step bob takes it; alice, offered it first, let it pass',
+  );
+  const rules = auditedLog(lobby)[0] as Extract<QueueLogEntry, { type: 'rules' }>;
+  assert.deepEqual([rules.takePriorityMs, rules.standbyStepMs], [PRIORITY, STEP], 'the rules state the step');
+});
+
+test('a step equal to the priority is the rule before the step: the rules entry states none, as before', () => {
+  const { lobby } = hostileHoldsTheTurn({ standbyStepMs: PRIORITY });
+  const rules = auditedLog(lobby)[0] as Extract<QueueLogEntry, { type: 'rules' }>;
+  assert.equal(rules.takePriorityMs, PRIORITY);
+  assert.equal('standbyStepMs' in rules, false);
+  for (const standbyStepMs of [0, PRIORITY + 1, 1.5])
+    assert.throws(
+      () => makeLobby({ ...RULES, standbyStepMs }),
+      (e: unknown) => isCoordinatorError(e, 'config.invalid') && /standbyStepMs/.test(e.message),
+      `standbyStepMs ${standbyStepMs}`,
+    );
+  makeLobby({ ...RULES, takePriorityMs: 0, standbyStepMs: 0 }); // standby off: no step to check
+});
+
+test('STANDBY_STEP_MS: 1.25 s unset, never over TAKE_PRIORITY_MS unset, refused over it or 0 when set', () => {
+  const lobbyOf = (env: Record<string, string>) => loadServerConfig(env).lobby;
+  assert.equal(lobbyOf({}).standbyStepMs, 1250);
+  assert.equal(lobbyOf({ TAKE_PRIORITY_MS: '600' }).standbyStepMs, 600, 'a priority set under 1.25 s still starts');
+  assert.equal(lobbyOf({ TAKE_PRIORITY_MS: '400', STANDBY_STEP_MS: '100' }).standbyStepMs, 100);
+  assert.equal(lobbyOf({ TAKE_PRIORITY_MS: '0', STANDBY_STEP_MS: '9000' }).takePriorityMs, 0, 'standby off');
+  for (const env of [{ STANDBY_STEP_MS: '5001' }, { STANDBY_STEP_MS: '0' }, { STANDBY_STEP_MS: '1.5' }])
+    assert.throws(
+      () => loadServerConfig(env),
+      (e: unknown) => isCoordinatorError(e, 'config.invalid') && e.message.includes('STANDBY_STEP_MS'),
+      JSON.stringify(env),
+    );
 });

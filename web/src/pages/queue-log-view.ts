@@ -54,7 +54,11 @@ function detail(entry: QueueLogEntry): string {
         (entry.disconnectGraceMs ? ` or ${span(entry.disconnectGraceMs)} after its page closes` : '') +
         '; ' +
         `a turn to be taken within ${span(entry.takeTurnMs)}` +
-        (entry.takePriorityMs ? ` (by the next in line too after ${span(entry.takePriorityMs)})` : '') +
+        (entry.takePriorityMs
+          ? ` (by the next in line too after ${span(entry.takePriorityMs)}` +
+            (entry.standbyStepMs ? `, one more entry every ${span(entry.standbyStepMs)}` : '') +
+            ')'
+          : '') +
         `, lasting ${span(entry.turnTimeoutMs)} ` +
         (entry.turnSilenceMs ? `(missed once its client is silent for ${span(entry.turnSilenceMs)}) ` : '') +
         (entry.uploadStartMs ? `(missed without upload bytes by ${span(entry.uploadStartMs)}) ` : '') +
