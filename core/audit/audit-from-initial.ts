@@ -11,7 +11,18 @@
 import { readZkeyInfo, type ContributionRecord } from '../zkey/zkey-file.ts';
 import { checkKeyAgainstInitial } from './check-key-against-initial.ts';
 import { checkIntermediateKey } from './check-intermediate-key.ts';
-import { counted, expectKeyHashes, type ChainAudit, type CheckedKey } from './chain-audit-context.ts';
+import path from 'node:path';
+import type { CircuitChain } from '../ceremony/open-ceremony.ts';
+import type { SectionHashes } from '../zkey/zkey-hashes.ts';
+import {
+  counted,
+  expectKeyHashes,
+  expectSectionHashes,
+  readFailure,
+  type ChainAudit,
+  type CheckedKey,
+} from './chain-audit-context.ts';
+import { readKeyLayout, SectionHasher, type KeyLayout } from './key-section-hashes.ts';
 import type { ZkeyInfo } from '../zkey/zkey-file.ts';
 
 /** The chain's last key: where it is, what names it, its transcript entry. */
@@ -83,35 +94,84 @@ export async function auditFromInitial(audit: ChainAudit, zero: CheckedKey): Pro
     circuit: name,
     step: `checking the ${counted(between.length, 'key')} between: committed, their history ${last.keyName}'s`,
   });
-  for (const [position, entry] of between.entries()) {
-    const keyName = `contribution ${entry.index}`;
-    const keyPath = audit.paths.zkeyPath(name, entry.index);
-    try {
-      const hashes = await timer.time('key hashes (file and sections)', () => expectKeyHashes(keyPath, entry, keyName));
-      const key = await readZkeyInfo(keyPath, keyName);
-      await timer.time('keys between (history, fixed sections, δ)', () =>
-        checkIntermediateKey({
-          init,
-          key,
-          ...(zero.hashes && hashes ? { hashes: { init: zero.hashes, key: hashes } } : {}),
-          index: entry.index,
-          lastRecords: last.records,
-          keyName,
-          lastName: last.keyName,
-        }),
-      );
-    } catch (error) {
-      audited.contributions[position]!.verified = false;
-      throw error;
+  const hasher = new SectionHasher();
+  try {
+    const hashes = await hashesAhead(audit, zero, between, hasher);
+    for (const [position, entry] of between.entries()) {
+      const keyName = `contribution ${entry.index}`;
+      const keyPath = audit.paths.zkeyPath(name, entry.index);
+      try {
+        const keyHashes = await timer.time('keys between: section hashes', () => hashes[position]!());
+        const key = await readZkeyInfo(keyPath, keyName);
+        await timer.time('keys between (history, fixed sections, δ)', () =>
+          checkIntermediateKey({
+            init,
+            key,
+            ...(zero.hashes && keyHashes ? { hashes: { init: zero.hashes, key: keyHashes } } : {}),
+            index: entry.index,
+            lastRecords: last.records,
+            keyName,
+            lastName: last.keyName,
+          }),
+        );
+      } catch (error) {
+        audited.contributions[position]!.verified = false;
+        throw error;
+      }
+      progress({ type: 'count', circuit: name, part: 'keys between', done: position + 1, total: between.length });
     }
-    progress({ type: 'count', circuit: name, part: 'keys between', done: position + 1, total: between.length });
+  } finally {
+    await hasher.close();
   }
   return describeVerdict(audit, last.records, between.length);
+}
+
+/**
+ * Each key between's hashes, as a function its check awaits in turn: a format-2 entry's by its
+ * sections, started at once for every key so that the hasher's threads take them in order while
+ * the keys before are checked; a format-1 entry's (no section hashes) by its whole file when its
+ * turn comes.
+ */
+async function hashesAhead(
+  audit: ChainAudit,
+  zero: CheckedKey,
+  between: readonly CircuitChain['contributions'][number][],
+  hasher: SectionHasher,
+): Promise<Array<() => Promise<SectionHashes | undefined>>> {
+  const { name, paths } = audit;
+  const layout = between.some((entry) => entry.sectionHashes) ? await contributionLayout(zero.path) : undefined;
+  return between.map((entry) => {
+    const keyName = `contribution ${entry.index}`;
+    const keyPath = paths.zkeyPath(name, entry.index);
+    const { sectionHashes } = entry;
+    if (!sectionHashes || !layout) return () => expectKeyHashes(keyPath, entry, keyName);
+    const hashing = expectSectionHashes(keyPath, { ...entry, sectionHashes }, keyName, layout, hasher);
+    // Awaited in turn; one that fails before its turn (a chain stopped early) is not left unhandled.
+    hashing.catch(() => undefined);
+    return () => hashing;
+  });
+}
+
+/**
+ * The layout every key between has: contribution 0's version and sections, in ascending order (snarkjs
+ * writes a contribution's so, and the coordinator refuses an upload laid out otherwise:
+ * core/zkey/key-table-check.ts), where contribution 0 has `snarkjs zkey new`'s order.
+ */
+async function contributionLayout(zeroPath: string): Promise<Pick<KeyLayout, 'version' | 'order'>> {
+  try {
+    const zero = await readKeyLayout(zeroPath);
+    return { version: zero.version, order: [...zero.order].sort((a, b) => a - b) };
+  } catch (error) {
+    throw readFailure(error, `contribution 0 (${path.basename(zeroPath)})`);
+  }
 }
 
 /** The circuit finding's words: what was checked, what that proves, and what it did not check. */
 function describeVerdict(audit: ChainAudit, records: readonly ContributionRecord[], between: number): string {
   const { chain } = audit;
+  const heldBy = chain.contributions.some((entry) => entry.sectionHashes)
+    ? "section hashes, which in a contribution's layout fix every byte (their whole-file hashes not computed)"
+    : 'whole-file hashes';
   const contributions = counted(chain.contributions.length, 'contribution');
   const lastName = chain.beacon ? 'the final key' : `the head (contribution ${chain.contributions.length})`;
   const checked =
@@ -121,7 +181,7 @@ function describeVerdict(audit: ChainAudit, records: readonly ContributionRecord
   const keysBetween =
     between === 0
       ? 'no key between'
-      : `the ${counted(between, 'key')} between: held to their transcript hashes, with contribution 0's fixed ` +
+      : `the ${counted(between, 'key')} between: held to their transcript's ${heldBy}, with contribution 0's fixed ` +
         `sections and ${lastName}'s records as their history; their L and H NOT checked (no premise of ` +
         `${lastName}; --every-link checks them)`;
   if (!chain.beacon) return `${contributions}: ${checked}; ${keysBetween}; not finalised`;

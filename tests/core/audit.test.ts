@@ -160,6 +160,7 @@ test('the nine circuits untouched pass (CLI, exit 0); CEREMONY_STAGE_TIMES=1 pri
     /^stage-time audit transact42: {3}contribution 0: key G2 MSM \d+ ms$/m,
     /^stage-time audit transact42: the final key against contribution 0 \(records, L and H sums, pairings\) \d+ ms$/m,
     /^stage-time audit transact42: keys between \(history, fixed sections, δ\) \d+ ms$/m,
+    /^stage-time audit transact42: keys between: section hashes \d+ ms$/m,
   ])
     assert.match(result.stderr, stage);
 });
