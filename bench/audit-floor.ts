@@ -1,10 +1,11 @@
 /**
  * The audit's floor on this machine, in the same run: the work `ceremony audit` counted
  * (core/runtime/work-tally.ts: the points of each kind of MSM, the bytes it hashed, its inverse FFTs),
- * each priced at a rate measured here just before or after the audit:
+ * each priced at a rate measured here after the audit (once a process: the first audit's counts
+ * size the samples):
  *  - an MSM kind at the kernel pool's wall time a point (all threads, as the audit runs it), over
- *    MSM_SAMPLE_POINTS points of the kind (random points repeated, random scalars of its width;
- *    checked MSMs check their points first, as the audit's do);
+ *    msmSamplePoints of the kind (random points repeated, random scalars of its width; checked MSMs
+ *    check their points first, as the audit's do);
  *  - hashing at one thread's BLAKE2b-512 rate over a buffer in memory, on two threads at once at best
  *    (the audit hashes a key's whole file and its sections side by side);
  *  - an inverse FFT of each size at one thread's time, the transforms shared among the cores.
@@ -16,18 +17,24 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { getBn128 } from '../core/crypto/bn128.ts';
+import { buildBn128, type Bn128Curve } from 'ffjavascript';
 import { frInverseFft } from '../core/kernel/fr-fft.ts';
-import { g1CheckedMultiExp, g1MultiExp, g2MultiExp } from '../core/kernel/multi-exp.ts';
+import { releaseBn128 } from '../core/crypto/bn128.ts';
+import { closeMultiExp, g1CheckedMultiExp, g1MultiExp, g2MultiExp } from '../core/kernel/multi-exp.ts';
 import { MSM_POINT_BYTES } from '../core/kernel/msm-kernel.ts';
 import { HASH_WORK_ITEM, WORK_TALLY_PREFIX } from '../core/runtime/work-tally.ts';
 import { g1GeneratorMultiples } from './g1-bench-points.ts';
 
-/** Points an MSM kind's rate is measured on: the audit's chunks are 2^17–2^18 points. */
-const MSM_SAMPLE_POINTS = 1 << 17;
+/**
+ * Points an MSM kind's rate is measured on: as many as the audit summed of that kind, from 2^14 to
+ * 2^17 (the audit's chunks are 2^17–2^18 points; a small audit's MSMs cost more a point, as its
+ * sample does).
+ */
+const msmSamplePoints = (count: number): number => Math.min(1 << 17, Math.max(1 << 14, count));
 /** Distinct points in a sample (repeated to its size: the MSM's cost does not depend on them being distinct). */
 const DISTINCT_POINTS = 4096;
-const HASH_SAMPLE_BYTES = 128 * 1024 * 1024;
+/** Bytes the hash rate is measured on: what the audit hashed, from 16 MiB to 128 MiB. */
+const hashSampleBytes = (count: number): number => Math.min(128 << 20, Math.max(16 << 20, count));
 /** The audit hashes a key's file and its sections on two threads at once. */
 const HASH_THREADS = 2;
 
@@ -82,26 +89,42 @@ function randomScalars(points: number, bytes: number): Uint8Array {
   return scalars;
 }
 
+/**
+ * `work` on a curve of its own, built without worker threads and stopped after: the bench's process
+ * may end once its stages are done, which a shared curve's threads would keep alive.
+ */
+async function withCurve<T>(work: (curve: Bn128Curve) => T): Promise<T> {
+  const curve = await buildBn128(true);
+  try {
+    return work(curve);
+  } finally {
+    await curve.terminate();
+  }
+}
+
+/** DISTINCT_POINTS valid points of `group` in the key's layout. */
+function benchPoints(curve: Bn128Curve, group: 'G1' | 'G2'): Uint8Array {
+  if (group === 'G1') return g1GeneratorMultiples(curve, DISTINCT_POINTS);
+  const pattern = new Uint8Array(DISTINCT_POINTS * MSM_POINT_BYTES.G2);
+  let p = curve.G2.timesScalar(curve.G2.g, randomBytes(32));
+  for (let i = 0; i < DISTINCT_POINTS; i++) {
+    p = curve.G2.add(p, curve.G2.g);
+    curve.G2.toRprLEM(pattern, i * MSM_POINT_BYTES.G2, curve.G2.toAffine(p));
+  }
+  return pattern;
+}
+
 /** Wall ms a point of an MSM kind (`msm G1 128-bit checked`), on the pool; undefined for a kind not known. */
-async function msmMsPerPoint(item: string): Promise<number | undefined> {
+async function msmMsPerPoint(item: string, count: number): Promise<number | undefined> {
   const match = /^msm (G1|G2) (\d+)-bit( checked)?$/.exec(item);
   if (!match) return undefined;
   const group = match[1] as 'G1' | 'G2';
   const scalarBytes = Number(match[2]) / 8;
   const checked = match[3] !== undefined;
-  const curve = await getBn128();
-  let pattern: Uint8Array;
-  if (group === 'G1') pattern = g1GeneratorMultiples(curve, DISTINCT_POINTS);
-  else {
-    pattern = new Uint8Array(DISTINCT_POINTS * MSM_POINT_BYTES.G2);
-    let p = curve.G2.timesScalar(curve.G2.g, randomBytes(32));
-    for (let i = 0; i < DISTINCT_POINTS; i++) {
-      p = curve.G2.add(p, curve.G2.g);
-      curve.G2.toRprLEM(pattern, i * MSM_POINT_BYTES.G2, curve.G2.toAffine(p));
-    }
-  }
-  const bases = repeated(pattern, MSM_POINT_BYTES[group], MSM_SAMPLE_POINTS);
-  const scalars = randomScalars(MSM_SAMPLE_POINTS, scalarBytes);
+  const pattern = await withCurve((curve) => benchPoints(curve, group));
+  const points = msmSamplePoints(count);
+  const bases = repeated(pattern, MSM_POINT_BYTES[group], points);
+  const scalars = randomScalars(points, scalarBytes);
   const sum = () =>
     group === 'G2'
       ? g2MultiExp(bases, scalars, scalarBytes)
@@ -109,21 +132,20 @@ async function msmMsPerPoint(item: string): Promise<number | undefined> {
         ? g1CheckedMultiExp(bases, scalars, scalarBytes)
         : g1MultiExp(bases, scalars, scalarBytes);
   await sum(); // the pool started and warm
-  return (await best(2, sum)) / MSM_SAMPLE_POINTS;
+  return (await best(2, sum)) / points;
 }
 
 /** One thread's BLAKE2b-512 rate, bytes a ms. */
-async function hashBytesPerMs(): Promise<number> {
-  const buffer = randomBytes(HASH_SAMPLE_BYTES);
+async function hashBytesPerMs(count: number): Promise<number> {
+  const buffer = randomBytes(hashSampleBytes(count));
   const ms = await best(3, async () => createHash('blake2b512').update(buffer).digest());
-  return HASH_SAMPLE_BYTES / ms;
+  return buffer.length / ms;
 }
 
 /** One inverse FFT of 2^log 16-byte scalars (the ptau check's width), on this thread. */
 async function fftMs(log: number): Promise<number> {
-  const Fr = (await getBn128()).Fr;
   const values = randomScalars(1 << log, 16);
-  const omega = Fr.toObject(Fr.w[log]!) as bigint;
+  const omega = await withCurve((curve) => curve.Fr.toObject(curve.Fr.w[log]!) as bigint);
   return best(2, () => frInverseFft(values, omega, 16));
 }
 
@@ -141,7 +163,7 @@ export async function auditFloor(counts: Map<string, number>): Promise<AuditFloo
   const unpriced: string[] = [];
   for (const [item, count] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
     if (item === HASH_WORK_ITEM) {
-      const perMs = (await once(item, hashBytesPerMs))!;
+      const perMs = (await once(item, () => hashBytesPerMs(count)))!;
       const threads = Math.min(HASH_THREADS, cores);
       parts.push({
         item,
@@ -157,13 +179,17 @@ export async function auditFloor(counts: Map<string, number>): Promise<AuditFloo
       parts.push({ item, count, ms: (count * ms) / cores, rate: `${ms.toFixed(0)} ms each, shared by ${cores} cores` });
       continue;
     }
-    const perPoint = await once(item, () => msmMsPerPoint(item));
+    const perPoint = await once(item, () => msmMsPerPoint(item, count));
     if (perPoint === undefined) {
       unpriced.push(`${item} ${count}`);
       continue;
     }
     parts.push({ item, count, ms: count * perPoint, rate: `${(perPoint * 1000).toFixed(2)} µs a point, all threads` });
   }
+  // The MSMs' pool and the curve they add their partial sums on are this process's: stopped, so a
+  // bench whose stages are done can end (the next floor starts them again if it must measure).
+  await closeMultiExp();
+  await releaseBn128();
   return { ms: parts.reduce((sum, part) => sum + part.ms, 0), parts, unpriced };
 }
 

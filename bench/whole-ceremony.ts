@@ -16,11 +16,12 @@
  *             at the link's rate (straight: the loopback rates measured in the run; shaped: the
  *             link's nominal rates);
  *   finalise  one such compute per circuit (the beacon scales L and H as a turn does);
- *   publish   copying the published bytes at the copy rate measured for init.
+ *   publish   copying the published bytes at the copy rate measured for init;
+ *   audit     the MSMs, hashes and FFTs it counted, priced at rates measured after it (audit-floor.ts).
  * and the peak RSS of every process of the stage (VmHWM; the browser's processes by kind, the
  * coordinator and its verifier over all the turns). Its goals are checked at the end: no process above
  * 4 GB, the page's memory above idle ≤ 0.1 × key, each turn ≤ 1.3 × its floor, the coordinator's share
- * ≤ 1 s, the audit ≤ 0.25 × init.
+ * ≤ 1 s, the audit ≤ 0.25 × init and ≤ 1.3 × its own floor.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir, open, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
@@ -42,6 +43,7 @@ import { openDevtoolsPage } from './devtools-page.ts';
 import { machineBusySeconds, ProcessTreeSampler, treeCpuSeconds } from './process-tree-sampler.ts';
 import { KernelSpeedProbe } from './kernel-speed-probe.ts';
 import { bytesMoved, changedSectionBytes, measureLinkRates, scrapeBytes, type LinkRates } from './contributor-turn.ts';
+import { auditFloor, parseWorkTally } from './audit-floor.ts';
 import {
   finaliseArgv,
   megabytes,
@@ -560,6 +562,11 @@ export async function runWholeCeremony(options: WholeCeremonyOptions): Promise<W
     if (again) rows.push(again);
     rows.push(await receiptStage(work, published, turns.receipts, log));
     const goals = wholeCeremonyGoals(rows, turns, audit.ms, init.row.ms);
+    goals.push({
+      goal: 'the audit ≤ 1.3 × its own floor',
+      measured: `${(audit.ms / audit.floor!.ms).toFixed(2)} × its floor (${seconds(audit.floor!.ms)})`,
+      met: audit.ms <= 1.3 * audit.floor!.ms,
+    });
     if (again)
       goals.push({
         goal: 'a second audit, the ptau remembered, ≤ 0.5 × the first',
@@ -949,9 +956,18 @@ async function auditStage(
     cwd: REPO_ROOT,
     env: STAGE_TIMES_ENV,
   });
+  // Its floor: the work it counted, priced after it in this run (bench/audit-floor.ts; a lower bound).
+  const floor = await auditFloor(parseWorkTally(audit.stderr));
   return {
     stage: firstMs === undefined ? 'audit' : 'audit again (ptau remembered)',
     ms: audit.ms,
+    floor: {
+      ms: floor.ms,
+      what:
+        'the MSMs, hashes and FFTs it counted at rates measured after it (bench/audit-floor.ts): ' +
+        floor.parts.map((part) => `${part.item} ${seconds(part.ms)}`).join(', ') +
+        (floor.unpriced.length > 0 ? `; not priced: ${floor.unpriced.join(', ')}` : ''),
+    },
     peaks: audit.peaks,
     note:
       firstMs === undefined

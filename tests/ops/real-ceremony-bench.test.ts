@@ -47,6 +47,9 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
   assert.match(output, /^audit again \(ptau remembered\)\s+\d+\.\d+ s/m);
   assert.match(output, /^ {2}audit again \(ptau remembered\): .*\(\d+\.\d\d × the first audit\)$/m);
   assert.match(output, /a second audit, the ptau remembered, ≤ 0\.5 × the first/);
+  // The audit against its own floor: the work it counted, priced in the same run (bench/audit-floor.ts).
+  assert.match(output, /^audit\s+\d+\.\d+ s\s+\d+\.\d+ s\s+\d+\.\d+×/m);
+  assert.match(output, /the audit ≤ 1\.3 × its own floor/);
   for (const stage of [...stages, 'coordinator (serve) over the turns'])
     assert.match(output, new RegExp(`^${stage.replace(/[()]/g, '\\$&')}\\s+\\d+\\.\\d+ s`, 'm'), `the ${stage} row`);
   for (const circuit of TWO_CIRCUITS)
@@ -165,8 +168,8 @@ test('real-ceremony runs a whole ceremony of the test circuits and prints every 
   assert.match(output, /^goals \(a whole ceremony on one machine\):$/m);
   assert.equal(
     output.match(/^ {2}(met {4}|NOT MET) {2}/gm)?.length,
-    6,
-    'six goals checked (the second audit the sixth)',
+    7,
+    'seven goals checked (the audit against its floor the sixth, the second audit the seventh)',
   );
   assert.match(output, /no process above 4 GB RSS: largest \S/);
   assert.deepEqual((await readdir(circuitsDir)).sort(), filesBefore, 'nothing written beside the r1cs files');
