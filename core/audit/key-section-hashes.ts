@@ -81,7 +81,8 @@ parentPort.on('message', async ({ path, ranges, algorithm }) => {
     for (const { id, start, end } of ranges) {
       const hash = createHash(algorithm);
       if (end > start)
-        for await (const chunk of createReadStream(path, { start, end: end - 1, highWaterMark: 1 << 20 })) hash.update(chunk);
+        for await (const chunk of createReadStream(path, { start, end: end - 1, highWaterMark: 1 << 20 }))
+          hash.update(chunk);
       hashes[id] = hash.digest('hex');
     }
     parentPort.postMessage({ hashes });

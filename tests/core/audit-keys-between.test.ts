@@ -101,6 +101,9 @@ test('the default audit says how it held the keys between', async () => {
   assert.equal(report.ok, true);
   assert.match(
     report.findings.find((f) => f.subject === 'transact21')!.summary,
-    /the \d+ keys? between: held to their transcript's section hashes, which in a contribution's layout fix every byte \(their whole-file hashes not computed\)/,
+    new RegExp(
+      "the \\d+ keys? between: held to their transcript's section hashes, which in a contribution's layout " +
+        'fix every byte \\(their whole-file hashes not computed\\)',
+    ),
   );
 });
