@@ -13,7 +13,9 @@
  *   each of the ~21 additions of phi(P)'s multiples;
  * - the four lanes' running products are inverted with one scalar inversion between them, over
  *   windows of the exponent (rr_inv_window).
- * And fewer passes of additions and subtractions a step (rr4_sub2, rr4_triple_lazy, slope_numerator).
+ * And fewer passes of additions and subtractions a step (rr4_sub2, slope_numerator), those that only
+ * feed a product without their carries (the loose forms of bn254-fq-rr-x4.h): a product's result
+ * depends on the numbers it is given, not on their limbs, so the bytes out are the same.
  * The planner (g1-scale-chain.ts) checks that the fused steps never meet equal or opposite points.
  *
  * Points are grouped by four: a group is x then y, each an X4 (9 vectors, 288 bytes a group); the
@@ -153,7 +155,7 @@ static void double_step(V *acc, u32 stride, u32 ng, const struct Scratch *s, con
   rr4_copy(run, one);
   for (u32 g = 0; g < ng; g++) {
     V *a = acc + (u64)g * stride;
-    rr4_add_lazy(s->den + (u64)g * RL, GY(a), GY(a));
+    rr4_add_loose(s->den + (u64)g * RL, GY(a), GY(a));
     accumulate(run, s, g);
   }
   invert_lanes(inv, run);
@@ -162,11 +164,11 @@ static void double_step(V *acc, u32 stride, u32 ng, const struct Scratch *s, con
     V t[RL], xx[RL], lambda[RL], x3[RL];
     peel(t, inv, s, g);
     rr4_sqr(xx, GX(a));
-    rr4_triple_lazy(lambda, xx);
+    rr4_triple_loose(lambda, xx);
     rr4_mul(lambda, lambda, t);
     rr4_sqr(x3, lambda);
     rr4_sub2(x3, x3, GX(a), GX(a));
-    rr4_sub_lazy(t, GX(a), x3);
+    rr4_sub_loose(t, GX(a), x3);
     rr4_mul(t, lambda, t);
     rr4_sub(GY(a), t, GY(a));
     rr4_copy(GX(a), x3);
@@ -185,8 +187,8 @@ static inline void addend_y(V *qy, const V *q, int negate) {
  * x3 - x for x - x3 (the same y3 = lambda (x - x3) - y) and saves the negation, a full subtraction.
  */
 static inline void slope_numerator(V *r, const V *q, const V *a, int negate) {
-  if (negate) rr4_add_lazy(r, GY(q), GY(a));
-  else rr4_sub_lazy(r, GY(q), GY(a));
+  if (negate) rr4_add_loose(r, GY(q), GY(a));
+  else rr4_sub_loose(r, GY(q), GY(a));
 }
 
 /*
@@ -201,7 +203,7 @@ static void add_step(V *acc, u32 acc_stride, u32 ng, const V *add, u32 add_strid
   for (u32 g = 0; g < ng; g++) {
     V *a = acc + (u64)g * acc_stride;
     const V *q = add + (u64)g * add_stride;
-    rr4_sub_lazy(s->den + (u64)g * RL, use_phi ? TPHI(q) : GX(q), GX(a));
+    rr4_sub_loose(s->den + (u64)g * RL, use_phi ? TPHI(q) : GX(q), GX(a));
     accumulate(run, s, g);
   }
   invert_lanes(inv, run);
@@ -214,8 +216,8 @@ static void add_step(V *acc, u32 acc_stride, u32 ng, const V *add, u32 add_strid
     rr4_mul(lambda, lambda, t);
     rr4_sqr(x3, lambda);
     rr4_sub2(x3, x3, GX(a), use_phi ? TPHI(q) : GX(q));
-    if (negate) rr4_sub_lazy(t, x3, GX(a));
-    else rr4_sub_lazy(t, GX(a), x3);
+    if (negate) rr4_sub_loose(t, x3, GX(a));
+    else rr4_sub_loose(t, GX(a), x3);
     rr4_mul(t, lambda, t);
     rr4_sub(GY(a), t, GY(a));
     rr4_copy(GX(a), x3);
@@ -235,7 +237,7 @@ static void double_add_step(V *acc, u32 ng, const V *add, u32 add_stride, int us
   for (u32 g = 0; g < ng; g++) {
     V *a = acc + (u64)g * GV;
     const V *q = add + (u64)g * add_stride;
-    rr4_sub_lazy(s->den + (u64)g * RL, use_phi ? TPHI(q) : GX(q), GX(a));
+    rr4_sub_loose(s->den + (u64)g * RL, use_phi ? TPHI(q) : GX(q), GX(a));
     accumulate(run, s, g);
   }
   invert_lanes(inv, run);
@@ -253,7 +255,7 @@ static void double_add_step(V *acc, u32 ng, const V *add, u32 add_stride, int us
   rr4_copy(run, one);
   for (u32 g = 0; g < ng; g++) {
     V *a = acc + (u64)g * GV;
-    rr4_sub_lazy(s->den + (u64)g * RL, s->x3 + (u64)g * RL, GX(a));
+    rr4_sub_loose(s->den + (u64)g * RL, s->x3 + (u64)g * RL, GX(a));
     accumulate(run, s, g);
   }
   invert_lanes(inv, run);
@@ -262,13 +264,13 @@ static void double_add_step(V *acc, u32 ng, const V *add, u32 add_stride, int us
     const V *x3 = s->x3 + (u64)g * RL;
     V t[RL], mu[RL], x4[RL];
     peel(t, inv, s, g);
-    rr4_add_lazy(mu, GY(a), GY(a));
+    rr4_add_loose(mu, GY(a), GY(a));
     rr4_mul(mu, mu, t);
     if (negate) rr4_sub_lazy(mu, mu, s->lam + (u64)g * RL);
     else rr4_add_lazy(mu, mu, s->lam + (u64)g * RL);
     rr4_sqr(x4, mu);
     rr4_sub2(x4, x4, GX(a), x3);
-    rr4_sub_lazy(t, x4, GX(a));
+    rr4_sub_loose(t, x4, GX(a));
     rr4_mul(t, mu, t);
     rr4_sub(GY(a), t, GY(a));
     rr4_copy(GX(a), x4);
