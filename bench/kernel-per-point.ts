@@ -30,15 +30,23 @@ export interface PerPointFigures {
   products: { scalar: number; simd: number };
 }
 
-/** Products an inversion makes (Fermat: 254 squarings, 110 products), and the four lanes' 9 more. */
-const INVERSION_PRODUCTS = 364;
-const LANE_INVERSION_PRODUCTS = 9;
+/**
+ * Products an inversion makes, squarings counted as products. The scalar walk's rr_inv
+ * (bn254-fq-rr.h): a squaring for each of the exponent's 256 bits from 1 up, and a product for each
+ * of q − 2's 110 one bits. The SIMD walk's rr_inv_window (g1-scale-x4.c): a², 7 products for the odd
+ * powers up to a^15, then 252 squarings and 48 products over the windows; and invert_lanes' 9.
+ */
+const SCALAR_INVERSION_PRODUCTS = 256 + 110;
+const SIMD_INVERSION_PRODUCTS = 1 + 7 + 252 + 48 + 9;
+/** The points a pass's inversion is shared by: G1ScaleKernel's batches, full at the bench's sizes. */
+const SCALAR_BATCH_POINTS = 1024;
+const SIMD_BATCH_POINTS = 4096;
 
 /**
  * Field products a point for a schedule, in each walk: entry and exit (4); the table (a doubling and
  * 7 additions, and in the SIMD walk φ's 8 x); a doubling 7, an addition 6 (+1 for φ's in the scalar
- * walk), a doubling followed by an addition 11 in the SIMD walk; each step's inversion shared by the
- * batch (1024 points in the scalar walk, 2048 in the SIMD walk, whose lanes add 9 products).
+ * walk), a doubling followed by an addition 11 in the SIMD walk (two passes); each pass's inversion
+ * shared by the batch (8 + doublings + additions passes in both walks).
  */
 function productsPerPoint(schedule: Int8Array): { scalar: number; simd: number } {
   let doublings = 0;
@@ -58,7 +66,13 @@ function productsPerPoint(schedule: Int8Array): { scalar: number; simd: number }
   const inversions = 8 + doublings + additions;
   const table = 7 + 7 * 6;
   return {
-    scalar: 4 + table + 7 * doublings + 6 * additions + phiAdditions + (inversions * INVERSION_PRODUCTS) / 1024,
+    scalar:
+      4 +
+      table +
+      7 * doublings +
+      6 * additions +
+      phiAdditions +
+      (inversions * SCALAR_INVERSION_PRODUCTS) / SCALAR_BATCH_POINTS,
     simd:
       4 +
       table +
@@ -66,7 +80,7 @@ function productsPerPoint(schedule: Int8Array): { scalar: number; simd: number }
       7 * (doublings - fused) +
       11 * fused +
       6 * (additions - fused) +
-      (inversions * (INVERSION_PRODUCTS + LANE_INVERSION_PRODUCTS)) / 2048,
+      (inversions * SIMD_INVERSION_PRODUCTS) / SIMD_BATCH_POINTS,
   };
 }
 

@@ -30,8 +30,9 @@ interface WalkShape {
   /** The scratch's bytes for `lanes` points (walking points, per-step field elements, flags). */
   scratchBytesPerLanes: number;
   /**
-   * Points per lockstep batch. One field inversion (~380 products) is shared by the batch, so
-   * larger is cheaper per point until the batch's tables leave the CPU cache (docs/kernel.md).
+   * Points per lockstep batch. One field inversion (366 products; the SIMD walk's four lanes, 317)
+   * is shared by the batch, so larger is cheaper per point until the batch's tables leave the CPU
+   * cache (docs/kernel.md).
    */
   batchPoints: number;
 }

@@ -83,7 +83,7 @@ static inline int qm2_bit(int i) { return (int)((QM2[i >> 5] >> (i & 31)) & 1); 
 
 /*
  * r = 1/a by Fermat, a^(q-2), as rr_inv but over windows of up to 4 bits of the exponent (odd
- * powers a, a^3, ..., a^15 made first) and with rr_sqr: 252 squarings and 56 products where
+ * powers a, a^3, ..., a^15 made first) and with rr_sqr: 253 squarings and 55 products where
  * rr_inv makes 366 products. The exponent is q - 2, so the sequence of operations is fixed.
  */
 static void rr_inv_window(u32 *r, const u32 *a) {
