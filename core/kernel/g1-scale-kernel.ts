@@ -51,8 +51,8 @@ const WALKS: Record<ScaleKernelKind, WalkShape> = {
     lanes: 4,
     // Per entry x, y and beta·x, each four lanes wide.
     tableBytesPerLanes: TABLE_POINTS * 3 * 4 * WORK_FIELD_BYTES,
-    // The walking points, four field elements of scratch a step, and a flag a lane.
-    scratchBytesPerLanes: 4 * (2 * WORK_FIELD_BYTES + 4 * WORK_FIELD_BYTES + 1),
+    // The walking points, three field elements of scratch a step, and a flag a lane.
+    scratchBytesPerLanes: 4 * (2 * WORK_FIELD_BYTES + 3 * WORK_FIELD_BYTES + 1),
     // What a step touches, about 330 bytes a point, stays within a core's L2 (2 MB here) at 4096.
     batchPoints: 4096,
   },
