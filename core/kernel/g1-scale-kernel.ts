@@ -7,7 +7,7 @@
  * same in Node and in a browser worker: it needs only the module's bytes, no threads.
  */
 import { fieldBytesLe } from '../crypto/bn254-moduli.ts';
-import { BN254_Q, GLV_BETA, type ScaleChain } from './g1-scale-chain.ts';
+import { BN254_Q, GLV_BETA, walkSchedule, type ScaleChain } from './g1-scale-chain.ts';
 import { kernelSimdWasm } from './kernel-simd-wasm.generated.ts';
 import { kernelWasm } from './kernel-wasm.generated.ts';
 
@@ -132,12 +132,10 @@ export class G1ScaleKernel {
   /** Scales every point of `points` (a whole number of 64-byte points) in place. */
   scale(points: Uint8Array, chain: ScaleChain): void {
     if (points.byteLength % POINT_BYTES !== 0) throw new Error('the point buffer is not a whole number of G1 points');
-    if (chain.schedule.byteLength > SCHEDULE_BYTES) throw new Error('the chain is longer than the kernel takes');
+    const { schedule, steps } = walkSchedule(chain, this.kind === 'simd');
+    if (schedule.byteLength > SCHEDULE_BYTES) throw new Error('the chain is longer than the kernel takes');
     const memory = new Uint8Array(this.exports.memory.buffer);
-    memory.set(
-      new Uint8Array(chain.schedule.buffer, chain.schedule.byteOffset, chain.schedule.byteLength),
-      this.layout.sched,
-    );
+    memory.set(new Uint8Array(schedule.buffer, schedule.byteOffset, schedule.byteLength), this.layout.sched);
     const total = points.byteLength / POINT_BYTES;
     for (let first = 0; first < total; first += this.batchPoints) {
       const n = Math.min(this.batchPoints, total - first);
@@ -149,7 +147,7 @@ export class G1ScaleKernel {
         this.layout.tab,
         this.layout.scratch,
         this.layout.sched,
-        chain.steps,
+        steps,
         this.layout.beta,
       );
       slice.set(memory.subarray(this.layout.pts, this.layout.pts + n * POINT_BYTES));
