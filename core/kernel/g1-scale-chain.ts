@@ -224,15 +224,41 @@ export function planScaleChain(scalar: bigint): ScaleChain | null {
   const standard = chainSchedule(k, halves);
   if (!standard) return null;
   const schedule = [...standard];
-  // The SIMD walk's own chain where it is cheaper there and its checks pass; else it walks the first.
-  const phi = halves[1]!;
-  const phiDigits = simdDigits(k2 < 0n ? -k2 : k2, halves[0]!.digits);
-  const simd = phiDigits && chainSchedule(k, [halves[0]!, { ...phi, digits: phiDigits }]);
-  const shift = simd ? (simd.length - standard.length) / 2 : 0;
-  if (simd && Math.abs(shift) < 128 && simd.some((v, i) => v !== standard[i])) {
-    schedule.push(OP_SIMD_CHAIN, shift, ...simd);
+  // The SIMD walk's own chain: the cheapest for it of φ(P)'s half recoded around P's, P's then
+  // recoded around that, and P's recoded around φ(P)'s NAF, among those whose checks pass.
+  const [p, phi] = halves as [ChainHalf, ChainHalf];
+  const abs = [k1 < 0n ? -k1 : k1, k2 < 0n ? -k2 : k2] as const;
+  const recoded = (half: ChainHalf, digits: number[] | null): ChainHalf | null => digits && { ...half, digits };
+  const phiAround = recoded(phi, simdDigits(abs[1], p.digits));
+  const pAroundThat = phiAround && recoded(p, simdDigits(abs[0], phiAround.digits));
+  const pAround = recoded(p, simdDigits(abs[0], phi.digits));
+  let best = standard;
+  for (const pair of [
+    [p, phiAround],
+    [pAroundThat, phiAround],
+    [pAround, phi],
+  ]) {
+    if (!pair[0] || !pair[1]) continue;
+    const candidate = chainSchedule(k, [pair[0], pair[1]]);
+    if (candidate && simdCost(candidate) < simdCost(best)) best = candidate;
   }
+  const shift = (best.length - standard.length) / 2;
+  if (best !== standard && Math.abs(shift) < 128) schedule.push(OP_SIMD_CHAIN, shift, ...best);
   return { schedule: Int8Array.from(schedule), steps: standard.length / 2 };
+}
+
+/** A schedule's products in the SIMD walk: 7 a doubling, 11 a doubling followed by an addition, 6 an addition alone. */
+function simdCost(schedule: readonly number[]): number {
+  let cost = 0;
+  for (let i = 0; i < schedule.length; i += 2) {
+    const op = schedule[i];
+    const next = schedule[i + 2];
+    const fused = op === OP_DOUBLE && (next === OP_ADD_P || next === OP_ADD_PHI);
+    // The fused addition is counted with its doubling, 4 beyond it, and as an addition, 6.
+    if (op === OP_DOUBLE) cost += SIMD_DOUBLING + (fused ? SIMD_FUSED_ADDITION - SIMD_ADDITION_ALONE : 0);
+    else if (op === OP_ADD_P || op === OP_ADD_PHI) cost += SIMD_ADDITION_ALONE;
+  }
+  return cost;
 }
 
 interface ChainHalf {
