@@ -10,11 +10,12 @@
  * needs P ≠ ±Q there. A scalar whose chain fails either check is refused (`null`) and the caller
  * uses the generic path instead; for a random secret it never happens.
  *
- * The SIMD walk gets a chain of its own where one is cheaper for it (most scalars): φ(P)'s half
- * recoded around P's so that fewer of its additions fall on a position where P's half adds too (an
- * addition alone there, 6 products, where one after a doubling is 4 beyond it), about 10 products
- * a point fewer (simdDigits). The same scalar, checked the same way, so the same bytes out. The
- * scalar walk keeps width-5 NAF's chain: where its additions fall costs it nothing.
+ * The SIMD walk gets a chain of its own where one is cheaper for it (most scalars): one half
+ * recoded around the other so that fewer of its additions fall on a position where the other adds
+ * too (an addition alone there, 6 products, where one after a doubling is 4 beyond it) and the
+ * chain is no longer than it must be, about 21 products a point fewer (simdDigits). The same
+ * scalar, checked the same way, so the same bytes out. The scalar walk keeps width-5 NAF's chain:
+ * where its additions fall costs it nothing.
  */
 import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
 
