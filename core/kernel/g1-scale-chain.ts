@@ -206,10 +206,22 @@ function simdDigits(k: bigint, other: readonly number[]): number[] | null {
   return digits;
 }
 
+/** The last scalar planned and its chain (planScaleChain). */
+let lastPlan: { k: bigint; chain: ScaleChain | null } | undefined;
+
 /** Plans the chain for scalar k (1 <= k < r), or returns null when the kernel's formulas cannot follow it. */
 export function planScaleChain(scalar: bigint): ScaleChain | null {
   const k = mod(scalar, BN254_R);
   if (k === 0n) return null;
+  // snarkjs applies one scalar in calls of 2^16 points, and planning takes some 20 ms (the SIMD
+  // walk's recodings): the last plan is kept (its schedule is only ever read or copied).
+  if (lastPlan?.k === k) return lastPlan.chain;
+  const chain = planChain(k);
+  lastPlan = { k, chain };
+  return chain;
+}
+
+function planChain(k: bigint): ScaleChain | null {
   const [k1, k2] = glvSplit(k);
   if (mod(k1 + k2 * GLV_LAMBDA, BN254_R) !== k) throw new Error('GLV split does not recompose the scalar');
   const halves = [
