@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { buildBn128 } from 'ffjavascript';
 import * as mcl from 'mcl-wasm';
-import { BN254_R, planScaleChain } from '../core/kernel/g1-scale-chain.ts';
+import { BN254_R, planScaleChain, walkSchedule, type ScaleChain } from '../core/kernel/g1-scale-chain.ts';
 import { G1ScaleKernel } from '../core/kernel/g1-scale-kernel.ts';
 import { g1GeneratorMultiples } from './g1-bench-points.ts';
 import { parseBenchArgs } from './bench-args.ts';
@@ -30,43 +30,65 @@ export interface PerPointFigures {
   products: { scalar: number; simd: number };
 }
 
-/** Products an inversion makes (Fermat: 254 squarings, 110 products), and the four lanes' 9 more. */
-const INVERSION_PRODUCTS = 364;
-const LANE_INVERSION_PRODUCTS = 9;
-
 /**
- * Field products a point for a schedule, in each walk: entry and exit (4); the table (a doubling and
- * 7 additions, and in the SIMD walk φ's 8 x); a doubling 7, an addition 6 (+1 for φ's in the scalar
- * walk), a doubling followed by an addition 11 in the SIMD walk; each step's inversion shared by the
- * batch (1024 points in the scalar walk, 2048 in the SIMD walk, whose lanes add 9 products).
+ * Products an inversion makes, squarings counted as products. The scalar walk's rr_inv
+ * (bn254-fq-rr.h): a squaring for each of the exponent's 256 bits from 1 up, and a product for each
+ * of q − 2's 110 one bits. The SIMD walk's rr_inv_window (g1-scale-x4.c): a², 7 products for the odd
+ * powers up to a^15, then 252 squarings and 48 products over the windows; and invert_lanes' 9.
  */
-function productsPerPoint(schedule: Int8Array): { scalar: number; simd: number } {
-  let doublings = 0;
-  let additions = 0;
-  let phiAdditions = 0;
-  let fused = 0;
+const SCALAR_INVERSION_PRODUCTS = 256 + 110;
+const SIMD_INVERSION_PRODUCTS = 1 + 7 + 252 + 48 + 9;
+/** The points a pass's inversion is shared by: G1ScaleKernel's batches, full at the bench's sizes. */
+const SCALAR_BATCH_POINTS = 1024;
+const SIMD_BATCH_POINTS = 4096;
+
+/** The steps of a walk's schedule: doublings, additions (of them φ's), doublings followed by an addition. */
+function stepCounts(schedule: Int8Array): {
+  doublings: number;
+  additions: number;
+  phiAdditions: number;
+  fused: number;
+} {
+  const counts = { doublings: 0, additions: 0, phiAdditions: 0, fused: 0 };
   for (let i = 0; i < schedule.length; i += 2) {
     const op = schedule[i];
     if (op === 0) {
-      doublings++;
-      if (schedule[i + 2] === 1 || schedule[i + 2] === 2) fused++;
+      counts.doublings++;
+      if (schedule[i + 2] === 1 || schedule[i + 2] === 2) counts.fused++;
     } else if (op === 1 || op === 2) {
-      additions++;
-      if (op === 2) phiAdditions++;
+      counts.additions++;
+      if (op === 2) counts.phiAdditions++;
     }
   }
-  const inversions = 8 + doublings + additions;
+  return counts;
+}
+
+/**
+ * Field products a point for a chain, each walk on its own schedule (walkSchedule): entry and exit
+ * (4); the table (a doubling and 7 additions, and in the SIMD walk φ's 8 x); a doubling 7, an
+ * addition 6 (+1 for φ's in the scalar walk), a doubling followed by an addition 11 in the SIMD walk
+ * (two passes); each pass's inversion shared by the batch (8 + doublings + additions passes).
+ */
+function productsPerPoint(chain: ScaleChain): { scalar: number; simd: number } {
   const table = 7 + 7 * 6;
+  const s = stepCounts(walkSchedule(chain, false).schedule);
+  const v = stepCounts(walkSchedule(chain, true).schedule);
   return {
-    scalar: 4 + table + 7 * doublings + 6 * additions + phiAdditions + (inversions * INVERSION_PRODUCTS) / 1024,
+    scalar:
+      4 +
+      table +
+      7 * s.doublings +
+      6 * s.additions +
+      s.phiAdditions +
+      ((8 + s.doublings + s.additions) * SCALAR_INVERSION_PRODUCTS) / SCALAR_BATCH_POINTS,
     simd:
       4 +
       table +
       8 +
-      7 * (doublings - fused) +
-      11 * fused +
-      6 * (additions - fused) +
-      (inversions * (INVERSION_PRODUCTS + LANE_INVERSION_PRODUCTS)) / 2048,
+      7 * (v.doublings - v.fused) +
+      11 * v.fused +
+      6 * (v.additions - v.fused) +
+      ((8 + v.doublings + v.additions) * SIMD_INVERSION_PRODUCTS) / SIMD_BATCH_POINTS,
   };
 }
 
@@ -134,7 +156,7 @@ export async function runKernelPerPoint(points = 8192, rounds = 3): Promise<PerP
     return {
       points,
       rounds,
-      products: productsPerPoint(chain.schedule),
+      products: productsPerPoint(chain),
       rows: [
         { kernel: 'ffjavascript batchApplyKey (snarkjs)', usPerPoint: us(best.ffjs), note: 'one thread' },
         {

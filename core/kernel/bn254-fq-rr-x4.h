@@ -26,7 +26,17 @@ typedef v128_t V;
  * 1, and the factors of the conversions from and to the key's form (R_FROM_KEY, R_TO_KEY). rr4_init
  * is not inlined, so that clang cannot forward its stores into the products.
  */
-static V RQ_SPLAT[RL], ONE_SPLAT[RL], FROM_KEY_SPLAT[RL], TO_KEY_SPLAT[RL];
+static V RQ_SPLAT[RL], ONE_SPLAT[RL], FROM_KEY_SPLAT[RL], TO_KEY_SPLAT[RL], LOOSE_4Q_SPLAT[RL];
+
+/*
+ * 4q in limbs that each cover the largest limb subtracted from them (rr4_sub_loose): 2^29 borrowed
+ * from every limb above the lowest, 2^29 - 1 of it left in the limb below. The same number as
+ * 4q's limbs, 0x1f3f51c, 0x41182db, ... (rr4_sub2), each limb but the lowest and the highest
+ * 2^29 - 1 larger.
+ */
+static const u32 LOOSE_4Q[RL] = {
+    0x21f3f51cu, 0x241182dau, 0x31ca8d3bu, 0x2b548b42u, 0x361765dfu,
+    0x2b6d0301u, 0x229b8503u, 0x397098cfu, 0x00c19138u};
 
 __attribute__((noinline)) static void rr4_init(void) {
   _Pragma("clang loop unroll(full)") for (int j = 0; j < RL; j++) {
@@ -34,6 +44,7 @@ __attribute__((noinline)) static void rr4_init(void) {
     ONE_SPLAT[j] = wasm_i32x4_splat((int32_t)RR_ONE[j]);
     FROM_KEY_SPLAT[j] = wasm_i32x4_splat((int32_t)R_FROM_KEY[j]);
     TO_KEY_SPLAT[j] = wasm_i32x4_splat((int32_t)R_TO_KEY[j]);
+    LOOSE_4Q_SPLAT[j] = wasm_i32x4_splat((int32_t)LOOSE_4Q[j]);
   }
 }
 
@@ -160,12 +171,12 @@ __attribute__((always_inline)) static inline void rr4_reduce(V *r, const V *l00,
     tl[i + 1] = X4_ADD64(tl[i + 1], wasm_u64x2_shr(tl[i], RBITS));
     th[i + 1] = X4_ADD64(th[i + 1], wasm_u64x2_shr(th[i], RBITS));
   }
-  const V mask64 = wasm_i64x2_splat(RMASK);
   V cl = wasm_i64x2_const(0, 0), ch = cl;
   _Pragma("clang loop unroll(full)") for (int j = 0; j < RL; j++) {
     cl = X4_ADD64(cl, tl[RL + j]);
     ch = X4_ADD64(ch, th[RL + j]);
-    r[j] = wasm_i32x4_shuffle(wasm_v128_and(cl, mask64), wasm_v128_and(ch, mask64), 0, 2, 4, 6);
+    /* The four lanes' low words gathered first, then masked: one and, not two. */
+    r[j] = wasm_v128_and(wasm_i32x4_shuffle(cl, ch, 0, 2, 4, 6), mask);
     cl = wasm_u64x2_shr(cl, RBITS);
     ch = wasm_u64x2_shr(ch, RBITS);
   }
@@ -269,6 +280,35 @@ static inline void rr4_sub_lazy(V *r, const V *a, const V *b) {
     r[i] = wasm_v128_and(c, mask);
     c = wasm_i32x4_shr(c, RBITS);
   }
+}
+
+/*
+ * The loose forms below skip the carries: their limbs are not below 2^29 but below 3·2^29, which a
+ * product takes in ONE of its inputs (the other's limbs below 2^29): a column of a block-sum
+ * product is then below 3·(6·2^29)(2·2^29) = 2^63.2, a column of the whole product with its
+ * reduction below 27·2^58 + 9·2^58 + 2^35 < 2^64, and its result is that of the same number in
+ * normalised limbs (the reduction sees the number, not its limbs). Only for a product's input
+ * whose other input is a product's result or the lanes' inverse; never for a squaring.
+ */
+
+/* r = a + b, in [0, 4q) for a, b in [0, 2q), limbs below 2^30: rr4_add_lazy without its carries. */
+static inline void rr4_add_loose(V *r, const V *a, const V *b) {
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++) r[i] = wasm_i32x4_add(a[i], b[i]);
+}
+
+/*
+ * r = a - b + 4q, in (2q, 6q) for a, b in [0, 2q), limbs below 3·2^29: each limb of b taken from
+ * LOOSE_4Q's, which covers it (4q, not 2q: 2q's top limb may be b's).
+ */
+static inline void rr4_sub_loose(V *r, const V *a, const V *b) {
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++)
+    r[i] = wasm_i32x4_sub(wasm_i32x4_add(a[i], wasm_v128_load(&LOOSE_4Q_SPLAT[i])), b[i]);
+}
+
+/* r = 3a, in [0, 6q) for a in [0, 2q), limbs below 3·2^29: rr4_triple_lazy without its carries. */
+static inline void rr4_triple_loose(V *r, const V *a) {
+  _Pragma("clang loop unroll(full)") for (int i = 0; i < RL; i++)
+    r[i] = wasm_i32x4_add(wasm_i32x4_add(a[i], a[i]), a[i]);
 }
 
 /* 4q, rr4_sub2's largest correction. */

@@ -9,6 +9,13 @@
  * g1-scale-x4.c's, which does a doubling followed by an addition, 2P + Q, as (P + Q) + P, so also
  * needs P ≠ ±Q there. A scalar whose chain fails either check is refused (`null`) and the caller
  * uses the generic path instead; for a random secret it never happens.
+ *
+ * The SIMD walk gets a chain of its own where one is cheaper for it (most scalars): one half
+ * recoded around the other so that fewer of its additions fall on a position where the other adds
+ * too (an addition alone there, 6 products, where one after a doubling is 4 beyond it) and the
+ * chain is no longer than it must be, about 21 products a point fewer (simdDigits). The same
+ * scalar, checked the same way, so the same bytes out. The scalar walk keeps width-5 NAF's chain:
+ * where its additions fall costs it nothing.
  */
 import { BN254_Q, BN254_R } from '../crypto/bn254-moduli.ts';
 
@@ -26,12 +33,31 @@ const OP_ADD_P = 1;
 const OP_ADD_PHI = 2;
 const OP_SET_P = 3;
 const OP_SET_PHI = 4;
+/**
+ * Not an operation: in a ScaleChain's schedule, after the `steps` pairs every walk can take, this
+ * pair (its digit the difference in steps) and the SIMD walk's own chain (`walkSchedule`).
+ */
+const OP_SIMD_CHAIN = 5;
 
 export interface ScaleChain {
-  /** (op, digit) byte pairs, as scale_batch reads them. */
+  /**
+   * (op, digit) byte pairs, as scale_batch reads them: the chain, then (OP_SIMD_CHAIN, its
+   * difference in steps) and the same scalar's chain recoded for the SIMD walk, where it is cheaper
+   * there (`walkSchedule` picks a walk's).
+   */
   schedule: Int8Array;
-  /** How many steps of the chain are point operations (doublings + additions). */
+  /** How many pairs of the schedule the first chain is (doublings, additions and the first setting). */
   steps: number;
+}
+
+/** The schedule and its count of pairs that a walk runs: the SIMD walk's own chain where there is one. */
+export function walkSchedule(chain: ScaleChain, simd: boolean): { schedule: Int8Array; steps: number } {
+  const end = 2 * chain.steps;
+  if (simd && chain.schedule[end] === OP_SIMD_CHAIN) {
+    const steps = chain.steps + chain.schedule[end + 1]!;
+    return { schedule: chain.schedule.subarray(end + 2, end + 2 + 2 * steps), steps };
+  }
+  return { schedule: chain.schedule.subarray(0, end), steps: chain.steps };
 }
 
 const mod = (a: bigint, m: bigint): bigint => ((a % m) + m) % m;
@@ -108,10 +134,94 @@ function wnaf(k: bigint, w: number): number[] {
   return digits;
 }
 
+/** The SIMD walk's products for a digit beyond its position's doubling: fused with it, or alone. */
+const SIMD_FUSED_ADDITION = 4;
+const SIMD_ADDITION_ALONE = 6;
+const SIMD_DOUBLING = 7;
+
+/**
+ * Digits of k >= 0 (least significant first; odd, within ±15, where not 0: the table's) chosen for
+ * the SIMD walk beside `other`, the other half's: a digit where `other` has none is fused with its
+ * position's doubling (4 products beyond it), one where `other` has one is an addition alone (6),
+ * and a position past `other`'s end that k still needs is a doubling more (7). Dynamic programming
+ * over (position j, carry c), where what is left to write is floor(k / 2^j) + c; |c| <= 16 holds.
+ * Ties keep width-5 NAF's digit, so the chain differs only where it saves products. Null if no
+ * recoding ends within the carries kept (not met).
+ */
+function simdDigits(k: bigint, other: readonly number[]): number[] | null {
+  const bits = Array.from(k.toString(2)).reverse().map(Number);
+  const n = bits.length;
+  const CARRY = 16;
+  const width = 2 * CARRY + 1;
+  const end = n + 8;
+  // What is left as a number, where it is small enough to be exact (near and past the top).
+  const left = (j: number, c: number): number => (j >= n ? c : j >= n - 40 ? Number(k >> BigInt(j)) + c : Infinity);
+  const cost = new Float64Array((end + 1) * width).fill(Infinity);
+  const choice = new Int8Array((end + 1) * width);
+  const at = (j: number, c: number): number => j * width + c + CARRY;
+  cost[at(end, 0)] = 0;
+  for (let j = end - 1; j >= 0; j--) {
+    for (let c = -CARRY; c <= CARRY; c++) {
+      if (left(j, c) === 0) {
+        cost[at(j, c)] = 0;
+        continue;
+      }
+      if (left(j, c) < 0) continue; // k's halves are walked as positive numbers
+      const b = bits[j] ?? 0;
+      const doubling = j >= other.length ? SIMD_DOUBLING : 0;
+      if ((b + c) % 2 === 0) {
+        cost[at(j, c)] = doubling + cost[at(j + 1, (b + c) / 2)]!;
+        continue;
+      }
+      const addition = other[j] ? SIMD_ADDITION_ALONE : SIMD_FUSED_ADDITION;
+      // Width-5 NAF's digit first, so that it wins the ties.
+      let low = 0;
+      for (let i = 4; i >= 0; i--) low = 2 * low + (bits[j + i] ?? 0);
+      let naf = (((low + c) % 32) + 32) % 32;
+      if (naf >= 16) naf -= 32;
+      let best = Infinity;
+      let bestDigit = 0;
+      for (const d of [naf, -15, -13, -11, -9, -7, -5, -3, -1, 1, 3, 5, 7, 9, 11, 13, 15]) {
+        const next = (b + c - d) / 2;
+        if (next < -CARRY || next > CARRY) continue;
+        const total = doubling + addition + cost[at(j + 1, next)]!;
+        if (total < best) {
+          best = total;
+          bestDigit = d;
+        }
+      }
+      cost[at(j, c)] = best;
+      choice[at(j, c)] = bestDigit;
+    }
+  }
+  const digits: number[] = [];
+  let c = 0;
+  for (let j = 0; left(j, c) !== 0; j++) {
+    if (j >= end || cost[at(j, c)] === Infinity) return null;
+    const b = bits[j] ?? 0;
+    const d = (b + c) % 2 === 0 ? 0 : choice[at(j, c)]!;
+    digits.push(d);
+    c = (b + c - d) / 2;
+  }
+  return digits;
+}
+
+/** The last scalar planned and its chain (planScaleChain). */
+let lastPlan: { k: bigint; chain: ScaleChain | null } | undefined;
+
 /** Plans the chain for scalar k (1 <= k < r), or returns null when the kernel's formulas cannot follow it. */
 export function planScaleChain(scalar: bigint): ScaleChain | null {
   const k = mod(scalar, BN254_R);
   if (k === 0n) return null;
+  // snarkjs applies one scalar in calls of 2^16 points, and planning takes some 20 ms (the SIMD
+  // walk's recodings): the last plan is kept (its schedule is only ever read or copied).
+  if (lastPlan?.k === k) return lastPlan.chain;
+  const chain = planChain(k);
+  lastPlan = { k, chain };
+  return chain;
+}
+
+function planChain(k: bigint): ScaleChain | null {
   const [k1, k2] = glvSplit(k);
   if (mod(k1 + k2 * GLV_LAMBDA, BN254_R) !== k) throw new Error('GLV split does not recompose the scalar');
   const halves = [
@@ -124,6 +234,56 @@ export function planScaleChain(scalar: bigint): ScaleChain | null {
       set: OP_SET_PHI,
     },
   ];
+  const standard = chainSchedule(k, halves);
+  if (!standard) return null;
+  const schedule = [...standard];
+  // The SIMD walk's own chain: the cheapest for it of φ(P)'s half recoded around P's, P's then
+  // recoded around that, and P's recoded around φ(P)'s NAF, among those whose checks pass.
+  const [p, phi] = halves as [ChainHalf, ChainHalf];
+  const abs = [k1 < 0n ? -k1 : k1, k2 < 0n ? -k2 : k2] as const;
+  const recoded = (half: ChainHalf, digits: number[] | null): ChainHalf | null => digits && { ...half, digits };
+  const phiAround = recoded(phi, simdDigits(abs[1], p.digits));
+  const pAroundThat = phiAround && recoded(p, simdDigits(abs[0], phiAround.digits));
+  const pAround = recoded(p, simdDigits(abs[0], phi.digits));
+  let best = standard;
+  for (const pair of [
+    [p, phiAround],
+    [pAroundThat, phiAround],
+    [pAround, phi],
+  ]) {
+    if (!pair[0] || !pair[1]) continue;
+    const candidate = chainSchedule(k, [pair[0], pair[1]]);
+    if (candidate && simdCost(candidate) < simdCost(best)) best = candidate;
+  }
+  const shift = (best.length - standard.length) / 2;
+  if (best !== standard && Math.abs(shift) < 128) schedule.push(OP_SIMD_CHAIN, shift, ...best);
+  return { schedule: Int8Array.from(schedule), steps: standard.length / 2 };
+}
+
+/** A schedule's products in the SIMD walk: 7 a doubling, 11 a doubling followed by an addition, 6 an addition alone. */
+function simdCost(schedule: readonly number[]): number {
+  let cost = 0;
+  for (let i = 0; i < schedule.length; i += 2) {
+    const op = schedule[i];
+    const next = schedule[i + 2];
+    const fused = op === OP_DOUBLE && (next === OP_ADD_P || next === OP_ADD_PHI);
+    // The fused addition is counted with its doubling, 4 beyond it, and as an addition, 6.
+    if (op === OP_DOUBLE) cost += SIMD_DOUBLING + (fused ? SIMD_FUSED_ADDITION - SIMD_ADDITION_ALONE : 0);
+    else if (op === OP_ADD_P || op === OP_ADD_PHI) cost += SIMD_ADDITION_ALONE;
+  }
+  return cost;
+}
+
+interface ChainHalf {
+  digits: number[];
+  sign: number;
+  base: bigint;
+  add: number;
+  set: number;
+}
+
+/** The (op, digit) pairs walking the two halves' digits, or null where a walk's formulas cannot follow them. */
+function chainSchedule(k: bigint, halves: ChainHalf[]): number[] | null {
   const length = Math.max(halves[0]!.digits.length, halves[1]!.digits.length);
   const schedule: number[] = [];
   let acc: bigint | null = null;
@@ -155,5 +315,5 @@ export function planScaleChain(scalar: bigint): ScaleChain | null {
     }
   }
   if (acc !== k) throw new Error('the planned chain does not reach the scalar');
-  return { schedule: Int8Array.from(schedule), steps: schedule.length / 2 };
+  return schedule;
 }

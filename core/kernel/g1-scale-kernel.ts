@@ -7,7 +7,7 @@
  * same in Node and in a browser worker: it needs only the module's bytes, no threads.
  */
 import { fieldBytesLe } from '../crypto/bn254-moduli.ts';
-import { BN254_Q, GLV_BETA, type ScaleChain } from './g1-scale-chain.ts';
+import { BN254_Q, GLV_BETA, walkSchedule, type ScaleChain } from './g1-scale-chain.ts';
 import { kernelSimdWasm } from './kernel-simd-wasm.generated.ts';
 import { kernelWasm } from './kernel-wasm.generated.ts';
 
@@ -30,8 +30,9 @@ interface WalkShape {
   /** The scratch's bytes for `lanes` points (walking points, per-step field elements, flags). */
   scratchBytesPerLanes: number;
   /**
-   * Points per lockstep batch. One field inversion (~380 products) is shared by the batch, so
-   * larger is cheaper per point until the batch's tables leave the CPU cache (docs/kernel.md).
+   * Points per lockstep batch. One field inversion (366 products; the SIMD walk's four lanes, 317)
+   * is shared by the batch, so larger is cheaper per point until the batch's tables leave the CPU
+   * cache (docs/kernel.md).
    */
   batchPoints: number;
 }
@@ -50,8 +51,8 @@ const WALKS: Record<ScaleKernelKind, WalkShape> = {
     lanes: 4,
     // Per entry x, y and beta·x, each four lanes wide.
     tableBytesPerLanes: TABLE_POINTS * 3 * 4 * WORK_FIELD_BYTES,
-    // The walking points, four field elements of scratch a step, and a flag a lane.
-    scratchBytesPerLanes: 4 * (2 * WORK_FIELD_BYTES + 4 * WORK_FIELD_BYTES + 1),
+    // The walking points, three field elements of scratch a step, and a flag a lane.
+    scratchBytesPerLanes: 4 * (2 * WORK_FIELD_BYTES + 3 * WORK_FIELD_BYTES + 1),
     // What a step touches, about 330 bytes a point, stays within a core's L2 (2 MB here) at 4096.
     batchPoints: 4096,
   },
@@ -131,12 +132,10 @@ export class G1ScaleKernel {
   /** Scales every point of `points` (a whole number of 64-byte points) in place. */
   scale(points: Uint8Array, chain: ScaleChain): void {
     if (points.byteLength % POINT_BYTES !== 0) throw new Error('the point buffer is not a whole number of G1 points');
-    if (chain.schedule.byteLength > SCHEDULE_BYTES) throw new Error('the chain is longer than the kernel takes');
+    const { schedule, steps } = walkSchedule(chain, this.kind === 'simd');
+    if (schedule.byteLength > SCHEDULE_BYTES) throw new Error('the chain is longer than the kernel takes');
     const memory = new Uint8Array(this.exports.memory.buffer);
-    memory.set(
-      new Uint8Array(chain.schedule.buffer, chain.schedule.byteOffset, chain.schedule.byteLength),
-      this.layout.sched,
-    );
+    memory.set(new Uint8Array(schedule.buffer, schedule.byteOffset, schedule.byteLength), this.layout.sched);
     const total = points.byteLength / POINT_BYTES;
     for (let first = 0; first < total; first += this.batchPoints) {
       const n = Math.min(this.batchPoints, total - first);
@@ -148,7 +147,7 @@ export class G1ScaleKernel {
         this.layout.tab,
         this.layout.scratch,
         this.layout.sched,
-        chain.steps,
+        steps,
         this.layout.beta,
       );
       slice.set(memory.subarray(this.layout.pts, this.layout.pts + n * POINT_BYTES));

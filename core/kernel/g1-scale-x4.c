@@ -13,7 +13,9 @@
  *   each of the ~21 additions of phi(P)'s multiples;
  * - the four lanes' running products are inverted with one scalar inversion between them, over
  *   windows of the exponent (rr_inv_window).
- * And fewer passes of additions and subtractions a step (rr4_sub2, rr4_triple_lazy, slope_numerator).
+ * And fewer passes of additions and subtractions a step (rr4_sub2, slope_numerator), those that only
+ * feed a product without their carries (the loose forms of bn254-fq-rr-x4.h): a product's result
+ * depends on the numbers it is given, not on their limbs, so the bytes out are the same.
  * The planner (g1-scale-chain.ts) checks that the fused steps never meet equal or opposite points.
  *
  * Points are grouped by four: a group is x then y, each an X4 (9 vectors, 288 bytes a group); the
@@ -29,9 +31,14 @@
 #define GY(p) ((p) + RL)
 #define TPHI(p) ((p) + 2 * RL)
 
-/* The per-group scratch of a step: running products, denominators, and the fused step's lambda and x. */
+/*
+ * The per-group scratch of a step: running products, and the fused step's lambda and x. Not the
+ * denominators: the backward pass makes each again from what it reads anyway (a loose sum or
+ * difference, 9 vector operations), which is cheaper than writing and reading it back, and keeps
+ * what a step touches smaller.
+ */
 struct Scratch {
-  V *pre, *den, *lam, *x3;
+  V *pre, *lam, *x3;
 };
 
 /*
@@ -81,7 +88,7 @@ static inline int qm2_bit(int i) { return (int)((QM2[i >> 5] >> (i & 31)) & 1); 
 
 /*
  * r = 1/a by Fermat, a^(q-2), as rr_inv but over windows of up to 4 bits of the exponent (odd
- * powers a, a^3, ..., a^15 made first) and with rr_sqr: 252 squarings and 56 products where
+ * powers a, a^3, ..., a^15 made first) and with rr_sqr: 253 squarings and 55 products where
  * rr_inv makes 366 products. The exponent is q - 2, so the sequence of operations is fixed.
  */
 static void rr_inv_window(u32 *r, const u32 *a) {
@@ -135,16 +142,16 @@ static void invert_lanes(V *inv, const V *total) {
   rr4_set_lane(inv, out, 3);
 }
 
-/* The forward half of Montgomery's trick for group g: pre[g] = the product so far; run *= den[g]. */
-static inline void accumulate(V *run, const struct Scratch *s, u32 g) {
+/* The forward half of Montgomery's trick for group g: pre[g] = the product so far; run *= den. */
+static inline void accumulate(V *run, const struct Scratch *s, u32 g, const V *den) {
   rr4_copy(s->pre + (u64)g * RL, run);
-  rr4_mul(run, run, s->den + (u64)g * RL);
+  rr4_mul(run, run, den);
 }
 
-/* The backward half for group g: t = 1/den[g], and inv drops den[g]. */
-static inline void peel(V *t, V *inv, const struct Scratch *s, u32 g) {
+/* The backward half for group g: t = 1/den, and inv drops den. */
+static inline void peel(V *t, V *inv, const struct Scratch *s, u32 g, const V *den) {
   rr4_mul(t, inv, s->pre + (u64)g * RL);
-  rr4_mul(inv, inv, s->den + (u64)g * RL);
+  rr4_mul(inv, inv, den);
 }
 
 /* acc = 2 acc for ng groups at acc + g*stride. */
@@ -153,20 +160,22 @@ static void double_step(V *acc, u32 stride, u32 ng, const struct Scratch *s, con
   rr4_copy(run, one);
   for (u32 g = 0; g < ng; g++) {
     V *a = acc + (u64)g * stride;
-    rr4_add_lazy(s->den + (u64)g * RL, GY(a), GY(a));
-    accumulate(run, s, g);
+    V den[RL];
+    rr4_add_loose(den, GY(a), GY(a));
+    accumulate(run, s, g, den);
   }
   invert_lanes(inv, run);
   for (u32 g = ng; g-- > 0;) {
     V *a = acc + (u64)g * stride;
-    V t[RL], xx[RL], lambda[RL], x3[RL];
-    peel(t, inv, s, g);
+    V den[RL], t[RL], xx[RL], lambda[RL], x3[RL];
+    rr4_add_loose(den, GY(a), GY(a));
+    peel(t, inv, s, g, den);
     rr4_sqr(xx, GX(a));
-    rr4_triple_lazy(lambda, xx);
+    rr4_triple_loose(lambda, xx);
     rr4_mul(lambda, lambda, t);
     rr4_sqr(x3, lambda);
     rr4_sub2(x3, x3, GX(a), GX(a));
-    rr4_sub_lazy(t, GX(a), x3);
+    rr4_sub_loose(t, GX(a), x3);
     rr4_mul(t, lambda, t);
     rr4_sub(GY(a), t, GY(a));
     rr4_copy(GX(a), x3);
@@ -185,8 +194,8 @@ static inline void addend_y(V *qy, const V *q, int negate) {
  * x3 - x for x - x3 (the same y3 = lambda (x - x3) - y) and saves the negation, a full subtraction.
  */
 static inline void slope_numerator(V *r, const V *q, const V *a, int negate) {
-  if (negate) rr4_add_lazy(r, GY(q), GY(a));
-  else rr4_sub_lazy(r, GY(q), GY(a));
+  if (negate) rr4_add_loose(r, GY(q), GY(a));
+  else rr4_sub_loose(r, GY(q), GY(a));
 }
 
 /*
@@ -201,21 +210,23 @@ static void add_step(V *acc, u32 acc_stride, u32 ng, const V *add, u32 add_strid
   for (u32 g = 0; g < ng; g++) {
     V *a = acc + (u64)g * acc_stride;
     const V *q = add + (u64)g * add_stride;
-    rr4_sub_lazy(s->den + (u64)g * RL, use_phi ? TPHI(q) : GX(q), GX(a));
-    accumulate(run, s, g);
+    V den[RL];
+    rr4_sub_loose(den, use_phi ? TPHI(q) : GX(q), GX(a));
+    accumulate(run, s, g, den);
   }
   invert_lanes(inv, run);
   for (u32 g = ng; g-- > 0;) {
     V *a = acc + (u64)g * acc_stride;
     const V *q = add + (u64)g * add_stride;
-    V t[RL], lambda[RL], x3[RL];
-    peel(t, inv, s, g);
+    V den[RL], t[RL], lambda[RL], x3[RL];
+    rr4_sub_loose(den, use_phi ? TPHI(q) : GX(q), GX(a));
+    peel(t, inv, s, g, den);
     slope_numerator(lambda, q, a, negate);
     rr4_mul(lambda, lambda, t);
     rr4_sqr(x3, lambda);
     rr4_sub2(x3, x3, GX(a), use_phi ? TPHI(q) : GX(q));
-    if (negate) rr4_sub_lazy(t, x3, GX(a));
-    else rr4_sub_lazy(t, GX(a), x3);
+    if (negate) rr4_sub_loose(t, x3, GX(a));
+    else rr4_sub_loose(t, GX(a), x3);
     rr4_mul(t, lambda, t);
     rr4_sub(GY(a), t, GY(a));
     rr4_copy(GX(a), x3);
@@ -235,16 +246,18 @@ static void double_add_step(V *acc, u32 ng, const V *add, u32 add_stride, int us
   for (u32 g = 0; g < ng; g++) {
     V *a = acc + (u64)g * GV;
     const V *q = add + (u64)g * add_stride;
-    rr4_sub_lazy(s->den + (u64)g * RL, use_phi ? TPHI(q) : GX(q), GX(a));
-    accumulate(run, s, g);
+    V den[RL];
+    rr4_sub_loose(den, use_phi ? TPHI(q) : GX(q), GX(a));
+    accumulate(run, s, g, den);
   }
   invert_lanes(inv, run);
   for (u32 g = ng; g-- > 0;) {
     V *a = acc + (u64)g * GV;
     const V *q = add + (u64)g * add_stride;
     V *lambda = s->lam + (u64)g * RL, *x3 = s->x3 + (u64)g * RL;
-    V t[RL];
-    peel(t, inv, s, g);
+    V den[RL], t[RL];
+    rr4_sub_loose(den, use_phi ? TPHI(q) : GX(q), GX(a));
+    peel(t, inv, s, g, den);
     slope_numerator(lambda, q, a, negate);
     rr4_mul(lambda, lambda, t);
     rr4_sqr(x3, lambda);
@@ -253,22 +266,24 @@ static void double_add_step(V *acc, u32 ng, const V *add, u32 add_stride, int us
   rr4_copy(run, one);
   for (u32 g = 0; g < ng; g++) {
     V *a = acc + (u64)g * GV;
-    rr4_sub_lazy(s->den + (u64)g * RL, s->x3 + (u64)g * RL, GX(a));
-    accumulate(run, s, g);
+    V den[RL];
+    rr4_sub_loose(den, s->x3 + (u64)g * RL, GX(a));
+    accumulate(run, s, g, den);
   }
   invert_lanes(inv, run);
   for (u32 g = ng; g-- > 0;) {
     V *a = acc + (u64)g * GV;
     const V *x3 = s->x3 + (u64)g * RL;
-    V t[RL], mu[RL], x4[RL];
-    peel(t, inv, s, g);
-    rr4_add_lazy(mu, GY(a), GY(a));
+    V den[RL], t[RL], mu[RL], x4[RL];
+    rr4_sub_loose(den, x3, GX(a));
+    peel(t, inv, s, g, den);
+    rr4_add_loose(mu, GY(a), GY(a));
     rr4_mul(mu, mu, t);
     if (negate) rr4_sub_lazy(mu, mu, s->lam + (u64)g * RL);
     else rr4_add_lazy(mu, mu, s->lam + (u64)g * RL);
     rr4_sqr(x4, mu);
     rr4_sub2(x4, x4, GX(a), x3);
-    rr4_sub_lazy(t, x4, GX(a));
+    rr4_sub_loose(t, x4, GX(a));
     rr4_mul(t, mu, t);
     rr4_sub(GY(a), t, GY(a));
     rr4_copy(GX(a), x4);
@@ -335,7 +350,7 @@ static void leave(u8 *pts, u32 n, u32 ng, const V *work, const u8 *was_zero, con
 
 /*
  * pts: n points in the key's layout, replaced by their multiples. tab: room for ceil(n/4) * 8
- * entries of 432 bytes. scratch: room for ceil(n/4) groups of 288 bytes (the walking points), 4
+ * entries of 432 bytes. scratch: room for ceil(n/4) groups of 288 bytes (the walking points), 3
  * field elements of 144 bytes a group, and 4 bytes a group. sched, nsched, beta_key: g1-scale.c's.
  */
 __attribute__((export_name("scale_batch")))
@@ -344,8 +359,7 @@ void scale_batch(u8 *pts, u32 n, u8 *tab, u8 *scratch, const i8 *sched, u32 nsch
   V *work = (V *)scratch;
   struct Scratch s;
   s.pre = work + (u64)ng * GV;
-  s.den = s.pre + (u64)ng * RL;
-  s.lam = s.den + (u64)ng * RL;
+  s.lam = s.pre + (u64)ng * RL;
   s.x3 = s.lam + (u64)ng * RL;
   u8 *was_zero = (u8 *)(s.x3 + (u64)ng * RL);
   V *table = (V *)tab;
