@@ -6,7 +6,7 @@
  * snarkjs's, byte for byte. Calls the kernel cannot take (another group, inc ≠ 1, projective
  * points, a scalar whose chain fails its check) go to the original function.
  */
-import { planScaleChain, type ScaleChain } from './g1-scale-chain.ts';
+import { forgetLastScaleChain, planScaleChain, type ScaleChain } from './g1-scale-chain.ts';
 
 /** Scales a buffer of affine G1 points along a chain; the pool behind it decides the threads. */
 export interface PointScaler {
@@ -60,6 +60,7 @@ export function installFastApplyKey(curve: PatchableCurve, scaler: PointScaler, 
   group.batchApplyKey = fast;
   return () => {
     if (group.batchApplyKey === fast) group.batchApplyKey = original;
+    forgetLastScaleChain();
   };
 }
 

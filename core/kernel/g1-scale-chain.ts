@@ -206,8 +206,17 @@ function simdDigits(k: bigint, other: readonly number[]): number[] | null {
   return digits;
 }
 
-/** The last scalar planned and its chain (planScaleChain). */
+/**
+ * The last scalar planned and its chain (planScaleChain). A contribution's scalar is its secret's
+ * inverse: forgetLastScaleChain drops it once the scaling is done, so the module does not hold it
+ * for the rest of a process that goes on (a page's worker before it is ended, a coordinator).
+ */
 let lastPlan: { k: bigint; chain: ScaleChain | null } | undefined;
+
+/** Drops the last plan kept (installFastApplyKey's restore calls it). */
+export function forgetLastScaleChain(): void {
+  lastPlan = undefined;
+}
 
 /** Plans the chain for scalar k (1 <= k < r), or returns null when the kernel's formulas cannot follow it. */
 export function planScaleChain(scalar: bigint): ScaleChain | null {
