@@ -13,8 +13,9 @@ import { KeyedSlots } from '../http/keyed-slots.ts';
 const MAX_HELD_POLLS_PER_CONTRIBUTOR = 2;
 /**
  * Held polls at once, all contributors together: each re-reads its status at every tick of the
- * lobby. Honest clients need 8 per circuit and a verdict wait per circuit (81 for nine circuits);
- * beyond, a poll is answered at once, as an older coordinator would, and the client paces its polls.
+ * lobby. Honest clients need 24 per circuit (every entry a standby offer can reach: client/
+ * queue-poll-pace.ts) and a verdict wait per circuit (225 for nine circuits); beyond, a poll is
+ * answered at once, as an older coordinator would, and the client paces its polls.
  */
 const MAX_HELD_POLLS = 1000;
 /** The longest a turn wait is held: a client near the front asks again at once, at no cost. */
