@@ -343,12 +343,12 @@ test('a held poll the page asks to repeat is asked again at once, unheld; far in
   const lobby = new ScriptedLobby(clock);
   lobby.holdsTurnPolls = true;
   const { driver } = driverFor(clock, lobby, 'page');
-  lobby.wait(10);
+  lobby.wait(30);
   const run = driver.run().catch((error: unknown) => error);
-  await clock.advance(3 * waitingPollMs(10));
+  await clock.advance(3 * waitingPollMs(30));
   assert.deepEqual(lobby.turnWaits, [undefined, undefined, undefined, undefined], 'not next in line: timed');
   lobby.wait(2);
-  await clock.advance(waitingPollMs(10));
+  await clock.advance(waitingPollMs(30));
   assert.equal(lobby.heldNow, 1, 'next in line: held, at once after the answer that moved the place');
   await driver.pollNow();
   await clock.advance(0);
