@@ -34,7 +34,10 @@ export function reportWorkTally(scope: string): void {
   process.stderr.write(lines.join(''));
 }
 
-/** The item an MSM is counted under (its points): its group, its scalars' width, whether its points were checked first. */
+/**
+ * The item an MSM is counted under (its points): its group, its scalars' width, whether its points
+ * were checked first.
+ */
 export function msmWorkItem(group: 'G1' | 'G2', scalarBytes: number, checked: boolean): string {
   return `msm ${group} ${scalarBytes * 8}-bit${checked ? ' checked' : ''}`;
 }
