@@ -35,14 +35,15 @@
  * the commit before the change: the m1/m2 loop), built in a scratch folder, capped at `--cap`
  * seconds, and the two are printed side by side.
  *
- * `--keep` keeps each run's data folder (its path printed) for a look at its queue log afterwards.
+ * `--keep` keeps each run's data folder (its path printed) for a look at its queue log afterwards; a
+ * run whose audit fails keeps it anyway. The coordinator's log lines are in it (coordinator-log.jsonl).
  *
  * Usage: tsx bench/hostile-lobby.ts [--honest 20] [--hostile 5] [--link 1/1] [--baseline REF]
  *                                   [--cap 600] [--upload-start 12] [--keep]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -77,6 +78,8 @@ const SHORTENED = {
   RATE_LIMIT_QUEUE_LOG: '12000',
   RATE_LIMIT_CEREMONY_READS: '100000',
 };
+/** The coordinator's JSON log lines, written into the run's data folder. */
+const COORDINATOR_LOG_FILE = 'coordinator-log.jsonl';
 const STRATEGIES = ['never takes it', 'heartbeats, never uploads', 'leaves and joins again'] as const;
 type Strategy = (typeof STRATEGIES)[number];
 
@@ -130,8 +133,10 @@ function runHonest(root: string, url: string, name: string): Promise<number | nu
   // Its last lines, printed if it fails: why an honest contributor did not finish.
   const last: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => {
-    last.push(line.slice(0, 200));
-    if (last.length > 4) last.shift();
+    // A stack's frames say less than the message above them.
+    if (/^\s+at /.test(line)) return;
+    last.push(line.slice(0, 300));
+    if (last.length > 6) last.shift();
   });
   return new Promise((resolve) =>
     child.once('exit', (code, signal) => {
@@ -304,6 +309,7 @@ async function runOnce(
   let coordinator: CoordinatorProcess | undefined;
   const links: ShapedProxy[] = [];
   const stop = new AbortController();
+  let figures: HostileFigures | undefined;
   try {
     await cp(template, dataDir, { recursive: true, verbatimSymlinks: true });
     const env = { ...SHORTENED, UPLOAD_START_MS: String(options.uploadStartMs) };
@@ -335,11 +341,18 @@ async function runOnce(
     stop.abort();
     await Promise.all(playing);
     await coordinator.stop();
+    // In the data folder, which is kept when the audit fails: the queue log is read against it.
+    await writeFile(
+      path.join(dataDir, COORDINATOR_LOG_FILE),
+      coordinator.logs
+        .map((line) => `${JSON.stringify({ ...line, time: new Date(line.time).toISOString() })}\n`)
+        .join(''),
+    );
     const warnings = new Map<string, number>();
     for (const line of coordinator.logs)
       if (line.level === 'warn') warnings.set(line.message, (warnings.get(line.message) ?? 0) + 1);
     coordinator = undefined;
-    return figuresOf(
+    figures = await figuresOf(
       label,
       options,
       dataDir,
@@ -348,12 +361,14 @@ async function runOnce(
       started + options.capMs,
       warnings,
     );
+    return figures;
   } finally {
     stop.abort();
     for (const child of running) killGroup(child);
     for (const link of links) await link.stop();
     await coordinator?.stop();
-    if (!options.keep) await rm(dataDir, { recursive: true, force: true });
+    // A failed audit's folder is kept whatever --keep says: the failure is read from it.
+    if (!options.keep && figures?.fairness === 'passed') await rm(dataDir, { recursive: true, force: true });
     else log(`kept ${dataDir}`);
   }
 }

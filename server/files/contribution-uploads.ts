@@ -130,7 +130,7 @@ export class ContributionUploads {
       expiryMs: this.expiryMs,
       awaitingVerdict: () => deps.service.candidatesAwaitingVerdict(),
       turnHeld: (contributorId, circuit) => this.turnHeld(contributorId, circuit),
-      removeUpload: (circuit, id, awaiting) => this.removeUpload(this.circuits.get(circuit)!, id, awaiting),
+      removeUpload: (circuit, id) => this.removeUpload(this.circuits.get(circuit)!, id),
     });
     this.heads = new CircuitHeads(deps.config.dataDir, deps.candidates);
     this.leftoversRemoved = Promise.all([
@@ -455,7 +455,7 @@ export class ContributionUploads {
     };
     if (earlier.some((id) => this.ledger.isFinishing(path.join(uploads.directory, id)))) refuseSubmitting();
     for (const id of earlier) {
-      if (!(await this.removeUpload(uploads, id, awaiting))) refuseSubmitting();
+      if (!(await this.removeUpload(uploads, id))) refuseSubmitting();
       this.deps.log.info('upload replaced by a new one', { circuit: uploads.circuit, upload: id });
     }
   }
@@ -463,15 +463,17 @@ export class ContributionUploads {
   /**
    * Deletes an upload under its tus lock: a PATCH still writing to it is asked to stop (tus lets
    * it drain briefly) before the file goes. Returns false, deleting nothing, if its last byte
-   * arrived meanwhile and it is being handed in.
+   * arrived meanwhile and it is being handed in, or was handed in and awaits its verdict.
    */
-  private async removeUpload(uploads: CircuitUploads, id: string, awaiting: Set<string>): Promise<boolean> {
+  private async removeUpload(uploads: CircuitUploads, id: string): Promise<boolean> {
     const lock = uploads.locker.newLock(id);
     await lock.lock(new AbortController().signal, async () => {});
     try {
       const file = path.join(uploads.directory, id);
       if (this.ledger.isFinishing(file)) return false;
-      if (awaiting.has(file)) return true;
+      // Asked here, under the lock, not taken from the caller: a list read before it (a sweep's, read
+      // once before its walk) may date from before this upload was handed in, when it was only finishing.
+      if (this.deps.service.candidatesAwaitingVerdict().has(file)) return false;
       await this.handInFoundRefusal(uploads, id);
       await this.removeFiles(uploads, id);
       return true;

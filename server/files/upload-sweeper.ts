@@ -38,8 +38,11 @@ export interface UploadSweeperDeps {
   awaitingVerdict(): Set<string>;
   /** Whether the contributor holds the circuit's turn (an unfinished upload of theirs may still finish). */
   turnHeld(contributorId: string, circuit: string): boolean;
-  /** Deletes an upload under its tus lock; false if it is being finished meanwhile. */
-  removeUpload(circuit: string, id: string, awaiting: Set<string>): Promise<boolean>;
+  /**
+   * Deletes an upload under its tus lock; false if it is being finished meanwhile, or awaits its
+   * verdict (asked again there: `awaitingVerdict` read before may predate its hand-in).
+   */
+  removeUpload(circuit: string, id: string): Promise<boolean>;
 }
 
 /** The upload file a temporary key was made for (tempPathFor's `.NAME.RANDOM.tmp`), in the same folder. */
@@ -87,15 +90,11 @@ export class UploadSweeper {
    * writing is stopped first); finished ones waiting for their verdict, or being handed in, are kept.
    */
   async discardUnfinished(circuit: string, directory: string, contributorId: string): Promise<number> {
-    const awaiting = this.deps.awaitingVerdict();
     let removed = 0;
     for (const id of await this.uploadIds(directory)) {
       const stored = await this.storedUpload(circuit, directory, id);
       if (stored?.metadata?.contributor !== contributorId) continue;
-      if (
-        !this.deps.ledger.isFinishing(path.join(directory, id)) &&
-        (await this.deps.removeUpload(circuit, id, awaiting))
-      )
+      if (!this.deps.ledger.isFinishing(path.join(directory, id)) && (await this.deps.removeUpload(circuit, id)))
         removed++;
     }
     return removed;
@@ -159,7 +158,7 @@ export class UploadSweeper {
         const contributor = stored?.metadata?.contributor;
         const turnHeld = typeof contributor === 'string' && this.deps.turnHeld(contributor, circuit);
         if (turnHeld && createdAt !== undefined && now - createdAt <= this.deps.expiryMs) continue;
-        if (await this.deps.removeUpload(circuit, id, awaiting)) removed++;
+        if (await this.deps.removeUpload(circuit, id)) removed++;
       }
     }
     return removed;
