@@ -20,7 +20,7 @@ import type { Clock } from '../clock.ts';
 import type { PresenceStreams } from './presence-stream.ts';
 import { jsonBody } from '../http/json-body.ts';
 import { MAX_VERDICT_WAIT_MS } from '../contributions/verdict-waiters.ts';
-import { HeldPolls, MAX_TURN_WAIT_MS, statusKey, untilChanged } from './held-polls.ts';
+import { HeldPolls, HOLD_TURN_WAIT_WITHIN, MAX_TURN_WAIT_MS, statusKey, untilChanged } from './held-polls.ts';
 
 export interface ContributorRouterDeps {
   config: CeremonyConfig;
@@ -102,7 +102,7 @@ function waitMsOf(raw: unknown, name: string, max: number): number {
 /**
  * `?turnWaitMs=N`: while the contributor waits in a queue, hold the answer until their status
  * changes (a grant, a standby offer, a place in line: held-polls.ts statusKey) or N ms passed (at
- * most MAX_TURN_WAIT_MS); absent, 0, or not waiting: answer at once.
+ * most MAX_TURN_WAIT_MS); absent, 0, not waiting, or further back than HOLD_TURN_WAIT_WITHIN: answer at once.
  */
 function turnWaitMs(raw: unknown): number {
   return waitMsOf(raw, 'turnWaitMs', MAX_TURN_WAIT_MS);
@@ -119,10 +119,15 @@ function principal(req: { principal?: Principal }): Principal {
  */
 function meRoute(deps: ContributorRouterDeps, view: (who: Principal) => unknown): RequestHandler {
   const heldPolls = new HeldPolls();
-  /** The status a turn wait holds on (statusKey), when the contributor waits in a queue and has no offer yet. */
+  /**
+   * The status a turn wait holds on (statusKey), when the contributor waits within HOLD_TURN_WAIT_WITHIN
+   * of a queue's front and has no offer yet.
+   */
   const turnWaitFrom = (contributorId: string): string | undefined => {
     const status = deps.lobby.status(contributorId);
-    const waits = status.circuits.some((c) => c.state === 'waiting' && c.standbyUntil === undefined);
+    const waits = status.circuits.some(
+      (c) => c.state === 'waiting' && c.standbyUntil === undefined && c.position <= HOLD_TURN_WAIT_WITHIN,
+    );
     const busy = status.circuits.some((c) => c.state === 'turn' || c.state === 'verifying');
     return waits && !busy ? statusKey(status) : undefined;
   };

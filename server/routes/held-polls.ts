@@ -18,6 +18,13 @@ const MAX_HELD_POLLS_PER_CONTRIBUTOR = 2;
  * answered at once, as an older coordinator would, and the client paces its polls.
  */
 const MAX_HELD_POLLS = 1000;
+/**
+ * The deepest place in line whose turn wait is held, the client's own reach (client/queue-poll-pace.ts
+ * HOLD_POLLS_WITHIN): every held poll re-reads its status at each tick of the lobby, so entries
+ * further back that asked to hold (no honest client does) would make each tick cost as many status
+ * reads as there are such accounts, and fill MAX_HELD_POLLS before the entries a standby offer can reach.
+ */
+export const HOLD_TURN_WAIT_WITHIN = 24;
 /** The longest a turn wait is held: a client near the front asks again at once, at no cost. */
 export const MAX_TURN_WAIT_MS = 10_000;
 

@@ -2,13 +2,15 @@
  * `GET /api/me?turnWaitMs=N` and standby over HTTP, on the real clock: a contributor waiting in a
  * queue holds its poll, and hears of a standby offer (TAKE_PRIORITY_MS after a grant its holder
  * did not take) as it happens, not a poll later; its first download of the head then takes the turn.
- * Each contributor holds at most two polls at once (me.too_many_held_polls, 429).
+ * Each contributor holds at most two polls at once (me.too_many_held_polls, 429), and only within
+ * HOLD_TURN_WAIT_WITHIN of a queue's front: further back a poll is answered at once.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MeView } from '../../core/coordinator-api/api-types.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
+import { HOLD_TURN_WAIT_WITHIN } from '../../server/routes/held-polls.ts';
 
 const PRIORITY = 600;
 let coordinator: TestCoordinator;
@@ -74,4 +76,17 @@ test('two held polls per contributor at most; a wait not a number, or nobody wai
   const started = Date.now();
   await turnWait(outside, 5000);
   assert.ok(Date.now() - started < 1000, `not waiting: answered after ${Date.now() - started} ms`);
+});
+
+test('a turn wait further back than the entries a standby offer can reach is answered at once', async () => {
+  // Entries behind which the poller waits: each held poll re-reads its status at every tick.
+  for (let i = 0; i < HOLD_TURN_WAIT_WITHIN; i++) coordinator.lobby.join(`filler-${i}`);
+  const deep = new ContributorClient(coordinator.url);
+  await deep.signInDemo('far-back');
+  await deep.join();
+  const progress = await deep.progress('register');
+  assert.ok(progress.state === 'waiting' && (progress.position ?? 0) > HOLD_TURN_WAIT_WITHIN, 'behind the reach');
+  const started = Date.now();
+  await turnWait(deep, 5000);
+  assert.ok(Date.now() - started < 1000, `far back: answered after ${Date.now() - started} ms`);
 });
