@@ -28,12 +28,30 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** A new work folder in `dir`, named `<prefix><this pid>-<random>`, its owner's lock held first. */
-export async function makeOwnedWorkFolder(dir: string, prefix: string): Promise<OwnedWorkFolder> {
-  const folder = path.join(dir, `${prefix}${process.pid}-${randomBytes(6).toString('hex')}`);
-  // The lock before the folder: a sweep never sees a folder of a live owner unlocked.
-  const lock = await tryKernelLock(`${folder}${OWNER_SUFFIX}`, { note: false });
-  if (!lock) throw new Error(`the owner's lock of a new work folder is held: ${folder}`);
+/**
+ * Names tried for a new work folder. Another process's sweep (removeDeadOwnersFolders) can find a
+ * new owner's lock file between its creation and its owner locking it, take it and remove it: that
+ * name is lost, and the next, made after that sweep read the folder, is not in its list.
+ */
+const NEW_FOLDER_ATTEMPTS = 8;
+
+/**
+ * A new work folder in `dir`, named `<prefix><this pid>-<random>` (`random` for a test: the
+ * suffix of each name tried), its owner's lock held first.
+ */
+export async function makeOwnedWorkFolder(
+  dir: string,
+  prefix: string,
+  random: () => string = () => randomBytes(6).toString('hex'),
+): Promise<OwnedWorkFolder> {
+  let folder = '';
+  let lock: HeldKernelLock | undefined;
+  for (let attempt = 0; attempt < NEW_FOLDER_ATTEMPTS && !lock; attempt++) {
+    folder = path.join(dir, `${prefix}${process.pid}-${random()}`);
+    // The lock before the folder: a sweep never sees a folder of a live owner unlocked.
+    lock = await tryKernelLock(`${folder}${OWNER_SUFFIX}`, { note: false });
+  }
+  if (!lock) throw new Error(`the owner's lock of a new work folder was taken ${NEW_FOLDER_ATTEMPTS} times: ${folder}`);
   try {
     await mkdir(folder);
   } catch (error) {

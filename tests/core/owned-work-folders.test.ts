@@ -51,3 +51,15 @@ test('a sweep keeps live owners’ folders and removes what dead ones left; done
   assert.equal(await removeDeadOwnersFolders(dir, PREFIX), 1, 'the released owner’s folder goes');
   assert.deepEqual(await readdir(dir), ['unrelated']);
 });
+
+test('a new folder whose owner’s lock a sweep took before its owner did gets another name', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'owned-folders-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const taken = path.join(dir, `${PREFIX}${process.pid}-aaaaaa`);
+  const sweeper = await startLockHolder(`${taken}.owner`, { note: false });
+  t.after(() => sweeper.kill());
+  const names = ['aaaaaa', 'bbbbbb'];
+  const made = await makeOwnedWorkFolder(dir, PREFIX, () => names.shift()!);
+  assert.equal(path.basename(made.path), `${PREFIX}${process.pid}-bbbbbb`, 'the second name, its lock free');
+  await made.done();
+});
