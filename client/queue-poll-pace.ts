@@ -4,6 +4,8 @@
  * polling about every 10 s (1,000 req/s); at 2.5 s for everyone that would be 4,000 req/s. Only the
  * few near a turn poll fast, so a granted turn starts within a second.
  */
+import { HOLD_TURN_WAIT_WITHIN } from '../core/coordinator-api/lobby-status.ts';
+
 const NEXT_IN_LINE = 3;
 const NEAR_FRONT = 20;
 const CLOSE_POLL_MS = 1000;
@@ -33,21 +35,14 @@ export const VERDICT_POLL_MS = 250;
 export const VERDICT_WAIT_MS = 10_000;
 
 /**
- * Within reach of a turn, a poll is held instead (`GET /api/me?turnWaitMs`): the coordinator answers
- * the moment a turn is granted or offered on standby, or the place in line changes, so a turn is
- * seen within a round trip rather than up to a second later. A standby offer reaches one entry more
- * each STANDBY_STEP_MS (1.25 s) after TAKE_PRIORITY_MS, up to 20 behind the grantee with the
- * defaults (before TAKE_TURN_MS, 30 s, runs out), and an entry the offer reached that does not take it
- * within a step may be overtaken and pay a missed turn: so every entry the defaults' offer can
- * reach holds its poll, never one paced at NEAR_POLL_MS (longer than a step). 24 a circuit, 216
- * for nine circuits, however many wait (the coordinator holds at most 1,000). Polls start no more
- * often than CLOSE_POLL_MS unless an answer moved the place (a coordinator that answers at once is
- * paced as before).
+ * Within reach of a turn (HOLD_TURN_WAIT_WITHIN, which says why), a poll is held instead
+ * (`GET /api/me?turnWaitMs`): the coordinator answers the moment a turn is granted or offered on
+ * standby, or the place in line changes. Polls start no more often than CLOSE_POLL_MS unless an
+ * answer moved the place (a coordinator that answers at once is paced as before).
  */
-const HOLD_POLLS_WITHIN = 24;
 
 export function holdsPollForTurn(position: number): boolean {
-  return position <= HOLD_POLLS_WITHIN;
+  return position <= HOLD_TURN_WAIT_WITHIN;
 }
 
 export const TURN_WAIT_MS = 10_000;

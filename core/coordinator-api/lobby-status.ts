@@ -1,9 +1,20 @@
 /**
  * A contributor's progress through the circuits and the lobby's queues and turns, as the
  * coordinator keeps them (server/lobby/) and answers them (GET /api/me, /api/admin/overview,
- * /api/admin/queue) to the browser. Types only, shared by server/ and web/.
+ * /api/admin/queue) to the browser. Types, and the one rule both sides apply to a held poll, shared
+ * by server/, client/ and web/.
  */
 import type { ErrorCode } from '../errors.ts';
+
+/**
+ * The deepest place in a queue (1 = next) whose `GET /api/me?turnWaitMs` is held: every entry a
+ * standby offer can reach with the default settings (20 behind the grantee: TAKE_PRIORITY_MS 5 s,
+ * then one more each STANDBY_STEP_MS 1.25 s until TAKE_TURN_MS 30 s), with a margin. The client
+ * holds its poll within it, so an entry the offer reaches hears of it within a round trip rather
+ * than at its next paced poll (longer than a step); the coordinator holds none further back, where
+ * each held poll would only cost a status read at every lobby tick.
+ */
+export const HOLD_TURN_WAIT_WITHIN = 24;
 
 export type CircuitProgress =
   /** Later in the order than the circuit the contributor is at (or not joined yet). */

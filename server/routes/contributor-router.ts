@@ -20,7 +20,8 @@ import type { Clock } from '../clock.ts';
 import type { PresenceStreams } from './presence-stream.ts';
 import { jsonBody } from '../http/json-body.ts';
 import { MAX_VERDICT_WAIT_MS } from '../contributions/verdict-waiters.ts';
-import { HeldPolls, HOLD_TURN_WAIT_WITHIN, MAX_TURN_WAIT_MS, statusKey, untilChanged } from './held-polls.ts';
+import { HOLD_TURN_WAIT_WITHIN } from '../../core/coordinator-api/lobby-status.ts';
+import { HeldPolls, MAX_TURN_WAIT_MS, statusKey, untilChanged } from './held-polls.ts';
 
 export interface ContributorRouterDeps {
   config: CeremonyConfig;

@@ -13,18 +13,11 @@ import { KeyedSlots } from '../http/keyed-slots.ts';
 const MAX_HELD_POLLS_PER_CONTRIBUTOR = 2;
 /**
  * Held polls at once, all contributors together: each re-reads its status at every tick of the
- * lobby. Honest clients need 24 per circuit (every entry a standby offer can reach: client/
- * queue-poll-pace.ts) and a verdict wait per circuit (225 for nine circuits); beyond, a poll is
+ * lobby. Honest clients need HOLD_TURN_WAIT_WITHIN (24) per circuit (core/coordinator-api/
+ * lobby-status.ts) and a verdict wait per circuit (225 for nine circuits); beyond, a poll is
  * answered at once, as an older coordinator would, and the client paces its polls.
  */
 const MAX_HELD_POLLS = 1000;
-/**
- * The deepest place in line whose turn wait is held, the client's own reach (client/queue-poll-pace.ts
- * HOLD_POLLS_WITHIN): every held poll re-reads its status at each tick of the lobby, so entries
- * further back that asked to hold (no honest client does) would make each tick cost as many status
- * reads as there are such accounts, and fill MAX_HELD_POLLS before the entries a standby offer can reach.
- */
-export const HOLD_TURN_WAIT_WITHIN = 24;
 /** The longest a turn wait is held: a client near the front asks again at once, at no cost. */
 export const MAX_TURN_WAIT_MS = 10_000;
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import type { MeView } from '../../core/coordinator-api/api-types.ts';
 import { ContributorClient, HttpError } from '../helpers/contributor-client.ts';
 import { startTestCoordinator, type TestCoordinator } from '../helpers/test-coordinator.ts';
-import { HOLD_TURN_WAIT_WITHIN } from '../../server/routes/held-polls.ts';
+import { HOLD_TURN_WAIT_WITHIN } from '../../core/coordinator-api/lobby-status.ts';
 
 const PRIORITY = 600;
 let coordinator: TestCoordinator;
