@@ -127,10 +127,15 @@ export async function auditFromInitial(audit: ChainAudit, zero: CheckedKey): Pro
 }
 
 /**
- * Each key between's hashes, as a function its check awaits in turn: a format-2 entry's by its
- * sections, started at once for every key so that the hasher's threads take them in order while
- * the keys before are checked; a format-1 entry's (no section hashes) by its whole file when its
- * turn comes.
+ * Keys hashed ahead of the one being checked: the hasher's threads stay busy, while a chain of any
+ * length (the transcript is the coordinator's) holds at most this many files open and hashing at once.
+ */
+const HASHED_AHEAD = 2;
+
+/**
+ * Each key between's hashes, as a function its check calls in turn: a format-2 entry's by its
+ * sections, the call also starting the next HASHED_AHEAD keys' so that the hasher's threads work
+ * while the keys before are checked; a format-1 entry's (no section hashes) by its whole file.
  */
 async function hashesAhead(
   audit: ChainAudit,
@@ -140,15 +145,25 @@ async function hashesAhead(
 ): Promise<Array<() => Promise<SectionHashes | undefined>>> {
   const { name, paths } = audit;
   const layout = between.some((entry) => entry.sectionHashes) ? await contributionLayout(zero.path) : undefined;
-  return between.map((entry) => {
-    const keyName = `contribution ${entry.index}`;
-    const keyPath = paths.zkeyPath(name, entry.index);
-    const { sectionHashes } = entry;
-    if (!sectionHashes || !layout) return () => expectKeyHashes(keyPath, entry, keyName);
-    const hashing = expectSectionHashes(keyPath, { ...entry, sectionHashes }, keyName, layout, hasher);
-    // Awaited in turn; one that fails before its turn (a chain stopped early) is not left unhandled.
-    hashing.catch(() => undefined);
-    return () => hashing;
+  const started = new Map<number, Promise<SectionHashes | undefined>>();
+  const start = (position: number): Promise<SectionHashes | undefined> | undefined => {
+    const entry = between[position];
+    if (!entry?.sectionHashes || !layout) return undefined;
+    let hashing = started.get(position);
+    if (!hashing) {
+      const keyName = `contribution ${entry.index}`;
+      const keyPath = paths.zkeyPath(name, entry.index);
+      hashing = expectSectionHashes(keyPath, { ...entry, sectionHashes: entry.sectionHashes }, keyName, layout, hasher);
+      // Awaited in turn; one that fails before its turn (a chain stopped early) is not left unhandled.
+      hashing.catch(() => undefined);
+      started.set(position, hashing);
+    }
+    return hashing;
+  };
+  return between.map((entry, position) => () => {
+    for (let ahead = 1; ahead <= HASHED_AHEAD; ahead++) void start(position + ahead);
+    started.delete(position - 1);
+    return start(position) ?? expectKeyHashes(paths.zkeyPath(name, entry.index), entry, `contribution ${entry.index}`);
   });
 }
 
