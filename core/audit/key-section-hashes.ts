@@ -1,13 +1,8 @@
 /**
  * How the default audit holds a key between to its transcript entry (audit-from-initial.ts): by the
- * hash of each of its sections and by its layout, without the whole-file hash. A zkey's bytes are
- * its 12-byte head (magic, version, section count), then per section a 12-byte header (id, size)
- * and the section's body. With the magic, the version and the sections' order equal to contribution
- * 0's (whose whole file is held to its own entry), the count and the ids fixed by that order, each
- * size fixed by the body its hash commits to, and nothing after the last section, every byte of the
- * file is fixed: the section hashes of a format-2 entry commit to the file as its whole-file hash
- * does. So the audit reads each key between once, not twice (the whole-file hash was a second
- * BLAKE2b pass over every byte), and hashes the sections of two keys at once on two threads.
+ * hash of each of its sections and by its layout, read once, without the whole-file hash. Why a
+ * sectioned key in a contribution's layout is fixed by its section hashes: docs/audit.md ("A key
+ * between is read once").
  *
  * A key of HASH_THREAD_MIN_BYTES or more is hashed on one of `threads` worker threads started on
  * first use and kept for the chain; a smaller one on the calling thread (a thread's start would cost
