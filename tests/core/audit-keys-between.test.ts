@@ -5,7 +5,8 @@
  * reordered, bytes after the last, another version) is judged by its whole file as the link-by-link
  * audit judges it, and fails with the same code. The section hashes agree with the whole-file
  * hasher's, on the calling thread and on the hasher's threads; a thread that fails or exits while it
- * hashes a key rejects that key's hashes (its check fails closed) and a new thread serves the next.
+ * hashes a key rejects that key's hashes (its check fails closed) and a new thread serves the next;
+ * a thread's answer is only ever its own key's.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -117,6 +118,25 @@ test('a hashing thread that fails or exits mid-key rejects that key, and a new t
       }
     });
   }
+});
+
+test('a thread that answers a key twice: its second answer is taken for no other key', async () => {
+  const files = [1, 2].map((index) => ceremonyPaths(fixture.published.dataDir).zkeyPath('transact21', index));
+  const [first, second] = await Promise.all(files.map(async (file) => (await hashZkeyFile(file)).sectionHashes));
+  const layouts = await Promise.all(files.map((file) => readKeyLayout(file)));
+  assert.notDeepEqual(first, second);
+  const twice =
+    'const post = parentPort.postMessage.bind(parentPort); parentPort.postMessage = (r) => { post(r); post(r); };';
+  await withWorkerClass(failingThreads(twice), async () => {
+    const hasher = new SectionHasher(1, 0);
+    try {
+      // The second waits for the one thread, and is given it as the first's answer comes.
+      const answers = await Promise.all([0, 1, 0].map((n) => hasher.hash(files[n]!, layouts[n]!)));
+      assert.deepEqual(answers, [first, second, first]);
+    } finally {
+      await hasher.close();
+    }
+  });
 });
 
 test('a key between whose sections were reordered (each one the committed one) fails as link by link', async () => {
