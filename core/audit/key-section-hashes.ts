@@ -65,12 +65,15 @@ async function hashRange(filePath: string, { start, end }: SectionRange): Promis
   return hash.digest('hex');
 }
 
-/** Plain CommonJS, evaluated: the same in the sources (tsx) and the compiled app. Hashes one key's ranges a message. */
+/**
+ * Plain CommonJS, evaluated: the same in the sources (tsx) and the compiled app. Hashes one key's
+ * ranges a message, its answer naming the key's job.
+ */
 const SECTION_HASH_THREAD = `
 const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
 const { createReadStream } = require('node:fs');
-parentPort.on('message', async ({ path, ranges, algorithm }) => {
+parentPort.on('message', async ({ job, path, ranges, algorithm }) => {
   try {
     const hashes = {};
     for (const { id, start, end } of ranges) {
@@ -80,19 +83,21 @@ parentPort.on('message', async ({ path, ranges, algorithm }) => {
           hash.update(chunk);
       hashes[id] = hash.digest('hex');
     }
-    parentPort.postMessage({ hashes });
+    parentPort.postMessage({ job, hashes });
   } catch (error) {
-    parentPort.postMessage({ error: { message: error.message, code: error.code } });
+    parentPort.postMessage({ job, error: { message: error.message, code: error.code } });
   }
 });
 `;
 
 interface Job {
+  /** The number its thread's answer names: an answer is taken for its own key only. */
+  id: number;
   resolve: (hashes: SectionHashes) => void;
   reject: (error: Error) => void;
 }
 
-type Reply = { hashes?: SectionHashes; error?: { message: string; code?: string } };
+type Reply = { job: number; hashes?: SectionHashes; error?: { message: string; code?: string } };
 
 /** Section hashes of keys, on worker threads for large keys, as many keys at once as there are threads. */
 export class SectionHasher {
@@ -100,6 +105,7 @@ export class SectionHasher {
   /** Each started thread, and the job it works on (one at a time). */
   private readonly started = new Map<Worker, Job | undefined>();
   private readonly waiting: Array<() => void> = [];
+  private jobs = 0;
   private closed = false;
 
   constructor(
@@ -117,9 +123,10 @@ export class SectionHasher {
       return hashes;
     }
     const worker = await this.worker();
+    const id = ++this.jobs;
     return new Promise<SectionHashes>((resolve, reject) => {
-      this.started.set(worker, { resolve, reject });
-      worker.postMessage({ path: filePath, ranges: layout.ranges, algorithm: FILE_HASH_ALGORITHM });
+      this.started.set(worker, { id, resolve, reject });
+      worker.postMessage({ job: id, path: filePath, ranges: layout.ranges, algorithm: FILE_HASH_ALGORITHM });
     });
   }
 
@@ -147,13 +154,15 @@ export class SectionHasher {
     this.started.set(worker, undefined);
     worker.on('message', (reply: Reply) => {
       const job = this.started.get(worker);
+      // An answer that is not its key's (one more for a key answered, from a thread dropped) is
+      // taken for nothing: it would hand another key these hashes, or the thread a second key.
+      if (job?.id !== reply.job) return;
       this.started.set(worker, undefined);
       // Free for the next key before this one's caller goes on.
       if (!this.closed) {
         this.idle.push(worker);
         this.waiting.shift()?.();
       }
-      if (!job) return;
       if (reply.hashes) job.resolve(reply.hashes);
       else
         job.reject(Object.assign(new Error(reply.error?.message), reply.error?.code ? { code: reply.error.code } : {}));

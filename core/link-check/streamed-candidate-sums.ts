@@ -140,6 +140,8 @@ export class StreamedCandidateSums {
   stopped: string | undefined;
   /** The refusal the candidate earned, when the sums stopped on a point the verifier would refuse. */
   refusal: CoordinatorError | undefined;
+  /** Told of `refusal` once found: the coordinator keeps it with the upload, past a restart. */
+  onRefusal: ((refusal: CoordinatorError) => void) | undefined;
   /** Multi-exponentiations run so far (one a batch). */
   sumsRun = 0;
 
@@ -215,6 +217,11 @@ export class StreamedCandidateSums {
     }
   }
 
+  private refuse(refusal: CoordinatorError): void {
+    this.refusal = refusal;
+    this.onRefusal?.(refusal);
+  }
+
   /** Checks a chunk's points at infinity against the head's, then batches it, summing when a batch is due. */
   private async take(section: number, first: number, points: Uint8Array): Promise<void> {
     const state = this.sections.get(section);
@@ -222,10 +229,12 @@ export class StreamedCandidateSums {
     if (!state || first !== state.taken || first + n > state.count) return this.stop('chunks out of order');
     const found = identityIndices(points, first);
     if (!sameList(found, inRange(state.headIdentities, first, first + n))) {
-      this.refusal = new CoordinatorError(
-        'contribution.identity_pattern_changed',
-        `the ${sectionName(section)} section holds the point at infinity at other places than the chain head ` +
-          'does; a contribution scales every point and keeps them where they are',
+      this.refuse(
+        new CoordinatorError(
+          'contribution.identity_pattern_changed',
+          `the ${sectionName(section)} section holds the point at infinity at other places than the chain head ` +
+            'does; a contribution scales every point and keeps them where they are',
+        ),
       );
       return this.stop('points at infinity elsewhere than in the head');
     }
@@ -248,9 +257,11 @@ export class StreamedCandidateSums {
     const result = await g1CheckedPartialSums(points, scalars, LINK_SCALAR_BYTES);
     this.sumsRun++;
     if ('invalidPoint' in result) {
-      this.refusal = new CoordinatorError(
-        'contribution.point_not_on_curve',
-        `point ${first + result.invalidPoint} of the ${sectionName(section)} section is not a point of the curve`,
+      this.refuse(
+        new CoordinatorError(
+          'contribution.point_not_on_curve',
+          `point ${first + result.invalidPoint} of the ${sectionName(section)} section is not a point of the curve`,
+        ),
       );
       return this.stop('a point off the curve');
     }

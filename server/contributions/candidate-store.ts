@@ -3,9 +3,10 @@
  * and 3 of the contributions module). The row is made in the transaction that checks the turn, with
  * the head it extends pinned; the intake writes its hashes, identity and link sums onto it; the
  * verification request and the commit read them back. Being stored, they survive a restart: a
- * contribution re-verified at start-up is sent the request normal running would have sent. The rest
- * of what the intake hands in (SubmittedUpload) is the submission's own: who, and a refusal found on
- * the way.
+ * contribution re-verified at start-up is sent the request normal running would have sent. A refusal
+ * found while the upload arrives is kept here too, so that a restart cannot forget it before whatever
+ * meets the upload next hands it in. The rest of what the intake hands in (SubmittedUpload) is the
+ * submission's own: who, and that refusal.
  */
 import type { SectionHashes } from '../../core/zkey/zkey-hashes.ts';
 import {
@@ -17,7 +18,7 @@ import {
 } from '../../core/fs/file-identity.ts';
 import { hashZkeyFile } from '../../core/zkey/zkey-hashes.ts';
 import type { Db } from '../store/database.ts';
-import type { ErrorCode } from '../../core/errors.ts';
+import { CoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import type { Principal } from '../auth/principal.ts';
 
 export interface CandidateRow {
@@ -38,6 +39,8 @@ export interface CandidateRow {
    * the file hash and circuit key), for the verifier; null when none were made.
    */
   sums: Uint8Array | null;
+  /** The refusal found while the upload arrived (its table, its record, a point), once found. */
+  refusal: { code: ErrorCode; message: string } | null;
 }
 
 export const CANDIDATES_MIGRATION = `CREATE TABLE candidates (
@@ -54,6 +57,9 @@ export const CANDIDATES_MIGRATION = `CREATE TABLE candidates (
 /** The sums the intake made, sealed; a row written before this column has none (the verifier sums itself). */
 export const CANDIDATE_SUMS_MIGRATION = 'ALTER TABLE candidates ADD COLUMN sums BLOB;';
 
+/** The refusal found as the upload arrived, as JSON `{code, message}`; null while none is. */
+export const CANDIDATE_REFUSAL_MIGRATION = 'ALTER TABLE candidates ADD COLUMN refusal TEXT;';
+
 interface RawCandidate {
   upload_path: string;
   circuit: string;
@@ -64,6 +70,7 @@ interface RawCandidate {
   section_hashes: string | null;
   identity: string | null;
   sums: Buffer | null;
+  refusal: string | null;
 }
 
 function fromRaw(raw: RawCandidate): CandidateRow {
@@ -77,6 +84,7 @@ function fromRaw(raw: RawCandidate): CandidateRow {
     sectionHashes: raw.section_hashes === null ? null : (JSON.parse(raw.section_hashes) as SectionHashes),
     identity: raw.identity === null ? null : parseFileIdentity(JSON.parse(raw.identity)),
     sums: raw.sums === null ? null : new Uint8Array(raw.sums),
+    refusal: raw.refusal === null ? null : (JSON.parse(raw.refusal) as { code: ErrorCode; message: string }),
   };
 }
 
@@ -155,6 +163,20 @@ export class CandidateStore {
     );
   }
 
+  /**
+   * The refusal found while the upload arrived, kept until the upload goes: the last one found is
+   * the one its intake answers, so it replaces any earlier.
+   */
+  recordRefusal(uploadPath: string, refusal: { code: ErrorCode; message: string }): void {
+    this.statements.refusal.run(JSON.stringify({ code: refusal.code, message: refusal.message }), uploadPath);
+  }
+
+  /** The refusal kept for the upload (recordRefusal), as the intake that found it gave it; undefined: none. */
+  refusalOf(uploadPath: string): CoordinatorError | undefined {
+    const refusal = this.get(uploadPath)?.refusal;
+    return refusal ? new CoordinatorError(refusal.code, refusal.message) : undefined;
+  }
+
   /** The upload is gone (removed, or its verdict is in): nothing reads its facts any more. */
   remove(uploadPath: string): void {
     this.statements.remove.run(uploadPath);
@@ -171,6 +193,7 @@ function prepareStatements(db: Db) {
     hashes: db.prepare<[string, string | null, string | null, Buffer | null, string]>(
       'UPDATE candidates SET file_hash = ?, section_hashes = ?, identity = ?, sums = ? WHERE upload_path = ?',
     ),
+    refusal: db.prepare<[string, string]>('UPDATE candidates SET refusal = ? WHERE upload_path = ?'),
     remove: db.prepare<[string]>('DELETE FROM candidates WHERE upload_path = ?'),
   };
 }

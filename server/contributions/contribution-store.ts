@@ -9,7 +9,12 @@
 import { randomUUID } from 'node:crypto';
 import { errorCodeOr, type ErrorCode } from '../../core/errors.ts';
 import { applyMigrations, type Db } from '../store/database.ts';
-import { CANDIDATE_SUMS_MIGRATION, CANDIDATES_MIGRATION, CandidateStore } from './candidate-store.ts';
+import {
+  CANDIDATE_REFUSAL_MIGRATION,
+  CANDIDATE_SUMS_MIGRATION,
+  CANDIDATES_MIGRATION,
+  CandidateStore,
+} from './candidate-store.ts';
 import { CONTRIBUTION_STATUSES, type ContributionStatus, type SettledVerdict } from './contribution-lifecycle.ts';
 import { VerdictWaiters } from './verdict-waiters.ts';
 
@@ -60,6 +65,7 @@ const MIGRATIONS = [
    );`,
   CANDIDATES_MIGRATION,
   CANDIDATE_SUMS_MIGRATION,
+  CANDIDATE_REFUSAL_MIGRATION,
 ];
 
 interface RawRow {

@@ -363,11 +363,12 @@ export class ContributionUploads {
    * Under the upload's lock (no finish can hand it in beside this): when its intake or its table
    * check found its refusal, hands it in with it, the verdict, and deletes it; returns the refusal.
    * Whatever comes next (a PATCH, a DELETE, a new creation replacing it, the sweep), before or after a
-   * restart, a refusal found is the turn's: it is handed in under the owner stored with the upload.
+   * restart, a refusal found is the turn's: it is handed in under the owner stored with the upload,
+   * after a restart as its candidate row kept it (the intake that found it went with the process).
    */
   private async handInFoundRefusal(uploads: CircuitUploads, id: string): Promise<CoordinatorError | undefined> {
     const file = path.join(uploads.directory, id);
-    const refusal = this.ledger.refusalOf(file);
+    const refusal = this.ledger.refusalOf(file) ?? this.deps.candidates.refusalOf(file);
     if (!refusal) return undefined;
     this.deps.log.info('upload refused while it arrived', { circuit: uploads.circuit, code: refusal.code });
     const owner = ownerOf((await this.sweeper.storedUpload(uploads.circuit, uploads.directory, id))?.metadata);

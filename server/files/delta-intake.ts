@@ -120,6 +120,8 @@ export interface DeltaIntakeOptions {
   uploadLength?: number;
   /** Told once why the intake turned itself off, for the coordinator's log. */
   onTurnedOff?: (reason: string) => void;
+  /** Told of `refusal` each time one is found: the coordinator keeps it with the upload, past a restart. */
+  onRefusal?: (refusal: CoordinatorError) => void;
 }
 
 export class DeltaIntake {
@@ -162,7 +164,9 @@ export class DeltaIntake {
       (header, history) => checkDeltaRecord(options.headPath, header, history),
       options.uploadLength,
     );
-    return new DeltaIntake(options, splice, sums);
+    const intake = new DeltaIntake(options, splice, sums);
+    if (sums) sums.onRefusal = () => intake.refusalFound();
+    return intake;
   }
 
   /** The whole key its temporary file grows to, and what it holds on disk now (sparse until H). */
@@ -234,6 +238,11 @@ export class DeltaIntake {
     this.upload = undefined;
   }
 
+  /** The refusal the intake answers now (its own before its points'), to whoever keeps it. */
+  private refusalFound(): void {
+    if (this.refusal) this.options.onRefusal?.(this.refusal);
+  }
+
   private turnOff(reason: string): void {
     if (this.off !== undefined) return;
     this.off = reason;
@@ -262,6 +271,7 @@ export class DeltaIntake {
       if (error instanceof CoordinatorError) {
         this.ownRefusal = error;
         this.off ??= 'refused';
+        this.refusalFound();
         return;
       }
       this.turnOff(error instanceof NotStreamable ? error.message : boundedText(`read error (${String(error)})`));

@@ -12,7 +12,9 @@
  * hashed, once complete (its record too: core/delta/check-delta-record.ts); a delta as it
  * arrives (its layout, its record, its points) or once complete; an upload whose intake or
  * table check found its refusal is handed in with it at its next PATCH, which answers the
- * refusal, rather than taken in to its end.
+ * refusal, rather than taken in to its end. That refusal is kept on the upload's candidate row as
+ * soon as it is found: the intake is this process's, and a restart must not let the upload go
+ * (deleted, replaced or swept) without its verdict.
  */
 import { stat } from 'node:fs/promises';
 import type { Upload } from '@tus/utils';
@@ -111,13 +113,14 @@ export class UploadHandIn {
   private async startIntake(circuit: string, file: string, upload: Upload): Promise<DeltaIntake | undefined> {
     const headIndex = await this.deps.heads.of(file, circuit);
     const headPath = this.headPath(circuit, headIndex);
+    const onRefusal = (refusal: CoordinatorError): void => this.keepRefusal(circuit, file, refusal);
     if (upload.metadata?.format !== DELTA_FORMAT || upload.metadata.head !== String(headIndex)) {
       // Follows the table of a whole key or a v1 delta as it arrives (upload-table-check.ts).
-      if (upload.size !== undefined)
-        this.deps.ledger.startTableCheck(
-          file,
-          await tableCheck(file, upload.size, deltaFormatOf(upload.metadata?.format), headPath),
-        );
+      if (upload.size !== undefined) {
+        const check = await tableCheck(file, upload.size, deltaFormatOf(upload.metadata?.format), headPath);
+        check.onRefusal = onRefusal;
+        this.deps.ledger.startTableCheck(file, check);
+      }
       return undefined;
     }
     return DeltaIntake.start({
@@ -128,7 +131,21 @@ export class UploadHandIn {
       ...(upload.size === undefined ? {} : { uploadLength: upload.size }),
       onTurnedOff: (reason) =>
         this.deps.log.info('delta intake off; the upload is checked and spliced when it ends', { circuit, reason }),
+      onRefusal,
     });
+  }
+
+  /**
+   * Keeps a refusal found while the upload arrives on its candidate row, where whatever meets the
+   * upload after a restart finds it (ContributionUploads handInFoundRefusal). Called from the
+   * intake's reads: a failure is logged, never thrown into them (the refusal stays in memory).
+   */
+  private keepRefusal(circuit: string, file: string, refusal: CoordinatorError): void {
+    try {
+      this.deps.candidates.recordRefusal(file, { code: refusal.code, message: boundedText(refusal.message) });
+    } catch (error) {
+      this.deps.log.warn('a refusal found could not be kept', { circuit, error: boundedText(String(error)) });
+    }
   }
 
   /** Hands in the finished upload at `file`; a refusal that is no verdict deletes it and answers the request. */

@@ -25,6 +25,8 @@ export class UploadTableCheck {
   private readonly cursor: SectionTableCursor;
   /** The upload's refusal, once an entry broke the expectation. */
   refusal: CoordinatorError | undefined;
+  /** Told of `refusal` once found: the coordinator keeps it with the upload, past a restart. */
+  onRefusal: ((refusal: CoordinatorError) => void) | undefined;
 
   /**
    * `declaredLength`: the upload's length once complete (tus's Upload-Length); `unchanged`: for a
@@ -86,7 +88,10 @@ export class UploadTableCheck {
         await this.unchanged?.advance(this.handle, checkedTo, this.cursor.sections);
       }
     } catch (error) {
-      if (error instanceof CoordinatorError) this.refusal = error;
+      if (error instanceof CoordinatorError) {
+        this.refusal = error;
+        this.onRefusal?.(error);
+      }
       // Anything else (the file gone, a read error) leaves the check to the end of the upload.
       else this.stopped = true;
     }

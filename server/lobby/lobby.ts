@@ -26,8 +26,9 @@
  * SQLite is the only state: no field of this class caches lobby state, every change runs in one
  * transaction (change()), so a new Lobby on the same database after a crash continues exactly
  * where it was. The exceptions are the presence observations (lobby-presence.ts), kept in memory.
- * Time comes from the injected Clock only. The class composes the parts: the statements
- * (lobby-statements.ts), the answers (lobby-reader.ts) and the moves (lobby-moves.ts).
+ * Time comes from the injected Clock only. The class composes the parts: its options, checked
+ * (lobby-options.ts), the statements (lobby-statements.ts), the answers (lobby-reader.ts) and the
+ * moves (lobby-moves.ts).
  *
  * Nothing here runs by itself: the server calls tick() on an interval (and may call it right
  * after join/record* to grant turns without waiting) and logs the events it returns.
@@ -40,6 +41,7 @@ import { transition, turnOutcome, type SettledVerdict } from '../contributions/c
 import { applyMigrations, type Db } from '../store/database.ts';
 import { LOBBY_MIGRATIONS } from './lobby-schema.ts';
 import { LobbyMoves } from './lobby-moves.ts';
+import { resolveOptions } from './lobby-options.ts';
 import { LobbyPresence } from './lobby-presence.ts';
 import { LobbyReader } from './lobby-reader.ts';
 import {
@@ -54,7 +56,6 @@ import {
 import { prepareStatements, turnTimes, type LobbyStatements, type TurnRow } from './lobby-statements.ts';
 import { QueueLogStore } from './queue-log-store.ts';
 import {
-  LOBBY_DEFAULTS,
   type ActiveTurn,
   type ContributorStatus,
   type LeaveOutcome,
@@ -457,50 +458,4 @@ export class Lobby {
       return true;
     });
   }
-}
-
-function resolveOptions(options: LobbyOptions): ResolvedLobbyOptions {
-  const given = {
-    ...LOBBY_DEFAULTS,
-    ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
-  };
-  const resolved: ResolvedLobbyOptions = {
-    ...given,
-    standbyStepMs: options.standbyStepMs ?? given.takePriorityMs,
-    circuits: [...options.circuits],
-    ceremonyId: options.ceremonyId,
-    isOpen: options.isOpen,
-  } as ResolvedLobbyOptions;
-  if (resolved.circuits.length === 0 || new Set(resolved.circuits).size !== resolved.circuits.length) {
-    throw new CoordinatorError('config.invalid', 'lobby circuits must be a non-empty list of distinct names');
-  }
-  if (!Number.isInteger(resolved.maxMissedTurns) || resolved.maxMissedTurns < 1) {
-    throw new CoordinatorError('config.invalid', 'lobby maxMissedTurns must be a positive whole number');
-  }
-  if (typeof resolved.ceremonyId !== 'string' || resolved.ceremonyId === '')
-    throw new CoordinatorError('config.invalid', 'the lobby needs the ceremony id (its queue log is bound to it)');
-  for (const key of [
-    'presenceMs',
-    'takeTurnMs',
-    'takePriorityMs',
-    'turnTimeoutMs',
-    'turnSilenceMs',
-    'disconnectGraceMs',
-    'uploadStartMs',
-    'uploadStallMs',
-    'heartbeatExtensionMs',
-    'maxTurnMs',
-    'cooldownMs',
-    'defaultTurnEstimateMs',
-  ] as const) {
-    if (!Number.isFinite(resolved[key]) || resolved[key] < 0)
-      throw new CoordinatorError('config.invalid', `lobby ${key} must be a non-negative number of milliseconds`);
-  }
-  const { takePriorityMs, standbyStepMs } = resolved;
-  if (takePriorityMs > 0 && !(Number.isInteger(standbyStepMs) && standbyStepMs >= 1 && standbyStepMs <= takePriorityMs))
-    throw new CoordinatorError(
-      'config.invalid',
-      'lobby standbyStepMs must be a whole number of ms from 1 to takePriorityMs',
-    );
-  return Object.freeze(resolved);
 }

@@ -131,7 +131,7 @@ test('a database of the previous version opens, and its pending contribution is 
     .all() as Array<{ version: number }>;
   assert.deepEqual(
     migrated.map((m) => m.version),
-    [1, 2, 3],
+    [1, 2, 3, 4],
   );
   const again = new ContributorClient(coordinator.url);
   again.cookie = alice.cookie;

@@ -2,7 +2,8 @@
  * A refusal a delta's intake finds while its bytes arrive is its owner's missed turn whichever
  * request comes next, not only a PATCH of theirs: here a delta created with its first bytes
  * (creation with upload) whose table the intake refuses on its first 12 bytes, then deleted or
- * replaced by a new creation; and one whose first bytes came before a coordinator restart. The
+ * replaced by a new creation; and one whose refusal was found before a coordinator restart, which
+ * the refusal outlives (kept on its candidate row): a DELETE or a PATCH straight after it. The
  * owner it is handed in under is the one stored with the upload, which a client's own metadata
  * cannot name. An owner who no longer holds the turn gets no verdict: the upload is only deleted.
  */
@@ -94,21 +95,33 @@ test('a delta refused as its creation’s bytes arrived is a missed turn when de
   assert.deepEqual(await readdir(uploadsFolder()), [], 'no upload is left behind');
 });
 
-test('a refused delta whose first bytes came before a restart is a missed turn after it alike', async () => {
-  const { client: dave, delta, metadata } = await onTurnWithRefusedDelta('dave');
-  const before = (await dave.me()).contributions.length;
-  const url = await createdWithFirstBytes(dave, delta, metadata);
+/** `name` on turn with a delta whose refusal the intake found, then the coordinator restarted: the upload's URL. */
+async function refusedBeforeARestart(name: string) {
+  const { client, delta, metadata } = await onTurnWithRefusedDelta(name);
+  const before = (await client.me()).contributions.length;
+  const url = await createdWithFirstBytes(client, delta, metadata);
   // The same port, so the client and the upload's URL stay; its session and turn are in the database.
   await fixture.coordinator.restart({ PORT: new URL(fixture.coordinator.url).port });
-  assert.equal((await dave.progress(CIRCUIT)).state, 'turn', 'the turn survived the restart');
-  // What the intake found went with the process: the next write's intake reads the upload again from byte 0.
-  const resumed = await dave.patch(url, FIRST_BYTES, new Uint8Array(delta.subarray(FIRST_BYTES, 2 * FIRST_BYTES)));
-  assert.equal(resumed.status, 204, await resumed.text());
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  assert.equal((await client.progress(CIRCUIT)).state, 'turn', 'the turn survived the restart');
+  return { client, delta, before, url };
+}
+
+test('a refused delta deleted straight after a restart is a missed turn: its refusal outlived it', async () => {
+  const { client: dave, before, url } = await refusedBeforeARestart('dave');
+  // No write since the restart: no intake here has read a byte of it.
   const deleted = await fetch(url, { method: 'DELETE', headers: dave.tusHeaders() });
   assert.deepEqual([deleted.status, (await dave.refusal(deleted)).code], [422, 'delta.malformed']);
-  assert.deepEqual(await latestVerdict(dave, before), ['refused', 'delta.malformed']);
+  assert.deepEqual(await latestVerdict(dave, before), ['refused', 'delta.malformed'], 'not a way out');
   fixture.coordinator.lobby.leave('demo:dave');
+  assert.deepEqual(await readdir(uploadsFolder()), [], 'no upload is left behind');
+});
+
+test('a refused delta resumed after a restart is refused at its PATCH, as before the restart', async () => {
+  const { client: frank, delta, before, url } = await refusedBeforeARestart('frank');
+  const resumed = await frank.patch(url, FIRST_BYTES, new Uint8Array(delta.subarray(FIRST_BYTES, 2 * FIRST_BYTES)));
+  assert.deepEqual([resumed.status, (await frank.refusal(resumed)).code], [422, 'delta.malformed']);
+  assert.deepEqual(await latestVerdict(frank, before), ['refused', 'delta.malformed']);
+  fixture.coordinator.lobby.leave('demo:frank');
   assert.deepEqual(await readdir(uploadsFolder()), [], 'no upload is left behind');
 });
 

@@ -45,6 +45,17 @@ function hostileHoldsTheTurn(overrides: Partial<LobbyOptions> = {}) {
   return { ...fixture, seenAll };
 }
 
+/** `who` downloads register's head: the events of what that took, as [type, contributor]. */
+const takenBy = (lobby: Lobby, who: string): string[][] =>
+  lobby.takeTurn(who, 'register').map((e) => [e.type, e.contributorId]);
+
+/** bob takes hostile's turn on standby after alice was offered it first: she let it pass. */
+const BOB_PAST_ALICE = [
+  ['turn_passed_on', 'hostile'],
+  ['standby_let_pass', 'alice'],
+  ['turn_granted', 'bob'],
+];
+
 const standbyOf = (lobby: Lobby, who: string): number | undefined => {
   const progress = progressOf(lobby, who, 'register');
   return progress.state === 'waiting' ? progress.standbyUntil : undefined;
@@ -100,15 +111,7 @@ test('one more entry is offered the turn every TAKE_PRIORITY_MS; an entry furthe
   assert.notEqual(standbyOf(lobby, 'bob'), undefined, 'two entries at two priorities');
   assert.equal(standbyOf(lobby, 'carol'), undefined);
   assert.deepEqual(lobby.takeTurn('carol', 'register'), []);
-  assert.deepEqual(
-    lobby.takeTurn('bob', 'register').map((e) => [e.type, e.contributorId]),
-    [
-      ['turn_passed_on', 'hostile'],
-      ['standby_let_pass', 'alice'],
-      ['turn_granted', 'bob'],
-    ],
-    'bob takes it; alice, offered it first, let it pass',
-  );
+  assert.deepEqual(takenBy(lobby, 'bob'), BOB_PAST_ALICE, 'bob takes it; alice, offered it first, let it pass');
   assert.equal(progressOf(lobby, 'bob', 'register').state, 'turn');
   const alice = progressOf(lobby, 'alice', 'register');
   assert.equal(alice.state === 'waiting' && alice.position, 2, 'a first miss: alice keeps her place');
@@ -309,12 +312,8 @@ test('with a standby step the entry two behind the grantee may take the turn at 
   assert.equal(standbyOf(lobby, 'carol'), undefined, 'carol, third, a step later still');
   assert.equal(lobby.nextDueAt(), granted + PRIORITY + 2 * STEP);
   assert.deepEqual(
-    lobby.takeTurn('bob', 'register').map((e) => [e.type, e.contributorId]),
-    [
-      ['turn_passed_on', 'hostile'],
-      ['standby_let_pass', 'alice'],
-      ['turn_granted', 'bob'],
-    ],
+    takenBy(lobby, 'bob'),
+    BOB_PAST_ALICE,
     'at priority + 1 step bob takes it; alice, offered it first, let it pass',
   );
   const rules = auditedLog(lobby)[0] as Extract<QueueLogEntry, { type: 'rules' }>;
