@@ -4,6 +4,7 @@
  * (npm → sh → node → the embedded verifier) by signalling the whole group.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 
 export interface GroupProcess {
   child: ChildProcess;
@@ -117,12 +118,40 @@ export function startGroup(
   return group;
 }
 
-/** Whether any process of the group still exists. */
+/**
+ * Whether any process of the group still runs. A zombie does not: it holds no port, file or lock, and
+ * it stays listed until reaped. A process the group's leader started (the coordinator's embedded
+ * verifier) outlives a group SIGKILL as a zombie handed to PID 1, and an init that reaps in rounds
+ * (the CI machine's: about every 1.5 s) would make every kill in a test wait for that round.
+ */
 export function groupAlive(pid: number): boolean {
   try {
     process.kill(-pid, 0);
-    return true;
   } catch {
     return false;
   }
+  return !onlyZombies(pid);
+}
+
+/** Whether every process in group `pgid` is a zombie (Linux's /proc; elsewhere, never said). */
+function onlyZombies(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return false;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone since the listing
+    }
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so read after the last ')'.
+    const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(group) === pgid && state !== 'Z') return false;
+  }
+  return true;
 }
