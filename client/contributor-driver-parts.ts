@@ -45,8 +45,9 @@ export interface DriverApi {
   ceremony(): Promise<CeremonyView>;
   /**
    * Takes the turn, or the standby offer, on `circuit` without moving its bytes: a HEAD of the head's
-   * inputs, which the coordinator counts as the download that takes a turn. Optional: without it, or
-   * refused (a coordinator without those inputs), the turn's first download takes it.
+   * inputs at their moving URL, which the coordinator counts as the download that takes a turn.
+   * Optional: without it, or refused, or on a coordinator that takes a turn only at the inputs' own
+   * URL, the turn's first download takes it.
    */
   take?(circuit: string, signal: AbortSignal): Promise<void>;
 }
@@ -69,7 +70,9 @@ export function coordinatorApi(client: Pick<ApiClient, 'get' | 'request' | 'fetc
     ceremony: () => client.get<CeremonyView>('/api/ceremony'),
     take: async (circuit, signal) => {
       const route = `/api/circuits/${encodeURIComponent(circuit)}/contribution-inputs`;
-      const answer = await client.fetch('HEAD', route, { resend: false, signal });
+      // Its redirect not followed: the moving URL takes the turn, and the inputs' own URL would have a
+      // coordinator cut them for a client that may not use them (a whole-key turn).
+      const answer = await client.fetch('HEAD', route, { resend: false, signal, follow: false });
       await answer.body?.cancel();
     },
   };
