@@ -38,8 +38,11 @@
  * `--keep` keeps each run's data folder (its path printed) for a look at its queue log afterwards; a
  * run whose audit fails keeps it anyway. The coordinator's log lines are in it (coordinator-log.jsonl).
  *
+ * `--trace` runs each honest client with bench/terminal-trace.mjs and prints, for each turn an honest
+ * client took over on standby, the steps from the offer reaching it to its take (bench/offer-take-trace.ts).
+ *
  * Usage: tsx bench/hostile-lobby.ts [--honest 20] [--hostile 5] [--link 1/1] [--baseline REF]
- *                                   [--cap 600] [--upload-start 12] [--keep]
+ *                                   [--cap 600] [--upload-start 12] [--keep] [--trace]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -58,6 +61,7 @@ import { newCeremonyDir, REPO_ROOT } from '../tests/fixtures/ceremony-fixture.ts
 import { ContributorClient, type MeView } from '../tests/helpers/contributor-client.ts';
 import { parseLink, startShapedProxy, type ShapedProxy } from '../tests/helpers/shaped-proxy.ts';
 import { parseBenchArgs } from './bench-args.ts';
+import { printTakeTimelines, takeTimelines, traceFileOf } from './offer-take-trace.ts';
 import { benchLog as log } from './bench-chain.ts';
 import { startCeremonyServe, type CoordinatorProcess } from './coordinator-process.ts';
 
@@ -92,6 +96,8 @@ export interface HostileOptions {
   keep: boolean;
   /** UPLOAD_START_MS of the run (12 s by default). */
   uploadStartMs: number;
+  /** Trace the honest clients' requests and print where each standby take went (bench/offer-take-trace.ts). */
+  trace: boolean;
 }
 
 export interface HostileFigures {
@@ -122,12 +128,21 @@ function killGroup(child: ChildProcess): void {
   }
 }
 
-/** One honest `ceremony contribute` of the checkout at `root`; resolves with its exit code. */
-function runHonest(root: string, url: string, name: string): Promise<number | null> {
+/**
+ * One honest `ceremony contribute` of the checkout at `root`; resolves with its exit code. With
+ * `traceTo`, its HTTP events go to that file (bench/terminal-trace.mjs).
+ */
+function runHonest(root: string, url: string, name: string, traceTo?: string): Promise<number | null> {
+  const trace = traceTo ? ['--import', path.join(REPO_ROOT, 'bench', 'terminal-trace.mjs')] : [];
   const child = spawn(
     process.execPath,
-    [path.join(root, 'bin', 'ceremony.js'), 'contribute', '--coordinator', url, '--demo', name],
-    { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
+    [...trace, path.join(root, 'bin', 'ceremony.js'), 'contribute', '--coordinator', url, '--demo', name],
+    {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+      ...(traceTo ? { env: { ...process.env, CEREMONY_BENCH_TRACE: traceTo } } : {}),
+    },
   );
   running.add(child);
   // Its last lines, printed if it fails: why an honest contributor did not finish.
@@ -334,7 +349,9 @@ async function runOnce(
         const link = await startShapedProxy({ ...options.link, target: coordinator!.url });
         links.push(link);
         const cap = sleep(options.capMs - (Date.now() - started)).then(() => 'capped' as const);
-        return Promise.race([runHonest(root, link.url, `h${String(i).padStart(2, '0')}`), cap]);
+        const name = `h${String(i).padStart(2, '0')}`;
+        const traceTo = options.trace ? traceFileOf(dataDir, name) : undefined;
+        return Promise.race([runHonest(root, link.url, name, traceTo), cap]);
       }),
     );
     for (const child of running) killGroup(child);
@@ -361,6 +378,7 @@ async function runOnce(
       started + options.capMs,
       warnings,
     );
+    if (options.trace) printTakeTimelines(label, await takeTimelines(dataDir, await queueLogEntries(dataDir)));
     return figures;
   } finally {
     stop.abort();
@@ -373,6 +391,14 @@ async function runOnce(
   }
 }
 
+async function queueLogEntries(dataDir: string): Promise<Array<Record<string, unknown>>> {
+  const text = await readFile(path.join(dataDir, QUEUE_LOG_FILE), 'utf8');
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
 async function figuresOf(
   label: string,
   options: HostileOptions,
@@ -383,11 +409,7 @@ async function figuresOf(
   warnings: ReadonlyMap<string, number>,
 ): Promise<HostileFigures> {
   const config = await loadCeremonyConfig(dataDir);
-  const text = await readFile(path.join(dataDir, QUEUE_LOG_FILE), 'utf8');
-  const entries = text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const entries = await queueLogEntries(dataDir);
   const honest = (e: Record<string, unknown>) => String(e.contributor).startsWith('demo:h');
   const first = Date.parse(entries.find((e) => e.type === 'join')!.time as string);
   const accepted = entries.filter((e) => e.type === 'accepted' && honest(e));
@@ -516,6 +538,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       cap: { type: 'string', default: '600' },
       keep: { type: 'boolean', default: false },
       'upload-start': { type: 'string', default: '12' },
+      trace: { type: 'boolean', default: false },
     },
   });
   const options: HostileOptions = {
@@ -525,6 +548,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     capMs: Number(values.cap) * 1000,
     keep: values.keep,
     uploadStartMs: Number(values['upload-start']) * 1000,
+    trace: values.trace,
   };
   printHostileLobby(await hostileLobbyBench(options, values.baseline), options);
   await releaseBn128();

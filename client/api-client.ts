@@ -86,6 +86,8 @@ export interface RequestOptions {
    * own loop tries again (the contributor's polls, the presence stream) passes false.
    */
   resend?: boolean;
+  /** false: a redirect is the answer (a moving URL asked only to be heard), not followed; default true. */
+  follow?: boolean;
 }
 
 const SESSION_COOKIE = 'ceremony_session';
@@ -202,6 +204,7 @@ export class ApiClient {
     init: RequestOptions & { body?: unknown; timeoutMs?: number },
   ): Promise<Response> {
     const headers = this.sessionHeaders(method);
+    const follow = init.follow ?? true;
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     const timeoutMs = init.timeoutMs ?? this.requestTimeoutMs;
     const timeout = timeoutMs === Infinity ? undefined : AbortSignal.timeout(timeoutMs);
@@ -212,12 +215,14 @@ export class ApiClient {
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
       signal,
       ...(this.cookies ? { redirect: 'manual' } : { credentials: 'same-origin', cache: init.cache ?? 'no-store' }),
+      ...(follow ? {} : { redirect: 'manual' }),
     };
     let response: Response;
     try {
-      response = this.cookies
-        ? await this.followOwnRedirects(method, route, request)
-        : await fetch(`${this.baseUrl}${route}`, request);
+      response =
+        this.cookies && follow
+          ? await this.followOwnRedirects(method, route, request)
+          : await fetch(`${this.baseUrl}${route}`, request);
     } catch (error) {
       if (init.signal?.aborted) throw error;
       if (!this.nameRequests) throw new ApiError(0, 'network', (error as Error).message);
@@ -226,6 +231,9 @@ export class ApiClient {
       throw new ApiError(0, 'network', `${method} ${route}: ${reason}`);
     }
     if (response.ok) return response;
+    // Not followed: the redirect is the answer (a page's is opaque to it).
+    if (!follow && (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)))
+      return response;
     const text = await response.text().catch(() => '');
     const what = this.nameRequests ? `${method} ${route}` : undefined;
     throw apiErrorFromBody(response.status, text, response.headers.get('retry-after'), what);

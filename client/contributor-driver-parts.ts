@@ -43,9 +43,16 @@ export interface DriverApi {
   leave(): Promise<unknown>;
   heartbeat(circuit: string): Promise<TurnHeartbeat>;
   ceremony(): Promise<CeremonyView>;
+  /**
+   * Takes the turn, or the standby offer, on `circuit` without moving its bytes: a HEAD of the head's
+   * inputs at their moving URL, which the coordinator counts as the download that takes a turn.
+   * Optional: without it, or refused, or on a coordinator that takes a turn only at the inputs' own
+   * URL, the turn's first download takes it.
+   */
+  take?(circuit: string, signal: AbortSignal): Promise<void>;
 }
 
-export function coordinatorApi(client: Pick<ApiClient, 'get' | 'request'>): DriverApi {
+export function coordinatorApi(client: Pick<ApiClient, 'get' | 'request' | 'fetch'>): DriverApi {
   return {
     me: (resend, hold) => {
       const query = new URLSearchParams();
@@ -61,6 +68,13 @@ export function coordinatorApi(client: Pick<ApiClient, 'get' | 'request'>): Driv
     heartbeat: (circuit) =>
       client.request<TurnHeartbeat>('POST', `/api/circuits/${encodeURIComponent(circuit)}/heartbeat`),
     ceremony: () => client.get<CeremonyView>('/api/ceremony'),
+    take: async (circuit, signal) => {
+      const route = `/api/circuits/${encodeURIComponent(circuit)}/contribution-inputs`;
+      // Its redirect not followed: the moving URL takes the turn, and the inputs' own URL would have a
+      // coordinator cut them for a client that may not use them (a whole-key turn).
+      const answer = await client.fetch('HEAD', route, { resend: false, signal, follow: false });
+      await answer.body?.cancel();
+    },
   };
 }
 

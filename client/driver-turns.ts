@@ -149,6 +149,10 @@ export class Turns {
     if (hold.taken) this.keepBeating(circuit);
     let confirming: Promise<void> | undefined;
     try {
+      // Taken at once, beside the ceremony view's round trip and its body (which grows with the
+      // chains), not after them: a standby offer goes to whoever takes it first, and the entry
+      // behind is offered it one step later.
+      this.options.api.take?.(circuit, signal).catch(() => {});
       const ceremony = this.options.steady
         ? await this.host.steadily(() => this.options.api.ceremony())
         : await this.options.api.ceremony();

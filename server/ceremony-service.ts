@@ -127,6 +127,14 @@ export class CeremonyService {
     this.pacer.tick();
   }
 
+  /**
+   * Something the lobby hears brought its next due moment forward without a move (a presence stream
+   * closed: the grace runs out before the interval's next tick): the clock's next tick is set again.
+   */
+  dueChanged(): void {
+    this.pacer.scheduleDueTick();
+  }
+
   /** A lobby move and the tick it calls for, in one transaction (LobbyPacer.moveAndTick). */
   moveAndTick<T>(move: () => T, ticks?: (result: T) => boolean): T {
     return this.pacer.moveAndTick(move, ticks);

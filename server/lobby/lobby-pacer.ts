@@ -86,8 +86,9 @@ export class LobbyPacer {
   /**
    * Ticks again at the lobby's next due moment (nextDueAt) when the interval would come later.
    * Real time only: a service on an injected clock (the tests') is ticked by whoever moves that clock.
+   * Public for what brings that moment forward without a move (a presence stream closing: its grace).
    */
-  private scheduleDueTick(): void {
+  scheduleDueTick(): void {
     clearTimeout(this.dueTimer);
     this.dueTimer = undefined;
     if (this.timer === undefined || this.deps.clock !== systemClock) return;

@@ -48,7 +48,7 @@ export class PresenceStreams {
 
   constructor(
     private readonly lobby: PresenceLobby,
-    private readonly service: { tick(): void },
+    private readonly service: { tick(): void; dueChanged(): void },
     private readonly limits: PresenceStreamLimits,
     private readonly everyMs: number,
   ) {}
@@ -108,6 +108,13 @@ export class PresenceStreams {
     else {
       this.perContributor.delete(who);
       this.lobby.streamClosed(who);
+      // A turn they hold ends when the grace runs out, not at the interval's next tick after it. A
+      // failing lobby (see keepAlive) leaves that to the interval rather than crash the server.
+      try {
+        this.service.dueChanged();
+      } catch {
+        // See above.
+      }
     }
     if (this.open.size === 0 && this.timer) {
       clearInterval(this.timer);

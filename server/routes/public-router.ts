@@ -272,8 +272,12 @@ function addFileRoutes(router: Router, deps: PublicRouterDeps): void {
 
   // The moving URL: the current head's inputs are at the URL of that head's own. Not counted per
   // address: constant work at the floor of any request, and a turn behind a shared NAT needs it.
+  // Asking for the inputs takes the turn here, a hop before their own URL; and before the state's
+  // read, which waits on the file system behind every download under way (tens to hundreds of ms
+  // on a busy machine), as a zkey's download takes it before that read.
   router.get('/api/circuits/:name/contribution-inputs', async (req, res) => {
     const circuit = findCircuit(config, String(req.params.name));
+    takenBy(req, circuit.name);
     const chain = (await deps.ceremonyState()).chains.get(circuit.name)!;
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('X-Chain-Head', String(chain.headIndex));
@@ -284,6 +288,7 @@ function addFileRoutes(router: Router, deps: PublicRouterDeps): void {
     const circuit = findCircuit(config, String(req.params.name));
     const index = parseIndex(String(req.params.index));
     requireCanonical(req, `/api/circuits/${encodeURIComponent(circuit.name)}/contribution-inputs/${index}`);
+    takenBy(req, circuit.name);
     const chain = (await deps.ceremonyState()).chains.get(circuit.name)!;
     if (index > chain.headIndex) {
       throw new CoordinatorError(
@@ -299,7 +304,6 @@ function addFileRoutes(router: Router, deps: PublicRouterDeps): void {
           `${chain.headIndex}); download the head's inputs (GET /api/circuits/${circuit.name}/contribution-inputs)`,
       );
     }
-    takenBy(req, circuit.name);
     const skeleton = await skeletons.skeletonOf(circuit.name, index);
     const file = {
       path: skeleton,

@@ -74,7 +74,8 @@ async function headIndex(): Promise<number> {
 async function takeTurn(page: Page, name: string): Promise<{ inputsRequested: number }> {
   let inputsRequested = 0;
   page.on('request', (request) => {
-    if (new URL(request.url()).pathname.startsWith(inputsPath)) inputsRequested++;
+    // A HEAD of the moving URL takes the turn (contributor-driver-parts.ts take); a GET would download them.
+    if (request.method() === 'GET' && new URL(request.url()).pathname.startsWith(inputsPath)) inputsRequested++;
   });
   await recordStatuses(page, { computingDetails: true });
   await page.goto(`${app.coordinator.url}/`);

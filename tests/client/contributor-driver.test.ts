@@ -238,6 +238,26 @@ test('standby: an offered turn is taken as a granted one; heartbeats once the do
   assert.deepEqual(told.failures, []);
 });
 
+test('a standby offer is taken at once, not after the ceremony view came in', async () => {
+  const clock = new ManualClock();
+  const lobby = new ScriptedLobby(clock);
+  let answer!: () => void;
+  lobby.ceremonyAnswered = new Promise((resolve) => (answer = resolve));
+  const { driver, taken } = driverFor(clock, lobby, 'page');
+  lobby.offer();
+  const run = driver.run().catch((error: unknown) => error);
+  await clock.advance(0);
+  assert.equal(lobby.count('take'), 1, 'the offer is taken as the answer that made it comes in');
+  assert.equal(lobby.requests.indexOf('take') < lobby.requests.indexOf('ceremony'), true, 'before the view is asked');
+  assert.equal(taken.length, 0, 'the turn itself waits for the view, as before');
+  answer();
+  await clock.advance(0);
+  assert.equal(taken.length, 1);
+  assert.equal(lobby.count('take'), 1, 'taken once');
+  driver.stop(new Error('left'));
+  await run;
+});
+
 test('standby taken by another entry first: back to waiting quietly, no upload, an offer taken up once', async () => {
   const clock = new ManualClock();
   const lobby = new ScriptedLobby(clock);

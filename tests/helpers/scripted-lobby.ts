@@ -177,9 +177,18 @@ export class ScriptedLobby implements DriverApi {
     return Promise.resolve({ deadline: this.clock.now() + 60_000, heartbeatEveryMs: 20_000 } as TurnHeartbeat);
   }
 
-  ceremony(): Promise<CeremonyView> {
+  /** While set, `GET /api/ceremony` is answered only once it settles (a slow link: the view's body). */
+  ceremonyAnswered: Promise<void> | undefined;
+
+  async ceremony(): Promise<CeremonyView> {
     this.requests.push('ceremony');
-    return Promise.resolve({ circuits: [{ name: 'c1', headIndex: 0, headHash: null }] } as unknown as CeremonyView);
+    await this.ceremonyAnswered;
+    return { circuits: [{ name: 'c1', headIndex: 0, headHash: null }] } as unknown as CeremonyView;
+  }
+
+  take(): Promise<void> {
+    this.requests.push('take');
+    return Promise.resolve();
   }
 }
 

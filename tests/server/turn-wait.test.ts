@@ -31,7 +31,10 @@ test('a held poll hears of a standby offer when it is made; the download that fo
   await holder.signInDemo('never-takes');
   await holder.join();
   assert.equal((await holder.progress('register')).state, 'turn', 'the first to join is granted the turn');
-  const grantedAt = Date.now();
+  // When the coordinator granted it (its clock is this machine's), not when its answer came back: on a
+  // busy machine that round trip alone ate the 50 ms margin below.
+  const turn = coordinator.lobby.status('demo:never-takes').circuits[0]!;
+  const grantedAt = turn.state === 'turn' ? turn.startedAt : Date.now();
   const ready = new ContributorClient(coordinator.url);
   await ready.signInDemo('ready');
   await ready.join();
@@ -89,4 +92,31 @@ test('a turn wait further back than the entries a standby offer can reach is ans
   const started = Date.now();
   await turnWait(deep, 5000);
   assert.ok(Date.now() - started < 1000, `far back: answered after ${Date.now() - started} ms`);
+});
+
+test('asking for the inputs at their moving URL takes a standby offer, a HEAD as well as a GET', async () => {
+  const own = await startTestCoordinator({
+    env: { TAKE_TURN_MS: '20000', TAKE_PRIORITY_MS: String(PRIORITY), PRESENCE_MS: '60000' },
+  });
+  try {
+    const holder = new ContributorClient(own.url);
+    await holder.signInDemo('never-takes');
+    await holder.join();
+    const ready = new ContributorClient(own.url);
+    await ready.signInDemo('ready');
+    await ready.join();
+    const progress = (await turnWait(ready, 10_000)).status.circuits.find((c) => c.circuit === 'register')!;
+    assert.ok(progress.state === 'waiting' && progress.standbyUntil !== undefined, 'offered on standby');
+    // The redirect not followed: the moving URL alone takes it, a hop before the inputs' own URL.
+    const asked = await fetch(`${own.url}/api/circuits/register/contribution-inputs`, {
+      method: 'HEAD',
+      headers: ready.sessionHeaders('GET'),
+      redirect: 'manual',
+    });
+    assert.equal(asked.status, 302);
+    assert.equal((await ready.progress('register')).state, 'turn', 'the HEAD took the turn');
+    assert.equal((await holder.progress('register')).state, 'waiting', 'the grantee is back in line, a missed turn');
+  } finally {
+    await own.close();
+  }
 });
