@@ -141,7 +141,7 @@ after(async () => {
  * The faults the turns meet, set up before the console reopens: alice's first PATCH of her
  * treeUpdate upload is held, never answered (the promise returned says it is), so that her tab can
  * be reloaded mid-upload; one byte of bob's first register upload is flipped on the way, as a bad
- * network would; and his second download of the register inputs (the retry) waits for letBobRetry.
+ * network would; and his retry's requests of the register inputs (its take, its download) wait for letBobRetry.
  */
 async function holdAndCorruptUploads(): Promise<{ aliceUploadHeld: Promise<void> }> {
   let patches = 0;
@@ -165,9 +165,12 @@ async function holdAndCorruptUploads(): Promise<{ aliceUploadHeld: Promise<void>
     damaged[damaged.length >> 1]! ^= 0xff;
     await route.continue({ postData: damaged });
   });
+  // The page asks for the moving URL twice a turn: a HEAD that takes the turn the moment it hears of
+  // it, then the download. Everything after the first turn's download is the retry's, and waits.
   let registerDownloads = 0;
   await bob.route('**/api/circuits/register/contribution-inputs', async (route) => {
-    if (++registerDownloads === 2) await bobRetryMayStart;
+    if (registerDownloads >= 1) await bobRetryMayStart;
+    if (route.request().method() === 'GET') registerDownloads++;
     await route.continue();
   });
   return { aliceUploadHeld };
