@@ -366,7 +366,10 @@ export class ContributorClient extends CoordinatorClient {
     })();
   }
 
-  /** A demo contributor of the coordinator at `url`, signed in as `name`, who took a turn on each of `circuits`. */
+  /**
+   * A demo contributor of the coordinator at `url`, signed in as `name` and joined, who took a turn on
+   * each of `circuits` (none: only joined).
+   */
   static async contributed(url: string, name: string, ...circuits: string[]): Promise<ContributorClient> {
     const client = new ContributorClient(url);
     await client.signInDemo(name);

@@ -27,17 +27,13 @@ const turnWait = (client: ContributorClient, ms: number): Promise<MeView> =>
   client.request<MeView>('GET', `/api/me?turnWaitMs=${ms}`);
 
 test('a held poll hears of a standby offer when it is made; the download that follows takes the turn', async () => {
-  const holder = new ContributorClient(coordinator.url);
-  await holder.signInDemo('never-takes');
-  await holder.join();
+  const holder = await ContributorClient.contributed(coordinator.url, 'never-takes');
   assert.equal((await holder.progress('register')).state, 'turn', 'the first to join is granted the turn');
   // When the coordinator granted it (its clock is this machine's), not when its answer came back: on a
   // busy machine that round trip alone ate the 50 ms margin below.
   const turn = coordinator.lobby.status('demo:never-takes').circuits[0]!;
   const grantedAt = turn.state === 'turn' ? turn.startedAt : Date.now();
-  const ready = new ContributorClient(coordinator.url);
-  await ready.signInDemo('ready');
-  await ready.join();
+  const ready = await ContributorClient.contributed(coordinator.url, 'ready');
 
   const me = await turnWait(ready, 10_000);
   const heardAt = Date.now();
@@ -54,12 +50,8 @@ test('a held poll hears of a standby offer when it is made; the download that fo
 });
 
 test('two held polls per contributor at most; a wait not a number, or nobody waiting, answers at once', async () => {
-  const first = new ContributorClient(coordinator.url);
-  await first.signInDemo('busy-line');
-  await first.join();
-  const waiter = new ContributorClient(coordinator.url);
-  await waiter.signInDemo('many-polls');
-  await waiter.join();
+  await ContributorClient.contributed(coordinator.url, 'busy-line'); // first in line: the next one waits
+  const waiter = await ContributorClient.contributed(coordinator.url, 'many-polls');
   const held = [turnWait(waiter, 1500), turnWait(waiter, 1500)];
   await new Promise((resolve) => setTimeout(resolve, 200));
   await assert.rejects(
@@ -84,9 +76,7 @@ test('two held polls per contributor at most; a wait not a number, or nobody wai
 test('a turn wait further back than the entries a standby offer can reach is answered at once', async () => {
   // Entries behind which the poller waits: each held poll re-reads its status at every tick.
   for (let i = 0; i < HOLD_TURN_WAIT_WITHIN; i++) coordinator.lobby.join(`filler-${i}`);
-  const deep = new ContributorClient(coordinator.url);
-  await deep.signInDemo('far-back');
-  await deep.join();
+  const deep = await ContributorClient.contributed(coordinator.url, 'far-back');
   const progress = await deep.progress('register');
   assert.ok(progress.state === 'waiting' && (progress.position ?? 0) > HOLD_TURN_WAIT_WITHIN, 'behind the reach');
   const started = Date.now();
@@ -99,12 +89,8 @@ test('asking for the inputs at their moving URL takes a standby offer, a HEAD as
     env: { TAKE_TURN_MS: '20000', TAKE_PRIORITY_MS: String(PRIORITY), PRESENCE_MS: '60000' },
   });
   try {
-    const holder = new ContributorClient(own.url);
-    await holder.signInDemo('never-takes');
-    await holder.join();
-    const ready = new ContributorClient(own.url);
-    await ready.signInDemo('ready');
-    await ready.join();
+    const holder = await ContributorClient.contributed(own.url, 'never-takes');
+    const ready = await ContributorClient.contributed(own.url, 'ready');
     const progress = (await turnWait(ready, 10_000)).status.circuits.find((c) => c.circuit === 'register')!;
     assert.ok(progress.state === 'waiting' && progress.standbyUntil !== undefined, 'offered on standby');
     // The redirect not followed: the moving URL alone takes it, a hop before the inputs' own URL.
