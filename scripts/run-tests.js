@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: prepares the shared fixtures once (so parallel test files do not all build them),
 // builds what is stale (dist/ and web/dist, scripts/build.js), then runs every
-// tests/**/*.test.ts with node's test runner through tsx (tests/browser/ and the container test
-// last, one at a time).
+// tests/**/*.test.ts with node's test runner through tsx (tests/browser/ after the others, two at a
+// time, and the container test last, alone).
 // Pass file paths to run only those: `npm test -- tests/core/init-refusals.test.ts`.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -25,8 +25,8 @@ const isBrowserTest = (file) => path.normalize(file).startsWith(path.join('tests
 // The container test builds images (a cold build compiles for many minutes) and runs a stack that
 // acts on clocks: alone, so neither it nor the tests beside it are starved.
 const isContainerTest = (file) => path.normalize(file) === path.join('tests', 'ops', 'compose-stack.test.ts');
-const soloFiles = files.filter((file) => isContainerTest(file) || isBrowserTest(file));
-const otherFiles = files.filter((file) => !soloFiles.includes(file));
+const lastFiles = files.filter((file) => isContainerTest(file) || isBrowserTest(file));
+const otherFiles = files.filter((file) => !lastFiles.includes(file));
 // The tests run the compiled app (bin/ceremony.js → dist/) and the built browser app (web/dist):
 // build whatever is older than its sources first (a no-op when both are current).
 const build = spawnSync(node, ['scripts/build.js'], { stdio: 'inherit' });
@@ -58,10 +58,14 @@ const runTests = (list, concurrency) =>
     { stdio: 'inherit' },
   ).status ?? 1;
 let status = otherFiles.length > 0 ? runTests(otherFiles, 2) : 0;
-// Browser tests (and the container test) last and one at a time: Chromium and its Web Workers take
-// every core, which would starve the tests that act on a clock (e.g. crash-safety kills a
-// contribution after N ms).
-if (soloFiles.length > 0) status = runTests(soloFiles, 1) || status;
+// Browser tests after the others: Chromium and its Web Workers take every core, which would starve
+// the Node tests that act on a clock (e.g. crash-safety kills a contribution after N ms). Two at a
+// time among themselves: one alone left a third of both cores idle (page loads, a coordinator's
+// start), and their clocks (a presence grace, a held request) leave room for a second browser.
+const browserFiles = lastFiles.filter(isBrowserTest);
+if (browserFiles.length > 0) status = runTests(browserFiles, 2) || status;
+const containerFiles = lastFiles.filter(isContainerTest);
+if (containerFiles.length > 0) status = runTests(containerFiles, 1) || status;
 const failures = readdirSync(summaryDir)
   .sort()
   .map((name) => readFileSync(path.join(summaryDir, name), 'utf8'))

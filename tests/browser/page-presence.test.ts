@@ -12,7 +12,9 @@ import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { startWebApp, type WebAppUnderTest } from '../helpers/chromium.ts';
 
-const GRACE = 1000;
+// Long enough for a reload to re-open the stream while another browser test shares the cores
+// (scripts/run-tests.js runs two at a time).
+const GRACE = 2500;
 let app: WebAppUnderTest;
 
 before(async () => {
