@@ -19,6 +19,13 @@ function findTests(dir) {
 
 const files = process.argv.slice(2).length > 0 ? process.argv.slice(2) : findTests('tests').sort();
 const node = process.execPath;
+// V8's compile cache for every process of the run (test files, and the CLI runs, servers and workers
+// they start), in a private folder removed at the end: a run loads the same modules (the app,
+// snarkjs, Express…) in several hundred processes, and compiling them again was about a sixth of a
+// CLI-heavy file's CPU. Only this run reads it, so nothing another user or run wrote is loaded.
+const compileCache = mkdtempSync(path.join(os.tmpdir(), 'ceremony-test-compile-cache-'));
+process.env.NODE_COMPILE_CACHE = compileCache;
+process.on('exit', () => rmSync(compileCache, { recursive: true, force: true }));
 const prepare = spawnSync(node, ['--import', 'tsx', 'tests/fixtures/prepare-fixtures.ts'], { stdio: 'inherit' });
 if (prepare.status !== 0) process.exit(prepare.status ?? 1);
 const isBrowserTest = (file) => path.normalize(file).startsWith(path.join('tests', 'browser') + path.sep);

@@ -46,10 +46,14 @@ test('a turn ended by the coordinator mid-upload: the run gives the upload up an
     const admin = new ContributorClient(coordinator.url);
     await admin.signInCoordinator(TOKEN);
     await admin.request('POST', '/api/admin/queue/remove', { contributorId: 'demo:lost' });
+    // The limit's timer is cleared once the run has exited: left pending, it held this file's process
+    // open for 30 s after its last test.
+    let limit: NodeJS.Timeout | undefined;
     const exited = await Promise.race([
       run.exited,
-      new Promise<undefined>((resolve) => setTimeout(resolve, 30_000, undefined)),
+      new Promise<undefined>((resolve) => (limit = setTimeout(resolve, 30_000, undefined))),
     ]);
+    clearTimeout(limit);
     assert.ok(exited, `the run was still waiting 30 s after its turn ended:\n${run.output()}`);
     assert.equal(exited.code, 1, run.output());
     assert.match(run.output(), /your entry for register left the queue by the coordinator/);
