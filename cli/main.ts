@@ -96,9 +96,11 @@ async function main(argv: string[]): Promise<number> {
     );
     return EXIT_FAILED;
   } finally {
-    // Only a command that ran can have built the curve; loading it just to release it would undo
-    // the fast --help.
-    if (selected) await (await import('../core/crypto/bn128.ts')).releaseBn128();
+    // Only a command that ran can have built the curve, and ffjavascript caches a built one on
+    // globalThis (all releaseBn128 releases): without one, loading bn128.ts (and ffjavascript with
+    // it) just to release nothing would undo the fast --help.
+    if (selected && (globalThis as { curve_bn128?: unknown }).curve_bn128)
+      await (await import('../core/crypto/bn128.ts')).releaseBn128();
   }
 }
 

@@ -7,7 +7,6 @@ import { settingsByGroup } from '../../server/config/settings-doc.ts';
 import { helpExamples, helpItems, helpNotes } from './command-help.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { loadServerConfig } from '../../server/config/server-config.ts';
-import { builtWebDir, startCoordinator, jsonLog } from '../../server/start-coordinator.ts';
 
 export function serveCommand(): Command {
   const command = new Command('serve')
@@ -57,6 +56,8 @@ export function serveCommand(): Command {
         HOST: options.host,
         OPEN_ON_START: options.open ? 'true' : undefined,
       });
+      // Loaded here, not at the top: `ceremony serve --help` needs none of Express, Redis or snarkjs.
+      const { builtWebDir, startCoordinator, jsonLog } = await import('../../server/start-coordinator.ts');
       // Without the app, /, /ceremony/ and /console/ would answer Express's bare "Cannot GET".
       const webDir = builtWebDir();
       if (webDir === undefined) {

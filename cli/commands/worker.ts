@@ -3,7 +3,6 @@ import { Command, Option } from 'commander';
 import { helpExamples, helpItems, helpNotes } from './command-help.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { loadWorkerConfig } from '../../worker/worker-config.ts';
-import { runVerificationWorker } from '../../worker/main.ts';
 
 export function workerCommand(): Command {
   return new Command('worker')
@@ -42,6 +41,8 @@ export function workerCommand(): Command {
           `--concurrency must be a positive integer, got "${options.concurrency}"`,
         );
       }
+      // Loaded here, not at the top: `ceremony worker --help` needs none of BullMQ, Redis or snarkjs.
+      const { runVerificationWorker } = await import('../../worker/main.ts');
       await runVerificationWorker(
         loadWorkerConfig(process.env, { redisUrl: options.redis, concurrency: options.concurrency }),
       );

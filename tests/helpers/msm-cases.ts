@@ -35,7 +35,10 @@ interface MsmTestGroup {
   group: MsmGroup;
   G: CurveGroup;
   pointBytes: number;
-  /** n affine points in the zkey layout: a few random ones, then sums of them (fast, all distinct in practice). */
+  /**
+   * n affine points in the zkey layout: a few random ones, then sums of them (all distinct in practice),
+   * a window at a random offset of one pool of them.
+   */
   randomBases(n: number): Uint8Array;
   /** Point i of a buffer of points (a view). */
   pointAt(bases: Uint8Array, i: number): Uint8Array;
@@ -51,19 +54,28 @@ function msmTestGroup(curve: Bn128Curve, group: MsmGroup): MsmTestGroup {
   const G = curve[group];
   const pointBytes = MSM_POINT_BYTES[group];
   const Fr = curve.Fr as unknown as { e(v: bigint): Uint8Array };
+  const seeds = Array.from({ length: 16 }, () => G.timesFr(G.g, Fr.e(randomFr())));
+  let last = seeds[0]!;
+  let pool = new Uint8Array(0);
   return {
     group,
     G,
     pointBytes,
     randomBases(n) {
-      const seeds = Array.from({ length: 16 }, () => G.timesFr(G.g, Fr.e(randomFr())));
-      const out = new Uint8Array(n * pointBytes);
-      let p = seeds[0]!;
-      for (let i = 0; i < n; i++) {
-        p = G.add(p, seeds[i % 16]!);
-        G.toRprLEM(out, i * pointBytes, G.toAffine(p));
+      // Each point costs an inversion (toAffine) through ffjavascript's per-call copies: drawn once
+      // into a pool that grows to the largest request, and each call copies a window of it at a
+      // random offset, instead of drawing every call's points anew.
+      if (n * pointBytes > pool.byteLength) {
+        const grown = new Uint8Array(n * pointBytes);
+        grown.set(pool);
+        for (let i = pool.byteLength / pointBytes; i < n; i++) {
+          last = G.add(last, seeds[i % 16]!);
+          G.toRprLEM(grown, i * pointBytes, G.toAffine(last));
+        }
+        pool = grown;
       }
-      return out;
+      const start = Math.floor(Math.random() * (pool.byteLength / pointBytes - n + 1));
+      return pool.slice(start * pointBytes, (start + n) * pointBytes);
     },
     pointAt: (bases, i) => bases.subarray(i * pointBytes, (i + 1) * pointBytes),
     negated(lem) {
