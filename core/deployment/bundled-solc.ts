@@ -93,10 +93,30 @@ function compileOnThread(input: string): Promise<string> {
   });
 }
 
-/** Runs the bundled compiler on a Standard JSON input; solc reports its own errors in the output. */
-export async function compileWithBundledSolc(input: unknown): Promise<SolcStandardOutput> {
-  const text = JSON.stringify(input);
+/**
+ * Outputs of the last few inputs compiled, by input text. One compiler and one input always give
+ * the same output, and a check that runs for several addresses or chains (one per deployment it
+ * reads) compiles the same verifiers each time: seconds of solc each, for nothing.
+ */
+const outputs = new Map<string, Promise<string>>();
+const REMEMBERED_OUTPUTS = 4;
+
+function compiledOutput(text: string): Promise<string> {
+  const remembered = outputs.get(text);
+  if (remembered !== undefined) return remembered;
   const compiled = queue.then(() => compileOnThread(text));
   queue = compiled.catch(() => undefined);
-  return JSON.parse(await compiled) as SolcStandardOutput;
+  outputs.set(text, compiled);
+  // A failed compile (the thread died) is not an answer to remember: the next call tries again.
+  compiled.catch(() => {
+    if (outputs.get(text) === compiled) outputs.delete(text);
+  });
+  if (outputs.size > REMEMBERED_OUTPUTS) outputs.delete(outputs.keys().next().value!);
+  return compiled;
+}
+
+/** Runs the bundled compiler on a Standard JSON input; solc reports its own errors in the output. */
+export async function compileWithBundledSolc(input: unknown): Promise<SolcStandardOutput> {
+  // Parsed anew for each caller, so no caller sees another's changes to it.
+  return JSON.parse(await compiledOutput(JSON.stringify(input))) as SolcStandardOutput;
 }
