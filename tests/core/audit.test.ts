@@ -50,8 +50,10 @@ async function tamperedCeremony(
   const dir = await fixture.copy();
   await tamper(dir);
   // The auditor's ceremony.json is the untouched ceremony's.
+  // The file's memos (fixture.memos): what the tampering leaves untouched is checked once a file.
   const audit = async (chainCheck?: 'every-link') =>
     auditCeremony(dir, undefined, {
+      ...fixture.memos,
       ...options,
       ...(chainCheck ? { chainCheck } : {}),
       noQueueLog: true,
@@ -349,10 +351,13 @@ test(
 
 test("an init entry whose circuit hash is not contribution 0's is refused, the transcript made to match", async () => {
   // Every receipt check of the chain holds its keys to this hash: a wrong one would fail them all.
-  const report = await tamperedCeremony(async (dir) =>
-    rewriteTranscript(ceremonyPaths(dir), (entry) => {
-      if (entry.type === 'init' && entry.circuit === 'register') entry.circuitHash = 'cd'.repeat(64);
-    }),
+  // Contribution 0 is untouched: without its memo, the hash compared is the one its check computes.
+  const report = await tamperedCeremony(
+    async (dir) =>
+      rewriteTranscript(ceremonyPaths(dir), (entry) => {
+        if (entry.type === 'init' && entry.circuit === 'register') entry.circuitHash = 'cd'.repeat(64);
+      }),
+    { initialKeyMemoDir: undefined },
   );
   assert.deepEqual(
     failed(report).filter((s) => s !== 'manifest'),
