@@ -22,6 +22,7 @@ import { runCli, type CliResult } from '../helpers/run-cli.ts';
 import * as snarkjs from 'snarkjs';
 import type { CeremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { twoCircuitCeremony } from '../helpers/two-circuit-ceremony.ts';
+import { processAuditMemos } from '../helpers/audit-memos.ts';
 
 /** Two circuits finalised: what the tampering tests copy, change and audit. */
 const fixture = twoCircuitCeremony();
@@ -50,10 +51,10 @@ async function tamperedCeremony(
   const dir = await fixture.copy();
   await tamper(dir);
   // The auditor's ceremony.json is the untouched ceremony's.
-  // The file's memos (fixture.memos): what the tampering leaves untouched is checked once a file.
+  // The file's memos: what the tampering leaves untouched is checked once a file.
   const audit = async (chainCheck?: 'every-link') =>
     auditCeremony(dir, undefined, {
-      ...fixture.memos,
+      ...processAuditMemos(),
       ...options,
       ...(chainCheck ? { chainCheck } : {}),
       noQueueLog: true,

@@ -4,8 +4,6 @@
  * level of a test file: it registers the file's before and after hooks.
  */
 import { after, before } from 'node:test';
-import { defaultInitialKeyMemoDir } from '../../core/audit/verified-initial-key-memo.ts';
-import { defaultPtauMemoDir } from '../../core/audit/verified-ptau-memo.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { closeMultiExp } from '../../core/kernel/multi-exp.ts';
 import {
@@ -28,13 +26,6 @@ export interface TwoCircuitCeremony {
   copy(): Promise<string>;
   /** The auditor's ceremony.json of the untouched ceremony. */
   auditorConfig(): string;
-  /**
-   * The memo folders a `ceremony audit` of this test process keeps (in the private XDG_CACHE_HOME
-   * of tests/setup.mjs): an audit given them checks the ptau's sections and each untouched
-   * contribution 0 once for the whole file, as the CLI does from one run to the next, instead of
-   * in every audit. A changed ptau or contribution 0 has another hash, so it is checked anew.
-   */
-  readonly memos: { ptauMemoDir: string; initialKeyMemoDir: string };
 }
 
 export function twoCircuitCeremony(): TwoCircuitCeremony {
@@ -64,7 +55,6 @@ export function twoCircuitCeremony(): TwoCircuitCeremony {
       return dir;
     },
     auditorConfig: () => auditorConfigOf(fixture.published.dataDir),
-    memos: { ptauMemoDir: defaultPtauMemoDir(), initialKeyMemoDir: defaultInitialKeyMemoDir() },
   };
   return fixture;
 }
