@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import {
   auditorConfigOf,
+  copyCeremony,
   newCeremonyDir,
   devPtauHash,
   projectCircuit,
@@ -47,11 +48,20 @@ after(async () => {
 const blockHash = async (node: AnvilNode, n: number): Promise<string> =>
   (await node.rpc<{ hash: string }>('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).hash.slice(2);
 
-/** An initialised one-circuit ceremony with one contribution. */
+let contributed: Promise<string> | undefined;
+
+/**
+ * An initialised one-circuit ceremony with one contribution, a copy for each test (an announcement
+ * closes its contributions): made once, as every test would make it.
+ */
 async function contributedCeremony(): Promise<string> {
-  const dir = await newCeremonyDir({ configOverrides: REGISTER_ONLY, init: true });
+  contributed ??= newCeremonyDir({ configOverrides: REGISTER_ONLY, init: true }).then(async (dir) => {
+    dirs.push(dir);
+    await contributeLocally(dir, 'register', 'alice');
+    return dir;
+  });
+  const dir = await copyCeremony(await contributed);
   dirs.push(dir);
-  await contributeLocally(dir, 'register', 'alice');
   return dir;
 }
 
