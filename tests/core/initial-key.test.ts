@@ -20,7 +20,8 @@ import { BN254_R } from '../../core/crypto/bn254-moduli.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
 import { CoordinatorError } from '../../core/errors.ts';
-import { devPtau, PROJECT_CIRCUITS, PROJECT_DATA_DIR, snarkjsInitialKey } from '../fixtures/ceremony-fixture.ts';
+import { devPtau, PROJECT_CIRCUITS, PROJECT_DATA_DIR } from '../fixtures/ceremony-fixture.ts';
+import { snarkjsInitialKey } from '../helpers/snarkjs-initial-key.ts';
 import { writeR1cs, type R1csConstraint, type R1csRow } from '../helpers/write-r1cs.ts';
 
 let dir: string;

@@ -16,13 +16,8 @@ import { isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import { verifyLinkFromHead } from '../../core/link-check/verify-link-from-head.ts';
 import { readZkeyInfo, SECTION, type ZkeyInfo } from '../../core/zkey/zkey-file.ts';
 import type { LinkExpectation } from '../../core/link-check/check-link-structure.ts';
-import {
-  devPtau,
-  PROJECT_DATA_DIR,
-  snarkjsInitialKey,
-  TEST_BEACON,
-  TEST_BEACON_ITERATIONS,
-} from '../fixtures/ceremony-fixture.ts';
+import { devPtau, PROJECT_DATA_DIR, TEST_BEACON, TEST_BEACON_ITERATIONS } from '../fixtures/ceremony-fixture.ts';
+import { snarkjsInitialKey } from '../helpers/snarkjs-initial-key.ts';
 import { runCli } from '../helpers/run-cli.ts';
 import { cleanUp } from '../helpers/clean-up.ts';
 
