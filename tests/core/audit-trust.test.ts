@@ -40,6 +40,7 @@ import { runCli, type CliResult } from '../helpers/run-cli.ts';
 import { rewriteTranscript } from '../helpers/forge-transcript.ts';
 import type { TranscriptEntry } from '../../core/transcript/transcript.ts';
 import { twoCircuitCeremony } from '../helpers/two-circuit-ceremony.ts';
+import { processAuditMemos } from '../helpers/audit-memos.ts';
 
 /**
  * `ceremony audit DIR --quiet --ptau-hash <the dev ptau's hash>`, with `options`, the auditor's
@@ -60,11 +61,15 @@ async function auditPinned(dir: string, ...options: string[]): Promise<CliResult
   ]);
 }
 
-/** The audit of `dir` whose auditor's ceremony.json is the untouched ceremony's. */
+/**
+ * The audit of `dir` whose auditor's ceremony.json is the untouched ceremony's, with the file's memos
+ * (shared with its commands): the untouched ptau and contributions 0 are checked once a file.
+ */
 async function audit(dir: string, options: Omit<AuditOptions, 'auditorConfig'>): Promise<AuditReport> {
   return auditCeremony(dir, undefined, {
     auditorConfig: fixture.auditorConfig(),
     noQueueLog: true,
+    ...processAuditMemos(),
     ...options,
   });
 }
@@ -198,6 +203,7 @@ test('minContributions in the auditor’s ceremony.json: chains finalised with f
     noQueueLog: true,
     auditorConfig: auditorConfigOf(dir),
     ptauHash: await devPtauHash(),
+    ...processAuditMemos(),
   });
   for (const { name } of fixture.published.circuits) {
     assert.equal(finding(report, name).code, 'audit.too_few_contributions', name);

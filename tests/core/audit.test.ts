@@ -22,6 +22,7 @@ import { runCli, type CliResult } from '../helpers/run-cli.ts';
 import * as snarkjs from 'snarkjs';
 import type { CeremonyPaths } from '../../core/data-folder/ceremony-paths.ts';
 import { twoCircuitCeremony } from '../helpers/two-circuit-ceremony.ts';
+import { processAuditMemos } from '../helpers/audit-memos.ts';
 
 /** Two circuits finalised: what the tampering tests copy, change and audit. */
 const fixture = twoCircuitCeremony();
@@ -50,8 +51,10 @@ async function tamperedCeremony(
   const dir = await fixture.copy();
   await tamper(dir);
   // The auditor's ceremony.json is the untouched ceremony's.
+  // The file's memos: what the tampering leaves untouched is checked once a file.
   const audit = async (chainCheck?: 'every-link') =>
     auditCeremony(dir, undefined, {
+      ...processAuditMemos(),
       ...options,
       ...(chainCheck ? { chainCheck } : {}),
       noQueueLog: true,
@@ -349,10 +352,13 @@ test(
 
 test("an init entry whose circuit hash is not contribution 0's is refused, the transcript made to match", async () => {
   // Every receipt check of the chain holds its keys to this hash: a wrong one would fail them all.
-  const report = await tamperedCeremony(async (dir) =>
-    rewriteTranscript(ceremonyPaths(dir), (entry) => {
-      if (entry.type === 'init' && entry.circuit === 'register') entry.circuitHash = 'cd'.repeat(64);
-    }),
+  // Contribution 0 is untouched: without its memo, the hash compared is the one its check computes.
+  const report = await tamperedCeremony(
+    async (dir) =>
+      rewriteTranscript(ceremonyPaths(dir), (entry) => {
+        if (entry.type === 'init' && entry.circuit === 'register') entry.circuitHash = 'cd'.repeat(64);
+      }),
+    { initialKeyMemoDir: undefined },
   );
   assert.deepEqual(
     failed(report).filter((s) => s !== 'manifest'),

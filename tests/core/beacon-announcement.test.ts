@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import {
   auditorConfigOf,
+  copyCeremony,
   newCeremonyDir,
   devPtauHash,
   projectCircuit,
@@ -25,6 +26,7 @@ import { beaconFinding } from '../../core/audit/check-beacon-announcement.ts';
 import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { isCoordinatorError, type ErrorCode } from '../../core/errors.ts';
 import { runCli } from '../helpers/run-cli.ts';
+import { processAuditMemos } from '../helpers/audit-memos.ts';
 
 const REGISTER_ONLY = { circuits: [projectCircuit('register')] };
 const ANVIL_CHAIN_ID = 31337;
@@ -46,11 +48,20 @@ after(async () => {
 const blockHash = async (node: AnvilNode, n: number): Promise<string> =>
   (await node.rpc<{ hash: string }>('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).hash.slice(2);
 
-/** An initialised one-circuit ceremony with one contribution. */
+let contributed: Promise<string> | undefined;
+
+/**
+ * An initialised one-circuit ceremony with one contribution, a copy for each test (an announcement
+ * closes its contributions): made once, as every test would make it.
+ */
 async function contributedCeremony(): Promise<string> {
-  const dir = await newCeremonyDir({ configOverrides: REGISTER_ONLY, init: true });
+  contributed ??= newCeremonyDir({ configOverrides: REGISTER_ONLY, init: true }).then(async (dir) => {
+    dirs.push(dir);
+    await contributeLocally(dir, 'register', 'alice');
+    return dir;
+  });
+  const dir = await copyCeremony(await contributed);
   dirs.push(dir);
-  await contributeLocally(dir, 'register', 'alice');
   return dir;
 }
 
@@ -123,7 +134,9 @@ test('an announced future block closes contributions, is the beacon once confirm
 
   const ptauHash = await devPtauHash();
   const auditorConfig = auditorConfigOf(dir);
-  const unchecked = await auditCeremony(dir, undefined, { auditorConfig, noQueueLog: true, ptauHash });
+  // With the file's memos: the ptau and contribution 0 (the same in each test's ceremony) are checked once.
+  const memos = processAuditMemos();
+  const unchecked = await auditCeremony(dir, undefined, { auditorConfig, noQueueLog: true, ptauHash, ...memos });
   assert.equal(unchecked.ok, true);
   assert.match(beaconOf(unchecked).summary, /NOT CHECKED against the chain: audit with --beacon-rpc/);
 
@@ -132,6 +145,7 @@ test('an announced future block closes contributions, is the beacon once confirm
     noQueueLog: true,
     ptauHash,
     beaconRpcUrl: anvil.rpcUrl,
+    ...memos,
   });
   assert.equal(checked.ok, true, JSON.stringify(checked.findings));
   assert.equal(beaconOf(checked).ok, true);
@@ -142,6 +156,7 @@ test('an announced future block closes contributions, is the beacon once confirm
     auditorConfig,
     ptauHash,
     beaconRpcUrl: otherChain.rpcUrl,
+    ...memos,
   });
   assert.equal(wrongChain.ok, false);
   assert.equal(beaconOf(wrongChain).code, 'beacon.wrong_chain');
@@ -167,6 +182,7 @@ test('a beacon other than the announced block hash: refused by finalise over RPC
     auditorConfig: auditorConfigOf(dir),
     ptauHash: await devPtauHash(),
     beaconRpcUrl: anvil.rpcUrl,
+    ...processAuditMemos(),
   });
   assert.equal(report.ok, false);
   const finding = beaconOf(report);

@@ -3,7 +3,9 @@
  * snarkjs's `zkey new` writes: on each of the project's nine test circuits, and on a made-up r1cs
  * whose coefficients take every path of the kernel (1 and −1, small, full-width, just below and
  * above (r − 1)/2, not reduced below r, zero) with repeated and unused signals. The hashes it
- * returns are the file's and each section's; a bad r1cs is refused with its code.
+ * returns are the file's and each section's; a bad r1cs is refused with its code. snarkjs's keys
+ * are its own `zkey new`'s, kept in the fixture cache (snarkjsInitialKey) by the hashes of the r1cs
+ * and the ptau: the same bytes, without snarkjs's 6 s of CPU on every run.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +13,6 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import * as snarkjs from 'snarkjs';
 import { writeInitialKey } from '../../core/ceremony/initial-key-writer.ts';
 import { ComposePool } from '../../core/kernel/compose-pool.ts';
 import { hashFile } from '../../core/crypto/file-hash.ts';
@@ -20,11 +21,11 @@ import { releaseBn128 } from '../../core/crypto/bn128.ts';
 import { readZkeyInfo } from '../../core/zkey/zkey-file.ts';
 import { CoordinatorError } from '../../core/errors.ts';
 import { devPtau, PROJECT_CIRCUITS, PROJECT_DATA_DIR } from '../fixtures/ceremony-fixture.ts';
+import { snarkjsInitialKey } from '../helpers/snarkjs-initial-key.ts';
 import { writeR1cs, type R1csConstraint, type R1csRow } from '../helpers/write-r1cs.ts';
 
 let dir: string;
 let pool: ComposePool;
-const quiet: snarkjs.Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'initial-key-'));
@@ -37,12 +38,11 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Writes both keys and returns their bytes. */
+/** Writes the kernel's key and returns its bytes and snarkjs's (made once, from the fixture cache). */
 async function bothKeys(r1cs: string, ptau: string, name: string): Promise<{ kernel: Buffer; snarkjs: Buffer }> {
   const mine = path.join(dir, `${name}.kernel.zkey`);
-  const theirs = path.join(dir, `${name}.snarkjs.zkey`);
   const written = await writeInitialKey(r1cs, ptau, mine, { pool });
-  await snarkjs.zKey.newZKey(r1cs, ptau, theirs, quiet);
+  const theirs = await snarkjsInitialKey(r1cs, ptau);
   assert.equal(written.fileHash, await hashFile(mine), `${name}: the returned file hash is the file's`);
   const kernel = await readFile(mine);
   const info = await readZkeyInfo(mine);
