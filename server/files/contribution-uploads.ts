@@ -34,10 +34,11 @@
 import path from 'node:path';
 import { rm, stat } from 'node:fs/promises';
 import type { Request, RequestHandler, Response } from 'express';
-import { MemoryLocker, Server as TusServer } from '@tus/server';
+import { Server as TusServer } from '@tus/server';
 import type { Upload } from '@tus/utils';
 import { CoordinatorError, isCoordinatorError } from '../../core/errors.ts';
 import { boundedText } from '../../core/bounded-text.ts';
+import { UploadLocker } from './upload-locker.ts';
 import { OneAtATime } from './one-at-a-time.ts';
 import type { CeremonyConfig } from '../../core/config/ceremony-config.ts';
 import { FollowedFileStore } from './delta-intake.ts';
@@ -95,7 +96,7 @@ interface CircuitUploads {
   circuit: string;
   directory: string;
   datastore: FollowedFileStore;
-  locker: MemoryLocker;
+  locker: UploadLocker;
   server: TusServer;
   /** This circuit's creations, which run one at a time. */
   creations: OneAtATime;
@@ -237,7 +238,7 @@ export class ContributionUploads {
         beforeRemove: (id) => this.beforeRemove(of(), id),
       },
     );
-    const locker = new MemoryLocker();
+    const locker = new UploadLocker();
     const server = new TusServer({
       path: `/api/circuits/${circuit}/contributions`,
       datastore,

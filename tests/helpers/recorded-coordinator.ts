@@ -6,6 +6,7 @@
  * folder removed); `coordinator` and `scratch` are set once that `before` has run.
  *
  *   const fixture = recordedCoordinator('my-test-'); // or ('my-test-', { SETTING: 'value' })
+ *   // a ceremony of some circuits only: ('my-test-', {}, { circuits: ['register'] })
  *   test('…', async () => { await fetch(`${fixture.coordinator.url}/api/ceremony`); … fixture.logged … });
  */
 import { mkdtemp } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import { after, before } from 'node:test';
 import { cleanUp } from './clean-up.ts';
 import { recordingLog, type LoggedLine } from './recording-log.ts';
 import { startTestCoordinator, type ServerEnv, type TestCoordinator } from './test-coordinator.ts';
+import type { CeremonyDirOptions } from '../fixtures/ceremony-fixture.ts';
 
 export interface RecordedCoordinator {
   coordinator: TestCoordinator;
@@ -23,11 +25,15 @@ export interface RecordedCoordinator {
   readonly logged: LoggedLine[];
 }
 
-export function recordedCoordinator(scratchPrefix: string, env?: ServerEnv): RecordedCoordinator {
+export function recordedCoordinator(
+  scratchPrefix: string,
+  env?: ServerEnv,
+  ceremony?: Omit<CeremonyDirOptions, 'init'>,
+): RecordedCoordinator {
   const recording = recordingLog();
   const fixture = { logged: recording.lines } as RecordedCoordinator;
   before(async () => {
-    fixture.coordinator = await startTestCoordinator({ tickIntervalMs: 100, log: recording.log, env });
+    fixture.coordinator = await startTestCoordinator({ tickIntervalMs: 100, log: recording.log, env, ceremony });
     fixture.scratch = await mkdtemp(path.join(tmpdir(), scratchPrefix));
   });
   after(async () => {

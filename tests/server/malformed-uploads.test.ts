@@ -36,7 +36,10 @@ import { ManualClock } from '../../server/clock.ts';
 
 const CIRCUIT = 'register';
 // Each refusal is a missed turn: the contributors here are refused many times in a row, on purpose.
-const fixture = recordedCoordinator('malformed-uploads-', { MAX_MISSED_TURNS: '1000' });
+// Every upload here is to one circuit's queue: a ceremony of that circuit alone shows each refusal, and
+// starts without making and preparing eight other chains.
+const ONE_CIRCUIT = { circuits: [CIRCUIT] };
+const fixture = recordedCoordinator('malformed-uploads-', { MAX_MISSED_TURNS: '1000' }, ONE_CIRCUIT);
 
 /** The offset of the `index`-th section's table entry in `bytes`. */
 function entryOffset(bytes: Buffer, index: number): number {
@@ -350,7 +353,7 @@ test('a delta whose table counts far more sections than the head’s is a refuse
 
 test('an unfinished upload whose turn ended is deleted then, or at the next sweep if no event came', async () => {
   const clock = new ManualClock(Date.now());
-  const coordinator = await startTestCoordinator({ clock, tickIntervalMs: 60_000 });
+  const coordinator = await startTestCoordinator({ clock, tickIntervalMs: 60_000, ceremony: ONE_CIRCUIT });
   try {
     const carol = new ContributorClient(coordinator.url);
     await carol.signInDemo('carol');
@@ -384,7 +387,7 @@ test('an unfinished upload whose turn ended is deleted then, or at the next swee
 });
 
 test('PATCH and HEAD of uploads are limited per contributor, with their own code', async () => {
-  const coordinator = await startTestCoordinator({ env: { RATE_LIMIT_UPLOAD_REQUESTS: '3' } });
+  const coordinator = await startTestCoordinator({ env: { RATE_LIMIT_UPLOAD_REQUESTS: '3' }, ceremony: ONE_CIRCUIT });
   try {
     const dave = new ContributorClient(coordinator.url);
     await dave.signInDemo('dave');

@@ -40,8 +40,21 @@ let coordinator: TestCoordinator;
 let dataDir: string;
 let alice: ContributorClient;
 
+/**
+ * The two circuits these tests upload to (the second for a turn after the first's is accepted, and for
+ * creations at once on two): a ceremony of these alone shows every limit, and starts without making
+ * and preparing seven chains nobody uploads to.
+ */
+const TWO = { circuits: ['register', 'treeUpdate'] };
+
 before(async () => {
-  coordinator = await startTestCoordinator({ redis: true, clock, log: recordingLog, tickIntervalMs: 60_000 });
+  coordinator = await startTestCoordinator({
+    redis: true,
+    clock,
+    log: recordingLog,
+    tickIntervalMs: 60_000,
+    ceremony: TWO,
+  });
   dataDir = coordinator.dataDir;
   alice = new ContributorClient(coordinator.url);
   await alice.signInDemo('alice');
@@ -345,7 +358,11 @@ test(
     'refused upload.disk_full',
   async () => {
     let free = Number.MAX_SAFE_INTEGER;
-    const racing = await startTestCoordinator({ tickIntervalMs: 60_000, freeDiskBytes: async () => free });
+    const racing = await startTestCoordinator({
+      tickIntervalMs: 60_000,
+      freeDiskBytes: async () => free,
+      ceremony: TWO,
+    });
     try {
       const circuits = racing.config.circuits.slice(0, 2).map((c) => c.name);
       const clients: ContributorClient[] = [];

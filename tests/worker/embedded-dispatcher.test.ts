@@ -25,6 +25,7 @@ import { circuitChallengeKey, linkChallengeSeed, stateDirFor } from '../../core/
 import { LINK_CACHE_DIR, readCachedCombination } from '../../core/link-check/link-combination-cache.ts';
 import { linkCombinationOf } from '../../core/link-check/verify-link-from-head.ts';
 import {
+  type Candidate,
   outcomeCollector,
   validOutcome,
   verificationFixture,
@@ -38,9 +39,23 @@ const outcomes = outcomeCollector<VerificationOutcome>();
 /** The pid of each verifier process of `dispatcher`, as it became ready. */
 const verifierPids: number[] = [];
 const headReports: HeadPreparationReport[] = [];
+/**
+ * Valid keys made once and verified again by later tests under other contribution ids (a snarkjs
+ * contribution costs more than its verification): carol's on register, the four queued on OTHER.
+ */
+let carol: Candidate;
+let queued: Candidate[] = [];
+
+/**
+ * The circuit besides register: its head is contribution 0, which no test verifies against before the
+ * head preparation's test, and its keys are the queued and killed verifications'. The second smallest
+ * test circuit: what these tests show does not depend on the key's size, its snarkjs contributions and
+ * verifications do.
+ */
+const OTHER = 'transact21';
 
 before(async () => {
-  fixture = await verificationFixture(['register', 'transact84']);
+  fixture = await verificationFixture(['register', OTHER]);
   dispatcher = createEmbeddedDispatcher({
     backoffMs: 50,
     onVerifierReady: (pid) => verifierPids.push(pid),
@@ -56,29 +71,29 @@ after(async () => {
 });
 
 test('a valid contribution gives a valid outcome with the contribution hash snarkjs printed', async () => {
-  const candidate = await fixture.candidate('register', 'carol');
+  const candidate = (carol = await fixture.candidate('register', 'carol'));
   await dispatcher.enqueue(fixture.request('c-valid', 'register', candidate.path));
   assert.deepEqual(await outcomes.next('c-valid'), validOutcome('c-valid', candidate));
 });
 
 test("a head preparation caches contribution 0's combination once, and a second finds it there", async () => {
-  const head = (await openCeremony(fixture.dataDir)).chains.get('transact84')!.head!;
+  const head = (await openCeremony(fixture.dataDir)).chains.get(OTHER)!.head!;
   const stateDir = stateDirFor(fixture.dataDir);
   const request = {
-    circuit: 'transact84',
-    headZkeyPath: fixture.headPath('transact84'),
+    circuit: OTHER,
+    headZkeyPath: fixture.headPath(OTHER),
     stateDir,
     headFileHash: head.fileHash,
   };
-  const key = circuitChallengeKey(await linkChallengeSeed(stateDir), 'transact84');
+  const key = circuitChallengeKey(await linkChallengeSeed(stateDir), OTHER);
   assert.equal(await readCachedCombination(stateDir, key, head.fileHash), undefined);
   dispatcher.prepareHead(request);
   await waitUntil(() => headReports.length === 1, 'the head prepared');
-  assert.deepEqual(headReports[0], { ...headReports[0], circuit: 'transact84', result: 'computed' });
+  assert.deepEqual(headReports[0], { ...headReports[0], circuit: OTHER, result: 'computed' });
   // The entry is the head's combination under the circuit key, the one a verification would have computed.
   assert.deepEqual(
     await readCachedCombination(stateDir, key, head.fileHash),
-    await linkCombinationOf(fixture.headPath('transact84'), key),
+    await linkCombinationOf(fixture.headPath(OTHER), key),
   );
   dispatcher.prepareHead(request);
   await waitUntil(() => headReports.length === 2, 'the head prepared again');
@@ -108,8 +123,9 @@ test('a missing candidate is retried with backoff, then reported as an error', a
 });
 
 test('enqueueing the same contribution twice verifies it once', async () => {
-  const candidate = await fixture.candidate('register', 'dave');
-  const other = await fixture.candidate('register', 'dave-next');
+  // A request is known by its contribution id, not its file: carol's key serves under other ids.
+  const candidate = carol;
+  const other = carol;
   const request = fixture.request('c-twice', 'register', candidate.path);
   await Promise.all([dispatcher.enqueue(request), dispatcher.enqueue(request)]);
   // Concurrency 1, first in first out: once a request enqueued after the duplicates has its
@@ -120,7 +136,7 @@ test('enqueueing the same contribution twice verifies it once', async () => {
 });
 
 test('several contributions queued at once are all verified, in order', async (t) => {
-  const candidates = await Promise.all([1, 2, 3, 4].map((n) => fixture.candidate('transact84', `erin${n}`)));
+  const candidates = (queued = await Promise.all([1, 2, 3, 4].map((n) => fixture.candidate(OTHER, `erin${n}`))));
   const gaps: number[] = [];
   let last = performance.now();
   const ticker = setInterval(() => {
@@ -130,7 +146,7 @@ test('several contributions queued at once are all verified, in order', async (t
   }, 5);
   try {
     const ids = candidates.map((_, n) => `c-loop-${n}`);
-    await Promise.all(candidates.map((c, n) => dispatcher.enqueue(fixture.request(ids[n]!, 'transact84', c.path))));
+    await Promise.all(candidates.map((c, n) => dispatcher.enqueue(fixture.request(ids[n]!, OTHER, c.path))));
     const results = await Promise.all(ids.map((id) => outcomes.next(id)));
     assert.deepEqual(
       results.map((r) => r.status),
@@ -155,10 +171,10 @@ test('several contributions queued at once are all verified, in order', async (t
 test('a verifier killed mid-verification is replaced and the request verified again', async () => {
   await waitUntil(() => verifierPids.length > 0, 'the first verifier to be ready', 30_000);
   const firstPid = verifierPids.at(-1)!;
-  const candidate = await fixture.candidate('transact84', 'grace');
+  const candidate = queued[0]!; // a valid key again, under a new id
   // Stopped first, so the request is certainly still with it when it dies.
   process.kill(firstPid, 'SIGSTOP');
-  await dispatcher.enqueue(fixture.request('c-killed', 'transact84', candidate.path));
+  await dispatcher.enqueue(fixture.request('c-killed', OTHER, candidate.path));
   await new Promise((r) => setTimeout(r, 100));
   process.kill(firstPid, 'SIGKILL');
   const outcome = await outcomes.next('c-killed');
@@ -175,7 +191,7 @@ test('close() stops the verifier process; a closed dispatcher takes no more requ
   const own = createEmbeddedDispatcher({ onVerifierReady: (pid) => pids.push(pid) });
   const collected = outcomeCollector<VerificationOutcome>();
   own.onOutcome(collected.listener);
-  const candidate = await fixture.candidate('register', 'frank');
+  const candidate = carol;
   await own.enqueue(fixture.request('c-own', 'register', candidate.path));
   assert.equal((await collected.next('c-own')).status, 'valid');
   assert.equal(pids.length, 1);
