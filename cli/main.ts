@@ -19,6 +19,7 @@ import { helpNotes, styleHelp } from './commands/command-help.ts';
 import { takeOptionValuesExactly } from './commands/shared-options.ts';
 import { silenceSnarkjsHandleWarnings } from '../core/runtime/snarkjs-warnings.js';
 import { nativeModuleError } from '../core/runtime/native-module-error.ts';
+import { cachedBn128 } from '../core/crypto/bn128-cache.ts';
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -96,11 +97,9 @@ async function main(argv: string[]): Promise<number> {
     );
     return EXIT_FAILED;
   } finally {
-    // Only a command that ran can have built the curve, and ffjavascript caches a built one on
-    // globalThis (all releaseBn128 releases): without one, loading bn128.ts (and ffjavascript with
-    // it) just to release nothing would undo the fast --help.
-    if (selected && (globalThis as { curve_bn128?: unknown }).curve_bn128)
-      await (await import('../core/crypto/bn128.ts')).releaseBn128();
+    // Only a command that ran can have built the curve; loading bn128.ts (and ffjavascript with it)
+    // to release none would undo the fast --help.
+    if (selected && cachedBn128()) await (await import('../core/crypto/bn128.ts')).releaseBn128();
   }
 }
 

@@ -7,6 +7,7 @@
  * such as `ceremony verify-link`, which needs nothing else from it, a few hundred milliseconds.
  */
 import { buildBn128, type Bn128Curve } from 'ffjavascript';
+import { cachedBn128, forgetCachedBn128 } from './bn128-cache.ts';
 
 /** The build in flight: ffjavascript caches only a finished curve, so two early callers would build two. */
 let building: Promise<Bn128Curve> | undefined;
@@ -27,7 +28,7 @@ export function preferSingleThreadedBn128(): void {
 
 export function getBn128(): Promise<Bn128Curve> {
   if (preferSingleThread) return (singleThreaded ??= buildBn128(true));
-  const cached = (globalThis as { curve_bn128?: Bn128Curve | null }).curve_bn128;
+  const cached = cachedBn128<Bn128Curve>();
   if (cached) return Promise.resolve(cached);
   if (!building) {
     const started = buildBn128();
@@ -48,9 +49,9 @@ interface CachedCurve {
 
 /** Terminates the curve's worker threads if the curve was ever built. Safe to call repeatedly. */
 export async function releaseBn128(): Promise<void> {
-  const cached = (globalThis as { curve_bn128?: CachedCurve | null }).curve_bn128;
+  const cached = cachedBn128<CachedCurve>();
   if (cached) {
-    delete (globalThis as { curve_bn128?: unknown }).curve_bn128;
+    forgetCachedBn128();
     // ffjavascript's own terminate asks each thread to close, then sleeps 200 ms whatever they do:
     // every command paid it before exiting. The threads are stopped here instead, at once.
     const workers = cached.tm?.workers ?? [];
