@@ -6,6 +6,7 @@
  * the refusal outlives (kept on its candidate row): a DELETE or a PATCH straight after it. The
  * owner it is handed in under is the one stored with the upload, which a client's own metadata
  * cannot name. An owner who no longer holds the turn gets no verdict: the upload is only deleted.
+ * A refusal whose write to the row fails is logged, and answered from memory until a restart.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -134,4 +135,29 @@ test('a refused delta whose owner gave the turn up first is only deleted: no ver
   const notHandedIn = fixture.logged.filter((line) => line.message === 'a refused upload could not be handed in');
   assert.equal(notHandedIn.at(-1)?.fields?.code, 'lobby.not_your_turn', 'submit found the turn gone');
   assert.equal((await erin.me()).contributions.length, before, 'no verdict recorded');
+});
+
+test('a refusal that cannot be kept on its row is logged, and the process still answers it from memory', async () => {
+  // Exactly the write that keeps a refusal fails, on the coordinator's own database (a full disk, say).
+  const { db } = fixture.coordinator;
+  db.exec(`CREATE TRIGGER refusal_unkept BEFORE UPDATE OF refusal ON candidates
+    BEGIN SELECT RAISE(FAIL, 'disk full'); END;`);
+  try {
+    const { client: gina, delta, metadata } = await onTurnWithRefusedDelta('gina');
+    const before = (await gina.me()).contributions.length;
+    const url = await createdWithFirstBytes(gina, delta, metadata);
+    const unkept = fixture.logged.filter((line) => line.message === 'a refusal found could not be kept');
+    assert.match(String(unkept.at(-1)?.fields?.error), /disk full/, 'the failed write is logged');
+    const row = db
+      .prepare<[string], { refusal: string | null }>('SELECT refusal FROM candidates WHERE upload_path = ?')
+      .get(path.join(uploadsFolder(), path.basename(url)));
+    assert.deepEqual(row, { refusal: null }, 'nothing was kept on the row');
+    const deleted = await fetch(url, { method: 'DELETE', headers: gina.tusHeaders() });
+    assert.deepEqual([deleted.status, (await gina.refusal(deleted)).code], [422, 'delta.malformed']);
+    assert.deepEqual(await latestVerdict(gina, before), ['refused', 'delta.malformed'], 'the turn is still missed');
+    fixture.coordinator.lobby.leave('demo:gina');
+  } finally {
+    db.exec('DROP TRIGGER IF EXISTS refusal_unkept');
+  }
+  assert.deepEqual(await readdir(uploadsFolder()), [], 'no upload is left behind');
 });
