@@ -39,8 +39,6 @@ export interface CandidateRow {
    * the file hash and circuit key), for the verifier; null when none were made.
    */
   sums: Uint8Array | null;
-  /** The refusal found while the upload arrived (its table, its record, a point), once found. */
-  refusal: { code: ErrorCode; message: string } | null;
 }
 
 export const CANDIDATES_MIGRATION = `CREATE TABLE candidates (
@@ -70,7 +68,6 @@ interface RawCandidate {
   section_hashes: string | null;
   identity: string | null;
   sums: Buffer | null;
-  refusal: string | null;
 }
 
 function fromRaw(raw: RawCandidate): CandidateRow {
@@ -84,7 +81,6 @@ function fromRaw(raw: RawCandidate): CandidateRow {
     sectionHashes: raw.section_hashes === null ? null : (JSON.parse(raw.section_hashes) as SectionHashes),
     identity: raw.identity === null ? null : parseFileIdentity(JSON.parse(raw.identity)),
     sums: raw.sums === null ? null : new Uint8Array(raw.sums),
-    refusal: raw.refusal === null ? null : (JSON.parse(raw.refusal) as { code: ErrorCode; message: string }),
   };
 }
 
@@ -171,10 +167,15 @@ export class CandidateStore {
     this.statements.refusal.run(JSON.stringify({ code: refusal.code, message: refusal.message }), uploadPath);
   }
 
-  /** The refusal kept for the upload (recordRefusal), as the intake that found it gave it; undefined: none. */
+  /**
+   * The refusal kept for the upload (recordRefusal), as the intake that found it gave it; undefined:
+   * none. Asked before every write to an upload, so it reads that column alone, not the row's sums.
+   */
   refusalOf(uploadPath: string): CoordinatorError | undefined {
-    const refusal = this.get(uploadPath)?.refusal;
-    return refusal ? new CoordinatorError(refusal.code, refusal.message) : undefined;
+    const kept = this.statements.refusalOf.get(uploadPath)?.refusal;
+    if (!kept) return undefined;
+    const refusal = JSON.parse(kept) as { code: ErrorCode; message: string };
+    return new CoordinatorError(refusal.code, refusal.message);
   }
 
   /** The upload is gone (removed, or its verdict is in): nothing reads its facts any more. */
@@ -194,6 +195,7 @@ function prepareStatements(db: Db) {
       'UPDATE candidates SET file_hash = ?, section_hashes = ?, identity = ?, sums = ? WHERE upload_path = ?',
     ),
     refusal: db.prepare<[string, string]>('UPDATE candidates SET refusal = ? WHERE upload_path = ?'),
+    refusalOf: db.prepare<[string], { refusal: string | null }>('SELECT refusal FROM candidates WHERE upload_path = ?'),
     remove: db.prepare<[string]>('DELETE FROM candidates WHERE upload_path = ?'),
   };
 }
