@@ -32,8 +32,9 @@ const isBrowserTest = (file) => path.normalize(file).startsWith(path.join('tests
 // The container test builds images (a cold build compiles for many minutes) and runs a stack that
 // acts on clocks: alone, so neither it nor the tests beside it are starved.
 const isContainerTest = (file) => path.normalize(file) === path.join('tests', 'ops', 'compose-stack.test.ts');
-const lastFiles = files.filter((file) => isContainerTest(file) || isBrowserTest(file));
-const otherFiles = files.filter((file) => !lastFiles.includes(file));
+const browserFiles = files.filter(isBrowserTest);
+const containerFiles = files.filter(isContainerTest);
+const otherFiles = files.filter((file) => !isBrowserTest(file) && !isContainerTest(file));
 // The tests run the compiled app (bin/ceremony.js → dist/) and the built browser app (web/dist):
 // build whatever is older than its sources first (a no-op when both are current).
 const build = spawnSync(node, ['scripts/build.js'], { stdio: 'inherit' });
@@ -69,9 +70,7 @@ let status = otherFiles.length > 0 ? runTests(otherFiles, 2) : 0;
 // the Node tests that act on a clock (e.g. crash-safety kills a contribution after N ms). Two at a
 // time among themselves: one alone left a third of both cores idle (page loads, a coordinator's
 // start), and their clocks (a presence grace, a held request) leave room for a second browser.
-const browserFiles = lastFiles.filter(isBrowserTest);
 if (browserFiles.length > 0) status = runTests(browserFiles, 2) || status;
-const containerFiles = lastFiles.filter(isContainerTest);
 if (containerFiles.length > 0) status = runTests(containerFiles, 1) || status;
 const failures = readdirSync(summaryDir)
   .sort()
