@@ -124,13 +124,11 @@ test('a missing candidate is retried with backoff, then reported as an error', a
 
 test('enqueueing the same contribution twice verifies it once', async () => {
   // A request is known by its contribution id, not its file: carol's key serves under other ids.
-  const candidate = carol;
-  const other = carol;
-  const request = fixture.request('c-twice', 'register', candidate.path);
+  const request = fixture.request('c-twice', 'register', carol.path);
   await Promise.all([dispatcher.enqueue(request), dispatcher.enqueue(request)]);
   // Concurrency 1, first in first out: once a request enqueued after the duplicates has its
   // outcome, a second verification of c-twice would already have reported.
-  await dispatcher.enqueue(fixture.request('c-twice-next', 'register', other.path));
+  await dispatcher.enqueue(fixture.request('c-twice-next', 'register', carol.path));
   assert.equal((await outcomes.next('c-twice-next')).status, 'valid');
   assert.equal(outcomes.all.filter((o) => o.contributionId === 'c-twice').length, 1);
 });
@@ -191,8 +189,7 @@ test('close() stops the verifier process; a closed dispatcher takes no more requ
   const own = createEmbeddedDispatcher({ onVerifierReady: (pid) => pids.push(pid) });
   const collected = outcomeCollector<VerificationOutcome>();
   own.onOutcome(collected.listener);
-  const candidate = carol;
-  await own.enqueue(fixture.request('c-own', 'register', candidate.path));
+  await own.enqueue(fixture.request('c-own', 'register', carol.path));
   assert.equal((await collected.next('c-own')).status, 'valid');
   assert.equal(pids.length, 1);
   assert.ok(processAlive(pids[0]!), 'the verifier is not running');
@@ -200,7 +197,7 @@ test('close() stops the verifier process; a closed dispatcher takes no more requ
   await own.close();
   assert.ok(Date.now() - started < 5000, 'close() waited for the verifier to time out');
   assert.ok(!processAlive(pids[0]!), `verifier ${pids[0]} still runs after close()`);
-  await assert.rejects(own.enqueue(fixture.request('c-late', 'register', candidate.path)), /closed/);
+  await assert.rejects(own.enqueue(fixture.request('c-late', 'register', carol.path)), /closed/);
   await own.close();
 });
 
